@@ -1,0 +1,1 @@
+"""Byte formats: captures, shader binaries, images (bytes <-> typed objects, nothing else)."""

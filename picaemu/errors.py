@@ -1,0 +1,102 @@
+"""Every error picaemu raises on purpose.
+
+Each type carries the location that a user needs to find the fault: a byte offset in a buffer or file, a packet,
+a register id, an emulated physical address, a shader program counter. ``str(err)`` is one line, fit for a CLI.
+Callers catch ``PicaError`` to stop on any of them; nothing else escapes the core on bad input.
+"""
+
+from __future__ import annotations
+
+
+class PicaError(Exception):
+    """Base of every picaemu error; the message is one line that names where the fault is."""
+
+
+class UnsupportedFeature(PicaError):
+    """The capture uses hardware behaviour picaemu does not (or cannot, for lack of facts) emulate."""
+
+    def __init__(self, feature: str, *, register: int | None = None, value: int | None = None) -> None:
+        where = ""
+        if register is not None:
+            where = f" (register 0x{register:03X}" + (f" = 0x{value:08X}" if value is not None else "") + ")"
+        super().__init__(f"unsupported: {feature}{where}")
+        self.feature = feature
+        self.register = register
+        self.value = value
+
+
+class CommandBufferError(PicaError):
+    """A command buffer cannot be decoded past ``offset`` (a byte offset into the buffer)."""
+
+    def __init__(self, message: str, *, offset: int, packet: int | None = None, address: int | None = None):
+        parts = [f"byte offset 0x{offset:X}"]
+        if packet is not None:
+            parts.append(f"packet #{packet}")
+        if address is not None:
+            parts.append(f"address 0x{address:08X}")
+        super().__init__(f"{message} ({', '.join(parts)})")
+        self.offset = offset
+        self.packet = packet
+        self.address = address
+
+
+class TruncatedPacket(CommandBufferError):
+    """A packet header promises more parameter words than the buffer holds."""
+
+
+class MisalignedBuffer(CommandBufferError):
+    """A buffer whose length or address is not a whole number of 8-byte units."""
+
+
+class JumpCycle(CommandBufferError):
+    """Command-buffer jumps (CMDBUF_JUMP0/1) that loop, or exceed the jump budget."""
+
+
+class MemoryFault(PicaError):
+    """An access to emulated physical memory outside any mapped region."""
+
+    def __init__(self, address: int, size: int, who: str) -> None:
+        super().__init__(f"{who}: access of {size} bytes at 0x{address:08X} is outside emulated memory")
+        self.address = address
+        self.size = size
+        self.who = who
+
+
+class RegisterTableError(PicaError):
+    """The declarative register table is inconsistent (raised when it is loaded)."""
+
+
+class ShaderError(PicaError):
+    """A shader program misbehaves at run time (runaway loop, stack overflow, bad opcode)."""
+
+    def __init__(self, message: str, *, pc: int | None = None) -> None:
+        super().__init__(message if pc is None else f"{message} (pc 0x{pc:03X})")
+        self.pc = pc
+
+
+class FormatError(PicaError):
+    """A file (capture, SHBIN, image, trace) is corrupt or not of the expected kind."""
+
+    def __init__(self, message: str, *, offset: int | None = None, path: str | None = None) -> None:
+        where = []
+        if path is not None:
+            where.append(path)
+        if offset is not None:
+            where.append(f"byte offset 0x{offset:X}")
+        super().__init__(message + (f" ({', '.join(where)})" if where else ""))
+        self.offset = offset
+        self.path = path
+
+
+class PipelineError(PicaError):
+    """A draw cannot run with the state it was given (bad vertex count, attribute outside memory, ...)."""
+
+    def __init__(self, message: str, *, draw: int | None = None, register: int | None = None) -> None:
+        where = []
+        if draw is not None:
+            where.append(f"draw #{draw}")
+        if register is not None:
+            where.append(f"register 0x{register:03X}")
+        super().__init__(message + (f" ({', '.join(where)})" if where else ""))
+        self.draw = draw
+        self.register = register
