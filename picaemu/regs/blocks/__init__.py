@@ -1,5 +1,17 @@
-"""Register data, one module per block of the map, in id order (``ALL_BLOCKS``)."""
+"""Register data, one module per block of the map (``ALL_BLOCKS``); ``picaemu.regs`` validates and indexes it."""
 
-from picaemu.regs.blocks import framebuffer, geometry, lighting, misc, raster, shader, tev, texturing
+from picaemu.regs.blocks import (
+    fragops,
+    framebuffer,
+    gas,
+    geometry,
+    lighting,
+    misc,
+    proctex,
+    raster,
+    shader,
+    tev,
+    texturing,
+)
 
-ALL_BLOCKS = (misc, raster, texturing, tev, framebuffer, lighting, geometry, shader)
+ALL_BLOCKS = (misc, raster, texturing, proctex, tev, gas, fragops, framebuffer, lighting, geometry, shader)

@@ -1,0 +1,68 @@
+"""The narrow interface between the command processor and the rendering pipeline.
+
+The processor knows nothing of stages: when a trigger fires it hands the pipeline a ``DrawCall`` (or another
+``PipelineEvent``) and moves on. ``NullPipeline`` records nothing and renders nothing (``picaemu decode`` uses it);
+``picaemu.pipeline.Pipeline`` runs the stages. The pipeline reads ``call.state`` (registers and structured
+memories at the trigger, live: copy it if you keep it) and ``call.memory``, and writes the framebuffer in memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol
+
+import numpy as np
+
+from picaemu.memory import PhysicalMemory
+from picaemu.state import GpuState
+
+
+class DrawKind(Enum):
+    ARRAYS = "draw arrays"
+    ELEMENTS = "draw elements"
+    IMMEDIATE = "immediate"
+
+
+@dataclass
+class DrawCall:
+    """One draw: ``index`` counts draws from the start of the replay.
+
+    For IMMEDIATE draws, ``immediate_inputs`` holds the submitted vertices as (N, 16, 4) float32 shader input
+    attributes (attribute k of vertex n at [n, k]); for the other kinds it is None and the vertex loader reads the
+    arrays the registers describe.
+    """
+
+    index: int
+    kind: DrawKind
+    state: GpuState
+    memory: PhysicalMemory
+    offset: int = 0  # byte offset of the trigger packet in its command buffer
+    immediate_inputs: np.ndarray | None = None
+    stats: dict[str, int | float] = field(default_factory=dict)  # filled by the pipeline (counters, time)
+
+
+class PipelineEventKind(Enum):
+    VERTEX_CACHE_CLEAR = "vertex cache clear"
+    RESTART_PRIMITIVE = "restart primitive"
+    EARLYDEPTH_CLEAR = "early depth clear"
+    FRAMEBUFFER_FLUSH = "framebuffer flush"
+    FRAMEBUFFER_INVALIDATE = "framebuffer invalidate"
+
+
+class PipelineSink(Protocol):
+    """What the command processor calls. Implementations must not keep ``call.state`` without copying it."""
+
+    def draw(self, call: DrawCall) -> None: ...
+
+    def event(self, kind: PipelineEventKind, state: GpuState) -> None: ...
+
+
+class NullPipeline:
+    """Renders nothing: decoding and state tracking only."""
+
+    def draw(self, call: DrawCall) -> None:
+        return None
+
+    def event(self, kind: PipelineEventKind, state: GpuState) -> None:
+        return None
