@@ -48,7 +48,7 @@ class PhysicalMemory:
             raise MemoryFault(address, size, who)
         for region in self.regions:
             off = address - region.base
-            if 0 <= off and off + size <= region.size:
+            if off >= 0 and off + size <= region.size:
                 return region, off
         raise MemoryFault(address, size, who)
 

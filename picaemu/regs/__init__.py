@@ -24,8 +24,8 @@ from picaemu.regs.schema import (
     FieldType,
     FieldValue,
     Port,
-    RegKind,
     Register,
+    RegKind,
 )
 
 __all__ = [
@@ -60,9 +60,10 @@ def _validate(regs: list[Register]) -> dict[int, Register]:
             if n in names and names[n] != r.id:
                 raise RegisterTableError(f"name {n} used by 0x{names[n]:03X} and 0x{r.id:03X}")
             names[n] = r.id
-        if (r.kind is RegKind.DATA_PORT) != (r.port is not None and r.action is None):
-            if r.kind is RegKind.DATA_PORT or r.action is not Action.PORT_INDEX:
-                raise RegisterTableError(f"{r.name}: data ports (and only they, or port indexes) name a port")
+        is_port = r.kind is RegKind.DATA_PORT
+        names_port = r.port is not None
+        if is_port != (names_port and r.action is None) and (is_port or r.action is not Action.PORT_INDEX):
+            raise RegisterTableError(f"{r.name}: data ports (and only they, or port indexes) name a port")
         taken = 0
         seen: set[str] = set()
         for f in r.fields:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from picaemu.regs.schema import Action, Field, FieldType, Port, RegKind, Register
+from picaemu.regs.schema import Action, Field, FieldType, Port, Register, RegKind
 
 
 def f(

@@ -4,7 +4,7 @@ command-buffer channels, shader-unit routing and primitive assembly."""
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, port_range, reg
-from picaemu.regs.schema import Action, FieldType, Port, RegKind, Register
+from picaemu.regs.schema import Action, FieldType, Port, Register, RegKind
 
 BLOCK = "geometry"
 ATTRIB_TYPES = {0: "s8", 1: "u8", 2: "s16", 3: "f32"}
