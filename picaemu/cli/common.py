@@ -5,11 +5,13 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from picaemu.errors import PicaError
+from picaemu.errors import FormatError, PicaError
+from picaemu.memory import PhysicalMemory
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,3 +54,17 @@ class IntParam(click.ParamType):
 
 
 INT = IntParam()
+
+
+def load_memory_blocks(memory: PhysicalMemory, specs: tuple[str, ...]) -> None:
+    """Load ``ADDR=FILE`` blocks into emulated memory (errors name the block)."""
+    for spec in specs:
+        addr_text, sep, path = spec.partition("=")
+        if not sep:
+            raise FormatError(f"--mem wants ADDR=FILE, got {spec!r}")
+        try:
+            address = int(addr_text, 0)
+        except ValueError:
+            raise FormatError(f"--mem address {addr_text!r} is not a number") from None
+        data = Path(path).read_bytes()
+        memory.write(address, data, who=f"--mem {spec}")

@@ -1,0 +1,360 @@
+"""The compiled inner loop of the command processor: walk packets, apply register writes, feed the data ports.
+
+It runs until the buffer ends or a write needs Python (a trigger, a jump, a finalize, a completed immediate-mode
+vertex batch, a full record buffer, the packet limit), and reports where it stopped through ``cursor`` so the
+driver (``picaemu.command.processor``) can act and resume mid-packet.
+
+Everything hardware-specific comes in as data built from the register table (``PortLayout``): which ids are data
+ports, index registers or stops, and where the index fields of each port sit. The packet layout constants come
+from ``picaemu.command.packets``.
+
+Arrays (owned by the caller's GpuState and the processor):
+  words (W,) uint32; regs (0x300,) uint32; action (0x300,) int32 codes (below); layout (PORTS, 8) int64;
+  float_uniforms (2, 96, 4) float32 [unit 0 = VS, 1 = GS]; code (2, 4096) uint32; opdescs (2, 128) uint32;
+  lighting (24, 256) uint32; fog (128,) uint32; proctex (6, 256) uint32; gas (16,) uint32;
+  fixed (16, 4) float32; pending (PORTS, 4) uint32 partial words; counters (PORTS + extra) int64;
+  immediate (cap, 16, 4) float32; cursor (CURSOR_LEN,) int64; records (cap, 4) int64; packet_records (cap, 2).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from picaemu.command.packets import CONSECUTIVE_SHIFT, EXTRA_BITS, EXTRA_SHIFT, ID_MASK, MASK_BITS, MASK_SHIFT
+
+NUM_REGS = 0x300
+
+# action codes
+A_PLAIN = 0
+A_PORT = 1  # + port number (1..11)
+A_INDEX = 20  # + port number: index register of that port
+A_MIRROR = 40  # VS config register mirrored into the GS unit when the GS shares the VS configuration
+A_STOP = 60  # Python handles it (trigger, jump, finalize)
+
+# port numbers (rows of ``layout`` / ``pending``)
+P_VS_FLOAT, P_VS_CODE, P_VS_OPDESC, P_GS_FLOAT, P_GS_CODE, P_GS_OPDESC = 1, 2, 3, 4, 5, 6
+P_FIXED, P_LIGHTING, P_FOG, P_PROCTEX, P_GAS = 7, 8, 9, 10, 11
+NUM_PORTS = 12
+
+# layout columns: index register id, index field lo/width, second field (mode / table) lo/width
+L_INDEX_REG, L_INDEX_LO, L_INDEX_WIDTH, L_SEL_LO, L_SEL_WIDTH = 0, 1, 2, 3, 4
+# globals row 0 of layout: mirror control
+G_COM_MODE_REG, G_COM_MODE_LO, G_GS_USE_REG, G_GS_USE_LO, G_GS_USE_WIDTH, G_MIRROR_DELTA = 0, 1, 2, 3, 4, 5
+G_NUM_ATTR_REG = 6
+# counters
+C_DROPPED = 0  # port words that fell outside their memory (index out of range)
+C_IGNORED = 1  # writes to ids >= 0x300
+C_PENDING = 2  # + port: words received of the current partial vector
+C_IMM_ATTR = 16  # attributes received of the current immediate vertex
+C_IMM_COUNT = 17  # complete immediate vertices buffered
+C_WRITES = 18  # register writes applied (ids >= 0x300 included)
+COUNTERS_LEN = 19
+
+# cursor slots
+K_POS, K_PARAM, K_PACKETS, K_STOP_ID, K_STOP_VALUE, K_STOP_MASK, K_STOP_PACKET, K_NREC, K_NPK = range(9)
+K_LIMIT = 9  # stop after this many packets (-1 = no limit)
+CURSOR_LEN = 10
+
+# statuses
+S_END, S_STOP, S_TRUNCATED, S_ODD_TAIL, S_RECORDS_FULL, S_LIMIT, S_IMMEDIATE_FLUSH, S_IMMEDIATE_FULL = range(8)
+
+CODE_CAPACITY = np.array([0, 0, 512, 128, 0, 4096, 128], dtype=np.int64)  # by port: VS code, VS opdesc, GS ...
+LUT_SIZES_PROCTEX = np.array([128, 128, 128, 128, 256, 256], dtype=np.int64)
+LUT_SIZES_LIGHTING = np.full(24, 256, dtype=np.int64)
+
+
+@numba.njit(cache=True, nogil=True)
+def _field(value, lo, width):  # pragma: no cover - compiled
+    return (value >> lo) & ((1 << width) - 1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _set_field(regs, reg, lo, width, v):  # pragma: no cover - compiled
+    m = ((1 << width) - 1) << lo
+    regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | ((v << lo) & m))
+
+
+@numba.njit(cache=True, nogil=True)
+def _f24(raw):  # pragma: no cover - compiled
+    raw = raw & 0xFFFFFF
+    sign = (raw >> 23) & 1
+    exp = (raw >> 16) & 0x7F
+    mant = raw & 0xFFFF
+    if (raw & 0x7FFFFF) == 0:
+        bits = sign << 31
+    elif exp == 0x7F:
+        bits = (sign << 31) | (255 << 23) | (mant << 7)
+    else:
+        bits = (sign << 31) | ((exp + 64) << 23) | (mant << 7)
+    return np.uint32(bits)
+
+
+@numba.njit(cache=True, nogil=True)
+def _store_f24_vec(dst, row, w1, w2, w3):  # pragma: no cover - compiled
+    """Packed float24 vec4 (three words, W:Z:Y:X most significant first) -> dst[row] as float32."""
+    x = w3 & 0xFFFFFF
+    y = ((w2 & 0xFFFF) << 8) | (w3 >> 24)
+    z = ((w1 & 0xFF) << 16) | (w2 >> 16)
+    w = w1 >> 8
+    bits = np.empty(4, np.uint32)
+    bits[0] = _f24(x)
+    bits[1] = _f24(y)
+    bits[2] = _f24(z)
+    bits[3] = _f24(w)
+    dst[row, :] = bits.view(np.float32)
+
+
+@numba.njit(cache=True, nogil=True)
+def _uniform_word(port, unit, val, regs, layout, fu, pending, counters):  # pragma: no cover - compiled
+    ireg = layout[port, L_INDEX_REG]
+    idx = _field(np.int64(regs[ireg]), layout[port, L_INDEX_LO], layout[port, L_INDEX_WIDTH])
+    f32_mode = _field(np.int64(regs[ireg]), layout[port, L_SEL_LO], layout[port, L_SEL_WIDTH])
+    n = counters[C_PENDING + port]
+    pending[port, n] = val
+    n += 1
+    need = 4 if f32_mode else 3
+    if n < need:
+        counters[C_PENDING + port] = n
+        return -1
+    counters[C_PENDING + port] = 0
+    _set_field(regs, ireg, layout[port, L_INDEX_LO], layout[port, L_INDEX_WIDTH], idx + 1)
+    if idx >= fu.shape[1]:
+        counters[C_DROPPED] += 1
+        return -1
+    if f32_mode:
+        bits = np.empty(4, np.uint32)
+        for c in range(4):  # words arrive W, Z, Y, X
+            bits[3 - c] = pending[port, c]
+        fu[unit, idx, :] = bits.view(np.float32)
+    else:
+        w1, w2, w3 = np.int64(pending[port, 0]), np.int64(pending[port, 1]), np.int64(pending[port, 2])
+        _store_f24_vec(fu[unit], idx, w1, w2, w3)
+    return idx
+
+
+@numba.njit(cache=True, nogil=True)
+def _indexed_word(port, val, regs, layout, table, capacity, counters):  # pragma: no cover - compiled
+    """Store ``val`` at table[index] and advance the index field (code, opdescs, fog, gas); return the index
+    written, or -1 when it was out of range."""
+    ireg = layout[port, L_INDEX_REG]
+    lo = layout[port, L_INDEX_LO]
+    width = layout[port, L_INDEX_WIDTH]
+    idx = _field(np.int64(regs[ireg]), lo, width)
+    _set_field(regs, ireg, lo, width, idx + 1)
+    if idx < capacity:
+        table[idx] = val
+        return idx
+    counters[C_DROPPED] += 1
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _lut_word(port, val, regs, layout, luts, sizes, counters):  # pragma: no cover - compiled
+    """Store ``val`` in luts[table, index] (table from the select field) and advance the index (wrapping)."""
+    ireg = layout[port, L_INDEX_REG]
+    lo = layout[port, L_INDEX_LO]
+    width = layout[port, L_INDEX_WIDTH]
+    idx = _field(np.int64(regs[ireg]), lo, width)
+    table = _field(np.int64(regs[ireg]), layout[port, L_SEL_LO], layout[port, L_SEL_WIDTH])
+    if table < luts.shape[0]:
+        luts[table, idx % sizes[table]] = val
+    else:
+        counters[C_DROPPED] += 1
+    _set_field(regs, ireg, lo, width, idx + 1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _fixed_word(val, regs, layout, fixed, pending, counters, immediate):  # pragma: no cover - compiled
+    """Three words make a float24 vec4: a default attribute, or the next attribute of an immediate vertex.
+
+    Returns True when an immediate vertex completed."""
+    n = counters[C_PENDING + P_FIXED]
+    pending[P_FIXED, n] = val
+    n += 1
+    if n < 3:
+        counters[C_PENDING + P_FIXED] = n
+        return False
+    counters[C_PENDING + P_FIXED] = 0
+    ireg = layout[P_FIXED, L_INDEX_REG]
+    lo = layout[P_FIXED, L_INDEX_LO]
+    width = layout[P_FIXED, L_INDEX_WIDTH]
+    idx = _field(np.int64(regs[ireg]), lo, width)
+    w1, w2, w3 = np.int64(pending[P_FIXED, 0]), np.int64(pending[P_FIXED, 1]), np.int64(pending[P_FIXED, 2])
+    if idx != (1 << width) - 1:
+        if idx < fixed.shape[0]:
+            _store_f24_vec(fixed, idx, w1, w2, w3)
+        _set_field(regs, ireg, lo, width, idx + 1)
+        return False
+    v = counters[C_IMM_COUNT]
+    a = counters[C_IMM_ATTR]
+    _store_f24_vec(immediate[v], a, w1, w2, w3)
+    a += 1
+    num_attr_reg = np.int64(regs[layout[0, G_NUM_ATTR_REG]])
+    num_attrs = _field(num_attr_reg, layout[P_FIXED, L_SEL_LO], layout[P_FIXED, L_SEL_WIDTH]) + 1
+    if a >= num_attrs:
+        counters[C_IMM_ATTR] = 0
+        counters[C_IMM_COUNT] = v + 1
+        return True
+    counters[C_IMM_ATTR] = a
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _shares_config(regs, layout):  # pragma: no cover - compiled
+    """The GS unit mirrors the VS configuration (VSH_COM_MODE = 0)."""
+    return _field(np.int64(regs[layout[0, G_COM_MODE_REG]]), layout[0, G_COM_MODE_LO], 1) == 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _no_gs(regs, layout):  # pragma: no cover - compiled
+    """No geometry shader is in use (GEOSTAGE_CONFIG gs_use = 0)."""
+    return _field(np.int64(regs[layout[0, G_GS_USE_REG]]), layout[0, G_GS_USE_LO], layout[0, G_GS_USE_WIDTH]) == 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _port_word(port, val, regs, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed, pending, counters,
+               immediate):  # pragma: no cover - compiled
+    """Feed one word to a data port; True when the immediate-vertex buffer is full."""
+    if port == P_VS_FLOAT:
+        row = _uniform_word(port, 0, val, regs, layout, fu, pending, counters)
+        if row >= 0 and _shares_config(regs, layout) and _no_gs(regs, layout):
+            fu[1, row, :] = fu[0, row, :]
+    elif port == P_GS_FLOAT:
+        _uniform_word(port, 1, val, regs, layout, fu, pending, counters)
+    elif port == P_VS_CODE:
+        at = _indexed_word(port, val, regs, layout, code[0], CODE_CAPACITY[port], counters)
+        if at >= 0 and _shares_config(regs, layout):
+            code[1, at] = val
+    elif port == P_VS_OPDESC:
+        at = _indexed_word(port, val, regs, layout, opdescs[0], CODE_CAPACITY[port], counters)
+        if at >= 0 and _shares_config(regs, layout):
+            opdescs[1, at] = val
+    elif port == P_GS_CODE:
+        _indexed_word(port, val, regs, layout, code[1], CODE_CAPACITY[port], counters)
+    elif port == P_GS_OPDESC:
+        _indexed_word(port, val, regs, layout, opdescs[1], CODE_CAPACITY[port], counters)
+    elif port == P_FOG:
+        _indexed_word(port, val, regs, layout, fog, fog.shape[0], counters)
+    elif port == P_GAS:
+        _indexed_word(port, val, regs, layout, gas, gas.shape[0], counters)
+    elif port == P_LIGHTING:
+        _lut_word(port, val, regs, layout, lighting, LUT_SIZES_LIGHTING, counters)
+    elif port == P_PROCTEX:
+        _lut_word(port, val, regs, layout, proctex, LUT_SIZES_PROCTEX, counters)
+    elif port == P_FIXED:
+        return _fixed_word(val, regs, layout, fixed, pending, counters, immediate) and (
+            counters[C_IMM_COUNT] >= immediate.shape[0]
+        )
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed,
+        pending, counters, immediate, cursor, records, packet_records, record):  # pragma: no cover - compiled
+    """Process packets from cursor[K_POS]/cursor[K_PARAM] until something needs Python; return a status."""
+    pos = cursor[K_POS]
+    k = cursor[K_PARAM]
+    while pos < end:
+        if pos + 1 >= end:
+            cursor[K_POS] = pos
+            return S_ODD_TAIL
+        hdr = np.int64(words[pos + 1])
+        extra = (hdr >> EXTRA_SHIFT) & EXTRA_BITS
+        if pos + 2 + extra > end:
+            cursor[K_POS] = pos
+            return S_TRUNCATED
+        if k == 0:
+            if cursor[K_LIMIT] >= 0 and cursor[K_PACKETS] >= cursor[K_LIMIT]:
+                cursor[K_POS] = pos
+                return S_LIMIT
+            if record:
+                if cursor[K_NPK] >= packet_records.shape[0] or cursor[K_NREC] + extra + 1 > records.shape[0]:
+                    cursor[K_POS] = pos
+                    return S_RECORDS_FULL
+                packet_records[cursor[K_NPK], 0] = pos
+                packet_records[cursor[K_NPK], 1] = hdr
+                cursor[K_NPK] += 1
+        reg0 = hdr & ID_MASK
+        lanes = (hdr >> MASK_SHIFT) & MASK_BITS
+        m = np.int64(0)
+        for lane in range(4):
+            if (lanes >> lane) & 1:
+                m |= np.int64(0xFF) << (8 * lane)
+        consecutive = (hdr >> CONSECUTIVE_SHIFT) & 1
+        while k <= extra:
+            val = np.int64(words[pos]) if k == 0 else np.int64(words[pos + 1 + k])
+            reg = reg0 + k if consecutive else reg0
+            if reg >= NUM_REGS:
+                counters[C_IGNORED] += 1
+                counters[C_WRITES] += 1
+                if record:
+                    r = cursor[K_NREC]
+                    records[r, 0] = pos
+                    records[r, 1] = reg
+                    records[r, 2] = val
+                    records[r, 3] = lanes
+                    cursor[K_NREC] = r + 1
+                k += 1
+                continue
+            act = action[reg]
+            if counters[C_IMM_COUNT] > 0 and act != A_PORT + P_FIXED:
+                cursor[K_POS] = pos
+                cursor[K_PARAM] = k
+                return S_IMMEDIATE_FLUSH
+            counters[C_WRITES] += 1
+            if act == A_STOP:
+                cursor[K_STOP_ID] = reg
+                cursor[K_STOP_VALUE] = val
+                cursor[K_STOP_MASK] = m
+                cursor[K_STOP_PACKET] = pos
+                k += 1
+                if k > extra:
+                    pos += 2 + extra + (extra & 1)
+                    k = 0
+                    cursor[K_PACKETS] += 1
+                cursor[K_POS] = pos
+                cursor[K_PARAM] = k
+                if record:
+                    r = cursor[K_NREC]
+                    records[r, 0] = cursor[K_STOP_PACKET]
+                    records[r, 1] = reg
+                    records[r, 2] = val
+                    records[r, 3] = lanes
+                    cursor[K_NREC] = r + 1
+                return S_STOP
+            if record:
+                r = cursor[K_NREC]
+                records[r, 0] = pos
+                records[r, 1] = reg
+                records[r, 2] = val
+                records[r, 3] = lanes
+                cursor[K_NREC] = r + 1
+            regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
+            if act >= A_PORT and act < A_INDEX:
+                full = _port_word(act - A_PORT, val, regs, layout, fu, code, opdescs, lighting, fog, proctex, gas,
+                                  fixed, pending, counters, immediate)
+                if full:
+                    k += 1
+                    if k > extra:
+                        pos += 2 + extra + (extra & 1)
+                        k = 0
+                        cursor[K_PACKETS] += 1
+                    cursor[K_POS] = pos
+                    cursor[K_PARAM] = k
+                    return S_IMMEDIATE_FULL
+            elif act >= A_INDEX and act < A_MIRROR:
+                port = act - A_INDEX
+                counters[C_PENDING + port] = 0
+                if port == P_FIXED:
+                    counters[C_IMM_ATTR] = 0
+            elif act == A_MIRROR and _shares_config(regs, layout) and _no_gs(regs, layout):
+                g = reg - layout[0, G_MIRROR_DELTA]
+                regs[g] = np.uint32((np.int64(regs[g]) & ~m) | (val & m))
+            k += 1
+        pos += 2 + extra + (extra & 1)
+        k = 0
+        cursor[K_PACKETS] += 1
+    cursor[K_POS] = pos
+    cursor[K_PARAM] = 0
+    return S_END

@@ -1,0 +1,171 @@
+"""The PICA command-buffer packet grammar, and a fast walk over a buffer.
+
+A command buffer is little-endian 32-bit words, in packets that start on 8-byte boundaries::
+
+    word 0          first parameter (the value for register ``id``)
+    word 1          header: id bits 0-15, byte-lane mask bits 16-19, extra-parameter count N bits 20-27,
+                    consecutive flag bit 31 (bits 28-30 unused)
+    words 2..N+1    N extra parameters
+    [padding word]  present iff N is odd, so that the next packet starts 8-byte aligned
+
+Consecutive packets write parameter k to ``id + k``; the others write every parameter to ``id``. The mask selects
+byte lanes (bit 16 = bits 0-7 of the value ... bit 19 = bits 24-31) and applies to every word of the packet.
+
+``PACKET`` and ``HEADER`` are the declarative construct definitions (documentation, validation, building test
+buffers). Walking real buffers never goes through construct: ``list_packets`` is a compiled loop over packets on a
+numpy uint32 view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import construct as cs
+import numba
+import numpy as np
+
+from picaemu.errors import CommandBufferError, MisalignedBuffer, TruncatedPacket
+
+HEADER = cs.ByteSwapped(
+    cs.BitStruct(
+        "consecutive" / cs.Flag,
+        "unused" / cs.Const(0, cs.BitsInteger(3)),
+        "extra" / cs.BitsInteger(8),
+        "mask" / cs.BitsInteger(4),
+        "id" / cs.BitsInteger(16),
+    )
+)
+"""The header word (little-endian u32), fields from the most significant bit down."""
+
+PACKET = cs.Struct(
+    "first" / cs.Int32ul,
+    "header" / HEADER,
+    "params" / cs.Array(cs.this.header.extra, cs.Int32ul),
+    "padding" / cs.If(cs.this.header.extra % 2 == 1, cs.Int32ul),
+)
+"""One packet, padding word included."""
+
+COMMAND_BUFFER = cs.GreedyRange(PACKET)
+
+# Header layout as numbers for the compiled walkers (the same facts HEADER states).
+ID_MASK = 0xFFFF
+MASK_SHIFT, MASK_BITS = 16, 0xF
+EXTRA_SHIFT, EXTRA_BITS = 20, 0xFF
+CONSECUTIVE_SHIFT = 31
+MAX_PARAMS = 256
+ALIGNMENT = 8
+
+
+@dataclass(frozen=True)
+class Packet:
+    """A decoded packet: byte ``offset`` of its first word, header fields and all its parameter words."""
+
+    offset: int
+    id: int
+    mask: int
+    consecutive: bool
+    params: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        """Bytes the packet occupies, padding included."""
+        n = len(self.params) - 1
+        return 4 * (2 + n + (n & 1))
+
+    def writes(self) -> list[tuple[int, int]]:
+        """(register id, parameter word) for every value the packet writes, in order."""
+        if self.consecutive:
+            return [(self.id + k, v) for k, v in enumerate(self.params)]
+        return [(self.id, v) for v in self.params]
+
+
+def expand_mask(mask: int) -> int:
+    """4 byte-lane bits -> a 32-bit bit mask (0b0101 -> 0x00FF00FF)."""
+    out = 0
+    for lane in range(4):
+        if mask >> lane & 1:
+            out |= 0xFF << (8 * lane)
+    return out
+
+
+def header_word(reg_id: int, n_params: int, mask: int = 0xF, consecutive: bool = False) -> int:
+    """The header of a packet writing ``n_params`` (1-256) values."""
+    if not 1 <= n_params <= MAX_PARAMS:
+        raise ValueError(f"a packet carries 1-{MAX_PARAMS} parameters, not {n_params}")
+    return (
+        (reg_id & ID_MASK)
+        | (mask & MASK_BITS) << MASK_SHIFT
+        | (n_params - 1) << EXTRA_SHIFT
+        | int(consecutive) << CONSECUTIVE_SHIFT
+    )
+
+
+# Status codes of the compiled walker.
+OK, TRUNCATED, ODD_TAIL = 0, 1, 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _walk(words: np.ndarray, starts: np.ndarray) -> tuple[int, int]:  # pragma: no cover - compiled
+    """Fill ``starts`` with the word index of every packet; return (count, status)."""
+    pos = 0
+    n = 0
+    end = words.shape[0]
+    while pos < end:
+        if pos + 1 >= end:
+            return n, ODD_TAIL
+        extra = (words[pos + 1] >> EXTRA_SHIFT) & EXTRA_BITS
+        if pos + 2 + extra > end:
+            starts[n] = pos
+            return n, TRUNCATED
+        starts[n] = pos
+        n += 1
+        pos += 2 + extra + (extra & 1)
+    return n, OK
+
+
+def as_words(data: bytes | bytearray | memoryview | np.ndarray) -> tuple[np.ndarray, int]:
+    """A buffer as little-endian uint32 words, plus the count of trailing bytes that do not fill a word."""
+    if isinstance(data, np.ndarray) and data.dtype == np.uint32:
+        return data, 0
+    raw = np.frombuffer(bytes(data) if isinstance(data, memoryview) else data, dtype=np.uint8)
+    tail = raw.size % 4
+    return raw[: raw.size - tail].view("<u4"), tail
+
+
+def list_packets(data: bytes | np.ndarray, *, base_offset: int = 0) -> tuple[list[Packet], CommandBufferError | None]:
+    """Every complete packet of a buffer, in order, and the error that ended the walk early (or None).
+
+    The error names the byte offset (``base_offset`` added) and the packet number; the packets before it are
+    still returned, so a listing can show everything that decoded.
+    """
+    words, tail = as_words(data)
+    starts = np.empty(words.size // 2 + 1, dtype=np.int64)
+    count, status = _walk(words, starts)
+    packets = []
+    for pos in starts[:count].tolist():
+        hdr = int(words[pos + 1])
+        extra = (hdr >> EXTRA_SHIFT) & EXTRA_BITS
+        params = (int(words[pos]), *words[pos + 2 : pos + 2 + extra].tolist())
+        packets.append(
+            Packet(base_offset + 4 * pos, hdr & ID_MASK, (hdr >> MASK_SHIFT) & MASK_BITS, bool(hdr >> 31), params)
+        )
+    error: CommandBufferError | None = None
+    if status == TRUNCATED:
+        pos = int(starts[count])
+        extra = (int(words[pos + 1]) >> EXTRA_SHIFT) & EXTRA_BITS
+        error = TruncatedPacket(
+            f"packet promises {extra} extra parameters but the buffer ends after {words.size - pos - 2}",
+            offset=base_offset + 4 * pos,
+            packet=count,
+        )
+    elif status == ODD_TAIL:
+        error = TruncatedPacket(
+            "buffer ends inside a packet (a parameter word without its header)",
+            offset=base_offset + 4 * (words.size - 1),
+            packet=count,
+        )
+    elif tail:
+        error = MisalignedBuffer(
+            f"buffer length is not a multiple of 4 ({tail} stray bytes)", offset=base_offset + 4 * words.size
+        )
+    return packets, error

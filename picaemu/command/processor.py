@@ -1,0 +1,362 @@
+"""The command processor: a register state machine driven by command buffers.
+
+Receives command buffers (bytes or uint32 words, or an address and size in emulated memory), applies every
+register write to a ``GpuState`` (masked writes, data ports filling uniforms / code / LUTs / fixed attributes),
+and on triggers calls the pipeline through ``picaemu.draw.PipelineSink``: draws, immediate-mode vertex batches,
+restart/cache/flush events. Follows CMDBUF_JUMP0/1 into emulated memory and stops at a finalize that raises the
+P3D interrupt (the Azahar model: a byte of the value equal to IRQ_CMP's, with IRQ_AUTOSTOP set).
+
+The walk is the compiled loop of ``picaemu.command.kernel``; this module builds its tables from the register
+table, acts on the stops it reports and feeds observers. Bad buffers raise ``CommandBufferError`` subclasses
+naming the byte offset and packet; everything before the fault has been applied.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from picaemu import regs as regtable
+from picaemu.command import kernel as K
+from picaemu.command.packets import EXTRA_BITS, EXTRA_SHIFT, ID_MASK, MASK_BITS, MASK_SHIFT, as_words
+from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
+from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket
+from picaemu.memory import PhysicalMemory
+from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
+from picaemu.regs import Action, Port, RegKind, access
+from picaemu.state import GpuState
+
+log = logging.getLogger("picaemu.command")
+
+IMMEDIATE_CAPACITY = 65536
+RECORD_CAPACITY = 65536
+MAX_JUMPS = 4096
+# GSP's initialisation of the interrupt registers (reference §1.1)
+RESET_VALUES = {"IRQ_CMP": 0x12345678, "IRQ_MASK": 0xFFFFFFF0, "IRQ_AUTOSTOP": 1}
+
+_PORT_NUMBERS = {
+    Port.VSH_FLOAT_UNIFORM: K.P_VS_FLOAT,
+    Port.VSH_CODE: K.P_VS_CODE,
+    Port.VSH_OPDESC: K.P_VS_OPDESC,
+    Port.GSH_FLOAT_UNIFORM: K.P_GS_FLOAT,
+    Port.GSH_CODE: K.P_GS_CODE,
+    Port.GSH_OPDESC: K.P_GS_OPDESC,
+    Port.FIXED_ATTRIB: K.P_FIXED,
+    Port.LIGHTING_LUT: K.P_LIGHTING,
+    Port.FOG_LUT: K.P_FOG,
+    Port.PROCTEX_LUT: K.P_PROCTEX,
+    Port.GAS_LUT: K.P_GAS,
+}
+_INDEX_FIELDS = ("index", "offset")
+_SELECT_FIELDS = ("mode", "table", "lut")
+_MIRRORED = ("BOOLUNIFORM", "INTUNIFORM_I0", "INTUNIFORM_I1", "INTUNIFORM_I2", "INTUNIFORM_I3", "OUTMAP_MASK")
+_SILENT_ACTIONS = {Action.CODE_TRANSFER_END, Action.PORT_INDEX}
+_EVENTS = {
+    Action.VERTEX_CACHE_CLEAR: PipelineEventKind.VERTEX_CACHE_CLEAR,
+    Action.RESTART_PRIMITIVE: PipelineEventKind.RESTART_PRIMITIVE,
+    Action.EARLYDEPTH_CLEAR: PipelineEventKind.EARLYDEPTH_CLEAR,
+    Action.FRAMEBUFFER_FLUSH: PipelineEventKind.FRAMEBUFFER_FLUSH,
+    Action.FRAMEBUFFER_INVALIDATE: PipelineEventKind.FRAMEBUFFER_INVALIDATE,
+}
+
+
+def _field_of(reg: regtable.Register, names: tuple[str, ...]) -> regtable.Field | None:
+    return next((f for f in reg.fields if f.name in names), None)
+
+
+def build_tables() -> tuple[np.ndarray, np.ndarray]:
+    """(action codes per register id, port layout) for the compiled loop, from the register table."""
+    action = np.zeros(K.NUM_REGS, np.int32)
+    layout = np.zeros((K.NUM_PORTS, 8), np.int64)
+    for reg in regtable.all_registers():
+        if reg.kind is RegKind.DATA_PORT:
+            action[reg.id] = K.A_PORT + _PORT_NUMBERS[reg.port]
+        elif reg.action is Action.PORT_INDEX:
+            pn = _PORT_NUMBERS[reg.port]
+            action[reg.id] = K.A_INDEX + pn
+            idx = _field_of(reg, _INDEX_FIELDS)
+            sel = _field_of(reg, _SELECT_FIELDS)
+            layout[pn, K.L_INDEX_REG] = reg.id
+            layout[pn, K.L_INDEX_LO], layout[pn, K.L_INDEX_WIDTH] = idx.lo, idx.width
+            if sel is not None:
+                layout[pn, K.L_SEL_LO], layout[pn, K.L_SEL_WIDTH] = sel.lo, sel.width
+        elif reg.action is not None and reg.action not in _SILENT_ACTIONS:
+            action[reg.id] = K.A_STOP
+    delta = regtable.id_of("VSH_BOOLUNIFORM") - regtable.id_of("GSH_BOOLUNIFORM")
+    for name in _MIRRORED:
+        action[regtable.id_of(f"VSH_{name}")] = K.A_MIRROR
+    com_id, com = access.locate("VSH_COM_MODE", "gs_config")
+    gs_id, gs_use = access.locate("GEOSTAGE_CONFIG", "gs_use")
+    attr_id, num_attr = access.locate("VSH_NUM_ATTR", "num_attrs_minus_1")
+    layout[0, K.G_COM_MODE_REG], layout[0, K.G_COM_MODE_LO] = com_id, com.lo
+    layout[0, K.G_GS_USE_REG], layout[0, K.G_GS_USE_LO], layout[0, K.G_GS_USE_WIDTH] = gs_id, gs_use.lo, gs_use.width
+    layout[0, K.G_MIRROR_DELTA] = delta
+    layout[0, K.G_NUM_ATTR_REG] = attr_id
+    layout[K.P_FIXED, K.L_SEL_LO], layout[K.P_FIXED, K.L_SEL_WIDTH] = num_attr.lo, num_attr.width
+    return action, layout
+
+
+ACTION_TABLE, PORT_LAYOUT = build_tables()
+
+
+@dataclass
+class RunResult:
+    """What one ``run`` did."""
+
+    packets: int = 0
+    writes: int = 0
+    draws: int = 0
+    jumps: int = 0
+    finalized: bool = False
+    dropped_port_words: int = 0
+    ignored_writes: int = 0
+    stopped_at_limit: bool = False
+    buffers: list[tuple[int, int]] = field(default_factory=list)  # (address, size) of every buffer run
+
+
+class CommandProcessor:
+    """Applies command buffers to ``state`` and drives ``pipeline``; see the module docstring."""
+
+    def __init__(
+        self,
+        memory: PhysicalMemory | None = None,
+        pipeline: PipelineSink | None = None,
+        state: GpuState | None = None,
+    ) -> None:
+        self.memory = memory if memory is not None else PhysicalMemory()
+        self.pipeline: PipelineSink = pipeline if pipeline is not None else NullPipeline()
+        self.state = state if state is not None else GpuState()
+        if state is None:
+            self.reset()
+        self.observers: list[Observer] = []
+        self.draw_count = 0
+        self._pending = np.zeros((K.NUM_PORTS, 4), np.uint32)
+        self._counters = np.zeros(K.COUNTERS_LEN, np.int64)
+        self._immediate = np.zeros((IMMEDIATE_CAPACITY, 16, 4), np.float32)
+        self._records = np.zeros((RECORD_CAPACITY, 4), np.int64)
+        self._packet_records = np.zeros((RECORD_CAPACITY, 2), np.int64)
+        self._fu = np.zeros((2, 96, 4), np.float32)
+        self._code = np.zeros((2, 4096), np.uint32)
+        self._opdescs = np.zeros((2, 128), np.uint32)
+        self._bind_state()
+
+    # -- state -------------------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Registers to their power-on values (zero, plus GSP's interrupt setup)."""
+        self.state.regs[:] = 0
+        for name, value in RESET_VALUES.items():
+            self.state.regs[regtable.id_of(name)] = value
+
+    def _bind_state(self) -> None:
+        """Point the kernel's stacked unit arrays at the state's memories (views, so both stay in sync)."""
+        st = self.state
+        # the kernel wants (2, ...) stacks; keep the state's arrays as views into them
+        self._fu[0], self._fu[1] = st.vs.float_uniforms, st.gs.float_uniforms
+        self._code[0], self._code[1] = st.vs.code, st.gs.code
+        self._opdescs[0], self._opdescs[1] = st.vs.opdescs, st.gs.opdescs
+        st.vs.float_uniforms, st.gs.float_uniforms = self._fu[0], self._fu[1]
+        st.vs.code, st.gs.code = self._code[0], self._code[1]
+        st.vs.opdescs, st.gs.opdescs = self._opdescs[0], self._opdescs[1]
+
+    def load_state(self, state: GpuState) -> None:
+        """Replace the whole GPU state (checkpoint restore); partial port words are dropped."""
+        self.state = state
+        self._pending[:] = 0
+        self._counters[:] = 0
+        self._bind_state()
+
+    def attach(self, observer: Observer) -> None:
+        self.observers.append(observer)
+
+    def detach(self, observer: Observer) -> None:
+        self.observers.remove(observer)
+
+    # -- running -----------------------------------------------------------------------------------------
+    def run(
+        self, data: bytes | bytearray | np.ndarray, *, address: int = 0, packet_limit: int = -1
+    ) -> RunResult:
+        """Run one command buffer given as bytes/words. ``address`` is its physical address (0 if none)."""
+        if address % 8:
+            raise MisalignedBuffer("command buffer address is not 8-byte aligned", offset=0, address=address)
+        words, tail = as_words(data)
+        result = RunResult()
+        self._run_chain(words, address, result, packet_limit)
+        if tail and not result.finalized and not result.stopped_at_limit and result.jumps == 0:
+            raise MisalignedBuffer(f"buffer length is not a multiple of 4 ({tail} stray bytes)", offset=4 * words.size)
+        return result
+
+    def run_at(self, address: int, size: int, *, packet_limit: int = -1) -> RunResult:
+        """Run ``size`` bytes of command buffer from emulated memory at ``address`` (GX ProcessCommandList)."""
+        if address % 8 or size % 8:
+            raise MisalignedBuffer(f"command buffer of {size} bytes is not 8-byte aligned", offset=0, address=address)
+        words = self.memory.view(address, size // 4, np.uint32, "command processor")
+        result = RunResult()
+        self._run_chain(words, address, result, packet_limit)
+        return result
+
+    def _run_chain(self, words: np.ndarray, address: int, result: RunResult, packet_limit: int) -> None:
+        visited: set[tuple[int, int]] = set()
+        while True:
+            result.buffers.append((address, 4 * words.size))
+            if address:
+                visited.add((address, 4 * words.size))
+            jump = self._run_buffer(words, address, result, packet_limit)
+            if jump is None:
+                return
+            target, size, offset = jump
+            result.jumps += 1
+            if (target, size) in visited or result.jumps > MAX_JUMPS:
+                raise JumpCycle(
+                    f"command-buffer jump to 0x{target:08X} ({size} bytes) repeats an earlier buffer",
+                    offset=offset,
+                    address=address,
+                )
+            if target % 8 or size % 8:
+                raise MisalignedBuffer("jump target is not 8-byte aligned", offset=offset, address=target)
+            words = self.memory.view(target, size // 4, np.uint32, f"CMDBUF jump at byte offset 0x{offset:X}")
+            address = target
+
+    def _run_buffer(
+        self, words: np.ndarray, address: int, result: RunResult, packet_limit: int
+    ) -> tuple[int, int, int] | None:
+        """Run one buffer; returns (target, size, jump packet offset) when it jumps, else None."""
+        cursor = np.zeros(K.CURSOR_LEN, np.int64)
+        cursor[K.K_LIMIT] = packet_limit - result.packets if packet_limit >= 0 else -1
+        record = bool(self.observers)
+        st = self.state
+        while True:
+            cursor[K.K_NREC] = cursor[K.K_NPK] = 0
+            before = self._counters.copy()
+            status = K.run(
+                words, words.size, st.regs, ACTION_TABLE, PORT_LAYOUT, self._fu, self._code, self._opdescs,
+                st.lighting_luts, st.fog_lut, st.proctex_luts, st.gas_lut, st.fixed_attribs, self._pending,
+                self._counters, self._immediate, cursor, self._records, self._packet_records, record,
+            )  # fmt: skip
+            self._account(result, before)
+            if record:
+                self._notify(words, address, cursor)
+            if status == K.S_END:
+                result.packets += int(cursor[K.K_PACKETS])
+                return None
+            if status == K.S_STOP:
+                outcome = self._act(cursor, address, result)
+                if outcome == "finalized":
+                    result.packets += int(cursor[K.K_PACKETS])
+                    return None
+                if outcome is not None:
+                    result.packets += int(cursor[K.K_PACKETS])
+                    return outcome
+            elif status in (K.S_IMMEDIATE_FLUSH, K.S_IMMEDIATE_FULL):
+                self._flush_immediate(4 * int(cursor[K.K_POS]))
+            elif status == K.S_LIMIT:
+                result.packets += int(cursor[K.K_PACKETS])
+                result.stopped_at_limit = True
+                return None
+            elif status in (K.S_TRUNCATED, K.S_ODD_TAIL):
+                result.packets += int(cursor[K.K_PACKETS])
+                self._raise_truncated(words, cursor, status, address)
+            # S_RECORDS_FULL: observers were fed above; continue
+
+    def _account(self, result: RunResult, before: np.ndarray) -> None:
+        delta = self._counters - before
+        result.writes += int(delta[K.C_WRITES])
+        if delta[K.C_DROPPED]:
+            result.dropped_port_words += int(delta[K.C_DROPPED])
+            log.warning("%d data-port words fell outside their memory and were dropped", int(delta[K.C_DROPPED]))
+        if delta[K.C_IGNORED]:
+            result.ignored_writes += int(delta[K.C_IGNORED])
+            log.warning("%d writes to register ids >= 0x300 were ignored", int(delta[K.C_IGNORED]))
+
+    def _raise_truncated(self, words: np.ndarray, cursor: np.ndarray, status: int, address: int) -> None:
+        pos = int(cursor[K.K_POS])
+        if status == K.S_ODD_TAIL:
+            raise TruncatedPacket(
+                "buffer ends inside a packet (a parameter word without its header)",
+                offset=4 * pos, packet=int(cursor[K.K_PACKETS]), address=address or None,
+            )  # fmt: skip
+        extra = (int(words[pos + 1]) >> EXTRA_SHIFT) & EXTRA_BITS
+        raise TruncatedPacket(
+            f"packet promises {extra} extra parameters but the buffer ends after {words.size - pos - 2}",
+            offset=4 * pos, packet=int(cursor[K.K_PACKETS]), address=address or None,
+        )  # fmt: skip
+
+    # -- actions -----------------------------------------------------------------------------------------
+    def _act(self, cursor: np.ndarray, address: int, result: RunResult) -> tuple[int, int, int] | str | None:
+        reg_id = int(cursor[K.K_STOP_ID])
+        value = int(cursor[K.K_STOP_VALUE]) & 0xFFFFFFFF
+        mask = int(cursor[K.K_STOP_MASK])
+        offset = 4 * int(cursor[K.K_STOP_PACKET])
+        regs = self.state.regs
+        regs[reg_id] = (int(regs[reg_id]) & ~mask | value & mask) & 0xFFFFFFFF
+        reg = regtable.get(reg_id)
+        action = reg.action
+        assert action is not None
+        for obs in self.observers:
+            obs.on_trigger(TriggerEvent(address, offset, reg_id, action.value, value))
+        if action in (Action.DRAW_ARRAYS, Action.DRAW_ELEMENTS):
+            kind = DrawKind.ARRAYS if action is Action.DRAW_ARRAYS else DrawKind.ELEMENTS
+            self._draw(DrawCall(self.draw_count, kind, self.state, self.memory, offset))
+            result.draws += 1
+        elif action in (Action.JUMP0, Action.JUMP1):
+            ch = 0 if action is Action.JUMP0 else 1
+            target = int(access.value(regs, f"CMDBUF_ADDR{ch}", "address"))
+            size = int(access.value(regs, f"CMDBUF_SIZE{ch}", "size"))
+            return target, size, offset
+        elif action is Action.FINALIZE:
+            if self._interrupt(value):
+                result.finalized = True
+                return "finalized"
+        elif action is Action.RESTART_PRIMITIVE:
+            if access.raw(regs, "RESTART_PRIMITIVE", "restart"):
+                self.pipeline.event(PipelineEventKind.RESTART_PRIMITIVE, self.state)
+        else:
+            self.pipeline.event(_EVENTS[action], self.state)
+        return None
+
+    def _interrupt(self, value: int) -> bool:
+        """True when a finalize write raises P3D with auto-stop on (Azahar model)."""
+        cmp_value = access.word(self.state.regs, "IRQ_CMP")
+        hit = any((value >> s & 0xFF) == (cmp_value >> s & 0xFF) for s in (0, 8, 16, 24))
+        return hit and bool(access.raw(self.state.regs, "IRQ_AUTOSTOP", "enable"))
+
+    def _draw(self, call: DrawCall) -> None:
+        self.draw_count += 1
+        for obs in self.observers:
+            obs.on_draw_begin(call)
+        self.pipeline.draw(call)
+        for obs in self.observers:
+            obs.on_draw_end(call)
+
+    def _flush_immediate(self, offset: int) -> None:
+        n = int(self._counters[K.C_IMM_COUNT])
+        self._counters[K.C_IMM_COUNT] = 0
+        inputs = self._immediate[:n].copy()
+        self._draw(DrawCall(self.draw_count, DrawKind.IMMEDIATE, self.state, self.memory, offset, inputs))
+
+    def _notify(self, words: np.ndarray, address: int, cursor: np.ndarray) -> None:
+        packets = self._packet_records[: cursor[K.K_NPK]]
+        writes = self._records[: cursor[K.K_NREC]]
+        pk = 0
+        for pos, reg_id, value, lanes in writes.tolist():
+            while pk < len(packets) and packets[pk, 0] <= pos:
+                self._emit_packet(words, address, int(packets[pk, 0]))
+                pk += 1
+            event = WriteEvent(address, 4 * pos, reg_id, value & 0xFFFFFFFF, lanes)
+            for obs in self.observers:
+                obs.on_write(event)
+        while pk < len(packets):
+            self._emit_packet(words, address, int(packets[pk, 0]))
+            pk += 1
+
+    def _emit_packet(self, words: np.ndarray, address: int, pos: int) -> None:
+        hdr = int(words[pos + 1])
+        extra = (hdr >> EXTRA_SHIFT) & EXTRA_BITS
+        params = (int(words[pos]), *words[pos + 2 : pos + 2 + extra].tolist())
+        event = PacketEvent(address, 4 * pos, hdr & ID_MASK, (hdr >> MASK_SHIFT) & MASK_BITS, bool(hdr >> 31), params)
+        for obs in self.observers:
+            obs.on_packet(event)
+
+
+__all__ = ["CommandBufferError", "CommandProcessor", "RunResult", "build_tables"]
