@@ -1,0 +1,107 @@
+"""The register table: lookups, decoding, validation, and facts typed by hand from the reference."""
+
+from __future__ import annotations
+
+import pytest
+
+from picaemu import regs
+from picaemu.errors import RegisterTableError
+from picaemu.regs import Action, FieldType, Port, RegKind, Register, access
+from picaemu.regs.blocks._build import f, reg
+from picaemu.regs.docs import render_markdown
+from tests.conftest import REPO
+
+
+def test_hand_typed_facts_from_the_reference() -> None:
+    # pica-registers.md §3.2 / §9 / §10, typed by hand
+    assert regs.get(0x22E).name == "GPUREG_DRAWARRAYS" and regs.get(0x22E).kind is RegKind.TRIGGER
+    assert regs.get(0x22F).action is Action.DRAW_ELEMENTS
+    assert regs.get(0x23C).kind is RegKind.JUMP
+    assert regs.get(0x010).name == "GPUREG_FINALIZE"
+    assert regs.get(0x2BA).name == "GPUREG_VSH_ENTRYPOINT"
+    assert regs.get(0x28A).name == "GPUREG_GSH_ENTRYPOINT"
+    assert regs.get(0x2C0).port is Port.VSH_FLOAT_UNIFORM and regs.get(0x2C0).action is Action.PORT_INDEX
+    for reg_id in range(0x2C1, 0x2C9):  # alias group: all feed the float-uniform FIFO
+        assert regs.get(reg_id).kind is RegKind.DATA_PORT and regs.get(reg_id).port is Port.VSH_FLOAT_UNIFORM
+    for reg_id in range(0x233, 0x236):
+        assert regs.get(reg_id).port is Port.FIXED_ATTRIB
+    for reg_id in range(0x1C8, 0x1D0):
+        assert regs.get(reg_id).port is Port.LIGHTING_LUT
+    assert regs.get(0x124).port is Port.GAS_LUT
+
+
+def test_decode_fields_primitive_config_and_uncovered_bits() -> None:
+    # 0x25E: bits 0-3 outmap total - 1, bits 8-9 topology (3 = geometry primitive)
+    d = regs.decode_fields(0x25E, 0x00000302)
+    assert d.as_dict() == {"outmap_total_minus_1": 2, "topology": "geometry primitive"}
+    assert d.uncovered == 0
+    assert regs.decode_fields(0x25E, 0x80000001).uncovered == 0x80000000
+
+
+def test_decode_attribute_format_and_address_fields() -> None:
+    # GPU_ATTRIBFMT(0, 3, FLOAT) | GPU_ATTRIBFMT(1, 4, UBYTE) = (2<<2|3) | (3<<2|1)<<4
+    d = regs.decode_fields(0x201, 0xB | 0xD << 4).as_dict()
+    assert d["attr0_type"] == "f32" and d["attr0_components_minus_1"] == 2
+    assert d["attr1_type"] == "u8" and d["attr1_components_minus_1"] == 3
+    # ATTRIBBUFFERS_LOC: bits 1-28 in 16-byte units -> 0x18000000 is written as 0x03000000
+    assert regs.decode_fields(0x200, 0x03000000).as_dict()["base"] == 0x18000000
+    assert regs.decode_fields(0x23A, 0x04000000 >> 0).as_dict()["address"] == 0x20000000
+
+
+def test_unknown_ids_decode_as_unknown() -> None:
+    r = regs.get(0x045)
+    assert r.name == "UNKNOWN_0x045" and not r.known and r.fields == ()
+    assert regs.decode_fields(0x045, 0xDEADBEEF).uncovered == 0xDEADBEEF
+    assert regs.by_name("UNKNOWN_0x045").id == 0x045
+
+
+def test_lookup_by_every_kind_of_name() -> None:
+    assert regs.by_name("GPUREG_NUMVERTICES").id == 0x228
+    assert regs.by_name("numvertices").id == 0x228
+    assert regs.by_name("PICA_REG_DRAW_VERTEX_NUM").id == 0x228  # SDK alias
+    assert regs.by_name("VSH_FLOATUNIFORM_CONFIG").id == 0x2C0  # libctru spelling
+    assert regs.by_name("0x2b0").name == "GPUREG_VSH_BOOLUNIFORM"
+    with pytest.raises(KeyError):
+        regs.by_name("NO_SUCH_REGISTER")
+
+
+def test_compose_and_read_fields() -> None:
+    word = access.compose("PRIMITIVE_CONFIG", outmap_total_minus_1=1, topology=2)
+    assert word == 0x201
+    import numpy as np
+
+    file = np.zeros(0x300, np.uint32)
+    file[0x25E] = word
+    assert access.value(file, "PRIMITIVE_CONFIG", "topology") == "triangle fan"
+    assert access.raw(file, "PRIMITIVE_CONFIG", "outmap_total_minus_1") == 1
+
+
+def test_every_field_is_inside_its_register_and_typed() -> None:
+    for r in regs.all_registers():
+        taken = 0
+        for fld in r.fields:
+            assert 0 <= fld.lo <= fld.hi <= 31
+            assert not taken & fld.mask, r.name
+            taken |= fld.mask
+            if fld.type is FieldType.ENUM:
+                assert fld.enum
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [reg(0x300, "GPUREG_X", "t", "out of range")],
+        [reg(0x001, "GPUREG_X", "t", "a"), reg(0x001, "GPUREG_Y", "t", "dup")],
+        [reg(0x001, "GPUREG_X", "t", "overlap", f("a", 0, 3), f("b", 3, 4))],
+        [reg(0x001, "GPUREG_X", "t", "bits", f("a", 30, 33))],
+        [Register(0x001, "GPUREG_X", "t", "port without port", RegKind.DATA_PORT)],
+    ],
+)
+def test_validation_rejects_bad_tables(bad: list[Register]) -> None:
+    with pytest.raises(RegisterTableError):
+        regs._validate(bad)
+
+
+def test_generated_register_docs_are_current() -> None:
+    doc = (REPO / "docs" / "registers.md").read_text(encoding="utf-8")
+    assert doc == render_markdown(), "docs/registers.md is stale: run `picaemu regs --write-docs`"
