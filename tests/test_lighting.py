@@ -57,7 +57,7 @@ def frags(n: int = 1, view=(0.0, 0.0, 1.0), quat=(0.0, 0.0, 0.0, 1.0)) -> Fragme
 
 
 def run(state: GpuState, fr: Fragments | None = None, textures=None):
-    return compute_lighting(LightingState.from_state(state), fr or frags(), textures or {})
+    return compute_lighting(LightingState.from_state(state), frags() if fr is None else fr, textures or {})
 
 
 def t255(x: float) -> int:
@@ -366,3 +366,44 @@ def test_zero_vectors_do_not_make_nan():
     fr = frags(1, view=(0.0, 0.0, 0.0), quat=(0.0, 0.0, 0.0, 0.0))
     p, q = run(s, fr)
     assert p[0].tolist() == [0, 0, 0, 255] and q[0].tolist() == [0, 255, 0, 255]
+
+
+def test_register_blocks_cover_the_reference_ids():
+    from picaemu import regs
+
+    for n in range(8):
+        base = 0x140 + 0x10 * n
+        for off in (0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11):
+            assert regs.get(base + off).known, hex(base + off)
+        for off in (8, 12, 13, 14, 15):
+            assert not regs.get(base + off).known, hex(base + off)
+    for reg_id in (0x08F, 0x1C0, 0x1C2, 0x1C3, 0x1C4, 0x1C5, 0x1C6, *range(0x1C8, 0x1D3), 0x1D9):
+        assert regs.get(reg_id).known, hex(reg_id)
+    assert regs.by_name("PICA_REG_FRAG_LIGHT3_TYPE").id == 0x179
+    assert regs.by_name("PICA_REG_FRAG_LIGHT_START").id == 0x140
+
+
+def test_citro3d_initial_config0_decodes():
+    from picaemu import regs
+
+    fields = regs.decode_fields(0x1C3, 4 << 8 | 1 << 27 | 1 << 31).as_dict()
+    assert fields["constant_4"] == 4 and fields["clamp_highlights"] and fields["constant_1"]
+    assert fields["config"] == "config0 (D0 RR SP DA)" and fields["bump_mode"] == "none"
+    lut = regs.decode_fields(0x1C5, (16 + 3) << 8 | 0x20).as_dict()
+    assert lut == {"index": 0x20, "lut": "DA3"}
+
+
+def test_lut_encode_round_trip():
+    values = np.linspace(0, 1, 256) ** 2
+    value, diff = lighting_luts.decode_entries(lighting_luts.encode_entries(values))
+    np.testing.assert_allclose(value, values, atol=0.5 / 4095)
+    np.testing.assert_allclose(value[:-1] + diff[:-1], values[1:], atol=1.5 / 2047)
+
+
+def test_empty_batch_and_bad_texture_shape():
+    s = lit_state()
+    p, q = run(s, frags(0))
+    assert p.shape == q.shape == (0, 4)
+    put(s, "LIGHTING_CONFIG0", shadow_enable=1, shadow_unit=0)
+    with pytest.raises(PipelineError):
+        run(s, frags(2), textures={0: np.zeros((3, 4), np.uint8)})

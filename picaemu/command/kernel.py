@@ -30,7 +30,8 @@ A_PLAIN = 0
 A_PORT = 1  # + port number (1..11)
 A_INDEX = 20  # + port number: index register of that port
 A_MIRROR = 40  # VS config register mirrored into the GS unit when the GS shares the VS configuration
-A_STOP = 60  # Python handles it (trigger, jump, finalize)
+A_STOP = 60  # Python handles it now (draw, jump, finalize)
+A_EVENT = 70  # queued for Python (restart, cache clear, flush ...): handled at the next stop, in order
 
 # port numbers (rows of ``layout`` / ``pending``)
 P_VS_FLOAT, P_VS_CODE, P_VS_OPDESC, P_GS_FLOAT, P_GS_CODE, P_GS_OPDESC = 1, 2, 3, 4, 5, 6
@@ -54,10 +55,12 @@ COUNTERS_LEN = 19
 # cursor slots
 K_POS, K_PARAM, K_PACKETS, K_STOP_ID, K_STOP_VALUE, K_STOP_MASK, K_STOP_PACKET, K_NREC, K_NPK = range(9)
 K_LIMIT = 9  # stop after this many packets (-1 = no limit)
-CURSOR_LEN = 10
+K_NEV = 10  # queued events
+CURSOR_LEN = 11
 
 # statuses
 S_END, S_STOP, S_TRUNCATED, S_ODD_TAIL, S_RECORDS_FULL, S_LIMIT, S_IMMEDIATE_FLUSH, S_IMMEDIATE_FULL = range(8)
+S_EVENTS_FULL = 8
 
 CODE_CAPACITY = np.array([0, 0, 512, 128, 0, 4096, 128], dtype=np.int64)  # by port: VS code, VS opdesc, GS ...
 LUT_SIZES_PROCTEX = np.array([128, 128, 128, 128, 256, 256], dtype=np.int64)
@@ -251,7 +254,7 @@ def _port_word(port, val, regs, layout, fu, code, opdescs, lighting, fog, procte
 
 @numba.njit(cache=True, nogil=True)
 def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed,
-        pending, counters, immediate, cursor, records, packet_records, record):  # pragma: no cover - compiled
+        pending, counters, immediate, cursor, records, packet_records, events, record):  # pragma: no cover - compiled
     """Process packets from cursor[K_POS]/cursor[K_PARAM] until something needs Python; return a status."""
     pos = cursor[K_POS]
     k = cursor[K_PARAM]
@@ -348,6 +351,21 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 counters[C_PENDING + port] = 0
                 if port == P_FIXED:
                     counters[C_IMM_ATTR] = 0
+            elif act == A_EVENT:
+                e = cursor[K_NEV]
+                events[e, 0] = reg
+                events[e, 1] = regs[reg]
+                events[e, 2] = pos
+                cursor[K_NEV] = e + 1
+                if e + 1 >= events.shape[0]:
+                    k += 1
+                    if k > extra:
+                        pos += 2 + extra + (extra & 1)
+                        k = 0
+                        cursor[K_PACKETS] += 1
+                    cursor[K_POS] = pos
+                    cursor[K_PARAM] = k
+                    return S_EVENTS_FULL
             elif act == A_MIRROR and _shares_config(regs, layout) and _no_gs(regs, layout):
                 g = reg - layout[0, G_MIRROR_DELTA]
                 regs[g] = np.uint32((np.int64(regs[g]) & ~m) | (val & m))

@@ -32,6 +32,7 @@ log = logging.getLogger("picaemu.command")
 
 IMMEDIATE_CAPACITY = 65536
 RECORD_CAPACITY = 65536
+EVENT_CAPACITY = 1024
 MAX_JUMPS = 4096
 # GSP's initialisation of the interrupt registers (reference §1.1)
 RESET_VALUES = {"IRQ_CMP": 0x12345678, "IRQ_MASK": 0xFFFFFFF0, "IRQ_AUTOSTOP": 1}
@@ -82,6 +83,8 @@ def build_tables() -> tuple[np.ndarray, np.ndarray]:
             layout[pn, K.L_INDEX_LO], layout[pn, K.L_INDEX_WIDTH] = idx.lo, idx.width
             if sel is not None:
                 layout[pn, K.L_SEL_LO], layout[pn, K.L_SEL_WIDTH] = sel.lo, sel.width
+        elif reg.action in _EVENTS:
+            action[reg.id] = K.A_EVENT
         elif reg.action is not None and reg.action not in _SILENT_ACTIONS:
             action[reg.id] = K.A_STOP
     delta = regtable.id_of("VSH_BOOLUNIFORM") - regtable.id_of("GSH_BOOLUNIFORM")
@@ -99,6 +102,13 @@ def build_tables() -> tuple[np.ndarray, np.ndarray]:
 
 
 ACTION_TABLE, PORT_LAYOUT = build_tables()
+_STOP_ACTIONS = {r.id: r.action for r in regtable.all_registers() if ACTION_TABLE[r.id] == K.A_STOP}
+# register id -> (pipeline event, bit mask that must be set for the event to happen; 0 = any write)
+_EVENT_OF_REG = {
+    r.id: (_EVENTS[r.action], r.field("restart").mask if r.action is Action.RESTART_PRIMITIVE else 0)
+    for r in regtable.all_registers()
+    if ACTION_TABLE[r.id] == K.A_EVENT
+}
 
 
 @dataclass
@@ -137,6 +147,7 @@ class CommandProcessor:
         self._immediate = np.zeros((IMMEDIATE_CAPACITY, 16, 4), np.float32)
         self._records = np.zeros((RECORD_CAPACITY, 4), np.int64)
         self._packet_records = np.zeros((RECORD_CAPACITY, 2), np.int64)
+        self._events = np.zeros((EVENT_CAPACITY, 3), np.int64)
         self._fu = np.zeros((2, 96, 4), np.float32)
         self._code = np.zeros((2, 4096), np.uint32)
         self._opdescs = np.zeros((2, 128), np.uint32)
@@ -226,38 +237,50 @@ class CommandProcessor:
         cursor[K.K_LIMIT] = packet_limit - result.packets if packet_limit >= 0 else -1
         record = bool(self.observers)
         st = self.state
-        while True:
-            cursor[K.K_NREC] = cursor[K.K_NPK] = 0
-            before = self._counters.copy()
-            status = K.run(
-                words, words.size, st.regs, ACTION_TABLE, PORT_LAYOUT, self._fu, self._code, self._opdescs,
-                st.lighting_luts, st.fog_lut, st.proctex_luts, st.gas_lut, st.fixed_attribs, self._pending,
-                self._counters, self._immediate, cursor, self._records, self._packet_records, record,
-            )  # fmt: skip
-            self._account(result, before)
-            if record:
-                self._notify(words, address, cursor)
-            if status == K.S_END:
-                result.packets += int(cursor[K.K_PACKETS])
-                return None
-            if status == K.S_STOP:
-                outcome = self._act(cursor, address, result)
-                if outcome == "finalized":
-                    result.packets += int(cursor[K.K_PACKETS])
+        before = self._counters.copy()
+        try:
+            while True:
+                status = K.run(
+                    words, words.size, st.regs, ACTION_TABLE, PORT_LAYOUT, self._fu, self._code, self._opdescs,
+                    st.lighting_luts, st.fog_lut, st.proctex_luts, st.gas_lut, st.fixed_attribs, self._pending,
+                    self._counters, self._immediate, cursor, self._records, self._packet_records, self._events,
+                    record,
+                )  # fmt: skip
+                if record:
+                    self._notify(words, address, cursor)
+                    cursor[K.K_NREC] = cursor[K.K_NPK] = 0
+                if cursor[K.K_NEV]:
+                    self._dispatch_events(cursor, address)
+                if status == K.S_STOP:
+                    outcome = self._act(cursor, address, result)
+                    if outcome == "finalized":
+                        return None
+                    if outcome is not None:
+                        return outcome  # type: ignore[return-value]
+                elif status in (K.S_IMMEDIATE_FLUSH, K.S_IMMEDIATE_FULL):
+                    self._flush_immediate(4 * int(cursor[K.K_POS]))
+                elif status == K.S_END:
                     return None
-                if outcome is not None:
-                    result.packets += int(cursor[K.K_PACKETS])
-                    return outcome
-            elif status in (K.S_IMMEDIATE_FLUSH, K.S_IMMEDIATE_FULL):
-                self._flush_immediate(4 * int(cursor[K.K_POS]))
-            elif status == K.S_LIMIT:
-                result.packets += int(cursor[K.K_PACKETS])
-                result.stopped_at_limit = True
-                return None
-            elif status in (K.S_TRUNCATED, K.S_ODD_TAIL):
-                result.packets += int(cursor[K.K_PACKETS])
-                self._raise_truncated(words, cursor, status, address)
-            # S_RECORDS_FULL: observers were fed above; continue
+                elif status == K.S_LIMIT:
+                    result.stopped_at_limit = True
+                    return None
+                elif status in (K.S_TRUNCATED, K.S_ODD_TAIL):
+                    self._raise_truncated(words, cursor, status, address)
+                # S_RECORDS_FULL / S_EVENTS_FULL: handled above; continue
+        finally:
+            result.packets += int(cursor[K.K_PACKETS])
+            self._account(result, before)
+
+    def _dispatch_events(self, cursor: np.ndarray, address: int) -> None:
+        """Hand queued pipeline events (restart, cache clear, flush, ...) to the pipeline, in stream order."""
+        n = int(cursor[K.K_NEV])
+        cursor[K.K_NEV] = 0
+        for reg_id, value, pos in self._events[:n].tolist():
+            kind, gate = _EVENT_OF_REG[reg_id]
+            for obs in self.observers:
+                obs.on_trigger(TriggerEvent(address, 4 * pos, reg_id, regtable.get(reg_id).action.value, value))
+            if gate & value or not gate:
+                self.pipeline.event(kind, self.state)
 
     def _account(self, result: RunResult, before: np.ndarray) -> None:
         delta = self._counters - before
@@ -290,9 +313,7 @@ class CommandProcessor:
         offset = 4 * int(cursor[K.K_STOP_PACKET])
         regs = self.state.regs
         regs[reg_id] = (int(regs[reg_id]) & ~mask | value & mask) & 0xFFFFFFFF
-        reg = regtable.get(reg_id)
-        action = reg.action
-        assert action is not None
+        action = _STOP_ACTIONS[reg_id]
         for obs in self.observers:
             obs.on_trigger(TriggerEvent(address, offset, reg_id, action.value, value))
         if action in (Action.DRAW_ARRAYS, Action.DRAW_ELEMENTS):
@@ -304,15 +325,9 @@ class CommandProcessor:
             target = int(access.value(regs, f"CMDBUF_ADDR{ch}", "address"))
             size = int(access.value(regs, f"CMDBUF_SIZE{ch}", "size"))
             return target, size, offset
-        elif action is Action.FINALIZE:
-            if self._interrupt(value):
-                result.finalized = True
-                return "finalized"
-        elif action is Action.RESTART_PRIMITIVE:
-            if access.raw(regs, "RESTART_PRIMITIVE", "restart"):
-                self.pipeline.event(PipelineEventKind.RESTART_PRIMITIVE, self.state)
-        else:
-            self.pipeline.event(_EVENTS[action], self.state)
+        elif action is Action.FINALIZE and self._interrupt(value):
+            result.finalized = True
+            return "finalized"
         return None
 
     def _interrupt(self, value: int) -> bool:

@@ -1,0 +1,576 @@
+"""The ``.pica`` capture format, version 1: bytes <-> ``Capture`` (typed objects, no emulation).
+
+A capture is an initial state plus an ordered event stream, the ATTILA trace idea applied to the 3DS GPU.
+Full layout in docs/pica-format.md. All integers little-endian::
+
+    header   8 s magic b"PICAcap\\x1a", u16 major (1), u16 minor (0), u32 section count
+    section  4 s tag, u8 codec (0 raw, 1 zstd, 2 zlib), 3 pad, u64 raw size, u64 stored size, u32 CRC-32 of the
+             stored bytes, then the stored bytes. Tags, in this order: META, STAT, BLOB, EVNT; unknown tags skip.
+    META     u16 count, then (u16-prefixed utf-8 key, u32-prefixed utf-8 value) pairs
+    STAT     the fixed arrays of ``InitialState`` (``STATE_ARRAYS``, in order), u32 block count,
+             (u32 physical address, u32 blob index) per initial memory block
+    BLOB     u32 count, per blob (u8 codec, u64 raw size, u64 stored size, u64 offset from the data start), data;
+             every blob is compressed on its own and stored once (deduplicated by SHA-256 on write)
+    EVNT     u32 count, then events: u8 type + body (``EventType``; bodies in ``_BODIES``)
+
+Arrays (``InitialState``): ``regs`` (0x300,) u32 internal registers by id; ``vs_code``/``gs_code`` (4096,) u32;
+``vs_opdescs``/``gs_opdescs`` (128,) u32; ``vs_uniforms``/``gs_uniforms`` (96, 4) f32; ``lighting_luts`` (24, 256)
+u32; ``fog_lut`` (128,) u32; ``proctex_luts`` (6, 256) u32; ``gas_lut`` (16,) u32; ``fixed_attribs`` (16, 4) f32;
+``gpu_regs`` (0x1000,) u32 external GPU registers (word i = physical 0x10400000 + 4i); ``lcd_regs`` (0x400,) u32
+(0x10202000 + 4i).
+
+``read``/``parse`` check every size against the bytes that remain before allocating and raise ``FormatError``
+with the byte offset of the fault; with ``strict=False`` a damaged event stream yields the events before the
+fault and ``Capture.damage`` holds the error. ``write`` is atomic (temporary file in the same folder + rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+import construct as cs
+import numpy as np
+import zstandard
+
+from picaemu.errors import FormatError
+
+MAGIC = b"PICAcap\x1a"
+VERSION_MAJOR = 1
+VERSION_MINOR = 0
+MAX_SECTION_BYTES = 1 << 31  # a decompressed section (or blob) larger than 2 GiB is refused as corrupt
+MAX_BLOBS = 1 << 20
+MAX_META_ENTRIES = 4096
+
+
+class Codec(IntEnum):
+    RAW = 0
+    ZSTD = 1
+    ZLIB = 2
+
+
+# name -> (dtype, shape) of every fixed array of the initial state, in file order
+STATE_ARRAYS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "regs": ("<u4", (0x300,)),
+    "vs_code": ("<u4", (4096,)),
+    "vs_opdescs": ("<u4", (128,)),
+    "vs_uniforms": ("<f4", (96, 4)),
+    "gs_code": ("<u4", (4096,)),
+    "gs_opdescs": ("<u4", (128,)),
+    "gs_uniforms": ("<f4", (96, 4)),
+    "lighting_luts": ("<u4", (24, 256)),
+    "fog_lut": ("<u4", (128,)),
+    "proctex_luts": ("<u4", (6, 256)),
+    "gas_lut": ("<u4", (16,)),
+    "fixed_attribs": ("<f4", (16, 4)),
+    "gpu_regs": ("<u4", (0x1000,)),
+    "lcd_regs": ("<u4", (0x400,)),
+}
+
+
+def _zeros(name: str) -> Callable[[], np.ndarray]:
+    dtype, shape = STATE_ARRAYS[name]
+    return lambda: np.zeros(shape, np.dtype(dtype).newbyteorder("="))
+
+
+@dataclass
+class InitialState:
+    """Everything the GPU holds before the first event (see the module docstring for shapes)."""
+
+    regs: np.ndarray = field(default_factory=_zeros("regs"))
+    vs_code: np.ndarray = field(default_factory=_zeros("vs_code"))
+    vs_opdescs: np.ndarray = field(default_factory=_zeros("vs_opdescs"))
+    vs_uniforms: np.ndarray = field(default_factory=_zeros("vs_uniforms"))
+    gs_code: np.ndarray = field(default_factory=_zeros("gs_code"))
+    gs_opdescs: np.ndarray = field(default_factory=_zeros("gs_opdescs"))
+    gs_uniforms: np.ndarray = field(default_factory=_zeros("gs_uniforms"))
+    lighting_luts: np.ndarray = field(default_factory=_zeros("lighting_luts"))
+    fog_lut: np.ndarray = field(default_factory=_zeros("fog_lut"))
+    proctex_luts: np.ndarray = field(default_factory=_zeros("proctex_luts"))
+    gas_lut: np.ndarray = field(default_factory=_zeros("gas_lut"))
+    fixed_attribs: np.ndarray = field(default_factory=_zeros("fixed_attribs"))
+    gpu_regs: np.ndarray = field(default_factory=_zeros("gpu_regs"))
+    lcd_regs: np.ndarray = field(default_factory=_zeros("lcd_regs"))
+    memory: list[tuple[int, int]] = field(default_factory=list)  # (physical address, blob index)
+
+
+# ------------------------------------------------------------------------------------------------- events
+class EventType(IntEnum):
+    MEMORY_WRITE = 1
+    REG_WRITE = 2
+    COMMAND_LIST = 3
+    MEMORY_FILL = 4
+    DISPLAY_TRANSFER = 5
+    TEXTURE_COPY = 6
+    PRESENT = 7
+    FRAME_END = 8
+    MARKER = 9
+
+
+@dataclass(frozen=True)
+class MemoryWrite:
+    """CPU bytes (blob ``blob``) copied to physical ``address``."""
+
+    address: int
+    blob: int
+
+
+@dataclass(frozen=True)
+class RegWrite:
+    """A write of ``width`` bytes (1, 2, 4, 8) to the memory-mapped register at physical ``address``."""
+
+    address: int
+    value: int
+    width: int = 4
+
+
+@dataclass(frozen=True)
+class CommandList:
+    """GX ProcessCommandList: ``size`` bytes of command buffer at physical ``address``."""
+
+    address: int
+    size: int
+    flags: int = 0
+
+
+@dataclass(frozen=True)
+class FillUnit:
+    """One memory-fill unit as its registers hold it: physical start/end (end exclusive), value, control."""
+
+    start: int
+    end: int
+    value: int
+    control: int
+
+
+@dataclass(frozen=True)
+class MemoryFill:
+    """GX MemoryFill: both units (a unit whose control bit 0 is clear does nothing)."""
+
+    units: tuple[FillUnit, FillUnit]
+
+
+@dataclass(frozen=True)
+class DisplayTransfer:
+    """GX DisplayTransfer: physical addresses, dims as (w | h << 16) register words, transfer flags."""
+
+    src: int
+    dst: int
+    in_dim: int
+    out_dim: int
+    flags: int
+
+
+@dataclass(frozen=True)
+class TextureCopy:
+    """GX TextureCopy: raw copy of ``size`` bytes; lines as (width | gap << 16) in 16-byte units."""
+
+    src: int
+    dst: int
+    size: int
+    in_line: int
+    out_line: int
+    flags: int
+
+
+@dataclass(frozen=True)
+class Present:
+    """A screen (0 top, 1 bottom) scans out: left/right-eye framebuffers, FB_FORMAT word, stride, select."""
+
+    screen: int
+    left: int
+    right: int
+    format: int
+    stride: int
+    select: int
+
+
+@dataclass(frozen=True)
+class FrameEnd:
+    """A VBlank: what the screens show now is one frame."""
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A free-form user marker (ATTILA's annotations)."""
+
+    text: str
+
+
+Event = MemoryWrite | RegWrite | CommandList | MemoryFill | DisplayTransfer | TextureCopy | Present | FrameEnd | Marker
+
+_U32 = cs.Int32ul
+_FILL_UNIT = cs.Struct("start" / _U32, "end" / _U32, "value" / _U32, "control" / _U32)
+_BODIES: dict[EventType, tuple[type, cs.Construct]] = {
+    EventType.MEMORY_WRITE: (MemoryWrite, cs.Struct("address" / _U32, "blob" / _U32)),
+    EventType.REG_WRITE: (RegWrite, cs.Struct("address" / _U32, "width" / cs.Int8ul, "value" / cs.Int64ul)),
+    EventType.COMMAND_LIST: (CommandList, cs.Struct("address" / _U32, "size" / _U32, "flags" / _U32)),
+    EventType.MEMORY_FILL: (MemoryFill, cs.Struct("units" / cs.Array(2, _FILL_UNIT))),
+    EventType.DISPLAY_TRANSFER: (
+        DisplayTransfer,
+        cs.Struct("src" / _U32, "dst" / _U32, "in_dim" / _U32, "out_dim" / _U32, "flags" / _U32),
+    ),
+    EventType.TEXTURE_COPY: (
+        TextureCopy,
+        cs.Struct("src" / _U32, "dst" / _U32, "size" / _U32, "in_line" / _U32, "out_line" / _U32, "flags" / _U32),
+    ),
+    EventType.PRESENT: (
+        Present,
+        cs.Struct("screen" / cs.Int8ul, "left" / _U32, "right" / _U32, "format" / _U32, "stride" / _U32,
+                  "select" / cs.Int8ul),
+    ),
+    EventType.FRAME_END: (FrameEnd, cs.Struct()),
+    EventType.MARKER: (Marker, cs.Struct("text" / cs.PascalString(cs.Int16ul, "utf8"))),
+}
+_TYPE_OF = {cls: kind for kind, (cls, _) in _BODIES.items()}
+_REG_WIDTHS = (1, 2, 4, 8)
+
+
+def _event_fields(event: Event) -> dict[str, Any]:
+    values = {f.name: getattr(event, f.name) for f in fields(event)}
+    if isinstance(event, MemoryFill):
+        values["units"] = [vars(u) for u in event.units]
+    return values
+
+
+def _event_from(kind: EventType, body: cs.Container, offset: int) -> Event:
+    cls, _ = _BODIES[kind]
+    values = {k: v for k, v in body.items() if not k.startswith("_")}
+    if cls is MemoryFill:
+        values["units"] = tuple(FillUnit(u.start, u.end, u.value, u.control) for u in values["units"])
+    if cls is RegWrite and values["width"] not in _REG_WIDTHS:
+        raise FormatError(f"register write of width {values['width']}", offset=offset)
+    return cls(**values)
+
+
+# --------------------------------------------------------------------------------------------------- blobs
+class BlobStore:
+    """Distinct memory contents, by index. ``add`` deduplicates; reading decompresses lazily (and checks)."""
+
+    def __init__(self) -> None:
+        self._raw: list[bytes | None] = []
+        self._stored: list[tuple[Codec, int, bytes, int]] = []  # codec, raw size, stored bytes, file offset
+        self._index: dict[bytes, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def add(self, data: bytes) -> int:
+        """Index of ``data`` (stored once)."""
+        key = hashlib.sha256(data).digest()
+        if key not in self._index:
+            self._index[key] = len(self._raw)
+            self._raw.append(bytes(data))
+            self._stored.append((Codec.RAW, len(data), b"", -1))
+        return self._index[key]
+
+    def size(self, index: int) -> int:
+        return self._stored[index][1]
+
+    def __getitem__(self, index: int) -> bytes:
+        raw = self._raw[index]
+        if raw is None:
+            codec, raw_size, stored, offset = self._stored[index]
+            raw = _decompress(codec, stored, raw_size, offset)
+            self._raw[index] = raw
+        return raw
+
+    def _add_stored(self, codec: Codec, raw_size: int, stored: bytes, offset: int) -> None:
+        self._raw.append(None)
+        self._stored.append((codec, raw_size, stored, offset))
+
+
+@dataclass
+class Capture:
+    """A whole capture: metadata, initial state, memory contents and the event stream."""
+
+    meta: dict[str, str] = field(default_factory=dict)
+    state: InitialState = field(default_factory=InitialState)
+    blobs: BlobStore = field(default_factory=BlobStore)
+    events: list[Event] = field(default_factory=list)
+    damage: FormatError | None = None  # set by a non-strict read that stopped at a fault
+
+
+# ------------------------------------------------------------------------------------------- compression
+def _compress(codec: Codec, data: bytes) -> bytes:
+    if codec is Codec.ZSTD:
+        return zstandard.ZstdCompressor(level=3, write_content_size=True).compress(data)
+    if codec is Codec.ZLIB:
+        return zlib.compress(data, 6)
+    return data
+
+
+def _decompress(codec: Codec | int, stored: bytes, raw_size: int, offset: int) -> bytes:
+    if raw_size > MAX_SECTION_BYTES:
+        raise FormatError(f"declared size {raw_size} is implausibly large", offset=offset)
+    try:
+        if codec == Codec.RAW:
+            out = stored
+        elif codec == Codec.ZSTD:
+            out = zstandard.ZstdDecompressor().decompress(stored, max_output_size=max(raw_size, 1))
+        elif codec == Codec.ZLIB:
+            inflater = zlib.decompressobj()
+            out = inflater.decompress(stored, raw_size)
+            if inflater.unconsumed_tail:
+                raise FormatError("zlib data longer than declared", offset=offset)
+        else:
+            raise FormatError(f"unknown codec {codec}", offset=offset)
+    except (zstandard.ZstdError, zlib.error) as err:
+        raise FormatError(f"corrupt compressed data: {err}", offset=offset) from None
+    if len(out) != raw_size:
+        raise FormatError(f"data decompresses to {len(out)} bytes, header says {raw_size}", offset=offset)
+    return bytes(out)
+
+
+# ------------------------------------------------------------------------------------------------- sections
+_HEADER = cs.Struct("magic" / cs.Bytes(8), "major" / cs.Int16ul, "minor" / cs.Int16ul, "count" / _U32)
+_SECTION = cs.Struct(
+    "tag" / cs.Bytes(4), "codec" / cs.Int8ul, cs.Padding(3), "raw_size" / cs.Int64ul,
+    "stored_size" / cs.Int64ul, "crc" / _U32,
+)  # fmt: skip
+_META_KEY = cs.PascalString(cs.Int16ul, "utf8")
+_META_VALUE = cs.PascalString(cs.Int32ul, "utf8")
+_BLOB_ENTRY = cs.Struct("codec" / cs.Int8ul, "raw_size" / cs.Int64ul, "stored_size" / cs.Int64ul, "offset" / cs.Int64ul)
+_STATE_BYTES = sum(np.dtype(dt).itemsize * int(np.prod(shape)) for dt, shape in STATE_ARRAYS.values())
+
+
+class _Reader:
+    """A cursor over bytes that names the absolute offset of whatever it fails to read."""
+
+    def __init__(self, data: bytes, base: int = 0) -> None:
+        self.data, self.pos, self.base = data, 0, base
+        self._stream = io.BytesIO(data)
+
+    @property
+    def offset(self) -> int:
+        return self.base + self.pos
+
+    def remaining(self) -> int:
+        return len(self.data) - self.pos
+
+    def need(self, size: int, what: str) -> None:
+        if size < 0 or size > self.remaining():
+            raise FormatError(f"{what} needs {size} bytes, only {self.remaining()} remain", offset=self.offset)
+
+    def take(self, size: int, what: str) -> bytes:
+        self.need(size, what)
+        chunk = self.data[self.pos : self.pos + size]
+        self.pos += size
+        return chunk
+
+    def parse(self, con: cs.Construct, what: str) -> Any:
+        start = self.offset
+        self._stream.seek(self.pos)
+        try:
+            value = con.parse_stream(self._stream)
+        except (cs.ConstructError, UnicodeDecodeError) as err:
+            raise FormatError(f"bad {what}: {type(err).__name__}", offset=start) from None
+        self.pos = self._stream.tell()
+        return value
+
+    def u32(self, what: str) -> int:
+        return int.from_bytes(self.take(4, what), "little")
+
+
+def _parse_sections(data: bytes) -> dict[bytes, tuple[bytes, int]]:
+    """tag -> (raw payload, absolute offset of the payload); checks header, sizes and CRCs."""
+    r = _Reader(data)
+    r.need(_HEADER.sizeof(), "file header")
+    head = r.parse(_HEADER, "file header")
+    if head.magic != MAGIC:
+        raise FormatError(f"not a .pica capture (magic {head.magic!r})", offset=0)
+    if head.major != VERSION_MAJOR:
+        raise FormatError(f".pica version {head.major}.{head.minor} is not supported (need {VERSION_MAJOR}.x)",
+                          offset=8)
+    sections: dict[bytes, tuple[bytes, int]] = {}
+    for _ in range(head.count):
+        r.need(_SECTION.sizeof(), "section header")
+        at = r.offset
+        sec = r.parse(_SECTION, "section header")
+        stored = r.take(sec.stored_size, f"section {sec.tag!r}")
+        if zlib.crc32(stored) != sec.crc:
+            raise FormatError(f"section {sec.tag!r} fails its CRC-32 check", offset=at)
+        if sec.tag == b"BLOB" and sec.codec != Codec.RAW:
+            raise FormatError("BLOB section must be stored raw", offset=at)
+        sections[sec.tag] = (_decompress(sec.codec, stored, sec.raw_size, at), at + _SECTION.sizeof())
+    missing = [t for t in (b"STAT", b"BLOB", b"EVNT") if t not in sections]
+    if missing:
+        raise FormatError(f"capture lacks section(s) {', '.join(t.decode() for t in missing)}", offset=r.offset)
+    return sections
+
+
+def _parse_meta(payload: bytes, base: int) -> dict[str, str]:
+    r = _Reader(payload, base)
+    count = int.from_bytes(r.take(2, "META count"), "little")
+    if count > MAX_META_ENTRIES:
+        raise FormatError(f"{count} metadata entries", offset=base)
+    meta = {}
+    for _ in range(count):
+        key = r.parse(_META_KEY, "metadata key")
+        meta[key] = r.parse(_META_VALUE, "metadata value")
+    return meta
+
+
+def _parse_state(payload: bytes, base: int, nblobs: int) -> InitialState:
+    r = _Reader(payload, base)
+    arrays = {}
+    for name, (dtype, shape) in STATE_ARRAYS.items():
+        nbytes = np.dtype(dtype).itemsize * int(np.prod(shape))
+        arrays[name] = np.frombuffer(r.take(nbytes, f"state array {name}"), dtype).reshape(shape).astype(dtype[1:])
+    count = r.u32("memory block count")
+    r.need(8 * count, "memory block table")
+    table = np.frombuffer(r.take(8 * count, "memory block table"), "<u4").reshape(count, 2)
+    bad = np.flatnonzero(table[:, 1] >= nblobs) if count else []
+    if len(bad):
+        raise FormatError(f"initial memory block {bad[0]} names missing blob {table[bad[0], 1]}",
+                          offset=base + _STATE_BYTES + 4 + 8 * int(bad[0]))
+    return InitialState(**arrays, memory=[(int(a), int(b)) for a, b in table])
+
+
+def _parse_blobs(payload: bytes, base: int) -> BlobStore:
+    r = _Reader(payload, base)
+    count = r.u32("blob count")
+    if count > MAX_BLOBS or count * _BLOB_ENTRY.sizeof() > r.remaining():
+        raise FormatError(f"blob table of {count} entries does not fit", offset=base)
+    entries = [(r.offset, r.parse(_BLOB_ENTRY, "blob entry")) for _ in range(count)]
+    data_start = r.pos
+    store = BlobStore()
+    for at, e in entries:
+        lo = data_start + e.offset
+        if e.offset > len(payload) or lo + e.stored_size > len(payload) or e.codec not in tuple(Codec):
+            raise FormatError("blob entry points outside the BLOB section", offset=at)
+        if e.raw_size > MAX_SECTION_BYTES:
+            raise FormatError(f"blob of {e.raw_size} bytes is implausibly large", offset=at)
+        store._add_stored(Codec(e.codec), e.raw_size, payload[lo : lo + e.stored_size], base + lo)
+    return store
+
+
+def _parse_events(payload: bytes, base: int, nblobs: int, strict: bool) -> tuple[list[Event], FormatError | None]:
+    r = _Reader(payload, base)
+    count = r.u32("event count")
+    if count > r.remaining():
+        raise FormatError(f"{count} events cannot fit in {r.remaining()} bytes", offset=base)
+    events: list[Event] = []
+    try:
+        for _ in range(count):
+            at = r.offset
+            code = r.take(1, "event type")[0]
+            if code not in EventType.__members__.values():
+                raise FormatError(f"unknown event type {code}", offset=at)
+            kind = EventType(code)
+            event = _event_from(kind, r.parse(_BODIES[kind][1], f"{kind.name} event"), at)
+            if isinstance(event, MemoryWrite) and event.blob >= nblobs:
+                raise FormatError(f"memory write names missing blob {event.blob}", offset=at)
+            events.append(event)
+        if r.remaining():
+            raise FormatError(f"{r.remaining()} stray bytes after the last event", offset=r.offset)
+    except FormatError as err:
+        if strict:
+            raise
+        return events, err
+    return events, None
+
+
+def parse(data: bytes, *, strict: bool = True) -> Capture:
+    """A ``Capture`` from the bytes of a .pica file (see the module docstring for the error contract)."""
+    sections = _parse_sections(data)
+    blobs = _parse_blobs(*sections[b"BLOB"])
+    meta = _parse_meta(*sections[b"META"]) if b"META" in sections else {}
+    state = _parse_state(*sections[b"STAT"], len(blobs))
+    events, damage = _parse_events(*sections[b"EVNT"], len(blobs), strict)
+    return Capture(meta, state, blobs, events, damage)
+
+
+def read(path: str | os.PathLike[str], *, strict: bool = True) -> Capture:
+    """Read a .pica file; errors carry the path and the byte offset."""
+    try:
+        return parse(Path(path).read_bytes(), strict=strict)
+    except FormatError as err:
+        raise FormatError(str(err).split(" (")[0], offset=err.offset, path=str(path)) from None
+
+
+# ------------------------------------------------------------------------------------------------- writing
+def _section(tag: bytes, payload: bytes, codec: Codec) -> bytes:
+    stored = _compress(codec, payload)
+    head = _SECTION.build({"tag": tag, "codec": codec, "raw_size": len(payload), "stored_size": len(stored),
+                           "crc": zlib.crc32(stored)})
+    return head + stored
+
+
+def _build_blobs(store: BlobStore, codec: Codec) -> bytes:
+    entries, chunks, offset = [], [], 0
+    for i in range(len(store)):
+        raw = store[i]
+        packed = _compress(codec, raw)
+        use = codec if len(packed) < len(raw) else Codec.RAW
+        stored = packed if use is codec else raw
+        entries.append(_BLOB_ENTRY.build({"codec": use, "raw_size": len(raw), "stored_size": len(stored),
+                                          "offset": offset}))
+        chunks.append(stored)
+        offset += len(stored)
+    return _U32.build(len(store)) + b"".join(entries) + b"".join(chunks)
+
+
+def _build_state(state: InitialState) -> bytes:
+    parts = []
+    for name, (dtype, shape) in STATE_ARRAYS.items():
+        arr = np.asarray(getattr(state, name))
+        if arr.shape != shape:
+            raise FormatError(f"state array {name} has shape {arr.shape}, expected {shape}")
+        parts.append(arr.astype(dtype).tobytes())
+    table = np.array(state.memory, "<u4").reshape(-1, 2)
+    return b"".join(parts) + _U32.build(len(table)) + table.tobytes()
+
+
+def _build_events(events: list[Event]) -> bytes:
+    out = [_U32.build(len(events))]
+    for event in events:
+        kind = _TYPE_OF[type(event)]
+        out.append(bytes([kind]) + _BODIES[kind][1].build(_event_fields(event)))
+    return b"".join(out)
+
+
+def build(capture: Capture, *, codec: Codec = Codec.ZSTD) -> bytes:
+    """The bytes of a .pica file for ``capture``."""
+    meta = cs.Int16ul.build(len(capture.meta)) + b"".join(
+        _META_KEY.build(k) + _META_VALUE.build(v) for k, v in capture.meta.items()
+    )
+    sections = [
+        _section(b"META", meta, Codec.RAW),
+        _section(b"STAT", _build_state(capture.state), codec),
+        _section(b"BLOB", _build_blobs(capture.blobs, codec), Codec.RAW),
+        _section(b"EVNT", _build_events(capture.events), codec),
+    ]
+    header = _HEADER.build({"magic": MAGIC, "major": VERSION_MAJOR, "minor": VERSION_MINOR, "count": len(sections)})
+    return header + b"".join(sections)
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        os.chmod(tmp, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write(path: str | os.PathLike[str], capture: Capture, *, codec: Codec = Codec.ZSTD) -> None:
+    """Write ``capture`` to ``path`` atomically."""
+    write_atomic(path, build(capture, codec=codec))

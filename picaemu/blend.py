@@ -1,0 +1,193 @@
+"""The color half of the per-fragment operations: alpha test, blending and logic op (registers 0x100-0x104).
+
+Receives a ``BlendState`` (decoded once per draw) and uint8 colors. ``alpha_test(bstate, color (F, 4)) -> (F,)
+bool`` passes where ``alpha FUNC ref``. ``blend(bstate, src (F, 4), dst (F, 4)) -> (F, 4) uint8``: with
+COLOR_OPERATION.blend_mode = blending, per channel ``eq(S * Fs, D * Fd) / 255`` clamped to 0..255 with equations
+add, subtract (S - D), reverse subtract, min, max (min/max APPLY the factors on PICA; codes 5-7 act as add) and
+integer division truncating; otherwise the 4-bit logic op on all four channels. A "color" factor used for alpha
+gives that color's alpha; "src alpha saturate" is min(As, 255 - Ad) for RGB and 255 for alpha. The destination is
+the framebuffer color already expanded to RGBA8 by the caller. Depth/stencil and write masks are not here.
+Fragment modes other than "default" (gas accumulation, shadow rendering) are not handled here (the caller checks
+``bstate.fragment_mode``); an undefined blend factor (15) raises ``UnsupportedFeature``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from picaemu.errors import UnsupportedFeature
+from picaemu.regs import access, id_of
+from picaemu.regs.blocks.fragops import BLEND_FACTORS, FRAGMENT_MODES
+
+Arr = np.ndarray
+# compare function code -> predicate (shared meaning with stencil/depth)
+COMPARE: dict[int, Callable[[Arr, int], Arr]] = {
+    0: lambda a, r: np.zeros(a.shape, bool),
+    1: lambda a, r: np.ones(a.shape, bool),
+    2: lambda a, r: a == r,
+    3: lambda a, r: a != r,
+    4: lambda a, r: a < r,
+    5: lambda a, r: a <= r,
+    6: lambda a, r: a > r,
+    7: lambda a, r: a >= r,
+}
+EQ_ADD, EQ_SUBTRACT, EQ_REVERSE_SUBTRACT, EQ_MIN, EQ_MAX = 0, 1, 2, 3, 4  # 5-7 act as add
+ALPHA = 3
+ZERO, ONE, SRC, DST, CONST, SATURATE = range(6)
+# factor code -> (what it reads, reads that color's alpha instead of the channel, inverted: 255 - value)
+FACTOR_TABLE: dict[int, tuple[int, bool, bool]] = {
+    0: (ZERO, False, False), 1: (ONE, False, False),
+    2: (SRC, False, False), 3: (SRC, False, True), 4: (DST, False, False), 5: (DST, False, True),
+    6: (SRC, True, False), 7: (SRC, True, True), 8: (DST, True, False), 9: (DST, True, True),
+    10: (CONST, False, False), 11: (CONST, False, True), 12: (CONST, True, False), 13: (CONST, True, True),
+    14: (SATURATE, False, False),  # min(As, 255 - Ad) for RGB, 255 for alpha
+}
+assert set(FACTOR_TABLE) == set(BLEND_FACTORS)
+
+
+@numba.njit(cache=True, inline="always")
+def _pick(kind: int, src: int, dst: int, const: int, saturate: int) -> int:
+    """The value a factor of ``kind`` reads (scalars only: array arguments would cost a refcount per call)."""
+    if kind == ZERO:
+        return 0
+    if kind == ONE:
+        return 255
+    if kind == SRC:
+        return src
+    if kind == DST:
+        return dst
+    if kind == CONST:
+        return const
+    return saturate
+
+
+@numba.njit(cache=True, inline="always")
+def _equation(eq: int, x: int, y: int) -> int:
+    if eq == EQ_SUBTRACT:
+        return x - y
+    if eq == EQ_REVERSE_SUBTRACT:
+        return y - x
+    if eq == EQ_MIN:
+        return min(x, y)
+    if eq == EQ_MAX:
+        return max(x, y)
+    return x + y
+
+
+@numba.njit(cache=True)
+def _blend_kernel(s, d, c, eqs, kinds, chans, inverts, out) -> None:
+    """kinds/chans/inverts: (2 = src/dst side, 4 channels) from FACTOR_TABLE; eqs (4,) per channel.
+    out = clamp(eq(S * Fs, D * Fd) // 255, 0, 255)."""
+    for i in range(s.shape[0]):
+        sa, da = np.int64(s[i, ALPHA]), np.int64(d[i, ALPHA])
+        for ch in range(4):
+            saturate = 255 if ch == ALPHA else min(sa, 255 - da)
+            k0, k1 = chans[0, ch], chans[1, ch]
+            f0 = _pick(kinds[0, ch], np.int64(s[i, k0]), np.int64(d[i, k0]), np.int64(c[k0]), saturate)
+            f1 = _pick(kinds[1, ch], np.int64(s[i, k1]), np.int64(d[i, k1]), np.int64(c[k1]), saturate)
+            f0 = 255 - f0 if inverts[0, ch] else f0
+            f1 = 255 - f1 if inverts[1, ch] else f1
+            v = _equation(eqs[ch], np.int64(s[i, ch]) * f0, np.int64(d[i, ch]) * f1)
+            out[i, ch] = min(max(v // 255, 0), 255)
+
+
+LOGIC_OPS: dict[int, Callable[[Arr, Arr], Arr]] = {
+    0: lambda s, d: np.zeros_like(s),
+    1: lambda s, d: s & d,
+    2: lambda s, d: s & ~d,
+    3: lambda s, d: s,
+    4: lambda s, d: np.full_like(s, 255),
+    5: lambda s, d: ~s,
+    6: lambda s, d: d,
+    7: lambda s, d: ~d,
+    8: lambda s, d: ~(s & d),
+    9: lambda s, d: s | d,
+    10: lambda s, d: ~(s | d),
+    11: lambda s, d: s ^ d,
+    12: lambda s, d: ~(s ^ d),
+    13: lambda s, d: ~s & d,
+    14: lambda s, d: s | ~d,
+    15: lambda s, d: ~s | d,
+}
+
+
+@dataclass(frozen=True)
+class BlendState:
+    """Alpha test, blend and logic-op configuration of one draw."""
+
+    fragment_mode: str
+    blending: bool
+    rgb_equation: int
+    alpha_equation: int
+    rgb_src: int
+    rgb_dst: int
+    alpha_src: int
+    alpha_dst: int
+    constant: tuple[int, int, int, int]
+    logic_op: int
+    alpha_test: bool
+    alpha_func: int
+    alpha_ref: int
+
+    @classmethod
+    def from_regs(cls, regs: np.ndarray) -> BlendState:
+        mode = access.raw(regs, "COLOR_OPERATION", "fragment_mode")
+        if mode not in FRAGMENT_MODES:
+            reg_id = id_of("COLOR_OPERATION")
+            raise UnsupportedFeature(f"undefined fragment mode {mode}", register=reg_id, value=int(regs[reg_id]))
+        bf = {name: access.raw(regs, "BLEND_FUNC", name)
+              for name in ("rgb_equation", "alpha_equation", "rgb_src", "rgb_dst", "alpha_src", "alpha_dst")}
+        blending = bool(access.raw(regs, "COLOR_OPERATION", "blend_mode"))
+        if blending:
+            for name in ("rgb_src", "rgb_dst", "alpha_src", "alpha_dst"):
+                if bf[name] not in BLEND_FACTORS:
+                    reg_id = id_of("BLEND_FUNC")
+                    raise UnsupportedFeature(f"undefined blend factor {bf[name]} ({name})",
+                                             register=reg_id, value=int(regs[reg_id]))
+        return cls(
+            fragment_mode=FRAGMENT_MODES[mode],
+            blending=blending,
+            **bf,
+            constant=tuple(access.raw(regs, "BLEND_COLOR", ch) for ch in "rgba"),
+            logic_op=access.raw(regs, "LOGIC_OP", "op"),
+            alpha_test=bool(access.raw(regs, "FRAGOP_ALPHA_TEST", "enable")),
+            alpha_func=access.raw(regs, "FRAGOP_ALPHA_TEST", "func"),
+            alpha_ref=access.raw(regs, "FRAGOP_ALPHA_TEST", "ref"),
+        )
+
+
+def alpha_test(bstate: BlendState, color: np.ndarray) -> np.ndarray:
+    """(F,) bool: fragments that pass the alpha test (all of them when it is off)."""
+    if not bstate.alpha_test:
+        return np.ones(color.shape[0], bool)
+    return COMPARE[bstate.alpha_func](color[:, 3], bstate.alpha_ref)
+
+
+def _factor_arrays(bstate: BlendState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    kinds, chans, inverts = np.zeros((2, 4), np.int64), np.zeros((2, 4), np.int64), np.zeros((2, 4), np.bool_)
+    for side, (rgb_code, alpha_code) in enumerate(((bstate.rgb_src, bstate.alpha_src),
+                                                    (bstate.rgb_dst, bstate.alpha_dst))):
+        for ch in range(4):
+            kind, reads_alpha, invert = FACTOR_TABLE[alpha_code if ch == ALPHA else rgb_code]
+            kinds[side, ch], chans[side, ch], inverts[side, ch] = kind, ALPHA if reads_alpha else ch, invert
+    return kinds, chans, inverts
+
+
+def blend_colors(bstate: BlendState, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Blending proper: (F, 4) uint8."""
+    out = np.empty(src.shape, np.uint8)
+    eqs = np.array([bstate.rgb_equation] * 3 + [bstate.alpha_equation], np.int64)
+    _blend_kernel(np.ascontiguousarray(src, np.uint8), np.ascontiguousarray(dst, np.uint8),
+                  np.array(bstate.constant, np.uint8), eqs, *_factor_arrays(bstate), out)
+    return out
+
+
+def blend(bstate: BlendState, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """(F, 4) uint8: blending when enabled, else the logic op."""
+    if bstate.blending:
+        return blend_colors(bstate, src, dst)
+    return LOGIC_OPS[bstate.logic_op](src.astype(np.uint8), dst.astype(np.uint8)).astype(np.uint8)

@@ -1,0 +1,176 @@
+"""``picaemu batch INPUTS... -o OUTDIR [--jobs N] [--compare REFDIR --tolerance T]``: headless replay for CI.
+
+Every input (a .pica, .ctf or c3dcap directory; a directory without a manifest is searched for captures) is
+replayed in a process pool; the top screen at the end is written to ``OUTDIR/<name>.png``. A rich progress bar and
+a summary table go to stderr. With ``--compare`` each picture is checked against ``REFDIR/<name>.png``: a channel
+differing by more than the tolerance is a regression; ``OUTDIR/<name>.diff.png`` shows where (differing pixels in
+red over a dimmed copy of the picture) and ``OUTDIR/report.json`` / ``report.html`` summarise the run. Exit status
+1 when any capture fails or regresses, 0 otherwise (2 for bad arguments).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import click
+import numpy as np
+from PIL import Image
+
+from picaemu.cli.common import reports_errors
+
+DIFF_DIM = 3  # unchanged pixels are shown at 1/3 brightness in diff images
+
+
+@dataclass
+class Outcome:
+    name: str
+    source: str
+    status: str  # ok, failed, regression, missing reference
+    frames: int = 0
+    draws: int = 0
+    seconds: float = 0.0
+    max_diff: int | None = None
+    bad_pixels: int | None = None
+    error: str = ""
+
+
+def capture_names(paths: list[Path]) -> list[str]:
+    """Output names: a scene directory's name, a file's name with dots as underscores; repeats get -2, -3..."""
+    names: list[str] = []
+    for path in paths:
+        base = path.name if path.is_dir() else path.name.replace(".", "_")
+        name, k = base, 1
+        while name in names:
+            k += 1
+            name = f"{base}-{k}"
+        names.append(name)
+    return names
+
+
+def find_inputs(paths: tuple[Path, ...]) -> list[Path]:
+    """Captures named on the command line; plain directories are searched (c3dcap scenes, .pica, .ctf)."""
+    from picaemu.replay import is_capture
+
+    found: list[Path] = []
+    for p in paths:
+        if is_capture(p):
+            found.append(p)
+        elif p.is_dir():
+            found += sorted(q for q in p.rglob("*") if q.suffix in (".pica", ".ctf") or (q / "manifest.json").is_file())
+    return found
+
+
+def replay_one(source: str, name: str, out_dir: str) -> Outcome:
+    """Worker: replay one capture and write its top-screen PNG (errors become a failed outcome)."""
+    from picaemu.errors import PicaError
+    from picaemu.replay import open as open_capture
+
+    path = Path(source)
+    outcome = Outcome(name, source, "ok")
+    start = time.perf_counter()
+    try:
+        replay = open_capture(path)
+        replay.run()
+        Image.fromarray(replay.screen()).save(Path(out_dir) / f"{outcome.name}.png")
+        outcome.frames, outcome.draws = len(replay.frames), len(replay.draws)
+    except (PicaError, OSError) as err:
+        outcome.status, outcome.error = "failed", str(err)
+    outcome.seconds = round(time.perf_counter() - start, 3)
+    return outcome
+
+
+def compare(outcome: Outcome, out_dir: Path, ref_dir: Path, tolerance: int) -> None:
+    """Check one rendered picture against its reference; writes the diff image on a mismatch."""
+    ref_path = ref_dir / f"{outcome.name}.png"
+    if not ref_path.is_file():
+        outcome.status = "missing reference"
+        return
+    got = np.asarray(Image.open(out_dir / f"{outcome.name}.png").convert("RGB")).astype(np.int16)
+    ref = np.asarray(Image.open(ref_path).convert("RGB")).astype(np.int16)
+    if got.shape != ref.shape:
+        outcome.status, outcome.error = "regression", f"size {got.shape[:2]} differs from reference {ref.shape[:2]}"
+        return
+    diff = np.abs(got - ref).max(axis=2)
+    bad = diff > tolerance
+    outcome.max_diff, outcome.bad_pixels = int(diff.max()), int(bad.sum())
+    if bad.any():
+        outcome.status = "regression"
+        picture = (got // DIFF_DIM).astype(np.uint8)
+        picture[bad] = (255, 0, 0)
+        Image.fromarray(picture).save(out_dir / f"{outcome.name}.diff.png")
+
+
+def write_reports(outcomes: list[Outcome], out_dir: Path, tolerance: int | None) -> None:
+    (out_dir / "report.json").write_text(json.dumps({"tolerance": tolerance, "captures": [asdict(o) for o in
+                                                                                          outcomes]}, indent=1))
+    rows = []
+    for o in outcomes:
+        diff = f'<img src="{html.escape(o.name)}.diff.png" width="200">' if o.status == "regression" else ""
+        rows.append(f"<tr><td>{html.escape(o.name)}</td><td>{o.status}</td><td>{o.frames}</td><td>{o.draws}</td>"
+                    f"<td>{o.max_diff if o.max_diff is not None else ''}</td><td>{o.bad_pixels or ''}</td>"
+                    f'<td><img src="{html.escape(o.name)}.png" width="200"></td><td>{diff}</td>'
+                    f"<td>{html.escape(o.error)}</td></tr>")
+    (out_dir / "report.html").write_text(
+        "<!doctype html><meta charset=utf-8><title>picaemu batch</title><table border=1>"
+        "<tr><th>capture</th><th>status</th><th>frames</th><th>draws</th><th>max diff</th><th>bad pixels</th>"
+        "<th>picture</th><th>diff</th><th>error</th></tr>" + "".join(rows) + "</table>\n")
+
+
+def _summary(outcomes: list[Outcome]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="picaemu batch")
+    for col in ("capture", "status", "frames", "draws", "s", "max diff", "error"):
+        table.add_column(col)
+    for o in outcomes:
+        table.add_row(o.name, o.status, str(o.frames), str(o.draws), f"{o.seconds:.2f}",
+                      "" if o.max_diff is None else str(o.max_diff), o.error[:60])
+    Console(stderr=True).print(table)
+
+
+@click.command("batch")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes.")
+@click.option("--compare", "ref_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Directory of reference PNGs (<name>.png).")
+@click.option("--tolerance", type=click.IntRange(0, 255), default=2, show_default=True,
+              help="Largest allowed per-channel difference.")
+@reports_errors
+def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int, ref_dir: Path | None, tolerance: int) -> None:
+    """Replay every capture in INPUTS headlessly and write the top-screen PNGs to OUTDIR."""
+    from rich.progress import Progress
+
+    sources = find_inputs(inputs)
+    if not sources:
+        raise click.UsageError("no captures found in the inputs")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    names = capture_names(sources)
+    outcomes: list[Outcome] = []
+    with Progress(transient=True, console=None) as progress:
+        task = progress.add_task("replaying", total=len(sources))
+        if jobs == 1:
+            for s, name in zip(sources, names, strict=True):
+                outcomes.append(replay_one(str(s), name, str(out_dir)))
+                progress.advance(task)
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                args = ([str(s) for s in sources], names, [str(out_dir)] * len(sources))
+                for outcome in pool.map(replay_one, *args):
+                    outcomes.append(outcome)
+                    progress.advance(task)
+    if ref_dir is not None:
+        for o in outcomes:
+            if o.status == "ok":
+                compare(o, out_dir, ref_dir, tolerance)
+    write_reports(outcomes, out_dir, tolerance if ref_dir is not None else None)
+    _summary(outcomes)
+    failed = [o for o in outcomes if o.status not in ("ok",)]
+    if failed:
+        raise SystemExit(1)

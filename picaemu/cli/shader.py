@@ -1,0 +1,162 @@
+"""``picaemu shader``: disassemble, assemble and run PICA200 shader binaries.
+
+- ``picaemu shader disasm FILE.shbin [--dvle N] [--listing]`` — picasso-syntax source (or an address listing)
+- ``picaemu shader asm FILE.vsh [FILE.gsh ...] -o OUT.shbin`` — one DVLE per source file
+- ``picaemu shader run FILE.shbin [--dvle N] --set v0=x,y,z,w --set c4=… --set i0=x,y,z,w --set b2=1
+  [--trace] [--json]`` — one input through the DVLE (its constants applied; unset registers 0, bools false);
+  prints o0-o15, or for a geometry DVLE the emitted vertices and triangles. JSON: ``{"outputs": {"o0": [...]}}``
+  or ``{"vertices": [{"o0": [...]}, ...], "triangles": [[i, j, k], ...]}`` (plus ``"trace"`` with --trace).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import click
+import numpy as np
+
+from picaemu.cli.common import reports_errors
+from picaemu.errors import PicaError
+from picaemu.formats import shbin as shbin_format
+
+SET_RE = re.compile(r"^([vcib])(\d+)=(.+)$")
+REGISTER_COUNTS = {"v": 16, "c": 96, "i": 4, "b": 16}
+
+
+def _load(path: str) -> shbin_format.Shbin:
+    try:
+        return shbin_format.parse(Path(path).read_bytes())
+    except PicaError as err:
+        raise click.ClickException(f"{path}: {err}") from None
+
+
+@click.group("shader")
+def shader() -> None:
+    """Shader binaries: disassemble, assemble, run."""
+
+
+@shader.command("disasm")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--dvle", default=0, show_default=True, help="which DVLE (executable) of the file")
+@click.option("--listing", is_flag=True, help="address/word listing instead of re-assemblable source")
+@reports_errors
+def disasm(file: str, dvle: int, listing: bool) -> None:
+    """Disassemble FILE.shbin into picasso syntax."""
+    from picaemu.shader.disasm import disassemble_dvle
+    from picaemu.shader.disasm import listing as make_listing
+    from picaemu.shader.setup import dvle_names
+
+    sb = _load(file)
+    if not 0 <= dvle < len(sb.dvles):
+        raise click.ClickException(f"{file} has {len(sb.dvles)} DVLE(s); --dvle {dvle} does not exist")
+    if listing:
+        ops = np.array([d for d, _e in sb.opdescs] + [0] * (128 - len(sb.opdescs)), np.uint32)
+        for line in make_listing(np.array(sb.code, np.uint32), ops, names=dvle_names(sb.dvles[dvle])):
+            click.echo(line)
+        return
+    click.echo(disassemble_dvle(sb, dvle), nl=False)
+
+
+@shader.command("asm")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="SHBIN file to write")
+@reports_errors
+def asm(sources: tuple[str, ...], output: str) -> None:
+    """Assemble picasso-syntax SOURCES (e.g. a .vsh and a .gsh) into one SHBIN."""
+    from picaemu.shader.asm import assemble
+
+    result = assemble([(s, Path(s).read_text()) for s in sources])
+    data = shbin_format.build(result)
+    Path(output).write_bytes(data)
+    click.echo(f"{output}: {len(result.code)} instructions, {len(result.opdescs)} operand descriptors, "
+               f"{len(result.dvles)} DVLE(s), {len(data)} bytes")
+
+
+def _parse_sets(sets: tuple[str, ...]) -> dict[str, list[float]]:
+    values: dict[str, list[float]] = {}
+    for item in sets:
+        m = SET_RE.match(item.replace(" ", ""))
+        if not m or int(m.group(2)) >= REGISTER_COUNTS[m.group(1)]:
+            raise click.BadParameter(f"'{item}' (expected v0-15, c0-95, i0-3 or b0-15 = values)", param_hint="--set")
+        try:
+            nums = [float(x) for x in m.group(3).split(",")]
+        except ValueError:
+            raise click.BadParameter(f"'{item}' has a non-number", param_hint="--set") from None
+        want = 1 if m.group(1) == "b" else 4
+        if len(nums) != want:
+            raise click.BadParameter(f"'{item}' needs {want} value(s)", param_hint="--set")
+        values[m.group(1) + m.group(2)] = nums
+    return values
+
+
+def _vec(values) -> list[float]:
+    return [float(x) for x in values]
+
+
+@shader.command("run")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--dvle", default=0, show_default=True, help="which DVLE (executable) of the file")
+@click.option("--set", "sets", multiple=True, help="register=values, e.g. v0=1,2,3,1  c4=0,0,0,1  i0=3,0,1,0  b2=1")
+@click.option("--trace", is_flag=True, help="print every executed instruction with its values")
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+@reports_errors
+def run(file: str, dvle: int, sets: tuple[str, ...], trace: bool, as_json: bool) -> None:
+    """Run one input through a DVLE of FILE.shbin and print its outputs."""
+    from picaemu.shader import run_geometry_shader, run_vertex_shader
+    from picaemu.shader.setup import GeometryConfig, ShaderSetup
+    from picaemu.shader.trace import format_trace, trace_geometry, trace_vertex
+
+    sb = _load(file)
+    if not 0 <= dvle < len(sb.dvles):
+        raise click.ClickException(f"{file} has {len(sb.dvles)} DVLE(s); --dvle {dvle} does not exist")
+    setup = ShaderSetup.from_dvle(sb, dvle)
+    values = _parse_sets(sets)
+    floats, ints, bools = (np.array(setup.float_uniforms), np.array(setup.int_uniforms),
+                           np.array(setup.bool_uniforms))
+    v = np.zeros((16, 4), np.float32)
+    for name, nums in values.items():
+        kind, idx = name[0], int(name[1:])
+        if kind == "v":
+            v[idx] = nums
+        elif kind == "c":
+            floats[idx] = nums
+        elif kind == "i":
+            if any(not 0 <= x <= 255 or x != int(x) for x in nums):
+                raise click.BadParameter(f"{name}: integer uniforms are 0-255", param_hint="--set")
+            ints[idx] = [int(x) for x in nums]
+        else:
+            bools[idx] = bool(nums[0])
+    setup = setup.with_uniforms(floats=floats, ints=ints, bools=bools)
+    report: dict = {}
+    if setup.unit == "vs":
+        out = run_vertex_shader(setup, v[None])[0]
+        report["outputs"] = {f"o{i}": _vec(out[i]) for i in range(16)}
+        records = trace_vertex(setup, v) if trace else []
+    else:
+        setup = replace(setup, geometry=GeometryConfig(mode=0))   # one invocation with the given v registers
+        result = run_geometry_shader(setup, v[None])
+        regs = [i for i in range(16) if setup.output_mask >> i & 1] or list(range(16))
+        report["vertices"] = [{f"o{i}": _vec(vert[i]) for i in regs} for vert in result.vertices]
+        report["triangles"] = result.triangles.tolist()
+        report["winding"] = result.winding.tolist()
+        records = trace_geometry(setup, v[None]) if trace else []
+    if as_json:
+        if trace:
+            report["trace"] = [r.as_dict() for r in records]
+        click.echo(json.dumps(report))
+        return
+    if trace:
+        for line in format_trace(records):
+            click.echo(line)
+    if "outputs" in report:
+        for name, vec in report["outputs"].items():
+            click.echo(f"{name:>3} = ({', '.join(f'{x:.6g}' for x in vec)})")
+        return
+    for k, vert in enumerate(report["vertices"]):
+        click.echo(f"vertex {k}: " + "  ".join(f"{n}=({', '.join(f'{x:.6g}' for x in vec)})"
+                                               for n, vec in vert.items()))
+    for k, (tri, wind) in enumerate(zip(report["triangles"], report["winding"], strict=True)):
+        click.echo(f"triangle {k}: {tri}" + (" (winding inverted)" if wind else ""))

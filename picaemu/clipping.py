@@ -1,0 +1,220 @@
+"""Clipping, perspective divide, viewport and depth-map parameters, face culling.
+
+Receives triangles ``(T, 3, C) float32`` in the vertex column layout of ``picaemu.output_map`` (clip-space
+position in columns 0-3, varyings after) and returns, after ``clip_triangles`` then ``to_window``, a
+``WindowTriangles`` struct-of-arrays ready for the rasterizer:
+
+- ``x, y``: (T, 3) int64 window position in 12.4 fixed point (y up), ``round(v * 16)``
+- ``zndc``: (T, 3) float32 z / w; ``inv_w``: (T, 3) float32 1 / w
+- ``varyings``: (T, 3, C - 4) float32 every varying multiplied by 1 / w (perspective-correct interpolation)
+- ``primitive``: (T,) int32 triangle number within the draw (before clipping)
+
+Clip volume (pica-pipeline.md §6): -w <= x <= w, -w <= y <= w, -w <= z <= 0, w >= 1e-5, plus the user plane
+(FRAGOP_CLIP 0x047-0x04B) when enabled; a vertex is inside a plane when ``dot(P, plane) + offset >= -1e-8``.
+Triangles wholly inside pass untouched, triangles wholly outside one plane are dropped, the rest are clipped by
+Sutherland-Hodgman in plane order (compiled with numba) and fan-triangulated from the first vertex; new vertices
+interpolate every column linearly in clip space. Before clipping, vertex 1 and 2 negate their normal quaternion
+when its dot product with vertex 0's is negative. Triangles with a non-finite position are dropped (counted).
+
+Viewport (§7): ``sx = (x/w + 1) * VIEWPORT_WIDTH + VIEWPORT_XY.x`` (likewise y). Culling (§8) uses the 12.4 area
+``(x1-x0)(y2-y0) - (x2-x0)(y1-y0)`` (> 0 = counter-clockwise): mode 1 drops CCW, mode 2 drops CW, 0 and 3 keep
+both; zero-area triangles are always dropped; kept clockwise triangles are reordered counter-clockwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from picaemu.errors import PipelineError
+from picaemu.output_map import POS, QUAT
+from picaemu.regs import access, id_of
+
+SUBPIXEL = 16  # 12.4 fixed point
+INSIDE_EPS = 1e-8
+W_MIN = 1e-5
+MAX_VIEWPORT_HALF = 4096.0
+# fixed clip planes as (coefficients on x y z w, offset), in clipping order
+FIXED_PLANES = (
+    ((-1.0, 0.0, 0.0, 1.0), 0.0),  # right: w - x
+    ((1.0, 0.0, 0.0, 1.0), 0.0),  # left: w + x
+    ((0.0, -1.0, 0.0, 1.0), 0.0),  # top: w - y
+    ((0.0, 1.0, 0.0, 1.0), 0.0),  # bottom: w + y
+    ((0.0, 0.0, -1.0, 0.0), 0.0),  # near: -z
+    ((0.0, 0.0, 1.0, 1.0), 0.0),  # far: z + w
+    ((0.0, 0.0, 0.0, 1.0), -W_MIN),  # w > 0
+)
+CULL_DROPS = {0: 0, 1: 1, 2: -1, 3: 0}  # cull mode -> sign of the area that is dropped (0 = none)
+
+
+@dataclass(frozen=True)
+class ClipState:
+    """Clip planes (P, 4) float64 and offsets (P,) float64, fixed planes first, the user plane last."""
+
+    planes: np.ndarray
+    offsets: np.ndarray
+
+    @classmethod
+    def from_regs(cls, regs: np.ndarray) -> ClipState:
+        planes = [p for p, _ in FIXED_PLANES]
+        offsets = [o for _, o in FIXED_PLANES]
+        if access.raw(regs, "FRAGOP_CLIP", "enable"):
+            user = tuple(float(access.value(regs, f"FRAGOP_CLIP_DATA{i}", "value")) for i in range(4))
+            if not np.isfinite(user).all():
+                raise PipelineError(f"user clip plane {user} is not finite", register=id_of("FRAGOP_CLIP_DATA0"))
+            planes.append(user)
+            offsets.append(0.0)
+        return cls(np.array(planes, np.float64), np.array(offsets, np.float64))
+
+
+@dataclass(frozen=True)
+class ViewportState:
+    half_width: float
+    half_height: float
+    x: int
+    y: int
+    cull_mode: int
+
+    @classmethod
+    def from_regs(cls, regs: np.ndarray) -> ViewportState:
+        hw = float(access.value(regs, "VIEWPORT_WIDTH", "half_width"))
+        hh = float(access.value(regs, "VIEWPORT_HEIGHT", "half_height"))
+        for name, v in (("VIEWPORT_WIDTH", hw), ("VIEWPORT_HEIGHT", hh)):
+            if not np.isfinite(v) or abs(v) > MAX_VIEWPORT_HALF:
+                raise PipelineError(f"{name} = {v} is not a usable viewport half-size", register=id_of(name))
+        return cls(hw, hh, int(access.value(regs, "VIEWPORT_XY", "x")), int(access.value(regs, "VIEWPORT_XY", "y")),
+                   access.raw(regs, "FACECULLING_CONFIG", "mode"))
+
+
+@dataclass
+class WindowTriangles:
+    x: np.ndarray
+    y: np.ndarray
+    zndc: np.ndarray
+    inv_w: np.ndarray
+    varyings: np.ndarray
+    primitive: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.x.shape[0])
+
+    def select(self, index: np.ndarray) -> WindowTriangles:
+        return WindowTriangles(self.x[index], self.y[index], self.zndc[index], self.inv_w[index],
+                               self.varyings[index], self.primitive[index])
+
+
+def align_quaternions(tris: np.ndarray) -> None:
+    """In place: negate the quaternion of vertices 1 and 2 whose dot product with vertex 0's is negative."""
+    q = tris[:, :, QUAT]
+    flip = np.einsum("tc,tkc->tk", q[:, 0], q[:, 1:]) < 0
+    tris[:, 1:, QUAT] = np.where(flip[:, :, None], -q[:, 1:], q[:, 1:])
+
+
+@numba.njit(cache=True)
+def _clip_polygons(tris, planes, offsets):  # pragma: no cover - compiled
+    """Sutherland-Hodgman of each triangle against every plane, fan-triangulated; returns (tris, source index)."""
+    t_count, _, c = tris.shape
+    p_count = planes.shape[0]
+    cap = 3 + p_count + 1
+    out = np.empty((t_count * (cap - 2), 3, c), np.float32)
+    src = np.empty(t_count * (cap - 2), np.int64)
+    poly = np.empty((2, cap, c), np.float64)
+    dist = np.empty(cap, np.float64)
+    n_out = 0
+    for t in range(t_count):
+        cur = 0
+        for i in range(3):
+            for k in range(c):
+                poly[0, i, k] = tris[t, i, k]
+        n = 3
+        for p in range(p_count):
+            for i in range(n):
+                dist[i] = offsets[p]
+                for k in range(4):
+                    dist[i] += planes[p, k] * poly[cur, i, k]
+            m = 0
+            nxt = 1 - cur
+            for i in range(n):
+                j = (i + 1) % n
+                if dist[i] >= -1e-8:
+                    for k in range(c):
+                        poly[nxt, m, k] = poly[cur, i, k]
+                    m += 1
+                if (dist[i] >= -1e-8) != (dist[j] >= -1e-8):
+                    s = dist[i] / (dist[i] - dist[j])
+                    for k in range(c):
+                        poly[nxt, m, k] = poly[cur, i, k] + s * (poly[cur, j, k] - poly[cur, i, k])
+                    m += 1
+            cur = nxt
+            n = m
+            if n < 3:
+                break
+        for f in range(1, n - 1):
+            for k in range(c):
+                out[n_out, 0, k] = poly[cur, 0, k]
+                out[n_out, 1, k] = poly[cur, f, k]
+                out[n_out, 2, k] = poly[cur, f + 1, k]
+            src[n_out] = t
+            n_out += 1
+    return out[:n_out], src[:n_out]
+
+
+def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """(T, 3, C) clip-space triangles -> (T', 3, C) triangles inside the volume, (T',) source triangle, counts."""
+    pos = tris[:, :, POS].astype(np.float64)
+    finite = np.isfinite(pos).all(axis=(1, 2))
+    dist = pos @ clip.planes.T + clip.offsets  # (T, 3, P)
+    inside = dist >= -INSIDE_EPS
+    all_in = inside.all(axis=(1, 2)) & finite
+    rejected = (~inside).all(axis=1).any(axis=1) & finite
+    straddle = finite & ~all_in & ~rejected
+    keep_idx = np.nonzero(all_in)[0]
+    cut_idx = np.nonzero(straddle)[0]
+    counts = {"primitives_invalid": int((~finite).sum()), "primitives_clipped_away": int(rejected.sum()),
+              "primitives_clipped": int(cut_idx.shape[0])}
+    if cut_idx.shape[0] == 0:
+        return tris[keep_idx], keep_idx, counts
+    cut, src = _clip_polygons(np.ascontiguousarray(tris[cut_idx]), clip.planes, clip.offsets)
+    ok = np.isfinite(cut[:, :, POS]).all(axis=(1, 2))  # overflow while interpolating huge coordinates
+    counts["primitives_invalid"] += int((~ok).sum())
+    cut, src = cut[ok], src[ok]
+    return np.concatenate([tris[keep_idx], cut]), np.concatenate([keep_idx, cut_idx[src]]), counts
+
+
+def to_window(tris: np.ndarray, primitive: np.ndarray, vp: ViewportState) -> WindowTriangles:
+    """Perspective divide and viewport transform of clipped triangles (w > 0 guaranteed by clipping)."""
+    w = tris[:, :, 3].astype(np.float64)
+    inv_w = 1.0 / w
+    sx = (tris[:, :, 0] * inv_w + 1.0) * vp.half_width + vp.x
+    sy = (tris[:, :, 1] * inv_w + 1.0) * vp.half_height + vp.y
+    return WindowTriangles(
+        x=np.round(sx * SUBPIXEL).astype(np.int64),
+        y=np.round(sy * SUBPIXEL).astype(np.int64),
+        zndc=(tris[:, :, 2] * inv_w).astype(np.float32),
+        inv_w=inv_w.astype(np.float32),
+        varyings=(tris[:, :, 4:] * inv_w[:, :, None]).astype(np.float32),
+        primitive=primitive.astype(np.int32),
+    )
+
+
+def signed_area(wt: WindowTriangles) -> np.ndarray:
+    """(T,) int64 twice the signed area in 12.4 units squared; > 0 = counter-clockwise (y up)."""
+    x, y = wt.x, wt.y
+    return (x[:, 1] - x[:, 0]) * (y[:, 2] - y[:, 0]) - (x[:, 2] - x[:, 0]) * (y[:, 1] - y[:, 0])
+
+
+def cull(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles, int]:
+    """Drop culled and zero-area triangles, reorder the kept clockwise ones; returns (kept, number culled)."""
+    area = signed_area(wt)
+    drop_sign = CULL_DROPS[cull_mode]
+    keep = (area != 0) & (np.sign(area) != drop_sign) if drop_sign else area != 0
+    kept = wt.select(np.nonzero(keep)[0])
+    cw = area[keep] < 0
+    if cw.any():
+        order = np.where(cw[:, None], np.array([0, 2, 1]), np.array([0, 1, 2]))
+        rows = np.arange(len(kept))[:, None]
+        kept = WindowTriangles(kept.x[rows, order], kept.y[rows, order], kept.zndc[rows, order],
+                               kept.inv_w[rows, order], kept.varyings[rows, order], kept.primitive)
+    return kept, int((~keep).sum())

@@ -1,0 +1,194 @@
+"""The external engines as functions over emulated memory: memory fill, display transfer, texture copy.
+
+Receives physical byte addresses and decoded parameters (``TransferFlags`` from the PPF flags word); reads and
+writes ``PhysicalMemory`` in place, whole images at once (numpy gathers/scatters, no per-pixel Python).
+
+- ``memory_fill``: bytes ``[start, end)`` get the 2/3/4-byte little-endian pattern of ``value``.
+- ``display_transfer``: the input image (``in_w`` x ``in_h`` pixels, tiled 8x8 Morton or linear) is decoded
+  with the input format to (H, W, 4) uint8 RGBA in memory-row order (row 0 first), box-filtered for 2x1 / 2x2
+  downscale, cropped to the output size (top-left window), optionally flipped (output row y -> out_h - 1 - y),
+  encoded with the output format and written tiled or linear. Pixel formats use the transfer enum (0 RGBA8,
+  1 RGB8, 2 RGB565, 3 RGB5A1, 4 RGBA4) and the byte layouts of ``picaemu.framebuffer``.
+- ``texture_copy``: a raw copy of ``size`` bytes (rounded down to 16) read in lines of ``in_width`` bytes with
+  ``in_gap`` bytes skipped after each, written in lines of ``out_width`` / ``out_gap`` (gap 0 = contiguous).
+
+Hardware behaviour that is not known or hangs the console raises ``GxError`` / ``UnsupportedFeature``: 32x32
+block mode, downscale mode 3, output larger than input, a texture copy of size 0 or with a zero line width.
+Conversions that do not raise the completion interrupt on hardware (RGB8 -> other, 16-bit -> RGBA8/RGB8) are
+performed as Citra does and logged as a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from picaemu.errors import PicaError, UnsupportedFeature
+from picaemu.framebuffer import ColorFormat, decode_color, encode_color, morton8
+from picaemu.gx import registers as R
+from picaemu.memory import PhysicalMemory
+
+log = logging.getLogger("picaemu.gx")
+
+TRANSFER_FORMATS = {0: ColorFormat.RGBA8, 1: ColorFormat.RGB8, 2: ColorFormat.RGB565, 3: ColorFormat.RGB5A1,
+                    4: ColorFormat.RGBA4}
+BYTES_PER_PIXEL = {0: 4, 1: 3, 2: 2, 3: 2, 4: 2}
+SIXTEEN_BIT = frozenset({2, 3, 4})
+SCALE_SHIFTS = {0: (0, 0), 1: (1, 0), 2: (1, 1)}  # downscale mode -> (x shift, y shift)
+TILE = 8
+
+
+class GxError(PicaError):
+    """An external-engine command that hardware would reject or hang on; names the engine and the parameter."""
+
+
+@dataclass(frozen=True)
+class TransferFlags:
+    """The PPF flags word, decoded (bit layout in ``picaemu.gx.registers``)."""
+
+    flip: bool
+    linear_in: bool
+    tiled_out: bool
+    crop: bool
+    texture_copy: bool
+    in_format: int
+    out_format: int
+    block32: bool
+    scale: int
+
+    @classmethod
+    def from_word(cls, word: int) -> TransferFlags:
+        to_tiled, no_tiling = R.FLAG_LINEAR_TO_TILED.get(word), R.FLAG_NO_TILING.get(word)
+        return cls(
+            flip=bool(R.FLAG_FLIP.get(word)),
+            linear_in=bool(to_tiled),  # linear -> tiled, and linear -> linear (bits 1 + 5)
+            tiled_out=bool(to_tiled) != bool(no_tiling),  # linear -> tiled, and tiled -> tiled (bit 5 only)
+            crop=bool(R.FLAG_CROP.get(word)),
+            texture_copy=bool(R.FLAG_TEXTURE_COPY.get(word)),
+            in_format=R.FLAG_IN_FORMAT.get(word),
+            out_format=R.FLAG_OUT_FORMAT.get(word),
+            block32=bool(R.FLAG_BLOCK32.get(word)),
+            scale=R.FLAG_SCALE.get(word),
+        )
+
+
+def memory_fill(memory: PhysicalMemory, start: int, end: int, value: int, width_code: int) -> None:
+    """Fill ``[start, end)`` with the pattern of ``value`` (``width_code``: 0 16-bit, 1/3 24-bit, 2 32-bit)."""
+    if end <= start:
+        raise GxError(f"memory fill: end 0x{end:08X} is not after start 0x{start:08X}")
+    pattern_len = R.FILL_PATTERN_BYTES[width_code & 3]
+    pattern = np.frombuffer((value & 0xFFFFFFFF).to_bytes(4, "little")[:pattern_len], np.uint8)
+    target = memory.bytes(start, end - start, "memory fill")
+    target[:] = np.resize(pattern, end - start)
+
+
+def tiled_offsets(width: int, height: int) -> np.ndarray:
+    """(height, width) pixel indices into an 8x8-tiled image, rows in memory order (row 0 first)."""
+    y, x = np.mgrid[0:height, 0:width]
+    return ((y >> 3) * (width >> 3) + (x >> 3)) * (TILE * TILE) + morton8(x, y)
+
+
+def _pixel_offsets(width: int, height: int, tiled: bool) -> np.ndarray:
+    if tiled:
+        return tiled_offsets(width, height)
+    return np.arange(width * height, dtype=np.int64).reshape(height, width)
+
+
+def _check_format(code: int, what: str) -> ColorFormat:
+    if code not in TRANSFER_FORMATS:
+        raise GxError(f"display transfer: {what} format {code} is not a pixel format")
+    return TRANSFER_FORMATS[code]
+
+
+def read_image(memory: PhysicalMemory, address: int, width: int, height: int, fmt: int, tiled: bool) -> np.ndarray:
+    """(height, width, 4) uint8 RGBA of an image in memory (transfer format enum), memory-row order."""
+    cf, bpp = _check_format(fmt, "input"), BYTES_PER_PIXEL[fmt]
+    if tiled and (width % TILE or height % TILE):
+        raise GxError(f"tiled image {width}x{height} is not a whole number of 8x8 tiles")
+    raw = memory.bytes(address, width * height * bpp, "display transfer input")
+    offsets = _pixel_offsets(width, height, tiled).ravel() * bpp
+    words = np.zeros(offsets.size, np.uint32)
+    for i in range(bpp):
+        words |= raw[offsets + i].astype(np.uint32) << np.uint32(8 * i)
+    return decode_color(words, cf).reshape(height, width, 4)
+
+
+def write_image(memory: PhysicalMemory, address: int, image: np.ndarray, fmt: int, tiled: bool) -> None:
+    """Encode (H, W, 4) uint8 RGBA with transfer format ``fmt`` and store it (tiled or linear) at ``address``."""
+    height, width = image.shape[:2]
+    cf, bpp = _check_format(fmt, "output"), BYTES_PER_PIXEL[fmt]
+    if tiled and (width % TILE or height % TILE):
+        raise GxError(f"tiled output {width}x{height} is not a whole number of 8x8 tiles")
+    words = encode_color(image.reshape(-1, 4), cf)
+    out = np.zeros(width * height * bpp, np.uint8)
+    offsets = _pixel_offsets(width, height, tiled).ravel() * bpp
+    for i in range(bpp):
+        out[offsets + i] = (words >> np.uint32(8 * i)).astype(np.uint8)
+    memory.write(address, out, "display transfer output")
+
+
+def downscale(image: np.ndarray, scale: int) -> np.ndarray:
+    """Box filter: 2x1 averages horizontal pairs, 2x2 averages 2x2 blocks (rounding down, as integer sums)."""
+    sx, sy = SCALE_SHIFTS[scale]
+    if not sx and not sy:
+        return image
+    h, w = image.shape[0] >> sy << sy, image.shape[1] >> sx << sx
+    blocks = image[:h, :w].astype(np.uint32).reshape(h >> sy, 1 << sy, w >> sx, 1 << sx, 4)
+    return (blocks.sum(axis=(1, 3)) >> (sx + sy)).astype(np.uint8)
+
+
+def display_transfer(
+    memory: PhysicalMemory, src: int, dst: int, in_dim: tuple[int, int], out_dim: tuple[int, int],
+    flags: TransferFlags,
+) -> None:
+    """Run one display transfer (see the module docstring). ``in_dim``/``out_dim`` are (width, height)."""
+    if flags.block32:
+        raise UnsupportedFeature("display transfer with 32x32 block tiling", value=None)
+    if flags.scale not in SCALE_SHIFTS:
+        raise GxError("display transfer: downscale mode 3 is invalid")
+    if (flags.in_format == 1 and flags.out_format != 1) or (
+        flags.in_format in SIXTEEN_BIT and flags.out_format in (0, 1)
+    ):
+        log.warning("display transfer %d -> %d does not complete on hardware; converted as Citra does",
+                    flags.in_format, flags.out_format)
+    in_w, in_h = in_dim
+    sx, sy = SCALE_SHIFTS[flags.scale]
+    out_w, out_h = out_dim[0] >> sx, out_dim[1] >> sy
+    if in_w == 0 or in_h == 0 or out_w == 0 or out_h == 0:
+        raise GxError(f"display transfer: empty image (input {in_w}x{in_h}, output {out_w}x{out_h})")
+    image = downscale(read_image(memory, src, in_w, in_h, flags.in_format, not flags.linear_in), flags.scale)
+    if out_w > image.shape[1] or out_h > image.shape[0]:
+        raise GxError(f"display transfer: output {out_w}x{out_h} is larger than the input {in_w}x{in_h}")
+    image = image[:out_h, :out_w]
+    if flags.flip:
+        image = image[::-1]
+        if out_w < (in_w >> sx):  # hardware's skew with flip + crop (Citra's model)
+            dst += ((in_w >> sx) - out_w) * (out_h - 1) * BYTES_PER_PIXEL[flags.out_format]
+    write_image(memory, dst, np.ascontiguousarray(image), flags.out_format, flags.tiled_out)
+
+
+def _line_addresses(base: int, size: int, width: int, gap: int) -> np.ndarray:
+    """Byte addresses (int64) of ``size`` bytes read in lines of ``width`` bytes with ``gap`` bytes between."""
+    i = np.arange(size, dtype=np.int64)
+    if gap == 0:
+        return base + i
+    return base + (i // width) * (width + gap) + i % width
+
+
+def texture_copy(memory: PhysicalMemory, src: int, dst: int, size: int, in_line: int, out_line: int) -> None:
+    """Raw copy with line widths and gaps (``in_line``/``out_line`` = width | gap << 16, in 16-byte units)."""
+    size = size // R.COPY_UNIT * R.COPY_UNIT
+    if size == 0:
+        raise GxError("texture copy of 0 bytes (hangs the hardware)")
+    sides = []
+    for name, base, line in (("input", src, in_line), ("output", dst, out_line)):
+        width, gap = R.LINE_WIDTH.get(line) * R.COPY_UNIT, R.LINE_GAP.get(line) * R.COPY_UNIT
+        if gap and not width:
+            raise GxError(f"texture copy: {name} gap {gap} with a zero line width (hangs the hardware)")
+        addrs = _line_addresses(0, size, width, gap)
+        span = int(addrs[-1]) + 1
+        sides.append((memory.bytes(base, span, f"texture copy {name}"), addrs))
+    (src_bytes, src_addrs), (dst_bytes, dst_addrs) = sides
+    dst_bytes[dst_addrs] = src_bytes[src_addrs].copy()

@@ -1,0 +1,79 @@
+"""What each LCD shows: the linear framebuffer the PDC registers name, as the picture a person sees.
+
+Receives the external GPU register file (``gpu`` (0x1000,) uint32, physical 0x10400000 + 4i) and emulated
+memory. ``ScreenConfig.from_regs`` decodes one screen's PDC registers (FB_SIZE: row length and row count,
+FB_FORMAT low 3 bits: transfer enum 0 RGBA8, 1 RGB8 (bytes B, G, R), 2 RGB565, 3 RGB5A1, 4 RGBA4, FB_SELECT bit 0:
+first/second address, FB_STRIDE: bytes per row, left/right-eye addresses). ``screen_image`` returns
+(rows_per_column, columns, 3) uint8 RGB — (240, 400, 3) for the top screen, (240, 320, 3) for the bottom —
+upright and landscape: memory row x is screen column x from the left and pixel 0 of a row is the bottom of the
+column, so the image is ``np.rot90`` of the (columns, row length) memory array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from picaemu.errors import PicaError
+from picaemu.framebuffer import decode_color
+from picaemu.gx import registers as R
+from picaemu.gx.engines import BYTES_PER_PIXEL, TRANSFER_FORMATS
+from picaemu.memory import PhysicalMemory
+
+SCREENS = {"top": 0, "bottom": 1}
+EYES = ("left", "right")
+
+
+class LcdError(PicaError):
+    """The LCD registers describe a framebuffer that cannot be shown (bad format, size or stride)."""
+
+
+@dataclass(frozen=True)
+class ScreenConfig:
+    """One screen's scan-out setup, decoded from its PDC registers."""
+
+    screen: int
+    row_length: int  # pixels per memory row (240): the screen's height
+    rows: int  # memory rows (400 top, 320 bottom): the screen's width
+    format: int
+    stride: int
+    address: int
+
+    @classmethod
+    def from_regs(cls, gpu: np.ndarray, screen: int, eye: str = "left") -> ScreenConfig:
+        base = R.PDC_BASES[screen]
+
+        def word(offset: int) -> int:
+            return int(gpu[(base + offset - R.GPU_BASE) >> 2])
+
+        second = R.FB_SELECT.get(word(R.PDC_SELECT))
+        slots = (R.PDC_LEFT_A, R.PDC_LEFT_B) if eye == "left" else (R.PDC_RIGHT_A, R.PDC_RIGHT_B)
+        size = word(R.PDC_FB_SIZE)
+        return cls(screen, R.FB_WIDTH.get(size), R.FB_HEIGHT.get(size), R.FB_PIXEL_FORMAT.get(word(R.PDC_FORMAT)),
+                   word(R.PDC_STRIDE), word(slots[second]))
+
+
+def memory_image(memory: PhysicalMemory, cfg: ScreenConfig) -> np.ndarray:
+    """(rows, row_length, 4) uint8 RGBA of the framebuffer, in memory order."""
+    if cfg.format not in TRANSFER_FORMATS:
+        raise LcdError(f"screen {cfg.screen}: framebuffer format {cfg.format} is not a pixel format")
+    bpp = BYTES_PER_PIXEL[cfg.format]
+    if cfg.rows == 0 or cfg.row_length == 0 or cfg.stride < cfg.row_length * bpp:
+        raise LcdError(f"screen {cfg.screen}: framebuffer {cfg.row_length}x{cfg.rows} with stride {cfg.stride}")
+    span = cfg.stride * (cfg.rows - 1) + cfg.row_length * bpp
+    raw = memory.bytes(cfg.address, span, f"LCD {cfg.screen} framebuffer")
+    rows = np.lib.stride_tricks.as_strided(raw, (cfg.rows, cfg.row_length * bpp), (cfg.stride, 1))
+    pix = rows.reshape(cfg.rows, cfg.row_length, bpp).astype(np.uint32)
+    words = np.zeros(pix.shape[:2], np.uint32)
+    for i in range(bpp):
+        words |= pix[:, :, i] << np.uint32(8 * i)
+    return decode_color(words.ravel(), TRANSFER_FORMATS[cfg.format]).reshape(cfg.rows, cfg.row_length, 4)
+
+
+def screen_image(memory: PhysicalMemory, gpu: np.ndarray, screen: str = "top", eye: str = "left") -> np.ndarray:
+    """The upright landscape picture of ``screen`` ("top"/"bottom") as (height, width, 3) uint8 RGB."""
+    if screen not in SCREENS or eye not in EYES:
+        raise LcdError(f"no screen {screen!r} / eye {eye!r}")
+    cfg = ScreenConfig.from_regs(gpu, SCREENS[screen], eye)
+    return np.ascontiguousarray(np.rot90(memory_image(memory, cfg)[:, :, :3]))

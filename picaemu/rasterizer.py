@@ -1,0 +1,205 @@
+"""Rasterizer: window-space triangles -> fragments (struct-of-arrays), with scissor, fill rule and interpolation.
+
+Receives ``WindowTriangles`` (``picaemu.clipping``: 12.4 fixed-point x y, z/w, 1/w, varyings premultiplied by 1/w,
+every triangle counter-clockwise) and a ``RasterState``; returns ``picaemu.fragments.Fragments`` in rasterization
+order (triangle by triangle, rows bottom-up, pixels left to right) plus counters.
+
+Coverage (pica-pipeline.md §9): pixel (X, Y) samples at (16X + 8, 16Y + 8) in 12.4; edge functions
+``E_i = (b.x - a.x)(p.y - a.y) - (b.y - a.y)(p.x - a.x)`` for the edge a -> b opposite vertex i; a sample is
+covered when every ``E_i + bias_i >= 0`` where ``bias_i = -1`` for right edges (dy > 0) and flat bottom edges
+(dy = 0, dx > 0), a top-left rule in y-up coordinates. Pixels are clamped to the framebuffer; the scissor box
+(0x065-0x067, inclusive) rejects pixels outside it (mode 3) or inside it (mode 1).
+
+Interpolation (§9.4) with the exact barycentric weights ``E_i``: varyings perspective-correct
+``sum(E_i a_i / w_i) / sum(E_i / w_i)``, z/w screen-linear, ``w = sum(E_i) / sum(E_i / w_i)``; then
+``depth = z/w * DEPTHMAP_SCALE + DEPTHMAP_OFFSET`` (times w in W-buffer mode, 0x06D = 0), clamped to [0, 1]. The
+normal quaternion is normalised after interpolation. The early-depth unit (0x061-0x063, 0x06A, 0x118) is a
+rejection optimisation with its own buffer that no public source models; it has no visible effect here.
+
+The scan is one numba kernel (cache=True) run twice: count fragments per triangle, then fill preallocated arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from picaemu import output_map as om
+from picaemu.clipping import SUBPIXEL, WindowTriangles
+from picaemu.fragments import Fragments
+from picaemu.regs import access
+
+SCISSOR_KERNEL_MODE = {0: 0, 1: 1, 2: 0, 3: 2}  # register mode -> kernel mode: 0 off, 1 exclude box, 2 include box
+HALF = SUBPIXEL // 2
+VARYING = {  # Fragments field -> columns of the varyings array (vertex columns minus the 4 position columns)
+    "color": slice(om.COLOR.start - 4, om.COLOR.stop - 4),
+    "texcoord0": slice(om.TC0.start - 4, om.TC0.stop - 4),
+    "texcoord0_w": om.TC0W - 4,
+    "texcoord1": slice(om.TC1.start - 4, om.TC1.stop - 4),
+    "texcoord2": slice(om.TC2.start - 4, om.TC2.stop - 4),
+    "quat": slice(om.QUAT.start - 4, om.QUAT.stop - 4),
+    "view": slice(om.VIEW.start - 4, om.VIEW.stop - 4),
+}
+
+
+@dataclass(frozen=True)
+class RasterState:
+    """Scissor and depth-map registers, with the framebuffer size, decoded once per draw."""
+
+    width: int
+    height: int
+    scissor_mode: int  # kernel mode (SCISSOR_KERNEL_MODE values)
+    scissor: tuple[int, int, int, int]  # x1 y1 x2 y2 inclusive
+    depth_scale: float
+    depth_offset: float
+    w_buffer: bool
+
+    @classmethod
+    def from_regs(cls, regs: np.ndarray, width: int, height: int) -> RasterState:
+        return cls(
+            width=width,
+            height=height,
+            scissor_mode=SCISSOR_KERNEL_MODE[access.raw(regs, "SCISSORTEST_MODE", "mode")],
+            scissor=(access.raw(regs, "SCISSORTEST_POS", "x1"), access.raw(regs, "SCISSORTEST_POS", "y1"),
+                     access.raw(regs, "SCISSORTEST_DIM", "x2"), access.raw(regs, "SCISSORTEST_DIM", "y2")),
+            depth_scale=float(access.value(regs, "DEPTHMAP_SCALE", "scale")),
+            depth_offset=float(access.value(regs, "DEPTHMAP_OFFSET", "offset")),
+            w_buffer=access.raw(regs, "DEPTHMAP_ENABLE", "mode") == 0,
+        )
+
+
+@numba.njit(cache=True, inline="always")
+def _emit(t, k, px, py, w0, w1, w2, inv_area2, zndc, inv_w, vary, active, quat0, dparams, out_xy, out_f, out_var,
+          out_prim):
+    """Write fragment k of triangle t at pixel (px, py) with barycentric weights w0 w1 w2 (sum = 1 / inv_area2)."""
+    inv_den = 1.0 / (w0 * inv_w[t, 0] + w1 * inv_w[t, 1] + w2 * inv_w[t, 2])
+    z = (w0 * zndc[t, 0] + w1 * zndc[t, 1] + w2 * zndc[t, 2]) * inv_area2
+    w = inv_den / inv_area2
+    depth = z * dparams[0] + dparams[1]
+    if dparams[2] != 0.0:
+        depth *= w
+    out_xy[k, 0] = px
+    out_xy[k, 1] = py
+    out_f[k, 0] = min(max(depth, 0.0), 1.0)
+    out_f[k, 1] = w
+    for i in range(active.shape[0]):
+        v = active[i]
+        out_var[k, i] = (w0 * vary[t, 0, v] + w1 * vary[t, 1, v] + w2 * vary[t, 2, v]) * inv_den
+    if quat0 >= 0:
+        n2 = 0.0
+        for v in range(quat0, quat0 + 4):
+            n2 += out_var[k, v] * out_var[k, v]
+        if n2 > 0.0:
+            inv_n = 1.0 / np.sqrt(n2)
+            for v in range(quat0, quat0 + 4):
+                out_var[k, v] *= inv_n
+    out_prim[k] = t
+
+
+@numba.njit(cache=True)
+def _scan(x, y, zndc, inv_w, vary, active, quat0, params, dparams, starts, emit, out_xy, out_f, out_var, out_prim,
+          counts):
+    """Walk each triangle's clamped bounding box; count (emit False) or write (emit True) its fragments.
+
+    active (A,) int64 varying columns to interpolate into out_var (F, A); quat0 = position in ``active`` of the
+    first of four quaternion columns (-1: do not normalise);
+    params int64 [width, height, scissor mode, x1, y1, x2, y2]; dparams float64 [scale, offset, w-buffer];
+    out_xy (F, 2) int32; out_f (F, 2) float32 depth, w; out_var (F, V) float32; out_prim (F,) int32 (triangle
+    row); counts (T, 2) int64 [covered and kept, killed by scissor], written when emit is False.
+    """
+    width, height, smode = params[0], params[1], params[2]
+    sx1, sy1, sx2, sy2 = params[3], params[4], params[5], params[6]
+    e_row = np.empty(3, np.int64)
+    e_dx = np.empty(3, np.int64)
+    e_dy = np.empty(3, np.int64)
+    bias = np.empty(3, np.int64)
+    for t in range(x.shape[0]):
+        x0 = max(0, -((8 - min(x[t, 0], x[t, 1], x[t, 2])) // 16))
+        x1 = min(width - 1, (max(x[t, 0], x[t, 1], x[t, 2]) - 8) // 16)
+        y0 = max(0, -((8 - min(y[t, 0], y[t, 1], y[t, 2])) // 16))
+        y1 = min(height - 1, (max(y[t, 0], y[t, 1], y[t, 2]) - 8) // 16)
+        for i in range(3):
+            ax, ay = x[t, (i + 1) % 3], y[t, (i + 1) % 3]
+            dx, dy = x[t, (i + 2) % 3] - ax, y[t, (i + 2) % 3] - ay
+            bias[i] = -1 if (dy > 0 or (dy == 0 and dx > 0)) else 0
+            e_row[i] = dx * (16 * y0 + 8 - ay) - dy * (16 * x0 + 8 - ax) + bias[i]
+            e_dx[i] = -dy * 16
+            e_dy[i] = dx * 16
+        inv_area2 = 1.0 / float(e_row[0] + e_row[1] + e_row[2] - bias[0] - bias[1] - bias[2])
+        k = starts[t]
+        kept = 0
+        cut = 0
+        for py in range(y0, y1 + 1):
+            r0, r1, r2 = e_row[0], e_row[1], e_row[2]
+            for px in range(x0, x1 + 1):
+                if (r0 | r1 | r2) >= 0:
+                    in_box = sx1 <= px <= sx2 and sy1 <= py <= sy2
+                    if (smode == 1 and in_box) or (smode == 2 and not in_box):
+                        cut += 1
+                    elif emit:
+                        _emit(t, k, px, py, float(r0 - bias[0]), float(r1 - bias[1]), float(r2 - bias[2]),
+                              inv_area2, zndc, inv_w, vary, active, quat0, dparams, out_xy, out_f, out_var, out_prim)
+                        k += 1
+                    else:
+                        kept += 1
+                r0 += e_dx[0]
+                r1 += e_dx[1]
+                r2 += e_dx[2]
+            for i in range(3):
+                e_row[i] += e_dy[i]
+        if not emit:
+            counts[t, 0] = kept
+            counts[t, 1] = cut
+
+
+def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = None) -> tuple[Fragments, dict]:
+    """Fragments of every (counter-clockwise) triangle, and counters: fragments_rasterized, killed_scissor.
+
+    ``active``: the varying columns to interpolate (default all). The others read 1.0, the value of a semantic
+    the output map leaves unmapped, so the pipeline passes the mapped columns only; fields made only of such
+    columns are read-only broadcast views of 1.0 (no memory per fragment).
+    """
+    n_tri = len(wt)
+    n_var = wt.varyings.shape[2] if n_tri else om.NUM_COLUMNS - 4
+    cols = np.arange(n_var, dtype=np.int64) if active is None else np.unique(np.asarray(active, np.int64))
+    quat = np.arange(VARYING["quat"].start, VARYING["quat"].stop)
+    quat0 = int(np.searchsorted(cols, quat[0])) if np.isin(quat, cols).all() else -1
+    params = np.array([rs.width, rs.height, rs.scissor_mode, *rs.scissor], np.int64)
+    dparams = np.array([rs.depth_scale, rs.depth_offset, float(rs.w_buffer)], np.float64)
+    args = (np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), np.ascontiguousarray(wt.zndc),
+            np.ascontiguousarray(wt.inv_w), np.ascontiguousarray(wt.varyings), cols, quat0, params, dparams)
+    counts = np.zeros((n_tri, 2), np.int64)
+    starts = np.zeros(n_tri + 1, np.int64)
+    dummy = (np.empty((0, 2), np.int32), np.empty((0, 2), np.float32), np.empty((0, cols.shape[0]), np.float32),
+             np.empty(0, np.int32))
+    _scan(*args, starts, False, *dummy, counts)
+    np.cumsum(counts[:, 0], out=starts[1:])
+    total = int(starts[-1])
+    out_xy = np.empty((total, 2), np.int32)
+    out_f = np.empty((total, 2), np.float32)
+    out_var = np.empty((total, cols.shape[0]), np.float32)
+    out_tri = np.empty(total, np.int32)
+    _scan(*args, starts, True, out_xy, out_f, out_var, out_tri, counts)
+    killed = int(counts[:, 1].sum())
+    frags = Fragments(x=out_xy[:, 0], y=out_xy[:, 1], depth=out_f[:, 0], w=out_f[:, 1],
+                      primitive=wt.primitive[out_tri] if n_tri else out_tri,
+                      **{name: _field(out_var, cols, c) for name, c in VARYING.items()})
+    return frags, {"fragments_rasterized": total + killed, "killed_scissor": killed}
+
+
+def _field(out_var: np.ndarray, cols: np.ndarray, want: slice | int) -> np.ndarray:
+    """A Fragments field from the interpolated columns: a view when all are there, 1.0 where missing."""
+    wanted = np.arange(om.NUM_COLUMNS)[want]
+    pos = np.searchsorted(cols, wanted)
+    present = (pos < cols.shape[0]) & (cols[np.minimum(pos, cols.shape[0] - 1)] == wanted) if cols.shape[0] else \
+        np.zeros(np.shape(wanted), bool)
+    n = out_var.shape[0]
+    if np.all(present):
+        return out_var[:, pos[0] : pos[0] + pos.size] if pos.ndim else out_var[:, int(pos)]
+    if not np.any(present):
+        return np.broadcast_to(np.float32(1.0), (n, *np.shape(wanted)))
+    out = np.ones((n, wanted.size), np.float32)
+    out[:, present] = out_var[:, pos[present]]
+    return out

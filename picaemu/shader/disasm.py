@@ -1,0 +1,332 @@
+"""Disassembler: shader code + operand descriptors -> picasso-syntax text that ``picaemu.shader.asm`` re-assembles.
+
+Two products:
+- ``format_instruction(ins, names, labels) -> str``: one instruction (``dp4 o0.x, projection[0], r0``), used by the
+  listing, traces and the GUI on live state;
+- ``disassemble(code, opdescs, ...)`` / ``disassemble_dvle(shbin, i)``: a whole program as source — uniform,
+  constant and output declarations, ``.proc`` blocks (the entry proc and every CALL target), structured
+  ``ifu/ifc … .else … .end`` and ``for … .end`` blocks, and labels for jump targets. Flow that does not nest
+  (overlapping scopes) is printed as ``.word 0x…`` with the decoded form in a comment, which re-assembles to the
+  same word at the same address.
+
+Swizzles show only the lanes the instruction consumes (picasso shares descriptors and leaves junk in the other
+lanes): nothing when the consumed lanes are the identity, else lanes x..last consumed, where an unconsumed lane
+shows its identity component. The assembler fills unconsumed lanes by the same rule, so disassemble -> assemble
+reproduces every word and descriptor of its own output.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+
+from picaemu.errors import ShaderError
+from picaemu.formats.shbin import OUTPUT_TYPES, Shbin
+from picaemu.numeric import f24
+from picaemu.shader.isa import (
+    CMP_OPS,
+    COMPONENTS,
+    FIRST_C,
+    IDX_NAMES,
+    Fmt,
+    Instruction,
+    Operand,
+    decode,
+    dest_name,
+    source_name,
+)
+from picaemu.shader.setup import dvle_names
+
+PER_LANE = {"add", "mul", "sge", "sgei", "slt", "slti", "max", "min", "flr", "mov", "mad", "madi"}
+SCALAR_X = {"ex2", "lg2", "rcp", "rsq"}
+# fixed consumed lanes per (mnemonic, source number 1-3)
+FIXED_LANES = {
+    ("dp3", 1): (0, 1, 2), ("dp3", 2): (0, 1, 2), ("dp4", 1): (0, 1, 2, 3), ("dp4", 2): (0, 1, 2, 3),
+    ("dph", 1): (0, 1, 2), ("dph", 2): (0, 1, 2, 3), ("dphi", 1): (0, 1, 2), ("dphi", 2): (0, 1, 2, 3),
+    ("cmp", 1): (0, 1), ("cmp", 2): (0, 1), ("litp", 1): (0, 1, 3),
+    ("dst", 1): (1, 2), ("dst", 2): (1, 3), ("dsti", 1): (1, 2), ("dsti", 2): (1, 3),
+}
+BASE_NAME = {"dphi": "dph", "dsti": "dst", "sgei": "sge", "slti": "slt", "madi": "mad"}
+MASK_NONE = "_"
+OUTPUT_PROPS = {0: "position", 1: "normalquat", 2: "color", 3: "texcoord0", 4: "texcoord0w", 5: "texcoord1",
+                6: "texcoord2", 7: "7", 8: "view", 9: "dummy"}
+
+
+def consumed_lanes(ins: Instruction, k: int) -> tuple[int, ...]:
+    """Operand lanes (0 = x) that source ``k`` (1-3) of ``ins`` actually feeds into the result."""
+    return lanes_used(ins.name, ins.components, k)
+
+
+def lanes_used(name: str, components: tuple[int, ...], k: int) -> tuple[int, ...]:
+    """``consumed_lanes`` from a mnemonic and the written components (shared with the assembler)."""
+    if name in PER_LANE:
+        return components
+    if name in SCALAR_X:
+        return (0,)
+    if name == "mova":
+        return tuple(i for i in components if i < 2)
+    return FIXED_LANES.get((name, k), (0, 1, 2, 3))
+
+
+def canonical_swizzle(swizzle: tuple[int, ...], lanes: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """Keep the consumed lanes, put the identity component in every other lane (picasso's default xyzw)."""
+    return tuple(swizzle[i] if i in lanes else i for i in range(4))  # type: ignore[return-value]
+
+
+def swizzle_text(swizzle: tuple[int, ...], lanes: tuple[int, ...]) -> str:
+    if not lanes or all(swizzle[i] == i for i in lanes):
+        return ""
+    canon = canonical_swizzle(swizzle, lanes)
+    return "." + "".join(COMPONENTS[c] for c in canon[: max(lanes) + 1])
+
+
+def mask_text(mask: int) -> str:
+    if mask == 0xF:
+        return ""
+    if mask == 0:
+        return "." + MASK_NONE
+    return "." + "".join(COMPONENTS[i] for i in range(4) if mask & (8 >> i))
+
+
+def _register_text(raw: int, idx: int, names: dict[str, str]) -> str:
+    reg = source_name(raw)
+    name = names.get(reg)
+    if idx == 0 or raw < FIRST_C:
+        return name or reg
+    rel = IDX_NAMES[idx]
+    if name and name.endswith("]"):
+        base, _, off = name[:-1].rpartition("[")
+        return f"{base}[{rel}+{off}]" if off != "0" else f"{base}[{rel}]"
+    return f"{name or reg}[{rel}]"
+
+
+def operand_text(ins: Instruction, k: int, names: dict[str, str]) -> str:
+    op: Operand = ins.srcs[k - 1]
+    text = _register_text(op.raw, op.idx, names)
+    return ("-" if op.negate else "") + text + swizzle_text(op.swizzle, consumed_lanes(ins, k))
+
+
+def condition_text(ins: Instruction) -> str:
+    x = ("" if ins.refx else "!") + "cmp.x"
+    y = ("" if ins.refy else "!") + "cmp.y"
+    return (f"{x} || {y}", f"{x} && {y}", x, y)[ins.condop]
+
+
+def format_instruction(ins: Instruction, names: dict[str, str] | None = None,
+                       labels: dict[int, str] | None = None) -> str:
+    """One instruction in picasso syntax; flow targets appear as labels (or hex addresses)."""
+    names = names or {}
+    labels = labels or {}
+
+    def target(addr: int) -> str:
+        return labels.get(addr, f"0x{addr:03X}")
+
+    name = ins.name
+    if ins.fmt in (Fmt.F1, Fmt.F1I, Fmt.F1U, Fmt.F5, Fmt.F5I):
+        srcs = ", ".join(operand_text(ins, k, names) for k in range(1, len(ins.srcs) + 1))
+        if name == "mova":
+            return f"mova a0{mask_text(ins.mask & 0xC) if ins.mask & 0xC != 0xC else '.xy'}, {srcs}"
+        dst = dest_name(ins.dst)
+        return f"{BASE_NAME.get(name, name)} {names.get(dst, dst)}{mask_text(ins.mask)}, {srcs}"
+    if name == "cmp":
+        ox, oy = (CMP_OPS[c] for c in ins.cmp_ops)
+        return f"cmp {operand_text(ins, 1, names)}, {ox}, {oy}, {operand_text(ins, 2, names)}"
+    if name in ("breakc",):
+        return f"breakc {condition_text(ins)}"
+    if name in ("ifc",):
+        return f"ifc {condition_text(ins)}"
+    if name == "ifu":
+        return f"ifu {names.get(f'b{ins.uniform}', f'b{ins.uniform}')}"
+    if name == "loop":
+        return f"for {names.get(f'i{ins.uniform}', f'i{ins.uniform}')}"
+    if name in ("call", "callc", "callu", "jmpc", "jmpu"):
+        prefix = {"call": "", "callc": condition_text(ins) + ", ", "jmpc": condition_text(ins) + ", "}.get(name)
+        if prefix is None:
+            b = names.get(f"b{ins.uniform}", f"b{ins.uniform}")
+            prefix = ("!" if name == "jmpu" and ins.num & 1 else "") + b + ", "
+        return f"{name} {prefix}{target(ins.target)}"
+    if name == "setemit":
+        flags = (" prim" if ins.primemit else "") + (" inv" if ins.winding else "")
+        return f"setemit {ins.vtxid}" + ("," + flags if flags else "")
+    return name
+
+
+def listing(code: np.ndarray, opdescs: np.ndarray, start: int = 0, count: int | None = None,
+            names: dict[str, str] | None = None) -> list[str]:
+    """``0x000: 4E000000  mov r0.xyz, v0`` lines for live state (invalid words are shown as such)."""
+    stop = len(code) if count is None else min(len(code), start + count)
+    lines = []
+    for pc in range(start, stop):
+        word = int(code[pc])
+        try:
+            text = format_instruction(decode(word, opdescs), names)
+        except Exception as err:  # an invalid opcode is shown, not raised, in a listing
+            text = f"; {err}"
+        lines.append(f"0x{pc:03X}: {word:08X}  {text}")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------- whole programs
+
+
+class _Structure:
+    """Block boundaries of one program: procs, structured ifs/loops, labels and unstructured words."""
+
+    def __init__(self, words: list[int], ins: list[Instruction | None], entry: int, main_end: int) -> None:
+        n = len(ins)
+        self.words = words
+        self.ins = ins
+        self.procs: dict[int, int] = {entry: min(max(main_end, entry + 1), n)}
+        self.labels: dict[int, str] = {}
+        for i in ins:
+            if i is not None and i.name in ("call", "callc", "callu") and i.num > 0 and i.target + i.num <= n:
+                self.procs.setdefault(i.target, i.target + i.num)
+        spans = sorted(self.procs.items())
+        if any(b0 < a1 for (_a0, a1), (b0, _b1) in pairwise(spans)):
+            self.procs = {0: n}   # overlapping procs: one proc, calls become raw words
+        self.raw: set[int] = set()
+        self.closes: dict[int, list[str]] = {}   # pc -> ".else"/".end" marks printed before pc, inner first
+
+    def _close(self, pc: int, mark: str) -> None:
+        self.closes.setdefault(pc, []).insert(0, mark)
+
+    def build(self) -> None:
+        """Find if/loop blocks that nest inside their proc; flow that does not nest becomes ``.word``."""
+        for start, end in sorted(self.procs.items()):
+            stack: list[int] = [end]
+            for pc in range(start, end):
+                while len(stack) > 1 and pc >= stack[-1]:
+                    stack.pop()
+                i = self.ins[pc]
+                if i is None:
+                    continue
+                if i.name in ("ifu", "ifc"):
+                    else_start, stop = i.target, i.target + i.num
+                    if pc < else_start <= stop <= stack[-1] and (i.num == 0 or else_start > pc + 1):
+                        self._close(stop, ".end")
+                        stack.append(stop)
+                        if i.num:
+                            self._close(else_start, ".else")
+                            stack.append(else_start)
+                        continue
+                    self.raw.add(pc)
+                elif i.name == "loop":
+                    stop = i.target + 1
+                    if pc + 1 < stop <= stack[-1]:
+                        self._close(stop, ".end")
+                        stack.append(stop)
+                        continue
+                    self.raw.add(pc)
+                elif i.name in ("call", "callc", "callu"):
+                    if self.procs.get(i.target) != i.target + i.num:
+                        self.raw.add(pc)
+                elif i.name in ("jmpc", "jmpu"):
+                    self.labels.setdefault(i.target, f"l_{i.target:03x}")
+
+    def proc_text(self, start: int, end: int, name: str, names: dict[str, str], labels: dict[int, str]) -> list[str]:
+        out, depth = [f".proc {name}"], 1
+        for pc in range(start, end + 1):
+            for mark in self.closes.get(pc, []):
+                depth -= 1
+                out.append("    " * depth + mark)
+                depth += mark == ".else"
+            if pc == end:
+                break
+            if pc in self.labels:
+                out.append(f"{self.labels[pc]}:")
+            i = self.ins[pc]
+            if i is None or pc in self.raw:
+                text = format_instruction(i, names, labels) if i is not None else "invalid opcode"
+                out.append("    " * depth + f".word 0x{self.words[pc]:08X} ; {text}")
+                continue
+            out.append("    " * depth + format_instruction(i, names, labels))
+            depth += i.name in ("ifu", "ifc", "loop")
+        out.append(".end")
+        return out
+
+
+def _uniform_decls(names: dict[str, str], letter: str, count: int, keyword: str) -> list[str]:
+    """Sequential declarations reproducing the register positions of named uniforms (gaps as private)."""
+    lines, reg = [], 0
+    groups: list[tuple[int, str, int]] = []
+    for r in range(count):
+        label = names.get(f"{letter}{r}")
+        if label is None:
+            continue
+        base = label.split("[")[0]
+        if groups and groups[-1][1] == base and groups[-1][0] + groups[-1][2] == r and "[" in label:
+            groups[-1] = (groups[-1][0], base, groups[-1][2] + 1)
+        else:
+            groups.append((r, base, 1))
+    for first, base, size in groups:
+        if first > reg:
+            lines.append(f"{keyword} _gap{letter}{reg}[{first - reg}]")
+        lines.append(f"{keyword} {base}" + (f"[{size}]" if "[" in names[f"{letter}{first}"] else ""))
+        reg = first + size
+    return lines
+
+
+def _float_text(v: float) -> str:
+    return repr(float(np.float32(v)))
+
+
+def disassemble(code, opdescs, *, entry: int = 0, main_end: int | None = None, names: dict[str, str] | None = None,
+                header: list[str] | None = None) -> str:
+    """A whole program as re-assemblable source. ``code`` holds exactly the program words."""
+    names = dict(names or {})
+    words = [int(w) for w in code]
+    ins: list[Instruction | None] = []
+    for w in words:
+        try:
+            ins.append(decode(w, opdescs))
+        except ShaderError:
+            ins.append(None)
+    st = _Structure(words, ins, entry, len(words) if main_end is None else main_end)
+    st.build()
+    proc_names = {start: ("main" if start == entry else f"proc_{start:03x}") for start in st.procs}
+    labels = {**st.labels, **proc_names}
+    out = list(header or [])
+    if entry not in proc_names:
+        out.append(f"; entry point 0x{entry:03X} is inside a larger proc")
+    pc = 0
+    for start, end in [*sorted(st.procs.items()), (len(words), len(words))]:
+        if pc < start:   # code outside every proc: a private proc that nothing calls
+            out += st.proc_text(pc, start, f"_code_{pc:03x}", names, labels)
+        if start < len(words):
+            out += st.proc_text(start, end, proc_names[start], names, labels)
+        pc = max(pc, end)
+    return "\n".join(out) + "\n"
+
+
+def disassemble_dvle(shbin: Shbin, index: int = 0) -> str:
+    """Source text of DVLE ``index`` with its declarations (uniform names, constants, outputs, GS mode)."""
+    dvle = shbin.dvles[index]
+    names = {k: v for k, v in dvle_names(dvle).items() if not k.startswith("o")}
+    header = [f"; disassembled by picaemu from DVLE {index} ({'geometry' if dvle.is_geometry else 'vertex'})"]
+    if dvle.is_geometry:
+        mode = ("point", f"variable {dvle.gs_variable_num}", f"fixed c{dvle.gs_fixed_start} {dvle.gs_fixed_num}")
+        header.append(f".gsh {mode[dvle.gs_mode] if dvle.gs_mode < 3 else 'point'}")
+    header += _uniform_decls(names, "c", 96, ".fvec") + _uniform_decls(names, "i", 4, ".ivec")
+    header += _uniform_decls(names, "b", 16, ".bool")
+    for c in dvle.constants:
+        if c.type == 2:
+            vals = ", ".join(_float_text(f24(int(v))) for v in c.data)
+            header.append(f".setf c{c.register}({vals})")
+        elif c.type == 1:
+            header.append(f".seti i{c.register}({', '.join(str(v) for v in c.ivec)})")
+        else:
+            header.append(f".setb b{c.register} {'true' if c.data[0] & 1 else 'false'}")
+    for o in dvle.outputs:
+        prop = OUTPUT_PROPS.get(o.type, str(o.type)) + mask_text(_table_mask_to_desc(o.mask))
+        alias = f"out_{OUTPUT_TYPES.get(o.type, 'x')}_{o.register}"
+        header.append(f".out {alias} {prop} o{o.register}")
+        names[f"o{o.register}"] = alias
+    ops = [d for d, _e in shbin.opdescs]
+    return disassemble(shbin.code, ops, entry=dvle.main_offset, main_end=dvle.main_end, names=names,
+                       header=header)
+
+
+def _table_mask_to_desc(mask: int) -> int:
+    """Output-table mask (bit 0 = x) -> descriptor-style mask (bit 3 = x)."""
+    return sum(8 >> i for i in range(4) if mask & (1 << i))

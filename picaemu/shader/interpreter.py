@@ -1,0 +1,391 @@
+"""Vectorized shader interpreter: one instruction x N lanes (vertices or GS invocations).
+
+Receives a ``ShaderSetup`` and per-lane inputs; ``run_vertex_shader(setup, attributes (N, 16, 4) float32)``
+returns outputs (N, 16, 4) float32 (o0-o15; never-written outputs 0).
+
+Register files, lane axis last so every numpy op runs over contiguous memory: ``vr`` (32, 4, N) float32 holds
+v0-v15 then r0-r15 (so the raw source/destination number indexes it directly), ``out`` (2, 16, 4, N) float32
+the two output banks (GS banking; a VS stays on bank 0), ``c`` (128, 4) float32 c0-c95 plus 32 rows of 1.0 for
+relative reads past c95, ``a0`` (2, N) int32, ``aL`` (N,) int32, ``cmp`` (2, N) bool.
+
+Control flow. Lanes are kept in *groups* that share one control state (pc + CALL/IF/LOOP stacks, §10 of the
+ISA reference, as immutable tuples). Uniform-only flow (CALL, CALLU, IFU, JMPU, LOOP, BREAK) moves a whole group
+at once; condition-flag flow (IFC, CALLC, JMPC, BREAKC) splits a group by the lanes' flags into a taken and a
+not-taken group — the execution masks. The scheduler always steps the group with the lowest pc and merges
+groups whose control state becomes identical again, so divergent lanes reconverge after an IF/ELSE, a loop or a
+jump. Each lane therefore follows exactly the hardware's per-invocation rules (stack pop order, scope priority
+LOOP > IF > CALL > JMP, ring-buffer stack overflow, aL save/restore), including unstructured jumps. A
+converged batch (the common case) costs one group step per instruction. A step budget per batch turns a
+runaway program into ShaderError naming the pc.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from picaemu.errors import ShaderError
+from picaemu.shader.isa import NUM_C, Instruction, decode
+from picaemu.shader.kernel import KOP, encode_row, run_segment
+from picaemu.shader.setup import ShaderSetup
+
+STEP_BUDGET = 200_000            # group steps per batch
+CALL_DEPTH, IF_DEPTH, LOOP_DEPTH = 4, 8, 4
+MAX_CALL_POPS = 4                # the 4th simultaneous CALL pop does not update the pc (hardware bug, §10.2)
+ADDR_WINDOW = (-128, 127)        # relative offsets outside this window count as 0
+UNIFORM_INDEX_MASK = 0x7F
+MAX_SEGMENT = 256                # longest arithmetic run compiled into one plan
+NUM_REGS_VR = 32
+NUM_OUT = 16
+ALL = slice(None)
+Lanes = slice | np.ndarray
+IDENTITY = (0, 1, 2, 3)
+
+
+@dataclass(frozen=True)
+class Control:
+    """One group's control state. calls: (end, return); ifs: (marker, jump_to); loops: (start, end, left, inc)."""
+
+    pc: int
+    calls: tuple[tuple[int, int], ...] = ()
+    ifs: tuple[tuple[int, int], ...] = ()
+    loops: tuple[tuple[int, int, int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What a flow instruction asks of the sequencer for some lanes."""
+
+    jump: int | None = None
+    call: tuple[int, int] | None = None
+    if_: tuple[int, int] | None = None
+    loop: tuple[int, int, int, int, int] | None = None   # (start, end, left, inc, aL start)
+    is_break: bool = False
+    end: bool = False
+
+
+NONE = Effect()
+END = Effect(end=True)
+
+
+PROGRAM_CACHE_SIZE = 64
+
+
+class Program:
+    """Decoded instructions and compiled-arithmetic plans of one program content (code + descriptors)."""
+
+    def __init__(self, setup: ShaderSetup) -> None:
+        self.code = setup.code
+        self.opdescs = setup.opdescs
+        self.size = setup.code_words
+        self.decoded: dict[int, Instruction] = {}
+        self.runs: dict[int, int] = {}
+        self.plans: dict[tuple[int, int], np.ndarray] = {}
+
+    def instruction(self, pc: int) -> Instruction:
+        ins = self.decoded.get(pc)
+        if ins is None:
+            try:
+                ins = decode(int(self.code[pc]), self.opdescs)
+            except ShaderError as err:
+                raise ShaderError(str(err), pc=pc) from None
+            self.decoded[pc] = ins
+        return ins
+
+    def _is_arith(self, pc: int) -> bool:
+        try:
+            return self.instruction(pc).name in KOP
+        except ShaderError:
+            return False
+
+    def arith_run(self, pc: int) -> int:
+        """How many arithmetic instructions follow one another from ``pc`` (0: flow or invalid at ``pc``)."""
+        run = self.runs.get(pc)
+        if run is None:
+            stop = pc
+            while stop < self.size and stop - pc < MAX_SEGMENT and self._is_arith(stop):
+                stop += 1
+            run = stop - pc
+            self.runs[pc] = run
+        return run
+
+    def plan(self, start: int, stop: int) -> np.ndarray:
+        key = (start, stop)
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = np.ascontiguousarray(np.stack([encode_row(self.instruction(pc)) for pc in range(start, stop)]))
+            self.plans[key] = plan
+        return plan
+
+
+_PROGRAMS: OrderedDict[bytes, Program] = OrderedDict()
+
+
+def program_of(setup: ShaderSetup) -> Program:
+    """The cached ``Program`` of a setup's code and descriptors (LRU over contents)."""
+    key = setup.program_key
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = _PROGRAMS[key] = Program(setup)
+        if len(_PROGRAMS) > PROGRAM_CACHE_SIZE:
+            _PROGRAMS.popitem(last=False)
+    else:
+        _PROGRAMS.move_to_end(key)
+    return prog
+
+
+class Machine:
+    """Register files + sequencer for one batch. ``run()`` executes from the entry point until every lane ends."""
+
+    def __init__(self, setup: ShaderSetup, n: int, *, step_budget: int = STEP_BUDGET) -> None:
+        self.setup = setup
+        self.n = n
+        self.vr = np.zeros((NUM_REGS_VR, 4, n), np.float32)
+        self.out = np.zeros((2, NUM_OUT, 4, n), np.float32)
+        self.c = np.ones((UNIFORM_INDEX_MASK + 1, 4), np.float32)
+        self.c[:NUM_C] = setup.float_uniforms
+        self.a0 = np.zeros((2, n), np.int32)
+        self.aL = np.zeros(n, np.int32)
+        self.saved_aL = np.zeros((LOOP_DEPTH, n), np.int32)
+        self.cmp = np.zeros((2, n), bool)
+        self.bank = 0
+        self.emitter = (0, False, False)     # vtxid, primemit, winding latched by SETEMIT
+        self.on_emit: Callable[[Machine, Lanes], None] | None = None
+        self.step_budget = step_budget
+        self.program = program_of(setup)
+        self.all_lanes = np.arange(n, dtype=np.int64)
+        self.steps = 0
+
+    # ------------------------------------------------------------------ execution
+
+    def execute(self, pc: int, lanes: Lanes) -> list[tuple[Lanes, Effect]]:
+        """One flow-control instruction for ``lanes``: the effects per lane subset."""
+        ins = self.program.instruction(pc)
+        return _HANDLERS[ins.name](self, ins, lanes, pc)
+
+    def arithmetic(self, ctl: Control, lanes: Lanes, length: int) -> Control:
+        """Run ``length`` arithmetic instructions from ``ctl.pc`` on ``lanes`` (compiled); returns the control
+        state as of the last of them, for the end-of-step checks."""
+        tops = [m for m in (ctl.calls[-1][0] if ctl.calls else 0, ctl.ifs[-1][0] if ctl.ifs else 0,
+                            ctl.loops[-1][1] if ctl.loops else 0) if m > ctl.pc]
+        if tops:
+            length = min(length, min(tops) - ctl.pc)
+        self._count_steps(ctl.pc, length)
+        idx = self.all_lanes if isinstance(lanes, slice) else lanes
+        run_segment(self.program.plan(ctl.pc, ctl.pc + length), self.vr, self.out[self.bank], self.c, self.a0,
+                    self.aL, self.cmp, idx)
+        return ctl if length == 1 else Control(ctl.pc + length - 1, ctl.calls, ctl.ifs, ctl.loops)
+
+    def _count_steps(self, pc: int, count: int) -> None:
+        self.steps += count
+        if self.steps > self.step_budget:
+            raise ShaderError(f"step budget of {self.step_budget} exceeded (runaway shader?)", pc=pc)
+
+    def condition(self, ins: Instruction, lanes: Lanes) -> np.ndarray:
+        tx = self.cmp[0, lanes] == bool(ins.refx)
+        ty = self.cmp[1, lanes] == bool(ins.refy)
+        return (tx | ty, tx & ty, tx, ty)[ins.condop]
+
+    def split(self, cond: np.ndarray, lanes: Lanes, taken: Effect, other: Effect) -> list[tuple[Lanes, Effect]]:
+        """Partition ``lanes`` by a per-lane condition into (taken lanes, effect) and (other lanes, effect)."""
+        if cond.all():
+            return [(lanes, taken)]
+        if not cond.any():
+            return [(lanes, other)]
+        idx = np.arange(self.n) if isinstance(lanes, slice) else lanes
+        return [(idx[cond], taken), (idx[~cond], other)]
+
+    # ------------------------------------------------------------------ sequencer
+
+    def advance(self, ctl: Control, eff: Effect, lanes: Lanes) -> Control:
+        """Apply the instruction's pushes, then the end-of-step stack checks of §10.2, for ``lanes``."""
+        calls, ifs, loops = list(ctl.calls), list(ctl.ifs), list(ctl.loops)
+        if eff.call is not None:
+            _push(calls, eff.call, CALL_DEPTH)
+        if eff.if_ is not None:
+            _push(ifs, eff.if_, IF_DEPTH)
+        if eff.loop is not None:
+            start, end, left, inc, al0 = eff.loop
+            depth = len(loops)
+            if depth == LOOP_DEPTH:
+                self.saved_aL[:-1, lanes] = self.saved_aL[1:, lanes]
+                depth -= 1
+            self.saved_aL[depth, lanes] = self.aL[lanes]
+            self.aL[lanes] = al0
+            _push(loops, (start, end, left, inc), LOOP_DEPTH)
+        if eff.is_break and not loops:
+            raise ShaderError("BREAK outside a loop (hangs the hardware)", pc=ctl.pc)
+        nxt = ctl.pc + 1
+        pc = eff.jump if eff.jump is not None else nxt
+        n = nxt
+        for k in range(MAX_CALL_POPS):
+            if not calls or calls[-1][0] != n:
+                break
+            if k < MAX_CALL_POPS - 1:
+                pc = n = calls[-1][1]
+            calls.pop()
+        if ifs and ifs[-1][0] == nxt:
+            pc = ifs.pop()[1]
+        if loops and (loops[-1][1] == nxt or eff.is_break):
+            start, end, left, inc = loops[-1]
+            self.aL[lanes] += inc
+            if not eff.is_break and left != 0:
+                loops[-1] = (start, end, left - 1, inc)
+                pc = start
+            else:
+                pc = end
+                if len(loops) > 1:
+                    self.aL[lanes] = self.saved_aL[len(loops) - 1, lanes]
+                loops.pop()
+        return Control(pc, tuple(calls), tuple(ifs), tuple(loops))
+
+    def run(self) -> None:
+        pending: dict[Control, Lanes] = {Control(self.setup.entry): ALL}
+        limit = self.setup.code_words
+        while pending:
+            ctl = min(pending, key=_pc_of) if len(pending) > 1 else next(iter(pending))
+            lanes = pending.pop(ctl)
+            length = self.program.arith_run(ctl.pc)
+            if length:
+                last = self.arithmetic(ctl, lanes, length)
+                outcomes = [(lanes, NONE)]
+            else:
+                self._count_steps(ctl.pc, 1)
+                last = ctl
+                outcomes = self.execute(ctl.pc, lanes)
+            for sub, eff in outcomes:
+                if eff.end:
+                    continue
+                new = self.advance(last, eff, sub)
+                if not 0 <= new.pc < limit:
+                    raise ShaderError(f"program counter ran to 0x{new.pc:X}, outside code memory", pc=last.pc)
+                old = pending.get(new)
+                pending[new] = sub if old is None else self._union(old, sub)
+
+    def _union(self, a: Lanes, b: Lanes) -> Lanes:
+        if isinstance(a, slice) or isinstance(b, slice):
+            return ALL
+        merged = np.union1d(a, b)
+        return ALL if len(merged) == self.n else merged
+
+
+def _pc_of(ctl: Control) -> int:
+    return ctl.pc
+
+
+def _push(stack: list, entry: tuple, depth: int) -> None:
+    if len(stack) == depth:
+        del stack[0]
+    stack.append(entry)
+
+
+# ---------------------------------------------------------------------- flow handlers
+
+
+def _bool(m: Machine, ins: Instruction) -> bool:
+    return bool(m.setup.bool_uniforms[ins.uniform])
+
+
+def _nop(m, ins, lanes, pc):
+    return [(lanes, NONE)]
+
+
+def _end(m, ins, lanes, pc):
+    return [(lanes, END)]
+
+
+def _call(ins: Instruction, pc: int) -> Effect:
+    return Effect(jump=ins.target, call=(ins.target + ins.num, pc + 1))
+
+
+def _if(ins: Instruction, taken: bool) -> Effect:
+    return Effect(if_=(ins.target, ins.target + ins.num)) if taken else Effect(jump=ins.target)
+
+
+def _ifc(m, ins, lanes, pc):
+    return m.split(m.condition(ins, lanes), lanes, _if(ins, True), _if(ins, False))
+
+
+def _ifu(m, ins, lanes, pc):
+    return [(lanes, _if(ins, _bool(m, ins)))]
+
+
+def _callc(m, ins, lanes, pc):
+    return m.split(m.condition(ins, lanes), lanes, _call(ins, pc), NONE)
+
+
+def _callu(m, ins, lanes, pc):
+    return [(lanes, _call(ins, pc) if _bool(m, ins) else NONE)]
+
+
+def _call_h(m, ins, lanes, pc):
+    return [(lanes, _call(ins, pc))]
+
+
+def _jmpc(m, ins, lanes, pc):
+    return m.split(m.condition(ins, lanes), lanes, Effect(jump=ins.target), NONE)
+
+
+def _jmpu(m, ins, lanes, pc):
+    return [(lanes, Effect(jump=ins.target) if _bool(m, ins) == (not ins.num & 1) else NONE)]
+
+
+def _loop(m, ins, lanes, pc):
+    x, y, z, _w = (int(v) for v in m.setup.int_uniforms[ins.uniform])
+    return [(lanes, Effect(loop=(pc + 1, ins.target + 1, x, z, y)))]
+
+
+def _emit(m: Machine, ins, lanes, pc):
+    if m.on_emit is None:
+        raise ShaderError("EMIT outside a geometry shader", pc=pc)
+    m.on_emit(m, lanes)
+    return [(lanes, NONE)]
+
+
+def _setemit(m: Machine, ins, lanes, pc):
+    if m.on_emit is None:
+        raise ShaderError("SETEMIT outside a geometry shader", pc=pc)
+    if ins.vtxid > 2:
+        raise ShaderError(f"SETEMIT vertex id {ins.vtxid} (only 0-2 exist)", pc=pc)
+    m.emitter = (ins.vtxid, bool(ins.primemit), bool(ins.winding))
+    return [(lanes, NONE)]
+
+
+def _break(m, ins, lanes, pc):
+    return [(lanes, _BREAK)]
+
+
+def _breakc(m, ins, lanes, pc):
+    return m.split(m.condition(ins, lanes), lanes, _BREAK, NONE)
+
+
+_BREAK = Effect(is_break=True)
+
+_HANDLERS = {
+    "nop": _nop, "end": _end, "break": _break, "breakc": _breakc, "call": _call_h, "callc": _callc,
+    "callu": _callu, "ifu": _ifu, "ifc": _ifc, "loop": _loop, "jmpc": _jmpc, "jmpu": _jmpu,
+    "emit": _emit, "setemit": _setemit,
+}
+
+
+def load_inputs(m: Machine, setup: ShaderSetup, attributes: np.ndarray) -> None:
+    """v[perm[k]] = attribute k for the configured input count."""
+    for k in range(min(setup.num_inputs, attributes.shape[1])):
+        m.vr[setup.input_permutation[k]] = attributes[:, k, :].T
+
+
+def run_vertex_shader(setup: ShaderSetup, attributes: np.ndarray, *, step_budget: int = STEP_BUDGET) -> np.ndarray:
+    """Run the vertex shader over N vertices: attributes (N, 16, 4) float32 -> outputs (N, 16, 4) float32."""
+    attributes = np.asarray(attributes, np.float32)
+    if attributes.ndim != 3 or attributes.shape[2] != 4 or attributes.shape[1] > 16:
+        raise ValueError(f"attributes must be (N, <=16, 4), got {attributes.shape}")
+    n = attributes.shape[0]
+    if n == 0:
+        return np.zeros((0, NUM_OUT, 4), np.float32)
+    m = Machine(setup, n, step_budget=step_budget)
+    load_inputs(m, setup, attributes)
+    m.run()
+    return np.ascontiguousarray(m.out[0].transpose(2, 0, 1))

@@ -1,0 +1,164 @@
+"""The fragment color path the pipeline calls: texture units, fragment lighting hand-off, TEV, fog, then the
+color half of the per-fragment operations.
+
+Contract with ``picaemu.pipeline``:
+
+- ``ShadingState.from_state(state: GpuState) -> ShadingState``: frozen, decoded once per draw (texture units,
+  TEV, fog, alpha test/blend/logic op, lighting and procedural texture states when their modules exist).
+- ``shade(sstate, frags: Fragments, memory) -> (F, 4) uint8`` RGBA after TEV and fog. Only the inputs TEV reads
+  are computed: texture units 0-2 (``texture.sampler``; unit 2 reads texcoord2 or texcoord1 per 0x080), fragment
+  lighting (``picaemu.lighting.compute_lighting``, given every enabled unit's texels for its bump/shadow inputs),
+  the procedural texture (``picaemu.proctex.sample_proctex`` on the texcoord set 0x080 selects). A TEV read of
+  lighting/unit 3 while it is enabled and its module is missing raises ``UnsupportedFeature`` naming 0x08F/0x080;
+  a disabled unit reads (0, 0, 0, 0). Fog mode "gas" raises ``UnsupportedFeature("gas", register=0x0E0)``.
+- ``alpha_test(sstate, color (F, 4) uint8) -> (F,) bool`` and ``blend(sstate, src, dst) -> (F, 4) uint8``
+  (blending, or the logic op when blending is off; ``dst`` already expanded to RGBA8).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from picaemu import blend as blend_mod
+from picaemu import fog as fog_mod
+from picaemu import tev
+from picaemu.blend import BlendState
+from picaemu.errors import UnsupportedFeature
+from picaemu.fog import FogState
+from picaemu.fragments import Fragments
+from picaemu.memory import PhysicalMemory
+from picaemu.regs import access, id_of
+from picaemu.state import GpuState
+from picaemu.tev import TevState
+from picaemu.texture import lod as lod_mod
+from picaemu.texture import sampler
+from picaemu.texture.state import TextureUnitState, TexturingState
+
+SRC_LIGHTING = frozenset({tev.SRC_LIGHT_PRIMARY, tev.SRC_LIGHT_SECONDARY})
+SRC_PROCTEX = tev.SRC_TEXTURES[3]
+
+
+def _optional(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name != name:
+            raise
+        return None
+
+
+@dataclass(frozen=True)
+class ShadingState:
+    """Everything the color path needs for one draw."""
+
+    texturing: TexturingState
+    tev: TevState
+    fog: FogState
+    blend: BlendState
+    lighting_enabled: bool
+    lighting: Any | None  # picaemu.lighting.LightingState when that module exists
+    proctex_enabled: bool
+    proctex_coords: str
+    proctex: Any | None  # picaemu.proctex.ProctexState when that module exists
+
+    @classmethod
+    def from_state(cls, state: GpuState) -> ShadingState:
+        regs = state.regs
+        tstate = TevState.from_regs(regs)
+        used = tstate.sources_used()
+        lighting_on = bool(access.raw(regs, "LIGHTING_ENABLE0", "enable"))
+        proctex_on = bool(access.raw(regs, "TEXUNIT_CONFIG", "unit3_enable"))
+        lighting = proctex = None
+        if lighting_on and used & SRC_LIGHTING and (mod := _optional("picaemu.lighting")) is not None:
+            lighting = mod.LightingState.from_state(state)
+        if proctex_on and SRC_PROCTEX in used and (mod := _optional("picaemu.proctex")) is not None:
+            proctex = mod.ProctexState.from_state(state)
+        return cls(
+            texturing=TexturingState.from_regs(regs),
+            tev=tstate,
+            fog=FogState.from_state(state),
+            blend=BlendState.from_regs(regs),
+            lighting_enabled=lighting_on,
+            lighting=lighting,
+            proctex_enabled=proctex_on,
+            proctex_coords=str(access.value(regs, "TEXUNIT_CONFIG", "unit3_coords")),
+            proctex=proctex,
+        )
+
+
+def unit_uv(frags: Fragments, coords: str) -> np.ndarray:
+    """(F, 2) float32 texcoord set named "texcoord0/1/2"."""
+    return getattr(frags, coords)
+
+
+def sample_unit(ustate: TextureUnitState, frags: Fragments, memory: PhysicalMemory) -> np.ndarray:
+    """(F, 4) uint8 color of one texture unit, with the per-fragment LOD when the unit's filtering needs it."""
+    uv = unit_uv(frags, ustate.coords)
+    lod = None
+    if ustate.enabled and ustate.needs_lod:
+        _, st, _ = sampler.unit_coords(ustate, uv, frags.texcoord0_w)
+        texel = st * np.array([ustate.width, ustate.height], np.float32)
+        lod = lod_mod.compute_lod(frags.x, frags.y, frags.primitive, texel, ustate.lod_bias)
+    return sampler.sample(ustate, uv, frags.texcoord0_w, memory, lod)
+
+
+def _lighting(sstate: ShadingState, frags: Fragments, textures: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    n = len(frags)
+    if not sstate.lighting_enabled:
+        zero = np.zeros((n, 4), np.uint8)
+        return {tev.SRC_LIGHT_PRIMARY: zero, tev.SRC_LIGHT_SECONDARY: zero}
+    mod = _optional("picaemu.lighting")
+    if mod is None or sstate.lighting is None:
+        raise UnsupportedFeature("fragment lighting (picaemu.lighting missing)", register=id_of("LIGHTING_ENABLE0"))
+    primary, secondary = mod.compute_lighting(sstate.lighting, frags, textures)
+    return {tev.SRC_LIGHT_PRIMARY: primary, tev.SRC_LIGHT_SECONDARY: secondary}
+
+
+def _proctex(sstate: ShadingState, frags: Fragments) -> np.ndarray:
+    if not sstate.proctex_enabled:
+        return np.zeros((len(frags), 4), np.uint8)
+    mod = _optional("picaemu.proctex")
+    if mod is None or sstate.proctex is None:
+        raise UnsupportedFeature("procedural texture (picaemu.proctex missing)", register=id_of("TEXUNIT_CONFIG"))
+    return mod.sample_proctex(sstate.proctex, unit_uv(frags, sstate.proctex_coords))
+
+
+def primary_color(frags: Fragments) -> np.ndarray:
+    """(F, 4) uint8: the interpolated vertex color rounded to 8 bits."""
+    return np.clip(np.rint(frags.color * np.float32(255)), 0, 255).astype(np.uint8)
+
+
+def shade(sstate: ShadingState, frags: Fragments, memory: PhysicalMemory) -> np.ndarray:
+    """(F, 4) uint8 RGBA of every fragment after the six TEV stages and fog."""
+    n = len(frags)
+    used = sstate.tev.sources_used()
+    lighting_needed = bool(used & SRC_LIGHTING) and sstate.lighting_enabled
+    inputs: dict[int, np.ndarray] = {}
+    textures: dict[int, np.ndarray] = {}
+    for ustate in sstate.texturing.units:
+        code = tev.SRC_TEXTURES[ustate.unit]
+        if code in used or (lighting_needed and ustate.enabled):
+            textures[ustate.unit] = inputs[code] = sample_unit(ustate, frags, memory)
+    if tev.SRC_PRIMARY in used:
+        inputs[tev.SRC_PRIMARY] = primary_color(frags)
+    if used & SRC_LIGHTING:
+        inputs.update(_lighting(sstate, frags, textures))
+    if SRC_PROCTEX in used:
+        inputs[SRC_PROCTEX] = _proctex(sstate, frags)
+    color = tev.combine(sstate.tev, inputs, n)
+    return fog_mod.apply_fog(sstate.fog, color, frags.depth)
+
+
+def alpha_test(sstate: ShadingState, color: np.ndarray) -> np.ndarray:
+    """(F,) bool pass mask of the alpha test (0x104)."""
+    return blend_mod.alpha_test(sstate.blend, color)
+
+
+def blend(sstate: ShadingState, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """(F, 4) uint8: blending (0x101, 0x103) or, when it is off, the logic op (0x102)."""
+    return blend_mod.blend(sstate.blend, src, dst)

@@ -1,0 +1,156 @@
+"""Replay statistics (ATTILA's per-batch / per-frame statistics and fragment maps) for ``picaemu stats``.
+
+``collect(path_or_capture)`` replays a capture and returns one row per draw: ``frame``, ``draw``, ``event``,
+``kind``, every counter the pipeline fills in ``DrawCall.stats`` (``picaemu.pipeline.STAT_KEYS``: vertices,
+vertices loaded and shaded, primitives assembled / clipped / culled / rasterized, fragments rasterized, killed by
+scissor / alpha / stencil / depth, fragments written) and ``time_ms``. ``per_frame(rows)`` sums them per frame.
+Counters the pipeline does not provide (shader instructions executed, texels fetched) are not invented: they are
+listed in ``NOT_MEASURED``.
+
+Fragment maps: ``depth-complexity`` counts, per render-target pixel and frame, the fragments that reach fragment
+coloring (after rasterization and scissor). Arrays are (H, W) uint32 with row 0 = the top of the render target;
+``heatmap`` turns one into an RGB picture (0 black, then blue -> green -> yellow -> red, white from ``HEAT_MAX``).
+``overdraw`` (fragments written per pixel) needs the written pixel positions, which the pipeline does not expose:
+it raises ``UnsupportedFeature``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from picaemu.errors import UnsupportedFeature
+from picaemu.formats import pica
+from picaemu.fragments import Fragments
+from picaemu.framebuffer import FramebufferState
+from picaemu.memory import PhysicalMemory
+from picaemu.replay import Replay, load_capture
+from picaemu.state import GpuState
+
+NOT_MEASURED = ("shader_instructions", "texels_fetched")
+FRAGMENT_MAPS = ("depth-complexity", "overdraw")
+HEAT_COLORS = np.array([[0, 0, 0], [0, 0, 255], [0, 200, 0], [255, 220, 0], [255, 0, 0], [255, 255, 255]], np.uint8)
+HEAT_MAX = len(HEAT_COLORS) - 1
+ID_COLUMNS = ("frame", "draw", "event", "kind")
+
+
+@dataclass
+class FragmentCounter:
+    """Per-frame (H, W) fragment counts, fed by wrapping the pipeline's color stages."""
+
+    frame: int = 0
+    maps: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def stages(self, state: GpuState) -> Any:
+        from picaemu.pipeline import default_color_stages
+
+        fb = FramebufferState.from_regs(state.regs)
+        return _CountingStages(default_color_stages(state), self, fb.width, fb.height)
+
+    def add(self, x: np.ndarray, y: np.ndarray, width: int, height: int) -> None:
+        counts = self.maps.get(self.frame)
+        if counts is None or counts.shape != (height, width):
+            counts = self.maps[self.frame] = np.zeros((height, width), np.uint32)
+        row = (height - 1) - y.astype(np.int64)
+        keep = (row >= 0) & (row < height) & (x >= 0) & (x < width)
+        flat = row[keep] * width + x[keep].astype(np.int64)
+        counts += np.bincount(flat, minlength=width * height).reshape(height, width).astype(np.uint32)
+
+
+@dataclass(frozen=True)
+class _CountingStages:
+    inner: Any
+    counter: FragmentCounter
+    width: int
+    height: int
+
+    def shade(self, frags: Fragments, memory: PhysicalMemory) -> np.ndarray:
+        self.counter.add(frags.x, frags.y, self.width, self.height)
+        return self.inner.shade(frags, memory)
+
+    def alpha_test(self, color: np.ndarray) -> np.ndarray:
+        return self.inner.alpha_test(color)
+
+    def blend(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        return self.inner.blend(src, dst)
+
+    @property
+    def reads_destination(self) -> bool:
+        return self.inner.reads_destination
+
+
+@dataclass
+class Statistics:
+    rows: list[dict[str, Any]]
+    fragment_maps: dict[int, np.ndarray]
+    frames: int
+
+
+def collect(source: str | os.PathLike[str] | pica.Capture, *, fragment_map: str | None = None) -> Statistics:
+    """Replay ``source`` and gather per-draw rows (and a fragment map per frame when asked)."""
+    from picaemu.pipeline import Pipeline
+
+    if fragment_map == "overdraw":
+        raise UnsupportedFeature("overdraw fragment map (the pipeline does not expose written pixel positions)")
+    if fragment_map not in (None, "depth-complexity"):
+        raise UnsupportedFeature(f"fragment map {fragment_map!r}")
+    capture = source if isinstance(source, pica.Capture) else load_capture(source)
+    counter = FragmentCounter()
+    pipeline = Pipeline(color_stages=counter.stages) if fragment_map else Pipeline()
+    replay = Replay(capture, pipeline=pipeline)
+    while replay.position < len(replay.events):
+        counter.frame = replay.frame
+        replay.step()
+    rows = []
+    for d in replay.draws:
+        frame = sum(1 for f in replay.frames if f < d.event)
+        counters = {k: v for k, v in d.stats.items() if k != "time_s"}
+        rows.append({"frame": frame, "draw": d.index, "event": d.event, "kind": d.kind, **counters,
+                     "time_ms": round(1000.0 * float(d.stats.get("time_s", 0.0)), 3)})
+    return Statistics(rows, counter.maps, max(len(replay.frames), 1))
+
+
+def per_frame(rows: list[dict[str, Any]], frames: int) -> list[dict[str, Any]]:
+    """Totals per frame (frames without draws get zero counters)."""
+    keys = [k for row in rows for k in row if k not in ID_COLUMNS]
+    keys = list(dict.fromkeys(keys))
+    totals: dict[int, dict[str, Any]] = defaultdict(lambda: dict.fromkeys(keys, 0))
+    counts: dict[int, int] = defaultdict(int)
+    for row in rows:
+        counts[row["frame"]] += 1
+        for k in keys:
+            totals[row["frame"]][k] += row.get(k, 0)
+    out = []
+    for f in range(max(frames, max(totals, default=-1) + 1)):
+        entry = {"frame": f, "draws": counts[f], **totals[f]}
+        entry["time_ms"] = round(entry.get("time_ms", 0.0), 3)
+        out.append(entry)
+    return out
+
+
+def heatmap(counts: np.ndarray) -> np.ndarray:
+    """(H, W, 3) uint8 picture of a count map (see the module docstring)."""
+    return HEAT_COLORS[np.minimum(counts, HEAT_MAX)]
+
+
+def bar_chart(values: list[float], labels: list[str], title: str, width: int = 640, height: int = 320) -> np.ndarray:
+    """A plain bar chart as (height, width, 3) uint8 (drawn with numpy and Pillow's default font)."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (width, height), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    top, bottom, left = 24, height - 20, 8
+    draw.text((left, 4), title, fill=(0, 0, 0))
+    peak = max(values, default=0) or 1
+    slot = (width - 2 * left) / max(len(values), 1)
+    for i, (value, label) in enumerate(zip(values, labels, strict=True)):
+        x0 = left + i * slot
+        y0 = bottom - (bottom - top) * value / peak
+        draw.rectangle([x0 + 1, y0, x0 + max(slot - 2, 1), bottom], fill=(40, 90, 200))
+        if slot >= 18:
+            draw.text((x0 + 2, bottom + 4), label, fill=(0, 0, 0))
+    return np.asarray(image)

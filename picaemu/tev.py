@@ -1,0 +1,283 @@
+"""The six-stage texture combiner (TEV), in the hardware's 8-bit fixed point.
+
+Receives a ``TevState`` (decoded once per draw from registers 0x0C0-0x0FD) and the per-fragment source colors as
+a dict ``{source code: (F, 4) or (4,) uint8 RGBA}`` (0 primary color, 1/2 fragment lighting primary/secondary,
+3-6 textures 0-3; codes 13-15 are produced here). Returns the last stage's output, (F, 4) uint8.
+
+Per stage (integer maths, divisions truncate toward zero, as Azahar's software renderer; HW rounding is unknown):
+three sources per RGB and alpha, an operand modifier each (``RGB_OPERANDS`` / ``ALPHA_OPERANDS``), a combine
+function (``_combine_one``; dot3 in ``_stage``), then ``min(255, result << scale)`` (scale code 3 acts as x1).
+Stage 0: "previous" in slot 0 or 1 reads slot 2's source (0 if that is "previous" too) and "previous buffer"
+reads 0. Combiner buffer: stage 0 reads 0, stage 1 the initial color (0x0FD), stage k+1 what stage k-1 left when
+its update bit (0x0E0 bits 8-15, stages 0-3) is set. Undefined source/operand/op codes in the slots a stage reads
+raise ``UnsupportedFeature``. The per-fragment loop is compiled (numba, cached); per-draw decoding is Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from picaemu.errors import UnsupportedFeature
+from picaemu.regs import access, id_of
+from picaemu.regs.blocks.tev import ALPHA_OPERANDS, COMBINE_OPS, RGB_OPERANDS, TEV_SOURCES
+
+NUM_STAGES = 6
+BUFFER_STAGES = 4  # stages whose output can reach the combiner buffer
+SRC_PRIMARY, SRC_LIGHT_PRIMARY, SRC_LIGHT_SECONDARY = 0, 1, 2
+SRC_TEXTURES = (3, 4, 5, 6)
+SRC_BUFFER, SRC_CONSTANT, SRC_PREVIOUS = 13, 14, 15
+OP_REPLACE, OP_DOT3_RGB, OP_DOT3_RGBA = 0, 6, 7
+SCALE_SHIFT = {0: 0, 1: 1, 2: 2, 3: 0}
+
+# operand code -> (channels read, inverted)
+RGB_OPERAND_TABLE = {
+    0x0: ((0, 1, 2), False), 0x1: ((0, 1, 2), True), 0x2: ((3, 3, 3), False), 0x3: ((3, 3, 3), True),
+    0x4: ((0, 0, 0), False), 0x5: ((0, 0, 0), True), 0x8: ((1, 1, 1), False), 0x9: ((1, 1, 1), True),
+    0xC: ((2, 2, 2), False), 0xD: ((2, 2, 2), True),
+}
+ALPHA_OPERAND_TABLE = {
+    0: (3, False), 1: (3, True), 2: (0, False), 3: (0, True), 4: (1, False), 5: (1, True), 6: (2, False), 7: (2, True),
+}
+assert set(RGB_OPERAND_TABLE) == set(RGB_OPERANDS) and set(ALPHA_OPERAND_TABLE) == set(ALPHA_OPERANDS)
+
+
+ARITY = {0: 1, 1: 2, 2: 2, 3: 2, 4: 3, 5: 2, 6: 2, 7: 2, 8: 3, 9: 3}  # operand slots each combine op reads
+assert set(ARITY) == set(COMBINE_OPS)
+NUM_INPUTS = 7  # source codes 0-6 come from outside (primary, lighting, textures 0-3)
+
+
+@numba.njit(cache=True, inline="always")
+def _div_trunc(x: int, d: int) -> int:
+    """Integer division truncating toward zero (C semantics)."""
+    return -((-x) // d) if x < 0 else x // d
+
+
+@numba.njit(cache=True)
+def _combine_one(op: int, a: int, b: int, c: int) -> int:
+    """One channel of combine ops 0-5, 8, 9 (see the reference table), 8-bit integers in and out."""
+    if op == 0:
+        return a
+    if op == 1:
+        return a * b // 255
+    if op == 2:
+        return min(a + b, 255)
+    if op == 3:
+        return min(max(a + b - 128, 0), 255)
+    if op == 4:
+        return (a * c + b * (255 - c)) // 255
+    if op == 5:
+        return max(a - b, 0)
+    if op == 8:
+        return min((a * b + 255 * c) // 255, 255)
+    return min(a + b, 255) * c // 255  # 9
+
+
+STAGE_NAMES = tuple(f"TEXENV{n}" for n in range(NUM_STAGES))
+
+
+@dataclass(frozen=True)
+class TevStage:
+    """One combiner stage, decoded."""
+
+    index: int
+    rgb_sources: tuple[int, int, int]
+    alpha_sources: tuple[int, int, int]
+    rgb_operands: tuple[int, int, int]
+    alpha_operands: tuple[int, int, int]
+    rgb_op: int
+    alpha_op: int
+    constant: tuple[int, int, int, int]
+    rgb_shift: int
+    alpha_shift: int
+
+    @classmethod
+    def from_regs(cls, regs: np.ndarray, n: int) -> TevStage:
+        name = STAGE_NAMES[n]
+        src, opnd = f"{name}_SOURCE", f"{name}_OPERAND"
+        three = range(3)
+        stage = cls(
+            index=n,
+            rgb_sources=tuple(access.raw(regs, src, f"rgb_src{i}") for i in three),
+            alpha_sources=tuple(access.raw(regs, src, f"alpha_src{i}") for i in three),
+            rgb_operands=tuple(access.raw(regs, opnd, f"rgb_op{i}") for i in three),
+            alpha_operands=tuple(access.raw(regs, opnd, f"alpha_op{i}") for i in three),
+            rgb_op=access.raw(regs, f"{name}_COMBINER", "rgb_combine"),
+            alpha_op=access.raw(regs, f"{name}_COMBINER", "alpha_combine"),
+            constant=tuple(access.raw(regs, f"{name}_COLOR", ch) for ch in "rgba"),
+            rgb_shift=SCALE_SHIFT[access.raw(regs, f"{name}_SCALE", "rgb_scale")],
+            alpha_shift=SCALE_SHIFT[access.raw(regs, f"{name}_SCALE", "alpha_scale")],
+        )
+        stage._validate(regs)
+        return stage
+
+    def _fail(self, regs: np.ndarray, what: str, suffix: str) -> None:
+        reg_id = id_of(f"{STAGE_NAMES[self.index]}_{suffix}")
+        raise UnsupportedFeature(f"TEV stage {self.index}: {what}", register=reg_id, value=int(regs[reg_id]))
+
+    def _validate(self, regs: np.ndarray) -> None:
+        checked = (("RGB", self.rgb_op),) if self.rgb_op == OP_DOT3_RGBA else (("RGB", self.rgb_op),
+                                                                               ("alpha", self.alpha_op))
+        for kind, op in checked:
+            if op not in ARITY:
+                self._fail(regs, f"undefined {kind} combine op {op}", "COMBINER")
+        if self.rgb_op != OP_DOT3_RGBA and self.alpha_op in (OP_DOT3_RGB, OP_DOT3_RGBA):
+            self._fail(regs, "dot3 as the alpha combine op", "COMBINER")
+        for kind, srcs, opnds, table in (
+            ("RGB", self.rgb_sources, self.rgb_operands, RGB_OPERAND_TABLE),
+            ("alpha", self.alpha_sources, self.alpha_operands, ALPHA_OPERAND_TABLE),
+        ):
+            for slot in self.slots_read(kind):
+                if srcs[slot] not in TEV_SOURCES:
+                    self._fail(regs, f"undefined {kind} source 0x{srcs[slot]:X} in slot {slot}", "SOURCE")
+                if opnds[slot] not in table:
+                    self._fail(regs, f"undefined {kind} operand 0x{opnds[slot]:X} in slot {slot}", "OPERAND")
+
+    def slots_read(self, kind: str) -> tuple[int, ...]:
+        """Operand slots whose source this stage actually reads for "RGB" or "alpha"."""
+        op = self.rgb_op if kind == "RGB" else self.alpha_op
+        if kind == "alpha" and self.rgb_op == OP_DOT3_RGBA:
+            return ()
+        slots = tuple(range(ARITY[op]))
+        srcs = self.rgb_sources if kind == "RGB" else self.alpha_sources
+        if self.index == 0 and any(srcs[s] == SRC_PREVIOUS for s in slots) and 2 not in slots:
+            slots += (2,)
+        return slots
+
+    @property
+    def passthrough(self) -> bool:
+        """True when the stage outputs "previous" unchanged (replace, previous, plain operand, x1)."""
+        plain = (self.rgb_op, self.alpha_op, self.rgb_sources[0], self.alpha_sources[0]) == (0, 0, 15, 15)
+        return self.index > 0 and plain and self.rgb_operands[0] == 0 and self.alpha_operands[0] == 0 \
+            and self.rgb_shift == 0 and self.alpha_shift == 0
+
+    def sources_read(self) -> set[int]:
+        return {self.rgb_sources[s] for s in self.slots_read("RGB")} | {
+            self.alpha_sources[s] for s in self.slots_read("alpha")}
+
+
+@dataclass(frozen=True)
+class TevState:
+    """All six stages plus the combiner-buffer configuration."""
+
+    stages: tuple[TevStage, ...]
+    buffer_color: tuple[int, int, int, int]
+    rgb_update: tuple[bool, ...]
+    alpha_update: tuple[bool, ...]
+
+    @classmethod
+    def from_regs(cls, regs: np.ndarray) -> TevState:
+        return cls(
+            stages=tuple(TevStage.from_regs(regs, n) for n in range(NUM_STAGES)),
+            buffer_color=tuple(access.raw(regs, "TEXENV_BUFFER_COLOR", ch) for ch in "rgba"),
+            rgb_update=tuple(bool(access.raw(regs, "TEXENV_UPDATE_BUFFER", f"rgb_update{i}"))
+                             for i in range(BUFFER_STAGES)),
+            alpha_update=tuple(bool(access.raw(regs, "TEXENV_UPDATE_BUFFER", f"alpha_update{i}"))
+                               for i in range(BUFFER_STAGES)),
+        )
+
+    def sources_used(self) -> set[int]:
+        """Every source code some stage reads (external inputs the caller must provide among them)."""
+        return set().union(*(s.sources_read() for s in self.stages if not s.passthrough))
+
+
+@numba.njit(cache=True)
+def _stage_kernel(rgb_in, alpha_in, rgb_ch, rgb_inv, alpha_ch, alpha_inv, ops, shifts, out) -> None:
+    """One stage over all fragments. rgb_in/alpha_in: three (F, 4) uint8 source arrays each; rgb_ch (3, 3) and
+    alpha_ch (3,) the channels each operand reads, *_inv whether it inverts; ops/shifts (rgb, alpha)."""
+    r0, r1, r2 = rgb_in
+    a0, a1, a2 = alpha_in
+    rgb_op, alpha_op = ops
+    is_dot3 = rgb_op in (OP_DOT3_RGB, OP_DOT3_RGBA)
+    for i in range(out.shape[0]):
+        total = 0
+        for ch in range(3):
+            x, y, z = r0[i, rgb_ch[0, ch]], r1[i, rgb_ch[1, ch]], r2[i, rgb_ch[2, ch]]
+            x = 255 - x if rgb_inv[0] else x
+            y = 255 - y if rgb_inv[1] else y
+            z = 255 - z if rgb_inv[2] else z
+            if is_dot3:
+                total += _div_trunc((2 * np.int64(x) - 255) * (2 * np.int64(y) - 255) + 128, 256)
+            else:
+                out[i, ch] = min(_combine_one(rgb_op, np.int64(x), np.int64(y), np.int64(z)) << shifts[0], 255)
+        if is_dot3:
+            v = min(min(max(total, 0), 255) << shifts[0], 255)
+            out[i, 0] = out[i, 1] = out[i, 2] = v
+            if rgb_op == OP_DOT3_RGBA:
+                out[i, 3] = v
+                continue
+        x, y, z = a0[i, alpha_ch[0]], a1[i, alpha_ch[1]], a2[i, alpha_ch[2]]
+        x = 255 - x if alpha_inv[0] else x
+        y = 255 - y if alpha_inv[1] else y
+        z = 255 - z if alpha_inv[2] else z
+        out[i, 3] = min(_combine_one(alpha_op, np.int64(x), np.int64(y), np.int64(z)) << shifts[1], 255)
+
+
+def _resolve(stage: TevStage, kind: str, slot: int, inputs: Mapping[int, np.ndarray], previous: np.ndarray,
+             buffer: np.ndarray, count: int) -> np.ndarray:
+    """The (count, 4) uint8 array a slot reads, with the stage-0 rules applied."""
+    codes = stage.rgb_sources if kind == "RGB" else stage.alpha_sources
+    code = codes[slot]
+    if stage.index == 0 and code == SRC_PREVIOUS:
+        code = codes[2] if codes[2] != SRC_PREVIOUS else None
+    if code is None or (stage.index == 0 and code == SRC_BUFFER):
+        return _filled((0, 0, 0, 0), count)
+    if code == SRC_PREVIOUS:
+        return previous
+    if code == SRC_BUFFER:
+        return buffer
+    if code == SRC_CONSTANT:
+        return _filled(stage.constant, count)
+    if code not in inputs:
+        raise UnsupportedFeature(f"TEV stage {stage.index} reads source {TEV_SOURCES.get(code, code)}, not provided")
+    return np.ascontiguousarray(np.broadcast_to(inputs[code], (count, 4)), np.uint8)
+
+
+def _filled(color: tuple[int, ...], count: int) -> np.ndarray:
+    out = np.empty((count, 4), np.uint8)
+    out[:] = color
+    return out
+
+
+def run_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray,
+              count: int) -> np.ndarray:
+    """One stage over ``count`` fragments: (count, 4) uint8."""
+    arity = {"RGB": ARITY[stage.rgb_op], "alpha": 0 if stage.rgb_op == OP_DOT3_RGBA else ARITY[stage.alpha_op]}
+    arrays = {}
+    for kind, n in arity.items():
+        got = [_resolve(stage, kind, s, inputs, previous, buffer, count) for s in range(n)]
+        arrays[kind] = tuple(got + [got[0] if got else previous] * (3 - len(got)))
+    rgb_opnd = [stage.rgb_operands[s] if s < arity["RGB"] else 0 for s in range(3)]
+    alpha_opnd = [stage.alpha_operands[s] if s < arity["alpha"] else 0 for s in range(3)]
+    out = np.empty((count, 4), np.uint8)
+    _stage_kernel(arrays["RGB"], arrays["alpha"],
+                  np.array([RGB_OPERAND_TABLE[o][0] for o in rgb_opnd], np.int64),
+                  np.array([RGB_OPERAND_TABLE[o][1] for o in rgb_opnd], np.bool_),
+                  np.array([ALPHA_OPERAND_TABLE[o][0] for o in alpha_opnd], np.int64),
+                  np.array([ALPHA_OPERAND_TABLE[o][1] for o in alpha_opnd], np.bool_),
+                  (stage.rgb_op, stage.alpha_op if stage.alpha_op in ARITY else 0),
+                  (stage.rgb_shift, stage.alpha_shift), out)
+    return out
+
+
+def combine(tstate: TevState, inputs: Mapping[int, np.ndarray], count: int) -> np.ndarray:
+    """Run all six stages for ``count`` fragments: (count, 4) uint8."""
+    previous = _filled((0, 0, 0, 0), count)
+    buffer_read = previous
+    buffer_next = _filled(tstate.buffer_color, count)
+    for stage in tstate.stages:
+        if not stage.passthrough:
+            previous = run_stage(stage, inputs, previous, buffer_read, count)
+        buffer_read = buffer_next
+        if stage.index < BUFFER_STAGES:
+            rgb_up, alpha_up = tstate.rgb_update[stage.index], tstate.alpha_update[stage.index]
+            if rgb_up or alpha_up:
+                buffer_next = buffer_next.copy()
+                if rgb_up:
+                    buffer_next[:, :3] = previous[:, :3]
+                if alpha_up:
+                    buffer_next[:, 3] = previous[:, 3]
+    return previous

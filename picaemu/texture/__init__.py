@@ -1,0 +1,22 @@
+"""Textures of the PICA200: decoding (all 14 formats), encoding (non-ETC formats), per-draw texture unit state
+and sampling. Public API: ``decode_texture``, ``encode_texture``, ``TextureFormat``, ``texture_format``."""
+
+from picaemu.texture.decode import decode_texture
+from picaemu.texture.encode import encode_texture
+from picaemu.texture.formats import (
+    InvalidTextureFormat,
+    InvalidTextureSize,
+    TextureError,
+    TextureFormat,
+    texture_format,
+)
+
+__all__ = [
+    "InvalidTextureFormat",
+    "InvalidTextureSize",
+    "TextureError",
+    "TextureFormat",
+    "decode_texture",
+    "encode_texture",
+    "texture_format",
+]

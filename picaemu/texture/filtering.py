@@ -1,0 +1,86 @@
+"""Compiled texel fetch and filtering over a flat texel pyramid (numba, cached): the inner loop of the sampler.
+
+Inputs: ``texels`` (N, 4) uint8 holding every level/face image (memory-row order, row 0 = top), ``offsets``
+(levels, faces) int64 start of each image, ``widths``/``heights`` (levels,) int64; per fragment the level index
+into those tables (0 = first stored level), the face, and coordinates. Wrap codes per axis (k = integer texel
+coordinate, n = level size): 0 clamp to edge; 1 clamp to border (k outside [0, n) reads the border color);
+2 repeat (k mod n); 3 mirrored repeat (m = k mod 2n; m < n ? m : 2n - 1 - m); 4 k < 0 repeats, k >= 0 clamps to
+edge; 5 k < 0 repeats, k >= n reads the border; 6, 7 repeat. Texel row t (0 = bottom) is memory row n_t - 1 - t.
+
+``fetch``: one texel per fragment at integer coordinates -> (F, 4) uint8. ``filter_2d``: nearest
+(k = floor(s * n)) or bilinear (p = s * n - 0.5, texels floor(p) and floor(p) + 1, weights from the fraction) per
+fragment -> (F, 4) float32 (not rounded, so levels can still be blended).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+BORDER, REPEAT_6, REPEAT_7 = -1, 6, 7
+
+
+@numba.njit(cache=True, inline="always")
+def wrap(k: int, n: int, mode: int) -> int:
+    """Texel index in [0, n), or -1 (``BORDER``) where the border color is read."""
+    if mode == 0:
+        return min(max(k, 0), n - 1)
+    if mode == 1:
+        return k if 0 <= k < n else BORDER
+    if mode == 3:
+        m = k % (2 * n)
+        return m if m < n else 2 * n - 1 - m
+    if mode == 4:
+        return k % n if k < 0 else min(k, n - 1)
+    if mode == 5:
+        return k % n if k < 0 else (k if k < n else BORDER)
+    return k % n  # 2 repeat, 6 and 7 behave as repeat
+
+
+@numba.njit(cache=True, inline="always")
+def _texel_index(offset: int, w: int, h: int, ks: int, kt: int, wrap_s: int, wrap_t: int) -> int:
+    """Flat texel index (scalars only: array arguments would cost a refcount per call)."""
+    s, t = wrap(ks, w, wrap_s), wrap(kt, h, wrap_t)
+    if s == BORDER or t == BORDER:
+        return BORDER
+    return offset + (h - 1 - t) * w + s
+
+
+@numba.njit(cache=True)
+def fetch(texels, offsets, widths, heights, level, face, ks, kt, wrap_s, wrap_t, border):
+    out = np.empty((level.size, 4), np.uint8)
+    for i in range(level.size):
+        lv = level[i]
+        idx = _texel_index(offsets[lv, face[i]], widths[lv], heights[lv], ks[i], kt[i], wrap_s, wrap_t)
+        for c in range(4):
+            out[i, c] = border[c] if idx == BORDER else texels[idx, c]
+    return out
+
+
+@numba.njit(cache=True)
+def filter_2d(texels, offsets, widths, heights, level, face, st, linear, wrap_s, wrap_t, border):
+    n = level.size
+    out = np.zeros((n, 4), np.float32)
+    for i in range(n):
+        lv = level[i]
+        w, h, offset = widths[lv], heights[lv], offsets[lv, face[i]]
+        if not linear[i]:
+            ks, kt = math.floor(st[i, 0] * w), math.floor(st[i, 1] * h)
+            idx = _texel_index(offset, w, h, ks, kt, wrap_s, wrap_t)
+            for c in range(4):
+                out[i, c] = border[c] if idx == BORDER else texels[idx, c]
+            continue
+        ps, pt = st[i, 0] * w - np.float32(0.5), st[i, 1] * h - np.float32(0.5)
+        fs, ft = math.floor(ps), math.floor(pt)
+        ax, ay = np.float32(ps - fs), np.float32(pt - ft)
+        k0s, k0t = fs, ft
+        for dy in range(2):
+            wy = ay if dy else np.float32(1.0) - ay
+            for dx in range(2):
+                weight = (ax if dx else np.float32(1.0) - ax) * wy
+                idx = _texel_index(offset, w, h, k0s + dx, k0t + dy, wrap_s, wrap_t)
+                for c in range(4):
+                    out[i, c] += weight * (border[c] if idx == BORDER else texels[idx, c])
+    return out

@@ -1,0 +1,153 @@
+"""Sampling texture units 0-2 for a batch of fragments: coordinates -> (F, 4) uint8 RGBA.
+
+Receives a ``TextureUnitState``, the unit's coordinates ``uv`` (F, 2) float32 (v = 0 is the bottom row),
+``w`` (F,) float32 (texcoord0.w: cube maps, shadow and projection types), optional per-fragment LOD (F,) float32
+(``lod`` module; None means level ``min_level``, magnification) and the emulated memory.
+
+Model (pica-pipeline.md §10, pica-formats.md §1.3/§1.9):
+- type transforms (unit 0): projection and perspective shadow divide u, v by w; cube maps pick a face and its 2D
+  coordinates from the direction (u, v, w); shadow compare depth = min(|w| or |major axis|, 1).
+- the levels min..max of every face are decoded and packed into one flat texel array, so one gather serves any
+  mix of levels and faces. Level L is (W >> L) x (H >> L); texel row t (0 = bottom) is memory row H_L - 1 - t.
+- nearest: k = floor(s * N_L); linear: p = s * N_L - 0.5, blend texels floor(p) and floor(p) + 1 with weights
+  from the fraction (float32, rounded to nearest; hardware weight precision is unknown). Each texel index is
+  wrapped on its own (``filtering.wrap``); clamp-to-border texels read the border color.
+- LOD: lod <= 0 -> magnification filter on level ``min_level``; otherwise lod clamped to [min, max], minification
+  filter on level round(lod) (mip filter nearest) or a blend of floor/ceil levels (mip filter linear).
+- shadow types: nearest texel; stored depth = bytes 0-2 big-endian (A << 16 | B << 8 | G of the RGBA8 decode),
+  intensity = byte 3 (R); result = intensity if stored >= trunc(ref * 0xFFFFFF) - bias (clamped at 0) else 0,
+  replicated to RGBA (the shadow texels are read as RGBA8 whatever the format register says).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from picaemu.memory import PhysicalMemory
+from picaemu.texture import filtering
+from picaemu.texture.decode import decode_texture
+from picaemu.texture.formats import TextureFormat
+from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
+
+DEPTH_MAX = 0xFFFFFF
+Arr = np.ndarray
+
+
+@dataclass(frozen=True)
+class Pyramid:
+    """Every needed level of every face in one flat (N, 4) uint8 array; ``offsets[level, face]`` index it."""
+
+    texels: np.ndarray
+    offsets: np.ndarray  # (levels, faces) int64, indexed by level - first_level
+    widths: np.ndarray  # (levels,) int64
+    heights: np.ndarray
+    first_level: int
+
+    @classmethod
+    def load(cls, ustate: TextureUnitState, memory: PhysicalMemory, levels: range,
+             fmt: TextureFormat | None = None) -> Pyramid:
+        fmt = ustate.format if fmt is None else fmt
+        images = [[decode_texture(memory, addr, ustate.width, ustate.height, fmt, lv) for addr in ustate.addresses]
+                  for lv in levels]
+        sizes = np.array([[img.shape[0] * img.shape[1] for img in row] for row in images], np.int64)
+        offsets = np.concatenate([[0], np.cumsum(sizes.ravel())[:-1]]).reshape(sizes.shape)
+        texels = np.concatenate([img.reshape(-1, 4) for row in images for img in row])
+        return cls(texels, offsets, np.array([row[0].shape[1] for row in images], np.int64),
+                   np.array([row[0].shape[0] for row in images], np.int64), levels.start)
+
+    def fetch(self, ustate: TextureUnitState, level: Arr, face: Arr, ks: Arr, kt: Arr) -> Arr:
+        """(F, 4) uint8 texels at integer coordinates (t = 0 bottom), wrapped; border color where it applies."""
+        return filtering.fetch(self.texels, self.offsets, self.widths, self.heights, _i64(level - self.first_level),
+                               _i64(face), _i64(ks), _i64(kt), ustate.wrap_s, ustate.wrap_t,
+                               np.array(ustate.border, np.uint8))
+
+
+def _i64(a: Arr) -> Arr:
+    return np.ascontiguousarray(a, np.int64)
+
+
+def _filter(pyr: Pyramid, ustate: TextureUnitState, level: Arr, face: Arr, st: Arr, linear: Arr | bool) -> Arr:
+    """Nearest or bilinear sample of one level per fragment: (F, 4) float32."""
+    lin = np.ascontiguousarray(np.broadcast_to(np.asarray(linear, bool), (st.shape[0],)))
+    return filtering.filter_2d(pyr.texels, pyr.offsets, pyr.widths, pyr.heights, _i64(level - pyr.first_level),
+                               _i64(face), np.ascontiguousarray(st, np.float32), lin, ustate.wrap_s, ustate.wrap_t,
+                               np.array(ustate.border, np.float32))
+
+
+def cube_coords(uvw: Arr) -> tuple[Arr, Arr, Arr]:
+    """Direction (F, 3) -> (face (F,) int 0-5 = +X -X +Y -Y +Z -Z, (F, 2) face coordinates, |major axis|)."""
+    u, v, w = uvw[:, 0], uvw[:, 1], uvw[:, 2]
+    au, av, aw = np.abs(u), np.abs(v), np.abs(w)
+    x_major = (au > av) & (au > aw)
+    y_major = ~x_major & (av > aw)
+    major = np.where(x_major, u, np.where(y_major, v, w))
+    s = np.where(x_major, -w, np.where(y_major, np.where(v > 0, u, -u), u))
+    t = np.where(x_major, np.where(u > 0, -v, v), np.where(y_major, w, np.where(w > 0, -v, v)))
+    axis = np.where(x_major, 0, np.where(y_major, 1, 2))
+    face = 2 * axis + (major < 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        st = np.stack([s / major, t / major], axis=1) * np.float32(0.5) + np.float32(0.5)
+    return face.astype(np.intp), np.nan_to_num(st).astype(np.float32), np.abs(major)
+
+
+def unit_coords(ustate: TextureUnitState, uv: Arr, w: Arr) -> tuple[Arr, Arr, Arr | None]:
+    """Per type: (face (F,), 2D coords (F, 2) float32, shadow reference depth (F,) or None)."""
+    n = uv.shape[0]
+    face = np.zeros(n, np.intp)
+    if ustate.type in CUBE_TYPES:
+        face, st, major = cube_coords(np.column_stack([uv, w]).astype(np.float32))
+        return face, st, np.minimum(major, 1.0) if ustate.type == "shadow cube" else None
+    divide = ustate.type == "projection" or (ustate.type == "shadow 2D" and not ustate.shadow_ortho)
+    if divide:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            uv = np.nan_to_num(uv / w[:, None]).astype(np.float32)
+    ref = np.minimum(np.abs(w), 1.0) if ustate.type in SHADOW_TYPES else None
+    return face, uv.astype(np.float32), ref
+
+
+def _shadow(pyr: Pyramid, ustate: TextureUnitState, face: Arr, st: Arr, ref: Arr) -> Arr:
+    level = np.full(st.shape[0], pyr.first_level, np.intp)
+    size = np.stack([pyr.widths[level - pyr.first_level], pyr.heights[level - pyr.first_level]], axis=1)
+    k = np.floor(st * size).astype(np.int64)
+    texel = pyr.fetch(ustate, level, face, k[:, 0], k[:, 1]).astype(np.int64)
+    stored = texel[:, 3] << 16 | texel[:, 2] << 8 | texel[:, 1]
+    z = np.maximum((ref.astype(np.float64) * DEPTH_MAX).astype(np.int64) - ustate.shadow_bias, 0)
+    lit = np.where(stored >= z, texel[:, 0], 0).astype(np.uint8)
+    return np.repeat(lit[:, None], 4, axis=1)
+
+
+def sample(ustate: TextureUnitState, uv: Arr, w: Arr, memory: PhysicalMemory, lod: Arr | None = None) -> Arr:
+    """The unit's color for every fragment: (F, 4) uint8; (0, 0, 0, 0) when the unit is disabled."""
+    n = uv.shape[0]
+    if not ustate.enabled:
+        return np.zeros((n, 4), np.uint8)
+    face, st, ref = unit_coords(ustate, uv, w)
+    if ref is not None:
+        pyr = Pyramid.load(ustate, memory, range(ustate.min_level, ustate.min_level + 1), TextureFormat.RGBA8)
+        return _shadow(pyr, ustate, face, st, ref)
+    if lod is None or not ustate.needs_lod:
+        levels = range(ustate.min_level, ustate.min_level + 1)
+        pyr = Pyramid.load(ustate, memory, levels)
+        level = np.full(n, ustate.min_level, np.intp)
+        return _round(_filter(pyr, ustate, level, face, st, ustate.mag_linear))
+    pyr = Pyramid.load(ustate, memory, range(ustate.min_level, ustate.max_level + 1))
+    return _round(_mip_sample(pyr, ustate, face, st, lod))
+
+
+def _mip_sample(pyr: Pyramid, ustate: TextureUnitState, face: Arr, st: Arr, lod: Arr) -> Arr:
+    mag = lod <= 0
+    lod_c = np.clip(lod, ustate.min_level, ustate.max_level).astype(np.float32)
+    linear = np.where(mag, ustate.mag_linear, ustate.min_linear)
+    if not ustate.mip_linear:
+        level = np.where(mag, ustate.min_level, np.floor(lod_c + np.float32(0.5))).astype(np.intp)
+        return _filter(pyr, ustate, np.minimum(level, ustate.max_level), face, st, linear)
+    lo = np.where(mag, ustate.min_level, np.floor(lod_c)).astype(np.intp)
+    hi = np.minimum(lo + 1, ustate.max_level)
+    frac = np.where(mag, 0.0, lod_c - lo).astype(np.float32)[:, None]
+    return (1 - frac) * _filter(pyr, ustate, lo, face, st, linear) + frac * _filter(pyr, ustate, hi, face, st, linear)
+
+
+def _round(color: Arr) -> Arr:
+    return np.clip(np.rint(color), 0, 255).astype(np.uint8)

@@ -1,0 +1,182 @@
+"""Vertex loader: shader input attributes of one draw, from vertex arrays, fixed attributes or immediate data.
+
+Receives a ``GpuState`` (registers 0x200-0x22A, 0x242, ``fixed_attribs``), emulated memory and the draw kind;
+returns a ``VertexBatch``:
+
+- ``attributes``: (U, 16, 4) float32 — input attribute k of unique vertex u at [u, k]; attributes past the
+  configured count are 0.
+- ``inverse``: (N,) int64 — row of ``attributes`` for each of the N vertices of the draw, in submission order.
+  Draw-elements loads (and so shades) each distinct index once: the post-transform cache's visible effect for
+  pure shaders (pica-pipeline.md §1.6).
+- ``indices``: (U,) int64 — the vertex index of each row (for inspection).
+
+Loader layout (pica-pipeline.md §1.2): each of the 12 loaders walks its component slots with a running byte
+offset; an attribute slot aligns the offset to its element size, a padding slot (12-15) aligns to 4 and skips
+4-16 bytes. Attribute a of vertex v is read at ``base + loader_offset + slot_offset + stride * v``; elements
+convert to float without normalisation; missing components come from (0, 0, 0, 1). A loader naming an attribute
+overrides the fixed-attribute bit (3dbrew); a later loader naming the same attribute wins. An attribute that is
+neither fixed nor loaded would keep a value from an earlier vertex ("vertex retention") on hardware; that is not
+emulated and raises ``UnsupportedFeature``.
+
+Limits: a draw of more than ``MAX_DRAW_VERTICES`` raises ``PipelineError``; a read outside memory raises
+``MemoryFault`` naming the loader or the index buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from picaemu.draw import DrawKind
+from picaemu.errors import PipelineError, UnsupportedFeature
+from picaemu.memory import PhysicalMemory
+from picaemu.regs import access, id_of
+from picaemu.state import GpuState
+
+NUM_INPUTS = 16
+NUM_ATTRIBS = 12
+NUM_LOADERS = 12
+MAX_SLOTS = 12
+PAD_FIRST = 12  # slot codes 12-15: padding of 4 * (code - 11) bytes
+MAX_DRAW_VERTICES = 1 << 20
+DEFAULT_COMPONENTS = np.array([0.0, 0.0, 0.0, 1.0], np.float32)
+ELEMENT_DTYPES = {"s8": np.dtype("<i1"), "u8": np.dtype("<u1"), "s16": np.dtype("<i2"), "f32": np.dtype("<f4")}
+INDEX_DTYPES = {"u8": np.dtype("<u1"), "u16": np.dtype("<u2")}
+
+
+@dataclass(frozen=True)
+class AttributeRead:
+    """One attribute fed by a loader: where its first element sits within the loader's vertex."""
+
+    attribute: int
+    loader: int
+    address: int  # of vertex index 0
+    stride: int
+    dtype: np.dtype
+    components: int
+
+
+@dataclass(frozen=True)
+class VertexLoaderState:
+    """Registers of the vertex loader, decoded once per draw."""
+
+    num_attributes: int
+    reads: tuple[AttributeRead, ...]
+    fixed: tuple[int, ...]  # attributes taken from the fixed-attribute store
+    index_address: int
+    index_dtype: np.dtype
+    count: int
+    first: int
+    immediate_attributes: int
+
+    @classmethod
+    def from_regs(cls, regs: np.ndarray) -> VertexLoaderState:
+        base = int(access.value(regs, "ATTRIBBUFFERS_LOC", "base"))
+        num = access.raw(regs, "ATTRIBBUFFERS_FORMAT_HIGH", "num_attrs_minus_1") + 1
+        formats = {}
+        for a in range(NUM_ATTRIBS):
+            reg = "ATTRIBBUFFERS_FORMAT_LOW" if a < 8 else "ATTRIBBUFFERS_FORMAT_HIGH"
+            formats[a] = (ELEMENT_DTYPES[str(access.value(regs, reg, f"attr{a}_type"))],
+                          access.raw(regs, reg, f"attr{a}_components_minus_1") + 1)
+        reads: dict[int, AttributeRead] = {}
+        for j in range(NUM_LOADERS):
+            reads.update(_loader_reads(regs, j, base, formats))
+        loaded = {a for a in reads if a < num}
+        fixed = tuple(a for a in range(num) if a not in loaded
+                      and access.raw(regs, "ATTRIBBUFFERS_FORMAT_HIGH", f"fixed{a}"))
+        missing = sorted(set(range(num)) - loaded - set(fixed))
+        if missing:
+            raise UnsupportedFeature(f"attribute {missing[0]} has neither a loader nor the fixed bit "
+                                     "(vertex retention)", register=id_of("ATTRIBBUFFERS_FORMAT_HIGH"),
+                                     value=access.word(regs, "ATTRIBBUFFERS_FORMAT_HIGH"))
+        return cls(
+            num_attributes=num,
+            reads=tuple(reads[a] for a in sorted(loaded)),
+            fixed=fixed,
+            index_address=base + access.raw(regs, "INDEXBUFFER_CONFIG", "offset"),
+            index_dtype=INDEX_DTYPES[str(access.value(regs, "INDEXBUFFER_CONFIG", "format"))],
+            count=access.raw(regs, "NUMVERTICES", "count"),
+            first=access.raw(regs, "VERTEX_OFFSET", "offset"),
+            immediate_attributes=access.raw(regs, "VSH_NUM_ATTR", "num_attrs_minus_1") + 1,
+        )
+
+
+def _loader_reads(regs: np.ndarray, j: int, base: int, formats: dict) -> dict[int, AttributeRead]:
+    """The attribute reads of loader j, walking its component slots (later slots win)."""
+    cfg1, cfg2 = f"ATTRIBBUFFER{j}_CONFIG1", f"ATTRIBBUFFER{j}_CONFIG2"
+    n = min(access.raw(regs, cfg2, "num_components"), MAX_SLOTS)
+    stride = access.raw(regs, cfg2, "stride")
+    start = base + access.raw(regs, f"ATTRIBBUFFER{j}_OFFSET", "offset")
+    out: dict[int, AttributeRead] = {}
+    off = 0
+    for k in range(n):
+        code = access.raw(regs, cfg1 if k < 8 else cfg2, f"comp{k}")
+        if code >= PAD_FIRST:
+            off = _align(off, 4) + 4 * (code - PAD_FIRST + 1)
+            continue
+        dtype, comps = formats[code]
+        off = _align(off, dtype.itemsize)
+        out[code] = AttributeRead(code, j, start + off, stride, dtype, comps)
+        off += dtype.itemsize * comps
+    return out
+
+
+def _align(value: int, unit: int) -> int:
+    return (value + unit - 1) // unit * unit
+
+
+@dataclass(frozen=True)
+class VertexBatch:
+    attributes: np.ndarray  # (U, 16, 4) float32
+    inverse: np.ndarray  # (N,) int64
+    indices: np.ndarray  # (U,) int64
+
+    @property
+    def count(self) -> int:
+        return int(self.inverse.shape[0])
+
+
+def read_indices(vl: VertexLoaderState, kind: DrawKind, memory: PhysicalMemory) -> np.ndarray:
+    """The (N,) int64 vertex indices of a draw-arrays or draw-elements call."""
+    if vl.count > MAX_DRAW_VERTICES:
+        raise PipelineError(f"draw of {vl.count} vertices exceeds the limit of {MAX_DRAW_VERTICES}",
+                            register=id_of("NUMVERTICES"))
+    if kind is DrawKind.ARRAYS:
+        return np.arange(vl.count, dtype=np.int64) + vl.first
+    return memory.view(vl.index_address, vl.count, vl.index_dtype, "index buffer").astype(np.int64)
+
+
+def gather_attribute(read: AttributeRead, indices: np.ndarray, memory: PhysicalMemory) -> np.ndarray:
+    """(U, 4) float32 values of one loaded attribute for vertex ``indices`` (missing components from 0,0,0,1)."""
+    size = read.dtype.itemsize * read.components
+    out = np.tile(DEFAULT_COMPONENTS, (indices.shape[0], 1))
+    if indices.shape[0] == 0:
+        return out
+    lo, hi = int(indices.min()), int(indices.max())
+    span_start = read.address + read.stride * lo
+    who = f"attribute {read.attribute} (loader {read.loader})"
+    span = memory.bytes(span_start, read.stride * (hi - lo) + size, who)
+    rows = (indices - lo) * read.stride
+    raw = span[rows[:, None] + np.arange(size)]
+    out[:, : read.components] = raw.view(read.dtype).astype(np.float32)
+    return out
+
+
+def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
+                  immediate: np.ndarray | None = None) -> VertexBatch:
+    """Input attributes of every vertex of one draw (see the module docstring)."""
+    if kind is DrawKind.IMMEDIATE:
+        if immediate is None or immediate.ndim != 3 or immediate.shape[1:] != (NUM_INPUTS, 4):
+            raise PipelineError("immediate-mode draw without (N, 16, 4) input attributes")
+        n = immediate.shape[0]
+        return VertexBatch(immediate.astype(np.float32), np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64))
+    vl = VertexLoaderState.from_regs(state.regs)
+    stream = read_indices(vl, kind, memory)
+    unique, inverse = np.unique(stream, return_inverse=True)
+    attrs = np.zeros((unique.shape[0], NUM_INPUTS, 4), np.float32)
+    for read in vl.reads:
+        attrs[:, read.attribute] = gather_attribute(read, unique, memory)
+    for a in vl.fixed:
+        attrs[:, a] = state.fixed_attribs[a]
+    return VertexBatch(attrs, inverse.astype(np.int64).ravel(), unique)

@@ -1,0 +1,120 @@
+"""Clipping (frustum, near, w > 0, user plane), quaternion alignment, viewport, culling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from picaemu import clipping
+from picaemu import output_map as om
+from picaemu.clipping import ClipState, ViewportState
+from picaemu.errors import PipelineError
+from picaemu.numeric import to_f24
+from picaemu.regs import access, id_of
+
+
+def tri(*positions, colors=None) -> np.ndarray:
+    t = np.ones((1, 3, om.NUM_COLUMNS), np.float32)
+    t[0, :, om.POS] = positions
+    if colors is not None:
+        t[0, :, om.COLOR] = colors
+    return t
+
+
+def plain_clip() -> ClipState:
+    return ClipState.from_regs(np.zeros(0x300, np.uint32))
+
+
+def test_inside_passes_untouched_outside_dropped():
+    inside = tri((0, 0, -0.5, 1), (0.5, 0, -0.5, 1), (0, 0.5, -0.5, 1))
+    out, src, counts = clipping.clip_triangles(inside, plain_clip())
+    assert np.array_equal(out, inside) and src.tolist() == [0]
+    outside = tri((2, 0, -0.5, 1), (3, 0, -0.5, 1), (2, 0.5, -0.5, 1))  # all x > w
+    out, src, counts = clipping.clip_triangles(outside, plain_clip())
+    assert out.shape[0] == 0 and counts["primitives_clipped_away"] == 1
+
+
+def test_near_plane_clip_interpolates_every_column():
+    # vertex 2 in front of the near plane (z > 0): edges 1-2 and 2-0 are cut halfway
+    t = tri((0, 0, -0.5, 1), (0.5, 0, -0.5, 1), (0, 0.5, 0.5, 1),
+            colors=[(1, 0, 0, 1), (0, 1, 0, 1), (0, 0, 1, 1)])
+    out, src, counts = clipping.clip_triangles(t, plain_clip())
+    assert counts["primitives_clipped"] == 1 and out.shape[0] == 2 and src.tolist() == [0, 0]
+    pts = {tuple(np.round(v, 6)) for v in out.reshape(-1, om.NUM_COLUMNS)[:, :8].tolist()}
+    assert (0.25, 0.25, 0.0, 1.0, 0.0, 0.5, 0.5, 1.0) in pts  # midpoint of 1-2: z = 0, color (0, .5, .5)
+    assert (0.0, 0.25, 0.0, 1.0, 0.5, 0.0, 0.5, 1.0) in pts  # midpoint of 2-0
+    assert (out[:, :, 2] <= 1e-7).all()
+
+
+def test_vertex_behind_the_eye_is_clipped_to_positive_w():
+    t = tri((0, 0, -0.5, 1), (0.5, 0, -0.5, 1), (0, 0.5, 1.0, -1.0))
+    out, _, _ = clipping.clip_triangles(t, plain_clip())
+    assert out.shape[0] >= 1
+    assert (out[:, :, 3] >= clipping.W_MIN - 1e-7).all() and (out[:, :, 2] <= 1e-7).all()
+
+
+def test_user_clip_plane():
+    regs = np.zeros(0x300, np.uint32)
+    regs[id_of("FRAGOP_CLIP")] = 1
+    regs[id_of("FRAGOP_CLIP_DATA0")] = to_f24(1.0)  # keep x >= 0
+    t = tri((-0.5, 0, -0.5, 1), (0.5, 0, -0.5, 1), (0.5, 0.5, -0.5, 1))
+    out, _, _ = clipping.clip_triangles(t, ClipState.from_regs(regs))
+    assert (out[:, :, 0] >= -1e-7).all() and out.shape[0] == 2
+
+
+def test_non_finite_positions_are_dropped_and_counted():
+    t = tri((np.nan, 0, -0.5, 1), (0.5, 0, -0.5, 1), (0, 0.5, -0.5, 1))
+    out, _, counts = clipping.clip_triangles(t, plain_clip())
+    assert out.shape[0] == 0 and counts["primitives_invalid"] == 1
+
+
+def test_quaternion_alignment():
+    t = tri((0, 0, 0, 1), (0, 0, 0, 1), (0, 0, 0, 1))
+    t[0, :, om.QUAT] = [(0, 0, 0, 1), (0, 0, 0, -1), (0, 0, 1, 0)]
+    clipping.align_quaternions(t)
+    assert t[0, :, om.QUAT].tolist() == [[0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 1, 0]]
+
+
+def viewport_regs(half_w=120.0, half_h=200.0, x=0, y=0, cull=0) -> np.ndarray:
+    regs = np.zeros(0x300, np.uint32)
+    regs[id_of("VIEWPORT_WIDTH")] = to_f24(half_w)
+    regs[id_of("VIEWPORT_HEIGHT")] = to_f24(half_h)
+    regs[id_of("VIEWPORT_XY")] = access.compose("VIEWPORT_XY", x=x, y=y)
+    regs[id_of("FACECULLING_CONFIG")] = cull
+    return regs
+
+
+def test_viewport_transform_in_12_4():
+    vp = ViewportState.from_regs(viewport_regs(x=-4, y=10))
+    t = tri((0, 0, -1, 2), (2, 2, 0, 2), (-1, -1, -0.5, 1))
+    wt = clipping.to_window(t, np.array([7]), vp)
+    # x: (x/w + 1) * 120 - 4 ; y: (y/w + 1) * 200 + 10 ; in 1/16 pixels
+    assert wt.x[0].tolist() == [116 * 16, 236 * 16, -4 * 16]
+    assert wt.y[0].tolist() == [210 * 16, 410 * 16, 10 * 16]
+    assert wt.zndc[0].tolist() == [-0.5, 0.0, -0.5] and wt.inv_w[0].tolist() == [0.5, 0.5, 1.0]
+    assert wt.varyings[0, 0, 0] == 0.5 and wt.primitive.tolist() == [7]
+
+
+def test_bad_viewport_is_a_named_error():
+    with pytest.raises(PipelineError, match="VIEWPORT_WIDTH"):
+        ViewportState.from_regs(viewport_regs(half_w=float("inf")))
+
+
+@pytest.mark.parametrize(("mode", "ccw_kept", "cw_kept"), [(0, True, True), (1, False, True), (2, True, False),
+                                                          (3, True, True)])
+def test_culling_modes(mode, ccw_kept, cw_kept):
+    vp = ViewportState.from_regs(viewport_regs(cull=mode))
+    ccw = tri((0, 0, -0.5, 1), (0.5, 0, -0.5, 1), (0, 0.5, -0.5, 1))
+    cw = ccw[:, [0, 2, 1]]
+    for t, expect in ((ccw, ccw_kept), (cw, cw_kept)):
+        kept, culled = clipping.cull(clipping.to_window(t, np.array([0]), vp), vp.cull_mode)
+        assert (len(kept) == 1) == expect and culled == (0 if expect else 1)
+        if expect:
+            assert clipping.signed_area(kept)[0] > 0  # reordered counter-clockwise
+
+
+def test_zero_area_triangles_always_dropped():
+    vp = ViewportState.from_regs(viewport_regs())
+    flat = tri((0, 0, -0.5, 1), (0.5, 0.5, -0.5, 1), (1, 1, -0.5, 1))
+    kept, culled = clipping.cull(clipping.to_window(flat, np.array([0]), vp), 0)
+    assert len(kept) == 0 and culled == 1

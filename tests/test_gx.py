@@ -1,0 +1,155 @@
+"""External engines and LCD, driven through their memory-mapped registers; expected bytes worked out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from picaemu import lcd
+from picaemu.command.builder import CommandBuilder
+from picaemu.command.processor import CommandProcessor
+from picaemu.errors import MemoryFault
+from picaemu.formats import pica
+from picaemu.gx import Gx, GxError, lower
+
+VRAM, FCRAM = 0x18000000, 0x20000000
+# the in-tile index table of pica-formats.md §1.2 (row y = first stored row at top)
+MORTON = np.array([
+    [0, 1, 4, 5, 16, 17, 20, 21], [2, 3, 6, 7, 18, 19, 22, 23], [8, 9, 12, 13, 24, 25, 28, 29],
+    [10, 11, 14, 15, 26, 27, 30, 31], [32, 33, 36, 37, 48, 49, 52, 53], [34, 35, 38, 39, 50, 51, 54, 55],
+    [40, 41, 44, 45, 56, 57, 60, 61], [42, 43, 46, 47, 58, 59, 62, 63],
+])
+
+
+@pytest.fixture
+def gx() -> Gx:
+    return Gx(CommandProcessor())
+
+
+def _tiled_offset(x: int, y: int, width: int) -> int:
+    return (y // 8) * width * 8 + (x // 8) * 64 + MORTON[y % 8, x % 8]
+
+
+def _put_tiled_rgba8(gx: Gx, address: int, image: np.ndarray) -> None:
+    """image (H, W, 4) r g b a -> tiled RGBA8 bytes A, B, G, R."""
+    h, w = image.shape[:2]
+    for y in range(h):
+        for x in range(w):
+            r, g, b, a = image[y, x]
+            gx.memory.write(address + 4 * _tiled_offset(x, y, w), bytes([a, b, g, r]))
+
+
+def _transfer(gx: Gx, src: int, dst: int, in_wh: tuple[int, int], out_wh: tuple[int, int], flags: int) -> None:
+    gx.apply(pica.DisplayTransfer(src, dst, in_wh[0] | in_wh[1] << 16, out_wh[0] | out_wh[1] << 16, flags))
+
+
+def _image(w: int, h: int) -> np.ndarray:
+    y, x = np.mgrid[0:h, 0:w]
+    return np.stack([x * 8, y * 16, (x + y) % 256, np.full_like(x, 0x80)], -1).astype(np.uint8)
+
+
+@pytest.mark.parametrize(("control", "pattern"), [(0x001, b"\x44\x33"), (0x101, b"\x44\x33\x22"),
+                                                  (0x201, b"\x44\x33\x22\x11")])
+def test_memory_fill_widths(gx: Gx, control: int, pattern: bytes) -> None:
+    for offset, value in ((0x0, VRAM >> 3), (0x4, (VRAM + 24) >> 3), (0x8, 0x11223344), (0xC, control)):
+        gx.write(0x10400010 + offset, value)
+    assert gx.memory.read(VRAM, 28) == (pattern * 12)[:24] + bytes(4)
+    assert gx.gpu_word(0x1040001C) & 3 == 2  # finished set, busy cleared
+
+
+def test_display_transfer_tiled_rgba8_to_linear_rgb8(gx: Gx) -> None:
+    img = _image(16, 8)
+    _put_tiled_rgba8(gx, VRAM, img)
+    _transfer(gx, VRAM, FCRAM, (16, 8), (16, 8), 0x1000)  # in RGBA8, out RGB8, tiled -> linear
+    out = np.frombuffer(gx.memory.read(FCRAM, 16 * 8 * 3), np.uint8).reshape(8, 16, 3)
+    np.testing.assert_array_equal(out[..., ::-1], img[..., :3])  # bytes B, G, R
+    assert gx.gpu_word(0x10400C18) == 0x100  # done bit 8, start cleared
+
+
+def test_display_transfer_flip_and_2x2_downscale(gx: Gx) -> None:
+    img = _image(16, 16)
+    _put_tiled_rgba8(gx, VRAM, img)
+    _transfer(gx, VRAM, FCRAM, (16, 16), (16, 16), 0x02000001)  # flip, 2x2, RGBA8 -> RGBA8
+    out = np.frombuffer(gx.memory.read(FCRAM, 8 * 8 * 4), np.uint8).reshape(8, 8, 4)[..., ::-1]  # -> r g b a
+    for oy in range(8):
+        for ox in range(8):
+            block = img[2 * oy : 2 * oy + 2, 2 * ox : 2 * ox + 2].astype(int)
+            expect = block.sum(axis=(0, 1)) // 4
+            np.testing.assert_array_equal(out[7 - oy, ox], expect)
+
+
+def test_display_transfer_linear_to_tiled_round_trip(gx: Gx) -> None:
+    img = _image(16, 8)
+    linear = img[..., ::-1].tobytes()  # RGBA8 pixel bytes A, B, G, R
+    gx.memory.write(FCRAM, linear)
+    _transfer(gx, FCRAM, VRAM, (16, 8), (16, 8), 0x0002)  # linear -> tiled
+    r, g, b, a = img[3, 9]
+    assert gx.memory.read(VRAM + 4 * _tiled_offset(9, 3, 16), 4) == bytes([a, b, g, r])
+    _transfer(gx, VRAM, FCRAM + 0x1000, (16, 8), (16, 8), 0x0000)  # tiled -> linear
+    assert gx.memory.read(FCRAM + 0x1000, len(linear)) == linear
+
+
+def test_display_transfer_rejects_block32_and_growth(gx: Gx) -> None:
+    from picaemu.errors import UnsupportedFeature
+
+    with pytest.raises(UnsupportedFeature):
+        _transfer(gx, VRAM, FCRAM, (32, 32), (32, 32), 1 << 16)
+    with pytest.raises(GxError, match="larger than the input"):
+        _transfer(gx, VRAM, FCRAM, (8, 8), (16, 8), 0)
+
+
+def test_texture_copy_with_gaps(gx: Gx) -> None:
+    src = bytes(range(256)) * 2
+    gx.memory.write(FCRAM, src)
+    # input: lines of 32 bytes, 16-byte gap; output: lines of 16 bytes, 32-byte gap; 64 bytes copied
+    gx.apply(pica.TextureCopy(FCRAM, VRAM, 64, 2 | 1 << 16, 1 | 2 << 16, 0))
+    read = src[0:32] + src[48:80]
+    out = gx.memory.read(VRAM, 4 * 48)
+    assert [out[i * 48 : i * 48 + 16] for i in range(4)] == [read[i * 16 : i * 16 + 16] for i in range(4)]
+    assert out[16:48] == bytes(32)
+
+
+def test_texture_copy_rejects_hangs(gx: Gx) -> None:
+    with pytest.raises(GxError, match="0 bytes"):
+        gx.apply(pica.TextureCopy(FCRAM, VRAM, 15, 0, 0, 0))
+    with pytest.raises(GxError, match="zero line width"):
+        gx.apply(pica.TextureCopy(FCRAM, VRAM, 64, 1 << 16, 0, 0))
+
+
+def test_command_list_kick_through_mmio(gx: Gx) -> None:
+    b = CommandBuilder()
+    b.write("GPUREG_VIEWPORT_WIDTH", 0x0045E000)
+    b.finalize()
+    gx.memory.write(FCRAM + 0x100, b.tobytes())
+    gx.apply(pica.CommandList(FCRAM + 0x100, len(b.tobytes())))
+    assert gx.processor.state.regs[0x41] == 0x0045E000
+    assert gx.counts["command lists"] == 1
+    writes = lower(pica.CommandList(FCRAM + 0x100, 32))
+    assert writes == [(0x104018E0, 4, 4), (0x104018E8, (FCRAM + 0x100) >> 3, 4), (0x104018F0, 1, 4)]
+
+
+def test_byte_lane_writes_and_unmapped_addresses(gx: Gx) -> None:
+    gx.write(0x10400C10, 0x11223344)
+    gx.write(0x10400C11, 0xAB, 1)
+    gx.write(0x10400C12, 0xBEEF, 2)
+    assert gx.gpu_word(0x10400C10) == 0xBEEFAB44
+    with pytest.raises(GxError, match="no GPU or LCD register"):
+        gx.write(0x10300000, 1)
+    with pytest.raises(MemoryFault):
+        gx.apply(pica.MemoryFill((pica.FillUnit(0x08000000, 0x08000100, 0, 0x201), pica.FillUnit(0, 0, 0, 0))))
+
+
+def test_lcd_landscape_orientation(gx: Gx) -> None:
+    """Memory row x = screen column x from the left; pixel 0 of a row = bottom of that column."""
+    fb = np.zeros((400, 240, 3), np.uint8)
+    fb[0, 0] = (1, 2, 3)  # bytes B, G, R -> bottom-left pixel is (3, 2, 1)
+    fb[399, 239] = (9, 8, 7)  # last row, last pixel -> top-right
+    gx.memory.write(FCRAM, fb.tobytes())
+    gx.apply(pica.Present(0, FCRAM, FCRAM, 0x141, 720, 0))
+    gx.write(0x1040045C, 0x019000F0)
+    img = lcd.screen_image(gx.memory, gx.gpu, "top")
+    assert img.shape == (240, 400, 3)
+    assert tuple(img[239, 0]) == (3, 2, 1) and tuple(img[0, 399]) == (7, 8, 9)
+    gx.write(0x10400470, 7)
+    with pytest.raises(lcd.LcdError, match="format 7"):
+        lcd.screen_image(gx.memory, gx.gpu, "top")

@@ -1,0 +1,325 @@
+"""The pipeline end to end: DrawCalls into tiled memory, and the citro3d triangle capture.
+
+Most tests inject an identity vertex shader (o0 = v0 position, o1 = v1 color), so that geometry, raster and
+fragment operations are checked alone against hand-computed pixels; ``test_scene1_triangle_capture`` runs the
+real command processor and shader unit.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
+from picaemu.errors import MemoryFault, UnsupportedFeature
+from picaemu.framebuffer import FramebufferState, read_color_image, read_depth_image
+from picaemu.memory import PhysicalMemory
+from picaemu.numeric import to_f24
+from picaemu.pipeline import Pipeline, PrimaryColorStages
+from picaemu.regs import access, id_of
+from picaemu.state import GpuState
+
+W = H = 32
+COLOR_ADDR, DEPTH_ADDR, VBO = 0x18000000, 0x18100000, 0x20000000
+
+
+def identity_vs(state: GpuState, attributes: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(attributes)
+    out[:, :2] = attributes[:, :2]
+    return out
+
+
+def put(state: GpuState, name: str, **fields: int) -> None:
+    state.regs[id_of(name)] = access.compose(name, **fields)
+
+
+def make_state(color_fmt: int = 0, depth_fmt: int = 3, cull: int = 0) -> GpuState:
+    st = GpuState()
+    put(st, "FRAMEBUFFER_DIM", width=W, height_minus_1=H - 1, orientation=1)
+    put(st, "COLORBUFFER_LOC", address=COLOR_ADDR >> 3)
+    put(st, "DEPTHBUFFER_LOC", address=DEPTH_ADDR >> 3)
+    put(st, "COLORBUFFER_FORMAT", format=color_fmt)
+    put(st, "DEPTHBUFFER_FORMAT", format=depth_fmt)
+    put(st, "COLORBUFFER_READ", enable=0xF)
+    put(st, "COLORBUFFER_WRITE", enable=0xF)
+    put(st, "DEPTHBUFFER_READ", depth=1, stencil=1)
+    put(st, "DEPTHBUFFER_WRITE", depth=1, stencil=1)
+    put(st, "DEPTH_COLOR_MASK", red=1, green=1, blue=1, alpha=1)
+    st.regs[id_of("VIEWPORT_WIDTH")] = to_f24(W / 2)
+    st.regs[id_of("VIEWPORT_HEIGHT")] = to_f24(H / 2)
+    st.regs[id_of("DEPTHMAP_SCALE")] = to_f24(-1.0)
+    put(st, "DEPTHMAP_ENABLE", mode=1)
+    put(st, "FACECULLING_CONFIG", mode=cull)
+    put(st, "SH_OUTMAP_TOTAL", count=2)
+    put(st, "SH_OUTMAP_O0", x=0, y=1, z=2, w=3)
+    put(st, "SH_OUTMAP_O1", x=8, y=9, z=10, w=11)
+    put(st, "VSH_OUTMAP_MASK", o0=1, o1=1)
+    put(st, "ATTRIBBUFFERS_LOC", base=VBO >> 4)
+    put(st, "ATTRIBBUFFERS_FORMAT_LOW", attr0_type=3, attr0_components_minus_1=3, attr1_type=3,
+        attr1_components_minus_1=3)
+    put(st, "ATTRIBBUFFERS_FORMAT_HIGH", num_attrs_minus_1=1)
+    put(st, "ATTRIBBUFFER0_CONFIG1", comp0=0, comp1=1)
+    put(st, "ATTRIBBUFFER0_CONFIG2", stride=32, num_components=2)
+    return st
+
+
+def pixel_ndc(px: float, py: float) -> tuple[float, float]:
+    """NDC of a window position in pixels."""
+    return px / (W / 2) - 1, py / (H / 2) - 1
+
+
+def draw(pipe: Pipeline, st: GpuState, mem: PhysicalMemory, verts, kind=DrawKind.ARRAYS, topology=0,
+         count: int | None = None) -> dict:
+    """verts: rows (px, py, z, w, r, g, b, a) with positions in window pixels (converted to clip space)."""
+    v = np.array(verts, np.float32).reshape(-1, 8)
+    data = np.zeros((len(v), 8), np.float32)
+    for i, (px, py, z, w, *rgba) in enumerate(v):
+        nx, ny = pixel_ndc(px, py)
+        data[i] = (nx * w, ny * w, z * w, w, *rgba)
+    mem.write(VBO, data.tobytes())
+    put(st, "NUMVERTICES", count=len(v) if count is None else count)
+    put(st, "PRIMITIVE_CONFIG", topology=topology)
+    call = DrawCall(0, kind, st, mem)
+    pipe.draw(call)
+    return call.stats
+
+
+def image(st: GpuState, mem: PhysicalMemory) -> np.ndarray:
+    """(H, W, 4) indexed [window y, x] (y up)."""
+    return read_color_image(mem, FramebufferState.from_regs(st.regs))[::-1]
+
+
+@pytest.fixture
+def env():
+    return Pipeline(vertex_shader=identity_vs, color_stages=lambda s: PrimaryColorStages()), make_state(), \
+        PhysicalMemory()
+
+
+RED, GREEN, BLUE = (1, 0, 0, 1), (0, 1, 0, 1), (0, 0, 1, 1)
+
+
+def test_flat_triangle_exact_pixels_and_stats(env):
+    pipe, st, mem = env
+    stats = draw(pipe, st, mem, [(4, 4, -0.5, 1, *RED), (12, 4, -0.5, 1, *RED), (4, 12, -0.5, 1, *RED)])
+    img = image(st, mem)
+    covered = (img[:, :, 0] == 255).sum()
+    # samples (X + .5, Y + .5) with X, Y >= 4 and (X - 4) + (Y - 4) + 1 < 8: 7 + 6 + ... + 1 = 28
+    assert covered == 28 and stats["fragments_written"] == 28
+    assert tuple(img[5, 5]) == (255, 0, 0, 255) and tuple(img[3, 3]) == (0, 0, 0, 0)
+    assert stats["vertices"] == 3 and stats["primitives_rasterized"] == 1 and stats["time_s"] > 0
+
+
+def test_gouraud_interpolates_vertex_colors(env):
+    pipe, st, mem = env
+    draw(pipe, st, mem, [(0, 0, -0.5, 1, *RED), (32, 0, -0.5, 1, *GREEN), (0, 32, -0.5, 1, *BLUE)])
+    img = image(st, mem)
+    # pixel (7, 15): sample (7.5, 15.5): green weight 7.5/32, blue 15.5/32, red the rest (9/32)
+    assert tuple(img[15, 7]) == (round(255 * 9 / 32), round(255 * 7.5 / 32), round(255 * 15.5 / 32), 255)
+
+
+@pytest.mark.parametrize(("cull", "drawn_ccw", "drawn_cw"), [(0, True, True), (1, False, True), (2, True, False)])
+def test_culling_both_windings(cull, drawn_ccw, drawn_cw):
+    for ccw, expect in ((True, drawn_ccw), (False, drawn_cw)):
+        pipe, st, mem = Pipeline(identity_vs, lambda s: PrimaryColorStages()), make_state(cull=cull), PhysicalMemory()
+        v = [(4, 4, -0.5, 1, *RED), (12, 4, -0.5, 1, *RED), (4, 12, -0.5, 1, *RED)]
+        stats = draw(pipe, st, mem, v if ccw else [v[0], v[2], v[1]])
+        assert (stats["fragments_written"] == 28) == expect
+
+
+def test_near_plane_clipping_draws_nothing_beyond_it(env):
+    pipe, st, mem = env
+    # vertex 2 has z = +1 (in front of the near plane z = 0): edges cross z = 0 a third of the way up
+    stats = draw(pipe, st, mem, [(0, 0, -0.5, 1, *RED), (32, 0, -0.5, 1, *RED), (16, 24, 1.0, 1, *RED)])
+    ys = np.nonzero(image(st, mem)[:, :, 0])[0]
+    assert stats["primitives_clipped"] == 1 and ys.max() == 7  # cut at y = 8: samples up to 7.5
+    assert stats["fragments_written"] > 0
+
+
+def test_depth_order_inside_one_draw_and_across_draws(env):
+    pipe, st, mem = env
+    put(st, "DEPTH_COLOR_MASK", depth_test=1, depth_func=4, depth_write=1, red=1, green=1, blue=1, alpha=1)
+    mem.fill(DEPTH_ADDR, W * H * 4, 0xFF)
+    near = [(0, 0, -0.25, 1, *RED), (32, 0, -0.25, 1, *RED), (0, 32, -0.25, 1, *RED)]
+    far = [(0, 0, -0.75, 1, *GREEN), (32, 0, -0.75, 1, *GREEN), (0, 32, -0.75, 1, *GREEN)]
+    stats = draw(pipe, st, mem, near + far)  # same pixels twice in one draw: the second is farther -> fails
+    assert stats["killed_depth"] == stats["fragments_rasterized"] // 2
+    assert tuple(image(st, mem)[2, 2]) == (255, 0, 0, 255)
+    depth, stencil = read_depth_image(mem, FramebufferState.from_regs(st.regs))
+    assert depth[H - 1 - 2, 2] == int(0.25 * 0xFFFFFF) and stencil[H - 1 - 2, 2] == 0xFF
+    put(st, "DEPTH_COLOR_MASK", depth_test=0, depth_func=0, red=1, green=1, blue=1, alpha=1)
+    draw(pipe, st, mem, far)  # test off: always passes, later fragments overwrite
+    assert tuple(image(st, mem)[2, 2]) == (0, 255, 0, 255)
+
+
+def test_stencil_sequence_masks_a_second_draw(env):
+    pipe, st, mem = env
+    # draw 1: no color, stencil := 1 where the small triangle covers
+    put(st, "STENCIL_TEST", enable=1, func=1, ref=1, write_mask=0xFF, input_mask=0xFF)
+    put(st, "STENCIL_OP", depth_pass=2)
+    put(st, "DEPTH_COLOR_MASK")
+    draw(pipe, st, mem, [(4, 4, -0.5, 1, *RED), (12, 4, -0.5, 1, *RED), (4, 12, -0.5, 1, *RED)])
+    assert not image(st, mem).any()
+    # draw 2: full-screen blue where stencil == 1
+    put(st, "STENCIL_TEST", enable=1, func=2, ref=1, write_mask=0x00, input_mask=0xFF)
+    put(st, "DEPTH_COLOR_MASK", red=1, green=1, blue=1, alpha=1)
+    stats = draw(pipe, st, mem, [(0, 0, -0.5, 1, *BLUE), (64, 0, -0.5, 1, *BLUE), (0, 64, -0.5, 1, *BLUE)])
+    assert stats["fragments_written"] == 28 and stats["killed_stencil"] == W * H - 28
+
+
+def test_color_write_mask_keeps_masked_channels(env):
+    pipe, st, mem = env
+    mem.fill(COLOR_ADDR, W * H * 4, 0x80)
+    put(st, "DEPTH_COLOR_MASK", red=1, alpha=1)
+    draw(pipe, st, mem, [(0, 0, -0.5, 1, 1, 1, 1, 1), (64, 0, -0.5, 1, 1, 1, 1, 1), (0, 64, -0.5, 1, 1, 1, 1, 1)])
+    assert tuple(image(st, mem)[9, 9]) == (255, 0x80, 0x80, 255)
+
+
+# color buffer format -> bytes of the first pixel in memory after a full-screen (0x80, 0x40, 0x20, 0xFF) draw
+FORMAT_BYTES = {0: [0xFF, 0x20, 0x40, 0x80], 1: [0x20, 0x40, 0x80], 2: [0x09, 0x82], 3: [0x04, 0x82],
+                4: [0x2F, 0x84]}
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMAT_BYTES))
+def test_each_color_format_written_tiled(fmt):
+    pipe, st, mem = Pipeline(identity_vs, lambda s: PrimaryColorStages()), make_state(color_fmt=fmt), PhysicalMemory()
+    c = (0x80 / 255, 0x40 / 255, 0x20 / 255, 1.0)
+    draw(pipe, st, mem, [(0, 0, -0.5, 1, *c), (64, 0, -0.5, 1, *c), (0, 64, -0.5, 1, *c)])
+    expected = FORMAT_BYTES[fmt]
+    assert mem.read(COLOR_ADDR, len(expected)) == bytes(expected)
+
+
+def test_strip_and_fan_and_elements(env):
+    pipe, st, mem = env
+    quad = [(4, 4, -0.5, 1, *RED), (12, 4, -0.5, 1, *RED), (4, 12, -0.5, 1, *RED), (12, 12, -0.5, 1, *RED)]
+    assert draw(pipe, st, mem, quad, topology=1)["fragments_written"] == 64
+    pipe.event(PipelineEventKind.RESTART_PRIMITIVE, st)
+    fan = [quad[0], quad[1], quad[3], quad[2]]
+    assert draw(pipe, st, mem, fan, topology=2)["fragments_written"] == 64
+    pipe.event(PipelineEventKind.RESTART_PRIMITIVE, st)
+    mem.write(VBO + 0x1000, np.array([0, 1, 2, 2, 1, 3], np.uint16).tobytes())
+    put(st, "INDEXBUFFER_CONFIG", offset=0x1000, format=1)
+    stats = draw(pipe, st, mem, quad, kind=DrawKind.ELEMENTS, count=6)
+    assert stats["fragments_written"] == 64 and stats["vertices"] == 6 and stats["vertices_shaded"] == 4
+
+
+def test_bad_input_is_skipped_or_named(env):
+    pipe, st, mem = env
+    nan = [(np.nan, 4, -0.5, 1, *RED), (12, 4, -0.5, 1, *RED), (4, 12, -0.5, 1, *RED)]
+    stats = draw(pipe, st, mem, nan)
+    assert stats["primitives_invalid"] == 1 and stats["fragments_written"] == 0
+    degenerate = [(4, 4, -0.5, 1, *RED), (8, 8, -0.5, 1, *RED), (12, 12, -0.5, 1, *RED)]
+    assert draw(pipe, st, mem, degenerate)["fragments_written"] == 0
+    put(st, "NUMVERTICES", count=0)
+    call = DrawCall(0, DrawKind.ARRAYS, st, mem)
+    pipe.draw(call)
+    assert call.stats["vertices"] == 0
+    put(st, "COLORBUFFER_LOC", address=0x10000000 >> 3)
+    with pytest.raises(MemoryFault, match="color buffer"):
+        draw(pipe, st, mem, [(4, 4, -0.5, 1, *RED), (12, 4, -0.5, 1, *RED), (4, 12, -0.5, 1, *RED)])
+    put(st, "GEOSTAGE_CONFIG", gs_use=2)
+    with pytest.raises(UnsupportedFeature, match="geometry shader"):
+        draw(pipe, st, mem, degenerate)
+
+
+def load_scene(root, upto_cmdlist: int):
+    """Replay a capture's manifest up to (and including) its command list number ``upto_cmdlist``."""
+    from picaemu.command.processor import CommandProcessor
+
+    manifest = json.loads((root / "manifest.json").read_text())
+    mem = PhysicalMemory()
+    proc = CommandProcessor(mem, Pipeline())
+    for ev in manifest["events"]:
+        if ev["type"] != "gx":
+            continue
+        for block in ev["memory"]:
+            if block["file"]:
+                mem.write(block["paddr"], (root / block["file"]).read_bytes())
+        if ev["gx_cmd"] == "MemoryFill":
+            for f in ev["fill"]:
+                mem.view(f["start_paddr"], (f["end_paddr"] - f["start_paddr"]) // 4, np.uint32)[:] = f["value"]
+        elif ev["gx_cmd"] == "ProcessCommandList":
+            proc.run_at(ev["cmdlist_paddr"], ev["cmdlist_size_bytes"])
+            if ev["cmdlist_index"] == upto_cmdlist:
+                break
+    return mem, proc
+
+
+def landscape(img: np.ndarray, x: int, y: int) -> np.ndarray:
+    """Pixel at landscape (X, Y from the bottom): window x = Y, y = 400 - X; img rows are top-first."""
+    return img[img.shape[0] - 1 - (400 - x), y].astype(int)
+
+
+@pytest.mark.parametrize("cmdlist", [0, 1])  # list 1 has no shader upload: it relies on list 0's state
+def test_scene1_triangle_capture(captures_dir, cmdlist):
+    mem, proc = load_scene(captures_dir / "scene1_triangle", cmdlist)
+    img = read_color_image(mem, FramebufferState.from_regs(proc.state.regs))
+    expected = {(200, 205): (255, 0, 0), (86, 32): (0, 255, 0), (314, 32): (0, 0, 255), (200, 90): (85, 85, 85),
+                (10, 10): (0x30, 0x30, 0x30), (390, 230): (0x30, 0x30, 0x30)}
+    for (x, y), rgb in expected.items():
+        got = landscape(img, x, y)[:3]
+        tolerance = 2 if rgb in ((85, 85, 85), (0x30, 0x30, 0x30)) else 12  # near-vertex pixels mix a little
+        assert np.abs(got - rgb).max() <= tolerance, ((x, y), got, rgb)
+
+
+def test_scene2_textured_quad_capture(captures_dir):
+    """Draw elements (u16 indices) through the shading module: the checkerboard of the capture README."""
+    mem, proc = load_scene(captures_dir / "scene2_textured_quad", 0)
+    img = read_color_image(mem, FramebufferState.from_regs(proc.state.regs))
+    for cx in range(8):
+        for cy in range(8):
+            x, y = 100 + 25 * cx + 12, 240 - (20 + 25 * cy + 12)  # cell centre, y from the bottom
+            if (cx, cy) == (0, 0):
+                rgb = (255, 255, 0)
+            elif (cx + cy) % 2 == 0:
+                rgb = (255, 255, 128)
+            else:
+                rgb = (36 * cx, 36 * (7 - cy), 80)
+            assert np.abs(landscape(img, x, y)[:3] - rgb).max() <= 2, (cx, cy)
+    assert tuple(landscape(img, 50, 120)[:3]) == (0x20, 0x20, 0x20)
+
+
+def test_immediate_mode_through_the_command_processor():
+    from picaemu.command.builder import CommandBuilder
+    from picaemu.command.processor import CommandProcessor
+
+    st, mem = make_state(), PhysicalMemory()
+    pipe = Pipeline(identity_vs, lambda s: PrimaryColorStages())
+    proc = CommandProcessor(mem, pipe, state=st)
+    put(st, "VSH_NUM_ATTR", num_attrs_minus_1=1)
+    put(st, "PRIMITIVE_CONFIG", topology=0)
+    b = CommandBuilder()
+    corners = [(4, 4), (12, 4), (4, 12)]
+    b.immediate_vertices([[(*pixel_ndc(x, y), -0.5, 1.0), (0.0, 1.0, 0.0, 1.0)] for x, y in corners])
+    b.write("RESTART_PRIMITIVE", 1)
+    b.finalize()
+    proc.run(b.words())
+    img = image(st, mem)
+    assert (img[:, :, 1] == 255).sum() == 28 and tuple(img[5, 5]) == (0, 255, 0, 255)
+
+
+RASTER_FUZZ_REGS = ("FACECULLING_CONFIG", "VIEWPORT_WIDTH", "VIEWPORT_HEIGHT", "VIEWPORT_XY", "DEPTHMAP_SCALE",
+                    "DEPTHMAP_OFFSET", "SCISSORTEST_MODE", "SCISSORTEST_POS", "SCISSORTEST_DIM", "FRAGOP_CLIP",
+                    "FRAGOP_CLIP_DATA0", "STENCIL_TEST", "STENCIL_OP", "DEPTH_COLOR_MASK", "DEPTHBUFFER_FORMAT",
+                    "COLORBUFFER_FORMAT", "FRAMEBUFFER_DIM", "SH_OUTMAP_O0", "NUMVERTICES", "ATTRIBBUFFER0_CONFIG2",
+                    "PRIMITIVE_CONFIG")
+
+
+@pytest.mark.timeout(60)
+def test_hostile_register_values_never_crash():
+    from picaemu.errors import PicaError
+
+    rng = np.random.default_rng(7)
+    pipe = Pipeline(identity_vs, lambda s: PrimaryColorStages())
+    for _ in range(40):
+        st, mem = make_state(), PhysicalMemory()
+        data = rng.normal(0, 2, (9, 8)).astype(np.float32)
+        mem.write(VBO, data.tobytes())
+        put(st, "NUMVERTICES", count=9)
+        for name in rng.choice(RASTER_FUZZ_REGS, 4, replace=False):
+            st.regs[id_of(str(name))] = int(rng.integers(0, 2**32))
+        try:
+            pipe.draw(DrawCall(0, DrawKind.ARRAYS, st, mem))
+        except PicaError:
+            pass

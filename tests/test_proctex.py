@@ -1,0 +1,190 @@
+"""Procedural texture unit against hand-computed texels (pica-pipeline.md §11).
+
+Common setup: RGB map entry i = value 32 i, difference +32 (so the map returns x · 4096/4095, clipped to 1);
+color table entry k = (k, 255 - k, 2 (k mod 128), 200) with color differences (0, 0, +1, 0); width 128, offset 0.
+So a mapping result x selects color-table position ``c = min(x · 4096/4095, 1) · 127``; nearest filtering gives
+red = round(c), linear gives red = floor(c) and blue = trunc(2 c).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from picaemu import numeric
+from picaemu.errors import UnsupportedFeature
+from picaemu.proctex import ProctexState, noise, proctex_lod, sample_proctex
+from picaemu.regs import access, id_of
+from picaemu.state import GpuState
+
+SCALE = 4096 / 4095
+
+
+def put(state: GpuState, name: str, **fields: int) -> None:
+    state.regs[id_of(name)] |= np.uint32(access.compose(name, **fields))
+
+
+def pt_state(**proctex0: int) -> GpuState:
+    s = GpuState()
+    put(s, "TEXUNIT3_PROCTEX0", **proctex0)
+    put(s, "TEXUNIT3_PROCTEX4", width=128, max_lod=6)
+    put(s, "TEXUNIT3_PROCTEX5", offset0=0, offset1=0x80, offset2=0xC0, offset3=0xE0)
+    i = np.arange(128, dtype=np.uint32)
+    s.proctex_luts[2, :128] = (32 * i) | (32 << 12)
+    k = np.arange(256, dtype=np.uint32)
+    s.proctex_luts[4] = k | ((255 - k) << 8) | ((2 * (k % 128)) << 16) | (200 << 24)
+    s.proctex_luts[5] = np.uint32(1 << 16)
+    return s
+
+
+def texel(state: GpuState, u: float, v: float, lod=None) -> list[int]:
+    ps = ProctexState.from_state(state)
+    out = sample_proctex(ps, np.array([[u, v]], np.float32), None if lod is None else np.array([lod], np.float32))
+    assert out.dtype == np.uint8 and out.shape == (1, 4)
+    return out[0].tolist()
+
+
+def position(x: float) -> float:
+    return min(x * SCALE, 1.0) * 127
+
+
+U, V = 0.3, 0.6
+MAPPINGS = {0: U, 1: U * U, 2: V, 3: V * V, 4: (U + V) / 2, 5: (U * U + V * V) / 2, 6: math.sqrt(U * U + V * V),
+            7: min(U, V), 8: max(U, V), 9: ((U + V) / 2 + math.sqrt(U * U + V * V)) / 2}
+
+
+@pytest.mark.parametrize("func", sorted(MAPPINGS))
+def test_mapping_functions_nearest(func: int):
+    c = round(position(MAPPINGS[func]))
+    assert texel(pt_state(rgb_func=func, u_clamp=1, v_clamp=1), U, V) == [c, 255 - c, 2 * c, 200]
+
+
+@pytest.mark.parametrize(("clamp", "u", "expected_pos"), [
+    (0, 1.3, 0.0),  # clamp to zero
+    (0, 0.3, position(0.3)),
+    (1, 1.3, 127.0),  # clamp to edge
+    (2, 1.3, position(0.3)),  # symmetrical repeat: frac
+    (3, 1.3, position(0.7)),  # mirrored repeat, odd integer part: 1 - frac
+    (3, 2.3, position(0.3)),
+    (4, 0.3, 0.0),  # pulse
+    (4, 0.7, 127.0),
+])
+def test_clamp_modes(clamp: int, u: float, expected_pos: float):
+    assert texel(pt_state(u_clamp=clamp, v_clamp=1), u, 0.0)[0] == round(expected_pos)
+
+
+@pytest.mark.parametrize(("shift", "clamp", "v", "u_expected"), [
+    (0, 1, 2.2, 0.25),  # no shift
+    (1, 1, 2.2, 0.75),  # odd: 0.5 * ((2 // 2) % 2)
+    (1, 1, 1.2, 0.25),  # odd: (1 // 2) % 2 = 0
+    (2, 1, 1.2, 0.75),  # even: ((1 + 1) // 2) % 2 = 1
+    (2, 1, 2.2, 0.75),  # even: (3 // 2) % 2 = 1
+    (1, 3, 2.2, 0.75),  # mirrored repeat shifts by 1.0: 1.25 mirrors to 0.75
+])
+def test_u_shift_from_v(shift: int, clamp: int, v: float, u_expected: float):
+    assert texel(pt_state(u_shift=shift, u_clamp=clamp, v_clamp=1), 0.25, v)[0] == round(position(u_expected))
+
+
+def test_negative_coordinates_are_mirrored_by_abs():
+    assert texel(pt_state(u_clamp=1, v_clamp=1), -0.3, 0.0) == texel(pt_state(u_clamp=1, v_clamp=1), 0.3, 0.0)
+
+
+def test_linear_filter_interpolates_with_doubled_difference():
+    s = pt_state(u_clamp=1, v_clamp=1)
+    put(s, "TEXUNIT3_PROCTEX4", filter=1)
+    c = position(0.25)  # 31.76
+    assert texel(s, 0.25, 0.0) == [math.floor(c), 255 - math.floor(c), math.trunc(2 * c), 200]
+
+
+def test_separate_alpha_uses_alpha_map():
+    s = pt_state(u_clamp=1, v_clamp=1, separate_alpha=1, alpha_func=2)
+    s.proctex_luts[3, :128] = np.arange(128, dtype=np.uint32) * 16  # alpha map: 16 i / 4095, no difference
+    c = round(position(0.25))
+    assert texel(s, 0.25, 0.5) == [c, 255 - c, 2 * c, math.trunc(16 * 64 / 4095 * 255)]  # v = 0.5: entry 64
+
+
+# rand2 values worked by hand from the reference's noise tables: (0,0) -> b 2, (1,0) -> 2, (0,1) -> 13, (1,1) -> 3
+RAND = {(0, 0): -1 + 2 * 2 / 15, (1, 0): -1 + 2 * 2 / 15, (0, 1): -1 + 13 * 2 / 15, (1, 1): -1 + 3 * 2 / 15}
+
+
+def _noise_state(noise_ramp: bool) -> GpuState:
+    s = pt_state(u_clamp=1, v_clamp=1, noise_enable=1)
+    put(s, "TEXUNIT3_PROCTEX1", u_amplitude=2048, u_phase=0)  # 0.5
+    put(s, "TEXUNIT3_PROCTEX2", v_amplitude=2048, v_phase=0)
+    put(s, "TEXUNIT3_PROCTEX3", u_frequency=numeric.to_f16(1.0), v_frequency=numeric.to_f16(1.0))
+    if noise_ramp:
+        s.proctex_luts[0, :128] = (32 * np.arange(128, dtype=np.uint32)) | (32 << 12)
+    return s
+
+
+def _expected_noise(fx: float, fy: float, smooth: bool) -> float:
+    sx, sy = (fx * SCALE, fy * SCALE) if smooth else (0.0, 0.0)
+    g0, g1 = RAND[0, 0] * (fx + fy), RAND[1, 0] * (fx + fy - 1)
+    g2, g3 = RAND[0, 1] * (fx + fy - 1), RAND[1, 1] * (fx + fy - 2)
+    top, bottom = g0 + (g1 - g0) * sx, g2 + (g3 - g2) * sx
+    return top + (bottom - top) * sy
+
+
+@pytest.mark.parametrize("smooth", [False, True])
+def test_noise_value_and_displacement(smooth: bool):
+    s = _noise_state(smooth)
+    ps = ProctexState.from_state(s)
+    n = _expected_noise(0.9, 0.45, smooth)  # X = 9 * 0.1, Y = 9 * 0.05
+    got = noise(ps, np.array([0.1], np.float32), np.array([0.05], np.float32))
+    assert got[0] == pytest.approx(n, abs=1e-5)
+    assert texel(s, 0.1, 0.05)[0] == round(position(abs(0.1 + 0.5 * n)))
+    put(s, "TEXUNIT3_PROCTEX0", rgb_func=2)
+    assert texel(s, 0.1, 0.05)[0] == round(position(abs(0.05 + 0.5 * n)))
+
+
+def _lod_state(filt: int) -> GpuState:
+    s = pt_state(u_clamp=1, v_clamp=1)
+    put(s, "TEXUNIT3_PROCTEX4", filter=filt, lod_bias_high=0x3C)  # bias 1.0 = f16 0x3C00
+    return s
+
+
+def test_lod_from_derivatives():
+    ps = ProctexState.from_state(_lod_state(2))
+    assert ps.lod_bias == 1.0
+    du = np.array([[1 / 256, 0], [1 / 64, 0], [1 / 4096, 0]], np.float32)
+    dv = np.array([[0, 1 / 256], [0, 0], [0, 0]], np.float32)
+    np.testing.assert_allclose(proctex_lod(ps, du, dv), [0.0, 1.0, 0.0])  # log2(128 * rho), clamped at 0
+
+
+def test_mip_nearest_uses_level_offset_and_width():
+    c = round(0x80 + 0.25 * SCALE * 63)  # level 1: offset 0x80, width 64
+    assert texel(_lod_state(2), 0.25, 0.0, lod=1.2) == [c, 255 - c, 2 * (c % 128), 200]
+
+
+def test_mip_linear_blends_levels():
+    c0, c1 = round(0.25 * SCALE * 127), round(0x80 + 0.25 * SCALE * 63)
+    assert texel(_lod_state(4), 0.25, 0.0, lod=0.5)[0] == math.trunc((c0 + c1) / 2)
+
+
+@pytest.mark.parametrize(("reg", "fields"), [
+    ("TEXUNIT3_PROCTEX0", dict(u_clamp=5)),
+    ("TEXUNIT3_PROCTEX0", dict(rgb_func=12)),
+    ("TEXUNIT3_PROCTEX0", dict(v_shift=3)),
+    ("TEXUNIT3_PROCTEX4", dict(filter=7)),
+])
+def test_undefined_codes_raise(reg: str, fields: dict[str, int]):
+    s = pt_state()
+    put(s, reg, **fields)
+    with pytest.raises(UnsupportedFeature) as info:
+        ProctexState.from_state(s)
+    assert info.value.register == id_of(reg)
+
+
+def test_unused_alpha_func_code_is_ignored_without_separate_alpha():
+    s = pt_state(alpha_func=12)
+    assert texel(s, 0.0, 0.0) == [0, 255, 0, 200]
+
+
+def test_color_table_past_its_end_raises():
+    s = pt_state()
+    put(s, "TEXUNIT3_PROCTEX5", offset0=200)  # 200 + 128 - 1 > 255
+    with pytest.raises(UnsupportedFeature) as info:
+        ProctexState.from_state(s)
+    assert info.value.register == 0x0AD

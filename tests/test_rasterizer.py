@@ -1,0 +1,113 @@
+"""Rasterizer: coverage and fill rule, perspective-correct interpolation, depth map, scissor, clamping."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from picaemu import output_map as om
+from picaemu.clipping import WindowTriangles
+from picaemu.rasterizer import RasterState, rasterize
+
+NV = om.NUM_COLUMNS - 4
+
+
+def window(tris_px, inv_w=None, zndc=None, varyings=None) -> WindowTriangles:
+    """Triangles given in pixels (converted to 12.4 here; the values chosen are exact)."""
+    p = np.asarray(tris_px, np.float64)
+    t = p.shape[0]
+    return WindowTriangles(
+        x=np.round(p[:, :, 0] * 16).astype(np.int64),
+        y=np.round(p[:, :, 1] * 16).astype(np.int64),
+        zndc=np.zeros((t, 3), np.float32) if zndc is None else np.asarray(zndc, np.float32),
+        inv_w=np.ones((t, 3), np.float32) if inv_w is None else np.asarray(inv_w, np.float32),
+        varyings=np.zeros((t, 3, NV), np.float32) if varyings is None else np.asarray(varyings, np.float32),
+        primitive=np.arange(t, dtype=np.int32),
+    )
+
+
+def state(w=16, h=16, scissor_mode=0, box=(0, 0, 0, 0), scale=-1.0, offset=0.0, w_buffer=False) -> RasterState:
+    return RasterState(w, h, scissor_mode, box, scale, offset, w_buffer)
+
+
+def coverage(frags, w=16, h=16) -> np.ndarray:
+    img = np.zeros((h, w), int)
+    np.add.at(img, (frags.y, frags.x), 1)
+    return img
+
+
+def test_right_triangle_excludes_the_hypotenuse_samples():
+    frags, counts = rasterize(window([[(0, 0), (4, 0), (0, 4)]]), state())
+    # samples (X + .5, Y + .5) with X + Y + 1 < 4; X + Y + 1 == 4 lies on the right edge -> excluded
+    assert sorted(zip(frags.x.tolist(), frags.y.tolist(), strict=True)) == [
+        (0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (2, 0)]
+    assert counts["fragments_rasterized"] == 6
+
+
+def test_flat_bottom_edge_excluded_flat_top_edge_included():
+    bottom = rasterize(window([[(0, 0.5), (4, 0.5), (0, 4.5)]]), state())[0]
+    assert 0 not in bottom.y.tolist() and len(bottom) == 6  # rows 1-3: 3 + 2 + 1
+    top = rasterize(window([[(0, 0), (4, 3.5), (0, 3.5)]]), state())[0]
+    assert (coverage(top)[3] > 0).sum() == 4  # samples on y = 3.5 belong to the top edge
+
+
+def test_shared_edges_cover_every_pixel_once():
+    quad = [[(1, 1), (9, 1), (9, 9)], [(1, 1), (9, 9), (1, 9)]]
+    img = coverage(rasterize(window(quad), state())[0])
+    assert img[1:9, 1:9].tolist() == np.ones((8, 8), int).tolist() and img.sum() == 64
+
+
+def test_perspective_correct_interpolation_and_depth():
+    vary = np.zeros((1, 3, NV), np.float32)
+    vary[0, 1, 0] = 1.0 * 0.5  # varying = 1 at vertex 1, premultiplied by its 1/w
+    args = dict(inv_w=[[1.0, 0.5, 0.25]], zndc=[[0.0, -1.0, -0.5]], varyings=vary)
+    tri = [[(0, 0), (16, 0), (0, 16)]]
+    for w_buffer in (False, True):
+        frags = rasterize(window(tri, **args), state(w=32, h=32, w_buffer=w_buffer))[0]
+        k = int(np.nonzero((frags.x == 3) & (frags.y == 5))[0][0])
+        # screen barycentrics at (3.5, 5.5): l0 = 7/16, l1 = 3.5/16, l2 = 5.5/16
+        den = (7 * 1.0 + 3.5 * 0.5 + 5.5 * 0.25) / 16  # 10.125 / 16
+        assert frags.color[k, 0] == pytest.approx(3.5 / 16 * 0.5 / den, rel=1e-5)
+        assert frags.w[k] == pytest.approx(1 / den, rel=1e-5)
+        z = (3.5 * -1.0 + 5.5 * -0.5) / 16
+        assert frags.depth[k] == pytest.approx(-z * (1 / den if w_buffer else 1.0), rel=1e-5)
+
+
+def test_quaternion_is_normalised():
+    vary = np.zeros((1, 3, NV), np.float32)
+    vary[0, :, om.QUAT.start - 4 + 3] = 2.0
+    frags = rasterize(window([[(0, 0), (8, 0), (0, 8)]], varyings=vary), state())[0]
+    assert np.allclose(frags.quat, [0, 0, 0, 1])
+
+
+@pytest.mark.parametrize(("mode", "kept"), [(0, 64), (2, 64), (3, 9), (1, 55)])
+def test_scissor_modes(mode, kept):
+    from picaemu.rasterizer import SCISSOR_KERNEL_MODE
+
+    quad = [[(0, 0), (8, 0), (8, 8)], [(0, 0), (8, 8), (0, 8)]]
+    frags, counts = rasterize(window(quad), state(scissor_mode=SCISSOR_KERNEL_MODE[mode], box=(2, 2, 4, 4)))
+    assert len(frags) == kept and counts["killed_scissor"] == 64 - kept
+    inside = (frags.x >= 2) & (frags.x <= 4) & (frags.y >= 2) & (frags.y <= 4)
+    if mode == 3:
+        assert inside.all()
+    if mode == 1:
+        assert not inside.any()
+
+
+def test_clamped_to_the_framebuffer():
+    huge = [[(-100, -100), (300, -100), (-100, 300)]]
+    frags = rasterize(window(huge), state(w=8, h=16))[0]
+    assert len(frags) == 8 * 16 and frags.x.max() == 7 and frags.y.max() == 15
+
+
+def test_no_triangles():
+    frags, counts = rasterize(window(np.zeros((0, 3, 2))), state())
+    assert len(frags) == 0 and counts["fragments_rasterized"] == 0
+
+
+def test_only_active_varyings_are_interpolated_the_rest_read_one():
+    vary = np.full((1, 3, NV), 0.25, np.float32)
+    frags = rasterize(window([[(0, 0), (8, 0), (0, 8)]], varyings=vary), state(), active=np.arange(4))[0]
+    assert np.allclose(frags.color, 0.25)
+    assert (frags.texcoord0 == 1.0).all() and (frags.view == 1.0).all() and (frags.texcoord0_w == 1.0).all()
+    assert len(frags.select(np.array([0, 1])).texcoord1) == 2

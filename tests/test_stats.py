@@ -1,0 +1,79 @@
+"""Statistics: counters checked against hand-computed geometry; per-frame sums; fragment maps; the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from picaemu.builder import CaptureBuilder, tilt_ortho
+from picaemu.cli import main
+from picaemu.errors import UnsupportedFeature
+from picaemu.stats import collect, heatmap, per_frame
+from tests.test_builder import VS_COLOR
+
+TRIANGLE_AREA = 240 * 180 // 2  # scene 1: apex (200, 210), base (80, 30)-(320, 30)
+
+
+def _quads() -> CaptureBuilder:
+    """One frame, two overlapping axis-aligned rectangles: x 100..200 and 150..250, y 50..150 (landscape)."""
+    b = CaptureBuilder()
+    b.begin_frame()
+    b.shader(VS_COLOR)
+    b.uniforms(0, tilt_ortho(0, 400, 0, 240, -1, 1))
+    b.tev(0, rgb=("primary color",))
+    b.passthrough_tev()
+    b.depth_test(False)
+    rects = []
+    for x0, z in ((100, 0.2), (150, 0.4)):
+        x1 = x0 + 100
+        rects += [[x0, 50, z, 1], [x1, 50, z, 1], [x1, 150, z, 1], [x0, 50, z, 1], [x1, 150, z, 1], [x0, 150, z, 1]]
+    b.vertices([np.array(rects, np.float32), np.ones((12, 4), np.float32)])
+    b.draw(6)
+    b.draw(6, first=6)
+    b.end_frame()
+    return b
+
+
+def test_scene1_counters(captures_dir: Path) -> None:
+    result = collect(captures_dir / "scene1_triangle")
+    assert [r["frame"] for r in result.rows] == [0, 1]
+    for row in result.rows:
+        assert row["vertices"] == 3 and row["primitives_rasterized"] == 1
+        assert row["fragments_rasterized"] == TRIANGLE_AREA and row["fragments_written"] == TRIANGLE_AREA
+    frames = per_frame(result.rows, result.frames)
+    assert [f["draws"] for f in frames] == [1, 1] and frames[0]["fragments_written"] == TRIANGLE_AREA
+
+
+def test_depth_complexity_map_counts_overlap() -> None:
+    result = collect(_quads().capture(), fragment_map="depth-complexity")
+    counts = result.fragment_maps[0]
+    assert counts.shape == (400, 240)
+    assert counts.sum() == 2 * 100 * 100
+    assert np.count_nonzero(counts == 2) == 50 * 100  # the overlap, x 150..200
+    assert [r["fragments_written"] for r in result.rows] == [10000, 10000]
+    assert heatmap(counts)[counts == 2][0].tolist() == [0, 200, 0]
+
+
+def test_overdraw_map_is_reported_unsupported() -> None:
+    with pytest.raises(UnsupportedFeature, match="overdraw"):
+        collect(_quads().capture(), fragment_map="overdraw")
+
+
+def test_stats_cli(captures_dir: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    res = runner.invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--per", "frame", "--json",
+                               "--plot", str(tmp_path / "p.png"), "--fragment-map", "depth-complexity",
+                               str(tmp_path / "m.png")])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["per"] == "frame" and doc["rows"][1]["fragments_written"] == TRIANGLE_AREA
+    assert (tmp_path / "p.png").is_file() and (tmp_path / "m.png").is_file()
+    res = runner.invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--csv"])
+    assert res.exit_code == 0 and res.output.splitlines()[0].startswith("frame,draw,event,kind")
+    res = runner.invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--fragment-map", "overdraw",
+                               str(tmp_path / "o.png")])
+    assert res.exit_code == 2 and "unsupported" in res.output
