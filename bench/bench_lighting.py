@@ -4,7 +4,7 @@ Lighting: 2 positional lights, LUT configuration 0 with D0 (N.H), RR (N.V) and S
 attenuation on, specular 0 and 1, random normals and view vectors. Compared with a plain TEV pass over the same
 fragment count (one modulate stage of the vertex color and a texture, the unlit path's combiner cost) when
 ``picaemu.tev`` exists. Procedural texture: noise on, linear filtering, sqrt mapping, separate alpha.
-Run: ``.venv/bin/python bench/bench_lighting.py``.
+Times are the least CPU (process) time of repeated calls. Run: ``.venv/bin/python bench/bench_lighting.py``.
 """
 
 from __future__ import annotations
@@ -72,12 +72,14 @@ def proctex_state() -> GpuState:
 
 
 def best_of(fn: Callable[[], object], repeats: int = 15) -> float:
-    fn()  # warm-up (numba, caches)
+    """Least CPU time (process time: the machine is shared, so wall time mostly measures the other jobs) of
+    ``repeats`` calls after a warm-up call (numba compilation, caches)."""
+    fn()
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     return min(times)
 
 

@@ -12,12 +12,14 @@ comes from level 0 (min LOD when that is larger).
 Evaluation per texel: ``u, v = |u|, |v|``; shift offsets from the pre-noise coordinates; optional noise
 (``noise``) displaces u and v by ``amplitude * noise``; the shifts are added; each coordinate goes through its
 clamp mode; the RGB mapping function F(u, v) in [0, 1] indexes the RGB map (``lut128``), whose result g selects
-``offset_L + g (width_L - 1)`` in the color table of mip level L (nearest: entry rounded half up; linear: entry + frac ·
-2 · difference). Alpha is the color table's, or with ``separate_alpha`` the alpha map at the alpha function.
-Map tables are read as ``value / 4095 + f · diff / 4095`` (``lut128``); colors are bytes; linear results are
-truncated. Codes the reference leaves undefined (clamp 5-7, mapping 10-15, shift 3, filter 6-7) and a color table
-that runs past entry 255 at a level the filter can reach (offset + width - 1 > 255) raise ``UnsupportedFeature``
-naming the register.
+``offset_L + g (width_L - 1)`` in the color table of mip level L (nearest: entry rounded half up; linear:
+entry + frac · 2 · difference). Alpha is the color table's, or with ``separate_alpha`` the alpha map at the alpha
+function. Map tables read ``clamp(value / 4095 + f · diff / 4095, 0, 1)`` (``lut128``); colors are bytes; linear
+results are truncated.
+
+Raise ``UnsupportedFeature`` naming the register: codes the reference leaves undefined (clamp 5-7, mapping 10-15,
+shift 3, filter 6-7), and a color table that runs past entry 255 (offset + width - 1 > 255) at a level the filter
+can reach.
 """
 
 from __future__ import annotations
@@ -190,12 +192,12 @@ def decode_colors(raw: np.ndarray, *, signed: bool) -> np.ndarray:
 
 
 def lut128(table: tuple[np.ndarray, np.ndarray], x: np.ndarray) -> np.ndarray:
-    """``value[i] + f · diff[i]`` with ``p = 128 x``, ``i = min(floor p, 127)`` (x >= 0), ``f = p - i``."""
+    """``clamp(value[i] + f · diff[i], 0, 1)`` with ``p = 128 x``, ``i = min(floor p, 127)`` (x >= 0), ``f = p - i``."""
     value, diff = table
     p = np.maximum(x, 0) * np.float32(MAP_ENTRIES)
     i = np.minimum(np.floor(p), MAP_ENTRIES - 1)
     idx = i.astype(np.int64)
-    return value[idx] + diff[idx] * (p - i).astype(np.float32)
+    return np.clip(value[idx] + diff[idx] * (p - i).astype(np.float32), 0, 1)
 
 
 def _rand1(k: np.ndarray) -> np.ndarray:
@@ -269,12 +271,14 @@ def _level_color(ps: ProctexState, g: np.ndarray, level: int | np.ndarray) -> np
     return color[idx] + frac * (np.float32(2.0) * ps.color_diff.astype(np.float32))[idx]
 
 
-def proctex_lod(ps: ProctexState, du: np.ndarray, dv: np.ndarray) -> np.ndarray:
-    """Level of detail from screen-space derivatives: ``du``, ``dv`` (F,2) = (d/dx, d/dy) of u and v;
-    ``log2(|width · bias| · (max|du| + max|dv|))``, 0 where the bias is 0, clamped to [min LOD, max LOD]."""
+def proctex_lod(ps: ProctexState, duv_dx: np.ndarray, duv_dy: np.ndarray) -> np.ndarray:
+    """Level of detail (F,) float32 from screen-space derivatives ``duv_dx`` = (du/dx, dv/dx) and ``duv_dy`` =
+    (du/dy, dv/dy), each (F,2) (the layout of ``picaemu.texture.lod.derivatives``):
+    ``log2(|width · bias| · (max(|du/dx|, |du/dy|) + max(|dv/dx|, |dv/dy|)))``, min LOD when the bias is 0,
+    clamped to [min LOD, max LOD]."""
     if ps.lod_bias == 0:
-        return np.full(len(du), float(ps.min_lod), np.float32)
-    rho = np.abs(du).max(axis=1) + np.abs(dv).max(axis=1)
+        return np.full(len(duv_dx), float(ps.min_lod), np.float32)
+    rho = np.maximum(np.abs(duv_dx), np.abs(duv_dy)).sum(axis=1)
     with np.errstate(divide="ignore"):
         lod = np.log2(abs(ps.width * ps.lod_bias) * rho)
     return np.clip(lod, ps.min_lod, min(ps.max_lod, MAX_LEVEL)).astype(np.float32)
@@ -283,7 +287,7 @@ def proctex_lod(ps: ProctexState, du: np.ndarray, dv: np.ndarray) -> np.ndarray:
 def sample_proctex(ps: ProctexState, uv: np.ndarray, lod: np.ndarray | None = None) -> np.ndarray:
     """Procedural texels (F,4) uint8 RGBA at ``uv`` (F,2) (see the module docstring)."""
     u, v = coordinates(ps, uv)
-    g = np.clip(lut128(ps.maps["RGB map"], MAPPINGS[ps.rgb_func](u, v)), 0, 1)
+    g = lut128(ps.maps["RGB map"], MAPPINGS[ps.rgb_func](u, v))
     if ps.mip is None or lod is None:
         rgba = _level_color(ps, g, ps.min_lod if ps.mip is not None else 0)
     elif ps.mip == "nearest":
@@ -295,7 +299,7 @@ def sample_proctex(ps: ProctexState, uv: np.ndarray, lod: np.ndarray | None = No
         rgba = _lerp(_level_color(ps, g, lo), _level_color(ps, g, hi), t)
     out = np.clip(np.trunc(rgba), 0, U8_MAX).astype(np.uint8)
     if ps.separate_alpha:
-        alpha = np.clip(lut128(ps.maps["alpha map"], MAPPINGS[ps.alpha_func](u, v)), 0, 1)
+        alpha = lut128(ps.maps["alpha map"], MAPPINGS[ps.alpha_func](u, v))
         out[:, 3] = (alpha * np.float32(U8_MAX)).astype(np.uint8)
     return out
 

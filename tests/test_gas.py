@@ -74,3 +74,15 @@ def test_non_gas_draws_pass(fog_mode: int, fragment_mode: int):
     put(s, "COLOR_OPERATION", fragment_mode=fragment_mode)
     assert not gas_usage(s.regs).any
     check_gas(s)
+
+
+def test_lut_through_the_command_processor():
+    from picaemu.command.builder import CommandBuilder
+    from picaemu.command.processor import CommandProcessor
+
+    b = CommandBuilder()
+    b.upload_lut("gas", [0x0000107F] + [0] * 7 + [0x00332211] * 8)
+    proc = CommandProcessor()
+    proc.run(b.words())
+    lut = GasState.from_state(proc.state).lut
+    assert lut.colors.tolist() == [[0x11, 0x22, 0x33]] * 8 and lut.diff_sign_magnitude[0].tolist() == [127, 16, 0]

@@ -407,3 +407,27 @@ def test_empty_batch_and_bad_texture_shape():
     put(s, "LIGHTING_CONFIG0", shadow_enable=1, shadow_unit=0)
     with pytest.raises(PipelineError):
         run(s, frags(2), textures={0: np.zeros((3, 4), np.uint8)})
+
+
+def test_registers_and_luts_through_the_command_processor():
+    """The same spotlight case as test_spotlight, written as a citro3d-like command list."""
+    from picaemu.command.builder import CommandBuilder
+    from picaemu.command.processor import CommandProcessor
+
+    b = CommandBuilder()
+    b.write_fields("LIGHTING_ENABLE0", enable=1)
+    b.write_fields("LIGHTING_CONFIG0", config=0, constant_4=4, constant_1=1)
+    b.write_fields("LIGHTING_CONFIG1", **ALL_LUT_DISABLES, constant_1=1, spot_disable0=0, dist_atten_disable0=1)
+    b.write_fields("LIGHTING_LUTINPUT_SELECT", sp_input=4)
+    b.write_fields("LIGHT0_XY", x=numeric.to_f16(0), y=numeric.to_f16(3))
+    b.write_fields("LIGHT0_Z", z=numeric.to_f16(4))
+    b.write_fields("LIGHT0_SPOTDIR_Z", z=2048)
+    b.write_fields("LIGHT0_CONFIG", type=1)
+    b.write_fields("LIGHT0_DIFFUSE", r=255)
+    b.upload_lut("lighting", RAMP[:128].tolist(), table=8, index=0)  # SP0 in two halves
+    b.upload_lut("lighting", RAMP[128:].tolist(), table=8, index=128)
+    proc = CommandProcessor()
+    proc.run(b.words())
+    assert proc.state.lighting_luts[8].tolist() == RAMP.tolist()
+    p, _ = run(proc.state)
+    assert p[0, 0] == t255(0.8 * 16 * 204 / 4095) == 162

@@ -148,9 +148,10 @@ def _lod_state(filt: int) -> GpuState:
 def test_lod_from_derivatives():
     ps = ProctexState.from_state(_lod_state(2))
     assert ps.lod_bias == 1.0
-    du = np.array([[1 / 256, 0], [1 / 64, 0], [1 / 4096, 0]], np.float32)
-    dv = np.array([[0, 1 / 256], [0, 0], [0, 0]], np.float32)
-    np.testing.assert_allclose(proctex_lod(ps, du, dv), [0.0, 1.0, 0.0])  # log2(128 * rho), clamped at 0
+    duv_dx = np.array([[1 / 256, 0], [1 / 64, 0], [1 / 4096, 0]], np.float32)  # (du/dx, dv/dx)
+    duv_dy = np.array([[0, 1 / 256], [0, 0], [0, 0]], np.float32)  # (du/dy, dv/dy)
+    # rho = max|du| + max|dv| = 1/128, 1/64, 1/4096: log2(128 * rho) = 0, 1, -5 (clamped to min LOD 0)
+    np.testing.assert_allclose(proctex_lod(ps, duv_dx, duv_dy), [0.0, 1.0, 0.0])
 
 
 def test_mip_nearest_uses_level_offset_and_width():
@@ -188,3 +189,19 @@ def test_color_table_past_its_end_raises():
     with pytest.raises(UnsupportedFeature) as info:
         ProctexState.from_state(s)
     assert info.value.register == 0x0AD
+
+
+def test_luts_through_the_command_processor():
+    from picaemu.command.builder import CommandBuilder
+    from picaemu.command.processor import CommandProcessor
+
+    ref = pt_state(rgb_func=2, u_clamp=1, v_clamp=1)
+    b = CommandBuilder()
+    for name in ("TEXUNIT3_PROCTEX0", "TEXUNIT3_PROCTEX4", "TEXUNIT3_PROCTEX5"):
+        b.write(name, int(ref.regs[id_of(name)]))
+    for table, entries in ((2, 128), (4, 256), (5, 256)):  # map tables hold 128 entries (the index wraps there)
+        b.upload_lut("proctex", ref.proctex_luts[table, :entries].tolist(), table=table)
+    proc = CommandProcessor()
+    proc.run(b.words())
+    c = round(position(0.6))
+    assert texel(proc.state, 0.3, 0.6) == [c, 255 - c, 2 * c, 200]
