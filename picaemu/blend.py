@@ -21,32 +21,39 @@ import numpy as np
 
 from picaemu.errors import UnsupportedFeature
 from picaemu.regs import access, id_of
-from picaemu.regs.blocks.fragops import BLEND_FACTORS, FRAGMENT_MODES
+from picaemu.regs.blocks.fragops import BLEND_EQUATIONS, BLEND_FACTORS, COMPARE_FUNCS, FRAGMENT_MODES
+from picaemu.regs.blocks.fragops import LOGIC_OPS as LOGIC_OP_NAMES
 
 Arr = np.ndarray
 # compare function code -> predicate (shared meaning with stencil/depth)
-COMPARE: dict[int, Callable[[Arr, int], Arr]] = {
-    0: lambda a, r: np.zeros(a.shape, bool),
-    1: lambda a, r: np.ones(a.shape, bool),
-    2: lambda a, r: a == r,
-    3: lambda a, r: a != r,
-    4: lambda a, r: a < r,
-    5: lambda a, r: a <= r,
-    6: lambda a, r: a > r,
-    7: lambda a, r: a >= r,
+_COMPARE_BY_NAME: dict[str, Callable[[Arr, int], Arr]] = {
+    "never": lambda a, r: np.zeros(a.shape, bool),
+    "always": lambda a, r: np.ones(a.shape, bool),
+    "equal": lambda a, r: a == r,
+    "not equal": lambda a, r: a != r,
+    "less": lambda a, r: a < r,
+    "less or equal": lambda a, r: a <= r,
+    "greater": lambda a, r: a > r,
+    "greater or equal": lambda a, r: a >= r,
 }
-EQ_ADD, EQ_SUBTRACT, EQ_REVERSE_SUBTRACT, EQ_MIN, EQ_MAX = 0, 1, 2, 3, 4  # 5-7 act as add
+COMPARE = {code: _COMPARE_BY_NAME[name] for code, name in COMPARE_FUNCS.items()}
+_EQ = {name: code for code, name in BLEND_EQUATIONS.items()}
+EQ_SUBTRACT, EQ_REVERSE_SUBTRACT, EQ_MIN, EQ_MAX = _EQ["subtract"], _EQ["reverse subtract"], _EQ["min"], _EQ["max"]
+# every other equation code adds
 ALPHA = 3
 ZERO, ONE, SRC, DST, CONST, SATURATE = range(6)
 # factor code -> (what it reads, reads that color's alpha instead of the channel, inverted: 255 - value)
-FACTOR_TABLE: dict[int, tuple[int, bool, bool]] = {
-    0: (ZERO, False, False), 1: (ONE, False, False),
-    2: (SRC, False, False), 3: (SRC, False, True), 4: (DST, False, False), 5: (DST, False, True),
-    6: (SRC, True, False), 7: (SRC, True, True), 8: (DST, True, False), 9: (DST, True, True),
-    10: (CONST, False, False), 11: (CONST, False, True), 12: (CONST, True, False), 13: (CONST, True, True),
-    14: (SATURATE, False, False),  # min(As, 255 - Ad) for RGB, 255 for alpha
+_FACTORS_BY_NAME: dict[str, tuple[int, bool, bool]] = {
+    "zero": (ZERO, False, False), "one": (ONE, False, False),
+    "src color": (SRC, False, False), "one minus src color": (SRC, False, True),
+    "dst color": (DST, False, False), "one minus dst color": (DST, False, True),
+    "src alpha": (SRC, True, False), "one minus src alpha": (SRC, True, True),
+    "dst alpha": (DST, True, False), "one minus dst alpha": (DST, True, True),
+    "constant color": (CONST, False, False), "one minus constant color": (CONST, False, True),
+    "constant alpha": (CONST, True, False), "one minus constant alpha": (CONST, True, True),
+    "src alpha saturate": (SATURATE, False, False),  # min(As, 255 - Ad) for RGB, 255 for alpha
 }
-assert set(FACTOR_TABLE) == set(BLEND_FACTORS)
+FACTOR_TABLE = {code: _FACTORS_BY_NAME[name] for code, name in BLEND_FACTORS.items()}
 
 
 @numba.njit(cache=True, inline="always")
@@ -95,24 +102,25 @@ def _blend_kernel(s, d, c, eqs, kinds, chans, inverts, out) -> None:
             out[i, ch] = min(max(v // 255, 0), 255)
 
 
-LOGIC_OPS: dict[int, Callable[[Arr, Arr], Arr]] = {
-    0: lambda s, d: np.zeros_like(s),
-    1: lambda s, d: s & d,
-    2: lambda s, d: s & ~d,
-    3: lambda s, d: s,
-    4: lambda s, d: np.full_like(s, 255),
-    5: lambda s, d: ~s,
-    6: lambda s, d: d,
-    7: lambda s, d: ~d,
-    8: lambda s, d: ~(s & d),
-    9: lambda s, d: s | d,
-    10: lambda s, d: ~(s | d),
-    11: lambda s, d: s ^ d,
-    12: lambda s, d: ~(s ^ d),
-    13: lambda s, d: ~s & d,
-    14: lambda s, d: s | ~d,
-    15: lambda s, d: ~s | d,
+_LOGIC_BY_NAME: dict[str, Callable[[Arr, Arr], Arr]] = {
+    "clear": lambda s, d: np.zeros_like(s),
+    "and": lambda s, d: s & d,
+    "and reverse": lambda s, d: s & ~d,
+    "copy": lambda s, d: s,
+    "set": lambda s, d: np.full_like(s, 255),
+    "copy inverted": lambda s, d: ~s,
+    "noop": lambda s, d: d,
+    "invert": lambda s, d: ~d,
+    "nand": lambda s, d: ~(s & d),
+    "or": lambda s, d: s | d,
+    "nor": lambda s, d: ~(s | d),
+    "xor": lambda s, d: s ^ d,
+    "equiv": lambda s, d: ~(s ^ d),
+    "and inverted": lambda s, d: ~s & d,
+    "or reverse": lambda s, d: s | ~d,
+    "or inverted": lambda s, d: ~s | d,
 }
+LOGIC_OPS = {code: _LOGIC_BY_NAME[name] for code, name in LOGIC_OP_NAMES.items()}
 
 
 @dataclass(frozen=True)

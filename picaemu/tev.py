@@ -23,31 +23,38 @@ import numpy as np
 
 from picaemu.errors import UnsupportedFeature
 from picaemu.regs import access, id_of
-from picaemu.regs.blocks.tev import ALPHA_OPERANDS, COMBINE_OPS, RGB_OPERANDS, TEV_SOURCES
+from picaemu.regs.blocks.tev import ALPHA_OPERANDS, COMBINE_OPS, RGB_OPERANDS, SCALES, TEV_SOURCES
 
 NUM_STAGES = 6
 BUFFER_STAGES = 4  # stages whose output can reach the combiner buffer
-SRC_PRIMARY, SRC_LIGHT_PRIMARY, SRC_LIGHT_SECONDARY = 0, 1, 2
-SRC_TEXTURES = (3, 4, 5, 6)
-SRC_BUFFER, SRC_CONSTANT, SRC_PREVIOUS = 13, 14, 15
-OP_REPLACE, OP_DOT3_RGB, OP_DOT3_RGBA = 0, 6, 7
-SCALE_SHIFT = {0: 0, 1: 1, 2: 2, 3: 0}
-
+_SRC = {name: code for code, name in TEV_SOURCES.items()}
+SRC_PRIMARY, SRC_LIGHT_PRIMARY, SRC_LIGHT_SECONDARY = (
+    _SRC["primary color"], _SRC["fragment primary color"], _SRC["fragment secondary color"])
+SRC_TEXTURES = tuple(_SRC[f"texture {i}"] for i in range(4))
+SRC_BUFFER, SRC_CONSTANT, SRC_PREVIOUS = _SRC["previous buffer"], _SRC["constant"], _SRC["previous"]
+_OP = {name: code for code, name in COMBINE_OPS.items()}
+OP_REPLACE, OP_MODULATE, OP_ADD, OP_ADD_SIGNED, OP_LERP = (
+    _OP["replace"], _OP["modulate"], _OP["add"], _OP["add signed"], _OP["interpolate"])
+OP_SUBTRACT, OP_DOT3_RGB, OP_DOT3_RGBA, OP_MUL_ADD = (
+    _OP["subtract"], _OP["dot3 RGB"], _OP["dot3 RGBA"], _OP["multiply then add"])
+ARITY = {_OP[name]: n for name, n in {  # operand slots each combine op reads
+    "replace": 1, "modulate": 2, "add": 2, "add signed": 2, "interpolate": 3, "subtract": 2, "dot3 RGB": 2,
+    "dot3 RGBA": 2, "multiply then add": 3, "add then multiply": 3}.items()}
+SCALE_SHIFT = {code: {"x1": 0, "x2": 1, "x4": 2, "x1 (3)": 0}[name] for code, name in SCALES.items()}
+_RGB_OPND = {name: code for code, name in RGB_OPERANDS.items()}
+_ALPHA_OPND = {name: code for code, name in ALPHA_OPERANDS.items()}
 # operand code -> (channels read, inverted)
-RGB_OPERAND_TABLE = {
-    0x0: ((0, 1, 2), False), 0x1: ((0, 1, 2), True), 0x2: ((3, 3, 3), False), 0x3: ((3, 3, 3), True),
-    0x4: ((0, 0, 0), False), 0x5: ((0, 0, 0), True), 0x8: ((1, 1, 1), False), 0x9: ((1, 1, 1), True),
-    0xC: ((2, 2, 2), False), 0xD: ((2, 2, 2), True),
-}
-ALPHA_OPERAND_TABLE = {
-    0: (3, False), 1: (3, True), 2: (0, False), 3: (0, True), 4: (1, False), 5: (1, True), 6: (2, False), 7: (2, True),
-}
-assert set(RGB_OPERAND_TABLE) == set(RGB_OPERANDS) and set(ALPHA_OPERAND_TABLE) == set(ALPHA_OPERANDS)
-
-
-ARITY = {0: 1, 1: 2, 2: 2, 3: 2, 4: 3, 5: 2, 6: 2, 7: 2, 8: 3, 9: 3}  # operand slots each combine op reads
-assert set(ARITY) == set(COMBINE_OPS)
-NUM_INPUTS = 7  # source codes 0-6 come from outside (primary, lighting, textures 0-3)
+RGB_OPERAND_TABLE = {_RGB_OPND[name]: value for name, value in {
+    "src.rgb": ((0, 1, 2), False), "1 - src.rgb": ((0, 1, 2), True),
+    "src.aaa": ((3, 3, 3), False), "1 - src.aaa": ((3, 3, 3), True),
+    "src.rrr": ((0, 0, 0), False), "1 - src.rrr": ((0, 0, 0), True),
+    "src.ggg": ((1, 1, 1), False), "1 - src.ggg": ((1, 1, 1), True),
+    "src.bbb": ((2, 2, 2), False), "1 - src.bbb": ((2, 2, 2), True)}.items()}
+ALPHA_OPERAND_TABLE = {_ALPHA_OPND[name]: value for name, value in {
+    "src.a": (3, False), "1 - src.a": (3, True), "src.r": (0, False), "1 - src.r": (0, True),
+    "src.g": (1, False), "1 - src.g": (1, True), "src.b": (2, False), "1 - src.b": (2, True)}.items()}
+assert len(RGB_OPERAND_TABLE) == len(RGB_OPERANDS) and len(ALPHA_OPERAND_TABLE) == len(ALPHA_OPERANDS)
+assert len(ARITY) == len(COMBINE_OPS)
 
 
 @numba.njit(cache=True, inline="always")
@@ -58,22 +65,22 @@ def _div_trunc(x: int, d: int) -> int:
 
 @numba.njit(cache=True)
 def _combine_one(op: int, a: int, b: int, c: int) -> int:
-    """One channel of combine ops 0-5, 8, 9 (see the reference table), 8-bit integers in and out."""
-    if op == 0:
+    """One channel of every combine op but dot3 (see the reference table), 8-bit integers in and out."""
+    if op == OP_REPLACE:
         return a
-    if op == 1:
+    if op == OP_MODULATE:
         return a * b // 255
-    if op == 2:
+    if op == OP_ADD:
         return min(a + b, 255)
-    if op == 3:
+    if op == OP_ADD_SIGNED:
         return min(max(a + b - 128, 0), 255)
-    if op == 4:
+    if op == OP_LERP:
         return (a * c + b * (255 - c)) // 255
-    if op == 5:
+    if op == OP_SUBTRACT:
         return max(a - b, 0)
-    if op == 8:
+    if op == OP_MUL_ADD:
         return min((a * b + 255 * c) // 255, 255)
-    return min(a + b, 255) * c // 255  # 9
+    return min(a + b, 255) * c // 255  # add then multiply
 
 
 STAGE_NAMES = tuple(f"TEXENV{n}" for n in range(NUM_STAGES))
@@ -150,9 +157,10 @@ class TevStage:
     @property
     def passthrough(self) -> bool:
         """True when the stage outputs "previous" unchanged (replace, previous, plain operand, x1)."""
-        plain = (self.rgb_op, self.alpha_op, self.rgb_sources[0], self.alpha_sources[0]) == (0, 0, 15, 15)
-        return self.index > 0 and plain and self.rgb_operands[0] == 0 and self.alpha_operands[0] == 0 \
-            and self.rgb_shift == 0 and self.alpha_shift == 0
+        plain = (self.rgb_op, self.alpha_op, self.rgb_sources[0], self.alpha_sources[0]) == (
+            OP_REPLACE, OP_REPLACE, SRC_PREVIOUS, SRC_PREVIOUS)
+        plain_operands = (self.rgb_operands[0], self.alpha_operands[0]) == (_RGB_OPND["src.rgb"], _ALPHA_OPND["src.a"])
+        return self.index > 0 and plain and plain_operands and self.rgb_shift == 0 and self.alpha_shift == 0
 
     def sources_read(self) -> set[int]:
         return {self.rgb_sources[s] for s in self.slots_read("RGB")} | {
@@ -224,7 +232,7 @@ def _resolve(stage: TevStage, kind: str, slot: int, inputs: Mapping[int, np.ndar
     if stage.index == 0 and code == SRC_PREVIOUS:
         code = codes[2] if codes[2] != SRC_PREVIOUS else None
     if code is None or (stage.index == 0 and code == SRC_BUFFER):
-        return _filled((0, 0, 0, 0), count)
+        return np.zeros((count, 4), np.uint8)
     if code == SRC_PREVIOUS:
         return previous
     if code == SRC_BUFFER:
@@ -265,14 +273,15 @@ def run_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.nd
 
 def combine(tstate: TevState, inputs: Mapping[int, np.ndarray], count: int) -> np.ndarray:
     """Run all six stages for ``count`` fragments: (count, 4) uint8."""
-    previous = _filled((0, 0, 0, 0), count)
+    previous = np.zeros((count, 4), np.uint8)
     buffer_read = previous
-    buffer_next = _filled(tstate.buffer_color, count)
+    uses_buffer = SRC_BUFFER in tstate.sources_used()
+    buffer_next = _filled(tstate.buffer_color, count) if uses_buffer else previous
     for stage in tstate.stages:
         if not stage.passthrough:
             previous = run_stage(stage, inputs, previous, buffer_read, count)
         buffer_read = buffer_next
-        if stage.index < BUFFER_STAGES:
+        if uses_buffer and stage.index < BUFFER_STAGES:
             rgb_up, alpha_up = tstate.rgb_update[stage.index], tstate.alpha_update[stage.index]
             if rgb_up or alpha_up:
                 buffer_next = buffer_next.copy()

@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from picaemu.errors import UnsupportedFeature
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
-from picaemu.texture import encode_texture
+from picaemu.texture import InvalidTextureSize, encode_texture
 from picaemu.texture.lod import compute_lod
 from picaemu.texture.sampler import sample
 from picaemu.texture.state import TextureUnitState
@@ -196,3 +197,13 @@ def test_units_1_and_2_are_plain_2d() -> None:
     ustate, mem = _unit(unit=1, image=encode_texture(_gradient(), "RGBA8"))
     assert ustate.type == "2D" and ustate.coords == "texcoord1"
     assert _at(ustate, mem, 3.5 / 8, 1.5 / 8) == [24, 8, 0, 255]
+
+
+def test_undefined_texture_type_is_named() -> None:
+    with pytest.raises(UnsupportedFeature):
+        _unit(ttype=6, image=encode_texture(_gradient(), "RGBA8"))
+
+
+def test_bad_sizes_in_registers_are_named() -> None:
+    with pytest.raises(InvalidTextureSize, match="0x082"):
+        _unit(size=12, image=encode_texture(_gradient(), "RGBA8"))

@@ -10,7 +10,7 @@ import pytest
 from picaemu import shading
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, PipelineEventKind
-from picaemu.errors import UnsupportedFeature
+from picaemu.errors import PicaError, UnsupportedFeature
 from picaemu.fragments import Fragments
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
@@ -167,3 +167,58 @@ def test_alpha_test_and_blend_pass_through() -> None:
     src = np.array([[100, 100, 100, 5], [100, 100, 100, 50]], np.uint8)
     assert alpha_test(sstate, src).tolist() == [False, True]
     assert blend(sstate, src, src).tolist() == [[200, 200, 200, 10], [200, 200, 200, 100]]
+
+
+def test_hostile_register_states_raise_named_errors_only() -> None:
+    """Random words in every register this module reads: decoding and shading end in a result or a PicaError."""
+    rng = np.random.default_rng(1234)
+    ids = [r for r in range(0x080, 0x0A0)] + [r for r in range(0x0C0, 0x100)] + [r for r in range(0x100, 0x105)]
+    mem = PhysicalMemory()
+    frags = Fragments.empty(16)
+    frags.texcoord0[:] = rng.normal(0, 3, (16, 2))
+    frags.texcoord0[0] = np.nan
+    frags.texcoord0_w[:] = rng.normal(0, 2, 16)
+    frags.x[:], frags.y[:] = np.arange(16) % 4, np.arange(16) // 4
+    outcomes = {"ok": 0, "error": 0}
+    for _ in range(150):
+        st = GpuState()
+        st.regs[ids] = rng.integers(0, 2**32, len(ids), dtype=np.uint64).astype(np.uint32)
+        if rng.random() < 0.7:  # keep the units small and inside VRAM more often than chance would
+            for unit, addr in ((0, "TEXUNIT0_ADDR1"), (1, "TEXUNIT1_ADDR"), (2, "TEXUNIT2_ADDR")):
+                st.regs[id_of(f"TEXUNIT{unit}_DIM")] = access.compose(f"TEXUNIT{unit}_DIM", width=8, height=16)
+                st.regs[id_of(addr)] = (0x18000000 >> 3) + int(rng.integers(0, 1024))
+        if rng.random() < 0.6:
+            _valid_random_tev(st, rng)
+        try:
+            sstate = ShadingState.from_state(st)
+            color = shade(sstate, frags, mem)
+            assert color.shape == (16, 4) and color.dtype == np.uint8
+            blend(sstate, color, color)
+            alpha_test(sstate, color)
+            outcomes["ok"] += 1
+        except PicaError:
+            outcomes["error"] += 1
+    assert outcomes["ok"] > 0 and outcomes["error"] > 0
+
+
+def _valid_random_tev(st: GpuState, rng: np.random.Generator) -> None:
+    """Random but defined combiner, fog and blend settings (the register fields, not the whole words)."""
+    pick = lambda options: int(rng.choice(options))  # noqa: E731
+    sources, rgb_ops = [0, 3, 4, 5, 13, 14, 15], [0, 1, 2, 3, 4, 5, 8, 9, 12, 13]
+    for n in range(6):
+        p = f"TEXENV{n}"
+        st.regs[id_of(f"{p}_SOURCE")] = access.compose(
+            f"{p}_SOURCE", **{f"{k}_src{i}": pick(sources) for k in ("rgb", "alpha") for i in range(3)})
+        st.regs[id_of(f"{p}_OPERAND")] = access.compose(
+            f"{p}_OPERAND", **{f"rgb_op{i}": pick(rgb_ops) for i in range(3)},
+            **{f"alpha_op{i}": pick(range(8)) for i in range(3)})
+        st.regs[id_of(f"{p}_COMBINER")] = access.compose(
+            f"{p}_COMBINER", rgb_combine=pick(range(10)), alpha_combine=pick([0, 1, 2, 3, 4, 5, 8, 9]))
+    st.regs[id_of("TEXENV_UPDATE_BUFFER")] = access.compose(
+        "TEXENV_UPDATE_BUFFER", fog_mode=pick([0, 5]), fog_z_flip=pick([0, 1]),
+        **{f"{k}_update{i}": pick([0, 1]) for k in ("rgb", "alpha") for i in range(4)})
+    st.regs[id_of("COLOR_OPERATION")] = access.compose("COLOR_OPERATION", blend_mode=pick([0, 1]))
+    st.regs[id_of("BLEND_FUNC")] = access.compose(
+        "BLEND_FUNC", **{k: pick(range(15)) for k in ("rgb_src", "rgb_dst", "alpha_src", "alpha_dst")},
+        rgb_equation=pick(range(8)), alpha_equation=pick(range(8)))
+    st.fog_lut[:] = rng.integers(0, 1 << 24, 128)

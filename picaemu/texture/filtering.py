@@ -3,9 +3,10 @@
 Inputs: ``texels`` (N, 4) uint8 holding every level/face image (memory-row order, row 0 = top), ``offsets``
 (levels, faces) int64 start of each image, ``widths``/``heights`` (levels,) int64; per fragment the level index
 into those tables (0 = first stored level), the face, and coordinates. Wrap codes per axis (k = integer texel
-coordinate, n = level size): 0 clamp to edge; 1 clamp to border (k outside [0, n) reads the border color);
-2 repeat (k mod n); 3 mirrored repeat (m = k mod 2n; m < n ? m : 2n - 1 - m); 4 k < 0 repeats, k >= 0 clamps to
-edge; 5 k < 0 repeats, k >= n reads the border; 6, 7 repeat. Texel row t (0 = bottom) is memory row n_t - 1 - t.
+coordinate, n = level size, a power of two so k mod n = k & (n - 1)): 0 clamp to edge; 1 clamp to border (k
+outside [0, n) reads the border color); 2 repeat (k mod n); 3 mirrored repeat (m = k mod 2n; m < n ? m :
+2n - 1 - m); 4 k < 0 repeats, k >= 0 clamps to edge; 5 k < 0 repeats, k >= n reads the border; 6, 7 repeat.
+Texel row t (0 = bottom) is memory row n_t - 1 - t.
 
 ``fetch``: one texel per fragment at integer coordinates -> (F, 4) uint8. ``filter_2d``: nearest
 (k = floor(s * n)) or bilinear (p = s * n - 0.5, texels floor(p) and floor(p) + 1, weights from the fraction) per
@@ -19,24 +20,29 @@ import math
 import numba
 import numpy as np
 
-BORDER, REPEAT_6, REPEAT_7 = -1, 6, 7
+from picaemu.regs.blocks.texturing import WRAP_MODES
+
+BORDER = -1  # "read the border color" marker
+_WRAP = {name: code for code, name in WRAP_MODES.items()}
+CLAMP_EDGE, CLAMP_BORDER, MIRROR = _WRAP["clamp to edge"], _WRAP["clamp to border"], _WRAP["mirrored repeat"]
+EDGE_OR_REPEAT, BORDER_OR_REPEAT = _WRAP["edge if >= 0, repeat if < 0"], _WRAP["border if >= size, repeat if < 0"]
 
 
 @numba.njit(cache=True, inline="always")
 def wrap(k: int, n: int, mode: int) -> int:
     """Texel index in [0, n), or -1 (``BORDER``) where the border color is read."""
-    if mode == 0:
+    if mode == CLAMP_EDGE:
         return min(max(k, 0), n - 1)
-    if mode == 1:
+    if mode == CLAMP_BORDER:
         return k if 0 <= k < n else BORDER
-    if mode == 3:
-        m = k % (2 * n)
+    if mode == MIRROR:
+        m = k & (2 * n - 1)
         return m if m < n else 2 * n - 1 - m
-    if mode == 4:
-        return k % n if k < 0 else min(k, n - 1)
-    if mode == 5:
-        return k % n if k < 0 else (k if k < n else BORDER)
-    return k % n  # 2 repeat, 6 and 7 behave as repeat
+    if mode == EDGE_OR_REPEAT:
+        return k & (n - 1) if k < 0 else min(k, n - 1)
+    if mode == BORDER_OR_REPEAT:
+        return k & (n - 1) if k < 0 else (k if k < n else BORDER)
+    return k & (n - 1)  # repeat; codes 6 and 7 behave as repeat
 
 
 @numba.njit(cache=True, inline="always")

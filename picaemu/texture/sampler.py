@@ -10,7 +10,7 @@ Model (pica-pipeline.md §10, pica-formats.md §1.3/§1.9):
 - the levels min..max of every face are decoded and packed into one flat texel array, so one gather serves any
   mix of levels and faces. Level L is (W >> L) x (H >> L); texel row t (0 = bottom) is memory row H_L - 1 - t.
 - nearest: k = floor(s * N_L); linear: p = s * N_L - 0.5, blend texels floor(p) and floor(p) + 1 with weights
-  from the fraction (float32, rounded to nearest; hardware weight precision is unknown). Each texel index is
+  from the fraction (float32, rounded half up; hardware weight precision is unknown). Each texel index is
   wrapped on its own (``filtering.wrap``); clamp-to-border texels read the border color.
 - LOD: lod <= 0 -> magnification filter on level ``min_level``; otherwise lod clamped to [min, max], minification
   filter on level round(lod) (mip filter nearest) or a blend of floor/ceil levels (mip filter linear).
@@ -137,6 +137,7 @@ def sample(ustate: TextureUnitState, uv: Arr, w: Arr, memory: PhysicalMemory, lo
 
 
 def _mip_sample(pyr: Pyramid, ustate: TextureUnitState, face: Arr, st: Arr, lod: Arr) -> Arr:
+    lod = np.where(np.isnan(lod), -np.inf, lod)  # no usable derivative: magnification
     mag = lod <= 0
     lod_c = np.clip(lod, ustate.min_level, ustate.max_level).astype(np.float32)
     linear = np.where(mag, ustate.mag_linear, ustate.min_linear)
@@ -150,4 +151,5 @@ def _mip_sample(pyr: Pyramid, ustate: TextureUnitState, face: Arr, st: Arr, lod:
 
 
 def _round(color: Arr) -> Arr:
-    return np.clip(np.rint(color), 0, 255).astype(np.uint8)
+    """float32 0..255 -> uint8, rounding halves up."""
+    return np.minimum(color + np.float32(0.5), np.float32(255)).astype(np.uint8)

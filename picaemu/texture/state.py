@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from picaemu.errors import UnsupportedFeature
 from picaemu.regs import access, id_of
 from picaemu.regs.access import locate
 from picaemu.regs.blocks.texturing import TEXTURE_FORMATS, TEXTURE_TYPES, UNIT2_COORDS
@@ -61,7 +62,8 @@ class TextureUnitState:
     def from_regs(cls, regs: np.ndarray, unit: int) -> TextureUnitState:
         p = f"TEXUNIT{unit}"
         enabled = bool(access.raw(regs, "TEXUNIT_CONFIG", f"unit{unit}_enable"))
-        ttype = TEXTURE_TYPES.get(access.raw(regs, f"{p}_PARAM", "type"), "2D") if unit == 0 else "2D"
+        type_code = access.raw(regs, f"{p}_PARAM", "type") if unit == 0 else 0
+        ttype = TEXTURE_TYPES.get(type_code, f"undefined type {type_code}")
         coords = DEFAULT_COORDS[unit]
         if unit == 2:
             coords = UNIT2_COORDS[access.raw(regs, "TEXUNIT_CONFIG", "unit2_coords")]
@@ -97,6 +99,9 @@ class TextureUnitState:
         return f"texture unit {self.unit} (register 0x{reg_id:03X} = 0x{int(regs[reg_id]):08X})"
 
     def _validate(self, regs: np.ndarray, fmt_code: int) -> None:
+        if self.type not in TEXTURE_TYPES.values():
+            raise UnsupportedFeature(f"texture unit 0: {self.type}", register=id_of("TEXUNIT0_PARAM"),
+                                     value=int(regs[id_of("TEXUNIT0_PARAM")]))
         if fmt_code not in TEXTURE_FORMATS:
             raise InvalidTextureFormat(f"undefined texture format code {fmt_code}: {self._where(regs, 'TYPE')}")
         try:
