@@ -177,7 +177,8 @@ def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.nd
     if cut_idx.shape[0] == 0:
         return tris[keep_idx], keep_idx, counts
     cut, src = _clip_polygons(np.ascontiguousarray(tris[cut_idx]), clip.planes, clip.offsets)
-    ok = np.isfinite(cut[:, :, POS]).all(axis=(1, 2))  # overflow while interpolating huge coordinates
+    # huge coordinates (~1e28) can overflow or cancel while interpolating: drop what is not a valid result
+    ok = np.isfinite(cut[:, :, POS]).all(axis=(1, 2)) & (cut[:, :, 3] > 0).all(axis=1)
     counts["primitives_invalid"] += int((~ok).sum())
     cut, src = cut[ok], src[ok]
     return np.concatenate([tris[keep_idx], cut]), np.concatenate([keep_idx, cut_idx[src]]), counts

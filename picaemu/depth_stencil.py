@@ -6,8 +6,9 @@ survive and the values to store:
 
 - ``frag_depth``: (F,) uint32 fragment depth already quantized to the buffer's width (16 or 24 bits)
 - ``stored_depth``: (F,) uint32; ``stored_stencil``: (F,) uint8
-- result ``DepthStencilResult``: ``stencil_pass`` / ``depth_pass`` (F,) bool, ``new_depth`` (F,) uint32,
-  ``new_stencil`` (F,) uint8, ``write_depth`` (F,) bool (where the depth word changes)
+- result ``DepthStencilResult``: ``stencil_pass`` (F,) bool, ``depth_pass`` (F,) bool (passed the stencil test
+  and the depth test: the fragment survives), ``new_depth`` (F,) uint32, ``new_stencil`` (F,) uint8,
+  ``write_depth`` (F,) bool (where the depth value is replaced), ``write_stencil`` (F,) bool
 
 Rules (pica-pipeline.md §15.3-15.4): stencil test and updates exist only with a D24S8 buffer and
 STENCIL_TEST.enable; pass = ``(ref & input_mask) FUNC (stored & input_mask)``; the op for stencil-fail,

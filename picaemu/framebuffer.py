@@ -101,7 +101,7 @@ def _pixel_indices(x, y, width, height, flipped):  # pragma: no cover - compiled
 def morton8(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Index inside an 8x8 tile of in-tile coordinates (x, y), y counted from the first stored row."""
     xs, ys = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(y, np.int64))
-    # a 64-pixel-wide, 8-row flipped buffer puts in-tile (x, y) at tile 0
+    # an 8x8 buffer in flipped orientation is a single tile whose rows are stored in y order
     return _pixel_indices(xs.ravel() & 7, ys.ravel() & 7, 8, 8, True).reshape(xs.shape)
 
 

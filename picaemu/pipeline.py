@@ -2,7 +2,8 @@
 
 Per draw (``Pipeline.draw(call)``), with every stage's state decoded once from ``call.state``:
 
-vertex loader -> vertex shader (``picaemu.shader``) -> output map -> primitive assembly -> quaternion alignment
+vertex loader -> vertex shader (``picaemu.shader``) -> [geometry shader, when GEOSTAGE_CONFIG.gs_use = 2: it
+forms the triangles] -> output map -> primitive assembly -> quaternion alignment
 -> clipping -> viewport -> culling -> rasterizer (with scissor) -> fragment color (``color_stages``: shade,
 alpha test, blend) -> stencil test -> depth test -> stencil/depth writes -> destination read -> blend/logic op ->
 color write mask -> color write.
@@ -12,7 +13,7 @@ each pixel appears once (layer k holds the k-th fragment of every pixel, in rast
 after the other, each fully vectorized. Writes go straight to emulated memory (framebuffer flush/invalidate are
 no-ops). ``call.stats`` receives the counters listed in ``STAT_KEYS`` and ``time_s``.
 
-Seams: ``vertex_shader`` (default: ``picaemu.shader.run_vertex_shader``) and ``color_stages`` (default:
+Seams: ``vertex_shader`` / ``geometry_shader`` (defaults: ``picaemu.shader``) and ``color_stages`` (default:
 ``default_color_stages``: ``picaemu.shading``; ``PrimaryColorStages`` = interpolated primary color only).
 """
 
@@ -34,7 +35,7 @@ from picaemu.draw import DrawCall, PipelineEventKind
 from picaemu.errors import UnsupportedFeature
 from picaemu.fragments import Fragments
 from picaemu.memory import PhysicalMemory
-from picaemu.output_map import OutputMapState, map_outputs
+from picaemu.output_map import QUAT, OutputMapState, map_outputs, slot_registers
 from picaemu.primitive_assembly import Assembler, Topology
 from picaemu.rasterizer import RasterState, rasterize
 from picaemu.regs import access, id_of
@@ -49,6 +50,8 @@ STAT_KEYS = (
     "fragments_written",
 )
 VertexShader = Callable[[GpuState, np.ndarray], np.ndarray]  # (state, (U, 16, 4) inputs) -> (U, 16, 4) outputs
+# (state, (N, K, 4) VS output attributes in stream order, variable-mode sizes) -> ((M, 16, 4) outputs, (T, 3) tris)
+GeometryShader = Callable[[GpuState, np.ndarray, tuple[int, ...] | None], tuple[np.ndarray, np.ndarray]]
 
 
 def run_vertex_shader(state: GpuState, attributes: np.ndarray) -> np.ndarray:
@@ -59,6 +62,16 @@ def run_vertex_shader(state: GpuState, attributes: np.ndarray) -> np.ndarray:
     except ImportError as err:
         raise UnsupportedFeature(f"vertex shading (picaemu.shader is not available: {err})") from None
     return run(ShaderSetup.from_state(state, "vs"), attributes)
+
+
+def run_geometry_shader(state: GpuState, vs_attributes: np.ndarray,
+                        primitive_sizes: tuple[int, ...] | None) -> tuple[np.ndarray, np.ndarray]:
+    """The geometry shader unit of ``picaemu.shader``: emitted o0-o15 and triangles (winding flag applied)."""
+    from picaemu.shader import ShaderSetup
+    from picaemu.shader import run_geometry_shader as run
+
+    geo = run(ShaderSetup.from_state(state, "gs"), vs_attributes, primitive_sizes)
+    return geo.vertices, geo.triangles
 
 
 class ColorStages(Protocol):
@@ -164,8 +177,10 @@ class Pipeline:
     """Runs draws into emulated memory; keeps only the primitive assembler's state between draws."""
 
     def __init__(self, vertex_shader: VertexShader = run_vertex_shader,
-                 color_stages: Callable[[GpuState], ColorStages] = default_color_stages) -> None:
+                 color_stages: Callable[[GpuState], ColorStages] = default_color_stages,
+                 geometry_shader: GeometryShader = run_geometry_shader) -> None:
         self.vertex_shader = vertex_shader
+        self.geometry_shader = geometry_shader
         self.color_stages = color_stages
         self.assembler = Assembler()
 
@@ -186,23 +201,26 @@ class Pipeline:
 
     def _draw(self, call: DrawCall, stats: dict) -> None:
         state, regs = call.state, call.state.regs
-        if access.raw(regs, "GEOSTAGE_CONFIG", "gs_use") == GS_IN_USE:
-            raise UnsupportedFeature("geometry shader draws", register=id_of("GEOSTAGE_CONFIG"),
-                                     value=access.word(regs, "GEOSTAGE_CONFIG"))
+        gs = access.raw(regs, "GEOSTAGE_CONFIG", "gs_use") == GS_IN_USE
         fb = fbm.FramebufferState.from_regs(regs)
         fb.check_size()
-        batch = load_vertices(state, call.kind, call.memory, call.immediate_inputs)
+        variable = gs and bool(access.raw(regs, "GEOSTAGE_CONFIG", "variable_primitive"))
+        batch = load_vertices(state, call.kind, call.memory, call.immediate_inputs, variable)
         stats.update(vertices=batch.count, vertices_loaded=int(batch.attributes.shape[0]))
         if batch.count == 0:
             return
         outputs = self.vertex_shader(state, batch.attributes)
         stats["vertices_shaded"] = int(outputs.shape[0])
         om_state = OutputMapState.from_regs(regs)
-        verts = map_outputs(om_state, outputs, access.word(regs, "VSH_OUTMAP_MASK"))
-        topology = Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology"))
-        tris = self.assembler.assemble(topology, verts[batch.inverse])
+        if gs:
+            tris = self._geometry(state, om_state, outputs[batch.inverse], batch.primitive_sizes)
+        else:
+            verts = map_outputs(om_state, outputs, access.word(regs, "VSH_OUTMAP_MASK"))
+            topology = Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology"))
+            tris = self.assembler.assemble(topology, verts[batch.inverse])
         stats["primitives_assembled"] = int(tris.shape[0])
-        clipping.align_quaternions(tris)
+        if QUAT.start in om_state.mapped_columns():
+            clipping.align_quaternions(tris)
         tris, src, counts = clipping.clip_triangles(tris, clipping.ClipState.from_regs(regs))
         stats.update(counts)
         vp = clipping.ViewportState.from_regs(regs)
@@ -213,6 +231,18 @@ class Pipeline:
         stats.update(rstats)
         if len(frags):
             self._fragment_ops(state, call.memory, fb, frags, stats)
+
+    def _geometry(self, state: GpuState, om_state: OutputMapState, vs_out: np.ndarray,
+                  sizes: tuple[int, ...] | None) -> np.ndarray:
+        """GS path: VS output attributes (enabled registers, stream order) -> GS -> (T, 3, C) triangles."""
+        regs = state.regs
+        if Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology")) is not Topology.GEOMETRY:
+            raise UnsupportedFeature("geometry shader with a topology other than 3 (geometry primitives)",
+                                     register=id_of("PRIMITIVE_CONFIG"), value=access.word(regs, "PRIMITIVE_CONFIG"))
+        attrs = vs_out[:, slot_registers(access.word(regs, "VSH_OUTMAP_MASK"))]
+        gs_out, triangles = self.geometry_shader(state, attrs, sizes)
+        verts = map_outputs(om_state, gs_out, access.word(regs, "GSH_OUTMAP_MASK"))
+        return verts[triangles]
 
     def _fragment_ops(self, state: GpuState, memory: PhysicalMemory, fb: fbm.FramebufferState,
                       frags: Fragments, stats: dict) -> None:

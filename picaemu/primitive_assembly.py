@@ -15,7 +15,7 @@ flags of geometry-shader primitives belong to the geometry-shader path and are n
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
@@ -74,7 +74,6 @@ class Assembler:
     topology: Topology | None = None
     pending: np.ndarray | None = None  # (k <= 2, C) float32
     parity: int = 0
-    emitted: int = field(default=0)
 
     def reset(self) -> None:
         self.pending = None
@@ -89,6 +88,5 @@ class Assembler:
         build, keep = ASSEMBLY[topology]
         tris = build(stream.shape[0], self.parity)
         self.parity = (self.parity + tris.shape[0]) & 1
-        self.emitted += tris.shape[0]
         self.pending = stream[keep(stream.shape[0])].copy() if stream.shape[0] else None
         return stream[tris]

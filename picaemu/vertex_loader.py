@@ -131,6 +131,7 @@ class VertexBatch:
     attributes: np.ndarray  # (U, 16, 4) float32
     inverse: np.ndarray  # (N,) int64
     indices: np.ndarray  # (U,) int64
+    primitive_sizes: tuple[int, ...] | None = None  # GS variable-size mode: vertex count of each primitive
 
     @property
     def count(self) -> int:
@@ -163,9 +164,32 @@ def gather_attribute(read: AttributeRead, indices: np.ndarray, memory: PhysicalM
     return out
 
 
+def split_variable_primitives(stream: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+    """GS variable-size mode: the index stream is ``N, i1 .. iN, N', ...``; returns (indices, sizes).
+
+    One step per primitive (each consumes at least its count word); a count running past the stream raises.
+    """
+    keep = np.ones(stream.shape[0], bool)
+    sizes: list[int] = []
+    pos = 0
+    while pos < stream.shape[0]:
+        size = int(stream[pos])
+        keep[pos] = False
+        sizes.append(size)
+        pos += 1 + size
+    if pos > stream.shape[0]:
+        raise PipelineError(f"variable-size primitive of {sizes[-1]} vertices runs past the index stream",
+                            register=id_of("NUMVERTICES"))
+    return stream[keep], tuple(sizes)
+
+
 def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
-                  immediate: np.ndarray | None = None) -> VertexBatch:
-    """Input attributes of every vertex of one draw (see the module docstring)."""
+                  immediate: np.ndarray | None = None, variable_primitives: bool = False) -> VertexBatch:
+    """Input attributes of every vertex of one draw (see the module docstring).
+
+    ``variable_primitives``: draw-elements in geometry-shader variable-size mode (GEOSTAGE_CONFIG bit 31): the
+    index stream carries a vertex count before each primitive (consumed, not fetched).
+    """
     if kind is DrawKind.IMMEDIATE:
         if immediate is None or immediate.ndim != 3 or immediate.shape[1:] != (NUM_INPUTS, 4):
             raise PipelineError("immediate-mode draw without (N, 16, 4) input attributes")
@@ -173,10 +197,13 @@ def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
         return VertexBatch(immediate.astype(np.float32), np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64))
     vl = VertexLoaderState.from_regs(state.regs)
     stream = read_indices(vl, kind, memory)
+    sizes = None
+    if variable_primitives and kind is DrawKind.ELEMENTS:
+        stream, sizes = split_variable_primitives(stream)
     unique, inverse = np.unique(stream, return_inverse=True)
     attrs = np.zeros((unique.shape[0], NUM_INPUTS, 4), np.float32)
     for read in vl.reads:
         attrs[:, read.attribute] = gather_attribute(read, unique, memory)
     for a in vl.fixed:
         attrs[:, a] = state.fixed_attribs[a]
-    return VertexBatch(attrs, inverse.astype(np.int64).ravel(), unique)
+    return VertexBatch(attrs, inverse.astype(np.int64).ravel(), unique, sizes)

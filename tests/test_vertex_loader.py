@@ -157,3 +157,12 @@ def test_attribute_without_loader_or_fixed_bit_is_unsupported():
     set_reg(state, "NUMVERTICES", count=1)
     with pytest.raises(UnsupportedFeature, match="attribute 1"):
         load_vertices(state, DrawKind.ARRAYS, PhysicalMemory())
+
+
+def test_variable_size_primitive_stream_splits_counts_from_indices():
+    from picaemu.vertex_loader import split_variable_primitives
+
+    idx, sizes = split_variable_primitives(np.array([3, 0, 1, 2, 2, 5, 6]))
+    assert idx.tolist() == [0, 1, 2, 5, 6] and sizes == (3, 2)
+    with pytest.raises(PipelineError, match="runs past"):
+        split_variable_primitives(np.array([4, 0, 1]))
