@@ -51,6 +51,7 @@ _DVLP_HEADER = cs.Struct(
     "unknown0" / cs.Int32ul, "unknown1" / cs.Int32ul,
     "symbol_offset" / cs.Int32ul, "symbol_size" / cs.Int32ul,
 )
+DVLP_HEADER_SIZE = _DVLP_HEADER.sizeof()
 _DVLE_HEADER = cs.Struct(
     "magic" / cs.Const(DVLE_MAGIC), "version" / cs.Int16ul, "shader_type" / cs.Int8ul, "merge_outmaps" / cs.Int8ul,
     "main_offset" / cs.Int32ul, "main_end" / cs.Int32ul,

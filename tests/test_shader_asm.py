@@ -160,3 +160,46 @@ def test_two_files_share_procedures_and_get_one_dvle_each() -> None:
     assert [d.shader_type for d in s.dvles] == [0, 1]
     assert s.dvles[1].main_offset == 4 and s.dvles[0].main_offset == 0
     assert shbin.parse(shbin.build(s)) == s
+
+
+def test_directives_constants_and_picasso_spellings() -> None:
+    src = """
+    .fvec first
+    .constfa table[]
+    .constfa (1, 2, 3, 4)
+    .constfa (5, 6, 7, 8)
+    .end
+    .consti loops(2, 10, 1, 0)
+    .setb b3 on
+    .alias col r2.bgra
+    .out - position o0
+    .out otex texcoord0.xy o3
+    .proc main
+        mova a0.x, v0
+        nop
+        mov r1, table[a0]
+        for loops
+            add r2, r1, table[lcnt+1].xxyy
+        .end
+        mov o0, col
+        mov otex, r1.rg
+        end
+    .end
+    """
+    s = assemble(src)
+    d = s.dvles[0]
+    consts = {(c.type, c.register): c.data for c in d.constants}
+    assert consts[(2, 94)] == (0x3F0000, 0x400000, 0x408000, 0x410000)      # 1, 2, 3, 4 as float24
+    assert consts[(2, 95)][0] == 0x414000                                  # 5.0 = 1.25 * 2^2
+    assert consts[(1, 3)] == (2 | 10 << 8 | 1 << 16, 0, 0, 0) and consts[(0, 3)] == (1, 0, 0, 0)
+    assert [(o.type, o.register, o.mask) for o in d.outputs] == [(0, 0, 0xF), (3, 3, 0x3)]
+    assert d.output_mask == 0b1001 and [d.symbol(u.symbol) for u in d.uniforms] == ["first"]
+    setup = ShaderSetup.from_dvle(s, 0)
+    a = np.zeros((2, 16, 4), np.float32)
+    a[:, 0, 0] = (0, 1)
+    out = run_vertex_shader(setup, a)
+    # vertex 0: r1 = table[0] = c94 = (1,2,3,4); the loop (aL = 10, 11, 12) reads c94+aL+1 >= c96, which is
+    # (1, 1, 1, 1), so r2 = r1 + 1 = (2, 3, 4, 5); o0 = col = r2.bgra = r2.zyxw
+    np.testing.assert_array_equal(out[0, 0], [4, 3, 2, 5])
+    np.testing.assert_array_equal(out[0, 3], [1, 2, 0, 0])                 # texcoord0.xy mask
+    np.testing.assert_array_equal(out[1, 3], [5, 6, 0, 0])                 # a0.x = 1 -> table[1]

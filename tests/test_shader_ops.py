@@ -101,3 +101,14 @@ def test_mova_truncates_toward_zero() -> None:
     r = run1("mova a0.xy, v0\n    mov o0, c10[a0.x]\n    mov o1, c10[a0.y]", v0=(2.7, -1.5, 0, 0), floats=floats)
     assert r[0] == 12
     assert run1("mova a0.xy, v0\n    mov o1, c10[a0.y]", v0=(2.7, -1.5, 0, 0), floats=floats, out=1)[0] == 9
+
+
+def test_large_batches_start_from_zeroed_registers() -> None:
+    """Large batches reuse register memory; every register a program can touch must still start at 0."""
+    n = 5000
+    dirty = run_source(".proc main\n    mov r5, v0\n    mov o0, v0\n    mov o3, v0\n    end\n.end\n",
+                       np.full((n, 16, 4), 7, np.float32))
+    assert (dirty[:, 3] == 7).all()
+    clean = run_source(".proc main\n    add o0.x, r5, v2\n    mov o1, r5\n    end\n.end\n",
+                       np.full((n, 2, 4), 3, np.float32))          # only v0, v1 delivered: v2 reads 0
+    assert (clean[:, 0] == [0, 0, 0, 0]).all() and (clean[:, 1] == 0).all() and (clean[:, 3] == 0).all()

@@ -25,12 +25,13 @@ def test_from_state_reads_every_register_by_name() -> None:
     regs[id_of("VSH_ATTRIBUTES_PERMUTATION_LOW")] = 0x76543012          # attr0 -> v2, attr1 -> v1, attr2 -> v0
     regs[id_of("VSH_ATTRIBUTES_PERMUTATION_HIGH")] = 0xFEDCBA98
     regs[id_of("VSH_OUTMAP_MASK")] = 0x0013
+    regs[id_of("VSH_OUTMAP_TOTAL1")] = access.compose("VSH_OUTMAP_TOTAL1", count_minus_1=2)
     state.vs.code[:3] = [1, 2, 3]
     state.vs.float_uniforms[4] = (1, 2, 3, 4)
     s = ShaderSetup.from_state(state, "vs")
     assert s.bool_uniforms.tolist() == [i in (0, 5) for i in range(16)]
     assert s.int_uniforms[2].tolist() == [3, 1, 2, 9]
-    assert (s.num_inputs, s.entry, s.output_mask) == (3, 0x12, 0x13)
+    assert (s.num_inputs, s.entry, s.output_mask, s.num_outputs) == (3, 0x12, 0x13, 3)
     assert s.input_permutation[:4] == (2, 1, 0, 3) and s.input_permutation[15] == 15
     assert s.code[:3].tolist() == [1, 2, 3] and s.float_uniforms[4].tolist() == [1, 2, 3, 4]
     state.vs.code[0] = 99                               # the setup is a snapshot

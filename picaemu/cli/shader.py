@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from picaemu.cli.common import reports_errors
+from picaemu.cli.common import fail, reports_errors
 from picaemu.errors import PicaError
 from picaemu.formats import shbin as shbin_format
 
@@ -30,7 +30,8 @@ def _load(path: str) -> shbin_format.Shbin:
     try:
         return shbin_format.parse(Path(path).read_bytes())
     except PicaError as err:
-        raise click.ClickException(f"{path}: {err}") from None
+        fail(f"{path}: {err}")
+        raise  # unreachable: fail() exits
 
 
 @click.group("shader")
@@ -51,7 +52,7 @@ def disasm(file: str, dvle: int, listing: bool) -> None:
 
     sb = _load(file)
     if not 0 <= dvle < len(sb.dvles):
-        raise click.ClickException(f"{file} has {len(sb.dvles)} DVLE(s); --dvle {dvle} does not exist")
+        fail(f"{file} has {len(sb.dvles)} DVLE(s); --dvle {dvle} does not exist")
     if listing:
         ops = np.array([d for d, _e in sb.opdescs] + [0] * (128 - len(sb.opdescs)), np.uint32)
         for line in make_listing(np.array(sb.code, np.uint32), ops, names=dvle_names(sb.dvles[dvle])):
@@ -111,7 +112,7 @@ def run(file: str, dvle: int, sets: tuple[str, ...], trace: bool, as_json: bool)
 
     sb = _load(file)
     if not 0 <= dvle < len(sb.dvles):
-        raise click.ClickException(f"{file} has {len(sb.dvles)} DVLE(s); --dvle {dvle} does not exist")
+        fail(f"{file} has {len(sb.dvles)} DVLE(s); --dvle {dvle} does not exist")
     setup = ShaderSetup.from_dvle(sb, dvle)
     values = _parse_sets(sets)
     floats, ints, bools = (np.array(setup.float_uniforms), np.array(setup.int_uniforms),

@@ -8,8 +8,9 @@ down), ``.setf/.seti/.setb`` (constants at explicit registers), ``.alias``, ``.o
 pica-shader-isa.md with ``ifu/ifc … .else … .end`` and ``for iN … .end`` blocks. DPH/DST/SGE/SLT become their
 inverted forms and MAD becomes MADI automatically when the uniform is the second (third) operand; ADD/MUL/DP3/DP4
 and CMP swap their sources when only the second is a uniform. Operand descriptors are deduplicated after
-unconsumed swizzle lanes are filled canonically (``disasm.canonical_swizzle``), so disassembling the output and
-re-assembling it reproduces the same words. Hardware-safety NOPs are inserted as picasso does (a block ending in
+unconsumed swizzle lanes are filled canonically (``disasm.canonical_swizzle``) and ordered by first use, those
+used by MAD/MADI first (they can address only 32), so disassembling the output and re-assembling it reproduces
+the same words. Hardware-safety NOPs are inserted as picasso does (a block ending in
 a jump/call, a loop ending in a break, coinciding block ends, if/for bodies shorter than 2 instructions).
 Errors: ``AssemblyError`` naming file, line and column.
 """
@@ -18,7 +19,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from picaemu.formats.shbin import Constant, Dvle, Output, Shbin, Uniform, uniform_register_raw
+from picaemu.formats.shbin import (
+    DVLP_HEADER_SIZE,
+    OPDESC_SIZE,
+    Constant,
+    Dvle,
+    Output,
+    Shbin,
+    Uniform,
+    uniform_register_raw,
+)
 from picaemu.numeric import to_f24
 from picaemu.shader import isa
 from picaemu.shader.asm_syntax import (
@@ -98,9 +108,9 @@ class Assembler:
             self._resolve(pc, kind, name, where)
         self._place_descs()
         dvles = [self._dvle(u) for u in units]
-        head = 0x28
+        data_size = DVLP_HEADER_SIZE + 4 * len(self.code) + OPDESC_SIZE * len(self.opdescs)   # as picasso writes
         return Shbin(code=tuple(self.code), opdescs=tuple((d, 0) for d in self.opdescs), dvles=tuple(dvles),
-                     dvlp_unknown=(head + 4 * len(self.code) + 8 * len(self.opdescs), 0))
+                     dvlp_unknown=(data_size, 0))
 
     def _file(self, path: str, text: str) -> _Unit:
         unit = _Unit(path)
@@ -111,16 +121,16 @@ class Assembler:
             if not body:
                 continue
             where = Where(path, lineno, len(line) - len(body) + 1)
-            label, _, rest = body.partition(":")
-            if IDENT_RE.match(label.strip()) and _ and not body.startswith("."):
+            label, colon, rest = body.partition(":")
+            if colon and IDENT_RE.match(label.strip()) and not body.startswith("."):
                 self._label(label.strip(), where)
                 body = rest.lstrip()
                 where = where.at(len(line) - len(body) + 1)
                 if not body:
                     continue
-            word, _, args = body.partition(" ")
-            args_col = where.column + len(word) + 1 + (len(args) - len(args.lstrip()))
-            args = args.strip()
+            word = body.split(None, 1)[0]
+            args = body[len(word):].strip()
+            args_col = where.column + (body.index(args, len(word)) if args else len(body))
             if word.startswith("."):
                 self._directive(unit, blocks, word.lower(), args, where, args_col)
             else:

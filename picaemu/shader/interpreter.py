@@ -3,8 +3,8 @@
 Receives a ``ShaderSetup`` and per-lane inputs; ``run_vertex_shader(setup, attributes (N, 16, 4) float32)``
 returns outputs (N, 16, 4) float32 (o0-o15; never-written outputs 0).
 
-Register files, lane axis last so every numpy op runs over contiguous memory: ``vr`` (32, 4, N) float32 holds
-v0-v15 then r0-r15 (so the raw source/destination number indexes it directly), ``out`` (2, 16, 4, N) float32
+Register files, lane axis last so a pass over the lanes reads contiguous memory: ``vr`` (32, 4, N) float32
+holds v0-v15 then r0-r15 (so the raw source/destination number indexes it directly), ``out`` (2, 16, 4, N) float32
 the two output banks (GS banking; a VS stays on bank 0), ``c`` (128, 4) float32 c0-c95 plus 32 rows of 1.0 for
 relative reads past c95, ``a0`` (2, N) int32, ``aL`` (N,) int32, ``cmp`` (2, N) bool.
 
@@ -17,19 +17,25 @@ jump. Each lane therefore follows exactly the hardware's per-invocation rules (s
 LOOP > IF > CALL > JMP, ring-buffer stack overflow, aL save/restore), including unstructured jumps. A
 converged batch (the common case) costs one group step per instruction. A step budget per batch turns a
 runaway program into ShaderError naming the pc.
+
+Arithmetic. Each program content is decoded once (``Program``, cached by code + descriptor bytes) into plan rows;
+a run of consecutive arithmetic instructions that no scope end interrupts executes in one call of the compiled
+``kernel.run_segment`` — still one instruction at a time over all of the group's lanes, through one masked
+store. Flow instructions are handled here in Python, once per group. Inputs and outputs are moved only for the
+v/o registers the program can reach (``Program.registers``).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from picaemu.errors import ShaderError
-from picaemu.shader.isa import NUM_C, Instruction, decode
-from picaemu.shader.kernel import KOP, encode_row, run_segment
+from picaemu.shader.isa import NUM_C, Instruction
+from picaemu.shader.kernel import load_attributes, run_segment, store_outputs
+from picaemu.shader.program import NUM_OUT, NUM_REGS_VR, POOL, program_of
 from picaemu.shader.setup import ShaderSetup
 
 STEP_BUDGET = 200_000            # group steps per batch
@@ -37,9 +43,7 @@ CALL_DEPTH, IF_DEPTH, LOOP_DEPTH = 4, 8, 4
 MAX_CALL_POPS = 4                # the 4th simultaneous CALL pop does not update the pc (hardware bug, §10.2)
 ADDR_WINDOW = (-128, 127)        # relative offsets outside this window count as 0
 UNIFORM_INDEX_MASK = 0x7F
-MAX_SEGMENT = 256                # longest arithmetic run compiled into one plan
-NUM_REGS_VR = 32
-NUM_OUT = 16
+POOL_MIN_LANES = 4096            # smaller batches allocate fresh register files (cheap at that size)
 ALL = slice(None)
 Lanes = slice | np.ndarray
 IDENTITY = (0, 1, 2, 3)
@@ -71,80 +75,20 @@ NONE = Effect()
 END = Effect(end=True)
 
 
-PROGRAM_CACHE_SIZE = 64
-
-
-class Program:
-    """Decoded instructions and compiled-arithmetic plans of one program content (code + descriptors)."""
-
-    def __init__(self, setup: ShaderSetup) -> None:
-        self.code = setup.code
-        self.opdescs = setup.opdescs
-        self.size = setup.code_words
-        self.decoded: dict[int, Instruction] = {}
-        self.runs: dict[int, int] = {}
-        self.plans: dict[tuple[int, int], np.ndarray] = {}
-
-    def instruction(self, pc: int) -> Instruction:
-        ins = self.decoded.get(pc)
-        if ins is None:
-            try:
-                ins = decode(int(self.code[pc]), self.opdescs)
-            except ShaderError as err:
-                raise ShaderError(str(err), pc=pc) from None
-            self.decoded[pc] = ins
-        return ins
-
-    def _is_arith(self, pc: int) -> bool:
-        try:
-            return self.instruction(pc).name in KOP
-        except ShaderError:
-            return False
-
-    def arith_run(self, pc: int) -> int:
-        """How many arithmetic instructions follow one another from ``pc`` (0: flow or invalid at ``pc``)."""
-        run = self.runs.get(pc)
-        if run is None:
-            stop = pc
-            while stop < self.size and stop - pc < MAX_SEGMENT and self._is_arith(stop):
-                stop += 1
-            run = stop - pc
-            self.runs[pc] = run
-        return run
-
-    def plan(self, start: int, stop: int) -> np.ndarray:
-        key = (start, stop)
-        plan = self.plans.get(key)
-        if plan is None:
-            plan = np.ascontiguousarray(np.stack([encode_row(self.instruction(pc)) for pc in range(start, stop)]))
-            self.plans[key] = plan
-        return plan
-
-
-_PROGRAMS: OrderedDict[bytes, Program] = OrderedDict()
-
-
-def program_of(setup: ShaderSetup) -> Program:
-    """The cached ``Program`` of a setup's code and descriptors (LRU over contents)."""
-    key = setup.program_key
-    prog = _PROGRAMS.get(key)
-    if prog is None:
-        prog = _PROGRAMS[key] = Program(setup)
-        if len(_PROGRAMS) > PROGRAM_CACHE_SIZE:
-            _PROGRAMS.popitem(last=False)
-    else:
-        _PROGRAMS.move_to_end(key)
-    return prog
-
-
 class Machine:
     """Register files + sequencer for one batch. ``run()`` executes from the entry point until every lane ends."""
 
-    def __init__(self, setup: ShaderSetup, n: int, *, step_budget: int = STEP_BUDGET) -> None:
+    def __init__(self, setup: ShaderSetup, n: int, *, step_budget: int = STEP_BUDGET, pooled: bool = False) -> None:
+        """``pooled``: borrow this thread's reusable register files (only for a batch that ends before the next
+        pooled Machine is made, as in ``run_vertex_shader``)."""
         self.setup = setup
         self.n = n
-        self.vr = np.zeros((NUM_REGS_VR, 4, n), np.float32)
-        self.out = np.zeros((2, NUM_OUT, 4, n), np.float32)
+        self.program = program_of(setup)
+        if pooled and n >= POOL_MIN_LANES:
+            self.vr, self.out = POOL.take(n, self.program.registers(setup.entry))
+        else:
+            self.vr = np.zeros((NUM_REGS_VR, 4, n), np.float32)
+            self.out = np.zeros((2, NUM_OUT, 4, n), np.float32)
         self.c = np.ones((UNIFORM_INDEX_MASK + 1, 4), np.float32)
         self.c[:NUM_C] = setup.float_uniforms
         self.a0 = np.zeros((2, n), np.int32)
@@ -155,8 +99,8 @@ class Machine:
         self.emitter = (0, False, False)     # vtxid, primemit, winding latched by SETEMIT
         self.on_emit: Callable[[Machine, Lanes], None] | None = None
         self.step_budget = step_budget
-        self.program = program_of(setup)
         self.all_lanes = np.arange(n, dtype=np.int64)
+        self._buffers: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # scratch per lane count
         self.steps = 0
 
     # ------------------------------------------------------------------ execution
@@ -174,9 +118,13 @@ class Machine:
         if tops:
             length = min(length, min(tops) - ctl.pc)
         self._count_steps(ctl.pc, length)
-        idx = self.all_lanes if isinstance(lanes, slice) else lanes
+        full = isinstance(lanes, slice)
+        count = self.n if full else len(lanes)
+        bufs = self._buffers.get(count)
+        if bufs is None:
+            bufs = self._buffers[count] = (np.empty((3, 4, count), np.float32), np.empty((4, count), np.float32))
         run_segment(self.program.plan(ctl.pc, ctl.pc + length), self.vr, self.out[self.bank], self.c, self.a0,
-                    self.aL, self.cmp, idx)
+                    self.aL, self.cmp, self.all_lanes if full else lanes, full, bufs[0], bufs[1])
         return ctl if length == 1 else Control(ctl.pc + length - 1, ctl.calls, ctl.ifs, ctl.loops)
 
     def _count_steps(self, pc: int, count: int) -> None:
@@ -195,7 +143,7 @@ class Machine:
             return [(lanes, taken)]
         if not cond.any():
             return [(lanes, other)]
-        idx = np.arange(self.n) if isinstance(lanes, slice) else lanes
+        idx = self.all_lanes if isinstance(lanes, slice) else lanes
         return [(idx[cond], taken), (idx[~cond], other)]
 
     # ------------------------------------------------------------------ sequencer
@@ -268,8 +216,12 @@ class Machine:
     def _union(self, a: Lanes, b: Lanes) -> Lanes:
         if isinstance(a, slice) or isinstance(b, slice):
             return ALL
-        merged = np.union1d(a, b)
-        return ALL if len(merged) == self.n else merged
+        if len(a) + len(b) == self.n:           # groups are disjoint: together they are every lane
+            return ALL
+        mask = np.zeros(self.n, bool)
+        mask[a] = True
+        mask[b] = True
+        return np.flatnonzero(mask)
 
 
 def _pc_of(ctl: Control) -> int:
@@ -372,20 +324,27 @@ _HANDLERS = {
 
 
 def load_inputs(m: Machine, setup: ShaderSetup, attributes: np.ndarray) -> None:
-    """v[perm[k]] = attribute k for the configured input count."""
-    for k in range(min(setup.num_inputs, attributes.shape[1])):
-        m.vr[setup.input_permutation[k]] = attributes[:, k, :].T
+    """v[perm[k]] = attribute k for the configured input count (only registers the program reads)."""
+    used = set(m.program.registers(setup.entry).v_read)
+    pairs = [(k, setup.input_permutation[k]) for k in range(min(setup.num_inputs, attributes.shape[1]))
+             if setup.input_permutation[k] in used]
+    if pairs:
+        load_attributes(attributes, np.array(pairs, np.int64), m.vr)
 
 
 def run_vertex_shader(setup: ShaderSetup, attributes: np.ndarray, *, step_budget: int = STEP_BUDGET) -> np.ndarray:
     """Run the vertex shader over N vertices: attributes (N, 16, 4) float32 -> outputs (N, 16, 4) float32."""
-    attributes = np.asarray(attributes, np.float32)
+    attributes = np.ascontiguousarray(attributes, np.float32)
     if attributes.ndim != 3 or attributes.shape[2] != 4 or attributes.shape[1] > 16:
         raise ValueError(f"attributes must be (N, <=16, 4), got {attributes.shape}")
     n = attributes.shape[0]
+    result = np.zeros((n, NUM_OUT, 4), np.float32)
     if n == 0:
-        return np.zeros((0, NUM_OUT, 4), np.float32)
-    m = Machine(setup, n, step_budget=step_budget)
+        return result
+    m = Machine(setup, n, step_budget=step_budget, pooled=True)
     load_inputs(m, setup, attributes)
     m.run()
-    return np.ascontiguousarray(m.out[0].transpose(2, 0, 1))
+    written = m.program.registers(setup.entry).o_written
+    if written:
+        store_outputs(m.out[0], np.array(written, np.int64), result)
+    return result

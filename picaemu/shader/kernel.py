@@ -49,7 +49,7 @@ def encode_row(ins: Instruction) -> np.ndarray:
     return row
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy")
 def _mul(a, b):
     p = a * b
     if p != p and a == a and b == b:
@@ -57,31 +57,46 @@ def _mul(a, b):
     return p
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
-def _fetch(row, k, vr, c, a0, aL, i):
-    b = C_SRC + k * SRC_W
-    raw = row[b]
+@numba.njit(cache=True, error_model="numpy")
+def _source(row, q, vr, c, a0, aL, lanes, full, buf, col):
+    """Operand q of a row for every lane: a (4, M) view of the register when no copy is needed, a (4, 1) column
+    for a plain uniform (read with lane step 0), else ``buf`` filled with the swizzled, negated (relatively
+    addressed) values."""
+    b = C_SRC + q * SRC_W
+    raw, neg, idx = row[b], row[b + 5], row[b + 6]
+    s0, s1, s2, s3 = row[b + 1], row[b + 2], row[b + 3], row[b + 4]
+    m = buf.shape[1]
     if raw < 32:
-        x, y, z, w = vr[raw, row[b + 1], i], vr[raw, row[b + 2], i], vr[raw, row[b + 3], i], vr[raw, row[b + 4], i]
-    else:
-        idx = row[b + 6]
-        off = 0
-        if idx == 1:
-            off = a0[0, i]
-        elif idx == 2:
-            off = a0[1, i]
-        elif idx == 3:
-            off = aL[i]
+        reg = vr[raw]
+        if full and not neg and s0 == 0 and s1 == 1 and s2 == 2 and s3 == 3:
+            return reg
+        sign = np.float32(-1.0) if neg else F1
+        for j in range(m):
+            i = j if full else lanes[j]
+            buf[0, j] = reg[s0, i] * sign
+            buf[1, j] = reg[s1, i] * sign
+            buf[2, j] = reg[s2, i] * sign
+            buf[3, j] = reg[s3, i] * sign
+        return buf
+    sign = np.float32(-1.0) if neg else F1
+    if idx == 0:                            # one value for every lane: a (4, 1) column read with step 0
+        col[0, 0], col[1, 0] = c[raw - 32, s0] * sign, c[raw - 32, s1] * sign
+        col[2, 0], col[3, 0] = c[raw - 32, s2] * sign, c[raw - 32, s3] * sign
+        return col
+    for j in range(m):
+        i = j if full else lanes[j]
+        off = a0[0, i] if idx == 1 else (a0[1, i] if idx == 2 else aL[i])
         if off < WINDOW_LO or off > WINDOW_HI:
             off = 0
         ci = (raw - 32 + off) & INDEX_MASK
-        x, y, z, w = c[ci, row[b + 1]], c[ci, row[b + 2]], c[ci, row[b + 3]], c[ci, row[b + 4]]
-    if row[b + 5]:
-        return -x, -y, -z, -w
-    return x, y, z, w
+        buf[0, j] = c[ci, s0] * sign
+        buf[1, j] = c[ci, s1] * sign
+        buf[2, j] = c[ci, s2] * sign
+        buf[3, j] = c[ci, s3] * sign
+    return buf
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy")
 def _compare(code, a, b):
     if code == 0:
         return a == b
@@ -98,14 +113,14 @@ def _compare(code, a, b):
     return True
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy")
 def _trunc(x):
     if abs(x) < np.float32(2.0**31):
         return np.int32(x)
     return np.int32(INT32_MIN)
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy")
 def _clamp_litp(y):
     if y < -LITP_LIMIT:
         return -LITP_LIMIT
@@ -114,85 +129,151 @@ def _clamp_litp(y):
     return y
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy")
 def _max0(x):
     return x if (x > F0 or x != x) else F0
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _lane(row, op, vr, out, c, a0, aL, cmp, i):
-    ax, ay, az, aw = _fetch(row, 0, vr, c, a0, aL, i)
-    if op == 16:                                            # mova
-        if row[C_MASK]:
-            a0[0, i] = _trunc(ax)
-        if row[C_MASK + 1]:
-            a0[1, i] = _trunc(ay)
-        return
-    if op in (5, 6, 7, 11, 14, 15, 17):                     # one-operand ops
-        if op == 17:
-            r = (ax, ay, az, aw)
-        elif op == 11:
-            r = (np.floor(ax), np.floor(ay), np.floor(az), np.floor(aw))
-        elif op == 7:
-            r = (_max0(ax), _clamp_litp(ay), F0, _max0(aw))
-            cmp[0, i] = ax >= F0
-            cmp[1, i] = aw >= F0
-        else:
-            if op == 5:
-                s = np.float32(np.exp2(ax))
-            elif op == 6:
-                s = np.float32(np.log2(ax))
-            elif op == 14:
-                s = F1 / (ax + F0)
-            else:
-                s = F1 / np.sqrt(ax + F0)
-            r = (s, s, s, s)
-    else:
-        bx, by, bz, bw = _fetch(row, 1, vr, c, a0, aL, i)
-        if op == 18:                                        # cmp
-            cmp[0, i] = _compare(row[C_CMP], ax, bx)
-            cmp[1, i] = _compare(row[C_CMP + 1], ay, by)
-            return
-        if op == 0:
-            r = (ax + bx, ay + by, az + bz, aw + bw)
-        elif op == 8:
-            r = (_mul(ax, bx), _mul(ay, by), _mul(az, bz), _mul(aw, bw))
-        elif op == 19:
-            cx, cy, cz, cw = _fetch(row, 2, vr, c, a0, aL, i)
-            r = (_mul(ax, bx) + cx, _mul(ay, by) + cy, _mul(az, bz) + cz, _mul(aw, bw) + cw)
-        elif op in (1, 2, 3):
-            d = _mul(ax, bx) + _mul(ay, by) + _mul(az, bz)
-            if op == 2:
-                d = d + _mul(aw, bw)
-            elif op == 3:
-                d = d + bw
-            r = (d, d, d, d)
-        elif op == 4:
-            r = (F1, _mul(ay, by), az, bw)
-        elif op == 9:
-            r = (F1 if ax >= bx else F0, F1 if ay >= by else F0, F1 if az >= bz else F0, F1 if aw >= bw else F0)
-        elif op == 10:
-            r = (F1 if ax < bx else F0, F1 if ay < by else F0, F1 if az < bz else F0, F1 if aw < bw else F0)
-        elif op == 12:
-            r = (ax if ax > bx else bx, ay if ay > by else by, az if az > bz else bz, aw if aw > bw else bw)
-        else:
-            r = (ax if ax < bx else bx, ay if ay < by else by, az if az < bz else bz, aw if aw < bw else bw)
-    dst = row[C_DST]                      # o n -> out[n]; r n (0x10 + n) -> vr[0x10 + n]
-    target = out if dst < NUM_OUT else vr
-    if row[C_MASK]:
-        target[dst, 0, i] = r[0]
-    if row[C_MASK + 1]:
-        target[dst, 1, i] = r[1]
-    if row[C_MASK + 2]:
-        target[dst, 2, i] = r[2]
-    if row[C_MASK + 3]:
-        target[dst, 3, i] = r[3]
+def _binop(op, a, b):
+    if op == 0:
+        return a + b
+    if op == 8:
+        return _mul(a, b)
+    if op == 9:
+        return F1 if a >= b else F0
+    if op == 10:
+        return F1 if a < b else F0
+    if op == 12:
+        return a if a > b else b
+    return a if a < b else b
 
 
 @numba.njit(cache=True, error_model="numpy")
-def run_segment(plan, vr, out, c, a0, aL, cmp, lanes):
+def _flags(op, row, a, b, cmp, a0, lanes, full, vr_lanes):
+    """MOVA, CMP and LITP's flag side effects."""
+    m = vr_lanes if full else lanes.shape[0]
+    sa = 1 if a.shape[1] > 1 else 0
+    sb = 1 if b.shape[1] > 1 else 0
+    for j in range(m):
+        i = j if full else lanes[j]
+        if op == 16:
+            if row[C_MASK]:
+                a0[0, i] = _trunc(a[0, j * sa])
+            if row[C_MASK + 1]:
+                a0[1, i] = _trunc(a[1, j * sa])
+        elif op == 18:
+            cmp[0, i] = _compare(row[C_CMP], a[0, j * sa], b[0, j * sb])
+            cmp[1, i] = _compare(row[C_CMP + 1], a[1, j * sa], b[1, j * sb])
+        else:
+            cmp[0, i] = a[0, j * sa] >= F0
+            cmp[1, i] = a[3, j * sa] >= F0
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _compute(op, row, a, b, cc, dest):
+    """Masked result components of ``op`` into ``dest`` (4, M); every lane's inputs are read before it is
+    written, so sources may alias the destination. A source with one column is the same for every lane."""
+    m = dest.shape[1]
+    sa = 1 if a.shape[1] > 1 else 0
+    sb = 1 if b.shape[1] > 1 else 0
+    sc = 1 if cc.shape[1] > 1 else 0
+    mx, my, mz, mw = row[C_MASK], row[C_MASK + 1], row[C_MASK + 2], row[C_MASK + 3]
+    if op in (0, 8, 9, 10, 12, 13):
+        for comp in range(4):
+            if row[C_MASK + comp]:
+                for j in range(m):
+                    dest[comp, j] = _binop(op, a[comp, j * sa], b[comp, j * sb])
+        return
+    if op == 17 or op == 11 or op == 19:
+        for comp in range(4):
+            if row[C_MASK + comp]:
+                for j in range(m):
+                    if op == 17:
+                        dest[comp, j] = a[comp, j * sa]
+                    elif op == 11:
+                        dest[comp, j] = np.floor(a[comp, j * sa])
+                    else:
+                        dest[comp, j] = _mul(a[comp, j * sa], b[comp, j * sb]) + cc[comp, j * sc]
+        return
+    for j in range(m):
+        if op == 1 or op == 2 or op == 3:
+            d = _mul(a[0, j * sa], b[0, j * sb]) + _mul(a[1, j * sa], b[1, j * sb]) + _mul(a[2, j * sa], b[2, j * sb])
+            if op == 2:
+                d = d + _mul(a[3, j * sa], b[3, j * sb])
+            elif op == 3:
+                d = d + b[3, j * sb]
+            r0 = r1 = r2 = r3 = d
+        elif op == 4:
+            r0, r1, r2, r3 = F1, _mul(a[1, j * sa], b[1, j * sb]), a[2, j * sa], b[3, j * sb]
+        elif op == 7:
+            r0, r1, r2, r3 = _max0(a[0, j * sa]), _clamp_litp(a[1, j * sa]), F0, _max0(a[3, j * sa])
+        else:
+            x = a[0, j * sa]
+            if op == 5:
+                d = np.float32(np.exp2(x))
+            elif op == 6:
+                d = np.float32(np.log2(x))
+            elif op == 14:
+                d = F1 / (x + F0)
+            else:
+                d = F1 / np.sqrt(x + F0)
+            r0 = r1 = r2 = r3 = d
+        if mx:
+            dest[0, j] = r0
+        if my:
+            dest[1, j] = r1
+        if mz:
+            dest[2, j] = r2
+        if mw:
+            dest[3, j] = r3
+
+
+@numba.njit(cache=True, error_model="numpy")
+def run_segment(plan, vr, out, c, a0, aL, cmp, lanes, full, bufs, res):
+    """Execute the plan rows in order on ``lanes`` (``full``: lanes are 0..N-1 in order). ``bufs`` (3, 4, M)
+    and ``res`` (4, M) float32 are scratch space for M = the lane count."""
+    m = vr.shape[2] if full else lanes.shape[0]
+    cols = np.empty((3, 4, 1), np.float32)
     for k in range(plan.shape[0]):
         row = plan[k]
         op = row[C_OP]
-        for j in range(lanes.shape[0]):
-            _lane(row, op, vr, out, c, a0, aL, cmp, lanes[j])
+        nsrc = 1 if op in (5, 6, 7, 11, 14, 15, 16, 17) else (3 if op == 19 else 2)
+        a = _source(row, 0, vr, c, a0, aL, lanes, full, bufs[0], cols[0])
+        b = _source(row, 1, vr, c, a0, aL, lanes, full, bufs[1], cols[1]) if nsrc > 1 else a
+        cc = _source(row, 2, vr, c, a0, aL, lanes, full, bufs[2], cols[2]) if nsrc > 2 else a
+        if op == 16 or op == 18:
+            _flags(op, row, a, b, cmp, a0, lanes, full, m)
+            continue
+        if op == 7:
+            _flags(op, row, a, b, cmp, a0, lanes, full, m)
+        dst = row[C_DST]                      # o n -> out[n]; r n (0x10 + n) -> vr[0x10 + n]
+        target = out[dst] if dst < NUM_OUT else vr[dst]
+        if full:
+            _compute(op, row, a, b, cc, target)
+            continue
+        _compute(op, row, a, b, cc, res)
+        for comp in range(4):
+            if row[C_MASK + comp]:
+                for j in range(m):
+                    target[comp, lanes[j]] = res[comp, j]
+
+
+@numba.njit(cache=True)
+def load_attributes(attributes, pairs, vr):
+    """vr[reg, :, i] = attributes[i, k, :] for each (k, reg) row of ``pairs`` (one pass over the vertices)."""
+    for i in range(attributes.shape[0]):
+        for p in range(pairs.shape[0]):
+            k, reg = pairs[p, 0], pairs[p, 1]
+            for comp in range(4):
+                vr[reg, comp, i] = attributes[i, k, comp]
+
+
+@numba.njit(cache=True)
+def store_outputs(out, regs, result):
+    """result[i, o, :] = out[o, :, i] for each output register o in ``regs``."""
+    for i in range(result.shape[0]):
+        for p in range(regs.shape[0]):
+            o = regs[p]
+            for comp in range(4):
+                result[i, o, comp] = out[o, comp, i]

@@ -6,7 +6,9 @@ replicates. Rules: a product that is NaN while neither factor is NaN is +0 (0 x 
 each term of DP3/DP4/DPH and DST's product; MAD rounds the product to float32 before the add; MAX/MIN are
 ``a > b ? a : b`` / ``a < b ? a : b`` (NaN order of the hardware); RCP/RSQ of -0 give +inf (no negative zero);
 SGE/SLT give exactly 1.0/0.0 (NaN -> 0.0); scalar ops (EX2, LG2, RCP, RSQ) read lane x. Compare operators
-6 and 7 are always true. These are also the definitions the scalar reference interpreter is tested against.
+6 and 7 are always true. The scalar reference interpreter computes with these; the compiled kernel of the
+vectorized interpreter (``kernel.py``) implements the same rules separately, and the differential test
+compares the two.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 It is the independent truth of the differential test (``tests/test_shader_differential.py``) and the engine of
 debug traces (``picaemu.shader.trace``): ``ScalarMachine(setup).run(inputs (16, 4)) -> outputs (16, 4) float32``
 with an optional ``on_step(record)`` callback receiving a ``Step`` per executed instruction. It shares only the
-decoder (``isa``) and the per-lane arithmetic definitions (``ops``, applied to 1-lane arrays) with the vectorized
-interpreter; register access, relative addressing, swizzle, masking and the whole sequencer (§10.2: CALL/IF/LOOP
-stacks, pop order, scope priority, ring-buffer overflow, aL save/restore) are re-implemented here per vertex.
+decoder (``isa``) with the vectorized interpreter: arithmetic (numpy ``ops`` on 1-lane arrays, where the
+vectorized side uses the numba ``kernel``), register access, relative addressing, swizzle, masking and the whole
+sequencer (§10.2: CALL/IF/LOOP stacks, pop order, scope priority, ring-buffer overflow, aL save/restore) are
+implemented here separately, per vertex.
 """
 
 from __future__ import annotations

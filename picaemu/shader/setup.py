@@ -58,6 +58,7 @@ class ShaderSetup:
     input_permutation: tuple[int, ...] = tuple(range(NUM_INPUTS))   # input attribute k -> v register
     num_inputs: int = NUM_INPUTS
     unit: Unit = "vs"
+    num_outputs: int = 0                      # VS: VSH_OUTMAP_TOTAL count; GS / DVLE: set bits of output_mask
     geometry: GeometryConfig = field(default_factory=GeometryConfig)
     names: dict[str, str] = field(default_factory=dict, compare=False)   # register -> uniform name (disasm)
 
@@ -116,6 +117,8 @@ class ShaderSetup:
             bool_uniforms=bools, entry=access.raw(regs, p + "ENTRYPOINT", "entry"), output_mask=out_mask,
             input_permutation=perm, num_inputs=access.raw(regs, p + "INPUTBUFFER_CONFIG", "num_input_minus_1") + 1,
             unit=unit, geometry=geometry,
+            num_outputs=(access.raw(regs, "VSH_OUTMAP_TOTAL1", "count_minus_1") + 1 if unit == "vs"
+                         else bin(out_mask).count("1")),
         )
 
     @classmethod
@@ -148,7 +151,7 @@ class ShaderSetup:
                                   fixed_start=dvle.gs_fixed_start, variable_main=max(dvle.gs_variable_num, 1))
         return cls(code=code, opdescs=opdescs, float_uniforms=floats, int_uniforms=ints, bool_uniforms=bools,
                    entry=dvle.main_offset, output_mask=dvle.output_mask, unit=unit, geometry=geometry,
-                   names=dvle_names(dvle))
+                   num_outputs=bin(dvle.output_mask).count("1"), names=dvle_names(dvle))
 
 
 def dvle_names(dvle) -> dict[str, str]:
