@@ -12,6 +12,12 @@ class PicaError(Exception):
     """Base of every picaemu error; the message is one line that names where the fault is."""
 
 
+def _located(message: str, *places: str | None) -> str:
+    """``message (place, place)`` with the places that are known."""
+    known = [p for p in places if p is not None]
+    return f"{message} ({', '.join(known)})" if known else message
+
+
 class UnsupportedFeature(PicaError):
     """The capture uses hardware behaviour picaemu does not (or cannot, for lack of facts) emulate."""
 
@@ -29,12 +35,14 @@ class CommandBufferError(PicaError):
     """A command buffer cannot be decoded past ``offset`` (a byte offset into the buffer)."""
 
     def __init__(self, message: str, *, offset: int, packet: int | None = None, address: int | None = None):
-        parts = [f"byte offset 0x{offset:X}"]
-        if packet is not None:
-            parts.append(f"packet #{packet}")
-        if address is not None:
-            parts.append(f"address 0x{address:08X}")
-        super().__init__(f"{message} ({', '.join(parts)})")
+        super().__init__(
+            _located(
+                message,
+                f"byte offset 0x{offset:X}",
+                None if packet is None else f"packet #{packet}",
+                None if address is None else f"address 0x{address:08X}",
+            )
+        )
         self.offset = offset
         self.packet = packet
         self.address = address
@@ -78,12 +86,7 @@ class FormatError(PicaError):
     """A file (capture, SHBIN, image, trace) is corrupt or not of the expected kind."""
 
     def __init__(self, message: str, *, offset: int | None = None, path: str | None = None) -> None:
-        where = []
-        if path is not None:
-            where.append(path)
-        if offset is not None:
-            where.append(f"byte offset 0x{offset:X}")
-        super().__init__(message + (f" ({', '.join(where)})" if where else ""))
+        super().__init__(_located(message, path, None if offset is None else f"byte offset 0x{offset:X}"))
         self.offset = offset
         self.path = path
 
@@ -92,11 +95,9 @@ class PipelineError(PicaError):
     """A draw cannot run with the state it was given (bad vertex count, attribute outside memory, ...)."""
 
     def __init__(self, message: str, *, draw: int | None = None, register: int | None = None) -> None:
-        where = []
-        if draw is not None:
-            where.append(f"draw #{draw}")
-        if register is not None:
-            where.append(f"register 0x{register:03X}")
-        super().__init__(message + (f" ({', '.join(where)})" if where else ""))
+        super().__init__(
+            _located(message, None if draw is None else f"draw #{draw}",
+                     None if register is None else f"register 0x{register:03X}")
+        )
         self.draw = draw
         self.register = register

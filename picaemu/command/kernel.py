@@ -253,6 +253,18 @@ def _port_word(port, val, regs, layout, fu, code, opdescs, lighting, fog, procte
 
 
 @numba.njit(cache=True, nogil=True)
+def _leave_after(cursor, pos, k, extra):  # pragma: no cover - compiled
+    """Point the cursor just past parameter ``k`` of the packet at ``pos`` (the next packet if it was the last)."""
+    k += 1
+    if k > extra:
+        pos += 2 + extra + (extra & 1)
+        k = 0
+        cursor[K_PACKETS] += 1
+    cursor[K_POS] = pos
+    cursor[K_PARAM] = k
+
+
+@numba.njit(cache=True, nogil=True)
 def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed,
         pending, counters, immediate, cursor, records, packet_records, events, record):  # pragma: no cover - compiled
     """Process packets from cursor[K_POS]/cursor[K_PARAM] until something needs Python; return a status."""
@@ -311,13 +323,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 cursor[K_STOP_VALUE] = val
                 cursor[K_STOP_MASK] = m
                 cursor[K_STOP_PACKET] = pos
-                k += 1
-                if k > extra:
-                    pos += 2 + extra + (extra & 1)
-                    k = 0
-                    cursor[K_PACKETS] += 1
-                cursor[K_POS] = pos
-                cursor[K_PARAM] = k
+                _leave_after(cursor, pos, k, extra)
                 if record:
                     r = cursor[K_NREC]
                     records[r, 0] = cursor[K_STOP_PACKET]
@@ -338,13 +344,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 full = _port_word(act - A_PORT, val, regs, layout, fu, code, opdescs, lighting, fog, proctex, gas,
                                   fixed, pending, counters, immediate)
                 if full:
-                    k += 1
-                    if k > extra:
-                        pos += 2 + extra + (extra & 1)
-                        k = 0
-                        cursor[K_PACKETS] += 1
-                    cursor[K_POS] = pos
-                    cursor[K_PARAM] = k
+                    _leave_after(cursor, pos, k, extra)
                     return S_IMMEDIATE_FULL
             elif act >= A_INDEX and act < A_MIRROR:
                 port = act - A_INDEX
@@ -358,13 +358,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 events[e, 2] = pos
                 cursor[K_NEV] = e + 1
                 if e + 1 >= events.shape[0]:
-                    k += 1
-                    if k > extra:
-                        pos += 2 + extra + (extra & 1)
-                        k = 0
-                        cursor[K_PACKETS] += 1
-                    cursor[K_POS] = pos
-                    cursor[K_PARAM] = k
+                    _leave_after(cursor, pos, k, extra)
                     return S_EVENTS_FULL
             elif act == A_MIRROR and _shares_config(regs, layout) and _no_gs(regs, layout):
                 g = reg - layout[0, G_MIRROR_DELTA]
