@@ -11,7 +11,7 @@ Full layout in docs/pica-format.md. All integers little-endian::
              (u32 physical address, u32 blob index) per initial memory block
     BLOB     u32 count, per blob (u8 codec, u64 raw size, u64 stored size, u64 offset from the data start), data;
              every blob is compressed on its own and stored once (deduplicated by SHA-256 on write)
-    EVNT     u32 count, then events: u8 type + body (``EventType``; bodies in ``_BODIES``)
+    EVNT     u32 count, then events: u8 type + body (``EventType`` and ``BODIES`` in ``pica_events``, re-exported)
 
 Arrays (``InitialState``): ``regs`` (0x300,) u32 internal registers by id; ``vs_code``/``gs_code`` (4096,) u32;
 ``vs_opdescs``/``gs_opdescs`` (128,) u32; ``vs_uniforms``/``gs_uniforms`` (96, 4) f32; ``lighting_luts`` (24, 256)
@@ -20,8 +20,9 @@ u32; ``fog_lut`` (128,) u32; ``proctex_luts`` (6, 256) u32; ``gas_lut`` (16,) u3
 (0x10202000 + 4i).
 
 ``read``/``parse`` check every size against the bytes that remain before allocating and raise ``FormatError``
-with the byte offset of the fault; with ``strict=False`` a damaged event stream yields the events before the
-fault and ``Capture.damage`` holds the error. ``write`` is atomic (temporary file in the same folder + rename).
+with the byte offset of the fault (inside a compressed section: the section header's offset, and the byte within
+the decompressed section in the message); with ``strict=False`` a damaged event stream yields the events before
+the fault and ``Capture.damage`` holds the error. ``write`` is atomic (temporary file in the same folder + rename).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import os
 import tempfile
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,24 @@ from typing import Any
 import construct as cs
 import numpy as np
 import zstandard
+from picaemu.formats.pica_events import (
+    BODIES,
+    TYPE_OF,
+    CommandList,
+    DisplayTransfer,
+    Event,
+    EventType,
+    FillUnit,
+    FrameEnd,
+    Marker,
+    MemoryFill,
+    MemoryWrite,
+    Present,
+    RegWrite,
+    TextureCopy,
+    event_fields,
+    event_from,
+)
 
 from picaemu.errors import FormatError
 
@@ -49,6 +68,11 @@ VERSION_MINOR = 0
 MAX_SECTION_BYTES = 1 << 31  # a decompressed section (or blob) larger than 2 GiB is refused as corrupt
 MAX_BLOBS = 1 << 20
 MAX_META_ENTRIES = 4096
+
+
+__all__ = ["MAGIC", "BlobStore", "Capture", "Codec", "CommandList", "DisplayTransfer", "Event", "EventType",
+           "FillUnit", "FrameEnd", "InitialState", "Marker", "MemoryFill", "MemoryWrite", "Present", "RegWrite",
+           "TextureCopy", "build", "parse", "read", "write", "write_atomic"]
 
 
 class Codec(IntEnum):
@@ -100,155 +124,6 @@ class InitialState:
     gpu_regs: np.ndarray = field(default_factory=_zeros("gpu_regs"))
     lcd_regs: np.ndarray = field(default_factory=_zeros("lcd_regs"))
     memory: list[tuple[int, int]] = field(default_factory=list)  # (physical address, blob index)
-
-
-# ------------------------------------------------------------------------------------------------- events
-class EventType(IntEnum):
-    MEMORY_WRITE = 1
-    REG_WRITE = 2
-    COMMAND_LIST = 3
-    MEMORY_FILL = 4
-    DISPLAY_TRANSFER = 5
-    TEXTURE_COPY = 6
-    PRESENT = 7
-    FRAME_END = 8
-    MARKER = 9
-
-
-@dataclass(frozen=True)
-class MemoryWrite:
-    """CPU bytes (blob ``blob``) copied to physical ``address``."""
-
-    address: int
-    blob: int
-
-
-@dataclass(frozen=True)
-class RegWrite:
-    """A write of ``width`` bytes (1, 2, 4, 8) to the memory-mapped register at physical ``address``."""
-
-    address: int
-    value: int
-    width: int = 4
-
-
-@dataclass(frozen=True)
-class CommandList:
-    """GX ProcessCommandList: ``size`` bytes of command buffer at physical ``address``."""
-
-    address: int
-    size: int
-    flags: int = 0
-
-
-@dataclass(frozen=True)
-class FillUnit:
-    """One memory-fill unit as its registers hold it: physical start/end (end exclusive), value, control."""
-
-    start: int
-    end: int
-    value: int
-    control: int
-
-
-@dataclass(frozen=True)
-class MemoryFill:
-    """GX MemoryFill: both units (a unit whose control bit 0 is clear does nothing)."""
-
-    units: tuple[FillUnit, FillUnit]
-
-
-@dataclass(frozen=True)
-class DisplayTransfer:
-    """GX DisplayTransfer: physical addresses, dims as (w | h << 16) register words, transfer flags."""
-
-    src: int
-    dst: int
-    in_dim: int
-    out_dim: int
-    flags: int
-
-
-@dataclass(frozen=True)
-class TextureCopy:
-    """GX TextureCopy: raw copy of ``size`` bytes; lines as (width | gap << 16) in 16-byte units."""
-
-    src: int
-    dst: int
-    size: int
-    in_line: int
-    out_line: int
-    flags: int
-
-
-@dataclass(frozen=True)
-class Present:
-    """A screen (0 top, 1 bottom) scans out: left/right-eye framebuffers, FB_FORMAT word, stride, select."""
-
-    screen: int
-    left: int
-    right: int
-    format: int
-    stride: int
-    select: int
-
-
-@dataclass(frozen=True)
-class FrameEnd:
-    """A VBlank: what the screens show now is one frame."""
-
-
-@dataclass(frozen=True)
-class Marker:
-    """A free-form user marker (ATTILA's annotations)."""
-
-    text: str
-
-
-Event = MemoryWrite | RegWrite | CommandList | MemoryFill | DisplayTransfer | TextureCopy | Present | FrameEnd | Marker
-
-_U32 = cs.Int32ul
-_FILL_UNIT = cs.Struct("start" / _U32, "end" / _U32, "value" / _U32, "control" / _U32)
-_BODIES: dict[EventType, tuple[type, cs.Construct]] = {
-    EventType.MEMORY_WRITE: (MemoryWrite, cs.Struct("address" / _U32, "blob" / _U32)),
-    EventType.REG_WRITE: (RegWrite, cs.Struct("address" / _U32, "width" / cs.Int8ul, "value" / cs.Int64ul)),
-    EventType.COMMAND_LIST: (CommandList, cs.Struct("address" / _U32, "size" / _U32, "flags" / _U32)),
-    EventType.MEMORY_FILL: (MemoryFill, cs.Struct("units" / cs.Array(2, _FILL_UNIT))),
-    EventType.DISPLAY_TRANSFER: (
-        DisplayTransfer,
-        cs.Struct("src" / _U32, "dst" / _U32, "in_dim" / _U32, "out_dim" / _U32, "flags" / _U32),
-    ),
-    EventType.TEXTURE_COPY: (
-        TextureCopy,
-        cs.Struct("src" / _U32, "dst" / _U32, "size" / _U32, "in_line" / _U32, "out_line" / _U32, "flags" / _U32),
-    ),
-    EventType.PRESENT: (
-        Present,
-        cs.Struct("screen" / cs.Int8ul, "left" / _U32, "right" / _U32, "format" / _U32, "stride" / _U32,
-                  "select" / cs.Int8ul),
-    ),
-    EventType.FRAME_END: (FrameEnd, cs.Struct()),
-    EventType.MARKER: (Marker, cs.Struct("text" / cs.PascalString(cs.Int16ul, "utf8"))),
-}
-_TYPE_OF = {cls: kind for kind, (cls, _) in _BODIES.items()}
-_REG_WIDTHS = (1, 2, 4, 8)
-
-
-def _event_fields(event: Event) -> dict[str, Any]:
-    values = {f.name: getattr(event, f.name) for f in fields(event)}
-    if isinstance(event, MemoryFill):
-        values["units"] = [vars(u) for u in event.units]
-    return values
-
-
-def _event_from(kind: EventType, body: cs.Container, offset: int) -> Event:
-    cls, _ = _BODIES[kind]
-    values = {k: v for k, v in body.items() if not k.startswith("_")}
-    if cls is MemoryFill:
-        values["units"] = tuple(FillUnit(u.start, u.end, u.value, u.control) for u in values["units"])
-    if cls is RegWrite and values["width"] not in _REG_WIDTHS:
-        raise FormatError(f"register write of width {values['width']}", offset=offset)
-    return cls(**values)
 
 
 # --------------------------------------------------------------------------------------------------- blobs
@@ -331,6 +206,7 @@ def _decompress(codec: Codec | int, stored: bytes, raw_size: int, offset: int) -
 
 
 # ------------------------------------------------------------------------------------------------- sections
+_U32 = cs.Int32ul
 _HEADER = cs.Struct("magic" / cs.Bytes(8), "major" / cs.Int16ul, "minor" / cs.Int16ul, "count" / _U32)
 _SECTION = cs.Struct(
     "tag" / cs.Bytes(4), "codec" / cs.Int8ul, cs.Padding(3), "raw_size" / cs.Int64ul,
@@ -380,8 +256,9 @@ class _Reader:
         return int.from_bytes(self.take(4, what), "little")
 
 
-def _parse_sections(data: bytes) -> dict[bytes, tuple[bytes, int]]:
-    """tag -> (raw payload, absolute offset of the payload); checks header, sizes and CRCs."""
+def _parse_sections(data: bytes) -> dict[bytes, tuple[bytes, int, int, bool]]:
+    """tag -> (raw payload, absolute offset of the stored bytes, offset of the section header, compressed);
+    checks header, sizes and CRCs."""
     r = _Reader(data)
     r.need(_HEADER.sizeof(), "file header")
     head = r.parse(_HEADER, "file header")
@@ -390,7 +267,7 @@ def _parse_sections(data: bytes) -> dict[bytes, tuple[bytes, int]]:
     if head.major != VERSION_MAJOR:
         raise FormatError(f".pica version {head.major}.{head.minor} is not supported (need {VERSION_MAJOR}.x)",
                           offset=8)
-    sections: dict[bytes, tuple[bytes, int]] = {}
+    sections: dict[bytes, tuple[bytes, int, int, bool]] = {}
     for _ in range(head.count):
         r.need(_SECTION.sizeof(), "section header")
         at = r.offset
@@ -400,7 +277,8 @@ def _parse_sections(data: bytes) -> dict[bytes, tuple[bytes, int]]:
             raise FormatError(f"section {sec.tag!r} fails its CRC-32 check", offset=at)
         if sec.tag == b"BLOB" and sec.codec != Codec.RAW:
             raise FormatError("BLOB section must be stored raw", offset=at)
-        sections[sec.tag] = (_decompress(sec.codec, stored, sec.raw_size, at), at + _SECTION.sizeof())
+        payload = _decompress(sec.codec, stored, sec.raw_size, at)
+        sections[sec.tag] = (payload, at + _SECTION.sizeof(), at, sec.codec != Codec.RAW)
     missing = [t for t in (b"STAT", b"BLOB", b"EVNT") if t not in sections]
     if missing:
         raise FormatError(f"capture lacks section(s) {', '.join(t.decode() for t in missing)}", offset=r.offset)
@@ -466,7 +344,7 @@ def _parse_events(payload: bytes, base: int, nblobs: int, strict: bool) -> tuple
             if code not in EventType.__members__.values():
                 raise FormatError(f"unknown event type {code}", offset=at)
             kind = EventType(code)
-            event = _event_from(kind, r.parse(_BODIES[kind][1], f"{kind.name} event"), at)
+            event = event_from(kind, r.parse(BODIES[kind][1], f"{kind.name} event"), at)
             if isinstance(event, MemoryWrite) and event.blob >= nblobs:
                 raise FormatError(f"memory write names missing blob {event.blob}", offset=at)
             events.append(event)
@@ -479,13 +357,33 @@ def _parse_events(payload: bytes, base: int, nblobs: int, strict: bool) -> tuple
     return events, None
 
 
+def _in_section(sections: dict[bytes, tuple[bytes, int, int, bool]], tag: bytes, parser: Callable[..., Any],
+                *args: Any) -> Any:
+    """Run a section parser. Offsets inside a compressed section mean nothing in the file: such errors name the
+    section header's offset and the byte inside the decompressed section."""
+    payload, base, header_at, compressed = sections[tag]
+    try:
+        return parser(payload, base, *args)
+    except FormatError as err:
+        if not compressed or err.offset is None:
+            raise
+        inner = str(err).rsplit(" (byte offset", 1)[0]
+        raise FormatError(f"{inner} [byte 0x{err.offset - base:X} of the decompressed {tag.decode()} section]",
+                          offset=header_at) from None
+
+
 def parse(data: bytes, *, strict: bool = True) -> Capture:
     """A ``Capture`` from the bytes of a .pica file (see the module docstring for the error contract)."""
     sections = _parse_sections(data)
-    blobs = _parse_blobs(*sections[b"BLOB"])
-    meta = _parse_meta(*sections[b"META"]) if b"META" in sections else {}
-    state = _parse_state(*sections[b"STAT"], len(blobs))
-    events, damage = _parse_events(*sections[b"EVNT"], len(blobs), strict)
+    blobs = _in_section(sections, b"BLOB", _parse_blobs)
+    meta = _in_section(sections, b"META", _parse_meta) if b"META" in sections else {}
+    state = _in_section(sections, b"STAT", _parse_state, len(blobs))
+    events, damage = _in_section(sections, b"EVNT", _parse_events, len(blobs), strict)
+    if damage is not None and sections[b"EVNT"][3] and damage.offset is not None:
+        base, header_at = sections[b"EVNT"][1], sections[b"EVNT"][2]
+        inner = str(damage).rsplit(" (byte offset", 1)[0]
+        damage = FormatError(f"{inner} [byte 0x{damage.offset - base:X} of the decompressed EVNT section]",
+                             offset=header_at)
     return Capture(meta, state, blobs, events, damage)
 
 
@@ -533,8 +431,8 @@ def _build_state(state: InitialState) -> bytes:
 def _build_events(events: list[Event]) -> bytes:
     out = [_U32.build(len(events))]
     for event in events:
-        kind = _TYPE_OF[type(event)]
-        out.append(bytes([kind]) + _BODIES[kind][1].build(_event_fields(event)))
+        kind = TYPE_OF[type(event)]
+        out.append(bytes([kind]) + BODIES[kind][1].build(event_fields(event)))
     return b"".join(out)
 
 

@@ -16,8 +16,9 @@ write) -> draw -> packet:
   ``color_buffer()`` (H, W, 4) uint8 / ``depth_buffer()`` ((H, W) uint32, (H, W) uint8) of the render target the
   registers name, ``memory``.
 
-Errors while replaying an event are re-raised as they are (PicaError subclasses) after ``position`` is left at
-that event, so everything before the fault stays usable.
+An event that fails raises ``ReplayError`` (a PicaError naming the event index and text; ``cause`` holds the
+underlying error: MemoryFault, CommandBufferError, GxError, ...); ``position`` stays at that event, so everything
+before the fault stays usable.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from picaemu.memory import PhysicalMemory
 from picaemu.state import GpuState, ShaderUnitMemory
 
 PAGE = 4096
+DECIMAL_FIELDS = frozenset({"blob", "screen", "select", "stride", "size", "width"})  # the rest print in hex
 CHECKPOINT_EVERY = 64
 
 
@@ -85,6 +87,30 @@ def initial_gpu_state(s: pica.InitialState) -> GpuState:
     )
 
 
+def describe(event: pica.Event) -> str:
+    """One line naming an event and its parameters (addresses in hex), for listings and the GUI's event tree."""
+    name = type(event).__name__
+    if isinstance(event, pica.FrameEnd):
+        return name
+    if isinstance(event, pica.Marker):
+        return f"{name} {event.text!r}"
+    if isinstance(event, pica.MemoryFill):
+        units = [f"0x{u.start:08X}-0x{u.end:08X}=0x{u.value:08X}" for u in event.units if u.control & 1]
+        return f"{name} {' '.join(units)}"
+    parts = [f"{key}={value}" if key in DECIMAL_FIELDS else f"{key}=0x{value:X}" for key, value in vars(event).items()]
+    return f"{name} {' '.join(parts)}"
+
+
+@dataclass(frozen=True)
+class EventNode:
+    """One event in the debugger's tree: its index, frame, one-line text and the draws it made."""
+
+    index: int
+    frame: int
+    text: str
+    draws: tuple[int, ...]
+
+
 @dataclass
 class DrawRecord:
     """One draw as the replay saw it."""
@@ -94,6 +120,15 @@ class DrawRecord:
     offset: int
     kind: str
     stats: dict[str, int | float] = field(default_factory=dict)
+
+
+class ReplayError(PicaError):
+    """An event failed: names the event index and its text, and keeps the underlying error in ``cause``."""
+
+    def __init__(self, index: int, text: str, cause: PicaError) -> None:
+        super().__init__(f"event #{index} ({text}): {cause}")
+        self.event = index
+        self.cause = cause
 
 
 class _StopAfterDraw(Exception):
@@ -138,11 +173,13 @@ class Replay:
     """A capture being replayed; see the module docstring."""
 
     def __init__(self, capture: pica.Capture, *, pipeline: PipelineSink | None = None,
-                 checkpoint_every: int = CHECKPOINT_EVERY) -> None:
+                 checkpoint_every: int = CHECKPOINT_EVERY, checkpoints: bool = True) -> None:
+        """``checkpoints=False`` keeps only the initial one (forward-only headless runs: render, batch, stats)."""
         self.capture = capture
         self.events = capture.events
         self.frames = [i for i, e in enumerate(self.events) if isinstance(e, pica.FrameEnd)]
         self.checkpoint_every = max(1, checkpoint_every)
+        self.checkpoints = checkpoints
         self.pipeline = pipeline if pipeline is not None else default_pipeline()
         self._recorder = _Recorder(self.pipeline, self)
         self.memory = PhysicalMemory()
@@ -187,11 +224,38 @@ class Replay:
         """((H, W) uint32 depth, (H, W) uint8 stencil) of the depth buffer the registers name, row 0 = top."""
         return fbm.read_depth_image(self.memory, self.framebuffer_state())
 
+    def texture(self, unit: int, level: int = 0, face: int = 0) -> np.ndarray:
+        """Mip ``level`` (cube ``face``) of the texture bound to ``unit`` now: (H, W, 4) uint8 RGBA, row 0 = top."""
+        from picaemu.texture import decode_texture
+        from picaemu.texture.state import TextureUnitState
+
+        ustate = TextureUnitState.from_regs(self.state.regs, unit)
+        if not 0 <= face < len(ustate.addresses):
+            raise PicaError(f"texture unit {unit} has {len(ustate.addresses)} face(s), not face {face}")
+        return decode_texture(self.memory, ustate.addresses[face], ustate.width, ustate.height, ustate.format.value,
+                              level)
+
+    def outline(self) -> list[list[EventNode]]:
+        """Frames -> events (with their draws), after indexing the whole capture; trailing events after the last
+        FrameEnd form a final, unfinished frame."""
+        self.index()
+        by_event: dict[int, list[int]] = {}
+        for d in self.draws:
+            by_event.setdefault(d.event, []).append(d.index)
+        frames: list[list[EventNode]] = [[]]
+        for i, event in enumerate(self.events):
+            frames[-1].append(EventNode(i, len(frames) - 1, describe(event), tuple(by_event.get(i, ()))))
+            if isinstance(event, pica.FrameEnd) and i + 1 < len(self.events):
+                frames.append([])
+        return frames
+
     def draws_of(self, event: int) -> list[DrawRecord]:
         return [d for d in self.draws if d.event == event]
 
     def packets(self, event: int) -> list[Packet]:
-        """The packets of command-list event ``event`` (raises the walk's error after a partial list)."""
+        """The packets of command-list event ``event`` (raises the walk's error after a partial list). The first
+        call moves the replay to just before that event (the list is read from memory as it then was); results
+        are cached."""
         if not isinstance(self.events[event], pica.CommandList):
             raise PicaError(f"event #{event} is {type(self.events[event]).__name__}, not a command list")
         if event not in self._packets:
@@ -210,12 +274,15 @@ class Replay:
         index = self.position
         event = self.events[index]
         self._current = index
-        if isinstance(event, pica.MemoryWrite):
-            self.memory.write(event.address, self.capture.blobs[event.blob], f"memory write event #{index}")
-        else:
-            self.gx.apply(event)
+        try:
+            if isinstance(event, pica.MemoryWrite):
+                self.memory.write(event.address, self.capture.blobs[event.blob], "memory write")
+            else:
+                self.gx.apply(event)
+        except PicaError as err:
+            raise ReplayError(index, describe(event), err) from err
         self.position = index + 1
-        if self.position % self.checkpoint_every == 0 or isinstance(event, pica.FrameEnd):
+        if self.checkpoints and (self.position % self.checkpoint_every == 0 or isinstance(event, pica.FrameEnd)):
             self._checkpoints.setdefault(self.position, self._checkpoint())
         return event
 
@@ -290,9 +357,10 @@ class Replay:
         self._partial = False
 
 
-def open(path: str | os.PathLike[str], *, pipeline: PipelineSink | None = None, strict: bool = True) -> Replay:
+def open(path: str | os.PathLike[str], *, pipeline: PipelineSink | None = None, strict: bool = True,
+         checkpoints: bool = True) -> Replay:
     """Open a capture (.pica, .ctf or c3dcap directory) for replay."""
-    return Replay(load_capture(path, strict=strict), pipeline=pipeline)
+    return Replay(load_capture(path, strict=strict), pipeline=pipeline, checkpoints=checkpoints)
 
 
 def null_replay(capture: pica.Capture) -> Replay:

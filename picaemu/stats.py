@@ -101,7 +101,7 @@ def collect(source: str | os.PathLike[str] | pica.Capture, *, fragment_map: str 
     capture = source if isinstance(source, pica.Capture) else load_capture(source)
     counter = FragmentCounter()
     pipeline = Pipeline(color_stages=counter.stages) if fragment_map else Pipeline()
-    replay = Replay(capture, pipeline=pipeline)
+    replay = Replay(capture, pipeline=pipeline, checkpoints=False)
     while replay.position < len(replay.events):
         counter.frame = replay.frame
         replay.step()

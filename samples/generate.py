@@ -13,13 +13,13 @@ import importlib
 from pathlib import Path
 
 import numpy as np
+from picaemu.formats import pica
 from PIL import Image
 
-from picaemu.formats import pica
 from picaemu.replay import Replay
 
 SAMPLES = ("triangle", "texture_formats", "cube", "blending", "stencil", "fog", "animation", "ssaa_transfer",
-           "texture_filtering", "alpha_test")
+           "texture_filtering", "alpha_test", "lit_sphere", "proctex", "gs_sprites")
 ROOT = Path(__file__).resolve().parent
 REFERENCE = ROOT / "reference"
 OUT = ROOT / "out"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from picaemu.formats import pica
+from picaemu.formats.shbin import Output
 
 from picaemu.builder import BuilderError, CaptureBuilder, compose, outmap, tilt_ortho
 from picaemu.command.packets import list_packets
-from picaemu.formats import pica
-from picaemu.formats.shbin import Output
 from picaemu.replay import Replay
 from tests.test_replay import check_scene1
 

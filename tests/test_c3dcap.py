@@ -7,9 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from picaemu.formats import c3dcap, pica
 
 from picaemu.errors import FormatError
-from picaemu.formats import c3dcap, pica
 from picaemu.gx import convert
 
 
@@ -77,7 +77,7 @@ def test_missing_blob_and_missing_manifest(scene_copy: Path) -> None:
     with pytest.raises(FormatError, match="is missing"):
         c3dcap.read(scene_copy)
     (scene_copy / "manifest.json").unlink()
-    with pytest.raises(FormatError, match="no manifest.json"):
+    with pytest.raises(FormatError, match=r"no manifest\.json"):
         c3dcap.read(scene_copy)
 
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from picaemu.formats import citrace, pica
 
 from picaemu.errors import FormatError
-from picaemu.formats import citrace, pica
 from picaemu.gx import convert
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from picaemu.formats import pica
 
 from picaemu import lcd
 from picaemu.command.builder import CommandBuilder
 from picaemu.command.processor import CommandProcessor
 from picaemu.errors import MemoryFault
-from picaemu.formats import pica
 from picaemu.gx import Gx, GxError, lower
 
 VRAM, FCRAM = 0x18000000, 0x20000000
@@ -153,3 +153,13 @@ def test_lcd_landscape_orientation(gx: Gx) -> None:
     gx.write(0x10400470, 7)
     with pytest.raises(lcd.LcdError, match="format 7"):
         lcd.screen_image(gx.memory, gx.gpu, "top")
+
+
+def test_display_transfer_linear_rgb565_to_rgba4(gx: Gx) -> None:
+    """Linear -> linear (flags bits 1 + 5), RGB565 in (format 2), RGBA4 out (format 4): by hand, red 0xF800 ->
+    0xF00F, green 0x07E0 -> 0x0F0F, blue 0x001F -> 0x00FF, white 0xFFFF -> 0xFFFF (alpha 255 -> 0xF)."""
+    src = np.tile(np.array([0xF800, 0x07E0, 0x001F, 0xFFFF], "<u2"), 16)  # 8 x 8 pixels
+    gx.memory.write(FCRAM, src.tobytes())
+    _transfer(gx, FCRAM, VRAM, (8, 8), (8, 8), 0x4222)
+    out = np.frombuffer(gx.memory.read(VRAM, 128), "<u2")
+    np.testing.assert_array_equal(out, np.tile(np.array([0xF00F, 0x0F0F, 0x00FF, 0xFFFF], "<u2"), 16))

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from picaemu.formats import pica
 
 from picaemu.errors import FormatError
-from picaemu.formats import pica
 
 
 def _sample() -> pica.Capture:
@@ -103,6 +103,22 @@ def _raw_capture_with_events(payload: bytes) -> bytes:
     at = good.index(b"EVNT")
     head = b"EVNT" + bytes(4) + struct.pack("<QQI", len(payload), len(payload), zlib.crc32(payload))
     return good[:at] + head + payload
+
+
+def test_errors_inside_compressed_sections_name_the_section() -> None:
+    import zstandard
+
+    body = struct.pack("<I", 2) + bytes([pica.EventType.FRAME_END, 0x55])
+    stored = zstandard.ZstdCompressor().compress(body)
+    good = pica.build(pica.Capture(), codec=pica.Codec.RAW)
+    at = good.index(b"EVNT")
+    head = b"EVNT" + bytes([pica.Codec.ZSTD, 0, 0, 0]) + struct.pack("<QQI", len(body), len(stored), zlib.crc32(stored))
+    message = r"unknown event type 85 \[byte 0x5 of the decompressed EVNT section\]"
+    with pytest.raises(FormatError, match=message) as info:
+        pica.parse(good[:at] + head + stored)
+    assert info.value.offset == at  # the section header, a real file offset
+    cap = pica.parse(good[:at] + head + stored, strict=False)
+    assert cap.events == [pica.FrameEnd()] and cap.damage.offset == at
 
 
 def test_huge_event_count_is_refused_before_allocating() -> None:

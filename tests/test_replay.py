@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from picaemu.formats import pica
 from PIL import Image
 
 import picaemu
 from picaemu.cli import main
 from picaemu.errors import FormatError, PicaError
-from picaemu.formats import pica
-from picaemu.replay import Replay, load_capture, null_replay
+from picaemu.replay import Replay, ReplayError, load_capture, null_replay
 
 TOL = 2
 
@@ -131,9 +131,13 @@ def test_fault_leaves_earlier_events_usable() -> None:
     cap.events = [pica.MemoryWrite(0x20000000, cap.blobs.add(b"\x01" * 16)), pica.FrameEnd(),
                   pica.CommandList(0x20000000, 16), pica.FrameEnd()]
     replay = Replay(cap)
-    with pytest.raises(PicaError):
+    with pytest.raises(ReplayError, match=r"event #2 \(CommandList address=0x20000000 size=16") as info:
         replay.run()
+    assert isinstance(info.value.cause, PicaError)
     assert replay.position == 2 and replay.memory.read(0x20000000, 1) == b"\x01"
+    cap.events[0] = pica.MemoryWrite(0x08000000, 0)  # unmapped: the fault names the address
+    with pytest.raises(ReplayError, match="0x08000000 is outside emulated memory"):
+        Replay(cap).run()
 
 
 def test_render_cli_on_captures(captures_dir: Path, tmp_path: Path) -> None:
@@ -172,3 +176,52 @@ def test_convert_cli_and_bad_input(captures_dir: Path, tmp_path: Path) -> None:
     junk.write_bytes(b"CiTr" + bytes(20))
     with pytest.raises(FormatError, match="shorter than"):
         picaemu.open(junk)
+
+
+def test_texture_access_matches_readme(captures_dir: Path) -> None:
+    replay = picaemu.open(captures_dir / "scene2_textured_quad")
+    replay.run()
+    tex = replay.texture(0)
+    assert tex.shape == (64, 64, 4)
+    for cy in range(8):
+        for cx in range(8):
+            texel = tuple(tex[8 * cy + 4, 8 * cx + 4, :3])
+            if (cx, cy) == (0, 0):
+                assert texel == (255, 255, 0)
+            elif (cx + cy) % 2 == 0:
+                assert texel == (255, 255, 255)
+            else:
+                assert texel == (36 * cx, 36 * (7 - cy), 160)
+
+
+def test_outline_and_describe(captures_dir: Path) -> None:
+    replay = picaemu.open(captures_dir / "citrace" / "scene1_triangle.legacy.ctf")
+    frames = replay.outline()
+    assert len(frames) == 3  # a still-empty first frame, then the two triangle frames
+    texts = [node.text for frame in frames for node in frame]
+    assert texts[0] == "RegWrite address=0x10400468 value=0x20100000 width=4"
+    kicks = [node for frame in frames for node in frame if node.draws]
+    assert [node.draws for node in kicks] == [(0,), (1,)]
+    assert kicks[0].text == "RegWrite address=0x104018F0 value=0x1 width=4" and kicks[0].frame == 1
+
+
+def test_run_to_draw_then_forward_matches_a_plain_run(captures_dir: Path) -> None:
+    plain = picaemu.open(captures_dir / "scene1_triangle")
+    plain.run()
+    replay = picaemu.open(captures_dir / "scene1_triangle")
+    replay.run_to_draw(1)
+    replay.run()
+    np.testing.assert_array_equal(replay.screen(), plain.screen())
+    np.testing.assert_array_equal(replay.state.regs, plain.state.regs)
+    assert len(replay.draws) == 2
+
+
+def test_render_cli_capture_extras(captures_dir: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    scene = str(captures_dir / "scene2_textured_quad")
+    res = runner.invoke(main, ["render", scene, "-o", str(tmp_path / "t.png"), "--depth", str(tmp_path / "d.png")])
+    assert res.exit_code == 0, res.output
+    depth = np.asarray(Image.open(tmp_path / "d.png"))
+    assert depth.shape == (400, 240) and depth.max() > 0 and depth.min() == 0  # quad drawn over depth cleared to 0
+    res = runner.invoke(main, ["render", scene, "-o", str(tmp_path / "x.png"), "--mem", "0x20000000=foo"])
+    assert res.exit_code == 2 and "not to a capture" in res.output

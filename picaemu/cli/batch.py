@@ -74,7 +74,7 @@ def replay_one(source: str, name: str, out_dir: str) -> Outcome:
     outcome = Outcome(name, source, "ok")
     start = time.perf_counter()
     try:
-        replay = open_capture(path)
+        replay = open_capture(path, checkpoints=False)
         replay.run()
         Image.fromarray(replay.screen()).save(Path(out_dir) / f"{outcome.name}.png")
         outcome.frames, outcome.draws = len(replay.frames), len(replay.draws)

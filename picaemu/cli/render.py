@@ -96,7 +96,9 @@ def render(cmdlist: Path, mem: tuple[str, ...], fills: tuple[str, ...], base: in
     CMDLIST may also be a capture (.pica, CiTrace .ctf, c3dcap directory): then the top screen is written.
     """
     if is_capture(cmdlist):
-        render_capture(cmdlist, output, alpha=alpha, verbose=verbose, **capture)  # type: ignore[arg-type]
+        if mem or fills or base:
+            raise FormatError("--mem, --fill and --base apply to a command list, not to a capture")
+        render_capture(cmdlist, output, alpha=alpha, verbose=verbose, depth_output=depth, **capture)  # type: ignore[arg-type]
         return
     start = time.perf_counter()
     memory = PhysicalMemory()

@@ -5,7 +5,8 @@
 ``--screen top|bottom``, ``--eye left|right``, ``--target screen|color|depth|stencil`` (color = the render target
 the registers name, row 0 = top; depth = depth / format maximum as 8-bit gray; stencil = raw 8-bit gray),
 ``--frame N`` (state right after FrameEnd N), ``--all-frames`` (one PNG per frame: OUT_0000.png ..., or a name with
-``{frame}``), ``--draw N`` (state right after draw N; the target defaults to color then).
+``{frame}``), ``--draw N`` (state right after draw N; the target defaults to color then). render's ``--depth FILE``
+also writes the final depth buffer; ``--mem``/``--fill``/``--base`` are refused with a capture.
 """
 
 from __future__ import annotations
@@ -69,10 +70,11 @@ def frame_path(output: Path, frame: int) -> Path:
 
 def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = "left", target: str | None = None,
                    frame: int | None = None, all_frames: bool = False, draw: int | None = None,
-                   alpha: bool = False, verbose: bool = False) -> list[Path]:
-    """Replay ``path`` and write the requested PNG(s); returns the files written."""
+                   alpha: bool = False, verbose: bool = False, depth_output: Path | None = None) -> list[Path]:
+    """Replay ``path`` and write the requested PNG(s); returns the files written. ``depth_output`` (render's
+    ``--depth``) also writes the depth buffer of the final state as gray."""
     start = time.perf_counter()
-    replay = rp.open(path)
+    replay = rp.open(path, checkpoints=False)
     chosen = target or ("color" if draw is not None else "screen")
     written: list[Path] = []
 
@@ -96,4 +98,7 @@ def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = 
     else:
         replay.run()
         save(output)
+    if depth_output is not None:
+        Image.fromarray(capture_image(replay, "depth")).save(depth_output)
+        written.append(depth_output)
     return written

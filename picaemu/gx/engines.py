@@ -20,6 +20,7 @@ performed as Citra does and logged as a warning.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 
@@ -36,6 +37,7 @@ TRANSFER_FORMATS = {0: ColorFormat.RGBA8, 1: ColorFormat.RGB8, 2: ColorFormat.RG
                     4: ColorFormat.RGBA4}
 BYTES_PER_PIXEL = {0: 4, 1: 3, 2: 2, 3: 2, 4: 2}
 SIXTEEN_BIT = frozenset({2, 3, 4})
+WORD_DTYPES = {4: np.dtype("<u4"), 2: np.dtype("<u2")}  # pixel sizes that are whole little-endian words
 SCALE_SHIFTS = {0: (0, 0), 1: (1, 0), 2: (1, 1)}  # downscale mode -> (x shift, y shift)
 TILE = 8
 
@@ -81,7 +83,9 @@ def memory_fill(memory: PhysicalMemory, start: int, end: int, value: int, width_
     pattern_len = R.FILL_PATTERN_BYTES[width_code & 3]
     pattern = np.frombuffer((value & 0xFFFFFFFF).to_bytes(4, "little")[:pattern_len], np.uint8)
     target = memory.bytes(start, end - start, "memory fill")
-    target[:] = np.resize(pattern, end - start)
+    whole = (end - start) // pattern_len * pattern_len
+    target[:whole].reshape(-1, pattern_len)[:] = pattern  # one broadcast store of every full pattern
+    target[whole:] = pattern[: end - start - whole]
 
 
 def tiled_offsets(width: int, height: int) -> np.ndarray:
@@ -90,10 +94,12 @@ def tiled_offsets(width: int, height: int) -> np.ndarray:
     return ((y >> 3) * (width >> 3) + (x >> 3)) * (TILE * TILE) + morton8(x, y)
 
 
+@functools.lru_cache(maxsize=16)
 def _pixel_offsets(width: int, height: int, tiled: bool) -> np.ndarray:
-    if tiled:
-        return tiled_offsets(width, height)
-    return np.arange(width * height, dtype=np.int64).reshape(height, width)
+    """Flat (H * W,) int64 pixel indices in memory-row order (cached per size: frames reuse them; read-only)."""
+    offsets = tiled_offsets(width, height).ravel() if tiled else np.arange(width * height, dtype=np.int64)
+    offsets.flags.writeable = False
+    return offsets
 
 
 def _check_format(code: int, what: str) -> ColorFormat:
@@ -108,10 +114,14 @@ def read_image(memory: PhysicalMemory, address: int, width: int, height: int, fm
     if tiled and (width % TILE or height % TILE):
         raise GxError(f"tiled image {width}x{height} is not a whole number of 8x8 tiles")
     raw = memory.bytes(address, width * height * bpp, "display transfer input")
-    offsets = _pixel_offsets(width, height, tiled).ravel() * bpp
-    words = np.zeros(offsets.size, np.uint32)
-    for i in range(bpp):
-        words |= raw[offsets + i].astype(np.uint32) << np.uint32(8 * i)
+    pixels = _pixel_offsets(width, height, tiled)
+    if bpp in WORD_DTYPES:  # whole-pixel words: one gather
+        words = raw.view(WORD_DTYPES[bpp])[pixels].astype(np.uint32)
+    else:
+        offsets = pixels * bpp
+        words = np.zeros(offsets.size, np.uint32)
+        for i in range(bpp):
+            words |= raw[offsets + i].astype(np.uint32) << np.uint32(8 * i)
     return decode_color(words, cf).reshape(height, width, 4)
 
 
@@ -123,9 +133,13 @@ def write_image(memory: PhysicalMemory, address: int, image: np.ndarray, fmt: in
         raise GxError(f"tiled output {width}x{height} is not a whole number of 8x8 tiles")
     words = encode_color(image.reshape(-1, 4), cf)
     out = np.zeros(width * height * bpp, np.uint8)
-    offsets = _pixel_offsets(width, height, tiled).ravel() * bpp
-    for i in range(bpp):
-        out[offsets + i] = (words >> np.uint32(8 * i)).astype(np.uint8)
+    pixels = _pixel_offsets(width, height, tiled)
+    if bpp in WORD_DTYPES:  # whole-pixel words: one scatter
+        out.view(WORD_DTYPES[bpp])[pixels] = words
+    else:
+        offsets = pixels * bpp
+        for i in range(bpp):
+            out[offsets + i] = (words >> np.uint32(8 * i)).astype(np.uint8)
     memory.write(address, out, "display transfer output")
 
 
@@ -135,8 +149,12 @@ def downscale(image: np.ndarray, scale: int) -> np.ndarray:
     if not sx and not sy:
         return image
     h, w = image.shape[0] >> sy << sy, image.shape[1] >> sx << sx
-    blocks = image[:h, :w].astype(np.uint32).reshape(h >> sy, 1 << sy, w >> sx, 1 << sx, 4)
-    return (blocks.sum(axis=(1, 3)) >> (sx + sy)).astype(np.uint8)
+    acc = image[:h, :w].astype(np.uint16)
+    if sy:
+        acc = acc[0::2] + acc[1::2]
+    if sx:
+        acc = acc[:, 0::2] + acc[:, 1::2]
+    return (acc >> (sx + sy)).astype(np.uint8)
 
 
 def display_transfer(

@@ -9,10 +9,11 @@ name, floats encoded in the field's float format, addresses divided by the field
 A frame: ``begin_frame(clear=(r, g, b, a))`` emits a GX memory fill of the color and depth buffers and opens a
 command list with citro3d's framebuffer, viewport and depth-map setup; state calls (``shader``, ``uniforms``,
 ``vertices``, ``texture``, ``tev``, ``depth_test``, ``blend``, ``stencil``, ``alpha_test``, ``cull``, ``lut``,
-``set``) and draws (``draw``, ``draw_indexed``) append packets; ``end_frame()`` finalizes the list, uploads it,
-submits it (ProcessCommandList), copies the color buffer to the top LCD framebuffer (display transfer RGBA8 ->
-RGB8, tiled -> linear), presents it and ends the frame. ``capture()`` returns the ``pica.Capture``; ``save(path)``
-writes it. The render target is 240 x 400 (the top screen's portrait buffer) unless told otherwise.
+``set``, ``geometry_shader``) and draws (``draw``, ``draw_indexed``) append packets; ``end_frame()`` finalizes
+the list, uploads it, submits it (ProcessCommandList), copies the color buffer to the top LCD framebuffer
+(display transfer RGBA8 -> RGB8, tiled -> linear), presents it and ends the frame. ``capture()`` returns the
+``pica.Capture``; ``save(path)`` writes it. The render target is 240 x 400 (the top screen's portrait buffer)
+unless told otherwise. Word composition and projections live in ``picaemu.builder.fields``.
 """
 
 from __future__ import annotations
@@ -23,13 +24,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from picaemu import numeric
-from picaemu import regs as regtable
+from picaemu.builder.fields import BuilderError, compose, encode_field, fog_lut, outmap, tilt_ortho, tilt_perspective
 from picaemu.command.builder import CommandBuilder
-from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.formats import shbin as shbin_format
 from picaemu.gx import convert as gxconvert
-from picaemu.regs.schema import Field, FieldType
 from picaemu.texture import encode_texture, texture_format
 
 LINEAR_BASE, LINEAR_SIZE = 0x20100000, 0x02000000
@@ -42,124 +41,16 @@ DOWNSCALE_SHIFT = 24  # display transfer flags bits 24-25: 0 none, 1 2x1, 2 2x2
 LCD_FB_SIZE = 0x1040045C  # top screen PDC FB_SIZE (row length | rows << 16)
 LCD_MODE_RGB8 = 0x141  # FB_FORMAT word citro3d/libctru write for the top screen
 FILL_32BIT = 0x201  # memory fill control: start, 32-bit pattern
-FLOAT_FORMATS = {FieldType.FLOAT24: numeric.FLOAT24, FieldType.FLOAT20: numeric.FLOAT20,
-                 FieldType.FLOAT16: numeric.FLOAT16, FieldType.FLOAT31: numeric.FLOAT31}
 ATTRIB_TYPES = {"s8": (0, "<i1"), "u8": (1, "<u1"), "s16": (2, "<i2"), "f32": (3, "<f4")}  # name -> (code, dtype)
-# SHBIN output type -> (first semantic, component count, SH_OUTATTR_CLOCK field) — pica-formats.md §4.4
-OUTPUT_SEMANTICS = {0: (0x00, 4, "position_z"), 1: (0x04, 4, "quaternion_or_view"), 2: (0x08, 4, "color"),
-                    3: (0x0C, 2, "texcoord0"), 4: (0x10, 1, "texcoord0_w"), 5: (0x0E, 2, "texcoord1"),
-                    6: (0x16, 2, "texcoord2"), 8: (0x12, 3, "quaternion_or_view")}
-TEXCOORD_OUTPUTS = frozenset({3, 4, 5, 6})
-UNUSED_SLOT = 0x1F
 TEV_STAGE_REGS = (0xC0, 0xC8, 0xD0, 0xD8, 0xF0, 0xF8)  # TEXENVi_SOURCE ids
 TEXUNIT_REGS = ("TEXUNIT0", "TEXUNIT1", "TEXUNIT2")
 TEXUNIT_ADDR = ("TEXUNIT0_ADDR1", "TEXUNIT1_ADDR", "TEXUNIT2_ADDR")
-
-
-class BuilderError(PicaError):
-    """A builder call that cannot be turned into valid registers (unknown name, value out of range, no memory)."""
-
-
-def encode_field(reg: regtable.Register, fld: Field, value: int | float | bool | str) -> int:
-    """The raw bits of ``value`` for ``fld`` (enum names, floats, addresses and fixed point as the table says)."""
-    if isinstance(value, str):
-        names = {name.lower(): raw for raw, name in (fld.enum or {}).items()}
-        if value.lower() not in names:
-            raise BuilderError(f"{reg.name}.{fld.name}: {value!r} is not one of {sorted(names)}")
-        raw = names[value.lower()]
-    elif fld.type in FLOAT_FORMATS:
-        raw = int(numeric.encode_float(float(value), FLOAT_FORMATS[fld.type]))
-    elif fld.type is FieldType.FIXED and fld.fixed is not None:
-        raw = round(float(value) * (1 << fld.fixed[2])) & ((1 << fld.width) - 1)
-    elif fld.type is FieldType.ADDRESS:
-        if int(value) % fld.scale:
-            raise BuilderError(f"{reg.name}.{fld.name}: address 0x{int(value):X} is not {fld.scale}-byte aligned")
-        raw = int(value) // fld.scale
-    elif fld.type is FieldType.INT:
-        raw = int(value) & ((1 << fld.width) - 1)
-    else:
-        raw = int(value)
-    if not 0 <= raw < 1 << fld.width:
-        raise BuilderError(f"{reg.name}.{fld.name}: {value!r} does not fit in {fld.width} bits")
-    return raw << fld.lo
-
-
-def compose(reg_name: str | int, **values: int | float | bool | str) -> int:
-    """A register word from named field values."""
-    reg = regtable.get(reg_name) if isinstance(reg_name, int) else regtable.get(regtable.id_of(reg_name))
-    word = 0
-    for name, value in values.items():
-        try:
-            fld = reg.field(name)
-        except KeyError:
-            raise BuilderError(f"{reg.name} has no field {name!r}") from None
-        word |= encode_field(reg, fld, value)
-    return word
-
-
-def outmap(outputs: Sequence[shbin_format.Output]) -> tuple[list[int], int, dict[str, bool], bool]:
-    """(SH_OUTMAP_O0.. words, output-register mask, OUTATTR_CLOCK fields, texcoords used) from DVLE outputs.
-
-    Slot k is the k-th enabled output register (hardware rule); each output fills the components of its mask,
-    x to w, with consecutive semantics from its type's first semantic.
-    """
-    mask = 0
-    for out in outputs:
-        if out.type in OUTPUT_SEMANTICS:
-            mask |= 1 << out.register
-    registers = [r for r in range(16) if mask >> r & 1]
-    slots = [[UNUSED_SLOT] * 4 for _ in registers]
-    clock: dict[str, bool] = {}
-    for out in outputs:
-        if out.type not in OUTPUT_SEMANTICS:
-            continue
-        first, count, clock_field = OUTPUT_SEMANTICS[out.type]
-        lanes = [c for c in range(4) if out.mask >> c & 1][:count]
-        for k, lane in enumerate(lanes):
-            slots[registers.index(out.register)][lane] = first + k
-        if out.type != 0 or len(lanes) >= 3:
-            clock[clock_field] = True
-    words = [s[0] | s[1] << 8 | s[2] << 16 | s[3] << 24 for s in slots]
-    return words, mask, clock, any(o.type in TEXCOORD_OUTPUTS for o in outputs)
-
-
-def tilt_ortho(left: float, right: float, bottom: float, top: float, near: float, far: float) -> np.ndarray:
-    """(4, 4) float32 projection for landscape coordinates on the portrait render target (citro3d's "tilt").
-
-    Landscape point (X, Y) lands at window x = Y, y = W - X; Z in [near, far] maps to clip z in [0, -1], so with
-    the default depth map (depth = -z) and test GREATER a larger Z is in front.
-    """
-    m = np.zeros((4, 4), np.float32)
-    m[0, 1], m[0, 3] = 2 / (top - bottom), -(top + bottom) / (top - bottom)
-    m[1, 0], m[1, 3] = -2 / (right - left), (right + left) / (right - left)
-    m[2, 2], m[2, 3] = -1 / (far - near), near / (far - near)
-    m[3, 3] = 1
-    return m
-
-
-def tilt_perspective(fovy: float, aspect: float, near: float, far: float) -> np.ndarray:
-    """(4, 4) float32 perspective for a landscape view (``fovy`` radians, ``aspect`` = width / height) on the
-    portrait render target. Eye space looks down -Z; eye depth ``near`` maps to depth 1 and ``far`` to depth 0
-    (clip z in [-w, 0]), so the default test GREATER keeps the nearest surface."""
-    t = float(np.tan(fovy / 2))
-    m = np.zeros((4, 4), np.float32)
-    m[0, 1] = 1 / t
-    m[1, 0] = -1 / (t * aspect)
-    m[2, 2], m[2, 3] = -near / (far - near), -near * far / (far - near)
-    m[3, 2] = -1
-    return m
-
-
-def fog_lut(factors: np.ndarray) -> list[int]:
-    """128 fog LUT entries from 129 fog factors (1 = no fog) at depths 0, 1/128, ... 1 (layout of picaemu.fog)."""
-    from picaemu.fog import LUT_DELTA_BITS, LUT_SCALE, LUT_VALUE_BITS, LUT_VALUE_SHIFT
-
-    f = np.clip(np.asarray(factors, np.float64), 0.0, 1.0)
-    if f.shape != (129,):
-        raise BuilderError("fog_lut wants 129 factors")
-    values = np.minimum(np.round(f[:128] * LUT_SCALE), (1 << LUT_VALUE_BITS) - 1).astype(np.int64)
-    deltas = np.round((f[1:] - values / LUT_SCALE) * LUT_SCALE).astype(np.int64) & ((1 << LUT_DELTA_BITS) - 1)
-    return (values << LUT_VALUE_SHIFT | deltas).tolist()
+UNIT_PREFIX = {"vs": "VSH", "gs": "GSH"}
+GS_INPUT_MODE = 0x08000000  # GSH_INPUTBUFFER_CONFIG: inputs come from the vertex shader
+IDENTITY_PERMUTATION = (0x76543210, 0xFEDCBA98)  # input attribute k -> v<k>
+GS_IN_USE = 2  # GEOSTAGE_CONFIG.gs_use
+__all__ = ["BuilderError", "CaptureBuilder", "compose", "encode_field", "fog_lut", "outmap", "tilt_ortho",
+           "tilt_perspective"]
 
 
 class CaptureBuilder:
@@ -280,14 +171,27 @@ class CaptureBuilder:
         pica.write(path, self.capture())
 
     # -- shader ------------------------------------------------------------------------------------------
-    def shader(self, program: shbin_format.Shbin | bytes | str, dvle: int = 0) -> shbin_format.Dvle:
-        """Bind a vertex shader: SHBIN bytes, a parsed ``Shbin`` or picasso assembly source."""
+    @staticmethod
+    def _program(program: shbin_format.Shbin | bytes | str) -> shbin_format.Shbin:
         if isinstance(program, bytes):
-            program = shbin_format.parse(program)
-        elif isinstance(program, str):
+            return shbin_format.parse(program)
+        if isinstance(program, str):
             from picaemu.shader.asm import assemble
 
-            program = assemble(program)
+            return assemble(program)
+        return program
+
+    def _outputs(self, entry: shbin_format.Dvle) -> None:
+        """SH_OUTMAP_* / OUTATTR_* from the outputs of the last stage before rasterization."""
+        words, _mask, clock, texcoords = outmap(entry.outputs)
+        self.set("SH_OUTMAP_TOTAL", count=len(words))
+        self.list.write_many("SH_OUTMAP_O0", words + [0x1F1F1F1F] * (7 - len(words)))
+        self.set("SH_OUTATTR_MODE", texcoords_used=int(texcoords))
+        self.set("SH_OUTATTR_CLOCK", **clock)
+
+    def shader(self, program: shbin_format.Shbin | bytes | str, dvle: int = 0) -> shbin_format.Dvle:
+        """Bind a vertex shader (no geometry shader): SHBIN bytes, a parsed ``Shbin`` or picasso assembly source."""
+        program = self._program(program)
         entry = program.dvles[dvle]
         cmd = self.list
         self.set("GEOSTAGE_CONFIG", 0x3, gs_use=0)
@@ -296,33 +200,55 @@ class CaptureBuilder:
         cmd.upload_code("VSH", list(program.code)[:512])
         cmd.upload_opdescs("VSH", [d for d, _ in program.opdescs])
         cmd.write("VSH_ENTRYPOINT", 0x7FFF0000 | entry.main_offset)
-        words, mask, clock, texcoords = outmap(entry.outputs)
+        words, mask, _clock, _texcoords = outmap(entry.outputs)
+        self.vs_outputs = len(words)
         cmd.write("VSH_OUTMAP_MASK", mask)
         for reg in ("VSH_OUTMAP_TOTAL1", "VSH_OUTMAP_TOTAL2"):
             self.set(reg, count_minus_1=len(words) - 1)
         self.set("PRIMITIVE_CONFIG", 0x1, outmap_total_minus_1=len(words) - 1)
-        self.set("SH_OUTMAP_TOTAL", count=len(words))
-        cmd.write_many("SH_OUTMAP_O0", words + [0x1F1F1F1F] * (7 - len(words)))
-        self.set("SH_OUTATTR_MODE", texcoords_used=int(texcoords))
-        self.set("SH_OUTATTR_CLOCK", **clock)
-        self._constants(entry)
+        self._outputs(entry)
+        self._constants(entry, "vs")
         return entry
 
-    def _constants(self, entry: shbin_format.Dvle) -> None:
-        bools = 0
+    def geometry_shader(self, program: shbin_format.Shbin | bytes | str, dvle: int = 0) -> shbin_format.Dvle:
+        """Bind a geometry shader after ``shader()``: its inputs are the vertex shader's outputs, in order; draw
+        with topology "geometry primitive"."""
+        program = self._program(program)
+        entry = program.dvles[dvle]
+        if not entry.is_geometry or not getattr(self, "vs_outputs", 0):
+            raise BuilderError("geometry_shader wants a geometry DVLE, bound after a vertex shader()")
+        cmd = self.list
+        self.set("GEOSTAGE_CONFIG", 0x3, gs_use=GS_IN_USE)
+        self.set("VSH_COM_MODE", 0x1, gs_config=1)
+        cmd.upload_code("GSH", list(program.code))
+        cmd.upload_opdescs("GSH", [d for d, _ in program.opdescs])
+        cmd.write("GSH_ENTRYPOINT", 0x7FFF0000 | entry.main_offset)
+        cmd.write("GSH_OUTMAP_MASK", outmap(entry.outputs)[1])
+        cmd.write("GSH_INPUTBUFFER_CONFIG", GS_INPUT_MODE | (self.vs_outputs - 1))
+        cmd.write_many("GSH_ATTRIBUTES_PERMUTATION_LOW", IDENTITY_PERMUTATION)
+        self.set("GSH_MISC0", mode=entry.gs_mode, fixed_vertices_minus_1=max(entry.gs_fixed_num, 1) - 1,
+                 fixed_uniform_start=entry.gs_fixed_start, fixed_mode=int(entry.gs_mode == 2))
+        self.set("GSH_MISC1", main_vertices_minus_1=max(entry.gs_variable_num, 1) - 1)
+        self._outputs(entry)
+        self._constants(entry, "gs")
+        return entry
+
+    def _constants(self, entry: shbin_format.Dvle, unit: str) -> None:
+        prefix, bools = UNIT_PREFIX[unit], 0
         for c in entry.constants:
             if c.type == 0:
                 bools |= (c.data[0] & 1) << c.register
             elif c.type == 1:
-                self.list.write(f"VSH_INTUNIFORM_I{c.register}", c.data[0])
+                self.list.write(f"{prefix}_INTUNIFORM_I{c.register}", c.data[0])
             else:
                 vec = [float(numeric.f24(w & 0xFFFFFF)) for w in c.data]
-                self.list.upload_float_uniforms("VSH", c.register, [vec])
-        self.list.write("VSH_BOOLUNIFORM", 0x7FFF0000 | bools)
+                self.list.upload_float_uniforms(prefix, c.register, [vec])
+        self.list.write(f"{prefix}_BOOLUNIFORM", 0x7FFF0000 | bools)
 
-    def uniforms(self, index: int, vectors: Sequence[Sequence[float]] | np.ndarray) -> None:
-        """Float uniforms c[index...] (a 4x4 matrix is four row vectors)."""
-        self.list.upload_float_uniforms("VSH", index, [tuple(map(float, v)) for v in np.asarray(vectors)])
+    def uniforms(self, index: int, vectors: Sequence[Sequence[float]] | np.ndarray, unit: str = "vs") -> None:
+        """Float uniforms c[index...] of the vertex (or geometry) shader; a 4x4 matrix is four row vectors."""
+        rows = [tuple(map(float, v)) for v in np.asarray(vectors, np.float64).reshape(-1, 4)]
+        self.list.upload_float_uniforms(UNIT_PREFIX[unit], index, rows)
 
     # -- vertex data -------------------------------------------------------------------------------------
     def vertices(self, attributes: Sequence[np.ndarray], types: Sequence[str] | None = None) -> int:
