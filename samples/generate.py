@@ -1,6 +1,7 @@
-"""Build every sample scene, save it as ``samples/out/<name>.pica`` and render what the top screen shows.
+"""Build every sample scene, save it as ``samples/captures/<name>.pica`` and render what the top screen shows.
 
-``python -m samples.generate`` writes the captures and prints where each picture went; ``--update-references``
+``python -m samples.generate`` writes the captures (bundled in the repository: the README's first line renders
+one) and the pictures to ``samples/out/``, and prints where each picture went; ``--update-references``
 also (re)writes ``samples/reference/<name>.png`` (``<name>_NNNN.png`` per frame for multi-frame samples) — do this
 only on purpose, after looking at the pictures. The golden tests (tests/test_samples.py) use ``SAMPLES`` and
 ``render_frames``.
@@ -22,6 +23,7 @@ SAMPLES = ("triangle", "texture_formats", "cube", "blending", "stencil", "fog", 
            "texture_filtering", "alpha_test", "lit_sphere", "proctex", "gs_sprites")
 ROOT = Path(__file__).resolve().parent
 REFERENCE = ROOT / "reference"
+CAPTURES = ROOT / "captures"
 OUT = ROOT / "out"
 
 
@@ -51,9 +53,10 @@ def main() -> None:
     parser.add_argument("names", nargs="*", default=list(SAMPLES))
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
+    CAPTURES.mkdir(exist_ok=True)
     for name in args.names:
         capture = build(name)
-        pica.write(OUT / f"{name}.pica", capture)
+        pica.write(CAPTURES / f"{name}.pica", capture)
         frames = render_frames(capture)
         targets = reference_paths(name, len(frames)) if args.update_references else [
             OUT / p.name for p in reference_paths(name, len(frames))]

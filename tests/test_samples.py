@@ -144,3 +144,15 @@ def test_gs_sprites_by_hand() -> None:
     for k in (0, 7, 23):
         x, y = int(pos[k, 0]), int(pos[k, 1])
         assert near(at(img, x, y), tuple(col[k, :3] * 255), 2), k
+
+
+@pytest.mark.parametrize("name", ["triangle", "cube", "lit_sphere"])
+def test_bundled_capture_renders_its_reference(name: str) -> None:
+    """The .pica files shipped in samples/captures/ (the README renders one) match their references."""
+    from picaemu.formats import pica
+    from samples.generate import CAPTURES
+
+    images = render_frames(pica.read(CAPTURES / f"{name}.pica"))
+    for image, ref_path in zip(images, reference_paths(name, len(images)), strict=True):
+        ref = np.asarray(Image.open(ref_path).convert("RGB")).astype(int)
+        assert np.abs(image.astype(int) - ref).max() <= TOLERANCE
