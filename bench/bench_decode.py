@@ -71,7 +71,7 @@ def main() -> None:
         )
 
 
-def _timed(fn) -> float:  # noqa: ANN001
+def _timed(fn) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0

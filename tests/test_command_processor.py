@@ -164,7 +164,7 @@ def test_immediate_mode_vertices_become_one_draw() -> None:
     rec = Recorder()
     run(b.words(), pipeline=rec)
     assert len(rec.draws) == 1
-    index, kind, inputs, _ = rec.draws[0]
+    _index, kind, inputs, _ = rec.draws[0]
     assert kind is DrawKind.IMMEDIATE and inputs is not None and inputs.shape == (3, 16, 4)
     assert inputs[2, 0].tolist() == [2, 0, 0, 1] and inputs[2, 1].tolist() == [0, 2, 0, 1]
 
@@ -245,10 +245,10 @@ def test_truncated_and_misaligned_buffers_name_the_offset() -> None:
     cp = CommandProcessor()
     good = [5, header_word(0x040, 1)]
     with pytest.raises(TruncatedPacket, match="byte offset 0x8, packet #1"):
-        cp.run(np.array(good + [1, header_word(0x041, 4)], np.uint32))
+        cp.run(np.array([*good, 1, header_word(65, 4)], np.uint32))
     assert cp.state.regs[0x040] == 5  # everything before the fault was applied
     with pytest.raises(TruncatedPacket, match="byte offset 0x8"):
-        cp.run(np.array(good + [1], np.uint32))
+        cp.run(np.array([*good, 1], np.uint32))
     with pytest.raises(MisalignedBuffer, match="stray bytes"):
         cp.run(np.array(good, "<u4").tobytes() + b"\x01\x02")
     with pytest.raises(MisalignedBuffer):
@@ -274,3 +274,15 @@ def test_observer_sees_packets_then_writes_in_order_and_packet_limit() -> None:
     assert [p.id for p in listing.packets] == [0x050, 0x22E]
     assert [w.id for w in listing.writes] == [0x050, 0x051, 0x052, 0x22E]
     assert [t.action for t in listing.triggers] == ["draw arrays"]
+
+
+def test_every_draw_is_recorded_with_its_register_snapshot() -> None:
+    b = CommandBuilder()
+    b.write("NUMVERTICES", 3)
+    b.write("DRAWARRAYS", 1)
+    b.write("NUMVERTICES", 9)
+    b.write("DRAWELEMENTS", 1)
+    cp = run(b.words())
+    got = [(d.index, d.kind, int(d.regs[0x228])) for d in cp.draws]
+    assert got == [(0, DrawKind.ARRAYS, 3), (1, DrawKind.ELEMENTS, 9)]
+    assert cp.draws[0].offset == 8 and cp.state.regs[0x228] == 9

@@ -24,7 +24,8 @@ def parse_listing(path: Path) -> list[tuple[int, int, int, bool, list[int]]]:
         m = ROW.match(line)
         if m:
             params = [int(v, 16) for v in m.group(6).split()]
-            packets.append((int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16), m.group(4) == "incr", params))
+            offset, reg_id, mask = (int(m.group(i), 16) for i in (1, 2, 3))
+            packets.append((offset, reg_id, mask, m.group(4) == "incr", params))
         else:  # continuation line with more parameters
             packets[-1][4].extend(int(v, 16) for v in line.split())
     return packets

@@ -6,7 +6,7 @@ import pytest
 
 from picaemu import regs
 from picaemu.errors import RegisterTableError
-from picaemu.regs import Action, FieldType, Port, RegKind, Register, access
+from picaemu.regs import Action, FieldType, Port, Register, RegKind, access
 from picaemu.regs.blocks._build import f, reg
 from picaemu.regs.docs import render_markdown
 from tests.conftest import REPO

@@ -150,6 +150,7 @@ def test_gs_sprites_by_hand() -> None:
 def test_bundled_capture_renders_its_reference(name: str) -> None:
     """The .pica files shipped in samples/captures/ (the README renders one) match their references."""
     from picaemu.formats import pica
+
     from samples.generate import CAPTURES
 
     images = render_frames(pica.read(CAPTURES / f"{name}.pica"))

@@ -111,6 +111,17 @@ _EVENT_OF_REG = {
 }
 
 
+@dataclass(frozen=True)
+class DrawRecord:
+    """A draw as the processor saw it: its number, kind, trigger location and the register file at the trigger."""
+
+    index: int
+    kind: DrawKind
+    buffer: int
+    offset: int
+    regs: np.ndarray  # (0x300,) uint32 copy
+
+
 @dataclass
 class RunResult:
     """What one ``run`` did."""
@@ -134,6 +145,8 @@ class CommandProcessor:
         memory: PhysicalMemory | None = None,
         pipeline: PipelineSink | None = None,
         state: GpuState | None = None,
+        *,
+        record_draws: bool = True,
     ) -> None:
         self.memory = memory if memory is not None else PhysicalMemory()
         self.pipeline: PipelineSink = pipeline if pipeline is not None else NullPipeline()
@@ -142,6 +155,9 @@ class CommandProcessor:
             self.reset()
         self.observers: list[Observer] = []
         self.draw_count = 0
+        self.record_draws = record_draws
+        self.draws: list[DrawRecord] = []  # every draw with its register snapshot (when record_draws)
+        self._buffer = 0
         self._pending = np.zeros((K.NUM_PORTS, 4), np.uint32)
         self._counters = np.zeros(K.COUNTERS_LEN, np.int64)
         self._immediate = np.zeros((IMMEDIATE_CAPACITY, 16, 4), np.float32)
@@ -211,6 +227,7 @@ class CommandProcessor:
         visited: set[tuple[int, int]] = set()
         while True:
             result.buffers.append((address, 4 * words.size))
+            self._buffer = address
             if address:
                 visited.add((address, 4 * words.size))
             jump = self._run_buffer(words, address, result, packet_limit)
@@ -338,6 +355,8 @@ class CommandProcessor:
 
     def _draw(self, call: DrawCall) -> None:
         self.draw_count += 1
+        if self.record_draws:
+            self.draws.append(DrawRecord(call.index, call.kind, self._buffer, call.offset, call.state.regs.copy()))
         for obs in self.observers:
             obs.on_draw_begin(call)
         self.pipeline.draw(call)
@@ -374,4 +393,4 @@ class CommandProcessor:
             obs.on_packet(event)
 
 
-__all__ = ["CommandBufferError", "CommandProcessor", "RunResult", "build_tables"]
+__all__ = ["CommandBufferError", "CommandProcessor", "DrawRecord", "RunResult", "build_tables"]
