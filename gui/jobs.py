@@ -1,0 +1,111 @@
+"""The work the debugger hands its worker thread: plain functions of the ``Session`` that return immutable
+results (Qt-free, so they are testable without a GUI). Each takes the session first; the main window binds the
+other arguments with ``functools.partial`` and submits them under a kind (see ``gui.worker``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from picaemu.formats import pica
+from picaemu.gui import probe, state_views
+from picaemu.gui.replay_adapter import Session
+from picaemu.gui.snapshot import Snapshot, take
+from picaemu.gui.timeline import Cursor, Timeline
+
+from picaemu.errors import PicaError
+from picaemu.replay import Replay
+
+
+def open_session(path: str | os.PathLike[str] | None = None, capture: pica.Capture | None = None,
+                 label: str = "", progress: Callable[[int, int], None] | None = None) -> Session:
+    """Open and index a capture file / directory, or an in-memory capture."""
+    session = Session(Replay(capture), path=label) if capture is not None else Session.open(path)
+    session.index(progress)
+    return session
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What the GUI needs after an open: the timeline, draw thumbnails, the indexing fault (if any)."""
+
+    timeline: Timeline
+    thumbnails: list | None
+    fault: PicaError | None
+
+
+def opened(session: Session) -> Opened:
+    return Opened(session.timeline, session.thumbnails, session.fault)
+
+
+def snapshot(session: Session, cursor: Cursor) -> Snapshot:
+    return take(session, cursor)
+
+
+def _draw_state(session: Session, cursor: Cursor):
+    tl = session.timeline
+    last = tl.last_draw(cursor)
+    return (last, session.state_at_draw(last)) if last is not None else (None, session.replay.state.copy())
+
+
+def textures(session: Session, cursor: Cursor) -> tuple[int | None, list[state_views.BoundTexture]]:
+    """(the draw the bindings belong to, the bound units) at ``cursor``."""
+    session.goto(cursor)
+    draw, state = _draw_state(session, cursor)
+    return draw, state_views.bound_textures(state)
+
+
+def texture_picture(session: Session, cursor: Cursor, request: tuple) -> tuple[np.ndarray, str]:
+    """Decode a bound unit (``("unit", unit, face, level)``) or any memory (``("free", address, format, w, h,
+    level)``) at ``cursor``: ((H, W, 4) uint8 RGBA, description)."""
+    session.goto(cursor)
+    if request[0] == "free":
+        _, address, fmt, w, h, level = request
+        from picaemu.texture import decode_texture
+
+        img = decode_texture(session.replay.memory, address, w, h, fmt, level)
+        return img, f"free view: {fmt} {w}x{h} level {level} @ 0x{address:08X}"
+    _, unit, face, level = request
+    draw, state = _draw_state(session, cursor)
+    where = f" (as bound at draw {draw})" if draw is not None else " (no draw yet: current registers)"
+    tex = state_views.bound_textures(state)[unit]
+    if tex.kind == "procedural":
+        return state_views.proctex_image(state), tex.text() + " — 128x128 over u, v in [0, 1]" + where
+    if tex.error:
+        raise PicaError(tex.error)
+    if face >= len(tex.addresses):
+        raise PicaError(f"texture unit {unit} has {len(tex.addresses)} face(s); face {face} does not exist")
+    if level >= tex.levels:
+        raise PicaError(f"texture unit {unit} has {tex.levels} level(s); level {level} does not exist")
+    img = state_views.texture_image(session.replay.memory, tex, face, level)
+    return img, f"{tex.text()} — face {face} level {level}{where}"
+
+
+def shader(session: Session, cursor: Cursor, unit: str) -> state_views.ShaderView:
+    _, state = _draw_state(session, cursor)
+    return state_views.shader_view(state, unit)
+
+
+def vertices(session: Session, draw: int) -> state_views.DrawVertices:
+    d = session.timeline.draws[draw]
+    session.goto(d.before)
+    return state_views.draw_vertices(session.state_at_draw(draw), d.kind, session.replay.memory)
+
+
+def trace(session: Session, draw: int, vertex: int) -> list:
+    dv = vertices(session, draw)
+    if not 0 <= vertex < len(dv.inputs):
+        raise PicaError(f"draw {draw} loads {len(dv.inputs)} vertices; there is no vertex {vertex}")
+    setup = state_views.shader_view(session.state_at_draw(draw), "vs").setup
+    return state_views.trace_vertex(setup, dv.inputs[vertex])
+
+
+def draw_probe(session: Session, draw: int) -> probe.DrawProbe:
+    return probe.probe_draw(session, draw)
+
+
+def history(session: Session, pixel: tuple[int, int], cursor: Cursor) -> list[probe.FragmentRecord]:
+    return probe.pixel_history(session, pixel, cursor)

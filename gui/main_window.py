@@ -1,0 +1,401 @@
+"""The debugger's main window: dockable panels around the framebuffer view, menus, shortcuts, status bar,
+drag and drop, recent files and remembered layout (QSettings), breakpoints persisted per capture.
+
+All replay work goes to the one ``Worker`` (``gui.jobs`` functions); results come back through ``_on_result``,
+stale ones are dropped. Moving (step / continue / run to) computes the target ``Cursor`` here from the immutable
+timeline and asks for a ``Snapshot``; panels then ask for what they show (textures, shader, vertices, probes).
+Errors are shown in a non-blocking dialog naming the error type and kept in ``last_error``; the window stays
+usable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import partial
+from pathlib import Path
+
+from picaemu.gui import jobs
+from picaemu.gui.panels.breakpoints import BreakpointPanel
+from picaemu.gui.panels.commands import CommandPanel
+from picaemu.gui.panels.draws import DrawsPanel
+from picaemu.gui.panels.framebuffer import FramebufferPanel
+from picaemu.gui.panels.mesh import MeshPanel
+from picaemu.gui.panels.pixel_history import PixelHistoryPanel
+from picaemu.gui.panels.registers import RegisterPanel
+from picaemu.gui.panels.shader import ShaderPanel
+from picaemu.gui.panels.stats import StatsPanel
+from picaemu.gui.panels.textures import TexturePanel
+from picaemu.gui.replay_adapter import address_from_name, raw_capture
+from picaemu.gui.snapshot import Snapshot
+from picaemu.gui.timeline import Breakpoint, Cursor, Timeline, Unit, breakpoint_stops
+from picaemu.gui.worker import JobResult, Worker
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox
+
+MAX_RECENT = 8
+FILE_FILTER = "Captures (*.pica *.ctf manifest.json);;All files (*)"
+STEP_KEYS = {  # (unit, forward) -> shortcut
+    (Unit.PACKET, True): "F10", (Unit.PACKET, False): "Shift+F10",
+    (Unit.DRAW, True): "F11", (Unit.DRAW, False): "Shift+F11",
+    (Unit.LIST, True): "F9", (Unit.LIST, False): "Shift+F9",
+    (Unit.FRAME, True): "F12", (Unit.FRAME, False): "Shift+F12",
+}
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.settings = settings if settings is not None else QSettings("picaemu", "debugger")
+        self.setWindowTitle("picaemu debugger")
+        self.resize(1400, 900)
+        self.setAcceptDrops(True)
+        self.worker = Worker()
+        self.worker.done.connect(self._on_result)
+        self.worker.progress.connect(lambda text: self.status.setText(text))
+        self.timeline: Timeline | None = None
+        self.snapshot: Snapshot | None = None
+        self.path = ""
+        self.last_error = ""
+        self.target = Cursor(0, 0)
+        self.history_pixel = (0, 0)
+        self._build_panels()
+        self._build_menus()
+        self.status = QLabel("open a capture (File › Open, or drop it here)")
+        self.statusBar().addWidget(self.status, 1)
+        self.restoreGeometry(self.settings.value("geometry", b""))
+        self.restoreState(self.settings.value("state", b""))
+
+    # -- construction ------------------------------------------------------------------------------------
+    def _dock(self, title: str, widget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.docks[title] = dock
+        return dock
+
+    def _build_panels(self) -> None:
+        self.docks: dict[str, QDockWidget] = {}
+        self.framebuffer = FramebufferPanel()
+        self.setCentralWidget(self.framebuffer)
+        self.commands, self.registers = CommandPanel(), RegisterPanel()
+        self.history, self.textures, self.shader = PixelHistoryPanel(), TexturePanel(), ShaderPanel()
+        self.mesh, self.stats, self.breakpoints = MeshPanel(), StatsPanel(), BreakpointPanel()
+        self.draws = DrawsPanel()
+        left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
+                               Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._dock("Command stream", self.commands, left)
+        self._dock("Breakpoints", self.breakpoints, left)
+        self._dock("Registers", self.registers, right)
+        self._dock("Textures", self.textures, right)
+        bottom_docks = (("Draws", self.draws), ("Pixel history", self.history), ("Shader", self.shader),
+                        ("Mesh", self.mesh), ("Statistics", self.stats))
+        for title, w in bottom_docks:
+            self._dock(title, w, bottom)
+        self.tabifyDockWidget(self.docks["Registers"], self.docks["Textures"])
+        for title, _ in bottom_docks[1:]:
+            self.tabifyDockWidget(self.docks["Draws"], self.docks[title])
+        self.docks["Registers"].raise_()
+        self.docks["Draws"].raise_()
+        self._sized = False
+        self.commands.run_to.connect(self.move_to)
+        self.stats.run_to_draw.connect(self.run_to_draw)
+        self.draws.run_to_draw.connect(self.run_to_draw)
+        self.framebuffer.pixel_picked.connect(self.pick_pixel)
+        self.framebuffer.overlays_wanted.connect(self._request_probe)
+        self.textures.wanted.connect(self._request_texture)
+        self.shader.wanted.connect(self._shader_request)
+        self.breakpoints.changed.connect(self._save_breakpoints)
+
+    def _action(self, menu, text: str, slot, shortcut: str | None = None) -> QAction:
+        action = QAction(text, self)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        self.actions_by_text[text] = action
+        return action
+
+    def _build_menus(self) -> None:
+        self.actions_by_text: dict[str, QAction] = {}
+        file_menu = self.menuBar().addMenu("&File")
+        self._action(file_menu, "Open…", self._open_dialog, "Ctrl+O")
+        self._action(file_menu, "Open c3dcap scene folder…", self._open_folder_dialog)
+        self._action(file_menu, "Open raw command list…", self._open_raw_dialog)
+        self.recent_menu = file_menu.addMenu("Recent")
+        self._fill_recent()
+        self._action(file_menu, "Quit", self.close, "Ctrl+Q")
+        debug = self.menuBar().addMenu("&Debug")
+        for (unit, forward), key in STEP_KEYS.items():
+            text = f"{'Step' if forward else 'Back'} {unit.value}"
+            self._action(debug, text, partial(self.step, unit, forward), key)
+        self._action(debug, "Continue to breakpoint", partial(self.continue_, True), "F5")
+        self._action(debug, "Reverse continue", partial(self.continue_, False), "Shift+F5")
+        self._action(debug, "Go to start", lambda: self.move_to(Cursor(0, 0)), "Home")
+        self._action(debug, "Go to end", lambda: self.timeline and self.move_to(self.timeline.end), "End")
+        view = self.menuBar().addMenu("&View")
+        for dock in self.docks.values():
+            view.addAction(dock.toggleViewAction())
+
+    # -- opening -----------------------------------------------------------------------------------------
+    def open_path(self, path: str) -> int:
+        self.path = str(path)
+        self.status.setText(f"opening {path} …")
+        worker = self.worker
+
+        def job(_):
+            session = jobs.open_session(path, progress=self._progress_callback())
+            worker.session = session
+            return jobs.opened(session)
+
+        self._remember(str(path))
+        return worker.submit("open", job)
+
+    def open_raw(self, command_list: str, address: int, dumps: list[str]) -> int:
+        capture = raw_capture(command_list, address, [(address_from_name(p), p) for p in dumps])
+        self.path = str(command_list)
+        worker = self.worker
+
+        def job(_):
+            session = jobs.open_session(capture=capture, label=command_list, progress=self._progress_callback())
+            worker.session = session
+            return jobs.opened(session)
+
+        return worker.submit("open", job)
+
+    def _progress_callback(self):
+        """A callback for the worker thread: reports indexing progress in whole percents (queued signal)."""
+        last = [-1]
+
+        def report(done: int, total: int) -> None:
+            percent = 100 * done // max(total, 1)
+            if percent != last[0]:
+                last[0] = percent
+                self.worker.progress.emit(f"indexing {os.path.basename(self.path)}: {percent}%")
+
+        return report
+
+    def _open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open capture", "", FILE_FILTER)
+        if path:
+            self.open_path(str(Path(path).parent) if Path(path).name == "manifest.json" else path)
+
+    def _open_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open c3dcap scene folder")
+        if path:
+            self.open_path(path)
+
+    def _open_raw_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Raw command list (u32 words)", "", "Binary (*.bin);;All (*)")
+        if not path:
+            return
+        text, ok = QInputDialog.getText(self, "Load address", "physical address of the list", text="0x20100000")
+        if not ok:
+            return
+        dumps, _ = QFileDialog.getOpenFileNames(self, "Memory dumps named by hex address (optional)", "",
+                                                "Binary (*.bin);;All (*)")
+        try:
+            self.open_raw(path, int(text, 0), dumps)
+        except Exception as err:
+            self.show_error("Open raw command list", f"{type(err).__name__}: {err}")
+
+    def _remember(self, path: str) -> None:
+        recent = [p for p in self._recent() if p != path]
+        self.settings.setValue("recent", json.dumps([path, *recent][:MAX_RECENT]))
+        self._fill_recent()
+
+    def _recent(self) -> list[str]:
+        try:
+            return list(json.loads(self.settings.value("recent", "[]")))
+        except (TypeError, ValueError):
+            return []
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for path in self._recent():
+            self.recent_menu.addAction(path, partial(self.open_path, path))
+
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        urls = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if urls:
+            p = Path(urls[0])
+            self.open_path(str(p.parent) if p.name == "manifest.json" else str(p))
+
+    # -- moving ------------------------------------------------------------------------------------------
+    def move_to(self, cursor: Cursor) -> int | None:
+        if self.timeline is None:
+            return None
+        self.target = cursor
+        self.status.setText(f"going to {cursor.text()} …")
+        return self.worker.submit("snapshot", partial(jobs.snapshot, cursor=cursor))
+
+    def step(self, unit: Unit, forward: bool = True) -> int | None:
+        if self.timeline is None:
+            return None
+        return self.move_to(self.timeline.step(self.target, unit, forward))
+
+    def run_to_draw(self, draw: int) -> int | None:
+        return self.move_to(self.timeline.after_draw(draw)) if self.timeline is not None else None
+
+    def continue_(self, forward: bool = True) -> int | None:
+        if self.timeline is None:
+            return None
+        try:
+            stops = breakpoint_stops(self.breakpoints.breakpoints, self.timeline)
+        except Exception as err:
+            self.show_error("Breakpoints", f"{type(err).__name__}: {err}")
+            return None
+        fallback = self.timeline.end if forward else Cursor(0, 0)
+        target = Timeline.seek(stops, self.target, forward) if stops else fallback
+        return self.move_to(fallback if target == self.target else target)
+
+    # -- panel requests ----------------------------------------------------------------------------------
+    def _current_draw(self) -> int | None:
+        return self.snapshot.last_draw if self.snapshot is not None else None
+
+    def _request_probe(self) -> None:
+        draw = self._current_draw()
+        if draw is not None:
+            self.worker.submit("probe", partial(jobs.draw_probe, draw=draw))
+
+    def _request_texture(self, request: tuple) -> None:
+        if self.timeline is not None:
+            self.worker.submit("texture", partial(jobs.texture_picture, cursor=self.target, request=request))
+
+    def _shader_request(self, request: tuple) -> None:
+        if self.timeline is None:
+            return
+        if request[0] == "shader":
+            self.worker.submit("shader", partial(jobs.shader, cursor=self.target, unit=request[1]))
+        elif (draw := self._current_draw()) is not None:
+            self.worker.submit("trace", partial(jobs.trace, draw=draw, vertex=request[1]))
+
+    def pick_pixel(self, x: int, y: int) -> int | None:
+        if self.timeline is None:
+            return None
+        self.history_pixel = (x, y)
+        self.history.label.setText(f"pixel x={x} y={y}: replaying draws …")
+        return self.worker.submit("history", partial(jobs.history, pixel=(x, y), cursor=self.target))
+
+    def _after_move(self, snap: Snapshot) -> None:
+        draw = snap.last_draw
+        self.worker.submit("textures", partial(jobs.textures, cursor=snap.cursor))
+        self.worker.submit("shader", partial(jobs.shader, cursor=snap.cursor, unit=self.shader.unit.currentText()))
+        if draw is not None:
+            self.worker.submit("vertices", partial(jobs.vertices, draw=draw))
+        else:
+            self.mesh.show_message("no draw has run yet at this position")
+
+    # -- results -----------------------------------------------------------------------------------------
+    def _on_result(self, result: JobResult) -> None:
+        if result.stale:
+            return
+        if result.error is not None:
+            self._failed(result)
+            return
+        handler = getattr(self, f"_got_{result.kind}", None)
+        try:
+            if handler is not None:
+                handler(result)
+        except Exception as err:  # a panel that cannot show a result must not take the app down
+            self.show_error(f"showing {result.kind}", f"{type(err).__name__}: {err}")
+
+    def _failed(self, result: JobResult) -> None:
+        if result.kind == "texture":
+            self.textures.show_texture(None, result.error_text)
+        elif result.kind == "vertices":
+            self.mesh.show_message(result.error_text)
+        else:
+            self.show_error(f"{result.kind} failed", result.error_text)
+        if result.kind == "open":
+            self.status.setText(f"could not open {self.path}")
+
+    def show_error(self, title: str, text: str) -> None:
+        self.last_error = text
+        self.status.setText(text)
+        box = QMessageBox(QMessageBox.Icon.Critical, title, text, QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def _got_open(self, result: JobResult) -> None:
+        opened: jobs.Opened = result.value
+        self.timeline = tl = opened.timeline
+        self.setWindowTitle(f"picaemu debugger — {os.path.basename(self.path)}")
+        self.commands.set_timeline(tl)
+        self.stats.set_timeline(tl)
+        self.draws.set_draws(tl, opened.thumbnails)
+        self.breakpoints.set_breakpoints(self._load_breakpoints())
+        fault = opened.fault
+        if fault is not None:
+            self.show_error("Capture fault", f"the capture stops replaying at a fault: {type(fault).__name__}: "
+                                             f"{fault}\nEverything before it can be inspected.")
+        self.move_to(Cursor(tl.frame_ends[0] + 1, 0) if tl.frame_ends else tl.end)
+
+    def _got_snapshot(self, result: JobResult) -> None:
+        snap: Snapshot = result.value
+        self.snapshot = snap
+        tl = self.timeline
+        draw = f"draw {snap.last_draw}/{len(tl.draws)}" if snap.last_draw is not None else f"no draw/{len(tl.draws)}"
+        self.status.setText(f"frame {snap.frame} | {draw} | event {snap.cursor.event}/{len(tl.events)} "
+                            f"packet {snap.cursor.packet} | {1000 * result.seconds:.1f} ms")
+        self.commands.set_cursor(snap.cursor)
+        self.registers.show_snapshot(snap)
+        self.framebuffer.show_snapshot(snap)
+        self.stats.set_current_draw(snap.last_draw)
+        self.draws.select(snap.last_draw)
+        self._after_move(snap)
+
+    def _got_textures(self, result: JobResult) -> None:
+        self.textures.set_bound(result.value[1])
+
+    def _got_texture(self, result: JobResult) -> None:
+        self.textures.show_texture(*result.value)
+
+    def _got_shader(self, result: JobResult) -> None:
+        self.shader.show_shader(result.value)
+
+    def _got_trace(self, result: JobResult) -> None:
+        self.shader.show_trace(self.shader.vertex.value(), result.value)
+
+    def _got_vertices(self, result: JobResult) -> None:
+        self.mesh.show_vertices(self._current_draw(), result.value)
+
+    def _got_probe(self, result: JobResult) -> None:
+        self.framebuffer.set_probe(result.value)
+
+    def _got_history(self, result: JobResult) -> None:
+        self.history.show_history(self.history_pixel, result.value)
+
+    # -- breakpoints and settings ------------------------------------------------------------------------
+    def _bp_key(self) -> str:
+        return "breakpoints/" + self.path.replace("/", "|").replace("\\", "|")
+
+    def _load_breakpoints(self) -> list[Breakpoint]:
+        try:
+            return [Breakpoint.from_dict(d) for d in json.loads(self.settings.value(self._bp_key(), "[]"))]
+        except (TypeError, ValueError, KeyError):
+            return []
+
+    def _save_breakpoints(self, bps: list[Breakpoint]) -> None:
+        if self.path:
+            self.settings.setValue(self._bp_key(), json.dumps([bp.to_dict() for bp in bps]))
+
+    def showEvent(self, event) -> None:
+        """First show without a saved layout: give the framebuffer most of the room."""
+        super().showEvent(event)
+        if not self._sized and not self.settings.value("state"):
+            self._sized = True
+            self.resizeDocks([self.docks["Draws"]], [max(self.height() // 3, 200)], Qt.Orientation.Vertical)
+
+    def closeEvent(self, event) -> None:
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("state", self.saveState())
+        self.settings.sync()
+        self.worker.stop()
+        super().closeEvent(event)

@@ -1,0 +1,1 @@
+"""Qt item models over immutable snapshots (format lazily in ``data()``)."""

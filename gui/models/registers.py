@@ -1,0 +1,187 @@
+"""The register inspector model, generated from the register table: block -> register -> decoded field.
+
+Columns: name, id, value (hex word, or the field's raw value), meaning (enum names / numbers from the table).
+The model shows one immutable (0x300,) uint32 register file (``set_registers(regs, previous)``); with
+``previous`` (the registers at the previous draw, or the other side of a diff) rows whose word or field differs
+get a highlight background and ``changed_only`` hides the rest. Formatting happens lazily in ``data()``.
+
+Index encoding (``internalId``): 0 = a block row; ``b + 1`` = a register row under block ``b``;
+``FIELD_FLAG | b << 12 | r`` = a field row under register row ``r`` of block ``b``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from picaemu.gui.state_views import register_blocks
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from picaemu import regs as regtable
+
+Index = QModelIndex | QPersistentModelIndex
+FIELD_FLAG = 1 << 30
+HEADERS = ("Name", "Id", "Value", "Meaning")
+CHANGED = QColor(255, 236, 150)
+
+
+class RegisterModel(QAbstractItemModel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.regs = np.zeros(regtable.NUM_REGS, np.uint32)
+        self.previous: np.ndarray | None = None
+        self.changed_only = False
+        self._blocks = self._visible_blocks()
+
+    # -- content -----------------------------------------------------------------------------------------
+    def set_registers(self, regs: np.ndarray, previous: np.ndarray | None = None) -> None:
+        self.beginResetModel()
+        self.regs = np.asarray(regs, np.uint32).copy()
+        self.previous = None if previous is None else np.asarray(previous, np.uint32).copy()
+        self._blocks = self._visible_blocks()
+        self.endResetModel()
+
+    def set_changed_only(self, on: bool) -> None:
+        self.beginResetModel()
+        self.changed_only = on
+        self._blocks = self._visible_blocks()
+        self.endResetModel()
+
+    def _changed(self, reg_id: int) -> bool:
+        return self.previous is not None and int(self.previous[reg_id]) != int(self.regs[reg_id])
+
+    def _visible_blocks(self) -> list[tuple[str, tuple[regtable.Register, ...]]]:
+        if not self.changed_only:
+            return list(register_blocks())
+        out = []
+        for name, regs in register_blocks():
+            kept = tuple(r for r in regs if self._changed(r.id))
+            if kept:
+                out.append((name, kept))
+        return out
+
+    def register_at(self, index: Index) -> regtable.Register | None:
+        iid = index.internalId() if index.isValid() else 0
+        if not index.isValid() or iid == 0:
+            return None
+        if iid & FIELD_FLAG:
+            return self._blocks[(iid & ~FIELD_FLAG) >> 12][1][iid & 0xFFF]
+        return self._blocks[iid - 1][1][index.row()]
+
+    def find(self, name: str) -> QModelIndex:
+        """Index of the register row called ``name`` (any table spelling), invalid if not shown."""
+        reg = regtable.by_name(name)
+        for b, (_, regs) in enumerate(self._blocks):
+            for r, candidate in enumerate(regs):
+                if candidate.id == reg.id:
+                    return self.createIndex(r, 0, b + 1)
+        return QModelIndex()
+
+    # -- structure ---------------------------------------------------------------------------------------
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if not self.hasIndex(row, column, parent):
+            return QModelIndex()
+        if not parent.isValid():
+            return self.createIndex(row, column, 0)
+        pid = parent.internalId()
+        if pid == 0:
+            return self.createIndex(row, column, parent.row() + 1)
+        if pid & FIELD_FLAG:
+            return QModelIndex()
+        return self.createIndex(row, column, FIELD_FLAG | (pid - 1) << 12 | parent.row())
+
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid():
+            return QModelIndex()
+        iid = index.internalId()
+        if iid == 0:
+            return QModelIndex()
+        if iid & FIELD_FLAG:
+            b, r = (iid & ~FIELD_FLAG) >> 12, iid & 0xFFF
+            return self.createIndex(r, 0, b + 1)
+        return self.createIndex(iid - 1, 0, 0)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        if not parent.isValid():
+            return len(self._blocks)
+        if parent.column() != 0:
+            return 0
+        pid = parent.internalId()
+        if pid == 0:
+            return len(self._blocks[parent.row()][1])
+        if pid & FIELD_FLAG:
+            return 0
+        return len(self._blocks[pid - 1][1][parent.row()].fields)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and section < 4:
+            return HEADERS[section]
+        return None
+
+    # -- data --------------------------------------------------------------------------------------------
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        iid = index.internalId()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if iid == 0:
+                return self._block_text(index)
+            if iid & FIELD_FLAG:
+                return self._field_text(index)
+            return self._register_text(index)
+        if role == Qt.ItemDataRole.BackgroundRole and iid and self._row_changed(index):
+            return CHANGED
+        if role == Qt.ItemDataRole.ToolTipRole and iid:
+            reg = self.register_at(index)
+            return reg.doc if reg is not None else None
+        return None
+
+    def _block_text(self, index: QModelIndex) -> str | None:
+        name, regs = self._blocks[index.row()]
+        if index.column() == 0:
+            return name
+        if index.column() == 3:
+            changed = sum(self._changed(r.id) for r in regs)
+            return f"{len(regs)} registers" + (f", {changed} changed" if changed else "")
+        return None
+
+    def _register_text(self, index: QModelIndex) -> str | None:
+        reg = self.register_at(index)
+        value = int(self.regs[reg.id])
+        col = index.column()
+        if col == 0:
+            return reg.name
+        if col == 1:
+            return f"0x{reg.id:03X}"
+        if col == 2:
+            return f"0x{value:08X}"
+        if reg.fields:
+            decoded = regtable.decode_fields(reg.id, value)
+            return " ".join(f"{f.name}={f.text}" for f in decoded.fields)
+        return reg.kind.value if hasattr(reg.kind, "value") else ""
+
+    def _field_text(self, index: QModelIndex) -> str | None:
+        reg = self.register_at(index)
+        fld = reg.fields[index.row()]
+        raw = fld.extract(int(self.regs[reg.id]))
+        col = index.column()
+        if col == 0:
+            return fld.name
+        if col == 1:
+            return f"bits {fld.lo}-{fld.hi}" if fld.hi != fld.lo else f"bit {fld.lo}"
+        if col == 2:
+            return str(raw)
+        return fld.describe(raw)
+
+    def _row_changed(self, index: QModelIndex) -> bool:
+        if self.previous is None:
+            return False
+        reg = self.register_at(index)
+        if not index.internalId() & FIELD_FLAG:
+            return self._changed(reg.id)
+        fld = reg.fields[index.row()]
+        return fld.extract(int(self.regs[reg.id])) != fld.extract(int(self.previous[reg.id]))

@@ -1,0 +1,89 @@
+"""Breakpoints panel: a checkable list (toggle), an add form (kind, register name/id, optional value, draw number),
+remove. ``changed(list[Breakpoint])`` fires on every edit; the main window persists the list per capture."""
+
+from __future__ import annotations
+
+from picaemu.gui.timeline import BreakKind, Breakpoint
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+class BreakpointPanel(QWidget):
+    changed = Signal(object)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.kind = QComboBox()
+        self.kind.addItems([k.value for k in BreakKind])
+        self.register = QLineEdit(placeholderText="register (name or 0x id)")
+        self.value = QLineEdit(placeholderText="value (optional)")
+        self.draw = QLineEdit(placeholderText="draw # (optional)")
+        self.add = QPushButton("Add")
+        self.remove = QPushButton("Remove")
+        self.list = QListWidget()
+        self.error = QLabel("")
+        form = QHBoxLayout()
+        for w in (self.kind, self.register, self.value, self.draw, self.add, self.remove):
+            form.addWidget(w)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(form)
+        lay.addWidget(self.error)
+        lay.addWidget(self.list)
+        self.add.clicked.connect(self._add)
+        self.remove.clicked.connect(self._remove)
+        self.list.itemChanged.connect(self._toggled)
+        self.breakpoints: list[Breakpoint] = []
+
+    def set_breakpoints(self, bps: list[Breakpoint], *, notify: bool = False) -> None:
+        self.breakpoints = list(bps)
+        self.list.blockSignals(True)
+        self.list.clear()
+        for bp in self.breakpoints:
+            item = QListWidgetItem(bp.text())
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if bp.enabled else Qt.CheckState.Unchecked)
+            self.list.addItem(item)
+        self.list.blockSignals(False)
+        if notify:
+            self.changed.emit(self.breakpoints)
+
+    def add_breakpoint(self, bp: Breakpoint) -> None:
+        self.set_breakpoints([*self.breakpoints, bp], notify=True)
+
+    def _add(self) -> None:
+        try:
+            value = int(self.value.text(), 0) if self.value.text().strip() else None
+            draw = int(self.draw.text(), 0) if self.draw.text().strip() else None
+        except ValueError as err:
+            self.error.setText(str(err))
+            return
+        kind = BreakKind(self.kind.currentText())
+        if kind is BreakKind.REGISTER_WRITE and not self.register.text().strip():
+            self.error.setText("a register-write breakpoint needs a register")
+            return
+        self.error.setText("")
+        self.add_breakpoint(Breakpoint(kind, self.register.text().strip(), value, draw))
+
+    def _remove(self) -> None:
+        row = self.list.currentRow()
+        if 0 <= row < len(self.breakpoints):
+            self.set_breakpoints(self.breakpoints[:row] + self.breakpoints[row + 1 :], notify=True)
+
+    def _toggled(self, item: QListWidgetItem) -> None:
+        row = self.list.row(item)
+        bp = self.breakpoints[row]
+        on = item.checkState() == Qt.CheckState.Checked
+        if bp.enabled != on:
+            self.breakpoints[row] = Breakpoint(bp.kind, bp.register, bp.value, bp.draw, on)
+            self.changed.emit(self.breakpoints)

@@ -1,0 +1,173 @@
+"""Framebuffer panel: the render target (color, depth normalized over an adjustable range, stencil) and both LCD
+screens at the current position; zoom / pan / pick (window coordinates and raw + decoded values); overlays of
+the last draw computed by the software rasterizer (wireframe, overdraw) and the scissor box; save PNG.
+
+``pixel_picked(x, y)`` (window coordinates, y up) is emitted for picks on render-target views;
+``overlays_wanted()`` asks the main window for a probe of the current draw (``set_probe``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from picaemu.gui.image_view import ImageView, save_png
+from picaemu.gui.probe import DrawProbe, overdraw_overlay, scissor_rect, wireframe_overlay
+from picaemu.gui.snapshot import Snapshot
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+VIEWS = ("color", "alpha", "depth", "stencil", "top", "bottom")
+TARGET_VIEWS = ("color", "alpha", "depth", "stencil")
+DEPTH_MAX = float((1 << 24) - 1)
+
+
+def depth_picture(depth: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """(H, W) uint32 24-bit depth -> (H, W, 3) uint8 grey, ``lo``..``hi`` (0..1 of full scale) stretched."""
+    d = depth.astype(np.float64) / DEPTH_MAX
+    span = max(hi - lo, 1e-9)
+    g = np.clip((d - lo) / span, 0.0, 1.0) * 255.0
+    return np.repeat(np.rint(g).astype(np.uint8)[..., None], 3, axis=2)
+
+
+def view_picture(snap: Snapshot, view: str, lo: float = 0.0, hi: float = 1.0) -> np.ndarray | None:
+    img = snap.images
+    if view == "color" and "color" in img:
+        return img["color"][..., :3]
+    if view == "alpha" and "color" in img:
+        return np.repeat(img["color"][..., 3:4], 3, axis=2)
+    if view == "depth" and "depth" in img:
+        return depth_picture(img["depth"], lo, hi)
+    if view == "stencil" and "stencil" in img:
+        return np.repeat(img["stencil"][..., None], 3, axis=2)
+    return img.get(view)
+
+
+class FramebufferPanel(QWidget):
+    pixel_picked = Signal(int, int)
+    overlays_wanted = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.view_box = QComboBox()
+        self.view_box.addItems(VIEWS)
+        self.lo, self.hi = QDoubleSpinBox(), QDoubleSpinBox()
+        for box, value in ((self.lo, 0.0), (self.hi, 1.0)):
+            box.setRange(0.0, 1.0)
+            box.setDecimals(4)
+            box.setSingleStep(0.01)
+            box.setValue(value)
+            box.valueChanged.connect(self.refresh)
+        self.wire, self.overdraw, self.scissor = QCheckBox("wireframe"), QCheckBox("overdraw"), QCheckBox("scissor")
+        self.save = QPushButton("Save PNG…")
+        self.image = ImageView()
+        self.info = QLabel("no capture")
+        self.pick_info = QLabel("")
+        row = QHBoxLayout()
+        for w in (self.view_box, QLabel("depth"), self.lo, self.hi, self.wire, self.overdraw, self.scissor, self.save):
+            row.addWidget(w)
+        row.addStretch(1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(row)
+        lay.addWidget(self.info)
+        lay.addWidget(self.image, 1)
+        lay.addWidget(self.pick_info)
+        self.view_box.currentTextChanged.connect(self.refresh)
+        for box in (self.wire, self.overdraw):
+            box.toggled.connect(self._overlay_toggled)
+        self.scissor.toggled.connect(self.refresh)
+        self.save.clicked.connect(self._save)
+        self.image.picked.connect(self._picked)
+        self.snapshot: Snapshot | None = None
+        self.probe: DrawProbe | None = None
+
+    @property
+    def view(self) -> str:
+        return self.view_box.currentText()
+
+    def show_snapshot(self, snap: Snapshot) -> None:
+        self.snapshot = snap
+        self.probe = None
+        self.refresh()
+        if self.wire.isChecked() or self.overdraw.isChecked():
+            self.overlays_wanted.emit()
+
+    def set_probe(self, probe: DrawProbe | None) -> None:
+        self.probe = probe
+        self.refresh()
+
+    def _overlay_toggled(self) -> None:
+        if self.probe is None and (self.wire.isChecked() or self.overdraw.isChecked()):
+            self.overlays_wanted.emit()
+        self.refresh()
+
+    def picture(self) -> np.ndarray | None:
+        if self.snapshot is None:
+            return None
+        return view_picture(self.snapshot, self.view, self.lo.value(), self.hi.value())
+
+    def refresh(self) -> None:
+        snap = self.snapshot
+        if snap is None:
+            return
+        pic = self.picture()
+        self.image.set_image(pic)
+        if pic is None:
+            self.info.setText(snap.errors.get(self.view, f"no {self.view} image"))
+            return
+        self.info.setText(snap.fb_text if self.view in TARGET_VIEWS else f"{self.view} screen (LCD output)")
+        overlays, rects = [], []
+        if self.view in TARGET_VIEWS:
+            if self.probe is not None and self.probe.edges.shape == pic.shape[:2]:
+                if self.overdraw.isChecked():
+                    overlays.append(overdraw_overlay(self.probe))
+                if self.wire.isChecked():
+                    overlays.append(wireframe_overlay(self.probe))
+            if self.scissor.isChecked():
+                mode, rect = scissor_rect(snap.regs, pic.shape[0])
+                rects = [rect] if rect else []
+                self.info.setText(self.info.text() + f"; scissor {mode}")
+        self.image.set_overlays(overlays, rects)
+
+    def describe_pixel(self, column: int, row: int) -> str:
+        snap = self.snapshot
+        img = snap.images
+        h = img["color"].shape[0] if "color" in img else 0
+        if self.view not in TARGET_VIEWS:
+            r, g, b = (int(v) for v in img[self.view][row, column])
+            return f"{self.view} screen column {column} row {row}: RGB ({r}, {g}, {b})"
+        parts = [f"window x={column} y={h - 1 - row}"]
+        if "color" in img:
+            parts.append("RGBA ({}, {}, {}, {})".format(*(int(v) for v in img["color"][row, column])))
+        if "depth" in img:
+            d = int(img["depth"][row, column])
+            parts.append(f"depth 0x{d:06X} ({d / DEPTH_MAX:.6f})")
+        if "stencil" in img:
+            parts.append(f"stencil {int(img['stencil'][row, column])}")
+        if self.probe is not None and self.probe.overdraw.shape[0] > row:
+            parts.append(f"draw {self.probe.draw}: {int(self.probe.overdraw[row, column])} fragments")
+        return ", ".join(parts)
+
+    def _picked(self, column: int, row: int) -> None:
+        if self.snapshot is None:
+            return
+        self.pick_info.setText(self.describe_pixel(column, row))
+        if self.view in TARGET_VIEWS and "color" in self.snapshot.images:
+            self.pixel_picked.emit(column, self.snapshot.images["color"].shape[0] - 1 - row)
+
+    def _save(self) -> None:
+        pic = self.picture()
+        if pic is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save PNG", f"{self.view}.png", "PNG (*.png)")
+        if path:
+            save_png(pic, path)

@@ -1,0 +1,110 @@
+"""Mesh view: the current draw's vertex-loader inputs (v0-v15 per loaded vertex), vertex-shader outputs (o0-o15),
+and triangles before / after clipping, with a simple rotatable 3D view (orthographic, QPainter) of the clip-space
+triangles (x / w, y / w, z / w). Geometry-shader draws are not rendered by the pipeline yet: the panel says so."""
+
+from __future__ import annotations
+
+import numpy as np
+from picaemu.gui.models.table import TableModel, compact
+from picaemu.gui.state_views import DrawVertices
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen, QPolygonF
+from PySide6.QtWidgets import QLabel, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget
+
+
+def _vec(v) -> str:
+    return "(" + ", ".join(f"{x:.4g}" for x in v) + ")"
+
+
+def _rows(indices: np.ndarray, regs: np.ndarray) -> tuple:
+    return tuple((int(i), r) for i, r in zip(indices, regs, strict=True))
+
+
+def _cell(row: tuple, c: int) -> str:
+    return str(row[0]) if c == 0 else _vec(row[1][c - 1])
+
+
+class MeshView3D(QWidget):
+    """Orthographic view of (T, 3, 4) clip-space triangles; drag to rotate."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(160, 160)
+        self.tris = np.zeros((0, 3, 4), np.float32)
+        self.yaw, self.pitch = 0.0, 0.0
+        self._last: QPointF | None = None
+
+    def set_triangles(self, tris: np.ndarray) -> None:
+        self.tris = np.asarray(tris, np.float32)
+        self.update()
+
+    def projected(self) -> np.ndarray:
+        """(T, 3, 2) screen points of the triangles after the divide by w and the view rotation."""
+        if not len(self.tris):
+            return np.zeros((0, 3, 2))
+        w = np.where(np.abs(self.tris[..., 3:4]) > 1e-12, self.tris[..., 3:4], 1.0)
+        p = self.tris[..., :3] / w
+        cy, sy, cp, sp = np.cos(self.yaw), np.sin(self.yaw), np.cos(self.pitch), np.sin(self.pitch)
+        x = p[..., 0] * cy + p[..., 2] * sy
+        z = -p[..., 0] * sy + p[..., 2] * cy
+        y = p[..., 1] * cp - z * sp
+        scale = 0.45 * min(self.width(), self.height())
+        return np.stack([self.width() / 2 + x * scale, self.height() / 2 - y * scale], axis=-1)
+
+    def paintEvent(self, event) -> None:
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor(30, 30, 36))
+        pen = QPen(QColor(0, 230, 120))
+        p.setPen(pen)
+        for tri in self.projected():
+            p.drawPolygon(QPolygonF([QPointF(float(a), float(b)) for a, b in tri]))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._last = event.position()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._last is not None and event.buttons() & Qt.MouseButton.LeftButton:
+            d = event.position() - self._last
+            self.yaw += d.x() * 0.01
+            self.pitch += d.y() * 0.01
+            self._last = event.position()
+            self.update()
+
+
+class MeshPanel(QWidget):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        heads = ("Vertex", *(f"{p}{i}" for p in "v" for i in range(16)))
+        self.inputs = TableModel(heads, _cell, parent=self)
+        self.outputs = TableModel(("Vertex", *(f"o{i}" for i in range(16))), _cell, parent=self)
+        self.clipped = TableModel(("Triangle", "v0", "v1", "v2"), _cell, parent=self)
+        self.view3d = MeshView3D()
+        self.label = QLabel("select a draw")
+        tabs = QTabWidget()
+        for model, title in ((self.inputs, "loader inputs"), (self.outputs, "VS outputs"),
+                             (self.clipped, "post-clip positions")):
+            view = QTableView()
+            compact(view)
+            view.setModel(model)
+            tabs.addTab(view, title)
+        split = QSplitter()
+        split.addWidget(tabs)
+        split.addWidget(self.view3d)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.label)
+        lay.addWidget(split, 1)
+
+    def show_vertices(self, draw: int, dv: DrawVertices, gs_note: str = "") -> None:
+        self.inputs.set_rows(_rows(dv.indices, dv.inputs))
+        self.outputs.set_rows(_rows(dv.indices, dv.outputs))
+        self.clipped.set_rows(_rows(np.arange(len(dv.clipped)), dv.clipped))
+        self.view3d.set_triangles(dv.triangles)
+        self.label.setText(f"draw {draw}: {len(dv.indices)} unique vertices, {len(dv.order)} in the stream, "
+                           f"{len(dv.triangles)} triangles, {len(dv.clipped)} after clipping{gs_note}")
+
+    def show_message(self, text: str) -> None:
+        self.label.setText(text)
+        for m in (self.inputs, self.outputs, self.clipped):
+            m.set_rows(())
+        self.view3d.set_triangles(np.zeros((0, 3, 4), np.float32))

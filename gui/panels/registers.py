@@ -1,0 +1,99 @@
+"""Register inspector panel: every register at the current position, grouped by block, decoded fields,
+highlight of what changed since the previous draw; "changed only", copy as JSON, and a state diff between a
+marked position ("Mark A") and the current one."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from picaemu.gui.models.registers import RegisterModel
+from picaemu.gui.snapshot import Snapshot
+from picaemu.gui.state_views import diff_json, registers_json
+from picaemu.gui.timeline import Cursor
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+class RegisterPanel(QWidget):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.model = RegisterModel(self)
+        self.view = QTreeView()
+        self.view.setModel(self.model)
+        self.view.setUniformRowHeights(True)
+        self.view.setColumnWidth(0, 230)
+        self.changed_only = QCheckBox("changed only")
+        self.find = QLineEdit(placeholderText="find register")
+        self.copy = QPushButton("Copy JSON")
+        self.mark = QPushButton("Mark A")
+        self.diff = QPushButton("Diff A → here")
+        self.info = QLabel("")
+        row = QHBoxLayout()
+        for w in (self.find, self.changed_only, self.copy, self.mark, self.diff):
+            row.addWidget(w)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(row)
+        lay.addWidget(self.info)
+        lay.addWidget(self.view)
+        self.changed_only.toggled.connect(self.model.set_changed_only)
+        self.copy.clicked.connect(self.copy_json)
+        self.mark.clicked.connect(self.mark_a)
+        self.diff.clicked.connect(self.show_diff)
+        self.find.returnPressed.connect(self._find)
+        self.snapshot: Snapshot | None = None
+        self.marked: tuple[Cursor, np.ndarray] | None = None
+        self.diffing = False
+
+    def show_snapshot(self, snap: Snapshot) -> None:
+        self.snapshot = snap
+        self.diffing = False
+        self.model.set_registers(snap.regs, snap.prev_regs)
+        since = f"draw {snap.prev_draw}" if snap.prev_draw is not None else "nothing (no earlier draw)"
+        self.info.setText(f"at {snap.cursor.text()}; highlighted: changed since {since}")
+
+    def copy_json(self) -> str:
+        if self.diffing and self.marked is not None and self.snapshot is not None:
+            data = diff_json(self.marked[1], self.snapshot.regs)
+        else:
+            data = registers_json(self.model.regs)
+        text = json.dumps(data, indent=1)
+        QApplication.clipboard().setText(text)
+        return text
+
+    def mark_a(self) -> None:
+        if self.snapshot is not None:
+            self.marked = (self.snapshot.cursor, self.snapshot.regs.copy())
+            self.mark.setText(f"A = {self.snapshot.cursor.text()}")
+
+    def show_diff(self) -> None:
+        """Highlight (and keep only) the registers that differ between A and the current position."""
+        if self.marked is None or self.snapshot is None:
+            return
+        self.diffing = True
+        self.model.set_registers(self.snapshot.regs, self.marked[1])
+        self.changed_only.setChecked(True)
+        self.model.set_changed_only(True)
+        n = int((self.marked[1] != self.snapshot.regs).sum())
+        self.info.setText(f"diff {self.marked[0].text()} → {self.snapshot.cursor.text()}: {n} registers differ")
+
+    def _find(self) -> None:
+        try:
+            index = self.model.find(self.find.text())
+        except KeyError:
+            self.info.setText(f"no register named {self.find.text()!r}")
+            return
+        if index.isValid():
+            self.view.setCurrentIndex(index)
+            self.view.scrollTo(index)
+            self.view.expand(index)

@@ -1,0 +1,148 @@
+"""Shader view: disassembly of the bound vertex (or geometry) shader with the entry point marked and uniform names
+when known, the float / int / bool uniform tables, and a vertex trace: pick a vertex of the current draw, step
+through its executed instructions forward and back with the sources, result, flags and a watch list.
+
+Requests go out through ``wanted(request)``: ``("shader", unit)``, ``("trace", vertex)``; the main window answers
+with ``show_shader`` / ``show_trace``.
+"""
+
+from __future__ import annotations
+
+from picaemu.gui.models.table import TableModel, compact
+from picaemu.gui.state_views import ShaderView
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+TRACE_HEADERS = ("Step", "PC", "Instruction", "Sources", "Result", "cmp", "a0", "aL")
+
+
+def _vec(v) -> str:
+    return "(" + ", ".join(f"{x:.5g}" for x in v) + ")"
+
+
+_TRACE_CELLS = (
+    lambda i, r: str(i),
+    lambda i, r: f"0x{r.step.pc:03X}",
+    lambda i, r: r.text,
+    lambda i, r: " ".join(_vec(s) for s in r.step.sources),
+    lambda i, r: _vec(r.step.result) if r.step.result is not None else "",
+    lambda i, r: f"{int(r.step.cmp[0])}{int(r.step.cmp[1])}",
+    lambda i, r: f"({r.step.a0[0]}, {r.step.a0[1]})",
+    lambda i, r: str(r.step.aL),
+)
+
+
+def destination(text: str) -> str:
+    """Destination register of a disassembled instruction (``dp4 o0.x, ...`` -> ``o0``; '' if none)."""
+    parts = text.split(None, 1)
+    if len(parts) < 2:
+        return ""
+    return parts[1].split(",")[0].split(".")[0].strip()
+
+
+def watch_values(records: list, upto: int, names: list[str]) -> dict[str, str]:
+    """Last value written to each watched register by the steps 0..``upto`` (masked lanes as written)."""
+    out = dict.fromkeys(names, "—")
+    for r in records[: upto + 1]:
+        dst = destination(r.text)
+        if dst in out and r.step.result is not None:
+            out[dst] = _vec(r.step.result)
+    return out
+
+
+class ShaderPanel(QWidget):
+    wanted = Signal(object)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.unit = QComboBox()
+        self.unit.addItems(["vs", "gs"])
+        self.listing = QListWidget()
+        self.listing.setFont(mono)
+        self.uniforms = TableModel(("Uniform", "x", "y", "z", "w"), lambda r, c: r[c], parent=self)
+        self.uniform_view = QTableView()
+        compact(self.uniform_view)
+        self.uniform_view.setModel(self.uniforms)
+        self.vertex = QSpinBox()
+        self.vertex.setRange(0, 65535)
+        self.trace_button = QPushButton("Trace vertex")
+        self.slider = QSlider()
+        self.slider.setOrientation(self.slider.orientation().Horizontal)
+        self.back, self.forward = QPushButton("◀ step"), QPushButton("step ▶")
+        self.watch = QLineEdit("o0 r0 r1")
+        self.watch_label = QLabel("")
+        self.trace_model = TableModel(TRACE_HEADERS, lambda ir, c: _TRACE_CELLS[c](*ir), parent=self)
+        self.trace_view = QTableView()
+        compact(self.trace_view)
+        self.trace_view.setModel(self.trace_model)
+        top, steps = QHBoxLayout(), QHBoxLayout()
+        for w in (self.unit, QLabel("vertex"), self.vertex, self.trace_button, QLabel("watch"), self.watch):
+            top.addWidget(w)
+        for w in (self.back, self.slider, self.forward):
+            steps.addWidget(w)
+        split = QSplitter()
+        split.addWidget(self.listing)
+        split.addWidget(self.uniform_view)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(top)
+        lay.addWidget(split, 2)
+        lay.addLayout(steps)
+        lay.addWidget(self.watch_label)
+        lay.addWidget(self.trace_view, 1)
+        self.unit.currentTextChanged.connect(lambda u: self.wanted.emit(("shader", u)))
+        self.trace_button.clicked.connect(lambda: self.wanted.emit(("trace", self.vertex.value())))
+        self.slider.valueChanged.connect(self.select_step)
+        self.back.clicked.connect(lambda: self.slider.setValue(self.slider.value() - 1))
+        self.forward.clicked.connect(lambda: self.slider.setValue(self.slider.value() + 1))
+        self.watch.editingFinished.connect(lambda: self.select_step(self.slider.value()))
+        self.view: ShaderView | None = None
+        self.records: list = []
+
+    def show_shader(self, view: ShaderView) -> None:
+        self.view = view
+        self.listing.clear()
+        self.listing.addItems(list(view.lines))
+        if 0 <= view.entry < self.listing.count():
+            self.listing.item(view.entry).setBackground(QColor(200, 230, 255))
+        setup = view.setup
+        rows = [(f"c{i} {setup.names.get(f'c{i}', '')}".strip(), *(f"{x:.6g}" for x in setup.float_uniforms[i]))
+                for i in range(len(setup.float_uniforms))]
+        rows += [(f"i{i}", *(str(int(x)) for x in setup.int_uniforms[i])) for i in range(len(setup.int_uniforms))]
+        rows += [(f"b{i}", str(bool(b)), "", "", "") for i, b in enumerate(setup.bool_uniforms)]
+        self.uniforms.set_rows(tuple(rows))
+
+    def show_trace(self, vertex: int, records: list) -> None:
+        self.records = records
+        self.trace_model.set_rows(tuple(enumerate(records)))
+        self.slider.setRange(0, max(len(records) - 1, 0))
+        self.slider.setValue(0)
+        self.select_step(0)
+        self.watch_label.setText(f"vertex {vertex}: {len(records)} steps")
+
+    def select_step(self, step: int) -> None:
+        if not self.records or not 0 <= step < len(self.records):
+            return
+        self.trace_view.selectRow(step)
+        pc = self.records[step].step.pc
+        if 0 <= pc < self.listing.count():
+            self.listing.setCurrentRow(pc)
+        names = self.watch.text().split()
+        values = watch_values(self.records, step, names)
+        self.watch_label.setText(f"step {step}, pc 0x{pc:03X}: " + "  ".join(f"{k}={v}" for k, v in values.items()))

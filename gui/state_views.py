@@ -1,0 +1,182 @@
+"""Qt-free views of one GPU state for the debugger panels: register grouping / diff / JSON, textures as bound,
+shader listings and uniforms, a draw's vertices. Everything here reads names, fields and enums from the register
+table and decodes through the stage modules' public functions; nothing holds hardware facts of its own.
+
+- ``register_blocks()``: [(block name, (Register, ...))] in id order, the inspector's tree.
+- ``changed_ids(a, b)``: (K,) int ids where two (0x300,) uint32 register files differ.
+- ``registers_json(regs, ids=None)``: {name: {"id", "value", "fields": {...}}} ready for ``json.dumps``.
+- ``bound_textures(state)``: ``BoundTexture`` per unit 0-2 plus the procedural unit 3 (enabled or not).
+- ``texture_image(memory, tex, face, level)``: (H, W, 4) uint8 RGBA, row 0 = top (``decode_texture``);
+  ``proctex_image(state, size)``: (size, size, 4) uint8 of unit 3 over u, v in [0, 1] (v = 0 bottom row).
+- ``channel_view(rgba, mode)``: (H, W, 3) uint8 of "RGB", "A" or one of "R", "G", "B".
+- ``shader_listing(state, unit)``: ``ShaderView`` (setup, listing lines of code, uniform tables).
+- ``draw_vertices(state, kind, memory)``: ``DrawVertices`` (loader inputs, VS outputs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from picaemu import regs as regtable
+from picaemu.command.listing import decoded_fields
+from picaemu.draw import DrawKind
+from picaemu.errors import PicaError
+from picaemu.memory import PhysicalMemory
+from picaemu.regs import access
+from picaemu.state import GpuState
+
+CHANNEL_MODES = ("RGB", "A", "R", "G", "B")
+_CHANNEL_INDEX = {"R": 0, "G": 1, "B": 2, "A": 3}
+
+
+@cache
+def register_blocks() -> tuple[tuple[str, tuple[regtable.Register, ...]], ...]:
+    blocks: dict[str, list[regtable.Register]] = {}
+    for reg in regtable.all_registers():
+        blocks.setdefault(reg.block, []).append(reg)
+    return tuple((name, tuple(regs)) for name, regs in blocks.items())
+
+
+def changed_ids(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(np.asarray(a, np.uint32) != np.asarray(b, np.uint32))
+
+
+def registers_json(regs: np.ndarray, ids: list[int] | None = None) -> dict[str, dict]:
+    """Register name -> id, value and decoded fields (every named register, or ``ids``)."""
+    chosen = [regtable.get(i) for i in ids] if ids is not None else list(regtable.all_registers())
+    return {r.name: {"id": r.id, "value": int(regs[r.id]), "fields": decoded_fields(r.id, int(regs[r.id]))}
+            for r in chosen}
+
+
+def diff_json(a: np.ndarray, b: np.ndarray) -> dict[str, dict]:
+    """Registers that differ between two register files: {name: {"id", "before", "after"}}."""
+    return {regtable.get(int(i)).name: {"id": int(i), "before": int(a[i]), "after": int(b[i])}
+            for i in changed_ids(a, b)}
+
+
+# ------------------------------------------------------------------------------------------------- textures
+@dataclass(frozen=True)
+class BoundTexture:
+    unit: int
+    enabled: bool
+    kind: str  # "2D", "cube", ..., "procedural"
+    format: str = ""
+    width: int = 0
+    height: int = 0
+    addresses: tuple[int, ...] = ()
+    levels: int = 1
+    error: str = ""
+
+    def text(self) -> str:
+        if self.kind == "procedural":
+            return f"unit 3 procedural ({'on' if self.enabled else 'off'})"
+        if self.error:
+            return f"unit {self.unit}: {self.error}"
+        addr = ", ".join(f"0x{a:08X}" for a in self.addresses)
+        return (f"unit {self.unit} {'on' if self.enabled else 'off'}: {self.kind} {self.format} "
+                f"{self.width}x{self.height}, {self.levels} level(s) @ {addr}")
+
+
+def bound_textures(state: GpuState) -> list[BoundTexture]:
+    """Units 0-2 as the registers configure them, then the procedural unit 3."""
+    from picaemu.texture.state import NUM_UNITS, TextureUnitState
+
+    out = []
+    for unit in range(NUM_UNITS):
+        enabled = bool(access.raw(state.regs, "TEXUNIT_CONFIG", f"unit{unit}_enable"))
+        try:
+            u = TextureUnitState.from_regs(state.regs, unit)
+        except PicaError as err:
+            out.append(BoundTexture(unit, enabled, "invalid", error=str(err)))
+            continue
+        levels = u.max_level + 1 if u.mipmapped else 1
+        out.append(BoundTexture(unit, u.enabled, u.type, u.format.name, u.width, u.height, u.addresses, levels))
+    out.append(BoundTexture(3, bool(access.raw(state.regs, "TEXUNIT_CONFIG", "unit3_enable")), "procedural"))
+    return out
+
+
+def texture_image(memory: PhysicalMemory, tex: BoundTexture, face: int = 0, level: int = 0) -> np.ndarray:
+    from picaemu.texture import decode_texture
+
+    if not tex.addresses:
+        raise PicaError(f"texture unit {tex.unit} has no address")
+    return decode_texture(memory, tex.addresses[face], tex.width, tex.height, tex.format, level)
+
+
+def proctex_image(state: GpuState, size: int = 128) -> np.ndarray:
+    from picaemu.proctex import ProctexState, sample_proctex
+
+    ps = ProctexState.from_state(state)
+    c = (np.arange(size, dtype=np.float32) + 0.5) / size
+    u, v = np.meshgrid(c, c[::-1])
+    return sample_proctex(ps, np.stack([u.ravel(), v.ravel()], axis=1)).reshape(size, size, 4)
+
+
+def channel_view(rgba: np.ndarray, mode: str) -> np.ndarray:
+    if mode == "RGB":
+        return np.ascontiguousarray(rgba[..., :3])
+    if mode not in _CHANNEL_INDEX:
+        raise ValueError(f"channel mode {mode!r} not in {CHANNEL_MODES}")
+    return np.ascontiguousarray(np.repeat(rgba[..., _CHANNEL_INDEX[mode], None], 3, axis=2))
+
+
+# ------------------------------------------------------------------------------------------------- shaders
+@dataclass(frozen=True)
+class ShaderView:
+    unit: str
+    setup: object  # picaemu.shader.ShaderSetup
+    lines: tuple[str, ...]
+    entry: int
+
+
+def shader_view(state: GpuState, unit: str = "vs") -> ShaderView:
+    from picaemu.shader import ShaderSetup
+    from picaemu.shader.disasm import listing
+
+    setup = ShaderSetup.from_state(state, unit)
+    lines = tuple(listing(setup.code, setup.opdescs, 0, setup.code_words, setup.names))
+    return ShaderView(unit, setup, lines, int(setup.entry))
+
+
+def trace_vertex(setup: object, inputs: np.ndarray) -> list:
+    """The instruction trace of one vertex: ``picaemu.shader.trace.TraceRecord`` per executed step."""
+    from picaemu.shader.trace import trace_vertex as trace
+
+    return trace(setup, inputs)
+
+
+# ------------------------------------------------------------------------------------------------- vertices
+@dataclass(frozen=True)
+class DrawVertices:
+    indices: np.ndarray  # (U,) int64 vertex indices loaded
+    inputs: np.ndarray  # (U, 16, 4) float32 loader output = shader inputs
+    outputs: np.ndarray  # (U, 16, 4) float32 vertex shader output registers o0-o15
+    order: np.ndarray  # (N,) int64 position in ``inputs`` of every vertex of the draw, in stream order
+    triangles: np.ndarray  # (T, 3, 4) float32 clip-space positions of the assembled triangles
+    clipped: np.ndarray  # (T', 3, 4) float32 clip-space positions after clipping
+
+
+def draw_vertices(state: GpuState, kind: str, memory: PhysicalMemory) -> DrawVertices:
+    """Vertex-loader inputs, vertex-shader outputs and triangles before / after clipping of a draw (memory as it
+    was before the draw). Mirrors the pipeline's geometry front end for display only (a fresh assembler: a strip
+    continued from the previous draw starts over here)."""
+    from picaemu import clipping
+    from picaemu.output_map import OutputMapState, map_outputs
+    from picaemu.primitive_assembly import Assembler, Topology
+    from picaemu.shader import ShaderSetup, run_vertex_shader
+    from picaemu.vertex_loader import load_vertices
+
+    dk = DrawKind(kind)
+    if dk is DrawKind.IMMEDIATE:
+        raise PicaError("immediate-mode draws keep no vertex arrays in memory to show")
+    batch = load_vertices(state, dk, memory)
+    outputs = run_vertex_shader(ShaderSetup.from_state(state, "vs"), batch.attributes)
+    verts = map_outputs(OutputMapState.from_regs(state.regs), outputs, access.word(state.regs, "VSH_OUTMAP_MASK"))
+    topology = Topology(access.raw(state.regs, "PRIMITIVE_CONFIG", "topology"))
+    tris = Assembler().assemble(topology, verts[batch.inverse])
+    clipped, _, _ = clipping.clip_triangles(tris, clipping.ClipState.from_regs(state.regs))
+    return DrawVertices(batch.indices, batch.attributes, outputs, batch.inverse, tris[:, :, :4].copy(),
+                        clipped[:, :, :4].copy())

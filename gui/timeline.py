@@ -1,0 +1,240 @@
+"""The debugger's index of a capture: positions (``Cursor``), events, packets, draws, register writes, and the
+navigation and breakpoint rules over them. Qt-free (could move to ``picaemu/``).
+
+A ``Cursor(event, packet)`` is a replay position: ``event`` events fully applied, plus the first ``packet``
+packets of command-list event ``event`` (0 = none). Cursors are normalized (``packet`` is never the packet count
+of its event: that is ``Cursor(event + 1, 0)``) and ordered, so "forward" is ``>``.
+
+``Timeline`` is built once per capture by ``Session.index`` and is immutable afterwards:
+
+- ``events``: ``EventInfo`` per capture event (kind, frame, one-line text, the packets the command processor
+  ran for it, following jumps, as ``PacketEvent``, and the draws it triggered);
+- ``draws``: ``DrawInfo`` per draw (global index, event, index of the trigger packet in its event, kind, the
+  pipeline's counters, ``nonfinite``: vertex-shader outputs held NaN/inf);
+- ``writes``: (W, 4) int64 rows ``event, packet index, register id, value`` of every register write.
+
+Stepping (``step(cursor, unit, direction)``) moves by packet, draw, command list or frame; breakpoints
+(``Breakpoint``) turn into sorted hit cursors so "continue" is a search, not a replay.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from functools import cached_property
+
+import numpy as np
+from picaemu.formats import pica
+
+from picaemu import regs as regtable
+from picaemu.errors import PicaError
+from picaemu.observer import PacketEvent
+
+
+@dataclass(frozen=True, order=True)
+class Cursor:
+    event: int
+    packet: int = 0
+
+    def text(self) -> str:
+        return f"event {self.event}" + (f" + {self.packet} packets" if self.packet else "")
+
+
+@dataclass(frozen=True)
+class DrawInfo:
+    index: int
+    event: int
+    packet: int  # index of the trigger packet within its event's packets
+    frame: int
+    kind: str
+    stats: dict = field(default_factory=dict, compare=False)
+    nonfinite: bool = False
+
+    @property
+    def before(self) -> Cursor:
+        return Cursor(self.event, self.packet)
+
+
+@dataclass(frozen=True)
+class EventInfo:
+    index: int
+    kind: str
+    frame: int
+    text: str
+    packets: tuple[PacketEvent, ...] = ()
+    draws: tuple[int, ...] = ()
+    is_list: bool = False
+
+
+class Unit(Enum):
+    PACKET = "packet"
+    DRAW = "draw"
+    LIST = "command list"
+    FRAME = "frame"
+
+
+def event_text(event: pica.Event) -> str:
+    """One line naming a capture event and its main parameters."""
+    name = type(event).__name__
+    if isinstance(event, pica.CommandList):
+        return f"{name} 0x{event.address:08X} ({event.size} bytes)"
+    if isinstance(event, pica.MemoryWrite):
+        return f"{name} 0x{event.address:08X} (blob {event.blob})"
+    if isinstance(event, pica.MemoryFill):
+        return f"{name} " + ", ".join(f"0x{u.start:08X}..0x{u.end:08X}={u.value:08X}" for u in event.units)
+    if isinstance(event, pica.DisplayTransfer | pica.TextureCopy):
+        return f"{name} 0x{event.src:08X} -> 0x{event.dst:08X}"
+    if isinstance(event, pica.Present):
+        return f"{name} screen {event.screen} 0x{event.left:08X}"
+    if isinstance(event, pica.RegWrite):
+        return f"{name} 0x{event.address:08X} = 0x{event.value:X}"
+    if isinstance(event, pica.Marker):
+        return f"{name} {event.text}"
+    return name
+
+
+@dataclass(frozen=True)
+class Timeline:
+    events: tuple[EventInfo, ...]
+    draws: tuple[DrawInfo, ...]
+    writes: np.ndarray  # (W, 4) int64: event, packet index, register id, value
+    frame_ends: tuple[int, ...]  # event index of every FrameEnd
+    _stops: dict = field(default_factory=dict, compare=False, repr=False)  # cache of ``stops``
+
+    @property
+    def end(self) -> Cursor:
+        return Cursor(len(self.events), 0)
+
+    def normalize(self, event: int, packet: int) -> Cursor:
+        """The cursor after ``packet`` packets of ``event`` (rolls over to the next event at the end)."""
+        if not 0 <= event <= len(self.events):
+            raise PicaError(f"event {event} outside 0..{len(self.events)}")
+        if event < len(self.events) and packet >= max(1, len(self.events[event].packets)):
+            return Cursor(event + 1, 0)
+        return Cursor(event, max(0, packet) if event < len(self.events) else 0)
+
+    def after_draw(self, draw: int) -> Cursor:
+        d = self.draws[draw]
+        return self.normalize(d.event, d.packet + 1)
+
+    def frame_of(self, cursor: Cursor) -> int:
+        return bisect.bisect_left(self.frame_ends, cursor.event)
+
+    @cached_property
+    def _draw_ends(self) -> list[Cursor]:
+        return [self.after_draw(d.index) for d in self.draws]
+
+    def draw_count_before(self, cursor: Cursor) -> int:
+        """How many draws have run at ``cursor``."""
+        return bisect.bisect_right(self._draw_ends, cursor)
+
+    def last_draw(self, cursor: Cursor) -> int | None:
+        """Index of the last draw that has run at ``cursor`` (None before the first)."""
+        n = self.draw_count_before(cursor)
+        return n - 1 if n else None
+
+    # -- stepping ----------------------------------------------------------------------------------------
+    def stops(self, unit: Unit) -> list[Cursor]:
+        """Every cursor a step of ``unit`` can land on, sorted (the start and the end included)."""
+        if unit in self._stops:
+            return self._stops[unit]
+        if unit is Unit.PACKET:
+            out = [Cursor(e.index, k) for e in self.events for k in range(max(1, len(e.packets)))]
+        elif unit is Unit.DRAW:
+            out = [self.after_draw(d.index) for d in self.draws]
+        elif unit is Unit.LIST:
+            out = [Cursor(e.index + 1, 0) for e in self.events if e.is_list]
+        else:
+            out = [Cursor(f + 1, 0) for f in self.frame_ends]
+        self._stops[unit] = sorted({Cursor(0, 0), self.end, *out})
+        return self._stops[unit]
+
+    def step(self, cursor: Cursor, unit: Unit, forward: bool = True) -> Cursor:
+        """The next (or previous) stop of ``unit`` from ``cursor``; stays put at either end."""
+        return self.seek(self.stops(unit), cursor, forward)
+
+    @staticmethod
+    def seek(stops: list[Cursor], cursor: Cursor, forward: bool) -> Cursor:
+        if forward:
+            i = bisect.bisect_right(stops, cursor)
+            return stops[i] if i < len(stops) else cursor
+        i = bisect.bisect_left(stops, cursor)
+        return stops[i - 1] if i > 0 else cursor
+
+
+class BreakKind(Enum):
+    DRAW = "draw"
+    FRAME_END = "frame end"
+    COMMAND_LIST = "command list"
+    GX_COMMAND = "GX command"
+    REGISTER_WRITE = "register write"
+    SHADER_NONFINITE = "shader NaN/inf"
+
+
+_GX_KINDS = ("CommandList", "MemoryFill", "DisplayTransfer", "TextureCopy", "Present", "RegWrite")
+
+
+@dataclass(frozen=True)
+class Breakpoint:
+    """One breakpoint. ``register``: name or id text for REGISTER_WRITE; ``value``: optional value condition
+    (the written word); ``draw``: a draw number for DRAW (None = every draw)."""
+
+    kind: BreakKind
+    register: str = ""
+    value: int | None = None
+    draw: int | None = None
+    enabled: bool = True
+
+    def text(self) -> str:
+        if self.kind is BreakKind.REGISTER_WRITE:
+            cond = f" == 0x{self.value:X}" if self.value is not None else ""
+            return f"write to {self.register}{cond}"
+        if self.kind is BreakKind.DRAW and self.draw is not None:
+            return f"draw {self.draw}"
+        return self.kind.value
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["kind"] = self.kind.value
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Breakpoint:
+        return cls(BreakKind(d["kind"]), str(d.get("register", "")), d.get("value"), d.get("draw"),
+                   bool(d.get("enabled", True)))
+
+    def hits(self, tl: Timeline) -> list[Cursor]:
+        """Every cursor where this breakpoint stops (after the draw / write, before the list / GX command)."""
+        return _HITS[self.kind](self, tl)
+
+
+def _hit_draws(bp: Breakpoint, tl: Timeline) -> list[Cursor]:
+    return [tl.after_draw(d.index) for d in tl.draws if bp.draw is None or d.index == bp.draw]
+
+
+def _hit_writes(bp: Breakpoint, tl: Timeline) -> list[Cursor]:
+    text = bp.register.strip()
+    try:
+        reg_id = int(text, 0) if text[:1].isdigit() else regtable.id_of(text)
+    except (KeyError, ValueError):
+        raise PicaError(f"breakpoint names no register: {text!r}") from None
+    rows = tl.writes[tl.writes[:, 2] == reg_id] if len(tl.writes) else tl.writes
+    if bp.value is not None and len(rows):
+        rows = rows[rows[:, 3] == bp.value]
+    return [tl.normalize(int(e), int(p) + 1) for e, p, _, _ in rows]
+
+
+_HITS = {
+    BreakKind.DRAW: _hit_draws,
+    BreakKind.FRAME_END: lambda bp, tl: [Cursor(f + 1, 0) for f in tl.frame_ends],
+    BreakKind.COMMAND_LIST: lambda bp, tl: [Cursor(e.index, 0) for e in tl.events if e.is_list],
+    BreakKind.GX_COMMAND: lambda bp, tl: [Cursor(e.index, 0) for e in tl.events if e.kind in _GX_KINDS],
+    BreakKind.REGISTER_WRITE: _hit_writes,
+    BreakKind.SHADER_NONFINITE: lambda bp, tl: [tl.after_draw(d.index) for d in tl.draws if d.nonfinite],
+}
+
+
+def breakpoint_stops(breakpoints: list[Breakpoint], tl: Timeline) -> list[Cursor]:
+    """Sorted hit cursors of every enabled breakpoint."""
+    return sorted({c for bp in breakpoints if bp.enabled for c in bp.hits(tl)})

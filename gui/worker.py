@@ -1,0 +1,100 @@
+"""The one worker thread that owns the replay session; the GUI thread never touches it.
+
+``Worker.submit(kind, fn)`` queues ``fn(session)`` under ``kind`` and returns a request id. Requests of the same
+kind coalesce: a newer one replaces one still waiting, and ``JobResult``s of superseded ids are flagged ``stale``
+(the GUI drops them), so the newest request wins and scrubbing never builds a backlog. Jobs run one at a time in
+submission order on a daemon Python thread; every result (value or exception, with the time it took) comes back
+through the ``done`` Qt signal, delivered queued on the GUI thread. ``set_session`` jobs replace the session.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+
+@dataclass(frozen=True)
+class JobResult:
+    id: int
+    kind: str
+    value: Any = None
+    error: BaseException | None = None
+    seconds: float = 0.0
+    stale: bool = False
+
+    @property
+    def error_text(self) -> str:
+        return f"{type(self.error).__name__}: {self.error}" if self.error is not None else ""
+
+
+class Worker(QObject):
+    """See the module docstring."""
+
+    done = Signal(object)  # JobResult
+    progress = Signal(str)  # free text from long jobs (indexing), emitted from the worker thread
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session: Any = None
+        self._cond = threading.Condition()
+        self._pending: dict[str, tuple[int, Callable[[Any], Any]]] = {}
+        self._latest: dict[str, int] = {}
+        self._next_id = 0
+        self._busy = False
+        self._stop = False
+        self._thread = threading.Thread(target=self._loop, name="picaemu-replay", daemon=True)
+        self._thread.start()
+
+    def submit(self, kind: str, fn: Callable[[Any], Any]) -> int:
+        with self._cond:
+            self._next_id += 1
+            self._pending.pop(kind, None)
+            self._pending[kind] = (self._next_id, fn)
+            self._latest[kind] = self._next_id
+            self._cond.notify()
+            return self._next_id
+
+    def is_latest(self, result: JobResult) -> bool:
+        with self._cond:
+            return self._latest.get(result.kind) == result.id
+
+    @property
+    def idle(self) -> bool:
+        with self._cond:
+            return not self._pending and not self._busy
+
+    def stop(self, timeout: float = 5.0) -> None:
+        with self._cond:
+            self._stop = True
+            self._pending.clear()
+            self._cond.notify()
+        self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._stop:
+                    self._cond.wait()
+                if self._stop:
+                    return
+                kind = next(iter(self._pending))
+                job_id, fn = self._pending.pop(kind)
+                self._busy = True
+            start = time.perf_counter()
+            try:
+                value, error = fn(self.session), None
+            except BaseException as err:  # every failure is reported to the GUI, never kills the thread
+                value, error = None, err
+            result = JobResult(job_id, kind, value, error, time.perf_counter() - start)
+            with self._cond:
+                self._busy = False
+                stale = self._latest.get(kind) != job_id or self._stop
+            if not stale:
+                self.done.emit(result)
+            else:
+                self.done.emit(JobResult(job_id, kind, value, error, result.seconds, stale=True))

@@ -1,0 +1,263 @@
+"""Debugger core (Qt-free): timeline stepping, breakpoints, packet-exact positioning with draw checkpoints, draw
+probes / pixel history, inspection helpers, raw captures, hostile input. Truth comes from the scene geometry
+and the shared captures' README, and from plain linear replays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from picaemu.gui import jobs, probe, state_views
+from picaemu.gui.replay_adapter import Session, address_from_name, raw_capture
+from picaemu.gui.timeline import BreakKind, Breakpoint, Cursor, Unit, breakpoint_stops
+
+from picaemu.builder import CaptureBuilder, tilt_ortho
+from picaemu.command.builder import CommandBuilder
+from picaemu.errors import PicaError
+from picaemu.replay import Replay
+from tests.test_builder import VS_COLOR
+
+RED, GREEN = (1.0, 0.0, 0.0, 1.0), (0.0, 1.0, 0.0, 1.0)
+
+
+def rect(x0: float, y0: float, x1: float, y1: float, z: float) -> list[list[float]]:
+    return [[x0, y0, z, 1], [x1, y0, z, 1], [x1, y1, z, 1], [x0, y0, z, 1], [x1, y1, z, 1], [x0, y1, z, 1]]
+
+
+def rects_scene(specs: list[tuple[tuple[float, float, float, float], float, tuple]], *, depth: bool = False,
+                frames: int = 1, per_draw: list[int] | None = None) -> CaptureBuilder:
+    """Landscape rectangles (x0, y0, x1, y1) at depth z with one flat color each, per frame; one draw per
+    rectangle, or ``per_draw[i]`` rectangles in draw i."""
+    groups = per_draw or [1] * len(specs)
+    b = CaptureBuilder()
+    for _ in range(frames):
+        b.begin_frame(clear=(0, 0, 0, 255))
+        b.shader(VS_COLOR)
+        b.uniforms(0, tilt_ortho(0, 400, 0, 240, -1, 1))
+        b.tev(0, rgb=("primary color",))
+        b.passthrough_tev()
+        b.depth_test(depth, "greater")
+        pos = [p for box, z, _ in specs for p in rect(*box, z)]
+        col = [c for _, _, c in specs for _ in range(6)]
+        b.vertices([np.array(pos, np.float32), np.array(col, np.float32)])
+        first = 0
+        for n in groups:
+            b.draw(6 * n, first=6 * first)
+            first += n
+        b.end_frame()
+    return b
+
+
+def window(x_land: int, y_land: int) -> tuple[int, int]:
+    """Landscape point -> render-target window pixel under citro3d's tilt projection (README)."""
+    return y_land, 400 - x_land
+
+
+@pytest.fixture(scope="module")
+def scene1(captures_dir) -> Session:
+    s = Session.open(captures_dir / "scene1_triangle")
+    s.index()
+    return s
+
+
+def test_timeline_of_scene1(scene1: Session) -> None:
+    tl = scene1.timeline
+    lists = [e for e in tl.events if e.is_list]
+    assert len(lists) == 2 and len(tl.draws) == 2 and len(tl.frame_ends) == 2
+    assert [d.frame for d in tl.draws] == [0, 1]
+    for d in tl.draws:  # the trigger packet of every draw writes a draw register
+        p = tl.events[d.event].packets[d.packet]
+        assert "DRAW" in state_views.regtable.get(p.id).name
+    assert tl.step(Cursor(0, 0), Unit.DRAW) == tl.after_draw(0)
+    assert tl.step(tl.after_draw(0), Unit.DRAW) == tl.after_draw(1)
+    assert tl.step(tl.after_draw(1), Unit.DRAW, forward=False) == tl.after_draw(0)
+    assert tl.step(Cursor(0, 0), Unit.FRAME) == Cursor(tl.frame_ends[0] + 1, 0)
+    first = lists[0].index
+    assert tl.step(Cursor(first, 0), Unit.PACKET) == Cursor(first, 1)
+    assert tl.step(Cursor(first, 1), Unit.PACKET, forward=False) == Cursor(first, 0)
+    assert tl.normalize(first, len(lists[0].packets)) == Cursor(first + 1, 0)
+
+
+def test_backward_positions_equal_linear_replay(captures_dir) -> None:
+    """Registers and VRAM at every stop, reached in shuffled order, equal a fresh linear replay's."""
+    s = Session.open(captures_dir / "scene1_triangle", memory_every=1)
+    tl = s.index()
+    stops = tl.stops(Unit.PACKET)[::5] + tl.stops(Unit.DRAW)
+    ref = {}
+    linear = Session.open(captures_dir / "scene1_triangle")
+    linear.index()
+    linear.goto(Cursor(0, 0))
+    for c in sorted(set(stops)):
+        linear.goto(c)
+        ref[c] = (linear.replay.state.regs.copy(), linear.replay.memory.region_bytes("vram").copy())
+    rng = np.random.default_rng(7)
+    for i in rng.permutation(len(ref)):
+        c = sorted(ref)[i]
+        s.goto(c)
+        assert np.array_equal(s.replay.state.regs, ref[c][0]), c
+        assert np.array_equal(s.replay.memory.region_bytes("vram"), ref[c][1]), c
+
+
+def test_mid_list_checkpoints_restore_exactly() -> None:
+    """Eight draws in one list, checkpoints after every 2nd: going back to each draw matches going forward."""
+    specs = [((20 + 40 * i, 20, 60 + 40 * i, 100), 0.1, RED if i % 2 else GREEN) for i in range(8)]
+    cap = rects_scene(specs).capture()
+    s = Session(Replay(cap), memory_every=2)
+    tl = s.index()
+    mids = [cp.cursor for cp in s.checkpoints if cp.cursor.packet]
+    assert len(mids) >= 3  # after draws 1, 3, 5 (draw 7 ends next to the end of the list)
+    forward = {}
+    s.goto(Cursor(0, 0))
+    for d in range(8):
+        s.goto(tl.after_draw(d))
+        forward[d] = s.replay.color_buffer().copy()
+    for d in reversed(range(8)):
+        s.goto(tl.after_draw(d))
+        assert np.array_equal(s.replay.color_buffer(), forward[d])
+        # the rectangles drawn so far are there, the later ones not yet (landscape centre of rect i)
+        for i in range(8):
+            x, y = window(40 + 40 * i, 60)
+            px = s.replay.color_buffer()[399 - y, x, :3].tolist()
+            want = ([255, 0, 0] if i % 2 else [0, 255, 0]) if i <= d else [0, 0, 0]
+            assert px == want, (d, i)
+
+
+def test_breakpoints() -> None:
+    cap = rects_scene([((100, 50, 200, 150), 0.2, RED), ((150, 50, 250, 150), 0.4, GREEN)], frames=2).capture()
+    s = Session(Replay(cap))
+    tl = s.index()
+    assert breakpoint_stops([Breakpoint(BreakKind.DRAW)], tl) == [tl.after_draw(d) for d in range(4)]
+    assert breakpoint_stops([Breakpoint(BreakKind.DRAW, draw=2)], tl) == [tl.after_draw(2)]
+    assert breakpoint_stops([Breakpoint(BreakKind.FRAME_END)], tl) == [Cursor(f + 1, 0) for f in tl.frame_ends]
+    lists = breakpoint_stops([Breakpoint(BreakKind.COMMAND_LIST)], tl)
+    assert lists == [Cursor(e.index, 0) for e in tl.events if e.is_list] and len(lists) == 2
+    writes = breakpoint_stops([Breakpoint(BreakKind.REGISTER_WRITE, register="DRAWARRAYS")], tl)
+    assert writes == [tl.after_draw(d) for d in range(4)]  # the trigger write is the draw
+    assert breakpoint_stops([Breakpoint(BreakKind.REGISTER_WRITE, register="NUMVERTICES", value=7)], tl) == []
+    assert len(breakpoint_stops([Breakpoint(BreakKind.REGISTER_WRITE, register="0x228", value=6)], tl)) == 4
+    off = Breakpoint(BreakKind.DRAW, enabled=False)
+    assert breakpoint_stops([off], tl) == []
+    assert Breakpoint.from_dict(off.to_dict()) == off
+    with pytest.raises(PicaError, match="names no register"):
+        breakpoint_stops([Breakpoint(BreakKind.REGISTER_WRITE, register="NO_SUCH_REG")], tl)
+
+
+def test_breakpoint_on_nonfinite_shader_output() -> None:
+    box = (100, 50, 200, 150)
+    cap = rects_scene([(box, 0.2, RED), (box, float("nan"), GREEN), (box, 0.3, RED)]).capture()
+    s = Session(Replay(cap))
+    tl = s.index()
+    assert [d.nonfinite for d in tl.draws] == [False, True, False]
+    assert breakpoint_stops([Breakpoint(BreakKind.SHADER_NONFINITE)], tl) == [tl.after_draw(1)]
+
+
+def test_pixel_history_scene1_centre(scene1: Session) -> None:
+    x, y = window(200, 90)  # centroid of the triangle: (85, 85, 85) on screen
+    history = probe.pixel_history(scene1, (x, y))
+    assert [f.draw for f in history] == [0, 1]
+    for f in history:
+        assert f.fate == "written" and (f.x, f.y) == (x, y)
+        assert all(abs(c - 85) <= 2 for c in f.blended[:3]) and f.tev == f.blended
+    assert probe.pixel_history(scene1, window(20, 220)) == []  # background: no fragment
+
+
+def expected_fates(depths: list[float]) -> list[str]:
+    """Depth test GREATER against a buffer cleared to 0, write on: a fragment passes when deeper than the max."""
+    stored, out = 0.0, []
+    for d in depths:
+        out.append("written" if d > stored else "depth test")
+        stored = max(stored, d)
+    return out
+
+
+def test_pixel_history_depth_fates() -> None:
+    """Red (z 0.2), green (z 0.6), red again (z 0.2) over the same pixels with depth GREATER."""
+    box = (100, 50, 200, 150)
+    cap = rects_scene([(box, 0.2, RED), (box, 0.6, GREEN), (box, 0.2, RED)], depth=True).capture()
+    s = Session(Replay(cap))
+    tl = s.index()
+    hist = probe.pixel_history(s, window(150, 100))
+    assert [f.draw for f in hist] == [0, 1, 2]
+    assert hist[0].depth == hist[2].depth != hist[1].depth
+    assert [f.fate for f in hist] == expected_fates([f.depth for f in hist])
+    assert hist[2].fate == "depth test"  # never deeper than the first, equal depth fails GREATER
+    s.goto(tl.end)
+    x, y = window(150, 100)
+    last = [f for f in hist if f.fate == "written"][-1]
+    assert s.replay.color_buffer()[399 - y, x].tolist() == list(last.blended)
+
+
+def test_pixel_history_orders_fates_inside_one_draw() -> None:
+    """Draw 1 holds two rectangles over the pixel: the shallower is killed first, the deeper then written."""
+    box = (100, 50, 200, 150)
+    cap = rects_scene([(box, 0.2, RED), (box, -0.2, GREEN), (box, 0.6, (0.0, 0.0, 1.0, 1.0))], depth=True,
+                      per_draw=[1, 2]).capture()
+    s = Session(Replay(cap))
+    s.index()
+    hist = probe.pixel_history(s, window(150, 100))
+    assert [(f.draw, f.primitive // 2) for f in hist] == [(0, 0), (1, 0), (1, 1)]
+    assert [f.fate for f in hist] == expected_fates([f.depth for f in hist]) == ["written", "depth test", "written"]
+    assert hist[2].blended == (0, 0, 255, 255) and hist[1].blended is None
+
+
+def test_probe_overlays_and_scissor() -> None:
+    cap = rects_scene([((100, 50, 200, 150), 0.2, RED), ((150, 50, 250, 150), 0.4, GREEN)]).capture()
+    s = Session(Replay(cap))
+    s.index()
+    p = probe.probe_draw(s, 1)
+    assert p.overdraw.shape == (400, 240) and int(p.overdraw.sum()) == 100 * 100
+    assert int(p.edges.sum()) > 0 and not p.edges[p.overdraw == 0].any()
+    assert probe.wireframe_overlay(p)[p.edges][0].tolist() == list(probe.WIRE_RGBA)
+    mode, box = probe.scissor_rect(s.state_at_draw(1).regs, 400)
+    assert box is None and mode.startswith("disabled")
+
+
+def test_inspection_helpers(captures_dir) -> None:
+    s = jobs.open_session(captures_dir / "scene2_textured_quad")
+    tl = s.timeline
+    thumb = s.thumbnails[0]  # quarter-size render target after draw 0: background and the textured square
+    assert thumb.shape == (100, 60, 3) and thumb[2, 2].tolist() == [0x20, 0x20, 0x20]
+    assert len({tuple(p) for p in thumb.reshape(-1, 3).tolist()}) > 10
+    draw, bound = jobs.textures(s, tl.end)
+    assert draw == 0 and bound[0].enabled and (bound[0].format, bound[0].width, bound[0].height) == ("RGBA8", 64, 64)
+    img, text = jobs.texture_picture(s, tl.end, ("unit", 0, 0, 0))
+    assert img.shape == (64, 64, 4) and "draw 0" in text
+    assert img[0, 0].tolist() == [255, 255, 0, 255]  # cell (0, 0): the yellow marker
+    assert img[3, 12].tolist() == [36, 252, 160, 255]  # cell (1, 0): odd -> (36*1, 36*7, 160)
+    free, _ = jobs.texture_picture(s, tl.end, ("free", bound[0].addresses[0], "RGBA8", 64, 64, 0))
+    assert np.array_equal(free, img)
+    assert state_views.channel_view(img, "A")[0, 0].tolist() == [255, 255, 255]
+    dv = jobs.vertices(s, 0)
+    assert len(dv.indices) == 4 and len(dv.order) == 6 and dv.triangles.shape == (2, 3, 4)
+    assert sorted(map(tuple, dv.inputs[:, 0, :2].tolist())) == [(100, 20), (100, 220), (300, 20), (300, 220)]
+    view = jobs.shader(s, tl.end, "vs")
+    assert view.lines[0].startswith("0x000:") and len(view.lines) == 512
+    steps = jobs.trace(s, 0, 0)
+    assert steps and steps[-1].text.startswith("end")
+    with pytest.raises(PicaError, match="no vertex 9"):
+        jobs.trace(s, 0, 9)
+    regs = s.state_at_draw(0).regs
+    doc = state_views.registers_json(regs, [state_views.regtable.id_of("TEXUNIT0_DIM")])
+    assert doc["GPUREG_TEXUNIT0_DIM"]["fields"] == {"height": 64, "width": 64}
+
+
+def test_raw_capture_and_hostile_lists(tmp_path) -> None:
+    address = 0x20100000
+    b = CommandBuilder()  # a list that jumps to itself forever
+    b.write("CMDBUF_SIZE0", 3)  # 3 x 8 bytes: the whole list
+    b.write("CMDBUF_ADDR0", address >> 3)
+    b.write("CMDBUF_JUMP0", 1)
+    path = tmp_path / "loop.bin"
+    path.write_bytes(b.words().tobytes())
+    dump = tmp_path / "0x18000000_vram.bin"
+    dump.write_bytes(bytes(range(16)))
+    assert address_from_name(dump) == 0x18000000
+    with pytest.raises(PicaError, match="hex address"):
+        address_from_name(tmp_path / "vram.bin")
+    s = Session(Replay(raw_capture(path, address, [(0x18000000, dump)])))
+    tl = s.index()  # must not hang
+    assert isinstance(s.fault, PicaError) and "repeats an earlier buffer" in str(s.fault)  # JumpCycle, named
+    assert len(tl.events) == 4 and s.replay.memory.read(0x18000000, 16) == bytes(range(16))
+    empty = tmp_path / "empty.bin"
+    empty.write_bytes(b"")
+    with pytest.raises(PicaError, match="empty"):
+        raw_capture(empty, address)

@@ -1,0 +1,338 @@
+"""The Qt debugger end to end (pytest-qt, offscreen): open, step, register values, step back, pick a pixel and
+read its history, texture viewer texels, shader trace, mesh, stats, breakpoints, error dialogs, model testers,
+screenshots. Expected values come from the shared captures' README and the register table."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from picaemu.gui import jobs
+from picaemu.gui.main_window import MainWindow
+from picaemu.gui.models.command_tree import CommandTreeModel
+from picaemu.gui.models.registers import RegisterModel
+from picaemu.gui.models.table import TableModel
+from picaemu.gui.timeline import BreakKind, Breakpoint, Cursor, Unit
+from picaemu.gui.worker import Worker
+from PySide6.QtCore import QModelIndex, QSettings, Qt
+
+pytestmark = pytest.mark.gui
+WAIT_MS = 60000
+
+
+def settle(qtbot, win: MainWindow) -> None:
+    qtbot.waitUntil(lambda: win.worker.idle, timeout=WAIT_MS)
+    qtbot.wait(30)  # let the queued result signals arrive
+    qtbot.waitUntil(lambda: win.worker.idle, timeout=WAIT_MS)
+    qtbot.wait(30)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.resize(1500, 950)
+    win.show()
+    yield win
+    win.worker.stop()
+
+
+def open_scene(qtbot, win: MainWindow, path: Path) -> None:
+    win.open_path(str(path))
+    qtbot.waitUntil(lambda: win.snapshot is not None or win.last_error != "", timeout=WAIT_MS)
+    assert win.last_error == ""
+    settle(qtbot, win)
+
+
+def field_text(win: MainWindow, reg: str, field: str) -> str:
+    model = win.registers.model
+    index = model.find(reg)
+    for row in range(model.rowCount(index)):
+        if model.index(row, 0, index).data() == field:
+            return model.index(row, 3, index).data()
+    raise KeyError(field)
+
+
+def goto(qtbot, win: MainWindow, cursor: Cursor) -> None:
+    win.move_to(cursor)
+    qtbot.waitUntil(lambda: win.snapshot is not None and win.snapshot.cursor == cursor, timeout=WAIT_MS)
+    settle(qtbot, win)
+
+
+def test_scene2_session(qtbot, window: MainWindow, captures_dir: Path, tmp_path: Path) -> None:
+    open_scene(qtbot, window, captures_dir / "scene2_textured_quad")
+    tl = window.timeline
+    assert window.draws.list.count() == 1 and not window.draws.list.item(0).icon().isNull()
+    goto(qtbot, window, Cursor(0, 0))
+    assert window.registers.model.data(window.registers.model.find("TEXUNIT0_DIM").siblingAtColumn(2)) == \
+        "0x00000000"
+    window.step(Unit.DRAW)  # run to draw 0
+    qtbot.waitUntil(lambda: window.snapshot.cursor == tl.after_draw(0), timeout=WAIT_MS)
+    settle(qtbot, window)
+    # README: a 64x64 RGBA8 texture, nearest filter, clamp to edge; depth tested with GREATER
+    assert field_text(window, "TEXUNIT0_DIM", "width") == "64"
+    assert field_text(window, "TEXUNIT0_DIM", "height") == "64"
+    assert field_text(window, "TEXUNIT0_TYPE", "format") == "RGBA8"
+    assert "greater" in field_text(window, "DEPTH_COLOR_MASK", "depth_func").lower()
+    assert "draw 0/1" in window.status.text()
+    back = tl.step(tl.after_draw(0), Unit.PACKET, forward=False)
+    window.step(Unit.PACKET, forward=False)  # back one packet: before the trigger, texture still bound
+    qtbot.waitUntil(lambda: window.snapshot.cursor == back, timeout=WAIT_MS)
+    settle(qtbot, window)
+    assert field_text(window, "TEXUNIT0_DIM", "width") == "64" and window.snapshot.last_draw is None
+    # texture viewer: unit 0 as bound, cell (0, 0) yellow, cell (1, 0) = (36, 252, 160)
+    window.textures.units.setCurrentRow(0)
+    qtbot.waitUntil(lambda: window.textures.rgba is not None, timeout=WAIT_MS)
+    settle(qtbot, window)
+    assert window.textures.texel(0, 0) == (255, 255, 0, 255)
+    assert window.textures.texel(12, 3) == (36, 252, 160, 255)
+    window.textures.channel.setCurrentText("A")
+    assert window.textures.image.image[5, 5].tolist() == [255, 255, 255]
+    # free view of every format at the same address decodes or names its error, never crashes
+    for i in range(window.textures.format.count()):
+        window.textures.format.setCurrentIndex(i)
+        window.textures.request_free()
+        settle(qtbot, window)
+    window.textures.grab().save(str(tmp_path / "textures.png"))
+    # mesh view of draw 0 (after stepping forward again)
+    window.step(Unit.DRAW)
+    qtbot.waitUntil(lambda: window.snapshot.cursor == tl.after_draw(0), timeout=WAIT_MS)
+    settle(qtbot, window)
+    assert window.mesh.inputs.rowCount() == 4 and window.mesh.view3d.tris.shape == (2, 3, 4)
+    # shader trace of vertex 0, stepped forward and back
+    window.shader.vertex.setValue(0)
+    window.shader.trace_button.click()
+    qtbot.waitUntil(lambda: len(window.shader.records) > 0, timeout=WAIT_MS)
+    n = len(window.shader.records)
+    window.shader.forward.click()
+    window.shader.forward.click()
+    window.shader.back.click()
+    assert window.shader.slider.value() == 1 and "step 1" in window.shader.watch_label.text()
+    assert window.shader.records[n - 1].text.startswith("end")
+
+
+def test_scene1_pixel_history_and_overlays(qtbot, window: MainWindow, captures_dir: Path) -> None:
+    open_scene(qtbot, window, captures_dir / "scene1_triangle")
+    tl = window.timeline
+    goto(qtbot, window, tl.after_draw(1))
+    fb = window.framebuffer
+    assert fb.view == "color" and fb.image.image.shape == (400, 240, 3)
+    x, y = 90, 200  # landscape centroid (200, 90) of the triangle under the tilt projection
+    fb.image.pick(x, 399 - y)
+    assert f"window x={x} y={y}" in fb.pick_info.text()
+    qtbot.waitUntil(lambda: window.history.model.rowCount() == 2, timeout=WAIT_MS)
+    rows = window.history.model.rows
+    assert [f.draw for f in rows] == [0, 1] and all(f.fate == "written" for f in rows)
+    assert all(abs(c - 85) <= 2 for c in rows[1].blended[:3])
+    assert window.history.model.index(1, 7).data() == "written"
+    fb.wire.setChecked(True)
+    fb.overdraw.setChecked(True)
+    qtbot.waitUntil(lambda: fb.probe is not None, timeout=WAIT_MS)
+    assert fb.probe.draw == 1 and int(fb.probe.overdraw.sum()) == 240 * 180 // 2
+    fb.view_box.setCurrentText("depth")
+    assert fb.image.image.shape == (400, 240, 3)
+    goto(qtbot, window, tl.end)  # the LCD shows the frame after its display transfer
+    fb.view_box.setCurrentText("top")
+    assert fb.image.image.shape == (240, 400, 3)
+    top = fb.image.image
+    assert top[239 - 90, 200].tolist() == pytest.approx([85, 85, 85], abs=2)  # (X, Y from the bottom)
+    assert top[5, 5].tolist() == [0x30, 0x30, 0x30]
+
+
+def test_breakpoints_continue_and_persist(qtbot, window: MainWindow, captures_dir: Path, tmp_path) -> None:
+    open_scene(qtbot, window, captures_dir / "scene1_triangle")
+    tl = window.timeline
+    goto(qtbot, window, Cursor(0, 0))
+    window.breakpoints.add_breakpoint(Breakpoint(BreakKind.DRAW))
+    window.continue_(True)
+    qtbot.waitUntil(lambda: window.snapshot.cursor == tl.after_draw(0), timeout=WAIT_MS)
+    window.continue_(True)
+    qtbot.waitUntil(lambda: window.snapshot.cursor == tl.after_draw(1), timeout=WAIT_MS)
+    window.continue_(False)
+    qtbot.waitUntil(lambda: window.snapshot.cursor == tl.after_draw(0), timeout=WAIT_MS)
+    settle(qtbot, window)
+    window.breakpoints.list.item(0).setCheckState(Qt.CheckState.Unchecked)
+    saved = json.loads(window.settings.value(window._bp_key()))
+    assert saved == [Breakpoint(BreakKind.DRAW, enabled=False).to_dict()]
+    assert window._load_breakpoints() == [Breakpoint(BreakKind.DRAW, enabled=False)]
+
+
+def test_errors_keep_the_app_alive(qtbot, window: MainWindow, tmp_path: Path, captures_dir: Path) -> None:
+    bad = tmp_path / "bad.pica"
+    bad.write_bytes(b"PICAcap\x1a" + b"\xff" * 40)
+    window.open_path(str(bad))
+    qtbot.waitUntil(lambda: window.last_error != "", timeout=WAIT_MS)
+    assert "FormatError" in window.last_error and window.timeline is None
+    window.last_error = ""
+    open_scene(qtbot, window, captures_dir / "scene1_triangle")  # still works afterwards
+    assert len(window.timeline.draws) == 2
+
+
+def test_worker_newest_request_wins(qtbot) -> None:
+    worker = Worker()
+    seen, results = [], []
+    worker.done.connect(results.append)
+    try:
+        worker.submit("slow", lambda _: time.sleep(0.3) or seen.append("first"))
+        qtbot.wait(50)
+        for name in ("second", "third", "fourth"):
+            worker.submit("slow", lambda _, n=name: seen.append(n))
+        qtbot.waitUntil(lambda: worker.idle, timeout=5000)
+        qtbot.wait(50)
+        assert seen == ["first", "fourth"]  # the waiting ones were replaced by the newest
+        live = [r for r in results if not r.stale]
+        assert len(live) == 1 and live[0].id == max(r.id for r in results)
+        worker.submit("boom", lambda _: 1 / 0)
+        qtbot.waitUntil(lambda: any(r.kind == "boom" for r in results), timeout=5000)
+        assert next(r for r in results if r.kind == "boom").error_text.startswith("ZeroDivisionError")
+    finally:
+        worker.stop()
+
+
+@pytest.fixture(scope="module")
+def scene1_session(captures_dir: Path):
+    return jobs.open_session(captures_dir / "scene1_triangle")
+
+
+@pytest.mark.parametrize("text", ["", "draw 1", "VIEWPORT", "0x041", "=0x1", "no such thing"])
+def test_command_tree_passes_the_model_tester(qtmodeltester, scene1_session, text: str) -> None:
+    tree = CommandTreeModel()
+    tree.set_timeline(scene1_session.timeline)
+    tree.set_filter(text)
+    assert (tree.rowCount() == 0) == (text == "no such thing")
+    qtmodeltester.check(tree, force_py=True)
+    tree.set_filter("")  # a reset while the tester watches
+    assert tree.rowCount() == 2
+
+
+@pytest.mark.parametrize("changed_only", [False, True])
+def test_register_model_passes_the_model_tester(qtmodeltester, scene1_session, changed_only: bool) -> None:
+    regs = RegisterModel()
+    regs.set_registers(scene1_session.state_at_draw(1).regs, scene1_session.state_at_draw(0).regs * 0)
+    regs.set_changed_only(changed_only)
+    qtmodeltester.check(regs, force_py=True)
+    regs.set_changed_only(not changed_only)
+
+
+def test_table_models_pass_the_model_tester(qtmodeltester, scene1_session) -> None:
+    from picaemu.gui.panels.stats import COLUMNS, draw_row
+
+    rows = tuple(draw_row(d) for d in scene1_session.timeline.draws)
+    model = TableModel(COLUMNS, lambda r, c: str(r[COLUMNS[c]]))
+    model.set_rows(rows)
+    assert model.index(1, 1).data() == "1"
+    qtmodeltester.check(model, force_py=True)
+    model.set_rows(())
+
+
+def test_command_tree_and_highlights(qtbot, window: MainWindow, captures_dir: Path) -> None:
+    open_scene(qtbot, window, captures_dir / "scene1_triangle")
+    tl = window.timeline
+    tree = window.commands.model
+    frame0 = tree.index(0, 0, QModelIndex())
+    events = [tree.index(r, 0, frame0).data() for r in range(tree.rowCount(frame0))]
+    list_row = next(i for i, t in enumerate(events) if "CommandList" in t)
+    ev = tree.index(list_row, 0, frame0)
+    draw = tree.index(0, 0, ev)
+    assert draw.data().startswith("draw 0")
+    trigger = tree.index(tree.rowCount(draw) - 1, 0, draw)
+    assert "DRAW" in trigger.data() and tree.cursor_of(trigger) == tl.after_draw(0)
+    write = tree.index(0, 0, trigger)
+    assert write.data() == trigger.data().split()[0]
+    window.commands.view.doubleClicked.emit(trigger)
+    qtbot.waitUntil(lambda: window.snapshot is not None and window.snapshot.cursor == tl.after_draw(0),
+                    timeout=WAIT_MS)
+    assert window.commands.view.currentIndex() == trigger  # the tree follows the position
+    window.commands.jump.setText(f"{tl.events[tl.draws[0].event].packets[3].offset:X}")
+    window.commands.jump.returnPressed.emit()
+    assert tree.cursor_of(window.commands.view.currentIndex()) == tl.normalize(tl.draws[0].event, 4)
+    goto(qtbot, window, tl.after_draw(1))
+    reference = jobs.open_session(captures_dir / "scene1_triangle")  # independent: draw 0 vs draw 1 triggers
+    regs0, regs1 = reference.state_at_draw(0).regs, reference.state_at_draw(1).regs
+    assert np.array_equal(window.snapshot.regs, regs1) and window.snapshot.prev_draw == 0
+    changed = set(np.flatnonzero(regs0 != regs1).tolist())
+    assert changed  # the second list rewrites some state
+    model = window.registers.model
+    highlighted = set()
+    for b in range(model.rowCount()):
+        block = model.index(b, 0)
+        for r in range(model.rowCount(block)):
+            idx = model.index(r, 0, block)
+            if model.data(idx, Qt.ItemDataRole.BackgroundRole) is not None:
+                highlighted.add(model.register_at(idx).id)
+    named = {i for i in changed if not state_reg_unknown(i)}
+    assert highlighted == named
+    text = window.registers.copy_json()
+    assert json.loads(text)["GPUREG_FRAMEBUFFER_DIM"]["id"] == 0x11E
+
+
+def state_reg_unknown(reg_id: int) -> bool:
+    from picaemu import regs
+
+    return not any(r.id == reg_id for r in regs.all_registers())
+
+
+def test_screenshots(qtbot, window: MainWindow, captures_dir: Path, tmp_path: Path) -> None:
+    open_scene(qtbot, window, captures_dir / "scene2_textured_quad")
+    window.framebuffer.wire.setChecked(True)
+    qtbot.waitUntil(lambda: window.framebuffer.probe is not None, timeout=WAIT_MS)
+    settle(qtbot, window)
+    shots = {"main": window.grab()}
+    shots.update({name: dock.widget().grab() for name, dock in window.docks.items()})
+    for name, pixmap in shots.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.png"
+        assert pixmap.save(str(path)) and path.stat().st_size > 1000, name
+    image = shots["main"].toImage()
+    assert image.width() >= 1000 and image.height() >= 700
+
+
+def test_state_diff_between_two_positions(qtbot, window: MainWindow, captures_dir: Path) -> None:
+    open_scene(qtbot, window, captures_dir / "scene1_triangle")
+    tl = window.timeline
+    first = tl.events[tl.draws[0].event]
+    goto(qtbot, window, Cursor(first.index, 5))
+    regs_a = window.snapshot.regs.copy()
+    window.registers.mark.click()
+    goto(qtbot, window, tl.after_draw(1))
+    regs_b = window.snapshot.regs.copy()
+    window.registers.diff.click()
+    differ = np.flatnonzero(regs_a != regs_b)
+    assert len(differ) > 0 and f"{len(differ)} registers differ" in window.registers.info.text()
+    doc = json.loads(window.registers.copy_json())
+    assert sorted(v["id"] for v in doc.values()) == differ.tolist()
+    assert all(doc[k]["before"] == regs_a[v["id"]] and doc[k]["after"] == regs_b[v["id"]] for k, v in doc.items())
+
+
+def test_image_view_zoom_pick(qtbot) -> None:
+    from picaemu.gui.image_view import ImageView
+    from PySide6.QtCore import QPointF
+
+    view = ImageView()
+    qtbot.addWidget(view)
+    view.resize(200, 200)
+    img = np.zeros((10, 20, 3), np.uint8)
+    img[3, 7] = (255, 0, 0)
+    view.set_image(img)
+    view.fit()
+    assert view.zoom == pytest.approx(10.0)
+    centre = view.offset + QPointF(7.5, 3.5) * view.zoom  # the middle of image pixel (7, 3)
+    assert view.image_pos(centre) == (7, 3) and view.image_pos(view.offset - QPointF(1, 1)) is None
+    with qtbot.waitSignal(view.picked) as blocker:
+        view.pick(7, 3)
+    assert blocker.args == [7, 3]
+
+
+def test_cli_registers_the_gui_command() -> None:
+    from click.testing import CliRunner
+
+    from picaemu.cli import main
+
+    result = CliRunner().invoke(main, ["gui", "--help"])
+    assert result.exit_code == 0 and "CAPTURE" in result.output
