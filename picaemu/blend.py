@@ -9,12 +9,16 @@ gives that color's alpha; "src alpha saturate" is min(As, 255 - Ad) for RGB and 
 the framebuffer color already expanded to RGBA8 by the caller. Depth/stencil and write masks are not here.
 Fragment modes other than "default" (gas accumulation, shadow rendering) are not handled here (the caller checks
 ``bstate.fragment_mode``); an undefined blend factor (15) raises ``UnsupportedFeature``.
+
+``blend_program(bstate) -> BlendProgram``: the same operation as arrays for compiled per-fragment code, which calls
+the numba functions ``blend_pixel`` / ``logic_pixel`` (the vectorized ``blend`` uses the first too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import IntEnum
 
 import numba
 import numpy as np
@@ -85,21 +89,36 @@ def _equation(eq: int, x: int, y: int) -> int:
     return x + y
 
 
-@numba.njit(cache=True)
-def _blend_kernel(s, d, c, eqs, kinds, chans, inverts, out) -> None:
-    """kinds/chans/inverts: (2 = src/dst side, 4 channels) from FACTOR_TABLE; eqs (4,) per channel.
+@numba.njit(cache=True, inline="always")
+def blend_pixel(s, si, d, di, c, eqs, kinds, chans, inverts, out, oi) -> None:  # pragma: no cover - compiled
+    """Blend row ``si`` of src ``s`` with row ``di`` of dst ``d`` into row ``oi`` of ``out`` (all (N, 4) uint8).
+    kinds/chans/inverts: (2 = src/dst side, 4 channels) from FACTOR_TABLE; eqs (4,) per channel; c (4,) constant.
     out = clamp(eq(S * Fs, D * Fd) // 255, 0, 255)."""
+    sa, da = np.int64(s[si, ALPHA]), np.int64(d[di, ALPHA])
+    for ch in range(4):
+        saturate = 255 if ch == ALPHA else min(sa, 255 - da)
+        k0, k1 = chans[0, ch], chans[1, ch]
+        f0 = _pick(kinds[0, ch], np.int64(s[si, k0]), np.int64(d[di, k0]), np.int64(c[k0]), saturate)
+        f1 = _pick(kinds[1, ch], np.int64(s[si, k1]), np.int64(d[di, k1]), np.int64(c[k1]), saturate)
+        f0 = 255 - f0 if inverts[0, ch] else f0
+        f1 = 255 - f1 if inverts[1, ch] else f1
+        v = _equation(eqs[ch], np.int64(s[si, ch]) * f0, np.int64(d[di, ch]) * f1)
+        out[oi, ch] = min(max(v // 255, 0), 255)
+
+
+@numba.njit(cache=True, error_model="numpy")  # its only divisor (255) is a constant
+def _blend_kernel(s, d, c, eqs, kinds, chans, inverts, out) -> None:  # pragma: no cover - compiled
+    """``blend_pixel`` over every row."""
     for i in range(s.shape[0]):
-        sa, da = np.int64(s[i, ALPHA]), np.int64(d[i, ALPHA])
-        for ch in range(4):
-            saturate = 255 if ch == ALPHA else min(sa, 255 - da)
-            k0, k1 = chans[0, ch], chans[1, ch]
-            f0 = _pick(kinds[0, ch], np.int64(s[i, k0]), np.int64(d[i, k0]), np.int64(c[k0]), saturate)
-            f1 = _pick(kinds[1, ch], np.int64(s[i, k1]), np.int64(d[i, k1]), np.int64(c[k1]), saturate)
-            f0 = 255 - f0 if inverts[0, ch] else f0
-            f1 = 255 - f1 if inverts[1, ch] else f1
-            v = _equation(eqs[ch], np.int64(s[i, ch]) * f0, np.int64(d[i, ch]) * f1)
-            out[i, ch] = min(max(v // 255, 0), 255)
+        blend_pixel(s, i, d, i, c, eqs, kinds, chans, inverts, out, i)
+
+
+@numba.njit(cache=True, inline="always")
+def logic_pixel(s: int, d: int, table) -> int:  # pragma: no cover - compiled
+    """One 8-bit channel of a logic op given by its truth table (``LOGIC_TABLES`` row: results for the bit pairs
+    (s, d) = (0, 0), (0, 1), (1, 0), (1, 1), each 0 or 0xFF)."""
+    ns, nd = ~s & 0xFF, ~d & 0xFF
+    return (table[0] & ns & nd) | (table[1] & ns & d) | (table[2] & s & nd) | (table[3] & s & d)
 
 
 _LOGIC_BY_NAME: dict[str, Callable[[Arr, Arr], Arr]] = {
@@ -121,6 +140,9 @@ _LOGIC_BY_NAME: dict[str, Callable[[Arr, Arr], Arr]] = {
     "or inverted": lambda s, d: ~s | d,
 }
 LOGIC_OPS = {code: _LOGIC_BY_NAME[name] for code, name in LOGIC_OP_NAMES.items()}
+# every logic op is bitwise: its truth table is its result on the four bit pairs (s, d) (see ``logic_pixel``)
+_BIT_PAIRS = (np.array([0, 0, 255, 255], np.uint8), np.array([0, 255, 0, 255], np.uint8))
+LOGIC_TABLES = {code: np.asarray(op(*_BIT_PAIRS), np.uint8).astype(np.int64) for code, op in LOGIC_OPS.items()}
 
 
 @dataclass(frozen=True)
@@ -183,6 +205,43 @@ def _factor_arrays(bstate: BlendState) -> tuple[np.ndarray, np.ndarray, np.ndarr
             kind, reads_alpha, invert = FACTOR_TABLE[alpha_code if ch == ALPHA else rgb_code]
             kinds[side, ch], chans[side, ch], inverts[side, ch] = kind, ALPHA if reads_alpha else ch, invert
     return kinds, chans, inverts
+
+
+class BlendMode(IntEnum):
+    """What ``BlendProgram`` does with the source and destination colors."""
+
+    REPLACE = 0  # the source replaces the destination (no blending, no logic op)
+    BLEND = 1  # ``blend_pixel``
+    LOGIC = 2  # ``logic_pixel``
+
+
+@dataclass(frozen=True, eq=False)
+class BlendProgram:
+    """The color half of the per-fragment operations as arrays for compiled per-fragment code
+    (``picaemu.fragment_ops``): the same results as ``blend`` (mode BLEND / LOGIC) or the plain source (REPLACE)."""
+
+    mode: BlendMode
+    eqs: np.ndarray  # (4,) int64 equation per channel
+    kinds: np.ndarray  # (2, 4) int64 factor kind, src/dst side x channel
+    chans: np.ndarray  # (2, 4) int64 channel each factor reads
+    inverts: np.ndarray  # (2, 4) bool
+    constant: np.ndarray  # (4,) uint8 blend color
+    logic: np.ndarray  # (4,) int64 logic-op truth table (``LOGIC_TABLES``)
+
+    @classmethod
+    def build(cls, mode: BlendMode, bstate: BlendState | None = None) -> BlendProgram:
+        """The program of ``bstate`` (mode BLEND or LOGIC), or the REPLACE program (``bstate`` None)."""
+        kinds, chans, inverts = _factor_arrays(bstate) if mode is BlendMode.BLEND else (
+            np.zeros((2, 4), np.int64), np.zeros((2, 4), np.int64), np.zeros((2, 4), np.bool_))
+        eqs = [bstate.rgb_equation] * 3 + [bstate.alpha_equation] if bstate is not None else [0] * 4
+        logic = LOGIC_TABLES[bstate.logic_op] if mode is BlendMode.LOGIC else np.zeros(4, np.int64)
+        constant = bstate.constant if bstate is not None else (0, 0, 0, 0)
+        return cls(mode, np.array(eqs, np.int64), kinds, chans, inverts, np.array(constant, np.uint8), logic)
+
+
+def blend_program(bstate: BlendState) -> BlendProgram:
+    """``blend(bstate, ...)`` as a ``BlendProgram``: blending when enabled, else the logic op."""
+    return BlendProgram.build(BlendMode.BLEND if bstate.blending else BlendMode.LOGIC, bstate)
 
 
 def blend_colors(bstate: BlendState, src: np.ndarray, dst: np.ndarray) -> np.ndarray:

@@ -175,7 +175,7 @@ def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.nd
     counts = {"primitives_invalid": int((~finite).sum()), "primitives_clipped_away": int(rejected.sum()),
               "primitives_clipped": int(cut_idx.shape[0])}
     if cut_idx.shape[0] == 0:
-        return tris[keep_idx], keep_idx, counts
+        return (tris if keep_idx.shape[0] == tris.shape[0] else tris[keep_idx]), keep_idx, counts
     cut, src = _clip_polygons(np.ascontiguousarray(tris[cut_idx]), clip.planes, clip.offsets)
     # huge coordinates (~1e28) can overflow or cancel while interpolating: drop what is not a valid result
     ok = np.isfinite(cut[:, :, POS]).all(axis=(1, 2)) & (cut[:, :, 3] > 0).all(axis=1)
@@ -211,7 +211,7 @@ def cull(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles, int]:
     area = signed_area(wt)
     drop_sign = CULL_DROPS[cull_mode]
     keep = (area != 0) & (np.sign(area) != drop_sign) if drop_sign else area != 0
-    kept = wt.select(np.nonzero(keep)[0])
+    kept = wt if keep.all() else wt.select(np.nonzero(keep)[0])
     cw = area[keep] < 0
     if cw.any():
         order = np.where(cw[:, None], np.array([0, 2, 1]), np.array([0, 1, 2]))

@@ -1,8 +1,9 @@
 """Stencil test and operations, depth test, depth/stencil/color write masks (registers 0x105-0x107).
 
-Receives one batch of fragments in which every pixel appears at most once (the pipeline splits a draw into such
-layers to keep the hardware's per-pixel order) and the stored values of their pixels; returns which fragments
-survive and the values to store:
+Receives one batch of fragments in which every pixel appears at most once (``fragment_ops.resolve_layers`` splits
+a draw into such layers to keep the hardware's per-pixel order) and the stored values of their pixels; returns
+which fragments survive and the values to store (``fragment_ops.resolve``, the compiled in-order pass, tabulates
+``COMPARE`` and ``STENCIL_OPS`` from here and applies the same rules):
 
 - ``frag_depth``: (F,) uint32 fragment depth already quantized to the buffer's width (16 or 24 bits)
 - ``stored_depth``: (F,) uint32; ``stored_stencil``: (F,) uint8

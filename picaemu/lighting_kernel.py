@@ -133,14 +133,23 @@ def _one_light(geo, shadow, lp, lf, slots, slot_scale, gflags, value, diff, last
     shadow_s = gflags[G_SHADOW] != 0 and lf[LF_SHADOW] != 0 and gflags[G_SHADOW_S] != 0
     fresnel = last and (gflags[G_FRESNEL_P] or gflags[G_FRESNEL_S]) and slots[FR, SL_ACTIVE]
     spot = (lp[LP_SPOT], lp[LP_SPOT + 1], lp[LP_SPOT + 2])
+    # per-light values as locals: loaded once, not once per fragment (stores to dsum/ssum could alias the arrays)
+    directional, dist_on, spot_on = lf[LF_DIRECTIONAL] != 0, lf[LF_DIST] != 0, lf[LF_SPOT] != 0
+    geo0, geo1, clamp = lf[LF_GEO0] != 0, lf[LF_GEO1] != 0, gflags[G_CLAMP] != 0
+    sp_lut, da_lut = lf[LF_SP_LUT], lf[LF_DA_LUT]
+    px, py, pz, da_scale, da_bias = lp[LP_POS], lp[LP_POS + 1], lp[LP_POS + 2], lp[LP_SCALE], lp[LP_BIAS]
+    diffuse = (lp[LP_DIFFUSE], lp[LP_DIFFUSE + 1], lp[LP_DIFFUSE + 2])
+    ambient = (lp[LP_AMBIENT], lp[LP_AMBIENT + 1], lp[LP_AMBIENT + 2])
+    spec0 = (lp[LP_SPEC0], lp[LP_SPEC0 + 1], lp[LP_SPEC0 + 2])
+    spec1 = (lp[LP_SPEC1], lp[LP_SPEC1 + 1], lp[LP_SPEC1 + 2])
     for i in range(geo.shape[0]):
         n = (geo[i, 0], geo[i, 1], geo[i, 2])
         t = (geo[i, 3], geo[i, 4], geo[i, 5])
         v = (geo[i, 6], geo[i, 7], geo[i, 8])
-        if lf[LF_DIRECTIONAL]:
-            lx, ly, lz, dist = _unit(lp[LP_POS], lp[LP_POS + 1], lp[LP_POS + 2])
+        if directional:
+            lx, ly, lz, dist = _unit(px, py, pz)
         else:
-            lx, ly, lz, dist = _unit(lp[LP_POS] + v[0], lp[LP_POS + 1] + v[1], lp[LP_POS + 2] + v[2])
+            lx, ly, lz, dist = _unit(px + v[0], py + v[1], pz + v[2])
         lv = (lx, ly, lz)
         hx, hy, hz = v[0] + lx, v[1] + ly, v[2] + lz
         half_sq = hx * hx + hy * hy + hz * hz
@@ -149,11 +158,11 @@ def _one_light(geo, shadow, lp, lf, slots, slot_scale, gflags, value, diff, last
         ln = lx * n[0] + ly * n[1] + lz * n[2]
         ln_c = abs(ln) if two else max(ln, 0.0)
         atten = 1.0
-        if lf[LF_DIST]:
-            atten = _lut(value, diff, lf[LF_DA_LUT], min(max(lp[LP_SCALE] * dist + lp[LP_BIAS], 0.0), 1.0), False)
+        if dist_on:
+            atten = _lut(value, diff, da_lut, min(max(da_scale * dist + da_bias, 0.0), 1.0), False)
         inputs = _inputs(n, v, lv, h, t, spot, ln, cp_on)
-        if lf[LF_SPOT]:
-            atten *= _slot(SP, lf[LF_SP_LUT], slots, slot_scale, value, diff, inputs, two, 1.0)
+        if spot_on:
+            atten *= _slot(SP, sp_lut, slots, slot_scale, value, diff, inputs, two, 1.0)
         d0 = _slot(D0, slots[D0, SL_LUT], slots, slot_scale, value, diff, inputs, two, 1.0)
         d1 = _slot(D1, slots[D1, SL_LUT], slots, slot_scale, value, diff, inputs, two, 1.0)
         rr = _slot(RR, slots[RR, SL_LUT], slots, slot_scale, value, diff, inputs, two, 1.0)
@@ -161,17 +170,17 @@ def _one_light(geo, shadow, lp, lf, slots, slot_scale, gflags, value, diff, last
         rb = _slot(RB, slots[RB, SL_LUT], slots, slot_scale, value, diff, inputs, two, rr)
         refl = (rr, rg, rb)
         geo_f = min(ln_c / half_sq, 1.0) if half_sq > 0.0 else 0.0
-        g0 = d0 * (geo_f if lf[LF_GEO0] else 1.0)
-        g1 = d1 * (geo_f if lf[LF_GEO1] else 1.0)
-        hl = 0.0 if gflags[G_CLAMP] and ln_c == 0.0 else atten
+        g0 = d0 * (geo_f if geo0 else 1.0)
+        g1 = d1 * (geo_f if geo1 else 1.0)
+        hl = 0.0 if clamp and ln_c == 0.0 else atten
         for c in range(3):
-            lit = lp[LP_DIFFUSE + c] * ln_c
-            spec = (g0 * lp[LP_SPEC0 + c] + g1 * refl[c] * lp[LP_SPEC1 + c]) * hl
+            lit = diffuse[c] * ln_c
+            spec = (g0 * spec0[c] + g1 * refl[c] * spec1[c]) * hl
             if shadow_p:
                 lit *= shadow[i, c]
             if shadow_s:
                 spec *= shadow[i, c]
-            dsum[i, c] += (lit + lp[LP_AMBIENT + c]) * atten
+            dsum[i, c] += (lit + ambient[c]) * atten
             ssum[i, c] += spec
         if fresnel:
             fr = _slot(FR, slots[FR, SL_LUT], slots, slot_scale, value, diff, inputs, two, 1.0)

@@ -8,9 +8,9 @@ forms the triangles] -> output map -> primitive assembly -> quaternion alignment
 alpha test, blend) -> stencil test -> depth test -> stencil/depth writes -> destination read -> blend/logic op ->
 color write mask -> color write.
 
-Fragment operations keep the hardware's per-pixel order inside a draw: fragments are split into layers in which
-each pixel appears once (layer k holds the k-th fragment of every pixel, in rasterization order); layers run one
-after the other, each fully vectorized. Writes go straight to emulated memory (framebuffer flush/invalidate are
+Fragment operations keep the hardware's per-pixel order inside a draw (``picaemu.fragment_ops``: one compiled
+pass over the fragments in rasterization order, or one vectorized pass per overdraw layer for color stages that
+only offer ``blend``). Writes go straight to emulated memory (framebuffer flush/invalidate are
 no-ops). ``call.stats`` receives the counters listed in ``STAT_KEYS`` and ``time_s``.
 
 Seams: ``vertex_shader`` / ``geometry_shader`` (defaults: ``picaemu.shader``) and ``color_stages`` (default:
@@ -19,18 +19,17 @@ Seams: ``vertex_shader`` / ``geometry_shader`` (defaults: ``picaemu.shader``) an
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-import numba
 import numpy as np
 
-from picaemu import clipping
+from picaemu import clipping, fragment_ops
 from picaemu import framebuffer as fbm
-from picaemu.depth_stencil import DepthStencilState, depth_stencil_test
+from picaemu.blend import BlendMode, BlendProgram, blend_program
+from picaemu.depth_stencil import DepthStencilState
 from picaemu.draw import DrawCall, PipelineEventKind
 from picaemu.errors import UnsupportedFeature
 from picaemu.fragments import Fragments
@@ -75,7 +74,11 @@ def run_geometry_shader(state: GpuState, vs_attributes: np.ndarray,
 
 
 class ColorStages(Protocol):
-    """Fragment coloring seam: shade -> (F, 4) uint8, alpha test -> (F,) bool, blend(src, dst) -> (F, 4) uint8."""
+    """Fragment coloring seam: shade -> (F, 4) uint8, alpha test -> (F,) bool, blend(src, dst) -> (F, 4) uint8.
+
+    Stages may also offer ``blend_program() -> picaemu.blend.BlendProgram`` (the same blend as data): the pipeline
+    then runs the fragment operations in one compiled pass and never calls ``blend``; without it (wrappers that
+    observe every blend), one vectorized pass per overdraw layer calls ``blend`` (``picaemu.fragment_ops``)."""
 
     def shade(self, frags: Fragments, memory: PhysicalMemory) -> np.ndarray: ...
 
@@ -88,8 +91,10 @@ class ColorStages(Protocol):
 
 
 def primary_color_u8(frags: Fragments) -> np.ndarray:
-    """The interpolated primary color rounded to 8 bits: (F, 4) uint8."""
-    return np.rint(np.clip(np.nan_to_num(frags.color), 0.0, 1.0) * 255.0).astype(np.uint8)
+    """The interpolated primary color rounded to 8 bits: (F, 4) uint8 (``picaemu.shading.primary_color``)."""
+    from picaemu import shading
+
+    return shading.primary_color(frags)
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,9 @@ class PrimaryColorStages:
 
     def blend(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         return src
+
+    def blend_program(self) -> BlendProgram:
+        return BlendProgram.build(BlendMode.REPLACE)
 
     @property
     def reads_destination(self) -> bool:
@@ -131,6 +139,9 @@ class ShadingColorStages:
 
         return shading.blend(self.sstate, src, dst)
 
+    def blend_program(self) -> BlendProgram:
+        return blend_program(self.sstate.blend)
+
     @property
     def reads_destination(self) -> bool:
         return True
@@ -143,34 +154,6 @@ def default_color_stages(state: GpuState) -> ColorStages:
     from picaemu import shading
 
     return ShadingColorStages(shading.ShadingState.from_state(state))
-
-
-@numba.njit(cache=True)
-def _layers(x, y, width, height, flipped):  # pragma: no cover - compiled
-    """Tiled pixel index of every fragment, and the fragments grouped by layer (layer k = the k-th fragment of
-    each pixel, in order): returns (pixels (F,) int64, order (F,) int64, bounds (K + 1,) int64)."""
-    n = x.shape[0]
-    pixels = np.empty(n, np.int64)
-    rank = np.empty(n, np.int64)
-    seen = np.zeros(width * height, np.int32)
-    layers = 0
-    for i in range(n):
-        p = fbm.tiled_pixel(x[i], y[i], width, height, flipped)
-        pixels[i] = p
-        rank[i] = seen[p]
-        seen[p] += 1
-        layers = max(layers, seen[p])
-    bounds = np.zeros(layers + 1, np.int64)
-    for i in range(n):
-        bounds[rank[i] + 1] += 1
-    for k in range(layers):
-        bounds[k + 1] += bounds[k]
-    fill = bounds[:-1].copy()
-    order = np.empty(n, np.int64)
-    for i in range(n):
-        order[fill[rank[i]]] = i
-        fill[rank[i]] += 1
-    return pixels, order, bounds
 
 
 class Pipeline:
@@ -250,54 +233,15 @@ class Pipeline:
         color = stages.shade(frags, memory)
         alive = stages.alpha_test(color)
         stats["killed_alpha"] = int((~alive).sum())
+        x, y, depth = frags.x, frags.y, frags.depth
         if not alive.all():
-            frags, color = frags.select(np.nonzero(alive)[0]), color[alive]
-        if len(frags) == 0:
+            keep = np.nonzero(alive)[0]
+            x, y, depth, color = x[keep], y[keep], depth[keep], color[keep]
+        if len(x) == 0:
             return
-        depth = fbm.quantize_depth(frags.depth, fb.depth_format)
         ds = DepthStencilState.from_regs(state.regs)
-        pixels, order, bounds = _layers(frags.x, frags.y, fb.width, fb.height, fb.flipped)
-        if bounds.shape[0] == 2:
-            self._layer(memory, fb, ds, stages, pixels, depth, color, stats)
-            return
-        for lo, hi in itertools.pairwise(bounds):
-            sel = order[lo:hi]
-            self._layer(memory, fb, ds, stages, pixels[sel], depth[sel], color[sel], stats)
-
-    def _layer(self, memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, stages: ColorStages,
-               pixels: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict) -> None:
-        """Depth/stencil and color write of fragments that each hit a different pixel (tiled pixel indices)."""
-        if ds.uses_depth_buffer(fb.depth_format):
-            buf = fb.depth_bytes(memory)
-            stored = fbm.gather_pixels(buf, pixels, fb.depth_bpp)
-            if not fb.depth_read:
-                stored = np.zeros_like(stored)  # reads disabled: the old value is unknown; 0 (reference §15.7)
-            old_depth, old_stencil = fbm.split_depth_word(stored, fb.depth_format)
-            res = depth_stencil_test(ds, fb.depth_format, depth, old_depth, old_stencil)
-            stats["killed_stencil"] += int((~res.stencil_pass).sum())
-            stats["killed_depth"] += int((res.stencil_pass & ~res.depth_pass).sum())
-            new_depth = res.new_depth if fb.depth_write else old_depth
-            new_stencil = res.new_stencil if fb.stencil_write else old_stencil
-            changed = (new_depth != old_depth) | (new_stencil != old_stencil)
-            if changed.any():
-                word = fbm.join_depth_word(new_depth[changed], new_stencil[changed], fb.depth_format)
-                fbm.scatter_pixels(buf, pixels[changed], word, fb.depth_bpp)
-            alive = res.alive
-            pixels, color = pixels[alive], color[alive]
-        if not fb.color_write or pixels.shape[0] == 0:
-            return
-        self._write_color(memory, fb, ds, stages, pixels, color)
-        stats["fragments_written"] += int(pixels.shape[0])
-
-    @staticmethod
-    def _write_color(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, stages: ColorStages,
-                     pixels: np.ndarray, color: np.ndarray) -> None:
-        buf = fb.color_bytes(memory)
-        mask = np.array(ds.color_mask)
-        need_dst = stages.reads_destination or not mask.all()
-        if need_dst:
-            dst = fbm.decode_color(fbm.gather_pixels(buf, pixels, fb.color_bpp), fb.color_format)
-            if not fb.color_read:
-                dst = np.zeros_like(dst)  # reads disabled: old value unknown; 0 (reference §15.7)
-            color = np.where(mask, stages.blend(color, dst), dst).astype(np.uint8)
-        fbm.scatter_pixels(buf, pixels, fbm.encode_color(color, fb.color_format), fb.color_bpp)
+        program = getattr(stages, "blend_program", None)
+        if program is not None:
+            fragment_ops.resolve(memory, fb, ds, program(), x, y, depth, color, stats)
+        else:
+            fragment_ops.resolve_layers(memory, fb, ds, stages, x, y, depth, color, stats)

@@ -16,7 +16,8 @@ Interpolation (§9.4) with the exact barycentric weights ``E_i``: varyings persp
 normal quaternion is normalised after interpolation. The early-depth unit (0x061-0x063, 0x06A, 0x118) is a
 rejection optimisation with its own buffer that no public source models; it has no visible effect here.
 
-The scan is one numba kernel (cache=True) run twice: count fragments per triangle, then fill preallocated arrays.
+The scan is one numba kernel (cache=True) run twice: count fragments per triangle (per row: the exact integer
+span where all edge values pass, clipped by the scissor box), then fill preallocated arrays along those spans.
 """
 
 from __future__ import annotations
@@ -71,22 +72,24 @@ class RasterState:
 
 
 @numba.njit(cache=True, inline="always")
-def _emit(t, k, px, py, w0, w1, w2, inv_area2, zndc, inv_w, vary, active, quat0, dparams, out_xy, out_f, out_var,
-          out_prim):
-    """Write fragment k of triangle t at pixel (px, py) with barycentric weights w0 w1 w2 (sum = 1 / inv_area2)."""
-    inv_den = 1.0 / (w0 * inv_w[t, 0] + w1 * inv_w[t, 1] + w2 * inv_w[t, 2])
-    z = (w0 * zndc[t, 0] + w1 * zndc[t, 1] + w2 * zndc[t, 2]) * inv_area2
+def _emit(t, k, px, py, w0, w1, w2, inv_area2, tv, quat0, dparams, out_x, out_y, out_depth, out_w, out_var,
+          out_prim) -> bool:  # pragma: no cover - compiled
+    """Write fragment k of triangle t at pixel (px, py) with barycentric weights w0 w1 w2 (sum = 1 / inv_area2);
+    tv (3, 2 + A) float64: per vertex 1/w, z/w and the active varyings (premultiplied by 1/w). Returns True when
+    the perspective divisor is 0 (the caller raises ZeroDivisionError)."""
+    den = w0 * tv[0, 0] + w1 * tv[1, 0] + w2 * tv[2, 0]
+    inv_den = 1.0 / den
+    z = (w0 * tv[0, 1] + w1 * tv[1, 1] + w2 * tv[2, 1]) * inv_area2
     w = inv_den / inv_area2
     depth = z * dparams[0] + dparams[1]
     if dparams[2] != 0.0:
         depth *= w
-    out_xy[k, 0] = px
-    out_xy[k, 1] = py
-    out_f[k, 0] = min(max(depth, 0.0), 1.0)
-    out_f[k, 1] = w
-    for i in range(active.shape[0]):
-        v = active[i]
-        out_var[k, i] = (w0 * vary[t, 0, v] + w1 * vary[t, 1, v] + w2 * vary[t, 2, v]) * inv_den
+    out_x[k] = px
+    out_y[k] = py
+    out_depth[k] = min(max(depth, 0.0), 1.0)
+    out_w[k] = w
+    for i in range(tv.shape[1] - 2):
+        out_var[k, i] = (w0 * tv[0, i + 2] + w1 * tv[1, i + 2] + w2 * tv[2, i + 2]) * inv_den
     if quat0 >= 0:
         n2 = 0.0
         for v in range(quat0, quat0 + 4):
@@ -96,18 +99,36 @@ def _emit(t, k, px, py, w0, w1, w2, inv_area2, zndc, inv_w, vary, active, quat0,
             for v in range(quat0, quat0 + 4):
                 out_var[k, v] *= inv_n
     out_prim[k] = t
+    return den == 0.0
 
 
-@numba.njit(cache=True)
-def _scan(x, y, zndc, inv_w, vary, active, quat0, params, dparams, starts, emit, out_xy, out_f, out_var, out_prim,
-          counts):
-    """Walk each triangle's clamped bounding box; count (emit False) or write (emit True) its fragments.
+@numba.njit(cache=True, inline="always")
+def _span(r, e_dx, x0: int, x1: int) -> tuple[int, int]:  # pragma: no cover - compiled
+    """First and last pixel of a row in [x0, x1] where every ``r[i] + (px - x0) * e_dx[i] >= 0`` (r: the edge
+    values at x0): exact integer bounds of the convex span (empty when first > last)."""
+    lo, hi = x0, x1
+    for i in range(3):
+        if e_dx[i] > 0:  # growing along the row: covered from ceil(-r / e_dx) on
+            lo = max(lo, x0 - (r[i] // e_dx[i]))
+        elif e_dx[i] < 0:  # shrinking: covered up to floor(r / -e_dx)
+            hi = min(hi, x0 + r[i] // -e_dx[i]) if r[i] >= 0 else x0 - 1
+        elif r[i] < 0:
+            return x0, x0 - 1
+    return lo, hi
 
-    active (A,) int64 varying columns to interpolate into out_var (F, A); quat0 = position in ``active`` of the
-    first of four quaternion columns (-1: do not normalise);
+
+@numba.njit(cache=True, error_model="numpy")
+def _scan(x, y, zndc, inv_w, vary, active, quat0, params, dparams, starts, emit, out_x, out_y, out_depth, out_w,
+          out_var, out_prim, counts):  # pragma: no cover - compiled
+    """Walk each triangle's rows in its clamped bounding box; count (emit False) or write (emit True) its fragments.
+
+    The covered pixels of a row are the exact span where all three edge values (with their fill-rule bias) are
+    >= 0 (``_span``). active (A,) int64 varying columns to interpolate into out_var (F, A); quat0 = position in
+    ``active`` of the first of four quaternion columns (-1: do not normalise);
     params int64 [width, height, scissor mode, x1, y1, x2, y2]; dparams float64 [scale, offset, w-buffer];
-    out_xy (F, 2) int32; out_f (F, 2) float32 depth, w; out_var (F, V) float32; out_prim (F,) int32 (triangle
-    row); counts (T, 2) int64 [covered and kept, killed by scissor], written when emit is False.
+    out_x, out_y (F,) int32; out_depth, out_w (F,) float32; out_var (F, V) float32; out_prim (F,) int32 (triangle
+    row); counts (T, 3) int64 [covered and kept, killed by scissor (both written when emit is False), a division
+    by zero happened (compiled with error_model="numpy": the caller raises ZeroDivisionError, as Python would)].
     """
     width, height, smode = params[0], params[1], params[2]
     sx1, sy1, sx2, sy2 = params[3], params[4], params[5], params[6]
@@ -115,6 +136,7 @@ def _scan(x, y, zndc, inv_w, vary, active, quat0, params, dparams, starts, emit,
     e_dx = np.empty(3, np.int64)
     e_dy = np.empty(3, np.int64)
     bias = np.empty(3, np.int64)
+    tv = np.empty((3, 2 + active.shape[0]), np.float64)
     for t in range(x.shape[0]):
         x0 = max(0, -((8 - min(x[t, 0], x[t, 1], x[t, 2])) // 16))
         x1 = min(width - 1, (max(x[t, 0], x[t, 1], x[t, 2]) - 8) // 16)
@@ -127,28 +149,42 @@ def _scan(x, y, zndc, inv_w, vary, active, quat0, params, dparams, starts, emit,
             e_row[i] = dx * (16 * y0 + 8 - ay) - dy * (16 * x0 + 8 - ax) + bias[i]
             e_dx[i] = -dy * 16
             e_dy[i] = dx * 16
-        inv_area2 = 1.0 / float(e_row[0] + e_row[1] + e_row[2] - bias[0] - bias[1] - bias[2])
+        area2 = float(e_row[0] + e_row[1] + e_row[2] - bias[0] - bias[1] - bias[2])
+        zero_div = area2 == 0.0
+        inv_area2 = 1.0 / area2
+        if emit:
+            for j in range(3):
+                tv[j, 0], tv[j, 1] = inv_w[t, j], zndc[t, j]
+                for i in range(active.shape[0]):
+                    tv[j, 2 + i] = vary[t, j, active[i]]
         k = starts[t]
         kept = 0
         cut = 0
         for py in range(y0, y1 + 1):
-            r0, r1, r2 = e_row[0], e_row[1], e_row[2]
-            for px in range(x0, x1 + 1):
-                if (r0 | r1 | r2) >= 0:
-                    in_box = sx1 <= px <= sx2 and sy1 <= py <= sy2
-                    if (smode == 1 and in_box) or (smode == 2 and not in_box):
-                        cut += 1
-                    elif emit:
-                        _emit(t, k, px, py, float(r0 - bias[0]), float(r1 - bias[1]), float(r2 - bias[2]),
-                              inv_area2, zndc, inv_w, vary, active, quat0, dparams, out_xy, out_f, out_var, out_prim)
+            lo, hi = _span(e_row, e_dx, x0, x1)
+            row_in = sy1 <= py <= sy2
+            if not emit:  # count: the span minus its part the scissor rejects
+                n = max(hi - lo + 1, 0)
+                inside = max(min(hi, sx2) - max(lo, sx1) + 1, 0) if row_in else 0
+                rejected = inside if smode == 1 else (n - inside if smode == 2 else 0)
+                kept += n - rejected
+                cut += rejected
+            else:
+                r0 = e_row[0] + (lo - x0) * e_dx[0] - bias[0]
+                r1 = e_row[1] + (lo - x0) * e_dx[1] - bias[1]
+                r2 = e_row[2] + (lo - x0) * e_dx[2] - bias[2]
+                for px in range(lo, hi + 1):
+                    in_box = row_in and sx1 <= px <= sx2
+                    if not ((smode == 1 and in_box) or (smode == 2 and not in_box)):
+                        zero_div |= _emit(t, k, px, py, float(r0), float(r1), float(r2), inv_area2, tv, quat0,
+                                          dparams, out_x, out_y, out_depth, out_w, out_var, out_prim)
                         k += 1
-                    else:
-                        kept += 1
-                r0 += e_dx[0]
-                r1 += e_dx[1]
-                r2 += e_dx[2]
+                    r0 += e_dx[0]
+                    r1 += e_dx[1]
+                    r2 += e_dx[2]
             for i in range(3):
                 e_row[i] += e_dy[i]
+        counts[t, 2] |= zero_div
         if not emit:
             counts[t, 0] = kept
             counts[t, 1] = cut
@@ -170,23 +206,30 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
     dparams = np.array([rs.depth_scale, rs.depth_offset, float(rs.w_buffer)], np.float64)
     args = (np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), np.ascontiguousarray(wt.zndc),
             np.ascontiguousarray(wt.inv_w), np.ascontiguousarray(wt.varyings), cols, quat0, params, dparams)
-    counts = np.zeros((n_tri, 2), np.int64)
+    counts = np.zeros((n_tri, 3), np.int64)
     starts = np.zeros(n_tri + 1, np.int64)
-    dummy = (np.empty((0, 2), np.int32), np.empty((0, 2), np.float32), np.empty((0, cols.shape[0]), np.float32),
-             np.empty(0, np.int32))
+    dummy = (np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.float32), np.empty(0, np.float32),
+             np.empty((0, cols.shape[0]), np.float32), np.empty(0, np.int32))
     _scan(*args, starts, False, *dummy, counts)
+    _check_division(counts)
     np.cumsum(counts[:, 0], out=starts[1:])
     total = int(starts[-1])
-    out_xy = np.empty((total, 2), np.int32)
-    out_f = np.empty((total, 2), np.float32)
+    out_x, out_y = np.empty(total, np.int32), np.empty(total, np.int32)
+    out_depth, out_w = np.empty(total, np.float32), np.empty(total, np.float32)
     out_var = np.empty((total, cols.shape[0]), np.float32)
     out_tri = np.empty(total, np.int32)
-    _scan(*args, starts, True, out_xy, out_f, out_var, out_tri, counts)
+    _scan(*args, starts, True, out_x, out_y, out_depth, out_w, out_var, out_tri, counts)
+    _check_division(counts)
     killed = int(counts[:, 1].sum())
-    frags = Fragments(x=out_xy[:, 0], y=out_xy[:, 1], depth=out_f[:, 0], w=out_f[:, 1],
+    frags = Fragments(x=out_x, y=out_y, depth=out_depth, w=out_w,
                       primitive=wt.primitive[out_tri] if n_tri else out_tri,
                       **{name: _field(out_var, cols, c) for name, c in VARYING.items()})
     return frags, {"fragments_rasterized": total + killed, "killed_scissor": killed}
+
+
+def _check_division(counts: np.ndarray) -> None:
+    if counts[:, 2].any():
+        raise ZeroDivisionError("division by zero")
 
 
 def _field(out_var: np.ndarray, cols: np.ndarray, want: slice | int) -> np.ndarray:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+import numba
 import numpy as np
 
 from picaemu import blend as blend_mod
@@ -128,9 +129,26 @@ def _proctex(sstate: ShadingState, frags: Fragments) -> np.ndarray:
     return mod.sample_proctex(sstate.proctex, unit_uv(frags, sstate.proctex_coords))
 
 
+@numba.njit("void(float32[:, :], uint8[:, :])", cache=True)
+def _round_color(color, out):  # pragma: no cover - compiled
+    """out = rint(clamp(color, 0, 1) * 255) in float32 (= clamp(rint(color * 255), 0, 255)), NaN -> 0; one
+    signature for any layout of the float32 input."""
+    for i in range(color.shape[0]):
+        for ch in range(color.shape[1]):
+            v = color[i, ch]
+            v = v if v > 0 else np.float32(0.0)  # NaN and negatives
+            v = v if v < 1 else np.float32(1.0)
+            out[i, ch] = np.uint8(np.rint(v * np.float32(255.0)))
+
+
 def primary_color(frags: Fragments) -> np.ndarray:
-    """(F, 4) uint8: the interpolated vertex color rounded to 8 bits."""
-    return np.clip(np.rint(frags.color * np.float32(255)), 0, 255).astype(np.uint8)
+    """(F, 4) uint8: the interpolated vertex color rounded to 8 bits, ``clip(rint(color * 255), 0, 255)``."""
+    color = np.asarray(frags.color, np.float32)
+    if not color.flags.writeable:  # a broadcast view (color column not mapped)
+        color = color.copy()
+    out = np.empty(color.shape, np.uint8)
+    _round_color(color, out)
+    return out
 
 
 def shade(sstate: ShadingState, frags: Fragments, memory: PhysicalMemory) -> np.ndarray:

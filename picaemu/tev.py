@@ -10,7 +10,8 @@ function (``_combine_one``; dot3 in ``_stage``), then ``min(255, result << scale
 Stage 0: "previous" in slot 0 or 1 reads slot 2's source (0 if that is "previous" too) and "previous buffer"
 reads 0. Combiner buffer: stage 0 reads 0, stage 1 the initial color (0x0FD), stage k+1 what stage k-1 left when
 its update bit (0x0E0 bits 8-15, stages 0-3) is set. Undefined source/operand/op codes in the slots a stage reads
-raise ``UnsupportedFeature``. The per-fragment loop is compiled (numba, cached); per-draw decoding is Python.
+raise ``UnsupportedFeature``. The per-fragment loops are compiled (numba, cached): one pass per active stage and
+output channel, with the op and operand choices passed as scalars; per-draw decoding is Python.
 """
 
 from __future__ import annotations
@@ -57,13 +58,13 @@ assert len(RGB_OPERAND_TABLE) == len(RGB_OPERANDS) and len(ALPHA_OPERAND_TABLE) 
 assert len(ARITY) == len(COMBINE_OPS)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, inline="always", error_model="numpy")
 def _div_trunc(x: int, d: int) -> int:
     """Integer division truncating toward zero (C semantics)."""
     return -((-x) // d) if x < 0 else x // d
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _combine_one(op: int, a: int, b: int, c: int) -> int:
     """One channel of every combine op but dot3 (see the reference table), 8-bit integers in and out."""
     if op == OP_REPLACE:
@@ -192,6 +193,34 @@ class TevState:
         return set().union(*(s.sources_read() for s in self.stages if not s.passthrough))
 
 
+@numba.njit(cache=True, error_model="numpy")  # every divisor is a constant: no division-by-zero branches
+def _channel(s0, s1, s2, k0, k1, k2, inv0, inv1, inv2, op, shift, out, ch) -> None:  # pragma: no cover - compiled
+    """out[:, ch] = min(op(operands) << shift, 255) for every fragment: operand j reads channel kj of sj (F, 4),
+    inverted (255 - v) when invj. Scalars in, so that the compiler hoists the op and operand choices."""
+    for i in range(out.shape[0]):
+        x, y, z = np.int64(s0[i, k0]), np.int64(s1[i, k1]), np.int64(s2[i, k2])
+        x = 255 - x if inv0 else x
+        y = 255 - y if inv1 else y
+        z = 255 - z if inv2 else z
+        out[i, ch] = min(_combine_one(op, x, y, z) << shift, 255)
+
+
+@numba.njit(cache=True, error_model="numpy")  # every divisor is a constant: no division-by-zero branches
+def _dot3(r0, r1, rgb_ch, rgb_inv, shift, rgba, out) -> None:  # pragma: no cover - compiled
+    """Dot3 of the first two RGB operands into out[:, :3] (and out[:, 3] when ``rgba``)."""
+    for i in range(out.shape[0]):
+        total = 0
+        for ch in range(3):
+            x, y = np.int64(r0[i, rgb_ch[0, ch]]), np.int64(r1[i, rgb_ch[1, ch]])
+            x = 255 - x if rgb_inv[0] else x
+            y = 255 - y if rgb_inv[1] else y
+            total += _div_trunc((2 * x - 255) * (2 * y - 255) + 128, 256)
+        v = min(min(max(total, 0), 255) << shift, 255)
+        out[i, 0] = out[i, 1] = out[i, 2] = v
+        if rgba:
+            out[i, 3] = v
+
+
 @numba.njit(cache=True)
 def _stage_kernel(rgb_in, alpha_in, rgb_ch, rgb_inv, alpha_ch, alpha_inv, ops, shifts, out) -> None:
     """One stage over all fragments. rgb_in/alpha_in: three (F, 4) uint8 source arrays each; rgb_ch (3, 3) and
@@ -199,29 +228,16 @@ def _stage_kernel(rgb_in, alpha_in, rgb_ch, rgb_inv, alpha_ch, alpha_inv, ops, s
     r0, r1, r2 = rgb_in
     a0, a1, a2 = alpha_in
     rgb_op, alpha_op = ops
-    is_dot3 = rgb_op in (OP_DOT3_RGB, OP_DOT3_RGBA)
-    for i in range(out.shape[0]):
-        total = 0
-        for ch in range(3):
-            x, y, z = r0[i, rgb_ch[0, ch]], r1[i, rgb_ch[1, ch]], r2[i, rgb_ch[2, ch]]
-            x = 255 - x if rgb_inv[0] else x
-            y = 255 - y if rgb_inv[1] else y
-            z = 255 - z if rgb_inv[2] else z
-            if is_dot3:
-                total += _div_trunc((2 * np.int64(x) - 255) * (2 * np.int64(y) - 255) + 128, 256)
-            else:
-                out[i, ch] = min(_combine_one(rgb_op, np.int64(x), np.int64(y), np.int64(z)) << shifts[0], 255)
-        if is_dot3:
-            v = min(min(max(total, 0), 255) << shifts[0], 255)
-            out[i, 0] = out[i, 1] = out[i, 2] = v
-            if rgb_op == OP_DOT3_RGBA:
-                out[i, 3] = v
-                continue
-        x, y, z = a0[i, alpha_ch[0]], a1[i, alpha_ch[1]], a2[i, alpha_ch[2]]
-        x = 255 - x if alpha_inv[0] else x
-        y = 255 - y if alpha_inv[1] else y
-        z = 255 - z if alpha_inv[2] else z
-        out[i, 3] = min(_combine_one(alpha_op, np.int64(x), np.int64(y), np.int64(z)) << shifts[1], 255)
+    dot3 = rgb_op in (OP_DOT3_RGB, OP_DOT3_RGBA)
+    if dot3:
+        _dot3(r0, r1, rgb_ch, rgb_inv, shifts[0], rgb_op == OP_DOT3_RGBA, out)
+    for ch in range(3 if dot3 else 0, 3 if rgb_op == OP_DOT3_RGBA else 4):  # ch a variable: one _channel signature
+        if ch < 3:
+            _channel(r0, r1, r2, rgb_ch[0, ch], rgb_ch[1, ch], rgb_ch[2, ch], rgb_inv[0], rgb_inv[1], rgb_inv[2],
+                     rgb_op, shifts[0], out, ch)
+        else:
+            _channel(a0, a1, a2, alpha_ch[0], alpha_ch[1], alpha_ch[2], alpha_inv[0], alpha_inv[1], alpha_inv[2],
+                     alpha_op, shifts[1], out, ch)
 
 
 def _resolve(stage: TevStage, kind: str, slot: int, inputs: Mapping[int, np.ndarray], previous: np.ndarray,
@@ -241,7 +257,11 @@ def _resolve(stage: TevStage, kind: str, slot: int, inputs: Mapping[int, np.ndar
         return _filled(stage.constant, count)
     if code not in inputs:
         raise UnsupportedFeature(f"TEV stage {stage.index} reads source {TEV_SOURCES.get(code, code)}, not provided")
-    return np.ascontiguousarray(np.broadcast_to(inputs[code], (count, 4)), np.uint8)
+    color = inputs[code]
+    if np.shape(color) != (count, 4):
+        color = np.broadcast_to(color, (count, 4))
+    array = np.ascontiguousarray(color, np.uint8)
+    return array if array.flags.writeable else array.copy()  # one numba signature: C-contiguous, writeable
 
 
 def _filled(color: tuple[int, ...], count: int) -> np.ndarray:

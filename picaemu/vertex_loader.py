@@ -158,8 +158,11 @@ def gather_attribute(read: AttributeRead, indices: np.ndarray, memory: PhysicalM
     span_start = read.address + read.stride * lo
     who = f"attribute {read.attribute} (loader {read.loader})"
     span = memory.bytes(span_start, read.stride * (hi - lo) + size, who)
-    rows = (indices - lo) * read.stride
-    raw = span[rows[:, None] + np.arange(size)]
+    if hi - lo == indices.shape[0] - 1 and bool((np.diff(indices) == 1).all()):  # lo, lo + 1, ..., hi: a view
+        raw = np.lib.stride_tricks.as_strided(span, (indices.shape[0], size), (read.stride, 1), writeable=False)
+    else:
+        rows = (indices - lo) * read.stride
+        raw = span[rows[:, None] + np.arange(size)]
     out[:, : read.components] = raw.view(read.dtype).astype(np.float32)
     return out
 
@@ -200,7 +203,10 @@ def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
     sizes = None
     if variable_primitives and kind is DrawKind.ELEMENTS:
         stream, sizes = split_variable_primitives(stream)
-    unique, inverse = np.unique(stream, return_inverse=True)
+    if kind is DrawKind.ARRAYS and sizes is None:  # first, first + 1, ...: already unique and sorted
+        unique, inverse = stream, np.arange(stream.shape[0], dtype=np.int64)
+    else:
+        unique, inverse = np.unique(stream, return_inverse=True)
     attrs = np.zeros((unique.shape[0], NUM_INPUTS, 4), np.float32)
     for read in vl.reads:
         attrs[:, read.attribute] = gather_attribute(read, unique, memory)

@@ -10,7 +10,8 @@ Texel row t (0 = bottom) is memory row n_t - 1 - t.
 
 ``fetch``: one texel per fragment at integer coordinates -> (F, 4) uint8. ``filter_2d``: nearest
 (k = floor(s * n)) or bilinear (p = s * n - 0.5, texels floor(p) and floor(p) + 1, weights from the fraction) per
-fragment -> (F, 4) float32 (not rounded, so levels can still be blended).
+fragment -> (F, 4) float32 (not rounded, so levels can still be blended). ``round_u8``: the sampler's final
+rounding of those colors to uint8.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ CLAMP_EDGE, CLAMP_BORDER, MIRROR = _WRAP["clamp to edge"], _WRAP["clamp to borde
 EDGE_OR_REPEAT, BORDER_OR_REPEAT = _WRAP["edge if >= 0, repeat if < 0"], _WRAP["border if >= size, repeat if < 0"]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def wrap(k: int, n: int, mode: int) -> int:
     """Texel index in [0, n), or -1 (``BORDER``) where the border color is read."""
     if mode == CLAMP_EDGE:
@@ -52,6 +53,12 @@ def _texel_index(offset: int, w: int, h: int, ks: int, kt: int, wrap_s: int, wra
     if s == BORDER or t == BORDER:
         return BORDER
     return offset + (h - 1 - t) * w + s
+
+
+@numba.njit(cache=True, inline="always")
+def _tap(texels, idx: int, border, c: int):  # pragma: no cover - compiled
+    """Channel c of texel ``idx``, or of the border color."""
+    return border[c] if idx == BORDER else texels[idx, c]
 
 
 @numba.njit(cache=True)
@@ -82,11 +89,24 @@ def filter_2d(texels, offsets, widths, heights, level, face, st, linear, wrap_s,
         fs, ft = math.floor(ps), math.floor(pt)
         ax, ay = np.float32(ps - fs), np.float32(pt - ft)
         k0s, k0t = fs, ft
+        # four float32 accumulators in registers, each step rounded to float32 as a store to ``out`` would be
+        a0 = a1 = a2 = a3 = np.float32(0.0)
         for dy in range(2):
             wy = ay if dy else np.float32(1.0) - ay
             for dx in range(2):
                 weight = (ax if dx else np.float32(1.0) - ax) * wy
                 idx = _texel_index(offset, w, h, k0s + dx, k0t + dy, wrap_s, wrap_t)
-                for c in range(4):
-                    out[i, c] += weight * (border[c] if idx == BORDER else texels[idx, c])
+                a0 = np.float32(a0 + weight * _tap(texels, idx, border, 0))
+                a1 = np.float32(a1 + weight * _tap(texels, idx, border, 1))
+                a2 = np.float32(a2 + weight * _tap(texels, idx, border, 2))
+                a3 = np.float32(a3 + weight * _tap(texels, idx, border, 3))
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = a0, a1, a2, a3
     return out
+
+
+@numba.njit("void(float32[:, ::1], uint8[:, ::1])", cache=True)
+def round_u8(color, out):  # pragma: no cover - compiled
+    """out = trunc(min(color + 0.5, 255)) in float32, for filtered colors (>= 0)."""
+    for i in range(color.shape[0]):
+        for c in range(color.shape[1]):
+            out[i, c] = np.uint8(min(color[i, c] + np.float32(0.5), np.float32(255.0)))

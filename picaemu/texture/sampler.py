@@ -7,8 +7,9 @@ Receives a ``TextureUnitState``, the unit's coordinates ``uv`` (F, 2) float32 (v
 Model (pica-pipeline.md §10, pica-formats.md §1.3/§1.9):
 - type transforms (unit 0): projection and perspective shadow divide u, v by w; cube maps pick a face and its 2D
   coordinates from the direction (u, v, w); shadow compare depth = min(|w| or |major axis|, 1).
-- the levels min..max of every face are decoded and packed into one flat texel array, so one gather serves any
-  mix of levels and faces. Level L is (W >> L) x (H >> L); texel row t (0 = bottom) is memory row H_L - 1 - t.
+- the levels min..max of every face are decoded (``decode_cached``: reused across draws while their bytes are
+  unchanged) and packed into one flat texel array, so one gather serves any mix of levels and faces. Level L
+  is (W >> L) x (H >> L); texel row t (0 = bottom) is memory row H_L - 1 - t.
 - nearest: k = floor(s * N_L); linear: p = s * N_L - 0.5, blend texels floor(p) and floor(p) + 1 with weights
   from the fraction (float32, rounded half up; hardware weight precision is unknown). Each texel index is
   wrapped on its own (``filtering.wrap``); clamp-to-border texels read the border color.
@@ -21,18 +22,48 @@ Model (pica-pipeline.md §10, pica-formats.md §1.3/§1.9):
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
 from picaemu.memory import PhysicalMemory
 from picaemu.texture import filtering
-from picaemu.texture.decode import decode_texture
-from picaemu.texture.formats import TextureFormat
+from picaemu.texture.decode import decode_level, read_source
+from picaemu.texture.formats import TextureFormat, level_bytes, level_offset, level_size, texture_format
 from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
 DEPTH_MAX = 0xFFFFFF
 Arr = np.ndarray
+DECODE_CACHE_ENTRIES = 8
+# (address, width, height, format, level) -> (the level's bytes when decoded, the read-only decoded image)
+_decoded: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+_decoded_lock = threading.Lock()
+
+
+def decode_cached(memory: PhysicalMemory, address: int, width: int, height: int, fmt: TextureFormat | int | str,
+                  level: int) -> np.ndarray:
+    """``texture.decode_texture`` of one level, reused across draws while that level's bytes in memory are
+    unchanged (compared byte for byte with a copy, so any write is seen); the image is read-only. Keeps the
+    ``DECODE_CACHE_ENTRIES`` most recently used levels."""
+    fmt = texture_format(fmt)
+    w, h = level_size(width, height, level)
+    data = read_source(memory, address + level_offset(width, height, fmt, level), level_bytes(w, h, fmt))
+    key = (address, width, height, fmt, level)
+    with _decoded_lock:  # replays may run in several threads (GUI worker)
+        hit = _decoded.get(key)
+        if hit is not None and np.array_equal(hit[0], data):
+            _decoded.move_to_end(key)
+            return hit[1]
+    image = decode_level(data, fmt, w, h)
+    image.setflags(write=False)
+    with _decoded_lock:
+        _decoded[key] = (data.copy(), image)
+        _decoded.move_to_end(key)
+        while len(_decoded) > DECODE_CACHE_ENTRIES:
+            _decoded.popitem(last=False)
+    return image
 
 
 @dataclass(frozen=True)
@@ -49,7 +80,7 @@ class Pyramid:
     def load(cls, ustate: TextureUnitState, memory: PhysicalMemory, levels: range,
              fmt: TextureFormat | None = None) -> Pyramid:
         fmt = ustate.format if fmt is None else fmt
-        images = [[decode_texture(memory, addr, ustate.width, ustate.height, fmt, lv) for addr in ustate.addresses]
+        images = [[decode_cached(memory, addr, ustate.width, ustate.height, fmt, lv) for addr in ustate.addresses]
                   for lv in levels]
         sizes = np.array([[img.shape[0] * img.shape[1] for img in row] for row in images], np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes.ravel())[:-1]]).reshape(sizes.shape)
@@ -151,5 +182,7 @@ def _mip_sample(pyr: Pyramid, ustate: TextureUnitState, face: Arr, st: Arr, lod:
 
 
 def _round(color: Arr) -> Arr:
-    """float32 0..255 -> uint8, rounding halves up."""
-    return np.minimum(color + np.float32(0.5), np.float32(255)).astype(np.uint8)
+    """float32 0..255 -> uint8, rounding halves up (``min(color + 0.5, 255)`` truncated, in float32)."""
+    out = np.empty(color.shape, np.uint8)
+    filtering.round_u8(np.ascontiguousarray(color, np.float32), out)
+    return out

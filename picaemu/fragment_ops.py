@@ -1,0 +1,312 @@
+"""Per-fragment operations of one draw, in primitive order: stencil test, depth test, stencil/depth writes,
+destination read, blend / logic op, color write mask, color write (pica-pipeline.md §15).
+
+Receives the fragments that survived the alpha test — window pixels ``x``, ``y`` (F,) int32 (y up), ``depth`` (F,)
+float32 in [0, 1] (quantized here to the depth buffer's width, as ``framebuffer.quantize_depth``), ``color`` (F, 4)
+uint8 — in rasterization order, the decoded ``FramebufferState`` and ``DepthStencilState``, and the color stages
+of the draw; writes the tiled buffers in emulated memory and adds ``killed_stencil``, ``killed_depth`` and
+``fragments_written`` to ``stats``.
+
+Each fragment sees the depth, stencil and color its predecessors in the draw left (the hardware's per-pixel order).
+Two ways, with the same results:
+
+- ``resolve``: one compiled pass over the fragments in order (numba, cache=True), reading and writing pixel words
+  byte by byte in memory; used when the color stages offer ``blend_program() -> picaemu.blend.BlendProgram``.
+- ``resolve_layers``: for color stages that only offer ``blend(src, dst)`` (wrappers that observe every blend
+  call): the fragments are split into layers in which each pixel appears once (layer k holds the k-th fragment of
+  every pixel); layers run one after the other, each fully vectorized (``depth_stencil.depth_stencil_test``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import NamedTuple, Protocol
+
+import numba
+import numpy as np
+
+from picaemu import framebuffer as fbm
+from picaemu.blend import BlendMode, BlendProgram, blend_pixel, logic_pixel
+from picaemu.depth_stencil import COMPARE, STENCIL_OPS, DepthStencilState, depth_stencil_test
+from picaemu.errors import MemoryFault
+from picaemu.memory import PhysicalMemory
+
+# COMPARE as a truth table: [func, 0 / 1 / 2 for a < b / a == b / a > b]
+COMPARE_TABLE = np.array([COMPARE[f](np.array([0, 1, 2]), np.array([1, 1, 1])) for f in sorted(COMPARE)], np.bool_)
+KILLED_STENCIL, KILLED_DEPTH, SURVIVED = range(3)  # counters of the compiled pass
+NO_BYTES = np.zeros(0, np.uint8)
+
+
+class ColorBlend(Protocol):
+    """What ``resolve_layers`` needs of the color stages (``picaemu.pipeline.ColorStages``)."""
+
+    def blend(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray: ...
+
+    @property
+    def reads_destination(self) -> bool: ...
+
+
+class OpsParams(NamedTuple):
+    """Scalar configuration of the compiled pass (all ints: one numba signature for every draw)."""
+
+    width: int
+    height: int
+    flipped: int
+    use_depth: int  # the draw reads or writes the depth/stencil buffer
+    depth_bpp: int
+    depth_read: int
+    depth_max: int
+    has_stencil: int  # D24S8: stencil in bits 31-24 of the pixel word
+    stencil_active: int
+    stencil_func: int
+    stencil_ref: int  # already masked with the input mask
+    stencil_input_mask: int
+    depth_test: int
+    depth_func: int
+    write_depth: int  # DEPTH_COLOR_MASK.depth_write and DEPTHBUFFER_WRITE.depth
+    write_stencil: int  # DEPTHBUFFER_WRITE.stencil
+    color_write: int
+    color_bpp: int
+    color_read: int
+    need_dst: int
+    blend_mode: int
+
+
+def stencil_tables(ds: DepthStencilState) -> np.ndarray:
+    """(3, 256) int64: the stored stencil after the fail / depth-fail / depth-pass op, through the write mask, for
+    every old value (``depth_stencil.stencil_update`` tabulated)."""
+    old = np.arange(256, dtype=np.int32)
+    wm = ds.stencil_write_mask
+    ops = (ds.op_fail, ds.op_depth_fail, ds.op_depth_pass)
+    return np.array([(STENCIL_OPS[op](old, ds.stencil_ref) & wm) | (old & ~wm & 0xFF) for op in ops], np.int64)
+
+
+def color_layout(fmt: fbm.ColorFormat) -> np.ndarray:
+    """(C, 3) int64 rows (channel, shift, bits) of ``framebuffer.COLOR_LAYOUTS``."""
+    return np.array(fbm.COLOR_LAYOUTS[fmt], np.int64)
+
+
+# ---------------------------------------------------------------------------------------------- compiled pass
+@numba.njit(cache=True, inline="always")
+def _read_word(buf, offset: int, bpp: int) -> int:  # pragma: no cover - compiled
+    """Little-endian ``bpp``-byte word at byte ``offset`` of ``buf`` (uint8, any alignment)."""
+    if bpp == 4:  # the common case, written out so that the compiler can make it one load
+        return (np.int64(buf[offset]) | np.int64(buf[offset + 1]) << 8 | np.int64(buf[offset + 2]) << 16
+                | np.int64(buf[offset + 3]) << 24)
+    word = 0
+    for b in range(bpp):
+        word |= np.int64(buf[offset + b]) << (8 * b)
+    return word
+
+
+@numba.njit(cache=True, inline="always")
+def _write_word(buf, offset: int, word: int, bpp: int) -> None:  # pragma: no cover - compiled
+    if bpp == 4:
+        buf[offset], buf[offset + 1] = word & 0xFF, (word >> 8) & 0xFF
+        buf[offset + 2], buf[offset + 3] = (word >> 16) & 0xFF, (word >> 24) & 0xFF
+        return
+    for b in range(bpp):
+        buf[offset + b] = (word >> (8 * b)) & 0xFF
+
+
+@numba.njit(cache=True, inline="always")
+def _expand(v: int, bits: int) -> int:  # pragma: no cover - compiled
+    """Bit replication of a ``bits``-wide value to 8 bits (``framebuffer._expand``)."""
+    out = 0
+    shift = 8 - bits
+    while shift > -bits:
+        out |= (v << shift) if shift >= 0 else (v >> -shift)
+        shift -= bits
+    return out & 0xFF
+
+
+@numba.njit(cache=True, inline="always")
+def _compare(func: int, a: int, b: int) -> bool:  # pragma: no cover - compiled
+    return COMPARE_TABLE[func, 0 if a < b else (1 if a == b else 2)]
+
+
+@numba.njit(cache=True, inline="always")
+def _depth_stencil(p, frag_depth, buf, offset, stencil_new, counts) -> bool:  # pragma: no cover - compiled
+    """Test one fragment against its pixel's stored word, store the new word when it changes; True if it lives."""
+    word = _read_word(buf, offset, p.depth_bpp) if p.depth_read else 0
+    old_d = word & p.depth_max
+    old_s = (word >> fbm.STENCIL_SHIFT) & 0xFF if p.has_stencil else 0
+    d = np.float64(frag_depth)
+    d = min(max(d, 0.0), 1.0) if d == d else 0.0
+    new_d = np.int64(d * p.depth_max)
+    s_pass = True
+    if p.stencil_active:
+        s_pass = _compare(p.stencil_func, p.stencil_ref, old_s & p.stencil_input_mask)
+    d_pass = s_pass and (not p.depth_test or _compare(p.depth_func, new_d, old_d))
+    new_s = old_s
+    if p.stencil_active and p.write_stencil:
+        new_s = stencil_new[0 if not s_pass else (1 if not d_pass else 2), old_s]
+    if not (d_pass and p.write_depth):
+        new_d = old_d
+    if new_d != old_d or new_s != old_s:
+        new = new_d | (new_s << fbm.STENCIL_SHIFT) if p.has_stencil else new_d
+        _write_word(buf, offset, new, p.depth_bpp)
+    if not s_pass:
+        counts[KILLED_STENCIL] += 1
+    elif not d_pass:
+        counts[KILLED_DEPTH] += 1
+    return d_pass
+
+
+@numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
+def _resolve(x, y, depth, color, p, depth_buf, stencil_new, color_buf, layout, mask, eqs, kinds, chans, inverts,
+             constant, logic, counts) -> None:  # pragma: no cover - compiled
+    """The per-fragment operations of every fragment, in order. layout (C, 3) (channel, shift, bits); mask (4,)
+    bool color write mask; eqs..logic: a ``BlendProgram``; counts (3,) int64 (KILLED_STENCIL, KILLED_DEPTH,
+    SURVIVED)."""
+    dst = np.empty((1, 4), np.uint8)
+    out = np.empty((1, 4), np.uint8)
+    for i in range(x.shape[0]):
+        pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0)
+        if p.use_depth and not _depth_stencil(p, depth[i], depth_buf, pixel * p.depth_bpp, stencil_new, counts):
+            continue
+        counts[SURVIVED] += 1
+        if not p.color_write:
+            continue
+        offset = pixel * p.color_bpp
+        for ch in range(4):
+            out[0, ch] = color[i, ch]
+        if p.need_dst:
+            word = _read_word(color_buf, offset, p.color_bpp) if p.color_read else 0
+            dst[0, :] = 255 if p.color_read else 0
+            if p.color_read:
+                for k in range(layout.shape[0]):
+                    ch, shift, bits = layout[k, 0], layout[k, 1], layout[k, 2]
+                    dst[0, ch] = _expand((word >> shift) & ((1 << bits) - 1), bits)
+            if p.blend_mode == BlendMode.BLEND:
+                blend_pixel(color, i, dst, 0, constant, eqs, kinds, chans, inverts, out, 0)
+            elif p.blend_mode == BlendMode.LOGIC:
+                for ch in range(4):
+                    out[0, ch] = logic_pixel(np.int64(color[i, ch]), np.int64(dst[0, ch]), logic)
+            for ch in range(4):
+                if not mask[ch]:
+                    out[0, ch] = dst[0, ch]
+        word = 0
+        for k in range(layout.shape[0]):
+            word |= (np.int64(out[0, layout[k, 0]]) >> (8 - layout[k, 2])) << layout[k, 1]
+        _write_word(color_buf, offset, word, p.color_bpp)
+
+
+def _params(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram) -> OpsParams:
+    m = ds.stencil_input_mask
+    return OpsParams(
+        width=fb.width, height=fb.height, flipped=int(fb.flipped), use_depth=int(ds.uses_depth_buffer(fb.depth_format)),
+        depth_bpp=fb.depth_bpp, depth_read=int(fb.depth_read), depth_max=fbm.depth_max(fb.depth_format),
+        has_stencil=int(fb.depth_format is fbm.DepthFormat.D24S8),
+        stencil_active=int(ds.stencil_active(fb.depth_format)), stencil_func=ds.stencil_func,
+        stencil_ref=ds.stencil_ref & m, stencil_input_mask=m, depth_test=int(ds.depth_test),
+        depth_func=ds.depth_func, write_depth=int(ds.depth_write and fb.depth_write),
+        write_stencil=int(fb.stencil_write), color_write=int(fb.color_write), color_bpp=fb.color_bpp,
+        color_read=int(fb.color_read), need_dst=int(program.mode is not BlendMode.REPLACE or not all(ds.color_mask)),
+        blend_mode=int(program.mode),
+    )
+
+
+def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram,
+            x: np.ndarray, y: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict) -> None:
+    """All per-fragment operations of the draw's surviving fragments in one compiled pass (see the module doc)."""
+    p = _params(fb, ds, program)
+    depth_buf = fb.depth_bytes(memory) if p.use_depth else NO_BYTES
+    color_buf, fault = NO_BYTES, None
+    if p.color_write:
+        try:
+            color_buf = fb.color_bytes(memory)
+        except MemoryFault as err:  # raised below only if some fragment reaches the color write
+            fault, p = err, p._replace(color_write=0)
+    counts = np.zeros(3, np.int64)
+    _resolve(np.ascontiguousarray(x, np.int32), np.ascontiguousarray(y, np.int32),
+             np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8), p, depth_buf,
+             stencil_tables(ds), color_buf, color_layout(fb.color_format), np.array(ds.color_mask, np.bool_),
+             program.eqs, program.kinds, program.chans, program.inverts, program.constant, program.logic, counts)
+    if fault is not None and counts[SURVIVED]:
+        raise fault
+    stats["killed_stencil"] += int(counts[KILLED_STENCIL])
+    stats["killed_depth"] += int(counts[KILLED_DEPTH])
+    if p.color_write:
+        stats["fragments_written"] += int(counts[SURVIVED])
+
+
+# ---------------------------------------------------------------------------------------------- layered fallback
+@numba.njit(cache=True)
+def _layers(x, y, width, height, flipped):  # pragma: no cover - compiled
+    """Tiled pixel index of every fragment, and the fragments grouped by layer (layer k = the k-th fragment of
+    each pixel, in order): returns (pixels (F,) int64, order (F,) int64, bounds (K + 1,) int64)."""
+    n = x.shape[0]
+    pixels = np.empty(n, np.int64)
+    rank = np.empty(n, np.int64)
+    seen = np.zeros(width * height, np.int32)
+    layers = 0
+    for i in range(n):
+        p = fbm.tiled_pixel(x[i], y[i], width, height, flipped)
+        pixels[i] = p
+        rank[i] = seen[p]
+        seen[p] += 1
+        layers = max(layers, seen[p])
+    bounds = np.zeros(layers + 1, np.int64)
+    for i in range(n):
+        bounds[rank[i] + 1] += 1
+    for k in range(layers):
+        bounds[k + 1] += bounds[k]
+    fill = bounds[:-1].copy()
+    order = np.empty(n, np.int64)
+    for i in range(n):
+        order[fill[rank[i]]] = i
+        fill[rank[i]] += 1
+    return pixels, order, bounds
+
+
+def resolve_layers(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, stages: ColorBlend,
+                   x: np.ndarray, y: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict) -> None:
+    """The same operations one overdraw layer at a time, calling ``stages.blend(src, dst)`` once per layer."""
+    qdepth = fbm.quantize_depth(depth, fb.depth_format)
+    pixels, order, bounds = _layers(x, y, fb.width, fb.height, fb.flipped)
+    if bounds.shape[0] == 2:
+        _layer(memory, fb, ds, stages, pixels, qdepth, color, stats)
+        return
+    for lo, hi in itertools.pairwise(bounds):
+        sel = order[lo:hi]
+        _layer(memory, fb, ds, stages, pixels[sel], qdepth[sel], color[sel], stats)
+
+
+def _layer(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, stages: ColorBlend,
+           pixels: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict) -> None:
+    """Depth/stencil and color write of fragments that each hit a different pixel (tiled pixel indices)."""
+    if ds.uses_depth_buffer(fb.depth_format):
+        buf = fb.depth_bytes(memory)
+        stored = fbm.gather_pixels(buf, pixels, fb.depth_bpp)
+        if not fb.depth_read:
+            stored = np.zeros_like(stored)  # reads disabled: the old value is unknown; 0 (reference §15.7)
+        old_depth, old_stencil = fbm.split_depth_word(stored, fb.depth_format)
+        res = depth_stencil_test(ds, fb.depth_format, depth, old_depth, old_stencil)
+        stats["killed_stencil"] += int((~res.stencil_pass).sum())
+        stats["killed_depth"] += int((res.stencil_pass & ~res.depth_pass).sum())
+        new_depth = res.new_depth if fb.depth_write else old_depth
+        new_stencil = res.new_stencil if fb.stencil_write else old_stencil
+        changed = (new_depth != old_depth) | (new_stencil != old_stencil)
+        if changed.any():
+            word = fbm.join_depth_word(new_depth[changed], new_stencil[changed], fb.depth_format)
+            fbm.scatter_pixels(buf, pixels[changed], word, fb.depth_bpp)
+        alive = res.alive
+        pixels, color = pixels[alive], color[alive]
+    if not fb.color_write or pixels.shape[0] == 0:
+        return
+    _write_color(memory, fb, ds, stages, pixels, color)
+    stats["fragments_written"] += int(pixels.shape[0])
+
+
+def _write_color(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, stages: ColorBlend,
+                 pixels: np.ndarray, color: np.ndarray) -> None:
+    buf = fb.color_bytes(memory)
+    mask = np.array(ds.color_mask)
+    need_dst = stages.reads_destination or not mask.all()
+    if need_dst:
+        dst = fbm.decode_color(fbm.gather_pixels(buf, pixels, fb.color_bpp), fb.color_format)
+        if not fb.color_read:
+            dst = np.zeros_like(dst)  # reads disabled: old value unknown; 0 (reference §15.7)
+        color = np.where(mask, stages.blend(color, dst), dst).astype(np.uint8)
+    fbm.scatter_pixels(buf, pixels, fbm.encode_color(color, fb.color_format), fb.color_bpp)
