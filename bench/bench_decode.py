@@ -1,8 +1,9 @@
 """Decode + apply throughput of the command processor on a synthetic citro3d-like buffer (>= 1 M words).
 
-Mix per "draw" (like citro3d's per-draw state updates): a 4x4 matrix upload (16 float24 words through the
-float-uniform FIFO), a consecutive 4-register viewport packet, a handful of single config writes with masks, a
-TEV stage packet, attribute-buffer setup, and the draw-arrays trigger sequence. Prints packets/s and register
+Mix per draw, modelled on what citro3d emits between two draws of a typical scene: projection and model-view
+matrices (8 float24 vec4 = 24 words through the float-uniform FIFO), a consecutive viewport packet, masked
+single config writes, two TEV stage packets, a texture unit setup, attribute-buffer setup, and the draw-arrays
+sequence with its triggers (~100 words per draw). Prints packets/s and register
 writes/s without an observer, with a minimal counting observer, and the ratio to a plain numpy pass over the
 same memory. Run: ``.venv/bin/python bench/bench_decode.py``.
 """
@@ -20,11 +21,15 @@ from picaemu.observer import Observer, WriteEvent
 
 def synthetic_buffer(min_words: int = 1_000_000) -> np.ndarray:
     unit = CommandBuilder()
-    unit.upload_float_uniforms("VSH", 0, [(1.0, 0.5, 0.25, 2.0)] * 4)
+    unit.upload_float_uniforms("VSH", 0, [(1.0, 0.5, 0.25, 2.0)] * 8)
     unit.write_many("VIEWPORT_WIDTH", [0x0045E000, 0x38111112, 0x00469000, 0x3747AE14])
     unit.write("GEOSTAGE_CONFIG", 0, mask=0x3)
     unit.write("PRIMITIVE_CONFIG", 0x100, mask=0x2)
     unit.write_many(0x0C0, [0x00F000F0, 0x00000000, 0x00000000, 0xFFFFFFFF, 0x00000000])
+    unit.write_many(0x0C8, [0x00E000E0, 0x00000000, 0x00010001, 0xFF8040FF, 0x00000000])
+    unit.write_many("TEXUNIT0_BORDER_COLOR", [0, 0x00400040, 0x2206, 0, 0x03004000])
+    unit.write("TEXUNIT0_TYPE", 0)
+    unit.write("TEXUNIT_CONFIG", 0x1001, mask=0xB)
     unit.write_many("ATTRIBBUFFER0_OFFSET", [0x100, 0x10, 0x2C0000])
     unit.write("RESTART_PRIMITIVE", 1)
     unit.write("NUMVERTICES", 3)
@@ -59,9 +64,9 @@ def measure(words: np.ndarray, observer: Observer | None, repeats: int = 3) -> t
 
 def main() -> None:
     words = synthetic_buffer()
-    measure(words[:1000], None, 1)  # compile / load the cached kernel
+    measure(synthetic_buffer(1), None, 1)  # compile / load the cached kernel
     t_memory = min(_timed(lambda: np.bitwise_xor.reduce(words)) for _ in range(5))
-    print(f"buffer: {words.size:,} words ({words.nbytes / 1e6:.1f} MB)")
+    print(f"buffer: {words.size:,} words ({words.nbytes / 1e6:.1f} MB), {synthetic_buffer(1).size} words per draw")
     print(f"numpy pass over the same memory: {t_memory * 1e3:.2f} ms ({words.size / t_memory / 1e6:.0f} M words/s)")
     for label, obs in (("no observer", None), ("counting observer", Counting())):
         t, packets, writes = measure(words, obs)

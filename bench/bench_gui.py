@@ -62,7 +62,7 @@ def scene(draws: int) -> CaptureBuilder:
 
 
 def measure(cap, k: int) -> dict:
-    s = Session(Replay(cap), memory_every=k)
+    s = Session(Replay(cap, checkpoints=False), memory_every=k)
     t = time.perf_counter()
     tl = s.index()
     index_s = time.perf_counter() - t

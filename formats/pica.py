@@ -6,7 +6,8 @@ Full layout in docs/pica-format.md. All integers little-endian::
     header   8 s magic b"PICAcap\\x1a", u16 major (1), u16 minor (0), u32 section count
     section  4 s tag, u8 codec (0 raw, 1 zstd, 2 zlib), 3 pad, u64 raw size, u64 stored size, u32 CRC-32 of the
              stored bytes, then the stored bytes. Tags, in this order: META, STAT, BLOB, EVNT; unknown tags skip.
-    META     u16 count, then (u16-prefixed utf-8 key, u32-prefixed utf-8 value) pairs
+    META     u16 count, then (u16-prefixed utf-8 key, u32-prefixed utf-8 value) pairs; keys in use: ``source``,
+             ``scene``, ``shader_names`` (optional JSON: uniform names of bound programs, ``picaemu.shader.names``)
     STAT     the fixed arrays of ``InitialState`` (``STATE_ARRAYS``, in order), u32 block count,
              (u32 physical address, u32 blob index) per initial memory block
     BLOB     u32 count, per blob (u8 codec, u64 raw size, u64 stored size, u64 offset from the data start), data;

@@ -23,7 +23,7 @@ from picaemu.replay import Replay
 def open_session(path: str | os.PathLike[str] | None = None, capture: pica.Capture | None = None,
                  label: str = "", progress: Callable[[int, int], None] | None = None) -> Session:
     """Open and index a capture file / directory, or an in-memory capture."""
-    session = Session(Replay(capture), path=label) if capture is not None else Session.open(path)
+    session = Session(Replay(capture, checkpoints=False), path=label) if capture is not None else Session.open(path)
     session.index(progress)
     return session
 
@@ -86,20 +86,25 @@ def texture_picture(session: Session, cursor: Cursor, request: tuple) -> tuple[n
 
 def shader(session: Session, cursor: Cursor, unit: str) -> state_views.ShaderView:
     _, state = _draw_state(session, cursor)
-    return state_views.shader_view(state, unit)
+    return state_views.shader_view(state, unit, session.uniform_names(state, unit))
 
 
 def vertices(session: Session, draw: int) -> state_views.DrawVertices:
     d = session.timeline.draws[draw]
     session.goto(d.before)
-    return state_views.draw_vertices(session.state_at_draw(draw), d.kind, session.replay.memory)
+    return state_views.draw_vertices(session.state_at_draw(draw), d.kind, session.replay.memory,
+                                     session.immediate_inputs.get(draw))
 
 
-def trace(session: Session, draw: int, vertex: int) -> list:
+def trace(session: Session, draw: int, vertex: int, unit: str = "vs") -> list:
+    """The trace of vertex ``vertex`` ("vs") or of GS invocation ``vertex`` ("gs") of draw ``draw``."""
     dv = vertices(session, draw)
+    state = session.state_at_draw(draw)
+    setup = state_views.shader_setup(state, unit, session.uniform_names(state, unit))
+    if unit == "gs":
+        return state_views.trace_geometry(setup, dv, vertex)
     if not 0 <= vertex < len(dv.inputs):
         raise PicaError(f"draw {draw} loads {len(dv.inputs)} vertices; there is no vertex {vertex}")
-    setup = state_views.shader_view(session.state_at_draw(draw), "vs").setup
     return state_views.trace_vertex(setup, dv.inputs[vertex])
 
 

@@ -274,7 +274,8 @@ class MainWindow(QMainWindow):
         if request[0] == "shader":
             self.worker.submit("shader", partial(jobs.shader, cursor=self.target, unit=request[1]))
         elif (draw := self._current_draw()) is not None:
-            self.worker.submit("trace", partial(jobs.trace, draw=draw, vertex=request[1]))
+            _, unit, index = request
+            self.worker.submit("trace", partial(jobs.trace, draw=draw, vertex=index, unit=unit))
 
     def pick_pixel(self, x: int, y: int) -> int | None:
         if self.timeline is None:
@@ -361,7 +362,7 @@ class MainWindow(QMainWindow):
         self.shader.show_shader(result.value)
 
     def _got_trace(self, result: JobResult) -> None:
-        self.shader.show_trace(self.shader.vertex.value(), result.value)
+        self.shader.show_trace(f"{self.shader.index_label.text()} {self.shader.vertex.value()}", result.value)
 
     def _got_vertices(self, result: JobResult) -> None:
         self.mesh.show_vertices(self._current_draw(), result.value)

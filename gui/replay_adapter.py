@@ -1,5 +1,5 @@
-"""What the debugger needs from a replay and ``picaemu.replay.Replay`` does not (yet) offer: a packet-exact index,
-packet-granular positioning, and draw-boundary checkpoints. Qt-free (could move to ``picaemu/``).
+"""What the debugger adds to a ``picaemu.replay.Replay``: a packet-exact index and draw-boundary checkpoints.
+Qt-free (could move to ``picaemu/``).
 
 ``Session(replay)`` wraps a fresh ``Replay``. ``index()`` replays the whole capture once with an observer
 attached and builds the ``Timeline`` (every packet, write and draw; see ``gui.timeline``), keeping:
@@ -7,78 +7,39 @@ attached and builds the ``Timeline`` (every packet, write and draw; see ``gui.ti
 - a read-only ``GpuState`` copy at every draw trigger (registers, shader memories, LUTs; arrays equal to the
   previous draw's are shared, so a draw costs its 3 KiB register file plus what changed), so the register
   inspector, texture bindings and shader view of any draw need no replay at all;
-- a memory checkpoint (sparse 4 KiB pages of every region + GPU state + external registers) after every
-  ``memory_every``-th draw (K, measured in ``bench/bench_gui.py``), at every frame start, and after
-  ``EVENT_CHECKPOINT_GAP`` events without one.
+- a ``Replay.checkpoint()`` after every ``memory_every``-th draw (K, measured in ``bench/bench_gui.py``), at every
+  frame start, and after ``EVENT_CHECKPOINT_GAP`` events without one. The session keeps these itself, so the
+  replays it opens take none of their own (``Replay(..., checkpoints=False)``).
 
-``goto(cursor)`` restores the latest checkpoint at or before ``cursor`` (unless the current position is on the way
-and clean) and runs forward: whole events through ``Replay.step``, partial command lists through
-``CommandProcessor.run_at`` with a packet limit. A fault while indexing is kept in ``fault`` (the timeline covers
-everything before it); a fault while moving is raised as the ``PicaError`` it is, and the session restores from a
-checkpoint on the next move.
+``goto(cursor)`` restores (``Replay.restore``) the latest checkpoint at or before ``cursor`` (unless the current
+position is on the way and clean) and runs forward with ``Replay.run_to(event, packets=k)``. A fault while
+indexing is kept in ``fault`` (the timeline covers everything before it); a fault while moving is raised as the
+``PicaError`` it is, and the session restores from a checkpoint on the next move.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 from picaemu.formats import pica
 from picaemu.gui.timeline import Cursor, DrawInfo, EventInfo, Timeline, event_text
 
 from picaemu import framebuffer as fbm
-from picaemu.draw import DrawCall, PipelineEventKind
+from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
-from picaemu.gx import mmio
-from picaemu.memory import PhysicalMemory
 from picaemu.observer import Observer, PacketEvent, WriteEvent
-from picaemu.regs import id_of
-from picaemu.replay import Replay, load_capture
+from picaemu.replay import Checkpoint, Replay, load_capture
 from picaemu.state import GpuState, ShaderUnitMemory
 
-PAGE = 4096
 MEMORY_EVERY = 8  # K: bench/results/gui.md
 MEMORY_BUDGET = 512 * 1024 * 1024  # checkpoint bytes; above it K doubles and every other mid-list one is dropped
 THUMB_STEP = 4  # thumbnails keep every 4th pixel of every 4th row (18 KiB for 240x400)
 MAX_THUMBNAILS = 4096  # later draws get none (bounded memory on huge captures)
 EVENT_CHECKPOINT_GAP = 256
 Progress = Callable[[int, int], None]
-
-
-def snapshot_pages(memory: PhysicalMemory) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """region -> (indices of non-zero 4 KiB pages, (n, PAGE) uint8 copies)."""
-    out = {}
-    for region in memory.regions:
-        data = memory.region_bytes(region.name)
-        full = data[: data.size // PAGE * PAGE].reshape(-1, PAGE)
-        used = np.flatnonzero(full.any(axis=1))
-        out[region.name] = (used, full[used].copy())
-    return out
-
-
-def restore_pages(memory: PhysicalMemory, pages: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
-    for region in memory.regions:
-        data = memory.region_bytes(region.name)
-        full = data[: data.size // PAGE * PAGE].reshape(-1, PAGE)
-        full[np.flatnonzero(full.any(axis=1))] = 0
-        used, saved = pages[region.name]
-        full[used] = saved
-
-
-@dataclass(frozen=True)
-class MemoryCheckpoint:
-    cursor: Cursor
-    pages: dict[str, tuple[np.ndarray, np.ndarray]]
-    state: GpuState
-    gpu: np.ndarray
-    lcd: np.ndarray
-    draw_count: int
-
-    @property
-    def nbytes(self) -> int:
-        return sum(int(saved.nbytes) for _, saved in self.pages.values())
 
 
 def packet_bytes(p: PacketEvent) -> int:
@@ -130,6 +91,8 @@ class _IndexObserver(Observer):
         states = self.session.draw_states
         prev = self.draw_calls[-1][2] if self.draw_calls else states[-1] if states else None
         self.draw_calls.append((call, len(self.packets) - 1, share_unchanged(call.state, prev)))
+        if call.immediate_inputs is not None:
+            self.session.immediate_inputs[call.index] = call.immediate_inputs.copy()
         self.session._thumbnail(call)
         self.session._maybe_checkpoint_after_draw(call.index, self.event, self.packets)
 
@@ -140,13 +103,13 @@ class Session:
     def __init__(self, replay: Replay, *, path: str = "", memory_every: int = MEMORY_EVERY,
                  thumbnails: bool = True) -> None:
         self.replay = replay
-        replay.checkpoints = False  # the session keeps its own (draw-boundary) checkpoints
         self.path = path
         self.memory_every = max(1, memory_every)
         self.timeline: Timeline | None = None
         self.draw_states: list[GpuState] = []
+        self.immediate_inputs: dict[int, np.ndarray] = {}  # draw -> (N, 16, 4) vertices an immediate draw sent
         self.thumbnails: list[np.ndarray | None] | None = [] if thumbnails else None
-        self.checkpoints: list[MemoryCheckpoint] = []
+        self.checkpoints: list[Checkpoint] = []  # sorted by ``Checkpoint.at``
         self.fault: PicaError | None = None
         self.cursor = Cursor(0, 0)
         self._dirty = False
@@ -154,7 +117,7 @@ class Session:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], **kw) -> Session:
-        return cls(Replay(load_capture(path)), path=str(path), **kw)
+        return cls(Replay(load_capture(path), checkpoints=False), path=str(path), **kw)
 
     # -- indexing ----------------------------------------------------------------------------------------
     def index(self, progress: Progress | None = None) -> Timeline:
@@ -162,8 +125,8 @@ class Session:
         replay = self.replay
         if replay.position:
             replay.run_to(0)
-        self.checkpoints = [self._checkpoint(Cursor(0, 0))]
-        self.draw_states, self.fault, self._nonfinite = [], None, set()
+        self.checkpoints = [replay.checkpoint()]
+        self.draw_states, self.fault, self._nonfinite, self.immediate_inputs = [], None, set(), {}
         self.thumbnails = [] if self.thumbnails is not None else None
         obs = _IndexObserver(self)
         events: list[EventInfo] = []
@@ -192,7 +155,7 @@ class Session:
                 if isinstance(ev, pica.FrameEnd):
                     frame += 1
                 if self.fault is None and (isinstance(ev, pica.FrameEnd) or i + 1 - last_cp >= EVENT_CHECKPOINT_GAP):
-                    self.checkpoints.append(self._checkpoint(Cursor(i + 1, 0)))
+                    self.checkpoints.append(replay.checkpoint())
                     last_cp = i + 1
                 if progress is not None:
                     progress(i + 1, len(replay.events))
@@ -201,7 +164,7 @@ class Session:
             self._wrap_vertex_shader(False)
         frame_ends = tuple(e.index for e in events if e.kind == "FrameEnd")
         self.timeline = Timeline(tuple(events), tuple(draws), np.array(writes, np.int64).reshape(-1, 4), frame_ends)
-        self.checkpoints.sort(key=lambda c: c.cursor)
+        self.checkpoints.sort(key=lambda c: c.at)
         self._dirty, self.cursor = True, self.timeline.end
         return self.timeline
 
@@ -214,9 +177,10 @@ class Session:
             pipeline.vertex_shader = getattr(pipeline.vertex_shader, "inner", pipeline.vertex_shader)
             return
         inner, session = pipeline.vertex_shader, self
+        forwards_counters = "counters" in inspect.signature(inner).parameters
 
-        def checked(state: GpuState, attributes: np.ndarray) -> np.ndarray:
-            out = inner(state, attributes)
+        def checked(state: GpuState, attributes: np.ndarray, counters: dict | None = None) -> np.ndarray:
+            out = inner(state, attributes, counters=counters) if forwards_counters else inner(state, attributes)
             if not np.isfinite(out).all():
                 session._nonfinite.add(session.replay.processor.draw_count - 1)
             return out
@@ -246,34 +210,25 @@ class Session:
         trigger = packets[-1]
         if not isinstance(ev, pica.CommandList) or trigger.buffer != ev.address:
             return
-        if trigger.offset + packet_bytes(trigger) >= self._list_bytes(ev):
+        after = trigger.offset + packet_bytes(trigger)
+        if after >= self._list_bytes(ev):
             return  # the list ends here: the event-boundary checkpoint covers it
-        self.checkpoints.append(self._checkpoint(Cursor(event, len(packets))))
+        self.checkpoints.append(self.replay.checkpoint(packets=len(packets),
+                                                       resume=(ev.address + after, self._list_bytes(ev) - after)))
         if self.checkpoint_bytes > MEMORY_BUDGET:
             self._thin()
 
     def _thin(self) -> None:
         """Over budget: double K and drop every other mid-list checkpoint (event-boundary ones stay)."""
         self.memory_every *= 2
-        mids = [cp for cp in self.checkpoints if cp.cursor.packet]
+        mids = [cp for cp in self.checkpoints if cp.packets]
         dropped = {id(cp) for cp in mids[::2]}
         self.checkpoints = [cp for cp in self.checkpoints if id(cp) not in dropped]
 
     # -- checkpoints -------------------------------------------------------------------------------------
-    def _checkpoint(self, cursor: Cursor) -> MemoryCheckpoint:
-        r = self.replay
-        return MemoryCheckpoint(cursor, snapshot_pages(r.memory), r.state.copy(), r.gx.gpu.copy(), r.gx.lcd.copy(),
-                                r.processor.draw_count)
-
-    def _restore(self, cp: MemoryCheckpoint) -> None:
-        r = self.replay
-        restore_pages(r.memory, cp.pages)
-        r.processor.load_state(cp.state.copy())
-        r.processor.draw_count = cp.draw_count
-        r.gx.gpu[:], r.gx.lcd[:] = cp.gpu, cp.lcd
-        r.pipeline.event(PipelineEventKind.RESTART_PRIMITIVE, r.state)
-        r.position = cp.cursor.event
-        self.cursor, self._dirty = cp.cursor, False
+    def _restore(self, cp: Checkpoint) -> None:
+        self.replay.restore(cp)
+        self.cursor, self._dirty = Cursor(*cp.at), False
 
     @property
     def checkpoint_bytes(self) -> int:
@@ -284,54 +239,20 @@ class Session:
     def _list_bytes(ev: pica.CommandList) -> int:
         return -(-ev.size // 8) * 8
 
-    def _resumable(self, cursor: Cursor) -> bool:
-        if cursor.packet == 0:
-            return True
-        ev = self.replay.events[cursor.event]
-        return self.timeline.events[cursor.event].packets[cursor.packet].buffer == ev.address
-
     def goto(self, target: Cursor) -> None:
         """Put the replay in the state at ``target`` (see the module docstring)."""
         tl = self._need_timeline()
         target = tl.normalize(target.event, target.packet)
         if target == self.cursor and not self._dirty:
             return
-        if self._dirty or target < self.cursor or not self._resumable(self.cursor):
-            candidates = [cp for cp in self.checkpoints if cp.cursor <= target]
-            self._restore(candidates[-1])
+        if self._dirty or target < self.cursor:
+            self._restore([cp for cp in self.checkpoints if Cursor(*cp.at) <= target][-1])
         try:
-            self._advance(target)
+            self.replay.run_to(target.event, packets=target.packet)
         except BaseException:
             self._dirty = True
             raise
         self.cursor = target
-
-    def _advance(self, target: Cursor) -> None:
-        r = self.replay
-        e, k = self.cursor.event, self.cursor.packet
-        if k:
-            limit = target.packet - k if target.event == e else -1
-            self._run_packets(e, k, limit)
-            if target.event == e:
-                return
-            r.position = e + 1
-        while r.position < target.event:
-            r.step()
-        if target.packet:
-            self._run_packets(target.event, 0, target.packet)
-
-    def _run_packets(self, event: int, first: int, limit: int) -> None:
-        """Run command-list event ``event`` from its packet ``first`` (in the list's own buffer) for ``limit``
-        packets (-1: to its end)."""
-        ev = self.replay.events[event]
-        offset = self.timeline.events[event].packets[first].offset if first else 0
-        if not first:  # what GX ProcessCommandList writes before its jump (the jump register keeps its value)
-            for address, value, width in mmio.lower(ev):
-                if address == mmio.CMDBUF_JUMP0:
-                    self.replay.state.regs[id_of("CMDBUF_JUMP0")] = value
-                else:
-                    self.replay.gx.write(address, value, width)
-        self.replay.processor.run_at(ev.address + offset, self._list_bytes(ev) - offset, packet_limit=limit)
 
     def _need_timeline(self) -> Timeline:
         if self.timeline is None:
@@ -346,6 +267,13 @@ class Session:
     def state_at_draw(self, draw: int) -> GpuState:
         """The GPU state at draw ``draw``'s trigger (no replay needed)."""
         return self.draw_states[draw]
+
+    def uniform_names(self, state: GpuState, unit: str) -> dict[str, str]:
+        """Register -> uniform name of the program ``unit`` runs in ``state``, when the capture carries them
+        (``picaemu.shader.names``); {} otherwise."""
+        from picaemu.shader import ShaderSetup, names
+
+        return names.names_for(self.replay.capture.meta, ShaderSetup.from_state(state, unit))
 
 
 # ---------------------------------------------------------------------------------------------- raw captures

@@ -9,8 +9,10 @@ table and decodes through the stage modules' public functions; nothing holds har
 - ``texture_image(memory, tex, face, level)``: (H, W, 4) uint8 RGBA, row 0 = top (``decode_texture``);
   ``proctex_image(state, size)``: (size, size, 4) uint8 of unit 3 over u, v in [0, 1] (v = 0 bottom row).
 - ``channel_view(rgba, mode)``: (H, W, 3) uint8 of "RGB", "A" or one of "R", "G", "B".
-- ``shader_listing(state, unit)``: ``ShaderView`` (setup, listing lines of code, uniform tables).
-- ``draw_vertices(state, kind, memory)``: ``DrawVertices`` (loader inputs, VS outputs).
+- ``shader_view(state, unit, names)``: ``ShaderView`` (setup, listing lines of code with uniform names, entry).
+- ``draw_vertices(state, kind, memory, immediate_inputs)``: ``DrawVertices`` (loader inputs, VS outputs, GS
+  inputs / emitted vertices / triangles when a geometry shader is in use, triangles before / after clipping).
+- ``trace_vertex(setup, inputs)`` / ``trace_geometry(setup, dv, invocation)``: instruction traces.
 """
 
 from __future__ import annotations
@@ -132,11 +134,22 @@ class ShaderView:
     entry: int
 
 
-def shader_view(state: GpuState, unit: str = "vs") -> ShaderView:
+def shader_setup(state: GpuState, unit: str = "vs", names: dict[str, str] | None = None):
+    """``ShaderSetup.from_state`` with ``names`` (register -> uniform name, e.g. from
+    ``picaemu.shader.names.names_for``) as ``setup.names`` (listings and traces show them)."""
+    from dataclasses import replace
+
     from picaemu.shader import ShaderSetup
-    from picaemu.shader.disasm import listing
 
     setup = ShaderSetup.from_state(state, unit)
+    return replace(setup, names=dict(names)) if names else setup
+
+
+def shader_view(state: GpuState, unit: str = "vs", names: dict[str, str] | None = None) -> ShaderView:
+    """The bound program of ``unit``, its uniforms labelled with ``names``."""
+    from picaemu.shader.disasm import listing
+
+    setup = shader_setup(state, unit, names)
     lines = tuple(listing(setup.code, setup.opdescs, 0, setup.code_words, setup.names))
     return ShaderView(unit, setup, lines, int(setup.entry))
 
@@ -148,35 +161,84 @@ def trace_vertex(setup: object, inputs: np.ndarray) -> list:
     return trace(setup, inputs)
 
 
+def trace_geometry(setup: object, dv: DrawVertices, invocation: int) -> list:
+    """The instruction trace of GS invocation ``invocation`` of a draw (``dv`` from ``draw_vertices``)."""
+    from picaemu.shader.trace import trace_geometry as trace
+
+    if dv.gs_inputs is None:
+        raise PicaError("this draw does not use the geometry shader")
+    if not 0 <= invocation < dv.gs_invocations:
+        raise PicaError(f"the draw runs {dv.gs_invocations} GS invocations; there is no invocation {invocation}")
+    return trace(setup, dv.gs_inputs, dv.primitive_sizes, invocation)
+
+
 # ------------------------------------------------------------------------------------------------- vertices
 @dataclass(frozen=True)
 class DrawVertices:
-    indices: np.ndarray  # (U,) int64 vertex indices loaded
+    indices: np.ndarray  # (U,) int64 vertex indices loaded (immediate mode: 0..U-1 in submission order)
     inputs: np.ndarray  # (U, 16, 4) float32 loader output = shader inputs
     outputs: np.ndarray  # (U, 16, 4) float32 vertex shader output registers o0-o15
     order: np.ndarray  # (N,) int64 position in ``inputs`` of every vertex of the draw, in stream order
     triangles: np.ndarray  # (T, 3, 4) float32 clip-space positions of the assembled triangles
     clipped: np.ndarray  # (T', 3, 4) float32 clip-space positions after clipping
+    gs_inputs: np.ndarray | None = None  # (N, K, 4) float32 VS output attributes fed to the GS, stream order
+    gs_outputs: np.ndarray | None = None  # (M, 16, 4) float32 o0-o15 of every GS EMIT
+    gs_triangles: np.ndarray | None = None  # (T, 3) int64 indices into ``gs_outputs``
+    primitive_sizes: tuple[int, ...] | None = None  # variable-size GS mode: vertices per primitive
+    gs_invocations: int = 0
 
 
-def draw_vertices(state: GpuState, kind: str, memory: PhysicalMemory) -> DrawVertices:
-    """Vertex-loader inputs, vertex-shader outputs and triangles before / after clipping of a draw (memory as it
-    was before the draw). Mirrors the pipeline's geometry front end for display only (a fresh assembler: a strip
-    continued from the previous draw starts over here)."""
+def _geometry_stage(state: GpuState, vs_out: np.ndarray, sizes: tuple[int, ...] | None) -> tuple:
+    """The pipeline's GS path for display: (GS inputs (N, K, 4), GeometryOutput, invocation count)."""
+    from picaemu.errors import UnsupportedFeature
+    from picaemu.output_map import slot_registers
+    from picaemu.primitive_assembly import Topology
+    from picaemu.regs import id_of
+    from picaemu.shader import ShaderSetup, run_geometry_shader
+    from picaemu.shader.geometry import invocations
+
+    regs = state.regs
+    if Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology")) is not Topology.GEOMETRY:
+        raise UnsupportedFeature("geometry shader with a topology other than 3 (geometry primitives)",
+                                 register=id_of("PRIMITIVE_CONFIG"), value=access.word(regs, "PRIMITIVE_CONFIG"))
+    attrs = vs_out[:, slot_registers(access.word(regs, "VSH_OUTMAP_MASK"))]
+    setup = ShaderSetup.from_state(state, "gs")
+    count = sum(1 for _ in invocations(setup, attrs, sizes))
+    return attrs, run_geometry_shader(setup, attrs, sizes), count
+
+
+def draw_vertices(state: GpuState, kind: str, memory: PhysicalMemory,
+                  immediate_inputs: np.ndarray | None = None) -> DrawVertices:
+    """Vertex-loader inputs, vertex-shader outputs, geometry-shader inputs / outputs (when GEOSTAGE_CONFIG selects
+    the GS) and triangles before / after clipping of a draw (memory as it was before the draw;
+    ``immediate_inputs``: the (N, 16, 4) vertices an immediate-mode draw submitted). Mirrors the pipeline's
+    geometry front end for display only (a fresh assembler: a strip continued from the previous draw starts over
+    here)."""
     from picaemu import clipping
     from picaemu.output_map import OutputMapState, map_outputs
+    from picaemu.pipeline import GS_IN_USE
     from picaemu.primitive_assembly import Assembler, Topology
     from picaemu.shader import ShaderSetup, run_vertex_shader
     from picaemu.vertex_loader import load_vertices
 
-    dk = DrawKind(kind)
-    if dk is DrawKind.IMMEDIATE:
-        raise PicaError("immediate-mode draws keep no vertex arrays in memory to show")
-    batch = load_vertices(state, dk, memory)
+    dk, regs = DrawKind(kind), state.regs
+    if dk is DrawKind.IMMEDIATE and immediate_inputs is None:
+        raise PicaError("this immediate-mode draw's submitted vertices were not recorded")
+    gs = access.raw(regs, "GEOSTAGE_CONFIG", "gs_use") == GS_IN_USE
+    variable = gs and bool(access.raw(regs, "GEOSTAGE_CONFIG", "variable_primitive"))
+    batch = load_vertices(state, dk, memory, immediate_inputs if dk is DrawKind.IMMEDIATE else None, variable)
     outputs = run_vertex_shader(ShaderSetup.from_state(state, "vs"), batch.attributes)
-    verts = map_outputs(OutputMapState.from_regs(state.regs), outputs, access.word(state.regs, "VSH_OUTMAP_MASK"))
-    topology = Topology(access.raw(state.regs, "PRIMITIVE_CONFIG", "topology"))
-    tris = Assembler().assemble(topology, verts[batch.inverse])
-    clipped, _, _ = clipping.clip_triangles(tris, clipping.ClipState.from_regs(state.regs))
+    om_state = OutputMapState.from_regs(regs)
+    extra: dict = {}
+    if gs:
+        gs_in, geo, count = _geometry_stage(state, outputs[batch.inverse], batch.primitive_sizes)
+        verts = map_outputs(om_state, geo.vertices, access.word(regs, "GSH_OUTMAP_MASK"))
+        tris = verts[geo.triangles]
+        extra = {"gs_inputs": gs_in, "gs_outputs": geo.vertices, "gs_triangles": geo.triangles,
+                 "primitive_sizes": batch.primitive_sizes, "gs_invocations": count}
+    else:
+        verts = map_outputs(om_state, outputs, access.word(regs, "VSH_OUTMAP_MASK"))
+        tris = Assembler().assemble(Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology")), verts[batch.inverse])
+    clipped, _, _ = clipping.clip_triangles(tris, clipping.ClipState.from_regs(regs))
     return DrawVertices(batch.indices, batch.attributes, outputs, batch.inverse, tris[:, :, :4].copy(),
-                        clipped[:, :, :4].copy())
+                        clipped[:, :, :4].copy(), **extra)

@@ -9,9 +9,15 @@ write) -> draw -> packet:
 - ``draws``: ``DrawRecord`` per draw (global index, event index, byte offset of the trigger packet, kind, the
   pipeline's counters) — complete after ``index()`` (one pass over the whole capture), else as far as replayed.
 - ``packets(event)``: the packets of a command-list event, decoded from memory as it was when the list ran.
-- ``run_to(n)`` puts the replay in the state after n events; going backwards restores the nearest checkpoint
-  (GPU state copy + sparse memory snapshot + external registers, taken every ``checkpoint_every`` events and
+- ``run_to(n)`` puts the replay in the state after n events; ``run_to(n, packets=k)`` additionally runs the
+  first k packets of command-list event n (a ``CommandList``, or a register write that kicks a list; packets
+  counted along the list's jumps, as ``CommandProcessor.run_at(..., packet_limit=k)`` counts them). Going
+  backwards restores the nearest checkpoint at or before the target (taken every ``checkpoint_every`` events and
   at every frame start) and replays forward. ``run_to_draw(d)`` stops inside a command list right after draw d.
+- ``checkpoint() -> Checkpoint`` copies the current position (GPU state, sparse 4 KiB pages of memory, external
+  registers, the processor's partially received input, where a half-run list continues); ``restore(cp)`` puts
+  the replay back there, so a caller (the GUI) can keep checkpoints of its own, e.g. at draw boundaries
+  (``picaemu.checkpoint``).
 - Views of the current state: ``state`` (GpuState), ``screen("top"|"bottom")`` (H, W, 3) uint8 upright,
   ``color_buffer()`` (H, W, 4) uint8 / ``depth_buffer()`` ((H, W) uint32, (H, W) uint8) of the render target the
   registers name, ``memory``.
@@ -31,19 +37,22 @@ import numpy as np
 
 from picaemu import framebuffer as fbm
 from picaemu import lcd
+from picaemu.checkpoint import Checkpoint, restore_pages, snapshot_pages
 from picaemu.command.packets import Packet, list_packets
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, NullPipeline, PipelineEventKind, PipelineSink
 from picaemu.errors import FormatError, PicaError
 from picaemu.formats import c3dcap, citrace, pica
-from picaemu.gx import Gx
+from picaemu.gx import Gx, mmio
 from picaemu.gx import convert as gxconvert
 from picaemu.memory import PhysicalMemory
+from picaemu.regs import access, id_of
 from picaemu.state import GpuState, ShaderUnitMemory
 
-PAGE = 4096
 DECIMAL_FIELDS = frozenset({"blob", "screen", "select", "stride", "size", "width"})  # the rest print in hex
 CHECKPOINT_EVERY = 64
+JUMP_CHANNEL = {mmio.CMDBUF_JUMP0: 0, mmio.CMDBUF_JUMP0 + 4: 1}  # MMIO address of CMDBUF_JUMP0/1 -> channel
+Write = tuple[int, int, int]  # (MMIO address, value, width), as ``mmio.lower`` gives them
 
 
 def load_capture(path: str | os.PathLike[str], *, strict: bool = True) -> pica.Capture:
@@ -152,16 +161,6 @@ class _Recorder:
         self.inner.event(kind, state)
 
 
-@dataclass
-class Checkpoint:
-    position: int
-    state: GpuState
-    pages: dict[str, tuple[np.ndarray, np.ndarray]]  # region -> (page indices, (n, PAGE) bytes)
-    gpu: np.ndarray
-    lcd: np.ndarray
-    draw_count: int
-
-
 def default_pipeline() -> PipelineSink:
     """The rendering pipeline (``picaemu.pipeline.Pipeline``)."""
     from picaemu.pipeline import Pipeline
@@ -190,12 +189,14 @@ class Replay:
         for address, blob in capture.state.memory:
             self.memory.write(address, capture.blobs[blob], f"initial memory block at 0x{address:08X}")
         self.position = 0
+        self.packet = 0  # packets of command-list event ``position`` already run (0 = none)
         self.draws: list[DrawRecord] = []
         self.indexed = False
         self._current = 0
-        self._partial = False  # True after run_to_draw stopped inside a command list
+        self._partial = False  # True after run_to_draw stopped inside a command list (packet count unknown)
+        self._resume: tuple[int, int] | None = None  # where the half-run list of event ``position`` continues
         self._packets: dict[int, tuple[list[Packet], PicaError | None]] = {}
-        self._checkpoints: dict[int, Checkpoint] = {0: self._checkpoint()}
+        self._checkpoints: dict[tuple[int, int], Checkpoint] = {(0, 0): self.checkpoint()}
 
     # -- views -------------------------------------------------------------------------------------------
     @property
@@ -256,12 +257,17 @@ class Replay:
         """The packets of command-list event ``event`` (raises the walk's error after a partial list). The first
         call moves the replay to just before that event (the list is read from memory as it then was); results
         are cached."""
-        if not isinstance(self.events[event], pica.CommandList):
+        kick = self._list_kick(event) if 0 <= event < len(self.events) else None
+        if kick is None:
             raise PicaError(f"event #{event} is {type(self.events[event]).__name__}, not a command list")
         if event not in self._packets:
             self.run_to(event)
             ev = self.events[event]
-            data = self.memory.bytes(ev.address, ev.size - ev.size % 4, f"command list of event #{event}")
+            if isinstance(ev, pica.CommandList):
+                address, size = ev.address, ev.size - ev.size % 4
+            else:  # a register write kicking the list the channel's registers name
+                address, size = self._channel_buffer(kick[1])
+            data = self.memory.bytes(address, size, f"command list of event #{event}")
             self._packets[event] = list_packets(data.copy())
         packets, error = self._packets[event]
         if error is not None:
@@ -270,9 +276,12 @@ class Replay:
 
     # -- moving ------------------------------------------------------------------------------------------
     def step(self) -> pica.Event:
-        """Apply the next event; returns it."""
+        """Apply the next event (the rest of it, inside a command list); returns it."""
         index = self.position
         event = self.events[index]
+        if self._partial or self.packet:
+            self.run_to(index + 1)
+            return event
         self._current = index
         try:
             if isinstance(event, pica.MemoryWrite):
@@ -281,19 +290,32 @@ class Replay:
                 self.gx.apply(event)
         except PicaError as err:
             raise ReplayError(index, describe(event), err) from err
-        self.position = index + 1
-        if self.checkpoints and (self.position % self.checkpoint_every == 0 or isinstance(event, pica.FrameEnd)):
-            self._checkpoints.setdefault(self.position, self._checkpoint())
+        self._finish_event()
         return event
 
-    def run_to(self, position: int) -> None:
-        """The state after ``position`` events (0 = initial state)."""
+    def run_to(self, position: int, *, packets: int = 0) -> None:
+        """The state after ``position`` events (0 = initial state) and, with ``packets`` = k, after the first k
+        packets of command-list event ``position`` (k at or past the list's end: the state after the event)."""
         if not 0 <= position <= len(self.events):
             raise PicaError(f"event position {position} outside 0..{len(self.events)}")
-        if position < self.position or self._partial:
-            self._restore(max(p for p in self._checkpoints if p <= position))
+        if packets < 0:
+            raise PicaError(f"packet count {packets} is negative")
+        if packets and (position == len(self.events) or self._list_kick(position) is None):
+            text = describe(self.events[position]) if position < len(self.events) else "the end"
+            raise PicaError(f"event #{position} ({text}) runs no command list: it has no packet positions")
+        target = (position, packets)
+        if self._partial or target < (self.position, self.packet):
+            self.restore(self._checkpoints[max(at for at in self._checkpoints if at <= target)])
+        if self.packet:  # inside the list of event ``self.position``
+            if position == self.position:
+                if packets > self.packet:
+                    self._run_packets(packets - self.packet)  # finishes the event when the list ends first
+                return
+            self._run_packets(-1)
         while self.position < position:
             self.step()
+        if packets:
+            self._run_packets(packets)
 
     def run(self) -> None:
         """Replay every remaining event."""
@@ -326,35 +348,84 @@ class Replay:
         finally:
             self._recorder.stop_after = None
 
+    # -- checkpoints -------------------------------------------------------------------------------------
+    def checkpoint(self, *, packets: int | None = None, resume: tuple[int, int] | None = None) -> Checkpoint:
+        """A copy of the current position (not kept by the replay; see ``restore``). An observer called while
+        ``step`` runs the list of event ``position`` names where it is: ``packets`` run so far and ``resume`` =
+        (address, bytes left) of the next one."""
+        if self._partial and packets is None:
+            raise PicaError("the position run_to_draw left (inside a command list) cannot be checkpointed; "
+                            "use run_to(event, packets=k)")
+        if packets is not None and (packets < 1) != (resume is None):
+            raise PicaError("a checkpoint inside a command list needs both its packet count and where it resumes")
+        return Checkpoint(self.position, self.packet if packets is None else packets, self.state.copy(),
+                          snapshot_pages(self.memory), self.gx.gpu.copy(), self.gx.lcd.copy(),
+                          self.processor.draw_count, self.processor.pending_input(),
+                          self._resume if packets is None else resume)
+
+    def restore(self, cp: Checkpoint) -> None:
+        """Put the replay back at ``cp`` (memory, GPU state, external registers, draw count, list position)."""
+        restore_pages(self.memory, cp.pages)
+        self.processor.load_state(cp.state.copy())
+        self.processor.load_pending_input(cp.pending)
+        self.processor.draw_count = cp.draw_count
+        del self.processor.draws[cp.draw_count:]
+        self.gx.gpu[:], self.gx.lcd[:] = cp.gpu, cp.lcd
+        self.pipeline.event(PipelineEventKind.RESTART_PRIMITIVE, self.state)
+        self.position, self.packet, self._resume = cp.position, cp.packets, cp.resume
+        self._partial = False
+
     # -- internals ---------------------------------------------------------------------------------------
     def _record_draw(self, call: DrawCall) -> None:
         if call.index >= len(self.draws):
             self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, dict(call.stats)))
 
-    def _checkpoint(self) -> Checkpoint:
-        pages = {}
-        for region in self.memory.regions:
-            data = self.memory.region_bytes(region.name)
-            full = data[: data.size // PAGE * PAGE].reshape(-1, PAGE)
-            used = np.flatnonzero(full.any(axis=1))
-            pages[region.name] = (used, full[used].copy())
-        return Checkpoint(self.position, self.state.copy(), pages, self.gx.gpu.copy(), self.gx.lcd.copy(),
-                          self.processor.draw_count)
+    def _finish_event(self) -> None:
+        """Event ``position`` is complete: move on, take the periodic / frame-start checkpoint."""
+        event = self.events[self.position]
+        self.position += 1
+        self.packet, self._resume = 0, None
+        if self.checkpoints and (self.position % self.checkpoint_every == 0 or isinstance(event, pica.FrameEnd)):
+            self._checkpoints.setdefault((self.position, 0), self.checkpoint())
 
-    def _restore(self, position: int) -> None:
-        cp = self._checkpoints[position]
-        for region in self.memory.regions:
-            data = self.memory.region_bytes(region.name)
-            full = data[: data.size // PAGE * PAGE].reshape(-1, PAGE)
-            full[np.flatnonzero(full.any(axis=1))] = 0
-            used, saved = cp.pages[region.name]
-            full[used] = saved
-        self.processor.load_state(cp.state.copy())
-        self.processor.draw_count = cp.draw_count
-        self.gx.gpu[:], self.gx.lcd[:] = cp.gpu, cp.lcd
-        self.pipeline.event(PipelineEventKind.RESTART_PRIMITIVE, self.state)
-        self.position = position
-        self._partial = False
+    def _list_kick(self, index: int) -> tuple[list[Write], int, int, list[Write]] | None:
+        """(writes before the jump, jump channel, value written to it, writes after) of an event that kicks a
+        command list through CMDBUF_JUMP0/1 (GX ProcessCommandList, a CiTrace register write); None otherwise."""
+        writes = mmio.lower(self.events[index])
+        for i in range(len(writes) - 1, -1, -1):
+            address, value, width = writes[i]
+            if address in JUMP_CHANNEL and width == 4:
+                return writes[:i], JUMP_CHANNEL[address], value, writes[i + 1:]
+        return None
+
+    def _channel_buffer(self, channel: int) -> tuple[int, int]:
+        """(address, bytes) of the command buffer CMDBUF_ADDR/SIZE of ``channel`` name now."""
+        regs = self.state.regs
+        return (int(access.value(regs, f"CMDBUF_ADDR{channel}", "address")),
+                int(access.value(regs, f"CMDBUF_SIZE{channel}", "size")))
+
+    def _run_packets(self, limit: int) -> None:
+        """Run ``limit`` more packets (-1: all the rest) of command-list event ``position``; finishes the event
+        when the list ends."""
+        index = self.position
+        before, channel, value, after = self._list_kick(index)  # type: ignore[misc]
+        self._current = index
+        try:
+            if not self.packet:  # what the event writes before its jump; the jump register keeps its value
+                for write in before:
+                    self.gx.write(*write)
+                self.state.regs[id_of(f"CMDBUF_JUMP{channel}")] = value
+                self._resume = self._channel_buffer(channel)
+            result = self.processor.run_at(*self._resume, packet_limit=limit)  # type: ignore[misc]
+            if result.stopped_at_limit and result.resume is not None and result.resume[1] > 0:
+                self.packet += result.packets
+                self._resume = result.resume
+                return
+            for write in after:
+                self.gx.write(*write)
+        except PicaError as err:
+            raise ReplayError(index, describe(self.events[index]), err) from err
+        self._finish_event()
 
 
 def open(path: str | os.PathLike[str], *, pipeline: PipelineSink | None = None, strict: bool = True,

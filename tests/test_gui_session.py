@@ -4,6 +4,8 @@ and the shared captures' README, and from plain linear replays."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from picaemu.gui import jobs, probe, state_views
@@ -23,6 +25,15 @@ def rect(x0: float, y0: float, x1: float, y1: float, z: float) -> list[list[floa
     return [[x0, y0, z, 1], [x1, y0, z, 1], [x1, y1, z, 1], [x0, y0, z, 1], [x1, y1, z, 1], [x0, y1, z, 1]]
 
 
+def begin_color_frame(b: CaptureBuilder) -> None:
+    """A frame cleared to black drawing landscape pixel coordinates in the vertex color."""
+    b.begin_frame(clear=(0, 0, 0, 255))
+    b.shader(VS_COLOR)
+    b.uniforms(0, tilt_ortho(0, 400, 0, 240, -1, 1))
+    b.tev(0, rgb=("primary color",))
+    b.passthrough_tev()
+
+
 def rects_scene(specs: list[tuple[tuple[float, float, float, float], float, tuple]], *, depth: bool = False,
                 frames: int = 1, per_draw: list[int] | None = None) -> CaptureBuilder:
     """Landscape rectangles (x0, y0, x1, y1) at depth z with one flat color each, per frame; one draw per
@@ -30,11 +41,7 @@ def rects_scene(specs: list[tuple[tuple[float, float, float, float], float, tupl
     groups = per_draw or [1] * len(specs)
     b = CaptureBuilder()
     for _ in range(frames):
-        b.begin_frame(clear=(0, 0, 0, 255))
-        b.shader(VS_COLOR)
-        b.uniforms(0, tilt_ortho(0, 400, 0, 240, -1, 1))
-        b.tev(0, rgb=("primary color",))
-        b.passthrough_tev()
+        begin_color_frame(b)
         b.depth_test(depth, "greater")
         pos = [p for box, z, _ in specs for p in rect(*box, z)]
         col = [c for _, _, c in specs for _ in range(6)]
@@ -103,7 +110,7 @@ def test_mid_list_checkpoints_restore_exactly() -> None:
     cap = rects_scene(specs).capture()
     s = Session(Replay(cap), memory_every=2)
     tl = s.index()
-    mids = [cp.cursor for cp in s.checkpoints if cp.cursor.packet]
+    mids = [cp.at for cp in s.checkpoints if cp.packets]
     assert len(mids) >= 3  # after draws 1, 3, 5 (draw 7 ends next to the end of the list)
     forward = {}
     s.goto(Cursor(0, 0))
@@ -261,3 +268,90 @@ def test_raw_capture_and_hostile_lists(tmp_path) -> None:
     empty.write_bytes(b"")
     with pytest.raises(PicaError, match="empty"):
         raw_capture(empty, address)
+
+
+def test_mesh_of_an_immediate_mode_draw() -> None:
+    """The vertices an immediate-mode draw submitted are the loader inputs; the VS outputs follow the tilt
+    projection by hand: landscape (x, y) -> clip (2y/240 - 1, 1 - 2x/400)."""
+    b = CaptureBuilder()
+    begin_color_frame(b)
+    b.set("VSH_NUM_ATTR", num_attrs_minus_1=1)
+    b.set("PRIMITIVE_CONFIG", 0x2, topology="triangle list")
+    corners = [(100, 48), (300, 48), (200, 192)]
+    b.list.immediate_vertices([[(x, y, 0.5, 1), RED] for x, y in corners])
+    b.list.write("RESTART_PRIMITIVE", 1)
+    b.end_frame()
+    s = Session(Replay(b.capture(), checkpoints=False))
+    tl = s.index()
+    assert [d.kind for d in tl.draws] == ["immediate"]
+    dv = jobs.vertices(s, 0)
+    assert dv.indices.tolist() == [0, 1, 2] and dv.triangles.shape == (1, 3, 4)
+    np.testing.assert_array_equal(dv.inputs[:, 0], [[x, y, 0.5, 1] for x, y in corners])
+    np.testing.assert_array_equal(dv.inputs[:, 1], [RED] * 3)
+    want = [[2 * y / 240 - 1, 1 - 2 * x / 400] for x, y in corners]
+    np.testing.assert_allclose(dv.outputs[:, 0, :2], want, atol=1e-5)
+    assert dv.gs_outputs is None
+
+
+def _bundled(name: str) -> Path:
+    return Path(__file__).parent.parent / "samples" / "captures" / name
+
+
+GS_HALF = np.array([2 * 6 / 240, 2 * 6 / 400], np.float32)  # samples/gs_sprites.py: HALF_PIXELS = 6
+GS_CORNERS = np.array([(-1, -1), (1, -1), (-1, 1), (1, 1)], np.float32)  # its emit order
+
+
+@pytest.fixture(scope="module")
+def sprites() -> Session:
+    s = Session.open(_bundled("gs_sprites.pica"))
+    s.index()
+    return s
+
+
+def test_mesh_shows_geometry_shader_outputs(sprites: Session) -> None:
+    """24 points, one GS invocation each, emit 4 corners at the point's position +- the half size (two triangles
+    per point); the emitted color is the point's input color."""
+    dv = jobs.vertices(sprites, 0)
+    assert dv.gs_invocations == 24 and dv.gs_inputs.shape[0] == 24
+    assert dv.gs_outputs.shape == (96, 16, 4) and dv.gs_triangles.shape == (48, 3) and len(dv.triangles) == 48
+    centre = dv.outputs[dv.order, 0]  # VS o0 of each point in stream order
+    emitted = dv.gs_outputs[:, 0].reshape(24, 4, 4)
+    np.testing.assert_allclose(emitted[:, :, :2] - centre[:, None, :2],
+                               np.broadcast_to(GS_CORNERS * GS_HALF, (24, 4, 2)), atol=1e-5)
+    np.testing.assert_array_equal(emitted[:, :, 2:], np.repeat(centre[:, None, 2:], 4, axis=1))
+    np.testing.assert_array_equal(dv.gs_outputs[:, 1].reshape(24, 4, 4),
+                                  np.repeat(dv.inputs[dv.order, 1][:, None], 4, axis=1))
+
+
+def test_geometry_shader_trace(sprites: Session) -> None:
+    dv = jobs.vertices(sprites, 0)
+    records = jobs.trace(sprites, 0, 5, unit="gs")
+    texts = [r.text for r in records]
+    assert sum(t.startswith("emit") for t in texts) == 4 and texts[-1].startswith("end")
+    adds = [r.step.result for r in records if r.text.startswith("add")]  # add opos, ipos, r<k>
+    np.testing.assert_allclose(np.array(adds)[:, :2], dv.outputs[dv.order[5], 0, :2] + GS_CORNERS * GS_HALF,
+                               atol=1e-5)
+    with pytest.raises(PicaError, match="no invocation 24"):
+        jobs.trace(sprites, 0, 24, unit="gs")
+    assert jobs.trace(sprites, 0, 0, unit="vs")[-1].text.startswith("end")
+
+
+def test_uniform_names_from_capture_metadata(tmp_path) -> None:
+    """A capture the builder wrote (saved and read back) names the uniforms of the programs bound at a draw; the
+    bundled older capture carries none and shows register names."""
+    from picaemu.formats import pica
+
+    from samples import gs_sprites
+
+    pica.write(tmp_path / "s.pica", gs_sprites.build())
+    s = Session.open(tmp_path / "s.pica")
+    tl = s.index()
+    at = tl.after_draw(0)
+    vs = jobs.shader(s, at, "vs")
+    assert {vs.setup.names[f"c{i}"] for i in range(4)} == {f"projection[{i}]" for i in range(4)}
+    assert any("dp4" in line and "projection[0]" in line for line in vs.lines)
+    gs = jobs.shader(s, at, "gs")
+    assert gs.setup.names["c0"] == "size" and any("mul r1, size, r0" in line for line in gs.lines)
+    old = Session.open(_bundled("gs_sprites.pica"))
+    old.index()
+    assert jobs.shader(old, at, "gs").setup.names == {}

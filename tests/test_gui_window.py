@@ -336,3 +336,27 @@ def test_cli_registers_the_gui_command() -> None:
 
     result = CliRunner().invoke(main, ["gui", "--help"])
     assert result.exit_code == 0 and "CAPTURE" in result.output
+
+
+def test_geometry_shader_mesh_trace_and_uniform_names(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """gs_sprites built by the builder (so it carries uniform names): the mesh lists the 96 GS-emitted vertices,
+    the shader view traces a GS invocation and labels c0 of the GS as ``size``."""
+    from picaemu.formats import pica
+
+    from samples import gs_sprites
+
+    pica.write(tmp_path / "gs.pica", gs_sprites.build())
+    open_scene(qtbot, window, tmp_path / "gs.pica")
+    goto(qtbot, window, window.timeline.after_draw(0))
+    assert window.mesh.gs_outputs.rowCount() == 96 and window.mesh.view3d.tris.shape == (48, 3, 4)
+    assert "24 invocations" in window.mesh.label.text()
+    window.shader.unit.setCurrentText("gs")
+    settle(qtbot, window)
+    assert window.shader.trace_button.text() == "Trace GS invocation"
+    assert window.shader.uniforms.index(0, 0).data() == "c0 size"
+    assert any("size" in window.shader.listing.item(i).text() for i in range(window.shader.listing.count()))
+    window.shader.vertex.setValue(2)
+    window.shader.trace_button.click()
+    qtbot.waitUntil(lambda: len(window.shader.records) > 0, timeout=WAIT_MS)
+    assert sum(r.text.startswith("emit") for r in window.shader.records) == 4
+    assert window.shader.watch_label.text() == f"GS invocation 2: {len(window.shader.records)} steps"

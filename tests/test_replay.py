@@ -14,6 +14,7 @@ from PIL import Image
 import picaemu
 from picaemu.cli import main
 from picaemu.errors import FormatError, PicaError
+from picaemu.regs import id_of
 from picaemu.replay import Replay, ReplayError, load_capture, null_replay
 
 TOL = 2
@@ -225,3 +226,79 @@ def test_render_cli_capture_extras(captures_dir: Path, tmp_path: Path) -> None:
     assert depth.shape == (400, 240) and depth.max() > 0 and depth.min() == 0  # quad drawn over depth cleared to 0
     res = runner.invoke(main, ["render", scene, "-o", str(tmp_path / "x.png"), "--mem", "0x20000000=foo"])
     assert res.exit_code == 2 and "not to a capture" in res.output
+
+
+def _packet_states(path: Path, event: int) -> dict[int, tuple]:
+    """A linear replay through the list of ``event``, one packet further each time: k -> (position, registers,
+    VRAM, draws run)."""
+    replay = picaemu.open(path, checkpoints=False)
+    replay.run_to(event)
+    out, k = {}, 0
+    while replay.position == event:
+        k += 1
+        replay.run_to(event, packets=k)
+        out[k] = (replay.position, replay.state.regs.copy(), replay.memory.region_bytes("vram").copy(),
+                  replay.processor.draw_count)
+    return out
+
+
+@pytest.mark.parametrize("source", ["scene1_triangle", "citrace/scene1_triangle.ctf"], ids=["c3dcap", "ctf"])
+def test_packet_positions_equal_a_linear_replay(captures_dir: Path, source: str) -> None:
+    """run_to(event, packets=k) in shuffled order (backwards through checkpoints) equals a forward linear replay;
+    the end of the list equals applying the whole event; right after each draw's trigger packet equals
+    run_to_draw (a different mechanism: the pipeline sink stops the processor)."""
+    path = captures_dir / source
+    replay = picaemu.open(path)
+    replay.index()
+    event = replay.draws[0].event
+    packets = replay.packets(event)  # a CiTrace kick (register write) has packets too
+    linear = _packet_states(path, event)
+    # the list ends at its first FINALIZE when that raises the interrupt (citro3d pads with a second one), else
+    # at the end of the buffer
+    end = len(linear)
+    assert end in (1 + [p.id for p in packets].index(id_of("FINALIZE")), len(packets))
+    assert linear[end][0] == event + 1 and linear[end - 1][0] == event
+    whole = picaemu.open(path)
+    whole.run_to(event + 1)
+    np.testing.assert_array_equal(linear[end][1], whole.state.regs)
+    np.testing.assert_array_equal(linear[end][2], whole.memory.region_bytes("vram"))
+    order = np.random.default_rng(3).permutation(list(linear))
+    for k in order:
+        replay.run_to(event, packets=int(k))
+        position, regs, vram, draws = linear[int(k)]
+        assert replay.position == position and replay.packet == (int(k) if position == event else 0)
+        np.testing.assert_array_equal(replay.state.regs, regs)
+        np.testing.assert_array_equal(replay.memory.region_bytes("vram"), vram)
+        assert replay.processor.draw_count == draws
+    for d in replay.draws_of(event):
+        k = sum(1 for p in packets if p.offset <= d.offset)  # through the packet holding the trigger write
+        assert linear[k][3] == d.index + 1 and linear[k - 1][3] == d.index
+        stopped = picaemu.open(path)
+        stopped.run_to_draw(d.index)
+        replay.run_to(event, packets=k)
+        np.testing.assert_array_equal(replay.color_buffer(), stopped.color_buffer())
+
+
+def test_checkpoint_and_restore_inside_a_list(captures_dir: Path) -> None:
+    path = captures_dir / "scene1_triangle"
+    plain = picaemu.open(path)
+    plain.run()
+    replay = picaemu.open(path, checkpoints=False)
+    replay.index()
+    event = replay.draws[1].event
+    replay.run_to(event, packets=5)
+    cp = replay.checkpoint()
+    assert cp.at == (event, 5) and cp.nbytes > 0
+    regs = replay.state.regs.copy()
+    replay.run()
+    replay.restore(cp)
+    assert (replay.position, replay.packet) == (event, 5)
+    np.testing.assert_array_equal(replay.state.regs, regs)
+    replay.run()  # continues the half-run list where the checkpoint left it
+    np.testing.assert_array_equal(replay.screen(), plain.screen())
+    assert replay.processor.draw_count == len(replay.processor.draws) == 2
+    with pytest.raises(PicaError, match="no packet positions"):
+        replay.run_to(0, packets=1)
+    replay.run_to_draw(0)
+    with pytest.raises(PicaError, match="cannot be checkpointed"):
+        replay.checkpoint()

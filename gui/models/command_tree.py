@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from picaemu.gui.models.headers import FixedColumns
 from picaemu.gui.timeline import Cursor, Timeline
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
@@ -53,7 +54,9 @@ def _match_packet(p, text: str) -> bool:
     return any(up in regtable.get(t).name for t in targets)
 
 
-class CommandTreeModel(QAbstractItemModel):
+class CommandTreeModel(FixedColumns, QAbstractItemModel):
+    HEADERS = HEADERS
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.timeline: Timeline | None = None
@@ -163,14 +166,6 @@ class CommandTreeModel(QAbstractItemModel):
         if parent.isValid() and parent.column() != 0:
             return 0
         return len(self._children(self._node(parent)))
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and section < 4:
-            return HEADERS[section]
-        return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from picaemu.gui.models.headers import FixedColumns
 from picaemu.gui.state_views import register_blocks
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
@@ -26,7 +27,9 @@ HEADERS = ("Name", "Id", "Value", "Meaning")
 CHANGED = QColor(255, 236, 150)
 
 
-class RegisterModel(QAbstractItemModel):
+class RegisterModel(FixedColumns, QAbstractItemModel):
+    HEADERS = HEADERS
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.regs = np.zeros(regtable.NUM_REGS, np.uint32)
@@ -113,14 +116,6 @@ class RegisterModel(QAbstractItemModel):
         if pid & FIELD_FLAG:
             return 0
         return len(self._blocks[pid - 1][1][parent.row()].fields)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and section < 4:
-            return HEADERS[section]
-        return None
 
     # -- data --------------------------------------------------------------------------------------------
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

@@ -1,6 +1,7 @@
-"""Mesh view: the current draw's vertex-loader inputs (v0-v15 per loaded vertex), vertex-shader outputs (o0-o15),
-and triangles before / after clipping, with a simple rotatable 3D view (orthographic, QPainter) of the clip-space
-triangles (x / w, y / w, z / w). Geometry-shader draws are not rendered by the pipeline yet: the panel says so."""
+"""Mesh view: the current draw's vertex-loader inputs (v0-v15 per loaded vertex, or per submitted vertex of an
+immediate-mode draw), vertex-shader outputs (o0-o15), geometry-shader outputs (o0-o15 of every EMIT, with the
+triangles they form) when the draw uses a GS, and triangles before / after clipping, with a simple rotatable 3D
+view (orthographic, QPainter) of the clip-space triangles (x / w, y / w, z / w)."""
 
 from __future__ import annotations
 
@@ -77,12 +78,13 @@ class MeshPanel(QWidget):
         heads = ("Vertex", *(f"{p}{i}" for p in "v" for i in range(16)))
         self.inputs = TableModel(heads, _cell, parent=self)
         self.outputs = TableModel(("Vertex", *(f"o{i}" for i in range(16))), _cell, parent=self)
+        self.gs_outputs = TableModel(("Emit", *(f"o{i}" for i in range(16))), _cell, parent=self)
         self.clipped = TableModel(("Triangle", "v0", "v1", "v2"), _cell, parent=self)
         self.view3d = MeshView3D()
         self.label = QLabel("select a draw")
         tabs = QTabWidget()
         for model, title in ((self.inputs, "loader inputs"), (self.outputs, "VS outputs"),
-                             (self.clipped, "post-clip positions")):
+                             (self.gs_outputs, "GS outputs"), (self.clipped, "post-clip positions")):
             view = QTableView()
             compact(view)
             view.setModel(model)
@@ -95,16 +97,20 @@ class MeshPanel(QWidget):
         lay.addWidget(self.label)
         lay.addWidget(split, 1)
 
-    def show_vertices(self, draw: int, dv: DrawVertices, gs_note: str = "") -> None:
+    def show_vertices(self, draw: int, dv: DrawVertices) -> None:
         self.inputs.set_rows(_rows(dv.indices, dv.inputs))
         self.outputs.set_rows(_rows(dv.indices, dv.outputs))
+        gs = dv.gs_outputs if dv.gs_outputs is not None else np.zeros((0, 16, 4), np.float32)
+        self.gs_outputs.set_rows(_rows(np.arange(len(gs)), gs))
         self.clipped.set_rows(_rows(np.arange(len(dv.clipped)), dv.clipped))
         self.view3d.set_triangles(dv.triangles)
-        self.label.setText(f"draw {draw}: {len(dv.indices)} unique vertices, {len(dv.order)} in the stream, "
-                           f"{len(dv.triangles)} triangles, {len(dv.clipped)} after clipping{gs_note}")
+        gs_note = (f", GS: {dv.gs_invocations} invocations emitted {len(gs)} vertices"
+                   if dv.gs_outputs is not None else "")
+        self.label.setText(f"draw {draw}: {len(dv.indices)} unique vertices, {len(dv.order)} in the stream{gs_note}, "
+                           f"{len(dv.triangles)} triangles, {len(dv.clipped)} after clipping")
 
     def show_message(self, text: str) -> None:
         self.label.setText(text)
-        for m in (self.inputs, self.outputs, self.clipped):
+        for m in (self.inputs, self.outputs, self.gs_outputs, self.clipped):
             m.set_rows(())
         self.view3d.set_triangles(np.zeros((0, 3, 4), np.float32))

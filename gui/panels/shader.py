@@ -1,9 +1,10 @@
 """Shader view: disassembly of the bound vertex (or geometry) shader with the entry point marked and uniform names
-when known, the float / int / bool uniform tables, and a vertex trace: pick a vertex of the current draw, step
-through its executed instructions forward and back with the sources, result, flags and a watch list.
+when the capture carries them, the float / int / bool uniform tables, and a trace: pick a vertex (unit "vs") or a
+GS invocation (unit "gs") of the current draw, step through its executed instructions forward and back with the
+sources, result, flags and a watch list.
 
-Requests go out through ``wanted(request)``: ``("shader", unit)``, ``("trace", vertex)``; the main window answers
-with ``show_shader`` / ``show_trace``.
+Requests go out through ``wanted(request)``: ``("shader", unit)``, ``("trace", unit, index)``; the main window
+answers with ``show_shader`` / ``show_trace``.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class ShaderPanel(QWidget):
         self.uniform_view.setModel(self.uniforms)
         self.vertex = QSpinBox()
         self.vertex.setRange(0, 65535)
+        self.index_label = QLabel("vertex")
         self.trace_button = QPushButton("Trace vertex")
         self.slider = QSlider()
         self.slider.setOrientation(self.slider.orientation().Horizontal)
@@ -92,7 +94,7 @@ class ShaderPanel(QWidget):
         compact(self.trace_view)
         self.trace_view.setModel(self.trace_model)
         top, steps = QHBoxLayout(), QHBoxLayout()
-        for w in (self.unit, QLabel("vertex"), self.vertex, self.trace_button, QLabel("watch"), self.watch):
+        for w in (self.unit, self.index_label, self.vertex, self.trace_button, QLabel("watch"), self.watch):
             top.addWidget(w)
         for w in (self.back, self.slider, self.forward):
             steps.addWidget(w)
@@ -106,14 +108,21 @@ class ShaderPanel(QWidget):
         lay.addLayout(steps)
         lay.addWidget(self.watch_label)
         lay.addWidget(self.trace_view, 1)
-        self.unit.currentTextChanged.connect(lambda u: self.wanted.emit(("shader", u)))
-        self.trace_button.clicked.connect(lambda: self.wanted.emit(("trace", self.vertex.value())))
+        self.unit.currentTextChanged.connect(self._unit_changed)
+        self.trace_button.clicked.connect(
+            lambda: self.wanted.emit(("trace", self.unit.currentText(), self.vertex.value())))
         self.slider.valueChanged.connect(self.select_step)
         self.back.clicked.connect(lambda: self.slider.setValue(self.slider.value() - 1))
         self.forward.clicked.connect(lambda: self.slider.setValue(self.slider.value() + 1))
         self.watch.editingFinished.connect(lambda: self.select_step(self.slider.value()))
         self.view: ShaderView | None = None
         self.records: list = []
+
+    def _unit_changed(self, unit: str) -> None:
+        what = "GS invocation" if unit == "gs" else "vertex"
+        self.index_label.setText(what)
+        self.trace_button.setText(f"Trace {what}")
+        self.wanted.emit(("shader", unit))
 
     def show_shader(self, view: ShaderView) -> None:
         self.view = view
@@ -128,13 +137,14 @@ class ShaderPanel(QWidget):
         rows += [(f"b{i}", str(bool(b)), "", "", "") for i, b in enumerate(setup.bool_uniforms)]
         self.uniforms.set_rows(tuple(rows))
 
-    def show_trace(self, vertex: int, records: list) -> None:
+    def show_trace(self, what: str, records: list) -> None:
+        """``what`` names the traced vertex / invocation (``vertex 3``, ``GS invocation 0``)."""
         self.records = records
         self.trace_model.set_rows(tuple(enumerate(records)))
         self.slider.setRange(0, max(len(records) - 1, 0))
         self.slider.setValue(0)
         self.select_step(0)
-        self.watch_label.setText(f"vertex {vertex}: {len(records)} steps")
+        self.watch_label.setText(f"{what}: {len(records)} steps")
 
     def select_step(self, step: int) -> None:
         if not self.records or not 0 <= step < len(self.records):

@@ -208,6 +208,7 @@ class CaptureBuilder:
         self.set("PRIMITIVE_CONFIG", 0x1, outmap_total_minus_1=len(words) - 1)
         self._outputs(entry)
         self._constants(entry, "vs")
+        self._names(program, dvle, "vs")
         return entry
 
     def geometry_shader(self, program: shbin_format.Shbin | bytes | str, dvle: int = 0) -> shbin_format.Dvle:
@@ -231,7 +232,16 @@ class CaptureBuilder:
         self.set("GSH_MISC1", main_vertices_minus_1=max(entry.gs_variable_num, 1) - 1)
         self._outputs(entry)
         self._constants(entry, "gs")
+        self._names(program, dvle, "gs")
         return entry
+
+    def _names(self, program: shbin_format.Shbin, dvle: int, unit: str) -> None:
+        """Record the DVLE's uniform names in the capture metadata (``picaemu.shader.names``)."""
+        from picaemu.shader import names
+
+        entry = names.program_entry(program, dvle, unit)  # type: ignore[arg-type]
+        if entry["names"]:
+            names.add_entry(self.cap.meta, entry)
 
     def _constants(self, entry: shbin_format.Dvle, unit: str) -> None:
         prefix, bools = UNIT_PREFIX[unit], 0

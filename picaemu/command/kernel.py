@@ -37,6 +37,7 @@ A_EVENT = 70  # queued for Python (restart, cache clear, flush ...): handled at 
 P_VS_FLOAT, P_VS_CODE, P_VS_OPDESC, P_GS_FLOAT, P_GS_CODE, P_GS_OPDESC = 1, 2, 3, 4, 5, 6
 P_FIXED, P_LIGHTING, P_FOG, P_PROCTEX, P_GAS = 7, 8, 9, 10, 11
 NUM_PORTS = 12
+SCRATCH = 0  # row of ``pending`` no port uses (port numbers start at 1): bit-cast scratch
 
 # layout columns: index register id, index field lo/width, second field (mode / table) lo/width
 L_INDEX_REG, L_INDEX_LO, L_INDEX_WIDTH, L_SEL_LO, L_SEL_WIDTH = 0, 1, 2, 3, 4
@@ -94,18 +95,15 @@ def _f24(raw):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _store_f24_vec(dst, row, w1, w2, w3):  # pragma: no cover - compiled
-    """Packed float24 vec4 (three words, W:Z:Y:X most significant first) -> dst[row] as float32."""
-    x = w3 & 0xFFFFFF
-    y = ((w2 & 0xFFFF) << 8) | (w3 >> 24)
-    z = ((w1 & 0xFF) << 16) | (w2 >> 16)
-    w = w1 >> 8
-    bits = np.empty(4, np.uint32)
-    bits[0] = _f24(x)
-    bits[1] = _f24(y)
-    bits[2] = _f24(z)
-    bits[3] = _f24(w)
-    dst[row, :] = bits.view(np.float32)
+def _store_f24_vec(dst, row, w1, w2, w3, scratch):  # pragma: no cover - compiled
+    """Packed float24 vec4 (three words, W:Z:Y:X most significant first) -> dst[row] as float32.
+
+    ``scratch`` is a contiguous (4,) uint32 row used to reinterpret the bits without allocating."""
+    scratch[0] = _f24(w3 & 0xFFFFFF)
+    scratch[1] = _f24(((w2 & 0xFFFF) << 8) | (w3 >> 24))
+    scratch[2] = _f24(((w1 & 0xFF) << 16) | (w2 >> 16))
+    scratch[3] = _f24(w1 >> 8)
+    dst[row, :] = scratch.view(np.float32)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -125,14 +123,14 @@ def _uniform_word(port, unit, val, regs, layout, fu, pending, counters):  # prag
     if idx >= fu.shape[1]:
         counters[C_DROPPED] += 1
         return -1
+    scratch = pending[SCRATCH]
     if f32_mode:
-        bits = np.empty(4, np.uint32)
         for c in range(4):  # words arrive W, Z, Y, X
-            bits[3 - c] = pending[port, c]
-        fu[unit, idx, :] = bits.view(np.float32)
+            scratch[3 - c] = pending[port, c]
+        fu[unit, idx, :] = scratch.view(np.float32)
     else:
         w1, w2, w3 = np.int64(pending[port, 0]), np.int64(pending[port, 1]), np.int64(pending[port, 2])
-        _store_f24_vec(fu[unit], idx, w1, w2, w3)
+        _store_f24_vec(fu[unit], idx, w1, w2, w3, scratch)
     return idx
 
 
@@ -186,12 +184,12 @@ def _fixed_word(val, regs, layout, fixed, pending, counters, immediate):  # prag
     w1, w2, w3 = np.int64(pending[P_FIXED, 0]), np.int64(pending[P_FIXED, 1]), np.int64(pending[P_FIXED, 2])
     if idx != (1 << width) - 1:
         if idx < fixed.shape[0]:
-            _store_f24_vec(fixed, idx, w1, w2, w3)
+            _store_f24_vec(fixed, idx, w1, w2, w3, pending[SCRATCH])
         _set_field(regs, ireg, lo, width, idx + 1)
         return False
     v = counters[C_IMM_COUNT]
     a = counters[C_IMM_ATTR]
-    _store_f24_vec(immediate[v], a, w1, w2, w3)
+    _store_f24_vec(immediate[v], a, w1, w2, w3, pending[SCRATCH])
     a += 1
     num_attr_reg = np.int64(regs[layout[0, G_NUM_ATTR_REG]])
     num_attrs = _field(num_attr_reg, layout[P_FIXED, L_SEL_LO], layout[P_FIXED, L_SEL_WIDTH]) + 1

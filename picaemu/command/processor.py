@@ -135,6 +135,19 @@ class RunResult:
     ignored_writes: int = 0
     stopped_at_limit: bool = False
     buffers: list[tuple[int, int]] = field(default_factory=list)  # (address, size) of every buffer run
+    # after a stop at the packet limit: (address, bytes left) of the rest of the buffer, where a later
+    # ``run_at(*resume)`` continues the same chain
+    resume: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class PendingInput:
+    """Input a command list has sent but the processor has not consumed yet: words of partial data-port vectors
+    and immediate-mode vertices not yet drawn (copies; see ``CommandProcessor.pending_input``)."""
+
+    ports: np.ndarray  # (NUM_PORTS, 4) uint32 words received of each port's current vector
+    counters: np.ndarray  # (COUNTERS_LEN,) int64 kernel counters (pending word counts, immediate count, ...)
+    immediate: np.ndarray  # (n, 16, 4) float32 immediate-mode vertices submitted since the last draw
 
 
 class CommandProcessor:
@@ -193,6 +206,17 @@ class CommandProcessor:
         self._pending[:] = 0
         self._counters[:] = 0
         self._bind_state()
+
+    def pending_input(self) -> PendingInput:
+        """A copy of the partially received input (for checkpoints taken in the middle of a command list)."""
+        n = int(self._counters[K.C_IMM_COUNT])
+        return PendingInput(self._pending.copy(), self._counters.copy(), self._immediate[:n].copy())
+
+    def load_pending_input(self, pending: PendingInput) -> None:
+        """Restore what ``pending_input`` copied (call after ``load_state``)."""
+        self._pending[:] = pending.ports
+        self._counters[:] = pending.counters
+        self._immediate[: len(pending.immediate)] = pending.immediate
 
     def attach(self, observer: Observer) -> None:
         self.observers.append(observer)
@@ -280,6 +304,7 @@ class CommandProcessor:
                     return None
                 elif status == K.S_LIMIT:
                     result.stopped_at_limit = True
+                    result.resume = (address + 4 * int(cursor[K.K_POS]), 4 * (words.size - int(cursor[K.K_POS])))
                     return None
                 elif status in (K.S_TRUNCATED, K.S_ODD_TAIL):
                     self._raise_truncated(words, cursor, status, address)
