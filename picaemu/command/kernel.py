@@ -317,6 +317,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 return S_IMMEDIATE_FLUSH
             counters[C_WRITES] += 1
             if act == A_STOP:
+                regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
                 cursor[K_STOP_ID] = reg
                 cursor[K_STOP_VALUE] = val
                 cursor[K_STOP_MASK] = m

@@ -111,7 +111,7 @@ _EVENT_OF_REG = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class DrawRecord:
     """A draw as the processor saw it: its number, kind, trigger location and the register file at the trigger."""
 
@@ -349,12 +349,12 @@ class CommandProcessor:
 
     # -- actions -----------------------------------------------------------------------------------------
     def _act(self, cursor: np.ndarray, address: int, result: RunResult) -> tuple[int, int, int] | str | None:
-        reg_id = int(cursor[K.K_STOP_ID])
-        value = int(cursor[K.K_STOP_VALUE]) & 0xFFFFFFFF
-        mask = int(cursor[K.K_STOP_MASK])
-        offset = 4 * int(cursor[K.K_STOP_PACKET])
+        """Carry out the trigger the compiled loop stopped at (it has already stored the masked write)."""
+        slots = cursor.tolist()
+        reg_id = slots[K.K_STOP_ID]
+        value = slots[K.K_STOP_VALUE] & 0xFFFFFFFF
+        offset = 4 * slots[K.K_STOP_PACKET]
         regs = self.state.regs
-        regs[reg_id] = (int(regs[reg_id]) & ~mask | value & mask) & 0xFFFFFFFF
         action = _STOP_ACTIONS[reg_id]
         for obs in self.observers:
             obs.on_trigger(TriggerEvent(address, offset, reg_id, action.value, value))
