@@ -13,23 +13,8 @@ from picaemu.formats.shbin import Output
 from picaemu.builder import BuilderError, CaptureBuilder, compose, outmap, tilt_ortho
 from picaemu.command.packets import list_packets
 from picaemu.replay import Replay
+from samples._common import VS_COLOR
 from tests.test_replay import check_scene1
-
-VS_COLOR = """
-.fvec projection[4]
-.out outpos position
-.out outclr color
-.alias inpos v0
-.alias inclr v1
-.proc main
-    dp4 outpos.x, projection[0], inpos
-    dp4 outpos.y, projection[1], inpos
-    dp4 outpos.z, projection[2], inpos
-    dp4 outpos.w, projection[3], inpos
-    mov outclr, inclr
-    end
-.end
-"""
 
 
 def test_compose_matches_citro3d_words() -> None:

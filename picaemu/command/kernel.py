@@ -54,10 +54,10 @@ C_WRITES = 18  # register writes applied (ids >= 0x300 included)
 COUNTERS_LEN = 19
 
 # cursor slots
-K_POS, K_PARAM, K_PACKETS, K_STOP_ID, K_STOP_VALUE, K_STOP_MASK, K_STOP_PACKET, K_NREC, K_NPK = range(9)
-K_LIMIT = 9  # stop after this many packets (-1 = no limit)
-K_NEV = 10  # queued events
-CURSOR_LEN = 11
+K_POS, K_PARAM, K_PACKETS, K_STOP_ID, K_STOP_VALUE, K_STOP_PACKET, K_NREC, K_NPK = range(8)
+K_LIMIT = 8  # stop after this many packets (-1 = no limit)
+K_NEV = 9  # queued events
+CURSOR_LEN = 10
 
 # statuses
 S_END, S_STOP, S_TRUNCATED, S_ODD_TAIL, S_RECORDS_FULL, S_LIMIT, S_IMMEDIATE_FLUSH, S_IMMEDIATE_FULL = range(8)
@@ -251,6 +251,17 @@ def _port_word(port, val, regs, layout, fu, code, opdescs, lighting, fog, procte
 
 
 @numba.njit(cache=True, nogil=True)
+def _record(records, cursor, pos, reg, val, lanes):  # pragma: no cover - compiled
+    """Append one register write (packet word index, id, value as carried, lane mask) for the observers."""
+    r = cursor[K_NREC]
+    records[r, 0] = pos
+    records[r, 1] = reg
+    records[r, 2] = val
+    records[r, 3] = lanes
+    cursor[K_NREC] = r + 1
+
+
+@numba.njit(cache=True, nogil=True)
 def _leave_after(cursor, pos, k, extra):  # pragma: no cover - compiled
     """Point the cursor just past parameter ``k`` of the packet at ``pos`` (the next packet if it was the last)."""
     k += 1
@@ -302,12 +313,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 counters[C_IGNORED] += 1
                 counters[C_WRITES] += 1
                 if record:
-                    r = cursor[K_NREC]
-                    records[r, 0] = pos
-                    records[r, 1] = reg
-                    records[r, 2] = val
-                    records[r, 3] = lanes
-                    cursor[K_NREC] = r + 1
+                    _record(records, cursor, pos, reg, val, lanes)
                 k += 1
                 continue
             act = action[reg]
@@ -320,24 +326,13 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
                 cursor[K_STOP_ID] = reg
                 cursor[K_STOP_VALUE] = val
-                cursor[K_STOP_MASK] = m
                 cursor[K_STOP_PACKET] = pos
                 _leave_after(cursor, pos, k, extra)
                 if record:
-                    r = cursor[K_NREC]
-                    records[r, 0] = cursor[K_STOP_PACKET]
-                    records[r, 1] = reg
-                    records[r, 2] = val
-                    records[r, 3] = lanes
-                    cursor[K_NREC] = r + 1
+                    _record(records, cursor, cursor[K_STOP_PACKET], reg, val, lanes)
                 return S_STOP
             if record:
-                r = cursor[K_NREC]
-                records[r, 0] = pos
-                records[r, 1] = reg
-                records[r, 2] = val
-                records[r, 3] = lanes
-                cursor[K_NREC] = r + 1
+                _record(records, cursor, pos, reg, val, lanes)
             regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
             if act >= A_PORT and act < A_INDEX:
                 full = _port_word(act - A_PORT, val, regs, layout, fu, code, opdescs, lighting, fog, proctex, gas,
