@@ -46,6 +46,8 @@ FIXED_PLANES = (
     ((0.0, 0.0, 1.0, 1.0), 0.0),  # far: z + w
     ((0.0, 0.0, 0.0, 1.0), -W_MIN),  # w > 0
 )
+FIXED_PLANE_ARRAY = np.array([p for p, _ in FIXED_PLANES], np.float64)
+FIXED_OFFSET_ARRAY = np.array([o for _, o in FIXED_PLANES], np.float64)
 CULL_DROPS = {0: 0, 1: 1, 2: -1, 3: 0}  # cull mode -> sign of the area that is dropped (0 = none)
 
 
@@ -161,21 +163,63 @@ def _clip_polygons(tris, planes, offsets):  # pragma: no cover - compiled
     return out[:n_out], src[:n_out]
 
 
-def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
-    """(T, 3, C) clip-space triangles -> (T', 3, C) triangles inside the volume, (T',) source triangle, counts."""
+KEEP, REJECT, STRADDLE, INVALID = range(4)  # triangle classes of ``_classify``
+
+
+@numba.njit(cache=True)
+def _classify(tris, planes, offsets, out):  # pragma: no cover - compiled
+    """Class of each triangle (KEEP / REJECT / STRADDLE / INVALID) against planes whose coefficients are 0 or +-1
+    and that have at most two non-zero terms with the offset (the fixed planes): every distance is then one
+    rounding of ``offset + sum(coefficient * position)``, whatever the summation order."""
+    for t in range(tris.shape[0]):
+        finite = True
+        for i in range(3):
+            for k in range(4):
+                finite &= np.isfinite(tris[t, i, k])
+        if not finite:
+            out[t] = INVALID
+            continue
+        all_in = True
+        rejected = False
+        for p in range(planes.shape[0]):
+            n_out = 0
+            for i in range(3):
+                d = offsets[p]
+                for k in range(4):
+                    d += planes[p, k] * np.float64(tris[t, i, k])
+                if not d >= -INSIDE_EPS:
+                    n_out += 1
+            all_in &= n_out == 0
+            rejected |= n_out == 3
+        out[t] = KEEP if all_in else (REJECT if rejected else STRADDLE)
+
+
+def _classes(tris: np.ndarray, clip: ClipState) -> np.ndarray:
+    """(T,) int8 class of every triangle (``_classify`` for the fixed planes; numpy for a user plane)."""
+    if np.array_equal(clip.planes, FIXED_PLANE_ARRAY) and np.array_equal(clip.offsets, FIXED_OFFSET_ARRAY):
+        out = np.empty(tris.shape[0], np.int8)
+        _classify(np.ascontiguousarray(tris[:, :, POS], np.float32), clip.planes, clip.offsets, out)
+        return out
     pos = tris[:, :, POS].astype(np.float64)
     finite = np.isfinite(pos).all(axis=(1, 2))
-    dist = pos @ clip.planes.T + clip.offsets  # (T, 3, P)
-    inside = dist >= -INSIDE_EPS
-    all_in = inside.all(axis=(1, 2)) & finite
-    rejected = (~inside).all(axis=1).any(axis=1) & finite
-    straddle = finite & ~all_in & ~rejected
-    keep_idx = np.nonzero(all_in)[0]
-    cut_idx = np.nonzero(straddle)[0]
-    counts = {"primitives_invalid": int((~finite).sum()), "primitives_clipped_away": int(rejected.sum()),
-              "primitives_clipped": int(cut_idx.shape[0])}
-    if cut_idx.shape[0] == 0:
-        return (tris if keep_idx.shape[0] == tris.shape[0] else tris[keep_idx]), keep_idx, counts
+    inside = (pos @ clip.planes.T + clip.offsets) >= -INSIDE_EPS  # (T, 3, P)
+    rejected = (~inside).all(axis=1).any(axis=1)
+    classes = np.where(inside.all(axis=(1, 2)), KEEP, np.where(rejected, REJECT, STRADDLE))
+    return np.where(finite, classes, INVALID).astype(np.int8)
+
+
+def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """(T, 3, C) clip-space triangles -> (T', 3, C) triangles inside the volume, (T',) source triangle, counts."""
+    classes = _classes(tris, clip)
+    tally = np.bincount(classes, minlength=4)
+    counts = {"primitives_invalid": int(tally[INVALID]), "primitives_clipped_away": int(tally[REJECT]),
+              "primitives_clipped": int(tally[STRADDLE])}
+    if tally[KEEP] == tris.shape[0]:
+        return tris, np.arange(tris.shape[0], dtype=np.int64), counts
+    keep_idx = np.flatnonzero(classes == KEEP)
+    if tally[STRADDLE] == 0:
+        return tris[keep_idx], keep_idx, counts
+    cut_idx = np.flatnonzero(classes == STRADDLE)
     cut, src = _clip_polygons(np.ascontiguousarray(tris[cut_idx]), clip.planes, clip.offsets)
     # huge coordinates (~1e28) can overflow or cancel while interpolating: drop what is not a valid result
     ok = np.isfinite(cut[:, :, POS]).all(axis=(1, 2)) & (cut[:, :, 3] > 0).all(axis=1)
@@ -184,20 +228,33 @@ def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.nd
     return np.concatenate([tris[keep_idx], cut]), np.concatenate([keep_idx, cut_idx[src]]), counts
 
 
+@numba.njit(cache=True)
+def _window(tris, half_width, half_height, vx, vy, x, y, zndc, inv_w, vary):  # pragma: no cover - compiled
+    """The body of ``to_window`` per vertex, in float64 with the same operations and order as the formula in the
+    module docstring (so the results match a numpy evaluation of it bit for bit), without temporaries."""
+    for t in range(tris.shape[0]):
+        for i in range(3):
+            inv = 1.0 / np.float64(tris[t, i, 3])
+            sx = (np.float64(tris[t, i, 0]) * inv + 1.0) * half_width + vx
+            sy = (np.float64(tris[t, i, 1]) * inv + 1.0) * half_height + vy
+            x[t, i] = np.int64(np.rint(sx * SUBPIXEL))
+            y[t, i] = np.int64(np.rint(sy * SUBPIXEL))
+            zndc[t, i] = np.float32(np.float64(tris[t, i, 2]) * inv)
+            inv_w[t, i] = np.float32(inv)
+            for k in range(vary.shape[2]):
+                vary[t, i, k] = np.float32(np.float64(tris[t, i, 4 + k]) * inv)
+
+
 def to_window(tris: np.ndarray, primitive: np.ndarray, vp: ViewportState) -> WindowTriangles:
-    """Perspective divide and viewport transform of clipped triangles (w > 0 guaranteed by clipping)."""
-    w = tris[:, :, 3].astype(np.float64)
-    inv_w = 1.0 / w
-    sx = (tris[:, :, 0] * inv_w + 1.0) * vp.half_width + vp.x
-    sy = (tris[:, :, 1] * inv_w + 1.0) * vp.half_height + vp.y
-    return WindowTriangles(
-        x=np.round(sx * SUBPIXEL).astype(np.int64),
-        y=np.round(sy * SUBPIXEL).astype(np.int64),
-        zndc=(tris[:, :, 2] * inv_w).astype(np.float32),
-        inv_w=inv_w.astype(np.float32),
-        varyings=(tris[:, :, 4:] * inv_w[:, :, None]).astype(np.float32),
-        primitive=primitive.astype(np.int32),
-    )
+    """Perspective divide and viewport transform of clipped triangles (w > 0 guaranteed by clipping): 1/w, z/w,
+    varyings / w and ``round(sx * 16)`` computed in float64 (one compiled pass)."""
+    t, _, c = tris.shape
+    out = WindowTriangles(x=np.empty((t, 3), np.int64), y=np.empty((t, 3), np.int64),
+                          zndc=np.empty((t, 3), np.float32), inv_w=np.empty((t, 3), np.float32),
+                          varyings=np.empty((t, 3, c - 4), np.float32), primitive=primitive.astype(np.int32))
+    _window(np.ascontiguousarray(tris, np.float32), float(vp.half_width), float(vp.half_height), float(vp.x),
+            float(vp.y), out.x, out.y, out.zndc, out.inv_w, out.varyings)
+    return out
 
 
 def signed_area(wt: WindowTriangles) -> np.ndarray:

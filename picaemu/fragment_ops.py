@@ -5,13 +5,17 @@ Receives the fragments that survived the alpha test — window pixels ``x``, ``y
 float32 in [0, 1] (quantized here to the depth buffer's width, as ``framebuffer.quantize_depth``), ``color`` (F, 4)
 uint8 — in rasterization order, the decoded ``FramebufferState`` and ``DepthStencilState``, and the color stages
 of the draw; writes the tiled buffers in emulated memory and adds ``killed_stencil``, ``killed_depth`` and
-``fragments_written`` to ``stats``.
+``fragments_written`` to ``stats``. Given a ``fate`` (F,) uint8 array, both passes also record each fragment's
+``Fate`` (STENCIL, DEPTH or WRITTEN = passed every test); without one they skip that work.
 
 Each fragment sees the depth, stencil and color its predecessors in the draw left (the hardware's per-pixel order).
 Two ways, with the same results:
 
 - ``resolve``: one compiled pass over the fragments in order (numba, cache=True), reading and writing pixel words
   byte by byte in memory; used when the color stages offer ``blend_program() -> picaemu.blend.BlendProgram``.
+- ``resolve_shadow``: shadow-map rendering mode (COLOR_OPERATION ``fragment_mode`` "shadow map rendering",
+  §15.8): no alpha, stencil, depth or blend stage; ``picaemu.shadow.shadow_write`` updates the 32-bit color
+  buffer's (depth, intensity) texels in fragment order from the fragment depth and the TEV output's green.
 - ``resolve_layers``: for color stages that only offer ``blend(src, dst)`` (wrappers that observe every blend
   call): the fragments are split into layers in which each pixel appears once (layer k holds the k-th fragment of
   every pixel); layers run one after the other, each fully vectorized (``depth_stencil.depth_stencil_test``).
@@ -20,6 +24,7 @@ Two ways, with the same results:
 from __future__ import annotations
 
 import itertools
+from enum import IntEnum
 from typing import NamedTuple, Protocol
 
 import numba
@@ -28,13 +33,32 @@ import numpy as np
 from picaemu import framebuffer as fbm
 from picaemu.blend import BlendMode, BlendProgram, blend_pixel, logic_pixel
 from picaemu.depth_stencil import COMPARE, STENCIL_OPS, DepthStencilState, depth_stencil_test
-from picaemu.errors import MemoryFault
+from picaemu.errors import MemoryFault, UnsupportedFeature
 from picaemu.memory import PhysicalMemory
+from picaemu.regs import access, id_of
+from picaemu.shadow import ShadowState, shadow_write
 
 # COMPARE as a truth table: [func, 0 / 1 / 2 for a < b / a == b / a > b]
 COMPARE_TABLE = np.array([COMPARE[f](np.array([0, 1, 2]), np.array([1, 1, 1])) for f in sorted(COMPARE)], np.bool_)
 KILLED_STENCIL, KILLED_DEPTH, SURVIVED = range(3)  # counters of the compiled pass
 NO_BYTES = np.zeros(0, np.uint8)
+FRAGMENT_MODE_SHADOW = "shadow map rendering"  # COLOR_OPERATION.fragment_mode enum name
+SHADOW_BPP = 4  # the shadow map is a 32-bit color buffer (depth 24 + intensity 8)
+
+
+class Fate(IntEnum):
+    """What became of a rasterized fragment (``Pipeline(fragment_observer=...)``; docs/render.md)."""
+
+    WRITTEN = 0  # passed every test: color written (if COLORBUFFER_WRITE allows), depth/stencil per their enables
+    SCISSOR = 1  # rejected by the scissor test (rasterizer)
+    ALPHA = 2  # failed the alpha test
+    STENCIL = 3  # failed the stencil test
+    DEPTH = 4  # failed the depth test
+
+
+# fate of a compiled-pass counter index (KILLED_STENCIL, KILLED_DEPTH, SURVIVED)
+FATE_OF_COUNTER = np.array([Fate.STENCIL, Fate.DEPTH, Fate.WRITTEN], np.uint8)
+NO_FATE = np.zeros(0, np.uint8)
 
 
 class ColorBlend(Protocol):
@@ -126,8 +150,9 @@ def _compare(func: int, a: int, b: int) -> bool:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, inline="always")
-def _depth_stencil(p, frag_depth, buf, offset, stencil_new, counts) -> bool:  # pragma: no cover - compiled
-    """Test one fragment against its pixel's stored word, store the new word when it changes; True if it lives."""
+def _depth_stencil(p, frag_depth, buf, offset, stencil_new) -> int:  # pragma: no cover - compiled
+    """Test one fragment against its pixel's stored word, store the new word when it changes; returns the counter
+    index of its fate (KILLED_STENCIL, KILLED_DEPTH or SURVIVED)."""
     word = _read_word(buf, offset, p.depth_bpp) if p.depth_read else 0
     old_d = word & p.depth_max
     old_s = (word >> fbm.STENCIL_SHIFT) & 0xFF if p.has_stencil else 0
@@ -147,25 +172,29 @@ def _depth_stencil(p, frag_depth, buf, offset, stencil_new, counts) -> bool:  # 
         new = new_d | (new_s << fbm.STENCIL_SHIFT) if p.has_stencil else new_d
         _write_word(buf, offset, new, p.depth_bpp)
     if not s_pass:
-        counts[KILLED_STENCIL] += 1
-    elif not d_pass:
-        counts[KILLED_DEPTH] += 1
-    return d_pass
+        return KILLED_STENCIL
+    return SURVIVED if d_pass else KILLED_DEPTH
 
 
 @numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
 def _resolve(x, y, depth, color, p, depth_buf, stencil_new, color_buf, layout, mask, eqs, kinds, chans, inverts,
-             constant, logic, counts) -> None:  # pragma: no cover - compiled
+             constant, logic, counts, fate, fate_of) -> None:  # pragma: no cover - compiled
     """The per-fragment operations of every fragment, in order. layout (C, 3) (channel, shift, bits); mask (4,)
     bool color write mask; eqs..logic: a ``BlendProgram``; counts (3,) int64 (KILLED_STENCIL, KILLED_DEPTH,
-    SURVIVED)."""
+    SURVIVED); fate (F,) uint8 filled from fate_of (3,) when it has F entries (empty: not recorded)."""
     dst = np.empty((1, 4), np.uint8)
     out = np.empty((1, 4), np.uint8)
+    record = fate.shape[0] == x.shape[0]
     for i in range(x.shape[0]):
         pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0)
-        if p.use_depth and not _depth_stencil(p, depth[i], depth_buf, pixel * p.depth_bpp, stencil_new, counts):
+        result = SURVIVED
+        if p.use_depth:
+            result = _depth_stencil(p, depth[i], depth_buf, pixel * p.depth_bpp, stencil_new)
+        counts[result] += 1
+        if record:
+            fate[i] = fate_of[result]
+        if result != SURVIVED:
             continue
-        counts[SURVIVED] += 1
         if not p.color_write:
             continue
         offset = pixel * p.color_bpp
@@ -208,7 +237,8 @@ def _params(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgr
 
 
 def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram,
-            x: np.ndarray, y: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict) -> None:
+            x: np.ndarray, y: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict,
+            fate: np.ndarray | None = None) -> None:
     """All per-fragment operations of the draw's surviving fragments in one compiled pass (see the module doc)."""
     p = _params(fb, ds, program)
     depth_buf = fb.depth_bytes(memory) if p.use_depth else NO_BYTES
@@ -222,7 +252,8 @@ def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilSt
     _resolve(np.ascontiguousarray(x, np.int32), np.ascontiguousarray(y, np.int32),
              np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8), p, depth_buf,
              stencil_tables(ds), color_buf, color_layout(fb.color_format), np.array(ds.color_mask, np.bool_),
-             program.eqs, program.kinds, program.chans, program.inverts, program.constant, program.logic, counts)
+             program.eqs, program.kinds, program.chans, program.inverts, program.constant, program.logic, counts,
+             NO_FATE if fate is None else fate, FATE_OF_COUNTER)
     if fault is not None and counts[SURVIVED]:
         raise fault
     stats["killed_stencil"] += int(counts[KILLED_STENCIL])
@@ -261,21 +292,26 @@ def _layers(x, y, width, height, flipped):  # pragma: no cover - compiled
 
 
 def resolve_layers(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, stages: ColorBlend,
-                   x: np.ndarray, y: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict) -> None:
+                   x: np.ndarray, y: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict,
+                   fate: np.ndarray | None = None) -> None:
     """The same operations one overdraw layer at a time, calling ``stages.blend(src, dst)`` once per layer."""
     qdepth = fbm.quantize_depth(depth, fb.depth_format)
     pixels, order, bounds = _layers(x, y, fb.width, fb.height, fb.flipped)
+    if fate is not None:
+        fate[:] = Fate.WRITTEN
     if bounds.shape[0] == 2:
-        _layer(memory, fb, ds, stages, pixels, qdepth, color, stats)
+        _layer(memory, fb, ds, stages, pixels, qdepth, color, stats, fate, slice(None))
         return
     for lo, hi in itertools.pairwise(bounds):
         sel = order[lo:hi]
-        _layer(memory, fb, ds, stages, pixels[sel], qdepth[sel], color[sel], stats)
+        _layer(memory, fb, ds, stages, pixels[sel], qdepth[sel], color[sel], stats, fate, sel)
 
 
 def _layer(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, stages: ColorBlend,
-           pixels: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict) -> None:
-    """Depth/stencil and color write of fragments that each hit a different pixel (tiled pixel indices)."""
+           pixels: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict, fate: np.ndarray | None,
+           index: np.ndarray | slice) -> None:
+    """Depth/stencil and color write of fragments that each hit a different pixel (tiled pixel indices);
+    ``fate[index]`` (when given) receives their fates."""
     if ds.uses_depth_buffer(fb.depth_format):
         buf = fb.depth_bytes(memory)
         stored = fbm.gather_pixels(buf, pixels, fb.depth_bpp)
@@ -287,6 +323,9 @@ def _layer(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilSta
         stats["killed_depth"] += int((res.stencil_pass & ~res.depth_pass).sum())
         new_depth = res.new_depth if fb.depth_write else old_depth
         new_stencil = res.new_stencil if fb.stencil_write else old_stencil
+        if fate is not None:
+            fate[index] = np.where(res.stencil_pass, np.where(res.depth_pass, Fate.WRITTEN, Fate.DEPTH),
+                                   Fate.STENCIL)
         changed = (new_depth != old_depth) | (new_stencil != old_stencil)
         if changed.any():
             word = fbm.join_depth_word(new_depth[changed], new_stencil[changed], fb.depth_format)
@@ -310,3 +349,34 @@ def _write_color(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthSten
             dst = np.zeros_like(dst)  # reads disabled: old value unknown; 0 (reference §15.7)
         color = np.where(mask, stages.blend(color, dst), dst).astype(np.uint8)
     fbm.scatter_pixels(buf, pixels, fbm.encode_color(color, fb.color_format), fb.color_bpp)
+
+
+# ---------------------------------------------------------------------------------------------- shadow rendering
+def is_shadow_mode(regs: np.ndarray) -> bool:
+    """True when COLOR_OPERATION selects shadow-map rendering (§15.8)."""
+    return access.value(regs, "COLOR_OPERATION", "fragment_mode") == FRAGMENT_MODE_SHADOW
+
+
+def check_shadow_target(fb: fbm.FramebufferState, regs: np.ndarray) -> None:
+    """A shadow map is a 32-bit color buffer: any other format raises ``UnsupportedFeature`` (COLORBUFFER_FORMAT)."""
+    if fb.color_bpp != SHADOW_BPP:
+        raise UnsupportedFeature(f"shadow-map rendering into a {fb.color_format.name} color buffer (needs 32-bit)",
+                                 register=id_of("COLORBUFFER_FORMAT"), value=access.word(regs, "COLORBUFFER_FORMAT"))
+
+
+def resolve_shadow(memory: PhysicalMemory, fb: fbm.FramebufferState, sstate: ShadowState, x: np.ndarray,
+                   y: np.ndarray, depth: np.ndarray, intensity: np.ndarray, stats: dict) -> None:
+    """Shadow-map rendering of the draw's fragments (every one reaches the update: no alpha/stencil/depth test).
+
+    ``intensity`` (F,) uint8 is the TEV output's green; the color buffer must be 32 bits per pixel
+    (``check_shadow_target``); with color writes disabled (COLORBUFFER_WRITE = 0) nothing is written. Adds the
+    fragments to ``fragments_written`` when the buffer is written."""
+    if fb.color_bpp != SHADOW_BPP:
+        raise UnsupportedFeature(f"shadow-map rendering into a {fb.color_format.name} color buffer (needs 32-bit)",
+                                 register=id_of("COLORBUFFER_FORMAT"))
+    if not fb.color_write or x.shape[0] == 0:
+        return
+    texels = fb.color_bytes(memory).reshape(-1, SHADOW_BPP)
+    pixels = fbm.pixel_index(x, y, fb.width, fb.height, fb.flipped)
+    shadow_write(sstate, pixels, depth, intensity, texels)
+    stats["fragments_written"] += int(x.shape[0])

@@ -98,5 +98,7 @@ def map_outputs(om: OutputMapState, outputs: np.ndarray, outmap_mask: int) -> np
             column = SEMANTIC_COLUMN.get(code)
             if column is not None:
                 vert[:, column] = outputs[:, regs[slot], comp]
-    vert[:, COLOR] = np.minimum(np.abs(vert[:, COLOR]), 1.0)
+    color = vert[:, COLOR]  # a view: absolute value, clamped to 1, in place
+    np.abs(color, out=color)
+    np.minimum(color, np.float32(1.0), out=color)
     return vert

@@ -8,6 +8,7 @@ vertices of every triangle, in the order the hardware assembles them — and upd
 - strip (1): (v0 v1 v2), (v2 v1 v3), (v2 v3 v4), (v4 v3 v5), ... (odd triangles swap their first two vertices)
 - fan (2): (v0 v1 v2), (v0 v2 v3), (v0 v3 v4), ...
 
+Lists return a view of the stream (consecutive triples need no gather): the caller owns the vertices it passes.
 Vertices of an incomplete primitive stay buffered in the ``Assembler`` and continue into the next draw, as on
 hardware (pica-pipeline.md §5); RESTART_PRIMITIVE (0x25F) and a topology change reset it (``reset()``). Winding
 flags of geometry-shader primitives belong to the geometry-shader path and are not handled here.
@@ -86,7 +87,13 @@ class Assembler:
             self.topology = topology
         stream = vertices if self.pending is None else np.concatenate([self.pending, vertices])
         build, keep = ASSEMBLY[topology]
-        tris = build(stream.shape[0], self.parity)
+        n = stream.shape[0]
+        kept = keep(n)
+        self.pending = stream[kept].copy() if kept.shape[0] else None
+        if topology in (Topology.LIST, Topology.GEOMETRY):  # consecutive triples: a view, no gather
+            t = n // 3
+            self.parity = (self.parity + t) & 1
+            return stream[: 3 * t].reshape(t, 3, stream.shape[1])
+        tris = build(n, self.parity)
         self.parity = (self.parity + tris.shape[0]) & 1
-        self.pending = stream[keep(stream.shape[0])].copy() if stream.shape[0] else None
         return stream[tris]

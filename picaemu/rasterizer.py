@@ -33,6 +33,7 @@ from picaemu.fragments import Fragments
 from picaemu.regs import access
 
 SCISSOR_KERNEL_MODE = {0: 0, 1: 1, 2: 0, 3: 2}  # register mode -> kernel mode: 0 off, 1 exclude box, 2 include box
+SCISSOR_EXCLUDE, SCISSOR_INCLUDE = 1, 2  # kernel modes
 HALF = SUBPIXEL // 2
 VARYING = {  # Fragments field -> columns of the varyings array (vertex columns minus the 4 position columns)
     "color": slice(om.COLOR.start - 4, om.COLOR.stop - 4),
@@ -225,6 +226,18 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
                       primitive=wt.primitive[out_tri] if n_tri else out_tri,
                       **{name: _field(out_var, cols, c) for name, c in VARYING.items()})
     return frags, {"fragments_rasterized": total + killed, "killed_scissor": killed}
+
+
+def scissor_rejects(rs: RasterState, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(F,) bool: the fragments at window pixels ``x``, ``y`` that the scissor test of ``rs`` rejects (the rule the
+    scan applies; for callers that rasterize with the scissor off to see the rejected fragments)."""
+    x1, y1, x2, y2 = rs.scissor
+    inside = (x >= x1) & (x <= x2) & (y >= y1) & (y <= y2)
+    if rs.scissor_mode == SCISSOR_EXCLUDE:
+        return inside
+    if rs.scissor_mode == SCISSOR_INCLUDE:
+        return ~inside
+    return np.zeros(np.shape(x), bool)
 
 
 def _check_division(counts: np.ndarray) -> None:

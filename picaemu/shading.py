@@ -8,7 +8,9 @@ Contract with ``picaemu.pipeline``:
 - ``shade(sstate, frags: Fragments, memory) -> (F, 4) uint8`` RGBA after TEV and fog. Only the inputs TEV reads
   are computed: texture units 0-2 (``texture.sampler``; unit 2 reads texcoord2 or texcoord1 per 0x080), fragment
   lighting (``picaemu.lighting.compute_lighting``, given every enabled unit's texels for its bump/shadow inputs),
-  the procedural texture (``picaemu.proctex.sample_proctex`` on the texcoord set 0x080 selects). A TEV read of
+  the procedural texture (``picaemu.proctex.sample_proctex`` on the texcoord set 0x080 selects, at the LOD
+  ``proctex.proctex_lod`` computes from the coordinates' screen-space derivatives when the unit mip-filters). A
+  ``counters`` dict, when given, receives ``texels_fetched`` from the texture units. A TEV read of
   lighting/unit 3 while it is enabled and its module is missing raises ``UnsupportedFeature`` naming 0x08F/0x080;
   a disabled unit reads (0, 0, 0, 0). Fog mode "gas" raises ``UnsupportedFeature("gas", register=0x0E0)``.
 - ``alpha_test(sstate, color (F, 4) uint8) -> (F,) bool`` and ``blend(sstate, src, dst) -> (F, 4) uint8``
@@ -97,7 +99,8 @@ def unit_uv(frags: Fragments, coords: str) -> np.ndarray:
     return getattr(frags, coords)
 
 
-def sample_unit(ustate: TextureUnitState, frags: Fragments, memory: PhysicalMemory) -> np.ndarray:
+def sample_unit(ustate: TextureUnitState, frags: Fragments, memory: PhysicalMemory,
+                counters: dict | None = None) -> np.ndarray:
     """(F, 4) uint8 color of one texture unit, with the per-fragment LOD when the unit's filtering needs it."""
     uv = unit_uv(frags, ustate.coords)
     lod = None
@@ -105,7 +108,7 @@ def sample_unit(ustate: TextureUnitState, frags: Fragments, memory: PhysicalMemo
         _, st, _ = sampler.unit_coords(ustate, uv, frags.texcoord0_w)
         texel = st * np.array([ustate.width, ustate.height], np.float32)
         lod = lod_mod.compute_lod(frags.x, frags.y, frags.primitive, texel, ustate.lod_bias)
-    return sampler.sample(ustate, uv, frags.texcoord0_w, memory, lod)
+    return sampler.sample(ustate, uv, frags.texcoord0_w, memory, lod, counters)
 
 
 def _lighting(sstate: ShadingState, frags: Fragments, textures: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
@@ -126,7 +129,12 @@ def _proctex(sstate: ShadingState, frags: Fragments) -> np.ndarray:
     mod = _optional("picaemu.proctex")
     if mod is None or sstate.proctex is None:
         raise UnsupportedFeature("procedural texture (picaemu.proctex missing)", register=id_of("TEXUNIT_CONFIG"))
-    return mod.sample_proctex(sstate.proctex, unit_uv(frags, sstate.proctex_coords))
+    uv = unit_uv(frags, sstate.proctex_coords)
+    lod = None
+    if sstate.proctex.mip is not None:  # a mip filter: the LOD from the coordinates' derivatives
+        duv_dx, duv_dy = lod_mod.derivatives(frags.x, frags.y, frags.primitive, np.asarray(uv, np.float32))
+        lod = mod.proctex_lod(sstate.proctex, duv_dx, duv_dy)
+    return mod.sample_proctex(sstate.proctex, uv, lod)
 
 
 @numba.njit("void(float32[:, :], uint8[:, :])", cache=True)
@@ -151,8 +159,8 @@ def primary_color(frags: Fragments) -> np.ndarray:
     return out
 
 
-def shade(sstate: ShadingState, frags: Fragments, memory: PhysicalMemory) -> np.ndarray:
-    """(F, 4) uint8 RGBA of every fragment after the six TEV stages and fog."""
+def shade(sstate: ShadingState, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None) -> np.ndarray:
+    """(F, 4) uint8 RGBA of every fragment after the six TEV stages and fog (``counters``: module docstring)."""
     n = len(frags)
     used = sstate.tev.sources_used()
     lighting_needed = bool(used & SRC_LIGHTING) and sstate.lighting_enabled
@@ -161,7 +169,7 @@ def shade(sstate: ShadingState, frags: Fragments, memory: PhysicalMemory) -> np.
     for ustate in sstate.texturing.units:
         code = tev.SRC_TEXTURES[ustate.unit]
         if code in used or (lighting_needed and ustate.enabled):
-            textures[ustate.unit] = inputs[code] = sample_unit(ustate, frags, memory)
+            textures[ustate.unit] = inputs[code] = sample_unit(ustate, frags, memory, counters)
     if tev.SRC_PRIMARY in used:
         inputs[tev.SRC_PRIMARY] = primary_color(frags)
     if used & SRC_LIGHTING:

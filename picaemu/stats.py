@@ -3,15 +3,16 @@
 ``collect(path_or_capture)`` replays a capture and returns one row per draw: ``frame``, ``draw``, ``event``,
 ``kind``, every counter the pipeline fills in ``DrawCall.stats`` (``picaemu.pipeline.STAT_KEYS``: vertices,
 vertices loaded and shaded, primitives assembled / clipped / culled / rasterized, fragments rasterized, killed by
-scissor / alpha / stencil / depth, fragments written) and ``time_ms``. ``per_frame(rows)`` sums them per frame.
-Counters the pipeline does not provide (shader instructions executed, texels fetched) are not invented: they are
-listed in ``NOT_MEASURED``.
+scissor / alpha / stencil / depth, fragments written, shader instructions executed x active lanes (VS + GS),
+texels fetched (filter taps x fragments)) and ``time_ms``. ``per_frame(rows)`` sums them per frame.
+``NOT_MEASURED`` lists counters the pipeline does not provide (none now).
 
-Fragment maps: ``depth-complexity`` counts, per render-target pixel and frame, the fragments that reach fragment
-coloring (after rasterization and scissor). Arrays are (H, W) uint32 with row 0 = the top of the render target;
+Fragment maps, from the pipeline's fragment observer (``Pipeline(fragment_observer=...)``, the fates of every
+rasterized fragment; the draw runs the fast compiled fragment pass as usual): ``depth-complexity`` counts, per
+render-target pixel and frame, the fragments that reach fragment coloring (after rasterization and scissor);
+``overdraw`` the fragments that were written to the color buffer (passed every test, color writes enabled; in
+shadow-map rendering, every fragment). Arrays are (H, W) uint32 with row 0 = the top of the render target;
 ``heatmap`` turns one into an RGB picture (0 black, then blue -> green -> yellow -> red, white from ``HEAT_MAX``).
-``overdraw`` (fragments written per pixel) needs the written pixel positions, which the pipeline does not expose:
-it raises ``UnsupportedFeature``.
 """
 
 from __future__ import annotations
@@ -23,15 +24,15 @@ from typing import Any
 
 import numpy as np
 
+from picaemu.draw import DrawCall
 from picaemu.errors import UnsupportedFeature
 from picaemu.formats import pica
-from picaemu.fragments import Fragments
+from picaemu.fragment_ops import Fate
 from picaemu.framebuffer import FramebufferState
-from picaemu.memory import PhysicalMemory
+from picaemu.pipeline import FragmentFates
 from picaemu.replay import Replay, load_capture
-from picaemu.state import GpuState
 
-NOT_MEASURED = ("shader_instructions", "texels_fetched")
+NOT_MEASURED: tuple[str, ...] = ()
 FRAGMENT_MAPS = ("depth-complexity", "overdraw")
 HEAT_COLORS = np.array([[0, 0, 0], [0, 0, 255], [0, 200, 0], [255, 220, 0], [255, 0, 0], [255, 255, 255]], np.uint8)
 HEAT_MAX = len(HEAT_COLORS) - 1
@@ -40,16 +41,22 @@ ID_COLUMNS = ("frame", "draw", "event", "kind")
 
 @dataclass
 class FragmentCounter:
-    """Per-frame (H, W) fragment counts, fed by wrapping the pipeline's color stages."""
+    """Per-frame (H, W) counts of one fragment map ``kind`` (``FRAGMENT_MAPS``); ``observe`` is the pipeline's
+    fragment observer."""
 
+    kind: str = "depth-complexity"
     frame: int = 0
     maps: dict[int, np.ndarray] = field(default_factory=dict)
 
-    def stages(self, state: GpuState) -> Any:
-        from picaemu.pipeline import default_color_stages
-
-        fb = FramebufferState.from_regs(state.regs)
-        return _CountingStages(default_color_stages(state), self, fb.width, fb.height)
+    def observe(self, call: DrawCall, fates: FragmentFates) -> None:
+        if self.kind == "depth-complexity":
+            keep = fates.fate != Fate.SCISSOR
+        elif fates.color_written:
+            keep = fates.fate == Fate.WRITTEN
+        else:
+            return
+        fb = FramebufferState.from_regs(call.state.regs)
+        self.add(fates.x[keep], fates.y[keep], fb.width, fb.height)
 
     def add(self, x: np.ndarray, y: np.ndarray, width: int, height: int) -> None:
         counts = self.maps.get(self.frame)
@@ -59,28 +66,6 @@ class FragmentCounter:
         keep = (row >= 0) & (row < height) & (x >= 0) & (x < width)
         flat = row[keep] * width + x[keep].astype(np.int64)
         counts += np.bincount(flat, minlength=width * height).reshape(height, width).astype(np.uint32)
-
-
-@dataclass(frozen=True)
-class _CountingStages:
-    inner: Any
-    counter: FragmentCounter
-    width: int
-    height: int
-
-    def shade(self, frags: Fragments, memory: PhysicalMemory) -> np.ndarray:
-        self.counter.add(frags.x, frags.y, self.width, self.height)
-        return self.inner.shade(frags, memory)
-
-    def alpha_test(self, color: np.ndarray) -> np.ndarray:
-        return self.inner.alpha_test(color)
-
-    def blend(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        return self.inner.blend(src, dst)
-
-    @property
-    def reads_destination(self) -> bool:
-        return self.inner.reads_destination
 
 
 @dataclass
@@ -94,13 +79,11 @@ def collect(source: str | os.PathLike[str] | pica.Capture, *, fragment_map: str 
     """Replay ``source`` and gather per-draw rows (and a fragment map per frame when asked)."""
     from picaemu.pipeline import Pipeline
 
-    if fragment_map == "overdraw":
-        raise UnsupportedFeature("overdraw fragment map (the pipeline does not expose written pixel positions)")
-    if fragment_map not in (None, "depth-complexity"):
+    if fragment_map not in (None, *FRAGMENT_MAPS):
         raise UnsupportedFeature(f"fragment map {fragment_map!r}")
     capture = source if isinstance(source, pica.Capture) else load_capture(source)
-    counter = FragmentCounter()
-    pipeline = Pipeline(color_stages=counter.stages) if fragment_map else Pipeline()
+    counter = FragmentCounter(fragment_map or "depth-complexity")
+    pipeline = Pipeline(fragment_observer=counter.observe) if fragment_map else Pipeline()
     replay = Replay(capture, pipeline=pipeline, checkpoints=False)
     while replay.position < len(replay.events):
         counter.frame = replay.frame

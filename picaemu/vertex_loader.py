@@ -9,6 +9,8 @@ returns a ``VertexBatch``:
   Draw-elements loads (and so shades) each distinct index once: the post-transform cache's visible effect for
   pure shaders (pica-pipeline.md §1.6).
 - ``indices``: (U,) int64 — the vertex index of each row (for inspection).
+- ``identity``: True when ``inverse`` is ``arange(N)`` (draw-arrays and immediate draws: callers may skip the
+  gather ``rows[inverse]``).
 
 Loader layout (pica-pipeline.md §1.2): each of the 12 loaders walks its component slots with a running byte
 offset; an attribute slot aligns the offset to its element size, a padding slot (12-15) aligns to 4 and skips
@@ -132,6 +134,7 @@ class VertexBatch:
     inverse: np.ndarray  # (N,) int64
     indices: np.ndarray  # (U,) int64
     primitive_sizes: tuple[int, ...] | None = None  # GS variable-size mode: vertex count of each primitive
+    identity: bool = False  # inverse == arange(N)
 
     @property
     def count(self) -> int:
@@ -148,10 +151,14 @@ def read_indices(vl: VertexLoaderState, kind: DrawKind, memory: PhysicalMemory) 
     return memory.view(vl.index_address, vl.count, vl.index_dtype, "index buffer").astype(np.int64)
 
 
-def gather_attribute(read: AttributeRead, indices: np.ndarray, memory: PhysicalMemory) -> np.ndarray:
-    """(U, 4) float32 values of one loaded attribute for vertex ``indices`` (missing components from 0,0,0,1)."""
+def gather_attribute(read: AttributeRead, indices: np.ndarray, memory: PhysicalMemory,
+                     out: np.ndarray | None = None) -> np.ndarray:
+    """(U, 4) float32 values of one loaded attribute for vertex ``indices`` (missing components from 0,0,0,1),
+    written into ``out`` (a (U, 4) float32 array or view) when given."""
     size = read.dtype.itemsize * read.components
-    out = np.tile(DEFAULT_COMPONENTS, (indices.shape[0], 1))
+    if out is None:
+        out = np.empty((indices.shape[0], 4), np.float32)
+    out[:] = DEFAULT_COMPONENTS
     if indices.shape[0] == 0:
         return out
     lo, hi = int(indices.min()), int(indices.max())
@@ -163,7 +170,7 @@ def gather_attribute(read: AttributeRead, indices: np.ndarray, memory: PhysicalM
     else:
         rows = (indices - lo) * read.stride
         raw = span[rows[:, None] + np.arange(size)]
-    out[:, : read.components] = raw.view(read.dtype).astype(np.float32)
+    out[:, : read.components] = raw.view(read.dtype)
     return out
 
 
@@ -197,7 +204,8 @@ def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
         if immediate is None or immediate.ndim != 3 or immediate.shape[1:] != (NUM_INPUTS, 4):
             raise PipelineError("immediate-mode draw without (N, 16, 4) input attributes")
         n = immediate.shape[0]
-        return VertexBatch(immediate.astype(np.float32), np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64))
+        return VertexBatch(immediate.astype(np.float32), np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64),
+                           identity=True)
     vl = VertexLoaderState.from_regs(state.regs)
     stream = read_indices(vl, kind, memory)
     sizes = None
@@ -209,7 +217,8 @@ def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
         unique, inverse = np.unique(stream, return_inverse=True)
     attrs = np.zeros((unique.shape[0], NUM_INPUTS, 4), np.float32)
     for read in vl.reads:
-        attrs[:, read.attribute] = gather_attribute(read, unique, memory)
+        gather_attribute(read, unique, memory, attrs[:, read.attribute])
     for a in vl.fixed:
         attrs[:, a] = state.fixed_attribs[a]
-    return VertexBatch(attrs, inverse.astype(np.int64).ravel(), unique, sizes)
+    identity = kind is DrawKind.ARRAYS and sizes is None
+    return VertexBatch(attrs, inverse.astype(np.int64).ravel(), unique, sizes, identity)

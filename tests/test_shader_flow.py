@@ -249,3 +249,23 @@ def test_emit_in_vertex_shader_is_an_error() -> None:
     setup = _raw_setup([encode("emit"), encode("end")], [])
     with pytest.raises(ShaderError, match="EMIT"):
         run_vertex_shader(setup, inputs(0))
+
+
+def test_instruction_counter_weights_each_instruction_by_its_active_lanes() -> None:
+    src = """
+    .proc main
+        cmp v0, lt, lt, c5
+        ifc cmp.x
+            add r0, v0, c10
+        .else
+            mul r0, v0, c2
+        .end
+        mov o0, r0
+        end
+    .end
+    """
+    counters: dict = {}
+    run_vertex_shader(setup_from_source(src, floats=RAMP), inputs(1, 7, 4, 9), counters=counters)
+    # the assembler closes each branch with a nop (see its disassembly), so every lane runs cmp, ifc, add or mul,
+    # nop, mov, end: 4 lanes x 6 (2 lanes x 3 in each branch group, not 4 lanes for both branches)
+    assert counters == {"shader_instructions": 24}

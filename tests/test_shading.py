@@ -222,3 +222,30 @@ def _valid_random_tev(st: GpuState, rng: np.random.Generator) -> None:
         "BLEND_FUNC", **{k: pick(range(15)) for k in ("rgb_src", "rgb_dst", "alpha_src", "alpha_dst")},
         rgb_equation=pick(range(8)), alpha_equation=pick(range(8)))
     st.fog_lut[:] = rng.integers(0, 1 << 24, 128)
+
+
+@pytest.mark.parametrize(("filt", "expect_level1"), [(2, True), (0, False)])  # mip nearest / no mip filter
+def test_proctex_gets_its_lod_from_derivatives(filt: int, expect_level1: bool) -> None:
+    from tests.test_proctex import SCALE, _lod_state
+
+    st = _lod_state(filt)  # LOD bias 1.0, width 128, level offsets 0x00, 0x80, ...
+    for n in range(6):
+        st.regs[id_of(f"TEXENV{n}_SOURCE")] = access.compose(f"TEXENV{n}_SOURCE", rgb_src0=0xF, alpha_src0=0xF)
+    st.regs[id_of("TEXUNIT_CONFIG")] |= np.uint32(access.compose("TEXUNIT_CONFIG", unit3_enable=1))
+    _source(st, 0x6)
+    frags = Fragments.empty(4)
+    frags.x[:] = np.arange(4)  # one row of one primitive: du/dx = 1/64, dv = 0
+    frags.texcoord0[:, 0] = 0.25 + np.arange(4) / 64
+    red = shade(ShadingState.from_state(st), frags, PhysicalMemory())[0, 0]
+    # LOD = log2(128 * 1/64) = 1 -> mip nearest level 1 (offset 0x80, width 64); without a mip filter level 0
+    want = round(0x80 + 0.25 * SCALE * 63) if expect_level1 else round(0.25 * SCALE * 127)
+    assert red == want
+
+
+def test_texels_fetched_counter() -> None:
+    st, mem = _tex_state(unit1_enable=1)
+    _source(st, 0x4)
+    frags = Fragments.empty(3)
+    counters: dict = {}
+    shade(ShadingState.from_state(st), frags, mem, counters=counters)
+    assert counters == {"texels_fetched": 3}  # nearest: one tap per fragment

@@ -8,27 +8,30 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from PIL import Image
 
 from picaemu.builder import CaptureBuilder, tilt_ortho
 from picaemu.cli import main
 from picaemu.errors import UnsupportedFeature
 from picaemu.stats import collect, heatmap, per_frame
+from samples._common import VS_TEX
 from tests.test_builder import VS_COLOR
 
 TRIANGLE_AREA = 240 * 180 // 2  # scene 1: apex (200, 210), base (80, 30)-(320, 30)
 
 
-def _quads() -> CaptureBuilder:
-    """One frame, two overlapping axis-aligned rectangles: x 100..200 and 150..250, y 50..150 (landscape)."""
+def _quads(depth_test: bool = False, order: tuple[float, float] = (0.2, 0.4)) -> CaptureBuilder:
+    """One frame, two overlapping axis-aligned rectangles: x 100..200 and 150..250, y 50..150 (landscape), at
+    depths ``order``."""
     b = CaptureBuilder()
     b.begin_frame()
     b.shader(VS_COLOR)
     b.uniforms(0, tilt_ortho(0, 400, 0, 240, -1, 1))
     b.tev(0, rgb=("primary color",))
     b.passthrough_tev()
-    b.depth_test(False)
+    b.depth_test(depth_test)
     rects = []
-    for x0, z in ((100, 0.2), (150, 0.4)):
+    for x0, z in zip((100, 150), order, strict=True):
         x1 = x0 + 100
         rects += [[x0, 50, z, 1], [x1, 50, z, 1], [x1, 150, z, 1], [x0, 50, z, 1], [x1, 150, z, 1], [x0, 150, z, 1]]
     b.vertices([np.array(rects, np.float32), np.ones((12, 4), np.float32)])
@@ -58,9 +61,50 @@ def test_depth_complexity_map_counts_overlap() -> None:
     assert heatmap(counts)[counts == 2][0].tolist() == [0, 200, 0]
 
 
-def test_overdraw_map_is_reported_unsupported() -> None:
-    with pytest.raises(UnsupportedFeature, match="overdraw"):
-        collect(_quads().capture(), fragment_map="overdraw")
+def test_overdraw_map_counts_written_fragments() -> None:
+    # depth test off: both rectangles are written, the overlap (x 150..200) twice
+    counts = collect(_quads().capture(), fragment_map="overdraw").fragment_maps[0]
+    assert counts.sum() == 2 * 100 * 100 and np.count_nonzero(counts == 2) == 50 * 100
+    # depth test "greater" (larger z in front): the near rectangle (z 0.4) drawn first, then the far one (z 0.2),
+    # which fails the test where the near one already is: the overlap is written once, 50 x 100 killed by depth
+    b = _quads(depth_test=True, order=(0.4, 0.2))
+    result = collect(b.capture(), fragment_map="overdraw")
+    counts = result.fragment_maps[0]
+    assert counts.sum() == 2 * 100 * 100 - 50 * 100 and counts.max() == 1
+    assert [r["killed_depth"] for r in result.rows] == [0, 50 * 100]
+    depth = collect(b.capture(), fragment_map="depth-complexity").fragment_maps[0]
+    assert np.count_nonzero(depth == 2) == 50 * 100  # both still reach fragment coloring
+
+
+def test_unknown_fragment_map_is_refused() -> None:
+    with pytest.raises(UnsupportedFeature, match="fragment map"):
+        collect(_quads().capture(), fragment_map="mystery")
+
+
+def test_shader_instruction_counts() -> None:
+    rows = collect(_quads().capture()).rows
+    # VS_COLOR: 4 x dp4, mov, end = 6 instructions per vertex; 6 vertices per draw, all lanes active
+    assert [r["vertices_shaded"] for r in rows] == [6, 6]
+    assert [r["shader_instructions"] for r in rows] == [36, 36]
+
+
+@pytest.mark.parametrize(("filt", "taps"), [("nearest", 1), ("linear", 4)])
+def test_texel_counts_nearest_and_bilinear(filt: str, taps: int) -> None:
+    b = CaptureBuilder()
+    b.begin_frame()
+    b.shader(VS_TEX)
+    b.uniforms(0, tilt_ortho(0, 400, 0, 240, -1, 1))
+    b.texture(0, np.full((8, 8, 4), 200, np.uint8), filter=filt)
+    b.tev(0, rgb=("texture 0",))
+    b.passthrough_tev()
+    b.depth_test(False)
+    pos = np.array([[100, 50, 0.2, 1], [200, 50, 0.2, 1], [200, 150, 0.2, 1], [100, 50, 0.2, 1], [200, 150, 0.2, 1],
+                    [100, 150, 0.2, 1]], np.float32)
+    b.vertices([pos, pos[:, :2] / 256, np.ones((6, 4), np.float32)])
+    b.draw(6)
+    b.end_frame()
+    (row,) = collect(b.capture()).rows
+    assert row["fragments_rasterized"] == 100 * 100 and row["texels_fetched"] == taps * 100 * 100
 
 
 def test_stats_cli(captures_dir: Path, tmp_path: Path) -> None:
@@ -76,4 +120,6 @@ def test_stats_cli(captures_dir: Path, tmp_path: Path) -> None:
     assert res.exit_code == 0 and res.output.splitlines()[0].startswith("frame,draw,event,kind")
     res = runner.invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--fragment-map", "overdraw",
                                str(tmp_path / "o.png")])
-    assert res.exit_code == 2 and "unsupported" in res.output
+    assert res.exit_code == 0, res.output
+    overdraw = np.asarray(Image.open(tmp_path / "o.png"))
+    assert (overdraw.reshape(-1, 3) == [0, 0, 255]).all(axis=1).sum() == TRIANGLE_AREA  # heat color of 1

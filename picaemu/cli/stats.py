@@ -54,7 +54,8 @@ def _csv(rows: list[dict]) -> str:
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Bar chart PNG of fragments written per draw or frame.")
 @click.option("--fragment-map", nargs=2, type=(click.Choice(st.FRAGMENT_MAPS), Path), default=(None, None),
-              metavar="KIND OUT.png", help="Fragment map of the last frame (depth-complexity; overdraw: unsupported).")
+              metavar="KIND OUT.png",
+              help="Fragment map of the last frame: depth-complexity (fragments shaded) or overdraw (written).")
 @reports_errors
 def stats(capture: Path, per: str, as_csv: bool, as_json: bool, plot: Path | None,
           fragment_map: tuple[str | None, Path | None]) -> None:
@@ -67,7 +68,8 @@ def stats(capture: Path, per: str, as_csv: bool, as_json: bool, plot: Path | Non
     elif as_csv:
         click.echo(_csv(rows), nl=False)
     else:
-        _table(rows, f"{capture.name}: per {per} (not measured: {', '.join(st.NOT_MEASURED)})")
+        missing = f" (not measured: {', '.join(st.NOT_MEASURED)})" if st.NOT_MEASURED else ""
+        _table(rows, f"{capture.name}: per {per}{missing}")
     if plot is not None:
         values = [float(r.get("fragments_written", 0)) for r in rows]
         labels = [str(r[per]) for r in rows]

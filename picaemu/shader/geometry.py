@@ -127,8 +127,9 @@ def invocations(setup: ShaderSetup, vertices: np.ndarray,
 
 
 def run_geometry_shader(setup: ShaderSetup, vertices: np.ndarray, primitive_sizes: Sequence[int] | None = None,
-                        *, step_budget: int = STEP_BUDGET) -> GeometryOutput:
-    """Run every GS invocation of a draw on the vectorized engine (one lane, sequential invocations)."""
+                        *, step_budget: int = STEP_BUDGET, counters: dict | None = None) -> GeometryOutput:
+    """Run every GS invocation of a draw on the vectorized engine (one lane, sequential invocations);
+    ``counters["shader_instructions"]`` (when given) grows by the instructions the invocations executed."""
     collector = EmitCollector(setup.output_mask)
     machine = Machine(setup, 1, step_budget=step_budget)
     machine.on_emit = lambda m, lanes: _emit_vector(m, collector)
@@ -140,6 +141,8 @@ def run_geometry_shader(setup: ShaderSetup, vertices: np.ndarray, primitive_size
         machine.steps = 0
         machine.run()
         bools[B15] = True
+    if counters is not None:
+        counters["shader_instructions"] = counters.get("shader_instructions", 0) + machine.lane_instructions
     return collector.result()
 
 

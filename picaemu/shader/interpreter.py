@@ -1,7 +1,9 @@
 """Vectorized shader interpreter: one instruction x N lanes (vertices or GS invocations).
 
 Receives a ``ShaderSetup`` and per-lane inputs; ``run_vertex_shader(setup, attributes (N, 16, 4) float32)``
-returns outputs (N, 16, 4) float32 (o0-o15; never-written outputs 0).
+returns outputs (N, 16, 4) float32 (o0-o15; never-written outputs 0). ``Machine.lane_instructions`` counts the
+instructions executed, each weighted by its active lanes (one addition per group step); ``run_vertex_shader``
+adds it to ``counters["shader_instructions"]`` when given a ``counters`` dict.
 
 Register files, lane axis last so a pass over the lanes reads contiguous memory: ``vr`` (32, 4, N) float32
 holds v0-v15 then r0-r15 (so the raw source/destination number indexes it directly), ``out`` (2, 16, 4, N) float32
@@ -102,6 +104,7 @@ class Machine:
         self.all_lanes = np.arange(n, dtype=np.int64)
         self._buffers: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # scratch per lane count
         self.steps = 0
+        self.lane_instructions = 0  # instructions executed x active lanes
 
     # ------------------------------------------------------------------ execution
 
@@ -120,6 +123,7 @@ class Machine:
         self._count_steps(ctl.pc, length)
         full = isinstance(lanes, slice)
         count = self.n if full else len(lanes)
+        self.lane_instructions += length * count
         bufs = self._buffers.get(count)
         if bufs is None:
             bufs = self._buffers[count] = (np.empty((3, 4, count), np.float32), np.empty((4, count), np.float32))
@@ -202,6 +206,7 @@ class Machine:
                 outcomes = [(lanes, NONE)]
             else:
                 self._count_steps(ctl.pc, 1)
+                self.lane_instructions += self.n if isinstance(lanes, slice) else len(lanes)
                 last = ctl
                 outcomes = self.execute(ctl.pc, lanes)
             for sub, eff in outcomes:
@@ -332,8 +337,10 @@ def load_inputs(m: Machine, setup: ShaderSetup, attributes: np.ndarray) -> None:
         load_attributes(attributes, np.array(pairs, np.int64), m.vr)
 
 
-def run_vertex_shader(setup: ShaderSetup, attributes: np.ndarray, *, step_budget: int = STEP_BUDGET) -> np.ndarray:
-    """Run the vertex shader over N vertices: attributes (N, 16, 4) float32 -> outputs (N, 16, 4) float32."""
+def run_vertex_shader(setup: ShaderSetup, attributes: np.ndarray, *, step_budget: int = STEP_BUDGET,
+                      counters: dict | None = None) -> np.ndarray:
+    """Run the vertex shader over N vertices: attributes (N, 16, 4) float32 -> outputs (N, 16, 4) float32;
+    ``counters["shader_instructions"]`` (when given) grows by the instructions executed x active lanes."""
     attributes = np.ascontiguousarray(attributes, np.float32)
     if attributes.ndim != 3 or attributes.shape[2] != 4 or attributes.shape[1] > 16:
         raise ValueError(f"attributes must be (N, <=16, 4), got {attributes.shape}")
@@ -344,6 +351,8 @@ def run_vertex_shader(setup: ShaderSetup, attributes: np.ndarray, *, step_budget
     m = Machine(setup, n, step_budget=step_budget, pooled=True)
     load_inputs(m, setup, attributes)
     m.run()
+    if counters is not None:
+        counters["shader_instructions"] = counters.get("shader_instructions", 0) + m.lane_instructions
     written = m.program.registers(setup.entry).o_written
     if written:
         store_outputs(m.out[0], np.array(written, np.int64), result)

@@ -15,9 +15,12 @@ Model (pica-pipeline.md §10, pica-formats.md §1.3/§1.9):
   wrapped on its own (``filtering.wrap``); clamp-to-border texels read the border color.
 - LOD: lod <= 0 -> magnification filter on level ``min_level``; otherwise lod clamped to [min, max], minification
   filter on level round(lod) (mip filter nearest) or a blend of floor/ceil levels (mip filter linear).
-- shadow types: nearest texel; stored depth = bytes 0-2 big-endian (A << 16 | B << 8 | G of the RGBA8 decode),
-  intensity = byte 3 (R); result = intensity if stored >= trunc(ref * 0xFFFFFF) - bias (clamped at 0) else 0,
-  replicated to RGBA (the shadow texels are read as RGBA8 whatever the format register says).
+- shadow types: nearest texel, read as RGBA8 whatever the format register says, depth-compared by
+  ``picaemu.shadow.shadow_compare`` (stored depth = bytes 0-2 big-endian, intensity = byte 3; lit when stored >=
+  trunc(ref * 0xFFFFFF) - bias, clamped at 0), replicated to RGBA.
+- texel fetch count (``counters["texels_fetched"]`` when ``sample`` gets a ``counters`` dict): per fragment, 1 tap
+  for a nearest and 4 for a bilinear filter, per level sampled (2 levels for a minified fragment with a linear mip
+  filter, else 1); a shadow lookup is 1 tap; a disabled unit fetches nothing.
 """
 
 from __future__ import annotations
@@ -29,13 +32,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from picaemu.memory import PhysicalMemory
+from picaemu.shadow import shadow_compare
 from picaemu.texture import filtering
 from picaemu.texture.decode import decode_level, read_source
 from picaemu.texture.formats import TextureFormat, level_bytes, level_offset, level_size, texture_format
 from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
-DEPTH_MAX = 0xFFFFFF
 Arr = np.ndarray
+TAPS_NEAREST, TAPS_LINEAR = 1, 4  # texels one 2D filter reads per level
 DECODE_CACHE_ENTRIES = 8
 # (address, width, height, format, level) -> (the level's bytes when decoded, the read-only decoded image)
 _decoded: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
@@ -142,22 +146,38 @@ def _shadow(pyr: Pyramid, ustate: TextureUnitState, face: Arr, st: Arr, ref: Arr
     level = np.full(st.shape[0], pyr.first_level, np.intp)
     size = np.stack([pyr.widths[level - pyr.first_level], pyr.heights[level - pyr.first_level]], axis=1)
     k = np.floor(st * size).astype(np.int64)
-    texel = pyr.fetch(ustate, level, face, k[:, 0], k[:, 1]).astype(np.int64)
-    stored = texel[:, 3] << 16 | texel[:, 2] << 8 | texel[:, 1]
-    z = np.maximum((ref.astype(np.float64) * DEPTH_MAX).astype(np.int64) - ustate.shadow_bias, 0)
-    lit = np.where(stored >= z, texel[:, 0], 0).astype(np.uint8)
-    return np.repeat(lit[:, None], 4, axis=1)
+    texel = pyr.fetch(ustate, level, face, k[:, 0], k[:, 1])
+    return shadow_compare(texel, ref, ustate.shadow_bias)
 
 
-def sample(ustate: TextureUnitState, uv: Arr, w: Arr, memory: PhysicalMemory, lod: Arr | None = None) -> Arr:
-    """The unit's color for every fragment: (F, 4) uint8; (0, 0, 0, 0) when the unit is disabled."""
+def _add(counters: dict | None, taps: int) -> None:
+    if counters is not None:
+        counters["texels_fetched"] = counters.get("texels_fetched", 0) + int(taps)
+
+
+def _taps(ustate: TextureUnitState, n: int, lod: Arr | None) -> int:
+    """Texels fetched for ``n`` fragments (module docstring)."""
+    if lod is None or not ustate.needs_lod:
+        return n * (TAPS_LINEAR if ustate.mag_linear else TAPS_NEAREST)
+    mag = ~(np.nan_to_num(lod, nan=-np.inf) > 0)
+    n_mag = int(mag.sum())
+    min_taps = (TAPS_LINEAR if ustate.min_linear else TAPS_NEAREST) * (2 if ustate.mip_linear else 1)
+    return n_mag * (TAPS_LINEAR if ustate.mag_linear else TAPS_NEAREST) + (n - n_mag) * min_taps
+
+
+def sample(ustate: TextureUnitState, uv: Arr, w: Arr, memory: PhysicalMemory, lod: Arr | None = None,
+           counters: dict | None = None) -> Arr:
+    """The unit's color for every fragment: (F, 4) uint8; (0, 0, 0, 0) when the unit is disabled. ``counters``:
+    see the module docstring."""
     n = uv.shape[0]
     if not ustate.enabled:
         return np.zeros((n, 4), np.uint8)
     face, st, ref = unit_coords(ustate, uv, w)
     if ref is not None:
         pyr = Pyramid.load(ustate, memory, range(ustate.min_level, ustate.min_level + 1), TextureFormat.RGBA8)
+        _add(counters, n * TAPS_NEAREST)
         return _shadow(pyr, ustate, face, st, ref)
+    _add(counters, _taps(ustate, n, lod))
     if lod is None or not ustate.needs_lod:
         levels = range(ustate.min_level, ustate.min_level + 1)
         pyr = Pyramid.load(ustate, memory, levels)
