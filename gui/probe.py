@@ -1,56 +1,79 @@
-"""Draw probes: re-run one draw from its checkpoint with recording color stages, for pixel history and overlays.
-Qt-free. Headless replays pay nothing: the recording exists only while a probe runs (STYLE section 8).
+"""Draw probes: re-run one draw from its checkpoint with the pipeline's fragment observer attached (exact fates)
+and recording color stages (interpolated inputs, TEV output, color written). Qt-free. Headless replays pay nothing:
+the observer and the recording exist only while a probe runs (STYLE section 8).
 
-``probe_draw(session, draw, pixel=None) -> DrawProbe`` moves the session to just before ``draw``'s trigger, wraps
-the pipeline's ``color_stages`` seam and runs the trigger packet. From the fragments that reach coloring
-(after rasterization and scissor) it builds, in image orientation (row 0 = top of the render target, window
-y = H - 1 - row):
+``probe_draw(session, draw, pixel=None) -> DrawProbe`` moves the session to just before ``draw``'s trigger,
+attaches ``Pipeline.fragment_observer`` (``picaemu.pipeline.FragmentFates``: every rasterized fragment, scissor
+rejects included, with its ``picaemu.fragment_ops.Fate``), wraps the ``color_stages`` seam and runs the trigger
+packet. In image orientation (row 0 = top of the render target, window y = H - 1 - row) it returns:
 
-- ``overdraw``: (H, W) uint16 fragments per pixel; ``edges``: (H, W) bool pixels on the boundary of a primitive's
-  coverage (the wireframe as the rasterizer covered it);
-- with ``pixel = (x, y)`` in window coordinates (y up), ``fragments``: one ``FragmentRecord`` per fragment of the
-  draw at that pixel, in rasterization order, with its interpolated inputs, TEV output and fate. Only that pixel's
-  fragments pass the (wrapped) alpha test, so each depth/stencil layer holds exactly one of them; a blend call
-  at the j-th surviving layer with k kills counted so far belongs to layer j + k, which makes the fate exact
-  (when stencil and depth kills fall between the same two writes, the fate says "stencil or depth test").
+- ``fates``: (len(Fate), H, W) uint16, fragments per pixel for each fate (``fates[Fate.DEPTH]`` counts the draw's
+  fragments that failed the depth test there), straight from the observer;
+- ``overdraw``: (H, W) uint16 fragments per pixel that passed the scissor (the ones that were shaded);
+- ``edges``: (H, W) bool pixels on the boundary of a primitive's coverage (the wireframe as the rasterizer
+  covered it; a pixel shows the last primitive that was shaded there);
+- with ``pixel = (x, y)`` in window coordinates (y up), ``fragments``: one ``FragmentRecord`` per rasterized
+  fragment of the draw at that pixel, in rasterization order, with its observer fate. Fragments that passed the
+  scissor carry their interpolated inputs and TEV output (the shaded fragments at the pixel, in the same order);
+  scissor-rejected ones carry position and fate only (the scissor test precedes interpolation and shading).
+  Written fragments carry the color written (blend output under the draw's color write mask, before the
+  buffer format's quantization): only that pixel's fragments pass the (wrapped) alpha test, which makes the
+  pipeline's per-layer path call ``blend`` once per written fragment of the pixel, in order.
+  (The probe's ``stats`` then count the other pixels' fragments as alpha-killed.)
 
 The probe leaves the render target modified; the session is marked dirty and restores on its next move.
-``pixel_history(session, pixel, until)`` probes every draw before ``until`` that rasterized fragments.
+``pixel_history(session, pixel, until)`` replays up to ``until`` once with a light observer to find the draws
+that rasterized a fragment at the pixel (scissor-rejected ones included), then probes each of those draws.
 """
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from picaemu.gui.replay_adapter import Session
 from picaemu.gui.timeline import Cursor
 
+from picaemu.depth_stencil import DepthStencilState
 from picaemu.draw import DrawCall
+from picaemu.errors import PicaError
+from picaemu.fragment_ops import Fate
 from picaemu.fragments import Fragments
 from picaemu.framebuffer import FramebufferState
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import Observer
+from picaemu.pipeline import FragmentFates, FragmentObserver
 
-KILL_KEYS = ("killed_stencil", "killed_depth")
+FATE_TEXT = {Fate.WRITTEN: "written", Fate.SCISSOR: "scissor test", Fate.ALPHA: "alpha test",
+             Fate.STENCIL: "stencil test", Fate.DEPTH: "depth test"}
+NO_COLOR_TEXT = "passed (color writes off)"  # WRITTEN in a draw with COLORBUFFER_WRITE = 0
+SHADOW_TEXT = "written (shadow map)"  # WRITTEN in a shadow-map rendering draw
+N_FATES = len(Fate)
 
 
 @dataclass(frozen=True)
 class FragmentRecord:
+    """One fragment at a pixel. ``code``: its exact ``Fate``; ``fate``: the same as text (``FATE_TEXT``, or
+    ``NO_COLOR_TEXT`` / ``SHADOW_TEXT`` for WRITTEN). The shading fields are None for scissor-rejected fragments;
+    ``blended`` (blend output under the color write mask, (4,) 0..255) only for fragments whose color was
+    written."""
+
     draw: int
-    primitive: int
     x: int
     y: int
-    depth: float
-    w: float
-    color: tuple[float, ...]
-    texcoord0: tuple[float, ...]
-    texcoord1: tuple[float, ...]
-    texcoord2: tuple[float, ...]
-    tev: tuple[int, ...]
-    fate: str  # "written", "alpha test", "stencil test", "depth test", "stencil or depth test", ...
-    blended: tuple[int, ...] | None = None  # blend output for written fragments
+    code: Fate
+    fate: str
+    primitive: int | None = None
+    depth: float | None = None
+    w: float | None = None
+    color: tuple[float, ...] | None = None
+    texcoord0: tuple[float, ...] | None = None
+    texcoord1: tuple[float, ...] | None = None
+    texcoord2: tuple[float, ...] | None = None
+    tev: tuple[int, ...] | None = None
+    blended: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -58,47 +81,83 @@ class DrawProbe:
     draw: int
     overdraw: np.ndarray
     edges: np.ndarray
+    fates: np.ndarray
     fragments: tuple[FragmentRecord, ...] = ()
     stats: dict = field(default_factory=dict)
 
 
-class _Recording:
-    """What the wrapped stages saw during one draw."""
+class ProbeMismatch(PicaError):
+    """The observer's fates and the recorded shading/blend calls of a pixel do not line up (a pipeline change
+    broke the probe's assumptions)."""
 
-    def __init__(self, draw: int, pixel: tuple[int, int] | None, fb: FramebufferState) -> None:
+
+@contextmanager
+def observing(session: Session, observer: FragmentObserver) -> Iterator[None]:
+    """Attach ``observer`` as the session pipeline's fragment observer for the duration of the block."""
+    pipeline = session.replay.pipeline
+    if not hasattr(pipeline, "fragment_observer"):
+        raise PicaError(f"fragment fates need picaemu.pipeline.Pipeline, the replay runs {type(pipeline).__name__}")
+    previous = pipeline.fragment_observer
+    pipeline.fragment_observer = observer
+    try:
+        yield
+    finally:
+        pipeline.fragment_observer = previous
+
+
+def _inside(fb: FramebufferState, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(F,) bool: window positions inside the render target; (F,) int64 their image rows (H - 1 - y)."""
+    rows = fb.height - 1 - y.astype(np.int64)
+    return (rows >= 0) & (rows < fb.height) & (x >= 0) & (x < fb.width), rows
+
+
+class _Recording:
+    """What the observer and the wrapped stages saw during one draw."""
+
+    def __init__(self, draw: int, pixel: tuple[int, int] | None, fb: FramebufferState,
+                 mask: tuple[bool, bool, bool, bool]) -> None:
         self.draw, self.pixel, self.fb = draw, pixel, fb
+        self.mask = np.array(mask, bool)  # the draw's color write mask (DEPTH_COLOR_MASK red..alpha)
         self.active = False
         self.call: DrawCall | None = None
-        self.overdraw = np.zeros((fb.height, fb.width), np.uint16)
         self.prims = np.full((fb.height, fb.width), -1, np.int64)
+        self.fates: FragmentFates | None = None
         self.frags: Fragments | None = None
         self.tev: np.ndarray | None = None
         self.sel: np.ndarray | None = None
-        self.alpha: np.ndarray | None = None
-        self.blends: list[tuple[int, int, np.ndarray]] = []  # (stencil kills, depth kills, output) per write
+        self.blends: list[np.ndarray] = []  # color written by each written fragment at the pixel, in order
+
+    def on_fates(self, call: DrawCall, fates: FragmentFates) -> None:
+        if call.index == self.draw:
+            self.fates = fates
 
     def on_shade(self, frags: Fragments, color: np.ndarray) -> None:
-        rows = self.fb.height - 1 - frags.y
-        ok = (rows >= 0) & (rows < self.fb.height) & (frags.x >= 0) & (frags.x < self.fb.width)
-        np.add.at(self.overdraw, (rows[ok], frags.x[ok]), 1)
-        self.prims[rows[ok], frags.x[ok]] = frags.primitive[ok]
-        if self.pixel is not None:
-            self.sel = (frags.x == self.pixel[0]) & (frags.y == self.pixel[1])
-            self.frags, self.tev = frags.select(self.sel), color[self.sel]
+        if self.pixel is None:
+            ok, rows = _inside(self.fb, frags.x, frags.y)
+            self.prims[rows[ok], frags.x[ok]] = frags.primitive[ok]
+            return
+        self.sel = (frags.x == self.pixel[0]) & (frags.y == self.pixel[1])
+        self.frags, self.tev = frags.select(self.sel), color[self.sel]
 
     def on_alpha(self, alive: np.ndarray) -> np.ndarray:
-        if self.sel is None:
-            return alive
-        self.alpha = alive[self.sel]
-        return alive & self.sel
+        return alive if self.sel is None else alive & self.sel
 
-    def on_blend(self, out: np.ndarray) -> None:
-        stats = self.call.stats if self.call is not None else {}
-        self.blends.append((int(stats.get(KILL_KEYS[0], 0)), int(stats.get(KILL_KEYS[1], 0)), out[0].copy()))
+    def fate_counts(self) -> np.ndarray:
+        """(N_FATES, H, W) uint16 fragments per fate and pixel."""
+        h, w = self.fb.height, self.fb.width
+        if self.fates is None:
+            return np.zeros((N_FATES, h, w), np.uint16)
+        f = self.fates
+        ok, rows = _inside(self.fb, f.x, f.y)
+        flat = (f.fate[ok].astype(np.int64) * h + rows[ok]) * w + f.x[ok]
+        counts = np.bincount(flat, minlength=N_FATES * h * w).reshape(N_FATES, h, w)
+        return np.minimum(counts, np.iinfo(np.uint16).max).astype(np.uint16)
 
 
 class _Stages:
-    """Wraps a ``ColorStages``; records while ``rec.active``; always reads the destination so blend runs."""
+    """Wraps a ``ColorStages``; records while ``rec.active``. Probing a pixel, it offers no ``blend_program`` and
+    always reads the destination, so the pipeline takes its per-layer path and ``blend`` runs per written
+    fragment; probing overlays, it passes the inner stages' compiled blend through."""
 
     def __init__(self, inner, rec: _Recording) -> None:
         self.inner, self.rec = inner, rec
@@ -116,12 +175,17 @@ class _Stages:
     def blend(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         out = self.inner.blend(src, dst) if self.inner.reads_destination else src
         if self.rec.active and self.rec.pixel is not None:
-            self.rec.on_blend(out)
+            self.rec.blends.append(np.where(self.rec.mask, out[0], dst[0]).astype(np.uint8))
         return out
 
     @property
+    def blend_program(self):
+        """The inner stages' ``blend_program`` when probing overlays (compiled pass), else None (layered)."""
+        return getattr(self.inner, "blend_program", None) if self.rec.pixel is None else None
+
+    @property
     def reads_destination(self) -> bool:
-        return True
+        return True if self.rec.pixel is not None else self.inner.reads_destination
 
 
 class _Activator(Observer):
@@ -145,81 +209,102 @@ def _edges(prims: np.ndarray) -> np.ndarray:
     return diff & (c >= 0)
 
 
-def _fates(rec: _Recording) -> tuple[list[str], dict[int, np.ndarray]]:
-    """Fate of each fragment at the pixel and the blend output of the written ones (see the module doc)."""
-    n = len(rec.frags)
-    alpha = rec.alpha if rec.alpha is not None else np.ones(n, bool)
-    fates = ["alpha test" if not a else "" for a in alpha]
-    layers = np.flatnonzero(alpha)
-    stats = rec.call.stats if rec.call is not None else {}
-    marks = [(0, 0, -1)] + [(s, d, j + s + d) for j, (s, d, _) in enumerate(rec.blends)]
-    marks.append((int(stats.get(KILL_KEYS[0], 0)), int(stats.get(KILL_KEYS[1], 0)), len(layers)))
-    written = {}
-    for j, (_, _, out) in enumerate(rec.blends):
-        written[int(layers[marks[j + 1][2]])] = out
-    for (s0, d0, l0), (s1, d1, l1) in itertools.pairwise(marks):
-        kind = "stencil test" if d1 == d0 else "depth test" if s1 == s0 else "stencil or depth test"
-        for layer in range(l0 + 1, min(l1, len(layers))):
-            fates[int(layers[layer])] = kind
-    for i in written:
-        fates[i] = "written"
-    if not rec.blends and not rec.fb.color_write:
-        fates = [f or "passed (color writes off)" for f in fates]
-    return fates, written
+def _fate_text(code: Fate, fates: FragmentFates) -> str:
+    if code is Fate.WRITTEN and fates.shadow:
+        return SHADOW_TEXT
+    if code is Fate.WRITTEN and not fates.color_written:
+        return NO_COLOR_TEXT
+    return FATE_TEXT[code]
 
 
 def _records(rec: _Recording) -> tuple[FragmentRecord, ...]:
-    if rec.frags is None or not len(rec.frags):
+    """The pixel's fragments: observer fates joined in order with the shaded fragments and the written colors."""
+    fates = rec.fates
+    if fates is None or rec.pixel is None:
         return ()
-    fates, written = _fates(rec)
-    f = rec.frags
-    t = lambda a, i: tuple(float(v) for v in a[i])  # noqa: E731
-    return tuple(
-        FragmentRecord(rec.draw, int(f.primitive[i]), int(f.x[i]), int(f.y[i]), float(f.depth[i]), float(f.w[i]),
-                       t(f.color, i), t(f.texcoord0, i), t(f.texcoord1, i), t(f.texcoord2, i),
-                       tuple(int(v) for v in rec.tev[i]), fates[i],
-                       tuple(int(v) for v in written[i]) if i in written else None)
-        for i in range(len(f))
-    )
+    codes = [Fate(int(c)) for c in fates.fate[(fates.x == rec.pixel[0]) & (fates.y == rec.pixel[1])]]
+    shaded = [i for i, c in enumerate(codes) if c is not Fate.SCISSOR]
+    blends = fates.color_written and not fates.shadow
+    written = [i for i, c in enumerate(codes) if c is Fate.WRITTEN] if blends else []
+    n_frags = len(rec.frags) if rec.frags is not None else 0
+    if len(shaded) != n_frags or len(written) != len(rec.blends):
+        raise ProbeMismatch(f"draw {rec.draw} pixel {rec.pixel}: {len(shaded)} fates past the scissor vs {n_frags} "
+                            f"shaded fragments, {len(written)} written vs {len(rec.blends)} blends")
+    out = {i: FragmentRecord(rec.draw, rec.pixel[0], rec.pixel[1], c, _fate_text(c, fates))
+           for i, c in enumerate(codes)}
+    for j, i in enumerate(shaded):
+        out[i] = _shaded(out[i], rec.frags, rec.tev, j)
+    for j, i in enumerate(written):
+        out[i] = replace(out[i], blended=tuple(int(v) for v in rec.blends[j]))
+    return tuple(out[i] for i in range(len(codes)))
+
+
+def _shaded(r: FragmentRecord, f: Fragments, tev: np.ndarray, j: int) -> FragmentRecord:
+    t = lambda a: tuple(float(v) for v in a[j])  # noqa: E731
+    return replace(r, primitive=int(f.primitive[j]), depth=float(f.depth[j]), w=float(f.w[j]), color=t(f.color),
+                   texcoord0=t(f.texcoord0), texcoord1=t(f.texcoord1), texcoord2=t(f.texcoord2),
+                   tev=tuple(int(v) for v in tev[j]))
 
 
 def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None) -> DrawProbe:
-    """Re-run ``draw`` with recording stages; see the module docstring."""
+    """Re-run ``draw`` with the fragment observer and recording stages; see the module docstring."""
     tl = session._need_timeline()
     session.goto(tl.draws[draw].before)
-    fb = FramebufferState.from_regs(session.state_at_draw(draw).regs)
-    rec = _Recording(draw, pixel, fb)
+    regs = session.state_at_draw(draw).regs
+    rec = _Recording(draw, pixel, FramebufferState.from_regs(regs), DepthStencilState.from_regs(regs).color_mask)
     pipeline = session.replay.pipeline
     factory = pipeline.color_stages
     pipeline.color_stages = lambda state: _Stages(factory(state), rec)
     activator = _Activator(rec)
     session.replay.processor.attach(activator)
     try:
-        session.goto(tl.after_draw(draw))
+        with observing(session, rec.on_fates):
+            session.goto(tl.after_draw(draw))
     finally:
         session.replay.processor.detach(activator)
         pipeline.color_stages = factory
         session.mark_dirty()
     stats = dict(rec.call.stats) if rec.call is not None else {}
-    return DrawProbe(draw, rec.overdraw, _edges(rec.prims), _records(rec), stats)
+    fates = rec.fate_counts()
+    overdraw = (fates.sum(axis=0, dtype=np.int64) - fates[Fate.SCISSOR]).astype(np.uint16)
+    return DrawProbe(draw, overdraw, _edges(rec.prims), fates, _records(rec), stats)
+
+
+def draws_at_pixel(session: Session, pixel: tuple[int, int], until: Cursor | None = None) -> list[int]:
+    """The draws before ``until`` (default: the end) that rasterized a fragment at window pixel ``pixel``
+    (scissor-rejected ones included): one replay from the start with a light fragment observer."""
+    tl = session._need_timeline()
+    stop = until if until is not None else tl.end
+    hits: list[int] = []
+
+    def seen(call: DrawCall, fates: FragmentFates) -> None:
+        if np.any((fates.x == pixel[0]) & (fates.y == pixel[1])):
+            hits.append(call.index)
+
+    session.goto(Cursor(0, 0))
+    with observing(session, seen):
+        try:
+            session.goto(stop)
+        except BaseException:
+            session.mark_dirty()
+            raise
+    return hits
 
 
 def pixel_history(session: Session, pixel: tuple[int, int], until: Cursor | None = None) -> list[FragmentRecord]:
-    """Every fragment of every draw before ``until`` (default: the end) that landed on window pixel ``pixel``."""
-    tl = session._need_timeline()
-    stop = until if until is not None else tl.end
+    """Every fragment of every draw before ``until`` (default: the end) rasterized at window pixel ``pixel``, in
+    order, with its exact fate (``FragmentRecord``)."""
     out: list[FragmentRecord] = []
-    for d in tl.draws:
-        if tl.after_draw(d.index) > stop:
-            break
-        if d.stats.get("fragments_rasterized", 1):
-            out += probe_draw(session, d.index, pixel).fragments
+    for d in draws_at_pixel(session, pixel, until):
+        out += probe_draw(session, d, pixel).fragments
     return out
 
 
 # ------------------------------------------------------------------------------------------------- overlays
 WIRE_RGBA = (0, 255, 64, 255)
 OVERDRAW_ALPHA = 170
+FATE_RGBA = {Fate.DEPTH: (255, 0, 255, 200), Fate.STENCIL: (255, 160, 0, 200), Fate.SCISSOR: (0, 160, 255, 200),
+             Fate.ALPHA: (255, 255, 0, 200), Fate.WRITTEN: (0, 255, 0, 200)}
 
 
 def wireframe_overlay(probe: DrawProbe) -> np.ndarray:
@@ -236,6 +321,20 @@ def overdraw_overlay(probe: DrawProbe) -> np.ndarray:
     out = np.zeros((*probe.overdraw.shape, 4), np.uint8)
     out[..., :3] = heatmap(probe.overdraw.astype(np.int64))
     out[..., 3] = np.where(probe.overdraw > 0, OVERDRAW_ALPHA, 0)
+    return out
+
+
+def fate_mask(probe: DrawProbe, fate: Fate) -> np.ndarray:
+    """(H, W) bool: pixels where at least one fragment of the probed draw met ``fate`` (e.g. failed the depth
+    test), from the observer's exact fates."""
+    return probe.fates[fate] > 0
+
+
+def fate_overlay(probe: DrawProbe, fate: Fate) -> np.ndarray:
+    """(H, W, 4) uint8: ``FATE_RGBA[fate]`` where ``fate_mask``, transparent elsewhere."""
+    mask = fate_mask(probe, fate)
+    out = np.zeros((*mask.shape, 4), np.uint8)
+    out[mask] = FATE_RGBA[fate]
     return out
 
 

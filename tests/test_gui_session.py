@@ -15,6 +15,7 @@ from picaemu.gui.timeline import BreakKind, Breakpoint, Cursor, Unit, breakpoint
 from picaemu.builder import CaptureBuilder, tilt_ortho
 from picaemu.command.builder import CommandBuilder
 from picaemu.errors import PicaError
+from picaemu.fragment_ops import Fate
 from picaemu.replay import Replay
 from tests.test_builder import VS_COLOR
 
@@ -216,6 +217,116 @@ def test_probe_overlays_and_scissor() -> None:
     assert probe.wireframe_overlay(p)[p.edges][0].tolist() == list(probe.WIRE_RGBA)
     mode, box = probe.scissor_rect(s.state_at_draw(1).regs, 400)
     assert box is None and mode.startswith("disabled")
+
+
+# ---------------------------------------------------------------------------- exact fates (fragment observer)
+BLUE = (0.0, 0.0, 1.0, 1.0)
+
+
+def wrect(xa: int, ya: int, xb: int, yb: int, z: float) -> list[list[float]]:
+    """Two triangles covering exactly the window pixels x in [xa, xb], y in [ya, yb] (y up) under the tilt
+    projection: window (x, y) is landscape (400 - y, x), so pixel centres sit half a pixel inside the edges."""
+    return rect(400 - yb - 1, xa, 400 - ya, xb + 1, z)
+
+
+def fates_scene() -> CaptureBuilder:
+    """Depth GREATER (cleared to 0), D24S8 cleared to stencil 0; window rectangles:
+
+    - draw 0, A = [20, 119]^2, z 0.6, red: stencil ALWAYS ref 1, replace on pass -> stencil 1 under A;
+    - draw 1, B = [70, 169]^2, z 0.5, green, no stencil: fails depth on A's 50x50 corner, written elsewhere;
+    - draw 2, C = x [10, 209] x y [100, 139], z 0.4, blue: stencil NOT EQUAL 1 (no writes) and the scissor in
+      include mode over x [40, 179] (all rows).
+    """
+    b = CaptureBuilder()
+    begin_color_frame(b)
+    specs = [((20, 20, 119, 119), 0.6, RED), ((70, 70, 169, 169), 0.5, GREEN), ((10, 100, 209, 139), 0.4, BLUE)]
+    b.vertices([np.array([p for box, z, _ in specs for p in wrect(*box, z)], np.float32),
+                np.array([c for _, _, c in specs for _ in range(6)], np.float32)])
+    b.depth_test(True, "greater")
+    b.stencil(True, "always", 1, depth_pass="replace")
+    b.draw(6)
+    b.stencil(False)
+    b.draw(6, first=6)
+    b.stencil(True, "not equal", 1, write_mask=0)
+    b.set("SCISSORTEST_MODE", mode=3)  # include: reject pixels outside the box
+    b.set("SCISSORTEST_POS", x1=40, y1=0)
+    b.set("SCISSORTEST_DIM", x2=179, y2=399)
+    b.draw(6, first=12)
+    b.end_frame()
+    return b
+
+
+# Hand-worked from the rectangles above. Draw 2 rasterizes 200 x 40 = 8000 fragments: 60 columns x 40 rows
+# outside the scissor box (2400); inside it (140 x 40 = 5600), A's part x [40, 119] x y [100, 119] holds
+# stencil 1 (80 x 20 = 1600 stencil kills); B's part outside A, x [70, 169] x y [100, 139] minus x [70, 119] x
+# y [100, 119], holds depth 0.5 > 0.4 (4000 - 1000 = 3000 depth kills); the remaining 1000 are written.
+DRAW2_MASKS = {Fate.SCISSOR: 2400, Fate.STENCIL: 1600, Fate.DEPTH: 3000, Fate.WRITTEN: 1000, Fate.ALPHA: 0}
+HISTORIES = {  # window pixel -> [(draw, fate)]
+    (15, 120): [(2, "scissor test")],  # C left of the box
+    (195, 130): [(2, "scissor test")],  # C right of the box
+    (100, 110): [(0, "written"), (1, "depth test"), (2, "stencil test")],  # A, B over A, C over A
+    (150, 120): [(1, "written"), (2, "depth test")],  # B, C over B
+    (175, 130): [(2, "written")],  # C alone inside the box
+    (30, 30): [(0, "written")],  # A alone
+}
+
+
+@pytest.fixture(scope="module")
+def fates_session() -> Session:
+    s = Session(Replay(fates_scene().capture()))
+    s.index()
+    return s
+
+
+def test_pixel_history_exact_fates(fates_session: Session) -> None:
+    s = fates_session
+    for pixel, want in HISTORIES.items():
+        hist = probe.pixel_history(s, pixel)
+        assert [(f.draw, f.fate) for f in hist] == want, pixel
+        assert all((f.x, f.y) == pixel and f.fate == probe.FATE_TEXT[f.code] for f in hist)
+    scissored = probe.pixel_history(s, (15, 120))[0]  # never interpolated nor shaded
+    assert scissored.code is Fate.SCISSOR and scissored.tev is None and scissored.primitive is None
+    hist = probe.pixel_history(s, (100, 110))
+    assert [f.blended for f in hist] == [(255, 0, 0, 255), None, None] and hist[0].tev == (255, 0, 0, 255)
+    assert hist[1].tev == (0, 255, 0, 255) and hist[1].depth < hist[0].depth  # shaded, then killed
+    written = probe.pixel_history(s, (175, 130))[0]
+    assert written.blended == (0, 0, 255, 255) and written.primitive in (0, 1)
+    s.goto(s.timeline.end)
+    assert s.replay.color_buffer()[399 - 130, 175].tolist() == [0, 0, 255, 255]
+    assert probe.pixel_history(s, (100, 110), until=s.timeline.after_draw(1))[-1].draw == 1  # stops before draw 2
+    assert probe.pixel_history(s, (230, 390)) == []  # background
+
+
+def test_fate_overlays_count_exact_masks(fates_session: Session) -> None:
+    p = probe.probe_draw(fates_session, 2)
+    assert p.fates.shape == (len(Fate), 400, 240)
+    for fate, n in DRAW2_MASKS.items():
+        assert int(probe.fate_mask(p, fate).sum()) == n == int(p.fates[fate].sum()), fate
+    assert int(p.overdraw.sum()) == 5600 and int(p.fates.sum()) == 8000
+    assert p.stats["killed_scissor"] == 2400 and p.stats["killed_depth"] == 3000 and p.stats["killed_stencil"] == 1600
+    overlay = probe.fate_overlay(p, Fate.DEPTH)
+    assert overlay[399 - 120, 150].tolist() == list(probe.FATE_RGBA[Fate.DEPTH])  # (150, 120): B under C
+    assert overlay[399 - 110, 100, 3] == 0  # a stencil kill is not a depth kill
+    p1 = probe.probe_draw(fates_session, 1)
+    assert int(probe.fate_mask(p1, Fate.DEPTH).sum()) == 50 * 50 and not probe.fate_mask(p1, Fate.STENCIL).any()
+    assert int(probe.fate_mask(p1, Fate.WRITTEN).sum()) == 100 * 100 - 50 * 50
+
+
+def test_pixel_history_color_mask_and_stencil_sample() -> None:
+    """samples/stencil.py: the hexagon (color mask off) passes and writes only stencil, so the color written is the
+    old one; then the ramp passes the stencil test inside it and the fill fails it (and the reverse outside)."""
+    from samples import stencil
+
+    s = Session(Replay(stencil.build()))
+    tl = s.index()
+    inside = probe.pixel_history(s, window(200, 120))  # hexagon centre
+    assert [(f.draw, f.fate) for f in inside] == [(0, "written"), (1, "written"), (2, "stencil test")]
+    assert inside[0].blended == (0, 0, 0, 255) != inside[0].tev  # the cleared color, not the white hexagon
+    outside = probe.pixel_history(s, window(20, 20))
+    assert [(f.draw, f.fate) for f in outside] == [(1, "stencil test"), (2, "written")]
+    s.goto(tl.end)
+    for (x, y), last_written in ((window(200, 120), inside[1]), (window(20, 20), outside[1])):
+        assert s.replay.color_buffer()[399 - y, x].tolist() == list(last_written.blended)
 
 
 def test_inspection_helpers(captures_dir) -> None:

@@ -19,9 +19,14 @@ from picaemu.gui.main_window import MainWindow
 from picaemu.gui.models.command_tree import CommandTreeModel
 from picaemu.gui.models.registers import RegisterModel
 from picaemu.gui.models.table import TableModel
+from picaemu.gui.panels.pixel_history import FATE_COLUMN
+from picaemu.gui.probe import FATE_RGBA, fate_mask
 from picaemu.gui.timeline import BreakKind, Breakpoint, Cursor, Unit
 from picaemu.gui.worker import Worker
-from PySide6.QtCore import QModelIndex, QSettings, Qt
+from PySide6.QtCore import QModelIndex, QPointF, QSettings, Qt
+
+from picaemu.fragment_ops import Fate
+from tests.test_gui_session import DRAW2_MASKS, HISTORIES, fates_scene
 
 pytestmark = pytest.mark.gui
 WAIT_MS = 60000
@@ -144,6 +149,53 @@ def test_scene1_pixel_history_and_overlays(qtbot, window: MainWindow, captures_d
     top = fb.image.image
     assert top[239 - 90, 200].tolist() == pytest.approx([85, 85, 85], abs=2)  # (X, Y from the bottom)
     assert top[5, 5].tolist() == [0x30, 0x30, 0x30]
+
+
+def test_exact_fates_history_and_fail_overlays(qtbot, qtmodeltester, window: MainWindow, tmp_path: Path) -> None:
+    """tests.test_gui_session.fates_scene: scissor, stencil and depth kills, worked out by hand there."""
+    path = tmp_path / "fates.pica"
+    fates_scene().save(path)
+    open_scene(qtbot, window, path)
+    fb, hist = window.framebuffer, window.history
+    assert window.snapshot.last_draw == 2
+    for pixel, want in ((100, 110), HISTORIES[(100, 110)]), ((15, 120), HISTORIES[(15, 120)]):
+        fb.image.pick(pixel[0], 399 - pixel[1])
+        qtbot.waitUntil(lambda w=want: [(f.draw, f.fate) for f in hist.model.rows] == w, timeout=WAIT_MS)
+        assert [hist.model.index(r, FATE_COLUMN).data() for r in range(len(want))] == [f for _, f in want]
+    assert hist.model.index(0, 1).data() == "—" and hist.model.index(0, 6).data() == "—"  # never shaded
+    assert "1 fragments, 1 killed" in hist.label.text()
+    qtmodeltester.check(hist.model, force_py=True)
+    fb.depth_fail.setChecked(True)
+    qtbot.waitUntil(lambda: fb.probe is not None, timeout=WAIT_MS)
+    settle(qtbot, window)
+    assert fb.probe.draw == 2 and int(fate_mask(fb.probe, Fate.DEPTH).sum()) == DRAW2_MASKS[Fate.DEPTH]
+    assert len(fb.image._overlays) == 1
+    fb.stencil_fail.setChecked(True)
+    assert len(fb.image._overlays) == 2 and int(fate_mask(fb.probe, Fate.STENCIL).sum()) == DRAW2_MASKS[Fate.STENCIL]
+    fb.stencil_fail.setChecked(False)
+    fb.image.pick(150, 399 - 120)
+    assert "draw 2: 1 fragments (1 depth-killed)" in fb.pick_info.text()
+    shot = fb.grab()
+    assert shot.save(str(tmp_path / "framebuffer_depth_fail.png"))
+    # the overlay is painted where draw 2's depth kills are (window (160, 135): magenta over B's green), not on
+    # the written blue of (175, 130)
+    assert shown_rgb(fb, shot.toImage(), 160, 135) == pytest.approx(blend_rgb(FATE_RGBA[Fate.DEPTH], (0, 255, 0)),
+                                                                     abs=2)
+    assert shown_rgb(fb, shot.toImage(), 175, 130) == [0, 0, 255]
+
+
+def blend_rgb(over: tuple[int, int, int, int], under: tuple[int, int, int]) -> list[float]:
+    a = over[3] / 255
+    return [o * a + u * (1 - a) for o, u in zip(over[:3], under, strict=True)]
+
+
+def shown_rgb(fb, image, x: int, y: int) -> list[int]:
+    """The RGB the framebuffer panel shows at the centre of window pixel (x, y) (grabbed ``image`` of ``fb``)."""
+    view = fb.image
+    h = view.image.shape[0]
+    local = view.offset + QPointF(x + 0.5, h - 1 - y + 0.5) * view.zoom
+    c = image.pixelColor(view.mapTo(fb, local.toPoint()))
+    return [c.red(), c.green(), c.blue()]
 
 
 def test_breakpoints_continue_and_persist(qtbot, window: MainWindow, captures_dir: Path, tmp_path) -> None:

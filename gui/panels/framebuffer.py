@@ -1,6 +1,7 @@
 """Framebuffer panel: the render target (color, depth normalized over an adjustable range, stencil) and both LCD
 screens at the current position; zoom / pan / pick (window coordinates and raw + decoded values); overlays of
-the last draw computed by the software rasterizer (wireframe, overdraw) and the scissor box; save PNG.
+the last draw computed by the software rasterizer (wireframe, overdraw; depth-test and stencil-test fail maps
+from the pipeline's exact per-fragment fates) and the scissor box; save PNG.
 
 ``pixel_picked(x, y)`` (window coordinates, y up) is emitted for picks on render-target views;
 ``overlays_wanted()`` asks the main window for a probe of the current draw (``set_probe``).
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from picaemu.gui.image_view import ImageView, save_png
-from picaemu.gui.probe import DrawProbe, overdraw_overlay, scissor_rect, wireframe_overlay
+from picaemu.gui.probe import DrawProbe, fate_overlay, overdraw_overlay, scissor_rect, wireframe_overlay
 from picaemu.gui.snapshot import Snapshot
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -25,9 +26,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from picaemu.fragment_ops import Fate
+
 VIEWS = ("color", "alpha", "depth", "stencil", "top", "bottom")
 TARGET_VIEWS = ("color", "alpha", "depth", "stencil")
 DEPTH_MAX = float((1 << 24) - 1)
+FATE_OVERLAYS = ((Fate.DEPTH, "depth fail"), (Fate.STENCIL, "stencil fail"))  # checkbox per fate map
 
 
 def depth_picture(depth: np.ndarray, lo: float, hi: float) -> np.ndarray:
@@ -67,28 +71,39 @@ class FramebufferPanel(QWidget):
             box.setValue(value)
             box.valueChanged.connect(self.refresh)
         self.wire, self.overdraw, self.scissor = QCheckBox("wireframe"), QCheckBox("overdraw"), QCheckBox("scissor")
+        self.fate_boxes = {fate: QCheckBox(text) for fate, text in FATE_OVERLAYS}
+        self.depth_fail, self.stencil_fail = self.fate_boxes[Fate.DEPTH], self.fate_boxes[Fate.STENCIL]
         self.save = QPushButton("Save PNG…")
         self.image = ImageView()
         self.info = QLabel("no capture")
         self.pick_info = QLabel("")
-        row = QHBoxLayout()
-        for w in (self.view_box, QLabel("depth"), self.lo, self.hi, self.wire, self.overdraw, self.scissor, self.save):
-            row.addWidget(w)
-        row.addStretch(1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        lay.addLayout(row)
+        for widgets in ((self.view_box, QLabel("depth"), self.lo, self.hi, self.save),
+                        (QLabel("overlays:"), *self._probe_boxes(), self.scissor)):
+            row = QHBoxLayout()
+            for w in widgets:
+                row.addWidget(w)
+            row.addStretch(1)
+            lay.addLayout(row)
         lay.addWidget(self.info)
         lay.addWidget(self.image, 1)
         lay.addWidget(self.pick_info)
         self.view_box.currentTextChanged.connect(self.refresh)
-        for box in (self.wire, self.overdraw):
+        for box in self._probe_boxes():
             box.toggled.connect(self._overlay_toggled)
         self.scissor.toggled.connect(self.refresh)
         self.save.clicked.connect(self._save)
         self.image.picked.connect(self._picked)
         self.snapshot: Snapshot | None = None
         self.probe: DrawProbe | None = None
+
+    def _probe_boxes(self) -> tuple[QCheckBox, ...]:
+        """The overlays computed from a probe of the current draw."""
+        return (self.wire, self.overdraw, *self.fate_boxes.values())
+
+    def _wants_probe(self) -> bool:
+        return any(box.isChecked() for box in self._probe_boxes())
 
     @property
     def view(self) -> str:
@@ -98,7 +113,7 @@ class FramebufferPanel(QWidget):
         self.snapshot = snap
         self.probe = None
         self.refresh()
-        if self.wire.isChecked() or self.overdraw.isChecked():
+        if self._wants_probe():
             self.overlays_wanted.emit()
 
     def set_probe(self, probe: DrawProbe | None) -> None:
@@ -106,7 +121,7 @@ class FramebufferPanel(QWidget):
         self.refresh()
 
     def _overlay_toggled(self) -> None:
-        if self.probe is None and (self.wire.isChecked() or self.overdraw.isChecked()):
+        if self.probe is None and self._wants_probe():
             self.overlays_wanted.emit()
         self.refresh()
 
@@ -130,6 +145,7 @@ class FramebufferPanel(QWidget):
             if self.probe is not None and self.probe.edges.shape == pic.shape[:2]:
                 if self.overdraw.isChecked():
                     overlays.append(overdraw_overlay(self.probe))
+                overlays += [fate_overlay(self.probe, fate) for fate, box in self.fate_boxes.items() if box.isChecked()]
                 if self.wire.isChecked():
                     overlays.append(wireframe_overlay(self.probe))
             if self.scissor.isChecked():
@@ -154,7 +170,10 @@ class FramebufferPanel(QWidget):
         if "stencil" in img:
             parts.append(f"stencil {int(img['stencil'][row, column])}")
         if self.probe is not None and self.probe.overdraw.shape[0] > row:
-            parts.append(f"draw {self.probe.draw}: {int(self.probe.overdraw[row, column])} fragments")
+            counts = self.probe.fates[:, row, column]
+            killed = ", ".join(f"{int(counts[f])} {f.name.lower()}-killed" for f in Fate
+                               if f is not Fate.WRITTEN and counts[f])
+            parts.append(f"draw {self.probe.draw}: {int(counts.sum())} fragments" + (f" ({killed})" if killed else ""))
         return ", ".join(parts)
 
     def _picked(self, column: int, row: int) -> None:

@@ -1,5 +1,7 @@
-"""Pixel history panel: every fragment of every draw that touched the picked pixel, in order — draw, primitive,
-interpolated inputs, TEV output, and the test that killed it or the blended color written."""
+"""Pixel history panel: every rasterized fragment of every draw that touched the picked pixel, in order — draw,
+primitive, interpolated inputs, TEV output, and its exact fate (written, or the scissor / alpha / stencil / depth
+test that killed it, from the pipeline's fragment observer) with the blended color written. Scissor-rejected
+fragments were never interpolated or shaded: their input cells read "—"."""
 
 from __future__ import annotations
 
@@ -8,25 +10,37 @@ from picaemu.gui.probe import FragmentRecord
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QTableView, QVBoxLayout, QWidget
 
+from picaemu.fragment_ops import Fate
+
 HEADERS = ("Draw", "Primitive", "Depth", "w", "Color", "Texcoord0", "TEV out", "Fate", "Written")
+FATE_COLUMN = HEADERS.index("Fate")
 KILLED = QColor(255, 210, 210)
 WRITTEN = QColor(210, 255, 210)
+NONE = "—"
 
 
-def _vec(v: tuple, digits: int = 4) -> str:
-    return "(" + ", ".join(f"{x:.{digits}g}" for x in v) + ")"
+def _vec(v: tuple | None, digits: int = 4) -> str:
+    return NONE if v is None else "(" + ", ".join(f"{x:.{digits}g}" for x in v) + ")"
+
+
+def _ints(v: tuple | None) -> str:
+    return "" if v is None else "(" + ", ".join(str(x) for x in v) + ")"
+
+
+def _num(v: float | int | None, fmt: str) -> str:
+    return NONE if v is None else format(v, fmt)
 
 
 _CELLS = (
     lambda f: str(f.draw),
-    lambda f: str(f.primitive),
-    lambda f: f"{f.depth:.6f}",
-    lambda f: f"{f.w:.4g}",
+    lambda f: _num(f.primitive, "d"),
+    lambda f: _num(f.depth, ".6f"),
+    lambda f: _num(f.w, ".4g"),
     lambda f: _vec(f.color),
     lambda f: _vec(f.texcoord0),
-    lambda f: "({}, {}, {}, {})".format(*f.tev),
+    lambda f: _ints(f.tev) or NONE,
     lambda f: f.fate,
-    lambda f: "({}, {}, {}, {})".format(*f.blended) if f.blended else "",
+    lambda f: _ints(f.blended),
 )
 
 
@@ -45,10 +59,11 @@ class PixelHistoryPanel(QWidget):
 
     @staticmethod
     def _background(f: FragmentRecord, column: int) -> QColor | None:
-        if column != 7:
+        if column != FATE_COLUMN:
             return None
-        return WRITTEN if f.fate == "written" else KILLED
+        return WRITTEN if f.code is Fate.WRITTEN else KILLED
 
     def show_history(self, pixel: tuple[int, int], records: list[FragmentRecord]) -> None:
-        self.label.setText(f"pixel x={pixel[0]} y={pixel[1]}: {len(records)} fragments")
+        killed = sum(f.code is not Fate.WRITTEN for f in records)
+        self.label.setText(f"pixel x={pixel[0]} y={pixel[1]}: {len(records)} fragments, {killed} killed")
         self.model.set_rows(tuple(records))
