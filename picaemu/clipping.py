@@ -12,9 +12,10 @@ position in columns 0-3, varyings after) and returns, after ``clip_triangles`` t
 Clip volume (pica-pipeline.md §6): -w <= x <= w, -w <= y <= w, -w <= z <= 0, w >= 1e-5, plus the user plane
 (FRAGOP_CLIP 0x047-0x04B) when enabled; a vertex is inside a plane when ``dot(P, plane) + offset >= -1e-8``.
 Triangles wholly inside pass untouched, triangles wholly outside one plane are dropped, the rest are clipped by
-Sutherland-Hodgman in plane order (compiled with numba) and fan-triangulated from the first vertex; new vertices
-interpolate every column linearly in clip space. Before clipping, vertex 1 and 2 negate their normal quaternion
-when its dot product with vertex 0's is negative. Triangles with a non-finite position are dropped (counted).
+Sutherland-Hodgman in plane order (compiled with numba) and fan-triangulated from the first vertex, the fan taking
+the place of its triangle (output in submission order); new vertices interpolate every column linearly in clip
+space. Before clipping, vertex 1 and 2 negate their normal quaternion when its dot product with vertex 0's is
+negative. Triangles with a non-finite position are dropped (counted).
 
 Viewport (§7): ``sx = (x/w + 1) * VIEWPORT_WIDTH + VIEWPORT_XY.x`` (likewise y). Culling (§8) uses the 12.4 area
 ``(x1-x0)(y2-y0) - (x2-x0)(y1-y0)`` (> 0 = counter-clockwise): mode 1 drops CCW, mode 2 drops CW, 0 and 3 keep
@@ -209,7 +210,10 @@ def _classes(tris: np.ndarray, clip: ClipState) -> np.ndarray:
 
 
 def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
-    """(T, 3, C) clip-space triangles -> (T', 3, C) triangles inside the volume, (T',) source triangle, counts."""
+    """(T, 3, C) clip-space triangles -> (T', 3, C) triangles inside the volume, (T',) source triangle, counts.
+
+    The output keeps submission order: the source indices are non-decreasing, and a clipped triangle's fan takes
+    its place among the others (primitives are rasterized, blended and depth-tested in this order)."""
     classes = _classes(tris, clip)
     tally = np.bincount(classes, minlength=4)
     counts = {"primitives_invalid": int(tally[INVALID]), "primitives_clipped_away": int(tally[REJECT]),
@@ -225,7 +229,11 @@ def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.nd
     ok = np.isfinite(cut[:, :, POS]).all(axis=(1, 2)) & (cut[:, :, 3] > 0).all(axis=1)
     counts["primitives_invalid"] += int((~ok).sum())
     cut, src = cut[ok], src[ok]
-    return np.concatenate([tris[keep_idx], cut]), np.concatenate([keep_idx, cut_idx[src]]), counts
+    # submission order: the fan of triangle i replaces it in place (both runs are sorted, so the stable sort is
+    # one linear merge, and each fan keeps its order)
+    source = np.concatenate([keep_idx, cut_idx[src]])
+    order = np.argsort(source, kind="stable")
+    return np.concatenate([tris[keep_idx], cut])[order], source[order], counts
 
 
 @numba.njit(cache=True)

@@ -22,6 +22,9 @@ parameter receives the draw's stats dict and adds ``shader_instructions``) and `
 ``default_color_stages``: ``picaemu.shading``; ``PrimaryColorStages`` = interpolated primary color only; stages
 that offer ``shade_counted(frags, memory, counters)`` are called through it and add ``texels_fetched``).
 
+Memory: the first ``Pipeline`` tunes glibc's allocator so that each draw's large arrays reuse heap pages instead
+of faulting fresh ones in (``picaemu.allocator``; values unchanged).
+
 Observation: ``Pipeline(fragment_observer=f)`` calls ``f(call, FragmentFates)`` once per draw that reaches the
 rasterizer (possibly with no fragments), with the window position of every rasterized fragment (scissor-rejected
 ones included) and its ``fragment_ops.Fate``; without an observer none of that is computed (docs/render.md).
@@ -38,7 +41,7 @@ from typing import Protocol
 
 import numpy as np
 
-from picaemu import clipping, fragment_ops
+from picaemu import allocator, clipping, fragment_ops
 from picaemu import framebuffer as fbm
 from picaemu import gas as gas_mod
 from picaemu.blend import BlendMode, BlendProgram, blend_program
@@ -216,6 +219,7 @@ class Pipeline:
         self.assembler = Assembler()
         self._vs_counts = _takes_counters(vertex_shader)
         self._gs_counts = _takes_counters(geometry_shader)
+        allocator.keep_freed_memory()  # large per-draw arrays reuse heap pages (picaemu.allocator)
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
         """Restart resets the assembler; cache clear, flush, invalidate and early-depth clear change nothing

@@ -73,9 +73,9 @@ class RasterState:
 
 
 @numba.njit(cache=True, inline="always")
-def _emit(t, k, px, py, w0, w1, w2, inv_area2, tv, quat0, dparams, out_x, out_y, out_depth, out_w, out_var,
+def _emit(prim, k, px, py, w0, w1, w2, inv_area2, tv, quat0, dparams, out_x, out_y, out_depth, out_w, out_var,
           out_prim) -> bool:  # pragma: no cover - compiled
-    """Write fragment k of triangle t at pixel (px, py) with barycentric weights w0 w1 w2 (sum = 1 / inv_area2);
+    """Write fragment k of primitive ``prim`` at pixel (px, py) with barycentric weights w0 w1 w2 (sum = 1 / inv_area2);
     tv (3, 2 + A) float64: per vertex 1/w, z/w and the active varyings (premultiplied by 1/w). Returns True when
     the perspective divisor is 0 (the caller raises ZeroDivisionError)."""
     den = w0 * tv[0, 0] + w1 * tv[1, 0] + w2 * tv[2, 0]
@@ -99,7 +99,7 @@ def _emit(t, k, px, py, w0, w1, w2, inv_area2, tv, quat0, dparams, out_x, out_y,
             inv_n = 1.0 / np.sqrt(n2)
             for v in range(quat0, quat0 + 4):
                 out_var[k, v] *= inv_n
-    out_prim[k] = t
+    out_prim[k] = prim
     return den == 0.0
 
 
@@ -119,17 +119,18 @@ def _span(r, e_dx, x0: int, x1: int) -> tuple[int, int]:  # pragma: no cover - c
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _scan(x, y, zndc, inv_w, vary, active, quat0, params, dparams, starts, emit, out_x, out_y, out_depth, out_w,
-          out_var, out_prim, counts):  # pragma: no cover - compiled
+def _scan(x, y, zndc, inv_w, vary, primitive, active, quat0, params, dparams, starts, emit, out_x, out_y, out_depth,
+          out_w, out_var, out_prim, counts):  # pragma: no cover - compiled
     """Walk each triangle's rows in its clamped bounding box; count (emit False) or write (emit True) its fragments.
 
     The covered pixels of a row are the exact span where all three edge values (with their fill-rule bias) are
     >= 0 (``_span``). active (A,) int64 varying columns to interpolate into out_var (F, A); quat0 = position in
     ``active`` of the first of four quaternion columns (-1: do not normalise);
     params int64 [width, height, scissor mode, x1, y1, x2, y2]; dparams float64 [scale, offset, w-buffer];
-    out_x, out_y (F,) int32; out_depth, out_w (F,) float32; out_var (F, V) float32; out_prim (F,) int32 (triangle
-    row); counts (T, 3) int64 [covered and kept, killed by scissor (both written when emit is False), a division
-    by zero happened (compiled with error_model="numpy": the caller raises ZeroDivisionError, as Python would)].
+    out_x, out_y (F,) int32; out_depth, out_w (F,) float32; out_var (F, V) float32; out_prim (F,) int32 (the
+    triangle's entry of ``primitive`` (T,) int32); counts (T, 3) int64 [covered and kept, killed by scissor (both
+    written when emit is False), a division by zero happened (compiled with error_model="numpy": the caller raises
+    ZeroDivisionError, as Python would)].
     """
     width, height, smode = params[0], params[1], params[2]
     sx1, sy1, sx2, sy2 = params[3], params[4], params[5], params[6]
@@ -177,8 +178,8 @@ def _scan(x, y, zndc, inv_w, vary, active, quat0, params, dparams, starts, emit,
                 for px in range(lo, hi + 1):
                     in_box = row_in and sx1 <= px <= sx2
                     if not ((smode == 1 and in_box) or (smode == 2 and not in_box)):
-                        zero_div |= _emit(t, k, px, py, float(r0), float(r1), float(r2), inv_area2, tv, quat0,
-                                          dparams, out_x, out_y, out_depth, out_w, out_var, out_prim)
+                        zero_div |= _emit(primitive[t], k, px, py, float(r0), float(r1), float(r2), inv_area2, tv,
+                                          quat0, dparams, out_x, out_y, out_depth, out_w, out_var, out_prim)
                         k += 1
                     r0 += e_dx[0]
                     r1 += e_dx[1]
@@ -206,7 +207,8 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
     params = np.array([rs.width, rs.height, rs.scissor_mode, *rs.scissor], np.int64)
     dparams = np.array([rs.depth_scale, rs.depth_offset, float(rs.w_buffer)], np.float64)
     args = (np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), np.ascontiguousarray(wt.zndc),
-            np.ascontiguousarray(wt.inv_w), np.ascontiguousarray(wt.varyings), cols, quat0, params, dparams)
+            np.ascontiguousarray(wt.inv_w), np.ascontiguousarray(wt.varyings),
+            np.ascontiguousarray(wt.primitive, np.int32), cols, quat0, params, dparams)
     counts = np.zeros((n_tri, 3), np.int64)
     starts = np.zeros(n_tri + 1, np.int64)
     dummy = (np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.float32), np.empty(0, np.float32),
@@ -218,12 +220,12 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
     out_x, out_y = np.empty(total, np.int32), np.empty(total, np.int32)
     out_depth, out_w = np.empty(total, np.float32), np.empty(total, np.float32)
     out_var = np.empty((total, cols.shape[0]), np.float32)
-    out_tri = np.empty(total, np.int32)
-    _scan(*args, starts, True, out_x, out_y, out_depth, out_w, out_var, out_tri, counts)
+    out_prim = np.empty(total, np.int32)
+    _scan(*args, starts, True, out_x, out_y, out_depth, out_w, out_var, out_prim, counts)
     _check_division(counts)
     killed = int(counts[:, 1].sum())
     frags = Fragments(x=out_x, y=out_y, depth=out_depth, w=out_w,
-                      primitive=wt.primitive[out_tri] if n_tri else out_tri,
+                      primitive=out_prim,
                       **{name: _field(out_var, cols, c) for name, c in VARYING.items()})
     return frags, {"fragments_rasterized": total + killed, "killed_scissor": killed}
 

@@ -46,6 +46,22 @@ def test_near_plane_clip_interpolates_every_column():
     assert (out[:, :, 2] <= 1e-7).all()
 
 
+def test_clipped_triangles_keep_submission_order():
+    # triangle 0 crosses the near plane (vertex 2 has z > 0), triangle 1 overlaps it wholly inside, triangle 2 is
+    # dropped, triangle 3 crosses the near plane again: the fans replace 0 and 3 in place, 1 stays between them
+    t0 = tri((-0.5, -0.5, -0.5, 1), (0.5, -0.5, -0.5, 1), (0, 0.5, 0.5, 1), colors=[(1, 0, 0, 1)] * 3)
+    t1 = tri((-0.25, -0.5, -0.5, 1), (0.25, -0.5, -0.5, 1), (0, 0, -0.5, 1), colors=[(0, 1, 0, 0.5)] * 3)
+    t2 = tri((2, 0, -0.5, 1), (3, 0, -0.5, 1), (2, 0.5, -0.5, 1))  # x > w: outside
+    t3 = tri((-0.5, -0.5, 0.5, 1), (0.5, -0.5, -0.5, 1), (0, 0.5, -0.5, 1), colors=[(0, 0, 1, 1)] * 3)
+    out, src, counts = clipping.clip_triangles(np.concatenate([t0, t1, t2, t3]), plain_clip())
+    assert counts["primitives_clipped"] == 2 and counts["primitives_clipped_away"] == 1
+    assert src.tolist() == [0, 0, 1, 3, 3]  # each cut triangle becomes a quad: a fan of two
+    assert np.array_equal(out[2], t1[0])
+    assert (out[:2, :, om.COLOR] == (1, 0, 0, 1)).all() and (out[3:, :, om.COLOR] == (0, 0, 1, 1)).all()
+    # the fan of triangle 0 starts at its first vertex: (-0.5, -0.5), then around the polygon
+    assert np.array_equal(out[0, 0, om.POS], t0[0, 0, om.POS]) and np.array_equal(out[0, 2], out[1, 1])
+
+
 def test_vertex_behind_the_eye_is_clipped_to_positive_w():
     t = tri((0, 0, -0.5, 1), (0.5, 0, -0.5, 1), (0, 0.5, 1.0, -1.0))
     out, _, _ = clipping.clip_triangles(t, plain_clip())

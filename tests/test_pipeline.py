@@ -13,6 +13,7 @@ import json
 import numpy as np
 import pytest
 
+from picaemu.blend import BlendProgram, BlendState, blend_program
 from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
 from picaemu.errors import MemoryFault, UnsupportedFeature
 from picaemu.framebuffer import FramebufferState, read_color_image, read_depth_image
@@ -136,6 +137,33 @@ def test_near_plane_clipping_draws_nothing_beyond_it(env):
     ys = np.nonzero(image(st, mem)[:, :, 0])[0]
     assert stats["primitives_clipped"] == 1 and ys.max() == 7  # cut at y = 8: samples up to 7.5
     assert stats["fragments_written"] > 0
+
+
+class AlphaBlendStages(PrimaryColorStages):
+    """Primary color blended src alpha / one minus src alpha (add) by the compiled fragment-ops pass."""
+
+    def __init__(self, state: GpuState) -> None:
+        self.program = blend_program(BlendState.from_regs(state.regs))
+
+    def blend_program(self) -> BlendProgram:
+        return self.program
+
+
+def test_clipped_triangle_is_blended_in_submission_order():
+    st, mem = make_state(), PhysicalMemory()
+    put(st, "COLOR_OPERATION", blend_mode=1, constant=0xE4)
+    put(st, "BLEND_FUNC", rgb_equation=0, alpha_equation=0, rgb_src=6, rgb_dst=7, alpha_src=6, alpha_dst=7)
+    pipe = Pipeline(identity_vs, AlphaBlendStages)
+    # first: opaque red crossing the near plane (cut at y = 8); second: half-transparent green inside it
+    half = 128 / 255
+    stats = draw(pipe, st, mem, [(0, 0, -0.5, 1, *RED), (32, 0, -0.5, 1, *RED), (16, 24, 1.0, 1, *RED),
+                                 (4, 1, -0.5, 1, 0, 1, 0, half), (20, 1, -0.5, 1, 0, 1, 0, half),
+                                 (4, 6, -0.5, 1, 0, 1, 0, half)])
+    assert stats["primitives_clipped"] == 1
+    img = image(st, mem)
+    # green over red: r = 255 * (255 - 128) / 255 = 127, g = 255 * 128 / 255 = 128 (red over green would be red)
+    assert tuple(img[2, 6, :3]) == (127, 128, 0)
+    assert tuple(img[2, 28]) == (255, 0, 0, 255)  # red alone
 
 
 def test_depth_order_inside_one_draw_and_across_draws(env):

@@ -75,7 +75,7 @@ def fetch(texels, offsets, widths, heights, level, face, ks, kt, wrap_s, wrap_t,
 @numba.njit(cache=True)
 def filter_2d(texels, offsets, widths, heights, level, face, st, linear, wrap_s, wrap_t, border):
     n = level.size
-    out = np.zeros((n, 4), np.float32)
+    out = np.empty((n, 4), np.float32)  # every row written below
     for i in range(n):
         lv = level[i]
         w, h, offset = widths[lv], heights[lv], offsets[lv, face[i]]
@@ -88,14 +88,18 @@ def filter_2d(texels, offsets, widths, heights, level, face, st, linear, wrap_s,
         ps, pt = st[i, 0] * w - np.float32(0.5), st[i, 1] * h - np.float32(0.5)
         fs, ft = math.floor(ps), math.floor(pt)
         ax, ay = np.float32(ps - fs), np.float32(pt - ft)
-        k0s, k0t = fs, ft
+        # the two columns and the two rows are wrapped once each (not once per tap)
+        s0, s1 = wrap(fs, w, wrap_s), wrap(fs + 1, w, wrap_s)
         # four float32 accumulators in registers, each step rounded to float32 as a store to ``out`` would be
         a0 = a1 = a2 = a3 = np.float32(0.0)
         for dy in range(2):
             wy = ay if dy else np.float32(1.0) - ay
+            t = wrap(ft + dy, h, wrap_t)
+            row = offset + (h - 1 - t) * w
             for dx in range(2):
                 weight = (ax if dx else np.float32(1.0) - ax) * wy
-                idx = _texel_index(offset, w, h, k0s + dx, k0t + dy, wrap_s, wrap_t)
+                sx = s1 if dx else s0
+                idx = BORDER if sx == BORDER or t == BORDER else row + sx
                 a0 = np.float32(a0 + weight * _tap(texels, idx, border, 0))
                 a1 = np.float32(a1 + weight * _tap(texels, idx, border, 1))
                 a2 = np.float32(a2 + weight * _tap(texels, idx, border, 2))
