@@ -50,7 +50,7 @@ class Counting(Observer):
         self.writes += 1
 
 
-def measure(words: np.ndarray, observer: Observer | None, repeats: int = 3) -> tuple[float, int, int]:
+def measure(words: np.ndarray, observer: Observer | None, repeats: int = 7) -> tuple[float, int, int]:
     best = float("inf")
     for _ in range(repeats):
         cp = CommandProcessor()

@@ -12,8 +12,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from picaemu import tev
+from picaemu import fragment_ops, tev
+from picaemu.blend import blend_program
+from picaemu.depth_stencil import DepthStencilState
 from picaemu.fragments import Fragments
+from picaemu.framebuffer import FramebufferState
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 from picaemu.shading import ShadingState, blend, sample_unit, shade
@@ -25,6 +28,7 @@ SIZE = 1024
 FRAGMENTS = 240 * 400 * 3
 TEX_SIZE = 256
 ADDR = (0x18000000, 0x18100000)
+COLOR_BUFFER, DEPTH_BUFFER = 0x18200000, 0x18300000  # 240x400 RGBA8 and D24S8, 8x8 tiled
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:
@@ -71,7 +75,25 @@ def color_path_state() -> tuple[GpuState, PhysicalMemory]:
         r[id_of(f"TEXENV{n}_COLOR")] = 0x80402010
     r[id_of("COLOR_OPERATION")] = access.compose("COLOR_OPERATION", blend_mode=1, constant=0xE4)
     r[id_of("BLEND_FUNC")] = access.compose("BLEND_FUNC", rgb_src=6, rgb_dst=7, alpha_src=1, alpha_dst=0)
+    _framebuffer_registers(r)
     return st, mem
+
+
+def _framebuffer_registers(r: np.ndarray) -> None:
+    """240x400 RGBA8 color + D24S8 depth, depth test GEQUAL with writes (as the fragment ops of a real draw)."""
+    r[id_of("COLORBUFFER_LOC")] = access.compose("COLORBUFFER_LOC", address=COLOR_BUFFER >> 3)
+    r[id_of("DEPTHBUFFER_LOC")] = access.compose("DEPTHBUFFER_LOC", address=DEPTH_BUFFER >> 3)
+    r[id_of("FRAMEBUFFER_DIM")] = access.compose("FRAMEBUFFER_DIM", width=240, height_minus_1=399, orientation=1)
+    r[id_of("COLORBUFFER_FORMAT")] = access.compose("COLORBUFFER_FORMAT", pixel_size=2, format=0)
+    r[id_of("DEPTHBUFFER_FORMAT")] = access.compose("DEPTHBUFFER_FORMAT", format=3)
+    for name in ("COLORBUFFER_READ", "COLORBUFFER_WRITE"):
+        r[id_of(name)] = access.compose(name, enable=0xF)
+    for name in ("DEPTHBUFFER_READ", "DEPTHBUFFER_WRITE"):
+        r[id_of(name)] = access.compose(name, stencil=1, depth=1)
+    funcs = access.locate("DEPTH_COLOR_MASK", "depth_func")[1].enum or {}
+    gequal = next(code for code, name in funcs.items() if name.lower() in ("gequal", "greater or equal", ">="))
+    r[id_of("DEPTH_COLOR_MASK")] = access.compose("DEPTH_COLOR_MASK", depth_test=1, depth_func=gequal, red=1, green=1,
+                                                  blue=1, alpha=1, depth_write=1)
 
 
 def color_path_fragments() -> Fragments:
@@ -112,6 +134,18 @@ def bench_color_path(repeat: int) -> None:
     t = best(run, repeat)
     print(f"color path (2 bilinear textures {TEX_SIZE}x{TEX_SIZE}, 3 TEV stages, alpha blending), {FRAGMENTS} "
           f"fragments: {t * 1e3:.1f} ms  {FRAGMENTS / t / 1e6:.2f} M fragments/s")
+    depth = np.tile(np.linspace(0.2, 0.8, FRAGMENTS // 3, dtype=np.float32), 3)  # each layer passes GEQUAL
+
+    def full() -> None:
+        sstate = ShadingState.from_state(st)
+        color = shade(sstate, frags, mem)
+        fb, ds = FramebufferState.from_regs(st.regs), DepthStencilState.from_regs(st.regs)
+        stats = {"killed_stencil": 0, "killed_depth": 0, "fragments_written": 0}
+        fragment_ops.resolve(mem, fb, ds, blend_program(sstate.blend), frags.x, frags.y, depth, color, stats)
+
+    t = best(full, repeat)
+    print(f"full fragment path (the above + depth test/write + blending + tiled write to a 240x400 RGBA8/D24S8 "
+          f"framebuffer, 3x overdraw): {t * 1e3:.1f} ms  {FRAGMENTS / t / 1e6:.2f} M fragments/s")
 
 
 def main() -> None:
