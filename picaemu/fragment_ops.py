@@ -11,8 +11,11 @@ of the draw; writes the tiled buffers in emulated memory and adds ``killed_stenc
 Each fragment sees the depth, stencil and color its predecessors in the draw left (the hardware's per-pixel order).
 Two ways, with the same results:
 
-- ``resolve``: one compiled pass over the fragments in order (numba, cache=True), reading and writing pixel words
-  byte by byte in memory; used when the color stages offer ``blend_program() -> picaemu.blend.BlendProgram``.
+- ``resolve``: compiled passes over the fragments in order (numba, cache=True), reading and writing pixel words
+  in memory; used when the color stages offer ``blend_program() -> picaemu.blend.BlendProgram``. The depth/stencil
+  pass runs first over every fragment (depth and stencil never depend on color), then the color pass over the
+  survivors (same order, so blending sees its predecessors' colors); when the two buffers share bytes, both run
+  fragment by fragment instead. With 4-byte words and neither stencil nor recorded fates, lean loops do the work.
 - ``resolve_shadow``: shadow-map rendering mode (COLOR_OPERATION ``fragment_mode`` "shadow map rendering",
   §15.8): no alpha, stencil, depth or blend stage; ``picaemu.shadow.shadow_write`` updates the 32-bit color
   buffer's (depth, intensity) texels in fragment order from the fragment depth and the TEV output's green.
@@ -40,6 +43,7 @@ from picaemu.shadow import ShadowState, shadow_write
 
 # COMPARE as a truth table: [func, 0 / 1 / 2 for a < b / a == b / a > b]
 COMPARE_TABLE = np.array([COMPARE[f](np.array([0, 1, 2]), np.array([1, 1, 1])) for f in sorted(COMPARE)], np.bool_)
+ALWAYS_PASSES = 0b111  # pass mask of a disabled test (``compare_mask``)
 KILLED_STENCIL, KILLED_DEPTH, SURVIVED = range(3)  # counters of the compiled pass
 NO_BYTES = np.zeros(0, np.uint8)
 FRAGMENT_MODE_SHADOW = "shadow map rendering"  # COLOR_OPERATION.fragment_mode enum name
@@ -80,13 +84,11 @@ class OpsParams(NamedTuple):
     depth_bpp: int
     depth_read: int
     depth_max: int
-    has_stencil: int  # D24S8: stencil in bits 31-24 of the pixel word
     stencil_active: int
-    stencil_func: int
+    stencil_pass: int  # compare_mask of the stencil function
     stencil_ref: int  # already masked with the input mask
     stencil_input_mask: int
-    depth_test: int
-    depth_func: int
+    depth_pass: int  # compare_mask of the depth function (ALWAYS_PASSES with the depth test off)
     write_depth: int  # DEPTH_COLOR_MASK.depth_write and DEPTHBUFFER_WRITE.depth
     write_stencil: int  # DEPTHBUFFER_WRITE.stencil
     color_write: int
@@ -103,6 +105,11 @@ def stencil_tables(ds: DepthStencilState) -> np.ndarray:
     wm = ds.stencil_write_mask
     ops = (ds.op_fail, ds.op_depth_fail, ds.op_depth_pass)
     return np.array([(STENCIL_OPS[op](old, ds.stencil_ref) & wm) | (old & ~wm & 0xFF) for op in ops], np.int64)
+
+
+def compare_mask(func: int) -> int:
+    """A compare function as 3 bits: bit k set when it passes for outcome k (0 / 1 / 2 = a < b / a == b / a > b)."""
+    return sum(int(passes) << k for k, passes in enumerate(COMPARE_TABLE[func]))
 
 
 def color_layout(fmt: fbm.ColorFormat) -> np.ndarray:
@@ -134,6 +141,23 @@ def _write_word(buf, offset: int, word: int, bpp: int) -> None:  # pragma: no co
 
 
 @numba.njit(cache=True, inline="always")
+def _packer(layout):  # pragma: no cover - compiled
+    """A color layout (C, 3) as 12 scalars (channel, shift, 8 - bits) x 4, a missing 4th channel as (0, 0, 8) (adds
+    nothing): kept in registers by the loops (the uint8 stores into memory could alias a layout array)."""
+    n = layout.shape[0]
+    c3, s3, r3 = (layout[3, 0], layout[3, 1], 8 - layout[3, 2]) if n > 3 else (0, 0, 8)
+    return (layout[0, 0], layout[0, 1], 8 - layout[0, 2], layout[1, 0], layout[1, 1], 8 - layout[1, 2],
+            layout[2, 0], layout[2, 1], 8 - layout[2, 2], c3, s3, r3)
+
+
+@numba.njit(cache=True, inline="always")
+def _pack(src, row: int, pk) -> int:  # pragma: no cover - compiled
+    """The pixel word of 8-bit channels ``src[row]`` (``_packer`` layout): each channel's top bits at its shift."""
+    return ((np.int64(src[row, pk[0]]) >> pk[2]) << pk[1] | (np.int64(src[row, pk[3]]) >> pk[5]) << pk[4]
+            | (np.int64(src[row, pk[6]]) >> pk[8]) << pk[7] | (np.int64(src[row, pk[9]]) >> pk[11]) << pk[10])
+
+
+@numba.njit(cache=True, inline="always")
 def _expand(v: int, bits: int) -> int:  # pragma: no cover - compiled
     """Bit replication of a ``bits``-wide value to 8 bits (``framebuffer._expand``)."""
     out = 0
@@ -145,8 +169,17 @@ def _expand(v: int, bits: int) -> int:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, inline="always")
-def _compare(func: int, a: int, b: int) -> bool:  # pragma: no cover - compiled
-    return COMPARE_TABLE[func, 0 if a < b else (1 if a == b else 2)]
+def _passes(mask: int, a: int, b: int) -> bool:  # pragma: no cover - compiled
+    """``a FUNC b`` for the function whose ``compare_mask`` is ``mask`` (no branch, no table load)."""
+    return (mask >> (np.int64(a >= b) + np.int64(a > b))) & 1 != 0
+
+
+@numba.njit(cache=True, inline="always")
+def _quantize(frag_depth, depth_max: int) -> int:  # pragma: no cover - compiled
+    """``framebuffer.quantize_depth`` of one fragment (NaN -> 0)."""
+    d = np.float64(frag_depth)
+    d = min(max(d, 0.0), 1.0) if d == d else 0.0
+    return np.int64(d * depth_max)
 
 
 @numba.njit(cache=True, inline="always")
@@ -155,49 +188,93 @@ def _depth_stencil(p, frag_depth, buf, offset, stencil_new) -> int:  # pragma: n
     index of its fate (KILLED_STENCIL, KILLED_DEPTH or SURVIVED)."""
     word = _read_word(buf, offset, p.depth_bpp) if p.depth_read else 0
     old_d = word & p.depth_max
-    old_s = (word >> fbm.STENCIL_SHIFT) & 0xFF if p.has_stencil else 0
-    d = np.float64(frag_depth)
-    d = min(max(d, 0.0), 1.0) if d == d else 0.0
-    new_d = np.int64(d * p.depth_max)
-    s_pass = True
-    if p.stencil_active:
-        s_pass = _compare(p.stencil_func, p.stencil_ref, old_s & p.stencil_input_mask)
-    d_pass = s_pass and (not p.depth_test or _compare(p.depth_func, new_d, old_d))
+    new_d = _quantize(frag_depth, p.depth_max)
+    old_s = (word >> fbm.STENCIL_SHIFT) & 0xFF if p.stencil_active else 0  # stencil_active implies D24S8
+    s_pass = not p.stencil_active or _passes(p.stencil_pass, p.stencil_ref, old_s & p.stencil_input_mask)
+    d_pass = s_pass and _passes(p.depth_pass, new_d, old_d)
     new_s = old_s
     if p.stencil_active and p.write_stencil:
         new_s = stencil_new[0 if not s_pass else (1 if not d_pass else 2), old_s]
     if not (d_pass and p.write_depth):
         new_d = old_d
-    if new_d != old_d or new_s != old_s:
-        new = new_d | (new_s << fbm.STENCIL_SHIFT) if p.has_stencil else new_d
-        _write_word(buf, offset, new, p.depth_bpp)
+    if new_d != old_d or new_s != old_s:  # the stored stencil bits stay when the stencil is inactive
+        keep = (word & ~p.depth_max) if not p.stencil_active else (new_s << fbm.STENCIL_SHIFT)
+        _write_word(buf, offset, keep | new_d, p.depth_bpp)
     if not s_pass:
         return KILLED_STENCIL
     return SURVIVED if d_pass else KILLED_DEPTH
 
 
-@numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
-def _resolve(x, y, depth, color, p, depth_buf, stencil_new, color_buf, layout, mask, eqs, kinds, chans, inverts,
-             constant, logic, counts, fate, fate_of) -> None:  # pragma: no cover - compiled
-    """The per-fragment operations of every fragment, in order. layout (C, 3) (channel, shift, bits); mask (4,)
-    bool color write mask; eqs..logic: a ``BlendProgram``; counts (3,) int64 (KILLED_STENCIL, KILLED_DEPTH,
-    SURVIVED); fate (F,) uint8 filled from fate_of (3,) when it has F entries (empty: not recorded)."""
-    dst = np.empty((1, 4), np.uint8)
-    out = np.empty((1, 4), np.uint8)
+@numba.njit(cache=True, inline="always")
+def _depth_only_loop(x, y, depth, p, buf, survivors, bpp: int) -> int:  # pragma: no cover - compiled
+    """The depth test and write of every fragment in order when the stencil is inactive (its stored bits stay), no
+    fates recorded, ``bpp`` = p.depth_bpp: the stored word is always read (then dropped when reads are disabled);
+    survivors' indices -> ``survivors``; returns their number."""
+    keep = -1 if p.depth_read else 0
+    n = 0
+    for i in range(x.shape[0]):
+        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * bpp
+        word = _read_word(buf, offset, bpp) & keep
+        old_d = word & p.depth_max
+        new_d = _quantize(depth[i], p.depth_max)
+        if not _passes(p.depth_pass, new_d, old_d):
+            continue
+        if p.write_depth and new_d != old_d:
+            _write_word(buf, offset, (word & ~p.depth_max) | new_d, bpp)
+        survivors[n] = i
+        n += 1
+    return n
+
+
+@numba.njit(cache=True)
+def _depth_pass(x, y, depth, p, depth_buf, stencil_new, counts, fate, fate_of,
+                survivors) -> int:  # pragma: no cover - compiled
+    """Depth/stencil of every fragment in order: the indices of the survivors go to ``survivors`` (returns their
+    number), the killed ones to ``counts``, each fate to ``fate`` (when it has one entry per fragment, from
+    ``fate_of``). With 4-byte words, no stencil and no fates, a lean loop does the work."""
     record = fate.shape[0] == x.shape[0]
+    if not record and not p.stencil_active and p.depth_bpp == 4:
+        n = _depth_only_loop(x, y, depth, p, depth_buf, survivors, 4)
+        counts[KILLED_DEPTH] += x.shape[0] - n
+        return n
+    n = 0
     for i in range(x.shape[0]):
         pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0)
-        result = SURVIVED
-        if p.use_depth:
-            result = _depth_stencil(p, depth[i], depth_buf, pixel * p.depth_bpp, stencil_new)
-        counts[result] += 1
+        result = _depth_stencil(p, depth[i], depth_buf, pixel * p.depth_bpp, stencil_new)
         if record:
             fate[i] = fate_of[result]
-        if result != SURVIVED:
-            continue
-        if not p.color_write:
-            continue
-        offset = pixel * p.color_bpp
+        if result == SURVIVED:
+            survivors[n] = i
+            n += 1
+        else:
+            counts[result] += 1
+    return n
+
+
+@numba.njit(cache=True, inline="always")
+def _replace_loop(survivors, x, y, color, p, buf, pk, bpp: int) -> None:  # pragma: no cover - compiled
+    """Color write of the fragments ``survivors`` when the source replaces the pixel (``bpp`` = p.color_bpp)."""
+    for j in range(survivors.shape[0]):
+        i = survivors[j]
+        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * bpp
+        _write_word(buf, offset, _pack(color, i, pk), bpp)
+
+
+@numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
+def _color_pass(survivors, x, y, color, p, color_buf, layout, mask, eqs, kinds, chans, inverts, constant,
+                logic) -> None:  # pragma: no cover - compiled
+    """Destination read, blend / logic op, write mask and color write of the fragments ``survivors`` (indices, in
+    order). layout (C, 3) (channel, shift, bits); mask (4,) bool color write mask; eqs..logic: a
+    ``BlendProgram``."""
+    pk = _packer(layout)
+    if not p.need_dst and p.color_bpp == 4:  # the source replaces a 32-bit pixel
+        _replace_loop(survivors, x, y, color, p, color_buf, pk, 4)
+        return
+    dst = np.empty((1, 4), np.uint8)
+    out = np.empty((1, 4), np.uint8)
+    for j in range(survivors.shape[0]):
+        i = survivors[j]
+        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * p.color_bpp
         for ch in range(4):
             out[0, ch] = color[i, ch]
         if p.need_dst:
@@ -215,10 +292,26 @@ def _resolve(x, y, depth, color, p, depth_buf, stencil_new, color_buf, layout, m
             for ch in range(4):
                 if not mask[ch]:
                     out[0, ch] = dst[0, ch]
-        word = 0
-        for k in range(layout.shape[0]):
-            word |= (np.int64(out[0, layout[k, 0]]) >> (8 - layout[k, 2])) << layout[k, 1]
-        _write_word(color_buf, offset, word, p.color_bpp)
+        _write_word(color_buf, offset, _pack(out, 0, pk), p.color_bpp)
+
+
+@numba.njit(cache=True)
+def _interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fate_of, color_buf, layout, mask, eqs,
+                 kinds, chans, inverts, constant, logic) -> int:  # pragma: no cover - compiled
+    """Both passes fragment by fragment, for color and depth buffers that share bytes (then a color write can
+    change a later fragment's stored depth word); returns the number of survivors."""
+    one = np.zeros(1, np.int32)
+    record = fate.shape[0] == x.shape[0]
+    n = 0
+    for i in range(x.shape[0]):
+        f = fate[i : i + 1] if record else fate
+        if _depth_pass(x[i : i + 1], y[i : i + 1], depth[i : i + 1], p, depth_buf, stencil_new, counts, f, fate_of,
+                       one):
+            n += 1
+            if p.color_write:
+                _color_pass(one, x[i : i + 1], y[i : i + 1], color[i : i + 1], p, color_buf, layout, mask, eqs,
+                            kinds, chans, inverts, constant, logic)
+    return n
 
 
 def _params(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram) -> OpsParams:
@@ -226,10 +319,10 @@ def _params(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgr
     return OpsParams(
         width=fb.width, height=fb.height, flipped=int(fb.flipped), use_depth=int(ds.uses_depth_buffer(fb.depth_format)),
         depth_bpp=fb.depth_bpp, depth_read=int(fb.depth_read), depth_max=fbm.depth_max(fb.depth_format),
-        has_stencil=int(fb.depth_format is fbm.DepthFormat.D24S8),
-        stencil_active=int(ds.stencil_active(fb.depth_format)), stencil_func=ds.stencil_func,
-        stencil_ref=ds.stencil_ref & m, stencil_input_mask=m, depth_test=int(ds.depth_test),
-        depth_func=ds.depth_func, write_depth=int(ds.depth_write and fb.depth_write),
+        stencil_active=int(ds.stencil_active(fb.depth_format)), stencil_pass=compare_mask(ds.stencil_func),
+        stencil_ref=ds.stencil_ref & m, stencil_input_mask=m,
+        depth_pass=compare_mask(ds.depth_func) if ds.depth_test else ALWAYS_PASSES,
+        write_depth=int(ds.depth_write and fb.depth_write),
         write_stencil=int(fb.stencil_write), color_write=int(fb.color_write), color_bpp=fb.color_bpp,
         color_read=int(fb.color_read), need_dst=int(program.mode is not BlendMode.REPLACE or not all(ds.color_mask)),
         blend_mode=int(program.mode),
@@ -239,7 +332,7 @@ def _params(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgr
 def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram,
             x: np.ndarray, y: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict,
             fate: np.ndarray | None = None) -> None:
-    """All per-fragment operations of the draw's surviving fragments in one compiled pass (see the module doc)."""
+    """All per-fragment operations of the draw's surviving fragments in compiled passes (see the module doc)."""
     p = _params(fb, ds, program)
     depth_buf = fb.depth_bytes(memory) if p.use_depth else NO_BYTES
     color_buf, fault = NO_BYTES, None
@@ -249,11 +342,25 @@ def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilSt
         except MemoryFault as err:  # raised below only if some fragment reaches the color write
             fault, p = err, p._replace(color_write=0)
     counts = np.zeros(3, np.int64)
-    _resolve(np.ascontiguousarray(x, np.int32), np.ascontiguousarray(y, np.int32),
-             np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8), p, depth_buf,
-             stencil_tables(ds), color_buf, color_layout(fb.color_format), np.array(ds.color_mask, np.bool_),
-             program.eqs, program.kinds, program.chans, program.inverts, program.constant, program.logic, counts,
-             NO_FATE if fate is None else fate, FATE_OF_COUNTER)
+    x, y = np.ascontiguousarray(x, np.int32), np.ascontiguousarray(y, np.int32)
+    depth, color = np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8)
+    fate = NO_FATE if fate is None else fate
+    blend_args = (color_layout(fb.color_format), np.array(ds.color_mask, np.bool_), program.eqs, program.kinds,
+                  program.chans, program.inverts, program.constant, program.logic)
+    if p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf):
+        counts[SURVIVED] = _interleaved(x, y, depth, color, p, depth_buf, stencil_tables(ds), counts, fate,
+                                        FATE_OF_COUNTER, color_buf, *blend_args)
+    else:
+        if p.use_depth:  # depth/stencil of every fragment, then the color of the survivors, both in order
+            survivors = np.empty(x.shape[0], np.int32)
+            n = _depth_pass(x, y, depth, p, depth_buf, stencil_tables(ds), counts, fate, FATE_OF_COUNTER, survivors)
+            survivors = survivors[:n]
+        else:
+            survivors = np.arange(x.shape[0], dtype=np.int32)
+            fate[:] = Fate.WRITTEN
+        counts[SURVIVED] = survivors.shape[0]
+        if p.color_write and survivors.shape[0]:
+            _color_pass(survivors, x, y, color, p, color_buf, *blend_args)
     if fault is not None and counts[SURVIVED]:
         raise fault
     stats["killed_stencil"] += int(counts[KILLED_STENCIL])

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from picaemu.errors import PipelineError, UnsupportedFeature
@@ -92,13 +93,26 @@ def map_outputs(om: OutputMapState, outputs: np.ndarray, outmap_mask: int) -> np
     if len(regs) < om.count:
         raise PipelineError(f"SH_OUTMAP_TOTAL = {om.count} slots but OUTMAP_MASK enables {len(regs)} registers",
                             register=id_of("SH_OUTMAP_TOTAL"))
-    vert = np.ones((n, NUM_COLUMNS), np.float32)
+    source = np.full(NUM_COLUMNS, -1, np.int64)  # column -> register * 4 + component (-1: reads 1.0)
     for slot, row in enumerate(om.codes):
         for comp, code in enumerate(row):
             column = SEMANTIC_COLUMN.get(code)
             if column is not None:
-                vert[:, column] = outputs[:, regs[slot], comp]
-    color = vert[:, COLOR]  # a view: absolute value, clamped to 1, in place
-    np.abs(color, out=color)
-    np.minimum(color, np.float32(1.0), out=color)
+                source[column] = regs[slot] * 4 + comp  # a later slot/component overrides
+    vert = np.empty((n, NUM_COLUMNS), np.float32)
+    flat = np.ascontiguousarray(outputs, np.float32).reshape(n, 4 * outputs.shape[1])
+    _fill_columns(flat, source, COLOR.start, COLOR.stop, vert)
     return vert
+
+
+@numba.njit(cache=True)
+def _fill_columns(outputs, source, color_lo: int, color_hi: int, vert) -> None:  # pragma: no cover - compiled
+    """vert[i, c] = outputs[i, source[c]] (outputs (N, 64): register * 4 + component; 1.0 where source[c] < 0), in
+    one pass; the color columns [color_lo, color_hi) made absolute and clamped to 1 (NaN stays NaN)."""
+    for i in range(vert.shape[0]):
+        for c in range(vert.shape[1]):
+            s = source[c]
+            v = outputs[i, s] if s >= 0 else np.float32(1.0)
+            if color_lo <= c < color_hi:
+                v = min(abs(v), np.float32(1.0))
+            vert[i, c] = v

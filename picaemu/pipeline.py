@@ -120,8 +120,9 @@ class ColorStages(Protocol):
     """Fragment coloring seam: shade -> (F, 4) uint8, alpha test -> (F,) bool, blend(src, dst) -> (F, 4) uint8.
 
     Stages may also offer ``blend_program() -> picaemu.blend.BlendProgram`` (the same blend as data): the pipeline
-    then runs the fragment operations in one compiled pass and never calls ``blend``; without it (wrappers that
-    observe every blend), one vectorized pass per overdraw layer calls ``blend`` (``picaemu.fragment_ops``)."""
+    then runs the fragment operations in compiled passes (depth/stencil, then color) and never calls ``blend``;
+    without it (wrappers that observe every blend), one vectorized pass per overdraw layer calls ``blend``
+    (``picaemu.fragment_ops``)."""
 
     def shade(self, frags: Fragments, memory: PhysicalMemory) -> np.ndarray: ...
 

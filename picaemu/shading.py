@@ -137,16 +137,31 @@ def _proctex(sstate: ShadingState, frags: Fragments) -> np.ndarray:
     return mod.sample_proctex(sstate.proctex, uv, lod)
 
 
+ROUND_MAGIC = np.float32(2.0**23)  # x + 2**23 - 2**23 in float32 = rint(x) (ties to even) for 0 <= x < 2**23
+
+
+@numba.njit(cache=True, inline="always")
+def _round_one(v):  # pragma: no cover - compiled
+    """rint(clamp(v, 0, 1) * 255) in float32 (= clamp(rint(v * 255), 0, 255)), NaN -> 0, as uint8; the rounding is
+    two float32 additions (no libm call), so that loops over it vectorize."""
+    v = v if v > 0 else np.float32(0.0)  # NaN and negatives
+    v = v if v < 1 else np.float32(1.0)
+    return np.uint8((v * np.float32(255.0) + ROUND_MAGIC) - ROUND_MAGIC)
+
+
+@numba.njit("void(float32[::1], uint8[::1])", cache=True)
+def _round_flat(color, out):  # pragma: no cover - compiled
+    """``_round_one`` of every value of a contiguous color array (flattened)."""
+    for i in range(color.shape[0]):
+        out[i] = _round_one(color[i])
+
+
 @numba.njit("void(float32[:, :], uint8[:, :])", cache=True)
 def _round_color(color, out):  # pragma: no cover - compiled
-    """out = rint(clamp(color, 0, 1) * 255) in float32 (= clamp(rint(color * 255), 0, 255)), NaN -> 0; one
-    signature for any layout of the float32 input."""
+    """``_round_one`` of every value; one signature for any layout of the float32 input."""
     for i in range(color.shape[0]):
         for ch in range(color.shape[1]):
-            v = color[i, ch]
-            v = v if v > 0 else np.float32(0.0)  # NaN and negatives
-            v = v if v < 1 else np.float32(1.0)
-            out[i, ch] = np.uint8(np.rint(v * np.float32(255.0)))
+            out[i, ch] = _round_one(color[i, ch])
 
 
 def primary_color(frags: Fragments) -> np.ndarray:
@@ -155,7 +170,10 @@ def primary_color(frags: Fragments) -> np.ndarray:
     if not color.flags.writeable:  # a broadcast view (color column not mapped)
         color = color.copy()
     out = np.empty(color.shape, np.uint8)
-    _round_color(color, out)
+    if color.flags.c_contiguous:
+        _round_flat(color.reshape(-1), out.reshape(-1))
+    else:
+        _round_color(color, out)
     return out
 
 

@@ -83,3 +83,36 @@ def test_compiled_pass_matches_layers(seed: int) -> None:
             results.append((memory.bytes(COLOR_ADDR, SPAN).copy(), stats))
         assert np.array_equal(results[0][0], results[1][0]), (fb, ds, bstate, replace)
         assert results[0][1] == results[1][1]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_overlapping_buffers_keep_per_fragment_order(seed: int) -> None:
+    """Color and depth buffers that share bytes: a color write changes later fragments' stored depth words, so the
+    draw must equal the same fragments resolved one call at a time (trivially in per-fragment order)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        regs = _random_regs(rng)
+        ds = DepthStencilState.from_regs(regs)
+        fb = fbm.FramebufferState(W, H, bool(rng.integers(2)), COLOR_ADDR, fbm.ColorFormat.RGBA8,
+                                  COLOR_ADDR + int(rng.integers(0, 64)), fbm.DepthFormat.D24S8,
+                                  *(bool(rng.random() < 0.8) for _ in range(6)))
+        n = int(rng.integers(1, 200))
+        x = rng.integers(0, 4, n).astype(np.int32)
+        y = rng.integers(0, 4, n).astype(np.int32)
+        depth = rng.random(n).astype(np.float32)
+        color = rng.integers(0, 256, (n, 4)).astype(np.uint8)
+        program = BlendProgram.build(BlendMode.REPLACE)
+        initial = rng.integers(0, 256, SPAN).astype(np.uint8)
+        results = []
+        for split in (False, True):
+            memory = PhysicalMemory()
+            memory.write(COLOR_ADDR, initial)
+            stats = dict(killed_stencil=0, killed_depth=0, fragments_written=0)
+            fate = np.zeros(n, np.uint8)
+            parts = [slice(i, i + 1) for i in range(n)] if split else [slice(None)]
+            for s in parts:
+                fragment_ops.resolve(memory, fb, ds, program, x[s], y[s], depth[s], color[s], stats, fate[s])
+            results.append((memory.bytes(COLOR_ADDR, SPAN).copy(), stats, fate))
+        assert np.array_equal(results[0][0], results[1][0])
+        assert results[0][1] == results[1][1]
+        assert np.array_equal(results[0][2], results[1][2])
