@@ -345,15 +345,15 @@ def run_vertex_shader(setup: ShaderSetup, attributes: np.ndarray, *, step_budget
     if attributes.ndim != 3 or attributes.shape[2] != 4 or attributes.shape[1] > 16:
         raise ValueError(f"attributes must be (N, <=16, 4), got {attributes.shape}")
     n = attributes.shape[0]
-    result = np.zeros((n, NUM_OUT, 4), np.float32)
     if n == 0:
-        return result
+        return np.zeros((0, NUM_OUT, 4), np.float32)
+    result = np.empty((n, NUM_OUT, 4), np.float32)  # store_outputs writes every element
     m = Machine(setup, n, step_budget=step_budget, pooled=True)
     load_inputs(m, setup, attributes)
     m.run()
     if counters is not None:
         counters["shader_instructions"] = counters.get("shader_instructions", 0) + m.lane_instructions
-    written = m.program.registers(setup.entry).o_written
-    if written:
-        store_outputs(m.out[0], np.array(written, np.int64), result)
+    written = np.zeros(NUM_OUT, np.bool_)
+    written[list(m.program.registers(setup.entry).o_written)] = True
+    store_outputs(m.out[0], written, result)
     return result

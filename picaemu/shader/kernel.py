@@ -270,10 +270,14 @@ def load_attributes(attributes, pairs, vr):
 
 
 @numba.njit(cache=True)
-def store_outputs(out, regs, result):
-    """result[i, o, :] = out[o, :, i] for each output register o in ``regs``."""
+def store_outputs(out, written, result):
+    """result[i, o, :] = out[o, :, i] where ``written[o]``, else 0 — every element of ``result`` written once, in
+    memory order (so ``result`` can come uninitialised from ``np.empty``)."""
     for i in range(result.shape[0]):
-        for p in range(regs.shape[0]):
-            o = regs[p]
-            for comp in range(4):
-                result[i, o, comp] = out[o, comp, i]
+        for o in range(result.shape[1]):
+            if written[o]:
+                for comp in range(4):
+                    result[i, o, comp] = out[o, comp, i]
+            else:
+                for comp in range(4):
+                    result[i, o, comp] = 0.0
