@@ -12,6 +12,8 @@ Fragment modes other than "default" (gas accumulation, shadow rendering) are not
 
 ``blend_program(bstate) -> BlendProgram``: the same operation as arrays for compiled per-fragment code, which calls
 the numba functions ``blend_pixel`` / ``logic_pixel`` (the vectorized ``blend`` uses the first too).
+``factor_rows(program) -> (4, 7) int64`` folds a program's per-draw constants for ``blend_channel``, the same
+blend as ``blend_pixel`` one channel at a time from scalars (the fragment pass's lean loop).
 """
 
 from __future__ import annotations
@@ -258,3 +260,50 @@ def blend(bstate: BlendState, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     if bstate.blending:
         return blend_colors(bstate, src, dst)
     return LOGIC_OPS[bstate.logic_op](src.astype(np.uint8), dst.astype(np.uint8)).astype(np.uint8)
+
+
+# factor selectors of ``factor_rows`` / ``blend_channel``: a per-draw constant, or a value of the fragment
+SEL_CONST, SEL_SRC, SEL_SRC_ALPHA, SEL_DST, SEL_DST_ALPHA, SEL_SATURATE = range(6)
+
+
+def factor_rows(program: BlendProgram) -> np.ndarray:
+    """(4, 7) int64, one row per channel (eq, sel0, inv0, value0, sel1, inv1, value1) for ``blend_channel``: the
+    ``BlendProgram`` with every per-draw-constant factor (zero, one, constant color/alpha, the saturate of alpha)
+    folded into ``value`` (inverted already, ``sel`` SEL_CONST), the others as a ``SEL_*`` of the fragment's values."""
+    rows = np.zeros((4, 7), np.int64)
+    for ch in range(4):
+        rows[ch, 0] = program.eqs[ch]
+        for side in range(2):
+            kind, chan = int(program.kinds[side, ch]), int(program.chans[side, ch])
+            inv = bool(program.inverts[side, ch])
+            if chan not in (ch, ALPHA):
+                raise ValueError(f"factor of channel {ch} reads channel {chan}")
+            alpha = chan == ALPHA
+            value, sel = 0, SEL_CONST
+            if kind in (ZERO, ONE, CONST) or (kind == SATURATE and ch == ALPHA):
+                value = {ZERO: 0, ONE: 255, CONST: int(program.constant[chan]), SATURATE: 255}[kind]
+                value, inv = (255 - value if inv else value), False
+            else:
+                sel = {SRC: SEL_SRC_ALPHA if alpha else SEL_SRC, DST: SEL_DST_ALPHA if alpha else SEL_DST,
+                       SATURATE: SEL_SATURATE}[kind]
+            rows[ch, 1 + 3 * side: 4 + 3 * side] = sel, int(inv), value
+    return rows
+
+
+@numba.njit(cache=True, inline="always")
+def _select(sel: int, inv: int, value: int, s: int, sa: int, d: int, da: int, sat: int) -> int:
+    if sel == SEL_CONST:
+        return value
+    v = s if sel == SEL_SRC else (sa if sel == SEL_SRC_ALPHA else (d if sel == SEL_DST else (
+        da if sel == SEL_DST_ALPHA else sat)))
+    return 255 - v if inv else v
+
+
+@numba.njit(cache=True, inline="always")
+def blend_channel(row, s: int, sa: int, d: int, da: int, sat: int) -> int:  # pragma: no cover - compiled
+    """One channel of ``blend_pixel`` from scalars: ``row`` a ``factor_rows`` row (as a tuple), ``s``/``d`` the
+    channel's source / destination value, ``sa``/``da`` the alphas, ``sat`` = min(sa, 255 - da)."""
+    f0 = _select(row[1], row[2], row[3], s, sa, d, da, sat)
+    f1 = _select(row[4], row[5], row[6], s, sa, d, da, sat)
+    v = _equation(row[0], s * f0, d * f1)
+    return min(np.int64(np.uint64(max(v, 0)) // np.uint64(255)), 255)  # = min(max(v // 255, 0), 255), faster

@@ -15,7 +15,8 @@ Two ways, with the same results:
   in memory; used when the color stages offer ``blend_program() -> picaemu.blend.BlendProgram``. The depth/stencil
   pass runs first over every fragment (depth and stencil never depend on color), then the color pass over the
   survivors (same order, so blending sees its predecessors' colors); when the two buffers share bytes, both run
-  fragment by fragment instead. With 4-byte words and neither stencil nor recorded fates, lean loops do the work.
+  fragment by fragment instead. With 4-byte words and neither stencil nor recorded fates, lean loops do the work;
+  blending into an RGBA8 buffer has one too (``_blend_loop``, its per-draw factors held in scalars).
 - ``resolve_shadow``: shadow-map rendering mode (COLOR_OPERATION ``fragment_mode`` "shadow map rendering",
   §15.8): no alpha, stencil, depth or blend stage; ``picaemu.shadow.shadow_write`` updates the 32-bit color
   buffer's (depth, intensity) texels in fragment order from the fragment depth and the TEV output's green.
@@ -34,7 +35,7 @@ import numba
 import numpy as np
 
 from picaemu import framebuffer as fbm
-from picaemu.blend import BlendMode, BlendProgram, blend_pixel, logic_pixel
+from picaemu.blend import BlendMode, BlendProgram, blend_channel, blend_pixel, factor_rows, logic_pixel
 from picaemu.depth_stencil import COMPARE, STENCIL_OPS, DepthStencilState, depth_stencil_test
 from picaemu.errors import MemoryFault, UnsupportedFeature
 from picaemu.memory import PhysicalMemory
@@ -46,6 +47,7 @@ COMPARE_TABLE = np.array([COMPARE[f](np.array([0, 1, 2]), np.array([1, 1, 1])) f
 ALWAYS_PASSES = 0b111  # pass mask of a disabled test (``compare_mask``)
 KILLED_STENCIL, KILLED_DEPTH, SURVIVED = range(3)  # counters of the compiled pass
 NO_BYTES = np.zeros(0, np.uint8)
+NO_ROWS = np.zeros((0, 9), np.int64)  # ``_color_pass`` without its lean blending loop
 FRAGMENT_MODE_SHADOW = "shadow map rendering"  # COLOR_OPERATION.fragment_mode enum name
 SHADOW_BPP = 4  # the shadow map is a 32-bit color buffer (depth 24 + intensity 8)
 
@@ -260,15 +262,45 @@ def _replace_loop(survivors, x, y, color, p, buf, pk, bpp: int) -> None:  # prag
         _write_word(buf, offset, _pack(color, i, pk), bpp)
 
 
+@numba.njit(cache=True, inline="always")
+def _row(rows, k: int):  # pragma: no cover - compiled
+    """Row ``k`` of a (4, 9) array as a tuple of scalars (kept in registers by the loop)."""
+    return (rows[k, 0], rows[k, 1], rows[k, 2], rows[k, 3], rows[k, 4], rows[k, 5], rows[k, 6], rows[k, 7],
+            rows[k, 8])
+
+
+@numba.njit(cache=True, inline="always")
+def _blend_loop(survivors, x, y, color, p, buf, rows) -> None:  # pragma: no cover - compiled
+    """Blending into 32-bit (RGBA8, 8 bits per channel) pixels of the fragments ``survivors``; ``rows`` (4, 9):
+    per channel its ``blend.factor_rows`` row, write mask and shift, held in scalars for the whole loop."""
+    r0, r1, r2, r3 = _row(rows, 0), _row(rows, 1), _row(rows, 2), _row(rows, 3)
+    keep = -1 if p.color_read else 0  # reads disabled: every destination channel reads 0
+    for j in range(survivors.shape[0]):
+        i = survivors[j]
+        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * 4
+        word = _read_word(buf, offset, 4) & keep
+        s0, s1, s2, s3 = np.int64(color[i, 0]), np.int64(color[i, 1]), np.int64(color[i, 2]), np.int64(color[i, 3])
+        d0, d1, d2, d3 = (word >> r0[8]) & 0xFF, (word >> r1[8]) & 0xFF, (word >> r2[8]) & 0xFF, (word >> r3[8]) & 0xFF
+        sat = min(s3, 255 - d3)
+        o0 = blend_channel(r0, s0, s3, d0, d3, sat) if r0[7] else d0
+        o1 = blend_channel(r1, s1, s3, d1, d3, sat) if r1[7] else d1
+        o2 = blend_channel(r2, s2, s3, d2, d3, sat) if r2[7] else d2
+        o3 = blend_channel(r3, s3, s3, d3, d3, sat) if r3[7] else d3
+        _write_word(buf, offset, o0 << r0[8] | o1 << r1[8] | o2 << r2[8] | o3 << r3[8], 4)
+
+
 @numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
 def _color_pass(survivors, x, y, color, p, color_buf, layout, mask, eqs, kinds, chans, inverts, constant,
-                logic) -> None:  # pragma: no cover - compiled
+                logic, rows) -> None:  # pragma: no cover - compiled
     """Destination read, blend / logic op, write mask and color write of the fragments ``survivors`` (indices, in
     order). layout (C, 3) (channel, shift, bits); mask (4,) bool color write mask; eqs..logic: a
-    ``BlendProgram``."""
+    ``BlendProgram``; rows: (4, 9) for ``_blend_loop`` (blending into 32-bit pixels), else (0, 9)."""
     pk = _packer(layout)
     if not p.need_dst and p.color_bpp == 4:  # the source replaces a 32-bit pixel
         _replace_loop(survivors, x, y, color, p, color_buf, pk, 4)
+        return
+    if p.blend_mode == BlendMode.BLEND and p.color_bpp == 4 and rows.shape[0] == 4:
+        _blend_loop(survivors, x, y, color, p, color_buf, rows)
         return
     dst = np.empty((1, 4), np.uint8)
     out = np.empty((1, 4), np.uint8)
@@ -297,7 +329,7 @@ def _color_pass(survivors, x, y, color, p, color_buf, layout, mask, eqs, kinds, 
 
 @numba.njit(cache=True)
 def _interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fate_of, color_buf, layout, mask, eqs,
-                 kinds, chans, inverts, constant, logic) -> int:  # pragma: no cover - compiled
+                 kinds, chans, inverts, constant, logic, rows) -> int:  # pragma: no cover - compiled
     """Both passes fragment by fragment, for color and depth buffers that share bytes (then a color write can
     change a later fragment's stored depth word); returns the number of survivors."""
     one = np.zeros(1, np.int32)
@@ -310,7 +342,7 @@ def _interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fa
             n += 1
             if p.color_write:
                 _color_pass(one, x[i : i + 1], y[i : i + 1], color[i : i + 1], p, color_buf, layout, mask, eqs,
-                            kinds, chans, inverts, constant, logic)
+                            kinds, chans, inverts, constant, logic, rows)
     return n
 
 
@@ -327,6 +359,15 @@ def _params(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgr
         color_read=int(fb.color_read), need_dst=int(program.mode is not BlendMode.REPLACE or not all(ds.color_mask)),
         blend_mode=int(program.mode),
     )
+
+
+def _lean_rows(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram) -> np.ndarray:
+    """(4, 9) int64 rows of ``_blend_loop`` when it applies (blending into a 32-bit RGBA8 buffer), else (0, 9)."""
+    layout = fbm.COLOR_LAYOUTS[fb.color_format]
+    if program.mode is not BlendMode.BLEND or fb.color_bpp != 4 or any(bits != 8 for _, _, bits in layout):
+        return NO_ROWS
+    shifts = [shift for _, shift in sorted((ch, shift) for ch, shift, _ in layout)]
+    return np.column_stack([factor_rows(program), np.array(ds.color_mask, np.int64), shifts]).astype(np.int64)
 
 
 def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram,
@@ -346,7 +387,7 @@ def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilSt
     depth, color = np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8)
     fate = NO_FATE if fate is None else fate
     blend_args = (color_layout(fb.color_format), np.array(ds.color_mask, np.bool_), program.eqs, program.kinds,
-                  program.chans, program.inverts, program.constant, program.logic)
+                  program.chans, program.inverts, program.constant, program.logic, _lean_rows(fb, ds, program))
     if p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf):
         counts[SURVIVED] = _interleaved(x, y, depth, color, p, depth_buf, stencil_tables(ds), counts, fate,
                                         FATE_OF_COUNTER, color_buf, *blend_args)
