@@ -11,14 +11,10 @@ from picaemu.command.builder import CommandBuilder
 from picaemu.command.processor import CommandProcessor
 from picaemu.errors import MemoryFault
 from picaemu.gx import Gx, GxError, lower
+from tests.reference_tables import MORTON as REFERENCE_MORTON
 
 VRAM, FCRAM = 0x18000000, 0x20000000
-# the in-tile index table of pica-formats.md §1.2 (row y = first stored row at top)
-MORTON = np.array([
-    [0, 1, 4, 5, 16, 17, 20, 21], [2, 3, 6, 7, 18, 19, 22, 23], [8, 9, 12, 13, 24, 25, 28, 29],
-    [10, 11, 14, 15, 26, 27, 30, 31], [32, 33, 36, 37, 48, 49, 52, 53], [34, 35, 38, 39, 50, 51, 54, 55],
-    [40, 41, 44, 45, 56, 57, 60, 61], [42, 43, 46, 47, 58, 59, 62, 63],
-])
+MORTON = np.array(REFERENCE_MORTON)  # pica-formats.md §1.2, typed by hand in tests/reference_tables.py
 
 
 @pytest.fixture
