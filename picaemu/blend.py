@@ -62,7 +62,7 @@ _FACTORS_BY_NAME: dict[str, tuple[int, bool, bool]] = {
 FACTOR_TABLE = {code: _FACTORS_BY_NAME[name] for code, name in BLEND_FACTORS.items()}
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _pick(kind: int, src: int, dst: int, const: int, saturate: int) -> int:
     """The value a factor of ``kind`` reads (scalars only: array arguments would cost a refcount per call)."""
     if kind == ZERO:
@@ -78,7 +78,7 @@ def _pick(kind: int, src: int, dst: int, const: int, saturate: int) -> int:
     return saturate
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _equation(eq: int, x: int, y: int) -> int:
     if eq == EQ_SUBTRACT:
         return x - y
@@ -290,7 +290,7 @@ def factor_rows(program: BlendProgram) -> np.ndarray:
     return rows
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _select(sel: int, inv: int, value: int, s: int, sa: int, d: int, da: int, sat: int) -> int:
     if sel == SEL_CONST:
         return value
@@ -299,7 +299,7 @@ def _select(sel: int, inv: int, value: int, s: int, sa: int, d: int, da: int, sa
     return 255 - v if inv else v
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def blend_channel(row, s: int, sa: int, d: int, da: int, sat: int) -> int:  # pragma: no cover - compiled
     """One channel of ``blend_pixel`` from scalars: ``row`` a ``factor_rows`` row (as a tuple), ``s``/``d`` the
     channel's source / destination value, ``sa``/``da`` the alphas, ``sat`` = min(sa, 255 - da)."""

@@ -11,12 +11,12 @@ of the draw; writes the tiled buffers in emulated memory and adds ``killed_stenc
 Each fragment sees the depth, stencil and color its predecessors in the draw left (the hardware's per-pixel order).
 Two ways, with the same results:
 
-- ``resolve``: compiled passes over the fragments in order (numba, cache=True), reading and writing pixel words
-  in memory; used when the color stages offer ``blend_program() -> picaemu.blend.BlendProgram``. The depth/stencil
-  pass runs first over every fragment (depth and stencil never depend on color), then the color pass over the
-  survivors (same order, so blending sees its predecessors' colors); when the two buffers share bytes, both run
-  fragment by fragment instead. With 4-byte words and neither stencil nor recorded fates, lean loops do the work;
-  blending into an RGBA8 buffer has one too (``_blend_loop``, its per-draw factors held in scalars).
+- ``resolve``: compiled passes over the fragments in order (``picaemu.fragment_kernels``), reading and writing
+  pixel words in memory; used when the color stages offer ``blend_program() -> picaemu.blend.BlendProgram``. The
+  depth/stencil pass runs first over every fragment (depth and stencil never depend on color), then the color pass
+  over the survivors (same order, so blending sees its predecessors' colors); when the two buffers share bytes,
+  both run fragment by fragment instead. 32-bit buffers (D24S8 without stencil or recorded fates; RGBA8) take
+  word passes, the rest byte passes; each is its own kernel, compiled the first time a draw needs it.
 - ``resolve_shadow``: shadow-map rendering mode (COLOR_OPERATION ``fragment_mode`` "shadow map rendering",
   §15.8): no alpha, stencil, depth or blend stage; ``picaemu.shadow.shadow_write`` updates the 32-bit color
   buffer's (depth, intensity) texels in fragment order from the fragment depth and the TEV output's green.
@@ -28,26 +28,30 @@ Two ways, with the same results:
 from __future__ import annotations
 
 import itertools
+import sys
 from enum import IntEnum
 from typing import NamedTuple, Protocol
 
 import numba
 import numpy as np
 
+from picaemu import fragment_kernels as fk
 from picaemu import framebuffer as fbm
-from picaemu.blend import BlendMode, BlendProgram, blend_channel, blend_pixel, factor_rows, logic_pixel
+from picaemu.blend import LOGIC_TABLES, BlendMode, BlendProgram, factor_rows
 from picaemu.depth_stencil import COMPARE, STENCIL_OPS, DepthStencilState, depth_stencil_test
 from picaemu.errors import MemoryFault, UnsupportedFeature
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
+from picaemu.regs.blocks.fragops import LOGIC_OPS as LOGIC_OP_NAMES
 from picaemu.shadow import ShadowState, shadow_write
 
 # COMPARE as a truth table: [func, 0 / 1 / 2 for a < b / a == b / a > b]
 COMPARE_TABLE = np.array([COMPARE[f](np.array([0, 1, 2]), np.array([1, 1, 1])) for f in sorted(COMPARE)], np.bool_)
 ALWAYS_PASSES = 0b111  # pass mask of a disabled test (``compare_mask``)
-KILLED_STENCIL, KILLED_DEPTH, SURVIVED = range(3)  # counters of the compiled pass
 NO_BYTES = np.zeros(0, np.uint8)
-NO_ROWS = np.zeros((0, 9), np.int64)  # ``_color_pass`` without its lean blending loop
+WORD_BYTES = 4  # pixel size of the word passes
+LITTLE_ENDIAN_HOST = sys.byteorder == "little"  # uint32 views then read words in the buffers' byte order
+LOGIC_COPY = next(code for code, name in LOGIC_OP_NAMES.items() if name == "copy")
 FRAGMENT_MODE_SHADOW = "shadow map rendering"  # COLOR_OPERATION.fragment_mode enum name
 SHADOW_BPP = 4  # the shadow map is a 32-bit color buffer (depth 24 + intensity 8)
 
@@ -62,7 +66,7 @@ class Fate(IntEnum):
     DEPTH = 4  # failed the depth test
 
 
-# fate of a compiled-pass counter index (KILLED_STENCIL, KILLED_DEPTH, SURVIVED)
+# fate of a compiled-pass counter index (fragment_kernels: KILLED_STENCIL, KILLED_DEPTH, SURVIVED)
 FATE_OF_COUNTER = np.array([Fate.STENCIL, Fate.DEPTH, Fate.WRITTEN], np.uint8)
 NO_FATE = np.zeros(0, np.uint8)
 
@@ -114,238 +118,6 @@ def compare_mask(func: int) -> int:
     return sum(int(passes) << k for k, passes in enumerate(COMPARE_TABLE[func]))
 
 
-def color_layout(fmt: fbm.ColorFormat) -> np.ndarray:
-    """(C, 3) int64 rows (channel, shift, bits) of ``framebuffer.COLOR_LAYOUTS``."""
-    return np.array(fbm.COLOR_LAYOUTS[fmt], np.int64)
-
-
-# ---------------------------------------------------------------------------------------------- compiled pass
-@numba.njit(cache=True, inline="always")
-def _read_word(buf, offset: int, bpp: int) -> int:  # pragma: no cover - compiled
-    """Little-endian ``bpp``-byte word at byte ``offset`` of ``buf`` (uint8, any alignment)."""
-    if bpp == 4:  # the common case, written out so that the compiler can make it one load
-        return (np.int64(buf[offset]) | np.int64(buf[offset + 1]) << 8 | np.int64(buf[offset + 2]) << 16
-                | np.int64(buf[offset + 3]) << 24)
-    word = 0
-    for b in range(bpp):
-        word |= np.int64(buf[offset + b]) << (8 * b)
-    return word
-
-
-@numba.njit(cache=True, inline="always")
-def _write_word(buf, offset: int, word: int, bpp: int) -> None:  # pragma: no cover - compiled
-    if bpp == 4:
-        buf[offset], buf[offset + 1] = word & 0xFF, (word >> 8) & 0xFF
-        buf[offset + 2], buf[offset + 3] = (word >> 16) & 0xFF, (word >> 24) & 0xFF
-        return
-    for b in range(bpp):
-        buf[offset + b] = (word >> (8 * b)) & 0xFF
-
-
-@numba.njit(cache=True, inline="always")
-def _packer(layout):  # pragma: no cover - compiled
-    """A color layout (C, 3) as 12 scalars (channel, shift, 8 - bits) x 4, a missing 4th channel as (0, 0, 8) (adds
-    nothing): kept in registers by the loops (the uint8 stores into memory could alias a layout array)."""
-    n = layout.shape[0]
-    c3, s3, r3 = (layout[3, 0], layout[3, 1], 8 - layout[3, 2]) if n > 3 else (0, 0, 8)
-    return (layout[0, 0], layout[0, 1], 8 - layout[0, 2], layout[1, 0], layout[1, 1], 8 - layout[1, 2],
-            layout[2, 0], layout[2, 1], 8 - layout[2, 2], c3, s3, r3)
-
-
-@numba.njit(cache=True, inline="always")
-def _pack(src, row: int, pk) -> int:  # pragma: no cover - compiled
-    """The pixel word of 8-bit channels ``src[row]`` (``_packer`` layout): each channel's top bits at its shift."""
-    return ((np.int64(src[row, pk[0]]) >> pk[2]) << pk[1] | (np.int64(src[row, pk[3]]) >> pk[5]) << pk[4]
-            | (np.int64(src[row, pk[6]]) >> pk[8]) << pk[7] | (np.int64(src[row, pk[9]]) >> pk[11]) << pk[10])
-
-
-@numba.njit(cache=True, inline="always")
-def _expand(v: int, bits: int) -> int:  # pragma: no cover - compiled
-    """Bit replication of a ``bits``-wide value to 8 bits (``framebuffer._expand``)."""
-    out = 0
-    shift = 8 - bits
-    while shift > -bits:
-        out |= (v << shift) if shift >= 0 else (v >> -shift)
-        shift -= bits
-    return out & 0xFF
-
-
-@numba.njit(cache=True, inline="always")
-def _passes(mask: int, a: int, b: int) -> bool:  # pragma: no cover - compiled
-    """``a FUNC b`` for the function whose ``compare_mask`` is ``mask`` (no branch, no table load)."""
-    return (mask >> (np.int64(a >= b) + np.int64(a > b))) & 1 != 0
-
-
-@numba.njit(cache=True, inline="always")
-def _quantize(frag_depth, depth_max: int) -> int:  # pragma: no cover - compiled
-    """``framebuffer.quantize_depth`` of one fragment (NaN -> 0)."""
-    d = np.float64(frag_depth)
-    d = min(max(d, 0.0), 1.0) if d == d else 0.0
-    return np.int64(d * depth_max)
-
-
-@numba.njit(cache=True, inline="always")
-def _depth_stencil(p, frag_depth, buf, offset, stencil_new) -> int:  # pragma: no cover - compiled
-    """Test one fragment against its pixel's stored word, store the new word when it changes; returns the counter
-    index of its fate (KILLED_STENCIL, KILLED_DEPTH or SURVIVED)."""
-    word = _read_word(buf, offset, p.depth_bpp) if p.depth_read else 0
-    old_d = word & p.depth_max
-    new_d = _quantize(frag_depth, p.depth_max)
-    old_s = (word >> fbm.STENCIL_SHIFT) & 0xFF if p.stencil_active else 0  # stencil_active implies D24S8
-    s_pass = not p.stencil_active or _passes(p.stencil_pass, p.stencil_ref, old_s & p.stencil_input_mask)
-    d_pass = s_pass and _passes(p.depth_pass, new_d, old_d)
-    new_s = old_s
-    if p.stencil_active and p.write_stencil:
-        new_s = stencil_new[0 if not s_pass else (1 if not d_pass else 2), old_s]
-    if not (d_pass and p.write_depth):
-        new_d = old_d
-    if new_d != old_d or new_s != old_s:  # the stored stencil bits stay when the stencil is inactive
-        keep = (word & ~p.depth_max) if not p.stencil_active else (new_s << fbm.STENCIL_SHIFT)
-        _write_word(buf, offset, keep | new_d, p.depth_bpp)
-    if not s_pass:
-        return KILLED_STENCIL
-    return SURVIVED if d_pass else KILLED_DEPTH
-
-
-@numba.njit(cache=True, inline="always")
-def _depth_only_loop(x, y, depth, p, buf, survivors, bpp: int) -> int:  # pragma: no cover - compiled
-    """The depth test and write of every fragment in order when the stencil is inactive (its stored bits stay), no
-    fates recorded, ``bpp`` = p.depth_bpp: the stored word is always read (then dropped when reads are disabled);
-    survivors' indices -> ``survivors``; returns their number."""
-    keep = -1 if p.depth_read else 0
-    n = 0
-    for i in range(x.shape[0]):
-        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * bpp
-        word = _read_word(buf, offset, bpp) & keep
-        old_d = word & p.depth_max
-        new_d = _quantize(depth[i], p.depth_max)
-        if not _passes(p.depth_pass, new_d, old_d):
-            continue
-        if p.write_depth and new_d != old_d:
-            _write_word(buf, offset, (word & ~p.depth_max) | new_d, bpp)
-        survivors[n] = i
-        n += 1
-    return n
-
-
-@numba.njit(cache=True)
-def _depth_pass(x, y, depth, p, depth_buf, stencil_new, counts, fate, fate_of,
-                survivors) -> int:  # pragma: no cover - compiled
-    """Depth/stencil of every fragment in order: the indices of the survivors go to ``survivors`` (returns their
-    number), the killed ones to ``counts``, each fate to ``fate`` (when it has one entry per fragment, from
-    ``fate_of``). With 4-byte words, no stencil and no fates, a lean loop does the work."""
-    record = fate.shape[0] == x.shape[0]
-    if not record and not p.stencil_active and p.depth_bpp == 4:
-        n = _depth_only_loop(x, y, depth, p, depth_buf, survivors, 4)
-        counts[KILLED_DEPTH] += x.shape[0] - n
-        return n
-    n = 0
-    for i in range(x.shape[0]):
-        pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0)
-        result = _depth_stencil(p, depth[i], depth_buf, pixel * p.depth_bpp, stencil_new)
-        if record:
-            fate[i] = fate_of[result]
-        if result == SURVIVED:
-            survivors[n] = i
-            n += 1
-        else:
-            counts[result] += 1
-    return n
-
-
-@numba.njit(cache=True, inline="always")
-def _replace_loop(survivors, x, y, color, p, buf, pk, bpp: int) -> None:  # pragma: no cover - compiled
-    """Color write of the fragments ``survivors`` when the source replaces the pixel (``bpp`` = p.color_bpp)."""
-    for j in range(survivors.shape[0]):
-        i = survivors[j]
-        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * bpp
-        _write_word(buf, offset, _pack(color, i, pk), bpp)
-
-
-@numba.njit(cache=True, inline="always")
-def _row(rows, k: int):  # pragma: no cover - compiled
-    """Row ``k`` of a (4, 9) array as a tuple of scalars (kept in registers by the loop)."""
-    return (rows[k, 0], rows[k, 1], rows[k, 2], rows[k, 3], rows[k, 4], rows[k, 5], rows[k, 6], rows[k, 7],
-            rows[k, 8])
-
-
-@numba.njit(cache=True, inline="always")
-def _blend_loop(survivors, x, y, color, p, buf, rows) -> None:  # pragma: no cover - compiled
-    """Blending into 32-bit (RGBA8, 8 bits per channel) pixels of the fragments ``survivors``; ``rows`` (4, 9):
-    per channel its ``blend.factor_rows`` row, write mask and shift, held in scalars for the whole loop."""
-    r0, r1, r2, r3 = _row(rows, 0), _row(rows, 1), _row(rows, 2), _row(rows, 3)
-    keep = -1 if p.color_read else 0  # reads disabled: every destination channel reads 0
-    for j in range(survivors.shape[0]):
-        i = survivors[j]
-        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * 4
-        word = _read_word(buf, offset, 4) & keep
-        s0, s1, s2, s3 = np.int64(color[i, 0]), np.int64(color[i, 1]), np.int64(color[i, 2]), np.int64(color[i, 3])
-        d0, d1, d2, d3 = (word >> r0[8]) & 0xFF, (word >> r1[8]) & 0xFF, (word >> r2[8]) & 0xFF, (word >> r3[8]) & 0xFF
-        sat = min(s3, 255 - d3)
-        o0 = blend_channel(r0, s0, s3, d0, d3, sat) if r0[7] else d0
-        o1 = blend_channel(r1, s1, s3, d1, d3, sat) if r1[7] else d1
-        o2 = blend_channel(r2, s2, s3, d2, d3, sat) if r2[7] else d2
-        o3 = blend_channel(r3, s3, s3, d3, d3, sat) if r3[7] else d3
-        _write_word(buf, offset, o0 << r0[8] | o1 << r1[8] | o2 << r2[8] | o3 << r3[8], 4)
-
-
-@numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
-def _color_pass(survivors, x, y, color, p, color_buf, layout, mask, eqs, kinds, chans, inverts, constant,
-                logic, rows) -> None:  # pragma: no cover - compiled
-    """Destination read, blend / logic op, write mask and color write of the fragments ``survivors`` (indices, in
-    order). layout (C, 3) (channel, shift, bits); mask (4,) bool color write mask; eqs..logic: a
-    ``BlendProgram``; rows: (4, 9) for ``_blend_loop`` (blending into 32-bit pixels), else (0, 9)."""
-    pk = _packer(layout)
-    if not p.need_dst and p.color_bpp == 4:  # the source replaces a 32-bit pixel
-        _replace_loop(survivors, x, y, color, p, color_buf, pk, 4)
-        return
-    if p.blend_mode == BlendMode.BLEND and p.color_bpp == 4 and rows.shape[0] == 4:
-        _blend_loop(survivors, x, y, color, p, color_buf, rows)
-        return
-    dst = np.empty((1, 4), np.uint8)
-    out = np.empty((1, 4), np.uint8)
-    for j in range(survivors.shape[0]):
-        i = survivors[j]
-        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * p.color_bpp
-        for ch in range(4):
-            out[0, ch] = color[i, ch]
-        if p.need_dst:
-            word = _read_word(color_buf, offset, p.color_bpp) if p.color_read else 0
-            dst[0, :] = 255 if p.color_read else 0
-            if p.color_read:
-                for k in range(layout.shape[0]):
-                    ch, shift, bits = layout[k, 0], layout[k, 1], layout[k, 2]
-                    dst[0, ch] = _expand((word >> shift) & ((1 << bits) - 1), bits)
-            if p.blend_mode == BlendMode.BLEND:
-                blend_pixel(color, i, dst, 0, constant, eqs, kinds, chans, inverts, out, 0)
-            elif p.blend_mode == BlendMode.LOGIC:
-                for ch in range(4):
-                    out[0, ch] = logic_pixel(np.int64(color[i, ch]), np.int64(dst[0, ch]), logic)
-            for ch in range(4):
-                if not mask[ch]:
-                    out[0, ch] = dst[0, ch]
-        _write_word(color_buf, offset, _pack(out, 0, pk), p.color_bpp)
-
-
-@numba.njit(cache=True)
-def _interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fate_of, color_buf, layout, mask, eqs,
-                 kinds, chans, inverts, constant, logic, rows) -> int:  # pragma: no cover - compiled
-    """Both passes fragment by fragment, for color and depth buffers that share bytes (then a color write can
-    change a later fragment's stored depth word); returns the number of survivors."""
-    one = np.zeros(1, np.int32)
-    record = fate.shape[0] == x.shape[0]
-    n = 0
-    for i in range(x.shape[0]):
-        f = fate[i : i + 1] if record else fate
-        if _depth_pass(x[i : i + 1], y[i : i + 1], depth[i : i + 1], p, depth_buf, stencil_new, counts, f, fate_of,
-                       one):
-            n += 1
-            if p.color_write:
-                _color_pass(one, x[i : i + 1], y[i : i + 1], color[i : i + 1], p, color_buf, layout, mask, eqs,
-                            kinds, chans, inverts, constant, logic, rows)
-    return n
-
-
 def _params(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram) -> OpsParams:
     m = ds.stencil_input_mask
     return OpsParams(
@@ -359,15 +131,6 @@ def _params(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgr
         color_read=int(fb.color_read), need_dst=int(program.mode is not BlendMode.REPLACE or not all(ds.color_mask)),
         blend_mode=int(program.mode),
     )
-
-
-def _lean_rows(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram) -> np.ndarray:
-    """(4, 9) int64 rows of ``_blend_loop`` when it applies (blending into a 32-bit RGBA8 buffer), else (0, 9)."""
-    layout = fbm.COLOR_LAYOUTS[fb.color_format]
-    if program.mode is not BlendMode.BLEND or fb.color_bpp != 4 or any(bits != 8 for _, _, bits in layout):
-        return NO_ROWS
-    shifts = [shift for _, shift in sorted((ch, shift) for ch, shift, _ in layout)]
-    return np.column_stack([factor_rows(program), np.array(ds.color_mask, np.int64), shifts]).astype(np.int64)
 
 
 def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram,
@@ -386,28 +149,72 @@ def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilSt
     x, y = np.ascontiguousarray(x, np.int32), np.ascontiguousarray(y, np.int32)
     depth, color = np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8)
     fate = NO_FATE if fate is None else fate
-    blend_args = (color_layout(fb.color_format), np.array(ds.color_mask, np.bool_), program.eqs, program.kinds,
-                  program.chans, program.inverts, program.constant, program.logic, _lean_rows(fb, ds, program))
     if p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf):
-        counts[SURVIVED] = _interleaved(x, y, depth, color, p, depth_buf, stencil_tables(ds), counts, fate,
-                                        FATE_OF_COUNTER, color_buf, *blend_args)
+        counts[fk.SURVIVED] = fk.interleaved(x, y, depth, color, p, depth_buf, stencil_tables(ds), counts, fate,
+                                             FATE_OF_COUNTER, color_buf, *_byte_color_args(fb, ds, program))
     else:
-        if p.use_depth:  # depth/stencil of every fragment, then the color of the survivors, both in order
-            survivors = np.empty(x.shape[0], np.int32)
-            n = _depth_pass(x, y, depth, p, depth_buf, stencil_tables(ds), counts, fate, FATE_OF_COUNTER, survivors)
-            survivors = survivors[:n]
-        else:
-            survivors = np.arange(x.shape[0], dtype=np.int32)
-            fate[:] = Fate.WRITTEN
-        counts[SURVIVED] = survivors.shape[0]
+        survivors = _depth_stencil(p, ds, x, y, depth, depth_buf, counts, fate)
+        counts[fk.SURVIVED] = survivors.shape[0]
         if p.color_write and survivors.shape[0]:
-            _color_pass(survivors, x, y, color, p, color_buf, *blend_args)
-    if fault is not None and counts[SURVIVED]:
+            _color(p, fb, ds, program, survivors, x, y, color, color_buf)
+    if fault is not None and counts[fk.SURVIVED]:
         raise fault
-    stats["killed_stencil"] += int(counts[KILLED_STENCIL])
-    stats["killed_depth"] += int(counts[KILLED_DEPTH])
+    stats["killed_stencil"] += int(counts[fk.KILLED_STENCIL])
+    stats["killed_depth"] += int(counts[fk.KILLED_DEPTH])
     if p.color_write:
-        stats["fragments_written"] += int(counts[SURVIVED])
+        stats["fragments_written"] += int(counts[fk.SURVIVED])
+
+
+def _words(buf: np.ndarray, bpp: int) -> np.ndarray | None:
+    """``buf`` as uint32 pixel words when the word passes apply (32-bit pixels, 4-byte aligned, little-endian
+    host: the buffers' byte order), else None."""
+    if bpp != WORD_BYTES or not LITTLE_ENDIAN_HOST or buf.ctypes.data % WORD_BYTES or buf.shape[0] % WORD_BYTES:
+        return None
+    return buf.view(np.uint32)
+
+
+def _depth_stencil(p: OpsParams, ds: DepthStencilState, x: np.ndarray, y: np.ndarray, depth: np.ndarray,
+                   depth_buf: np.ndarray, counts: np.ndarray, fate: np.ndarray) -> np.ndarray:
+    """Depth/stencil of every fragment in order; returns the survivors' indices (int32)."""
+    if not p.use_depth:
+        fate[:] = Fate.WRITTEN
+        return np.arange(x.shape[0], dtype=np.int32)
+    survivors = np.empty(x.shape[0], np.int32)
+    words = _words(depth_buf, p.depth_bpp)
+    if words is not None and not p.stencil_active and fate.shape[0] != x.shape[0]:
+        n = fk.depth_words(x, y, depth, p, words, survivors)
+        counts[fk.KILLED_DEPTH] += x.shape[0] - n
+    else:
+        n = fk.depth_stencil_pass(x, y, depth, p, depth_buf, stencil_tables(ds), counts, fate, FATE_OF_COUNTER,
+                                  survivors)
+    return survivors[:n]
+
+
+def _color(p: OpsParams, fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram,
+           survivors: np.ndarray, x: np.ndarray, y: np.ndarray, color: np.ndarray, color_buf: np.ndarray) -> None:
+    """Color write of the survivors: a word pass when one applies (``fragment_kernels``), else the byte pass."""
+    layout = fbm.COLOR_LAYOUTS[fb.color_format]
+    pk = fk.packer(layout)
+    words = _words(color_buf, p.color_bpp) if all(bits == 8 for _, _, bits in layout) else None
+    if words is None:
+        fk.color_pass(survivors, x, y, color, p, color_buf, *_byte_color_args(fb, ds, program))
+    elif not p.need_dst:
+        fk.replace_words(survivors, x, y, color, p, words, pk)
+    elif program.mode is BlendMode.BLEND:
+        shifts = [shift for _, shift in sorted((ch, shift) for ch, shift, _ in layout)]
+        rows = np.column_stack([factor_rows(program), np.array(ds.color_mask, np.int64), shifts])
+        fk.blend_words(survivors, x, y, color, p, words, *(tuple(int(v) for v in row) for row in rows))
+    else:  # a logic op, or the source through a partial write mask (the op "copy")
+        table = program.logic if program.mode is BlendMode.LOGIC else LOGIC_TABLES[LOGIC_COPY]
+        write_mask = sum(0xFF << shift for ch, shift, _ in layout if ds.color_mask[ch])
+        fk.logic_words(survivors, x, y, color, p, words, pk, tuple(0xFFFFFFFF if t else 0 for t in table), write_mask)
+
+
+def _byte_color_args(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram) -> tuple:
+    """The arguments of the byte color pass after the color buffer (``fragment_kernels.color_pass``)."""
+    layout = fbm.COLOR_LAYOUTS[fb.color_format]
+    return (np.array(layout, np.int64), fk.packer(layout), np.array(ds.color_mask, np.bool_), program.eqs,
+            program.kinds, program.chans, program.inverts, program.constant, program.logic)
 
 
 # ---------------------------------------------------------------------------------------------- layered fallback

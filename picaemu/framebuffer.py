@@ -81,7 +81,7 @@ STENCIL_SHIFT = 24  # D24S8: stencil in bits 31-24 of the pixel word
 
 
 # ---------------------------------------------------------------------------------------------- addressing
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def tiled_pixel(x: int, y: int, width: int, height: int, flipped: bool) -> int:  # pragma: no cover - compiled
     """Tiled pixel index of window pixel (x, y), y up: 8x8 tiles row-major, Morton order inside a tile."""
     yy = y if flipped else height - 1 - y

@@ -140,7 +140,7 @@ def _proctex(sstate: ShadingState, frags: Fragments) -> np.ndarray:
 ROUND_MAGIC = np.float32(2.0**23)  # x + 2**23 - 2**23 in float32 = rint(x) (ties to even) for 0 <= x < 2**23
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _round_one(v):  # pragma: no cover - compiled
     """rint(clamp(v, 0, 1) * 255) in float32 (= clamp(rint(v * 255), 0, 255)), NaN -> 0, as uint8; the rounding is
     two float32 additions (no libm call), so that loops over it vectorize."""

@@ -221,25 +221,6 @@ def _dot3(r0, r1, rgb_ch, rgb_inv, shift, rgba, out) -> None:  # pragma: no cove
             out[i, 3] = v
 
 
-@numba.njit(cache=True)
-def _stage_kernel(rgb_in, alpha_in, rgb_ch, rgb_inv, alpha_ch, alpha_inv, ops, shifts, out) -> None:
-    """One stage over all fragments. rgb_in/alpha_in: three (F, 4) uint8 source arrays each; rgb_ch (3, 3) and
-    alpha_ch (3,) the channels each operand reads, *_inv whether it inverts; ops/shifts (rgb, alpha)."""
-    r0, r1, r2 = rgb_in
-    a0, a1, a2 = alpha_in
-    rgb_op, alpha_op = ops
-    dot3 = rgb_op in (OP_DOT3_RGB, OP_DOT3_RGBA)
-    if dot3:
-        _dot3(r0, r1, rgb_ch, rgb_inv, shifts[0], rgb_op == OP_DOT3_RGBA, out)
-    for ch in range(3 if dot3 else 0, 3 if rgb_op == OP_DOT3_RGBA else 4):  # ch a variable: one _channel signature
-        if ch < 3:
-            _channel(r0, r1, r2, rgb_ch[0, ch], rgb_ch[1, ch], rgb_ch[2, ch], rgb_inv[0], rgb_inv[1], rgb_inv[2],
-                     rgb_op, shifts[0], out, ch)
-        else:
-            _channel(a0, a1, a2, alpha_ch[0], alpha_ch[1], alpha_ch[2], alpha_inv[0], alpha_inv[1], alpha_inv[2],
-                     alpha_op, shifts[1], out, ch)
-
-
 def _resolve(stage: TevStage, kind: str, slot: int, inputs: Mapping[int, np.ndarray], previous: np.ndarray,
              buffer: np.ndarray, count: int) -> np.ndarray:
     """The (count, 4) uint8 array a slot reads, with the stage-0 rules applied."""
@@ -284,14 +265,21 @@ def run_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.nd
         arrays[kind] = tuple(got + [got[0] if got else previous] * (3 - len(got)))
     rgb_opnd = [stage.rgb_operands[s] if s < arity["RGB"] else 0 for s in range(3)]
     alpha_opnd = [stage.alpha_operands[s] if s < arity["alpha"] else 0 for s in range(3)]
+    rgb_ch = np.array([RGB_OPERAND_TABLE[o][0] for o in rgb_opnd], np.int64)
+    rgb_inv = np.array([RGB_OPERAND_TABLE[o][1] for o in rgb_opnd], np.bool_)
     out = np.empty((count, 4), np.uint8)
-    _stage_kernel(arrays["RGB"], arrays["alpha"],
-                  np.array([RGB_OPERAND_TABLE[o][0] for o in rgb_opnd], np.int64),
-                  np.array([RGB_OPERAND_TABLE[o][1] for o in rgb_opnd], np.bool_),
-                  np.array([ALPHA_OPERAND_TABLE[o][0] for o in alpha_opnd], np.int64),
-                  np.array([ALPHA_OPERAND_TABLE[o][1] for o in alpha_opnd], np.bool_),
-                  (stage.rgb_op, stage.alpha_op if stage.alpha_op in ARITY else 0),
-                  (stage.rgb_shift, stage.alpha_shift), out)
+    dot3 = stage.rgb_op in (OP_DOT3_RGB, OP_DOT3_RGBA)
+    if dot3:  # its own kernel, compiled the first time a draw uses it
+        _dot3(arrays["RGB"][0], arrays["RGB"][1], rgb_ch, rgb_inv, stage.rgb_shift, stage.rgb_op == OP_DOT3_RGBA, out)
+    alpha_ch = [ALPHA_OPERAND_TABLE[o][0] for o in alpha_opnd]
+    alpha_inv = [ALPHA_OPERAND_TABLE[o][1] for o in alpha_opnd]
+    alpha_op = stage.alpha_op if stage.alpha_op in ARITY else 0
+    for ch in range(3 if dot3 else 0, 3 if stage.rgb_op == OP_DOT3_RGBA else 4):  # a kernel call per channel
+        if ch < 3:
+            _channel(*arrays["RGB"], *(int(k) for k in rgb_ch[:, ch]), *(bool(v) for v in rgb_inv), stage.rgb_op,
+                     stage.rgb_shift, out, ch)
+        else:
+            _channel(*arrays["alpha"], *alpha_ch, *alpha_inv, alpha_op, stage.alpha_shift, out, ch)
     return out
 
 

@@ -1,7 +1,7 @@
 """The compiled in-order fragment operations against the vectorized layer-by-layer ones (``depth_stencil``,
 ``blend`` and ``framebuffer`` numpy code, itself tested against hand-computed values): same memory, same counters,
 on seeded random draws over every color/depth format, stencil and depth configuration, blend, logic op, write
-mask, read/write enable, orientation and unaligned buffer addresses."""
+mask, read/write enable, orientation and aligned (word passes) and unaligned (byte passes) buffer addresses."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 
 W, H = 16, 24
-COLOR_ADDR, DEPTH_ADDR, SPAN = 0x18000000, 0x18010001, 0x20000
+COLOR_ADDR, DEPTH_ADDR, SPAN = 0x18000000, 0x18010000, 0x20000
 
 
 class _Stages:
@@ -56,8 +56,10 @@ def test_compiled_pass_matches_layers(seed: int) -> None:
     for _ in range(60):
         regs = _random_regs(rng)
         bstate, ds = BlendState.from_regs(regs), DepthStencilState.from_regs(regs)
-        fb = fbm.FramebufferState(W, H, bool(rng.integers(2)), COLOR_ADDR + int(rng.integers(3)),
-                                  fbm.ColorFormat(int(rng.choice([f.value for f in fbm.ColorFormat]))), DEPTH_ADDR,
+        fmt = fbm.ColorFormat(int(rng.choice([f.value for f in fbm.ColorFormat])))
+        fmt = fbm.ColorFormat.RGBA8 if rng.random() < 0.4 else fmt  # its word passes
+        fb = fbm.FramebufferState(W, H, bool(rng.integers(2)), COLOR_ADDR + int(rng.choice([0, 0, 1, 2])), fmt,
+                                  DEPTH_ADDR + int(rng.choice([0, 0, 1, 3])),
                                   fbm.DepthFormat(int(rng.choice([f.value for f in fbm.DepthFormat]))),
                                   *(bool(rng.random() < 0.8) for _ in range(6)))
         n = int(rng.integers(1, 300))

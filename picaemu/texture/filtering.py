@@ -46,7 +46,7 @@ def wrap(k: int, n: int, mode: int) -> int:
     return k & (n - 1)  # repeat; codes 6 and 7 behave as repeat
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _texel_index(offset: int, w: int, h: int, ks: int, kt: int, wrap_s: int, wrap_t: int) -> int:
     """Flat texel index (scalars only: array arguments would cost a refcount per call)."""
     s, t = wrap(ks, w, wrap_s), wrap(kt, h, wrap_t)
@@ -55,7 +55,7 @@ def _texel_index(offset: int, w: int, h: int, ks: int, kt: int, wrap_s: int, wra
     return offset + (h - 1 - t) * w + s
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _tap(texels, idx: int, border, c: int):  # pragma: no cover - compiled
     """Channel c of texel ``idx``, or of the border color."""
     return border[c] if idx == BORDER else texels[idx, c]

@@ -1,0 +1,247 @@
+"""Compiled per-fragment passes of ``picaemu.fragment_ops.resolve`` (numba, cache=True): one kernel per case, so
+that a draw compiles only the passes it runs (a first draw on a fresh install pays for what it uses).
+
+Every pass walks fragments in rasterization order and reads/writes pixel words of the tiled buffers in emulated
+memory (``framebuffer.tiled_pixel``). Inputs: ``x``, ``y`` (F,) int32 window pixels (y up), ``depth`` (F,) float32,
+``color`` (F, 4) uint8, ``p`` an ``OpsParams`` (fragment_ops: every field an int), ``survivors`` (S,) int32 indices.
+
+- Word passes, for 32-bit pixels in 4-byte aligned buffers (``words``: a uint32 view, native = little-endian
+  order, the byte order of the buffers): ``depth_words`` (depth test + write, stencil inactive, no fates),
+  ``replace_words`` (the source replaces the pixel), ``logic_words`` (a logic op on whole words — every channel
+  has 8 bits, so a bitwise op on the packed words is the op per channel — with the channel write mask, which
+  also serves masked replace as the logic op "copy"), ``blend_words`` (blending, per-draw factors in scalars).
+- Byte passes, for everything else (2- and 3-byte pixels, unaligned buffers, stencil, recorded fates, buffers
+  that share bytes): ``depth_stencil_pass``, ``color_pass``, ``interleaved``.
+
+Helpers that take arrays are inlined by numba (``inline="always"``): a call of a compiled function with array
+arguments costs reference counting per call, which LLVM's inlining does not remove; scalar helpers are left to
+LLVM.
+
+Pixel words: ``pk`` packs 8-bit channels into a word (``packer``: 12 ints (channel, shift, 8 - bits) x 4, a missing
+4th channel (0, 0, 8) adds nothing); a ``blend_words`` row (9 ints) is a ``blend.factor_rows`` row, the channel's
+write mask and its shift in the word.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from picaemu import framebuffer as fbm
+from picaemu.blend import BlendMode, blend_channel, blend_pixel, logic_pixel
+
+KILLED_STENCIL, KILLED_DEPTH, SURVIVED = range(3)  # counter indices of the passes
+
+
+def packer(layout: tuple[tuple[int, int, int], ...]) -> tuple[int, ...]:
+    """``pk`` of a ``framebuffer.COLOR_LAYOUTS`` entry (rows (channel, shift, bits))."""
+    rows = [(ch, shift, 8 - bits) for ch, shift, bits in layout] + [(0, 0, 8)] * (4 - len(layout))
+    return tuple(int(v) for row in rows for v in row)
+
+
+# ---------------------------------------------------------------------------------------------- shared pieces
+@numba.njit(cache=True, inline="always")
+def _read_word(buf, offset: int, bpp: int) -> int:  # pragma: no cover - compiled
+    """Little-endian ``bpp``-byte word at byte ``offset`` of ``buf`` (uint8, any alignment)."""
+    word = 0
+    for b in range(bpp):
+        word |= np.int64(buf[offset + b]) << (8 * b)
+    return word
+
+
+@numba.njit(cache=True, inline="always")
+def _write_word(buf, offset: int, word: int, bpp: int) -> None:  # pragma: no cover - compiled
+    for b in range(bpp):
+        buf[offset + b] = (word >> (8 * b)) & 0xFF
+
+
+@numba.njit(cache=True, inline="always")
+def _pack(src, row: int, pk) -> int:  # pragma: no cover - compiled
+    """The pixel word of 8-bit channels ``src[row]``: each channel's top bits at its shift."""
+    return ((np.int64(src[row, pk[0]]) >> pk[2]) << pk[1] | (np.int64(src[row, pk[3]]) >> pk[5]) << pk[4]
+            | (np.int64(src[row, pk[6]]) >> pk[8]) << pk[7] | (np.int64(src[row, pk[9]]) >> pk[11]) << pk[10])
+
+
+@numba.njit(cache=True)
+def _expand(v: int, bits: int) -> int:  # pragma: no cover - compiled
+    """Bit replication of a ``bits``-wide value to 8 bits (``framebuffer._expand``)."""
+    out = 0
+    shift = 8 - bits
+    while shift > -bits:
+        out |= (v << shift) if shift >= 0 else (v >> -shift)
+        shift -= bits
+    return out & 0xFF
+
+
+@numba.njit(cache=True)
+def _passes(mask: int, a: int, b: int) -> bool:  # pragma: no cover - compiled
+    """``a FUNC b`` for the function whose ``fragment_ops.compare_mask`` is ``mask`` (no branch, no table load)."""
+    return (mask >> (np.int64(a >= b) + np.int64(a > b))) & 1 != 0
+
+
+@numba.njit(cache=True)
+def _quantize(frag_depth, depth_max: int) -> int:  # pragma: no cover - compiled
+    """``framebuffer.quantize_depth`` of one fragment (NaN -> 0)."""
+    d = np.float64(frag_depth)
+    d = min(max(d, 0.0), 1.0) if d == d else 0.0
+    return np.int64(d * depth_max)
+
+
+# ---------------------------------------------------------------------------------------------- word passes
+@numba.njit(cache=True)
+def depth_words(x, y, depth, p, words, survivors) -> int:  # pragma: no cover - compiled
+    """Depth test + write of every fragment, stencil inactive (its stored bits stay), no fates; the stored word is
+    always read, then dropped when reads are disabled. Survivors' indices -> ``survivors``; returns their number."""
+    keep = np.int64(0xFFFFFFFF) if p.depth_read else np.int64(0)
+    flipped = p.flipped != 0
+    n = 0
+    for i in range(x.shape[0]):
+        pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, flipped)
+        word = np.int64(words[pixel]) & keep
+        old_d = word & p.depth_max
+        new_d = _quantize(depth[i], p.depth_max)
+        if not _passes(p.depth_pass, new_d, old_d):
+            continue
+        if p.write_depth and new_d != old_d:
+            words[pixel] = (word & ~p.depth_max) | new_d
+        survivors[n] = i
+        n += 1
+    return n
+
+
+@numba.njit(cache=True)
+def replace_words(survivors, x, y, color, p, words, pk) -> None:  # pragma: no cover - compiled
+    flipped = p.flipped != 0
+    for j in range(survivors.shape[0]):
+        i = survivors[j]
+        words[fbm.tiled_pixel(x[i], y[i], p.width, p.height, flipped)] = _pack(color, i, pk)
+
+
+@numba.njit(cache=True)
+def logic_words(survivors, x, y, color, p, words, pk, table, write_mask: int) -> None:  # pragma: no cover - compiled
+    """``table``: the op's ``blend.LOGIC_TABLES`` row widened to words (each entry 0 or 0xFFFFFFFF);
+    ``write_mask``: the word bits of the channels the color mask writes (the others keep the read value)."""
+    keep = np.int64(0xFFFFFFFF) if p.color_read else np.int64(0)  # reads disabled: the destination reads 0
+    t0, t1, t2, t3 = table
+    flipped = p.flipped != 0
+    for j in range(survivors.shape[0]):
+        i = survivors[j]
+        pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, flipped)
+        d = np.int64(words[pixel]) & keep
+        s = _pack(color, i, pk)
+        ns, nd = ~s, ~d
+        out = (t0 & ns & nd) | (t1 & ns & d) | (t2 & s & nd) | (t3 & s & d)
+        words[pixel] = (out & write_mask) | (d & ~write_mask)
+
+
+@numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
+def blend_words(survivors, x, y, color, p, words, r0, r1, r2, r3) -> None:  # pragma: no cover - compiled
+    """Blending into 8-bit-per-channel pixels; r0..r3 the rows of channels R G B A (module doc)."""
+    keep = np.int64(0xFFFFFFFF) if p.color_read else np.int64(0)
+    flipped = p.flipped != 0
+    for j in range(survivors.shape[0]):
+        i = survivors[j]
+        pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, flipped)
+        word = np.int64(words[pixel]) & keep
+        s0, s1, s2, s3 = np.int64(color[i, 0]), np.int64(color[i, 1]), np.int64(color[i, 2]), np.int64(color[i, 3])
+        d0, d1, d2, d3 = (word >> r0[8]) & 0xFF, (word >> r1[8]) & 0xFF, (word >> r2[8]) & 0xFF, (word >> r3[8]) & 0xFF
+        sat = min(s3, 255 - d3)
+        o0 = blend_channel(r0, s0, s3, d0, d3, sat) if r0[7] else d0
+        o1 = blend_channel(r1, s1, s3, d1, d3, sat) if r1[7] else d1
+        o2 = blend_channel(r2, s2, s3, d2, d3, sat) if r2[7] else d2
+        o3 = blend_channel(r3, s3, s3, d3, d3, sat) if r3[7] else d3
+        words[pixel] = o0 << r0[8] | o1 << r1[8] | o2 << r2[8] | o3 << r3[8]
+
+
+# ---------------------------------------------------------------------------------------------- byte passes
+@numba.njit(cache=True, inline="always")
+def _depth_stencil(p, frag_depth, buf, offset, stencil_new) -> int:  # pragma: no cover - compiled
+    """Test one fragment against its pixel's stored word, store the new word when it changes; returns the counter
+    index of its fate (KILLED_STENCIL, KILLED_DEPTH or SURVIVED)."""
+    word = _read_word(buf, offset, p.depth_bpp) if p.depth_read else 0
+    old_d = word & p.depth_max
+    new_d = _quantize(frag_depth, p.depth_max)
+    old_s = (word >> fbm.STENCIL_SHIFT) & 0xFF if p.stencil_active else 0  # stencil_active implies D24S8
+    s_pass = not p.stencil_active or _passes(p.stencil_pass, p.stencil_ref, old_s & p.stencil_input_mask)
+    d_pass = s_pass and _passes(p.depth_pass, new_d, old_d)
+    new_s = old_s
+    if p.stencil_active and p.write_stencil:
+        new_s = stencil_new[0 if not s_pass else (1 if not d_pass else 2), old_s]
+    if not (d_pass and p.write_depth):
+        new_d = old_d
+    if new_d != old_d or new_s != old_s:  # the stored stencil bits stay when the stencil is inactive
+        keep = (word & ~p.depth_max) if not p.stencil_active else (new_s << fbm.STENCIL_SHIFT)
+        _write_word(buf, offset, keep | new_d, p.depth_bpp)
+    if not s_pass:
+        return KILLED_STENCIL
+    return SURVIVED if d_pass else KILLED_DEPTH
+
+
+@numba.njit(cache=True)
+def depth_stencil_pass(x, y, depth, p, depth_buf, stencil_new, counts, fate, fate_of,
+                       survivors) -> int:  # pragma: no cover - compiled
+    """Depth/stencil of every fragment in order: the survivors' indices -> ``survivors`` (returns their number),
+    the killed ones counted in ``counts``, each fate -> ``fate`` when it has one entry per fragment (from
+    ``fate_of``); ``stencil_new`` (3, 256): ``fragment_ops.stencil_tables``."""
+    record = fate.shape[0] == x.shape[0]
+    n = 0
+    for i in range(x.shape[0]):
+        pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0)
+        result = _depth_stencil(p, depth[i], depth_buf, pixel * p.depth_bpp, stencil_new)
+        if record:
+            fate[i] = fate_of[result]
+        if result == SURVIVED:
+            survivors[n] = i
+            n += 1
+        else:
+            counts[result] += 1
+    return n
+
+
+@numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
+def color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, eqs, kinds, chans, inverts, constant,
+               logic) -> None:  # pragma: no cover - compiled
+    """Destination read, blend / logic op, write mask and color write of the fragments ``survivors``, any pixel
+    size. layout (C, 3) (channel, shift, bits); mask (4,) bool color write mask; eqs..logic: a ``BlendProgram``."""
+    dst = np.empty((1, 4), np.uint8)
+    out = np.empty((1, 4), np.uint8)
+    for j in range(survivors.shape[0]):
+        i = survivors[j]
+        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * p.color_bpp
+        for ch in range(4):
+            out[0, ch] = color[i, ch]
+        if p.need_dst:
+            word = _read_word(color_buf, offset, p.color_bpp) if p.color_read else 0
+            dst[0, :] = 255 if p.color_read else 0
+            if p.color_read:
+                for k in range(layout.shape[0]):
+                    ch, shift, bits = layout[k, 0], layout[k, 1], layout[k, 2]
+                    dst[0, ch] = _expand((word >> shift) & ((1 << bits) - 1), bits)
+            if p.blend_mode == BlendMode.BLEND:
+                blend_pixel(color, i, dst, 0, constant, eqs, kinds, chans, inverts, out, 0)
+            elif p.blend_mode == BlendMode.LOGIC:
+                for ch in range(4):
+                    out[0, ch] = logic_pixel(np.int64(color[i, ch]), np.int64(dst[0, ch]), logic)
+            for ch in range(4):
+                if not mask[ch]:
+                    out[0, ch] = dst[0, ch]
+        _write_word(color_buf, offset, _pack(out, 0, pk), p.color_bpp)
+
+
+@numba.njit(cache=True)
+def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fate_of, color_buf, layout, pk, mask,
+                eqs, kinds, chans, inverts, constant, logic) -> int:  # pragma: no cover - compiled
+    """Both byte passes fragment by fragment, for color and depth buffers that share bytes (then a color write can
+    change a later fragment's stored depth word); returns the number of survivors."""
+    one = np.zeros(1, np.int32)
+    record = fate.shape[0] == x.shape[0]
+    n = 0
+    for i in range(x.shape[0]):
+        f = fate[i : i + 1] if record else fate
+        if depth_stencil_pass(x[i : i + 1], y[i : i + 1], depth[i : i + 1], p, depth_buf, stencil_new, counts, f,
+                              fate_of, one):
+            n += 1
+            if p.color_write:
+                color_pass(one, x[i : i + 1], y[i : i + 1], color[i : i + 1], p, color_buf, layout, pk, mask, eqs,
+                           kinds, chans, inverts, constant, logic)
+    return n
