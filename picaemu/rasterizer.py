@@ -16,8 +16,9 @@ Interpolation (§9.4) with the exact barycentric weights ``E_i``: varyings persp
 normal quaternion is normalised after interpolation. The early-depth unit (0x061-0x063, 0x06A, 0x118) is a
 rejection optimisation with its own buffer that no public source models; it has no visible effect here.
 
-The scan is one numba kernel (cache=True) run twice: count fragments per triangle (per row: the exact integer
-span where all edge values pass, clipped by the scissor box), then fill preallocated arrays along those spans.
+The scan is one numba kernel (cache=True): per row, the exact integer span where all edge values pass, clipped by
+the scissor box. A first quick walk sums the triangles' clamped bounding boxes; the fragments are written into
+arrays of that size, or, when those would be large (big triangles), of the exact size a counting walk gives.
 """
 
 from __future__ import annotations
@@ -28,13 +29,15 @@ import numba
 import numpy as np
 
 from picaemu import output_map as om
-from picaemu.clipping import SUBPIXEL, WindowTriangles
+from picaemu.clipping import WindowTriangles
 from picaemu.fragments import Fragments
 from picaemu.regs import access
 
 SCISSOR_KERNEL_MODE = {0: 0, 1: 1, 2: 0, 3: 2}  # register mode -> kernel mode: 0 off, 1 exclude box, 2 include box
 SCISSOR_EXCLUDE, SCISSOR_INCLUDE = 1, 2  # kernel modes
-HALF = SUBPIXEL // 2
+FRAGMENT_BYTES = 20  # x, y, depth, w, primitive: 4 bytes each, plus 4 per interpolated varying
+ONE_PASS_BYTES = 64 << 20  # bounding-box-sized output arrays up to this size; beyond, count first
+SCAN_BOUND, SCAN_COUNT, SCAN_EMIT = range(3)  # what a ``_scan`` walk does
 VARYING = {  # Fragments field -> columns of the varyings array (vertex columns minus the 4 position columns)
     "color": slice(om.COLOR.start - 4, om.COLOR.stop - 4),
     "texcoord0": slice(om.TC0.start - 4, om.TC0.stop - 4),
@@ -119,17 +122,19 @@ def _span(r, e_dx, x0: int, x1: int) -> tuple[int, int]:  # pragma: no cover - c
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _scan(x, y, zndc, inv_w, vary, primitive, active, quat0, params, dparams, starts, emit, out_x, out_y, out_depth,
-          out_w, out_var, out_prim, counts):  # pragma: no cover - compiled
-    """Walk each triangle's rows in its clamped bounding box; count (emit False) or write (emit True) its fragments.
+def _scan(x, y, zndc, inv_w, vary, primitive, active, quat0, params, dparams, mode, out_x, out_y, out_depth, out_w,
+          out_var, out_prim, counts) -> int:  # pragma: no cover - compiled
+    """Walk each triangle's rows in its clamped bounding box; count its fragments, and write them (in order, from
+    index 0) when ``mode`` is SCAN_EMIT; returns how many were kept (written when emitting). SCAN_BOUND only sums
+    the clamped bounding boxes' pixels (>= the fragments) and returns that.
 
     The covered pixels of a row are the exact span where all three edge values (with their fill-rule bias) are
     >= 0 (``_span``). active (A,) int64 varying columns to interpolate into out_var (F, A); quat0 = position in
     ``active`` of the first of four quaternion columns (-1: do not normalise);
     params int64 [width, height, scissor mode, x1, y1, x2, y2]; dparams float64 [scale, offset, w-buffer];
-    out_x, out_y (F,) int32; out_depth, out_w (F,) float32; out_var (F, V) float32; out_prim (F,) int32 (the
-    triangle's entry of ``primitive`` (T,) int32); counts (T, 3) int64 [covered and kept, killed by scissor (both
-    written when emit is False), a division by zero happened (compiled with error_model="numpy": the caller raises
+    out_x, out_y (F,) int32; out_depth, out_w (F,) float32; out_var (F, A) float32; out_prim (F,) int32 (the
+    triangle's entry of ``primitive`` (T,) int32), F at least the number kept; counts (T, 3) int64 [covered and
+    kept, killed by scissor, a division by zero happened (compiled with error_model="numpy": the caller raises
     ZeroDivisionError, as Python would)].
     """
     width, height, smode = params[0], params[1], params[2]
@@ -139,11 +144,16 @@ def _scan(x, y, zndc, inv_w, vary, primitive, active, quat0, params, dparams, st
     e_dy = np.empty(3, np.int64)
     bias = np.empty(3, np.int64)
     tv = np.empty((3, 2 + active.shape[0]), np.float64)
+    emit = mode == SCAN_EMIT
+    total = 0
     for t in range(x.shape[0]):
         x0 = max(0, -((8 - min(x[t, 0], x[t, 1], x[t, 2])) // 16))
         x1 = min(width - 1, (max(x[t, 0], x[t, 1], x[t, 2]) - 8) // 16)
         y0 = max(0, -((8 - min(y[t, 0], y[t, 1], y[t, 2])) // 16))
         y1 = min(height - 1, (max(y[t, 0], y[t, 1], y[t, 2]) - 8) // 16)
+        if mode == SCAN_BOUND:
+            total += max(x1 - x0 + 1, 0) * max(y1 - y0 + 1, 0)
+            continue
         for i in range(3):
             ax, ay = x[t, (i + 1) % 3], y[t, (i + 1) % 3]
             dx, dy = x[t, (i + 2) % 3] - ax, y[t, (i + 2) % 3] - ay
@@ -159,37 +169,37 @@ def _scan(x, y, zndc, inv_w, vary, primitive, active, quat0, params, dparams, st
                 tv[j, 0], tv[j, 1] = inv_w[t, j], zndc[t, j]
                 for i in range(active.shape[0]):
                     tv[j, 2 + i] = vary[t, j, active[i]]
-        k = starts[t]
         kept = 0
         cut = 0
         for py in range(y0, y1 + 1):
             lo, hi = _span(e_row, e_dx, x0, x1)
             row_in = sy1 <= py <= sy2
-            if not emit:  # count: the span minus its part the scissor rejects
-                n = max(hi - lo + 1, 0)
-                inside = max(min(hi, sx2) - max(lo, sx1) + 1, 0) if row_in else 0
-                rejected = inside if smode == 1 else (n - inside if smode == 2 else 0)
-                kept += n - rejected
-                cut += rejected
-            else:
-                r0 = e_row[0] + (lo - x0) * e_dx[0] - bias[0]
-                r1 = e_row[1] + (lo - x0) * e_dx[1] - bias[1]
-                r2 = e_row[2] + (lo - x0) * e_dx[2] - bias[2]
-                for px in range(lo, hi + 1):
-                    in_box = row_in and sx1 <= px <= sx2
-                    if not ((smode == 1 and in_box) or (smode == 2 and not in_box)):
-                        zero_div |= _emit(primitive[t], k, px, py, float(r0), float(r1), float(r2), inv_area2, tv,
-                                          quat0, dparams, out_x, out_y, out_depth, out_w, out_var, out_prim)
-                        k += 1
+            n = max(hi - lo + 1, 0)  # the span minus its part the scissor rejects
+            inside = max(min(hi, sx2) - max(lo, sx1) + 1, 0) if row_in else 0
+            rejected = inside if smode == 1 else (n - inside if smode == 2 else 0)
+            kept += n - rejected
+            cut += rejected
+            if emit and n > rejected:
+                first, last = (max(lo, sx1), min(hi, sx2)) if smode == 2 else (lo, hi)  # include box: clip
+                r0 = e_row[0] + (first - x0) * e_dx[0] - bias[0]
+                r1 = e_row[1] + (first - x0) * e_dx[1] - bias[1]
+                r2 = e_row[2] + (first - x0) * e_dx[2] - bias[2]
+                for px in range(first, last + 1):
+                    if not (smode == 1 and row_in and sx1 <= px <= sx2):  # exclude box: skip its pixels
+                        zero_div |= _emit(primitive[t], total, px, py, float(r0), float(r1), float(r2), inv_area2,
+                                          tv, quat0, dparams, out_x, out_y, out_depth, out_w, out_var, out_prim)
+                        total += 1
                     r0 += e_dx[0]
                     r1 += e_dx[1]
                     r2 += e_dx[2]
             for i in range(3):
                 e_row[i] += e_dy[i]
-        counts[t, 2] |= zero_div
+        counts[t, 0] = kept
+        counts[t, 1] = cut
+        counts[t, 2] = zero_div
         if not emit:
-            counts[t, 0] = kept
-            counts[t, 1] = cut
+            total += kept
+    return total
 
 
 def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = None) -> tuple[Fragments, dict]:
@@ -198,6 +208,10 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
     ``active``: the varying columns to interpolate (default all). The others read 1.0, the value of a semantic
     the output map leaves unmapped, so the pipeline passes the mapped columns only; fields made only of such
     columns are read-only broadcast views of 1.0 (no memory per fragment).
+
+    The output arrays are sized by the triangles' clamped bounding boxes when those hold at most
+    ``ONE_PASS_BYTES`` of fragments (the arrays returned are views of their first part; pages past the fragments
+    written are never touched), else by a counting walk first.
     """
     n_tri = len(wt)
     n_var = wt.varyings.shape[2] if n_tri else om.NUM_COLUMNS - 4
@@ -210,24 +224,26 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
             np.ascontiguousarray(wt.inv_w), np.ascontiguousarray(wt.varyings),
             np.ascontiguousarray(wt.primitive, np.int32), cols, quat0, params, dparams)
     counts = np.zeros((n_tri, 3), np.int64)
-    starts = np.zeros(n_tri + 1, np.int64)
-    dummy = (np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.float32), np.empty(0, np.float32),
-             np.empty((0, cols.shape[0]), np.float32), np.empty(0, np.int32))
-    _scan(*args, starts, False, *dummy, counts)
+    no_outputs = _outputs(0, cols.shape[0])
+    size = _scan(*args, SCAN_BOUND, *no_outputs, counts)
+    if size * (FRAGMENT_BYTES + 4 * cols.shape[0]) > ONE_PASS_BYTES:
+        size = _scan(*args, SCAN_COUNT, *no_outputs, counts)
+        _check_division(counts)
+    outputs = _outputs(size, cols.shape[0])
+    total = _scan(*args, SCAN_EMIT, *outputs, counts)
     _check_division(counts)
-    np.cumsum(counts[:, 0], out=starts[1:])
-    total = int(starts[-1])
-    out_x, out_y = np.empty(total, np.int32), np.empty(total, np.int32)
-    out_depth, out_w = np.empty(total, np.float32), np.empty(total, np.float32)
-    out_var = np.empty((total, cols.shape[0]), np.float32)
-    out_prim = np.empty(total, np.int32)
-    _scan(*args, starts, True, out_x, out_y, out_depth, out_w, out_var, out_prim, counts)
-    _check_division(counts)
+    out_x, out_y, out_depth, out_w, out_var, out_prim = (a[:total] for a in outputs)
     killed = int(counts[:, 1].sum())
     frags = Fragments(x=out_x, y=out_y, depth=out_depth, w=out_w,
                       primitive=out_prim,
                       **{name: _field(out_var, cols, c) for name, c in VARYING.items()})
     return frags, {"fragments_rasterized": total + killed, "killed_scissor": killed}
+
+
+def _outputs(size: int, n_var: int) -> tuple[np.ndarray, ...]:
+    """Uninitialised fragment arrays: x, y, depth, w, varyings (size, n_var), primitive."""
+    return (np.empty(size, np.int32), np.empty(size, np.int32), np.empty(size, np.float32),
+            np.empty(size, np.float32), np.empty((size, n_var), np.float32), np.empty(size, np.int32))
 
 
 def scissor_rejects(rs: RasterState, x: np.ndarray, y: np.ndarray) -> np.ndarray:

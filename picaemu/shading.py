@@ -149,16 +149,16 @@ def _round_one(v):  # pragma: no cover - compiled
     return np.uint8((v * np.float32(255.0) + ROUND_MAGIC) - ROUND_MAGIC)
 
 
-@numba.njit("void(float32[::1], uint8[::1])", cache=True)
+@numba.njit(cache=True)
 def _round_flat(color, out):  # pragma: no cover - compiled
     """``_round_one`` of every value of a contiguous color array (flattened)."""
     for i in range(color.shape[0]):
         out[i] = _round_one(color[i])
 
 
-@numba.njit("void(float32[:, :], uint8[:, :])", cache=True)
+@numba.njit(cache=True)
 def _round_color(color, out):  # pragma: no cover - compiled
-    """``_round_one`` of every value; one signature for any layout of the float32 input."""
+    """``_round_one`` of every value of a strided color array (a view of the interpolated varyings)."""
     for i in range(color.shape[0]):
         for ch in range(color.shape[1]):
             out[i, ch] = _round_one(color[i, ch])

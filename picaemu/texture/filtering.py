@@ -108,7 +108,7 @@ def filter_2d(texels, offsets, widths, heights, level, face, st, linear, wrap_s,
     return out
 
 
-@numba.njit("void(float32[:, ::1], uint8[:, ::1])", cache=True)
+@numba.njit(cache=True)
 def round_u8(color, out):  # pragma: no cover - compiled
     """out = trunc(min(color + 0.5, 255)) in float32, for filtered colors (>= 0)."""
     for i in range(color.shape[0]):
