@@ -47,6 +47,7 @@ from picaemu.shadow import ShadowState, shadow_write
 
 # COMPARE as a truth table: [func, 0 / 1 / 2 for a < b / a == b / a > b]
 COMPARE_TABLE = np.array([COMPARE[f](np.array([0, 1, 2]), np.array([1, 1, 1])) for f in sorted(COMPARE)], np.bool_)
+COMPARE_MASKS = tuple(sum(int(passes) << k for k, passes in enumerate(row)) for row in COMPARE_TABLE)
 ALWAYS_PASSES = 0b111  # pass mask of a disabled test (``compare_mask``)
 NO_BYTES = np.zeros(0, np.uint8)
 WORD_BYTES = 4  # pixel size of the word passes
@@ -115,7 +116,7 @@ def stencil_tables(ds: DepthStencilState) -> np.ndarray:
 
 def compare_mask(func: int) -> int:
     """A compare function as 3 bits: bit k set when it passes for outcome k (0 / 1 / 2 = a < b / a == b / a > b)."""
-    return sum(int(passes) << k for k, passes in enumerate(COMPARE_TABLE[func]))
+    return COMPARE_MASKS[func]
 
 
 def _params(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram) -> OpsParams:

@@ -215,9 +215,11 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
     """
     n_tri = len(wt)
     n_var = wt.varyings.shape[2] if n_tri else om.NUM_COLUMNS - 4
-    cols = np.arange(n_var, dtype=np.int64) if active is None else np.unique(np.asarray(active, np.int64))
-    quat = np.arange(VARYING["quat"].start, VARYING["quat"].stop)
-    quat0 = int(np.searchsorted(cols, quat[0])) if np.isin(quat, cols).all() else -1
+    columns = range(n_var) if active is None else sorted({int(c) for c in np.asarray(active).ravel()})
+    position = {c: k for k, c in enumerate(columns)}
+    cols = np.array(columns, np.int64)
+    quat = range(VARYING["quat"].start, VARYING["quat"].stop)
+    quat0 = position[quat[0]] if all(c in position for c in quat) else -1
     params = np.array([rs.width, rs.height, rs.scissor_mode, *rs.scissor], np.int64)
     dparams = np.array([rs.depth_scale, rs.depth_offset, float(rs.w_buffer)], np.float64)
     args = (np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), np.ascontiguousarray(wt.zndc),
@@ -236,7 +238,7 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
     killed = int(counts[:, 1].sum())
     frags = Fragments(x=out_x, y=out_y, depth=out_depth, w=out_w,
                       primitive=out_prim,
-                      **{name: _field(out_var, cols, c) for name, c in VARYING.items()})
+                      **{name: _field(out_var, position, c) for name, c in VARYING.items()})
     return frags, {"fragments_rasterized": total + killed, "killed_scissor": killed}
 
 
@@ -263,17 +265,20 @@ def _check_division(counts: np.ndarray) -> None:
         raise ZeroDivisionError("division by zero")
 
 
-def _field(out_var: np.ndarray, cols: np.ndarray, want: slice | int) -> np.ndarray:
-    """A Fragments field from the interpolated columns: a view when all are there, 1.0 where missing."""
-    wanted = np.arange(om.NUM_COLUMNS)[want]
-    pos = np.searchsorted(cols, wanted)
-    present = (pos < cols.shape[0]) & (cols[np.minimum(pos, cols.shape[0] - 1)] == wanted) if cols.shape[0] else \
-        np.zeros(np.shape(wanted), bool)
+def _field(out_var: np.ndarray, position: dict[int, int], want: slice | int) -> np.ndarray:
+    """A Fragments field from the interpolated columns (``position``: varying column -> its column of
+    ``out_var``): a view when all are there, 1.0 where missing."""
     n = out_var.shape[0]
-    if np.all(present):
-        return out_var[:, pos[0] : pos[0] + pos.size] if pos.ndim else out_var[:, int(pos)]
-    if not np.any(present):
-        return np.broadcast_to(np.float32(1.0), (n, *np.shape(wanted)))
-    out = np.ones((n, wanted.size), np.float32)
-    out[:, present] = out_var[:, pos[present]]
+    if isinstance(want, int):
+        return out_var[:, position[want]] if want in position else np.broadcast_to(np.float32(1.0), (n,))
+    wanted = range(want.start, want.stop)
+    present = [c in position for c in wanted]
+    if all(present):  # consecutive columns, as ``position`` keeps the sorted order
+        return out_var[:, position[wanted[0]] : position[wanted[0]] + len(wanted)]
+    if not any(present):
+        return np.broadcast_to(np.float32(1.0), (n, len(wanted)))
+    out = np.ones((n, len(wanted)), np.float32)
+    for k, c in enumerate(wanted):
+        if c in position:
+            out[:, k] = out_var[:, position[c]]
     return out

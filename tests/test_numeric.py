@@ -50,3 +50,17 @@ def test_fixed_point() -> None:
     assert n.fixed(0x100, 1, 4, 8) == 1.0
     assert n.fixed(0x800, 0, 0, 12) == 0.5
     assert n.signed(0x3FF, 10) == -1
+
+
+def test_scalar_decode_equals_the_array_decode() -> None:
+    """Register fields decode one int at a time through a pure-Python path: same values as the array path, for
+    every float16 and for random float20/24/31 words (zeros, denormal-range exponents, inf, NaN included)."""
+    import struct
+
+    rng = np.random.default_rng(7)
+    for fmt in (n.FLOAT16, n.FLOAT20, n.FLOAT24, n.FLOAT31):
+        words = np.arange(1 << 16) if fmt is n.FLOAT16 else rng.integers(0, 1 << fmt.bits, 20000)
+        words = np.concatenate([words, [0, 1 << (fmt.bits - 1), (1 << fmt.bits) - 1]])
+        arrays = n.decode_float(words.astype(np.uint64), fmt)
+        scalars = [n.decode_float(int(w), fmt) for w in words.tolist()]
+        assert [struct.pack("<d", v) for v in scalars] == [struct.pack("<d", float(v)) for v in arrays]
