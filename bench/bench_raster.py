@@ -3,19 +3,14 @@
 Prints, for flat and Gouraud fills: triangles/s, fragments/s and frame time of (a) the rasterizer kernel alone
 and (b) a whole draw through ``Pipeline`` (vertex loader, identity vertex shader, assembly, clipping, culling,
 rasterizer, depth test + write, color write in tiled RGBA8 / D24S8 memory; primary-color fragment stage, so that
-TEV cost is not counted). ``--compile`` also measures numba's first-run compile time (fresh cache directory) and
-the load time from the on-disk cache, each in a new interpreter.
+TEV cost is not counted). numba's first-run compile time is ``bench_compile.py``'s.
 
-Run: ``.venv/bin/python bench/bench_raster.py [--compile] [--repeat N]``
+Run: ``.venv/bin/python bench/bench_raster.py [--repeat N]``
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
-import tempfile
 import time
 
 import numpy as np
@@ -133,43 +128,10 @@ def bench_case(name: str, n: int, leg: float, gouraud: bool, repeat: int) -> Non
           f" (written {stats['fragments_written']})")
 
 
-COMPILE_SNIPPET = """
-import sys, time
-t = time.perf_counter()
-import numpy as np
-sys.path.insert(0, {bench!r})
-import bench_raster as br
-from picaemu.draw import DrawCall, DrawKind
-from picaemu.memory import PhysicalMemory
-from picaemu.pipeline import Pipeline, PrimaryColorStages
-mem = PhysicalMemory()
-mem.write(br.VBO, br.triangles(4, 6.4, np.random.default_rng(1), True).tobytes())
-stages = (lambda s: PrimaryColorStages()) if {primary} else None
-pipe = Pipeline(br.identity_vs, stages) if stages else Pipeline(br.identity_vs)
-pipe.draw(DrawCall(0, DrawKind.ARRAYS, br.make_state(12), mem))
-print(f"{{time.perf_counter() - t:.2f}}")
-"""
-
-
-def bench_compile() -> None:
-    """A first draw in a new interpreter (import included): with an empty numba cache, then from the cache."""
-    bench = os.path.dirname(os.path.abspath(__file__))
-    for primary, what in ((True, "primary-color draw"), (False, "default shading draw (+ TEV, blend)")):
-        snippet = COMPILE_SNIPPET.format(bench=bench, primary=primary)
-        with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-            runs = [subprocess.run([sys.executable, "-c", snippet], env=env, capture_output=True, text=True,
-                                   check=True).stdout.strip() for _ in range(2)]
-        print(f"first {what}, import + compile: fresh cache {runs[0]} s, from cache {runs[1]} s")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--compile", action="store_true")
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    if args.compile:
-        bench_compile()
     for gouraud in (False, True):
         shade = "Gouraud" if gouraud else "flat"
         bench_case(f"small ~20 px, {shade}", SMALL, 6.4, gouraud, args.repeat)
