@@ -165,13 +165,16 @@ def _clip_polygons(tris, planes, offsets):  # pragma: no cover - compiled
 
 
 KEEP, REJECT, STRADDLE, INVALID = range(4)  # triangle classes of ``_classify``
+FIXED_PLANES_MASK = (1 << len(FIXED_PLANES)) - 1  # bit p: plane p of FIXED_PLANES
 
 
 @numba.njit(cache=True)
-def _classify(tris, planes, offsets, out):  # pragma: no cover - compiled
-    """Class of each triangle (KEEP / REJECT / STRADDLE / INVALID) against planes whose coefficients are 0 or +-1
-    and that have at most two non-zero terms with the offset (the fixed planes): every distance is then one
-    rounding of ``offset + sum(coefficient * position)``, whatever the summation order."""
+def _classify(tris, out):  # pragma: no cover - compiled
+    """Class of each (T, 3, C) triangle (position in columns 0-3) against ``FIXED_PLANES``: KEEP / REJECT /
+    STRADDLE / INVALID. Their coefficients are 0 or +-1 with at most two non-zero terms with the offset, so every
+    distance ``offset + sum(coefficient * position)`` is one float64 rounding whatever the summation order; it is
+    written out here plane by plane (bit p of a vertex's mask: outside plane p), without the zero terms (a test
+    holds it to the matrix form of ``_classes_numpy``)."""
     for t in range(tris.shape[0]):
         finite = True
         for i in range(3):
@@ -180,27 +183,42 @@ def _classify(tris, planes, offsets, out):  # pragma: no cover - compiled
         if not finite:
             out[t] = INVALID
             continue
-        all_in = True
-        rejected = False
-        for p in range(planes.shape[0]):
-            n_out = 0
-            for i in range(3):
-                d = offsets[p]
-                for k in range(4):
-                    d += planes[p, k] * np.float64(tris[t, i, k])
-                if not d >= -INSIDE_EPS:
-                    n_out += 1
-            all_in &= n_out == 0
-            rejected |= n_out == 3
-        out[t] = KEEP if all_in else (REJECT if rejected else STRADDLE)
+        any_out = 0
+        all_out = FIXED_PLANES_MASK
+        for i in range(3):
+            x, y = np.float64(tris[t, i, 0]), np.float64(tris[t, i, 1])
+            z, w = np.float64(tris[t, i, 2]), np.float64(tris[t, i, 3])
+            m = 0
+            if not w - x >= -INSIDE_EPS:
+                m |= 1
+            if not w + x >= -INSIDE_EPS:
+                m |= 2
+            if not w - y >= -INSIDE_EPS:
+                m |= 4
+            if not w + y >= -INSIDE_EPS:
+                m |= 8
+            if not -z >= -INSIDE_EPS:
+                m |= 16
+            if not z + w >= -INSIDE_EPS:
+                m |= 32
+            if not w - W_MIN >= -INSIDE_EPS:
+                m |= 64
+            any_out |= m
+            all_out &= m
+        out[t] = KEEP if any_out == 0 else (REJECT if all_out != 0 else STRADDLE)
 
 
 def _classes(tris: np.ndarray, clip: ClipState) -> np.ndarray:
     """(T,) int8 class of every triangle (``_classify`` for the fixed planes; numpy for a user plane)."""
     if np.array_equal(clip.planes, FIXED_PLANE_ARRAY) and np.array_equal(clip.offsets, FIXED_OFFSET_ARRAY):
         out = np.empty(tris.shape[0], np.int8)
-        _classify(np.ascontiguousarray(tris[:, :, POS], np.float32), clip.planes, clip.offsets, out)
+        _classify(np.ascontiguousarray(tris, np.float32), out)  # the kernel reads columns 0-3 in place
         return out
+    return _classes_numpy(tris, clip)
+
+
+def _classes_numpy(tris: np.ndarray, clip: ClipState) -> np.ndarray:
+    """(T,) int8 classes against any planes (float64, one matrix product)."""
     pos = tris[:, :, POS].astype(np.float64)
     finite = np.isfinite(pos).all(axis=(1, 2))
     inside = (pos @ clip.planes.T + clip.offsets) >= -INSIDE_EPS  # (T, 3, P)

@@ -109,10 +109,13 @@ def map_outputs(om: OutputMapState, outputs: np.ndarray, outmap_mask: int) -> np
 def _fill_columns(outputs, source, color_lo: int, color_hi: int, vert) -> None:  # pragma: no cover - compiled
     """vert[i, c] = outputs[i, source[c]] (outputs (N, 64): register * 4 + component; 1.0 where source[c] < 0), in
     one pass; the color columns [color_lo, color_hi) made absolute and clamped to 1 (NaN stays NaN)."""
+    one = np.float32(1.0)
     for i in range(vert.shape[0]):
+        # the copy loop has no per-column branch but the select, the clamp runs on the few color columns only
+        # (one branch per column per vertex made this kernel ~2x slower)
         for c in range(vert.shape[1]):
             s = source[c]
-            v = outputs[i, s] if s >= 0 else np.float32(1.0)
-            if color_lo <= c < color_hi:
-                v = min(abs(v), np.float32(1.0))
-            vert[i, c] = v
+            vert[i, c] = outputs[i, s] if s >= 0 else one
+        for c in range(color_lo, color_hi):
+            v = abs(vert[i, c])
+            vert[i, c] = one if one < v else v  # min(v, 1) as numba and Python evaluate it: NaN stays NaN

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from picaemu.draw import DrawKind
-from picaemu.errors import PipelineError, UnsupportedFeature
+from picaemu.errors import MemoryFault, PipelineError, UnsupportedFeature
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
@@ -44,6 +44,7 @@ PAD_FIRST = 12  # slot codes 12-15: padding of 4 * (code - 11) bytes
 MAX_DRAW_VERTICES = 1 << 20
 DEFAULT_COMPONENTS = np.array([0.0, 0.0, 0.0, 1.0], np.float32)
 ELEMENT_DTYPES = {"s8": np.dtype("<i1"), "u8": np.dtype("<u1"), "s16": np.dtype("<i2"), "f32": np.dtype("<f4")}
+F32 = ELEMENT_DTYPES["f32"]
 INDEX_DTYPES = {"u8": np.dtype("<u1"), "u16": np.dtype("<u2")}
 
 
@@ -108,6 +109,8 @@ def _loader_reads(regs: np.ndarray, j: int, base: int, formats: dict) -> dict[in
     """The attribute reads of loader j, walking its component slots (later slots win)."""
     cfg1, cfg2 = f"ATTRIBBUFFER{j}_CONFIG1", f"ATTRIBBUFFER{j}_CONFIG2"
     n = min(access.raw(regs, cfg2, "num_components"), MAX_SLOTS)
+    if n == 0:  # most loaders of a draw are unused: skip decoding the rest (register reads are per draw costs)
+        return {}
     stride = access.raw(regs, cfg2, "stride")
     start = base + access.raw(regs, f"ATTRIBBUFFER{j}_OFFSET", "offset")
     out: dict[int, AttributeRead] = {}
@@ -147,31 +150,63 @@ def read_indices(vl: VertexLoaderState, kind: DrawKind, memory: PhysicalMemory) 
         raise PipelineError(f"draw of {vl.count} vertices exceeds the limit of {MAX_DRAW_VERTICES}",
                             register=id_of("NUMVERTICES"))
     if kind is DrawKind.ARRAYS:
-        return np.arange(vl.count, dtype=np.int64) + vl.first
+        return np.arange(vl.first, vl.first + vl.count, dtype=np.int64)
     return memory.view(vl.index_address, vl.count, vl.index_dtype, "index buffer").astype(np.int64)
 
 
 def gather_attribute(read: AttributeRead, indices: np.ndarray, memory: PhysicalMemory,
-                     out: np.ndarray | None = None) -> np.ndarray:
+                     out: np.ndarray | None = None, increasing: bool = False) -> np.ndarray:
     """(U, 4) float32 values of one loaded attribute for vertex ``indices`` (missing components from 0,0,0,1),
-    written into ``out`` (a (U, 4) float32 array or view) when given."""
-    size = read.dtype.itemsize * read.components
+    written into ``out`` (a (U, 4) float32 array or view) when given. A read of more than 4 components (a run of
+    f32 vec4 attributes, from ``load_vertices``) fills an ``out`` of (U, components).
+
+    ``increasing``: the caller guarantees strictly increasing indices (the rows of ``load_vertices``), so the span
+    is ``indices[0] .. indices[-1]`` and it is consecutive when it holds U indices, with no scan of the indices.
+    """
+    comps = read.components
+    size = read.dtype.itemsize * comps
     if out is None:
         out = np.empty((indices.shape[0], 4), np.float32)
-    out[:] = DEFAULT_COMPONENTS
+    if comps < 4:  # only the components no element overwrites
+        out[:, comps:] = DEFAULT_COMPONENTS[comps:]
     if indices.shape[0] == 0:
         return out
-    lo, hi = int(indices.min()), int(indices.max())
+    if increasing:
+        lo, hi = int(indices[0]), int(indices[-1])
+        consecutive = hi - lo == indices.shape[0] - 1
+    else:
+        lo, hi = int(indices.min()), int(indices.max())
+        consecutive = hi - lo == indices.shape[0] - 1 and bool((np.diff(indices) == 1).all())
     span_start = read.address + read.stride * lo
     who = f"attribute {read.attribute} (loader {read.loader})"
     span = memory.bytes(span_start, read.stride * (hi - lo) + size, who)
-    if hi - lo == indices.shape[0] - 1 and bool((np.diff(indices) == 1).all()):  # lo, lo + 1, ..., hi: a view
-        raw = np.lib.stride_tricks.as_strided(span, (indices.shape[0], size), (read.stride, 1), writeable=False)
+    # vertices lo..hi as a view straight over memory (any alignment): consecutive indices copy it in one strided
+    # assignment, others gather its rows
+    rows = np.lib.stride_tricks.as_strided(span, (hi - lo + 1, size), (read.stride, 1), writeable=False)
+    dst = out[:, :comps]
+    if read.dtype == F32 and dst.strides[1] == F32.itemsize:
+        # no conversion: move each vertex's bytes as one element (numpy copies (U, 4) floats row by row, ~2x slower)
+        vertex = np.dtype((np.void, size))
+        src, dst = rows.view(vertex)[:, 0], dst.view(vertex)[:, 0]
     else:
-        rows = (indices - lo) * read.stride
-        raw = span[rows[:, None] + np.arange(size)]
-    out[:, : read.components] = raw.view(read.dtype)
+        src = rows.view(read.dtype)
+    dst[...] = src if consecutive else src[indices - lo]
     return out
+
+
+def _vec4_runs(reads: tuple[AttributeRead, ...]) -> list[list[AttributeRead]]:
+    """``reads`` (sorted by attribute) in runs that one copy serves: f32 vec4 attributes a, a + 1, ... that one
+    loader stores back to back (an interleaved position + colour vertex); every other read is a run of one."""
+    runs: list[list[AttributeRead]] = []
+    for read in reads:
+        prev = runs[-1][-1] if runs else None
+        if (prev is not None and read.loader == prev.loader and read.attribute == prev.attribute + 1
+                and read.address == prev.address + 4 * F32.itemsize
+                and all(r.dtype == F32 and r.components == 4 for r in (prev, read))):
+            runs[-1].append(read)
+        else:
+            runs.append([read])
+    return runs
 
 
 def split_variable_primitives(stream: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -215,10 +250,21 @@ def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
         unique, inverse = stream, np.arange(stream.shape[0], dtype=np.int64)
     else:
         unique, inverse = np.unique(stream, return_inverse=True)
+    # np.zeros rather than np.empty + zeroing the registers nothing loads: calloc's zeroed pages cost less (measured)
     attrs = np.zeros((unique.shape[0], NUM_INPUTS, 4), np.float32)
-    for read in vl.reads:
-        gather_attribute(read, unique, memory, attrs[:, read.attribute])
+    for run in _vec4_runs(vl.reads):
+        if len(run) > 1:  # one strided copy for the run (each vertex's bytes land together in attrs)
+            first = run[0]
+            merged = AttributeRead(first.attribute, first.loader, first.address, first.stride, F32, 4 * len(run))
+            dst = attrs[:, first.attribute : first.attribute + len(run)].reshape(-1, 4 * len(run))
+            try:
+                gather_attribute(merged, unique, memory, dst, increasing=True)
+                continue
+            except MemoryFault:
+                pass  # one by one below: the fault names the first attribute out of memory, as always
+        for read in run:
+            gather_attribute(read, unique, memory, attrs[:, read.attribute], increasing=True)
     for a in vl.fixed:
         attrs[:, a] = state.fixed_attribs[a]
     identity = kind is DrawKind.ARRAYS and sizes is None
-    return VertexBatch(attrs, inverse.astype(np.int64).ravel(), unique, sizes, identity)
+    return VertexBatch(attrs, inverse.astype(np.int64, copy=False).ravel(), unique, sizes, identity)

@@ -134,3 +134,21 @@ def test_zero_area_triangles_always_dropped():
     flat = tri((0, 0, -0.5, 1), (0.5, 0.5, -0.5, 1), (1, 1, -0.5, 1))
     kept, culled = clipping.cull(clipping.to_window(flat, np.array([0]), vp), 0)
     assert len(kept) == 0 and culled == 1
+
+
+def test_fixed_plane_kernel_matches_the_generic_plane_path():
+    # the compiled classifier writes the fixed planes out term by term; the numpy path evaluates FIXED_PLANES as
+    # a matrix product: they must agree everywhere, on plane boundaries and with non-finite positions too
+    rng = np.random.default_rng(5)
+    tris = rng.uniform(-2, 2, (4000, 3, om.NUM_COLUMNS)).astype(np.float32)
+    w = tris[:, :, 3]
+    tris[:1000, :, 0] = w[:1000] * rng.choice([-1, 1], (1000, 3))  # x = +-w
+    tris[1000:2000, :, 2] = rng.choice([0.0, -0.0, -1e-8, 1e-8], (1000, 3))  # on the near plane
+    tris[2000:2500, :, 3] = rng.choice([clipping.W_MIN, np.float32(clipping.W_MIN), 0.0], (500, 3))
+    tris[2500:2600, 1, rng.integers(0, 4)] = np.nan
+    tris[2600:2700, 2, rng.integers(0, 4)] = -np.inf
+    clip = plain_clip()
+    kernel = clipping._classes(tris, clip)
+    with np.errstate(invalid="ignore"):  # inf * 0 in the matrix product (those rows are INVALID anyway)
+        assert np.array_equal(kernel, clipping._classes_numpy(tris, clip))
+    assert set(np.unique(kernel).tolist()) == {clipping.KEEP, clipping.REJECT, clipping.STRADDLE, clipping.INVALID}

@@ -150,6 +150,31 @@ def test_bad_input_named_errors(mixed):
         load_vertices(state, DrawKind.ELEMENTS, mem)
 
 
+def test_interleaved_vec4_run_copied_together_faults_name_the_attribute():
+    # attributes 0-2: f32 vec4 back to back in loader 0 (one copy serves them), attribute 3 is u8x2 after them
+    state, mem = GpuState(), PhysicalMemory()
+    configure(state, [("f32", 4), ("f32", 4), ("f32", 4), ("u8", 2)])
+    loader(state, 0, 0, 52, [0, 1, 2, 3])
+    verts = np.arange(3 * 13, dtype=np.float32).reshape(3, 13)
+    raw = verts.view(np.uint8).copy()
+    raw[:, 48:50] = [[1, 2], [3, 4], [5, 6]]
+    mem.write(BASE, raw.tobytes())
+    set_reg(state, "NUMVERTICES", count=3)
+    for kind in (DrawKind.ARRAYS, DrawKind.ELEMENTS):  # elements: index buffer of zeros -> vertex 0 only
+        a = load_vertices(state, kind, mem).attributes
+        rows = verts[:, :12].reshape(3, 3, 4)[: a.shape[0]]
+        assert np.array_equal(a[:, :3], rows) and a[:, 3].tolist() == [[1, 2, 0, 1], [3, 4, 0, 1], [5, 6, 0, 1]][
+            : a.shape[0]]
+        assert not a[:, 4:].any()
+    # the run's last vertex crosses the end of FCRAM: the fault names attribute 1 (the first one out of memory)
+    end = BASE + 128 * 1024 * 1024
+    start = end - 2 * 52 - 24  # vertex 2 at end - 24: attribute 0 fits, attribute 1 straddles the end
+    set_reg(state, "ATTRIBBUFFERS_LOC", base=start >> 4)
+    set_reg(state, "ATTRIBBUFFER0_OFFSET", offset=start % 16)
+    with pytest.raises(MemoryFault, match="attribute 1 "):
+        load_vertices(state, DrawKind.ARRAYS, mem)
+
+
 def test_attribute_without_loader_or_fixed_bit_is_unsupported():
     state = GpuState()
     configure(state, [("f32", 4), ("f32", 4)])
