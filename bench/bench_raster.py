@@ -132,6 +132,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
+    from picaemu import allocator
+
+    allocator.keep_freed_memory()  # as a Pipeline does: the kernel-alone figures then pay no fresh page faults
     for gouraud in (False, True):
         shade = "Gouraud" if gouraud else "flat"
         bench_case(f"small ~20 px, {shade}", SMALL, 6.4, gouraud, args.repeat)

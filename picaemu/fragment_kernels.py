@@ -94,18 +94,20 @@ def depth_words(x, y, depth, p, words, survivors) -> int:  # pragma: no cover - 
     always read, then dropped when reads are disabled. Survivors' indices -> ``survivors``; returns their number."""
     keep = np.int64(0xFFFFFFFF) if p.depth_read else np.int64(0)
     flipped = p.flipped != 0
+    write = p.write_depth != 0
     n = 0
     for i in range(x.shape[0]):
         pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, flipped)
-        word = np.int64(words[pixel]) & keep
+        stored = words[pixel]
+        word = np.int64(stored) & keep
         old_d = word & p.depth_max
         new_d = _quantize(depth[i], p.depth_max)
-        if not _passes(p.depth_pass, new_d, old_d):
-            continue
-        if p.write_depth and new_d != old_d:
-            words[pixel] = (word & ~p.depth_max) | new_d
+        passed = _passes(p.depth_pass, new_d, old_d)
+        # branch-free: the test's outcome is data (random per fragment), a mispredicted branch costs more than a
+        # store of the unchanged word
+        words[pixel] = ((word & ~p.depth_max) | new_d) if passed and write and new_d != old_d else stored
         survivors[n] = i
-        n += 1
+        n += passed
     return n
 
 
