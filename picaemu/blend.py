@@ -13,7 +13,7 @@ Fragment modes other than "default" (gas accumulation, shadow rendering) are not
 ``blend_program(bstate) -> BlendProgram``: the same operation as arrays for compiled per-fragment code, which calls
 the numba functions ``blend_pixel`` / ``logic_pixel`` (the vectorized ``blend`` uses the first too).
 ``factor_rows(program) -> (4, 7) int64`` folds a program's per-draw constants for ``blend_channel``, the same
-blend as ``blend_pixel`` one channel at a time from scalars (the fragment pass's lean loop).
+blend as ``blend_pixel`` one channel at a time from scalars (``fragment_kernels.blend_words``).
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 from picaemu.command.packets import CONSECUTIVE_SHIFT, EXTRA_BITS, EXTRA_SHIFT, ID_MASK, MASK_BITS, MASK_SHIFT
 
@@ -36,8 +39,7 @@ A_EVENT = 70  # queued for Python (restart, cache clear, flush ...): handled at 
 # port numbers (rows of ``layout`` / ``pending``)
 P_VS_FLOAT, P_VS_CODE, P_VS_OPDESC, P_GS_FLOAT, P_GS_CODE, P_GS_OPDESC = 1, 2, 3, 4, 5, 6
 P_FIXED, P_LIGHTING, P_FOG, P_PROCTEX, P_GAS = 7, 8, 9, 10, 11
-NUM_PORTS = 12
-SCRATCH = 0  # row of ``pending`` no port uses (port numbers start at 1): bit-cast scratch
+NUM_PORTS = 12  # row 0 of ``pending`` / ``layout`` belongs to no port (port numbers start at 1)
 
 # layout columns: index register id, index field lo/width, second field (mode / table) lo/width
 L_INDEX_REG, L_INDEX_LO, L_INDEX_WIDTH, L_SEL_LO, L_SEL_WIDTH = 0, 1, 2, 3, 4
@@ -79,31 +81,40 @@ def _set_field(regs, reg, lo, width, v):  # pragma: no cover - compiled
     regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | ((v << lo) & m))
 
 
-@numba.njit(cache=True, nogil=True)
-def _f24(raw):  # pragma: no cover - compiled
-    raw = raw & 0xFFFFFF
-    sign = (raw >> 23) & 1
-    exp = (raw >> 16) & 0x7F
-    mant = raw & 0xFFFF
-    if (raw & 0x7FFFFF) == 0:
-        bits = sign << 31
-    elif exp == 0x7F:
-        bits = (sign << 31) | (255 << 23) | (mant << 7)
-    else:
-        bits = (sign << 31) | ((exp + 64) << 23) | (mant << 7)
-    return np.uint32(bits)
+@intrinsic
+def _as_f32(typingctx, bits):  # pragma: no cover - compiled
+    """The float32 whose bit pattern is the uint32 ``bits`` (a register move).
+
+    Scalar, because reinterpreting through an array ``view`` and storing it with a broadcast slice assignment
+    compiles numba's shape-check error formatting (about 3 s of a cold start)."""
+    if bits != types.uint32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return types.float32(types.uint32), codegen
 
 
 @numba.njit(cache=True, nogil=True)
-def _store_f24_vec(dst, row, w1, w2, w3, scratch):  # pragma: no cover - compiled
+def _store_f24_vec(dst, row, w1, w2, w3):  # pragma: no cover - compiled
     """Packed float24 vec4 (three words, W:Z:Y:X most significant first) -> dst[row] as float32.
 
-    ``scratch`` is a contiguous (4,) uint32 row used to reinterpret the bits without allocating."""
-    scratch[0] = _f24(w3 & 0xFFFFFF)
-    scratch[1] = _f24(((w2 & 0xFFFF) << 8) | (w3 >> 24))
-    scratch[2] = _f24(((w1 & 0xFF) << 16) | (w2 >> 16))
-    scratch[3] = _f24(w1 >> 8)
-    dst[row, :] = scratch.view(np.float32)
+    float24 1.7.16 -> float32: all bits but the sign zero is a signed zero, exponent 0x7F is Inf/NaN, else the
+    exponent is rebiased (63 -> 127) and the mantissa widened."""
+    raws = (w3 & 0xFFFFFF, ((w2 & 0xFFFF) << 8) | (w3 >> 24), ((w1 & 0xFF) << 16) | (w2 >> 16), w1 >> 8)
+    for c in range(4):  # one loop rather than a float24 helper called 4 times: a compiled function costs ~0.1 s
+        raw = raws[c] & 0xFFFFFF
+        sign = (raw >> 23) & 1
+        exp = (raw >> 16) & 0x7F
+        mant = raw & 0xFFFF
+        if (raw & 0x7FFFFF) == 0:
+            bits = sign << 31
+        elif exp == 0x7F:
+            bits = (sign << 31) | (255 << 23) | (mant << 7)
+        else:
+            bits = (sign << 31) | ((exp + 64) << 23) | (mant << 7)
+        dst[row, c] = _as_f32(np.uint32(bits))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -123,14 +134,12 @@ def _uniform_word(port, unit, val, regs, layout, fu, pending, counters):  # prag
     if idx >= fu.shape[1]:
         counters[C_DROPPED] += 1
         return -1
-    scratch = pending[SCRATCH]
     if f32_mode:
         for c in range(4):  # words arrive W, Z, Y, X
-            scratch[3 - c] = pending[port, c]
-        fu[unit, idx, :] = scratch.view(np.float32)
+            fu[unit, idx, 3 - c] = _as_f32(pending[port, c])
     else:
         w1, w2, w3 = np.int64(pending[port, 0]), np.int64(pending[port, 1]), np.int64(pending[port, 2])
-        _store_f24_vec(fu[unit], idx, w1, w2, w3, scratch)
+        _store_f24_vec(fu[unit], idx, w1, w2, w3)
     return idx
 
 
@@ -184,12 +193,12 @@ def _fixed_word(val, regs, layout, fixed, pending, counters, immediate):  # prag
     w1, w2, w3 = np.int64(pending[P_FIXED, 0]), np.int64(pending[P_FIXED, 1]), np.int64(pending[P_FIXED, 2])
     if idx != (1 << width) - 1:
         if idx < fixed.shape[0]:
-            _store_f24_vec(fixed, idx, w1, w2, w3, pending[SCRATCH])
+            _store_f24_vec(fixed, idx, w1, w2, w3)
         _set_field(regs, ireg, lo, width, idx + 1)
         return False
     v = counters[C_IMM_COUNT]
     a = counters[C_IMM_ATTR]
-    _store_f24_vec(immediate[v], a, w1, w2, w3, pending[SCRATCH])
+    _store_f24_vec(immediate[v], a, w1, w2, w3)
     a += 1
     num_attr_reg = np.int64(regs[layout[0, G_NUM_ATTR_REG]])
     num_attrs = _field(num_attr_reg, layout[P_FIXED, L_SEL_LO], layout[P_FIXED, L_SEL_WIDTH]) + 1
@@ -204,49 +213,50 @@ def _fixed_word(val, regs, layout, fixed, pending, counters, immediate):  # prag
 @numba.njit(cache=True, nogil=True)
 def _shares_config(regs, layout):  # pragma: no cover - compiled
     """The GS unit mirrors the VS configuration (VSH_COM_MODE = 0)."""
-    return _field(np.int64(regs[layout[0, G_COM_MODE_REG]]), layout[0, G_COM_MODE_LO], 1) == 0
+    # a one-bit field, read here rather than through _field(..., 1): a constant argument is a second compile
+    return (np.int64(regs[layout[0, G_COM_MODE_REG]]) >> layout[0, G_COM_MODE_LO]) & 1 == 0
 
 
 @numba.njit(cache=True, nogil=True)
-def _no_gs(regs, layout):  # pragma: no cover - compiled
-    """No geometry shader is in use (GEOSTAGE_CONFIG gs_use = 0)."""
-    return _field(np.int64(regs[layout[0, G_GS_USE_REG]]), layout[0, G_GS_USE_LO], layout[0, G_GS_USE_WIDTH]) == 0
+def _vs_mirrored_to_gs(regs, layout):  # pragma: no cover - compiled
+    """VS uniforms and config go to the GS unit too: it shares the VS configuration and no geometry shader is in
+    use (GEOSTAGE_CONFIG gs_use = 0)."""
+    gs_use = _field(np.int64(regs[layout[0, G_GS_USE_REG]]), layout[0, G_GS_USE_LO], layout[0, G_GS_USE_WIDTH])
+    return gs_use == 0 and _shares_config(regs, layout)
 
 
 @numba.njit(cache=True, nogil=True)
 def _port_word(port, val, regs, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed, pending, counters,
                immediate):  # pragma: no cover - compiled
     """Feed one word to a data port; True when the immediate-vertex buffer is full."""
-    if port == P_VS_FLOAT:
-        row = _uniform_word(port, 0, val, regs, layout, fu, pending, counters)
-        if row >= 0 and _shares_config(regs, layout) and _no_gs(regs, layout):
-            fu[1, row, :] = fu[0, row, :]
-    elif port == P_GS_FLOAT:
-        _uniform_word(port, 1, val, regs, layout, fu, pending, counters)
-    elif port == P_VS_CODE:
-        at = _indexed_word(port, val, regs, layout, code[0], CODE_CAPACITY[port], counters)
-        if at >= 0 and _shares_config(regs, layout):
-            code[1, at] = val
-    elif port == P_VS_OPDESC:
-        at = _indexed_word(port, val, regs, layout, opdescs[0], CODE_CAPACITY[port], counters)
-        if at >= 0 and _shares_config(regs, layout):
-            opdescs[1, at] = val
-    elif port == P_GS_CODE:
-        _indexed_word(port, val, regs, layout, code[1], CODE_CAPACITY[port], counters)
-    elif port == P_GS_OPDESC:
-        _indexed_word(port, val, regs, layout, opdescs[1], CODE_CAPACITY[port], counters)
-    elif port == P_FOG:
-        _indexed_word(port, val, regs, layout, fog, fog.shape[0], counters)
-    elif port == P_GAS:
-        _indexed_word(port, val, regs, layout, gas, gas.shape[0], counters)
-    elif port == P_LIGHTING:
-        _lut_word(port, val, regs, layout, lighting, LUT_SIZES_LIGHTING, counters)
-    elif port == P_PROCTEX:
-        _lut_word(port, val, regs, layout, proctex, LUT_SIZES_PROCTEX, counters)
+    if port in (P_VS_FLOAT, P_GS_FLOAT):
+        # one call site: a constant unit argument would compile _uniform_word once per value
+        unit = np.int64(port == P_GS_FLOAT)
+        row = _uniform_word(port, unit, val, regs, layout, fu, pending, counters)
+        if unit == 0 and row >= 0 and _vs_mirrored_to_gs(regs, layout):
+            for c in range(4):
+                fu[1, row, c] = fu[0, row, c]
     elif port == P_FIXED:
         return _fixed_word(val, regs, layout, fixed, pending, counters, immediate) and (
             counters[C_IMM_COUNT] >= immediate.shape[0]
         )
+    elif port in (P_LIGHTING, P_PROCTEX):
+        light = port == P_LIGHTING
+        _lut_word(port, val, regs, layout, lighting if light else proctex,
+                  LUT_SIZES_LIGHTING if light else LUT_SIZES_PROCTEX, counters)  # fmt: skip
+    elif port in (P_FOG, P_GAS) or P_VS_CODE <= port <= P_GS_OPDESC:
+        # one call site for the six indexed tables: every call site is another copy to type and optimise
+        if port in (P_FOG, P_GAS):
+            table = fog if port == P_FOG else gas
+            capacity = table.shape[0]
+        else:
+            unit = np.int64(port >= P_GS_FLOAT)  # the GS ports follow the VS ports
+            table = code[unit] if port in (P_VS_CODE, P_GS_CODE) else opdescs[unit]
+            capacity = CODE_CAPACITY[port]
+        at = _indexed_word(port, val, regs, layout, table, capacity, counters)
+        if at >= 0 and port in (P_VS_CODE, P_VS_OPDESC) and _shares_config(regs, layout):
+            mirror = code[1] if port == P_VS_CODE else opdescs[1]
+            mirror[at] = val
     return False
 
 
@@ -354,7 +364,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 if e + 1 >= events.shape[0]:
                     _leave_after(cursor, pos, k, extra)
                     return S_EVENTS_FULL
-            elif act == A_MIRROR and _shares_config(regs, layout) and _no_gs(regs, layout):
+            elif act == A_MIRROR and _vs_mirrored_to_gs(regs, layout):
                 g = reg - layout[0, G_MIRROR_DELTA]
                 regs[g] = np.uint32((np.int64(regs[g]) & ~m) | (val & m))
             k += 1

@@ -103,6 +103,7 @@ class Machine:
         self.step_budget = step_budget
         self.all_lanes = np.arange(n, dtype=np.int64)
         self._buffers: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # scratch per lane count
+        self._cols = np.empty((3, 4, 1), np.float32)                    # scratch: one uniform per operand
         self.steps = 0
         self.lane_instructions = 0  # instructions executed x active lanes
 
@@ -128,7 +129,7 @@ class Machine:
         if bufs is None:
             bufs = self._buffers[count] = (np.empty((3, 4, count), np.float32), np.empty((4, count), np.float32))
         run_segment(self.program.plan(ctl.pc, ctl.pc + length), self.vr, self.out[self.bank], self.c, self.a0,
-                    self.aL, self.cmp, self.all_lanes if full else lanes, full, bufs[0], bufs[1])
+                    self.aL, self.cmp, self.all_lanes if full else lanes, full, bufs[0], bufs[1], self._cols)
         return ctl if length == 1 else Control(ctl.pc + length - 1, ctl.calls, ctl.ifs, ctl.loops)
 
     def _count_steps(self, pc: int, count: int) -> None:

@@ -1,15 +1,15 @@
-"""Compiled arithmetic of the vectorized interpreter: a run of consecutive arithmetic instructions over a set of
-lanes, one instruction at a time (each instruction finishes on every lane before the next starts).
+"""Compiled arithmetic of the vectorized interpreter: a run of consecutive arithmetic instructions over a set of lanes,
+one instruction at a time (each instruction finishes on every lane before the next starts).
 
 ``encode_row(ins) -> (ROW,) int32`` turns a decoded ``Instruction`` into a plan row; ``run_segment(plan (K, ROW)
-int32, vr (32, 4, N) float32, out (16, 4, N) float32, c (128, 4) float32, a0 (2, N) int32, aL (N,) int32,
-cmp (2, N) bool, lanes (L,) int64)`` executes the K rows on the listed lanes in place. Per lane and instruction:
-fetch each source (relative addressing on the wide field: offset from a0.x/a0.y/aL, ignored outside -128..127,
-index wrapped to 7 bits, rows 96-127 of ``c`` hold 1.0), swizzle, negate, compute in float32 with the float24
-rules of ``picaemu.shader.ops`` (0 x inf = 0 in products, MAD product rounded before the add, NaN-ordered
-MAX/MIN, RCP/RSQ of -0 = +inf, SGE/SLT give exactly 1.0/0.0, MOVA truncates, CMP operators 6/7 true), and
-store the components of the write mask. ``ops`` (numpy) is the independent definition the scalar reference
-interpreter uses; the differential test keeps the two equal.
+int32, vr (32, 4, N) float32, out (16, 4, N) float32, c (128, 4) float32, a0 (2, N) int32, aL (N,) int32, cmp (2, N)
+bool, lanes (L,) int64, full, scratch ...)`` executes the K rows on the listed lanes in place. Per lane and
+instruction: fetch each source (relative addressing on the wide field: offset from a0.x/a0.y/aL, ignored outside
+-128..127, index wrapped to 7 bits, rows 96-127 of ``c`` hold 1.0), swizzle, negate, compute in float32 with the
+float24 rules of ``picaemu.shader.ops`` (0 x inf = 0 in products, MAD product rounded before the add, NaN-ordered
+MAX/MIN, RCP/RSQ of -0 = +inf, SGE/SLT give exactly 1.0/0.0, MOVA truncates, CMP operators 6/7 true), and store the
+components of the write mask. ``ops`` (numpy) is the independent definition the scalar reference interpreter uses;
+the differential test keeps the two equal.
 """
 
 from __future__ import annotations
@@ -58,13 +58,12 @@ def _mul(a, b):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _source(row, q, vr, c, a0, aL, lanes, full, buf, col):
-    """Operand q of a row for every lane: a (4, M) view of the register when no copy is needed, a (4, 1) column
-    for a plain uniform (read with lane step 0), else ``buf`` filled with the swizzled, negated (relatively
-    addressed) values."""
-    b = C_SRC + q * SRC_W
-    raw, neg, idx = row[b], row[b + 5], row[b + 6]
-    s0, s1, s2, s3 = row[b + 1], row[b + 2], row[b + 3], row[b + 4]
+def _source(src, vr, c, a0, aL, lanes, full, buf, col):
+    """One operand for every lane, from its ``SRC_W`` plan columns ``src`` (raw, sel x y z w, negate, idx): a
+    (4, M) view of the register when no copy is needed, a (4, 1) column for a plain uniform (read with lane step
+    0), else ``buf`` filled with the swizzled, negated (relatively addressed) values."""
+    raw, neg, idx = src[0], src[5], src[6]
+    s0, s1, s2, s3 = src[1], src[2], src[3], src[4]
     m = buf.shape[1]
     if raw < 32:
         reg = vr[raw]
@@ -97,39 +96,6 @@ def _source(row, q, vr, c, a0, aL, lanes, full, buf, col):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _compare(code, a, b):
-    if code == 0:
-        return a == b
-    if code == 1:
-        return a != b
-    if code == 2:
-        return a < b
-    if code == 3:
-        return a <= b
-    if code == 4:
-        return a > b
-    if code == 5:
-        return a >= b
-    return True
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _trunc(x):
-    if abs(x) < np.float32(2.0**31):
-        return np.int32(x)
-    return np.int32(INT32_MIN)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _clamp_litp(y):
-    if y < -LITP_LIMIT:
-        return -LITP_LIMIT
-    if y > LITP_LIMIT:
-        return LITP_LIMIT
-    return y
-
-
-@numba.njit(cache=True, error_model="numpy")
 def _max0(x):
     return x if (x > F0 or x != x) else F0
 
@@ -157,17 +123,29 @@ def _flags(op, row, a, b, cmp, a0, lanes, full, vr_lanes):
     sb = 1 if b.shape[1] > 1 else 0
     for j in range(m):
         i = j if full else lanes[j]
-        if op == 16:
-            if row[C_MASK]:
-                a0[0, i] = _trunc(a[0, j * sa])
-            if row[C_MASK + 1]:
-                a0[1, i] = _trunc(a[1, j * sa])
-        elif op == 18:
-            cmp[0, i] = _compare(row[C_CMP], a[0, j * sa], b[0, j * sb])
-            cmp[1, i] = _compare(row[C_CMP + 1], a[1, j * sa], b[1, j * sb])
-        else:
-            cmp[0, i] = a[0, j * sa] >= F0
-            cmp[1, i] = a[3, j * sa] >= F0
+        for comp in range(2):  # x and y
+            x = a[comp, j * sa]
+            if op == 16:
+                if row[C_MASK + comp]:  # MOVA truncates; out of int32 range (or NaN) gives INT32_MIN
+                    a0[comp, i] = np.int32(x) if abs(x) < np.float32(2.0**31) else np.int32(INT32_MIN)
+            elif op == 18:
+                y, code = b[comp, j * sb], row[C_CMP + comp]
+                if code == 0:
+                    cmp[comp, i] = x == y
+                elif code == 1:
+                    cmp[comp, i] = x != y
+                elif code == 2:
+                    cmp[comp, i] = x < y
+                elif code == 3:
+                    cmp[comp, i] = x <= y
+                elif code == 4:
+                    cmp[comp, i] = x > y
+                elif code == 5:
+                    cmp[comp, i] = x >= y
+                else:
+                    cmp[comp, i] = True
+            else:  # LITP: x and w
+                cmp[comp, i] = a[3 * comp, j * sa] >= F0
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -207,7 +185,9 @@ def _compute(op, row, a, b, cc, dest):
         elif op == 4:
             r0, r1, r2, r3 = F1, _mul(a[1, j * sa], b[1, j * sb]), a[2, j * sa], b[3, j * sb]
         elif op == 7:
-            r0, r1, r2, r3 = _max0(a[0, j * sa]), _clamp_litp(a[1, j * sa]), F0, _max0(a[3, j * sa])
+            y = a[1, j * sa]
+            r1 = -LITP_LIMIT if y < -LITP_LIMIT else (LITP_LIMIT if y > LITP_LIMIT else y)
+            r0, r2, r3 = _max0(a[0, j * sa]), F0, _max0(a[3, j * sa])
         else:
             x = a[0, j * sa]
             if op == 5:
@@ -230,18 +210,20 @@ def _compute(op, row, a, b, cc, dest):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def run_segment(plan, vr, out, c, a0, aL, cmp, lanes, full, bufs, res):
-    """Execute the plan rows in order on ``lanes`` (``full``: lanes are 0..N-1 in order). ``bufs`` (3, 4, M)
-    and ``res`` (4, M) float32 are scratch space for M = the lane count."""
+def run_segment(plan, vr, out, c, a0, aL, cmp, lanes, full, bufs, res, cols):
+    """Execute the plan rows in order on ``lanes`` (``full``: lanes are 0..N-1 in order). ``bufs`` (3, 4, M),
+    ``res`` (4, M) and ``cols`` (3, 4, 1) float32 are scratch space for M = the lane count (allocated by the
+    caller: an ``np.empty`` here would compile numba's allocation machinery too)."""
     m = vr.shape[2] if full else lanes.shape[0]
-    cols = np.empty((3, 4, 1), np.float32)
     for k in range(plan.shape[0]):
         row = plan[k]
         op = row[C_OP]
         nsrc = 1 if op in (5, 6, 7, 11, 14, 15, 16, 17) else (3 if op == 19 else 2)
-        a = _source(row, 0, vr, c, a0, aL, lanes, full, bufs[0], cols[0])
-        b = _source(row, 1, vr, c, a0, aL, lanes, full, bufs[1], cols[1]) if nsrc > 1 else a
-        cc = _source(row, 2, vr, c, a0, aL, lanes, full, bufs[2], cols[2]) if nsrc > 2 else a
+        # operands as column slices, not (row, constant q): a constant argument compiles _source once per value
+        a = _source(row[C_SRC:C_SRC + SRC_W], vr, c, a0, aL, lanes, full, bufs[0], cols[0])
+        b = _source(row[C_SRC + SRC_W:C_SRC + 2 * SRC_W], vr, c, a0, aL, lanes, full, bufs[1], cols[1]) \
+            if nsrc > 1 else a
+        cc = _source(row[C_SRC + 2 * SRC_W:], vr, c, a0, aL, lanes, full, bufs[2], cols[2]) if nsrc > 2 else a
         if op == 16 or op == 18:
             _flags(op, row, a, b, cmp, a0, lanes, full, m)
             continue
