@@ -99,6 +99,9 @@ def map_outputs(om: OutputMapState, outputs: np.ndarray, outmap_mask: int) -> np
             column = SEMANTIC_COLUMN.get(code)
             if column is not None:
                 source[column] = regs[slot] * 4 + comp  # a later slot/component overrides
+    if outputs.ndim != 3 or outputs.shape[2] != 4 or source.max() >= 4 * outputs.shape[1]:
+        raise PipelineError(f"shader outputs {outputs.shape} lack a register the output map reads "
+                            f"(o{source.max() // 4})", register=id_of("SH_OUTMAP_TOTAL"))
     vert = np.empty((n, NUM_COLUMNS), np.float32)
     flat = np.ascontiguousarray(outputs, np.float32).reshape(n, 4 * outputs.shape[1])
     _fill_columns(flat, source, COLOR.start, COLOR.stop, vert)

@@ -66,7 +66,7 @@ STAT_KEYS = (
     "fragments_rasterized", "killed_scissor", "killed_alpha", "killed_stencil", "killed_depth",
     "fragments_written", "shader_instructions", "texels_fetched",
 )
-VertexShader = Callable[[GpuState, np.ndarray], np.ndarray]  # (state, (U, 16, 4) inputs) -> (U, 16, 4) outputs
+VertexShader = Callable[[GpuState, np.ndarray], np.ndarray]  # (state, (U, K<=16, 4) inputs) -> (U, 16, 4) outputs
 # (state, (N, K, 4) VS output attributes in stream order, variable-mode sizes) -> ((M, 16, 4) outputs, (T, 3) tris)
 GeometryShader = Callable[[GpuState, np.ndarray, tuple[int, ...] | None], tuple[np.ndarray, np.ndarray]]
 
@@ -244,7 +244,7 @@ class Pipeline:
         fb = fbm.FramebufferState.from_regs(regs)
         fb.check_size()
         variable = gs and bool(access.raw(regs, "GEOSTAGE_CONFIG", "variable_primitive"))
-        batch = load_vertices(state, call.kind, call.memory, call.immediate_inputs, variable)
+        batch = load_vertices(state, call.kind, call.memory, call.immediate_inputs, variable, configured_only=True)
         stats.update(vertices=batch.count, vertices_loaded=int(batch.attributes.shape[0]))
         if batch.count == 0:
             return

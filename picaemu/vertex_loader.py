@@ -4,7 +4,8 @@ Receives a ``GpuState`` (registers 0x200-0x22A, 0x242, ``fixed_attribs``), emula
 returns a ``VertexBatch``:
 
 - ``attributes``: (U, 16, 4) float32 — input attribute k of unique vertex u at [u, k]; attributes past the
-  configured count are 0.
+  configured count are 0. With ``configured_only`` (the pipeline's choice): (U, K, 4), K the configured count
+  (the shader unit reads input registers past the array as 0: the same values, without writing 16 per vertex).
 - ``inverse``: (N,) int64 — row of ``attributes`` for each of the N vertices of the draw, in submission order.
   Draw-elements loads (and so shades) each distinct index once: the post-transform cache's visible effect for
   pure shaders (pica-pipeline.md §1.6).
@@ -229,11 +230,13 @@ def split_variable_primitives(stream: np.ndarray) -> tuple[np.ndarray, tuple[int
 
 
 def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
-                  immediate: np.ndarray | None = None, variable_primitives: bool = False) -> VertexBatch:
+                  immediate: np.ndarray | None = None, variable_primitives: bool = False,
+                  configured_only: bool = False) -> VertexBatch:
     """Input attributes of every vertex of one draw (see the module docstring).
 
     ``variable_primitives``: draw-elements in geometry-shader variable-size mode (GEOSTAGE_CONFIG bit 31): the
-    index stream carries a vertex count before each primitive (consumed, not fetched).
+    index stream carries a vertex count before each primitive (consumed, not fetched). ``configured_only``: the
+    attributes array stops after the configured attributes (module docstring).
     """
     if kind is DrawKind.IMMEDIATE:
         if immediate is None or immediate.ndim != 3 or immediate.shape[1:] != (NUM_INPUTS, 4):
@@ -251,7 +254,7 @@ def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
     else:
         unique, inverse = np.unique(stream, return_inverse=True)
     # np.zeros rather than np.empty + zeroing the registers nothing loads: calloc's zeroed pages cost less (measured)
-    attrs = np.zeros((unique.shape[0], NUM_INPUTS, 4), np.float32)
+    attrs = np.zeros((unique.shape[0], vl.num_attributes if configured_only else NUM_INPUTS, 4), np.float32)
     for run in _vec4_runs(vl.reads):
         if len(run) > 1:  # one strided copy for the run (each vertex's bytes land together in attrs)
             first = run[0]

@@ -35,8 +35,9 @@ def put(state: GpuState, name: str, **fields: int) -> None:
 
 
 def identity_vs(state: GpuState, attributes: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(attributes)
-    out[:, :3] = attributes[:, :3]
+    out = np.zeros((attributes.shape[0], 16, 4), np.float32)  # a shader returns all 16 output registers
+    k = min(3, attributes.shape[1])
+    out[:, :k] = attributes[:, :k]  # the pipeline passes the configured attributes only (may be fewer)
     return out
 
 

@@ -49,3 +49,5 @@ def test_invalid_semantic_and_missing_registers():
     state = om.OutputMapState.from_regs(regs_with([(0, 1, 2, 3), (8, 9, 10, 11)]))
     with pytest.raises(PipelineError, match="OUTMAP_MASK"):
         om.map_outputs(state, np.zeros((1, 16, 4), np.float32), 0b1)
+    with pytest.raises(PipelineError, match=r"lack a register the output map reads \(o5\)"):
+        om.map_outputs(state, np.zeros((1, 4, 4), np.float32), 0b100001)  # slot 1 -> o5, outputs hold o0-o3

@@ -28,8 +28,9 @@ COLOR_ADDR, DEPTH_ADDR, VBO = 0x18000000, 0x18100000, 0x20000000
 
 
 def identity_vs(state: GpuState, attributes: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(attributes)
-    out[:, :2] = attributes[:, :2]
+    out = np.zeros((attributes.shape[0], 16, 4), np.float32)  # a shader returns all 16 output registers
+    k = min(2, attributes.shape[1])
+    out[:, :k] = attributes[:, :k]  # the pipeline passes the configured attributes only (may be fewer)
     return out
 
 

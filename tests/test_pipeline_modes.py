@@ -34,8 +34,9 @@ PASS = (0xF, 0, 0)  # TEV source "previous" for slot 0
 
 
 def identity_vs(state: GpuState, attributes: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(attributes)
-    out[:, :3] = attributes[:, :3]
+    out = np.zeros((attributes.shape[0], 16, 4), np.float32)  # a shader returns all 16 output registers
+    k = min(3, attributes.shape[1])
+    out[:, :k] = attributes[:, :k]  # the pipeline passes the configured attributes only (may be fewer)
     return out
 
 

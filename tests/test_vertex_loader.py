@@ -191,3 +191,12 @@ def test_variable_size_primitive_stream_splits_counts_from_indices():
     assert idx.tolist() == [0, 1, 2, 5, 6] and sizes == (3, 2)
     with pytest.raises(PipelineError, match="runs past"):
         split_variable_primitives(np.array([4, 0, 1]))
+
+
+def test_configured_only_stops_after_the_configured_attributes(mixed):
+    """The pipeline's narrower batch: the configured attributes (here 5: four loaded, one fixed), same values."""
+    state, mem = mixed
+    set_reg(state, "NUMVERTICES", count=2)
+    full = load_vertices(state, DrawKind.ARRAYS, mem).attributes
+    narrow = load_vertices(state, DrawKind.ARRAYS, mem, configured_only=True).attributes
+    assert narrow.shape == (2, 5, 4) and np.array_equal(narrow, full[:, :5]) and not full[:, 5:].any()
