@@ -10,8 +10,9 @@ function (``_combine_one``; dot3 in ``_stage``), then ``min(255, result << scale
 Stage 0: "previous" in slot 0 or 1 reads slot 2's source (0 if that is "previous" too) and "previous buffer"
 reads 0. Combiner buffer: stage 0 reads 0, stage 1 the initial color (0x0FD), stage k+1 what stage k-1 left when
 its update bit (0x0E0 bits 8-15, stages 0-3) is set. Undefined source/operand/op codes in the slots a stage reads
-raise ``UnsupportedFeature``. The per-fragment loops are compiled (numba, cached): one pass per active stage and
-output channel, with the op and operand choices passed as scalars; per-draw decoding is Python.
+raise ``UnsupportedFeature``. The per-fragment loops are compiled (numba, cached): one pass per active stage over
+all four output channels (dot3 its own pass), with the op and operand choices passed as scalars; per-draw decoding
+is Python.
 """
 
 from __future__ import annotations
@@ -194,15 +195,35 @@ class TevState:
 
 
 @numba.njit(cache=True, error_model="numpy")  # every divisor is a constant: no division-by-zero branches
-def _channel(s0, s1, s2, k0, k1, k2, inv0, inv1, inv2, op, shift, out, ch) -> None:  # pragma: no cover - compiled
-    """out[:, ch] = min(op(operands) << shift, 255) for every fragment: operand j reads channel kj of sj (F, 4),
-    inverted (255 - v) when invj. Scalars in, so that the compiler hoists the op and operand choices."""
+def _operate(x: int, y: int, z: int, inv0: bool, inv1: bool, inv2: bool, op: int, shift: int) -> int:
+    """One output channel from its three operand values: inverted (255 - v) where asked, combined, scaled."""
+    x = 255 - x if inv0 else x
+    y = 255 - y if inv1 else y
+    z = 255 - z if inv2 else z
+    return min(_combine_one(op, x, y, z) << shift, 255)
+
+
+@numba.njit(cache=True)
+def _stage(r0, r1, r2, a0, a1, a2, rgb_ch, rgb_inv, rgb_op, rgb_shift, alpha_ch, alpha_inv, alpha_op, alpha_shift,
+           with_rgb, out) -> None:  # pragma: no cover - compiled
+    """Output channels of one stage for every fragment, in one pass: RGB (when ``with_rgb``; dot3 is ``_dot3``'s)
+    from r0-r2, operand j of channel ch reading channel ``rgb_ch[3 * j + ch]``, and alpha from a0-a2, operand j
+    reading ``alpha_ch[j]``; sources (F, 4) uint8; the choices arrive as tuples of scalars, so that they stay in
+    registers and the compiler hoists the op selection."""
+    k00, k01, k02, k10, k11, k12, k20, k21, k22 = rgb_ch
+    i0, i1, i2 = rgb_inv
+    c0, c1, c2 = alpha_ch
+    j0, j1, j2 = alpha_inv
     for i in range(out.shape[0]):
-        x, y, z = np.int64(s0[i, k0]), np.int64(s1[i, k1]), np.int64(s2[i, k2])
-        x = 255 - x if inv0 else x
-        y = 255 - y if inv1 else y
-        z = 255 - z if inv2 else z
-        out[i, ch] = min(_combine_one(op, x, y, z) << shift, 255)
+        if with_rgb:
+            out[i, 0] = _operate(np.int64(r0[i, k00]), np.int64(r1[i, k10]), np.int64(r2[i, k20]), i0, i1, i2, rgb_op,
+                                 rgb_shift)
+            out[i, 1] = _operate(np.int64(r0[i, k01]), np.int64(r1[i, k11]), np.int64(r2[i, k21]), i0, i1, i2, rgb_op,
+                                 rgb_shift)
+            out[i, 2] = _operate(np.int64(r0[i, k02]), np.int64(r1[i, k12]), np.int64(r2[i, k22]), i0, i1, i2, rgb_op,
+                                 rgb_shift)
+        out[i, 3] = _operate(np.int64(a0[i, c0]), np.int64(a1[i, c1]), np.int64(a2[i, c2]), j0, j1, j2, alpha_op,
+                             alpha_shift)
 
 
 @numba.njit(cache=True, error_model="numpy")  # every divisor is a constant: no division-by-zero branches
@@ -271,15 +292,12 @@ def run_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.nd
     dot3 = stage.rgb_op in (OP_DOT3_RGB, OP_DOT3_RGBA)
     if dot3:  # its own kernel, compiled the first time a draw uses it
         _dot3(arrays["RGB"][0], arrays["RGB"][1], rgb_ch, rgb_inv, stage.rgb_shift, stage.rgb_op == OP_DOT3_RGBA, out)
-    alpha_ch = [ALPHA_OPERAND_TABLE[o][0] for o in alpha_opnd]
-    alpha_inv = [ALPHA_OPERAND_TABLE[o][1] for o in alpha_opnd]
-    alpha_op = stage.alpha_op if stage.alpha_op in ARITY else 0
-    for ch in range(3 if dot3 else 0, 3 if stage.rgb_op == OP_DOT3_RGBA else 4):  # a kernel call per channel
-        if ch < 3:
-            _channel(*arrays["RGB"], *(int(k) for k in rgb_ch[:, ch]), *(bool(v) for v in rgb_inv), stage.rgb_op,
-                     stage.rgb_shift, out, ch)
-        else:
-            _channel(*arrays["alpha"], *alpha_ch, *alpha_inv, alpha_op, stage.alpha_shift, out, ch)
+    if stage.rgb_op != OP_DOT3_RGBA:  # dot3 RGBA wrote all four channels
+        alpha = [ALPHA_OPERAND_TABLE[o] for o in alpha_opnd]
+        _stage(*arrays["RGB"], *arrays["alpha"], tuple(int(k) for k in rgb_ch.ravel()),
+               tuple(bool(v) for v in rgb_inv), stage.rgb_op, stage.rgb_shift, tuple(ch for ch, _ in alpha),
+               tuple(inv for _, inv in alpha), stage.alpha_op if stage.alpha_op in ARITY else 0, stage.alpha_shift,
+               not dot3, out)
     return out
 
 

@@ -55,7 +55,7 @@ def _texel_index(offset: int, w: int, h: int, ks: int, kt: int, wrap_s: int, wra
     return offset + (h - 1 - t) * w + s
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _tap(texels, idx: int, border, c: int):  # pragma: no cover - compiled
     """Channel c of texel ``idx``, or of the border color."""
     return border[c] if idx == BORDER else texels[idx, c]
