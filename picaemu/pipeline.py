@@ -53,7 +53,7 @@ from picaemu.fragments import Fragments
 from picaemu.memory import PhysicalMemory
 from picaemu.output_map import QUAT, OutputMapState, map_outputs, slot_registers
 from picaemu.primitive_assembly import Assembler, Topology
-from picaemu.rasterizer import RasterState, rasterize, scissor_rejects
+from picaemu.rasterizer import RasterState, rasterize_chunks, scissor_rejects
 from picaemu.regs import access, id_of
 from picaemu.shadow import ShadowState
 from picaemu.state import GpuState
@@ -197,6 +197,12 @@ class ShadingColorStages:
         return True
 
 
+def _add(stats: dict, counters: dict) -> None:
+    """Add a chunk's counters to the draw's."""
+    for key, value in counters.items():
+        stats[key] = stats.get(key, 0) + value
+
+
 def default_color_stages(state: GpuState) -> ColorStages:
     """THE switch for fragment coloring: ``picaemu.shading`` (TEV, alpha test, blend / logic op).
     ``PrimaryColorStages`` (interpolated primary color, no alpha test, no blending) is the fallback the
@@ -272,23 +278,30 @@ class Pipeline:
         active = np.array([c - 4 for c in om_state.mapped_columns() if c >= 4], np.int64)
         rs = RasterState.from_regs(regs, fb.width, fb.height)
         if self.fragment_observer is None:
-            frags, rstats = rasterize(wt, rs, active)
-            stats.update(rstats)
-            if len(frags):
-                self._fragment_ops(state, call.memory, fb, frags, stats, None)
+            for frags, rstats in rasterize_chunks(wt, rs, active):  # in order: bounded memory for any draw
+                _add(stats, rstats)
+                if len(frags):
+                    self._fragment_ops(state, call.memory, fb, frags, stats, None)
             return
-        frags, rstats = rasterize(wt, dataclasses.replace(rs, scissor_mode=0), active)  # then scissor here
+        parts = [self._observed_chunk(state, call.memory, fb, rs, frags, rstats, stats)
+                 for frags, rstats in rasterize_chunks(wt, dataclasses.replace(rs, scissor_mode=0), active)]
+        x, y, fate = (np.concatenate(a) for a in zip(*parts, strict=True))  # rasterize_chunks yields >= 1 chunk
+        self.fragment_observer(call, FragmentFates(x, y, fate, fb.color_write, fragment_ops.is_shadow_mode(regs)))
+
+    def _observed_chunk(self, state: GpuState, memory: PhysicalMemory, fb: fbm.FramebufferState, rs: RasterState,
+                        frags: Fragments, rstats: dict, stats: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Fragments rasterized with the scissor off: the scissor applied here, then the fragment stages; returns
+        (x, y, fate) of every fragment."""
         rejected = scissor_rejects(rs, frags.x, frags.y)
-        stats.update(rstats, killed_scissor=int(rejected.sum()))
-        fates = FragmentFates(frags.x, frags.y, np.where(rejected, np.uint8(Fate.SCISSOR), np.uint8(Fate.WRITTEN)),
-                              fb.color_write, fragment_ops.is_shadow_mode(regs))
+        _add(stats, dict(rstats, killed_scissor=int(rejected.sum())))
+        fates = np.where(rejected, np.uint8(Fate.SCISSOR), np.uint8(Fate.WRITTEN))
         kept = np.flatnonzero(~rejected)
         if len(kept):
             fate = np.zeros(len(kept), np.uint8)
-            self._fragment_ops(state, call.memory, fb, frags.select(kept) if len(kept) < len(frags) else frags,
-                               stats, fate)
-            fates.fate[kept] = fate
-        self.fragment_observer(call, fates)
+            self._fragment_ops(state, memory, fb, frags.select(kept) if len(kept) < len(frags) else frags, stats,
+                               fate)
+            fates[kept] = fate
+        return frags.x, frags.y, fates
 
     def _geometry(self, state: GpuState, om_state: OutputMapState, vs_out: np.ndarray,
                   sizes: tuple[int, ...] | None, stats: dict) -> np.ndarray:
@@ -320,7 +333,7 @@ class Pipeline:
                                         color[:, 1], stats)
             return  # fates stay WRITTEN
         alive = stages.alpha_test(color)
-        stats["killed_alpha"] = int((~alive).sum())
+        stats["killed_alpha"] += int((~alive).sum())
         x, y, depth = frags.x, frags.y, frags.depth
         sub = fate
         if not alive.all():

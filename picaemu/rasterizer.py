@@ -23,6 +23,8 @@ arrays of that size, or, when those would be large (big triangles), of the exact
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numba
@@ -30,13 +32,16 @@ import numpy as np
 
 from picaemu import output_map as om
 from picaemu.clipping import WindowTriangles
+from picaemu.errors import PipelineError
 from picaemu.fragments import Fragments
-from picaemu.regs import access
+from picaemu.regs import access, id_of
 
 SCISSOR_KERNEL_MODE = {0: 0, 1: 1, 2: 0, 3: 2}  # register mode -> kernel mode: 0 off, 1 exclude box, 2 include box
 SCISSOR_EXCLUDE, SCISSOR_INCLUDE = 1, 2  # kernel modes
 FRAGMENT_BYTES = 20  # x, y, depth, w, primitive: 4 bytes each, plus 4 per interpolated varying
 ONE_PASS_BYTES = 64 << 20  # bounding-box-sized output arrays up to this size; beyond, count first
+CHUNK_FRAGMENTS = 1 << 22  # ``rasterize_chunks``: bounding-box pixels per run of triangles (~2 M fragments)
+MAX_DRAW_FRAGMENTS = 1 << 27  # a draw rasterizing more (1400 full 400x240 layers) is refused as hostile
 SCAN_BOUND, SCAN_COUNT, SCAN_EMIT = range(3)  # what a ``_scan`` walk does
 VARYING = {  # Fragments field -> columns of the varyings array (vertex columns minus the 4 position columns)
     "color": slice(om.COLOR.start - 4, om.COLOR.stop - 4),
@@ -118,7 +123,7 @@ def _scan(x, y, zndc, inv_w, vary, primitive, active, params, dparams, mode, out
           out_prim, counts) -> int:  # pragma: no cover - compiled
     """Walk each triangle's rows in its clamped bounding box; count its fragments, and write them (in order, from
     index 0) when ``mode`` is SCAN_EMIT; returns how many were kept (written when emitting). SCAN_BOUND only sums
-    the clamped bounding boxes' pixels (>= the fragments) and returns that.
+    the clamped bounding boxes' pixels (>= the fragments; each triangle's in counts[t, 0]) and returns that.
 
     The covered pixels of a row are the exact span where all three edge values (with their fill-rule bias) are
     >= 0 (``_span``). active (A,) int64 varying columns to interpolate into out_var (F, A);
@@ -144,7 +149,8 @@ def _scan(x, y, zndc, inv_w, vary, primitive, active, params, dparams, mode, out
         y0 = max(0, -((8 - min(min(y[t, 0], y[t, 1]), y[t, 2])) // 16))
         y1 = min(height - 1, (max(max(y[t, 0], y[t, 1]), y[t, 2]) - 8) // 16)
         if mode == SCAN_BOUND:
-            total += max(x1 - x0 + 1, 0) * max(y1 - y0 + 1, 0)
+            counts[t, 0] = max(x1 - x0 + 1, 0) * max(y1 - y0 + 1, 0)
+            total += counts[t, 0]
             continue
         for i in range(3):
             ax, ay = x[t, (i + 1) % 3], y[t, (i + 1) % 3]
@@ -194,6 +200,41 @@ def _scan(x, y, zndc, inv_w, vary, primitive, active, params, dparams, mode, out
     return total
 
 
+def rasterize_chunks(wt: WindowTriangles, rs: RasterState,
+                     active: np.ndarray | None = None) -> Iterator[tuple[Fragments, dict]]:
+    """``rasterize`` over consecutive runs of triangles of at most ``CHUNK_FRAGMENTS`` bounding-box pixels each
+    (a triangle larger alone), in order: a draw's memory stays bounded whatever its size. A draw that rasterizes
+    more than ``MAX_DRAW_FRAGMENTS`` fragments raises ``PipelineError`` before any is written (hostile input: a
+    million full-screen triangles would take hours)."""
+    bounds = _walk(wt, rs, SCAN_BOUND)
+    if int(bounds.sum()) > MAX_DRAW_FRAGMENTS:  # bounding boxes overestimate thin triangles: count exactly
+        covered = _walk(wt, rs, SCAN_COUNT)
+        if int(covered.sum()) > MAX_DRAW_FRAGMENTS:
+            raise PipelineError(f"draw rasterizes {int(covered.sum())} fragments, more than the limit of "
+                                f"{MAX_DRAW_FRAGMENTS}", register=id_of("NUMVERTICES"))
+    ends = np.flatnonzero(np.diff(np.cumsum(bounds) // CHUNK_FRAGMENTS)) + 1
+    for lo, hi in itertools.pairwise([0, *ends.tolist(), len(wt)]):
+        yield rasterize(wt if (lo, hi) == (0, len(wt)) else wt.select(slice(lo, hi)), rs, active)
+
+
+def _walk(wt: WindowTriangles, rs: RasterState, mode: int) -> np.ndarray:
+    """(T,) int64 per triangle: its bounding-box pixels (SCAN_BOUND) or its fragments, scissored ones included
+    (SCAN_COUNT)."""
+    counts = np.zeros((len(wt), 3), np.int64)
+    _scan(*_scan_inputs(wt, rs, np.zeros(0, np.int64)), mode, *_outputs(0, 0), counts)
+    _check_division(counts)
+    return counts[:, 0] + counts[:, 1] if mode == SCAN_COUNT else counts[:, 0]
+
+
+def _scan_inputs(wt: WindowTriangles, rs: RasterState, cols: np.ndarray) -> tuple:
+    """``_scan``'s arguments before ``mode``: the triangles, the varying columns ``cols``, the raster state."""
+    params = np.array([rs.width, rs.height, rs.scissor_mode, *rs.scissor], np.int64)
+    dparams = np.array([rs.depth_scale, rs.depth_offset, float(rs.w_buffer)], np.float64)
+    return (np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), np.ascontiguousarray(wt.zndc),
+            np.ascontiguousarray(wt.inv_w), np.ascontiguousarray(wt.varyings),
+            np.ascontiguousarray(wt.primitive, np.int32), cols, params, dparams)
+
+
 def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = None) -> tuple[Fragments, dict]:
     """Fragments of every (counter-clockwise) triangle, and counters: fragments_rasterized, killed_scissor.
 
@@ -211,11 +252,7 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
     position = {c: k for k, c in enumerate(columns)}
     cols = np.array(columns, np.int64)
     quat = range(VARYING["quat"].start, VARYING["quat"].stop)
-    params = np.array([rs.width, rs.height, rs.scissor_mode, *rs.scissor], np.int64)
-    dparams = np.array([rs.depth_scale, rs.depth_offset, float(rs.w_buffer)], np.float64)
-    args = (np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), np.ascontiguousarray(wt.zndc),
-            np.ascontiguousarray(wt.inv_w), np.ascontiguousarray(wt.varyings),
-            np.ascontiguousarray(wt.primitive, np.int32), cols, params, dparams)
+    args = _scan_inputs(wt, rs, cols)
     counts = np.zeros((n_tri, 3), np.int64)
     no_outputs = _outputs(0, cols.shape[0])
     size = _scan(*args, SCAN_BOUND, *no_outputs, counts)

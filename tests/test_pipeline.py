@@ -395,3 +395,58 @@ def test_geometry_shader_point_mode_forms_the_triangles(env):
     assert stats["primitives_assembled"] == 2 and stats["fragments_written"] == 56
     assert tuple(img[5, 5]) == (255, 255, 255, 255) and tuple(img[17, 21]) == (255, 255, 255, 255)
     assert tuple(img[3, 3]) == (0, 0, 0, 0)
+
+
+def _overlapping_triangles(n: int, seed: int) -> list[tuple[float, ...]]:
+    """n random depth-tested, overlapping triangles in window pixels (px, py, z, w, r, g, b, a)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n):
+        cx, cy, z = rng.uniform(0, W), rng.uniform(0, H), rng.uniform(-0.9, -0.1)
+        for k in range(3):
+            angle = 2 * np.pi * k / 3 + rng.uniform(0, 0.5)
+            rows.append((cx + 9 * np.cos(angle), cy + 9 * np.sin(angle), z, 1.0, *rng.uniform(0, 1, 4)))
+    return rows
+
+
+@pytest.mark.parametrize("observed", [False, True])
+def test_draws_in_chunks_of_triangles_give_the_same_pixels_stats_and_fates(monkeypatch, observed):
+    """A draw is rasterized and resolved a run of triangles at a time (bounded memory): with runs of a few
+    triangles, every pixel, counter and observed fate equals the one-run draw."""
+    import picaemu.rasterizer as rz
+
+    put_depth = dict(depth_test=1, depth_func=4, depth_write=1, red=1, green=1, blue=1, alpha=1)  # LESS
+    results = []
+    for chunk in (rz.CHUNK_FRAGMENTS, 200):
+        monkeypatch.setattr(rz, "CHUNK_FRAGMENTS", chunk)
+        fates: list = []
+        pipe = Pipeline(identity_vs, lambda s: PrimaryColorStages(),
+                        fragment_observer=(lambda call, f, seen=fates: seen.append(f)) if observed else None)
+        st, mem = make_state(), PhysicalMemory()
+        put(st, "DEPTH_COLOR_MASK", **put_depth)
+        put(st, "SCISSORTEST_MODE", mode=3)
+        put(st, "SCISSORTEST_POS", x1=2, y1=3)
+        put(st, "SCISSORTEST_DIM", x2=W - 5, y2=H - 4)
+        mem.fill(DEPTH_ADDR, W * H * 4, 0xFF)
+        stats = draw(pipe, st, mem, _overlapping_triangles(60, 3))
+        stats.pop("time_s")
+        results.append((image(st, mem), stats, [(f.x.tolist(), f.y.tolist(), f.fate.tolist()) for f in fates]))
+    (img, stats, fates), (img_c, stats_c, fates_c) = results
+    assert np.array_equal(img, img_c) and stats == stats_c and fates == fates_c
+    assert stats["killed_depth"] > 0 and stats["killed_scissor"] > 0 and stats["fragments_written"] > 1000
+    assert len(fates) == int(observed)
+
+
+def test_a_hostile_fragment_count_is_refused_before_any_pixel(env, monkeypatch):
+    """Past MAX_DRAW_FRAGMENTS (exact count: long thin triangles' boxes overestimate) a draw raises."""
+    import picaemu.rasterizer as rz
+    from picaemu.errors import PipelineError
+
+    pipe, st, mem = env
+    full = [(0, 0, -0.5, 1, *RED), (2 * W, 0, -0.5, 1, *RED), (0, 2 * H, -0.5, 1, *RED)]
+    monkeypatch.setattr(rz, "MAX_DRAW_FRAGMENTS", 3 * W * H - 1)
+    with pytest.raises(PipelineError, match=f"draw rasterizes {3 * W * H} fragments, more than the limit"):
+        draw(pipe, st, mem, full * 3)
+    assert not image(st, mem).any()
+    thin = [(0, 0, -0.5, 1, *GREEN), (W, H, -0.5, 1, *GREEN), (W - 6, H, -0.5, 1, *GREEN)]  # box W x H, ~3H px
+    assert draw(pipe, st, mem, thin * 4)["fragments_written"] > 0
