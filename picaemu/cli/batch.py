@@ -21,7 +21,7 @@ import click
 import numpy as np
 from PIL import Image
 
-from picaemu.cli.common import reports_errors
+from picaemu.cli.common import note_first_compile, reports_errors
 
 DIFF_DIM = 3  # unchanged pixels are shown at 1/3 brightness in diff images
 
@@ -146,6 +146,8 @@ def _summary(outcomes: list[Outcome]) -> None:
 def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int, ref_dir: Path | None, tolerance: int) -> None:
     """Replay every capture in INPUTS headlessly and write the top-screen PNGs to OUTDIR."""
     from rich.progress import Progress
+
+    note_first_compile()
 
     sources = find_inputs(inputs)
     if not sources:

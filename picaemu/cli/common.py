@@ -1,8 +1,10 @@
-"""Helpers every subcommand shares: error reporting (one line, exit status 2, no traceback) and number parsing."""
+"""Helpers every subcommand shares: error reporting (one line, exit status 2, no traceback), number parsing and
+the first-run note (numba compiling into an empty cache)."""
 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +18,8 @@ from picaemu.memory import PhysicalMemory
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_BAD_INPUT = 2
+FIRST_RUN_NOTE = ("picaemu: first run since the install: compiling the emulator's kernels into numba's cache "
+                  "(about 15 s on a 2-core machine, once)")
 
 
 def fail(message: str) -> None:
@@ -37,6 +41,20 @@ def reports_errors(func: F) -> F:
             fail(f"{err.filename or ''}: {err.strerror or err}")
 
     return wrapper  # type: ignore[return-value]
+
+
+def note_first_compile() -> None:
+    """Say on stderr, when it is a terminal, that this run compiles numba's kernels (their on-disk cache is empty:
+    a fresh install), so that the first run's seconds are not silent. The rasterizer kernel's cache index stands
+    for all; nothing is said when numba's cache layout is not the one known here."""
+    from picaemu import rasterizer
+
+    try:
+        index = rasterizer._scan._cache._cache_file._index_path
+    except AttributeError:
+        return
+    if sys.stderr.isatty() and not os.path.exists(index):
+        click.echo(FIRST_RUN_NOTE, err=True)
 
 
 class IntParam(click.ParamType):

@@ -16,7 +16,7 @@ import click
 import numpy as np
 from PIL import Image
 
-from picaemu.cli.common import INT, load_memory_blocks, reports_errors
+from picaemu.cli.common import INT, load_memory_blocks, note_first_compile, reports_errors
 from picaemu.cli.render_capture import capture_options, is_capture, render_capture
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, PipelineEventKind
@@ -95,6 +95,7 @@ def render(cmdlist: Path, mem: tuple[str, ...], fills: tuple[str, ...], base: in
 
     CMDLIST may also be a capture (.pica, CiTrace .ctf, c3dcap directory): then the top screen is written.
     """
+    note_first_compile()
     if is_capture(cmdlist):
         if mem or fills or base:
             raise FormatError("--mem, --fill and --base apply to a command list, not to a capture")
