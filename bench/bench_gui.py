@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from picaemu.gui.replay_adapter import Session
@@ -21,21 +23,8 @@ from picaemu.gui.replay_adapter import Session
 from picaemu.builder import CaptureBuilder, tilt_ortho
 from picaemu.replay import Replay
 
-VS_COLOR = """
-.fvec projection[4]
-.out outpos position
-.out outclr color
-.alias inpos v0
-.alias inclr v1
-.proc main
-    dp4 outpos.x, projection[0], inpos
-    dp4 outpos.y, projection[1], inpos
-    dp4 outpos.z, projection[2], inpos
-    dp4 outpos.w, projection[3], inpos
-    mov outclr, inclr
-    end
-.end
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the samples' shaders
+from samples._common import VS_COLOR
 
 
 def scene(draws: int) -> CaptureBuilder:

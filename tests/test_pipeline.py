@@ -374,12 +374,11 @@ GS_TRIANGLE_PER_POINT = """
 """
 
 
-def test_geometry_shader_point_mode_forms_the_triangles(env):
-    """Real GS unit (point mode): each input point becomes a right triangle of 8-pixel legs (28 pixels)."""
+def use_triangle_per_point_gs(st: GpuState) -> None:
+    """Load ``GS_TRIANGLE_PER_POINT`` into the GS unit of ``st`` and route every draw through it (point mode)."""
     from picaemu.shader import ShaderSetup
     from picaemu.shader.asm import assemble
 
-    pipe, st, mem = env
     gs = ShaderSetup.from_dvle(assemble(GS_TRIANGLE_PER_POINT), 0)
     st.gs.code[:] = gs.code
     st.gs.opdescs[:] = gs.opdescs
@@ -390,6 +389,12 @@ def test_geometry_shader_point_mode_forms_the_triangles(env):
     put(st, "GSH_ATTRIBUTES_PERMUTATION_LOW", attr0=0, attr1=1)
     put(st, "GEOSTAGE_CONFIG", gs_use=2)
     put(st, "SH_OUTMAP_TOTAL", count=1)  # the GS writes no color: it reads 1.0 (white)
+
+
+def test_geometry_shader_point_mode_forms_the_triangles(env):
+    """Real GS unit (point mode): each input point becomes a right triangle of 8-pixel legs (28 pixels)."""
+    pipe, st, mem = env
+    use_triangle_per_point_gs(st)
     stats = draw(pipe, st, mem, [(4, 4, -0.5, 1, *RED), (20, 16, -0.5, 1, *RED)], topology=3)
     img = image(st, mem)
     assert stats["primitives_assembled"] == 2 and stats["fragments_written"] == 56

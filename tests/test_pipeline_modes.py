@@ -292,22 +292,11 @@ def test_observer_changes_neither_pixels_nor_counters(scissor_mode: int):
 
 def test_geometry_shader_instructions_are_counted():
     from picaemu.pipeline import PrimaryColorStages
-    from picaemu.shader import ShaderSetup
-    from picaemu.shader.asm import assemble
-    from tests.test_pipeline import GS_TRIANGLE_PER_POINT, RED, draw, make_state, put
+    from tests.test_pipeline import RED, draw, make_state, use_triangle_per_point_gs
     from tests.test_pipeline import identity_vs as vs_pos_color
 
     st, mem = make_state(), PhysicalMemory()
-    gs = ShaderSetup.from_dvle(assemble(GS_TRIANGLE_PER_POINT), 0)
-    st.gs.code[:] = gs.code
-    st.gs.opdescs[:] = gs.opdescs
-    st.gs.float_uniforms[:] = gs.float_uniforms
-    put(st, "GSH_ENTRYPOINT", entry=gs.entry)
-    put(st, "GSH_OUTMAP_MASK", o0=1)
-    put(st, "GSH_INPUTBUFFER_CONFIG", num_input_minus_1=1)
-    put(st, "GSH_ATTRIBUTES_PERMUTATION_LOW", attr0=0, attr1=1)
-    put(st, "GEOSTAGE_CONFIG", gs_use=2)
-    put(st, "SH_OUTMAP_TOTAL", count=1)
+    use_triangle_per_point_gs(st)
     pipe = Pipeline(vs_pos_color, lambda s: PrimaryColorStages())
     stats = draw(pipe, st, mem, [(4, 4, -0.5, 1, *RED), (20, 16, -0.5, 1, *RED)], topology=3)
     # the injected VS reports nothing; the GS runs 10 instructions (3 x setemit + mov/add + emit, end) per point

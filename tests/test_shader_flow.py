@@ -44,20 +44,22 @@ def test_nested_uniform_if_else(fa, fb, expected) -> None:
     assert out[0, 0, 0] == expected
 
 
-def test_divergent_ifc_else() -> None:
-    src = """
-    .proc main
-        cmp v0, lt, lt, c5
-        ifc cmp.x
-            add r0, v0, c10
-        .else
-            mul r0, v0, c2
-        .end
-        mov o0, r0
-        end
+DIVERGENT_IFC = """
+.proc main
+    cmp v0, lt, lt, c5
+    ifc cmp.x
+        add r0, v0, c10
+    .else
+        mul r0, v0, c2
     .end
-    """
-    out = run_source(src, inputs(1, 7, 4, 9), floats=RAMP)
+    mov o0, r0
+    end
+.end
+"""  # lanes with v0.x < 5 add c10, the others multiply by c2
+
+
+def test_divergent_ifc_else() -> None:
+    out = run_source(DIVERGENT_IFC, inputs(1, 7, 4, 9), floats=RAMP)
     np.testing.assert_array_equal(out[:, 0, 0], [11, 14, 14, 18])   # v<5: v+10, else 2v
 
 
@@ -252,20 +254,8 @@ def test_emit_in_vertex_shader_is_an_error() -> None:
 
 
 def test_instruction_counter_weights_each_instruction_by_its_active_lanes() -> None:
-    src = """
-    .proc main
-        cmp v0, lt, lt, c5
-        ifc cmp.x
-            add r0, v0, c10
-        .else
-            mul r0, v0, c2
-        .end
-        mov o0, r0
-        end
-    .end
-    """
     counters: dict = {}
-    run_vertex_shader(setup_from_source(src, floats=RAMP), inputs(1, 7, 4, 9), counters=counters)
+    run_vertex_shader(setup_from_source(DIVERGENT_IFC, floats=RAMP), inputs(1, 7, 4, 9), counters=counters)
     # the assembler closes each branch with a nop (see its disassembly), so every lane runs cmp, ifc, add or mul,
     # nop, mov, end: 4 lanes x 6 (2 lanes x 3 in each branch group, not 4 lanes for both branches)
     assert counters == {"shader_instructions": 24}
