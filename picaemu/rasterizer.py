@@ -214,7 +214,8 @@ def rasterize_chunks(wt: WindowTriangles, rs: RasterState,
                                 f"{MAX_DRAW_FRAGMENTS}", register=id_of("NUMVERTICES"))
     ends = np.flatnonzero(np.diff(np.cumsum(bounds) // CHUNK_FRAGMENTS)) + 1
     for lo, hi in itertools.pairwise([0, *ends.tolist(), len(wt)]):
-        yield rasterize(wt if (lo, hi) == (0, len(wt)) else wt.select(slice(lo, hi)), rs, active)
+        part = wt if (lo, hi) == (0, len(wt)) else wt.select(slice(lo, hi))
+        yield _rasterize(part, rs, active, int(bounds[lo:hi].sum()))
 
 
 def _walk(wt: WindowTriangles, rs: RasterState, mode: int) -> np.ndarray:
@@ -246,6 +247,12 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
     ``ONE_PASS_BYTES`` of fragments (the arrays returned are views of their first part; pages past the fragments
     written are never touched), else by a counting walk first.
     """
+    return _rasterize(wt, rs, active, int(_walk(wt, rs, SCAN_BOUND).sum()))
+
+
+def _rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None,
+               bound: int) -> tuple[Fragments, dict]:
+    """``rasterize`` given the triangles' summed bounding-box pixels ``bound`` (``_walk``)."""
     n_tri = len(wt)
     n_var = wt.varyings.shape[2] if n_tri else om.NUM_COLUMNS - 4
     columns = range(n_var) if active is None else sorted({int(c) for c in np.asarray(active).ravel()})
@@ -254,10 +261,9 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
     quat = range(VARYING["quat"].start, VARYING["quat"].stop)
     args = _scan_inputs(wt, rs, cols)
     counts = np.zeros((n_tri, 3), np.int64)
-    no_outputs = _outputs(0, cols.shape[0])
-    size = _scan(*args, SCAN_BOUND, *no_outputs, counts)
+    size = bound
     if size * (FRAGMENT_BYTES + 4 * cols.shape[0]) > ONE_PASS_BYTES:
-        size = _scan(*args, SCAN_COUNT, *no_outputs, counts)
+        size = _scan(*args, SCAN_COUNT, *_outputs(0, cols.shape[0]), counts)
         _check_division(counts)
     outputs = _outputs(size, cols.shape[0])
     total = _scan(*args, SCAN_EMIT, *outputs, counts)
