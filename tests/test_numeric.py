@@ -53,7 +53,7 @@ def test_fixed_point() -> None:
 
 
 def test_scalar_decode_equals_the_array_decode() -> None:
-    """Register fields decode one int at a time through a pure-Python path: same values as the array path, for
+    """Register fields decode one int at a time through a cached path: same values as the array path, for
     every float16 and for random float20/24/31 words (zeros, denormal-range exponents, inf, NaN included)."""
     import struct
 
