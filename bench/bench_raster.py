@@ -74,7 +74,7 @@ def make_state(n_vertices: int):
     return st
 
 
-def identity_vs(state, attributes):
+def identity_vs(ds, attributes, counters=None):
     """o0 = v0, o1 = v1, the other outputs 0: (N, 16, 4), as the shader unit returns."""
     out = np.zeros((attributes.shape[0], 16, 4), np.float32)
     out[:, :2] = attributes[:, :2]

@@ -162,8 +162,8 @@ class _Stages:
     def __init__(self, inner, rec: _Recording) -> None:
         self.inner, self.rec = inner, rec
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory) -> np.ndarray:
-        color = self.inner.shade(frags, memory)
+    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None) -> np.ndarray:
+        color = self.inner.shade(frags, memory, counters)
         if self.rec.active:
             self.rec.on_shade(frags, color)
         return color

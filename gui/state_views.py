@@ -215,8 +215,8 @@ def draw_vertices(state: GpuState, kind: str, memory: PhysicalMemory,
     geometry front end for display only (a fresh assembler: a strip continued from the previous draw starts over
     here)."""
     from picaemu import clipping
+    from picaemu.draw_state import GS_IN_USE
     from picaemu.output_map import OutputMapState, map_outputs
-    from picaemu.pipeline import GS_IN_USE
     from picaemu.primitive_assembly import Assembler, Topology
     from picaemu.shader import ShaderSetup, run_vertex_shader
     from picaemu.vertex_loader import load_vertices

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from picaemu.memory import PhysicalMemory
 from picaemu.state import GpuState
+
+if TYPE_CHECKING:
+    from picaemu.draw_state import DrawState, DrawStateCache
 
 
 class DrawKind(Enum):
@@ -31,6 +35,10 @@ class DrawCall:
     For IMMEDIATE draws, ``immediate_inputs`` holds the submitted vertices as (N, 16, 4) float32 shader input
     attributes (attribute k of vertex n at [n, k]); for the other kinds it is None and the vertex loader reads the
     arrays the registers describe.
+
+    ``draw_state`` is the draw's decoded per-stage state (``picaemu.draw_state.DrawState``), built on first use
+    from ``states`` (the command processor's cache, which reuses what no write touched since the previous draw)
+    or, for a call made by hand (``states`` None), from scratch.
     """
 
     index: int
@@ -40,6 +48,13 @@ class DrawCall:
     offset: int = 0  # byte offset of the trigger packet in its command buffer
     immediate_inputs: np.ndarray | None = None
     stats: dict[str, int | float] = field(default_factory=dict)  # filled by the pipeline (counters, time)
+    states: DrawStateCache | None = None
+
+    @cached_property
+    def draw_state(self) -> DrawState:
+        from picaemu.draw_state import DrawStateCache
+
+        return (self.states if self.states is not None else DrawStateCache()).build(self.state)
 
 
 class PipelineEventKind(Enum):

@@ -1,6 +1,7 @@
 """The rendering pipeline: the only module that knows the stage order (implements ``picaemu.draw.PipelineSink``).
 
-Per draw (``Pipeline.draw(call)``), with every stage's state decoded once from ``call.state``:
+Per draw (``Pipeline.draw(call)``), every stage reads its part of ``call.draw_state`` (``picaemu.draw_state``:
+decoded once, reused across draws while no register write touches it); no stage reads the register file:
 
 vertex loader -> vertex shader (``picaemu.shader``) -> [geometry shader, when GEOSTAGE_CONFIG.gs_use = 2: it
 forms the triangles] -> output map -> primitive assembly -> quaternion alignment
@@ -12,15 +13,15 @@ Fragment operations keep the hardware's per-pixel order inside a draw (``picaemu
 pass over the fragments in rasterization order, or one vectorized pass per overdraw layer for color stages that
 only offer ``blend``). In shadow-map rendering mode (COLOR_OPERATION ``fragment_mode``) the shaded fragments go
 to ``fragment_ops.resolve_shadow`` instead (no alpha, stencil, depth or blend stage, §15.8). A gas draw (either
-gas pass) raises ``picaemu.gas.GasUnsupported`` before any work (``gas.check_gas``, once per draw). Writes go
+gas pass) raises ``picaemu.gas.GasUnsupported`` before any work (the draw state's ``gas`` part). Writes go
 straight to emulated memory (framebuffer flush/invalidate are no-ops). ``call.stats`` receives the counters listed
 in ``STAT_KEYS`` and ``time_s``; ``shader_instructions`` (instructions executed x active lanes, VS + GS) and
 ``texels_fetched`` (texture taps x fragments) come from the seams that report them (below).
 
-Seams: ``vertex_shader`` / ``geometry_shader`` (defaults: ``picaemu.shader``; a seam with a ``counters`` keyword
-parameter receives the draw's stats dict and adds ``shader_instructions``) and ``color_stages`` (default:
-``default_color_stages``: ``picaemu.shading``; ``PrimaryColorStages`` = interpolated primary color only; stages
-that offer ``shade_counted(frags, memory, counters)`` are called through it and add ``texels_fetched``).
+Seams: ``vertex_shader`` / ``geometry_shader`` (defaults: ``picaemu.shader``; called with the draw state, the
+inputs and the draw's stats dict, to which they add ``shader_instructions``) and ``color_stages`` (a function of
+the draw state; default ``default_color_stages``: ``picaemu.shading``; ``PrimaryColorStages`` = interpolated
+primary color only; ``shade(frags, memory, counters)`` adds ``texels_fetched``).
 
 Memory: the first ``Pipeline`` tunes glibc's allocator so that each draw's large arrays reuse heap pages instead
 of faulting fresh ones in (``picaemu.allocator``; values unchanged).
@@ -33,7 +34,6 @@ ones included) and its ``fragment_ops.Fate``; without an observer none of that i
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,53 +41,44 @@ from typing import Protocol
 
 import numpy as np
 
-from picaemu import allocator, clipping, fragment_ops
+from picaemu import allocator, clipping, fragment_ops, shader, shading
 from picaemu import framebuffer as fbm
-from picaemu import gas as gas_mod
-from picaemu.blend import BlendMode, BlendProgram, blend_program
-from picaemu.depth_stencil import DepthStencilState
-from picaemu.draw import DrawCall, PipelineEventKind
+from picaemu.blend import BlendMode, BlendProgram
+from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
+from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import UnsupportedFeature
 from picaemu.fragment_ops import Fate
 from picaemu.fragments import Fragments
 from picaemu.memory import PhysicalMemory
-from picaemu.output_map import QUAT, OutputMapState, map_outputs, slot_registers
+from picaemu.output_map import map_outputs, slot_registers
 from picaemu.primitive_assembly import Assembler, Topology
-from picaemu.rasterizer import RasterState, rasterize_chunks, scissor_rejects
-from picaemu.regs import access, id_of
-from picaemu.shadow import ShadowState
+from picaemu.rasterizer import rasterize_chunks, scissor_rejects
+from picaemu.regs import id_of
 from picaemu.state import GpuState
-from picaemu.vertex_loader import load_vertices
+from picaemu.vertex_loader import load_batch
 
-GS_IN_USE = 2
 STAT_KEYS = (
     "vertices", "vertices_loaded", "vertices_shaded", "primitives_assembled", "primitives_invalid",
     "primitives_clipped", "primitives_clipped_away", "primitives_culled", "primitives_rasterized",
     "fragments_rasterized", "killed_scissor", "killed_alpha", "killed_stencil", "killed_depth",
     "fragments_written", "shader_instructions", "texels_fetched",
 )
-VertexShader = Callable[[GpuState, np.ndarray], np.ndarray]  # (state, (U, K<=16, 4) inputs) -> (U, 16, 4) outputs
-# (state, (N, K, 4) VS output attributes in stream order, variable-mode sizes) -> ((M, 16, 4) outputs, (T, 3) tris)
-GeometryShader = Callable[[GpuState, np.ndarray, tuple[int, ...] | None], tuple[np.ndarray, np.ndarray]]
+# (draw state, (U, K<=16, 4) inputs, the draw's counters) -> (U, 16, 4) outputs; adds ``shader_instructions``
+VertexShader = Callable[[DrawState, np.ndarray, dict], np.ndarray]
+# (draw state, (N, K, 4) VS output attributes in stream order, variable-mode sizes, counters)
+#   -> ((M, 16, 4) outputs, (T, 3) triangles)
+GeometryShader = Callable[[DrawState, np.ndarray, tuple[int, ...] | None, dict], tuple[np.ndarray, np.ndarray]]
 
 
-def run_vertex_shader(state: GpuState, attributes: np.ndarray, counters: dict | None = None) -> np.ndarray:
+def run_vertex_shader(ds: DrawState, attributes: np.ndarray, counters: dict | None = None) -> np.ndarray:
     """The vertex shader unit of ``picaemu.shader`` on every unique vertex."""
-    try:
-        from picaemu.shader import ShaderSetup
-        from picaemu.shader import run_vertex_shader as run
-    except ImportError as err:
-        raise UnsupportedFeature(f"vertex shading (picaemu.shader is not available: {err})") from None
-    return run(ShaderSetup.from_state(state, "vs"), attributes, counters=counters)
+    return shader.run_vertex_shader(ds.vs, attributes, counters=counters)
 
 
-def run_geometry_shader(state: GpuState, vs_attributes: np.ndarray, primitive_sizes: tuple[int, ...] | None,
+def run_geometry_shader(ds: DrawState, vs_attributes: np.ndarray, primitive_sizes: tuple[int, ...] | None,
                         counters: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The geometry shader unit of ``picaemu.shader``: emitted o0-o15 and triangles (winding flag applied)."""
-    from picaemu.shader import ShaderSetup
-    from picaemu.shader import run_geometry_shader as run
-
-    geo = run(ShaderSetup.from_state(state, "gs"), vs_attributes, primitive_sizes, counters=counters)
+    geo = shader.run_geometry_shader(ds.gs, vs_attributes, primitive_sizes, counters=counters)
     return geo.vertices, geo.triangles
 
 
@@ -108,23 +99,16 @@ class FragmentFates:
 FragmentObserver = Callable[[DrawCall, FragmentFates], None]
 
 
-def _takes_counters(fn: Callable) -> bool:
-    """Whether a shader seam accepts the ``counters`` keyword."""
-    try:
-        return "counters" in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 class ColorStages(Protocol):
-    """Fragment coloring seam: shade -> (F, 4) uint8, alpha test -> (F,) bool, blend(src, dst) -> (F, 4) uint8.
+    """Fragment coloring seam: shade -> (F, 4) uint8 (adding ``texels_fetched`` to ``counters``), alpha test ->
+    (F,) bool, blend(src, dst) -> (F, 4) uint8.
 
     Stages may also offer ``blend_program() -> picaemu.blend.BlendProgram`` (the same blend as data): the pipeline
     then runs the fragment operations in compiled passes (depth/stencil, then color) and never calls ``blend``;
     without it (wrappers that observe every blend), one vectorized pass per overdraw layer calls ``blend``
     (``picaemu.fragment_ops``)."""
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory) -> np.ndarray: ...
+    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict) -> np.ndarray: ...
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray: ...
 
@@ -136,8 +120,6 @@ class ColorStages(Protocol):
 
 def primary_color_u8(frags: Fragments) -> np.ndarray:
     """The interpolated primary color rounded to 8 bits: (F, 4) uint8 (``picaemu.shading.primary_color``)."""
-    from picaemu import shading
-
     return shading.primary_color(frags)
 
 
@@ -145,7 +127,7 @@ def primary_color_u8(frags: Fragments) -> np.ndarray:
 class PrimaryColorStages:
     """Color = interpolated primary color; no alpha test; the source replaces the destination."""
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory) -> np.ndarray:
+    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None) -> np.ndarray:
         return primary_color_u8(frags)
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray:
@@ -164,33 +146,23 @@ class PrimaryColorStages:
 
 @dataclass(frozen=True)
 class ShadingColorStages:
-    """Color from ``picaemu.shading``: textures, lighting, TEV, fog; its alpha test and blend / logic op."""
+    """Color from ``picaemu.shading``: textures, lighting, TEV, fog; its alpha test and blend / logic op (the
+    draw state's ``shading`` and ``blend_program``)."""
 
-    sstate: object  # picaemu.shading.ShadingState
+    sstate: shading.ShadingState
+    program: BlendProgram
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory) -> np.ndarray:
-        from picaemu import shading
-
-        return shading.shade(self.sstate, frags, memory)
-
-    def shade_counted(self, frags: Fragments, memory: PhysicalMemory, counters: dict) -> np.ndarray:
-        """``shade`` that adds ``texels_fetched`` to ``counters``."""
-        from picaemu import shading
-
+    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None) -> np.ndarray:
         return shading.shade(self.sstate, frags, memory, counters=counters)
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray:
-        from picaemu import shading
-
         return shading.alpha_test(self.sstate, color)
 
     def blend(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        from picaemu import shading
-
         return shading.blend(self.sstate, src, dst)
 
     def blend_program(self) -> BlendProgram:
-        return blend_program(self.sstate.blend)
+        return self.program
 
     @property
     def reads_destination(self) -> bool:
@@ -203,20 +175,18 @@ def _add(stats: dict, counters: dict) -> None:
         stats[key] = stats.get(key, 0) + value
 
 
-def default_color_stages(state: GpuState) -> ColorStages:
+def default_color_stages(ds: DrawState) -> ColorStages:
     """THE switch for fragment coloring: ``picaemu.shading`` (TEV, alpha test, blend / logic op).
     ``PrimaryColorStages`` (interpolated primary color, no alpha test, no blending) is the fallback the
     pipeline used before the shading module existed; pass it as ``color_stages`` to isolate geometry bugs."""
-    from picaemu import shading
-
-    return ShadingColorStages(shading.ShadingState.from_state(state))
+    return ShadingColorStages(ds.shading, ds.blend_program)
 
 
 class Pipeline:
     """Runs draws into emulated memory; keeps only the primitive assembler's state between draws."""
 
     def __init__(self, vertex_shader: VertexShader = run_vertex_shader,
-                 color_stages: Callable[[GpuState], ColorStages] = default_color_stages,
+                 color_stages: Callable[[DrawState], ColorStages] = default_color_stages,
                  geometry_shader: GeometryShader = run_geometry_shader,
                  fragment_observer: FragmentObserver | None = None) -> None:
         self.vertex_shader = vertex_shader
@@ -224,8 +194,6 @@ class Pipeline:
         self.color_stages = color_stages
         self.fragment_observer = fragment_observer
         self.assembler = Assembler()
-        self._vs_counts = _takes_counters(vertex_shader)
-        self._gs_counts = _takes_counters(geometry_shader)
         allocator.keep_freed_memory()  # large per-draw arrays reuse heap pages (picaemu.allocator)
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
@@ -244,93 +212,86 @@ class Pipeline:
             stats["time_s"] = time.perf_counter() - start
 
     def _draw(self, call: DrawCall, stats: dict) -> None:
-        state, regs = call.state, call.state.regs
-        gas_mod.check_gas(state)
-        gs = access.raw(regs, "GEOSTAGE_CONFIG", "gs_use") == GS_IN_USE
-        fb = fbm.FramebufferState.from_regs(regs)
-        fb.check_size()
-        variable = gs and bool(access.raw(regs, "GEOSTAGE_CONFIG", "variable_primitive"))
-        batch = load_vertices(state, call.kind, call.memory, call.immediate_inputs, variable, configured_only=True)
+        ds = call.draw_state
+        ds.check(Phase.SETUP)
+        prim, fb = ds.primitives, ds.framebuffer
+        arrays = call.kind is not DrawKind.IMMEDIATE
+        if arrays:
+            ds.check(Phase.VERTEX_ARRAYS)
+        batch = load_batch(ds.vertex_range if arrays else None, call.state.fixed_attribs, call.kind, call.memory,
+                           call.immediate_inputs, prim.variable_primitives, configured_only=True)
         stats.update(vertices=batch.count, vertices_loaded=int(batch.attributes.shape[0]))
         if batch.count == 0:
             return
-        if self._vs_counts:
-            outputs = self.vertex_shader(state, batch.attributes, counters=stats)
-        else:
-            outputs = self.vertex_shader(state, batch.attributes)
+        ds.check(Phase.VERTICES)
+        outputs = self.vertex_shader(ds, batch.attributes, stats)
         stats["vertices_shaded"] = int(outputs.shape[0])
-        om_state = OutputMapState.from_regs(regs)
-        if gs:
-            vs_out = outputs if batch.identity else outputs[batch.inverse]
-            tris = self._geometry(state, om_state, vs_out, batch.primitive_sizes, stats)
+        if prim.gs_in_use:
+            tris = self._geometry(ds, outputs if batch.identity else outputs[batch.inverse],
+                                  batch.primitive_sizes, stats)
         else:
-            verts = map_outputs(om_state, outputs, access.word(regs, "VSH_OUTMAP_MASK"))
-            topology = Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology"))
-            tris = self.assembler.assemble(topology, verts if batch.identity else verts[batch.inverse])
+            verts = map_outputs(ds.output_map, outputs, prim.vs_outmap_mask)
+            tris = self.assembler.assemble(prim.topology, verts if batch.identity else verts[batch.inverse])
         stats["primitives_assembled"] = int(tris.shape[0])
-        if QUAT.start in om_state.mapped_columns():
+        if ds.varyings.quaternions:
             clipping.align_quaternions(tris)
-        tris, src, counts = clipping.clip_triangles(tris, clipping.ClipState.from_regs(regs))
+        tris, src, counts = clipping.clip_triangles(tris, ds.clip)
         stats.update(counts)
-        vp = clipping.ViewportState.from_regs(regs)
-        wt, culled = clipping.cull(clipping.to_window(tris, src, vp), vp.cull_mode)
+        wt, culled = clipping.cull(clipping.to_window(tris, src, ds.viewport), ds.viewport.cull_mode)
         stats.update(primitives_culled=culled, primitives_rasterized=len(wt))
-        active = np.array([c - 4 for c in om_state.mapped_columns() if c >= 4], np.int64)
-        rs = RasterState.from_regs(regs, fb.width, fb.height)
+        active, rs = ds.varyings.active, ds.raster
         if self.fragment_observer is None:
+            stages = None
             for frags, rstats in rasterize_chunks(wt, rs, active):  # in order: bounded memory for any draw
                 _add(stats, rstats)
                 if len(frags):
-                    self._fragment_ops(state, call.memory, fb, frags, stats, None)
+                    stages = stages or self._stages(ds)
+                    self._fragment_ops(ds, stages, call.memory, fb, frags, stats, None)
             return
-        parts = [self._observed_chunk(state, call.memory, fb, rs, frags, rstats, stats)
+        parts = [self._observed_chunk(ds, call.memory, fb, frags, rstats, stats)
                  for frags, rstats in rasterize_chunks(wt, dataclasses.replace(rs, scissor_mode=0), active)]
         x, y, fate = (np.concatenate(a) for a in zip(*parts, strict=True))  # rasterize_chunks yields >= 1 chunk
-        self.fragment_observer(call, FragmentFates(x, y, fate, fb.color_write, fragment_ops.is_shadow_mode(regs)))
+        self.fragment_observer(call, FragmentFates(x, y, fate, fb.color_write, ds.shadow is not None))
 
-    def _observed_chunk(self, state: GpuState, memory: PhysicalMemory, fb: fbm.FramebufferState, rs: RasterState,
-                        frags: Fragments, rstats: dict, stats: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _stages(self, ds: DrawState) -> ColorStages:
+        """The draw's color stages, once it has fragments (its fragment-phase state is checked first)."""
+        ds.check(Phase.FRAGMENTS)
+        return self.color_stages(ds)
+
+    def _observed_chunk(self, ds: DrawState, memory: PhysicalMemory, fb: fbm.FramebufferState, frags: Fragments,
+                        rstats: dict, stats: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Fragments rasterized with the scissor off: the scissor applied here, then the fragment stages; returns
         (x, y, fate) of every fragment."""
-        rejected = scissor_rejects(rs, frags.x, frags.y)
+        rejected = scissor_rejects(ds.raster, frags.x, frags.y)
         _add(stats, dict(rstats, killed_scissor=int(rejected.sum())))
         fates = np.where(rejected, np.uint8(Fate.SCISSOR), np.uint8(Fate.WRITTEN))
         kept = np.flatnonzero(~rejected)
         if len(kept):
             fate = np.zeros(len(kept), np.uint8)
-            self._fragment_ops(state, memory, fb, frags.select(kept) if len(kept) < len(frags) else frags, stats,
-                               fate)
+            self._fragment_ops(ds, self._stages(ds), memory, fb,
+                               frags.select(kept) if len(kept) < len(frags) else frags, stats, fate)
             fates[kept] = fate
         return frags.x, frags.y, fates
 
-    def _geometry(self, state: GpuState, om_state: OutputMapState, vs_out: np.ndarray,
-                  sizes: tuple[int, ...] | None, stats: dict) -> np.ndarray:
+    def _geometry(self, ds: DrawState, vs_out: np.ndarray, sizes: tuple[int, ...] | None,
+                  stats: dict) -> np.ndarray:
         """GS path: VS output attributes (enabled registers, stream order) -> GS -> (T, 3, C) triangles."""
-        regs = state.regs
-        if Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology")) is not Topology.GEOMETRY:
+        prim = ds.primitives
+        if prim.topology is not Topology.GEOMETRY:
             raise UnsupportedFeature("geometry shader with a topology other than 3 (geometry primitives)",
-                                     register=id_of("PRIMITIVE_CONFIG"), value=access.word(regs, "PRIMITIVE_CONFIG"))
-        attrs = vs_out[:, slot_registers(access.word(regs, "VSH_OUTMAP_MASK"))]
-        if self._gs_counts:
-            gs_out, triangles = self.geometry_shader(state, attrs, sizes, counters=stats)
-        else:
-            gs_out, triangles = self.geometry_shader(state, attrs, sizes)
-        verts = map_outputs(om_state, gs_out, access.word(regs, "GSH_OUTMAP_MASK"))
+                                     register=id_of("PRIMITIVE_CONFIG"), value=prim.topology.value)
+        attrs = vs_out[:, slot_registers(prim.vs_outmap_mask)]
+        gs_out, triangles = self.geometry_shader(ds, attrs, sizes, stats)
+        verts = map_outputs(ds.output_map, gs_out, prim.gs_outmap_mask)
         return verts[triangles]
 
-    def _fragment_ops(self, state: GpuState, memory: PhysicalMemory, fb: fbm.FramebufferState,
+    def _fragment_ops(self, ds: DrawState, stages: ColorStages, memory: PhysicalMemory, fb: fbm.FramebufferState,
                       frags: Fragments, stats: dict, fate: np.ndarray | None) -> None:
         """Shade, then shadow-map write or alpha test + per-fragment operations; ``fate`` (F,) uint8 (or None)
         receives each fragment's ``Fate``."""
-        shadow = fragment_ops.is_shadow_mode(state.regs)
-        if shadow:
-            fragment_ops.check_shadow_target(fb, state.regs)
-        stages = self.color_stages(state)
-        counted = getattr(stages, "shade_counted", None)
-        color = counted(frags, memory, stats) if counted is not None else stages.shade(frags, memory)
-        if shadow:
-            fragment_ops.resolve_shadow(memory, fb, ShadowState.from_regs(state.regs), frags.x, frags.y, frags.depth,
-                                        color[:, 1], stats)
+        color = stages.shade(frags, memory, stats)
+        if ds.shadow is not None:
+            fragment_ops.resolve_shadow(memory, fb, ds.shadow, frags.x, frags.y, frags.depth, color[:, 1], stats)
             return  # fates stay WRITTEN
         alive = stages.alpha_test(color)
         stats["killed_alpha"] += int((~alive).sum())
@@ -344,11 +305,10 @@ class Pipeline:
                 sub = np.zeros(len(keep), np.uint8)
         if len(x) == 0:
             return
-        ds = DepthStencilState.from_regs(state.regs)
         program = getattr(stages, "blend_program", None)
         if program is not None:
-            fragment_ops.resolve(memory, fb, ds, program(), x, y, depth, color, stats, sub)
+            fragment_ops.resolve(memory, fb, ds.depth_stencil, program(), x, y, depth, color, stats, sub)
         else:
-            fragment_ops.resolve_layers(memory, fb, ds, stages, x, y, depth, color, stats, sub)
+            fragment_ops.resolve_layers(memory, fb, ds.depth_stencil, stages, x, y, depth, color, stats, sub)
         if sub is not None and sub is not fate:
             fate[keep] = sub

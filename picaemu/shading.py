@@ -73,25 +73,42 @@ class ShadingState:
     def from_state(cls, state: GpuState) -> ShadingState:
         regs = state.regs
         tstate = TevState.from_regs(regs)
-        used = tstate.sources_used()
-        lighting_on = bool(access.raw(regs, "LIGHTING_ENABLE0", "enable"))
-        proctex_on = bool(access.raw(regs, "TEXUNIT_CONFIG", "unit3_enable"))
-        lighting = proctex = None
-        if lighting_on and used & SRC_LIGHTING and (mod := _optional("picaemu.lighting")) is not None:
-            lighting = mod.LightingState.from_state(state)
-        if proctex_on and SRC_PROCTEX in used and (mod := _optional("picaemu.proctex")) is not None:
-            proctex = mod.ProctexState.from_state(state)
+        return cls.compose(state, TexturingState.from_regs(regs), tstate, FogState.from_state(state),
+                           BlendState.from_regs(regs), lighting_state(state, tstate), proctex_state(state, tstate))
+
+    @classmethod
+    def compose(cls, state: GpuState, texturing: TexturingState, tstate: TevState, fog: FogState, blend: BlendState,
+                lighting: Any | None, proctex: Any | None) -> ShadingState:
+        """The shading state from its decoded parts (``picaemu.draw_state`` reuses the parts no write touched);
+        reads only the lighting and procedural-texture enables (0x08F, 0x080)."""
+        regs = state.regs
         return cls(
-            texturing=TexturingState.from_regs(regs),
+            texturing=texturing,
             tev=tstate,
-            fog=FogState.from_state(state),
-            blend=BlendState.from_regs(regs),
-            lighting_enabled=lighting_on,
+            fog=fog,
+            blend=blend,
+            lighting_enabled=bool(access.raw(regs, "LIGHTING_ENABLE0", "enable")),
             lighting=lighting,
-            proctex_enabled=proctex_on,
+            proctex_enabled=bool(access.raw(regs, "TEXUNIT_CONFIG", "unit3_enable")),
             proctex_coords=str(access.value(regs, "TEXUNIT_CONFIG", "unit3_coords")),
             proctex=proctex,
         )
+
+
+def lighting_state(state: GpuState, tstate: TevState) -> Any | None:
+    """``picaemu.lighting.LightingState`` when lighting is on and the TEV reads it, else None."""
+    if not access.raw(state.regs, "LIGHTING_ENABLE0", "enable") or not tstate.sources_used() & SRC_LIGHTING:
+        return None
+    mod = _optional("picaemu.lighting")
+    return None if mod is None else mod.LightingState.from_state(state)
+
+
+def proctex_state(state: GpuState, tstate: TevState) -> Any | None:
+    """``picaemu.proctex.ProctexState`` when the procedural texture is on and the TEV reads it, else None."""
+    if not access.raw(state.regs, "TEXUNIT_CONFIG", "unit3_enable") or SRC_PROCTEX not in tstate.sources_used():
+        return None
+    mod = _optional("picaemu.proctex")
+    return None if mod is None else mod.ProctexState.from_state(state)
 
 
 def unit_uv(frags: Fragments, coords: str) -> np.ndarray:

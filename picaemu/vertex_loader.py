@@ -1,7 +1,7 @@
 """Vertex loader: shader input attributes of one draw, from vertex arrays, fixed attributes or immediate data.
 
-Receives a ``GpuState`` (registers 0x200-0x22A, 0x242, ``fixed_attribs``), emulated memory and the draw kind;
-returns a ``VertexBatch``:
+Receives a ``VertexLoaderState`` (registers 0x200-0x22A, 0x242, decoded once per draw by ``picaemu.draw_state``),
+the fixed-attribute store, emulated memory and the draw kind; returns a ``VertexBatch``:
 
 - ``attributes``: (U, 16, 4) float32 — input attribute k of unique vertex u at [u, k]; attributes past the
   configured count are 0. With ``configured_only`` (the pipeline's choice): (U, K, 4), K the configured count
@@ -27,6 +27,7 @@ Limits: a draw of more than ``MAX_DRAW_VERTICES`` raises ``PipelineError``; a re
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,6 +69,7 @@ class VertexLoaderState:
     num_attributes: int
     reads: tuple[AttributeRead, ...]
     fixed: tuple[int, ...]  # attributes taken from the fixed-attribute store
+    base: int  # ATTRIBBUFFERS_LOC: byte address the loader and index offsets count from
     index_address: int
     index_dtype: np.dtype
     count: int
@@ -76,6 +78,13 @@ class VertexLoaderState:
 
     @classmethod
     def from_regs(cls, regs: np.ndarray) -> VertexLoaderState:
+        """The layout and the vertex range of the draw the registers describe."""
+        return cls.layout_from_regs(regs).with_range(regs)
+
+    @classmethod
+    def layout_from_regs(cls, regs: np.ndarray) -> VertexLoaderState:
+        """The attribute layout only (registers 0x200-0x226, 0x232, 0x242); the vertex range fields are 0 until
+        ``with_range`` reads them (the range changes every draw, the layout seldom)."""
         base = int(access.value(regs, "ATTRIBBUFFERS_LOC", "base"))
         num = access.raw(regs, "ATTRIBBUFFERS_FORMAT_HIGH", "num_attrs_minus_1") + 1
         formats = {}
@@ -98,11 +107,22 @@ class VertexLoaderState:
             num_attributes=num,
             reads=tuple(reads[a] for a in sorted(loaded)),
             fixed=fixed,
-            index_address=base + access.raw(regs, "INDEXBUFFER_CONFIG", "offset"),
+            base=base,
+            index_address=0,
+            index_dtype=INDEX_DTYPES["u8"],
+            count=0,
+            first=0,
+            immediate_attributes=access.raw(regs, "VSH_NUM_ATTR", "num_attrs_minus_1") + 1,
+        )
+
+    def with_range(self, regs: np.ndarray) -> VertexLoaderState:
+        """This layout with the index buffer, vertex count and first vertex of the registers (0x227-0x22A)."""
+        return dataclasses.replace(
+            self,
+            index_address=self.base + access.raw(regs, "INDEXBUFFER_CONFIG", "offset"),
             index_dtype=INDEX_DTYPES[str(access.value(regs, "INDEXBUFFER_CONFIG", "format"))],
             count=access.raw(regs, "NUMVERTICES", "count"),
             first=access.raw(regs, "VERTEX_OFFSET", "offset"),
-            immediate_attributes=access.raw(regs, "VSH_NUM_ATTR", "num_attrs_minus_1") + 1,
         )
 
 
@@ -232,7 +252,17 @@ def split_variable_primitives(stream: np.ndarray) -> tuple[np.ndarray, tuple[int
 def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
                   immediate: np.ndarray | None = None, variable_primitives: bool = False,
                   configured_only: bool = False) -> VertexBatch:
-    """Input attributes of every vertex of one draw (see the module docstring).
+    """``load_batch`` with the loader state decoded from ``state``'s registers (for callers without a
+    ``DrawState``)."""
+    vl = None if kind is DrawKind.IMMEDIATE else VertexLoaderState.from_regs(state.regs)
+    return load_batch(vl, state.fixed_attribs, kind, memory, immediate, variable_primitives, configured_only)
+
+
+def load_batch(vl: VertexLoaderState | None, fixed_attribs: np.ndarray, kind: DrawKind, memory: PhysicalMemory,
+               immediate: np.ndarray | None = None, variable_primitives: bool = False,
+               configured_only: bool = False) -> VertexBatch:
+    """Input attributes of every vertex of one draw (see the module docstring): ``vl`` the loader state with the
+    draw's vertex range (None for immediate draws), ``fixed_attribs`` (16, 4) float32 the fixed-attribute store.
 
     ``variable_primitives``: draw-elements in geometry-shader variable-size mode (GEOSTAGE_CONFIG bit 31): the
     index stream carries a vertex count before each primitive (consumed, not fetched). ``configured_only``: the
@@ -244,7 +274,8 @@ def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
         n = immediate.shape[0]
         return VertexBatch(immediate.astype(np.float32), np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64),
                            identity=True)
-    vl = VertexLoaderState.from_regs(state.regs)
+    if vl is None:
+        raise PipelineError(f"{kind.value} draw without a vertex loader state")
     stream = read_indices(vl, kind, memory)
     sizes = None
     if variable_primitives and kind is DrawKind.ELEMENTS:
@@ -268,6 +299,6 @@ def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
         for read in run:
             gather_attribute(read, unique, memory, attrs[:, read.attribute], increasing=True)
     for a in vl.fixed:
-        attrs[:, a] = state.fixed_attribs[a]
+        attrs[:, a] = fixed_attribs[a]
     identity = kind is DrawKind.ARRAYS and sizes is None
     return VertexBatch(attrs, inverse.astype(np.int64, copy=False).ravel(), unique, sizes, identity)

@@ -17,6 +17,7 @@ from PIL import Image
 
 from picaemu import lighting_luts, numeric
 from picaemu.draw import DrawCall, DrawKind
+from picaemu.draw_state import DrawState
 from picaemu.framebuffer import FramebufferState, read_color_image
 from picaemu.memory import PhysicalMemory
 from picaemu.numeric import to_f24
@@ -34,7 +35,7 @@ def put(state: GpuState, name: str, **fields: int) -> None:
     state.regs[id_of(name)] = access.compose(name, **fields)
 
 
-def identity_vs(state: GpuState, attributes: np.ndarray) -> np.ndarray:
+def identity_vs(ds: DrawState, attributes: np.ndarray, counters: dict | None = None) -> np.ndarray:
     out = np.zeros((attributes.shape[0], 16, 4), np.float32)  # a shader returns all 16 output registers
     k = min(3, attributes.shape[1])
     out[:, :k] = attributes[:, :k]  # the pipeline passes the configured attributes only (may be fewer)

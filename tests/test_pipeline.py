@@ -13,8 +13,9 @@ import json
 import numpy as np
 import pytest
 
-from picaemu.blend import BlendProgram, BlendState, blend_program
+from picaemu.blend import BlendProgram, blend_program
 from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
+from picaemu.draw_state import DrawState
 from picaemu.errors import MemoryFault, UnsupportedFeature
 from picaemu.framebuffer import FramebufferState, read_color_image, read_depth_image
 from picaemu.memory import PhysicalMemory
@@ -27,7 +28,7 @@ W = H = 32
 COLOR_ADDR, DEPTH_ADDR, VBO = 0x18000000, 0x18100000, 0x20000000
 
 
-def identity_vs(state: GpuState, attributes: np.ndarray) -> np.ndarray:
+def identity_vs(ds: DrawState, attributes: np.ndarray, counters: dict | None = None) -> np.ndarray:
     out = np.zeros((attributes.shape[0], 16, 4), np.float32)  # a shader returns all 16 output registers
     k = min(2, attributes.shape[1])
     out[:, :k] = attributes[:, :k]  # the pipeline passes the configured attributes only (may be fewer)
@@ -143,8 +144,8 @@ def test_near_plane_clipping_draws_nothing_beyond_it(env):
 class AlphaBlendStages(PrimaryColorStages):
     """Primary color blended src alpha / one minus src alpha (add) by the compiled fragment-ops pass."""
 
-    def __init__(self, state: GpuState) -> None:
-        self.program = blend_program(BlendState.from_regs(state.regs))
+    def __init__(self, ds: DrawState) -> None:
+        self.program = blend_program(ds.blend)
 
     def blend_program(self) -> BlendProgram:
         return self.program

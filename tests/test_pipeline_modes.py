@@ -18,6 +18,7 @@ from PIL import Image
 
 from picaemu.command.builder import CommandBuilder
 from picaemu.command.processor import CommandProcessor
+from picaemu.draw_state import DrawState
 from picaemu.errors import UnsupportedFeature
 from picaemu.fragment_ops import Fate
 from picaemu.framebuffer import FramebufferState, read_color_image
@@ -33,7 +34,7 @@ F16_ONE, F16_MINUS_HALF = 0x3C00, 0xB800
 PASS = (0xF, 0, 0)  # TEV source "previous" for slot 0
 
 
-def identity_vs(state: GpuState, attributes: np.ndarray) -> np.ndarray:
+def identity_vs(ds: DrawState, attributes: np.ndarray, counters: dict | None = None) -> np.ndarray:
     out = np.zeros((attributes.shape[0], 16, 4), np.float32)  # a shader returns all 16 output registers
     k = min(3, attributes.shape[1])
     out[:, :k] = attributes[:, :k]  # the pipeline passes the configured attributes only (may be fewer)

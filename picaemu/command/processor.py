@@ -22,6 +22,7 @@ from picaemu import regs as regtable
 from picaemu.command import kernel as K
 from picaemu.command.packets import EXTRA_BITS, EXTRA_SHIFT, ID_MASK, MASK_BITS, MASK_SHIFT, as_words
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
+from picaemu.draw_state import ALL, DrawStateCache
 from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
@@ -164,6 +165,7 @@ class CommandProcessor:
         self.memory = memory if memory is not None else PhysicalMemory()
         self.pipeline: PipelineSink = pipeline if pipeline is not None else NullPipeline()
         self.state = state if state is not None else GpuState()
+        self.draw_states = DrawStateCache()  # per-draw stage state, rebuilt only where writes touched it
         if state is None:
             self.reset()
         self.observers: list[Observer] = []
@@ -185,6 +187,7 @@ class CommandProcessor:
     # -- state -------------------------------------------------------------------------------------------
     def reset(self) -> None:
         """Registers to their power-on values (zero, plus GSP's interrupt setup)."""
+        self.draw_states.invalidate(ALL)
         self.state.regs[:] = 0
         for name, value in RESET_VALUES.items():
             self.state.regs[regtable.id_of(name)] = value
@@ -203,6 +206,7 @@ class CommandProcessor:
     def load_state(self, state: GpuState) -> None:
         """Replace the whole GPU state (checkpoint restore); partial port words are dropped."""
         self.state = state
+        self.draw_states.invalidate(ALL)
         self._pending[:] = 0
         self._counters[:] = 0
         self._bind_state()
@@ -379,6 +383,8 @@ class CommandProcessor:
         return hit and bool(access.raw(self.state.regs, "IRQ_AUTOSTOP", "enable"))
 
     def _draw(self, call: DrawCall) -> None:
+        self.draw_states.invalidate(ALL)  # until the compiled loop reports the write groups it touched
+        call.states = self.draw_states
         self.draw_count += 1
         if self.record_draws:
             self.draws.append(DrawRecord(call.index, call.kind, self._buffer, call.offset, call.state.regs.copy()))

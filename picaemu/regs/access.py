@@ -36,6 +36,20 @@ def raw(regs: np.ndarray, reg_name: str, field_name: str) -> int:
     return (int(regs[reg_id]) >> lo) & mask
 
 
+@cache
+def _bits_many(reg_name: str, field_names: tuple[str, ...]) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """(register id, ((lowest bit, mask), ...)) of several fields of one register."""
+    fields = tuple(_bits(reg_name, name) for name in field_names)
+    return fields[0][0], tuple((lo, mask) for _reg, lo, mask in fields)
+
+
+def raws(regs: np.ndarray, reg_name: str, field_names: tuple[str, ...]) -> tuple[int, ...]:
+    """The raw bits of several fields of one register (one register read)."""
+    reg_id, fields = _bits_many(reg_name, field_names)
+    word_value = int(regs[reg_id])
+    return tuple((word_value >> lo) & mask for lo, mask in fields)
+
+
 def value(regs: np.ndarray, reg_name: str, field_name: str) -> int | float | bool | str:
     """The interpreted value of one field."""
     reg_id, fld = locate(reg_name, field_name)

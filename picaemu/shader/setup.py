@@ -15,6 +15,7 @@ of a register appears here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -67,7 +68,10 @@ class ShaderSetup:
                                    ("float_uniforms", np.float32, (NUM_FLOAT_UNIFORMS, 4)),
                                    ("int_uniforms", np.uint8, (NUM_INTS, 4)), ("bool_uniforms", np.bool_,
                                                                               (NUM_BOOLS,))):
-            arr = np.array(getattr(self, name), dtype=dtype)
+            arr = getattr(self, name)
+            if _frozen(arr, dtype, shape):  # an immutable snapshot already (a setup derived from another)
+                continue
+            arr = np.array(arr, dtype=dtype)
             if arr.shape != shape:
                 raise ValueError(f"ShaderSetup.{name} must have shape {shape}, got {arr.shape}")
             arr.flags.writeable = False
@@ -78,7 +82,7 @@ class ShaderSetup:
         """Addressable code memory of this unit (VS 512 words, GS 4096)."""
         return CODE_WORDS[self.unit]
 
-    @property
+    @cached_property
     def program_key(self) -> bytes:
         """Content key of the program (code + descriptors) for decode caches."""
         return self.code[: self.code_words].tobytes() + self.opdescs.tobytes()
@@ -86,17 +90,26 @@ class ShaderSetup:
     def with_uniforms(self, *, floats: np.ndarray | None = None, ints: np.ndarray | None = None,
                       bools: np.ndarray | None = None) -> ShaderSetup:
         """A copy with some uniform files replaced (used by the GS for fixed/variable modes and b15)."""
-        return replace(self, float_uniforms=self.float_uniforms if floats is None else floats,
-                       int_uniforms=self.int_uniforms if ints is None else ints,
-                       bool_uniforms=self.bool_uniforms if bools is None else bools)
+        setup = replace(self, float_uniforms=self.float_uniforms if floats is None else floats,
+                        int_uniforms=self.int_uniforms if ints is None else ints,
+                        bool_uniforms=self.bool_uniforms if bools is None else bools)
+        if "program_key" in self.__dict__:  # same code and descriptors: the key carries over
+            setup.__dict__["program_key"] = self.__dict__["program_key"]
+        return setup
+
+    def with_uniforms_of(self, state: GpuState) -> ShaderSetup:
+        """This program with the float, int and bool uniforms ``state`` holds for its unit (a draw that only
+        uploaded uniforms reuses the decoded program)."""
+        bools, ints = _register_uniforms(state.regs, self.unit)
+        floats = (state.vs if self.unit == "vs" else state.gs).float_uniforms
+        return self.with_uniforms(floats=floats, ints=ints, bools=bools)
 
     @classmethod
     def from_state(cls, state: GpuState, unit: Unit) -> ShaderSetup:
         p = REG_PREFIX[unit]
         regs = state.regs
         mem = state.vs if unit == "vs" else state.gs
-        bools = [bool(access.raw(regs, p + "BOOLUNIFORM", f"b{i}")) for i in range(NUM_BOOLS)]
-        ints = [[access.raw(regs, f"{p}INTUNIFORM_I{i}", c) for c in "xyzw"] for i in range(NUM_INTS)]
+        bools, ints = _register_uniforms(regs, unit)
         perm = tuple(
             access.raw(regs, p + ("ATTRIBUTES_PERMUTATION_LOW" if k < 8 else "ATTRIBUTES_PERMUTATION_HIGH"),
                        f"attr{k}")
@@ -152,6 +165,24 @@ class ShaderSetup:
         return cls(code=code, opdescs=opdescs, float_uniforms=floats, int_uniforms=ints, bool_uniforms=bools,
                    entry=dvle.main_offset, output_mask=dvle.output_mask, unit=unit, geometry=geometry,
                    num_outputs=bin(dvle.output_mask).count("1"), names=dvle_names(dvle))
+
+
+def _frozen(arr: object, dtype: type, shape: tuple[int, ...]) -> bool:
+    """True for an array that owns its read-only data of the given dtype and shape (nothing can change it)."""
+    return (isinstance(arr, np.ndarray) and arr.base is None and not arr.flags.writeable and arr.dtype == dtype
+            and arr.shape == shape)
+
+
+_BOOL_FIELDS = tuple(f"b{i}" for i in range(NUM_BOOLS))
+_INT_FIELDS = ("x", "y", "z", "w")
+
+
+def _register_uniforms(regs: np.ndarray, unit: Unit) -> tuple[list[bool], list[tuple[int, ...]]]:
+    """(bool uniforms b0-b15, int uniforms i0-i3 as (x, y, z, w)) of a unit, from its uniform registers."""
+    p = REG_PREFIX[unit]
+    bools = [bool(b) for b in access.raws(regs, p + "BOOLUNIFORM", _BOOL_FIELDS)]
+    ints = [access.raws(regs, f"{p}INTUNIFORM_I{i}", _INT_FIELDS) for i in range(NUM_INTS)]
+    return bools, ints
 
 
 def dvle_names(dvle) -> dict[str, str]:

@@ -1,0 +1,370 @@
+"""Per-draw state: every stage's registers decoded once, and reused while no write touches them.
+
+Owns the map from register ids and data ports to *write groups* (``Group``: one bit per group, the partition
+``GROUP_RANGES`` / ``PORT_GROUPS`` below), the list of state *parts* (``PARTS``: each a builder and the groups it
+reads), and ``DrawStateCache``, which keeps the parts built for the previous draw.
+
+Receives, at every draw trigger, the ``GpuState`` and the bitmask of write groups the command processor saw
+written since the previous draw (``CommandProcessor`` feeds ``DrawStateCache.invalidate``; ``ALL`` when unknown,
+e.g. after a checkpoint restore). Produces one frozen ``DrawState`` (one field per part) that the pipeline's
+stages receive; no stage reads the register file itself. A part is rebuilt only when a group it reads was
+written; when nothing was written, the previous ``DrawState`` object itself is returned.
+
+A part whose registers are invalid (an ``UnsupportedFeature``, a ``PipelineError`` ...) holds a ``Failed`` value
+instead; ``DrawState.check(phase)`` raises its error when the pipeline reaches that phase, so that a draw fails
+where it always did (a draw with no vertices never reaches the fragment phase).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from picaemu import clipping, fragment_ops, gas, shading
+from picaemu import framebuffer as fbm
+from picaemu.blend import BlendProgram, BlendState, blend_program
+from picaemu.command import kernel as K
+from picaemu.depth_stencil import DepthStencilState
+from picaemu.fog import FogState
+from picaemu.output_map import QUAT, OutputMapState
+from picaemu.primitive_assembly import Topology
+from picaemu.rasterizer import RasterState
+from picaemu.regs import NUM_REGS, access, id_of
+from picaemu.shader.setup import ShaderSetup
+from picaemu.shadow import ShadowState
+from picaemu.state import GpuState
+from picaemu.tev import TevState
+from picaemu.texture.state import NUM_UNITS, TextureUnitState, TexturingState
+from picaemu.vertex_loader import VertexLoaderState
+
+GS_IN_USE = 2  # GEOSTAGE_CONFIG.gs_use: the geometry shader forms the primitives
+ALL = -1  # every group: "anything may have changed"
+
+
+class Group(enum.IntFlag):
+    """Write groups: the registers and data ports that one kind of stage state reads."""
+
+    FRAMEBUFFER = enum.auto()
+    RASTER = enum.auto()  # culling, viewport, clipping, depth map, scissor
+    OUTPUT_MAP = enum.auto()
+    TEXTURE_CONFIG = enum.auto()  # TEXUNIT_CONFIG: enables and coordinate routing of every unit
+    TEXTURE0 = enum.auto()
+    TEXTURE1 = enum.auto()
+    TEXTURE2 = enum.auto()
+    PROCTEX = enum.auto()
+    TEV = enum.auto()
+    FOG = enum.auto()
+    GAS = enum.auto()
+    FRAGOP = enum.auto()  # color operation, blending, logic op, alpha/stencil/depth tests
+    SHADOW = enum.auto()
+    LIGHTING = enum.auto()
+    LOADER = enum.auto()  # attribute buffers, formats, fixed attributes
+    DRAW_RANGE = enum.auto()  # index buffer, vertex count, first vertex
+    SHADER_CONFIG = enum.auto()  # geometry stage, primitive and shared-unit configuration
+    VS_PROGRAM = enum.auto()
+    VS_UNIFORMS = enum.auto()
+    GS_PROGRAM = enum.auto()
+    GS_UNIFORMS = enum.auto()
+
+
+TEXTURE_UNITS = (Group.TEXTURE0, Group.TEXTURE1, Group.TEXTURE2)
+
+# (group, ((first register, last register), ...)) inclusive ranges by table name; ids in a range that the table
+# does not name belong to the group too. Registers in no range (triggers, interrupts, command-buffer jumps) are
+# read by no stage and invalidate nothing.
+GROUP_RANGES: tuple[tuple[Group, tuple[tuple[str, str], ...]], ...] = (
+    (Group.RASTER, (("FACECULLING_CONFIG", "DEPTHMAP_OFFSET"), ("EARLYDEPTH_FUNC", "EARLYDEPTH_TEST1"),
+                    ("SCISSORTEST_MODE", "RENDERBUF_DIM"))),
+    (Group.OUTPUT_MAP, (("SH_OUTMAP_TOTAL", "SH_OUTMAP_O6"), ("SH_OUTATTR_MODE", "SH_OUTATTR_MODE"),
+                        ("SH_OUTATTR_CLOCK", "SH_OUTATTR_CLOCK"))),
+    (Group.TEXTURE_CONFIG, (("TEXUNIT_CONFIG", "TEXUNIT_CONFIG"),)),
+    (Group.TEXTURE0, (("TEXUNIT0_BORDER_COLOR", "TEXUNIT0_TYPE"),)),
+    (Group.LIGHTING, (("LIGHTING_ENABLE0", "LIGHTING_ENABLE0"), ("LIGHT0_SPECULAR0", "LIGHTING_LIGHT_PERMUTATION"))),
+    (Group.TEXTURE1, (("TEXUNIT1_BORDER_COLOR", "TEXUNIT1_TYPE"),)),
+    (Group.TEXTURE2, (("TEXUNIT2_BORDER_COLOR", "TEXUNIT2_TYPE"),)),
+    (Group.PROCTEX, (("TEXUNIT3_PROCTEX0", "PROCTEX_LUT_DATA7"),)),
+    (Group.TEV, (("TEXENV0_SOURCE", "TEXENV_UPDATE_BUFFER"), ("TEXENV4_SOURCE", "TEXENV_BUFFER_COLOR"))),
+    (Group.FOG, (("FOG_COLOR", "FOG_COLOR"), ("FOG_LUT_INDEX", "FOG_LUT_DATA7"))),
+    (Group.GAS, (("GAS_ATTENUATION", "GAS_ACCMAX"), ("GAS_LIGHT_XY", "GAS_DELTAZ_DEPTH"))),
+    (Group.FRAGOP, (("COLOR_OPERATION", "DEPTH_COLOR_MASK"),)),
+    (Group.FRAMEBUFFER, (("COLORBUFFER_READ", "FRAMEBUFFER_DIM"),)),
+    (Group.SHADOW, (("FRAGOP_SHADOW", "FRAGOP_SHADOW"),)),
+    (Group.LOADER, (("ATTRIBBUFFERS_LOC", "ATTRIBBUFFER11_CONFIG2"), ("FIXEDATTRIB_INDEX", "FIXEDATTRIB_DATA2"),
+                    ("VSH_NUM_ATTR", "VSH_NUM_ATTR"))),
+    (Group.DRAW_RANGE, (("INDEXBUFFER_CONFIG", "NUMVERTICES"), ("VERTEX_OFFSET", "VERTEX_OFFSET"))),
+    (Group.SHADER_CONFIG, (("GEOSTAGE_CONFIG", "GEOSTAGE_CONFIG"), ("VSH_COM_MODE", "VSH_COM_MODE"),
+                           ("VSH_OUTMAP_TOTAL1", "GSH_MISC1"), ("PRIMITIVE_CONFIG", "PRIMITIVE_CONFIG"))),
+    (Group.GS_UNIFORMS, (("GSH_BOOLUNIFORM", "GSH_INTUNIFORM_I3"),
+                          ("GSH_FLOATUNIFORM_INDEX", "GSH_FLOATUNIFORM_DATA7"))),
+    (Group.GS_PROGRAM, (("GSH_INPUTBUFFER_CONFIG", "GSH_CODETRANSFER_END"),
+                         ("GSH_CODETRANSFER_INDEX", "GSH_OPDESCS_DATA7"))),
+    (Group.VS_UNIFORMS, (("VSH_BOOLUNIFORM", "VSH_INTUNIFORM_I3"),
+                          ("VSH_FLOATUNIFORM_INDEX", "VSH_FLOATUNIFORM_DATA7"))),
+    (Group.VS_PROGRAM, (("VSH_INPUTBUFFER_CONFIG", "VSH_CODETRANSFER_END"),
+                         ("VSH_CODETRANSFER_INDEX", "VSH_OPDESCS_DATA7"))),
+)
+
+# data port (the command kernel's port numbers) -> the group its words land in
+PORT_GROUPS: dict[int, Group] = {
+    K.P_VS_FLOAT: Group.VS_UNIFORMS, K.P_VS_CODE: Group.VS_PROGRAM, K.P_VS_OPDESC: Group.VS_PROGRAM,
+    K.P_GS_FLOAT: Group.GS_UNIFORMS, K.P_GS_CODE: Group.GS_PROGRAM, K.P_GS_OPDESC: Group.GS_PROGRAM,
+    K.P_FIXED: Group.LOADER, K.P_LIGHTING: Group.LIGHTING, K.P_FOG: Group.FOG, K.P_PROCTEX: Group.PROCTEX,
+    K.P_GAS: Group.GAS,
+}
+
+
+def write_group_table() -> np.ndarray:
+    """(NUM_REGS + NUM_PORTS,) int64: the group bit of every register id, then of every data port (index
+    ``NUM_REGS + port``); 0 for ids no stage reads."""
+    table = np.zeros(NUM_REGS + K.NUM_PORTS, np.int64)
+    for group, ranges in GROUP_RANGES:
+        for first, last in ranges:
+            lo, hi = id_of(first), id_of(last)
+            if table[lo : hi + 1].any():
+                raise ValueError(f"register range {first}..{last} overlaps another group")
+            table[lo : hi + 1] = int(group)
+    for port, group in PORT_GROUPS.items():
+        table[NUM_REGS + port] = int(group)
+    return table
+
+
+WRITE_GROUPS = write_group_table()
+
+
+class Phase(enum.Enum):
+    """When a part's failure surfaces, in pipeline order: at the draw's start, before vertex arrays are read
+    (not for immediate-mode draws), once the draw has vertices, once it has fragments to color."""
+
+    SETUP = "setup"
+    VERTEX_ARRAYS = "vertex arrays"
+    VERTICES = "vertices"
+    FRAGMENTS = "fragments"
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A part whose registers could not be decoded: raising ``error`` is deferred to its phase."""
+
+    error: Exception
+
+
+@dataclass(frozen=True)
+class Primitives:
+    """How vertices become primitives: geometry shader use, topology and the units' output register masks."""
+
+    gs_in_use: bool
+    variable_primitives: bool  # GS variable-size mode: the index stream carries primitive sizes
+    topology: Topology
+    vs_outmap_mask: int
+    gs_outmap_mask: int
+
+
+@dataclass(frozen=True)
+class Varyings:
+    """Which varying columns the output map fills: ``active`` (A,) int64 columns past the position (the
+    rasterizer interpolates only these), and whether the quaternion is among them."""
+
+    active: np.ndarray
+    quaternions: bool
+
+
+@dataclass(frozen=True)
+class DrawState:
+    """Everything the stages of one draw read besides memory, one field per part (see ``PARTS``). Immutable:
+    a later draw gets a new object (sharing every part that did not change)."""
+
+    gas: None  # the gas check passed (its failure is ``picaemu.gas.GasUnsupported``)
+    framebuffer: fbm.FramebufferState
+    primitives: Primitives
+    loader: VertexLoaderState  # attribute layout; the index buffer and vertex range of ``vertex_range``
+    vertex_range: VertexLoaderState
+    vs_program: ShaderSetup  # the VS program with the uniforms of the draw that built it
+    vs: ShaderSetup
+    gs: ShaderSetup | None
+    output_map: OutputMapState
+    varyings: Varyings
+    clip: clipping.ClipState
+    viewport: clipping.ViewportState
+    raster: RasterState
+    textures: tuple[TextureUnitState, ...]
+    tev: TevState
+    fog: FogState
+    blend: BlendState
+    lighting: Any | None  # picaemu.lighting.LightingState, when the TEV reads lighting
+    proctex: Any | None  # picaemu.proctex.ProctexState, when the TEV reads the procedural texture
+    shading: shading.ShadingState
+    blend_program: BlendProgram
+    depth_stencil: DepthStencilState
+    shadow: ShadowState | None  # set in shadow-map rendering mode (COLOR_OPERATION fragment_mode)
+
+    def check(self, phase: Phase) -> None:
+        """Raise the error of the first part of ``phase`` that failed to decode."""
+        for part in PARTS:
+            if part.phase is phase and isinstance(value := getattr(self, part.name), Failed):
+                raise value.error
+
+
+Builder = Callable[[GpuState, dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One field of ``DrawState``: its builder (the state and the parts built before it -> value), the groups it
+    reads (directly or through the parts it uses) and the phase its failure belongs to."""
+
+    name: str
+    groups: int
+    phase: Phase
+    build: Builder
+
+
+def _need(built: dict[str, Any], name: str) -> Any:
+    """A part built earlier; its error when it failed (the dependent part fails with it)."""
+    value = built[name]
+    if isinstance(value, Failed):
+        raise value.error
+    return value
+
+
+def _gas(state: GpuState, built: dict[str, Any]) -> None:
+    gas.check_gas(state)
+
+
+def _framebuffer(state: GpuState, built: dict[str, Any]) -> fbm.FramebufferState:
+    fb = fbm.FramebufferState.from_regs(state.regs)
+    fb.check_size()
+    return fb
+
+
+def _primitives(state: GpuState, built: dict[str, Any]) -> Primitives:
+    regs = state.regs
+    gs_in_use = access.raw(regs, "GEOSTAGE_CONFIG", "gs_use") == GS_IN_USE
+    return Primitives(gs_in_use, gs_in_use and bool(access.raw(regs, "GEOSTAGE_CONFIG", "variable_primitive")),
+                      Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology")),
+                      access.word(regs, "VSH_OUTMAP_MASK"), access.word(regs, "GSH_OUTMAP_MASK"))
+
+
+def _vertex_range(state: GpuState, built: dict[str, Any]) -> VertexLoaderState:
+    return _need(built, "loader").with_range(state.regs)
+
+
+def _vs(state: GpuState, built: dict[str, Any]) -> ShaderSetup:
+    return _need(built, "vs_program").with_uniforms_of(state)
+
+
+def _gs(state: GpuState, built: dict[str, Any]) -> ShaderSetup | None:
+    return ShaderSetup.from_state(state, "gs") if _need(built, "primitives").gs_in_use else None
+
+
+def _varyings(state: GpuState, built: dict[str, Any]) -> Varyings:
+    columns = _need(built, "output_map").mapped_columns()
+    return Varyings(np.array([c - 4 for c in columns if c >= 4], np.int64), QUAT.start in columns)
+
+
+def _raster(state: GpuState, built: dict[str, Any]) -> RasterState:
+    fb = _need(built, "framebuffer")
+    return RasterState.from_regs(state.regs, fb.width, fb.height)
+
+
+def _shading(state: GpuState, built: dict[str, Any]) -> shading.ShadingState:
+    return shading.ShadingState.compose(
+        state, TexturingState(_need(built, "textures")), _need(built, "tev"), _need(built, "fog"),
+        _need(built, "blend"), _need(built, "lighting"), _need(built, "proctex"))
+
+
+def _shadow(state: GpuState, built: dict[str, Any]) -> ShadowState | None:
+    if not fragment_ops.is_shadow_mode(state.regs):
+        return None
+    fragment_ops.check_shadow_target(_need(built, "framebuffer"), state.regs)
+    return ShadowState.from_regs(state.regs)
+
+
+def _texture_part(unit: int) -> Builder:
+    return lambda state, built: TextureUnitState.from_regs(state.regs, unit)
+
+
+S, A, V, F = Phase.SETUP, Phase.VERTEX_ARRAYS, Phase.VERTICES, Phase.FRAGMENTS
+_TEXTURES = Group.TEXTURE_CONFIG | Group.TEXTURE0 | Group.TEXTURE1 | Group.TEXTURE2
+_SHADING = _TEXTURES | Group.TEV | Group.FOG | Group.FRAGOP | Group.LIGHTING | Group.PROCTEX
+_SHADERS = Group.SHADER_CONFIG | Group.VS_PROGRAM | Group.GS_PROGRAM
+PARTS: tuple[Part, ...] = (
+    Part("gas", Group.FRAGOP | Group.TEV, S, _gas),
+    Part("framebuffer", Group.FRAMEBUFFER, S, _framebuffer),
+    Part("primitives", _SHADERS, S, _primitives),
+    Part("loader", Group.LOADER, A, lambda state, built: VertexLoaderState.layout_from_regs(state.regs)),
+    Part("vertex_range", Group.LOADER | Group.DRAW_RANGE, A, _vertex_range),
+    Part("vs_program", Group.SHADER_CONFIG | Group.VS_PROGRAM, V,
+         lambda state, built: ShaderSetup.from_state(state, "vs")),
+    Part("vs", Group.SHADER_CONFIG | Group.VS_PROGRAM | Group.VS_UNIFORMS, V, _vs),
+    Part("gs", _SHADERS | Group.GS_UNIFORMS, V, _gs),
+    Part("output_map", Group.OUTPUT_MAP, V, lambda state, built: OutputMapState.from_regs(state.regs)),
+    Part("varyings", Group.OUTPUT_MAP, V, _varyings),
+    Part("clip", Group.RASTER, V, lambda state, built: clipping.ClipState.from_regs(state.regs)),
+    Part("viewport", Group.RASTER, V, lambda state, built: clipping.ViewportState.from_regs(state.regs)),
+    Part("raster", Group.RASTER | Group.FRAMEBUFFER, V, _raster),
+    Part("textures", _TEXTURES, F,
+         lambda state, built: tuple(_texture_part(u)(state, built) for u in range(NUM_UNITS))),
+    Part("tev", Group.TEV, F, lambda state, built: TevState.from_regs(state.regs)),
+    Part("fog", Group.TEV | Group.FOG, F, lambda state, built: FogState.from_state(state)),
+    Part("blend", Group.FRAGOP, F, lambda state, built: BlendState.from_regs(state.regs)),
+    Part("lighting", Group.TEV | Group.LIGHTING, F,
+         lambda state, built: shading.lighting_state(state, _need(built, "tev"))),
+    Part("proctex", Group.TEV | Group.PROCTEX | Group.TEXTURE_CONFIG, F,
+         lambda state, built: shading.proctex_state(state, _need(built, "tev"))),
+    Part("shading", _SHADING, F, _shading),
+    Part("blend_program", Group.FRAGOP, F, lambda state, built: blend_program(_need(built, "blend"))),
+    Part("depth_stencil", Group.FRAGOP, F, lambda state, built: DepthStencilState.from_regs(state.regs)),
+    Part("shadow", Group.FRAGOP | Group.FRAMEBUFFER | Group.SHADOW, F, _shadow),
+)
+assert [p.name for p in PARTS] == [f.name for f in dataclasses.fields(DrawState)], "PARTS and DrawState disagree"
+
+
+class DrawStateCache:
+    """The parts built for the previous draw, dropped as writes touch their groups (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, Any] = {}
+        self._last: DrawState | None = None
+
+    def invalidate(self, groups: int) -> None:
+        """Forget every part that reads one of ``groups`` (a ``Group`` bitmask; ``ALL`` forgets everything)."""
+        if not groups:
+            return
+        self._last = None
+        if groups == ALL:
+            self._parts.clear()
+            return
+        for part in PARTS:
+            if part.groups & groups:
+                self._parts.pop(part.name, None)
+
+    def build(self, state: GpuState) -> DrawState:
+        """The draw state of ``state``: the previous object when nothing was invalidated, else a new one that
+        reuses every cached part. Failed parts are not cached (rebuilt, and failing again, at the next draw)."""
+        if self._last is not None:
+            return self._last
+        built: dict[str, Any] = {}
+        complete = True
+        for part in PARTS:
+            value = self._parts.get(part.name, self)
+            if value is self:
+                try:
+                    value = part.build(state, built)
+                    self._parts[part.name] = value
+                except Exception as err:  # deferred to the part's phase (DrawState.check)
+                    value = Failed(err)
+                    complete = False
+            built[part.name] = value
+        draw_state = DrawState(**built)
+        self._last = draw_state if complete else None
+        return draw_state
+
+
+def build_draw_state(state: GpuState) -> DrawState:
+    """The draw state of ``state`` built from scratch (no cache)."""
+    return DrawStateCache().build(state)
