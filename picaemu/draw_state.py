@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -65,7 +66,8 @@ class Group(enum.IntFlag):
     LIGHTING = enum.auto()
     LOADER = enum.auto()  # attribute buffers, formats, fixed attributes
     DRAW_RANGE = enum.auto()  # index buffer, vertex count, first vertex
-    SHADER_CONFIG = enum.auto()  # geometry stage, primitive and shared-unit configuration
+    PRIMITIVE = enum.auto()  # topology and geometry-stage mode: written with every draw call
+    SHADER_CONFIG = enum.auto()  # shared-unit configuration, output counts, geometry shader modes
     VS_PROGRAM = enum.auto()
     VS_UNIFORMS = enum.auto()
     GS_PROGRAM = enum.auto()
@@ -97,8 +99,10 @@ GROUP_RANGES: tuple[tuple[Group, tuple[tuple[str, str], ...]], ...] = (
     (Group.LOADER, (("ATTRIBBUFFERS_LOC", "ATTRIBBUFFER11_CONFIG2"), ("FIXEDATTRIB_INDEX", "FIXEDATTRIB_DATA2"),
                     ("VSH_NUM_ATTR", "VSH_NUM_ATTR"))),
     (Group.DRAW_RANGE, (("INDEXBUFFER_CONFIG", "NUMVERTICES"), ("VERTEX_OFFSET", "VERTEX_OFFSET"))),
-    (Group.SHADER_CONFIG, (("GEOSTAGE_CONFIG", "GEOSTAGE_CONFIG"), ("VSH_COM_MODE", "VSH_COM_MODE"),
-                           ("VSH_OUTMAP_TOTAL1", "GSH_MISC1"), ("PRIMITIVE_CONFIG", "PRIMITIVE_CONFIG"))),
+    (Group.PRIMITIVE, (("GEOSTAGE_CONFIG", "GEOSTAGE_CONFIG"), ("GEOSTAGE_CONFIG2", "GEOSTAGE_CONFIG2"),
+                       ("PRIMITIVE_CONFIG", "PRIMITIVE_CONFIG"))),
+    (Group.SHADER_CONFIG, (("VSH_COM_MODE", "VSH_COM_MODE"), ("VSH_OUTMAP_TOTAL1", "GSH_MISC0"),
+                           ("GSH_MISC1", "GSH_MISC1"))),
     (Group.GS_UNIFORMS, (("GSH_BOOLUNIFORM", "GSH_INTUNIFORM_I3"),
                           ("GSH_FLOATUNIFORM_INDEX", "GSH_FLOATUNIFORM_DATA7"))),
     (Group.GS_PROGRAM, (("GSH_INPUTBUFFER_CONFIG", "GSH_CODETRANSFER_END"),
@@ -183,7 +187,7 @@ class DrawState:
     primitives: Primitives
     loader: VertexLoaderState  # attribute layout; the index buffer and vertex range of ``vertex_range``
     vertex_range: VertexLoaderState
-    vs_program: ShaderSetup  # the VS program with the uniforms of the draw that built it
+    vs_program: ShaderSetup  # the VS program with zero uniforms
     vs: ShaderSetup
     gs: ShaderSetup | None
     output_map: OutputMapState
@@ -191,7 +195,9 @@ class DrawState:
     clip: clipping.ClipState
     viewport: clipping.ViewportState
     raster: RasterState
-    textures: tuple[TextureUnitState, ...]
+    texture0: TextureUnitState
+    texture1: TextureUnitState
+    texture2: TextureUnitState
     tev: TevState
     fog: FogState
     blend: BlendState
@@ -201,12 +207,17 @@ class DrawState:
     blend_program: BlendProgram
     depth_stencil: DepthStencilState
     shadow: ShadowState | None  # set in shadow-map rendering mode (COLOR_OPERATION fragment_mode)
+    failed: tuple[tuple[Phase, Exception], ...] = ()  # the parts that failed to decode, in ``PARTS`` order
+
+    @property
+    def textures(self) -> tuple[TextureUnitState, ...]:
+        return (self.texture0, self.texture1, self.texture2)
 
     def check(self, phase: Phase) -> None:
         """Raise the error of the first part of ``phase`` that failed to decode."""
-        for part in PARTS:
-            if part.phase is phase and isinstance(value := getattr(self, part.name), Failed):
-                raise value.error
+        for failed_phase, error in self.failed:
+            if failed_phase is phase:
+                raise error
 
 
 Builder = Callable[[GpuState, dict[str, Any]], Any]
@@ -215,12 +226,19 @@ Builder = Callable[[GpuState, dict[str, Any]], Any]
 @dataclass(frozen=True)
 class Part:
     """One field of ``DrawState``: its builder (the state and the parts built before it -> value), the groups it
-    reads (directly or through the parts it uses) and the phase its failure belongs to."""
+    reads (directly or through the parts it uses), the phase its failure belongs to, and whether it reads
+    registers only (``memo``: its value is remembered by the content of those registers, so a state that comes
+    back — a texture rebound, a TEV setup switched back — costs a lookup)."""
 
     name: str
     groups: int
     phase: Phase
     build: Builder
+    memo: bool = True
+
+    def register_ids(self) -> np.ndarray:
+        """(R,) int64 register ids in this part's groups (the content key of its memo)."""
+        return np.flatnonzero(WRITE_GROUPS[:NUM_REGS] & self.groups)
 
 
 def _need(built: dict[str, Any], name: str) -> Any:
@@ -272,9 +290,9 @@ def _raster(state: GpuState, built: dict[str, Any]) -> RasterState:
 
 
 def _shading(state: GpuState, built: dict[str, Any]) -> shading.ShadingState:
-    return shading.ShadingState.compose(
-        state, TexturingState(_need(built, "textures")), _need(built, "tev"), _need(built, "fog"),
-        _need(built, "blend"), _need(built, "lighting"), _need(built, "proctex"))
+    units = TexturingState(tuple(_need(built, f"texture{u}") for u in range(NUM_UNITS)))
+    return shading.ShadingState.compose(state, units, _need(built, "tev"), _need(built, "fog"), _need(built, "blend"),
+                                        _need(built, "lighting"), _need(built, "proctex"))
 
 
 def _shadow(state: GpuState, built: dict[str, Any]) -> ShadowState | None:
@@ -284,52 +302,58 @@ def _shadow(state: GpuState, built: dict[str, Any]) -> ShadowState | None:
     return ShadowState.from_regs(state.regs)
 
 
-def _texture_part(unit: int) -> Builder:
-    return lambda state, built: TextureUnitState.from_regs(state.regs, unit)
+def _texture_part(unit: int) -> Part:
+    return Part(f"texture{unit}", Group.TEXTURE_CONFIG | TEXTURE_UNITS[unit], Phase.FRAGMENTS,
+                lambda state, built: TextureUnitState.from_regs(state.regs, unit))
 
 
 S, A, V, F = Phase.SETUP, Phase.VERTEX_ARRAYS, Phase.VERTICES, Phase.FRAGMENTS
 _TEXTURES = Group.TEXTURE_CONFIG | Group.TEXTURE0 | Group.TEXTURE1 | Group.TEXTURE2
 _SHADING = _TEXTURES | Group.TEV | Group.FOG | Group.FRAGOP | Group.LIGHTING | Group.PROCTEX
-_SHADERS = Group.SHADER_CONFIG | Group.VS_PROGRAM | Group.GS_PROGRAM
+_SHADERS = Group.PRIMITIVE | Group.SHADER_CONFIG | Group.VS_PROGRAM | Group.GS_PROGRAM
+# parts that read data-port memories (code, uniforms, LUTs) besides registers take memo=False
 PARTS: tuple[Part, ...] = (
     Part("gas", Group.FRAGOP | Group.TEV, S, _gas),
     Part("framebuffer", Group.FRAMEBUFFER, S, _framebuffer),
-    Part("primitives", _SHADERS, S, _primitives),
-    Part("loader", Group.LOADER, A, lambda state, built: VertexLoaderState.layout_from_regs(state.regs)),
-    Part("vertex_range", Group.LOADER | Group.DRAW_RANGE, A, _vertex_range),
+    Part("primitives", Group.PRIMITIVE | Group.VS_PROGRAM | Group.GS_PROGRAM, S, _primitives, memo=False),
+    Part("loader", Group.LOADER, A, lambda state, built: VertexLoaderState.layout_from_regs(state.regs),
+         memo=False),
+    Part("vertex_range", Group.LOADER | Group.DRAW_RANGE, A, _vertex_range, memo=False),
     Part("vs_program", Group.SHADER_CONFIG | Group.VS_PROGRAM, V,
-         lambda state, built: ShaderSetup.from_state(state, "vs")),
-    Part("vs", Group.SHADER_CONFIG | Group.VS_PROGRAM | Group.VS_UNIFORMS, V, _vs),
-    Part("gs", _SHADERS | Group.GS_UNIFORMS, V, _gs),
+         lambda state, built: ShaderSetup.program_from_state(state, "vs"), memo=False),
+    Part("vs", Group.SHADER_CONFIG | Group.VS_PROGRAM | Group.VS_UNIFORMS, V, _vs, memo=False),
+    Part("gs", _SHADERS | Group.GS_UNIFORMS, V, _gs, memo=False),
     Part("output_map", Group.OUTPUT_MAP, V, lambda state, built: OutputMapState.from_regs(state.regs)),
     Part("varyings", Group.OUTPUT_MAP, V, _varyings),
     Part("clip", Group.RASTER, V, lambda state, built: clipping.ClipState.from_regs(state.regs)),
     Part("viewport", Group.RASTER, V, lambda state, built: clipping.ViewportState.from_regs(state.regs)),
     Part("raster", Group.RASTER | Group.FRAMEBUFFER, V, _raster),
-    Part("textures", _TEXTURES, F,
-         lambda state, built: tuple(_texture_part(u)(state, built) for u in range(NUM_UNITS))),
+    *(_texture_part(u) for u in range(NUM_UNITS)),
     Part("tev", Group.TEV, F, lambda state, built: TevState.from_regs(state.regs)),
-    Part("fog", Group.TEV | Group.FOG, F, lambda state, built: FogState.from_state(state)),
+    Part("fog", Group.TEV | Group.FOG, F, lambda state, built: FogState.from_state(state), memo=False),
     Part("blend", Group.FRAGOP, F, lambda state, built: BlendState.from_regs(state.regs)),
     Part("lighting", Group.TEV | Group.LIGHTING, F,
-         lambda state, built: shading.lighting_state(state, _need(built, "tev"))),
+         lambda state, built: shading.lighting_state(state, _need(built, "tev")), memo=False),
     Part("proctex", Group.TEV | Group.PROCTEX | Group.TEXTURE_CONFIG, F,
-         lambda state, built: shading.proctex_state(state, _need(built, "tev"))),
-    Part("shading", _SHADING, F, _shading),
+         lambda state, built: shading.proctex_state(state, _need(built, "tev")), memo=False),
+    Part("shading", _SHADING, F, _shading, memo=False),
     Part("blend_program", Group.FRAGOP, F, lambda state, built: blend_program(_need(built, "blend"))),
     Part("depth_stencil", Group.FRAGOP, F, lambda state, built: DepthStencilState.from_regs(state.regs)),
     Part("shadow", Group.FRAGOP | Group.FRAMEBUFFER | Group.SHADOW, F, _shadow),
 )
-assert [p.name for p in PARTS] == [f.name for f in dataclasses.fields(DrawState)], "PARTS and DrawState disagree"
+assert [p.name for p in PARTS] == [f.name for f in dataclasses.fields(DrawState)][:-1], "PARTS and DrawState differ"
+MEMO_ENTRIES = 64  # per part: distinct register contents remembered (least recently used dropped)
 
 
 class DrawStateCache:
-    """The parts built for the previous draw, dropped as writes touch their groups (see the module docstring)."""
+    """The parts built for the previous draw, dropped as writes touch their groups, and per part a memo of values
+    by register content (see the module docstring and ``Part``)."""
 
     def __init__(self) -> None:
         self._parts: dict[str, Any] = {}
         self._last: DrawState | None = None
+        self._memo: dict[str, OrderedDict[bytes, Any]] = {p.name: OrderedDict() for p in PARTS if p.memo}
+        self._ids = {p.name: p.register_ids() for p in PARTS if p.memo}
 
     def invalidate(self, groups: int) -> None:
         """Forget every part that reads one of ``groups`` (a ``Group`` bitmask; ``ALL`` forgets everything)."""
@@ -349,20 +373,34 @@ class DrawStateCache:
         if self._last is not None:
             return self._last
         built: dict[str, Any] = {}
-        complete = True
+        failed: list[tuple[Phase, Exception]] = []
         for part in PARTS:
             value = self._parts.get(part.name, self)
             if value is self:
                 try:
-                    value = part.build(state, built)
-                    self._parts[part.name] = value
+                    value = self._parts[part.name] = self._make(part, state, built)
                 except Exception as err:  # deferred to the part's phase (DrawState.check)
                     value = Failed(err)
-                    complete = False
+                    failed.append((part.phase, err))
             built[part.name] = value
-        draw_state = DrawState(**built)
-        self._last = draw_state if complete else None
+        draw_state = DrawState(**built, failed=tuple(failed))
+        self._last = None if failed else draw_state
         return draw_state
+
+    def _make(self, part: Part, state: GpuState, built: dict[str, Any]) -> Any:
+        """Build one part, through its memo when it has one."""
+        if not part.memo:
+            return part.build(state, built)
+        memo = self._memo[part.name]
+        key = state.regs[self._ids[part.name]].tobytes()
+        value = memo.get(key, memo)
+        if value is memo:
+            value = memo[key] = part.build(state, built)
+            if len(memo) > MEMO_ENTRIES:
+                memo.popitem(last=False)
+        else:
+            memo.move_to_end(key)
+        return value
 
 
 def build_draw_state(state: GpuState) -> DrawState:

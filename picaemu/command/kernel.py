@@ -13,7 +13,9 @@ Arrays (owned by the caller's GpuState and the processor):
   float_uniforms (2, 96, 4) float32 [unit 0 = VS, 1 = GS]; code (2, 4096) uint32; opdescs (2, 128) uint32;
   lighting (24, 256) uint32; fog (128,) uint32; proctex (6, 256) uint32; gas (16,) uint32;
   fixed (16, 4) float32; pending (PORTS, 4) uint32 partial words; counters (PORTS + extra) int64;
-  immediate (cap, 16, 4) float32; cursor (CURSOR_LEN,) int64; records (cap, 4) int64; packet_records (cap, 2).
+  immediate (cap, 16, 4) float32; cursor (CURSOR_LEN,) int64; records (cap, 4) int64; packet_records (cap, 2);
+  groups (0x300 + PORTS,) int64 write-group bits of every register id, then of every port (``picaemu.draw_state``),
+  OR-ed into counters[C_DIRTY] as registers and ports are written.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ C_PENDING = 2  # + port: words received of the current partial vector
 C_IMM_ATTR = 16  # attributes received of the current immediate vertex
 C_IMM_COUNT = 17  # complete immediate vertices buffered
 C_WRITES = 18  # register writes applied (ids >= 0x300 included)
-COUNTERS_LEN = 19
+C_DIRTY = 19  # OR of the write-group bits of every register and port written (``groups``; cleared by the driver)
+COUNTERS_LEN = 20
 
 # cursor slots
 K_POS, K_PARAM, K_PACKETS, K_STOP_ID, K_STOP_VALUE, K_STOP_PACKET, K_NREC, K_NPK = range(8)
@@ -227,13 +230,15 @@ def _vs_mirrored_to_gs(regs, layout):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _port_word(port, val, regs, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed, pending, counters,
-               immediate):  # pragma: no cover - compiled
+               immediate, groups):  # pragma: no cover - compiled
     """Feed one word to a data port; True when the immediate-vertex buffer is full."""
+    counters[C_DIRTY] |= groups[NUM_REGS + port]
     if port in (P_VS_FLOAT, P_GS_FLOAT):
         # one call site: a constant unit argument would compile _uniform_word once per value
         unit = np.int64(port == P_GS_FLOAT)
         row = _uniform_word(port, unit, val, regs, layout, fu, pending, counters)
         if unit == 0 and row >= 0 and _vs_mirrored_to_gs(regs, layout):
+            counters[C_DIRTY] |= groups[NUM_REGS + P_GS_FLOAT]
             for c in range(4):
                 fu[1, row, c] = fu[0, row, c]
     elif port == P_FIXED:
@@ -255,6 +260,7 @@ def _port_word(port, val, regs, layout, fu, code, opdescs, lighting, fog, procte
             capacity = CODE_CAPACITY[port]
         at = _indexed_word(port, val, regs, layout, table, capacity, counters)
         if at >= 0 and port in (P_VS_CODE, P_VS_OPDESC) and _shares_config(regs, layout):
+            counters[C_DIRTY] |= groups[NUM_REGS + P_GS_CODE]  # P_GS_OPDESC is in the same group
             mirror = code[1] if port == P_VS_CODE else opdescs[1]
             mirror[at] = val
     return False
@@ -285,7 +291,8 @@ def _leave_after(cursor, pos, k, extra):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed,
-        pending, counters, immediate, cursor, records, packet_records, events, record):  # pragma: no cover - compiled
+        pending, counters, immediate, cursor, records, packet_records, events, record,
+        groups):  # pragma: no cover - compiled
     """Process packets from cursor[K_POS]/cursor[K_PARAM] until something needs Python; return a status."""
     pos = cursor[K_POS]
     k = cursor[K_PARAM]
@@ -332,6 +339,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 cursor[K_PARAM] = k
                 return S_IMMEDIATE_FLUSH
             counters[C_WRITES] += 1
+            counters[C_DIRTY] |= groups[reg]
             if act == A_STOP:
                 regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
                 cursor[K_STOP_ID] = reg
@@ -346,7 +354,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
             regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
             if act >= A_PORT and act < A_INDEX:
                 full = _port_word(act - A_PORT, val, regs, layout, fu, code, opdescs, lighting, fog, proctex, gas,
-                                  fixed, pending, counters, immediate)
+                                  fixed, pending, counters, immediate, groups)
                 if full:
                     _leave_after(cursor, pos, k, extra)
                     return S_IMMEDIATE_FULL
@@ -367,6 +375,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
             elif act == A_MIRROR and _vs_mirrored_to_gs(regs, layout):
                 g = reg - layout[0, G_MIRROR_DELTA]
                 regs[g] = np.uint32((np.int64(regs[g]) & ~m) | (val & m))
+                counters[C_DIRTY] |= groups[g]
             k += 1
         pos += 2 + extra + (extra & 1)
         k = 0

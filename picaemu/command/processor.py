@@ -22,7 +22,7 @@ from picaemu import regs as regtable
 from picaemu.command import kernel as K
 from picaemu.command.packets import EXTRA_BITS, EXTRA_SHIFT, ID_MASK, MASK_BITS, MASK_SHIFT, as_words
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
-from picaemu.draw_state import ALL, DrawStateCache
+from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache
 from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
@@ -166,6 +166,10 @@ class CommandProcessor:
         self.pipeline: PipelineSink = pipeline if pipeline is not None else NullPipeline()
         self.state = state if state is not None else GpuState()
         self.draw_states = DrawStateCache()  # per-draw stage state, rebuilt only where writes touched it
+        # write-group bits per register id and data port (picaemu.draw_state): the compiled loop ORs them into
+        # the dirty mask that ``take_dirty`` hands the draw-state cache at each draw
+        self.write_groups = WRITE_GROUPS
+        self._counters = np.zeros(K.COUNTERS_LEN, np.int64)
         if state is None:
             self.reset()
         self.observers: list[Observer] = []
@@ -174,7 +178,6 @@ class CommandProcessor:
         self.draws: list[DrawRecord] = []  # every draw with its register snapshot (when record_draws)
         self._buffer = 0
         self._pending = np.zeros((K.NUM_PORTS, 4), np.uint32)
-        self._counters = np.zeros(K.COUNTERS_LEN, np.int64)
         self._immediate = np.zeros((IMMEDIATE_CAPACITY, 16, 4), np.float32)
         self._records = np.zeros((RECORD_CAPACITY, 4), np.int64)
         self._packet_records = np.zeros((RECORD_CAPACITY, 2), np.int64)
@@ -187,7 +190,7 @@ class CommandProcessor:
     # -- state -------------------------------------------------------------------------------------------
     def reset(self) -> None:
         """Registers to their power-on values (zero, plus GSP's interrupt setup)."""
-        self.draw_states.invalidate(ALL)
+        self._counters[K.C_DIRTY] = ALL
         self.state.regs[:] = 0
         for name, value in RESET_VALUES.items():
             self.state.regs[regtable.id_of(name)] = value
@@ -206,9 +209,9 @@ class CommandProcessor:
     def load_state(self, state: GpuState) -> None:
         """Replace the whole GPU state (checkpoint restore); partial port words are dropped."""
         self.state = state
-        self.draw_states.invalidate(ALL)
         self._pending[:] = 0
         self._counters[:] = 0
+        self._counters[K.C_DIRTY] = ALL
         self._bind_state()
 
     def pending_input(self) -> PendingInput:
@@ -216,10 +219,21 @@ class CommandProcessor:
         n = int(self._counters[K.C_IMM_COUNT])
         return PendingInput(self._pending.copy(), self._counters.copy(), self._immediate[:n].copy())
 
+    def take_dirty(self) -> int:
+        """The write groups (``picaemu.draw_state.Group`` bits) written since the last call; clears them."""
+        dirty = int(self._counters[K.C_DIRTY])
+        self._counters[K.C_DIRTY] = 0
+        return dirty
+
+    def mark_dirty(self, groups: int = ALL) -> None:
+        """Declare write groups changed behind the processor's back (a caller that edited ``state`` directly)."""
+        self._counters[K.C_DIRTY] |= groups
+
     def load_pending_input(self, pending: PendingInput) -> None:
         """Restore what ``pending_input`` copied (call after ``load_state``)."""
         self._pending[:] = pending.ports
         self._counters[:] = pending.counters
+        self._counters[K.C_DIRTY] = ALL
         self._immediate[: len(pending.immediate)] = pending.immediate
 
     def attach(self, observer: Observer) -> None:
@@ -289,7 +303,7 @@ class CommandProcessor:
                     words, words.size, st.regs, ACTION_TABLE, PORT_LAYOUT, self._fu, self._code, self._opdescs,
                     st.lighting_luts, st.fog_lut, st.proctex_luts, st.gas_lut, st.fixed_attribs, self._pending,
                     self._counters, self._immediate, cursor, self._records, self._packet_records, self._events,
-                    record,
+                    record, self.write_groups,
                 )  # fmt: skip
                 if record:
                     self._notify(words, address, cursor)
@@ -383,7 +397,7 @@ class CommandProcessor:
         return hit and bool(access.raw(self.state.regs, "IRQ_AUTOSTOP", "enable"))
 
     def _draw(self, call: DrawCall) -> None:
-        self.draw_states.invalidate(ALL)  # until the compiled loop reports the write groups it touched
+        self.draw_states.invalidate(self.take_dirty())
         call.states = self.draw_states
         self.draw_count += 1
         if self.record_draws:

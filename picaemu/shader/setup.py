@@ -106,10 +106,16 @@ class ShaderSetup:
 
     @classmethod
     def from_state(cls, state: GpuState, unit: Unit) -> ShaderSetup:
+        """The unit's program, configuration and uniforms as ``state`` holds them."""
+        return cls.program_from_state(state, unit).with_uniforms_of(state)
+
+    @classmethod
+    def program_from_state(cls, state: GpuState, unit: Unit) -> ShaderSetup:
+        """The unit's program (code, descriptors) and configuration registers; the uniform files are zero (see
+        ``with_uniforms_of``): uniforms change every draw, the program seldom."""
         p = REG_PREFIX[unit]
         regs = state.regs
         mem = state.vs if unit == "vs" else state.gs
-        bools, ints = _register_uniforms(regs, unit)
         perm = tuple(
             access.raw(regs, p + ("ATTRIBUTES_PERMUTATION_LOW" if k < 8 else "ATTRIBUTES_PERMUTATION_HIGH"),
                        f"attr{k}")
@@ -126,8 +132,8 @@ class ShaderSetup:
                 variable_main=access.raw(regs, "GSH_MISC1", "main_vertices_minus_1") + 1,
             )
         return cls(
-            code=mem.code, opdescs=mem.opdescs, float_uniforms=mem.float_uniforms, int_uniforms=ints,
-            bool_uniforms=bools, entry=access.raw(regs, p + "ENTRYPOINT", "entry"), output_mask=out_mask,
+            code=mem.code, opdescs=mem.opdescs, float_uniforms=_ZERO_FLOATS, int_uniforms=_ZERO_INTS,
+            bool_uniforms=_ZERO_BOOLS, entry=access.raw(regs, p + "ENTRYPOINT", "entry"), output_mask=out_mask,
             input_permutation=perm, num_inputs=access.raw(regs, p + "INPUTBUFFER_CONFIG", "num_input_minus_1") + 1,
             unit=unit, geometry=geometry,
             num_outputs=(access.raw(regs, "VSH_OUTMAP_TOTAL1", "count_minus_1") + 1 if unit == "vs"
@@ -173,6 +179,15 @@ def _frozen(arr: object, dtype: type, shape: tuple[int, ...]) -> bool:
             and arr.shape == shape)
 
 
+def _zeros(shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    arr = np.zeros(shape, dtype)
+    arr.flags.writeable = False
+    return arr
+
+
+_ZERO_FLOATS = _zeros((NUM_FLOAT_UNIFORMS, 4), np.float32)
+_ZERO_INTS = _zeros((NUM_INTS, 4), np.uint8)
+_ZERO_BOOLS = _zeros((NUM_BOOLS,), np.bool_)
 _BOOL_FIELDS = tuple(f"b{i}" for i in range(NUM_BOOLS))
 _INT_FIELDS = ("x", "y", "z", "w")
 
