@@ -1,0 +1,59 @@
+"""Game-scale frame benchmark: each game-like scene of ``samples/game_scene.py`` (hundreds to thousands of draws
+with texture, TEV, blend and uniform changes between them) beside its merged twin (the same triangles in one
+draw), measured in the same run, and the ratio of the two — the fixed cost a draw adds beyond its work.
+
+Time = best of ``--runs`` replays of the whole frame after one warm-up replay (numba's compile cache, page faults);
+each replay restores the initial checkpoint first (not timed). Both pictures are compared: they must be equal
+(the scenes are built so that they are). Run from the repository root: ``python bench/bench_frame.py [--runs 5]
+[--scenes game_cubes_1000 ...]``. Prints a Markdown table for bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from picaemu.formats import pica  # noqa: E402
+
+from picaemu.replay import Replay  # noqa: E402
+from samples.game_scene import SCENES  # noqa: E402
+
+
+def frame_s(capture: pica.Capture, runs: int) -> tuple[float, int, np.ndarray]:
+    """(best wall seconds of a whole-frame replay, draws, the top screen)."""
+    replay = Replay(capture, checkpoints=False)
+    replay.run()
+    best = float("inf")
+    for _ in range(runs):
+        replay.run_to(0)
+        start = time.perf_counter()
+        replay.run()
+        best = min(best, time.perf_counter() - start)
+    return best, len(replay.draws), replay.screen()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--scenes", nargs="*", default=list(SCENES))
+    args = parser.parse_args()
+    print("| scene | draws | frame ms | merged ms (1 draw) | ratio | fixed cost per draw | same picture |")
+    print("|---|---|---|---|---|---|---|")
+    for name in args.scenes:
+        frame, draws, image = frame_s(SCENES[name](), args.runs)
+        merged, _, merged_image = frame_s(SCENES[name](merged=True), args.runs)
+        per_draw = (frame - merged) / max(draws - 1, 1)
+        same = "yes" if np.array_equal(image, merged_image) else "NO"
+        print(f"| {name} | {draws} | {frame * 1e3:.1f} | {merged * 1e3:.1f} | x{frame / merged:.1f} | "
+              f"{per_draw * 1e6:.0f} us | {same} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

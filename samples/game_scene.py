@@ -1,0 +1,247 @@
+"""Game-scale samples: frames of hundreds to thousands of draws with the state changes real games make between
+them, each with a *merged* twin that submits the very same triangles in one draw (``bench/bench_frame.py``
+compares the two; ``tests/test_draw_state.py`` checks that both give the same picture).
+
+- ``cubes(n)``: n textured cubes, each drawn by its own indexed draw after a model-matrix upload (4 float
+  uniforms); the texture unit is rebound every 4 draws (8 textures with the same texels at 8 addresses), the TEV
+  switches every 10 draws between two equivalent combiners (texture x primary, primary x texture), blending is
+  toggled every 7 draws between (src alpha, one minus src alpha) and (one, zero) — equivalent for opaque texels;
+  depth test on. Matrices are dyadic (powers of two and multiples of 1/64) so that the merged twin, whose vertices
+  are transformed on the CPU, computes bit-identical positions.
+- ``lit(n)``: n small spheres lit by 4 directional lights, in fog; one modelview upload per draw (dyadic
+  translations of dyadic positions, so the merged twin's CPU translation rounds as the shader's does).
+- ``sprites(n)``: citro2d-style 2D sprites: n alpha-blended quads from one vertex buffer, a draw per sprite from
+  its own first vertex that rebinds the sprite's texture (4 addresses, same texels).
+
+Run ``python -m samples.game_scene`` to write the captures listed in ``SCENES`` to ``samples/captures/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from picaemu.formats import pica
+
+from picaemu.builder import TEXUNIT_ADDR, CaptureBuilder, tilt_perspective
+from picaemu.lighting_luts import encode_entries
+from samples._common import SCREEN, VS_TEX
+from samples.cube import cube
+from samples.lit_sphere import VS_LIT, sphere
+
+TEXTURES = 8
+# landscape pixels, origin bottom-left, z in [-1, 1] (larger in front); modelview in c4-c7
+VS_MODEL = """
+.fvec projection[4]
+.fvec model[4]
+.out outpos position
+.out outtc texcoord0
+.out outclr color
+.alias inpos v0
+.alias intc v1
+.alias inclr v2
+.proc main
+    dp4 r0.x, model[0], inpos
+    dp4 r0.y, model[1], inpos
+    dp4 r0.z, model[2], inpos
+    dp4 r0.w, model[3], inpos
+    dp4 outpos.x, projection[0], r0
+    dp4 outpos.y, projection[1], r0
+    dp4 outpos.z, projection[2], r0
+    dp4 outpos.w, projection[3], r0
+    mov outtc, intc
+    mov outclr, inclr
+    end
+.end
+"""
+
+
+def _checker(size: int = 16, alpha: int = 255) -> np.ndarray:
+    """(size, size, 4) uint8 checkerboard."""
+    y, x = np.mgrid[0:size, 0:size]
+    on = ((x // 4 + y // 4) % 2).astype(bool)
+    img = np.empty((size, size, 4), np.uint8)
+    img[on] = (240, 200, 80, alpha)
+    img[~on] = (60, 90, 200, 255)
+    return img
+
+
+def _grid(n: int) -> tuple[int, int]:
+    """(cell size in pixels, a power of two; columns) of a grid that holds n cells on the 400x240 screen."""
+    cell = 2 ** int(np.floor(np.log2(np.sqrt(400 * 240 / n))))
+    while (400 // cell) * (240 // cell) < n:
+        cell //= 2
+    return cell, 400 // cell
+
+
+def _cube_model(i: int, n: int) -> np.ndarray:
+    """4x4 dyadic model matrix of cube i of n: a cube of 3/4 cell on the grid, sheared so three faces show."""
+    cell, cols = _grid(n)
+    s = cell * 5 / 16  # half size of the cube's front face
+    m = np.zeros((4, 4), np.float32)
+    m[0, 0] = m[1, 1] = s
+    m[0, 2], m[1, 2] = s / 2, s / 2  # oblique: +Z faces up and to the right
+    m[2, 2] = 1 / 64
+    m[0, 3] = cell * (i % cols) + cell / 2 - s / 4
+    m[1, 3] = cell * (i // cols) + cell / 2 - s / 4 + (240 - cell * -(-n // cols)) // 2
+    m[2, 3] = (i % 32) / 64 - 0.25
+    m[3, 3] = 1
+    return m
+
+
+def _cube_mesh() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cube's 36 triangle-list vertices: positions, texture coordinates, colors (lightened face colors)."""
+    pos, col, idx = cube()
+    uv = np.tile(np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32), (6, 1))
+    col = (0.5 + col / 2).astype(np.float32)
+    return pos[idx], uv[idx], col[idx]
+
+
+def cubes(n: int = 1000, *, merged: bool = False) -> pica.Capture:
+    """``n`` textured cubes, a draw each, or the same triangles in one draw (module docstring)."""
+    b = CaptureBuilder(name=f"{n} cubes{' merged' if merged else ''}")
+    b.begin_frame(clear=(20, 20, 28, 255), depth=0)
+    b.shader(VS_MODEL)
+    b.uniforms(0, SCREEN)
+    b.depth_test(True, "greater")
+    addresses = [b.texture(0, _checker(), "RGBA8") for _ in range(TEXTURES)]
+    b.tev(0, rgb=("texture 0", "primary color"), combine="modulate")
+    b.passthrough_tev()
+    pos, uv, col = _cube_mesh()
+    if merged:
+        world = np.concatenate([pos @ _cube_model(i, n).T for i in range(n)]).astype(np.float32)
+        b.uniforms(4, np.eye(4, dtype=np.float32))
+        b.vertices([world, np.tile(uv, (n, 1)), np.tile(col, (n, 1))])
+        b.draw(len(world))
+        b.end_frame()
+        return b.capture()
+    b.vertices([pos, uv, col])
+    for i in range(n):
+        if i % 4 == 0:
+            b.set(TEXUNIT_ADDR[0], address=addresses[(i // 4) % TEXTURES])
+        if i % 10 == 0:
+            b.tev(0, rgb=("primary color", "texture 0") if i % 20 else ("texture 0", "primary color"),
+                  combine="modulate")
+        if i % 7 == 0:
+            if i % 14:
+                b.blend("one", "zero")
+            else:
+                b.blend()
+        b.uniforms(4, _cube_model(i, n))
+        b.draw(len(pos))
+    b.end_frame()
+    return b.capture()
+
+
+def _lights(b: CaptureBuilder) -> None:
+    """Four directional lights (red, green, blue, white specular through D0) and a dim ambient."""
+    b.set("LIGHTING_ENABLE0", enable=1)
+    b.set("LIGHTING_ENABLE1", disable=0)
+    b.set("LIGHTING_NUM_LIGHTS", count_minus_1=3)
+    b.set("LIGHTING_LIGHT_PERMUTATION", slot0=0, slot1=1, slot2=2, slot3=3)
+    b.set("LIGHTING_AMBIENT", r=16, g=16, b=24)
+    colors = ((200, 40, 40), (40, 200, 40), (40, 40, 200), (90, 90, 90))
+    directions = ((-0.6, 0.5, 0.62), (0.6, 0.5, 0.62), (0.0, -0.7, 0.71), (0.0, 0.0, 1.0))
+    for k, (rgb, d) in enumerate(zip(colors, directions, strict=True)):
+        d = np.array(d) / np.linalg.norm(d)
+        b.set(f"LIGHT{k}_DIFFUSE", r=rgb[0], g=rgb[1], b=rgb[2])
+        b.set(f"LIGHT{k}_AMBIENT", r=0, g=0, b=0)
+        b.set(f"LIGHT{k}_SPECULAR0", r=255 if k == 3 else 0, g=255 if k == 3 else 0, b=255 if k == 3 else 0)
+        b.set(f"LIGHT{k}_SPECULAR1", r=0, g=0, b=0)
+        b.set(f"LIGHT{k}_XY", x=float(d[0]), y=float(d[1]))
+        b.set(f"LIGHT{k}_Z", z=float(d[2]))
+        b.set(f"LIGHT{k}_CONFIG", type="directional")
+    b.set("LIGHTING_CONFIG0", config="config0 (D0 RR SP DA)", fresnel="none")
+    disabled = {f"spot_disable{i}": 1 for i in range(8)} | {f"dist_atten_disable{i}": 1 for i in range(8)}
+    b.set("LIGHTING_CONFIG1", d1_disable=1, fr_disable=1, rb_disable=1, rg_disable=1, rr_disable=1, **disabled)
+    b.set("LIGHTING_LUTINPUT_SELECT", d0_input="N.H")
+    b.set("LIGHTING_LUTINPUT_SCALE", d0_scale="x1")
+    b.lut("lighting", encode_entries((np.arange(256) / 256) ** 16).tolist(), table=0)
+
+
+def lit(n: int = 300, *, merged: bool = False) -> pica.Capture:
+    """``n`` small spheres lit by 4 lights, in fog; a modelview upload per draw (module docstring)."""
+    b = CaptureBuilder(name=f"{n} lit spheres{' merged' if merged else ''}")
+    b.begin_frame(clear=(40, 40, 56, 255), depth=0)
+    b.shader(VS_LIT)
+    b.uniforms(0, tilt_perspective(np.radians(50), 400 / 240, 1.0, 16.0))
+    b.depth_test(True, "greater")
+    _lights(b)
+    b.tev(0, rgb=("fragment primary color", "fragment secondary color"), alpha=("constant",), combine="add",
+          alpha_combine="replace", color=(0, 0, 0, 255))
+    b.passthrough_tev()
+    b.fog((40, 40, 56), np.clip(np.linspace(0.0, 1.0, 129) * 8 - 0.2, 0, 1))  # far spheres fade into the fog
+    pos, quat, idx = sphere(stacks=6, slices=8)
+    pos = np.round(pos * 256) / 256 * (5 / 32)  # dyadic: translations on the shader and on the CPU round alike
+    pos[:, 3] = 1
+    pos, quat = pos[idx].astype(np.float32), quat[idx]
+    cols = int(np.ceil(np.sqrt(n * 5 / 3)))
+    rows = -(-n // cols)
+    offsets = [np.array([(i % cols - cols // 2) * 0.375, (i // cols - rows // 2) * 0.375, -6 - (i % 16) / 4, 0],
+                        np.float32) for i in range(n)]
+    if merged:
+        b.uniforms(4, np.eye(4, dtype=np.float32))
+        b.vertices([np.concatenate([pos + o for o in offsets]), np.tile(quat, (n, 1))])
+        b.draw(len(pos) * n)
+    else:
+        b.vertices([pos, quat])
+        for o in offsets:
+            mv = np.eye(4, dtype=np.float32)
+            mv[:3, 3] = o[:3]
+            b.uniforms(4, mv)
+            b.draw(len(pos))
+    b.end_frame()
+    return b.capture()
+
+
+def sprites(n: int = 1000, *, merged: bool = False) -> pica.Capture:
+    """``n`` alpha-blended 2D sprites as citro2d submits them: one vertex buffer of quads, a draw per sprite from
+    its own first vertex, the texture rebound for every sprite (4 addresses, same texels)."""
+    b = CaptureBuilder(name=f"{n} sprites{' merged' if merged else ''}")
+    b.begin_frame(clear=(10, 30, 20, 255))
+    b.shader(VS_TEX)
+    b.uniforms(0, SCREEN)
+    b.blend()
+    addresses = [b.texture(0, _checker(alpha=160), "RGBA8") for _ in range(4)]
+    b.tev(0, rgb=("texture 0", "primary color"), alpha=("texture 0", "primary color"), combine="modulate",
+          alpha_combine="modulate")
+    b.passthrough_tev()
+    rng = np.random.default_rng(7)
+    corners = np.array([[0, 0], [1, 0], [1, 1], [0, 0], [1, 1], [0, 1]], np.float32)
+    xy = rng.integers(0, 384, n), rng.integers(0, 224, n)
+    size = rng.integers(8, 24, n)
+    pos = np.zeros((6 * n, 4), np.float32)
+    pos[:, 0] = np.repeat(xy[0], 6) + np.tile(corners[:, 0], n) * np.repeat(size, 6)
+    pos[:, 1] = np.repeat(xy[1], 6) + np.tile(corners[:, 1], n) * np.repeat(size, 6)
+    pos[:, 3] = 1
+    tint = np.repeat(rng.uniform(0.5, 1.0, (n, 4)).astype(np.float32), 6, axis=0)
+    b.vertices([pos, np.tile(corners, (n, 1)), tint])
+    if merged:
+        b.draw(6 * n)
+    else:
+        for i in range(n):
+            b.set(TEXUNIT_ADDR[0], address=addresses[i % 4])
+            b.draw(6, first=6 * i)
+    b.end_frame()
+    return b.capture()
+
+
+SCENES: dict[str, Callable[..., pica.Capture]] = {
+    "game_cubes_300": lambda merged=False: cubes(300, merged=merged),
+    "game_cubes_1000": lambda merged=False: cubes(1000, merged=merged),
+    "game_cubes_3000": lambda merged=False: cubes(3000, merged=merged),
+    "game_lit_300": lambda merged=False: lit(300, merged=merged),
+    "game_sprites_1000": lambda merged=False: sprites(1000, merged=merged),
+}
+
+
+def main() -> None:
+    out = Path(__file__).resolve().parent / "captures"
+    for name, make in SCENES.items():
+        pica.write(out / f"{name}.pica", make())
+        print(out / f"{name}.pica")
+
+
+if __name__ == "__main__":
+    main()
