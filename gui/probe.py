@@ -259,7 +259,7 @@ def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None
     session.replay.processor.attach(activator)
     try:
         with observing(session, rec.on_fates):
-            session.goto(tl.after_draw(draw))
+            session.advance(tl.after_draw(draw))
     finally:
         session.replay.processor.detach(activator)
         pipeline.color_stages = factory
@@ -270,32 +270,42 @@ def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None
     return DrawProbe(draw, overdraw, _edges(rec.prims), fates, _records(rec), stats)
 
 
-def draws_at_pixel(session: Session, pixel: tuple[int, int], until: Cursor | None = None) -> list[int]:
-    """The draws before ``until`` (default: the end) that rasterized a fragment at window pixel ``pixel``
-    (scissor-rejected ones included): one replay from the start with a light fragment observer."""
+def candidate_draws(session: Session, pixel: tuple[int, int], until: Cursor | None = None) -> list[int]:
+    """The draws before ``until`` (default: the end) whose triangles' window bounds hold ``pixel`` (recorded while
+    indexing): the only draws that can have rasterized a fragment there."""
     tl = session._need_timeline()
     stop = until if until is not None else tl.end
+    return [d.index for d in tl.draws if tl.after_draw(d.index) <= stop and d.may_cover(pixel)]
+
+
+def draws_at_pixel(session: Session, pixel: tuple[int, int], until: Cursor | None = None) -> list[int]:
+    """The draws before ``until`` (default: the end) that rasterized a fragment at window pixel ``pixel``
+    (scissor-rejected ones included): each candidate draw (``candidate_draws``) re-run from its nearest checkpoint
+    with a light fragment observer."""
+    tl = session._need_timeline()
     hits: list[int] = []
 
     def seen(call: DrawCall, fates: FragmentFates) -> None:
         if np.any((fates.x == pixel[0]) & (fates.y == pixel[1])):
             hits.append(call.index)
 
-    session.goto(Cursor(0, 0))
-    with observing(session, seen):
-        try:
-            session.goto(stop)
-        except BaseException:
-            session.mark_dirty()
-            raise
+    for draw in candidate_draws(session, pixel, until):
+        session.goto(tl.draws[draw].before)
+        with observing(session, seen):
+            try:
+                session.advance(tl.after_draw(draw))
+            except BaseException:
+                session.mark_dirty()
+                raise
     return hits
 
 
 def pixel_history(session: Session, pixel: tuple[int, int], until: Cursor | None = None) -> list[FragmentRecord]:
     """Every fragment of every draw before ``until`` (default: the end) rasterized at window pixel ``pixel``, in
-    order, with its exact fate (``FragmentRecord``)."""
+    order, with its exact fate (``FragmentRecord``): only the draws whose bounds hold the pixel are re-run, each
+    from its nearest checkpoint."""
     out: list[FragmentRecord] = []
-    for d in draws_at_pixel(session, pixel, until):
+    for d in candidate_draws(session, pixel, until):
         out += probe_draw(session, d, pixel).fragments
     return out
 

@@ -19,6 +19,7 @@ indexing is kept in ``fault`` (the timeline covers everything before it); a faul
 
 from __future__ import annotations
 
+import bisect
 import inspect
 import os
 from collections.abc import Callable
@@ -110,6 +111,7 @@ class Session:
         self.immediate_inputs: dict[int, np.ndarray] = {}  # draw -> (N, 16, 4) vertices an immediate draw sent
         self.thumbnails: list[np.ndarray | None] | None = [] if thumbnails else None
         self.checkpoints: list[Checkpoint] = []  # sorted by ``Checkpoint.at``
+        self._cursors: list[Cursor] = []
         self.fault: PicaError | None = None
         self.cursor = Cursor(0, 0)
         self._dirty = False
@@ -145,7 +147,7 @@ class Session:
                         self.fault = err
                 for call, pk, state in obs.draw_calls:
                     draws.append(DrawInfo(call.index, i, max(pk, 0), frame, call.kind.value, dict(call.stats),
-                                          call.index in self._nonfinite))
+                                          call.index in self._nonfinite, call.bounds))
                     self.draw_states.append(state)
                 writes += obs.writes
                 obs.writes = []
@@ -198,7 +200,7 @@ class Session:
         try:
             fb = fbm.FramebufferState.from_regs(call.state.regs)
             fb.check_size()
-            image = fbm.read_color_image(call.memory, fb)[::THUMB_STEP, ::THUMB_STEP, :3].copy()
+            image = fbm.read_color_image(call.memory, fb, THUMB_STEP)[:, :, :3].copy()
         except PicaError:
             image = None
         self.thumbnails.append(image)
@@ -231,6 +233,14 @@ class Session:
         self.cursor, self._dirty = Cursor(*cp.at), False
 
     @property
+    def _checkpoint_cursors(self) -> list[Cursor]:
+        """``Cursor`` of every checkpoint, in order (recomputed when checkpoints were added or dropped)."""
+        if len(self._cursors) != len(self.checkpoints) or (self._cursors and
+                                                           self._cursors[-1] != Cursor(*self.checkpoints[-1].at)):
+            self._cursors = [Cursor(*cp.at) for cp in self.checkpoints]
+        return self._cursors
+
+    @property
     def checkpoint_bytes(self) -> int:
         return sum(cp.nbytes for cp in self.checkpoints)
 
@@ -245,8 +255,23 @@ class Session:
         target = tl.normalize(target.event, target.packet)
         if target == self.cursor and not self._dirty:
             return
+        nearest = self.checkpoints[bisect.bisect_right(self._checkpoint_cursors, target) - 1]
+        if self._dirty or target < self.cursor or Cursor(*nearest.at) > self.cursor:  # never replay what a
+            self._restore(nearest)  # checkpoint closer to the target already holds
+        try:
+            self.replay.run_to(target.event, packets=target.packet)
+        except BaseException:
+            self._dirty = True
+            raise
+        self.cursor = target
+
+    def advance(self, target: Cursor) -> None:
+        """Run forward from the current position to ``target``, through every packet on the way (never from a
+        checkpoint): observers attached meanwhile see each draw in between (probes re-running one draw)."""
+        tl = self._need_timeline()
+        target = tl.normalize(target.event, target.packet)
         if self._dirty or target < self.cursor:
-            self._restore([cp for cp in self.checkpoints if Cursor(*cp.at) <= target][-1])
+            raise PicaError(f"cannot run forward from {self.cursor.text()} to {target.text()}")
         try:
             self.replay.run_to(target.event, packets=target.packet)
         except BaseException:

@@ -50,6 +50,14 @@ class DrawInfo:
     kind: str
     stats: dict = field(default_factory=dict, compare=False)
     nonfinite: bool = False
+    bounds: tuple[int, int, int, int] | None = None  # window pixels its triangles can cover (DrawCall.bounds)
+
+    def may_cover(self, pixel: tuple[int, int]) -> bool:
+        """Whether the draw's triangles can reach window pixel ``pixel`` (its bounds hold it)."""
+        if self.bounds is None:
+            return False
+        x0, y0, x1, y1 = self.bounds
+        return x0 <= pixel[0] <= x1 and y0 <= pixel[1] <= y1
 
     @property
     def before(self) -> Cursor:

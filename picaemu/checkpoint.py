@@ -2,7 +2,9 @@
 
 ``snapshot_pages(memory) -> Pages`` copies the non-zero 4 KiB pages of every memory region (region name ->
 (page indices (n,) int64, (n, PAGE) uint8)); ``restore_pages(memory, pages)`` zeroes every other page and writes
-them back. ``Checkpoint`` bundles the pages with the GPU state, the external GPU / LCD registers, the draw count,
+them back. Both look only at the pages some access has reached (``PhysicalMemory.live_pages``): the rest are
+zero, so a checkpoint costs in proportion to the memory a capture uses, not to the size of FCRAM. ``Checkpoint``
+bundles the pages with the GPU state, the external GPU / LCD registers, the draw count,
 the command processor's partially received input and, inside a command list, where the list continues.
 ``picaemu.replay.Replay.checkpoint()`` / ``restore(cp)`` take and apply them.
 """
@@ -14,30 +16,36 @@ from dataclasses import dataclass
 import numpy as np
 
 from picaemu.command.processor import PendingInput
-from picaemu.memory import PhysicalMemory
+from picaemu.memory import PAGE, PhysicalMemory
 from picaemu.state import GpuState
 
-PAGE = 4096
 Pages = dict[str, tuple[np.ndarray, np.ndarray]]  # region -> (indices of non-zero 4 KiB pages, (n, PAGE) uint8)
+
+
+def _pages(memory: PhysicalMemory, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(the region as (pages, PAGE) uint8 rows, indices of its live pages); a partial last page is left out."""
+    data = memory.region_bytes(name)
+    full = data[: data.size // PAGE * PAGE].reshape(-1, PAGE)
+    live = memory.live_pages(name)
+    return full, live[live < full.shape[0]]
 
 
 def snapshot_pages(memory: PhysicalMemory) -> Pages:
     """Copies of the non-zero 4 KiB pages of every memory region."""
     out = {}
     for region in memory.regions:
-        data = memory.region_bytes(region.name)
-        full = data[: data.size // PAGE * PAGE].reshape(-1, PAGE)
-        used = np.flatnonzero(full.any(axis=1))
-        out[region.name] = (used, full[used].copy())
+        full, live = _pages(memory, region.name)
+        rows = full[live]
+        used = rows.view(np.uint64).any(axis=1)
+        out[region.name] = (live[used], rows[used])
     return out
 
 
 def restore_pages(memory: PhysicalMemory, pages: Pages) -> None:
     """Memory as ``snapshot_pages`` saw it (every other page zero)."""
     for region in memory.regions:
-        data = memory.region_bytes(region.name)
-        full = data[: data.size // PAGE * PAGE].reshape(-1, PAGE)
-        full[np.flatnonzero(full.any(axis=1))] = 0
+        full, live = _pages(memory, region.name)
+        full[live] = 0
         used, saved = pages[region.name]
         full[used] = saved
 

@@ -49,6 +49,9 @@ class DrawCall:
     immediate_inputs: np.ndarray | None = None
     stats: dict[str, int | float] = field(default_factory=dict)  # filled by the pipeline (counters, time)
     states: DrawStateCache | None = None
+    # set by the pipeline: (x0, y0, x1, y1) inclusive window pixels that hold every triangle the draw rasterized
+    # (before the scissor), None when it rasterized none; the debugger replays only draws that can touch a pixel
+    bounds: tuple[int, int, int, int] | None = None
 
     @cached_property
     def draw_state(self) -> DrawState:

@@ -32,6 +32,7 @@ Arrays: ``colors`` (F, 4) uint8 r g b a; depth words (F,) uint32 (16 or 24 signi
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import Enum
 
@@ -276,22 +277,27 @@ class FramebufferState:
         return memory.bytes(self.depth_address, self.width * self.height * self.depth_bpp, "depth buffer")
 
 
-def _image_grid(fb: FramebufferState) -> tuple[np.ndarray, np.ndarray]:
-    """Window coordinates of every pixel, arranged (H, W) with row 0 = the top of the picture."""
-    yy, x = np.mgrid[0 : fb.height, 0 : fb.width]
-    return x, (fb.height - 1) - yy
+@functools.lru_cache(maxsize=16)
+def _image_pixels(width: int, height: int, flipped: bool, step: int) -> np.ndarray:
+    """Tiled pixel indices of every ``step``-th pixel of every ``step``-th row of the picture, (H', W') int64 with
+    row 0 = the top (read-only; the same for every buffer of that size and orientation)."""
+    yy, x = np.mgrid[0:height:step, 0:width:step]
+    pixels = pixel_index(x, (height - 1) - yy, width, height, flipped)
+    pixels.flags.writeable = False
+    return pixels
 
 
-def read_color_image(memory: PhysicalMemory, fb: FramebufferState) -> np.ndarray:
-    """The color buffer as (H, W, 4) uint8 RGBA, row 0 = top of the picture."""
-    x, y = _image_grid(fb)
-    words = gather_words(fb.color_bytes(memory), fb.offsets(x.ravel(), y.ravel(), fb.color_bpp), fb.color_bpp)
-    return decode_color(words, fb.color_format).reshape(fb.height, fb.width, 4)
+def read_color_image(memory: PhysicalMemory, fb: FramebufferState, step: int = 1) -> np.ndarray:
+    """The color buffer as (H, W, 4) uint8 RGBA, row 0 = top of the picture; with ``step`` > 1 only every
+    ``step``-th pixel of every ``step``-th row ((ceil(H / step), ceil(W / step), 4): thumbnails)."""
+    pixels = _image_pixels(fb.width, fb.height, fb.flipped, step)
+    words = gather_words(fb.color_bytes(memory), pixels.ravel() * fb.color_bpp, fb.color_bpp)
+    return decode_color(words, fb.color_format).reshape(*pixels.shape, 4)
 
 
 def read_depth_image(memory: PhysicalMemory, fb: FramebufferState) -> tuple[np.ndarray, np.ndarray]:
     """The depth buffer as ((H, W) uint32 depth, (H, W) uint8 stencil), row 0 = top of the picture."""
-    x, y = _image_grid(fb)
-    words = gather_words(fb.depth_bytes(memory), fb.offsets(x.ravel(), y.ravel(), fb.depth_bpp), fb.depth_bpp)
+    pixels = _image_pixels(fb.width, fb.height, fb.flipped, 1)
+    words = gather_words(fb.depth_bytes(memory), pixels.ravel() * fb.depth_bpp, fb.depth_bpp)
     depth, stencil = split_depth_word(words, fb.depth_format)
     return depth.reshape(fb.height, fb.width), stencil.reshape(fb.height, fb.width)

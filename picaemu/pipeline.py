@@ -175,6 +175,20 @@ def _add(stats: dict, counters: dict) -> None:
         stats[key] = stats.get(key, 0) + value
 
 
+def window_bounds(wt: clipping.WindowTriangles, fb: fbm.FramebufferState) -> tuple[int, int, int, int]:
+    """(x0, y0, x1, y1): the inclusive window-pixel box around the triangles (12.4 fixed-point vertices), clamped
+    to the framebuffer (a pixel centre outside it cannot be covered)."""
+    x0, x1 = _span(wt.x, fb.width)
+    y0, y1 = _span(wt.y, fb.height)
+    return x0, y0, x1, y1
+
+
+def _span(coords: np.ndarray, size: int) -> tuple[int, int]:
+    """(first, last) whole pixel around 12.4 fixed-point ``coords``, clamped to 0..size-1."""
+    lo, hi = int(coords.min()) // clipping.SUBPIXEL, -(-int(coords.max()) // clipping.SUBPIXEL)
+    return min(max(lo, 0), size - 1), min(max(hi, 0), size - 1)
+
+
 def default_color_stages(ds: DrawState) -> ColorStages:
     """THE switch for fragment coloring: ``picaemu.shading`` (TEV, alpha test, blend / logic op).
     ``PrimaryColorStages`` (interpolated primary color, no alpha test, no blending) is the fallback the
@@ -240,6 +254,8 @@ class Pipeline:
         wt, culled = clipping.cull(clipping.to_window(tris, src, ds.viewport), ds.viewport.cull_mode)
         stats.update(primitives_culled=culled, primitives_rasterized=len(wt))
         active, rs = ds.varyings.active, ds.raster
+        if len(wt):
+            call.bounds = window_bounds(wt, fb)
         if self.fragment_observer is None:
             stages = None
             for frags, rstats in rasterize_chunks(wt, rs, active):  # in order: bounded memory for any draw

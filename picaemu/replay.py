@@ -13,7 +13,8 @@ write) -> draw -> packet:
   first k packets of command-list event n (a ``CommandList``, or a register write that kicks a list; packets
   counted along the list's jumps, as ``CommandProcessor.run_at(..., packet_limit=k)`` counts them). Going
   backwards restores the nearest checkpoint at or before the target (taken every ``checkpoint_every`` events and
-  at every frame start) and replays forward. ``run_to_draw(d)`` stops inside a command list right after draw d.
+  at every frame start) and replays forward; going forward past a checkpoint starts from it too.
+  ``run_to_draw(d)`` stops inside a command list right after draw d.
 - ``checkpoint() -> Checkpoint`` copies the current position (GPU state, sparse 4 KiB pages of memory, external
   registers, the processor's partially received input, where a half-run list continues); ``restore(cp)`` puts
   the replay back there, so a caller (the GUI) can keep checkpoints of its own, e.g. at draw boundaries
@@ -129,6 +130,7 @@ class DrawRecord:
     offset: int
     kind: str
     stats: dict[str, int | float] = field(default_factory=dict)
+    bounds: tuple[int, int, int, int] | None = None  # window pixels its triangles can cover (``DrawCall.bounds``)
 
 
 class ReplayError(PicaError):
@@ -304,8 +306,9 @@ class Replay:
             text = describe(self.events[position]) if position < len(self.events) else "the end"
             raise PicaError(f"event #{position} ({text}) runs no command list: it has no packet positions")
         target = (position, packets)
-        if self._partial or target < (self.position, self.packet):
-            self.restore(self._checkpoints[max(at for at in self._checkpoints if at <= target)])
+        nearest = max(at for at in self._checkpoints if at <= target)
+        if self._partial or target < (self.position, self.packet) or nearest > (self.position, self.packet):
+            self.restore(self._checkpoints[nearest])  # from the checkpoint closest to the target, either way
         if self.packet:  # inside the list of event ``self.position``
             if position == self.position:
                 if packets > self.packet:
@@ -378,7 +381,8 @@ class Replay:
     # -- internals ---------------------------------------------------------------------------------------
     def _record_draw(self, call: DrawCall) -> None:
         if call.index >= len(self.draws):
-            self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, dict(call.stats)))
+            self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, dict(call.stats),
+                                         call.bounds))
 
     def _finish_event(self) -> None:
         """Event ``position`` is complete: move on, take the periodic / frame-start checkpoint."""

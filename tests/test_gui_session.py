@@ -466,3 +466,44 @@ def test_uniform_names_from_capture_metadata(tmp_path) -> None:
     old = Session.open(_bundled("gs_sprites.pica"))
     old.index()
     assert jobs.shader(old, at, "gs").setup.names == {}
+
+
+def test_draw_bounds_hold_every_fragment_and_pixel_history_uses_them() -> None:
+    """Each draw's recorded window bounds hold its rectangle; history at a pixel re-runs only the draws whose
+    bounds hold it and finds exactly the rectangles drawn over it (known by construction)."""
+    boxes = [(10, 10, 60, 60), (100, 100, 150, 150), (40, 40, 120, 120), (300, 200, 390, 230)]
+    s = Session(Replay(rects_scene([(b, 0.2, RED) for b in boxes]).capture()))
+    tl = s.index()
+    for d, (x0, y0, x1, y1) in zip(tl.draws, boxes, strict=True):
+        wx0, wy0 = window(x1, y0)
+        wx1, wy1 = window(x0, y1)
+        bx0, by0, bx1, by1 = d.bounds
+        assert bx0 <= wx0 and by0 <= wy0 and bx1 >= wx1 and by1 >= wy1  # holds the rectangle
+        assert bx1 - bx0 <= wx1 - wx0 + 2 and by1 - by0 <= wy1 - wy0 + 2  # and little more
+    pixel = window(50, 50)  # inside boxes 0 and 2 only
+    assert probe.candidate_draws(s, pixel) == [0, 2]
+    assert [f.draw for f in probe.pixel_history(s, pixel)] == [0, 2]
+    assert probe.draws_at_pixel(s, pixel) == [0, 2]
+    assert probe.pixel_history(s, pixel, until=tl.after_draw(1)) and \
+        [f.draw for f in probe.pixel_history(s, pixel, until=tl.after_draw(1))] == [0]
+
+
+def test_forward_jump_starts_from_the_nearest_checkpoint() -> None:
+    """A jump far ahead replays at most the draws between the nearest checkpoint and the target, and gives the
+    picture of a linear replay."""
+    n = 200
+    specs = [(((i % 40) * 9, (i // 40) * 40, (i % 40) * 9 + 8, (i // 40) * 40 + 30), 0.2, RED) for i in range(n)]
+    s = Session(Replay(rects_scene(specs).capture()), memory_every=8)
+    tl = s.index()
+    s.goto(tl.after_draw(3))
+    ran: list[int] = []
+    inner = s.replay.pipeline.draw
+    s.replay.pipeline.draw = lambda call: (ran.append(call.index), inner(call))[1]
+    try:
+        s.goto(tl.after_draw(n - 5))
+    finally:
+        del s.replay.pipeline.draw
+    assert 0 < len(ran) <= 8 and ran[-1] == n - 5
+    linear = Replay(rects_scene(specs).capture())
+    linear.run_to_draw(n - 5)
+    assert np.array_equal(linear.color_buffer(), s.replay.color_buffer())
