@@ -174,8 +174,10 @@ class Replay:
     """A capture being replayed; see the module docstring."""
 
     def __init__(self, capture: pica.Capture, *, pipeline: PipelineSink | None = None,
-                 checkpoint_every: int = CHECKPOINT_EVERY, checkpoints: bool = True) -> None:
-        """``checkpoints=False`` keeps only the initial one (forward-only headless runs: render, batch, stats)."""
+                 checkpoint_every: int = CHECKPOINT_EVERY, checkpoints: bool = True, record_draws: bool = True) -> None:
+        """``checkpoints=False`` keeps only the initial one (forward-only headless runs: render, batch, stats);
+        ``record_draws=False`` keeps no per-draw record (``draws`` stays empty, ``draw_count`` counts): memory
+        that does not grow with the length of the capture (streaming renders of long captures)."""
         self.capture = capture
         self.events = capture.events
         self.frames = [i for i, e in enumerate(self.events) if isinstance(e, pica.FrameEnd)]
@@ -184,7 +186,9 @@ class Replay:
         self.pipeline = pipeline if pipeline is not None else default_pipeline()
         self._recorder = _Recorder(self.pipeline, self)
         self.memory = PhysicalMemory()
-        self.processor = CommandProcessor(self.memory, self._recorder, initial_gpu_state(capture.state))
+        self.record_draws = record_draws
+        self.processor = CommandProcessor(self.memory, self._recorder, initial_gpu_state(capture.state),
+                                          record_draws=record_draws)
         self.gx = Gx(self.processor)
         self.gx.gpu[:] = capture.state.gpu_regs
         self.gx.lcd[:] = capture.state.lcd_regs
@@ -379,8 +383,13 @@ class Replay:
         self._partial = False
 
     # -- internals ---------------------------------------------------------------------------------------
+    @property
+    def draw_count(self) -> int:
+        """Draws run so far (also without ``record_draws``)."""
+        return self.processor.draw_count
+
     def _record_draw(self, call: DrawCall) -> None:
-        if call.index >= len(self.draws):
+        if self.record_draws and call.index >= len(self.draws):
             self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, dict(call.stats),
                                          call.bounds))
 
@@ -433,9 +442,10 @@ class Replay:
 
 
 def open(path: str | os.PathLike[str], *, pipeline: PipelineSink | None = None, strict: bool = True,
-         checkpoints: bool = True) -> Replay:
+         checkpoints: bool = True, record_draws: bool = True) -> Replay:
     """Open a capture (.pica, .ctf or c3dcap directory) for replay."""
-    return Replay(load_capture(path, strict=strict), pipeline=pipeline, checkpoints=checkpoints)
+    return Replay(load_capture(path, strict=strict), pipeline=pipeline, checkpoints=checkpoints,
+                  record_draws=record_draws)
 
 
 def null_replay(capture: pica.Capture) -> Replay:

@@ -98,9 +98,16 @@ def _cube_mesh() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return pos[idx], uv[idx], col[idx]
 
 
-def cubes(n: int = 1000, *, merged: bool = False) -> pica.Capture:
-    """``n`` textured cubes, a draw each, or the same triangles in one draw (module docstring)."""
+def cubes(n: int = 1000, *, merged: bool = False, frames: int = 1) -> pica.Capture:
+    """``n`` textured cubes, a draw each, or the same triangles in one draw (module docstring); ``frames``
+    repeats the frame (a long capture for streaming renders)."""
     b = CaptureBuilder(name=f"{n} cubes{' merged' if merged else ''}")
+    for _ in range(frames):
+        _cubes_frame(b, n, merged)
+    return b.capture()
+
+
+def _cubes_frame(b: CaptureBuilder, n: int, merged: bool) -> None:
     b.begin_frame(clear=(20, 20, 28, 255), depth=0)
     b.shader(VS_MODEL)
     b.uniforms(0, SCREEN)
@@ -115,7 +122,7 @@ def cubes(n: int = 1000, *, merged: bool = False) -> pica.Capture:
         b.vertices([world, np.tile(uv, (n, 1)), np.tile(col, (n, 1))])
         b.draw(len(world))
         b.end_frame()
-        return b.capture()
+        return
     b.vertices([pos, uv, col])
     for i in range(n):
         if i % 4 == 0:
@@ -131,7 +138,6 @@ def cubes(n: int = 1000, *, merged: bool = False) -> pica.Capture:
         b.uniforms(4, _cube_model(i, n))
         b.draw(len(pos))
     b.end_frame()
-    return b.capture()
 
 
 def _lights(b: CaptureBuilder) -> None:

@@ -11,6 +11,7 @@ also writes the final depth buffer; ``--mem``/``--fill``/``--base`` are refused 
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -74,7 +75,9 @@ def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = 
     """Replay ``path`` and write the requested PNG(s); returns the files written. ``depth_output`` (render's
     ``--depth``) also writes the depth buffer of the final state as gray."""
     start = time.perf_counter()
-    replay = rp.open(path, checkpoints=False)
+    # a forward-only run keeps no checkpoint and, unless it must find a draw, no per-draw record: memory stays
+    # flat however many frames the capture holds
+    replay = rp.open(path, checkpoints=False, record_draws=draw is not None)
     chosen = target or ("color" if draw is not None else "screen")
     written: list[Path] = []
 
@@ -82,16 +85,18 @@ def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = 
         Image.fromarray(capture_image(replay, chosen, screen, eye, alpha)).save(dest)
         written.append(dest)
         if verbose:
-            click.echo(f"{dest}: event {replay.position}/{len(replay.events)}, {len(replay.draws)} draws, "
+            click.echo(f"{dest}: event {replay.position}/{len(replay.events)}, {replay.draw_count} draws, "
                        f"{time.perf_counter() - start:.2f} s", err=True)
 
     if draw is not None:
         replay.run_to_draw(draw)
         save(output)
     elif all_frames:
-        for i in range(len(replay.frames)):
-            replay.run_to_frame(i)
-            save(frame_path(output, i))
+        with click.progressbar(range(len(replay.frames)), label="rendering frames", file=sys.stderr,
+                               show_pos=True) as frames:
+            for i in frames:
+                replay.run_to_frame(i)
+                save(frame_path(output, i))
     elif frame is not None:
         replay.run_to_frame(frame)
         save(output)
