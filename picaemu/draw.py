@@ -49,6 +49,11 @@ class DrawCall:
     immediate_inputs: np.ndarray | None = None
     stats: dict[str, int | float] = field(default_factory=dict)  # filled by the pipeline (counters, time)
     states: DrawStateCache | None = None
+    # where the trigger sits in the command-list chain the processor is running: the index of its packet (packets
+    # counted along jumps from where this run started; -1 outside a list) and, when the trigger was its packet's
+    # last write, (address, bytes left) where the chain continues (a clean position to checkpoint)
+    packet: int = -1
+    resume: tuple[int, int] | None = None
     # set by the pipeline: (x0, y0, x1, y1) inclusive window pixels that hold every triangle the draw rasterized
     # (before the scissor), None when it rasterized none; the debugger replays only draws that can touch a pixel
     bounds: tuple[int, int, int, int] | None = None

@@ -13,7 +13,8 @@ write) -> draw -> packet:
   first k packets of command-list event n (a ``CommandList``, or a register write that kicks a list; packets
   counted along the list's jumps, as ``CommandProcessor.run_at(..., packet_limit=k)`` counts them). Going
   backwards restores the nearest checkpoint at or before the target (taken every ``checkpoint_every`` events and
-  at every frame start) and replays forward; going forward past a checkpoint starts from it too.
+  at every frame start, and inside command lists after every ``checkpoint_draws``-th draw, within
+  ``checkpoint_budget`` bytes) and replays forward; going forward past a checkpoint starts from it too.
   ``run_to_draw(d)`` stops inside a command list right after draw d.
 - ``checkpoint() -> Checkpoint`` copies the current position (GPU state, sparse 4 KiB pages of memory, external
   registers, the processor's partially received input, where a half-run list continues); ``restore(cp)`` puts
@@ -51,7 +52,9 @@ from picaemu.regs import access, id_of
 from picaemu.state import GpuState, ShaderUnitMemory
 
 DECIMAL_FIELDS = frozenset({"blob", "screen", "select", "stride", "size", "width"})  # the rest print in hex
-CHECKPOINT_EVERY = 64
+CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
+CHECKPOINT_DRAWS = 8  # draws between checkpoints inside a command list (doubled while over the budget)
+CHECKPOINT_BUDGET = 512 * 1024 * 1024  # bytes of mid-list checkpoints a replay keeps
 JUMP_CHANNEL = {mmio.CMDBUF_JUMP0: 0, mmio.CMDBUF_JUMP0 + 4: 1}  # MMIO address of CMDBUF_JUMP0/1 -> channel
 Write = tuple[int, int, int]  # (MMIO address, value, width), as ``mmio.lower`` gives them
 
@@ -131,6 +134,7 @@ class DrawRecord:
     kind: str
     stats: dict[str, int | float] = field(default_factory=dict)
     bounds: tuple[int, int, int, int] | None = None  # window pixels its triangles can cover (``DrawCall.bounds``)
+    packet: int = -1  # index of its trigger packet in its event's command list (-1: not inside a list)
 
 
 class ReplayError(PicaError):
@@ -156,6 +160,7 @@ class _Recorder:
     def draw(self, call: DrawCall) -> None:
         self.inner.draw(call)
         self.replay._record_draw(call)
+        self.replay._checkpoint_after_draw(call)
         if self.stop_after is not None and call.index == self.stop_after:
             raise _StopAfterDraw
 
@@ -174,7 +179,8 @@ class Replay:
     """A capture being replayed; see the module docstring."""
 
     def __init__(self, capture: pica.Capture, *, pipeline: PipelineSink | None = None,
-                 checkpoint_every: int = CHECKPOINT_EVERY, checkpoints: bool = True, record_draws: bool = True) -> None:
+                 checkpoint_every: int = CHECKPOINT_EVERY, checkpoints: bool = True, record_draws: bool = True,
+                 checkpoint_draws: int = CHECKPOINT_DRAWS, checkpoint_budget: int = CHECKPOINT_BUDGET) -> None:
         """``checkpoints=False`` keeps only the initial one (forward-only headless runs: render, batch, stats);
         ``record_draws=False`` keeps no per-draw record (``draws`` stays empty, ``draw_count`` counts): memory
         that does not grow with the length of the capture (streaming renders of long captures)."""
@@ -182,6 +188,9 @@ class Replay:
         self.events = capture.events
         self.frames = [i for i, e in enumerate(self.events) if isinstance(e, pica.FrameEnd)]
         self.checkpoint_every = max(1, checkpoint_every)
+        self.checkpoint_draws = max(1, checkpoint_draws)
+        self.checkpoint_budget = checkpoint_budget
+        self._checkpoint_bytes = 0
         self.checkpoints = checkpoints
         self.pipeline = pipeline if pipeline is not None else default_pipeline()
         self._recorder = _Recorder(self.pipeline, self)
@@ -345,7 +354,10 @@ class Replay:
         self.index()
         if not 0 <= draw < len(self.draws):
             raise PicaError(f"draw {draw} outside 0..{len(self.draws) - 1}")
-        event = self.draws[draw].event
+        event, packet = self.draws[draw].event, self.draws[draw].packet
+        if packet >= 0 and self._list_kick(event) is not None:  # a packet position: from the nearest checkpoint
+            self.run_to(event, packets=packet + 1)
+            return
         self.run_to(event)
         self._recorder.stop_after = draw
         try:
@@ -390,8 +402,27 @@ class Replay:
 
     def _record_draw(self, call: DrawCall) -> None:
         if self.record_draws and call.index >= len(self.draws):
+            packet = self.packet + call.packet if call.packet >= 0 else -1
             self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, dict(call.stats),
-                                         call.bounds))
+                                         call.bounds, packet))
+
+    def _checkpoint_after_draw(self, call: DrawCall) -> None:
+        """Every ``checkpoint_draws``-th draw that ends its packet inside a command list: a checkpoint right after
+        it, so that a jump to any draw of a long list replays at most that many draws. Over
+        ``checkpoint_budget`` bytes, every other such checkpoint is dropped and the spacing doubles."""
+        if not self.checkpoints or call.resume is None or call.resume[1] <= 0 or call.packet < 0 or \
+                (call.index + 1) % self.checkpoint_draws:
+            return
+        at = (self._current, self.packet + call.packet + 1)
+        if at in self._checkpoints:
+            return
+        cp = self._checkpoints[at] = self.checkpoint(packets=at[1], resume=call.resume)
+        self._checkpoint_bytes += cp.nbytes
+        if self._checkpoint_bytes > self.checkpoint_budget:
+            mids = sorted(k for k in self._checkpoints if k[1])
+            for key in mids[::2]:
+                self._checkpoint_bytes -= self._checkpoints.pop(key).nbytes
+            self.checkpoint_draws *= 2
 
     def _finish_event(self) -> None:
         """Event ``position`` is complete: move on, take the periodic / frame-start checkpoint."""

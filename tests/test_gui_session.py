@@ -493,7 +493,7 @@ def test_forward_jump_starts_from_the_nearest_checkpoint() -> None:
     picture of a linear replay."""
     n = 200
     specs = [(((i % 40) * 9, (i // 40) * 40, (i % 40) * 9 + 8, (i // 40) * 40 + 30), 0.2, RED) for i in range(n)]
-    s = Session(Replay(rects_scene(specs).capture()), memory_every=8)
+    s = Session(Replay(rects_scene(specs).capture(), checkpoints=False), memory_every=8)
     tl = s.index()
     s.goto(tl.after_draw(3))
     ran: list[int] = []

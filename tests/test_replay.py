@@ -299,9 +299,9 @@ def test_checkpoint_and_restore_inside_a_list(captures_dir: Path) -> None:
     assert replay.processor.draw_count == len(replay.processor.draws) == 2
     with pytest.raises(PicaError, match="no packet positions"):
         replay.run_to(0, packets=1)
-    replay.run_to_draw(0)
-    with pytest.raises(PicaError, match="cannot be checkpointed"):
-        replay.checkpoint()
+    replay.run_to_draw(0)  # lands on the packet after the draw's trigger: a position like any other
+    assert (replay.position, replay.packet) == (replay.draws[0].event, replay.draws[0].packet + 1)
+    assert replay.checkpoint().at == (replay.position, replay.packet)
 
 
 def test_streaming_replay_memory_does_not_grow_with_frames() -> None:
@@ -326,3 +326,27 @@ def test_streaming_replay_memory_does_not_grow_with_frames() -> None:
     recording = peak(40, record=True) - peak(4, record=True)
     assert recording > 36 * 25 * 3 * 1024  # every draw's register snapshot (3 KiB) and record
     assert streaming < recording / 4  # what is left: numba's typing of tuple arguments (~0.3 KiB per draw)
+
+
+def test_run_to_draw_starts_from_a_checkpoint_inside_the_list() -> None:
+    """After indexing, a jump to any draw of a 300-draw command list replays at most ``checkpoint_draws`` draws,
+    and lands on the picture a linear replay gives there."""
+    from samples.game_scene import cubes
+
+    capture = cubes(300)
+    replay = Replay(capture, checkpoint_draws=8)
+    replay.index()
+    assert all(d.packet >= 0 for d in replay.draws)
+    ran: list[int] = []
+    inner = replay.pipeline.draw
+    replay.pipeline.draw = lambda call: (ran.append(call.index), inner(call))[1]
+    try:
+        for target in (290, 17, 150, 151, 299):
+            ran.clear()
+            replay.run_to_draw(target)
+            assert len(ran) <= 8 and (not ran or ran[-1] == target), (target, ran)  # none: a checkpoint is there
+            linear = Replay(capture, checkpoints=False)
+            linear.run_to_draw(target)
+            assert np.array_equal(linear.color_buffer(), replay.color_buffer()), target
+    finally:
+        del replay.pipeline.draw

@@ -311,7 +311,7 @@ class CommandProcessor:
                 if cursor[K.K_NEV]:
                     self._dispatch_events(cursor, address)
                 if status == K.S_STOP:
-                    outcome = self._act(cursor, address, result)
+                    outcome = self._act(cursor, address, result, words.size)
                     if outcome == "finalized":
                         return None
                     if outcome is not None:
@@ -366,8 +366,10 @@ class CommandProcessor:
         )  # fmt: skip
 
     # -- actions -----------------------------------------------------------------------------------------
-    def _act(self, cursor: np.ndarray, address: int, result: RunResult) -> tuple[int, int, int] | str | None:
-        """Carry out the trigger the compiled loop stopped at (it has already stored the masked write)."""
+    def _act(self, cursor: np.ndarray, address: int, result: RunResult,
+             size: int) -> tuple[int, int, int] | str | None:
+        """Carry out the trigger the compiled loop stopped at (it has already stored the masked write); ``size``:
+        words in the buffer at ``address``."""
         slots = cursor.tolist()
         reg_id = slots[K.K_STOP_ID]
         value = slots[K.K_STOP_VALUE] & 0xFFFFFFFF
@@ -378,7 +380,10 @@ class CommandProcessor:
             obs.on_trigger(TriggerEvent(address, offset, reg_id, action.value, value))
         if action in (Action.DRAW_ARRAYS, Action.DRAW_ELEMENTS):
             kind = DrawKind.ARRAYS if action is Action.DRAW_ARRAYS else DrawKind.ELEMENTS
-            self._draw(DrawCall(self.draw_count, kind, self.state, self.memory, offset))
+            done = slots[K.K_PARAM] == 0  # the trigger was its packet's last write: the loop moved past it
+            packet = result.packets + slots[K.K_PACKETS] - done
+            resume = (address + 4 * slots[K.K_POS], 4 * (size - slots[K.K_POS])) if done and address else None
+            self._draw(DrawCall(self.draw_count, kind, self.state, self.memory, offset, packet=packet, resume=resume))
             result.draws += 1
         elif action in (Action.JUMP0, Action.JUMP1):
             ch = 0 if action is Action.JUMP0 else 1
