@@ -49,6 +49,7 @@ from picaemu.gx import convert as gxconvert
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState, ShaderUnitMemory
+from picaemu.unknown_state import UnknownStateWatch, is_unknown
 
 DECIMAL_FIELDS = frozenset({"blob", "screen", "select", "stride", "size", "width"})  # the rest print in hex
 CHECKPOINT_EVERY = 64
@@ -184,11 +185,15 @@ class Replay:
         self.checkpoint_every = max(1, checkpoint_every)
         self.checkpoints = checkpoints
         self.pipeline = pipeline if pipeline is not None else default_pipeline()
-        self._recorder = _Recorder(self.pipeline, self)
+        # a capture recorded mid-program: warn about registers read before the capture wrote them
+        self.unknown_state = UnknownStateWatch(self.pipeline) if is_unknown(capture.meta) else None
+        self._recorder = _Recorder(self.unknown_state or self.pipeline, self)
         self.memory = PhysicalMemory()
         self.record_draws = record_draws
         self.processor = CommandProcessor(self.memory, self._recorder, initial_gpu_state(capture.state),
                                           record_draws=record_draws)
+        if self.unknown_state is not None:
+            self.processor.attach(self.unknown_state)
         self.gx = Gx(self.processor)
         self.gx.gpu[:] = capture.state.gpu_regs
         self.gx.lcd[:] = capture.state.lcd_regs
