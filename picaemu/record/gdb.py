@@ -245,17 +245,22 @@ class GdbClient:
     def clear_breakpoint(self, address: int, kind: int = 4) -> None:
         self.expect_ok(f"z0,{address:x},{kind:x}")
 
-    def resume(self, timeout: float) -> StopReply:
-        """Continue the target and wait (at most ``timeout`` s) until it stops; console output is skipped.
-        Ctrl-C while waiting stops the target first (``\\x03``), then raises KeyboardInterrupt."""
+    def step(self) -> StopReply:
+        """Execute one instruction (``s``)."""
+        return self.resume(self.timeout, "s")
+
+    def resume(self, timeout: float, how: str = "c") -> StopReply:
+        """Continue (``c``; ``s``: one step) and wait at most ``timeout`` s until the target stops; console
+        output is skipped. Ctrl-C while waiting stops the target first (``\\x03``), then raises
+        KeyboardInterrupt."""
         self.requests += 1
-        self._write(frame("c"), "c")
+        self._write(frame(how), how)
         deadline = time.monotonic() + timeout
         try:
             while True:
-                reply = self._read_packet("c", max(0.0, deadline - time.monotonic()))
+                reply = self._read_packet(how, max(0.0, deadline - time.monotonic()))
                 if not reply.startswith(CONSOLE) or reply == "OK":
-                    return self._stop_reply(reply, "c")
+                    return self._stop_reply(reply, how)
         except KeyboardInterrupt:
             self.interrupt()
             raise

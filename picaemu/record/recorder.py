@@ -117,7 +117,12 @@ class Recorder:
             for hook in self.hooks.values():
                 self.link.set_breakpoint(hook.address, hook.kind)
                 installed.append(hook)
+            hook: Hook | None = None
             while self.frames_wanted is None or self.frames < self.frames_wanted:
+                if hook is not None:  # step off the breakpoint we stand on: out, one instruction, back in
+                    self.link.clear_breakpoint(hook.address, hook.kind)
+                    self.link.step()
+                    self.link.set_breakpoint(hook.address, hook.kind)
                 stop = self.link.resume(self.stop_timeout)
                 regs = self.link.registers()
                 hook = self.hooks.get(regs[PC])
