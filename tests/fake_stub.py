@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass, field
 
 from picaemu.formats import pica
+
 from picaemu.record.memmap import to_virtual
 from picaemu.record.symbols import ARM_KIND, Hook
 from tests import gx_script

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from picaemu.formats import pica
+
 from picaemu.record.memmap import to_virtual
 
 HERE = Path(__file__).resolve().parent

@@ -7,14 +7,14 @@ import struct
 
 import numpy as np
 import pytest
+from picaemu.formats import pica
 from PIL import Image
 
 from picaemu.errors import LinkClosed, LinkProtocolError, LinkTimeout, RecordError
-from picaemu.formats import pica
 from picaemu.record import gxcmd, memmap
 from picaemu.record.gdb import GdbClient, expand_rle, frame
 from picaemu.record.reads import Intervals
-from picaemu.record.recorder import Recorder
+from picaemu.record.recorder import Progress, Recorder
 from picaemu.replay import Replay
 from tests.conftest import REPO
 from tests.fake_stub import HOOKS, FakeProgram, FakeStub
@@ -152,7 +152,7 @@ def test_ctrl_c_keeps_the_complete_frames() -> None:
 
     pressed = []
 
-    def progress(p):  # noqa: ANN001, ANN202 - the user presses Ctrl-C once, during frame 3
+    def progress(p: Progress) -> None:  # the user presses Ctrl-C once, during frame 3
         if p.frames == 2 and p.events > 14 and not pressed:
             pressed.append(p)
             raise KeyboardInterrupt
