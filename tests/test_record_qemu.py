@@ -5,6 +5,7 @@ must replay to the sample's reference pictures. Needs the Debian packages qemu-u
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from tests.conftest import REPO
 
 SAMPLES = REPO / "samples"
 WHY = gx_script.tools_missing()
+if WHY is not None and os.environ.get("PICAEMU_REQUIRE_QEMU"):
+    raise RuntimeError(f"PICAEMU_REQUIRE_QEMU is set (.ci/run installed the tools) but {WHY}")
 pytestmark = pytest.mark.skipif(WHY is not None, reason=WHY or "")
 if WHY is not None:
     print(f"test_record_qemu: skipped: {WHY}")

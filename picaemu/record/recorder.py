@@ -34,7 +34,7 @@ import numpy as np
 
 from picaemu import unknown_state
 from picaemu.command.processor import CommandProcessor
-from picaemu.errors import LinkError, PicaError, RecordError
+from picaemu.errors import LinkClosed, LinkError, PicaError, RecordError
 from picaemu.formats import pica
 from picaemu.gx import convert as gxconvert
 from picaemu.gx import registers as R
@@ -146,8 +146,6 @@ class Recorder:
 
     def _leave(self, installed: list[Hook]) -> None:
         """Best effort: stop a running target, take the breakpoints out, detach. A dead link is left alone."""
-        from picaemu.errors import LinkClosed
-
         if isinstance(self.ended_by, LinkClosed):
             return
         try:
