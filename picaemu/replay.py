@@ -23,6 +23,10 @@ write) -> draw -> packet:
   ``color_buffer()`` (H, W, 4) uint8 / ``depth_buffer()`` ((H, W) uint32, (H, W) uint8) of the render target the
   registers name, ``memory``.
 
+A capture whose metadata marks its initial state unknown (recorded mid-program) is replayed through
+``picaemu.unknown_state.UnknownStateWatch`` (``unknown_state``): registers read before the capture wrote them are
+reported once each.
+
 An event that fails raises ``ReplayError`` (a PicaError naming the event index and text; ``cause`` holds the
 underlying error: MemoryFault, CommandBufferError, GxError, ...); ``position`` stays at that event, so everything
 before the fault stays usable.
