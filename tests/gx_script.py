@@ -15,11 +15,14 @@ import struct
 import subprocess
 from pathlib import Path
 
+import numpy as np
 from picaemu.formats import pica
+from PIL import Image
 
 from picaemu.record.memmap import to_virtual
 
 HERE = Path(__file__).resolve().parent
+REFERENCE = HERE.parent / "samples" / "reference"
 SOURCE = HERE / "gx_player.c"
 CROSS_GCC = "arm-linux-gnueabihf-gcc"
 QEMU = "qemu-arm"
@@ -116,3 +119,20 @@ def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 10.0) -> 
                 return
         time.sleep(0.05)
     raise RuntimeError(f"qemu-arm did not listen on port {port} within {timeout} s")
+
+
+def top_screens(capture: pica.Capture) -> list[np.ndarray]:
+    """What the top screen shows after each frame of ``capture``: (240, 400, 3) uint8 each."""
+    from picaemu.replay import Replay
+
+    replay = Replay(capture, checkpoints=False)
+    shots = []
+    for f in range(len(replay.frames)):
+        replay.run_to_frame(f)
+        shots.append(replay.screen("top"))
+    return shots
+
+
+def reference(name: str) -> np.ndarray:
+    """A sample's reference picture (samples/reference/NAME) as (240, 400, 3) uint8."""
+    return np.asarray(Image.open(REFERENCE / name).convert("RGB"))

@@ -8,7 +8,6 @@ import struct
 import numpy as np
 import pytest
 from picaemu.formats import pica
-from PIL import Image
 
 from picaemu.errors import LinkClosed, LinkProtocolError, LinkTimeout, RecordError
 from picaemu.record import gxcmd, memmap
@@ -16,6 +15,7 @@ from picaemu.record.gdb import GdbClient, expand_rle, frame
 from picaemu.record.reads import Intervals
 from picaemu.record.recorder import Progress, Recorder
 from picaemu.replay import Replay
+from tests import gx_script
 from tests.conftest import REPO
 from tests.fake_stub import HOOKS, FakeProgram, FakeStub
 
@@ -37,19 +37,6 @@ def _record(stub: FakeStub, **kwargs) -> tuple[Recorder, pica.Capture]:
     capture = recorder.run()
     link.close()
     return recorder, pica.parse(pica.build(capture))  # what a reader of the written file gets
-
-
-def _frames(capture: pica.Capture) -> list[np.ndarray]:
-    replay = Replay(capture, checkpoints=False)
-    out = []
-    for f in range(len(replay.frames)):
-        replay.run_to_frame(f)
-        out.append(replay.screen("top"))
-    return out
-
-
-def _reference(name: str) -> np.ndarray:
-    return np.asarray(Image.open(SAMPLES / "reference" / name).convert("RGB"))
 
 
 # -- framing, by hand ---------------------------------------------------------------------------------------
@@ -120,8 +107,8 @@ def test_records_the_animation_sample_frame_for_frame() -> None:
     assert recorder.frames == 4 and recorder.warnings == []
     assert [type(e) for e in capture.events if not isinstance(e, pica.MemoryWrite)] == \
         [type(e) for e in sample.events if not isinstance(e, pica.MemoryWrite)]
-    for f, image in enumerate(_frames(capture)):
-        assert np.array_equal(image, _reference(f"animation_{f:04d}.png")), f"frame {f}"
+    for f, image in enumerate(gx_script.top_screens(capture)):
+        assert np.array_equal(image, gx_script.reference(f"animation_{f:04d}.png")), f"frame {f}"
 
 
 def test_gpu_output_is_never_read_back() -> None:
@@ -136,7 +123,7 @@ def test_gpu_output_is_never_read_back() -> None:
         if isinstance(e, pica.MemoryWrite):
             assert not (0x18000000 <= e.address < 0x180BB800), "render target recorded"
             assert not (0x20100000 <= e.address < 0x20100000 + 288000), "framebuffer recorded"
-    assert np.array_equal(_frames(capture)[0], _reference("cube.png"))
+    assert np.array_equal(gx_script.top_screens(capture)[0], gx_script.reference("cube.png"))
 
 
 def test_from_a_frame_boundary_the_state_is_marked_unknown() -> None:
@@ -161,8 +148,8 @@ def test_ctrl_c_keeps_the_complete_frames() -> None:
     assert isinstance(recorder.ended_by, KeyboardInterrupt)
     assert sum(isinstance(e, pica.FrameEnd) for e in capture.events) == 2
     assert isinstance(capture.events[-1], pica.FrameEnd)
-    images = _frames(capture)
-    assert np.array_equal(images[1], _reference("animation_0001.png"))
+    images = gx_script.top_screens(capture)
+    assert np.array_equal(images[1], gx_script.reference("animation_0001.png"))
 
 
 def test_a_disconnect_mid_recording_keeps_the_complete_frames() -> None:
@@ -175,7 +162,7 @@ def test_a_disconnect_mid_recording_keeps_the_complete_frames() -> None:
     assert isinstance(recorder.ended_by, LinkClosed)
     assert "closed the connection" in str(recorder.ended_by) and "127.0.0.1" in str(recorder.ended_by)
     assert sum(isinstance(e, pica.FrameEnd) for e in capture.events) == 1
-    assert np.array_equal(_frames(capture)[0], _reference("animation_0000.png"))
+    assert np.array_equal(gx_script.top_screens(capture)[0], gx_script.reference("animation_0000.png"))
 
 
 def test_a_program_that_never_stops_times_out_with_a_named_error() -> None:

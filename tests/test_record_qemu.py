@@ -13,11 +13,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from picaemu.formats import pica
-from PIL import Image
 
 from picaemu.cli import main
 from picaemu.record.symbols import find_hooks
-from picaemu.replay import Replay
 from tests import gx_script
 from tests.conftest import REPO
 
@@ -55,19 +53,6 @@ def _record(player: Path, sample: str, tmp: Path, *args: str) -> tuple[pica.Capt
     return pica.read(out), result.output
 
 
-def _screens(capture: pica.Capture) -> list[np.ndarray]:
-    replay = Replay(capture, checkpoints=False)
-    shots = []
-    for f in range(len(replay.frames)):
-        replay.run_to_frame(f)
-        shots.append(replay.screen("top"))
-    return shots
-
-
-def _reference(name: str) -> np.ndarray:
-    return np.asarray(Image.open(SAMPLES / "reference" / name).convert("RGB"))
-
-
 def test_hooks_are_found_where_nm_says(player: Path) -> None:
     nm = subprocess.run(["arm-linux-gnueabihf-nm", str(player)], capture_output=True, text=True, check=True).stdout
     table = {}
@@ -86,19 +71,19 @@ def test_recorded_sample_replays_to_its_reference(player: Path, tmp_path: Path, 
     capture, output = _record(player, sample, tmp_path, "--from-start", "--frames", "1")
     assert "1 complete frame(s)" in output and "warning" not in output
     assert "initial_state" not in capture.meta
-    assert np.array_equal(_screens(capture)[0], _reference(f"{sample}.png"))
+    assert np.array_equal(gx_script.top_screens(capture)[0], gx_script.reference(f"{sample}.png"))
 
 
 def test_recording_every_frame_until_the_program_exits(player: Path, tmp_path: Path) -> None:
     capture, output = _record(player, "animation", tmp_path, "--from-start")
     assert "exited with status 00" in output and "4 complete frame(s)" in output
-    for f, shot in enumerate(_screens(capture)):
-        assert np.array_equal(shot, _reference(f"animation_{f:04d}.png")), f"frame {f}"
+    for f, shot in enumerate(gx_script.top_screens(capture)):
+        assert np.array_equal(shot, gx_script.reference(f"animation_{f:04d}.png")), f"frame {f}"
 
 
 def test_recording_from_a_frame_boundary(player: Path, tmp_path: Path) -> None:
     capture, output = _record(player, "animation", tmp_path)
     assert "3 complete frame(s)" in output and capture.meta["initial_state"] == "unknown"
-    shots = _screens(capture)
+    shots = gx_script.top_screens(capture)
     for f, shot in enumerate(shots, start=1):
-        assert np.array_equal(shot, _reference(f"animation_{f:04d}.png")), f"frame {f}"
+        assert np.array_equal(shot, gx_script.reference(f"animation_{f:04d}.png")), f"frame {f}"
