@@ -101,3 +101,33 @@ class PipelineError(PicaError):
         )
         self.draw = draw
         self.register = register
+
+
+class LinkError(PicaError):
+    """The GDB remote link to a console or emulator failed: names the host:port and, where known, the packet."""
+
+    def __init__(self, message: str, *, endpoint: str | None = None, packet: str | None = None) -> None:
+        super().__init__(_located(message, endpoint, None if packet is None else f"packet {packet!r}"))
+        self.endpoint = endpoint
+        self.packet = packet
+
+
+class LinkTimeout(LinkError):
+    """The stub did not answer (or the target did not stop) within the timeout."""
+
+
+class LinkClosed(LinkError):
+    """The stub closed the connection (or the connection could not be made)."""
+
+
+class LinkProtocolError(LinkError):
+    """The stub sent bytes that are not the GDB remote serial protocol: garbage, bad checksums, oversized
+    packets, malformed or error replies."""
+
+
+class TargetExited(LinkError):
+    """The debugged program exited or was killed while it was being recorded."""
+
+
+class RecordError(PicaError):
+    """A recording cannot go on: a missing symbol in the ELF, an address outside the 3DS memory map."""

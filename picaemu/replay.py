@@ -24,6 +24,10 @@ write) -> draw -> packet:
   ``color_buffer()`` (H, W, 4) uint8 / ``depth_buffer()`` ((H, W) uint32, (H, W) uint8) of the render target the
   registers name, ``memory``.
 
+A capture whose metadata marks its initial state unknown (recorded mid-program) is replayed through
+``picaemu.unknown_state.UnknownStateWatch`` (``unknown_state``): registers read before the capture wrote them are
+reported once each.
+
 An event that fails raises ``ReplayError`` (a PicaError naming the event index and text; ``cause`` holds the
 underlying error: MemoryFault, CommandBufferError, GxError, ...); ``position`` stays at that event, so everything
 before the fault stays usable.
@@ -50,6 +54,7 @@ from picaemu.gx import convert as gxconvert
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState, ShaderUnitMemory
+from picaemu.unknown_state import UnknownStateWatch, is_unknown
 
 DECIMAL_FIELDS = frozenset({"blob", "screen", "select", "stride", "size", "width"})  # the rest print in hex
 CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
@@ -193,11 +198,15 @@ class Replay:
         self._checkpoint_bytes = 0
         self.checkpoints = checkpoints
         self.pipeline = pipeline if pipeline is not None else default_pipeline()
-        self._recorder = _Recorder(self.pipeline, self)
+        # a capture recorded mid-program: warn about registers read before the capture wrote them
+        self.unknown_state = UnknownStateWatch(self.pipeline) if is_unknown(capture.meta) else None
+        self._recorder = _Recorder(self.unknown_state or self.pipeline, self)
         self.memory = PhysicalMemory()
         self.record_draws = record_draws
         self.processor = CommandProcessor(self.memory, self._recorder, initial_gpu_state(capture.state),
                                           record_draws=record_draws)
+        if self.unknown_state is not None:
+            self.processor.attach(self.unknown_state)
         self.gx = Gx(self.processor)
         self.gx.gpu[:] = capture.state.gpu_regs
         self.gx.lcd[:] = capture.state.lcd_regs

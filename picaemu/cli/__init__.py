@@ -16,13 +16,14 @@ def _register() -> None:
     from picaemu.cli.convert import convert
     from picaemu.cli.decode import decode
     from picaemu.cli.gui import gui
+    from picaemu.cli.record import record
     from picaemu.cli.regs import regs_command
     from picaemu.cli.render import render
     from picaemu.cli.shader import shader
     from picaemu.cli.stats import stats
     from picaemu.cli.texture import texture
 
-    for command in (batch, convert, decode, gui, regs_command, render, shader, stats, texture):
+    for command in (batch, convert, decode, gui, record, regs_command, render, shader, stats, texture):
         main.add_command(command)
 
 

@@ -1,0 +1,102 @@
+"""Record speed of ``picaemu record`` through a local GDB stub (``qemu-arm -g``), on bundled samples.
+
+The ARM stand-in program of the tests (tests/gx_player.c) plays a sample's CPU side; the recorder attaches over
+TCP on 127.0.0.1 and records every frame. Prints, per sample: seconds per frame (first frame apart: it also
+loads the command processor's compiled kernels), requests and bytes read; and, measured in the same run on a
+fresh qemu, the baselines that bound it: the round trip of one minimal request (``m`` of 4 bytes) and the bulk
+rate of ``m`` at the stub's packet size. Needs qemu-user and gcc-arm-linux-gnueabihf.
+Run: ``.venv/bin/python bench/bench_record.py [--samples cube,texture_formats,animation]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import itertools
+
+from picaemu.formats import pica
+
+from picaemu.record.gdb import GdbClient
+from picaemu.record.recorder import Recorder
+from picaemu.record.symbols import find_hooks
+from tests import gx_script
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+
+
+def _serve(player: Path, script: Path) -> tuple[object, int]:
+    port = gx_script.free_port()
+    qemu = gx_script.serve(player, script, port)
+    gx_script.wait_listening(port, qemu)
+    return qemu, port
+
+
+def record_sample(player: Path, name: str, work: Path) -> None:
+    script = work / f"{name}.gxs"
+    script.write_bytes(gx_script.script(pica.read(SAMPLES / f"{name}.pica")))
+    qemu, port = _serve(player, script)
+    frame_ends: list[float] = []  # when each frame's FrameEnd was recorded
+    start = time.perf_counter()
+    with GdbClient("127.0.0.1", port) as link:
+        link.handshake()
+        link.stop_reason()
+        recorder = Recorder(link, find_hooks(player), from_start=True,
+                            progress=lambda p: p.frames > len(frame_ends) and frame_ends.append(time.perf_counter()))
+        capture = recorder.run()
+        total = time.perf_counter() - start
+        requests, read = link.requests, link.bytes_read
+    qemu.wait(timeout=30)
+    first = frame_ends[0] - start if frame_ends else total
+    rest = [b - a for a, b in itertools.pairwise(frame_ends)]
+    later = f", later frames {min(rest) * 1e3:.0f}-{max(rest) * 1e3:.0f} ms" if rest else ""
+    print(f"{name:16s} {recorder.frames} frame(s) in {total:.2f} s: first frame {first:.2f} s{later}; "
+          f"{requests} requests, {read / 1024:.0f} KiB read, {recorder.bytes_recorded / 1024:.0f} KiB recorded, "
+          f"{len(capture.events)} events")
+
+
+def baselines(player: Path, work: Path) -> None:
+    script = work / "cube.gxs"
+    qemu, port = _serve(player, script)
+    with GdbClient("127.0.0.1", port) as link:
+        link.handshake()
+        sp = link.registers()[13]
+        n = 2000
+        t = time.perf_counter()
+        for _ in range(n):
+            link.read_memory(sp, 4)
+        rtt = (time.perf_counter() - t) / n
+        t = time.perf_counter()
+        size = 0
+        while time.perf_counter() - t < 1.0:
+            link.read_memory(sp - link.read_chunk, link.read_chunk)
+            size += link.read_chunk
+        rate = size / (time.perf_counter() - t)
+        print(f"baseline: round trip of one 4-byte read {rtt * 1e6:.0f} us; bulk reads of {link.read_chunk} bytes "
+              f"(stub PacketSize 0x{link.packet_size:X}, no-ack mode {not link.ack_mode}) {rate / 1024:.0f} KiB/s")
+        link.detach()
+    qemu.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", default="cube,texture_formats,lit_sphere,animation")
+    args = parser.parse_args()
+    why = gx_script.tools_missing()
+    if why:
+        sys.exit(f"bench_record: {why}")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        player = gx_script.build(work)
+        for name in args.samples.split(","):
+            record_sample(player, name, work)
+        baselines(player, work)
+
+
+if __name__ == "__main__":
+    main()

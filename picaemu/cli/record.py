@@ -1,0 +1,93 @@
+"""``picaemu record --gdb HOST:PORT --elf APP.elf -o CAPTURE.pica``: record a running program through a GDB stub.
+
+Finds the hooks in the ELF (``picaemu.record.symbols``), connects (``GdbClient``: handshake, no-ack mode when
+offered), records (``Recorder``) until ``--frames`` frames are complete, the program exits, Ctrl-C, or the link
+fails, and writes the complete frames atomically. Progress and warnings go to stderr. Exit status 0 when the
+recording ended by design (frames reached, program exited, Ctrl-C), 2 after a link or recording error (the
+capture of the frames before it is still written). Guide: docs/capturing.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from picaemu.cli.common import EXIT_BAD_INPUT, reports_errors
+from picaemu.errors import FormatError, TargetExited
+from picaemu.formats import pica
+from picaemu.record.gdb import GdbClient
+from picaemu.record.recorder import Progress, Recorder
+from picaemu.record.symbols import find_hooks
+
+
+def parse_endpoint(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise FormatError(f"--gdb wants HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+class _Reporter:
+    """Progress on stderr: one rewritten line on a terminal, a line per update otherwise."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.open_line = False
+
+    def progress(self, p: Progress) -> None:
+        if self.tty:
+            click.echo(f"\r{p.line()}\x1b[K", err=True, nl=False)
+            self.open_line = True
+        else:
+            click.echo(p.line(), err=True)
+
+    def say(self, text: str) -> None:
+        if self.open_line:
+            click.echo("", err=True)
+            self.open_line = False
+        click.echo(text, err=True)
+
+
+@click.command("record")
+@click.option("--gdb", "endpoint", required=True, metavar="HOST:PORT",
+              help="The GDB stub: Luma3DS 4000-4003, Azahar 24689, qemu-arm -g PORT.")
+@click.option("--elf", "elf", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The running program's ELF, with symbols.")
+@click.option("--frames", type=click.IntRange(min=1), default=None, help="Stop after N complete frames.")
+@click.option("--from-start", is_flag=True,
+              help="The program is halted before its first GPU command: record from there (state fully known).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
+              help="Seconds to wait for each reply of the stub.")
+@click.option("--stop-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds the program may run between two stops in recorded functions.")
+@reports_errors
+def record(endpoint: str, elf: Path, frames: int | None, from_start: bool, output: Path, timeout: float,
+           stop_timeout: float) -> None:
+    """Record the GPU commands of a running 3DS program into a .pica capture."""
+    host, port = parse_endpoint(endpoint)
+    hooks = find_hooks(elf)
+    out = _Reporter()
+    out.say(f"record: {', '.join(h.name for h in hooks)} in {elf.name}; connecting to {host}:{port}")
+    with GdbClient(host, port, timeout=timeout) as link:
+        link.handshake()
+        link.stop_reason()
+        recorder = Recorder(link, hooks, from_start=from_start, frames=frames, stop_timeout=stop_timeout,
+                            progress=out.progress, warn=lambda m: out.say(f"warning: {m}"),
+                            meta={"record.elf": elf.name, "record.stub": endpoint,
+                                  "record.start": "program start" if from_start else "frame boundary"})
+        capture = recorder.run()
+    pica.write(output, capture)
+    ended = recorder.ended_by
+    frames_done = sum(isinstance(e, pica.FrameEnd) for e in capture.events)
+    out.say(f"wrote {output}: {frames_done} complete frame(s), {len(capture.events)} events, "
+            f"{recorder.bytes_recorded / 1024:.0f} KiB of memory")
+    if isinstance(ended, KeyboardInterrupt):
+        out.say("record: stopped by Ctrl-C")
+    elif isinstance(ended, TargetExited):
+        out.say(f"record: {ended}")
+    elif ended is not None:
+        out.say(f"error: {ended}")
+        sys.exit(EXIT_BAD_INPUT)

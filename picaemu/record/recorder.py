@@ -1,0 +1,300 @@
+"""The recording loop: breakpoints in the program's GX submission and present functions, one ``.pica`` event per
+GX command, and the CPU-written memory every command reads.
+
+Per stop (the program halted at a hook's entry; arguments per ARM EABI, see ``picaemu.record.symbols``):
+
+- GX submission: the 8 command words are read from the argument register and decoded (``gxcmd``). A command
+  list is first fetched, then run through the recorder's own ``CommandProcessor`` over ``MirrorMemory`` with the
+  ``DrawReads`` sink: every range a draw reads (vertex arrays, index buffer, textures, mip levels, cube faces) and
+  every buffer a jump lands in is fetched from the target before the processor looks at it. Engines: display
+  transfer / texture copy inputs are fetched; DMA copies its source's bytes to the destination.
+- present: a Present event (virtual framebuffer addresses made physical); the top screen's present ends a frame
+  (FrameEnd). ``gfxSwapBuffers`` (when ``gspPresentBuffer`` is not linked) ends a frame without a Present.
+
+Memory (all physical): a fetch reads only what the GPU has not written (``gpu_owned``) and what this GX command
+has not fetched yet (``fresh``), compares it with the mirror (the memory a replay of the capture so far would
+hold) in 4 KiB pages and records the pages that changed as MemoryWrite events, in front of the command. Ranges
+the GPU writes — render targets, transfer / copy / DMA destinations, memory fills — join ``gpu_owned``: a render
+target is read once before the GPU first writes it, and never again. So the capture holds what the CPU wrote
+and the replay recomputes what the GPU wrote (a program whose CPU later overwrites GPU output is not seen).
+
+Recording starts at the first hook (``from_start``, the program halted before its first GPU command) or at the
+first frame boundary, in which case ``meta["initial_state"] = "unknown"`` makes the replay warn about registers
+read before the capture wrote them (``picaemu.unknown_state``). ``run`` always returns a capture of the complete
+frames recorded so far; what ended it (a ``LinkError``, ``RecordError``, Ctrl-C) is in ``ended_by``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from picaemu import unknown_state
+from picaemu.command.processor import CommandProcessor
+from picaemu.errors import LinkClosed, LinkError, PicaError, RecordError
+from picaemu.formats import pica
+from picaemu.gx import convert as gxconvert
+from picaemu.gx import registers as R
+from picaemu.memory import PhysicalMemory
+from picaemu.record import gxcmd, memmap
+from picaemu.record.gdb import GdbClient
+from picaemu.record.reads import DrawReads, Intervals
+from picaemu.record.symbols import Hook
+from picaemu.state import GpuState
+
+PAGE = 4096
+MAX_RANGE = 64 << 20  # one read larger than this is refused as a decoding error, not fetched
+SP, PC = 13, 15
+ARG_REGS = 4
+SCREEN_ROWS = {s: R.FB_HEIGHT.get(v[R.PDC_FB_SIZE]) for s, v in R.LCD_RESET.items()}  # framebuffer rows
+PROGRESS_EVERY = 0.5  # seconds between progress lines inside a frame
+
+
+@dataclass
+class Progress:
+    frames: int
+    events: int
+    bytes_read: int
+    bytes_recorded: int
+    seconds: float
+
+    def line(self) -> str:
+        rate = self.bytes_read / max(self.seconds, 1e-9) / 1024
+        return (f"record: {self.frames} frame(s), {self.events} events, {self.bytes_read / 1024:.0f} KiB read "
+                f"({rate:.0f} KiB/s), {self.bytes_recorded / 1024:.0f} KiB recorded, {self.seconds:.1f} s")
+
+
+class MirrorMemory(PhysicalMemory):
+    """The recorder's copy of GPU-visible memory; ``view`` (how the command processor and the draw decoders
+    read) fetches the range from the target first."""
+
+    def __init__(self, on_view: Callable[[int, int], None]) -> None:
+        super().__init__()
+        self.on_view = on_view
+
+    def view(self, address: int, count: int, dtype: np.dtype | type, who: str = "access") -> np.ndarray:
+        self.on_view(address, count * np.dtype(dtype).itemsize)
+        return super().view(address, count, dtype, who)
+
+
+class Recorder:
+    """Records from ``link`` (a handshaken ``GdbClient``, target halted) with ``hooks``; see the module docstring."""
+
+    def __init__(self, link: GdbClient, hooks: list[Hook], *, from_start: bool, frames: int | None = None,
+                 stop_timeout: float = 60.0, progress: Callable[[Progress], None] | None = None,
+                 warn: Callable[[str], None] | None = None, meta: dict[str, str] | None = None) -> None:
+        self.link, self.hooks = link, {h.address: h for h in hooks}
+        self.from_start, self.frames_wanted, self.stop_timeout = from_start, frames, stop_timeout
+        self.progress_cb, self.warn_cb = progress, warn
+        self.recording = from_start
+        self.linear_base = memmap.MAPPINGS[0].virtual
+        self.blobs = pica.BlobStore()
+        self.events: list[pica.Event] = []
+        self.complete = 0  # events up to the last FrameEnd
+        self.frames = 0
+        self.bytes_recorded = 0
+        self.warnings: list[str] = []
+        self.ended_by: BaseException | None = None
+        self.gpu_owned, self.fresh = Intervals(), Intervals()
+        self.mirror = MirrorMemory(self.fetch)
+        self.sink = DrawReads(self.fetch, self.target, self.warn)
+        self.processor = CommandProcessor(self.mirror, self.sink, GpuState(regs=gxconvert.reset_regs()),
+                                          record_draws=False)
+        self.meta = {"source": "picaemu record", **(meta or {})}
+        if not from_start:
+            self.meta[unknown_state.META_KEY] = unknown_state.UNKNOWN
+        self._start = time.monotonic()
+        self._last_progress = 0.0
+
+    # -- the loop ----------------------------------------------------------------------------------------
+    def run(self) -> pica.Capture:
+        """Record until ``frames`` frames are complete, the link fails or Ctrl-C; returns the complete frames."""
+        installed: list[Hook] = []
+        try:
+            for hook in self.hooks.values():
+                self.link.set_breakpoint(hook.address, hook.kind)
+                installed.append(hook)
+            hook: Hook | None = None
+            while self.frames_wanted is None or self.frames < self.frames_wanted:
+                if hook is not None:  # step off the breakpoint we stand on: out, one instruction, back in
+                    self.link.clear_breakpoint(hook.address, hook.kind)
+                    self.link.step()
+                    self.link.set_breakpoint(hook.address, hook.kind)
+                stop = self.link.resume(self.stop_timeout)
+                regs = self.link.registers()
+                hook = self.hooks.get(regs[PC])
+                if hook is None:
+                    raise RecordError(f"the program stopped at 0x{regs[PC]:08X} (signal {stop.signal}), "
+                                      "not at a recorded function")
+                self._handle(hook, regs)
+        except KeyboardInterrupt as err:
+            self.ended_by = err
+        except (LinkError, RecordError) as err:
+            self.ended_by = err
+        finally:
+            self._leave(installed)
+        self._progress(force=True)
+        return self.capture()
+
+    def capture(self) -> pica.Capture:
+        """The capture of every complete frame so far."""
+        state = pica.InitialState(regs=gxconvert.reset_regs(), gpu_regs=gxconvert.reset_gpu_regs())
+        return pica.Capture(dict(self.meta), state, self.blobs, self.events[: self.complete])
+
+    def _leave(self, installed: list[Hook]) -> None:
+        """Best effort: stop a running target, take the breakpoints out, detach. A dead link is left alone."""
+        if isinstance(self.ended_by, LinkClosed):
+            return
+        try:
+            self.link.drain()
+            if self.ended_by is not None:
+                self.link.interrupt()
+            for hook in installed:
+                self.link.clear_breakpoint(hook.address, hook.kind)
+            self.link.detach()
+        except LinkError as err:
+            self.warn(f"could not detach cleanly: {err}")
+
+    def _handle(self, hook: Hook, regs: list[int]) -> None:
+        if hook.role == "submit":
+            if self.recording:
+                assert hook.command_register is not None
+                self._submit(self.link.read_memory(regs[hook.command_register], gxcmd.COMMAND_BYTES))
+        elif hook.role == "present":
+            self._present(regs)
+        elif self.recording:  # "frame": gfxSwapBuffers without gspPresentBuffer
+            self._frame_end()
+        else:
+            self.recording = True
+
+    # -- GX commands -------------------------------------------------------------------------------------
+    def _submit(self, raw: bytes) -> None:
+        base = memmap.linear_base_of(int.from_bytes(raw[4:8], "little"))
+        if base is not None:
+            self.linear_base = base
+        self.fresh.clear()
+        try:
+            cmd = gxcmd.decode(raw)
+            if cmd.id is gxcmd.GxId.PROCESS_COMMAND_LIST:
+                self._command_list(cmd.event)  # type: ignore[arg-type]
+                return
+            for address, size in cmd.reads:
+                self.fetch(address, size)
+            if cmd.dma is not None:
+                src, dst, size = cmd.dma
+                data = self.mirror.read(src, size, "DMA source")
+                self.events.append(pica.MemoryWrite(dst, self.blobs.add(data)))
+                self.mirror.write(dst, data, "DMA destination")
+        except LinkError:
+            raise
+        except PicaError as err:
+            self.warn(f"GX command {raw[0]:#04x} skipped: {err}")
+            return
+        for address, size in cmd.writes:
+            self.gpu_owned.add(address, address + size)
+        if cmd.event is not None:
+            self.events.append(cmd.event)
+
+    def _command_list(self, event: pica.CommandList) -> None:
+        self.fetch(event.address, event.size)
+        try:
+            self.processor.run_at(event.address, event.size - event.size % 8)
+        except LinkError:
+            raise
+        except PicaError as err:  # the replay will meet the same error; record the list as it is
+            self.warn(f"command list at 0x{event.address:08X}: {err}")
+        self.events.append(event)
+
+    def _present(self, regs: list[int]) -> None:
+        screen, swap, fb_a, fb_b = regs[:ARG_REGS]
+        stack = self.link.read_memory(regs[SP], 8)
+        stride, mode = int.from_bytes(stack[:4], "little"), int.from_bytes(stack[4:], "little")
+        if not self.recording:
+            self.recording = screen == 0
+            return
+        if screen not in SCREEN_ROWS:
+            self.warn(f"present on screen {screen} ignored (0 top, 1 bottom)")
+            return
+        size = stride * SCREEN_ROWS[screen]
+        self.fresh.clear()
+        try:
+            left = memmap.to_physical(fb_a, size, "framebuffer")
+            right = memmap.to_physical(fb_b, size, "framebuffer") if fb_b else left
+            for address in {left, right}:  # a framebuffer the CPU drew into (a console, a software renderer)
+                self.fetch(address, size)
+        except LinkError:
+            raise
+        except PicaError as err:
+            self.warn(f"present on screen {screen} skipped: {err}")
+            return
+        self.events.append(pica.Present(screen, left, right, mode, stride, swap & 1))
+        if screen == 0:
+            self._frame_end()
+
+    def _frame_end(self) -> None:
+        self.events.append(pica.FrameEnd())
+        self.frames += 1
+        self.complete = len(self.events)
+        self._progress(force=True)
+
+    # -- memory ------------------------------------------------------------------------------------------
+    def fetch(self, address: int, size: int) -> None:
+        """Make ``[address, address + size)`` (physical) current in the mirror, recording what the CPU changed;
+        parts the GPU owns or this command already fetched are skipped."""
+        if size <= 0:
+            return
+        if size > MAX_RANGE:
+            raise RecordError(f"a read of {size} bytes at 0x{address:08X} is implausibly large")
+        for lo, hi in self.gpu_owned.missing(address, address + size):
+            for a, b in self.fresh.missing(lo, hi):
+                virtual = memmap.to_virtual(a, b - a, linear_base=self.linear_base)
+                self._record(a, self.link.read_memory(virtual, b - a))
+                self.fresh.add(a, b)
+        self._progress()
+
+    def target(self, address: int, size: int) -> None:
+        """A render target: read once (what the CPU left there) before the GPU first writes it, then GPU-owned."""
+        self.fetch(address, size)
+        self.gpu_owned.add(address, address + size)
+
+    def _record(self, address: int, data: bytes) -> None:
+        """Compare fetched bytes with the mirror page by page; MemoryWrite events for each run of changed pages."""
+        new = np.frombuffer(data, np.uint8)
+        old = self.mirror.bytes(address, new.size, "mirror")
+        changed = old != new
+        if not changed.any():
+            return
+        starts = np.unique(np.r_[0, np.arange((-address) % PAGE, new.size, PAGE)])  # page pieces of the range
+        dirty = np.logical_or.reduceat(changed, starts)
+        ends = np.r_[starts[1:], new.size]
+        i = 0
+        while i < len(starts):
+            if not dirty[i]:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(starts) and dirty[j + 1]:
+                j += 1
+            lo, hi = int(starts[i]), int(ends[j])
+            self.events.append(pica.MemoryWrite(address + lo, self.blobs.add(data[lo:hi])))
+            self.bytes_recorded += hi - lo
+            i = j + 1
+        old[:] = new
+
+    # -- reporting ---------------------------------------------------------------------------------------
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+            if self.warn_cb is not None:
+                self.warn_cb(message)
+
+    def _progress(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.progress_cb is None or (not force and now - self._last_progress < PROGRESS_EVERY):
+            return
+        self._last_progress = now
+        self.progress_cb(Progress(self.frames, len(self.events), self.link.bytes_read, self.bytes_recorded,
+                                  now - self._start))

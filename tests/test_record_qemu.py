@@ -1,0 +1,89 @@
+"""``picaemu record`` for real, without a console: an ARM program (tests/gx_player.c) plays a bundled sample's CPU
+side under ``qemu-arm -g PORT``; the recorder attaches over the GDB remote protocol, and the capture it writes
+must replay to the sample's reference pictures. Needs the Debian packages qemu-user and gcc-arm-linux-gnueabihf
+(.ci/run installs them); without them the tests skip and say why."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from picaemu.formats import pica
+
+from picaemu.cli import main
+from picaemu.record.symbols import find_hooks
+from tests import gx_script
+from tests.conftest import REPO
+
+SAMPLES = REPO / "samples"
+WHY = gx_script.tools_missing()
+if WHY is not None and os.environ.get("PICAEMU_REQUIRE_QEMU"):
+    raise RuntimeError(f"PICAEMU_REQUIRE_QEMU is set (.ci/run installed the tools) but {WHY}")
+pytestmark = pytest.mark.skipif(WHY is not None, reason=WHY or "")
+if WHY is not None:
+    print(f"test_record_qemu: skipped: {WHY}")
+
+
+@pytest.fixture(scope="module")
+def player(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return gx_script.build(tmp_path_factory.mktemp("gx_player"))
+
+
+def _record(player: Path, sample: str, tmp: Path, *args: str) -> tuple[pica.Capture, str]:
+    script = tmp / f"{sample}.gxs"
+    script.write_bytes(gx_script.script(pica.read(SAMPLES / "captures" / f"{sample}.pica")))
+    port = gx_script.free_port()
+    qemu = gx_script.serve(player, script, port)
+    try:
+        gx_script.wait_listening(port, qemu)
+        out = tmp / f"{sample}.rec.pica"
+        result = CliRunner().invoke(main, ["record", "--gdb", f"127.0.0.1:{port}", "--elf", str(player),
+                                           "-o", str(out), *args])
+        assert result.exit_code == 0, result.output
+        qemu.wait(timeout=30)
+        assert qemu.returncode == 0, qemu.stderr.read()
+    finally:
+        if qemu.poll() is None:
+            qemu.kill()
+            qemu.wait()
+    return pica.read(out), result.output
+
+
+def test_hooks_are_found_where_nm_says(player: Path) -> None:
+    nm = subprocess.run(["arm-linux-gnueabihf-nm", str(player)], capture_output=True, text=True, check=True).stdout
+    table = {}
+    for line in nm.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "T":
+            table[parts[2]] = int(parts[0], 16)
+    hooks = {h.role: h for h in find_hooks(player)}
+    assert hooks["submit"].address == table["gspSubmitGxCommand"] and hooks["submit"].kind == 4
+    assert hooks["present"].address == table["gspPresentBuffer"]
+    assert "frame" not in hooks  # gfxSwapBuffers is not linked
+
+
+@pytest.mark.parametrize("sample", ["cube", "texture_formats", "lit_sphere", "gs_sprites", "fog"])
+def test_recorded_sample_replays_to_its_reference(player: Path, tmp_path: Path, sample: str) -> None:
+    capture, output = _record(player, sample, tmp_path, "--from-start", "--frames", "1")
+    assert "1 complete frame(s)" in output and "warning" not in output
+    assert "initial_state" not in capture.meta
+    assert np.array_equal(gx_script.top_screens(capture)[0], gx_script.reference(f"{sample}.png"))
+
+
+def test_recording_every_frame_until_the_program_exits(player: Path, tmp_path: Path) -> None:
+    capture, output = _record(player, "animation", tmp_path, "--from-start")
+    assert "exited with status 00" in output and "4 complete frame(s)" in output
+    for f, shot in enumerate(gx_script.top_screens(capture)):
+        assert np.array_equal(shot, gx_script.reference(f"animation_{f:04d}.png")), f"frame {f}"
+
+
+def test_recording_from_a_frame_boundary(player: Path, tmp_path: Path) -> None:
+    capture, output = _record(player, "animation", tmp_path)
+    assert "3 complete frame(s)" in output and capture.meta["initial_state"] == "unknown"
+    shots = gx_script.top_screens(capture)
+    for f, shot in enumerate(shots, start=1):
+        assert np.array_equal(shot, gx_script.reference(f"animation_{f:04d}.png")), f"frame {f}"
