@@ -58,8 +58,11 @@ FLAG_TEXTURE_COPY = Bits(3, 1)
 FLAG_NO_TILING = Bits(5, 1)  # with bit 1 clear: tiled -> tiled; with bit 1 set: linear -> linear
 FLAG_IN_FORMAT = Bits(8, 3)
 FLAG_OUT_FORMAT = Bits(12, 3)
-FLAG_BLOCK32 = Bits(16, 1)
+FLAG_BLOCK32 = Bits(16, 1)  # the console draws the same picture with it set: no effect (Citra ignores it too)
 FLAG_SCALE = Bits(24, 2)  # 0 none, 1 2x1, 2 2x2, 3 invalid
+TRANSFER_FLAG_FIELDS = (FLAG_FLIP, FLAG_LINEAR_TO_TILED, FLAG_CROP, FLAG_TEXTURE_COPY, FLAG_NO_TILING,
+                        FLAG_IN_FORMAT, FLAG_OUT_FORMAT, FLAG_BLOCK32, FLAG_SCALE)
+TRANSFER_FLAGS_KNOWN = sum(f.put(-1) for f in TRANSFER_FLAG_FIELDS)  # bits with a known meaning
 
 # LCD framebuffer registers PDC0 (top) / PDC1 (bottom): base addresses and offsets
 PDC_BASES = (0x10400400, 0x10400500)
