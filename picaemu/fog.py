@@ -5,9 +5,10 @@ Receives a ``FogState`` (decoded once per draw), colors (F, 4) uint8 and depths 
 depth map). Returns (F, 4) uint8: ``x = (z_flip ? 1 - d : d) * 128``, ``i = clamp(floor(x), 0, 127)``,
 ``F = clamp(value[i] + delta[i] * (x - i), 0, 1)``, ``rgb = trunc(F * rgb + (1 - F) * fog_rgb)``; alpha unchanged.
 
-LUT entry layout (stage table): bits 0-12 delta to the next entry, signed 13-bit two's complement / 2048; bits
-13-23 value, unsigned 0.0.11 (/ 2048, citro3d's scale). Fog mode "gas" (7) and undefined modes raise
-``UnsupportedFeature``.
+LUT entry layout (stage table): bits 0-12 delta to the next entry, signed 13-bit two's complement / 2047; bits
+13-23 value, unsigned 11 bits / 2047, so 0x7FF is exactly 1.0 (the tested reference's scale: citro3d's "no fog"
+table, all 0x7FF, leaves colors untouched; citro3d encodes with x 2048 clamped to 0x7FF). Fog mode "gas" (7) and
+undefined modes raise ``UnsupportedFeature``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from picaemu.regs.blocks.tev import FOG_MODES
 from picaemu.state import FOG_LUT_ENTRIES, GpuState
 
 LUT_DELTA_BITS, LUT_VALUE_SHIFT, LUT_VALUE_BITS = 13, 13, 11
-LUT_SCALE = 2048.0
+LUT_ONE = 2047.0  # raw value (and delta) that reads as 1.0
 MODE_NAMES = {code: name for code, name in FOG_MODES.items()}
 
 
@@ -56,9 +57,9 @@ class FogState:
 def decode_lut(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(128,) raw uint32 entries -> (values, deltas), each (128,) float32."""
     raw = raw.astype(np.int64)
-    values = ((raw >> LUT_VALUE_SHIFT) & ((1 << LUT_VALUE_BITS) - 1)) / LUT_SCALE
+    values = ((raw >> LUT_VALUE_SHIFT) & ((1 << LUT_VALUE_BITS) - 1)) / LUT_ONE
     delta = raw & ((1 << LUT_DELTA_BITS) - 1)
-    delta = np.where(delta >= 1 << (LUT_DELTA_BITS - 1), delta - (1 << LUT_DELTA_BITS), delta) / LUT_SCALE
+    delta = np.where(delta >= 1 << (LUT_DELTA_BITS - 1), delta - (1 << LUT_DELTA_BITS), delta) / LUT_ONE
     return values.astype(np.float32), delta.astype(np.float32)
 
 

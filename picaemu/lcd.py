@@ -2,11 +2,23 @@
 
 Receives the external GPU register file (``gpu`` (0x1000,) uint32, physical 0x10400000 + 4i) and emulated
 memory. ``ScreenConfig.from_regs`` decodes one screen's PDC registers (FB_SIZE: row length and row count,
-FB_FORMAT low 3 bits: transfer enum 0 RGBA8, 1 RGB8 (bytes B, G, R), 2 RGB565, 3 RGB5A1, 4 RGBA4, FB_SELECT bit 0:
-first/second address, FB_STRIDE: bytes per row, left/right-eye addresses). ``screen_image`` returns
-(rows_per_column, columns, 3) uint8 RGB — (240, 400, 3) for the top screen, (240, 320, 3) for the bottom —
-upright and landscape: memory row x is screen column x from the left and pixel 0 of a row is the bottom of the
-column, so the image is ``np.rot90`` of the (columns, row length) memory array.
+FB_FORMAT: bits 0-2 the transfer format enum 0 RGBA8, 1 RGB8 (bytes B, G, R), 2 RGB565, 3 RGB5A1, 4 RGBA4, bits
+4-5 the interlace mode (``INTERLACE_MODES``: A, AA, AB, BA), bit 6 row doubling; FB_SELECT bit 0: first/second
+address pair, FB_STRIDE: bytes per row, left/right-eye addresses).
+
+Each scanline of a panel is one screen column; a panel scans ``SCANLINES_PER_ROW`` x FB_SIZE rows of them (800 on
+the top screen, 320 on the bottom). How many distinct memory rows that shows, per eye:
+
+- mode A with bit 6 (the top screen's 2D mode): each row feeds two scanlines -> scanlines / 2 rows (400);
+- mode A without bit 6 (the top screen's wide mode, and the bottom screen): one row per scanline (800 / 320);
+- AA (A's rows twice), AB / BA (left and right rows alternate): scanlines / 2 rows from each eye's buffer.
+
+In modes A and AA only the left (A) buffer is scanned, so both eyes see it; in AB / BA the right eye sees the
+right-eye address. Bit 6 together with an interlaced mode (which GSP never sets) raises ``LcdError``.
+``screen_image`` returns (row_length, rows, 3) uint8 RGB — (240, 400, 3) for the top screen in 2D or 3D mode,
+(240, 800, 3) in wide mode, (240, 320, 3) for the bottom — upright and landscape: memory row x is screen column x
+from the left and pixel 0 of a row is the bottom of the column, so the image is ``np.rot90`` of the (rows, row
+length) memory array. The image's width is what the screen shows: distinct columns, doubled ones counted once.
 """
 
 from __future__ import annotations
@@ -23,22 +35,25 @@ from picaemu.memory import PhysicalMemory
 
 SCREENS = {"top": 0, "bottom": 1}
 EYES = ("left", "right")
+MODES_WITH_RIGHT_EYE = frozenset({"AB", "BA"})
 
 
 class LcdError(PicaError):
-    """The LCD registers describe a framebuffer that cannot be shown (bad format, size or stride)."""
+    """The LCD registers describe a framebuffer that cannot be shown (bad format, size, stride or mode)."""
 
 
 @dataclass(frozen=True)
 class ScreenConfig:
-    """One screen's scan-out setup, decoded from its PDC registers."""
+    """One screen's scan-out setup (for one eye), decoded from its PDC registers."""
 
     screen: int
     row_length: int  # pixels per memory row (240): the screen's height
-    rows: int  # memory rows (400 top, 320 bottom): the screen's width
+    rows: int  # distinct memory rows scanned for this eye: the screen's width in pixels
     format: int
     stride: int
     address: int
+    mode: str  # interlace mode name (INTERLACE_MODES)
+    doubled: bool  # FB_FORMAT bit 6: each row feeds two scanlines
 
     @classmethod
     def from_regs(cls, gpu: np.ndarray, screen: int, eye: str = "left") -> ScreenConfig:
@@ -47,11 +62,19 @@ class ScreenConfig:
         def word(offset: int) -> int:
             return int(gpu[(base + offset - R.GPU_BASE) >> 2])
 
+        fmt = word(R.PDC_FORMAT)
+        mode, doubled = R.INTERLACE_MODES[R.FB_INTERLACE.get(fmt)], bool(R.FB_DOUBLE.get(fmt))
+        if doubled and mode != "A":
+            raise LcdError(f"screen {screen}: FB_FORMAT 0x{fmt:X} doubles rows in interlace mode {mode}, a "
+                           "combination GSP never sets and whose picture is not known")
         second = R.FB_SELECT.get(word(R.PDC_SELECT))
-        slots = (R.PDC_LEFT_A, R.PDC_LEFT_B) if eye == "left" else (R.PDC_RIGHT_A, R.PDC_RIGHT_B)
+        right = eye == "right" and mode in MODES_WITH_RIGHT_EYE
+        slots = (R.PDC_RIGHT_A, R.PDC_RIGHT_B) if right else (R.PDC_LEFT_A, R.PDC_LEFT_B)
         size = word(R.PDC_FB_SIZE)
-        return cls(screen, R.FB_WIDTH.get(size), R.FB_HEIGHT.get(size), R.FB_PIXEL_FORMAT.get(word(R.PDC_FORMAT)),
-                   word(R.PDC_STRIDE), word(slots[second]))
+        scanlines = R.FB_HEIGHT.get(size) * R.SCANLINES_PER_ROW[screen]
+        rows = scanlines // 2 if doubled or mode != "A" else scanlines
+        return cls(screen, R.FB_WIDTH.get(size), rows, R.FB_PIXEL_FORMAT.get(fmt), word(R.PDC_STRIDE),
+                   word(slots[second]), mode, doubled)
 
 
 def memory_image(memory: PhysicalMemory, cfg: ScreenConfig) -> np.ndarray:

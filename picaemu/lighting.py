@@ -14,13 +14,15 @@ Lighting is on when LIGHTING_ENABLE0 is set and LIGHTING_ENABLE1 is clear (citro
 - returns two (F,4) uint8 RGBA arrays, ``trunc(clamp(x, 0, 1) * 255 + 1/1024)``. Lighting off: both all zero.
 
 Equation (pica-pipeline.md §12): per active slot s (light n = PERMUTATION slot s), with L the unit vector toward
-the light (``pos`` if directional else ``pos + view``), V the unit view vector, H = V + L:
+the light (``pos`` if directional else ``pos + view`` with the view vector as interpolated, not normalised: the
+length of ``pos + view`` is the distance that drives distance attenuation), V the unit view vector, H = V + L:
 ``diffuse += (diffuse_n * LNc * shadow_p + ambient_n) * DA * SP`` and
 ``specular += (D0 * spec0_n * G0 + D1 * R * spec1_n * G1) * clampHL * DA * SP * shadow_s``; the Fresnel LUT of the
 last slot replaces the selected alpha(s); global ambient is added to the diffuse rgb. Each LUT input (N.H, V.H,
 N.V, L.N, -L.P, cos phi) is chosen by 0x1D1, read unsigned (clamped, ``|x|`` for two-sided lights) or signed by
-0x1D0, scaled by 0x1D2; a LUT that is disabled (0x1C4) or absent from the LUT configuration reads 1.0 (RG/RB read
-RR instead). Zero-length vectors normalize to zero (no NaN reaches the output).
+0x1D0, scaled by 0x1D2 (the spot direction P is each stored 13-bit signed field / 2047, so 0x7FF reads 1.0); a
+LUT that is disabled (0x1C4) or absent from the LUT configuration reads 1.0 (RG/RB read RR instead). Zero-length
+vectors normalize to zero (no NaN reaches the output).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import numpy as np
 
 from picaemu import lighting_kernel as K
 from picaemu import lighting_luts as luts_mod
+from picaemu import numeric
 from picaemu.errors import PipelineError, UnsupportedFeature
 from picaemu.fragments import Fragments
 from picaemu.lighting_luts import LUT_ID, DecodedLuts
@@ -41,6 +44,7 @@ from picaemu.regs.blocks.lighting import INPUT_SLOTS, NUM_LIGHTS
 from picaemu.state import GpuState
 
 COLOR_ONE = 255.0  # light color fields: 255 = 1.0
+SPOT_ONE = 2047.0  # spot direction fields (13-bit two's complement): 0x7FF = 1.0, as the tested reference scales
 U8_MAX = 255
 
 # LUTs each light-environment configuration (CONFIG0.config enum name) makes available; DA always is.
@@ -206,6 +210,13 @@ def _lut_input(regs: np.ndarray, name: str, available: frozenset[str]) -> LutInp
     return LutInput(active, selector, signed, SCALES.get(scale_name, 1.0))
 
 
+def _spot_direction(regs: np.ndarray, prefix: str) -> np.ndarray:
+    """(3,) float32 stored spot direction: each 13-bit field as a signed integer / ``SPOT_ONE``."""
+    fields = ((prefix + "SPOTDIR_XY", "x"), (prefix + "SPOTDIR_XY", "y"), (prefix + "SPOTDIR_Z", "z"))
+    ints = [numeric.signed(access.raw(regs, name, f), access.locate(name, f)[1].width) for name, f in fields]
+    return np.array(ints, np.float32) / np.float32(SPOT_ONE)
+
+
 def _light(regs: np.ndarray, n: int) -> LightState:
     p = f"LIGHT{n}_"
     config0_shadow = bool(access.value(regs, _CONFIG0, "shadow_enable"))
@@ -221,8 +232,7 @@ def _light(regs: np.ndarray, n: int) -> LightState:
         two_sided=bool(access.value(regs, p + "CONFIG", "two_sided")),
         geometric0=bool(access.value(regs, p + "CONFIG", "geometric_factor_0")),
         geometric1=bool(access.value(regs, p + "CONFIG", "geometric_factor_1")),
-        spot_direction=np.array([access.value(regs, p + "SPOTDIR_XY", "x"), access.value(regs, p + "SPOTDIR_XY", "y"),
-                                 access.value(regs, p + "SPOTDIR_Z", "z")], np.float32),
+        spot_direction=_spot_direction(regs, p),
         spot_enabled=not access.value(regs, _CONFIG1, f"spot_disable{n}"),
         dist_atten_enabled=not access.value(regs, _CONFIG1, f"dist_atten_disable{n}"),
         dist_bias=float(access.value(regs, p + "ATTENUATION_BIAS", "bias")),

@@ -34,6 +34,7 @@ BUMP_CODES = {"none": 0, "bump map": 1, "tangent map": 2}
 BUMP_NORMAL, BUMP_TANGENT = 1, 2
 SIGNED_STEPS, UNSIGNED_STEPS, LAST = 128, 256, 255
 TOLERANCE = 1.0 / 1024
+GEO_COLUMNS = 12  # per-fragment geometry: normal, tangent, unit view, raw view
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
@@ -115,13 +116,14 @@ def _store(out, i, r, g, b, a):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, error_model="numpy")
 def _geometry(quat, view, bump, bump_mode, renorm, out):  # pragma: no cover - compiled
-    """out[:, 0:3] normal, [3:6] tangent, [6:9] unit view vector."""
+    """out[:, 0:3] normal, [3:6] tangent, [6:9] unit view vector, [9:12] the view vector as interpolated."""
     for i in range(quat.shape[0]):
         n, t = _surface(quat, bump, i, bump_mode, renorm)
         vx, vy, vz, _ = _unit(view[i, 0], view[i, 1], view[i, 2])
         out[i, 0], out[i, 1], out[i, 2] = n
         out[i, 3], out[i, 4], out[i, 5] = t
         out[i, 6], out[i, 7], out[i, 8] = vx, vy, vz
+        out[i, 9], out[i, 10], out[i, 11] = view[i, 0], view[i, 1], view[i, 2]
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -148,8 +150,8 @@ def _one_light(geo, shadow, lp, lf, slots, slot_scale, gflags, value, diff, last
         v = (geo[i, 6], geo[i, 7], geo[i, 8])
         if directional:
             lx, ly, lz, dist = _unit(px, py, pz)
-        else:
-            lx, ly, lz, dist = _unit(px + v[0], py + v[1], pz + v[2])
+        else:  # the raw view: |pos + view| is the distance that drives distance attenuation
+            lx, ly, lz, dist = _unit(px + geo[i, 9], py + geo[i, 10], pz + geo[i, 11])
         lv = (lx, ly, lz)
         hx, hy, hz = v[0] + lx, v[1] + ly, v[2] + lz
         half_sq = hx * hx + hy * hy + hz * hz
@@ -195,7 +197,7 @@ def light_fragments(quat, view, bump, shadow, lparams, lflags, slots, slot_scale
                     primary, secondary):  # pragma: no cover - compiled
     """Fill ``primary`` and ``secondary`` (F,4) uint8 (see the module docstring)."""
     count = quat.shape[0]
-    geo = np.empty((count, 9), np.float64)
+    geo = np.empty((count, GEO_COLUMNS), np.float64)
     _geometry(quat, view, bump, gflags[G_BUMP], gflags[G_RENORM] != 0, geo)
     dsum = np.zeros((count, 4), np.float64)
     ssum = np.zeros((count, 4), np.float64)

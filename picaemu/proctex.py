@@ -9,13 +9,13 @@ Owns the decoding of PROCTEX0-5 (0x0A8-0x0AD, through ``picaemu.regs.access``) a
 (F,) float32 level of detail (``proctex_lod`` computes it from screen-space derivatives); without it every texel
 comes from level 0 (min LOD when that is larger).
 
-Evaluation per texel: ``u, v = |u|, |v|``; shift offsets from the pre-noise coordinates; optional noise
-(``noise``) displaces u and v by ``amplitude * noise``; the shifts are added; each coordinate goes through its
-clamp mode; the RGB mapping function F(u, v) in [0, 1] indexes the RGB map (``lut128``), whose result g selects
-``offset_L + g (width_L - 1)`` in the color table of mip level L (nearest: entry rounded half up; linear:
-entry + frac · 2 · difference). Alpha is the color table's, or with ``separate_alpha`` the alpha map at the alpha
-function. Map tables read ``clamp(value / 4095 + f · diff / 4095, 0, 1)`` (``lut128``); colors are bytes; linear
-results are truncated.
+Evaluation per texel: ``u, v = |u|, |v|``; shift offsets from the pre-noise coordinates; optional noise (``noise``)
+displaces u and v by ``amplitude * noise`` (amplitude: the signed 16-bit field / 4095); the shifts are added; each
+coordinate goes through its clamp mode; the RGB mapping function F(u, v) in [0, 1] indexes the RGB map (``lut128``),
+whose result g selects ``offset_L + g (width_L - 1)`` in the color table of mip level L (nearest: entry rounded half
+up; linear: entry + frac · 2 · difference). Alpha is the color table's, or with ``separate_alpha`` the alpha map at
+the alpha function. Map tables read ``clamp(value / 4095 + f · diff / 4095, 0, 1)`` (``lut128``); colors are bytes;
+linear results are truncated.
 
 Raise ``UnsupportedFeature`` naming the register: codes the reference leaves undefined (clamp 5-7, mapping 10-15,
 shift 3, filter 6-7), and a color table that runs past entry 255 (offset + width - 1 > 255) at a level the filter
@@ -43,6 +43,7 @@ from picaemu.regs.blocks.proctex import (
 from picaemu.state import GpuState
 
 MAP_ONE = 4095.0  # map-table value (and difference) that reads as 1.0
+AMPLITUDE_ONE = 4095.0  # noise amplitude field (16-bit signed) that reads as 1.0, as the tested reference scales it
 MAP_ENTRIES = TABLE_ENTRIES["noise"]
 NOISE_CELLS = 9.0  # noise lattice cells per unit of (frequency * coordinate)
 # Noise hash tables (Azahar's functions, "verified against real hardware"; pica-pipeline.md §11.2)
@@ -154,7 +155,7 @@ class ProctexState:
             **fields0,
             separate_alpha=separate,
             noise_enable=bool(val("TEXUNIT3_PROCTEX0", "noise_enable")),
-            amplitude=(float(val("TEXUNIT3_PROCTEX1", "u_amplitude")), float(val("TEXUNIT3_PROCTEX2", "v_amplitude"))),
+            amplitude=(_amplitude(regs, "TEXUNIT3_PROCTEX1", "u"), _amplitude(regs, "TEXUNIT3_PROCTEX2", "v")),
             phase=(float(val("TEXUNIT3_PROCTEX1", "u_phase")), float(val("TEXUNIT3_PROCTEX2", "v_phase"))),
             frequency=(float(val("TEXUNIT3_PROCTEX3", "u_frequency")), float(val("TEXUNIT3_PROCTEX3", "v_frequency"))),
             linear=FILTERS[filt][0],
@@ -168,6 +169,12 @@ class ProctexState:
             color=decode_colors(luts[_TABLE["color"]], signed=False),
             color_diff=decode_colors(luts[_TABLE["color difference"]], signed=True),
         )
+
+
+def _amplitude(regs: np.ndarray, reg: str, axis: str) -> float:
+    """Noise amplitude: the 16-bit two's-complement field / ``AMPLITUDE_ONE``."""
+    name = f"{axis}_amplitude"
+    return numeric.signed(access.raw(regs, reg, name), access.locate(reg, name)[1].width) / AMPLITUDE_ONE
 
 
 def _unsupported(regs: np.ndarray, reg: str, what: str) -> None:

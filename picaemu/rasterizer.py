@@ -6,8 +6,11 @@ order (triangle by triangle, rows bottom-up, pixels left to right) plus counters
 
 Coverage (pica-pipeline.md §9): pixel (X, Y) samples at (16X + 8, 16Y + 8) in 12.4; edge functions
 ``E_i = (b.x - a.x)(p.y - a.y) - (b.y - a.y)(p.x - a.x)`` for the edge a -> b opposite vertex i; a sample is
-covered when every ``E_i + bias_i >= 0`` where ``bias_i = -1`` for right edges (dy > 0) and flat bottom edges
-(dy = 0, dx > 0), a top-left rule in y-up coordinates. Pixels are clamped to the framebuffer; the scissor box
+covered when every ``E_i + bias_i >= 0`` where ``bias_i = -1`` for right edges (dy > 0: the opposite vertex lies to
+the left) and for flat edges with the triangle below them (dy = 0, dx < 0: the opposite vertex has the smaller y),
+as the tested reference decides it in the same y-up window coordinates (memory row ``H - 1 - y``): samples on a
+triangle's flat top (largest-y) edge are excluded, those on its flat bottom edge included, so a rectangle from
+y0 + .5 to y1 + .5 covers rows y0 .. y1 - 1. Pixels are clamped to the framebuffer; the scissor box
 (0x065-0x067, inclusive) rejects pixels outside it (mode 3) or inside it (mode 1).
 
 Interpolation (§9.4) with the exact barycentric weights ``E_i``: varyings perspective-correct
@@ -155,7 +158,7 @@ def _scan(x, y, zndc, inv_w, vary, primitive, active, params, dparams, mode, out
         for i in range(3):
             ax, ay = x[t, (i + 1) % 3], y[t, (i + 1) % 3]
             dx, dy = x[t, (i + 2) % 3] - ax, y[t, (i + 2) % 3] - ay
-            bias[i] = -1 if (dy > 0 or (dy == 0 and dx > 0)) else 0
+            bias[i] = -1 if (dy > 0 or (dy == 0 and dx < 0)) else 0
             e_row[i] = dx * (16 * y0 + 8 - ay) - dy * (16 * x0 + 8 - ax) + bias[i]
             e_dx[i] = -dy * 16
             e_dy[i] = dx * 16

@@ -6,13 +6,14 @@ a dict ``{source code: (F, 4) or (4,) uint8 RGBA}`` (0 primary color, 1/2 fragme
 
 Per stage (integer maths, divisions truncate toward zero, as Azahar's software renderer; HW rounding is unknown):
 three sources per RGB and alpha, an operand modifier each (``RGB_OPERANDS`` / ``ALPHA_OPERANDS``), a combine
-function (``_combine_one``; dot3 in ``_stage``), then ``min(255, result << scale)`` (scale code 3 acts as x1).
-Stage 0: "previous" in slot 0 or 1 reads slot 2's source (0 if that is "previous" too) and "previous buffer"
-reads 0. Combiner buffer: stage 0 reads 0, stage 1 the initial color (0x0FD), stage k+1 what stage k-1 left when
-its update bit (0x0E0 bits 8-15, stages 0-3) is set. Undefined source/operand/op codes in the slots a stage reads
-raise ``UnsupportedFeature``. The per-fragment loops are compiled (numba, cached): one pass per active stage over
-all four output channels (dot3 its own pass), with the op and operand choices passed as scalars; per-draw decoding
-is Python.
+function (``_combine_one``; dot3 in ``_stage``), then ``min(255, result << scale)`` (scale code 3 acts as x1). Stage
+0: an RGB "previous" in slot 0 or 1 reads RGB slot 2's source (0 if that is "previous" too); every other "previous"
+of stage 0 (alpha slots, RGB slot 2) reads 0, and so does "previous buffer". Dot3 RGBA puts the dot product into
+alpha too, scaled by the alpha scale (the RGB channels by the RGB scale). Combiner buffer: stage 0 reads 0, stage 1
+the initial color (0x0FD), stage k+1 what stage k-1 left when its update bit (0x0E0 bits 8-15, stages 0-3) is set.
+Undefined source/operand/op codes in the slots a stage reads raise ``UnsupportedFeature``. The per-fragment loops
+are compiled (numba, cached): one pass per active stage over all four output channels (dot3 its own pass), with the
+op and operand choices passed as scalars; per-draw decoding is Python.
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ class TevStage:
             return ()
         slots = tuple(range(ARITY[op]))
         srcs = self.rgb_sources if kind == "RGB" else self.alpha_sources
-        if self.index == 0 and any(srcs[s] == SRC_PREVIOUS for s in slots) and 2 not in slots:
+        if kind == "RGB" and self.index == 0 and any(srcs[s] == SRC_PREVIOUS for s in slots) and 2 not in slots:
             slots += (2,)
         return slots
 
@@ -227,8 +228,9 @@ def _stage(r0, r1, r2, a0, a1, a2, rgb_ch, rgb_inv, rgb_op, rgb_shift, alpha_ch,
 
 
 @numba.njit(cache=True, error_model="numpy")  # every divisor is a constant: no division-by-zero branches
-def _dot3(r0, r1, rgb_ch, rgb_inv, shift, rgba, out) -> None:  # pragma: no cover - compiled
-    """Dot3 of the first two RGB operands into out[:, :3] (and out[:, 3] when ``rgba``)."""
+def _dot3(r0, r1, rgb_ch, rgb_inv, shift, rgba, alpha_shift, out) -> None:  # pragma: no cover - compiled
+    """Dot3 of the first two RGB operands into out[:, :3] scaled by ``shift`` (and, when ``rgba``, into out[:, 3]
+    scaled by ``alpha_shift``)."""
     for i in range(out.shape[0]):
         total = 0
         for ch in range(3):
@@ -236,10 +238,11 @@ def _dot3(r0, r1, rgb_ch, rgb_inv, shift, rgba, out) -> None:  # pragma: no cove
             x = 255 - x if rgb_inv[0] else x
             y = 255 - y if rgb_inv[1] else y
             total += _div_trunc((2 * x - 255) * (2 * y - 255) + 128, 256)
-        v = min(min(max(total, 0), 255) << shift, 255)
+        dot = min(max(total, 0), 255)
+        v = min(dot << shift, 255)
         out[i, 0] = out[i, 1] = out[i, 2] = v
         if rgba:
-            out[i, 3] = v
+            out[i, 3] = min(dot << alpha_shift, 255)
 
 
 def _resolve(stage: TevStage, kind: str, slot: int, inputs: Mapping[int, np.ndarray], previous: np.ndarray,
@@ -247,7 +250,7 @@ def _resolve(stage: TevStage, kind: str, slot: int, inputs: Mapping[int, np.ndar
     """The (count, 4) uint8 array a slot reads, with the stage-0 rules applied."""
     codes = stage.rgb_sources if kind == "RGB" else stage.alpha_sources
     code = codes[slot]
-    if stage.index == 0 and code == SRC_PREVIOUS:
+    if stage.index == 0 and kind == "RGB" and slot < 2 and code == SRC_PREVIOUS:
         code = codes[2] if codes[2] != SRC_PREVIOUS else None
     if code is None or (stage.index == 0 and code == SRC_BUFFER):
         return np.zeros((count, 4), np.uint8)
@@ -291,7 +294,8 @@ def run_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.nd
     out = np.empty((count, 4), np.uint8)
     dot3 = stage.rgb_op in (OP_DOT3_RGB, OP_DOT3_RGBA)
     if dot3:  # its own kernel, compiled the first time a draw uses it
-        _dot3(arrays["RGB"][0], arrays["RGB"][1], rgb_ch, rgb_inv, stage.rgb_shift, stage.rgb_op == OP_DOT3_RGBA, out)
+        _dot3(arrays["RGB"][0], arrays["RGB"][1], rgb_ch, rgb_inv, stage.rgb_shift, stage.rgb_op == OP_DOT3_RGBA,
+              stage.alpha_shift, out)
     if stage.rgb_op != OP_DOT3_RGBA:  # dot3 RGBA wrote all four channels
         alpha = [ALPHA_OPERAND_TABLE[o] for o in alpha_opnd]
         _stage(*arrays["RGB"], *arrays["alpha"], tuple(int(k) for k in rgb_ch.ravel()),

@@ -85,3 +85,41 @@ def test_manifest_that_is_not_json(scene_copy: Path) -> None:
     (scene_copy / "manifest.json").write_text("{not json")
     with pytest.raises(FormatError, match="not JSON"):
         c3dcap.read(scene_copy)
+
+
+def _null_file_scene(root: Path, reload_with_file: bool) -> Path:
+    """A scene of two fill + display-transfer pairs into the two halves of one linear block; every event lists
+    that block — with no file (``file: null``: never written by the CPU) unless ``reload_with_file``."""
+    scene = root / ("with_file" if reload_with_file else "null_file")
+    (scene / "blobs").mkdir(parents=True)
+    half = 8 * 8 * 3  # an 8x8 RGB8 picture
+    (scene / "blobs" / "zero.bin").write_bytes(bytes(2 * half))
+    vram = {"region": "vram", "paddr": 0x18000000, "size": 256, "tag": "color", "file": None}
+    lcd = {"region": "linear", "paddr": 0x20000000, "size": 2 * half, "tag": "lcd",
+           "file": "blobs/zero.bin" if reload_with_file else None}
+    events = []
+    for k, value in enumerate((0x112233FF, 0x445566FF)):
+        fill = {"start_paddr": 0x18000000, "end_paddr": 0x18000100, "value": value, "control": 0x201}
+        events.append({"type": "gx", "gx_cmd": "MemoryFill", "fill": [fill], "memory": [vram, lcd]})
+        events.append({"type": "gx", "gx_cmd": "DisplayTransfer", "in_paddr": 0x18000000,
+                       "out_paddr": 0x20000000 + k * half, "in_width": 8, "in_height": 8, "out_width": 8,
+                       "out_height": 8, "flags": 0x1000, "memory": [vram, lcd]})
+    doc = {"format": "c3dcap-1", "scene": "null files", "memory_map": {}, "events": events}
+    for i, e in enumerate(doc["events"]):
+        e["seq"] = i
+    (scene / "manifest.json").write_text(json.dumps(doc))
+    return scene
+
+
+@pytest.mark.parametrize("reload_with_file", [False, True])
+def test_blocks_without_a_file_keep_their_contents(tmp_path: Path, reload_with_file: bool) -> None:
+    """A block with ``file: null`` is left as the transfers wrote it: both halves survive (bytes B, G, R of
+    0x112233 then 0x445566). A block with a file is reloaded before each command (the README's rule), so the
+    first transfer's half is zero again by the end."""
+    from picaemu.replay import Replay
+
+    replay = Replay(convert.from_scene(c3dcap.read(_null_file_scene(tmp_path, reload_with_file))))
+    replay.run()
+    first, second = replay.memory.read(0x20000000, 192), replay.memory.read(0x20000000 + 192, 192)
+    assert second == bytes([0x66, 0x55, 0x44]) * 64
+    assert first == (bytes(192) if reload_with_file else bytes([0x33, 0x22, 0x11]) * 64)

@@ -90,3 +90,21 @@ def test_odd_byte_count_and_jump_cycle(tmp_path: Path) -> None:
     path = _file(tmp_path, loop.tobytes())
     out = CliRunner().invoke(main, ["decode", path, "--base", "0x20000000", "--mem", f"0x20000000={path}"])
     assert out.exit_code == 2 and "repeats an earlier buffer" in out.output
+
+
+def test_every_finalize_write_is_listed(tmp_path: Path) -> None:
+    """citro3d ends a list with GPUREG_FINALIZE and pads it with a second one (as in the shared captures: offsets
+    0x4C0 and 0x4C8); the GPU stops at the first, the listing shows every write of the buffer."""
+    b = CommandBuilder()
+    b.write_fields("PRIMITIVE_CONFIG", topology=1)
+    b.write("FINALIZE", 0x12345678)
+    b.write("FINALIZE", 0x12345678)
+    b.write_fields("PRIMITIVE_CONFIG", topology=0)
+    path = _file(tmp_path, b.tobytes())
+    out = CliRunner().invoke(main, ["decode", "--writes", path])
+    assert out.exit_code == 0, out.output
+    rows = [line.split()[:2] for line in out.output.splitlines()]
+    assert rows == [["000000", "GPUREG_PRIMITIVE_CONFIG"], ["000008", "GPUREG_FINALIZE"],
+                    ["000010", "GPUREG_FINALIZE"], ["000018", "GPUREG_PRIMITIVE_CONFIG"]]
+    out = CliRunner().invoke(main, ["decode", "--json", path])
+    assert [json.loads(line)["id"] for line in out.output.splitlines()] == [0x25E, 0x010, 0x010, 0x25E]

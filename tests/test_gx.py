@@ -85,13 +85,61 @@ def test_display_transfer_linear_to_tiled_round_trip(gx: Gx) -> None:
     assert gx.memory.read(FCRAM + 0x1000, len(linear)) == linear
 
 
-def test_display_transfer_rejects_block32_and_growth(gx: Gx) -> None:
-    from picaemu.errors import UnsupportedFeature
-
-    with pytest.raises(UnsupportedFeature):
-        _transfer(gx, VRAM, FCRAM, (32, 32), (32, 32), 1 << 16)
+def test_display_transfer_rejects_growth(gx: Gx) -> None:
     with pytest.raises(GxError, match="larger than the input"):
         _transfer(gx, VRAM, FCRAM, (8, 8), (16, 8), 0)
+
+
+def test_block32_bit_changes_nothing(gx: Gx) -> None:
+    """Bit 16 set: the same bytes as without it (the console draws the same picture)."""
+    img = _image(16, 8)
+    _put_tiled_rgba8(gx, VRAM, img)
+    _transfer(gx, VRAM, FCRAM, (16, 8), (16, 8), 0x1000)
+    _transfer(gx, VRAM, FCRAM + 0x1000, (16, 8), (16, 8), 0x1000 | 1 << 16)
+    assert gx.memory.read(FCRAM + 0x1000, 16 * 8 * 3) == gx.memory.read(FCRAM, 16 * 8 * 3)
+
+
+def test_raw_copy_bit_copies_bytes_unchanged(gx: Gx) -> None:
+    """Bit 3 on a display transfer: out_w x out_h x bpp(out format) bytes copied as they are — here RGB8 out, so
+    8 x 8 x 3 = 192 bytes of the tiled RGBA8 input, untiled, unconverted, unflipped (flip bit set too)."""
+    src = bytes(range(256)) * 2
+    gx.memory.write(VRAM, src)
+    gx.memory.write(FCRAM, b"\xEE" * 512)
+    _transfer(gx, VRAM, FCRAM, (8, 8), (8, 8), 0x1000 | 1 << 3 | 1)
+    assert gx.memory.read(FCRAM, 256) == src[:192] + b"\xEE" * 64
+    _transfer(gx, VRAM, FCRAM, (16, 16), (16, 16), 1 << 3 | 0x02000000)  # 2x2 downscale: 8 x 8 x 4 bytes
+    assert gx.memory.read(FCRAM, 256) == src[:256]
+
+
+def test_raw_copy_lowers_to_a_contiguous_texture_copy() -> None:
+    writes = dict((a, v) for a, v, _ in lower(pica.DisplayTransfer(VRAM, FCRAM, 8 | 8 << 16, 8 | 8 << 16, 0x1008)))
+    assert writes[0x10400C20] == 192 and writes[0x10400C24] == writes[0x10400C28] == 0
+    assert writes[0x10400C10] == 0x1008
+
+
+def test_flip_skew_needs_the_crop_bit(gx: Gx) -> None:
+    """Flip with a narrower output: without bit 2 the output starts at its address; with bit 2 it starts
+    (in_w - out_w) (out_h - 1) pixels later (16 - 8) * 7 * 3 = 168 bytes, the hardware's skew."""
+    img = _image(16, 8)
+    _put_tiled_rgba8(gx, VRAM, img)
+    _transfer(gx, VRAM, FCRAM, (16, 8), (8, 8), 0x1001)
+    plain = gx.memory.read(FCRAM, 8 * 8 * 3)
+    assert plain[:3] == bytes(img[7, 0, 2::-1])  # first output row = last input row (flipped), bytes B, G, R
+    _transfer(gx, VRAM, FCRAM + 0x1000, (16, 8), (8, 8), 0x1005)
+    assert gx.memory.read(FCRAM + 0x1000 + 168, 8 * 8 * 3) == plain
+
+
+def test_unknown_flag_bits_warn_once_and_run(gx: Gx, caplog: pytest.LogCaptureFixture) -> None:
+    img = _image(8, 8)
+    _put_tiled_rgba8(gx, VRAM, img)
+    with caplog.at_level("WARNING", logger="picaemu.gx"):
+        for _ in range(3):
+            _transfer(gx, VRAM, FCRAM, (8, 8), (8, 8), 0x1000 | 1 << 20 | 1 << 7)
+    assert [r.getMessage() for r in caplog.records].count(
+        "transfer flags 0x00101080 set bits 0x00100080 of unknown meaning; they are ignored") == 1
+    out = np.frombuffer(gx.memory.read(FCRAM, 8 * 8 * 3), np.uint8).reshape(8, 8, 3)
+    np.testing.assert_array_equal(out[..., ::-1], img[..., :3])
+    assert gx.counts["display transfers"] == 3
 
 
 def test_texture_copy_with_gaps(gx: Gx) -> None:
@@ -159,3 +207,26 @@ def test_display_transfer_linear_rgb565_to_rgba4(gx: Gx) -> None:
     _transfer(gx, FCRAM, VRAM, (8, 8), (8, 8), 0x4222)
     out = np.frombuffer(gx.memory.read(VRAM, 128), "<u2")
     np.testing.assert_array_equal(out, np.tile(np.array([0xF00F, 0x0F0F, 0x00FF, 0xFFFF], "<u2"), 16))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_transfer_addressing_matches_scalar_restatement(gx: Gx, seed: int) -> None:
+    """Tiled RGBA8 -> linear RGBA8 (bytes copied per pixel, no conversion), random sizes, flip and crop bits:
+    output pixel (x, y) at ``dst + skew + (x + y' w_out) 4`` with y' = out_h - 1 - y when flipped, read from
+    input pixel (x, y) of the tiled image; skew = (in_w - out_w)(out_h - 1) 4 bytes only with flip and crop."""
+    rng = np.random.default_rng(seed)
+    in_w, in_h = 8 * int(rng.integers(1, 5)), 8 * int(rng.integers(1, 4))
+    out_w, out_h = 8 * int(rng.integers(1, in_w // 8 + 1)), int(rng.integers(1, in_h + 1))
+    flip, crop = int(rng.integers(2)), int(rng.integers(2))
+    src = rng.integers(0, 256, in_w * in_h * 4, dtype=np.uint8).tobytes()
+    gx.memory.write(VRAM, src)
+    gx.memory.write(FCRAM, bytes(0x4000))
+    _transfer(gx, VRAM, FCRAM, (in_w, in_h), (out_w, out_h), flip | crop << 2)
+    skew = (in_w - out_w) * (out_h - 1) * 4 if flip and crop else 0
+    out = gx.memory.read(FCRAM, 0x4000)
+    for y in range(out_h):
+        oy = out_h - 1 - y if flip else y
+        for x in range(out_w):
+            s = 4 * _tiled_offset(x, y, in_w)
+            d = skew + 4 * (x + oy * out_w)
+            assert out[d:d + 4] == src[s:s + 4], (x, y)

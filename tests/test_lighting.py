@@ -99,6 +99,34 @@ def test_positional_light_uses_view_vector():
     assert p[0, 0] == t255(201 * 0.6 / 255) == 120
 
 
+def test_positional_light_adds_the_raw_view_vector():
+    """L = unit(pos + view) with the view as interpolated (length 4 here), its length the attenuation distance;
+    only H uses the unit view: V = (0, 0, 1), L = (0.6, 0, 0.8), H = (0.6, 0, 1.8), |H|^2 = 3.6."""
+    s = lit_state(dist_atten_disable0=0)
+    light_dir(s, 0, 3, 0, 0, directional=False, geometric_factor_0=1)  # pos + view = (3, 0, 4): |.| = 5
+    color(s, "LIGHT0_DIFFUSE", 201, 0, 0)
+    color(s, "LIGHT0_SPECULAR0", 0, 255, 0)
+    put(s, "LIGHT0_ATTENUATION_SCALE", scale=numeric.encode_float(0.125, numeric.FLOAT20))  # 5 / 8 -> entry 160
+    s.lighting_luts[16] = RAMP
+    atten = 16 * 160 / 4095
+    p, q = run(s, frags(view=(0.0, 0.0, 4.0)))
+    assert p[0, 0] == t255(201 * 0.8 / 255 * atten) == 100  # normalising the view first gave L.N = 0.316
+    assert q[0, 1] == t255(0.8 / 3.6 * atten) == 35
+
+
+def test_spot_direction_scale_is_2047():
+    """A stored spot component of 0x7FF reads exactly 1.0: -L.P = 1 -> entry 255 at delta 1 (value 0,
+    difference 2047/2047), so the spot term is 1.0; with a /2048 scale it would be 0.875 (223)."""
+    s = lit_state(spot_disable0=0)
+    light_dir(s, 0, 0, 0, 1)  # L = +z
+    put(s, "LIGHT0_SPOTDIR_Z", z=0x7FF)
+    put(s, "LIGHTING_LUTINPUT_SELECT", sp_input=4)
+    color(s, "LIGHT0_DIFFUSE", 255, 0, 0)
+    s.lighting_luts[8, 255] = 2047 << 12
+    p, _ = run(s)
+    assert p[0, 0] == 255
+
+
 def test_quaternion_rotates_normal():
     s = lit_state()
     light_dir(s, 0, 4, 0, 3)

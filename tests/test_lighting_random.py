@@ -129,15 +129,15 @@ def reference(cfg, tables, quat, view, bump_t, shadow_t):
     diffuse, specular = [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0]
     for k, lt in enumerate(cfg["lights"]):
         raw = [float(numeric.f16(numeric.to_f16(c))) for c in lt["pos"]]  # the float16 the register holds
-        if not lt["directional"]:
-            raw = [a + b for a, b in zip(raw, v, strict=True)]
+        if not lt["directional"]:  # the view as interpolated: its length counts toward the distance
+            raw = [a + b for a, b in zip(raw, view, strict=True)]
         dist = math.sqrt(dot(raw, raw))
         lv = unit(raw)
         h = [a + b for a, b in zip(v, lv, strict=True)]
         hn = unit(h)
         ln = dot(lv, n_)
         lnc = abs(ln) if lt["two"] else max(ln, 0.0)
-        spot = [numeric.signed(c & 0x1FFF, 13) / 2048 for c in lt["spotdir"]]
+        spot = [numeric.signed(c & 0x1FFF, 13) / 2047 for c in lt["spotdir"]]
         nh = dot(n_, hn)
         proj = [hn[i] - n_[i] * nh for i in range(3)]
         inputs = [nh, dot(v, hn), dot(n_, v), ln, dot(lv, spot), dot(proj, t_) if cfg["config"] == 8 else 0.0]

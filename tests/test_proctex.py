@@ -15,7 +15,7 @@ import pytest
 
 from picaemu import numeric
 from picaemu.errors import UnsupportedFeature
-from picaemu.proctex import ProctexState, noise, proctex_lod, sample_proctex
+from picaemu.proctex import ProctexState, coordinates, noise, proctex_lod, sample_proctex
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
 
@@ -109,9 +109,12 @@ def test_separate_alpha_uses_alpha_map():
 RAND = {(0, 0): -1 + 2 * 2 / 15, (1, 0): -1 + 2 * 2 / 15, (0, 1): -1 + 13 * 2 / 15, (1, 1): -1 + 3 * 2 / 15}
 
 
+AMP = 2048 / 4095  # the noise amplitude _noise_state sets
+
+
 def _noise_state(noise_ramp: bool) -> GpuState:
     s = pt_state(u_clamp=1, v_clamp=1, noise_enable=1)
-    put(s, "TEXUNIT3_PROCTEX1", u_amplitude=2048, u_phase=0)  # 0.5
+    put(s, "TEXUNIT3_PROCTEX1", u_amplitude=2048, u_phase=0)  # 2048 / 4095
     put(s, "TEXUNIT3_PROCTEX2", v_amplitude=2048, v_phase=0)
     put(s, "TEXUNIT3_PROCTEX3", u_frequency=numeric.to_f16(1.0), v_frequency=numeric.to_f16(1.0))
     if noise_ramp:
@@ -134,9 +137,40 @@ def test_noise_value_and_displacement(smooth: bool):
     n = _expected_noise(0.9, 0.45, smooth)  # X = 9 * 0.1, Y = 9 * 0.05
     got = noise(ps, np.array([0.1], np.float32), np.array([0.05], np.float32))
     assert got[0] == pytest.approx(n, abs=1e-5)
-    assert texel(s, 0.1, 0.05)[0] == round(position(abs(0.1 + 0.5 * n)))
+    assert texel(s, 0.1, 0.05)[0] == round(position(abs(0.1 + AMP * n)))
     put(s, "TEXUNIT3_PROCTEX0", rgb_func=2)
-    assert texel(s, 0.1, 0.05)[0] == round(position(abs(0.05 + 0.5 * n)))
+    assert texel(s, 0.1, 0.05)[0] == round(position(abs(0.05 + AMP * n)))
+
+
+def test_noise_amplitude_scale_is_4095():
+    """Amplitude 0x0FFF reads exactly 1.0 and 0xF001 (-4095) exactly -1.0: u moves by the whole noise value."""
+    s = _noise_state(True)
+    put(s, "TEXUNIT3_PROCTEX1", u_amplitude=0x0FFF)
+    s.regs[id_of("TEXUNIT3_PROCTEX2")] = access.compose("TEXUNIT3_PROCTEX2", v_amplitude=0xF001)
+    ps = ProctexState.from_state(s)
+    assert ps.amplitude == (1.0, -1.0)
+    uv = np.array([[0.1, 0.05]], np.float32)
+    n = float(noise(ps, uv[:, 0], uv[:, 1])[0])
+    u, v = coordinates(ps, uv)
+    assert (float(u[0]), float(v[0])) == pytest.approx((abs(0.1 + n), abs(0.05 - n)), abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_noise_displacement_matches_scalar_restatement(seed: int):
+    """u' = |u + noise * raw_u / 4095| (raw_u the signed 16-bit field), likewise v, for random fields."""
+    rng = np.random.default_rng(seed)
+    s = _noise_state(True)
+    raw_u, raw_v = (int(r) for r in rng.integers(-32768, 32768, 2))
+    s.regs[id_of("TEXUNIT3_PROCTEX1")] = access.compose("TEXUNIT3_PROCTEX1", u_amplitude=raw_u & 0xFFFF)
+    s.regs[id_of("TEXUNIT3_PROCTEX2")] = access.compose("TEXUNIT3_PROCTEX2", v_amplitude=raw_v & 0xFFFF)
+    ps = ProctexState.from_state(s)
+    uv = rng.uniform(0, 1, (64, 2)).astype(np.float32)
+    n = noise(ps, uv[:, 0], uv[:, 1])
+    u, v = coordinates(ps, uv)
+    for k in range(64):
+        for got, c, raw in ((u[k], uv[k, 0], raw_u), (v[k], uv[k, 1], raw_v)):
+            moved = abs(float(c) + float(n[k]) * raw / 4095)
+            assert float(got) == pytest.approx(min(moved, 1.0), abs=2e-5)  # clamp to edge
 
 
 def _lod_state(filt: int) -> GpuState:

@@ -44,11 +44,58 @@ def test_right_triangle_excludes_the_hypotenuse_samples():
     assert counts["fragments_rasterized"] == 6
 
 
-def test_flat_bottom_edge_excluded_flat_top_edge_included():
+def test_flat_top_edge_excluded_flat_bottom_edge_included():
+    """The tested reference's rule in y-up window coordinates: a sample on a flat edge belongs to the triangle when
+    the triangle lies above that edge (its bottom edge), not when it lies below it (its top edge)."""
     bottom = rasterize(window([[(0, 0.5), (4, 0.5), (0, 4.5)]]), state())[0]
-    assert 0 not in bottom.y.tolist() and len(bottom) == 6  # rows 1-3: 3 + 2 + 1
+    assert (coverage(bottom)[:, :5].sum(axis=1)[:5]).tolist() == [4, 3, 2, 1, 0]  # row 0 sits on the bottom edge
     top = rasterize(window([[(0, 0), (4, 3.5), (0, 3.5)]]), state())[0]
-    assert (coverage(top)[3] > 0).sum() == 4  # samples on y = 3.5 belong to the top edge
+    assert (coverage(top)[3] > 0).sum() == 0  # samples on y = 3.5 lie on the top edge: excluded
+
+
+def test_half_pixel_rectangle_covers_rows_from_its_bottom_edge():
+    """A sprite from (2.5, 2.5) to (6.5, 5.5): columns 2-5 (left edge in, right out), rows 2-4 (bottom in, top
+    out) — 12 pixels, none of them one row up."""
+    rect = [[(2.5, 2.5), (6.5, 2.5), (6.5, 5.5)], [(2.5, 2.5), (6.5, 5.5), (2.5, 5.5)]]
+    img = coverage(rasterize(window(rect), state())[0])
+    expected = np.zeros((16, 16), int)
+    expected[2:5, 2:6] = 1
+    assert img.tolist() == expected.tolist()
+
+
+def _covered_scalar(tri: list[tuple[int, int]], px: int, py: int) -> bool:
+    """Coverage of pixel (px, py) restated from the reference, one sample, exact integers (12.4 units): the sample
+    (16 px + 8, 16 py + 8) is inside when, for each edge, its edge function is positive, or zero on an edge whose
+    opposite vertex lies right of it (non-flat edge) or above it (flat edge)."""
+    sx, sy = 16 * px + 8, 16 * py + 8
+    for i in range(3):
+        (ax, ay), (bx, by), (ox, oy) = tri[(i + 1) % 3], tri[(i + 2) % 3], tri[i]
+        e = (bx - ax) * (sy - ay) - (by - ay) * (sx - ax)
+        if by == ay:
+            owned = oy > ay  # the triangle is above this flat edge: it is the bottom edge
+        else:  # opposite vertex right of the edge's line at the vertex's height (cross-multiplied, exact)
+            owned = (ox - ax) * (by - ay) * (1 if by > ay else -1) > (bx - ax) * (oy - ay) * (1 if by > ay else -1)
+        if e < 0 or (e == 0 and not owned):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_coverage_matches_scalar_restatement(seed: int):
+    """Random small counter-clockwise triangles on a coarse sub-pixel grid (so samples often sit exactly on
+    edges), every pixel of the framebuffer checked against ``_covered_scalar``."""
+    rng = np.random.default_rng(seed)
+    tris = []
+    while len(tris) < 40:
+        t = [tuple(int(c) for c in rng.integers(0, 16 * 12, 2) // 8 * 8) for _ in range(3)]
+        area = (t[1][0] - t[0][0]) * (t[2][1] - t[0][1]) - (t[1][1] - t[0][1]) * (t[2][0] - t[0][0])
+        if area > 0:
+            tris.append(t)
+    for t in tris:
+        frags = rasterize(window([[(x / 16, y / 16) for x, y in t]]), state())[0]
+        got = {(int(x), int(y)) for x, y in zip(frags.x, frags.y, strict=True)}
+        want = {(x, y) for x in range(16) for y in range(16) if _covered_scalar(t, x, y)}
+        assert got == want, t
 
 
 def test_shared_edges_cover_every_pixel_once():

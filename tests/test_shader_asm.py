@@ -102,10 +102,13 @@ def test_disassemble_assemble_reproduces_the_program() -> None:
 
 def test_safety_nops_are_inserted() -> None:
     text = disassemble_dvle(assemble(PROGRAM))
-    # a loop ending in breakc, a then-part of one instruction and a proc ending in a call get a NOP
-    assert "breakc cmp.y\n            nop" in text
-    assert "add r0, r0, v0\n        nop" in text
-    assert "call proc_" in text
+    # picasso's rules: a loop ending in breakc, an if closed right after a closed loop, a block ending in a call get
+    # a NOP; a then-part of one instruction does not (only an empty body does)
+    assert "breakc cmp.y\n            nop\n        .end\n        nop\n    .end" in text
+    assert "add r0, r0, v0\n    .else" in text
+    assert "call proc_016\n        nop\n    .end" in text
+    empty = assemble(".bool b\n.proc main\n    ifu b\n    .else\n        mov r0, v0\n    .end\n    end\n.end\n")
+    assert [decode(w, [0] * 128).name for w in empty.code] == ["ifu", "nop", "mov", "end"]
 
 
 def test_real_shbins_disassemble_to_equivalent_programs(captures_dir) -> None:
@@ -173,7 +176,7 @@ def test_directives_constants_and_picasso_spellings() -> None:
     .setb b3 on
     .alias col r2.bgra
     .out - position o0
-    .out otex texcoord0.xy o3
+    .out otex texcoord0 o3.xy
     .proc main
         mova a0.x, v0
         nop
@@ -182,7 +185,7 @@ def test_directives_constants_and_picasso_spellings() -> None:
             add r2, r1, table[lcnt+1].xxyy
         .end
         mov o0, col
-        mov otex, r1.rg
+        mov otex.xy, r1.rg
         end
     .end
     """

@@ -78,9 +78,9 @@ def test_trace_vertex_records() -> None:
     .end
     """, ints={0: (1, 4, 2, 0)})
     recs = trace_vertex(setup, np.array([[1, 2, 3, 4], [2, 2, 2, 2]], np.float32))
-    assert [r.step.pc for r in recs] == [0, 1, 2, 3, 2, 3, 4, 5]
+    assert [r.step.pc for r in recs] == [0, 1, 2, 2, 3, 4]  # i0.x + 1 = 2 passes of a one-instruction body
     assert recs[0].step.cmp == (True, True)
-    assert recs[2].step.aL == 4 and recs[2].step.loop_remaining == 1 and recs[4].step.aL == 6
-    assert recs[4].step.result == [2, 4, 6, 8] and recs[4].step.sources == [[1, 2, 3, 4], [1, 2, 3, 4]]
-    assert recs[4].as_dict()["text"] == "add r0, r0, v0"
+    assert recs[2].step.aL == 4 and recs[2].step.loop_remaining == 1 and recs[3].step.aL == 6
+    assert recs[3].step.result == [2, 4, 6, 8] and recs[3].step.sources == [[1, 2, 3, 4], [1, 2, 3, 4]]
+    assert recs[3].as_dict()["text"] == "add r0, r0, v0"
     assert len(format_trace(recs)) == len(recs)

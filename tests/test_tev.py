@@ -1,6 +1,9 @@
-"""TEV combiner: every op, operand, scale, the stage-0 rules and the combiner buffer, on hand-computed values."""
+"""TEV combiner: every op, operand, scale, the stage-0 rules and the combiner buffer, on hand-computed values, and
+a differential test of random six-stage setups against a scalar restatement of the reference's combiner."""
 
 from __future__ import annotations
+
+import random
 
 import numpy as np
 import pytest
@@ -127,6 +130,25 @@ def test_stage0_previous_reads_slot2_and_buffer_reads_zero() -> None:
     assert _run(regs, {TEX0: (5, 6, 7, 8)}) == (5, 6, 7, 0)  # rgb = tex0 + 0; alpha: previous twice -> 0
 
 
+def test_stage0_alpha_previous_reads_zero_not_slot2() -> None:
+    """Only the RGB "previous" sources of slots 0-1 borrow slot 2's source in stage 0; an alpha "previous" reads 0:
+    alpha = 0 + tex1.a = 20 (borrowing tex0 would give 28); rgb = tex0 + tex1."""
+    regs = np.zeros(0x300, np.uint32)
+    _passthrough(regs)
+    _stage(regs, 0, rgb=(PREV, TEX1, TEX0), alpha=(PREV, TEX1, TEX0), combine=(2, 2))
+    assert _run(regs, {TEX0: (5, 6, 7, 8), TEX1: (1, 2, 3, 20)}) == (6, 8, 10, 20)
+
+
+@pytest.mark.parametrize(("scale", "expected"),
+                         [((0, 2), (1, 1, 1, 4)), ((1, 0), (2, 2, 2, 1)), ((2, 1), (4, 4, 4, 2))])
+def test_dot3_rgba_alpha_uses_the_alpha_scale(scale: tuple[int, int], expected: tuple) -> None:
+    """dot3 of (255, 0, 128) and (0, 0, 128) is 1 (see above); RGB takes the RGB scale, alpha the alpha scale."""
+    regs = np.zeros(0x300, np.uint32)
+    _passthrough(regs)
+    _stage(regs, 0, rgb=(PRIMARY, TEX0, PRIMARY), combine=(7, 0), scale=scale)
+    assert _run(regs, {PRIMARY: (255, 0, 128, 9), TEX0: (0, 0, 128, 9)}) == expected
+
+
 def test_combiner_buffer_one_stage_delay() -> None:
     regs = np.zeros(0x300, np.uint32)
     _passthrough(regs)
@@ -165,3 +187,84 @@ def test_undefined_codes_raise_only_when_read() -> None:
     _stage(regs, 0, combine=(10, 0))
     with pytest.raises(UnsupportedFeature):
         TevState.from_regs(regs)
+
+
+# --- differential: a scalar restatement of the reference's combiner ------------------------------------------
+RGB_OPERAND = {0: ((0, 1, 2), False), 1: ((0, 1, 2), True), 2: ((3, 3, 3), False), 3: ((3, 3, 3), True),
+               4: ((0, 0, 0), False), 5: ((0, 0, 0), True), 8: ((1, 1, 1), False), 9: ((1, 1, 1), True),
+               12: ((2, 2, 2), False), 13: ((2, 2, 2), True)}
+ALPHA_OPERAND = {0: (3, False), 1: (3, True), 2: (0, False), 3: (0, True), 4: (1, False), 5: (1, True),
+                 6: (2, False), 7: (2, True)}
+SOURCES = (PRIMARY, TEX0, TEX1, BUFFER, CONST, PREV)
+
+
+def _op(op: int, a: int, b: int, c: int) -> int:
+    table = {0: a, 1: a * b // 255, 2: min(a + b, 255), 3: min(max(a + b - 128, 0), 255),
+             4: (a * c + b * (255 - c)) // 255, 5: max(a - b, 0), 8: min((a * b + 255 * c) // 255, 255),
+             9: min(a + b, 255) * c // 255}
+    return table[op]
+
+
+def _dot3(x: list[int], y: list[int]) -> int:
+    terms = [(2 * x[ch] - 255) * (2 * y[ch] - 255) + 128 for ch in range(3)]
+    return min(max(sum(int(t / 256) for t in terms), 0), 255)  # each term truncated toward zero
+
+
+def _scalar_tev(stages: list[dict], buffer_color: list[int], update: list[tuple[int, int]],
+                inputs: dict[int, list[int]]) -> list[int]:
+    out, buf, nxt = [0, 0, 0, 0], [0, 0, 0, 0], list(buffer_color)
+    for n, st in enumerate(stages):
+        def source(code: int, rgb: bool, slot: int, st=st, n=n, out=out, buf=buf) -> list[int]:
+            if n == 0 and rgb and slot < 2 and code == PREV:
+                code = st["rgb"][2]
+            return {PREV: out, BUFFER: buf, CONST: st["const"]}.get(code) or inputs[code]
+
+        ops = [(source(st["rgb"][j], True, j), *RGB_OPERAND[st["rgb_ops"][j]]) for j in range(3)]
+        vals = [[255 - s[c] if inv else s[c] for c in chans] for s, chans, inv in ops]
+        shift = (st["scale"][0] % 3, st["scale"][1] % 3)  # code 3 acts as x1
+        if st["combine"][0] in (6, 7):
+            dot = _dot3(vals[0], vals[1])
+            rgb = [dot] * 3
+        else:
+            rgb = [_op(st["combine"][0], vals[0][ch], vals[1][ch], vals[2][ch]) for ch in range(3)]
+        if st["combine"][0] == 7:
+            alpha = dot
+        else:
+            al = [(source(st["alpha"][j], False, j), *ALPHA_OPERAND[st["alpha_ops"][j]]) for j in range(3)]
+            a = [255 - s[c] if inv else s[c] for s, c, inv in al]
+            alpha = _op(st["combine"][1], *a)
+        out = [min(v << shift[0], 255) for v in rgb] + [min(alpha << shift[1], 255)]
+        buf = list(nxt)
+        if n < 4 and update[n][0]:
+            nxt[:3] = out[:3]
+        if n < 4 and update[n][1]:
+            nxt[3] = out[3]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_matches_scalar_restatement(seed: int) -> None:
+    rng = random.Random(seed)
+    stages = [dict(rgb=[rng.choice(SOURCES) for _ in range(3)], alpha=[rng.choice(SOURCES) for _ in range(3)],
+                   rgb_ops=[rng.choice(list(RGB_OPERAND)) for _ in range(3)],
+                   alpha_ops=[rng.choice(list(ALPHA_OPERAND)) for _ in range(3)],
+                   combine=(rng.randrange(10), rng.choice([0, 1, 2, 3, 4, 5, 8, 9])),
+                   const=[rng.randrange(256) for _ in range(4)], scale=(rng.randrange(4), rng.randrange(4)))
+              for _ in range(6)]
+    buffer_color = [rng.randrange(256) for _ in range(4)]
+    update = [(rng.randrange(2), rng.randrange(2)) for _ in range(4)]
+    regs = np.zeros(0x300, np.uint32)
+    for n, st in enumerate(stages):
+        _stage(regs, n, rgb=st["rgb"], alpha=st["alpha"], rgb_ops=st["rgb_ops"], alpha_ops=st["alpha_ops"],
+               combine=st["combine"], const=st["const"], scale=st["scale"])
+    regs[id_of("TEXENV_BUFFER_COLOR")] = access.compose("TEXENV_BUFFER_COLOR", **dict(zip("rgba", buffer_color,
+                                                                                       strict=True)))
+    regs[id_of("TEXENV_UPDATE_BUFFER")] = access.compose("TEXENV_UPDATE_BUFFER", **{
+        f"{k}_update{n}": u[i] for n, u in enumerate(update) for i, k in enumerate(("rgb", "alpha"))})
+    nrng = np.random.default_rng(seed)
+    count = 50
+    inputs = {code: nrng.integers(0, 256, (count, 4), dtype=np.uint8) for code in (PRIMARY, TEX0, TEX1)}
+    got = combine(TevState.from_regs(regs), inputs, count)
+    for k in range(count):
+        want = _scalar_tev(stages, buffer_color, update, {c: a[k].tolist() for c, a in inputs.items()})
+        assert got[k].tolist() == want, (k, seed)

@@ -125,13 +125,19 @@ def tilt_perspective(fovy: float, aspect: float, near: float, far: float) -> np.
     return m
 
 
+CITRO3D_FOG_SCALE = 2048.0  # citro3d's fog-table encoder multiplies by 2048 (values clamped to 0x7FF)
+
+
 def fog_lut(factors: np.ndarray) -> list[int]:
-    """128 fog LUT entries from 129 fog factors (1 = no fog) at depths 0, 1/128, ... 1 (layout of picaemu.fog)."""
-    from picaemu.fog import LUT_DELTA_BITS, LUT_SCALE, LUT_VALUE_BITS, LUT_VALUE_SHIFT
+    """128 fog LUT entries from 129 fog factors (1 = no fog) at depths 0, 1/128, ... 1 (layout of picaemu.fog),
+    encoded with citro3d's scale (x 2048, the value clamped to 0x7FF), not the GPU's decoding scale (/ 2047)."""
+    from picaemu.fog import LUT_DELTA_BITS, LUT_VALUE_BITS, LUT_VALUE_SHIFT
+
+    scale = CITRO3D_FOG_SCALE
 
     f = np.clip(np.asarray(factors, np.float64), 0.0, 1.0)
     if f.shape != (129,):
         raise BuilderError("fog_lut wants 129 factors")
-    values = np.minimum(np.round(f[:128] * LUT_SCALE), (1 << LUT_VALUE_BITS) - 1).astype(np.int64)
-    deltas = np.round((f[1:] - values / LUT_SCALE) * LUT_SCALE).astype(np.int64) & ((1 << LUT_DELTA_BITS) - 1)
+    values = np.minimum(np.round(f[:128] * scale), (1 << LUT_VALUE_BITS) - 1).astype(np.int64)
+    deltas = np.round((f[1:] - values / scale) * scale).astype(np.int64) & ((1 << LUT_DELTA_BITS) - 1)
     return (values << LUT_VALUE_SHIFT | deltas).tolist()

@@ -23,8 +23,10 @@ from picaemu.memory import PhysicalMemory
 def decode(file: Path, writes: bool, as_json: bool, base: int, mem: tuple[str, ...]) -> None:
     """Decode the command buffer FILE (little-endian u32 words) and print every packet.
 
-    Jumps (CMDBUF_JUMP0/1) are followed into emulated memory (load it with --mem). On a bad buffer the packets
-    before the fault are listed, then a one-line error names the byte offset; the exit status is 2.
+    Jumps (CMDBUF_JUMP0/1) are followed into emulated memory (load it with --mem). Every packet of the buffer is
+    listed, also those after the GPUREG_FINALIZE write that ends a list on the GPU (citro3d pads with a second
+    one). On a bad buffer the packets before the fault are listed, then a one-line error names the byte offset;
+    the exit status is 2.
     """
     memory = PhysicalMemory()
     error: str | None = None
@@ -34,6 +36,7 @@ def decode(file: Path, writes: bool, as_json: bool, base: int, mem: tuple[str, .
         fail(str(err))
     listing = ListingObserver()
     processor = CommandProcessor(memory)
+    processor.stop_at_finalize = False
     processor.attach(listing)
     try:
         processor.run(file.read_bytes(), address=base)

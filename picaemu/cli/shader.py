@@ -1,7 +1,9 @@
 """``picaemu shader``: disassemble, assemble and run PICA200 shader binaries.
 
-- ``picaemu shader disasm FILE.shbin [--dvle N] [--listing]`` — picasso-syntax source (or an address listing)
-- ``picaemu shader asm FILE.vsh [FILE.gsh ...] -o OUT.shbin`` — one DVLE per source file
+- ``picaemu shader disasm FILE.shbin [--dvle N] [--listing] [--split DIR]`` — picasso-syntax source (or an
+  address listing; ``--split``: one file per DVLE, which assemble back, in the printed order, to an equivalent SHBIN)
+- ``picaemu shader asm FILE.vsh [FILE.gsh ...] -o OUT.shbin [--compare REF.shbin]`` — one DVLE per source file;
+  ``--compare`` says whether the result is equivalent to REF (e.g. picasso's output) and lists the differences
 - ``picaemu shader run FILE.shbin [--dvle N] --set v0=x,y,z,w --set c4=… --set i0=x,y,z,w --set b2=1
   [--trace] [--json]`` — one input through the DVLE (its constants applied; unset registers 0, bools false);
   prints o0-o15, or for a geometry DVLE the emitted vertices and triangles. JSON: ``{"outputs": {"o0": [...]}}``
@@ -20,10 +22,12 @@ import numpy as np
 
 from picaemu.cli.common import fail, reports_errors
 from picaemu.errors import PicaError
+from picaemu.formats import pica
 from picaemu.formats import shbin as shbin_format
 
 SET_RE = re.compile(r"^([vcib])(\d+)=(.+)$")
 REGISTER_COUNTS = {"v": 16, "c": 96, "i": 4, "b": 16}
+MAX_REPORTED = 20  # differences listed by asm --compare
 
 
 def _load(path: str) -> shbin_format.Shbin:
@@ -43,14 +47,23 @@ def shader() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--dvle", default=0, show_default=True, help="which DVLE (executable) of the file")
 @click.option("--listing", is_flag=True, help="address/word listing instead of re-assemblable source")
+@click.option("--split", "split_dir", type=click.Path(file_okay=False),
+              help="write one source file per DVLE into this folder (NAME_K.vsh / .gsh, in code order)")
 @reports_errors
-def disasm(file: str, dvle: int, listing: bool) -> None:
+def disasm(file: str, dvle: int, listing: bool, split_dir: str | None) -> None:
     """Disassemble FILE.shbin into picasso syntax."""
-    from picaemu.shader.disasm import disassemble_dvle
+    from picaemu.shader.disasm import disassemble_dvle, disassemble_files
     from picaemu.shader.disasm import listing as make_listing
     from picaemu.shader.setup import dvle_names
 
     sb = _load(file)
+    if split_dir is not None:
+        Path(split_dir).mkdir(parents=True, exist_ok=True)
+        for k, text in disassemble_files(sb):
+            target = Path(split_dir) / f"{Path(file).stem}_{k}.{'gsh' if sb.dvles[k].is_geometry else 'vsh'}"
+            pica.write_atomic(target, text.encode())
+            click.echo(str(target))
+        return
     if not 0 <= dvle < len(sb.dvles):
         fail(f"{file} has {len(sb.dvles)} DVLE(s); --dvle {dvle} does not exist")
     if listing:
@@ -63,17 +76,35 @@ def disasm(file: str, dvle: int, listing: bool) -> None:
 
 @shader.command("asm")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="SHBIN file to write")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="SHBIN file to write")
+@click.option("--compare", "reference", type=click.Path(exists=True, dir_okay=False),
+              help="a SHBIN (e.g. picasso's) to check the result against: equivalent or the differences")
 @reports_errors
-def asm(sources: tuple[str, ...], output: str) -> None:
-    """Assemble picasso-syntax SOURCES (e.g. a .vsh and a .gsh) into one SHBIN."""
-    from picaemu.shader.asm import assemble
+def asm(sources: tuple[str, ...], output: str | None, reference: str | None) -> None:
+    """Assemble picasso-syntax SOURCES (e.g. a .vsh and a .gsh) into one SHBIN.
 
+    With --compare, report whether the result is equivalent to REFERENCE (same code, output maps, constants and
+    uniforms; descriptors equal in every bit the instructions read): exit status 0 when it is, 1 when not."""
+    from picaemu.shader.asm import assemble
+    from picaemu.shader.compare import differences
+
+    if output is None and reference is None:
+        fail("give -o OUT.shbin, --compare REFERENCE.shbin, or both")
     result = assemble([(s, Path(s).read_text()) for s in sources])
     data = shbin_format.build(result)
-    Path(output).write_bytes(data)
-    click.echo(f"{output}: {len(result.code)} instructions, {len(result.opdescs)} operand descriptors, "
-               f"{len(result.dvles)} DVLE(s), {len(data)} bytes")
+    if output is not None:
+        pica.write_atomic(output, data)
+        click.echo(f"{output}: {len(result.code)} instructions, {len(result.opdescs)} operand descriptors, "
+                   f"{len(result.dvles)} DVLE(s), {len(data)} bytes")
+    if reference is not None:
+        diffs = differences(result, _load(reference))
+        for line in diffs[:MAX_REPORTED]:
+            click.echo(f"differs: {line}")
+        if len(diffs) > MAX_REPORTED:
+            click.echo(f"... and {len(diffs) - MAX_REPORTED} more differences")
+        click.echo(f"{'not equivalent to' if diffs else 'equivalent to'} {reference}")
+        if diffs:
+            raise SystemExit(1)
 
 
 def _parse_sets(sets: tuple[str, ...]) -> dict[str, list[float]]:

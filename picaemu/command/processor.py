@@ -175,6 +175,8 @@ class CommandProcessor:
         self.observers: list[Observer] = []
         self.draw_count = 0
         self.record_draws = record_draws
+        # False: go on past a finalize that raises the interrupt (a listing shows the whole buffer; the GPU stops)
+        self.stop_at_finalize = True
         self.draws: list[DrawRecord] = []  # every draw with its register snapshot (when record_draws)
         self._buffer = 0
         self._pending = np.zeros((K.NUM_PORTS, 4), np.uint32)
@@ -392,7 +394,8 @@ class CommandProcessor:
             return target, size, offset
         elif action is Action.FINALIZE and self._interrupt(value):
             result.finalized = True
-            return "finalized"
+            if self.stop_at_finalize:
+                return "finalized"
         return None
 
     def _interrupt(self, value: int) -> bool:

@@ -6,7 +6,8 @@
   the layouts is normalised here: a legacy write to CMDBUF_SIZE0/1 (bytes) becomes bytes >> 3 (rounded up), the
   hardware unit every ``.pica`` uses.
 - ``from_scene(scene)``: present -> Present (and FrameEnd after every top-screen present that follows a GX
-  command); gx -> MemoryWrite of every linear block with CPU bytes (README rule: reload at each command), then
+  command); gx -> MemoryWrite of every linear block with CPU bytes (README rule: reload at each command; a block
+  with ``file: null`` carries no CPU bytes and is not written, so it keeps what earlier transfers left), then
   the command; a command list's own bytes are written at its address before it runs.
 - ``to_citrace(capture, layout)``: the reverse, with GX events lowered to register writes; returns the trace and
   a list of what the CiTrace format cannot hold (markers, GS state, LUTs, initial memory is emitted as loads).

@@ -6,14 +6,18 @@ writes ``PhysicalMemory`` in place, whole images at once (numpy gathers/scatters
 - ``memory_fill``: bytes ``[start, end)`` get the 2/3/4-byte little-endian pattern of ``value``.
 - ``display_transfer``: the input image (``in_w`` x ``in_h`` pixels, tiled 8x8 Morton or linear) is decoded
   with the input format to (H, W, 4) uint8 RGBA in memory-row order (row 0 first), box-filtered for 2x1 / 2x2
-  downscale, cropped to the output size (top-left window), optionally flipped (output row y -> out_h - 1 - y),
+  downscale, cropped to the output size (top-left window), optionally flipped (output row y -> out_h - 1 - y;
+  with the crop bit too, the output starts (in_w - out_w) (out_h - 1) pixels later: the hardware's skew),
   encoded with the output format and written tiled or linear. Pixel formats use the transfer enum (0 RGBA8,
-  1 RGB8, 2 RGB565, 3 RGB5A1, 4 RGBA4) and the byte layouts of ``picaemu.framebuffer``.
+  1 RGB8, 2 RGB565, 3 RGB5A1, 4 RGBA4) and the byte layouts of ``picaemu.framebuffer``. Flag bit 16 (32x32
+  blocks) changes nothing, as on the console. A display transfer with flag bit 3 (raw copy) is a plain byte copy
+  of the output's size, ``raw_copy_size``: no format conversion, no tiling change, whatever the other fields say
+  (``picaemu.gx.mmio`` lowers it to the texture-copy registers).
 - ``texture_copy``: a raw copy of ``size`` bytes (rounded down to 16) read in lines of ``in_width`` bytes with
   ``in_gap`` bytes skipped after each, written in lines of ``out_width`` / ``out_gap`` (gap 0 = contiguous).
 
-Hardware behaviour that is not known or hangs the console raises ``GxError`` / ``UnsupportedFeature``: 32x32
-block mode, downscale mode 3, output larger than input, a texture copy of size 0 or with a zero line width.
+Hardware behaviour that is not known or hangs the console raises ``GxError``: downscale mode 3, output larger
+than input, a texture copy of size 0 or with a zero line width.
 Conversions that do not raise the completion interrupt on hardware (RGB8 -> other, 16-bit -> RGBA8/RGB8) are
 performed as Citra does and logged as a warning.
 """
@@ -26,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from picaemu.errors import PicaError, UnsupportedFeature
+from picaemu.errors import PicaError
 from picaemu.framebuffer import ColorFormat, decode_color, encode_color, morton8
 from picaemu.gx import registers as R
 from picaemu.memory import PhysicalMemory
@@ -162,8 +166,6 @@ def display_transfer(
     flags: TransferFlags,
 ) -> None:
     """Run one display transfer (see the module docstring). ``in_dim``/``out_dim`` are (width, height)."""
-    if flags.block32:
-        raise UnsupportedFeature("display transfer with 32x32 block tiling", value=None)
     if flags.scale not in SCALE_SHIFTS:
         raise GxError("display transfer: downscale mode 3 is invalid")
     if (flags.in_format == 1 and flags.out_format != 1) or (
@@ -182,9 +184,19 @@ def display_transfer(
     image = image[:out_h, :out_w]
     if flags.flip:
         image = image[::-1]
-        if out_w < (in_w >> sx):  # hardware's skew with flip + crop (Citra's model)
-            dst += ((in_w >> sx) - out_w) * (out_h - 1) * BYTES_PER_PIXEL[flags.out_format]
+        if flags.crop:  # the hardware's skew with flip + crop (register sizes, as the tested reference)
+            dst += (in_w - out_dim[0]) * (out_dim[1] - 1) * BYTES_PER_PIXEL[flags.out_format]
     write_image(memory, dst, np.ascontiguousarray(image), flags.out_format, flags.tiled_out)
+
+
+def raw_copy_size(out_dim: tuple[int, int], flags: TransferFlags) -> int:
+    """Bytes a display transfer with flag bit 3 copies unchanged: the output size (after downscale) times the
+    output format's bytes per pixel."""
+    if flags.scale not in SCALE_SHIFTS:
+        raise GxError("display transfer: downscale mode 3 is invalid")
+    _check_format(flags.out_format, "output")
+    sx, sy = SCALE_SHIFTS[flags.scale]
+    return (out_dim[0] >> sx) * (out_dim[1] >> sy) * BYTES_PER_PIXEL[flags.out_format]
 
 
 def _line_addresses(base: int, size: int, width: int, gap: int) -> np.ndarray:

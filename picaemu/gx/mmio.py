@@ -5,7 +5,8 @@ capture events to the register writes GSP would make.
 uint32 = 0x10202000 + 4i) and drives a ``CommandProcessor`` (internal registers, mapped at 0x10401000 + 4 * id).
 A write is: bounds check -> byte-lane merge -> act only on the trigger registers (fill CONTROL with bit 0 set,
 PPF TRIGGER bit 0, any internal register through the command processor, so a write to CMDBUF_JUMP0 runs the
-command list named by CMDBUF_ADDR0/SIZE0). Engines finish at once: fill CONTROL gets bit 1 (finished) with bit 0
+command list named by CMDBUF_ADDR0/SIZE0; transfer-flag bits of unknown meaning are ignored with one warning per
+pattern). Engines finish at once: fill CONTROL gets bit 1 (finished) with bit 0
 cleared, PPF TRIGGER bit 8 (done) with bit 0 cleared.
 
 ``lower(event)`` turns a ``.pica`` GX event (CommandList, MemoryFill, DisplayTransfer, TextureCopy, Present,
@@ -15,6 +16,7 @@ of GX commands and CiTrace register streams take one path.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable
 
@@ -26,6 +28,7 @@ from picaemu.formats import pica
 from picaemu.gx import engines as E
 from picaemu.gx import registers as R
 
+log = logging.getLogger("picaemu.gx")
 Write = tuple[int, int, int]  # (physical address, value, width in bytes)
 SHIFT = R.ADDRESS_SHIFT
 
@@ -39,6 +42,7 @@ class Gx:
         self.gpu = np.zeros(R.GPU_WORDS, np.uint32)
         self.lcd = np.zeros(R.LCD_WORDS, np.uint32)
         self.counts: Counter[str] = Counter()
+        self._warned_flags: set[int] = set()
         self.last_run: RunResult | None = None
         self._triggers: dict[int, Callable[[int], None]] = {
             R.PPF_BASE + R.PPF_TRIGGER - R.GPU_BASE: self._transfer,
@@ -102,7 +106,13 @@ class Gx:
 
     def _transfer(self, offset: int) -> None:
         ppf = R.PPF_BASE
-        flags = E.TransferFlags.from_word(self.gpu_word(ppf + R.PPF_FLAGS))
+        flags_word = self.gpu_word(ppf + R.PPF_FLAGS)
+        unknown = flags_word & ~R.TRANSFER_FLAGS_KNOWN
+        if unknown and unknown not in self._warned_flags:  # once per pattern of unknown bits
+            self._warned_flags.add(unknown)
+            log.warning("transfer flags 0x%08X set bits 0x%08X of unknown meaning; they are ignored", flags_word,
+                        unknown)
+        flags = E.TransferFlags.from_word(flags_word)
         src, dst = self.gpu_word(ppf + R.PPF_IN_ADDR) << SHIFT, self.gpu_word(ppf + R.PPF_OUT_ADDR) << SHIFT
         if flags.texture_copy:
             E.texture_copy(self.memory, src, dst, self.gpu_word(ppf + R.PPF_COPY_SIZE),
@@ -144,10 +154,15 @@ def _lower_fill(e: pica.MemoryFill) -> list[Write]:
 
 
 def _lower_transfer(e: pica.DisplayTransfer) -> list[Write]:
+    """A display transfer; with flag bit 3 (raw copy) the contiguous texture copy of the output's bytes."""
     p = R.PPF_BASE
-    return [(p + R.PPF_IN_ADDR, e.src >> SHIFT, 4), (p + R.PPF_OUT_ADDR, e.dst >> SHIFT, 4),
-            (p + R.PPF_OUT_DIM, e.out_dim, 4), (p + R.PPF_IN_DIM, e.in_dim, 4),
-            (p + R.PPF_FLAGS, e.flags & ~R.FLAG_TEXTURE_COPY.put(1), 4), (p + R.PPF_TRIGGER, 1, 4)]
+    dims = [(p + R.PPF_OUT_DIM, e.out_dim, 4), (p + R.PPF_IN_DIM, e.in_dim, 4)]
+    if R.FLAG_TEXTURE_COPY.get(e.flags):
+        out_dim = (R.DIM_WIDTH.get(e.out_dim), R.DIM_HEIGHT.get(e.out_dim))
+        size = E.raw_copy_size(out_dim, E.TransferFlags.from_word(e.flags))
+        dims += [(p + R.PPF_COPY_SIZE, size, 4), (p + R.PPF_COPY_IN, 0, 4), (p + R.PPF_COPY_OUT, 0, 4)]
+    return [(p + R.PPF_IN_ADDR, e.src >> SHIFT, 4), (p + R.PPF_OUT_ADDR, e.dst >> SHIFT, 4), *dims,
+            (p + R.PPF_FLAGS, e.flags, 4), (p + R.PPF_TRIGGER, 1, 4)]
 
 
 def _lower_copy(e: pica.TextureCopy) -> list[Write]:

@@ -58,8 +58,11 @@ FLAG_TEXTURE_COPY = Bits(3, 1)
 FLAG_NO_TILING = Bits(5, 1)  # with bit 1 clear: tiled -> tiled; with bit 1 set: linear -> linear
 FLAG_IN_FORMAT = Bits(8, 3)
 FLAG_OUT_FORMAT = Bits(12, 3)
-FLAG_BLOCK32 = Bits(16, 1)
+FLAG_BLOCK32 = Bits(16, 1)  # the console draws the same picture with it set: no effect (Citra ignores it too)
 FLAG_SCALE = Bits(24, 2)  # 0 none, 1 2x1, 2 2x2, 3 invalid
+TRANSFER_FLAG_FIELDS = (FLAG_FLIP, FLAG_LINEAR_TO_TILED, FLAG_CROP, FLAG_TEXTURE_COPY, FLAG_NO_TILING,
+                        FLAG_IN_FORMAT, FLAG_OUT_FORMAT, FLAG_BLOCK32, FLAG_SCALE)
+TRANSFER_FLAGS_KNOWN = sum(f.put(-1) for f in TRANSFER_FLAG_FIELDS)  # bits with a known meaning
 
 # LCD framebuffer registers PDC0 (top) / PDC1 (bottom): base addresses and offsets
 PDC_BASES = (0x10400400, 0x10400500)
@@ -67,9 +70,16 @@ PDC_FB_SIZE, PDC_LEFT_A, PDC_LEFT_B, PDC_FORMAT = 0x5C, 0x68, 0x6C, 0x70
 PDC_SELECT, PDC_STRIDE, PDC_RIGHT_A, PDC_RIGHT_B = 0x78, 0x90, 0x94, 0x98
 FB_WIDTH, FB_HEIGHT = Bits(0, 16), Bits(16, 16)  # memory row length (240) and row count (400 top, 320 bottom)
 FB_PIXEL_FORMAT = Bits(0, 3)  # transfer/LCD format enum
+FB_INTERLACE = Bits(4, 2)  # scanline source: 0 A only, 1 AA (A twice), 2 AB (left, right alternate), 3 BA
+FB_DOUBLE = Bits(6, 1)  # each framebuffer row feeds two scanlines (the top screen's 2D mode)
 FB_SELECT = Bits(0, 1)  # 0 first address (A), 1 second (B)
+INTERLACE_MODES = {0: "A", 1: "AA", 2: "AB", 3: "BA"}
+# scanlines (screen columns) a panel shows per FB_SIZE row: the top LCD has 800 columns for its 400-row size (two
+# per row: doubled in 2D, left/right eyes in 3D, 800 distinct rows in wide mode); the bottom LCD 320 for 320
+SCANLINES_PER_ROW = {0: 2, 1: 1}
 
-# Citra's reset values of the LCD registers (citrace.md): top 240x400, bottom 240x320, RGB8, stride 720
+# Citra's reset values of the LCD registers (citrace.md): top 240x400, bottom 240x320, RGB8, stride 720 (the top's
+# format word has no mode bits: the wide 800-row layout, until the first present sets the app's mode)
 LCD_RESET = {
     0: {PDC_FB_SIZE: 0x019000F0, PDC_FORMAT: 1, PDC_STRIDE: 720},
     1: {PDC_FB_SIZE: 0x014000F0, PDC_FORMAT: 1, PDC_STRIDE: 720},

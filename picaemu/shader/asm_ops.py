@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from picaemu.shader import isa
 from picaemu.shader.asm import COMMUTATIVE, INVERTED, MIRRORED_CMP, Assembler, _Block, _Unit, descriptor
+from picaemu.shader.asm_descs import full_mask
 from picaemu.shader.asm_syntax import Operand, Where, parse_condition, parse_operand
 
 SOURCE_BASE = {"v": 0, "r": isa.FIRST_R, "c": isa.FIRST_C}
 DEST_BASE = {"o": 0, "r": isa.FIRST_R}
 EMIT_FLAGS = {"prim": "primemit", "primitive": "primemit", "inv": "winding", "invert": "winding"}
+BASE_FORMS = {"dphi": "dph", "dsti": "dst", "sgei": "sge", "slti": "slt", "madi": "mad"}  # chosen by operands
+# mova destinations: picasso's a0 / a1 / a01 (a0 alone is a0.x) and the component forms
+MOVA_MASKS = {"a0": 0x8, "a1": 0x4, "a01": 0xC, "a0.x": 0x8, "a0.y": 0x4, "a0.xy": 0xC}
+D12, D1, S12, D123 = full_mask(True, 2), full_mask(True, 1), full_mask(False, 2), full_mask(True, 3)
 Pieces = list[tuple[str, int]]
 
 
@@ -47,6 +52,7 @@ def _two_wide(where: Where, mn: str) -> None:
 
 def binary(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
     _count(pieces, 3, mn, where)
+    mn = BASE_FORMS.get(mn, mn)
     dst, mask = _dest(a, unit, pieces[0], where)
     p1, p2 = pieces[1], pieces[2]
     s1, s2 = a.operand(unit, p1, where), a.operand(unit, p2, where)
@@ -64,7 +70,7 @@ def binary(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pie
     r1 = _src(s1, p1, where, wide=not inverted)
     r2 = _src(s2, p2, where, wide=inverted)
     rel = s2.relative if inverted else s1.relative
-    desc = a._desc(descriptor(name, mask, [s1, s2]), False, where)
+    desc = a._desc(name, descriptor(name, mask, [s1, s2]), D12, where)
     a._emit(isa.encode(name, dst=dst, src1=r1, src2=r2, idx=rel, desc=desc), name)
 
 
@@ -73,19 +79,19 @@ def unary(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Piec
     dst, mask = _dest(a, unit, pieces[0], where)
     s1 = a.operand(unit, pieces[1], where)
     r1 = _src(s1, pieces[1], where, wide=True)
-    desc = a._desc(descriptor(mn, mask, [s1]), False, where)
+    desc = a._desc(mn, descriptor(mn, mask, [s1]), D1, where)
     a._emit(isa.encode(mn, dst=dst, src1=r1, idx=s1.relative, desc=desc), mn)
 
 
 def mova(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
     _count(pieces, 2, mn, where)
     target = pieces[0][0].replace(" ", "").lower()
-    masks = {"a0": 0xC, "a0.xy": 0xC, "a0.x": 0x8, "a0.y": 0x4}
-    if target not in masks:
-        raise where.at(pieces[0][1]).error(f"mova writes a0, a0.x, a0.y or a0.xy, not '{pieces[0][0]}'")
+    if target not in MOVA_MASKS:
+        raise where.at(pieces[0][1]).error(f"mova writes a0 (= a0.x), a1 (= a0.y), a01, a0.x, a0.y or a0.xy, "
+                                           f"not '{pieces[0][0]}'")
     s1 = a.operand(unit, pieces[1], where)
     r1 = _src(s1, pieces[1], where, wide=True)
-    desc = a._desc(descriptor(mn, masks[target], [s1]), False, where)
+    desc = a._desc(mn, descriptor(mn, MOVA_MASKS[target], [s1]), D1, where)
     a._emit(isa.encode(mn, dst=0, src1=r1, idx=s1.relative, desc=desc), mn)
 
 
@@ -103,13 +109,14 @@ def cmp(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces
         s1, s2, p1, p2 = s2, s1, p2, p1
         ox, oy = MIRRORED_CMP.get(ox, ox), MIRRORED_CMP.get(oy, oy)
     codes = [isa.CMP_OPS.index(o) if o in isa.CMP_OPS else int(o) for o in (ox, oy)]
-    desc = a._desc(descriptor(mn, 0, [s1, s2]), False, where)
+    desc = a._desc(mn, descriptor(mn, 0, [s1, s2]), S12, where)
     a._emit(isa.encode("cmp", src1=_src(s1, p1, where, True), src2=_src(s2, p2, where, False), idx=s1.relative,
                        cmpx=codes[0], cmpy=codes[1], desc=desc), "cmp")
 
 
 def mad(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
     _count(pieces, 4, mn, where)
+    mn = BASE_FORMS.get(mn, mn)
     dst, mask = _dest(a, unit, pieces[0], where)
     p = list(pieces[1:])
     s = [a.operand(unit, x, where) for x in p]
@@ -120,14 +127,14 @@ def mad(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces
     name = "madi" if _wide(s[2]) else "mad"
     wide_k = 2 if name == "madi" else 1
     raws = [_src(s[k], p[k], where, wide=(k == wide_k)) for k in range(3)]
-    desc = a._desc(descriptor(name, mask, s), True, where)
+    desc = a._desc(name, descriptor(name, mask, s), D123, where)
     a._emit(isa.encode(name, dst=dst, src1=raws[0], src2=raws[1], src3=raws[2], idx=s[wide_k].relative,
                        desc=desc), name)
 
 
 def plain(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
     _count(pieces, 0, mn, where)
-    if mn in ("emit",) and unit.gsh is None:
+    if mn in ("emit",) and not unit.is_geo:
         raise where.error("emit is only valid in a geometry shader (.gsh)")
     a._emit(isa.encode(mn), mn)
 
@@ -160,7 +167,10 @@ def flow(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Piece
     pc = a._emit(isa.encode(mn, **fields), mn)
     if mn != "breakc":
         name, col = pieces[-1]
-        a.fixups.append((pc, "proc" if mn.startswith("call") else "label", name.strip(), where.at(col)))
+        if mn.startswith("call"):
+            a.fixups.append((pc, name.strip(), where.at(col)))
+        else:  # labels are local to their file
+            unit.label_fixups.append((pc, name.strip(), where.at(col)))
 
 
 def block(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
@@ -179,8 +189,8 @@ def block(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Piec
 
 
 def setemit(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
-    if unit.gsh is None:
-        raise where.error("setemit is only valid in a geometry shader (.gsh)")
+    if not unit.is_geo:  # as picasso: a setemit makes the file a compatibility geometry shader
+        unit.compat = True
     if not pieces:
         raise where.error("setemit needs a vertex id")
     try:
@@ -199,9 +209,10 @@ def setemit(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pi
 
 
 INSTRUCTIONS = {
-    **{mn: binary for mn in ("add", "dp3", "dp4", "dph", "dst", "mul", "sge", "slt", "max", "min")},
+    **{mn: binary for mn in ("add", "dp3", "dp4", "dph", "dst", "mul", "sge", "slt", "max", "min", "dphi", "dsti",
+                             "sgei", "slti")},
     **{mn: unary for mn in ("ex2", "lg2", "litp", "flr", "rcp", "rsq", "mov")},
-    "mova": mova, "cmp": cmp, "mad": mad,
+    "mova": mova, "cmp": cmp, "mad": mad, "madi": mad,
     **{mn: plain for mn in ("nop", "end", "emit", "break")},
     **{mn: flow for mn in ("breakc", "call", "callc", "callu", "jmpc", "jmpu")},
     "ifu": block, "ifc": block, "for": block, "setemit": setemit,

@@ -51,11 +51,12 @@ class Where:
 
 @dataclass(frozen=True)
 class Alias:
-    """What a name stands for: register file letter, index, and an optional swizzle/mask (4 lanes)."""
+    """What a name stands for: register file letter, index, an optional swizzle (4 lanes) and a negation."""
 
     kind: str
     index: int
     swizzle: tuple[int, int, int, int] | None = None
+    negate: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def parse_operand(text: str, aliases: dict[str, Alias], where: Where) -> Operand
         written = tuple(dict.fromkeys(base.swizzle if written is None else (base.swizzle[w] for w in written)))
     if written is None:
         written = (0, 1, 2, 3)
-    return Operand(base.kind, index, sw, written, bool(neg), rel)  # type: ignore[arg-type]
+    return Operand(base.kind, index, sw, written, bool(neg) != base.negate, rel)  # type: ignore[arg-type]
 
 
 def parse_condition(text: str, where: Where) -> dict[str, int]:

@@ -9,10 +9,11 @@ Two products:
   (overlapping scopes) is printed as ``.word 0x…`` with the decoded form in a comment, which re-assembles to the
   same word at the same address.
 
-Swizzles show only the lanes the instruction consumes (picasso shares descriptors and leaves junk in the other
-lanes): nothing when the consumed lanes are the identity, else lanes x..last consumed, where an unconsumed lane
-shows its identity component. The assembler fills unconsumed lanes by the same rule, so disassemble -> assemble
-reproduces every word and descriptor of its own output.
+Swizzles show only the lanes picasso keeps for the instruction (``asm_descs.kept_lanes``: the lanes it reads,
+plus every lane of operands picasso compares whole; picasso shares descriptors and leaves junk in the other
+lanes): nothing when those lanes are the identity, else lanes x..last kept, where a lane not kept shows its
+identity component. The assembler fills the other lanes by the same rule, so disassemble -> assemble reproduces
+every word and descriptor of its own output.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 from picaemu.errors import ShaderError
 from picaemu.formats.shbin import OUTPUT_TYPES, Shbin
 from picaemu.numeric import f24
+from picaemu.shader.asm_descs import kept_lanes
 from picaemu.shader.isa import (
     CMP_OPS,
     COMPONENTS,
@@ -51,6 +53,7 @@ BASE_NAME = {"dphi": "dph", "dsti": "dst", "sgei": "sge", "slti": "slt", "madi":
 MASK_NONE = "_"
 OUTPUT_PROPS = {0: "position", 1: "normalquat", 2: "color", 3: "texcoord0", 4: "texcoord0w", 5: "texcoord1",
                 6: "texcoord2", 7: "7", 8: "view", 9: "dummy"}
+DUMMY_OUTPUT = 9
 
 
 def consumed_lanes(ins: Instruction, k: int) -> tuple[int, ...]:
@@ -104,7 +107,7 @@ def _register_text(raw: int, idx: int, names: dict[str, str]) -> str:
 def operand_text(ins: Instruction, k: int, names: dict[str, str]) -> str:
     op: Operand = ins.srcs[k - 1]
     text = _register_text(op.raw, op.idx, names)
-    return ("-" if op.negate else "") + text + swizzle_text(op.swizzle, consumed_lanes(ins, k))
+    return ("-" if op.negate else "") + text + swizzle_text(op.swizzle, kept_lanes(ins.name, ins.components, k))
 
 
 def condition_text(ins: Instruction) -> str:
@@ -246,9 +249,10 @@ class _Structure:
         return out
 
 
-def _uniform_decls(names: dict[str, str], letter: str, count: int, keyword: str) -> list[str]:
-    """Sequential declarations reproducing the register positions of named uniforms (gaps as private)."""
-    lines, reg = [], 0
+def _uniform_decls(names: dict[str, str], letter: str, count: int, keyword: str, first_free: int = 0) -> list[str]:
+    """Sequential declarations reproducing the register positions of named uniforms (gaps as private), counting
+    from ``first_free`` (a geometry shader's own pool)."""
+    lines, reg = [], first_free
     groups: list[tuple[int, str, int]] = []
     for r in range(count):
         label = names.get(f"{letter}{r}")
@@ -267,13 +271,30 @@ def _uniform_decls(names: dict[str, str], letter: str, count: int, keyword: str)
     return lines
 
 
+def _gsh_header(dvle, names: dict[str, str]) -> tuple[list[str], int]:
+    """The ``.gsh`` line of a geometry DVLE and the first float register of its pool. A geometry DVLE with dummy
+    outputs but no merge flag came from a bare (compatibility) ``.gsh``."""
+    if any(o.type == DUMMY_OUTPUT for o in dvle.outputs) and not dvle.merge_outmaps:
+        return [".gsh"], 0
+    floats = [int(k[1:]) for k in names if k.startswith("c")]
+    first = min(floats, default=0)
+    if dvle.gs_mode == 2 and dvle.gs_fixed_start >= first:
+        first = 0
+    regs = f"c{first}"
+    mode = {0: f"point {regs}", 1: f"variable {regs} {dvle.gs_variable_num}",
+            2: f"fixed c{dvle.gs_fixed_start} {regs} {dvle.gs_fixed_num}"}.get(dvle.gs_mode, f"point {regs}")
+    return [f".gsh {mode}"], first
+
+
 def _float_text(v: float) -> str:
     return repr(float(np.float32(v)))
 
 
 def disassemble(code, opdescs, *, entry: int = 0, main_end: int | None = None, names: dict[str, str] | None = None,
-                header: list[str] | None = None) -> str:
-    """A whole program as re-assemblable source. ``code`` holds exactly the program words."""
+                header: list[str] | None = None, region: tuple[int, int] | None = None,
+                entry_name: str = "main") -> str:
+    """A whole program as re-assemblable source. ``code`` holds exactly the program words; ``region`` limits the
+    text to the procs starting in [lo, hi) (one file of a multi-DVLE program), the entry proc named ``entry_name``."""
     names = dict(names or {})
     words = [int(w) for w in code]
     ins: list[Instruction | None] = []
@@ -284,31 +305,35 @@ def disassemble(code, opdescs, *, entry: int = 0, main_end: int | None = None, n
             ins.append(None)
     st = _Structure(words, ins, entry, len(words) if main_end is None else main_end)
     st.build()
-    proc_names = {start: ("main" if start == entry else f"proc_{start:03x}") for start in st.procs}
+    proc_names = {start: (entry_name if start == entry else f"proc_{start:03x}") for start in st.procs}
     labels = {**st.labels, **proc_names}
     out = list(header or [])
     if entry not in proc_names:
         out.append(f"; entry point 0x{entry:03X} is inside a larger proc")
-    pc = 0
-    for start, end in [*sorted(st.procs.items()), (len(words), len(words))]:
+    lo, hi = region or (0, len(words))
+    pc = lo
+    for start, end in [*sorted(p for p in st.procs.items() if lo <= p[0] < hi), (hi, hi)]:
         if pc < start:   # code outside every proc: a private proc that nothing calls
             out += st.proc_text(pc, start, f"_code_{pc:03x}", names, labels)
-        if start < len(words):
+        if start < hi:
             out += st.proc_text(start, end, proc_names[start], names, labels)
         pc = max(pc, end)
     return "\n".join(out) + "\n"
 
 
-def disassemble_dvle(shbin: Shbin, index: int = 0) -> str:
-    """Source text of DVLE ``index`` with its declarations (uniform names, constants, outputs, GS mode)."""
+def disassemble_dvle(shbin: Shbin, index: int = 0, region: tuple[int, int] | None = None) -> str:
+    """Source text of DVLE ``index`` with its declarations (uniform names, constants, outputs, GS mode); with
+    ``region``, only the code of [lo, hi) (see ``disassemble_files``)."""
     dvle = shbin.dvles[index]
     names = {k: v for k, v in dvle_names(dvle).items() if not k.startswith("o")}
     header = [f"; disassembled by picaemu from DVLE {index} ({'geometry' if dvle.is_geometry else 'vertex'})"]
+    first_free = 0
     if dvle.is_geometry:
-        mode = ("point", f"variable {dvle.gs_variable_num}", f"fixed c{dvle.gs_fixed_start} {dvle.gs_fixed_num}")
-        header.append(f".gsh {mode[dvle.gs_mode] if dvle.gs_mode < 3 else 'point'}")
-    header += _uniform_decls(names, "c", 96, ".fvec") + _uniform_decls(names, "i", 4, ".ivec")
+        gsh, first_free = _gsh_header(dvle, names)
+        header += gsh
+    header += _uniform_decls(names, "c", 96, ".fvec", first_free) + _uniform_decls(names, "i", 4, ".ivec")
     header += _uniform_decls(names, "b", 16, ".bool")
+    header += [f".in {names[f'v{r}']} v{r}" for r in range(16) if f"v{r}" in names]
     for c in dvle.constants:
         if c.type == 2:
             vals = ", ".join(_float_text(f24(int(v))) for v in c.data)
@@ -317,14 +342,49 @@ def disassemble_dvle(shbin: Shbin, index: int = 0) -> str:
             header.append(f".seti i{c.register}({', '.join(str(v) for v in c.ivec)})")
         else:
             header.append(f".setb b{c.register} {'true' if c.data[0] & 1 else 'false'}")
-    for o in dvle.outputs:
-        prop = OUTPUT_PROPS.get(o.type, str(o.type)) + mask_text(_table_mask_to_desc(o.mask))
-        alias = f"out_{OUTPUT_TYPES.get(o.type, 'x')}_{o.register}"
-        header.append(f".out {alias} {prop} o{o.register}")
-        names[f"o{o.register}"] = alias
+    for o in dvle.outputs:  # NAME aliases the whole register (first entry of it); the mask is the register's
+        prop = OUTPUT_PROPS.get(o.type, str(o.type))
+        alias = "-" if f"o{o.register}" in names else f"out_{OUTPUT_TYPES.get(o.type, 'x')}_{o.register}"
+        header.append(f".out {alias} {prop} o{o.register}{mask_text(_table_mask_to_desc(o.mask))}")
+        names.setdefault(f"o{o.register}", alias)
+    entry_name = "main" if region is None or index == 0 else f"main{index}"
+    if entry_name != "main":
+        header.append(f".entry {entry_name}")
     ops = [d for d, _e in shbin.opdescs]
     return disassemble(shbin.code, ops, entry=dvle.main_offset, main_end=dvle.main_end, names=names,
-                       header=header)
+                       header=header, region=region, entry_name=entry_name)
+
+
+def _calls_from(shbin: Shbin, start: int, end: int) -> list[int]:
+    """Targets of the CALL/CALLC/CALLU words in [start, end)."""
+    out = []
+    for w in shbin.code[start:end]:
+        try:
+            i = decode(int(w), [0] * 128)
+        except ShaderError:
+            continue
+        if i.name in ("call", "callc", "callu"):
+            out.append(i.target)
+    return out
+
+
+def disassemble_files(shbin: Shbin) -> list[tuple[int, str]]:
+    """One source file per DVLE, in code order, as picasso lays files out (each file's code after the previous
+    file's): [(dvle index, text)]. File k holds the code from its first proc (its entry, or a proc it calls that
+    lies after the previous file's entry proc) up to the next file's; assembling the texts in this order gives an
+    equivalent SHBIN. DVLEs whose entry procs overlap cannot be split: ``ShaderError``."""
+    order = sorted(range(len(shbin.dvles)), key=lambda k: shbin.dvles[k].main_offset)
+    starts = []
+    for j, k in enumerate(order):
+        d = shbin.dvles[k]
+        prev_end = shbin.dvles[order[j - 1]].main_end if j else 0
+        if j and d.main_offset < prev_end:
+            raise ShaderError(f"DVLE {k}'s entry 0x{d.main_offset:03X} lies inside DVLE {order[j - 1]}'s: the "
+                              "programs share code and cannot be split into files")
+        starts.append(0 if not j else min([d.main_offset] + [t for t in _calls_from(shbin, d.main_offset,
+                                                                                     d.main_end) if t >= prev_end]))
+    bounds = [*starts[1:], len(shbin.code)]
+    return [(k, disassemble_dvle(shbin, k, (lo, hi))) for k, lo, hi in zip(order, starts, bounds, strict=True)]
 
 
 def _table_mask_to_desc(mask: int) -> int:
