@@ -198,8 +198,7 @@ class Session:
             self.thumbnails.append(None)
             return
         try:
-            fb = fbm.FramebufferState.from_regs(call.state.regs)
-            fb.check_size()
+            fb = call.draw_state.need("framebuffer")  # decoded once for the draw (size checked)
             image = fbm.read_color_image(call.memory, fb, THUMB_STEP)[:, :, :3].copy()
         except PicaError:
             image = None

@@ -213,6 +213,13 @@ class DrawState:
     def textures(self) -> tuple[TextureUnitState, ...]:
         return (self.texture0, self.texture1, self.texture2)
 
+    def need(self, name: str) -> Any:
+        """Part ``name``, or its decoding error raised (for consumers outside the pipeline's phase order)."""
+        value = getattr(self, name)
+        if isinstance(value, Failed):
+            raise value.error
+        return value
+
     def check(self, phase: Phase) -> None:
         """Raise the error of the first part of ``phase`` that failed to decode."""
         for failed_phase, error in self.failed:

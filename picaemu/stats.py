@@ -28,7 +28,6 @@ from picaemu.draw import DrawCall
 from picaemu.errors import UnsupportedFeature
 from picaemu.formats import pica
 from picaemu.fragment_ops import Fate
-from picaemu.framebuffer import FramebufferState
 from picaemu.pipeline import FragmentFates
 from picaemu.replay import Replay, load_capture
 
@@ -55,7 +54,7 @@ class FragmentCounter:
             keep = fates.fate == Fate.WRITTEN
         else:
             return
-        fb = FramebufferState.from_regs(call.state.regs)
+        fb = call.draw_state.need("framebuffer")
         self.add(fates.x[keep], fates.y[keep], fb.width, fb.height)
 
     def add(self, x: np.ndarray, y: np.ndarray, width: int, height: int) -> None:

@@ -20,16 +20,14 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 
-import numpy as np
-
 from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
+from picaemu.draw_state import DrawState
 from picaemu.errors import LinkError, PicaError, PipelineError
-from picaemu.framebuffer import FramebufferState
 from picaemu.regs import id_of
 from picaemu.state import GpuState
 from picaemu.texture.formats import level_bytes, level_offset
-from picaemu.texture.state import NUM_UNITS, TextureUnitState
-from picaemu.vertex_loader import MAX_DRAW_VERTICES, VertexLoaderState
+from picaemu.texture.state import NUM_UNITS
+from picaemu.vertex_loader import MAX_DRAW_VERTICES
 
 RangeSink = Callable[[int, int], None]
 
@@ -80,7 +78,7 @@ def vertex_spans(call: DrawCall) -> list[tuple[int, int]]:
     draws). Reading the indices goes through ``call.memory`` (the recorder's mirror fetches them on demand)."""
     if call.kind is DrawKind.IMMEDIATE:
         return []
-    vl = VertexLoaderState.from_regs(call.state.regs)
+    vl = call.draw_state.need("vertex_range")
     if vl.count == 0:
         return []
     if vl.count > MAX_DRAW_VERTICES:
@@ -98,11 +96,11 @@ def vertex_spans(call: DrawCall) -> list[tuple[int, int]]:
     return spans
 
 
-def texture_spans(regs: np.ndarray) -> list[tuple[int, int]]:
-    """(address, bytes) of every face of every enabled texture unit, all mip levels included."""
+def texture_spans(ds: DrawState) -> list[tuple[int, int]]:
+    """(address, bytes) of every face of every enabled texture unit of a draw, all mip levels included."""
     spans = []
     for unit in range(NUM_UNITS):
-        tex = TextureUnitState.from_regs(regs, unit)
+        tex = ds.need(f"texture{unit}")
         if not tex.enabled:
             continue
         last = tex.max_level
@@ -112,9 +110,9 @@ def texture_spans(regs: np.ndarray) -> list[tuple[int, int]]:
     return spans
 
 
-def target_spans(regs: np.ndarray) -> list[tuple[int, int]]:
+def target_spans(ds: DrawState) -> list[tuple[int, int]]:
     """(address, bytes) of the color and depth/stencil buffers the draw reads or writes."""
-    fb = FramebufferState.from_regs(regs)
+    fb = ds.need("framebuffer")
     pixels = fb.width * fb.height
     spans = []
     if fb.color_read or fb.color_write:
@@ -134,9 +132,9 @@ class DrawReads:
     def draw(self, call: DrawCall) -> None:
         self.draws += 1
         try:
-            for span in vertex_spans(call) + texture_spans(call.state.regs):
+            for span in vertex_spans(call) + texture_spans(call.draw_state):
                 self.fetch(*span)
-            for span in target_spans(call.state.regs):
+            for span in target_spans(call.draw_state):
                 self.target(*span)
         except LinkError:
             raise
