@@ -20,8 +20,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from picaemu.gui import probe  # noqa: E402
-from picaemu.gui.replay_adapter import Session  # noqa: E402
+from picaemu.debug import probe  # noqa: E402
+from picaemu.debug.session import Session  # noqa: E402
 
 DEFAULT = [ROOT / "samples" / "captures" / f"{name}.pica" for name in ("game_cubes_1000", "game_sprites_1000")]
 

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from picaemu.gui.replay_adapter import Session
 
 from picaemu.builder import CaptureBuilder, tilt_ortho
+from picaemu.debug.session import Session
 from picaemu.replay import Replay
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the samples' shaders

@@ -15,7 +15,6 @@ import os
 from functools import partial
 from pathlib import Path
 
-from picaemu.gui import jobs
 from picaemu.gui.panels.breakpoints import BreakpointPanel
 from picaemu.gui.panels.commands import CommandPanel
 from picaemu.gui.panels.draws import DrawsPanel
@@ -26,13 +25,15 @@ from picaemu.gui.panels.registers import RegisterPanel
 from picaemu.gui.panels.shader import ShaderPanel
 from picaemu.gui.panels.stats import StatsPanel
 from picaemu.gui.panels.textures import TexturePanel
-from picaemu.gui.replay_adapter import address_from_name, raw_capture
-from picaemu.gui.snapshot import Snapshot
-from picaemu.gui.timeline import Breakpoint, Cursor, Timeline, Unit, breakpoint_stops
 from picaemu.gui.worker import JobResult, Worker
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox
+
+from picaemu.debug import jobs
+from picaemu.debug.session import address_from_name, raw_capture
+from picaemu.debug.snapshot import Snapshot
+from picaemu.debug.timeline import Breakpoint, Cursor, Timeline, Unit, breakpoint_stops
 
 MAX_RECENT = 8
 FILE_FILTER = "Captures (*.pica *.ctf manifest.json);;All files (*)"

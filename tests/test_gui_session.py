@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from picaemu.gui import jobs, probe, state_views
-from picaemu.gui.replay_adapter import Session, address_from_name, raw_capture
-from picaemu.gui.timeline import BreakKind, Breakpoint, Cursor, Unit, breakpoint_stops
 
 from picaemu.builder import CaptureBuilder, tilt_ortho
 from picaemu.command.builder import CommandBuilder
+from picaemu.debug import jobs, probe, state_views
+from picaemu.debug.session import Session, address_from_name, raw_capture
+from picaemu.debug.timeline import BreakKind, Breakpoint, Cursor, Unit, breakpoint_stops
 from picaemu.errors import PicaError
 from picaemu.fragment_ops import Fate
 from picaemu.replay import Replay

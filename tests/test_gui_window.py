@@ -14,17 +14,17 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from picaemu.gui import jobs
 from picaemu.gui.main_window import MainWindow
 from picaemu.gui.models.command_tree import CommandTreeModel
 from picaemu.gui.models.registers import RegisterModel
 from picaemu.gui.models.table import TableModel
 from picaemu.gui.panels.pixel_history import FATE_COLUMN
-from picaemu.gui.probe import FATE_RGBA, fate_mask
-from picaemu.gui.timeline import BreakKind, Breakpoint, Cursor, Unit
 from picaemu.gui.worker import Worker
 from PySide6.QtCore import QModelIndex, QPointF, QSettings, Qt
 
+from picaemu.debug import jobs
+from picaemu.debug.probe import FATE_RGBA, fate_mask
+from picaemu.debug.timeline import BreakKind, Breakpoint, Cursor, Unit
 from picaemu.fragment_ops import Fate
 from tests.test_gui_session import DRAW2_MASKS, HISTORIES, fates_scene
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from picaemu.gui.models.headers import FixedColumns
-from picaemu.gui.timeline import Cursor, Timeline
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
 from picaemu import regs as regtable
 from picaemu.command.listing import packet_targets
+from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.regs import RegKind
 
 Index = QModelIndex | QPersistentModelIndex

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 from picaemu.gui.models.headers import FixedColumns
-from picaemu.gui.state_views import register_blocks
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
 from picaemu import regs as regtable
+from picaemu.debug.state_views import register_blocks
 
 Index = QModelIndex | QPersistentModelIndex
 FIELD_FLAG = 1 << 30

@@ -3,7 +3,6 @@ remove. ``changed(list[Breakpoint])`` fires on every edit; the main window persi
 
 from __future__ import annotations
 
-from picaemu.gui.timeline import BreakKind, Breakpoint
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -16,6 +15,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from picaemu.debug.timeline import BreakKind, Breakpoint
 
 
 class BreakpointPanel(QWidget):

@@ -4,9 +4,10 @@ offset" and double-click = run to that row (``run_to`` signal with a ``Cursor``)
 from __future__ import annotations
 
 from picaemu.gui.models.command_tree import CommandTreeModel
-from picaemu.gui.timeline import Cursor, Timeline
 from PySide6.QtCore import QModelIndex, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QTreeView, QVBoxLayout, QWidget
+
+from picaemu.debug.timeline import Cursor, Timeline
 
 
 class CommandPanel(QWidget):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 from picaemu.gui.image_view import to_qimage
-from picaemu.gui.timeline import Timeline
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QListView, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+
+from picaemu.debug.timeline import Timeline
 
 ICON = QSize(60, 100)
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 from picaemu.gui.image_view import ImageView, save_png
-from picaemu.gui.probe import DrawProbe, fate_overlay, overdraw_overlay, scissor_rect, wireframe_overlay
-from picaemu.gui.snapshot import Snapshot
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -26,6 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from picaemu.debug.probe import DrawProbe, fate_overlay, overdraw_overlay, scissor_rect, wireframe_overlay
+from picaemu.debug.snapshot import Snapshot
 from picaemu.fragment_ops import Fate
 
 VIEWS = ("color", "alpha", "depth", "stencil", "top", "bottom")

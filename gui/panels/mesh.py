@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 from picaemu.gui.models.table import TableModel, compact
-from picaemu.gui.state_views import DrawVertices
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QLabel, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget
+
+from picaemu.debug.state_views import DrawVertices
 
 
 def _vec(v) -> str:

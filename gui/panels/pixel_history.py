@@ -6,10 +6,10 @@ fragments were never interpolated or shaded: their input cells read "—"."""
 from __future__ import annotations
 
 from picaemu.gui.models.table import TableModel, compact
-from picaemu.gui.probe import FragmentRecord
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QTableView, QVBoxLayout, QWidget
 
+from picaemu.debug.probe import FragmentRecord
 from picaemu.fragment_ops import Fate
 
 HEADERS = ("Draw", "Primitive", "Depth", "w", "Color", "Texcoord0", "TEV out", "Fate", "Written")

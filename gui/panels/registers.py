@@ -8,9 +8,6 @@ import json
 
 import numpy as np
 from picaemu.gui.models.registers import RegisterModel
-from picaemu.gui.snapshot import Snapshot
-from picaemu.gui.state_views import diff_json, registers_json
-from picaemu.gui.timeline import Cursor
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -22,6 +19,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from picaemu.debug.snapshot import Snapshot
+from picaemu.debug.state_views import diff_json, registers_json
+from picaemu.debug.timeline import Cursor
 
 
 class RegisterPanel(QWidget):

@@ -10,7 +10,6 @@ answers with ``show_shader`` / ``show_trace``.
 from __future__ import annotations
 
 from picaemu.gui.models.table import TableModel, compact
-from picaemu.gui.state_views import ShaderView
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
@@ -27,6 +26,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from picaemu.debug.state_views import ShaderView
 
 TRACE_HEADERS = ("Step", "PC", "Instruction", "Sources", "Result", "cmp", "a0", "aL")
 

@@ -4,11 +4,11 @@ per-frame sums, and a small bar plot of one chosen counter per draw. Double-clic
 from __future__ import annotations
 
 from picaemu.gui.models.table import TableModel, compact
-from picaemu.gui.timeline import Timeline
 from PySide6.QtCore import QModelIndex, QRectF, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTableView, QTabWidget, QVBoxLayout, QWidget
 
+from picaemu.debug.timeline import Timeline
 from picaemu.pipeline import STAT_KEYS
 
 COLUMNS = ("frame", "draw", "kind", *STAT_KEYS, "time_ms")

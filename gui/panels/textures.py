@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 from picaemu.gui.image_view import ImageView, save_png
-from picaemu.gui.state_views import CHANNEL_MODES, BoundTexture, channel_view
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from picaemu.debug.state_views import CHANNEL_MODES, BoundTexture, channel_view
 from picaemu.regs.blocks.texturing import TEXTURE_FORMATS
 
 

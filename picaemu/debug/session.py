@@ -1,8 +1,7 @@
 """What the debugger adds to a ``picaemu.replay.Replay``: a packet-exact index and draw-boundary checkpoints.
-Qt-free (could move to ``picaemu/``).
 
 ``Session(replay)`` wraps a fresh ``Replay``. ``index()`` replays the whole capture once with an observer
-attached and builds the ``Timeline`` (every packet, write and draw; see ``gui.timeline``), keeping:
+attached and builds the ``Timeline`` (every packet, write and draw; see ``picaemu.debug.timeline``), keeping:
 
 - a read-only ``GpuState`` copy at every draw trigger (registers, shader memories, LUTs; arrays equal to the
   previous draw's are shared, so a draw costs its 3 KiB register file plus what changed), so the register
@@ -25,12 +24,12 @@ import os
 from collections.abc import Callable
 
 import numpy as np
-from picaemu.formats import pica
-from picaemu.gui.timeline import Cursor, DrawInfo, EventInfo, Timeline, event_text
 
 from picaemu import framebuffer as fbm
+from picaemu.debug.timeline import Cursor, DrawInfo, EventInfo, Timeline, event_text
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
+from picaemu.formats import pica
 from picaemu.observer import Observer, PacketEvent, WriteEvent
 from picaemu.replay import Checkpoint, Replay, load_capture
 from picaemu.state import GpuState, ShaderUnitMemory

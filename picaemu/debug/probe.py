@@ -33,9 +33,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from picaemu.gui.replay_adapter import Session
-from picaemu.gui.timeline import Cursor
 
+from picaemu.debug.session import Session
+from picaemu.debug.timeline import Cursor
 from picaemu.depth_stencil import DepthStencilState
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError

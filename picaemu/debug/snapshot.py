@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from picaemu.gui.replay_adapter import Session
-from picaemu.gui.timeline import Cursor
 
+from picaemu.debug.session import Session
+from picaemu.debug.timeline import Cursor
 from picaemu.errors import PicaError
 from picaemu.state import GpuState
 

@@ -10,13 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from picaemu.formats import pica
-from picaemu.gui import probe, state_views
-from picaemu.gui.replay_adapter import Session
-from picaemu.gui.snapshot import Snapshot, take
-from picaemu.gui.timeline import Cursor, Timeline
 
+from picaemu.debug import probe, state_views
+from picaemu.debug.session import Session
+from picaemu.debug.snapshot import Snapshot, take
+from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.errors import PicaError
+from picaemu.formats import pica
 from picaemu.replay import Replay
 
 

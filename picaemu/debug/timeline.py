@@ -1,5 +1,5 @@
 """The debugger's index of a capture: positions (``Cursor``), events, packets, draws, register writes, and the
-navigation and breakpoint rules over them. Qt-free (could move to ``picaemu/``).
+navigation and breakpoint rules over them.
 
 A ``Cursor(event, packet)`` is a replay position: ``event`` events fully applied, plus the first ``packet``
 packets of command-list event ``event`` (0 = none). Cursors are normalized (``packet`` is never the packet count
@@ -25,10 +25,10 @@ from enum import Enum
 from functools import cached_property
 
 import numpy as np
-from picaemu.formats import pica
 
 from picaemu import regs as regtable
 from picaemu.errors import PicaError
+from picaemu.formats import pica
 from picaemu.observer import PacketEvent
 
 
