@@ -60,6 +60,10 @@ class JumpCycle(CommandBufferError):
     """Command-buffer jumps (CMDBUF_JUMP0/1) that loop, or exceed the jump budget."""
 
 
+class WorkBudgetExceeded(CommandBufferError):
+    """One run (a buffer and the buffers its jumps chain to) would execute more command bytes than its budget."""
+
+
 class MemoryFault(PicaError):
     """An access to emulated physical memory outside any mapped region."""
 

@@ -84,5 +84,11 @@ def load_memory_blocks(memory: PhysicalMemory, specs: tuple[str, ...]) -> None:
             address = int(addr_text, 0)
         except ValueError:
             raise FormatError(f"--mem address {addr_text!r} is not a number") from None
-        data = Path(path).read_bytes()
-        memory.write(address, data, who=f"--mem {spec}")
+        file = Path(path)
+        if not file.is_file():
+            raise FormatError(f"--mem {spec}: {'a directory' if file.is_dir() else 'no such file'}", path=path)
+        size = file.stat().st_size
+        if not memory.contains(address, max(size, 1)):
+            raise FormatError(f"--mem {spec}: {size} bytes at 0x{address:08X} do not fit emulated memory",
+                              path=path)
+        memory.write(address, file.read_bytes(), who=f"--mem {spec}")
