@@ -3,7 +3,8 @@
 ``ListingObserver`` collects events from a ``CommandProcessor``; ``StreamingListing`` formats each event as it
 arrives and hands the lines to a callback (``picaemu decode``: memory stays flat however long the listing);
 ``packet_record`` / ``write_record`` turn events into JSON-ready dicts (the format ``picaemu decode --json``
-prints) and ``packet_text`` / ``write_text`` into one-line text. Field meanings come from the register table; FIFO payloads (data ports) are not field-decoded.
+prints) and ``packet_text`` / ``write_text`` into one-line text. Field meanings come from the register table;
+FIFO payloads (data ports) are not field-decoded.
 """
 
 from __future__ import annotations
