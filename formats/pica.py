@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import tempfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from typing import Any
 import construct as cs
 import numpy as np
 import zstandard
+from picaemu.formats.files import write_atomic
 from picaemu.formats.pica_events import (
     BODIES,
     TYPE_OF,
@@ -450,24 +450,6 @@ def build(capture: Capture, *, codec: Codec = Codec.ZSTD) -> bytes:
     ]
     header = _HEADER.build({"magic": MAGIC, "major": VERSION_MAJOR, "minor": VERSION_MINOR, "count": len(sections)})
     return header + b"".join(sections)
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write(path: str | os.PathLike[str], capture: Capture, *, codec: Codec = Codec.ZSTD) -> None:
