@@ -103,7 +103,7 @@ def test_multi_line_format_error_is_one_line(captures_dir: Path, tmp_path: Path)
 def test_warnings_never_print_before_an_error(tmp_path: Path) -> None:
     """256 words into the 128-entry fog LUT from index 0 (128 dropped: a logged warning), then a truncated packet."""
     words = [0, header_word(0x0E6, 1)] + [0, header_word(0x0E8, 256, consecutive=False)] + [0] * 255
-    words += [0] + [7, header_word(0x040, 3)]  # padding word, then a packet promising more than the buffer holds
+    words += [0, 7, header_word(0x040, 3)]  # padding word, then a packet promising more than the buffer holds
     path = tmp_path / "list.bin"
     path.write_bytes(np.array(words, "<u4").tobytes())
     res = run("decode", str(path))
