@@ -431,9 +431,12 @@ def _build_state(state: InitialState) -> bytes:
 
 def _build_events(events: list[Event]) -> bytes:
     out = [_U32.build(len(events))]
-    for event in events:
+    for i, event in enumerate(events):
         kind = TYPE_OF[type(event)]
-        out.append(bytes([kind]) + BODIES[kind][1].build(event_fields(event)))
+        try:
+            out.append(bytes([kind]) + BODIES[kind][1].build(event_fields(event)))
+        except cs.ConstructError as err:  # a field value the format cannot hold (e.g. 2**31 in a u8)
+            raise FormatError(f"event #{i} ({type(event).__name__}) cannot be written: {err}") from None
     return b"".join(out)
 
 
