@@ -157,3 +157,15 @@ def test_batch_survives_a_crashing_capture(small_pica: Path, tmp_path: Path, mon
     assert report["crash_pica"]["status"] == "failed"
     assert ("RuntimeError: boom" if jobs == "1" else "worker process died") in report["crash_pica"]["error"]
     assert (out / "report.html").is_file()
+
+
+def test_gui_without_a_display_is_one_line() -> None:
+    """Qt would abort the process (status 134); the command prints one line and exits 2 (a real subprocess)."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    command = [sys.executable, "-c", "from picaemu.cli import main; main()", "gui"]
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [proc.stderr.strip()] and proc.stderr.startswith("error: no display")
