@@ -88,8 +88,7 @@ def deferred_warnings() -> Iterator[list[str]]:
     logger.addHandler(handler)
     logger.propagate = False
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("default")
+        with warnings.catch_warnings(record=True) as caught:  # the filters in force decide what is recorded
             try:
                 yield notes
             finally:
