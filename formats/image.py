@@ -1,7 +1,8 @@
 """PNG (and any Pillow-readable image) <-> (H, W, 4) uint8 RGBA arrays, row 0 = top of the picture.
 
 ``read_rgba(path)`` converts any mode to RGBA (gray, palette and RGB images get alpha 255); ``write_rgba(path,
-rgba)`` writes an RGBA PNG. Unreadable or non-image files raise ``FormatError`` naming the path.
+rgba)`` writes an RGBA picture (PNG for ``.png``; atomically). Unreadable or non-image files raise
+``FormatError`` naming the path.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from picaemu.formats.files import save_image
 from PIL import Image, UnidentifiedImageError
 
 from picaemu.errors import FormatError
@@ -28,5 +30,5 @@ def read_rgba(path: str | Path) -> np.ndarray:
 
 
 def write_rgba(path: str | Path, rgba: np.ndarray) -> None:
-    """Write an (H, W, 4) uint8 array as an RGBA PNG."""
-    Image.fromarray(np.ascontiguousarray(rgba, np.uint8), "RGBA").save(path, format="PNG")
+    """Write an (H, W, 4) uint8 array as an RGBA picture (format by suffix, atomically: ``files.save_image``)."""
+    save_image(path, rgba, "RGBA")

@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import tempfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from typing import Any
 import construct as cs
 import numpy as np
 import zstandard
+from picaemu.formats.files import write_atomic
 from picaemu.formats.pica_events import (
     BODIES,
     TYPE_OF,
@@ -431,9 +431,12 @@ def _build_state(state: InitialState) -> bytes:
 
 def _build_events(events: list[Event]) -> bytes:
     out = [_U32.build(len(events))]
-    for event in events:
+    for i, event in enumerate(events):
         kind = TYPE_OF[type(event)]
-        out.append(bytes([kind]) + BODIES[kind][1].build(event_fields(event)))
+        try:
+            out.append(bytes([kind]) + BODIES[kind][1].build(event_fields(event)))
+        except cs.ConstructError as err:  # a field value the format cannot hold (e.g. 2**31 in a u8)
+            raise FormatError(f"event #{i} ({type(event).__name__}) cannot be written: {err}") from None
     return b"".join(out)
 
 
@@ -450,24 +453,6 @@ def build(capture: Capture, *, codec: Codec = Codec.ZSTD) -> bytes:
     ]
     header = _HEADER.build({"magic": MAGIC, "major": VERSION_MAJOR, "minor": VERSION_MINOR, "count": len(sections)})
     return header + b"".join(sections)
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write(path: str | os.PathLike[str], capture: Capture, *, codec: Codec = Codec.ZSTD) -> None:

@@ -15,7 +15,8 @@ writes them (DVLP header, code, opdescs, filename symbols; each DVLE: header, co
 uniforms, symbols, zero-padded to 4 bytes); ``parse(build(x)) == x`` for every ``Shbin``. Values stay raw:
 float constants are four float24 bit patterns (u32 each), uniform registers use the SHBIN numbering
 (v 0x00-0x0F, c 0x10-0x6F, i 0x70-0x73, b 0x78-0x87). Every offset and count is checked against the buffer
-before anything is allocated; corruption raises ``FormatError`` with the byte offset of the bad field.
+before anything is allocated, and every DVLE offset into the code (main entry and end, labels) against the code
+size; corruption raises ``FormatError`` with the byte offset of the bad field.
 """
 
 from __future__ import annotations
@@ -236,6 +237,21 @@ def _parse_dvle(data: bytes, base: int) -> Dvle:
     )
 
 
+def _check_code_offsets(dvle: Dvle, code_words: int, base: int, k: int) -> None:
+    """Every DVLE offset into the code (main entry, main end, label locations) must lie inside the code blob; an
+    empty program may only name offset 0."""
+    if dvle.main_offset >= max(code_words, 1):
+        raise FormatError(f"DVLE {k} main entry 0x{dvle.main_offset:X} is outside the {code_words}-word code",
+                          offset=base + 0x08)
+    if dvle.main_end > code_words:
+        raise FormatError(f"DVLE {k} main end 0x{dvle.main_end:X} is outside the {code_words}-word code",
+                          offset=base + 0x0C)
+    for j, label in enumerate(dvle.labels):  # (label sizes are not checked: 0xFFFFFFFF occurs)
+        if label.location > code_words:
+            raise FormatError(f"DVLE {k} label {j} at 0x{label.location:X} is outside the {code_words}-word code",
+                              offset=base + 0x20)
+
+
 def parse(data: bytes) -> Shbin:
     """Read a whole SHBIN file. Raises FormatError (with the byte offset) on any inconsistency."""
     data = bytes(data)
@@ -257,6 +273,8 @@ def parse(data: bytes) -> Shbin:
         if off < dvlp + _DVLP_HEADER.sizeof() or off >= len(data):
             raise FormatError(f"DVLE {k} offset 0x{off:X} is outside the file body", offset=8 + 4 * k)
         dvles.append(_parse_dvle(data, off))
+    for k, dvle in enumerate(dvles):
+        _check_code_offsets(dvle, p.code_words, dvle_offsets[k], k)
     shbin = Shbin(
         code=tuple(int.from_bytes(code_raw[i: i + 4], "little") for i in range(0, len(code_raw), 4)),
         opdescs=tuple((o.descriptor, o.extra) for o in ops), dvles=tuple(dvles), dvlp_version=p.version,

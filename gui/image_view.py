@@ -9,6 +9,7 @@ neighbour), left-drag pans, a click emits ``picked(column, row)`` in image pixel
 from __future__ import annotations
 
 import numpy as np
+from picaemu.formats.files import save_image
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QWidget
@@ -26,8 +27,8 @@ def to_qimage(img: np.ndarray) -> QImage:
 
 
 def save_png(img: np.ndarray, path: str) -> None:
-    if not to_qimage(img).save(path, "PNG"):
-        raise OSError(f"could not write {path}")
+    """Write ``img`` (H, W, 3|4) uint8 as a picture by the suffix of ``path``, atomically (``files.save_image``)."""
+    save_image(path, img)
 
 
 class ImageView(QWidget):

@@ -7,6 +7,8 @@ Callers catch ``PicaError`` to stop on any of them; nothing else escapes the cor
 
 from __future__ import annotations
 
+import os
+
 
 class PicaError(Exception):
     """Base of every picaemu error; the message is one line that names where the fault is."""
@@ -60,6 +62,10 @@ class JumpCycle(CommandBufferError):
     """Command-buffer jumps (CMDBUF_JUMP0/1) that loop, or exceed the jump budget."""
 
 
+class WorkBudgetExceeded(CommandBufferError):
+    """One run (a buffer and the buffers its jumps chain to) would execute more command bytes than its budget."""
+
+
 class MemoryFault(PicaError):
     """An access to emulated physical memory outside any mapped region."""
 
@@ -89,6 +95,17 @@ class FormatError(PicaError):
         super().__init__(_located(message, path, None if offset is None else f"byte offset 0x{offset:X}"))
         self.offset = offset
         self.path = path
+
+
+class OutputIsInput(PicaError):
+    """An output path that is one of the command's inputs (same file, symlink or hard link): writing it would
+    destroy the input."""
+
+    def __init__(self, output: str, source: str) -> None:
+        what = "is" if os.path.abspath(output) == os.path.abspath(source) else "is the same file as"
+        super().__init__(f"refusing to overwrite the input: output {output} {what} input {source}")
+        self.output = output
+        self.source = source
 
 
 class PipelineError(PicaError):

@@ -4,6 +4,7 @@ the 128-entry fog LUT filled through 0x0E6/0x0E8-0x0EF).
 Receives a ``FogState`` (decoded once per draw), colors (F, 4) uint8 and depths (F,) float32 in [0, 1] (after the
 depth map). Returns (F, 4) uint8: ``x = (z_flip ? 1 - d : d) * 128``, ``i = clamp(floor(x), 0, 127)``,
 ``F = clamp(value[i] + delta[i] * (x - i), 0, 1)``, ``rgb = trunc(F * rgb + (1 - F) * fog_rgb)``; alpha unchanged.
+A NaN depth counts as 0 (the reference does not say; it must not become an index).
 
 LUT entry layout (stage table): bits 0-12 delta to the next entry, signed 13-bit two's complement / 2047; bits
 13-23 value, unsigned 11 bits / 2047, so 0x7FF is exactly 1.0 (the tested reference's scale: citro3d's "no fog"
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from picaemu import numeric
 from picaemu.errors import UnsupportedFeature
 from picaemu.regs import access, id_of
 from picaemu.regs.blocks.tev import FOG_MODES
@@ -65,7 +67,7 @@ def decode_lut(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def fog_factor(fstate: FogState, depth: np.ndarray) -> np.ndarray:
     """(F,) float32 fog factor in [0, 1] (1 = no fog)."""
-    d = np.clip(depth.astype(np.float32), 0.0, 1.0)
+    d = np.clip(numeric.finite(depth), 0.0, 1.0)  # a NaN depth (NaN depth-map scale) reads entry 0
     x = ((1.0 - d) if fstate.z_flip else d) * np.float32(FOG_LUT_ENTRIES)
     i = np.clip(np.floor(x), 0, FOG_LUT_ENTRIES - 1).astype(np.intp)
     return np.clip(fstate.values[i] + fstate.deltas[i] * (x - i), 0.0, 1.0)

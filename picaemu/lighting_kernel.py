@@ -39,6 +39,8 @@ GEO_COLUMNS = 12  # per-fragment geometry: normal, tangent, unit view, raw view
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
 def _lut(value, diff, lut_id, x, signed):  # pragma: no cover - compiled
+    if x != x:  # NaN (0 * Inf in a dot product) would floor to INT64_MIN: an index outside the table
+        x = 0.0
     if signed:
         p = min(max(x, -1.0), 1.0) * SIGNED_STEPS
         i = min(max(math.floor(p), -SIGNED_STEPS), SIGNED_STEPS - 1)

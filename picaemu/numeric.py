@@ -135,6 +135,16 @@ def f31_register(word: int) -> float:
     return float(decode_float(word >> 1, FLOAT31))
 
 
+FINITE_LIMIT = np.float32(2.0**100)  # |x| bound of ``finite``: large, yet x * 2**20 stays finite in float32
+
+
+def finite(x: npt.ArrayLike) -> np.ndarray:
+    """float32 array with NaN -> 0 and +-Inf -> +-``FINITE_LIMIT``: what a float becomes before it can pick a table
+    entry. A GPU value that is NaN or Inf (a NaN depth scale, a shader's 0 * Inf) must never turn into an index:
+    numpy's cast of NaN gives INT64_MIN, which indexes outside any table."""
+    return np.nan_to_num(np.asarray(x, np.float32), nan=0.0, posinf=FINITE_LIMIT, neginf=-FINITE_LIMIT)
+
+
 def signed(raw: int | np.ndarray, bits: int) -> int | np.ndarray:
     """Two's-complement ``bits``-bit field -> signed integer."""
     sign_bit = 1 << (bits - 1)

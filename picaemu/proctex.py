@@ -201,7 +201,7 @@ def decode_colors(raw: np.ndarray, *, signed: bool) -> np.ndarray:
 def lut128(table: tuple[np.ndarray, np.ndarray], x: np.ndarray) -> np.ndarray:
     """``clamp(value[i] + f · diff[i], 0, 1)`` with ``p = 128 x``, ``i = min(floor p, 127)`` (x >= 0), ``f = p - i``."""
     value, diff = table
-    p = np.maximum(x, 0) * np.float32(MAP_ENTRIES)
+    p = np.maximum(numeric.finite(x), 0) * np.float32(MAP_ENTRIES)  # NaN -> entry 0
     i = np.minimum(np.floor(p), MAP_ENTRIES - 1)
     idx = i.astype(np.int64)
     return np.clip(value[idx] + diff[idx] * (p - i).astype(np.float32), 0, 1)
@@ -252,7 +252,7 @@ def _shift(c: np.ndarray, mode: str, clamp: str) -> np.ndarray:
 
 def coordinates(ps: ProctexState, uv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(u, v) after abs, noise, shift and clamp, each (F,) float32."""
-    uv = np.abs(np.asarray(uv, np.float32))
+    uv = np.abs(numeric.finite(uv))  # NaN / Inf coordinates (a shader's 0 * Inf) -> 0 / a large finite value
     u, v = uv[:, 0], uv[:, 1]
     u_shift = _shift(v, ps.u_shift, ps.u_clamp)
     v_shift = _shift(u, ps.v_shift, ps.v_clamp)
@@ -294,6 +294,7 @@ def proctex_lod(ps: ProctexState, duv_dx: np.ndarray, duv_dy: np.ndarray) -> np.
 def sample_proctex(ps: ProctexState, uv: np.ndarray, lod: np.ndarray | None = None) -> np.ndarray:
     """Procedural texels (F,4) uint8 RGBA at ``uv`` (F,2) (see the module docstring)."""
     u, v = coordinates(ps, uv)
+    lod = None if lod is None else numeric.finite(lod)
     g = lut128(ps.maps["RGB map"], MAPPINGS[ps.rgb_func](u, v))
     if ps.mip is None or lod is None:
         rgba = _level_color(ps, g, ps.min_lod if ps.mip is not None else 0)

@@ -36,6 +36,7 @@ before the fault stays usable.
 from __future__ import annotations
 
 import os
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,16 +157,20 @@ class _StopAfterDraw(Exception):
 
 
 class _Recorder:
-    """A PipelineSink wrapper: records every draw (no per-packet cost) and can stop after one."""
+    """A PipelineSink wrapper: records every draw (no per-packet cost) and can stop after one. It holds its replay
+    weakly, so a ``Replay`` has no reference cycle and is freed as soon as its last reference goes."""
 
     def __init__(self, inner: PipelineSink, replay: Replay) -> None:
-        self.inner, self.replay = inner, replay
+        self.inner = inner
+        self._replay = weakref.ref(replay)
         self.stop_after: int | None = None
 
     def draw(self, call: DrawCall) -> None:
         self.inner.draw(call)
-        self.replay._record_draw(call)
-        self.replay._checkpoint_after_draw(call)
+        replay = self._replay()
+        if replay is not None:
+            replay._record_draw(call)
+            replay._checkpoint_after_draw(call)
         if self.stop_after is not None and call.index == self.stop_after:
             raise _StopAfterDraw
 

@@ -87,6 +87,9 @@ class VertexLoaderState:
         ``with_range`` reads them (the range changes every draw, the layout seldom)."""
         base = int(access.value(regs, "ATTRIBBUFFERS_LOC", "base"))
         num = access.raw(regs, "ATTRIBBUFFERS_FORMAT_HIGH", "num_attrs_minus_1") + 1
+        if num > NUM_ATTRIBS:  # the field holds 4 bits, the loader has 12 attributes
+            raise PipelineError(f"{num} vertex attributes configured; the loader has {NUM_ATTRIBS}",
+                                register=id_of("ATTRIBBUFFERS_FORMAT_HIGH"))
         formats = {}
         for a in range(NUM_ATTRIBS):
             reg = "ATTRIBBUFFERS_FORMAT_LOW" if a < 8 else "ATTRIBBUFFERS_FORMAT_HIGH"

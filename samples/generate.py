@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 from picaemu.formats import pica
-from PIL import Image
+from picaemu.formats.files import save_image
 
 from picaemu.replay import Replay
 
@@ -61,7 +61,7 @@ def main() -> None:
         targets = reference_paths(name, len(frames)) if args.update_references else [
             OUT / p.name for p in reference_paths(name, len(frames))]
         for image, path in zip(frames, targets, strict=True):
-            Image.fromarray(image).save(path)
+            save_image(path, image)
             print(path)
 
 

@@ -108,3 +108,49 @@ def test_every_finalize_write_is_listed(tmp_path: Path) -> None:
                     ["000010", "GPUREG_FINALIZE"], ["000018", "GPUREG_PRIMITIVE_CONFIG"]]
     out = CliRunner().invoke(main, ["decode", "--json", path])
     assert [json.loads(line)["id"] for line in out.output.splitlines()] == [0x25E, 0x010, 0x010, 0x25E]
+
+
+def _jump_chain(tmp_path: Path, buffers: int, size: int) -> tuple[str, str]:
+    """A 24-byte list jumping into ``buffers`` chained buffers of ``size`` bytes of filler packets each, every one
+    ending in a jump to the next (distinct buffers: no cycle). Returns (list file, --mem spec)."""
+    def jump_to(b: CommandBuilder, address: int) -> None:
+        b.write_fields("CMDBUF_SIZE0", size=size // 8)
+        b.write_fields("CMDBUF_ADDR0", address=address // 8)
+        b.write("CMDBUF_JUMP0", 1)
+
+    base = 0x20000000
+    memory = np.zeros((buffers, size // 4), "<u4")
+    memory[:, 1::2] = header_word(0x040, 1, mask=0)  # masked-off writes: one 8-byte packet each
+    for i in range(buffers - 1):
+        tail = CommandBuilder()
+        jump_to(tail, base + (i + 1) * size)
+        words = tail.words()
+        memory[i, -words.size:] = words
+    head = CommandBuilder()
+    jump_to(head, base)
+    return _file(tmp_path, head.tobytes()), f"{base:#x}={_file(tmp_path, memory.tobytes(), 'mem.bin')}"
+
+
+def test_work_is_bounded_by_bytes_executed_and_the_listing_streams(tmp_path: Path) -> None:
+    path, mem = _jump_chain(tmp_path, buffers=8, size=64 << 10)
+    out = CliRunner().invoke(main, ["decode", path, "--mem", mem])
+    assert out.exit_code == 0, out.output[-300:]  # 512 KiB: under the default budget
+    rows = [line for line in out.output.splitlines() if not line.startswith(" ")]  # one row per packet
+    assert len(rows) == 8 * (64 << 10) // 8 - 7 * 3 + 3 + 7 * 3
+    out = CliRunner().invoke(main, ["decode", path, "--mem", mem, "--max-bytes", str(200 << 10)])
+    assert out.exit_code == 2
+    lines = out.output.splitlines()
+    assert lines[-1].startswith("error: the run executed its budget of 204800 command bytes (byte offset 0x")
+    assert "address 0x20030000" in lines[-1]  # the cut falls in the fourth buffer
+    rows = [line for line in lines[:-1] if not line.startswith(" ")]
+    assert len(rows) == (200 << 10) // 8  # 8-byte packets streamed up to the cut (the head counts), not past it
+
+
+def test_bad_mem_blocks_are_named(tmp_path: Path) -> None:
+    path = _file(tmp_path, np.array([0, header_word(0x040, 1)], "<u4").tobytes())
+    for spec, message in ((f"0x20000000={tmp_path / 'missing.bin'}", "no such file"),
+                          (f"0x20000000={tmp_path}", "a directory"),
+                          (f"0x10={path}", "do not fit emulated memory")):
+        out = CliRunner().invoke(main, ["decode", path, "--mem", spec])
+        assert out.exit_code == 2 and message in out.output, out.output
+        assert out.output.count("\n") == 1 and out.output.startswith("error: --mem ")

@@ -259,3 +259,26 @@ def test_instruction_counter_weights_each_instruction_by_its_active_lanes() -> N
     # one-instruction branches get no padding nop (picasso's rule), so every lane runs cmp, ifc, add or mul, mov,
     # end: 4 lanes x 5 (2 lanes x 1 in each branch, not 4 lanes for both branches)
     assert counters == {"shader_instructions": 20}
+
+
+@pytest.mark.parametrize("entry", [512, 600, 4095, 4096, 0xFFFF])
+def test_entry_point_outside_code_memory_is_named_by_both_engines(entry: int) -> None:
+    """VSH_ENTRYPOINT holds 16 bits but the vertex unit has 512 code words: an entry at or past the end is a
+    ShaderError naming it (not an index error, nor a stale word of the 4096-word array run as flow control)."""
+    setup = ShaderSetup(**{**_raw_setup([encode("end")], []).__dict__, "entry": entry})
+    for engine in (run_vertex_shader, run_reference):
+        with pytest.raises(ShaderError, match="outside") as err:
+            engine(setup, inputs(0))
+        assert err.value.pc == entry
+
+
+@pytest.mark.parametrize("op", ["call", "callu", "jmpu", "ifu"])
+@pytest.mark.parametrize("target", [512, 600, 4095])
+def test_flow_target_at_or_past_code_end_is_named(op: str, target: int) -> None:
+    """Every jump / call / if target at or past the end of code memory ends in ShaderError."""
+    fields = {"target": target} | ({"num": 1} if op in ("call", "callu", "ifu") else {})
+    setup = _raw_setup([encode(op, **fields), encode("end")], [])
+    setup = setup.with_uniforms(bools=np.full(16, op != "ifu"))  # ifu jumps to its target when b is false
+    for engine in (run_vertex_shader, run_reference):
+        with pytest.raises(ShaderError, match="outside code memory"):
+            engine(setup, inputs(0))

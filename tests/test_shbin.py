@@ -112,3 +112,30 @@ def test_fuzz_only_named_errors(real, data) -> None:
     except FormatError:
         return
     assert isinstance(shbin.build(parsed), bytes)
+
+
+@pytest.mark.parametrize("field, value, what", [
+    (0x08, 12, "main entry"), (0x08, 0xFFFFFFFF, "main entry"),   # vs_color has 12 code words
+    (0x0C, 13, "main end"), (0x0C, 0x80000000, "main end"),
+])
+def test_dvle_offsets_outside_the_code_are_rejected(real, field, value, what) -> None:
+    data = real["vs_color"]
+    dvle = struct.unpack_from("<I", data, 8)[0]
+    with pytest.raises(FormatError, match=what) as err:
+        shbin.parse(_set_u32(data, dvle + field, value))
+    assert err.value.offset == dvle + field
+
+
+def test_label_outside_the_code_is_rejected() -> None:
+    s = _sample()
+    bad = Shbin(code=s.code, opdescs=s.opdescs, dvles=(Dvle(labels=(Label(0, 1, 6, 0, 0),)),))
+    with pytest.raises(FormatError, match="label 0 at 0x6"):
+        shbin.parse(shbin.build(bad))
+
+
+def test_disassembler_refuses_an_entry_outside_the_program() -> None:
+    from picaemu.errors import ShaderError
+    from picaemu.shader.disasm import disassemble
+
+    with pytest.raises(ShaderError, match="entry point 0x5"):
+        disassemble([0x88000000] * 5, [0] * 128, entry=5)

@@ -200,3 +200,18 @@ def test_configured_only_stops_after_the_configured_attributes(mixed):
     full = load_vertices(state, DrawKind.ARRAYS, mem).attributes
     narrow = load_vertices(state, DrawKind.ARRAYS, mem, configured_only=True).attributes
     assert narrow.shape == (2, 5, 4) and np.array_equal(narrow, full[:, :5]) and not full[:, 5:].any()
+
+
+@pytest.mark.parametrize("count", [13, 16])
+def test_more_attributes_than_the_loader_has_is_named(count: int) -> None:
+    """num_attrs_minus_1 holds 4 bits (up to 16) but there are 12 attributes (was KeyError: no field 'fixed12')."""
+    state = GpuState()
+    configure(state, [("f32", 4)] * 12)
+    high = id_of("ATTRIBBUFFERS_FORMAT_HIGH")
+    field = access.locate("ATTRIBBUFFERS_FORMAT_HIGH", "num_attrs_minus_1")[1]
+    state.regs[high] = (int(state.regs[high]) & ~field.mask) | access.compose("ATTRIBBUFFERS_FORMAT_HIGH",
+                                                                              num_attrs_minus_1=count - 1)
+    set_reg(state, "NUMVERTICES", count=3)
+    with pytest.raises(PipelineError, match=f"{count} vertex attributes configured; the loader has 12") as err:
+        load_vertices(state, DrawKind.ARRAYS, PhysicalMemory())
+    assert err.value.register == id_of("ATTRIBBUFFERS_FORMAT_HIGH")

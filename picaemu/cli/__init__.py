@@ -1,11 +1,82 @@
-"""The ``picaemu`` command: one click group, one module per subcommand."""
+"""The ``picaemu`` command: one click group, one module per subcommand.
+
+``Main`` runs every subcommand under one error policy (``picaemu.cli.common``): an error is one line
+``error: ...`` on stderr with exit status 2 (click's usage errors included); a failure that is a bug of picaemu's
+is one line ``error: internal error ...`` with status 3 (``PICAEMU_TRACEBACK=1`` shows the traceback instead);
+warnings are printed after a command that succeeds, never before an error.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from typing import Any
+
 import click
 
+from picaemu.cli.common import EXIT_BAD_INPUT, deferred_warnings, error_line, error_text, one_line
+from picaemu.errors import PicaError
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+TRACEBACK_ENV = "PICAEMU_TRACEBACK"
+
+
+def _usage_text(err: click.UsageError) -> str:
+    hint = f" (see '{err.ctx.command_path} --help')" if err.ctx is not None else ""
+    return one_line(err.format_message()) + hint
+
+
+class Main(click.Group):
+    """The command group, with the one-line error policy of the module docstring."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        with deferred_warnings() as notes:
+            code = self._run(args, prog_name, complete_var, **extra)
+        if code not in (EXIT_BAD_INPUT, EXIT_INTERNAL):
+            for note in dict.fromkeys(notes):
+                click.echo(f"warning: {one_line(note)}", err=True)
+        sys.exit(code)
+
+    def _run(self, args: Any, prog_name: str | None, complete_var: str | None, **extra: Any) -> int:
+        """Run the command; returns the exit status after printing at most one error line."""
+        no_args = getattr(click.exceptions, "NoArgsIsHelpError", ())
+        try:
+            value = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            return value if isinstance(value, int) else 0
+        except SystemExit as exit_:
+            return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+        except no_args as err:  # type: ignore[misc]  # bare ``picaemu``: the help text, as click prints it
+            err.show()
+            return err.exit_code
+        except click.UsageError as err:
+            error_line(_usage_text(err))
+        except click.ClickException as err:
+            error_line(err.format_message())
+        except click.Abort:
+            error_line("aborted")
+            return 1
+        except KeyboardInterrupt:
+            error_line("interrupted")
+            return EXIT_INTERRUPTED
+        except BrokenPipeError:  # the reader of stdout went away (``picaemu decode ... | head``)
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
+            return 1
+        except (PicaError, OSError) as err:
+            error_line(error_text(err))
+        except Exception as err:
+            if os.environ.get(TRACEBACK_ENV):
+                raise
+            error_line(f"internal error {type(err).__name__}: {err} (a bug in picaemu: please report it with "
+                       f"the input; {TRACEBACK_ENV}=1 shows the traceback)")
+            return EXIT_INTERNAL
+        return EXIT_BAD_INPUT
+
+
+@click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="picaemu")
 def main() -> None:
     """picaemu: emulate and inspect the Nintendo 3DS PICA200 GPU."""

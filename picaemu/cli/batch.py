@@ -5,7 +5,9 @@ replayed in a process pool; the top screen at the end is written to ``OUTDIR/<na
 a summary table go to stderr. With ``--compare`` each picture is checked against ``REFDIR/<name>.png``: a channel
 differing by more than the tolerance is a regression; ``OUTDIR/<name>.diff.png`` shows where (differing pixels in
 red over a dimmed copy of the picture) and ``OUTDIR/report.json`` / ``report.html`` summarise the run. Exit status
-1 when any capture fails or regresses, 0 otherwise (2 for bad arguments).
+1 when any capture fails or regresses, 0 otherwise (2 for bad arguments). A corrupt or crashing capture is a
+failed row with its error (a worker process that dies is replaced; its captures are retried one by one, alone);
+the other captures still render and the reports are always written.
 """
 
 from __future__ import annotations
@@ -13,17 +15,22 @@ from __future__ import annotations
 import html
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import click
 import numpy as np
-from PIL import Image
 
 from picaemu.cli.common import note_first_compile, reports_errors
+from picaemu.errors import PicaError
+from picaemu.formats.files import refuse_overwrite, save_image, write_text
+from picaemu.formats.image import read_rgba
 
 DIFF_DIM = 3  # unchanged pixels are shown at 1/3 brightness in diff images
+WORKER_DIED = "the worker process died while replaying this capture (killed, out of memory or crashed)"
 
 
 @dataclass
@@ -66,8 +73,8 @@ def find_inputs(paths: tuple[Path, ...]) -> list[Path]:
 
 
 def replay_one(source: str, name: str, out_dir: str) -> Outcome:
-    """Worker: replay one capture and write its top-screen PNG (errors become a failed outcome)."""
-    from picaemu.errors import PicaError
+    """Worker: replay one capture and write its top-screen PNG. Any error (a corrupt capture, and even a bug of
+    picaemu's) becomes a failed outcome naming it, so one bad capture never stops the batch."""
     from picaemu.replay import open as open_capture
 
     path = Path(source)
@@ -76,12 +83,52 @@ def replay_one(source: str, name: str, out_dir: str) -> Outcome:
     try:
         replay = open_capture(path, checkpoints=False)
         replay.run()
-        Image.fromarray(replay.screen()).save(Path(out_dir) / f"{outcome.name}.png")
+        dest = Path(out_dir) / f"{outcome.name}.png"
+        refuse_overwrite(dest, path)
+        save_image(dest, replay.screen())
         outcome.frames, outcome.draws = len(replay.frames), len(replay.draws)
     except (PicaError, OSError) as err:
         outcome.status, outcome.error = "failed", str(err)
+    except Exception as err:  # a bug must not take the other captures down; it is reported as such
+        outcome.status, outcome.error = "failed", f"internal error {type(err).__name__}: {err}"
     outcome.seconds = round(time.perf_counter() - start, 3)
     return outcome
+
+
+def _isolated(task: tuple[str, str, str]) -> Outcome:
+    """Replay one capture alone in a fresh worker process: the way to tell which capture killed a pool."""
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(replay_one, *task).result()
+        except BrokenProcessPool:
+            return Outcome(task[1], task[0], "failed", error=WORKER_DIED)
+
+
+def replay_all(tasks: list[tuple[str, str, str]], jobs: int, advance: Callable[[], None]) -> list[Outcome]:
+    """Outcomes of ``replay_one`` for every (source, name, out_dir) task, in task order. With ``jobs`` > 1 in a
+    process pool; captures in flight when a worker process dies are replayed again one by one, each alone."""
+    if jobs == 1:
+        outcomes = []
+        for task in tasks:
+            outcomes.append(replay_one(*task))
+            advance()
+        return outcomes
+    done: dict[str, Outcome] = {}
+    suspects: list[tuple[str, str, str]] = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(replay_one, *task): task for task in tasks}
+        for future in as_completed(futures):
+            try:
+                outcome = future.result()
+            except BrokenProcessPool:
+                suspects.append(futures[future])
+                continue
+            done[outcome.name] = outcome
+            advance()
+    for task in suspects:
+        done[task[1]] = _isolated(task)
+        advance()
+    return [done[task[1]] for task in tasks]
 
 
 def compare(outcome: Outcome, out_dir: Path, ref_dir: Path, tolerance: int) -> None:
@@ -90,8 +137,8 @@ def compare(outcome: Outcome, out_dir: Path, ref_dir: Path, tolerance: int) -> N
     if not ref_path.is_file():
         outcome.status = "missing reference"
         return
-    got = np.asarray(Image.open(out_dir / f"{outcome.name}.png").convert("RGB")).astype(np.int16)
-    ref = np.asarray(Image.open(ref_path).convert("RGB")).astype(np.int16)
+    got = read_rgba(out_dir / f"{outcome.name}.png")[:, :, :3].astype(np.int16)
+    ref = read_rgba(ref_path)[:, :, :3].astype(np.int16)
     if got.shape != ref.shape:
         outcome.status, outcome.error = "regression", f"size {got.shape[:2]} differs from reference {ref.shape[:2]}"
         return
@@ -102,12 +149,12 @@ def compare(outcome: Outcome, out_dir: Path, ref_dir: Path, tolerance: int) -> N
         outcome.status = "regression"
         picture = (got // DIFF_DIM).astype(np.uint8)
         picture[bad] = (255, 0, 0)
-        Image.fromarray(picture).save(out_dir / f"{outcome.name}.diff.png")
+        save_image(out_dir / f"{outcome.name}.diff.png", picture)
 
 
 def write_reports(outcomes: list[Outcome], out_dir: Path, tolerance: int | None) -> None:
-    (out_dir / "report.json").write_text(json.dumps({"tolerance": tolerance, "captures": [asdict(o) for o in
-                                                                                          outcomes]}, indent=1))
+    write_text(out_dir / "report.json", json.dumps({"tolerance": tolerance, "captures": [asdict(o) for o in
+                                                                                       outcomes]}, indent=1))
     rows = []
     for o in outcomes:
         diff = f'<img src="{html.escape(o.name)}.diff.png" width="200">' if o.status == "regression" else ""
@@ -115,7 +162,8 @@ def write_reports(outcomes: list[Outcome], out_dir: Path, tolerance: int | None)
                     f"<td>{o.max_diff if o.max_diff is not None else ''}</td><td>{o.bad_pixels or ''}</td>"
                     f'<td><img src="{html.escape(o.name)}.png" width="200"></td><td>{diff}</td>'
                     f"<td>{html.escape(o.error)}</td></tr>")
-    (out_dir / "report.html").write_text(
+    write_text(
+        out_dir / "report.html",
         "<!doctype html><meta charset=utf-8><title>picaemu batch</title><table border=1>"
         "<tr><th>capture</th><th>status</th><th>frames</th><th>draws</th><th>max diff</th><th>bad pixels</th>"
         "<th>picture</th><th>diff</th><th>error</th></tr>" + "".join(rows) + "</table>\n")
@@ -154,23 +202,17 @@ def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int, ref_dir: Path | No
         raise click.UsageError("no captures found in the inputs")
     out_dir.mkdir(parents=True, exist_ok=True)
     names = capture_names(sources)
-    outcomes: list[Outcome] = []
+    tasks = [(str(s), name, str(out_dir)) for s, name in zip(sources, names, strict=True)]
     with Progress(transient=True, console=None) as progress:
-        task = progress.add_task("replaying", total=len(sources))
-        if jobs == 1:
-            for s, name in zip(sources, names, strict=True):
-                outcomes.append(replay_one(str(s), name, str(out_dir)))
-                progress.advance(task)
-        else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                args = ([str(s) for s in sources], names, [str(out_dir)] * len(sources))
-                for outcome in pool.map(replay_one, *args):
-                    outcomes.append(outcome)
-                    progress.advance(task)
+        bar = progress.add_task("replaying", total=len(sources))
+        outcomes = replay_all(tasks, jobs, lambda: progress.advance(bar))
     if ref_dir is not None:
         for o in outcomes:
             if o.status == "ok":
-                compare(o, out_dir, ref_dir, tolerance)
+                try:
+                    compare(o, out_dir, ref_dir, tolerance)
+                except (PicaError, OSError) as err:
+                    o.status, o.error = "failed", f"comparing: {err}"
     write_reports(outcomes, out_dir, tolerance if ref_dir is not None else None)
     _summary(outcomes)
     failed = [o for o in outcomes if o.status not in ("ok",)]

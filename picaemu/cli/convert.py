@@ -15,6 +15,7 @@ import click
 from picaemu.cli.common import reports_errors
 from picaemu.errors import FormatError
 from picaemu.formats import citrace, pica
+from picaemu.formats.files import refuse_overwrite, write_atomic
 from picaemu.gx import convert as gxconvert
 from picaemu.replay import load_capture
 
@@ -32,6 +33,7 @@ CODECS = {"zstd": pica.Codec.ZSTD, "zlib": pica.Codec.ZLIB, "raw": pica.Codec.RA
 @reports_errors
 def convert(source: Path, output: Path, codec: str, layout: str) -> None:
     """Convert the capture SOURCE (.pica, .ctf or c3dcap directory) to OUTPUT (.pica or .ctf)."""
+    refuse_overwrite(output, source)
     capture = load_capture(source)
     suffix = output.suffix.lower()
     if suffix == ".pica":
@@ -40,7 +42,7 @@ def convert(source: Path, output: Path, codec: str, layout: str) -> None:
         trace, lost = gxconvert.to_citrace(capture, citrace.Layout(layout))
         for item in lost:
             click.echo(f"warning: CiTrace cannot hold {item}; dropped", err=True)
-        pica.write_atomic(output, citrace.build(trace))
+        write_atomic(output, citrace.build(trace))
     else:
         raise FormatError(f"unknown output kind {suffix!r} (use .pica or .ctf)", path=str(output))
     events = len(capture.events)

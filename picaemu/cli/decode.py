@@ -1,17 +1,21 @@
-"""``picaemu decode FILE``: list a raw command buffer packet by packet (or register write by write)."""
+"""``picaemu decode FILE``: list a raw command buffer packet by packet (or register write by write).
+
+The listing streams: each packet is printed as the command processor reaches it, so memory stays flat. Work is
+bounded by ``--max-bytes`` command bytes executed over the buffer and every buffer its jumps chain to.
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from picaemu.cli.common import INT, fail, load_memory_blocks
-from picaemu.command.listing import ListingObserver, packet_record, packet_text, write_record, write_text
+from picaemu.cli.common import INT, fail, load_memory_blocks, reports_errors
+from picaemu.command.listing import StreamingListing
 from picaemu.command.processor import CommandProcessor
-from picaemu.errors import PicaError
 from picaemu.memory import PhysicalMemory
+
+DEFAULT_MAX_BYTES = 4 << 20  # a real command list is tens to hundreds of KiB
 
 
 @click.command()
@@ -20,7 +24,10 @@ from picaemu.memory import PhysicalMemory
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @click.option("--base", type=INT, default=0, help="Physical address of the buffer (for jumps); default 0.")
 @click.option("--mem", "mem", multiple=True, metavar="ADDR=FILE", help="Load FILE into emulated memory at ADDR.")
-def decode(file: Path, writes: bool, as_json: bool, base: int, mem: tuple[str, ...]) -> None:
+@click.option("--max-bytes", type=INT, default=DEFAULT_MAX_BYTES, show_default=True,
+              help="Stop with an error after executing this many command bytes (the file and its jump targets).")
+@reports_errors
+def decode(file: Path, writes: bool, as_json: bool, base: int, mem: tuple[str, ...], max_bytes: int) -> None:
     """Decode the command buffer FILE (little-endian u32 words) and print every packet.
 
     Jumps (CMDBUF_JUMP0/1) are followed into emulated memory (load it with --mem). Every packet of the buffer is
@@ -28,29 +35,12 @@ def decode(file: Path, writes: bool, as_json: bool, base: int, mem: tuple[str, .
     one). On a bad buffer the packets before the fault are listed, then a one-line error names the byte offset;
     the exit status is 2.
     """
+    size = file.stat().st_size
+    if size > max_bytes:
+        fail(f"{file}: {size} bytes, more than --max-bytes {max_bytes}")
     memory = PhysicalMemory()
-    error: str | None = None
-    try:
-        load_memory_blocks(memory, mem)
-    except PicaError as err:
-        fail(str(err))
-    listing = ListingObserver()
-    processor = CommandProcessor(memory)
+    load_memory_blocks(memory, mem)
+    processor = CommandProcessor(memory, byte_budget=max_bytes)
     processor.stop_at_finalize = False
-    processor.attach(listing)
-    try:
-        processor.run(file.read_bytes(), address=base)
-    except PicaError as err:
-        error = str(err)
-    events = listing.writes if writes else listing.packets
-    for event in events:
-        if as_json:
-            record = write_record(event) if writes else packet_record(event)  # type: ignore[arg-type]
-            click.echo(json.dumps(record))
-        elif writes:
-            click.echo(write_text(event))  # type: ignore[arg-type]
-        else:
-            for line in packet_text(event):  # type: ignore[arg-type]
-                click.echo(line)
-    if error is not None:
-        fail(error)
+    processor.attach(StreamingListing(click.echo, writes=writes, as_json=as_json))
+    processor.run(file.read_bytes(), address=base)

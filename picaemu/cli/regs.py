@@ -9,6 +9,7 @@ import click
 from picaemu import regs as regtable
 from picaemu.cli.common import INT, fail
 from picaemu.command.listing import decoded_fields, fields_text
+from picaemu.formats.files import write_text
 from picaemu.regs.docs import register_section, render_markdown
 
 DOCS_PATH = Path("docs") / "registers.md"
@@ -22,7 +23,7 @@ def regs_command(register: str | None, value: int | None, write_docs: bool) -> N
     """Show REGISTER (name, GPUREG_ name, alias or 0xID) from the register table; list all without it."""
     if write_docs:
         DOCS_PATH.parent.mkdir(exist_ok=True)
-        DOCS_PATH.write_text(render_markdown(), encoding="utf-8")
+        write_text(DOCS_PATH, render_markdown())
         click.echo(f"wrote {DOCS_PATH}")
         return
     if register is None:

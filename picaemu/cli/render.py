@@ -14,13 +14,13 @@ from pathlib import Path
 
 import click
 import numpy as np
-from PIL import Image
 
 from picaemu.cli.common import INT, load_memory_blocks, note_first_compile, reports_errors
 from picaemu.cli.render_capture import capture_options, is_capture, render_capture
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, PipelineEventKind
 from picaemu.errors import FormatError
+from picaemu.formats.files import image_format, refuse_overwrite, save_image
 from picaemu.framebuffer import FramebufferState, depth_max, read_color_image, read_depth_image
 from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
@@ -66,13 +66,13 @@ def apply_fills(memory: PhysicalMemory, specs: tuple[str, ...]) -> None:
 
 def save_color(memory: PhysicalMemory, fb: FramebufferState, path: Path, alpha: bool) -> None:
     image = read_color_image(memory, fb)
-    Image.fromarray(image if alpha else np.ascontiguousarray(image[:, :, :3])).save(path)
+    save_image(path, image if alpha else image[:, :, :3])
 
 
 def save_depth(memory: PhysicalMemory, fb: FramebufferState, path: Path) -> None:
     depth, _ = read_depth_image(memory, fb)
     gray = np.rint(depth.astype(np.float64) * (255.0 / depth_max(fb.depth_format))).astype(np.uint8)
-    Image.fromarray(gray).save(path)
+    save_image(path, gray)
 
 
 @click.command("render")
@@ -95,6 +95,10 @@ def render(cmdlist: Path, mem: tuple[str, ...], fills: tuple[str, ...], base: in
 
     CMDLIST may also be a capture (.pica, CiTrace .ctf, c3dcap directory): then the top screen is written.
     """
+    for out in (output, depth):
+        if out is not None:
+            image_format(out)  # an unknown suffix fails now, not after the replay
+            refuse_overwrite(out, cmdlist, *(spec.partition("=")[2] for spec in mem))
     note_first_compile()
     if is_capture(cmdlist):
         if mem or fills or base:

@@ -19,9 +19,9 @@ from typing import Any
 
 import click
 import numpy as np
-from PIL import Image
 
 from picaemu import replay as rp
+from picaemu.formats.files import refuse_overwrite, save_image
 from picaemu.framebuffer import depth_max
 
 TARGETS = ("screen", "color", "depth", "stencil")
@@ -82,7 +82,8 @@ def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = 
     written: list[Path] = []
 
     def save(dest: Path) -> None:
-        Image.fromarray(capture_image(replay, chosen, screen, eye, alpha)).save(dest)
+        refuse_overwrite(dest, path)
+        save_image(dest, capture_image(replay, chosen, screen, eye, alpha))
         written.append(dest)
         if verbose:
             click.echo(f"{dest}: event {replay.position}/{len(replay.events)}, {replay.draw_count} draws, "
@@ -104,6 +105,6 @@ def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = 
         replay.run()
         save(output)
     if depth_output is not None:
-        Image.fromarray(capture_image(replay, "depth")).save(depth_output)
+        save_image(depth_output, capture_image(replay, "depth"))
         written.append(depth_output)
     return written

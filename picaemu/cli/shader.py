@@ -21,9 +21,9 @@ import click
 import numpy as np
 
 from picaemu.cli.common import fail, reports_errors
-from picaemu.errors import PicaError
-from picaemu.formats import pica
+from picaemu.errors import FormatError, PicaError
 from picaemu.formats import shbin as shbin_format
+from picaemu.formats.files import refuse_overwrite, write_atomic, write_text
 
 SET_RE = re.compile(r"^([vcib])(\d+)=(.+)$")
 REGISTER_COUNTS = {"v": 16, "c": 96, "i": 4, "b": 16}
@@ -36,6 +36,13 @@ def _load(path: str) -> shbin_format.Shbin:
     except PicaError as err:
         fail(f"{path}: {err}")
         raise  # unreachable: fail() exits
+
+
+def _source_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise FormatError(f"not a UTF-8 text file: {err.reason}", offset=err.start, path=path) from None
 
 
 @click.group("shader")
@@ -61,7 +68,7 @@ def disasm(file: str, dvle: int, listing: bool, split_dir: str | None) -> None:
         Path(split_dir).mkdir(parents=True, exist_ok=True)
         for k, text in disassemble_files(sb):
             target = Path(split_dir) / f"{Path(file).stem}_{k}.{'gsh' if sb.dvles[k].is_geometry else 'vsh'}"
-            pica.write_atomic(target, text.encode())
+            write_text(target, text)
             click.echo(str(target))
         return
     if not 0 <= dvle < len(sb.dvles):
@@ -90,10 +97,12 @@ def asm(sources: tuple[str, ...], output: str | None, reference: str | None) -> 
 
     if output is None and reference is None:
         fail("give -o OUT.shbin, --compare REFERENCE.shbin, or both")
-    result = assemble([(s, Path(s).read_text()) for s in sources])
+    if output is not None:
+        refuse_overwrite(output, *sources)
+    result = assemble([(s, _source_text(s)) for s in sources])
     data = shbin_format.build(result)
     if output is not None:
-        pica.write_atomic(output, data)
+        write_atomic(output, data)
         click.echo(f"{output}: {len(result.code)} instructions, {len(result.opdescs)} operand descriptors, "
                    f"{len(result.dvles)} DVLE(s), {len(data)} bytes")
     if reference is not None:

@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 import click
-from PIL import Image
 
 from picaemu import stats as st
 from picaemu.cli.common import reports_errors
+from picaemu.formats.files import image_format, refuse_overwrite, save_image
 
 TRANSPOSE_UP_TO = 8
 
@@ -61,6 +61,10 @@ def stats(capture: Path, per: str, as_csv: bool, as_json: bool, plot: Path | Non
           fragment_map: tuple[str | None, Path | None]) -> None:
     """Replay CAPTURE and report what every draw (or frame) did."""
     kind, map_path = fragment_map
+    for out in (plot, map_path):
+        if out is not None:
+            image_format(out)  # an unknown suffix fails now, not after the replay
+            refuse_overwrite(out, capture)
     result = st.collect(capture, fragment_map=kind)
     rows = result.rows if per == "draw" else st.per_frame(result.rows, result.frames)
     if as_json:
@@ -73,10 +77,10 @@ def stats(capture: Path, per: str, as_csv: bool, as_json: bool, plot: Path | Non
     if plot is not None:
         values = [float(r.get("fragments_written", 0)) for r in rows]
         labels = [str(r[per]) for r in rows]
-        Image.fromarray(st.bar_chart(values, labels, f"fragments written per {per}")).save(plot)
+        save_image(plot, st.bar_chart(values, labels, f"fragments written per {per}"))
     if kind is not None and map_path is not None:
         if not result.fragment_maps:
             click.echo("warning: no fragments were rasterized; no fragment map written", err=True)
         else:
             last = max(result.fragment_maps)
-            Image.fromarray(st.heatmap(result.fragment_maps[last])).save(map_path)
+            save_image(map_path, st.heatmap(result.fragment_maps[last]))

@@ -15,6 +15,7 @@ import click
 import numpy as np
 
 from picaemu.cli.common import INT, fail, reports_errors
+from picaemu.formats.files import image_format, refuse_overwrite, write_atomic
 from picaemu.formats.image import read_rgba, write_rgba
 from picaemu.texture import decode_texture, encode_texture, texture_format
 from picaemu.texture.formats import level_bytes, level_offset
@@ -42,6 +43,8 @@ def decode_cmd(source: Path, fmt: str, width: int, height: int, level: int, offs
         fail(f"{source}: larger than {MAX_FILE} bytes, not a texture file")
     if offset < 0:
         fail("--offset must not be negative")
+    image_format(output)
+    refuse_overwrite(output, source)
     data = source.read_bytes()
     image = decode_texture(data, offset, width, height, fmt, level)
     write_rgba(output, image)
@@ -59,8 +62,9 @@ def decode_cmd(source: Path, fmt: str, width: int, height: int, level: int, offs
 @reports_errors
 def encode_cmd(source: Path, fmt: str, output: Path) -> None:
     """Encode the image SOURCE (PNG or any Pillow format; top row first) as one tiled texture level."""
+    refuse_overwrite(output, source)
     rgba: np.ndarray = read_rgba(source)
     data = encode_texture(rgba, fmt)
-    output.write_bytes(data)
+    write_atomic(output, data)
     click.echo(f"{source}: {rgba.shape[1]}x{rgba.shape[0]} -> {texture_format(fmt).name}, {len(data)} bytes"
                f" -> {output}")

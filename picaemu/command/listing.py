@@ -1,13 +1,17 @@
 """Listings of what a command buffer does: packets and register writes with decoded fields.
 
-``ListingObserver`` collects events from a ``CommandProcessor``; ``packet_record`` / ``write_record`` turn them
-into JSON-ready dicts (the format ``picaemu decode --json`` prints) and ``packet_text`` / ``write_text`` into
-one-line text. Field meanings come from the register table; FIFO payloads (data ports) are not field-decoded.
+``ListingObserver`` collects events from a ``CommandProcessor``; ``StreamingListing`` formats each event as it
+arrives and hands the lines to a callback (``picaemu decode``: memory stays flat however long the listing);
+``packet_record`` / ``write_record`` turn events into JSON-ready dicts (the format ``picaemu decode --json``
+prints) and ``packet_text`` / ``write_text`` into one-line text. Field meanings come from the register table;
+FIFO payloads (data ports) are not field-decoded.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from picaemu import regs as regtable
@@ -33,6 +37,32 @@ class ListingObserver(Observer):
 
     def on_trigger(self, event: TriggerEvent) -> None:
         self.triggers.append(event)
+
+
+class StreamingListing(Observer):
+    """Formats every packet (or, with ``writes``, every register write) as text or JSON lines as it arrives and
+    passes each line to ``emit``; nothing is kept."""
+
+    def __init__(self, emit: Callable[[str], None], *, writes: bool = False, as_json: bool = False) -> None:
+        self.emit, self.writes, self.as_json = emit, writes, as_json
+        self.lines = 0
+
+    def _out(self, line: str) -> None:
+        self.emit(line)
+        self.lines += 1
+
+    def on_packet(self, event: PacketEvent) -> None:
+        if self.writes:
+            return
+        if self.as_json:
+            self._out(json.dumps(packet_record(event)))
+        else:
+            for line in packet_text(event):
+                self._out(line)
+
+    def on_write(self, event: WriteEvent) -> None:
+        if self.writes:
+            self._out(json.dumps(write_record(event)) if self.as_json else write_text(event))
 
 
 def _json_safe(value: JsonValue) -> JsonValue:

@@ -9,6 +9,11 @@ P3D interrupt (the Azahar model: a byte of the value equal to IRQ_CMP's, with IR
 The walk is the compiled loop of ``picaemu.command.kernel``; this module builds its tables from the register
 table, acts on the stops it reports and feeds observers. Bad buffers raise ``CommandBufferError`` subclasses
 naming the byte offset and packet; everything before the fault has been applied.
+
+Work is bounded by bytes executed, not by the number of jumps: one ``run``/``run_at`` (the buffer and every
+buffer its jumps chain to) executes at most ``byte_budget`` bytes of command words (``DEFAULT_BYTE_BUDGET``
+unless the constructor is given another), else ``WorkBudgetExceeded`` names where the budget ran out. Jumps back
+to a buffer already run raise ``JumpCycle``.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from picaemu.command import kernel as K
 from picaemu.command.packets import EXTRA_BITS, EXTRA_SHIFT, ID_MASK, MASK_BITS, MASK_SHIFT, as_words
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
 from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache
-from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket
+from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket, WorkBudgetExceeded
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
 from picaemu.regs import Action, Port, RegKind, access
@@ -35,6 +40,7 @@ IMMEDIATE_CAPACITY = 65536
 RECORD_CAPACITY = 65536
 EVENT_CAPACITY = 1024
 MAX_JUMPS = 4096
+DEFAULT_BYTE_BUDGET = 64 << 20  # command bytes one run may execute: far above any real list (hundreds of KiB)
 # GSP's initialisation of the interrupt registers (reference §1.1)
 RESET_VALUES = {"IRQ_CMP": 0x12345678, "IRQ_MASK": 0xFFFFFFF0, "IRQ_AUTOSTOP": 1}
 
@@ -131,6 +137,7 @@ class RunResult:
     writes: int = 0
     draws: int = 0
     jumps: int = 0
+    bytes_run: int = 0  # command bytes executed, over every buffer of the chain
     finalized: bool = False
     dropped_port_words: int = 0
     ignored_writes: int = 0
@@ -161,6 +168,7 @@ class CommandProcessor:
         state: GpuState | None = None,
         *,
         record_draws: bool = True,
+        byte_budget: int = DEFAULT_BYTE_BUDGET,
     ) -> None:
         self.memory = memory if memory is not None else PhysicalMemory()
         self.pipeline: PipelineSink = pipeline if pipeline is not None else NullPipeline()
@@ -177,6 +185,7 @@ class CommandProcessor:
         self.record_draws = record_draws
         # False: go on past a finalize that raises the interrupt (a listing shows the whole buffer; the GPU stops)
         self.stop_at_finalize = True
+        self.byte_budget = byte_budget
         self.draws: list[DrawRecord] = []  # every draw with its register snapshot (when record_draws)
         self._buffer = 0
         self._pending = np.zeros((K.NUM_PORTS, 4), np.uint32)
@@ -274,7 +283,7 @@ class CommandProcessor:
             self._buffer = address
             if address:
                 visited.add((address, 4 * words.size))
-            jump = self._run_buffer(words, address, result, packet_limit)
+            jump = self._run_within_budget(words, address, result, packet_limit)
             if jump is None:
                 return
             target, size, offset = jump
@@ -289,6 +298,24 @@ class CommandProcessor:
                 raise MisalignedBuffer("jump target is not 8-byte aligned", offset=offset, address=target)
             words = self.memory.view(target, size // 4, np.uint32, f"CMDBUF jump at byte offset 0x{offset:X}")
             address = target
+
+    def _run_within_budget(
+        self, words: np.ndarray, address: int, result: RunResult, packet_limit: int
+    ) -> tuple[int, int, int] | None:
+        """``_run_buffer`` on at most the bytes left of the run's budget (whole 8-byte units); reaching the cut
+        raises ``WorkBudgetExceeded``."""
+        left = max(self.byte_budget - result.bytes_run, 0)
+        cut = 4 * words.size > left
+        if not cut:
+            return self._run_buffer(words, address, result, packet_limit)
+        try:
+            jump = self._run_buffer(words[: left // 8 * 2], address, result, packet_limit)
+        except TruncatedPacket:
+            jump = None
+        if jump is not None or result.finalized or result.stopped_at_limit:
+            return jump
+        raise WorkBudgetExceeded(f"the run executed its budget of {self.byte_budget} command bytes",
+                                 offset=left // 8 * 8, packet=result.packets, address=address or None)
 
     def _run_buffer(
         self, words: np.ndarray, address: int, result: RunResult, packet_limit: int
@@ -331,6 +358,7 @@ class CommandProcessor:
                 # S_RECORDS_FULL / S_EVENTS_FULL: handled above; continue
         finally:
             result.packets += int(cursor[K.K_PACKETS])
+            result.bytes_run += 4 * int(cursor[K.K_POS])
             self._account(result, before)
 
     def _dispatch_events(self, cursor: np.ndarray, address: int) -> None:

@@ -33,6 +33,15 @@ Write = tuple[int, int, int]  # (physical address, value, width in bytes)
 SHIFT = R.ADDRESS_SHIFT
 
 
+# GPU register offset whose bit 0 starts an engine -> memory-fill unit (None: the display transfer / texture copy).
+# A table of data, not of bound methods: a Gx holding its own methods would be a reference cycle that keeps the
+# processor and all of emulated memory alive until the cyclic garbage collector runs.
+TRIGGERS: dict[int, int | None] = {
+    R.PPF_BASE + R.PPF_TRIGGER - R.GPU_BASE: None,
+    **{base + R.FILL_CONTROL - R.GPU_BASE: u for u, base in enumerate(R.FILL_UNITS)},
+}
+
+
 class Gx:
     """External registers + engines over ``processor.memory`` (see the module docstring)."""
 
@@ -44,10 +53,6 @@ class Gx:
         self.counts: Counter[str] = Counter()
         self._warned_flags: set[int] = set()
         self.last_run: RunResult | None = None
-        self._triggers: dict[int, Callable[[int], None]] = {
-            R.PPF_BASE + R.PPF_TRIGGER - R.GPU_BASE: self._transfer,
-            **{base + R.FILL_CONTROL - R.GPU_BASE: self._fill_trigger(u) for u, base in enumerate(R.FILL_UNITS)},
-        }
 
     # -- writes ------------------------------------------------------------------------------------------
     def write(self, address: int, value: int, width: int = 4) -> None:
@@ -66,9 +71,13 @@ class Gx:
             self._internal((base - R.P3D_BASE) >> 2, word_value, mask)
         elif R.GPU_BASE <= base < R.GPU_BASE + 4 * R.GPU_WORDS:
             self._store(self.gpu, (base - R.GPU_BASE) >> 2, word_value, mask)
-            trigger = self._triggers.get(base - R.GPU_BASE)
-            if trigger is not None and word_value & mask & 1:
-                trigger(base - R.GPU_BASE)
+            offset = base - R.GPU_BASE
+            if offset in TRIGGERS and word_value & mask & 1:
+                unit = TRIGGERS[offset]
+                if unit is None:
+                    self._transfer(offset)
+                else:
+                    self._fill(unit, offset)
         elif R.LCD_BASE <= base < R.LCD_BASE + 4 * R.LCD_WORDS:
             self._store(self.lcd, (base - R.LCD_BASE) >> 2, word_value, mask)
         else:
@@ -90,19 +99,15 @@ class Gx:
         return int(self.gpu[(address - R.GPU_BASE) >> 2])
 
     # -- engines -----------------------------------------------------------------------------------------
-    def _fill_trigger(self, unit: int) -> Callable[[int], None]:
+    def _fill(self, unit: int, offset: int) -> None:
         base = R.FILL_UNITS[unit]
-
-        def run(offset: int) -> None:
-            control = self.gpu_word(base + R.FILL_CONTROL)
-            start = self.gpu_word(base + R.FILL_START) << SHIFT
-            end = self.gpu_word(base + R.FILL_END) << SHIFT
-            E.memory_fill(self.memory, start, end, self.gpu_word(base + R.FILL_VALUE), R.FILL_WIDTH.get(control))
-            done = control & ~R.FILL_BUSY.put(1) | R.FILL_FINISHED.put(1)
-            self.gpu[offset >> 2] = done
-            self.counts["memory fills"] += 1
-
-        return run
+        control = self.gpu_word(base + R.FILL_CONTROL)
+        start = self.gpu_word(base + R.FILL_START) << SHIFT
+        end = self.gpu_word(base + R.FILL_END) << SHIFT
+        E.memory_fill(self.memory, start, end, self.gpu_word(base + R.FILL_VALUE), R.FILL_WIDTH.get(control))
+        done = control & ~R.FILL_BUSY.put(1) | R.FILL_FINISHED.put(1)
+        self.gpu[offset >> 2] = done
+        self.counts["memory fills"] += 1
 
     def _transfer(self, offset: int) -> None:
         ppf = R.PPF_BASE

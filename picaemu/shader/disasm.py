@@ -297,6 +297,8 @@ def disassemble(code, opdescs, *, entry: int = 0, main_end: int | None = None, n
     text to the procs starting in [lo, hi) (one file of a multi-DVLE program), the entry proc named ``entry_name``."""
     names = dict(names or {})
     words = [int(w) for w in code]
+    if not 0 <= entry < max(len(words), 1):
+        raise ShaderError(f"entry point 0x{entry:X} is outside the {len(words)}-word program", pc=entry)
     ins: list[Instruction | None] = []
     for w in words:
         try:

@@ -112,7 +112,10 @@ class Machine:
     def execute(self, pc: int, lanes: Lanes) -> list[tuple[Lanes, Effect]]:
         """One flow-control instruction for ``lanes``: the effects per lane subset."""
         ins = self.program.instruction(pc)
-        return _HANDLERS[ins.name](self, ins, lanes, pc)
+        handler = _HANDLERS.get(ins.name)
+        if handler is None:  # the sequencer only dispatches flow words here; anything else is a broken invariant
+            raise ShaderError(f"{ins.name} reached the flow-control dispatcher", pc=pc)
+        return handler(self, ins, lanes, pc)
 
     def arithmetic(self, ctl: Control, lanes: Lanes, length: int) -> Control:
         """Run ``length`` arithmetic instructions from ``ctl.pc`` on ``lanes`` (compiled); returns the control
@@ -196,8 +199,11 @@ class Machine:
         return Control(pc, tuple(calls), tuple(ifs), tuple(loops))
 
     def run(self) -> None:
-        pending: dict[Control, Lanes] = {Control(self.setup.entry): ALL}
         limit = self.setup.code_words
+        if not 0 <= self.setup.entry < limit:
+            raise ShaderError(f"entry point 0x{self.setup.entry:X} is outside the {limit}-word code memory",
+                              pc=self.setup.entry)
+        pending: dict[Control, Lanes] = {Control(self.setup.entry): ALL}
         while pending:
             ctl = min(pending, key=_pc_of) if len(pending) > 1 else next(iter(pending))
             lanes = pending.pop(ctl)

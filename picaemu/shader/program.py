@@ -76,6 +76,8 @@ class Program:
     def instruction(self, pc: int) -> Instruction:
         ins = self.decoded.get(pc)
         if ins is None:
+            if not 0 <= pc < self.size:
+                raise ShaderError(f"program counter 0x{pc:X} is outside the {self.size}-word code memory", pc=pc)
             try:
                 ins = decode(int(self.code[pc]), self.opdescs)
             except ShaderError as err:
