@@ -47,13 +47,42 @@ PACKET = cs.Struct(
 
 COMMAND_BUFFER = cs.GreedyRange(PACKET)
 
-# Header layout as numbers for the compiled walkers (the same facts HEADER states).
-ID_MASK = 0xFFFF
-MASK_SHIFT, MASK_BITS = 16, 0xF
-EXTRA_SHIFT, EXTRA_BITS = 20, 0xFF
-CONSECUTIVE_SHIFT = 31
-MAX_PARAMS = 256
-ALIGNMENT = 8
+
+
+def _struct_of(con: cs.Construct) -> cs.Struct:
+    """The ``Struct`` inside ``con``'s wrappers (ByteSwapped, Bitwise ...)."""
+    while not isinstance(con, cs.Struct):
+        con = con.subcon
+    return con
+
+
+def header_fields(header: cs.Construct = HEADER) -> dict[str, tuple[int, int]]:
+    """Field name -> (shift, bit mask) of each field of the header word, as construct builds it.
+
+    The widths come from the declaration (``sizeof`` in bits inside the BitStruct); the positions from building a
+    header with only that field at its maximum and reading the bytes back as the little-endian word the buffer
+    holds, so byte order and bit order are construct's, not restated here. Constant fields are skipped (their
+    bits are whatever the others leave free)."""
+    named = [(sc.name, sc.subcon) for sc in _struct_of(header).subcons]
+    sub_bits = {name: sub.sizeof() for name, sub in named}
+    zero = {name: 0 for name, sub in named if not isinstance(sub, cs.Const)}
+    out: dict[str, tuple[int, int]] = {}
+    for name in zero:
+        top = (1 << sub_bits[name]) - 1  # a Flag builds from any truthy value
+        word = int.from_bytes(header.build({**zero, name: top}), "little")
+        shift = (word & -word).bit_length() - 1
+        out[name] = shift, word >> shift
+    return out
+
+
+# Header layout as numbers for the compiled walkers, derived from HEADER (tests check both agree on real lists).
+_FIELDS = header_fields()
+ID_SHIFT, ID_MASK = _FIELDS["id"]
+MASK_SHIFT, MASK_BITS = _FIELDS["mask"]
+EXTRA_SHIFT, EXTRA_BITS = _FIELDS["extra"]
+CONSECUTIVE_SHIFT, _ = _FIELDS["consecutive"]
+MAX_PARAMS = EXTRA_BITS + 1  # the first parameter plus up to EXTRA_BITS extra ones
+ALIGNMENT = 8  # first parameter + header: packets start on 8-byte boundaries (padding word)
 
 
 @dataclass(frozen=True)
@@ -88,12 +117,26 @@ def expand_mask(mask: int) -> int:
     return out
 
 
+LANE_MASKS = np.array([expand_mask(m) for m in range(MASK_BITS + 1)], np.int64)
+"""Byte-lane mask -> 32-bit bit mask, for the compiled loop."""
+
+
+def unpack_header(hdr: int) -> tuple[int, int, int, bool]:
+    """(register id, byte-lane mask, extra-parameter count, consecutive) of a header word."""
+    return (
+        (hdr >> ID_SHIFT) & ID_MASK,
+        (hdr >> MASK_SHIFT) & MASK_BITS,
+        (hdr >> EXTRA_SHIFT) & EXTRA_BITS,
+        bool(hdr >> CONSECUTIVE_SHIFT & 1),
+    )
+
+
 def header_word(reg_id: int, n_params: int, mask: int = 0xF, consecutive: bool = False) -> int:
     """The header of a packet writing ``n_params`` (1-256) values."""
     if not 1 <= n_params <= MAX_PARAMS:
         raise ValueError(f"a packet carries 1-{MAX_PARAMS} parameters, not {n_params}")
     return (
-        (reg_id & ID_MASK)
+        (reg_id & ID_MASK) << ID_SHIFT
         | (mask & MASK_BITS) << MASK_SHIFT
         | (n_params - 1) << EXTRA_SHIFT
         | int(consecutive) << CONSECUTIVE_SHIFT
@@ -143,12 +186,9 @@ def list_packets(data: bytes | np.ndarray, *, base_offset: int = 0) -> tuple[lis
     count, status = _walk(words, starts)
     packets = []
     for pos in starts[:count].tolist():
-        hdr = int(words[pos + 1])
-        extra = (hdr >> EXTRA_SHIFT) & EXTRA_BITS
+        reg_id, mask, extra, consecutive = unpack_header(int(words[pos + 1]))
         params = (int(words[pos]), *words[pos + 2 : pos + 2 + extra].tolist())
-        packets.append(
-            Packet(base_offset + 4 * pos, hdr & ID_MASK, (hdr >> MASK_SHIFT) & MASK_BITS, bool(hdr >> 31), params)
-        )
+        packets.append(Packet(base_offset + 4 * pos, reg_id, mask, consecutive, params))
     error: CommandBufferError | None = None
     if status == TRUNCATED:
         pos = int(starts[count])

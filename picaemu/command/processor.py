@@ -20,7 +20,7 @@ import numpy as np
 
 from picaemu import regs as regtable
 from picaemu.command import kernel as K
-from picaemu.command.packets import EXTRA_BITS, EXTRA_SHIFT, ID_MASK, MASK_BITS, MASK_SHIFT, as_words
+from picaemu.command.packets import EXTRA_BITS, EXTRA_SHIFT, as_words, unpack_header
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
 from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache
 from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket
@@ -34,6 +34,7 @@ log = logging.getLogger("picaemu.command")
 IMMEDIATE_CAPACITY = 65536
 RECORD_CAPACITY = 65536
 EVENT_CAPACITY = 1024
+DRAW_CHUNK_FIRST, DRAW_CHUNK_MAX = 64, 4096  # rows of the in-loop draw records: the first chunk, the largest
 MAX_JUMPS = 4096
 # GSP's initialisation of the interrupt registers (reference §1.1)
 RESET_VALUES = {"IRQ_CMP": 0x12345678, "IRQ_MASK": 0xFFFFFFF0, "IRQ_AUTOSTOP": 1}
@@ -102,7 +103,23 @@ def build_tables() -> tuple[np.ndarray, np.ndarray]:
     return action, layout
 
 
+def decode_only_actions(action: np.ndarray) -> np.ndarray:
+    """The action table for runs whose pipeline renders nothing and that nobody observes: draw triggers are
+    counted and recorded in the compiled loop (A_DRAW + kind) and pipeline events are plain writes."""
+    out = action.copy()
+    for reg in regtable.all_registers():
+        if reg.action is Action.DRAW_ARRAYS:
+            out[reg.id] = K.A_DRAW + K.D_ARRAYS
+        elif reg.action is Action.DRAW_ELEMENTS:
+            out[reg.id] = K.A_DRAW + K.D_ELEMENTS
+        elif action[reg.id] == K.A_EVENT:
+            out[reg.id] = K.A_PLAIN
+    return out
+
+
 ACTION_TABLE, PORT_LAYOUT = build_tables()
+DECODE_ONLY_ACTIONS = decode_only_actions(ACTION_TABLE)
+_DRAW_KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}
 _STOP_ACTIONS = {r.id: r.action for r in regtable.all_registers() if ACTION_TABLE[r.id] == K.A_STOP}
 # register id -> (pipeline event, bit mask that must be set for the event to happen; 0 = any write)
 _EVENT_OF_REG = {
@@ -114,13 +131,17 @@ _EVENT_OF_REG = {
 
 @dataclass(slots=True)
 class DrawRecord:
-    """A draw as the processor saw it: its number, kind, trigger location and the register file at the trigger."""
+    """A draw as the processor saw it: its number, kind, trigger location and the register file at the trigger.
+
+    ``dirty`` is the write-group mask (``picaemu.draw_state.Group`` bits) written since the previous draw: what
+    ``CommandProcessor.take_dirty`` returned at this draw."""
 
     index: int
     kind: DrawKind
     buffer: int
     offset: int
-    regs: np.ndarray  # (0x300,) uint32 copy
+    regs: np.ndarray  # (0x300,) uint32, a copy of the register file at the trigger
+    dirty: int = ALL
 
 
 @dataclass
@@ -166,6 +187,7 @@ class CommandProcessor:
         self.pipeline: PipelineSink = pipeline if pipeline is not None else NullPipeline()
         self.state = state if state is not None else GpuState()
         self.draw_states = DrawStateCache()  # per-draw stage state, rebuilt only where writes touched it
+        self._groups = np.empty(K.NUM_REGS + K.NUM_PORTS, np.int64)
         # write-group bits per register id and data port (picaemu.draw_state): the compiled loop ORs them into
         # the dirty mask that ``take_dirty`` hands the draw-state cache at each draw
         self.write_groups = WRITE_GROUPS
@@ -177,7 +199,10 @@ class CommandProcessor:
         self.record_draws = record_draws
         # False: go on past a finalize that raises the interrupt (a listing shows the whole buffer; the GPU stops)
         self.stop_at_finalize = True
-        self.draws: list[DrawRecord] = []  # every draw with its register snapshot (when record_draws)
+        self._draw_list: list[DrawRecord] = []  # DrawRecords built so far (see ``draws``)
+        # draws the compiled loop recorded: full chunks (info, regs, rows already built, rows filled) ...
+        self._draw_chunks: list[tuple[np.ndarray, np.ndarray, int, int]] = []
+        self._new_draw_chunk(DRAW_CHUNK_FIRST)  # ... and the chunk being filled
         self._buffer = 0
         self._pending = np.zeros((K.NUM_PORTS, 4), np.uint32)
         self._immediate = np.zeros((IMMEDIATE_CAPACITY, 16, 4), np.float32)
@@ -191,11 +216,64 @@ class CommandProcessor:
 
     # -- state -------------------------------------------------------------------------------------------
     def reset(self) -> None:
-        """Registers to their power-on values (zero, plus GSP's interrupt setup)."""
+        """Registers to their power-on values (zero, plus GSP's interrupt setup); every write group dirty."""
         self._counters[K.C_DIRTY] = ALL
         self.state.regs[:] = 0
         for name, value in RESET_VALUES.items():
             self.state.regs[regtable.id_of(name)] = value
+
+    # -- write groups (which parts of the state changed since the last draw) -----------------------------------
+    @property
+    def write_groups(self) -> np.ndarray:
+        """(NUM_REGS + NUM_PORTS,) int64: the group bits each write marks dirty; entry ``id`` for a write to
+        register ``id``, entry ``NUM_REGS + port`` (port numbers of ``picaemu.command.kernel``, P_VS_FLOAT ...)
+        for a word fed to that data port. ``picaemu.draw_state.WRITE_GROUPS`` by default (a copy: fill it in place
+        or assign a whole table)."""
+        return self._groups
+
+    @write_groups.setter
+    def write_groups(self, table: np.ndarray) -> None:
+        table = np.asarray(table)
+        if table.shape != self._groups.shape:
+            raise ValueError(f"write_groups must have shape {self._groups.shape}, not {table.shape}")
+        self._groups[:] = table
+
+    # -- draw records --------------------------------------------------------------------------------------
+    @property
+    def draws(self) -> list[DrawRecord]:
+        """Every draw with its register snapshot (when ``record_draws``), in order. Draws the compiled loop
+        recorded become DrawRecords here, on first access; the list may be trimmed (``del draws[n:]``)."""
+        self._build_draws()
+        return self._draw_list
+
+    @draws.setter
+    def draws(self, records: list[DrawRecord]) -> None:
+        self._build_draws()
+        self._draw_list = records
+
+    def _new_draw_chunk(self, rows: int) -> None:
+        self._draw_info = np.empty((rows, K.DRAW_INFO_LEN), np.int64)
+        self._draw_regs = np.empty((rows, K.NUM_REGS), np.uint32)
+        self._draw_first = self._draw_end = 0
+
+    def _grow_draws(self) -> None:
+        """The chunk is full: keep it (its rows become DrawRecords later) and start a larger one."""
+        self._draw_chunks.append((self._draw_info, self._draw_regs, self._draw_first, self._draw_end))
+        self._new_draw_chunk(min(2 * len(self._draw_info), DRAW_CHUNK_MAX))
+
+    def _build_draws(self) -> None:
+        """Turn the rows the compiled loop recorded into DrawRecords (registers: views of the chunk rows)."""
+        chunks = [*self._draw_chunks, (self._draw_info, self._draw_regs, self._draw_first, self._draw_end)]
+        for info, regs, first, end in chunks:
+            for row, (index, kind, buffer, offset, dirty) in enumerate(info[first:end].tolist(), first):
+                self._draw_list.append(DrawRecord(index, _DRAW_KINDS[kind], buffer, offset, regs[row], dirty))
+        self._draw_chunks.clear()
+        self._draw_first = self._draw_end
+
+    def _decode_only(self) -> bool:
+        """Draws need no Python: nothing renders them (the NullPipeline itself, not a subclass) and nobody
+        observes the run."""
+        return type(self.pipeline) is NullPipeline and not self.observers
 
     def _bind_state(self) -> None:
         """Point the kernel's stacked unit arrays at the state's memories (views, so both stay in sync)."""
@@ -222,7 +300,9 @@ class CommandProcessor:
         return PendingInput(self._pending.copy(), self._counters.copy(), self._immediate[:n].copy())
 
     def take_dirty(self) -> int:
-        """The write groups (``picaemu.draw_state.Group`` bits) written since the last call; clears them."""
+        """The write groups (``picaemu.draw_state.Group`` bits: the OR of ``write_groups`` over every write) since
+        the last call, the last draw (every draw takes them) or ``reset`` / ``load_state`` (every bit); clears
+        them."""
         dirty = int(self._counters[K.C_DIRTY])
         self._counters[K.C_DIRTY] = 0
         return dirty
@@ -296,17 +376,25 @@ class CommandProcessor:
         """Run one buffer; returns (target, size, jump packet offset) when it jumps, else None."""
         cursor = np.zeros(K.CURSOR_LEN, np.int64)
         cursor[K.K_LIMIT] = packet_limit - result.packets if packet_limit >= 0 else -1
+        cursor[K.K_BUFFER] = address
+        cursor[K.K_RECORD_DRAWS] = self.record_draws
         record = bool(self.observers)
+        action = DECODE_ONLY_ACTIONS if self._decode_only() else ACTION_TABLE
         st = self.state
         before = self._counters.copy()
         try:
             while True:
+                cursor[K.K_DRAWS], cursor[K.K_NDRAW] = self.draw_count, self._draw_end
                 status = K.run(
-                    words, words.size, st.regs, ACTION_TABLE, PORT_LAYOUT, self._fu, self._code, self._opdescs,
+                    words, words.size, st.regs, action, PORT_LAYOUT, self._fu, self._code, self._opdescs,
                     st.lighting_luts, st.fog_lut, st.proctex_luts, st.gas_lut, st.fixed_attribs, self._pending,
                     self._counters, self._immediate, cursor, self._records, self._packet_records, self._events,
-                    record, self.write_groups,
+                    record, self._groups, self._draw_info, self._draw_regs,
                 )  # fmt: skip
+                if cursor[K.K_DRAWS] != self.draw_count:  # draws handled in the loop took the dirty groups
+                    self.draw_states.invalidate(ALL)
+                    result.draws += int(cursor[K.K_DRAWS]) - self.draw_count
+                self.draw_count, self._draw_end = int(cursor[K.K_DRAWS]), int(cursor[K.K_NDRAW])
                 if record:
                     self._notify(words, address, cursor)
                     cursor[K.K_NREC] = cursor[K.K_NPK] = 0
@@ -328,6 +416,8 @@ class CommandProcessor:
                     return None
                 elif status in (K.S_TRUNCATED, K.S_ODD_TAIL):
                     self._raise_truncated(words, cursor, status, address)
+                elif status == K.S_DRAWS_FULL:
+                    self._grow_draws()
                 # S_RECORDS_FULL / S_EVENTS_FULL: handled above; continue
         finally:
             result.packets += int(cursor[K.K_PACKETS])
@@ -405,11 +495,13 @@ class CommandProcessor:
         return hit and bool(access.raw(self.state.regs, "IRQ_AUTOSTOP", "enable"))
 
     def _draw(self, call: DrawCall) -> None:
-        self.draw_states.invalidate(self.take_dirty())
+        dirty = self.take_dirty()
+        self.draw_states.invalidate(dirty)
         call.states = self.draw_states
         self.draw_count += 1
         if self.record_draws:
-            self.draws.append(DrawRecord(call.index, call.kind, self._buffer, call.offset, call.state.regs.copy()))
+            regs = call.state.regs.copy()
+            self.draws.append(DrawRecord(call.index, call.kind, self._buffer, call.offset, regs, dirty))
         for obs in self.observers:
             obs.on_draw_begin(call)
         self.pipeline.draw(call)
@@ -438,10 +530,9 @@ class CommandProcessor:
             pk += 1
 
     def _emit_packet(self, words: np.ndarray, address: int, pos: int) -> None:
-        hdr = int(words[pos + 1])
-        extra = (hdr >> EXTRA_SHIFT) & EXTRA_BITS
+        reg_id, mask, extra, consecutive = unpack_header(int(words[pos + 1]))
         params = (int(words[pos]), *words[pos + 2 : pos + 2 + extra].tolist())
-        event = PacketEvent(address, 4 * pos, hdr & ID_MASK, (hdr >> MASK_SHIFT) & MASK_BITS, bool(hdr >> 31), params)
+        event = PacketEvent(address, 4 * pos, reg_id, mask, consecutive, params)
         for obs in self.observers:
             obs.on_packet(event)
 
