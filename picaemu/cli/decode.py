@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from picaemu.cli.common import INT, fail, load_memory_blocks
-from picaemu.command.listing import ListingObserver, packet_record, packet_text, write_record, write_text
+from picaemu.command.listing import ListingWriter
 from picaemu.command.processor import CommandProcessor
 from picaemu.errors import PicaError
 from picaemu.memory import PhysicalMemory
@@ -34,7 +33,7 @@ def decode(file: Path, writes: bool, as_json: bool, base: int, mem: tuple[str, .
         load_memory_blocks(memory, mem)
     except PicaError as err:
         fail(str(err))
-    listing = ListingObserver()
+    listing = ListingWriter(click.echo, writes=writes, as_json=as_json)
     processor = CommandProcessor(memory)
     processor.stop_at_finalize = False
     processor.attach(listing)
@@ -42,15 +41,6 @@ def decode(file: Path, writes: bool, as_json: bool, base: int, mem: tuple[str, .
         processor.run(file.read_bytes(), address=base)
     except PicaError as err:
         error = str(err)
-    events = listing.writes if writes else listing.packets
-    for event in events:
-        if as_json:
-            record = write_record(event) if writes else packet_record(event)  # type: ignore[arg-type]
-            click.echo(json.dumps(record))
-        elif writes:
-            click.echo(write_text(event))  # type: ignore[arg-type]
-        else:
-            for line in packet_text(event):  # type: ignore[arg-type]
-                click.echo(line)
+    listing.flush()
     if error is not None:
         fail(error)
