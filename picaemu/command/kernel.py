@@ -356,7 +356,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
             break
         hdr = np.int64(words[pos + 1])
         extra = (hdr >> EXTRA_SHIFT) & EXTRA_BITS
-        if pos + 2 + extra > end:
+        if pos + 2 + extra + (extra & 1) > end:  # parameters and padding word (packets.PACKET)
             status = S_TRUNCATED
             break
         if k == 0:

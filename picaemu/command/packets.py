@@ -157,13 +157,22 @@ def _walk(words: np.ndarray, starts: np.ndarray) -> tuple[int, int]:  # pragma: 
         if pos + 1 >= end:
             return n, ODD_TAIL
         extra = (words[pos + 1] >> EXTRA_SHIFT) & EXTRA_BITS
-        if pos + 2 + extra > end:
+        if pos + 2 + extra + (extra & 1) > end:  # the padding word belongs to the packet (PACKET)
             starts[n] = pos
             return n, TRUNCATED
         starts[n] = pos
         n += 1
         pos += 2 + extra + (extra & 1)
     return n, OK
+
+
+def truncation_message(words: np.ndarray, pos: int) -> str:
+    """Why the packet at word ``pos`` does not fit in ``words``: missing parameters, or only its padding word."""
+    extra = (int(words[pos + 1]) >> EXTRA_SHIFT) & EXTRA_BITS
+    have = words.size - pos - 2
+    if have >= extra:
+        return f"packet of {extra} extra parameters ends without its padding word (the buffer ends before it)"
+    return f"packet promises {extra} extra parameters but the buffer ends after {have}"
 
 
 def as_words(data: bytes | bytearray | memoryview | np.ndarray) -> tuple[np.ndarray, int]:
@@ -192,12 +201,7 @@ def list_packets(data: bytes | np.ndarray, *, base_offset: int = 0) -> tuple[lis
     error: CommandBufferError | None = None
     if status == TRUNCATED:
         pos = int(starts[count])
-        extra = (int(words[pos + 1]) >> EXTRA_SHIFT) & EXTRA_BITS
-        error = TruncatedPacket(
-            f"packet promises {extra} extra parameters but the buffer ends after {words.size - pos - 2}",
-            offset=base_offset + 4 * pos,
-            packet=count,
-        )
+        error = TruncatedPacket(truncation_message(words, pos), offset=base_offset + 4 * pos, packet=count)
     elif status == ODD_TAIL:
         error = TruncatedPacket(
             "buffer ends inside a packet (a parameter word without its header)",

@@ -20,7 +20,7 @@ import numpy as np
 
 from picaemu import regs as regtable
 from picaemu.command import kernel as K
-from picaemu.command.packets import EXTRA_BITS, EXTRA_SHIFT, as_words, unpack_header
+from picaemu.command.packets import as_words, truncation_message, unpack_header
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
 from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache
 from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket
@@ -451,11 +451,9 @@ class CommandProcessor:
                 "buffer ends inside a packet (a parameter word without its header)",
                 offset=4 * pos, packet=int(cursor[K.K_PACKETS]), address=address or None,
             )  # fmt: skip
-        extra = (int(words[pos + 1]) >> EXTRA_SHIFT) & EXTRA_BITS
         raise TruncatedPacket(
-            f"packet promises {extra} extra parameters but the buffer ends after {words.size - pos - 2}",
-            offset=4 * pos, packet=int(cursor[K.K_PACKETS]), address=address or None,
-        )  # fmt: skip
+            truncation_message(words, pos), offset=4 * pos, packet=int(cursor[K.K_PACKETS]), address=address or None
+        )
 
     # -- actions -----------------------------------------------------------------------------------------
     def _act(self, cursor: np.ndarray, address: int, result: RunResult,
