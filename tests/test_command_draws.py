@@ -11,10 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from picaemu import regs
 from picaemu.command import kernel as K
 from picaemu.command.builder import CommandBuilder
+from picaemu.command.listing import ListingObserver
 from picaemu.command.processor import DRAW_CHUNK_FIRST, CommandProcessor, RunResult
 from picaemu.draw import DrawKind, NullPipeline
 from picaemu.memory import PhysicalMemory
@@ -225,3 +228,52 @@ def test_each_draw_takes_the_groups_written_before_it() -> None:
         cp.run(b.words())
         assert [d.dirty for d in cp.draws] == [1 << 1 | 1 << 4, 1 << 2]
         assert cp.take_dirty() == 1 << 3
+
+
+uniform_step = st.one_of(
+    st.tuples(st.just("index"), st.sampled_from(["VSH", "GSH"]), st.integers(0, 255), st.integers(0, 1)),
+    st.tuples(st.just("data"), st.sampled_from(["VSH", "GSH"]), st.lists(st.integers(0, 0xFFFFFFFF), min_size=1,
+                                                                         max_size=40), st.booleans()),
+    st.tuples(st.just("config"), st.sampled_from(["VSH_COM_MODE", "GEOSTAGE_CONFIG"]), st.integers(0, 3), st.none()),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(uniform_step, max_size=16))
+def test_batched_uniform_words_equal_word_by_word(steps: list[tuple]) -> None:
+    """A decode-only run feeds a non-consecutive packet's uniform words in one go; with an observer attached the
+    loop takes them one at a time. Both leave the same registers, uniforms, partial words and counts (random index,
+    mode, wrap past 255, rows past 95 dropped, vectors split across packets, mirroring switched on and off)."""
+    b = CommandBuilder()
+    for kind, a, x, y in steps:
+        if kind == "index":
+            b.write_fields(f"{a}_FLOATUNIFORM_INDEX", index=x, mode=y)
+        elif kind == "data":
+            b.write_many(f"{a}_FLOATUNIFORM_DATA0", x, consecutive=y)
+        else:
+            b.write(a, x)
+    batched, r_batched = _run(b.tobytes())
+    single = CommandProcessor()
+    single.attach(ListingObserver())
+    r_single = single.run(b.tobytes())
+    _same_state(batched.state, single.state)
+    np.testing.assert_array_equal(batched._counters, single._counters)
+    np.testing.assert_array_equal(batched._pending, single._pending)
+    assert (r_batched.writes, r_batched.dropped_port_words) == (r_single.writes, r_single.dropped_port_words)
+
+
+@pytest.mark.parametrize("observed", [False, True])  # one packet fed at once / word by word
+def test_uniform_index_wraps_in_its_8_bit_field_and_rows_past_95_drop(observed: bool) -> None:
+    b = CommandBuilder()
+    b.upload_float_uniforms("VSH", 254, [(1.0, 0.0, 0.0, 0.0), (2.0, 0.0, 0.0, 0.0), (3.0, 0.5, 0.0, 1.0),
+                                         (4.0, 0.0, -2.0, 0.0)])
+    cp = CommandProcessor()
+    if observed:
+        cp.attach(ListingObserver())
+    result = cp.run(b.words())
+    assert result.dropped_port_words == 2  # rows 254 and 255 do not exist (c0-c95)
+    assert cp.state.vs.float_uniforms[0].tolist() == [3.0, 0.5, 0.0, 1.0]
+    assert cp.state.vs.float_uniforms[1].tolist() == [4.0, 0.0, -2.0, 0.0]
+    reg_id = regs.id_of("VSH_FLOATUNIFORM_INDEX")
+    index = regs.decode_fields(reg_id, int(cp.state.regs[reg_id])).as_dict()["index"]
+    assert index == 2  # 254 + 4 in bits 0-7 (pica-registers.md: FLOATUNIFORM_INDEX 0-7)

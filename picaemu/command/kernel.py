@@ -112,6 +112,12 @@ def _set_field(regs, reg, lo, width, v):  # pragma: no cover - compiled
     regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | ((v << lo) & m))
 
 
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _masked_store(regs, reg, val, m):  # pragma: no cover - compiled
+    """regs[reg] takes the bits of ``val`` that the 32-bit mask ``m`` selects (a write through a lane mask)."""
+    regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
+
+
 @intrinsic
 def _as_f32(typingctx, bits):  # pragma: no cover - compiled
     """The float32 whose bit pattern is the uint32 ``bits`` (a register move).
@@ -149,31 +155,44 @@ def _f24_component(w1, w2, w3, c):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _uniform_word(port, val, regs, layout, fu, pending, counters):  # pragma: no cover - compiled
-    """One float-uniform word; returns the uniform row completed, or -1."""
+def _uniform_words(port, words, pos, k0, k1, regs, layout, fu, pending, counters):  # pragma: no cover - compiled
+    """Feed parameters k0..k1 of the packet at ``pos`` to a float-uniform port (the words of one non-consecutive
+    packet at once: index and mode are read once). Four words W, Z, Y, X (float32 mode) or three packed float24
+    words make a uniform row; the index moves on (wrapping in its field) per row, rows past the 96 are dropped.
+    Returns True when a row also went to the GS unit (VS uniforms mirrored, see ``_vs_mirrored_to_gs``)."""
     unit = np.int64(port != P_VS_FLOAT)
+    mirror = port == P_VS_FLOAT and _vs_mirrored_to_gs(regs, layout)
     ireg = layout[port, L_INDEX_REG]
-    idx = _field(np.int64(regs[ireg]), layout[port, L_INDEX_LO], layout[port, L_INDEX_WIDTH])
+    lo = layout[port, L_INDEX_LO]
+    width = layout[port, L_INDEX_WIDTH]
+    idx = _field(np.int64(regs[ireg]), lo, width)
     f32_mode = _field(np.int64(regs[ireg]), layout[port, L_SEL_LO], layout[port, L_SEL_WIDTH])
-    n = counters[C_PENDING + port]
-    pending[port, n] = val
-    n += 1
     need = 4 if f32_mode else 3
-    if n < need:
-        counters[C_PENDING + port] = n
-        return -1
-    counters[C_PENDING + port] = 0
-    _set_field(regs, ireg, layout[port, L_INDEX_LO], layout[port, L_INDEX_WIDTH], idx + 1)
-    if idx >= fu.shape[1]:
-        counters[C_DROPPED] += 1
-        return -1
-    w1, w2, w3 = np.int64(pending[port, 0]), np.int64(pending[port, 1]), np.int64(pending[port, 2])
-    for c in range(4):
-        if f32_mode:  # words arrive W, Z, Y, X
-            fu[unit, idx, c] = _as_f32(pending[port, 3 - c])
-        else:
-            fu[unit, idx, c] = _f24_component(w1, w2, w3, c)
-    return idx
+    n = counters[C_PENDING + port]
+    mirrored = False
+    for k in range(k0, k1 + 1):
+        pending[port, n] = words[pos] if k == 0 else words[pos + 1 + k]
+        n += 1
+        if n < need:
+            continue
+        n = 0
+        row = idx
+        idx = (idx + 1) & ((1 << width) - 1)
+        if row >= fu.shape[1]:
+            counters[C_DROPPED] += 1
+            continue
+        w1, w2, w3 = np.int64(pending[port, 0]), np.int64(pending[port, 1]), np.int64(pending[port, 2])
+        for c in range(4):
+            if f32_mode:  # words arrive W, Z, Y, X
+                fu[unit, row, c] = _as_f32(pending[port, 3 - c])
+            else:
+                fu[unit, row, c] = _f24_component(w1, w2, w3, c)
+            if mirror:
+                fu[1, row, c] = fu[0, row, c]
+        mirrored |= mirror
+    counters[C_PENDING + port] = n
+    _set_field(regs, ireg, lo, width, idx)
+    return mirrored
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -265,17 +284,11 @@ def _vs_mirrored_to_gs(regs, layout):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _port_word(port, val, regs, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed, pending, counters,
+def _port_word(port, val, regs, layout, code, opdescs, lighting, fog, proctex, gas, fixed, pending, counters,
                immediate):  # pragma: no cover - compiled
-    """Feed one word to a data port. Returns (the GS port it was mirrored to or 0, True when the immediate-vertex
-    buffer is full)."""
-    if port in (P_VS_FLOAT, P_GS_FLOAT):
-        row = _uniform_word(port, val, regs, layout, fu, pending, counters)
-        if port == P_VS_FLOAT and row >= 0 and _vs_mirrored_to_gs(regs, layout):
-            for c in range(4):
-                fu[1, row, c] = fu[0, row, c]
-            return P_GS_FLOAT, False
-    elif port == P_FIXED:
+    """Feed one word to a data port other than the float uniforms (``_uniform_words``). Returns (the GS port it
+    was mirrored to or 0, True when the immediate-vertex buffer is full)."""
+    if port == P_FIXED:
         done = _fixed_word(val, regs, layout, fixed, pending, counters, immediate)
         return 0, done and counters[C_IMM_COUNT] >= immediate.shape[0]
     elif port == P_LIGHTING:
@@ -386,6 +399,12 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 k += 1
                 continue
             act = action[reg]
+            if act == A_PLAIN and not imm_pending and not record:  # most writes: a masked store, nothing else
+                writes += 1
+                acc |= groups[reg]
+                _masked_store(regs, reg, val, m)
+                k += 1
+                continue
             if imm_pending and act != A_PORT + P_FIXED:
                 status = S_IMMEDIATE_FLUSH
                 break
@@ -396,7 +415,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
             acc |= groups[reg]
             if record:
                 _record(records, cursor, pos, reg, val, lanes)
-            regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
+            _masked_store(regs, reg, val, m)
             if act == A_PLAIN:
                 k += 1
                 continue
@@ -410,10 +429,20 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
             if act >= A_DRAW and act < A_EVENT:
                 _record_draw(cursor, act - A_DRAW, pos, regs, acc, draw_info, draw_regs)
                 acc = 0
+            elif act == A_PORT + P_VS_FLOAT or act == A_PORT + P_GS_FLOAT:
+                port = act - A_PORT
+                acc |= groups[NUM_REGS + port]
+                last = k if consecutive or record else extra  # a non-consecutive packet: all its words go here
+                if _uniform_words(port, words, pos, k, last, regs, layout, fu, pending, counters):
+                    acc |= groups[NUM_REGS + P_GS_FLOAT]
+                if last > k:
+                    writes += last - k
+                    _masked_store(regs, reg, np.int64(words[pos + 1 + last]), m)
+                    k = last
             elif act >= A_PORT and act < A_INDEX:
                 port = act - A_PORT
                 acc |= groups[NUM_REGS + port]
-                mirror, full = _port_word(port, val, regs, layout, fu, code, opdescs, lighting, fog, proctex, gas,
+                mirror, full = _port_word(port, val, regs, layout, code, opdescs, lighting, fog, proctex, gas,
                                           fixed, pending, counters, immediate)
                 if mirror:
                     acc |= groups[NUM_REGS + mirror]
@@ -439,7 +468,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                     break
             elif act == A_MIRROR and _vs_mirrored_to_gs(regs, layout):
                 g = reg - layout[0, G_MIRROR_DELTA]
-                regs[g] = np.uint32((np.int64(regs[g]) & ~m) | (val & m))
+                _masked_store(regs, g, val, m)
                 acc |= groups[g]
             k += 1
         if leave:
