@@ -7,18 +7,26 @@ sequence with its triggers (76 words per draw). Prints, in one run, the time of 
 reads the same words (the baseline), then packets/s, register writes/s and the fraction of the baseline's speed
 for: decode + apply with draws recorded (the default ``CommandProcessor()``: draws counted and their registers
 copied inside the compiled loop), with draws only counted (``record_draws=False``), with a pipeline attached
-(every draw stops the loop for Python, as before issue 13), and with a minimal counting observer.
-Run: ``.venv/bin/python bench/bench_decode.py``.
+(every draw stops the loop for Python, as before issue 13), and with a minimal counting observer; then the time
+of ``picaemu decode`` listing 100 k words of the same mix in each output mode.
+Run: ``.venv/bin/python bench/bench_decode.py [--listing WORDS]``.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
+import os
+import tempfile
 import time
 from collections.abc import Callable
 
 import numba
 import numpy as np
 
+from picaemu.cli import main as cli_main
+from picaemu.command import listing
 from picaemu.command.builder import CommandBuilder
 from picaemu.command.packets import EXTRA_BITS, EXTRA_SHIFT, ID_MASK, ID_SHIFT
 from picaemu.command.processor import CommandProcessor
@@ -90,7 +98,30 @@ def measure(words: np.ndarray, repeats: int = 7, observer: Observer | None = Non
     return best, result.packets, result.writes
 
 
+def listing_times(words: np.ndarray, repeats: int = 3) -> None:
+    """``picaemu decode`` of ``words`` (in-process, output captured) per mode, field-decode cache cleared first."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "list.bin")
+        with open(path, "wb") as f:
+            f.write(words.tobytes())
+        for mode in ([], ["--writes"], ["--json"]):
+            best, lines = float("inf"), 0
+            for _ in range(repeats):
+                listing._decoded.cache_clear()
+                out = io.StringIO()
+                t0 = time.perf_counter()
+                with contextlib.redirect_stdout(out):
+                    cli_main(["decode", path, *mode], standalone_mode=False)
+                best = min(best, time.perf_counter() - t0)
+                lines = out.getvalue().count("\n")
+            print(f"picaemu decode {' '.join(mode) or '(packets)':10s}: {best:6.2f} s  {lines:,} lines")
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--listing", type=int, default=100_000, metavar="WORDS",
+                    help="also time `picaemu decode` on a list of this many words (0: skip)")
+    args = ap.parse_args()
     words = synthetic_buffer()
     plain_loop(words[:16])
     measure(synthetic_buffer(1), 1)  # compile / load the cached kernel
@@ -99,8 +130,8 @@ def main() -> None:
     print(f"plain compiled loop reading the same words: {t_loop * 1e3:8.2f} ms ({words.size / t_loop / 1e6:5.0f} M "
           "words/s)")
     cases = (
-        ("decode + apply, draws recorded", {}, 7),
-        ("decode + apply, draws counted", {"record_draws": False}, 7),
+        ("decode + apply, draws recorded", {}, 15),
+        ("decode + apply, draws counted", {"record_draws": False}, 15),
         ("draws stop in Python (pipeline)", {"pipeline": Discard()}, 3),
         ("counting observer", {"observer": Counting()}, 2),
     )
@@ -108,6 +139,8 @@ def main() -> None:
         t, packets, writes = measure(words, repeats, **kw)
         print(f"{label:32s}: {t * 1e3:8.2f} ms  {packets / t / 1e6:6.2f} M packets/s  {writes / t / 1e6:6.1f} M "
               f"writes/s  1/{t / t_loop:.1f} of the plain loop")
+    if args.listing:
+        listing_times(synthetic_buffer(args.listing))
 
 
 def _timed(fn: Callable[[], object]) -> float:

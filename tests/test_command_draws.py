@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from picaemu import regs
 from picaemu.command import kernel as K
 from picaemu.command.builder import CommandBuilder
+from picaemu.command.draw_log import FIRST_ROWS
 from picaemu.command.listing import ListingObserver
-from picaemu.command.processor import DRAW_CHUNK_FIRST, CommandProcessor, RunResult
+from picaemu.command.processor import CommandProcessor, RunResult
 from picaemu.draw import DrawKind, NullPipeline
 from picaemu.memory import PhysicalMemory
 from picaemu.state import GpuState
@@ -80,7 +81,7 @@ def _same_draws(a: CommandProcessor, b: CommandProcessor) -> None:
         np.testing.assert_array_equal(x.regs, y.regs)
 
 
-@pytest.mark.parametrize("draws", [5, 3 * DRAW_CHUNK_FIRST + 7])  # the second fills several record chunks
+@pytest.mark.parametrize("draws", [5, 3 * FIRST_ROWS + 7])  # the second fills several record chunks
 def test_decode_only_draws_equal_the_pipeline_path(draws: int) -> None:
     memory, data = _jumping_list(draws)
     fast, r_fast = _run(data, memory)
@@ -110,7 +111,7 @@ def test_real_lists_decode_only_equal_the_pipeline_path() -> None:
 
 
 def test_draw_records_build_lazily_and_can_be_trimmed() -> None:
-    data = _draw_list(2 * DRAW_CHUNK_FIRST).tobytes()
+    data = _draw_list(2 * FIRST_ROWS).tobytes()
     cp = CommandProcessor()
     cp.run(data)
     first = len(cp.draws)

@@ -7,7 +7,10 @@ restart/cache/flush events. Follows CMDBUF_JUMP0/1 into emulated memory and stop
 P3D interrupt (the Azahar model: a byte of the value equal to IRQ_CMP's, with IRQ_AUTOSTOP set).
 
 The walk is the compiled loop of ``picaemu.command.kernel``; this module builds its tables from the register
-table, acts on the stops it reports and feeds observers. Bad buffers raise ``CommandBufferError`` subclasses
+table, acts on the stops it reports and feeds observers. When nothing needs Python at a draw (the NullPipeline
+itself, no observer: ``picaemu decode``-style runs) the decode-only action table keeps draws in the loop, which
+records them for ``draws``. Every write ORs its ``write_groups`` bits into a dirty mask that each draw takes
+(``take_dirty``). Bad buffers raise ``CommandBufferError`` subclasses
 naming the byte offset and packet; everything before the fault has been applied.
 """
 
@@ -20,6 +23,7 @@ import numpy as np
 
 from picaemu import regs as regtable
 from picaemu.command import kernel as K
+from picaemu.command.draw_log import DrawLog, DrawRecord
 from picaemu.command.packets import as_words, truncation_message, unpack_header
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
 from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache
@@ -34,7 +38,6 @@ log = logging.getLogger("picaemu.command")
 IMMEDIATE_CAPACITY = 65536
 RECORD_CAPACITY = 65536
 EVENT_CAPACITY = 1024
-DRAW_CHUNK_FIRST, DRAW_CHUNK_MAX = 64, 4096  # rows of the in-loop draw records: the first chunk, the largest
 MAX_JUMPS = 4096
 # GSP's initialisation of the interrupt registers (reference §1.1)
 RESET_VALUES = {"IRQ_CMP": 0x12345678, "IRQ_MASK": 0xFFFFFFF0, "IRQ_AUTOSTOP": 1}
@@ -119,7 +122,6 @@ def decode_only_actions(action: np.ndarray) -> np.ndarray:
 
 ACTION_TABLE, PORT_LAYOUT = build_tables()
 DECODE_ONLY_ACTIONS = decode_only_actions(ACTION_TABLE)
-_DRAW_KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}
 _STOP_ACTIONS = {r.id: r.action for r in regtable.all_registers() if ACTION_TABLE[r.id] == K.A_STOP}
 # register id -> (pipeline event, bit mask that must be set for the event to happen; 0 = any write)
 _EVENT_OF_REG = {
@@ -127,21 +129,6 @@ _EVENT_OF_REG = {
     for r in regtable.all_registers()
     if ACTION_TABLE[r.id] == K.A_EVENT
 }
-
-
-@dataclass(slots=True)
-class DrawRecord:
-    """A draw as the processor saw it: its number, kind, trigger location and the register file at the trigger.
-
-    ``dirty`` is the write-group mask (``picaemu.draw_state.Group`` bits) written since the previous draw: what
-    ``CommandProcessor.take_dirty`` returned at this draw."""
-
-    index: int
-    kind: DrawKind
-    buffer: int
-    offset: int
-    regs: np.ndarray  # (0x300,) uint32, a copy of the register file at the trigger
-    dirty: int = ALL
 
 
 @dataclass
@@ -199,10 +186,7 @@ class CommandProcessor:
         self.record_draws = record_draws
         # False: go on past a finalize that raises the interrupt (a listing shows the whole buffer; the GPU stops)
         self.stop_at_finalize = True
-        self._draw_list: list[DrawRecord] = []  # DrawRecords built so far (see ``draws``)
-        # draws the compiled loop recorded: full chunks (info, regs, rows already built, rows filled) ...
-        self._draw_chunks: list[tuple[np.ndarray, np.ndarray, int, int]] = []
-        self._new_draw_chunk(DRAW_CHUNK_FIRST)  # ... and the chunk being filled
+        self._draw_log = DrawLog()
         self._buffer = 0
         self._pending = np.zeros((K.NUM_PORTS, 4), np.uint32)
         self._immediate = np.zeros((IMMEDIATE_CAPACITY, 16, 4), np.float32)
@@ -243,32 +227,12 @@ class CommandProcessor:
     def draws(self) -> list[DrawRecord]:
         """Every draw with its register snapshot (when ``record_draws``), in order. Draws the compiled loop
         recorded become DrawRecords here, on first access; the list may be trimmed (``del draws[n:]``)."""
-        self._build_draws()
-        return self._draw_list
+        return self._draw_log.build()
 
     @draws.setter
     def draws(self, records: list[DrawRecord]) -> None:
-        self._build_draws()
-        self._draw_list = records
-
-    def _new_draw_chunk(self, rows: int) -> None:
-        self._draw_info = np.empty((rows, K.DRAW_INFO_LEN), np.int64)
-        self._draw_regs = np.empty((rows, K.NUM_REGS), np.uint32)
-        self._draw_first = self._draw_end = 0
-
-    def _grow_draws(self) -> None:
-        """The chunk is full: keep it (its rows become DrawRecords later) and start a larger one."""
-        self._draw_chunks.append((self._draw_info, self._draw_regs, self._draw_first, self._draw_end))
-        self._new_draw_chunk(min(2 * len(self._draw_info), DRAW_CHUNK_MAX))
-
-    def _build_draws(self) -> None:
-        """Turn the rows the compiled loop recorded into DrawRecords (registers: views of the chunk rows)."""
-        chunks = [*self._draw_chunks, (self._draw_info, self._draw_regs, self._draw_first, self._draw_end)]
-        for info, regs, first, end in chunks:
-            for row, (index, kind, buffer, offset, dirty) in enumerate(info[first:end].tolist(), first):
-                self._draw_list.append(DrawRecord(index, _DRAW_KINDS[kind], buffer, offset, regs[row], dirty))
-        self._draw_chunks.clear()
-        self._draw_first = self._draw_end
+        self._draw_log.build()
+        self._draw_log.records = records
 
     def _decode_only(self) -> bool:
         """Draws need no Python: nothing renders them (the NullPipeline itself, not a subclass) and nobody
@@ -384,17 +348,17 @@ class CommandProcessor:
         before = self._counters.copy()
         try:
             while True:
-                cursor[K.K_DRAWS], cursor[K.K_NDRAW] = self.draw_count, self._draw_end
+                cursor[K.K_DRAWS], cursor[K.K_NDRAW] = self.draw_count, self._draw_log.end
                 status = K.run(
                     words, words.size, st.regs, action, PORT_LAYOUT, self._fu, self._code, self._opdescs,
                     st.lighting_luts, st.fog_lut, st.proctex_luts, st.gas_lut, st.fixed_attribs, self._pending,
                     self._counters, self._immediate, cursor, self._records, self._packet_records, self._events,
-                    record, self._groups, self._draw_info, self._draw_regs,
+                    record, self._groups, self._draw_log.info, self._draw_log.regs,
                 )  # fmt: skip
                 if cursor[K.K_DRAWS] != self.draw_count:  # draws handled in the loop took the dirty groups
                     self.draw_states.invalidate(ALL)
                     result.draws += int(cursor[K.K_DRAWS]) - self.draw_count
-                self.draw_count, self._draw_end = int(cursor[K.K_DRAWS]), int(cursor[K.K_NDRAW])
+                self.draw_count, self._draw_log.end = int(cursor[K.K_DRAWS]), int(cursor[K.K_NDRAW])
                 if record:
                     self._notify(words, address, cursor)
                     cursor[K.K_NREC] = cursor[K.K_NPK] = 0
@@ -417,7 +381,7 @@ class CommandProcessor:
                 elif status in (K.S_TRUNCATED, K.S_ODD_TAIL):
                     self._raise_truncated(words, cursor, status, address)
                 elif status == K.S_DRAWS_FULL:
-                    self._grow_draws()
+                    self._draw_log.grow()
                 # S_RECORDS_FULL / S_EVENTS_FULL: handled above; continue
         finally:
             result.packets += int(cursor[K.K_PACKETS])
