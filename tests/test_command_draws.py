@@ -216,11 +216,8 @@ def test_take_dirty_clears_and_reset_and_load_state_set_every_bit() -> None:
 
 def test_each_draw_takes_the_groups_written_before_it() -> None:
     b = CommandBuilder()
-    b.write("VIEWPORT_WIDTH", 1)
-    b.write("DRAWARRAYS", 1)
-    b.write("VIEWPORT_INVW", 1)
-    b.write("DRAWELEMENTS", 1)
-    b.write("VIEWPORT_HEIGHT", 1)
+    for name in ("VIEWPORT_WIDTH", "DRAWARRAYS", "VIEWPORT_INVW", "DRAWELEMENTS", "VIEWPORT_HEIGHT"):
+        b.write(name, 1)
     table = _groups(VIEWPORT_WIDTH=1, VIEWPORT_INVW=2, VIEWPORT_HEIGHT=3, DRAWARRAYS=4)
     for pipeline in (None, Discard()):
         cp = CommandProcessor(pipeline=pipeline)
