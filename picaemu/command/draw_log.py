@@ -1,10 +1,11 @@
 """The command processor's record of draws: ``DrawRecord`` per draw, and ``DrawLog``, which keeps them in order.
 
-Draws handled by the compiled loop (``picaemu.command.kernel``, decode-only runs) arrive as rows of two chunk
-arrays the loop fills: ``info`` (rows, DRAW_INFO_LEN) int64 [index, kind, buffer address, byte offset, dirty
-write groups] and ``regs`` (rows, 0x300) uint32 register snapshots. A full chunk is kept and a larger one started
-(``grow``); rows become ``DrawRecord``s only when someone asks (``build``), their ``regs`` views of the chunk rows.
-Draws handled in Python are appended as records directly, after the rows before them are built.
+Draws handled by the compiled loop (``picaemu.command.kernel``, decode-only runs) arrive as rows of chunk arrays
+the loop fills: ``info`` (rows, DRAW_INFO_LEN) int64 [index, kind, buffer address, byte offset, dirty write
+groups, end of its changes] and ``changes`` (cap,) int64, the registers (``id << 32 | value``) that differ from
+the previous recorded draw, kept in ``shadow`` (0x300,) uint32. A full chunk is kept and a larger one started
+(``grow``); rows become ``DrawRecord``s, with the whole register file rebuilt from the changes, only when someone
+asks (``build``). Draws handled in Python are appended as records directly, after the rows before them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from picaemu.command import kernel as K
 from picaemu.draw import DrawKind
 from picaemu.draw_state import ALL
 
-FIRST_ROWS, LARGEST_ROWS = 64, 4096  # rows of the first chunk, and of the largest (12 MiB of snapshots)
+FIRST_ROWS, LARGEST_ROWS = 64, 4096  # draws of the first chunk, and of the largest
+CHANGES_PER_ROW = 48  # room for changed registers per draw in a chunk (plus one whole register file)
 _KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}
 
 
@@ -41,25 +43,32 @@ class DrawLog:
 
     def __init__(self) -> None:
         self.records: list[DrawRecord] = []
-        self._full: list[tuple[np.ndarray, np.ndarray, int, int]] = []  # (info, regs, rows built, rows filled)
+        self.shadow = np.zeros(K.NUM_REGS, np.uint32)  # registers at the loop's last recorded draw
+        self._running = np.zeros(K.NUM_REGS, np.uint32)  # the same, as far as ``build`` has gone
+        self._full: list[tuple[np.ndarray, np.ndarray, int, int]] = []  # (info, changes, rows built, rows filled)
         self._start(FIRST_ROWS)
 
     def _start(self, rows: int) -> None:
         self.info = np.empty((rows, K.DRAW_INFO_LEN), np.int64)
-        self.regs = np.empty((rows, K.NUM_REGS), np.uint32)
-        self.end = 0  # rows the loop filled (it reads and advances this through its cursor)
+        self.changes = np.empty(rows * CHANGES_PER_ROW + K.NUM_REGS, np.int64)
+        self.end = 0  # rows the loop filled (it reads and advances this through its cursor) ...
+        self.nchanges = 0  # ... and entries of ``changes``
         self._built = 0
 
     def grow(self) -> None:
         """The chunk is full: keep it, start one twice as large (up to LARGEST_ROWS)."""
-        self._full.append((self.info, self.regs, self._built, self.end))
+        self._full.append((self.info, self.changes, self._built, self.end))
         self._start(min(2 * len(self.info), LARGEST_ROWS))
 
     def build(self) -> list[DrawRecord]:
         """The records, after turning every row the loop filled into one."""
-        for info, regs, first, end in [*self._full, (self.info, self.regs, self._built, self.end)]:
-            for row, (index, kind, buffer, offset, dirty) in enumerate(info[first:end].tolist(), first):
-                self.records.append(DrawRecord(index, _KINDS[kind], buffer, offset, regs[row], dirty))
+        for info, changes, first, end in [*self._full, (self.info, self.changes, self._built, self.end)]:
+            start = int(info[first - 1, K.DI_CHANGES]) if first else 0
+            for index, kind, buffer, offset, dirty, stop in info[first:end].tolist():
+                applied = changes[start:stop]
+                self._running[applied >> 32] = applied & 0xFFFFFFFF
+                start = stop
+                self.records.append(DrawRecord(index, _KINDS[kind], buffer, offset, self._running.copy(), dirty))
         self._full.clear()
         self._built = self.end
         return self.records

@@ -23,8 +23,9 @@ Arrays (owned by the caller's GpuState and the processor):
   lighting (24, 256) uint32; fog (128,) uint32; proctex (6, 256) uint32; gas (16,) uint32;
   fixed (16, 4) float32; pending (PORTS, 4) uint32 partial words; counters (COUNTERS_LEN,) int64;
   immediate (cap, 16, 4) float32; cursor (CURSOR_LEN,) int64; records (cap, 4) int64; packet_records (cap, 2);
-  events (cap, 3) int64; groups (0x300 + PORTS,) int64; draw_info (cap, DRAW_INFO_LEN) int64;
-  draw_regs (cap, 0x300) uint32 register file at each recorded draw.
+  events (cap, 3) int64; groups (0x300 + PORTS,) int64; draw_info (cap, DRAW_INFO_LEN) int64; shadow (0x300,)
+  uint32 the register file at the previous recorded draw; changes (cap,) int64 registers that differ from it at
+  each recorded draw, packed ``id << 32 | value`` (a draw's snapshot = the previous one + its changes).
 """
 
 from __future__ import annotations
@@ -83,15 +84,17 @@ K_POS, K_PARAM, K_PACKETS, K_STOP_ID, K_STOP_VALUE, K_STOP_PACKET, K_NREC, K_NPK
 K_LIMIT = 8  # stop after this many packets (-1 = no limit)
 K_NEV = 9  # queued events
 K_DRAWS = 10  # draws so far (the index of the next one); the loop counts the draws it handles
-K_NDRAW = 11  # rows of draw_info / draw_regs filled
+K_NDRAW = 11  # rows of draw_info filled
 K_BUFFER = 12  # physical address of the buffer (recorded with each draw)
-K_RECORD_DRAWS = 13  # 1: the loop's draws fill draw_info / draw_regs; 0: they are only counted
-CURSOR_LEN = 14
+K_RECORD_DRAWS = 13  # 1: the loop's draws fill draw_info / changes; 0: they are only counted
+K_NCHANGE = 14  # entries of changes filled
+CURSOR_LEN = 15
 
 # draw kinds and draw_info columns
 D_ARRAYS, D_ELEMENTS = 0, 1
-DI_INDEX, DI_KIND, DI_BUFFER, DI_OFFSET, DI_DIRTY = range(5)  # DI_OFFSET in bytes
-DRAW_INFO_LEN = 5
+DI_INDEX, DI_KIND, DI_BUFFER, DI_OFFSET, DI_DIRTY, DI_CHANGES = range(6)  # DI_OFFSET in bytes; DI_CHANGES:
+DRAW_INFO_LEN = 6  # where the draw's entries of ``changes`` end (they start where the previous row's end)
+SNAPSHOT_BLOCK = 16  # registers compared at once against the shadow (NUM_REGS is a multiple)
 
 # statuses
 S_END, S_STOP, S_TRUNCATED, S_ODD_TAIL, S_RECORDS_FULL, S_LIMIT, S_IMMEDIATE_FLUSH, S_IMMEDIATE_FULL = range(8)
@@ -333,25 +336,38 @@ def _record(records, cursor, pos, reg, val, lanes):  # pragma: no cover - compil
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _record_draw(cursor, kind, pos, regs, dirty, draw_info, draw_regs):  # pragma: no cover - compiled
-    """Count a draw; with K_RECORD_DRAWS, append (index, kind, buffer, byte offset, dirty) and the registers."""
+def _record_draw(cursor, kind, pos, regs, dirty, draw_info, shadow, changes):  # pragma: no cover - compiled
+    """Count a draw; with K_RECORD_DRAWS, append (index, kind, buffer, byte offset, dirty, end of its changes) and
+    the registers that differ from ``shadow`` (then equal to ``regs``). Comparing a block at a time with one OR of
+    XORs reads 6 KiB that stay in cache, where a full copy would write 3 KiB of fresh memory per draw."""
     if cursor[K_RECORD_DRAWS]:
         d = cursor[K_NDRAW]
+        n = cursor[K_NCHANGE]
+        for b in range(0, NUM_REGS, SNAPSHOT_BLOCK):
+            diff = np.uint32(0)
+            for j in range(b, b + SNAPSHOT_BLOCK):
+                diff |= regs[j] ^ shadow[j]
+            if diff:
+                for j in range(b, b + SNAPSHOT_BLOCK):
+                    if regs[j] != shadow[j]:
+                        changes[n] = (np.int64(j) << 32) | np.int64(regs[j])
+                        shadow[j] = regs[j]
+                        n += 1
         draw_info[d, DI_INDEX] = cursor[K_DRAWS]
         draw_info[d, DI_KIND] = kind
         draw_info[d, DI_BUFFER] = cursor[K_BUFFER]
         draw_info[d, DI_OFFSET] = 4 * pos
         draw_info[d, DI_DIRTY] = dirty
-        for i in range(regs.shape[0]):  # a loop: a slice assignment compiles its shape checks (slow)
-            draw_regs[d, i] = regs[i]
+        draw_info[d, DI_CHANGES] = n
         cursor[K_NDRAW] = d + 1
+        cursor[K_NCHANGE] = n
     cursor[K_DRAWS] += 1
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed, pending,
-        counters, immediate, cursor, records, packet_records, events, record, groups, draw_info,
-        draw_regs):  # pragma: no cover - compiled
+        counters, immediate, cursor, records, packet_records, events, record, groups, draw_info, shadow,
+        changes):  # pragma: no cover - compiled
     """Process packets from cursor[K_POS]/cursor[K_PARAM] until something needs Python; return a status.
 
     The hot state (position, counts, the dirty accumulator) lives in locals and is stored back once, at the
@@ -408,7 +424,8 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
             if imm_pending and act != A_PORT + P_FIXED:
                 status = S_IMMEDIATE_FLUSH
                 break
-            if act >= A_DRAW and act < A_EVENT and cursor[K_RECORD_DRAWS] and cursor[K_NDRAW] >= draw_info.shape[0]:
+            if act >= A_DRAW and act < A_EVENT and cursor[K_RECORD_DRAWS] and (
+                    cursor[K_NDRAW] >= draw_info.shape[0] or cursor[K_NCHANGE] + NUM_REGS > changes.shape[0]):
                 status = S_DRAWS_FULL
                 break
             writes += 1
@@ -427,7 +444,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 leave = True
                 break
             if act >= A_DRAW and act < A_EVENT:
-                _record_draw(cursor, act - A_DRAW, pos, regs, acc, draw_info, draw_regs)
+                _record_draw(cursor, act - A_DRAW, pos, regs, acc, draw_info, shadow, changes)
                 acc = 0
             elif act == A_PORT + P_VS_FLOAT or act == A_PORT + P_GS_FLOAT:
                 port = act - A_PORT

@@ -348,17 +348,19 @@ class CommandProcessor:
         before = self._counters.copy()
         try:
             while True:
-                cursor[K.K_DRAWS], cursor[K.K_NDRAW] = self.draw_count, self._draw_log.end
+                log = self._draw_log
+                cursor[K.K_DRAWS], cursor[K.K_NDRAW], cursor[K.K_NCHANGE] = self.draw_count, log.end, log.nchanges
                 status = K.run(
                     words, words.size, st.regs, action, PORT_LAYOUT, self._fu, self._code, self._opdescs,
                     st.lighting_luts, st.fog_lut, st.proctex_luts, st.gas_lut, st.fixed_attribs, self._pending,
                     self._counters, self._immediate, cursor, self._records, self._packet_records, self._events,
-                    record, self._groups, self._draw_log.info, self._draw_log.regs,
+                    record, self._groups, log.info, log.shadow, log.changes,
                 )  # fmt: skip
                 if cursor[K.K_DRAWS] != self.draw_count:  # draws handled in the loop took the dirty groups
                     self.draw_states.invalidate(ALL)
                     result.draws += int(cursor[K.K_DRAWS]) - self.draw_count
-                self.draw_count, self._draw_log.end = int(cursor[K.K_DRAWS]), int(cursor[K.K_NDRAW])
+                    self.draw_count = int(cursor[K.K_DRAWS])
+                log.end, log.nchanges = int(cursor[K.K_NDRAW]), int(cursor[K.K_NCHANGE])
                 if record:
                     self._notify(words, address, cursor)
                     cursor[K.K_NREC] = cursor[K.K_NPK] = 0
