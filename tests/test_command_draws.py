@@ -24,7 +24,6 @@ from picaemu.draw import DrawKind, NullPipeline
 from picaemu.memory import PhysicalMemory
 from picaemu.state import GpuState
 
-LISTS = Path(__file__).parent / "data" / "citro3d_lists"
 TARGET = 0x20000000  # where the jumped-to list lives
 
 
@@ -101,8 +100,8 @@ def test_decode_only_draws_equal_the_pipeline_path(draws: int) -> None:
     assert int(fast.draws[-1].regs[regs.id_of("NUMVERTICES")]) == draws  # the snapshot is of its own draw
 
 
-def test_real_lists_decode_only_equal_the_pipeline_path() -> None:
-    for path in sorted(LISTS.glob("*.bin")):
+def test_real_lists_decode_only_equal_the_pipeline_path(captures_dir: Path) -> None:
+    for path in sorted(captures_dir.glob("scene*/cmdlists/*.bin")):
         fast, _ = _run(path.read_bytes())
         slow, _ = _run(path.read_bytes(), pipeline=Discard())
         _same_draws(fast, slow)

@@ -18,7 +18,6 @@ from picaemu.command.listing import ListingObserver
 from picaemu.command.packets import COMMAND_BUFFER, HEADER, PACKET, expand_mask, list_packets, unpack_header
 from picaemu.command.processor import ACTION_TABLE, CommandProcessor
 
-LISTS = Path(__file__).parent / "data" / "citro3d_lists"
 UNUSED_BITS = 0xFFFFFFFF & ~sum(bits << shift for shift, bits in packets.header_fields().values())
 PLAIN_IDS = [i for i in range(K.NUM_REGS) if ACTION_TABLE[i] == K.A_PLAIN]  # no side effect: a store only
 
@@ -87,8 +86,8 @@ def test_header_word_is_what_construct_builds(reg_id: int, mask: int, n: int, co
     assert unpack_header(word) == (reg_id, mask, n - 1, consecutive)
 
 
-def test_real_lists_walk_and_apply_as_construct_parses() -> None:
-    paths = sorted(LISTS.glob("*.bin"))
+def test_real_lists_walk_and_apply_as_construct_parses(captures_dir: Path) -> None:
+    paths = sorted(captures_dir.glob("scene*/cmdlists/*.bin"))
     assert len(paths) == 3
     for path in paths:
         data = path.read_bytes()

@@ -1,6 +1,4 @@
-"""The real citro3d command lists decode to exactly the packets and writes their .txt listings show.
-
-The lists live in ``tests/data/citro3d_lists`` (copies of the shared captures' command lists)."""
+"""The real citro3d command lists decode to exactly the packets and writes their .txt listings show."""
 
 from __future__ import annotations
 
@@ -33,21 +31,17 @@ def parse_listing(path: Path) -> list[tuple[int, int, int, bool, list[int]]]:
     return packets
 
 
-LISTS = Path(__file__).parent / "data" / "citro3d_lists"
+def lists(captures_dir: Path) -> list[Path]:
+    return sorted(captures_dir.glob("scene*/cmdlists/*.bin"))
 
 
-def lists() -> list[Path]:
-    """The real command lists (.bin), each with its .txt listing beside it."""
-    return sorted(LISTS.glob("*.bin"))
-
-
-def test_listings_exist() -> None:
-    assert len(lists()) == 3 and all(p.with_suffix(".txt").is_file() for p in lists())
+def test_listings_exist(captures_dir: Path) -> None:
+    assert len(lists(captures_dir)) == 3
 
 
 @pytest.mark.parametrize("index", [0, 1, 2])
-def test_packets_match_listing(index: int) -> None:
-    path = lists()[index]
+def test_packets_match_listing(captures_dir: Path, index: int) -> None:
+    path = lists(captures_dir)[index]
     expected = parse_listing(path.with_suffix(".txt"))
     packets, error = list_packets(path.read_bytes())
     assert error is None
@@ -56,8 +50,8 @@ def test_packets_match_listing(index: int) -> None:
 
 
 @pytest.mark.parametrize("index", [0, 1, 2])
-def test_processor_writes_match_listing(index: int) -> None:
-    path = lists()[index]
+def test_processor_writes_match_listing(captures_dir: Path, index: int) -> None:
+    path = lists(captures_dir)[index]
     expected = [
         (off, rid + k if cons else rid, v)
         for off, rid, _mask, cons, params in parse_listing(path.with_suffix(".txt"))
