@@ -3,19 +3,34 @@
 Mix per draw, modelled on what citro3d emits between two draws of a typical scene: projection and model-view
 matrices (8 float24 vec4 = 24 words through the float-uniform FIFO), a consecutive viewport packet, masked
 single config writes, two TEV stage packets, a texture unit setup, attribute-buffer setup, and the draw-arrays
-sequence with its triggers (~100 words per draw). Prints packets/s and register
-writes/s without an observer, with a minimal counting observer, and the ratio to a plain numpy pass over the
-same memory. Run: ``.venv/bin/python bench/bench_decode.py``.
+sequence with its triggers (76 words per draw). Prints, in one run, the time of a plain compiled loop that only
+reads the same words (the baseline), then packets/s, register writes/s and the fraction of the baseline's speed
+for: decode + apply with draws recorded (the default ``CommandProcessor()``: draws counted and their registers
+copied inside the compiled loop), with draws only counted (``record_draws=False``), with a pipeline attached
+(every draw stops the loop for Python, as before issue 13), and with a minimal counting observer; then the time
+of ``picaemu decode`` listing 100 k words of the same mix in each output mode.
+Run: ``.venv/bin/python bench/bench_decode.py [--listing WORDS]``.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
+import os
+import tempfile
 import time
+from collections.abc import Callable
 
+import numba
 import numpy as np
 
+from picaemu.cli import main as cli_main
+from picaemu.command import listing
 from picaemu.command.builder import CommandBuilder
+from picaemu.command.packets import EXTRA_BITS, EXTRA_SHIFT, ID_MASK, ID_SHIFT
 from picaemu.command.processor import CommandProcessor
+from picaemu.draw import NullPipeline
 from picaemu.observer import Observer, WriteEvent
 
 
@@ -42,6 +57,22 @@ def synthetic_buffer(min_words: int = 1_000_000) -> np.ndarray:
     return np.tile(one, reps)
 
 
+@numba.njit(cache=True, nogil=True)
+def plain_loop(words: np.ndarray) -> int:  # pragma: no cover - compiled
+    """The baseline: walk the same packets and only read every word (header fields and parameters), folding each
+    into an order-dependent hash so nothing can be skipped or vectorised away."""
+    pos, acc, end = 0, np.uint64(0), words.size
+    while pos + 1 < end:
+        hdr = np.int64(words[pos + 1])
+        extra = (hdr >> EXTRA_SHIFT) & EXTRA_BITS
+        reg = (hdr >> ID_SHIFT) & ID_MASK
+        for k in range(min(extra + 1, end - pos - 1)):
+            v = np.int64(words[pos]) if k == 0 else np.int64(words[pos + 1 + k])
+            acc = acc * np.uint64(31) + np.uint64(v ^ (reg + k))
+        pos += 2 + extra + (extra & 1)
+    return acc
+
+
 class Counting(Observer):
     def __init__(self) -> None:
         self.writes = 0
@@ -50,10 +81,15 @@ class Counting(Observer):
         self.writes += 1
 
 
-def measure(words: np.ndarray, observer: Observer | None, repeats: int = 7) -> tuple[float, int, int]:
+class Discard(NullPipeline):
+    """Renders nothing, but is a pipeline: every draw stops the compiled loop and runs in Python (the path of a
+    real pipeline, and of every draw before the loop handled them)."""
+
+
+def measure(words: np.ndarray, repeats: int = 7, observer: Observer | None = None, **kw) -> tuple[float, int, int]:
     best = float("inf")
     for _ in range(repeats):
-        cp = CommandProcessor()
+        cp = CommandProcessor(**kw)
         if observer is not None:
             cp.attach(observer)
         t0 = time.perf_counter()
@@ -62,21 +98,52 @@ def measure(words: np.ndarray, observer: Observer | None, repeats: int = 7) -> t
     return best, result.packets, result.writes
 
 
+def listing_times(words: np.ndarray, repeats: int = 3) -> None:
+    """``picaemu decode`` of ``words`` (in-process, output captured) per mode, field-decode cache cleared first."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "list.bin")
+        with open(path, "wb") as f:
+            f.write(words.tobytes())
+        for mode in ([], ["--writes"], ["--json"]):
+            best, lines = float("inf"), 0
+            for _ in range(repeats):
+                listing._decoded.cache_clear()
+                out = io.StringIO()
+                t0 = time.perf_counter()
+                with contextlib.redirect_stdout(out):
+                    cli_main(["decode", path, *mode], standalone_mode=False)
+                best = min(best, time.perf_counter() - t0)
+                lines = out.getvalue().count("\n")
+            print(f"picaemu decode {' '.join(mode) or '(packets)':10s}: {best:6.2f} s  {lines:,} lines")
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--listing", type=int, default=100_000, metavar="WORDS",
+                    help="also time `picaemu decode` on a list of this many words (0: skip)")
+    args = ap.parse_args()
     words = synthetic_buffer()
-    measure(synthetic_buffer(1), None, 1)  # compile / load the cached kernel
-    t_memory = min(_timed(lambda: np.bitwise_xor.reduce(words)) for _ in range(5))
+    plain_loop(words[:16])
+    measure(synthetic_buffer(1), 1)  # compile / load the cached kernel
+    t_loop = min(_timed(lambda: plain_loop(words)) for _ in range(9))
     print(f"buffer: {words.size:,} words ({words.nbytes / 1e6:.1f} MB), {synthetic_buffer(1).size} words per draw")
-    print(f"numpy pass over the same memory: {t_memory * 1e3:.2f} ms ({words.size / t_memory / 1e6:.0f} M words/s)")
-    for label, obs in (("no observer", None), ("counting observer", Counting())):
-        t, packets, writes = measure(words, obs)
-        print(
-            f"{label:18s}: {t * 1e3:8.1f} ms  {packets / t / 1e6:6.2f} M packets/s  {writes / t / 1e6:6.2f} M writes/s"
-            f"  (x{t / t_memory:.0f} the numpy pass)"
-        )
+    print(f"plain compiled loop reading the same words: {t_loop * 1e3:8.2f} ms ({words.size / t_loop / 1e6:5.0f} M "
+          "words/s)")
+    cases = (
+        ("decode + apply, draws recorded", {}, 15),
+        ("decode + apply, draws counted", {"record_draws": False}, 15),
+        ("draws stop in Python (pipeline)", {"pipeline": Discard()}, 3),
+        ("counting observer", {"observer": Counting()}, 2),
+    )
+    for label, kw, repeats in cases:
+        t, packets, writes = measure(words, repeats, **kw)
+        print(f"{label:32s}: {t * 1e3:8.2f} ms  {packets / t / 1e6:6.2f} M packets/s  {writes / t / 1e6:6.1f} M "
+              f"writes/s  1/{t / t_loop:.1f} of the plain loop")
+    if args.listing:
+        listing_times(synthetic_buffer(args.listing))
 
 
-def _timed(fn) -> float:
+def _timed(fn: Callable[[], object]) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from picaemu.cli.common import INT, fail, load_memory_blocks, reports_errors
-from picaemu.command.listing import StreamingListing
+from picaemu.command.listing import ListingWriter
 from picaemu.command.processor import CommandProcessor
 from picaemu.memory import PhysicalMemory
 
@@ -42,5 +42,9 @@ def decode(file: Path, writes: bool, as_json: bool, base: int, mem: tuple[str, .
     load_memory_blocks(memory, mem)
     processor = CommandProcessor(memory, byte_budget=max_bytes)
     processor.stop_at_finalize = False
-    processor.attach(StreamingListing(click.echo, writes=writes, as_json=as_json))
-    processor.run(file.read_bytes(), address=base)
+    listing = ListingWriter(click.echo, writes=writes, as_json=as_json)
+    processor.attach(listing)
+    try:
+        processor.run(file.read_bytes(), address=base)
+    finally:
+        listing.flush()  # the packets before a fault are listed before its error line

@@ -2,20 +2,30 @@
 
 It runs until the buffer ends or a write needs Python (a trigger, a jump, a finalize, a completed immediate-mode
 vertex batch, a full record buffer, the packet limit), and reports where it stopped through ``cursor`` so the
-driver (``picaemu.command.processor``) can act and resume mid-packet.
+driver (``picaemu.command.processor``) can act and resume mid-packet. Draw triggers stop it only when the
+action table says so (a pipeline is attached); with the decode-only table (``A_DRAW``) draws are counted and
+recorded here, and the loop runs on.
 
 Everything hardware-specific comes in as data built from the register table (``PortLayout``): which ids are data
 ports, index registers or stops, and where the index fields of each port sit. The packet layout constants come
-from ``picaemu.command.packets``.
+from ``picaemu.command.packets`` (derived from its construct grammar).
+
+Every write ORs ``groups[id]`` into the dirty accumulator ``counters[C_DIRTY]``; a data-port word also ORs
+``groups[NUM_REGS + port]`` (and the GS port's entry when the word is mirrored into the GS unit). A draw handled
+here records the accumulator and clears it. (Write groups: ``picaemu.draw_state``.)
+
+No helper receives a view or an array chosen by a branch: numba reference-counts those with atomic
+operations that cost more than the rest of a port word (measured: 150 of 160 ns).
 
 Arrays (owned by the caller's GpuState and the processor):
   words (W,) uint32; regs (0x300,) uint32; action (0x300,) int32 codes (below); layout (PORTS, 8) int64;
   float_uniforms (2, 96, 4) float32 [unit 0 = VS, 1 = GS]; code (2, 4096) uint32; opdescs (2, 128) uint32;
   lighting (24, 256) uint32; fog (128,) uint32; proctex (6, 256) uint32; gas (16,) uint32;
-  fixed (16, 4) float32; pending (PORTS, 4) uint32 partial words; counters (PORTS + extra) int64;
+  fixed (16, 4) float32; pending (PORTS, 4) uint32 partial words; counters (COUNTERS_LEN,) int64;
   immediate (cap, 16, 4) float32; cursor (CURSOR_LEN,) int64; records (cap, 4) int64; packet_records (cap, 2);
-  groups (0x300 + PORTS,) int64 write-group bits of every register id, then of every port (``picaemu.draw_state``),
-  OR-ed into counters[C_DIRTY] as registers and ports are written.
+  events (cap, 3) int64; groups (0x300 + PORTS,) int64; draw_info (cap, DRAW_INFO_LEN) int64; shadow (0x300,)
+  uint32 the register file at the previous recorded draw; changes (cap,) int64 registers that differ from it at
+  each recorded draw, packed ``id << 32 | value`` (a draw's snapshot = the previous one + its changes).
 """
 
 from __future__ import annotations
@@ -26,7 +36,16 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-from picaemu.command.packets import CONSECUTIVE_SHIFT, EXTRA_BITS, EXTRA_SHIFT, ID_MASK, MASK_BITS, MASK_SHIFT
+from picaemu.command.packets import (
+    CONSECUTIVE_SHIFT,
+    EXTRA_BITS,
+    EXTRA_SHIFT,
+    ID_MASK,
+    ID_SHIFT,
+    LANE_MASKS,
+    MASK_BITS,
+    MASK_SHIFT,
+)
 
 NUM_REGS = 0x300
 
@@ -36,12 +55,14 @@ A_PORT = 1  # + port number (1..11)
 A_INDEX = 20  # + port number: index register of that port
 A_MIRROR = 40  # VS config register mirrored into the GS unit when the GS shares the VS configuration
 A_STOP = 60  # Python handles it now (draw, jump, finalize)
+A_DRAW = 61  # + draw kind (D_ARRAYS / D_ELEMENTS): a draw counted and recorded in the loop (decode-only)
 A_EVENT = 70  # queued for Python (restart, cache clear, flush ...): handled at the next stop, in order
 
 # port numbers (rows of ``layout`` / ``pending``)
 P_VS_FLOAT, P_VS_CODE, P_VS_OPDESC, P_GS_FLOAT, P_GS_CODE, P_GS_OPDESC = 1, 2, 3, 4, 5, 6
 P_FIXED, P_LIGHTING, P_FOG, P_PROCTEX, P_GAS = 7, 8, 9, 10, 11
 NUM_PORTS = 12  # row 0 of ``pending`` / ``layout`` belongs to no port (port numbers start at 1)
+GS_PORT_DELTA = P_GS_FLOAT - P_VS_FLOAT  # the GS ports follow the VS ports in the same order
 
 # layout columns: index register id, index field lo/width, second field (mode / table) lo/width
 L_INDEX_REG, L_INDEX_LO, L_INDEX_WIDTH, L_SEL_LO, L_SEL_WIDTH = 0, 1, 2, 3, 4
@@ -62,15 +83,25 @@ COUNTERS_LEN = 20
 K_POS, K_PARAM, K_PACKETS, K_STOP_ID, K_STOP_VALUE, K_STOP_PACKET, K_NREC, K_NPK = range(8)
 K_LIMIT = 8  # stop after this many packets (-1 = no limit)
 K_NEV = 9  # queued events
-CURSOR_LEN = 10
+K_DRAWS = 10  # draws so far (the index of the next one); the loop counts the draws it handles
+K_NDRAW = 11  # rows of draw_info filled
+K_BUFFER = 12  # physical address of the buffer (recorded with each draw)
+K_RECORD_DRAWS = 13  # 1: the loop's draws fill draw_info / changes; 0: they are only counted
+K_NCHANGE = 14  # entries of changes filled
+CURSOR_LEN = 15
+
+# draw kinds and draw_info columns
+D_ARRAYS, D_ELEMENTS = 0, 1
+DI_INDEX, DI_KIND, DI_BUFFER, DI_OFFSET, DI_DIRTY, DI_CHANGES = range(6)  # DI_OFFSET in bytes; DI_CHANGES:
+DRAW_INFO_LEN = 6  # where the draw's entries of ``changes`` end (they start where the previous row's end)
+SNAPSHOT_BLOCK = 16  # registers compared at once against the shadow (NUM_REGS is a multiple)
 
 # statuses
 S_END, S_STOP, S_TRUNCATED, S_ODD_TAIL, S_RECORDS_FULL, S_LIMIT, S_IMMEDIATE_FLUSH, S_IMMEDIATE_FULL = range(8)
-S_EVENTS_FULL = 8
+S_EVENTS_FULL, S_DRAWS_FULL = 8, 9
 
 CODE_CAPACITY = np.array([0, 0, 512, 128, 0, 4096, 128], dtype=np.int64)  # by port: VS code, VS opdesc, GS ...
 LUT_SIZES_PROCTEX = np.array([128, 128, 128, 128, 256, 256], dtype=np.int64)
-LUT_SIZES_LIGHTING = np.full(24, 256, dtype=np.int64)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -78,10 +109,16 @@ def _field(value, lo, width):  # pragma: no cover - compiled
     return (value >> lo) & ((1 << width) - 1)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _set_field(regs, reg, lo, width, v):  # pragma: no cover - compiled
     m = ((1 << width) - 1) << lo
     regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | ((v << lo) & m))
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _masked_store(regs, reg, val, m):  # pragma: no cover - compiled
+    """regs[reg] takes the bits of ``val`` that the 32-bit mask ``m`` selects (a write through a lane mask)."""
+    regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
 
 
 @intrinsic
@@ -100,84 +137,103 @@ def _as_f32(typingctx, bits):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _store_f24_vec(dst, row, w1, w2, w3):  # pragma: no cover - compiled
-    """Packed float24 vec4 (three words, W:Z:Y:X most significant first) -> dst[row] as float32.
+def _f24_component(w1, w2, w3, c):  # pragma: no cover - compiled
+    """Component ``c`` (0 = x) of a packed float24 vec4 (three words, W:Z:Y:X most significant first) as float32.
 
     float24 1.7.16 -> float32: all bits but the sign zero is a signed zero, exponent 0x7F is Inf/NaN, else the
     exponent is rebiased (63 -> 127) and the mantissa widened."""
-    raws = (w3 & 0xFFFFFF, ((w2 & 0xFFFF) << 8) | (w3 >> 24), ((w1 & 0xFF) << 16) | (w2 >> 16), w1 >> 8)
-    for c in range(4):  # one loop rather than a float24 helper called 4 times: a compiled function costs ~0.1 s
-        raw = raws[c] & 0xFFFFFF
-        sign = (raw >> 23) & 1
-        exp = (raw >> 16) & 0x7F
-        mant = raw & 0xFFFF
-        if (raw & 0x7FFFFF) == 0:
-            bits = sign << 31
-        elif exp == 0x7F:
-            bits = (sign << 31) | (255 << 23) | (mant << 7)
-        else:
-            bits = (sign << 31) | ((exp + 64) << 23) | (mant << 7)
-        dst[row, c] = _as_f32(np.uint32(bits))
-
-
-@numba.njit(cache=True, nogil=True)
-def _uniform_word(port, unit, val, regs, layout, fu, pending, counters):  # pragma: no cover - compiled
-    ireg = layout[port, L_INDEX_REG]
-    idx = _field(np.int64(regs[ireg]), layout[port, L_INDEX_LO], layout[port, L_INDEX_WIDTH])
-    f32_mode = _field(np.int64(regs[ireg]), layout[port, L_SEL_LO], layout[port, L_SEL_WIDTH])
-    n = counters[C_PENDING + port]
-    pending[port, n] = val
-    n += 1
-    need = 4 if f32_mode else 3
-    if n < need:
-        counters[C_PENDING + port] = n
-        return -1
-    counters[C_PENDING + port] = 0
-    _set_field(regs, ireg, layout[port, L_INDEX_LO], layout[port, L_INDEX_WIDTH], idx + 1)
-    if idx >= fu.shape[1]:
-        counters[C_DROPPED] += 1
-        return -1
-    if f32_mode:
-        for c in range(4):  # words arrive W, Z, Y, X
-            fu[unit, idx, 3 - c] = _as_f32(pending[port, c])
+    lo = (w2 << 32) | w3  # bits 0-63 of the 96-bit vector (x, y, the low byte of z)
+    hi = (w1 << 32) | w2  # bits 32-95
+    raw = ((lo >> (24 * c)) if c < 2 else (hi >> (24 * c - 32))) & 0xFFFFFF
+    sign = (raw >> 23) & 1
+    exp = (raw >> 16) & 0x7F
+    mant = raw & 0xFFFF
+    if (raw & 0x7FFFFF) == 0:
+        bits = sign << 31
+    elif exp == 0x7F:
+        bits = (sign << 31) | (255 << 23) | (mant << 7)
     else:
-        w1, w2, w3 = np.int64(pending[port, 0]), np.int64(pending[port, 1]), np.int64(pending[port, 2])
-        _store_f24_vec(fu[unit], idx, w1, w2, w3)
-    return idx
+        bits = (sign << 31) | ((exp + 64) << 23) | (mant << 7)
+    return _as_f32(np.uint32(bits))
 
 
-@numba.njit(cache=True, nogil=True)
-def _indexed_word(port, val, regs, layout, table, capacity, counters):  # pragma: no cover - compiled
-    """Store ``val`` at table[index] and advance the index field (code, opdescs, fog, gas); return the index
-    written, or -1 when it was out of range."""
+@numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _uniform_words(port, words, pos, k0, k1, regs, layout, fu, pending, counters):  # pragma: no cover - compiled
+    """Feed parameters k0..k1 of the packet at ``pos`` to a float-uniform port (the words of one non-consecutive
+    packet at once: index and mode are read once). Four words W, Z, Y, X (float32 mode) or three packed float24
+    words make a uniform row; the index moves on (wrapping in its field) per row, rows past the 96 are dropped.
+    Returns True when a row also went to the GS unit (VS uniforms mirrored, see ``_vs_mirrored_to_gs``)."""
+    unit = np.int64(port != P_VS_FLOAT)
+    mirror = port == P_VS_FLOAT and _vs_mirrored_to_gs(regs, layout)
     ireg = layout[port, L_INDEX_REG]
     lo = layout[port, L_INDEX_LO]
     width = layout[port, L_INDEX_WIDTH]
     idx = _field(np.int64(regs[ireg]), lo, width)
+    f32_mode = _field(np.int64(regs[ireg]), layout[port, L_SEL_LO], layout[port, L_SEL_WIDTH])
+    need = 4 if f32_mode else 3
+    n = counters[C_PENDING + port]
+    mirrored = False
+    for k in range(k0, k1 + 1):
+        pending[port, n] = words[pos] if k == 0 else words[pos + 1 + k]
+        n += 1
+        if n < need:
+            continue
+        n = 0
+        row = idx
+        idx = (idx + 1) & ((1 << width) - 1)
+        if row >= fu.shape[1]:
+            counters[C_DROPPED] += 1
+            continue
+        w1, w2, w3 = np.int64(pending[port, 0]), np.int64(pending[port, 1]), np.int64(pending[port, 2])
+        for c in range(4):
+            if f32_mode:  # words arrive W, Z, Y, X
+                fu[unit, row, c] = _as_f32(pending[port, 3 - c])
+            else:
+                fu[unit, row, c] = _f24_component(w1, w2, w3, c)
+            if mirror:
+                fu[1, row, c] = fu[0, row, c]
+        mirrored |= mirror
+    counters[C_PENDING + port] = n
+    _set_field(regs, ireg, lo, width, idx)
+    return mirrored
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _advance_index(port, regs, layout):  # pragma: no cover - compiled
+    """(index, select field) of a port's index register, which moves on by one."""
+    ireg = layout[port, L_INDEX_REG]
+    lo = layout[port, L_INDEX_LO]
+    width = layout[port, L_INDEX_WIDTH]
+    idx = _field(np.int64(regs[ireg]), lo, width)
+    sel = _field(np.int64(regs[ireg]), layout[port, L_SEL_LO], layout[port, L_SEL_WIDTH])
     _set_field(regs, ireg, lo, width, idx + 1)
+    return idx, sel
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _table_index(port, regs, layout, capacity, counters):  # pragma: no cover - compiled
+    """The index the next word of an indexed port (code, opdescs, fog, gas) goes to, advancing it; -1 (and a
+    dropped word counted) when it is out of range. The caller stores: no table array is passed around."""
+    idx, _ = _advance_index(port, regs, layout)
     if idx < capacity:
-        table[idx] = val
         return idx
     counters[C_DROPPED] += 1
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
-def _lut_word(port, val, regs, layout, luts, sizes, counters):  # pragma: no cover - compiled
-    """Store ``val`` in luts[table, index] (table from the select field) and advance the index (wrapping)."""
-    ireg = layout[port, L_INDEX_REG]
-    lo = layout[port, L_INDEX_LO]
-    width = layout[port, L_INDEX_WIDTH]
-    idx = _field(np.int64(regs[ireg]), lo, width)
-    table = _field(np.int64(regs[ireg]), layout[port, L_SEL_LO], layout[port, L_SEL_WIDTH])
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _lut_word(port, val, regs, layout, luts, proctex_sizes, counters):  # pragma: no cover - compiled
+    """Store ``val`` in luts[table, index] (table from the select field) and advance the index, wrapping at the
+    table size (``luts.shape[1]``, or the proctex size of that table)."""
+    idx, table = _advance_index(port, regs, layout)
     if table < luts.shape[0]:
-        luts[table, idx % sizes[table]] = val
+        size = LUT_SIZES_PROCTEX[table] if proctex_sizes else luts.shape[1]
+        luts[table, idx % size] = val
     else:
         counters[C_DROPPED] += 1
-    _set_field(regs, ireg, lo, width, idx + 1)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _fixed_word(val, regs, layout, fixed, pending, counters, immediate):  # pragma: no cover - compiled
     """Three words make a float24 vec4: a default attribute, or the next attribute of an immediate vertex.
 
@@ -196,12 +252,14 @@ def _fixed_word(val, regs, layout, fixed, pending, counters, immediate):  # prag
     w1, w2, w3 = np.int64(pending[P_FIXED, 0]), np.int64(pending[P_FIXED, 1]), np.int64(pending[P_FIXED, 2])
     if idx != (1 << width) - 1:
         if idx < fixed.shape[0]:
-            _store_f24_vec(fixed, idx, w1, w2, w3)
+            for c in range(4):
+                fixed[idx, c] = _f24_component(w1, w2, w3, c)
         _set_field(regs, ireg, lo, width, idx + 1)
         return False
     v = counters[C_IMM_COUNT]
     a = counters[C_IMM_ATTR]
-    _store_f24_vec(immediate[v], a, w1, w2, w3)
+    for c in range(4):
+        immediate[v, a, c] = _f24_component(w1, w2, w3, c)
     a += 1
     num_attr_reg = np.int64(regs[layout[0, G_NUM_ATTR_REG]])
     num_attrs = _field(num_attr_reg, layout[P_FIXED, L_SEL_LO], layout[P_FIXED, L_SEL_WIDTH]) + 1
@@ -213,14 +271,14 @@ def _fixed_word(val, regs, layout, fixed, pending, counters, immediate):  # prag
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _shares_config(regs, layout):  # pragma: no cover - compiled
     """The GS unit mirrors the VS configuration (VSH_COM_MODE = 0)."""
     # a one-bit field, read here rather than through _field(..., 1): a constant argument is a second compile
     return (np.int64(regs[layout[0, G_COM_MODE_REG]]) >> layout[0, G_COM_MODE_LO]) & 1 == 0
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _vs_mirrored_to_gs(regs, layout):  # pragma: no cover - compiled
     """VS uniforms and config go to the GS unit too: it shares the VS configuration and no geometry shader is in
     use (GEOSTAGE_CONFIG gs_use = 0)."""
@@ -228,45 +286,45 @@ def _vs_mirrored_to_gs(regs, layout):  # pragma: no cover - compiled
     return gs_use == 0 and _shares_config(regs, layout)
 
 
-@numba.njit(cache=True, nogil=True)
-def _port_word(port, val, regs, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed, pending, counters,
-               immediate, groups):  # pragma: no cover - compiled
-    """Feed one word to a data port; True when the immediate-vertex buffer is full."""
-    counters[C_DIRTY] |= groups[NUM_REGS + port]
-    if port in (P_VS_FLOAT, P_GS_FLOAT):
-        # one call site: a constant unit argument would compile _uniform_word once per value
-        unit = np.int64(port == P_GS_FLOAT)
-        row = _uniform_word(port, unit, val, regs, layout, fu, pending, counters)
-        if unit == 0 and row >= 0 and _vs_mirrored_to_gs(regs, layout):
-            counters[C_DIRTY] |= groups[NUM_REGS + P_GS_FLOAT]
-            for c in range(4):
-                fu[1, row, c] = fu[0, row, c]
-    elif port == P_FIXED:
-        return _fixed_word(val, regs, layout, fixed, pending, counters, immediate) and (
-            counters[C_IMM_COUNT] >= immediate.shape[0]
-        )
-    elif port in (P_LIGHTING, P_PROCTEX):
-        light = port == P_LIGHTING
-        _lut_word(port, val, regs, layout, lighting if light else proctex,
-                  LUT_SIZES_LIGHTING if light else LUT_SIZES_PROCTEX, counters)  # fmt: skip
-    elif port in (P_FOG, P_GAS) or P_VS_CODE <= port <= P_GS_OPDESC:
-        # one call site for the six indexed tables: every call site is another copy to type and optimise
-        if port in (P_FOG, P_GAS):
-            table = fog if port == P_FOG else gas
-            capacity = table.shape[0]
-        else:
-            unit = np.int64(port >= P_GS_FLOAT)  # the GS ports follow the VS ports
-            table = code[unit] if port in (P_VS_CODE, P_GS_CODE) else opdescs[unit]
-            capacity = CODE_CAPACITY[port]
-        at = _indexed_word(port, val, regs, layout, table, capacity, counters)
-        if at >= 0 and port in (P_VS_CODE, P_VS_OPDESC) and _shares_config(regs, layout):
-            counters[C_DIRTY] |= groups[NUM_REGS + P_GS_CODE]  # P_GS_OPDESC is in the same group
-            mirror = code[1] if port == P_VS_CODE else opdescs[1]
-            mirror[at] = val
-    return False
+@numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _port_word(port, val, regs, layout, code, opdescs, lighting, fog, proctex, gas, fixed, pending, counters,
+               immediate):  # pragma: no cover - compiled
+    """Feed one word to a data port other than the float uniforms (``_uniform_words``). Returns (the GS port it
+    was mirrored to or 0, True when the immediate-vertex buffer is full)."""
+    if port == P_FIXED:
+        done = _fixed_word(val, regs, layout, fixed, pending, counters, immediate)
+        return 0, done and counters[C_IMM_COUNT] >= immediate.shape[0]
+    elif port == P_LIGHTING:
+        _lut_word(port, val, regs, layout, lighting, False, counters)
+    elif port == P_PROCTEX:
+        _lut_word(port, val, regs, layout, proctex, True, counters)
+    elif port == P_FOG:
+        at = _table_index(port, regs, layout, fog.shape[0], counters)
+        if at >= 0:
+            fog[at] = val
+    elif port == P_GAS:
+        at = _table_index(port, regs, layout, gas.shape[0], counters)
+        if at >= 0:
+            gas[at] = val
+    else:  # shader code / operand descriptors of either unit
+        unit = np.int64(port >= P_GS_FLOAT)
+        is_code = port in (P_VS_CODE, P_GS_CODE)
+        at = _table_index(port, regs, layout, CODE_CAPACITY[port], counters)
+        mirror = unit == 0 and at >= 0 and _shares_config(regs, layout)
+        if at >= 0 and is_code:
+            code[unit, at] = val
+            if mirror:
+                code[1, at] = val
+        elif at >= 0:
+            opdescs[unit, at] = val
+            if mirror:
+                opdescs[1, at] = val
+        if mirror:
+            return port + GS_PORT_DELTA, False
+    return 0, False
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _record(records, cursor, pos, reg, val, lanes):  # pragma: no cover - compiled
     """Append one register write (packet word index, id, value as carried, lane mask) for the observers."""
     r = cursor[K_NREC]
@@ -277,87 +335,139 @@ def _record(records, cursor, pos, reg, val, lanes):  # pragma: no cover - compil
     cursor[K_NREC] = r + 1
 
 
-@numba.njit(cache=True, nogil=True)
-def _leave_after(cursor, pos, k, extra):  # pragma: no cover - compiled
-    """Point the cursor just past parameter ``k`` of the packet at ``pos`` (the next packet if it was the last)."""
-    k += 1
-    if k > extra:
-        pos += 2 + extra + (extra & 1)
-        k = 0
-        cursor[K_PACKETS] += 1
-    cursor[K_POS] = pos
-    cursor[K_PARAM] = k
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _record_draw(cursor, kind, pos, regs, dirty, draw_info, shadow, changes):  # pragma: no cover - compiled
+    """Count a draw; with K_RECORD_DRAWS, append (index, kind, buffer, byte offset, dirty, end of its changes) and
+    the registers that differ from ``shadow`` (then equal to ``regs``). Comparing a block at a time with one OR of
+    XORs reads 6 KiB that stay in cache, where a full copy would write 3 KiB of fresh memory per draw."""
+    if cursor[K_RECORD_DRAWS]:
+        d = cursor[K_NDRAW]
+        n = cursor[K_NCHANGE]
+        for b in range(0, NUM_REGS, SNAPSHOT_BLOCK):
+            diff = np.uint32(0)
+            for j in range(b, b + SNAPSHOT_BLOCK):
+                diff |= regs[j] ^ shadow[j]
+            if diff:
+                for j in range(b, b + SNAPSHOT_BLOCK):
+                    if regs[j] != shadow[j]:
+                        changes[n] = (np.int64(j) << 32) | np.int64(regs[j])
+                        shadow[j] = regs[j]
+                        n += 1
+        draw_info[d, DI_INDEX] = cursor[K_DRAWS]
+        draw_info[d, DI_KIND] = kind
+        draw_info[d, DI_BUFFER] = cursor[K_BUFFER]
+        draw_info[d, DI_OFFSET] = 4 * pos
+        draw_info[d, DI_DIRTY] = dirty
+        draw_info[d, DI_CHANGES] = n
+        cursor[K_NDRAW] = d + 1
+        cursor[K_NCHANGE] = n
+    cursor[K_DRAWS] += 1
 
 
-@numba.njit(cache=True, nogil=True)
-def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed,
-        pending, counters, immediate, cursor, records, packet_records, events, record,
-        groups):  # pragma: no cover - compiled
-    """Process packets from cursor[K_POS]/cursor[K_PARAM] until something needs Python; return a status."""
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed, pending,
+        counters, immediate, cursor, records, packet_records, events, record, groups, draw_info, shadow,
+        changes):  # pragma: no cover - compiled
+    """Process packets from cursor[K_POS]/cursor[K_PARAM] until something needs Python; return a status.
+
+    The hot state (position, counts, the dirty accumulator) lives in locals and is stored back once, at the
+    single exit below."""
     pos = cursor[K_POS]
     k = cursor[K_PARAM]
+    packets = cursor[K_PACKETS]
+    acc = counters[C_DIRTY]
+    writes = np.int64(0)
+    imm_pending = counters[C_IMM_COUNT] > 0
+    status = -1
     while pos < end:
         if pos + 1 >= end:
-            cursor[K_POS] = pos
-            return S_ODD_TAIL
+            status = S_ODD_TAIL
+            break
         hdr = np.int64(words[pos + 1])
         extra = (hdr >> EXTRA_SHIFT) & EXTRA_BITS
-        if pos + 2 + extra > end:
-            cursor[K_POS] = pos
-            return S_TRUNCATED
+        if pos + 2 + extra + (extra & 1) > end:  # parameters and padding word (packets.PACKET)
+            status = S_TRUNCATED
+            break
         if k == 0:
-            if cursor[K_LIMIT] >= 0 and cursor[K_PACKETS] >= cursor[K_LIMIT]:
-                cursor[K_POS] = pos
-                return S_LIMIT
+            if cursor[K_LIMIT] >= 0 and packets >= cursor[K_LIMIT]:
+                status = S_LIMIT
+                break
             if record:
                 if cursor[K_NPK] >= packet_records.shape[0] or cursor[K_NREC] + extra + 1 > records.shape[0]:
-                    cursor[K_POS] = pos
-                    return S_RECORDS_FULL
+                    status = S_RECORDS_FULL
+                    break
                 packet_records[cursor[K_NPK], 0] = pos
                 packet_records[cursor[K_NPK], 1] = hdr
                 cursor[K_NPK] += 1
-        reg0 = hdr & ID_MASK
+        reg0 = (hdr >> ID_SHIFT) & ID_MASK
         lanes = (hdr >> MASK_SHIFT) & MASK_BITS
-        m = np.int64(0)
-        for lane in range(4):
-            if (lanes >> lane) & 1:
-                m |= np.int64(0xFF) << (8 * lane)
+        m = LANE_MASKS[lanes]
         consecutive = (hdr >> CONSECUTIVE_SHIFT) & 1
+        leave = False  # stop just past parameter k
         while k <= extra:
             val = np.int64(words[pos]) if k == 0 else np.int64(words[pos + 1 + k])
             reg = reg0 + k if consecutive else reg0
             if reg >= NUM_REGS:
                 counters[C_IGNORED] += 1
-                counters[C_WRITES] += 1
+                writes += 1
                 if record:
                     _record(records, cursor, pos, reg, val, lanes)
                 k += 1
                 continue
             act = action[reg]
-            if counters[C_IMM_COUNT] > 0 and act != A_PORT + P_FIXED:
-                cursor[K_POS] = pos
-                cursor[K_PARAM] = k
-                return S_IMMEDIATE_FLUSH
-            counters[C_WRITES] += 1
-            counters[C_DIRTY] |= groups[reg]
+            if act == A_PLAIN and not imm_pending and not record:  # most writes: a masked store, nothing else
+                writes += 1
+                acc |= groups[reg]
+                _masked_store(regs, reg, val, m)
+                k += 1
+                continue
+            if imm_pending and act != A_PORT + P_FIXED:
+                status = S_IMMEDIATE_FLUSH
+                break
+            if act >= A_DRAW and act < A_EVENT and cursor[K_RECORD_DRAWS] and (
+                    cursor[K_NDRAW] >= draw_info.shape[0] or cursor[K_NCHANGE] + NUM_REGS > changes.shape[0]):
+                status = S_DRAWS_FULL
+                break
+            writes += 1
+            acc |= groups[reg]
+            if record:
+                _record(records, cursor, pos, reg, val, lanes)
+            _masked_store(regs, reg, val, m)
+            if act == A_PLAIN:
+                k += 1
+                continue
             if act == A_STOP:
-                regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
                 cursor[K_STOP_ID] = reg
                 cursor[K_STOP_VALUE] = val
                 cursor[K_STOP_PACKET] = pos
-                _leave_after(cursor, pos, k, extra)
-                if record:
-                    _record(records, cursor, cursor[K_STOP_PACKET], reg, val, lanes)
-                return S_STOP
-            if record:
-                _record(records, cursor, pos, reg, val, lanes)
-            regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
-            if act >= A_PORT and act < A_INDEX:
-                full = _port_word(act - A_PORT, val, regs, layout, fu, code, opdescs, lighting, fog, proctex, gas,
-                                  fixed, pending, counters, immediate, groups)
+                status = S_STOP
+                leave = True
+                break
+            if act >= A_DRAW and act < A_EVENT:
+                _record_draw(cursor, act - A_DRAW, pos, regs, acc, draw_info, shadow, changes)
+                acc = 0
+            elif act == A_PORT + P_VS_FLOAT or act == A_PORT + P_GS_FLOAT:
+                port = act - A_PORT
+                acc |= groups[NUM_REGS + port]
+                last = k if consecutive or record else extra  # a non-consecutive packet: all its words go here
+                if _uniform_words(port, words, pos, k, last, regs, layout, fu, pending, counters):
+                    acc |= groups[NUM_REGS + P_GS_FLOAT]
+                if last > k:
+                    writes += last - k
+                    _masked_store(regs, reg, np.int64(words[pos + 1 + last]), m)
+                    k = last
+            elif act >= A_PORT and act < A_INDEX:
+                port = act - A_PORT
+                acc |= groups[NUM_REGS + port]
+                mirror, full = _port_word(port, val, regs, layout, code, opdescs, lighting, fog, proctex, gas,
+                                          fixed, pending, counters, immediate)
+                if mirror:
+                    acc |= groups[NUM_REGS + mirror]
+                imm_pending = counters[C_IMM_COUNT] > 0
                 if full:
-                    _leave_after(cursor, pos, k, extra)
-                    return S_IMMEDIATE_FULL
+                    status = S_IMMEDIATE_FULL
+                    leave = True
+                    break
             elif act >= A_INDEX and act < A_MIRROR:
                 port = act - A_INDEX
                 counters[C_PENDING + port] = 0
@@ -370,16 +480,27 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 events[e, 2] = pos
                 cursor[K_NEV] = e + 1
                 if e + 1 >= events.shape[0]:
-                    _leave_after(cursor, pos, k, extra)
-                    return S_EVENTS_FULL
+                    status = S_EVENTS_FULL
+                    leave = True
+                    break
             elif act == A_MIRROR and _vs_mirrored_to_gs(regs, layout):
                 g = reg - layout[0, G_MIRROR_DELTA]
-                regs[g] = np.uint32((np.int64(regs[g]) & ~m) | (val & m))
-                counters[C_DIRTY] |= groups[g]
+                _masked_store(regs, g, val, m)
+                acc |= groups[g]
             k += 1
-        pos += 2 + extra + (extra & 1)
-        k = 0
-        cursor[K_PACKETS] += 1
+        if leave:
+            k += 1
+        if k > extra:  # the packet is done (or the stop was at its last parameter)
+            pos += 2 + extra + (extra & 1)
+            k = 0
+            packets += 1
+        if status >= 0:
+            break
+    if status < 0:
+        status = S_END
     cursor[K_POS] = pos
-    cursor[K_PARAM] = 0
-    return S_END
+    cursor[K_PARAM] = k
+    cursor[K_PACKETS] = packets
+    counters[C_WRITES] += writes
+    counters[C_DIRTY] = acc
+    return status

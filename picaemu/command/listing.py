@@ -1,14 +1,15 @@
 """Listings of what a command buffer does: packets and register writes with decoded fields.
 
-``ListingObserver`` collects events from a ``CommandProcessor``; ``StreamingListing`` formats each event as it
-arrives and hands the lines to a callback (``picaemu decode``: memory stays flat however long the listing);
-``packet_record`` / ``write_record`` turn events into JSON-ready dicts (the format ``picaemu decode --json``
+``ListingObserver`` collects events from a ``CommandProcessor`` and ``ListingWriter`` streams them as text or
+JSON lines (``picaemu decode``: memory stays flat however long the listing);
+``packet_record`` / ``write_record`` turn them into JSON-ready dicts (the format ``picaemu decode --json``
 prints) and ``packet_text`` / ``write_text`` into one-line text. Field meanings come from the register table;
 FIFO payloads (data ports) are not field-decoded.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -39,30 +40,40 @@ class ListingObserver(Observer):
         self.triggers.append(event)
 
 
-class StreamingListing(Observer):
-    """Formats every packet (or, with ``writes``, every register write) as text or JSON lines as it arrives and
-    passes each line to ``emit``; nothing is kept."""
+class ListingWriter(Observer):
+    """Formats events as they arrive and hands ``write`` the text in batches of lines (``picaemu decode``): a
+    listing streams, and its memory does not grow with the list. Packets, or with ``writes`` register writes;
+    text rows, or with ``as_json`` one JSON object per line. Call ``flush`` at the end."""
 
-    def __init__(self, emit: Callable[[str], None], *, writes: bool = False, as_json: bool = False) -> None:
-        self.emit, self.writes, self.as_json = emit, writes, as_json
-        self.lines = 0
-
-    def _out(self, line: str) -> None:
-        self.emit(line)
-        self.lines += 1
+    def __init__(self, write: Callable[[str], None], *, writes: bool = False, as_json: bool = False,
+                 batch: int = 4096) -> None:
+        self._write = write
+        self._writes = writes
+        self._json = as_json
+        self._batch = batch
+        self._lines: list[str] = []
 
     def on_packet(self, event: PacketEvent) -> None:
-        if self.writes:
+        if self._writes:
             return
-        if self.as_json:
-            self._out(json.dumps(packet_record(event)))
+        if self._json:
+            self._lines.append(json.dumps(packet_record(event)))
         else:
-            for line in packet_text(event):
-                self._out(line)
+            self._lines.extend(packet_text(event))
+        if len(self._lines) >= self._batch:
+            self.flush()
 
     def on_write(self, event: WriteEvent) -> None:
-        if self.writes:
-            self._out(json.dumps(write_record(event)) if self.as_json else write_text(event))
+        if not self._writes:
+            return
+        self._lines.append(json.dumps(write_record(event)) if self._json else write_text(event))
+        if len(self._lines) >= self._batch:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._lines:
+            self._write("\n".join(self._lines))
+            self._lines.clear()
 
 
 def _json_safe(value: JsonValue) -> JsonValue:
@@ -75,18 +86,32 @@ def _reg_name(reg_id: int) -> str:
     return regtable.get(reg_id).name if reg_id < regtable.NUM_REGS else f"UNKNOWN_0x{reg_id:03X}"
 
 
-def decoded_fields(reg_id: int, value: int) -> dict[str, JsonValue]:
-    """Field name -> meaning for one written value ({} for data ports and unknown registers)."""
+@functools.lru_cache(maxsize=1 << 16)
+def _decoded(reg_id: int, value: int) -> tuple[tuple[tuple[str, JsonValue], ...], str]:
+    """(field name, meaning) pairs and the ``name=text`` line of one written value, decoded once: lists write the
+    same values over and over (matrices, TEV and texture setups per draw), and decoding is most of a listing."""
     if reg_id >= regtable.NUM_REGS:
-        return {}
+        return (), ""
     reg = regtable.get(reg_id)
     if reg.kind is RegKind.DATA_PORT or not reg.fields:
-        return {}
+        return (), ""
     decoded = regtable.decode_fields(reg_id, value)
-    out: dict[str, JsonValue] = {f.name: _json_safe(f.value) for f in decoded.fields}
+    items = [(f.name, _json_safe(f.value)) for f in decoded.fields]
+    text = " ".join(f"{f.name}={f.text}" for f in decoded.fields)
     if decoded.uncovered:
-        out["uncovered_bits"] = decoded.uncovered
-    return out
+        items.append(("uncovered_bits", decoded.uncovered))
+        text += f" uncovered_bits=0x{decoded.uncovered:08X}"
+    return tuple(items), text
+
+
+def decoded_fields(reg_id: int, value: int) -> dict[str, JsonValue]:
+    """Field name -> meaning for one written value ({} for data ports and unknown registers)."""
+    return dict(_decoded(reg_id, value)[0])
+
+
+def fields_text(reg_id: int, value: int) -> str:
+    """``name=meaning`` pairs of one written value ('' for data ports and unknown registers)."""
+    return _decoded(reg_id, value)[1]
 
 
 def packet_targets(p: PacketEvent) -> list[int]:
@@ -115,15 +140,6 @@ def write_record(w: WriteEvent) -> dict[str, object]:
         "mask": w.mask,
         "fields": decoded_fields(w.id, w.value),
     }
-
-
-def fields_text(reg_id: int, value: int) -> str:
-    """``name=meaning`` pairs of one written value ('' for data ports and unknown registers)."""
-    if not decoded_fields(reg_id, value):
-        return ""
-    decoded = regtable.decode_fields(reg_id, value)
-    text = " ".join(f"{f.name}={f.text}" for f in decoded.fields)
-    return text + (f" uncovered_bits=0x{decoded.uncovered:08X}" if decoded.uncovered else "")
 
 
 def packet_text(p: PacketEvent) -> list[str]:

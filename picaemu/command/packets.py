@@ -47,13 +47,42 @@ PACKET = cs.Struct(
 
 COMMAND_BUFFER = cs.GreedyRange(PACKET)
 
-# Header layout as numbers for the compiled walkers (the same facts HEADER states).
-ID_MASK = 0xFFFF
-MASK_SHIFT, MASK_BITS = 16, 0xF
-EXTRA_SHIFT, EXTRA_BITS = 20, 0xFF
-CONSECUTIVE_SHIFT = 31
-MAX_PARAMS = 256
-ALIGNMENT = 8
+
+
+def _struct_of(con: cs.Construct) -> cs.Struct:
+    """The ``Struct`` inside ``con``'s wrappers (ByteSwapped, Bitwise ...)."""
+    while not isinstance(con, cs.Struct):
+        con = con.subcon
+    return con
+
+
+def header_fields(header: cs.Construct = HEADER) -> dict[str, tuple[int, int]]:
+    """Field name -> (shift, bit mask) of each field of the header word, as construct builds it.
+
+    The widths come from the declaration (``sizeof`` in bits inside the BitStruct); the positions from building a
+    header with only that field at its maximum and reading the bytes back as the little-endian word the buffer
+    holds, so byte order and bit order are construct's, not restated here. Constant fields are skipped (their
+    bits are whatever the others leave free)."""
+    named = [(sc.name, sc.subcon) for sc in _struct_of(header).subcons]
+    sub_bits = {name: sub.sizeof() for name, sub in named}
+    zero = {name: 0 for name, sub in named if not isinstance(sub, cs.Const)}
+    out: dict[str, tuple[int, int]] = {}
+    for name in zero:
+        top = (1 << sub_bits[name]) - 1  # a Flag builds from any truthy value
+        word = int.from_bytes(header.build({**zero, name: top}), "little")
+        shift = (word & -word).bit_length() - 1
+        out[name] = shift, word >> shift
+    return out
+
+
+# Header layout as numbers for the compiled walkers, derived from HEADER (tests check both agree on real lists).
+_FIELDS = header_fields()
+ID_SHIFT, ID_MASK = _FIELDS["id"]
+MASK_SHIFT, MASK_BITS = _FIELDS["mask"]
+EXTRA_SHIFT, EXTRA_BITS = _FIELDS["extra"]
+CONSECUTIVE_SHIFT, _ = _FIELDS["consecutive"]
+MAX_PARAMS = EXTRA_BITS + 1  # the first parameter plus up to EXTRA_BITS extra ones
+ALIGNMENT = 8  # first parameter + header: packets start on 8-byte boundaries (padding word)
 
 
 @dataclass(frozen=True)
@@ -88,12 +117,26 @@ def expand_mask(mask: int) -> int:
     return out
 
 
+LANE_MASKS = np.array([expand_mask(m) for m in range(MASK_BITS + 1)], np.int64)
+"""Byte-lane mask -> 32-bit bit mask, for the compiled loop."""
+
+
+def unpack_header(hdr: int) -> tuple[int, int, int, bool]:
+    """(register id, byte-lane mask, extra-parameter count, consecutive) of a header word."""
+    return (
+        (hdr >> ID_SHIFT) & ID_MASK,
+        (hdr >> MASK_SHIFT) & MASK_BITS,
+        (hdr >> EXTRA_SHIFT) & EXTRA_BITS,
+        bool(hdr >> CONSECUTIVE_SHIFT & 1),
+    )
+
+
 def header_word(reg_id: int, n_params: int, mask: int = 0xF, consecutive: bool = False) -> int:
     """The header of a packet writing ``n_params`` (1-256) values."""
     if not 1 <= n_params <= MAX_PARAMS:
         raise ValueError(f"a packet carries 1-{MAX_PARAMS} parameters, not {n_params}")
     return (
-        (reg_id & ID_MASK)
+        (reg_id & ID_MASK) << ID_SHIFT
         | (mask & MASK_BITS) << MASK_SHIFT
         | (n_params - 1) << EXTRA_SHIFT
         | int(consecutive) << CONSECUTIVE_SHIFT
@@ -114,13 +157,22 @@ def _walk(words: np.ndarray, starts: np.ndarray) -> tuple[int, int]:  # pragma: 
         if pos + 1 >= end:
             return n, ODD_TAIL
         extra = (words[pos + 1] >> EXTRA_SHIFT) & EXTRA_BITS
-        if pos + 2 + extra > end:
+        if pos + 2 + extra + (extra & 1) > end:  # the padding word belongs to the packet (PACKET)
             starts[n] = pos
             return n, TRUNCATED
         starts[n] = pos
         n += 1
         pos += 2 + extra + (extra & 1)
     return n, OK
+
+
+def truncation_message(words: np.ndarray, pos: int) -> str:
+    """Why the packet at word ``pos`` does not fit in ``words``: missing parameters, or only its padding word."""
+    extra = (int(words[pos + 1]) >> EXTRA_SHIFT) & EXTRA_BITS
+    have = words.size - pos - 2
+    if have >= extra:
+        return f"packet of {extra} extra parameters ends without its padding word (the buffer ends before it)"
+    return f"packet promises {extra} extra parameters but the buffer ends after {have}"
 
 
 def as_words(data: bytes | bytearray | memoryview | np.ndarray) -> tuple[np.ndarray, int]:
@@ -143,21 +195,13 @@ def list_packets(data: bytes | np.ndarray, *, base_offset: int = 0) -> tuple[lis
     count, status = _walk(words, starts)
     packets = []
     for pos in starts[:count].tolist():
-        hdr = int(words[pos + 1])
-        extra = (hdr >> EXTRA_SHIFT) & EXTRA_BITS
+        reg_id, mask, extra, consecutive = unpack_header(int(words[pos + 1]))
         params = (int(words[pos]), *words[pos + 2 : pos + 2 + extra].tolist())
-        packets.append(
-            Packet(base_offset + 4 * pos, hdr & ID_MASK, (hdr >> MASK_SHIFT) & MASK_BITS, bool(hdr >> 31), params)
-        )
+        packets.append(Packet(base_offset + 4 * pos, reg_id, mask, consecutive, params))
     error: CommandBufferError | None = None
     if status == TRUNCATED:
         pos = int(starts[count])
-        extra = (int(words[pos + 1]) >> EXTRA_SHIFT) & EXTRA_BITS
-        error = TruncatedPacket(
-            f"packet promises {extra} extra parameters but the buffer ends after {words.size - pos - 2}",
-            offset=base_offset + 4 * pos,
-            packet=count,
-        )
+        error = TruncatedPacket(truncation_message(words, pos), offset=base_offset + 4 * pos, packet=count)
     elif status == ODD_TAIL:
         error = TruncatedPacket(
             "buffer ends inside a packet (a parameter word without its header)",

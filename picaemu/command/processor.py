@@ -7,7 +7,10 @@ restart/cache/flush events. Follows CMDBUF_JUMP0/1 into emulated memory and stop
 P3D interrupt (the Azahar model: a byte of the value equal to IRQ_CMP's, with IRQ_AUTOSTOP set).
 
 The walk is the compiled loop of ``picaemu.command.kernel``; this module builds its tables from the register
-table, acts on the stops it reports and feeds observers. Bad buffers raise ``CommandBufferError`` subclasses
+table, acts on the stops it reports and feeds observers. When nothing needs Python at a draw (the NullPipeline
+itself, no observer: ``picaemu decode``-style runs) the decode-only action table keeps draws in the loop, which
+records them for ``draws``. Every write ORs its ``write_groups`` bits into a dirty mask that each draw takes
+(``take_dirty``). Bad buffers raise ``CommandBufferError`` subclasses
 naming the byte offset and packet; everything before the fault has been applied.
 
 Work is bounded by bytes executed, not by the number of jumps: one ``run``/``run_at`` (the buffer and every
@@ -25,7 +28,8 @@ import numpy as np
 
 from picaemu import regs as regtable
 from picaemu.command import kernel as K
-from picaemu.command.packets import EXTRA_BITS, EXTRA_SHIFT, ID_MASK, MASK_BITS, MASK_SHIFT, as_words
+from picaemu.command.draw_log import DrawLog, DrawRecord
+from picaemu.command.packets import as_words, truncation_message, unpack_header
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
 from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache
 from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket, WorkBudgetExceeded
@@ -108,7 +112,22 @@ def build_tables() -> tuple[np.ndarray, np.ndarray]:
     return action, layout
 
 
+def decode_only_actions(action: np.ndarray) -> np.ndarray:
+    """The action table for runs whose pipeline renders nothing and that nobody observes: draw triggers are
+    counted and recorded in the compiled loop (A_DRAW + kind) and pipeline events are plain writes."""
+    out = action.copy()
+    for reg in regtable.all_registers():
+        if reg.action is Action.DRAW_ARRAYS:
+            out[reg.id] = K.A_DRAW + K.D_ARRAYS
+        elif reg.action is Action.DRAW_ELEMENTS:
+            out[reg.id] = K.A_DRAW + K.D_ELEMENTS
+        elif action[reg.id] == K.A_EVENT:
+            out[reg.id] = K.A_PLAIN
+    return out
+
+
 ACTION_TABLE, PORT_LAYOUT = build_tables()
+DECODE_ONLY_ACTIONS = decode_only_actions(ACTION_TABLE)
 _STOP_ACTIONS = {r.id: r.action for r in regtable.all_registers() if ACTION_TABLE[r.id] == K.A_STOP}
 # register id -> (pipeline event, bit mask that must be set for the event to happen; 0 = any write)
 _EVENT_OF_REG = {
@@ -116,17 +135,6 @@ _EVENT_OF_REG = {
     for r in regtable.all_registers()
     if ACTION_TABLE[r.id] == K.A_EVENT
 }
-
-
-@dataclass(slots=True)
-class DrawRecord:
-    """A draw as the processor saw it: its number, kind, trigger location and the register file at the trigger."""
-
-    index: int
-    kind: DrawKind
-    buffer: int
-    offset: int
-    regs: np.ndarray  # (0x300,) uint32 copy
 
 
 @dataclass
@@ -174,6 +182,7 @@ class CommandProcessor:
         self.pipeline: PipelineSink = pipeline if pipeline is not None else NullPipeline()
         self.state = state if state is not None else GpuState()
         self.draw_states = DrawStateCache()  # per-draw stage state, rebuilt only where writes touched it
+        self._groups = np.empty(K.NUM_REGS + K.NUM_PORTS, np.int64)
         # write-group bits per register id and data port (picaemu.draw_state): the compiled loop ORs them into
         # the dirty mask that ``take_dirty`` hands the draw-state cache at each draw
         self.write_groups = WRITE_GROUPS
@@ -186,7 +195,7 @@ class CommandProcessor:
         # False: go on past a finalize that raises the interrupt (a listing shows the whole buffer; the GPU stops)
         self.stop_at_finalize = True
         self.byte_budget = byte_budget
-        self.draws: list[DrawRecord] = []  # every draw with its register snapshot (when record_draws)
+        self._draw_log = DrawLog()
         self._buffer = 0
         self._pending = np.zeros((K.NUM_PORTS, 4), np.uint32)
         self._immediate = np.zeros((IMMEDIATE_CAPACITY, 16, 4), np.float32)
@@ -200,11 +209,44 @@ class CommandProcessor:
 
     # -- state -------------------------------------------------------------------------------------------
     def reset(self) -> None:
-        """Registers to their power-on values (zero, plus GSP's interrupt setup)."""
+        """Registers to their power-on values (zero, plus GSP's interrupt setup); every write group dirty."""
         self._counters[K.C_DIRTY] = ALL
         self.state.regs[:] = 0
         for name, value in RESET_VALUES.items():
             self.state.regs[regtable.id_of(name)] = value
+
+    # -- write groups (which parts of the state changed since the last draw) -----------------------------------
+    @property
+    def write_groups(self) -> np.ndarray:
+        """(NUM_REGS + NUM_PORTS,) int64: the group bits each write marks dirty; entry ``id`` for a write to
+        register ``id``, entry ``NUM_REGS + port`` (port numbers of ``picaemu.command.kernel``, P_VS_FLOAT ...)
+        for a word fed to that data port. ``picaemu.draw_state.WRITE_GROUPS`` by default (a copy: fill it in place
+        or assign a whole table)."""
+        return self._groups
+
+    @write_groups.setter
+    def write_groups(self, table: np.ndarray) -> None:
+        table = np.asarray(table)
+        if table.shape != self._groups.shape:
+            raise ValueError(f"write_groups must have shape {self._groups.shape}, not {table.shape}")
+        self._groups[:] = table
+
+    # -- draw records --------------------------------------------------------------------------------------
+    @property
+    def draws(self) -> list[DrawRecord]:
+        """Every draw with its register snapshot (when ``record_draws``), in order. Draws the compiled loop
+        recorded become DrawRecords here, on first access; the list may be trimmed (``del draws[n:]``)."""
+        return self._draw_log.build()
+
+    @draws.setter
+    def draws(self, records: list[DrawRecord]) -> None:
+        self._draw_log.build()
+        self._draw_log.records = records
+
+    def _decode_only(self) -> bool:
+        """Draws need no Python: nothing renders them (the NullPipeline itself, not a subclass) and nobody
+        observes the run."""
+        return type(self.pipeline) is NullPipeline and not self.observers
 
     def _bind_state(self) -> None:
         """Point the kernel's stacked unit arrays at the state's memories (views, so both stay in sync)."""
@@ -231,7 +273,9 @@ class CommandProcessor:
         return PendingInput(self._pending.copy(), self._counters.copy(), self._immediate[:n].copy())
 
     def take_dirty(self) -> int:
-        """The write groups (``picaemu.draw_state.Group`` bits) written since the last call; clears them."""
+        """The write groups (``picaemu.draw_state.Group`` bits: the OR of ``write_groups`` over every write) since
+        the last call, the last draw (every draw takes them) or ``reset`` / ``load_state`` (every bit); clears
+        them."""
         dirty = int(self._counters[K.C_DIRTY])
         self._counters[K.C_DIRTY] = 0
         return dirty
@@ -323,17 +367,27 @@ class CommandProcessor:
         """Run one buffer; returns (target, size, jump packet offset) when it jumps, else None."""
         cursor = np.zeros(K.CURSOR_LEN, np.int64)
         cursor[K.K_LIMIT] = packet_limit - result.packets if packet_limit >= 0 else -1
+        cursor[K.K_BUFFER] = address
+        cursor[K.K_RECORD_DRAWS] = self.record_draws
         record = bool(self.observers)
+        action = DECODE_ONLY_ACTIONS if self._decode_only() else ACTION_TABLE
         st = self.state
         before = self._counters.copy()
         try:
             while True:
+                log = self._draw_log
+                cursor[K.K_DRAWS], cursor[K.K_NDRAW], cursor[K.K_NCHANGE] = self.draw_count, log.end, log.nchanges
                 status = K.run(
-                    words, words.size, st.regs, ACTION_TABLE, PORT_LAYOUT, self._fu, self._code, self._opdescs,
+                    words, words.size, st.regs, action, PORT_LAYOUT, self._fu, self._code, self._opdescs,
                     st.lighting_luts, st.fog_lut, st.proctex_luts, st.gas_lut, st.fixed_attribs, self._pending,
                     self._counters, self._immediate, cursor, self._records, self._packet_records, self._events,
-                    record, self.write_groups,
+                    record, self._groups, log.info, log.shadow, log.changes,
                 )  # fmt: skip
+                if cursor[K.K_DRAWS] != self.draw_count:  # draws handled in the loop took the dirty groups
+                    self.draw_states.invalidate(ALL)
+                    result.draws += int(cursor[K.K_DRAWS]) - self.draw_count
+                    self.draw_count = int(cursor[K.K_DRAWS])
+                log.end, log.nchanges = int(cursor[K.K_NDRAW]), int(cursor[K.K_NCHANGE])
                 if record:
                     self._notify(words, address, cursor)
                     cursor[K.K_NREC] = cursor[K.K_NPK] = 0
@@ -355,6 +409,8 @@ class CommandProcessor:
                     return None
                 elif status in (K.S_TRUNCATED, K.S_ODD_TAIL):
                     self._raise_truncated(words, cursor, status, address)
+                elif status == K.S_DRAWS_FULL:
+                    self._draw_log.grow()
                 # S_RECORDS_FULL / S_EVENTS_FULL: handled above; continue
         finally:
             result.packets += int(cursor[K.K_PACKETS])
@@ -389,11 +445,9 @@ class CommandProcessor:
                 "buffer ends inside a packet (a parameter word without its header)",
                 offset=4 * pos, packet=int(cursor[K.K_PACKETS]), address=address or None,
             )  # fmt: skip
-        extra = (int(words[pos + 1]) >> EXTRA_SHIFT) & EXTRA_BITS
         raise TruncatedPacket(
-            f"packet promises {extra} extra parameters but the buffer ends after {words.size - pos - 2}",
-            offset=4 * pos, packet=int(cursor[K.K_PACKETS]), address=address or None,
-        )  # fmt: skip
+            truncation_message(words, pos), offset=4 * pos, packet=int(cursor[K.K_PACKETS]), address=address or None
+        )
 
     # -- actions -----------------------------------------------------------------------------------------
     def _act(self, cursor: np.ndarray, address: int, result: RunResult,
@@ -433,11 +487,13 @@ class CommandProcessor:
         return hit and bool(access.raw(self.state.regs, "IRQ_AUTOSTOP", "enable"))
 
     def _draw(self, call: DrawCall) -> None:
-        self.draw_states.invalidate(self.take_dirty())
+        dirty = self.take_dirty()
+        self.draw_states.invalidate(dirty)
         call.states = self.draw_states
         self.draw_count += 1
         if self.record_draws:
-            self.draws.append(DrawRecord(call.index, call.kind, self._buffer, call.offset, call.state.regs.copy()))
+            regs = call.state.regs.copy()
+            self.draws.append(DrawRecord(call.index, call.kind, self._buffer, call.offset, regs, dirty))
         for obs in self.observers:
             obs.on_draw_begin(call)
         self.pipeline.draw(call)
@@ -466,10 +522,9 @@ class CommandProcessor:
             pk += 1
 
     def _emit_packet(self, words: np.ndarray, address: int, pos: int) -> None:
-        hdr = int(words[pos + 1])
-        extra = (hdr >> EXTRA_SHIFT) & EXTRA_BITS
+        reg_id, mask, extra, consecutive = unpack_header(int(words[pos + 1]))
         params = (int(words[pos]), *words[pos + 2 : pos + 2 + extra].tolist())
-        event = PacketEvent(address, 4 * pos, hdr & ID_MASK, (hdr >> MASK_SHIFT) & MASK_BITS, bool(hdr >> 31), params)
+        event = PacketEvent(address, 4 * pos, reg_id, mask, consecutive, params)
         for obs in self.observers:
             obs.on_packet(event)
 

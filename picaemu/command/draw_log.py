@@ -1,0 +1,74 @@
+"""The command processor's record of draws: ``DrawRecord`` per draw, and ``DrawLog``, which keeps them in order.
+
+Draws handled by the compiled loop (``picaemu.command.kernel``, decode-only runs) arrive as rows of chunk arrays
+the loop fills: ``info`` (rows, DRAW_INFO_LEN) int64 [index, kind, buffer address, byte offset, dirty write
+groups, end of its changes] and ``changes`` (cap,) int64, the registers (``id << 32 | value``) that differ from
+the previous recorded draw, kept in ``shadow`` (0x300,) uint32. A full chunk is kept and a larger one started
+(``grow``); rows become ``DrawRecord``s, with the whole register file rebuilt from the changes, only when someone
+asks (``build``). Draws handled in Python are appended as records directly, after the rows before them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from picaemu.command import kernel as K
+from picaemu.draw import DrawKind
+from picaemu.draw_state import ALL
+
+FIRST_ROWS, LARGEST_ROWS = 64, 4096  # draws of the first chunk, and of the largest
+CHANGES_PER_ROW = 48  # room for changed registers per draw in a chunk (plus one whole register file)
+_KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}
+
+
+@dataclass(slots=True)
+class DrawRecord:
+    """A draw as the processor saw it: its number, kind, trigger location and the register file at the trigger.
+
+    ``dirty`` is the write-group mask (``picaemu.draw_state.Group`` bits) written since the previous draw: what
+    ``CommandProcessor.take_dirty`` returned at this draw."""
+
+    index: int
+    kind: DrawKind
+    buffer: int
+    offset: int
+    regs: np.ndarray  # (0x300,) uint32, a copy of the register file at the trigger
+    dirty: int = ALL
+
+
+class DrawLog:
+    """Every draw in order: the records built so far, then the loop's rows not yet built (see the module doc)."""
+
+    def __init__(self) -> None:
+        self.records: list[DrawRecord] = []
+        self.shadow = np.zeros(K.NUM_REGS, np.uint32)  # registers at the loop's last recorded draw
+        self._running = np.zeros(K.NUM_REGS, np.uint32)  # the same, as far as ``build`` has gone
+        self._full: list[tuple[np.ndarray, np.ndarray, int, int]] = []  # (info, changes, rows built, rows filled)
+        self._start(FIRST_ROWS)
+
+    def _start(self, rows: int) -> None:
+        self.info = np.empty((rows, K.DRAW_INFO_LEN), np.int64)
+        self.changes = np.empty(rows * CHANGES_PER_ROW + K.NUM_REGS, np.int64)
+        self.end = 0  # rows the loop filled (it reads and advances this through its cursor) ...
+        self.nchanges = 0  # ... and entries of ``changes``
+        self._built = 0
+
+    def grow(self) -> None:
+        """The chunk is full: keep it, start one twice as large (up to LARGEST_ROWS)."""
+        self._full.append((self.info, self.changes, self._built, self.end))
+        self._start(min(2 * len(self.info), LARGEST_ROWS))
+
+    def build(self) -> list[DrawRecord]:
+        """The records, after turning every row the loop filled into one."""
+        for info, changes, first, end in [*self._full, (self.info, self.changes, self._built, self.end)]:
+            start = int(info[first - 1, K.DI_CHANGES]) if first else 0
+            for index, kind, buffer, offset, dirty, stop in info[first:end].tolist():
+                applied = changes[start:stop]
+                self._running[applied >> 32] = applied & 0xFFFFFFFF
+                start = stop
+                self.records.append(DrawRecord(index, _KINDS[kind], buffer, offset, self._running.copy(), dirty))
+        self._full.clear()
+        self._built = self.end
+        return self.records
