@@ -20,10 +20,10 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from picaemu.gui.main_window import MainWindow
-from picaemu.gui.timeline import Unit
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
+from picaemu.debug.timeline import Unit
 from tests.conftest import REPO
 from tests.test_gui_window import open_scene, settle
 
