@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import time
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -29,12 +28,12 @@ def _valid_buffer() -> bytes:
 
 
 def _check(data: bytes) -> None:
-    start = time.perf_counter()
+    """Any bytes: a named error or a clean run, never another exception (the suite's timeout catches hangs; the
+    processor's byte budget bounds the work)."""
     cp = CommandProcessor()
     with contextlib.suppress(PicaError):
         cp.run(data)
     list_packets(data)
-    assert time.perf_counter() - start < 5.0
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

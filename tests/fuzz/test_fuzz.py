@@ -7,7 +7,6 @@ run); the mutation-engine runs use fixed seed ranges."""
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -19,7 +18,6 @@ from tests.fuzz.strategies import command_buffer, seeds, texture_params
 
 SEEDED = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-SLOW_INPUT_S = 20.0  # the campaign's hang threshold; generous for a loaded CI machine
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -55,13 +53,11 @@ def test_mutated_shbin_hypothesis(seed: int) -> None:
 def test_mutation_engine_fixed_seeds(kind: str, count: int) -> None:
     """A fixed slice of the campaign's inputs (seeds 0..count-1 of each kind)."""
     outcomes: dict[str, int] = {}
-    for seed in range(count):
-        start = time.perf_counter()
+    for seed in range(count):  # hangs are the suite timeout's to catch; timing lives in bench/fuzz.py
         try:
             outcome, _ = run_one(kind, seed)
         except Exception as err:
             raise AssertionError(f"crash on {kind} seed {seed}: {type(err).__name__}: {err}") from err
-        assert time.perf_counter() - start < SLOW_INPUT_S, f"{kind} seed {seed} ran over {SLOW_INPUT_S} s"
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     assert sum(outcomes.values()) == count
     if kind in ("capture", "draw", "packets"):  # the mutations reach past the parsers: some inputs run through
