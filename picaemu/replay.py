@@ -322,9 +322,13 @@ class Replay:
         self._finish_event()
         return event
 
-    def run_to(self, position: int, *, packets: int = 0) -> None:
+    def run_to(self, position: int, *, packets: int = 0, fresh: bool = False, forward_only: bool = False) -> None:
         """The state after ``position`` events (0 = initial state) and, with ``packets`` = k, after the first k
-        packets of command-list event ``position`` (k at or past the list's end: the state after the event)."""
+        packets of command-list event ``position`` (k at or past the list's end: the state after the event).
+
+        From the checkpoint nearest the target when it is closer than the current position (always with ``fresh``:
+        memory or state was changed behind the replay's back). ``forward_only`` runs from the current position
+        through every packet on the way (observers see every draw in between) and refuses a target behind it."""
         if not 0 <= position <= len(self.events):
             raise PicaError(f"event position {position} outside 0..{len(self.events)}")
         if packets < 0:
@@ -332,10 +336,15 @@ class Replay:
         if packets and (position == len(self.events) or self._list_kick(position) is None):
             text = describe(self.events[position]) if position < len(self.events) else "the end"
             raise PicaError(f"event #{position} ({text}) runs no command list: it has no packet positions")
-        target = (position, packets)
-        nearest = max(at for at in self._checkpoints if at <= target)
-        if self._partial or target < (self.position, self.packet) or nearest > (self.position, self.packet):
-            self.restore(self._checkpoints[nearest])  # from the checkpoint closest to the target, either way
+        target, current = (position, packets), (self.position, self.packet)
+        if forward_only:
+            if self._partial or target < current:
+                raise PicaError(f"cannot run forward from event {current[0]} + {current[1]} packets to event "
+                                f"{position} + {packets} packets")
+        else:
+            nearest = max(at for at in self._checkpoints if at <= target)
+            if fresh or self._partial or target < current or nearest > current:
+                self.restore(self._checkpoints[nearest])  # from the checkpoint closest to the target, either way
         if self.packet:  # inside the list of event ``self.position``
             if position == self.position:
                 if packets > self.packet:
@@ -409,6 +418,15 @@ class Replay:
         self._partial = False
 
     # -- internals ---------------------------------------------------------------------------------------
+    @property
+    def checkpoint_bytes(self) -> int:
+        """Memory-page bytes held by the replay's checkpoints."""
+        return sum(cp.nbytes for cp in self._checkpoints.values())
+
+    def checkpoint_list(self) -> list[Checkpoint]:
+        """The checkpoints the replay keeps, in position order."""
+        return [self._checkpoints[at] for at in sorted(self._checkpoints)]
+
     @property
     def draw_count(self) -> int:
         """Draws run so far (also without ``record_draws``)."""

@@ -196,6 +196,7 @@ class CommandProcessor:
         self.stop_at_finalize = True
         self.byte_budget = byte_budget
         self._draw_log = DrawLog()
+        self._list_start: int | None = None  # result.packets when the running chain entered emulated memory
         self._buffer = 0
         self._pending = np.zeros((K.NUM_PORTS, 4), np.uint32)
         self._immediate = np.zeros((IMMEDIATE_CAPACITY, 16, 4), np.float32)
@@ -322,11 +323,14 @@ class CommandProcessor:
 
     def _run_chain(self, words: np.ndarray, address: int, result: RunResult, packet_limit: int) -> None:
         visited: set[tuple[int, int]] = set()
+        self._list_start = None
         while True:
             result.buffers.append((address, 4 * words.size))
             self._buffer = address
             if address:
                 visited.add((address, 4 * words.size))
+                if self._list_start is None:  # packets of a kick buffer outside memory are not the list's
+                    self._list_start = result.packets
             jump = self._run_within_budget(words, address, result, packet_limit)
             if jump is None:
                 return
@@ -465,7 +469,7 @@ class CommandProcessor:
         if action in (Action.DRAW_ARRAYS, Action.DRAW_ELEMENTS):
             kind = DrawKind.ARRAYS if action is Action.DRAW_ARRAYS else DrawKind.ELEMENTS
             done = slots[K.K_PARAM] == 0  # the trigger was its packet's last write: the loop moved past it
-            packet = result.packets + slots[K.K_PACKETS] - done
+            packet = result.packets - (self._list_start or 0) + slots[K.K_PACKETS] - done
             resume = (address + 4 * slots[K.K_POS], 4 * (size - slots[K.K_POS])) if done and address else None
             self._draw(DrawCall(self.draw_count, kind, self.state, self.memory, offset, packet=packet, resume=resume))
             result.draws += 1

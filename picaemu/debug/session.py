@@ -6,20 +6,18 @@ attached and builds the ``Timeline`` (every packet, write and draw; see ``picaem
 - a read-only ``GpuState`` copy at every draw trigger (registers, shader memories, LUTs; arrays equal to the
   previous draw's are shared, so a draw costs its 3 KiB register file plus what changed), so the register
   inspector, texture bindings and shader view of any draw need no replay at all;
-- a ``Replay.checkpoint()`` after every ``memory_every``-th draw (K, measured in ``bench/bench_gui.py``), at every
-  frame start, and after ``EVENT_CHECKPOINT_GAP`` events without one. The session keeps these itself, so the
-  replays it opens take none of their own (``Replay(..., checkpoints=False)``).
+- the replay's own checkpoints (one checkpoint policy: ``Replay``'s, see ``picaemu.replay``): at the start, every
+  ``checkpoint_every`` events, at every frame end and after every ``memory_every``-th draw inside command lists
+  (``Replay.checkpoint_draws``; K measured in ``bench/bench_gui.py``), within ``Replay.checkpoint_budget``.
 
-``goto(cursor)`` restores (``Replay.restore``) the latest checkpoint at or before ``cursor`` (unless the current
-position is on the way and clean) and runs forward with ``Replay.run_to(event, packets=k)``. A fault while
-indexing is kept in ``fault`` (the timeline covers everything before it); a fault while moving is raised as the
-``PicaError`` it is, and the session restores from a checkpoint on the next move.
+``goto(cursor)`` moves the replay with ``Replay.run_to(event, packets=k)``, which starts from the checkpoint
+nearest the target whichever way it lies; ``advance(cursor)`` runs forward through every packet (probes re-running
+one draw). A fault while indexing is kept in ``fault`` (the timeline covers everything before it); a fault while
+moving is raised as the ``PicaError`` it is, and the session restores from a checkpoint on the next move.
 """
 
 from __future__ import annotations
 
-import bisect
-import inspect
 import os
 from collections.abc import Callable
 
@@ -28,6 +26,7 @@ import numpy as np
 from picaemu import framebuffer as fbm
 from picaemu.debug.timeline import Cursor, DrawInfo, EventInfo, Timeline, event_text
 from picaemu.draw import DrawCall
+from picaemu.draw_state import DrawState
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.observer import Observer, PacketEvent, WriteEvent
@@ -35,16 +34,9 @@ from picaemu.replay import Checkpoint, Replay, load_capture
 from picaemu.state import GpuState, ShaderUnitMemory
 
 MEMORY_EVERY = 8  # K: bench/results/gui.md
-MEMORY_BUDGET = 512 * 1024 * 1024  # checkpoint bytes; above it K doubles and every other mid-list one is dropped
 THUMB_STEP = 4  # thumbnails keep every 4th pixel of every 4th row (18 KiB for 240x400)
 MAX_THUMBNAILS = 4096  # later draws get none (bounded memory on huge captures)
-EVENT_CHECKPOINT_GAP = 256
 Progress = Callable[[int, int], None]
-
-
-def packet_bytes(p: PacketEvent) -> int:
-    """Size of a packet in its buffer: header pair + extra parameters, padded to 8 bytes."""
-    return 8 + (len(p.params) - 1 + 1) // 2 * 8
 
 
 def _frozen(a: np.ndarray, prev: np.ndarray | None) -> np.ndarray:
@@ -94,7 +86,6 @@ class _IndexObserver(Observer):
         if call.immediate_inputs is not None:
             self.session.immediate_inputs[call.index] = call.immediate_inputs.copy()
         self.session._thumbnail(call)
-        self.session._maybe_checkpoint_after_draw(call.index, self.event, self.packets)
 
 
 class Session:
@@ -103,14 +94,13 @@ class Session:
     def __init__(self, replay: Replay, *, path: str = "", memory_every: int = MEMORY_EVERY,
                  thumbnails: bool = True) -> None:
         self.replay = replay
+        replay.checkpoints = True  # the session moves around: it needs the replay's checkpoints
+        replay.checkpoint_draws = max(1, memory_every)
         self.path = path
-        self.memory_every = max(1, memory_every)
         self.timeline: Timeline | None = None
         self.draw_states: list[GpuState] = []
         self.immediate_inputs: dict[int, np.ndarray] = {}  # draw -> (N, 16, 4) vertices an immediate draw sent
         self.thumbnails: list[np.ndarray | None] | None = [] if thumbnails else None
-        self.checkpoints: list[Checkpoint] = []  # sorted by ``Checkpoint.at``
-        self._cursors: list[Cursor] = []
         self.fault: PicaError | None = None
         self.cursor = Cursor(0, 0)
         self._dirty = False
@@ -118,22 +108,34 @@ class Session:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], **kw) -> Session:
-        return cls(Replay(load_capture(path), checkpoints=False), path=str(path), **kw)
+        return cls(Replay(load_capture(path)), path=str(path), **kw)
+
+    @property
+    def memory_every(self) -> int:
+        """Draws between checkpoints inside command lists (doubles while the replay is over its budget)."""
+        return self.replay.checkpoint_draws
+
+    @property
+    def checkpoints(self) -> list[Checkpoint]:
+        return self.replay.checkpoint_list()
+
+    @property
+    def checkpoint_bytes(self) -> int:
+        return self.replay.checkpoint_bytes
 
     # -- indexing ----------------------------------------------------------------------------------------
     def index(self, progress: Progress | None = None) -> Timeline:
         """Replay everything once (see the module docstring); returns the timeline."""
         replay = self.replay
-        if replay.position:
+        if replay.position or replay.packet:
             replay.run_to(0)
-        self.checkpoints = [replay.checkpoint()]
         self.draw_states, self.fault, self._nonfinite, self.immediate_inputs = [], None, set(), {}
         self.thumbnails = [] if self.thumbnails is not None else None
         obs = _IndexObserver(self)
         events: list[EventInfo] = []
         writes: list[tuple[int, int, int, int]] = []
         draws: list[DrawInfo] = []
-        frame, last_cp = 0, 0
+        frame = 0
         self._wrap_vertex_shader(True)
         replay.processor.attach(obs)
         try:
@@ -155,9 +157,6 @@ class Session:
                                         isinstance(ev, pica.CommandList)))
                 if isinstance(ev, pica.FrameEnd):
                     frame += 1
-                if self.fault is None and (isinstance(ev, pica.FrameEnd) or i + 1 - last_cp >= EVENT_CHECKPOINT_GAP):
-                    self.checkpoints.append(replay.checkpoint())
-                    last_cp = i + 1
                 if progress is not None:
                     progress(i + 1, len(replay.events))
         finally:
@@ -165,7 +164,6 @@ class Session:
             self._wrap_vertex_shader(False)
         frame_ends = tuple(e.index for e in events if e.kind == "FrameEnd")
         self.timeline = Timeline(tuple(events), tuple(draws), np.array(writes, np.int64).reshape(-1, 4), frame_ends)
-        self.checkpoints.sort(key=lambda c: c.at)
         self._dirty, self.cursor = True, self.timeline.end
         return self.timeline
 
@@ -178,10 +176,9 @@ class Session:
             pipeline.vertex_shader = getattr(pipeline.vertex_shader, "inner", pipeline.vertex_shader)
             return
         inner, session = pipeline.vertex_shader, self
-        forwards_counters = "counters" in inspect.signature(inner).parameters
 
-        def checked(state: GpuState, attributes: np.ndarray, counters: dict | None = None) -> np.ndarray:
-            out = inner(state, attributes, counters=counters) if forwards_counters else inner(state, attributes)
+        def checked(ds: DrawState, attributes: np.ndarray, counters: dict) -> np.ndarray:
+            out = inner(ds, attributes, counters)
             if not np.isfinite(out).all():
                 session._nonfinite.add(session.replay.processor.draw_count - 1)
             return out
@@ -203,79 +200,30 @@ class Session:
             image = None
         self.thumbnails.append(image)
 
-    def _maybe_checkpoint_after_draw(self, draw: int, event: int, packets: list[PacketEvent]) -> None:
-        if (draw + 1) % self.memory_every or not packets:
-            return
-        ev = self.replay.events[event]
-        trigger = packets[-1]
-        if not isinstance(ev, pica.CommandList) or trigger.buffer != ev.address:
-            return
-        after = trigger.offset + packet_bytes(trigger)
-        if after >= self._list_bytes(ev):
-            return  # the list ends here: the event-boundary checkpoint covers it
-        self.checkpoints.append(self.replay.checkpoint(packets=len(packets),
-                                                       resume=(ev.address + after, self._list_bytes(ev) - after)))
-        if self.checkpoint_bytes > MEMORY_BUDGET:
-            self._thin()
-
-    def _thin(self) -> None:
-        """Over budget: double K and drop every other mid-list checkpoint (event-boundary ones stay)."""
-        self.memory_every *= 2
-        mids = [cp for cp in self.checkpoints if cp.packets]
-        dropped = {id(cp) for cp in mids[::2]}
-        self.checkpoints = [cp for cp in self.checkpoints if id(cp) not in dropped]
-
-    # -- checkpoints -------------------------------------------------------------------------------------
-    def _restore(self, cp: Checkpoint) -> None:
-        self.replay.restore(cp)
-        self.cursor, self._dirty = Cursor(*cp.at), False
-
-    @property
-    def _checkpoint_cursors(self) -> list[Cursor]:
-        """``Cursor`` of every checkpoint, in order (recomputed when checkpoints were added or dropped)."""
-        if len(self._cursors) != len(self.checkpoints) or (self._cursors and
-                                                           self._cursors[-1] != Cursor(*self.checkpoints[-1].at)):
-            self._cursors = [Cursor(*cp.at) for cp in self.checkpoints]
-        return self._cursors
-
-    @property
-    def checkpoint_bytes(self) -> int:
-        return sum(cp.nbytes for cp in self.checkpoints)
-
-    # -- moving ------------------------------------------------------------------------------------------
-    @staticmethod
-    def _list_bytes(ev: pica.CommandList) -> int:
-        return -(-ev.size // 8) * 8
-
     def goto(self, target: Cursor) -> None:
-        """Put the replay in the state at ``target`` (see the module docstring)."""
-        tl = self._need_timeline()
-        target = tl.normalize(target.event, target.packet)
-        if target == self.cursor and not self._dirty:
-            return
-        nearest = self.checkpoints[bisect.bisect_right(self._checkpoint_cursors, target) - 1]
-        if self._dirty or target < self.cursor or Cursor(*nearest.at) > self.cursor:  # never replay what a
-            self._restore(nearest)  # checkpoint closer to the target already holds
-        try:
-            self.replay.run_to(target.event, packets=target.packet)
-        except BaseException:
-            self._dirty = True
-            raise
-        self.cursor = target
+        """Put the replay in the state at ``target``, from the checkpoint nearest it (module docstring)."""
+        self._move(target, forward_only=False)
 
     def advance(self, target: Cursor) -> None:
         """Run forward from the current position to ``target``, through every packet on the way (never from a
         checkpoint): observers attached meanwhile see each draw in between (probes re-running one draw)."""
+        self._move(target, forward_only=True)
+
+    def _move(self, target: Cursor, *, forward_only: bool) -> None:
         tl = self._need_timeline()
         target = tl.normalize(target.event, target.packet)
-        if self._dirty or target < self.cursor:
-            raise PicaError(f"cannot run forward from {self.cursor.text()} to {target.text()}")
+        if target == self.cursor and not self._dirty and (self.replay.position, self.replay.packet) == (
+                target.event, target.packet):
+            return
+        if forward_only and self._dirty:
+            raise PicaError(f"cannot run forward from {self.cursor.text()}: the state was changed")
         try:
-            self.replay.run_to(target.event, packets=target.packet)
+            self.replay.run_to(target.event, packets=target.packet, fresh=self._dirty and not forward_only,
+                               forward_only=forward_only)
         except BaseException:
             self._dirty = True
             raise
-        self.cursor = target
+        self.cursor, self._dirty = target, False
 
     def _need_timeline(self) -> Timeline:
         if self.timeline is None:
