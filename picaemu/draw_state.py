@@ -34,7 +34,7 @@ from picaemu.depth_stencil import DepthStencilState
 from picaemu.fog import FogState
 from picaemu.output_map import QUAT, OutputMapState
 from picaemu.primitive_assembly import Topology
-from picaemu.rasterizer import RasterState
+from picaemu.rasterizer import ColumnPlan, RasterState
 from picaemu.regs import NUM_REGS, access, id_of
 from picaemu.shader.setup import ShaderSetup
 from picaemu.shadow import ShadowState
@@ -171,10 +171,12 @@ class Primitives:
 @dataclass(frozen=True)
 class Varyings:
     """Which varying columns the output map fills: ``active`` (A,) int64 columns past the position (the
-    rasterizer interpolates only these), and whether the quaternion is among them."""
+    rasterizer interpolates only these; ``plan``: how its fields read them), and whether the quaternion is among
+    them."""
 
     active: np.ndarray
     quaternions: bool
+    plan: ColumnPlan
 
 
 @dataclass(frozen=True)
@@ -288,7 +290,8 @@ def _gs(state: GpuState, built: dict[str, Any]) -> ShaderSetup | None:
 
 def _varyings(state: GpuState, built: dict[str, Any]) -> Varyings:
     columns = _need(built, "output_map").mapped_columns()
-    return Varyings(np.array([c - 4 for c in columns if c >= 4], np.int64), QUAT.start in columns)
+    active = np.array([c - 4 for c in columns if c >= 4], np.int64)
+    return Varyings(active, QUAT.start in columns, ColumnPlan.of(active))
 
 
 def _raster(state: GpuState, built: dict[str, Any]) -> RasterState:

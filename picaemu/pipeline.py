@@ -253,7 +253,7 @@ class Pipeline:
         stats.update(counts)
         wt, culled = clipping.cull(clipping.to_window(tris, src, ds.viewport), ds.viewport.cull_mode)
         stats.update(primitives_culled=culled, primitives_rasterized=len(wt))
-        active, rs = ds.varyings.active, ds.raster
+        active, rs = ds.varyings.plan, ds.raster
         if len(wt):
             call.bounds = window_bounds(wt, fb)
         if self.fragment_observer is None:
