@@ -209,6 +209,7 @@ class DrawState:
     blend_program: BlendProgram
     depth_stencil: DepthStencilState
     shadow: ShadowState | None  # set in shadow-map rendering mode (COLOR_OPERATION fragment_mode)
+    fragment_ops: fragment_ops.OpsPlan  # the compiled passes' constants of framebuffer + depth/stencil + blend
     failed: tuple[tuple[Phase, Exception], ...] = ()  # the parts that failed to decode, in ``PARTS`` order
 
     @property
@@ -350,6 +351,9 @@ PARTS: tuple[Part, ...] = (
     Part("blend_program", Group.FRAGOP, F, lambda state, built: blend_program(_need(built, "blend"))),
     Part("depth_stencil", Group.FRAGOP, F, lambda state, built: DepthStencilState.from_regs(state.regs)),
     Part("shadow", Group.FRAGOP | Group.FRAMEBUFFER | Group.SHADOW, F, _shadow),
+    Part("fragment_ops", Group.FRAGOP | Group.FRAMEBUFFER, F,
+         lambda state, built: fragment_ops.OpsPlan(_need(built, "framebuffer"), _need(built, "depth_stencil"),
+                                                   _need(built, "blend_program"))),
 )
 assert [p.name for p in PARTS] == [f.name for f in dataclasses.fields(DrawState)][:-1], "PARTS and DrawState differ"
 MEMO_ENTRIES = 64  # per part: distinct register contents remembered (least recently used dropped)

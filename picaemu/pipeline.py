@@ -323,7 +323,9 @@ class Pipeline:
             return
         program = getattr(stages, "blend_program", None)
         if program is not None:
-            fragment_ops.resolve(memory, fb, ds.depth_stencil, program(), x, y, depth, color, stats, sub)
+            prog = program()  # the draw state's plan serves the draw state's own program
+            plan = ds.fragment_ops if prog is ds.blend_program else None
+            fragment_ops.resolve(memory, fb, ds.depth_stencil, prog, x, y, depth, color, stats, sub, plan)
         else:
             fragment_ops.resolve_layers(memory, fb, ds.depth_stencil, stages, x, y, depth, color, stats, sub)
         if sub is not None and sub is not fate:
