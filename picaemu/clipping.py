@@ -25,6 +25,7 @@ both; zero-area triangles are always dropped; kept clockwise triangles are reord
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -70,6 +71,11 @@ class ClipState:
             planes.append(user)
             offsets.append(0.0)
         return cls(np.array(planes, np.float64), np.array(offsets, np.float64))
+
+    @cached_property
+    def fixed_only(self) -> bool:
+        """True when the planes are the fixed ones (no user plane): ``_classify`` serves them."""
+        return bool(np.array_equal(self.planes, FIXED_PLANE_ARRAY) and np.array_equal(self.offsets, FIXED_OFFSET_ARRAY))
 
 
 @dataclass(frozen=True)
@@ -210,7 +216,7 @@ def _classify(tris, out):  # pragma: no cover - compiled
 
 def _classes(tris: np.ndarray, clip: ClipState) -> np.ndarray:
     """(T,) int8 class of every triangle (``_classify`` for the fixed planes; numpy for a user plane)."""
-    if np.array_equal(clip.planes, FIXED_PLANE_ARRAY) and np.array_equal(clip.offsets, FIXED_OFFSET_ARRAY):
+    if clip.fixed_only:
         out = np.empty(tris.shape[0], np.int8)
         _classify(np.ascontiguousarray(tris, np.float32), out)  # the kernel reads columns 0-3 in place
         return out
