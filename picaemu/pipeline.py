@@ -310,10 +310,11 @@ class Pipeline:
             fragment_ops.resolve_shadow(memory, fb, ds.shadow, frags.x, frags.y, frags.depth, color[:, 1], stats)
             return  # fates stay WRITTEN
         alive = stages.alpha_test(color)
-        stats["killed_alpha"] += int((~alive).sum())
+        killed = alive.shape[0] - int(np.count_nonzero(alive))
+        stats["killed_alpha"] += killed
         x, y, depth = frags.x, frags.y, frags.depth
         sub = fate
-        if not alive.all():
+        if killed:
             keep = np.nonzero(alive)[0]
             x, y, depth, color = x[keep], y[keep], depth[keep], color[keep]
             if fate is not None:
