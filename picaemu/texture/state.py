@@ -131,7 +131,7 @@ class TextureUnitState:
     def mipmapped(self) -> bool:
         return self.max_level > 0
 
-    @property
+    @cached_property
     def needs_lod(self) -> bool:
         """True when the per-fragment LOD changes the result (mip levels, or different mag and min filters)."""
         return self.max_level > self.min_level or self.mag_linear != self.min_linear
