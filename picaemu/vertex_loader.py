@@ -225,10 +225,26 @@ def _vertex_dtype(size: int) -> np.dtype:
     return np.dtype((np.void, size))
 
 
-@lru_cache(maxsize=64)
-def _copy_plan(reads: tuple[AttributeRead, ...]) -> tuple[tuple[AttributeRead | None, tuple[AttributeRead, ...]], ...]:
+CopyPlan = tuple[tuple[AttributeRead | None, tuple[AttributeRead, ...]], ...]
+_last_plan: tuple[tuple[AttributeRead, ...], CopyPlan] | None = None  # the last layout's (reads, plan)
+
+
+def _copy_plan(reads: tuple[AttributeRead, ...]) -> CopyPlan:
     """``_vec4_runs`` of a loader layout, each run with the merged read that copies it at once (None for a run of
-    one): a layout's plan, remembered across draws."""
+    one): a layout's plan, remembered across draws (the draws of one layout share its ``reads`` tuple: checked by
+    identity first, then by content)."""
+    global _last_plan
+    last = _last_plan
+    if last is not None and last[0] is reads:
+        return last[1]
+    plan = _layout_plan(reads)
+    _last_plan = (reads, plan)
+    return plan
+
+
+@lru_cache(maxsize=64)
+def _layout_plan(reads: tuple[AttributeRead, ...]) -> CopyPlan:
+    """``_copy_plan`` by content."""
     plan = []
     for run in _vec4_runs(reads):
         first = run[0]
