@@ -206,6 +206,9 @@ def sample(ustate: TextureUnitState, uv: Arr, w: Arr, memory: PhysicalMemory, lo
     n = uv.shape[0]
     if not ustate.enabled:
         return np.zeros((n, 4), np.uint8)
+    if ustate.type == "2D" and (lod is None or not ustate.needs_lod):  # the common case, in fewer steps
+        _add(counters, n * (TAPS_LINEAR if ustate.mag_linear else TAPS_NEAREST))
+        return _round(_sample_2d(ustate, uv, memory))
     face, st, ref = unit_coords(ustate, uv, w)
     if ref is not None:
         pyr = Pyramid.load(ustate, memory, range(ustate.min_level, ustate.min_level + 1), TextureFormat.RGBA8)
@@ -219,6 +222,17 @@ def sample(ustate: TextureUnitState, uv: Arr, w: Arr, memory: PhysicalMemory, lo
         return _round(_filter(pyr, ustate, level, face, st, ustate.mag_linear))
     pyr = Pyramid.load(ustate, memory, range(ustate.min_level, ustate.max_level + 1))
     return _round(_mip_sample(pyr, ustate, face, st, lod))
+
+
+def _sample_2d(ustate: TextureUnitState, uv: Arr, memory: PhysicalMemory) -> Arr:
+    """``sample`` of a 2D unit on its first level with its magnification filter, before rounding: what
+    ``unit_coords`` + ``_filter`` compute there (face 0, level ``min_level``), (F, 4) float32."""
+    n = uv.shape[0]
+    pyr = Pyramid.load(ustate, memory, range(ustate.min_level, ustate.min_level + 1))
+    zeros = np.zeros(n, np.int64)  # every fragment's level (relative to the first) and face
+    return filtering.filter_2d(pyr.texels, pyr.offsets, pyr.widths, pyr.heights, zeros, zeros,
+                               np.ascontiguousarray(uv, np.float32), np.full(n, ustate.mag_linear, np.bool_),
+                               ustate.wrap_s, ustate.wrap_t, ustate.border_f32)
 
 
 def _mip_sample(pyr: Pyramid, ustate: TextureUnitState, face: Arr, st: Arr, lod: Arr) -> Arr:
