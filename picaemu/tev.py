@@ -299,6 +299,9 @@ def _resolve(stage: TevStage, kind: str, slot: int, inputs: Mapping[int, np.ndar
     if code not in inputs:
         raise UnsupportedFeature(f"TEV stage {stage.index} reads source {TEV_SOURCES.get(code, code)}, not provided")
     color = inputs[code]
+    if (isinstance(color, np.ndarray) and color.shape == (count, 4) and color.dtype == np.uint8
+            and color.flags.c_contiguous and color.flags.writeable):  # as the shading path provides them
+        return color
     if np.shape(color) == (4,):
         return _filled(color, count)
     if np.shape(color) != (count, 4):
