@@ -75,12 +75,18 @@ def decode_cached(memory: PhysicalMemory, address: int, width: int, height: int,
             return hit[1]
     image = decode_level(data, fmt, w, h)
     image.setflags(write=False)
-    with _decoded_lock:
-        _decoded[key] = (content, image)
-        _decoded.move_to_end(key)
-        while len(_decoded) > DECODE_CACHE_ENTRIES:
-            _decoded.popitem(last=False)
+    _remember(_decoded, key, (content, image))
     return image
+
+
+def _remember(cache: OrderedDict, key: tuple, value: tuple) -> None:
+    """Store ``value`` as the most recent entry of one of this module's caches, keeping the newest
+    ``DECODE_CACHE_ENTRIES``."""
+    with _decoded_lock:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > DECODE_CACHE_ENTRIES:
+            cache.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -108,11 +114,7 @@ class Pyramid:
                 _pyramids.move_to_end(key)
                 return hit[1]
         pyramid = cls.pack(images, levels.start)
-        with _decoded_lock:
-            _pyramids[key] = (flat, pyramid)
-            _pyramids.move_to_end(key)
-            while len(_pyramids) > DECODE_CACHE_ENTRIES:
-                _pyramids.popitem(last=False)
+        _remember(_pyramids, key, (flat, pyramid))
         return pyramid
 
     @classmethod
