@@ -25,6 +25,7 @@ both; zero-area triangles are always dropped; kept clockwise triangles are reord
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -70,6 +71,11 @@ class ClipState:
             planes.append(user)
             offsets.append(0.0)
         return cls(np.array(planes, np.float64), np.array(offsets, np.float64))
+
+    @cached_property
+    def fixed_only(self) -> bool:
+        """True when the planes are the fixed ones (no user plane): ``_classify`` serves them."""
+        return bool(np.array_equal(self.planes, FIXED_PLANE_ARRAY) and np.array_equal(self.offsets, FIXED_OFFSET_ARRAY))
 
 
 @dataclass(frozen=True)
@@ -210,7 +216,7 @@ def _classify(tris, out):  # pragma: no cover - compiled
 
 def _classes(tris: np.ndarray, clip: ClipState) -> np.ndarray:
     """(T,) int8 class of every triangle (``_classify`` for the fixed planes; numpy for a user plane)."""
-    if np.array_equal(clip.planes, FIXED_PLANE_ARRAY) and np.array_equal(clip.offsets, FIXED_OFFSET_ARRAY):
+    if clip.fixed_only:
         out = np.empty(tris.shape[0], np.int8)
         _classify(np.ascontiguousarray(tris, np.float32), out)  # the kernel reads columns 0-3 in place
         return out
@@ -289,10 +295,24 @@ def signed_area(wt: WindowTriangles) -> np.ndarray:
     return (x[:, 1] - x[:, 0]) * (y[:, 2] - y[:, 0]) - (x[:, 2] - x[:, 0]) * (y[:, 1] - y[:, 0])
 
 
+@numba.njit(cache=True)
+def _cull_count(x, y, drop_sign: int) -> int:  # pragma: no cover - compiled
+    """How many (T, 3) int64 triangles ``cull`` would drop or reorder: zero-area ones, those whose area has the
+    sign ``drop_sign`` (0: none) and the kept clockwise ones (the area of ``signed_area``, int64 as numpy's)."""
+    count = 0
+    for t in range(x.shape[0]):
+        area = (x[t, 1] - x[t, 0]) * (y[t, 2] - y[t, 0]) - (x[t, 2] - x[t, 0]) * (y[t, 1] - y[t, 0])
+        if area <= 0 or drop_sign == 1:
+            count += 1
+    return count
+
+
 def cull(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles, int]:
     """Drop culled and zero-area triangles, reorder the kept clockwise ones; returns (kept, number culled)."""
-    area = signed_area(wt)
     drop_sign = CULL_DROPS[cull_mode]
+    if len(wt) and not _cull_count(wt.x, wt.y, drop_sign):  # every triangle counter-clockwise and kept
+        return wt, 0
+    area = signed_area(wt)
     keep = (area != 0) & (np.sign(area) != drop_sign) if drop_sign else area != 0
     kept = wt if keep.all() else wt.select(np.nonzero(keep)[0])
     cw = area[keep] < 0

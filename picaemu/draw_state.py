@@ -34,7 +34,7 @@ from picaemu.depth_stencil import DepthStencilState
 from picaemu.fog import FogState
 from picaemu.output_map import QUAT, OutputMapState
 from picaemu.primitive_assembly import Topology
-from picaemu.rasterizer import RasterState
+from picaemu.rasterizer import ColumnPlan, RasterState
 from picaemu.regs import NUM_REGS, access, id_of
 from picaemu.shader.setup import ShaderSetup
 from picaemu.shadow import ShadowState
@@ -171,10 +171,12 @@ class Primitives:
 @dataclass(frozen=True)
 class Varyings:
     """Which varying columns the output map fills: ``active`` (A,) int64 columns past the position (the
-    rasterizer interpolates only these), and whether the quaternion is among them."""
+    rasterizer interpolates only these; ``plan``: how its fields read them), and whether the quaternion is among
+    them."""
 
     active: np.ndarray
     quaternions: bool
+    plan: ColumnPlan
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,7 @@ class DrawState:
     blend_program: BlendProgram
     depth_stencil: DepthStencilState
     shadow: ShadowState | None  # set in shadow-map rendering mode (COLOR_OPERATION fragment_mode)
+    fragment_ops: fragment_ops.OpsPlan  # the compiled passes' constants of framebuffer + depth/stencil + blend
     failed: tuple[tuple[Phase, Exception], ...] = ()  # the parts that failed to decode, in ``PARTS`` order
 
     @property
@@ -242,6 +245,9 @@ class Part:
     phase: Phase
     build: Builder
     memo: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "groups", int(self.groups))  # a plain int: IntFlag's ``&`` costs ~50x more
 
     def register_ids(self) -> np.ndarray:
         """(R,) int64 register ids in this part's groups (the content key of its memo)."""
@@ -288,7 +294,8 @@ def _gs(state: GpuState, built: dict[str, Any]) -> ShaderSetup | None:
 
 def _varyings(state: GpuState, built: dict[str, Any]) -> Varyings:
     columns = _need(built, "output_map").mapped_columns()
-    return Varyings(np.array([c - 4 for c in columns if c >= 4], np.int64), QUAT.start in columns)
+    active = np.array([c - 4 for c in columns if c >= 4], np.int64)
+    return Varyings(active, QUAT.start in columns, ColumnPlan.of(active))
 
 
 def _raster(state: GpuState, built: dict[str, Any]) -> RasterState:
@@ -347,6 +354,9 @@ PARTS: tuple[Part, ...] = (
     Part("blend_program", Group.FRAGOP, F, lambda state, built: blend_program(_need(built, "blend"))),
     Part("depth_stencil", Group.FRAGOP, F, lambda state, built: DepthStencilState.from_regs(state.regs)),
     Part("shadow", Group.FRAGOP | Group.FRAMEBUFFER | Group.SHADOW, F, _shadow),
+    Part("fragment_ops", Group.FRAGOP | Group.FRAMEBUFFER, F,
+         lambda state, built: fragment_ops.OpsPlan(_need(built, "framebuffer"), _need(built, "depth_stencil"),
+                                                   _need(built, "blend_program"))),
 )
 assert [p.name for p in PARTS] == [f.name for f in dataclasses.fields(DrawState)][:-1], "PARTS and DrawState differ"
 MEMO_ENTRIES = 64  # per part: distinct register contents remembered (least recently used dropped)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 import sys
 from enum import IntEnum
+from functools import cached_property
 from typing import NamedTuple, Protocol
 
 import numba
@@ -134,11 +135,56 @@ def _params(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgr
     )
 
 
+class OpsPlan:
+    """``resolve``'s per-draw constants, which depend on the framebuffer, depth/stencil and blend states only: each
+    is computed on first use (so a draw fails where it always did) and kept while those registers stay (the draw
+    state's ``fragment_ops`` part)."""
+
+    def __init__(self, fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram) -> None:
+        self.fb, self.ds, self.program = fb, ds, program
+
+    @cached_property
+    def params(self) -> OpsParams:
+        return _params(self.fb, self.ds, self.program)
+
+    @cached_property
+    def stencil_tables(self) -> np.ndarray:
+        return stencil_tables(self.ds)
+
+    @cached_property
+    def byte_color_args(self) -> tuple:
+        return _byte_color_args(self.fb, self.ds, self.program)
+
+    @cached_property
+    def layout(self) -> tuple[tuple[int, int, int], ...]:
+        return fbm.COLOR_LAYOUTS[self.fb.color_format]
+
+    @cached_property
+    def packer(self) -> tuple[int, ...]:
+        return fk.packer(self.layout)
+
+    @cached_property
+    def blend_rows(self) -> tuple[tuple[int, ...], ...]:
+        """``fragment_kernels.blend_words``' four channel rows."""
+        shifts = [shift for _, shift in sorted((ch, shift) for ch, shift, _ in self.layout)]
+        rows = np.column_stack([factor_rows(self.program), np.array(self.ds.color_mask, np.int64), shifts])
+        return tuple(tuple(int(v) for v in row) for row in rows)
+
+    @cached_property
+    def logic_args(self) -> tuple[tuple[int, ...], int]:
+        """``fragment_kernels.logic_words``' table (a logic op, or "copy" for a partial write mask) and write mask."""
+        table = self.program.logic if self.program.mode is BlendMode.LOGIC else LOGIC_TABLES[LOGIC_COPY]
+        write_mask = sum(0xFF << shift for ch, shift, _ in self.layout if self.ds.color_mask[ch])
+        return tuple(0xFFFFFFFF if t else 0 for t in table), write_mask
+
+
 def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram,
             x: np.ndarray, y: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict,
-            fate: np.ndarray | None = None) -> None:
-    """All per-fragment operations of the draw's surviving fragments in compiled passes (see the module doc)."""
-    p = _params(fb, ds, program)
+            fate: np.ndarray | None = None, plan: OpsPlan | None = None) -> None:
+    """All per-fragment operations of the draw's surviving fragments in compiled passes (see the module doc);
+    ``plan``: the ``OpsPlan`` of ``fb``, ``ds`` and ``program`` when the caller keeps one."""
+    plan = OpsPlan(fb, ds, program) if plan is None else plan
+    p = plan.params
     depth_buf = fb.depth_bytes(memory) if p.use_depth else NO_BYTES
     color_buf, fault = NO_BYTES, None
     if p.color_write:
@@ -151,13 +197,13 @@ def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilSt
     depth, color = np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8)
     fate = NO_FATE if fate is None else fate
     if p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf):
-        counts[fk.SURVIVED] = fk.interleaved(x, y, depth, color, p, depth_buf, stencil_tables(ds), counts, fate,
-                                             FATE_OF_COUNTER, color_buf, *_byte_color_args(fb, ds, program))
+        counts[fk.SURVIVED] = fk.interleaved(x, y, depth, color, p, depth_buf, plan.stencil_tables, counts, fate,
+                                             FATE_OF_COUNTER, color_buf, *plan.byte_color_args)
     else:
-        survivors = _depth_stencil(p, ds, x, y, depth, depth_buf, counts, fate)
+        survivors = _depth_stencil(p, plan, x, y, depth, depth_buf, counts, fate)
         counts[fk.SURVIVED] = survivors.shape[0]
         if p.color_write and survivors.shape[0]:
-            _color(p, fb, ds, program, survivors, x, y, color, color_buf)
+            _color(p, plan, survivors, x, y, color, color_buf)
     if fault is not None and counts[fk.SURVIVED]:
         raise fault
     stats["killed_stencil"] += int(counts[fk.KILLED_STENCIL])
@@ -174,7 +220,7 @@ def _words(buf: np.ndarray, bpp: int) -> np.ndarray | None:
     return buf.view(np.uint32)
 
 
-def _depth_stencil(p: OpsParams, ds: DepthStencilState, x: np.ndarray, y: np.ndarray, depth: np.ndarray,
+def _depth_stencil(p: OpsParams, plan: OpsPlan, x: np.ndarray, y: np.ndarray, depth: np.ndarray,
                    depth_buf: np.ndarray, counts: np.ndarray, fate: np.ndarray) -> np.ndarray:
     """Depth/stencil of every fragment in order; returns the survivors' indices (int32)."""
     if not p.use_depth:
@@ -186,29 +232,23 @@ def _depth_stencil(p: OpsParams, ds: DepthStencilState, x: np.ndarray, y: np.nda
         n = fk.depth_words(x, y, depth, p, words, survivors)
         counts[fk.KILLED_DEPTH] += x.shape[0] - n
     else:
-        n = fk.depth_stencil_pass(x, y, depth, p, depth_buf, stencil_tables(ds), counts, fate, FATE_OF_COUNTER,
+        n = fk.depth_stencil_pass(x, y, depth, p, depth_buf, plan.stencil_tables, counts, fate, FATE_OF_COUNTER,
                                   survivors)
     return survivors[:n]
 
 
-def _color(p: OpsParams, fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram,
-           survivors: np.ndarray, x: np.ndarray, y: np.ndarray, color: np.ndarray, color_buf: np.ndarray) -> None:
+def _color(p: OpsParams, plan: OpsPlan, survivors: np.ndarray, x: np.ndarray, y: np.ndarray, color: np.ndarray,
+           color_buf: np.ndarray) -> None:
     """Color write of the survivors: a word pass when one applies (``fragment_kernels``), else the byte pass."""
-    layout = fbm.COLOR_LAYOUTS[fb.color_format]
-    pk = fk.packer(layout)
-    words = _words(color_buf, p.color_bpp) if all(bits == 8 for _, _, bits in layout) else None
+    words = _words(color_buf, p.color_bpp) if all(bits == 8 for _, _, bits in plan.layout) else None
     if words is None:
-        fk.color_pass(survivors, x, y, color, p, color_buf, *_byte_color_args(fb, ds, program))
+        fk.color_pass(survivors, x, y, color, p, color_buf, *plan.byte_color_args)
     elif not p.need_dst:
-        fk.replace_words(survivors, x, y, color, p, words, pk)
-    elif program.mode is BlendMode.BLEND:
-        shifts = [shift for _, shift in sorted((ch, shift) for ch, shift, _ in layout)]
-        rows = np.column_stack([factor_rows(program), np.array(ds.color_mask, np.int64), shifts])
-        fk.blend_words(survivors, x, y, color, p, words, *(tuple(int(v) for v in row) for row in rows))
+        fk.replace_words(survivors, x, y, color, p, words, plan.packer)
+    elif plan.program.mode is BlendMode.BLEND:
+        fk.blend_words(survivors, x, y, color, p, words, *plan.blend_rows)
     else:  # a logic op, or the source through a partial write mask (the op "copy")
-        table = program.logic if program.mode is BlendMode.LOGIC else LOGIC_TABLES[LOGIC_COPY]
-        write_mask = sum(0xFF << shift for ch, shift, _ in layout if ds.color_mask[ch])
-        fk.logic_words(survivors, x, y, color, p, words, pk, tuple(0xFFFFFFFF if t else 0 for t in table), write_mask)
+        fk.logic_words(survivors, x, y, color, p, words, plan.packer, *plan.logic_args)
 
 
 def _byte_color_args(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram) -> tuple:

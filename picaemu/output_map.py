@@ -26,6 +26,7 @@ raise ``UnsupportedFeature``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numba
 import numpy as np
@@ -89,23 +90,31 @@ def slot_registers(outmap_mask: int) -> list[int]:
 def map_outputs(om: OutputMapState, outputs: np.ndarray, outmap_mask: int) -> np.ndarray:
     """(N, 16, 4) shader outputs -> (N, NUM_COLUMNS) float32 vertices (see the module docstring)."""
     n = outputs.shape[0]
+    source, top = _source_table(om, outmap_mask)
+    if outputs.ndim != 3 or outputs.shape[2] != 4 or top >= 4 * outputs.shape[1]:
+        raise PipelineError(f"shader outputs {outputs.shape} lack a register the output map reads "
+                            f"(o{top // 4})", register=id_of("SH_OUTMAP_TOTAL"))
+    vert = np.empty((n, NUM_COLUMNS), np.float32)
+    flat = np.ascontiguousarray(outputs, np.float32).reshape(n, 4 * outputs.shape[1])
+    _fill_columns(flat, source, COLOR.start, COLOR.stop, vert)
+    return vert
+
+
+@lru_cache(maxsize=64)
+def _source_table(om: OutputMapState, outmap_mask: int) -> tuple[np.ndarray, int]:
+    """(NUM_COLUMNS,) int64 column -> register * 4 + component (-1: reads 1.0), and its largest entry: a function
+    of the output map and the mask only, remembered (shared: not to be modified)."""
     regs = slot_registers(outmap_mask)
     if len(regs) < om.count:
         raise PipelineError(f"SH_OUTMAP_TOTAL = {om.count} slots but OUTMAP_MASK enables {len(regs)} registers",
                             register=id_of("SH_OUTMAP_TOTAL"))
-    source = np.full(NUM_COLUMNS, -1, np.int64)  # column -> register * 4 + component (-1: reads 1.0)
+    source = np.full(NUM_COLUMNS, -1, np.int64)
     for slot, row in enumerate(om.codes):
         for comp, code in enumerate(row):
             column = SEMANTIC_COLUMN.get(code)
             if column is not None:
                 source[column] = regs[slot] * 4 + comp  # a later slot/component overrides
-    if outputs.ndim != 3 or outputs.shape[2] != 4 or source.max() >= 4 * outputs.shape[1]:
-        raise PipelineError(f"shader outputs {outputs.shape} lack a register the output map reads "
-                            f"(o{source.max() // 4})", register=id_of("SH_OUTMAP_TOTAL"))
-    vert = np.empty((n, NUM_COLUMNS), np.float32)
-    flat = np.ascontiguousarray(outputs, np.float32).reshape(n, 4 * outputs.shape[1])
-    _fill_columns(flat, source, COLOR.start, COLOR.stop, vert)
-    return vert
+    return source, int(source.max())
 
 
 @numba.njit(cache=True)

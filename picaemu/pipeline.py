@@ -253,7 +253,7 @@ class Pipeline:
         stats.update(counts)
         wt, culled = clipping.cull(clipping.to_window(tris, src, ds.viewport), ds.viewport.cull_mode)
         stats.update(primitives_culled=culled, primitives_rasterized=len(wt))
-        active, rs = ds.varyings.active, ds.raster
+        active, rs = ds.varyings.plan, ds.raster
         if len(wt):
             call.bounds = window_bounds(wt, fb)
         if self.fragment_observer is None:
@@ -310,10 +310,11 @@ class Pipeline:
             fragment_ops.resolve_shadow(memory, fb, ds.shadow, frags.x, frags.y, frags.depth, color[:, 1], stats)
             return  # fates stay WRITTEN
         alive = stages.alpha_test(color)
-        stats["killed_alpha"] += int((~alive).sum())
+        killed = alive.shape[0] - int(np.count_nonzero(alive))
+        stats["killed_alpha"] += killed
         x, y, depth = frags.x, frags.y, frags.depth
         sub = fate
-        if not alive.all():
+        if killed:
             keep = np.nonzero(alive)[0]
             x, y, depth, color = x[keep], y[keep], depth[keep], color[keep]
             if fate is not None:
@@ -323,7 +324,9 @@ class Pipeline:
             return
         program = getattr(stages, "blend_program", None)
         if program is not None:
-            fragment_ops.resolve(memory, fb, ds.depth_stencil, program(), x, y, depth, color, stats, sub)
+            prog = program()  # the draw state's plan serves the draw state's own program
+            plan = ds.fragment_ops if prog is ds.blend_program else None
+            fragment_ops.resolve(memory, fb, ds.depth_stencil, prog, x, y, depth, color, stats, sub, plan)
         else:
             fragment_ops.resolve_layers(memory, fb, ds.depth_stencil, stages, x, y, depth, color, stats, sub)
         if sub is not None and sub is not fate:

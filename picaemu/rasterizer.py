@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -81,6 +82,60 @@ class RasterState:
             depth_offset=float(access.value(regs, "DEPTHMAP_OFFSET", "offset")),
             w_buffer=access.raw(regs, "DEPTHMAP_ENABLE", "mode") == 0,
         )
+
+    @cached_property
+    def params(self) -> np.ndarray:
+        """``_scan``'s int64 [width, height, scissor mode, x1, y1, x2, y2]."""
+        return np.array([self.width, self.height, self.scissor_mode, *self.scissor], np.int64)
+
+    @cached_property
+    def dparams(self) -> np.ndarray:
+        """``_scan``'s float64 [depth scale, depth offset, w-buffer]."""
+        return np.array([self.depth_scale, self.depth_offset, float(self.w_buffer)], np.float64)
+
+
+# a read-only view of 1.0 as large as any field: a field of unmapped columns is a slice of it (no memory per fragment)
+ONES = np.broadcast_to(np.float32(1.0), (1 << 40, 4))
+FieldPlan = tuple  # ("column", k) | ("columns", lo, hi) | ("ones", width; 0: a 1-D field) | ("mixed", pairs, width)
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """Which varying columns a draw interpolates (``columns`` (A,) int64, sorted, no repeats) and how each
+    ``Fragments`` field is read from the interpolated (F, A) array: a view of its columns when all are there,
+    1.0 (the value of an unmapped semantic) where missing. Depends only on the columns: the draw state keeps one
+    per output map (``picaemu.draw_state.Varyings``)."""
+
+    columns: np.ndarray
+    quat: int | None  # first column of the quaternion in the interpolated array when all four are there
+    fields: tuple[tuple[str, FieldPlan], ...]
+
+    @classmethod
+    def of(cls, active: np.ndarray | None, n_var: int = om.NUM_COLUMNS - 4) -> ColumnPlan:
+        """The plan of the varying columns ``active`` (any shape; None = all ``n_var``)."""
+        columns = range(n_var) if active is None else sorted({int(c) for c in np.asarray(active).ravel()})
+        position = {c: k for k, c in enumerate(columns)}
+        quat = range(VARYING["quat"].start, VARYING["quat"].stop)
+        return cls(np.array(columns, np.int64), position[quat[0]] if all(c in position for c in quat) else None,
+                   tuple((name, _field_plan(position, want)) for name, want in VARYING.items()))
+
+    def fields_of(self, out_var: np.ndarray) -> dict[str, np.ndarray]:
+        """The varying fields of ``Fragments`` over the interpolated (F, A) float32 ``out_var``."""
+        n = out_var.shape[0]
+        out = {}
+        for name, plan in self.fields:
+            kind = plan[0]
+            if kind == "column":
+                out[name] = out_var[:, plan[1]]
+            elif kind == "columns":
+                out[name] = out_var[:, plan[1] : plan[2]]
+            elif kind == "ones":
+                out[name] = ONES[:n, : plan[1]] if plan[1] else ONES[:n, 0]
+            else:
+                field = out[name] = np.ones((n, plan[2]), np.float32)
+                for k, c in plan[1]:
+                    field[:, k] = out_var[:, c]
+        return out
 
 
 @numba.njit(cache=True, inline="always")
@@ -204,13 +259,18 @@ def _scan(x, y, zndc, inv_w, vary, primitive, active, params, dparams, mode, out
 
 
 def rasterize_chunks(wt: WindowTriangles, rs: RasterState,
-                     active: np.ndarray | None = None) -> Iterator[tuple[Fragments, dict]]:
+                     active: np.ndarray | ColumnPlan | None = None) -> Iterator[tuple[Fragments, dict]]:
     """``rasterize`` over consecutive runs of triangles of at most ``CHUNK_FRAGMENTS`` bounding-box pixels each
     (a triangle larger alone), in order: a draw's memory stays bounded whatever its size. A draw that rasterizes
     more than ``MAX_DRAW_FRAGMENTS`` fragments raises ``PipelineError`` before any is written (hostile input: a
-    million full-screen triangles would take hours)."""
+    million full-screen triangles would take hours). ``active``: as ``rasterize``, or its ``ColumnPlan``."""
+    plan = _plan(wt, active)
     bounds = _walk(wt, rs, SCAN_BOUND)
-    if int(bounds.sum()) > MAX_DRAW_FRAGMENTS:  # bounding boxes overestimate thin triangles: count exactly
+    total = int(bounds.sum())
+    if total < CHUNK_FRAGMENTS and total <= MAX_DRAW_FRAGMENTS:  # one run: the sums below reach no chunk boundary
+        yield _rasterize(wt, rs, plan, total)
+        return
+    if total > MAX_DRAW_FRAGMENTS:  # bounding boxes overestimate thin triangles: count exactly
         covered = _walk(wt, rs, SCAN_COUNT)
         if int(covered.sum()) > MAX_DRAW_FRAGMENTS:
             raise PipelineError(f"draw rasterizes {int(covered.sum())} fragments, more than the limit of "
@@ -218,25 +278,34 @@ def rasterize_chunks(wt: WindowTriangles, rs: RasterState,
     ends = np.flatnonzero(np.diff(np.cumsum(bounds) // CHUNK_FRAGMENTS)) + 1
     for lo, hi in itertools.pairwise([0, *ends.tolist(), len(wt)]):
         part = wt if (lo, hi) == (0, len(wt)) else wt.select(slice(lo, hi))
-        yield _rasterize(part, rs, active, int(bounds[lo:hi].sum()))
+        yield _rasterize(part, rs, plan, int(bounds[lo:hi].sum()))
+
+
+def _plan(wt: WindowTriangles, active: np.ndarray | ColumnPlan | None) -> ColumnPlan:
+    if isinstance(active, ColumnPlan):
+        return active
+    return ColumnPlan.of(active, wt.varyings.shape[2] if len(wt) else om.NUM_COLUMNS - 4)
+
+
+NO_COLUMNS = np.zeros(0, np.int64)
+NO_OUTPUTS = (np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.float32), np.empty(0, np.float32),
+              np.empty((0, 0), np.float32), np.empty(0, np.int32))  # the outputs of walks that write none
 
 
 def _walk(wt: WindowTriangles, rs: RasterState, mode: int) -> np.ndarray:
     """(T,) int64 per triangle: its bounding-box pixels (SCAN_BOUND) or its fragments, scissored ones included
     (SCAN_COUNT)."""
     counts = np.zeros((len(wt), 3), np.int64)
-    _scan(*_scan_inputs(wt, rs, np.zeros(0, np.int64)), mode, *_outputs(0, 0), counts)
+    _scan(*_scan_inputs(wt, rs, NO_COLUMNS), mode, *NO_OUTPUTS, counts)
     _check_division(counts)
     return counts[:, 0] + counts[:, 1] if mode == SCAN_COUNT else counts[:, 0]
 
 
 def _scan_inputs(wt: WindowTriangles, rs: RasterState, cols: np.ndarray) -> tuple:
     """``_scan``'s arguments before ``mode``: the triangles, the varying columns ``cols``, the raster state."""
-    params = np.array([rs.width, rs.height, rs.scissor_mode, *rs.scissor], np.int64)
-    dparams = np.array([rs.depth_scale, rs.depth_offset, float(rs.w_buffer)], np.float64)
     return (np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), np.ascontiguousarray(wt.zndc),
             np.ascontiguousarray(wt.inv_w), np.ascontiguousarray(wt.varyings),
-            np.ascontiguousarray(wt.primitive, np.int32), cols, params, dparams)
+            np.ascontiguousarray(wt.primitive, np.int32), cols, rs.params, rs.dparams)
 
 
 def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = None) -> tuple[Fragments, dict]:
@@ -250,20 +319,14 @@ def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = 
     ``ONE_PASS_BYTES`` of fragments (the arrays returned are views of their first part; pages past the fragments
     written are never touched), else by a counting walk first.
     """
-    return _rasterize(wt, rs, active, int(_walk(wt, rs, SCAN_BOUND).sum()))
+    return _rasterize(wt, rs, _plan(wt, active), int(_walk(wt, rs, SCAN_BOUND).sum()))
 
 
-def _rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None,
-               bound: int) -> tuple[Fragments, dict]:
+def _rasterize(wt: WindowTriangles, rs: RasterState, plan: ColumnPlan, bound: int) -> tuple[Fragments, dict]:
     """``rasterize`` given the triangles' summed bounding-box pixels ``bound`` (``_walk``)."""
-    n_tri = len(wt)
-    n_var = wt.varyings.shape[2] if n_tri else om.NUM_COLUMNS - 4
-    columns = range(n_var) if active is None else sorted({int(c) for c in np.asarray(active).ravel()})
-    position = {c: k for k, c in enumerate(columns)}
-    cols = np.array(columns, np.int64)
-    quat = range(VARYING["quat"].start, VARYING["quat"].stop)
+    cols = plan.columns
     args = _scan_inputs(wt, rs, cols)
-    counts = np.zeros((n_tri, 3), np.int64)
+    counts = np.zeros((len(wt), 3), np.int64)
     size = bound
     if size * (FRAGMENT_BYTES + 4 * cols.shape[0]) > ONE_PASS_BYTES:
         size = _scan(*args, SCAN_COUNT, *_outputs(0, cols.shape[0]), counts)
@@ -272,12 +335,10 @@ def _rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None,
     total = _scan(*args, SCAN_EMIT, *outputs, counts)
     _check_division(counts)
     out_x, out_y, out_depth, out_w, out_var, out_prim = (a[:total] for a in outputs)
-    if all(c in position for c in quat):
-        _normalise(out_var[:, position[quat[0]] : position[quat[0]] + 4])
+    if plan.quat is not None:
+        _normalise(out_var[:, plan.quat : plan.quat + 4])
     killed = int(counts[:, 1].sum())
-    frags = Fragments(x=out_x, y=out_y, depth=out_depth, w=out_w,
-                      primitive=out_prim,
-                      **{name: _field(out_var, position, c) for name, c in VARYING.items()})
+    frags = Fragments(x=out_x, y=out_y, depth=out_depth, w=out_w, primitive=out_prim, **plan.fields_of(out_var))
     return frags, {"fragments_rasterized": total + killed, "killed_scissor": killed}
 
 
@@ -315,20 +376,15 @@ def _check_division(counts: np.ndarray) -> None:
         raise ZeroDivisionError("division by zero")
 
 
-def _field(out_var: np.ndarray, position: dict[int, int], want: slice | int) -> np.ndarray:
-    """A Fragments field from the interpolated columns (``position``: varying column -> its column of
-    ``out_var``): a view when all are there, 1.0 where missing."""
-    n = out_var.shape[0]
+def _field_plan(position: dict[int, int], want: slice | int) -> FieldPlan:
+    """How one Fragments field reads the interpolated columns (``position``: varying column -> its column of
+    the interpolated array; ``ColumnPlan.fields_of`` applies it)."""
     if isinstance(want, int):
-        return out_var[:, position[want]] if want in position else np.broadcast_to(np.float32(1.0), (n,))
+        return ("column", position[want]) if want in position else ("ones", 0)
     wanted = range(want.start, want.stop)
     present = [c in position for c in wanted]
     if all(present):  # consecutive columns, as ``position`` keeps the sorted order
-        return out_var[:, position[wanted[0]] : position[wanted[0]] + len(wanted)]
+        return ("columns", position[wanted[0]], position[wanted[0]] + len(wanted))
     if not any(present):
-        return np.broadcast_to(np.float32(1.0), (n, len(wanted)))
-    out = np.ones((n, len(wanted)), np.float32)
-    for k, c in enumerate(wanted):
-        if c in position:
-            out[:, k] = out_var[:, position[c]]
-    return out
+        return ("ones", len(wanted))
+    return ("mixed", tuple((k, position[c]) for k, c in enumerate(wanted) if c in position), len(wanted))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -157,7 +158,7 @@ class TevStage:
             slots += (2,)
         return slots
 
-    @property
+    @cached_property
     def passthrough(self) -> bool:
         """True when the stage outputs "previous" unchanged (replace, previous, plain operand, x1)."""
         plain = (self.rgb_op, self.alpha_op, self.rgb_sources[0], self.alpha_sources[0]) == (
@@ -168,6 +169,37 @@ class TevStage:
     def sources_read(self) -> set[int]:
         return {self.rgb_sources[s] for s in self.slots_read("RGB")} | {
             self.alpha_sources[s] for s in self.slots_read("alpha")}
+
+    @cached_property
+    def plan(self) -> StagePlan:
+        """The stage's kernel arguments that depend on its registers only (computed once per decoded stage)."""
+        rgb_slots = ARITY[self.rgb_op]
+        alpha_slots = 0 if self.rgb_op == OP_DOT3_RGBA else ARITY[self.alpha_op]
+        rgb_opnd = [self.rgb_operands[s] if s < rgb_slots else 0 for s in range(3)]
+        alpha = [ALPHA_OPERAND_TABLE[self.alpha_operands[s] if s < alpha_slots else 0] for s in range(3)]
+        rgb_ch = np.array([RGB_OPERAND_TABLE[o][0] for o in rgb_opnd], np.int64)
+        rgb_inv = np.array([RGB_OPERAND_TABLE[o][1] for o in rgb_opnd], np.bool_)
+        return StagePlan(rgb_slots, alpha_slots, rgb_ch, rgb_inv, tuple(int(k) for k in rgb_ch.ravel()),
+                         tuple(bool(v) for v in rgb_inv), tuple(ch for ch, _ in alpha), tuple(inv for _, inv in alpha),
+                         self.alpha_op if self.alpha_op in ARITY else 0, self.rgb_op in (OP_DOT3_RGB, OP_DOT3_RGBA))
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """``run_stage``'s per-stage constants: operand slots read for RGB and alpha, the RGB operands' channels
+    ((3, 3) int64, and as 9 scalars) and inversions ((3,) bool, and as scalars), the alpha operands' channels and
+    inversions, the alpha op passed to the kernel, whether the RGB op is a dot3."""
+
+    rgb_slots: int
+    alpha_slots: int
+    rgb_ch: np.ndarray
+    rgb_inv: np.ndarray
+    rgb_ch_scalars: tuple[int, ...]
+    rgb_inv_scalars: tuple[bool, ...]
+    alpha_ch: tuple[int, ...]
+    alpha_inv: tuple[bool, ...]
+    alpha_op: int
+    dot3: bool
 
 
 @dataclass(frozen=True)
@@ -190,9 +222,13 @@ class TevState:
                                for i in range(BUFFER_STAGES)),
         )
 
-    def sources_used(self) -> set[int]:
+    def sources_used(self) -> frozenset[int]:
         """Every source code some stage reads (external inputs the caller must provide among them)."""
-        return set().union(*(s.sources_read() for s in self.stages if not s.passthrough))
+        return self._sources_used
+
+    @cached_property
+    def _sources_used(self) -> frozenset[int]:
+        return frozenset().union(*(s.sources_read() for s in self.stages if not s.passthrough))
 
 
 @numba.njit(cache=True, error_model="numpy")  # every divisor is a constant: no division-by-zero branches
@@ -263,6 +299,9 @@ def _resolve(stage: TevStage, kind: str, slot: int, inputs: Mapping[int, np.ndar
     if code not in inputs:
         raise UnsupportedFeature(f"TEV stage {stage.index} reads source {TEV_SOURCES.get(code, code)}, not provided")
     color = inputs[code]
+    if (isinstance(color, np.ndarray) and color.shape == (count, 4) and color.dtype == np.uint8
+            and color.flags.c_contiguous and color.flags.writeable):  # as the shading path provides them
+        return color
     if np.shape(color) == (4,):
         return _filled(color, count)
     if np.shape(color) != (count, 4):
@@ -282,26 +321,18 @@ def _filled(color: tuple[int, ...] | np.ndarray, count: int) -> np.ndarray:
 def run_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray,
               count: int) -> np.ndarray:
     """One stage over ``count`` fragments: (count, 4) uint8."""
-    arity = {"RGB": ARITY[stage.rgb_op], "alpha": 0 if stage.rgb_op == OP_DOT3_RGBA else ARITY[stage.alpha_op]}
+    plan = stage.plan
     arrays = {}
-    for kind, n in arity.items():
+    for kind, n in (("RGB", plan.rgb_slots), ("alpha", plan.alpha_slots)):
         got = [_resolve(stage, kind, s, inputs, previous, buffer, count) for s in range(n)]
         arrays[kind] = tuple(got + [got[0] if got else previous] * (3 - len(got)))
-    rgb_opnd = [stage.rgb_operands[s] if s < arity["RGB"] else 0 for s in range(3)]
-    alpha_opnd = [stage.alpha_operands[s] if s < arity["alpha"] else 0 for s in range(3)]
-    rgb_ch = np.array([RGB_OPERAND_TABLE[o][0] for o in rgb_opnd], np.int64)
-    rgb_inv = np.array([RGB_OPERAND_TABLE[o][1] for o in rgb_opnd], np.bool_)
     out = np.empty((count, 4), np.uint8)
-    dot3 = stage.rgb_op in (OP_DOT3_RGB, OP_DOT3_RGBA)
-    if dot3:  # its own kernel, compiled the first time a draw uses it
-        _dot3(arrays["RGB"][0], arrays["RGB"][1], rgb_ch, rgb_inv, stage.rgb_shift, stage.rgb_op == OP_DOT3_RGBA,
-              stage.alpha_shift, out)
+    if plan.dot3:  # its own kernel, compiled the first time a draw uses it
+        _dot3(arrays["RGB"][0], arrays["RGB"][1], plan.rgb_ch, plan.rgb_inv, stage.rgb_shift,
+              stage.rgb_op == OP_DOT3_RGBA, stage.alpha_shift, out)
     if stage.rgb_op != OP_DOT3_RGBA:  # dot3 RGBA wrote all four channels
-        alpha = [ALPHA_OPERAND_TABLE[o] for o in alpha_opnd]
-        _stage(*arrays["RGB"], *arrays["alpha"], tuple(int(k) for k in rgb_ch.ravel()),
-               tuple(bool(v) for v in rgb_inv), stage.rgb_op, stage.rgb_shift, tuple(ch for ch, _ in alpha),
-               tuple(inv for _, inv in alpha), stage.alpha_op if stage.alpha_op in ARITY else 0, stage.alpha_shift,
-               not dot3, out)
+        _stage(*arrays["RGB"], *arrays["alpha"], plan.rgb_ch_scalars, plan.rgb_inv_scalars, stage.rgb_op,
+               stage.rgb_shift, plan.alpha_ch, plan.alpha_inv, plan.alpha_op, stage.alpha_shift, not plan.dot3, out)
     return out
 
 

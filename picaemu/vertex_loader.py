@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -205,17 +206,51 @@ def gather_attribute(read: AttributeRead, indices: np.ndarray, memory: PhysicalM
     who = f"attribute {read.attribute} (loader {read.loader})"
     span = memory.bytes(span_start, read.stride * (hi - lo) + size, who)
     # vertices lo..hi as a view straight over memory (any alignment): consecutive indices copy it in one strided
-    # assignment, others gather its rows
-    rows = np.lib.stride_tricks.as_strided(span, (hi - lo + 1, size), (read.stride, 1), writeable=False)
+    # assignment, others gather its rows (the ndarray constructor: as_strided costs ~5x more)
+    rows = np.ndarray((hi - lo + 1, size), np.uint8, span, 0, (read.stride, 1))
     dst = out[:, :comps]
     if read.dtype == F32 and dst.strides[1] == F32.itemsize:
         # no conversion: move each vertex's bytes as one element (numpy copies (U, 4) floats row by row, ~2x slower)
-        vertex = np.dtype((np.void, size))
+        vertex = _vertex_dtype(size)
         src, dst = rows.view(vertex)[:, 0], dst.view(vertex)[:, 0]
     else:
         src = rows.view(read.dtype)
     dst[...] = src if consecutive else src[indices - lo]
     return out
+
+
+@lru_cache(maxsize=16)
+def _vertex_dtype(size: int) -> np.dtype:
+    """One vertex's ``size`` bytes as one element."""
+    return np.dtype((np.void, size))
+
+
+CopyPlan = tuple[tuple[AttributeRead | None, tuple[AttributeRead, ...]], ...]
+_last_plan: tuple[tuple[AttributeRead, ...], CopyPlan] | None = None  # the last layout's (reads, plan)
+
+
+def _copy_plan(reads: tuple[AttributeRead, ...]) -> CopyPlan:
+    """``_vec4_runs`` of a loader layout, each run with the merged read that copies it at once (None for a run of
+    one): a layout's plan, remembered across draws (the draws of one layout share its ``reads`` tuple: checked by
+    identity first, then by content)."""
+    global _last_plan
+    last = _last_plan
+    if last is not None and last[0] is reads:
+        return last[1]
+    plan = _layout_plan(reads)
+    _last_plan = (reads, plan)
+    return plan
+
+
+@lru_cache(maxsize=64)
+def _layout_plan(reads: tuple[AttributeRead, ...]) -> CopyPlan:
+    """``_copy_plan`` by content."""
+    plan = []
+    for run in _vec4_runs(reads):
+        first = run[0]
+        merged = AttributeRead(first.attribute, first.loader, first.address, first.stride, F32, 4 * len(run))
+        plan.append((merged if len(run) > 1 else None, tuple(run)))
+    return tuple(plan)
 
 
 def _vec4_runs(reads: tuple[AttributeRead, ...]) -> list[list[AttributeRead]]:
@@ -289,10 +324,9 @@ def load_batch(vl: VertexLoaderState | None, fixed_attribs: np.ndarray, kind: Dr
         unique, inverse = np.unique(stream, return_inverse=True)
     # np.zeros rather than np.empty + zeroing the registers nothing loads: calloc's zeroed pages cost less (measured)
     attrs = np.zeros((unique.shape[0], vl.num_attributes if configured_only else NUM_INPUTS, 4), np.float32)
-    for run in _vec4_runs(vl.reads):
-        if len(run) > 1:  # one strided copy for the run (each vertex's bytes land together in attrs)
+    for merged, run in _copy_plan(vl.reads):
+        if merged is not None:  # one strided copy for the run (each vertex's bytes land together in attrs)
             first = run[0]
-            merged = AttributeRead(first.attribute, first.loader, first.address, first.stride, F32, 4 * len(run))
             dst = attrs[:, first.attribute : first.attribute + len(run)].reshape(-1, 4 * len(run))
             try:
                 gather_attribute(merged, unique, memory, dst, increasing=True)

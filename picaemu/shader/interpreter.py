@@ -200,10 +200,16 @@ class Machine:
 
     def run(self) -> None:
         limit = self.setup.code_words
-        if not 0 <= self.setup.entry < limit:
-            raise ShaderError(f"entry point 0x{self.setup.entry:X} is outside the {limit}-word code memory",
-                              pc=self.setup.entry)
-        pending: dict[Control, Lanes] = {Control(self.setup.entry): ALL}
+        entry = self.setup.entry
+        if not 0 <= entry < limit:
+            raise ShaderError(f"entry point 0x{entry:X} is outside the {limit}-word code memory", pc=entry)
+        straight = self.program.straight_run(entry)
+        if straight:  # arithmetic then END: the two steps of the loop below, without its bookkeeping
+            self.arithmetic(Control(entry), ALL, straight)
+            self._count_steps(entry + straight, 1)
+            self.lane_instructions += self.n
+            return
+        pending: dict[Control, Lanes] = {Control(entry): ALL}
         while pending:
             ctl = min(pending, key=_pc_of) if len(pending) > 1 else next(iter(pending))
             lanes = pending.pop(ctl)
@@ -337,11 +343,9 @@ _HANDLERS = {
 
 def load_inputs(m: Machine, setup: ShaderSetup, attributes: np.ndarray) -> None:
     """v[perm[k]] = attribute k for the configured input count (only registers the program reads)."""
-    used = set(m.program.registers(setup.entry).v_read)
-    pairs = [(k, setup.input_permutation[k]) for k in range(min(setup.num_inputs, attributes.shape[1]))
-             if setup.input_permutation[k] in used]
-    if pairs:
-        load_attributes(attributes, np.array(pairs, np.int64), m.vr)
+    pairs = m.program.input_pairs(setup.entry, setup.input_permutation, min(setup.num_inputs, attributes.shape[1]))
+    if pairs is not None:
+        load_attributes(attributes, pairs, m.vr)
 
 
 def run_vertex_shader(setup: ShaderSetup, attributes: np.ndarray, *, step_budget: int = STEP_BUDGET,
@@ -360,7 +364,5 @@ def run_vertex_shader(setup: ShaderSetup, attributes: np.ndarray, *, step_budget
     m.run()
     if counters is not None:
         counters["shader_instructions"] = counters.get("shader_instructions", 0) + m.lane_instructions
-    written = np.zeros(NUM_OUT, np.bool_)
-    written[list(m.program.registers(setup.entry).o_written)] = True
-    store_outputs(m.out[0], written, result)
+    store_outputs(m.out[0], m.program.written_outputs(setup.entry), result)
     return result

@@ -72,6 +72,8 @@ class Program:
         self.runs: dict[int, int] = {}
         self.plans: dict[tuple[int, int], np.ndarray] = {}
         self.reach: dict[int, Reach] = {}
+        self.inputs: dict[tuple[int, tuple[int, ...], int], np.ndarray | None] = {}
+        self.written: dict[int, np.ndarray] = {}
 
     def instruction(self, pc: int) -> Instruction:
         ins = self.decoded.get(pc)
@@ -101,6 +103,37 @@ class Program:
             run = stop - pc
             self.runs[pc] = run
         return run
+
+    def straight_run(self, entry: int) -> int:
+        """The length of the arithmetic run from ``entry`` when an END follows it (a program without flow
+        control: ``Machine.run`` runs it in one step), else 0."""
+        run = self.arith_run(entry)
+        end = entry + run
+        if not run or end >= self.size:
+            return 0
+        try:
+            return run if self.instruction(end).name == "end" else 0
+        except ShaderError:
+            return 0
+
+    def input_pairs(self, entry: int, permutation: tuple[int, ...], count: int) -> np.ndarray | None:
+        """(P, 2) int64 (input attribute k, v register) of the first ``count`` inputs whose register the program
+        reads from ``entry`` (None: no such input); remembered per entry, permutation and count."""
+        key = (entry, permutation, count)
+        if key not in self.inputs:
+            used = set(self.registers(entry).v_read)
+            pairs = [(k, permutation[k]) for k in range(count) if permutation[k] in used]
+            self.inputs[key] = np.array(pairs, np.int64) if pairs else None
+        return self.inputs[key]
+
+    def written_outputs(self, entry: int) -> np.ndarray:
+        """(NUM_OUT,) bool: the output registers some instruction reachable from ``entry`` writes (shared: not to be
+        modified; left writeable so that the kernels keep one signature)."""
+        mask = self.written.get(entry)
+        if mask is None:
+            mask = self.written[entry] = np.zeros(NUM_OUT, np.bool_)
+            mask[list(self.registers(entry).o_written)] = True
+        return mask
 
     def registers(self, entry: int) -> Reach:
         """Registers named by instructions reachable from ``entry`` (a superset of what any run touches), so

@@ -11,6 +11,7 @@ smaller than 8x8) raises a ``TextureError`` naming the register.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -116,11 +117,21 @@ class TextureUnitState:
         if self.min_level > self.max_level:
             raise TextureError(f"min level {self.min_level} > max level {self.max_level}: {self._where(regs, 'LOD')}")
 
+    @cached_property
+    def border_u8(self) -> np.ndarray:
+        """(4,) uint8 border color (the sampler kernels' argument)."""
+        return np.array(self.border, np.uint8)
+
+    @cached_property
+    def border_f32(self) -> np.ndarray:
+        """(4,) float32 border color."""
+        return np.array(self.border, np.float32)
+
     @property
     def mipmapped(self) -> bool:
         return self.max_level > 0
 
-    @property
+    @cached_property
     def needs_lod(self) -> bool:
         """True when the per-fragment LOD changes the result (mip levels, or different mag and min filters)."""
         return self.max_level > self.min_level or self.mag_linear != self.min_linear
