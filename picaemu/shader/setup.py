@@ -102,7 +102,14 @@ class ShaderSetup:
         uploaded uniforms reuses the decoded program)."""
         bools, ints = _register_uniforms(state.regs, self.unit)
         floats = (state.vs if self.unit == "vs" else state.gs).float_uniforms
-        return self.with_uniforms(floats=floats, ints=ints, bools=bools)
+        setup = object.__new__(ShaderSetup)  # every draw with a uniform upload comes here: skip replace()'s
+        setup.__dict__.update(self.__dict__)  # re-validation of the program arrays, which are this one's
+        for name, value, dtype in (("float_uniforms", floats, np.float32), ("int_uniforms", ints, np.uint8),
+                                   ("bool_uniforms", bools, np.bool_)):
+            arr = np.array(value, dtype)
+            arr.flags.writeable = False
+            setup.__dict__[name] = arr
+        return setup
 
     @classmethod
     def from_state(cls, state: GpuState, unit: Unit) -> ShaderSetup:
