@@ -39,6 +39,7 @@ import os
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -55,6 +56,9 @@ from picaemu.gx import convert as gxconvert
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState, ShaderUnitMemory
+
+if TYPE_CHECKING:
+    from picaemu.debug.api import Debugger, PixelFragment
 from picaemu.unknown_state import UnknownStateWatch, is_unknown
 
 DECIMAL_FIELDS = frozenset({"blob", "screen", "select", "stride", "size", "width"})  # the rest print in hex
@@ -223,6 +227,7 @@ class Replay:
         self.indexed = False
         self._current = 0
         self._partial = False  # True after run_to_draw stopped inside a command list (packet count unknown)
+        self._debugger: Debugger | None = None
         self._resume: tuple[int, int] | None = None  # where the half-run list of event ``position`` continues
         self._packets: dict[int, tuple[list[Packet], PicaError | None]] = {}
         self._checkpoints: dict[tuple[int, int], Checkpoint] = {(0, 0): self.checkpoint()}
@@ -254,16 +259,56 @@ class Replay:
         """((H, W) uint32 depth, (H, W) uint8 stencil) of the depth buffer the registers name, row 0 = top."""
         return fbm.read_depth_image(self.memory, self.framebuffer_state())
 
-    def texture(self, unit: int, level: int = 0, face: int = 0) -> np.ndarray:
-        """Mip ``level`` (cube ``face``) of the texture bound to ``unit`` now: (H, W, 4) uint8 RGBA, row 0 = top."""
+    def texture(self, unit: int, level: int = 0, face: int = 0, *, draw: int | None = None) -> np.ndarray:
+        """Mip ``level`` (cube ``face``) of the texture bound to ``unit`` now — or, with ``draw``, as bound and in
+        memory at that draw: (H, W, 4) uint8 RGBA, row 0 = top."""
         from picaemu.texture import decode_texture
         from picaemu.texture.state import TextureUnitState
+
+        if draw is not None:
+            return self.debugger.texture(draw, unit, level, face)
 
         ustate = TextureUnitState.from_regs(self.state.regs, unit)
         if not 0 <= face < len(ustate.addresses):
             raise PicaError(f"texture unit {unit} has {len(ustate.addresses)} face(s), not face {face}")
         return decode_texture(self.memory, ustate.addresses[face], ustate.width, ustate.height, ustate.format.value,
                               level)
+
+    # -- the debugger's answers (picaemu.debug.api; each call may move the replay) -----------------------------
+    @property
+    def debugger(self) -> Debugger:
+        """The debugger engine over this replay, indexed on first use (one rendering pass; it turns the replay's
+        checkpoints on)."""
+        if self._debugger is None:
+            from picaemu.debug.api import Debugger
+
+            self._debugger = Debugger(weakref.proxy(self))  # no cycle: the replay is freed when unreferenced
+        return self._debugger
+
+    def pixel_history(self, x: int, y: int, frame: int | None = None) -> list[PixelFragment]:
+        """Every fragment at PNG pixel (x, y) of the color buffer (``render --target color``) in ``frame`` (default:
+        the last frame with draws), in draw order; see ``picaemu.debug.api.PixelFragment``."""
+        return self.debugger.pixel_history(x, y, frame)
+
+    def mesh(self, draw: int, stage: str = "vs") -> np.ndarray:
+        """Vertices of ``draw`` at ``stage``: "input", "vs", "gs" or "clipped" (``Debugger.mesh``)."""
+        return self.debugger.mesh(draw, stage)
+
+    def shader_trace(self, draw: int, vertex: int, unit: str = "vs") -> list[dict]:
+        """Vertex ``vertex`` of ``draw`` through its shader, one dict per instruction (``Debugger.shader_trace``)."""
+        return self.debugger.shader_trace(draw, vertex, unit)
+
+    def pipeline_state(self, draw: int) -> dict:
+        """Every stage's decoded state at ``draw`` as plain data (``Debugger.pipeline_state``)."""
+        return self.debugger.pipeline_state(draw)
+
+    def diff(self, draw_a: int, draw_b: int) -> dict:
+        """What differs between the states at two draws (``Debugger.diff``)."""
+        return self.debugger.diff(draw_a, draw_b)
+
+    def surface(self, address: int, fmt: str, width: int, height: int, level: int = 0) -> np.ndarray:
+        """Any memory decoded as a texture format, any size (``Debugger.surface``)."""
+        return self.debugger.surface(address, fmt, width, height, level)
 
     def outline(self) -> list[list[EventNode]]:
         """Frames -> events (with their draws), after indexing the whole capture; trailing events after the last

@@ -85,6 +85,7 @@ def main() -> None:
 def _register() -> None:
     from picaemu.cli.batch import batch
     from picaemu.cli.convert import convert
+    from picaemu.cli.debug import dump, history, mesh, state, trace
     from picaemu.cli.decode import decode
     from picaemu.cli.gui import gui
     from picaemu.cli.record import record
@@ -94,7 +95,8 @@ def _register() -> None:
     from picaemu.cli.stats import stats
     from picaemu.cli.texture import texture
 
-    for command in (batch, convert, decode, gui, record, regs_command, render, shader, stats, texture):
+    for command in (batch, convert, decode, dump, gui, history, mesh, record, regs_command, render, shader, state,
+                    stats, texture, trace):
         main.add_command(command)
 
 

@@ -5,7 +5,9 @@
 ``--screen top|bottom``, ``--eye left|right``, ``--target screen|color|depth|stencil`` (color = the render target
 the registers name, row 0 = top; depth = depth / format maximum as 8-bit gray; stencil = raw 8-bit gray),
 ``--frame N`` (state right after FrameEnd N), ``--all-frames`` (one PNG per frame: OUT_0000.png ..., or a name with
-``{frame}``), ``--draw N`` (state right after draw N; the target defaults to color then). render's ``--depth FILE``
+``{frame}``), ``--draw N`` (state right after draw N; the target defaults to color then), ``--every-draw`` (the
+color buffer after every draw, OUT_draw00000.png ... or a name with ``{draw}``, in one forward pass: apitrace's
+dump-images). render's ``--depth FILE``
 also writes the final depth buffer; ``--mem``/``--fill``/``--base`` are refused with a capture.
 """
 
@@ -21,8 +23,11 @@ import click
 import numpy as np
 
 from picaemu import replay as rp
+from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink
 from picaemu.formats.files import refuse_overwrite, save_image
-from picaemu.framebuffer import depth_max
+from picaemu.framebuffer import depth_max, read_color_image
+from picaemu.pipeline import Pipeline
+from picaemu.state import GpuState
 
 TARGETS = ("screen", "color", "depth", "stencil")
 
@@ -38,6 +43,8 @@ def capture_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--frame", type=int, default=None, help="Capture: render the state after frame N."),
         click.option("--all-frames", is_flag=True, help="Capture: one PNG per frame (OUT_0000.png, ...)."),
         click.option("--draw", type=int, default=None, help="Capture: render the state right after draw N."),
+        click.option("--every-draw", is_flag=True,
+                     help="Capture: the color buffer after every draw, one PNG each (OUT_draw00000.png, ...)."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -69,17 +76,43 @@ def frame_path(output: Path, frame: int) -> Path:
     return output.with_name(f"{output.stem}_{frame:04d}{output.suffix}")
 
 
+def draw_path(output: Path, draw: int) -> Path:
+    if "{draw" in output.name:
+        return output.with_name(output.name.format(draw=draw))
+    return output.with_name(f"{output.stem}_draw{draw:05d}{output.suffix}")
+
+
+class _EveryDraw:
+    """A pipeline sink that, after each draw, writes the color buffer the draw rendered into (``draw_path``)."""
+
+    def __init__(self, inner: PipelineSink, output: Path, source: Path, alpha: bool, written: list[Path]) -> None:
+        self.inner, self.output, self.source, self.alpha, self.written = inner, output, source, alpha, written
+
+    def draw(self, call: DrawCall) -> None:
+        self.inner.draw(call)
+        image = read_color_image(call.memory, call.draw_state.need("framebuffer"))
+        dest = draw_path(self.output, call.index)
+        refuse_overwrite(dest, self.source)
+        save_image(dest, image if self.alpha else np.ascontiguousarray(image[:, :, :3]))
+        self.written.append(dest)
+
+    def event(self, kind: PipelineEventKind, state: GpuState) -> None:
+        self.inner.event(kind, state)
+
+
 def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = "left", target: str | None = None,
                    frame: int | None = None, all_frames: bool = False, draw: int | None = None,
-                   alpha: bool = False, verbose: bool = False, depth_output: Path | None = None) -> list[Path]:
+                   alpha: bool = False, verbose: bool = False, depth_output: Path | None = None,
+                   every_draw: bool = False) -> list[Path]:
     """Replay ``path`` and write the requested PNG(s); returns the files written. ``depth_output`` (render's
     ``--depth``) also writes the depth buffer of the final state as gray."""
     start = time.perf_counter()
     # a forward-only run keeps no checkpoint and, unless it must find a draw, no per-draw record: memory stays
     # flat however many frames the capture holds
-    replay = rp.open(path, checkpoints=False, record_draws=draw is not None)
-    chosen = target or ("color" if draw is not None else "screen")
     written: list[Path] = []
+    sink = _EveryDraw(Pipeline(), output, path, alpha, written) if every_draw else None
+    replay = rp.open(path, checkpoints=False, record_draws=draw is not None, pipeline=sink)
+    chosen = target or ("color" if draw is not None else "screen")
 
     def save(dest: Path) -> None:
         refuse_overwrite(dest, path)
@@ -89,7 +122,9 @@ def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = 
             click.echo(f"{dest}: event {replay.position}/{len(replay.events)}, {replay.draw_count} draws, "
                        f"{time.perf_counter() - start:.2f} s", err=True)
 
-    if draw is not None:
+    if every_draw:
+        replay.run()  # the sink wrote a picture after every draw
+    elif draw is not None:
         replay.run_to_draw(draw)
         save(output)
     elif all_frames:

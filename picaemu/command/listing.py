@@ -161,3 +161,48 @@ def write_text(w: WriteEvent) -> str:
     fields = fields_text(w.id, w.value)
     text = f"{w.offset:06X}  {_reg_name(w.id)} (0x{w.id:03X}) mask={w.mask:X} {w.value:08X}"
     return text + (f"  {fields}" if fields else "")
+
+
+class UniformUploads:
+    """Turns the float-uniform FIFO words of a command list into the vectors they upload: feed it packets in
+    order (``lines(packet)``), it returns ``c5 = (x, y, z, w)`` lines for every vector a packet completes. Tracks
+    each unit's ``FLOATUNIFORM_INDEX`` (index field, mode bit: float32 words, else packed float24) the way the
+    command processor applies them: 3 words per float24 vector (W:Z:Y:X, most significant first), 4 float32 words
+    per vector (W, Z, Y, X)."""
+
+    def __init__(self) -> None:
+        self._units = {}
+        for unit in ("VSH", "GSH"):
+            index = regtable.by_name(f"{unit}_FLOATUNIFORM_INDEX")
+            data = [r.id for r in regtable.all_registers() if r.name.startswith(f"GPUREG_{unit}_FLOATUNIFORM_DATA")]
+            self._units[unit] = {"index_id": index.id, "index": index.field("index"), "mode": index.field("mode"),
+                                 "data": set(data), "at": 0, "f32": False, "words": []}
+
+    def lines(self, p: PacketEvent) -> list[str]:
+        out: list[str] = []
+        for target, value in zip(packet_targets(p), p.params, strict=True):
+            for unit, u in self._units.items():
+                if target == u["index_id"]:
+                    u["at"], u["f32"], u["words"] = u["index"].extract(value), bool(u["mode"].extract(value)), []
+                elif target in u["data"]:
+                    u["words"].append(value)
+                    if len(u["words"]) == (4 if u["f32"] else 3):
+                        out.append(f"{unit.lower()} c{u['at']} = ({', '.join(_vector(u['words'], u['f32']))})")
+                        u["at"], u["words"] = u["at"] + 1, []
+        return out
+
+
+def _vector(words: list[int], f32: bool) -> list[str]:
+    """x, y, z, w of one uploaded vector as text."""
+    import numpy as np
+
+    from picaemu.numeric import f24
+
+    if f32:
+        values = np.array(words[::-1], np.uint32).view(np.float32).tolist()
+    else:
+        w1, w2, w3 = words
+        raws = (w3 & 0xFFFFFF, ((w2 & 0xFFFF) << 8) | (w3 >> 24), ((w1 & 0xFF) << 16) | (w2 >> 16), w1 >> 8)
+        values = [float(f24(r & 0xFFFFFF)) for r in raws]
+    return [f"{v:g}" for v in values]
+

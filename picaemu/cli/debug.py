@@ -1,0 +1,197 @@
+"""The debugger's answers on the command line, over the same engine the GUI uses (``picaemu.debug.api``):
+
+- ``picaemu history CAPTURE --pixel X,Y [--frame N] [--json]``: every fragment at a pixel;
+- ``picaemu state CAPTURE --draw N [--diff M] [--json]``: every stage's decoded state, or what changed;
+- ``picaemu mesh CAPTURE --draw N --stage input|vs|gs|clipped [--csv]``: vertices at a stage;
+- ``picaemu trace CAPTURE --draw N --vertex V [--unit vs|gs] [--json]``: one vertex through its shader;
+- ``picaemu dump CAPTURE``: every event of a capture, command lists decoded packet by packet (``apitrace dump``).
+
+Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: X = column,
+Y = row, row 0 at the top.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import click
+
+from picaemu import replay as rp
+from picaemu.cli.common import reports_errors
+from picaemu.command.listing import UniformUploads, packet_text
+from picaemu.debug.api import STAGES, UNITS
+from picaemu.errors import PicaError
+
+CAPTURE = click.argument("capture", type=click.Path(exists=True, path_type=Path))
+
+
+def _pixel(text: str) -> tuple[int, int]:
+    try:
+        x, y = (int(v, 0) for v in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not X,Y") from None
+    return x, y
+
+
+def _echo_json(value: object) -> None:
+    click.echo(json.dumps(value, indent=1))
+
+
+@click.command("history")
+@CAPTURE
+@click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the color buffer PNG (row 0 = top).")
+@click.option("--frame", type=int, default=None, help="Frame whose draws count (default: the last with draws).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: pixel, frame, fragments.")
+@reports_errors
+def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None:
+    """Pixel history: every fragment that reached pixel X,Y, in draw order, with its fate and the color
+    before and after it.
+
+    \b
+    Example: picaemu history samples/captures/blending.pica --pixel 120,200 --json
+    """
+    x, y = _pixel(pixel)
+    replay = rp.open(capture)
+    fragments = replay.pixel_history(x, y, frame)
+    chosen = replay.debugger.frame(frame)
+    if as_json:
+        _echo_json({"pixel": [x, y], "frame": chosen, "fragments": [f.as_dict() for f in fragments]})
+        return
+    click.echo(f"pixel ({x}, {y}), frame {chosen}: {len(fragments)} fragment(s)")
+    for f in fragments:
+        depth = "-" if f.depth is None else f"{f.depth:.6f}"
+        click.echo(f"draw {f.draw:5d} prim {f.primitive if f.primitive is not None else '-':>5} depth {depth:>9} "
+                   f"{f.fate:<24} tev {f.tev} {f.color_before} -> {f.color_after}")
+
+
+@click.command("state")
+@CAPTURE
+@click.option("--draw", type=int, required=True, help="The draw whose state to show.")
+@click.option("--diff", "other", type=int, default=None, help="Show only what differs from the state at draw M.")
+@click.option("--json", "as_json", is_flag=True, help="JSON instead of indented text.")
+@reports_errors
+def state(capture: Path, draw: int, other: int | None, as_json: bool) -> None:
+    """Every stage's decoded state at a draw (vertex input, shaders, raster, textures, TEV, fog, lighting,
+    per-fragment operations, render targets), or with --diff what differs between two draws (registers by table
+    name, float uniforms c0..c95 as vectors, int and bool uniforms, texture bindings, attribute buffers).
+
+    \b
+    Example: picaemu state samples/captures/game_cubes_300.pica --draw 4 --diff 3 --json
+    """
+    replay = rp.open(capture)
+    value = replay.diff(other, draw) if other is not None else replay.pipeline_state(draw)
+    if as_json:
+        _echo_json(value)
+    else:
+        _print_tree(value, 0)
+
+
+def _print_tree(value: object, depth: int) -> None:
+    pad = "  " * depth
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, dict | list) and item and not _flat(item):
+                click.echo(f"{pad}{key}:")
+                _print_tree(item, depth + 1)
+            else:
+                click.echo(f"{pad}{key}: {item}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            click.echo(f"{pad}[{i}]:")
+            _print_tree(item, depth + 1)
+    else:
+        click.echo(f"{pad}{value}")
+
+
+def _flat(item: dict | list) -> bool:
+    values = item.values() if isinstance(item, dict) else item
+    return all(not isinstance(v, dict | list) or (_flat(v) and len(str(v)) < 80) for v in values)
+
+
+@click.command("mesh")
+@CAPTURE
+@click.option("--draw", type=int, required=True)
+@click.option("--stage", type=click.Choice(STAGES), default="vs", show_default=True,
+              help="input: loader output; vs / gs: shader output registers; clipped: clip-space triangles.")
+@click.option("--csv", "as_csv", is_flag=True, help="CSV rows instead of JSON.")
+@reports_errors
+def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
+    """A draw's vertices at one stage of the geometry front end.
+
+    \b
+    Example: picaemu mesh samples/captures/cube.pica --draw 0 --stage clipped --csv
+    """
+    data = rp.open(capture).mesh(draw, stage)
+    if not as_csv:
+        _echo_json({"draw": draw, "stage": stage, "shape": list(data.shape), "vertices": data.tolist()})
+        return
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    if stage == "clipped":
+        writer.writerow(["triangle", "vertex", "x", "y", "z", "w"])
+        for t, tri in enumerate(data):
+            for v, pos in enumerate(tri):
+                writer.writerow([t, v, *(repr(float(c)) for c in pos)])
+    else:
+        writer.writerow(["vertex", "register", "x", "y", "z", "w"])
+        for v, regs in enumerate(data):
+            for r, vec in enumerate(regs):
+                writer.writerow([v, r, *(repr(float(c)) for c in vec)])
+    click.echo(out.getvalue(), nl=False)
+
+
+@click.command("trace")
+@CAPTURE
+@click.option("--draw", type=int, required=True)
+@click.option("--vertex", type=int, required=True, help="Vertex (or GS invocation with --unit gs).")
+@click.option("--unit", type=click.Choice(UNITS), default="vs", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per step.")
+@reports_errors
+def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool) -> None:
+    """One vertex through its shader, instruction by instruction: source values read, the result written under
+    the destination mask.
+
+    \b
+    Example: picaemu trace samples/captures/triangle.pica --draw 0 --vertex 1
+    """
+    steps = rp.open(capture).shader_trace(draw, vertex, unit)
+    for step in steps:
+        if as_json:
+            click.echo(json.dumps(step))
+        else:
+            result = "" if step["result"] is None else f" -> {step['result']}"
+            click.echo(f"{step['pc']:04X}  {step['text']:<40} {step['sources']}{result}")
+
+
+@click.command("dump")
+@CAPTURE
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per event.")
+@reports_errors
+def dump(capture: Path, as_json: bool) -> None:
+    """Every event of a capture in order (like apitrace dump): GX commands, memory writes, frame ends, and the
+    packets each command list ran, decoded (uniform uploads as vectors).
+
+    \b
+    Example: picaemu dump samples/captures/triangle.pica
+    """
+    replay = rp.open(capture, checkpoints=False)
+    from picaemu.debug.session import Session
+
+    session = Session(replay, thumbnails=False)
+    timeline = session.index()
+    for event in timeline.events:
+        if as_json:
+            click.echo(json.dumps({"event": event.index, "frame": event.frame, "text": event.text,
+                                   "draws": list(event.draws), "packets": len(event.packets)}))
+            continue
+        click.echo(f"#{event.index} [frame {event.frame}] {event.text}"
+                   + (f" draws {event.draws[0]}..{event.draws[-1]}" if event.draws else ""))
+        uploads = UniformUploads()
+        for packet in event.packets:
+            for line in packet_text(packet) + uploads.lines(packet):
+                click.echo(f"    {line}")
+    if session.fault is not None:
+        raise PicaError(str(session.fault))

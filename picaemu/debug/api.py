@@ -1,0 +1,297 @@
+"""The debugger's answers for Python and the CLI: ``Debugger(replay)``, also reached as ``replay.debugger`` on the
+object ``picaemu.open()`` returns (``Replay.pixel_history`` and the other calls below delegate to it).
+
+Receives a ``Replay``; indexes it once (``Session.index``: one rendering pass that records every packet, write,
+draw, each draw's register state and window bounds, with the replay's checkpoints) and answers, for any draw:
+
+- ``pixel_history(x, y, frame)``: every fragment at a pixel, in draw order (``PixelFragment``);
+- ``mesh(draw, stage)``: vertices at a stage of the geometry front end ("input", "vs", "gs", "clipped");
+- ``shader_trace(draw, vertex, unit)``: one vertex (or GS invocation) instruction by instruction;
+- ``pipeline_state(draw)``: every stage's decoded state as plain data (``picaemu.draw_state.DrawState``);
+- ``diff(draw_a, draw_b)``: registers, float / int / bool uniforms as vectors, texture bindings, attribute buffers;
+- ``texture(draw, unit, level, face)`` and ``surface(address, format, width, height)``: decoded RGBA pictures.
+
+Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: x = column,
+y = row, row 0 at the top. Calls move the replay (it is left where the last answer was computed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from picaemu import draw_state as ds_mod
+from picaemu import framebuffer as fbm
+from picaemu.debug import probe, state_views
+from picaemu.debug.session import Session
+from picaemu.debug.timeline import Cursor
+from picaemu.errors import PicaError
+from picaemu.regs import access
+from picaemu.state import GpuState
+
+if TYPE_CHECKING:
+    from picaemu.replay import Replay
+
+STAGES = ("input", "vs", "gs", "clipped")
+UNITS = ("vs", "gs")
+BOOL_FIELDS = tuple(f"b{i}" for i in range(16))
+INT_FIELDS = ("x", "y", "z", "w")
+
+
+@dataclass(frozen=True)
+class PixelFragment:
+    """One fragment at the asked pixel: its draw and primitive, depth (0..1 after the depth map), the TEV output
+    (RGBA 0..255, None for fragments the scissor rejected before shading), the color buffer's value before and
+    after it (RGBA 0..255; equal unless the fragment was written with color writes on), and its fate: "written",
+    "scissor", "alpha", "stencil", "depth", or the written variants the probe names (no color write, shadow)."""
+
+    draw: int
+    primitive: int | None
+    depth: float | None
+    fate: str
+    tev: tuple[int, ...] | None
+    color_before: tuple[int, ...]
+    color_after: tuple[int, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class Debugger:
+    """The debugger engine over one replay; see the module docstring."""
+
+    def __init__(self, replay: Replay) -> None:
+        self.session = Session(replay)
+        self.session.index()
+        if self.session.fault is not None:  # everything before the fault stays answerable
+            self.fault: PicaError | None = self.session.fault
+        else:
+            self.fault = None
+
+    @property
+    def timeline(self):
+        return self.session.timeline
+
+    def _draw(self, draw: int):
+        draws = self.session.timeline.draws
+        if not 0 <= draw < len(draws):
+            raise PicaError(f"draw {draw} outside 0..{len(draws) - 1}")
+        return draws[draw]
+
+    def frame(self, frame: int | None = None) -> int:
+        """``frame``, or by default the last frame holding a draw."""
+        tl = self.session.timeline
+        if frame is not None:
+            return frame
+        return tl.draws[-1].frame if tl.draws else max(len(tl.frame_ends) - 1, 0)
+
+    def _frame_span(self, frame: int | None) -> tuple[Cursor, Cursor]:
+        """(start, end) cursors of ``frame`` (default: the last frame holding a draw)."""
+        tl = self.session.timeline
+        ends = list(tl.frame_ends)
+        frame = self.frame(frame)
+        if not 0 <= frame <= len(ends):
+            raise PicaError(f"frame {frame} outside 0..{max(len(ends) - 1, 0)}")
+        start = Cursor(ends[frame - 1] + 1, 0) if frame else Cursor(0, 0)
+        end = Cursor(ends[frame] + 1, 0) if frame < len(ends) else tl.end
+        return start, end
+
+    # -- pixels ------------------------------------------------------------------------------------------
+    def pixel_history(self, x: int, y: int, frame: int | None = None) -> list[PixelFragment]:
+        """Every fragment of ``frame``'s draws at PNG pixel (x, y) of the color buffer, in draw order: only the
+        draws whose window bounds hold the pixel are re-run, each from its nearest checkpoint."""
+        tl, session = self.session.timeline, self.session
+        start, end = self._frame_span(frame)
+        targets: dict[bytes, tuple[int, int] | None] = {}  # framebuffer registers -> the pixel in window space
+        draws: list[tuple[int, tuple[int, int]]] = []
+        for d in tl.draws:
+            if not start <= d.before < end:
+                continue
+            regs = session.state_at_draw(d.index).regs
+            key = regs[FRAMEBUFFER_IDS].tobytes()
+            if key not in targets:
+                targets[key] = _window_pixel(regs, x, y)
+            window = targets[key]
+            if window is not None and d.may_cover(window):
+                draws.append((d.index, window))
+        out: list[PixelFragment] = []
+        for draw, window in draws:
+            session.goto(tl.draws[draw].before)
+            current = self._pixel(window)
+            for f in probe.probe_draw(session, draw, window).fragments:
+                after = f.blended if f.blended is not None else current
+                out.append(PixelFragment(draw, f.primitive, f.depth, f.fate, f.tev, current, after))
+                current = after
+        return out
+
+    def _pixel(self, window: tuple[int, int]) -> tuple[int, ...]:
+        """RGBA of window pixel ``window`` in the color buffer the current registers name."""
+        image = self.session.replay.color_buffer()
+        return tuple(int(v) for v in image[image.shape[0] - 1 - window[1], window[0]])
+
+    # -- vertices ----------------------------------------------------------------------------------------
+    def mesh(self, draw: int, stage: str = "vs") -> np.ndarray:
+        """Vertices of ``draw`` at ``stage``: "input" (U, 16, 4) loader output, "vs" (U, 16, 4) vertex shader
+        outputs, "gs" (M, 16, 4) geometry shader outputs, "clipped" (T, 3, 4) clip-space triangles after
+        clipping."""
+        if stage not in STAGES:
+            raise PicaError(f"unknown stage {stage!r}: one of {', '.join(STAGES)}")
+        dv = self._vertices(draw)
+        if stage == "gs":
+            if dv.gs_outputs is None:
+                raise PicaError(f"draw {draw} does not use the geometry shader")
+            return dv.gs_outputs
+        return {"input": dv.inputs, "vs": dv.outputs, "clipped": dv.clipped}[stage]
+
+    def _vertices(self, draw: int) -> state_views.DrawVertices:
+        d = self._draw(draw)
+        self.session.goto(d.before)
+        return state_views.draw_vertices(self.session.state_at_draw(draw), d.kind, self.session.replay.memory,
+                                         self.session.immediate_inputs.get(draw))
+
+    def shader_trace(self, draw: int, vertex: int, unit: str = "vs") -> list[dict[str, Any]]:
+        """Vertex ``vertex`` of ``draw`` (or GS invocation ``vertex`` with ``unit="gs"``) through its shader: one
+        dict per executed instruction (pc, text, the source values read, the result, the destination write
+        mask; ``result`` holds only the components the mask writes)."""
+        if unit not in UNITS:
+            raise PicaError(f"unknown shader unit {unit!r}: vs or gs")
+        dv = self._vertices(draw)
+        state = self.session.state_at_draw(draw)
+        setup = state_views.shader_setup(state, unit, self.session.uniform_names(state, unit))
+        if unit == "gs":
+            records = state_views.trace_geometry(setup, dv, vertex)
+        else:
+            if not 0 <= vertex < len(dv.inputs):
+                raise PicaError(f"draw {draw} loads {len(dv.inputs)} vertices; there is no vertex {vertex}")
+            records = state_views.trace_vertex(setup, dv.inputs[vertex])
+        return [_masked(r.as_dict()) for r in records]
+
+    # -- state -------------------------------------------------------------------------------------------
+    def pipeline_state(self, draw: int) -> dict[str, Any]:
+        """Every stage's decoded state at ``draw`` as plain data (``DrawState`` field -> dict; a part whose
+        registers are invalid gives {"error": text})."""
+        self._draw(draw)
+        ds = ds_mod.build_draw_state(self.session.state_at_draw(draw))
+        return {f.name: plain(getattr(ds, f.name)) for f in dataclasses.fields(ds) if f.name != "failed"}
+
+    def diff(self, draw_a: int, draw_b: int) -> dict[str, Any]:
+        """What differs between the states at two draws: {"registers": {name: {id, before, after}},
+        "float_uniforms": {unit: {"c5": [before xyzw, after xyzw]}}, "int_uniforms", "bool_uniforms",
+        "textures": {unit: {field: [before, after]}}, "attribute_buffers": {...}}; empty sections left out."""
+        self._draw(draw_a)
+        self._draw(draw_b)
+        a, b = self.session.state_at_draw(draw_a), self.session.state_at_draw(draw_b)
+        out: dict[str, Any] = {"registers": state_views.diff_json(a.regs, b.regs)}
+        for unit in UNITS:
+            fa, fb = uniform_files(a, unit), uniform_files(b, unit)
+            for kind in ("float_uniforms", "int_uniforms", "bool_uniforms"):
+                changed = {k: [fa[kind][k], fb[kind][k]] for k in fa[kind] if fa[kind][k] != fb[kind][k]}
+                if changed:
+                    out.setdefault(kind, {})[unit] = changed
+        ta, tb = state_views.bound_textures(a), state_views.bound_textures(b)
+        textures = {str(x.unit): _changed(plain(x), plain(y)) for x, y in zip(ta, tb, strict=True) if x != y}
+        if textures:
+            out["textures"] = textures
+        la = plain(ds_mod.build_draw_state(a).vertex_range)
+        lb = plain(ds_mod.build_draw_state(b).vertex_range)
+        if la != lb:
+            out["attribute_buffers"] = _changed(la, lb)
+        return {k: v for k, v in out.items() if v}
+
+    # -- pictures ----------------------------------------------------------------------------------------
+    def texture(self, draw: int, unit: int, level: int = 0, face: int = 0) -> np.ndarray:
+        """(H, W, 4) uint8 RGBA of texture unit ``unit`` as bound at ``draw`` (memory as the draw read it)."""
+        d = self._draw(draw)
+        bound = [t for t in state_views.bound_textures(self.session.state_at_draw(draw)) if t.unit == unit]
+        if not bound or bound[0].kind == "procedural":
+            raise PicaError(f"texture unit {unit} is not one of the sampled units 0-2")
+        if bound[0].error:
+            raise PicaError(f"texture unit {unit} at draw {draw}: {bound[0].error}")
+        if not 0 <= face < len(bound[0].addresses):
+            raise PicaError(f"texture unit {unit} has {len(bound[0].addresses)} face(s), not face {face}")
+        self.session.goto(d.before)
+        return state_views.texture_image(self.session.replay.memory, bound[0], face, level)
+
+    def surface(self, address: int, fmt: str, width: int, height: int, level: int = 0) -> np.ndarray:
+        """(H, W, 4) uint8 RGBA of any memory decoded as texture format ``fmt`` (a ``TextureFormat`` name) at the
+        replay's current position."""
+        from picaemu.texture import decode_texture
+        from picaemu.texture.formats import TextureFormat
+
+        try:
+            code = TextureFormat[fmt.upper()].value
+        except KeyError:
+            raise PicaError(f"unknown texture format {fmt!r}: one of "
+                            f"{', '.join(f.name for f in TextureFormat)}") from None
+        return decode_texture(self.session.replay.memory, address, width, height, code, level)
+
+
+FRAMEBUFFER_IDS = np.flatnonzero(ds_mod.WRITE_GROUPS[: ds_mod.NUM_REGS] & int(ds_mod.Group.FRAMEBUFFER))
+
+
+def _window_pixel(regs: np.ndarray, x: int, y: int) -> tuple[int, int] | None:
+    """PNG pixel (x, y) of the color buffer the registers name, in window coordinates (y up); None when the
+    registers name no usable buffer; ``PicaError`` when the pixel lies outside it."""
+    try:
+        fb = fbm.FramebufferState.from_regs(regs)
+        fb.check_size()
+    except PicaError:
+        return None
+    if not (0 <= x < fb.width and 0 <= y < fb.height):
+        raise PicaError(f"pixel ({x}, {y}) is outside the {fb.width}x{fb.height} color buffer")
+    return x, fb.height - 1 - y
+
+
+def uniform_files(state: GpuState, unit: str) -> dict[str, dict[str, Any]]:
+    """A unit's uniforms by register name: float ``c0``-``c95`` as [x, y, z, w], int ``i0``-``i3`` as [x, y, z, w],
+    bool ``b0``-``b15``."""
+    mem = state.vs if unit == "vs" else state.gs
+    prefix = "VSH_" if unit == "vs" else "GSH_"
+    floats = {f"c{i}": [float(v) for v in mem.float_uniforms[i]] for i in range(len(mem.float_uniforms))}
+    ints = {f"i{i}": list(access.raws(state.regs, f"{prefix}INTUNIFORM_I{i}", INT_FIELDS)) for i in range(4)}
+    bools = dict(zip((f"b{i}" for i in range(16)), (bool(v) for v in access.raws(
+        state.regs, f"{prefix}BOOLUNIFORM", BOOL_FIELDS)), strict=True))
+    return {"float_uniforms": floats, "int_uniforms": ints, "bool_uniforms": bools}
+
+
+def _masked(step: dict[str, Any]) -> dict[str, Any]:
+    """A trace step whose ``result`` keeps only the components its destination mask writes (None elsewhere)."""
+    result = step.get("result")
+    if isinstance(result, list) and len(result) == len(INT_FIELDS):
+        step["result"] = [v if c in step["mask"] else None for c, v in zip(INT_FIELDS, result, strict=True)]
+    return step
+
+
+def _changed(a: Any, b: Any) -> Any:
+    """Fields of two plain dicts that differ, as [before, after]."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: [a.get(k), b.get(k)] for k in sorted(set(a) | set(b), key=str) if a.get(k) != b.get(k)}
+    return [a, b]
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready data from decoded state: dataclasses -> dicts, enums -> names, arrays -> lists (large ones
+    summarised by shape), failed parts -> {"error": text}."""
+    if isinstance(value, ds_mod.Failed):
+        return {"error": str(value.error)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.repr}
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, np.ndarray):
+        return value.tolist() if value.size <= 64 else {"shape": list(value.shape), "dtype": str(value.dtype)}
+    if isinstance(value, np.dtype):
+        return str(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list | frozenset | set):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return f"<{type(value).__name__}>"  # an execution plan (compiled-pass tables), not state to read
