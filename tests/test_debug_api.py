@@ -3,6 +3,7 @@ values computed by hand from the scenes' construction and against the rendered p
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -42,7 +43,7 @@ def test_pixel_history_of_overlapping_blends_follows_the_framebuffer() -> None:
     assert [f.draw for f in history] == [0, 1, 2]
     assert all(f.fate == "written" for f in history)
     assert history[0].color_before == BLACK and history[0].color_after == WHITE
-    for prev, f in zip(history, history[1:], strict=False):
+    for prev, f in itertools.pairwise(history):
         assert f.color_before == prev.color_after
     red = history[1].color_after
     assert all(abs(c - e) <= 1 for c, e in zip(red[:3], blend_half((255, 0, 0), WHITE[:3]), strict=True))
