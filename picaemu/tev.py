@@ -18,6 +18,7 @@ op and operand choices passed as scalars; per-draw decoding is Python.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,7 +27,7 @@ import numba
 import numpy as np
 
 from picaemu.errors import UnsupportedFeature
-from picaemu.regs import access, id_of
+from picaemu.regs import NUM_REGS, access, id_of
 from picaemu.regs.blocks.tev import ALPHA_OPERANDS, COMBINE_OPS, RGB_OPERANDS, SCALES, TEV_SOURCES
 
 NUM_STAGES = 6
@@ -107,20 +108,27 @@ class TevStage:
 
     @classmethod
     def from_regs(cls, regs: np.ndarray, n: int) -> TevStage:
+        words = tuple(int(regs[i]) for i in STAGE_REGISTER_IDS[n])
+        return _stage_from_words(n, words)
+
+    @classmethod
+    def _decode(cls, regs: np.ndarray, n: int) -> TevStage:
         name = STAGE_NAMES[n]
-        src, opnd = f"{name}_SOURCE", f"{name}_OPERAND"
-        three = range(3)
+        sources = access.raws(regs, f"{name}_SOURCE", _SOURCE_FIELDS)
+        operands = access.raws(regs, f"{name}_OPERAND", _OPERAND_FIELDS)
+        rgb_op, alpha_op = access.raws(regs, f"{name}_COMBINER", ("rgb_combine", "alpha_combine"))
+        rgb_scale, alpha_scale = access.raws(regs, f"{name}_SCALE", ("rgb_scale", "alpha_scale"))
         stage = cls(
             index=n,
-            rgb_sources=tuple(access.raw(regs, src, f"rgb_src{i}") for i in three),
-            alpha_sources=tuple(access.raw(regs, src, f"alpha_src{i}") for i in three),
-            rgb_operands=tuple(access.raw(regs, opnd, f"rgb_op{i}") for i in three),
-            alpha_operands=tuple(access.raw(regs, opnd, f"alpha_op{i}") for i in three),
-            rgb_op=access.raw(regs, f"{name}_COMBINER", "rgb_combine"),
-            alpha_op=access.raw(regs, f"{name}_COMBINER", "alpha_combine"),
-            constant=tuple(access.raw(regs, f"{name}_COLOR", ch) for ch in "rgba"),
-            rgb_shift=SCALE_SHIFT[access.raw(regs, f"{name}_SCALE", "rgb_scale")],
-            alpha_shift=SCALE_SHIFT[access.raw(regs, f"{name}_SCALE", "alpha_scale")],
+            rgb_sources=sources[:3],
+            alpha_sources=sources[3:],
+            rgb_operands=operands[:3],
+            alpha_operands=operands[3:],
+            rgb_op=rgb_op,
+            alpha_op=alpha_op,
+            constant=access.raws(regs, f"{name}_COLOR", ("r", "g", "b", "a")),
+            rgb_shift=SCALE_SHIFT[rgb_scale],
+            alpha_shift=SCALE_SHIFT[alpha_scale],
         )
         stage._validate(regs)
         return stage
@@ -202,6 +210,24 @@ class StagePlan:
     dot3: bool
 
 
+_RGB_UPDATE_FIELDS = tuple(f"rgb_update{i}" for i in range(BUFFER_STAGES))
+_ALPHA_UPDATE_FIELDS = tuple(f"alpha_update{i}" for i in range(BUFFER_STAGES))
+_SOURCE_FIELDS = (*(f"rgb_src{i}" for i in range(3)), *(f"alpha_src{i}" for i in range(3)))
+_OPERAND_FIELDS = (*(f"rgb_op{i}" for i in range(3)), *(f"alpha_op{i}" for i in range(3)))
+STAGE_REGISTER_IDS = tuple(tuple(id_of(f"{name}_{suffix}") for suffix in ("SOURCE", "OPERAND", "COMBINER", "COLOR",
+                                                                          "SCALE"))
+                           for name in STAGE_NAMES)
+
+
+@functools.lru_cache(maxsize=256)
+def _stage_from_words(n: int, words: tuple[int, ...]) -> TevStage:
+    """Stage ``n`` decoded from its five register words (remembered: a TEV switch re-decodes only the stages
+    whose words changed)."""
+    regs = np.zeros(NUM_REGS, np.uint32)
+    regs[list(STAGE_REGISTER_IDS[n])] = words
+    return TevStage._decode(regs, n)
+
+
 @dataclass(frozen=True)
 class TevState:
     """All six stages plus the combiner-buffer configuration."""
@@ -215,11 +241,9 @@ class TevState:
     def from_regs(cls, regs: np.ndarray) -> TevState:
         return cls(
             stages=tuple(TevStage.from_regs(regs, n) for n in range(NUM_STAGES)),
-            buffer_color=tuple(access.raw(regs, "TEXENV_BUFFER_COLOR", ch) for ch in "rgba"),
-            rgb_update=tuple(bool(access.raw(regs, "TEXENV_UPDATE_BUFFER", f"rgb_update{i}"))
-                             for i in range(BUFFER_STAGES)),
-            alpha_update=tuple(bool(access.raw(regs, "TEXENV_UPDATE_BUFFER", f"alpha_update{i}"))
-                               for i in range(BUFFER_STAGES)),
+            buffer_color=access.raws(regs, "TEXENV_BUFFER_COLOR", ("r", "g", "b", "a")),
+            rgb_update=tuple(bool(v) for v in access.raws(regs, "TEXENV_UPDATE_BUFFER", _RGB_UPDATE_FIELDS)),
+            alpha_update=tuple(bool(v) for v in access.raws(regs, "TEXENV_UPDATE_BUFFER", _ALPHA_UPDATE_FIELDS)),
         )
 
     def sources_used(self) -> frozenset[int]:
