@@ -243,6 +243,16 @@ def _light(regs: np.ndarray, n: int) -> LightState:
 
 # --- packing for the compiled kernel (picaemu.lighting_kernel) --------------------------------------------------
 
+def _packed(ls: LightingState) -> tuple[np.ndarray, ...]:
+    """The kernel's arrays of a lighting state, packed on its first draw and kept on the (frozen, per-draw-state)
+    object: the draws that share the state share them."""
+    packed = ls.__dict__.get("_kernel_arrays")
+    if packed is None:
+        packed = (*_pack_lights(ls), *_pack_slots(ls), _pack_flags(ls), ls.ambient.astype(np.float32))
+        ls.__dict__["_kernel_arrays"] = packed  # a cache beside the fields (as functools.cached_property does)
+    return packed
+
+
 def _pack_lights(ls: LightingState) -> tuple[np.ndarray, np.ndarray]:
     lparams = np.zeros((len(ls.lights), K.LP_COUNT), np.float32)
     lflags = np.zeros((len(ls.lights), K.LF_COUNT), np.int32)
@@ -311,12 +321,10 @@ def compute_lighting(
         shadow = _texture(textures, lstate.shadow.unit, "shadow", n)
         if lstate.shadow.invert:
             shadow = np.float32(1.0) - shadow
-    lparams, lflags = _pack_lights(lstate)
-    slots, scale = _pack_slots(lstate)
+    lparams, lflags, slots, scale, flags, ambient = _packed(lstate)
     K.light_fragments(
         np.ascontiguousarray(frags.quat, np.float32), np.ascontiguousarray(frags.view, np.float32), bump, shadow,
-        lparams, lflags, slots, scale, _pack_flags(lstate), lstate.ambient.astype(np.float32),
-        lstate.luts.value, lstate.luts.diff, primary, secondary,
+        lparams, lflags, slots, scale, flags, ambient, lstate.luts.value, lstate.luts.diff, primary, secondary,
     )
     return primary, secondary
 
