@@ -1,0 +1,203 @@
+"""``GLPipeline``: the rendering pipeline with rasterization and every fragment stage in OpenGL.
+
+Vertex processing is the software pipeline's (``picaemu.pipeline.Pipeline``: vertex loader, shader unit, output
+map, primitive assembly, clipping, viewport, culling); its ``_fragments`` seam receives the window triangles
+(12.4 fixed-point x y, z/w, 1/w, varyings premultiplied by 1/w) and here they become one vertex buffer drawn
+with the draw's generated program (``shadergen``, cached by ``ProgramKey``), its uniform block, textures
+(``textures``) and fixed-function state (``fixed``) into the GL copies of its buffers (``targets``).
+
+GL's rasterizer with the lower-left origin covers exactly the samples PICA's rule does (left and bottom edges in,
+right and top edges out; positions on a 1/16 pixel grid are exact in GL's 8 sub-pixel bits), and the fragment
+shader divides the interpolated premultiplied varyings by the interpolated 1/w as the software rasterizer does.
+
+Draws that use a rule of ``rules.RULES`` — and every draw while a fragment observer is attached (fragment fates
+come from the software pipeline only) — run in the software pipeline after a memory sync: the log names the
+rule once per pipeline (logger ``picaemu.gl``) and ``fallbacks`` counts draws per rule. Per-draw counters from
+the rasterizer on (``fragments_rasterized``, ``killed_*``, ``fragments_written``, ``texels_fetched``) stay 0 for
+draws GL renders (GL does not report them without a pipeline stall per draw).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+from collections import Counter
+
+import numpy as np
+from OpenGL import GL as gl
+from OpenGL.raw.GL.VERSION import GL_1_5 as raw
+
+from picaemu import clipping
+from picaemu import framebuffer as fbm
+from picaemu.draw import DrawCall, PipelineEventKind
+from picaemu.draw_state import DrawState
+from picaemu.errors import PicaError, PipelineError
+from picaemu.gl import glsl_lib, rules, shadergen
+from picaemu.gl.context import shared_context
+from picaemu.gl.fixed import FixedState
+from picaemu.gl.targets import COLOR, DEPTH, TargetCache, TargetKey
+from picaemu.gl.textures import TextureCache, byte_ranges
+from picaemu.memory import PhysicalMemory
+from picaemu.pipeline import Pipeline
+from picaemu.state import GpuState
+from picaemu.tev import SRC_TEXTURES
+
+log = logging.getLogger("picaemu.gl")
+VERTEX_FLOATS = 4 * glsl_lib.VERTEX_VEC4S
+VARYING_COLUMNS = 18  # picaemu.output_map columns 4..21
+
+
+def _compile(kind: int, source: str) -> int:
+    shader = gl.glCreateShader(kind)
+    gl.glShaderSource(shader, source)
+    gl.glCompileShader(shader)
+    if not gl.glGetShaderiv(shader, gl.GL_COMPILE_STATUS):
+        raise PipelineError(f"generated GLSL does not compile: {gl.glGetShaderInfoLog(shader).decode().strip()}")
+    return shader
+
+
+class ProgramCache:
+    """Linked programs by ``shadergen.ProgramKey``."""
+
+    def __init__(self) -> None:
+        self._vertex = _compile(gl.GL_VERTEX_SHADER, glsl_lib.VERTEX_SHADER)
+        self.programs: dict[shadergen.ProgramKey, tuple[int, int]] = {}
+
+    def get(self, key: shadergen.ProgramKey) -> tuple[int, int]:
+        """(program, location of u_size)."""
+        entry = self.programs.get(key)
+        if entry is None:
+            program = gl.glCreateProgram()
+            fragment = _compile(gl.GL_FRAGMENT_SHADER, shadergen.fragment_source(key))
+            gl.glAttachShader(program, self._vertex)
+            gl.glAttachShader(program, fragment)
+            gl.glLinkProgram(program)
+            gl.glDeleteShader(fragment)
+            if not gl.glGetProgramiv(program, gl.GL_LINK_STATUS):
+                raise PipelineError(f"generated GLSL does not link: {gl.glGetProgramInfoLog(program).decode().strip()}")
+            entry = self.programs[key] = (program, gl.glGetUniformLocation(program, "u_size"))
+        return entry
+
+
+def vertex_data(wt: clipping.WindowTriangles, active: np.ndarray) -> np.ndarray:
+    """(T * 3, VERTEX_FLOATS) float32 vertices of ``glsl_lib.VERTEX_SHADER``; varying columns the output map does
+    not fill read 1.0 (stored as 1/w, divided by the interpolated 1/w)."""
+    t = len(wt)
+    data = np.zeros((t, 3, VERTEX_FLOATS), np.float32)
+    data[:, :, 0] = wt.x * (1.0 / clipping.SUBPIXEL)
+    data[:, :, 1] = wt.y * (1.0 / clipping.SUBPIXEL)
+    data[:, :, 2] = wt.zndc
+    data[:, :, 3] = wt.inv_w
+    unmapped = np.setdiff1d(np.arange(VARYING_COLUMNS), active)
+    data[:, :, 4 : 4 + VARYING_COLUMNS] = wt.varyings[:, :, :VARYING_COLUMNS]
+    data[:, :, 4 + unmapped] = wt.inv_w[:, :, None]
+    return data.reshape(t * 3, VERTEX_FLOATS)
+
+
+class GLPipeline(Pipeline):
+    """See the module docstring; ``BackendUnavailable`` when no EGL context can be made."""
+
+    def __init__(self, **kwargs: object) -> None:
+        context = shared_context()
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.context = context
+        self.targets = TargetCache()
+        self.textures = TextureCache()
+        self.programs = ProgramCache()
+        self.fallbacks: Counter[str] = Counter()
+        self.gl_draws = 0
+        self.memory: PhysicalMemory | None = None
+        self._fixed: FixedState | None = None
+        self._block_of: tuple | None = None
+        self._vao = gl.glGenVertexArrays(1)
+        self._vbo = gl.glGenBuffers(1)
+        self._ubo = gl.glGenBuffers(1)
+        gl.glBindVertexArray(self._vao)
+        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self._vbo)
+        for i in range(glsl_lib.VERTEX_VEC4S):
+            gl.glEnableVertexAttribArray(i)
+            gl.glVertexAttribPointer(i, 4, gl.GL_FLOAT, False, VERTEX_FLOATS * 4, ctypes.c_void_p(16 * i))
+        gl.glBindBufferBase(gl.GL_UNIFORM_BUFFER, 0, self._ubo)
+
+    def event(self, kind: PipelineEventKind, state: GpuState) -> None:
+        super().event(kind, state)
+        if kind is PipelineEventKind.MEMORY_SYNC:
+            self.sync()
+
+    def sync(self) -> None:
+        """Write every GL render target back into memory (``targets.TargetCache.sync``)."""
+        self.context.make_current()
+        self.targets.sync(self.memory)
+
+    def draw(self, call: DrawCall) -> None:
+        if self.memory is not call.memory:
+            self.sync()
+            self.memory = call.memory
+        super().draw(call)
+
+    def _fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> None:
+        if len(wt) == 0:
+            return
+        ds = call.draw_state
+        reason = "fragment observer attached" if self.fragment_observer is not None else rules.fallback_reason(ds)
+        if reason is None:
+            try:
+                self._render(call.memory, ds, wt)
+                self.gl_draws += 1
+                return
+            except PicaError as err:  # a buffer outside memory: the software pipeline faults where it should
+                reason = f"{type(err).__name__}"
+        self._software(call, wt, stats, reason)
+
+    def _software(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict, reason: str) -> None:
+        if not self.fallbacks[reason]:
+            log.warning("draw #%d and every later draw using %s run in the software pipeline", call.index, reason)
+        self.fallbacks[reason] += 1
+        self.sync()  # the software pipeline reads and writes memory; GL re-checks its copies afterwards
+        super()._fragments(call, wt, stats)
+
+    def _render(self, memory: PhysicalMemory, ds: DrawState, wt: clipping.WindowTriangles) -> None:
+        self.context.make_current()
+        fb, d = ds.framebuffer, ds.depth_stencil
+        depth_used = d.uses_depth_buffer(fb.depth_format)
+        used = ds.tev.sources_used()
+        units = [u for u in ds.textures if u.enabled and SRC_TEXTURES[u.unit] in used]
+        for unit in units:
+            for address, size in byte_ranges(unit):
+                self.targets.write_back_overlapping(address, size, memory)
+        color = self.targets.claim(TargetKey(COLOR, fb.color_address, fb.color_format, fb.width, fb.height,
+                                             fb.flipped), memory)
+        depth = self.targets.claim(TargetKey(DEPTH, fb.depth_address, fb.depth_format, fb.width, fb.height,
+                                             fb.flipped), memory) if depth_used else None
+        for unit in units:
+            self.textures.bind(unit, memory, unit.unit)
+        fixed = FixedState.of(ds, depth_used)
+        quantize = any(bits < 8 for _, _, bits in fbm.COLOR_LAYOUTS[fb.color_format]) and fixed.blend is None \
+            and fixed.logic is None
+        program, size_loc = self.programs.get(shadergen.program_key(ds, depth_used, quantize))
+        self.targets.framebuffer(color, depth)
+        gl.glViewport(0, 0, fb.width, fb.height)
+        fixed.apply(self._fixed)
+        self._fixed = fixed
+        gl.glUseProgram(program)
+        gl.glUniform2f(size_loc, float(fb.width), float(fb.height))
+        self._upload_block(ds, fbm.depth_max(fb.depth_format))
+        data = vertex_data(wt, ds.varyings.active)
+        gl.glBindVertexArray(self._vao)
+        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self._vbo)
+        raw.glBufferData(gl.GL_ARRAY_BUFFER, data.nbytes, data.ctypes.data_as(ctypes.c_void_p), gl.GL_STREAM_DRAW)
+        gl.glDrawArrays(gl.GL_TRIANGLES, 0, data.shape[0])
+        color.dirty = color.dirty or any(fixed.color_mask)
+        if depth is not None:
+            depth.dirty = depth.dirty or bool(fixed.depth and fixed.depth[1]) or bool(fixed.stencil and fixed.stencil[6])
+
+    def _upload_block(self, ds: DrawState, depth_max: int) -> None:
+        """The uniform block, uploaded only when one of the parts it reads is a different object."""
+        parts = (ds.tev, *ds.textures, ds.blend, ds.raster, ds.fog)
+        last = self._block_of
+        if last is not None and last[1] == depth_max and all(a is b for a, b in zip(parts, last[0], strict=True)):
+            return
+        block = shadergen.uniform_block(ds, depth_max)
+        gl.glBindBuffer(gl.GL_UNIFORM_BUFFER, self._ubo)
+        raw.glBufferData(gl.GL_UNIFORM_BUFFER, len(block), block, gl.GL_DYNAMIC_DRAW)
+        self._block_of = (parts, depth_max)
