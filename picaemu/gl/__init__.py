@@ -10,7 +10,11 @@ from it, ``picaemu.gl.rules`` lists the draws GL hands back to it. Documentation
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+# before any module of this package imports PyOpenGL: its platform is chosen once, at its first import
+os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
 
 
 def __getattr__(name: str) -> Any:  # PyOpenGL is imported only when the backend is asked for

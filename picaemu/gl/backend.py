@@ -45,6 +45,7 @@ from picaemu.tev import SRC_TEXTURES
 log = logging.getLogger("picaemu.gl")
 VERTEX_FLOATS = 4 * glsl_lib.VERTEX_VEC4S
 VARYING_COLUMNS = 18  # picaemu.output_map columns 4..21
+STREAM_BYTES = 32 << 20  # the stream buffer of vertices and uniform blocks (a glFinish each time it fills)
 
 
 def _compile(kind: int, source: str) -> int:
@@ -79,6 +80,37 @@ class ProgramCache:
         return entry
 
 
+class StreamBuffer:
+    """One GL buffer filled front to back with each draw's data (vertices, uniform block) at a fresh offset.
+
+    llvmpipe renders a draw's fragments later than the draw call (at the next flush), and reads storage and
+    uniform buffers then: data replaced in place (``glBufferData`` on the same buffer, measured: the fragments
+    of every draw read the last draw's triangles) would reach earlier draws. So nothing written is overwritten
+    before a ``glFinish``, which runs only when the buffer is full (then writing starts over at 0)."""
+
+    def __init__(self, size: int, alignment: int = 256) -> None:
+        self.buffer = gl.glGenBuffers(1)
+        self.size, self.alignment, self.offset = size, alignment, 0
+        self.finishes = 0
+        gl.glBindBuffer(gl.GL_COPY_WRITE_BUFFER, self.buffer)
+        raw.glBufferData(gl.GL_COPY_WRITE_BUFFER, size, None, gl.GL_STREAM_DRAW)
+
+    def put(self, data: np.ndarray | bytes) -> int:
+        """Copy ``data`` in; returns its byte offset."""
+        array = np.frombuffer(data, np.uint8) if isinstance(data, bytes) else data
+        if array.nbytes > self.size:
+            raise PipelineError(f"draw data of {array.nbytes} bytes exceeds the GL stream buffer ({self.size})")
+        if self.offset + array.nbytes > self.size:
+            gl.glFinish()
+            self.offset = 0
+            self.finishes += 1
+        at = self.offset
+        gl.glBindBuffer(gl.GL_COPY_WRITE_BUFFER, self.buffer)
+        raw.glBufferSubData(gl.GL_COPY_WRITE_BUFFER, at, array.nbytes, array.ctypes.data_as(ctypes.c_void_p))
+        self.offset = -(-(at + array.nbytes) // self.alignment) * self.alignment
+        return at
+
+
 def vertex_data(wt: clipping.WindowTriangles, active: np.ndarray) -> np.ndarray:
     """(T * 3, VERTEX_FLOATS) float32 vertices of ``glsl_lib.VERTEX_SHADER``; varying columns the output map does
     not fill read 1.0 (stored as 1/w, divided by the interpolated 1/w)."""
@@ -109,15 +141,13 @@ class GLPipeline(Pipeline):
         self.memory: PhysicalMemory | None = None
         self._fixed: FixedState | None = None
         self._block_of: tuple | None = None
+        self._block: tuple[int, int] = (0, 0)  # (offset, size) of the current uniform block in the stream
+        self.stream = StreamBuffer(STREAM_BYTES, VERTEX_FLOATS * 4 * 3)
         self._vao = gl.glGenVertexArrays(1)
-        self._vbo = gl.glGenBuffers(1)
-        self._ubo = gl.glGenBuffers(1)
         gl.glBindVertexArray(self._vao)
-        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self._vbo)
-        for i in range(glsl_lib.VERTEX_VEC4S):
-            gl.glEnableVertexAttribArray(i)
-            gl.glVertexAttribPointer(i, 4, gl.GL_FLOAT, False, VERTEX_FLOATS * 4, ctypes.c_void_p(16 * i))
-        gl.glBindBufferBase(gl.GL_UNIFORM_BUFFER, 0, self._ubo)
+        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self.stream.buffer)
+        gl.glEnableVertexAttribArray(0)
+        gl.glVertexAttribPointer(0, 4, gl.GL_FLOAT, False, VERTEX_FLOATS * 4, ctypes.c_void_p(0))
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
         super().event(kind, state)
@@ -181,12 +211,13 @@ class GLPipeline(Pipeline):
         self._fixed = fixed
         gl.glUseProgram(program)
         gl.glUniform2f(size_loc, float(fb.width), float(fb.height))
-        self._upload_block(ds, fbm.depth_max(fb.depth_format))
         data = vertex_data(wt, ds.varyings.active)
+        at = self.stream.put(data)  # first, so that a glFinish on a full stream comes before the block's offset
+        self._upload_block(ds, fbm.depth_max(fb.depth_format))
         gl.glBindVertexArray(self._vao)
-        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self._vbo)
-        raw.glBufferData(gl.GL_ARRAY_BUFFER, data.nbytes, data.ctypes.data_as(ctypes.c_void_p), gl.GL_STREAM_DRAW)
-        gl.glDrawArrays(gl.GL_TRIANGLES, 0, data.shape[0])
+        gl.glBindBufferRange(gl.GL_UNIFORM_BUFFER, 0, self.stream.buffer, *self._block)
+        gl.glBindBufferRange(gl.GL_SHADER_STORAGE_BUFFER, 1, self.stream.buffer, at, data.nbytes)
+        gl.glDrawArrays(gl.GL_TRIANGLES, at // (VERTEX_FLOATS * 4), data.shape[0])
         color.dirty = color.dirty or any(fixed.color_mask)
         if depth is not None:
             depth.dirty = depth.dirty or bool(fixed.depth and fixed.depth[1]) or bool(fixed.stencil and fixed.stencil[6])
@@ -195,9 +226,9 @@ class GLPipeline(Pipeline):
         """The uniform block, uploaded only when one of the parts it reads is a different object."""
         parts = (ds.tev, *ds.textures, ds.blend, ds.raster, ds.fog)
         last = self._block_of
-        if last is not None and last[1] == depth_max and all(a is b for a, b in zip(parts, last[0], strict=True)):
-            return
+        if last is not None and last[1:] == (depth_max, self.stream.finishes) and all(
+                a is b for a, b in zip(parts, last[0], strict=True)):
+            return  # the same values, still in the stream (no wrap since)
         block = shadergen.uniform_block(ds, depth_max)
-        gl.glBindBuffer(gl.GL_UNIFORM_BUFFER, self._ubo)
-        raw.glBufferData(gl.GL_UNIFORM_BUFFER, len(block), block, gl.GL_DYNAMIC_DRAW)
-        self._block_of = (parts, depth_max)
+        self._block = (self.stream.put(block), len(block))
+        self._block_of = (parts, depth_max, self.stream.finishes)

@@ -10,23 +10,15 @@ from __future__ import annotations
 
 VERSION = "#version 450 core\n"
 
-# one vertex = 6 vec4: window x y (pixels, 12.4 values exactly), z/w, 1/w; then the 18 varying columns of
-# picaemu.output_map (4..21) premultiplied by 1/w, padded to 20
+# one vertex = 6 vec4 (24 floats): window x y (pixels: 12.4 values, exact in float32), z/w, 1/w; then the 18
+# varying columns of picaemu.output_map (4..21) premultiplied by 1/w, padded to 20. The vertex buffer doubles as
+# the storage buffer the fragment shader reads its triangle's three vertices from (by gl_PrimitiveID).
 VERTEX_VEC4S = 6
 VERTEX_SHADER = VERSION + """
 layout(location = 0) in vec4 a_pos;
-layout(location = 1) in vec4 a_v0;
-layout(location = 2) in vec4 a_v1;
-layout(location = 3) in vec4 a_v2;
-layout(location = 4) in vec4 a_v3;
-layout(location = 5) in vec4 a_v4;
 uniform vec2 u_size;
-noperspective out vec4 v_pos;
-noperspective out vec4 v_var[5];
 void main() {
     gl_Position = vec4(a_pos.xy / u_size * 2.0 - 1.0, 0.0, 1.0);
-    v_pos = a_pos;
-    v_var[0] = a_v0; v_var[1] = a_v1; v_var[2] = a_v2; v_var[3] = a_v3; v_var[4] = a_v4;
 }
 """
 
@@ -46,12 +38,49 @@ layout(std140, binding = 0) uniform Draw {
 """
 
 HELPERS = """
-noperspective in vec4 v_pos;
-noperspective in vec4 v_var[5];
+layout(std430, binding = 1) readonly buffer Triangles { float tri[]; };
 out vec4 o_color;
 
-float varying_at(int column, float inv_w) {  // column of picaemu.output_map minus 4, perspective-divided
-    return v_var[column / 4][column % 4] / inv_w;
+// picaemu.rasterizer._emit, in float64 as the software does it: the exact integer edge values of this pixel's
+// sample (16X + 8, 16Y + 8 in 12.4) as barycentric weights, the perspective divisor, z/w, w.
+dvec3 g_e;           // edge values E0 E1 E2 (E_i: the edge opposite vertex i)
+double g_inv_den;    // 1 / sum(E_i / w_i)
+int g_base;          // first float of this triangle in tri[]
+
+double vtx(int j, int k) { return double(tri[g_base + 24 * j + k]); }
+
+void setup_barycentrics() {
+    g_base = gl_PrimitiveID * 72;
+    double px = double(gl_FragCoord.x) * 16.0, py = double(gl_FragCoord.y) * 16.0;
+    for (int i = 0; i < 3; i++) {
+        int a = (i + 1) % 3, b = (i + 2) % 3;
+        double ax = vtx(a, 0) * 16.0, ay = vtx(a, 1) * 16.0;
+        double dx = vtx(b, 0) * 16.0 - ax, dy = vtx(b, 1) * 16.0 - ay;
+        g_e[i] = dx * (py - ay) - dy * (px - ax);
+    }
+    precise double den = g_e[0] * vtx(0, 3) + g_e[1] * vtx(1, 3) + g_e[2] * vtx(2, 3);
+    g_inv_den = 1.0LF / den;
+}
+
+double weighted(int k) {  // sum(E_i * value_i) in the software's order
+    precise double s = g_e[0] * vtx(0, k) + g_e[1] * vtx(1, k) + g_e[2] * vtx(2, k);
+    return s;
+}
+
+float varying_at(int column) {  // column of picaemu.output_map minus 4, perspective-correct, as float32
+    precise double v = weighted(4 + column) * g_inv_den;
+    return float(v);
+}
+
+float fragment_depth(bool w_buffer) {  // depth map and clamp; float32 as Fragments.depth
+    precise double inv_area2 = 1.0LF / (g_e[0] + g_e[1] + g_e[2]);
+    precise double z = weighted(2) * inv_area2;
+    precise double depth = z * double(u_depth.x) + double(u_depth.y);
+    if (w_buffer) {
+        precise double w = g_inv_den / inv_area2;
+        depth = depth * w;
+    }
+    return float(clamp(depth, 0.0LF, 1.0LF));
 }
 
 float nan_to_num(float x) {  // numpy.nan_to_num for float32

@@ -130,13 +130,13 @@ def uniform_block(ds: DrawState, depth_max: int) -> bytes:
 # ---------------------------------------------------------------------------------------------- code
 def _coords(key: UnitKey) -> list[str]:
     c = key.column
-    lines = [f"vec2 uv{key.unit} = vec2(varying_at({c}, inv_w), varying_at({c + 1}, inv_w));"]
+    lines = [f"vec2 uv{key.unit} = vec2(varying_at({c}), varying_at({c + 1}));"]
     if key.cube:
-        lines.append(f"vec3 cf{key.unit} = cube_coords(vec3(uv{key.unit}, varying_at({TC0W_COLUMN}, inv_w)));")
+        lines.append(f"vec3 cf{key.unit} = cube_coords(vec3(uv{key.unit}, varying_at({TC0W_COLUMN})));")
         lines.append(f"vec2 st{key.unit} = cf{key.unit}.xy; int face{key.unit} = int(cf{key.unit}.z);")
         return lines
     if key.projection:
-        lines.append(f"float pw{key.unit} = varying_at({TC0W_COLUMN}, inv_w);")
+        lines.append(f"float pw{key.unit} = varying_at({TC0W_COLUMN});")
         lines.append(f"vec2 st{key.unit} = vec2(nan_to_num(uv{key.unit}.x / pw{key.unit}), "
                      f"nan_to_num(uv{key.unit}.y / pw{key.unit}));")
     else:
@@ -243,11 +243,7 @@ def _tev(key: ProgramKey) -> list[str]:
 
 
 def _depth(key: ProgramKey) -> list[str]:
-    lines = ["float inv_w = v_pos.w;", "precise float depth = v_pos.z * u_depth.x + u_depth.y;"]
-    if key.w_buffer:
-        lines.append("depth = depth * (1.0 / inv_w);")
-    lines.append("depth = clamp(depth, 0.0, 1.0);")
-    return lines
+    return ["setup_barycentrics();", f"float depth = fragment_depth({str(key.w_buffer).lower()});"]
 
 
 def _scissor(mode: int) -> list[str]:
@@ -278,7 +274,7 @@ def fragment_source(key: ProgramKey) -> str:
     body = ["ivec2 pix = ivec2(gl_FragCoord.xy);", *_scissor(key.scissor_mode), *_depth(key)]
     for u, unit in enumerate(key.units):
         body += _sample(unit) if unit is not None else [f"ivec4 s_tex{u} = ivec4(0);"]
-    body.append(f"ivec4 s_prim = primary_u8(vec4({', '.join(f'varying_at({COLOR_COLUMN + c}, inv_w)' for c in range(4))}));")
+    body.append(f"ivec4 s_prim = primary_u8(vec4({', '.join(f'varying_at({COLOR_COLUMN + c})' for c in range(4))}));")
     body += _tev(key)
     if key.fog:
         body.append(f"prev = fog(prev, depth, {str(key.fog_z_flip).lower()});")
