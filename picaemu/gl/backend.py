@@ -22,10 +22,14 @@ from __future__ import annotations
 import ctypes
 import logging
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 from OpenGL import GL as gl
-from OpenGL.raw.GL.VERSION import GL_1_5 as raw
+from OpenGL.raw.GL.VERSION import GL_1_1 as raw11
+from OpenGL.raw.GL.VERSION import GL_2_0 as raw20
+from OpenGL.raw.GL.VERSION import GL_3_0 as raw30
+from OpenGL.raw.GL.VERSION import GL_4_4 as raw44
 
 from picaemu import clipping
 from picaemu import framebuffer as fbm
@@ -41,10 +45,12 @@ from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
 from picaemu.state import GpuState
 from picaemu.tev import SRC_TEXTURES
+from picaemu.texture.state import TextureUnitState
 
 log = logging.getLogger("picaemu.gl")
 VERTEX_FLOATS = 4 * glsl_lib.VERTEX_VEC4S
 VARYING_COLUMNS = 18  # picaemu.output_map columns 4..21
+PLAN_ENTRIES = 256  # draw-state combinations remembered (all forgotten when full)
 STREAM_BYTES = 32 << 20  # the stream buffer of vertices and uniform blocks (a glFinish each time it fills)
 
 
@@ -81,46 +87,91 @@ class ProgramCache:
 
 
 class StreamBuffer:
-    """One GL buffer filled front to back with each draw's data (vertices, uniform block) at a fresh offset.
+    """One GL buffer, mapped once (persistent, coherent), filled front to back with each draw's data (vertices,
+    uniform blocks) at a fresh offset by plain memory copies — no GL call per draw.
 
-    llvmpipe renders a draw's fragments later than the draw call (at the next flush), and reads storage and
+    llvmpipe renders a draw's fragments later than the draw call (at the next flush) and reads storage and
     uniform buffers then: data replaced in place (``glBufferData`` on the same buffer, measured: the fragments
-    of every draw read the last draw's triangles) would reach earlier draws. So nothing written is overwritten
-    before a ``glFinish``, which runs only when the buffer is full (then writing starts over at 0)."""
+    of every draw read the last draw's triangles; ``glBufferSubData`` waits for the draws that read the buffer)
+    would reach earlier draws or stall. So nothing written is overwritten before a ``glFinish``, which runs only
+    when the buffer is full (then writing starts over at 0; ``finishes`` counts it)."""
 
     def __init__(self, size: int, alignment: int = 256) -> None:
         self.buffer = gl.glGenBuffers(1)
         self.size, self.alignment, self.offset = size, alignment, 0
         self.finishes = 0
+        flags = gl.GL_MAP_WRITE_BIT | gl.GL_MAP_PERSISTENT_BIT | gl.GL_MAP_COHERENT_BIT
         gl.glBindBuffer(gl.GL_COPY_WRITE_BUFFER, self.buffer)
-        raw.glBufferData(gl.GL_COPY_WRITE_BUFFER, size, None, gl.GL_STREAM_DRAW)
+        raw44.glBufferStorage(gl.GL_COPY_WRITE_BUFFER, size, None, flags)
+        pointer = raw30.glMapBufferRange(gl.GL_COPY_WRITE_BUFFER, 0, size, flags)
+        if not pointer:
+            raise PipelineError("OpenGL cannot map the stream buffer persistently")
+        self.memory = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(pointer))
 
-    def put(self, data: np.ndarray | bytes) -> int:
-        """Copy ``data`` in; returns its byte offset."""
-        array = np.frombuffer(data, np.uint8) if isinstance(data, bytes) else data
-        if array.nbytes > self.size:
-            raise PipelineError(f"draw data of {array.nbytes} bytes exceeds the GL stream buffer ({self.size})")
-        if self.offset + array.nbytes > self.size:
+    def reserve(self, nbytes: int) -> tuple[int, np.ndarray]:
+        """(byte offset, uint8 view of ``nbytes`` there) for the caller to fill."""
+        if nbytes > self.size:
+            raise PipelineError(f"draw data of {nbytes} bytes exceeds the GL stream buffer ({self.size})")
+        if self.offset + nbytes > self.size:
             gl.glFinish()
             self.offset = 0
             self.finishes += 1
         at = self.offset
-        gl.glBindBuffer(gl.GL_COPY_WRITE_BUFFER, self.buffer)
-        raw.glBufferSubData(gl.GL_COPY_WRITE_BUFFER, at, array.nbytes, array.ctypes.data_as(ctypes.c_void_p))
-        self.offset = -(-(at + array.nbytes) // self.alignment) * self.alignment
+        self.offset = -(-(at + nbytes) // self.alignment) * self.alignment
+        return at, self.memory[at : at + nbytes]
+
+    def put(self, data: bytes) -> int:
+        """Copy ``data`` in; returns its byte offset."""
+        at, view = self.reserve(len(data))
+        view[:] = np.frombuffer(data, np.uint8)
         return at
 
 
-def vertex_data(wt: clipping.WindowTriangles, active: np.ndarray) -> np.ndarray:
-    """(T * 3, VERTEX_FLOATS) float32 vertices of ``glsl_lib.VERTEX_SHADER``; varying columns the output map does
-    not fill read 1.0 (stored as 1/w, divided by the interpolated 1/w)."""
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """What one draw state asks of GL, decided once per combination of its parts (``GLPipeline._plan``)."""
+
+    parts: tuple  # the draw state parts it was made from (kept alive, so that their ids stay theirs)
+    units: tuple[TextureUnitState, ...]  # the texture units the TEV reads
+    color: TargetKey
+    depth: TargetKey | None  # None: the draw neither tests nor writes depth/stencil
+    fixed: FixedState
+    program: int
+    size_location: int
+    block: bytes  # the uniform block
+    unmapped: np.ndarray  # varying columns the output map leaves at 1.0
+    writes_color: bool
+    writes_depth: bool
+
+    @classmethod
+    def of(cls, ds: DrawState, programs: ProgramCache, parts: tuple) -> Plan:
+        fb = ds.framebuffer
+        depth_used = ds.depth_stencil.uses_depth_buffer(fb.depth_format)
+        used = ds.tev.sources_used()
+        fixed = FixedState.of(ds, depth_used)
+        quantize = any(bits < 8 for _, _, bits in fbm.COLOR_LAYOUTS[fb.color_format]) and fixed.blend is None \
+            and fixed.logic is None
+        program, size_location = programs.get(shadergen.program_key(ds, depth_used, quantize))
+        return cls(
+            parts, tuple(u for u in ds.textures if u.enabled and SRC_TEXTURES[u.unit] in used),
+            TargetKey(COLOR, fb.color_address, fb.color_format, fb.width, fb.height, fb.flipped),
+            TargetKey(DEPTH, fb.depth_address, fb.depth_format, fb.width, fb.height, fb.flipped) if depth_used
+            else None,
+            fixed, program, size_location, shadergen.uniform_block(ds, fbm.depth_max(fb.depth_format)),
+            np.setdiff1d(np.arange(VARYING_COLUMNS), ds.varyings.active), any(fixed.color_mask),
+            bool(fixed.depth and fixed.depth[1]) or bool(fixed.stencil and fixed.stencil[6]))
+
+
+def vertex_data(wt: clipping.WindowTriangles, unmapped: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """(T * 3, VERTEX_FLOATS) float32 vertices of ``glsl_lib.VERTEX_SHADER`` (into ``out``'s bytes when given);
+    the ``unmapped`` varying columns read 1.0 (stored as 1/w, divided by the interpolated 1/w)."""
     t = len(wt)
-    data = np.zeros((t, 3, VERTEX_FLOATS), np.float32)
+    data = np.empty((t, 3, VERTEX_FLOATS), np.float32) if out is None else out.view(np.float32).reshape(t, 3, -1)
+    data[:, :, 4 + VARYING_COLUMNS :] = 0.0
     data[:, :, 0] = wt.x * (1.0 / clipping.SUBPIXEL)
     data[:, :, 1] = wt.y * (1.0 / clipping.SUBPIXEL)
     data[:, :, 2] = wt.zndc
     data[:, :, 3] = wt.inv_w
-    unmapped = np.setdiff1d(np.arange(VARYING_COLUMNS), active)
     data[:, :, 4 : 4 + VARYING_COLUMNS] = wt.varyings[:, :, :VARYING_COLUMNS]
     data[:, :, 4 + unmapped] = wt.inv_w[:, :, None]
     return data.reshape(t * 3, VERTEX_FLOATS)
@@ -140,7 +191,9 @@ class GLPipeline(Pipeline):
         self.gl_draws = 0
         self.memory: PhysicalMemory | None = None
         self._fixed: FixedState | None = None
-        self._block_of: tuple | None = None
+        self._block_of: Plan | None = None
+        self._block_generation = 0
+        self._plans: dict[tuple[int, ...], Plan] = {}
         self._block: tuple[int, int] = (0, 0)  # (offset, size) of the current uniform block in the stream
         self.stream = StreamBuffer(STREAM_BYTES, VERTEX_FLOATS * 4 * 3)
         self._vao = gl.glGenVertexArrays(1)
@@ -186,49 +239,44 @@ class GLPipeline(Pipeline):
         self.sync()  # the software pipeline reads and writes memory; GL re-checks its copies afterwards
         super()._fragments(call, wt, stats)
 
+    def _plan(self, ds: DrawState) -> Plan:
+        """The draw's GL setup, reused while the parts it is made of are the same objects."""
+        fog = ds.fog if ds.fog.mode == "fog" else None  # rebuilt at every TEV write: identity only when it is used
+        parts = (ds.framebuffer, ds.depth_stencil, ds.tev, *ds.textures, ds.blend, ds.raster, fog, ds.varyings)
+        ids = tuple(map(id, parts))
+        plan = self._plans.get(ids)
+        if plan is None:
+            if len(self._plans) >= PLAN_ENTRIES:
+                self._plans.clear()
+            plan = self._plans[ids] = Plan.of(ds, self.programs, parts)
+        return plan
+
     def _render(self, memory: PhysicalMemory, ds: DrawState, wt: clipping.WindowTriangles) -> None:
         self.context.make_current()
-        fb, d = ds.framebuffer, ds.depth_stencil
-        depth_used = d.uses_depth_buffer(fb.depth_format)
-        used = ds.tev.sources_used()
-        units = [u for u in ds.textures if u.enabled and SRC_TEXTURES[u.unit] in used]
-        for unit in units:
+        plan = self._plan(ds)
+        for unit in plan.units:
             for address, size in byte_ranges(unit):
                 self.targets.write_back_overlapping(address, size, memory)
-        color = self.targets.claim(TargetKey(COLOR, fb.color_address, fb.color_format, fb.width, fb.height,
-                                             fb.flipped), memory)
-        depth = self.targets.claim(TargetKey(DEPTH, fb.depth_address, fb.depth_format, fb.width, fb.height,
-                                             fb.flipped), memory) if depth_used else None
-        for unit in units:
-            self.textures.bind(unit, memory, unit.unit)
-        fixed = FixedState.of(ds, depth_used)
-        quantize = any(bits < 8 for _, _, bits in fbm.COLOR_LAYOUTS[fb.color_format]) and fixed.blend is None \
-            and fixed.logic is None
-        program, size_loc = self.programs.get(shadergen.program_key(ds, depth_used, quantize))
+        color = self.targets.claim(plan.color, memory)
+        depth = self.targets.claim(plan.depth, memory) if plan.depth is not None else None
+        for unit in plan.units:
+            self.textures.bind(unit, memory, unit.unit, self.targets.epoch)
         self.targets.framebuffer(color, depth)
-        gl.glViewport(0, 0, fb.width, fb.height)
-        fixed.apply(self._fixed)
-        self._fixed = fixed
-        gl.glUseProgram(program)
-        gl.glUniform2f(size_loc, float(fb.width), float(fb.height))
-        data = vertex_data(wt, ds.varyings.active)
-        at = self.stream.put(data)  # first, so that a glFinish on a full stream comes before the block's offset
-        self._upload_block(ds, fbm.depth_max(fb.depth_format))
-        gl.glBindVertexArray(self._vao)
-        gl.glBindBufferRange(gl.GL_UNIFORM_BUFFER, 0, self.stream.buffer, *self._block)
-        gl.glBindBufferRange(gl.GL_SHADER_STORAGE_BUFFER, 1, self.stream.buffer, at, data.nbytes)
-        gl.glDrawArrays(gl.GL_TRIANGLES, at // (VERTEX_FLOATS * 4), data.shape[0])
-        color.dirty = color.dirty or any(fixed.color_mask)
+        fb = ds.framebuffer
+        raw11.glViewport(0, 0, fb.width, fb.height)
+        plan.fixed.apply(self._fixed)
+        self._fixed = plan.fixed
+        raw20.glUseProgram(plan.program)
+        raw20.glUniform2f(plan.size_location, float(fb.width), float(fb.height))
+        nbytes = len(wt) * 3 * VERTEX_FLOATS * 4
+        at, view = self.stream.reserve(nbytes)  # first: a glFinish on a full stream comes before the block's offset
+        vertex_data(wt, plan.unmapped, view)
+        if self._block_of is not plan or self._block_generation != self.stream.finishes:
+            self._block = (self.stream.put(plan.block), len(plan.block))
+            self._block_of, self._block_generation = plan, self.stream.finishes
+        raw30.glBindBufferRange(gl.GL_UNIFORM_BUFFER, 0, self.stream.buffer, *self._block)
+        raw30.glBindBufferRange(gl.GL_SHADER_STORAGE_BUFFER, 1, self.stream.buffer, at, nbytes)
+        raw11.glDrawArrays(gl.GL_TRIANGLES, at // (VERTEX_FLOATS * 4), len(wt) * 3)
+        color.dirty = color.dirty or plan.writes_color
         if depth is not None:
-            depth.dirty = depth.dirty or bool(fixed.depth and fixed.depth[1]) or bool(fixed.stencil and fixed.stencil[6])
-
-    def _upload_block(self, ds: DrawState, depth_max: int) -> None:
-        """The uniform block, uploaded only when one of the parts it reads is a different object."""
-        parts = (ds.tev, *ds.textures, ds.blend, ds.raster, ds.fog)
-        last = self._block_of
-        if last is not None and last[1:] == (depth_max, self.stream.finishes) and all(
-                a is b for a, b in zip(parts, last[0], strict=True)):
-            return  # the same values, still in the stream (no wrap since)
-        block = shadergen.uniform_block(ds, depth_max)
-        self._block = (self.stream.put(block), len(block))
-        self._block_of = (parts, depth_max, self.stream.finishes)
+            depth.dirty = depth.dirty or plan.writes_depth

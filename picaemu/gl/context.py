@@ -50,6 +50,7 @@ class GLContext:
     surface: Any
     renderer: str
     version: str
+    _thread: int = 0  # the thread it is current on
 
     @classmethod
     def create(cls) -> GLContext:
@@ -73,16 +74,20 @@ class GLContext:
             if not EGL.eglMakeCurrent(display, surface, surface, context):
                 raise BackendUnavailable("EGL cannot make the OpenGL context current")
             return cls(display, context, surface, GL.glGetString(GL.GL_RENDERER).decode(),
-                       GL.glGetString(GL.GL_VERSION).decode())
+                       GL.glGetString(GL.GL_VERSION).decode(), threading.get_ident())
         except BackendUnavailable:
             raise
         except Exception as err:  # EGL errors surface as PyOpenGL exceptions of several kinds
             raise BackendUnavailable(f"EGL failed: {type(err).__name__}: {err}") from None
 
     def make_current(self) -> None:
-        """Make this context current on the calling thread (a replay moved to a worker thread)."""
-        EGL, _ = _modules()
-        EGL.eglMakeCurrent(self.display, self.surface, self.surface, self.context)
+        """Make this context current on the calling thread (a replay moved to a worker thread); a no-op on the
+        thread that made it current last."""
+        thread = threading.get_ident()
+        if thread != self._thread:
+            EGL, _ = _modules()
+            EGL.eglMakeCurrent(self.display, self.surface, self.surface, self.context)
+            self._thread = thread
 
 
 def _display(EGL: Any) -> tuple[Any, bool]:

@@ -91,15 +91,16 @@ class Target:
             self.shadow = buf.copy()
         self.verified = True
 
-    def write_back(self, memory: PhysicalMemory) -> None:
-        """Read GL back into memory when GL holds draws memory lacks."""
+    def write_back(self, memory: PhysicalMemory) -> bool:
+        """Read GL back into memory when GL holds draws memory lacks; True when it did."""
         if not self.dirty:
-            return
+            return False
         buf = self.memory_bytes(memory)
         self._download(buf)
         self.shadow = buf.copy()
         self.dirty = False
         self.write_backs += 1
+        return True
 
     def _upload(self, buf: np.ndarray) -> None:
         k = self.key
@@ -150,7 +151,9 @@ class TargetCache:
 
     def __init__(self) -> None:
         self.targets: dict[TargetKey, Target] = {}
+        self.epoch = 0  # counts syncs and write-backs: memory may have changed since the previous value
         self._fbos: dict[tuple[TargetKey | None, TargetKey | None], int] = {}
+        self._bound = 0  # the framebuffer object bound for drawing
 
     def get(self, key: TargetKey) -> Target:
         target = self.targets.get(key)
@@ -167,7 +170,7 @@ class TargetCache:
         that shares bytes with it."""
         for other in self.targets.values():
             if other.key != key and other.key.overlaps(key.address, key.size):
-                other.write_back(memory)
+                self.epoch += other.write_back(memory)
                 other.verified = False
         target = self.get(key)
         target.ensure_current(memory)
@@ -177,7 +180,7 @@ class TargetCache:
         """Write back every dirty target holding bytes of [address, address + size) (a texture about to be read)."""
         for target in self.targets.values():
             if target.dirty and target.key.overlaps(address, size):
-                target.write_back(memory)
+                self.epoch += target.write_back(memory)
 
     def framebuffer(self, color: Target | None, depth: Target | None) -> int:
         """The framebuffer object with these attachments (made once per pair)."""
@@ -186,6 +189,7 @@ class TargetCache:
         if fbo is None:
             fbo = self._fbos[pair] = gl.glGenFramebuffers(1)
             gl.glBindFramebuffer(gl.GL_DRAW_FRAMEBUFFER, fbo)
+            self._bound = fbo
             if color is not None:
                 gl.glFramebufferTexture2D(gl.GL_DRAW_FRAMEBUFFER, gl.GL_COLOR_ATTACHMENT0, gl.GL_TEXTURE_2D,
                                           color.texture, 0)
@@ -194,11 +198,14 @@ class TargetCache:
             if depth is not None:
                 gl.glFramebufferTexture2D(gl.GL_DRAW_FRAMEBUFFER, gl.GL_DEPTH_STENCIL_ATTACHMENT, gl.GL_TEXTURE_2D,
                                           depth.texture, 0)
-        gl.glBindFramebuffer(gl.GL_DRAW_FRAMEBUFFER, fbo)
+        if fbo != self._bound:
+            gl.glBindFramebuffer(gl.GL_DRAW_FRAMEBUFFER, fbo)
+            self._bound = fbo
         return fbo
 
     def sync(self, memory: PhysicalMemory | None) -> None:
         """Write every dirty target back and forget that memory was verified (module docstring)."""
+        self.epoch += 1
         for target in self.targets.values():
             if memory is not None:
                 target.write_back(memory)

@@ -43,6 +43,7 @@ def byte_ranges(ustate: TextureUnitState) -> list[tuple[int, int]]:
 class GLTexture:
     texture: int
     source: np.ndarray  # every face's bytes, concatenated, as last uploaded
+    epoch: int  # the memory epoch (``targets.TargetCache.epoch``) in which ``source`` was last compared
 
 
 class TextureCache:
@@ -50,30 +51,37 @@ class TextureCache:
 
     def __init__(self) -> None:
         self._entries: OrderedDict[TexKey, GLTexture] = OrderedDict()
+        self._bound: dict[int, int] = {}  # texture image unit -> texture bound there
         self.uploads = 0
 
-    def bind(self, ustate: TextureUnitState, memory: PhysicalMemory, slot: int) -> None:
-        """Bind the unit's texture (uploaded when new or changed) to texture image unit ``slot``."""
+    def bind(self, ustate: TextureUnitState, memory: PhysicalMemory, slot: int, epoch: int) -> None:
+        """Bind the unit's texture to texture image unit ``slot``, uploaded when new or changed. Memory changes
+        only between epochs (a sync), so its bytes are compared once per epoch."""
         key = texture_key(ustate)
-        source = np.concatenate([read_source(memory, address, size, f"texture unit {ustate.unit}")
-                                 for address, size in byte_ranges(ustate)])
         entry = self._entries.get(key)
-        if entry is None or not np.array_equal(entry.source, source):
+        if entry is None or entry.epoch != epoch:
+            source = np.concatenate([read_source(memory, address, size, f"texture unit {ustate.unit}")
+                                     for address, size in byte_ranges(ustate)])
             if entry is None:
-                entry = self._entries[key] = GLTexture(self._create(ustate), source.copy())
-            else:
+                entry = self._entries[key] = GLTexture(self._create(ustate), source.copy(), epoch)
+                self._upload(ustate, entry.texture, memory)
+            elif not np.array_equal(entry.source, source):
                 entry.source = source.copy()
-            self._upload(ustate, entry.texture, memory)
+                self._upload(ustate, entry.texture, memory)
+            entry.epoch = epoch
         self._entries.move_to_end(key)
         while len(self._entries) > TEXTURE_CACHE_ENTRIES:
             _, old = self._entries.popitem(last=False)
             gl.glDeleteTextures(1, [old.texture])
-        gl.glActiveTexture(gl.GL_TEXTURE0 + slot)
-        gl.glBindTexture(gl.GL_TEXTURE_2D_ARRAY, entry.texture)
+        if self._bound.get(slot) != entry.texture:
+            gl.glActiveTexture(gl.GL_TEXTURE0 + slot)
+            gl.glBindTexture(gl.GL_TEXTURE_2D_ARRAY, entry.texture)
+            self._bound[slot] = entry.texture
 
     @staticmethod
     def _create(ustate: TextureUnitState) -> int:
         texture = gl.glGenTextures(1)
+        gl.glActiveTexture(gl.GL_TEXTURE0 + ustate.unit)  # its unit: the binding ``bind`` remembers stays true
         gl.glBindTexture(gl.GL_TEXTURE_2D_ARRAY, texture)
         gl.glTexStorage3D(gl.GL_TEXTURE_2D_ARRAY, ustate.max_level + 1, gl.GL_RGBA8UI, ustate.width, ustate.height,
                           len(ustate.addresses))
@@ -82,7 +90,9 @@ class TextureCache:
         return texture
 
     def _upload(self, ustate: TextureUnitState, texture: int, memory: PhysicalMemory) -> None:
+        gl.glActiveTexture(gl.GL_TEXTURE0 + ustate.unit)
         gl.glBindTexture(gl.GL_TEXTURE_2D_ARRAY, texture)
+        self._bound[ustate.unit] = texture
         gl.glPixelStorei(gl.GL_UNPACK_ALIGNMENT, 4)
         for level in range(ustate.max_level + 1):
             w, h = level_size(ustate.width, ustate.height, level)
