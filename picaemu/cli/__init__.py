@@ -86,6 +86,7 @@ def _register() -> None:
     from picaemu.cli.batch import batch
     from picaemu.cli.convert import convert
     from picaemu.cli.decode import decode
+    from picaemu.cli.diff_backends import diff_backends
     from picaemu.cli.gui import gui
     from picaemu.cli.record import record
     from picaemu.cli.regs import regs_command
@@ -94,7 +95,7 @@ def _register() -> None:
     from picaemu.cli.stats import stats
     from picaemu.cli.texture import texture
 
-    for command in (batch, convert, decode, gui, record, regs_command, render, shader, stats, texture):
+    for command in (batch, convert, decode, diff_backends, gui, record, regs_command, render, shader, stats, texture):
         main.add_command(command)
 
 

@@ -37,6 +37,8 @@ def capture_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="Capture: the screen (default) or the GPU's own color/depth/stencil buffer."),
         click.option("--frame", type=int, default=None, help="Capture: render the state after frame N."),
         click.option("--all-frames", is_flag=True, help="Capture: one PNG per frame (OUT_0000.png, ...)."),
+        click.option("--backend", type=click.Choice(rp.BACKENDS), default="software", show_default=True,
+                     help="Rendering backend: the software pipeline (the reference) or OpenGL through EGL."),
         click.option("--draw", type=int, default=None, help="Capture: render the state right after draw N."),
     ]
     for option in reversed(options):
@@ -71,13 +73,14 @@ def frame_path(output: Path, frame: int) -> Path:
 
 def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = "left", target: str | None = None,
                    frame: int | None = None, all_frames: bool = False, draw: int | None = None,
-                   alpha: bool = False, verbose: bool = False, depth_output: Path | None = None) -> list[Path]:
+                   alpha: bool = False, verbose: bool = False, depth_output: Path | None = None,
+                   backend: str = "software") -> list[Path]:
     """Replay ``path`` and write the requested PNG(s); returns the files written. ``depth_output`` (render's
     ``--depth``) also writes the depth buffer of the final state as gray."""
     start = time.perf_counter()
     # a forward-only run keeps no checkpoint and, unless it must find a draw, no per-draw record: memory stays
     # flat however many frames the capture holds
-    replay = rp.open(path, checkpoints=False, record_draws=draw is not None)
+    replay = rp.open(path, checkpoints=False, record_draws=draw is not None, backend=backend)
     chosen = target or ("color" if draw is not None else "screen")
     written: list[Path] = []
 

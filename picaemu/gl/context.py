@@ -77,8 +77,9 @@ class GLContext:
                        GL.glGetString(GL.GL_VERSION).decode(), threading.get_ident())
         except BackendUnavailable:
             raise
-        except Exception as err:  # EGL errors surface as PyOpenGL exceptions of several kinds
-            raise BackendUnavailable(f"EGL failed: {type(err).__name__}: {err}") from None
+        except Exception as err:  # EGL errors surface as PyOpenGL exceptions of several kinds (multi-line text)
+            name = getattr(err, "err", None)
+            raise BackendUnavailable(f"EGL failed: {type(err).__name__} {name or str(err).splitlines()[0]}") from None
 
     def make_current(self) -> None:
         """Make this context current on the calling thread (a replay moved to a worker thread); a no-op on the
@@ -100,7 +101,10 @@ def _display(EGL: Any) -> tuple[Any, bool]:
                            True))
     except Exception:  # no platform extension: the default display below
         pass
-    candidates.append((EGL.eglGetDisplay(EGL.EGL_DEFAULT_DISPLAY), False))
+    try:
+        candidates.append((EGL.eglGetDisplay(EGL.EGL_DEFAULT_DISPLAY), False))
+    except Exception:  # EGL_BAD_PARAMETER and the like: no vendor library, no display
+        pass
     for display, surfaceless in candidates:
         if not display:
             continue
