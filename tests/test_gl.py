@@ -177,9 +177,9 @@ def test_diff_backends_cli(tmp_path: Path) -> None:
 def test_backend_unavailable_is_one_line(tmp_path: Path) -> None:
     """Without an EGL vendor (glvnd finds none) ``--backend gl`` fails with one line and status 2."""
     env = dict(os.environ, __EGL_VENDOR_LIBRARY_FILENAMES=str(tmp_path / "none.json"))
-    proc = subprocess.run([sys.executable, "-c", "from picaemu.cli import main; main()", "render", str(CAPTURES[0]), "-o",
-                           str(tmp_path / "x.png"), "--backend", "gl"], env=env, capture_output=True, text=True,
-                          timeout=120)
+    command = [sys.executable, "-c", "from picaemu.cli import main; main()", "render", str(CAPTURES[0]), "-o",
+               str(tmp_path / "x.png"), "--backend", "gl"]
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     if proc.returncode == 0:
         pytest.skip("this libEGL does not select vendors by __EGL_VENDOR_LIBRARY_FILENAMES (not glvnd)")
     assert proc.returncode == 2, proc.stderr

@@ -194,6 +194,7 @@ class GLPipeline(Pipeline):
         self._block_of: Plan | None = None
         self._block_generation = 0
         self._plans: dict[tuple[int, ...], Plan] = {}
+        self._bound: tuple[int, int, int] = (0, 0, 0)  # (program, width, height) last set
         self._block: tuple[int, int] = (0, 0)  # (offset, size) of the current uniform block in the stream
         self.stream = StreamBuffer(STREAM_BYTES, VERTEX_FLOATS * 4 * 3)
         self._vao = gl.glGenVertexArrays(1)
@@ -263,11 +264,14 @@ class GLPipeline(Pipeline):
             self.textures.bind(unit, memory, unit.unit, self.targets.epoch)
         self.targets.framebuffer(color, depth)
         fb = ds.framebuffer
-        raw11.glViewport(0, 0, fb.width, fb.height)
         plan.fixed.apply(self._fixed)
         self._fixed = plan.fixed
-        raw20.glUseProgram(plan.program)
-        raw20.glUniform2f(plan.size_location, float(fb.width), float(fb.height))
+        bound = (plan.program, fb.width, fb.height)
+        if bound != self._bound:  # program, its u_size and the viewport: set when they change
+            raw11.glViewport(0, 0, fb.width, fb.height)
+            raw20.glUseProgram(plan.program)
+            raw20.glUniform2f(plan.size_location, float(fb.width), float(fb.height))
+            self._bound = bound
         nbytes = len(wt) * 3 * VERTEX_FLOATS * 4
         at, view = self.stream.reserve(nbytes)  # first: a glFinish on a full stream comes before the block's offset
         vertex_data(wt, plan.unmapped, view)

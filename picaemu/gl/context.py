@@ -10,6 +10,7 @@ with one line that names it; nothing here renders.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
@@ -94,17 +95,13 @@ class GLContext:
 def _display(EGL: Any) -> tuple[Any, bool]:
     """(initialized display, True when it is the surfaceless platform)."""
     candidates: list[tuple[Any, bool]] = []
-    try:
+    with contextlib.suppress(Exception):  # no platform extension: the default display below
         from OpenGL.EGL.EXT.platform_base import eglGetPlatformDisplayEXT
 
         candidates.append((eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL.EGL_DEFAULT_DISPLAY, None),
                            True))
-    except Exception:  # no platform extension: the default display below
-        pass
-    try:
+    with contextlib.suppress(Exception):  # EGL_BAD_PARAMETER and the like: no vendor library, no display
         candidates.append((EGL.eglGetDisplay(EGL.EGL_DEFAULT_DISPLAY), False))
-    except Exception:  # EGL_BAD_PARAMETER and the like: no vendor library, no display
-        pass
     for display, surfaceless in candidates:
         if not display:
             continue

@@ -28,8 +28,9 @@ _EQUATION_BY_NAME = {"add": gl.GL_FUNC_ADD, "subtract": gl.GL_FUNC_SUBTRACT,
                      "reverse subtract": gl.GL_FUNC_REVERSE_SUBTRACT, "min": gl.GL_MIN, "max": gl.GL_MAX}
 EQUATIONS = {code: _EQUATION_BY_NAME.get(name, gl.GL_FUNC_ADD) for code, name in BLEND_EQUATIONS.items()}
 _FACTOR_BY_NAME = {
-    "zero": gl.GL_ZERO, "one": gl.GL_ONE, "src color": gl.GL_SRC_COLOR, "one minus src color": gl.GL_ONE_MINUS_SRC_COLOR,
-    "dst color": gl.GL_DST_COLOR, "one minus dst color": gl.GL_ONE_MINUS_DST_COLOR, "src alpha": gl.GL_SRC_ALPHA,
+    "zero": gl.GL_ZERO, "one": gl.GL_ONE, "src color": gl.GL_SRC_COLOR,
+    "one minus src color": gl.GL_ONE_MINUS_SRC_COLOR, "dst color": gl.GL_DST_COLOR,
+    "one minus dst color": gl.GL_ONE_MINUS_DST_COLOR, "src alpha": gl.GL_SRC_ALPHA,
     "one minus src alpha": gl.GL_ONE_MINUS_SRC_ALPHA, "dst alpha": gl.GL_DST_ALPHA,
     "one minus dst alpha": gl.GL_ONE_MINUS_DST_ALPHA, "constant color": gl.GL_CONSTANT_COLOR,
     "one minus constant color": gl.GL_ONE_MINUS_CONSTANT_COLOR, "constant alpha": gl.GL_CONSTANT_ALPHA,

@@ -134,7 +134,8 @@ class Target:
         gl.glPixelStorei(gl.GL_PACK_ALIGNMENT, 4)
         if k.kind == COLOR:
             words = np.empty(k.width * k.height, np.uint32)
-            raw.glReadPixels(0, 0, k.width, k.height, gl.GL_RGBA, gl.GL_UNSIGNED_INT_8_8_8_8, words.ctypes.data_as(ctypes.c_void_p))
+            raw.glReadPixels(0, 0, k.width, k.height, gl.GL_RGBA, gl.GL_UNSIGNED_INT_8_8_8_8,
+                             words.ctypes.data_as(ctypes.c_void_p))
             if k.format is not fbm.ColorFormat.RGBA8:
                 words = fbm.encode_color(words.astype(">u4").view(np.uint8).reshape(-1, 4), k.format)
         else:
