@@ -9,28 +9,14 @@ color`` the render target instead of the top screen.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import click
 import numpy as np
-from PIL import Image
 
 from picaemu.cli.common import note_first_compile, reports_errors
 from picaemu.draw import PipelineSink
-
-
-def save_png(image: np.ndarray, path: Path) -> None:
-    """Write a PNG atomically (a temporary file in the same directory, then renamed)."""
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        Image.fromarray(image).save(tmp, format="PNG")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+from picaemu.formats.files import save_image
 
 
 def render_with(path: Path, backend: str, frame: int | None, target: str) -> tuple[np.ndarray, PipelineSink]:
@@ -62,9 +48,9 @@ def diff_backends(capture: Path, out_dir: Path, frame: int | None, target: str) 
     gl_image, gl_pipeline = render_with(capture, "gl", frame, target)
     sw_image, _ = render_with(capture, "software", frame, target)
     out_dir.mkdir(parents=True, exist_ok=True)
-    save_png(sw_image, out_dir / "software.png")
-    save_png(gl_image, out_dir / "gl.png")
-    save_png(difference_image(sw_image, gl_image), out_dir / "difference.png")
+    save_image(out_dir / "software.png", sw_image)
+    save_image(out_dir / "gl.png", gl_image)
+    save_image(out_dir / "difference.png", difference_image(sw_image, gl_image))
     click.echo(f"{capture.name}: {compare(sw_image, gl_image).line()}")
     from picaemu.gl.backend import GLPipeline
 
