@@ -13,20 +13,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from picaemu.formats import pica  # noqa: E402
+from bench_frame import frame_s  # noqa: E402  (bench/ is the script's directory)
 
-from picaemu.draw import PipelineSink  # noqa: E402
 from picaemu.gl.compare import compare  # noqa: E402
 from picaemu.pipeline import Pipeline  # noqa: E402
-from picaemu.replay import Replay, default_pipeline  # noqa: E402
+from picaemu.replay import default_pipeline  # noqa: E402
 from samples.game_scene import SCENES  # noqa: E402
 
 
@@ -35,19 +31,6 @@ class VertexOnly(Pipeline):
 
     def _fragments(self, call, wt, stats) -> None:  # type: ignore[no-untyped-def]
         return None
-
-
-def frame_s(capture: pica.Capture, pipeline: PipelineSink, runs: int) -> tuple[float, np.ndarray]:
-    """(best wall seconds of a whole-frame replay, the top screen)."""
-    replay = Replay(capture, checkpoints=False, pipeline=pipeline)
-    replay.run()
-    best = float("inf")
-    for _ in range(runs):
-        replay.run_to(0)
-        start = time.perf_counter()
-        replay.run()
-        best = min(best, time.perf_counter() - start)
-    return best, replay.screen()
 
 
 def main() -> None:
@@ -59,10 +42,10 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for name in args.scenes:
         capture = SCENES[name]()
-        software, sw_image = frame_s(capture, default_pipeline("software"), args.runs)
+        software, _, sw_image = frame_s(capture, args.runs, default_pipeline("software"))
         gl_pipe = default_pipeline("gl")
-        gl, gl_image = frame_s(capture, gl_pipe, args.runs)
-        floor, _ = frame_s(capture, VertexOnly(), args.runs)
+        gl, _, gl_image = frame_s(capture, args.runs, gl_pipe)
+        floor, _, _ = frame_s(capture, args.runs, VertexOnly())
         diff = compare(sw_image, gl_image)
         print(f"| {name} | {software * 1e3:.1f} | {gl * 1e3:.1f} | x{software / gl:.2f} | {floor * 1e3:.1f} | "
               f"{gl_pipe.gl_draws // (args.runs + 1)} | max {diff.max_error}, {100 * diff.share_over:.2f} % > 2 |",

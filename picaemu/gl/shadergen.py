@@ -18,6 +18,7 @@ pipeline (``picaemu.gl.rules``).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,8 @@ from picaemu.texture.state import CUBE_TYPES, TextureUnitState
 COORD_COLUMNS = {"texcoord0": om.TC0.start - 4, "texcoord1": om.TC1.start - 4, "texcoord2": om.TC2.start - 4}
 TC0W_COLUMN, COLOR_COLUMN = om.TC0W - 4, om.COLOR.start - 4
 RGBA = "rgba"
+NO_CONSTANT = (0, 0, 0, 0)
+StageKey = tev.TevStage  # with ``NO_CONSTANT``: the stage's constant color is a uniform, not code
 
 
 @dataclass(frozen=True)
@@ -47,19 +50,6 @@ class UnitKey:
     needs_lod: bool
     wrap_s: int
     wrap_t: int
-
-
-@dataclass(frozen=True)
-class StageKey:
-    index: int
-    rgb_sources: tuple[int, int, int]
-    alpha_sources: tuple[int, int, int]
-    rgb_operands: tuple[int, int, int]
-    alpha_operands: tuple[int, int, int]
-    rgb_op: int
-    alpha_op: int
-    rgb_shift: int
-    alpha_shift: int
 
 
 @dataclass(frozen=True)
@@ -85,10 +75,8 @@ def unit_key(ustate: TextureUnitState) -> UnitKey:
 
 
 def _stage_key(stage: tev.TevStage) -> StageKey | None:
-    if stage.passthrough:
-        return None
-    return StageKey(stage.index, stage.rgb_sources, stage.alpha_sources, stage.rgb_operands, stage.alpha_operands,
-                    stage.rgb_op, stage.alpha_op, stage.rgb_shift, stage.alpha_shift)
+    """The stage without its constant color (a uniform), None for a passthrough stage."""
+    return None if stage.passthrough else dataclasses.replace(stage, constant=NO_CONSTANT)
 
 
 def program_key(ds: DrawState, depth_out: bool, quantize: bool) -> ProgramKey:
