@@ -22,13 +22,15 @@ sys.path.insert(0, str(ROOT))
 
 from picaemu.formats import pica  # noqa: E402
 
+from picaemu.draw import PipelineSink  # noqa: E402
 from picaemu.replay import Replay  # noqa: E402
 from samples.game_scene import SCENES  # noqa: E402
 
 
-def frame_s(capture: pica.Capture, runs: int) -> tuple[float, int, np.ndarray]:
-    """(best wall seconds of a whole-frame replay, draws, the top screen)."""
-    replay = Replay(capture, checkpoints=False)
+def frame_s(capture: pica.Capture, runs: int, pipeline: PipelineSink | None = None) -> tuple[float, int, np.ndarray]:
+    """(best wall seconds of a whole-frame replay, draws, the top screen), with ``pipeline`` (default: the software
+    one)."""
+    replay = Replay(capture, checkpoints=False, pipeline=pipeline)
     replay.run()
     best = float("inf")
     for _ in range(runs):

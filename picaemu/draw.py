@@ -71,6 +71,9 @@ class PipelineEventKind(Enum):
     EARLYDEPTH_CLEAR = "early depth clear"
     FRAMEBUFFER_FLUSH = "framebuffer flush"
     FRAMEBUFFER_INVALIDATE = "framebuffer invalidate"
+    # not a GPU event: memory is about to be read or written outside the pipeline (GX engines, CPU writes,
+    # checkpoints, views); a pipeline that holds render targets elsewhere (``picaemu.gl``) writes them back
+    MEMORY_SYNC = "memory sync"
 
 
 class PipelineSink(Protocol):

@@ -148,3 +148,8 @@ class TargetExited(LinkError):
 
 class RecordError(PicaError):
     """A recording cannot go on: a missing symbol in the ELF, an address outside the 3DS memory map."""
+
+
+class BackendUnavailable(PicaError):
+    """A rendering backend cannot start on this machine (the OpenGL backend without EGL, PyOpenGL or a GL 4.5
+    driver); the message says what is missing."""

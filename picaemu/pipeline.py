@@ -253,9 +253,15 @@ class Pipeline:
         stats.update(counts)
         wt, culled = clipping.cull(clipping.to_window(tris, src, ds.viewport), ds.viewport.cull_mode)
         stats.update(primitives_culled=culled, primitives_rasterized=len(wt))
-        active, rs = ds.varyings.plan, ds.raster
         if len(wt):
             call.bounds = window_bounds(wt, fb)
+        self._fragments(call, wt, stats)
+
+    def _fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> None:
+        """Rasterization and every fragment stage of the draw's window triangles (the seam another backend,
+        ``picaemu.gl``, replaces)."""
+        ds = call.draw_state
+        fb, active, rs = ds.framebuffer, ds.varyings.plan, ds.raster
         if self.fragment_observer is None:
             stages = None
             for frags, rstats in rasterize_chunks(wt, rs, active):  # in order: bounded memory for any draw

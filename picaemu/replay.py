@@ -182,8 +182,18 @@ class _Recorder:
         self.inner.event(kind, state)
 
 
-def default_pipeline() -> PipelineSink:
-    """The rendering pipeline (``picaemu.pipeline.Pipeline``)."""
+BACKENDS = ("software", "gl")  # rendering backends a replay can use; software is the default and the reference
+
+
+def default_pipeline(backend: str = "software") -> PipelineSink:
+    """The rendering pipeline of ``backend``: "software" (``picaemu.pipeline.Pipeline``, the reference) or "gl"
+    (``picaemu.gl.GLPipeline``: OpenGL through headless EGL; ``BackendUnavailable`` without it)."""
+    if backend == "gl":
+        from picaemu.gl import GLPipeline
+
+        return GLPipeline()
+    if backend != "software":
+        raise PicaError(f"unknown rendering backend {backend!r} (choose from {', '.join(BACKENDS)})")
     from picaemu.pipeline import Pipeline
 
     return Pipeline()
@@ -244,6 +254,7 @@ class Replay:
 
     def screen(self, screen: str = "top", eye: str = "left") -> np.ndarray:
         """What ``screen`` shows now: (H, W, 3) uint8 upright landscape."""
+        self.sync_memory()
         return lcd.screen_image(self.memory, self.gx.gpu, screen, eye)
 
     def framebuffer_state(self) -> fbm.FramebufferState:
@@ -253,10 +264,12 @@ class Replay:
 
     def color_buffer(self) -> np.ndarray:
         """The render target the registers name: (H, W, 4) uint8 RGBA, row 0 = top."""
+        self.sync_memory()
         return fbm.read_color_image(self.memory, self.framebuffer_state())
 
     def depth_buffer(self) -> tuple[np.ndarray, np.ndarray]:
         """((H, W) uint32 depth, (H, W) uint8 stencil) of the depth buffer the registers name, row 0 = top."""
+        self.sync_memory()
         return fbm.read_depth_image(self.memory, self.framebuffer_state())
 
     def texture(self, unit: int, level: int = 0, face: int = 0, *, draw: int | None = None) -> np.ndarray:
@@ -269,6 +282,7 @@ class Replay:
             return self.debugger.texture(draw, unit, level, face)
 
         ustate = TextureUnitState.from_regs(self.state.regs, unit)
+        self.sync_memory()
         if not 0 <= face < len(ustate.addresses):
             raise PicaError(f"texture unit {unit} has {len(ustate.addresses)} face(s), not face {face}")
         return decode_texture(self.memory, ustate.addresses[face], ustate.width, ustate.height, ustate.format.value,
@@ -357,6 +371,8 @@ class Replay:
             self.run_to(index + 1)
             return event
         self._current = index
+        if not isinstance(event, pica.CommandList) and self._list_kick(index) is None:
+            self.sync_memory()  # the engines and the CPU read and write memory the pipeline may hold
         try:
             if isinstance(event, pica.MemoryWrite):
                 self.memory.write(event.address, self.capture.blobs[event.blob], "memory write")
@@ -400,6 +416,7 @@ class Replay:
             self.step()
         if packets:
             self._run_packets(packets)
+        self.sync_memory()
 
     def run(self) -> None:
         """Replay every remaining event."""
@@ -445,6 +462,7 @@ class Replay:
                             "use run_to(event, packets=k)")
         if packets is not None and (packets < 1) != (resume is None):
             raise PicaError("a checkpoint inside a command list needs both its packet count and where it resumes")
+        self.sync_memory()
         return Checkpoint(self.position, self.packet if packets is None else packets, self.state.copy(),
                           snapshot_pages(self.memory), self.gx.gpu.copy(), self.gx.lcd.copy(),
                           self.processor.draw_count, self.processor.pending_input(),
@@ -452,6 +470,7 @@ class Replay:
 
     def restore(self, cp: Checkpoint) -> None:
         """Put the replay back at ``cp`` (memory, GPU state, external registers, draw count, list position)."""
+        self.sync_memory()  # what the pipeline holds elsewhere goes to memory first, then is overwritten
         restore_pages(self.memory, cp.pages)
         self.processor.load_state(cp.state.copy())
         self.processor.load_pending_input(cp.pending)
@@ -461,6 +480,12 @@ class Replay:
         self.pipeline.event(PipelineEventKind.RESTART_PRIMITIVE, self.state)
         self.position, self.packet, self._resume = cp.position, cp.packets, cp.resume
         self._partial = False
+
+    def sync_memory(self) -> None:
+        """Make emulated memory hold everything the pipeline rendered (``PipelineEventKind.MEMORY_SYNC``: a no-op
+        for the software pipeline, a write-back of GL render targets for ``picaemu.gl``); called before every
+        event that is not a command list, checkpoint, restore and view, and when ``run_to`` returns."""
+        self.pipeline.event(PipelineEventKind.MEMORY_SYNC, self.state)
 
     # -- internals ---------------------------------------------------------------------------------------
     @property
@@ -550,10 +575,12 @@ class Replay:
 
 
 def open(path: str | os.PathLike[str], *, pipeline: PipelineSink | None = None, strict: bool = True,
-         checkpoints: bool = True, record_draws: bool = True) -> Replay:
-    """Open a capture (.pica, .ctf or c3dcap directory) for replay."""
-    return Replay(load_capture(path, strict=strict), pipeline=pipeline, checkpoints=checkpoints,
-                  record_draws=record_draws)
+         checkpoints: bool = True, record_draws: bool = True, backend: str = "software") -> Replay:
+    """Open a capture (.pica, .ctf or c3dcap directory) for replay; ``backend`` picks the rendering pipeline
+    when ``pipeline`` is not given (``default_pipeline``)."""
+    capture = load_capture(path, strict=strict)
+    return Replay(capture, pipeline=pipeline if pipeline is not None else default_pipeline(backend),
+                  checkpoints=checkpoints, record_draws=record_draws)
 
 
 def null_replay(capture: pica.Capture) -> Replay:

@@ -1,4 +1,5 @@
-"""One-way dependencies: gui -> picaemu -> formats; the core never imports Qt; formats imports no emulation code."""
+"""One-way dependencies: gui -> picaemu -> formats; the core never imports Qt; OpenGL only in the GL backend
+package (picaemu/gl); formats imports no emulation code."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
-QT = ("PySide6", "PyQt5", "PyQt6", "OpenGL", "picaemu.gui")
+QT = ("PySide6", "PyQt5", "PyQt6", "picaemu.gui")
+OPENGL = "OpenGL"
+GL_BACKEND = REPO / "picaemu" / "gl"
 
 
 def _imports(path: Path) -> set[str]:
@@ -30,6 +33,15 @@ def test_core_never_imports_qt() -> None:
         if path == GUI_LAUNCHER:
             continue
         bad = [m for m in _imports(path) if m.startswith(QT)]
+        assert not bad, f"{path} imports {bad}"
+
+
+def test_opengl_only_in_the_gl_backend() -> None:
+    """PyOpenGL is the GL backend's (picaemu/gl); everything else reaches it through ``picaemu.gl`` lazily."""
+    for path in (REPO / "picaemu").rglob("*.py"):
+        if GL_BACKEND in path.parents:
+            continue
+        bad = [m for m in _imports(path) if m.startswith(OPENGL)]
         assert not bad, f"{path} imports {bad}"
 
 

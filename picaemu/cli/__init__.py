@@ -87,6 +87,7 @@ def _register() -> None:
     from picaemu.cli.convert import convert
     from picaemu.cli.debug import dump, history, mesh, state, trace
     from picaemu.cli.decode import decode
+    from picaemu.cli.diff_backends import diff_backends
     from picaemu.cli.gui import gui
     from picaemu.cli.record import record
     from picaemu.cli.regs import regs_command
@@ -95,8 +96,8 @@ def _register() -> None:
     from picaemu.cli.stats import stats
     from picaemu.cli.texture import texture
 
-    for command in (batch, convert, decode, dump, gui, history, mesh, record, regs_command, render, shader, state,
-                    stats, texture, trace):
+    for command in (batch, convert, decode, diff_backends, dump, gui, history, mesh, record, regs_command, render,
+                    shader, state, stats, texture, trace):
         main.add_command(command)
 
 

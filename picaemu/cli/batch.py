@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import json
+import multiprocessing
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -28,8 +29,10 @@ from picaemu.cli.common import note_first_compile, reports_errors
 from picaemu.errors import PicaError
 from picaemu.formats.files import refuse_overwrite, save_image, write_text
 from picaemu.formats.image import read_rgba
+from picaemu.replay import BACKENDS, default_pipeline
 
 DIFF_DIM = 3  # unchanged pixels are shown at 1/3 brightness in diff images
+Task = tuple[str, str, str, str]  # (capture path, output name, output directory, rendering backend)
 WORKER_DIED = "the worker process died while replaying this capture (killed, out of memory or crashed)"
 
 
@@ -72,7 +75,7 @@ def find_inputs(paths: tuple[Path, ...]) -> list[Path]:
     return found
 
 
-def replay_one(source: str, name: str, out_dir: str) -> Outcome:
+def replay_one(source: str, name: str, out_dir: str, backend: str = "software") -> Outcome:
     """Worker: replay one capture and write its top-screen PNG. Any error (a corrupt capture, and even a bug of
     picaemu's) becomes a failed outcome naming it, so one bad capture never stops the batch."""
     from picaemu.replay import open as open_capture
@@ -81,7 +84,7 @@ def replay_one(source: str, name: str, out_dir: str) -> Outcome:
     outcome = Outcome(name, source, "ok")
     start = time.perf_counter()
     try:
-        replay = open_capture(path, checkpoints=False)
+        replay = open_capture(path, checkpoints=False, backend=backend)
         replay.run()
         dest = Path(out_dir) / f"{outcome.name}.png"
         refuse_overwrite(dest, path)
@@ -95,17 +98,23 @@ def replay_one(source: str, name: str, out_dir: str) -> Outcome:
     return outcome
 
 
-def _isolated(task: tuple[str, str, str]) -> Outcome:
+def _pool(jobs: int, backend: str) -> ProcessPoolExecutor:
+    """Worker processes; those of the GL backend start fresh (spawn): a GL context does not survive a fork."""
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(
+        "spawn" if backend == "gl" else None))
+
+
+def _isolated(task: Task) -> Outcome:
     """Replay one capture alone in a fresh worker process: the way to tell which capture killed a pool."""
-    with ProcessPoolExecutor(max_workers=1) as pool:
+    with _pool(1, task[3]) as pool:
         try:
             return pool.submit(replay_one, *task).result()
         except BrokenProcessPool:
             return Outcome(task[1], task[0], "failed", error=WORKER_DIED)
 
 
-def replay_all(tasks: list[tuple[str, str, str]], jobs: int, advance: Callable[[], None]) -> list[Outcome]:
-    """Outcomes of ``replay_one`` for every (source, name, out_dir) task, in task order. With ``jobs`` > 1 in a
+def replay_all(tasks: list[Task], jobs: int, advance: Callable[[], None]) -> list[Outcome]:
+    """Outcomes of ``replay_one`` for every (source, name, out_dir, backend) task, in task order. With ``jobs`` > 1 in a
     process pool; captures in flight when a worker process dies are replayed again one by one, each alone."""
     if jobs == 1:
         outcomes = []
@@ -114,8 +123,8 @@ def replay_all(tasks: list[tuple[str, str, str]], jobs: int, advance: Callable[[
             advance()
         return outcomes
     done: dict[str, Outcome] = {}
-    suspects: list[tuple[str, str, str]] = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    suspects: list[Task] = []
+    with _pool(jobs, tasks[0][3] if tasks else "software") as pool:
         futures = {pool.submit(replay_one, *task): task for task in tasks}
         for future in as_completed(futures):
             try:
@@ -190,8 +199,11 @@ def _summary(outcomes: list[Outcome]) -> None:
               help="Directory of reference PNGs (<name>.png).")
 @click.option("--tolerance", type=click.IntRange(0, 255), default=2, show_default=True,
               help="Largest allowed per-channel difference.")
+@click.option("--backend", type=click.Choice(BACKENDS), default="software", show_default=True,
+              help="Rendering backend: the software pipeline (the reference) or OpenGL through EGL.")
 @reports_errors
-def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int, ref_dir: Path | None, tolerance: int) -> None:
+def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int, ref_dir: Path | None, tolerance: int,
+          backend: str) -> None:
     """Replay every capture in INPUTS headlessly and write the top-screen PNGs to OUTDIR."""
     from rich.progress import Progress
 
@@ -200,9 +212,11 @@ def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int, ref_dir: Path | No
     sources = find_inputs(inputs)
     if not sources:
         raise click.UsageError("no captures found in the inputs")
+    if backend != "software":
+        default_pipeline(backend)  # one clear line now (BackendUnavailable) rather than a failure per capture
     out_dir.mkdir(parents=True, exist_ok=True)
     names = capture_names(sources)
-    tasks = [(str(s), name, str(out_dir)) for s, name in zip(sources, names, strict=True)]
+    tasks = [(str(s), name, str(out_dir), backend) for s, name in zip(sources, names, strict=True)]
     with Progress(transient=True, console=None) as progress:
         bar = progress.add_task("replaying", total=len(sources))
         outcomes = replay_all(tasks, jobs, lambda: progress.advance(bar))

@@ -18,12 +18,12 @@ import numpy as np
 from picaemu.cli.common import INT, load_memory_blocks, note_first_compile, reports_errors
 from picaemu.cli.render_capture import capture_options, is_capture, render_capture
 from picaemu.command.processor import CommandProcessor
-from picaemu.draw import DrawCall, PipelineEventKind
+from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink
 from picaemu.errors import FormatError
 from picaemu.formats.files import image_format, refuse_overwrite, save_image
 from picaemu.framebuffer import FramebufferState, depth_max, read_color_image, read_depth_image
 from picaemu.memory import PhysicalMemory
-from picaemu.pipeline import Pipeline
+from picaemu.replay import default_pipeline
 from picaemu.state import GpuState
 
 WORD_MASK = 0xFFFFFFFF
@@ -32,7 +32,7 @@ WORD_MASK = 0xFFFFFFFF
 class VerbosePipeline:
     """A ``Pipeline`` that reports every draw (counters and time) on stderr."""
 
-    def __init__(self, pipeline: Pipeline, verbose: bool) -> None:
+    def __init__(self, pipeline: PipelineSink, verbose: bool) -> None:
         self.pipeline = pipeline
         self.verbose = verbose
         self.draws = 0
@@ -100,18 +100,21 @@ def render(cmdlist: Path, mem: tuple[str, ...], fills: tuple[str, ...], base: in
             image_format(out)  # an unknown suffix fails now, not after the replay
             refuse_overwrite(out, cmdlist, *(spec.partition("=")[2] for spec in mem))
     note_first_compile()
+    backend = str(capture.pop("backend", "software"))
     if is_capture(cmdlist):
         if mem or fills or base:
             raise FormatError("--mem, --fill and --base apply to a command list, not to a capture")
-        render_capture(cmdlist, output, alpha=alpha, verbose=verbose, depth_output=depth, **capture)  # type: ignore[arg-type]
+        render_capture(cmdlist, output, alpha=alpha, verbose=verbose, depth_output=depth, backend=backend,
+                       **capture)  # type: ignore[arg-type]
         return
     start = time.perf_counter()
     memory = PhysicalMemory()
     load_memory_blocks(memory, mem)
     apply_fills(memory, fills)
-    sink = VerbosePipeline(Pipeline(), verbose)
+    sink = VerbosePipeline(default_pipeline(backend), verbose)
     processor = CommandProcessor(memory, sink)
     result = processor.run(cmdlist.read_bytes(), address=base)
+    sink.event(PipelineEventKind.MEMORY_SYNC, processor.state)  # a GL backend writes its targets back
     fb = FramebufferState.from_regs(processor.state.regs)
     fb.check_size()
     save_color(memory, fb, output, alpha)

@@ -26,7 +26,6 @@ from picaemu import replay as rp
 from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink
 from picaemu.formats.files import refuse_overwrite, save_image
 from picaemu.framebuffer import depth_max, read_color_image
-from picaemu.pipeline import Pipeline
 from picaemu.state import GpuState
 
 TARGETS = ("screen", "color", "depth", "stencil")
@@ -42,6 +41,8 @@ def capture_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="Capture: the screen (default) or the GPU's own color/depth/stencil buffer."),
         click.option("--frame", type=int, default=None, help="Capture: render the state after frame N."),
         click.option("--all-frames", is_flag=True, help="Capture: one PNG per frame (OUT_0000.png, ...)."),
+        click.option("--backend", type=click.Choice(rp.BACKENDS), default="software", show_default=True,
+                     help="Rendering backend: the software pipeline (the reference) or OpenGL through EGL."),
         click.option("--draw", type=int, default=None, help="Capture: render the state right after draw N."),
         click.option("--every-draw", is_flag=True,
                      help="Capture: the color buffer after every draw, one PNG each (OUT_draw00000.png, ...)."),
@@ -90,6 +91,7 @@ class _EveryDraw:
 
     def draw(self, call: DrawCall) -> None:
         self.inner.draw(call)
+        self.inner.event(PipelineEventKind.MEMORY_SYNC, call.state)  # a GL backend writes its targets back
         image = read_color_image(call.memory, call.draw_state.need("framebuffer"))
         dest = draw_path(self.output, call.index)
         refuse_overwrite(dest, self.source)
@@ -103,15 +105,15 @@ class _EveryDraw:
 def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = "left", target: str | None = None,
                    frame: int | None = None, all_frames: bool = False, draw: int | None = None,
                    alpha: bool = False, verbose: bool = False, depth_output: Path | None = None,
-                   every_draw: bool = False) -> list[Path]:
+                   every_draw: bool = False, backend: str = "software") -> list[Path]:
     """Replay ``path`` and write the requested PNG(s); returns the files written. ``depth_output`` (render's
     ``--depth``) also writes the depth buffer of the final state as gray."""
     start = time.perf_counter()
     # a forward-only run keeps no checkpoint and, unless it must find a draw, no per-draw record: memory stays
     # flat however many frames the capture holds
     written: list[Path] = []
-    sink = _EveryDraw(Pipeline(), output, path, alpha, written) if every_draw else None
-    replay = rp.open(path, checkpoints=False, record_draws=draw is not None, pipeline=sink)
+    sink = _EveryDraw(rp.default_pipeline(backend), output, path, alpha, written) if every_draw else None
+    replay = rp.open(path, checkpoints=False, record_draws=draw is not None, pipeline=sink, backend=backend)
     chosen = target or ("color" if draw is not None else "screen")
 
     def save(dest: Path) -> None:

@@ -1,0 +1,111 @@
+"""Which draws the OpenGL backend hands to the software pipeline, and why (docs/render.md, "OpenGL backend").
+
+``fallback_reason(ds) -> str | None`` names the first rule of ``RULES`` a draw's state uses that the generated
+GLSL and GL's fixed-function stages do not reproduce, or None when the GL path renders the draw. Two kinds:
+
+- rules GL cannot express exactly: PICA's min/max blend equations apply the blend factors (GL's ignore them);
+  blending or a logic op into a color buffer of fewer than 8 bits per channel (GL keeps the 8-bit result between
+  draws, the PICA quantizes it after every fragment); buffer reads disabled (COLORBUFFER_READ /
+  DEPTHBUFFER_READ = 0: the destination reads 0 while the buffer keeps its bytes); color and depth buffers
+  that share bytes (interleaved per fragment);
+- stages not generated as GLSL (yet): fragment lighting, the procedural texture, shadow textures, shadow-map
+  rendering and gas modes, a draw state with a part that failed to decode (the software pipeline raises its
+  error where it always does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from picaemu import framebuffer as fbm
+from picaemu import tev
+from picaemu.draw_state import DrawState
+from picaemu.regs.blocks.fragops import BLEND_EQUATIONS, LOGIC_OPS
+from picaemu.shading import SRC_LIGHTING, SRC_PROCTEX
+from picaemu.texture.state import SHADOW_TYPES
+
+MIN_MAX = frozenset(code for code, name in BLEND_EQUATIONS.items() if name in ("min", "max"))
+ONE = 1  # BLEND_FACTORS code of "one"
+# logic ops whose result does not depend on the destination
+SOURCE_ONLY_LOGIC = frozenset(code for code, name in LOGIC_OPS.items()
+                              if name in ("clear", "copy", "set", "copy inverted"))
+
+
+def _failed(ds: DrawState) -> bool:
+    return bool(ds.failed)
+
+
+def _lighting(ds: DrawState) -> bool:
+    return ds.lighting is not None or bool(ds.tev.sources_used() & SRC_LIGHTING and ds.shading.lighting_enabled)
+
+
+def _proctex(ds: DrawState) -> bool:
+    return SRC_PROCTEX in ds.tev.sources_used() and ds.shading.proctex_enabled
+
+
+def _shadow_texture(ds: DrawState) -> bool:
+    used = ds.tev.sources_used()
+    return any(u.enabled and u.type in SHADOW_TYPES and tev.SRC_TEXTURES[u.unit] in used for u in ds.textures)
+
+
+def _special_mode(ds: DrawState) -> bool:
+    return ds.shadow is not None or ds.blend.fragment_mode != "default"
+
+
+def _min_max(ds: DrawState) -> bool:
+    b = ds.blend
+    if not b.blending:
+        return False
+    rgb = b.rgb_equation in MIN_MAX and (b.rgb_src, b.rgb_dst) != (ONE, ONE)
+    alpha = b.alpha_equation in MIN_MAX and (b.alpha_src, b.alpha_dst) != (ONE, ONE)
+    return rgb or alpha
+
+
+def reads_destination(ds: DrawState) -> bool:
+    """Blending, a logic op other than copy, or a partial color write mask."""
+    from picaemu.gl.fixed import LOGIC_COPY
+
+    b = ds.blend
+    return b.blending or b.logic_op != LOGIC_COPY or not all(ds.depth_stencil.color_mask)
+
+
+def _low_precision_blend(ds: DrawState) -> bool:
+    layout = fbm.COLOR_LAYOUTS[ds.framebuffer.color_format]
+    return ds.framebuffer.color_write and any(bits < 8 for _, _, bits in layout) and (
+        ds.blend.blending or ds.blend.logic_op not in SOURCE_ONLY_LOGIC)
+
+
+def _reads_disabled(ds: DrawState) -> bool:
+    fb, d = ds.framebuffer, ds.depth_stencil
+    color = fb.color_write and not fb.color_read and reads_destination(ds)
+    depth = d.uses_depth_buffer(fb.depth_format) and not fb.depth_read
+    return color or depth
+
+
+def _shared_bytes(ds: DrawState) -> bool:
+    fb = ds.framebuffer
+    color_size = fb.width * fb.height * fb.color_bpp
+    depth_size = fb.width * fb.height * fb.depth_bpp
+    return fb.color_address < fb.depth_address + depth_size and fb.depth_address < fb.color_address + color_size
+
+
+RULES: tuple[tuple[str, Callable[[DrawState], bool]], ...] = (
+    ("a draw state part failed to decode", _failed),
+    ("shadow-map rendering or gas fragment mode", _special_mode),
+    ("fragment lighting (not generated as GLSL)", _lighting),
+    ("procedural texture (not generated as GLSL)", _proctex),
+    ("shadow texture (not generated as GLSL)", _shadow_texture),
+    ("min/max blend equation with factors other than one (GL ignores the factors)", _min_max),
+    ("blend or logic op into a color buffer under 8 bits per channel (GL keeps 8 bits between draws)",
+     _low_precision_blend),
+    ("buffer reads disabled (the destination reads 0, GL reads the buffer)", _reads_disabled),
+    ("color and depth buffers share bytes", _shared_bytes),
+)
+
+
+def fallback_reason(ds: DrawState) -> str | None:
+    """The first rule of ``RULES`` the draw uses, or None (module docstring)."""
+    for name, uses in RULES:
+        if uses(ds):
+            return name
+    return None

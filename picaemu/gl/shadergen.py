@@ -1,0 +1,274 @@
+"""Generated fragment shaders: one GLSL program per *program key*, the structural part of a draw's state.
+
+``program_key(ds) -> ProgramKey`` keeps what changes the code (TEV sources/operands/ops/scales and buffer bits,
+each used texture unit's type, filters, wrap modes and coordinate set, fog on/z-flip, alpha test function,
+scissor mode, depth output and W-buffer, the color format's quantization); ``uniform_block(ds)`` packs the values
+(TEV constants and buffer color, border colors, LOD bias and levels, alpha reference, scissor box, depth map,
+fog color and LUT) into the std140 block of ``glsl_lib.UNIFORM_BLOCK``, so draws that differ only in values share
+a program. ``fragment_source(key)`` writes the shader.
+
+The shader mirrors the software path fragment by fragment: perspective-correct varyings divided by the
+interpolated 1/w, depth = z/w * scale + offset (times w in W-buffer mode) clamped and truncated to the buffer's
+integer q (written as q / 2^24, ``picaemu.gl.targets``), texture units (``picaemu.texture.sampler``: type
+transforms, wrap, nearest/bilinear with its float32 weights, LOD from fine derivatives, mip selection), primary
+color rounding, the six TEV stages in integers (``picaemu.tev``), fog (``picaemu.fog``), alpha test, scissor.
+Fragment lighting, the procedural texture and shadow textures are not generated: those draws go to the software
+pipeline (``picaemu.gl.rules``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from picaemu import framebuffer as fbm
+from picaemu import output_map as om
+from picaemu import tev
+from picaemu.draw_state import DrawState
+from picaemu.gl import glsl_lib
+from picaemu.rasterizer import SCISSOR_EXCLUDE, SCISSOR_INCLUDE
+from picaemu.texture.state import CUBE_TYPES, TextureUnitState
+
+COORD_COLUMNS = {"texcoord0": om.TC0.start - 4, "texcoord1": om.TC1.start - 4, "texcoord2": om.TC2.start - 4}
+TC0W_COLUMN, COLOR_COLUMN = om.TC0W - 4, om.COLOR.start - 4
+RGBA = "rgba"
+NO_CONSTANT = (0, 0, 0, 0)
+StageKey = tev.TevStage  # with ``NO_CONSTANT``: the stage's constant color is a uniform, not code
+
+
+@dataclass(frozen=True)
+class UnitKey:
+    unit: int
+    cube: bool
+    projection: bool
+    column: int  # first varying column of its coordinates
+    mag_linear: bool
+    min_linear: bool
+    mip_linear: bool
+    needs_lod: bool
+    wrap_s: int
+    wrap_t: int
+
+
+@dataclass(frozen=True)
+class ProgramKey:
+    stages: tuple[StageKey | None, ...]  # None: a passthrough stage
+    rgb_update: tuple[bool, ...]
+    alpha_update: tuple[bool, ...]
+    uses_buffer: bool
+    units: tuple[UnitKey | None, ...]  # None: the unit is not read (or disabled: reads 0)
+    fog: bool
+    fog_z_flip: bool
+    alpha_func: int | None
+    scissor_mode: int
+    depth_out: bool
+    w_buffer: bool
+    quantize: tuple[tuple[int, int], ...] | None  # (channel, bits) of a < 8-bit color format written unblended
+
+
+def unit_key(ustate: TextureUnitState) -> UnitKey:
+    return UnitKey(ustate.unit, ustate.type in CUBE_TYPES, ustate.type == "projection", COORD_COLUMNS[ustate.coords],
+                   ustate.mag_linear, ustate.min_linear, ustate.mip_linear, ustate.needs_lod, ustate.wrap_s,
+                   ustate.wrap_t)
+
+
+def _stage_key(stage: tev.TevStage) -> StageKey | None:
+    """The stage without its constant color (a uniform), None for a passthrough stage."""
+    return None if stage.passthrough else dataclasses.replace(stage, constant=NO_CONSTANT)
+
+
+def program_key(ds: DrawState, depth_out: bool, quantize: bool) -> ProgramKey:
+    """The structural state of a draw (``depth_out``: it uses the depth buffer; ``quantize``: its color is written
+    unblended into a buffer of fewer than 8 bits per channel)."""
+    ts = ds.tev
+    used = ts.sources_used()
+    units = tuple(unit_key(u) if u.enabled and tev.SRC_TEXTURES[u.unit] in used else None for u in ds.textures)
+    layout = fbm.COLOR_LAYOUTS[ds.framebuffer.color_format]
+    return ProgramKey(
+        stages=tuple(_stage_key(s) for s in ts.stages), rgb_update=ts.rgb_update, alpha_update=ts.alpha_update,
+        uses_buffer=tev.SRC_BUFFER in used, units=units, fog=ds.fog.mode == "fog", fog_z_flip=ds.fog.z_flip,
+        alpha_func=ds.blend.alpha_func if ds.blend.alpha_test else None, scissor_mode=ds.raster.scissor_mode,
+        depth_out=depth_out, w_buffer=ds.raster.w_buffer,
+        quantize=tuple((ch, bits) for ch, _, bits in layout) if quantize else None)
+
+
+# ---------------------------------------------------------------------------------------------- uniform values
+BLOCK_ROWS = 6 + 1 + 3 + 3 + 1 + 1 + 1 + 1 + 64  # 16-byte rows of the std140 block, in declaration order
+
+
+def uniform_block(ds: DrawState, depth_max: int) -> bytes:
+    """The draw's values in the layout of ``glsl_lib.UNIFORM_BLOCK``."""
+    rows = np.zeros((BLOCK_ROWS, 4), np.int32)
+    floats = rows.view(np.float32)
+    rows[0:6] = [s.constant for s in ds.tev.stages]
+    rows[6] = ds.tev.buffer_color
+    rows[7:10] = [u.border for u in ds.textures]
+    floats[10:13] = [(u.lod_bias, u.min_level, u.max_level, 0.0) for u in ds.textures]
+    rows[13, 0] = ds.blend.alpha_ref
+    rows[14] = ds.raster.scissor
+    floats[15] = (ds.raster.depth_scale, ds.raster.depth_offset, float(depth_max), 0.0)
+    floats[16, :3] = ds.fog.color
+    floats[17:49] = np.asarray(ds.fog.values, np.float32).reshape(32, 4)
+    floats[49:81] = np.asarray(ds.fog.deltas, np.float32).reshape(32, 4)
+    return rows.tobytes()
+
+
+# ---------------------------------------------------------------------------------------------- code
+def _coords(key: UnitKey) -> list[str]:
+    c = key.column
+    lines = [f"vec2 uv{key.unit} = vec2(varying_at({c}), varying_at({c + 1}));"]
+    if key.cube:
+        lines.append(f"vec3 cf{key.unit} = cube_coords(vec3(uv{key.unit}, varying_at({TC0W_COLUMN})));")
+        lines.append(f"vec2 st{key.unit} = cf{key.unit}.xy; int face{key.unit} = int(cf{key.unit}.z);")
+        return lines
+    if key.projection:
+        lines.append(f"float pw{key.unit} = varying_at({TC0W_COLUMN});")
+        lines.append(f"vec2 st{key.unit} = vec2(nan_to_num(uv{key.unit}.x / pw{key.unit}), "
+                     f"nan_to_num(uv{key.unit}.y / pw{key.unit}));")
+    else:
+        lines.append(f"vec2 st{key.unit} = uv{key.unit};")
+    lines.append(f"int face{key.unit} = 0;")
+    return lines
+
+
+def _sample(key: UnitKey) -> list[str]:
+    """GLSL lines that set ``ivec4 s_tex{u}`` (picaemu.texture.sampler.sample / _mip_sample)."""
+    u = key.unit
+    args = f"face{u}, st{u}, %s, {key.wrap_s}, {key.wrap_t}, u_border[{u}]"
+    lines = _coords(key)
+    if not key.needs_lod:
+        lines.append(f"ivec4 s_tex{u} = round_u8(filter_2d(tex{u}, int(u_lod[{u}].y), "
+                     + args % ("true" if key.mag_linear else "false") + "));")
+        return lines
+    lines += [
+        f"vec2 texel{u} = st{u} * vec2(textureSize(tex{u}, 0).xy);",
+        f"vec2 dx{u} = abs(dFdxFine(texel{u})), dy{u} = abs(dFdyFine(texel{u}));",
+        f"float rho{u} = max(max(dx{u}.x, dy{u}.x), max(dx{u}.y, dy{u}.y));",
+        f"float lod{u} = rho{u} > 0.0 ? log2(rho{u}) + u_lod[{u}].x : -1.0 / 0.0;",
+        f"bool mag{u} = !(lod{u} > 0.0);",
+        f"float lodc{u} = clamp(lod{u}, u_lod[{u}].y, u_lod[{u}].z);",
+        f"bool lin{u} = mag{u} ? {str(key.mag_linear).lower()} : {str(key.min_linear).lower()};",
+    ]
+    if not key.mip_linear:
+        lines += [f"int lv{u} = mag{u} ? int(u_lod[{u}].y) : int(floor(lodc{u} + 0.5));",
+                  f"ivec4 s_tex{u} = round_u8(filter_2d(tex{u}, min(lv{u}, int(u_lod[{u}].z)), "
+                  + args % f"lin{u}" + "));"]
+        return lines
+    lines += [
+        f"int lo{u} = mag{u} ? int(u_lod[{u}].y) : int(floor(lodc{u}));",
+        f"int hi{u} = min(lo{u} + 1, int(u_lod[{u}].z));",
+        f"precise float fr{u} = mag{u} ? 0.0 : lodc{u} - float(lo{u});",
+        f"precise vec4 mix{u} = (1.0 - fr{u}) * filter_2d(tex{u}, lo{u}, " + args % f"lin{u}" + ") + fr{u} * "
+        f"filter_2d(tex{u}, hi{u}, " + args % f"lin{u}" + ");",
+        f"ivec4 s_tex{u} = round_u8(mix{u});",
+    ]
+    return lines
+
+
+def _source(stage: StageKey, kind: str, slot: int) -> str:
+    """The variable a slot reads, with stage 0's rules (``picaemu.tev._resolve``)."""
+    codes = stage.rgb_sources if kind == "RGB" else stage.alpha_sources
+    code: int | None = codes[slot]
+    if stage.index == 0 and kind == "RGB" and slot < 2 and code == tev.SRC_PREVIOUS:
+        code = codes[2] if codes[2] != tev.SRC_PREVIOUS else None
+    if code is None or (stage.index == 0 and code == tev.SRC_BUFFER):
+        return "ivec4(0)"
+    names = {tev.SRC_PREVIOUS: "prev", tev.SRC_BUFFER: "buf_read", tev.SRC_CONSTANT: f"u_tev_const[{stage.index}]",
+             tev.SRC_PRIMARY: "s_prim", **{tev.SRC_TEXTURES[u]: f"s_tex{u}" for u in range(3)},
+             # read only while disabled (else the draw goes to the software pipeline): 0
+             tev.SRC_LIGHT_PRIMARY: "ivec4(0)", tev.SRC_LIGHT_SECONDARY: "ivec4(0)", tev.SRC_TEXTURES[3]: "ivec4(0)"}
+    return names[code]
+
+
+def _operand(stage: StageKey, kind: str, slot: int) -> str:
+    """An ivec4 operand expression (RGB operands fill .rgb, alpha operands every channel)."""
+    src = _source(stage, kind, slot)
+    if kind == "RGB":
+        channels, inverted = tev.RGB_OPERAND_TABLE[stage.rgb_operands[slot]]
+        expr = f"ivec4({src}.{''.join(RGBA[c] for c in channels)}, 0)"
+    else:
+        channel, inverted = tev.ALPHA_OPERAND_TABLE[stage.alpha_operands[slot]]
+        expr = f"ivec4({src}.{RGBA[channel]})"
+    return f"(255 - {expr})" if inverted else expr
+
+
+def _stage(stage: StageKey) -> list[str]:
+    i = stage.index
+    rgb_n = tev.ARITY[stage.rgb_op]
+    rgb = [_operand(stage, "RGB", s) if s < rgb_n else "ivec4(0)" for s in range(3)]
+    lines = [f"// stage {i}"]
+    if stage.rgb_op in (tev.OP_DOT3_RGB, tev.OP_DOT3_RGBA):
+        lines.append(f"int dot{i} = tev_dot3(({rgb[0]}).rgb, ({rgb[1]}).rgb);")
+        lines.append(f"ivec3 rgb{i} = ivec3(min(dot{i} << {stage.rgb_shift}, 255));")
+    else:
+        lines.append(f"ivec3 rgb{i} = min(tev_op({stage.rgb_op}, {', '.join(rgb)}).rgb << {stage.rgb_shift}, 255);")
+    if stage.rgb_op == tev.OP_DOT3_RGBA:
+        lines.append(f"int alpha{i} = min(dot{i} << {stage.alpha_shift}, 255);")
+    else:
+        alpha_n = tev.ARITY[stage.alpha_op]
+        alpha = [_operand(stage, "alpha", s) if s < alpha_n else "ivec4(0)" for s in range(3)]
+        lines.append(f"int alpha{i} = min(tev_op({stage.alpha_op}, {', '.join(alpha)}).a << {stage.alpha_shift}, "
+                     "255);")
+    lines.append(f"prev = ivec4(rgb{i}, alpha{i});")
+    return lines
+
+
+def _tev(key: ProgramKey) -> list[str]:
+    """``picaemu.tev.combine``: stages and the combiner buffer."""
+    lines = ["ivec4 prev = ivec4(0);", "ivec4 buf_read = ivec4(0);", "ivec4 buf_next = u_tev_buffer;"]
+    for index, stage in enumerate(key.stages):
+        if stage is not None:
+            lines += _stage(stage)
+        lines.append("buf_read = buf_next;")
+        if key.uses_buffer and index < tev.BUFFER_STAGES:
+            if key.rgb_update[index]:
+                lines.append("buf_next.rgb = prev.rgb;")
+            if key.alpha_update[index]:
+                lines.append("buf_next.a = prev.a;")
+    return lines
+
+
+def _depth(key: ProgramKey) -> list[str]:
+    return ["setup_barycentrics();", f"float depth = fragment_depth({str(key.w_buffer).lower()});"]
+
+
+def _scissor(mode: int) -> list[str]:
+    if mode not in (SCISSOR_EXCLUDE, SCISSOR_INCLUDE):
+        return []
+    inside = "all(greaterThanEqual(pix, u_scissor.xy)) && all(lessThanEqual(pix, u_scissor.zw))"
+    return [f"if ({'' if mode == SCISSOR_EXCLUDE else '!'}({inside})) discard;"]
+
+
+def _output(key: ProgramKey) -> list[str]:
+    lines = []
+    if key.quantize is not None:  # the value the buffer will hold, expanded again (framebuffer.encode/decode)
+        for ch, bits in key.quantize:
+            lines.append(f"{{ int q = prev[{ch}] >> {8 - bits}; int e = 0;")
+            shift = 8 - bits
+            while shift > -bits:
+                lines.append(f"  e |= {'q << ' + str(shift) if shift >= 0 else 'q >> ' + str(-shift)};")
+                shift -= bits
+            lines.append(f"  prev[{ch}] = e & 255; }}")
+    lines.append("o_color = vec4(prev) / 255.0;")
+    if key.depth_out:
+        lines.append("gl_FragDepth = float(uint(double(depth) * double(u_depth.z))) * 5.9604644775390625e-08;")
+    return lines
+
+
+def fragment_source(key: ProgramKey) -> str:
+    """The GLSL fragment shader of ``key``."""
+    body = ["ivec2 pix = ivec2(gl_FragCoord.xy);", *_scissor(key.scissor_mode), *_depth(key)]
+    for u, unit in enumerate(key.units):
+        body += _sample(unit) if unit is not None else [f"ivec4 s_tex{u} = ivec4(0);"]
+    body.append(f"ivec4 s_prim = primary_u8(vec4({', '.join(f'varying_at({COLOR_COLUMN + c})' for c in range(4))}));")
+    body += _tev(key)
+    if key.fog:
+        body.append(f"prev = fog(prev, depth, {str(key.fog_z_flip).lower()});")
+    if key.alpha_func is not None:
+        body.append(f"if (!compare({key.alpha_func}, prev.a, u_alpha.x)) discard;")
+    body += _output(key)
+    samplers = "".join(f"layout(binding = {u}) uniform usampler2DArray tex{u};\n" for u in range(3))
+    return (glsl_lib.VERSION + glsl_lib.UNIFORM_BLOCK + samplers + glsl_lib.HELPERS + "\nvoid main() {\n    "
+            + "\n    ".join(body) + "\n}\n")
