@@ -63,7 +63,8 @@ from picaemu.unknown_state import UnknownStateWatch, is_unknown
 
 DECIMAL_FIELDS = frozenset({"blob", "screen", "select", "stride", "size", "width"})  # the rest print in hex
 CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
-CHECKPOINT_DRAWS = 8  # draws between checkpoints inside a command list (doubled while over the budget)
+CHECKPOINT_DRAWS = 32  # draws between checkpoints inside a command list (doubled while over the budget;
+# the debugger session asks for 8)
 CHECKPOINT_BUDGET = 512 * 1024 * 1024  # bytes of mid-list checkpoints a replay keeps
 JUMP_CHANNEL = {mmio.CMDBUF_JUMP0: 0, mmio.CMDBUF_JUMP0 + 4: 1}  # MMIO address of CMDBUF_JUMP0/1 -> channel
 Write = tuple[int, int, int]  # (MMIO address, value, width), as ``mmio.lower`` gives them
