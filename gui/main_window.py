@@ -252,9 +252,11 @@ class MainWindow(QMainWindow):
         except Exception as err:
             self.show_error("Breakpoints", f"{type(err).__name__}: {err}")
             return None
-        fallback = self.timeline.end if forward else Cursor(0, 0)
-        target = Timeline.seek(stops, self.target, forward) if stops else fallback
-        return self.move_to(fallback if target == self.target else target)
+        target = Timeline.seek(stops, self.target, forward) if stops else self.target
+        if target == self.target:  # say so and stay, rather than running silently to an end
+            self.status.setText(f"no breakpoint hit {'after' if forward else 'before'} {self.target.text()}")
+            return None
+        return self.move_to(target)
 
     # -- panel requests ----------------------------------------------------------------------------------
     def _current_draw(self) -> int | None:

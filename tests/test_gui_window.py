@@ -210,6 +210,13 @@ def test_breakpoints_continue_and_persist(qtbot, window: MainWindow, captures_di
     window.continue_(False)
     qtbot.waitUntil(lambda: window.snapshot.cursor == tl.after_draw(0), timeout=WAIT_MS)
     settle(qtbot, window)
+    window.continue_(False)  # no breakpoint before draw 0's: it says so and stays
+    settle(qtbot, window)
+    assert window.snapshot.cursor == tl.after_draw(0) and window.status.text().startswith("no breakpoint hit")
+    window.breakpoints.kind.setCurrentText(BreakKind.REGISTER_WRITE.value)
+    window.breakpoints.register.setText("NO_SUCH_REGISTER")
+    window.breakpoints.add.click()  # an unknown register is refused when added, not silently never hit
+    assert "names no register" in window.breakpoints.error.text() and len(window.breakpoints.breakpoints) == 1
     window.breakpoints.list.item(0).setCheckState(Qt.CheckState.Unchecked)
     saved = json.loads(window.settings.value(window._bp_key()))
     assert saved == [Breakpoint(BreakKind.DRAW, enabled=False).to_dict()]

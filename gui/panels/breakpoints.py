@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from picaemu.debug.timeline import BreakKind, Breakpoint
+from picaemu.errors import PicaError
 
 
 class BreakpointPanel(QWidget):
@@ -73,8 +74,14 @@ class BreakpointPanel(QWidget):
         if kind is BreakKind.REGISTER_WRITE and not self.register.text().strip():
             self.error.setText("a register-write breakpoint needs a register")
             return
+        bp = Breakpoint(kind, self.register.text().strip(), value, draw)
+        try:
+            bp.validate()
+        except PicaError as err:  # refused now, not silently never hit
+            self.error.setText(str(err))
+            return
         self.error.setText("")
-        self.add_breakpoint(Breakpoint(kind, self.register.text().strip(), value, draw))
+        self.add_breakpoint(bp)
 
     def _remove(self) -> None:
         row = self.list.currentRow()

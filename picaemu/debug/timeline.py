@@ -212,6 +212,11 @@ class Breakpoint:
         return cls(BreakKind(d["kind"]), str(d.get("register", "")), d.get("value"), d.get("draw"),
                    bool(d.get("enabled", True)))
 
+    def validate(self) -> None:
+        """``PicaError`` when the breakpoint names no register the table knows (a write breakpoint)."""
+        if self.kind is BreakKind.REGISTER_WRITE:
+            register_id(self.register)
+
     def hits(self, tl: Timeline) -> list[Cursor]:
         """Every cursor where this breakpoint stops (after the draw / write, before the list / GX command)."""
         return _HITS[self.kind](self, tl)
@@ -221,12 +226,20 @@ def _hit_draws(bp: Breakpoint, tl: Timeline) -> list[Cursor]:
     return [tl.after_draw(d.index) for d in tl.draws if bp.draw is None or d.index == bp.draw]
 
 
-def _hit_writes(bp: Breakpoint, tl: Timeline) -> list[Cursor]:
-    text = bp.register.strip()
+def register_id(text: str) -> int:
+    """The register id a breakpoint names (table name, SDK alias or number); ``PicaError`` for anything else."""
+    text = text.strip()
     try:
         reg_id = int(text, 0) if text[:1].isdigit() else regtable.id_of(text)
     except (KeyError, ValueError):
         raise PicaError(f"breakpoint names no register: {text!r}") from None
+    if not 0 <= reg_id < regtable.NUM_REGS:
+        raise PicaError(f"breakpoint names no register: {text!r} (ids are 0x000-0x{regtable.NUM_REGS - 1:03X})")
+    return reg_id
+
+
+def _hit_writes(bp: Breakpoint, tl: Timeline) -> list[Cursor]:
+    reg_id = register_id(bp.register)
     rows = tl.writes[tl.writes[:, 2] == reg_id] if len(tl.writes) else tl.writes
     if bp.value is not None and len(rows):
         rows = rows[rows[:, 3] == bp.value]
