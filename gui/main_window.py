@@ -345,7 +345,8 @@ class MainWindow(QMainWindow):
         snap: Snapshot = result.value
         self.snapshot = snap
         tl = self.timeline
-        draw = f"draw {snap.last_draw}/{len(tl.draws)}" if snap.last_draw is not None else f"no draw/{len(tl.draws)}"
+        draw = (f"draw {snap.last_draw} ({snap.last_draw + 1} of {len(tl.draws)} run)" if snap.last_draw is not None
+                else f"no draw run (of {len(tl.draws)})")  # draws are numbered from 0; the count from 1
         self.status.setText(f"frame {snap.frame} | {draw} | event {snap.cursor.event}/{len(tl.events)} "
                             f"packet {snap.cursor.packet} | {1000 * result.seconds:.1f} ms")
         self.commands.set_cursor(snap.cursor)

@@ -86,7 +86,7 @@ def test_scene2_session(qtbot, window: MainWindow, captures_dir: Path, tmp_path:
     assert field_text(window, "TEXUNIT0_DIM", "height") == "64"
     assert field_text(window, "TEXUNIT0_TYPE", "format") == "RGBA8"
     assert "greater" in field_text(window, "DEPTH_COLOR_MASK", "depth_func").lower()
-    assert "draw 0/1" in window.status.text()
+    assert "draw 0 (1 of 1 run)" in window.status.text()
     back = tl.step(tl.after_draw(0), Unit.PACKET, forward=False)
     window.step(Unit.PACKET, forward=False)  # back one packet: before the trigger, texture still bound
     qtbot.waitUntil(lambda: window.snapshot.cursor == back, timeout=WAIT_MS)
