@@ -419,3 +419,23 @@ def test_geometry_shader_mesh_trace_and_uniform_names(qtbot, window: MainWindow,
     qtbot.waitUntil(lambda: len(window.shader.records) > 0, timeout=WAIT_MS)
     assert sum(r.text.startswith("emit") for r in window.shader.records) == 4
     assert window.shader.watch_label.text() == f"GS invocation 2: {len(window.shader.records)} steps"
+
+
+def test_shader_trace_results_and_watch_follow_the_write_mask() -> None:
+    """dp4 r0.x then dp4 r0.y then mov r0.zw: the watch shows each lane as its own write left it, and the Result
+    column only the lanes an instruction wrote (the rest are not changed by it)."""
+    from types import SimpleNamespace
+
+    from picaemu.gui.panels.shader import _TRACE_CELLS, TRACE_HEADERS, watch_values
+
+    def step(text: str, result: list[float], mask: int) -> SimpleNamespace:
+        return SimpleNamespace(text=text, step=SimpleNamespace(result=result, mask=mask, pc=0, sources=[],
+                                                               cmp=(False, False), a0=(0, 0), aL=0))
+
+    records = [step("dp4 r0.x, c0, v0", [1.0, 1.0, 1.0, 1.0], 0b1000),
+               step("dp4 r0.y, c1, v0", [2.0, 2.0, 2.0, 2.0], 0b0100),
+               step("mov r0.zw, v1", [7.0, 8.0, 3.0, 4.0], 0b0011)]
+    assert watch_values(records, 0, ["r0", "r1"]) == {"r0": "(1, -, -, -)", "r1": "—"}
+    assert watch_values(records, 2, ["r0"]) == {"r0": "(1, 2, 3, 4)"}
+    result = TRACE_HEADERS.index("Result")
+    assert _TRACE_CELLS[result](1, records[1]) == "(-, 2, -, -)"

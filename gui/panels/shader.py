@@ -33,7 +33,13 @@ TRACE_HEADERS = ("Step", "PC", "Instruction", "Sources", "Result", "cmp", "a0", 
 
 
 def _vec(v) -> str:
-    return "(" + ", ".join(f"{x:.5g}" for x in v) + ")"
+    """``(x, y, z, w)``; a None component (a lane the write mask leaves alone) shows as ``-``."""
+    return "(" + ", ".join("-" if x is None else f"{x:.5g}" for x in v) + ")"
+
+
+def masked(result, mask: int) -> list:
+    """The components of ``result`` the destination write mask writes (x = bit 3 ... w = bit 0); None elsewhere."""
+    return [x if mask & (8 >> i) else None for i, x in enumerate(result)]
 
 
 _TRACE_CELLS = (
@@ -41,7 +47,7 @@ _TRACE_CELLS = (
     lambda i, r: f"0x{r.step.pc:03X}",
     lambda i, r: r.text,
     lambda i, r: " ".join(_vec(s) for s in r.step.sources),
-    lambda i, r: _vec(r.step.result) if r.step.result is not None else "",
+    lambda i, r: _vec(masked(r.step.result, r.step.mask)) if r.step.result is not None else "",
     lambda i, r: f"{int(r.step.cmp[0])}{int(r.step.cmp[1])}",
     lambda i, r: f"({r.step.a0[0]}, {r.step.a0[1]})",
     lambda i, r: str(r.step.aL),
@@ -57,13 +63,16 @@ def destination(text: str) -> str:
 
 
 def watch_values(records: list, upto: int, names: list[str]) -> dict[str, str]:
-    """Last value written to each watched register by the steps 0..``upto`` (masked lanes as written)."""
-    out = dict.fromkeys(names, "—")
+    """Each watched register as the steps 0..``upto`` left it: every lane holds the last value a write whose mask
+    included that lane put there (``-`` for lanes no traced step wrote; "—" for a register never written)."""
+    lanes: dict[str, list] = {n: [None] * 4 for n in names}
     for r in records[: upto + 1]:
         dst = destination(r.text)
-        if dst in out and r.step.result is not None:
-            out[dst] = _vec(r.step.result)
-    return out
+        if dst in lanes and r.step.result is not None:
+            for i, value in enumerate(masked(r.step.result, r.step.mask)):
+                if value is not None:
+                    lanes[dst][i] = value
+    return {n: _vec(v) if any(x is not None for x in v) else "—" for n, v in lanes.items()}
 
 
 class ShaderPanel(QWidget):
