@@ -315,6 +315,8 @@ class MainWindow(QMainWindow):
             self.textures.show_texture(None, result.error_text)
         elif result.kind == "vertices":
             self.mesh.show_message(result.error_text)
+        elif result.kind == "trace":  # an index past the draw: clear the old trace rather than keep showing it
+            self.shader.show_trace(result.error_text, [])
         else:
             self.show_error(f"{result.kind} failed", result.error_text)
         if result.kind == "open":

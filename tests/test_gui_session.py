@@ -348,7 +348,10 @@ def test_inspection_helpers(captures_dir) -> None:
     assert len(dv.indices) == 4 and len(dv.order) == 6 and dv.triangles.shape == (2, 3, 4)
     assert sorted(map(tuple, dv.inputs[:, 0, :2].tolist())) == [(100, 20), (100, 220), (300, 20), (300, 220)]
     view = jobs.shader(s, tl.end, "vs")
-    assert view.lines[0].startswith("0x000:") and len(view.lines) == 512
+    # the program, not all 512 words of code memory: the listing stops after the last non-zero word
+    used = np.flatnonzero(view.setup.code[:512])
+    assert view.lines[0].startswith("0x000:") and len(view.lines) == used[-1] + 1 < 512
+    assert any(" end" in line for line in view.lines)
     steps = jobs.trace(s, 0, 0)
     assert steps and steps[-1].text.startswith("end")
     with pytest.raises(PicaError, match="no vertex 9"):

@@ -150,7 +150,9 @@ def shader_view(state: GpuState, unit: str = "vs", names: dict[str, str] | None 
     from picaemu.shader.disasm import listing
 
     setup = shader_setup(state, unit, names)
-    lines = tuple(listing(setup.code, setup.opdescs, 0, setup.code_words, setup.names))
+    used = np.flatnonzero(setup.code[: setup.code_words])  # code memory past the last non-zero word: not listed
+    end = max(int(used[-1]) + 1 if len(used) else 0, int(setup.entry) + 1)
+    lines = tuple(listing(setup.code, setup.opdescs, 0, end, setup.names))
     return ShaderView(unit, setup, lines, int(setup.entry))
 
 
