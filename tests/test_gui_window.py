@@ -439,3 +439,13 @@ def test_shader_trace_results_and_watch_follow_the_write_mask() -> None:
     assert watch_values(records, 2, ["r0"]) == {"r0": "(1, 2, 3, 4)"}
     result = TRACE_HEADERS.index("Result")
     assert _TRACE_CELLS[result](1, records[1]) == "(-, 2, -, -)"
+
+
+def test_overlay_opacity_scales_only_the_overlay_alpha() -> None:
+    from picaemu.gui.panels.framebuffer import with_opacity
+
+    overlay = np.zeros((2, 2, 4), np.uint8)
+    overlay[0, 0] = (255, 0, 255, 200)
+    half = with_opacity(overlay, 50)
+    assert half[0, 0].tolist() == [255, 0, 255, 100] and half[1, 1].tolist() == [0, 0, 0, 0]
+    assert with_opacity(overlay, 0)[..., 3].max() == 0 and np.array_equal(with_opacity(overlay, 100), overlay)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from picaemu.gui.image_view import ImageView, save_png
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSlider,
     QVBoxLayout,
     QWidget,
 )
@@ -55,6 +56,16 @@ def view_picture(snap: Snapshot, view: str, lo: float = 0.0, hi: float = 1.0) ->
     return img.get(view)
 
 
+DEFAULT_OPACITY = 100  # percent of each overlay's own alpha (the slider lowers it)
+
+
+def with_opacity(overlay: np.ndarray, percent: int) -> np.ndarray:
+    """(H, W, 4) uint8 overlay with its alpha scaled by ``percent`` / 100 (0 hides it, 100 keeps it)."""
+    out = overlay.copy()
+    out[..., 3] = (overlay[..., 3].astype(np.uint16) * percent // 100).astype(np.uint8)
+    return out
+
+
 class FramebufferPanel(QWidget):
     pixel_picked = Signal(int, int)
     overlays_wanted = Signal()
@@ -72,6 +83,12 @@ class FramebufferPanel(QWidget):
             box.valueChanged.connect(self.refresh)
         self.wire, self.overdraw, self.scissor = QCheckBox("wireframe"), QCheckBox("overdraw"), QCheckBox("scissor")
         self.fate_boxes = {fate: QCheckBox(text) for fate, text in FATE_OVERLAYS}
+        self.opacity = QSlider(Qt.Orientation.Horizontal)  # overlays over the picture, 0..100 %
+        self.opacity.setRange(0, 100)
+        self.opacity.setValue(DEFAULT_OPACITY)
+        self.opacity.setFixedWidth(90)
+        self.opacity.setToolTip("overlay opacity")
+        self.opacity.valueChanged.connect(self.refresh)
         self.depth_fail, self.stencil_fail = self.fate_boxes[Fate.DEPTH], self.fate_boxes[Fate.STENCIL]
         self.save = QPushButton("Save PNG…")
         self.image = ImageView()
@@ -80,7 +97,7 @@ class FramebufferPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         for widgets in ((self.view_box, QLabel("depth"), self.lo, self.hi, self.save),
-                        (QLabel("overlays:"), *self._probe_boxes(), self.scissor)):
+                        (QLabel("overlays:"), *self._probe_boxes(), self.scissor, QLabel("opacity"), self.opacity)):
             row = QHBoxLayout()
             for w in widgets:
                 row.addWidget(w)
@@ -152,7 +169,7 @@ class FramebufferPanel(QWidget):
                 mode, rect = scissor_rect(snap.regs, pic.shape[0])
                 rects = [rect] if rect else []
                 self.info.setText(self.info.text() + f"; scissor {mode}")
-        self.image.set_overlays(overlays, rects)
+        self.image.set_overlays([with_opacity(o, self.opacity.value()) for o in overlays], rects)
 
     def describe_pixel(self, column: int, row: int) -> str:
         snap = self.snapshot
