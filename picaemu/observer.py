@@ -10,8 +10,14 @@ the packet (0 for a buffer that does not live in emulated memory), ``offset`` th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from picaemu.draw import DrawCall
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from picaemu.vertex_loader import VertexBatch
 
 
 @dataclass(frozen=True)
@@ -61,3 +67,31 @@ class Observer:
 
     def on_draw_end(self, call: DrawCall) -> None:
         return None
+
+
+class StageObserver:
+    """What the rendering pipeline computed for a draw, stage by stage: attach as ``Pipeline.stage_observer``
+    (the debugger does, while it re-runs one draw from a checkpoint). Every hook does nothing; with no observer
+    attached the pipeline makes no call and no copy. Arrays are the pipeline's own: copy what you keep.
+
+    - ``on_vertices(call, batch)``: the vertex loader's ``VertexBatch`` (attributes (U, K, 4), stream order);
+    - ``on_vertex_outputs(call, outputs)``: vertex shader output registers, (U, 16, 4) float32;
+    - ``on_geometry(call, inputs, sizes, outputs, triangles)``: the geometry shader's inputs (N, K, 4) in stream
+      order, variable-mode primitive sizes, outputs (M, 16, 4) of every EMIT and triangles (T, 3) into them;
+    - ``on_triangles(call, assembled, clipped)``: (T, 3, C) vertices of the assembled triangles (quaternions
+      aligned) and (T', 3, C) after clipping, C = the output map's columns (position first).
+    """
+
+    def on_vertices(self, call: DrawCall, batch: VertexBatch) -> None:
+        return None
+
+    def on_vertex_outputs(self, call: DrawCall, outputs: np.ndarray) -> None:
+        return None
+
+    def on_geometry(self, call: DrawCall, inputs: np.ndarray, sizes: tuple[int, ...] | None, outputs: np.ndarray,
+                    triangles: np.ndarray) -> None:
+        return None
+
+    def on_triangles(self, call: DrawCall, assembled: np.ndarray, clipped: np.ndarray) -> None:
+        return None
+

@@ -26,9 +26,12 @@ primary color only; ``shade(frags, memory, counters)`` adds ``texels_fetched``).
 Memory: the first ``Pipeline`` tunes glibc's allocator so that each draw's large arrays reuse heap pages instead
 of faulting fresh ones in (``picaemu.allocator``; values unchanged).
 
-Observation: ``Pipeline(fragment_observer=f)`` calls ``f(call, FragmentFates)`` once per draw that reaches the
-rasterizer (possibly with no fragments), with the window position of every rasterized fragment (scissor-rejected
-ones included) and its ``fragment_ops.Fate``; without an observer none of that is computed (docs/render.md).
+Observation: ``pipeline.stage_observer`` (``picaemu.observer.StageObserver``) sees the loader's vertices, the shader
+outputs, the geometry shader's inputs and outputs and the triangles before and after clipping; without one the
+pipeline makes no call and no copy. ``Pipeline(fragment_observer=f)`` calls ``f(call, FragmentFates)`` once per
+draw that reaches the rasterizer (possibly with no fragments), with the window position of every rasterized
+fragment (scissor-rejected ones included) and its ``fragment_ops.Fate``; without an observer none of that is
+computed (docs/render.md).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from picaemu.errors import UnsupportedFeature
 from picaemu.fragment_ops import Fate
 from picaemu.fragments import Fragments
 from picaemu.memory import PhysicalMemory
+from picaemu.observer import StageObserver
 from picaemu.output_map import map_outputs, slot_registers
 from picaemu.primitive_assembly import Assembler, Topology
 from picaemu.rasterizer import rasterize_chunks, scissor_rejects
@@ -207,6 +211,7 @@ class Pipeline:
         self.geometry_shader = geometry_shader
         self.color_stages = color_stages
         self.fragment_observer = fragment_observer
+        self.stage_observer: StageObserver | None = None  # picaemu.observer.StageObserver: geometry stage by stage
         self.assembler = Assembler()
         allocator.keep_freed_memory()  # large per-draw arrays reuse heap pages (picaemu.allocator)
 
@@ -235,13 +240,18 @@ class Pipeline:
         batch = load_batch(ds.vertex_range if arrays else None, call.state.fixed_attribs, call.kind, call.memory,
                            call.immediate_inputs, prim.variable_primitives, configured_only=True)
         stats.update(vertices=batch.count, vertices_loaded=int(batch.attributes.shape[0]))
+        observer = self.stage_observer
+        if observer is not None:
+            observer.on_vertices(call, batch)
         if batch.count == 0:
             return
         ds.check(Phase.VERTICES)
         outputs = self.vertex_shader(ds, batch.attributes, stats)
         stats["vertices_shaded"] = int(outputs.shape[0])
+        if observer is not None:
+            observer.on_vertex_outputs(call, outputs)
         if prim.gs_in_use:
-            tris = self._geometry(ds, outputs if batch.identity else outputs[batch.inverse],
+            tris = self._geometry(call, ds, outputs if batch.identity else outputs[batch.inverse],
                                   batch.primitive_sizes, stats)
         else:
             verts = map_outputs(ds.output_map, outputs, prim.vs_outmap_mask)
@@ -249,7 +259,10 @@ class Pipeline:
         stats["primitives_assembled"] = int(tris.shape[0])
         if ds.varyings.quaternions:
             clipping.align_quaternions(tris)
+        assembled = tris.copy() if observer is not None else None
         tris, src, counts = clipping.clip_triangles(tris, ds.clip)
+        if observer is not None:
+            observer.on_triangles(call, assembled, tris)
         stats.update(counts)
         wt, culled = clipping.cull(clipping.to_window(tris, src, ds.viewport), ds.viewport.cull_mode)
         stats.update(primitives_culled=culled, primitives_rasterized=len(wt))
@@ -295,7 +308,7 @@ class Pipeline:
             fates[kept] = fate
         return frags.x, frags.y, fates
 
-    def _geometry(self, ds: DrawState, vs_out: np.ndarray, sizes: tuple[int, ...] | None,
+    def _geometry(self, call: DrawCall, ds: DrawState, vs_out: np.ndarray, sizes: tuple[int, ...] | None,
                   stats: dict) -> np.ndarray:
         """GS path: VS output attributes (enabled registers, stream order) -> GS -> (T, 3, C) triangles."""
         prim = ds.primitives
@@ -304,6 +317,8 @@ class Pipeline:
                                      register=id_of("PRIMITIVE_CONFIG"), value=prim.topology.value)
         attrs = vs_out[:, slot_registers(prim.vs_outmap_mask)]
         gs_out, triangles = self.geometry_shader(ds, attrs, sizes, stats)
+        if self.stage_observer is not None:
+            self.stage_observer.on_geometry(call, attrs, sizes, gs_out, triangles)
         verts = map_outputs(ds.output_map, gs_out, prim.gs_outmap_mask)
         return verts[triangles]
 

@@ -148,10 +148,8 @@ class Debugger:
         return {"input": dv.inputs, "vs": dv.outputs, "clipped": dv.clipped}[stage]
 
     def _vertices(self, draw: int) -> state_views.DrawVertices:
-        d = self._draw(draw)
-        self.session.goto(d.before)
-        return state_views.draw_vertices(self.session.state_at_draw(draw), d.kind, self.session.replay.memory,
-                                         self.session.immediate_inputs.get(draw))
+        self._draw(draw)
+        return probe.record_vertices(self.session, draw)
 
     def shader_trace(self, draw: int, vertex: int, unit: str = "vs") -> list[dict[str, Any]]:
         """Vertex ``vertex`` of ``draw`` (or GS invocation ``vertex`` with ``unit="gs"``) through its shader: one

@@ -90,10 +90,7 @@ def shader(session: Session, cursor: Cursor, unit: str) -> state_views.ShaderVie
 
 
 def vertices(session: Session, draw: int) -> state_views.DrawVertices:
-    d = session.timeline.draws[draw]
-    session.goto(d.before)
-    return state_views.draw_vertices(session.state_at_draw(draw), d.kind, session.replay.memory,
-                                     session.immediate_inputs.get(draw))
+    return probe.record_vertices(session, draw)
 
 
 def trace(session: Session, draw: int, vertex: int, unit: str = "vs") -> list:

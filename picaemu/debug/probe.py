@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from picaemu.debug import state_views
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.depth_stencil import DepthStencilState
@@ -268,6 +269,26 @@ def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None
     fates = rec.fate_counts()
     overdraw = (fates.sum(axis=0, dtype=np.int64) - fates[Fate.SCISSOR]).astype(np.uint16)
     return DrawProbe(draw, overdraw, _edges(rec.prims), fates, _records(rec), stats)
+
+
+def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:
+    """Draw ``draw``'s geometry as the pipeline computes it: the draw re-run from its nearest checkpoint with a
+    ``state_views.VertexRecorder`` as the pipeline's stage observer (no stage re-implemented here)."""
+    tl = session._need_timeline()
+    pipeline = session.replay.pipeline
+    if not hasattr(pipeline, "stage_observer"):
+        raise PicaError(f"stage observation needs picaemu.pipeline.Pipeline, the replay runs {type(pipeline).__name__}")
+    recorder = state_views.VertexRecorder(draw)
+    session.goto(tl.draws[draw].before)
+    previous, pipeline.stage_observer = pipeline.stage_observer, recorder
+    try:
+        session.advance(tl.after_draw(draw))
+    except BaseException:
+        session.mark_dirty()
+        raise
+    finally:
+        pipeline.stage_observer = previous
+    return recorder.result()
 
 
 def candidate_draws(session: Session, pixel: tuple[int, int], until: Cursor | None = None) -> list[int]:

@@ -83,8 +83,6 @@ class _IndexObserver(Observer):
         states = self.session.draw_states
         prev = self.draw_calls[-1][2] if self.draw_calls else states[-1] if states else None
         self.draw_calls.append((call, len(self.packets) - 1, share_unchanged(call.state, prev)))
-        if call.immediate_inputs is not None:
-            self.session.immediate_inputs[call.index] = call.immediate_inputs.copy()
         self.session._thumbnail(call)
 
 
@@ -99,7 +97,6 @@ class Session:
         self.path = path
         self.timeline: Timeline | None = None
         self.draw_states: list[GpuState] = []
-        self.immediate_inputs: dict[int, np.ndarray] = {}  # draw -> (N, 16, 4) vertices an immediate draw sent
         self.thumbnails: list[np.ndarray | None] | None = [] if thumbnails else None
         self.fault: PicaError | None = None
         self.cursor = Cursor(0, 0)
@@ -129,7 +126,7 @@ class Session:
         replay = self.replay
         if replay.position or replay.packet:
             replay.run_to(0)
-        self.draw_states, self.fault, self._nonfinite, self.immediate_inputs = [], None, set(), {}
+        self.draw_states, self.fault, self._nonfinite = [], None, set()
         self.thumbnails = [] if self.thumbnails is not None else None
         obs = _IndexObserver(self)
         events: list[EventInfo] = []

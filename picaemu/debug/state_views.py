@@ -10,8 +10,9 @@ table and decodes through the stage modules' public functions; nothing holds har
   ``proctex_image(state, size)``: (size, size, 4) uint8 of unit 3 over u, v in [0, 1] (v = 0 bottom row).
 - ``channel_view(rgba, mode)``: (H, W, 3) uint8 of "RGB", "A" or one of "R", "G", "B".
 - ``shader_view(state, unit, names)``: ``ShaderView`` (setup, listing lines of code with uniform names, entry).
-- ``draw_vertices(state, kind, memory, immediate_inputs)``: ``DrawVertices`` (loader inputs, VS outputs, GS
-  inputs / emitted vertices / triangles when a geometry shader is in use, triangles before / after clipping).
+- ``VertexRecorder(draw)``: a ``picaemu.observer.StageObserver`` that keeps one draw's ``DrawVertices`` (loader
+  inputs, VS outputs, GS inputs / emitted vertices / triangles when a geometry shader is in use, triangles before /
+  after clipping) as the pipeline computes them (``picaemu.debug.probe.record_vertices`` re-runs the draw).
 - ``trace_vertex(setup, inputs)`` / ``trace_geometry(setup, dv, invocation)``: instruction traces.
 """
 
@@ -24,11 +25,13 @@ import numpy as np
 
 from picaemu import regs as regtable
 from picaemu.command.listing import decoded_fields
-from picaemu.draw import DrawKind
+from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
 from picaemu.memory import PhysicalMemory
+from picaemu.observer import StageObserver
 from picaemu.regs import access
 from picaemu.state import GpuState
+from picaemu.vertex_loader import NUM_INPUTS
 
 CHANNEL_MODES = ("RGB", "A", "R", "G", "B")
 _CHANNEL_INDEX = {"R": 0, "G": 1, "B": 2, "A": 3}
@@ -164,7 +167,7 @@ def trace_vertex(setup: object, inputs: np.ndarray) -> list:
 
 
 def trace_geometry(setup: object, dv: DrawVertices, invocation: int) -> list:
-    """The instruction trace of GS invocation ``invocation`` of a draw (``dv`` from ``draw_vertices``)."""
+    """The instruction trace of GS invocation ``invocation`` of a draw (``dv`` from ``VertexRecorder``)."""
     from picaemu.shader.trace import trace_geometry as trace
 
     if dv.gs_inputs is None:
@@ -177,6 +180,8 @@ def trace_geometry(setup: object, dv: DrawVertices, invocation: int) -> list:
 # ------------------------------------------------------------------------------------------------- vertices
 @dataclass(frozen=True)
 class DrawVertices:
+    """One draw's geometry as the pipeline computed it, recorded through its stage observer (``VertexRecorder``)."""
+
     indices: np.ndarray  # (U,) int64 vertex indices loaded (immediate mode: 0..U-1 in submission order)
     inputs: np.ndarray  # (U, 16, 4) float32 loader output = shader inputs
     outputs: np.ndarray  # (U, 16, 4) float32 vertex shader output registers o0-o15
@@ -190,57 +195,39 @@ class DrawVertices:
     gs_invocations: int = 0
 
 
-def _geometry_stage(state: GpuState, vs_out: np.ndarray, sizes: tuple[int, ...] | None) -> tuple:
-    """The pipeline's GS path for display: (GS inputs (N, K, 4), GeometryOutput, invocation count)."""
-    from picaemu.errors import UnsupportedFeature
-    from picaemu.output_map import slot_registers
-    from picaemu.primitive_assembly import Topology
-    from picaemu.regs import id_of
-    from picaemu.shader import ShaderSetup, run_geometry_shader
-    from picaemu.shader.geometry import invocations
+class VertexRecorder(StageObserver):
+    """Keeps what the pipeline computed for one draw (``picaemu.observer.StageObserver``), as ``DrawVertices``."""
 
-    regs = state.regs
-    if Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology")) is not Topology.GEOMETRY:
-        raise UnsupportedFeature("geometry shader with a topology other than 3 (geometry primitives)",
-                                 register=id_of("PRIMITIVE_CONFIG"), value=access.word(regs, "PRIMITIVE_CONFIG"))
-    attrs = vs_out[:, slot_registers(access.word(regs, "VSH_OUTMAP_MASK"))]
-    setup = ShaderSetup.from_state(state, "gs")
-    count = sum(1 for _ in invocations(setup, attrs, sizes))
-    return attrs, run_geometry_shader(setup, attrs, sizes), count
+    def __init__(self, draw: int) -> None:
+        self.draw = draw
+        self.parts: dict = {}
 
+    def on_vertices(self, call: DrawCall, batch) -> None:
+        if call.index == self.draw:
+            inputs = np.zeros((batch.attributes.shape[0], NUM_INPUTS, 4), np.float32)  # the configured ones
+            inputs[:, : batch.attributes.shape[1]] = batch.attributes  # first; the rest read as 0
+            self.parts.update(indices=batch.indices.copy(), inputs=inputs, order=batch.inverse.copy(),
+                              primitive_sizes=batch.primitive_sizes)
 
-def draw_vertices(state: GpuState, kind: str, memory: PhysicalMemory,
-                  immediate_inputs: np.ndarray | None = None) -> DrawVertices:
-    """Vertex-loader inputs, vertex-shader outputs, geometry-shader inputs / outputs (when GEOSTAGE_CONFIG selects
-    the GS) and triangles before / after clipping of a draw (memory as it was before the draw;
-    ``immediate_inputs``: the (N, 16, 4) vertices an immediate-mode draw submitted). Mirrors the pipeline's
-    geometry front end for display only (a fresh assembler: a strip continued from the previous draw starts over
-    here)."""
-    from picaemu import clipping
-    from picaemu.draw_state import GS_IN_USE
-    from picaemu.output_map import OutputMapState, map_outputs
-    from picaemu.primitive_assembly import Assembler, Topology
-    from picaemu.shader import ShaderSetup, run_vertex_shader
-    from picaemu.vertex_loader import load_vertices
+    def on_vertex_outputs(self, call: DrawCall, outputs: np.ndarray) -> None:
+        if call.index == self.draw:
+            self.parts["outputs"] = outputs.copy()
 
-    dk, regs = DrawKind(kind), state.regs
-    if dk is DrawKind.IMMEDIATE and immediate_inputs is None:
-        raise PicaError("this immediate-mode draw's submitted vertices were not recorded")
-    gs = access.raw(regs, "GEOSTAGE_CONFIG", "gs_use") == GS_IN_USE
-    variable = gs and bool(access.raw(regs, "GEOSTAGE_CONFIG", "variable_primitive"))
-    batch = load_vertices(state, dk, memory, immediate_inputs if dk is DrawKind.IMMEDIATE else None, variable)
-    outputs = run_vertex_shader(ShaderSetup.from_state(state, "vs"), batch.attributes)
-    om_state = OutputMapState.from_regs(regs)
-    extra: dict = {}
-    if gs:
-        gs_in, geo, count = _geometry_stage(state, outputs[batch.inverse], batch.primitive_sizes)
-        verts = map_outputs(om_state, geo.vertices, access.word(regs, "GSH_OUTMAP_MASK"))
-        tris = verts[geo.triangles]
-        extra = {"gs_inputs": gs_in, "gs_outputs": geo.vertices, "gs_triangles": geo.triangles,
-                 "primitive_sizes": batch.primitive_sizes, "gs_invocations": count}
-    else:
-        verts = map_outputs(om_state, outputs, access.word(regs, "VSH_OUTMAP_MASK"))
-        tris = Assembler().assemble(Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology")), verts[batch.inverse])
-    clipped, _, _ = clipping.clip_triangles(tris, clipping.ClipState.from_regs(regs))
-    return DrawVertices(batch.indices, batch.attributes, outputs, batch.inverse, tris[:, :, :4].copy(),
-                        clipped[:, :, :4].copy(), **extra)
+    def on_geometry(self, call: DrawCall, inputs: np.ndarray, sizes: tuple[int, ...] | None, outputs: np.ndarray,
+                    triangles: np.ndarray) -> None:
+        if call.index == self.draw:
+            from picaemu.shader.geometry import invocations
+
+            self.parts.update(gs_inputs=inputs.copy(), gs_outputs=outputs.copy(), gs_triangles=triangles.copy(),
+                              gs_invocations=sum(1 for _ in invocations(call.draw_state.gs, inputs, sizes)))
+
+    def on_triangles(self, call: DrawCall, assembled: np.ndarray, clipped: np.ndarray) -> None:
+        if call.index == self.draw:
+            self.parts.update(triangles=assembled[:, :, :4].copy(), clipped=clipped[:, :, :4].copy())
+
+    def result(self) -> DrawVertices:
+        """The recorded draw; ``PicaError`` when the pipeline stopped before a stage (no vertices, a fault)."""
+        missing = [k for k in ("indices", "outputs", "triangles") if k not in self.parts]
+        if missing:
+            raise PicaError(f"draw {self.draw} produced no {missing[0]} (it has no vertices, or failed first)")
+        return DrawVertices(**self.parts)
