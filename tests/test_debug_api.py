@@ -154,3 +154,8 @@ def test_render_every_draw_writes_the_color_buffer_after_each_draw(tmp_path: Pat
     np.testing.assert_array_equal(last, color_png(BLENDING)[:, :, :3])  # after the last draw: the final buffer
     first = np.asarray(Image.open(files[0]))
     assert tuple(first[209, 100]) == WHITE[:3] and tuple(first[9, 5]) == BLACK[:3]  # the white quad alone
+
+
+def test_decode_refuses_a_capture_and_points_at_dump() -> None:
+    result = CliRunner().invoke(main, ["decode", str(TRIANGLE)])
+    assert result.exit_code == 2 and "picaemu dump" in result.output and result.output.count("\n") == 1

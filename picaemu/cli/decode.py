@@ -14,6 +14,7 @@ from picaemu.cli.common import INT, fail, load_memory_blocks, reports_errors
 from picaemu.command.listing import ListingWriter
 from picaemu.command.processor import CommandProcessor
 from picaemu.memory import PhysicalMemory
+from picaemu.replay import is_capture
 
 DEFAULT_MAX_BYTES = 4 << 20  # a real command list is tens to hundreds of KiB
 
@@ -35,6 +36,8 @@ def decode(file: Path, writes: bool, as_json: bool, base: int, mem: tuple[str, .
     one). On a bad buffer the packets before the fault are listed, then a one-line error names the byte offset;
     the exit status is 2.
     """
+    if is_capture(file):
+        fail(f"{file} is a capture, not a raw command list: list its events with `picaemu dump {file}`")
     size = file.stat().st_size
     if size > max_bytes:
         fail(f"{file}: {size} bytes, more than --max-bytes {max_bytes}")
