@@ -60,7 +60,9 @@ class MainWindow(QMainWindow):
         self.path = ""
         self.last_error = ""
         self.target = Cursor(0, 0)
-        self.history_pixel = (0, 0)
+        self.history_pixel: tuple[int, int] | None = None  # the picked pixel, re-asked at every position
+        self.opening = ""  # the capture being opened (``path`` changes once it has opened)
+        self._recent_on_open = False
         self._build_panels()
         self._build_menus()
         self.status = QLabel("open a capture (File › Open, or drop it here)")
@@ -142,7 +144,8 @@ class MainWindow(QMainWindow):
 
     # -- opening -----------------------------------------------------------------------------------------
     def open_path(self, path: str) -> int:
-        self.path = str(path)
+        """Open a capture; the window (title, breakpoints, recent files) changes only once it has opened."""
+        self.opening, self._recent_on_open = str(path), True
         self.status.setText(f"opening {path} …")
         worker = self.worker
 
@@ -151,12 +154,11 @@ class MainWindow(QMainWindow):
             worker.session = session
             return jobs.opened(session)
 
-        self._remember(str(path))
         return worker.submit("open", job)
 
     def open_raw(self, command_list: str, address: int, dumps: list[str]) -> int:
         capture = raw_capture(command_list, address, [(address_from_name(p), p) for p in dumps])
-        self.path = str(command_list)
+        self.opening, self._recent_on_open = str(command_list), False
         worker = self.worker
 
         def job(_):
@@ -174,7 +176,7 @@ class MainWindow(QMainWindow):
             percent = 100 * done // max(total, 1)
             if percent != last[0]:
                 last[0] = percent
-                self.worker.progress.emit(f"indexing {os.path.basename(self.path)}: {percent}%")
+                self.worker.progress.emit(f"indexing {os.path.basename(self.opening)}: {percent}%")
 
         return report
 
@@ -289,6 +291,8 @@ class MainWindow(QMainWindow):
 
     def _after_move(self, snap: Snapshot) -> None:
         draw = snap.last_draw
+        if self.history_pixel is not None:  # the picked pixel's history, recomputed for the new position
+            self.worker.submit("history", partial(jobs.history, pixel=self.history_pixel, cursor=snap.cursor))
         self.worker.submit("textures", partial(jobs.textures, cursor=snap.cursor))
         self.worker.submit("shader", partial(jobs.shader, cursor=snap.cursor, unit=self.shader.unit.currentText()))
         if draw is not None:
@@ -319,8 +323,8 @@ class MainWindow(QMainWindow):
             self.shader.show_trace(result.error_text, [])
         else:
             self.show_error(f"{result.kind} failed", result.error_text)
-        if result.kind == "open":
-            self.status.setText(f"could not open {self.path}")
+        if result.kind == "open":  # the previous capture, title and recent files stay as they were
+            self.status.setText(f"could not open {self.opening}")
 
     def show_error(self, title: str, text: str) -> None:
         self.last_error = text
@@ -331,6 +335,11 @@ class MainWindow(QMainWindow):
 
     def _got_open(self, result: JobResult) -> None:
         opened: jobs.Opened = result.value
+        self.path = self.opening
+        if self._recent_on_open:
+            self._remember(self.path)
+        self.history_pixel = None  # a pick on the previous capture means nothing here
+        self.history.show_history(None, [])
         self.timeline = tl = opened.timeline
         self.setWindowTitle(f"picaemu debugger — {os.path.basename(self.path)}")
         self.commands.set_timeline(tl)
@@ -377,7 +386,8 @@ class MainWindow(QMainWindow):
         self.framebuffer.set_probe(result.value)
 
     def _got_history(self, result: JobResult) -> None:
-        self.history.show_history(self.history_pixel, result.value)
+        where = self.snapshot.cursor.text() if self.snapshot is not None else ""
+        self.history.show_history(self.history_pixel, result.value, where)
 
     # -- breakpoints and settings ------------------------------------------------------------------------
     def _bp_key(self) -> str:

@@ -232,6 +232,25 @@ def test_errors_keep_the_app_alive(qtbot, window: MainWindow, tmp_path: Path, ca
     window.last_error = ""
     open_scene(qtbot, window, captures_dir / "scene1_triangle")  # still works afterwards
     assert len(window.timeline.draws) == 2
+    good, recent = window.path, window._recent()
+    window.open_path(str(bad))  # a failed open leaves the open capture, its title and the recent files alone
+    qtbot.waitUntil(lambda: window.last_error != "", timeout=WAIT_MS)
+    settle(qtbot, window)
+    assert window.path == good and window._recent() == recent and len(window.timeline.draws) == 2
+
+
+def test_pixel_history_follows_the_position(qtbot, window: MainWindow, captures_dir: Path) -> None:
+    """The picked pixel's history is asked again at every move and says up to which position it goes."""
+    open_scene(qtbot, window, captures_dir / "scene1_triangle")
+    tl = window.timeline
+    x, y = 90, 200  # inside both draws' triangle (scene 1)
+    goto(qtbot, window, tl.end)
+    window.pick_pixel(x, y)
+    settle(qtbot, window)
+    assert window.history.model.rowCount() == 2
+    goto(qtbot, window, tl.after_draw(0))
+    qtbot.waitUntil(lambda: window.history.model.rowCount() == 1, timeout=WAIT_MS)
+    assert tl.after_draw(0).text() in window.history.label.text()
 
 
 def test_worker_newest_request_wins(qtbot) -> None:

@@ -63,7 +63,12 @@ class PixelHistoryPanel(QWidget):
             return None
         return WRITTEN if f.code is Fate.WRITTEN else KILLED
 
-    def show_history(self, pixel: tuple[int, int], records: list[FragmentRecord]) -> None:
-        killed = sum(f.code is not Fate.WRITTEN for f in records)
-        self.label.setText(f"pixel x={pixel[0]} y={pixel[1]}: {len(records)} fragments, {killed} killed")
+    def show_history(self, pixel: tuple[int, int] | None, records: list[FragmentRecord], where: str = "") -> None:
+        """The fragments at ``pixel`` up to position ``where`` (None: no pixel picked)."""
         self.model.set_rows(tuple(records))
+        if pixel is None:
+            self.label.setText("pick a pixel in the framebuffer view")
+            return
+        killed = sum(f.code is not Fate.WRITTEN for f in records)
+        at = f" up to {where}" if where else ""
+        self.label.setText(f"pixel x={pixel[0]} y={pixel[1]}{at}: {len(records)} fragments, {killed} killed")
