@@ -45,6 +45,16 @@ STEP_KEYS = {  # (unit, forward) -> shortcut
 }
 
 
+def opening_position(tl: Timeline) -> Cursor:
+    """Where a capture opens: the end of the first frame that draws (a CiTrace's first frame is often setup only),
+    else the end."""
+    if tl.draws and tl.frame_ends:
+        frame = tl.draws[0].frame
+        if frame < len(tl.frame_ends):
+            return Cursor(tl.frame_ends[frame] + 1, 0)
+    return tl.end
+
+
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -350,7 +360,7 @@ class MainWindow(QMainWindow):
         if fault is not None:
             self.show_error("Capture fault", f"the capture stops replaying at a fault: {type(fault).__name__}: "
                                              f"{fault}\nEverything before it can be inspected.")
-        self.move_to(Cursor(tl.frame_ends[0] + 1, 0) if tl.frame_ends else tl.end)
+        self.move_to(opening_position(tl))
 
     def _got_snapshot(self, result: JobResult) -> None:
         snap: Snapshot = result.value

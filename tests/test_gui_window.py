@@ -468,3 +468,10 @@ def test_overlay_opacity_scales_only_the_overlay_alpha() -> None:
     half = with_opacity(overlay, 50)
     assert half[0, 0].tolist() == [255, 0, 255, 100] and half[1, 1].tolist() == [0, 0, 0, 0]
     assert with_opacity(overlay, 0)[..., 3].max() == 0 and np.array_equal(with_opacity(overlay, 100), overlay)
+
+
+def test_a_citrace_opens_on_its_first_drawing_frame(qtbot, window: MainWindow, captures_dir: Path) -> None:
+    """scene1's CiTrace spends its first frame on setup: the window opens after the frame that draws, with a
+    picture, not on a position whose registers name no render target."""
+    open_scene(qtbot, window, captures_dir / "citrace" / "scene1_triangle.ctf")
+    assert window.snapshot.last_draw == 0 and "color" in window.snapshot.images

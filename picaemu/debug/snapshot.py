@@ -70,8 +70,10 @@ def take(session: Session, cursor: Cursor) -> Snapshot:
         else:
             errors["depth"] = errors["stencil"] = errors.pop("ds")
     except PicaError as err:
+        why = (f"no draw has run yet, and the registers name no usable render target ({err})" if not done
+               else f"{type(err).__name__}: {err}")
         for name in ("color", "depth", "stencil"):
-            errors[name] = f"{type(err).__name__}: {err}"
+            errors[name] = why
     for screen in ("top", "bottom"):
         _try(errors, images, screen, lambda s=screen: r.screen(s).copy())
     return Snapshot(session.cursor, tl.frame_of(session.cursor), done, r.state.regs.copy(), prev, r.state.copy(),
