@@ -510,3 +510,15 @@ def test_forward_jump_starts_from_the_nearest_checkpoint() -> None:
     linear = Replay(rects_scene(specs).capture())
     linear.run_to_draw(n - 5)
     assert np.array_equal(linear.color_buffer(), s.replay.color_buffer())
+
+
+def test_first_draw_highlights_what_changed_since_the_start(scene1: Session) -> None:
+    """At the first draw there is no earlier draw: changes are counted from the registers the capture starts
+    with (the setup the list wrote), so "changed only" is not empty."""
+    tl = scene1.timeline
+    snap = jobs.snapshot(scene1, tl.after_draw(0))
+    assert snap.prev_draw is None and snap.prev_regs is not None
+    changed = np.flatnonzero(snap.prev_regs != snap.regs)
+    from picaemu.regs import id_of
+
+    assert id_of("FRAMEBUFFER_DIM") in changed and id_of("NUMVERTICES") in changed

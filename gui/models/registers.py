@@ -34,14 +34,18 @@ class RegisterModel(FixedColumns, QAbstractItemModel):
         super().__init__(parent)
         self.regs = np.zeros(regtable.NUM_REGS, np.uint32)
         self.previous: np.ndarray | None = None
+        self.written: frozenset[int] = frozenset()
         self.changed_only = False
         self._blocks = self._visible_blocks()
 
     # -- content -----------------------------------------------------------------------------------------
-    def set_registers(self, regs: np.ndarray, previous: np.ndarray | None = None) -> None:
+    def set_registers(self, regs: np.ndarray, previous: np.ndarray | None = None,
+                      written: tuple[int, ...] = ()) -> None:
+        """Show ``regs``; rows that differ from ``previous`` or that ``written`` names are highlighted."""
         self.beginResetModel()
         self.regs = np.asarray(regs, np.uint32).copy()
         self.previous = None if previous is None else np.asarray(previous, np.uint32).copy()
+        self.written = frozenset(written)
         self._blocks = self._visible_blocks()
         self.endResetModel()
 
@@ -52,7 +56,8 @@ class RegisterModel(FixedColumns, QAbstractItemModel):
         self.endResetModel()
 
     def _changed(self, reg_id: int) -> bool:
-        return self.previous is not None and int(self.previous[reg_id]) != int(self.regs[reg_id])
+        return reg_id in self.written or (self.previous is not None
+                                          and int(self.previous[reg_id]) != int(self.regs[reg_id]))
 
     def _visible_blocks(self) -> list[tuple[str, tuple[regtable.Register, ...]]]:
         if not self.changed_only:

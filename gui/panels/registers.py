@@ -59,9 +59,10 @@ class RegisterPanel(QWidget):
     def show_snapshot(self, snap: Snapshot) -> None:
         self.snapshot = snap
         self.diffing = False
-        self.model.set_registers(snap.regs, snap.prev_regs)
-        since = f"draw {snap.prev_draw}" if snap.prev_draw is not None else "nothing (no earlier draw)"
-        self.info.setText(f"at {snap.cursor.text()}; highlighted: changed since {since}")
+        self.model.set_registers(snap.regs, snap.prev_regs, snap.written)
+        since = f"draw {snap.prev_draw}" if snap.prev_draw is not None else "the start of the capture"
+        wrote = f" and written by the last packet ({len(snap.written)})" if snap.written else ""
+        self.info.setText(f"at {snap.cursor.text()}; highlighted: changed since {since}{wrote}")
 
     def copy_json(self) -> str:
         if self.diffing and self.marked is not None and self.snapshot is not None:

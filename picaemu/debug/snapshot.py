@@ -32,7 +32,8 @@ class Snapshot:
     images: dict[str, np.ndarray] = field(default_factory=dict)  # color, depth, stencil, top, bottom
     fb_text: str = ""
     errors: dict[str, str] = field(default_factory=dict)
-    prev_draw: int | None = None
+    prev_draw: int | None = None  # None with ``prev_regs``: the registers the capture starts with
+    written: tuple[int, ...] = ()  # register ids the packet before the cursor wrote (a packet step's changes)
 
     @property
     def last_draw(self) -> int | None:
@@ -54,7 +55,12 @@ def take(session: Session, cursor: Cursor) -> Snapshot:
     done = tl.draw_count_before(session.cursor)
     # "changed since the previous draw": at a draw, the draw before it; between draws, the last one
     prev_draw = done - 2 if done and tl.after_draw(done - 1) == session.cursor else done - 1
-    prev = session.state_at_draw(prev_draw).regs.copy() if prev_draw >= 0 else None
+    # before the first draw, "changed" means since the start of the capture
+    prev = (session.state_at_draw(prev_draw).regs if prev_draw >= 0 else r.capture.state.regs).astype(np.uint32)
+    written: tuple[int, ...] = ()
+    if session.cursor.packet and len(tl.writes):
+        rows = tl.writes[(tl.writes[:, 0] == session.cursor.event) & (tl.writes[:, 1] == session.cursor.packet - 1)]
+        written = tuple(int(i) for i in dict.fromkeys(rows[:, 2].tolist()))
     images: dict[str, np.ndarray] = {}
     errors: dict[str, str] = {}
     fb_text = ""
@@ -77,4 +83,4 @@ def take(session: Session, cursor: Cursor) -> Snapshot:
     for screen in ("top", "bottom"):
         _try(errors, images, screen, lambda s=screen: r.screen(s).copy())
     return Snapshot(session.cursor, tl.frame_of(session.cursor), done, r.state.regs.copy(), prev, r.state.copy(),
-                    images, fb_text, errors, prev_draw if prev_draw >= 0 else None)
+                    images, fb_text, errors, prev_draw if prev_draw >= 0 else None, written)
