@@ -331,6 +331,10 @@ def test_command_tree_and_highlights(qtbot, window: MainWindow, captures_dir: Pa
     window.commands.jump.setText(f"{tl.events[tl.draws[0].event].packets[3].offset:X}")
     window.commands.jump.returnPressed.emit()
     assert tree.cursor_of(window.commands.view.currentIndex()) == tl.normalize(tl.draws[0].event, 4)
+    inside = tl.events[tl.draws[0].event].packets[3].offset + 4  # the header word, inside the packet
+    window.commands.jump.setText(f"{inside:X}")
+    window.commands.jump.returnPressed.emit()
+    assert tree.cursor_of(window.commands.view.currentIndex()) == tl.normalize(tl.draws[0].event, 4)
     goto(qtbot, window, tl.after_draw(1))
     reference = jobs.open_session(captures_dir / "scene1_triangle")  # independent: draw 0 vs draw 1 triggers
     regs0, regs1 = reference.state_at_draw(0).regs, reference.state_at_draw(1).regs

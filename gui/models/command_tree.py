@@ -253,11 +253,14 @@ class CommandTreeModel(FixedColumns, QAbstractItemModel):
         return self.event_index(cursor.event - 1) if cursor.event else QModelIndex()
 
     def find_offset(self, event: int, offset: int) -> QModelIndex:
-        """Index of the packet at byte ``offset`` of command-list event ``event`` (unfiltered tree)."""
+        """Index of the packet of command-list event ``event`` that holds byte ``offset`` (its header, one of its
+        parameter words or its padding; unfiltered tree)."""
         tl = self.timeline
         if tl is None or not 0 <= event < len(tl.events):
             return QModelIndex()
-        k = next((i for i, p in enumerate(tl.events[event].packets) if p.offset == offset), None)
+        packets = tl.events[event].packets
+        k = next((i for i, p in enumerate(packets)
+                  if p.offset <= offset < p.offset + 8 * (1 + len(p.params) // 2)), None)  # 8-byte aligned packets
         return QModelIndex() if k is None else self.packet_index(event, k)
 
     def packet_index(self, event: int, k: int) -> QModelIndex:
