@@ -522,3 +522,32 @@ def test_first_draw_highlights_what_changed_since_the_start(scene1: Session) -> 
     from picaemu.regs import id_of
 
     assert id_of("FRAMEBUFFER_DIM") in changed and id_of("NUMVERTICES") in changed
+
+
+def test_breakpoint_conditions_on_fields_and_masks() -> None:
+    """Two draws, depth test GREATER then LESS (written by the builder's depth_test): a field condition stops at
+    the write that set GREATER; a masked value condition compares only the masked bits."""
+    from picaemu.regs import access, id_of
+
+    b = rects_scene([((100, 50, 200, 150), 0.2, RED)], depth=True)  # one frame: depth test GREATER
+    cap = b.capture()
+    s = Session(Replay(cap))
+    tl = s.index()
+    reg = id_of("DEPTH_COLOR_MASK")
+    rows = tl.writes[tl.writes[:, 2] == reg]
+    assert len(rows)
+    greater = Breakpoint(BreakKind.REGISTER_WRITE, register="DEPTH_COLOR_MASK", field="depth_func", equals="greater")
+    hits = greater.hits(tl)
+    want = [tl.normalize(int(e), int(p) + 1) for e, p, _, v in rows
+            if str(access.value(np.array([0] * reg + [int(v)], np.uint32), "DEPTH_COLOR_MASK",
+                                "depth_func")).lower() == "greater"]
+    assert hits == want and hits
+    never = Breakpoint(BreakKind.REGISTER_WRITE, register="DEPTH_COLOR_MASK", field="depth_func", equals="never")
+    assert never.hits(tl) == []
+    word = int(rows[-1, 3])
+    masked = Breakpoint(BreakKind.REGISTER_WRITE, register="DEPTH_COLOR_MASK", value=word ^ 0xFF000000,
+                        mask=0x00FFFFFF)
+    assert tl.normalize(int(rows[-1, 0]), int(rows[-1, 1]) + 1) in masked.hits(tl)
+    with pytest.raises(PicaError, match="has no field 'nope'"):
+        Breakpoint(BreakKind.REGISTER_WRITE, register="DEPTH_COLOR_MASK", field="nope", equals="1").validate()
+    assert Breakpoint.from_dict(greater.to_dict()) == greater

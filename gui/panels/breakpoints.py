@@ -30,12 +30,14 @@ class BreakpointPanel(QWidget):
         self.register = QLineEdit(placeholderText="register (name or 0x id)")
         self.value = QLineEdit(placeholderText="value (optional)")
         self.draw = QLineEdit(placeholderText="draw # (optional)")
+        self.mask = QLineEdit(placeholderText="mask (optional)")
+        self.field = QLineEdit(placeholderText="field == meaning (e.g. func == GREATER)")
         self.add = QPushButton("Add")
         self.remove = QPushButton("Remove")
         self.list = QListWidget()
         self.error = QLabel("")
         form = QHBoxLayout()
-        for w in (self.kind, self.register, self.value, self.draw, self.add, self.remove):
+        for w in (self.kind, self.register, self.value, self.mask, self.field, self.draw, self.add, self.remove):
             form.addWidget(w)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
@@ -66,15 +68,21 @@ class BreakpointPanel(QWidget):
     def _add(self) -> None:
         try:
             value = int(self.value.text(), 0) if self.value.text().strip() else None
+            mask = int(self.mask.text(), 0) if self.mask.text().strip() else None
             draw = int(self.draw.text(), 0) if self.draw.text().strip() else None
         except ValueError as err:
             self.error.setText(str(err))
+            return
+        field, _, equals = self.field.text().partition("==")
+        if field.strip() and not equals.strip():
+            self.error.setText("a field condition reads: field == meaning")
             return
         kind = BreakKind(self.kind.currentText())
         if kind is BreakKind.REGISTER_WRITE and not self.register.text().strip():
             self.error.setText("a register-write breakpoint needs a register")
             return
-        bp = Breakpoint(kind, self.register.text().strip(), value, draw)
+        bp = Breakpoint(kind, self.register.text().strip(), value, draw, mask=mask, field=field.strip(),
+                        equals=equals.strip())
         try:
             bp.validate()
         except PicaError as err:  # refused now, not silently never hit

@@ -185,18 +185,27 @@ _GX_KINDS = ("CommandList", "MemoryFill", "DisplayTransfer", "TextureCopy", "Pre
 
 @dataclass(frozen=True)
 class Breakpoint:
-    """One breakpoint. ``register``: name or id text for REGISTER_WRITE; ``value``: optional value condition
-    (the written word); ``draw``: a draw number for DRAW (None = every draw)."""
+    """One breakpoint. ``register``: name or id text for REGISTER_WRITE; ``value``: optional condition on the written
+    word (the parameter word as the packet carries it), under ``mask`` when given (``word & mask == value & mask``);
+    ``field`` + ``equals``: a condition on one field of the written word instead, by its raw number or its meaning
+    (an enum name such as ``GREATER``, a float, true/false); ``draw``: a draw number for DRAW (None = every draw)."""
 
     kind: BreakKind
     register: str = ""
     value: int | None = None
     draw: int | None = None
     enabled: bool = True
+    mask: int | None = None
+    field: str = ""
+    equals: str = ""
 
     def text(self) -> str:
         if self.kind is BreakKind.REGISTER_WRITE:
             cond = f" == 0x{self.value:X}" if self.value is not None else ""
+            if self.value is not None and self.mask is not None:
+                cond = f" & 0x{self.mask:X}{cond}"
+            if self.field:
+                cond += f" with {self.field} == {self.equals}"
             return f"write to {self.register}{cond}"
         if self.kind is BreakKind.DRAW and self.draw is not None:
             return f"draw {self.draw}"
@@ -210,12 +219,40 @@ class Breakpoint:
     @classmethod
     def from_dict(cls, d: dict) -> Breakpoint:
         return cls(BreakKind(d["kind"]), str(d.get("register", "")), d.get("value"), d.get("draw"),
-                   bool(d.get("enabled", True)))
+                   bool(d.get("enabled", True)), d.get("mask"), str(d.get("field", "")), str(d.get("equals", "")))
 
     def validate(self) -> None:
-        """``PicaError`` when the breakpoint names no register the table knows (a write breakpoint)."""
+        """``PicaError`` when the breakpoint names no register the table knows, or a field it does not have (a
+        write breakpoint)."""
         if self.kind is BreakKind.REGISTER_WRITE:
-            register_id(self.register)
+            reg_id = register_id(self.register)
+            if self.field:
+                _field(reg_id, self.field)
+
+    def matches(self, reg_id: int, word: int) -> bool:
+        """Whether a write of ``word`` to ``reg_id`` meets the value / mask / field conditions."""
+        if self.value is not None:
+            mask = 0xFFFFFFFF if self.mask is None else self.mask
+            if word & mask != self.value & mask:
+                return False
+        if self.field:
+            fld = _field(reg_id, self.field)
+            raw = fld.extract(word)
+            wanted = self.equals.strip()
+            meaning = fld.interpret(raw)
+            if wanted.lower() in ("true", "false"):
+                return bool(meaning) == (wanted.lower() == "true")
+            try:
+                return raw == int(wanted, 0)
+            except ValueError:
+                pass
+            if isinstance(meaning, float):
+                try:
+                    return meaning == float(wanted)
+                except ValueError:
+                    return False
+            return str(meaning).lower() == wanted.lower()  # an enum name
+        return True
 
     def hits(self, tl: Timeline) -> list[Cursor]:
         """Every cursor where this breakpoint stops (after the draw / write, before the list / GX command)."""
@@ -238,12 +275,20 @@ def register_id(text: str) -> int:
     return reg_id
 
 
+def _field(reg_id: int, name: str) -> regtable.Field:
+    """Field ``name`` of register ``reg_id``; ``PicaError`` naming both when the table has no such field."""
+    reg = regtable.get(reg_id)
+    try:
+        return reg.field(name.strip())
+    except KeyError:
+        fields = ", ".join(f.name for f in reg.fields)
+        raise PicaError(f"register {reg.name} has no field {name!r} (fields: {fields})") from None
+
+
 def _hit_writes(bp: Breakpoint, tl: Timeline) -> list[Cursor]:
     reg_id = register_id(bp.register)
     rows = tl.writes[tl.writes[:, 2] == reg_id] if len(tl.writes) else tl.writes
-    if bp.value is not None and len(rows):
-        rows = rows[rows[:, 3] == bp.value]
-    return [tl.normalize(int(e), int(p) + 1) for e, p, _, _ in rows]
+    return [tl.normalize(int(e), int(p) + 1) for e, p, _, v in rows if bp.matches(reg_id, int(v) & 0xFFFFFFFF)]
 
 
 _HITS = {
