@@ -20,6 +20,7 @@ from picaemu.gui.panels.commands import CommandPanel
 from picaemu.gui.panels.draws import DrawsPanel
 from picaemu.gui.panels.framebuffer import FramebufferPanel
 from picaemu.gui.panels.mesh import MeshPanel
+from picaemu.gui.panels.pipeline_state import PipelineStatePanel
 from picaemu.gui.panels.pixel_history import PixelHistoryPanel
 from picaemu.gui.panels.registers import RegisterPanel
 from picaemu.gui.panels.shader import ShaderPanel
@@ -96,18 +97,20 @@ class MainWindow(QMainWindow):
         self.commands, self.registers = CommandPanel(), RegisterPanel()
         self.history, self.textures, self.shader = PixelHistoryPanel(), TexturePanel(), ShaderPanel()
         self.mesh, self.stats, self.breakpoints = MeshPanel(), StatsPanel(), BreakpointPanel()
-        self.draws = DrawsPanel()
+        self.draws, self.pipeline_state = DrawsPanel(), PipelineStatePanel()
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("Command stream", self.commands, left)
         self._dock("Breakpoints", self.breakpoints, left)
         self._dock("Registers", self.registers, right)
         self._dock("Textures", self.textures, right)
+        self._dock("Pipeline state", self.pipeline_state, right)
         bottom_docks = (("Draws", self.draws), ("Pixel history", self.history), ("Shader", self.shader),
                         ("Mesh", self.mesh), ("Statistics", self.stats))
         for title, w in bottom_docks:
             self._dock(title, w, bottom)
         self.tabifyDockWidget(self.docks["Registers"], self.docks["Textures"])
+        self.tabifyDockWidget(self.docks["Registers"], self.docks["Pipeline state"])
         for title, _ in bottom_docks[1:]:
             self.tabifyDockWidget(self.docks["Draws"], self.docks[title])
         self.docks["Registers"].raise_()
@@ -301,6 +304,7 @@ class MainWindow(QMainWindow):
 
     def _after_move(self, snap: Snapshot) -> None:
         draw = snap.last_draw
+        self.worker.submit("pipeline_state", partial(jobs.pipeline_state, cursor=snap.cursor))
         if self.history_pixel is not None:  # the picked pixel's history, recomputed for the new position
             self.worker.submit("history", partial(jobs.history, pixel=self.history_pixel, cursor=snap.cursor))
         self.worker.submit("textures", partial(jobs.textures, cursor=snap.cursor))
@@ -394,6 +398,9 @@ class MainWindow(QMainWindow):
 
     def _got_probe(self, result: JobResult) -> None:
         self.framebuffer.set_probe(result.value)
+
+    def _got_pipeline_state(self, result: JobResult) -> None:
+        self.pipeline_state.show_state(*result.value)
 
     def _got_history(self, result: JobResult) -> None:
         where = self.snapshot.cursor.text() if self.snapshot is not None else ""

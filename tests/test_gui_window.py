@@ -483,3 +483,24 @@ def test_a_citrace_opens_on_its_first_drawing_frame(qtbot, window: MainWindow, c
     picture, not on a position whose registers name no render target."""
     open_scene(qtbot, window, captures_dir / "citrace" / "scene1_triangle.ctf")
     assert window.snapshot.last_draw == 0 and "color" in window.snapshot.images
+
+
+def test_pipeline_state_panel_shows_the_draw_and_what_changed(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """On the 300-cube scene, draw 4 rebinds the texture: texture0 is highlighted, the TEV equation reads as
+    texture 0 x primary color, and the HTML export holds both."""
+    from pytestqt.modeltest import ModelTester
+
+    from samples.generate import CAPTURES
+
+    open_scene(qtbot, window, CAPTURES / "game_cubes_300.pica")
+    goto(qtbot, window, window.timeline.after_draw(4))
+    panel = window.pipeline_state
+    qtbot.waitUntil(lambda: panel.draw == 4, timeout=WAIT_MS)
+    ModelTester(None).check(panel.model)
+    assert "texture0" in panel.changed and "tev" not in panel.changed
+    equations = panel.state["tev_equations"]
+    assert equations[0].startswith("stage 0: rgb = modulate(texture 0 [src.rgb], primary color [src.rgb])")
+    assert all(line.endswith("pass-through)") for line in equations[1:])
+    panel.export_html(tmp_path / "state.html")
+    page = (tmp_path / "state.html").read_text()
+    assert "Pipeline state at draw 4" in page and 'class="changed"' in page and "modulate" in page

@@ -170,11 +170,14 @@ class Debugger:
 
     # -- state -------------------------------------------------------------------------------------------
     def pipeline_state(self, draw: int) -> dict[str, Any]:
-        """Every stage's decoded state at ``draw`` as plain data (``DrawState`` field -> dict; a part whose
-        registers are invalid gives {"error": text})."""
+        """Every stage's decoded state at ``draw`` as plain data (``pipeline_state_of``)."""
         self._draw(draw)
-        ds = ds_mod.build_draw_state(self.session.state_at_draw(draw))
-        return {f.name: plain(getattr(ds, f.name)) for f in dataclasses.fields(ds) if f.name != "failed"}
+        state = self.session.state_at_draw(draw)
+        out = pipeline_state_of(state)
+        names = self.session.uniform_names(state, "vs")
+        if names:
+            out["vs_uniform_names"] = names
+        return out
 
     def diff(self, draw_a: int, draw_b: int) -> dict[str, Any]:
         """What differs between the states at two draws: {"registers": {name: {id, before, after}},
@@ -226,6 +229,58 @@ class Debugger:
             raise PicaError(f"unknown texture format {fmt!r}: one of "
                             f"{', '.join(f.name for f in TextureFormat)}") from None
         return decode_texture(self.session.replay.memory, address, width, height, code, level)
+
+
+def pipeline_state_of(state: GpuState) -> dict[str, Any]:
+    """Every stage's decoded state as plain data: ``DrawState`` field -> dict (a part whose registers are invalid
+    gives {"error": text}), plus "tev_equations" (each TEV stage written out, ``tev_equations``) and the shader
+    units' uniform files as vectors ("vs_uniforms", and "gs_uniforms" when the geometry shader is in use)."""
+    ds = ds_mod.build_draw_state(state)
+    out = {f.name: plain(getattr(ds, f.name)) for f in dataclasses.fields(ds) if f.name != "failed"}
+    if not isinstance(ds.tev, ds_mod.Failed):
+        out["tev_equations"] = tev_equations(ds.tev)
+    out["vs_uniforms"] = uniform_files(state, "vs")
+    if isinstance(ds.primitives, ds_mod.Primitives) and ds.primitives.gs_in_use:
+        out["gs_uniforms"] = uniform_files(state, "gs")
+    return out
+
+
+def tev_equations(tev: Any) -> list[str]:
+    """One line per TEV stage: ``stage 0: rgb = modulate(texture 0 [src.rgb], primary color [src.rgb]) x1;
+    alpha = replace(texture 0 [src.a]) x1`` (sources and operands by name; pass-through stages say so)."""
+    from picaemu.regs.blocks.tev import ALPHA_OPERANDS, COMBINE_OPS, RGB_OPERANDS, TEV_SOURCES
+
+    def args(sources: tuple, operands: tuple, table: dict, slots: tuple[int, ...]) -> str:
+        return ", ".join(f"{TEV_SOURCES.get(sources[i], sources[i])} [{table.get(operands[i], operands[i])}]"
+                         for i in slots)
+
+    lines = []
+    for stage in tev.stages:
+        if stage.passthrough:
+            lines.append(f"stage {stage.index}: previous (pass-through)")
+            continue
+        rgb = (f"rgb = {COMBINE_OPS.get(stage.rgb_op, stage.rgb_op)}("
+               f"{args(stage.rgb_sources, stage.rgb_operands, RGB_OPERANDS, stage.slots_read('RGB'))})"
+               f" x{1 << stage.rgb_shift}")
+        alpha_slots = stage.slots_read("alpha")
+        alpha = ("alpha from the dot3 result" if not alpha_slots else
+                 f"alpha = {COMBINE_OPS.get(stage.alpha_op, stage.alpha_op)}("
+                 f"{args(stage.alpha_sources, stage.alpha_operands, ALPHA_OPERANDS, alpha_slots)})"
+                 f" x{1 << stage.alpha_shift}")
+        lines.append(f"stage {stage.index}: {rgb}; {alpha}")
+    return lines
+
+
+def changed_paths(a: Any, b: Any, prefix: str = "") -> set[str]:
+    """Dotted paths (``texture0.addresses``) where two plain states differ (``pipeline_state_of``), parents included."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: set[str] = set()
+        for key in set(a) | set(b):
+            sub = changed_paths(a.get(key), b.get(key), f"{prefix}{key}.")
+            if sub:
+                out |= sub | {f"{prefix}{key}"}
+        return out
+    return {prefix.rstrip(".")} if a != b else set()
 
 
 FRAMEBUFFER_IDS = np.flatnonzero(ds_mod.WRITE_GROUPS[: ds_mod.NUM_REGS] & int(ds_mod.Group.FRAMEBUFFER))

@@ -111,3 +111,16 @@ def draw_probe(session: Session, draw: int) -> probe.DrawProbe:
 
 def history(session: Session, pixel: tuple[int, int], cursor: Cursor) -> list[probe.FragmentRecord]:
     return probe.pixel_history(session, pixel, cursor)
+
+
+def pipeline_state(session: Session, cursor: Cursor) -> tuple[int | None, dict | None, dict | None]:
+    """(the last draw at ``cursor``, its pipeline state, the state of the draw before it) as plain data
+    (``picaemu.debug.api.pipeline_state_of``); no replay needed."""
+    from picaemu.debug.api import pipeline_state_of
+
+    draw = session.timeline.last_draw(cursor)
+    if draw is None:
+        return None, None, None
+    previous = pipeline_state_of(session.state_at_draw(draw - 1)) if draw else None
+    return draw, pipeline_state_of(session.state_at_draw(draw)), previous
+
