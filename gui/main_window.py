@@ -17,6 +17,7 @@ from pathlib import Path
 
 from picaemu.gui.panels.breakpoints import BreakpointPanel
 from picaemu.gui.panels.commands import CommandPanel
+from picaemu.gui.panels.console import ConsolePanel
 from picaemu.gui.panels.draws import DrawsPanel
 from picaemu.gui.panels.framebuffer import FramebufferPanel
 from picaemu.gui.panels.mesh import MeshPanel
@@ -31,7 +32,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox
 
-from picaemu.debug import jobs
+from picaemu.debug import console, jobs
 from picaemu.debug.session import address_from_name, raw_capture
 from picaemu.debug.snapshot import Snapshot
 from picaemu.debug.timeline import Breakpoint, Cursor, Timeline, Unit, breakpoint_stops
@@ -97,7 +98,7 @@ class MainWindow(QMainWindow):
         self.commands, self.registers = CommandPanel(), RegisterPanel()
         self.history, self.textures, self.shader = PixelHistoryPanel(), TexturePanel(), ShaderPanel()
         self.mesh, self.stats, self.breakpoints = MeshPanel(), StatsPanel(), BreakpointPanel()
-        self.draws, self.pipeline_state = DrawsPanel(), PipelineStatePanel()
+        self.draws, self.pipeline_state, self.console = DrawsPanel(), PipelineStatePanel(), ConsolePanel()
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("Command stream", self.commands, left)
@@ -106,7 +107,7 @@ class MainWindow(QMainWindow):
         self._dock("Textures", self.textures, right)
         self._dock("Pipeline state", self.pipeline_state, right)
         bottom_docks = (("Draws", self.draws), ("Pixel history", self.history), ("Shader", self.shader),
-                        ("Mesh", self.mesh), ("Statistics", self.stats))
+                        ("Mesh", self.mesh), ("Statistics", self.stats), ("Python", self.console))
         for title, w in bottom_docks:
             self._dock(title, w, bottom)
         self.tabifyDockWidget(self.docks["Registers"], self.docks["Textures"])
@@ -117,6 +118,8 @@ class MainWindow(QMainWindow):
         self.docks["Draws"].raise_()
         self._sized = False
         self.commands.run_to.connect(self.move_to)
+        self.console.submitted.connect(self.run_console)
+        self._console_scope: dict = {}
         self.stats.run_to_draw.connect(self.run_to_draw)
         self.draws.run_to_draw.connect(self.run_to_draw)
         self.framebuffer.pixel_picked.connect(self.pick_pixel)
@@ -321,6 +324,9 @@ class MainWindow(QMainWindow):
         if result.error is not None:
             self._failed(result)
             return
+        if result.kind.startswith("console"):
+            self.console.show_output(result.value)
+            return
         handler = getattr(self, f"_got_{result.kind}", None)
         try:
             if handler is not None:
@@ -353,6 +359,7 @@ class MainWindow(QMainWindow):
         if self._recent_on_open:
             self._remember(self.path)
         self.history_pixel = None  # a pick on the previous capture means nothing here
+        self._console_scope.clear()  # the console's names belonged to the previous session
         self.history.show_history(None, [])
         self.timeline = tl = opened.timeline
         self.setWindowTitle(f"picaemu debugger — {os.path.basename(self.path)}")
@@ -398,6 +405,20 @@ class MainWindow(QMainWindow):
 
     def _got_probe(self, result: JobResult) -> None:
         self.framebuffer.set_probe(result.value)
+
+    def run_console(self, source: str) -> int | None:
+        """Run Python typed into the console on the worker (the replay's thread); the output comes back as a job."""
+        if self.timeline is None:
+            self.console.show_output("open a capture first")
+            return None
+        scope = self._console_scope
+
+        def job(session):
+            if not scope:
+                scope.update(console.namespace(session))
+            return console.run(session, source, scope)
+
+        return self.worker.submit(f"console {id(source)}", job)  # every statement runs: none coalesces
 
     def _got_pipeline_state(self, result: JobResult) -> None:
         self.pipeline_state.show_state(*result.value)

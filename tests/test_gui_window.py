@@ -504,3 +504,19 @@ def test_pipeline_state_panel_shows_the_draw_and_what_changed(qtbot, window: Mai
     panel.export_html(tmp_path / "state.html")
     page = (tmp_path / "state.html").read_text()
     assert "Pipeline state at draw 4" in page and 'class="changed"' in page and "modulate" in page
+
+
+def test_python_console_runs_on_the_replay(qtbot, window: MainWindow, captures_dir: Path) -> None:
+    open_scene(qtbot, window, captures_dir / "scene1_triangle")
+    out = window.console.output
+    for source in ("len(timeline.draws)", "x = replay.pixel_history(90, 199, frame=1)", "[f.draw for f in x]",
+                   "undefined_name"):
+        window.console.input.setPlainText(source)
+        window.console.submit()
+        settle(qtbot, window)
+    text = out.toPlainText()
+    assert ">>> len(timeline.draws)\n2" in text
+    assert ">>> [f.draw for f in x]\n[1]" in text  # the engine's pixel history (frame 1 draws draw 1), names kept
+    assert "NameError: name 'undefined_name' is not defined" in text
+    goto(qtbot, window, window.timeline.after_draw(0))  # the console moved the replay: moving still works
+    assert window.snapshot.last_draw == 0
