@@ -119,6 +119,7 @@ class MainWindow(QMainWindow):
         self._sized = False
         self.commands.run_to.connect(self.move_to)
         self.console.submitted.connect(self.run_console)
+        self.framebuffer.frame_map_wanted.connect(self._request_frame_map)
         self._console_scope: dict = {}
         self.stats.run_to_draw.connect(self.run_to_draw)
         self.draws.run_to_draw.connect(self.run_to_draw)
@@ -308,6 +309,8 @@ class MainWindow(QMainWindow):
     def _after_move(self, snap: Snapshot) -> None:
         draw = snap.last_draw
         self.worker.submit("pipeline_state", partial(jobs.pipeline_state, cursor=snap.cursor))
+        if self.framebuffer.frame_map_box.isChecked():
+            self.worker.submit("frame_map", partial(jobs.fragment_map, cursor=snap.cursor, kind="depth-complexity"))
         if self.history_pixel is not None:  # the picked pixel's history, recomputed for the new position
             self.worker.submit("history", partial(jobs.history, pixel=self.history_pixel, cursor=snap.cursor))
         self.worker.submit("textures", partial(jobs.textures, cursor=snap.cursor))
@@ -405,6 +408,13 @@ class MainWindow(QMainWindow):
 
     def _got_probe(self, result: JobResult) -> None:
         self.framebuffer.set_probe(result.value)
+
+    def _request_frame_map(self) -> None:
+        if self.timeline is not None:
+            self.worker.submit("frame_map", partial(jobs.fragment_map, cursor=self.target, kind="depth-complexity"))
+
+    def _got_frame_map(self, result: JobResult) -> None:
+        self.framebuffer.set_frame_map(result.value)
 
     def run_console(self, source: str) -> int | None:
         """Run Python typed into the console on the worker (the replay's thread); the output comes back as a job."""

@@ -551,3 +551,22 @@ def test_breakpoint_conditions_on_fields_and_masks() -> None:
     with pytest.raises(PicaError, match="has no field 'nope'"):
         Breakpoint(BreakKind.REGISTER_WRITE, register="DEPTH_COLOR_MASK", field="nope", equals="1").validate()
     assert Breakpoint.from_dict(greater.to_dict()) == greater
+
+
+def test_frame_fragment_map_counts_the_rectangles_by_hand() -> None:
+    """Three overlapping rectangles drawn without depth test: depth complexity is 1, 2 or 3 where they overlap,
+    counted over the frame up to the cursor."""
+    boxes = [(100, 50, 200, 150), (150, 50, 250, 150), (175, 60, 225, 140)]
+    s = Session(Replay(rects_scene([(b, 0.2, RED) for b in boxes]).capture()))
+    tl = s.index()
+    counts = probe.frame_fragment_map(s, tl.end)
+    assert counts.shape == (400, 240)
+
+    def at(x_land: int, y_land: int) -> int:
+        wx, wy = window(x_land, y_land)
+        return int(counts[399 - wy, wx])
+
+    assert (at(120, 100), at(160, 100), at(200, 100), at(240, 100), at(300, 100)) == (1, 2, 3, 1, 0)
+    after_first = probe.frame_fragment_map(s, tl.after_draw(0))
+    wx, wy = window(200, 100)
+    assert int(after_first[399 - wy, wx]) == 1

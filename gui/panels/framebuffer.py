@@ -59,6 +59,16 @@ def view_picture(snap: Snapshot, view: str, lo: float = 0.0, hi: float = 1.0) ->
 DEFAULT_OPACITY = 100  # percent of each overlay's own alpha (the slider lowers it)
 
 
+def count_overlay(counts: np.ndarray) -> np.ndarray:
+    """(H, W, 4) uint8 heat map of per-pixel fragment counts (``picaemu.stats.heatmap``), clear where none."""
+    from picaemu.stats import heatmap
+
+    out = np.zeros((*counts.shape, 4), np.uint8)
+    out[..., :3] = heatmap(counts.astype(np.int64))
+    out[..., 3] = np.where(counts > 0, 200, 0)
+    return out
+
+
 def with_opacity(overlay: np.ndarray, percent: int) -> np.ndarray:
     """(H, W, 4) uint8 overlay with its alpha scaled by ``percent`` / 100 (0 hides it, 100 keeps it)."""
     out = overlay.copy()
@@ -69,6 +79,7 @@ def with_opacity(overlay: np.ndarray, percent: int) -> np.ndarray:
 class FramebufferPanel(QWidget):
     pixel_picked = Signal(int, int)
     overlays_wanted = Signal()
+    frame_map_wanted = Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -82,6 +93,8 @@ class FramebufferPanel(QWidget):
             box.setValue(value)
             box.valueChanged.connect(self.refresh)
         self.wire, self.overdraw, self.scissor = QCheckBox("wireframe"), QCheckBox("overdraw"), QCheckBox("scissor")
+        self.frame_map_box = QCheckBox("frame complexity")  # the whole frame so far (ATTILA's fragment map)
+        self.frame_map: np.ndarray | None = None
         self.fate_boxes = {fate: QCheckBox(text) for fate, text in FATE_OVERLAYS}
         self.opacity = QSlider(Qt.Orientation.Horizontal)  # overlays over the picture, 0..100 %
         self.opacity.setRange(0, 100)
@@ -97,7 +110,8 @@ class FramebufferPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         for widgets in ((self.view_box, QLabel("depth"), self.lo, self.hi, self.save),
-                        (QLabel("overlays:"), *self._probe_boxes(), self.scissor, QLabel("opacity"), self.opacity)):
+                        (QLabel("overlays:"), *self._probe_boxes(), self.scissor, self.frame_map_box,
+                         QLabel("opacity"), self.opacity)):
             row = QHBoxLayout()
             for w in widgets:
                 row.addWidget(w)
@@ -110,6 +124,7 @@ class FramebufferPanel(QWidget):
         for box in self._probe_boxes():
             box.toggled.connect(self._overlay_toggled)
         self.scissor.toggled.connect(self.refresh)
+        self.frame_map_box.toggled.connect(self._frame_map_toggled)
         self.save.clicked.connect(self._save)
         self.image.picked.connect(self._picked)
         self.snapshot: Snapshot | None = None
@@ -135,6 +150,17 @@ class FramebufferPanel(QWidget):
 
     def set_probe(self, probe: DrawProbe | None) -> None:
         self.probe = probe
+        self.refresh()
+
+    def _frame_map_toggled(self, on: bool) -> None:
+        if on:
+            self.frame_map = None
+            self.frame_map_wanted.emit()
+        self.refresh()
+
+    def set_frame_map(self, counts: np.ndarray | None) -> None:
+        """The frame's depth-complexity counts (H, W), row 0 = top."""
+        self.frame_map = counts
         self.refresh()
 
     def _overlay_toggled(self) -> None:
@@ -165,6 +191,9 @@ class FramebufferPanel(QWidget):
                 overlays += [fate_overlay(self.probe, fate) for fate, box in self.fate_boxes.items() if box.isChecked()]
                 if self.wire.isChecked():
                     overlays.append(wireframe_overlay(self.probe))
+            if self.frame_map_box.isChecked() and self.frame_map is not None \
+                    and self.frame_map.shape == pic.shape[:2]:
+                overlays.append(count_overlay(self.frame_map))
             if self.scissor.isChecked():
                 mode, rect = scissor_rect(snap.regs, pic.shape[0])
                 rects = [rect] if rect else []

@@ -124,3 +124,8 @@ def pipeline_state(session: Session, cursor: Cursor) -> tuple[int | None, dict |
     previous = pipeline_state_of(session.state_at_draw(draw - 1)) if draw else None
     return draw, pipeline_state_of(session.state_at_draw(draw)), previous
 
+
+def fragment_map(session: Session, cursor: Cursor, kind: str) -> np.ndarray:
+    """The frame's fragment map up to ``cursor`` (``probe.frame_fragment_map``)."""
+    return probe.frame_fragment_map(session, cursor, kind)
+

@@ -291,6 +291,31 @@ def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:
     return recorder.result()
 
 
+def frame_fragment_map(session: Session, cursor: Cursor, kind: str = "depth-complexity") -> np.ndarray:
+    """(H, W) uint32 ATTILA-style fragment map of the frame ``cursor`` lies in, up to ``cursor``: fragments that
+    reached each pixel past the scissor ("depth-complexity") or were written ("overdraw"), row 0 = top. The frame is
+    re-run from its start with ``picaemu.stats.FragmentCounter`` as the fragment observer."""
+    from picaemu.stats import FragmentCounter
+
+    tl = session._need_timeline()
+    frame = tl.frame_of(cursor)
+    if frame and cursor == Cursor(tl.frame_ends[frame - 1] + 1, 0):
+        frame -= 1  # right after a FrameEnd: the frame that just ended (what the screen shows)
+    start = Cursor(tl.frame_ends[frame - 1] + 1, 0) if frame else Cursor(0, 0)
+    counter = FragmentCounter(kind)
+    session.goto(start)
+    with observing(session, counter.observe):
+        try:
+            session.advance(cursor)
+        except BaseException:
+            session.mark_dirty()
+            raise
+    if not counter.maps:
+        fb = session.replay.framebuffer_state()
+        return np.zeros((fb.height, fb.width), np.uint32)
+    return counter.maps[0]
+
+
 def candidate_draws(session: Session, pixel: tuple[int, int], until: Cursor | None = None) -> list[int]:
     """The draws before ``until`` (default: the end) whose triangles' window bounds hold ``pixel`` (recorded while
     indexing): the only draws that can have rasterized a fragment there."""
