@@ -11,20 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from picaemu.formats.files import write_text
-from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
+from picaemu.gui.models.state_tree import StateTreeModel, value_text
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QTreeView, QVBoxLayout, QWidget
 
 from picaemu.debug.api import changed_paths
-
-CHANGED = QColor(255, 236, 160)
-MAX_LIST_ROWS = 96  # longer lists (uniform files) show their first rows
 
 
 class PipelineStatePanel(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.model = QStandardItemModel(0, 2, self)
-        self.model.setHorizontalHeaderLabels(["stage / field", "value"])
+        self.model = StateTreeModel(self)
         self.view = QTreeView()
         self.view.setModel(self.model)
         self.view.setUniformRowHeights(True)
@@ -45,36 +41,15 @@ class PipelineStatePanel(QWidget):
 
     def show_state(self, draw: int | None, state: dict[str, Any] | None, previous: dict[str, Any] | None) -> None:
         """The state at ``draw``; rows that differ from ``previous`` (the draw before) are highlighted."""
-        self.model.removeRows(0, self.model.rowCount())
         self.draw, self.state = draw, state
+        self.changed = changed_paths(previous, state) if state is not None and previous is not None else set()
+        self.model.set_state(state, self.changed)
         if state is None:
             self.label.setText("no draw has run yet at this position")
-            self.changed = set()
             return
-        self.changed = changed_paths(previous, state) if previous is not None else set()
-        for key, value in state.items():
-            self._add(self.model.invisibleRootItem(), key, value, key)
         parts = {p.split(".")[0] for p in self.changed}
         since = f"draw {draw - 1}" if draw else "nothing (the first draw)"
         self.label.setText(f"draw {draw}: {len(parts)} stage part(s) changed since {since} (highlighted)")
-
-    def _add(self, parent: QStandardItem, key: str, value: Any, path: str) -> None:
-        shown = "" if isinstance(value, dict | list) else _text(key, value)
-        name, text = QStandardItem(str(key)), QStandardItem(shown)
-        for item in (name, text):
-            item.setEditable(False)
-            if path in self.changed:
-                item.setBackground(QBrush(CHANGED))
-        parent.appendRow([name, text])
-        if isinstance(value, dict):
-            for k, v in value.items():
-                self._add(name, k, v, f"{path}.{k}")
-        elif isinstance(value, list):
-            if all(not isinstance(v, dict | list) for v in value) or not value:
-                text.setText(", ".join(_text(key, v) for v in value) if value else "[]")
-                return
-            for i, v in enumerate(value[:MAX_LIST_ROWS]):
-                self._add(name, f"[{i}]", v, path)
 
     def html(self) -> str:
         """The shown state as one HTML page (a table per stage part; changed rows marked)."""
@@ -98,13 +73,6 @@ class PipelineStatePanel(QWidget):
             self.export_html(path)
 
 
-def _text(key: str, value: Any) -> str:
-    """A value as the panel shows it: addresses in hex, the rest as Python prints them."""
-    if "address" in str(key) and isinstance(value, int) and not isinstance(value, bool):
-        return f"0x{value:08X}"
-    return str(value)
-
-
 def _table(value: Any, path: str, changed: set[str]) -> str:
     if not isinstance(value, dict):
         return f"<p>{html.escape(str(value))}</p>"
@@ -112,6 +80,6 @@ def _table(value: Any, path: str, changed: set[str]) -> str:
     for k, v in value.items():
         sub = f"{path}.{k}"
         mark = ' class="changed"' if sub in changed else ""
-        inner = _table(v, sub, changed) if isinstance(v, dict) else html.escape(_text(k, v))
+        inner = _table(v, sub, changed) if isinstance(v, dict) else html.escape(value_text(str(k), v))
         cells.append(f"<tr{mark}><td>{html.escape(str(k))}</td><td>{inner}</td></tr>")
     return "<table>" + "".join(cells) + "</table>"

@@ -1,0 +1,96 @@
+"""A tree model over one immutable nested state (dicts and lists of plain values, as
+``picaemu.debug.api.pipeline_state_of`` gives it): rows are keys, the second column the value; ``changed`` paths
+(``picaemu.debug.api.changed_paths``) get a highlight. Nodes are built once per state; text is formatted lazily in
+``data()``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from picaemu.gui.models.headers import FixedColumns
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+Index = QModelIndex | QPersistentModelIndex
+CHANGED = QBrush(QColor(255, 236, 160))
+MAX_LIST_ROWS = 96  # longer lists of structures show their first rows
+
+
+@dataclass(eq=False)
+class StateNode:
+    key: str
+    value: Any  # a plain value, or None for a dict / list of structures (its children)
+    path: str
+    parent: StateNode | None
+    row: int
+    children: list[StateNode] = field(default_factory=list, repr=False)
+
+
+def value_text(key: str, value: Any) -> str:
+    """A value as the tree shows it: addresses in hex, a list of plain values on one line."""
+    if isinstance(value, list):
+        return ", ".join(value_text(key, v) for v in value) if value else "[]"
+    if "address" in key and isinstance(value, int) and not isinstance(value, bool):
+        return f"0x{value:08X}"
+    return str(value)
+
+
+def _build(key: str, value: Any, path: str, parent: StateNode | None, row: int) -> StateNode:
+    structured = isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, dict | list)
+                                                                              for v in value))
+    node = StateNode(key, None if structured else value, path, parent, row)
+    if isinstance(value, dict):
+        node.children = [_build(str(k), v, f"{path}.{k}" if path else str(k), node, i)
+                         for i, (k, v) in enumerate(value.items())]
+    elif structured:
+        node.children = [_build(f"[{i}]", v, path, node, i) for i, v in enumerate(value[:MAX_LIST_ROWS])]
+    return node
+
+
+class StateTreeModel(FixedColumns, QAbstractItemModel):
+    HEADERS = ("stage / field", "value")
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._root = StateNode("", None, "", None, 0)
+        self.changed: frozenset[str] = frozenset()
+
+    def set_state(self, state: dict[str, Any] | None, changed: set[str] = frozenset()) -> None:
+        self.beginResetModel()
+        self._root = _build("", state or {}, "", None, 0)
+        self.changed = frozenset(changed)
+        self.endResetModel()
+
+    def _node(self, index: Index) -> StateNode:
+        return index.internalPointer() if index.isValid() else self._root
+
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if not self.hasIndex(row, column, parent):
+            return QModelIndex()
+        return self.createIndex(row, column, self._node(parent).children[row])
+
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid():
+            return QModelIndex()
+        p = index.internalPointer().parent
+        if p is None or p is self._root:
+            return QModelIndex()
+        return self.createIndex(p.row, 0, p)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self._node(parent).children)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        node: StateNode = index.internalPointer()
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return CHANGED if node.path in self.changed else None
+        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return None
+        if index.column() == 0:
+            return node.key
+        return "" if node.children else value_text(node.key, node.value)
