@@ -1,7 +1,7 @@
 """A tree model over one immutable nested state (dicts and lists of plain values, as
 ``picaemu.debug.api.pipeline_state_of`` gives it): rows are keys, the second column the value; ``changed`` paths
 (``picaemu.debug.api.changed_paths``) get a highlight. Nodes are built once per state; text is formatted lazily in
-``data()``."""
+``data()``: nodes keep the text of each value, not the value."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ MAX_LIST_ROWS = 96  # longer lists of structures show their first rows
 @dataclass(eq=False)
 class StateNode:
     key: str
-    value: Any  # a plain value, or None for a dict / list of structures (its children)
-    path: str
+    text: str  # the value as shown ("" for a dict / list of structures: its children); text only, so that the
+    path: str  # model keeps no reference to the state's objects (the GUI soak test counts references to None)
     parent: StateNode | None
     row: int
     children: list[StateNode] = field(default_factory=list, repr=False)
@@ -39,7 +39,7 @@ def value_text(key: str, value: Any) -> str:
 def _build(key: str, value: Any, path: str, parent: StateNode | None, row: int) -> StateNode:
     structured = isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, dict | list)
                                                                               for v in value))
-    node = StateNode(key, None if structured else value, path, parent, row)
+    node = StateNode(key, "" if structured else value_text(key, value), path, parent, row)
     if isinstance(value, dict):
         node.children = [_build(str(k), v, f"{path}.{k}" if path else str(k), node, i)
                          for i, (k, v) in enumerate(value.items())]
@@ -53,7 +53,7 @@ class StateTreeModel(FixedColumns, QAbstractItemModel):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self._root = StateNode("", None, "", None, 0)
+        self._root = StateNode("", "", "", None, 0)
         self.changed: frozenset[str] = frozenset()
 
     def set_state(self, state: dict[str, Any] | None, changed: set[str] = frozenset()) -> None:
@@ -93,4 +93,4 @@ class StateTreeModel(FixedColumns, QAbstractItemModel):
             return None
         if index.column() == 0:
             return node.key
-        return "" if node.children else value_text(node.key, node.value)
+        return node.text

@@ -7,6 +7,7 @@ the previous draw highlighted, and an HTML export. The data comes from ``picaemu
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +36,18 @@ class PipelineStatePanel(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.view)
         self.export.clicked.connect(self._export_dialog)
-        self.state: dict[str, Any] | None = None
+        self._state_json = "null"  # the shown state as JSON text: the panel holds no reference to its objects
         self.changed: set[str] = set()
         self.draw: int | None = None
 
+    @property
+    def state(self) -> dict[str, Any] | None:
+        """The shown state (plain data, rebuilt from its JSON text)."""
+        return json.loads(self._state_json)
+
     def show_state(self, draw: int | None, state: dict[str, Any] | None, previous: dict[str, Any] | None) -> None:
         """The state at ``draw``; rows that differ from ``previous`` (the draw before) are highlighted."""
-        self.draw, self.state = draw, state
+        self.draw, self._state_json = draw, json.dumps(state)
         self.changed = changed_paths(previous, state) if state is not None and previous is not None else set()
         self.model.set_state(state, self.changed)
         if state is None:
@@ -53,10 +59,11 @@ class PipelineStatePanel(QWidget):
 
     def html(self) -> str:
         """The shown state as one HTML page (a table per stage part; changed rows marked)."""
-        if self.state is None:
+        state = self.state
+        if state is None:
             return "<!doctype html><title>picaemu pipeline state</title><p>no draw</p>"
         rows = []
-        for key, value in self.state.items():
+        for key, value in state.items():
             mark = ' class="changed"' if key in self.changed else ""
             rows.append(f"<h2{mark}>{html.escape(key)}</h2>{_table(value, key, self.changed)}")
         return ("<!doctype html><meta charset=utf-8><title>picaemu pipeline state, draw "
