@@ -9,12 +9,16 @@ destination (a full disk reports ``ENOSPC`` without a file name otherwise).
 unknown suffix is a ``FormatError`` before anything is written) and writes it atomically; ``write_text`` likewise
 for text. ``refuse_overwrite(output, *inputs)`` raises ``OutputIsInput`` when the output is one of the inputs
 (the same path, a symlink to it or a hard link of it, or an existing file inside an input directory).
+
+The destination ``-`` is stdout (``picaemu render CAPTURE -o - | display``): the bytes are written there in one
+go; a picture without a suffix to go by is a PNG; binary data is refused when stdout is a terminal.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -24,10 +28,33 @@ from PIL import Image
 from picaemu.errors import FormatError, OutputIsInput
 
 PathLike = str | os.PathLike[str]
+STDOUT = "-"
+
+
+def is_stdout(path: PathLike) -> bool:
+    """The destination ``-``: stdout."""
+    return os.fspath(path) == STDOUT
+
+
+def write_stdout(data: bytes, binary: bool = True) -> None:
+    """``data`` on stdout (``-o -``); binary data is refused on a terminal."""
+    if binary and sys.stdout.isatty():
+        raise FormatError("refusing to write binary data to a terminal: redirect stdout or name a file", path="-")
+    sys.stdout.flush()
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:
+        sys.stdout.write(data.decode("utf-8", "replace"))
+    else:
+        out.write(data)
+        out.flush()
 
 
 def write_atomic(path: PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder, fsync and a rename."""
+    """Write ``data`` to ``path`` through a temporary file in the same folder, fsync and a rename (``-``: to
+    stdout)."""
+    if is_stdout(path):
+        write_stdout(data)
+        return
     target = Path(os.path.realpath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -56,12 +83,15 @@ def _named(err: OSError, target: Path) -> OSError:
 
 
 def write_text(path: PathLike, text: str) -> None:
+    if is_stdout(path):
+        write_stdout(text.encode("utf-8"), binary=False)
+        return
     write_atomic(path, text.encode("utf-8"))
 
 
 def image_format(path: PathLike) -> str:
     """Pillow's format name for the suffix of ``path``; ``FormatError`` for a suffix no writer knows."""
-    suffix = Path(path).suffix.lower()
+    suffix = ".png" if is_stdout(path) else Path(path).suffix.lower()
     fmt = Image.registered_extensions().get(suffix)
     if fmt is None or fmt not in Image.SAVE:
         raise FormatError(f"cannot write an image with the suffix {suffix or '(none)'!r}; use .png", path=str(path))
@@ -82,7 +112,7 @@ def save_image(path: PathLike, array: np.ndarray, mode: str | None = None) -> No
 def refuse_overwrite(output: PathLike, *inputs: PathLike) -> None:
     """``OutputIsInput`` when writing ``output`` would overwrite one of ``inputs`` (see the module docstring)."""
     out = Path(output)
-    if not out.exists():
+    if is_stdout(output) or not out.exists():
         return
     for source in inputs:
         src = Path(source)

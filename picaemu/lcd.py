@@ -14,7 +14,8 @@ the top screen, 320 on the bottom). How many distinct memory rows that shows, pe
 - AA (A's rows twice), AB / BA (left and right rows alternate): scanlines / 2 rows from each eye's buffer.
 
 In modes A and AA only the left (A) buffer is scanned, so both eyes see it; in AB / BA the right eye sees the
-right-eye address. Bit 6 together with an interlaced mode (which GSP never sets) raises ``LcdError``.
+right-eye address. Bit 6 together with an interlaced mode (which GSP never sets) raises ``LcdError``, and so does
+a screen whose framebuffer address is still 0: no present (and no PDC write) ever named a picture for it.
 ``screen_image`` returns (row_length, rows, 3) uint8 RGB — (240, 400, 3) for the top screen in 2D or 3D mode,
 (240, 800, 3) in wide mode, (240, 320, 3) for the bottom — upright and landscape: memory row x is screen column x
 from the left and pixel 0 of a row is the bottom of the column, so the image is ``np.rot90`` of the (rows, row
@@ -99,4 +100,7 @@ def screen_image(memory: PhysicalMemory, gpu: np.ndarray, screen: str = "top", e
     if screen not in SCREENS or eye not in EYES:
         raise LcdError(f"no screen {screen!r} / eye {eye!r}")
     cfg = ScreenConfig.from_regs(gpu, SCREENS[screen], eye)
+    if cfg.address == 0:
+        raise LcdError(f"the capture never set up the {screen} screen (no present names a framebuffer for it): "
+                       "nothing to show")
     return np.ascontiguousarray(np.rot90(memory_image(memory, cfg)[:, :, :3]))

@@ -3,22 +3,26 @@
 ``Main`` runs every subcommand under one error policy (``picaemu.cli.common``): an error is one line
 ``error: ...`` on stderr with exit status 2 (click's usage errors included); a failure that is a bug of picaemu's
 is one line ``error: internal error ...`` with status 3 (``PICAEMU_TRACEBACK=1`` shows the traceback instead);
-warnings are printed after a command that succeeds, never before an error.
+warnings are printed after a command that succeeds, never before an error. A reader of stdout that goes away
+(``picaemu regs | head -1``) ends the command quietly with status 141 (128 + SIGPIPE, what a shell reports for a
+program killed by the broken pipe). ``picaemu --quiet CMD`` (or ``CMD --quiet``) silences informational lines.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any
 
 import click
 
-from picaemu.cli.common import EXIT_BAD_INPUT, deferred_warnings, error_line, error_text, one_line
+from picaemu.cli.common import EXIT_BAD_INPUT, deferred_warnings, error_line, error_text, one_line, quiet_option
 from picaemu.errors import PicaError
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
 TRACEBACK_ENV = "PICAEMU_TRACEBACK"
 
 
@@ -27,8 +31,25 @@ def _usage_text(err: click.UsageError) -> str:
     return one_line(err.format_message()) + hint
 
 
+def _pipe_closed() -> int:
+    """stdout's reader went away: point stdout at /dev/null so that the interpreter's final flush is quiet."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
+
+
+class _PipeClosed(Exception):
+    """stdout's reader went away (raised past click, which would turn the broken pipe into status 1)."""
+
+
 class Main(click.Group):
     """The command group, with the one-line error policy of the module docstring."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as err:
+            raise _PipeClosed() from err
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -46,8 +67,13 @@ class Main(click.Group):
         no_args = getattr(click.exceptions, "NoArgsIsHelpError", ())
         try:
             value = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            sys.stdout.flush()  # a reader that went away is found here, not by the interpreter's exit
             return value if isinstance(value, int) else 0
         except SystemExit as exit_:
+            try:
+                sys.stdout.flush()
+            except BrokenPipeError:
+                return _pipe_closed()
             return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
         except no_args as err:  # type: ignore[misc]  # bare ``picaemu``: the help text, as click prints it
             err.show()
@@ -62,9 +88,8 @@ class Main(click.Group):
         except KeyboardInterrupt:
             error_line("interrupted")
             return EXIT_INTERRUPTED
-        except BrokenPipeError:  # the reader of stdout went away (``picaemu decode ... | head``)
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
-            return 1
+        except (BrokenPipeError, _PipeClosed):  # the reader of stdout went away (``picaemu decode ... | head``)
+            return _pipe_closed()
         except (PicaError, OSError) as err:
             error_line(error_text(err))
         except Exception as err:
@@ -78,8 +103,13 @@ class Main(click.Group):
 
 @click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="picaemu")
+@quiet_option
 def main() -> None:
-    """picaemu: emulate and inspect the Nintendo 3DS PICA200 GPU."""
+    """picaemu: emulate and inspect the Nintendo 3DS PICA200 GPU.
+
+    Results go to stdout (tab-separated when it is not a terminal), progress and notes to stderr; errors are one
+    line 'error: ...' with exit status 2. 'picaemu COMMAND --help' shows each command's options and examples.
+    """
 
 
 def _register() -> None:
@@ -88,6 +118,7 @@ def _register() -> None:
     from picaemu.cli.debug import dump, history, mesh, state, trace
     from picaemu.cli.decode import decode
     from picaemu.cli.diff_backends import diff_backends
+    from picaemu.cli.diff_images import diff_images
     from picaemu.cli.gui import gui
     from picaemu.cli.record import record
     from picaemu.cli.regs import regs_command
@@ -96,8 +127,8 @@ def _register() -> None:
     from picaemu.cli.stats import stats
     from picaemu.cli.texture import texture
 
-    for command in (batch, convert, decode, diff_backends, dump, gui, history, mesh, record, regs_command, render,
-                    shader, state, stats, texture, trace):
+    for command in (batch, convert, decode, diff_backends, diff_images, dump, gui, history, mesh, record,
+                    regs_command, render, shader, state, stats, texture, trace):
         main.add_command(command)
 
 

@@ -1,10 +1,13 @@
-"""Helpers every subcommand shares: error reporting (one line, exit status 2, no traceback), number parsing and
-the first-run note (numba compiling into an empty cache).
+"""Helpers every subcommand shares: error reporting (one line, exit status 2, no traceback), informational lines
+(stderr, silenced by ``--quiet``), option checks, plain tables, number parsing and the first-run note (numba
+compiling into an empty cache).
 
 Every CLI error is exactly one line ``error: ...`` on stderr (``fail``; multi-line messages such as construct's
-are joined; an ``OSError`` names its file). Warnings raised while a command runs (picaemu's logging, Python's
+are joined; an ``OSError`` names its file). A broken pipe (``picaemu regs | head``) is not an error: it ends the
+command quietly (``picaemu.cli.Main``). Warnings raised while a command runs (picaemu's logging, Python's
 ``warnings``) are held back by ``deferred_warnings`` and printed as ``warning: ...`` lines after a command that
-succeeds; after an error only the error line is printed.
+succeeds; after an error only the error line is printed. Results go to stdout, everything else (progress, notes)
+to stderr through ``info``.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_BAD_INPUT = 2
 FIRST_RUN_NOTE = ("picaemu: first run since the install: compiling the emulator's kernels into numba's cache "
-                  "(about 15 s on a 2-core machine, once)")
+                  "(about 15 s on a 2-core machine, once; NUMBA_CACHE_DIR moves the cache)")
+QUIET_KEY = "picaemu.quiet"
+_noted_first_run = False
 
 
 def one_line(text: str) -> str:
@@ -63,6 +68,8 @@ def reports_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:
+            raise  # the reader went away: picaemu.cli.Main ends quietly
         except (PicaError, OSError) as err:
             fail(error_text(err))
 
@@ -98,18 +105,86 @@ def deferred_warnings() -> Iterator[list[str]]:
         logger.propagate = propagate
 
 
-def note_first_compile() -> None:
-    """Say on stderr, when it is a terminal, that this run compiles numba's kernels (their on-disk cache is empty:
-    a fresh install), so that the first run's seconds are not silent. The rasterizer kernel's cache index stands
-    for all; nothing is said when numba's cache layout is not the one known here."""
+def is_quiet() -> bool:
+    """``--quiet`` was given (to ``picaemu`` or to the subcommand)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(QUIET_KEY))
+
+
+def info(message: str) -> None:
+    """An informational line (progress, notes) on stderr, unless ``--quiet``."""
+    if not is_quiet():
+        click.echo(message, err=True)
+
+
+def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta[QUIET_KEY] = True
+
+
+def quiet_option(func: F) -> F:
+    """``-q/--quiet``: no informational lines on stderr (errors and warnings still print)."""
+    return click.option("-q", "--quiet", is_flag=True, expose_value=False, is_eager=True, callback=_set_quiet,
+                        help="No progress or notes on stderr (errors and warnings still print).")(func)
+
+
+def exclusive(**options: object) -> None:
+    """``click.UsageError`` when more than one of ``options`` (name -> value; None/False/() = not given) is set."""
+    given = [name for name, value in options.items() if value not in (None, False, ())]
+    if len(given) > 1:
+        names = " and ".join(f"--{name.replace('_', '-')}" for name in given)
+        raise click.UsageError(f"{names} cannot be used together")
+
+
+def kernel_cache_index() -> str | None:
+    """The file numba's cache keeps for one of picaemu's kernels (the rasterizer's; it stands for all), or None
+    when numba's cache layout is not the one known here."""
     from picaemu import rasterizer
 
     try:
-        index = rasterizer._scan._cache._cache_file._index_path
+        return rasterizer._scan._cache._cache_file._index_path
     except AttributeError:
+        return None
+
+
+def note_first_compile() -> None:
+    """Say on stderr, once per run and whether or not stderr is a terminal, that this run compiles numba's kernels
+    (their on-disk cache is empty: a fresh install, or a new ``NUMBA_CACHE_DIR``), so that the first run's seconds
+    are not silent. ``--quiet`` silences it."""
+    global _noted_first_run
+    index = kernel_cache_index()
+    if index is None or os.path.exists(index) or _noted_first_run:
         return
-    if sys.stderr.isatty() and not os.path.exists(index):
-        click.echo(FIRST_RUN_NOTE, err=True)
+    _noted_first_run = True
+    info(f"{FIRST_RUN_NOTE} [{os.path.dirname(index)}]")
+
+
+def is_stdout(path: object) -> bool:
+    """``-o -``: the output goes to stdout."""
+    return str(path) == "-"
+
+
+def print_table(rows: list[dict[str, Any]], columns: list[str] | None = None, title: str | None = None) -> None:
+    """Rows on stdout, never truncated: tab-separated values (a header line, then one line per row) when stdout is
+    not a terminal; on a terminal, the same cells padded into aligned columns, as wide as they need, after
+    ``title``."""
+    columns = columns or list(dict.fromkeys(k for row in rows for k in row))
+    cells = [[str(c) for c in columns]] + [[_cell(row.get(c, "")) for c in columns] for row in rows]
+    if not sys.stdout.isatty():
+        for line in cells:
+            click.echo("\t".join(cell.replace("\t", " ").replace("\n", " ") for cell in line))
+        return
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    if title:
+        click.echo(title)
+    for line in cells:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip())
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}".rstrip("0").rstrip(".") if value == value else "nan"
+    return str(value)
 
 
 class IntParam(click.ParamType):

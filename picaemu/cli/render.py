@@ -15,12 +15,12 @@ from pathlib import Path
 import click
 import numpy as np
 
-from picaemu.cli.common import INT, load_memory_blocks, note_first_compile, reports_errors
+from picaemu.cli.common import INT, exclusive, load_memory_blocks, note_first_compile, quiet_option, reports_errors
 from picaemu.cli.render_capture import capture_options, is_capture, render_capture
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink
 from picaemu.errors import FormatError
-from picaemu.formats.files import image_format, refuse_overwrite, save_image
+from picaemu.formats.files import image_format, is_stdout, refuse_overwrite, save_image
 from picaemu.framebuffer import FramebufferState, depth_max, read_color_image, read_depth_image
 from picaemu.memory import PhysicalMemory
 from picaemu.replay import default_pipeline
@@ -75,19 +75,31 @@ def save_depth(memory: PhysicalMemory, fb: FramebufferState, path: Path) -> None
     save_image(path, gray)
 
 
-@click.command("render")
+EXAMPLES = """
+Examples:
+
+\b
+  picaemu render samples/captures/cube.pica -o cube.png
+  picaemu render samples/captures/animation.pica -o anim.png --all-frames
+  picaemu render samples/captures/cube.pica -o draw.png --draw 0 --target depth
+  picaemu render samples/captures/triangle.pica -o - > triangle.png
+"""
+
+
+@click.command("render", epilog=EXAMPLES)
 @click.argument("cmdlist", type=click.Path(exists=True, path_type=Path))
 @click.option("--mem", "mem", multiple=True, metavar="ADDR=FILE", help="Load FILE into emulated memory at ADDR.")
 @click.option("--fill", "fills", multiple=True, metavar="ADDR:SIZE=VALUE",
               help="Fill SIZE bytes at ADDR with a 32-bit VALUE (a GX memory fill), after --mem.")
 @click.option("--base", type=INT, default=0, help="Physical address of the command list (for jumps); default 0.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="PNG of the color buffer (row 0 = top).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path), required=True,
+              help="PNG of the color buffer (row 0 = top); - for stdout.")
 @click.option("--depth", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the depth buffer as a grayscale PNG.")
 @click.option("--alpha", is_flag=True, help="Keep the alpha channel in the color PNG (RGBA).")
 @click.option("-v", "--verbose", is_flag=True, help="Progress and timing on stderr.")
 @capture_options
+@quiet_option
 @reports_errors
 def render(cmdlist: Path, mem: tuple[str, ...], fills: tuple[str, ...], base: int, output: Path,
            depth: Path | None, alpha: bool, verbose: bool, **capture: object) -> None:
@@ -95,6 +107,9 @@ def render(cmdlist: Path, mem: tuple[str, ...], fills: tuple[str, ...], base: in
 
     CMDLIST may also be a capture (.pica, CiTrace .ctf, c3dcap directory): then the top screen is written.
     """
+    exclusive(frame=capture.get("frame"), draw=capture.get("draw"), all_frames=capture.get("all_frames"))
+    if is_stdout(output) and (capture.get("all_frames") or (depth is not None and is_stdout(depth))):
+        raise click.UsageError("-o - writes one picture to stdout: not with --all-frames or --depth -")
     for out in (output, depth):
         if out is not None:
             image_format(out)  # an unknown suffix fails now, not after the replay

@@ -13,6 +13,8 @@ also writes the final depth buffer; ``--mem``/``--fill``/``--base`` are refused 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -23,6 +25,7 @@ import click
 import numpy as np
 
 from picaemu import replay as rp
+from picaemu.cli.common import is_quiet
 from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink
 from picaemu.formats.files import refuse_overwrite, save_image
 from picaemu.framebuffer import depth_max, read_color_image
@@ -130,8 +133,10 @@ def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = 
         replay.run_to_draw(draw)
         save(output)
     elif all_frames:
-        with click.progressbar(range(len(replay.frames)), label="rendering frames", file=sys.stderr,
-                               show_pos=True) as frames:
+        with contextlib.ExitStack() as stack:
+            sink = stack.enter_context(open(os.devnull, "w")) if is_quiet() else sys.stderr  # noqa: SIM115
+            frames = stack.enter_context(click.progressbar(range(len(replay.frames)), label="rendering frames",
+                                                           file=sink, show_pos=True))
             for i in frames:
                 replay.run_to_frame(i)
                 save(frame_path(output, i))
