@@ -4,7 +4,10 @@
 ``kind``, every counter the pipeline fills in ``DrawCall.stats`` (``picaemu.pipeline.STAT_KEYS``: vertices,
 vertices loaded and shaded, primitives assembled / clipped / culled / rasterized, fragments rasterized, killed by
 scissor / alpha / stencil / depth, fragments written, shader instructions executed x active lanes (VS + GS),
-texels fetched (filter taps x fragments)) and ``time_ms``. ``per_frame(rows)`` sums them per frame.
+texels fetched (filter taps x fragments)), ``time_ms`` and ``kernels_ms``. ``per_frame(rows)`` sums them per frame.
+``time_ms`` is the draw's replay time without the time spent loading numba kernels from their cache or compiling
+them (the first draw that needs a kernel pays for it: up to seconds on a first run); that time is ``kernels_ms``,
+measured as the time numba holds its compiler lock (``KernelClock``).
 ``NOT_MEASURED`` lists counters the pipeline does not provide (none now).
 
 Fragment maps, from the pipeline's fragment observer (``Pipeline(fragment_observer=...)``, the fates of every
@@ -67,6 +70,48 @@ class FragmentCounter:
         counts += np.bincount(flat, minlength=width * height).reshape(height, width).astype(np.uint32)
 
 
+class KernelClock:
+    """Seconds spent loading or compiling numba kernels while installed: numba takes its compiler lock for both and
+    reports it as the "numba:compiler_lock" event (nested acquisitions counted once)."""
+
+    EVENT = "numba:compiler_lock"
+
+    def __init__(self) -> None:
+        from numba.core import event
+
+        self._event = event
+        self._listener = event.TimingListener()
+
+    def __enter__(self) -> KernelClock:
+        self._event.register(self.EVENT, self._listener)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._event.unregister(self.EVENT, self._listener)
+
+    @property
+    def seconds(self) -> float:
+        return self._listener.duration if self._listener.done else 0.0
+
+
+class KernelTimedSink:
+    """A pipeline wrapper that moves the kernel loading/compiling time of each draw out of ``time_s`` into
+    ``kernels_s`` (see the module docstring)."""
+
+    def __init__(self, inner: Any, clock: KernelClock) -> None:
+        self.inner, self.clock = inner, clock
+
+    def draw(self, call: DrawCall) -> None:
+        before = self.clock.seconds
+        self.inner.draw(call)
+        spent = self.clock.seconds - before
+        call.stats["kernels_s"] = spent
+        call.stats["time_s"] = max(float(call.stats.get("time_s", 0.0)) - spent, 0.0)
+
+    def event(self, kind: Any, state: Any) -> None:
+        self.inner.event(kind, state)
+
+
 @dataclass
 class Statistics:
     rows: list[dict[str, Any]]
@@ -83,16 +128,18 @@ def collect(source: str | os.PathLike[str] | pica.Capture, *, fragment_map: str 
     capture = source if isinstance(source, pica.Capture) else load_capture(source)
     counter = FragmentCounter(fragment_map or "depth-complexity")
     pipeline = Pipeline(fragment_observer=counter.observe) if fragment_map else Pipeline()
-    replay = Replay(capture, pipeline=pipeline, checkpoints=False)
-    while replay.position < len(replay.events):
-        counter.frame = replay.frame
-        replay.step()
+    with KernelClock() as clock:
+        replay = Replay(capture, pipeline=KernelTimedSink(pipeline, clock), checkpoints=False)
+        while replay.position < len(replay.events):
+            counter.frame = replay.frame
+            replay.step()
     rows = []
     for d in replay.draws:
         frame = sum(1 for f in replay.frames if f < d.event)
-        counters = {k: v for k, v in d.stats.items() if k != "time_s"}
+        counters = {k: v for k, v in d.stats.items() if k not in ("time_s", "kernels_s")}
         rows.append({"frame": frame, "draw": d.index, "event": d.event, "kind": d.kind, **counters,
-                     "time_ms": round(1000.0 * float(d.stats.get("time_s", 0.0)), 3)})
+                     "time_ms": round(1000.0 * float(d.stats.get("time_s", 0.0)), 3),
+                     "kernels_ms": round(1000.0 * float(d.stats.get("kernels_s", 0.0)), 3)})
     return Statistics(rows, counter.maps, max(len(replay.frames), 1))
 
 
@@ -109,7 +156,8 @@ def per_frame(rows: list[dict[str, Any]], frames: int) -> list[dict[str, Any]]:
     out = []
     for f in range(max(frames, max(totals, default=-1) + 1)):
         entry = {"frame": f, "draws": counts[f], **totals[f]}
-        entry["time_ms"] = round(entry.get("time_ms", 0.0), 3)
+        for key in ("time_ms", "kernels_ms"):
+            entry[key] = round(entry.get(key, 0.0), 3)
         out.append(entry)
     return out
 
@@ -117,22 +165,3 @@ def per_frame(rows: list[dict[str, Any]], frames: int) -> list[dict[str, Any]]:
 def heatmap(counts: np.ndarray) -> np.ndarray:
     """(H, W, 3) uint8 picture of a count map (see the module docstring)."""
     return HEAT_COLORS[np.minimum(counts, HEAT_MAX)]
-
-
-def bar_chart(values: list[float], labels: list[str], title: str, width: int = 640, height: int = 320) -> np.ndarray:
-    """A plain bar chart as (height, width, 3) uint8 (drawn with numpy and Pillow's default font)."""
-    from PIL import Image, ImageDraw
-
-    image = Image.new("RGB", (width, height), (255, 255, 255))
-    draw = ImageDraw.Draw(image)
-    top, bottom, left = 24, height - 20, 8
-    draw.text((left, 4), title, fill=(0, 0, 0))
-    peak = max(values, default=0) or 1
-    slot = (width - 2 * left) / max(len(values), 1)
-    for i, (value, label) in enumerate(zip(values, labels, strict=True)):
-        x0 = left + i * slot
-        y0 = bottom - (bottom - top) * value / peak
-        draw.rectangle([x0 + 1, y0, x0 + max(slot - 2, 1), bottom], fill=(40, 90, 200))
-        if slot >= 18:
-            draw.text((x0 + 2, bottom + 4), label, fill=(0, 0, 0))
-    return np.asarray(image)

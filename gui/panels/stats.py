@@ -1,15 +1,22 @@
 """Statistics panel: the pipeline's per-draw counters (``picaemu.pipeline.STAT_KEYS`` + time) from the index, the
-per-frame sums, and a small bar plot of one chosen counter per draw. Double-click a draw row to run to it."""
+per-frame sums, and the figure of ``picaemu stats --plot`` (``picaemu.stats_plot``: fragment fates, geometry,
+time) on a matplotlib Qt canvas, with the current draw marked. Double-click a draw row to run to it."""
 
 from __future__ import annotations
 
-from picaemu.gui.models.table import TableModel, compact
-from PySide6.QtCore import QModelIndex, QRectF, Signal
-from PySide6.QtGui import QColor, QPainter
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTableView, QTabWidget, QVBoxLayout, QWidget
+import warnings
 
+from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+from picaemu.gui.models.table import TableModel, compact
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtWidgets import QLabel, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget
+
+from picaemu import stats_plot
 from picaemu.debug.timeline import Timeline
 from picaemu.pipeline import STAT_KEYS
+
+# a dock squeezed to a few pixels cannot hold the axes; matplotlib says so at every repaint
+warnings.filterwarnings("ignore", message="constrained_layout not applied", category=UserWarning)
 
 COLUMNS = ("frame", "draw", "kind", *STAT_KEYS, "time_ms")
 
@@ -31,30 +38,6 @@ def frame_rows(rows: list[dict]) -> list[dict]:
     return [frames[f] for f in sorted(frames)]
 
 
-class BarPlot(QWidget):
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.setMinimumHeight(90)
-        self.values: list[float] = []
-        self.current: int | None = None
-
-    def set_values(self, values: list[float], current: int | None = None) -> None:
-        self.values, self.current = values, current
-        self.update()
-
-    def paintEvent(self, event) -> None:
-        p = QPainter(self)
-        p.fillRect(self.rect(), QColor(250, 250, 250))
-        if not self.values:
-            return
-        top = max(max(self.values), 1e-9)
-        w = self.width() / len(self.values)
-        for i, v in enumerate(self.values):
-            h = (self.height() - 4) * v / top
-            color = QColor(230, 120, 40) if i == self.current else QColor(60, 120, 200)
-            p.fillRect(QRectF(i * w + 1, self.height() - h, max(w - 2, 1), h), color)
-
-
 class StatsPanel(QWidget):
     run_to_draw = Signal(int)
 
@@ -62,10 +45,9 @@ class StatsPanel(QWidget):
         super().__init__(parent)
         self.per_draw = TableModel(COLUMNS, lambda r, c: str(r[COLUMNS[c]]), parent=self)
         self.per_frame = TableModel(COLUMNS, lambda r, c: str(r.get(COLUMNS[c], "")), parent=self)
-        self.counter = QComboBox()
-        self.counter.addItems([*STAT_KEYS, "time_ms"])
-        self.counter.setCurrentText("fragments_written")
-        self.plot = BarPlot()
+        self.figure = stats_plot.figure([], "draw")
+        self.canvas = FigureCanvasQTAgg(self.figure)
+        self.canvas.setMinimumHeight(160)
         self.label = QLabel("")
         tabs = QTabWidget()
         self.draw_view = QTableView()
@@ -76,16 +58,13 @@ class StatsPanel(QWidget):
         frame_view.setModel(self.per_frame)
         tabs.addTab(self.draw_view, "per draw")
         tabs.addTab(frame_view, "per frame")
-        row = QHBoxLayout()
-        row.addWidget(QLabel("plot"))
-        row.addWidget(self.counter)
-        row.addWidget(self.label, 1)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.canvas)
+        split.addWidget(tabs)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        lay.addLayout(row)
-        lay.addWidget(self.plot)
-        lay.addWidget(tabs)
-        self.counter.currentTextChanged.connect(lambda _: self._plot())
+        lay.addWidget(self.label)
+        lay.addWidget(split, 1)
         self.draw_view.doubleClicked.connect(self._activated)
         self.rows: list[dict] = []
         self.current: int | None = None
@@ -95,15 +74,14 @@ class StatsPanel(QWidget):
         self.per_draw.set_rows(tuple(self.rows))
         self.per_frame.set_rows(tuple(frame_rows(self.rows)))
         self.label.setText(f"{len(self.rows)} draws")
-        self._plot()
+        self.figure.clear()
+        stats_plot.figure(self.rows, "draw", current=self.current, into=self.figure)
+        self.canvas.draw_idle()
 
     def set_current_draw(self, draw: int | None) -> None:
         self.current = draw
-        self._plot()
-
-    def _plot(self) -> None:
-        key = self.counter.currentText()
-        self.plot.set_values([float(r[key]) for r in self.rows], self.current)
+        stats_plot.mark(self.figure, draw)
+        self.canvas.draw_idle()
 
     def _activated(self, index: QModelIndex) -> None:
         if index.isValid():
