@@ -98,15 +98,20 @@ def image_format(path: PathLike) -> str:
     return fmt
 
 
-def save_image(path: PathLike, array: np.ndarray, mode: str | None = None) -> None:
-    """Encode (H, W), (H, W, 3) or (H, W, 4) uint8 by the suffix of ``path`` and write it atomically."""
-    fmt = image_format(path)
+def encode_image(array: np.ndarray, fmt: str = "PNG", mode: str | None = None, path: PathLike | None = None) -> bytes:
+    """(H, W), (H, W, 3) or (H, W, 4) uint8 encoded as Pillow's format ``fmt`` (errors name ``path``)."""
     buffer = io.BytesIO()
     try:
         Image.fromarray(np.ascontiguousarray(array, np.uint8), mode).save(buffer, format=fmt)
     except (OSError, ValueError) as err:  # e.g. RGBA into a format without alpha
-        raise FormatError(f"cannot encode the picture as {fmt}: {err}", path=str(path)) from None
-    write_atomic(path, buffer.getvalue())
+        raise FormatError(f"cannot encode the picture as {fmt}: {err}",
+                          path=None if path is None else os.fspath(path)) from None
+    return buffer.getvalue()
+
+
+def save_image(path: PathLike, array: np.ndarray, mode: str | None = None) -> None:
+    """Encode (H, W), (H, W, 3) or (H, W, 4) uint8 by the suffix of ``path`` and write it atomically."""
+    write_atomic(path, encode_image(array, image_format(path), mode, path))
 
 
 def refuse_overwrite(output: PathLike, *inputs: PathLike) -> None:

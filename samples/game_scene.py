@@ -13,13 +13,13 @@ compares the two; ``tests/test_draw_state.py`` checks that both give the same pi
 - ``sprites(n)``: citro2d-style 2D sprites: n alpha-blended quads from one vertex buffer, a draw per sprite from
   its own first vertex that rebinds the sprite's texture (4 addresses, same texels).
 
-Run ``python -m samples.game_scene`` to write the captures listed in ``SCENES`` to ``samples/captures/``.
+``python -m samples.game_scene`` generates the captures listed in ``SCENES`` and their pictures like
+``python -m samples.generate`` (into the untracked ``samples/out/``; ``--update`` for the tracked copies).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 from picaemu.formats import pica
@@ -243,10 +243,11 @@ SCENES: dict[str, Callable[..., pica.Capture]] = {
 
 
 def main() -> None:
-    out = Path(__file__).resolve().parent / "captures"
-    for name, make in SCENES.items():
-        pica.write(out / f"{name}.pica", make())
-        print(out / f"{name}.pica")
+    import sys
+
+    from samples.generate import main as generate
+
+    generate([*sys.argv[1:], *SCENES])
 
 
 if __name__ == "__main__":

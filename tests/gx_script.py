@@ -133,6 +133,6 @@ def top_screens(capture: pica.Capture) -> list[np.ndarray]:
     return shots
 
 
-def reference(name: str) -> np.ndarray:
-    """A sample's reference picture (samples/reference/NAME) as (240, 400, 3) uint8."""
-    return np.asarray(Image.open(REFERENCE / name).convert("RGB"))
+def reference(name: str, frame: int = 0) -> np.ndarray:
+    """A sample's reference picture of ``frame`` (samples/reference/NAME/NNNN.png) as (240, 400, 3) uint8."""
+    return np.asarray(Image.open(REFERENCE / name / f"{frame:04d}.png").convert("RGB"))

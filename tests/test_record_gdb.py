@@ -108,7 +108,7 @@ def test_records_the_animation_sample_frame_for_frame() -> None:
     assert [type(e) for e in capture.events if not isinstance(e, pica.MemoryWrite)] == \
         [type(e) for e in sample.events if not isinstance(e, pica.MemoryWrite)]
     for f, image in enumerate(gx_script.top_screens(capture)):
-        assert np.array_equal(image, gx_script.reference(f"animation_{f:04d}.png")), f"frame {f}"
+        assert np.array_equal(image, gx_script.reference("animation", f)), f"frame {f}"
 
 
 def test_gpu_output_is_never_read_back() -> None:
@@ -123,7 +123,7 @@ def test_gpu_output_is_never_read_back() -> None:
         if isinstance(e, pica.MemoryWrite):
             assert not (0x18000000 <= e.address < 0x180BB800), "render target recorded"
             assert not (0x20100000 <= e.address < 0x20100000 + 288000), "framebuffer recorded"
-    assert np.array_equal(gx_script.top_screens(capture)[0], gx_script.reference("cube.png"))
+    assert np.array_equal(gx_script.top_screens(capture)[0], gx_script.reference("cube"))
 
 
 def test_from_a_frame_boundary_the_state_is_marked_unknown() -> None:
@@ -149,7 +149,7 @@ def test_ctrl_c_keeps_the_complete_frames() -> None:
     assert sum(isinstance(e, pica.FrameEnd) for e in capture.events) == 2
     assert isinstance(capture.events[-1], pica.FrameEnd)
     images = gx_script.top_screens(capture)
-    assert np.array_equal(images[1], gx_script.reference("animation_0001.png"))
+    assert np.array_equal(images[1], gx_script.reference("animation", 1))
 
 
 def test_a_disconnect_mid_recording_keeps_the_complete_frames() -> None:
@@ -162,7 +162,7 @@ def test_a_disconnect_mid_recording_keeps_the_complete_frames() -> None:
     assert isinstance(recorder.ended_by, LinkClosed)
     assert "closed the connection" in str(recorder.ended_by) and "127.0.0.1" in str(recorder.ended_by)
     assert sum(isinstance(e, pica.FrameEnd) for e in capture.events) == 1
-    assert np.array_equal(gx_script.top_screens(capture)[0], gx_script.reference("animation_0000.png"))
+    assert np.array_equal(gx_script.top_screens(capture)[0], gx_script.reference("animation", 0))
 
 
 def test_a_program_that_never_stops_times_out_with_a_named_error() -> None:

@@ -71,14 +71,14 @@ def test_recorded_sample_replays_to_its_reference(player: Path, tmp_path: Path, 
     capture, output = _record(player, sample, tmp_path, "--from-start", "--frames", "1")
     assert "1 complete frame(s)" in output and "warning" not in output
     assert "initial_state" not in capture.meta
-    assert np.array_equal(gx_script.top_screens(capture)[0], gx_script.reference(f"{sample}.png"))
+    assert np.array_equal(gx_script.top_screens(capture)[0], gx_script.reference(sample))
 
 
 def test_recording_every_frame_until_the_program_exits(player: Path, tmp_path: Path) -> None:
     capture, output = _record(player, "animation", tmp_path, "--from-start")
     assert "exited with status 00" in output and "4 complete frame(s)" in output
     for f, shot in enumerate(gx_script.top_screens(capture)):
-        assert np.array_equal(shot, gx_script.reference(f"animation_{f:04d}.png")), f"frame {f}"
+        assert np.array_equal(shot, gx_script.reference("animation", f)), f"frame {f}"
 
 
 def test_recording_from_a_frame_boundary(player: Path, tmp_path: Path) -> None:
@@ -86,4 +86,4 @@ def test_recording_from_a_frame_boundary(player: Path, tmp_path: Path) -> None:
     assert "3 complete frame(s)" in output and capture.meta["initial_state"] == "unknown"
     shots = gx_script.top_screens(capture)
     for f, shot in enumerate(shots, start=1):
-        assert np.array_equal(shot, gx_script.reference(f"animation_{f:04d}.png")), f"frame {f}"
+        assert np.array_equal(shot, gx_script.reference("animation", f)), f"frame {f}"

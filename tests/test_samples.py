@@ -1,5 +1,8 @@
 """Golden tests of the sample scenes (samples/): every frame matches its reference PNG within +-2 per channel (a
-diff image is written to samples/out/ on failure), plus spot checks computed by hand from each scene's setup."""
+diff image is written to samples/out/ on failure), plus spot checks computed by hand from each scene's setup. The
+tracked samples are what a fresh generation writes: the same capture bytes, the same names (one
+``samples/captures/<name>.pica`` and one ``samples/reference/<name>/<NNNN>.png`` per frame for each sample, nothing
+else), and ``picaemu batch samples/captures --compare samples/reference`` passes."""
 
 from __future__ import annotations
 
@@ -10,7 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from samples.generate import OUT, SAMPLES, build, reference_paths, render_frames
+from picaemu.formats import pica
+from samples.generate import ALL, CAPTURES, GAME, OUT, REFERENCE, SAMPLES, build, reference_paths, render_frames
 from tests.test_replay import check_scene1
 
 TOLERANCE = 2
@@ -32,11 +36,11 @@ def near(pixel: np.ndarray, expect: tuple[float, float, float], tol: int = TOLER
     return bool(np.all(np.abs(pixel - np.array(expect)) <= tol))
 
 
-@pytest.mark.parametrize("name", SAMPLES)
+@pytest.mark.parametrize("name", [*SAMPLES, *(pytest.param(n, marks=pytest.mark.slow) for n in GAME)])
 def test_sample_matches_reference(name: str) -> None:
     images = frames(name)
     refs = reference_paths(name, len(images))
-    assert all(p.is_file() for p in refs), f"missing references for {name}: run python -m samples.generate"
+    assert all(p.is_file() for p in refs), f"missing references for {name}: see python -m samples.generate"
     for image, ref_path in zip(images, refs, strict=True):
         ref = np.asarray(Image.open(ref_path).convert("RGB")).astype(int)
         diff = np.abs(image.astype(int) - ref).max(axis=2)
@@ -44,7 +48,7 @@ def test_sample_matches_reference(name: str) -> None:
             OUT.mkdir(exist_ok=True)
             picture = (image // 3).astype(np.uint8)
             picture[diff > TOLERANCE] = (255, 0, 0)
-            diff_path = OUT / f"{Path(ref_path).stem}.diff.png"
+            diff_path = OUT / f"{name}_{Path(ref_path).stem}.diff.png"
             Image.fromarray(picture).save(diff_path)
             pytest.fail(f"{ref_path.name}: {int((diff > TOLERANCE).sum())} pixels differ by up to {diff.max()} "
                         f"(diff image: {diff_path})")
@@ -146,13 +150,51 @@ def test_gs_sprites_by_hand() -> None:
         assert near(at(img, x, y), tuple(col[k, :3] * 255), 2), k
 
 
+@pytest.mark.parametrize("name", ALL)
+def test_tracked_capture_is_a_fresh_generation(name: str, tmp_path: Path) -> None:
+    """samples/captures/<name>.pica is byte for byte what the sample's script builds now (regenerate with
+    python -m samples.generate --update, after looking at samples/out/)."""
+    fresh = tmp_path / f"{name}.pica"
+    pica.write(fresh, build(name))
+    assert fresh.read_bytes() == (CAPTURES / f"{name}.pica").read_bytes(), (
+        f"samples/captures/{name}.pica is stale: python -m samples.generate {name} writes the fresh one to "
+        "samples/out/captures/")
+
+
+def test_tracked_samples_have_uniform_names() -> None:
+    """Exactly one capture per sample and one reference folder of frames 0000..N-1 per sample; nothing else."""
+    assert sorted(p.name for p in CAPTURES.iterdir()) == sorted(f"{n}.pica" for n in ALL)
+    assert sorted(p.name for p in REFERENCE.iterdir()) == sorted(ALL)
+    for name in ALL:
+        names = sorted(p.name for p in (REFERENCE / name).iterdir())
+        assert names == [f"{i:04d}.png" for i in range(len(names))] and names, name
+        frames_in_capture = len(pica.read(CAPTURES / f"{name}.pica").frame_ends()) if hasattr(
+            pica.Capture, "frame_ends") else None
+        if frames_in_capture is not None:
+            assert len(names) == frames_in_capture, name
+
+
+def test_generate_writes_to_the_untracked_folder(tmp_path: Path, monkeypatch) -> None:
+    """python -m samples.generate writes below samples/out/ (ignored by git), never the tracked copies."""
+    import subprocess
+
+    from samples import generate
+
+    monkeypatch.setattr(generate, "OUT", tmp_path / "out")
+    before = {p: p.stat().st_mtime_ns for p in [*CAPTURES.iterdir(), *REFERENCE.rglob("*.png")]}
+    generate.main(["triangle", "animation"])
+    assert (tmp_path / "out" / "captures" / "triangle.pica").read_bytes() == (CAPTURES / "triangle.pica").read_bytes()
+    assert sorted(p.name for p in (tmp_path / "out" / "reference" / "animation").iterdir()) == [
+        "0000.png", "0001.png", "0002.png", "0003.png"]
+    assert before == {p: p.stat().st_mtime_ns for p in before}
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(OUT / "captures" / "x.pica")], cwd=CAPTURES.parent,
+                             check=False)
+    assert ignored.returncode == 0, "samples/out/ must be ignored by git"
+
+
 @pytest.mark.parametrize("name", ["triangle", "cube", "lit_sphere"])
 def test_bundled_capture_renders_its_reference(name: str) -> None:
     """The .pica files shipped in samples/captures/ (the README renders one) match their references."""
-    from picaemu.formats import pica
-
-    from samples.generate import CAPTURES
-
     images = render_frames(pica.read(CAPTURES / f"{name}.pica"))
     for image, ref_path in zip(images, reference_paths(name, len(images)), strict=True):
         ref = np.asarray(Image.open(ref_path).convert("RGB")).astype(int)

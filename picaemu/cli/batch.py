@@ -1,59 +1,78 @@
-"""``picaemu batch INPUTS... -o OUTDIR [--jobs N] [--compare REFDIR --tolerance T]``: headless replay for CI.
+"""``picaemu batch INPUTS... -o OUTDIR``: headless replay for CI, on local worker processes or a Dask cluster.
 
-Every input (a .pica, .ctf or c3dcap directory; a directory without a manifest is searched for captures) is
-replayed in a process pool; the top screen at the end is written to ``OUTDIR/<name>.png``. A rich progress bar and
-a summary table go to stderr. With ``--compare`` each picture is checked against ``REFDIR/<name>.png``: a channel
-differing by more than the tolerance is a regression; ``OUTDIR/<name>.diff.png`` shows where (differing pixels in
-red over a dimmed copy of the picture) and ``OUTDIR/report.json`` / ``report.html`` summarise the run. Exit status
-1 when any capture fails or regresses, 0 otherwise (2 for bad arguments). A corrupt or crashing capture is a
-failed row with its error (a worker process that dies is replaced; its captures are retried one by one, alone);
-the other captures still render and the reports are always written.
+Every input (a .pica, .ctf or c3dcap directory; a directory without a manifest is searched for captures) is one
+capture, named by its file's stem or its scene folder's name (repeats get -2, -3...). Each capture is replayed
+once, forwards, and the top screen after every frame is written to ``OUTDIR/<name>/<NNNN>.png`` (frame number,
+4 digits; a capture without a frame end: its final state as ``0000.png``). References use the same layout,
+``REFDIR/<name>/<NNNN>.png``, so ``--update-references`` simply writes the outputs there and ``picaemu
+diff-images REFDIR OUTDIR`` compares the same pairs.
+
+With ``--compare REFDIR`` every frame is compared (``picaemu.imagediff``: a channel differing by more than
+``--threshold`` is a bad pixel; PSNR), diff pictures go to ``OUTDIR/<name>/<NNNN>.diff.png``. The reports
+(``picaemu.batch.report``: ``report.json``, ``report.html``, and ``--junit FILE``) are always written. Progress
+is one line per capture on stderr, in the order captures finish; the summary table goes to stdout.
+
+Exit status: 0 every capture ran (and matched); 1 some frame regressed or has no reference (``EXIT_REGRESSED``);
+4 some capture could not run: failed or timed out (``EXIT_NOT_RUN``; it wins over 1); 2 bad arguments; 3 a bug.
+Work runs in ``--jobs`` local worker processes (``picaemu.batch.local``, with a hard per-capture timeout) or, with
+``--scheduler ADDRESS``, on a Dask cluster (``picaemu.batch.cluster``).
 """
 
 from __future__ import annotations
 
-import html
-import json
-import multiprocessing
-import time
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
-import numpy as np
 
-from picaemu.cli.common import note_first_compile, reports_errors
+from picaemu.batch import report
+from picaemu.batch.task import OK, decode_result, make_task
+from picaemu.cli.common import exclusive, info, note_first_compile, print_table, quiet_option, reports_errors
 from picaemu.errors import PicaError
-from picaemu.formats.files import refuse_overwrite, save_image, write_text
-from picaemu.formats.image import read_rgba
-from picaemu.replay import BACKENDS, default_pipeline
+from picaemu.formats.files import refuse_overwrite, write_atomic
+from picaemu.imagediff import (DIFF_SUFFIX, MISSING_OUTPUT, MISSING_REFERENCE, REGRESSION, UPDATED, FrameCheck,
+                               check_pair, diff_path_for)
 
-DIFF_DIM = 3  # unchanged pixels are shown at 1/3 brightness in diff images
-Task = tuple[str, str, str, str]  # (capture path, output name, output directory, rendering backend)
-WORKER_DIED = "the worker process died while replaying this capture (killed, out of memory or crashed)"
+EXIT_REGRESSED = 1
+EXIT_NOT_RUN = 4
+DEFAULT_TIMEOUT = 600.0
+FRAME_NAME = re.compile(r"^\d{4,}\.png$")
+EXAMPLES = """
+Examples:
+
+\b
+  picaemu batch samples/captures -o out --compare samples/reference
+  picaemu batch samples/captures -o out --compare samples/reference --junit out/junit.xml -j 2
+  picaemu batch NEW_CAPTURES -o out --compare refs --update-references
+  picaemu batch samples/captures -o out --scheduler tcp://127.0.0.1:8786
+"""
 
 
 @dataclass
 class Outcome:
+    """One capture's row: ``status`` ok, regression, missing reference, updated, failed or timeout; ``checks``
+    one ``FrameCheck`` per frame (status "rendered" without ``--compare``)."""
+
     name: str
     source: str
-    status: str  # ok, failed, regression, missing reference
+    status: str
     frames: int = 0
     draws: int = 0
     seconds: float = 0.0
     max_diff: int | None = None
     bad_pixels: int | None = None
     error: str = ""
+    checks: list[FrameCheck] = field(default_factory=list)
 
 
 def capture_names(paths: list[Path]) -> list[str]:
-    """Output names: a scene directory's name, a file's name with dots as underscores; repeats get -2, -3..."""
+    """Output names: a scene directory's name, a file's stem; repeats get -2, -3..."""
     names: list[str] = []
     for path in paths:
-        base = path.name if path.is_dir() else path.name.replace(".", "_")
+        base = path.name if path.is_dir() else path.stem
         name, k = base, 1
         while name in names:
             k += 1
@@ -75,160 +94,150 @@ def find_inputs(paths: tuple[Path, ...]) -> list[Path]:
     return found
 
 
-def replay_one(source: str, name: str, out_dir: str, backend: str = "software") -> Outcome:
-    """Worker: replay one capture and write its top-screen PNG. Any error (a corrupt capture, and even a bug of
-    picaemu's) becomes a failed outcome naming it, so one bad capture never stops the batch."""
-    from picaemu.replay import open as open_capture
+def replay_all(tasks: list[dict[str, Any]], jobs: int, scheduler: str | None) -> Iterator[bytes]:
+    """Result bytes of every task (``picaemu.batch.task``), in completion order."""
+    if scheduler is not None:
+        from picaemu.batch.cluster import run_cluster
 
-    path = Path(source)
-    outcome = Outcome(name, source, "ok")
-    start = time.perf_counter()
-    try:
-        replay = open_capture(path, checkpoints=False, backend=backend)
-        replay.run()
-        dest = Path(out_dir) / f"{outcome.name}.png"
-        refuse_overwrite(dest, path)
-        save_image(dest, replay.screen())
-        outcome.frames, outcome.draws = len(replay.frames), len(replay.draws)
-    except (PicaError, OSError) as err:
-        outcome.status, outcome.error = "failed", str(err)
-    except Exception as err:  # a bug must not take the other captures down; it is reported as such
-        outcome.status, outcome.error = "failed", f"internal error {type(err).__name__}: {err}"
-    outcome.seconds = round(time.perf_counter() - start, 3)
+        return run_cluster(tasks, scheduler)
+    from picaemu.batch.local import run_local
+
+    return run_local(tasks, jobs)
+
+
+def _clear_frames(folder: Path) -> None:
+    """Remove the frame pictures and diff pictures an earlier run left in a capture's output folder."""
+    if folder.is_dir():
+        for p in folder.iterdir():
+            if p.is_file() and (FRAME_NAME.match(p.name) or p.name.endswith(DIFF_SUFFIX)):
+                p.unlink()
+
+
+def store(data: bytes, out_dir: Path, inputs: list[Path]) -> Outcome:
+    """Write one result's frames to ``OUTDIR/<name>/`` and return its outcome (checks: "rendered")."""
+    fields, pictures = decode_result(data)
+    outcome = Outcome(**{k: fields[k] for k in ("name", "source", "status", "frames", "draws", "seconds",
+                                                  "error")})
+    folder = out_dir / outcome.name
+    folder.mkdir(parents=True, exist_ok=True)
+    _clear_frames(folder)
+    for k, png in enumerate(pictures):
+        dest = folder / f"{k:04d}.png"
+        refuse_overwrite(dest, *inputs)
+        write_atomic(dest, png)
+        outcome.checks.append(FrameCheck(f"{outcome.name}/{dest.name}", "rendered", output=str(dest)))
     return outcome
 
 
-def _pool(jobs: int, backend: str) -> ProcessPoolExecutor:
-    """Worker processes; those of the GL backend start fresh (spawn): a GL context does not survive a fork."""
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(
-        "spawn" if backend == "gl" else None))
+def compare(outcome: Outcome, out_dir: Path, ref_dir: Path, threshold: int) -> None:
+    """Check every frame against ``REFDIR/<name>/<NNNN>.png``; a reference frame the run did not produce is a
+    ``missing output`` check. Sets the outcome's status and worst values."""
+    keys = {c.key for c in outcome.checks}
+    ref_folder = ref_dir / outcome.name
+    extra = sorted(f"{outcome.name}/{p.name}" for p in ref_folder.glob("*.png") if FRAME_NAME.match(p.name)
+                   and f"{outcome.name}/{p.name}" not in keys) if ref_folder.is_dir() else []
+    outcome.checks = [check_pair(key, ref_dir / key, out_dir / key, threshold, diff_path_for(out_dir, key))
+                      for key in [*(c.key for c in outcome.checks), *extra]]
+    for c in outcome.checks:
+        if c.status == MISSING_OUTPUT:
+            c.error = "the reference has this frame; the capture rendered fewer"
+    diffs = [c.max_diff for c in outcome.checks if c.max_diff is not None]
+    outcome.max_diff = max(diffs) if diffs else None
+    outcome.bad_pixels = sum(c.bad_pixels or 0 for c in outcome.checks) if diffs else None
+    statuses = {c.status for c in outcome.checks}
+    if statuses & {REGRESSION, MISSING_OUTPUT}:
+        outcome.status = REGRESSION
+    elif MISSING_REFERENCE in statuses:
+        outcome.status = MISSING_REFERENCE
 
 
-def _isolated(task: Task) -> Outcome:
-    """Replay one capture alone in a fresh worker process: the way to tell which capture killed a pool."""
-    with _pool(1, task[3]) as pool:
-        try:
-            return pool.submit(replay_one, *task).result()
-        except BrokenProcessPool:
-            return Outcome(task[1], task[0], "failed", error=WORKER_DIED)
+def write_references(outcome: Outcome, out_dir: Path, ref_dir: Path) -> None:
+    """Write the outcome's frames as its references (stale reference frames of the capture are removed)."""
+    folder = ref_dir / outcome.name
+    folder.mkdir(parents=True, exist_ok=True)
+    for p in folder.glob("*.png"):
+        if FRAME_NAME.match(p.name):
+            p.unlink()
+    for c in outcome.checks:
+        if c.status != MISSING_OUTPUT:
+            write_atomic(ref_dir / c.key, (out_dir / c.key).read_bytes())
+            c.status, c.reference = UPDATED, str(ref_dir / c.key)
+    outcome.checks = [c for c in outcome.checks if c.status == UPDATED]
+    outcome.status = UPDATED
 
 
-def replay_all(tasks: list[Task], jobs: int, advance: Callable[[], None]) -> list[Outcome]:
-    """Outcomes of ``replay_one`` for every (source, name, out_dir, backend) task, in task order. With ``jobs`` > 1 in a
-    process pool; captures in flight when a worker process dies are replayed again one by one, each alone."""
-    if jobs == 1:
-        outcomes = []
-        for task in tasks:
-            outcomes.append(replay_one(*task))
-            advance()
-        return outcomes
-    done: dict[str, Outcome] = {}
-    suspects: list[Task] = []
-    with _pool(jobs, tasks[0][3] if tasks else "software") as pool:
-        futures = {pool.submit(replay_one, *task): task for task in tasks}
-        for future in as_completed(futures):
-            try:
-                outcome = future.result()
-            except BrokenProcessPool:
-                suspects.append(futures[future])
-                continue
-            done[outcome.name] = outcome
-            advance()
-    for task in suspects:
-        done[task[1]] = _isolated(task)
-        advance()
-    return [done[task[1]] for task in tasks]
+def exit_status(outcomes: list[Outcome]) -> int:
+    if any(o.status in report.NOT_RUN for o in outcomes):
+        return EXIT_NOT_RUN
+    if any(o.status in report.REGRESSED for o in outcomes):
+        return EXIT_REGRESSED
+    return 0
 
 
-def compare(outcome: Outcome, out_dir: Path, ref_dir: Path, tolerance: int) -> None:
-    """Check one rendered picture against its reference; writes the diff image on a mismatch."""
-    ref_path = ref_dir / f"{outcome.name}.png"
-    if not ref_path.is_file():
-        outcome.status = "missing reference"
-        return
-    got = read_rgba(out_dir / f"{outcome.name}.png")[:, :, :3].astype(np.int16)
-    ref = read_rgba(ref_path)[:, :, :3].astype(np.int16)
-    if got.shape != ref.shape:
-        outcome.status, outcome.error = "regression", f"size {got.shape[:2]} differs from reference {ref.shape[:2]}"
-        return
-    diff = np.abs(got - ref).max(axis=2)
-    bad = diff > tolerance
-    outcome.max_diff, outcome.bad_pixels = int(diff.max()), int(bad.sum())
-    if bad.any():
-        outcome.status = "regression"
-        picture = (got // DIFF_DIM).astype(np.uint8)
-        picture[bad] = (255, 0, 0)
-        save_image(out_dir / f"{outcome.name}.diff.png", picture)
-
-
-def write_reports(outcomes: list[Outcome], out_dir: Path, tolerance: int | None) -> None:
-    write_text(out_dir / "report.json", json.dumps({"tolerance": tolerance, "captures": [asdict(o) for o in
-                                                                                       outcomes]}, indent=1))
-    rows = []
-    for o in outcomes:
-        diff = f'<img src="{html.escape(o.name)}.diff.png" width="200">' if o.status == "regression" else ""
-        rows.append(f"<tr><td>{html.escape(o.name)}</td><td>{o.status}</td><td>{o.frames}</td><td>{o.draws}</td>"
-                    f"<td>{o.max_diff if o.max_diff is not None else ''}</td><td>{o.bad_pixels or ''}</td>"
-                    f'<td><img src="{html.escape(o.name)}.png" width="200"></td><td>{diff}</td>'
-                    f"<td>{html.escape(o.error)}</td></tr>")
-    write_text(
-        out_dir / "report.html",
-        "<!doctype html><meta charset=utf-8><title>picaemu batch</title><table border=1>"
-        "<tr><th>capture</th><th>status</th><th>frames</th><th>draws</th><th>max diff</th><th>bad pixels</th>"
-        "<th>picture</th><th>diff</th><th>error</th></tr>" + "".join(rows) + "</table>\n")
+def write_reports(outcomes: list[Outcome], out_dir: Path, threshold: int | None, ref_dir: Path | None = None,
+                  junit: Path | None = None) -> None:
+    report.write_json(outcomes, out_dir / "report.json", threshold, ref_dir)
+    report.write_html(outcomes, out_dir / "report.html", threshold)
+    if junit is not None:
+        report.write_junit(outcomes, junit)
 
 
 def _summary(outcomes: list[Outcome]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="picaemu batch")
-    for col in ("capture", "status", "frames", "draws", "s", "max diff", "error"):
-        table.add_column(col)
-    for o in outcomes:
-        table.add_row(o.name, o.status, str(o.frames), str(o.draws), f"{o.seconds:.2f}",
-                      "" if o.max_diff is None else str(o.max_diff), o.error[:60])
-    Console(stderr=True).print(table)
+    print_table([{"capture": o.name, "status": o.status, "frames": o.frames, "draws": o.draws,
+                  "seconds": f"{o.seconds:.2f}", "max diff": "" if o.max_diff is None else o.max_diff,
+                  "bad pixels": "" if o.bad_pixels is None else o.bad_pixels, "error": o.error} for o in outcomes],
+                title="picaemu batch")
 
 
-@click.command("batch")
+@click.command("batch", epilog=EXAMPLES)
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
-@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes.")
-@click.option("--compare", "ref_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Directory of reference PNGs (<name>.png).")
-@click.option("--tolerance", type=click.IntRange(0, 255), default=2, show_default=True,
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Output folder: <capture>/<NNNN>.png per frame, report.json, report.html.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Local worker processes [default: 1].")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786); needs [cluster].")
+@click.option("--compare", "ref_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Reference folder: <capture>/<NNNN>.png per frame.")
+@click.option("--threshold", "--tolerance", "threshold", type=click.IntRange(0, 255), default=2, show_default=True,
               help="Largest allowed per-channel difference.")
-@click.option("--backend", type=click.Choice(BACKENDS), default="software", show_default=True,
-              help="Rendering backend: the software pipeline (the reference) or OpenGL through EGL.")
+@click.option("--update-references", is_flag=True, help="Write the outputs into the --compare folder.")
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write JUnit XML here (one test case per capture).")
+@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
+              help="Seconds one capture may take; past it the capture is reported as timed out.")
+@quiet_option
 @reports_errors
-def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int, ref_dir: Path | None, tolerance: int,
-          backend: str) -> None:
-    """Replay every capture in INPUTS headlessly and write the top-screen PNGs to OUTDIR."""
-    from rich.progress import Progress
-
-    note_first_compile()
-
+def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int | None, scheduler: str | None, ref_dir: Path | None,
+          threshold: int, update_references: bool, junit: Path | None, timeout: float) -> None:
+    """Replay every capture in INPUTS headlessly; write every frame's top screen to OUTDIR."""
+    exclusive(jobs=jobs, scheduler=scheduler)
+    if update_references and ref_dir is None:
+        raise click.UsageError("--update-references needs --compare REFDIR (the folder to write)")
+    if ref_dir is not None and not update_references and not ref_dir.is_dir():
+        raise click.UsageError(f"--compare {ref_dir}: no such folder")
+    if ref_dir is not None and ref_dir.resolve() == out_dir.resolve():
+        raise click.UsageError("--compare names the output folder itself")
     sources = find_inputs(inputs)
     if not sources:
         raise click.UsageError("no captures found in the inputs")
-    if backend != "software":
-        default_pipeline(backend)  # one clear line now (BackendUnavailable) rather than a failure per capture
+    note_first_compile()
     out_dir.mkdir(parents=True, exist_ok=True)
-    names = capture_names(sources)
-    tasks = [(str(s), name, str(out_dir), backend) for s, name in zip(sources, names, strict=True)]
-    with Progress(transient=True, console=None) as progress:
-        bar = progress.add_task("replaying", total=len(sources))
-        outcomes = replay_all(tasks, jobs, lambda: progress.advance(bar))
-    if ref_dir is not None:
-        for o in outcomes:
-            if o.status == "ok":
-                try:
-                    compare(o, out_dir, ref_dir, tolerance)
-                except (PicaError, OSError) as err:
-                    o.status, o.error = "failed", f"comparing: {err}"
-    write_reports(outcomes, out_dir, tolerance if ref_dir is not None else None)
+    tasks = [make_task(name, str(s), timeout) for s, name in zip(sources, capture_names(sources), strict=True)]
+    done: dict[str, Outcome] = {}
+    for data in replay_all(tasks, jobs or 1, scheduler):
+        outcome = store(data, out_dir, sources)
+        if outcome.status == OK and ref_dir is not None:
+            try:
+                compare(outcome, out_dir, ref_dir, threshold)
+                if update_references:
+                    write_references(outcome, out_dir, ref_dir)
+            except (PicaError, OSError) as err:
+                outcome.status, outcome.error = "failed", f"comparing: {err}"
+        done[outcome.name] = outcome
+        info(f"[{len(done)}/{len(tasks)}] {outcome.name}: {outcome.status}, {outcome.frames} frames, "
+             f"{outcome.seconds:.2f} s" + (f": {outcome.error}" if outcome.error else ""))
+    outcomes = [done[t["name"]] for t in tasks]
+    write_reports(outcomes, out_dir, threshold if ref_dir is not None else None, ref_dir, junit)
     _summary(outcomes)
-    failed = [o for o in outcomes if o.status not in ("ok",)]
-    if failed:
-        raise SystemExit(1)
+    raise SystemExit(exit_status(outcomes))
+
