@@ -78,10 +78,10 @@ def check_pair(key: str, reference: Path | None, output: Path | None, threshold:
     picture to ``diff_path`` on a regression of equal sizes. An unreadable picture raises ``FormatError``."""
     check = FrameCheck(key, OK, str(reference) if reference else None, str(output) if output else None)
     if reference is None or not reference.is_file():
-        check.status = MISSING_REFERENCE
+        check.status, check.reference = MISSING_REFERENCE, None
         return check
     if output is None or not output.is_file():
-        check.status = MISSING_OUTPUT
+        check.status, check.output = MISSING_OUTPUT, None
         return check
     ref, got = read_rgba(reference), read_rgba(output)
     if ref.shape != got.shape:

@@ -52,7 +52,7 @@ def run_cluster(tasks: list[dict[str, Any]], address: str) -> Iterator[bytes]:
             [data] = client.scatter([files], hash=False)
             future = client.submit(render_task, task, data, pure=False, key=f"picaemu-{task['name']}-{id(task)}")
             futures[future] = task
-        for future in as_completed(list(futures)):
+        for future in as_completed(list(futures), loop=client.loop):
             try:
                 yield future.result()
             except Exception as err:  # a lost worker, a cancelled task: this capture could not run

@@ -69,9 +69,12 @@ def _start() -> Worker:
     return Worker(process, parent)
 
 
-def _overdue(worker: Worker, now: float) -> bool:
-    limit = worker.task.get("timeout") if worker.task else None
-    return limit is not None and now - worker.started > limit + HARD_KILL_GRACE
+def kill_time(worker: Worker) -> float | None:
+    """When a busy worker is killed: its task's timeout plus the grace (``HARD_KILL_GRACE`` unless the task says)."""
+    task = worker.task
+    if task is None or task.get("timeout") is None:
+        return None
+    return worker.started + task["timeout"] + task.get("grace", HARD_KILL_GRACE)
 
 
 def _collect(worker: Worker) -> tuple[bytes, bool]:
@@ -98,7 +101,7 @@ def run_local(tasks: list[dict[str, Any]], jobs: int) -> Iterator[bytes]:
                 workers.append(_start())
                 workers[-1].give(pending.popleft())
             busy = [w for w in workers if w.task is not None]
-            limits = [w.started + w.task["timeout"] + HARD_KILL_GRACE for w in busy if w.task.get("timeout")]
+            limits = [t for t in map(kill_time, busy) if t is not None]
             ready = set(wait([w.conn for w in busy], timeout=max(min(limits) - time.monotonic(), 0.05)
                              if limits else None))
             now = time.monotonic()
@@ -109,7 +112,7 @@ def run_local(tasks: list[dict[str, Any]], jobs: int) -> Iterator[bytes]:
                     if died:
                         gone.append(w)
                     yield result
-                elif _overdue(w, now):
+                elif (t := kill_time(w)) is not None and now > t:
                     task, seconds = w.task, now - w.started
                     w.process.kill()
                     w.task = None

@@ -234,8 +234,9 @@ def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int | None, scheduler: 
             except (PicaError, OSError) as err:
                 outcome.status, outcome.error = "failed", f"comparing: {err}"
         done[outcome.name] = outcome
-        info(f"[{len(done)}/{len(tasks)}] {outcome.name}: {outcome.status}, {outcome.frames} frames, "
-             f"{outcome.seconds:.2f} s" + (f": {outcome.error}" if outcome.error else ""))
+        plural = "" if outcome.frames == 1 else "s"
+        info(f"[{len(done)}/{len(tasks)}] {outcome.name}: {outcome.status} ({outcome.frames} frame{plural}, "
+             f"{outcome.seconds:.2f} s)" + (f": {outcome.error}" if outcome.error else ""))
     outcomes = [done[t["name"]] for t in tasks]
     write_reports(outcomes, out_dir, threshold if ref_dir is not None else None, ref_dir, junit)
     _summary(outcomes)
