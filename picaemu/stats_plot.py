@@ -11,7 +11,8 @@ a ``matplotlib.figure.Figure`` of three panels sharing the x axis (draw or frame
 
 Up to ``LABELLED_BARS`` entries are drawn as bars with their totals written above them; more are drawn as steps
 (one polygon per series, cheap to redraw with thousands of draws). ``current`` marks one entry (the debugger's
-current draw; ``mark`` moves the marker). No pyplot: the figure draws through whichever canvas it is given (Agg for files, Qt in the GUI).
+current draw; ``mark`` moves the marker). No pyplot: the figure draws through whichever canvas it is given (Agg
+for files, Qt in the GUI).
 ``save(fig, path)`` writes it by suffix (``.png``, ``.svg``, ``.pdf``; ``-``: PNG on stdout), atomically.
 """
 

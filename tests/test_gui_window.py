@@ -520,3 +520,21 @@ def test_python_console_runs_on_the_replay(qtbot, window: MainWindow, captures_d
     assert "NameError: name 'undefined_name' is not defined" in text
     goto(qtbot, window, window.timeline.after_draw(0))  # the console moved the replay: moving still works
     assert window.snapshot.last_draw == 0
+
+
+def test_statistics_panel_embeds_the_stats_figure(qtbot, scene1_session) -> None:
+    """The panel shows the figure of ``picaemu stats --plot`` (three panels, the draws' fragment totals written
+    above the bars) and marks the current draw."""
+    from picaemu.gui.panels.stats import StatsPanel
+
+    panel = StatsPanel()
+    qtbot.addWidget(panel)
+    panel.set_timeline(scene1_session.timeline)
+    axes = panel.figure.axes
+    assert [ax.get_title() for ax in axes][:2] == ["fragment fates", "geometry"]
+    written = [d.stats["fragments_written"] for d in scene1_session.timeline.draws]
+    assert [t.get_text() for t in axes[0].texts] == [f"{float(w):g}" for w in written]
+    marker = [line for line in axes[0].lines if line.get_gid() == "current"]
+    assert len(marker) == 1 and not marker[0].get_visible()
+    panel.set_current_draw(1)
+    assert marker[0].get_visible() and list(marker[0].get_xdata()) == [1, 1]

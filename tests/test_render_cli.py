@@ -59,21 +59,3 @@ def test_no_framebuffer_configured_is_an_error(tmp_path):
     empty.write_bytes(b"")
     result = run(["render", str(empty), "-o", str(tmp_path / "o.png")])
     assert result.exit_code == 2 and "framebuffer 0x1" in result.output
-
-
-def test_first_run_note_only_with_an_empty_kernel_cache_on_a_terminal(monkeypatch, capsys, tmp_path):
-    """A fresh install's first run says that it compiles (on a terminal); with the cache in place it says nothing."""
-    import sys
-
-    from picaemu import rasterizer
-    from picaemu.cli.common import FIRST_RUN_NOTE, note_first_compile
-
-    cache_file = rasterizer._scan._cache._cache_file
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    monkeypatch.setattr(cache_file, "_index_path", str(tmp_path / "missing.nbi"))
-    note_first_compile()
-    assert FIRST_RUN_NOTE in capsys.readouterr().err
-    (tmp_path / "present.nbi").write_bytes(b"")
-    monkeypatch.setattr(cache_file, "_index_path", str(tmp_path / "present.nbi"))
-    note_first_compile()
-    assert capsys.readouterr().err == ""

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from picaemu.formats import pica
 from PIL import Image
 
-from picaemu.formats import pica
 from samples.generate import ALL, CAPTURES, GAME, OUT, REFERENCE, SAMPLES, build, reference_paths, render_frames
 from tests.test_replay import check_scene1
 

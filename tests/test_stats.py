@@ -123,3 +123,61 @@ def test_stats_cli(captures_dir: Path, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     overdraw = np.asarray(Image.open(tmp_path / "o.png"))
     assert (overdraw.reshape(-1, 3) == [0, 0, 255]).all(axis=1).sum() == TRIANGLE_AREA  # heat color of 1
+
+
+def test_plot_has_axes_labels_values_and_fate_stacks(captures_dir: Path, tmp_path: Path) -> None:
+    """The SVG figure names its axes and panels, lists every fragment fate in a legend and writes each draw's
+    fragment total (scene 1: one draw of TRIANGLE_AREA written fragments) above its bar."""
+    svg = tmp_path / "p.svg"
+    res = CliRunner().invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--plot", str(svg), "--json"])
+    assert res.exit_code == 0, res.output
+    text = svg.read_text()
+    for label in ("fragment fates", "fragments", "geometry", "ms", "draw", "written", "scissor", "alpha test",
+                  "stencil test", "depth test", "vertices shaded", "primitives rasterized", str(TRIANGLE_AREA)):
+        assert f"<!-- {label} -->" in text, label  # matplotlib marks each text element with a comment
+    png = tmp_path / "frames.png"
+    res = CliRunner().invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--per", "frame", "--plot",
+                                    str(png), "--csv"])
+    assert res.exit_code == 0 and Image.open(png).size == (1000, 750)
+    res = CliRunner().invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--plot", str(tmp_path / "p.gif")])
+    assert res.exit_code == 2 and "use .png, .svg or .pdf" in res.stderr
+
+
+def test_fate_stack_adds_up_to_the_rasterized_fragments() -> None:
+    from picaemu.stats_plot import fate_stack
+
+    rows = [{"fragments_rasterized": 100, "fragments_written": 50, "killed_scissor": 5, "killed_alpha": 10,
+             "killed_stencil": 0, "killed_depth": 20}, {"fragments_rasterized": 7, "fragments_written": 7}]
+    stack = fate_stack(rows)
+    assert [label for label, _, _ in stack] == ["written", "scissor", "alpha test", "stencil test", "depth test",
+                                                 "other"]
+    assert np.array_equal(sum(v for _, _, v in stack), [100, 7]) and np.array_equal(stack[-1][2], [15, 0])
+
+
+def test_kernel_loading_is_not_draw_time() -> None:
+    """A draw that has to compile a kernel: the compile time is moved from time_s to kernels_s (numba's compiler
+    lock, measured by KernelClock), the rest stays."""
+    import time
+
+    import numba
+
+    from picaemu.stats import KernelClock, KernelTimedSink
+
+    class CompilingDraw:
+        """Stands in for the pipeline's draw: it times itself as Pipeline.draw does and needs a new kernel."""
+
+        def draw(self, call) -> None:
+            start = time.perf_counter()
+            kernel = numba.njit(lambda a: a * 2 + 1)
+            kernel(np.arange(4))
+            call.stats["time_s"] = time.perf_counter() - start
+
+    class Call:
+        stats: dict = {}
+
+    call = Call()
+    with KernelClock() as clock:
+        KernelTimedSink(CompilingDraw(), clock).draw(call)
+        compiled = clock.seconds
+    assert compiled > 0 and call.stats["kernels_s"] == compiled
+    assert 0 <= call.stats["time_s"] < compiled  # whatever the draw did besides compiling

@@ -11,6 +11,7 @@ reach) is killed and its capture reported as timed out. Either way a fresh worke
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import time
@@ -49,10 +50,8 @@ class Worker:
         self.conn.send_bytes(json.dumps(task).encode("utf-8"))
 
     def stop(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.conn.send_bytes(STOP)
-        except OSError:
-            pass
         self.process.join(timeout=2)
         if self.process.is_alive():
             self.process.kill()

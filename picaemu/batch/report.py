@@ -115,7 +115,8 @@ def _rows(o: Any, page_dir: Path) -> list[str]:
         rows.append(f'<tr data-capture="{html.escape(o.name)}" data-status="{html.escape(c.status)}">{cells}'
                     f'{_num(frame)}<td class="status">{html.escape(c.status)}</td>{_num(c.max_diff)}'
                     f"{_num(c.bad_pixels)}{psnr}{_num(o.seconds)}{_img(c.reference, page_dir)}"
-                    f"{_img(c.output, page_dir)}{_img(c.diff, page_dir)}<td>{html.escape(c.error or o.error)}</td></tr>")
+                    f"{_img(c.output, page_dir)}{_img(c.diff, page_dir)}"
+                    f"<td>{html.escape(c.error or o.error)}</td></tr>")
     return rows
 
 
@@ -124,13 +125,14 @@ def write_html(outcomes: list[Any], path: Path, threshold: int | None) -> None:
     head = "".join(f'<th data-type="{kind}">{name}</th>' if kind else f"<th>{name}</th>" for name, kind in COLUMNS)
     options = "".join(f'<option value="{html.escape(s)}">{html.escape(s)}</option>' for s in statuses)
     body = "".join(row for o in outcomes for row in _rows(o, path.parent))
+    limit = threshold if threshold is not None else "(no comparison)"
     summary = ", ".join(f"{sum(1 for o in outcomes if o.status == s)} {s}" for s in sorted({o.status for o in
                                                                                           outcomes}))
     write_text(path, f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>picaemu batch</title>
 <link rel="icon" href="data:,"><style>{STYLE}</style></head>
 <body><h1>picaemu batch</h1>
-<p>{len(outcomes)} captures: {html.escape(summary)}; threshold {threshold if threshold is not None else "(no comparison)"}
+<p>{len(outcomes)} captures: {html.escape(summary)}; threshold {limit}
 </p>
 <p><label>capture <input id="filter" type="search" placeholder="filter by name"></label>
 <label>status <select id="status"><option value="">all</option>{options}</select></label>

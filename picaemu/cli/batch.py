@@ -33,8 +33,16 @@ from picaemu.batch.task import OK, decode_result, make_task
 from picaemu.cli.common import exclusive, info, note_first_compile, print_table, quiet_option, reports_errors
 from picaemu.errors import PicaError
 from picaemu.formats.files import refuse_overwrite, write_atomic
-from picaemu.imagediff import (DIFF_SUFFIX, MISSING_OUTPUT, MISSING_REFERENCE, REGRESSION, UPDATED, FrameCheck,
-                               check_pair, diff_path_for)
+from picaemu.imagediff import (
+    DIFF_SUFFIX,
+    MISSING_OUTPUT,
+    MISSING_REFERENCE,
+    REGRESSION,
+    UPDATED,
+    FrameCheck,
+    check_pair,
+    diff_path_for,
+)
 
 EXIT_REGRESSED = 1
 EXIT_NOT_RUN = 4

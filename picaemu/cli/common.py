@@ -130,7 +130,7 @@ def quiet_option(func: F) -> F:
 
 def exclusive(**options: object) -> None:
     """``click.UsageError`` when more than one of ``options`` (name -> value; None/False/() = not given) is set."""
-    given = [name for name, value in options.items() if value not in (None, False, ())]
+    given = [name for name, value in options.items() if value is not None and value is not False and value != ()]
     if len(given) > 1:
         names = " and ".join(f"--{name.replace('_', '-')}" for name in given)
         raise click.UsageError(f"{names} cannot be used together")
@@ -159,9 +159,9 @@ def note_first_compile() -> None:
     info(f"{FIRST_RUN_NOTE} [{os.path.dirname(index)}]")
 
 
-def is_stdout(path: object) -> bool:
-    """``-o -``: the output goes to stdout."""
-    return str(path) == "-"
+def examples(*lines: str) -> str:
+    """A ``--help`` epilog listing example command lines (kept unwrapped)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def print_table(rows: list[dict[str, Any]], columns: list[str] | None = None, title: str | None = None) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from picaemu.cli.common import reports_errors
+from picaemu.cli.common import examples, reports_errors
 from picaemu.errors import FormatError
 from picaemu.formats import citrace, pica
 from picaemu.formats.files import refuse_overwrite, write_atomic
@@ -22,7 +22,9 @@ from picaemu.replay import load_capture
 CODECS = {"zstd": pica.Codec.ZSTD, "zlib": pica.Codec.ZLIB, "raw": pica.Codec.RAW}
 
 
-@click.command("convert")
+@click.command("convert", epilog=examples(
+    "picaemu convert tests/data/captures/scene2_textured_quad -o quad.pica",
+    "picaemu convert quad.pica -o quad.ctf --layout legacy"))
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Destination: .pica or .ctf")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from picaemu.cli.common import INT, fail, load_memory_blocks, reports_errors
+from picaemu.cli.common import INT, examples, fail, load_memory_blocks, reports_errors
 from picaemu.command.listing import ListingWriter
 from picaemu.command.processor import CommandProcessor
 from picaemu.memory import PhysicalMemory
@@ -19,7 +19,9 @@ from picaemu.replay import is_capture
 DEFAULT_MAX_BYTES = 4 << 20  # a real command list is tens to hundreds of KiB
 
 
-@click.command()
+@click.command(epilog=examples(
+    "picaemu decode tests/data/captures/scene1_triangle/cmdlists/000.bin",
+    "picaemu decode tests/data/captures/scene1_triangle/cmdlists/000.bin --writes --json | head -3"))
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--writes", is_flag=True, help="List the expanded register writes instead of packets.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from picaemu.cli.common import fail
+from picaemu.cli.common import examples, fail
 
 NEEDS_DISPLAY = ("", "xcb", "wayland", "eglfs")  # QT_QPA_PLATFORM values that open a real window
 
@@ -29,7 +29,8 @@ def display_problem(environ: dict[str, str] | os._Environ[str], platform: str = 
             "session, or set QT_QPA_PLATFORM=offscreen for a window nobody sees")
 
 
-@click.command("gui")
+@click.command("gui", epilog=examples(
+    "picaemu gui samples/captures/cube.pica", "picaemu gui"))
 @click.argument("capture", required=False, type=click.Path(exists=True, path_type=Path))
 def gui(capture: Path | None) -> None:
     """Open the debugger, optionally on CAPTURE (.pica, .ctf or c3dcap scene directory)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from picaemu.cli.common import EXIT_BAD_INPUT, reports_errors
+from picaemu.cli.common import EXIT_BAD_INPUT, examples, reports_errors
 from picaemu.errors import FormatError, TargetExited
 from picaemu.formats import pica
 from picaemu.record.gdb import GdbClient
@@ -50,7 +50,9 @@ class _Reporter:
         click.echo(text, err=True)
 
 
-@click.command("record")
+@click.command("record", epilog=examples(
+    "picaemu record --gdb 192.168.1.20:4003 --elf app.elf --from-start --frames 10 -o app.pica",
+    "picaemu record --gdb 127.0.0.1:24689 --elf app.elf -o app.pica"))
 @click.option("--gdb", "endpoint", required=True, metavar="HOST:PORT",
               help="The GDB stub: Luma3DS 4000-4003, Azahar 24689, qemu-arm -g PORT.")
 @click.option("--elf", "elf", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from picaemu import regs as regtable
-from picaemu.cli.common import INT, fail
+from picaemu.cli.common import INT, examples, fail
 from picaemu.command.listing import decoded_fields, fields_text
 from picaemu.formats.files import write_text
 from picaemu.regs.docs import register_section, render_markdown
@@ -15,7 +15,8 @@ from picaemu.regs.docs import register_section, render_markdown
 DOCS_PATH = Path("docs") / "registers.md"
 
 
-@click.command("regs")
+@click.command("regs", epilog=examples(
+    "picaemu regs GPUREG_DEPTHBUFFER_FORMAT --value 0x3", "picaemu regs 0x117", "picaemu regs | grep -i fog"))
 @click.argument("register", required=False)
 @click.option("--value", type=INT, help="Decode this 32-bit value with the register's fields.")
 @click.option("--write-docs", "write_docs", is_flag=True, help=f"Rewrite {DOCS_PATH} from the table.")

@@ -134,7 +134,7 @@ def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = 
         save(output)
     elif all_frames:
         with contextlib.ExitStack() as stack:
-            sink = stack.enter_context(open(os.devnull, "w")) if is_quiet() else sys.stderr  # noqa: SIM115
+            sink = stack.enter_context(open(os.devnull, "w")) if is_quiet() else sys.stderr
             frames = stack.enter_context(click.progressbar(range(len(replay.frames)), label="rendering frames",
                                                            file=sink, show_pos=True))
             for i in frames:

@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from picaemu.cli.common import fail, reports_errors
+from picaemu.cli.common import examples, fail, reports_errors
 from picaemu.errors import FormatError, PicaError
 from picaemu.formats import shbin as shbin_format
 from picaemu.formats.files import refuse_overwrite, write_atomic, write_text
@@ -45,7 +45,11 @@ def _source_text(path: str) -> str:
         raise FormatError(f"not a UTF-8 text file: {err.reason}", offset=err.start, path=path) from None
 
 
-@click.group("shader")
+@click.group("shader", epilog=examples(
+    "picaemu shader disasm tests/data/captures/shaders/vs_tex.shbin",
+    "picaemu shader disasm tests/data/captures/shaders/vs_tex.shbin > vs.vsh",
+    "picaemu shader asm vs.vsh -o vs.shbin --compare tests/data/captures/shaders/vs_tex.shbin",
+    "picaemu shader run tests/data/captures/shaders/vs_color.shbin --set v0=1,2,3,1 --json"))
 def shader() -> None:
     """Shader binaries: disassemble, assemble, run."""
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from picaemu.cli.common import INT, fail, reports_errors
+from picaemu.cli.common import INT, examples, fail, reports_errors
 from picaemu.formats.files import image_format, refuse_overwrite, write_atomic
 from picaemu.formats.image import read_rgba, write_rgba
 from picaemu.texture import decode_texture, encode_texture, texture_format
@@ -23,7 +23,9 @@ from picaemu.texture.formats import level_bytes, level_offset
 MAX_FILE = 64 * 1024 * 1024  # bigger than any texture (1024 x 1024 RGBA8 with mips is 5.4 MiB)
 
 
-@click.group("texture")
+@click.group("texture", epilog=examples(
+    "picaemu texture encode tests/golden/lit_sphere.png --format RGBA4 -o sphere.bin",
+    "picaemu texture decode sphere.bin --format RGBA4 --width 64 --height 64 -o sphere.png"))
 def texture() -> None:
     """Decode and encode PICA200 texture data."""
 
