@@ -45,8 +45,9 @@ def test_dash_output_is_stdout() -> None:
 
 
 def test_binary_is_refused_on_a_terminal(monkeypatch) -> None:
-    from picaemu.errors import FormatError
     from picaemu.formats.files import write_atomic
+
+    from picaemu.errors import FormatError
 
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     with pytest.raises(FormatError, match="refusing to write binary data to a terminal"):

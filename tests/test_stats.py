@@ -173,7 +173,8 @@ def test_kernel_loading_is_not_draw_time() -> None:
             call.stats["time_s"] = time.perf_counter() - start
 
     class Call:
-        stats: dict = {}
+        def __init__(self) -> None:
+            self.stats: dict = {}
 
     call = Call()
     with KernelClock() as clock:
