@@ -115,7 +115,7 @@ def test_every_block_runs(path: Path, scratch: Path, monkeypatch) -> None:
         if reason is not None:
             skipped.append(f"{where}: {reason}")
         elif lang == "python":
-            exec(compile(body, where, "exec"), namespace)  # noqa: S102 - our own documentation
+            exec(compile(body, where, "exec"), namespace)  # our own documentation, never a file from outside
         elif lang in SHELL:
             run_shell(body, scratch, where)
     for note in skipped:  # reported, not silent: pytest -rA shows them
