@@ -1,7 +1,8 @@
 """One capture's work in a batch, as plain data: what travels to a worker and what comes back.
 
 A task is a JSON-able dict: ``name`` (the output folder's name), ``source`` (the capture's path as given),
-``timeout`` (seconds, or None) and ``options`` (``screen``: "top" or "bottom"). The capture travels either as its
+``timeout`` (seconds, or None) and ``options`` (``screen``: "top" or "bottom"; ``backend``: a
+``picaemu.replay.BACKENDS`` name, "software" by default). The capture travels either as its
 path (local worker processes share the filesystem) or as its files' bytes (``pack``: {relative path: bytes}, the
 one file of a .pica/.ctf, or every file of a c3dcap scene below the scene folder's name), which the worker writes
 to a temporary folder.
@@ -37,7 +38,8 @@ class CaptureTimeout(Exception):
 
 
 def make_task(name: str, source: str, timeout: float | None, **options: Any) -> dict[str, Any]:
-    return {"name": name, "source": source, "timeout": timeout, "options": {"screen": "top", **options}}
+    return {"name": name, "source": source, "timeout": timeout,
+            "options": {"screen": "top", "backend": "software", **options}}
 
 
 def pack(path: Path) -> dict[str, bytes]:
@@ -93,7 +95,7 @@ def replay_frames(source: Path, options: dict[str, Any], deadline: Deadline) -> 
     from picaemu.formats.files import encode_image
     from picaemu.replay import Replay, default_pipeline, load_capture
 
-    deadline.inner = default_pipeline()
+    deadline.inner = default_pipeline(options.get("backend", "software"))
     replay = Replay(load_capture(source), pipeline=deadline, checkpoints=False, record_draws=False)
     ends = [end + 1 for end in replay.frames] or [len(replay.events)]
     pictures = []

@@ -14,7 +14,8 @@ is one line per capture on stderr, in the order captures finish; the summary tab
 
 Exit status: 0 every capture ran (and matched); 1 some frame regressed or has no reference (``EXIT_REGRESSED``);
 4 some capture could not run: failed or timed out (``EXIT_NOT_RUN``; it wins over 1); 2 bad arguments; 3 a bug.
-Work runs in ``--jobs`` local worker processes (``picaemu.batch.local``, with a hard per-capture timeout) or, with
+``--backend gl`` renders with the OpenGL backend (``picaemu.gl``) instead of the software pipeline. Work runs
+in ``--jobs`` local worker processes (``picaemu.batch.local``, with a hard per-capture timeout) or, with
 ``--scheduler ADDRESS``, on a Dask cluster (``picaemu.batch.cluster``).
 """
 
@@ -43,6 +44,7 @@ from picaemu.imagediff import (
     check_pair,
     diff_path_for,
 )
+from picaemu.replay import BACKENDS, default_pipeline
 
 EXIT_REGRESSED = 1
 EXIT_NOT_RUN = 4
@@ -211,12 +213,14 @@ def _summary(outcomes: list[Outcome]) -> None:
 @click.option("--update-references", is_flag=True, help="Write the outputs into the --compare folder.")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write JUnit XML here (one test case per capture).")
+@click.option("--backend", type=click.Choice(BACKENDS), default="software", show_default=True,
+              help="Rendering backend: the software pipeline (the reference) or OpenGL through EGL.")
 @click.option("--timeout", type=click.FloatRange(0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
               help="Seconds one capture may take; past it the capture is reported as timed out.")
 @quiet_option
 @reports_errors
 def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int | None, scheduler: str | None, ref_dir: Path | None,
-          threshold: int, update_references: bool, junit: Path | None, timeout: float) -> None:
+          threshold: int, update_references: bool, junit: Path | None, backend: str, timeout: float) -> None:
     """Replay every capture in INPUTS headlessly; write every frame's top screen to OUTDIR."""
     exclusive(jobs=jobs, scheduler=scheduler)
     if update_references and ref_dir is None:
@@ -228,9 +232,12 @@ def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int | None, scheduler: 
     sources = find_inputs(inputs)
     if not sources:
         raise click.UsageError("no captures found in the inputs")
+    if backend != "software":
+        default_pipeline(backend)  # one clear line now (BackendUnavailable) rather than a failure per capture
     note_first_compile()
     out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = [make_task(name, str(s), timeout) for s, name in zip(sources, capture_names(sources), strict=True)]
+    tasks = [make_task(name, str(s), timeout, backend=backend)
+             for s, name in zip(sources, capture_names(sources), strict=True)]
     done: dict[str, Outcome] = {}
     for data in replay_all(tasks, jobs or 1, scheduler):
         outcome = store(data, out_dir, sources)

@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 
 from picaemu import replay as rp
-from picaemu.cli.common import reports_errors
+from picaemu.cli.common import examples, reports_errors
 from picaemu.command.listing import UniformUploads, packet_text
 from picaemu.debug.api import STAGES, UNITS
 from picaemu.errors import PicaError
@@ -40,7 +40,7 @@ def _echo_json(value: object) -> None:
     click.echo(json.dumps(value, indent=1))
 
 
-@click.command("history")
+@click.command("history", epilog=examples("picaemu history samples/captures/blending.pica --pixel 120,200 --json"))
 @CAPTURE
 @click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the color buffer PNG (row 0 = top).")
 @click.option("--frame", type=int, default=None, help="Frame whose draws count (default: the last with draws).")
@@ -49,9 +49,6 @@ def _echo_json(value: object) -> None:
 def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None:
     """Pixel history: every fragment that reached pixel X,Y, in draw order, with its fate and the color
     before and after it.
-
-    \b
-    Example: picaemu history samples/captures/blending.pica --pixel 120,200 --json
     """
     x, y = _pixel(pixel)
     replay = rp.open(capture)
@@ -67,7 +64,7 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
                    f"{f.fate:<24} tev {f.tev} {f.color_before} -> {f.color_after}")
 
 
-@click.command("state")
+@click.command("state", epilog=examples("picaemu state samples/captures/game_cubes_300.pica --draw 4 --diff 3 --json"))
 @CAPTURE
 @click.option("--draw", type=int, required=True, help="The draw whose state to show.")
 @click.option("--diff", "other", type=int, default=None, help="Show only what differs from the state at draw M.")
@@ -77,9 +74,6 @@ def state(capture: Path, draw: int, other: int | None, as_json: bool) -> None:
     """Every stage's decoded state at a draw (vertex input, shaders, raster, textures, TEV, fog, lighting,
     per-fragment operations, render targets), or with --diff what differs between two draws (registers by table
     name, float uniforms c0..c95 as vectors, int and bool uniforms, texture bindings, attribute buffers).
-
-    \b
-    Example: picaemu state samples/captures/game_cubes_300.pica --draw 4 --diff 3 --json
     """
     replay = rp.open(capture)
     value = replay.diff(other, draw) if other is not None else replay.pipeline_state(draw)
@@ -111,7 +105,7 @@ def _flat(item: dict | list) -> bool:
     return all(not isinstance(v, dict | list) or (_flat(v) and len(str(v)) < 80) for v in values)
 
 
-@click.command("mesh")
+@click.command("mesh", epilog=examples("picaemu mesh samples/captures/cube.pica --draw 0 --stage clipped --csv"))
 @CAPTURE
 @click.option("--draw", type=int, required=True)
 @click.option("--stage", type=click.Choice(STAGES), default="vs", show_default=True,
@@ -120,9 +114,6 @@ def _flat(item: dict | list) -> bool:
 @reports_errors
 def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
     """A draw's vertices at one stage of the geometry front end.
-
-    \b
-    Example: picaemu mesh samples/captures/cube.pica --draw 0 --stage clipped --csv
     """
     data = rp.open(capture).mesh(draw, stage)
     if not as_csv:
@@ -143,7 +134,7 @@ def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
     click.echo(out.getvalue(), nl=False)
 
 
-@click.command("trace")
+@click.command("trace", epilog=examples("picaemu trace samples/captures/triangle.pica --draw 0 --vertex 1"))
 @CAPTURE
 @click.option("--draw", type=int, required=True)
 @click.option("--vertex", type=int, required=True, help="Vertex (or GS invocation with --unit gs).")
@@ -153,9 +144,6 @@ def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
 def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool) -> None:
     """One vertex through its shader, instruction by instruction: source values read, the result written under
     the destination mask.
-
-    \b
-    Example: picaemu trace samples/captures/triangle.pica --draw 0 --vertex 1
     """
     steps = rp.open(capture).shader_trace(draw, vertex, unit)
     for step in steps:
@@ -166,16 +154,13 @@ def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool) -> No
             click.echo(f"{step['pc']:04X}  {step['text']:<40} {step['sources']}{result}")
 
 
-@click.command("dump")
+@click.command("dump", epilog=examples("picaemu dump samples/captures/triangle.pica"))
 @CAPTURE
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event.")
 @reports_errors
 def dump(capture: Path, as_json: bool) -> None:
     """Every event of a capture in order (like apitrace dump): GX commands, memory writes, frame ends, and the
     packets each command list ran, decoded (uniform uploads as vectors).
-
-    \b
-    Example: picaemu dump samples/captures/triangle.pica
     """
     replay = rp.open(capture, checkpoints=False)
     from picaemu.debug.session import Session

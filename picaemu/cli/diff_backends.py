@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from picaemu.cli.common import note_first_compile, reports_errors
+from picaemu.cli.common import examples, note_first_compile, reports_errors
 from picaemu.draw import PipelineSink
 from picaemu.formats.files import save_image
 
@@ -32,7 +32,8 @@ def render_with(path: Path, backend: str, frame: int | None, target: str) -> tup
     return image, replay.pipeline
 
 
-@click.command("diff-backends")
+@click.command("diff-backends", epilog=examples(
+    "picaemu diff-backends samples/captures/animation.pica -o diff/ --frame 2"))
 @click.argument("capture", type=click.Path(exists=True, path_type=Path))
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Directory for software.png, gl.png and difference.png.")

@@ -107,9 +107,11 @@ def render(cmdlist: Path, mem: tuple[str, ...], fills: tuple[str, ...], base: in
 
     CMDLIST may also be a capture (.pica, CiTrace .ctf, c3dcap directory): then the top screen is written.
     """
-    exclusive(frame=capture.get("frame"), draw=capture.get("draw"), all_frames=capture.get("all_frames"))
-    if is_stdout(output) and (capture.get("all_frames") or (depth is not None and is_stdout(depth))):
-        raise click.UsageError("-o - writes one picture to stdout: not with --all-frames or --depth -")
+    exclusive(frame=capture.get("frame"), draw=capture.get("draw"), all_frames=capture.get("all_frames"),
+              every_draw=capture.get("every_draw"))
+    if is_stdout(output) and (capture.get("all_frames") or capture.get("every_draw")
+                              or (depth is not None and is_stdout(depth))):
+        raise click.UsageError("-o - writes one picture to stdout: not with --all-frames, --every-draw or --depth -")
     for out in (output, depth):
         if out is not None:
             image_format(out)  # an unknown suffix fails now, not after the replay
