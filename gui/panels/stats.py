@@ -8,7 +8,7 @@ import warnings
 
 from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
 from picaemu.gui.models.table import TableModel, compact
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget
 
 from picaemu import stats_plot
@@ -18,6 +18,7 @@ from picaemu.pipeline import STAT_KEYS
 # a dock squeezed to a few pixels cannot hold the axes; matplotlib says so at every repaint
 warnings.filterwarnings("ignore", message="constrained_layout not applied", category=UserWarning)
 
+REDRAW_MS = 150  # stepping redraws the figure at most this often, and only while the panel is visible
 COLUMNS = ("frame", "draw", "kind", *STAT_KEYS, "time_ms")
 
 
@@ -68,6 +69,23 @@ class StatsPanel(QWidget):
         self.draw_view.doubleClicked.connect(self._activated)
         self.rows: list[dict] = []
         self.current: int | None = None
+        self._stale = False
+        self._redraw = QTimer(self)
+        self._redraw.setSingleShot(True)
+        self._redraw.setInterval(REDRAW_MS)
+        self._redraw.timeout.connect(self._draw)
+
+    def _draw(self) -> None:
+        if self.isVisible():
+            self.canvas.draw_idle()
+        else:
+            self._stale = True
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self.canvas.draw_idle()
 
     def set_timeline(self, tl: Timeline | None) -> None:
         self.rows = [draw_row(d) for d in tl.draws] if tl is not None else []
@@ -76,12 +94,12 @@ class StatsPanel(QWidget):
         self.label.setText(f"{len(self.rows)} draws")
         self.figure.clear()
         stats_plot.figure(self.rows, "draw", current=self.current, into=self.figure)
-        self.canvas.draw_idle()
+        self._redraw.start()
 
     def set_current_draw(self, draw: int | None) -> None:
         self.current = draw
         stats_plot.mark(self.figure, draw)
-        self.canvas.draw_idle()
+        self._redraw.start()
 
     def _activated(self, index: QModelIndex) -> None:
         if index.isValid():
