@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from picaemu.gui.models.headers import FixedColumns
+from picaemu.gui.models.headers import NodeTree
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
 from picaemu import regs as regtable
@@ -54,7 +54,7 @@ def _match_packet(p, text: str) -> bool:
     return any(up in regtable.get(t).name for t in targets)
 
 
-class CommandTreeModel(FixedColumns, QAbstractItemModel):
+class CommandTreeModel(NodeTree, QAbstractItemModel):
     HEADERS = HEADERS
 
     def __init__(self, parent=None) -> None:
@@ -146,27 +146,6 @@ class CommandTreeModel(FixedColumns, QAbstractItemModel):
         return packet_targets(p)[j], p.params[j]
 
     # -- Qt interface ------------------------------------------------------------------------------------
-    def _node(self, index: Index) -> Node:
-        return index.internalPointer() if index.isValid() else self._root
-
-    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if not self.hasIndex(row, column, parent):
-            return QModelIndex()
-        return self.createIndex(row, column, self._children(self._node(parent))[row])
-
-    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
-        if not index.isValid():
-            return QModelIndex()
-        p = index.internalPointer().parent
-        if p is None or p is self._root:
-            return QModelIndex()
-        return self.createIndex(p.row, 0, p)
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        if parent.isValid() and parent.column() != 0:
-            return 0
-        return len(self._children(self._node(parent)))
-
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from picaemu.gui.models.headers import FixedColumns
+from picaemu.gui.models.headers import NodeTree
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
@@ -48,7 +48,7 @@ def _build(key: str, value: Any, path: str, parent: StateNode | None, row: int) 
     return node
 
 
-class StateTreeModel(FixedColumns, QAbstractItemModel):
+class StateTreeModel(NodeTree, QAbstractItemModel):
     HEADERS = ("stage / field", "value")
 
     def __init__(self, parent=None) -> None:
@@ -62,26 +62,8 @@ class StateTreeModel(FixedColumns, QAbstractItemModel):
         self.changed = frozenset(changed)
         self.endResetModel()
 
-    def _node(self, index: Index) -> StateNode:
-        return index.internalPointer() if index.isValid() else self._root
-
-    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if not self.hasIndex(row, column, parent):
-            return QModelIndex()
-        return self.createIndex(row, column, self._node(parent).children[row])
-
-    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
-        if not index.isValid():
-            return QModelIndex()
-        p = index.internalPointer().parent
-        if p is None or p is self._root:
-            return QModelIndex()
-        return self.createIndex(p.row, 0, p)
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        if parent.isValid() and parent.column() != 0:
-            return 0
-        return len(self._node(parent).children)
+    def _children(self, node: StateNode) -> list[StateNode]:
+        return node.children
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
