@@ -307,11 +307,44 @@ def _cull_count(x, y, drop_sign: int) -> int:  # pragma: no cover - compiled
     return count
 
 
+@numba.njit(cache=True)
+def _cull_gather(x, y, zndc, inv_w, varyings, primitive, drop_sign, ox, oy, oz, ow, ov, op):  # pragma: no cover
+    """``cull_reference`` in one pass: the kept triangles into the ``o*`` arrays (clockwise ones with vertices 1
+    and 2 swapped); returns how many were kept."""
+    n = 0
+    for t in range(x.shape[0]):
+        area = (x[t, 1] - x[t, 0]) * (y[t, 2] - y[t, 0]) - (x[t, 2] - x[t, 0]) * (y[t, 1] - y[t, 0])
+        if area == 0 or (drop_sign != 0 and (1 if area > 0 else -1) == drop_sign):
+            continue
+        for k in range(3):
+            src = k if area > 0 or k == 0 else 3 - k  # clockwise: 0, 2, 1
+            ox[n, k] = x[t, src]
+            oy[n, k] = y[t, src]
+            oz[n, k] = zndc[t, src]
+            ow[n, k] = inv_w[t, src]
+            ov[n, k] = varyings[t, src]
+        op[n] = primitive[t]
+        n += 1
+    return n
+
+
 def cull(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles, int]:
-    """Drop culled and zero-area triangles, reorder the kept clockwise ones; returns (kept, number culled)."""
+    """Drop culled and zero-area triangles, reorder the kept clockwise ones; returns (kept, number culled). One
+    compiled pass (``_cull_gather``); ``cull_reference`` is the same rule in numpy, the tests' oracle."""
     drop_sign = CULL_DROPS[cull_mode]
-    if len(wt) and not _cull_count(wt.x, wt.y, drop_sign):  # every triangle counter-clockwise and kept
+    t = len(wt)
+    if not t or not _cull_count(wt.x, wt.y, drop_sign):  # every triangle counter-clockwise and kept
         return wt, 0
+    out = WindowTriangles(np.empty_like(wt.x), np.empty_like(wt.y), np.empty_like(wt.zndc), np.empty_like(wt.inv_w),
+                          np.empty_like(wt.varyings), np.empty_like(wt.primitive))
+    n = _cull_gather(wt.x, wt.y, wt.zndc, wt.inv_w, wt.varyings, wt.primitive, drop_sign, out.x, out.y, out.zndc,
+                     out.inv_w, out.varyings, out.primitive)
+    return (out if n == t else out.select(slice(0, n))), t - n
+
+
+def cull_reference(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles, int]:
+    """``cull`` written with numpy array operations (readable; the differential test's oracle)."""
+    drop_sign = CULL_DROPS[cull_mode]
     area = signed_area(wt)
     keep = (area != 0) & (np.sign(area) != drop_sign) if drop_sign else area != 0
     kept = wt if keep.all() else wt.select(np.nonzero(keep)[0])
