@@ -25,7 +25,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from picaemu.debug.probe import DrawProbe, fate_overlay, overdraw_overlay, scissor_rect, wireframe_overlay
+from picaemu.debug.probe import (
+    DrawProbe,
+    count_overlay,
+    fate_overlay,
+    overdraw_overlay,
+    scissor_rect,
+    wireframe_overlay,
+)
 from picaemu.debug.snapshot import Snapshot
 from picaemu.fragment_ops import Fate
 
@@ -57,16 +64,6 @@ def view_picture(snap: Snapshot, view: str, lo: float = 0.0, hi: float = 1.0) ->
 
 
 DEFAULT_OPACITY = 100  # percent of each overlay's own alpha (the slider lowers it)
-
-
-def count_overlay(counts: np.ndarray) -> np.ndarray:
-    """(H, W, 4) uint8 heat map of per-pixel fragment counts (``picaemu.stats.heatmap``), clear where none."""
-    from picaemu.stats import heatmap
-
-    out = np.zeros((*counts.shape, 4), np.uint8)
-    out[..., :3] = heatmap(counts.astype(np.int64))
-    out[..., 3] = np.where(counts > 0, 200, 0)
-    return out
 
 
 def with_opacity(overlay: np.ndarray, percent: int) -> np.ndarray:

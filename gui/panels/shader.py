@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from picaemu.debug.state_views import ShaderView
+from picaemu.shader.trace import masked_result
 
 TRACE_HEADERS = ("Step", "PC", "Instruction", "Sources", "Result", "cmp", "a0", "aL")
 
@@ -37,17 +38,12 @@ def _vec(v) -> str:
     return "(" + ", ".join("-" if x is None else f"{x:.5g}" for x in v) + ")"
 
 
-def masked(result, mask: int) -> list:
-    """The components of ``result`` the destination write mask writes (x = bit 3 ... w = bit 0); None elsewhere."""
-    return [x if mask & (8 >> i) else None for i, x in enumerate(result)]
-
-
 _TRACE_CELLS = (
     lambda i, r: str(i),
     lambda i, r: f"0x{r.step.pc:03X}",
     lambda i, r: r.text,
     lambda i, r: " ".join(_vec(s) for s in r.step.sources),
-    lambda i, r: _vec(masked(r.step.result, r.step.mask)) if r.step.result is not None else "",
+    lambda i, r: _vec(masked_result(r.step.result, r.step.mask)) if r.step.result is not None else "",
     lambda i, r: f"{int(r.step.cmp[0])}{int(r.step.cmp[1])}",
     lambda i, r: f"({r.step.a0[0]}, {r.step.a0[1]})",
     lambda i, r: str(r.step.aL),
@@ -69,7 +65,7 @@ def watch_values(records: list, upto: int, names: list[str]) -> dict[str, str]:
     for r in records[: upto + 1]:
         dst = destination(r.text)
         if dst in lanes and r.step.result is not None:
-            for i, value in enumerate(masked(r.step.result, r.step.mask)):
+            for i, value in enumerate(masked_result(r.step.result, r.step.mask)):
                 if value is not None:
                     lanes[dst][i] = value
     return {n: _vec(v) if any(x is not None for x in v) else "—" for n, v in lanes.items()}

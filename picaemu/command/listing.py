@@ -196,13 +196,11 @@ def _vector(words: list[int], f32: bool) -> list[str]:
     """x, y, z, w of one uploaded vector as text."""
     import numpy as np
 
-    from picaemu.numeric import f24
+    from picaemu.numeric import f24, unpack_f24_vec4
 
     if f32:
         values = np.array(words[::-1], np.uint32).view(np.float32).tolist()
     else:
-        w1, w2, w3 = words
-        raws = (w3 & 0xFFFFFF, ((w2 & 0xFFFF) << 8) | (w3 >> 24), ((w1 & 0xFF) << 16) | (w2 >> 16), w1 >> 8)
-        values = [float(f24(r & 0xFFFFFF)) for r in raws]
+        values = [float(f24(r)) for r in unpack_f24_vec4(*words)]
     return [f"{v:g}" for v in values]
 

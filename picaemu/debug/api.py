@@ -30,7 +30,7 @@ from picaemu.debug import probe, state_views
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.errors import PicaError
-from picaemu.regs import access
+from picaemu.shader.setup import register_uniforms
 from picaemu.state import GpuState
 
 if TYPE_CHECKING:
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 
 STAGES = ("input", "vs", "gs", "clipped")
 UNITS = ("vs", "gs")
-BOOL_FIELDS = tuple(f"b{i}" for i in range(16))
-INT_FIELDS = ("x", "y", "z", "w")
 
 
 @dataclass(frozen=True)
@@ -67,10 +65,7 @@ class Debugger:
     def __init__(self, replay: Replay) -> None:
         self.session = Session(replay)
         self.session.index()
-        if self.session.fault is not None:  # everything before the fault stays answerable
-            self.fault: PicaError | None = self.session.fault
-        else:
-            self.fault = None
+        self.fault: PicaError | None = self.session.fault  # everything before a fault stays answerable
 
     @property
     def timeline(self):
@@ -166,7 +161,7 @@ class Debugger:
             if not 0 <= vertex < len(dv.inputs):
                 raise PicaError(f"draw {draw} loads {len(dv.inputs)} vertices; there is no vertex {vertex}")
             records = state_views.trace_vertex(setup, dv.inputs[vertex])
-        return [_masked(r.as_dict()) for r in records]
+        return [r.as_dict() for r in records]
 
     # -- state -------------------------------------------------------------------------------------------
     def pipeline_state(self, draw: int) -> dict[str, Any]:
@@ -303,20 +298,11 @@ def uniform_files(state: GpuState, unit: str) -> dict[str, dict[str, Any]]:
     """A unit's uniforms by register name: float ``c0``-``c95`` as [x, y, z, w], int ``i0``-``i3`` as [x, y, z, w],
     bool ``b0``-``b15``."""
     mem = state.vs if unit == "vs" else state.gs
-    prefix = "VSH_" if unit == "vs" else "GSH_"
     floats = {f"c{i}": [float(v) for v in mem.float_uniforms[i]] for i in range(len(mem.float_uniforms))}
-    ints = {f"i{i}": list(access.raws(state.regs, f"{prefix}INTUNIFORM_I{i}", INT_FIELDS)) for i in range(4)}
-    bools = dict(zip((f"b{i}" for i in range(16)), (bool(v) for v in access.raws(
-        state.regs, f"{prefix}BOOLUNIFORM", BOOL_FIELDS)), strict=True))
+    bool_list, int_list = register_uniforms(state.regs, unit)
+    ints = {f"i{i}": list(v) for i, v in enumerate(int_list)}
+    bools = {f"b{i}": v for i, v in enumerate(bool_list)}
     return {"float_uniforms": floats, "int_uniforms": ints, "bool_uniforms": bools}
-
-
-def _masked(step: dict[str, Any]) -> dict[str, Any]:
-    """A trace step whose ``result`` keeps only the components its destination mask writes (None elsewhere)."""
-    result = step.get("result")
-    if isinstance(result, list) and len(result) == len(INT_FIELDS):
-        step["result"] = [v if c in step["mask"] else None for c, v in zip(INT_FIELDS, result, strict=True)]
-    return step
 
 
 def _changed(a: Any, b: Any) -> Any:

@@ -370,14 +370,19 @@ def wireframe_overlay(probe: DrawProbe) -> np.ndarray:
     return out
 
 
-def overdraw_overlay(probe: DrawProbe) -> np.ndarray:
-    """(H, W, 4) uint8: fragments per pixel as ``picaemu.stats.heatmap`` colors, transparent where none."""
+def count_overlay(counts: np.ndarray) -> np.ndarray:
+    """(H, W, 4) uint8: per-pixel fragment counts as ``picaemu.stats.heatmap`` colors, transparent where none."""
     from picaemu.stats import heatmap
 
-    out = np.zeros((*probe.overdraw.shape, 4), np.uint8)
-    out[..., :3] = heatmap(probe.overdraw.astype(np.int64))
-    out[..., 3] = np.where(probe.overdraw > 0, OVERDRAW_ALPHA, 0)
+    out = np.zeros((*counts.shape, 4), np.uint8)
+    out[..., :3] = heatmap(counts.astype(np.int64))
+    out[..., 3] = np.where(counts > 0, OVERDRAW_ALPHA, 0)
     return out
+
+
+def overdraw_overlay(probe: DrawProbe) -> np.ndarray:
+    """(H, W, 4) uint8: the probed draw's fragments per pixel (``count_overlay``)."""
+    return count_overlay(probe.overdraw)
 
 
 def fate_mask(probe: DrawProbe, fate: Fate) -> np.ndarray:

@@ -100,7 +100,7 @@ class ShaderSetup:
     def with_uniforms_of(self, state: GpuState) -> ShaderSetup:
         """This program with the float, int and bool uniforms ``state`` holds for its unit (a draw that only
         uploaded uniforms reuses the decoded program)."""
-        bools, ints = _register_uniforms(state.regs, self.unit)
+        bools, ints = register_uniforms(state.regs, self.unit)
         floats = (state.vs if self.unit == "vs" else state.gs).float_uniforms
         setup = object.__new__(ShaderSetup)  # every draw with a uniform upload comes here: skip replace()'s
         setup.__dict__.update(self.__dict__)  # re-validation of the program arrays, which are this one's
@@ -199,7 +199,7 @@ _BOOL_FIELDS = tuple(f"b{i}" for i in range(NUM_BOOLS))
 _INT_FIELDS = ("x", "y", "z", "w")
 
 
-def _register_uniforms(regs: np.ndarray, unit: Unit) -> tuple[list[bool], list[tuple[int, ...]]]:
+def register_uniforms(regs: np.ndarray, unit: Unit) -> tuple[list[bool], list[tuple[int, ...]]]:
     """(bool uniforms b0-b15, int uniforms i0-i3 as (x, y, z, w)) of a unit, from its uniform registers."""
     p = REG_PREFIX[unit]
     bools = [bool(b) for b in access.raws(regs, p + "BOOLUNIFORM", _BOOL_FIELDS)]

@@ -27,11 +27,19 @@ class TraceRecord:
     text: str
 
     def as_dict(self) -> dict:
+        """JSON-ready step; ``result`` holds only the components the destination mask writes (None elsewhere)."""
         s = self.step
+        result = None if s.result is None else masked_result(s.result, s.mask)
         return {"pc": s.pc, "word": f"0x{s.instruction.word:08X}", "text": self.text, "sources": s.sources,
-                "result": s.result, "mask": mask_text(s.mask).lstrip(".") or "xyzw", "cmp": list(s.cmp),
+                "result": result, "mask": mask_text(s.mask).lstrip(".") or "xyzw", "cmp": list(s.cmp),
                 "a0": list(s.a0), "aL": s.aL, "loop_depth": s.loop_depth, "loop_remaining": s.loop_remaining,
                 "call_depth": s.call_depth, "if_depth": s.if_depth}
+
+
+def masked_result(result, mask: int) -> list:
+    """The components of a step's ``result`` its destination write mask writes (x = bit 3 ... w = bit 0), None
+    for the lanes the instruction leaves alone."""
+    return [x if mask & (8 >> i) else None for i, x in enumerate(result)]
 
 
 def _collector(setup: ShaderSetup, out: list[TraceRecord]):
