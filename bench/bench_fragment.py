@@ -12,14 +12,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from picaemu import fragment_ops, tev
-from picaemu.blend import blend_program
-from picaemu.depth_stencil import DepthStencilState
-from picaemu.fragments import Fragments
-from picaemu.framebuffer import FramebufferState
+from picaemu.color import tev
+from picaemu.color.shading import ShadingState, blend, sample_unit, shade
+from picaemu.fragment import ops as fragment_ops
+from picaemu.fragment.blend import blend_program
+from picaemu.fragment.depth_stencil import DepthStencilState
+from picaemu.fragment.framebuffer import FramebufferState
 from picaemu.memory import PhysicalMemory
+from picaemu.raster.fragments import Fragments
 from picaemu.regs import access, id_of
-from picaemu.shading import ShadingState, blend, sample_unit, shade
 from picaemu.state import GpuState
 from picaemu.texture import TextureFormat, decode_texture
 from picaemu.texture.formats import level_bytes

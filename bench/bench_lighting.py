@@ -3,7 +3,7 @@
 Lighting: 2 positional lights, LUT configuration 0 with D0 (N.H), RR (N.V) and SP (-L.P) enabled, distance
 attenuation on, specular 0 and 1, random normals and view vectors. Compared with a plain TEV pass over the same
 fragment count (one modulate stage of the vertex color and a texture, the unlit path's combiner cost) when
-``picaemu.tev`` exists. Procedural texture: noise on, linear filtering, sqrt mapping, separate alpha.
+``picaemu.color.tev`` exists. Procedural texture: noise on, linear filtering, sqrt mapping, separate alpha.
 Times are the least CPU (process) time of repeated calls. Run: ``.venv/bin/python bench/bench_lighting.py``.
 """
 
@@ -16,12 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
-from picaemu import lighting_luts, numeric
-from picaemu.fragments import Fragments
-from picaemu.lighting import LightingState, compute_lighting
-from picaemu.proctex import ProctexState, sample_proctex
+from picaemu import numeric
+from picaemu.color import lighting_luts
+from picaemu.color.lighting import LightingState, compute_lighting
+from picaemu.raster.fragments import Fragments
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
+from picaemu.texture.proctex import ProctexState, sample_proctex
 
 WIDTH, HEIGHT = 400, 240
 N = WIDTH * HEIGHT
@@ -85,7 +86,7 @@ def best_of(fn: Callable[[], object], repeats: int = 15) -> float:
 
 def tev_pass(rng: np.random.Generator) -> Callable[[], object] | None:
     try:
-        from picaemu.tev import TevState, combine
+        from picaemu.color.tev import TevState, combine
     except ImportError:
         return None
     s = GpuState()

@@ -91,12 +91,12 @@ def best(fn, repeat: int) -> float:
 
 
 def bench_case(name: str, n: int, leg: float, gouraud: bool, repeat: int) -> None:
-    from picaemu import clipping
     from picaemu.draw import DrawCall, DrawKind
+    from picaemu.geometry import clipping
+    from picaemu.geometry.output_map import COLOR, NUM_COLUMNS
     from picaemu.memory import PhysicalMemory
-    from picaemu.output_map import COLOR, NUM_COLUMNS
     from picaemu.pipeline import Pipeline, PrimaryColorStages
-    from picaemu.rasterizer import RasterState, rasterize
+    from picaemu.raster.rasterizer import RasterState, rasterize
 
     rng = np.random.default_rng(1)
     verts = triangles(n, leg, rng, gouraud)

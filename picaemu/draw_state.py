@@ -26,22 +26,24 @@ from typing import Any
 
 import numpy as np
 
-from picaemu import clipping, fragment_ops, gas, shading
-from picaemu import framebuffer as fbm
-from picaemu.blend import BlendProgram, BlendState, blend_program
+from picaemu.color import gas, shading
+from picaemu.color.fog import FogState
+from picaemu.color.tev import TevState
 from picaemu.command import kernel as K
-from picaemu.depth_stencil import DepthStencilState
-from picaemu.fog import FogState
-from picaemu.output_map import QUAT, OutputMapState
-from picaemu.primitive_assembly import Topology
-from picaemu.rasterizer import ColumnPlan, RasterState
+from picaemu.fragment import framebuffer as fbm
+from picaemu.fragment import ops as fragment_ops
+from picaemu.fragment.blend import BlendProgram, BlendState, blend_program
+from picaemu.fragment.depth_stencil import DepthStencilState
+from picaemu.fragment.shadow import ShadowState
+from picaemu.geometry import clipping
+from picaemu.geometry.output_map import QUAT, OutputMapState
+from picaemu.geometry.primitive_assembly import Topology
+from picaemu.geometry.vertex_loader import VertexLoaderState
+from picaemu.raster.rasterizer import ColumnPlan, RasterState
 from picaemu.regs import NUM_REGS, access, id_of
 from picaemu.shader.setup import ShaderSetup
-from picaemu.shadow import ShadowState
 from picaemu.state import GpuState
-from picaemu.tev import TevState
 from picaemu.texture.state import NUM_UNITS, TextureUnitState, TexturingState
-from picaemu.vertex_loader import VertexLoaderState
 
 GS_IN_USE = 2  # GEOSTAGE_CONFIG.gs_use: the geometry shader forms the primitives
 ALL = -1  # every group: "anything may have changed"
@@ -184,7 +186,7 @@ class DrawState:
     """Everything the stages of one draw read besides memory, one field per part (see ``PARTS``). Immutable:
     a later draw gets a new object (sharing every part that did not change)."""
 
-    gas: None  # the gas check passed (its failure is ``picaemu.gas.GasUnsupported``)
+    gas: None  # the gas check passed (its failure is ``picaemu.color.gas.GasUnsupported``)
     framebuffer: fbm.FramebufferState
     primitives: Primitives
     loader: VertexLoaderState  # attribute layout; the index buffer and vertex range of ``vertex_range``
@@ -203,8 +205,8 @@ class DrawState:
     tev: TevState
     fog: FogState
     blend: BlendState
-    lighting: Any | None  # picaemu.lighting.LightingState, when the TEV reads lighting
-    proctex: Any | None  # picaemu.proctex.ProctexState, when the TEV reads the procedural texture
+    lighting: Any | None  # picaemu.color.lighting.LightingState, when the TEV reads lighting
+    proctex: Any | None  # picaemu.texture.proctex.ProctexState, when the TEV reads the procedural texture
     shading: shading.ShadingState
     blend_program: BlendProgram
     depth_stencil: DepthStencilState

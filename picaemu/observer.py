@@ -17,7 +17,7 @@ from picaemu.draw import DrawCall
 if TYPE_CHECKING:
     import numpy as np
 
-    from picaemu.vertex_loader import VertexBatch
+    from picaemu.geometry.vertex_loader import VertexBatch
 
 
 @dataclass(frozen=True)

@@ -9,18 +9,18 @@ forms the triangles] -> output map -> primitive assembly -> quaternion alignment
 alpha test, blend) -> stencil test -> depth test -> stencil/depth writes -> destination read -> blend/logic op ->
 color write mask -> color write.
 
-Fragment operations keep the hardware's per-pixel order inside a draw (``picaemu.fragment_ops``: one compiled
+Fragment operations keep the hardware's per-pixel order inside a draw (``picaemu.fragment.ops``: one compiled
 pass over the fragments in rasterization order, or one vectorized pass per overdraw layer for color stages that
 only offer ``blend``). In shadow-map rendering mode (COLOR_OPERATION ``fragment_mode``) the shaded fragments go
 to ``fragment_ops.resolve_shadow`` instead (no alpha, stencil, depth or blend stage, §15.8). A gas draw (either
-gas pass) raises ``picaemu.gas.GasUnsupported`` before any work (the draw state's ``gas`` part). Writes go
+gas pass) raises ``picaemu.color.gas.GasUnsupported`` before any work (the draw state's ``gas`` part). Writes go
 straight to emulated memory (framebuffer flush/invalidate are no-ops). ``call.stats`` receives the counters listed
 in ``STAT_KEYS`` and ``time_s``; ``shader_instructions`` (instructions executed x active lanes, VS + GS) and
 ``texels_fetched`` (texture taps x fragments) come from the seams that report them (below).
 
 Seams: ``vertex_shader`` / ``geometry_shader`` (defaults: ``picaemu.shader``; called with the draw state, the
 inputs and the draw's stats dict, to which they add ``shader_instructions``) and ``color_stages`` (a function of
-the draw state; default ``default_color_stages``: ``picaemu.shading``; ``PrimaryColorStages`` = interpolated
+the draw state; default ``default_color_stages``: ``picaemu.color.shading``; ``PrimaryColorStages`` = interpolated
 primary color only; ``shade(frags, memory, counters)`` adds ``texels_fetched``).
 
 Memory: the first ``Pipeline`` tunes glibc's allocator so that each draw's large arrays reuse heap pages instead
@@ -45,22 +45,25 @@ from typing import Protocol
 import numba
 import numpy as np
 
-from picaemu import allocator, clipping, fragment_ops, shader, shading
-from picaemu import framebuffer as fbm
-from picaemu.blend import BlendMode, BlendProgram
+from picaemu import allocator, shader
+from picaemu.color import shading
 from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
 from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import UnsupportedFeature
-from picaemu.fragment_ops import Fate
-from picaemu.fragments import Fragments
+from picaemu.fragment import framebuffer as fbm
+from picaemu.fragment import ops as fragment_ops
+from picaemu.fragment.blend import BlendMode, BlendProgram
+from picaemu.fragment.ops import Fate
+from picaemu.geometry import clipping
+from picaemu.geometry.output_map import map_outputs, slot_registers
+from picaemu.geometry.primitive_assembly import Assembler, Topology
+from picaemu.geometry.vertex_loader import load_batch
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import StageObserver
-from picaemu.output_map import map_outputs, slot_registers
-from picaemu.primitive_assembly import Assembler, Topology
-from picaemu.rasterizer import rasterize_chunks, scissor_rejects
+from picaemu.raster.fragments import Fragments
+from picaemu.raster.rasterizer import rasterize_chunks, scissor_rejects
 from picaemu.regs import id_of
 from picaemu.state import GpuState
-from picaemu.vertex_loader import load_batch
 
 STAT_KEYS = (
     "vertices", "vertices_loaded", "vertices_shaded", "primitives_assembled", "primitives_invalid",
@@ -108,10 +111,11 @@ class ColorStages(Protocol):
     """Fragment coloring seam: shade -> (F, 4) uint8 (adding ``texels_fetched`` to ``counters``), alpha test ->
     (F,) bool, blend(src, dst) -> (F, 4) uint8.
 
-    Stages may also offer ``blend_program() -> picaemu.blend.BlendProgram`` (the same blend as data): the pipeline
+    Stages may also offer ``blend_program() -> picaemu.fragment.blend.BlendProgram`` (the same blend as data): the
+    pipeline
     then runs the fragment operations in compiled passes (depth/stencil, then color) and never calls ``blend``;
     without it (wrappers that observe every blend), one vectorized pass per overdraw layer calls ``blend``
-    (``picaemu.fragment_ops``)."""
+    (``picaemu.fragment.ops``)."""
 
     def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict) -> np.ndarray: ...
 
@@ -124,7 +128,7 @@ class ColorStages(Protocol):
 
 
 def primary_color_u8(frags: Fragments) -> np.ndarray:
-    """The interpolated primary color rounded to 8 bits: (F, 4) uint8 (``picaemu.shading.primary_color``)."""
+    """The interpolated primary color rounded to 8 bits: (F, 4) uint8 (``picaemu.color.shading.primary_color``)."""
     return shading.primary_color(frags)
 
 
@@ -151,7 +155,7 @@ class PrimaryColorStages:
 
 @dataclass(frozen=True)
 class ShadingColorStages:
-    """Color from ``picaemu.shading``: textures, lighting, TEV, fog; its alpha test and blend / logic op (the
+    """Color from ``picaemu.color.shading``: textures, lighting, TEV, fog; its alpha test and blend / logic op (the
     draw state's ``shading`` and ``blend_program``)."""
 
     sstate: shading.ShadingState
@@ -202,7 +206,7 @@ def _extent(x, y):  # pragma: no cover - compiled
 
 
 def default_color_stages(ds: DrawState) -> ColorStages:
-    """THE switch for fragment coloring: ``picaemu.shading`` (TEV, alpha test, blend / logic op).
+    """THE switch for fragment coloring: ``picaemu.color.shading`` (TEV, alpha test, blend / logic op).
     ``PrimaryColorStages`` (interpolated primary color, no alpha test, no blending) is the fallback the
     pipeline used before the shading module existed; pass it as ``color_stages`` to isolate geometry bugs."""
     return ShadingColorStages(ds.shading, ds.blend_program)

@@ -25,7 +25,7 @@ import numpy as np
 from picaemu.formats import pica
 
 from picaemu.builder import TEXUNIT_ADDR, CaptureBuilder, tilt_perspective
-from picaemu.lighting_luts import encode_entries
+from picaemu.color.lighting_luts import encode_entries
 from samples._common import SCREEN, VS_TEX
 from samples.cube import cube
 from samples.lit_sphere import VS_LIT, sphere

@@ -8,7 +8,7 @@ import numpy as np
 from picaemu.formats import pica
 
 from picaemu.builder import CaptureBuilder, tilt_perspective
-from picaemu.lighting_luts import encode_entries
+from picaemu.color.lighting_luts import encode_entries
 
 VS_LIT = """
 .fvec projection[4]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from picaemu.blend import BlendState, alpha_test, blend
 from picaemu.errors import UnsupportedFeature
+from picaemu.fragment.blend import BlendState, alpha_test, blend
 from picaemu.regs import access, id_of
 
 S = (200, 100, 50, 128)

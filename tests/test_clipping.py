@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from picaemu import clipping
-from picaemu import output_map as om
-from picaemu.clipping import ClipState, ViewportState
 from picaemu.errors import PipelineError
+from picaemu.geometry import clipping
+from picaemu.geometry import output_map as om
+from picaemu.geometry.clipping import ClipState, ViewportState
 from picaemu.numeric import to_f24
 from picaemu.regs import access, id_of
 
@@ -158,7 +158,7 @@ def test_fixed_plane_kernel_matches_the_generic_plane_path():
 def test_compiled_cull_equals_the_numpy_reference(mode: int) -> None:
     """Random triangles (zero-area, clockwise and counter-clockwise among them): the compiled pass keeps, drops and
     reorders exactly as the readable numpy rule does."""
-    from picaemu.clipping import WindowTriangles, cull, cull_reference
+    from picaemu.geometry.clipping import WindowTriangles, cull, cull_reference
 
     rng = np.random.default_rng(mode)
     t = 500

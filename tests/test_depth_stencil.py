@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from picaemu.depth_stencil import DepthStencilState, depth_stencil_test
-from picaemu.framebuffer import DepthFormat
+from picaemu.fragment.depth_stencil import DepthStencilState, depth_stencil_test
+from picaemu.fragment.framebuffer import DepthFormat
 from picaemu.regs import access, id_of
 
 

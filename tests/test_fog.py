@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
+from picaemu.color.fog import FogState, apply_fog
 from picaemu.errors import UnsupportedFeature
-from picaemu.fog import FogState, apply_fog
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from picaemu import fragment_ops
-from picaemu import framebuffer as fbm
-from picaemu.blend import BlendMode, BlendProgram, BlendState, blend, blend_program
-from picaemu.depth_stencil import DepthStencilState
+from picaemu.fragment import framebuffer as fbm
+from picaemu.fragment import ops as fragment_ops
+from picaemu.fragment.blend import BlendMode, BlendProgram, BlendState, blend, blend_program
+from picaemu.fragment.depth_stencil import DepthStencilState
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 

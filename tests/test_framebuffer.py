@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from picaemu import framebuffer as fbm
 from picaemu.errors import PipelineError, UnsupportedFeature
-from picaemu.framebuffer import ColorFormat, DepthFormat
+from picaemu.fragment import framebuffer as fbm
+from picaemu.fragment.framebuffer import ColorFormat, DepthFormat
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 from tests.reference_tables import MORTON as MORTON_TABLE

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from picaemu import numeric
+from picaemu.color.gas import GasState, GasUnsupported, check_gas, decode_gas_lut, gas_usage
 from picaemu.errors import UnsupportedFeature
-from picaemu.gas import GasState, GasUnsupported, check_gas, decode_gas_lut, gas_usage
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
 

@@ -15,7 +15,7 @@ from picaemu.debug import jobs, probe, state_views
 from picaemu.debug.session import Session, address_from_name, raw_capture
 from picaemu.debug.timeline import BreakKind, Breakpoint, Cursor, Unit, breakpoint_stops
 from picaemu.errors import PicaError
-from picaemu.fragment_ops import Fate
+from picaemu.fragment.ops import Fate
 from picaemu.replay import Replay
 from tests.test_builder import VS_COLOR
 

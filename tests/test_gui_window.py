@@ -25,7 +25,7 @@ from PySide6.QtCore import QModelIndex, QPointF, QSettings, Qt
 from picaemu.debug import jobs
 from picaemu.debug.probe import FATE_RGBA, fate_mask
 from picaemu.debug.timeline import BreakKind, Breakpoint, Cursor, Unit
-from picaemu.fragment_ops import Fate
+from picaemu.fragment.ops import Fate
 from tests.test_gui_session import DRAW2_MASKS, HISTORIES, fates_scene
 
 pytestmark = pytest.mark.gui

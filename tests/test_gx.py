@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 from picaemu.formats import pica
 
-from picaemu import lcd
 from picaemu.command.builder import CommandBuilder
 from picaemu.command.processor import CommandProcessor
 from picaemu.errors import MemoryFault
-from picaemu.gx import Gx, GxError, lower
+from picaemu.gx import Gx, GxError, lcd, lower
 from tests.reference_tables import MORTON as REFERENCE_MORTON
 
 VRAM, FCRAM = 0x18000000, 0x20000000

@@ -12,10 +12,9 @@ from click.testing import CliRunner
 from picaemu.formats import pica
 from PIL import Image
 
-from picaemu import lcd
 from picaemu.cli import main
 from picaemu.command.processor import CommandProcessor
-from picaemu.gx import Gx
+from picaemu.gx import Gx, lcd
 from picaemu.gx.convert import reset_gpu_regs, reset_regs
 
 FCRAM, RIGHT = 0x20000000, 0x20100000

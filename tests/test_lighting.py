@@ -12,10 +12,11 @@ import math
 import numpy as np
 import pytest
 
-from picaemu import lighting_luts, numeric
+from picaemu import numeric
+from picaemu.color import lighting_luts
+from picaemu.color.lighting import LightingState, compute_lighting
 from picaemu.errors import PipelineError, UnsupportedFeature
-from picaemu.fragments import Fragments
-from picaemu.lighting import LightingState, compute_lighting
+from picaemu.raster.fragments import Fragments
 from picaemu.regs import access, id_of
 from picaemu.regs.blocks.lighting import LUT_ENTRY
 from picaemu.state import GpuState

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from picaemu import lighting_luts, numeric
+from picaemu import numeric
+from picaemu.color import lighting_luts
 from picaemu.draw import DrawCall, DrawKind
 from picaemu.draw_state import DrawState
-from picaemu.framebuffer import FramebufferState, read_color_image
+from picaemu.fragment.framebuffer import FramebufferState, read_color_image
 from picaemu.memory import PhysicalMemory
 from picaemu.numeric import to_f24
 from picaemu.pipeline import Pipeline

@@ -9,12 +9,12 @@ import pytest
 
 from picaemu import numeric
 from picaemu.builder import CaptureBuilder
-from picaemu.fog import FogState, fog_factor
-from picaemu.lighting_kernel import _lut
-from picaemu.proctex import ProctexState, sample_proctex
+from picaemu.color.fog import FogState, fog_factor
+from picaemu.color.lighting_kernel import _lut
 from picaemu.regs import id_of
 from picaemu.replay import Replay
 from picaemu.state import GpuState
+from picaemu.texture.proctex import ProctexState, sample_proctex
 from samples._common import color_frame, rect, solid
 from tests.test_proctex import pt_state
 

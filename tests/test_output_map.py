@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from picaemu import output_map as om
 from picaemu.errors import PipelineError, UnsupportedFeature
+from picaemu.geometry import output_map as om
 from picaemu.regs import access, id_of
 
 

@@ -13,11 +13,11 @@ import json
 import numpy as np
 import pytest
 
-from picaemu.blend import BlendProgram, blend_program
 from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
 from picaemu.draw_state import DrawState
 from picaemu.errors import MemoryFault, UnsupportedFeature
-from picaemu.framebuffer import FramebufferState, read_color_image, read_depth_image
+from picaemu.fragment.blend import BlendProgram, blend_program
+from picaemu.fragment.framebuffer import FramebufferState, read_color_image, read_depth_image
 from picaemu.memory import PhysicalMemory
 from picaemu.numeric import to_f24
 from picaemu.pipeline import Pipeline, PrimaryColorStages
@@ -419,7 +419,7 @@ def _overlapping_triangles(n: int, seed: int) -> list[tuple[float, ...]]:
 def test_draws_in_chunks_of_triangles_give_the_same_pixels_stats_and_fates(monkeypatch, observed):
     """A draw is rasterized and resolved a run of triangles at a time (bounded memory): with runs of a few
     triangles, every pixel, counter and observed fate equals the one-run draw."""
-    import picaemu.rasterizer as rz
+    import picaemu.raster.rasterizer as rz
 
     put_depth = dict(depth_test=1, depth_func=4, depth_write=1, red=1, green=1, blue=1, alpha=1)  # LESS
     results = []
@@ -445,7 +445,7 @@ def test_draws_in_chunks_of_triangles_give_the_same_pixels_stats_and_fates(monke
 
 def test_a_hostile_fragment_count_is_refused_before_any_pixel(env, monkeypatch):
     """Past MAX_DRAW_FRAGMENTS (exact count: long thin triangles' boxes overestimate) a draw raises."""
-    import picaemu.rasterizer as rz
+    import picaemu.raster.rasterizer as rz
     from picaemu.errors import PipelineError
 
     pipe, st, mem = env

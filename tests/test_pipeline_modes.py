@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from picaemu.color.gas import GasUnsupported
 from picaemu.command.builder import CommandBuilder
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw_state import DrawState
 from picaemu.errors import UnsupportedFeature
-from picaemu.fragment_ops import Fate
-from picaemu.framebuffer import FramebufferState, read_color_image
-from picaemu.gas import GasUnsupported
+from picaemu.fragment.framebuffer import FramebufferState, read_color_image
+from picaemu.fragment.ops import Fate
 from picaemu.memory import PhysicalMemory
 from picaemu.numeric import to_f24
 from picaemu.pipeline import FragmentFates, Pipeline

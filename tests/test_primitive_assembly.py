@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from picaemu.primitive_assembly import Assembler, Topology
+from picaemu.geometry.primitive_assembly import Assembler, Topology
 
 
 def ids(tris: np.ndarray) -> list[list[int]]:

@@ -15,9 +15,9 @@ import pytest
 
 from picaemu import numeric
 from picaemu.errors import UnsupportedFeature
-from picaemu.proctex import ProctexState, coordinates, noise, proctex_lod, sample_proctex
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
+from picaemu.texture.proctex import ProctexState, coordinates, noise, proctex_lod, sample_proctex
 
 SCALE = 4096 / 4095
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from picaemu import output_map as om
-from picaemu.clipping import WindowTriangles
-from picaemu.rasterizer import RasterState, rasterize
+from picaemu.geometry import output_map as om
+from picaemu.geometry.clipping import WindowTriangles
+from picaemu.raster.rasterizer import RasterState, rasterize
 
 NV = om.NUM_COLUMNS - 4
 
@@ -129,7 +129,7 @@ def test_quaternion_is_normalised():
 
 @pytest.mark.parametrize(("mode", "kept"), [(0, 64), (2, 64), (3, 9), (1, 55)])
 def test_scissor_modes(mode, kept):
-    from picaemu.rasterizer import SCISSOR_KERNEL_MODE
+    from picaemu.raster.rasterizer import SCISSOR_KERNEL_MODE
 
     quad = [[(0, 0), (8, 0), (8, 8)], [(0, 0), (8, 8), (0, 8)]]
     frags, counts = rasterize(window(quad), state(scissor_mode=SCISSOR_KERNEL_MODE[mode], box=(2, 2, 4, 4)))
@@ -163,7 +163,7 @@ def test_only_active_varyings_are_interpolated_the_rest_read_one():
 @pytest.mark.parametrize("scissor_mode", [0, 1, 2])
 def test_counting_first_gives_the_same_fragments(monkeypatch, scissor_mode):
     """Small draws write into bounding-box-sized arrays in one walk; large ones count first: same fragments."""
-    import picaemu.rasterizer as rz
+    import picaemu.raster.rasterizer as rz
 
     rng = np.random.default_rng(scissor_mode)
     tris = rng.uniform(-2, 18, (40, 3, 2))

@@ -7,14 +7,14 @@ import json
 import numpy as np
 import pytest
 
-from picaemu import shading
+from picaemu.color import shading
+from picaemu.color.shading import ShadingState, alpha_test, blend, shade
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, PipelineEventKind
 from picaemu.errors import PicaError, UnsupportedFeature
-from picaemu.fragments import Fragments
 from picaemu.memory import PhysicalMemory
+from picaemu.raster.fragments import Fragments
 from picaemu.regs import access, id_of
-from picaemu.shading import ShadingState, alpha_test, blend, shade
 from picaemu.state import GpuState
 from picaemu.texture import encode_texture
 

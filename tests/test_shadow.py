@@ -7,8 +7,7 @@ import pytest
 
 from picaemu import numeric
 from picaemu.errors import PipelineError
-from picaemu.regs import access, id_of
-from picaemu.shadow import (
+from picaemu.fragment.shadow import (
     ShadowState,
     pack_texels,
     shadow_compare,
@@ -17,6 +16,7 @@ from picaemu.shadow import (
     shadow_write,
     unpack_texels,
 )
+from picaemu.regs import access, id_of
 from picaemu.state import GpuState
 
 D_HALF, D_QUARTER, D_EIGHTH = 0x7FFFFF, 0x3FFFFF, 0x1FFFFF  # trunc(x * 0xFFFFFF)
@@ -97,8 +97,8 @@ def test_reference_depths():
 
 def test_shadow_map_feeds_lighting():
     """Occluder written into a 4-pixel map, receivers compared against it, the result as lighting's shadow term."""
-    from picaemu.fragments import Fragments
-    from picaemu.lighting import LightingState, compute_lighting
+    from picaemu.color.lighting import LightingState, compute_lighting
+    from picaemu.raster.fragments import Fragments
 
     texels = np.full((4, 4), 0xFF, np.uint8)
     shadow_write(ShadowState(1.0, 0.0), np.array([0, 1]), np.array([0.3, 0.3], np.float32),

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
+from picaemu.analysis.stats import collect, heatmap, per_frame
 from picaemu.builder import CaptureBuilder, tilt_ortho
 from picaemu.cli import main
 from picaemu.errors import UnsupportedFeature
-from picaemu.stats import collect, heatmap, per_frame
 from samples._common import VS_TEX
 from tests.test_builder import VS_COLOR
 
@@ -144,7 +144,7 @@ def test_plot_has_axes_labels_values_and_fate_stacks(captures_dir: Path, tmp_pat
 
 
 def test_fate_stack_adds_up_to_the_rasterized_fragments() -> None:
-    from picaemu.stats_plot import fate_stack
+    from picaemu.analysis.plot import fate_stack
 
     rows = [{"fragments_rasterized": 100, "fragments_written": 50, "killed_scissor": 5, "killed_alpha": 10,
              "killed_stencil": 0, "killed_depth": 20}, {"fragments_rasterized": 7, "fragments_written": 7}]
@@ -161,7 +161,7 @@ def test_kernel_loading_is_not_draw_time() -> None:
 
     import numba
 
-    from picaemu.stats import KernelClock, KernelTimedSink
+    from picaemu.analysis.stats import KernelClock, KernelTimedSink
 
     class CompilingDraw:
         """Stands in for the pipeline's draw: it times itself as Pipeline.draw does and needs a new kernel."""

@@ -8,9 +8,9 @@ import random
 import numpy as np
 import pytest
 
+from picaemu.color.tev import TevState, combine
 from picaemu.errors import UnsupportedFeature
 from picaemu.regs import access, id_of
-from picaemu.tev import TevState, combine
 
 PRIMARY, TEX0, TEX1, BUFFER, CONST, PREV = 0x0, 0x3, 0x4, 0xD, 0xE, 0xF
 

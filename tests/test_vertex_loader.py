@@ -9,10 +9,10 @@ import pytest
 
 from picaemu.draw import DrawKind
 from picaemu.errors import MemoryFault, PipelineError, UnsupportedFeature
+from picaemu.geometry.vertex_loader import MAX_DRAW_VERTICES, load_vertices
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
-from picaemu.vertex_loader import MAX_DRAW_VERTICES, load_vertices
 
 BASE = 0x20000000
 TYPES = {"s8": 0, "u8": 1, "s16": 2, "f32": 3}
@@ -185,7 +185,7 @@ def test_attribute_without_loader_or_fixed_bit_is_unsupported():
 
 
 def test_variable_size_primitive_stream_splits_counts_from_indices():
-    from picaemu.vertex_loader import split_variable_primitives
+    from picaemu.geometry.vertex_loader import split_variable_primitives
 
     idx, sizes = split_variable_primitives(np.array([3, 0, 1, 2, 2, 5, 6]))
     assert idx.tolist() == [0, 1, 2, 5, 6] and sizes == (3, 2)

@@ -34,7 +34,7 @@ from picaemu.debug.probe import (
     wireframe_overlay,
 )
 from picaemu.debug.snapshot import Snapshot
-from picaemu.fragment_ops import Fate
+from picaemu.fragment.ops import Fate
 
 VIEWS = ("color", "alpha", "depth", "stencil", "top", "bottom")
 TARGET_VIEWS = ("color", "alpha", "depth", "stencil")

@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QTableView, QVBoxLayout, QWidget
 
 from picaemu.debug.probe import FragmentRecord
-from picaemu.fragment_ops import Fate
+from picaemu.fragment.ops import Fate
 
 HEADERS = ("Draw", "Primitive", "Depth", "w", "Color", "Texcoord0", "TEV out", "Fate", "Written")
 FATE_COLUMN = HEADERS.index("Fate")

@@ -1,5 +1,5 @@
 """Statistics panel: the pipeline's per-draw counters (``picaemu.pipeline.STAT_KEYS`` + time) from the index, the
-per-frame sums, and the figure of ``picaemu stats --plot`` (``picaemu.stats_plot``: fragment fates, geometry,
+per-frame sums, and the figure of ``picaemu stats --plot`` (``picaemu.analysis.plot``: fragment fates, geometry,
 time) on a matplotlib Qt canvas, with the current draw marked. Double-click a draw row to run to it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from picaemu.gui.models.table import TableModel, compact
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget
 
-from picaemu import stats_plot
+from picaemu.analysis import plot as stats_plot
 from picaemu.debug.timeline import Timeline
 from picaemu.pipeline import STAT_KEYS
 

@@ -1,7 +1,7 @@
 """The reports of ``picaemu batch``: ``report.json``, an HTML page and JUnit XML, from the outcomes.
 
 - ``report.json``: ``{"threshold", "references", "captures": [outcome...]}``, each outcome with its per-frame
-  checks (``picaemu.imagediff.FrameCheck``: status, max diff, bad pixels, PSNR, paths).
+  checks (``picaemu.analysis.imagediff.FrameCheck``: status, max diff, bad pixels, PSNR, paths).
 - ``report.html``: one table row per frame (a capture that could not run: one row with its error): capture,
   frame, status, max diff, bad pixels, PSNR, seconds, then the reference, the output and the diff picture side
   by side (paths relative to the page, so the folder can be moved or served as it is). Clicking a column header

@@ -129,9 +129,9 @@ CITRO3D_FOG_SCALE = 2048.0  # citro3d's fog-table encoder multiplies by 2048 (va
 
 
 def fog_lut(factors: np.ndarray) -> list[int]:
-    """128 fog LUT entries from 129 fog factors (1 = no fog) at depths 0, 1/128, ... 1 (layout of picaemu.fog),
+    """128 fog LUT entries from 129 fog factors (1 = no fog) at depths 0, 1/128, ... 1 (layout of picaemu.color.fog),
     encoded with citro3d's scale (x 2048, the value clamped to 0x7FF), not the GPU's decoding scale (/ 2047)."""
-    from picaemu.fog import LUT_DELTA_BITS, LUT_VALUE_BITS, LUT_VALUE_SHIFT
+    from picaemu.color.fog import LUT_DELTA_BITS, LUT_VALUE_BITS, LUT_VALUE_SHIFT
 
     scale = CITRO3D_FOG_SCALE
 

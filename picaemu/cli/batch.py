@@ -7,7 +7,7 @@ once, forwards, and the top screen after every frame is written to ``OUTDIR/<nam
 ``REFDIR/<name>/<NNNN>.png``, so ``--update-references`` simply writes the outputs there and ``picaemu
 diff-images REFDIR OUTDIR`` compares the same pairs.
 
-With ``--compare REFDIR`` every frame is compared (``picaemu.imagediff``: a channel differing by more than
+With ``--compare REFDIR`` every frame is compared (``picaemu.analysis.imagediff``: a channel differing by more than
 ``--threshold`` is a bad pixel; PSNR), diff pictures go to ``OUTDIR/<name>/<NNNN>.diff.png``. The reports
 (``picaemu.batch.report``: ``report.json``, ``report.html``, and ``--junit FILE``) are always written. Progress
 is one line per capture on stderr, in the order captures finish; the summary table goes to stdout.
@@ -29,12 +29,7 @@ from typing import Any
 
 import click
 
-from picaemu.batch import report
-from picaemu.batch.task import OK, decode_result, make_task
-from picaemu.cli.common import exclusive, info, note_first_compile, print_table, quiet_option, reports_errors
-from picaemu.errors import PicaError
-from picaemu.formats.files import refuse_overwrite, write_atomic
-from picaemu.imagediff import (
+from picaemu.analysis.imagediff import (
     DIFF_SUFFIX,
     MISSING_OUTPUT,
     MISSING_REFERENCE,
@@ -44,6 +39,11 @@ from picaemu.imagediff import (
     check_pair,
     diff_path_for,
 )
+from picaemu.batch import report
+from picaemu.batch.task import OK, decode_result, make_task
+from picaemu.cli.common import exclusive, info, note_first_compile, print_table, quiet_option, reports_errors
+from picaemu.errors import PicaError
+from picaemu.formats.files import refuse_overwrite, write_atomic
 from picaemu.replay import BACKENDS, default_pipeline
 
 EXIT_REGRESSED = 1

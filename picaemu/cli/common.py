@@ -139,7 +139,7 @@ def exclusive(**options: object) -> None:
 def kernel_cache_index() -> str | None:
     """The file numba's cache keeps for one of picaemu's kernels (the rasterizer's; it stands for all), or None
     when numba's cache layout is not the one known here."""
-    from picaemu import rasterizer
+    from picaemu.raster import rasterizer
 
     try:
         return rasterizer._scan._cache._cache_file._index_path

@@ -1,5 +1,5 @@
 """``picaemu diff-images REF_DIR OUT_DIR [--threshold T] [--diff-dir DIR] [--json]``: compare two folders of
-pictures (apitrace's diff-images), matched by relative path (``picaemu.imagediff``). One row per picture on
+pictures (apitrace's diff-images), matched by relative path (``picaemu.analysis.imagediff``). One row per picture on
 stdout: status, largest channel difference, bad pixels, PSNR. Exit status 0 when every picture matches, 1 when
 any differs or is missing on one side, 2 for bad arguments or an unreadable picture."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
+from picaemu.analysis.imagediff import compare_directories
 from picaemu.cli.common import info, print_table, quiet_option, reports_errors
-from picaemu.imagediff import compare_directories
 
 EXAMPLES = """
 Examples:

@@ -21,7 +21,7 @@ from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink
 from picaemu.errors import FormatError
 from picaemu.formats.files import image_format, is_stdout, refuse_overwrite, save_image
-from picaemu.framebuffer import FramebufferState, depth_max, read_color_image, read_depth_image
+from picaemu.fragment.framebuffer import FramebufferState, depth_max, read_color_image, read_depth_image
 from picaemu.memory import PhysicalMemory
 from picaemu.replay import default_pipeline
 from picaemu.state import GpuState

@@ -28,7 +28,7 @@ from picaemu import replay as rp
 from picaemu.cli.common import is_quiet
 from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink
 from picaemu.formats.files import refuse_overwrite, save_image
-from picaemu.framebuffer import depth_max, read_color_image
+from picaemu.fragment.framebuffer import depth_max, read_color_image
 from picaemu.state import GpuState
 
 TARGETS = ("screen", "color", "depth", "stencil")

@@ -1,6 +1,7 @@
 """``picaemu stats CAPTURE``: per-draw or per-frame statistics of a replay (table, CSV or JSON on stdout), the
-statistics figure (``picaemu.stats_plot``: fragment fates, geometry, time; PNG, SVG or PDF) and ATTILA-style
-fragment maps. Counters come from ``picaemu.stats``; see docs/captures.md. The table is tab-separated when stdout
+statistics figure (``picaemu.analysis.plot``: fragment fates, geometry, time; PNG, SVG or PDF) and ATTILA-style
+fragment maps. Counters come from ``picaemu.analysis.stats``; see docs/captures.md. The table is tab-separated when
+stdout
 is not a terminal (nothing is cut); on a terminal a capture of up to ``TRANSPOSE_UP_TO`` rows is shown with the
 counters down the side."""
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from picaemu import stats as st
+from picaemu.analysis import stats as st
 from picaemu.cli.common import exclusive, note_first_compile, print_table, quiet_option, reports_errors
 from picaemu.formats.files import image_format, is_stdout, refuse_overwrite, save_image
 
@@ -68,7 +69,7 @@ def stats(capture: Path, per: str, as_csv: bool, as_json: bool, plot: Path | Non
     time_ms is each draw's replay time; kernels_ms the time it spent loading or compiling numba kernels (not in
     time_ms).
     """
-    from picaemu import stats_plot
+    from picaemu.analysis import plot as stats_plot
 
     exclusive(csv=as_csv, json=as_json)
     kind, map_path = fragment_map

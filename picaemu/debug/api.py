@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from picaemu import draw_state as ds_mod
-from picaemu import framebuffer as fbm
 from picaemu.debug import probe, state_views
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.errors import PicaError
+from picaemu.fragment import framebuffer as fbm
 from picaemu.shader.setup import register_uniforms
 from picaemu.state import GpuState
 

@@ -4,7 +4,7 @@ the observer and the recording exist only while a probe runs (STYLE section 8).
 
 ``probe_draw(session, draw, pixel=None) -> DrawProbe`` moves the session to just before ``draw``'s trigger,
 attaches ``Pipeline.fragment_observer`` (``picaemu.pipeline.FragmentFates``: every rasterized fragment, scissor
-rejects included, with its ``picaemu.fragment_ops.Fate``), wraps the ``color_stages`` seam and runs the trigger
+rejects included, with its ``picaemu.fragment.ops.Fate``), wraps the ``color_stages`` seam and runs the trigger
 packet. In image orientation (row 0 = top of the render target, window y = H - 1 - row) it returns:
 
 - ``fates``: (len(Fate), H, W) uint16, fragments per pixel for each fate (``fates[Fate.DEPTH]`` counts the draw's
@@ -37,15 +37,15 @@ import numpy as np
 from picaemu.debug import state_views
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
-from picaemu.depth_stencil import DepthStencilState
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
-from picaemu.fragment_ops import Fate
-from picaemu.fragments import Fragments
-from picaemu.framebuffer import FramebufferState
+from picaemu.fragment.depth_stencil import DepthStencilState
+from picaemu.fragment.framebuffer import FramebufferState
+from picaemu.fragment.ops import Fate
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import Observer
 from picaemu.pipeline import FragmentFates, FragmentObserver
+from picaemu.raster.fragments import Fragments
 
 FATE_TEXT = {Fate.WRITTEN: "written", Fate.SCISSOR: "scissor test", Fate.ALPHA: "alpha test",
              Fate.STENCIL: "stencil test", Fate.DEPTH: "depth test"}
@@ -294,8 +294,8 @@ def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:
 def frame_fragment_map(session: Session, cursor: Cursor, kind: str = "depth-complexity") -> np.ndarray:
     """(H, W) uint32 ATTILA-style fragment map of the frame ``cursor`` lies in, up to ``cursor``: fragments that
     reached each pixel past the scissor ("depth-complexity") or were written ("overdraw"), row 0 = top. The frame is
-    re-run from its start with ``picaemu.stats.FragmentCounter`` as the fragment observer."""
-    from picaemu.stats import FragmentCounter
+    re-run from its start with ``picaemu.analysis.stats.FragmentCounter`` as the fragment observer."""
+    from picaemu.analysis.stats import FragmentCounter
 
     tl = session._need_timeline()
     frame = tl.frame_of(cursor)
@@ -371,8 +371,9 @@ def wireframe_overlay(probe: DrawProbe) -> np.ndarray:
 
 
 def count_overlay(counts: np.ndarray) -> np.ndarray:
-    """(H, W, 4) uint8: per-pixel fragment counts as ``picaemu.stats.heatmap`` colors, transparent where none."""
-    from picaemu.stats import heatmap
+    """(H, W, 4) uint8: per-pixel fragment counts as ``picaemu.analysis.stats.heatmap`` colors, transparent where
+    none."""
+    from picaemu.analysis.stats import heatmap
 
     out = np.zeros((*counts.shape, 4), np.uint8)
     out[..., :3] = heatmap(counts.astype(np.int64))

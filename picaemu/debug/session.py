@@ -23,12 +23,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from picaemu import framebuffer as fbm
 from picaemu.debug.timeline import Cursor, DrawInfo, EventInfo, Timeline, event_text
 from picaemu.draw import DrawCall
 from picaemu.draw_state import DrawState
 from picaemu.errors import PicaError
 from picaemu.formats import pica
+from picaemu.fragment import framebuffer as fbm
 from picaemu.observer import Observer, PacketEvent, WriteEvent
 from picaemu.replay import Checkpoint, Replay, load_capture
 from picaemu.state import GpuState, ShaderUnitMemory

@@ -27,11 +27,11 @@ from picaemu import regs as regtable
 from picaemu.command.listing import decoded_fields
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
+from picaemu.geometry.vertex_loader import NUM_INPUTS
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import StageObserver
 from picaemu.regs import access
 from picaemu.state import GpuState
-from picaemu.vertex_loader import NUM_INPUTS
 
 CHANNEL_MODES = ("RGB", "A", "R", "G", "B")
 _CHANNEL_INDEX = {"R": 0, "G": 1, "B": 2, "A": 3}
@@ -112,7 +112,7 @@ def texture_image(memory: PhysicalMemory, tex: BoundTexture, face: int = 0, leve
 
 
 def proctex_image(state: GpuState, size: int = 128) -> np.ndarray:
-    from picaemu.proctex import ProctexState, sample_proctex
+    from picaemu.texture.proctex import ProctexState, sample_proctex
 
     ps = ProctexState.from_state(state)
     c = (np.arange(size, dtype=np.float32) + 0.5) / size

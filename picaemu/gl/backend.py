@@ -31,11 +31,12 @@ from OpenGL.raw.GL.VERSION import GL_2_0 as raw20
 from OpenGL.raw.GL.VERSION import GL_3_0 as raw30
 from OpenGL.raw.GL.VERSION import GL_4_4 as raw44
 
-from picaemu import clipping
-from picaemu import framebuffer as fbm
+from picaemu.color.tev import SRC_TEXTURES
 from picaemu.draw import DrawCall, PipelineEventKind
 from picaemu.draw_state import DrawState
 from picaemu.errors import PicaError, PipelineError
+from picaemu.fragment import framebuffer as fbm
+from picaemu.geometry import clipping
 from picaemu.gl import glsl_lib, rules, shadergen
 from picaemu.gl.context import shared_context
 from picaemu.gl.fixed import FixedState
@@ -44,12 +45,11 @@ from picaemu.gl.textures import TextureCache, byte_ranges
 from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
 from picaemu.state import GpuState
-from picaemu.tev import SRC_TEXTURES
 from picaemu.texture.state import TextureUnitState
 
 log = logging.getLogger("picaemu.gl")
 VERTEX_FLOATS = 4 * glsl_lib.VERTEX_VEC4S
-VARYING_COLUMNS = 18  # picaemu.output_map columns 4..21
+VARYING_COLUMNS = 18  # picaemu.geometry.output_map columns 4..21
 PLAN_ENTRIES = 256  # draw-state combinations remembered (all forgotten when full)
 STREAM_BYTES = 32 << 20  # the stream buffer of vertices and uniform blocks (a glFinish each time it fills)
 

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 
 from OpenGL import GL as gl
 
-from picaemu import framebuffer as fbm
 from picaemu.draw_state import DrawState
+from picaemu.fragment import framebuffer as fbm
 from picaemu.regs.blocks.fragops import BLEND_EQUATIONS, BLEND_FACTORS, COMPARE_FUNCS, LOGIC_OPS
 
 _COMPARE_BY_NAME = {"never": gl.GL_NEVER, "always": gl.GL_ALWAYS, "equal": gl.GL_EQUAL, "not equal": gl.GL_NOTEQUAL,
                     "less": gl.GL_LESS, "less or equal": gl.GL_LEQUAL, "greater": gl.GL_GREATER,
                     "greater or equal": gl.GL_GEQUAL}
 COMPARE = {code: _COMPARE_BY_NAME[name] for code, name in COMPARE_FUNCS.items()}
-# picaemu.depth_stencil.STENCIL_OPS codes, in the same order as GL's
+# picaemu.fragment.depth_stencil.STENCIL_OPS codes, in the same order as GL's
 STENCIL_OPS = (gl.GL_KEEP, gl.GL_ZERO, gl.GL_REPLACE, gl.GL_INCR, gl.GL_DECR, gl.GL_INVERT, gl.GL_INCR_WRAP,
                gl.GL_DECR_WRAP)
 _EQUATION_BY_NAME = {"add": gl.GL_FUNC_ADD, "subtract": gl.GL_FUNC_SUBTRACT,

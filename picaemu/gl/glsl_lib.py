@@ -11,7 +11,8 @@ from __future__ import annotations
 VERSION = "#version 450 core\n"
 
 # one vertex = 6 vec4 (24 floats): window x y (pixels: 12.4 values, exact in float32), z/w, 1/w; then the 18
-# varying columns of picaemu.output_map (4..21) premultiplied by 1/w, padded to 20. The vertex buffer doubles as
+# varying columns of picaemu.geometry.output_map (4..21) premultiplied by 1/w, padded to 20. The vertex buffer doubles
+# as
 # the storage buffer the fragment shader reads its triangle's three vertices from (by gl_PrimitiveID).
 VERTEX_VEC4S = 6
 VERTEX_SHADER = VERSION + """
@@ -41,7 +42,7 @@ HELPERS = """
 layout(std430, binding = 1) readonly buffer Triangles { float tri[]; };
 out vec4 o_color;
 
-// picaemu.rasterizer._emit, in float64 as the software does it: the exact integer edge values of this pixel's
+// picaemu.raster.rasterizer._emit, in float64 as the software does it: the exact integer edge values of this pixel's
 // sample (16X + 8, 16Y + 8 in 12.4) as barycentric weights, the perspective divisor, z/w, w.
 dvec3 g_e;           // edge values E0 E1 E2 (E_i: the edge opposite vertex i)
 double g_inv_den;    // 1 / sum(E_i / w_i)
@@ -67,7 +68,7 @@ double weighted(int k) {  // sum(E_i * value_i) in the software's order
     return s;
 }
 
-float varying_at(int column) {  // column of picaemu.output_map minus 4, perspective-correct, as float32
+float varying_at(int column) {  // column of picaemu.geometry.output_map minus 4, perspective-correct, as float32
     precise double v = weighted(4 + column) * g_inv_den;
     return float(v);
 }
@@ -155,7 +156,7 @@ vec3 cube_coords(vec3 d) {
     return vec3(nan_to_num(u), nan_to_num(v), float(2 * axis + (major < 0.0 ? 1 : 0)));
 }
 
-ivec4 primary_u8(vec4 c) {  // picaemu.shading.primary_color: rint(clamp(c, 0, 1) * 255), NaN -> 0
+ivec4 primary_u8(vec4 c) {  // picaemu.color.shading.primary_color: rint(clamp(c, 0, 1) * 255), NaN -> 0
     vec4 v = mix(vec4(0.0), min(c, vec4(1.0)), greaterThan(c, vec4(0.0)));
     precise vec4 s = v * 255.0;
     return ivec4(roundEven(s));
@@ -163,7 +164,7 @@ ivec4 primary_u8(vec4 c) {  // picaemu.shading.primary_color: rint(clamp(c, 0, 1
 
 int div_trunc(int x, int d) { return x < 0 ? -((-x) / d) : x / d; }
 
-// picaemu.tev._combine_one (one op, three operand vectors)
+// picaemu.color.tev._combine_one (one op, three operand vectors)
 ivec4 tev_op(int op, ivec4 a, ivec4 b, ivec4 c) {
     if (op == 0) return a;
     if (op == 1) return a * b / 255;
@@ -175,13 +176,13 @@ ivec4 tev_op(int op, ivec4 a, ivec4 b, ivec4 c) {
     return min(a + b, 255) * c / 255;
 }
 
-int tev_dot3(ivec3 x, ivec3 y) {  // picaemu.tev._dot3 before scaling
+int tev_dot3(ivec3 x, ivec3 y) {  // picaemu.color.tev._dot3 before scaling
     int total = 0;
     for (int ch = 0; ch < 3; ch++) total += div_trunc((2 * x[ch] - 255) * (2 * y[ch] - 255) + 128, 256);
     return clamp(total, 0, 255);
 }
 
-// picaemu.fog.fog_factor and apply_fog
+// picaemu.color.fog.fog_factor and apply_fog
 ivec4 fog(ivec4 color, float depth, bool z_flip) {
     float d = clamp(depth, 0.0, 1.0);
     precise float x = (z_flip ? 1.0 - d : d) * 128.0;
@@ -192,7 +193,7 @@ ivec4 fog(ivec4 color, float depth, bool z_flip) {
     return ivec4(ivec3(mixed), color.a);
 }
 
-bool compare(int func, int a, int b) {  // picaemu.blend.COMPARE
+bool compare(int func, int a, int b) {  // picaemu.fragment.blend.COMPARE
     if (func == 0) return false;
     if (func == 1) return true;
     if (func == 2) return a == b;

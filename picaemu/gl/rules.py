@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from picaemu import framebuffer as fbm
-from picaemu import tev
+from picaemu.color import tev
+from picaemu.color.shading import SRC_LIGHTING, SRC_PROCTEX
 from picaemu.draw_state import DrawState
+from picaemu.fragment import framebuffer as fbm
 from picaemu.regs.blocks.fragops import BLEND_EQUATIONS, LOGIC_OPS
-from picaemu.shading import SRC_LIGHTING, SRC_PROCTEX
 from picaemu.texture.state import SHADOW_TYPES
 
 MIN_MAX = frozenset(code for code, name in BLEND_EQUATIONS.items() if name in ("min", "max"))

@@ -11,7 +11,8 @@ The shader mirrors the software path fragment by fragment: perspective-correct v
 interpolated 1/w, depth = z/w * scale + offset (times w in W-buffer mode) clamped and truncated to the buffer's
 integer q (written as q / 2^24, ``picaemu.gl.targets``), texture units (``picaemu.texture.sampler``: type
 transforms, wrap, nearest/bilinear with its float32 weights, LOD from fine derivatives, mip selection), primary
-color rounding, the six TEV stages in integers (``picaemu.tev``), fog (``picaemu.fog``), alpha test, scissor.
+color rounding, the six TEV stages in integers (``picaemu.color.tev``), fog (``picaemu.color.fog``), alpha test,
+scissor.
 Fragment lighting, the procedural texture and shadow textures are not generated: those draws go to the software
 pipeline (``picaemu.gl.rules``).
 """
@@ -23,12 +24,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from picaemu import framebuffer as fbm
-from picaemu import output_map as om
-from picaemu import tev
+from picaemu.color import tev
 from picaemu.draw_state import DrawState
+from picaemu.fragment import framebuffer as fbm
+from picaemu.geometry import output_map as om
 from picaemu.gl import glsl_lib
-from picaemu.rasterizer import SCISSOR_EXCLUDE, SCISSOR_INCLUDE
+from picaemu.raster.rasterizer import SCISSOR_EXCLUDE, SCISSOR_INCLUDE
 from picaemu.texture.state import CUBE_TYPES, TextureUnitState
 
 COORD_COLUMNS = {"texcoord0": om.TC0.start - 4, "texcoord1": om.TC1.start - 4, "texcoord2": om.TC2.start - 4}
@@ -168,7 +169,7 @@ def _sample(key: UnitKey) -> list[str]:
 
 
 def _source(stage: StageKey, kind: str, slot: int) -> str:
-    """The variable a slot reads, with stage 0's rules (``picaemu.tev._resolve``)."""
+    """The variable a slot reads, with stage 0's rules (``picaemu.color.tev._resolve``)."""
     codes = stage.rgb_sources if kind == "RGB" else stage.alpha_sources
     code: int | None = codes[slot]
     if stage.index == 0 and kind == "RGB" and slot < 2 and code == tev.SRC_PREVIOUS:
@@ -216,7 +217,7 @@ def _stage(stage: StageKey) -> list[str]:
 
 
 def _tev(key: ProgramKey) -> list[str]:
-    """``picaemu.tev.combine``: stages and the combiner buffer."""
+    """``picaemu.color.tev.combine``: stages and the combiner buffer."""
     lines = ["ivec4 prev = ivec4(0);", "ivec4 buf_read = ivec4(0);", "ivec4 buf_next = u_tev_buffer;"]
     for index, stage in enumerate(key.stages):
         if stage is not None:

@@ -28,7 +28,7 @@ import numpy as np
 from OpenGL import GL as gl
 from OpenGL.raw.GL.VERSION import GL_1_1 as raw
 
-from picaemu import framebuffer as fbm
+from picaemu.fragment import framebuffer as fbm
 from picaemu.memory import PhysicalMemory
 
 DEPTH_SCALE = 2.0**-24  # integer depth q <-> float q * 2^-24 in the GL depth buffer

@@ -2,7 +2,8 @@
 transfer and texture copy, PPF), command-list kicks (P3D, the MMIO view of the internal registers) and the LCD
 framebuffer registers (PDC0/1). ``Gx`` (picaemu.gx.mmio) applies register writes and capture events;
 ``picaemu.gx.engines`` holds the engines as functions over emulated memory; ``picaemu.gx.convert`` maps CiTrace
-traces and c3dcap scenes to and from ``.pica`` captures."""
+traces and c3dcap scenes to and from ``.pica`` captures; ``picaemu.gx.lcd`` turns the PDC registers into
+what each screen shows."""
 
 from picaemu.gx.engines import GxError, display_transfer, memory_fill, texture_copy
 from picaemu.gx.mmio import Gx, lower

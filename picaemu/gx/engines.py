@@ -9,7 +9,7 @@ writes ``PhysicalMemory`` in place, whole images at once (numpy gathers/scatters
   downscale, cropped to the output size (top-left window), optionally flipped (output row y -> out_h - 1 - y;
   with the crop bit too, the output starts (in_w - out_w) (out_h - 1) pixels later: the hardware's skew),
   encoded with the output format and written tiled or linear. Pixel formats use the transfer enum (0 RGBA8,
-  1 RGB8, 2 RGB565, 3 RGB5A1, 4 RGBA4) and the byte layouts of ``picaemu.framebuffer``. Flag bit 16 (32x32
+  1 RGB8, 2 RGB565, 3 RGB5A1, 4 RGBA4) and the byte layouts of ``picaemu.fragment.framebuffer``. Flag bit 16 (32x32
   blocks) changes nothing, as on the console. A display transfer with flag bit 3 (raw copy) is a plain byte copy
   of the output's size, ``raw_copy_size``: no format conversion, no tiling change, whatever the other fields say
   (``picaemu.gx.mmio`` lowers it to the texture-copy registers).
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from picaemu.errors import PicaError
-from picaemu.framebuffer import ColorFormat, decode_color, encode_color, morton8
+from picaemu.fragment.framebuffer import ColorFormat, decode_color, encode_color, morton8
 from picaemu.gx import registers as R
 from picaemu.memory import PhysicalMemory
 

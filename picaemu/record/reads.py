@@ -23,11 +23,11 @@ from collections.abc import Callable
 from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
 from picaemu.draw_state import DrawState
 from picaemu.errors import LinkError, PicaError, PipelineError
+from picaemu.geometry.vertex_loader import MAX_DRAW_VERTICES
 from picaemu.regs import id_of
 from picaemu.state import GpuState
 from picaemu.texture.formats import level_bytes, level_offset
 from picaemu.texture.state import NUM_UNITS
-from picaemu.vertex_loader import MAX_DRAW_VERTICES
 
 RangeSink = Callable[[int, int], None]
 

@@ -20,7 +20,7 @@ and the replay recomputes what the GPU wrote (a program whose CPU later overwrit
 
 Recording starts at the first hook (``from_start``, the program halted before its first GPU command) or at the
 first frame boundary, in which case ``meta["initial_state"] = "unknown"`` makes the replay warn about registers
-read before the capture wrote them (``picaemu.unknown_state``). ``run`` always returns a capture of the complete
+read before the capture wrote them (``picaemu.replay.unknown_state``). ``run`` always returns a capture of the complete
 frames recorded so far; what ended it (a ``LinkError``, ``RecordError``, Ctrl-C) is in ``ended_by``.
 """
 
@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from picaemu import unknown_state
 from picaemu.command.processor import CommandProcessor
 from picaemu.errors import LinkClosed, LinkError, PicaError, RecordError
 from picaemu.formats import pica
@@ -43,6 +42,7 @@ from picaemu.record import gxcmd, memmap
 from picaemu.record.gdb import GdbClient
 from picaemu.record.reads import DrawReads, Intervals
 from picaemu.record.symbols import Hook
+from picaemu.replay import unknown_state
 from picaemu.state import GpuState
 
 PAGE = 4096

@@ -1,5 +1,6 @@
 """Textures of the PICA200: decoding (all 14 formats), encoding (non-ETC formats), per-draw texture unit state
-and sampling. Public API: ``decode_texture``, ``encode_texture``, ``TextureFormat``, ``texture_format``."""
+sampling, and the procedural texture unit (``proctex``, texture 3). Public API: ``decode_texture``,
+``encode_texture``, ``TextureFormat``, ``texture_format``."""
 
 from picaemu.texture.decode import decode_texture
 from picaemu.texture.encode import encode_texture

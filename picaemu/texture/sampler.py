@@ -16,7 +16,8 @@ Model (pica-pipeline.md §10, pica-formats.md §1.3/§1.9):
 - LOD: lod <= 0 -> magnification filter on level ``min_level``; otherwise lod clamped to [min, max], minification
   filter on level round(lod) (mip filter nearest) or a blend of floor/ceil levels (mip filter linear).
 - shadow types: nearest texel, read as RGBA8 whatever the format register says, depth-compared by
-  ``picaemu.shadow.shadow_compare`` (stored depth = bytes 0-2 big-endian, intensity = byte 3; lit when stored >=
+  ``picaemu.fragment.shadow.shadow_compare`` (stored depth = bytes 0-2 big-endian, intensity = byte 3; lit when stored
+  >=
   trunc(ref * 0xFFFFFF) - bias, clamped at 0), replicated to RGBA.
 - texel fetch count (``counters["texels_fetched"]`` when ``sample`` gets a ``counters`` dict): per fragment, 1 tap
   for a nearest and 4 for a bilinear filter, per level sampled (2 levels for a minified fragment with a linear mip
@@ -32,8 +33,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from picaemu.fragment.shadow import shadow_compare
 from picaemu.memory import PhysicalMemory
-from picaemu.shadow import shadow_compare
 from picaemu.texture import filtering
 from picaemu.texture.decode import decode_level, read_source
 from picaemu.texture.formats import TextureFormat, level_bytes, level_offset, level_size, texture_format

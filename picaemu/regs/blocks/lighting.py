@@ -2,7 +2,7 @@
 0x08F LIGHTING_ENABLE0, which sits in the texturing range but belongs to lighting.
 
 Also holds, as data, the layout of one lighting-LUT entry (``LUT_ENTRY``: the FIFO words of 0x1C8-0x1CF) and the
-LUT ids of 0x1C5 (``LUT_IDS``), so that ``picaemu.lighting`` needs no bit position of its own.
+LUT ids of 0x1C5 (``LUT_IDS``), so that ``picaemu.color.lighting`` needs no bit position of its own.
 """
 
 from __future__ import annotations

@@ -11,14 +11,15 @@ of the draw; writes the tiled buffers in emulated memory and adds ``killed_stenc
 Each fragment sees the depth, stencil and color its predecessors in the draw left (the hardware's per-pixel order).
 Two ways, with the same results:
 
-- ``resolve``: compiled passes over the fragments in order (``picaemu.fragment_kernels``), reading and writing
-  pixel words in memory; used when the color stages offer ``blend_program() -> picaemu.blend.BlendProgram``. The
+- ``resolve``: compiled passes over the fragments in order (``picaemu.fragment.kernels``), reading and writing
+  pixel words in memory; used when the color stages offer ``blend_program() -> picaemu.fragment.blend.BlendProgram``.
+  The
   depth/stencil pass runs first over every fragment (depth and stencil never depend on color), then the color pass
   over the survivors (same order, so blending sees its predecessors' colors); when the two buffers share bytes,
   both run fragment by fragment instead. 32-bit buffers (D24S8 without stencil or recorded fates; RGBA8) take
   word passes, the rest byte passes; each is its own kernel, compiled the first time a draw needs it.
 - ``resolve_shadow``: shadow-map rendering mode (COLOR_OPERATION ``fragment_mode`` "shadow map rendering",
-  §15.8): no alpha, stencil, depth or blend stage; ``picaemu.shadow.shadow_write`` updates the 32-bit color
+  §15.8): no alpha, stencil, depth or blend stage; ``picaemu.fragment.shadow.shadow_write`` updates the 32-bit color
   buffer's (depth, intensity) texels in fragment order from the fragment depth and the TEV output's green.
 - ``resolve_layers``: for color stages that only offer ``blend(src, dst)`` (wrappers that observe every blend
   call): the fragments are split into layers in which each pixel appears once (layer k holds the k-th fragment of
@@ -36,15 +37,15 @@ from typing import NamedTuple, Protocol
 import numba
 import numpy as np
 
-from picaemu import fragment_kernels as fk
-from picaemu import framebuffer as fbm
-from picaemu.blend import LOGIC_TABLES, BlendMode, BlendProgram, factor_rows
-from picaemu.depth_stencil import COMPARE, STENCIL_OPS, DepthStencilState, depth_stencil_test
 from picaemu.errors import MemoryFault, UnsupportedFeature
+from picaemu.fragment import framebuffer as fbm
+from picaemu.fragment import kernels as fk
+from picaemu.fragment.blend import LOGIC_TABLES, BlendMode, BlendProgram, factor_rows
+from picaemu.fragment.depth_stencil import COMPARE, STENCIL_OPS, DepthStencilState, depth_stencil_test
+from picaemu.fragment.shadow import ShadowState, shadow_write
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 from picaemu.regs.blocks.fragops import LOGIC_OPS as LOGIC_OP_NAMES
-from picaemu.shadow import ShadowState, shadow_write
 
 # COMPARE as a truth table: [func, 0 / 1 / 2 for a < b / a == b / a > b]
 COMPARE_TABLE = np.array([COMPARE[f](np.array([0, 1, 2]), np.array([1, 1, 1])) for f in sorted(COMPARE)], np.bool_)

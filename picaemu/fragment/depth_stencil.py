@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from picaemu.framebuffer import DepthFormat
+from picaemu.fragment.framebuffer import DepthFormat
 from picaemu.regs import access
 
 Compare = Callable[[np.ndarray, np.ndarray], np.ndarray]

@@ -1,7 +1,8 @@
 """Primitive assembly: a vertex stream -> triangles, with the assembler state that survives between draws.
 
 Receives the topology (PRIMITIVE_CONFIG.topology, 0x25E) and the vertices of one draw in submission order as
-rows ``(N, C) float32`` (post output-map, see ``picaemu.output_map``); returns ``(T, 3, C) float32`` — the three
+rows ``(N, C) float32`` (post output-map, see ``picaemu.geometry.output_map``); returns ``(T, 3, C) float32`` — the
+three
 vertices of every triangle, in the order the hardware assembles them — and updates the ``Assembler``:
 
 - list (0) and geometry primitives (3): (v0 v1 v2), (v3 v4 v5), ...

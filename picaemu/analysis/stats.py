@@ -30,7 +30,7 @@ import numpy as np
 from picaemu.draw import DrawCall
 from picaemu.errors import UnsupportedFeature
 from picaemu.formats import pica
-from picaemu.fragment_ops import Fate
+from picaemu.fragment.ops import Fate
 from picaemu.pipeline import FragmentFates
 from picaemu.replay import Replay, load_capture
 

@@ -220,7 +220,7 @@ class BlendMode(IntEnum):
 @dataclass(frozen=True, eq=False)
 class BlendProgram:
     """The color half of the per-fragment operations as arrays for compiled per-fragment code
-    (``picaemu.fragment_ops``): the same results as ``blend`` (mode BLEND / LOGIC) or the plain source (REPLACE)."""
+    (``picaemu.fragment.ops``): the same results as ``blend`` (mode BLEND / LOGIC) or the plain source (REPLACE)."""
 
     mode: BlendMode
     eqs: np.ndarray  # (4,) int64 equation per channel

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from picaemu.errors import PicaError
-from picaemu.framebuffer import decode_color
+from picaemu.fragment.framebuffer import decode_color
 from picaemu.gx import registers as R
 from picaemu.gx.engines import BYTES_PER_PIXEL, TRANSFER_FORMATS
 from picaemu.memory import PhysicalMemory

@@ -19,13 +19,13 @@ write) -> draw -> packet:
 - ``checkpoint() -> Checkpoint`` copies the current position (GPU state, sparse 4 KiB pages of memory, external
   registers, the processor's partially received input, where a half-run list continues); ``restore(cp)`` puts
   the replay back there, so a caller (the GUI) can keep checkpoints of its own, e.g. at draw boundaries
-  (``picaemu.checkpoint``).
+  (``picaemu.replay.checkpoint``).
 - Views of the current state: ``state`` (GpuState), ``screen("top"|"bottom")`` (H, W, 3) uint8 upright,
   ``color_buffer()`` (H, W, 4) uint8 / ``depth_buffer()`` ((H, W) uint32, (H, W) uint8) of the render target the
   registers name, ``memory``.
 
 A capture whose metadata marks its initial state unknown (recorded mid-program) is replayed through
-``picaemu.unknown_state.UnknownStateWatch`` (``unknown_state``): registers read before the capture wrote them are
+``picaemu.replay.unknown_state.UnknownStateWatch`` (``unknown_state``): registers read before the capture wrote them are
 reported once each.
 
 An event that fails raises ``ReplayError`` (a PicaError naming the event index and text; ``cause`` holds the
@@ -43,23 +43,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from picaemu import framebuffer as fbm
-from picaemu import lcd
-from picaemu.checkpoint import Checkpoint, restore_pages, snapshot_pages
 from picaemu.command.packets import Packet, list_packets
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, NullPipeline, PipelineEventKind, PipelineSink
 from picaemu.errors import FormatError, PicaError
 from picaemu.formats import c3dcap, citrace, pica
-from picaemu.gx import Gx, mmio
+from picaemu.fragment import framebuffer as fbm
+from picaemu.gx import Gx, lcd, mmio
 from picaemu.gx import convert as gxconvert
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
+from picaemu.replay.checkpoint import Checkpoint, restore_pages, snapshot_pages
 from picaemu.state import GpuState, ShaderUnitMemory
 
 if TYPE_CHECKING:
     from picaemu.debug.api import Debugger, PixelFragment
-from picaemu.unknown_state import UnknownStateWatch, is_unknown
+from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
 
 DECIMAL_FIELDS = frozenset({"blob", "screen", "select", "stride", "size", "width"})  # the rest print in hex
 CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints

@@ -1,6 +1,6 @@
-"""The compiled per-fragment lighting loop (numba) behind ``picaemu.lighting.compute_lighting``.
+"""The compiled per-fragment lighting loop (numba) behind ``picaemu.color.lighting.compute_lighting``.
 
-Pure arithmetic over packed arrays; ``picaemu.lighting`` decodes registers and packs them. Layouts:
+Pure arithmetic over packed arrays; ``picaemu.color.lighting`` decodes registers and packs them. Layouts:
 
 - ``quat`` (F,4) f32 x y z w (any length; zero stays zero), ``view`` (F,3) f32; ``bump`` (F,4) f32 0..1 texels of
   the bump unit or (0,4); ``shadow`` (F,4) f32 0..1 shadow term (already inverted if asked) or (0,4).
@@ -11,7 +11,7 @@ Pure arithmetic over packed arrays; ``picaemu.lighting`` decodes registers and p
 - ``gflags`` (G_COUNT,) int32 global switches ``G_*``; ``ambient`` (3,) f32; ``value``/``diff`` (24,256) f32 LUTs.
 - outputs ``primary``/``secondary`` (F,4) uint8, written as ``trunc(clamp(x, 0, 1) · 255 + 1/1024)``.
 
-The arithmetic is the one ``picaemu.lighting``'s docstring states (pica-pipeline.md §12.4-12.6).
+The arithmetic is the one ``picaemu.color.lighting``'s docstring states (pica-pipeline.md §12.4-12.6).
 """
 
 from __future__ import annotations

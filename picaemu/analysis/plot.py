@@ -1,6 +1,7 @@
 """The statistics figure of ``picaemu stats --plot`` and of the debugger's statistics panel (matplotlib).
 
-``figure(rows, per)`` takes the rows of ``picaemu.stats`` (per draw, or per frame from ``per_frame``) and returns
+``figure(rows, per)`` takes the rows of ``picaemu.analysis.stats`` (per draw, or per frame from ``per_frame``) and
+returns
 a ``matplotlib.figure.Figure`` of three panels sharing the x axis (draw or frame index):
 
 1. fragment fates, stacked: written, killed by scissor / alpha test / stencil test / depth test, and the rest of

@@ -1,6 +1,6 @@
 """Clipping, perspective divide, viewport and depth-map parameters, face culling.
 
-Receives triangles ``(T, 3, C) float32`` in the vertex column layout of ``picaemu.output_map`` (clip-space
+Receives triangles ``(T, 3, C) float32`` in the vertex column layout of ``picaemu.geometry.output_map`` (clip-space
 position in columns 0-3, varyings after) and returns, after ``clip_triangles`` then ``to_window``, a
 ``WindowTriangles`` struct-of-arrays ready for the rasterizer:
 
@@ -31,7 +31,7 @@ import numba
 import numpy as np
 
 from picaemu.errors import PipelineError
-from picaemu.output_map import POS, QUAT
+from picaemu.geometry.output_map import POS, QUAT
 from picaemu.regs import access, id_of
 
 SUBPIXEL = 16  # 12.4 fixed point

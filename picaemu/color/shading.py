@@ -4,55 +4,43 @@ color half of the per-fragment operations.
 Contract with ``picaemu.pipeline``:
 
 - ``ShadingState.from_state(state: GpuState) -> ShadingState``: frozen, decoded once per draw (texture units,
-  TEV, fog, alpha test/blend/logic op, lighting and procedural texture states when their modules exist).
+  TEV, fog, alpha test/blend/logic op, lighting and procedural texture states when the TEV reads them).
 - ``shade(sstate, frags: Fragments, memory) -> (F, 4) uint8`` RGBA after TEV and fog. Only the inputs TEV reads
   are computed: texture units 0-2 (``texture.sampler``; unit 2 reads texcoord2 or texcoord1 per 0x080), fragment
-  lighting (``picaemu.lighting.compute_lighting``, given every enabled unit's texels for its bump/shadow inputs),
-  the procedural texture (``picaemu.proctex.sample_proctex`` on the texcoord set 0x080 selects, at the LOD
+  lighting (``picaemu.color.lighting.compute_lighting``, given every enabled unit's texels for its bump/shadow inputs),
+  the procedural texture (``picaemu.texture.proctex.sample_proctex`` on the texcoord set 0x080 selects, at the LOD
   ``proctex.proctex_lod`` computes from the coordinates' screen-space derivatives when the unit mip-filters). A
-  ``counters`` dict, when given, receives ``texels_fetched`` from the texture units. A TEV read of
-  lighting/unit 3 while it is enabled and its module is missing raises ``UnsupportedFeature`` naming 0x08F/0x080;
-  a disabled unit reads (0, 0, 0, 0). Fog mode "gas" raises ``UnsupportedFeature("gas", register=0x0E0)``.
+  ``counters`` dict, when given, receives ``texels_fetched`` from the texture units. A disabled
+  lighting block or unit 3 reads (0, 0, 0, 0). Fog mode "gas" raises ``UnsupportedFeature("gas", register=0x0E0)``.
 - ``alpha_test(sstate, color (F, 4) uint8) -> (F,) bool`` and ``blend(sstate, src, dst) -> (F, 4) uint8``
   (blending, or the logic op when blending is off; ``dst`` already expanded to RGBA8).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from types import ModuleType
-from typing import Any
 
 import numba
 import numpy as np
 
-from picaemu import blend as blend_mod
-from picaemu import fog as fog_mod
-from picaemu import tev
-from picaemu.blend import BlendState
-from picaemu.errors import UnsupportedFeature
-from picaemu.fog import FogState
-from picaemu.fragments import Fragments
+from picaemu.color import fog as fog_mod
+from picaemu.color import lighting as lighting_mod
+from picaemu.color import tev
+from picaemu.color.fog import FogState
+from picaemu.color.tev import TevState
+from picaemu.fragment import blend as blend_mod
+from picaemu.fragment.blend import BlendState
 from picaemu.memory import PhysicalMemory
-from picaemu.regs import access, id_of
+from picaemu.raster.fragments import Fragments
+from picaemu.regs import access
 from picaemu.state import GpuState
-from picaemu.tev import TevState
 from picaemu.texture import lod as lod_mod
+from picaemu.texture import proctex as proctex_mod
 from picaemu.texture import sampler
 from picaemu.texture.state import TextureUnitState, TexturingState
 
 SRC_LIGHTING = frozenset({tev.SRC_LIGHT_PRIMARY, tev.SRC_LIGHT_SECONDARY})
 SRC_PROCTEX = tev.SRC_TEXTURES[3]
-
-
-def _optional(name: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as err:
-        if err.name != name:
-            raise
-        return None
 
 
 @dataclass(frozen=True)
@@ -64,10 +52,10 @@ class ShadingState:
     fog: FogState
     blend: BlendState
     lighting_enabled: bool
-    lighting: Any | None  # picaemu.lighting.LightingState when that module exists
+    lighting: lighting_mod.LightingState | None  # when lighting is on and the TEV reads it
     proctex_enabled: bool
     proctex_coords: str
-    proctex: Any | None  # picaemu.proctex.ProctexState when that module exists
+    proctex: proctex_mod.ProctexState | None  # when unit 3 is on and the TEV reads it
 
     @classmethod
     def from_state(cls, state: GpuState) -> ShadingState:
@@ -78,7 +66,8 @@ class ShadingState:
 
     @classmethod
     def compose(cls, state: GpuState, texturing: TexturingState, tstate: TevState, fog: FogState, blend: BlendState,
-                lighting: Any | None, proctex: Any | None) -> ShadingState:
+                lighting: lighting_mod.LightingState | None,
+                proctex: proctex_mod.ProctexState | None) -> ShadingState:
         """The shading state from its decoded parts (``picaemu.draw_state`` reuses the parts no write touched);
         reads only the lighting and procedural-texture enables (0x08F, 0x080)."""
         regs = state.regs
@@ -95,20 +84,18 @@ class ShadingState:
         )
 
 
-def lighting_state(state: GpuState, tstate: TevState) -> Any | None:
-    """``picaemu.lighting.LightingState`` when lighting is on and the TEV reads it, else None."""
+def lighting_state(state: GpuState, tstate: TevState) -> lighting_mod.LightingState | None:
+    """The lighting state when lighting is on and the TEV reads it, else None."""
     if not access.raw(state.regs, "LIGHTING_ENABLE0", "enable") or not tstate.sources_used() & SRC_LIGHTING:
         return None
-    mod = _optional("picaemu.lighting")
-    return None if mod is None else mod.LightingState.from_state(state)
+    return lighting_mod.LightingState.from_state(state)
 
 
-def proctex_state(state: GpuState, tstate: TevState) -> Any | None:
-    """``picaemu.proctex.ProctexState`` when the procedural texture is on and the TEV reads it, else None."""
+def proctex_state(state: GpuState, tstate: TevState) -> proctex_mod.ProctexState | None:
+    """The procedural texture state when unit 3 is on and the TEV reads it, else None."""
     if not access.raw(state.regs, "TEXUNIT_CONFIG", "unit3_enable") or SRC_PROCTEX not in tstate.sources_used():
         return None
-    mod = _optional("picaemu.proctex")
-    return None if mod is None else mod.ProctexState.from_state(state)
+    return proctex_mod.ProctexState.from_state(state)
 
 
 def unit_uv(frags: Fragments, coords: str) -> np.ndarray:
@@ -133,25 +120,24 @@ def _lighting(sstate: ShadingState, frags: Fragments, textures: dict[int, np.nda
     if not sstate.lighting_enabled:
         zero = np.zeros((n, 4), np.uint8)
         return {tev.SRC_LIGHT_PRIMARY: zero, tev.SRC_LIGHT_SECONDARY: zero}
-    mod = _optional("picaemu.lighting")
-    if mod is None or sstate.lighting is None:
-        raise UnsupportedFeature("fragment lighting (picaemu.lighting missing)", register=id_of("LIGHTING_ENABLE0"))
-    primary, secondary = mod.compute_lighting(sstate.lighting, frags, textures)
+    if sstate.lighting is None:  # enabled, but the TEV reads no lighting source: nothing to compute
+        zero = np.zeros((n, 4), np.uint8)
+        return {tev.SRC_LIGHT_PRIMARY: zero, tev.SRC_LIGHT_SECONDARY: zero}
+    primary, secondary = lighting_mod.compute_lighting(sstate.lighting, frags, textures)
     return {tev.SRC_LIGHT_PRIMARY: primary, tev.SRC_LIGHT_SECONDARY: secondary}
 
 
 def _proctex(sstate: ShadingState, frags: Fragments) -> np.ndarray:
     if not sstate.proctex_enabled:
         return np.zeros((len(frags), 4), np.uint8)
-    mod = _optional("picaemu.proctex")
-    if mod is None or sstate.proctex is None:
-        raise UnsupportedFeature("procedural texture (picaemu.proctex missing)", register=id_of("TEXUNIT_CONFIG"))
+    if sstate.proctex is None:  # enabled, but the TEV reads no unit 3: nothing to compute
+        return np.zeros((len(frags), 4), np.uint8)
     uv = unit_uv(frags, sstate.proctex_coords)
     lod = None
     if sstate.proctex.mip is not None:  # a mip filter: the LOD from the coordinates' derivatives
         duv_dx, duv_dy = lod_mod.derivatives(frags.x, frags.y, frags.primitive, np.asarray(uv, np.float32))
-        lod = mod.proctex_lod(sstate.proctex, duv_dx, duv_dy)
-    return mod.sample_proctex(sstate.proctex, uv, lod)
+        lod = proctex_mod.proctex_lod(sstate.proctex, duv_dx, duv_dy)
+    return proctex_mod.sample_proctex(sstate.proctex, uv, lod)
 
 
 ROUND_MAGIC = np.float32(2.0**23)  # x + 2**23 - 2**23 in float32 = rint(x) (ties to even) for 0 <= x < 2**23

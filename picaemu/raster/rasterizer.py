@@ -1,7 +1,8 @@
 """Rasterizer: window-space triangles -> fragments (struct-of-arrays), with scissor, fill rule and interpolation.
 
-Receives ``WindowTriangles`` (``picaemu.clipping``: 12.4 fixed-point x y, z/w, 1/w, varyings premultiplied by 1/w,
-every triangle counter-clockwise) and a ``RasterState``; returns ``picaemu.fragments.Fragments`` in rasterization
+Receives ``WindowTriangles`` (``picaemu.geometry.clipping``: 12.4 fixed-point x y, z/w, 1/w, varyings premultiplied by
+1/w,
+every triangle counter-clockwise) and a ``RasterState``; returns ``picaemu.raster.fragments.Fragments`` in rasterization
 order (triangle by triangle, rows bottom-up, pixels left to right) plus counters.
 
 Coverage (pica-pipeline.md §9): pixel (X, Y) samples at (16X + 8, 16Y + 8) in 12.4; edge functions
@@ -34,10 +35,10 @@ from functools import cached_property
 import numba
 import numpy as np
 
-from picaemu import output_map as om
-from picaemu.clipping import WindowTriangles
 from picaemu.errors import PipelineError
-from picaemu.fragments import Fragments
+from picaemu.geometry import output_map as om
+from picaemu.geometry.clipping import WindowTriangles
+from picaemu.raster.fragments import Fragments
 from picaemu.regs import access, id_of
 
 SCISSOR_KERNEL_MODE = {0: 0, 1: 1, 2: 0, 3: 2}  # register mode -> kernel mode: 0 off, 1 exclude box, 2 include box

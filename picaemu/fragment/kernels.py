@@ -1,4 +1,4 @@
-"""Compiled per-fragment passes of ``picaemu.fragment_ops.resolve`` (numba, cache=True): one kernel per case, so
+"""Compiled per-fragment passes of ``picaemu.fragment.ops.resolve`` (numba, cache=True): one kernel per case, so
 that a draw compiles only the passes it runs (a first draw on a fresh install pays for what it uses).
 
 Every pass walks fragments in rasterization order and reads/writes pixel words of the tiled buffers in emulated
@@ -27,8 +27,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from picaemu import framebuffer as fbm
-from picaemu.blend import BlendMode, blend_channel, blend_pixel, logic_pixel
+from picaemu.fragment import framebuffer as fbm
+from picaemu.fragment.blend import BlendMode, blend_channel, blend_pixel, logic_pixel
 
 KILLED_STENCIL, KILLED_DEPTH, SURVIVED = range(3)  # counter indices of the passes
 

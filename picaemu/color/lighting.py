@@ -1,13 +1,13 @@
 """Fragment lighting: the fragment primary (diffuse) and secondary (specular) colors that TEV sources 1 and 2 read.
 
 Owns the decoding of the lighting registers (0x08F, 0x140-0x1D9, through ``picaemu.regs.access``) into a frozen
-per-draw ``LightingState``, and packs it for the compiled per-fragment loop in ``picaemu.lighting_kernel``.
+per-draw ``LightingState``, and packs it for the compiled per-fragment loop in ``picaemu.color.lighting_kernel``.
 
-``LightingState.from_state(state: GpuState)`` — decode once per draw (LUTs through ``picaemu.lighting_luts``).
+``LightingState.from_state(state: GpuState)`` — decode once per draw (LUTs through ``picaemu.color.lighting_luts``).
 Lighting is on when LIGHTING_ENABLE0 is set and LIGHTING_ENABLE1 is clear (citro3d always writes both).
 ``compute_lighting(lstate, frags, textures) -> (primary, secondary)``:
 
-- ``frags``: ``picaemu.fragments.Fragments``; reads ``quat`` (F,4) f32 (x y z w, normalized here) and ``view``
+- ``frags``: ``picaemu.raster.fragments.Fragments``; reads ``quat`` (F,4) f32 (x y z w, normalized here) and ``view``
   (F,3) f32 (from the fragment toward the eye, eye space).
 - ``textures``: {unit: (F,4) uint8 RGBA} sampled colors of texture units 0-2; only the bump-map unit and the
   shadow unit of CONFIG0 are read, and only when their feature is on (missing -> ``PipelineError``).
@@ -33,12 +33,12 @@ from types import MappingProxyType
 
 import numpy as np
 
-from picaemu import lighting_kernel as K
-from picaemu import lighting_luts as luts_mod
 from picaemu import numeric
+from picaemu.color import lighting_kernel as K
+from picaemu.color import lighting_luts as luts_mod
+from picaemu.color.lighting_luts import LUT_ID, DecodedLuts
 from picaemu.errors import PipelineError, UnsupportedFeature
-from picaemu.fragments import Fragments
-from picaemu.lighting_luts import LUT_ID, DecodedLuts
+from picaemu.raster.fragments import Fragments
 from picaemu.regs import access, id_of
 from picaemu.regs.blocks.lighting import INPUT_SLOTS, NUM_LIGHTS
 from picaemu.state import GpuState
@@ -241,7 +241,7 @@ def _light(regs: np.ndarray, n: int) -> LightState:
     )
 
 
-# --- packing for the compiled kernel (picaemu.lighting_kernel) --------------------------------------------------
+# --- packing for the compiled kernel (picaemu.color.lighting_kernel) --------------------------------------------------
 
 def _packed(ls: LightingState) -> tuple[np.ndarray, ...]:
     """The kernel's arrays of a lighting state, packed on its first draw and kept on the (frozen, per-draw-state)

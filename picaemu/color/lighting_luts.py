@@ -9,7 +9,7 @@ Receives ``GpuState.lighting_luts``: (24, 256) uint32 raw FIFO words whose layou
 raw / 4095 and its signed difference raw / 2047 (the scale the hardware-tested emulators use, so that 0xFFF is
 exactly 1.0; citro3d encodes with 4096/2048 — at most 1/4096 apart). Decoding is cached by table content.
 
-Sampling (done per fragment by ``picaemu.lighting_kernel``): an input x gives ``value[i] + diff[i] * f``, where
+Sampling (done per fragment by ``picaemu.color.lighting_kernel``): an input x gives ``value[i] + diff[i] * f``, where
 - unsigned: x clamped to [0, 1], ``p = 256 x``, ``i = clamp(floor p, 0, 255)``, ``f = p - i``;
 - signed:   x clamped to [-1, 1], ``p = 128 x``, ``i = clamp(floor p, -128, 127)``, ``f = p - i``, entry ``i & 0xFF``
   (entries 0-127 cover [0, 1), 128-255 cover [-1, 0)).
