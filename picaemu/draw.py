@@ -20,6 +20,7 @@ from picaemu.state import GpuState
 
 if TYPE_CHECKING:
     from picaemu.draw_state import DrawState, DrawStateCache
+    from picaemu.observer import StageObserver
 
 
 class DrawKind(Enum):
@@ -77,7 +78,11 @@ class PipelineEventKind(Enum):
 
 
 class PipelineSink(Protocol):
-    """What the command processor calls. Implementations must not keep ``call.state`` without copying it."""
+    """What the command processor calls. Implementations must not keep ``call.state`` without copying it.
+    ``stage_observer`` (``picaemu.observer.StageObserver`` or None) is told what each stage computed, where the
+    sink runs stages at all."""
+
+    stage_observer: StageObserver | None
 
     def draw(self, call: DrawCall) -> None: ...
 
@@ -85,7 +90,10 @@ class PipelineSink(Protocol):
 
 
 class NullPipeline:
-    """Renders nothing: decoding and state tracking only."""
+    """Renders nothing: decoding and state tracking only (a stage observer sees nothing)."""
+
+    def __init__(self) -> None:
+        self.stage_observer: StageObserver | None = None
 
     def draw(self, call: DrawCall) -> None:
         return None

@@ -132,7 +132,7 @@ def test_fault_leaves_earlier_events_usable() -> None:
     cap.events = [pica.MemoryWrite(0x20000000, cap.blobs.add(b"\x01" * 16)), pica.FrameEnd(),
                   pica.CommandList(0x20000000, 16), pica.FrameEnd()]
     replay = Replay(cap)
-    with pytest.raises(ReplayError, match=r"event #2 \(CommandList address=0x20000000 size=16") as info:
+    with pytest.raises(ReplayError, match=r"event #2 \(CommandList 0x20000000 \(16 bytes\)\)") as info:
         replay.run()
     assert isinstance(info.value.cause, PicaError)
     assert replay.position == 2 and replay.memory.read(0x20000000, 1) == b"\x01"
@@ -200,10 +200,10 @@ def test_outline_and_describe(captures_dir: Path) -> None:
     frames = replay.outline()
     assert len(frames) == 3  # a still-empty first frame, then the two triangle frames
     texts = [node.text for frame in frames for node in frame]
-    assert texts[0] == "RegWrite address=0x10400468 value=0x20100000 width=4"
+    assert texts[0] == "RegWrite 0x10400468 = 0x20100000"
     kicks = [node for frame in frames for node in frame if node.draws]
     assert [node.draws for node in kicks] == [(0,), (1,)]
-    assert kicks[0].text == "RegWrite address=0x104018F0 value=0x1 width=4" and kicks[0].frame == 1
+    assert kicks[0].text == "RegWrite 0x104018F0 = 0x1" and kicks[0].frame == 1
 
 
 def test_run_to_draw_then_forward_matches_a_plain_run(captures_dir: Path) -> None:

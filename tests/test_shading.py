@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pytest
 
-from picaemu.color import shading
 from picaemu.color.shading import ShadingState, alpha_test, blend, shade
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, PipelineEventKind
@@ -124,30 +123,11 @@ def test_primary_color_is_rounded() -> None:
     assert shade(ShadingState.from_state(st), frags, mem).tolist() == [[128, 255, 0, 51]]
 
 
-def test_missing_lighting_module_is_named(monkeypatch) -> None:
-    st, mem = _tex_state()
-    _source(st, 0x1)
-    st.regs[id_of("LIGHTING_ENABLE0")] = access.compose("LIGHTING_ENABLE0", enable=1)
-    monkeypatch.setattr(shading, "_optional", lambda name: None)
-    with pytest.raises(UnsupportedFeature) as err:
-        shade(ShadingState.from_state(st), Fragments.empty(1), mem)
-    assert err.value.register == 0x08F
-
-
 def test_lighting_off_reads_zero() -> None:
     st, mem = _tex_state()
     _source(st, 0x2)
     st.regs[id_of("TEXENV0_OPERAND")] = access.compose("TEXENV0_OPERAND", rgb_op0=1, alpha_op0=1)
     assert shade(ShadingState.from_state(st), Fragments.empty(1), mem).tolist() == [[255, 255, 255, 255]]
-
-
-def test_missing_proctex_module_is_named(monkeypatch) -> None:
-    st, mem = _tex_state(unit3_enable=1)
-    _source(st, 0x6)
-    monkeypatch.setattr(shading, "_optional", lambda name: None)
-    with pytest.raises(UnsupportedFeature) as err:
-        shade(ShadingState.from_state(st), Fragments.empty(1), mem)
-    assert err.value.register == 0x080
 
 
 def test_gas_fog_is_refused() -> None:

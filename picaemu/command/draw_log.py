@@ -1,10 +1,12 @@
-"""The command processor's record of draws: ``DrawRecord`` per draw, and ``DrawLog``, which keeps them in order.
+"""The command processor's log of draw triggers: ``TriggerRegisters`` per draw (the register file at its
+trigger: what a decode-only run knows of a draw; a replay's ``picaemu.replay.DrawRecord`` is the draw as the
+debugger, API and CLI know it), and ``DrawLog``, which keeps them in order.
 
 Draws handled by the compiled loop (``picaemu.command.kernel``, decode-only runs) arrive as rows of chunk arrays
 the loop fills: ``info`` (rows, DRAW_INFO_LEN) int64 [index, kind, buffer address, byte offset, dirty write
 groups, end of its changes] and ``changes`` (cap,) int64, the registers (``id << 32 | value``) that differ from
 the previous recorded draw, kept in ``shadow`` (0x300,) uint32. A full chunk is kept and a larger one started
-(``grow``); rows become ``DrawRecord``s, with the whole register file rebuilt from the changes, only when someone
+(``grow``); rows become ``TriggerRegisters``s, with the whole register file rebuilt from the changes, only when someone
 asks (``build``). Draws handled in Python are appended as records directly, after the rows before them.
 """
 
@@ -24,8 +26,8 @@ _KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}
 
 
 @dataclass(slots=True)
-class DrawRecord:
-    """A draw as the processor saw it: its number, kind, trigger location and the register file at the trigger.
+class TriggerRegisters:
+    """A draw trigger as the processor saw it: its number, kind, trigger location and the register file then.
 
     ``dirty`` is the write-group mask (``picaemu.draw_state.Group`` bits) written since the previous draw: what
     ``CommandProcessor.take_dirty`` returned at this draw."""
@@ -42,7 +44,7 @@ class DrawLog:
     """Every draw in order: the records built so far, then the loop's rows not yet built (see the module doc)."""
 
     def __init__(self) -> None:
-        self.records: list[DrawRecord] = []
+        self.records: list[TriggerRegisters] = []
         self.shadow = np.zeros(K.NUM_REGS, np.uint32)  # registers at the loop's last recorded draw
         self._running = np.zeros(K.NUM_REGS, np.uint32)  # the same, as far as ``build`` has gone
         self._full: list[tuple[np.ndarray, np.ndarray, int, int]] = []  # (info, changes, rows built, rows filled)
@@ -60,7 +62,7 @@ class DrawLog:
         self._full.append((self.info, self.changes, self._built, self.end))
         self._start(min(2 * len(self.info), LARGEST_ROWS))
 
-    def build(self) -> list[DrawRecord]:
+    def build(self) -> list[TriggerRegisters]:
         """The records, after turning every row the loop filled into one."""
         for info, changes, first, end in [*self._full, (self.info, self.changes, self._built, self.end)]:
             start = int(info[first - 1, K.DI_CHANGES]) if first else 0
@@ -68,7 +70,7 @@ class DrawLog:
                 applied = changes[start:stop]
                 self._running[applied >> 32] = applied & 0xFFFFFFFF
                 start = stop
-                self.records.append(DrawRecord(index, _KINDS[kind], buffer, offset, self._running.copy(), dirty))
+                self.records.append(TriggerRegisters(index, _KINDS[kind], buffer, offset, self._running.copy(), dirty))
         self._full.clear()
         self._built = self.end
         return self.records

@@ -28,7 +28,7 @@ import numpy as np
 
 from picaemu import regs as regtable
 from picaemu.command import kernel as K
-from picaemu.command.draw_log import DrawLog, DrawRecord
+from picaemu.command.draw_log import DrawLog, TriggerRegisters
 from picaemu.command.packets import as_words, truncation_message, unpack_header
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
 from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache
@@ -234,13 +234,13 @@ class CommandProcessor:
 
     # -- draw records --------------------------------------------------------------------------------------
     @property
-    def draws(self) -> list[DrawRecord]:
+    def draws(self) -> list[TriggerRegisters]:
         """Every draw with its register snapshot (when ``record_draws``), in order. Draws the compiled loop
         recorded become DrawRecords here, on first access; the list may be trimmed (``del draws[n:]``)."""
         return self._draw_log.build()
 
     @draws.setter
-    def draws(self, records: list[DrawRecord]) -> None:
+    def draws(self, records: list[TriggerRegisters]) -> None:
         self._draw_log.build()
         self._draw_log.records = records
 
@@ -404,7 +404,12 @@ class CommandProcessor:
                     if outcome is not None:
                         return outcome  # type: ignore[return-value]
                 elif status in (K.S_IMMEDIATE_FLUSH, K.S_IMMEDIATE_FULL):
-                    self._flush_immediate(4 * int(cursor[K.K_POS]))
+                    # a flush stops before the flushing write (its packet is the draw's); a full buffer stops
+                    # after the write that filled it, which may have been its packet's last
+                    packet = result.packets - (self._list_start or 0) + int(cursor[K.K_PACKETS])
+                    if status == K.S_IMMEDIATE_FULL and cursor[K.K_PARAM] == 0:
+                        packet -= 1
+                    self._flush_immediate(4 * int(cursor[K.K_POS]), packet)
                 elif status == K.S_END:
                     return None
                 elif status == K.S_LIMIT:
@@ -497,18 +502,19 @@ class CommandProcessor:
         self.draw_count += 1
         if self.record_draws:
             regs = call.state.regs.copy()
-            self.draws.append(DrawRecord(call.index, call.kind, self._buffer, call.offset, regs, dirty))
+            self.draws.append(TriggerRegisters(call.index, call.kind, self._buffer, call.offset, regs, dirty))
         for obs in self.observers:
             obs.on_draw_begin(call)
         self.pipeline.draw(call)
         for obs in self.observers:
             obs.on_draw_end(call)
 
-    def _flush_immediate(self, offset: int) -> None:
+    def _flush_immediate(self, offset: int, packet: int) -> None:
         n = int(self._counters[K.C_IMM_COUNT])
         self._counters[K.C_IMM_COUNT] = 0
         inputs = self._immediate[:n].copy()
-        self._draw(DrawCall(self.draw_count, DrawKind.IMMEDIATE, self.state, self.memory, offset, inputs))
+        self._draw(DrawCall(self.draw_count, DrawKind.IMMEDIATE, self.state, self.memory, offset, inputs,
+                            packet=packet))
 
     def _notify(self, words: np.ndarray, address: int, cursor: np.ndarray) -> None:
         packets = self._packet_records[: cursor[K.K_NPK]]
@@ -533,4 +539,4 @@ class CommandProcessor:
             obs.on_packet(event)
 
 
-__all__ = ["CommandBufferError", "CommandProcessor", "DrawRecord", "RunResult", "build_tables"]
+__all__ = ["CommandBufferError", "CommandProcessor", "RunResult", "TriggerRegisters", "build_tables"]

@@ -104,7 +104,7 @@ class Debugger:
         targets: dict[bytes, tuple[int, int] | None] = {}  # framebuffer registers -> the pixel in window space
         draws: list[tuple[int, tuple[int, int]]] = []
         for d in tl.draws:
-            if not start <= d.before < end:
+            if not start <= tl.before_draw(d.index) < end:
                 continue
             regs = session.state_at_draw(d.index).regs
             key = regs[FRAMEBUFFER_IDS].tobytes()
@@ -115,7 +115,7 @@ class Debugger:
                 draws.append((d.index, window))
         out: list[PixelFragment] = []
         for draw, window in draws:
-            session.goto(tl.draws[draw].before)
+            session.goto(tl.before_draw(draw))
             current = self._pixel(window)
             for f in probe.probe_draw(session, draw, window).fragments:
                 after = f.blended if f.blended is not None else current
@@ -201,7 +201,7 @@ class Debugger:
     # -- pictures ----------------------------------------------------------------------------------------
     def texture(self, draw: int, unit: int, level: int = 0, face: int = 0) -> np.ndarray:
         """(H, W, 4) uint8 RGBA of texture unit ``unit`` as bound at ``draw`` (memory as the draw read it)."""
-        d = self._draw(draw)
+        self._draw(draw)  # checks the number
         bound = [t for t in state_views.bound_textures(self.session.state_at_draw(draw)) if t.unit == unit]
         if not bound or bound[0].kind == "procedural":
             raise PicaError(f"texture unit {unit} is not one of the sampled units 0-2")
@@ -209,7 +209,7 @@ class Debugger:
             raise PicaError(f"texture unit {unit} at draw {draw}: {bound[0].error}")
         if not 0 <= face < len(bound[0].addresses):
             raise PicaError(f"texture unit {unit} has {len(bound[0].addresses)} face(s), not face {face}")
-        self.session.goto(d.before)
+        self.session.goto(self.session.timeline.before_draw(draw))
         return state_views.texture_image(self.session.replay.memory, bound[0], face, level)
 
     def surface(self, address: int, fmt: str, width: int, height: int, level: int = 0) -> np.ndarray:

@@ -250,7 +250,7 @@ def _shaded(r: FragmentRecord, f: Fragments, tev: np.ndarray, j: int) -> Fragmen
 def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None) -> DrawProbe:
     """Re-run ``draw`` with the fragment observer and recording stages; see the module docstring."""
     tl = session._need_timeline()
-    session.goto(tl.draws[draw].before)
+    session.goto(tl.before_draw(draw))
     regs = session.state_at_draw(draw).regs
     rec = _Recording(draw, pixel, FramebufferState.from_regs(regs), DepthStencilState.from_regs(regs).color_mask)
     pipeline = session.replay.pipeline
@@ -279,7 +279,7 @@ def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:
     if not hasattr(pipeline, "stage_observer"):
         raise PicaError(f"stage observation needs picaemu.pipeline.Pipeline, the replay runs {type(pipeline).__name__}")
     recorder = state_views.VertexRecorder(draw)
-    session.goto(tl.draws[draw].before)
+    session.goto(tl.before_draw(draw))
     previous, pipeline.stage_observer = pipeline.stage_observer, recorder
     try:
         session.advance(tl.after_draw(draw))
@@ -336,7 +336,7 @@ def draws_at_pixel(session: Session, pixel: tuple[int, int], until: Cursor | Non
             hits.append(call.index)
 
     for draw in candidate_draws(session, pixel, until):
-        session.goto(tl.draws[draw].before)
+        session.goto(tl.before_draw(draw))
         with observing(session, seen):
             try:
                 session.advance(tl.after_draw(draw))

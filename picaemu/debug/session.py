@@ -23,14 +23,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from picaemu.debug.timeline import Cursor, DrawInfo, EventInfo, Timeline, event_text
+from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.draw import DrawCall
-from picaemu.draw_state import DrawState
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
-from picaemu.observer import Observer, PacketEvent, WriteEvent
+from picaemu.observer import Observer, PacketEvent, StageObserver, WriteEvent
 from picaemu.replay import Checkpoint, Replay, load_capture
+from picaemu.replay.records import EventInfo, describe
 from picaemu.state import GpuState, ShaderUnitMemory
 
 MEMORY_EVERY = 8  # K: bench/results/gui.md
@@ -68,7 +68,7 @@ class _IndexObserver(Observer):
         self.session = session
         self.packets: list[PacketEvent] = []
         self.writes: list[tuple[int, int, int, int]] = []
-        self.draw_calls: list[tuple[DrawCall, int, GpuState]] = []
+        self.draw_calls: list[tuple[DrawCall, GpuState]] = []
         self.event = 0
 
     def on_packet(self, event: PacketEvent) -> None:
@@ -81,9 +81,20 @@ class _IndexObserver(Observer):
 
     def on_draw_end(self, call: DrawCall) -> None:
         states = self.session.draw_states
-        prev = self.draw_calls[-1][2] if self.draw_calls else states[-1] if states else None
-        self.draw_calls.append((call, len(self.packets) - 1, share_unchanged(call.state, prev)))
+        prev = self.draw_calls[-1][1] if self.draw_calls else states[-1] if states else None
+        self.draw_calls.append((call, share_unchanged(call.state, prev)))
         self.session._thumbnail(call)
+
+
+class _NonfiniteObserver(StageObserver):
+    """Notes the draws whose vertex-shader outputs hold NaN/inf (one ``isfinite`` per draw while indexing)."""
+
+    def __init__(self) -> None:
+        self.draws: set[int] = set()
+
+    def on_vertex_outputs(self, call: DrawCall, outputs: np.ndarray) -> None:
+        if not np.isfinite(outputs).all():
+            self.draws.add(call.index)
 
 
 class Session:
@@ -101,7 +112,6 @@ class Session:
         self.fault: PicaError | None = None
         self.cursor = Cursor(0, 0)
         self._dirty = False
-        self._nonfinite: set[int] = set()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], **kw) -> Session:
@@ -126,14 +136,15 @@ class Session:
         replay = self.replay
         if replay.position or replay.packet:
             replay.run_to(0)
-        self.draw_states, self.fault, self._nonfinite = [], None, set()
+        self.draw_states, self.fault = [], None
         self.thumbnails = [] if self.thumbnails is not None else None
         obs = _IndexObserver(self)
         events: list[EventInfo] = []
         writes: list[tuple[int, int, int, int]] = []
-        draws: list[DrawInfo] = []
         frame = 0
-        self._wrap_vertex_shader(True)
+        nonfinite = _NonfiniteObserver()
+        pipeline = replay.pipeline
+        previous, pipeline.stage_observer = pipeline.stage_observer, nonfinite
         replay.processor.attach(obs)
         try:
             for i, ev in enumerate(replay.events):
@@ -143,14 +154,13 @@ class Session:
                         replay.step()
                     except PicaError as err:
                         self.fault = err
-                for call, pk, state in obs.draw_calls:
-                    draws.append(DrawInfo(call.index, i, max(pk, 0), frame, call.kind.value, dict(call.stats),
-                                          call.index in self._nonfinite, call.bounds))
+                for call, state in obs.draw_calls:
+                    replay.draws[call.index].nonfinite = call.index in nonfinite.draws
                     self.draw_states.append(state)
                 writes += obs.writes
                 obs.writes = []
-                events.append(EventInfo(i, type(ev).__name__, frame, event_text(ev), tuple(obs.packets),
-                                        tuple(c.index for c, _, _ in obs.draw_calls),
+                events.append(EventInfo(i, type(ev).__name__, frame, describe(ev), tuple(obs.packets),
+                                        tuple(c.index for c, _ in obs.draw_calls),
                                         isinstance(ev, pica.CommandList)))
                 if isinstance(ev, pica.FrameEnd):
                     frame += 1
@@ -158,30 +168,12 @@ class Session:
                     progress(i + 1, len(replay.events))
         finally:
             replay.processor.detach(obs)
-            self._wrap_vertex_shader(False)
+            pipeline.stage_observer = previous
         frame_ends = tuple(e.index for e in events if e.kind == "FrameEnd")
-        self.timeline = Timeline(tuple(events), tuple(draws), np.array(writes, np.int64).reshape(-1, 4), frame_ends)
+        draws = tuple(replay.draws[:len(self.draw_states)])
+        self.timeline = Timeline(tuple(events), draws, np.array(writes, np.int64).reshape(-1, 4), frame_ends)
         self._dirty, self.cursor = True, self.timeline.end
         return self.timeline
-
-    def _wrap_vertex_shader(self, on: bool) -> None:
-        """While indexing, note draws whose vertex-shader outputs hold NaN/inf (one isfinite per draw)."""
-        pipeline = self.replay.pipeline
-        if not hasattr(pipeline, "vertex_shader"):
-            return
-        if not on:
-            pipeline.vertex_shader = getattr(pipeline.vertex_shader, "inner", pipeline.vertex_shader)
-            return
-        inner, session = pipeline.vertex_shader, self
-
-        def checked(ds: DrawState, attributes: np.ndarray, counters: dict) -> np.ndarray:
-            out = inner(ds, attributes, counters)
-            if not np.isfinite(out).all():
-                session._nonfinite.add(session.replay.processor.draw_count - 1)
-            return out
-
-        checked.inner = inner  # type: ignore[attr-defined]
-        pipeline.vertex_shader = checked
 
     def _thumbnail(self, call: DrawCall) -> None:
         """(H/4, W/4, 3) uint8 of the render target right after a draw (None if it cannot be read)."""

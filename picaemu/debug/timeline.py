@@ -9,8 +9,9 @@ of its event: that is ``Cursor(event + 1, 0)``) and ordered, so "forward" is ``>
 
 - ``events``: ``EventInfo`` per capture event (kind, frame, one-line text, the packets the command processor
   ran for it, following jumps, as ``PacketEvent``, and the draws it triggered);
-- ``draws``: ``DrawInfo`` per draw (global index, event, index of the trigger packet in its event, kind, the
-  pipeline's counters, ``nonfinite``: vertex-shader outputs held NaN/inf);
+- ``draws``: the replay's own ``picaemu.replay.DrawRecord`` per draw (global index, event, index of the trigger
+  packet in its event, frame, kind, the pipeline's counters, screen bounds, ``nonfinite``: vertex-shader outputs
+  held NaN/inf);
 - ``writes``: (W, 4) int64 rows ``event, packet index, register id, value`` of every register write.
 
 Stepping (``step(cursor, unit, direction)``) moves by packet, draw, command list or frame; breakpoints
@@ -28,8 +29,7 @@ import numpy as np
 
 from picaemu import regs as regtable
 from picaemu.errors import PicaError
-from picaemu.formats import pica
-from picaemu.observer import PacketEvent
+from picaemu.replay.records import DrawRecord, EventInfo
 
 
 @dataclass(frozen=True, order=True)
@@ -41,40 +41,6 @@ class Cursor:
         return f"event {self.event}" + (f" + {self.packet} packets" if self.packet else "")
 
 
-@dataclass(frozen=True)
-class DrawInfo:
-    index: int
-    event: int
-    packet: int  # index of the trigger packet within its event's packets
-    frame: int
-    kind: str
-    stats: dict = field(default_factory=dict, compare=False)
-    nonfinite: bool = False
-    bounds: tuple[int, int, int, int] | None = None  # window pixels its triangles can cover (DrawCall.bounds)
-
-    def may_cover(self, pixel: tuple[int, int]) -> bool:
-        """Whether the draw's triangles can reach window pixel ``pixel`` (its bounds hold it)."""
-        if self.bounds is None:
-            return False
-        x0, y0, x1, y1 = self.bounds
-        return x0 <= pixel[0] <= x1 and y0 <= pixel[1] <= y1
-
-    @property
-    def before(self) -> Cursor:
-        return Cursor(self.event, self.packet)
-
-
-@dataclass(frozen=True)
-class EventInfo:
-    index: int
-    kind: str
-    frame: int
-    text: str
-    packets: tuple[PacketEvent, ...] = ()
-    draws: tuple[int, ...] = ()
-    is_list: bool = False
-
-
 class Unit(Enum):
     PACKET = "packet"
     DRAW = "draw"
@@ -82,30 +48,10 @@ class Unit(Enum):
     FRAME = "frame"
 
 
-def event_text(event: pica.Event) -> str:
-    """One line naming a capture event and its main parameters."""
-    name = type(event).__name__
-    if isinstance(event, pica.CommandList):
-        return f"{name} 0x{event.address:08X} ({event.size} bytes)"
-    if isinstance(event, pica.MemoryWrite):
-        return f"{name} 0x{event.address:08X} (blob {event.blob})"
-    if isinstance(event, pica.MemoryFill):
-        return f"{name} " + ", ".join(f"0x{u.start:08X}..0x{u.end:08X}={u.value:08X}" for u in event.units)
-    if isinstance(event, pica.DisplayTransfer | pica.TextureCopy):
-        return f"{name} 0x{event.src:08X} -> 0x{event.dst:08X}"
-    if isinstance(event, pica.Present):
-        return f"{name} screen {event.screen} 0x{event.left:08X}"
-    if isinstance(event, pica.RegWrite):
-        return f"{name} 0x{event.address:08X} = 0x{event.value:X}"
-    if isinstance(event, pica.Marker):
-        return f"{name} {event.text}"
-    return name
-
-
 @dataclass(frozen=True)
 class Timeline:
     events: tuple[EventInfo, ...]
-    draws: tuple[DrawInfo, ...]
+    draws: tuple[DrawRecord, ...]
     writes: np.ndarray  # (W, 4) int64: event, packet index, register id, value
     frame_ends: tuple[int, ...]  # event index of every FrameEnd
     _stops: dict = field(default_factory=dict, compare=False, repr=False)  # cache of ``stops``
@@ -122,9 +68,14 @@ class Timeline:
             return Cursor(event + 1, 0)
         return Cursor(event, max(0, packet) if event < len(self.events) else 0)
 
+    def before_draw(self, draw: int) -> Cursor:
+        """The position right before draw ``draw``'s trigger packet."""
+        d = self.draws[draw]
+        return Cursor(d.event, d.list_packet)
+
     def after_draw(self, draw: int) -> Cursor:
         d = self.draws[draw]
-        return self.normalize(d.event, d.packet + 1)
+        return self.normalize(d.event, d.list_packet + 1)
 
     def frame_of(self, cursor: Cursor) -> int:
         return bisect.bisect_left(self.frame_ends, cursor.event)

@@ -35,9 +35,9 @@ before the fault stays usable.
 
 from __future__ import annotations
 
+import bisect
 import os
 import weakref
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,13 +54,13 @@ from picaemu.gx import convert as gxconvert
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 from picaemu.replay.checkpoint import Checkpoint, restore_pages, snapshot_pages
+from picaemu.replay.records import DrawRecord, EventInfo, describe
 from picaemu.state import GpuState, ShaderUnitMemory
 
 if TYPE_CHECKING:
     from picaemu.debug.api import Debugger, PixelFragment
 from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
 
-DECIMAL_FIELDS = frozenset({"blob", "screen", "select", "stride", "size", "width"})  # the rest print in hex
 CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
 CHECKPOINT_DRAWS = 32  # draws between checkpoints inside a command list (doubled while over the budget;
 # the debugger session asks for 8)
@@ -108,43 +108,6 @@ def initial_gpu_state(s: pica.InitialState) -> GpuState:
         proctex_luts=s.proctex_luts.astype(np.uint32), gas_lut=s.gas_lut.astype(np.uint32),
         fixed_attribs=s.fixed_attribs.astype(np.float32),
     )
-
-
-def describe(event: pica.Event) -> str:
-    """One line naming an event and its parameters (addresses in hex), for listings and the GUI's event tree."""
-    name = type(event).__name__
-    if isinstance(event, pica.FrameEnd):
-        return name
-    if isinstance(event, pica.Marker):
-        return f"{name} {event.text!r}"
-    if isinstance(event, pica.MemoryFill):
-        units = [f"0x{u.start:08X}-0x{u.end:08X}=0x{u.value:08X}" for u in event.units if u.control & 1]
-        return f"{name} {' '.join(units)}"
-    parts = [f"{key}={value}" if key in DECIMAL_FIELDS else f"{key}=0x{value:X}" for key, value in vars(event).items()]
-    return f"{name} {' '.join(parts)}"
-
-
-@dataclass(frozen=True)
-class EventNode:
-    """One event in the debugger's tree: its index, frame, one-line text and the draws it made."""
-
-    index: int
-    frame: int
-    text: str
-    draws: tuple[int, ...]
-
-
-@dataclass
-class DrawRecord:
-    """One draw as the replay saw it."""
-
-    index: int
-    event: int
-    offset: int
-    kind: str
-    stats: dict[str, int | float] = field(default_factory=dict)
-    bounds: tuple[int, int, int, int] | None = None  # window pixels its triangles can cover (``DrawCall.bounds``)
-    packet: int = -1  # index of its trigger packet in its event's command list (-1: not inside a list)
 
 
 class ReplayError(PicaError):
@@ -324,16 +287,18 @@ class Replay:
         """Any memory decoded as a texture format, any size (``Debugger.surface``)."""
         return self.debugger.surface(address, fmt, width, height, level)
 
-    def outline(self) -> list[list[EventNode]]:
+    def outline(self) -> list[list[EventInfo]]:
         """Frames -> events (with their draws), after indexing the whole capture; trailing events after the last
         FrameEnd form a final, unfinished frame."""
         self.index()
         by_event: dict[int, list[int]] = {}
         for d in self.draws:
             by_event.setdefault(d.event, []).append(d.index)
-        frames: list[list[EventNode]] = [[]]
+        frames: list[list[EventInfo]] = [[]]
         for i, event in enumerate(self.events):
-            frames[-1].append(EventNode(i, len(frames) - 1, describe(event), tuple(by_event.get(i, ()))))
+            frames[-1].append(EventInfo(i, type(event).__name__, len(frames) - 1, describe(event),
+                                        draws=tuple(by_event.get(i, ())),
+                                        is_list=isinstance(event, pica.CommandList)))
             if isinstance(event, pica.FrameEnd) and i + 1 < len(self.events):
                 frames.append([])
         return frames
@@ -506,7 +471,7 @@ class Replay:
         if self.record_draws and call.index >= len(self.draws):
             packet = self.packet + call.packet if call.packet >= 0 else -1
             self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, dict(call.stats),
-                                         call.bounds, packet))
+                                         call.bounds, packet, bisect.bisect_left(self.frames, self._current)))
 
     def _checkpoint_after_draw(self, call: DrawCall) -> None:
         """Every ``checkpoint_draws``-th draw that ends its packet inside a command list: a checkpoint right after

@@ -1,0 +1,77 @@
+"""The records of a replay's index: ``EventInfo`` per capture event and ``DrawRecord`` per draw, the one shape
+of each that the replay, the debugger's timeline, the API, the CLI and the GUI share, and ``describe(event)``,
+the one line that names an event everywhere."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from picaemu.formats import pica
+from picaemu.observer import PacketEvent
+
+DECIMAL_FIELDS = frozenset({"blob", "screen", "select", "stride", "size", "width"})  # the rest print in hex
+
+
+def describe(event: pica.Event) -> str:
+    """One line naming a capture event and its main parameters (addresses in hex): listings, errors, the GUI."""
+    name = type(event).__name__
+    if isinstance(event, pica.CommandList):
+        return f"{name} 0x{event.address:08X} ({event.size} bytes)"
+    if isinstance(event, pica.MemoryWrite):
+        return f"{name} 0x{event.address:08X} (blob {event.blob})"
+    if isinstance(event, pica.MemoryFill):
+        return f"{name} " + ", ".join(f"0x{u.start:08X}..0x{u.end:08X}={u.value:08X}" for u in event.units)
+    if isinstance(event, pica.DisplayTransfer | pica.TextureCopy):
+        return f"{name} 0x{event.src:08X} -> 0x{event.dst:08X}"
+    if isinstance(event, pica.Present):
+        return f"{name} screen {event.screen} 0x{event.left:08X}"
+    if isinstance(event, pica.RegWrite):
+        return f"{name} 0x{event.address:08X} = 0x{event.value:X}"
+    if isinstance(event, pica.Marker):
+        return f"{name} {event.text!r}"
+    parts = [f"{key}={value}" if key in DECIMAL_FIELDS else f"{key}=0x{value:X}" for key, value in vars(event).items()]
+    return " ".join([name, *parts])
+
+
+@dataclass(frozen=True)
+class EventInfo:
+    """One capture event as the replay indexed it: its index, kind (the event type's name), frame, one-line text,
+    the draws it triggered; the debugger's timeline adds the packets the command processor ran for it (following
+    jumps; ``PacketEvent``) and whether it is a command list."""
+
+    index: int
+    kind: str
+    frame: int
+    text: str
+    packets: tuple[PacketEvent, ...] = ()
+    draws: tuple[int, ...] = ()
+    is_list: bool = False
+
+
+
+@dataclass
+class DrawRecord:
+    """One draw as the replay saw it: the one record of a draw that the replay, the debugger's timeline, the API,
+    the CLI and the GUI share (``Replay.draws``, ``Timeline.draws``)."""
+
+    index: int
+    event: int
+    offset: int  # byte offset of the trigger packet in its buffer
+    kind: str
+    stats: dict[str, int | float] = field(default_factory=dict)
+    bounds: tuple[int, int, int, int] | None = None  # window pixels its triangles can cover (``DrawCall.bounds``)
+    packet: int = -1  # index of its trigger packet in its event's command list (-1: not inside a list)
+    frame: int = 0  # frames ended before its event
+    nonfinite: bool = False  # its vertex-shader outputs held NaN/inf (noted while the debugger indexes)
+
+    @property
+    def list_packet(self) -> int:
+        """Index of the trigger packet in its event's packets; 0 when the draw was not triggered inside a list."""
+        return max(self.packet, 0)
+
+    def may_cover(self, pixel: tuple[int, int]) -> bool:
+        """Whether the draw's triangles can reach window pixel ``pixel`` (its bounds hold it)."""
+        if self.bounds is None:
+            return False
+        x0, y0, x1, y1 = self.bounds
+        return x0 <= pixel[0] <= x1 and y0 <= pixel[1] <= y1
