@@ -16,78 +16,29 @@ ends a loop, and in an empty body. Errors: ``AssemblyError`` naming file, line a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from picaemu.formats.shbin import (
     DVLP_HEADER_SIZE,
     OPDESC_SIZE,
-    Constant,
     Dvle,
-    Output,
     Shbin,
     Uniform,
     uniform_register_raw,
 )
 from picaemu.shader import asm_decls as decls
 from picaemu.shader import isa
-from picaemu.shader.asm_descs import DescTable, kept_lanes
-from picaemu.shader.asm_syntax import IDENT_RE, Alias, AssemblyError, Operand, Where, parse_operand, strip_comment
-from picaemu.shader.disasm import canonical_swizzle
-
-INVERTED = {"dph": "dphi", "dst": "dsti", "sge": "sgei", "slt": "slti"}
-COMMUTATIVE = {"add", "mul", "dp3", "dp4"}
-MIRRORED_CMP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
-PAD_AFTER = {"jmpc", "jmpu", "call", "callc", "callu"}
-LOOP_EXITS = {"breakc", "break"}
-MAD_KINDS = {"mad", "madi"}
-DESC_FIELD_MASK = (1 << isa.FIELDS[isa.Fmt.F1]["desc"][1]) - 1
-
-
-@dataclass
-class Block:
-    kind: str            # "proc", "if", "for", "constfa"
-    start: int           # pc of the opening instruction (proc: first instruction)
-    where: Where
-    name: str = ""
-    else_pc: int | None = None
-    values: list = field(default_factory=list)
-    size: int = 0        # constfa: declared entry count (0: as many as given)
-
-
-_Block = Block
-
-
-@dataclass
-class Unit:
-    """Per-file state: one DVLE (none with ``.nodvle``)."""
-
-    path: str
-    aliases: dict[str, Alias] = field(default_factory=dict)
-    uniforms: list[tuple[str, str, int, int]] = field(default_factory=list)   # name, file, first, last
-    constants: list[Constant] = field(default_factory=list)
-    outputs: list[Output] = field(default_factory=list)
-    input_mask: int = 0
-    output_mask: int = 0
-    output_used: int = 0   # 4 bits per output register: components already mapped
-    merge: bool = False
-    entry: str = "main"
-    entry_where: Where | None = None
-    gsh: tuple[int, int, int, int] | None = None   # mode, fixed start, variable main count, fixed vertex count
-    compat: bool = False   # bare .gsh / setemit first: a geometry shader on the shared register pool
-    nodvle: bool = False
-    labels: dict[str, int] = field(default_factory=dict)
-    label_fixups: list[tuple[int, str, Where]] = field(default_factory=list)
-
-    @property
-    def is_geo(self) -> bool:
-        return self.gsh is not None or self.compat
-
-    @property
-    def gsh_space(self) -> bool:
-        return self.gsh is not None and not self.compat
-
-
-_Unit = Unit
+from picaemu.shader.asm_descs import DescTable
+from picaemu.shader.asm_model import (
+    DESC_FIELD_MASK,
+    LOOP_EXITS,
+    MAD_KINDS,
+    PAD_AFTER,
+    Block,
+    Unit,
+    descriptor,
+    flow_fields,
+)
+from picaemu.shader.asm_ops import INSTRUCTIONS
+from picaemu.shader.asm_syntax import IDENT_RE, AssemblyError, Operand, Where, parse_operand, strip_comment
 
 
 class Assembler:
@@ -152,7 +103,7 @@ class Assembler:
         for pc, name, where in unit.label_fixups:
             if name not in unit.labels:
                 raise where.error(f"unknown label '{name}'")
-            self.code[pc] |= _flow_fields(unit.labels[name], 0, where)
+            self.code[pc] |= flow_fields(unit.labels[name], 0, where)
         return unit
 
     def _label(self, unit: Unit, name: str, where: Where) -> None:
@@ -240,11 +191,11 @@ class Assembler:
             self.procs[b.name] = (b.start, len(self.code))
             return
         if b.kind == "for":
-            self.code[b.start] |= _flow_fields(len(self.code) - 1, 0, where)
+            self.code[b.start] |= flow_fields(len(self.code) - 1, 0, where)
         elif b.else_pc is None:
-            self.code[b.start] |= _flow_fields(len(self.code), 0, where)
+            self.code[b.start] |= flow_fields(len(self.code), 0, where)
         else:
-            self.code[b.start] |= _flow_fields(b.else_pc, len(self.code) - b.else_pc, where)
+            self.code[b.start] |= flow_fields(b.else_pc, len(self.code) - b.else_pc, where)
         self.last_was_end = True
 
     def _d_word(self, unit, blocks, args, where):
@@ -262,7 +213,6 @@ class Assembler:
     # ------------------------------------------------------------------ instructions
 
     def _instruction(self, unit: Unit, blocks: list[Block], mn: str, args: str, where: Where, col: int) -> None:
-        from picaemu.shader.asm_ops import INSTRUCTIONS
         from picaemu.shader.asm_syntax import split_args
 
         pieces = split_args(args, col) if args else []
@@ -280,7 +230,7 @@ class Assembler:
         if name not in self.procs:
             raise where.error(f"unknown procedure '{name}'")
         start, end = self.procs[name]
-        self.code[pc] |= _flow_fields(start, end - start, where)
+        self.code[pc] |= flow_fields(start, end - start, where)
 
     def _dvle(self, u: Unit) -> Dvle:
         if u.entry not in self.procs:
@@ -300,24 +250,6 @@ class Assembler:
             gs_mode=mode[0], gs_fixed_start=mode[1], gs_variable_num=mode[2], gs_fixed_num=mode[3],
             constants=tuple(u.constants), outputs=tuple(u.outputs), uniforms=tuple(uniforms), symbols=symbols,
         )
-
-
-def _flow_fields(target: int, num: int, where: Where) -> int:
-    t_lo, t_w = isa.FIELDS[isa.Fmt.F2]["target"]
-    n_lo, n_w = isa.FIELDS[isa.Fmt.F2]["num"]
-    if target >> t_w or num >> n_w:
-        raise where.error(f"flow target 0x{target:X} / count {num} does not fit the instruction")
-    return target << t_lo | num << n_lo
-
-
-def descriptor(mn: str, mask: int, ops: list[Operand]) -> int:
-    """Descriptor word: the written swizzles in the lanes picasso keeps, the identity elsewhere (module doc)."""
-    comps = isa.mask_components(mask)
-    sels, negs = [isa.IDENTITY_SELECTOR] * 3, [False] * 3
-    for k, op in enumerate(ops):
-        sels[k] = isa.lanes_selector(canonical_swizzle(op.swizzle, kept_lanes(mn, comps, k + 1)))
-        negs[k] = op.negate
-    return isa.encode_desc(mask, tuple(sels), tuple(negs))  # type: ignore[arg-type]
 
 
 _DIRECTIVES = {

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from picaemu.formats.shbin import Constant, Output
 from picaemu.numeric import to_f24
+from picaemu.shader.asm_model import Block
 from picaemu.shader.asm_syntax import IDENT_RE, Alias, Where, parse_operand, parse_vector, split_args
 
 OUTPUT_PROPS = {"position": 0, "pos": 0, "normalquat": 1, "nquat": 1, "color": 2, "clr": 2, "texcoord0": 3,
@@ -152,8 +153,6 @@ def d_consti(a, unit, blocks, args, where):
 def d_constfa(a, unit, blocks, args, where):
     """``.constfa name[]`` or ``.constfa name[N]`` opens an array (N: zero-filled up to N entries), closed by
     ``.end``; inside it each ``.constfa (x, y, z, w)`` adds an entry."""
-    from picaemu.shader.asm import Block
-
     if blocks and blocks[-1].kind == "constfa":
         array = blocks[-1]
         if array.size and len(array.values) == array.size:

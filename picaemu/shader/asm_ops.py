@@ -7,10 +7,15 @@ Source register numbers: v n -> n, r n -> 0x10+n, c n -> 0x20+n; destinations o 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from picaemu.shader import isa
-from picaemu.shader.asm import COMMUTATIVE, INVERTED, MIRRORED_CMP, Assembler, _Block, _Unit, descriptor
 from picaemu.shader.asm_descs import full_mask
+from picaemu.shader.asm_model import COMMUTATIVE, INVERTED, MIRRORED_CMP, Block, Unit, descriptor
 from picaemu.shader.asm_syntax import Operand, Where, parse_condition, parse_operand
+
+if TYPE_CHECKING:  # the assembler drives these encoders; they only call back into it
+    from picaemu.shader.asm import Assembler
 
 SOURCE_BASE = {"v": 0, "r": isa.FIRST_R, "c": isa.FIRST_C}
 DEST_BASE = {"o": 0, "r": isa.FIRST_R}
@@ -39,7 +44,7 @@ def _src(op: Operand, piece: tuple[str, int], where: Where, wide: bool) -> int:
     return SOURCE_BASE[op.kind] + op.index
 
 
-def _dest(a: Assembler, unit: _Unit, piece: tuple[str, int], where: Where) -> tuple[int, int]:
+def _dest(a: Assembler, unit: Unit, piece: tuple[str, int], where: Where) -> tuple[int, int]:
     op = parse_operand(piece[0], unit.aliases, where.at(piece[1]))
     if op.kind not in DEST_BASE or op.negate or op.relative:
         raise where.at(piece[1]).error(f"'{piece[0]}' is not a writable register (o or r)")
@@ -50,7 +55,7 @@ def _two_wide(where: Where, mn: str) -> None:
     raise where.error(f"'{mn}': at most one operand may be a uniform or relatively addressed")
 
 
-def binary(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
+def binary(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, where: Where) -> None:
     _count(pieces, 3, mn, where)
     mn = BASE_FORMS.get(mn, mn)
     dst, mask = _dest(a, unit, pieces[0], where)
@@ -74,7 +79,7 @@ def binary(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pie
     a._emit(isa.encode(name, dst=dst, src1=r1, src2=r2, idx=rel, desc=desc), name)
 
 
-def unary(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
+def unary(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, where: Where) -> None:
     _count(pieces, 2, mn, where)
     dst, mask = _dest(a, unit, pieces[0], where)
     s1 = a.operand(unit, pieces[1], where)
@@ -83,7 +88,7 @@ def unary(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Piec
     a._emit(isa.encode(mn, dst=dst, src1=r1, idx=s1.relative, desc=desc), mn)
 
 
-def mova(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
+def mova(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, where: Where) -> None:
     _count(pieces, 2, mn, where)
     target = pieces[0][0].replace(" ", "").lower()
     if target not in MOVA_MASKS:
@@ -95,7 +100,7 @@ def mova(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Piece
     a._emit(isa.encode(mn, dst=0, src1=r1, idx=s1.relative, desc=desc), mn)
 
 
-def cmp(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
+def cmp(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, where: Where) -> None:
     _count(pieces, 4, mn, where)
     p1, p2 = pieces[0], pieces[3]
     ox, oy = pieces[1][0].lower(), pieces[2][0].lower()
@@ -114,7 +119,7 @@ def cmp(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces
                        cmpx=codes[0], cmpy=codes[1], desc=desc), "cmp")
 
 
-def mad(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
+def mad(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, where: Where) -> None:
     _count(pieces, 4, mn, where)
     mn = BASE_FORMS.get(mn, mn)
     dst, mask = _dest(a, unit, pieces[0], where)
@@ -132,14 +137,14 @@ def mad(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces
                        desc=desc), name)
 
 
-def plain(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
+def plain(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, where: Where) -> None:
     _count(pieces, 0, mn, where)
     if mn in ("emit",) and not unit.is_geo:
         raise where.error("emit is only valid in a geometry shader (.gsh)")
     a._emit(isa.encode(mn), mn)
 
 
-def _uniform_reg(a: Assembler, unit: _Unit, piece: tuple[str, int], kind: str, where: Where) -> tuple[int, bool]:
+def _uniform_reg(a: Assembler, unit: Unit, piece: tuple[str, int], kind: str, where: Where) -> tuple[int, bool]:
     text = piece[0].strip()
     invert = text.startswith("!")
     op = parse_operand(text.lstrip("!").strip(), unit.aliases, where.at(piece[1]))
@@ -152,7 +157,7 @@ def _cond(piece: tuple[str, int], where: Where) -> dict[str, int]:
     return parse_condition(piece[0], where.at(piece[1]))
 
 
-def flow(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
+def flow(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, where: Where) -> None:
     """breakc, call, callc, callu, jmpc, jmpu (targets resolved after all files are read)."""
     n_args = {"breakc": 1, "call": 1, "callc": 2, "callu": 2, "jmpc": 2, "jmpu": 2}[mn]
     _count(pieces, n_args, mn, where)
@@ -173,7 +178,7 @@ def flow(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Piece
             unit.label_fixups.append((pc, name.strip(), where.at(col)))
 
 
-def block(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
+def block(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, where: Where) -> None:
     """ifu / ifc / for: open a block closed by .else/.end."""
     _count(pieces, 1, mn, where)
     if mn == "ifc":
@@ -185,10 +190,10 @@ def block(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Piec
         fields = {"uniform": index}
     name = "loop" if mn == "for" else mn
     pc = a._emit(isa.encode(name, **fields), name)
-    blocks.append(_Block("for" if mn == "for" else "if", pc, where))
+    blocks.append(Block("for" if mn == "for" else "if", pc, where))
 
 
-def setemit(a: Assembler, unit: _Unit, blocks: list[_Block], mn: str, pieces: Pieces, where: Where) -> None:
+def setemit(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, where: Where) -> None:
     if not unit.is_geo:  # as picasso: a setemit makes the file a compatibility geometry shader
         unit.compat = True
     if not pieces:
