@@ -40,13 +40,18 @@ def test_every_register_a_stage_could_read_has_a_group() -> None:
 
 
 class Traced(np.ndarray):
-    """A register file that notes every id read (ints) and any read that is not a single id."""
+    """A register file that notes every id read (ints, and the ids of an integer index array) and any other read."""
 
     reads: set | None = None
 
     def __getitem__(self, key):
         if Traced.reads is not None:
-            Traced.reads.add(int(key) if isinstance(key, int | np.integer) else ("other", str(key)))
+            if isinstance(key, int | np.integer):
+                Traced.reads.add(int(key))
+            elif isinstance(key, np.ndarray) and key.dtype.kind in "iu":
+                Traced.reads.update(int(k) for k in key.ravel())
+            else:
+                Traced.reads.add(("other", str(key)))
         return np.ndarray.__getitem__(self, key)
 
 

@@ -45,9 +45,12 @@ def _bits_many(reg_name: str, field_names: tuple[str, ...]) -> tuple[int, tuple[
 
 def raws(regs: np.ndarray, reg_name: str, field_names: tuple[str, ...]) -> tuple[int, ...]:
     """The raw bits of several fields of one register (one register read)."""
-    reg_id, fields = _bits_many(reg_name, field_names)
-    word_value = int(regs[reg_id])
-    return tuple((word_value >> lo) & mask for lo, mask in fields)
+    return word_raws(int(regs[_bits_many(reg_name, field_names)[0]]), reg_name, field_names)
+
+
+def word_raws(word_value: int, reg_name: str, field_names: tuple[str, ...]) -> tuple[int, ...]:
+    """The raw bits of several fields of ``reg_name`` in the word ``word_value``."""
+    return tuple((word_value >> lo) & mask for lo, mask in _bits_many(reg_name, field_names)[1])
 
 
 def value(regs: np.ndarray, reg_name: str, field_name: str) -> int | float | bool | str:

@@ -15,7 +15,7 @@ of a register appears here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal
 
 import numpy as np
@@ -23,7 +23,7 @@ import numpy as np
 from picaemu.errors import FormatError
 from picaemu.formats.shbin import Shbin
 from picaemu.numeric import f24
-from picaemu.regs import access
+from picaemu.regs import access, id_of
 from picaemu.state import GS_CODE_WORDS, NUM_FLOAT_UNIFORMS, NUM_OPDESCS, VS_CODE_WORDS, GpuState
 
 Unit = Literal["vs", "gs"]
@@ -100,15 +100,13 @@ class ShaderSetup:
     def with_uniforms_of(self, state: GpuState) -> ShaderSetup:
         """This program with the float, int and bool uniforms ``state`` holds for its unit (a draw that only
         uploaded uniforms reuses the decoded program)."""
-        bools, ints = register_uniforms(state.regs, self.unit)
-        floats = (state.vs if self.unit == "vs" else state.gs).float_uniforms
+        floats = np.array((state.vs if self.unit == "vs" else state.gs).float_uniforms, np.float32)
+        floats.flags.writeable = False
         setup = object.__new__(ShaderSetup)  # every draw with a uniform upload comes here: skip replace()'s
         setup.__dict__.update(self.__dict__)  # re-validation of the program arrays, which are this one's
-        for name, value, dtype in (("float_uniforms", floats, np.float32), ("int_uniforms", ints, np.uint8),
-                                   ("bool_uniforms", bools, np.bool_)):
-            arr = np.array(value, dtype)
-            arr.flags.writeable = False
-            setup.__dict__[name] = arr
+        setup.__dict__["float_uniforms"] = floats
+        words = tuple(state.regs[_UNIFORM_REG_IDS[self.unit]].tolist())
+        setup.__dict__["bool_uniforms"], setup.__dict__["int_uniforms"] = _small_uniforms(self.unit, words)
         return setup
 
     @classmethod
@@ -199,12 +197,36 @@ _BOOL_FIELDS = tuple(f"b{i}" for i in range(NUM_BOOLS))
 _INT_FIELDS = ("x", "y", "z", "w")
 
 
+def _uniform_reg_names(unit: Unit) -> tuple[str, ...]:
+    """The unit's bool uniform register, then its int uniform registers i0-i3."""
+    p = REG_PREFIX[unit]
+    return (p + "BOOLUNIFORM", *(f"{p}INTUNIFORM_I{i}" for i in range(NUM_INTS)))
+
+
+_UNIFORM_REG_IDS = {unit: np.array([id_of(n) for n in _uniform_reg_names(unit)]) for unit in REG_PREFIX}
+
+
 def register_uniforms(regs: np.ndarray, unit: Unit) -> tuple[list[bool], list[tuple[int, ...]]]:
     """(bool uniforms b0-b15, int uniforms i0-i3 as (x, y, z, w)) of a unit, from its uniform registers."""
-    p = REG_PREFIX[unit]
-    bools = [bool(b) for b in access.raws(regs, p + "BOOLUNIFORM", _BOOL_FIELDS)]
-    ints = [access.raws(regs, f"{p}INTUNIFORM_I{i}", _INT_FIELDS) for i in range(NUM_INTS)]
+    return _decode_uniform_words(unit, tuple(regs[_UNIFORM_REG_IDS[unit]].tolist()))
+
+
+def _decode_uniform_words(unit: Unit, words: tuple[int, ...]) -> tuple[list[bool], list[tuple[int, ...]]]:
+    names = _uniform_reg_names(unit)
+    bools = [bool(b) for b in access.word_raws(words[0], names[0], _BOOL_FIELDS)]
+    ints = [access.word_raws(word, name, _INT_FIELDS) for word, name in zip(words[1:], names[1:], strict=True)]
     return bools, ints
+
+
+@lru_cache(maxsize=256)
+def _small_uniforms(unit: Unit, words: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Read-only (bools (16,) bool, ints (4, 4) uint8) of the unit's uniform register ``words`` (a draw's uniform
+    upload seldom touches them: decoded once per distinct content)."""
+    bools, ints = _decode_uniform_words(unit, words)
+    out = np.array(bools, np.bool_), np.array(ints, np.uint8)
+    for arr in out:
+        arr.flags.writeable = False
+    return out
 
 
 def dvle_names(dvle) -> dict[str, str]:
