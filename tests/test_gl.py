@@ -101,8 +101,7 @@ def test_gl_renders_textured_scene_exactly() -> None:
 
 
 @needs_egl
-@pytest.mark.parametrize(("name", "rule"), [("lit_sphere", "fragment lighting"),
-                                            ("proctex", "procedural texture")])
+@pytest.mark.parametrize(("name", "rule"), [("proctex", "procedural texture")])
 def test_fallback_is_named(name: str, rule: str, caplog: pytest.LogCaptureFixture) -> None:
     replay = picaemu.open(REPO / "samples" / "captures" / f"{name}.pica", checkpoints=False, backend="gl")
     replay.run()

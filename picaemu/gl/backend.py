@@ -31,7 +31,7 @@ from OpenGL.raw.GL.VERSION import GL_2_0 as raw20
 from OpenGL.raw.GL.VERSION import GL_3_0 as raw30
 from OpenGL.raw.GL.VERSION import GL_4_4 as raw44
 
-from picaemu.color.tev import SRC_TEXTURES
+from picaemu.color.lighting_luts import DecodedLuts
 from picaemu.draw import DrawCall, PipelineEventKind
 from picaemu.draw_state import DrawState
 from picaemu.errors import PicaError, PipelineError
@@ -40,8 +40,9 @@ from picaemu.geometry import clipping
 from picaemu.gl import glsl_lib, rules, shadergen
 from picaemu.gl.context import shared_context
 from picaemu.gl.fixed import FixedState
+from picaemu.gl.lightgen import LUT_BINDING
 from picaemu.gl.targets import COLOR, DEPTH, TargetCache, TargetKey
-from picaemu.gl.textures import TextureCache, byte_ranges
+from picaemu.gl.textures import LutTexture, TextureCache, byte_ranges
 from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
 from picaemu.state import GpuState
@@ -132,7 +133,8 @@ class Plan:
     """What one draw state asks of GL, decided once per combination of its parts (``GLPipeline._plan``)."""
 
     parts: tuple  # the draw state parts it was made from (kept alive, so that their ids stay theirs)
-    units: tuple[TextureUnitState, ...]  # the texture units the TEV reads
+    units: tuple[TextureUnitState, ...]  # the texture units the TEV or the lighting reads
+    luts: DecodedLuts | None  # the lighting LUTs, when the program lights fragments
     color: TargetKey
     depth: TargetKey | None  # None: the draw neither tests nor writes depth/stencil
     fixed: FixedState
@@ -147,13 +149,12 @@ class Plan:
     def of(cls, ds: DrawState, programs: ProgramCache, parts: tuple) -> Plan:
         fb = ds.framebuffer
         depth_used = ds.depth_stencil.uses_depth_buffer(fb.depth_format)
-        used = ds.tev.sources_used()
         fixed = FixedState.of(ds, depth_used)
         quantize = any(bits < 8 for _, _, bits in fbm.COLOR_LAYOUTS[fb.color_format]) and fixed.blend is None \
             and fixed.logic is None
         program, size_location = programs.get(shadergen.program_key(ds, depth_used, quantize))
         return cls(
-            parts, tuple(u for u in ds.textures if u.enabled and SRC_TEXTURES[u.unit] in used),
+            parts, shadergen.units_used(ds), ds.lighting.luts if shadergen.lighting_used(ds) else None,
             TargetKey(COLOR, fb.color_address, fb.color_format, fb.width, fb.height, fb.flipped),
             TargetKey(DEPTH, fb.depth_address, fb.depth_format, fb.width, fb.height, fb.flipped) if depth_used
             else None,
@@ -187,6 +188,7 @@ class GLPipeline(Pipeline):
         self.targets = TargetCache()
         self.textures = TextureCache()
         self.programs = ProgramCache()
+        self.luts = LutTexture(LUT_BINDING)
         self.fallbacks: Counter[str] = Counter()
         self.gl_draws = 0
         self.memory: PhysicalMemory | None = None
@@ -243,7 +245,8 @@ class GLPipeline(Pipeline):
     def _plan(self, ds: DrawState) -> Plan:
         """The draw's GL setup, reused while the parts it is made of are the same objects."""
         fog = ds.fog if ds.fog.mode == "fog" else None  # rebuilt at every TEV write: identity only when it is used
-        parts = (ds.framebuffer, ds.depth_stencil, ds.tev, *ds.textures, ds.blend, ds.raster, fog, ds.varyings)
+        parts = (ds.framebuffer, ds.depth_stencil, ds.tev, *ds.textures, ds.blend, ds.raster, fog, ds.varyings,
+                 ds.lighting)
         ids = tuple(map(id, parts))
         plan = self._plans.get(ids)
         if plan is None:
@@ -262,6 +265,8 @@ class GLPipeline(Pipeline):
         depth = self.targets.claim(plan.depth, memory) if plan.depth is not None else None
         for unit in plan.units:
             self.textures.bind(unit, memory, unit.unit, self.targets.epoch)
+        if plan.luts is not None:
+            self.luts.bind(plan.luts)
         self.targets.framebuffer(color, depth)
         fb = ds.framebuffer
         plan.fixed.apply(self._fixed)

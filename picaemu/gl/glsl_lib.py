@@ -8,6 +8,9 @@ keeps the float32 steps unfused (no fma), in the software's order.
 
 from __future__ import annotations
 
+from picaemu.color.lighting_kernel import LP_COUNT
+from picaemu.regs.blocks.lighting import NUM_LIGHTS
+
 VERSION = "#version 450 core\n"
 
 # one vertex = 6 vec4 (24 floats): window x y (pixels: 12.4 values, exact in float32), z/w, 1/w; then the 18
@@ -24,8 +27,8 @@ void main() {
 """
 
 # std140 block, filled by picaemu.gl.shadergen.uniform_block (offsets in 16-byte rows listed there)
-UNIFORM_BLOCK = """
-layout(std140, binding = 0) uniform Draw {
+UNIFORM_BLOCK = f"""
+layout(std140, binding = 0) uniform Draw {{
     ivec4 u_tev_const[6];
     ivec4 u_tev_buffer;
     ivec4 u_border[3];
@@ -35,7 +38,10 @@ layout(std140, binding = 0) uniform Draw {
     vec4 u_depth;         // scale, offset, format maximum
     vec4 u_fog_color;
     vec4 u_fog_lut[64];   // 128 values, then 128 deltas
-};
+    vec4 u_light[{NUM_LIGHTS * LP_COUNT // 4}];   // picaemu.gl.lightgen.lighting_rows: lighting_kernel LP_* per light
+    vec4 u_slot_scale[2]; // LUT slot scales, lighting_kernel.SLOT_ORDER
+    vec4 u_ambient;       // global ambient
+}};
 """
 
 HELPERS = """

@@ -8,8 +8,9 @@ GLSL and GL's fixed-function stages do not reproduce, or None when the GL path r
   draws, the PICA quantizes it after every fragment); buffer reads disabled (COLORBUFFER_READ /
   DEPTHBUFFER_READ = 0: the destination reads 0 while the buffer keeps its bytes); color and depth buffers
   that share bytes (interleaved per fragment);
-- stages not generated as GLSL (yet): fragment lighting, the procedural texture, shadow textures, shadow-map
-  rendering and gas modes, a draw state with a part that failed to decode (the software pipeline raises its
+- stages not generated as GLSL (yet): the procedural texture, shadow textures (read by the TEV or by the
+  lighting's shadow term), shadow-map rendering and gas modes; fragment lighting whose bump map or shadow term
+  reads a disabled unit, and a draw state with a part that failed to decode (the software pipeline raises its
   error where it always does).
 """
 
@@ -18,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from picaemu.color import tev
-from picaemu.color.shading import SRC_LIGHTING, SRC_PROCTEX
+from picaemu.color.shading import SRC_PROCTEX
 from picaemu.draw_state import DrawState
 from picaemu.fragment import framebuffer as fbm
+from picaemu.gl.lightgen import units_read
 from picaemu.regs.blocks.fragops import BLEND_EQUATIONS, LOGIC_OPS
 from picaemu.texture.state import SHADOW_TYPES
 
@@ -35,8 +37,12 @@ def _failed(ds: DrawState) -> bool:
     return bool(ds.failed)
 
 
-def _lighting(ds: DrawState) -> bool:
-    return ds.lighting is not None or bool(ds.tev.sources_used() & SRC_LIGHTING and ds.shading.lighting_enabled)
+def _lighting_units(ds: DrawState) -> bool:
+    """The lighting's bump map or shadow term reads a disabled unit (the software pipeline raises its error) or a
+    shadow texture (not generated)."""
+    if ds.lighting is None:
+        return False
+    return any(not ds.textures[u].enabled or ds.textures[u].type in SHADOW_TYPES for u in units_read(ds.lighting))
 
 
 def _proctex(ds: DrawState) -> bool:
@@ -92,7 +98,7 @@ def _shared_bytes(ds: DrawState) -> bool:
 RULES: tuple[tuple[str, Callable[[DrawState], bool]], ...] = (
     ("a draw state part failed to decode", _failed),
     ("shadow-map rendering or gas fragment mode", _special_mode),
-    ("fragment lighting (not generated as GLSL)", _lighting),
+    ("fragment lighting reading a disabled or shadow texture unit", _lighting_units),
     ("procedural texture (not generated as GLSL)", _proctex),
     ("shadow texture (not generated as GLSL)", _shadow_texture),
     ("min/max blend equation with factors other than one (GL ignores the factors)", _min_max),

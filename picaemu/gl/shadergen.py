@@ -12,9 +12,9 @@ interpolated 1/w, depth = z/w * scale + offset (times w in W-buffer mode) clampe
 integer q (written as q / 2^24, ``picaemu.gl.targets``), texture units (``picaemu.texture.sampler``: type
 transforms, wrap, nearest/bilinear with its float32 weights, LOD from fine derivatives, mip selection), primary
 color rounding, the six TEV stages in integers (``picaemu.color.tev``), fog (``picaemu.color.fog``), alpha test,
-scissor.
-Fragment lighting, the procedural texture and shadow textures are not generated: those draws go to the software
-pipeline (``picaemu.gl.rules``).
+scissor; fragment lighting (``picaemu.gl.lightgen``) when the TEV reads it.
+The procedural texture and shadow textures are not generated: those draws go to the software pipeline
+(``picaemu.gl.rules``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from picaemu.color import tev
 from picaemu.draw_state import DrawState
 from picaemu.fragment import framebuffer as fbm
 from picaemu.geometry import output_map as om
-from picaemu.gl import glsl_lib
+from picaemu.gl import glsl_lib, lightgen
 from picaemu.raster.rasterizer import SCISSOR_EXCLUDE, SCISSOR_INCLUDE
 from picaemu.texture.state import CUBE_TYPES, TextureUnitState
 
@@ -67,6 +67,7 @@ class ProgramKey:
     depth_out: bool
     w_buffer: bool
     quantize: tuple[tuple[int, int], ...] | None  # (channel, bits) of a < 8-bit color format written unblended
+    lighting: lightgen.LightingKey | None  # None: the TEV reads no lighting, or lighting is off (reads 0)
 
 
 def unit_key(ustate: TextureUnitState) -> UnitKey:
@@ -80,23 +81,39 @@ def _stage_key(stage: tev.TevStage) -> StageKey | None:
     return None if stage.passthrough else dataclasses.replace(stage, constant=NO_CONSTANT)
 
 
+def lighting_used(ds: DrawState) -> bool:
+    """The TEV reads the fragment lighting colors and lighting is on (``picaemu.color.shading.lighting_state`` sets
+    ``ds.lighting`` exactly then)."""
+    return ds.lighting is not None
+
+
+def units_used(ds: DrawState) -> tuple[TextureUnitState, ...]:
+    """The enabled texture units the TEV or the fragment lighting (bump map, shadow term) reads."""
+    used = ds.tev.sources_used()
+    lit = lightgen.units_read(ds.lighting) if lighting_used(ds) else frozenset()
+    return tuple(u for u in ds.textures if u.enabled and (tev.SRC_TEXTURES[u.unit] in used or u.unit in lit))
+
+
 def program_key(ds: DrawState, depth_out: bool, quantize: bool) -> ProgramKey:
     """The structural state of a draw (``depth_out``: it uses the depth buffer; ``quantize``: its color is written
     unblended into a buffer of fewer than 8 bits per channel)."""
     ts = ds.tev
     used = ts.sources_used()
-    units = tuple(unit_key(u) if u.enabled and tev.SRC_TEXTURES[u.unit] in used else None for u in ds.textures)
+    read = {u.unit for u in units_used(ds)}
+    units = tuple(unit_key(u) if u.unit in read else None for u in ds.textures)
     layout = fbm.COLOR_LAYOUTS[ds.framebuffer.color_format]
     return ProgramKey(
         stages=tuple(_stage_key(s) for s in ts.stages), rgb_update=ts.rgb_update, alpha_update=ts.alpha_update,
         uses_buffer=tev.SRC_BUFFER in used, units=units, fog=ds.fog.mode == "fog", fog_z_flip=ds.fog.z_flip,
         alpha_func=ds.blend.alpha_func if ds.blend.alpha_test else None, scissor_mode=ds.raster.scissor_mode,
         depth_out=depth_out, w_buffer=ds.raster.w_buffer,
-        quantize=tuple((ch, bits) for ch, _, bits in layout) if quantize else None)
+        quantize=tuple((ch, bits) for ch, _, bits in layout) if quantize else None,
+        lighting=lightgen.lighting_key(ds.lighting) if lighting_used(ds) else None)
 
 
 # ---------------------------------------------------------------------------------------------- uniform values
-BLOCK_ROWS = 6 + 1 + 3 + 3 + 1 + 1 + 1 + 1 + 64  # 16-byte rows of the std140 block, in declaration order
+FOG_ROWS = 6 + 1 + 3 + 3 + 1 + 1 + 1 + 1 + 64  # 16-byte rows of the std140 block up to the fog LUT
+BLOCK_ROWS = FOG_ROWS + lightgen.LIGHT_ROWS  # then the lighting values
 
 
 def uniform_block(ds: DrawState, depth_max: int) -> bytes:
@@ -113,6 +130,7 @@ def uniform_block(ds: DrawState, depth_max: int) -> bytes:
     floats[16, :3] = ds.fog.color
     floats[17:49] = np.asarray(ds.fog.values, np.float32).reshape(32, 4)
     floats[49:81] = np.asarray(ds.fog.deltas, np.float32).reshape(32, 4)
+    floats[FOG_ROWS:] = lightgen.lighting_rows(ds.lighting if lighting_used(ds) else None)
     return rows.tobytes()
 
 
@@ -178,8 +196,9 @@ def _source(stage: StageKey, kind: str, slot: int) -> str:
         return "ivec4(0)"
     names = {tev.SRC_PREVIOUS: "prev", tev.SRC_BUFFER: "buf_read", tev.SRC_CONSTANT: f"u_tev_const[{stage.index}]",
              tev.SRC_PRIMARY: "s_prim", **{tev.SRC_TEXTURES[u]: f"s_tex{u}" for u in range(3)},
+             tev.SRC_LIGHT_PRIMARY: "s_lp", tev.SRC_LIGHT_SECONDARY: "s_ls",
              # read only while disabled (else the draw goes to the software pipeline): 0
-             tev.SRC_LIGHT_PRIMARY: "ivec4(0)", tev.SRC_LIGHT_SECONDARY: "ivec4(0)", tev.SRC_TEXTURES[3]: "ivec4(0)"}
+             tev.SRC_TEXTURES[3]: "ivec4(0)"}
     return names[code]
 
 
@@ -264,6 +283,8 @@ def fragment_source(key: ProgramKey) -> str:
     for u, unit in enumerate(key.units):
         body += _sample(unit) if unit is not None else [f"ivec4 s_tex{u} = ivec4(0);"]
     body.append(f"ivec4 s_prim = primary_u8(vec4({', '.join(f'varying_at({COLOR_COLUMN + c})' for c in range(4))}));")
+    no_light = ["ivec4 s_lp = ivec4(0), s_ls = ivec4(0);"]
+    body += lightgen.lighting_lines(key.lighting) if key.lighting is not None else no_light
     body += _tev(key)
     if key.fog:
         body.append(f"prev = fog(prev, depth, {str(key.fog_z_flip).lower()});")
@@ -271,5 +292,6 @@ def fragment_source(key: ProgramKey) -> str:
         body.append(f"if (!compare({key.alpha_func}, prev.a, u_alpha.x)) discard;")
     body += _output(key)
     samplers = "".join(f"layout(binding = {u}) uniform usampler2DArray tex{u};\n" for u in range(3))
-    return (glsl_lib.VERSION + glsl_lib.UNIFORM_BLOCK + samplers + glsl_lib.HELPERS + "\nvoid main() {\n    "
+    helpers = glsl_lib.HELPERS + (lightgen.HELPERS if key.lighting is not None else "")
+    return (glsl_lib.VERSION + glsl_lib.UNIFORM_BLOCK + samplers + helpers + "\nvoid main() {\n    "
             + "\n    ".join(body) + "\n}\n")

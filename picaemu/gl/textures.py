@@ -7,6 +7,10 @@ generated shader fetches exact texels with ``texelFetch`` and filters them itsel
 arithmetic (``picaemu.gl.shadergen``). A texture is keyed by its face addresses, level-0 size, format and level
 count, and compared byte for byte with a copy of what was uploaded at every draw that binds it (a write by the
 CPU, a DMA or a render into it is seen); ``TEXTURE_CACHE_ENTRIES`` most recently used are kept.
+
+``LutTexture`` holds the fragment-lighting LUTs (``picaemu.gl.lightgen``): one ``GL_RG32F`` 256 x 24 texture,
+re-uploaded when the draw's ``DecodedLuts`` object changes (decoding is cached by content, so equal tables are
+the same object).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import numpy as np
 from OpenGL import GL as gl
 from OpenGL.raw.GL.VERSION import GL_1_2 as raw
 
+from picaemu.color.lighting_luts import DecodedLuts
 from picaemu.memory import PhysicalMemory
 from picaemu.texture.decode import decode_level, read_source
 from picaemu.texture.formats import TextureFormat, level_bytes, level_offset, level_size
@@ -102,4 +107,32 @@ class TextureCache:
                 image = np.ascontiguousarray(decode_level(data, ustate.format, w, h)[::-1])  # row 0 = t 0 (bottom)
                 raw.glTexSubImage3D(gl.GL_TEXTURE_2D_ARRAY, level, 0, 0, face, w, h, 1, gl.GL_RGBA_INTEGER,
                                     gl.GL_UNSIGNED_BYTE, image.ctypes.data_as(ctypes.c_void_p))
+        self.uploads += 1
+
+
+class LutTexture:
+    """The lighting LUTs of the current draw at texture image unit ``slot`` (module docstring)."""
+
+    def __init__(self, slot: int) -> None:
+        self.slot = slot
+        self.texture = gl.glGenTextures(1)
+        self._luts: DecodedLuts | None = None  # kept alive: its identity is the cache key
+        self.uploads = 0
+        gl.glActiveTexture(gl.GL_TEXTURE0 + slot)
+        gl.glBindTexture(gl.GL_TEXTURE_2D, self.texture)
+        gl.glTexStorage2D(gl.GL_TEXTURE_2D, 1, gl.GL_RG32F, 256, 24)
+        for name in (gl.GL_TEXTURE_MIN_FILTER, gl.GL_TEXTURE_MAG_FILTER):
+            gl.glTexParameteri(gl.GL_TEXTURE_2D, name, gl.GL_NEAREST)
+
+    def bind(self, luts: DecodedLuts) -> None:
+        """Make ``luts`` the tables the generated lighting reads (bound once; uploaded when they change)."""
+        if luts is self._luts:
+            return
+        data = np.ascontiguousarray(np.stack([luts.value, luts.diff], axis=-1), np.float32)  # (24, 256, 2)
+        gl.glActiveTexture(gl.GL_TEXTURE0 + self.slot)
+        gl.glBindTexture(gl.GL_TEXTURE_2D, self.texture)
+        gl.glPixelStorei(gl.GL_UNPACK_ALIGNMENT, 4)
+        gl.glTexSubImage2D(gl.GL_TEXTURE_2D, 0, 0, 0, data.shape[1], data.shape[0], gl.GL_RG, gl.GL_FLOAT,
+                           data.ctypes.data_as(ctypes.c_void_p))
+        self._luts = luts
         self.uploads += 1
