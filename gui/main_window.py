@@ -125,6 +125,7 @@ class MainWindow(QMainWindow):
         self.draws.run_to_draw.connect(self.run_to_draw)
         self.framebuffer.pixel_picked.connect(self.pick_pixel)
         self.framebuffer.overlays_wanted.connect(self._request_probe)
+        self.framebuffer.backend_diff_wanted.connect(self._request_backend_diff)
         self.textures.wanted.connect(self._request_texture)
         self.shader.wanted.connect(self._shader_request)
         self.breakpoints.changed.connect(self._save_breakpoints)
@@ -281,6 +282,16 @@ class MainWindow(QMainWindow):
     def _current_draw(self) -> int | None:
         return self.snapshot.last_draw if self.snapshot is not None else None
 
+    def _request_backend_diff(self) -> None:
+        draw = self._current_draw()
+        if draw is None:
+            self.framebuffer.set_backend_diff(None, "no draw has run yet at this position")
+        else:
+            self.worker.submit("backend_diff", partial(jobs.backend_diff, draw=draw))
+
+    def _got_backend_diff(self, result: JobResult) -> None:
+        self.framebuffer.set_backend_diff(result.value)
+
     def _request_probe(self) -> None:
         draw = self._current_draw()
         if draw is not None:
@@ -342,6 +353,8 @@ class MainWindow(QMainWindow):
             self.textures.show_texture(None, result.error_text)
         elif result.kind == "vertices":
             self.mesh.show_message(result.error_text)
+        elif result.kind == "backend_diff":  # no EGL: one line beside the picture, no dialog
+            self.framebuffer.set_backend_diff(None, result.error_text)
         elif result.kind == "trace":  # an index past the draw: clear the old trace rather than keep showing it
             self.shader.show_trace(result.error_text, [])
         else:

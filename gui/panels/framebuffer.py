@@ -4,7 +4,10 @@ the last draw computed by the software rasterizer (wireframe, overdraw; depth-te
 from the pipeline's exact per-fragment fates) and the scissor box; save PNG.
 
 ``pixel_picked(x, y)`` (window coordinates, y up) is emitted for picks on render-target views;
-``overlays_wanted()`` asks the main window for a probe of the current draw (``set_probe``).
+``overlays_wanted()`` asks the main window for a probe of the current draw (``set_probe``). The "GL beside
+software" toggle shows the current draw rendered by the OpenGL backend next to the picture, with the difference
+from the software result as an overlay and the figures (``backend_diff_wanted()`` asks for
+``picaemu.debug.backend_diff``; ``set_backend_diff`` shows it, or one line when EGL is unavailable).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from picaemu.debug.backend_diff import BackendDiff, difference_overlay
 from picaemu.debug.probe import (
     DrawProbe,
     count_overlay,
@@ -77,6 +81,7 @@ class FramebufferPanel(QWidget):
     pixel_picked = Signal(int, int)
     overlays_wanted = Signal()
     frame_map_wanted = Signal()
+    backend_diff_wanted = Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -101,12 +106,16 @@ class FramebufferPanel(QWidget):
         self.opacity.valueChanged.connect(self.refresh)
         self.depth_fail, self.stencil_fail = self.fate_boxes[Fate.DEPTH], self.fate_boxes[Fate.STENCIL]
         self.save = QPushButton("Save PNG…")
+        self.gl_box = QCheckBox("GL beside software")
+        self.gl_image, self.gl_info = ImageView(), QLabel("")
+        self.gl_info.setWordWrap(True)  # the figures line must not widen the GL side
+        self.gl_diff: BackendDiff | None = None
         self.image = ImageView()
         self.info = QLabel("no capture")
         self.pick_info = QLabel("")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        for widgets in ((self.view_box, QLabel("depth"), self.lo, self.hi, self.save),
+        for widgets in ((self.view_box, QLabel("depth"), self.lo, self.hi, self.save, self.gl_box),
                         (QLabel("overlays:"), *self._probe_boxes(), self.scissor, self.frame_map_box,
                          QLabel("opacity"), self.opacity)):
             row = QHBoxLayout()
@@ -115,8 +124,16 @@ class FramebufferPanel(QWidget):
             row.addStretch(1)
             lay.addLayout(row)
         lay.addWidget(self.info)
-        lay.addWidget(self.image, 1)
+        pictures = QHBoxLayout()
+        pictures.addWidget(self.image, 1)
+        gl_side = QVBoxLayout()
+        gl_side.addWidget(self.gl_info)
+        gl_side.addWidget(self.gl_image, 1)
+        pictures.addLayout(gl_side, 1)
+        lay.addLayout(pictures, 1)
         lay.addWidget(self.pick_info)
+        self._show_gl(False)
+        self.gl_box.toggled.connect(self._gl_toggled)
         self.view_box.currentTextChanged.connect(self.refresh)
         for box in self._probe_boxes():
             box.toggled.connect(self._overlay_toggled)
@@ -144,6 +161,30 @@ class FramebufferPanel(QWidget):
         self.refresh()
         if self._wants_probe():
             self.overlays_wanted.emit()
+        if self.gl_box.isChecked():
+            self.backend_diff_wanted.emit()
+
+    def _show_gl(self, on: bool) -> None:
+        self.gl_image.setVisible(on)
+        self.gl_info.setVisible(on)
+
+    def _gl_toggled(self, on: bool) -> None:
+        self._show_gl(on)
+        if on:
+            self.gl_diff = None
+            self.gl_info.setText("rendering the draw with OpenGL …")
+            self.backend_diff_wanted.emit()
+
+    def set_backend_diff(self, diff: BackendDiff | None, error: str = "") -> None:
+        """The current draw by both backends, or ``error`` (one line: no EGL, no draw yet)."""
+        self.gl_diff = diff
+        if diff is None:
+            self.gl_image.set_image(None)
+            self.gl_info.setText(error)
+            return
+        self.gl_info.setText("OpenGL: " + diff.summary())
+        self.gl_image.set_image(diff.gl[..., :3])
+        self.gl_image.set_overlays([with_opacity(difference_overlay(diff), self.opacity.value())])
 
     def set_probe(self, probe: DrawProbe | None) -> None:
         self.probe = probe

@@ -9,7 +9,9 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
 - ``shader_trace(draw, vertex, unit)``: one vertex (or GS invocation) instruction by instruction;
 - ``pipeline_state(draw)``: every stage's decoded state as plain data (``picaemu.draw_state.DrawState``);
 - ``diff(draw_a, draw_b)``: registers, float / int / bool uniforms as vectors, texture bindings, attribute buffers;
-- ``texture(draw, unit, level, face)`` and ``surface(address, format, width, height)``: decoded RGBA pictures.
+- ``texture(draw, unit, level, face)`` and ``surface(address, format, width, height)``: decoded RGBA pictures;
+- ``backend_diff(draw)``: the draw's color buffer from the software pipeline and from the OpenGL backend, with
+  their difference image and figures (``picaemu.debug.backend_diff.BackendDiff``; needs EGL).
 
 Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: x = column,
 y = row, row 0 at the top. Calls move the replay (it is left where the last answer was computed).
@@ -199,6 +201,13 @@ class Debugger:
         return {k: v for k, v in out.items() if v}
 
     # -- pictures ----------------------------------------------------------------------------------------
+    def backend_diff(self, draw: int):
+        """``picaemu.debug.backend_diff.BackendDiff`` of ``draw`` (``BackendUnavailable`` without EGL)."""
+        from picaemu.debug.backend_diff import backend_diff
+
+        self._draw(draw)
+        return backend_diff(self.session, draw)
+
     def texture(self, draw: int, unit: int, level: int = 0, face: int = 0) -> np.ndarray:
         """(H, W, 4) uint8 RGBA of texture unit ``unit`` as bound at ``draw`` (memory as the draw read it)."""
         self._draw(draw)  # checks the number

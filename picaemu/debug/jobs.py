@@ -109,6 +109,13 @@ def draw_probe(session: Session, draw: int) -> probe.DrawProbe:
     return probe.probe_draw(session, draw)
 
 
+def backend_diff(session: Session, draw: int):
+    """The draw by both backends (``picaemu.debug.backend_diff``)."""
+    from picaemu.debug.backend_diff import backend_diff as both
+
+    return both(session, draw)
+
+
 def history(session: Session, pixel: tuple[int, int], cursor: Cursor) -> list[probe.FragmentRecord]:
     return probe.pixel_history(session, pixel, cursor)
 

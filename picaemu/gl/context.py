@@ -23,8 +23,7 @@ GL_VERSION = (4, 5)  # core profile: clip control, fine derivatives, integer tex
 EGL_PLATFORM_SURFACELESS_MESA = 0x31DD
 EGL_CONTEXT_OPENGL_PROFILE_MASK = 0x30FD
 EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT = 0x1
-_lock = threading.Lock()
-_shared: GLContext | None = None
+_per_thread = threading.local()  # .context: the calling thread's GLContext
 
 
 def _modules() -> tuple[Any, Any]:
@@ -125,11 +124,12 @@ def _config(EGL: Any, display: Any, surfaceless: bool) -> Any:
 
 
 def shared_context() -> GLContext:
-    """The process's one context (created on first use), current on the calling thread."""
-    global _shared
-    with _lock:
-        if _shared is None:
-            _shared = GLContext.create()
-        else:
-            _shared.make_current()
-        return _shared
+    """The calling thread's context (created on its first use there), current on it. One per thread: an EGL
+    context is current on at most one thread, so a GL pipeline made on a worker (the debugger GUI's replay
+    thread) cannot share the context another thread holds current."""
+    context = getattr(_per_thread, "context", None)
+    if context is None:
+        context = _per_thread.context = GLContext.create()
+    else:
+        context.make_current()
+    return context

@@ -7,9 +7,9 @@ switches), so the two implementations read one description; ``lighting_key(ls) -
 ``lighting_rows(ls) -> (LIGHT_ROWS, 4) float32`` packs the values (per-light parameters in the kernel's ``LP_*``
 columns, the slot scales, the global ambient) for ``shadergen.uniform_block``.
 
-LUTs: the 24 decoded tables (``DecodedLuts.value`` / ``diff``, (24, 256) float32) are one ``GL_RG32F`` texture
-of 256 x 24 texels (r = value, g = difference, row = LUT id) at texture image unit ``LUT_BINDING``, read with
-``texelFetch`` (``picaemu.gl.textures.LutTexture``).
+LUTs: the 24 decoded tables (``DecodedLuts.value`` / ``diff``, (24, 256) float32) are one ``GL_RG32F`` 1D array
+texture of 24 layers x 256 texels (r = value, g = difference, layer = LUT id) at texture image unit
+``LUT_BINDING``, read with ``texelFetch`` (``picaemu.gl.textures.LutTexture``).
 
 Precision: the kernel's types are mirrored — float32 where its inputs are float32 and stay so (the quaternion's
 normalization, the unit view vector, a directional light's unit vector and its distance-attenuation input),
@@ -88,7 +88,7 @@ UNIFORMS = f"""
 """
 
 HELPERS = f"""
-layout(binding = {LUT_BINDING}) uniform sampler2D u_luts;  // r value, g difference; texel (entry, LUT id)
+layout(binding = {LUT_BINDING}) uniform sampler1DArray u_luts;  // r value, g difference; texel entry, layer LUT id
 
 float lp_at(int i) {{ return u_light[i / 4][i % 4]; }}
 

@@ -8,9 +8,10 @@ arithmetic (``picaemu.gl.shadergen``). A texture is keyed by its face addresses,
 count, and compared byte for byte with a copy of what was uploaded at every draw that binds it (a write by the
 CPU, a DMA or a render into it is seen); ``TEXTURE_CACHE_ENTRIES`` most recently used are kept.
 
-``LutTexture`` holds the fragment-lighting LUTs (``picaemu.gl.lightgen``): one ``GL_RG32F`` 256 x 24 texture,
-re-uploaded when the draw's ``DecodedLuts`` object changes (decoding is cached by content, so equal tables are
-the same object).
+``LutTexture`` holds the fragment-lighting LUTs (``picaemu.gl.lightgen``): one ``GL_RG32F`` 1D array texture
+(24 layers of 256 texels; a texture target no render target binds, so uploads of targets on the active unit
+never displace it), re-uploaded when the draw's ``DecodedLuts`` object changes (decoding is cached by content,
+so equal tables are the same object).
 """
 
 from __future__ import annotations
@@ -119,10 +120,10 @@ class LutTexture:
         self._luts: DecodedLuts | None = None  # kept alive: its identity is the cache key
         self.uploads = 0
         gl.glActiveTexture(gl.GL_TEXTURE0 + slot)
-        gl.glBindTexture(gl.GL_TEXTURE_2D, self.texture)
-        gl.glTexStorage2D(gl.GL_TEXTURE_2D, 1, gl.GL_RG32F, 256, 24)
+        gl.glBindTexture(gl.GL_TEXTURE_1D_ARRAY, self.texture)
+        gl.glTexStorage2D(gl.GL_TEXTURE_1D_ARRAY, 1, gl.GL_RG32F, 256, 24)
         for name in (gl.GL_TEXTURE_MIN_FILTER, gl.GL_TEXTURE_MAG_FILTER):
-            gl.glTexParameteri(gl.GL_TEXTURE_2D, name, gl.GL_NEAREST)
+            gl.glTexParameteri(gl.GL_TEXTURE_1D_ARRAY, name, gl.GL_NEAREST)
 
     def bind(self, luts: DecodedLuts) -> None:
         """Make ``luts`` the tables the generated lighting reads (bound once; uploaded when they change)."""
@@ -130,9 +131,9 @@ class LutTexture:
             return
         data = np.ascontiguousarray(np.stack([luts.value, luts.diff], axis=-1), np.float32)  # (24, 256, 2)
         gl.glActiveTexture(gl.GL_TEXTURE0 + self.slot)
-        gl.glBindTexture(gl.GL_TEXTURE_2D, self.texture)
+        gl.glBindTexture(gl.GL_TEXTURE_1D_ARRAY, self.texture)
         gl.glPixelStorei(gl.GL_UNPACK_ALIGNMENT, 4)
-        gl.glTexSubImage2D(gl.GL_TEXTURE_2D, 0, 0, 0, data.shape[1], data.shape[0], gl.GL_RG, gl.GL_FLOAT,
+        gl.glTexSubImage2D(gl.GL_TEXTURE_1D_ARRAY, 0, 0, 0, data.shape[1], data.shape[0], gl.GL_RG, gl.GL_FLOAT,
                            data.ctypes.data_as(ctypes.c_void_p))
         self._luts = luts
         self.uploads += 1
