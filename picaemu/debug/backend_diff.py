@@ -100,7 +100,7 @@ def backend_diff(session: Session, draw: int) -> BackendDiff:
     """See the module docstring."""
     pipeline = gl_pipeline(session)
     tl = session._need_timeline()
-    session.goto(tl.draws[draw].before)
+    session.goto(tl.before_draw(draw))
     observer = _GLFirst(draw, pipeline)
     processor = session.replay.processor
     processor.attach(observer)
