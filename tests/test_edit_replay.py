@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
+from picaemu.formats import pica
+from picaemu.formats.image import read_rgba
 
 import picaemu
 from picaemu.builder import CaptureBuilder
+from picaemu.cli import main
 from picaemu.debug.edits import RegisterEdit, ShaderEdit, UniformEdit, parse_edit
 from picaemu.errors import EditError
 from picaemu.replay import Replay
@@ -40,6 +44,10 @@ HIDDEN_AREA, SIDE_AREA, FRONT_AREA = 60 * 60, 50 * 50, 100 * 100
 
 
 def scene() -> Replay:
+    return Replay(scene_capture())
+
+
+def scene_capture() -> pica.Capture:
     """Draw 0: red FRONT (z 0.8); draw 1: blue HIDDEN behind it (z 0.2, depth test greater); draw 2: green SIDE.
     c4 is uploaded before every draw."""
     b = CaptureBuilder(name="edit scene")
@@ -53,7 +61,7 @@ def scene() -> Replay:
         b.vertices([rect(*box, z=z)])
         b.draw(6)
     b.end_frame()
-    return Replay(b.capture())
+    return b.capture()
 
 
 def landscape(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
@@ -183,3 +191,32 @@ def test_a_noop_edit_at_game_scale_reproduces_the_frame() -> None:
     assert result.draws_replayed == 150
     assert result.changed_pixels == 0 and np.array_equal(result.original, result.edited)
     assert result.totals_edited == result.totals_original
+
+
+def test_render_edit_cli(tmp_path) -> None:
+    capture = tmp_path / "scene.pica"
+    pica.write(capture, scene_capture())
+    out, orig, diff = tmp_path / "e.png", tmp_path / "o.png", tmp_path / "d.png"
+    result = CliRunner().invoke(main, ["render", str(capture), "--edit", "1:DEPTH_COLOR_MASK.depth_func=always",
+                                       "--edit", "1:c4=(1, 1, 1, 1)", "-o", str(out), "--original", str(orig),
+                                       "--diff", str(diff)])
+    assert result.exit_code == 0, result.output
+    assert f"{HIDDEN_AREA + SIDE_AREA} pixels changed" in result.output  # white hidden rect and white side rect
+    assert f"fragments written 0 -> {HIDDEN_AREA}" in result.output
+    edited, original = read_rgba(out), read_rgba(orig)
+    assert (landscape(edited, HIDDEN)[..., :3] == 255).all()
+    assert (landscape(original, HIDDEN)[..., :3] == (255, 0, 0)).all()
+    assert (landscape(read_rgba(diff), SIDE)[..., :3] == (255, 0, 0)).all()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--edit", "1:c4=(1,1,1,1)", "--edit", "2:c4=(1,1,1,1)"], "one edit-and-replay run edits one draw"),
+    (["--edit", "x:c4=(1,1,1,1)"], "expected DRAW:EDIT"),
+    (["--edit", "1:c4=(1,1,1,1)", "--frame", "0"], "--frame and --edit cannot be used together"),
+    (["--diff", "d.png"], "--original and --diff go with --edit"),
+])
+def test_render_edit_cli_errors(tmp_path, args: list[str], message: str) -> None:
+    capture = tmp_path / "scene.pica"
+    pica.write(capture, scene_capture())
+    result = CliRunner().invoke(main, ["render", str(capture), "-o", str(tmp_path / "e.png"), *args])
+    assert result.exit_code != 0 and message in result.output
