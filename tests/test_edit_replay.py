@@ -220,3 +220,12 @@ def test_render_edit_cli_errors(tmp_path, args: list[str], message: str) -> None
     pica.write(capture, scene_capture())
     result = CliRunner().invoke(main, ["render", str(capture), "-o", str(tmp_path / "e.png"), *args])
     assert result.exit_code != 0 and message in result.output
+
+
+def test_state_shader_cli_prints_the_source_an_edit_reassembles(tmp_path) -> None:
+    capture = tmp_path / "scene.pica"
+    pica.write(capture, scene_capture())
+    result = CliRunner().invoke(main, ["state", str(capture), "--draw", "2", "--shader", "vs"])
+    assert result.exit_code == 0, result.output
+    edit = ShaderEdit("vs", result.output)
+    assert edit.code == ShaderEdit("vs", VS_TINT).code  # the bound program, re-assembled word for word
