@@ -78,7 +78,8 @@ def state(capture: Path, draw: int, other: int | None, as_json: bool, shader: st
     per-fragment operations, render targets), or with --diff what differs between two draws (registers by table
     name, float uniforms c0..c95 as vectors, int and bool uniforms, texture bindings, attribute buffers).
     """
-    exclusive(diff=other, json=as_json or None, shader=shader)
+    exclusive(diff=other, shader=shader)
+    exclusive(json=as_json, shader=shader)
     replay = rp.open(capture)
     if shader is not None:
         click.echo(replay.debugger.shader_source(draw, shader), nl=False)
