@@ -132,6 +132,7 @@ class MainWindow(QMainWindow):
         self.shader.wanted.connect(self._shader_request)
         self.breakpoints.changed.connect(self._save_breakpoints)
         self.registers.edit_wanted.connect(self._propose_edit)
+        self.pipeline_state.edit_wanted.connect(self._propose_state_edit)
         self.edit_replay.replay_wanted.connect(self.request_edit)
 
     def _action(self, menu, text: str, slot, shortcut: str | None = None) -> QAction:
@@ -313,11 +314,16 @@ class MainWindow(QMainWindow):
         self.docks["Edit and replay"].raise_()
         self.edit_replay.propose(text)
 
-    def request_edit(self, draw: int, edits: tuple, scope: str) -> int | None:
+    def _propose_state_edit(self, path: str, shown: str) -> None:
+        if self.snapshot is not None:
+            self.docks["Edit and replay"].raise_()
+            self.edit_replay.propose_state_row(path, shown, self.snapshot.regs)
+
+    def request_edit(self, draw: int, changes: tuple, scope: str) -> int | None:
         """Edit and replay at ``draw`` on the worker (``jobs.edit``); the result goes to the edit panel."""
         if self.timeline is None:
             return None
-        return self.worker.submit("edit", partial(jobs.edit, draw=draw, edits=edits, scope=scope))
+        return self.worker.submit("edit", partial(jobs.edit, draw=draw, edits=changes, scope=scope))
 
     def pick_pixel(self, x: int, y: int) -> int | None:
         if self.timeline is None:

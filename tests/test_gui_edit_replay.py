@@ -83,3 +83,28 @@ def test_bad_edits_are_named_in_the_panel(qtbot, opened: MainWindow) -> None:
     assert not panel.add_shader_edit() and "vs shader" in panel.summary.text()
     assert not panel.request() and "add an edit first" in panel.summary.text()
     assert np.all(panel.views["diff"].image is None)
+
+
+def find_row(model, path: str, parent=None):
+    """The index of the pipeline-state row at dotted ``path``."""
+    from PySide6.QtCore import QModelIndex
+
+    index = parent or QModelIndex()
+    for key in path.split("."):
+        index = next(model.index(r, 0, index) for r in range(model.rowCount(index))
+                     if model.index(r, 0, index).data() == key)
+    return index
+
+
+def test_pipeline_state_rows_propose_edits(qtbot, opened: MainWindow) -> None:
+    win, panel = opened, opened.edit_replay
+    state = win.pipeline_state
+    qtbot.waitUntil(lambda: state.draw == 1, timeout=WAIT_MS)
+    state.view.setCurrentIndex(find_row(state.model, "depth_stencil.depth_func"))
+    assert state.edit_selected() == ("depth_stencil.depth_func", "6")
+    assert panel.line.text() == "GPUREG_DEPTH_COLOR_MASK.depth_func=greater"
+    state.view.setCurrentIndex(find_row(state.model, "vs_uniforms.float_uniforms.c4"))
+    state.edit_selected()
+    assert panel.line.text() == "vs.c4=(0.0, 0.0, 1.0, 1.0)"  # draw 1's blue
+    state.view.setCurrentIndex(find_row(state.model, "depth_stencil"))
+    assert state.edit_selected() is None  # a stage part, not a value

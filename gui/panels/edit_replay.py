@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from picaemu.debug.edit_replay import EditResult
-from picaemu.debug.edits import ShaderEdit, parse_edit
+from picaemu.debug.edits import ShaderEdit, edit_for_state_row, parse_edit
 from picaemu.errors import PicaError
 
 SCOPES = (("from this draw on", "from"), ("this draw only", "draw"))
@@ -121,6 +121,13 @@ class EditReplayPanel(QWidget):
         self.line.setText(text)
         self.line.setFocus()
         self.summary.setText("change the value, then Add and Replay")
+
+    def propose_state_row(self, path: str, shown: str, regs) -> None:
+        """Propose the edit for a pipeline-state row (``edit_for_state_row``), or say why there is none."""
+        try:
+            self.propose(edit_for_state_row(path, shown, regs))
+        except PicaError as err:
+            self.summary.setText(str(err))
 
     def show_source(self, draw: int, unit: str, source: str) -> None:
         self.source_unit = unit

@@ -19,6 +19,8 @@ capture's own later uploads continue where they would have.
 
 ``parse_edit(text)`` reads the CLI / console syntax: ``REG.field=VALUE``, ``REG=0xWORD``, ``c5=(x, y, z, w)``,
 ``gs.c5=(...)``, ``vs.shader=@path.vsh`` (source read from a file). Bad edits raise ``EditError`` naming the text.
+``edit_text(regs, reg, field)`` writes the edit that sets a register (field) to what ``regs`` hold (the GUI's
+starting point); ``edit_for_state_row(path, shown, regs)`` finds it for a row of the pipeline-state view.
 """
 
 from __future__ import annotations
@@ -269,3 +271,49 @@ def parse_edit(text: str) -> Edit:
     if not dot and not isinstance(parsed, int):
         raise EditError(f"edit {text!r}: a whole register takes a number; name a field for other values")
     return RegisterEdit(register, fld or None, parsed)
+
+
+def _value_text(fld, raw: int) -> str:
+    """A field value as ``parse_edit`` reads it back: enum names with ``_`` for spaces, true/false, hex addresses,
+    floats, else the number (also for an enum value the table does not name)."""
+    if fld.enum is not None and raw not in fld.enum:
+        return str(raw)
+    value = fld.interpret(raw)
+    if isinstance(value, str):
+        return value.replace(" ", "_")
+    if isinstance(value, bool):
+        return str(value).lower()
+    if fld.type.value == "address":
+        return f"0x{value:08X}"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def edit_text(regs: np.ndarray, reg: regtable.Register, fld=None) -> str:
+    """The edit that sets ``reg`` (its field ``fld``; the whole word when None) to what ``regs`` holds."""
+    value = int(regs[reg.id])
+    if fld is None:
+        return f"{reg.name}=0x{value:08X}"
+    return f"{reg.name}.{fld.name}={_value_text(fld, fld.extract(value))}"
+
+
+def edit_for_state_row(path: str, shown: str, regs: np.ndarray) -> str:
+    """The edit for a row of ``picaemu.debug.api.pipeline_state_of``'s tree: ``vs_uniforms....c5`` -> ``vs.c5=(...)``
+    (its shown ``x, y, z, w``); another leaf -> the editable register field of that name whose value in ``regs``
+    is the one shown (``EditError`` when none or several are)."""
+    parts = path.split(".")
+    key = parts[-1]
+    if parts[0] in ("vs_uniforms", "gs_uniforms") and _UNIFORM.match(key):
+        return f"{parts[0][:2]}.{key}=({shown})"
+    matches = []
+    for reg in regtable.all_registers():
+        if reg.kind is not RegKind.CONFIG or reg.action is not None:
+            continue
+        for fld in reg.fields:
+            raw = fld.extract(int(regs[reg.id]))
+            if fld.name == key and shown in (str(raw), str(fld.interpret(raw)), fld.describe(raw)):
+                matches.append((reg, fld))
+    if len(matches) != 1:
+        which = ", ".join(f"{r.name}.{f.name}" for r, f in matches) or "none"
+        raise EditError(f"{path} = {shown}: no single register field holds it ({which}); edit it in the registers "
+                        "panel")
+    return edit_text(regs, *matches[0])
