@@ -1,7 +1,10 @@
 """Debugger operations at game scale, on the bundled game-like captures (samples/game_scene.py): opening (read +
 index: one rendering pass with draw-boundary checkpoints), a jump to random draws (median, max), one draw step
 forward and back, pixel history of the busiest pixel of the frame (every fragment of every draw there, with its
-fate), and the checkpoint memory held.
+fate), the checkpoint memory held; the worker's side of a panel refresh after a jump (``picaemu.debug.jobs``:
+snapshot, registers/pipeline state, textures, shader, mesh vertices; median over random draws, Qt painting not
+included); and the edit-and-replay round trip (``Editor.edit``: restore, edit, replay to the frame end, both
+pictures and the diff) at an early, a middle and the last draw.
 
 Run from the repository root: ``python bench/bench_debugger.py [--captures samples/captures/game_cubes_1000.pica]``
 (a first run compiles the kernels; the figures are of a second, warm process). Prints a Markdown table.
@@ -20,7 +23,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from picaemu.debug import probe  # noqa: E402
+from picaemu.debug import jobs, probe  # noqa: E402
+from picaemu.debug.edit_replay import Editor  # noqa: E402
 from picaemu.debug.session import Session  # noqa: E402
 
 DEFAULT = [ROOT / "samples" / "captures" / f"{name}.pica" for name in ("game_cubes_1000", "game_sprites_1000")]
@@ -73,6 +77,37 @@ def measure(path: Path, jumps: int = 40) -> str:
             f"{len(probe.candidate_draws(session, pixel))} draws) | {session.checkpoint_bytes / 2**20:.0f} MiB |")
 
 
+PANELS = {  # panel -> the job its refresh runs after a jump to ``draw``
+    "snapshot": lambda s, tl, d: jobs.snapshot(s, tl.after_draw(d)),
+    "pipeline state": lambda s, tl, d: jobs.pipeline_state(s, tl.after_draw(d)),
+    "textures": lambda s, tl, d: jobs.textures(s, tl.after_draw(d)),
+    "shader": lambda s, tl, d: jobs.shader(s, tl.after_draw(d), "vs"),
+    "mesh": lambda s, tl, d: jobs.vertices(s, d),
+}
+
+
+def panels_and_edits(path: Path, jumps: int = 10) -> str:
+    """Median ms per panel job after random jumps, and the edit round trip at three draws."""
+    session = Session.open(path)
+    tl = session.index()
+    rng = np.random.default_rng(7)
+    times: dict[str, list[float]] = {name: [] for name in PANELS}
+    for draw in rng.integers(0, len(tl.draws), jumps):
+        session.goto(tl.after_draw(int(draw)))
+        for name, job in PANELS.items():
+            start = time.perf_counter()
+            job(session, tl, int(draw))
+            times[name].append(ms(start))
+    editor = Editor(session)
+    edits = []
+    for draw in (10, len(tl.draws) // 2, len(tl.draws) - 1):
+        start = time.perf_counter()
+        result = editor.edit(draw, ["DEPTH_COLOR_MASK.depth_func=always"])
+        edits.append(f"draw {draw}: {ms(start):.0f} ms ({result.draws_replayed} draws)")
+    panels = ", ".join(f"{name} {statistics.median(t):.1f}" for name, t in times.items())
+    return f"| {path.name} | {panels} | {'; '.join(edits)} |"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--captures", nargs="*", type=Path, default=DEFAULT)
@@ -82,6 +117,10 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for path in args.captures:
         print(measure(path), flush=True)
+    print("\n| capture | panel job after a jump, median ms | edit and replay round trip (depth func always) |")
+    print("|---|---|---|")
+    for path in args.captures:
+        print(panels_and_edits(path), flush=True)
 
 
 if __name__ == "__main__":

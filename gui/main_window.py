@@ -19,6 +19,7 @@ from picaemu.gui.panels.breakpoints import BreakpointPanel
 from picaemu.gui.panels.commands import CommandPanel
 from picaemu.gui.panels.console import ConsolePanel
 from picaemu.gui.panels.draws import DrawsPanel
+from picaemu.gui.panels.edit_replay import EditReplayPanel
 from picaemu.gui.panels.framebuffer import FramebufferPanel
 from picaemu.gui.panels.mesh import MeshPanel
 from picaemu.gui.panels.pipeline_state import PipelineStatePanel
@@ -99,6 +100,7 @@ class MainWindow(QMainWindow):
         self.history, self.textures, self.shader = PixelHistoryPanel(), TexturePanel(), ShaderPanel()
         self.mesh, self.stats, self.breakpoints = MeshPanel(), StatsPanel(), BreakpointPanel()
         self.draws, self.pipeline_state, self.console = DrawsPanel(), PipelineStatePanel(), ConsolePanel()
+        self.edit_replay = EditReplayPanel()
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("Command stream", self.commands, left)
@@ -107,7 +109,8 @@ class MainWindow(QMainWindow):
         self._dock("Textures", self.textures, right)
         self._dock("Pipeline state", self.pipeline_state, right)
         bottom_docks = (("Draws", self.draws), ("Pixel history", self.history), ("Shader", self.shader),
-                        ("Mesh", self.mesh), ("Statistics", self.stats), ("Python", self.console))
+                        ("Mesh", self.mesh), ("Statistics", self.stats), ("Python", self.console),
+                        ("Edit and replay", self.edit_replay))
         for title, w in bottom_docks:
             self._dock(title, w, bottom)
         self.tabifyDockWidget(self.docks["Registers"], self.docks["Textures"])
@@ -129,6 +132,9 @@ class MainWindow(QMainWindow):
         self.textures.wanted.connect(self._request_texture)
         self.shader.wanted.connect(self._shader_request)
         self.breakpoints.changed.connect(self._save_breakpoints)
+        self.registers.edit_wanted.connect(self._propose_edit)
+        self.pipeline_state.edit_wanted.connect(self._propose_state_edit)
+        self.edit_replay.replay_wanted.connect(self.request_edit)
 
     def _action(self, menu, text: str, slot, shortcut: str | None = None) -> QAction:
         action = QAction(text, self)
@@ -306,9 +312,29 @@ class MainWindow(QMainWindow):
             return
         if request[0] == "shader":
             self.worker.submit("shader", partial(jobs.shader, cursor=self.target, unit=request[1]))
-        elif (draw := self._current_draw()) is not None:
+        elif (draw := self._current_draw()) is None:
+            return
+        elif request[0] == "source":
+            self.docks["Edit and replay"].raise_()
+            self.worker.submit("shader_source", partial(jobs.shader_source, draw=draw, unit=request[1]))
+        else:
             _, unit, index = request
             self.worker.submit("trace", partial(jobs.trace, draw=draw, vertex=index, unit=unit))
+
+    def _propose_edit(self, text: str) -> None:
+        self.docks["Edit and replay"].raise_()
+        self.edit_replay.propose(text)
+
+    def _propose_state_edit(self, path: str, shown: str) -> None:
+        if self.snapshot is not None:
+            self.docks["Edit and replay"].raise_()
+            self.edit_replay.propose_state_row(path, shown, self.snapshot.regs)
+
+    def request_edit(self, draw: int, changes: tuple, scope: str) -> int | None:
+        """Edit and replay at ``draw`` on the worker (``jobs.edit``); the result goes to the edit panel."""
+        if self.timeline is None:
+            return None
+        return self.worker.submit("edit", partial(jobs.edit, draw=draw, edits=changes, scope=scope))
 
     def pick_pixel(self, x: int, y: int) -> int | None:
         if self.timeline is None:
@@ -319,6 +345,7 @@ class MainWindow(QMainWindow):
 
     def _after_move(self, snap: Snapshot) -> None:
         draw = snap.last_draw
+        self.edit_replay.set_draw(draw)
         self.worker.submit("pipeline_state", partial(jobs.pipeline_state, cursor=snap.cursor))
         if self.framebuffer.frame_map_box.isChecked():
             self.worker.submit("frame_map", partial(jobs.fragment_map, cursor=snap.cursor, kind="depth-complexity"))
@@ -357,6 +384,8 @@ class MainWindow(QMainWindow):
             self.framebuffer.set_backend_diff(None, result.error_text)
         elif result.kind == "trace":  # an index past the draw: clear the old trace rather than keep showing it
             self.shader.show_trace(result.error_text, [])
+        elif result.kind == "edit":  # a bad edit is named in the panel, the window goes on
+            self.edit_replay.show_error(result.error_text)
         else:
             self.show_error(f"{result.kind} failed", result.error_text)
         if result.kind == "open":  # the previous capture, title and recent files stay as they were
@@ -442,6 +471,12 @@ class MainWindow(QMainWindow):
             return console.run(session, source, scope)
 
         return self.worker.submit(f"console {id(source)}", job)  # every statement runs: none coalesces
+
+    def _got_edit(self, result: JobResult) -> None:
+        self.edit_replay.show_result(result.value)
+
+    def _got_shader_source(self, result: JobResult) -> None:
+        self.edit_replay.show_source(*result.value)
 
     def _got_pipeline_state(self, result: JobResult) -> None:
         self.pipeline_state.show_state(*result.value)

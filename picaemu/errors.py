@@ -153,3 +153,8 @@ class RecordError(PicaError):
 class BackendUnavailable(PicaError):
     """A rendering backend cannot start on this machine (the OpenGL backend without EGL, PyOpenGL or a GL 4.5
     driver); the message says what is missing."""
+
+
+class EditError(PicaError):
+    """An edit-and-replay edit that cannot be made: an unknown or non-editable register, field or value, a shader
+    source that does not assemble, a draw outside the capture (``picaemu.debug.edits``)."""

@@ -74,6 +74,10 @@ class PhysicalMemory:
         self._live[region.name][off // PAGE : -(-(off + size) // PAGE)] = True
         return self._data[region.name][off : off + size]
 
+    def mark_live(self, name: str, pages: np.ndarray) -> None:
+        """Count pages ``pages`` (indices) of region ``name`` as live: a restore wrote them behind every view."""
+        self._live[name][pages] = True
+
     def live_pages(self, name: str) -> np.ndarray:
         """(n,) int64 indices of the 4 KiB pages of region ``name`` that any access has reached: every other page
         still holds the zeros it started with."""

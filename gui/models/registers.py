@@ -19,6 +19,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QColor
 
 from picaemu import regs as regtable
+from picaemu.debug import edits
 from picaemu.debug.state_views import register_blocks
 
 Index = QModelIndex | QPersistentModelIndex
@@ -76,6 +77,15 @@ class RegisterModel(FixedColumns, QAbstractItemModel):
         if iid & FIELD_FLAG:
             return self._blocks[(iid & ~FIELD_FLAG) >> 12][1][iid & 0xFFF]
         return self._blocks[iid - 1][1][index.row()]
+
+    def edit_text(self, index: Index) -> str | None:
+        """An edit-and-replay edit that sets the row to what it holds now (``picaemu.debug.edits.edit_text``):
+        ``REG.field=VALUE`` for a field row, ``REG=0xWORD`` for a register row."""
+        reg = self.register_at(index)
+        if reg is None:
+            return None
+        fld = reg.fields[index.row()] if index.internalId() & FIELD_FLAG else None
+        return edits.edit_text(self.regs, reg, fld)
 
     def find(self, name: str) -> QModelIndex:
         """Index of the register row called ``name`` (any table spelling), invalid if not shown."""

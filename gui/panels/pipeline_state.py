@@ -1,7 +1,9 @@
 """Pipeline-state panel (RenderDoc's per-stage view): the current draw's decoded state, one top-level row per
 stage part (vertex input, shaders and their uniforms, primitives, clipping / viewport / raster, each texture unit,
 TEV stages written as equations, fog, lighting, blend / depth / stencil, render targets), rows that changed since
-the previous draw highlighted, and an HTML export. The data comes from ``picaemu.debug.api.pipeline_state_of``
+the previous draw highlighted, and an HTML export. "Edit…" hands the selected row to the edit-and-replay panel
+(``edit_wanted(path, shown value)``; the main window turns it into an edit with
+``picaemu.debug.edits.edit_for_state_row``). The data comes from ``picaemu.debug.api.pipeline_state_of``
 (the engine's answer, also ``picaemu state`` on the command line); this module only shows it."""
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ from typing import Any
 
 from picaemu.formats.files import write_text
 from picaemu.gui.models.state_tree import StateTreeModel, value_text
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QTreeView, QVBoxLayout, QWidget
 
 from picaemu.debug.api import changed_paths
 
 
 class PipelineStatePanel(QWidget):
+    edit_wanted = Signal(str, str)  # dotted path of the selected row, its value as shown
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.model = StateTreeModel(self)
@@ -28,14 +33,18 @@ class PipelineStatePanel(QWidget):
         self.view.setColumnWidth(0, 260)
         self.label = QLabel("no draw")
         self.export = QPushButton("Export HTML…")
+        self.edit = QPushButton("Edit…")
+        self.edit.setToolTip("Edit the selected value at this draw and replay the frame (Edit and replay)")
         top = QHBoxLayout()
         top.addWidget(self.label, 1)
+        top.addWidget(self.edit)
         top.addWidget(self.export)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addLayout(top)
         lay.addWidget(self.view)
         self.export.clicked.connect(self._export_dialog)
+        self.edit.clicked.connect(self.edit_selected)
         self._state_json = "null"  # the shown state as JSON text: the panel holds no reference to its objects
         self.changed: set[str] = set()
         self.draw: int | None = None
@@ -56,6 +65,15 @@ class PipelineStatePanel(QWidget):
         parts = {p.split(".")[0] for p in self.changed}
         since = f"draw {draw - 1}" if draw else "nothing (the first draw)"
         self.label.setText(f"draw {draw}: {len(parts)} stage part(s) changed since {since} (highlighted)")
+
+    def edit_selected(self) -> tuple[str, str] | None:
+        """Emit ``edit_wanted`` for the selected leaf row; (path, shown) or None when no leaf is selected."""
+        index = self.view.currentIndex()
+        node = index.internalPointer() if index.isValid() else None
+        if node is None or node.children:
+            return None
+        self.edit_wanted.emit(node.path, node.text)
+        return node.path, node.text
 
     def html(self) -> str:
         """The shown state as one HTML page (a table per stage part; changed rows marked)."""

@@ -1,6 +1,7 @@
 """Register inspector panel: every register at the current position, grouped by block, decoded fields,
 highlight of what changed since the previous draw; "changed only", copy as JSON, and a state diff between a
-marked position ("Mark A") and the current one."""
+marked position ("Mark A") and the current one; "Edit…" hands the selected register or field to the edit-and-replay
+panel (``edit_wanted``: the edit text that sets it to its current value, to change and replay)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 
 import numpy as np
 from picaemu.gui.models.registers import RegisterModel
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -26,6 +28,8 @@ from picaemu.debug.timeline import Cursor
 
 
 class RegisterPanel(QWidget):
+    edit_wanted = Signal(str)
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.model = RegisterModel(self)
@@ -38,9 +42,11 @@ class RegisterPanel(QWidget):
         self.copy = QPushButton("Copy JSON")
         self.mark = QPushButton("Mark A")
         self.diff = QPushButton("Diff A → here")
+        self.edit = QPushButton("Edit…")
+        self.edit.setToolTip("Edit the selected register or field at the current draw and replay the frame")
         self.info = QLabel("")
         row = QHBoxLayout()
-        for w in (self.find, self.changed_only, self.copy, self.mark, self.diff):
+        for w in (self.find, self.changed_only, self.copy, self.mark, self.diff, self.edit):
             row.addWidget(w)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
@@ -51,6 +57,7 @@ class RegisterPanel(QWidget):
         self.copy.clicked.connect(self.copy_json)
         self.mark.clicked.connect(self.mark_a)
         self.diff.clicked.connect(self.show_diff)
+        self.edit.clicked.connect(self.edit_selected)
         self.find.returnPressed.connect(self._find)
         self.snapshot: Snapshot | None = None
         self.marked: tuple[Cursor, np.ndarray] | None = None
@@ -88,6 +95,13 @@ class RegisterPanel(QWidget):
         self.model.set_changed_only(True)
         n = int((self.marked[1] != self.snapshot.regs).sum())
         self.info.setText(f"diff {self.marked[0].text()} → {self.snapshot.cursor.text()}: {n} registers differ")
+
+    def edit_selected(self) -> str | None:
+        """Emit ``edit_wanted`` with the edit text of the selected row (None when nothing editable is selected)."""
+        text = self.model.edit_text(self.view.currentIndex())
+        if text is not None:
+            self.edit_wanted.emit(text)
+        return text
 
     def _find(self) -> None:
         try:

@@ -3,8 +3,9 @@ when the capture carries them, the float / int / bool uniform tables, and a trac
 GS invocation (unit "gs") of the current draw, step through its executed instructions forward and back with the
 sources, result, flags and a watch list.
 
-Requests go out through ``wanted(request)``: ``("shader", unit)``, ``("trace", unit, index)``; the main window
-answers with ``show_shader`` / ``show_trace``.
+Requests go out through ``wanted(request)``: ``("shader", unit)``, ``("trace", unit, index)``, ``("source",
+unit)`` ("Edit source…": the program as picasso source, for the edit-and-replay panel); the main window answers
+with ``show_shader`` / ``show_trace`` (the source goes to the edit panel).
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ class ShaderPanel(QWidget):
         self.vertex.setRange(0, 65535)
         self.index_label = QLabel("vertex")
         self.trace_button = QPushButton("Trace vertex")
+        self.edit_source = QPushButton("Edit source…")
+        self.edit_source.setToolTip("Edit the program at the current draw and replay the frame (Edit and replay)")
         self.slider = QSlider()
         self.slider.setOrientation(self.slider.orientation().Horizontal)
         self.back, self.forward = QPushButton("◀ step"), QPushButton("step ▶")
@@ -100,7 +103,8 @@ class ShaderPanel(QWidget):
         compact(self.trace_view)
         self.trace_view.setModel(self.trace_model)
         top, steps = QHBoxLayout(), QHBoxLayout()
-        for w in (self.unit, self.index_label, self.vertex, self.trace_button, QLabel("watch"), self.watch):
+        for w in (self.unit, self.index_label, self.vertex, self.trace_button, QLabel("watch"), self.watch,
+                  self.edit_source):
             top.addWidget(w)
         for w in (self.back, self.slider, self.forward):
             steps.addWidget(w)
@@ -118,6 +122,7 @@ class ShaderPanel(QWidget):
         self.trace_button.clicked.connect(
             lambda: self.wanted.emit(("trace", self.unit.currentText(), self.vertex.value())))
         self.slider.valueChanged.connect(self.select_step)
+        self.edit_source.clicked.connect(lambda: self.wanted.emit(("source", self.unit.currentText())))
         self.back.clicked.connect(lambda: self.slider.setValue(self.slider.value() - 1))
         self.forward.clicked.connect(lambda: self.slider.setValue(self.slider.value() + 1))
         self.watch.editingFinished.connect(lambda: self.select_step(self.slider.value()))

@@ -1,7 +1,8 @@
 """The debugger's answers on the command line, over the same engine the GUI uses (``picaemu.debug.api``):
 
 - ``picaemu history CAPTURE --pixel X,Y [--frame N] [--json]``: every fragment at a pixel;
-- ``picaemu state CAPTURE --draw N [--diff M] [--json]``: every stage's decoded state, or what changed;
+- ``picaemu state CAPTURE --draw N [--diff M] [--json] [--shader vs|gs]``: every stage's decoded state, or what
+  changed, or the program a unit runs as re-assemblable source;
 - ``picaemu mesh CAPTURE --draw N --stage input|vs|gs|clipped [--csv]``: vertices at a stage;
 - ``picaemu trace CAPTURE --draw N --vertex V [--unit vs|gs] [--json]``: one vertex through its shader;
 - ``picaemu dump CAPTURE``: every event of a capture, command lists decoded packet by packet (``apitrace dump``).
@@ -20,7 +21,7 @@ from pathlib import Path
 import click
 
 from picaemu import replay as rp
-from picaemu.cli.common import examples, reports_errors
+from picaemu.cli.common import examples, exclusive, reports_errors
 from picaemu.command.listing import UniformUploads, packet_text
 from picaemu.debug.api import STAGES, UNITS
 from picaemu.errors import PicaError
@@ -69,13 +70,20 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
 @click.option("--draw", type=int, required=True, help="The draw whose state to show.")
 @click.option("--diff", "other", type=int, default=None, help="Show only what differs from the state at draw M.")
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of indented text.")
+@click.option("--shader", type=click.Choice(UNITS), default=None,
+              help="Print the program the unit runs at the draw as picasso source (for render --edit vs.shader=@F).")
 @reports_errors
-def state(capture: Path, draw: int, other: int | None, as_json: bool) -> None:
+def state(capture: Path, draw: int, other: int | None, as_json: bool, shader: str | None) -> None:
     """Every stage's decoded state at a draw (vertex input, shaders, raster, textures, TEV, fog, lighting,
     per-fragment operations, render targets), or with --diff what differs between two draws (registers by table
     name, float uniforms c0..c95 as vectors, int and bool uniforms, texture bindings, attribute buffers).
     """
+    exclusive(diff=other, shader=shader)
+    exclusive(json=as_json, shader=shader)
     replay = rp.open(capture)
+    if shader is not None:
+        click.echo(replay.debugger.shader_source(draw, shader), nl=False)
+        return
     value = replay.diff(other, draw) if other is not None else replay.pipeline_state(draw)
     if as_json:
         _echo_json(value)

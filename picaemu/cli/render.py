@@ -83,6 +83,7 @@ Examples:
   picaemu render samples/captures/animation.pica -o anim.png --all-frames
   picaemu render samples/captures/cube.pica -o draw.png --draw 0 --target depth
   picaemu render samples/captures/triangle.pica -o - > triangle.png
+  picaemu render samples/captures/game_cubes_300.pica -o e.png --edit '5:DEPTH_COLOR_MASK.depth_func=always'
 """
 
 
@@ -108,7 +109,7 @@ def render(cmdlist: Path, mem: tuple[str, ...], fills: tuple[str, ...], base: in
     CMDLIST may also be a capture (.pica, CiTrace .ctf, c3dcap directory): then the top screen is written.
     """
     exclusive(frame=capture.get("frame"), draw=capture.get("draw"), all_frames=capture.get("all_frames"),
-              every_draw=capture.get("every_draw"))
+              every_draw=capture.get("every_draw"), edit=capture.get("edits"))
     if is_stdout(output) and (capture.get("all_frames") or capture.get("every_draw")
                               or (depth is not None and is_stdout(depth))):
         raise click.UsageError("-o - writes one picture to stdout: not with --all-frames, --every-draw or --depth -")

@@ -7,7 +7,10 @@ the registers name, row 0 = top; depth = depth / format maximum as 8-bit gray; s
 ``--frame N`` (state right after FrameEnd N), ``--all-frames`` (one PNG per frame: OUT_0000.png ..., or a name with
 ``{frame}``), ``--draw N`` (state right after draw N; the target defaults to color then), ``--every-draw`` (the
 color buffer after every draw, OUT_draw00000.png ... or a name with ``{draw}``, in one forward pass: apitrace's
-dump-images). render's ``--depth FILE``
+dump-images), ``--edit DRAW:EDIT`` (repeatable; edit and replay, ``picaemu.debug.edit_replay``: the color buffer
+draw DRAW renders into, at the end of its frame, re-rendered with the edits made at DRAW; ``--edit-scope
+from|draw``, ``--original FILE`` and ``--diff FILE`` also write the unedited picture and the diff; a summary goes to
+stderr). render's ``--depth FILE``
 also writes the final depth buffer; ``--mem``/``--fill``/``--base`` are refused with a capture.
 """
 
@@ -26,7 +29,9 @@ import numpy as np
 
 from picaemu import replay as rp
 from picaemu.cli.common import is_quiet
+from picaemu.debug.edit_replay import SCOPES
 from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink
+from picaemu.errors import EditError
 from picaemu.formats.files import refuse_overwrite, save_image
 from picaemu.fragment.framebuffer import depth_max, read_color_image
 from picaemu.state import GpuState
@@ -49,6 +54,15 @@ def capture_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--draw", type=int, default=None, help="Capture: render the state right after draw N."),
         click.option("--every-draw", is_flag=True,
                      help="Capture: the color buffer after every draw, one PNG each (OUT_draw00000.png, ...)."),
+        click.option("--edit", "edits", multiple=True, metavar="DRAW:EDIT",
+                     help="Capture: edit and replay at draw DRAW: REG.field=VALUE, REG=WORD, [vs.|gs.]cN=(x,y,z,w) "
+                          "or vs.shader=@FILE.vsh (repeatable, one draw); OUT is its frame re-rendered."),
+        click.option("--edit-scope", type=click.Choice(SCOPES), default="from", show_default=True,
+                     help="Edits hold from the draw on, or for the draw only."),
+        click.option("--original", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="With --edit: also write the unedited picture."),
+        click.option("--diff", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="With --edit: also write the diff picture (changed pixels red)."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -108,9 +122,14 @@ class _EveryDraw:
 def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = "left", target: str | None = None,
                    frame: int | None = None, all_frames: bool = False, draw: int | None = None,
                    alpha: bool = False, verbose: bool = False, depth_output: Path | None = None,
-                   every_draw: bool = False, backend: str = "software") -> list[Path]:
+                   every_draw: bool = False, backend: str = "software", edits: tuple[str, ...] = (),
+                   edit_scope: str = "from", original: Path | None = None, diff: Path | None = None) -> list[Path]:
     """Replay ``path`` and write the requested PNG(s); returns the files written. ``depth_output`` (render's
     ``--depth``) also writes the depth buffer of the final state as gray."""
+    if edits:
+        return render_edited(path, output, edits, edit_scope, original, diff, alpha)
+    if original is not None or diff is not None:
+        raise click.UsageError("--original and --diff go with --edit")
     start = time.perf_counter()
     # a forward-only run keeps no checkpoint and, unless it must find a draw, no per-draw record: memory stays
     # flat however many frames the capture holds
@@ -149,4 +168,40 @@ def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = 
     if depth_output is not None:
         save_image(depth_output, capture_image(replay, "depth"))
         written.append(depth_output)
+    return written
+
+
+def split_edit(spec: str) -> tuple[int, str]:
+    """``DRAW:EDIT`` -> (draw, edit text)."""
+    draw, _, text = spec.partition(":")
+    try:
+        return int(draw, 0), text
+    except ValueError:
+        raise EditError(f"--edit {spec!r}: expected DRAW:EDIT, e.g. 12:DEPTH_COLOR_MASK.depth_func=always") from None
+
+
+def render_edited(path: Path, output: Path, specs: tuple[str, ...], scope: str, original: Path | None,
+                  diff: Path | None, alpha: bool) -> list[Path]:
+    """``--edit``: the edited picture to ``output`` (and the original / diff when asked); a summary on stderr."""
+    parsed = [split_edit(spec) for spec in specs]
+    draws = {draw for draw, _ in parsed}
+    if len(draws) > 1:
+        raise EditError(f"--edit names draws {sorted(draws)}: one edit-and-replay run edits one draw")
+    for dest in (output, original, diff):
+        if dest is not None:
+            refuse_overwrite(dest, path)
+    result = rp.open(path).edit(draws.pop(), [text for _, text in parsed], scope)
+    written = []
+    for dest, image in ((output, result.edited), (original, result.original), (diff, result.diff)):
+        if dest is not None:
+            save_image(dest, image if alpha or image.shape[2] == 3 else np.ascontiguousarray(image[:, :, :3]))
+            written.append(dest)
+    if not is_quiet():
+        def written_by(stats: dict) -> int:
+            return stats.get("fragments_written", 0)
+
+        click.echo(f"draw {result.draw} ({scope}): {result.draws_replayed} draws replayed, {result.changed_pixels} "
+                   f"pixels changed; fragments written {written_by(result.stats_original)} -> "
+                   f"{written_by(result.stats_edited)} at the draw, {written_by(result.totals_original)} -> "
+                   f"{written_by(result.totals_edited)} to the end of the frame", err=True)
     return written

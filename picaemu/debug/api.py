@@ -12,6 +12,8 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
 - ``texture(draw, unit, level, face)`` and ``surface(address, format, width, height)``: decoded RGBA pictures;
 - ``backend_diff(draw)``: the draw's color buffer from the software pipeline and from the OpenGL backend, with
   their difference image and figures (``picaemu.debug.backend_diff.BackendDiff``; needs EGL).
+- ``edit(draw, edits, scope)``: the rest of the draw's frame re-rendered with register / uniform / shader edits
+  made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed).
 
 Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: x = column,
 y = row, row 0 at the top. Calls move the replay (it is left where the last answer was computed).
@@ -28,6 +30,8 @@ import numpy as np
 
 from picaemu import draw_state as ds_mod
 from picaemu.debug import probe, state_views
+from picaemu.debug.edit_replay import Editor, EditResult
+from picaemu.debug.edits import Edit
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.errors import PicaError
@@ -68,6 +72,7 @@ class Debugger:
         self.session = Session(replay)
         self.session.index()
         self.fault: PicaError | None = self.session.fault  # everything before a fault stays answerable
+        self.editor = Editor(self.session)
 
     @property
     def timeline(self):
@@ -233,6 +238,21 @@ class Debugger:
             raise PicaError(f"unknown texture format {fmt!r}: one of "
                             f"{', '.join(f.name for f in TextureFormat)}") from None
         return decode_texture(self.session.replay.memory, address, width, height, code, level)
+
+    # -- edit and replay -----------------------------------------------------------------------------------
+    def edit(self, draw: int, edits: list[Edit | str], scope: str = "from") -> EditResult:
+        """``draw``'s frame re-rendered from ``draw`` on with ``edits`` (``picaemu.debug.edits``: objects or text such
+        as ``"DEPTH_COLOR_MASK.depth_func=always"``, ``"c5=(1, 0, 0, 1)"``); ``scope`` "from" (this draw on) or
+        "draw" (this draw only). The session's replay is left at the end of the frame."""
+        return self.editor.edit(draw, edits, scope)
+
+    def shader_source(self, draw: int, unit: str = "vs") -> str:
+        """Re-assemblable picasso source of the program ``unit`` runs at ``draw`` (``state_views.shader_source``):
+        the text a shader edit starts from."""
+        if unit not in UNITS:
+            raise PicaError(f"unknown shader unit {unit!r}: vs or gs")
+        self._draw(draw)
+        return state_views.shader_source(self.session.state_at_draw(draw), unit)
 
 
 def pipeline_state_of(state: GpuState) -> dict[str, Any]:

@@ -6,12 +6,14 @@ other arguments with ``functools.partial`` and submits them under a kind (see ``
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from picaemu.debug import probe, state_views
+from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.session import Session
 from picaemu.debug.snapshot import Snapshot, take
 from picaemu.debug.timeline import Cursor, Timeline
@@ -136,3 +138,19 @@ def fragment_map(session: Session, cursor: Cursor, kind: str) -> np.ndarray:
     """The frame's fragment map up to ``cursor`` (``probe.frame_fragment_map``)."""
     return probe.frame_fragment_map(session, cursor, kind)
 
+
+
+_EDITORS: weakref.WeakKeyDictionary[Session, Editor] = weakref.WeakKeyDictionary()  # one fork per session
+
+
+def edit(session: Session, draw: int, edits: tuple[str, ...], scope: str) -> EditResult:
+    """Edit and replay at ``draw`` (``picaemu.debug.edit_replay``); the session's fork is made once and reused."""
+    editor = _EDITORS.get(session)
+    if editor is None:
+        editor = _EDITORS[session] = Editor(session)
+    return editor.edit(draw, list(edits), scope)
+
+
+def shader_source(session: Session, draw: int, unit: str) -> tuple[int, str, str]:
+    """(draw, unit, the program ``unit`` runs at ``draw`` as picasso source)."""
+    return draw, unit, state_views.shader_source(session.state_at_draw(draw), unit)

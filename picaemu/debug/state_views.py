@@ -9,7 +9,8 @@ table and decodes through the stage modules' public functions; nothing holds har
 - ``texture_image(memory, tex, face, level)``: (H, W, 4) uint8 RGBA, row 0 = top (``decode_texture``);
   ``proctex_image(state, size)``: (size, size, 4) uint8 of unit 3 over u, v in [0, 1] (v = 0 bottom row).
 - ``channel_view(rgba, mode)``: (H, W, 3) uint8 of "RGB", "A" or one of "R", "G", "B".
-- ``shader_view(state, unit, names)``: ``ShaderView`` (setup, listing lines of code with uniform names, entry).
+- ``shader_view(state, unit, names)``: ``ShaderView`` (setup, listing lines of code with uniform names, entry);
+  ``shader_source(state, unit)``: the bound program as re-assemblable source (for shader edits).
 - ``VertexRecorder(draw)``: a ``picaemu.observer.StageObserver`` that keeps one draw's ``DrawVertices`` (loader
   inputs, VS outputs, GS inputs / emitted vertices / triangles when a geometry shader is in use, triangles before /
   after clipping) as the pipeline computes them (``picaemu.debug.probe.record_vertices`` re-runs the draw).
@@ -153,10 +154,24 @@ def shader_view(state: GpuState, unit: str = "vs", names: dict[str, str] | None 
     from picaemu.shader.disasm import listing
 
     setup = shader_setup(state, unit, names)
-    used = np.flatnonzero(setup.code[: setup.code_words])  # code memory past the last non-zero word: not listed
-    end = max(int(used[-1]) + 1 if len(used) else 0, int(setup.entry) + 1)
-    lines = tuple(listing(setup.code, setup.opdescs, 0, end, setup.names))
+    lines = tuple(listing(setup.code, setup.opdescs, 0, program_end(setup), setup.names))
     return ShaderView(unit, setup, lines, int(setup.entry))
+
+
+def program_end(setup) -> int:
+    """Words of code memory a listing shows: through the last non-zero word (and the entry point); the zeros past
+    it are unwritten memory, not program."""
+    used = np.flatnonzero(setup.code[: setup.code_words])
+    return max(int(used[-1]) + 1 if len(used) else 0, int(setup.entry) + 1)
+
+
+def shader_source(state: GpuState, unit: str = "vs") -> str:
+    """Re-assemblable picasso source of the program ``unit`` runs in ``state`` (``program_end`` words, the entry
+    point as ``main``): the text a shader edit starts from."""
+    from picaemu.shader.disasm import disassemble
+
+    setup = shader_setup(state, unit)
+    return disassemble(setup.code[: program_end(setup)], setup.opdescs, entry=int(setup.entry))
 
 
 def trace_vertex(setup: object, inputs: np.ndarray) -> list:

@@ -59,6 +59,7 @@ from picaemu.state import GpuState, ShaderUnitMemory
 
 if TYPE_CHECKING:
     from picaemu.debug.api import Debugger, PixelFragment
+    from picaemu.debug.edit_replay import EditResult
 from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
 
 CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
@@ -286,6 +287,10 @@ class Replay:
     def surface(self, address: int, fmt: str, width: int, height: int, level: int = 0) -> np.ndarray:
         """Any memory decoded as a texture format, any size (``Debugger.surface``)."""
         return self.debugger.surface(address, fmt, width, height, level)
+
+    def edit(self, draw: int, edits: list, scope: str = "from") -> EditResult:
+        """The rest of ``draw``'s frame re-rendered with edits made at it, beside the original (``Debugger.edit``)."""
+        return self.debugger.edit(draw, edits, scope)
 
     def outline(self) -> list[list[EventInfo]]:
         """Frames -> events (with their draws), after indexing the whole capture; trailing events after the last

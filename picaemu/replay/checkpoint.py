@@ -48,6 +48,7 @@ def restore_pages(memory: PhysicalMemory, pages: Pages) -> None:
         full[live] = 0
         used, saved = pages[region.name]
         full[used] = saved
+        memory.mark_live(region.name, used)  # a checkpoint of another replay (an edit's fork) names new pages
 
 
 @dataclass(frozen=True)
