@@ -38,7 +38,6 @@ from __future__ import annotations
 import bisect
 import os
 import weakref
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,16 +45,16 @@ import numpy as np
 from picaemu.command.packets import Packet, list_packets
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, NullPipeline, PipelineEventKind, PipelineSink
-from picaemu.errors import FormatError, PicaError
-from picaemu.formats import c3dcap, citrace, pica
+from picaemu.errors import PicaError
+from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
 from picaemu.gx import Gx, lcd, mmio
-from picaemu.gx import convert as gxconvert
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
+from picaemu.replay.capture import initial_gpu_state, is_capture, load_capture
 from picaemu.replay.checkpoint import Checkpoint, restore_pages, snapshot_pages
 from picaemu.replay.records import DrawRecord, EventInfo, describe
-from picaemu.state import GpuState, ShaderUnitMemory
+from picaemu.state import GpuState
 
 if TYPE_CHECKING:
     from picaemu.debug.api import Debugger, PixelFragment
@@ -68,47 +67,6 @@ CHECKPOINT_DRAWS = 32  # draws between checkpoints inside a command list (double
 CHECKPOINT_BUDGET = 512 * 1024 * 1024  # bytes of mid-list checkpoints a replay keeps
 JUMP_CHANNEL = {mmio.CMDBUF_JUMP0: 0, mmio.CMDBUF_JUMP0 + 4: 1}  # MMIO address of CMDBUF_JUMP0/1 -> channel
 Write = tuple[int, int, int]  # (MMIO address, value, width), as ``mmio.lower`` gives them
-
-
-def load_capture(path: str | os.PathLike[str], *, strict: bool = True) -> pica.Capture:
-    """Any supported capture as a ``.pica`` Capture: a .pica file, a CiTrace .ctf, or a c3dcap scene directory."""
-    p = Path(path)
-    if c3dcap.is_scene(p):
-        return gxconvert.from_scene(c3dcap.read(p))
-    if p.is_dir():
-        raise FormatError("directory is not a c3dcap scene (no manifest.json)", path=str(p))
-    with p.open("rb") as fh:
-        head = fh.read(8)
-    if head.startswith(citrace.MAGIC):
-        return gxconvert.from_citrace(citrace.read(p, strict=strict))
-    if head == pica.MAGIC:
-        return pica.read(p, strict=strict)
-    raise FormatError(f"unknown capture kind (starts with {head[:8]!r})", offset=0, path=str(p))
-
-
-def is_capture(path: str | os.PathLike[str]) -> bool:
-    """True for a c3dcap directory or a file that starts with the .pica or CiTrace magic."""
-    p = Path(path)
-    if c3dcap.is_scene(p):
-        return True
-    if not p.is_file():
-        return False
-    with p.open("rb") as fh:
-        head = fh.read(8)
-    return head.startswith(citrace.MAGIC) or head == pica.MAGIC
-
-
-def initial_gpu_state(s: pica.InitialState) -> GpuState:
-    return GpuState(
-        regs=s.regs.astype(np.uint32),
-        vs=ShaderUnitMemory(s.vs_code.astype(np.uint32), s.vs_opdescs.astype(np.uint32),
-                            s.vs_uniforms.astype(np.float32)),
-        gs=ShaderUnitMemory(s.gs_code.astype(np.uint32), s.gs_opdescs.astype(np.uint32),
-                            s.gs_uniforms.astype(np.float32)),
-        lighting_luts=s.lighting_luts.astype(np.uint32), fog_lut=s.fog_lut.astype(np.uint32),
-        proctex_luts=s.proctex_luts.astype(np.uint32), gas_lut=s.gas_lut.astype(np.uint32),
-        fixed_attribs=s.fixed_attribs.astype(np.float32),
-    )
 
 
 class ReplayError(PicaError):
@@ -556,3 +514,9 @@ def open(path: str | os.PathLike[str], *, pipeline: PipelineSink | None = None, 
 def null_replay(capture: pica.Capture) -> Replay:
     """A replay that decodes and runs the engines but renders nothing (tests, listings)."""
     return Replay(capture, pipeline=NullPipeline())
+
+
+__all__ = [
+    "BACKENDS", "Checkpoint", "DrawRecord", "EventInfo", "Replay", "ReplayError", "default_pipeline", "describe",
+    "initial_gpu_state", "is_capture", "load_capture", "null_replay", "open",
+]
