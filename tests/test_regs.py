@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from picaemu import regs
+from picaemu.cli.regs import regs_command
 from picaemu.errors import RegisterTableError
-from picaemu.regs import Action, FieldType, Port, Register, RegKind, access
+from picaemu.regs import Action, FieldType, Port, Register, RegKind, Space, access
 from picaemu.regs.blocks._build import f, reg
 from picaemu.regs.docs import render_markdown
 from tests.conftest import REPO
@@ -68,8 +71,6 @@ def test_lookup_by_every_kind_of_name() -> None:
 def test_compose_and_read_fields() -> None:
     word = access.compose("PRIMITIVE_CONFIG", outmap_total_minus_1=1, topology=2)
     assert word == 0x201
-    import numpy as np
-
     file = np.zeros(0x300, np.uint32)
     file[0x25E] = word
     assert access.value(file, "PRIMITIVE_CONFIG", "topology") == "triangle fan"
@@ -105,3 +106,54 @@ def test_validation_rejects_bad_tables(bad: list[Register]) -> None:
 def test_generated_register_docs_are_current() -> None:
     doc = (REPO / "docs" / "registers.md").read_text(encoding="utf-8")
     assert doc == render_markdown(), "docs/registers.md is stale: run `picaemu regs --write-docs`"
+
+
+# ---------------------------------------------------------------------------------------------- external registers
+def test_external_registers_hand_typed_from_the_reference() -> None:
+    # pica-formats.md §3.3: PSC0 at 0x10400010 (+0xC control: bit 0 start, bit 1 finished, bits 8-9 width)
+    control = regs.by_name("PSC0_CONTROL")
+    assert control.id == 0x1040001C and control.space is Space.EXTERNAL and control.kind is RegKind.TRIGGER
+    assert (control.field("width").lo, control.field("width").hi) == (8, 9)
+    assert regs.by_name("PSC1_START").id == 0x10400020
+    # §3.4: PPF at 0x10400C00; +0x18 trigger (bit 0 start, bit 8 done); +0x24 copy input line (width | gap << 16)
+    assert regs.at_address(0x10400C18).name == "PPF_TRIGGER"
+    assert access.bits(0x00030002, "PPF_COPY_IN", "gap") == 3
+    # citrace.md: PDC0 0x1040045C FB_SIZE, 0x10400470 FB_FORMAT, 0x10400490 stride; PDC1 at +0x100
+    assert regs.by_name("0x10400570").name == "PDC1_FORMAT"
+    assert regs.by_name("PDC0_STRIDE").id == 0x10400490
+    # the P3D window: internal id i at 0x10401000 + 4i (citrace.md: 0x104018E0 is the command-list size)
+    assert regs.at_address(0x104018E0).name == "GPUREG_CMDBUF_SIZE0"
+    with pytest.raises(KeyError):
+        regs.at_address(0x10400004)
+
+
+def test_decode_external_fields() -> None:
+    # flags 0x01001003: flip, linear -> tiled, output format 1 (RGB8), downscale 1 (2x1)
+    d = regs.decode_fields(regs.by_name("PPF_FLAGS"), 0x01001003).as_dict()
+    assert d["flip"] and d["linear_to_tiled"] and not d["crop"]
+    assert d["out_format"] == "RGB8" and d["in_format"] == "RGBA8" and d["scale"] == "2x1"
+    # bit 4 is no field: uncovered
+    assert regs.decode_fields(regs.by_name("PPF_FLAGS"), 0x10).uncovered == 0x10
+    # an address register holds address >> 3
+    assert regs.decode_fields(regs.by_name("PPF_IN_ADDR"), 0x03000000).as_dict()["address"] == 0x18000000
+    assert access.put_address("PPF_OUT_ADDR", "address", 0x18000000) == 0x03000000
+    gpu = np.zeros(0x1000, np.uint32)
+    gpu[(0x1040045C - 0x10400000) // 4] = 0x019000F0
+    assert access.ext_index("PDC0_FB_SIZE") == 0x117  # 0x45C bytes in
+    assert access.ext_value(gpu, "PDC0_FB_SIZE", "height") == 400
+    assert access.ext_value(gpu, "PDC0_FB_SIZE", "width") == 240
+
+
+@pytest.mark.parametrize("address", [0x10400012, 0x10401000, 0x10202000])
+def test_validation_rejects_external_addresses_outside_the_gpu_file(address: int) -> None:
+    bad = Register(address, "X", "t", "bad", space=Space.EXTERNAL)
+    with pytest.raises(RegisterTableError):
+        regs._validate([bad])
+
+
+def test_regs_cli_looks_up_external_registers() -> None:
+    result = CliRunner().invoke(regs_command, ["0x10400C10", "--value", "0x1003"])
+    assert result.exit_code == 0, result.output
+    assert "PPF_FLAGS" in result.output and "out_format=RGB8" in result.output and "flip=True" in result.output
+    listing = CliRunner().invoke(regs_command, []).output
+    assert "0x1040001C  PSC0_CONTROL" in listing and "0x2BA       GPUREG_VSH_ENTRYPOINT" in listing

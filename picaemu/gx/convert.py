@@ -21,11 +21,13 @@ from picaemu import numeric
 from picaemu.command.processor import CommandProcessor
 from picaemu.errors import FormatError
 from picaemu.formats import c3dcap, citrace, pica
-from picaemu.gx import registers as R
+from picaemu.gx.lcd import reset_values
 from picaemu.gx.mmio import lower
+from picaemu.regs import access, id_of
+from picaemu.regs.external import GPU_WORDS, LCD_WORDS, P3D_BASE
 from picaemu.state import GpuState
 
-CMDBUF_SIZE_REGS = frozenset({R.P3D_BASE + 4 * 0x238, R.P3D_BASE + 4 * 0x239})
+CMDBUF_SIZE_REGS = frozenset({P3D_BASE + 4 * id_of("CMDBUF_SIZE0"), P3D_BASE + 4 * id_of("CMDBUF_SIZE1")})
 F24_MASK = 0xFFFFFF
 OPDESCS = 128
 
@@ -39,10 +41,10 @@ def reset_regs() -> np.ndarray:
 
 def reset_gpu_regs() -> np.ndarray:
     """External GPU registers at power-on: zero, except Citra's LCD sizes, formats and strides."""
-    gpu = np.zeros(R.GPU_WORDS, np.uint32)
-    for screen, values in R.LCD_RESET.items():
-        for offset, value in values.items():
-            gpu[(R.PDC_BASES[screen] + offset - R.GPU_BASE) >> 2] = value
+    gpu = np.zeros(GPU_WORDS, np.uint32)
+    for screen in (0, 1):
+        for name, value in reset_values(screen).items():
+            gpu[access.ext_index(name)] = value
     return gpu
 
 
@@ -71,8 +73,8 @@ def from_citrace(trace: citrace.CiTrace) -> pica.Capture:
         gs_opdescs=_array(trace, "gs_swizzle", OPDESCS).copy(),
         gs_uniforms=_f24_vectors(trace.arrays.get("gs_uniforms"), 96),
         fixed_attribs=_f24_vectors(trace.arrays.get("default_attributes"), 16),
-        gpu_regs=_array(trace, "gpu_regs", R.GPU_WORDS).copy(),
-        lcd_regs=_array(trace, "lcd_regs", R.LCD_WORDS).copy(),
+        gpu_regs=_array(trace, "gpu_regs", GPU_WORDS).copy(),
+        lcd_regs=_array(trace, "lcd_regs", LCD_WORDS).copy(),
     )
     cap = pica.Capture(meta={"source": "citrace", "citrace.layout": trace.layout.value,
                              "citrace.w": "uniform and default-attribute w were not recorded; read as 0.0"},
@@ -104,7 +106,8 @@ def _scene_command(cap: pica.Capture, cmd: c3dcap.GxCommand) -> None:
         cap.events.append(pica.MemoryWrite(a["address"], cap.blobs.add(a["data"])))
         cap.events.append(pica.CommandList(a["address"], a["size"], a["update_gas"] | a["flush"] << 1))
     elif cmd.kind == "DisplayTransfer":
-        dims = [R.DIM_WIDTH.put(a[f"{s}_width"]) | R.DIM_HEIGHT.put(a[f"{s}_height"]) for s in ("in", "out")]
+        dims = [access.compose(f"PPF_{s.upper()}_DIM", width=a[f"{s}_width"], height=a[f"{s}_height"])
+                for s in ("in", "out")]
         cap.events.append(pica.DisplayTransfer(a["in_paddr"], a["out_paddr"], dims[0], dims[1], a["flags"]))
     else:  # TextureCopy
         cap.events.append(pica.TextureCopy(a["in_paddr"], a["out_paddr"], a["size"], a["in_line"], a["out_line"],

@@ -32,8 +32,8 @@ import numpy as np
 
 from picaemu.errors import PicaError
 from picaemu.fragment.framebuffer import ColorFormat, decode_color, encode_color, morton8
-from picaemu.gx import registers as R
 from picaemu.memory import PhysicalMemory
+from picaemu.regs import access
 
 log = logging.getLogger("picaemu.gx")
 
@@ -44,6 +44,8 @@ SIXTEEN_BIT = frozenset({2, 3, 4})
 WORD_DTYPES = {4: np.dtype("<u4"), 2: np.dtype("<u2")}  # pixel sizes that are whole little-endian words
 SCALE_SHIFTS = {0: (0, 0), 1: (1, 0), 2: (1, 1)}  # downscale mode -> (x shift, y shift)
 TILE = 8
+FILL_PATTERN_BYTES = {0: 2, 1: 3, 2: 4, 3: 3}  # PSCn_CONTROL.width code -> bytes of the repeated pattern
+COPY_UNIT = 16  # texture copy sizes, line widths and gaps count 16-byte units
 
 
 class GxError(PicaError):
@@ -52,7 +54,7 @@ class GxError(PicaError):
 
 @dataclass(frozen=True)
 class TransferFlags:
-    """The PPF flags word, decoded (bit layout in ``picaemu.gx.registers``)."""
+    """The PPF flags word, decoded (bit layout: register PPF_FLAGS of ``picaemu.regs.external``)."""
 
     flip: bool
     linear_in: bool
@@ -66,17 +68,20 @@ class TransferFlags:
 
     @classmethod
     def from_word(cls, word: int) -> TransferFlags:
-        to_tiled, no_tiling = R.FLAG_LINEAR_TO_TILED.get(word), R.FLAG_NO_TILING.get(word)
+        names = ("flip", "linear_to_tiled", "no_tiling", "crop", "texture_copy", "in_format", "out_format",
+                 "block32", "scale")
+        flip, to_tiled, no_tiling, crop, texture_copy, in_format, out_format, block32, scale = (
+            access.bits(word, "PPF_FLAGS", name) for name in names)
         return cls(
-            flip=bool(R.FLAG_FLIP.get(word)),
-            linear_in=bool(to_tiled),  # linear -> tiled, and linear -> linear (bits 1 + 5)
-            tiled_out=bool(to_tiled) != bool(no_tiling),  # linear -> tiled, and tiled -> tiled (bit 5 only)
-            crop=bool(R.FLAG_CROP.get(word)),
-            texture_copy=bool(R.FLAG_TEXTURE_COPY.get(word)),
-            in_format=R.FLAG_IN_FORMAT.get(word),
-            out_format=R.FLAG_OUT_FORMAT.get(word),
-            block32=bool(R.FLAG_BLOCK32.get(word)),
-            scale=R.FLAG_SCALE.get(word),
+            flip=bool(flip),
+            linear_in=bool(to_tiled),  # linear -> tiled, and linear -> linear (linear_to_tiled + no_tiling)
+            tiled_out=bool(to_tiled) != bool(no_tiling),  # linear -> tiled, and tiled -> tiled (no_tiling only)
+            crop=bool(crop),
+            texture_copy=bool(texture_copy),
+            in_format=in_format,
+            out_format=out_format,
+            block32=bool(block32),
+            scale=scale,
         )
 
 
@@ -84,7 +89,7 @@ def memory_fill(memory: PhysicalMemory, start: int, end: int, value: int, width_
     """Fill ``[start, end)`` with the pattern of ``value`` (``width_code``: 0 16-bit, 1/3 24-bit, 2 32-bit)."""
     if end <= start:
         raise GxError(f"memory fill: end 0x{end:08X} is not after start 0x{start:08X}")
-    pattern_len = R.FILL_PATTERN_BYTES[width_code & 3]
+    pattern_len = FILL_PATTERN_BYTES[width_code & 3]
     pattern = np.frombuffer((value & 0xFFFFFFFF).to_bytes(4, "little")[:pattern_len], np.uint8)
     target = memory.bytes(start, end - start, "memory fill")
     whole = (end - start) // pattern_len * pattern_len
@@ -207,14 +212,19 @@ def _line_addresses(base: int, size: int, width: int, gap: int) -> np.ndarray:
     return base + (i // width) * (width + gap) + i % width
 
 
+def copy_line(line: int) -> tuple[int, int]:
+    """(line width, gap) in bytes of a texture copy line word (PPF_COPY_IN / PPF_COPY_OUT: 16-byte units)."""
+    return (access.bits(line, "PPF_COPY_IN", "width") * COPY_UNIT, access.bits(line, "PPF_COPY_IN", "gap") * COPY_UNIT)
+
+
 def texture_copy(memory: PhysicalMemory, src: int, dst: int, size: int, in_line: int, out_line: int) -> None:
     """Raw copy with line widths and gaps (``in_line``/``out_line`` = width | gap << 16, in 16-byte units)."""
-    size = size // R.COPY_UNIT * R.COPY_UNIT
+    size = size // COPY_UNIT * COPY_UNIT
     if size == 0:
         raise GxError("texture copy of 0 bytes (hangs the hardware)")
     sides = []
     for name, base, line in (("input", src, in_line), ("output", dst, out_line)):
-        width, gap = R.LINE_WIDTH.get(line) * R.COPY_UNIT, R.LINE_GAP.get(line) * R.COPY_UNIT
+        width, gap = copy_line(line)
         if gap and not width:
             raise GxError(f"texture copy: {name} gap {gap} with a zero line width (hangs the hardware)")
         addrs = _line_addresses(0, size, width, gap)

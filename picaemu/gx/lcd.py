@@ -1,10 +1,10 @@
 """What each LCD shows: the linear framebuffer the PDC registers name, as the picture a person sees.
 
 Receives the external GPU register file (``gpu`` (0x1000,) uint32, physical 0x10400000 + 4i) and emulated
-memory. ``ScreenConfig.from_regs`` decodes one screen's PDC registers (FB_SIZE: row length and row count,
-FB_FORMAT: bits 0-2 the transfer format enum 0 RGBA8, 1 RGB8 (bytes B, G, R), 2 RGB565, 3 RGB5A1, 4 RGBA4, bits
-4-5 the interlace mode (``INTERLACE_MODES``: A, AA, AB, BA), bit 6 row doubling; FB_SELECT bit 0: first/second
-address pair, FB_STRIDE: bytes per row, left/right-eye addresses).
+memory. ``ScreenConfig.from_regs`` decodes one screen's PDC registers through the register table
+(``picaemu.regs.external``: PDCn_FB_SIZE row length and row count; PDCn_FORMAT the transfer format enum 0 RGBA8,
+1 RGB8 (bytes B, G, R), 2 RGB565, 3 RGB5A1, 4 RGBA4, the interlace mode A, AA, AB, BA and row doubling;
+PDCn_SELECT the first/second address pair; PDCn_STRIDE bytes per row; left/right-eye addresses).
 
 Each scanline of a panel is one screen column; a panel scans ``SCANLINES_PER_ROW`` x FB_SIZE rows of them (800 on
 the top screen, 320 on the bottom). How many distinct memory rows that shows, per eye:
@@ -14,7 +14,7 @@ the top screen, 320 on the bottom). How many distinct memory rows that shows, pe
 - AA (A's rows twice), AB / BA (left and right rows alternate): scanlines / 2 rows from each eye's buffer.
 
 In modes A and AA only the left (A) buffer is scanned, so both eyes see it; in AB / BA the right eye sees the
-right-eye address. Bit 6 together with an interlaced mode (which GSP never sets) raises ``LcdError``, and so does
+right-eye address. Row doubling together with an interlaced mode (which GSP never sets) raises ``LcdError``, and so does
 a screen whose framebuffer address is still 0: no present (and no PDC write) ever named a picture for it.
 ``screen_image`` returns (row_length, rows, 3) uint8 RGB — (240, 400, 3) for the top screen in 2D or 3D mode,
 (240, 800, 3) in wide mode, (240, 320, 3) for the bottom — upright and landscape: memory row x is screen column x
@@ -30,13 +30,30 @@ import numpy as np
 
 from picaemu.errors import PicaError
 from picaemu.fragment.framebuffer import decode_color
-from picaemu.gx import registers as R
 from picaemu.gx.engines import BYTES_PER_PIXEL, TRANSFER_FORMATS
 from picaemu.memory import PhysicalMemory
+from picaemu.regs import access
+from picaemu.regs.external import SCREENS as PDC
 
 SCREENS = {"top": 0, "bottom": 1}
 EYES = ("left", "right")
 MODES_WITH_RIGHT_EYE = frozenset({"AB", "BA"})
+# scanlines (screen columns) a panel shows per FB_SIZE row: the top LCD has 800 columns for its 400-row size (two
+# per row: doubled in 2D, left/right eyes in 3D, 800 distinct rows in wide mode); the bottom LCD 320 for 320
+SCANLINES_PER_ROW = {0: 2, 1: 1}
+# Citra's reset values of the LCD registers (citrace.md): 240-pixel rows, 400 (top) / 320 (bottom) of them, RGB8,
+# stride 720 (the top's format word has no mode bits: the wide 800-row layout, until the first present sets the
+# app's mode)
+RESET_ROWS = {0: 400, 1: 320}
+RESET_ROW_LENGTH, RESET_FORMAT, RESET_STRIDE = 240, 1, 720
+
+
+def reset_values(screen: int) -> dict[str, int]:
+    """Register name -> Citra's reset value, for one screen's PDC registers."""
+    pdc = PDC[screen]
+    return {f"{pdc}_FB_SIZE": access.compose(f"{pdc}_FB_SIZE", width=RESET_ROW_LENGTH, height=RESET_ROWS[screen]),
+            f"{pdc}_FORMAT": access.put(f"{pdc}_FORMAT", "pixel_format", RESET_FORMAT),
+            f"{pdc}_STRIDE": access.put(f"{pdc}_STRIDE", "stride", RESET_STRIDE)}
 
 
 class LcdError(PicaError):
@@ -58,24 +75,22 @@ class ScreenConfig:
 
     @classmethod
     def from_regs(cls, gpu: np.ndarray, screen: int, eye: str = "left") -> ScreenConfig:
-        base = R.PDC_BASES[screen]
+        pdc = PDC[screen]
 
-        def word(offset: int) -> int:
-            return int(gpu[(base + offset - R.GPU_BASE) >> 2])
+        def field(reg: str, name: str) -> int | float | bool | str:
+            return access.ext_value(gpu, f"{pdc}_{reg}", name)
 
-        fmt = word(R.PDC_FORMAT)
-        mode, doubled = R.INTERLACE_MODES[R.FB_INTERLACE.get(fmt)], bool(R.FB_DOUBLE.get(fmt))
+        mode, doubled = str(field("FORMAT", "interlace")), bool(field("FORMAT", "double"))
         if doubled and mode != "A":
-            raise LcdError(f"screen {screen}: FB_FORMAT 0x{fmt:X} doubles rows in interlace mode {mode}, a "
-                           "combination GSP never sets and whose picture is not known")
-        second = R.FB_SELECT.get(word(R.PDC_SELECT))
+            raise LcdError(f"screen {screen}: FB_FORMAT 0x{access.ext_word(gpu, f'{pdc}_FORMAT'):X} doubles rows in "
+                           f"interlace mode {mode}, a combination GSP never sets and whose picture is not known")
         right = eye == "right" and mode in MODES_WITH_RIGHT_EYE
-        slots = (R.PDC_RIGHT_A, R.PDC_RIGHT_B) if right else (R.PDC_LEFT_A, R.PDC_LEFT_B)
-        size = word(R.PDC_FB_SIZE)
-        scanlines = R.FB_HEIGHT.get(size) * R.SCANLINES_PER_ROW[screen]
+        slot = f"{'RIGHT' if right else 'LEFT'}_{'B' if field('SELECT', 'second') else 'A'}"
+        scanlines = int(field("FB_SIZE", "height")) * SCANLINES_PER_ROW[screen]
         rows = scanlines // 2 if doubled or mode != "A" else scanlines
-        return cls(screen, R.FB_WIDTH.get(size), rows, R.FB_PIXEL_FORMAT.get(fmt), word(R.PDC_STRIDE),
-                   word(slots[second]), mode, doubled)
+        fmt = access.bits(access.ext_word(gpu, f"{pdc}_FORMAT"), f"{pdc}_FORMAT", "pixel_format")
+        return cls(screen, int(field("FB_SIZE", "width")), rows, fmt, int(field("STRIDE", "stride")),
+                   int(field(slot, "address")), mode, doubled)
 
 
 def memory_image(memory: PhysicalMemory, cfg: ScreenConfig) -> np.ndarray:

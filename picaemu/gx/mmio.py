@@ -22,24 +22,31 @@ from collections.abc import Callable
 
 import numpy as np
 
+from picaemu import regs as regtable
 from picaemu.command.builder import CommandBuilder
 from picaemu.command.processor import CommandProcessor, RunResult
 from picaemu.formats import pica
 from picaemu.gx import engines as E
-from picaemu.gx import registers as R
+from picaemu.regs import access, id_of
+from picaemu.regs.external import FILL_UNITS, GPU_BASE, GPU_WORDS, LCD_BASE, LCD_WORDS, P3D_BASE, P3D_IDS, SCREENS
 
 log = logging.getLogger("picaemu.gx")
 Write = tuple[int, int, int]  # (physical address, value, width in bytes)
-SHIFT = R.ADDRESS_SHIFT
 
 
-# GPU register offset whose bit 0 starts an engine -> memory-fill unit (None: the display transfer / texture copy).
-# A table of data, not of bound methods: a Gx holding its own methods would be a reference cycle that keeps the
-# processor and all of emulated memory alive until the cyclic garbage collector runs.
-TRIGGERS: dict[int, int | None] = {
-    R.PPF_BASE + R.PPF_TRIGGER - R.GPU_BASE: None,
-    **{base + R.FILL_CONTROL - R.GPU_BASE: u for u, base in enumerate(R.FILL_UNITS)},
+# GPU register word index whose start bit starts an engine -> (register, start field, memory-fill unit or None: the
+# display transfer / texture copy). A table of data, not of bound methods: a Gx holding its own methods would be a
+# reference cycle that keeps the processor and all of emulated memory alive until the cyclic garbage collector runs.
+TRIGGERS: dict[int, tuple[str, str, int | None]] = {
+    access.ext_index("PPF_TRIGGER"): ("PPF_TRIGGER", "start", None),
+    **{access.ext_index(f"{unit}_CONTROL"): (f"{unit}_CONTROL", "busy", u) for u, unit in enumerate(FILL_UNITS)},
 }
+TRANSFER_FLAGS_KNOWN = regtable.by_name("PPF_FLAGS").covered_mask  # flag bits with a known meaning
+
+
+def _address(name: str) -> int:
+    """Physical address of an external register."""
+    return regtable.by_name(name).id
 
 
 class Gx:
@@ -48,8 +55,8 @@ class Gx:
     def __init__(self, processor: CommandProcessor) -> None:
         self.processor = processor
         self.memory = processor.memory
-        self.gpu = np.zeros(R.GPU_WORDS, np.uint32)
-        self.lcd = np.zeros(R.LCD_WORDS, np.uint32)
+        self.gpu = np.zeros(GPU_WORDS, np.uint32)
+        self.lcd = np.zeros(LCD_WORDS, np.uint32)
         self.counts: Counter[str] = Counter()
         self._warned_flags: set[int] = set()
         self.last_run: RunResult | None = None
@@ -67,19 +74,19 @@ class Gx:
         mask = ((1 << 8 * width) - 1) << 8 * lane
         word_value = (value << 8 * lane) & mask
         base = address & ~3
-        if R.P3D_BASE <= base < R.P3D_BASE + 4 * R.P3D_IDS:
-            self._internal((base - R.P3D_BASE) >> 2, word_value, mask)
-        elif R.GPU_BASE <= base < R.GPU_BASE + 4 * R.GPU_WORDS:
-            self._store(self.gpu, (base - R.GPU_BASE) >> 2, word_value, mask)
-            offset = base - R.GPU_BASE
-            if offset in TRIGGERS and word_value & mask & 1:
-                unit = TRIGGERS[offset]
-                if unit is None:
-                    self._transfer(offset)
+        if P3D_BASE <= base < P3D_BASE + 4 * P3D_IDS:
+            self._internal((base - P3D_BASE) >> 2, word_value, mask)
+        elif GPU_BASE <= base < GPU_BASE + 4 * GPU_WORDS:
+            index = (base - GPU_BASE) >> 2
+            self._store(self.gpu, index, word_value, mask)
+            trigger = TRIGGERS.get(index)
+            if trigger is not None and access.bits(word_value & mask, trigger[0], trigger[1]):
+                if trigger[2] is None:
+                    self._transfer()
                 else:
-                    self._fill(unit, offset)
-        elif R.LCD_BASE <= base < R.LCD_BASE + 4 * R.LCD_WORDS:
-            self._store(self.lcd, (base - R.LCD_BASE) >> 2, word_value, mask)
+                    self._fill(trigger[2])
+        elif LCD_BASE <= base < LCD_BASE + 4 * LCD_WORDS:
+            self._store(self.lcd, (base - LCD_BASE) >> 2, word_value, mask)
         else:
             raise E.GxError(f"write to 0x{address:08X}, which is no GPU or LCD register")
 
@@ -96,40 +103,48 @@ class Gx:
             self.counts["command lists"] += 1
 
     def gpu_word(self, address: int) -> int:
-        return int(self.gpu[(address - R.GPU_BASE) >> 2])
+        """The GPU register file's word at physical ``address``."""
+        return int(self.gpu[(address - GPU_BASE) >> 2])
+
+    def _word(self, name: str) -> int:
+        return access.ext_word(self.gpu, name)
+
+    def _address_field(self, name: str) -> int:
+        return int(access.ext_value(self.gpu, name, "address"))
+
+    def _dims(self, name: str) -> tuple[int, int]:
+        word = self._word(name)
+        return access.bits(word, name, "width"), access.bits(word, name, "height")
 
     # -- engines -----------------------------------------------------------------------------------------
-    def _fill(self, unit: int, offset: int) -> None:
-        base = R.FILL_UNITS[unit]
-        control = self.gpu_word(base + R.FILL_CONTROL)
-        start = self.gpu_word(base + R.FILL_START) << SHIFT
-        end = self.gpu_word(base + R.FILL_END) << SHIFT
-        E.memory_fill(self.memory, start, end, self.gpu_word(base + R.FILL_VALUE), R.FILL_WIDTH.get(control))
-        done = control & ~R.FILL_BUSY.put(1) | R.FILL_FINISHED.put(1)
-        self.gpu[offset >> 2] = done
+    def _fill(self, unit: int) -> None:
+        u = FILL_UNITS[unit]
+        control = self._word(f"{u}_CONTROL")
+        E.memory_fill(self.memory, self._address_field(f"{u}_START"), self._address_field(f"{u}_END"),
+                      self._word(f"{u}_VALUE"), access.bits(control, f"{u}_CONTROL", "width"))
+        done = control & ~access.put(f"{u}_CONTROL", "busy", 1) | access.put(f"{u}_CONTROL", "finished", 1)
+        self.gpu[access.ext_index(f"{u}_CONTROL")] = done
         self.counts["memory fills"] += 1
 
-    def _transfer(self, offset: int) -> None:
-        ppf = R.PPF_BASE
-        flags_word = self.gpu_word(ppf + R.PPF_FLAGS)
-        unknown = flags_word & ~R.TRANSFER_FLAGS_KNOWN
+    def _transfer(self) -> None:
+        flags_word = self._word("PPF_FLAGS")
+        unknown = flags_word & ~TRANSFER_FLAGS_KNOWN
         if unknown and unknown not in self._warned_flags:  # once per pattern of unknown bits
             self._warned_flags.add(unknown)
             log.warning("transfer flags 0x%08X set bits 0x%08X of unknown meaning; they are ignored", flags_word,
                         unknown)
         flags = E.TransferFlags.from_word(flags_word)
-        src, dst = self.gpu_word(ppf + R.PPF_IN_ADDR) << SHIFT, self.gpu_word(ppf + R.PPF_OUT_ADDR) << SHIFT
+        src, dst = self._address_field("PPF_IN_ADDR"), self._address_field("PPF_OUT_ADDR")
         if flags.texture_copy:
-            E.texture_copy(self.memory, src, dst, self.gpu_word(ppf + R.PPF_COPY_SIZE),
-                           self.gpu_word(ppf + R.PPF_COPY_IN), self.gpu_word(ppf + R.PPF_COPY_OUT))
+            E.texture_copy(self.memory, src, dst, self._word("PPF_COPY_SIZE"), self._word("PPF_COPY_IN"),
+                           self._word("PPF_COPY_OUT"))
             self.counts["texture copies"] += 1
         else:
-            dims = [self.gpu_word(ppf + off) for off in (R.PPF_IN_DIM, R.PPF_OUT_DIM)]
-            in_dim, out_dim = ((R.DIM_WIDTH.get(d), R.DIM_HEIGHT.get(d)) for d in dims)
-            E.display_transfer(self.memory, src, dst, in_dim, out_dim, flags)
+            E.display_transfer(self.memory, src, dst, self._dims("PPF_IN_DIM"), self._dims("PPF_OUT_DIM"), flags)
             self.counts["display transfers"] += 1
-        word = self.gpu_word(ppf + R.PPF_TRIGGER)
-        self.gpu[offset >> 2] = word & ~R.PPF_START.put(1) | R.PPF_DONE.put(1)
+        word = self._word("PPF_TRIGGER")
+        self.gpu[access.ext_index("PPF_TRIGGER")] = word & ~access.put("PPF_TRIGGER", "start", 1) | access.put(
+            "PPF_TRIGGER", "done", 1)
 
     # -- events ------------------------------------------------------------------------------------------
     def apply(self, event: pica.Event) -> None:
@@ -138,53 +153,63 @@ class Gx:
             self.write(address, value, width)
 
 
-def _p3d(name_id: int) -> int:
-    return R.P3D_BASE + 4 * name_id
+def _p3d(name: str) -> int:
+    """Physical address of an internal register in the P3D window."""
+    return P3D_BASE + 4 * id_of(name)
 
 
-CMDBUF_SIZE0, CMDBUF_ADDR0, CMDBUF_JUMP0 = _p3d(0x238), _p3d(0x23A), _p3d(0x23C)
+CMDBUF_SIZE0, CMDBUF_ADDR0, CMDBUF_JUMP0 = _p3d("CMDBUF_SIZE0"), _p3d("CMDBUF_ADDR0"), _p3d("CMDBUF_JUMP0")
 
 
 def _lower_command_list(e: pica.CommandList) -> list[Write]:
-    return [(CMDBUF_SIZE0, -(-e.size // 8), 4), (CMDBUF_ADDR0, e.address >> SHIFT, 4), (CMDBUF_JUMP0, 1, 4)]
+    size = access.put_address("CMDBUF_SIZE0", "size", -(-e.size // 8) * 8)  # whole 8-byte units, rounded up
+    return [(CMDBUF_SIZE0, size, 4), (CMDBUF_ADDR0, access.put_address("CMDBUF_ADDR0", "address", e.address), 4),
+            (CMDBUF_JUMP0, 1, 4)]
 
 
 def _lower_fill(e: pica.MemoryFill) -> list[Write]:
     out: list[Write] = []
-    for base, unit in zip(R.FILL_UNITS, e.units, strict=True):
-        if R.FILL_BUSY.get(unit.control):
-            out += [(base + R.FILL_START, unit.start >> SHIFT, 4), (base + R.FILL_END, unit.end >> SHIFT, 4),
-                    (base + R.FILL_VALUE, unit.value, 4), (base + R.FILL_CONTROL, unit.control, 4)]
+    for u, unit in zip(FILL_UNITS, e.units, strict=True):
+        if access.bits(unit.control, f"{u}_CONTROL", "busy"):
+            out += [(_address(f"{u}_START"), access.put_address(f"{u}_START", "address", unit.start), 4),
+                    (_address(f"{u}_END"), access.put_address(f"{u}_END", "address", unit.end), 4),
+                    (_address(f"{u}_VALUE"), unit.value, 4), (_address(f"{u}_CONTROL"), unit.control, 4)]
     return out
 
 
+def _ppf_addresses(src: int, dst: int) -> list[Write]:
+    return [(_address("PPF_IN_ADDR"), access.put_address("PPF_IN_ADDR", "address", src), 4),
+            (_address("PPF_OUT_ADDR"), access.put_address("PPF_OUT_ADDR", "address", dst), 4)]
+
+
 def _lower_transfer(e: pica.DisplayTransfer) -> list[Write]:
-    """A display transfer; with flag bit 3 (raw copy) the contiguous texture copy of the output's bytes."""
-    p = R.PPF_BASE
-    dims = [(p + R.PPF_OUT_DIM, e.out_dim, 4), (p + R.PPF_IN_DIM, e.in_dim, 4)]
-    if R.FLAG_TEXTURE_COPY.get(e.flags):
-        out_dim = (R.DIM_WIDTH.get(e.out_dim), R.DIM_HEIGHT.get(e.out_dim))
+    """A display transfer; with the texture_copy flag (raw copy) the contiguous texture copy of the output's bytes."""
+    dims = [(_address("PPF_OUT_DIM"), e.out_dim, 4), (_address("PPF_IN_DIM"), e.in_dim, 4)]
+    if access.bits(e.flags, "PPF_FLAGS", "texture_copy"):
+        out_dim = (access.bits(e.out_dim, "PPF_OUT_DIM", "width"), access.bits(e.out_dim, "PPF_OUT_DIM", "height"))
         size = E.raw_copy_size(out_dim, E.TransferFlags.from_word(e.flags))
-        dims += [(p + R.PPF_COPY_SIZE, size, 4), (p + R.PPF_COPY_IN, 0, 4), (p + R.PPF_COPY_OUT, 0, 4)]
-    return [(p + R.PPF_IN_ADDR, e.src >> SHIFT, 4), (p + R.PPF_OUT_ADDR, e.dst >> SHIFT, 4), *dims,
-            (p + R.PPF_FLAGS, e.flags, 4), (p + R.PPF_TRIGGER, 1, 4)]
+        dims += [(_address("PPF_COPY_SIZE"), size, 4), (_address("PPF_COPY_IN"), 0, 4),
+                 (_address("PPF_COPY_OUT"), 0, 4)]
+    return [*_ppf_addresses(e.src, e.dst), *dims, (_address("PPF_FLAGS"), e.flags, 4),
+            (_address("PPF_TRIGGER"), access.put("PPF_TRIGGER", "start", 1), 4)]
 
 
 def _lower_copy(e: pica.TextureCopy) -> list[Write]:
-    p = R.PPF_BASE
-    return [(p + R.PPF_IN_ADDR, e.src >> SHIFT, 4), (p + R.PPF_OUT_ADDR, e.dst >> SHIFT, 4),
-            (p + R.PPF_COPY_SIZE, e.size, 4), (p + R.PPF_COPY_IN, e.in_line, 4),
-            (p + R.PPF_COPY_OUT, e.out_line, 4), (p + R.PPF_FLAGS, e.flags | R.FLAG_TEXTURE_COPY.put(1), 4),
-            (p + R.PPF_TRIGGER, 1, 4)]
+    return [*_ppf_addresses(e.src, e.dst), (_address("PPF_COPY_SIZE"), e.size, 4),
+            (_address("PPF_COPY_IN"), e.in_line, 4), (_address("PPF_COPY_OUT"), e.out_line, 4),
+            (_address("PPF_FLAGS"), e.flags | access.put("PPF_FLAGS", "texture_copy", 1), 4),
+            (_address("PPF_TRIGGER"), access.put("PPF_TRIGGER", "start", 1), 4)]
 
 
 def _lower_present(e: pica.Present) -> list[Write]:
     if e.screen not in (0, 1):
         raise E.GxError(f"present on screen {e.screen} (0 top, 1 bottom)")
-    base = R.PDC_BASES[e.screen]
-    left, right = (R.PDC_LEFT_B, R.PDC_RIGHT_B) if e.select & 1 else (R.PDC_LEFT_A, R.PDC_RIGHT_A)
-    return [(base + left, e.left, 4), (base + right, e.right, 4), (base + R.PDC_STRIDE, e.stride, 4),
-            (base + R.PDC_FORMAT, e.format, 4), (base + R.PDC_SELECT, e.select & 1, 4)]
+    pdc = SCREENS[e.screen]
+    second = access.bits(e.select, f"{pdc}_SELECT", "second")
+    left, right = (f"{pdc}_LEFT_B", f"{pdc}_RIGHT_B") if second else (f"{pdc}_LEFT_A", f"{pdc}_RIGHT_A")
+    return [(_address(left), e.left, 4), (_address(right), e.right, 4), (_address(f"{pdc}_STRIDE"), e.stride, 4),
+            (_address(f"{pdc}_FORMAT"), e.format, 4),
+            (_address(f"{pdc}_SELECT"), access.put(f"{pdc}_SELECT", "second", second), 4)]
 
 
 _LOWER: dict[type, Callable[..., list[Write]]] = {

@@ -23,8 +23,9 @@ from enum import IntEnum
 from picaemu.errors import RecordError
 from picaemu.formats import pica
 from picaemu.gx import engines as E
-from picaemu.gx import registers as R
 from picaemu.record.memmap import to_physical
+from picaemu.regs import access
+from picaemu.regs.external import FILL_UNITS
 
 COMMAND_WORDS = 8
 COMMAND_BYTES = 4 * COMMAND_WORDS
@@ -76,7 +77,7 @@ def _fill(w: list[int]) -> GxCommand:
             raise RecordError(f"memory fill unit {u}: end 0x{end:08X} is not after start 0x{start:08X}")
         p = _phys(start, end - start, f"memory fill unit {u}")
         units.append(pica.FillUnit(p, p + end - start, value, control))
-        if R.FILL_BUSY.get(control):
+        if access.bits(control, f"{FILL_UNITS[u]}_CONTROL", "busy"):
             writes.append((p, end - start))
     return GxCommand(GxId.MEMORY_FILL, pica.MemoryFill((units[0], units[1])), writes=tuple(writes))
 
@@ -85,8 +86,10 @@ def transfer_sizes(in_dim: int, out_dim: int, flags_word: int) -> tuple[int, int
     """(input bytes, output bytes) of a display transfer (unknown pixel formats count 4 bytes a pixel)."""
     flags = E.TransferFlags.from_word(flags_word)
     sx, sy = E.SCALE_SHIFTS.get(flags.scale, (0, 0))
-    in_bytes = R.DIM_WIDTH.get(in_dim) * R.DIM_HEIGHT.get(in_dim) * E.BYTES_PER_PIXEL.get(flags.in_format, 4)
-    out_px = (R.DIM_WIDTH.get(out_dim) >> sx) * (R.DIM_HEIGHT.get(out_dim) >> sy)
+    (in_w, in_h), (out_w, out_h) = ((access.bits(d, "PPF_IN_DIM", "width"), access.bits(d, "PPF_IN_DIM", "height"))
+                                    for d in (in_dim, out_dim))
+    in_bytes = in_w * in_h * E.BYTES_PER_PIXEL.get(flags.in_format, 4)
+    out_px = (out_w >> sx) * (out_h >> sy)
     return in_bytes, out_px * E.BYTES_PER_PIXEL.get(flags.out_format, 4)
 
 
@@ -100,8 +103,8 @@ def _transfer(w: list[int]) -> GxCommand:
 def copy_span(size: int, line: int) -> int:
     """Bytes from the first to the last byte a texture copy of ``size`` bytes touches with ``line``
     (width | gap << 16, 16-byte units)."""
-    size = size // R.COPY_UNIT * R.COPY_UNIT
-    width, gap = R.LINE_WIDTH.get(line) * R.COPY_UNIT, R.LINE_GAP.get(line) * R.COPY_UNIT
+    size = size // E.COPY_UNIT * E.COPY_UNIT
+    width, gap = E.copy_line(line)
     if size == 0 or width == 0 or gap == 0:
         return size
     lines = -(-size // width)

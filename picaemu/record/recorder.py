@@ -36,7 +36,7 @@ from picaemu.command.processor import CommandProcessor
 from picaemu.errors import LinkClosed, LinkError, PicaError, RecordError
 from picaemu.formats import pica
 from picaemu.gx import convert as gxconvert
-from picaemu.gx import registers as R
+from picaemu.gx.lcd import RESET_ROWS
 from picaemu.memory import PhysicalMemory
 from picaemu.record import gxcmd, memmap
 from picaemu.record.gdb import GdbClient
@@ -49,7 +49,7 @@ PAGE = 4096
 MAX_RANGE = 64 << 20  # one read larger than this is refused as a decoding error, not fetched
 SP, PC = 13, 15
 ARG_REGS = 4
-SCREEN_ROWS = {s: R.FB_HEIGHT.get(v[R.PDC_FB_SIZE]) for s, v in R.LCD_RESET.items()}  # framebuffer rows
+SCREEN_ROWS = RESET_ROWS  # framebuffer rows per screen
 PROGRESS_EVERY = 0.5  # seconds between progress lines inside a frame
 
 

@@ -1,4 +1,5 @@
-"""The one declarative register table of the PICA200 (internal registers 0x000-0x2FF).
+"""The one declarative register table of the PICA200: internal registers 0x000-0x2FF and, as a second address
+space, the external (memory-mapped) GPU registers of the engines (``picaemu.regs.external``: id = physical address).
 
 Every other part of picaemu (command processor, stages, CLI, GUI inspector, ``docs/registers.md``) reads register
 ids, names, kinds and bit fields from here, and nowhere else. The data lives in ``picaemu.regs.blocks``, one module
@@ -6,8 +7,10 @@ per block of the map; this module validates it when imported (ids in range, one 
 fields inside 32 bits and not overlapping, enums only on enum fields) and indexes it.
 
 Lookup: ``get(id)`` -> ``Register`` (ids the reference does not name give an ``UNKNOWN_0xNNN`` register with no
-fields), ``by_name(name)`` (GPUREG_* name, an alias, or the name without its ``GPUREG_`` prefix), ``id_of(name)``,
-``decode_fields(id, value)`` -> ``DecodedValue``.
+fields), ``by_name(name)`` (GPUREG_* name, an alias, the name without its ``GPUREG_`` prefix, an external name such
+as ``PPF_FLAGS``, or a hex id / physical address), ``at_address(address)`` (external register, or the internal one
+the P3D window maps there), ``id_of(name)``, ``decode_fields(id or Register, value)`` -> ``DecodedValue``,
+``all_registers()`` (internal) / ``external_registers()``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from picaemu.errors import RegisterTableError
+from picaemu.regs import external
 from picaemu.regs.blocks import ALL_BLOCKS
 from picaemu.regs.schema import (
     Action,
@@ -26,6 +30,7 @@ from picaemu.regs.schema import (
     Port,
     Register,
     RegKind,
+    Space,
 )
 
 __all__ = [
@@ -38,9 +43,12 @@ __all__ = [
     "Port",
     "RegKind",
     "Register",
+    "Space",
     "all_registers",
+    "at_address",
     "by_name",
     "decode_fields",
+    "external_registers",
     "get",
     "id_of",
 ]
@@ -48,12 +56,19 @@ __all__ = [
 NUM_REGS = 0x300
 
 
+def _check_id(r: Register) -> None:
+    if r.space is Space.INTERNAL and not 0 <= r.id < NUM_REGS:
+        raise RegisterTableError(f"{r.name}: id 0x{r.id:X} outside 0x000-0x2FF")
+    gpu_file = external.GPU_BASE <= r.id < external.P3D_BASE  # below the P3D window onto the internal registers
+    if r.space is Space.EXTERNAL and (r.id % 4 or not gpu_file):
+        raise RegisterTableError(f"{r.name}: address 0x{r.id:08X} is no word of the GPU register file")
+
+
 def _validate(regs: list[Register]) -> dict[int, Register]:
     table: dict[int, Register] = {}
     names: dict[str, int] = {}
     for r in regs:
-        if not 0 <= r.id < NUM_REGS:
-            raise RegisterTableError(f"{r.name}: id 0x{r.id:X} outside 0x000-0x2FF")
+        _check_id(r)
         if r.id in table:
             raise RegisterTableError(f"id 0x{r.id:03X} defined twice ({table[r.id].name}, {r.name})")
         for n in (r.name, *r.aliases):
@@ -86,8 +101,9 @@ def _validate(regs: list[Register]) -> dict[int, Register]:
 
 
 _TABLE: dict[int, Register] = _validate([r for block in ALL_BLOCKS for r in block.REGISTERS])
+_EXTERNAL: dict[int, Register] = _validate(external.REGISTERS)
 _BY_NAME: dict[str, Register] = {}
-for _r in _TABLE.values():
+for _r in (*_TABLE.values(), *_EXTERNAL.values()):
     for _n in (_r.name, *_r.aliases):
         _BY_NAME[_n.upper()] = _r
         if _n.upper().startswith("GPUREG_"):
@@ -110,17 +126,29 @@ def get(reg_id: int) -> Register:
     )
 
 
+def at_address(address: int) -> Register:
+    """The register at physical ``address``: an external one, or the internal register the P3D window maps there
+    (0x10401000 + 4 * id); KeyError for an address no register of the table covers."""
+    if external.P3D_BASE <= address < external.P3D_BASE + 4 * external.P3D_IDS and address % 4 == 0:
+        return get((address - external.P3D_BASE) // 4)
+    if address in _EXTERNAL:
+        return _EXTERNAL[address]
+    raise KeyError(f"no register at address 0x{address:08X}")
+
+
 def by_name(name: str) -> Register:
-    """Look a register up by GPUREG_* name, alias, short name, or ``UNKNOWN_0xNNN``/hex id text."""
+    """Look a register up by GPUREG_* name, alias, short name, external name, ``UNKNOWN_0xNNN``/hex id text, or a
+    hex physical address (0x10400000 and up: ``at_address``)."""
     key = name.strip().upper()
     if key in _BY_NAME:
         return _BY_NAME[key]
     for prefix in ("UNKNOWN_0X", "0X"):
         if key.startswith(prefix):
             try:
-                return get(int(key[len(prefix) :], 16))
+                number = int(key[len(prefix) :], 16)
             except ValueError:
                 break
+            return at_address(number) if number >= external.GPU_BASE else get(number)
     raise KeyError(f"no register named {name!r}")
 
 
@@ -130,14 +158,21 @@ def id_of(name: str) -> int:
 
 
 def all_registers() -> Iterator[Register]:
-    """Every named register, in id order."""
+    """Every named internal register, in id order."""
     for reg_id in sorted(_TABLE):
         yield _TABLE[reg_id]
 
 
-def decode_fields(reg_id: int, value: int) -> DecodedValue:
-    """Split ``value`` into the named fields of register ``reg_id``; report set bits no field covers."""
-    reg = get(reg_id)
+def external_registers() -> Iterator[Register]:
+    """Every named external register, in address order."""
+    for address in sorted(_EXTERNAL):
+        yield _EXTERNAL[address]
+
+
+def decode_fields(reg: int | Register, value: int) -> DecodedValue:
+    """Split ``value`` into the named fields of register ``reg`` (an internal id, or any ``Register``); report set
+    bits no field covers."""
+    reg = get(reg) if isinstance(reg, int) else reg
     value &= 0xFFFFFFFF
     fields = tuple(
         FieldValue(f.name, f.lo, f.hi, raw := f.extract(value), f.interpret(raw), f.describe(raw))

@@ -4,6 +4,10 @@ Stages decode their per-draw state with these, so that no bit position is writte
 ``raw(regs, "TEXUNIT0_PARAM", "mag_filter")`` -> int, ``value(...)`` -> the field's meaning (float for float
 fields, enum name for enums, byte address for addresses). Lookups are cached; a call costs about a microsecond,
 which is fine per draw and wrong per fragment (decode once per draw).
+
+Plain words and the external register files (``picaemu.regs.external``): ``bits(word, "PPF_FLAGS", "scale")`` ->
+int, ``put("PSC0_CONTROL", "busy", 1)`` -> the field's bits in place (as ``compose``), ``ext_index("PDC0_FORMAT")``
+-> the word index in the GPU file (physical address - 0x10400000) / 4, ``ext_word(gpu, "PDC0_FORMAT")`` -> int.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from functools import cache
 import numpy as np
 
 from picaemu import regs as _regs
-from picaemu.regs.schema import Field
+from picaemu.regs import external
+from picaemu.regs.schema import Field, Space
 
 
 @cache
@@ -74,3 +79,39 @@ def compose(reg_name: str, **fields: int) -> int:
             raw_value &= (1 << fld.width) - 1
         out |= raw_value << fld.lo
     return out
+
+
+def bits(word_value: int, reg_name: str, field_name: str) -> int:
+    """The raw bits of one field of a register word."""
+    _reg, lo, mask = _bits(reg_name, field_name)
+    return (int(word_value) >> lo) & mask
+
+
+def put(reg_name: str, field_name: str, raw_value: int) -> int:
+    """One field's raw value at its bits (``compose`` of one field)."""
+    return compose(reg_name, **{field_name: raw_value})
+
+
+def put_address(reg_name: str, field_name: str, byte_address: int) -> int:
+    """An ADDRESS field holding ``byte_address`` (divided by the field's scale: 8 for "address >> 3")."""
+    return put(reg_name, field_name, byte_address // locate(reg_name, field_name)[1].scale)
+
+
+@cache
+def ext_index(reg_name: str) -> int:
+    """Word index of an external register in the GPU register file (``external.GPU_BASE`` + 4 * index)."""
+    reg = _regs.by_name(reg_name)
+    if reg.space is not Space.EXTERNAL:
+        raise KeyError(f"{reg.name} is no external register")
+    return (reg.id - external.GPU_BASE) >> 2
+
+
+def ext_word(gpu: np.ndarray, reg_name: str) -> int:
+    """The word of an external register in the GPU register file ``gpu`` ((GPU_WORDS,) uint32)."""
+    return int(gpu[ext_index(reg_name)])
+
+
+def ext_value(gpu: np.ndarray, reg_name: str, field_name: str) -> int | float | bool | str:
+    """The interpreted value of one field of an external register (byte address for address fields)."""
+    fld = locate(reg_name, field_name)[1]
+    return fld.interpret(fld.extract(ext_word(gpu, reg_name)))

@@ -22,6 +22,13 @@ class RegKind(Enum):
     JUMP = "jump"  # every write jumps the command processor to another buffer
 
 
+class Space(Enum):
+    """The address space a register's ``id`` lives in."""
+
+    INTERNAL = "internal"  # PICA200 register id 0x000-0x2FF (command lists; also MMIO at 0x10401000 + 4 * id)
+    EXTERNAL = "external"  # memory-mapped GPU (0x10400000) / LCD (0x10202000) register: id = physical address
+
+
 class Port(Enum):
     """The FIFOs behind the data-port registers (one per structured memory)."""
 
@@ -135,10 +142,10 @@ class Field:
 
 @dataclass(frozen=True)
 class Register:
-    """One internal register id and everything known about it."""
+    """One register (internal id or external physical address, see ``space``) and everything known about it."""
 
     id: int
-    name: str  # GPUREG_* (3dbrew) name
+    name: str  # GPUREG_* (3dbrew) name; external registers: the engine's name (PSC0_CONTROL, PPF_FLAGS, ...)
     block: str  # which block of the map it belongs to (raster, texturing, ...)
     doc: str
     kind: RegKind = RegKind.CONFIG
@@ -148,6 +155,7 @@ class Register:
     action: Action | None = None
     group: str | None = None  # alias group name when several ids feed one register (e.g. VSH_FLOATUNIFORM_DATA)
     known: bool = True
+    space: Space = Space.INTERNAL
 
     @property
     def covered_mask(self) -> int:
