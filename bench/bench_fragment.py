@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from picaemu.color import tev
-from picaemu.color.shading import ShadingState, blend, sample_unit, shade
+from picaemu.color.shading import ShadingState, sample_unit, shade
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import blend_program
 from picaemu.fragment.depth_stencil import DepthStencilState
@@ -121,19 +121,18 @@ def bench_color_path(repeat: int) -> None:
 
     def run() -> np.ndarray:
         sstate = ShadingState.from_state(st)
-        return blend(sstate, shade(sstate, frags, mem), dst)
+        return shade(sstate, frags, mem)
 
     sstate = ShadingState.from_state(st)
     unit0 = sstate.texturing.units[0]
     parts = {
         "  sample one bilinear unit": lambda: sample_unit(unit0, frags, mem),
         "  TEV (3 active stages)": lambda: tev.combine(sstate.tev, {0: dst, 3: dst, 4: dst}, FRAGMENTS),
-        "  blend": lambda: blend(sstate, dst, dst),
     }
     for name, fn in parts.items():
         print(f"{name:28s}: {best(fn, repeat) * 1e3:6.1f} ms")
     t = best(run, repeat)
-    print(f"color path (2 bilinear textures {TEX_SIZE}x{TEX_SIZE}, 3 TEV stages, alpha blending), {FRAGMENTS} "
+    print(f"color path (2 bilinear textures {TEX_SIZE}x{TEX_SIZE}, 3 TEV stages), {FRAGMENTS} "
           f"fragments: {t * 1e3:.1f} ms  {FRAGMENTS / t / 1e6:.2f} M fragments/s")
     depth = np.tile(np.linspace(0.2, 0.8, FRAGMENTS // 3, dtype=np.float32), 3)  # each layer passes GEQUAL
 

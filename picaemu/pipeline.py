@@ -9,14 +9,14 @@ forms the triangles] -> output map -> primitive assembly -> quaternion alignment
 alpha test, blend) -> stencil test -> depth test -> stencil/depth writes -> destination read -> blend/logic op ->
 color write mask -> color write.
 
-Fragment operations keep the hardware's per-pixel order inside a draw (``picaemu.fragment.ops``: one compiled
-pass over the fragments in rasterization order, or one vectorized pass per overdraw layer for color stages that
-only offer ``blend``). In shadow-map rendering mode (COLOR_OPERATION ``fragment_mode``) the shaded fragments go
-to ``fragment_ops.resolve_shadow`` instead (no alpha, stencil, depth or blend stage, §15.8). A gas draw (either
-gas pass) raises ``picaemu.color.gas.GasUnsupported`` before any work (the draw state's ``gas`` part). Writes go
-straight to emulated memory (framebuffer flush/invalidate are no-ops). ``call.stats`` receives the counters listed
-in ``STAT_KEYS`` and ``time_s``; ``shader_instructions`` (instructions executed x active lanes, VS + GS) and
-``texels_fetched`` (texture taps x fragments) come from the seams that report them (below).
+Fragment operations keep the hardware's per-pixel order inside a draw (``picaemu.fragment.ops``: compiled passes
+over the fragments in rasterization order, with the color stages' ``blend_program``). In shadow-map rendering mode
+(COLOR_OPERATION ``fragment_mode``) the shaded fragments go to ``fragment_ops.resolve_shadow`` instead (no alpha,
+stencil, depth or blend stage, §15.8). A gas draw (either gas pass) raises ``picaemu.color.gas.GasUnsupported``
+before any work (the draw state's ``gas`` part). Writes go straight to emulated memory (framebuffer
+flush/invalidate are no-ops). ``call.stats`` receives the counters listed in ``STAT_KEYS`` and ``time_s``;
+``shader_instructions`` (instructions executed x active lanes, VS + GS) and ``texels_fetched`` (texture taps x
+fragments) come from the seams that report them (below).
 
 Seams: ``vertex_shader`` / ``geometry_shader`` (defaults: ``picaemu.shader``; called with the draw state, the
 inputs and the draw's stats dict, to which they add ``shader_instructions``) and ``color_stages`` (a function of
@@ -29,9 +29,9 @@ of faulting fresh ones in (``picaemu.allocator``; values unchanged).
 Observation: ``pipeline.stage_observer`` (``picaemu.observer.StageObserver``) sees the loader's vertices, the shader
 outputs, the geometry shader's inputs and outputs and the triangles before and after clipping; without one the
 pipeline makes no call and no copy. ``Pipeline(fragment_observer=f)`` calls ``f(call, FragmentFates)`` once per
-draw that reaches the rasterizer (possibly with no fragments), with the window position of every rasterized
-fragment (scissor-rejected ones included) and its ``fragment_ops.Fate``; without an observer none of that is
-computed (docs/render.md).
+draw that reaches the rasterizer (possibly with no fragments), with every rasterized fragment (scissor-rejected
+ones included), its ``fragment_ops.Fate``, TEV output and its pixel's color before and after it, as the compiled
+pass recorded them (``fragment_ops.FragmentLog``); without an observer none of that is computed (docs/render.md).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from picaemu.errors import UnsupportedFeature
 from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import BlendMode, BlendProgram
-from picaemu.fragment.ops import Fate
+from picaemu.fragment.ops import Fate, FragmentLog
 from picaemu.geometry import clipping
 from picaemu.geometry.output_map import map_outputs, slot_registers
 from picaemu.geometry.primitive_assembly import Assembler, Topology
@@ -95,36 +95,38 @@ class FragmentFates:
     """Every rasterized fragment of one draw, in rasterization order: window ``x``, ``y`` (F,) int32 (y up) and
     ``fate`` (F,) uint8 ``fragment_ops.Fate`` codes; ``color_written``: the draw's color writes were enabled (a
     WRITTEN fragment changed the color buffer only then). ``shadow``: the draw rendered a shadow map (every
-    fragment reaches the shadow update and is WRITTEN)."""
+    fragment reaches the shadow update and is WRITTEN). ``fragments``: the rasterizer's ``Fragments`` (depth,
+    primitive, interpolated inputs); ``tev`` (F, 4) uint8 the shaded color (zero for scissor-rejected fragments,
+    which are not shaded); ``color_before`` / ``color_after`` (F, 4) uint8 the color buffer's pixel (RGBA8) before
+    and after each fragment's turn, from the compiled pass (after = before for a killed fragment; zero in shadow
+    mode and when the color buffer is not in mapped memory)."""
 
     x: np.ndarray
     y: np.ndarray
     fate: np.ndarray
     color_written: bool
     shadow: bool = False
+    fragments: Fragments | None = None
+    tev: np.ndarray | None = None
+    color_before: np.ndarray | None = None
+    color_after: np.ndarray | None = None
 
 
 FragmentObserver = Callable[[DrawCall, FragmentFates], None]
+# the observed path's recording of one chunk: (its fragments, (F, 4) uint8 TEV output, its log, shaded indices)
+Recording = tuple[Fragments, np.ndarray, FragmentLog, np.ndarray]
 
 
 class ColorStages(Protocol):
     """Fragment coloring seam: shade -> (F, 4) uint8 (adding ``texels_fetched`` to ``counters``), alpha test ->
-    (F,) bool, blend(src, dst) -> (F, 4) uint8.
-
-    Stages may also offer ``blend_program() -> picaemu.fragment.blend.BlendProgram`` (the same blend as data): the
-    pipeline
-    then runs the fragment operations in compiled passes (depth/stencil, then color) and never calls ``blend``;
-    without it (wrappers that observe every blend), one vectorized pass per overdraw layer calls ``blend``
-    (``picaemu.fragment.ops``)."""
+    (F,) bool, and the blend / logic op as data, ``blend_program() -> picaemu.fragment.blend.BlendProgram``, which
+    the compiled fragment operations (``picaemu.fragment.ops``) apply."""
 
     def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict) -> np.ndarray: ...
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray: ...
 
-    def blend(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray: ...
-
-    @property
-    def reads_destination(self) -> bool: ...
+    def blend_program(self) -> BlendProgram: ...
 
 
 def primary_color_u8(frags: Fragments) -> np.ndarray:
@@ -142,15 +144,8 @@ class PrimaryColorStages:
     def alpha_test(self, color: np.ndarray) -> np.ndarray:
         return np.ones(color.shape[0], bool)
 
-    def blend(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        return src
-
     def blend_program(self) -> BlendProgram:
         return BlendProgram.build(BlendMode.REPLACE)
-
-    @property
-    def reads_destination(self) -> bool:
-        return False
 
 
 @dataclass(frozen=True)
@@ -167,15 +162,8 @@ class ShadingColorStages:
     def alpha_test(self, color: np.ndarray) -> np.ndarray:
         return shading.alpha_test(self.sstate, color)
 
-    def blend(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        return shading.blend(self.sstate, src, dst)
-
     def blend_program(self) -> BlendProgram:
         return self.program
-
-    @property
-    def reads_destination(self) -> bool:
-        return True
 
 
 def _add(stats: dict, counters: dict) -> None:
@@ -297,8 +285,11 @@ class Pipeline:
             return
         parts = [self._observed_chunk(ds, call.memory, fb, frags, rstats, stats)
                  for frags, rstats in rasterize_chunks(wt, dataclasses.replace(rs, scissor_mode=0), active)]
-        x, y, fate = (np.concatenate(a) for a in zip(*parts, strict=True))  # rasterize_chunks yields >= 1 chunk
-        self.fragment_observer(call, FragmentFates(x, y, fate, fb.color_write, ds.shadow is not None))
+        frags = Fragments.concat([f for f, _, _ in parts])  # rasterize_chunks yields >= 1 chunk
+        tev, fate, before, after = (np.concatenate(a) for a in zip(*((t, g.fate, g.before, g.after)
+                                                                     for _, t, g in parts), strict=True))
+        self.fragment_observer(call, FragmentFates(frags.x, frags.y, fate, fb.color_write, ds.shadow is not None,
+                                                   frags, tev, before, after))
 
     def _stages(self, ds: DrawState) -> ColorStages:
         """The draw's color stages, once it has fragments (its fragment-phase state is checked first)."""
@@ -306,19 +297,18 @@ class Pipeline:
         return self.color_stages(ds)
 
     def _observed_chunk(self, ds: DrawState, memory: PhysicalMemory, fb: fbm.FramebufferState, frags: Fragments,
-                        rstats: dict, stats: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Fragments rasterized with the scissor off: the scissor applied here, then the fragment stages; returns
-        (x, y, fate) of every fragment."""
+                        rstats: dict, stats: dict) -> tuple[Fragments, np.ndarray, FragmentLog]:
+        """Fragments rasterized with the scissor off: the scissor applied here, then the fragment stages, recorded;
+        returns (every fragment, (F, 4) uint8 TEV output, the log of the fragment operations)."""
         rejected = scissor_rejects(ds.raster, frags.x, frags.y)
         _add(stats, dict(rstats, killed_scissor=int(rejected.sum())))
-        fates = np.where(rejected, np.uint8(Fate.SCISSOR), np.uint8(Fate.WRITTEN))
+        log = FragmentLog.start(np.where(rejected, np.uint8(Fate.SCISSOR), np.uint8(Fate.WRITTEN)))
+        tev = np.zeros((len(frags), 4), np.uint8)
         kept = np.flatnonzero(~rejected)
         if len(kept):
-            fate = np.zeros(len(kept), np.uint8)
             self._fragment_ops(ds, self._stages(ds), memory, fb,
-                               frags.select(kept) if len(kept) < len(frags) else frags, stats, fate)
-            fates[kept] = fate
-        return frags.x, frags.y, fates
+                               frags.select(kept) if len(kept) < len(frags) else frags, stats, (frags, tev, log, kept))
+        return frags, tev, log
 
     def _geometry(self, call: DrawCall, ds: DrawState, vs_out: np.ndarray, sizes: tuple[int, ...] | None,
                   stats: dict) -> np.ndarray:
@@ -335,32 +325,30 @@ class Pipeline:
         return verts[triangles]
 
     def _fragment_ops(self, ds: DrawState, stages: ColorStages, memory: PhysicalMemory, fb: fbm.FramebufferState,
-                      frags: Fragments, stats: dict, fate: np.ndarray | None) -> None:
-        """Shade, then shadow-map write or alpha test + per-fragment operations; ``fate`` (F,) uint8 (or None)
-        receives each fragment's ``Fate``."""
+                      frags: Fragments, stats: dict, recording: Recording | None = None) -> None:
+        """Shade, then shadow-map write or alpha test + per-fragment operations. ``recording`` (the observed path):
+        (the chunk's fragments, their (F, 4) TEV output to fill, the chunk's log, the indices of ``frags`` in the
+        chunk); the operations then run over the whole chunk, the log marking what the scissor and alpha test
+        killed."""
         color = stages.shade(frags, memory, stats)
+        if recording is not None:
+            recording[1][recording[3]] = color
         if ds.shadow is not None:
             fragment_ops.resolve_shadow(memory, fb, ds.shadow, frags.x, frags.y, frags.depth, color[:, 1], stats)
             return  # fates stay WRITTEN
         alive = stages.alpha_test(color)
         killed = alive.shape[0] - int(np.count_nonzero(alive))
         stats["killed_alpha"] += killed
-        x, y, depth = frags.x, frags.y, frags.depth
-        sub = fate
-        if killed:
+        x, y, depth, log = frags.x, frags.y, frags.depth, None
+        if recording is not None:
+            chunk, color, log, kept = recording
+            log.fate[kept[~alive]] = Fate.ALPHA
+            x, y, depth = chunk.x, chunk.y, chunk.depth
+        elif killed:
             keep = np.nonzero(alive)[0]
             x, y, depth, color = x[keep], y[keep], depth[keep], color[keep]
-            if fate is not None:
-                fate[~alive] = Fate.ALPHA
-                sub = np.zeros(len(keep), np.uint8)
         if len(x) == 0:
             return
-        program = getattr(stages, "blend_program", None)
-        if program is not None:
-            prog = program()  # the draw state's plan serves the draw state's own program
-            plan = ds.fragment_ops if prog is ds.blend_program else None
-            fragment_ops.resolve(memory, fb, ds.depth_stencil, prog, x, y, depth, color, stats, sub, plan)
-        else:
-            fragment_ops.resolve_layers(memory, fb, ds.depth_stencil, stages, x, y, depth, color, stats, sub)
-        if sub is not None and sub is not fate:
-            fate[keep] = sub
+        prog = stages.blend_program()  # the draw state's plan serves the draw state's own program
+        plan = ds.fragment_ops if prog is ds.blend_program else None
+        fragment_ops.resolve(memory, fb, ds.depth_stencil, prog, x, y, depth, color, stats, log, plan)

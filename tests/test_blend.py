@@ -1,4 +1,5 @@
-"""Alpha test, blending (every equation and factor; min/max apply the factors) and the 16 logic ops."""
+"""Alpha test, blending (every equation and factor; min/max apply the factors) and the 16 logic ops, typed by
+hand: the scalar reference (``picaemu.fragment.reference``) and the vectorized alpha test."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import numpy as np
 import pytest
 
 from picaemu.errors import UnsupportedFeature
-from picaemu.fragment.blend import BlendState, alpha_test, blend
+from picaemu.fragment.blend import BlendState, alpha_test
+from picaemu.fragment.reference import alpha_passes, blend_color
 from picaemu.regs import access, id_of
 
 S = (200, 100, 50, 128)
@@ -27,7 +29,8 @@ def _regs(*, eq=(0, 0), rgb=(ONE, ZERO), alpha=(ONE, ZERO), const=(10, 20, 30, 4
 
 
 def _blend(regs: np.ndarray, s=S, d=D) -> list[int]:
-    return blend(BlendState.from_regs(regs), np.array([s], np.uint8), np.array([d], np.uint8))[0].tolist()
+    """The scalar reference's blend / logic op (the compiled passes' oracle) of one fragment."""
+    return list(blend_color(BlendState.from_regs(regs), s, d))
 
 
 def test_standard_alpha_blending() -> None:
@@ -100,5 +103,7 @@ def test_logic_ops(op: int, value: int) -> None:
 ])
 def test_alpha_test(func: int, passes: list[int]) -> None:
     color = np.array([[0, 0, 0, 127], [0, 0, 0, 128], [0, 0, 0, 129]], np.uint8)
-    assert alpha_test(BlendState.from_regs(_regs(test=(1, func, 128))), color).astype(int).tolist() == passes
+    bstate = BlendState.from_regs(_regs(test=(1, func, 128)))
+    assert alpha_test(bstate, color).astype(int).tolist() == passes
+    assert [int(alpha_passes(bstate, a)) for a in (127, 128, 129)] == passes
     assert alpha_test(BlendState.from_regs(_regs(test=(0, 0, 128))), color).all()

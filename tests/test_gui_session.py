@@ -284,10 +284,13 @@ def test_pixel_history_exact_fates(fates_session: Session) -> None:
         hist = probe.pixel_history(s, pixel)
         assert [(f.draw, f.fate) for f in hist] == want, pixel
         assert all((f.x, f.y) == pixel and f.fate == probe.FATE_TEXT[f.code] for f in hist)
-    scissored = probe.pixel_history(s, (15, 120))[0]  # never interpolated nor shaded
-    assert scissored.code is Fate.SCISSOR and scissored.tev is None and scissored.primitive is None
+    scissored = probe.pixel_history(s, (15, 120))[0]  # rasterized (primitive known), never interpolated nor shaded
+    assert scissored.code is Fate.SCISSOR and scissored.tev is None and scissored.texcoord0 is None
+    assert scissored.primitive in (0, 1) and scissored.color_before == scissored.color_after
     hist = probe.pixel_history(s, (100, 110))
     assert [f.blended for f in hist] == [(255, 0, 0, 255), None, None] and hist[0].tev == (255, 0, 0, 255)
+    # the pass's records: A writes red, the killed fragments of B and C leave it
+    assert [(f.color_before, f.color_after) for f in hist[1:]] == [((255, 0, 0, 255), (255, 0, 0, 255))] * 2
     assert hist[1].tev == (0, 255, 0, 255) and hist[1].depth < hist[0].depth  # shaded, then killed
     written = probe.pixel_history(s, (175, 130))[0]
     assert written.blended == (0, 0, 255, 255) and written.primitive in (0, 1)

@@ -162,7 +162,15 @@ def test_exact_fates_history_and_fail_overlays(qtbot, qtmodeltester, window: Mai
         fb.image.pick(pixel[0], 399 - pixel[1])
         qtbot.waitUntil(lambda w=want: [(f.draw, f.fate) for f in hist.model.rows] == w, timeout=WAIT_MS)
         assert [hist.model.index(r, FATE_COLUMN).data() for r in range(len(want))] == [f for _, f in want]
-    assert hist.model.index(0, 1).data() == "—" and hist.model.index(0, 6).data() == "—"  # never shaded
+        if pixel == (100, 110):  # A wrote red; B and C, killed there, found it and left it
+            before = [hist.model.index(r, FATE_COLUMN + 1).data() for r in range(3)]
+            assert before[1:] == ["(255, 0, 0, 255)"] * 2 and hist.model.index(0, FATE_COLUMN + 2).data() == \
+                "(255, 0, 0, 255)"
+            hist.view.resizeColumnsToContents()
+            hist.resize(1400, 160)
+            hist.grab().save(str(tmp_path / "pixel_history_before_after.png"))
+    # the rasterizer knows a scissor-rejected fragment's primitive; it was never shaded
+    assert hist.model.index(0, 1).data() in ("0", "1") and hist.model.index(0, 6).data() == "—"
     assert "1 fragments, 1 killed" in hist.label.text()
     qtmodeltester.check(hist.model, force_py=True)
     fb.depth_fail.setChecked(True)

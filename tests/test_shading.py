@@ -7,10 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from picaemu.color.shading import ShadingState, alpha_test, blend, shade
+from picaemu.color.shading import ShadingState, alpha_test, shade
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, PipelineEventKind
 from picaemu.errors import PicaError, UnsupportedFeature
+from picaemu.fragment.blend import blend_program
+from picaemu.fragment.reference import blend_color
 from picaemu.memory import PhysicalMemory
 from picaemu.raster.fragments import Fragments
 from picaemu.regs import access, id_of
@@ -146,7 +148,8 @@ def test_alpha_test_and_blend_pass_through() -> None:
     sstate = ShadingState.from_state(st)
     src = np.array([[100, 100, 100, 5], [100, 100, 100, 50]], np.uint8)
     assert alpha_test(sstate, src).tolist() == [False, True]
-    assert blend(sstate, src, src).tolist() == [[200, 200, 200, 10], [200, 200, 200, 100]]
+    assert [blend_color(sstate.blend, tuple(c), tuple(c)) for c in src.tolist()] == [(200, 200, 200, 10),
+                                                                                    (200, 200, 200, 100)]
 
 
 def test_hostile_register_states_raise_named_errors_only() -> None:
@@ -173,7 +176,7 @@ def test_hostile_register_states_raise_named_errors_only() -> None:
             sstate = ShadingState.from_state(st)
             color = shade(sstate, frags, mem)
             assert color.shape == (16, 4) and color.dtype == np.uint8
-            blend(sstate, color, color)
+            blend_program(sstate.blend)
             alpha_test(sstate, color)
             outcomes["ok"] += 1
         except PicaError:

@@ -1,7 +1,8 @@
 """Pixel history panel: every rasterized fragment of every draw that touched the picked pixel, in order — draw,
 primitive, interpolated inputs, TEV output, and its exact fate (written, or the scissor / alpha / stencil / depth
-test that killed it, from the pipeline's fragment observer) with the blended color written. Scissor-rejected
-fragments were never interpolated or shaded: their input cells read "—"."""
+test that killed it, from the pipeline's fragment observer), the color buffer's pixel before it and the color it
+wrote (both recorded by the compiled fragment pass). Scissor-rejected fragments were never interpolated or shaded:
+their input cells read "—"."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from PySide6.QtWidgets import QLabel, QTableView, QVBoxLayout, QWidget
 from picaemu.debug.probe import FragmentRecord
 from picaemu.fragment.ops import Fate
 
-HEADERS = ("Draw", "Primitive", "Depth", "w", "Color", "Texcoord0", "TEV out", "Fate", "Written")
+HEADERS = ("Draw", "Primitive", "Depth", "w", "Color", "Texcoord0", "TEV out", "Fate", "Before", "Written")
 FATE_COLUMN = HEADERS.index("Fate")
 KILLED = QColor(255, 210, 210)
 WRITTEN = QColor(210, 255, 210)
@@ -40,6 +41,7 @@ _CELLS = (
     lambda f: _vec(f.texcoord0),
     lambda f: _ints(f.tev) or NONE,
     lambda f: f.fate,
+    lambda f: _ints(f.color_before) or NONE,
     lambda f: _ints(f.blended),
 )
 

@@ -12,8 +12,8 @@ Contract with ``picaemu.pipeline``:
   ``proctex.proctex_lod`` computes from the coordinates' screen-space derivatives when the unit mip-filters). A
   ``counters`` dict, when given, receives ``texels_fetched`` from the texture units. A disabled
   lighting block or unit 3 reads (0, 0, 0, 0). Fog mode "gas" raises ``UnsupportedFeature("gas", register=0x0E0)``.
-- ``alpha_test(sstate, color (F, 4) uint8) -> (F,) bool`` and ``blend(sstate, src, dst) -> (F, 4) uint8``
-  (blending, or the logic op when blending is off; ``dst`` already expanded to RGBA8).
+- ``alpha_test(sstate, color (F, 4) uint8) -> (F,) bool``; blending and the logic op are fragment operations
+  (``picaemu.fragment.ops``, from the draw state's ``blend_program``).
 """
 
 from __future__ import annotations
@@ -205,7 +205,3 @@ def alpha_test(sstate: ShadingState, color: np.ndarray) -> np.ndarray:
     """(F,) bool pass mask of the alpha test (0x104)."""
     return blend_mod.alpha_test(sstate.blend, color)
 
-
-def blend(sstate: ShadingState, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """(F, 4) uint8: blending (0x101, 0x103) or, when it is off, the logic op (0x102)."""
-    return blend_mod.blend(sstate.blend, src, dst)

@@ -123,10 +123,11 @@ class Debugger:
         out: list[PixelFragment] = []
         for draw, window in draws:
             session.goto(tl.before_draw(draw))
-            current = self._pixel(window)
+            current = self._pixel(window)  # what a shadow-map draw (no colors recorded) starts from
             for f in probe.probe_draw(session, draw, window).fragments:
-                after = f.blended if f.blended is not None else current
-                out.append(PixelFragment(draw, f.primitive, f.depth, f.fate, f.tev, current, after))
+                before = f.color_before if f.color_before is not None else current
+                after = f.color_after if f.color_after is not None else before
+                out.append(PixelFragment(draw, f.primitive, f.depth, f.fate, f.tev, before, after))
                 current = after
         return out
 

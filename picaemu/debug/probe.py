@@ -1,29 +1,25 @@
-"""Draw probes: re-run one draw from its checkpoint with the pipeline's fragment observer attached (exact fates)
-and recording color stages (interpolated inputs, TEV output, color written). Qt-free. Headless replays pay nothing:
-the observer and the recording exist only while a probe runs (STYLE section 8).
+"""Draw probes: re-run one draw from its checkpoint with the pipeline's fragment observer attached and read what the
+compiled fragment pass recorded. Qt-free. Headless replays pay nothing: the observer exists only while a probe runs
+(STYLE section 8); no stage is wrapped or re-implemented here.
 
 ``probe_draw(session, draw, pixel=None) -> DrawProbe`` moves the session to just before ``draw``'s trigger,
 attaches ``Pipeline.fragment_observer`` (``picaemu.pipeline.FragmentFates``: every rasterized fragment, scissor
-rejects included, with its ``picaemu.fragment.ops.Fate``), wraps the ``color_stages`` seam and runs the trigger
-packet. In image orientation (row 0 = top of the render target, window y = H - 1 - row) it returns:
+rejects included, with its ``picaemu.fragment.ops.Fate``, interpolated inputs, TEV output and its pixel's color
+before and after it) and runs the trigger packet. In image orientation (row 0 = top of the render target, window
+y = H - 1 - row) it returns:
 
 - ``fates``: (len(Fate), H, W) uint16, fragments per pixel for each fate (``fates[Fate.DEPTH]`` counts the draw's
-  fragments that failed the depth test there), straight from the observer;
+  fragments that failed the depth test there);
 - ``overdraw``: (H, W) uint16 fragments per pixel that passed the scissor (the ones that were shaded);
 - ``edges``: (H, W) bool pixels on the boundary of a primitive's coverage (the wireframe as the rasterizer
   covered it; a pixel shows the last primitive that was shaded there);
 - with ``pixel = (x, y)`` in window coordinates (y up), ``fragments``: one ``FragmentRecord`` per rasterized
-  fragment of the draw at that pixel, in rasterization order, with its observer fate. Fragments that passed the
-  scissor carry their interpolated inputs and TEV output (the shaded fragments at the pixel, in the same order);
-  scissor-rejected ones carry position and fate only (the scissor test precedes interpolation and shading).
-  Written fragments carry the color written (blend output under the draw's color write mask, before the
-  buffer format's quantization): only that pixel's fragments pass the (wrapped) alpha test, which makes the
-  pipeline's per-layer path call ``blend`` once per written fragment of the pixel, in order.
-  (The probe's ``stats`` then count the other pixels' fragments as alpha-killed.)
+  fragment of the draw at that pixel, in rasterization order, with its fate and the color buffer's pixel before
+  and after it. Fragments that passed the scissor carry their interpolated inputs and TEV output; scissor-rejected
+  ones carry position, depth, primitive and fate only (the scissor test precedes shading).
 
 The probe leaves the render target modified; the session is marked dirty and restores on its next move.
-``pixel_history(session, pixel, until)`` replays up to ``until`` once with a light observer to find the draws
-that rasterized a fragment at the pixel (scissor-rejected ones included), then probes each of those draws.
+``pixel_history(session, pixel, until)`` probes each draw whose window bounds hold the pixel.
 """
 
 from __future__ import annotations
@@ -39,13 +35,9 @@ from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
-from picaemu.fragment.depth_stencil import DepthStencilState
 from picaemu.fragment.framebuffer import FramebufferState
 from picaemu.fragment.ops import Fate
-from picaemu.memory import PhysicalMemory
-from picaemu.observer import Observer
 from picaemu.pipeline import FragmentFates, FragmentObserver
-from picaemu.raster.fragments import Fragments
 
 FATE_TEXT = {Fate.WRITTEN: "written", Fate.SCISSOR: "scissor test", Fate.ALPHA: "alpha test",
              Fate.STENCIL: "stencil test", Fate.DEPTH: "depth test"}
@@ -58,8 +50,8 @@ N_FATES = len(Fate)
 class FragmentRecord:
     """One fragment at a pixel. ``code``: its exact ``Fate``; ``fate``: the same as text (``FATE_TEXT``, or
     ``NO_COLOR_TEXT`` / ``SHADOW_TEXT`` for WRITTEN). The shading fields are None for scissor-rejected fragments;
-    ``blended`` (blend output under the color write mask, (4,) 0..255) only for fragments whose color was
-    written."""
+    ``color_before`` / ``color_after``: the color buffer's pixel (RGBA 0..255) before and after the fragment's turn,
+    as the fragment pass recorded it (None in shadow-map rendering)."""
 
     draw: int
     x: int
@@ -74,7 +66,14 @@ class FragmentRecord:
     texcoord1: tuple[float, ...] | None = None
     texcoord2: tuple[float, ...] | None = None
     tev: tuple[int, ...] | None = None
-    blended: tuple[int, ...] | None = None
+    color_before: tuple[int, ...] | None = None
+    color_after: tuple[int, ...] | None = None
+
+    @property
+    def blended(self) -> tuple[int, ...] | None:
+        """The color the fragment wrote (blend / logic op under the write mask, as stored), None unless it was
+        written with color writes on."""
+        return self.color_after if self.fate == FATE_TEXT[Fate.WRITTEN] else None
 
 
 @dataclass(frozen=True)
@@ -85,11 +84,6 @@ class DrawProbe:
     fates: np.ndarray
     fragments: tuple[FragmentRecord, ...] = ()
     stats: dict = field(default_factory=dict)
-
-
-class ProbeMismatch(PicaError):
-    """The observer's fates and the recorded shading/blend calls of a pixel do not line up (a pipeline change
-    broke the probe's assumptions)."""
 
 
 @contextmanager
@@ -113,35 +107,16 @@ def _inside(fb: FramebufferState, x: np.ndarray, y: np.ndarray) -> tuple[np.ndar
 
 
 class _Recording:
-    """What the observer and the wrapped stages saw during one draw."""
+    """What the fragment observer delivered for the probed draw."""
 
-    def __init__(self, draw: int, pixel: tuple[int, int] | None, fb: FramebufferState,
-                 mask: tuple[bool, bool, bool, bool]) -> None:
-        self.draw, self.pixel, self.fb = draw, pixel, fb
-        self.mask = np.array(mask, bool)  # the draw's color write mask (DEPTH_COLOR_MASK red..alpha)
-        self.active = False
+    def __init__(self, draw: int, fb: FramebufferState) -> None:
+        self.draw, self.fb = draw, fb
         self.call: DrawCall | None = None
-        self.prims = np.full((fb.height, fb.width), -1, np.int64)
         self.fates: FragmentFates | None = None
-        self.frags: Fragments | None = None
-        self.tev: np.ndarray | None = None
-        self.sel: np.ndarray | None = None
-        self.blends: list[np.ndarray] = []  # color written by each written fragment at the pixel, in order
 
     def on_fates(self, call: DrawCall, fates: FragmentFates) -> None:
         if call.index == self.draw:
-            self.fates = fates
-
-    def on_shade(self, frags: Fragments, color: np.ndarray) -> None:
-        if self.pixel is None:
-            ok, rows = _inside(self.fb, frags.x, frags.y)
-            self.prims[rows[ok], frags.x[ok]] = frags.primitive[ok]
-            return
-        self.sel = (frags.x == self.pixel[0]) & (frags.y == self.pixel[1])
-        self.frags, self.tev = frags.select(self.sel), color[self.sel]
-
-    def on_alpha(self, alive: np.ndarray) -> np.ndarray:
-        return alive if self.sel is None else alive & self.sel
+            self.call, self.fates = call, fates
 
     def fate_counts(self) -> np.ndarray:
         """(N_FATES, H, W) uint16 fragments per fate and pixel."""
@@ -154,52 +129,16 @@ class _Recording:
         counts = np.bincount(flat, minlength=N_FATES * h * w).reshape(N_FATES, h, w)
         return np.minimum(counts, np.iinfo(np.uint16).max).astype(np.uint16)
 
-
-class _Stages:
-    """Wraps a ``ColorStages``; records while ``rec.active``. Probing a pixel, it offers no ``blend_program`` and
-    always reads the destination, so the pipeline takes its per-layer path and ``blend`` runs per written
-    fragment; probing overlays, it passes the inner stages' compiled blend through."""
-
-    def __init__(self, inner, rec: _Recording) -> None:
-        self.inner, self.rec = inner, rec
-
-    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None) -> np.ndarray:
-        color = self.inner.shade(frags, memory, counters)
-        if self.rec.active:
-            self.rec.on_shade(frags, color)
-        return color
-
-    def alpha_test(self, color: np.ndarray) -> np.ndarray:
-        alive = self.inner.alpha_test(color)
-        return self.rec.on_alpha(alive) if self.rec.active else alive
-
-    def blend(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        out = self.inner.blend(src, dst) if self.inner.reads_destination else src
-        if self.rec.active and self.rec.pixel is not None:
-            self.rec.blends.append(np.where(self.rec.mask, out[0], dst[0]).astype(np.uint8))
-        return out
-
-    @property
-    def blend_program(self):
-        """The inner stages' ``blend_program`` when probing overlays (compiled pass), else None (layered)."""
-        return getattr(self.inner, "blend_program", None) if self.rec.pixel is None else None
-
-    @property
-    def reads_destination(self) -> bool:
-        return True if self.rec.pixel is not None else self.inner.reads_destination
-
-
-class _Activator(Observer):
-    def __init__(self, rec: _Recording) -> None:
-        self.rec = rec
-
-    def on_draw_begin(self, call: DrawCall) -> None:
-        self.rec.active = call.index == self.rec.draw
-        if self.rec.active:
-            self.rec.call = call
-
-    def on_draw_end(self, call: DrawCall) -> None:
-        self.rec.active = False
+    def primitives(self) -> np.ndarray:
+        """(H, W) int64: the last primitive shaded at each pixel (-1: none)."""
+        prims = np.full((self.fb.height, self.fb.width), -1, np.int64)
+        f = self.fates
+        if f is None or f.fragments is None:
+            return prims
+        ok, rows = _inside(self.fb, f.x, f.y)
+        ok &= f.fate != Fate.SCISSOR
+        prims[rows[ok], f.x[ok]] = f.fragments.primitive[ok]
+        return prims
 
 
 def _edges(prims: np.ndarray) -> np.ndarray:
@@ -218,57 +157,42 @@ def _fate_text(code: Fate, fates: FragmentFates) -> str:
     return FATE_TEXT[code]
 
 
-def _records(rec: _Recording) -> tuple[FragmentRecord, ...]:
-    """The pixel's fragments: observer fates joined in order with the shaded fragments and the written colors."""
-    fates = rec.fates
-    if fates is None or rec.pixel is None:
+def _records(rec: _Recording, pixel: tuple[int, int] | None) -> tuple[FragmentRecord, ...]:
+    """The pixel's fragments, in order, from the observer's records."""
+    f = rec.fates
+    if f is None or pixel is None or f.fragments is None:
         return ()
-    codes = [Fate(int(c)) for c in fates.fate[(fates.x == rec.pixel[0]) & (fates.y == rec.pixel[1])]]
-    shaded = [i for i, c in enumerate(codes) if c is not Fate.SCISSOR]
-    blends = fates.color_written and not fates.shadow
-    written = [i for i, c in enumerate(codes) if c is Fate.WRITTEN] if blends else []
-    n_frags = len(rec.frags) if rec.frags is not None else 0
-    if len(shaded) != n_frags or len(written) != len(rec.blends):
-        raise ProbeMismatch(f"draw {rec.draw} pixel {rec.pixel}: {len(shaded)} fates past the scissor vs {n_frags} "
-                            f"shaded fragments, {len(written)} written vs {len(rec.blends)} blends")
-    out = {i: FragmentRecord(rec.draw, rec.pixel[0], rec.pixel[1], c, _fate_text(c, fates))
-           for i, c in enumerate(codes)}
-    for j, i in enumerate(shaded):
-        out[i] = _shaded(out[i], rec.frags, rec.tev, j)
-    for j, i in enumerate(written):
-        out[i] = replace(out[i], blended=tuple(int(v) for v in rec.blends[j]))
-    return tuple(out[i] for i in range(len(codes)))
-
-
-def _shaded(r: FragmentRecord, f: Fragments, tev: np.ndarray, j: int) -> FragmentRecord:
-    t = lambda a: tuple(float(v) for v in a[j])  # noqa: E731
-    return replace(r, primitive=int(f.primitive[j]), depth=float(f.depth[j]), w=float(f.w[j]), color=t(f.color),
-                   texcoord0=t(f.texcoord0), texcoord1=t(f.texcoord1), texcoord2=t(f.texcoord2),
-                   tev=tuple(int(v) for v in tev[j]))
+    fr = f.fragments
+    vec = lambda a, i: tuple(float(v) for v in a[i])  # noqa: E731
+    ints = lambda a, i: None if a is None else tuple(int(v) for v in a[i])  # noqa: E731
+    out = []
+    for i in np.flatnonzero((f.x == pixel[0]) & (f.y == pixel[1])):
+        code = Fate(int(f.fate[i]))
+        base = FragmentRecord(rec.draw, pixel[0], pixel[1], code, _fate_text(code, f), primitive=int(fr.primitive[i]),
+                              depth=float(fr.depth[i]))
+        if not f.shadow:
+            base = replace(base, color_before=ints(f.color_before, i), color_after=ints(f.color_after, i))
+        if code is not Fate.SCISSOR:
+            base = replace(base, w=float(fr.w[i]), color=vec(fr.color, i), texcoord0=vec(fr.texcoord0, i),
+                           texcoord1=vec(fr.texcoord1, i), texcoord2=vec(fr.texcoord2, i), tev=ints(f.tev, i))
+        out.append(base)
+    return tuple(out)
 
 
 def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None) -> DrawProbe:
-    """Re-run ``draw`` with the fragment observer and recording stages; see the module docstring."""
+    """Re-run ``draw`` with the fragment observer attached; see the module docstring."""
     tl = session._need_timeline()
     session.goto(tl.before_draw(draw))
-    regs = session.state_at_draw(draw).regs
-    rec = _Recording(draw, pixel, FramebufferState.from_regs(regs), DepthStencilState.from_regs(regs).color_mask)
-    pipeline = session.replay.pipeline
-    factory = pipeline.color_stages
-    pipeline.color_stages = lambda state: _Stages(factory(state), rec)
-    activator = _Activator(rec)
-    session.replay.processor.attach(activator)
+    rec = _Recording(draw, FramebufferState.from_regs(session.state_at_draw(draw).regs))
     try:
         with observing(session, rec.on_fates):
             session.advance(tl.after_draw(draw))
     finally:
-        session.replay.processor.detach(activator)
-        pipeline.color_stages = factory
         session.mark_dirty()
     stats = dict(rec.call.stats) if rec.call is not None else {}
     fates = rec.fate_counts()
     overdraw = (fates.sum(axis=0, dtype=np.int64) - fates[Fate.SCISSOR]).astype(np.uint16)
-    return DrawProbe(draw, overdraw, _edges(rec.prims), fates, _records(rec), stats)
+    return DrawProbe(draw, overdraw, _edges(rec.primitives()), fates, _records(rec, pixel), stats)
 
 
 def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:

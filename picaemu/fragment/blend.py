@@ -1,24 +1,21 @@
 """The color half of the per-fragment operations: alpha test, blending and logic op (registers 0x100-0x104).
 
-Receives a ``BlendState`` (decoded once per draw) and uint8 colors. ``alpha_test(bstate, color (F, 4)) -> (F,)
-bool`` passes where ``alpha FUNC ref``. ``blend(bstate, src (F, 4), dst (F, 4)) -> (F, 4) uint8``: with
-COLOR_OPERATION.blend_mode = blending, per channel ``eq(S * Fs, D * Fd) / 255`` clamped to 0..255 with equations
-add, subtract (S - D), reverse subtract, min, max (min/max APPLY the factors on PICA; codes 5-7 act as add) and
-integer division truncating; otherwise the 4-bit logic op on all four channels. A "color" factor used for alpha
-gives that color's alpha; "src alpha saturate" is min(As, 255 - Ad) for RGB and 255 for alpha. The destination is
-the framebuffer color already expanded to RGBA8 by the caller. Depth/stencil and write masks are not here.
-Fragment modes other than "default" (gas accumulation, shadow rendering) are not handled here (the caller checks
-``bstate.fragment_mode``); an undefined blend factor (15) raises ``UnsupportedFeature``.
+Receives a ``BlendState`` (decoded once per draw) and uint8 colors; the rules themselves (compare functions,
+equations, factors, logic ops) are the data of ``picaemu.fragment.rules``. ``alpha_test(bstate, color (F, 4)) ->
+(F,) bool`` passes where ``alpha FUNC ref`` (vectorized over the rule's compare mask).
 
-``blend_program(bstate) -> BlendProgram``: the same operation as arrays for compiled per-fragment code, which calls
-the numba functions ``blend_pixel`` / ``logic_pixel`` (the vectorized ``blend`` uses the first too).
-``factor_rows(program) -> (4, 7) int64`` folds a program's per-draw constants for ``blend_channel``, the same
-blend as ``blend_pixel`` one channel at a time from scalars (``fragment_kernels.blend_words``).
+``blend_program(bstate) -> BlendProgram``: the draw's blend or logic op as arrays for the compiled per-fragment
+passes (``picaemu.fragment.kernels``), which call the numba functions ``blend_pixel`` / ``logic_pixel``: per
+channel ``eq(S * Fs, D * Fd) / 255`` clamped to 0..255 (integer division truncating; min/max APPLY the factors on
+PICA), or the 4-bit logic op on all four channels. ``factor_rows(program) -> (4, 7) int64`` folds a program's
+per-draw constants for ``blend_channel``, the same blend one channel at a time from scalars (the word pass).
+Fragment modes other than "default" (gas accumulation, shadow rendering) are not handled here (the caller checks
+``bstate.fragment_mode``); an undefined blend factor (15) raises ``UnsupportedFeature``. The readable scalar form
+of all of this is ``picaemu.fragment.reference``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -26,40 +23,16 @@ import numba
 import numpy as np
 
 from picaemu.errors import UnsupportedFeature
+from picaemu.fragment import rules
+from picaemu.fragment.rules import ALPHA, Equation, Source
 from picaemu.regs import access, id_of
-from picaemu.regs.blocks.fragops import BLEND_EQUATIONS, BLEND_FACTORS, COMPARE_FUNCS, FRAGMENT_MODES
-from picaemu.regs.blocks.fragops import LOGIC_OPS as LOGIC_OP_NAMES
+from picaemu.regs.blocks.fragops import BLEND_FACTORS, FRAGMENT_MODES
 
-Arr = np.ndarray
-# compare function code -> predicate (shared meaning with stencil/depth)
-_COMPARE_BY_NAME: dict[str, Callable[[Arr, int], Arr]] = {
-    "never": lambda a, r: np.zeros(a.shape, bool),
-    "always": lambda a, r: np.ones(a.shape, bool),
-    "equal": lambda a, r: a == r,
-    "not equal": lambda a, r: a != r,
-    "less": lambda a, r: a < r,
-    "less or equal": lambda a, r: a <= r,
-    "greater": lambda a, r: a > r,
-    "greater or equal": lambda a, r: a >= r,
-}
-COMPARE = {code: _COMPARE_BY_NAME[name] for code, name in COMPARE_FUNCS.items()}
-_EQ = {name: code for code, name in BLEND_EQUATIONS.items()}
-EQ_SUBTRACT, EQ_REVERSE_SUBTRACT, EQ_MIN, EQ_MAX = _EQ["subtract"], _EQ["reverse subtract"], _EQ["min"], _EQ["max"]
-# every other equation code adds
-ALPHA = 3
-ZERO, ONE, SRC, DST, CONST, SATURATE = range(6)
-# factor code -> (what it reads, reads that color's alpha instead of the channel, inverted: 255 - value)
-_FACTORS_BY_NAME: dict[str, tuple[int, bool, bool]] = {
-    "zero": (ZERO, False, False), "one": (ONE, False, False),
-    "src color": (SRC, False, False), "one minus src color": (SRC, False, True),
-    "dst color": (DST, False, False), "one minus dst color": (DST, False, True),
-    "src alpha": (SRC, True, False), "one minus src alpha": (SRC, True, True),
-    "dst alpha": (DST, True, False), "one minus dst alpha": (DST, True, True),
-    "constant color": (CONST, False, False), "one minus constant color": (CONST, False, True),
-    "constant alpha": (CONST, True, False), "one minus constant alpha": (CONST, True, True),
-    "src alpha saturate": (SATURATE, False, False),  # min(As, 255 - Ad) for RGB, 255 for alpha
-}
-FACTOR_TABLE = {code: _FACTORS_BY_NAME[name] for code, name in BLEND_FACTORS.items()}
+EQ_SUBTRACT, EQ_REVERSE_SUBTRACT = int(Equation.SUBTRACT), int(Equation.REVERSE_SUBTRACT)
+EQ_MIN, EQ_MAX = int(Equation.MIN), int(Equation.MAX)  # every other equation adds
+ZERO, ONE, SRC, DST, CONST, SATURATE = (int(s) for s in Source)
+# a logic op's truth table widened to 8-bit channels (each entry 0 or 0xFF), for ``logic_pixel``
+LOGIC_TABLES = {code: np.array(table, np.int64) * 0xFF for code, table in rules.LOGIC_OPS.items()}
 
 
 @numba.njit(cache=True)
@@ -94,7 +67,8 @@ def _equation(eq: int, x: int, y: int) -> int:
 @numba.njit(cache=True, inline="always")
 def blend_pixel(s, si, d, di, c, eqs, kinds, chans, inverts, out, oi) -> None:  # pragma: no cover - compiled
     """Blend row ``si`` of src ``s`` with row ``di`` of dst ``d`` into row ``oi`` of ``out`` (all (N, 4) uint8).
-    kinds/chans/inverts: (2 = src/dst side, 4 channels) from FACTOR_TABLE; eqs (4,) per channel; c (4,) constant.
+    kinds/chans/inverts: (2 = src/dst side, 4 channels) from ``rules.FACTORS``; eqs (4,) ``rules.Equation`` per
+    channel; c (4,) constant.
     out = clamp(eq(S * Fs, D * Fd) // 255, 0, 255)."""
     sa, da = np.int64(s[si, ALPHA]), np.int64(d[di, ALPHA])
     for ch in range(4):
@@ -121,30 +95,6 @@ def logic_pixel(s: int, d: int, table) -> int:  # pragma: no cover - compiled
     (s, d) = (0, 0), (0, 1), (1, 0), (1, 1), each 0 or 0xFF)."""
     ns, nd = ~s & 0xFF, ~d & 0xFF
     return (table[0] & ns & nd) | (table[1] & ns & d) | (table[2] & s & nd) | (table[3] & s & d)
-
-
-_LOGIC_BY_NAME: dict[str, Callable[[Arr, Arr], Arr]] = {
-    "clear": lambda s, d: np.zeros_like(s),
-    "and": lambda s, d: s & d,
-    "and reverse": lambda s, d: s & ~d,
-    "copy": lambda s, d: s,
-    "set": lambda s, d: np.full_like(s, 255),
-    "copy inverted": lambda s, d: ~s,
-    "noop": lambda s, d: d,
-    "invert": lambda s, d: ~d,
-    "nand": lambda s, d: ~(s & d),
-    "or": lambda s, d: s | d,
-    "nor": lambda s, d: ~(s | d),
-    "xor": lambda s, d: s ^ d,
-    "equiv": lambda s, d: ~(s ^ d),
-    "and inverted": lambda s, d: ~s & d,
-    "or reverse": lambda s, d: s | ~d,
-    "or inverted": lambda s, d: ~s | d,
-}
-LOGIC_OPS = {code: _LOGIC_BY_NAME[name] for code, name in LOGIC_OP_NAMES.items()}
-# every logic op is bitwise: its truth table is its result on the four bit pairs (s, d) (see ``logic_pixel``)
-_BIT_PAIRS = (np.array([0, 0, 255, 255], np.uint8), np.array([0, 255, 0, 255], np.uint8))
-LOGIC_TABLES = {code: np.asarray(op(*_BIT_PAIRS), np.uint8).astype(np.int64) for code, op in LOGIC_OPS.items()}
 
 
 @dataclass(frozen=True)
@@ -196,7 +146,9 @@ def alpha_test(bstate: BlendState, color: np.ndarray) -> np.ndarray:
     """(F,) bool: fragments that pass the alpha test (all of them when it is off)."""
     if not bstate.alpha_test:
         return np.ones(color.shape[0], bool)
-    return COMPARE[bstate.alpha_func](color[:, 3], bstate.alpha_ref)
+    alpha, ref = color[:, ALPHA], bstate.alpha_ref
+    outcome = (alpha >= ref).astype(np.int64) + (alpha > ref)  # rules.LESS / EQUAL / GREATER
+    return (rules.COMPARE[bstate.alpha_func] >> outcome & 1).astype(bool)
 
 
 def _factor_arrays(bstate: BlendState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -204,7 +156,7 @@ def _factor_arrays(bstate: BlendState) -> tuple[np.ndarray, np.ndarray, np.ndarr
     for side, (rgb_code, alpha_code) in enumerate(((bstate.rgb_src, bstate.alpha_src),
                                                     (bstate.rgb_dst, bstate.alpha_dst))):
         for ch in range(4):
-            kind, reads_alpha, invert = FACTOR_TABLE[alpha_code if ch == ALPHA else rgb_code]
+            kind, reads_alpha, invert = rules.FACTORS[alpha_code if ch == ALPHA else rgb_code]
             kinds[side, ch], chans[side, ch], inverts[side, ch] = kind, ALPHA if reads_alpha else ch, invert
     return kinds, chans, inverts
 
@@ -223,7 +175,7 @@ class BlendProgram:
     (``picaemu.fragment.ops``): the same results as ``blend`` (mode BLEND / LOGIC) or the plain source (REPLACE)."""
 
     mode: BlendMode
-    eqs: np.ndarray  # (4,) int64 equation per channel
+    eqs: np.ndarray  # (4,) int64 ``rules.Equation`` per channel
     kinds: np.ndarray  # (2, 4) int64 factor kind, src/dst side x channel
     chans: np.ndarray  # (2, 4) int64 channel each factor reads
     inverts: np.ndarray  # (2, 4) bool
@@ -235,7 +187,8 @@ class BlendProgram:
         """The program of ``bstate`` (mode BLEND or LOGIC), or the REPLACE program (``bstate`` None)."""
         kinds, chans, inverts = _factor_arrays(bstate) if mode is BlendMode.BLEND else (
             np.zeros((2, 4), np.int64), np.zeros((2, 4), np.int64), np.zeros((2, 4), np.bool_))
-        eqs = [bstate.rgb_equation] * 3 + [bstate.alpha_equation] if bstate is not None else [0] * 4
+        codes = [bstate.rgb_equation] * 3 + [bstate.alpha_equation] if bstate is not None else [0] * 4
+        eqs = [rules.EQUATIONS[code] for code in codes]
         logic = LOGIC_TABLES[bstate.logic_op] if mode is BlendMode.LOGIC else np.zeros(4, np.int64)
         constant = bstate.constant if bstate is not None else (0, 0, 0, 0)
         return cls(mode, np.array(eqs, np.int64), kinds, chans, inverts, np.array(constant, np.uint8), logic)
@@ -244,22 +197,6 @@ class BlendProgram:
 def blend_program(bstate: BlendState) -> BlendProgram:
     """``blend(bstate, ...)`` as a ``BlendProgram``: blending when enabled, else the logic op."""
     return BlendProgram.build(BlendMode.BLEND if bstate.blending else BlendMode.LOGIC, bstate)
-
-
-def blend_colors(bstate: BlendState, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Blending proper: (F, 4) uint8."""
-    out = np.empty(src.shape, np.uint8)
-    eqs = np.array([bstate.rgb_equation] * 3 + [bstate.alpha_equation], np.int64)
-    _blend_kernel(np.ascontiguousarray(src, np.uint8), np.ascontiguousarray(dst, np.uint8),
-                  np.array(bstate.constant, np.uint8), eqs, *_factor_arrays(bstate), out)
-    return out
-
-
-def blend(bstate: BlendState, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """(F, 4) uint8: blending when enabled, else the logic op."""
-    if bstate.blending:
-        return blend_colors(bstate, src, dst)
-    return LOGIC_OPS[bstate.logic_op](src.astype(np.uint8), dst.astype(np.uint8)).astype(np.uint8)
 
 
 # factor selectors of ``factor_rows`` / ``blend_channel``: a per-draw constant, or a value of the fragment

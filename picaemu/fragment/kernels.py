@@ -10,8 +10,9 @@ memory (``framebuffer.tiled_pixel``). Inputs: ``x``, ``y`` (F,) int32 window pix
   ``replace_words`` (the source replaces the pixel), ``logic_words`` (a logic op on whole words — every channel
   has 8 bits, so a bitwise op on the packed words is the op per channel — with the channel write mask, which
   also serves masked replace as the logic op "copy"), ``blend_words`` (blending, per-draw factors in scalars).
-- Byte passes, for everything else (2- and 3-byte pixels, unaligned buffers, stencil, recorded fates, buffers
-  that share bytes): ``depth_stencil_pass``, ``color_pass``, ``interleaved``.
+- Byte passes, for everything else (2- and 3-byte pixels, unaligned buffers, stencil, buffers that share bytes,
+  recorded draws): ``depth_stencil_pass``, ``color_pass``, and ``interleaved`` (both fragment by fragment; it also
+  records each fragment's fate and its pixel's color before and after it for the fragment observer).
 
 Helpers that take arrays are inlined by numba (``inline="always"``): a call of a compiled function with array
 arguments costs reference counting per call, which LLVM's inlining does not remove; scalar helpers are left to
@@ -73,9 +74,20 @@ def _expand(v: int, bits: int) -> int:  # pragma: no cover - compiled
     return out & 0xFF
 
 
+@numba.njit(cache=True, inline="always")
+def _decode_pixel(buf, offset: int, bpp: int, layout, out, row: int) -> None:  # pragma: no cover - compiled
+    """The pixel word at byte ``offset`` as 8-bit RGBA into ``out[row]`` (channels the format lacks read 255:
+    ``framebuffer.decode_color``); layout (C, 3) (channel, shift, bits)."""
+    word = _read_word(buf, offset, bpp)
+    out[row, :] = 255
+    for k in range(layout.shape[0]):
+        ch, shift, bits = layout[k, 0], layout[k, 1], layout[k, 2]
+        out[row, ch] = _expand((word >> shift) & ((1 << bits) - 1), bits)
+
+
 @numba.njit(cache=True)
 def _passes(mask: int, a: int, b: int) -> bool:  # pragma: no cover - compiled
-    """``a FUNC b`` for the function whose ``fragment_ops.compare_mask`` is ``mask`` (no branch, no table load)."""
+    """``a FUNC b`` for the function whose ``rules.COMPARE`` mask is ``mask`` (no branch, no table load)."""
     return (mask >> (np.int64(a >= b) + np.int64(a > b))) & 1 != 0
 
 
@@ -213,12 +225,10 @@ def color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, eqs, kind
         for ch in range(4):
             out[0, ch] = color[i, ch]
         if p.need_dst:
-            word = _read_word(color_buf, offset, p.color_bpp) if p.color_read else 0
-            dst[0, :] = 255 if p.color_read else 0
             if p.color_read:
-                for k in range(layout.shape[0]):
-                    ch, shift, bits = layout[k, 0], layout[k, 1], layout[k, 2]
-                    dst[0, ch] = _expand((word >> shift) & ((1 << bits) - 1), bits)
+                _decode_pixel(color_buf, offset, p.color_bpp, layout, dst, 0)
+            else:
+                dst[0, :] = 0  # reads disabled: the destination reads 0
             if p.blend_mode == BlendMode.BLEND:
                 blend_pixel(color, i, dst, 0, constant, eqs, kinds, chans, inverts, out, 0)
             elif p.blend_mode == BlendMode.LOGIC:
@@ -231,19 +241,35 @@ def color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, eqs, kind
 
 
 @numba.njit(cache=True)
-def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fate_of, color_buf, layout, pk, mask,
-                eqs, kinds, chans, inverts, constant, logic) -> int:  # pragma: no cover - compiled
-    """Both byte passes fragment by fragment, for color and depth buffers that share bytes (then a color write can
-    change a later fragment's stored depth word); returns the number of survivors."""
+def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fate_of, color_buf, before, after,
+                layout, pk, mask, eqs, kinds, chans, inverts, constant, logic) -> int:  # pragma: no cover - compiled
+    """Both byte passes fragment by fragment: for color and depth buffers that share bytes (a color write can
+    change a later fragment's stored depth word) and for recorded draws. Returns the number of survivors.
+
+    With ``fate`` holding one entry per fragment, fragments whose entry is not ``fate_of[SURVIVED]`` on entry
+    (killed earlier: scissor, alpha test) are skipped, and every other fragment's fate is recorded; with ``before``
+    / ``after`` (F, 4) uint8 and a color buffer (``color_buf``, read even when ``p.color_write`` is 0), the pixel's
+    color decoded to RGBA8 before and after each fragment's turn."""
     one = np.zeros(1, np.int32)
     record = fate.shape[0] == x.shape[0]
+    colors = before.shape[0] == x.shape[0] and color_buf.shape[0] > 0
+    alive = fate_of[SURVIVED]
     n = 0
     for i in range(x.shape[0]):
-        f = fate[i : i + 1] if record else fate
-        if depth_stencil_pass(x[i : i + 1], y[i : i + 1], depth[i : i + 1], p, depth_buf, stencil_new, counts, f,
-                              fate_of, one):
-            n += 1
-            if p.color_write:
-                color_pass(one, x[i : i + 1], y[i : i + 1], color[i : i + 1], p, color_buf, layout, pk, mask, eqs,
-                           kinds, chans, inverts, constant, logic)
+        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * p.color_bpp
+        if colors:
+            _decode_pixel(color_buf, offset, p.color_bpp, layout, before, i)
+        if not record or fate[i] == alive:
+            survived = True
+            if p.use_depth:
+                f = fate[i : i + 1] if record else fate
+                survived = depth_stencil_pass(x[i : i + 1], y[i : i + 1], depth[i : i + 1], p, depth_buf,
+                                              stencil_new, counts, f, fate_of, one) == 1
+            if survived:
+                n += 1
+                if p.color_write:
+                    color_pass(one, x[i : i + 1], y[i : i + 1], color[i : i + 1], p, color_buf, layout, pk, mask,
+                               eqs, kinds, chans, inverts, constant, logic)
+        if colors:
+            _decode_pixel(color_buf, offset, p.color_bpp, layout, after, i)
     return n

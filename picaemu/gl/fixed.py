@@ -1,7 +1,8 @@
 """PICA per-fragment operations as OpenGL fixed-function state: stencil test and ops, depth test, depth/stencil
 and color write masks, blending and logic op (registers 0x100-0x107 and the buffer access enables 0x112-0x115).
 
-The tables map the register table's enum names (``picaemu.regs.blocks.fragops``) to GL enums. ``apply(ds, fb,
+The tables map the rule table's entries (``picaemu.fragment.rules``: equations, logic-op truth tables) and the
+register table's enum names (compare functions, stencil ops, factors) to GL enums. ``apply(ds, fb,
 depth_used)`` sets the state for one draw, skipping calls whose state is the one already set (``FixedState``
 remembers it). Which PICA rules GL cannot reproduce (and so send a draw to the software pipeline) is decided in
 ``picaemu.gl.rules``, not here.
@@ -15,18 +16,24 @@ from OpenGL import GL as gl
 
 from picaemu.draw_state import DrawState
 from picaemu.fragment import framebuffer as fbm
-from picaemu.regs.blocks.fragops import BLEND_EQUATIONS, BLEND_FACTORS, COMPARE_FUNCS, LOGIC_OPS
+from picaemu.fragment import rules
+from picaemu.fragment.rules import Equation
+from picaemu.regs.blocks.fragops import BLEND_FACTORS
+from picaemu.regs.blocks.framebuffer import COMPARE_FUNCS
+from picaemu.regs.blocks.framebuffer import STENCIL_OPS as STENCIL_OP_NAMES
 
 _COMPARE_BY_NAME = {"never": gl.GL_NEVER, "always": gl.GL_ALWAYS, "equal": gl.GL_EQUAL, "not equal": gl.GL_NOTEQUAL,
                     "less": gl.GL_LESS, "less or equal": gl.GL_LEQUAL, "greater": gl.GL_GREATER,
                     "greater or equal": gl.GL_GEQUAL}
 COMPARE = {code: _COMPARE_BY_NAME[name] for code, name in COMPARE_FUNCS.items()}
-# picaemu.fragment.depth_stencil.STENCIL_OPS codes, in the same order as GL's
-STENCIL_OPS = (gl.GL_KEEP, gl.GL_ZERO, gl.GL_REPLACE, gl.GL_INCR, gl.GL_DECR, gl.GL_INVERT, gl.GL_INCR_WRAP,
-               gl.GL_DECR_WRAP)
-_EQUATION_BY_NAME = {"add": gl.GL_FUNC_ADD, "subtract": gl.GL_FUNC_SUBTRACT,
-                     "reverse subtract": gl.GL_FUNC_REVERSE_SUBTRACT, "min": gl.GL_MIN, "max": gl.GL_MAX}
-EQUATIONS = {code: _EQUATION_BY_NAME.get(name, gl.GL_FUNC_ADD) for code, name in BLEND_EQUATIONS.items()}
+_STENCIL_BY_NAME = {"keep": gl.GL_KEEP, "zero": gl.GL_ZERO, "replace": gl.GL_REPLACE, "increment saturate": gl.GL_INCR,
+                    "decrement saturate": gl.GL_DECR, "invert": gl.GL_INVERT, "increment wrap": gl.GL_INCR_WRAP,
+                    "decrement wrap": gl.GL_DECR_WRAP}
+STENCIL_OPS = {code: _STENCIL_BY_NAME[name] for code, name in STENCIL_OP_NAMES.items()}
+_GL_EQUATIONS = {Equation.ADD: gl.GL_FUNC_ADD, Equation.SUBTRACT: gl.GL_FUNC_SUBTRACT,
+                 Equation.REVERSE_SUBTRACT: gl.GL_FUNC_REVERSE_SUBTRACT, Equation.MIN: gl.GL_MIN,
+                 Equation.MAX: gl.GL_MAX}
+EQUATIONS = {code: _GL_EQUATIONS[eq] for code, eq in rules.EQUATIONS.items()}
 _FACTOR_BY_NAME = {
     "zero": gl.GL_ZERO, "one": gl.GL_ONE, "src color": gl.GL_SRC_COLOR,
     "one minus src color": gl.GL_ONE_MINUS_SRC_COLOR, "dst color": gl.GL_DST_COLOR,
@@ -36,13 +43,15 @@ _FACTOR_BY_NAME = {
     "one minus constant color": gl.GL_ONE_MINUS_CONSTANT_COLOR, "constant alpha": gl.GL_CONSTANT_ALPHA,
     "one minus constant alpha": gl.GL_ONE_MINUS_CONSTANT_ALPHA, "src alpha saturate": gl.GL_SRC_ALPHA_SATURATE}
 FACTORS = {code: _FACTOR_BY_NAME[name] for code, name in BLEND_FACTORS.items()}
-_LOGIC_BY_NAME = {
-    "clear": gl.GL_CLEAR, "and": gl.GL_AND, "and reverse": gl.GL_AND_REVERSE, "copy": gl.GL_COPY, "set": gl.GL_SET,
-    "copy inverted": gl.GL_COPY_INVERTED, "noop": gl.GL_NOOP, "invert": gl.GL_INVERT, "nand": gl.GL_NAND,
-    "or": gl.GL_OR, "nor": gl.GL_NOR, "xor": gl.GL_XOR, "equiv": gl.GL_EQUIV, "and inverted": gl.GL_AND_INVERTED,
-    "or reverse": gl.GL_OR_REVERSE, "or inverted": gl.GL_OR_INVERTED}
-LOGIC = {code: _LOGIC_BY_NAME[name] for code, name in LOGIC_OPS.items()}
-LOGIC_COPY = next(code for code, name in LOGIC_OPS.items() if name == "copy")
+# GL's logic ops by truth table (result bits for (s, d) = (0, 0), (0, 1), (1, 0), (1, 1), as ``rules.LOGIC_OPS``)
+_GL_LOGIC = {
+    (0, 0, 0, 0): gl.GL_CLEAR, (0, 0, 0, 1): gl.GL_AND, (0, 0, 1, 0): gl.GL_AND_REVERSE, (0, 0, 1, 1): gl.GL_COPY,
+    (1, 1, 1, 1): gl.GL_SET, (1, 1, 0, 0): gl.GL_COPY_INVERTED, (0, 1, 0, 1): gl.GL_NOOP, (1, 0, 1, 0): gl.GL_INVERT,
+    (1, 1, 1, 0): gl.GL_NAND, (0, 1, 1, 1): gl.GL_OR, (1, 0, 0, 0): gl.GL_NOR, (0, 1, 1, 0): gl.GL_XOR,
+    (1, 0, 0, 1): gl.GL_EQUIV, (0, 1, 0, 0): gl.GL_AND_INVERTED, (1, 0, 1, 1): gl.GL_OR_REVERSE,
+    (1, 1, 0, 1): gl.GL_OR_INVERTED}
+LOGIC = {code: _GL_LOGIC[table] for code, table in rules.LOGIC_OPS.items()}
+LOGIC_COPY = rules.LOGIC_COPY
 
 
 @dataclass(frozen=True)

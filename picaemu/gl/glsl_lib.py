@@ -199,7 +199,7 @@ ivec4 fog(ivec4 color, float depth, bool z_flip) {
     return ivec4(ivec3(mixed), color.a);
 }
 
-bool compare(int func, int a, int b) {  // picaemu.fragment.blend.COMPARE
+bool compare(int func, int a, int b) {  // picaemu.fragment.rules.COMPARE
     if (func == 0) return false;
     if (func == 1) return true;
     if (func == 2) return a == b;

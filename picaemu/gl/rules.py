@@ -22,15 +22,15 @@ from picaemu.color import tev
 from picaemu.color.shading import SRC_PROCTEX
 from picaemu.draw_state import DrawState
 from picaemu.fragment import framebuffer as fbm
+from picaemu.fragment import rules
+from picaemu.fragment.rules import Equation, Source
 from picaemu.gl.lightgen import units_read
-from picaemu.regs.blocks.fragops import BLEND_EQUATIONS, LOGIC_OPS
 from picaemu.texture.state import SHADOW_TYPES
 
-MIN_MAX = frozenset(code for code, name in BLEND_EQUATIONS.items() if name in ("min", "max"))
-ONE = 1  # BLEND_FACTORS code of "one"
-# logic ops whose result does not depend on the destination
-SOURCE_ONLY_LOGIC = frozenset(code for code, name in LOGIC_OPS.items()
-                              if name in ("clear", "copy", "set", "copy inverted"))
+MIN_MAX = frozenset(code for code, eq in rules.EQUATIONS.items() if eq in (Equation.MIN, Equation.MAX))
+ONE = next(code for code, f in rules.FACTORS.items() if f.source is Source.ONE and not f.inverted)
+# logic ops whose result does not depend on the destination: the truth table's d = 0 and d = 1 columns agree
+SOURCE_ONLY_LOGIC = frozenset(code for code, t in rules.LOGIC_OPS.items() if t[0] == t[1] and t[2] == t[3])
 
 
 def _failed(ds: DrawState) -> bool:
@@ -69,10 +69,8 @@ def _min_max(ds: DrawState) -> bool:
 
 def reads_destination(ds: DrawState) -> bool:
     """Blending, a logic op other than copy, or a partial color write mask."""
-    from picaemu.gl.fixed import LOGIC_COPY
-
     b = ds.blend
-    return b.blending or b.logic_op != LOGIC_COPY or not all(ds.depth_stencil.color_mask)
+    return b.blending or b.logic_op != rules.LOGIC_COPY or not all(ds.depth_stencil.color_mask)
 
 
 def _low_precision_blend(ds: DrawState) -> bool:

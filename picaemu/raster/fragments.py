@@ -52,6 +52,13 @@ class Fragments:
         return Fragments(**{f.name: getattr(self, f.name)[mask_or_index] for f in fields(self)})
 
     @classmethod
+    def concat(cls, parts: list[Fragments]) -> Fragments:
+        """The batches one after the other (the one batch itself when there is one)."""
+        if len(parts) == 1:
+            return parts[0]
+        return cls(**{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(cls)})
+
+    @classmethod
     def empty(cls, n: int = 0) -> Fragments:
         """``n`` fragments with every varying zero (tests build on it)."""
         z1 = lambda: np.zeros(n, np.float32)  # noqa: E731

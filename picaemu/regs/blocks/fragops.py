@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, reg
+from picaemu.regs.blocks.framebuffer import COMPARE_FUNCS  # shared by the alpha, stencil and depth tests
 from picaemu.regs.schema import Register
 
 BLOCK = "fragops"
@@ -53,16 +54,6 @@ LOGIC_OPS = {
     13: "and inverted",
     14: "or reverse",
     15: "or inverted",
-}
-COMPARE_FUNCS = {
-    0: "never",
-    1: "always",
-    2: "equal",
-    3: "not equal",
-    4: "less",
-    5: "less or equal",
-    6: "greater",
-    7: "greater or equal",
 }
 
 REGISTERS: list[Register] = [
