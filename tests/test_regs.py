@@ -157,3 +157,22 @@ def test_regs_cli_looks_up_external_registers() -> None:
     assert "PPF_FLAGS" in result.output and "out_format=RGB8" in result.output and "flip=True" in result.output
     listing = CliRunner().invoke(regs_command, []).output
     assert "0x1040001C  PSC0_CONTROL" in listing and "0x2BA       GPUREG_VSH_ENTRYPOINT" in listing
+
+
+def test_external_words_libctru_writes() -> None:
+    # libctru/citro3d: top screen FB_FORMAT 0x141 (RGB8, 2D row doubling, burst 1); a 32-bit fill control 0x201
+    assert access.compose("PDC0_FORMAT", pixel_format=1, double=1, burst=1) == 0x141
+    assert access.compose("PSC1_CONTROL", busy=1, width=2) == 0x201
+    # GX_TRANSFER_OUT_FORMAT(RGB8) | GX_TRANSFER_SCALING(2x2) (gx.h: format << 12, scaling << 24)
+    assert access.compose("PPF_FLAGS", out_format=1, scale=2) == 0x02001000
+
+
+def test_register_write_events_are_named_by_the_table() -> None:
+    from picaemu.formats import pica
+
+    from picaemu.replay.records import describe
+
+    size = describe(pica.RegWrite(0x1040045C, 0x019000F0))
+    assert size == "RegWrite PDC0_FB_SIZE = 0x19000F0 (width=240 height=400)"
+    assert describe(pica.RegWrite(0x104018E8, 0x04000000)).startswith("RegWrite GPUREG_CMDBUF_ADDR0 = 0x4000000 (")
+    assert describe(pica.RegWrite(0x10400004, 1)) == "RegWrite 0x10400004 = 0x1"  # no register there

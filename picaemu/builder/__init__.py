@@ -29,6 +29,7 @@ from picaemu.command.builder import CommandBuilder
 from picaemu.formats import pica
 from picaemu.formats import shbin as shbin_format
 from picaemu.gx import convert as gxconvert
+from picaemu.regs import access, by_name
 from picaemu.texture import encode_texture, texture_format
 
 LINEAR_BASE, LINEAR_SIZE = 0x20100000, 0x02000000
@@ -36,11 +37,10 @@ VRAM_BASE, VRAM_SIZE = 0x18000000, 0x00600000
 ATTRIB_BASE = VRAM_BASE  # citro3d's GPUREG_ATTRIBBUFFERS_LOC
 ALIGN = 0x80
 LCD_BPP = 3  # top LCD framebuffers are RGB8 (bytes B, G, R)
-TRANSFER_RGBA8_TO_RGB8 = 1 << 12  # display transfer flags: input RGBA8, output RGB8, tiled -> linear
-DOWNSCALE_SHIFT = 24  # display transfer flags bits 24-25: 0 none, 1 2x1, 2 2x2
-LCD_FB_SIZE = 0x1040045C  # top screen PDC FB_SIZE (row length | rows << 16)
-LCD_MODE_RGB8 = 0x141  # FB_FORMAT word citro3d/libctru write for the top screen
-FILL_32BIT = 0x201  # memory fill control: start, 32-bit pattern
+RGBA8, RGB8 = 0, 1  # transfer / LCD pixel format codes (PPF_FLAGS, PDC0_FORMAT)
+# FB_FORMAT word citro3d/libctru write for the top screen: RGB8, rows doubled (2D), burst 1 (0x141)
+LCD_MODE_RGB8 = access.compose("PDC0_FORMAT", pixel_format=RGB8, double=1, burst=1)
+FILL_32BIT = access.compose("PSC0_CONTROL", busy=1, width=2)  # memory fill control: start, 32-bit pattern
 ATTRIB_TYPES = {"s8": (0, "<i1"), "u8": (1, "<u1"), "s16": (2, "<i2"), "f32": (3, "<f4")}  # name -> (code, dtype)
 TEV_STAGE_REGS = (0xC0, 0xC8, 0xD0, 0xD8, 0xF0, 0xF8)  # TEXENVi_SOURCE ids
 TEXUNIT_REGS = ("TEXUNIT0", "TEXUNIT1", "TEXUNIT2")
@@ -151,13 +151,15 @@ class CaptureBuilder:
         data = cmd.tobytes()
         self.cap.events.append(pica.CommandList(self.upload(data), len(data)))
         lcd = self.lcd[self.frames % 2]
-        dim = self.width | self.height << 16  # with downscaling the registers hold the input size
-        flags = TRANSFER_RGBA8_TO_RGB8 | self.downscale << DOWNSCALE_SHIFT
+        # with downscaling the registers hold the input size; tiled RGBA8 -> linear RGB8
+        dim = access.compose("PPF_IN_DIM", width=self.width, height=self.height)
+        flags = access.compose("PPF_FLAGS", in_format=RGBA8, out_format=RGB8, scale=self.downscale)
         self.cap.events.append(pica.DisplayTransfer(self.color, lcd, dim, dim, flags))
         lcd_w, lcd_h = self.lcd_size
         self.cap.events.append(pica.Present(0, lcd, lcd, LCD_MODE_RGB8, lcd_w * LCD_BPP, self.frames % 2))
         if (lcd_w, lcd_h) != (self.width, self.height):
-            self.cap.events.append(pica.RegWrite(LCD_FB_SIZE, lcd_w | lcd_h << 16))
+            self.cap.events.append(pica.RegWrite(by_name("PDC0_FB_SIZE").id,
+                                                 access.compose("PDC0_FB_SIZE", width=lcd_w, height=lcd_h)))
         self.cap.events.append(pica.FrameEnd())
         self.frames += 1
         self.cmd = None

@@ -16,6 +16,7 @@ of all of this is ``picaemu.fragment.reference``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -146,9 +147,17 @@ def alpha_test(bstate: BlendState, color: np.ndarray) -> np.ndarray:
     """(F,) bool: fragments that pass the alpha test (all of them when it is off)."""
     if not bstate.alpha_test:
         return np.ones(color.shape[0], bool)
-    alpha, ref = color[:, ALPHA], bstate.alpha_ref
+    return _alpha_passes(bstate.alpha_func, bstate.alpha_ref)[color[:, ALPHA]]
+
+
+@functools.lru_cache(maxsize=64)
+def _alpha_passes(func: int, ref: int) -> np.ndarray:
+    """(256,) bool: whether each alpha value passes ``alpha FUNC ref`` (one gather per draw instead of a compare)."""
+    alpha = np.arange(256)
     outcome = (alpha >= ref).astype(np.int64) + (alpha > ref)  # rules.LESS / EQUAL / GREATER
-    return (rules.COMPARE[bstate.alpha_func] >> outcome & 1).astype(bool)
+    table = (rules.COMPARE[func] >> outcome & 1).astype(bool)
+    table.flags.writeable = False
+    return table
 
 
 def _factor_arrays(bstate: BlendState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

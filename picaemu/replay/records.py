@@ -6,10 +6,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from picaemu import regs as regtable
 from picaemu.formats import pica
 from picaemu.observer import PacketEvent
 
 DECIMAL_FIELDS = frozenset({"blob", "screen", "select", "stride", "size", "width"})  # the rest print in hex
+
+
+def _register_write_text(event: pica.RegWrite) -> str:
+    """``NAME = 0xVALUE (field=meaning ...)`` from the register table (internal registers through the P3D window,
+    external ones by address); the bare address for one the table does not name."""
+    try:
+        reg = regtable.at_address(event.address)
+    except KeyError:
+        return f"0x{event.address:08X} = 0x{event.value:X}"
+    fields = " ".join(f"{f.name}={f.text}" for f in regtable.decode_fields(reg, event.value).fields)
+    return f"{reg.name} = 0x{event.value:X}" + (f" ({fields})" if fields else "")
 
 
 def describe(event: pica.Event) -> str:
@@ -26,7 +38,7 @@ def describe(event: pica.Event) -> str:
     if isinstance(event, pica.Present):
         return f"{name} screen {event.screen} 0x{event.left:08X}"
     if isinstance(event, pica.RegWrite):
-        return f"{name} 0x{event.address:08X} = 0x{event.value:X}"
+        return f"{name} {_register_write_text(event)}"
     if isinstance(event, pica.Marker):
         return f"{name} {event.text!r}"
     parts = [f"{key}={value}" if key in DECIMAL_FIELDS else f"{key}=0x{value:X}" for key, value in vars(event).items()]
