@@ -89,6 +89,18 @@ def test_pipeline_state_and_diff_name_what_changed() -> None:
     assert replay.diff(3, 3) == {}
 
 
+def test_external_registers_at_a_draw() -> None:
+    """The triangle's frame starts with a 32-bit memory fill of its color buffer (builder.begin_frame), which
+    finished before draw 0: PSC0 names the buffer draw 0 renders into, busy cleared and finished set."""
+    replay = picaemu.open(TRIANGLE)
+    ext = replay.external_registers(0)
+    assert ext["PSC0_CONTROL"]["fields"] == {"busy": False, "finished": True, "width": "32-bit"}
+    color = replay.pipeline_state(0)["framebuffer"]["color_address"]
+    assert ext["PSC0_START"]["fields"]["address"] == color and ext["PSC0_START"]["address"] == 0x10400010
+    cli = json.loads(run("state", str(TRIANGLE), "--draw", "0", "--external", "--json"))
+    assert cli == json.loads(json.dumps(ext))
+
+
 def test_texture_at_a_draw_and_any_surface() -> None:
     replay = picaemu.open(CUBES)
     tex = replay.texture(0, draw=5)

@@ -307,6 +307,34 @@ def test_register_model_passes_the_model_tester(qtmodeltester, scene1_session, c
     regs.set_changed_only(not changed_only)
 
 
+def test_register_model_shows_the_external_registers(qtmodeltester, qtbot, scene1_session, tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QTreeView
+
+    from picaemu.regs import access
+
+    gpu = np.zeros(0x1000, np.uint32)
+    gpu[access.ext_index("PDC0_FB_SIZE")] = 0x019000F0  # 240 x 400 (citrace.md: Citra's reset value)
+    gpu[access.ext_index("PPF_FLAGS")] = 0x01001003  # flip, linear -> tiled, out RGB8, 2x1
+    regs = RegisterModel()
+    regs.set_registers(scene1_session.state_at_draw(1).regs, gpu=gpu)
+    qtmodeltester.check(regs, force_py=True)
+    row = regs.find("PDC0_FB_SIZE")
+    assert row.isValid() and row.siblingAtColumn(1).data() == "0x1040045C"
+    assert row.siblingAtColumn(3).data() == "width=240 height=400"
+    flags = regs.find("0x10400C10")
+    assert "out_format=RGB8" in flags.siblingAtColumn(3).data() and "scale=2x1" in flags.siblingAtColumn(3).data()
+    assert "transfer engine" in [regs.index(b, 0).data() for b in range(regs.rowCount())]
+    view = QTreeView()
+    qtbot.addWidget(view)
+    view.setModel(regs)
+    view.resize(900, 300)
+    view.setColumnWidth(0, 230)
+    view.expand(flags.siblingAtColumn(0).parent())
+    view.expand(flags.siblingAtColumn(0))
+    view.scrollTo(flags)
+    view.grab().save(str(tmp_path / "external_registers.png"))
+
+
 def test_table_models_pass_the_model_tester(qtmodeltester, scene1_session) -> None:
     from picaemu.gui.panels.stats import COLUMNS, draw_row
 

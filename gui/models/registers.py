@@ -1,7 +1,9 @@
 """The register inspector model, generated from the register table: block -> register -> decoded field.
 
-Columns: name, id, value (hex word, or the field's raw value), meaning (enum names / numbers from the table).
-The model shows one immutable (0x300,) uint32 register file (``set_registers(regs, previous)``); with
+Columns: name, id (internal id, or an external register's physical address), value (hex word, or the field's raw
+value), meaning (enum names / numbers from the table). The model shows one immutable (0x300,) uint32 register
+file (``set_registers(regs, previous, written, gpu)``), and with ``gpu`` ((0x1000,) uint32, the external GPU
+register file) the external registers' blocks after the internal ones; with
 ``previous`` (the registers at the previous draw, or the other side of a diff) rows whose word or field differs
 get a highlight background and ``changed_only`` hides the rest. Formatting happens lazily in ``data()``.
 
@@ -20,7 +22,9 @@ from PySide6.QtGui import QColor
 
 from picaemu import regs as regtable
 from picaemu.debug import edits
-from picaemu.debug.state_views import register_blocks
+from picaemu.debug.state_views import external_blocks, register_blocks
+from picaemu.regs import Space, access
+from picaemu.regs.docs import address_text
 
 Index = QModelIndex | QPersistentModelIndex
 FIELD_FLAG = 1 << 30
@@ -34,6 +38,7 @@ class RegisterModel(FixedColumns, QAbstractItemModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.regs = np.zeros(regtable.NUM_REGS, np.uint32)
+        self.gpu: np.ndarray | None = None
         self.previous: np.ndarray | None = None
         self.written: frozenset[int] = frozenset()
         self.changed_only = False
@@ -41,10 +46,12 @@ class RegisterModel(FixedColumns, QAbstractItemModel):
 
     # -- content -----------------------------------------------------------------------------------------
     def set_registers(self, regs: np.ndarray, previous: np.ndarray | None = None,
-                      written: tuple[int, ...] = ()) -> None:
-        """Show ``regs``; rows that differ from ``previous`` or that ``written`` names are highlighted."""
+                      written: tuple[int, ...] = (), gpu: np.ndarray | None = None) -> None:
+        """Show ``regs`` (and the external registers of ``gpu``); internal rows that differ from ``previous`` or
+        that ``written`` names are highlighted."""
         self.beginResetModel()
         self.regs = np.asarray(regs, np.uint32).copy()
+        self.gpu = None if gpu is None else np.asarray(gpu, np.uint32).copy()
         self.previous = None if previous is None else np.asarray(previous, np.uint32).copy()
         self.written = frozenset(written)
         self._blocks = self._visible_blocks()
@@ -56,16 +63,24 @@ class RegisterModel(FixedColumns, QAbstractItemModel):
         self._blocks = self._visible_blocks()
         self.endResetModel()
 
-    def _changed(self, reg_id: int) -> bool:
-        return reg_id in self.written or (self.previous is not None
-                                          and int(self.previous[reg_id]) != int(self.regs[reg_id]))
+    def _value(self, reg: regtable.Register) -> int:
+        if reg.space is Space.EXTERNAL:
+            return int(self.gpu[access.ext_index(reg.name)]) if self.gpu is not None else 0
+        return int(self.regs[reg.id])
+
+    def _changed(self, reg: regtable.Register) -> bool:
+        if reg.space is Space.EXTERNAL:
+            return False
+        return reg.id in self.written or (self.previous is not None
+                                          and int(self.previous[reg.id]) != int(self.regs[reg.id]))
 
     def _visible_blocks(self) -> list[tuple[str, tuple[regtable.Register, ...]]]:
+        blocks = register_blocks() + (external_blocks() if self.gpu is not None else ())
         if not self.changed_only:
-            return list(register_blocks())
+            return list(blocks)
         out = []
-        for name, regs in register_blocks():
-            kept = tuple(r for r in regs if self._changed(r.id))
+        for name, regs in blocks:
+            kept = tuple(r for r in regs if self._changed(r))
             if kept:
                 out.append((name, kept))
         return out
@@ -80,9 +95,10 @@ class RegisterModel(FixedColumns, QAbstractItemModel):
 
     def edit_text(self, index: Index) -> str | None:
         """An edit-and-replay edit that sets the row to what it holds now (``picaemu.debug.edits.edit_text``):
-        ``REG.field=VALUE`` for a field row, ``REG=0xWORD`` for a register row."""
+        ``REG.field=VALUE`` for a field row, ``REG=0xWORD`` for a register row (None for the external registers:
+        edits reach the internal ones)."""
         reg = self.register_at(index)
-        if reg is None:
+        if reg is None or reg.space is Space.EXTERNAL:
             return None
         fld = reg.fields[index.row()] if index.internalId() & FIELD_FLAG else None
         return edits.edit_text(self.regs, reg, fld)
@@ -155,29 +171,29 @@ class RegisterModel(FixedColumns, QAbstractItemModel):
         if index.column() == 0:
             return name
         if index.column() == 3:
-            changed = sum(self._changed(r.id) for r in regs)
+            changed = sum(self._changed(r) for r in regs)
             return f"{len(regs)} registers" + (f", {changed} changed" if changed else "")
         return None
 
     def _register_text(self, index: QModelIndex) -> str | None:
         reg = self.register_at(index)
-        value = int(self.regs[reg.id])
+        value = self._value(reg)
         col = index.column()
         if col == 0:
             return reg.name
         if col == 1:
-            return f"0x{reg.id:03X}"
+            return address_text(reg)
         if col == 2:
             return f"0x{value:08X}"
         if reg.fields:
-            decoded = regtable.decode_fields(reg.id, value)
+            decoded = regtable.decode_fields(reg, value)
             return " ".join(f"{f.name}={f.text}" for f in decoded.fields)
         return reg.kind.value if hasattr(reg.kind, "value") else ""
 
     def _field_text(self, index: QModelIndex) -> str | None:
         reg = self.register_at(index)
         fld = reg.fields[index.row()]
-        raw = fld.extract(int(self.regs[reg.id]))
+        raw = fld.extract(self._value(reg))
         col = index.column()
         if col == 0:
             return fld.name
@@ -191,7 +207,9 @@ class RegisterModel(FixedColumns, QAbstractItemModel):
         if self.previous is None:
             return False
         reg = self.register_at(index)
+        if reg.space is Space.EXTERNAL:
+            return False
         if not index.internalId() & FIELD_FLAG:
-            return self._changed(reg.id)
+            return self._changed(reg)
         fld = reg.fields[index.row()]
         return fld.extract(int(self.regs[reg.id])) != fld.extract(int(self.previous[reg.id]))

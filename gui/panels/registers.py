@@ -1,4 +1,5 @@
-"""Register inspector panel: every register at the current position, grouped by block, decoded fields,
+"""Register inspector panel: every register at the current position (internal, then the external GPU registers),
+grouped by block, decoded fields,
 highlight of what changed since the previous draw; "changed only", copy as JSON, and a state diff between a
 marked position ("Mark A") and the current one; "Edit…" hands the selected register or field to the edit-and-replay
 panel (``edit_wanted``: the edit text that sets it to its current value, to change and replay)."""
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from picaemu.debug.snapshot import Snapshot
-from picaemu.debug.state_views import diff_json, registers_json
+from picaemu.debug.state_views import diff_json, external_json, registers_json
 from picaemu.debug.timeline import Cursor
 
 
@@ -66,7 +67,7 @@ class RegisterPanel(QWidget):
     def show_snapshot(self, snap: Snapshot) -> None:
         self.snapshot = snap
         self.diffing = False
-        self.model.set_registers(snap.regs, snap.prev_regs, snap.written)
+        self.model.set_registers(snap.regs, snap.prev_regs, snap.written, snap.gpu_regs)
         since = f"draw {snap.prev_draw}" if snap.prev_draw is not None else "the start of the capture"
         wrote = f" and written by the last packet ({len(snap.written)})" if snap.written else ""
         self.info.setText(f"at {snap.cursor.text()}; highlighted: changed since {since}{wrote}")
@@ -76,6 +77,8 @@ class RegisterPanel(QWidget):
             data = diff_json(self.marked[1], self.snapshot.regs)
         else:
             data = registers_json(self.model.regs)
+            if self.model.gpu is not None:
+                data.update(external_json(self.model.gpu))
         text = json.dumps(data, indent=1)
         QApplication.clipboard().setText(text)
         return text
@@ -90,7 +93,7 @@ class RegisterPanel(QWidget):
         if self.marked is None or self.snapshot is None:
             return
         self.diffing = True
-        self.model.set_registers(self.snapshot.regs, self.marked[1])
+        self.model.set_registers(self.snapshot.regs, self.marked[1], gpu=self.snapshot.gpu_regs)
         self.changed_only.setChecked(True)
         self.model.set_changed_only(True)
         n = int((self.marked[1] != self.snapshot.regs).sum())

@@ -69,22 +69,28 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
 @CAPTURE
 @click.option("--draw", type=int, required=True, help="The draw whose state to show.")
 @click.option("--diff", "other", type=int, default=None, help="Show only what differs from the state at draw M.")
+@click.option("--external", is_flag=True,
+              help="The external GPU registers (memory fill, LCD framebuffer, transfer engine) at the draw instead.")
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of indented text.")
 @click.option("--shader", type=click.Choice(UNITS), default=None,
               help="Print the program the unit runs at the draw as picasso source (for render --edit vs.shader=@F).")
 @reports_errors
-def state(capture: Path, draw: int, other: int | None, as_json: bool, shader: str | None) -> None:
+def state(capture: Path, draw: int, other: int | None, external: bool, as_json: bool, shader: str | None) -> None:
     """Every stage's decoded state at a draw (vertex input, shaders, raster, textures, TEV, fog, lighting,
     per-fragment operations, render targets), or with --diff what differs between two draws (registers by table
-    name, float uniforms c0..c95 as vectors, int and bool uniforms, texture bindings, attribute buffers).
+    name, float uniforms c0..c95 as vectors, int and bool uniforms, texture bindings, attribute buffers), or with
+    --external the external GPU registers decoded by the register table.
     """
-    exclusive(diff=other, shader=shader)
+    exclusive(diff=other, shader=shader, external=external)
     exclusive(json=as_json, shader=shader)
     replay = rp.open(capture)
     if shader is not None:
         click.echo(replay.debugger.shader_source(draw, shader), nl=False)
         return
-    value = replay.diff(other, draw) if other is not None else replay.pipeline_state(draw)
+    if external:
+        value = replay.external_registers(draw)
+    else:
+        value = replay.diff(other, draw) if other is not None else replay.pipeline_state(draw)
     if as_json:
         _echo_json(value)
     else:

@@ -9,6 +9,8 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
 - ``shader_trace(draw, vertex, unit)``: one vertex (or GS invocation) instruction by instruction;
 - ``pipeline_state(draw)``: every stage's decoded state as plain data (``picaemu.draw_state.DrawState``);
 - ``diff(draw_a, draw_b)``: registers, float / int / bool uniforms as vectors, texture bindings, attribute buffers;
+- ``external_registers(draw)``: the external GPU registers (memory fill, LCD framebuffer, transfer engine) at a
+  draw, decoded by the register table;
 - ``texture(draw, unit, level, face)`` and ``surface(address, format, width, height)``: decoded RGBA pictures;
 - ``backend_diff(draw)``: the draw's color buffer from the software pipeline and from the OpenGL backend, with
   their difference image and figures (``picaemu.debug.backend_diff.BackendDiff``; needs EGL).
@@ -181,6 +183,13 @@ class Debugger:
         if names:
             out["vs_uniform_names"] = names
         return out
+
+    def external_registers(self, draw: int) -> dict[str, dict[str, Any]]:
+        """The external GPU registers as they stand at ``draw``: name -> {"address", "value", "fields"}
+        (``state_views.external_json``; the register table's second address space)."""
+        self._draw(draw)
+        self.session.goto(self.session.timeline.before_draw(draw))
+        return state_views.external_json(self.session.replay.gx.gpu)
 
     def diff(self, draw_a: int, draw_b: int) -> dict[str, Any]:
         """What differs between the states at two draws: {"registers": {name: {id, before, after}},

@@ -34,6 +34,7 @@ class Snapshot:
     errors: dict[str, str] = field(default_factory=dict)
     prev_draw: int | None = None  # None with ``prev_regs``: the registers the capture starts with
     written: tuple[int, ...] = ()  # register ids the packet before the cursor wrote (a packet step's changes)
+    gpu_regs: np.ndarray | None = None  # (0x1000,) uint32 external GPU registers (picaemu.regs.external)
 
     @property
     def last_draw(self) -> int | None:
@@ -83,4 +84,4 @@ def take(session: Session, cursor: Cursor) -> Snapshot:
     for screen in ("top", "bottom"):
         _try(errors, images, screen, lambda s=screen: r.screen(s).copy())
     return Snapshot(session.cursor, tl.frame_of(session.cursor), done, r.state.regs.copy(), prev, r.state.copy(),
-                    images, fb_text, errors, prev_draw if prev_draw >= 0 else None, written)
+                    images, fb_text, errors, prev_draw if prev_draw >= 0 else None, written, r.gx.gpu.copy())

@@ -19,6 +19,7 @@ table and decodes through the stage modules' public functions; nothing holds har
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -38,12 +39,36 @@ CHANNEL_MODES = ("RGB", "A", "R", "G", "B")
 _CHANNEL_INDEX = {"R": 0, "G": 1, "B": 2, "A": 3}
 
 
-@cache
-def register_blocks() -> tuple[tuple[str, tuple[regtable.Register, ...]], ...]:
+Blocks = tuple[tuple[str, tuple[regtable.Register, ...]], ...]
+
+
+def _grouped(registers: Iterable[regtable.Register]) -> Blocks:
     blocks: dict[str, list[regtable.Register]] = {}
-    for reg in regtable.all_registers():
+    for reg in registers:
         blocks.setdefault(reg.block, []).append(reg)
     return tuple((name, tuple(regs)) for name, regs in blocks.items())
+
+
+@cache
+def register_blocks() -> Blocks:
+    """The internal registers grouped by block, in id order."""
+    return _grouped(regtable.all_registers())
+
+
+@cache
+def external_blocks() -> Blocks:
+    """The external GPU registers grouped by block (memory fill, LCD framebuffer, transfer engine)."""
+    return _grouped(regtable.external_registers())
+
+
+def external_json(gpu: np.ndarray) -> dict[str, dict]:
+    """External register name -> physical address, value and decoded fields, from the GPU register file ``gpu``
+    ((0x1000,) uint32)."""
+    out = {}
+    for r in regtable.external_registers():
+        value = access.ext_word(gpu, r.name)
+        out[r.name] = {"address": r.id, "value": value, "fields": regtable.decode_fields(r, value).as_dict()}
+    return out
 
 
 def changed_ids(a: np.ndarray, b: np.ndarray) -> np.ndarray:

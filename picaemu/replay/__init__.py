@@ -238,6 +238,10 @@ class Replay:
         """Every stage's decoded state at ``draw`` as plain data (``Debugger.pipeline_state``)."""
         return self.debugger.pipeline_state(draw)
 
+    def external_registers(self, draw: int) -> dict:
+        """The external GPU registers at ``draw``, decoded (``Debugger.external_registers``)."""
+        return self.debugger.external_registers(draw)
+
     def diff(self, draw_a: int, draw_b: int) -> dict:
         """What differs between the states at two draws (``Debugger.diff``)."""
         return self.debugger.diff(draw_a, draw_b)
