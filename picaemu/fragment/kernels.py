@@ -82,7 +82,8 @@ def _decode_pixel(buf, offset: int, bpp: int, layout, out, row: int) -> None:  #
     out[row, :] = 255
     for k in range(layout.shape[0]):
         ch, shift, bits = layout[k, 0], layout[k, 1], layout[k, 2]
-        out[row, ch] = _expand((word >> shift) & ((1 << bits) - 1), bits)
+        v = (word >> shift) & ((1 << bits) - 1)
+        out[row, ch] = v if bits == 8 else _expand(v, bits)
 
 
 @numba.njit(cache=True)
@@ -212,6 +213,29 @@ def depth_stencil_pass(x, y, depth, p, depth_buf, stencil_new, counts, fate, fat
     return n
 
 
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _color_one(i, offset, color, p, color_buf, layout, pk, mask, eqs, kinds, chans, inverts, constant, logic, dst,
+               out) -> None:  # pragma: no cover - compiled
+    """Destination read, blend / logic op, write mask and color write of fragment ``i`` at byte ``offset``;
+    ``dst`` / ``out`` (1, 4) uint8 scratch rows."""
+    for ch in range(4):
+        out[0, ch] = color[i, ch]
+    if p.need_dst:
+        if p.color_read:
+            _decode_pixel(color_buf, offset, p.color_bpp, layout, dst, 0)
+        else:
+            dst[0, :] = 0  # reads disabled: the destination reads 0
+        if p.blend_mode == BlendMode.BLEND:
+            blend_pixel(color, i, dst, 0, constant, eqs, kinds, chans, inverts, out, 0)
+        elif p.blend_mode == BlendMode.LOGIC:
+            for ch in range(4):
+                out[0, ch] = logic_pixel(np.int64(color[i, ch]), np.int64(dst[0, ch]), logic)
+        for ch in range(4):
+            if not mask[ch]:
+                out[0, ch] = dst[0, ch]
+    _write_word(color_buf, offset, _pack(out, 0, pk), p.color_bpp)
+
+
 @numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
 def color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, eqs, kinds, chans, inverts, constant,
                logic) -> None:  # pragma: no cover - compiled
@@ -222,25 +246,11 @@ def color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, eqs, kind
     for j in range(survivors.shape[0]):
         i = survivors[j]
         offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * p.color_bpp
-        for ch in range(4):
-            out[0, ch] = color[i, ch]
-        if p.need_dst:
-            if p.color_read:
-                _decode_pixel(color_buf, offset, p.color_bpp, layout, dst, 0)
-            else:
-                dst[0, :] = 0  # reads disabled: the destination reads 0
-            if p.blend_mode == BlendMode.BLEND:
-                blend_pixel(color, i, dst, 0, constant, eqs, kinds, chans, inverts, out, 0)
-            elif p.blend_mode == BlendMode.LOGIC:
-                for ch in range(4):
-                    out[0, ch] = logic_pixel(np.int64(color[i, ch]), np.int64(dst[0, ch]), logic)
-            for ch in range(4):
-                if not mask[ch]:
-                    out[0, ch] = dst[0, ch]
-        _write_word(color_buf, offset, _pack(out, 0, pk), p.color_bpp)
+        _color_one(i, offset, color, p, color_buf, layout, pk, mask, eqs, kinds, chans, inverts, constant, logic,
+                   dst, out)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fate_of, color_buf, before, after,
                 layout, pk, mask, eqs, kinds, chans, inverts, constant, logic) -> int:  # pragma: no cover - compiled
     """Both byte passes fragment by fragment: for color and depth buffers that share bytes (a color write can
@@ -250,26 +260,30 @@ def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fat
     (killed earlier: scissor, alpha test) are skipped, and every other fragment's fate is recorded; with ``before``
     / ``after`` (F, 4) uint8 and a color buffer (``color_buf``, read even when ``p.color_write`` is 0), the pixel's
     color decoded to RGBA8 before and after each fragment's turn."""
-    one = np.zeros(1, np.int32)
+    dst = np.empty((1, 4), np.uint8)
+    out = np.empty((1, 4), np.uint8)
     record = fate.shape[0] == x.shape[0]
     colors = before.shape[0] == x.shape[0] and color_buf.shape[0] > 0
     alive = fate_of[SURVIVED]
     n = 0
     for i in range(x.shape[0]):
-        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * p.color_bpp
+        pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0)
+        offset = pixel * p.color_bpp
         if colors:
             _decode_pixel(color_buf, offset, p.color_bpp, layout, before, i)
         if not record or fate[i] == alive:
-            survived = True
+            result = SURVIVED
             if p.use_depth:
-                f = fate[i : i + 1] if record else fate
-                survived = depth_stencil_pass(x[i : i + 1], y[i : i + 1], depth[i : i + 1], p, depth_buf,
-                                              stencil_new, counts, f, fate_of, one) == 1
-            if survived:
+                result = _depth_stencil(p, depth[i], depth_buf, pixel * p.depth_bpp, stencil_new)
+                if record:
+                    fate[i] = fate_of[result]
+            if result == SURVIVED:
                 n += 1
                 if p.color_write:
-                    color_pass(one, x[i : i + 1], y[i : i + 1], color[i : i + 1], p, color_buf, layout, pk, mask,
-                               eqs, kinds, chans, inverts, constant, logic)
+                    _color_one(i, offset, color, p, color_buf, layout, pk, mask, eqs, kinds, chans, inverts,
+                               constant, logic, dst, out)
+            else:
+                counts[result] += 1
         if colors:
             _decode_pixel(color_buf, offset, p.color_bpp, layout, after, i)
     return n
