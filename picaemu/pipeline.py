@@ -6,8 +6,8 @@ decoded once, reused across draws while no register write touches it); no stage 
 vertex loader -> vertex shader (``picaemu.shader``) -> [geometry shader, when GEOSTAGE_CONFIG.gs_use = 2: it
 forms the triangles] -> output map -> primitive assembly -> quaternion alignment
 -> clipping -> viewport -> culling -> rasterizer (with scissor) -> fragment color (``color_stages``: shade,
-alpha test, blend) -> stencil test -> depth test -> stencil/depth writes -> destination read -> blend/logic op ->
-color write mask -> color write.
+alpha test, blend program) -> stencil test -> depth test -> stencil/depth writes -> destination read -> blend/logic
+op -> color write mask -> color write.
 
 Fragment operations keep the hardware's per-pixel order inside a draw (``picaemu.fragment.ops``: compiled passes
 over the fragments in rasterization order, with the color stages' ``blend_program``). In shadow-map rendering mode
@@ -40,7 +40,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numba
 import numpy as np
@@ -113,8 +113,15 @@ class FragmentFates:
 
 
 FragmentObserver = Callable[[DrawCall, FragmentFates], None]
-# the observed path's recording of one chunk: (its fragments, (F, 4) uint8 TEV output, its log, shaded indices)
-Recording = tuple[Fragments, np.ndarray, FragmentLog, np.ndarray]
+
+
+class Recording(NamedTuple):
+    """The observed path's record of one rasterized chunk."""
+
+    chunk: Fragments  # every fragment of the chunk (scissor-rejected ones included)
+    tev: np.ndarray  # (F, 4) uint8 TEV output, filled for the shaded fragments
+    log: FragmentLog  # what the fragment operations did to each
+    kept: np.ndarray  # (S,) int64 indices of the shaded (scissor-passed) fragments in the chunk
 
 
 class ColorStages(Protocol):
@@ -307,7 +314,8 @@ class Pipeline:
         kept = np.flatnonzero(~rejected)
         if len(kept):
             self._fragment_ops(ds, self._stages(ds), memory, fb,
-                               frags.select(kept) if len(kept) < len(frags) else frags, stats, (frags, tev, log, kept))
+                               frags.select(kept) if len(kept) < len(frags) else frags, stats,
+                               Recording(frags, tev, log, kept))
         return frags, tev, log
 
     def _geometry(self, call: DrawCall, ds: DrawState, vs_out: np.ndarray, sizes: tuple[int, ...] | None,
@@ -326,13 +334,11 @@ class Pipeline:
 
     def _fragment_ops(self, ds: DrawState, stages: ColorStages, memory: PhysicalMemory, fb: fbm.FramebufferState,
                       frags: Fragments, stats: dict, recording: Recording | None = None) -> None:
-        """Shade, then shadow-map write or alpha test + per-fragment operations. ``recording`` (the observed path):
-        (the chunk's fragments, their (F, 4) TEV output to fill, the chunk's log, the indices of ``frags`` in the
-        chunk); the operations then run over the whole chunk, the log marking what the scissor and alpha test
-        killed."""
+        """Shade, then shadow-map write or alpha test + per-fragment operations. With a ``Recording`` (the observed
+        path) the operations run over the whole chunk, its log marking what the scissor and alpha test killed."""
         color = stages.shade(frags, memory, stats)
         if recording is not None:
-            recording[1][recording[3]] = color
+            recording.tev[recording.kept] = color
         if ds.shadow is not None:
             fragment_ops.resolve_shadow(memory, fb, ds.shadow, frags.x, frags.y, frags.depth, color[:, 1], stats)
             return  # fates stay WRITTEN
@@ -341,9 +347,9 @@ class Pipeline:
         stats["killed_alpha"] += killed
         x, y, depth, log = frags.x, frags.y, frags.depth, None
         if recording is not None:
-            chunk, color, log, kept = recording
-            log.fate[kept[~alive]] = Fate.ALPHA
-            x, y, depth = chunk.x, chunk.y, chunk.depth
+            log, color = recording.log, recording.tev
+            log.fate[recording.kept[~alive]] = Fate.ALPHA
+            x, y, depth = recording.chunk.x, recording.chunk.y, recording.chunk.depth
         elif killed:
             keep = np.nonzero(alive)[0]
             x, y, depth, color = x[keep], y[keep], depth[keep], color[keep]
