@@ -247,6 +247,18 @@ def test_fragment_observer_fates():
     want = np.where(third.x < 4, Fate.WRITTEN, np.where(third.x < 8, Fate.DEPTH, Fate.SCISSOR))
     assert len(third.x) == 24 and np.array_equal(third.fate, want)
     assert len(seen[3].x) == 4 and (seen[3].fate == Fate.ALPHA).all()
+    # the compiled pass's records: the buffer starts zeroed, logic op copy writes the white source
+    clear, white8 = [0, 0, 0, 0], [255, 255, 255, 255]
+    first, second, _, alpha = seen
+    assert (first.color_before == clear).all() and (first.color_after == clear).all() and (first.tev == white8).all()
+    assert (second.color_before == clear).all() and (second.color_after == white8).all()
+    assert np.allclose(second.fragments.depth, 0.5, atol=1e-3)
+    inside = third.x < 4  # found white, wrote white; the rest found the cleared color and left it
+    assert (third.color_before[inside] == white8).all() and (third.color_after[inside] == white8).all()
+    assert (third.color_before[~inside] == clear).all() and (third.color_after[~inside] == clear).all()
+    assert (third.tev[third.x >= 8] == 0).all()  # scissor-rejected: never shaded
+    assert (alpha.color_before == white8).all() and (alpha.color_after == white8).all()
+    assert (alpha.tev[:, 3] == 51).all()  # 0.2 x 255
 
 
 def test_fragment_observer_sees_every_shadow_fragment_written():

@@ -3,7 +3,8 @@ transfer and texture copy, PPF), command-list kicks (P3D, the MMIO view of the i
 framebuffer registers (PDC0/1). ``Gx`` (picaemu.gx.mmio) applies register writes and capture events;
 ``picaemu.gx.engines`` holds the engines as functions over emulated memory; ``picaemu.gx.convert`` maps CiTrace
 traces and c3dcap scenes to and from ``.pica`` captures; ``picaemu.gx.lcd`` turns the PDC registers into
-what each screen shows."""
+what each screen shows. The registers themselves (addresses, bit fields) are the register table's second address
+space, ``picaemu.regs.external``, read through ``picaemu.regs.access``."""
 
 from picaemu.gx.engines import GxError, display_transfer, memory_fill, texture_copy
 from picaemu.gx.mmio import Gx, lower
