@@ -5,10 +5,10 @@ equations, factors, logic ops) are the data of ``picaemu.fragment.rules``. ``alp
 (F,) bool`` passes where ``alpha FUNC ref`` (vectorized over the rule's compare mask).
 
 ``blend_program(bstate) -> BlendProgram``: the draw's blend or logic op as arrays for the compiled per-fragment
-passes (``picaemu.fragment.kernels``), which call the numba functions ``blend_pixel`` / ``logic_pixel``: per
-channel ``eq(S * Fs, D * Fd) / 255`` clamped to 0..255 (integer division truncating; min/max APPLY the factors on
-PICA), or the 4-bit logic op on all four channels. ``factor_rows(program) -> (4, 7) int64`` folds a program's
-per-draw constants for ``blend_channel``, the same blend one channel at a time from scalars (the word pass).
+passes (``picaemu.fragment.kernels``): per channel ``eq(S * Fs, D * Fd) / 255`` clamped to 0..255 (integer
+division truncating; min/max APPLY the factors on PICA), or the 4-bit logic op on all four channels
+(``logic_pixel``). ``factor_rows(program) -> (4, 7) int64`` folds a program's per-draw constants for
+``blend_channel``, the one compiled blend, one channel at a time from scalars (every color pass calls it).
 Fragment modes other than "default" (gas accumulation, shadow rendering) are not handled here (the caller checks
 ``bstate.fragment_mode``); an undefined blend factor (15) raises ``UnsupportedFeature``. The readable scalar form
 of all of this is ``picaemu.fragment.reference``.
@@ -37,22 +37,6 @@ LOGIC_TABLES = {code: np.array(table, np.int64) * 0xFF for code, table in rules.
 
 
 @numba.njit(cache=True)
-def _pick(kind: int, src: int, dst: int, const: int, saturate: int) -> int:
-    """The value a factor of ``kind`` reads (scalars only: array arguments would cost a refcount per call)."""
-    if kind == ZERO:
-        return 0
-    if kind == ONE:
-        return 255
-    if kind == SRC:
-        return src
-    if kind == DST:
-        return dst
-    if kind == CONST:
-        return const
-    return saturate
-
-
-@numba.njit(cache=True)
 def _equation(eq: int, x: int, y: int) -> int:
     if eq == EQ_SUBTRACT:
         return x - y
@@ -63,31 +47,6 @@ def _equation(eq: int, x: int, y: int) -> int:
     if eq == EQ_MAX:
         return max(x, y)
     return x + y
-
-
-@numba.njit(cache=True, inline="always")
-def blend_pixel(s, si, d, di, c, eqs, kinds, chans, inverts, out, oi) -> None:  # pragma: no cover - compiled
-    """Blend row ``si`` of src ``s`` with row ``di`` of dst ``d`` into row ``oi`` of ``out`` (all (N, 4) uint8).
-    kinds/chans/inverts: (2 = src/dst side, 4 channels) from ``rules.FACTORS``; eqs (4,) ``rules.Equation`` per
-    channel; c (4,) constant.
-    out = clamp(eq(S * Fs, D * Fd) // 255, 0, 255)."""
-    sa, da = np.int64(s[si, ALPHA]), np.int64(d[di, ALPHA])
-    for ch in range(4):
-        saturate = 255 if ch == ALPHA else min(sa, 255 - da)
-        k0, k1 = chans[0, ch], chans[1, ch]
-        f0 = _pick(kinds[0, ch], np.int64(s[si, k0]), np.int64(d[di, k0]), np.int64(c[k0]), saturate)
-        f1 = _pick(kinds[1, ch], np.int64(s[si, k1]), np.int64(d[di, k1]), np.int64(c[k1]), saturate)
-        f0 = 255 - f0 if inverts[0, ch] else f0
-        f1 = 255 - f1 if inverts[1, ch] else f1
-        v = _equation(eqs[ch], np.int64(s[si, ch]) * f0, np.int64(d[di, ch]) * f1)
-        out[oi, ch] = min(max(v // 255, 0), 255)
-
-
-@numba.njit(cache=True, error_model="numpy")  # its only divisor (255) is a constant
-def _blend_kernel(s, d, c, eqs, kinds, chans, inverts, out) -> None:  # pragma: no cover - compiled
-    """``blend_pixel`` over every row."""
-    for i in range(s.shape[0]):
-        blend_pixel(s, i, d, i, c, eqs, kinds, chans, inverts, out, i)
 
 
 @numba.njit(cache=True, inline="always")
@@ -174,7 +133,7 @@ class BlendMode(IntEnum):
     """What ``BlendProgram`` does with the source and destination colors."""
 
     REPLACE = 0  # the source replaces the destination (no blending, no logic op)
-    BLEND = 1  # ``blend_pixel``
+    BLEND = 1  # ``blend_channel`` per channel
     LOGIC = 2  # ``logic_pixel``
 
 

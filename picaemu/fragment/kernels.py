@@ -29,7 +29,7 @@ import numba
 import numpy as np
 
 from picaemu.fragment import framebuffer as fbm
-from picaemu.fragment.blend import BlendMode, blend_channel, blend_pixel, logic_pixel
+from picaemu.fragment.blend import BlendMode, blend_channel, logic_pixel
 
 KILLED_STENCIL, KILLED_DEPTH, SURVIVED = range(3)  # counter indices of the passes
 
@@ -214,10 +214,10 @@ def depth_stencil_pass(x, y, depth, p, depth_buf, stencil_new, counts, fate, fat
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _color_one(i, offset, color, p, color_buf, layout, pk, mask, eqs, kinds, chans, inverts, constant, logic, dst,
+def _color_one(i, offset, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic, dst,
                out) -> None:  # pragma: no cover - compiled
     """Destination read, blend / logic op, write mask and color write of fragment ``i`` at byte ``offset``;
-    ``dst`` / ``out`` (1, 4) uint8 scratch rows."""
+    ``dst`` / ``out`` (1, 4) uint8 scratch rows; r0..r3 the blend rows of channels R G B A (``blend_words``)."""
     for ch in range(4):
         out[0, ch] = color[i, ch]
     if p.need_dst:
@@ -226,7 +226,13 @@ def _color_one(i, offset, color, p, color_buf, layout, pk, mask, eqs, kinds, cha
         else:
             dst[0, :] = 0  # reads disabled: the destination reads 0
         if p.blend_mode == BlendMode.BLEND:
-            blend_pixel(color, i, dst, 0, constant, eqs, kinds, chans, inverts, out, 0)
+            s0, s1, s2, s3 = np.int64(color[i, 0]), np.int64(color[i, 1]), np.int64(color[i, 2]), np.int64(color[i, 3])
+            d0, d1, d2, d3 = np.int64(dst[0, 0]), np.int64(dst[0, 1]), np.int64(dst[0, 2]), np.int64(dst[0, 3])
+            sat = min(s3, 255 - d3)
+            out[0, 0] = blend_channel(r0, s0, s3, d0, d3, sat)
+            out[0, 1] = blend_channel(r1, s1, s3, d1, d3, sat)
+            out[0, 2] = blend_channel(r2, s2, s3, d2, d3, sat)
+            out[0, 3] = blend_channel(r3, s3, s3, d3, d3, sat)
         elif p.blend_mode == BlendMode.LOGIC:
             for ch in range(4):
                 out[0, ch] = logic_pixel(np.int64(color[i, ch]), np.int64(dst[0, ch]), logic)
@@ -237,22 +243,22 @@ def _color_one(i, offset, color, p, color_buf, layout, pk, mask, eqs, kinds, cha
 
 
 @numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
-def color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, eqs, kinds, chans, inverts, constant,
+def color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3,
                logic) -> None:  # pragma: no cover - compiled
     """Destination read, blend / logic op, write mask and color write of the fragments ``survivors``, any pixel
-    size. layout (C, 3) (channel, shift, bits); mask (4,) bool color write mask; eqs..logic: a ``BlendProgram``."""
+    size. layout (C, 3) (channel, shift, bits); mask (4,) bool color write mask; r0..r3 the blend rows
+    (``blend_words``); logic the logic op's ``blend.LOGIC_TABLES`` row."""
     dst = np.empty((1, 4), np.uint8)
     out = np.empty((1, 4), np.uint8)
     for j in range(survivors.shape[0]):
         i = survivors[j]
         offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * p.color_bpp
-        _color_one(i, offset, color, p, color_buf, layout, pk, mask, eqs, kinds, chans, inverts, constant, logic,
-                   dst, out)
+        _color_one(i, offset, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic, dst, out)
 
 
 @numba.njit(cache=True, error_model="numpy")
 def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fate_of, color_buf, before, after,
-                layout, pk, mask, eqs, kinds, chans, inverts, constant, logic) -> int:  # pragma: no cover - compiled
+                layout, pk, mask, r0, r1, r2, r3, logic) -> int:  # pragma: no cover - compiled
     """Both byte passes fragment by fragment: for color and depth buffers that share bytes (a color write can
     change a later fragment's stored depth word) and for recorded draws. Returns the number of survivors.
 
@@ -280,8 +286,7 @@ def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fat
             if result == SURVIVED:
                 n += 1
                 if p.color_write:
-                    _color_one(i, offset, color, p, color_buf, layout, pk, mask, eqs, kinds, chans, inverts,
-                               constant, logic, dst, out)
+                    _color_one(i, offset, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic, dst, out)
             else:
                 counts[result] += 1
         if colors:

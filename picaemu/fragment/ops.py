@@ -152,7 +152,9 @@ class OpsPlan:
 
     @cached_property
     def byte_color_args(self) -> tuple:
-        return _byte_color_args(self.fb, self.ds, self.program)
+        """The arguments of the byte color pass after the color buffer (``kernels.color_pass``)."""
+        return (np.array(self.layout, np.int64), self.packer, np.array(self.ds.color_mask, np.bool_),
+                *self.blend_rows, self.program.logic)
 
     @cached_property
     def layout(self) -> tuple[tuple[int, int, int], ...]:
@@ -164,9 +166,13 @@ class OpsPlan:
 
     @cached_property
     def blend_rows(self) -> tuple[tuple[int, ...], ...]:
-        """``fragment_kernels.blend_words``' four channel rows."""
-        shifts = [shift for _, shift in sorted((ch, shift) for ch, shift, _ in self.layout)]
-        rows = np.column_stack([factor_rows(self.program), np.array(self.ds.color_mask, np.int64), shifts])
+        """The four channel rows of ``kernels.blend_channel`` (``blend.factor_rows``, the channel's write mask and
+        its shift in the pixel word: 0 for a channel the format lacks), for both the word and the byte passes."""
+        shift = {ch: sh for ch, sh, _ in self.layout}
+        shifts = [shift.get(ch, 0) for ch in range(4)]
+        blend = self.program.mode is BlendMode.BLEND
+        factors = factor_rows(self.program) if blend else np.zeros((4, 7), np.int64)  # unused without blending
+        rows = np.column_stack([factors, np.array(self.ds.color_mask, np.int64), shifts])
         return tuple(tuple(int(v) for v in row) for row in rows)
 
     @cached_property
@@ -249,13 +255,6 @@ def _color(p: OpsParams, plan: OpsPlan, survivors: np.ndarray, x: np.ndarray, y:
         fk.blend_words(survivors, x, y, color, p, words, *plan.blend_rows)
     else:  # a logic op, or the source through a partial write mask (the op "copy")
         fk.logic_words(survivors, x, y, color, p, words, plan.packer, *plan.logic_args)
-
-
-def _byte_color_args(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram) -> tuple:
-    """The arguments of the byte color pass after the color buffer (``fragment_kernels.color_pass``)."""
-    layout = fbm.COLOR_LAYOUTS[fb.color_format]
-    return (np.array(layout, np.int64), fk.packer(layout), np.array(ds.color_mask, np.bool_), program.eqs,
-            program.kinds, program.chans, program.inverts, program.constant, program.logic)
 
 
 # ---------------------------------------------------------------------------------------------- shadow rendering
