@@ -200,10 +200,10 @@ def test_outline_and_describe(captures_dir: Path) -> None:
     frames = replay.outline()
     assert len(frames) == 3  # a still-empty first frame, then the two triangle frames
     texts = [node.text for frame in frames for node in frame]
-    assert texts[0] == "RegWrite 0x10400468 = 0x20100000"
+    assert texts[0] == "RegWrite PDC0_LEFT_A = 0x20100000 (address=0x20100000)"  # named by the register table
     kicks = [node for frame in frames for node in frame if node.draws]
     assert [node.draws for node in kicks] == [(0,), (1,)]
-    assert kicks[0].text == "RegWrite 0x104018F0 = 0x1" and kicks[0].frame == 1
+    assert kicks[0].text == "RegWrite GPUREG_CMDBUF_JUMP0 = 0x1" and kicks[0].frame == 1  # the P3D window
 
 
 def test_run_to_draw_then_forward_matches_a_plain_run(captures_dir: Path) -> None:
