@@ -27,11 +27,12 @@ Memory: the first ``Pipeline`` tunes glibc's allocator so that each draw's large
 of faulting fresh ones in (``picaemu.allocator``; values unchanged).
 
 Observation: ``pipeline.stage_observer`` (``picaemu.observer.StageObserver``) sees the loader's vertices, the shader
-outputs, the geometry shader's inputs and outputs and the triangles before and after clipping; without one the
-pipeline makes no call and no copy. ``Pipeline(fragment_observer=f)`` calls ``f(call, FragmentFates)`` once per
-draw that reaches the rasterizer (possibly with no fragments), with the window position of every rasterized
-fragment (scissor-rejected ones included) and its ``fragment_ops.Fate``; without an observer none of that is
-computed (docs/render.md).
+outputs, the geometry shader's inputs and outputs, the triangles before and after clipping, and per shaded
+fragment the texture lookups, lighting, every TEV stage, fog and (when it asks, ``fragment_tests``) the depth and
+stencil tests' values; without one the pipeline makes no call and no copy. ``Pipeline(fragment_observer=f)``
+calls ``f(call, FragmentFates)`` once per draw that reaches the rasterizer (possibly with no fragments), with the
+window position of every rasterized fragment (scissor-rejected ones included) and its ``fragment_ops.Fate``;
+without an observer none of that is computed (docs/render.md).
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ FragmentObserver = Callable[[DrawCall, FragmentFates], None]
 
 
 class ColorStages(Protocol):
-    """Fragment coloring seam: shade -> (F, 4) uint8 (adding ``texels_fetched`` to ``counters``), alpha test ->
+    """Fragment coloring seam: shade -> (F, 4) uint8 (adding ``texels_fetched`` to ``counters``; reporting to a
+    stage ``observer``'s fragment hooks when one is given, and the pipeline passes one only then), alpha test ->
     (F,) bool, blend(src, dst) -> (F, 4) uint8.
 
     Stages may also offer ``blend_program() -> picaemu.fragment.blend.BlendProgram`` (the same blend as data): the
@@ -117,7 +119,8 @@ class ColorStages(Protocol):
     without it (wrappers that observe every blend), one vectorized pass per overdraw layer calls ``blend``
     (``picaemu.fragment.ops``)."""
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict) -> np.ndarray: ...
+    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict,
+              observer: StageObserver | None = None) -> np.ndarray: ...
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray: ...
 
@@ -136,7 +139,8 @@ def primary_color_u8(frags: Fragments) -> np.ndarray:
 class PrimaryColorStages:
     """Color = interpolated primary color; no alpha test; the source replaces the destination."""
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None) -> np.ndarray:
+    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None,
+              observer: StageObserver | None = None) -> np.ndarray:
         return primary_color_u8(frags)
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray:
@@ -161,8 +165,9 @@ class ShadingColorStages:
     sstate: shading.ShadingState
     program: BlendProgram
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None) -> np.ndarray:
-        return shading.shade(self.sstate, frags, memory, counters=counters)
+    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None,
+              observer: StageObserver | None = None) -> np.ndarray:
+        return shading.shade(self.sstate, frags, memory, counters, observer)
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray:
         return shading.alpha_test(self.sstate, color)
@@ -338,7 +343,8 @@ class Pipeline:
                       frags: Fragments, stats: dict, fate: np.ndarray | None) -> None:
         """Shade, then shadow-map write or alpha test + per-fragment operations; ``fate`` (F,) uint8 (or None)
         receives each fragment's ``Fate``."""
-        color = stages.shade(frags, memory, stats)
+        observer = self.stage_observer
+        color = stages.shade(frags, memory, stats) if observer is None else stages.shade(frags, memory, stats, observer)
         if ds.shadow is not None:
             fragment_ops.resolve_shadow(memory, fb, ds.shadow, frags.x, frags.y, frags.depth, color[:, 1], stats)
             return  # fates stay WRITTEN
@@ -356,11 +362,11 @@ class Pipeline:
         if len(x) == 0:
             return
         program = getattr(stages, "blend_program", None)
-        if program is not None:
+        if program is not None and not (observer is not None and observer.fragment_tests):
             prog = program()  # the draw state's plan serves the draw state's own program
             plan = ds.fragment_ops if prog is ds.blend_program else None
             fragment_ops.resolve(memory, fb, ds.depth_stencil, prog, x, y, depth, color, stats, sub, plan)
         else:
-            fragment_ops.resolve_layers(memory, fb, ds.depth_stencil, stages, x, y, depth, color, stats, sub)
+            fragment_ops.resolve_layers(memory, fb, ds.depth_stencil, stages, x, y, depth, color, stats, sub, observer)
         if sub is not None and sub is not fate:
             fate[keep] = sub

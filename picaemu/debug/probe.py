@@ -19,7 +19,11 @@ packet. In image orientation (row 0 = top of the render target, window y = H - 1
   Written fragments carry the color written (blend output under the draw's color write mask, before the
   buffer format's quantization): only that pixel's fragments pass the (wrapped) alpha test, which makes the
   pipeline's per-layer path call ``blend`` once per written fragment of the pixel, in order.
-  (The probe's ``stats`` then count the other pixels' fragments as alpha-killed.)
+  (The probe's ``stats`` then count the other pixels' fragments as alpha-killed.) Every record also carries the
+  pixel's color and depth buffer values before and after it: read from memory before and after the draw, and in
+  between from the depth/stencil values the pipeline reports to a ``PixelObserver`` (a ``StageObserver`` with
+  ``fragment_tests``) for each fragment that reached the depth/stencil tests; ``observer`` may be a subclass
+  that also watches the pixel's shading (``picaemu.debug.fragment``).
 
 The probe leaves the render target modified; the session is marked dirty and restores on its next move.
 ``pixel_history(session, pixel, until)`` replays up to ``until`` once with a light observer to find the draws
@@ -39,11 +43,12 @@ from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
+from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment.depth_stencil import DepthStencilState
 from picaemu.fragment.framebuffer import FramebufferState
 from picaemu.fragment.ops import Fate
 from picaemu.memory import PhysicalMemory
-from picaemu.observer import Observer
+from picaemu.observer import Observer, StageObserver
 from picaemu.pipeline import FragmentFates, FragmentObserver
 from picaemu.raster.fragments import Fragments
 
@@ -59,7 +64,9 @@ class FragmentRecord:
     """One fragment at a pixel. ``code``: its exact ``Fate``; ``fate``: the same as text (``FATE_TEXT``, or
     ``NO_COLOR_TEXT`` / ``SHADOW_TEXT`` for WRITTEN). The shading fields are None for scissor-rejected fragments;
     ``blended`` (blend output under the color write mask, (4,) 0..255) only for fragments whose color was
-    written."""
+    written. ``color_before`` / ``color_after``: the color buffer's RGBA 0..255 at the pixel around this fragment
+    (as the buffer format stores it); ``depth_before`` / ``depth_after``: the depth buffer's value there, 0..1
+    (None when the depth buffer cannot be read)."""
 
     draw: int
     x: int
@@ -75,6 +82,10 @@ class FragmentRecord:
     texcoord2: tuple[float, ...] | None = None
     tev: tuple[int, ...] | None = None
     blended: tuple[int, ...] | None = None
+    color_before: tuple[int, ...] | None = None
+    color_after: tuple[int, ...] | None = None
+    depth_before: float | None = None
+    depth_after: float | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,47 @@ def _inside(fb: FramebufferState, x: np.ndarray, y: np.ndarray) -> tuple[np.ndar
     """(F,) bool: window positions inside the render target; (F,) int64 their image rows (H - 1 - y)."""
     rows = fb.height - 1 - y.astype(np.int64)
     return (rows >= 0) & (rows < fb.height) & (x >= 0) & (x < fb.width), rows
+
+
+class PixelObserver(StageObserver):
+    """Watches one window pixel's depth/stencil tests during a probe: ``tests`` gets, per fragment of the pixel
+    that reached them and in order, (fragment depth, stored depth, stored stencil, stencil pass, depth pass) with
+    depths as the buffer's integers."""
+
+    fragment_tests = True
+
+    def __init__(self) -> None:
+        self.target = -1  # tiled pixel index, set by probe_draw
+        self.tests: list[tuple[int, int, int, bool, bool]] = []
+
+    def on_depth_stencil(self, pixels: np.ndarray, depth: np.ndarray, stored_depth: np.ndarray,
+                         stored_stencil: np.ndarray, stencil_pass: np.ndarray, depth_pass: np.ndarray) -> None:
+        for i in np.flatnonzero(pixels == self.target):
+            self.tests.append((int(depth[i]), int(stored_depth[i]), int(stored_stencil[i]), bool(stencil_pass[i]),
+                               bool(depth_pass[i])))
+
+
+@dataclass(frozen=True)
+class PixelValues:
+    """One pixel of the render target: color RGBA 0..255, depth 0..1 and stencil (None when the depth buffer
+    cannot be read)."""
+
+    color: tuple[int, ...]
+    depth: float | None
+    stencil: int | None
+
+
+def read_pixel(memory: PhysicalMemory, fb: FramebufferState, window: tuple[int, int]) -> PixelValues:
+    """The color and depth/stencil buffers at window pixel ``window`` (y up)."""
+    index = fbm.pixel_index(np.array([window[0]]), np.array([window[1]]), fb.width, fb.height, fb.flipped)
+    word = fbm.gather_words(fb.color_bytes(memory), index * fb.color_bpp, fb.color_bpp)
+    color = tuple(int(v) for v in fbm.decode_color(word, fb.color_format)[0])
+    try:
+        depth, stencil = fbm.split_depth_word(fbm.gather_words(fb.depth_bytes(memory), index * fb.depth_bpp,
+                                                               fb.depth_bpp), fb.depth_format)
+    except PicaError:
+        return PixelValues(color, None, None)
+    return PixelValues(color, int(depth[0]) / fbm.depth_max(fb.depth_format), int(stencil[0]))
 
 
 class _Recording:
@@ -163,8 +215,10 @@ class _Stages:
     def __init__(self, inner, rec: _Recording) -> None:
         self.inner, self.rec = inner, rec
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None) -> np.ndarray:
-        color = self.inner.shade(frags, memory, counters)
+    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None,
+              observer: StageObserver | None = None) -> np.ndarray:
+        color = (self.inner.shade(frags, memory, counters) if observer is None
+                 else self.inner.shade(frags, memory, counters, observer))
         if self.rec.active:
             self.rec.on_shade(frags, color)
         return color
@@ -218,7 +272,11 @@ def _fate_text(code: Fate, fates: FragmentFates) -> str:
     return FATE_TEXT[code]
 
 
-def _records(rec: _Recording) -> tuple[FragmentRecord, ...]:
+TESTED = frozenset({Fate.STENCIL, Fate.DEPTH, Fate.WRITTEN})  # fates of fragments that reached depth/stencil
+
+
+def _records(rec: _Recording, observer: PixelObserver, start: PixelValues,
+             end: PixelValues) -> tuple[FragmentRecord, ...]:
     """The pixel's fragments: observer fates joined in order with the shaded fragments and the written colors."""
     fates = rec.fates
     if fates is None or rec.pixel is None:
@@ -237,7 +295,39 @@ def _records(rec: _Recording) -> tuple[FragmentRecord, ...]:
         out[i] = _shaded(out[i], rec.frags, rec.tev, j)
     for j, i in enumerate(written):
         out[i] = replace(out[i], blended=tuple(int(v) for v in rec.blends[j]))
-    return tuple(out[i] for i in range(len(codes)))
+    return _buffer_values([out[i] for i in range(len(codes))], rec, observer, start, end)
+
+
+def _buffer_values(records: list[FragmentRecord], rec: _Recording, observer: PixelObserver, start: PixelValues,
+                   end: PixelValues) -> tuple[FragmentRecord, ...]:
+    """``records`` with the color and depth buffer values before and after each fragment (``FragmentRecord``):
+    colors chain through the written colors as the buffer format stores them, depths through the stored depths the
+    observer saw at each depth/stencil test (the draw's last ones from the buffer after the draw)."""
+    tested = [i for i, r in enumerate(records) if r.code in TESTED] if observer.tests else []
+    if len(tested) != len(observer.tests):
+        raise ProbeMismatch(f"draw {rec.draw} pixel {rec.pixel}: {len(tested)} fragments reached the depth/stencil "
+                            f"tests, the observer saw {len(observer.tests)}")
+    last_write = max((i for i, r in enumerate(records) if r.blended is not None), default=-1)
+    scale = fbm.depth_max(rec.fb.depth_format)
+    stored = {i: observer.tests[k][1] / scale for k, i in enumerate(tested)}
+    color, depth, out = start.color, start.depth, []
+    for i, r in enumerate(records):
+        depth = stored.get(i, depth)
+        after_depth = depth
+        if i in stored:  # the next tested fragment's stored depth, or the buffer after the draw
+            after_depth = next((stored[k] for k in tested if k > i), end.depth)
+        after = color
+        if r.blended is not None:
+            after = end.color if i == last_write else _stored_color(r.blended, rec.fb)
+        out.append(replace(r, color_before=color, color_after=after, depth_before=depth, depth_after=after_depth))
+        color, depth = after, after_depth
+    return tuple(out)
+
+
+def _stored_color(color: tuple[int, ...], fb: FramebufferState) -> tuple[int, ...]:
+    """An RGBA8 color as the color buffer's format stores and reads it back."""
+    word = fbm.encode_color(np.array([color], np.uint8), fb.color_format)
+    return tuple(int(v) for v in fbm.decode_color(word, fb.color_format)[0])
 
 
 def _shaded(r: FragmentRecord, f: Fragments, tev: np.ndarray, j: int) -> FragmentRecord:
@@ -247,28 +337,40 @@ def _shaded(r: FragmentRecord, f: Fragments, tev: np.ndarray, j: int) -> Fragmen
                    tev=tuple(int(v) for v in tev[j]))
 
 
-def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None) -> DrawProbe:
-    """Re-run ``draw`` with the fragment observer and recording stages; see the module docstring."""
+def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None,
+               observer: PixelObserver | None = None) -> DrawProbe:
+    """Re-run ``draw`` with the fragment observer and recording stages; see the module docstring (``observer``:
+    the ``PixelObserver`` to attach when probing a pixel; a plain one by default)."""
     tl = session._need_timeline()
     session.goto(tl.before_draw(draw))
     regs = session.state_at_draw(draw).regs
-    rec = _Recording(draw, pixel, FramebufferState.from_regs(regs), DepthStencilState.from_regs(regs).color_mask)
+    fb = FramebufferState.from_regs(regs)
+    rec = _Recording(draw, pixel, fb, DepthStencilState.from_regs(regs).color_mask)
+    observer = (observer or PixelObserver()) if pixel is not None else None
+    start = None
+    if pixel is not None:
+        session.replay.sync_memory()
+        start = read_pixel(session.replay.memory, fb, pixel)
+        observer.target = int(fbm.pixel_index(np.array([pixel[0]]), np.array([pixel[1]]), fb.width, fb.height,
+                                              fb.flipped)[0])
     pipeline = session.replay.pipeline
     factory = pipeline.color_stages
     pipeline.color_stages = lambda state: _Stages(factory(state), rec)
     activator = _Activator(rec)
     session.replay.processor.attach(activator)
+    previous, pipeline.stage_observer = pipeline.stage_observer, observer
     try:
         with observing(session, rec.on_fates):
             session.advance(tl.after_draw(draw))
     finally:
         session.replay.processor.detach(activator)
-        pipeline.color_stages = factory
+        pipeline.color_stages, pipeline.stage_observer = factory, previous
         session.mark_dirty()
     stats = dict(rec.call.stats) if rec.call is not None else {}
     fates = rec.fate_counts()
     overdraw = (fates.sum(axis=0, dtype=np.int64) - fates[Fate.SCISSOR]).astype(np.uint16)
-    return DrawProbe(draw, overdraw, _edges(rec.prims), fates, _records(rec), stats)
+    records = () if pixel is None else _records(rec, observer, start, read_pixel(session.replay.memory, fb, pixel))
+    return DrawProbe(draw, overdraw, _edges(rec.prims), fates, records, stats)
 
 
 def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:

@@ -44,6 +44,7 @@ from picaemu.fragment.blend import LOGIC_TABLES, BlendMode, BlendProgram, factor
 from picaemu.fragment.depth_stencil import COMPARE, STENCIL_OPS, DepthStencilState, depth_stencil_test
 from picaemu.fragment.shadow import ShadowState, shadow_write
 from picaemu.memory import PhysicalMemory
+from picaemu.observer import StageObserver
 from picaemu.regs import access, id_of
 from picaemu.regs.blocks.fragops import LOGIC_OPS as LOGIC_OP_NAMES
 
@@ -290,23 +291,24 @@ def _layers(x, y, width, height, flipped):  # pragma: no cover - compiled
 
 def resolve_layers(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, stages: ColorBlend,
                    x: np.ndarray, y: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict,
-                   fate: np.ndarray | None = None) -> None:
-    """The same operations one overdraw layer at a time, calling ``stages.blend(src, dst)`` once per layer."""
+                   fate: np.ndarray | None = None, observer: StageObserver | None = None) -> None:
+    """The same operations one overdraw layer at a time, calling ``stages.blend(src, dst)`` once per layer; an
+    ``observer`` receives ``on_depth_stencil`` per layer that reads the depth/stencil buffer."""
     qdepth = fbm.quantize_depth(depth, fb.depth_format)
     pixels, order, bounds = _layers(x, y, fb.width, fb.height, fb.flipped)
     if fate is not None:
         fate[:] = Fate.WRITTEN
     if bounds.shape[0] == 2:
-        _layer(memory, fb, ds, stages, pixels, qdepth, color, stats, fate, slice(None))
+        _layer(memory, fb, ds, stages, pixels, qdepth, color, stats, fate, slice(None), observer)
         return
     for lo, hi in itertools.pairwise(bounds):
         sel = order[lo:hi]
-        _layer(memory, fb, ds, stages, pixels[sel], qdepth[sel], color[sel], stats, fate, sel)
+        _layer(memory, fb, ds, stages, pixels[sel], qdepth[sel], color[sel], stats, fate, sel, observer)
 
 
 def _layer(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, stages: ColorBlend,
            pixels: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict, fate: np.ndarray | None,
-           index: np.ndarray | slice) -> None:
+           index: np.ndarray | slice, observer: StageObserver | None = None) -> None:
     """Depth/stencil and color write of fragments that each hit a different pixel (tiled pixel indices);
     ``fate[index]`` (when given) receives their fates."""
     if ds.uses_depth_buffer(fb.depth_format):
@@ -316,6 +318,8 @@ def _layer(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilSta
             stored = np.zeros_like(stored)  # reads disabled: the old value is unknown; 0 (reference §15.7)
         old_depth, old_stencil = fbm.split_depth_word(stored, fb.depth_format)
         res = depth_stencil_test(ds, fb.depth_format, depth, old_depth, old_stencil)
+        if observer is not None:
+            observer.on_depth_stencil(pixels, depth, old_depth, old_stencil, res.stencil_pass, res.depth_pass)
         stats["killed_stencil"] += int((~res.stencil_pass).sum())
         stats["killed_depth"] += int((res.stencil_pass & ~res.depth_pass).sum())
         new_depth = res.new_depth if fb.depth_write else old_depth
