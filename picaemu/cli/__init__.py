@@ -125,10 +125,11 @@ def _register() -> None:
     from picaemu.cli.render import render
     from picaemu.cli.shader import shader
     from picaemu.cli.stats import stats
+    from picaemu.cli.surface import surface
     from picaemu.cli.texture import texture
 
     for command in (batch, convert, decode, diff_backends, diff_images, dump, fragment, gui, history, mesh, record,
-                    regs_command, render, shader, state, stats, texture, trace):
+                    regs_command, render, shader, state, stats, surface, texture, trace):
         main.add_command(command)
 
 

@@ -14,7 +14,9 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
 - ``backend_diff(draw)``: the draw's color buffer from the software pipeline and from the OpenGL backend, with
   their difference image and figures (``picaemu.debug.backend_diff.BackendDiff``; needs EGL).
 - ``edit(draw, edits, scope)``: the rest of the draw's frame re-rendered with register / uniform / shader edits
-  made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed).
+  made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed);
+- ``surface_view(address, format, width, height, tiled, after_draw)``: any memory as texture, color or depth
+  pixels with the raw words behind them (``picaemu.debug.surface``).
 
 Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: x = column,
 y = row, row 0 at the top. Calls move the replay (it is left where the last answer was computed).
@@ -33,6 +35,7 @@ from picaemu import draw_state as ds_mod
 from picaemu.debug import fragment, probe, state_views
 from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.edits import Edit
+from picaemu.debug import surface as surface_mod
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.errors import PicaError
@@ -241,6 +244,16 @@ class Debugger:
             raise PicaError(f"unknown texture format {fmt!r}: one of "
                             f"{', '.join(f.name for f in TextureFormat)}") from None
         return decode_texture(self.session.replay.memory, address, width, height, code, level)
+
+    def surface_view(self, address: int, fmt: str, width: int, height: int, tiled: bool = True,
+                     after_draw: int | None = None) -> surface_mod.Surface:
+        """Any memory as a surface (``picaemu.debug.surface.decode_surface``: texture, color or depth formats, any
+        size, tiled or linear) at the replay's current position, or just after draw ``after_draw``."""
+        if after_draw is not None:
+            self._draw(after_draw)
+            self.session.goto(self.session.timeline.after_draw(after_draw))
+        self.session.replay.sync_memory()
+        return surface_mod.decode_surface(self.session.replay.memory, address, fmt, width, height, tiled)
 
     # -- edit and replay -----------------------------------------------------------------------------------
     def edit(self, draw: int, edits: list[Edit | str], scope: str = "from") -> EditResult:
