@@ -33,9 +33,9 @@ import numpy as np
 
 from picaemu import draw_state as ds_mod
 from picaemu.debug import fragment, probe, state_views
+from picaemu.debug import surface as surface_mod
 from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.edits import Edit
-from picaemu.debug import surface as surface_mod
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.errors import PicaError

@@ -235,27 +235,43 @@ def debug_fragment(session: Session, draw: int, window: tuple[int, int], index: 
         record.color_before, record.blended, record.color_after, record.depth_before, record.depth_after)
 
 
-def report_lines(frag: FragmentDebug) -> list[str]:
-    """``frag`` as readable text, one line per fact (the CLI's output)."""
-    lines = [f"draw {frag.draw}, window pixel {frag.window}, fragment {frag.index + 1} of {frag.fragments_at_pixel}: "
-             f"{frag.fate}",
-             f"primitive {frag.primitive}, depth {frag.depth}, w {frag.w}, primary color {frag.primary_color}"]
-    lines += [f"texture {t.unit}: s {t.s:.6f} t {t.t:.6f} lod {t.lod} -> texel {t.texel}" for t in frag.textures]
+RESULT_TEXT = {True: "passed", False: "FAILED", None: "not reached"}
+
+
+def sections(frag: FragmentDebug) -> dict[str, dict[str, Any]]:
+    """``frag`` as named sections of named values, in pipeline order (what the GUI's fragment tree and the CLI's
+    text show): "fragment", "texture N", "lighting", "TEV stage N", "fog", "<test> test", "buffers"."""
+    out: dict[str, dict[str, Any]] = {"fragment": {
+        "draw": frag.draw, "window pixel": frag.window, "fragment": f"{frag.index + 1} of {frag.fragments_at_pixel}",
+        "fate": frag.fate, "primitive": frag.primitive, "depth": frag.depth, "w": frag.w,
+        "primary color": frag.primary_color, "texcoords": frag.texcoords}}
+    for t in frag.textures:
+        out[f"texture {t.unit}"] = {"s": t.s, "t": t.t, "lod": t.lod, "texel": t.texel}
     if frag.lighting:
-        lines.append(f"lighting: primary {frag.lighting['primary']}, secondary {frag.lighting['secondary']}")
-    for s in frag.tev:
-        if s.passthrough:
-            lines.append(f"stage {s.stage}: pass-through -> {s.output}")
-            continue
-        rgb = ", ".join(f"{n} {v}" for n, v in zip(s.rgb_sources, s.rgb_operands, strict=True))
-        alpha = ", ".join(f"{n} {v}" for n, v in zip(s.alpha_sources, s.alpha_operands, strict=True))
-        lines += [f"stage {s.stage}: {s.equation.split(': ', 1)[1]}",
-                  f"  rgb in [{rgb}]; alpha in [{alpha}]; buffer {s.buffer} -> out {s.output}"]
+        out["lighting"] = dict(frag.lighting)
+    for st in frag.tev:
+        values: dict[str, Any] = {"equation": st.equation.split(": ", 1)[1]}
+        if not st.passthrough:
+            values |= {f"rgb {i}: {name}": v for i, (name, v) in enumerate(zip(st.rgb_sources, st.rgb_operands,
+                                                                               strict=True))}
+            values |= {f"alpha {i}: {name}": v for i, (name, v) in enumerate(zip(st.alpha_sources, st.alpha_operands,
+                                                                                 strict=True))}
+            values["buffer"] = st.buffer
+        out[f"TEV stage {st.stage}"] = values | {"output": st.output}
     if frag.fog:
-        lines.append(f"fog: factor {frag.fog['factor']:.4f} toward {frag.fog['color']} -> {frag.fog['result']}")
+        out["fog"] = dict(frag.fog)
     for t in frag.tests:
-        state = {True: "passed", False: "FAILED", None: "not reached"}[t.passed] if t.enabled else "off"
-        lines.append(f"{t.test} test: {state}; {t.values}")
-    lines.append(f"color buffer {frag.color_before} -> {frag.color_after} (written {frag.color_written}); "
-                 f"depth buffer {frag.depth_before} -> {frag.depth_after}")
+        out[f"{t.test} test"] = {"result": RESULT_TEXT[t.passed] if t.enabled else "off"} | t.values
+    out["buffers"] = {"color before": frag.color_before, "color written": frag.color_written,
+                      "color after": frag.color_after, "depth before": frag.depth_before,
+                      "depth after": frag.depth_after}
+    return out
+
+
+def report_lines(frag: FragmentDebug) -> list[str]:
+    """``sections(frag)`` as text: a line per section, an indented line per value (the CLI's output)."""
+    lines = []
+    for title, values in sections(frag).items():
+        lines.append(f"{title}:")
+        lines += [f"  {key}: {value}" for key, value in values.items()]
     return lines
