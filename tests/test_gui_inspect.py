@@ -16,24 +16,14 @@ pytest.importorskip("pytestqt")
 
 from picaemu.gui.main_window import MainWindow
 from picaemu.gui.panels.pixel_history import HEADERS
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
 from picaemu.gx.lcd import lcd_to_memory
 from tests.test_debug_fragment import PIXEL, build
-from tests.test_gui_window import WAIT_MS, open_scene, settle
+from tests.test_gui_window import WAIT_MS, open_scene, settle, window  # noqa: F401 (the window fixture)
 
 pytestmark = pytest.mark.gui
 WINDOW = (74, 264)  # PIXEL in window coordinates (y up)
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.resize(1500, 950)
-    win.show()
-    yield win
-    win.worker.stop()
 
 
 def _shot(widget, tmp_path: Path, name: str) -> None:
@@ -47,7 +37,7 @@ def _cell(model, row: int, header: str) -> str:
     return model.index(row, HEADERS.index(header)).data()
 
 
-def test_history_rows_debug_a_fragment_and_go_to_its_draw(qtbot, qtmodeltester, window: MainWindow,
+def test_history_rows_debug_a_fragment_and_go_to_its_draw(qtbot, qtmodeltester, window: MainWindow,  # noqa: F811
                                                           tmp_path: Path) -> None:
     open_scene(qtbot, window, build(tmp_path))
     hist, frag = window.history, window.fragment
@@ -93,7 +83,8 @@ def test_history_rows_debug_a_fragment_and_go_to_its_draw(qtbot, qtmodeltester, 
     assert window.snapshot.cursor == window.timeline.after_draw(2)
 
 
-def test_surface_viewer_render_target_both_orientations(qtbot, window: MainWindow, tmp_path: Path) -> None:
+def test_surface_viewer_render_target_both_orientations(qtbot, window: MainWindow,  # noqa: F811
+                                                        tmp_path: Path) -> None:
     open_scene(qtbot, window, build(tmp_path))
     panel = window.surface
     window.docks["Surface"].raise_()

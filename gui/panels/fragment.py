@@ -5,8 +5,8 @@ the command line); this module only shows it as a tree (failed tests highlighted
 
 from __future__ import annotations
 
-from picaemu.gui.models.state_tree import StateTreeModel
-from PySide6.QtWidgets import QLabel, QTreeView, QVBoxLayout, QWidget
+from picaemu.gui.models.state_tree import StateTreeModel, tree_view
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from picaemu.debug.fragment import FragmentDebug, sections
 
@@ -15,11 +15,8 @@ class FragmentPanel(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.model = StateTreeModel(self)
-        self.view = QTreeView()
-        self.view.setModel(self.model)
-        self.view.setUniformRowHeights(True)
-        self.view.setColumnWidth(0, 220)
-        self.label = QLabel("double-click a fragment in the pixel history, or select one and press Debug fragment")
+        self.view = tree_view(self.model, 220)
+        self.label = QLabel("select a fragment in the pixel history and press Debug fragment")
         self.label.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)

@@ -25,6 +25,7 @@ import numpy as np
 
 from picaemu import draw_state as ds_mod
 from picaemu.debug import probe
+from picaemu.debug.pixel import PixelObserver
 from picaemu.debug.session import Session
 from picaemu.errors import PicaError
 from picaemu.fragment import framebuffer as fbm
@@ -105,7 +106,7 @@ class FragmentDebug:
         return dataclasses.asdict(self)
 
 
-class FragmentWatcher(probe.PixelObserver):
+class FragmentWatcher(PixelObserver):
     """Keeps the shading hooks' rows at one window pixel, one dict per shaded chunk (``chunks``)."""
 
     def __init__(self, window: tuple[int, int]) -> None:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from picaemu.debug import state_views
+from picaemu.debug.pixel import PixelObserver, PixelValues, read_pixel, stored_color
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.draw import DrawCall
@@ -121,47 +122,6 @@ def _inside(fb: FramebufferState, x: np.ndarray, y: np.ndarray) -> tuple[np.ndar
     """(F,) bool: window positions inside the render target; (F,) int64 their image rows (H - 1 - y)."""
     rows = fb.height - 1 - y.astype(np.int64)
     return (rows >= 0) & (rows < fb.height) & (x >= 0) & (x < fb.width), rows
-
-
-class PixelObserver(StageObserver):
-    """Watches one window pixel's depth/stencil tests during a probe: ``tests`` gets, per fragment of the pixel
-    that reached them and in order, (fragment depth, stored depth, stored stencil, stencil pass, depth pass) with
-    depths as the buffer's integers."""
-
-    fragment_tests = True
-
-    def __init__(self) -> None:
-        self.target = -1  # tiled pixel index, set by probe_draw
-        self.tests: list[tuple[int, int, int, bool, bool]] = []
-
-    def on_depth_stencil(self, pixels: np.ndarray, depth: np.ndarray, stored_depth: np.ndarray,
-                         stored_stencil: np.ndarray, stencil_pass: np.ndarray, depth_pass: np.ndarray) -> None:
-        for i in np.flatnonzero(pixels == self.target):
-            self.tests.append((int(depth[i]), int(stored_depth[i]), int(stored_stencil[i]), bool(stencil_pass[i]),
-                               bool(depth_pass[i])))
-
-
-@dataclass(frozen=True)
-class PixelValues:
-    """One pixel of the render target: color RGBA 0..255, depth 0..1 and stencil (None when the depth buffer
-    cannot be read)."""
-
-    color: tuple[int, ...]
-    depth: float | None
-    stencil: int | None
-
-
-def read_pixel(memory: PhysicalMemory, fb: FramebufferState, window: tuple[int, int]) -> PixelValues:
-    """The color and depth/stencil buffers at window pixel ``window`` (y up)."""
-    index = fbm.pixel_index(np.array([window[0]]), np.array([window[1]]), fb.width, fb.height, fb.flipped)
-    word = fbm.gather_words(fb.color_bytes(memory), index * fb.color_bpp, fb.color_bpp)
-    color = tuple(int(v) for v in fbm.decode_color(word, fb.color_format)[0])
-    try:
-        depth, stencil = fbm.split_depth_word(fbm.gather_words(fb.depth_bytes(memory), index * fb.depth_bpp,
-                                                               fb.depth_bpp), fb.depth_format)
-    except PicaError:
-        return PixelValues(color, None, None)
-    return PixelValues(color, int(depth[0]) / fbm.depth_max(fb.depth_format), int(stencil[0]))
 
 
 class _Recording:
@@ -318,16 +278,10 @@ def _buffer_values(records: list[FragmentRecord], rec: _Recording, observer: Pix
             after_depth = next((stored[k] for k in tested if k > i), end.depth)
         after = color
         if r.blended is not None:
-            after = end.color if i == last_write else _stored_color(r.blended, rec.fb)
+            after = end.color if i == last_write else stored_color(r.blended, rec.fb)
         out.append(replace(r, color_before=color, color_after=after, depth_before=depth, depth_after=after_depth))
         color, depth = after, after_depth
     return tuple(out)
-
-
-def _stored_color(color: tuple[int, ...], fb: FramebufferState) -> tuple[int, ...]:
-    """An RGBA8 color as the color buffer's format stores and reads it back."""
-    word = fbm.encode_color(np.array([color], np.uint8), fb.color_format)
-    return tuple(int(v) for v in fbm.decode_color(word, fb.color_format)[0])
 
 
 def _shaded(r: FragmentRecord, f: Fragments, tev: np.ndarray, j: int) -> FragmentRecord:
