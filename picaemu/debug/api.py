@@ -12,7 +12,7 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
 - ``diff(draw_a, draw_b)``: registers, float / int / bool uniforms as vectors, texture bindings, attribute buffers;
 - ``texture(draw, unit, level, face)`` and ``surface(address, format, width, height)``: decoded RGBA pictures;
 - ``backend_diff(draw)``: the draw's color buffer from the software pipeline and from the OpenGL backend, with
-  their difference image and figures (``picaemu.debug.backend_diff.BackendDiff``; needs EGL).
+  their difference image and figures (``picaemu.debug.backend_diff.BackendDiff``; needs EGL);
 - ``edit(draw, edits, scope)``: the rest of the draw's frame re-rendered with register / uniform / shader edits
   made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed);
 - ``surface_view(address, format, width, height, tiled, after_draw)``: any memory as texture, color or depth
