@@ -12,7 +12,10 @@ bottom = image row 4 of the 8x8 texture):
   add(previous, 1 - constant), alpha = replace(constant a); TEV 2 rgb = subtract(previous, previous buffer),
   alpha = replace(previous a); buffer color (10, 20, 30, 40), no buffer updates; stages 3-5 pass through;
 - draw 2: the same state at Z 0.0 (depth 0.5): fails the depth test (greater) against 0.9;
-- draw 3: stencil ref 6 at Z 0.95: fails the stencil test, never reaches the depth test.
+- draw 3: stencil ref 6 at Z 0.95: fails the stencil test, never reaches the depth test;
+- draw 4: a 64x64 texture with 4 mip levels, each one solid color (``LEVEL_COLORS``), nearest filters, on a 16x16
+  rectangle (X 200..216, Y 40..56, Z 0.3, stencil off): 64 / 16 = 4 texels per pixel, so LOD = log2(4) = 2 and the
+  lookup reads level 2's color. PNG pixel (48, 208) = window (48, 191), centre at landscape (208.5, 48.5).
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ import picaemu
 from picaemu.builder import CaptureBuilder
 from picaemu.cli import main
 from picaemu.errors import PicaError
+from picaemu.texture import encode_texture
 from samples._common import SCREEN, VS_TEX, rect, rect_uv
+from samples.generate import CAPTURES
 
 PIXEL = (74, 135)
 PRIMARY = (128, 255, 64, 255)
@@ -44,6 +49,18 @@ def _texture() -> np.ndarray:
 
 
 TEXEL = tuple(int(v) for v in _texture()[4, 3])  # (112, 144, 100, 223)
+LEVEL_COLORS = tuple((60 * k, 255 - 60 * k, 50, 255) for k in range(4))
+MIP_PIXEL = (48, 208)
+
+
+def _mipmapped(b: CaptureBuilder) -> None:
+    """Bind the 64x64 mip chain of ``LEVEL_COLORS`` to unit 0 (levels 0-3, nearest, nearest between levels)."""
+    levels = [np.full((64 >> k, 64 >> k, 4), LEVEL_COLORS[k], np.uint8) for k in range(4)]
+    b.texture(0, levels[0])
+    address = b.upload(b"".join(encode_texture(level, "RGBA8") for level in levels), vram=True)
+    b.set("TEXUNIT0_ADDR1", address=address)
+    b.set("TEXUNIT0_LOD", bias=0.0, max_level=3, min_level=0)
+    b.set("TEXUNIT0_PARAM", mag_filter="nearest", min_filter="nearest", mip_filter="nearest", type="2D")
 
 
 def _quad(b: CaptureBuilder, z: float, color: tuple[int, ...]) -> None:
@@ -76,6 +93,11 @@ def build(path: Path) -> Path:
     _quad(b, 0.0, PRIMARY)
     b.stencil(True, "equal", 6, mask=0x0F)
     _quad(b, 0.95, PRIMARY)
+    b.stencil(False)
+    _mipmapped(b)
+    col = np.tile(np.array(PRIMARY, np.float32) / 255, (6, 1))
+    b.vertices([rect(200, 40, 216, 56, 0.3), rect_uv(), col])
+    b.draw(6)
     b.end_frame()
     out = path / "fragment.pica"
     b.save(out)
@@ -142,6 +164,14 @@ def test_depth_and_stencil_failures_name_their_values(scene: Path) -> None:
         replay.debug_fragment(1, 5, 5)
 
 
+def test_mip_level_of_detail(scene: Path) -> None:
+    frag = picaemu.open(scene).debug_fragment(4, *MIP_PIXEL)
+    [lookup] = frag.textures
+    assert lookup.lod == pytest.approx(2.0, abs=1e-3) and lookup.texel == LEVEL_COLORS[2]
+    assert lookup.s == pytest.approx(8.5 / 16, abs=1e-4) and lookup.t == pytest.approx(8.5 / 16, abs=1e-4)
+    assert frag.fate == "written" and frag.tev[0].rgb_operands[0] == LEVEL_COLORS[2][:3]
+
+
 def test_pixel_history_carries_buffer_depths(scene: Path) -> None:
     history = picaemu.open(scene).pixel_history(*PIXEL)
     assert [f.draw for f in history] == [0, 1, 2, 3]
@@ -156,3 +186,22 @@ def test_cli_fragment_json_is_the_api_answer(scene: Path) -> None:
     assert json.loads(result.output) == json.loads(json.dumps(picaemu.open(scene).debug_fragment(1, *PIXEL).as_dict()))
     text = CliRunner().invoke(main, ["fragment", str(scene), "--draw", "2", "--pixel", "74,135"])
     assert text.exit_code == 0 and "depth test" in text.output and "stage 0" in text.output
+
+
+def test_lighting_terms_of_the_lit_sphere_by_hand() -> None:
+    """samples/lit_sphere.py at the picture's centre, the sphere's front pole: N = V = (0, 0, 1) in eye space,
+    L = normalize(-0.55, 0.5, 0.67). Primary = global ambient (24, 24, 36) + diffuse (210, 50, 40) x N.L; secondary
+    = specular 255 x D0(N.H) with D0(x) = x^24 (the LUT, 256 entries); TEV stage 0 adds them."""
+    light = np.array([-0.55, 0.5, 0.67]) / np.linalg.norm([-0.55, 0.5, 0.67])
+    n_dot_l = light[2]
+    half = light + np.array([0.0, 0.0, 1.0])  # L + V
+    n_dot_h = half[2] / np.linalg.norm(half)
+    primary = np.array([24, 24, 36]) + np.array([210, 50, 40]) * n_dot_l  # (164.6, 57.5, 62.8)
+    secondary = 255 * n_dot_h**24  # 29.1
+    frag = picaemu.open(CAPTURES / "lit_sphere.pica").debug_fragment(0, 120, 200)
+    assert np.abs(np.array(frag.lighting["primary"][:3]) - primary).max() <= 2
+    assert np.abs(np.array(frag.lighting["secondary"][:3]) - secondary).max() <= 2
+    stage = frag.tev[0]
+    assert stage.rgb_sources == ("fragment primary color", "fragment secondary color")
+    assert stage.rgb_operands == (frag.lighting["primary"][:3], frag.lighting["secondary"][:3])
+    assert stage.output[:3] == tuple(min(p + s, 255) for p, s in zip(*stage.rgb_operands, strict=True))
