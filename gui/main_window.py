@@ -132,6 +132,7 @@ class MainWindow(QMainWindow):
         self.stats.run_to_draw.connect(self.run_to_draw)
         self.draws.run_to_draw.connect(self.run_to_draw)
         self.framebuffer.pixel_picked.connect(self.pick_pixel)
+        self.framebuffer.pixel_picked.connect(self.surface.follow_window_pixel)
         self.framebuffer.overlays_wanted.connect(self._request_probe)
         self.framebuffer.backend_diff_wanted.connect(self._request_backend_diff)
         self.textures.wanted.connect(self._request_texture)

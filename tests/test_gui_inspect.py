@@ -103,6 +103,11 @@ def test_surface_viewer_render_target_both_orientations(qtbot, window: MainWindo
     panel.image.pick(*shown)
     assert f"memory pixel {PIXEL}" in panel.pick_label.text()
     assert panel.show_memory_pixel(*PIXEL) == shown and panel.image.mark == shown
+    panel.image.mark = None  # forget the mark, then pick the same pixel in the framebuffer view
+    window.framebuffer.image.pick(*PIXEL)  # the framebuffer view (GPU orientation, row 0 = top) -> window (74, 264)
+    assert panel.image.mark == shown and f"shown {shown} = memory pixel {PIXEL}" in panel.pick_label.text()
+    panel.image.hovered.emit(0, 239)  # the LCD's bottom-left corner shows memory pixel 0 of row 0
+    assert "memory pixel (0, 0): raw 0x" in panel.hover.text()
     _shot(panel, tmp_path, "surface_color_lcd")
     panel.lcd.setChecked(False)
     assert panel.image.image.shape == (400, 240, 4)

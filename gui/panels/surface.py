@@ -2,7 +2,8 @@
 (``picaemu.debug.surface``), with R/G/B/A toggles, a depth/stencil plane with a value range or auto-range, zoom,
 and a hover readout of the pixel's coordinates, raw word and decoded value. Render targets fill in from the current
 draw's framebuffer registers and can be shown as the LCD shows them (turned); picking maps between the shown
-orientation and memory through ``picaemu.gx.lcd`` (``lcd_to_memory`` / ``memory_to_lcd``).
+orientation and memory through ``picaemu.gx.lcd`` (``lcd_to_memory`` / ``memory_to_lcd``), and a pixel picked in
+the framebuffer view is marked here too (``follow_window_pixel``).
 
 The panel asks for a decode through ``wanted((address, format, width, height, tiled))``; the main window decodes on
 the worker and calls ``show_surface``. Toggles, range and orientation re-render the kept ``Surface`` here without
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from picaemu.debug.surface import DEPTH_FORMATS, MAX_SIDE, PLANES, Surface, auto_range, readout, render_surface
+from picaemu.fragment.framebuffer import memory_row
 from picaemu.gx.lcd import lcd_to_memory, memory_to_lcd
 from picaemu.regs.blocks.texturing import TEXTURE_FORMATS
 
@@ -193,6 +195,17 @@ class SurfacePanel(QWidget):
         where = memory_to_lcd(x, y, self.surface.width) if self.lcd.isChecked() else (x, y)
         self.image.mark = where
         self.image.update()
+        return where
+
+    def follow_window_pixel(self, x: int, y: int) -> tuple[int, int] | None:
+        """A pixel picked elsewhere (window coordinates, y up): when the shown surface is one of the current render
+        targets, mark it here and read it out; returns where it is shown (None otherwise)."""
+        s, fb = self.surface, self.targets
+        if s is None or fb is None or (s.width, s.height) != (fb["width"], fb["height"]) or s.address not in (
+                fb["color_address"], fb["depth_address"]):
+            return None
+        where = self.show_memory_pixel(x, memory_row(y, fb["height"], fb["flipped"]))
+        self.pick_label.setText("picked " + self.describe(*where))
         return where
 
     def describe(self, x: int, y: int) -> str:
