@@ -105,14 +105,15 @@ def test_surface_viewer_render_target_both_orientations(qtbot, window: MainWindo
     assert panel.show_memory_pixel(*PIXEL) == shown and panel.image.mark == shown
     panel.image.mark = None  # forget the mark, then pick the same pixel in the framebuffer view
     window.framebuffer.image.pick(*PIXEL)  # the framebuffer view (GPU orientation, row 0 = top) -> window (74, 264)
-    assert panel.image.mark == shown and f"shown {shown} = memory pixel {PIXEL}" in panel.pick_label.text()
+    assert panel.image.mark == shown
+    assert f"shown {shown} = memory pixel {PIXEL} = window {WINDOW}" in panel.pick_label.text()
     panel.image.hovered.emit(0, 239)  # the LCD's bottom-left corner shows memory pixel 0 of row 0
-    assert "memory pixel (0, 0): raw 0x" in panel.hover.text()
+    assert "memory pixel (0, 0) = window (0, 399): raw 0x" in panel.hover.text()
     _shot(panel, tmp_path, "surface_color_lcd")
     panel.lcd.setChecked(False)
     assert panel.image.image.shape == (400, 240, 4)
     panel.image.pick(*PIXEL)
-    assert f"memory pixel {PIXEL}: raw 0x" in panel.pick_label.text()
+    assert f"memory pixel {PIXEL} = window {WINDOW}: raw 0x" in panel.pick_label.text()
     assert f"RGBA {tuple(int(v) for v in color[PIXEL[1], PIXEL[0]])}" in panel.pick_label.text()
     for c in "rgb":
         panel.channels[c].setChecked(c == "g")  # green alone: grey

@@ -197,12 +197,19 @@ class SurfacePanel(QWidget):
         self.image.update()
         return where
 
-    def follow_window_pixel(self, x: int, y: int) -> tuple[int, int] | None:
-        """A pixel picked elsewhere (window coordinates, y up): when the shown surface is one of the current render
-        targets, mark it here and read it out; returns where it is shown (None otherwise)."""
+    def _target(self) -> dict[str, Any] | None:
+        """The current framebuffer state when the shown surface is one of its render targets, else None."""
         s, fb = self.surface, self.targets
         if s is None or fb is None or (s.width, s.height) != (fb["width"], fb["height"]) or s.address not in (
                 fb["color_address"], fb["depth_address"]):
+            return None
+        return fb
+
+    def follow_window_pixel(self, x: int, y: int) -> tuple[int, int] | None:
+        """A pixel picked elsewhere (window coordinates, y up): when the shown surface is one of the current render
+        targets, mark it here and read it out; returns where it is shown (None otherwise)."""
+        fb = self._target()
+        if fb is None:
             return None
         where = self.show_memory_pixel(x, memory_row(y, fb["height"], fb["flipped"]))
         self.pick_label.setText("picked " + self.describe(*where))
@@ -216,7 +223,9 @@ class SurfacePanel(QWidget):
                  f"depth {r['depth']:.6f} (0x{r['depth_raw']:X})" + ("" if r["stencil"] is None else
                                                                        f" stencil {r['stencil']}"))
         turned = f"shown ({x}, {y}) = " if self.lcd.isChecked() else ""
-        return f"{turned}memory pixel ({mx}, {my}): raw {raw}, {value}"
+        fb = self._target()  # a render target: its window coordinates too (memory_row maps rows both ways)
+        window = f" = window ({mx}, {memory_row(my, fb['height'], fb['flipped'])})" if fb is not None else ""
+        return f"{turned}memory pixel ({mx}, {my}){window}: raw {raw}, {value}"
 
     def _hovered(self, x: int, y: int) -> None:
         if self.surface is not None:
