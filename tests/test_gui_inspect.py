@@ -73,6 +73,9 @@ def test_history_rows_debug_a_fragment_and_go_to_its_draw(qtbot, qtmodeltester, 
     depth = next(frag.model.index(r, 0) for r in range(frag.model.rowCount())
                  if frag.model.index(r, 0).data() == "depth test")
     assert frag.model.data(depth, Qt.ItemDataRole.BackgroundRole) is not None
+    frag.view.scrollTo(depth)
+    frag.resize(900, 700)
+    _shot(frag, tmp_path, "fragment_depth_failed")
     hist.view.resizeColumnsToContents()
     hist.resize(1500, 200)
     _shot(hist, tmp_path, "pixel_history")
@@ -95,6 +98,7 @@ def test_surface_viewer_render_target_both_orientations(qtbot, window: MainWindo
     s = panel.surface
     assert (s.format, s.width, s.height, s.tiled) == ("RGBA8", 240, 400, True)
     assert panel.lcd.isChecked() and panel.image.image.shape == (240, 400, 4)
+    assert panel.channels["r"].isEnabled() and not panel.plane.isEnabled()  # a color surface: no depth controls
     color = window.framebuffer.snapshot.images["color"]  # the framebuffer view's picture, GPU orientation
     np.testing.assert_array_equal(np.rot90(color[..., :3]), panel.image.image[..., :3])
     # a pick in LCD orientation names the memory pixel it shows, and that pixel maps back to where it was picked
@@ -123,6 +127,7 @@ def test_surface_viewer_render_target_both_orientations(qtbot, window: MainWindo
     qtbot.mouseClick(panel.depth_target, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.surface is not None and panel.surface.format == "D24S8", timeout=WAIT_MS)
     settle(qtbot, window)
+    assert panel.plane.isEnabled() and not panel.channels["r"].isEnabled()
     # auto range: the clear (0) .. draw 1 (0.9); draw 3, nearer, failed the stencil test
     assert panel.auto.isChecked() and panel.lo.value() == 0.0 and panel.hi.value() == pytest.approx(0.9, abs=1e-4)
     panel.lcd.setChecked(False)

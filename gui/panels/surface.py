@@ -153,6 +153,10 @@ class SurfacePanel(QWidget):
             return
         self.info.setText(f"{surface.format} {surface.width}x{surface.height} at 0x{surface.address:08X}, "
                           f"{'tiled' if surface.tiled else 'linear'}")
+        for w in self.channels.values():  # only the controls that apply to this kind of surface
+            w.setEnabled(not surface.is_depth)
+        for w in (self.plane, self.auto, self.lo, self.hi):
+            w.setEnabled(surface.is_depth)
         if surface.is_depth and self.auto.isChecked():
             self._set_range(*auto_range(surface, self.plane.currentText()))
         self.redraw()
