@@ -61,10 +61,13 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
         _echo_json({"pixel": [x, y], "frame": chosen, "fragments": [f.as_dict() for f in fragments]})
         return
     click.echo(f"pixel ({x}, {y}), frame {chosen}: {len(fragments)} fragment(s)")
+    def num(v: float | None) -> str:
+        return "-" if v is None else f"{v:.6f}"
+
     for f in fragments:
-        depth = "-" if f.depth is None else f"{f.depth:.6f}"
-        click.echo(f"draw {f.draw:5d} prim {f.primitive if f.primitive is not None else '-':>5} depth {depth:>9} "
-                   f"{f.fate:<24} tev {f.tev} {f.color_before} -> {f.color_after}")
+        click.echo(f"draw {f.draw:5d} prim {f.primitive if f.primitive is not None else '-':>5} depth "
+                   f"{num(f.depth):>9} {f.fate:<24} tev {f.tev} color {f.color_before} -> {f.color_after} "
+                   f"depth buffer {num(f.depth_before)} -> {num(f.depth_after)}")
 
 
 @click.command("state", epilog=examples("picaemu state samples/captures/game_cubes_300.pica --draw 4 --diff 3 --json"))
