@@ -31,6 +31,7 @@ import picaemu
 from picaemu.builder import CaptureBuilder
 from picaemu.cli import main
 from picaemu.errors import PicaError
+from picaemu.raster import rasterizer
 from picaemu.texture import encode_texture
 from samples._common import SCREEN, VS_TEX, rect, rect_uv
 from samples.generate import CAPTURES
@@ -205,3 +206,16 @@ def test_lighting_terms_of_the_lit_sphere_by_hand() -> None:
     assert stage.rgb_sources == ("fragment primary color", "fragment secondary color")
     assert stage.rgb_operands == (frag.lighting["primary"][:3], frag.lighting["secondary"][:3])
     assert stage.output[:3] == tuple(min(p + s, 255) for p, s in zip(*stage.rgb_operands, strict=True))
+
+
+def test_draws_shaded_in_several_raster_chunks(monkeypatch) -> None:
+    """game_cubes_300's draw 162 covers pixel (120, 200) twice (front and back faces). With raster chunks of 64
+    bounding-box pixels every triangle is shaded in its own call: the history and the fragment debugger must
+    gather the pixel's fragments across calls and give what one chunk gives."""
+    cubes = CAPTURES / "game_cubes_300.pica"
+    history = picaemu.open(cubes).pixel_history(120, 200)
+    second = picaemu.open(cubes).debug_fragment(162, 120, 200, 1)
+    assert [(f.draw, f.fate) for f in history] == [(162, "written"), (162, "depth test")]
+    monkeypatch.setattr(rasterizer, "CHUNK_FRAGMENTS", 64)
+    assert picaemu.open(cubes).pixel_history(120, 200) == history
+    assert picaemu.open(cubes).debug_fragment(162, 120, 200, 1) == second

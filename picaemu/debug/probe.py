@@ -135,8 +135,7 @@ class _Recording:
         self.call: DrawCall | None = None
         self.prims = np.full((fb.height, fb.width), -1, np.int64)
         self.fates: FragmentFates | None = None
-        self.frags: Fragments | None = None
-        self.tev: np.ndarray | None = None
+        self.shaded: list[tuple[Fragments, np.ndarray, int]] = []  # the pixel's shaded fragments: (chunk, TEV, row)
         self.sel: np.ndarray | None = None
         self.blends: list[np.ndarray] = []  # color written by each written fragment at the pixel, in order
 
@@ -150,7 +149,9 @@ class _Recording:
             self.prims[rows[ok], frags.x[ok]] = frags.primitive[ok]
             return
         self.sel = (frags.x == self.pixel[0]) & (frags.y == self.pixel[1])
-        self.frags, self.tev = frags.select(self.sel), color[self.sel]
+        if self.sel.any():  # a draw too large for one raster chunk shades its fragments in several calls
+            picked, tev = frags.select(self.sel), color[self.sel]
+            self.shaded += [(picked, tev, row) for row in range(len(picked))]
 
     def on_alpha(self, alive: np.ndarray) -> np.ndarray:
         return alive if self.sel is None else alive & self.sel
@@ -245,14 +246,14 @@ def _records(rec: _Recording, observer: PixelObserver, start: PixelValues,
     shaded = [i for i, c in enumerate(codes) if c is not Fate.SCISSOR]
     blends = fates.color_written and not fates.shadow
     written = [i for i, c in enumerate(codes) if c is Fate.WRITTEN] if blends else []
-    n_frags = len(rec.frags) if rec.frags is not None else 0
+    n_frags = len(rec.shaded)
     if len(shaded) != n_frags or len(written) != len(rec.blends):
         raise ProbeMismatch(f"draw {rec.draw} pixel {rec.pixel}: {len(shaded)} fates past the scissor vs {n_frags} "
                             f"shaded fragments, {len(written)} written vs {len(rec.blends)} blends")
     out = {i: FragmentRecord(rec.draw, rec.pixel[0], rec.pixel[1], c, _fate_text(c, fates))
            for i, c in enumerate(codes)}
     for j, i in enumerate(shaded):
-        out[i] = _shaded(out[i], rec.frags, rec.tev, j)
+        out[i] = _shaded(out[i], *rec.shaded[j])
     for j, i in enumerate(written):
         out[i] = replace(out[i], blended=tuple(int(v) for v in rec.blends[j]))
     return _buffer_values([out[i] for i in range(len(codes))], rec, observer, start, end)
