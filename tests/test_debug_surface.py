@@ -128,5 +128,7 @@ def test_cli_surface_png_and_readout(tmp_path: Path) -> None:
     reading = json.loads(result.output.splitlines()[-1])
     assert (reading["x"], reading["y"]) == (0, 0)  # the LCD's bottom-left pixel is memory pixel 0 of row 0
     assert tuple(reading["rgba"]) == tuple(int(v) for v in replay.color_buffer()[0, 0])
+    after = CliRunner().invoke(main, [*args, "--after-draw", "0", "--pixel", "100,209"])
+    assert json.loads(after.output)["rgba"] == [255, 255, 255, 255]  # draw 0 is the white quad (test_debug_api)
     bad = CliRunner().invoke(main, [*args[:-1], "12x8", "--pixel", "0,0"])
     assert bad.exit_code == 2 and "multiples of 8" in bad.output
