@@ -87,6 +87,8 @@ def test_bad_requests_are_named() -> None:
         decode_surface(mem, VRAM, "RGBA9", 8, 8)
     with pytest.raises(SurfaceError, match=r"1\.\.4096"):
         decode_surface(mem, VRAM, "RGBA8", 0, 8)
+    with pytest.raises(SurfaceError, match="negative address"):
+        decode_surface(mem, -8, "RGBA8", 8, 8)
     with pytest.raises(MemoryFault):
         decode_surface(mem, 0x10, "RGBA8", 8, 8)
 

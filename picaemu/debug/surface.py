@@ -85,6 +85,8 @@ def _order(width: int, height: int, tiled: bool) -> np.ndarray:
 def decode_surface(memory: PhysicalMemory, address: int, fmt: str, width: int, height: int,
                    tiled: bool = True) -> Surface:
     """``width`` x ``height`` pixels of ``fmt`` at ``address`` (module docstring)."""
+    if address < 0:
+        raise SurfaceError(f"negative address {address}")
     name = fmt.strip().upper()
     if name in DEPTH_FORMATS:
         dfmt = DEPTH_FORMATS[name]
