@@ -15,12 +15,12 @@ import os
 from functools import partial
 from pathlib import Path
 
+from picaemu.gui.inspectors import Inspectors
 from picaemu.gui.panels.breakpoints import BreakpointPanel
 from picaemu.gui.panels.commands import CommandPanel
 from picaemu.gui.panels.console import ConsolePanel
 from picaemu.gui.panels.draws import DrawsPanel
 from picaemu.gui.panels.edit_replay import EditReplayPanel
-from picaemu.gui.panels.fragment import FragmentPanel
 from picaemu.gui.panels.framebuffer import FramebufferPanel
 from picaemu.gui.panels.mesh import MeshPanel
 from picaemu.gui.panels.pipeline_state import PipelineStatePanel
@@ -28,7 +28,6 @@ from picaemu.gui.panels.pixel_history import PixelHistoryPanel
 from picaemu.gui.panels.registers import RegisterPanel
 from picaemu.gui.panels.shader import ShaderPanel
 from picaemu.gui.panels.stats import StatsPanel
-from picaemu.gui.panels.surface import SurfacePanel
 from picaemu.gui.panels.textures import TexturePanel
 from picaemu.gui.worker import JobResult, Worker
 from PySide6.QtCore import QSettings, Qt
@@ -103,7 +102,7 @@ class MainWindow(QMainWindow):
         self.mesh, self.stats, self.breakpoints = MeshPanel(), StatsPanel(), BreakpointPanel()
         self.draws, self.pipeline_state, self.console = DrawsPanel(), PipelineStatePanel(), ConsolePanel()
         self.edit_replay = EditReplayPanel()
-        self.surface, self.fragment = SurfacePanel(), FragmentPanel()
+        self.inspectors = Inspectors(self)  # the Surface and Fragment docks
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("Command stream", self.commands, left)
@@ -111,8 +110,8 @@ class MainWindow(QMainWindow):
         self._dock("Registers", self.registers, right)
         self._dock("Textures", self.textures, right)
         self._dock("Pipeline state", self.pipeline_state, right)
-        self._dock("Surface", self.surface, right)
-        bottom_docks = (("Draws", self.draws), ("Pixel history", self.history), ("Fragment", self.fragment),
+        self._dock("Surface", self.inspectors.surface, right)
+        bottom_docks = (("Draws", self.draws), ("Pixel history", self.history), ("Fragment", self.inspectors.fragment),
                         ("Shader", self.shader), ("Mesh", self.mesh), ("Statistics", self.stats),
                         ("Python", self.console), ("Edit and replay", self.edit_replay))
         for title, w in bottom_docks:
@@ -132,15 +131,10 @@ class MainWindow(QMainWindow):
         self.stats.run_to_draw.connect(self.run_to_draw)
         self.draws.run_to_draw.connect(self.run_to_draw)
         self.framebuffer.pixel_picked.connect(self.pick_pixel)
-        self.framebuffer.pixel_picked.connect(self.surface.follow_window_pixel)
         self.framebuffer.overlays_wanted.connect(self._request_probe)
         self.framebuffer.backend_diff_wanted.connect(self._request_backend_diff)
         self.textures.wanted.connect(self._request_texture)
-        self.surface.wanted.connect(lambda r: self.timeline and self.worker.submit(
-            "surface", partial(jobs.surface, cursor=self.target, request=r)))
-        self.history.goto_draw.connect(self.run_to_draw)
-        self.history.debug_wanted.connect(lambda r: self.timeline and self.worker.submit(
-            "fragment", partial(jobs.fragment, draw=r[0], window=r[1], index=r[2])))
+        self.inspectors.connect()
         self.shader.wanted.connect(self._shader_request)
         self.breakpoints.changed.connect(self._save_breakpoints)
         self.registers.edit_wanted.connect(self._propose_edit)
@@ -371,7 +365,7 @@ class MainWindow(QMainWindow):
 
     # -- results -----------------------------------------------------------------------------------------
     def _on_result(self, result: JobResult) -> None:
-        if result.stale:
+        if result.stale or self.inspectors.handle(result):
             return
         if result.error is not None:
             self._failed(result)
@@ -387,9 +381,8 @@ class MainWindow(QMainWindow):
             self.show_error(f"showing {result.kind}", f"{type(err).__name__}: {err}")
 
     def _failed(self, result: JobResult) -> None:
-        if result.kind in ("texture", "surface", "fragment"):
-            {"texture": self.textures.show_texture, "surface": self.surface.show_surface,
-             "fragment": self.fragment.show_fragment}[result.kind](None, result.error_text)
+        if result.kind == "texture":
+            self.textures.show_texture(None, result.error_text)
         elif result.kind == "vertices":
             self.mesh.show_message(result.error_text)
         elif result.kind == "backend_diff":  # no EGL: one line beside the picture, no dialog
@@ -492,14 +485,7 @@ class MainWindow(QMainWindow):
 
     def _got_pipeline_state(self, result: JobResult) -> None:
         self.pipeline_state.show_state(*result.value)
-        self.surface.set_render_targets((result.value[1] or {}).get("framebuffer"))
-
-    def _got_surface(self, result: JobResult) -> None:
-        self.surface.show_surface(result.value)
-
-    def _got_fragment(self, result: JobResult) -> None:
-        self.fragment.show_fragment(result.value)
-        self.docks["Fragment"].raise_()
+        self.inspectors.show_state(result.value[1])
 
     def _got_history(self, result: JobResult) -> None:
         where = self.snapshot.cursor.text() if self.snapshot is not None else ""

@@ -40,7 +40,7 @@ def _cell(model, row: int, header: str) -> str:
 def test_history_rows_debug_a_fragment_and_go_to_its_draw(qtbot, qtmodeltester, window: MainWindow,  # noqa: F811
                                                           tmp_path: Path) -> None:
     open_scene(qtbot, window, build(tmp_path))
-    hist, frag = window.history, window.fragment
+    hist, frag = window.history, window.inspectors.fragment
     window.pick_pixel(*WINDOW)
     qtbot.waitUntil(lambda: len(hist.model.rows) == 4, timeout=WAIT_MS)
     assert [_cell(hist.model, r, "Fate") for r in range(4)] == ["written", "written", "depth test", "stencil test"]
@@ -89,7 +89,7 @@ def test_history_rows_debug_a_fragment_and_go_to_its_draw(qtbot, qtmodeltester, 
 def test_surface_viewer_render_target_both_orientations(qtbot, window: MainWindow,  # noqa: F811
                                                         tmp_path: Path) -> None:
     open_scene(qtbot, window, build(tmp_path))
-    panel = window.surface
+    panel = window.inspectors.surface
     window.docks["Surface"].raise_()
     qtbot.waitUntil(lambda: panel.targets is not None, timeout=WAIT_MS)
     qtbot.mouseClick(panel.color_target, Qt.MouseButton.LeftButton)
