@@ -82,8 +82,9 @@ class StageObserver:
     - ``on_triangles(call, assembled, clipped)``: (T, 3, C) vertices of the assembled triangles (quaternions
       aligned) and (T', 3, C) after clipping, C = the output map's columns (position first).
 
-    Fragment hooks (the color path and the per-fragment tests; they carry no ``call``: they belong to the draw
-    whose ``on_triangles`` came last). Per chunk of shaded fragments, in this order:
+    Fragment hooks, made only for an observer that asks (``fragment_values = True``; the color path's values are
+    per fragment, so an observer that watches vertices does not pay for them). They carry no ``call``: they belong
+    to the draw whose ``on_triangles`` came last. Per chunk of shaded fragments, in this order:
 
     - ``on_shade_begin(frags)``: the ``Fragments`` (F rows) the following shading hooks describe, row for row;
     - ``on_texture(unit, st, lod, texels)``: a texture unit 0-2 the TEV or lighting reads: (F, 2) float32 2D
@@ -105,6 +106,7 @@ class StageObserver:
     buffer's depth (L,) uint32 and stencil (L,) uint8 before the layer, and the two tests' outcomes (L,) bool.
     """
 
+    fragment_values = False
     fragment_tests = False
 
     def on_vertices(self, call: DrawCall, batch: VertexBatch) -> None:

@@ -28,11 +28,11 @@ of faulting fresh ones in (``picaemu.allocator``; values unchanged).
 
 Observation: ``pipeline.stage_observer`` (``picaemu.observer.StageObserver``) sees the loader's vertices, the shader
 outputs, the geometry shader's inputs and outputs, the triangles before and after clipping, and per shaded
-fragment the texture lookups, lighting, every TEV stage, fog and (when it asks, ``fragment_tests``) the depth and
-stencil tests' values; without one the pipeline makes no call and no copy. ``Pipeline(fragment_observer=f)``
-calls ``f(call, FragmentFates)`` once per draw that reaches the rasterizer (possibly with no fragments), with the
-window position of every rasterized fragment (scissor-rejected ones included) and its ``fragment_ops.Fate``;
-without an observer none of that is computed (docs/render.md).
+fragment (when it asks: ``fragment_values``) the texture lookups, lighting, every TEV stage and fog and
+(``fragment_tests``) the depth and stencil tests' values; without one the pipeline makes no call and no copy.
+``Pipeline(fragment_observer=f)`` calls ``f(call, FragmentFates)`` once per draw that reaches the rasterizer
+(possibly with no fragments), with the window position of every rasterized fragment (scissor-rejected ones
+included) and its ``fragment_ops.Fate``; without an observer none of that is computed (docs/render.md).
 """
 
 from __future__ import annotations
@@ -344,7 +344,8 @@ class Pipeline:
         """Shade, then shadow-map write or alpha test + per-fragment operations; ``fate`` (F,) uint8 (or None)
         receives each fragment's ``Fate``."""
         observer = self.stage_observer
-        color = stages.shade(frags, memory, stats) if observer is None else stages.shade(frags, memory, stats, observer)
+        values = observer is not None and observer.fragment_values
+        color = stages.shade(frags, memory, stats, observer) if values else stages.shade(frags, memory, stats)
         if ds.shadow is not None:
             fragment_ops.resolve_shadow(memory, fb, ds.shadow, frags.x, frags.y, frags.depth, color[:, 1], stats)
             return  # fates stay WRITTEN
@@ -362,11 +363,13 @@ class Pipeline:
         if len(x) == 0:
             return
         program = getattr(stages, "blend_program", None)
-        if program is not None and not (observer is not None and observer.fragment_tests):
+        tests = observer is not None and observer.fragment_tests
+        if program is not None and not tests:
             prog = program()  # the draw state's plan serves the draw state's own program
             plan = ds.fragment_ops if prog is ds.blend_program else None
             fragment_ops.resolve(memory, fb, ds.depth_stencil, prog, x, y, depth, color, stats, sub, plan)
         else:
-            fragment_ops.resolve_layers(memory, fb, ds.depth_stencil, stages, x, y, depth, color, stats, sub, observer)
+            fragment_ops.resolve_layers(memory, fb, ds.depth_stencil, stages, x, y, depth, color, stats, sub,
+                                        observer if tests else None)
         if sub is not None and sub is not fate:
             fate[keep] = sub

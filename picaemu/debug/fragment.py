@@ -109,6 +109,8 @@ class FragmentDebug:
 class FragmentWatcher(PixelObserver):
     """Keeps the shading hooks' rows at one window pixel, one dict per shaded chunk (``chunks``)."""
 
+    fragment_values = True
+
     def __init__(self, window: tuple[int, int]) -> None:
         super().__init__()
         self.window = window
