@@ -26,12 +26,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from picaemu.formats import pica
 
 import picaemu
 from picaemu.builder import CaptureBuilder
 from picaemu.cli import main
 from picaemu.errors import PicaError
+from picaemu.observer import StageObserver
 from picaemu.raster import rasterizer
+from picaemu.replay import Replay
 from picaemu.texture import encode_texture
 from samples._common import SCREEN, VS_TEX, rect, rect_uv
 from samples.generate import CAPTURES
@@ -219,3 +222,34 @@ def test_draws_shaded_in_several_raster_chunks(monkeypatch) -> None:
     monkeypatch.setattr(rasterizer, "CHUNK_FRAGMENTS", 64)
     assert picaemu.open(cubes).pixel_history(120, 200) == history
     assert picaemu.open(cubes).debug_fragment(162, 120, 200, 1) == second
+
+
+class _Counting(StageObserver):
+    """Counts the fragment hooks it receives."""
+
+    def __init__(self, values: bool) -> None:
+        self.fragment_values = values
+        self.calls: dict[str, int] = {}
+
+    def _count(self, name: str) -> None:
+        self.calls[name] = self.calls.get(name, 0) + 1
+
+    def on_tev_stage(self, stage, rgb, alpha, output, buffer) -> None:
+        self._count("tev")
+
+    def on_fog(self, factor, color) -> None:
+        self._count("fog")
+
+    def on_depth_stencil(self, *args) -> None:
+        self._count("depth_stencil")
+
+
+def test_fragment_hooks_only_for_an_observer_that_asks(scene: Path) -> None:
+    """An observer of vertices gets no fragment hook (nothing is computed for it); one that asks for values gets
+    six TEV stages and a fog call per shaded chunk (one chunk per draw here: 5 draws), and no depth/stencil hooks
+    unless it asks for ``fragment_tests``."""
+    for values, want in ((False, {}), (True, {"tev": 6 * 5, "fog": 5})):
+        replay = Replay(pica.read(scene))
+        replay.pipeline.stage_observer = observer = _Counting(values)
+        replay.run()
+        assert observer.calls == want
