@@ -37,15 +37,16 @@ from picaemu.draw_state import DrawState
 from picaemu.errors import PicaError, PipelineError
 from picaemu.fragment import framebuffer as fbm
 from picaemu.geometry import clipping
-from picaemu.gl import glsl_lib, rules, shadergen
+from picaemu.gl import glsl_lib, proctexgen, rules, shadergen
 from picaemu.gl.context import shared_context
 from picaemu.gl.fixed import FixedState
 from picaemu.gl.lightgen import LUT_BINDING
 from picaemu.gl.targets import COLOR, DEPTH, TargetCache, TargetKey
-from picaemu.gl.textures import LutTexture, TextureCache, byte_ranges
+from picaemu.gl.textures import TableTexture, TextureCache, byte_ranges, lighting_table
 from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
 from picaemu.state import GpuState
+from picaemu.texture.proctex import ProctexState
 from picaemu.texture.state import TextureUnitState
 
 log = logging.getLogger("picaemu.gl")
@@ -135,6 +136,7 @@ class Plan:
     parts: tuple  # the draw state parts it was made from (kept alive, so that their ids stay theirs)
     units: tuple[TextureUnitState, ...]  # the texture units the TEV or the lighting reads
     luts: DecodedLuts | None  # the lighting LUTs, when the program lights fragments
+    proctex: ProctexState | None  # the procedural texture's tables, when the program reads unit 3
     color: TargetKey
     depth: TargetKey | None  # None: the draw neither tests nor writes depth/stencil
     fixed: FixedState
@@ -154,7 +156,7 @@ class Plan:
             and fixed.logic is None
         program, size_location = programs.get(shadergen.program_key(ds, depth_used, quantize))
         return cls(
-            parts, shadergen.units_used(ds), ds.lighting.luts if shadergen.lighting_used(ds) else None,
+            parts, shadergen.units_used(ds), ds.lighting.luts if shadergen.lighting_used(ds) else None, ds.proctex,
             TargetKey(COLOR, fb.color_address, fb.color_format, fb.width, fb.height, fb.flipped),
             TargetKey(DEPTH, fb.depth_address, fb.depth_format, fb.width, fb.height, fb.flipped) if depth_used
             else None,
@@ -188,7 +190,8 @@ class GLPipeline(Pipeline):
         self.targets = TargetCache()
         self.textures = TextureCache()
         self.programs = ProgramCache()
-        self.luts = LutTexture(LUT_BINDING)
+        self.luts = TableTexture(LUT_BINDING, 24, 256, 2)
+        self.proctex_luts = TableTexture(proctexgen.LUT_BINDING, proctexgen.LUT_LAYERS, 256, 4)
         self.fallbacks: Counter[str] = Counter()
         self.gl_draws = 0
         self.memory: PhysicalMemory | None = None
@@ -246,7 +249,7 @@ class GLPipeline(Pipeline):
         """The draw's GL setup, reused while the parts it is made of are the same objects."""
         fog = ds.fog if ds.fog.mode == "fog" else None  # rebuilt at every TEV write: identity only when it is used
         parts = (ds.framebuffer, ds.depth_stencil, ds.tev, *ds.textures, ds.blend, ds.raster, fog, ds.varyings,
-                 ds.lighting)
+                 ds.lighting, ds.proctex)  # the coordinate set of unit 3 is in TEXUNIT_CONFIG: a new ds.proctex
         ids = tuple(map(id, parts))
         plan = self._plans.get(ids)
         if plan is None:
@@ -266,7 +269,9 @@ class GLPipeline(Pipeline):
         for unit in plan.units:
             self.textures.bind(unit, memory, unit.unit, self.targets.epoch)
         if plan.luts is not None:
-            self.luts.bind(plan.luts)
+            self.luts.bind(plan.luts, lambda: lighting_table(plan.luts))
+        if plan.proctex is not None:
+            self.proctex_luts.bind(plan.proctex, lambda: proctexgen.proctex_table(plan.proctex))
         self.targets.framebuffer(color, depth)
         fb = ds.framebuffer
         plan.fixed.apply(self._fixed)

@@ -9,6 +9,7 @@ keeps the float32 steps unfused (no fma), in the software's order.
 from __future__ import annotations
 
 from picaemu.color.lighting_kernel import LP_COUNT
+from picaemu.raster.rasterizer import SCISSOR_EXCLUDE, SCISSOR_INCLUDE
 from picaemu.regs.blocks.lighting import NUM_LIGHTS
 
 VERSION = "#version 450 core\n"
@@ -41,10 +42,12 @@ layout(std140, binding = 0) uniform Draw {{
     vec4 u_light[{NUM_LIGHTS * LP_COUNT // 4}];   // picaemu.gl.lightgen.lighting_rows: lighting_kernel LP_* per light
     vec4 u_slot_scale[2]; // LUT slot scales, lighting_kernel.SLOT_ORDER
     vec4 u_ambient;       // global ambient
+    vec4 u_pt_f[2];       // proctexgen.proctex_rows: noise amplitude u v, phase u v; 9 x frequency u v, |width x bias|
+    ivec4 u_pt_i[3];      // color-table width, min LOD, max LOD; level offsets 0-3, 4-7
 }};
 """
 
-HELPERS = """
+HELPERS = f"const int SCISSOR_EXCLUDE = {SCISSOR_EXCLUDE}, SCISSOR_INCLUDE = {SCISSOR_INCLUDE};\n" + """
 layout(std430, binding = 1) readonly buffer Triangles { float tri[]; };
 out vec4 o_color;
 
@@ -76,6 +79,36 @@ double weighted(int k) {  // sum(E_i * value_i) in the software's order
 
 float varying_at(int column) {  // column of picaemu.geometry.output_map minus 4, perspective-correct, as float32
     precise double v = weighted(4 + column) * g_inv_den;
+    return float(v);
+}
+
+// picaemu.texture.lod.derivatives (``derivative_function``): the software's neighbour fragments are this triangle's
+// pixels (fill rule), inside the framebuffer and not scissored away; GL's dFdx would read helper invocations instead
+// (whose storage-buffer reads llvmpipe does not perform: NaN derivatives on every other triangle of a mesh), so the
+// neighbours are evaluated from their edge values.
+uniform vec2 u_size;
+
+bool fragment_at(ivec2 d, int scissor_mode, out dvec3 e) {  // rasterizer._scan's coverage of pixel + d
+    ivec2 p = ivec2(gl_FragCoord.xy) + d;
+    e = dvec3(0.0LF);
+    if (any(lessThan(p, ivec2(0))) || any(greaterThanEqual(p, ivec2(u_size)))) return false;
+    bool inside = all(greaterThanEqual(p, u_scissor.xy)) && all(lessThanEqual(p, u_scissor.zw));
+    if ((scissor_mode == SCISSOR_EXCLUDE && inside) || (scissor_mode == SCISSOR_INCLUDE && !inside)) return false;
+    double px = double(p.x) * 16.0LF + 8.0LF, py = double(p.y) * 16.0LF + 8.0LF;
+    for (int i = 0; i < 3; i++) {
+        int a = (i + 1) % 3, b = (i + 2) % 3;
+        double ax = vtx(a, 0) * 16.0, ay = vtx(a, 1) * 16.0;
+        double dx = vtx(b, 0) * 16.0 - ax, dy = vtx(b, 1) * 16.0 - ay;
+        e[i] = dx * (py - ay) - dy * (px - ax);
+        if (e[i] + ((dy > 0.0LF || (dy == 0.0LF && dx < 0.0LF)) ? -1.0LF : 0.0LF) < 0.0LF) return false;
+    }
+    return true;
+}
+
+float varying_with(dvec3 e, int column) {  // varying_at for the fragment of edge values e (rasterizer._emit)
+    precise double den = e[0] * vtx(0, 3) + e[1] * vtx(1, 3) + e[2] * vtx(2, 3);
+    precise double s = e[0] * vtx(0, 4 + column) + e[1] * vtx(1, 4 + column) + e[2] * vtx(2, 4 + column);
+    precise double v = s * (1.0LF / den);
     return float(v);
 }
 
@@ -116,7 +149,9 @@ vec4 tap(usampler2DArray tex, int lv, int face, int s, int t, ivec4 border) {
 
 // picaemu.texture.filtering.filter_2d for one fragment
 vec4 filter_2d(usampler2DArray tex, int lv, int face, vec2 st, bool linear, int ws, int wt, ivec4 border) {
-    ivec2 size = textureSize(tex, lv).xy;
+    // level lv's size from level 0's: llvmpipe's textureSize(tex, lv) with lv varying within a 2x2 quad returns
+    // another pixel's level size (measured: a level-0 pixel beside level-2 pixels got the level-2 size)
+    ivec2 size = max(textureSize(tex, 0).xy >> lv, ivec2(1));
     if (!linear) {
         int s = wrap(floor_int(st.x * float(size.x)), size.x, ws);
         int t = wrap(floor_int(st.y * float(size.y)), size.y, wt);
@@ -209,4 +244,20 @@ bool compare(int func, int a, int b) {  // picaemu.fragment.blend.COMPARE
     if (func == 6) return a > b;
     return a >= b;
 }
+"""
+
+
+def derivative_function(name: str, value: str) -> str:
+    """GLSL ``vec2 {name}(ivec2 axis, int scissor_mode)``: ``picaemu.texture.lod.derivatives`` of the float32 vec2
+    expression ``value`` (written in terms of ``e``, a fragment's edge values, e.g. ``vec2(varying_with(e, 0),
+    varying_with(e, 1))``) along ``axis``: the difference to the next fragment of this triangle, else from the
+    previous one, else 0 — the software's neighbour differences, evaluated at the neighbours' own edge values."""
+    return f"""
+vec2 {name}(ivec2 axis, int scissor_mode) {{
+    dvec3 e = g_e;
+    vec2 here = {value};
+    if (fragment_at(axis, scissor_mode, e)) {{ precise vec2 d = {value} - here; return d; }}
+    if (fragment_at(-axis, scissor_mode, e)) {{ precise vec2 d = here - {value}; return d; }}
+    return vec2(0.0);
+}}
 """

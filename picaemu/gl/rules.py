@@ -8,7 +8,7 @@ GLSL and GL's fixed-function stages do not reproduce, or None when the GL path r
   draws, the PICA quantizes it after every fragment); buffer reads disabled (COLORBUFFER_READ /
   DEPTHBUFFER_READ = 0: the destination reads 0 while the buffer keeps its bytes); color and depth buffers
   that share bytes (interleaved per fragment);
-- stages not generated as GLSL (yet): the procedural texture, shadow textures (read by the TEV or by the
+- stages not generated as GLSL (yet): shadow textures (read by the TEV or by the
   lighting's shadow term), shadow-map rendering and gas modes; fragment lighting whose bump map or shadow term
   reads a disabled unit, and a draw state with a part that failed to decode (the software pipeline raises its
   error where it always does).
@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from picaemu.color import tev
-from picaemu.color.shading import SRC_PROCTEX
 from picaemu.draw_state import DrawState
 from picaemu.fragment import framebuffer as fbm
 from picaemu.gl.lightgen import units_read
@@ -43,10 +42,6 @@ def _lighting_units(ds: DrawState) -> bool:
     if ds.lighting is None:
         return False
     return any(not ds.textures[u].enabled or ds.textures[u].type in SHADOW_TYPES for u in units_read(ds.lighting))
-
-
-def _proctex(ds: DrawState) -> bool:
-    return SRC_PROCTEX in ds.tev.sources_used() and ds.shading.proctex_enabled
 
 
 def _shadow_texture(ds: DrawState) -> bool:
@@ -99,7 +94,6 @@ RULES: tuple[tuple[str, Callable[[DrawState], bool]], ...] = (
     ("a draw state part failed to decode", _failed),
     ("shadow-map rendering or gas fragment mode", _special_mode),
     ("fragment lighting reading a disabled or shadow texture unit", _lighting_units),
-    ("procedural texture (not generated as GLSL)", _proctex),
     ("shadow texture (not generated as GLSL)", _shadow_texture),
     ("min/max blend equation with factors other than one (GL ignores the factors)", _min_max),
     ("blend or logic op into a color buffer under 8 bits per channel (GL keeps 8 bits between draws)",

@@ -12,8 +12,8 @@ interpolated 1/w, depth = z/w * scale + offset (times w in W-buffer mode) clampe
 integer q (written as q / 2^24, ``picaemu.gl.targets``), texture units (``picaemu.texture.sampler``: type
 transforms, wrap, nearest/bilinear with its float32 weights, LOD from fine derivatives, mip selection), primary
 color rounding, the six TEV stages in integers (``picaemu.color.tev``), fog (``picaemu.color.fog``), alpha test,
-scissor; fragment lighting (``picaemu.gl.lightgen``) when the TEV reads it.
-The procedural texture and shadow textures are not generated: those draws go to the software pipeline
+scissor; fragment lighting (``picaemu.gl.lightgen``) and the procedural texture (``picaemu.gl.proctexgen``) when
+the TEV reads them. Shadow textures are not generated: those draws go to the software pipeline
 (``picaemu.gl.rules``).
 """
 
@@ -28,7 +28,7 @@ from picaemu.color import tev
 from picaemu.draw_state import DrawState
 from picaemu.fragment import framebuffer as fbm
 from picaemu.geometry import output_map as om
-from picaemu.gl import glsl_lib, lightgen
+from picaemu.gl import glsl_lib, lightgen, proctexgen
 from picaemu.raster.rasterizer import SCISSOR_EXCLUDE, SCISSOR_INCLUDE
 from picaemu.texture.state import CUBE_TYPES, TextureUnitState
 
@@ -68,6 +68,7 @@ class ProgramKey:
     w_buffer: bool
     quantize: tuple[tuple[int, int], ...] | None  # (channel, bits) of a < 8-bit color format written unblended
     lighting: lightgen.LightingKey | None  # None: the TEV reads no lighting, or lighting is off (reads 0)
+    proctex: proctexgen.ProctexKey | None  # None: the TEV reads no unit 3, or unit 3 is off (reads 0)
 
 
 def unit_key(ustate: TextureUnitState) -> UnitKey:
@@ -108,12 +109,15 @@ def program_key(ds: DrawState, depth_out: bool, quantize: bool) -> ProgramKey:
         alpha_func=ds.blend.alpha_func if ds.blend.alpha_test else None, scissor_mode=ds.raster.scissor_mode,
         depth_out=depth_out, w_buffer=ds.raster.w_buffer,
         quantize=tuple((ch, bits) for ch, _, bits in layout) if quantize else None,
-        lighting=lightgen.lighting_key(ds.lighting) if lighting_used(ds) else None)
+        lighting=lightgen.lighting_key(ds.lighting) if lighting_used(ds) else None,
+        proctex=proctexgen.proctex_key(ds.proctex, COORD_COLUMNS[ds.shading.proctex_coords])
+        if ds.proctex is not None else None)
 
 
 # ---------------------------------------------------------------------------------------------- uniform values
 FOG_ROWS = 6 + 1 + 3 + 3 + 1 + 1 + 1 + 1 + 64  # 16-byte rows of the std140 block up to the fog LUT
-BLOCK_ROWS = FOG_ROWS + lightgen.LIGHT_ROWS  # then the lighting values
+PROCTEX_ROW = FOG_ROWS + lightgen.LIGHT_ROWS  # then the lighting values
+BLOCK_ROWS = PROCTEX_ROW + proctexgen.PROCTEX_ROWS  # then the procedural texture's
 
 
 def uniform_block(ds: DrawState, depth_max: int) -> bytes:
@@ -130,40 +134,44 @@ def uniform_block(ds: DrawState, depth_max: int) -> bytes:
     floats[16, :3] = ds.fog.color
     floats[17:49] = np.asarray(ds.fog.values, np.float32).reshape(32, 4)
     floats[49:81] = np.asarray(ds.fog.deltas, np.float32).reshape(32, 4)
-    floats[FOG_ROWS:] = lightgen.lighting_rows(ds.lighting if lighting_used(ds) else None)
+    floats[FOG_ROWS:PROCTEX_ROW] = lightgen.lighting_rows(ds.lighting if lighting_used(ds) else None)
+    rows[PROCTEX_ROW:] = proctexgen.proctex_rows(ds.proctex)
     return rows.tobytes()
 
 
 # ---------------------------------------------------------------------------------------------- code
-def _coords(key: UnitKey) -> list[str]:
-    c = key.column
-    lines = [f"vec2 uv{key.unit} = vec2(varying_at({c}), varying_at({c + 1}));"]
+def _unit_functions(key: UnitKey) -> str:
+    """GLSL ``vec3 coords{u}(dvec3 e)``: the unit's (s, t, face) at a fragment's edge values e
+    (``picaemu.texture.sampler.unit_coords``), and, when the unit needs a LOD, ``vec2 texel_derivative{u}`` of
+    (s W, t H) at level 0 (``glsl_lib.derivative_function``)."""
+    u, c = key.unit, key.column
+    uv = f"vec2(varying_with(e, {c}), varying_with(e, {c + 1}))"
     if key.cube:
-        lines.append(f"vec3 cf{key.unit} = cube_coords(vec3(uv{key.unit}, varying_at({TC0W_COLUMN})));")
-        lines.append(f"vec2 st{key.unit} = cf{key.unit}.xy; int face{key.unit} = int(cf{key.unit}.z);")
-        return lines
-    if key.projection:
-        lines.append(f"float pw{key.unit} = varying_at({TC0W_COLUMN});")
-        lines.append(f"vec2 st{key.unit} = vec2(nan_to_num(uv{key.unit}.x / pw{key.unit}), "
-                     f"nan_to_num(uv{key.unit}.y / pw{key.unit}));")
+        body = f"return cube_coords(vec3({uv}, varying_with(e, {TC0W_COLUMN})));"
+    elif key.projection:
+        body = (f"vec2 uv = {uv}; float pw = varying_with(e, {TC0W_COLUMN});\n"
+                "    return vec3(nan_to_num(uv.x / pw), nan_to_num(uv.y / pw), 0.0);")
     else:
-        lines.append(f"vec2 st{key.unit} = uv{key.unit};")
-    lines.append(f"int face{key.unit} = 0;")
-    return lines
+        body = f"return vec3({uv}, 0.0);"
+    text = f"\nvec3 coords{u}(dvec3 e) {{\n    {body}\n}}\n"
+    if key.needs_lod:
+        text += glsl_lib.derivative_function(f"texel_derivative{u}",
+                                             f"coords{u}(e).xy * vec2(textureSize(tex{u}, 0).xy)")
+    return text
 
 
-def _sample(key: UnitKey) -> list[str]:
+def _sample(key: UnitKey, scissor_mode: int) -> list[str]:
     """GLSL lines that set ``ivec4 s_tex{u}`` (picaemu.texture.sampler.sample / _mip_sample)."""
     u = key.unit
     args = f"face{u}, st{u}, %s, {key.wrap_s}, {key.wrap_t}, u_border[{u}]"
-    lines = _coords(key)
+    lines = [f"vec3 cf{u} = coords{u}(g_e);", f"vec2 st{u} = cf{u}.xy; int face{u} = int(cf{u}.z);"]
     if not key.needs_lod:
         lines.append(f"ivec4 s_tex{u} = round_u8(filter_2d(tex{u}, int(u_lod[{u}].y), "
                      + args % ("true" if key.mag_linear else "false") + "));")
         return lines
     lines += [
-        f"vec2 texel{u} = st{u} * vec2(textureSize(tex{u}, 0).xy);",
-        f"vec2 dx{u} = abs(dFdxFine(texel{u})), dy{u} = abs(dFdyFine(texel{u}));",
+        f"vec2 dx{u} = abs(texel_derivative{u}(ivec2(1, 0), {scissor_mode}));",
+        f"vec2 dy{u} = abs(texel_derivative{u}(ivec2(0, 1), {scissor_mode}));",
         f"float rho{u} = max(max(dx{u}.x, dy{u}.x), max(dx{u}.y, dy{u}.y));",
         f"float lod{u} = rho{u} > 0.0 ? log2(rho{u}) + u_lod[{u}].x : -1.0 / 0.0;",
         f"bool mag{u} = !(lod{u} > 0.0);",
@@ -179,7 +187,7 @@ def _sample(key: UnitKey) -> list[str]:
         f"int lo{u} = mag{u} ? int(u_lod[{u}].y) : int(floor(lodc{u}));",
         f"int hi{u} = min(lo{u} + 1, int(u_lod[{u}].z));",
         f"precise float fr{u} = mag{u} ? 0.0 : lodc{u} - float(lo{u});",
-        f"precise vec4 mix{u} = (1.0 - fr{u}) * filter_2d(tex{u}, lo{u}, " + args % f"lin{u}" + ") + fr{u} * "
+        f"precise vec4 mix{u} = (1.0 - fr{u}) * filter_2d(tex{u}, lo{u}, " + args % f"lin{u}" + f") + fr{u} * "
         f"filter_2d(tex{u}, hi{u}, " + args % f"lin{u}" + ");",
         f"ivec4 s_tex{u} = round_u8(mix{u});",
     ]
@@ -196,9 +204,7 @@ def _source(stage: StageKey, kind: str, slot: int) -> str:
         return "ivec4(0)"
     names = {tev.SRC_PREVIOUS: "prev", tev.SRC_BUFFER: "buf_read", tev.SRC_CONSTANT: f"u_tev_const[{stage.index}]",
              tev.SRC_PRIMARY: "s_prim", **{tev.SRC_TEXTURES[u]: f"s_tex{u}" for u in range(3)},
-             tev.SRC_LIGHT_PRIMARY: "s_lp", tev.SRC_LIGHT_SECONDARY: "s_ls",
-             # read only while disabled (else the draw goes to the software pipeline): 0
-             tev.SRC_TEXTURES[3]: "ivec4(0)"}
+             tev.SRC_LIGHT_PRIMARY: "s_lp", tev.SRC_LIGHT_SECONDARY: "s_ls", tev.SRC_TEXTURES[3]: "s_tex3"}
     return names[code]
 
 
@@ -281,10 +287,12 @@ def fragment_source(key: ProgramKey) -> str:
     """The GLSL fragment shader of ``key``."""
     body = ["ivec2 pix = ivec2(gl_FragCoord.xy);", *_scissor(key.scissor_mode), *_depth(key)]
     for u, unit in enumerate(key.units):
-        body += _sample(unit) if unit is not None else [f"ivec4 s_tex{u} = ivec4(0);"]
+        body += _sample(unit, key.scissor_mode) if unit is not None else [f"ivec4 s_tex{u} = ivec4(0);"]
     body.append(f"ivec4 s_prim = primary_u8(vec4({', '.join(f'varying_at({COLOR_COLUMN + c})' for c in range(4))}));")
     no_light = ["ivec4 s_lp = ivec4(0), s_ls = ivec4(0);"]
     body += lightgen.lighting_lines(key.lighting) if key.lighting is not None else no_light
+    body += proctexgen.proctex_lines(key.proctex, key.scissor_mode) if key.proctex is not None else [
+        "ivec4 s_tex3 = ivec4(0);"]
     body += _tev(key)
     if key.fog:
         body.append(f"prev = fog(prev, depth, {str(key.fog_z_flip).lower()});")
@@ -292,6 +300,8 @@ def fragment_source(key: ProgramKey) -> str:
         body.append(f"if (!compare({key.alpha_func}, prev.a, u_alpha.x)) discard;")
     body += _output(key)
     samplers = "".join(f"layout(binding = {u}) uniform usampler2DArray tex{u};\n" for u in range(3))
-    helpers = glsl_lib.HELPERS + (lightgen.HELPERS if key.lighting is not None else "")
+    helpers = (glsl_lib.HELPERS + (lightgen.HELPERS if key.lighting is not None else "")
+               + (proctexgen.HELPERS + proctexgen.functions(key.proctex) if key.proctex is not None else "")
+               + "".join(_unit_functions(unit) for unit in key.units if unit is not None))
     return (glsl_lib.VERSION + glsl_lib.UNIFORM_BLOCK + samplers + helpers + "\nvoid main() {\n    "
             + "\n    ".join(body) + "\n}\n")
