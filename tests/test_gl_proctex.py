@@ -85,9 +85,13 @@ def random_state(seed: int) -> tuple[GpuState, float]:
     return st, rng.uniform(0.8, 3.0)
 
 
-def render(st: GpuState, vertices: np.ndarray, pipeline: Pipeline) -> np.ndarray:
+def render(st: GpuState, vertices: np.ndarray, pipeline: Pipeline, data: dict[int, bytes] | None = None) -> np.ndarray:
+    """One draw of ``vertices`` by ``pipeline`` into a cleared color buffer (``data``: more bytes by address, e.g.
+    textures) -> (H, W, 4) uint8."""
     fb = FramebufferState.from_regs(st.regs)
     mem = PhysicalMemory()
+    for address, blob in (data or {}).items():
+        mem.write(address, blob)
     mem.write(COLOR_ADDR, bytes(fb.width * fb.height * 4))
     mem.write(VBO, np.ascontiguousarray(vertices, np.float32).tobytes())
     put(st, "NUMVERTICES", count=len(vertices))
