@@ -42,7 +42,7 @@ from picaemu.gl.context import shared_context
 from picaemu.gl.fixed import FixedState
 from picaemu.gl.lightgen import LUT_BINDING
 from picaemu.gl.targets import COLOR, DEPTH, TargetCache, TargetKey
-from picaemu.gl.textures import TableTexture, TextureCache, byte_ranges, lighting_table
+from picaemu.gl.textures import TableTexture, TextureCache, as_sampled, byte_ranges, lighting_table
 from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
 from picaemu.state import GpuState
@@ -156,7 +156,8 @@ class Plan:
             and fixed.logic is None
         program, size_location = programs.get(shadergen.program_key(ds, depth_used, quantize))
         return cls(
-            parts, shadergen.units_used(ds), ds.lighting.luts if shadergen.lighting_used(ds) else None, ds.proctex,
+            parts, tuple(map(as_sampled, shadergen.units_used(ds))),
+            ds.lighting.luts if shadergen.lighting_used(ds) else None, ds.proctex,
             TargetKey(COLOR, fb.color_address, fb.color_format, fb.width, fb.height, fb.flipped),
             TargetKey(DEPTH, fb.depth_address, fb.depth_format, fb.width, fb.height, fb.flipped) if depth_used
             else None,

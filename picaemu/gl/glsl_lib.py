@@ -44,6 +44,7 @@ layout(std140, binding = 0) uniform Draw {{
     vec4 u_ambient;       // global ambient
     vec4 u_pt_f[2];       // proctexgen.proctex_rows: noise amplitude u v, phase u v; 9 x frequency u v, |width x bias|
     ivec4 u_pt_i[3];      // color-table width, min LOD, max LOD; level offsets 0-3, 4-7
+    ivec4 u_shadow;       // x: unit 0's shadow depth bias, bit 0 cleared
 }};
 """
 
@@ -195,6 +196,30 @@ vec3 cube_coords(vec3 d) {
     precise float u = (s / major) * 0.5 + 0.5;
     precise float v = (t / major) * 0.5 + 0.5;
     return vec3(nan_to_num(u), nan_to_num(v), float(2 * axis + (major < 0.0 ? 1 : 0)));
+}
+
+float cube_major(vec3 d) {  // picaemu.texture.sampler.cube_coords: |major axis|
+    vec3 a = abs(d);
+    bool xm = a.x > a.y && a.x > a.z;
+    bool ym = !xm && a.y > a.z;
+    return xm ? a.x : (ym ? a.y : a.z);
+}
+
+// picaemu.texture.sampler._shadow + picaemu.fragment.shadow.shadow_compare: the nearest texel of level lv (an RGBA8
+// shadow texel: depth = A << 16 | B << 8 | G, intensity = R) is lit (its intensity) when depth >= the reference
+// trunc(clamp(ref, 0, 1) * 0xFFFFFF) - bias (at least 0), else 0
+ivec4 shadow_lookup(usampler2DArray tex, int lv, int face, vec2 st, float ref, int ws, int wt, ivec4 border,
+                    int bias) {
+    ivec2 size = max(textureSize(tex, 0).xy >> lv, ivec2(1));
+    precise double ks = floor(double(st.x) * double(size.x));  // float32 x integer: exact in float64, as numpy
+    precise double kt = floor(double(st.y) * double(size.y));
+    int s = wrap(int(clamp(ks, -1073741824.0LF, 1073741824.0LF)), size.x, ws);
+    int t = wrap(int(clamp(kt, -1073741824.0LF, 1073741824.0LF)), size.y, wt);
+    ivec4 texel = ivec4(tap(tex, lv, face, s, t, border));
+    int stored = (texel.a << 16) | (texel.b << 8) | texel.g;
+    precise double z_ref = double(clamp(ref, 0.0, 1.0)) * 16777215.0LF;
+    int z = isnan(ref) ? 0 : max(int(z_ref) - bias, 0);
+    return ivec4(stored >= z ? texel.r : 0);
 }
 
 ivec4 primary_u8(vec4 c) {  // picaemu.color.shading.primary_color: rint(clamp(c, 0, 1) * 255), NaN -> 0

@@ -8,22 +8,20 @@ GLSL and GL's fixed-function stages do not reproduce, or None when the GL path r
   draws, the PICA quantizes it after every fragment); buffer reads disabled (COLORBUFFER_READ /
   DEPTHBUFFER_READ = 0: the destination reads 0 while the buffer keeps its bytes); color and depth buffers
   that share bytes (interleaved per fragment);
-- stages not generated as GLSL (yet): shadow textures (read by the TEV or by the
-  lighting's shadow term), shadow-map rendering and gas modes; fragment lighting whose bump map or shadow term
-  reads a disabled unit, and a draw state with a part that failed to decode (the software pipeline raises its
-  error where it always does).
+- shadow-map rendering (its per-fragment read-modify-write of the map depends on fragment order: docs/gl.md);
+- stages not generated as GLSL (yet): gas modes; fragment lighting whose bump map or shadow term reads a disabled
+  unit, and a draw state with a part that failed to decode (the software pipeline raises its error where it
+  always does).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from picaemu.color import tev
 from picaemu.draw_state import DrawState
 from picaemu.fragment import framebuffer as fbm
 from picaemu.gl.lightgen import units_read
 from picaemu.regs.blocks.fragops import BLEND_EQUATIONS, LOGIC_OPS
-from picaemu.texture.state import SHADOW_TYPES
 
 MIN_MAX = frozenset(code for code, name in BLEND_EQUATIONS.items() if name in ("min", "max"))
 ONE = 1  # BLEND_FACTORS code of "one"
@@ -37,16 +35,10 @@ def _failed(ds: DrawState) -> bool:
 
 
 def _lighting_units(ds: DrawState) -> bool:
-    """The lighting's bump map or shadow term reads a disabled unit (the software pipeline raises its error) or a
-    shadow texture (not generated)."""
+    """The lighting's bump map or shadow term reads a disabled unit (the software pipeline raises its error)."""
     if ds.lighting is None:
         return False
-    return any(not ds.textures[u].enabled or ds.textures[u].type in SHADOW_TYPES for u in units_read(ds.lighting))
-
-
-def _shadow_texture(ds: DrawState) -> bool:
-    used = ds.tev.sources_used()
-    return any(u.enabled and u.type in SHADOW_TYPES and tev.SRC_TEXTURES[u.unit] in used for u in ds.textures)
+    return any(not ds.textures[u].enabled for u in units_read(ds.lighting))
 
 
 def _special_mode(ds: DrawState) -> bool:
@@ -93,8 +85,7 @@ def _shared_bytes(ds: DrawState) -> bool:
 RULES: tuple[tuple[str, Callable[[DrawState], bool]], ...] = (
     ("a draw state part failed to decode", _failed),
     ("shadow-map rendering or gas fragment mode", _special_mode),
-    ("fragment lighting reading a disabled or shadow texture unit", _lighting_units),
-    ("shadow texture (not generated as GLSL)", _shadow_texture),
+    ("fragment lighting reading a disabled texture unit", _lighting_units),
     ("min/max blend equation with factors other than one (GL ignores the factors)", _min_max),
     ("blend or logic op into a color buffer under 8 bits per channel (GL keeps 8 bits between draws)",
      _low_precision_blend),

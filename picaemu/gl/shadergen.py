@@ -12,8 +12,9 @@ interpolated 1/w, depth = z/w * scale + offset (times w in W-buffer mode) clampe
 integer q (written as q / 2^24, ``picaemu.gl.targets``), texture units (``picaemu.texture.sampler``: type
 transforms, wrap, nearest/bilinear with its float32 weights, LOD from fine derivatives, mip selection), primary
 color rounding, the six TEV stages in integers (``picaemu.color.tev``), fog (``picaemu.color.fog``), alpha test,
-scissor; fragment lighting (``picaemu.gl.lightgen``) and the procedural texture (``picaemu.gl.proctexgen``) when
-the TEV reads them. Shadow textures are not generated: those draws go to the software pipeline
+scissor; shadow textures (depth compare of the nearest texel, ``picaemu.fragment.shadow.shadow_compare``);
+fragment lighting (``picaemu.gl.lightgen``) and the procedural texture (``picaemu.gl.proctexgen``) when the TEV
+reads them. Shadow-map rendering and gas modes are not generated: those draws go to the software pipeline
 (``picaemu.gl.rules``).
 """
 
@@ -30,7 +31,7 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.geometry import output_map as om
 from picaemu.gl import glsl_lib, lightgen, proctexgen
 from picaemu.raster.rasterizer import SCISSOR_EXCLUDE, SCISSOR_INCLUDE
-from picaemu.texture.state import CUBE_TYPES, TextureUnitState
+from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
 COORD_COLUMNS = {"texcoord0": om.TC0.start - 4, "texcoord1": om.TC1.start - 4, "texcoord2": om.TC2.start - 4}
 TC0W_COLUMN, COLOR_COLUMN = om.TC0W - 4, om.COLOR.start - 4
@@ -51,6 +52,7 @@ class UnitKey:
     needs_lod: bool
     wrap_s: int
     wrap_t: int
+    shadow: bool  # a shadow texture: depth compare of the nearest texel of the first level (shadow_lookup)
 
 
 @dataclass(frozen=True)
@@ -72,9 +74,11 @@ class ProgramKey:
 
 
 def unit_key(ustate: TextureUnitState) -> UnitKey:
-    return UnitKey(ustate.unit, ustate.type in CUBE_TYPES, ustate.type == "projection", COORD_COLUMNS[ustate.coords],
-                   ustate.mag_linear, ustate.min_linear, ustate.mip_linear, ustate.needs_lod, ustate.wrap_s,
-                   ustate.wrap_t)
+    shadow = ustate.type in SHADOW_TYPES
+    divide = ustate.type == "projection" or (ustate.type == "shadow 2D" and not ustate.shadow_ortho)
+    return UnitKey(ustate.unit, ustate.type in CUBE_TYPES, divide, COORD_COLUMNS[ustate.coords],
+                   ustate.mag_linear, ustate.min_linear, ustate.mip_linear, ustate.needs_lod and not shadow,
+                   ustate.wrap_s, ustate.wrap_t, shadow)
 
 
 def _stage_key(stage: tev.TevStage) -> StageKey | None:
@@ -117,7 +121,8 @@ def program_key(ds: DrawState, depth_out: bool, quantize: bool) -> ProgramKey:
 # ---------------------------------------------------------------------------------------------- uniform values
 FOG_ROWS = 6 + 1 + 3 + 3 + 1 + 1 + 1 + 1 + 64  # 16-byte rows of the std140 block up to the fog LUT
 PROCTEX_ROW = FOG_ROWS + lightgen.LIGHT_ROWS  # then the lighting values
-BLOCK_ROWS = PROCTEX_ROW + proctexgen.PROCTEX_ROWS  # then the procedural texture's
+SHADOW_ROW = PROCTEX_ROW + proctexgen.PROCTEX_ROWS  # then the procedural texture's
+BLOCK_ROWS = SHADOW_ROW + 1  # then unit 0's shadow depth bias
 
 
 def uniform_block(ds: DrawState, depth_max: int) -> bytes:
@@ -135,7 +140,8 @@ def uniform_block(ds: DrawState, depth_max: int) -> bytes:
     floats[17:49] = np.asarray(ds.fog.values, np.float32).reshape(32, 4)
     floats[49:81] = np.asarray(ds.fog.deltas, np.float32).reshape(32, 4)
     floats[FOG_ROWS:PROCTEX_ROW] = lightgen.lighting_rows(ds.lighting if lighting_used(ds) else None)
-    rows[PROCTEX_ROW:] = proctexgen.proctex_rows(ds.proctex)
+    rows[PROCTEX_ROW:SHADOW_ROW] = proctexgen.proctex_rows(ds.proctex)
+    rows[SHADOW_ROW, 0] = ds.textures[0].shadow_bias & ~1  # bit 0 is the orthographic flag (shadow.shadow_compare)
     return rows.tobytes()
 
 
@@ -165,6 +171,8 @@ def _sample(key: UnitKey, scissor_mode: int) -> list[str]:
     u = key.unit
     args = f"face{u}, st{u}, %s, {key.wrap_s}, {key.wrap_t}, u_border[{u}]"
     lines = [f"vec3 cf{u} = coords{u}(g_e);", f"vec2 st{u} = cf{u}.xy; int face{u} = int(cf{u}.z);"]
+    if key.shadow:
+        return lines + _shadow_lookup(key)
     if not key.needs_lod:
         lines.append(f"ivec4 s_tex{u} = round_u8(filter_2d(tex{u}, int(u_lod[{u}].y), "
                      + args % ("true" if key.mag_linear else "false") + "));")
@@ -192,6 +200,17 @@ def _sample(key: UnitKey, scissor_mode: int) -> list[str]:
         f"ivec4 s_tex{u} = round_u8(mix{u});",
     ]
     return lines
+
+
+def _shadow_lookup(key: UnitKey) -> list[str]:
+    """``s_tex{u}`` of a shadow texture (``picaemu.texture.sampler._shadow``): its reference depth, min(|w|, 1)
+    for shadow 2D and min(|major axis|, 1) for shadow cube, compared with the nearest texel of the first level."""
+    u, c = key.unit, key.column
+    w = f"varying_at({TC0W_COLUMN})"
+    ref = (f"min(cube_major(vec3(varying_at({c}), varying_at({c + 1}), {w})), 1.0)" if key.cube
+           else f"min(abs({w}), 1.0)")
+    return [f"ivec4 s_tex{u} = shadow_lookup(tex{u}, int(u_lod[{u}].y), face{u}, st{u}, {ref}, {key.wrap_s}, "
+            f"{key.wrap_t}, u_border[{u}], u_shadow.x);"]
 
 
 def _source(stage: StageKey, kind: str, slot: int) -> str:

@@ -1,12 +1,13 @@
 """Texture units' images as GL textures, decoded once and reused while their bytes in memory are unchanged.
 
-Every format (all 14, ETC1/ETC1A4 included) is decoded by ``picaemu.texture.decode`` to RGBA8 and uploaded as an
-unsigned-integer ``GL_RGBA8UI`` 2D array texture: layer = cube face (one layer for 2D), mip level = the unit's
-level, texel row t = texel row t of the PICA convention (t = 0 the bottom row, memory row H - 1 - t), so the
-generated shader fetches exact texels with ``texelFetch`` and filters them itself with the software sampler's
-arithmetic (``picaemu.gl.shadergen``). A texture is keyed by its face addresses, level-0 size, format and level
-count, and compared byte for byte with a copy of what was uploaded at every draw that binds it (a write by the
-CPU, a DMA or a render into it is seen); ``TEXTURE_CACHE_ENTRIES`` most recently used are kept.
+Every format (all 14, ETC1/ETC1A4 included; shadow textures as RGBA8, ``as_sampled``) is decoded by
+``picaemu.texture.decode`` to RGBA8 and uploaded as an unsigned-integer ``GL_RGBA8UI`` 2D array texture: layer =
+cube face (one layer for 2D), mip level = the unit's level, texel row t = texel row t of the PICA convention (t = 0
+the bottom row, memory row H - 1 - t), so the generated shader fetches exact texels with ``texelFetch`` and filters
+them itself with the software sampler's arithmetic (``picaemu.gl.shadergen``). A texture is keyed by its face
+addresses, level-0 size, format and level count, and compared byte for byte with a copy of what was uploaded at
+every draw that binds it (a write by the CPU, a DMA or a render into it is seen); ``TEXTURE_CACHE_ENTRIES`` most
+recently used are kept.
 
 ``TableTexture`` holds tables the generated code reads with ``texelFetch``: the fragment-lighting LUTs
 (``picaemu.gl.lightgen``: ``GL_RG32F``, 24 layers of 256 texels, ``lighting_table``) and the procedural texture's
@@ -17,6 +18,7 @@ when the draw's decoded tables change.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ from picaemu.color.lighting_luts import DecodedLuts
 from picaemu.memory import PhysicalMemory
 from picaemu.texture.decode import decode_level, read_source
 from picaemu.texture.formats import TextureFormat, level_bytes, level_offset, level_size
-from picaemu.texture.state import TextureUnitState
+from picaemu.texture.state import SHADOW_TYPES, TextureUnitState
 
 TEXTURE_CACHE_ENTRIES = 64
 TexKey = tuple[tuple[int, ...], int, int, TextureFormat, int]  # (face addresses, width, height, format, levels)
@@ -38,6 +40,14 @@ TexKey = tuple[tuple[int, ...], int, int, TextureFormat, int]  # (face addresses
 
 def texture_key(ustate: TextureUnitState) -> TexKey:
     return ustate.addresses, ustate.width, ustate.height, ustate.format, ustate.max_level + 1
+
+
+def as_sampled(ustate: TextureUnitState) -> TextureUnitState:
+    """The unit as GL uploads it: a shadow texture is read as RGBA8 whatever its format register says
+    (``picaemu.texture.sampler.sample`` decodes it so), any other unit as it is."""
+    if ustate.type in SHADOW_TYPES and ustate.format is not TextureFormat.RGBA8:
+        return dataclasses.replace(ustate, format=TextureFormat.RGBA8)
+    return ustate
 
 
 def byte_ranges(ustate: TextureUnitState) -> list[tuple[int, int]]:
