@@ -166,6 +166,10 @@ def test_min_max_with_factors_falls_back() -> None:
     plain = dataclasses.replace(ds, blend=dataclasses.replace(ds.blend, blending=True, rgb_equation=minimum,
                                                               rgb_src=1, rgb_dst=1))
     assert rules.fallback_reason(plain) is None  # min/max of the plain colors: GL's own
+    gas_fog = dataclasses.replace(ds, fog=dataclasses.replace(ds.fog, mode="gas"))
+    assert rules.fallback_reason(gas_fog).startswith("gas mode")  # the software pipeline raises its error
+    gas_ops = dataclasses.replace(ds, blend=dataclasses.replace(ds.blend, fragment_mode="gas accumulation"))
+    assert rules.fallback_reason(gas_ops).startswith("gas mode")
 
 
 class _Spy:

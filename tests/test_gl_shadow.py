@@ -19,6 +19,7 @@ from picaemu import numeric
 from picaemu.color import tev
 from picaemu.gl.compare import compare
 from picaemu.pipeline import Pipeline
+from picaemu.regs import access, id_of
 from picaemu.regs.blocks.texturing import TEXTURE_TYPES
 from picaemu.state import GpuState
 from tests.test_gl import TARGET_WITHIN, needs_egl
@@ -96,3 +97,63 @@ def test_shadow_texture_matches_software(seed: int, ttype: str, ortho: bool, lit
     assert gl_pipe.gl_draws == 1 and not gl_pipe.fallbacks, gl_pipe.fallbacks
     assert len(np.unique(software.reshape(-1, 4), axis=0)) > 2, "too few colors: nothing was compared"
     assert d.within >= TARGET_WITHIN, f"{d.line()}"
+
+
+def shadow_pass(seed: int) -> tuple[GpuState, np.ndarray]:
+    """Shadow-map rendering into the 32x32 map at TEX_ADDR: a mesh with random depths (0.2-0.8) and random
+    intensities per triangle (the vertex color's green; 40 % of the triangles 0: depth-only writes)."""
+    rng = np.random.default_rng(seed)
+    st = base_state((8, 9, 10, 11), None, (MAP_SIZE, MAP_SIZE))  # o1 = the vertex color
+    put(st, "COLORBUFFER_LOC", address=TEX_ADDR >> 3)
+    put(st, "COLOR_OPERATION", fragment_mode=3)  # shadow map rendering
+    put(st, "FRAGOP_SHADOW", constant=numeric.to_f16(1.2), linear=numeric.to_f16(-0.6))
+    put(st, "TEXENV0_SOURCE", rgb_src0=tev.SRC_PRIMARY, alpha_src0=tev.SRC_PRIMARY)
+    v = mesh(1.0)[:, :, :].copy()
+    depth = rng.uniform(0.2, 0.8, len(v)).astype(np.float32)
+    v[:, 0, 2] = -depth * v[:, 0, 3]  # depth = -z / w (DEPTHMAP_SCALE -1)
+    green = rng.uniform(0.0, 1.0, len(v) // 3).astype(np.float32)
+    green[rng.random(len(green)) < 0.4] = 0.0
+    green = np.repeat(green, 3)  # one intensity per triangle
+    v[:, 1] = np.stack([np.zeros_like(green), green, np.zeros_like(green), np.ones_like(green)], axis=1)
+    return st, v
+
+
+@needs_egl
+@pytest.mark.parametrize("seed", range(2))
+def test_shadow_map_rendered_then_read(seed: int, caplog: pytest.LogCaptureFixture) -> None:
+    """A shadow pass (shadow-map rendering: the software pipeline, named in the log) then a receiver reading the map
+    as a shadow texture (GL): the same pictures and the same map bytes as the software pipeline's."""
+    from picaemu.draw import DrawCall, DrawKind
+    from picaemu.fragment.framebuffer import FramebufferState, read_color_image
+    from picaemu.gl.backend import GLPipeline
+    from picaemu.memory import PhysicalMemory
+    from tests.test_lighting_golden import COLOR_ADDR, VBO
+
+    pass_state, pass_vertices = shadow_pass(seed)
+    receiver = shadow_state(seed, "shadow 2D", True, False)
+    receiver.regs[id_of("TEXUNIT0_LOD")] = access.compose("TEXUNIT0_LOD", min_level=0, max_level=1)  # the map's level
+    receiver_vertices = vertices(seed, False, False)
+
+    def run(pipeline: Pipeline) -> tuple[np.ndarray, bytes]:
+        mem = PhysicalMemory()
+        mem.write(TEX_ADDR, b"\xff" * FACE_BYTES)  # a map starts far and unshadowed
+        mem.write(COLOR_ADDR, bytes(SIZE[0] * SIZE[1] * 4))
+        for index, (st, verts) in enumerate(((pass_state, pass_vertices), (receiver, receiver_vertices))):
+            mem.write(VBO, np.ascontiguousarray(verts, np.float32).tobytes())
+            put(st, "NUMVERTICES", count=len(verts))
+            put(st, "PRIMITIVE_CONFIG", topology=0)
+            pipeline.draw(DrawCall(index, DrawKind.ARRAYS, st.copy(), mem))
+        if hasattr(pipeline, "sync"):
+            pipeline.sync()
+        return read_color_image(mem, FramebufferState.from_regs(receiver.regs)), mem.read(TEX_ADDR, FACE_BYTES // 2)
+
+    software, software_map = run(Pipeline(vertex_shader=identity_vs))
+    gl_pipe = GLPipeline(vertex_shader=identity_vs)
+    gl, gl_map = run(gl_pipe)
+    d = compare(software, gl)
+    print(f"shadow pass + receiver seed {seed}: {d.line()}; fallbacks {dict(gl_pipe.fallbacks)}")
+    assert software_map == gl_map and software_map != b"\xff" * (FACE_BYTES // 2)
+    assert gl_pipe.gl_draws == 1 and [r.split(" (")[0] for r in gl_pipe.fallbacks] == ["shadow-map rendering"]
+    assert any("shadow-map rendering" in r.getMessage() for r in caplog.records)
+    assert 0.05 < (software[..., 0] > 0).mean() < 0.95, "the map shadows nothing or everything"
+    assert d.max_error == 0

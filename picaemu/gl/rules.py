@@ -1,4 +1,4 @@
-"""Which draws the OpenGL backend hands to the software pipeline, and why (docs/render.md, "OpenGL backend").
+"""Which draws the OpenGL backend hands to the software pipeline, and why (docs/gl.md).
 
 ``fallback_reason(ds) -> str | None`` names the first rule of ``RULES`` a draw's state uses that the generated
 GLSL and GL's fixed-function stages do not reproduce, or None when the GL path renders the draw. Two kinds:
@@ -8,10 +8,12 @@ GLSL and GL's fixed-function stages do not reproduce, or None when the GL path r
   draws, the PICA quantizes it after every fragment); buffer reads disabled (COLORBUFFER_READ /
   DEPTHBUFFER_READ = 0: the destination reads 0 while the buffer keeps its bytes); color and depth buffers
   that share bytes (interleaved per fragment);
-- shadow-map rendering (its per-fragment read-modify-write of the map depends on fragment order: docs/gl.md);
-- stages not generated as GLSL (yet): gas modes; fragment lighting whose bump map or shadow term reads a disabled
-  unit, and a draw state with a part that failed to decode (the software pipeline raises its error where it
-  always does).
+- shadow-map rendering: each fragment reads and conditionally rewrites the map's 32-bit word (depth minimum, or the
+  intensity minimum of a quotient by the stored depth), in fragment order — blending cannot compute it, and image
+  load/store on llvmpipe's GL 4.5 has no fragment ordering (no ARB_fragment_shader_interlock);
+- stages not generated as GLSL (yet): gas modes (gas accumulation, fog mode gas); fragment lighting whose bump
+  map or shadow term reads a disabled unit, and a draw state with a part that failed to decode (the software
+  pipeline raises its error where it always does).
 """
 
 from __future__ import annotations
@@ -41,8 +43,13 @@ def _lighting_units(ds: DrawState) -> bool:
     return any(not ds.textures[u].enabled for u in units_read(ds.lighting))
 
 
-def _special_mode(ds: DrawState) -> bool:
-    return ds.shadow is not None or ds.blend.fragment_mode != "default"
+def _shadow_rendering(ds: DrawState) -> bool:
+    return ds.shadow is not None
+
+
+def _gas(ds: DrawState) -> bool:
+    """Gas accumulation (COLOR_OPERATION) or fog mode gas (the software pipeline raises its error)."""
+    return (ds.blend.fragment_mode != "default" and ds.shadow is None) or ds.fog.mode == "gas"
 
 
 def _min_max(ds: DrawState) -> bool:
@@ -84,7 +91,8 @@ def _shared_bytes(ds: DrawState) -> bool:
 
 RULES: tuple[tuple[str, Callable[[DrawState], bool]], ...] = (
     ("a draw state part failed to decode", _failed),
-    ("shadow-map rendering or gas fragment mode", _special_mode),
+    ("shadow-map rendering (an ordered read-modify-write of the map per fragment: docs/gl.md)", _shadow_rendering),
+    ("gas mode (not generated as GLSL)", _gas),
     ("fragment lighting reading a disabled texture unit", _lighting_units),
     ("min/max blend equation with factors other than one (GL ignores the factors)", _min_max),
     ("blend or logic op into a color buffer under 8 bits per channel (GL keeps 8 bits between draws)",
