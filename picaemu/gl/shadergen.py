@@ -7,15 +7,15 @@ scissor mode, depth output and W-buffer, the color format's quantization); ``uni
 fog color and LUT) into the std140 block of ``glsl_lib.UNIFORM_BLOCK``, so draws that differ only in values share
 a program. ``fragment_source(key)`` writes the shader.
 
-The shader mirrors the software path fragment by fragment: perspective-correct varyings divided by the
-interpolated 1/w, depth = z/w * scale + offset (times w in W-buffer mode) clamped and truncated to the buffer's
-integer q (written as q / 2^24, ``picaemu.gl.targets``), texture units (``picaemu.texture.sampler``: type
-transforms, wrap, nearest/bilinear with its float32 weights, LOD from fine derivatives, mip selection), primary
-color rounding, the six TEV stages in integers (``picaemu.color.tev``), fog (``picaemu.color.fog``), alpha test,
-scissor; shadow textures (depth compare of the nearest texel, ``picaemu.fragment.shadow.shadow_compare``);
-fragment lighting (``picaemu.gl.lightgen``) and the procedural texture (``picaemu.gl.proctexgen``) when the TEV
-reads them. Shadow-map rendering and gas modes are not generated: those draws go to the software pipeline
-(``picaemu.gl.rules``).
+The shader mirrors the software path fragment by fragment: perspective-correct varyings divided by the interpolated
+1/w, depth = z/w * scale + offset (times w in W-buffer mode) clamped and truncated to the buffer's integer q
+(written as q / 2^24, ``picaemu.gl.targets``), texture units (``picaemu.texture.sampler``: type transforms, wrap,
+nearest/bilinear with its float32 weights, LOD from the neighbours' coordinates as the software takes them
+(``glsl_lib.derivative_function``), mip selection), primary color rounding, the six TEV stages in integers
+(``picaemu.color.tev``), fog (``picaemu.color.fog``), alpha test, scissor; shadow textures (depth compare of the
+nearest texel, ``picaemu.fragment.shadow.shadow_compare``); fragment lighting (``picaemu.gl.lightgen``) and the
+procedural texture (``picaemu.gl.proctexgen``) when the TEV reads them. Shadow-map rendering and gas modes are not
+generated: those draws go to the software pipeline (``picaemu.gl.rules``).
 """
 
 from __future__ import annotations
