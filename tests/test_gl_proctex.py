@@ -2,7 +2,8 @@
 (picaemu.texture.proctex): random configurations — every clamp mode, mapping function and shift, noise on and
 off with random amplitude, phase and frequency, separate alpha, all six filters with random LOD bias and range,
 random noise / map / color tables — on a perspective-correct mesh whose coordinates are not affine in the
-pixel (so the LOD varies per fragment) and run past [0, 1] on both sides. Each image is rendered by both
+pixel (so the LOD varies per fragment) and run past [0, 1] on both sides; odd seeds draw the mesh past the
+viewport, so that clipping cuts it into fans. Each image is rendered by both
 pipelines; GL must render the draw itself (no fallback) and stay within 2 levels on >= 99.5 % of the pixels (the
 figures are printed: run with -s). Needs EGL (skips like test_gl.py).
 """
@@ -31,15 +32,18 @@ GRID = 8  # mesh cells per side
 OFFSETS = {32: (0, 32, 48, 56), 64: (0, 64, 96, 112), 128: (0, 128, 192, 224)}  # color-table offsets by width
 
 
-def mesh(scale: float) -> np.ndarray:
+def mesh(scale: float, clipped: bool = False) -> np.ndarray:
     """(V, 2, 4) float32 triangle list over the viewport: position (x w, y w, -0.5 w, w) with w from 1 (bottom)
-    to 3 (top), texture coordinates ``scale`` (p + 0.4 p^2) - 0.3 per axis (per-vertex, so not affine)."""
+    to 3 (top), texture coordinates ``scale`` (p + 0.4 p^2) - 0.3 per axis (per-vertex, so not affine).
+    ``clipped``: the mesh runs 35 % past the viewport on every side, so that clipping cuts its border triangles
+    into fans (the neighbours a LOD reads then lie in other window triangles of the same primitive)."""
     p = np.linspace(-1.0, 1.0, GRID + 1)
     x, y = np.meshgrid(p, p, indexing="xy")
     w = 2.0 + y
     uv = scale * (np.stack([x, y], -1) + 0.4 * np.stack([x, y], -1) ** 2) - 0.3
     attrs = np.zeros((GRID + 1, GRID + 1, 2, 4), np.float32)
-    attrs[..., 0, :] = np.stack([x * w, y * w, -0.5 * w, w], -1)
+    reach = 1.35 if clipped else 1.0
+    attrs[..., 0, :] = np.stack([reach * x * w, reach * y * w, -0.5 * w, w], -1)
     attrs[..., 1, :2] = uv
     tris = []
     for i in range(GRID):
@@ -108,7 +112,7 @@ def test_random_proctex_matches_software(seed: int) -> None:
     from picaemu.gl.backend import GLPipeline
 
     st, scale = random_state(seed)
-    vertices = mesh(scale)
+    vertices = mesh(scale, clipped=seed % 2 == 1)
     software = render(st.copy(), vertices, Pipeline(vertex_shader=identity_vs))
     gl_pipe = GLPipeline(vertex_shader=identity_vs)
     gl = render(st.copy(), vertices, gl_pipe)

@@ -1,12 +1,13 @@
 """Mip-mapped texture units in generated GLSL against the software sampler: random filters (nearest/linear for
 magnification and minification, nearest/linear between levels), wrap modes, LOD bias and level ranges on the
-perspective mesh of tests/test_gl_proctex.py, whose coordinates are not affine in the pixel (the level changes
-from pixel to pixel, inside 2x2 quads too). GL must render the draw itself and stay within 2 levels on >= 99.5 %
-of the pixels (figures printed: run with -s).
+perspective mesh of tests/test_gl_proctex.py, whose coordinates are not affine in the pixel (the level changes from
+pixel to pixel, inside 2x2 quads too); odd seeds clip the mesh into fans at the viewport's edges. GL must render the
+draw itself and stay within 2 levels on >= 99.5 % of the pixels (figures printed: run with -s).
 
-Regression cover for three faults the procedural texture work found in the unit code: derivatives from GL's
+Regression cover for four faults the procedural texture work found in the unit code: derivatives from GL's
 helper invocations (NaN on every other triangle under llvmpipe), ``textureSize`` with a per-pixel level (llvmpipe
-answers with another pixel's level), and the mip-linear code that did not compile. Needs EGL (skips like
+answers with another pixel's level), the mip-linear code that did not compile, and neighbours across a clipped
+primitive's fan edges (about 1 % of the pixels over 2 levels before). Needs EGL (skips like
 test_gl.py).
 """
 
@@ -53,7 +54,7 @@ def test_random_mipmapped_unit_matches_software(seed: int) -> None:
     from picaemu.gl.backend import GLPipeline
 
     st, scale = random_state(seed)
-    vertices = mesh(scale)
+    vertices = mesh(scale, clipped=seed % 2 == 1)
     texels = {TEX_ADDR: np.random.default_rng(seed).integers(0, 256, TEX_SIZE * TEX_SIZE * 8, np.uint8).tobytes()}
     software = render(st.copy(), vertices, Pipeline(vertex_shader=identity_vs), texels)
     gl_pipe = GLPipeline(vertex_shader=identity_vs)
@@ -63,3 +64,12 @@ def test_random_mipmapped_unit_matches_software(seed: int) -> None:
     assert gl_pipe.gl_draws == 1 and not gl_pipe.fallbacks, gl_pipe.fallbacks
     assert len(np.unique(software.reshape(-1, 4), axis=0)) > 1, "one color: nothing was compared"
     assert d.within >= TARGET_WITHIN, f"seed {seed}: {d.line()}"
+
+
+def test_siblings_by_hand() -> None:
+    """Window triangles of one primitive (a clipped fan) are consecutive: first index and count of each run."""
+    from picaemu.gl.backend import siblings
+
+    first, count = siblings(np.array([0, 1, 1, 1, 2, 5, 5], np.int32))
+    assert first.tolist() == [0, 1, 1, 1, 4, 5, 5] and count.tolist() == [1, 3, 3, 3, 1, 2, 2]
+    assert [a.size for a in siblings(np.zeros(0, np.int32))] == [0, 0]

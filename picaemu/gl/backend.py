@@ -146,6 +146,7 @@ class Plan:
     unmapped: np.ndarray  # varying columns the output map leaves at 1.0
     writes_color: bool
     writes_depth: bool
+    derivatives: bool  # the program takes LOD derivatives: the vertices carry their primitive's siblings
 
     @classmethod
     def of(cls, ds: DrawState, programs: ProgramCache, parts: tuple) -> Plan:
@@ -154,7 +155,8 @@ class Plan:
         fixed = FixedState.of(ds, depth_used)
         quantize = any(bits < 8 for _, _, bits in fbm.COLOR_LAYOUTS[fb.color_format]) and fixed.blend is None \
             and fixed.logic is None
-        program, size_location = programs.get(shadergen.program_key(ds, depth_used, quantize))
+        key = shadergen.program_key(ds, depth_used, quantize)
+        program, size_location = programs.get(key)
         return cls(
             parts, tuple(map(as_sampled, shadergen.units_used(ds))),
             ds.lighting.luts if shadergen.lighting_used(ds) else None, ds.proctex,
@@ -163,12 +165,16 @@ class Plan:
             else None,
             fixed, program, size_location, shadergen.uniform_block(ds, fbm.depth_max(fb.depth_format)),
             np.setdiff1d(np.arange(VARYING_COLUMNS), ds.varyings.active), any(fixed.color_mask),
-            bool(fixed.depth and fixed.depth[1]) or bool(fixed.stencil and fixed.stencil[6]))
+            bool(fixed.depth and fixed.depth[1]) or bool(fixed.stencil and fixed.stencil[6]),
+            shadergen.takes_derivatives(key))
 
 
-def vertex_data(wt: clipping.WindowTriangles, unmapped: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def vertex_data(wt: clipping.WindowTriangles, unmapped: np.ndarray, out: np.ndarray | None = None,
+                with_siblings: bool = True) -> np.ndarray:
     """(T * 3, VERTEX_FLOATS) float32 vertices of ``glsl_lib.VERTEX_SHADER`` (into ``out``'s bytes when given);
-    the ``unmapped`` varying columns read 1.0 (stored as 1/w, divided by the interpolated 1/w)."""
+    the ``unmapped`` varying columns read 1.0 (stored as 1/w, divided by the interpolated 1/w); each triangle's
+    first vertex carries its ``siblings`` (``glsl_lib.SIBLING_FLOATS``; 0 without ``with_siblings``: a program that
+    takes no derivatives does not read them)."""
     t = len(wt)
     data = np.empty((t, 3, VERTEX_FLOATS), np.float32) if out is None else out.view(np.float32).reshape(t, 3, -1)
     data[:, :, 4 + VARYING_COLUMNS :] = 0.0
@@ -178,7 +184,20 @@ def vertex_data(wt: clipping.WindowTriangles, unmapped: np.ndarray, out: np.ndar
     data[:, :, 3] = wt.inv_w
     data[:, :, 4 : 4 + VARYING_COLUMNS] = wt.varyings[:, :, :VARYING_COLUMNS]
     data[:, :, 4 + unmapped] = wt.inv_w[:, :, None]
+    if with_siblings:
+        first, count = siblings(wt.primitive)
+        data[:, 0, glsl_lib.SIBLING_FLOATS] = first
+        data[:, 0, glsl_lib.SIBLING_FLOATS + 1] = count
     return data.reshape(t * 3, VERTEX_FLOATS)
+
+
+def siblings(primitive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each window triangle (T,): the index of the first triangle of its run of equal ``primitive`` numbers
+    (the fan clipping made of one primitive, in submission order) and the run's length, each (T,) int64."""
+    t = len(primitive)
+    starts = np.flatnonzero(np.r_[True, primitive[1:] != primitive[:-1]]) if t else np.zeros(0, np.int64)
+    lengths = np.diff(np.r_[starts, t])
+    return np.repeat(starts, lengths), np.repeat(lengths, lengths)
 
 
 class GLPipeline(Pipeline):
@@ -285,7 +304,7 @@ class GLPipeline(Pipeline):
             self._bound = bound
         nbytes = len(wt) * 3 * VERTEX_FLOATS * 4
         at, view = self.stream.reserve(nbytes)  # first: a glFinish on a full stream comes before the block's offset
-        vertex_data(wt, plan.unmapped, view)
+        vertex_data(wt, plan.unmapped, view, plan.derivatives)
         if self._block_of is not plan or self._block_generation != self.stream.finishes:
             self._block = (self.stream.put(plan.block), len(plan.block))
             self._block_of, self._block_generation = plan, self.stream.finishes

@@ -15,10 +15,12 @@ from picaemu.regs.blocks.lighting import NUM_LIGHTS
 VERSION = "#version 450 core\n"
 
 # one vertex = 6 vec4 (24 floats): window x y (pixels: 12.4 values, exact in float32), z/w, 1/w; then the 18
-# varying columns of picaemu.geometry.output_map (4..21) premultiplied by 1/w, padded to 20. The vertex buffer doubles
-# as
-# the storage buffer the fragment shader reads its triangle's three vertices from (by gl_PrimitiveID).
+# varying columns of picaemu.geometry.output_map (4..21) premultiplied by 1/w; then, in a triangle's first vertex,
+# the index of the first window triangle clipping made of the same primitive and their count (SIBLING_FLOATS; 0 in
+# the others). The vertex buffer doubles as the storage buffer the fragment shader reads its triangle's three
+# vertices from (by gl_PrimitiveID).
 VERTEX_VEC4S = 6
+SIBLING_FLOATS = 22  # first sibling, sibling count
 VERTEX_SHADER = VERSION + """
 layout(location = 0) in vec4 a_pos;
 uniform vec2 u_size;
@@ -48,7 +50,8 @@ layout(std140, binding = 0) uniform Draw {{
 }};
 """
 
-HELPERS = f"const int SCISSOR_EXCLUDE = {SCISSOR_EXCLUDE}, SCISSOR_INCLUDE = {SCISSOR_INCLUDE};\n" + """
+HELPERS = (f"const int SCISSOR_EXCLUDE = {SCISSOR_EXCLUDE}, SCISSOR_INCLUDE = {SCISSOR_INCLUDE};\n"
+           f"const int SIBLING_FLOATS = {SIBLING_FLOATS};\n") + """
 layout(std430, binding = 1) readonly buffer Triangles { float tri[]; };
 out vec4 o_color;
 
@@ -58,7 +61,8 @@ dvec3 g_e;           // edge values E0 E1 E2 (E_i: the edge opposite vertex i)
 double g_inv_den;    // 1 / sum(E_i / w_i)
 int g_base;          // first float of this triangle in tri[]
 
-double vtx(int j, int k) { return double(tri[g_base + 24 * j + k]); }
+double vtx_at(int base, int j, int k) { return double(tri[base + 24 * j + k]); }
+double vtx(int j, int k) { return vtx_at(g_base, j, k); }
 
 void setup_barycentrics() {
     g_base = gl_PrimitiveID * 72;
@@ -89,26 +93,40 @@ float varying_at(int column) {  // column of picaemu.geometry.output_map minus 4
 // neighbours are evaluated from their edge values.
 uniform vec2 u_size;
 
-bool fragment_at(ivec2 d, int scissor_mode, out dvec3 e) {  // rasterizer._scan's coverage of pixel + d
-    ivec2 p = ivec2(gl_FragCoord.xy) + d;
-    e = dvec3(0.0LF);
-    if (any(lessThan(p, ivec2(0))) || any(greaterThanEqual(p, ivec2(u_size)))) return false;
-    bool inside = all(greaterThanEqual(p, u_scissor.xy)) && all(lessThanEqual(p, u_scissor.zw));
-    if ((scissor_mode == SCISSOR_EXCLUDE && inside) || (scissor_mode == SCISSOR_INCLUDE && !inside)) return false;
-    double px = double(p.x) * 16.0LF + 8.0LF, py = double(p.y) * 16.0LF + 8.0LF;
+bool covers(int base, dvec2 p, out dvec3 e) {  // rasterizer._scan's coverage of sample p by triangle base
     for (int i = 0; i < 3; i++) {
         int a = (i + 1) % 3, b = (i + 2) % 3;
-        double ax = vtx(a, 0) * 16.0, ay = vtx(a, 1) * 16.0;
-        double dx = vtx(b, 0) * 16.0 - ax, dy = vtx(b, 1) * 16.0 - ay;
-        e[i] = dx * (py - ay) - dy * (px - ax);
+        double ax = vtx_at(base, a, 0) * 16.0, ay = vtx_at(base, a, 1) * 16.0;
+        double dx = vtx_at(base, b, 0) * 16.0 - ax, dy = vtx_at(base, b, 1) * 16.0 - ay;
+        e[i] = dx * (p.y - ay) - dy * (p.x - ax);
         if (e[i] + ((dy > 0.0LF || (dy == 0.0LF && dx < 0.0LF)) ? -1.0LF : 0.0LF) < 0.0LF) return false;
     }
     return true;
 }
 
-float varying_with(dvec3 e, int column) {  // varying_at for the fragment of edge values e (rasterizer._emit)
-    precise double den = e[0] * vtx(0, 3) + e[1] * vtx(1, 3) + e[2] * vtx(2, 3);
-    precise double s = e[0] * vtx(0, 4 + column) + e[1] * vtx(1, 4 + column) + e[2] * vtx(2, 4 + column);
+// the software's fragment of this primitive at pixel + d: its edge values e in the window triangle at tri[base]
+// (this one or another that clipping made of the same primitive: the software's neighbour is any fragment with
+// the primitive's number)
+bool fragment_at(ivec2 d, int scissor_mode, out dvec3 e, out int base) {
+    ivec2 p = ivec2(gl_FragCoord.xy) + d;
+    e = dvec3(0.0LF);
+    base = g_base;
+    if (any(lessThan(p, ivec2(0))) || any(greaterThanEqual(p, ivec2(u_size)))) return false;
+    bool inside = all(greaterThanEqual(p, u_scissor.xy)) && all(lessThanEqual(p, u_scissor.zw));
+    if ((scissor_mode == SCISSOR_EXCLUDE && inside) || (scissor_mode == SCISSOR_INCLUDE && !inside)) return false;
+    dvec2 sample_at = dvec2(p) * 16.0LF + 8.0LF;
+    int first = int(vtx(0, SIBLING_FLOATS)), count = int(vtx(0, SIBLING_FLOATS + 1));
+    for (int j = first; j < first + count; j++) {
+        base = j * 72;
+        if (covers(base, sample_at, e)) return true;
+    }
+    return false;
+}
+
+float varying_with(dvec3 e, int base, int column) {  // varying_at for the fragment of edge values e (_emit)
+    precise double den = e[0] * vtx_at(base, 0, 3) + e[1] * vtx_at(base, 1, 3) + e[2] * vtx_at(base, 2, 3);
+    precise double s = e[0] * vtx_at(base, 0, 4 + column) + e[1] * vtx_at(base, 1, 4 + column)
+                       + e[2] * vtx_at(base, 2, 4 + column);
     precise double v = s * (1.0LF / den);
     return float(v);
 }
@@ -274,15 +292,17 @@ bool compare(int func, int a, int b) {  // picaemu.fragment.blend.COMPARE
 
 def derivative_function(name: str, value: str) -> str:
     """GLSL ``vec2 {name}(ivec2 axis, int scissor_mode)``: ``picaemu.texture.lod.derivatives`` of the float32 vec2
-    expression ``value`` (written in terms of ``e``, a fragment's edge values, e.g. ``vec2(varying_with(e, 0),
-    varying_with(e, 1))``) along ``axis``: the difference to the next fragment of this triangle, else from the
-    previous one, else 0 — the software's neighbour differences, evaluated at the neighbours' own edge values."""
+    expression ``value`` (written in terms of ``e`` and ``b``, a fragment's edge values and its triangle's first
+    float in ``tri[]``, e.g. ``vec2(varying_with(e, b, 0), varying_with(e, b, 1))``) along ``axis``: the difference
+    to the next fragment of this primitive, else from the previous one, else 0 — the software's neighbour
+    differences, evaluated at the neighbours' own edge values."""
     return f"""
 vec2 {name}(ivec2 axis, int scissor_mode) {{
     dvec3 e = g_e;
+    int b = g_base;
     vec2 here = {value};
-    if (fragment_at(axis, scissor_mode, e)) {{ precise vec2 d = {value} - here; return d; }}
-    if (fragment_at(-axis, scissor_mode, e)) {{ precise vec2 d = here - {value}; return d; }}
+    if (fragment_at(axis, scissor_mode, e, b)) {{ precise vec2 d = {value} - here; return d; }}
+    if (fragment_at(-axis, scissor_mode, e, b)) {{ precise vec2 d = here - {value}; return d; }}
     return vec2(0.0);
 }}
 """

@@ -17,10 +17,9 @@ software (the blend between two mip levels: numpy promotes ``lod - level`` to fl
 integer parity tests of shift and mirrored repeat, which numpy does in int64, are done in float64 (exact for
 every float32). The LOD's derivatives are the software's (``picaemu.texture.lod.derivatives``: the difference to the
 next fragment of the same primitive, else from the previous one): the neighbours are evaluated from their edge
-values with the rasterizer's coverage rule (``glsl_lib``), not read from GL's helper invocations. Two ways remain
-for a LOD to differ: ``log2`` is llvmpipe's (not correctly rounded), and a clipped primitive's fan triangles
-are separate GL triangles (the software finds a neighbour across their shared edge; GL takes the backward
-difference) — a pixel whose LOD lies at a level boundary may pick the other level.
+values with the rasterizer's coverage rule, in any window triangle of the primitive (``glsl_lib``), not read from
+GL's helper invocations. ``log2`` is llvmpipe's (not correctly rounded): a pixel whose LOD lies at a level
+boundary may pick the other level.
 """
 
 from __future__ import annotations
@@ -234,7 +233,7 @@ def _color(key: ProctexKey, scissor_mode: int) -> list[str]:
 def functions(key: ProctexKey) -> str:
     """The generated GLSL functions ``proctex_lines`` calls (besides ``HELPERS``)."""
     c = key.column
-    return glsl_lib.derivative_function("pt_derivative", f"vec2(varying_with(e, {c}), varying_with(e, {c + 1}))")
+    return glsl_lib.derivative_function("pt_derivative", f"vec2(varying_with(e, b, {c}), varying_with(e, b, {c + 1}))")
 
 
 def proctex_lines(key: ProctexKey, scissor_mode: int) -> list[str]:

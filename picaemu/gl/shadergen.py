@@ -118,6 +118,12 @@ def program_key(ds: DrawState, depth_out: bool, quantize: bool) -> ProgramKey:
         if ds.proctex is not None else None)
 
 
+def takes_derivatives(key: ProgramKey) -> bool:
+    """The program evaluates neighbour fragments for a LOD (a unit that needs one, or the procedural texture's)."""
+    units = any(u is not None and u.needs_lod for u in key.units)
+    return units or (key.proctex is not None and key.proctex.lod_from_derivatives)
+
+
 # ---------------------------------------------------------------------------------------------- uniform values
 FOG_ROWS = 6 + 1 + 3 + 3 + 1 + 1 + 1 + 1 + 64  # 16-byte rows of the std140 block up to the fog LUT
 PROCTEX_ROW = FOG_ROWS + lightgen.LIGHT_ROWS  # then the lighting values
@@ -147,22 +153,22 @@ def uniform_block(ds: DrawState, depth_max: int) -> bytes:
 
 # ---------------------------------------------------------------------------------------------- code
 def _unit_functions(key: UnitKey) -> str:
-    """GLSL ``vec3 coords{u}(dvec3 e)``: the unit's (s, t, face) at a fragment's edge values e
-    (``picaemu.texture.sampler.unit_coords``), and, when the unit needs a LOD, ``vec2 texel_derivative{u}`` of
-    (s W, t H) at level 0 (``glsl_lib.derivative_function``)."""
+    """GLSL ``vec3 coords{u}(dvec3 e, int b)``: the unit's (s, t, face) at a fragment's edge values e in the
+    triangle at ``tri[b]`` (``picaemu.texture.sampler.unit_coords``), and, when the unit needs a LOD,
+    ``vec2 texel_derivative{u}`` of (s W, t H) at level 0 (``glsl_lib.derivative_function``)."""
     u, c = key.unit, key.column
-    uv = f"vec2(varying_with(e, {c}), varying_with(e, {c + 1}))"
+    uv = f"vec2(varying_with(e, b, {c}), varying_with(e, b, {c + 1}))"
     if key.cube:
-        body = f"return cube_coords(vec3({uv}, varying_with(e, {TC0W_COLUMN})));"
+        body = f"return cube_coords(vec3({uv}, varying_with(e, b, {TC0W_COLUMN})));"
     elif key.projection:
-        body = (f"vec2 uv = {uv}; float pw = varying_with(e, {TC0W_COLUMN});\n"
+        body = (f"vec2 uv = {uv}; float pw = varying_with(e, b, {TC0W_COLUMN});\n"
                 "    return vec3(nan_to_num(uv.x / pw), nan_to_num(uv.y / pw), 0.0);")
     else:
         body = f"return vec3({uv}, 0.0);"
-    text = f"\nvec3 coords{u}(dvec3 e) {{\n    {body}\n}}\n"
+    text = f"\nvec3 coords{u}(dvec3 e, int b) {{\n    {body}\n}}\n"
     if key.needs_lod:
         text += glsl_lib.derivative_function(f"texel_derivative{u}",
-                                             f"coords{u}(e).xy * vec2(textureSize(tex{u}, 0).xy)")
+                                             f"coords{u}(e, b).xy * vec2(textureSize(tex{u}, 0).xy)")
     return text
 
 
@@ -170,7 +176,7 @@ def _sample(key: UnitKey, scissor_mode: int) -> list[str]:
     """GLSL lines that set ``ivec4 s_tex{u}`` (picaemu.texture.sampler.sample / _mip_sample)."""
     u = key.unit
     args = f"face{u}, st{u}, %s, {key.wrap_s}, {key.wrap_t}, u_border[{u}]"
-    lines = [f"vec3 cf{u} = coords{u}(g_e);", f"vec2 st{u} = cf{u}.xy; int face{u} = int(cf{u}.z);"]
+    lines = [f"vec3 cf{u} = coords{u}(g_e, g_base);", f"vec2 st{u} = cf{u}.xy; int face{u} = int(cf{u}.z);"]
     if key.shadow:
         return lines + _shadow_lookup(key)
     if not key.needs_lod:
