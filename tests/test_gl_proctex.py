@@ -1,11 +1,11 @@
 """The procedural texture in generated GLSL (picaemu.gl.proctexgen) against the software unit
-(picaemu.texture.proctex): random configurations — every clamp mode, mapping function and shift, noise on and
-off with random amplitude, phase and frequency, separate alpha, all six filters with random LOD bias and range,
-random noise / map / color tables — on a perspective-correct mesh whose coordinates are not affine in the
-pixel (so the LOD varies per fragment) and run past [0, 1] on both sides; odd seeds draw the mesh past the
-viewport, so that clipping cuts it into fans. Each image is rendered by both
-pipelines; GL must render the draw itself (no fallback) and stay within 2 levels on >= 99.5 % of the pixels (the
-figures are printed: run with -s). Needs EGL (skips like test_gl.py).
+(picaemu.texture.proctex): random configurations — every clamp mode, mapping function and shift, noise on and off
+with random amplitude, phase and frequency, separate alpha, all six filters with random LOD bias and range, random
+noise / map / color tables — on a perspective-correct mesh whose coordinates are not affine in the pixel (so the LOD
+varies per fragment) and run past [0, 1] on both sides; odd seeds draw the mesh past the viewport, so that clipping
+cuts it into fans; half the seeds set a scissor box (exclude or include). Each image is rendered by both pipelines;
+GL must render the draw itself (no fallback) and stay within 2 levels on >= 99.5 % of the pixels (the figures are
+printed: run with -s). Needs EGL (skips like test_gl.py).
 """
 
 from __future__ import annotations
@@ -85,6 +85,10 @@ def random_state(seed: int) -> tuple[GpuState, float]:
     st.proctex_luts[4] = (color[:256] << np.array([0, 8, 16, 24])).sum(axis=1).astype(np.uint32)
     half = ((color[1:] - color[:-1]) // 2) & 0xFF
     st.proctex_luts[5] = (half << np.array([0, 8, 16, 24])).sum(axis=1).astype(np.uint32)
+    if seed % 4 >= 2:  # a scissor box (exclude or include): the LOD's neighbours stop at its edges
+        put(st, "SCISSORTEST_MODE", mode=1 if seed % 4 == 2 else 3)
+        put(st, "SCISSORTEST_POS", x1=20, y1=30)
+        put(st, "SCISSORTEST_DIM", x2=70, y2=61)
     ProctexState.from_state(st)  # a valid configuration (raises on a color table past its end)
     return st, rng.uniform(0.8, 3.0)
 
