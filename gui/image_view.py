@@ -2,7 +2,8 @@
 
 ``set_image(rgb)`` takes (H, W, 3|4) uint8 (copied into a QImage); ``set_overlays(images, rects)`` draws (H, W, 4)
 uint8 RGBA layers and (x, y, w, h) rectangles in image pixels on top. Wheel zooms about the mouse (nearest
-neighbour), left-drag pans, a click emits ``picked(column, row)`` in image pixels (row 0 = top) and marks it.
+neighbour), left-drag pans, a click emits ``picked(column, row)`` in image pixels (row 0 = top) and marks it;
+moving the mouse over the picture emits ``hovered(column, row)``. ``set_zoom(z)`` zooms about the view's centre.
 ``to_qimage`` / ``save_png`` are shared with the other panels.
 """
 
@@ -33,6 +34,7 @@ def save_png(img: np.ndarray, path: str) -> None:
 
 class ImageView(QWidget):
     picked = Signal(int, int)
+    hovered = Signal(int, int)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -126,7 +128,18 @@ class ImageView(QWidget):
         if event.button() == Qt.MouseButton.LeftButton:
             self._drag, self._moved = event.position().toPoint(), False
 
+    def set_zoom(self, zoom: float) -> None:
+        """Zoom to ``zoom`` screen pixels per image pixel about the view's centre (stops refitting on resize)."""
+        self._auto_fit = False
+        new = max(MIN_ZOOM, min(MAX_ZOOM, zoom))
+        centre = QPointF(self.width() / 2, self.height() / 2)
+        self.offset = centre - (centre - self.offset) * (new / self.zoom)
+        self.zoom = new
+        self.update()
+
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._drag is None and (where := self.image_pos(event.position())) is not None:
+            self.hovered.emit(*where)
         if self._drag is not None:
             delta = event.position().toPoint() - self._drag
             if delta.manhattanLength() > 2 or self._moved:

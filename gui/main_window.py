@@ -15,6 +15,7 @@ import os
 from functools import partial
 from pathlib import Path
 
+from picaemu.gui.inspectors import Inspectors
 from picaemu.gui.panels.breakpoints import BreakpointPanel
 from picaemu.gui.panels.commands import CommandPanel
 from picaemu.gui.panels.console import ConsolePanel
@@ -101,6 +102,7 @@ class MainWindow(QMainWindow):
         self.mesh, self.stats, self.breakpoints = MeshPanel(), StatsPanel(), BreakpointPanel()
         self.draws, self.pipeline_state, self.console = DrawsPanel(), PipelineStatePanel(), ConsolePanel()
         self.edit_replay = EditReplayPanel()
+        self.inspectors = Inspectors(self)  # the Surface and Fragment docks
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("Command stream", self.commands, left)
@@ -108,13 +110,15 @@ class MainWindow(QMainWindow):
         self._dock("Registers", self.registers, right)
         self._dock("Textures", self.textures, right)
         self._dock("Pipeline state", self.pipeline_state, right)
-        bottom_docks = (("Draws", self.draws), ("Pixel history", self.history), ("Shader", self.shader),
-                        ("Mesh", self.mesh), ("Statistics", self.stats), ("Python", self.console),
-                        ("Edit and replay", self.edit_replay))
+        self._dock("Surface", self.inspectors.surface, right)
+        bottom_docks = (("Draws", self.draws), ("Pixel history", self.history), ("Fragment", self.inspectors.fragment),
+                        ("Shader", self.shader), ("Mesh", self.mesh), ("Statistics", self.stats),
+                        ("Python", self.console), ("Edit and replay", self.edit_replay))
         for title, w in bottom_docks:
             self._dock(title, w, bottom)
         self.tabifyDockWidget(self.docks["Registers"], self.docks["Textures"])
-        self.tabifyDockWidget(self.docks["Registers"], self.docks["Pipeline state"])
+        for title in ("Pipeline state", "Surface"):
+            self.tabifyDockWidget(self.docks["Registers"], self.docks[title])
         for title, _ in bottom_docks[1:]:
             self.tabifyDockWidget(self.docks["Draws"], self.docks[title])
         self.docks["Registers"].raise_()
@@ -130,6 +134,7 @@ class MainWindow(QMainWindow):
         self.framebuffer.overlays_wanted.connect(self._request_probe)
         self.framebuffer.backend_diff_wanted.connect(self._request_backend_diff)
         self.textures.wanted.connect(self._request_texture)
+        self.inspectors.connect()
         self.shader.wanted.connect(self._shader_request)
         self.breakpoints.changed.connect(self._save_breakpoints)
         self.registers.edit_wanted.connect(self._propose_edit)
@@ -360,7 +365,7 @@ class MainWindow(QMainWindow):
 
     # -- results -----------------------------------------------------------------------------------------
     def _on_result(self, result: JobResult) -> None:
-        if result.stale:
+        if result.stale or self.inspectors.handle(result):
             return
         if result.error is not None:
             self._failed(result)
@@ -480,6 +485,7 @@ class MainWindow(QMainWindow):
 
     def _got_pipeline_state(self, result: JobResult) -> None:
         self.pipeline_state.show_state(*result.value)
+        self.inspectors.show_state(result.value[1])
 
     def _got_history(self, result: JobResult) -> None:
         where = self.snapshot.cursor.text() if self.snapshot is not None else ""

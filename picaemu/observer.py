@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from picaemu.geometry.vertex_loader import VertexBatch
+    from picaemu.raster.fragments import Fragments
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,34 @@ class StageObserver:
       order, variable-mode primitive sizes, outputs (M, 16, 4) of every EMIT and triangles (T, 3) into them;
     - ``on_triangles(call, assembled, clipped)``: (T, 3, C) vertices of the assembled triangles (quaternions
       aligned) and (T', 3, C) after clipping, C = the output map's columns (position first).
+
+    Fragment hooks, made only for an observer that asks (``fragment_values = True``; the color path's values are
+    per fragment, so an observer that watches vertices does not pay for them). They carry no ``call``: they belong
+    to the draw whose ``on_triangles`` came last. Per chunk of shaded fragments, in this order:
+
+    - ``on_shade_begin(frags)``: the ``Fragments`` (F rows) the following shading hooks describe, row for row;
+    - ``on_texture(unit, st, lod, texels)``: a texture unit 0-2 the TEV or lighting reads: (F, 2) float32 2D
+      coordinates as the sampler uses them (after the projective divide; a cube face's s, t), (F,) float32 level
+      of detail (None when the unit's filtering needs none) and (F, 4) uint8 texels;
+    - ``on_lighting(primary, secondary)``: fragment lighting's two colors, (F, 4) uint8 each (when the TEV reads
+      them);
+    - ``on_tev_stage(stage, rgb, alpha, output, buffer)``: TEV stage 0-5 (every stage, pass-through ones
+      included): its three RGB operands after the operand modifier (3, F, 3) uint8, its three alpha operands
+      (3, F) uint8 (slots the combine op does not read repeat slot 0's value; none for dot3 RGBA: (0, F)), its
+      output (F, 4) uint8 and the combiner buffer it reads as "previous buffer" (F, 4) uint8;
+    - ``on_fog(factor, color)``: the fog factor (F,) float32 (1 = no fog; None when fog is off) and the color
+      after fog (F, 4) uint8 (the color the alpha test sees).
+
+    With ``fragment_tests = True`` the pipeline runs the recorded fragment pass (fragment by fragment, same
+    results) and calls ``on_depth_stencil(pixels, depth, stored_depth, stored_stencil, stencil_pass,
+    depth_pass)`` per chunk of a draw that reads the depth/stencil buffer, for the fragments that reached the tests
+    in rasterization order: tiled pixel indices (L,) int64 (``picaemu.fragment.framebuffer.pixel_index``), fragment
+    depth quantized to the buffer (L,) uint32, the buffer's depth (L,) uint32 and stencil (L,) uint8 each was
+    tested against, and the two tests' outcomes (L,) bool.
     """
+
+    fragment_values = False
+    fragment_tests = False
 
     def on_vertices(self, call: DrawCall, batch: VertexBatch) -> None:
         return None
@@ -93,5 +121,25 @@ class StageObserver:
         return None
 
     def on_triangles(self, call: DrawCall, assembled: np.ndarray, clipped: np.ndarray) -> None:
+        return None
+
+    def on_shade_begin(self, frags: Fragments) -> None:
+        return None
+
+    def on_texture(self, unit: int, st: np.ndarray, lod: np.ndarray | None, texels: np.ndarray) -> None:
+        return None
+
+    def on_lighting(self, primary: np.ndarray, secondary: np.ndarray) -> None:
+        return None
+
+    def on_tev_stage(self, stage: int, rgb: np.ndarray, alpha: np.ndarray, output: np.ndarray,
+                     buffer: np.ndarray) -> None:
+        return None
+
+    def on_fog(self, factor: np.ndarray | None, color: np.ndarray) -> None:
+        return None
+
+    def on_depth_stencil(self, pixels: np.ndarray, depth: np.ndarray, stored_depth: np.ndarray,
+                         stored_stencil: np.ndarray, stencil_pass: np.ndarray, depth_pass: np.ndarray) -> None:
         return None
 

@@ -27,11 +27,14 @@ Memory: the first ``Pipeline`` tunes glibc's allocator so that each draw's large
 of faulting fresh ones in (``picaemu.allocator``; values unchanged).
 
 Observation: ``pipeline.stage_observer`` (``picaemu.observer.StageObserver``) sees the loader's vertices, the shader
-outputs, the geometry shader's inputs and outputs and the triangles before and after clipping; without one the
-pipeline makes no call and no copy. ``Pipeline(fragment_observer=f)`` calls ``f(call, FragmentFates)`` once per
-draw that reaches the rasterizer (possibly with no fragments), with every rasterized fragment (scissor-rejected
-ones included), its ``fragment_ops.Fate``, TEV output and its pixel's color before and after it, as the compiled
-pass recorded them (``fragment_ops.FragmentLog``); without an observer none of that is computed (docs/render.md).
+outputs, the geometry shader's inputs and outputs, the triangles before and after clipping, and per shaded
+fragment (when it asks: ``fragment_values``) the texture lookups, lighting, every TEV stage and fog and
+(``fragment_tests``) the depth and stencil tests' values, as the compiled fragment pass recorded them; without one
+the pipeline makes no call and no copy. ``Pipeline(fragment_observer=f)`` calls ``f(call, FragmentFates)`` once
+per draw that reaches the rasterizer (possibly with no fragments), with every rasterized fragment
+(scissor-rejected ones included), its ``fragment_ops.Fate``, TEV output and its pixel's color before and after it,
+as the compiled pass recorded them (``fragment_ops.FragmentLog``); without an observer none of that is computed
+(docs/render.md).
 """
 
 from __future__ import annotations
@@ -125,11 +128,13 @@ class Recording(NamedTuple):
 
 
 class ColorStages(Protocol):
-    """Fragment coloring seam: shade -> (F, 4) uint8 (adding ``texels_fetched`` to ``counters``), alpha test ->
+    """Fragment coloring seam: shade -> (F, 4) uint8 (adding ``texels_fetched`` to ``counters``; reporting to a
+    stage ``observer``'s fragment hooks when one is given, and the pipeline passes one only then), alpha test ->
     (F,) bool, and the blend / logic op as data, ``blend_program() -> picaemu.fragment.blend.BlendProgram``, which
     the compiled fragment operations (``picaemu.fragment.ops``) apply."""
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict) -> np.ndarray: ...
+    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict,
+              observer: StageObserver | None = None) -> np.ndarray: ...
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray: ...
 
@@ -145,7 +150,8 @@ def primary_color_u8(frags: Fragments) -> np.ndarray:
 class PrimaryColorStages:
     """Color = interpolated primary color; no alpha test; the source replaces the destination."""
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None) -> np.ndarray:
+    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None,
+              observer: StageObserver | None = None) -> np.ndarray:
         return primary_color_u8(frags)
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray:
@@ -163,8 +169,9 @@ class ShadingColorStages:
     sstate: shading.ShadingState
     program: BlendProgram
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None) -> np.ndarray:
-        return shading.shade(self.sstate, frags, memory, counters=counters)
+    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None,
+              observer: StageObserver | None = None) -> np.ndarray:
+        return shading.shade(self.sstate, frags, memory, counters, observer)
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray:
         return shading.alpha_test(self.sstate, color)
@@ -198,6 +205,16 @@ def _extent(x, y):  # pragma: no cover - compiled
             x_lo, x_hi = min(x_lo, x[t, k]), max(x_hi, x[t, k])
             y_lo, y_hi = min(y_lo, y[t, k]), max(y_hi, y[t, k])
     return x_lo, x_hi, y_lo, y_hi
+
+
+def _report_tests(observer: StageObserver, log: FragmentLog, fb: fbm.FramebufferState, x: np.ndarray,
+                  y: np.ndarray, depth: np.ndarray) -> None:
+    """``observer.on_depth_stencil`` with the fragments of ``log`` that reached the depth/stencil tests, in order."""
+    reached = np.flatnonzero((log.fate == Fate.STENCIL) | (log.fate == Fate.DEPTH) | (log.fate == Fate.WRITTEN))
+    fate = log.fate[reached]
+    observer.on_depth_stencil(fbm.pixel_index(x[reached], y[reached], fb.width, fb.height, fb.flipped),
+                              fbm.quantize_depth(depth[reached], fb.depth_format), log.stored_depth[reached],
+                              log.stored_stencil[reached], fate != Fate.STENCIL, fate == Fate.WRITTEN)
 
 
 def default_color_stages(ds: DrawState) -> ColorStages:
@@ -335,8 +352,12 @@ class Pipeline:
     def _fragment_ops(self, ds: DrawState, stages: ColorStages, memory: PhysicalMemory, fb: fbm.FramebufferState,
                       frags: Fragments, stats: dict, recording: Recording | None = None) -> None:
         """Shade, then shadow-map write or alpha test + per-fragment operations. With a ``Recording`` (the observed
-        path) the operations run over the whole chunk, its log marking what the scissor and alpha test killed."""
-        color = stages.shade(frags, memory, stats)
+        path) the operations run over the whole chunk, its log marking what the scissor and alpha test killed. A
+        stage observer that asks (``fragment_values`` / ``fragment_tests``) gets the shading hooks, and each
+        fragment's depth/stencil test values from the recorded pass (``_report_tests``)."""
+        observer = self.stage_observer
+        values = observer is not None and observer.fragment_values
+        color = stages.shade(frags, memory, stats, observer) if values else stages.shade(frags, memory, stats)
         if recording is not None:
             recording.tev[recording.kept] = color
         if ds.shadow is not None:
@@ -355,6 +376,12 @@ class Pipeline:
             x, y, depth, color = x[keep], y[keep], depth[keep], color[keep]
         if len(x) == 0:
             return
+        tests = (observer is not None and observer.fragment_tests
+                 and ds.depth_stencil.uses_depth_buffer(fb.depth_format))
+        if tests and log is None:
+            log = FragmentLog.start(np.zeros(len(x), np.uint8))
         prog = stages.blend_program()  # the draw state's plan serves the draw state's own program
         plan = ds.fragment_ops if prog is ds.blend_program else None
         fragment_ops.resolve(memory, fb, ds.depth_stencil, prog, x, y, depth, color, stats, log, plan)
+        if tests:
+            _report_tests(observer, log, fb, x, y, depth)

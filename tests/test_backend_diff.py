@@ -1,7 +1,7 @@
-"""The debugger's GL-beside-software answer (picaemu.debug.backend_diff): the engine (a lit draw GL renders, a
-procedural-texture draw it hands back, the replay left as the software reference), and the CLI (``diff-backends
---draw``); the framebuffer panel's toggle is tested in tests/test_gui_backend_diff.py. GL parts skip without EGL
-like tests/test_gl.py."""
+"""The debugger's GL-beside-software answer (picaemu.debug.backend_diff): the engine (a lit draw and a
+procedural-texture draw GL renders, a draw it hands back, the replay left as the software reference), and the CLI
+(``diff-backends --draw``); the framebuffer panel's toggle is tested in tests/test_gui_backend_diff.py. GL parts
+skip without EGL like tests/test_gl.py."""
 
 from __future__ import annotations
 
@@ -44,11 +44,34 @@ def test_lit_draw_rendered_by_gl_equals_software() -> None:
 
 
 @needs_egl
-def test_fallback_draw_is_named() -> None:
+def test_proctex_draw_rendered_by_gl() -> None:
     replay = picaemu.open(CAPTURES / "proctex.pica")
     d = replay.debugger.backend_diff(0)
-    assert d.fallback is not None and d.fallback.startswith("procedural texture")
-    assert "handed it to the software pipeline" in d.summary()
+    assert d.fallback is None and d.figures.max_error == 0 and np.array_equal(d.gl, d.software)
+
+
+@needs_egl
+def test_fallback_draw_is_named(tmp_path: Path) -> None:
+    """A draw whose logic op reads a color buffer with reads disabled: GL hands it back, the summary says so."""
+    from picaemu.formats import pica
+
+    from picaemu.builder import CaptureBuilder
+    from samples._common import color_frame
+
+    b = CaptureBuilder(name="reads_disabled")
+    color_frame(b, (0x30, 0x60, 0x90, 0xFF))
+    b.set("COLORBUFFER_READ", enable=0)
+    b.set("LOGIC_OP", op="xor")
+    b.vertices([np.array([[200, 210, 0.5, 1], [80, 30, 0.5, 1], [320, 30, 0.5, 1]], np.float32),
+                np.array([[1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1]], np.float32)])
+    b.draw(3)
+    b.end_frame()
+    path = tmp_path / "reads_disabled.pica"
+    pica.write(path, b.capture())
+    replay = picaemu.open(path)
+    d = replay.debugger.backend_diff(0)
+    assert d.fallback is not None and d.fallback.startswith("buffer reads disabled")
+    assert "handed it to the software pipeline" in d.summary() and np.array_equal(d.gl, d.software)
 
 
 @needs_egl

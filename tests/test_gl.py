@@ -24,7 +24,8 @@ import picaemu.errors
 import picaemu.replay
 from picaemu.errors import BackendUnavailable
 from picaemu.gl.compare import LEVELS, compare, difference_image
-from picaemu.regs.blocks.fragops import BLEND_EQUATIONS
+from picaemu.regs import id_of
+from picaemu.regs.blocks.fragops import BLEND_EQUATIONS, LOGIC_OPS
 
 REPO = Path(__file__).resolve().parent.parent
 CAPTURES = sorted((REPO / "samples" / "captures").glob("*.pica"))
@@ -101,13 +102,51 @@ def test_gl_renders_textured_scene_exactly() -> None:
 
 
 @needs_egl
-@pytest.mark.parametrize(("name", "rule"), [("proctex", "procedural texture")])
-def test_fallback_is_named(name: str, rule: str, caplog: pytest.LogCaptureFixture) -> None:
-    replay = picaemu.open(REPO / "samples" / "captures" / f"{name}.pica", checkpoints=False, backend="gl")
+def test_proctex_renders_in_gl() -> None:
+    """The procedural-texture sample: GL renders its draw (picaemu.gl.proctexgen), no fallback."""
+    replay = picaemu.open(REPO / "samples" / "captures" / "proctex.pica", checkpoints=False, backend="gl")
     replay.run()
-    assert replay.pipeline.gl_draws == 0
-    assert [r for r in replay.pipeline.fallbacks if r.startswith(rule)]
-    assert any(rule in rec.getMessage() and "software pipeline" in rec.getMessage() for rec in caplog.records)
+    assert replay.pipeline.gl_draws == 1 and not replay.pipeline.fallbacks
+
+
+@needs_egl
+def test_fallback_is_named(caplog: pytest.LogCaptureFixture) -> None:
+    """A draw using a rule GL cannot express (a logic op reading a color buffer whose reads are disabled) runs in
+    the software pipeline, named once in the log and counted; its pixels are the software's."""
+    from picaemu.draw import DrawCall, DrawKind
+    from picaemu.fragment.framebuffer import FramebufferState, read_color_image
+    from picaemu.gl.backend import GLPipeline
+    from picaemu.memory import PhysicalMemory
+    from picaemu.pipeline import Pipeline
+    from tests.test_lighting_golden import COLOR_ADDR, VBO, base_state, identity_vs, put, quad_vertices
+
+    def draw(pipeline: Pipeline) -> np.ndarray:
+        st = base_state((8, 9, 10, 11), None)  # o1 = the quad's second attribute as the vertex color
+        put(st, "TEXENV0_SOURCE", rgb_src0=0, alpha_src0=0)
+        put(st, "COLORBUFFER_READ", enable=0)
+        st.regs[id_of("LOGIC_OP")] = 0
+        put(st, "LOGIC_OP", op=next(c for c, n in LOGIC_OPS.items() if n == "xor"))  # reads the destination
+        vertices = quad_vertices()
+        fb = FramebufferState.from_regs(st.regs)
+        mem = PhysicalMemory()
+        mem.write(COLOR_ADDR, bytes(range(256)) * (fb.width * fb.height * 4 // 256))
+        mem.write(VBO, vertices.tobytes())
+        put(st, "NUMVERTICES", count=len(vertices))
+        put(st, "PRIMITIVE_CONFIG", topology=0)
+        for index in range(2):
+            pipeline.draw(DrawCall(index, DrawKind.ARRAYS, st, mem))
+        if hasattr(pipeline, "sync"):
+            pipeline.sync()
+        return read_color_image(mem, fb)
+
+    software = draw(Pipeline(vertex_shader=identity_vs))
+    gl_pipe = GLPipeline(vertex_shader=identity_vs)
+    gl = draw(gl_pipe)
+    rule = "buffer reads disabled"
+    assert gl_pipe.gl_draws == 0 and [n for n, c in gl_pipe.fallbacks.items() if n.startswith(rule) and c == 2]
+    named = [r for r in caplog.records if rule in r.getMessage() and "software pipeline" in r.getMessage()]
+    assert len(named) == 1 and "draw #0" in named[0].getMessage()
+    assert np.array_equal(software, gl)
 
 
 @needs_egl
@@ -127,6 +166,10 @@ def test_min_max_with_factors_falls_back() -> None:
     plain = dataclasses.replace(ds, blend=dataclasses.replace(ds.blend, blending=True, rgb_equation=minimum,
                                                               rgb_src=1, rgb_dst=1))
     assert rules.fallback_reason(plain) is None  # min/max of the plain colors: GL's own
+    gas_fog = dataclasses.replace(ds, fog=dataclasses.replace(ds.fog, mode="gas"))
+    assert rules.fallback_reason(gas_fog).startswith("gas mode")  # the software pipeline raises its error
+    gas_ops = dataclasses.replace(ds, blend=dataclasses.replace(ds.blend, fragment_mode="gas accumulation"))
+    assert rules.fallback_reason(gas_ops).startswith("gas mode")
 
 
 class _Spy:

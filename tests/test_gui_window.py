@@ -163,9 +163,11 @@ def test_exact_fates_history_and_fail_overlays(qtbot, qtmodeltester, window: Mai
         qtbot.waitUntil(lambda w=want: [(f.draw, f.fate) for f in hist.model.rows] == w, timeout=WAIT_MS)
         assert [hist.model.index(r, FATE_COLUMN).data() for r in range(len(want))] == [f for _, f in want]
         if pixel == (100, 110):  # A wrote red; B and C, killed there, found it and left it
-            before = [hist.model.index(r, FATE_COLUMN + 1).data() for r in range(3)]
-            assert before[1:] == ["(255, 0, 0, 255)"] * 2 and hist.model.index(0, FATE_COLUMN + 2).data() == \
-                "(255, 0, 0, 255)"
+            from picaemu.gui.panels.pixel_history import HEADERS
+
+            before = [hist.model.index(r, HEADERS.index("Color before")).data() for r in range(3)]
+            assert before[1:] == ["(255, 0, 0, 255)"] * 2 and hist.model.index(0, HEADERS.index("Written")).data() \
+                == "(255, 0, 0, 255)"
             hist.view.resizeColumnsToContents()
             hist.resize(1400, 160)
             hist.grab().save(str(tmp_path / "pixel_history_before_after.png"))

@@ -11,6 +11,7 @@ from typing import Any
 from picaemu.gui.models.headers import NodeTree
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QTreeView
 
 Index = QModelIndex | QPersistentModelIndex
 CHANGED = QBrush(QColor(255, 236, 160))
@@ -76,3 +77,12 @@ class StateTreeModel(NodeTree, QAbstractItemModel):
         if index.column() == 0:
             return node.key
         return node.text
+
+
+def tree_view(model: StateTreeModel, key_width: int) -> QTreeView:
+    """A tree view over ``model`` with uniform rows and a first column ``key_width`` pixels wide."""
+    view = QTreeView()
+    view.setModel(model)
+    view.setUniformRowHeights(True)
+    view.setColumnWidth(0, key_width)
+    return view

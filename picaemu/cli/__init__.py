@@ -115,7 +115,7 @@ def main() -> None:
 def _register() -> None:
     from picaemu.cli.batch import batch
     from picaemu.cli.convert import convert
-    from picaemu.cli.debug import dump, history, mesh, state, trace
+    from picaemu.cli.debug import dump, fragment, history, mesh, state, trace
     from picaemu.cli.decode import decode
     from picaemu.cli.diff_backends import diff_backends
     from picaemu.cli.diff_images import diff_images
@@ -125,10 +125,11 @@ def _register() -> None:
     from picaemu.cli.render import render
     from picaemu.cli.shader import shader
     from picaemu.cli.stats import stats
+    from picaemu.cli.surface import surface
     from picaemu.cli.texture import texture
 
-    for command in (batch, convert, decode, diff_backends, diff_images, dump, gui, history, mesh, record,
-                    regs_command, render, shader, state, stats, texture, trace):
+    for command in (batch, convert, decode, diff_backends, diff_images, dump, fragment, gui, history, mesh, record,
+                    regs_command, render, shader, state, stats, surface, texture, trace):
         main.add_command(command)
 
 

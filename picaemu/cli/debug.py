@@ -1,6 +1,7 @@
 """The debugger's answers on the command line, over the same engine the GUI uses (``picaemu.debug.api``):
 
 - ``picaemu history CAPTURE --pixel X,Y [--frame N] [--json]``: every fragment at a pixel;
+- ``picaemu fragment CAPTURE --draw N --pixel X,Y [--index K] [--json]``: one fragment stage by stage;
 - ``picaemu state CAPTURE --draw N [--diff M] [--json] [--shader vs|gs]``: every stage's decoded state, or what
   changed, or the program a unit runs as re-assemblable source;
 - ``picaemu mesh CAPTURE --draw N --stage input|vs|gs|clipped [--csv]``: vertices at a stage;
@@ -24,6 +25,7 @@ from picaemu import replay as rp
 from picaemu.cli.common import examples, exclusive, reports_errors
 from picaemu.command.listing import UniformUploads, packet_text
 from picaemu.debug.api import STAGES, UNITS
+from picaemu.debug.fragment import report_lines
 from picaemu.errors import PicaError
 
 CAPTURE = click.argument("capture", type=click.Path(exists=True, path_type=Path))
@@ -59,10 +61,13 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
         _echo_json({"pixel": [x, y], "frame": chosen, "fragments": [f.as_dict() for f in fragments]})
         return
     click.echo(f"pixel ({x}, {y}), frame {chosen}: {len(fragments)} fragment(s)")
+    def num(v: float | None) -> str:
+        return "-" if v is None else f"{v:.6f}"
+
     for f in fragments:
-        depth = "-" if f.depth is None else f"{f.depth:.6f}"
-        click.echo(f"draw {f.draw:5d} prim {f.primitive if f.primitive is not None else '-':>5} depth {depth:>9} "
-                   f"{f.fate:<24} tev {f.tev} {f.color_before} -> {f.color_after}")
+        click.echo(f"draw {f.draw:5d} prim {f.primitive if f.primitive is not None else '-':>5} depth "
+                   f"{num(f.depth):>9} {f.fate:<24} tev {f.tev} color {f.color_before} -> {f.color_after} "
+                   f"depth buffer {num(f.depth_before)} -> {num(f.depth_after)}")
 
 
 @click.command("state", epilog=examples("picaemu state samples/captures/game_cubes_300.pica --draw 4 --diff 3 --json"))
@@ -194,3 +199,26 @@ def dump(capture: Path, as_json: bool) -> None:
                 click.echo(f"    {line}")
     if session.fault is not None:
         raise PicaError(str(session.fault))
+
+
+@click.command("fragment", epilog=examples(
+    "picaemu fragment samples/captures/blending.pica --draw 1 --pixel 100,209 --json"))
+@CAPTURE
+@click.option("--draw", type=int, required=True, help="The draw whose fragment to debug.")
+@click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the color buffer PNG (row 0 = top).")
+@click.option("--index", type=int, default=0, show_default=True,
+              help="Which of the draw's fragments at the pixel (overlapping triangles), in rasterization order.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object (Debugger.debug_fragment's as_dict()).")
+@reports_errors
+def fragment(capture: Path, draw: int, pixel: str, index: int, as_json: bool) -> None:
+    """One fragment stage by stage: texture lookups (s, t, LOD, texel), lighting, each TEV stage's operands,
+    output and combiner buffer, fog, every per-fragment test with the values it compared, and the buffers before
+    and after.
+    """
+    x, y = _pixel(pixel)
+    frag = rp.open(capture).debug_fragment(draw, x, y, index)
+    if as_json:
+        _echo_json(frag.as_dict())
+        return
+    for line in report_lines(frag):
+        click.echo(line)

@@ -31,6 +31,7 @@ from picaemu.color.tev import TevState
 from picaemu.fragment import blend as blend_mod
 from picaemu.fragment.blend import BlendState
 from picaemu.memory import PhysicalMemory
+from picaemu.observer import StageObserver
 from picaemu.raster.fragments import Fragments
 from picaemu.regs import access
 from picaemu.state import GpuState
@@ -104,15 +105,20 @@ def unit_uv(frags: Fragments, coords: str) -> np.ndarray:
 
 
 def sample_unit(ustate: TextureUnitState, frags: Fragments, memory: PhysicalMemory,
-                counters: dict | None = None) -> np.ndarray:
-    """(F, 4) uint8 color of one texture unit, with the per-fragment LOD when the unit's filtering needs it."""
+                counters: dict | None = None, observer: StageObserver | None = None) -> np.ndarray:
+    """(F, 4) uint8 color of one texture unit, with the per-fragment LOD when the unit's filtering needs it;
+    reported to ``observer.on_texture`` when one is given."""
     uv = unit_uv(frags, ustate.coords)
-    lod = None
-    if ustate.enabled and ustate.needs_lod:
+    lod = st = None
+    if observer is not None or (ustate.enabled and ustate.needs_lod):
         _, st, _ = sampler.unit_coords(ustate, uv, frags.texcoord0_w)
+    if ustate.enabled and ustate.needs_lod:
         texel = st * np.array([ustate.width, ustate.height], np.float32)
         lod = lod_mod.compute_lod(frags.x, frags.y, frags.primitive, texel, ustate.lod_bias)
-    return sampler.sample(ustate, uv, frags.texcoord0_w, memory, lod, counters)
+    color = sampler.sample(ustate, uv, frags.texcoord0_w, memory, lod, counters)
+    if observer is not None:
+        observer.on_texture(ustate.unit, st, lod, color)
+    return color
 
 
 def _lighting(sstate: ShadingState, frags: Fragments, textures: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
@@ -180,9 +186,13 @@ def primary_color(frags: Fragments) -> np.ndarray:
     return out
 
 
-def shade(sstate: ShadingState, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None) -> np.ndarray:
-    """(F, 4) uint8 RGBA of every fragment after the six TEV stages and fog (``counters``: module docstring)."""
+def shade(sstate: ShadingState, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None,
+          observer: StageObserver | None = None) -> np.ndarray:
+    """(F, 4) uint8 RGBA of every fragment after the six TEV stages and fog (``counters``: module docstring); an
+    ``observer`` receives the fragment hooks of ``picaemu.observer.StageObserver`` (none are made without one)."""
     n = len(frags)
+    if observer is not None:
+        observer.on_shade_begin(frags)
     used = sstate.tev.sources_used()
     lighting_needed = bool(used & SRC_LIGHTING) and sstate.lighting_enabled
     inputs: dict[int, np.ndarray] = {}
@@ -190,15 +200,20 @@ def shade(sstate: ShadingState, frags: Fragments, memory: PhysicalMemory, counte
     for ustate in sstate.texturing.units:
         code = tev.SRC_TEXTURES[ustate.unit]
         if code in used or (lighting_needed and ustate.enabled):
-            textures[ustate.unit] = inputs[code] = sample_unit(ustate, frags, memory, counters)
+            textures[ustate.unit] = inputs[code] = sample_unit(ustate, frags, memory, counters, observer)
     if tev.SRC_PRIMARY in used:
         inputs[tev.SRC_PRIMARY] = primary_color(frags)
     if used & SRC_LIGHTING:
         inputs.update(_lighting(sstate, frags, textures))
+        if observer is not None:
+            observer.on_lighting(inputs[tev.SRC_LIGHT_PRIMARY], inputs[tev.SRC_LIGHT_SECONDARY])
     if SRC_PROCTEX in used:
         inputs[SRC_PROCTEX] = _proctex(sstate, frags)
-    color = tev.combine(sstate.tev, inputs, n)
-    return fog_mod.apply_fog(sstate.fog, color, frags.depth)
+    color = fog_mod.apply_fog(sstate.fog, tev.combine(sstate.tev, inputs, n, observer), frags.depth)
+    if observer is not None:
+        fogged = sstate.fog.mode == "fog"
+        observer.on_fog(fog_mod.fog_factor(sstate.fog, frags.depth) if fogged else None, color)
+    return color
 
 
 def alpha_test(sstate: ShadingState, color: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -29,6 +30,9 @@ import numpy as np
 from picaemu.errors import UnsupportedFeature
 from picaemu.regs import NUM_REGS, access, id_of
 from picaemu.regs.blocks.tev import ALPHA_OPERANDS, COMBINE_OPS, RGB_OPERANDS, SCALES, TEV_SOURCES
+
+if TYPE_CHECKING:
+    from picaemu.observer import StageObserver
 
 NUM_STAGES = 6
 BUFFER_STAGES = 4  # stages whose output can reach the combiner buffer
@@ -342,14 +346,35 @@ def _filled(color: tuple[int, ...] | np.ndarray, count: int) -> np.ndarray:
     return out
 
 
-def run_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray,
-              count: int) -> np.ndarray:
-    """One stage over ``count`` fragments: (count, 4) uint8."""
-    plan = stage.plan
+def _slot_arrays(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray,
+                 count: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The three (count, 4) uint8 arrays the kernel reads for "RGB" and for "alpha" (unread slots repeat slot 0)."""
     arrays = {}
-    for kind, n in (("RGB", plan.rgb_slots), ("alpha", plan.alpha_slots)):
+    for kind, n in (("RGB", stage.plan.rgb_slots), ("alpha", stage.plan.alpha_slots)):
         got = [_resolve(stage, kind, s, inputs, previous, buffer, count) for s in range(n)]
         arrays[kind] = tuple(got + [got[0] if got else previous] * (3 - len(got)))
+    return arrays
+
+
+def operand_values(stage: TevStage, arrays: dict[str, tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray]:
+    """What the combine function of ``stage`` receives: (3, F, 3) uint8 RGB operands and (3, F) uint8 alpha
+    operands ((0, F) for dot3 RGBA) after the operand modifiers of ``RGB_OPERAND_TABLE`` / ``ALPHA_OPERAND_TABLE``
+    (the kernels apply the same tables inline). For observers only: the stage's output comes from ``run_stage``."""
+    plan = stage.plan
+    rgb = np.stack([np.where(plan.rgb_inv[j], 255 - a[:, plan.rgb_ch[j]], a[:, plan.rgb_ch[j]])
+                    for j, a in enumerate(arrays["RGB"])]).astype(np.uint8)
+    alpha = [np.where(plan.alpha_inv[j], 255 - a[:, plan.alpha_ch[j]], a[:, plan.alpha_ch[j]])
+             for j, a in enumerate(arrays["alpha"])] if plan.alpha_slots else []
+    count = rgb.shape[1]
+    return rgb, np.array(alpha, np.uint8).reshape(len(alpha), count)
+
+
+def run_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray,
+              count: int, arrays: dict[str, tuple[np.ndarray, ...]] | None = None) -> np.ndarray:
+    """One stage over ``count`` fragments: (count, 4) uint8 (``arrays``: its ``_slot_arrays`` when already
+    resolved)."""
+    plan = stage.plan
+    arrays = _slot_arrays(stage, inputs, previous, buffer, count) if arrays is None else arrays
     out = np.empty((count, 4), np.uint8)
     if plan.dot3:  # its own kernel, compiled the first time a draw uses it
         _dot3(arrays["RGB"][0], arrays["RGB"][1], plan.rgb_ch, plan.rgb_inv, stage.rgb_shift,
@@ -360,14 +385,27 @@ def run_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.nd
     return out
 
 
-def combine(tstate: TevState, inputs: Mapping[int, np.ndarray], count: int) -> np.ndarray:
-    """Run all six stages for ``count`` fragments: (count, 4) uint8."""
+def _observed_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray,
+                    count: int, observer: StageObserver) -> np.ndarray:
+    """``run_stage`` (or the pass-through) reporting the stage's operands, output and buffer to ``observer``."""
+    arrays = _slot_arrays(stage, inputs, previous, buffer, count)
+    out = previous if stage.passthrough else run_stage(stage, inputs, previous, buffer, count, arrays)
+    observer.on_tev_stage(stage.index, *operand_values(stage, arrays), out, buffer)
+    return out
+
+
+def combine(tstate: TevState, inputs: Mapping[int, np.ndarray], count: int,
+            observer: StageObserver | None = None) -> np.ndarray:
+    """Run all six stages for ``count`` fragments: (count, 4) uint8; an ``observer`` receives ``on_tev_stage``
+    for each of the six stages (``picaemu.observer.StageObserver``)."""
     previous = np.zeros((count, 4), np.uint8)
     buffer_read = previous
     uses_buffer = SRC_BUFFER in tstate.sources_used()
     buffer_next = _filled(tstate.buffer_color, count) if uses_buffer else previous
     for stage in tstate.stages:
-        if not stage.passthrough:
+        if observer is not None:
+            previous = _observed_stage(stage, inputs, previous, buffer_read, count, observer)
+        elif not stage.passthrough:
             previous = run_stage(stage, inputs, previous, buffer_read, count)
         buffer_read = buffer_next
         if uses_buffer and stage.index < BUFFER_STAGES:

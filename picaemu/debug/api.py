@@ -5,6 +5,7 @@ Receives a ``Replay``; indexes it once (``Session.index``: one rendering pass th
 draw, each draw's register state and window bounds, with the replay's checkpoints) and answers, for any draw:
 
 - ``pixel_history(x, y, frame)``: every fragment at a pixel, in draw order (``PixelFragment``);
+- ``debug_fragment(draw, x, y, index)``: one fragment stage by stage (``picaemu.debug.fragment.FragmentDebug``);
 - ``mesh(draw, stage)``: vertices at a stage of the geometry front end ("input", "vs", "gs", "clipped");
 - ``shader_trace(draw, vertex, unit)``: one vertex (or GS invocation) instruction by instruction;
 - ``pipeline_state(draw)``: every stage's decoded state as plain data (``picaemu.draw_state.DrawState``);
@@ -13,9 +14,11 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
   draw, decoded by the register table;
 - ``texture(draw, unit, level, face)`` and ``surface(address, format, width, height)``: decoded RGBA pictures;
 - ``backend_diff(draw)``: the draw's color buffer from the software pipeline and from the OpenGL backend, with
-  their difference image and figures (``picaemu.debug.backend_diff.BackendDiff``; needs EGL).
+  their difference image and figures (``picaemu.debug.backend_diff.BackendDiff``; needs EGL);
 - ``edit(draw, edits, scope)``: the rest of the draw's frame re-rendered with register / uniform / shader edits
-  made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed).
+  made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed);
+- ``surface_view(address, format, width, height, tiled, after_draw)``: any memory as texture, color or depth
+  pixels with the raw words behind them (``picaemu.debug.surface``).
 
 Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: x = column,
 y = row, row 0 at the top. Calls move the replay (it is left where the last answer was computed).
@@ -31,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from picaemu import draw_state as ds_mod
-from picaemu.debug import probe, state_views
+from picaemu.debug import fragment, probe, state_views
+from picaemu.debug import surface as surface_mod
 from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.edits import Edit
 from picaemu.debug.session import Session
@@ -52,8 +56,9 @@ UNITS = ("vs", "gs")
 class PixelFragment:
     """One fragment at the asked pixel: its draw and primitive, depth (0..1 after the depth map), the TEV output
     (RGBA 0..255, None for fragments the scissor rejected before shading), the color buffer's value before and
-    after it (RGBA 0..255; equal unless the fragment was written with color writes on), and its fate: "written",
-    "scissor", "alpha", "stencil", "depth", or the written variants the probe names (no color write, shadow)."""
+    after it (RGBA 0..255; equal unless the fragment was written with color writes on), the depth buffer's value
+    before and after it (0..1; None when the depth buffer cannot be read), and its fate: "written", "scissor",
+    "alpha", "stencil", "depth", or the written variants the probe names (no color write, shadow)."""
 
     draw: int
     primitive: int | None
@@ -62,6 +67,8 @@ class PixelFragment:
     tev: tuple[int, ...] | None
     color_before: tuple[int, ...]
     color_after: tuple[int, ...]
+    depth_before: float | None = None
+    depth_after: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -122,21 +129,19 @@ class Debugger:
             window = targets[key]
             if window is not None and d.may_cover(window):
                 draws.append((d.index, window))
-        out: list[PixelFragment] = []
-        for draw, window in draws:
-            session.goto(tl.before_draw(draw))
-            current = self._pixel(window)  # what a shadow-map draw (no colors recorded) starts from
-            for f in probe.probe_draw(session, draw, window).fragments:
-                before = f.color_before if f.color_before is not None else current
-                after = f.color_after if f.color_after is not None else before
-                out.append(PixelFragment(draw, f.primitive, f.depth, f.fate, f.tev, before, after))
-                current = after
-        return out
+        return [PixelFragment(draw, f.primitive, f.depth, f.fate, f.tev, f.color_before, f.color_after,
+                              f.depth_before, f.depth_after)
+                for draw, window in draws for f in probe.probe_draw(session, draw, window).fragments]
 
-    def _pixel(self, window: tuple[int, int]) -> tuple[int, ...]:
-        """RGBA of window pixel ``window`` in the color buffer the current registers name."""
-        image = self.session.replay.color_buffer()
-        return tuple(int(v) for v in image[image.shape[0] - 1 - window[1], window[0]])
+    def debug_fragment(self, draw: int, x: int, y: int, index: int = 0) -> fragment.FragmentDebug:
+        """Fragment ``index`` of ``draw`` at PNG pixel (x, y) of the color buffer, stage by stage: texture lookups,
+        lighting, each TEV stage's operands and output, fog, every per-fragment test with its values, the buffers
+        before and after (``picaemu.debug.fragment.FragmentDebug``; ``as_dict()`` for JSON)."""
+        self._draw(draw)
+        window = _window_pixel(self.session.state_at_draw(draw).regs, x, y)
+        if window is None:
+            raise PicaError(f"draw {draw} names no usable color buffer")
+        return fragment.debug_fragment(self.session, draw, window, index)
 
     # -- vertices ----------------------------------------------------------------------------------------
     def mesh(self, draw: int, stage: str = "vs") -> np.ndarray:
@@ -248,6 +253,16 @@ class Debugger:
             raise PicaError(f"unknown texture format {fmt!r}: one of "
                             f"{', '.join(f.name for f in TextureFormat)}") from None
         return decode_texture(self.session.replay.memory, address, width, height, code, level)
+
+    def surface_view(self, address: int, fmt: str, width: int, height: int, tiled: bool = True,
+                     after_draw: int | None = None) -> surface_mod.Surface:
+        """Any memory as a surface (``picaemu.debug.surface.decode_surface``: texture, color or depth formats, any
+        size, tiled or linear) at the replay's current position, or just after draw ``after_draw``."""
+        if after_draw is not None:
+            self._draw(after_draw)
+            self.session.goto(self.session.timeline.after_draw(after_draw))
+        self.session.replay.sync_memory()
+        return surface_mod.decode_surface(self.session.replay.memory, address, fmt, width, height, tiled)
 
     # -- edit and replay -----------------------------------------------------------------------------------
     def edit(self, draw: int, edits: list[Edit | str], scope: str = "from") -> EditResult:

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from picaemu.debug import fragment as fragment_mod
 from picaemu.debug import probe, state_views
+from picaemu.debug import surface as surface_mod
 from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.session import Session
 from picaemu.debug.snapshot import Snapshot, take
@@ -154,3 +156,16 @@ def edit(session: Session, draw: int, edits: tuple[str, ...], scope: str) -> Edi
 def shader_source(session: Session, draw: int, unit: str) -> tuple[int, str, str]:
     """(draw, unit, the program ``unit`` runs at ``draw`` as picasso source)."""
     return draw, unit, state_views.shader_source(session.state_at_draw(draw), unit)
+
+
+def surface(session: Session, cursor: Cursor, request: tuple) -> surface_mod.Surface:
+    """Any memory at ``cursor`` as a surface: ``request`` = (address, format, width, height, tiled)
+    (``picaemu.debug.surface.decode_surface``)."""
+    session.goto(cursor)
+    session.replay.sync_memory()
+    return surface_mod.decode_surface(session.replay.memory, *request)
+
+
+def fragment(session: Session, draw: int, window: tuple[int, int], index: int) -> fragment_mod.FragmentDebug:
+    """Fragment ``index`` of ``draw`` at window pixel ``window`` (``picaemu.debug.fragment.debug_fragment``)."""
+    return fragment_mod.debug_fragment(session, draw, window, index)

@@ -1,5 +1,5 @@
 """Draw probes: re-run one draw from its checkpoint with the pipeline's fragment observer attached and read what the
-compiled fragment pass recorded. Qt-free. Headless replays pay nothing: the observer exists only while a probe runs
+compiled fragment pass recorded. Qt-free. Headless replays pay nothing: the observers exist only while a probe runs
 (STYLE section 8); no stage is wrapped or re-implemented here.
 
 ``probe_draw(session, draw, pixel=None) -> DrawProbe`` moves the session to just before ``draw``'s trigger,
@@ -15,11 +15,15 @@ y = H - 1 - row) it returns:
   covered it; a pixel shows the last primitive that was shaded there);
 - with ``pixel = (x, y)`` in window coordinates (y up), ``fragments``: one ``FragmentRecord`` per rasterized
   fragment of the draw at that pixel, in rasterization order, with its fate and the color buffer's pixel before
-  and after it. Fragments that passed the scissor carry their interpolated inputs and TEV output; scissor-rejected
-  ones carry position, depth, primitive and fate only (the scissor test precedes shading).
+  and after it, as the pass recorded them. Fragments that passed the scissor carry their interpolated inputs and
+  TEV output; scissor-rejected ones carry position, depth, primitive and fate (the scissor test precedes
+  shading). The depth buffer's value before and after each comes from the depth/stencil values the pipeline
+  reports to a ``PixelObserver`` (a ``StageObserver`` with ``fragment_tests``) for each fragment that reached
+  the tests, and from the pixel read before and after the draw; ``observer`` may be a subclass that also watches
+  the pixel's shading (``picaemu.debug.fragment``).
 
 The probe leaves the render target modified; the session is marked dirty and restores on its next move.
-``pixel_history(session, pixel, until)`` probes each draw whose window bounds hold the pixel.
+``pixel_history(session, pixel, until)`` probes each draw whose recorded window bounds hold the pixel.
 """
 
 from __future__ import annotations
@@ -31,10 +35,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from picaemu.debug import state_views
+from picaemu.debug.pixel import PixelObserver, PixelValues, read_pixel
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
+from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment.framebuffer import FramebufferState
 from picaemu.fragment.ops import Fate
 from picaemu.pipeline import FragmentFates, FragmentObserver
@@ -50,8 +56,10 @@ N_FATES = len(Fate)
 class FragmentRecord:
     """One fragment at a pixel. ``code``: its exact ``Fate``; ``fate``: the same as text (``FATE_TEXT``, or
     ``NO_COLOR_TEXT`` / ``SHADOW_TEXT`` for WRITTEN). The shading fields are None for scissor-rejected fragments;
-    ``color_before`` / ``color_after``: the color buffer's pixel (RGBA 0..255) before and after the fragment's turn,
-    as the fragment pass recorded it (None in shadow-map rendering)."""
+    ``blended`` (the color it wrote: blend / logic op under the color write mask, as stored) only for fragments
+    whose color was written. ``color_before`` / ``color_after``: the color buffer's RGBA 0..255 at the pixel around
+    this fragment, as the fragment pass recorded them; ``depth_before`` / ``depth_after``: the depth buffer's value
+    there, 0..1 (None when the depth buffer cannot be read)."""
 
     draw: int
     x: int
@@ -66,14 +74,11 @@ class FragmentRecord:
     texcoord1: tuple[float, ...] | None = None
     texcoord2: tuple[float, ...] | None = None
     tev: tuple[int, ...] | None = None
+    blended: tuple[int, ...] | None = None
     color_before: tuple[int, ...] | None = None
     color_after: tuple[int, ...] | None = None
-
-    @property
-    def blended(self) -> tuple[int, ...] | None:
-        """The color the fragment wrote (blend / logic op under the write mask, as stored), None unless it was
-        written with color writes on."""
-        return self.color_after if self.fate == FATE_TEXT[Fate.WRITTEN] else None
+    depth_before: float | None = None
+    depth_after: float | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,11 @@ class DrawProbe:
     fates: np.ndarray
     fragments: tuple[FragmentRecord, ...] = ()
     stats: dict = field(default_factory=dict)
+
+
+class ProbeMismatch(PicaError):
+    """The fragment observer's fates and the stage observer's depth/stencil tests of a pixel do not line up (a
+    pipeline change broke the probe's assumptions)."""
 
 
 @contextmanager
@@ -109,8 +119,8 @@ def _inside(fb: FramebufferState, x: np.ndarray, y: np.ndarray) -> tuple[np.ndar
 class _Recording:
     """What the fragment observer delivered for the probed draw."""
 
-    def __init__(self, draw: int, fb: FramebufferState) -> None:
-        self.draw, self.fb = draw, fb
+    def __init__(self, draw: int, pixel: tuple[int, int] | None, fb: FramebufferState) -> None:
+        self.draw, self.pixel, self.fb = draw, pixel, fb
         self.call: DrawCall | None = None
         self.fates: FragmentFates | None = None
 
@@ -157,42 +167,87 @@ def _fate_text(code: Fate, fates: FragmentFates) -> str:
     return FATE_TEXT[code]
 
 
-def _records(rec: _Recording, pixel: tuple[int, int] | None) -> tuple[FragmentRecord, ...]:
-    """The pixel's fragments, in order, from the observer's records."""
-    f = rec.fates
+TESTED = frozenset({Fate.STENCIL, Fate.DEPTH, Fate.WRITTEN})  # fates of fragments that reached depth/stencil
+
+
+def _records(rec: _Recording, observer: PixelObserver, start: PixelValues,
+             end: PixelValues) -> tuple[FragmentRecord, ...]:
+    """The pixel's fragments, in order, from the fragment observer's records, with the depth buffer's values."""
+    f, pixel = rec.fates, rec.pixel
     if f is None or pixel is None or f.fragments is None:
         return ()
     fr = f.fragments
     vec = lambda a, i: tuple(float(v) for v in a[i])  # noqa: E731
-    ints = lambda a, i: None if a is None else tuple(int(v) for v in a[i])  # noqa: E731
+    ints = lambda a, i: tuple(int(v) for v in a[i])  # noqa: E731
+    written = f.color_written and not f.shadow
     out = []
     for i in np.flatnonzero((f.x == pixel[0]) & (f.y == pixel[1])):
         code = Fate(int(f.fate[i]))
-        base = FragmentRecord(rec.draw, pixel[0], pixel[1], code, _fate_text(code, f), primitive=int(fr.primitive[i]),
-                              depth=float(fr.depth[i]))
+        r = FragmentRecord(rec.draw, pixel[0], pixel[1], code, _fate_text(code, f), primitive=int(fr.primitive[i]),
+                           depth=float(fr.depth[i]))
         if not f.shadow:
-            base = replace(base, color_before=ints(f.color_before, i), color_after=ints(f.color_after, i))
+            r = replace(r, color_before=ints(f.color_before, i), color_after=ints(f.color_after, i))
+        if code is Fate.WRITTEN and written:
+            r = replace(r, blended=r.color_after)
         if code is not Fate.SCISSOR:
-            base = replace(base, w=float(fr.w[i]), color=vec(fr.color, i), texcoord0=vec(fr.texcoord0, i),
-                           texcoord1=vec(fr.texcoord1, i), texcoord2=vec(fr.texcoord2, i), tev=ints(f.tev, i))
-        out.append(base)
+            r = replace(r, w=float(fr.w[i]), color=vec(fr.color, i), texcoord0=vec(fr.texcoord0, i),
+                        texcoord1=vec(fr.texcoord1, i), texcoord2=vec(fr.texcoord2, i), tev=ints(f.tev, i))
+        out.append(r)
+    return _depth_values(out, rec, observer, start, end)
+
+
+def _depth_values(records: list[FragmentRecord], rec: _Recording, observer: PixelObserver, start: PixelValues,
+                  end: PixelValues) -> tuple[FragmentRecord, ...]:
+    """``records`` with the depth buffer's value before and after each fragment: the stored depths the observer saw
+    at each depth/stencil test (the draw's last ones from the buffer after the draw); colors of a shadow-map draw
+    (not recorded by the pass) from the pixel before and after the draw."""
+    tested = [i for i, r in enumerate(records) if r.code in TESTED] if observer.tests else []
+    if len(tested) != len(observer.tests):
+        raise ProbeMismatch(f"draw {rec.draw} pixel {rec.pixel}: {len(tested)} fragments reached the depth/stencil "
+                            f"tests, the observer saw {len(observer.tests)}")
+    scale = fbm.depth_max(rec.fb.depth_format)
+    stored = {i: observer.tests[k][1] / scale for k, i in enumerate(tested)}
+    depth, out = start.depth, []
+    for i, r in enumerate(records):
+        depth = stored.get(i, depth)
+        after_depth = depth
+        if i in stored:  # the next tested fragment's stored depth, or the buffer after the draw
+            after_depth = next((stored[k] for k in tested if k > i), end.depth)
+        if r.color_before is None:
+            r = replace(r, color_before=start.color, color_after=end.color)
+        out.append(replace(r, depth_before=depth, depth_after=after_depth))
+        depth = after_depth
     return tuple(out)
 
 
-def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None) -> DrawProbe:
-    """Re-run ``draw`` with the fragment observer attached; see the module docstring."""
+def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None,
+               observer: PixelObserver | None = None) -> DrawProbe:
+    """Re-run ``draw`` with the fragment observer attached; see the module docstring (``observer``: the
+    ``PixelObserver`` to attach when probing a pixel; a plain one by default)."""
     tl = session._need_timeline()
     session.goto(tl.before_draw(draw))
-    rec = _Recording(draw, FramebufferState.from_regs(session.state_at_draw(draw).regs))
+    fb = FramebufferState.from_regs(session.state_at_draw(draw).regs)
+    rec = _Recording(draw, pixel, fb)
+    observer = (observer or PixelObserver()) if pixel is not None else None
+    start = None
+    if pixel is not None:
+        session.replay.sync_memory()
+        start = read_pixel(session.replay.memory, fb, pixel)
+        observer.target = int(fbm.pixel_index(np.array([pixel[0]]), np.array([pixel[1]]), fb.width, fb.height,
+                                              fb.flipped)[0])
+    pipeline = session.replay.pipeline
+    previous, pipeline.stage_observer = pipeline.stage_observer, observer
     try:
         with observing(session, rec.on_fates):
             session.advance(tl.after_draw(draw))
     finally:
+        pipeline.stage_observer = previous
         session.mark_dirty()
     stats = dict(rec.call.stats) if rec.call is not None else {}
     fates = rec.fate_counts()
     overdraw = (fates.sum(axis=0, dtype=np.int64) - fates[Fate.SCISSOR]).astype(np.uint16)
-    return DrawProbe(draw, overdraw, _edges(rec.primitives()), fates, _records(rec, pixel), stats)
+    records = () if pixel is None else _records(rec, observer, start, read_pixel(session.replay.memory, fb, pixel))
+    return DrawProbe(draw, overdraw, _edges(rec.primitives()), fates, records, stats)
 
 
 def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:

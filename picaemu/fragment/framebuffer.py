@@ -83,9 +83,15 @@ STENCIL_SHIFT = 24  # D24S8: stencil in bits 31-24 of the pixel word
 
 # ---------------------------------------------------------------------------------------------- addressing
 @numba.njit(cache=True)
+def memory_row(y: int, height: int, flipped: bool) -> int:  # pragma: no cover - compiled
+    """The memory row (counted from the first stored row) that holds window row ``y`` (y up)."""
+    return y if flipped else height - 1 - y
+
+
+@numba.njit(cache=True)
 def tiled_pixel(x: int, y: int, width: int, height: int, flipped: bool) -> int:  # pragma: no cover - compiled
     """Tiled pixel index of window pixel (x, y), y up: 8x8 tiles row-major, Morton order inside a tile."""
-    yy = y if flipped else height - 1 - y
+    yy = memory_row(y, height, flipped)
     tx, ty = x & 7, yy & 7
     morton = (tx & 1) | ((ty & 1) << 1) | ((tx & 2) << 1) | ((ty & 2) << 2) | ((tx & 4) << 2) | ((ty & 4) << 3)
     return ((yy >> 3) * (width >> 3) + (x >> 3)) * TILE_PIXELS + morton

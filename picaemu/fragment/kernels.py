@@ -257,19 +257,21 @@ def color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r
 
 
 @numba.njit(cache=True, error_model="numpy")
-def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fate_of, color_buf, before, after,
-                layout, pk, mask, r0, r1, r2, r3, logic) -> int:  # pragma: no cover - compiled
+def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate_of, color_buf, fate, before, after,
+                stored_d, stored_s, layout, pk, mask, r0, r1, r2, r3, logic) -> int:  # pragma: no cover - compiled
     """Both byte passes fragment by fragment: for color and depth buffers that share bytes (a color write can
     change a later fragment's stored depth word) and for recorded draws. Returns the number of survivors.
 
     With ``fate`` holding one entry per fragment, fragments whose entry is not ``fate_of[SURVIVED]`` on entry
     (killed earlier: scissor, alpha test) are skipped, and every other fragment's fate is recorded; with ``before``
     / ``after`` (F, 4) uint8 and a color buffer (``color_buf``, read even when ``p.color_write`` is 0), the pixel's
-    color decoded to RGBA8 before and after each fragment's turn."""
+    color decoded to RGBA8 before and after each fragment's turn; with ``stored_d`` (F,) / ``stored_s`` (F,), the
+    depth and stencil each fragment that reached the tests was tested against (0 when reads are disabled)."""
     dst = np.empty((1, 4), np.uint8)
     out = np.empty((1, 4), np.uint8)
     record = fate.shape[0] == x.shape[0]
     colors = before.shape[0] == x.shape[0] and color_buf.shape[0] > 0
+    tests = stored_d.shape[0] == x.shape[0]
     alive = fate_of[SURVIVED]
     n = 0
     for i in range(x.shape[0]):
@@ -280,6 +282,10 @@ def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate, fat
         if not record or fate[i] == alive:
             result = SURVIVED
             if p.use_depth:
+                if tests:
+                    word = _read_word(depth_buf, pixel * p.depth_bpp, p.depth_bpp) if p.depth_read else 0
+                    stored_d[i] = word & p.depth_max
+                    stored_s[i] = (word >> fbm.STENCIL_SHIFT) & 0xFF if p.depth_bpp == 4 else 0  # D24S8
                 result = _depth_stencil(p, depth[i], depth_buf, pixel * p.depth_bpp, stencil_new)
                 if record:
                     fate[i] = fate_of[result]

@@ -47,6 +47,7 @@ from picaemu.regs import access, id_of
 ALWAYS_PASSES = 0b111  # pass mask of a disabled test (``rules.COMPARE``)
 NO_BYTES = np.zeros(0, np.uint8)
 NO_COLORS = np.zeros((0, 4), np.uint8)
+NO_DEPTHS, NO_STENCILS = np.zeros(0, np.uint32), np.zeros(0, np.uint8)
 WORD_BYTES = 4  # pixel size of the word passes
 LITTLE_ENDIAN_HOST = sys.byteorder == "little"  # uint32 views then read words in the buffers' byte order
 FRAGMENT_MODE_SHADOW = "shadow map rendering"  # COLOR_OPERATION.fragment_mode enum name
@@ -73,17 +74,23 @@ class FragmentLog:
     """Per-fragment records of a recorded ``resolve`` (what the fragment observer receives): ``fate`` (F,) uint8
     ``Fate`` codes (entries preset to another fate than WRITTEN are fragments killed before: skipped),
     ``before`` / ``after`` (F, 4) uint8 the color buffer's pixel decoded to RGBA8 before and after the fragment's
-    turn (after = before for a killed fragment; zero when the color buffer is not in mapped memory)."""
+    turn (after = before for a killed fragment; zero when the color buffer is not in mapped memory), and for the
+    fragments that reached the depth/stencil tests the buffer's ``stored_depth`` (F,) uint32 (the buffer's integer
+    depth) and ``stored_stencil`` (F,) uint8 they were tested against (0 when depth reads are disabled; stencil 0
+    unless D24S8)."""
 
     fate: np.ndarray
     before: np.ndarray
     after: np.ndarray
+    stored_depth: np.ndarray
+    stored_stencil: np.ndarray
 
     @classmethod
     def start(cls, fate: np.ndarray) -> FragmentLog:
         """A log for ``len(fate)`` fragments with their fates so far (WRITTEN = not killed yet)."""
         n = fate.shape[0]
-        return cls(np.array(fate, np.uint8), np.zeros((n, 4), np.uint8), np.zeros((n, 4), np.uint8))  # a copy
+        return cls(np.array(fate, np.uint8), np.zeros((n, 4), np.uint8), np.zeros((n, 4), np.uint8),  # a copy
+                   np.zeros(n, np.uint32), np.zeros(n, np.uint8))
 
 
 class OpsParams(NamedTuple):
@@ -202,10 +209,10 @@ def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilSt
     x, y = np.ascontiguousarray(x, np.int32), np.ascontiguousarray(y, np.int32)
     depth, color = np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8)
     if log is not None or (p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf)):
-        fate, before, after = (log.fate, log.before, log.after) if log is not None else (NO_FATE, NO_COLORS,
-                                                                                         NO_COLORS)
-        counts[fk.SURVIVED] = fk.interleaved(x, y, depth, color, p, depth_buf, plan.stencil_tables, counts, fate,
-                                             FATE_OF_COUNTER, color_buf, before, after, *plan.byte_color_args)
+        records = ((log.fate, log.before, log.after, log.stored_depth, log.stored_stencil) if log is not None
+                   else (NO_FATE, NO_COLORS, NO_COLORS, NO_DEPTHS, NO_STENCILS))
+        counts[fk.SURVIVED] = fk.interleaved(x, y, depth, color, p, depth_buf, plan.stencil_tables, counts,
+                                             FATE_OF_COUNTER, color_buf, *records, *plan.byte_color_args)
     else:
         survivors = _depth_stencil(p, plan, x, y, depth, depth_buf, counts)
         counts[fk.SURVIVED] = survivors.shape[0]

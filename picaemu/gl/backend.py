@@ -37,15 +37,16 @@ from picaemu.draw_state import DrawState
 from picaemu.errors import PicaError, PipelineError
 from picaemu.fragment import framebuffer as fbm
 from picaemu.geometry import clipping
-from picaemu.gl import glsl_lib, rules, shadergen
+from picaemu.gl import glsl_lib, proctexgen, rules, shadergen
 from picaemu.gl.context import shared_context
 from picaemu.gl.fixed import FixedState
 from picaemu.gl.lightgen import LUT_BINDING
 from picaemu.gl.targets import COLOR, DEPTH, TargetCache, TargetKey
-from picaemu.gl.textures import LutTexture, TextureCache, byte_ranges
+from picaemu.gl.textures import TableTexture, TextureCache, as_sampled, byte_ranges, lighting_table
 from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
 from picaemu.state import GpuState
+from picaemu.texture.proctex import ProctexState
 from picaemu.texture.state import TextureUnitState
 
 log = logging.getLogger("picaemu.gl")
@@ -135,6 +136,7 @@ class Plan:
     parts: tuple  # the draw state parts it was made from (kept alive, so that their ids stay theirs)
     units: tuple[TextureUnitState, ...]  # the texture units the TEV or the lighting reads
     luts: DecodedLuts | None  # the lighting LUTs, when the program lights fragments
+    proctex: ProctexState | None  # the procedural texture's tables, when the program reads unit 3
     color: TargetKey
     depth: TargetKey | None  # None: the draw neither tests nor writes depth/stencil
     fixed: FixedState
@@ -144,6 +146,7 @@ class Plan:
     unmapped: np.ndarray  # varying columns the output map leaves at 1.0
     writes_color: bool
     writes_depth: bool
+    derivatives: bool  # the program takes LOD derivatives: the vertices carry their primitive's siblings
 
     @classmethod
     def of(cls, ds: DrawState, programs: ProgramCache, parts: tuple) -> Plan:
@@ -152,20 +155,26 @@ class Plan:
         fixed = FixedState.of(ds, depth_used)
         quantize = any(bits < 8 for _, _, bits in fbm.COLOR_LAYOUTS[fb.color_format]) and fixed.blend is None \
             and fixed.logic is None
-        program, size_location = programs.get(shadergen.program_key(ds, depth_used, quantize))
+        key = shadergen.program_key(ds, depth_used, quantize)
+        program, size_location = programs.get(key)
         return cls(
-            parts, shadergen.units_used(ds), ds.lighting.luts if shadergen.lighting_used(ds) else None,
+            parts, tuple(map(as_sampled, shadergen.units_used(ds))),
+            ds.lighting.luts if shadergen.lighting_used(ds) else None, ds.proctex,
             TargetKey(COLOR, fb.color_address, fb.color_format, fb.width, fb.height, fb.flipped),
             TargetKey(DEPTH, fb.depth_address, fb.depth_format, fb.width, fb.height, fb.flipped) if depth_used
             else None,
             fixed, program, size_location, shadergen.uniform_block(ds, fbm.depth_max(fb.depth_format)),
             np.setdiff1d(np.arange(VARYING_COLUMNS), ds.varyings.active), any(fixed.color_mask),
-            bool(fixed.depth and fixed.depth[1]) or bool(fixed.stencil and fixed.stencil[6]))
+            bool(fixed.depth and fixed.depth[1]) or bool(fixed.stencil and fixed.stencil[6]),
+            shadergen.takes_derivatives(key))
 
 
-def vertex_data(wt: clipping.WindowTriangles, unmapped: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def vertex_data(wt: clipping.WindowTriangles, unmapped: np.ndarray, out: np.ndarray | None = None,
+                with_siblings: bool = True) -> np.ndarray:
     """(T * 3, VERTEX_FLOATS) float32 vertices of ``glsl_lib.VERTEX_SHADER`` (into ``out``'s bytes when given);
-    the ``unmapped`` varying columns read 1.0 (stored as 1/w, divided by the interpolated 1/w)."""
+    the ``unmapped`` varying columns read 1.0 (stored as 1/w, divided by the interpolated 1/w); each triangle's
+    first vertex carries its ``siblings`` (``glsl_lib.SIBLING_FLOATS``; 0 without ``with_siblings``: a program that
+    takes no derivatives does not read them)."""
     t = len(wt)
     data = np.empty((t, 3, VERTEX_FLOATS), np.float32) if out is None else out.view(np.float32).reshape(t, 3, -1)
     data[:, :, 4 + VARYING_COLUMNS :] = 0.0
@@ -175,7 +184,20 @@ def vertex_data(wt: clipping.WindowTriangles, unmapped: np.ndarray, out: np.ndar
     data[:, :, 3] = wt.inv_w
     data[:, :, 4 : 4 + VARYING_COLUMNS] = wt.varyings[:, :, :VARYING_COLUMNS]
     data[:, :, 4 + unmapped] = wt.inv_w[:, :, None]
+    if with_siblings:
+        first, count = siblings(wt.primitive)
+        data[:, 0, glsl_lib.SIBLING_FLOATS] = first
+        data[:, 0, glsl_lib.SIBLING_FLOATS + 1] = count
     return data.reshape(t * 3, VERTEX_FLOATS)
+
+
+def siblings(primitive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each window triangle (T,): the index of the first triangle of its run of equal ``primitive`` numbers
+    (the fan clipping made of one primitive, in submission order) and the run's length, each (T,) int64."""
+    t = len(primitive)
+    starts = np.flatnonzero(np.r_[True, primitive[1:] != primitive[:-1]]) if t else np.zeros(0, np.int64)
+    lengths = np.diff(np.r_[starts, t])
+    return np.repeat(starts, lengths), np.repeat(lengths, lengths)
 
 
 class GLPipeline(Pipeline):
@@ -188,7 +210,8 @@ class GLPipeline(Pipeline):
         self.targets = TargetCache()
         self.textures = TextureCache()
         self.programs = ProgramCache()
-        self.luts = LutTexture(LUT_BINDING)
+        self.luts = TableTexture(LUT_BINDING, 24, 256, 2)
+        self.proctex_luts = TableTexture(proctexgen.LUT_BINDING, proctexgen.LUT_LAYERS, 256, 4)
         self.fallbacks: Counter[str] = Counter()
         self.gl_draws = 0
         self.memory: PhysicalMemory | None = None
@@ -246,7 +269,7 @@ class GLPipeline(Pipeline):
         """The draw's GL setup, reused while the parts it is made of are the same objects."""
         fog = ds.fog if ds.fog.mode == "fog" else None  # rebuilt at every TEV write: identity only when it is used
         parts = (ds.framebuffer, ds.depth_stencil, ds.tev, *ds.textures, ds.blend, ds.raster, fog, ds.varyings,
-                 ds.lighting)
+                 ds.lighting, ds.proctex)  # the coordinate set of unit 3 is in TEXUNIT_CONFIG: a new ds.proctex
         ids = tuple(map(id, parts))
         plan = self._plans.get(ids)
         if plan is None:
@@ -266,7 +289,9 @@ class GLPipeline(Pipeline):
         for unit in plan.units:
             self.textures.bind(unit, memory, unit.unit, self.targets.epoch)
         if plan.luts is not None:
-            self.luts.bind(plan.luts)
+            self.luts.bind(plan.luts, lambda: lighting_table(plan.luts))
+        if plan.proctex is not None:
+            self.proctex_luts.bind(plan.proctex, lambda: proctexgen.proctex_table(plan.proctex))
         self.targets.framebuffer(color, depth)
         fb = ds.framebuffer
         plan.fixed.apply(self._fixed)
@@ -279,7 +304,7 @@ class GLPipeline(Pipeline):
             self._bound = bound
         nbytes = len(wt) * 3 * VERTEX_FLOATS * 4
         at, view = self.stream.reserve(nbytes)  # first: a glFinish on a full stream comes before the block's offset
-        vertex_data(wt, plan.unmapped, view)
+        vertex_data(wt, plan.unmapped, view, plan.derivatives)
         if self._block_of is not plan or self._block_generation != self.stream.finishes:
             self._block = (self.stream.put(plan.block), len(plan.block))
             self._block_of, self._block_generation = plan, self.stream.finishes

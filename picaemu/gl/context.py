@@ -19,7 +19,7 @@ from typing import Any
 
 from picaemu.errors import BackendUnavailable
 
-GL_VERSION = (4, 5)  # core profile: clip control, fine derivatives, integer textures, float depth
+GL_VERSION = (4, 5)  # core profile: clip control, integer textures, float depth, float64 in shaders
 EGL_PLATFORM_SURFACELESS_MESA = 0x31DD
 EGL_CONTEXT_OPENGL_PROFILE_MASK = 0x30FD
 EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT = 0x1

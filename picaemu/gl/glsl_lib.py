@@ -9,15 +9,18 @@ keeps the float32 steps unfused (no fma), in the software's order.
 from __future__ import annotations
 
 from picaemu.color.lighting_kernel import LP_COUNT
+from picaemu.raster.rasterizer import SCISSOR_EXCLUDE, SCISSOR_INCLUDE
 from picaemu.regs.blocks.lighting import NUM_LIGHTS
 
 VERSION = "#version 450 core\n"
 
 # one vertex = 6 vec4 (24 floats): window x y (pixels: 12.4 values, exact in float32), z/w, 1/w; then the 18
-# varying columns of picaemu.geometry.output_map (4..21) premultiplied by 1/w, padded to 20. The vertex buffer doubles
-# as
-# the storage buffer the fragment shader reads its triangle's three vertices from (by gl_PrimitiveID).
+# varying columns of picaemu.geometry.output_map (4..21) premultiplied by 1/w; then, in a triangle's first vertex,
+# the index of the first window triangle clipping made of the same primitive and their count (SIBLING_FLOATS; 0 in
+# the others). The vertex buffer doubles as the storage buffer the fragment shader reads its triangle's three
+# vertices from (by gl_PrimitiveID).
 VERTEX_VEC4S = 6
+SIBLING_FLOATS = 22  # first sibling, sibling count
 VERTEX_SHADER = VERSION + """
 layout(location = 0) in vec4 a_pos;
 uniform vec2 u_size;
@@ -41,10 +44,14 @@ layout(std140, binding = 0) uniform Draw {{
     vec4 u_light[{NUM_LIGHTS * LP_COUNT // 4}];   // picaemu.gl.lightgen.lighting_rows: lighting_kernel LP_* per light
     vec4 u_slot_scale[2]; // LUT slot scales, lighting_kernel.SLOT_ORDER
     vec4 u_ambient;       // global ambient
+    vec4 u_pt_f[2];       // proctexgen.proctex_rows: noise amplitude u v, phase u v; 9 x frequency u v, |width x bias|
+    ivec4 u_pt_i[3];      // color-table width, min LOD, max LOD; level offsets 0-3, 4-7
+    ivec4 u_shadow;       // x: unit 0's shadow depth bias, bit 0 cleared
 }};
 """
 
-HELPERS = """
+HELPERS = (f"const int SCISSOR_EXCLUDE = {SCISSOR_EXCLUDE}, SCISSOR_INCLUDE = {SCISSOR_INCLUDE};\n"
+           f"const int SIBLING_FLOATS = {SIBLING_FLOATS};\n") + """
 layout(std430, binding = 1) readonly buffer Triangles { float tri[]; };
 out vec4 o_color;
 
@@ -54,7 +61,8 @@ dvec3 g_e;           // edge values E0 E1 E2 (E_i: the edge opposite vertex i)
 double g_inv_den;    // 1 / sum(E_i / w_i)
 int g_base;          // first float of this triangle in tri[]
 
-double vtx(int j, int k) { return double(tri[g_base + 24 * j + k]); }
+double vtx_at(int base, int j, int k) { return double(tri[base + 24 * j + k]); }
+double vtx(int j, int k) { return vtx_at(g_base, j, k); }
 
 void setup_barycentrics() {
     g_base = gl_PrimitiveID * 72;
@@ -76,6 +84,50 @@ double weighted(int k) {  // sum(E_i * value_i) in the software's order
 
 float varying_at(int column) {  // column of picaemu.geometry.output_map minus 4, perspective-correct, as float32
     precise double v = weighted(4 + column) * g_inv_den;
+    return float(v);
+}
+
+// picaemu.texture.lod.derivatives (``derivative_function``): the software's neighbour fragments are this triangle's
+// pixels (fill rule), inside the framebuffer and not scissored away; GL's dFdx would read helper invocations instead
+// (whose storage-buffer reads llvmpipe does not perform: NaN derivatives on every other triangle of a mesh), so the
+// neighbours are evaluated from their edge values.
+uniform vec2 u_size;
+
+bool covers(int base, dvec2 p, out dvec3 e) {  // rasterizer._scan's coverage of sample p by triangle base
+    for (int i = 0; i < 3; i++) {
+        int a = (i + 1) % 3, b = (i + 2) % 3;
+        double ax = vtx_at(base, a, 0) * 16.0, ay = vtx_at(base, a, 1) * 16.0;
+        double dx = vtx_at(base, b, 0) * 16.0 - ax, dy = vtx_at(base, b, 1) * 16.0 - ay;
+        e[i] = dx * (p.y - ay) - dy * (p.x - ax);
+        if (e[i] + ((dy > 0.0LF || (dy == 0.0LF && dx < 0.0LF)) ? -1.0LF : 0.0LF) < 0.0LF) return false;
+    }
+    return true;
+}
+
+// the software's fragment of this primitive at pixel + d: its edge values e in the window triangle at tri[base]
+// (this one or another that clipping made of the same primitive: the software's neighbour is any fragment with
+// the primitive's number)
+bool fragment_at(ivec2 d, int scissor_mode, out dvec3 e, out int base) {
+    ivec2 p = ivec2(gl_FragCoord.xy) + d;
+    e = dvec3(0.0LF);
+    base = g_base;
+    if (any(lessThan(p, ivec2(0))) || any(greaterThanEqual(p, ivec2(u_size)))) return false;
+    bool inside = all(greaterThanEqual(p, u_scissor.xy)) && all(lessThanEqual(p, u_scissor.zw));
+    if ((scissor_mode == SCISSOR_EXCLUDE && inside) || (scissor_mode == SCISSOR_INCLUDE && !inside)) return false;
+    dvec2 sample_at = dvec2(p) * 16.0LF + 8.0LF;
+    int first = int(vtx(0, SIBLING_FLOATS)), count = int(vtx(0, SIBLING_FLOATS + 1));
+    for (int j = first; j < first + count; j++) {
+        base = j * 72;
+        if (covers(base, sample_at, e)) return true;
+    }
+    return false;
+}
+
+float varying_with(dvec3 e, int base, int column) {  // varying_at for the fragment of edge values e (_emit)
+    precise double den = e[0] * vtx_at(base, 0, 3) + e[1] * vtx_at(base, 1, 3) + e[2] * vtx_at(base, 2, 3);
+    precise double s = e[0] * vtx_at(base, 0, 4 + column) + e[1] * vtx_at(base, 1, 4 + column)
+                       + e[2] * vtx_at(base, 2, 4 + column);
+    precise double v = s * (1.0LF / den);
     return float(v);
 }
 
@@ -116,7 +168,9 @@ vec4 tap(usampler2DArray tex, int lv, int face, int s, int t, ivec4 border) {
 
 // picaemu.texture.filtering.filter_2d for one fragment
 vec4 filter_2d(usampler2DArray tex, int lv, int face, vec2 st, bool linear, int ws, int wt, ivec4 border) {
-    ivec2 size = textureSize(tex, lv).xy;
+    // level lv's size from level 0's: llvmpipe's textureSize(tex, lv) with lv varying within a 2x2 quad returns
+    // another pixel's level size (measured: a level-0 pixel beside level-2 pixels got the level-2 size)
+    ivec2 size = max(textureSize(tex, 0).xy >> lv, ivec2(1));
     if (!linear) {
         int s = wrap(floor_int(st.x * float(size.x)), size.x, ws);
         int t = wrap(floor_int(st.y * float(size.y)), size.y, wt);
@@ -160,6 +214,30 @@ vec3 cube_coords(vec3 d) {
     precise float u = (s / major) * 0.5 + 0.5;
     precise float v = (t / major) * 0.5 + 0.5;
     return vec3(nan_to_num(u), nan_to_num(v), float(2 * axis + (major < 0.0 ? 1 : 0)));
+}
+
+float cube_major(vec3 d) {  // picaemu.texture.sampler.cube_coords: |major axis|
+    vec3 a = abs(d);
+    bool xm = a.x > a.y && a.x > a.z;
+    bool ym = !xm && a.y > a.z;
+    return xm ? a.x : (ym ? a.y : a.z);
+}
+
+// picaemu.texture.sampler._shadow + picaemu.fragment.shadow.shadow_compare: the nearest texel of level lv (an RGBA8
+// shadow texel: depth = A << 16 | B << 8 | G, intensity = R) is lit (its intensity) when depth >= the reference
+// trunc(clamp(ref, 0, 1) * 0xFFFFFF) - bias (at least 0), else 0
+ivec4 shadow_lookup(usampler2DArray tex, int lv, int face, vec2 st, float ref, int ws, int wt, ivec4 border,
+                    int bias) {
+    ivec2 size = max(textureSize(tex, 0).xy >> lv, ivec2(1));
+    precise double ks = floor(double(st.x) * double(size.x));  // float32 x integer: exact in float64, as numpy
+    precise double kt = floor(double(st.y) * double(size.y));
+    int s = wrap(int(clamp(ks, -1073741824.0LF, 1073741824.0LF)), size.x, ws);
+    int t = wrap(int(clamp(kt, -1073741824.0LF, 1073741824.0LF)), size.y, wt);
+    ivec4 texel = ivec4(tap(tex, lv, face, s, t, border));
+    int stored = (texel.a << 16) | (texel.b << 8) | texel.g;
+    precise double z_ref = double(clamp(ref, 0.0, 1.0)) * 16777215.0LF;
+    int z = isnan(ref) ? 0 : max(int(z_ref) - bias, 0);
+    return ivec4(stored >= z ? texel.r : 0);
 }
 
 ivec4 primary_u8(vec4 c) {  // picaemu.color.shading.primary_color: rint(clamp(c, 0, 1) * 255), NaN -> 0
@@ -209,4 +287,22 @@ bool compare(int func, int a, int b) {  // picaemu.fragment.rules.COMPARE
     if (func == 6) return a > b;
     return a >= b;
 }
+"""
+
+
+def derivative_function(name: str, value: str) -> str:
+    """GLSL ``vec2 {name}(ivec2 axis, int scissor_mode)``: ``picaemu.texture.lod.derivatives`` of the float32 vec2
+    expression ``value`` (written in terms of ``e`` and ``b``, a fragment's edge values and its triangle's first
+    float in ``tri[]``, e.g. ``vec2(varying_with(e, b, 0), varying_with(e, b, 1))``) along ``axis``: the difference
+    to the next fragment of this primitive, else from the previous one, else 0 — the software's neighbour
+    differences, evaluated at the neighbours' own edge values."""
+    return f"""
+vec2 {name}(ivec2 axis, int scissor_mode) {{
+    dvec3 e = g_e;
+    int b = g_base;
+    vec2 here = {value};
+    if (fragment_at(axis, scissor_mode, e, b)) {{ precise vec2 d = {value} - here; return d; }}
+    if (fragment_at(-axis, scissor_mode, e, b)) {{ precise vec2 d = here - {value}; return d; }}
+    return vec2(0.0);
+}}
 """

@@ -9,7 +9,7 @@ columns, the slot scales, the global ambient) for ``shadergen.uniform_block``.
 
 LUTs: the 24 decoded tables (``DecodedLuts.value`` / ``diff``, (24, 256) float32) are one ``GL_RG32F`` 1D array
 texture of 24 layers x 256 texels (r = value, g = difference, layer = LUT id) at texture image unit
-``LUT_BINDING``, read with ``texelFetch`` (``picaemu.gl.textures.LutTexture``).
+``LUT_BINDING``, read with ``texelFetch`` (``picaemu.gl.textures.TableTexture``).
 
 Precision: the kernel's types are mirrored — float32 where its inputs are float32 and stay so (the quaternion's
 normalization, the unit view vector, a directional light's unit vector and its distance-attenuation input),

@@ -1,4 +1,4 @@
-"""Which draws the OpenGL backend hands to the software pipeline, and why (docs/render.md, "OpenGL backend").
+"""Which draws the OpenGL backend hands to the software pipeline, and why (docs/gl.md).
 
 ``fallback_reason(ds) -> str | None`` names the first rule of ``RULES`` a draw's state uses that the generated
 GLSL and GL's fixed-function stages do not reproduce, or None when the GL path renders the draw. Two kinds:
@@ -8,24 +8,23 @@ GLSL and GL's fixed-function stages do not reproduce, or None when the GL path r
   draws, the PICA quantizes it after every fragment); buffer reads disabled (COLORBUFFER_READ /
   DEPTHBUFFER_READ = 0: the destination reads 0 while the buffer keeps its bytes); color and depth buffers
   that share bytes (interleaved per fragment);
-- stages not generated as GLSL (yet): the procedural texture, shadow textures (read by the TEV or by the
-  lighting's shadow term), shadow-map rendering and gas modes; fragment lighting whose bump map or shadow term
-  reads a disabled unit, and a draw state with a part that failed to decode (the software pipeline raises its
-  error where it always does).
+- shadow-map rendering: each fragment reads and conditionally rewrites the map's 32-bit word (depth minimum, or the
+  intensity minimum of a quotient by the stored depth), in fragment order — blending cannot compute it, and image
+  load/store on llvmpipe's GL 4.5 has no fragment ordering (no ARB_fragment_shader_interlock);
+- stages not generated as GLSL (yet): gas modes (gas accumulation, fog mode gas); fragment lighting whose bump
+  map or shadow term reads a disabled unit, and a draw state with a part that failed to decode (the software
+  pipeline raises its error where it always does).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from picaemu.color import tev
-from picaemu.color.shading import SRC_PROCTEX
 from picaemu.draw_state import DrawState
 from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import rules
 from picaemu.fragment.rules import Equation, Source
 from picaemu.gl.lightgen import units_read
-from picaemu.texture.state import SHADOW_TYPES
 
 MIN_MAX = frozenset(code for code, eq in rules.EQUATIONS.items() if eq in (Equation.MIN, Equation.MAX))
 ONE = next(code for code, f in rules.FACTORS.items() if f.source is Source.ONE and not f.inverted)
@@ -38,24 +37,19 @@ def _failed(ds: DrawState) -> bool:
 
 
 def _lighting_units(ds: DrawState) -> bool:
-    """The lighting's bump map or shadow term reads a disabled unit (the software pipeline raises its error) or a
-    shadow texture (not generated)."""
+    """The lighting's bump map or shadow term reads a disabled unit (the software pipeline raises its error)."""
     if ds.lighting is None:
         return False
-    return any(not ds.textures[u].enabled or ds.textures[u].type in SHADOW_TYPES for u in units_read(ds.lighting))
+    return any(not ds.textures[u].enabled for u in units_read(ds.lighting))
 
 
-def _proctex(ds: DrawState) -> bool:
-    return SRC_PROCTEX in ds.tev.sources_used() and ds.shading.proctex_enabled
+def _shadow_rendering(ds: DrawState) -> bool:
+    return ds.shadow is not None
 
 
-def _shadow_texture(ds: DrawState) -> bool:
-    used = ds.tev.sources_used()
-    return any(u.enabled and u.type in SHADOW_TYPES and tev.SRC_TEXTURES[u.unit] in used for u in ds.textures)
-
-
-def _special_mode(ds: DrawState) -> bool:
-    return ds.shadow is not None or ds.blend.fragment_mode != "default"
+def _gas(ds: DrawState) -> bool:
+    """Gas accumulation (COLOR_OPERATION) or fog mode gas (the software pipeline raises its error)."""
+    return (ds.blend.fragment_mode != "default" and ds.shadow is None) or ds.fog.mode == "gas"
 
 
 def _min_max(ds: DrawState) -> bool:
@@ -95,10 +89,9 @@ def _shared_bytes(ds: DrawState) -> bool:
 
 RULES: tuple[tuple[str, Callable[[DrawState], bool]], ...] = (
     ("a draw state part failed to decode", _failed),
-    ("shadow-map rendering or gas fragment mode", _special_mode),
-    ("fragment lighting reading a disabled or shadow texture unit", _lighting_units),
-    ("procedural texture (not generated as GLSL)", _proctex),
-    ("shadow texture (not generated as GLSL)", _shadow_texture),
+    ("shadow-map rendering (an ordered read-modify-write of the map per fragment: docs/gl.md)", _shadow_rendering),
+    ("gas mode (not generated as GLSL)", _gas),
+    ("fragment lighting reading a disabled texture unit", _lighting_units),
     ("min/max blend equation with factors other than one (GL ignores the factors)", _min_max),
     ("blend or logic op into a color buffer under 8 bits per channel (GL keeps 8 bits between draws)",
      _low_precision_blend),

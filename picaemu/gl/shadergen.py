@@ -7,14 +7,15 @@ scissor mode, depth output and W-buffer, the color format's quantization); ``uni
 fog color and LUT) into the std140 block of ``glsl_lib.UNIFORM_BLOCK``, so draws that differ only in values share
 a program. ``fragment_source(key)`` writes the shader.
 
-The shader mirrors the software path fragment by fragment: perspective-correct varyings divided by the
-interpolated 1/w, depth = z/w * scale + offset (times w in W-buffer mode) clamped and truncated to the buffer's
-integer q (written as q / 2^24, ``picaemu.gl.targets``), texture units (``picaemu.texture.sampler``: type
-transforms, wrap, nearest/bilinear with its float32 weights, LOD from fine derivatives, mip selection), primary
-color rounding, the six TEV stages in integers (``picaemu.color.tev``), fog (``picaemu.color.fog``), alpha test,
-scissor; fragment lighting (``picaemu.gl.lightgen``) when the TEV reads it.
-The procedural texture and shadow textures are not generated: those draws go to the software pipeline
-(``picaemu.gl.rules``).
+The shader mirrors the software path fragment by fragment: perspective-correct varyings divided by the interpolated
+1/w, depth = z/w * scale + offset (times w in W-buffer mode) clamped and truncated to the buffer's integer q
+(written as q / 2^24, ``picaemu.gl.targets``), texture units (``picaemu.texture.sampler``: type transforms, wrap,
+nearest/bilinear with its float32 weights, LOD from the neighbours' coordinates as the software takes them
+(``glsl_lib.derivative_function``), mip selection), primary color rounding, the six TEV stages in integers
+(``picaemu.color.tev``), fog (``picaemu.color.fog``), alpha test, scissor; shadow textures (depth compare of the
+nearest texel, ``picaemu.fragment.shadow.shadow_compare``); fragment lighting (``picaemu.gl.lightgen``) and the
+procedural texture (``picaemu.gl.proctexgen``) when the TEV reads them. Shadow-map rendering and gas modes are not
+generated: those draws go to the software pipeline (``picaemu.gl.rules``).
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from picaemu.color import tev
 from picaemu.draw_state import DrawState
 from picaemu.fragment import framebuffer as fbm
 from picaemu.geometry import output_map as om
-from picaemu.gl import glsl_lib, lightgen
+from picaemu.gl import glsl_lib, lightgen, proctexgen
 from picaemu.raster.rasterizer import SCISSOR_EXCLUDE, SCISSOR_INCLUDE
-from picaemu.texture.state import CUBE_TYPES, TextureUnitState
+from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
 COORD_COLUMNS = {"texcoord0": om.TC0.start - 4, "texcoord1": om.TC1.start - 4, "texcoord2": om.TC2.start - 4}
 TC0W_COLUMN, COLOR_COLUMN = om.TC0W - 4, om.COLOR.start - 4
@@ -51,6 +52,7 @@ class UnitKey:
     needs_lod: bool
     wrap_s: int
     wrap_t: int
+    shadow: bool  # a shadow texture: depth compare of the nearest texel of the first level (shadow_lookup)
 
 
 @dataclass(frozen=True)
@@ -68,12 +70,15 @@ class ProgramKey:
     w_buffer: bool
     quantize: tuple[tuple[int, int], ...] | None  # (channel, bits) of a < 8-bit color format written unblended
     lighting: lightgen.LightingKey | None  # None: the TEV reads no lighting, or lighting is off (reads 0)
+    proctex: proctexgen.ProctexKey | None  # None: the TEV reads no unit 3, or unit 3 is off (reads 0)
 
 
 def unit_key(ustate: TextureUnitState) -> UnitKey:
-    return UnitKey(ustate.unit, ustate.type in CUBE_TYPES, ustate.type == "projection", COORD_COLUMNS[ustate.coords],
-                   ustate.mag_linear, ustate.min_linear, ustate.mip_linear, ustate.needs_lod, ustate.wrap_s,
-                   ustate.wrap_t)
+    shadow = ustate.type in SHADOW_TYPES
+    divide = ustate.type == "projection" or (ustate.type == "shadow 2D" and not ustate.shadow_ortho)
+    return UnitKey(ustate.unit, ustate.type in CUBE_TYPES, divide, COORD_COLUMNS[ustate.coords],
+                   ustate.mag_linear, ustate.min_linear, ustate.mip_linear, ustate.needs_lod and not shadow,
+                   ustate.wrap_s, ustate.wrap_t, shadow)
 
 
 def _stage_key(stage: tev.TevStage) -> StageKey | None:
@@ -108,12 +113,22 @@ def program_key(ds: DrawState, depth_out: bool, quantize: bool) -> ProgramKey:
         alpha_func=ds.blend.alpha_func if ds.blend.alpha_test else None, scissor_mode=ds.raster.scissor_mode,
         depth_out=depth_out, w_buffer=ds.raster.w_buffer,
         quantize=tuple((ch, bits) for ch, _, bits in layout) if quantize else None,
-        lighting=lightgen.lighting_key(ds.lighting) if lighting_used(ds) else None)
+        lighting=lightgen.lighting_key(ds.lighting) if lighting_used(ds) else None,
+        proctex=proctexgen.proctex_key(ds.proctex, COORD_COLUMNS[ds.shading.proctex_coords])
+        if ds.proctex is not None else None)
+
+
+def takes_derivatives(key: ProgramKey) -> bool:
+    """The program evaluates neighbour fragments for a LOD (a unit that needs one, or the procedural texture's)."""
+    units = any(u is not None and u.needs_lod for u in key.units)
+    return units or (key.proctex is not None and key.proctex.lod_from_derivatives)
 
 
 # ---------------------------------------------------------------------------------------------- uniform values
 FOG_ROWS = 6 + 1 + 3 + 3 + 1 + 1 + 1 + 1 + 64  # 16-byte rows of the std140 block up to the fog LUT
-BLOCK_ROWS = FOG_ROWS + lightgen.LIGHT_ROWS  # then the lighting values
+PROCTEX_ROW = FOG_ROWS + lightgen.LIGHT_ROWS  # then the lighting values
+SHADOW_ROW = PROCTEX_ROW + proctexgen.PROCTEX_ROWS  # then the procedural texture's
+BLOCK_ROWS = SHADOW_ROW + 1  # then unit 0's shadow depth bias
 
 
 def uniform_block(ds: DrawState, depth_max: int) -> bytes:
@@ -130,40 +145,47 @@ def uniform_block(ds: DrawState, depth_max: int) -> bytes:
     floats[16, :3] = ds.fog.color
     floats[17:49] = np.asarray(ds.fog.values, np.float32).reshape(32, 4)
     floats[49:81] = np.asarray(ds.fog.deltas, np.float32).reshape(32, 4)
-    floats[FOG_ROWS:] = lightgen.lighting_rows(ds.lighting if lighting_used(ds) else None)
+    floats[FOG_ROWS:PROCTEX_ROW] = lightgen.lighting_rows(ds.lighting if lighting_used(ds) else None)
+    rows[PROCTEX_ROW:SHADOW_ROW] = proctexgen.proctex_rows(ds.proctex)
+    rows[SHADOW_ROW, 0] = ds.textures[0].shadow_bias & ~1  # bit 0 is the orthographic flag (shadow.shadow_compare)
     return rows.tobytes()
 
 
 # ---------------------------------------------------------------------------------------------- code
-def _coords(key: UnitKey) -> list[str]:
-    c = key.column
-    lines = [f"vec2 uv{key.unit} = vec2(varying_at({c}), varying_at({c + 1}));"]
+def _unit_functions(key: UnitKey) -> str:
+    """GLSL ``vec3 coords{u}(dvec3 e, int b)``: the unit's (s, t, face) at a fragment's edge values e in the
+    triangle at ``tri[b]`` (``picaemu.texture.sampler.unit_coords``), and, when the unit needs a LOD,
+    ``vec2 texel_derivative{u}`` of (s W, t H) at level 0 (``glsl_lib.derivative_function``)."""
+    u, c = key.unit, key.column
+    uv = f"vec2(varying_with(e, b, {c}), varying_with(e, b, {c + 1}))"
     if key.cube:
-        lines.append(f"vec3 cf{key.unit} = cube_coords(vec3(uv{key.unit}, varying_at({TC0W_COLUMN})));")
-        lines.append(f"vec2 st{key.unit} = cf{key.unit}.xy; int face{key.unit} = int(cf{key.unit}.z);")
-        return lines
-    if key.projection:
-        lines.append(f"float pw{key.unit} = varying_at({TC0W_COLUMN});")
-        lines.append(f"vec2 st{key.unit} = vec2(nan_to_num(uv{key.unit}.x / pw{key.unit}), "
-                     f"nan_to_num(uv{key.unit}.y / pw{key.unit}));")
+        body = f"return cube_coords(vec3({uv}, varying_with(e, b, {TC0W_COLUMN})));"
+    elif key.projection:
+        body = (f"vec2 uv = {uv}; float pw = varying_with(e, b, {TC0W_COLUMN});\n"
+                "    return vec3(nan_to_num(uv.x / pw), nan_to_num(uv.y / pw), 0.0);")
     else:
-        lines.append(f"vec2 st{key.unit} = uv{key.unit};")
-    lines.append(f"int face{key.unit} = 0;")
-    return lines
+        body = f"return vec3({uv}, 0.0);"
+    text = f"\nvec3 coords{u}(dvec3 e, int b) {{\n    {body}\n}}\n"
+    if key.needs_lod:
+        text += glsl_lib.derivative_function(f"texel_derivative{u}",
+                                             f"coords{u}(e, b).xy * vec2(textureSize(tex{u}, 0).xy)")
+    return text
 
 
-def _sample(key: UnitKey) -> list[str]:
+def _sample(key: UnitKey, scissor_mode: int) -> list[str]:
     """GLSL lines that set ``ivec4 s_tex{u}`` (picaemu.texture.sampler.sample / _mip_sample)."""
     u = key.unit
     args = f"face{u}, st{u}, %s, {key.wrap_s}, {key.wrap_t}, u_border[{u}]"
-    lines = _coords(key)
+    lines = [f"vec3 cf{u} = coords{u}(g_e, g_base);", f"vec2 st{u} = cf{u}.xy; int face{u} = int(cf{u}.z);"]
+    if key.shadow:
+        return lines + _shadow_lookup(key)
     if not key.needs_lod:
         lines.append(f"ivec4 s_tex{u} = round_u8(filter_2d(tex{u}, int(u_lod[{u}].y), "
                      + args % ("true" if key.mag_linear else "false") + "));")
         return lines
     lines += [
-        f"vec2 texel{u} = st{u} * vec2(textureSize(tex{u}, 0).xy);",
-        f"vec2 dx{u} = abs(dFdxFine(texel{u})), dy{u} = abs(dFdyFine(texel{u}));",
+        f"vec2 dx{u} = abs(texel_derivative{u}(ivec2(1, 0), {scissor_mode}));",
+        f"vec2 dy{u} = abs(texel_derivative{u}(ivec2(0, 1), {scissor_mode}));",
         f"float rho{u} = max(max(dx{u}.x, dy{u}.x), max(dx{u}.y, dy{u}.y));",
         f"float lod{u} = rho{u} > 0.0 ? log2(rho{u}) + u_lod[{u}].x : -1.0 / 0.0;",
         f"bool mag{u} = !(lod{u} > 0.0);",
@@ -179,11 +201,22 @@ def _sample(key: UnitKey) -> list[str]:
         f"int lo{u} = mag{u} ? int(u_lod[{u}].y) : int(floor(lodc{u}));",
         f"int hi{u} = min(lo{u} + 1, int(u_lod[{u}].z));",
         f"precise float fr{u} = mag{u} ? 0.0 : lodc{u} - float(lo{u});",
-        f"precise vec4 mix{u} = (1.0 - fr{u}) * filter_2d(tex{u}, lo{u}, " + args % f"lin{u}" + ") + fr{u} * "
+        f"precise vec4 mix{u} = (1.0 - fr{u}) * filter_2d(tex{u}, lo{u}, " + args % f"lin{u}" + f") + fr{u} * "
         f"filter_2d(tex{u}, hi{u}, " + args % f"lin{u}" + ");",
         f"ivec4 s_tex{u} = round_u8(mix{u});",
     ]
     return lines
+
+
+def _shadow_lookup(key: UnitKey) -> list[str]:
+    """``s_tex{u}`` of a shadow texture (``picaemu.texture.sampler._shadow``): its reference depth, min(|w|, 1)
+    for shadow 2D and min(|major axis|, 1) for shadow cube, compared with the nearest texel of the first level."""
+    u, c = key.unit, key.column
+    w = f"varying_at({TC0W_COLUMN})"
+    ref = (f"min(cube_major(vec3(varying_at({c}), varying_at({c + 1}), {w})), 1.0)" if key.cube
+           else f"min(abs({w}), 1.0)")
+    return [f"ivec4 s_tex{u} = shadow_lookup(tex{u}, int(u_lod[{u}].y), face{u}, st{u}, {ref}, {key.wrap_s}, "
+            f"{key.wrap_t}, u_border[{u}], u_shadow.x);"]
 
 
 def _source(stage: StageKey, kind: str, slot: int) -> str:
@@ -196,9 +229,7 @@ def _source(stage: StageKey, kind: str, slot: int) -> str:
         return "ivec4(0)"
     names = {tev.SRC_PREVIOUS: "prev", tev.SRC_BUFFER: "buf_read", tev.SRC_CONSTANT: f"u_tev_const[{stage.index}]",
              tev.SRC_PRIMARY: "s_prim", **{tev.SRC_TEXTURES[u]: f"s_tex{u}" for u in range(3)},
-             tev.SRC_LIGHT_PRIMARY: "s_lp", tev.SRC_LIGHT_SECONDARY: "s_ls",
-             # read only while disabled (else the draw goes to the software pipeline): 0
-             tev.SRC_TEXTURES[3]: "ivec4(0)"}
+             tev.SRC_LIGHT_PRIMARY: "s_lp", tev.SRC_LIGHT_SECONDARY: "s_ls", tev.SRC_TEXTURES[3]: "s_tex3"}
     return names[code]
 
 
@@ -281,10 +312,12 @@ def fragment_source(key: ProgramKey) -> str:
     """The GLSL fragment shader of ``key``."""
     body = ["ivec2 pix = ivec2(gl_FragCoord.xy);", *_scissor(key.scissor_mode), *_depth(key)]
     for u, unit in enumerate(key.units):
-        body += _sample(unit) if unit is not None else [f"ivec4 s_tex{u} = ivec4(0);"]
+        body += _sample(unit, key.scissor_mode) if unit is not None else [f"ivec4 s_tex{u} = ivec4(0);"]
     body.append(f"ivec4 s_prim = primary_u8(vec4({', '.join(f'varying_at({COLOR_COLUMN + c})' for c in range(4))}));")
     no_light = ["ivec4 s_lp = ivec4(0), s_ls = ivec4(0);"]
     body += lightgen.lighting_lines(key.lighting) if key.lighting is not None else no_light
+    body += proctexgen.proctex_lines(key.proctex, key.scissor_mode) if key.proctex is not None else [
+        "ivec4 s_tex3 = ivec4(0);"]
     body += _tev(key)
     if key.fog:
         body.append(f"prev = fog(prev, depth, {str(key.fog_z_flip).lower()});")
@@ -292,6 +325,8 @@ def fragment_source(key: ProgramKey) -> str:
         body.append(f"if (!compare({key.alpha_func}, prev.a, u_alpha.x)) discard;")
     body += _output(key)
     samplers = "".join(f"layout(binding = {u}) uniform usampler2DArray tex{u};\n" for u in range(3))
-    helpers = glsl_lib.HELPERS + (lightgen.HELPERS if key.lighting is not None else "")
+    helpers = (glsl_lib.HELPERS + (lightgen.HELPERS if key.lighting is not None else "")
+               + (proctexgen.HELPERS + proctexgen.functions(key.proctex) if key.proctex is not None else "")
+               + "".join(_unit_functions(unit) for unit in key.units if unit is not None))
     return (glsl_lib.VERSION + glsl_lib.UNIFORM_BLOCK + samplers + helpers + "\nvoid main() {\n    "
             + "\n    ".join(body) + "\n}\n")

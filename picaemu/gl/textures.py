@@ -1,24 +1,28 @@
 """Texture units' images as GL textures, decoded once and reused while their bytes in memory are unchanged.
 
-Every format (all 14, ETC1/ETC1A4 included) is decoded by ``picaemu.texture.decode`` to RGBA8 and uploaded as an
-unsigned-integer ``GL_RGBA8UI`` 2D array texture: layer = cube face (one layer for 2D), mip level = the unit's
-level, texel row t = texel row t of the PICA convention (t = 0 the bottom row, memory row H - 1 - t), so the
-generated shader fetches exact texels with ``texelFetch`` and filters them itself with the software sampler's
-arithmetic (``picaemu.gl.shadergen``). A texture is keyed by its face addresses, level-0 size, format and level
-count, and compared byte for byte with a copy of what was uploaded at every draw that binds it (a write by the
-CPU, a DMA or a render into it is seen); ``TEXTURE_CACHE_ENTRIES`` most recently used are kept.
+Every format (all 14, ETC1/ETC1A4 included; shadow textures as RGBA8, ``as_sampled``) is decoded by
+``picaemu.texture.decode`` to RGBA8 and uploaded as an unsigned-integer ``GL_RGBA8UI`` 2D array texture: layer =
+cube face (one layer for 2D), mip level = the unit's level, texel row t = texel row t of the PICA convention (t = 0
+the bottom row, memory row H - 1 - t), so the generated shader fetches exact texels with ``texelFetch`` and filters
+them itself with the software sampler's arithmetic (``picaemu.gl.shadergen``). A texture is keyed by its face
+addresses, level-0 size, format and level count, and compared byte for byte with a copy of what was uploaded at
+every draw that binds it (a write by the CPU, a DMA or a render into it is seen); ``TEXTURE_CACHE_ENTRIES`` most
+recently used are kept.
 
-``LutTexture`` holds the fragment-lighting LUTs (``picaemu.gl.lightgen``): one ``GL_RG32F`` 1D array texture
-(24 layers of 256 texels; a texture target no render target binds, so uploads of targets on the active unit
-never displace it), re-uploaded when the draw's ``DecodedLuts`` object changes (decoding is cached by content,
-so equal tables are the same object).
+``TableTexture`` holds tables the generated code reads with ``texelFetch``: the fragment-lighting LUTs
+(``picaemu.gl.lightgen``: ``GL_RG32F``, 24 layers of 256 texels, ``lighting_table``) and the procedural texture's
+noise, map and color tables (``picaemu.gl.proctexgen``: ``GL_RGBA32F``, 5 layers of 256); each is re-uploaded
+when the draw's decoded tables change.
 """
 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 from OpenGL import GL as gl
@@ -28,7 +32,7 @@ from picaemu.color.lighting_luts import DecodedLuts
 from picaemu.memory import PhysicalMemory
 from picaemu.texture.decode import decode_level, read_source
 from picaemu.texture.formats import TextureFormat, level_bytes, level_offset, level_size
-from picaemu.texture.state import TextureUnitState
+from picaemu.texture.state import SHADOW_TYPES, TextureUnitState
 
 TEXTURE_CACHE_ENTRIES = 64
 TexKey = tuple[tuple[int, ...], int, int, TextureFormat, int]  # (face addresses, width, height, format, levels)
@@ -36,6 +40,14 @@ TexKey = tuple[tuple[int, ...], int, int, TextureFormat, int]  # (face addresses
 
 def texture_key(ustate: TextureUnitState) -> TexKey:
     return ustate.addresses, ustate.width, ustate.height, ustate.format, ustate.max_level + 1
+
+
+def as_sampled(ustate: TextureUnitState) -> TextureUnitState:
+    """The unit as GL uploads it: a shadow texture is read as RGBA8 whatever its format register says
+    (``picaemu.texture.sampler.sample`` decodes it so), any other unit as it is."""
+    if ustate.type in SHADOW_TYPES and ustate.format is not TextureFormat.RGBA8:
+        return dataclasses.replace(ustate, format=TextureFormat.RGBA8)
+    return ustate
 
 
 def byte_ranges(ustate: TextureUnitState) -> list[tuple[int, int]]:
@@ -111,29 +123,45 @@ class TextureCache:
         self.uploads += 1
 
 
-class LutTexture:
-    """The lighting LUTs of the current draw at texture image unit ``slot`` (module docstring)."""
+TABLE_FORMATS = MappingProxyType({2: (gl.GL_RG32F, gl.GL_RG), 4: (gl.GL_RGBA32F, gl.GL_RGBA)})  # by channels
 
-    def __init__(self, slot: int) -> None:
-        self.slot = slot
+
+class TableTexture:
+    """A float 1D array texture of ``layers`` x ``width`` texels at texture image unit ``slot``, holding the tables
+    of the current draw (a texture target no render target binds, so uploads of targets on the active unit never
+    displace it). ``bind(owner, make)`` re-uploads when ``owner`` (the decoded tables' object, kept alive: its
+    identity is the cache key) changes and ``make()`` — (layers, width, channels) float32 — differs from what the
+    texture holds."""
+
+    def __init__(self, slot: int, layers: int, width: int, channels: int) -> None:
+        self.slot, self.channels = slot, channels
         self.texture = gl.glGenTextures(1)
-        self._luts: DecodedLuts | None = None  # kept alive: its identity is the cache key
+        self._owner: object = None
+        self._data: np.ndarray | None = None
         self.uploads = 0
         gl.glActiveTexture(gl.GL_TEXTURE0 + slot)
         gl.glBindTexture(gl.GL_TEXTURE_1D_ARRAY, self.texture)
-        gl.glTexStorage2D(gl.GL_TEXTURE_1D_ARRAY, 1, gl.GL_RG32F, 256, 24)
+        gl.glTexStorage2D(gl.GL_TEXTURE_1D_ARRAY, 1, TABLE_FORMATS[channels][0], width, layers)
         for name in (gl.GL_TEXTURE_MIN_FILTER, gl.GL_TEXTURE_MAG_FILTER):
             gl.glTexParameteri(gl.GL_TEXTURE_1D_ARRAY, name, gl.GL_NEAREST)
 
-    def bind(self, luts: DecodedLuts) -> None:
-        """Make ``luts`` the tables the generated lighting reads (bound once; uploaded when they change)."""
-        if luts is self._luts:
+    def bind(self, owner: object, make: Callable[[], np.ndarray]) -> None:
+        """Make ``make()`` the tables the generated code reads (uploaded when they change)."""
+        if owner is self._owner:
             return
-        data = np.ascontiguousarray(np.stack([luts.value, luts.diff], axis=-1), np.float32)  # (24, 256, 2)
+        self._owner = owner
+        data = np.ascontiguousarray(make(), np.float32)
+        if self._data is not None and np.array_equal(data, self._data):
+            return
         gl.glActiveTexture(gl.GL_TEXTURE0 + self.slot)
         gl.glBindTexture(gl.GL_TEXTURE_1D_ARRAY, self.texture)
         gl.glPixelStorei(gl.GL_UNPACK_ALIGNMENT, 4)
-        gl.glTexSubImage2D(gl.GL_TEXTURE_1D_ARRAY, 0, 0, 0, data.shape[1], data.shape[0], gl.GL_RG, gl.GL_FLOAT,
-                           data.ctypes.data_as(ctypes.c_void_p))
-        self._luts = luts
+        gl.glTexSubImage2D(gl.GL_TEXTURE_1D_ARRAY, 0, 0, 0, data.shape[1], data.shape[0],
+                           TABLE_FORMATS[self.channels][1], gl.GL_FLOAT, data.ctypes.data_as(ctypes.c_void_p))
+        self._data = data
         self.uploads += 1
+
+
+def lighting_table(luts: DecodedLuts) -> np.ndarray:
+    """(24, 256, 2) float32: the lighting LUTs as ``picaemu.gl.lightgen`` reads them (value, difference)."""
+    return np.stack([luts.value, luts.diff], axis=-1)

@@ -118,4 +118,21 @@ def screen_image(memory: PhysicalMemory, gpu: np.ndarray, screen: str = "top", e
     if cfg.address == 0:
         raise LcdError(f"the capture never set up the {screen} screen (no present names a framebuffer for it): "
                        "nothing to show")
-    return np.ascontiguousarray(np.rot90(memory_image(memory, cfg)[:, :, :3]))
+    return upright(memory_image(memory, cfg)[:, :, :3])
+
+
+def upright(rows: np.ndarray) -> np.ndarray:
+    """An image in memory order (rows, row_length, ...) as the LCD shows it: (row_length, rows, ...), memory row x
+    = screen column x, pixel 0 of a row at the bottom of the column (``np.rot90``; ``lcd_to_memory`` maps pixels)."""
+    return np.ascontiguousarray(np.rot90(rows))
+
+
+def lcd_to_memory(x: int, y: int, row_length: int) -> tuple[int, int]:
+    """Pixel (column x, row y from the top) of the upright picture -> (pixel in its row, memory row) of the
+    memory-order image whose rows hold ``row_length`` pixels (``upright``'s inverse, pixel by pixel)."""
+    return row_length - 1 - y, x
+
+
+def memory_to_lcd(x: int, y: int, row_length: int) -> tuple[int, int]:
+    """(pixel x in its row, memory row y) -> (column, row from the top) of the upright picture (``upright``)."""
+    return y, row_length - 1 - x

@@ -59,6 +59,7 @@ from picaemu.state import GpuState
 if TYPE_CHECKING:
     from picaemu.debug.api import Debugger, PixelFragment
     from picaemu.debug.edit_replay import EditResult
+    from picaemu.debug.fragment import FragmentDebug
 from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
 
 CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
@@ -225,6 +226,10 @@ class Replay:
         """Every fragment at PNG pixel (x, y) of the color buffer (``render --target color``) in ``frame`` (default:
         the last frame with draws), in draw order; see ``picaemu.debug.api.PixelFragment``."""
         return self.debugger.pixel_history(x, y, frame)
+
+    def debug_fragment(self, draw: int, x: int, y: int, index: int = 0) -> FragmentDebug:
+        """Fragment ``index`` of ``draw`` at PNG pixel (x, y), stage by stage (``Debugger.debug_fragment``)."""
+        return self.debugger.debug_fragment(draw, x, y, index)
 
     def mesh(self, draw: int, stage: str = "vs") -> np.ndarray:
         """Vertices of ``draw`` at ``stage``: "input", "vs", "gs" or "clipped" (``Debugger.mesh``)."""

@@ -82,8 +82,9 @@ def read_source(source: Source, address: int, size: int, what: str = "texture") 
     return buf[address : address + size]
 
 
-def _words(data: np.ndarray, word_bits: int, order: np.ndarray) -> np.ndarray:
-    """Texel words gathered into image order: (H, W) uint32 (4-bit texels as 0-15)."""
+def texel_words(data: np.ndarray, word_bits: int, order: np.ndarray) -> np.ndarray:
+    """Texel words gathered into image order: (H, W) unsigned words (4-bit texels as 0-15); ``order`` (H, W) holds
+    each image texel's index in memory (``tile_order``, or row-major for linear data)."""
     if word_bits == 4:
         return (data[order >> 1] >> ((order & 1) << 2).astype(np.uint8)) & np.uint8(0xF)
     if word_bits == 24:
@@ -94,8 +95,12 @@ def _words(data: np.ndarray, word_bits: int, order: np.ndarray) -> np.ndarray:
 
 def decode_packed(data: np.ndarray, spec: Packed, width: int, height: int) -> np.ndarray:
     """One level of a non-ETC format: raw bytes -> (H, W, 4) uint8."""
-    words = _words(data, spec.word_bits, tile_order(width, height))
-    out = np.empty((height, width, 4), np.uint8)
+    return unpack_words(texel_words(data, spec.word_bits, tile_order(width, height)), spec)
+
+
+def unpack_words(words: np.ndarray, spec: Packed) -> np.ndarray:
+    """(H, W) texel words of a non-ETC format -> (H, W, 4) uint8 RGBA (missing channels as ``MISSING``)."""
+    out = np.empty((*words.shape, 4), np.uint8)
     out[...] = MISSING
     for channel, shift, bits in spec.fields:
         field = (words >> shift) & ((1 << bits) - 1) if shift or bits < spec.word_bits else words
