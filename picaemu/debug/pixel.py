@@ -5,7 +5,6 @@ depth/stencil tests compared. Qt-free.
   index (``target``), each fragment's depth/stencil test values in order (``tests``);
 - ``read_pixel(memory, fb, window) -> PixelValues``: color RGBA 0..255, depth 0..1 and stencil at a window pixel
   (y up) of the buffers ``fb`` names (depth and stencil None when the depth buffer cannot be read);
-- ``stored_color(color, fb)``: an RGBA8 color as the color buffer's format stores and reads it back.
 """
 
 from __future__ import annotations
@@ -60,9 +59,3 @@ def read_pixel(memory: PhysicalMemory, fb: FramebufferState, window: tuple[int, 
     except PicaError:
         return PixelValues(color, None, None)
     return PixelValues(color, int(depth[0]) / fbm.depth_max(fb.depth_format), int(stencil[0]))
-
-
-def stored_color(color: tuple[int, ...], fb: FramebufferState) -> tuple[int, ...]:
-    """An RGBA8 color as the color buffer's format stores and reads it back."""
-    word = fbm.encode_color(np.array([color], np.uint8), fb.color_format)
-    return tuple(int(v) for v in fbm.decode_color(word, fb.color_format)[0])
