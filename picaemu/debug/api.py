@@ -17,6 +17,8 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
   made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed);
 - ``surface_view(address, format, width, height, tiled, after_draw)``: any memory as texture, color or depth
   pixels with the raw words behind them (``picaemu.debug.surface``).
+- ``find(register=, value=, texture=, shader=)``: writes or draws matching (``picaemu.debug.find``), and
+  ``programs()``: each draw's shader programs by hash, for ``find(shader=...)``.
 
 Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: x = column,
 y = row, row 0 at the top. Calls move the replay (it is left where the last answer was computed).
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from picaemu import draw_state as ds_mod
+from picaemu.debug import find as find_mod
 from picaemu.debug import fragment, probe, state_views
 from picaemu.debug import surface as surface_mod
 from picaemu.debug.edit_replay import Editor, EditResult
@@ -210,6 +213,16 @@ class Debugger:
         if la != lb:
             out["attribute_buffers"] = _changed(la, lb)
         return {k: v for k, v in out.items() if v}
+
+    # -- search ------------------------------------------------------------------------------------------
+    def find(self, *, register: str | None = None, value: int | None = None, texture: int | None = None,
+             shader: str | None = None) -> list[find_mod.Hit]:
+        """Register writes or draws matching the criteria, in order (``picaemu.debug.find.find``)."""
+        return find_mod.find(self.session, register=register, value=value, texture=texture, shader=shader)
+
+    def programs(self) -> list[str]:
+        """Per draw, the shader programs it runs as ``"vs HASH@0xENTRY"`` (``find.draw_programs``)."""
+        return find_mod.draw_programs(self.session.draw_states)
 
     # -- pictures ----------------------------------------------------------------------------------------
     def backend_diff(self, draw: int):

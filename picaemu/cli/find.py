@@ -1,0 +1,57 @@
+"""``picaemu find CAPTURE``: where a register is written (with a value), where a value is written, which draws
+sample a texture address or run a shader program (``picaemu.debug.find`` through ``Debugger.find``); with
+``--programs``, every distinct shader program and the draws that run it (the hashes ``--shader`` takes).
+One line per hit (``event E + P packets  draw D  what``), or JSON lines with ``--json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from picaemu import replay as rp
+from picaemu.cli.common import examples, reports_errors
+
+
+def _number(_ctx: click.Context, _param: click.Parameter, text: str | None) -> int | None:
+    try:
+        return None if text is None else int(text, 0)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a number (0x... for hex)") from None
+
+
+@click.command("find", epilog=examples("picaemu find samples/captures/game_cubes_1000.pica --texture 0x180BBC00",
+                                       "picaemu find samples/captures/game_cubes_1000.pica --register TEXUNIT0_ADDR1",
+                                       "picaemu find samples/captures/game_cubes_1000.pica --programs"))
+@click.argument("capture", type=click.Path(exists=True, path_type=Path))
+@click.option("--register", default=None, metavar="NAME", help="Writes of this register (table name, alias, id).")
+@click.option("--value", default=None, callback=_number, metavar="WORD",
+              help="Writes of this 32-bit word (of --register when given).")
+@click.option("--texture", default=None, callback=_number, metavar="ADDRESS",
+              help="Draws with an enabled texture unit 0-2 at this physical address.")
+@click.option("--shader", default=None, metavar="HASH[@ENTRY]", help="Draws running this program (--programs).")
+@click.option("--programs", is_flag=True, help="List the shader programs and how many draws run each.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@reports_errors
+def find(capture: Path, register: str | None, value: int | None, texture: int | None, shader: str | None,
+         programs: bool, as_json: bool) -> None:
+    """Find register writes or draws in a capture: by register, written value, texture address or shader.
+    """
+    debugger = rp.open(capture).debugger
+    if programs:
+        counts: dict[str, list[int]] = {}
+        for draw, text in enumerate(debugger.programs()):
+            counts.setdefault(text, []).append(draw)
+        for text, draws in counts.items():
+            row = {"program": text, "draws": len(draws), "first": draws[0], "last": draws[-1]}
+            click.echo(json.dumps(row) if as_json else f"{text}  {len(draws)} draws ({draws[0]}..{draws[-1]})")
+        return
+    for hit in debugger.find(register=register, value=value, texture=texture, shader=shader):
+        if as_json:
+            click.echo(json.dumps(hit.as_dict()))
+        else:
+            where = hit.cursor.text()
+            draw = "-" if hit.draw is None else hit.draw
+            click.echo(f"{where:<24} draw {draw:>5}  {hit.text}")
