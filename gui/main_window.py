@@ -129,6 +129,7 @@ class MainWindow(QMainWindow):
         self.framebuffer.frame_map_wanted.connect(self._request_frame_map)
         self._console_scope: dict = {}
         self.stats.run_to_draw.connect(self.run_to_draw)
+        self.stats.frame_map_wanted.connect(self._show_frame_map)
         self.draws.run_to_draw.connect(self.run_to_draw)
         self.framebuffer.pixel_picked.connect(self.pick_pixel)
         self.framebuffer.overlays_wanted.connect(self._request_probe)
@@ -459,6 +460,13 @@ class MainWindow(QMainWindow):
     def _request_frame_map(self) -> None:
         if self.timeline is not None:
             self.worker.submit("frame_map", partial(jobs.fragment_map, cursor=self.target, kind="depth-complexity"))
+
+    def _show_frame_map(self) -> None:
+        """The statistics panel's button: the framebuffer view's whole-frame overlay (asked again if it is on)."""
+        if self.framebuffer.frame_map_box.isChecked():
+            self._request_frame_map()
+        else:
+            self.framebuffer.frame_map_box.setChecked(True)  # its toggle asks for the map
 
     def _got_frame_map(self, result: JobResult) -> None:
         self.framebuffer.set_frame_map(result.value)

