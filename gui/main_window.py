@@ -131,6 +131,7 @@ class MainWindow(QMainWindow):
         self.stats.run_to_draw.connect(self.run_to_draw)
         self.stats.frame_map_wanted.connect(self._show_frame_map)
         self.draws.run_to_draw.connect(self.run_to_draw)
+        self.draws.thumbnails_wanted.connect(self._request_footprints)
         self.framebuffer.pixel_picked.connect(self.pick_pixel)
         self.framebuffer.overlays_wanted.connect(self._request_probe)
         self.framebuffer.backend_diff_wanted.connect(self._request_backend_diff)
@@ -366,7 +367,9 @@ class MainWindow(QMainWindow):
 
     # -- results -----------------------------------------------------------------------------------------
     def _on_result(self, result: JobResult) -> None:
-        if result.stale or self.inspectors.handle(result):
+        if result.stale and (result.kind != "footprints" or result.error is not None):
+            return  # a footprint batch is only superseded by a new capture's (``_got_footprints`` checks which)
+        if self.inspectors.handle(result):
             return
         if result.error is not None:
             self._failed(result)
@@ -388,6 +391,9 @@ class MainWindow(QMainWindow):
             self.mesh.show_message(result.error_text)
         elif result.kind == "backend_diff":  # no EGL: one line beside the picture, no dialog
             self.framebuffer.set_backend_diff(None, result.error_text)
+        elif result.kind == "footprints":
+            self.draws.model.batch_failed()
+            self.status.setText(f"draw thumbnails: {result.error_text}")
         elif result.kind == "trace":  # an index past the draw: clear the old trace rather than keep showing it
             self.shader.show_trace(result.error_text, [])
         elif result.kind == "edit":  # a bad edit is named in the panel, the window goes on
@@ -416,7 +422,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"picaemu debugger — {os.path.basename(self.path)}")
         self.commands.set_timeline(tl)
         self.stats.set_timeline(tl)
-        self.draws.set_draws(tl, opened.thumbnails)
+        self.draws.set_draws(tl)
         self.breakpoints.set_breakpoints(self._load_breakpoints())
         fault = opened.fault
         if fault is not None:
@@ -456,6 +462,15 @@ class MainWindow(QMainWindow):
 
     def _got_probe(self, result: JobResult) -> None:
         self.framebuffer.set_probe(result.value)
+
+    def _request_footprints(self, draws: list[int]) -> None:
+        if self.timeline is not None:
+            self.worker.submit("footprints", partial(jobs.footprints, draws=draws))
+
+    def _got_footprints(self, result: JobResult) -> None:
+        timeline, images = result.value
+        if timeline is self.timeline:  # not a batch of the capture open before this one (its model was reset)
+            self.draws.set_thumbnails(images)
 
     def _request_frame_map(self) -> None:
         if self.timeline is not None:

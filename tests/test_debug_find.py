@@ -24,7 +24,8 @@ TEXTURE_BYTES = 16 * 16 * 4  # the scene's 16x16 RGBA8 checkerboards
 
 @pytest.fixture(scope="module")
 def debugger():
-    return picaemu.open(CAPTURE).debugger
+    replay = picaemu.open(CAPTURE)  # the debugger holds its replay weakly: keep it alive
+    yield replay.debugger
 
 
 @pytest.fixture(scope="module")

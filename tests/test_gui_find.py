@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("PySide6")
@@ -17,6 +18,7 @@ pytest.importorskip("pytestqt")
 from picaemu.gui.main_window import MainWindow
 from picaemu.gui.panels.stats import COLUMNS, StatsPanel
 from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtGui import QImage
 from pytestqt.modeltest import ModelTester
 
 from picaemu.debug import jobs
@@ -53,6 +55,13 @@ def click_header(qtbot, view, column: int) -> None:
     qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, header.height() // 2))
 
 
+def column_value(d, key: str):
+    """The value the statistics table shows for draw ``d`` in column ``key``, from the index (as typed)."""
+    if key in ("kind", "draw"):
+        return d.kind if key == "kind" else d.index
+    return round(1000 * d.stats.get("time_s", 0), 3) if key == "time_ms" else d.stats[key]
+
+
 def test_statistics_table_sorts_every_column_numerically(qtbot, session, tmp_path: Path) -> None:
     panel = StatsPanel()
     qtbot.addWidget(panel)
@@ -65,12 +74,10 @@ def test_statistics_table_sorts_every_column_numerically(qtbot, session, tmp_pat
     for key in ("fragments_written", "killed_depth", "time_ms", "vertices_shaded", "kind", "draw"):
         col = COLUMNS.index(key)
         click_header(qtbot, view, col)  # first click: ascending
-        value = (lambda d, key=key: d.kind if key == "kind" else d.index if key == "draw" else
-                 round(1000 * d.stats.get("time_s", 0), 3) if key == "time_ms" else d.stats[key])
-        shown = [value(draws[panel.draw_at_row(r)]) for r in range(len(draws))]
+        shown = [column_value(draws[panel.draw_at_row(r)], key) for r in range(len(draws))]
         assert shown == sorted(shown), key  # numbers as numbers: "1000" after "999"
         click_header(qtbot, view, col)  # second click: descending
-        shown = [value(draws[panel.draw_at_row(r)]) for r in range(len(draws))]
+        shown = [column_value(draws[panel.draw_at_row(r)], key) for r in range(len(draws))]
         assert shown == sorted(shown, reverse=True), key
     col = COLUMNS.index("fragments_written")
     click_header(qtbot, view, col)
@@ -134,3 +141,40 @@ def test_a_row_click_goes_to_that_draw_and_the_stats_button_shows_frame_complexi
                             for d in window.timeline.draws[: draw + 1])
     assert window.framebuffer.frame_map_box.isChecked() and int(counts.sum()) == rasterized_so_far
     window.grab().save(str(shots(tmp_path) / "window_stats.png"))
+
+
+def visible_draws(panel) -> list[int]:
+    return [d for d in range(panel.model.rowCount()) if panel.row_visible(d)]
+
+
+def test_thumbnails_are_footprints_built_only_for_visible_rows(qtbot, window, tmp_path: Path) -> None:
+    from picaemu.debug.footprint import footprint
+
+    panel = window.draws
+    window.docks["Draws"].raise_()
+    batches: list[tuple[list[int], bool]] = []  # each request, and whether all its rows were on screen then
+    panel.model.wanted.connect(lambda draws: batches.append((draws, all(panel.row_visible(d) for d in draws))))
+    open_scene(qtbot, window, CAPTURE)
+    qtbot.waitUntil(lambda: set(visible_draws(panel)) <= set(panel.model.icons), timeout=WAIT_MS)
+    settle(qtbot, window)
+    ModelTester(None).check(panel.model)
+    shown = visible_draws(panel)
+    assert 999 in shown and 0 < len(shown) < 200  # the window opens at the frame's end: the last draw selected
+    panel.grab().save(str(shots(tmp_path) / "draws_bottom.png"))
+    panel.list.scrollToTop()
+    qtbot.waitUntil(lambda: set(visible_draws(panel)) <= set(panel.model.icons), timeout=WAIT_MS)
+    settle(qtbot, window)
+    assert 0 in visible_draws(panel)
+    assert batches and all(visible for _, visible in batches)  # never a row that was not on screen
+    assert sorted(d for draws, _ in batches for d in draws) == sorted(panel.model.requested)  # each asked once
+    assert len(panel.model.requested) < 400 and 500 not in panel.model.requested  # the middle was never shown
+    panel.grab().save(str(shots(tmp_path) / "draws_top.png"))
+    icon = panel.model.data(panel.model.index(3, 0), Qt.ItemDataRole.DecorationRole)
+    image = icon.pixmap(60, 100).toImage().convertToFormat(QImage.Format.Format_RGB888)
+    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(100, image.bytesPerLine())[:, :180]
+    # the icon is the engine's footprint (the worker's session; nothing else moves it while the worker is idle)
+    assert np.array_equal(pixels.reshape(100, 60, 3), footprint(window.worker.session, 3).image)
+    rect = panel.list.visualRect(panel.model.index(2, 0))
+    qtbot.mouseClick(panel.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: window.snapshot.last_draw == 2, timeout=WAIT_MS)
+    settle(qtbot, window)

@@ -2,6 +2,9 @@
 sample a texture address or run a shader program (``picaemu.debug.find`` through ``Debugger.find``); with
 ``--programs``, every distinct shader program and the draws that run it (the hashes ``--shader`` takes).
 One line per hit (``event E + P packets  draw D  what``), or JSON lines with ``--json``.
+
+``picaemu footprint CAPTURE --draw N OUT.png``: the debugger's draw thumbnail (``picaemu.debug.footprint``): the
+render target after the draw, the draw's own pixels bright, the rest dimmed, its bounds outlined.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import click
 
 from picaemu import replay as rp
 from picaemu.cli.common import examples, reports_errors
+from picaemu.formats.files import refuse_overwrite, save_image
 
 
 def _number(_ctx: click.Context, _param: click.Parameter, text: str | None) -> int | None:
@@ -39,7 +43,8 @@ def find(capture: Path, register: str | None, value: int | None, texture: int | 
          programs: bool, as_json: bool) -> None:
     """Find register writes or draws in a capture: by register, written value, texture address or shader.
     """
-    debugger = rp.open(capture).debugger
+    replay = rp.open(capture)  # the debugger holds its replay weakly
+    debugger = replay.debugger
     if programs:
         counts: dict[str, list[int]] = {}
         for draw, text in enumerate(debugger.programs()):
@@ -55,3 +60,20 @@ def find(capture: Path, register: str | None, value: int | None, texture: int | 
             where = hit.cursor.text()
             draw = "-" if hit.draw is None else hit.draw
             click.echo(f"{where:<24} draw {draw:>5}  {hit.text}")
+
+
+@click.command("footprint", epilog=examples(
+    "picaemu footprint samples/captures/game_cubes_1000.pica --draw 37 draw37.png",
+    "picaemu footprint samples/captures/cube.pica --draw 0 --step 1 cube.png"))
+@click.argument("capture", type=click.Path(exists=True, path_type=Path))
+@click.argument("output", type=click.Path(path_type=Path))
+@click.option("--draw", type=int, required=True, help="The draw whose footprint to show.")
+@click.option("--step", type=int, default=4, show_default=True, help="Keep every STEP-th pixel of every STEP-th row.")
+@reports_errors
+def footprint(capture: Path, output: Path, draw: int, step: int) -> None:
+    """A draw's footprint as a picture (PNG): the render target after the draw, the pixels the draw wrote at
+    full brightness, pixels where all its fragments were killed tinted red, the rest dimmed, its bounds in yellow.
+    """
+    refuse_overwrite(output, capture)
+    replay = rp.open(capture)  # the debugger holds its replay weakly
+    save_image(output, replay.debugger.footprint(draw, step).image)

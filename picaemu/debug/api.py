@@ -16,7 +16,8 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
 - ``edit(draw, edits, scope)``: the rest of the draw's frame re-rendered with register / uniform / shader edits
   made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed);
 - ``surface_view(address, format, width, height, tiled, after_draw)``: any memory as texture, color or depth
-  pixels with the raw words behind them (``picaemu.debug.surface``).
+  pixels with the raw words behind them (``picaemu.debug.surface``);
+- ``footprint(draw, step)``: the draw's thumbnail, its own pixels highlighted (``picaemu.debug.footprint``);
 - ``find(register=, value=, texture=, shader=)``: writes or draws matching (``picaemu.debug.find``), and
   ``programs()``: each draw's shader programs by hash, for ``find(shader=...)``.
 
@@ -39,6 +40,8 @@ from picaemu.debug import fragment, probe, state_views
 from picaemu.debug import surface as surface_mod
 from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.edits import Edit
+from picaemu.debug.footprint import Footprint
+from picaemu.debug.footprint import footprint as footprint_of
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.errors import PicaError
@@ -213,6 +216,11 @@ class Debugger:
         if la != lb:
             out["attribute_buffers"] = _changed(la, lb)
         return {k: v for k, v in out.items() if v}
+
+    def footprint(self, draw: int, step: int = 4) -> Footprint:
+        """Draw ``draw``'s footprint: ``image`` (ceil(H/step), ceil(W/step), 3) uint8, the target after the draw,
+        its own pixels bright, the rest dimmed, its bounds outlined; ``written`` / ``killed`` cell masks."""
+        return footprint_of(self.session, draw, step)
 
     # -- search ------------------------------------------------------------------------------------------
     def find(self, *, register: str | None = None, value: int | None = None, texture: int | None = None,

@@ -34,15 +34,21 @@ def open_session(path: str | os.PathLike[str] | None = None, capture: pica.Captu
 
 @dataclass(frozen=True)
 class Opened:
-    """What the GUI needs after an open: the timeline, draw thumbnails, the indexing fault (if any)."""
+    """What the GUI needs after an open: the timeline and the indexing fault (if any)."""
 
     timeline: Timeline
-    thumbnails: list | None
     fault: PicaError | None
 
 
 def opened(session: Session) -> Opened:
-    return Opened(session.timeline, session.thumbnails, session.fault)
+    return Opened(session.timeline, session.fault)
+
+
+def footprints(session: Session, draws: list[int]) -> tuple[Timeline, dict[int, np.ndarray]]:
+    """(the timeline they belong to, draw -> ``picaemu.debug.footprint`` thumbnail image (h, w, 3) uint8)."""
+    from picaemu.debug.footprint import footprint
+
+    return session.timeline, {d: footprint(session, d).image for d in draws}
 
 
 def snapshot(session: Session, cursor: Cursor) -> Snapshot:
