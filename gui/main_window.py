@@ -21,6 +21,7 @@ from picaemu.gui.panels.commands import CommandPanel
 from picaemu.gui.panels.console import ConsolePanel
 from picaemu.gui.panels.draws import DrawsPanel
 from picaemu.gui.panels.edit_replay import EditReplayPanel
+from picaemu.gui.panels.find import FindPanel
 from picaemu.gui.panels.framebuffer import FramebufferPanel
 from picaemu.gui.panels.mesh import MeshPanel
 from picaemu.gui.panels.pipeline_state import PipelineStatePanel
@@ -103,10 +104,12 @@ class MainWindow(QMainWindow):
         self.draws, self.pipeline_state, self.console = DrawsPanel(), PipelineStatePanel(), ConsolePanel()
         self.edit_replay = EditReplayPanel()
         self.inspectors = Inspectors(self)  # the Surface and Fragment docks
+        self.find = FindPanel()
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("Command stream", self.commands, left)
         self._dock("Breakpoints", self.breakpoints, left)
+        self._dock("Find", self.find, left)
         self._dock("Registers", self.registers, right)
         self._dock("Textures", self.textures, right)
         self._dock("Pipeline state", self.pipeline_state, right)
@@ -116,15 +119,19 @@ class MainWindow(QMainWindow):
                         ("Python", self.console), ("Edit and replay", self.edit_replay))
         for title, w in bottom_docks:
             self._dock(title, w, bottom)
+        self.tabifyDockWidget(self.docks["Breakpoints"], self.docks["Find"])
         self.tabifyDockWidget(self.docks["Registers"], self.docks["Textures"])
         for title in ("Pipeline state", "Surface"):
             self.tabifyDockWidget(self.docks["Registers"], self.docks[title])
         for title, _ in bottom_docks[1:]:
             self.tabifyDockWidget(self.docks["Draws"], self.docks[title])
         self.docks["Registers"].raise_()
+        self.docks["Breakpoints"].raise_()
         self.docks["Draws"].raise_()
         self._sized = False
         self.commands.run_to.connect(self.move_to)
+        self.find.run_to.connect(self.move_to)
+        self.find.search.connect(self.search)
         self.console.submitted.connect(self.run_console)
         self.framebuffer.frame_map_wanted.connect(self._request_frame_map)
         self._console_scope: dict = {}
@@ -391,6 +398,8 @@ class MainWindow(QMainWindow):
             self.mesh.show_message(result.error_text)
         elif result.kind == "backend_diff":  # no EGL: one line beside the picture, no dialog
             self.framebuffer.set_backend_diff(None, result.error_text)
+        elif result.kind == "search":  # a query the engine refuses: said in the panel, no dialog
+            self.find.show_error(result.error_text)
         elif result.kind == "footprints":
             self.draws.model.batch_failed()
             self.status.setText(f"draw thumbnails: {result.error_text}")
@@ -423,6 +432,8 @@ class MainWindow(QMainWindow):
         self.commands.set_timeline(tl)
         self.stats.set_timeline(tl)
         self.draws.set_draws(tl)
+        self.find.clear()
+        self.worker.submit("programs", jobs.programs)
         self.breakpoints.set_breakpoints(self._load_breakpoints())
         fault = opened.fault
         if fault is not None:
@@ -462,6 +473,20 @@ class MainWindow(QMainWindow):
 
     def _got_probe(self, result: JobResult) -> None:
         self.framebuffer.set_probe(result.value)
+
+    def search(self, text: str) -> int | None:
+        """Run the search box's query on the worker (``jobs.search``); the hits go to the Find panel."""
+        if self.timeline is None:
+            self.find.show_error("open a capture first")
+            return None
+        self.find.label.setText(f"searching {text!r} …")
+        return self.worker.submit("search", partial(jobs.search, text=text))
+
+    def _got_search(self, result: JobResult) -> None:
+        self.find.show_hits(self.find.query.text(), result.value)
+
+    def _got_programs(self, result: JobResult) -> None:
+        self.find.set_programs(result.value)
 
     def _request_footprints(self, draws: list[int]) -> None:
         if self.timeline is not None:

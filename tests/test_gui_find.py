@@ -178,3 +178,35 @@ def test_thumbnails_are_footprints_built_only_for_visible_rows(qtbot, window, tm
     qtbot.mouseClick(panel.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.waitUntil(lambda: window.snapshot.last_draw == 2, timeout=WAIT_MS)
     settle(qtbot, window)
+
+
+def test_search_box_finds_the_draws_that_bind_a_texture_and_goes_to_one(qtbot, window, tmp_path: Path) -> None:
+    from picaemu.formats import pica
+
+    from samples.game_scene import TEXTURES
+
+    cap = pica.read(CAPTURE)
+    textures = [e.address for e in cap.events if isinstance(e, pica.MemoryWrite) and len(cap.blobs[e.blob]) == 1024]
+    open_scene(qtbot, window, CAPTURE)
+    panel = window.find
+    window.docks["Find"].raise_()
+    assert panel.programs.count() == 2  # the prompt and the scene's one vertex shader
+    qtbot.keyClicks(panel.query, f"texture 0x{textures[5]:08X}")
+    qtbot.keyClick(panel.query, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.model.rowCount() > 0, timeout=WAIT_MS)
+    expected = [i for i in range(1000) if (i // 4) % TEXTURES == 5]  # samples/game_scene.py: rebinding every 4
+    assert [h.draw for h in panel.hits] == expected
+    assert panel.model.data(panel.model.index(0, 1)) == str(expected[0])
+    panel.grab().save(str(shots(tmp_path) / "find_texture.png"))
+    rect = panel.view.visualRect(panel.model.index(3, 0))
+    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: window.snapshot.last_draw == expected[3], timeout=WAIT_MS)
+    settle(qtbot, window)
+    window.grab().save(str(shots(tmp_path) / "window_find.png"))
+    panel.programs.activated.emit(1)  # what picking the program in the combo box does
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 1000, timeout=WAIT_MS)
+    assert panel.query.text().startswith("shader ")
+    panel.query.setText("colour red")
+    qtbot.keyClick(panel.query, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "PicaError" in panel.label.text(), timeout=WAIT_MS)
+    assert panel.model.rowCount() == 0 and window.last_error == ""  # said in the panel, no dialog

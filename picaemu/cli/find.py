@@ -16,6 +16,7 @@ import click
 
 from picaemu import replay as rp
 from picaemu.cli.common import examples, reports_errors
+from picaemu.debug.find import program_table
 from picaemu.formats.files import refuse_overwrite, save_image
 
 
@@ -46,12 +47,9 @@ def find(capture: Path, register: str | None, value: int | None, texture: int | 
     replay = rp.open(capture)  # the debugger holds its replay weakly
     debugger = replay.debugger
     if programs:
-        counts: dict[str, list[int]] = {}
-        for draw, text in enumerate(debugger.programs()):
-            counts.setdefault(text, []).append(draw)
-        for text, draws in counts.items():
-            row = {"program": text, "draws": len(draws), "first": draws[0], "last": draws[-1]}
-            click.echo(json.dumps(row) if as_json else f"{text}  {len(draws)} draws ({draws[0]}..{draws[-1]})")
+        for row in program_table(debugger.session.draw_states):
+            click.echo(json.dumps(row) if as_json else
+                       f"{row['program']}  {row['draws']} draws ({row['first']}..{row['last']})")
         return
     for hit in debugger.find(register=register, value=value, texture=texture, shader=shader):
         if as_json:

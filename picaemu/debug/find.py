@@ -162,6 +162,16 @@ def draw_programs(states: list[GpuState]) -> list[str]:
     return out
 
 
+def program_table(states: list[GpuState]) -> list[dict]:
+    """The distinct ``draw_programs`` texts in first-use order: {"program", "draws" (count), "first", "last"}."""
+    table: dict[str, dict] = {}
+    for draw, text in enumerate(draw_programs(states)):
+        row = table.setdefault(text, {"program": text, "draws": 0, "first": draw, "last": draw})
+        row["draws"] += 1
+        row["last"] = draw
+    return list(table.values())
+
+
 def _shader_draws(states: list[GpuState], key: str) -> tuple[np.ndarray, list[str]]:
     """((D,) bool: draws running a program matching ``key``, (D,) their ``draw_programs`` texts)."""
     prefix, entry = parse_shader_key(key)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from picaemu.debug import find as find_mod
 from picaemu.debug import fragment as fragment_mod
 from picaemu.debug import probe, state_views
 from picaemu.debug import surface as surface_mod
@@ -175,3 +176,13 @@ def surface(session: Session, cursor: Cursor, request: tuple) -> surface_mod.Sur
 def fragment(session: Session, draw: int, window: tuple[int, int], index: int) -> fragment_mod.FragmentDebug:
     """Fragment ``index`` of ``draw`` at window pixel ``window`` (``picaemu.debug.fragment.debug_fragment``)."""
     return fragment_mod.debug_fragment(session, draw, window, index)
+
+
+def search(session: Session, text: str) -> list[find_mod.Hit]:
+    """The search box: ``text`` in ``find.parse_query``'s words, answered by ``find.find``."""
+    return find_mod.find(session, **find_mod.parse_query(text))
+
+
+def programs(session: Session) -> list[dict]:
+    """The capture's shader programs (``find.program_table``)."""
+    return find_mod.program_table(session.draw_states)
