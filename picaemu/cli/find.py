@@ -75,3 +75,39 @@ def footprint(capture: Path, output: Path, draw: int, step: int) -> None:
     refuse_overwrite(output, capture)
     replay = rp.open(capture)  # the debugger holds its replay weakly
     save_image(output, replay.debugger.footprint(draw, step).image)
+
+
+@click.command("bookmarks", epilog=examples(
+    "picaemu bookmarks capture.pica",
+    "picaemu bookmarks capture.pica --add 'first blended' --draw 14",
+    "picaemu bookmarks capture.pica --rename 'first blended' blend --json"))
+@click.argument("capture", type=click.Path(exists=True, path_type=Path))
+@click.option("--add", "add_name", default=None, metavar="NAME", help="Bookmark the position after --draw.")
+@click.option("--draw", type=int, default=None, help="The draw --add bookmarks (the position right after it).")
+@click.option("--rename", nargs=2, default=None, metavar="OLD NEW", help="Rename a bookmark.")
+@click.option("--remove", "remove_name", default=None, metavar="NAME", help="Remove a bookmark.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: markers and bookmarks.")
+@reports_errors
+def bookmarks(capture: Path, add_name: str | None, draw: int | None, rename: tuple[str, str] | None,
+              remove_name: str | None, as_json: bool) -> None:
+    """The capture's debug markers (and the draws each groups) and your bookmarks, kept beside the capture in
+    CAPTURE.bookmarks.json; --add / --rename / --remove change them (the file is rewritten atomically).
+    """
+    if add_name is not None and draw is None:
+        raise click.UsageError("--add needs --draw")
+    replay = rp.open(capture)  # the debugger holds its replay weakly
+    debugger = replay.debugger
+    marks = (debugger.add_bookmark(add_name, draw) if add_name is not None else
+             debugger.rename_bookmark(*rename) if rename else
+             debugger.remove_bookmark(remove_name) if remove_name is not None else debugger.bookmarks())
+    groups = debugger.markers()
+    if as_json:
+        click.echo(json.dumps({"markers": [{"text": g.text, "frame": g.frame, "event": g.event,
+                                            "draws": [g.draws.start, g.draws.stop]} for g in groups],
+                               "bookmarks": [b.as_dict() for b in marks]}, indent=1))
+        return
+    for g in groups:
+        span = f"draws {g.draws.start}..{g.draws.stop - 1}" if g.draws else "no draws"
+        click.echo(f"marker  #{g.event} [frame {g.frame}] {g.text!r}: {span}")
+    for b in marks:
+        click.echo(f"bookmark  {b.cursor.text():<24} {b.name}")

@@ -18,6 +18,9 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
 - ``surface_view(address, format, width, height, tiled, after_draw)``: any memory as texture, color or depth
   pixels with the raw words behind them (``picaemu.debug.surface``);
 - ``footprint(draw, step)``: the draw's thumbnail, its own pixels highlighted (``picaemu.debug.footprint``);
+- ``markers()``: the capture's marker groups; ``bookmarks()``, ``add_bookmark(name, draw)``,
+  ``rename_bookmark(old, new)``, ``remove_bookmark(name)``: the user's bookmarks, kept beside the capture file
+  (``picaemu.debug.bookmarks``; a replay of an in-memory capture has nowhere to keep them: ``PicaError``);
 - ``find(register=, value=, texture=, shader=)``: writes or draws matching (``picaemu.debug.find``), and
   ``programs()``: each draw's shader programs by hash, for ``find(shader=...)``.
 
@@ -35,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from picaemu import draw_state as ds_mod
+from picaemu.debug import bookmarks, fragment, probe, state_views
 from picaemu.debug import find as find_mod
-from picaemu.debug import fragment, probe, state_views
 from picaemu.debug import surface as surface_mod
 from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.edits import Edit
@@ -221,6 +224,31 @@ class Debugger:
         """Draw ``draw``'s footprint: ``image`` (ceil(H/step), ceil(W/step), 3) uint8, the target after the draw,
         its own pixels bright, the rest dimmed, its bounds outlined; ``written`` / ``killed`` cell masks."""
         return footprint_of(self.session, draw, step)
+
+    # -- markers and bookmarks ---------------------------------------------------------------------------
+    def markers(self) -> list[bookmarks.MarkerGroup]:
+        """One group per capture ``Marker`` event: its text and the events / draws after it."""
+        return bookmarks.marker_groups(self.session.timeline)
+
+    def _capture_path(self) -> str:
+        path = self.session.replay.path
+        if not path:
+            raise PicaError("this replay was not opened from a file: there is nowhere to keep bookmarks")
+        return path
+
+    def bookmarks(self) -> list[bookmarks.Bookmark]:
+        return bookmarks.load(self._capture_path())
+
+    def add_bookmark(self, name: str, draw: int) -> list[bookmarks.Bookmark]:
+        """Bookmark the position right after ``draw`` as ``name``; returns every bookmark."""
+        self._draw(draw)
+        return bookmarks.add(self._capture_path(), name, self.session.timeline.after_draw(draw))
+
+    def rename_bookmark(self, old: str, new: str) -> list[bookmarks.Bookmark]:
+        return bookmarks.rename(self._capture_path(), old, new)
+
+    def remove_bookmark(self, name: str) -> list[bookmarks.Bookmark]:
+        return bookmarks.remove(self._capture_path(), name)
 
     # -- search ------------------------------------------------------------------------------------------
     def find(self, *, register: str | None = None, value: int | None = None, texture: int | None = None,

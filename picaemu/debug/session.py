@@ -109,7 +109,9 @@ class Session:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], **kw) -> Session:
-        return cls(Replay(load_capture(path)), path=str(path), **kw)
+        replay = Replay(load_capture(path))
+        replay.path = str(path)
+        return cls(replay, path=str(path), **kw)
 
     @property
     def memory_every(self) -> int:

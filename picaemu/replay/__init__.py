@@ -132,6 +132,7 @@ class Replay:
         ``record_draws=False`` keeps no per-draw record (``draws`` stays empty, ``draw_count`` counts): memory
         that does not grow with the length of the capture (streaming renders of long captures)."""
         self.capture = capture
+        self.path = ""  # the file or folder ``open`` read (where the debugger keeps bookmarks); "" in memory
         self.events = capture.events
         self.frames = [i for i, e in enumerate(self.events) if isinstance(e, pica.FrameEnd)]
         self.checkpoint_every = max(1, checkpoint_every)
@@ -512,8 +513,10 @@ def open(path: str | os.PathLike[str], *, pipeline: PipelineSink | None = None, 
     """Open a capture (.pica, .ctf or c3dcap directory) for replay; ``backend`` picks the rendering pipeline
     when ``pipeline`` is not given (``default_pipeline``)."""
     capture = load_capture(path, strict=strict)
-    return Replay(capture, pipeline=pipeline if pipeline is not None else default_pipeline(backend),
-                  checkpoints=checkpoints, record_draws=record_draws)
+    replay = Replay(capture, pipeline=pipeline if pipeline is not None else default_pipeline(backend),
+                    checkpoints=checkpoints, record_draws=record_draws)
+    replay.path = os.fspath(path)
+    return replay
 
 
 def null_replay(capture: pica.Capture) -> Replay:
