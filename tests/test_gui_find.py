@@ -17,7 +17,7 @@ pytest.importorskip("pytestqt")
 
 from picaemu.gui.main_window import MainWindow
 from picaemu.gui.panels.stats import COLUMNS, StatsPanel
-from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtCore import QModelIndex, QPoint, QSettings, Qt
 from PySide6.QtGui import QImage
 from pytestqt.modeltest import ModelTester
 
@@ -210,3 +210,59 @@ def test_search_box_finds_the_draws_that_bind_a_texture_and_goes_to_one(qtbot, w
     qtbot.keyClick(panel.query, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: "PicaError" in panel.label.text(), timeout=WAIT_MS)
     assert panel.model.rowCount() == 0 and window.last_error == ""  # said in the panel, no dialog
+
+
+def test_markers_group_the_command_tree_and_bookmarks_persist(qtbot, window, tmp_path: Path) -> None:
+    from picaemu.debug import bookmarks
+    from tests.test_debug_bookmarks import marked_capture
+    from tests.test_gui_window import goto
+
+    capture = marked_capture(tmp_path / "marked.pica")
+    open_scene(qtbot, window, capture)
+    panel, model = window.commands, window.commands.model
+    ModelTester(None).check(model)
+    root = QModelIndex()
+    assert [model.data(model.index(r, 0, root)) for r in range(model.rowCount(root))] == ["frame 0", "frame 1"]
+    frame0 = model.index(0, 0, root)
+    rows = [model.data(model.index(r, 0, frame0)) for r in range(model.rowCount(frame0))]
+    assert rows[-2:] == ["▸ background", "▸ props"]  # setup events flat, then the two marker groups
+    props = model.index(model.rowCount(frame0) - 1, 0, frame0)
+    assert model.data(model.index(props.row(), 3, frame0)).endswith("draws 2..4")
+    inside = [model.data(model.index(r, 0, props)) for r in range(model.rowCount(props))]
+    assert any("CommandList" in t for t in inside) and inside[-1].endswith("FrameEnd")
+    background = model.index(model.rowCount(frame0) - 2, 0, frame0)
+    panel.view.expand(frame0)
+    panel.view.expand(background)
+    panel.view.doubleClicked.emit(background)  # what a double-click on the row emits
+    qtbot.waitUntil(lambda: window.snapshot.last_draw == 1, timeout=WAIT_MS)  # the end of the group: its last draw
+    settle(qtbot, window)
+    goto(qtbot, window, window.timeline.after_draw(3))
+    panel.add_bookmark("third prop")
+    after = window.timeline.after_draw(3)
+    assert bookmarks.load(capture) == [bookmarks.Bookmark(after.event, after.packet, "third prop")]
+    top = model.index(0, 0, root)
+    assert model.data(top) == "bookmarks" and model.data(model.index(0, 0, top)) == "★ third prop"
+    assert model.data(model.index(0, 3, top)).endswith("after draw 3")
+    panel.add_bookmark("third prop")  # a duplicate name is refused in the panel
+    assert "already a bookmark" in panel.note.text() and window.last_error == ""
+    panel.view.expand(top)
+    panel.view.setCurrentIndex(model.index(0, 0, top))
+    panel.rename_bookmark(panel.selected_bookmark().name, "props")
+    goto(qtbot, window, window.timeline.after_draw(0))
+    panel.view.doubleClicked.emit(model.index(0, 0, model.index(0, 0, root)))
+    qtbot.waitUntil(lambda: window.snapshot.last_draw == 3, timeout=WAIT_MS)
+    settle(qtbot, window)
+    assert panel.note.text() == "renamed bookmark 'third prop' to 'props'"
+    panel.view.collapseAll()
+    frame0 = model.index(1, 0, root)  # after the bookmarks row (the reset made new indexes)
+    for index in (model.index(0, 0, root), frame0, *(model.index(model.rowCount(frame0) - k, 0, frame0)
+                                                     for k in (1, 2))):
+        panel.view.expand(index)
+    panel.view.scrollToTop()
+    panel.resize(620, 520)
+    panel.grab().save(str(shots(tmp_path) / "commands_markers.png"))
+    open_scene(qtbot, window, capture)  # reopened: the bookmark is read back from beside the capture
+    assert model.data(model.index(0, 0, model.index(0, 0, QModelIndex()))) == "★ props"
+    panel.view.setCurrentIndex(model.index(0, 0, model.index(0, 0, QModelIndex())))
+    panel._remove()
+    assert bookmarks.load(capture) == [] and model.data(model.index(0, 0, QModelIndex())) == "frame 0"

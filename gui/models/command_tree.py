@@ -1,14 +1,19 @@
-"""The command stream tree: frame -> capture event (GX command) -> draw call -> packet -> register write -> field.
+"""The command stream tree: frame -> [capture marker group ->] capture event (GX command) -> draw call -> packet ->
+register write -> field, and a "bookmarks" row on top listing the user's bookmarks when there are any.
 
 Built lazily over an immutable ``Timeline``: a node's children are made the first time the view asks for them.
 Command-list events group their packets by draw (the packets up to and including each draw's trigger, then the
 packets after the last draw); a packet has one child per register it writes (consecutive mode: ids ascending),
 a write one child per decoded field (names and enums from the register table).
 
+Markers (``picaemu.debug.bookmarks.marker_groups``): a frame's events after a ``Marker`` event sit under that
+marker's row up to the next marker or the frame's end (unfiltered tree; a filter shows matching events flat).
+Bookmarks come from ``set_bookmarks`` (``picaemu.debug.bookmarks.Bookmark``s).
+
 Columns: item, byte offset in its command buffer, value(s), detail. ``set_filter(text)``: "draw N" keeps draw N's
 group; other text keeps packets writing a register whose name contains it (or whose id it is: "0x0E0"), or whose
 value it is ("=0x1234"); filtered events show their matching packets flat. ``cursor_of(index)`` is the replay
-position a "run to" on that row means.
+position a "run to" on that row means (a marker group: its end; a bookmark: its position).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 
 from picaemu import regs as regtable
 from picaemu.command.listing import packet_targets
+from picaemu.debug.bookmarks import Bookmark, MarkerGroup, marker_groups
 from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.regs import RegKind
 
@@ -30,7 +36,7 @@ HEADERS = ("Item", "Offset", "Value", "Detail")
 
 @dataclass(eq=False)
 class Node:
-    kind: str  # frame, event, draw, group, packet, write, field
+    kind: str  # bookmarks, bookmark, frame, marker, event, draw, group, packet, write, field
     parent: Node | None
     row: int
     key: tuple = ()
@@ -61,11 +67,21 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
         super().__init__(parent)
         self.timeline: Timeline | None = None
         self.filter = ""
+        self.markers: dict[int, MarkerGroup] = {}  # by marker event
+        self.bookmarks: list[Bookmark] = []
         self._root = Node("root", None, 0, children=[])
 
-    def set_timeline(self, timeline: Timeline | None) -> None:
+    def set_timeline(self, timeline: Timeline | None, bookmarks: list[Bookmark] = ()) -> None:
         self.beginResetModel()
         self.timeline = timeline
+        self.markers = {g.event: g for g in marker_groups(timeline)} if timeline is not None else {}
+        self.bookmarks = list(bookmarks)
+        self._root = Node("root", None, 0)
+        self.endResetModel()
+
+    def set_bookmarks(self, bookmarks: list[Bookmark]) -> None:
+        self.beginResetModel()
+        self.bookmarks = list(bookmarks)
         self._root = Node("root", None, 0)
         self.endResetModel()
 
@@ -101,9 +117,14 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
         if node.kind == "root":
             nframes = len(tl.frame_ends) + (1 if not tl.frame_ends or tl.frame_ends[-1] < len(tl.events) - 1 else 0)
             frames = [("frame", (f,)) for f in range(nframes)]
-            return [k for k in frames if any(self._event_visible(e) for e in tl.events if e.frame == k[1][0])]
+            marks = [("bookmarks", ())] if self.bookmarks else []
+            return marks + [k for k in frames if any(self._event_visible(e) for e in tl.events if e.frame == k[1][0])]
+        if node.kind == "bookmarks":
+            return [("bookmark", (i,)) for i in range(len(self.bookmarks))]
         if node.kind == "frame":
-            return [("event", (e.index,)) for e in tl.events if e.frame == node.key[0] and self._event_visible(e)]
+            return self._frame_children(node.key[0])
+        if node.kind == "marker":
+            return [("event", (e,)) for e in self.markers[node.key[0]].events]
         if node.kind == "event":
             return self._event_children(node.key[0])
         if node.kind in ("draw", "group"):
@@ -118,6 +139,21 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
                 return []
             return [("field", (*node.key, f)) for f in range(len(regtable.get(reg).fields))]
         return []
+
+    def _frame_children(self, frame: int) -> list[tuple[str, tuple]]:
+        """The frame's events; unfiltered, those after a marker go under its row."""
+        events = [e for e in self.timeline.events if e.frame == frame and self._event_visible(e)]
+        if self.filter:
+            return [("event", (e.index,)) for e in events]
+        out: list[tuple[str, tuple]] = []
+        grouped: set[int] = set()
+        for e in events:
+            if e.index in self.markers:
+                out.append(("marker", (e.index,)))
+                grouped.update(self.markers[e.index].events)
+            elif e.index not in grouped:
+                out.append(("event", (e.index,)))
+        return out
 
     def _event_children(self, e: int) -> list[tuple[str, tuple]]:
         ev = self.timeline.events[e]
@@ -155,6 +191,19 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
     def _text_frame(self, key: tuple, col: int) -> str | None:
         n = sum(1 for e in self.timeline.events if e.frame == key[0])
         return (f"frame {key[0]}", None, None, f"{n} events")[col]
+
+    def _text_bookmarks(self, key: tuple, col: int) -> str | None:
+        return ("bookmarks", None, None, f"{len(self.bookmarks)} saved beside the capture")[col]
+
+    def _text_bookmark(self, key: tuple, col: int) -> str | None:
+        b = self.bookmarks[key[0]]
+        draw = self.timeline.last_draw(b.cursor)
+        return (f"★ {b.name}", None, None, b.cursor.text() + (f", after draw {draw}" if draw is not None else ""))[col]
+
+    def _text_marker(self, key: tuple, col: int) -> str | None:
+        g = self.markers[key[0]]
+        draws = f"draws {g.draws.start}..{g.draws.stop - 1}" if g.draws else "no draws"
+        return (f"▸ {g.text}", None, None, f"marker: {len(g.events)} events, {draws}")[col]
 
     def _text_event(self, key: tuple, col: int) -> str | None:
         ev = self.timeline.events[key[0]]
@@ -205,6 +254,12 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
         if node.kind == "frame":
             f = node.key[0]
             return Cursor(tl.frame_ends[f] + 1, 0) if f < len(tl.frame_ends) else tl.end
+        if node.kind == "bookmarks":
+            return None
+        if node.kind == "bookmark":
+            return self.bookmarks[node.key[0]].cursor
+        if node.kind == "marker":
+            return tl.normalize(self.markers[node.key[0]].events.stop, 0)
         if node.kind == "event":
             return Cursor(node.key[0] + 1, 0)
         if node.kind == "draw":
@@ -216,10 +271,18 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
     def event_index(self, event: int) -> QModelIndex:
         """Index of capture event ``event``'s row (invalid when the filter hides it)."""
         for frame in self._children(self._root):
-            for ev in self._children(frame):
-                if ev.key[0] == event:
-                    return self.createIndex(ev.row, 0, ev)
+            if frame.kind != "frame":
+                continue
+            for child in self._children(frame):
+                for ev in self._children(child) if child.kind == "marker" else (child,):
+                    if ev.key[0] == event:
+                        return self.createIndex(ev.row, 0, ev)
         return QModelIndex()
+
+    def bookmark_at(self, index: Index) -> Bookmark | None:
+        """The bookmark of a bookmark row (None for any other row)."""
+        node = index.internalPointer() if index.isValid() else None
+        return self.bookmarks[node.key[0]] if node is not None and node.kind == "bookmark" else None
 
     def locate(self, cursor: Cursor) -> QModelIndex:
         """The row of the last thing executed at ``cursor``: its packet inside a list, else the last event."""
