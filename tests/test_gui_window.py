@@ -74,7 +74,9 @@ def goto(qtbot, win: MainWindow, cursor: Cursor) -> None:
 def test_scene2_session(qtbot, window: MainWindow, captures_dir: Path, tmp_path: Path) -> None:
     open_scene(qtbot, window, captures_dir / "scene2_textured_quad")
     tl = window.timeline
-    assert window.draws.list.count() == 1 and not window.draws.list.item(0).icon().isNull()
+    assert window.draws.model.rowCount() == 1  # its footprint thumbnail is built once the row is painted
+    qtbot.waitUntil(lambda: 0 in window.draws.model.icons, timeout=WAIT_MS)
+    assert not window.draws.model.icons[0].isNull()
     goto(qtbot, window, Cursor(0, 0))
     assert window.registers.model.data(window.registers.model.find("TEXUNIT0_DIM").siblingAtColumn(2)) == \
         "0x00000000"
