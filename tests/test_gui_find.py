@@ -15,16 +15,17 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from picaemu.gui.main_window import MainWindow
 from picaemu.gui.panels.stats import COLUMNS, StatsPanel
-from PySide6.QtCore import QModelIndex, QPoint, QSettings, Qt
+from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtGui import QImage
 from pytestqt.modeltest import ModelTester
 
 from picaemu.debug import jobs
+from tests import test_gui_window
 from tests.test_gui_window import WAIT_MS, open_scene, settle
 
 pytestmark = pytest.mark.gui
+window = test_gui_window.window  # the same window fixture (a shown MainWindow with its own settings file)
 CAPTURE = Path(__file__).resolve().parent.parent / "samples" / "captures" / "game_cubes_1000.pica"
 
 
@@ -37,16 +38,6 @@ def shots(tmp_path: Path) -> Path:
 @pytest.fixture(scope="module")
 def session():
     return jobs.open_session(CAPTURE)
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.resize(1500, 950)
-    win.show()
-    yield win
-    win.worker.stop()
 
 
 def click_header(qtbot, view, column: int) -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from picaemu.debug.probe import observing
+from picaemu.debug.probe import rerun
 from picaemu.debug.session import Session
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
@@ -56,13 +56,7 @@ def footprint(session: Session, draw: int, step: int = THUMB_STEP) -> Footprint:
         if call.index == draw:
             seen.append(fates)
 
-    session.goto(tl.draws[draw].before)
-    with observing(session, keep):
-        try:
-            session.advance(tl.after_draw(draw))
-        except BaseException:
-            session.mark_dirty()
-            raise
+    rerun(session, tl.before_draw(draw), tl.after_draw(draw), keep)
     color = session.replay.color_buffer()[:, :, :3]
     height, width = color.shape[:2]
     small = color[::step, ::step].astype(np.float32)
