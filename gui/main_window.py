@@ -136,7 +136,7 @@ class MainWindow(QMainWindow):
         self.framebuffer.frame_map_wanted.connect(self._request_frame_map)
         self._console_scope: dict = {}
         self.stats.run_to_draw.connect(self.run_to_draw)
-        self.stats.frame_map_wanted.connect(self._show_frame_map)
+        self.stats.frame_map_wanted.connect(self.framebuffer.show_frame_map)
         self.draws.run_to_draw.connect(self.run_to_draw)
         self.draws.thumbnails_wanted.connect(self._request_footprints)
         self.framebuffer.pixel_picked.connect(self.pick_pixel)
@@ -475,15 +475,13 @@ class MainWindow(QMainWindow):
         self.framebuffer.set_probe(result.value)
 
     def search(self, text: str) -> int | None:
-        """Run the search box's query on the worker (``jobs.search``); the hits go to the Find panel."""
+        """The Find panel's query on the worker (``jobs.search``); the hits go back to the panel."""
         if self.timeline is None:
-            self.find.show_error("open a capture first")
-            return None
-        self.find.label.setText(f"searching {text!r} …")
+            return self.find.show_error("open a capture first")
         return self.worker.submit("search", partial(jobs.search, text=text))
 
     def _got_search(self, result: JobResult) -> None:
-        self.find.show_hits(self.find.query.text(), result.value)
+        self.find.show_hits(result.value)
 
     def _got_programs(self, result: JobResult) -> None:
         self.find.set_programs(result.value)
@@ -500,13 +498,6 @@ class MainWindow(QMainWindow):
     def _request_frame_map(self) -> None:
         if self.timeline is not None:
             self.worker.submit("frame_map", partial(jobs.fragment_map, cursor=self.target, kind="depth-complexity"))
-
-    def _show_frame_map(self) -> None:
-        """The statistics panel's button: the framebuffer view's whole-frame overlay (asked again if it is on)."""
-        if self.framebuffer.frame_map_box.isChecked():
-            self._request_frame_map()
-        else:
-            self.framebuffer.frame_map_box.setChecked(True)  # its toggle asks for the map
 
     def _got_frame_map(self, result: JobResult) -> None:
         self.framebuffer.set_frame_map(result.value)

@@ -45,11 +45,17 @@ class FindPanel(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.label)
         lay.addWidget(self.view, 1)
-        self.query.returnPressed.connect(lambda: self.search.emit(self.query.text()))
+        self.query.returnPressed.connect(lambda: self._search(self.query.text()))
         self.programs.activated.connect(self._program_picked)
         self.view.clicked.connect(self._activated)
         self.view.activated.connect(self._activated)
         self.hits: list[Hit] = []
+        self.asked = ""  # the query whose answer is awaited
+
+    def _search(self, text: str) -> None:
+        self.asked = text
+        self.label.setText(f"searching {text!r} …")
+        self.search.emit(text)
 
     def set_programs(self, rows: list[dict]) -> None:
         """The ``find.program_table`` rows; each item's data is its search text."""
@@ -63,11 +69,11 @@ class FindPanel(QWidget):
         self.model.set_rows(())
         self.label.setText("")
 
-    def show_hits(self, text: str, hits: list[Hit]) -> None:
+    def show_hits(self, hits: list[Hit]) -> None:
         self.hits = hits
         self.model.set_rows(tuple(hits))
         draws = len({h.draw for h in hits if h.draw is not None})
-        self.label.setText(f"{text!r}: {len(hits)} hit(s), {draws} draw(s) — click one to go there")
+        self.label.setText(f"{self.asked!r}: {len(hits)} hit(s), {draws} draw(s) — click one to go there")
 
     def show_error(self, text: str) -> None:
         self.clear()
@@ -77,7 +83,7 @@ class FindPanel(QWidget):
         text = self.programs.itemData(row)
         if text:
             self.query.setText(text)
-            self.search.emit(text)
+            self._search(text)
 
     def _activated(self, index: QModelIndex) -> None:
         if index.isValid():
