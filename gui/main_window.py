@@ -429,7 +429,7 @@ class MainWindow(QMainWindow):
         self.history.show_history(None, [])
         self.timeline = tl = opened.timeline
         self.setWindowTitle(f"picaemu debugger — {os.path.basename(self.path)}")
-        self.commands.set_timeline(tl, self.path)
+        self.commands.set_timeline(tl, self.path, opened.markers)
         self.stats.set_timeline(tl)
         self.draws.set_draws(tl)
         self.find.clear()

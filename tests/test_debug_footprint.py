@@ -24,7 +24,7 @@ def session():
 @pytest.mark.parametrize("draw", [0, 37, 999])
 def test_full_resolution_footprint_is_what_the_draw_changed(session, draw: int) -> None:
     tl = session.timeline
-    session.goto(tl.draws[draw].before)
+    session.goto(tl.before_draw(draw))
     before = session.replay.color_buffer()[:, :, :3]
     fp = footprint(session, draw, step=1)
     after = session.replay.color_buffer()[:, :, :3]

@@ -6,9 +6,9 @@ Command-list events group their packets by draw (the packets up to and including
 packets after the last draw); a packet has one child per register it writes (consecutive mode: ids ascending),
 a write one child per decoded field (names and enums from the register table).
 
-Markers (``picaemu.debug.bookmarks.marker_groups``): a frame's events after a ``Marker`` event sit under that
-marker's row up to the next marker or the frame's end (unfiltered tree; a filter shows matching events flat).
-Bookmarks come from ``set_bookmarks`` (``picaemu.debug.bookmarks.Bookmark``s).
+Markers (``set_timeline``'s ``picaemu.debug.bookmarks.MarkerGroup``s): a frame's events after a ``Marker`` event
+sit under that marker's row up to the next marker or the frame's end (unfiltered tree; a filter shows matching
+events flat). Bookmarks come from ``set_bookmarks`` (``picaemu.debug.bookmarks.Bookmark``s).
 
 Columns: item, byte offset in its command buffer, value(s), detail. ``set_filter(text)``: "draw N" keeps draw N's
 group; other text keeps packets writing a register whose name contains it (or whose id it is: "0x0E0"), or whose
@@ -18,6 +18,7 @@ position a "run to" on that row means (a marker group: its end; a bookmark: its 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 
 from picaemu import regs as regtable
 from picaemu.command.listing import packet_targets
-from picaemu.debug.bookmarks import Bookmark, MarkerGroup, marker_groups
+from picaemu.debug.bookmarks import Bookmark, MarkerGroup
 from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.regs import RegKind
 
@@ -71,10 +72,11 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
         self.bookmarks: list[Bookmark] = []
         self._root = Node("root", None, 0, children=[])
 
-    def set_timeline(self, timeline: Timeline | None, bookmarks: list[Bookmark] = ()) -> None:
+    def set_timeline(self, timeline: Timeline | None, bookmarks: Sequence[Bookmark] = (),
+                     markers: Sequence[MarkerGroup] = ()) -> None:
         self.beginResetModel()
         self.timeline = timeline
-        self.markers = {g.event: g for g in marker_groups(timeline)} if timeline is not None else {}
+        self.markers = {g.event: g for g in markers}
         self.bookmarks = list(bookmarks)
         self._root = Node("root", None, 0)
         self.endResetModel()

@@ -5,6 +5,8 @@ saved beside the capture file at once; failures are shown in the panel)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from picaemu.gui.models.command_tree import CommandTreeModel
 from PySide6.QtCore import QModelIndex, Signal
 from PySide6.QtWidgets import QHBoxLayout, QInputDialog, QLabel, QLineEdit, QPushButton, QTreeView, QVBoxLayout, QWidget
@@ -45,12 +47,14 @@ class CommandPanel(QWidget):
         self.current = Cursor(0, 0)
         self.capture = ""  # the open capture's path: bookmarks live beside it
 
-    def set_timeline(self, tl: Timeline | None, capture: str = "") -> None:
-        """A newly opened capture (``capture``: its path; its bookmarks are loaded from beside it)."""
+    def set_timeline(self, tl: Timeline | None, capture: str = "",
+                     markers: Sequence[bookmarks.MarkerGroup] = ()) -> None:
+        """A newly opened capture (``capture``: its path; its bookmarks are loaded from beside it) and its marker
+        groups."""
         self.capture = capture
         self.note.setText("")
         marks = self._edit(bookmarks.load) if capture else []
-        self.model.set_timeline(tl, marks or [])
+        self.model.set_timeline(tl, marks or [], markers)
 
     # -- bookmarks ---------------------------------------------------------------------------------------
     def _edit(self, change, *args) -> list | None:

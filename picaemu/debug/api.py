@@ -228,7 +228,7 @@ class Debugger:
     # -- markers and bookmarks ---------------------------------------------------------------------------
     def markers(self) -> list[bookmarks.MarkerGroup]:
         """One group per capture ``Marker`` event: its text and the events / draws after it."""
-        return bookmarks.marker_groups(self.session.timeline)
+        return bookmarks.marker_groups(self.session.timeline, self.session.replay.events)
 
     def _capture_path(self) -> str:
         path = self.session.replay.path

@@ -3,7 +3,7 @@
 Markers: a ``.pica`` capture's ``Marker`` events (the only format of the three that carries annotations; CiTrace
 has frame markers only, c3dcap none). A marker opens a group that holds the events after it up to the next marker
 or the end of its frame (``CaptureBuilder.marker`` ends the command list it is building, so a marker placed
-between draws groups them). ``marker_groups(timeline)`` -> ``MarkerGroup`` per marker.
+between draws groups them). ``marker_groups(timeline, capture_events)`` -> ``MarkerGroup`` per marker.
 
 Bookmarks: named replay positions the user keeps, saved next to the capture as ``CAPTURE.bookmarks.json``
 (``bookmarks_path``), written atomically (``formats.files.write_atomic``)::
@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.errors import FormatError, PicaError
+from picaemu.formats import pica
 from picaemu.formats.files import write_atomic
 
 FORMAT = "picaemu-bookmarks"
@@ -58,10 +60,11 @@ class Bookmark:
         return {"name": self.name, "event": self.event, "packet": self.packet}
 
 
-def marker_groups(tl: Timeline) -> list[MarkerGroup]:
-    """One group per ``Marker`` event of the timeline (module docstring)."""
+def marker_groups(tl: Timeline, events: Sequence[pica.Event]) -> list[MarkerGroup]:
+    """One group per ``Marker`` event of the timeline (module docstring); ``events`` are the capture's (the
+    timeline's events mirror them one to one; the marker's text is taken from the capture, not a display line)."""
     out: list[MarkerGroup] = []
-    markers = [e.index for e in tl.events if e.kind == "Marker"]
+    markers = [e.index for e in tl.events if isinstance(events[e.index], pica.Marker)]
     for k, m in enumerate(markers):
         frame = tl.events[m].frame
         end = m + 1
@@ -69,8 +72,7 @@ def marker_groups(tl: Timeline) -> list[MarkerGroup]:
         while end < stop and tl.events[end].frame == frame:
             end += 1
         draws = [d for e in range(m + 1, end) for d in tl.events[e].draws]
-        text = tl.events[m].text.removeprefix("Marker ")
-        out.append(MarkerGroup(text, frame, m, range(m + 1, end),
+        out.append(MarkerGroup(events[m].text, frame, m, range(m + 1, end),
                                range(draws[0], draws[-1] + 1) if draws else range(0)))
     return out
 

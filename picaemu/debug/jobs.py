@@ -16,6 +16,7 @@ from picaemu.debug import find as find_mod
 from picaemu.debug import fragment as fragment_mod
 from picaemu.debug import probe, state_views
 from picaemu.debug import surface as surface_mod
+from picaemu.debug.bookmarks import MarkerGroup, marker_groups
 from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.session import Session
 from picaemu.debug.snapshot import Snapshot, take
@@ -35,14 +36,15 @@ def open_session(path: str | os.PathLike[str] | None = None, capture: pica.Captu
 
 @dataclass(frozen=True)
 class Opened:
-    """What the GUI needs after an open: the timeline and the indexing fault (if any)."""
+    """What the GUI needs after an open: the timeline, the indexing fault (if any), the capture's marker groups."""
 
     timeline: Timeline
     fault: PicaError | None
+    markers: tuple[MarkerGroup, ...] = ()
 
 
 def opened(session: Session) -> Opened:
-    return Opened(session.timeline, session.fault)
+    return Opened(session.timeline, session.fault, tuple(marker_groups(session.timeline, session.replay.events)))
 
 
 def footprints(session: Session, draws: list[int]) -> tuple[Timeline, dict[int, np.ndarray]]:
