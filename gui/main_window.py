@@ -15,6 +15,7 @@ import os
 from functools import partial
 from pathlib import Path
 
+from picaemu.gui.find_requests import FindRequests
 from picaemu.gui.inspectors import Inspectors
 from picaemu.gui.panels.breakpoints import BreakpointPanel
 from picaemu.gui.panels.commands import CommandPanel
@@ -60,7 +61,7 @@ def opening_position(tl: Timeline) -> Cursor:
     return tl.end
 
 
-class MainWindow(QMainWindow):
+class MainWindow(FindRequests, QMainWindow):
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
         self.settings = settings if settings is not None else QSettings("picaemu", "debugger")
@@ -136,6 +137,7 @@ class MainWindow(QMainWindow):
         self.framebuffer.frame_map_wanted.connect(self._request_frame_map)
         self._console_scope: dict = {}
         self.stats.run_to_draw.connect(self.run_to_draw)
+        self.stats.run_to.connect(self.move_to)
         self.stats.frame_map_wanted.connect(self.framebuffer.show_frame_map)
         self.draws.run_to_draw.connect(self.run_to_draw)
         self.draws.thumbnails_wanted.connect(self._request_footprints)
@@ -473,27 +475,6 @@ class MainWindow(QMainWindow):
 
     def _got_probe(self, result: JobResult) -> None:
         self.framebuffer.set_probe(result.value)
-
-    def search(self, text: str) -> int | None:
-        """The Find panel's query on the worker (``jobs.search``); the hits go back to the panel."""
-        if self.timeline is None:
-            return self.find.show_error("open a capture first")
-        return self.worker.submit("search", partial(jobs.search, text=text))
-
-    def _got_search(self, result: JobResult) -> None:
-        self.find.show_hits(result.value)
-
-    def _got_programs(self, result: JobResult) -> None:
-        self.find.set_programs(result.value)
-
-    def _request_footprints(self, draws: list[int]) -> None:
-        if self.timeline is not None:
-            self.worker.submit("footprints", partial(jobs.footprints, draws=draws))
-
-    def _got_footprints(self, result: JobResult) -> None:
-        timeline, images = result.value
-        if timeline is self.timeline:  # not a batch of the capture open before this one (its model was reset)
-            self.draws.set_thumbnails(images)
 
     def _request_frame_map(self) -> None:
         if self.timeline is not None:

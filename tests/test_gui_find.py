@@ -21,6 +21,7 @@ from PySide6.QtGui import QImage
 from pytestqt.modeltest import ModelTester
 
 from picaemu.debug import jobs
+from picaemu.debug.timeline import Cursor
 from tests import test_gui_window
 from tests.test_gui_window import WAIT_MS, open_scene, settle
 
@@ -125,11 +126,19 @@ def test_a_row_click_goes_to_that_draw_and_the_stats_button_shows_frame_complexi
         settle(qtbot, window)
         assert window.snapshot.cursor == window.timeline.after_draw(draw)
         assert view.currentIndex().row() == row  # the row stays selected where the sort put it
+    frame_rect = panel.frame_view.visualRect(panel.frame_proxy.index(0, 1))
+    panel.frame_view.parentWidget().parentWidget().setCurrentIndex(1)  # the "per frame" tab
+    qtbot.mouseClick(panel.frame_view.viewport(), Qt.MouseButton.LeftButton, pos=frame_rect.center())
+    end = Cursor(window.timeline.frame_ends[0] + 1, 0)
+    qtbot.waitUntil(lambda: window.snapshot.cursor == end, timeout=WAIT_MS)  # a frame row: the end of the frame
+    settle(qtbot, window)
     qtbot.mouseClick(panel.frame_map, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.framebuffer.frame_map is not None, timeout=WAIT_MS)
     counts = window.framebuffer.frame_map
+    run = window.timeline.draw_count_before(window.snapshot.cursor)  # the whole frame: every draw
+    assert run == 1000
     rasterized_so_far = sum(d.stats["fragments_rasterized"] - d.stats["killed_scissor"]
-                            for d in window.timeline.draws[: draw + 1])
+                            for d in window.timeline.draws[:run])
     assert window.framebuffer.frame_map_box.isChecked() and int(counts.sum()) == rasterized_so_far
     window.grab().save(str(shots(tmp_path) / "window_stats.png"))
 

@@ -4,7 +4,8 @@ time) on a matplotlib Qt canvas, with the current draw marked.
 
 Every column sorts (click its header; numbers sort as numbers through ``SORT_ROLE``); headers carry the full
 counter names with units and meaning as tooltips (``picaemu.analysis.stats.COLUMN_DOCS``). Clicking a draw row or
-a bar / step of the figure runs to that draw (``run_to_draw``); hovering the figure shows the entry's values.
+a bar / step of the figure runs to that draw (``run_to_draw``), a frame row to the end of that frame (``run_to``
+with a ``Cursor``); hovering the figure shows the entry's values.
 "depth complexity" asks for the whole-frame fragment map overlay (``frame_map_wanted``)."""
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from picaemu.analysis import plot as stats_plot
 from picaemu.analysis.stats import COLUMN_DOCS
-from picaemu.debug.timeline import Timeline
+from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.pipeline import STAT_KEYS
 
 # a dock squeezed to a few pixels cannot hold the axes; matplotlib says so at every repaint
@@ -82,6 +83,7 @@ def _table(rows_model: TableModel) -> tuple[QTableView, QSortFilterProxyModel]:
 
 class StatsPanel(QWidget):
     run_to_draw = Signal(int)
+    run_to = Signal(object)  # Cursor: the end of a frame
     frame_map_wanted = Signal()
 
     def __init__(self, parent=None) -> None:
@@ -120,6 +122,9 @@ class StatsPanel(QWidget):
         lay.addWidget(split, 1)
         self.draw_view.clicked.connect(self._activated)
         self.draw_view.activated.connect(self._activated)
+        self.frame_view.clicked.connect(self._frame_activated)
+        self.frame_view.activated.connect(self._frame_activated)
+        self.timeline: Timeline | None = None
         self.rows: list[dict] = []
         self.current: int | None = None
         self._stale = False
@@ -141,6 +146,7 @@ class StatsPanel(QWidget):
             self.canvas.draw_idle()
 
     def set_timeline(self, tl: Timeline | None) -> None:
+        self.timeline = tl
         self.rows = [draw_row(d) for d in tl.draws] if tl is not None else []
         self.per_draw.set_rows(tuple(self.rows))
         self.per_frame.set_rows(tuple(frame_rows(self.rows)))
@@ -168,6 +174,14 @@ class StatsPanel(QWidget):
     def _activated(self, index: QModelIndex) -> None:
         if index.isValid():
             self.run_to_draw.emit(self.draw_at_row(index.row()))
+
+    def _frame_activated(self, index: QModelIndex) -> None:
+        tl = self.timeline
+        if not index.isValid() or tl is None:
+            return
+        source = self.frame_proxy.mapToSource(self.frame_proxy.index(index.row(), 0))
+        frame = self.per_frame.rows[source.row()]["frame"]
+        self.run_to.emit(Cursor(tl.frame_ends[frame] + 1, 0) if frame < len(tl.frame_ends) else tl.end)
 
     def entry_at(self, x: float | None) -> int | None:
         """The row index of the entry drawn nearest to data coordinate ``x`` of the figure (None if none)."""
