@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from picaemu.gui.models.table import TableModel, compact
 from PySide6.QtCore import QModelIndex, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from picaemu.debug.find import Hit
 
@@ -35,7 +44,11 @@ class FindPanel(QWidget):
         self.view = QTableView()
         compact(self.view)
         self.view.setModel(self.model)
-        self.view.horizontalHeader().setStretchLastSection(True)
+        header = self.view.horizontalHeader()
+        header.setStretchLastSection(True)
+        header.setResizeContentsPrecision(0)  # visible rows only: thousands of hits stay lazy
+        for column in (0, 1):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         top = QHBoxLayout()
         top.addWidget(self.query, 3)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableView,
     QTabWidget,
@@ -35,6 +36,7 @@ from picaemu.pipeline import STAT_KEYS
 # a dock squeezed to a few pixels cannot hold the axes; matplotlib says so at every repaint
 warnings.filterwarnings("ignore", message="constrained_layout not applied", category=UserWarning)
 
+FIGURE_MIN_WIDTH, FIGURE_MIN_HEIGHT = 420, 420  # pixels the three panels need to keep their axes readable
 REDRAW_MS = 150  # stepping redraws the figure at most this often, and only while the panel is visible
 COLUMNS = ("frame", "draw", "kind", *STAT_KEYS, "time_ms")
 DRAW_COLUMN = COLUMNS.index("draw")
@@ -96,7 +98,10 @@ class StatsPanel(QWidget):
                                     sort_value=lambda r, c: r.get(COLUMNS[c], ""), header_tips=tips)
         self.figure = stats_plot.figure([], "draw")
         self.canvas = FigureCanvasQTAgg(self.figure)
-        self.canvas.setMinimumHeight(160)
+        self.canvas.setMinimumSize(FIGURE_MIN_WIDTH, FIGURE_MIN_HEIGHT)
+        figure_area = QScrollArea()  # a short dock scrolls the figure instead of squashing its axes flat
+        figure_area.setWidgetResizable(True)
+        figure_area.setWidget(self.canvas)
         self.canvas.mpl_connect("button_press_event", self._plot_clicked)
         self.canvas.mpl_connect("motion_notify_event", self._plot_hover)
         self.label = QLabel("")
@@ -109,8 +114,8 @@ class StatsPanel(QWidget):
         self.frame_view, self.frame_proxy = _table(self.per_frame)
         tabs.addTab(self.draw_view, "per draw")
         tabs.addTab(self.frame_view, "per frame")
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.canvas)
+        self.split = split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(figure_area)
         split.addWidget(tabs)
         top = QHBoxLayout()
         top.addWidget(self.label)
@@ -138,6 +143,12 @@ class StatsPanel(QWidget):
             self.canvas.draw_idle()
         else:
             self._stale = True
+
+    def resizeEvent(self, event) -> None:
+        """Figure beside the table in a wide, short dock (the bottom area), above it otherwise."""
+        super().resizeEvent(event)
+        wide = event.size().width() > 2 * event.size().height()
+        self.split.setOrientation(Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
