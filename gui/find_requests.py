@@ -13,6 +13,13 @@ from picaemu.debug import jobs
 
 
 class FindRequests:
+    def focus_find(self) -> None:
+        """Ctrl+F: show the Find panel with its search box focused."""
+        self.docks["Find"].show()
+        self.docks["Find"].raise_()
+        self.find.query.setFocus()
+        self.find.query.selectAll()
+
     def search(self, text: str) -> int | None:
         """The Find panel's query on the worker (``jobs.search``); the hits go back to the panel."""
         if self.timeline is None:

@@ -178,6 +178,8 @@ class MainWindow(FindRequests, QMainWindow):
         self._action(debug, "Reverse continue", partial(self.continue_, False), "Shift+F5")
         self._action(debug, "Go to start", lambda: self.move_to(Cursor(0, 0)), "Home")
         self._action(debug, "Go to end", lambda: self.timeline and self.move_to(self.timeline.end), "End")
+        self._action(debug, "Find…", self.focus_find, "Ctrl+F")
+        self._action(debug, "Bookmark here…", self.commands.ask_bookmark, "Ctrl+B")
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())

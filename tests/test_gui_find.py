@@ -189,7 +189,9 @@ def test_search_box_finds_the_draws_that_bind_a_texture_and_goes_to_one(qtbot, w
     textures = [e.address for e in cap.events if isinstance(e, pica.MemoryWrite) and len(cap.blobs[e.blob]) == 1024]
     open_scene(qtbot, window, CAPTURE)
     panel = window.find
-    window.docks["Find"].raise_()
+    window.docks["Breakpoints"].raise_()
+    window.actions_by_text["Find…"].trigger()  # Ctrl+F: the Find panel comes up, its box focused
+    qtbot.waitUntil(lambda: panel.query.hasFocus(), timeout=WAIT_MS)
     assert panel.programs.count() == 2  # the prompt and the scene's one vertex shader
     qtbot.keyClicks(panel.query, f"texture 0x{textures[5]:08X}")
     qtbot.keyClick(panel.query, Qt.Key.Key_Return)

@@ -32,7 +32,7 @@ class CommandPanel(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.filter, 2)
         top.addWidget(self.jump, 1)
-        for text, slot in (("Bookmark", self._ask_add), ("Rename", self._ask_rename), ("Remove", self._remove)):
+        for text, slot in (("Bookmark", self.ask_bookmark), ("Rename", self._ask_rename), ("Remove", self._remove)):
             button = QPushButton(text)
             button.clicked.connect(slot)
             top.addWidget(button)
@@ -87,7 +87,7 @@ class CommandPanel(QWidget):
     def selected_bookmark(self) -> bookmarks.Bookmark | None:
         return self.model.bookmark_at(self.view.currentIndex())
 
-    def _ask_add(self) -> None:
+    def ask_bookmark(self) -> None:
         if self.model.timeline is None:
             return
         draw = self.model.timeline.last_draw(self.current)
