@@ -60,6 +60,22 @@ def test_register_search_lists_every_bind_and_value_narrows_it(debugger, texture
     assert {h.text for h in debugger.find(value=texture_addresses[1] >> 3)} >= {same[0].text}
 
 
+def test_field_conditions_find_the_blend_toggles(debugger) -> None:
+    """The scene sets blending every 7 draws: (one, zero) when i % 14 == 7, (src alpha, 1 - src alpha) when
+    i % 14 == 0, the latter also once while the frame is set up (before draw 0)."""
+    one = debugger.find(register="BLEND_FUNC", field="rgb_src=one")
+    assert [h.draw for h in one] == [i for i in range(1000) if i % 14 == 7]
+    alpha = debugger.find(register="GPUREG_BLEND_FUNC", field="rgb_src = src alpha")
+    assert [h.draw for h in alpha] == [0] + [i for i in range(1000) if i % 14 == 0]
+    assert debugger.find(register="BLEND_FUNC", field="rgb_src=0") == []  # "zero" (raw 0) is only ever a dst
+    assert [h.draw for h in debugger.find(register="BLEND_FUNC", field="rgb_dst=0")] == [h.draw for h in one]
+    for kwargs, words in (({"field": "rgb_src=one"}, "needs its register"),
+                          ({"register": "BLEND_FUNC", "field": "nope=1"}, "has no field 'nope'"),
+                          ({"register": "BLEND_FUNC", "field": "rgb_src"}, "FIELD=MEANING")):
+        with pytest.raises(PicaError, match=words):
+            debugger.find(**kwargs)
+
+
 def test_shader_search_by_hash_prefix_and_entry(debugger) -> None:
     programs = debugger.programs()
     assert len(programs) == 1000 and len(set(programs)) == 1  # one vertex shader, no geometry shader
@@ -90,7 +106,9 @@ def test_parse_query_reads_the_search_box_words() -> None:
     assert F.parse_query("reg TEXUNIT0_ADDR1=0x3000") == {"register": "TEXUNIT0_ADDR1", "value": 0x3000}
     assert F.parse_query("tex 0x10 shader ab@0") == {"texture": 0x10, "shader": "ab@0"}
     assert F.parse_query("value 7") == {"value": 7}
-    for bad in ("colour red", "texture", "texture zz", "value 0xg"):
+    assert F.parse_query("reg BLEND_FUNC.rgb_src = src alpha shader ab") == {
+        "register": "BLEND_FUNC", "field": "rgb_src=src alpha", "shader": "ab"}
+    for bad in ("colour red", "texture", "texture zz", "value 0xg", "reg BLEND_FUNC.rgb_src", "reg X.f ="):
         with pytest.raises(PicaError, match="search"):
             F.parse_query(bad)
 
@@ -103,5 +121,7 @@ def test_cli_find_prints_the_api_hits(debugger, texture_addresses) -> None:
                                                                     debugger.find(texture=address)]
     out = CliRunner().invoke(main, ["find", str(CAPTURE), "--programs"])
     assert out.output.strip().endswith("1000 draws (0..999)")
+    out = CliRunner().invoke(main, ["find", str(CAPTURE), "--register", "BLEND_FUNC", "--field", "rgb_src=one"])
+    assert len(out.output.splitlines()) == len([i for i in range(1000) if i % 14 == 7])
     bad = CliRunner().invoke(main, ["find", str(CAPTURE), "--register", "NOPE"])
     assert bad.exit_code == 2 and "error: search names no register: 'NOPE'" in bad.output

@@ -29,19 +29,23 @@ def _number(_ctx: click.Context, _param: click.Parameter, text: str | None) -> i
 
 @click.command("find", epilog=examples("picaemu find samples/captures/game_cubes_1000.pica --texture 0x180BBC00",
                                        "picaemu find samples/captures/game_cubes_1000.pica --register TEXUNIT0_ADDR1",
+                                       "picaemu find samples/captures/game_cubes_1000.pica --register BLEND_FUNC "
+                                       "--field 'rgb_src=one'",
                                        "picaemu find samples/captures/game_cubes_1000.pica --programs"))
 @click.argument("capture", type=click.Path(exists=True, path_type=Path))
 @click.option("--register", default=None, metavar="NAME", help="Writes of this register (table name, alias, id).")
 @click.option("--value", default=None, callback=_number, metavar="WORD",
               help="Writes of this 32-bit word (of --register when given).")
+@click.option("--field", default="", metavar="FIELD=MEANING",
+              help="Writes of --register whose field holds this (number, enum name, float, true/false).")
 @click.option("--texture", default=None, callback=_number, metavar="ADDRESS",
               help="Draws with an enabled texture unit 0-2 at this physical address.")
 @click.option("--shader", default=None, metavar="HASH[@ENTRY]", help="Draws running this program (--programs).")
 @click.option("--programs", is_flag=True, help="List the shader programs and how many draws run each.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @reports_errors
-def find(capture: Path, register: str | None, value: int | None, texture: int | None, shader: str | None,
-         programs: bool, as_json: bool) -> None:
+def find(capture: Path, register: str | None, value: int | None, field: str, texture: int | None,
+         shader: str | None, programs: bool, as_json: bool) -> None:
     """Find register writes or draws in a capture: by register, written value, texture address or shader.
     """
     replay = rp.open(capture)  # the debugger holds its replay weakly
@@ -51,7 +55,7 @@ def find(capture: Path, register: str | None, value: int | None, texture: int | 
             click.echo(json.dumps(row) if as_json else
                        f"{row['program']}  {row['draws']} draws ({row['first']}..{row['last']})")
         return
-    for hit in debugger.find(register=register, value=value, texture=texture, shader=shader):
+    for hit in debugger.find(register=register, value=value, texture=texture, shader=shader, field=field):
         if as_json:
             click.echo(json.dumps(hit.as_dict()))
         else:

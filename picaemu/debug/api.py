@@ -21,7 +21,7 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
 - ``markers()``: the capture's marker groups; ``bookmarks()``, ``add_bookmark(name, draw)``,
   ``rename_bookmark(old, new)``, ``remove_bookmark(name)``: the user's bookmarks, kept beside the capture file
   (``picaemu.debug.bookmarks``; a replay of an in-memory capture has nowhere to keep them: ``PicaError``);
-- ``find(register=, value=, texture=, shader=)``: writes or draws matching (``picaemu.debug.find``), and
+- ``find(register=, value=, field=, texture=, shader=)``: writes or draws matching (``picaemu.debug.find``), and
   ``programs()``: each draw's shader programs by hash, for ``find(shader=...)``.
 
 Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: x = column,
@@ -252,9 +252,11 @@ class Debugger:
 
     # -- search ------------------------------------------------------------------------------------------
     def find(self, *, register: str | None = None, value: int | None = None, texture: int | None = None,
-             shader: str | None = None) -> list[find_mod.Hit]:
-        """Register writes or draws matching the criteria, in order (``picaemu.debug.find.find``)."""
-        return find_mod.find(self.session, register=register, value=value, texture=texture, shader=shader)
+             shader: str | None = None, field: str = "") -> list[find_mod.Hit]:
+        """Register writes (``field="depth_func=greater"``: a field condition) or draws matching the criteria, in
+        order (``picaemu.debug.find.find``)."""
+        return find_mod.find(self.session, register=register, value=value, texture=texture, shader=shader,
+                             field=field)
 
     def programs(self) -> list[str]:
         """Per draw, the shader programs it runs as ``"vs HASH@0xENTRY"`` (``find.draw_programs``)."""

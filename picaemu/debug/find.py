@@ -8,6 +8,8 @@ Returns ``Hit``s sorted by position:
 - ``register`` (table name, SDK alias or id, as breakpoints take them) [+ ``value``]: one hit per write of that
   register (whose written word equals ``value``), at the cursor right after the packet that wrote it; ``draw`` is
   the first draw the write reaches (None when no draw follows);
+- ``register`` + ``field`` (``"depth_func=greater"``: a field and its raw number, enum name, float or true/false,
+  as a write breakpoint's field condition): the register's writes whose field holds that;
 - ``value`` alone: one hit per register write of exactly that 32-bit word;
 - ``texture`` (physical address): one hit per draw with an enabled unit 0-2 whose base address (any cube face, level
   0) is that address, at the cursor after the draw;
@@ -30,7 +32,7 @@ import numpy as np
 
 from picaemu import draw_state as ds_mod
 from picaemu.debug.session import Session
-from picaemu.debug.timeline import Cursor, register_id
+from picaemu.debug.timeline import BreakKind, Breakpoint, Cursor, register_id
 from picaemu.errors import PicaError
 from picaemu.regs import access
 from picaemu.state import GpuState
@@ -61,16 +63,19 @@ def program_hash(code: np.ndarray, opdescs: np.ndarray) -> str:
 
 
 def find(session: Session, *, register: str | None = None, value: int | None = None, texture: int | None = None,
-         shader: str | None = None) -> list[Hit]:
-    """The hits of the module docstring, sorted by cursor; ``PicaError`` for no criterion, a register the table
-    does not know, a malformed shader key, or write and draw criteria mixed."""
+         shader: str | None = None, field: str = "") -> list[Hit]:
+    """The hits of the module docstring, sorted by cursor; ``PicaError`` for no criterion, a register (or field)
+    the table does not know, a field without its register, a malformed shader key, or write and draw criteria
+    mixed."""
     tl = session._need_timeline()
+    if field and register is None:
+        raise PicaError(f"find: field condition {field!r} needs its register")
     if register is None and value is None and texture is None and shader is None:
         raise PicaError("find needs a criterion: register, value, texture or shader")
     if (register is not None or value is not None) and (texture is not None or shader is not None):
         raise PicaError("find: register/value (writes) and texture/shader (draws) cannot be combined")
     if register is not None or value is not None:
-        return _writes(session, register, value)
+        return _writes(session, register, value, field)
     keep = np.ones(len(tl.draws), bool)
     texts = [""] * len(tl.draws)
     if texture is not None:
@@ -83,7 +88,8 @@ def find(session: Session, *, register: str | None = None, value: int | None = N
     return [Hit(tl.after_draw(d), d, f"draw {d}: {texts[d]}") for d in np.flatnonzero(keep).tolist()]
 
 
-def _writes(session: Session, register: str | None, value: int | None) -> list[Hit]:
+def _writes(session: Session, register: str | None, value: int | None, field: str) -> list[Hit]:
+    """Write hits; a ``field`` condition (``name=meaning``) is a write breakpoint's (``Breakpoint.matches``)."""
     from picaemu import regs as regtable
 
     tl = session.timeline
@@ -92,6 +98,13 @@ def _writes(session: Session, register: str | None, value: int | None) -> list[H
         rows = rows[rows[:, 2] == register_id(register, "search")]
     if value is not None:
         rows = rows[(rows[:, 3] & 0xFFFFFFFF) == (value & 0xFFFFFFFF)]
+    if field:
+        name, sep, meaning = field.partition("=")
+        if not sep or not name.strip() or not meaning.strip():
+            raise PicaError(f"find: field condition {field!r}: expected FIELD=MEANING (e.g. depth_func=greater)")
+        bp = Breakpoint(BreakKind.REGISTER_WRITE, register, field=name.strip(), equals=meaning.strip())
+        bp.validate()
+        rows = rows[[bp.matches(int(reg), int(word) & 0xFFFFFFFF) for reg, word in rows[:, 2:].tolist()]]
     out = []
     for e, p, reg, word in rows.tolist():
         cursor = tl.normalize(e, p + 1)
@@ -187,6 +200,7 @@ def _shader_draws(states: list[GpuState], key: str) -> tuple[np.ndarray, list[st
 
 def parse_query(text: str) -> dict:
     """The search box's words as ``find`` keywords: ``texture 0x18000000``, ``reg TEXUNIT0_ADDR1 [= 0x...]``,
+    ``reg DEPTH_COLOR_MASK.depth_func = greater`` (a field condition),
     ``value 0x3F800000``, ``shader 1a2b3c4d[@0x0]``; criteria may follow each other (``texture 0x... shader ...``).
     ``PicaError`` for an unknown word or a missing / malformed number."""
     words = text.replace("=", " = ").split()
@@ -199,7 +213,13 @@ def parse_query(text: str) -> dict:
         if key is None or i + 1 >= len(words):
             raise PicaError(f"search {text!r}: expected one of {', '.join(QUERY_KEYS)} followed by what to find")
         arg, i = words[i + 1], i + 2
-        if key == "register" and i + 1 < len(words) and words[i] == "=":
+        if key == "register" and "." in arg:  # reg NAME.field = meaning (words up to the next criterion)
+            arg, _, name = arg.partition(".")
+            end = next((j for j in range(i + 1, len(words)) if words[j].lower() in aliases), len(words))
+            if i + 1 >= end or words[i] != "=":
+                raise PicaError(f"search {text!r}: expected reg {arg}.{name} = MEANING")
+            out["field"], i = f"{name}={' '.join(words[i + 1:end])}", end
+        elif key == "register" and i + 1 < len(words) and words[i] == "=":
             out["value"], i = _number(words[i + 1], text), i + 2
         out[key] = _number(arg, text) if key in ("value", "texture") else arg
     return out
