@@ -107,7 +107,9 @@ def test_bookmarks_are_saved_beside_the_capture_atomically(capture: Path) -> Non
 def test_malformed_bookmark_files_and_in_memory_replays_are_named(capture: Path) -> None:
     path = bm.bookmarks_path(capture)
     for text in ("{", '{"format": "other", "version": 1, "bookmarks": []}', '{"format": "picaemu-bookmarks", '
-                 '"version": 1, "bookmarks": [{"name": "a"}]}', "[]"):
+                 '"version": 1, "bookmarks": [{"name": "a"}]}', "[]",
+                 '{"format": "picaemu-bookmarks", "version": 1, "bookmarks": [{"name": "a", "event": -1, '
+                 '"packet": 0}]}'):
         path.write_text(text)
         with pytest.raises(FormatError, match="bookmark file"):
             bm.load(capture)
@@ -115,6 +117,7 @@ def test_malformed_bookmark_files_and_in_memory_replays_are_named(capture: Path)
     with pytest.raises(PicaError, match="nowhere to keep bookmarks"):
         in_memory.debugger.bookmarks()
     assert bm.add(capture.with_name("other.pica"), "a", Cursor(1, 2)) == [bm.Bookmark(1, 2, "a")]
+    assert bm.bookmarks_path(capture.parent / "scene_folder") == capture.parent / "scene_folder.bookmarks.json"
 
 
 def test_cli_bookmarks_lists_markers_and_changes_bookmarks(capture: Path) -> None:

@@ -95,6 +95,9 @@ def load(capture: str | os.PathLike[str]) -> list[Bookmark]:
         if data.get("format") != FORMAT or data.get("version") != VERSION:
             raise ValueError(f"not a {FORMAT} version {VERSION} file")
         marks = [Bookmark(int(b["event"]), int(b["packet"]), str(b["name"])) for b in data["bookmarks"]]
+        bad = next((b for b in marks if b.event < 0 or b.packet < 0 or not b.name.strip()), None)
+        if bad is not None:
+            raise ValueError(f"bookmark {bad.name!r} at event {bad.event} packet {bad.packet} is not a position")
     except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError) as err:
         raise FormatError(f"bookmark file: {err}", path=str(path)) from None
     return sorted(marks)
