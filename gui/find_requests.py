@@ -34,9 +34,10 @@ class FindRequests:
 
     def _request_footprints(self, draws: list[int]) -> None:
         if self.timeline is not None:
-            self.worker.submit("footprints", partial(jobs.footprints, draws=draws))
+            zoom = self.draws.zoom.isChecked()
+            self.worker.submit("footprints", partial(jobs.footprints, draws=draws, zoom=zoom))
 
     def _got_footprints(self, result: JobResult) -> None:
-        timeline, images = result.value
-        if timeline is self.timeline:  # not a batch of the capture open before this one (its model was reset)
-            self.draws.set_thumbnails(images)
+        timeline, zoom, images = result.value
+        fresh = timeline is self.timeline and zoom == self.draws.zoom.isChecked()  # not for an earlier model
+        self.draws.set_thumbnails(images if fresh else {})  # a void batch still ends: the next one may go

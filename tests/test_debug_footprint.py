@@ -74,3 +74,29 @@ def test_cli_footprint_writes_the_api_image(session, tmp_path: Path) -> None:
     assert np.array_equal(np.asarray(Image.open(out)), footprint(session, 37).image)
     bad = CliRunner().invoke(main, ["footprint", str(CAPTURE), str(out), "--draw", "5000"])
     assert bad.exit_code == 2 and "draw 5000 outside 0..999" in bad.output
+
+
+def test_zoom_shows_the_draws_neighbourhood_at_the_targets_aspect(session) -> None:
+    """Draw 37 is a 10 x 10 box: zoomed, the picture covers 3 x 10/240 of the 240 x 400 target's width, i.e. a
+    30 x 50 region centred on the box -- each of its pixels 2 x 2 cells of the 60 x 100 picture."""
+    full = footprint(session, 37, step=1)
+    after = session.replay.color_buffer()[:, :, :3]
+    zoomed = footprint(session, 37, zoom=True)
+    col, row, w, h = zoomed.region
+    bc, br, bw, bh = zoomed.bounds
+    assert (w, h) == (30, 50) and (col + w // 2, row + h // 2) == (bc + bw // 2, br + bh // 2)
+    assert zoomed.image.shape == (100, 60, 3)
+    inside = full.written[row:row + h, col:col + w]
+    assert zoomed.written.sum() == 4 * inside.sum() == 4 * full.written.sum()  # the whole footprint, doubled
+    assert np.array_equal(zoomed.written[::2, ::2], inside)
+    assert np.array_equal(zoomed.image[::2, ::2][inside], after[row:row + h, col:col + w][inside])
+
+
+def test_zoom_stays_inside_the_target_and_a_large_draw_keeps_it_whole(session, tmp_path: Path) -> None:
+    corner = footprint(session, 0, zoom=True)  # draw 0 touches the top edge: the region is moved down to fit
+    col, row, w, h = corner.region
+    assert row == 0 and col >= 0 and col + w <= 240 and h == 50
+    replay = picaemu.open(Path(__file__).resolve().parent.parent / "samples" / "captures" / "cube.pica")
+    big = footprint(replay.debugger.session, 0, zoom=True)  # 147 x 144 pixels: 3x that exceeds the target
+    assert big.region == (0, 0, 240, 400)
+    assert np.array_equal(big.image, footprint(replay.debugger.session, 0).image)

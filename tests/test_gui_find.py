@@ -268,3 +268,25 @@ def test_markers_group_the_command_tree_and_bookmarks_persist(qtbot, window, tmp
     panel.view.setCurrentIndex(model.index(0, 0, model.index(0, 0, QModelIndex())))
     panel._remove()
     assert bookmarks.load(capture) == [] and model.data(model.index(0, 0, QModelIndex())) == "frame 0"
+
+
+def test_zoomed_thumbnails_are_rebuilt_for_the_rows_on_screen(qtbot, window, tmp_path: Path) -> None:
+    from picaemu.debug.footprint import footprint
+
+    panel = window.draws
+    window.docks["Draws"].raise_()
+    open_scene(qtbot, window, CAPTURE)
+    panel.list.scrollToTop()
+    qtbot.waitUntil(lambda: set(visible_draws(panel)) <= set(panel.model.icons), timeout=WAIT_MS)
+    settle(qtbot, window)
+    before = len(panel.model.requested)
+    panel.zoom.setChecked(True)
+    assert not panel.model.icons  # every icon is of the other kind now
+    qtbot.waitUntil(lambda: set(visible_draws(panel)) <= set(panel.model.icons), timeout=WAIT_MS)
+    settle(qtbot, window)
+    assert len(panel.model.requested) == before  # the same rows on screen, asked again: nothing new
+    icon = panel.model.data(panel.model.index(3, 0), Qt.ItemDataRole.DecorationRole)
+    image = icon.pixmap(60, 100).toImage().convertToFormat(QImage.Format.Format_RGB888)
+    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(100, image.bytesPerLine())[:, :180]
+    assert np.array_equal(pixels.reshape(100, 60, 3), footprint(window.worker.session, 3, zoom=True).image)
+    panel.grab().save(str(shots(tmp_path) / "draws_zoomed.png"))

@@ -101,6 +101,13 @@ class DrawListModel(QAbstractListModel):
         if self.pending:
             self._flush.start()
 
+    def clear_icons(self) -> None:
+        """Forget every built icon (the thumbnails changed kind): the rows on screen ask again as they repaint."""
+        self.icons, self.pending = {}, set()
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0),
+                                  [Qt.ItemDataRole.DecorationRole])
+
     def batch_failed(self) -> None:
         """The batch out could not be built: forget its draws (asked again only when painted again)."""
         self.busy = False

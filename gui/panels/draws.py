@@ -1,6 +1,7 @@
 """Draw thumbnails: one icon per draw showing its footprint (``picaemu.debug.footprint``: the render target after
 the draw, the draw's own pixels highlighted, the rest dimmed, its bounds outlined), built lazily for the rows on
 screen only (``gui.models.draws.DrawListModel``), with the draw's fragment count; a click runs to that draw.
+"zoom to each draw" shows the region around each draw instead of the whole target (the icons are rebuilt).
 
 ``thumbnails_wanted(list)`` asks the main window for footprints; ``set_thumbnails`` hands them back."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from picaemu.gui.models.draws import DRAW_ROLE, DrawListModel
 from PySide6.QtCore import QModelIndex, QSize, Signal
-from PySide6.QtWidgets import QListView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QListView, QVBoxLayout, QWidget
 
 from picaemu.debug.timeline import Timeline
 
@@ -31,8 +32,12 @@ class DrawsPanel(QWidget):
         self.list.setUniformItemSizes(True)  # the view sizes every row from one: data() only for painted rows
         self.list.setModel(self.model)
         self.model.is_visible = self.row_visible
+        self.zoom = QCheckBox("zoom to each draw")
+        self.zoom.setToolTip("thumbnails of the region around each draw (3x its bounds) instead of the whole target")
+        self.zoom.toggled.connect(lambda _: self.model.clear_icons())
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.zoom)
         lay.addWidget(self.list)
         self.list.clicked.connect(self._activated)
         self.list.activated.connect(self._activated)

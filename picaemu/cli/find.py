@@ -66,19 +66,21 @@ def find(capture: Path, register: str | None, value: int | None, field: str, tex
 
 @click.command("footprint", epilog=examples(
     "picaemu footprint samples/captures/game_cubes_1000.pica --draw 37 draw37.png",
+    "picaemu footprint samples/captures/game_cubes_1000.pica --draw 37 --zoom draw37_zoom.png",
     "picaemu footprint samples/captures/cube.pica --draw 0 --step 1 cube.png"))
 @click.argument("capture", type=click.Path(exists=True, path_type=Path))
 @click.argument("output", type=click.Path(path_type=Path))
 @click.option("--draw", type=int, required=True, help="The draw whose footprint to show.")
 @click.option("--step", type=int, default=4, show_default=True, help="Keep every STEP-th pixel of every STEP-th row.")
+@click.option("--zoom", is_flag=True, help="Show the region around the draw (3x its bounds), not the whole target.")
 @reports_errors
-def footprint(capture: Path, output: Path, draw: int, step: int) -> None:
+def footprint(capture: Path, output: Path, draw: int, step: int, zoom: bool) -> None:
     """A draw's footprint as a picture (PNG): the render target after the draw, the pixels the draw wrote at
     full brightness, pixels where all its fragments were killed tinted red, the rest dimmed, its bounds in yellow.
     """
     refuse_overwrite(output, capture)
     replay = rp.open(capture)  # the debugger holds its replay weakly
-    save_image(output, replay.debugger.footprint(draw, step).image)
+    save_image(output, replay.debugger.footprint(draw, step, zoom).image)
 
 
 @click.command("bookmarks", epilog=examples(

@@ -17,7 +17,7 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
   made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed);
 - ``surface_view(address, format, width, height, tiled, after_draw)``: any memory as texture, color or depth
   pixels with the raw words behind them (``picaemu.debug.surface``);
-- ``footprint(draw, step)``: the draw's thumbnail, its own pixels highlighted (``picaemu.debug.footprint``);
+- ``footprint(draw, step, zoom)``: the draw's thumbnail, its own pixels highlighted (``picaemu.debug.footprint``);
 - ``markers()``: the capture's marker groups; ``bookmarks()``, ``add_bookmark(name, draw)``,
   ``rename_bookmark(old, new)``, ``remove_bookmark(name)``: the user's bookmarks, kept beside the capture file
   (``picaemu.debug.bookmarks``; a replay of an in-memory capture has nowhere to keep them: ``PicaError``);
@@ -220,10 +220,11 @@ class Debugger:
             out["attribute_buffers"] = _changed(la, lb)
         return {k: v for k, v in out.items() if v}
 
-    def footprint(self, draw: int, step: int = 4) -> Footprint:
-        """Draw ``draw``'s footprint: ``image`` (ceil(H/step), ceil(W/step), 3) uint8, the target after the draw,
-        its own pixels bright, the rest dimmed, its bounds outlined; ``written`` / ``killed`` cell masks."""
-        return footprint_of(self.session, draw, step)
+    def footprint(self, draw: int, step: int = 4, zoom: bool = False) -> Footprint:
+        """Draw ``draw``'s footprint: ``image`` (ceil(H/step), ceil(W/step), 3) uint8, the target after the draw
+        (``zoom``: the region around the draw), its own pixels bright, the rest dimmed, its bounds outlined;
+        ``written`` / ``killed`` cell masks; ``region`` the part of the target shown."""
+        return footprint_of(self.session, draw, step, zoom)
 
     # -- markers and bookmarks ---------------------------------------------------------------------------
     def markers(self) -> list[bookmarks.MarkerGroup]:

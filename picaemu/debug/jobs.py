@@ -47,11 +47,11 @@ def opened(session: Session) -> Opened:
     return Opened(session.timeline, session.fault, tuple(marker_groups(session.timeline, session.replay.events)))
 
 
-def footprints(session: Session, draws: list[int]) -> tuple[Timeline, dict[int, np.ndarray]]:
-    """(the timeline they belong to, draw -> ``picaemu.debug.footprint`` thumbnail image (h, w, 3) uint8)."""
+def footprints(session: Session, draws: list[int], zoom: bool = False) -> tuple[Timeline, bool, dict[int, np.ndarray]]:
+    """(the timeline they belong to, ``zoom``, draw -> ``picaemu.debug.footprint`` thumbnail (h, w, 3) uint8)."""
     from picaemu.debug.footprint import footprint
 
-    return session.timeline, {d: footprint(session, d).image for d in draws}
+    return session.timeline, zoom, {d: footprint(session, d, zoom=zoom).image for d in draws}
 
 
 def snapshot(session: Session, cursor: Cursor) -> Snapshot:
