@@ -74,14 +74,19 @@ def footprint(session: Session, draw: int, step: int = THUMB_STEP, zoom: bool = 
     cols = _starts(zw, -(-width // step), step if not zoom else 0)
     small = color[r0:r0 + zh, c0:c0 + zw][rows][:, cols].astype(np.float32)
     written, killed = (_pool(m[r0:r0 + zh, c0:c0 + zw], rows, cols) for m in (written, killed))
+    image = _compose(small, written, killed)
+    if bounds is not None:
+        _outline(image, (bounds[0] - c0, bounds[1] - r0, bounds[2], bounds[3]), rows, cols)
+    return Footprint(draw, image, written, killed, bounds, region)
+
+
+def _compose(small: np.ndarray, written: np.ndarray, killed: np.ndarray) -> np.ndarray:
+    """(h, w, 3) uint8: ``small`` (float32 RGB) dimmed, bright where written, tinted where only killed."""
     out = small * DIM
     only_killed = killed & ~written
     out[written] = small[written]
     out[only_killed] = (small[only_killed] + np.array(KILLED_RGB, np.float32)) / 2
-    image = out.round().astype(np.uint8)
-    if bounds is not None:
-        _outline(image, (bounds[0] - c0, bounds[1] - r0, bounds[2], bounds[3]), rows, cols)
-    return Footprint(draw, image, written, killed, bounds, region)
+    return out.round().astype(np.uint8)
 
 
 def _masks(seen: list[FragmentFates], height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
