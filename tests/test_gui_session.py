@@ -333,7 +333,7 @@ def test_pixel_history_color_mask_and_stencil_sample() -> None:
 def test_inspection_helpers(captures_dir) -> None:
     s = jobs.open_session(captures_dir / "scene2_textured_quad")
     tl = s.timeline
-    _, images = jobs.footprints(s, [0])  # quarter-size render target after draw 0, dimmed outside the square
+    _, _, images = jobs.footprints(s, [0])  # quarter-size render target after draw 0, dimmed outside the square
     thumb = images[0]
     assert thumb.shape == (100, 60, 3) and thumb[2, 2].tolist() == [round(0x20 * DIM)] * 3
     assert len({tuple(p) for p in thumb.reshape(-1, 3).tolist()}) > 10
