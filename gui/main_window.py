@@ -22,7 +22,6 @@ from picaemu.gui.panels.commands import CommandPanel
 from picaemu.gui.panels.console import ConsolePanel
 from picaemu.gui.panels.draws import DrawsPanel
 from picaemu.gui.panels.edit_replay import EditReplayPanel
-from picaemu.gui.panels.find import FindPanel
 from picaemu.gui.panels.framebuffer import FramebufferPanel
 from picaemu.gui.panels.mesh import MeshPanel
 from picaemu.gui.panels.pipeline_state import PipelineStatePanel
@@ -61,7 +60,7 @@ def opening_position(tl: Timeline) -> Cursor:
     return tl.end
 
 
-class MainWindow(FindRequests, QMainWindow):
+class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
         self.settings = settings if settings is not None else QSettings("picaemu", "debugger")
@@ -105,7 +104,8 @@ class MainWindow(FindRequests, QMainWindow):
         self.draws, self.pipeline_state, self.console = DrawsPanel(), PipelineStatePanel(), ConsolePanel()
         self.edit_replay = EditReplayPanel()
         self.inspectors = Inspectors(self)  # the Surface and Fragment docks
-        self.find = FindPanel()
+        self.finding = FindRequests(self)  # the Find dock; thumbnails, statistics and search requests
+        self.find = self.finding.find
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("Command stream", self.commands, left)
@@ -131,21 +131,17 @@ class MainWindow(FindRequests, QMainWindow):
         self.docks["Draws"].raise_()
         self._sized = False
         self.commands.run_to.connect(self.move_to)
-        self.find.run_to.connect(self.move_to)
-        self.find.search.connect(self.search)
         self.console.submitted.connect(self.run_console)
         self.framebuffer.frame_map_wanted.connect(self._request_frame_map)
         self._console_scope: dict = {}
         self.stats.run_to_draw.connect(self.run_to_draw)
-        self.stats.run_to.connect(self.move_to)
-        self.stats.frame_map_wanted.connect(self.framebuffer.show_frame_map)
         self.draws.run_to_draw.connect(self.run_to_draw)
-        self.draws.thumbnails_wanted.connect(self._request_footprints)
         self.framebuffer.pixel_picked.connect(self.pick_pixel)
         self.framebuffer.overlays_wanted.connect(self._request_probe)
         self.framebuffer.backend_diff_wanted.connect(self._request_backend_diff)
         self.textures.wanted.connect(self._request_texture)
         self.inspectors.connect()
+        self.finding.connect()
         self.shader.wanted.connect(self._shader_request)
         self.breakpoints.changed.connect(self._save_breakpoints)
         self.registers.edit_wanted.connect(self._propose_edit)
@@ -178,7 +174,7 @@ class MainWindow(FindRequests, QMainWindow):
         self._action(debug, "Reverse continue", partial(self.continue_, False), "Shift+F5")
         self._action(debug, "Go to start", lambda: self.move_to(Cursor(0, 0)), "Home")
         self._action(debug, "Go to end", lambda: self.timeline and self.move_to(self.timeline.end), "End")
-        self._action(debug, "Find…", self.focus_find, "Ctrl+F")
+        self._action(debug, "Find…", self.finding.focus_find, "Ctrl+F")
         self._action(debug, "Bookmark here…", self.commands.ask_bookmark, "Ctrl+B")
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
@@ -378,9 +374,7 @@ class MainWindow(FindRequests, QMainWindow):
 
     # -- results -----------------------------------------------------------------------------------------
     def _on_result(self, result: JobResult) -> None:
-        if result.stale and (result.kind != "footprints" or result.error is not None):
-            return  # a footprint batch is only superseded by a new capture's (``_got_footprints`` checks which)
-        if self.inspectors.handle(result):
+        if self.finding.handle(result) or result.stale or self.inspectors.handle(result):
             return
         if result.error is not None:
             self._failed(result)
@@ -402,11 +396,6 @@ class MainWindow(FindRequests, QMainWindow):
             self.mesh.show_message(result.error_text)
         elif result.kind == "backend_diff":  # no EGL: one line beside the picture, no dialog
             self.framebuffer.set_backend_diff(None, result.error_text)
-        elif result.kind == "search":  # a query the engine refuses: said in the panel, no dialog
-            self.find.show_error(result.error_text)
-        elif result.kind == "footprints":
-            self.draws.model.batch_failed()
-            self.status.setText(f"draw thumbnails: {result.error_text}")
         elif result.kind == "trace":  # an index past the draw: clear the old trace rather than keep showing it
             self.shader.show_trace(result.error_text, [])
         elif result.kind == "edit":  # a bad edit is named in the panel, the window goes on
@@ -436,8 +425,7 @@ class MainWindow(FindRequests, QMainWindow):
         self.commands.set_timeline(tl, self.path, opened.markers)
         self.stats.set_timeline(tl)
         self.draws.set_draws(tl)
-        self.find.clear()
-        self.worker.submit("programs", jobs.programs)
+        self.finding.opened()
         self.breakpoints.set_breakpoints(self._load_breakpoints())
         fault = opened.fault
         if fault is not None:
