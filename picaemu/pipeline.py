@@ -43,7 +43,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-import numba
 import numpy as np
 
 from picaemu import allocator, shader
@@ -55,10 +54,10 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import BlendMode, BlendProgram
 from picaemu.fragment.ops import Fate
-from picaemu.geometry import clipping
+from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import map_outputs, slot_registers
 from picaemu.geometry.primitive_assembly import Assembler, Topology
-from picaemu.geometry.vertex_loader import load_batch
+from picaemu.geometry.vertex_loader import VertexBatch, load_batch
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import StageObserver
 from picaemu.raster.fragments import Fragments
@@ -192,22 +191,7 @@ def _add(stats: dict, counters: dict) -> None:
 def window_bounds(wt: clipping.WindowTriangles, fb: fbm.FramebufferState) -> tuple[int, int, int, int]:
     """(x0, y0, x1, y1): the inclusive window-pixel box around the triangles (12.4 fixed-point vertices), clamped
     to the framebuffer (a pixel centre outside it cannot be covered). One compiled pass: every draw pays it."""
-    x_lo, x_hi, y_lo, y_hi = _extent(wt.x, wt.y)
-    sub = clipping.SUBPIXEL
-    return (min(max(x_lo // sub, 0), fb.width - 1), min(max(y_lo // sub, 0), fb.height - 1),
-            min(max(-(-x_hi // sub), 0), fb.width - 1), min(max(-(-y_hi // sub), 0), fb.height - 1))
-
-
-@numba.njit(cache=True)
-def _extent(x, y):  # pragma: no cover - compiled
-    """(min x, max x, min y, max y) of (T, 3) int64 vertex coordinates (T >= 1)."""
-    x_lo = x_hi = x[0, 0]
-    y_lo = y_hi = y[0, 0]
-    for t in range(x.shape[0]):
-        for k in range(3):
-            x_lo, x_hi = min(x_lo, x[t, k]), max(x_hi, x[t, k])
-            y_lo, y_hi = min(y_lo, y[t, k]), max(y_hi, y[t, k])
-    return x_lo, x_hi, y_lo, y_hi
+    return clipping.window_box(clipping.extent(wt.x, wt.y), fb.width, fb.height)
 
 
 def default_color_stages(ds: DrawState) -> ColorStages:
@@ -223,11 +207,15 @@ class Pipeline:
     def __init__(self, vertex_shader: VertexShader = run_vertex_shader,
                  color_stages: Callable[[DrawState], ColorStages] = default_color_stages,
                  geometry_shader: GeometryShader = run_geometry_shader,
-                 fragment_observer: FragmentObserver | None = None) -> None:
+                 fragment_observer: FragmentObserver | None = None, fused_front_end: bool = True) -> None:
+        """``fused_front_end``: run the common draw's geometry through ``picaemu.geometry.front_end`` (same results
+        as the stages; off: every draw goes stage by stage, as the differential test compares)."""
         self.vertex_shader = vertex_shader
         self.geometry_shader = geometry_shader
         self.color_stages = color_stages
         self.fragment_observer = fragment_observer
+        self.fused_front_end = fused_front_end
+        self.fused_draws = 0  # draws the fused front end served (the differential test checks it is used)
         self.stage_observer: StageObserver | None = None  # picaemu.observer.StageObserver: geometry stage by stage
         self.assembler = Assembler()
         allocator.keep_freed_memory()  # large per-draw arrays reuse heap pages (picaemu.allocator)
@@ -263,6 +251,31 @@ class Pipeline:
         if batch.count == 0:
             return
         ds.check(Phase.VERTICES)
+        fused = self._fused_front_end(ds, batch, stats) if observer is None else None
+        if fused is None:
+            wt = self._staged_front_end(call, ds, batch, stats)
+            bounds = window_bounds(wt, fb) if len(wt) else None
+        else:
+            wt, bounds = fused
+        if bounds is not None:
+            call.bounds = bounds
+        self._fragments(call, wt, stats)
+
+    def _fused_front_end(self, ds: DrawState, batch: VertexBatch,
+                         stats: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
+        """``picaemu.geometry.front_end``: the common draw's geometry in one compiled call (None: not the common
+        case, or the front end is off or the vertex shader seam replaced)."""
+        if not self.fused_front_end or self.vertex_shader is not run_vertex_shader:
+            return None
+        result = front_end.run(ds, batch, self.assembler, stats)
+        self.fused_draws += result is not None
+        return result
+
+    def _staged_front_end(self, call: DrawCall, ds: DrawState, batch: VertexBatch,
+                          stats: dict) -> clipping.WindowTriangles:
+        """Vertex shader -> [geometry shader] -> output map -> assembly -> clip -> viewport -> cull, stage by
+        stage (the stage observer sees each stage's output)."""
+        prim, observer = ds.primitives, self.stage_observer
         outputs = self.vertex_shader(ds, batch.attributes, stats)
         stats["vertices_shaded"] = int(outputs.shape[0])
         if observer is not None:
@@ -283,9 +296,7 @@ class Pipeline:
         stats.update(counts)
         wt, culled = clipping.cull(clipping.to_window(tris, src, ds.viewport), ds.viewport.cull_mode)
         stats.update(primitives_culled=culled, primitives_rasterized=len(wt))
-        if len(wt):
-            call.bounds = window_bounds(wt, fb)
-        self._fragments(call, wt, stats)
+        return wt
 
     def _fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> None:
         """Rasterization and every fragment stage of the draw's window triangles (the seam another backend,

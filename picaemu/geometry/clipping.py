@@ -355,3 +355,23 @@ def cull_reference(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles
         kept = WindowTriangles(kept.x[rows, order], kept.y[rows, order], kept.zndc[rows, order],
                                kept.inv_w[rows, order], kept.varyings[rows, order], kept.primitive)
     return kept, int((~keep).sum())
+
+
+@numba.njit(cache=True)
+def extent(x, y):  # pragma: no cover - compiled
+    """(min x, max x, min y, max y) of (T, 3) int64 vertex coordinates (T >= 1)."""
+    x_lo = x_hi = x[0, 0]
+    y_lo = y_hi = y[0, 0]
+    for t in range(x.shape[0]):
+        for k in range(3):
+            x_lo, x_hi = min(x_lo, x[t, k]), max(x_hi, x[t, k])
+            y_lo, y_hi = min(y_lo, y[t, k]), max(y_hi, y[t, k])
+    return x_lo, x_hi, y_lo, y_hi
+
+
+def window_box(box: tuple[int, int, int, int], width: int, height: int) -> tuple[int, int, int, int]:
+    """(x0, y0, x1, y1): the inclusive window-pixel box around an ``extent`` (12.4 fixed point), clamped to a
+    ``width`` x ``height`` framebuffer (a pixel centre outside it cannot be covered)."""
+    x_lo, x_hi, y_lo, y_hi = (int(v) for v in box)
+    return (min(max(x_lo // SUBPIXEL, 0), width - 1), min(max(y_lo // SUBPIXEL, 0), height - 1),
+            min(max(-(-x_hi // SUBPIXEL), 0), width - 1), min(max(-(-y_hi // SUBPIXEL), 0), height - 1))
