@@ -115,7 +115,28 @@ class WindowTriangles:
 
 
 def align_quaternions(tris: np.ndarray) -> None:
-    """In place: negate the quaternion of vertices 1 and 2 whose dot product with vertex 0's is negative."""
+    """In place: negate the quaternion of vertices 1 and 2 of (T, 3, C) float32 triangles whose dot product with
+    vertex 0's is negative (one compiled pass, ``_align_quaternions``; ``align_quaternions_reference`` is the rule
+    in numpy, the tests' oracle)."""
+    _align_quaternions(tris)
+
+
+@numba.njit(cache=True)
+def _align_quaternions(tris):  # pragma: no cover - compiled
+    """``align_quaternions``: the float32 dot product summed as (x + y) + (z + w), the order numpy's einsum takes
+    in ``align_quaternions_reference`` (checked bit for bit by a test)."""
+    q = QUAT.start
+    for t in range(tris.shape[0]):
+        for k in range(1, 3):
+            dot = ((tris[t, 0, q] * tris[t, k, q] + tris[t, 0, q + 1] * tris[t, k, q + 1])
+                   + (tris[t, 0, q + 2] * tris[t, k, q + 2] + tris[t, 0, q + 3] * tris[t, k, q + 3]))
+            if dot < 0:
+                for c in range(q, q + 4):
+                    tris[t, k, c] = -tris[t, k, c]
+
+
+def align_quaternions_reference(tris: np.ndarray) -> None:
+    """``align_quaternions`` in numpy (readable; the differential test's oracle)."""
     q = tris[:, :, QUAT]
     flip = np.einsum("tc,tkc->tk", q[:, 0], q[:, 1:]) < 0
     tris[:, 1:, QUAT] = np.where(flip[:, :, None], -q[:, 1:], q[:, 1:])

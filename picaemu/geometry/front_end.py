@@ -8,15 +8,17 @@ staged path (vertex shader -> output map -> primitive assembly -> clip -> viewpo
 ``picaemu.pipeline``) computes — or None when the draw is not the common case, having changed nothing (then the
 caller runs the staged path on the same batch). The fused kernel only calls the stages' own compiled kernels
 (``shader.kernel.load_attributes / run_segment / store_outputs``, ``output_map._fill_columns``,
-``clipping._classify / _window / _cull_count / _cull_gather / extent``): there is no second implementation of
-any rule here.
+``clipping._align_quaternions / _classify / _window / _cull_count / _cull_gather / extent``): there is no second
+implementation of any rule here.
 
 The common case (``plan_for`` decides, per program and output map, remembered):
+- fewer than ``POOL_MIN_LANES`` unique vertices (the small draws whose fixed cost this path removes; a large
+  draw's stage calls cost little beside its work, and the interpreter reuses pooled register files for it);
 - a vertex shader without flow control (``Program.straight_run``: arithmetic then END), the pipeline's default
   vertex shader seam, no geometry shader;
 - a triangle list of whole triangles with nothing pending in the assembler (the draw neither takes nor leaves
   vertices across the draw boundary);
-- the fixed clip planes only, no quaternion varying (its alignment is a numpy rule), and every triangle wholly
+- the fixed clip planes only, and every triangle wholly
   inside the clip volume — the kernel checks that last one and answers "fall back" otherwise (nothing is
   written before the check passes).
 
@@ -34,10 +36,11 @@ import numpy as np
 
 from picaemu.draw_state import DrawState
 from picaemu.geometry import clipping
-from picaemu.geometry.clipping import KEEP, _classify, _cull_count, _cull_gather, _window, extent
+from picaemu.geometry.clipping import KEEP, _align_quaternions, _classify, _cull_count, _cull_gather, _window, extent
 from picaemu.geometry.output_map import COLOR, NUM_COLUMNS, _fill_columns, _source_table
 from picaemu.geometry.primitive_assembly import Assembler, Topology
 from picaemu.geometry.vertex_loader import VertexBatch
+from picaemu.shader.interpreter import POOL_MIN_LANES
 from picaemu.shader.isa import NUM_C
 from picaemu.shader.kernel import NUM_OUT, load_attributes, run_segment, store_outputs
 from picaemu.shader.program import NUM_REGS_VR, program_of
@@ -99,8 +102,8 @@ def run(ds: DrawState, batch: VertexBatch, assembler: Assembler,
     (module docstring), nothing changed. ``counters`` receives the geometry counters on success."""
     prim, clip = ds.primitives, ds.clip
     n = batch.count
-    if (prim.topology is not Topology.LIST or n % 3 or ds.varyings.quaternions or not clip.fixed_only
-            or not assembler.takes_whole_triangles(Topology.LIST)):
+    if (batch.attributes.shape[0] >= POOL_MIN_LANES or prim.topology is not Topology.LIST or n % 3
+            or not clip.fixed_only or not assembler.takes_whole_triangles(Topology.LIST)):
         return None
     plan = plan_for(ds, batch.attributes.shape[1])
     if plan is None:
@@ -108,7 +111,7 @@ def run(ds: DrawState, batch: VertexBatch, assembler: Assembler,
     vp, fb = ds.viewport, ds.framebuffer
     ok, wt_arrays, culled, box = _front_end(
         batch.attributes, plan.pairs, plan.plan, ds.vs.float_uniforms, plan.written, batch.inverse, batch.identity,
-        plan.source, float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y),
+        plan.source, ds.varyings.quaternions, float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y),
         clipping.CULL_DROPS[vp.cull_mode])
     if not ok:
         return None
@@ -141,7 +144,7 @@ def _shade(attrs, pairs, plan, floats, written):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, half_w, half_h, vx, vy,
+def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, quaternions, half_w, half_h, vx, vy,
                drop_sign):  # pragma: no cover - compiled
     """(ok, (x, y, zndc, inv_w, varyings, primitive) after culling, culled count, (x lo, x hi, y lo, y hi) 12.4
     extent). ``ok`` False: a triangle is not wholly inside the clip volume (the staged path clips it)."""
@@ -151,6 +154,8 @@ def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, h
     _fill_columns(outputs.reshape(u, 4 * NUM_OUT), source, COLOR.start, COLOR.stop, vert)
     t = inverse.shape[0] // 3
     tris = (vert if identity else vert[inverse]).reshape(t, 3, NUM_COLUMNS)
+    if quaternions:
+        _align_quaternions(tris)
     classes = np.empty(t, np.int8)
     _classify(tris, classes)
     x, y = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
