@@ -393,6 +393,6 @@ def extent(x, y):  # pragma: no cover - compiled
 def window_box(box: tuple[int, int, int, int], width: int, height: int) -> tuple[int, int, int, int]:
     """(x0, y0, x1, y1): the inclusive window-pixel box around an ``extent`` (12.4 fixed point), clamped to a
     ``width`` x ``height`` framebuffer (a pixel centre outside it cannot be covered)."""
-    x_lo, x_hi, y_lo, y_hi = (int(v) for v in box)
+    x_lo, x_hi, y_lo, y_hi = box  # Python ints (numba boxes int64 results as int)
     return (min(max(x_lo // SUBPIXEL, 0), width - 1), min(max(y_lo // SUBPIXEL, 0), height - 1),
             min(max(-(-x_hi // SUBPIXEL), 0), width - 1), min(max(-(-y_hi // SUBPIXEL), 0), height - 1))
