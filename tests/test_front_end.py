@@ -22,35 +22,38 @@ CAPTURES = sorted((Path(__file__).resolve().parent.parent / "samples" / "capture
 SLOW = {"game_cubes_3000"}
 
 
-def replay_both(capture: pica.Capture) -> tuple[list, list]:
-    """(staged, fused) results: (memory digests, per-draw (stats without time, bounds), fused draw count)."""
+FUSED = ({"fused_front_end": False}, {"fused_front_end": True})
+
+
+def replay_both(capture: pica.Capture, ways: tuple[dict, dict] = FUSED) -> list:
+    """For each ``Pipeline`` keyword set of ``ways``: (memory digests, per-draw (stats without time, bounds), fused
+    draws, batched draws)."""
     out = []
-    for fused in (False, True):
-        pipe = Pipeline(fused_front_end=fused)
+    for kwargs in ways:
+        pipe = Pipeline(**kwargs)
         replay = Replay(capture, checkpoints=False, pipeline=pipe)
         replay.run()
         memory = replay.memory
         digests = [hashlib.sha256(memory.region_bytes(r.name).tobytes()).hexdigest() for r in memory.regions]
         draws = [({k: v for k, v in d.stats.items() if k != "time_s"}, d.bounds) for d in replay.draws]
-        out.append((digests, draws, pipe.fused_draws))
+        out.append((digests, draws, pipe.fused_draws, pipe.batched_draws))
     return out
 
 
-def assert_same(capture: pica.Capture) -> tuple[int, int]:
-    """Both paths agree; returns (draws, draws the fused path served)."""
-    (mem_s, draws_s, none), (mem_f, draws_f, fused) = replay_both(capture)
-    assert none == 0
-    assert len(draws_s) == len(draws_f)
-    for i, (staged, fast) in enumerate(zip(draws_s, draws_f, strict=True)):
-        assert staged == fast, f"draw {i}"
-    assert mem_s == mem_f
-    return len(draws_s), fused
+def assert_same(capture: pica.Capture, ways: tuple[dict, dict] = FUSED) -> tuple[int, int, int]:
+    """Both ways agree; returns (draws, draws the fused path served, draws run in batches) of the second way."""
+    (mem_a, draws_a, *_), (mem_b, draws_b, fused, batched) = replay_both(capture, ways)
+    assert len(draws_a) == len(draws_b)
+    for i, (one, other) in enumerate(zip(draws_a, draws_b, strict=True)):
+        assert one == other, f"draw {i}"
+    assert mem_a == mem_b
+    return len(draws_a), fused, batched
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p
                                   for p in CAPTURES], ids=lambda p: p.stem)
 def test_fused_front_end_matches_the_stages_on_every_sample(path: Path) -> None:
-    draws, fused = assert_same(pica.read(path))
+    draws, fused, _ = assert_same(pica.read(path))
     if path.stem.startswith(("game_cubes", "game_sprites")):
         assert fused >= 0.9 * draws  # the common case these scenes are made of (the rest cross the screen edge)
     if path.stem == "game_lit_300":
@@ -106,14 +109,14 @@ def random_scene(seed: int) -> pica.Capture:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_fused_front_end_matches_the_stages_on_random_scenes(seed: int) -> None:
-    draws, fused = assert_same(random_scene(seed))
+    draws, fused, _ = assert_same(random_scene(seed))
     assert 0 < fused < draws
 
 
 def test_random_scenes_take_every_route() -> None:
     """Across the seeds, the fused path both serves draws with culled triangles and falls back."""
     totals = [assert_same(random_scene(seed)) for seed in range(8, 12)]
-    assert sum(f for _, f in totals) > 0 and sum(d - f for d, f in totals) > 0
+    assert sum(f for _, f, _ in totals) > 0 and sum(d - f for d, f, _ in totals) > 0
 
 
 @pytest.mark.parametrize("seed", range(4))
