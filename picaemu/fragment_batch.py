@@ -8,7 +8,9 @@ batch, and every fragment stage is per fragment given the state. This module hol
 join a batch and how the batch's per-fragment fates become each draw's exact counters.
 
 A draw's fragment side may wait for the next draw (one pending draw changes nothing: it runs alone at the next
-flush, before anything else touches memory); a second draw joins it (``batchable``, judged once per state) when
+flush, before anything else touches memory) when its state repeats the previous draw's or the state before it
+lasted more than one draw (``Pipeline._fragment_side``: a state that changes at every draw never waits); a
+second draw joins it (``batchable``, judged once per state) when
 their fragment state decoded without error, renders no shadow map, has no enabled texture unit that needs a
 per-fragment LOD (so every fragment fetches as many texels and ``texels_fetched`` splits exactly) and no texture
 that overlaps the color or depth buffer (a later draw of the batch would read what an earlier one wrote). A
@@ -34,7 +36,7 @@ from picaemu.draw import DrawKind
 from picaemu.draw_state import DrawState, Phase
 from picaemu.fragment.framebuffer import FramebufferState
 from picaemu.fragment.ops import Fate
-from picaemu.geometry.vertex_loader import VertexLoaderState
+from picaemu.geometry.vertex_loader import AttributeRead, VertexLoaderState
 from picaemu.texture.formats import level_bytes
 from picaemu.texture.state import TextureUnitState
 
@@ -51,10 +53,10 @@ def fragment_key(ds: DrawState) -> tuple:
             ds.blend_program, ds.depth_stencil, ds.fragment_ops, ds.shadow)
 
 
-def same_key(a: tuple | None, b: tuple) -> bool:
-    """Both keys hold the same objects (compared by id: the caller holds both keys, so their objects are alive
-    and their ids unique)."""
-    return a is not None and tuple(map(id, a)) == tuple(map(id, b))
+def key_ids(key: tuple) -> tuple[int, ...]:
+    """The ids of a key's objects: two keys the caller holds are the same objects when their ids are equal (both
+    keys' objects are alive, so their ids are unique)."""
+    return tuple(map(id, key))
 
 
 def _units(ds: DrawState) -> tuple[TextureUnitState, ...]:
@@ -68,11 +70,20 @@ def _lod_free(unit: TextureUnitState) -> bool:
     return not unit.enabled or not unit.needs_lod
 
 
+_last_targets: tuple[FramebufferState, tuple[Range, Range]] | None = None
+
+
 def target_ranges(fb: FramebufferState) -> tuple[Range, Range]:
-    """The byte ranges of the color and depth buffers."""
+    """The byte ranges of the color and depth buffers (remembered for the last framebuffer state object)."""
+    global _last_targets
+    last = _last_targets
+    if last is not None and last[0] is fb:
+        return last[1]
     pixels = fb.width * fb.height
-    return ((fb.color_address, fb.color_address + pixels * fb.color_bpp),
-            (fb.depth_address, fb.depth_address + pixels * fb.depth_bpp))
+    ranges = ((fb.color_address, fb.color_address + pixels * fb.color_bpp),
+              (fb.depth_address, fb.depth_address + pixels * fb.depth_bpp))
+    _last_targets = (fb, ranges)
+    return ranges
 
 
 def _overlaps(r: Range, targets: tuple[Range, ...]) -> bool:
@@ -83,11 +94,10 @@ _verdicts: OrderedDict[tuple[int, ...], tuple[tuple, bool]] = OrderedDict()  # i
 VERDICTS = 16  # fragment states remembered (a scene cycling through a few textures asks again and again)
 
 
-def batchable(ds: DrawState, key: tuple) -> bool:
+def batchable(ds: DrawState, key: tuple, ids: tuple[int, ...]) -> bool:
     """The draw's fragment side may run in a batch with others of its state (module docstring); ``key`` its
-    ``fragment_key``, by which the verdict is remembered (the entry holds the key's objects, so their ids stay
-    theirs)."""
-    ids = tuple(map(id, key))
+    ``fragment_key`` and ``ids`` their ``key_ids``, by which the verdict is remembered (the entry holds the key's
+    objects, so their ids stay theirs)."""
     hit = _verdicts.get(ids)
     if hit is not None:
         return hit[1]
@@ -98,9 +108,10 @@ def batchable(ds: DrawState, key: tuple) -> bool:
     return verdict
 
 
-def refused(key: tuple) -> bool:
-    """``batchable`` already said no to this state (a lookup only: a state seen once is not judged yet)."""
-    hit = _verdicts.get(tuple(map(id, key)))
+def refused(ids: tuple[int, ...]) -> bool:
+    """``batchable`` already said no to the state of these ``key_ids`` (a lookup only: a state seen once is not
+    judged yet)."""
+    hit = _verdicts.get(ids)
     return hit is not None and not hit[1]
 
 
@@ -119,10 +130,27 @@ def _batchable(ds: DrawState) -> bool:
     return True
 
 
+_last_span: tuple[tuple[AttributeRead, ...], tuple[int, int, int, int]] | None = None
+
+
+def _read_span(reads: tuple[AttributeRead, ...]) -> tuple[int, int, int, int]:
+    """(lowest address, highest address, smallest stride, largest stride) of a layout's reads (remembered for the
+    last layout: the draws of one layout share its ``reads`` tuple)."""
+    global _last_span
+    last = _last_span
+    if last is not None and last[0] is reads:
+        return last[1]
+    addresses, strides = [r.address for r in reads], [r.stride for r in reads]
+    span = (min(addresses), max(addresses), min(strides), max(strides))
+    _last_span = (reads, span)
+    return span
+
+
 def reads_targets(vl: VertexLoaderState | None, kind: DrawKind, targets: tuple[Range, ...]) -> bool:
-    """The draw's vertex and index reads may reach ``targets`` (conservatively: draw-elements may name any index
-    its index type holds; an attribute read is at most 4 elements of 4 bytes). Immediate draws read no memory."""
-    if vl is None or kind is DrawKind.IMMEDIATE:
+    """The draw's vertex and index reads may reach ``targets`` (conservatively: one range from the lowest read of
+    the first vertex to the highest of the last; draw-elements may name any index its index type holds; an
+    attribute read is at most 4 elements of 4 bytes). Immediate draws read no memory."""
+    if vl is None or kind is DrawKind.IMMEDIATE or not vl.reads:
         return False
     if kind is DrawKind.ELEMENTS:
         item = vl.index_dtype.itemsize
@@ -131,9 +159,8 @@ def reads_targets(vl: VertexLoaderState | None, kind: DrawKind, targets: tuple[R
         first, last = 0, INDEX_LIMIT[item] - 1
     else:
         first, last = vl.first, vl.first + vl.count - 1
-    return last >= first and any(
-        _overlaps((r.address + r.stride * first, r.address + r.stride * last + MAX_ELEMENT_BYTES), targets)
-        for r in vl.reads)
+    low, high, small, large = _read_span(vl.reads)
+    return last >= first and _overlaps((low + small * first, high + large * last + MAX_ELEMENT_BYTES), targets)
 
 
 FATES = len(Fate)

@@ -230,7 +230,13 @@ class Pipeline:
         self.batch_fragments = batch_fragments
         self.batched_draws = 0  # draws whose fragment side ran in a batch of two or more
         self._batch: list[tuple[DrawCall, clipping.WindowTriangles]] = []
-        self._batch_key: tuple | None = None  # the pending batch's ``fragment_batch.fragment_key``
+        self._batch_key: tuple | None = None  # the pending batch's ``fragment_batch.fragment_key``, and its ids
+        self._batch_ids: tuple[int, ...] = ()
+        # the last deferrable draw's fragment key (held: its ids stay unique) and ids, how many draws in a row had
+        # it, and how many had the state before it
+        self._last_key: tuple | None = None
+        self._last_ids: tuple[int, ...] = ()
+        self._run = self._prior_run = 0
         self._batch_targets: tuple[fragment_batch.Range, ...] = ()
         self._batch_bound = 0  # sum over the batch's draws of triangles x window-box pixels (>= its fragments)
         self.stage_observer: StageObserver | None = None  # picaemu.observer.StageObserver: geometry stage by stage
@@ -331,19 +337,28 @@ class Pipeline:
             self._fragments(call, wt, call.stats)
             return
         key = fragment_batch.fragment_key(call.draw_state)
+        ids = fragment_batch.key_ids(key)
         bound = 0
         if call.bounds is not None:
             x0, y0, x1, y1 = call.bounds
             bound = len(wt) * (x1 - x0 + 1) * (y1 - y0 + 1)
-        if (self._batch and fragment_batch.same_key(self._batch_key, key)
-                and self._batch_bound + bound <= MAX_DRAW_FRAGMENTS
-                and fragment_batch.batchable(call.draw_state, key)):
+        if (self._batch and ids == self._batch_ids and self._batch_bound + bound <= MAX_DRAW_FRAGMENTS
+                and fragment_batch.batchable(call.draw_state, key, ids)):
             self._batch.append((call, wt))
             self._batch_bound += bound
+            self._run += 1
             return
         self.flush()
-        if bound <= MAX_DRAW_FRAGMENTS and not fragment_batch.refused(key):
-            self._batch, self._batch_key, self._batch_bound = [(call, wt)], key, bound  # may wait for the next
+        # a draw waits for the next one when its state repeats or the state before lasted more than one draw: a
+        # state that changes at every draw (a sprite per texture) never pays for waiting
+        if ids == self._last_ids:
+            self._run += 1
+        else:
+            self._last_key, self._last_ids, self._prior_run, self._run = key, ids, self._run, 1
+        if ((self._run > 1 or self._prior_run > 1) and bound <= MAX_DRAW_FRAGMENTS
+                and not fragment_batch.refused(ids)):
+            # may wait for the next draw; holding the key keeps its objects (and so its ids) alive
+            self._batch, self._batch_key, self._batch_ids, self._batch_bound = [(call, wt)], key, ids, bound
             self._batch_targets = fragment_batch.target_ranges(call.draw_state.framebuffer)
             return
         self._fragments(call, wt, call.stats)  # alone, as without batching (a hostile draw raises here)

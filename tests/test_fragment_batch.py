@@ -29,7 +29,7 @@ BATCH = ({"batch_fragments": False}, {"batch_fragments": True})
 def test_batches_match_one_draw_at_a_time_on_every_sample(path: Path) -> None:
     draws, _, batched = assert_same(pica.read(path), BATCH)
     if path.stem == "game_lit_300":
-        assert batched == draws  # one fragment state throughout
+        assert batched == draws - 1  # one fragment state throughout (the first draw runs before it repeats)
     if path.stem.startswith("game_cubes"):
         assert batched > draws // 2
 
