@@ -119,7 +119,7 @@ def default_pipeline(backend: str = "software") -> PipelineSink:
         raise PicaError(f"unknown rendering backend {backend!r} (choose from {', '.join(BACKENDS)})")
     from picaemu.pipeline import Pipeline
 
-    return Pipeline()
+    return Pipeline(batch_fragments=True)  # replays and the CLI sync memory before reading it
 
 
 class Replay:
@@ -315,6 +315,7 @@ class Replay:
         except PicaError as err:
             raise ReplayError(index, describe(event), err) from err
         self._finish_event()
+        self.pipeline.event(PipelineEventKind.DRAWS_COMPLETE, self.state)  # the event's draw records are complete
         return event
 
     def run_to(self, position: int, *, packets: int = 0, fresh: bool = False, forward_only: bool = False) -> None:
@@ -344,6 +345,7 @@ class Replay:
             if position == self.position:
                 if packets > self.packet:
                     self._run_packets(packets - self.packet)  # finishes the event when the list ends first
+                self.sync_memory()  # as on every return: a batching or GL pipeline's pixels reach memory
                 return
             self._run_packets(-1)
         while self.position < position:
@@ -383,6 +385,7 @@ class Replay:
             self.step()
         except _StopAfterDraw:
             self._partial = True
+            self.sync_memory()  # as run_to returns: a batching or GL pipeline's pixels reach memory
         finally:
             self._recorder.stop_after = None
 
@@ -416,8 +419,9 @@ class Replay:
         self._partial = False
 
     def sync_memory(self) -> None:
-        """Make emulated memory hold everything the pipeline rendered (``PipelineEventKind.MEMORY_SYNC``: a no-op
-        for the software pipeline, a write-back of GL render targets for ``picaemu.gl``); called before every
+        """Make emulated memory hold everything the pipeline rendered (``PipelineEventKind.MEMORY_SYNC``: the
+        software pipeline runs its pending fragment batch, ``picaemu.gl`` writes its render targets back); called
+        before every
         event that is not a command list, checkpoint, restore and view, and when ``run_to`` returns."""
         self.pipeline.event(PipelineEventKind.MEMORY_SYNC, self.state)
 
@@ -439,7 +443,8 @@ class Replay:
     def _record_draw(self, call: DrawCall) -> None:
         if self.record_draws and call.index >= len(self.draws):
             packet = self.packet + call.packet if call.packet >= 0 else -1
-            self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, dict(call.stats),
+            # the draw's own counters dict: a pipeline that batches fragments completes it at the next sync
+            self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, call.stats,
                                          call.bounds, packet, bisect.bisect_left(self.frames, self._current)))
 
     def _checkpoint_after_draw(self, call: DrawCall) -> None:
