@@ -23,7 +23,7 @@ inputs and the draw's stats dict, to which they add ``shader_instructions``) and
 the draw state; default ``default_color_stages``: ``picaemu.color.shading``; ``PrimaryColorStages`` = interpolated
 primary color only; ``shade(frags, memory, counters)`` adds ``texels_fetched``).
 
-Batching (``batch_fragments=True``, ``picaemu.fragment_batch``): the fragment side of consecutive draws with the
+Batching (``batch_fragments=True``, ``picaemu.fragment.batch``): the fragment side of consecutive draws with the
 same fragment state runs once, at ``flush()`` (every event but the vertex side's, a state change, a hazard); the
 draws' counters are complete after it. The common draw's geometry runs in one compiled call
 (``picaemu.geometry.front_end``; ``fused_front_end=False``: stage by stage).
@@ -50,11 +50,12 @@ from typing import Protocol
 
 import numpy as np
 
-from picaemu import allocator, fragment_batch, shader
+from picaemu import allocator, shader
 from picaemu.color import shading
 from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
 from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import UnsupportedFeature
+from picaemu.fragment import batch as fragment_batch
 from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import BlendMode, BlendProgram
@@ -219,7 +220,7 @@ class Pipeline:
         """``fused_front_end``: run the common draw's geometry through ``picaemu.geometry.front_end`` (same results
         as the stages; off: every draw goes stage by stage, as the differential test compares).
         ``batch_fragments``: run the fragment side of consecutive draws with the same fragment state at once
-        (``picaemu.fragment_batch``); only for owners that send ``PipelineEventKind.MEMORY_SYNC`` (or call
+        (``picaemu.fragment.batch``); only for owners that send ``PipelineEventKind.MEMORY_SYNC`` (or call
         ``flush``) before reading memory or a draw's counters, as ``picaemu.replay`` does."""
         self.vertex_shader = vertex_shader
         self.geometry_shader = geometry_shader
@@ -331,7 +332,7 @@ class Pipeline:
         return wt
 
     def _fragment_side(self, call: DrawCall, wt: clipping.WindowTriangles) -> None:
-        """The draw's fragment side now, or deferred into the pending batch (``picaemu.fragment_batch``)."""
+        """The draw's fragment side now, or deferred into the pending batch (``picaemu.fragment.batch``)."""
         if not self._may_defer(call):
             self.flush()
             self._fragments(call, wt, call.stats)

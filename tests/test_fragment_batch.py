@@ -1,4 +1,4 @@
-"""Fragment batching (``picaemu.fragment_batch``, ``Pipeline(batch_fragments=True)``) against one draw at a time:
+"""Fragment batching (``picaemu.fragment.batch``, ``Pipeline(batch_fragments=True)``) against one draw at a time:
 every sample capture and random scenes give the same memory, per-draw statistics and bounds either way; batches
 really form (and are refused where a draw reads what an earlier one writes); a replay stopped inside a batch, a
 watching observer and the hazard rule each see exactly what one draw at a time gives."""
@@ -13,7 +13,7 @@ from picaemu.formats import pica
 
 from picaemu.builder import TEXUNIT_ADDR, CaptureBuilder
 from picaemu.draw import DrawKind
-from picaemu.fragment_batch import reads_targets, split_counters
+from picaemu.fragment.batch import reads_targets, split_counters
 from picaemu.geometry.vertex_loader import AttributeRead, VertexLoaderState
 from picaemu.observer import Observer
 from picaemu.pipeline import Pipeline
