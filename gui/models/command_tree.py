@@ -26,7 +26,7 @@ from picaemu.gui.models.headers import NodeTree
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
 from picaemu import regs as regtable
-from picaemu.command.listing import packet_targets
+from picaemu.command.listing import UniformUploads, packet_targets
 from picaemu.debug.bookmarks import Bookmark, MarkerGroup
 from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.regs import RegKind
@@ -70,12 +70,14 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
         self.filter = ""
         self.markers: dict[int, MarkerGroup] = {}  # by marker event
         self.bookmarks: list[Bookmark] = []
+        self._uploads: dict[int, list[list[str]]] = {}  # event -> per packet, the uniform vectors it completes
         self._root = Node("root", None, 0, children=[])
 
     def set_timeline(self, timeline: Timeline | None, bookmarks: Sequence[Bookmark] = (),
                      markers: Sequence[MarkerGroup] = ()) -> None:
         self.beginResetModel()
         self.timeline = timeline
+        self._uploads = {}
         self.markers = {g.event: g for g in markers}
         self.bookmarks = list(bookmarks)
         self._root = Node("root", None, 0)
@@ -163,13 +165,13 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
             draw = self._draw_filter()
             if draw is not None:
                 draws = self.timeline.draws
-                lo = draws[draw - 1].packet + 1 if draw and draws[draw - 1].event == e else 0
-                return [("draw", (draw, e, lo, draws[draw].packet + 1))]
+                lo = draws[draw - 1].list_packet + 1 if draw and draws[draw - 1].event == e else 0
+                return [("draw", (draw, e, lo, draws[draw].list_packet + 1))]
             return [("packet", (e, k)) for k, p in enumerate(ev.packets) if _match_packet(p, self.filter)]
         out: list[tuple[str, tuple]] = []
         lo = 0
         for d in ev.draws:
-            hi = self.timeline.draws[d].packet + 1
+            hi = self.timeline.draws[d].list_packet + 1
             out.append(("draw", (d, e, lo, hi)))
             lo = hi
         if ev.draws and lo < len(ev.packets):
@@ -231,7 +233,18 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
         if col == 2:
             shown = " ".join(f"{v:08X}" for v in p.params[:4])
             return shown + (" ..." if len(p.params) > 4 else "")
+        vectors = self._uniform_vectors(key[0])[key[1]]
+        if vectors:  # a uniform upload reads as the vectors it uploads, not as FIFO words
+            return "; ".join(vectors)
         return f"mask={p.mask:X} {'incr' if p.consecutive else 'same'} n={len(p.params)}"
+
+    def _uniform_vectors(self, event: int) -> list[list[str]]:
+        """Per packet of ``event``, the ``vs c5 = (x, y, z, w)`` lines of the float uniforms it completes (decoded
+        once per event, in packet order, as the command processor applies them)."""
+        if event not in self._uploads:
+            uploads = UniformUploads()
+            self._uploads[event] = [uploads.lines(p) for p in self.timeline.events[event].packets]
+        return self._uploads[event]
 
     def _text_write(self, key: tuple, col: int) -> str | None:
         reg, value = self._write(key)
