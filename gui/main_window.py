@@ -15,6 +15,7 @@ import os
 from functools import partial
 from pathlib import Path
 
+from picaemu.gui.find_requests import FindRequests
 from picaemu.gui.inspectors import Inspectors
 from picaemu.gui.panels.breakpoints import BreakpointPanel
 from picaemu.gui.panels.commands import CommandPanel
@@ -103,10 +104,13 @@ class MainWindow(QMainWindow):
         self.draws, self.pipeline_state, self.console = DrawsPanel(), PipelineStatePanel(), ConsolePanel()
         self.edit_replay = EditReplayPanel()
         self.inspectors = Inspectors(self)  # the Surface and Fragment docks
+        self.finding = FindRequests(self)  # the Find dock; thumbnails, statistics and search requests
+        self.find = self.finding.find
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("Command stream", self.commands, left)
         self._dock("Breakpoints", self.breakpoints, left)
+        self._dock("Find", self.find, left)
         self._dock("Registers", self.registers, right)
         self._dock("Textures", self.textures, right)
         self._dock("Pipeline state", self.pipeline_state, right)
@@ -116,12 +120,14 @@ class MainWindow(QMainWindow):
                         ("Python", self.console), ("Edit and replay", self.edit_replay))
         for title, w in bottom_docks:
             self._dock(title, w, bottom)
+        self.tabifyDockWidget(self.docks["Breakpoints"], self.docks["Find"])
         self.tabifyDockWidget(self.docks["Registers"], self.docks["Textures"])
         for title in ("Pipeline state", "Surface"):
             self.tabifyDockWidget(self.docks["Registers"], self.docks[title])
         for title, _ in bottom_docks[1:]:
             self.tabifyDockWidget(self.docks["Draws"], self.docks[title])
         self.docks["Registers"].raise_()
+        self.docks["Breakpoints"].raise_()
         self.docks["Draws"].raise_()
         self._sized = False
         self.commands.run_to.connect(self.move_to)
@@ -135,6 +141,7 @@ class MainWindow(QMainWindow):
         self.framebuffer.backend_diff_wanted.connect(self._request_backend_diff)
         self.textures.wanted.connect(self._request_texture)
         self.inspectors.connect()
+        self.finding.connect()
         self.shader.wanted.connect(self._shader_request)
         self.breakpoints.changed.connect(self._save_breakpoints)
         self.registers.edit_wanted.connect(self._propose_edit)
@@ -167,6 +174,8 @@ class MainWindow(QMainWindow):
         self._action(debug, "Reverse continue", partial(self.continue_, False), "Shift+F5")
         self._action(debug, "Go to start", lambda: self.move_to(Cursor(0, 0)), "Home")
         self._action(debug, "Go to end", lambda: self.timeline and self.move_to(self.timeline.end), "End")
+        self._action(debug, "Find…", self.finding.focus_find, "Ctrl+F")
+        self._action(debug, "Bookmark here…", self.commands.ask_bookmark, "Ctrl+B")
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
@@ -365,7 +374,7 @@ class MainWindow(QMainWindow):
 
     # -- results -----------------------------------------------------------------------------------------
     def _on_result(self, result: JobResult) -> None:
-        if result.stale or self.inspectors.handle(result):
+        if self.finding.handle(result) or result.stale or self.inspectors.handle(result):
             return
         if result.error is not None:
             self._failed(result)
@@ -413,9 +422,10 @@ class MainWindow(QMainWindow):
         self.history.show_history(None, [])
         self.timeline = tl = opened.timeline
         self.setWindowTitle(f"picaemu debugger — {os.path.basename(self.path)}")
-        self.commands.set_timeline(tl)
+        self.commands.set_timeline(tl, self.path, opened.markers)
         self.stats.set_timeline(tl)
-        self.draws.set_draws(tl, opened.thumbnails)
+        self.draws.set_draws(tl)
+        self.finding.opened()
         self.breakpoints.set_breakpoints(self._load_breakpoints())
         fault = opened.fault
         if fault is not None:

@@ -50,6 +50,7 @@ class DrawCall:
     immediate_inputs: np.ndarray | None = None
     stats: dict[str, int | float] = field(default_factory=dict)  # filled by the pipeline (counters, time)
     states: DrawStateCache | None = None
+    observed: bool = False  # a command-processor observer watches the draw (it may read memory at draw end)
     # where the trigger sits in the command-list chain the processor is running: the index of its packet (packets
     # counted along jumps from where this run started; -1 outside a list) and, when the trigger was its packet's
     # last write, (address, bytes left) where the chain continues (a clean position to checkpoint)
@@ -75,6 +76,9 @@ class PipelineEventKind(Enum):
     # not a GPU event: memory is about to be read or written outside the pipeline (GX engines, CPU writes,
     # checkpoints, views); a pipeline that holds render targets elsewhere (``picaemu.gl``) writes them back
     MEMORY_SYNC = "memory sync"
+    # not a GPU event: the caller is about to read the draws' counters (the replay after each event); a pipeline
+    # that defers work on the draws it was given (fragment batching) finishes it
+    DRAWS_COMPLETE = "draws complete"
 
 
 class PipelineSink(Protocol):

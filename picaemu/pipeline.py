@@ -23,6 +23,11 @@ inputs and the draw's stats dict, to which they add ``shader_instructions``) and
 the draw state; default ``default_color_stages``: ``picaemu.color.shading``; ``PrimaryColorStages`` = interpolated
 primary color only; ``shade(frags, memory, counters)`` adds ``texels_fetched``).
 
+Batching (``batch_fragments=True``, ``picaemu.fragment.batch``): the fragment side of consecutive draws with the
+same fragment state runs once, at ``flush()`` (every event but the vertex side's, a state change, a hazard); the
+draws' counters are complete after it. The common draw's geometry runs in one compiled call
+(``picaemu.geometry.front_end``; ``fused_front_end=False``: stage by stage).
+
 Memory: the first ``Pipeline`` tunes glibc's allocator so that each draw's large arrays reuse heap pages instead
 of faulting fresh ones in (``picaemu.allocator``; values unchanged).
 
@@ -45,7 +50,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-import numba
 import numpy as np
 
 from picaemu import allocator, shader
@@ -53,18 +57,19 @@ from picaemu.color import shading
 from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
 from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import UnsupportedFeature
+from picaemu.fragment import batch as fragment_batch
 from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import BlendMode, BlendProgram
 from picaemu.fragment.ops import Fate, FragmentLog
-from picaemu.geometry import clipping
+from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import map_outputs, slot_registers
 from picaemu.geometry.primitive_assembly import Assembler, Topology
-from picaemu.geometry.vertex_loader import load_batch
+from picaemu.geometry.vertex_loader import VertexBatch, load_batch
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import StageObserver
 from picaemu.raster.fragments import Fragments
-from picaemu.raster.rasterizer import rasterize_chunks, scissor_rejects
+from picaemu.raster.rasterizer import MAX_DRAW_FRAGMENTS, rasterize_chunks, scissor_rejects
 from picaemu.regs import id_of
 from picaemu.state import GpuState
 
@@ -74,6 +79,8 @@ STAT_KEYS = (
     "fragments_rasterized", "killed_scissor", "killed_alpha", "killed_stencil", "killed_depth",
     "fragments_written", "shader_instructions", "texels_fetched",
 )
+# events that concern the vertex side only: a pending fragment batch stays pending across them
+VERTEX_SIDE_EVENTS = frozenset({PipelineEventKind.RESTART_PRIMITIVE, PipelineEventKind.VERTEX_CACHE_CLEAR})
 # (draw state, (U, K<=16, 4) inputs, the draw's counters) -> (U, 16, 4) outputs; adds ``shader_instructions``
 VertexShader = Callable[[DrawState, np.ndarray, dict], np.ndarray]
 # (draw state, (N, K, 4) VS output attributes in stream order, variable-mode sizes, counters)
@@ -189,22 +196,7 @@ def _add(stats: dict, counters: dict) -> None:
 def window_bounds(wt: clipping.WindowTriangles, fb: fbm.FramebufferState) -> tuple[int, int, int, int]:
     """(x0, y0, x1, y1): the inclusive window-pixel box around the triangles (12.4 fixed-point vertices), clamped
     to the framebuffer (a pixel centre outside it cannot be covered). One compiled pass: every draw pays it."""
-    x_lo, x_hi, y_lo, y_hi = _extent(wt.x, wt.y)
-    sub = clipping.SUBPIXEL
-    return (min(max(x_lo // sub, 0), fb.width - 1), min(max(y_lo // sub, 0), fb.height - 1),
-            min(max(-(-x_hi // sub), 0), fb.width - 1), min(max(-(-y_hi // sub), 0), fb.height - 1))
-
-
-@numba.njit(cache=True)
-def _extent(x, y):  # pragma: no cover - compiled
-    """(min x, max x, min y, max y) of (T, 3) int64 vertex coordinates (T >= 1)."""
-    x_lo = x_hi = x[0, 0]
-    y_lo = y_hi = y[0, 0]
-    for t in range(x.shape[0]):
-        for k in range(3):
-            x_lo, x_hi = min(x_lo, x[t, k]), max(x_hi, x[t, k])
-            y_lo, y_hi = min(y_lo, y[t, k]), max(y_hi, y[t, k])
-    return x_lo, x_hi, y_lo, y_hi
+    return clipping.window_box(clipping.extent(wt.x, wt.y), fb.width, fb.height)
 
 
 def _report_tests(observer: StageObserver, log: FragmentLog, fb: fbm.FramebufferState, x: np.ndarray,
@@ -230,18 +222,41 @@ class Pipeline:
     def __init__(self, vertex_shader: VertexShader = run_vertex_shader,
                  color_stages: Callable[[DrawState], ColorStages] = default_color_stages,
                  geometry_shader: GeometryShader = run_geometry_shader,
-                 fragment_observer: FragmentObserver | None = None) -> None:
+                 fragment_observer: FragmentObserver | None = None, fused_front_end: bool = True,
+                 batch_fragments: bool = False) -> None:
+        """``fused_front_end``: run the common draw's geometry through ``picaemu.geometry.front_end`` (same results
+        as the stages; off: every draw goes stage by stage, as the differential test compares).
+        ``batch_fragments``: run the fragment side of consecutive draws with the same fragment state at once
+        (``picaemu.fragment.batch``); only for owners that send ``PipelineEventKind.MEMORY_SYNC`` (or call
+        ``flush``) before reading memory or a draw's counters, as ``picaemu.replay`` does."""
         self.vertex_shader = vertex_shader
         self.geometry_shader = geometry_shader
         self.color_stages = color_stages
         self.fragment_observer = fragment_observer
+        self.fused_front_end = fused_front_end
+        self.fused_draws = 0  # draws the fused front end served (the differential test checks it is used)
+        self.batch_fragments = batch_fragments
+        self.batched_draws = 0  # draws whose fragment side ran in a batch of two or more
+        self._batch: list[tuple[DrawCall, clipping.WindowTriangles]] = []
+        self._batch_key: tuple | None = None  # the pending batch's ``fragment_batch.fragment_key``, and its ids
+        self._batch_ids: tuple[int, ...] = ()
+        # the last deferrable draw's fragment key (held: its ids stay unique) and ids, how many draws in a row had
+        # it, and how many had the state before it
+        self._last_key: tuple | None = None
+        self._last_ids: tuple[int, ...] = ()
+        self._run = self._prior_run = 0
+        self._batch_targets: tuple[fragment_batch.Range, ...] = ()
+        self._batch_bound = 0  # sum over the batch's draws of triangles x window-box pixels (>= its fragments)
         self.stage_observer: StageObserver | None = None  # picaemu.observer.StageObserver: geometry stage by stage
         self.assembler = Assembler()
         allocator.keep_freed_memory()  # large per-draw arrays reuse heap pages (picaemu.allocator)
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
         """Restart resets the assembler; cache clear, flush, invalidate and early-depth clear change nothing
-        visible here (no cross-draw vertex cache, writes go straight to memory, early depth not modelled)."""
+        visible here (no cross-draw vertex cache, writes go straight to memory, early depth not modelled). Every
+        event but the vertex side's (restart, vertex cache clear) first runs the pending fragment batch."""
+        if kind not in VERTEX_SIDE_EVENTS:
+            self.flush()
         if kind is PipelineEventKind.RESTART_PRIMITIVE:
             self.assembler.reset()
 
@@ -251,6 +266,9 @@ class Pipeline:
         stats.update(dict.fromkeys(STAT_KEYS, 0))
         try:
             self._draw(call, stats)
+        except BaseException:
+            self.flush()  # the draws before this one finish as they would have without batching
+            raise
         finally:
             stats["time_s"] = time.perf_counter() - start
 
@@ -261,6 +279,9 @@ class Pipeline:
         arrays = call.kind is not DrawKind.IMMEDIATE
         if arrays:
             ds.check(Phase.VERTEX_ARRAYS)
+        if self._batch and fragment_batch.reads_targets(ds.vertex_range if arrays else None, call.kind,
+                                                        self._batch_targets):
+            self.flush()  # the pending draws' pixels first: this draw's vertices may lie in their render targets
         batch = load_batch(ds.vertex_range if arrays else None, call.state.fixed_attribs, call.kind, call.memory,
                            call.immediate_inputs, prim.variable_primitives, configured_only=True)
         stats.update(vertices=batch.count, vertices_loaded=int(batch.attributes.shape[0]))
@@ -270,6 +291,31 @@ class Pipeline:
         if batch.count == 0:
             return
         ds.check(Phase.VERTICES)
+        fused = self._fused_front_end(ds, batch, stats) if observer is None else None
+        if fused is None:
+            wt = self._staged_front_end(call, ds, batch, stats)
+            bounds = window_bounds(wt, fb) if len(wt) else None
+        else:
+            wt, bounds = fused
+        if bounds is not None:
+            call.bounds = bounds
+        self._fragment_side(call, wt)
+
+    def _fused_front_end(self, ds: DrawState, batch: VertexBatch,
+                         stats: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
+        """``picaemu.geometry.front_end``: the common draw's geometry in one compiled call (None: not the common
+        case, or the front end is off or the vertex shader seam replaced)."""
+        if not self.fused_front_end or self.vertex_shader is not run_vertex_shader:
+            return None
+        result = front_end.run(ds, batch, self.assembler, stats)
+        self.fused_draws += result is not None
+        return result
+
+    def _staged_front_end(self, call: DrawCall, ds: DrawState, batch: VertexBatch,
+                          stats: dict) -> clipping.WindowTriangles:
+        """Vertex shader -> [geometry shader] -> output map -> assembly -> clip -> viewport -> cull, stage by
+        stage (the stage observer sees each stage's output)."""
+        prim, observer = ds.primitives, self.stage_observer
         outputs = self.vertex_shader(ds, batch.attributes, stats)
         stats["vertices_shaded"] = int(outputs.shape[0])
         if observer is not None:
@@ -290,9 +336,93 @@ class Pipeline:
         stats.update(counts)
         wt, culled = clipping.cull(clipping.to_window(tris, src, ds.viewport), ds.viewport.cull_mode)
         stats.update(primitives_culled=culled, primitives_rasterized=len(wt))
-        if len(wt):
-            call.bounds = window_bounds(wt, fb)
-        self._fragments(call, wt, stats)
+        return wt
+
+    def _fragment_side(self, call: DrawCall, wt: clipping.WindowTriangles) -> None:
+        """The draw's fragment side now, or deferred into the pending batch (``picaemu.fragment.batch``)."""
+        if not self._may_defer(call):
+            self.flush()
+            self._fragments(call, wt, call.stats)
+            return
+        key = fragment_batch.fragment_key(call.draw_state)
+        ids = fragment_batch.key_ids(key)
+        bound = 0
+        if call.bounds is not None:
+            x0, y0, x1, y1 = call.bounds
+            bound = len(wt) * (x1 - x0 + 1) * (y1 - y0 + 1)
+        if (self._batch and ids == self._batch_ids and self._batch_bound + bound <= MAX_DRAW_FRAGMENTS
+                and fragment_batch.batchable(call.draw_state, key, ids)):
+            self._batch.append((call, wt))
+            self._batch_bound += bound
+            self._run += 1
+            return
+        self.flush()
+        # a draw waits for the next one when its state repeats or the state before lasted more than one draw: a
+        # state that changes at every draw (a sprite per texture) never pays for waiting
+        if ids == self._last_ids:
+            self._run += 1
+        else:
+            self._last_key, self._last_ids, self._prior_run, self._run = key, ids, self._run, 1
+        if ((self._run > 1 or self._prior_run > 1) and bound <= MAX_DRAW_FRAGMENTS
+                and not fragment_batch.refused(ids)):
+            # may wait for the next draw; holding the key keeps its objects (and so its ids) alive
+            self._batch, self._batch_key, self._batch_ids, self._batch_bound = [(call, wt)], key, ids, bound
+            self._batch_targets = fragment_batch.target_ranges(call.draw_state.framebuffer)
+            return
+        self._fragments(call, wt, call.stats)  # alone, as without batching (a hostile draw raises here)
+
+    def _may_defer(self, call: DrawCall) -> bool:
+        """Batching is on and nothing watches this draw's fragments or memory at draw end."""
+        return (self.batch_fragments and not call.observed and self.fragment_observer is None
+                and self.stage_observer is None and self.color_stages is default_color_stages
+                and type(self)._fragments is Pipeline._fragments)
+
+    def flush(self) -> None:
+        """Run the pending batch's fragment side: its pixels reach memory and its draws' counters are complete
+        (each draw's ``time_s`` gains an equal share of the batch's time)."""
+        batch, self._batch = self._batch, []
+        if not batch:
+            return
+        start = time.perf_counter()
+        if len(batch) == 1:
+            self._fragments(batch[0][0], batch[0][1], batch[0][0].stats)
+        else:
+            self._run_batch(batch)
+            self.batched_draws += len(batch)
+        share = (time.perf_counter() - start) / len(batch)
+        for call, _ in batch:
+            call.stats["time_s"] = call.stats.get("time_s", 0.0) + share
+
+    def _run_batch(self, batch: list[tuple[DrawCall, clipping.WindowTriangles]]) -> None:
+        """The batch's triangles in draw order as one draw, with the scissor applied after rasterization so that
+        every fragment has a fate; each draw's counters from its fragments (primitive numbers are made unique
+        across the batch, keeping a clipped triangle's fan under one number)."""
+        first = batch[0][0]
+        ds = first.draw_state
+        wts = [wt for _, wt in batch]
+        spans = [int(wt.primitive.max()) + 1 if len(wt) else 0 for wt in wts]
+        ends = np.cumsum(spans)
+        starts = ends - np.asarray(spans)
+        merged = clipping.WindowTriangles(
+            *(np.concatenate(parts) for parts in zip(*((w.x, w.y, w.zndc, w.inv_w, w.varyings) for w in wts),
+                                                     strict=True)),
+            np.concatenate([w.primitive + np.int32(base) for w, base in zip(wts, starts.tolist(), strict=True)]))
+        scratch = dict.fromkeys(STAT_KEYS, 0)
+        draw_of, fates = [], []
+        scissor = ds.raster.scissor_mode != 0  # else no fragment is scissored: the plain pass, with fates
+        rs = dataclasses.replace(ds.raster, scissor_mode=0) if scissor else ds.raster
+        for frags, rstats in rasterize_chunks(merged, rs, ds.varyings.plan):
+            draw_of.append(np.searchsorted(ends, frags.primitive, side="right"))
+            if scissor:
+                fates.append(self._observed_chunk(ds, first.memory, ds.framebuffer, frags, rstats, scratch)[2])
+            else:
+                fates.append(np.zeros(len(frags), np.uint8))
+                if len(frags):
+                    self._fragment_ops(ds, self._stages(ds), first.memory, ds.framebuffer, frags, scratch, fates[-1])
+        counters = fragment_batch.split_counters(np.concatenate(draw_of), np.concatenate(fates), len(batch),
+                                                 scratch["texels_fetched"])
+        for (call, _), part in zip(batch, counters, strict=True):
+            call.stats.update(part)
 
     def _fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> None:
         """Rasterization and every fragment stage of the draw's window triangles (the seam another backend,

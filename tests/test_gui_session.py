@@ -12,6 +12,7 @@ import pytest
 from picaemu.builder import CaptureBuilder, tilt_ortho
 from picaemu.command.builder import CommandBuilder
 from picaemu.debug import jobs, probe, state_views
+from picaemu.debug.footprint import DIM
 from picaemu.debug.session import Session, address_from_name, raw_capture
 from picaemu.debug.timeline import BreakKind, Breakpoint, Cursor, Unit, breakpoint_stops
 from picaemu.errors import PicaError
@@ -335,8 +336,9 @@ def test_pixel_history_color_mask_and_stencil_sample() -> None:
 def test_inspection_helpers(captures_dir) -> None:
     s = jobs.open_session(captures_dir / "scene2_textured_quad")
     tl = s.timeline
-    thumb = s.thumbnails[0]  # quarter-size render target after draw 0: background and the textured square
-    assert thumb.shape == (100, 60, 3) and thumb[2, 2].tolist() == [0x20, 0x20, 0x20]
+    _, _, images = jobs.footprints(s, [0])  # quarter-size render target after draw 0, dimmed outside the square
+    thumb = images[0]
+    assert thumb.shape == (100, 60, 3) and thumb[2, 2].tolist() == [round(0x20 * DIM)] * 3
     assert len({tuple(p) for p in thumb.reshape(-1, 3).tolist()}) > 10
     draw, bound = jobs.textures(s, tl.end)
     assert draw == 0 and bound[0].enabled and (bound[0].format, bound[0].width, bound[0].height) == ("RGBA8", 64, 64)

@@ -22,10 +22,13 @@ from picaemu.gui.panels.pixel_history import FATE_COLUMN
 from picaemu.gui.worker import Worker
 from PySide6.QtCore import QModelIndex, QPointF, QSettings, Qt
 
+from picaemu.builder import CaptureBuilder
 from picaemu.debug import jobs
 from picaemu.debug.probe import FATE_RGBA, fate_mask
+from picaemu.debug.session import Session
 from picaemu.debug.timeline import BreakKind, Breakpoint, Cursor, Unit
 from picaemu.fragment.ops import Fate
+from picaemu.replay import Replay
 from tests.test_gui_session import DRAW2_MASKS, HISTORIES, fates_scene
 
 pytestmark = pytest.mark.gui
@@ -74,7 +77,9 @@ def goto(qtbot, win: MainWindow, cursor: Cursor) -> None:
 def test_scene2_session(qtbot, window: MainWindow, captures_dir: Path, tmp_path: Path) -> None:
     open_scene(qtbot, window, captures_dir / "scene2_textured_quad")
     tl = window.timeline
-    assert window.draws.list.count() == 1 and not window.draws.list.item(0).icon().isNull()
+    assert window.draws.model.rowCount() == 1  # its footprint thumbnail is built once the row is painted
+    qtbot.waitUntil(lambda: 0 in window.draws.model.icons, timeout=WAIT_MS)
+    assert not window.draws.model.icons[0].isNull()
     goto(qtbot, window, Cursor(0, 0))
     assert window.registers.model.data(window.registers.model.find("TEXUNIT0_DIM").siblingAtColumn(2)) == \
         "0x00000000"
@@ -576,3 +581,32 @@ def test_statistics_panel_embeds_the_stats_figure(qtbot, scene1_session) -> None
     assert len(marker) == 1 and not marker[0].get_visible()
     panel.set_current_draw(1)
     assert marker[0].get_visible() and list(marker[0].get_xdata()) == [1, 1]
+
+
+def _column_texts(model, parent=None) -> list[str]:
+    """Every row's detail column (3), depth first, expanding the whole tree."""
+    parent = parent if parent is not None else QModelIndex()
+    out = []
+    for row in range(model.rowCount(parent)):
+        index = model.index(row, 3, parent)
+        out.append(model.data(index) or "")
+        out += _column_texts(model, model.index(row, 0, parent))
+    return out
+
+
+def test_command_tree_shows_uniform_uploads_as_vectors(qtmodeltester) -> None:
+    """A float-uniform upload reads as the vectors it uploads (float24 and float32 word modes), and they are the
+    values the command processor put in the uniform file."""
+    b = CaptureBuilder()
+    b.begin_frame()
+    b.list.upload_float_uniforms("VSH", 5, [(1.5, -2.0, 0.25, 4.0), (0.0, 1.0, 8.0, -0.5)])
+    b.list.upload_float_uniforms("VSH", 9, [(3.0, 2.0, 1.0, 0.125)], float32=True)
+    b.end_frame()
+    session = Session(Replay(b.capture()))
+    tree = CommandTreeModel()
+    tree.set_timeline(session.index())
+    qtmodeltester.check(tree, force_py=True)
+    texts = [t for t in _column_texts(tree) if t.startswith("vsh c")]
+    assert texts == ["vsh c5 = (1.5, -2, 0.25, 4); vsh c6 = (0, 1, 8, -0.5)", "vsh c9 = (3, 2, 1, 0.125)"]
+    uniforms = session.replay.state.vs.float_uniforms
+    np.testing.assert_array_equal(uniforms[[5, 6, 9]], [[1.5, -2, 0.25, 4], [0, 1, 8, -0.5], [3, 2, 1, 0.125]])

@@ -190,6 +190,13 @@ class FramebufferPanel(QWidget):
         self.probe = probe
         self.refresh()
 
+    def show_frame_map(self) -> None:
+        """Turn the whole-frame overlay on (its toggle asks for the map), or ask for it again when it is on."""
+        if self.frame_map_box.isChecked():
+            self.frame_map_wanted.emit()
+        else:
+            self.frame_map_box.setChecked(True)
+
     def _frame_map_toggled(self, on: bool) -> None:
         if on:
             self.frame_map = None

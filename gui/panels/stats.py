@@ -1,25 +1,51 @@
 """Statistics panel: the pipeline's per-draw counters (``picaemu.pipeline.STAT_KEYS`` + time) from the index, the
 per-frame sums, and the figure of ``picaemu stats --plot`` (``picaemu.analysis.plot``: fragment fates, geometry,
-time) on a matplotlib Qt canvas, with the current draw marked. Double-click a draw row to run to it."""
+time) on a matplotlib Qt canvas, with the current draw marked.
+
+Every column sorts (click its header; numbers sort as numbers through ``SORT_ROLE``); headers carry the full
+counter names with units and meaning as tooltips (``picaemu.analysis.stats.COLUMN_DOCS``). Clicking a draw row or
+a bar / step of the figure runs to that draw (``run_to_draw``), a frame row to the end of that frame (``run_to``
+with a ``Cursor``); hovering the figure shows the entry's values.
+"depth complexity" asks for the whole-frame fragment map overlay (``frame_map_wanted``)."""
 
 from __future__ import annotations
 
 import warnings
 
 from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
-from picaemu.gui.models.table import TableModel, compact
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
-from PySide6.QtWidgets import QLabel, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget
+from picaemu.gui.models.table import SORT_ROLE, TableModel, compact
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from picaemu.analysis import plot as stats_plot
-from picaemu.debug.timeline import Timeline
+from picaemu.analysis.stats import COLUMN_DOCS
+from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.pipeline import STAT_KEYS
 
 # a dock squeezed to a few pixels cannot hold the axes; matplotlib says so at every repaint
 warnings.filterwarnings("ignore", message="constrained_layout not applied", category=UserWarning)
 
+FIGURE_MIN_WIDTH, FIGURE_MIN_HEIGHT = 420, 420  # pixels the three panels need to keep their axes readable
 REDRAW_MS = 150  # stepping redraws the figure at most this often, and only while the panel is visible
 COLUMNS = ("frame", "draw", "kind", *STAT_KEYS, "time_ms")
+DRAW_COLUMN = COLUMNS.index("draw")
+HOVER_KEYS = ("fragments_rasterized", "fragments_written", "killed_depth", "vertices_shaded", "time_ms")
+
+
+def header_tip(key: str) -> str:
+    label, unit, doc = COLUMN_DOCS[key]
+    return f"{label} ({unit}): {doc}" if unit else f"{label}: {doc}"
 
 
 def draw_row(d) -> dict:
@@ -39,34 +65,71 @@ def frame_rows(rows: list[dict]) -> list[dict]:
     return [frames[f] for f in sorted(frames)]
 
 
+def _table(rows_model: TableModel) -> tuple[QTableView, QSortFilterProxyModel]:
+    """A sortable view over ``rows_model`` (initially by draw, ascending), headers sized to their full text."""
+    proxy = QSortFilterProxyModel()
+    proxy.setSourceModel(rows_model)
+    proxy.setSortRole(SORT_ROLE)
+    view = QTableView()
+    compact(view)
+    view.setModel(proxy)
+    view.setSortingEnabled(True)
+    view.sortByColumn(DRAW_COLUMN, Qt.SortOrder.AscendingOrder)
+    view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+    header = view.horizontalHeader()
+    header.setTextElideMode(Qt.TextElideMode.ElideNone)
+    header.setResizeContentsPrecision(0)  # size columns from the visible rows only (1000 draws stay lazy)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    return view, proxy
+
+
 class StatsPanel(QWidget):
     run_to_draw = Signal(int)
+    run_to = Signal(object)  # Cursor: the end of a frame
+    frame_map_wanted = Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.per_draw = TableModel(COLUMNS, lambda r, c: str(r[COLUMNS[c]]), parent=self)
-        self.per_frame = TableModel(COLUMNS, lambda r, c: str(r.get(COLUMNS[c], "")), parent=self)
+        headers = [COLUMN_DOCS[c][0] for c in COLUMNS]
+        tips = [header_tip(c) for c in COLUMNS]
+        self.per_draw = TableModel(headers, lambda r, c: str(r[COLUMNS[c]]), parent=self,
+                                   sort_value=lambda r, c: r[COLUMNS[c]], header_tips=tips)
+        self.per_frame = TableModel(headers, lambda r, c: str(r.get(COLUMNS[c], "")), parent=self,
+                                    sort_value=lambda r, c: r.get(COLUMNS[c], ""), header_tips=tips)
         self.figure = stats_plot.figure([], "draw")
         self.canvas = FigureCanvasQTAgg(self.figure)
-        self.canvas.setMinimumHeight(160)
+        self.canvas.setMinimumSize(FIGURE_MIN_WIDTH, FIGURE_MIN_HEIGHT)
+        figure_area = QScrollArea()  # a short dock scrolls the figure instead of squashing its axes flat
+        figure_area.setWidgetResizable(True)
+        figure_area.setWidget(self.canvas)
+        self.canvas.mpl_connect("button_press_event", self._plot_clicked)
+        self.canvas.mpl_connect("motion_notify_event", self._plot_hover)
         self.label = QLabel("")
+        self.hover = QLabel("")
+        self.frame_map = QPushButton("whole-frame depth complexity")
+        self.frame_map.setToolTip("overlay the frame's fragments per pixel (so far) on the framebuffer view")
+        self.frame_map.clicked.connect(lambda: self.frame_map_wanted.emit())
         tabs = QTabWidget()
-        self.draw_view = QTableView()
-        compact(self.draw_view)
-        self.draw_view.setModel(self.per_draw)
-        frame_view = QTableView()
-        compact(frame_view)
-        frame_view.setModel(self.per_frame)
+        self.draw_view, self.draw_proxy = _table(self.per_draw)
+        self.frame_view, self.frame_proxy = _table(self.per_frame)
         tabs.addTab(self.draw_view, "per draw")
-        tabs.addTab(frame_view, "per frame")
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.canvas)
+        tabs.addTab(self.frame_view, "per frame")
+        self.split = split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(figure_area)
         split.addWidget(tabs)
+        top = QHBoxLayout()
+        top.addWidget(self.label)
+        top.addWidget(self.hover, 1)
+        top.addWidget(self.frame_map)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        lay.addWidget(self.label)
+        lay.addLayout(top)
         lay.addWidget(split, 1)
-        self.draw_view.doubleClicked.connect(self._activated)
+        self.draw_view.clicked.connect(self._activated)
+        self.draw_view.activated.connect(self._activated)
+        self.frame_view.clicked.connect(self._frame_activated)
+        self.frame_view.activated.connect(self._frame_activated)
+        self.timeline: Timeline | None = None
         self.rows: list[dict] = []
         self.current: int | None = None
         self._stale = False
@@ -81,6 +144,12 @@ class StatsPanel(QWidget):
         else:
             self._stale = True
 
+    def resizeEvent(self, event) -> None:
+        """Figure beside the table in a wide, short dock (the bottom area), above it otherwise."""
+        super().resizeEvent(event)
+        wide = event.size().width() > 2 * event.size().height()
+        self.split.setOrientation(Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical)
+
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if self._stale:
@@ -88,6 +157,7 @@ class StatsPanel(QWidget):
             self.canvas.draw_idle()
 
     def set_timeline(self, tl: Timeline | None) -> None:
+        self.timeline = tl
         self.rows = [draw_row(d) for d in tl.draws] if tl is not None else []
         self.per_draw.set_rows(tuple(self.rows))
         self.per_frame.set_rows(tuple(frame_rows(self.rows)))
@@ -97,10 +167,50 @@ class StatsPanel(QWidget):
         self._redraw.start()
 
     def set_current_draw(self, draw: int | None) -> None:
+        """Mark ``draw`` in the figure and select its row (wherever the sort put it) without running anywhere."""
         self.current = draw
         stats_plot.mark(self.figure, draw)
         self._redraw.start()
+        if draw is not None and 0 <= draw < len(self.rows) and self.rows[draw]["draw"] == draw:
+            row = self.draw_proxy.mapFromSource(self.per_draw.index(draw, 0))
+            self.draw_view.selectionModel().setCurrentIndex(
+                row, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            self.draw_view.scrollTo(row)
+
+    def draw_at_row(self, view_row: int) -> int:
+        """The draw shown in row ``view_row`` of the (sorted) per-draw table."""
+        source = self.draw_proxy.mapToSource(self.draw_proxy.index(view_row, 0))
+        return self.rows[source.row()]["draw"]
 
     def _activated(self, index: QModelIndex) -> None:
         if index.isValid():
-            self.run_to_draw.emit(self.rows[index.row()]["draw"])
+            self.run_to_draw.emit(self.draw_at_row(index.row()))
+
+    def _frame_activated(self, index: QModelIndex) -> None:
+        tl = self.timeline
+        if not index.isValid() or tl is None:
+            return
+        source = self.frame_proxy.mapToSource(self.frame_proxy.index(index.row(), 0))
+        frame = self.per_frame.rows[source.row()]["frame"]
+        self.run_to.emit(Cursor(tl.frame_ends[frame] + 1, 0) if frame < len(tl.frame_ends) else tl.end)
+
+    def entry_at(self, x: float | None) -> int | None:
+        """The row index of the entry drawn nearest to data coordinate ``x`` of the figure (None if none)."""
+        if x is None or not self.rows:
+            return None
+        k = min(max(round(x), 0), len(self.rows) - 1)  # rows are drawn at x = their draw number, 0..D-1
+        return k if abs(self.rows[k]["draw"] - x) <= 0.5 else None
+
+    def _plot_clicked(self, event) -> None:
+        k = self.entry_at(event.xdata) if event.inaxes is not None else None
+        if k is not None:
+            self.run_to_draw.emit(self.rows[k]["draw"])
+
+    def _plot_hover(self, event) -> None:
+        k = self.entry_at(event.xdata) if event.inaxes is not None else None
+        if k is None:
+            self.hover.setText("")
+            return
+        row = self.rows[k]
+        values = ", ".join(f"{COLUMN_DOCS[key][0]} {row[key]}" for key in HOVER_KEYS)
+        self.hover.setText(f"draw {row['draw']}: {values} (click to go there)")

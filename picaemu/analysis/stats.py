@@ -39,6 +39,33 @@ FRAGMENT_MAPS = ("depth-complexity", "overdraw")
 HEAT_COLORS = np.array([[0, 0, 0], [0, 0, 255], [0, 200, 0], [255, 220, 0], [255, 0, 0], [255, 255, 255]], np.uint8)
 HEAT_MAX = len(HEAT_COLORS) - 1
 ID_COLUMNS = ("frame", "draw", "event", "kind")
+# every statistics column: (header as shown in tables, unit, what it counts) -- the debugger's header tooltips
+COLUMN_DOCS: dict[str, tuple[str, str, str]] = {
+    "frame": ("frame", "index", "frame the draw belongs to (FrameEnd events counted from 0)"),
+    "draw": ("draw", "index", "draw number in the capture, from 0 (per frame: the number of draws)"),
+    "event": ("event", "index", "capture event that ran the draw"),
+    "kind": ("kind", "", "how the draw was triggered: draw arrays, draw elements (indexed) or immediate"),
+    "vertices": ("vertices", "vertices", "vertex count the draw asks for"),
+    "vertices_loaded": ("vertices loaded", "vertices", "vertices the loader fetched"),
+    "vertices_shaded": ("vertices shaded", "vertices", "vertex-shader invocations (each unique index once)"),
+    "primitives_assembled": ("primitives assembled", "triangles", "triangles primitive assembly formed"),
+    "primitives_invalid": ("primitives invalid", "triangles", "triangles skipped for non-finite positions"),
+    "primitives_clipped": ("primitives clipped", "triangles", "triangles the clipper cut"),
+    "primitives_clipped_away": ("primitives clipped away", "triangles", "triangles wholly outside the view"),
+    "primitives_culled": ("primitives culled", "triangles", "back-facing or zero-area triangles dropped"),
+    "primitives_rasterized": ("primitives rasterized", "triangles", "triangles that reached the rasterizer"),
+    "fragments_rasterized": ("fragments rasterized", "fragments", "fragments the rasterizer produced"),
+    "killed_scissor": ("killed by scissor", "fragments", "fragments the scissor test rejected"),
+    "killed_alpha": ("killed by alpha test", "fragments", "fragments the alpha test rejected"),
+    "killed_stencil": ("killed by stencil test", "fragments", "fragments the stencil test rejected"),
+    "killed_depth": ("killed by depth test", "fragments", "fragments the depth test rejected"),
+    "fragments_written": ("fragments written", "fragments", "fragments that passed every test and were written"),
+    "shader_instructions": ("shader instructions", "instructions x lanes",
+                            "instructions executed times active lanes, vertex + geometry shader"),
+    "texels_fetched": ("texels fetched", "texel taps", "filter taps times fragments, texture units 0-2"),
+    "time_ms": ("replay time", "ms", "replay time of the draw, kernel loading / compiling excluded"),
+    "kernels_ms": ("kernel loading", "ms", "time spent loading or compiling numba kernels during the draw"),
+}
 
 
 @dataclass

@@ -100,7 +100,19 @@ class CaptureBuilder:
         self.list.write(reg, compose(reg, **values), mask)
 
     def marker(self, text: str) -> None:
+        """A debug marker: inside a frame it ends the command list built so far (submitted as its own
+        CommandList event), so the marker sits between the draws before and after it (the debugger groups the
+        events after a marker under it); the next writes open a new list."""
+        if self.cmd is not None:
+            self._submit_list()
+            self.cmd = CommandBuilder()
         self.cap.events.append(pica.Marker(text))
+
+    def _submit_list(self) -> None:
+        """Finalize the open command list, upload it and append its CommandList event."""
+        self.list.finalize()
+        data = self.list.tobytes()
+        self.cap.events.append(pica.CommandList(self.upload(data), len(data)))
 
     # -- frames ------------------------------------------------------------------------------------------
     def begin_frame(self, clear: tuple[int, int, int, int] = (0, 0, 0, 255), depth: int = 0, stencil: int = 0) -> None:
@@ -144,12 +156,9 @@ class CaptureBuilder:
 
     def end_frame(self) -> None:
         """Finalize and submit the list, copy the render target to the top LCD, present it, end the frame."""
-        cmd = self.list
         self.set("FRAMEBUFFER_FLUSH", trigger=1)
         self.set("FRAMEBUFFER_INVALIDATE", trigger=1)
-        cmd.finalize()
-        data = cmd.tobytes()
-        self.cap.events.append(pica.CommandList(self.upload(data), len(data)))
+        self._submit_list()
         lcd = self.lcd[self.frames % 2]
         # with downscaling the registers hold the input size; tiled RGBA8 -> linear RGB8
         dim = access.compose("PPF_IN_DIM", width=self.width, height=self.height)

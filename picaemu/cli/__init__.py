@@ -119,6 +119,7 @@ def _register() -> None:
     from picaemu.cli.decode import decode
     from picaemu.cli.diff_backends import diff_backends
     from picaemu.cli.diff_images import diff_images
+    from picaemu.cli.find import bookmarks, find, footprint
     from picaemu.cli.gui import gui
     from picaemu.cli.record import record
     from picaemu.cli.regs import regs_command
@@ -128,8 +129,8 @@ def _register() -> None:
     from picaemu.cli.surface import surface
     from picaemu.cli.texture import texture
 
-    for command in (batch, convert, decode, diff_backends, diff_images, dump, fragment, gui, history, mesh, record,
-                    regs_command, render, shader, state, stats, surface, texture, trace):
+    for command in (batch, bookmarks, convert, decode, diff_backends, diff_images, dump, find, footprint, fragment,
+                    gui, history, mesh, record, regs_command, render, shader, state, stats, surface, texture, trace):
         main.add_command(command)
 
 

@@ -184,7 +184,7 @@ def dump(capture: Path, as_json: bool) -> None:
     replay = rp.open(capture, checkpoints=False)
     from picaemu.debug.session import Session
 
-    session = Session(replay, thumbnails=False)
+    session = Session(replay)
     timeline = session.index()
     for event in timeline.events:
         if as_json:

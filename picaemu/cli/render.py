@@ -41,6 +41,7 @@ class VerbosePipeline:
         self.pipeline.draw(call)
         self.draws += 1
         if self.verbose:
+            self.pipeline.event(PipelineEventKind.MEMORY_SYNC, call.state)  # the draw's counters are complete
             s = call.stats
             click.echo(f"draw #{call.index} {call.kind.value}: {s['vertices']} vertices, "
                        f"{s['primitives_rasterized']} triangles, {s['fragments_rasterized']} fragments, "

@@ -503,6 +503,7 @@ class CommandProcessor:
         if self.record_draws:
             regs = call.state.regs.copy()
             self.draws.append(TriggerRegisters(call.index, call.kind, self._buffer, call.offset, regs, dirty))
+        call.observed = bool(self.observers)
         for obs in self.observers:
             obs.on_draw_begin(call)
         self.pipeline.draw(call)

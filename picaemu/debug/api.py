@@ -18,7 +18,13 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
 - ``edit(draw, edits, scope)``: the rest of the draw's frame re-rendered with register / uniform / shader edits
   made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed);
 - ``surface_view(address, format, width, height, tiled, after_draw)``: any memory as texture, color or depth
-  pixels with the raw words behind them (``picaemu.debug.surface``).
+  pixels with the raw words behind them (``picaemu.debug.surface``);
+- ``footprint(draw, step, zoom)``: the draw's thumbnail, its own pixels highlighted (``picaemu.debug.footprint``);
+- ``markers()``: the capture's marker groups; ``bookmarks()``, ``add_bookmark(name, draw)``,
+  ``rename_bookmark(old, new)``, ``remove_bookmark(name)``: the user's bookmarks, kept beside the capture file
+  (``picaemu.debug.bookmarks``; a replay of an in-memory capture has nowhere to keep them: ``PicaError``);
+- ``find(register=, value=, field=, texture=, shader=)``: writes or draws matching (``picaemu.debug.find``), and
+  ``programs()``: each draw's shader programs by hash, for ``find(shader=...)``.
 
 Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: x = column,
 y = row, row 0 at the top. Calls move the replay (it is left where the last answer was computed).
@@ -34,10 +40,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from picaemu import draw_state as ds_mod
-from picaemu.debug import fragment, probe, state_views
+from picaemu.debug import bookmarks, fragment, probe, state_views
+from picaemu.debug import find as find_mod
 from picaemu.debug import surface as surface_mod
 from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.edits import Edit
+from picaemu.debug.footprint import Footprint
+from picaemu.debug.footprint import footprint as footprint_of
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.errors import PicaError
@@ -219,6 +228,49 @@ class Debugger:
         if la != lb:
             out["attribute_buffers"] = _changed(la, lb)
         return {k: v for k, v in out.items() if v}
+
+    def footprint(self, draw: int, step: int = 4, zoom: bool = False) -> Footprint:
+        """Draw ``draw``'s footprint: ``image`` (ceil(H/step), ceil(W/step), 3) uint8, the target after the draw
+        (``zoom``: the region around the draw), its own pixels bright, the rest dimmed, its bounds outlined;
+        ``written`` / ``killed`` cell masks; ``region`` the part of the target shown."""
+        return footprint_of(self.session, draw, step, zoom)
+
+    # -- markers and bookmarks ---------------------------------------------------------------------------
+    def markers(self) -> list[bookmarks.MarkerGroup]:
+        """One group per capture ``Marker`` event: its text and the events / draws after it."""
+        return bookmarks.marker_groups(self.session.timeline, self.session.replay.events)
+
+    def _capture_path(self) -> str:
+        path = self.session.replay.path
+        if not path:
+            raise PicaError("this replay was not opened from a file: there is nowhere to keep bookmarks")
+        return path
+
+    def bookmarks(self) -> list[bookmarks.Bookmark]:
+        return bookmarks.load(self._capture_path())
+
+    def add_bookmark(self, name: str, draw: int) -> list[bookmarks.Bookmark]:
+        """Bookmark the position right after ``draw`` as ``name``; returns every bookmark."""
+        self._draw(draw)
+        return bookmarks.add(self._capture_path(), name, self.session.timeline.after_draw(draw))
+
+    def rename_bookmark(self, old: str, new: str) -> list[bookmarks.Bookmark]:
+        return bookmarks.rename(self._capture_path(), old, new)
+
+    def remove_bookmark(self, name: str) -> list[bookmarks.Bookmark]:
+        return bookmarks.remove(self._capture_path(), name)
+
+    # -- search ------------------------------------------------------------------------------------------
+    def find(self, *, register: str | None = None, value: int | None = None, texture: int | None = None,
+             shader: str | None = None, field: str = "") -> list[find_mod.Hit]:
+        """Register writes (``field="depth_func=greater"``: a field condition) or draws matching the criteria, in
+        order (``picaemu.debug.find.find``)."""
+        return find_mod.find(self.session, register=register, value=value, texture=texture, shader=shader,
+                             field=field)
+
+    def programs(self) -> list[str]:
+        """Per draw, the shader programs it runs as ``"vs HASH@0xENTRY"`` (``find.draw_programs``)."""
+        return find_mod.draw_programs(self.session.draw_states)
 
     # -- pictures ----------------------------------------------------------------------------------------
     def backend_diff(self, draw: int):

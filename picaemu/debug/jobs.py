@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from picaemu.debug import find as find_mod
 from picaemu.debug import fragment as fragment_mod
 from picaemu.debug import probe, state_views
 from picaemu.debug import surface as surface_mod
+from picaemu.debug.bookmarks import MarkerGroup, marker_groups
 from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.session import Session
 from picaemu.debug.snapshot import Snapshot, take
@@ -34,15 +36,22 @@ def open_session(path: str | os.PathLike[str] | None = None, capture: pica.Captu
 
 @dataclass(frozen=True)
 class Opened:
-    """What the GUI needs after an open: the timeline, draw thumbnails, the indexing fault (if any)."""
+    """What the GUI needs after an open: the timeline, the indexing fault (if any), the capture's marker groups."""
 
     timeline: Timeline
-    thumbnails: list | None
     fault: PicaError | None
+    markers: tuple[MarkerGroup, ...] = ()
 
 
 def opened(session: Session) -> Opened:
-    return Opened(session.timeline, session.thumbnails, session.fault)
+    return Opened(session.timeline, session.fault, tuple(marker_groups(session.timeline, session.replay.events)))
+
+
+def footprints(session: Session, draws: list[int], zoom: bool = False) -> tuple[Timeline, bool, dict[int, np.ndarray]]:
+    """(the timeline they belong to, ``zoom``, draw -> ``picaemu.debug.footprint`` thumbnail (h, w, 3) uint8)."""
+    from picaemu.debug.footprint import footprint
+
+    return session.timeline, zoom, {d: footprint(session, d, zoom=zoom).image for d in draws}
 
 
 def snapshot(session: Session, cursor: Cursor) -> Snapshot:
@@ -169,3 +178,13 @@ def surface(session: Session, cursor: Cursor, request: tuple) -> surface_mod.Sur
 def fragment(session: Session, draw: int, window: tuple[int, int], index: int) -> fragment_mod.FragmentDebug:
     """Fragment ``index`` of ``draw`` at window pixel ``window`` (``picaemu.debug.fragment.debug_fragment``)."""
     return fragment_mod.debug_fragment(session, draw, window, index)
+
+
+def search(session: Session, text: str) -> list[find_mod.Hit]:
+    """The search box: ``text`` in ``find.parse_query``'s words, answered by ``find.find``."""
+    return find_mod.find(session, **find_mod.parse_query(text))
+
+
+def programs(session: Session) -> list[dict]:
+    """The capture's shader programs (``find.program_table``)."""
+    return find_mod.program_table(session.draw_states)

@@ -110,6 +110,18 @@ def observing(session: Session, observer: FragmentObserver) -> Iterator[None]:
         pipeline.fragment_observer = previous
 
 
+def rerun(session: Session, start: Cursor, end: Cursor, observer: FragmentObserver) -> None:
+    """Replay from ``start`` (nearest checkpoint) through every draw up to ``end`` with ``observer`` as the
+    fragment observer; a failure leaves the session marked for a restore on its next move."""
+    session.goto(start)
+    with observing(session, observer):
+        try:
+            session.advance(end)
+        except BaseException:
+            session.mark_dirty()
+            raise
+
+
 def _inside(fb: FramebufferState, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(F,) bool: window positions inside the render target; (F,) int64 their image rows (H - 1 - y)."""
     rows = fb.height - 1 - y.astype(np.int64)
@@ -282,13 +294,7 @@ def frame_fragment_map(session: Session, cursor: Cursor, kind: str = "depth-comp
         frame -= 1  # right after a FrameEnd: the frame that just ended (what the screen shows)
     start = Cursor(tl.frame_ends[frame - 1] + 1, 0) if frame else Cursor(0, 0)
     counter = FragmentCounter(kind)
-    session.goto(start)
-    with observing(session, counter.observe):
-        try:
-            session.advance(cursor)
-        except BaseException:
-            session.mark_dirty()
-            raise
+    rerun(session, start, cursor, counter.observe)
     if not counter.maps:
         fb = session.replay.framebuffer_state()
         return np.zeros((fb.height, fb.width), np.uint32)
@@ -315,13 +321,7 @@ def draws_at_pixel(session: Session, pixel: tuple[int, int], until: Cursor | Non
             hits.append(call.index)
 
     for draw in candidate_draws(session, pixel, until):
-        session.goto(tl.before_draw(draw))
-        with observing(session, seen):
-            try:
-                session.advance(tl.after_draw(draw))
-            except BaseException:
-                session.mark_dirty()
-                raise
+        rerun(session, tl.before_draw(draw), tl.after_draw(draw), seen)
     return hits
 
 

@@ -27,15 +27,12 @@ from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
 from picaemu.formats import pica
-from picaemu.fragment import framebuffer as fbm
 from picaemu.observer import Observer, PacketEvent, StageObserver, WriteEvent
 from picaemu.replay import Checkpoint, Replay, load_capture
 from picaemu.replay.records import EventInfo, describe
 from picaemu.state import GpuState, ShaderUnitMemory
 
 MEMORY_EVERY = 8  # K: bench/results/gui.md
-THUMB_STEP = 4  # thumbnails keep every 4th pixel of every 4th row (18 KiB for 240x400)
-MAX_THUMBNAILS = 4096  # later draws get none (bounded memory on huge captures)
 Progress = Callable[[int, int], None]
 
 
@@ -83,7 +80,6 @@ class _IndexObserver(Observer):
         states = self.session.draw_states
         prev = self.draw_calls[-1][1] if self.draw_calls else states[-1] if states else None
         self.draw_calls.append((call, share_unchanged(call.state, prev)))
-        self.session._thumbnail(call)
 
 
 class _NonfiniteObserver(StageObserver):
@@ -100,22 +96,22 @@ class _NonfiniteObserver(StageObserver):
 class Session:
     """A replay the debugger can move around in; see the module docstring."""
 
-    def __init__(self, replay: Replay, *, path: str = "", memory_every: int = MEMORY_EVERY,
-                 thumbnails: bool = True) -> None:
+    def __init__(self, replay: Replay, *, path: str = "", memory_every: int = MEMORY_EVERY) -> None:
         self.replay = replay
         replay.checkpoints = True  # the session moves around: it needs the replay's checkpoints
         replay.checkpoint_draws = max(1, memory_every)
         self.path = path
         self.timeline: Timeline | None = None
         self.draw_states: list[GpuState] = []
-        self.thumbnails: list[np.ndarray | None] | None = [] if thumbnails else None
         self.fault: PicaError | None = None
         self.cursor = Cursor(0, 0)
         self._dirty = False
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], **kw) -> Session:
-        return cls(Replay(load_capture(path)), path=str(path), **kw)
+        replay = Replay(load_capture(path))
+        replay.path = str(path)
+        return cls(replay, path=str(path), **kw)
 
     @property
     def memory_every(self) -> int:
@@ -137,7 +133,6 @@ class Session:
         if replay.position or replay.packet:
             replay.run_to(0)
         self.draw_states, self.fault = [], None
-        self.thumbnails = [] if self.thumbnails is not None else None
         obs = _IndexObserver(self)
         events: list[EventInfo] = []
         writes: list[tuple[int, int, int, int]] = []
@@ -174,20 +169,6 @@ class Session:
         self.timeline = Timeline(tuple(events), draws, np.array(writes, np.int64).reshape(-1, 4), frame_ends)
         self._dirty, self.cursor = True, self.timeline.end
         return self.timeline
-
-    def _thumbnail(self, call: DrawCall) -> None:
-        """(H/4, W/4, 3) uint8 of the render target right after a draw (None if it cannot be read)."""
-        if self.thumbnails is None:
-            return
-        if len(self.thumbnails) >= MAX_THUMBNAILS:
-            self.thumbnails.append(None)
-            return
-        try:
-            fb = call.draw_state.need("framebuffer")  # decoded once for the draw (size checked)
-            image = fbm.read_color_image(call.memory, fb, THUMB_STEP)[:, :, :3].copy()
-        except PicaError:
-            image = None
-        self.thumbnails.append(image)
 
     def goto(self, target: Cursor) -> None:
         """Put the replay in the state at ``target``, from the checkpoint nearest it (module docstring)."""

@@ -214,15 +214,16 @@ def _hit_draws(bp: Breakpoint, tl: Timeline) -> list[Cursor]:
     return [tl.after_draw(d.index) for d in tl.draws if bp.draw is None or d.index == bp.draw]
 
 
-def register_id(text: str) -> int:
-    """The register id a breakpoint names (table name, SDK alias or number); ``PicaError`` for anything else."""
+def register_id(text: str, what: str = "breakpoint") -> int:
+    """The register id a breakpoint (or ``what``) names (table name, SDK alias or number); ``PicaError`` for
+    anything else."""
     text = text.strip()
     try:
         reg_id = int(text, 0) if text[:1].isdigit() else regtable.id_of(text)
     except (KeyError, ValueError):
-        raise PicaError(f"breakpoint names no register: {text!r}") from None
+        raise PicaError(f"{what} names no register: {text!r}") from None
     if not 0 <= reg_id < regtable.NUM_REGS:
-        raise PicaError(f"breakpoint names no register: {text!r} (ids are 0x000-0x{regtable.NUM_REGS - 1:03X})")
+        raise PicaError(f"{what} names no register: {text!r} (ids are 0x000-0x{regtable.NUM_REGS - 1:03X})")
     return reg_id
 
 

@@ -115,7 +115,28 @@ class WindowTriangles:
 
 
 def align_quaternions(tris: np.ndarray) -> None:
-    """In place: negate the quaternion of vertices 1 and 2 whose dot product with vertex 0's is negative."""
+    """In place: negate the quaternion of vertices 1 and 2 of (T, 3, C) float32 triangles whose dot product with
+    vertex 0's is negative (one compiled pass, ``_align_quaternions``; ``align_quaternions_reference`` is the rule
+    in numpy, the tests' oracle)."""
+    _align_quaternions(tris)
+
+
+@numba.njit(cache=True)
+def _align_quaternions(tris):  # pragma: no cover - compiled
+    """``align_quaternions``: the float32 dot product summed as (x + y) + (z + w), the order numpy's einsum takes
+    in ``align_quaternions_reference`` (checked bit for bit by a test)."""
+    q = QUAT.start
+    for t in range(tris.shape[0]):
+        for k in range(1, 3):
+            dot = ((tris[t, 0, q] * tris[t, k, q] + tris[t, 0, q + 1] * tris[t, k, q + 1])
+                   + (tris[t, 0, q + 2] * tris[t, k, q + 2] + tris[t, 0, q + 3] * tris[t, k, q + 3]))
+            if dot < 0:
+                for c in range(q, q + 4):
+                    tris[t, k, c] = -tris[t, k, c]
+
+
+def align_quaternions_reference(tris: np.ndarray) -> None:
+    """``align_quaternions`` in numpy (readable; the differential test's oracle)."""
     q = tris[:, :, QUAT]
     flip = np.einsum("tc,tkc->tk", q[:, 0], q[:, 1:]) < 0
     tris[:, 1:, QUAT] = np.where(flip[:, :, None], -q[:, 1:], q[:, 1:])
@@ -355,3 +376,23 @@ def cull_reference(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles
         kept = WindowTriangles(kept.x[rows, order], kept.y[rows, order], kept.zndc[rows, order],
                                kept.inv_w[rows, order], kept.varyings[rows, order], kept.primitive)
     return kept, int((~keep).sum())
+
+
+@numba.njit(cache=True)
+def extent(x, y):  # pragma: no cover - compiled
+    """(min x, max x, min y, max y) of (T, 3) int64 vertex coordinates (T >= 1)."""
+    x_lo = x_hi = x[0, 0]
+    y_lo = y_hi = y[0, 0]
+    for t in range(x.shape[0]):
+        for k in range(3):
+            x_lo, x_hi = min(x_lo, x[t, k]), max(x_hi, x[t, k])
+            y_lo, y_hi = min(y_lo, y[t, k]), max(y_hi, y[t, k])
+    return x_lo, x_hi, y_lo, y_hi
+
+
+def window_box(box: tuple[int, int, int, int], width: int, height: int) -> tuple[int, int, int, int]:
+    """(x0, y0, x1, y1): the inclusive window-pixel box around an ``extent`` (12.4 fixed point), clamped to a
+    ``width`` x ``height`` framebuffer (a pixel centre outside it cannot be covered)."""
+    x_lo, x_hi, y_lo, y_hi = box  # Python ints (numba boxes int64 results as int)
+    return (min(max(x_lo // SUBPIXEL, 0), width - 1), min(max(y_lo // SUBPIXEL, 0), height - 1),
+            min(max(-(-x_hi // SUBPIXEL), 0), width - 1), min(max(-(-y_hi // SUBPIXEL), 0), height - 1))

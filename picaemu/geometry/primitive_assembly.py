@@ -83,9 +83,7 @@ class Assembler:
 
     def assemble(self, topology: Topology, vertices: np.ndarray) -> np.ndarray:
         """(N, C) vertices of one draw -> (T, 3, C) triangle vertices (buffered vertices first)."""
-        if topology is not self.topology:
-            self.reset()
-            self.topology = topology
+        self._switch(topology)
         stream = vertices if self.pending is None else np.concatenate([self.pending, vertices])
         build, keep = ASSEMBLY[topology]
         n = stream.shape[0]
@@ -98,3 +96,19 @@ class Assembler:
         tris = build(n, self.parity)
         self.parity = (self.parity + tris.shape[0]) & 1
         return stream[tris]
+
+    def takes_whole_triangles(self, topology: Topology) -> bool:
+        """True when a draw of ``topology`` starts with no vertex pending (its first vertex starts a primitive)."""
+        return self.pending is None or topology is not self.topology
+
+    def advance(self, topology: Topology, n: int) -> None:
+        """The state ``assemble`` leaves after a triangle list of n vertices, n a multiple of 3, that started with
+        no vertex pending (``takes_whole_triangles``): for callers that formed the triangles themselves."""
+        self._switch(topology)
+        self.parity = (self.parity + n // 3) & 1
+
+    def _switch(self, topology: Topology) -> None:
+        """A change of topology drops the pending vertices and the parity."""
+        if topology is not self.topology:
+            self.reset()
+            self.topology = topology

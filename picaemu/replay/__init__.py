@@ -119,7 +119,7 @@ def default_pipeline(backend: str = "software") -> PipelineSink:
         raise PicaError(f"unknown rendering backend {backend!r} (choose from {', '.join(BACKENDS)})")
     from picaemu.pipeline import Pipeline
 
-    return Pipeline()
+    return Pipeline(batch_fragments=True)  # replays and the CLI sync memory before reading it
 
 
 class Replay:
@@ -132,6 +132,7 @@ class Replay:
         ``record_draws=False`` keeps no per-draw record (``draws`` stays empty, ``draw_count`` counts): memory
         that does not grow with the length of the capture (streaming renders of long captures)."""
         self.capture = capture
+        self.path = ""  # the file or folder ``open`` read (where the debugger keeps bookmarks); "" in memory
         self.events = capture.events
         self.frames = [i for i, e in enumerate(self.events) if isinstance(e, pica.FrameEnd)]
         self.checkpoint_every = max(1, checkpoint_every)
@@ -318,6 +319,7 @@ class Replay:
         except PicaError as err:
             raise ReplayError(index, describe(event), err) from err
         self._finish_event()
+        self.pipeline.event(PipelineEventKind.DRAWS_COMPLETE, self.state)  # the event's draw records are complete
         return event
 
     def run_to(self, position: int, *, packets: int = 0, fresh: bool = False, forward_only: bool = False) -> None:
@@ -347,6 +349,7 @@ class Replay:
             if position == self.position:
                 if packets > self.packet:
                     self._run_packets(packets - self.packet)  # finishes the event when the list ends first
+                self.sync_memory()  # as on every return: a batching or GL pipeline's pixels reach memory
                 return
             self._run_packets(-1)
         while self.position < position:
@@ -386,6 +389,7 @@ class Replay:
             self.step()
         except _StopAfterDraw:
             self._partial = True
+            self.sync_memory()  # as run_to returns: a batching or GL pipeline's pixels reach memory
         finally:
             self._recorder.stop_after = None
 
@@ -419,8 +423,9 @@ class Replay:
         self._partial = False
 
     def sync_memory(self) -> None:
-        """Make emulated memory hold everything the pipeline rendered (``PipelineEventKind.MEMORY_SYNC``: a no-op
-        for the software pipeline, a write-back of GL render targets for ``picaemu.gl``); called before every
+        """Make emulated memory hold everything the pipeline rendered (``PipelineEventKind.MEMORY_SYNC``: the
+        software pipeline runs its pending fragment batch, ``picaemu.gl`` writes its render targets back); called
+        before every
         event that is not a command list, checkpoint, restore and view, and when ``run_to`` returns."""
         self.pipeline.event(PipelineEventKind.MEMORY_SYNC, self.state)
 
@@ -442,7 +447,8 @@ class Replay:
     def _record_draw(self, call: DrawCall) -> None:
         if self.record_draws and call.index >= len(self.draws):
             packet = self.packet + call.packet if call.packet >= 0 else -1
-            self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, dict(call.stats),
+            # the draw's own counters dict: a pipeline that batches fragments completes it at the next sync
+            self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, call.stats,
                                          call.bounds, packet, bisect.bisect_left(self.frames, self._current)))
 
     def _checkpoint_after_draw(self, call: DrawCall) -> None:
@@ -516,8 +522,10 @@ def open(path: str | os.PathLike[str], *, pipeline: PipelineSink | None = None, 
     """Open a capture (.pica, .ctf or c3dcap directory) for replay; ``backend`` picks the rendering pipeline
     when ``pipeline`` is not given (``default_pipeline``)."""
     capture = load_capture(path, strict=strict)
-    return Replay(capture, pipeline=pipeline if pipeline is not None else default_pipeline(backend),
-                  checkpoints=checkpoints, record_draws=record_draws)
+    replay = Replay(capture, pipeline=pipeline if pipeline is not None else default_pipeline(backend),
+                    checkpoints=checkpoints, record_draws=record_draws)
+    replay.path = os.fspath(path)
+    return replay
 
 
 def null_replay(capture: pica.Capture) -> Replay:

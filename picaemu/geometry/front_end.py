@@ -1,0 +1,177 @@
+"""Fused vertex front end: the common draw's path from loaded vertex attributes to window triangles in ONE compiled
+call, so that a small draw pays one Python -> numba crossing instead of ~25 stage calls.
+
+Receives the draw state, the loader's ``VertexBatch`` (``picaemu.geometry.vertex_loader``: attributes (U, K, 4)
+float32, inverse (N,) int64) and the primitive assembler; ``run(ds, batch, assembler, counters)`` returns the
+draw's ``clipping.WindowTriangles`` after culling plus the number culled and the window bounds — exactly what the
+staged path (vertex shader -> output map -> primitive assembly -> clip -> viewport -> cull,
+``picaemu.pipeline``) computes — or None when the draw is not the common case, having changed nothing (then the
+caller runs the staged path on the same batch). The fused kernel only calls the stages' own compiled kernels
+(``shader.kernel.load_attributes / run_segment / store_outputs``, ``output_map._fill_columns``,
+``clipping._align_quaternions / _classify / _window / _cull_count / _cull_gather / extent``): there is no second
+implementation of any rule here.
+
+The common case (``plan_for`` decides, per program and output map, remembered):
+- fewer than ``POOL_MIN_LANES`` unique vertices (the small draws whose fixed cost this path removes; a large
+  draw's stage calls cost little beside its work, and the interpreter reuses pooled register files for it);
+- a vertex shader without flow control (``Program.straight_run``: arithmetic then END), the pipeline's default
+  vertex shader seam, no geometry shader;
+- a triangle list of whole triangles with nothing pending in the assembler (the draw neither takes nor leaves
+  vertices across the draw boundary);
+- the fixed clip planes only, and every triangle wholly
+  inside the clip volume — the kernel checks that last one and answers "fall back" otherwise (nothing is
+  written before the check passes).
+
+Counters (added only on success): ``vertices_shaded``, ``shader_instructions`` (arithmetic run + END, times the
+unique vertices, as ``Machine.run`` counts a straight program), ``primitives_assembled``, the clip counts (all
+0), ``primitives_culled``, ``primitives_rasterized``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from picaemu.draw_state import DrawState
+from picaemu.geometry import clipping
+from picaemu.geometry.clipping import KEEP, _align_quaternions, _classify, _cull_count, _cull_gather, _window, extent
+from picaemu.geometry.output_map import COLOR, NUM_COLUMNS, _fill_columns, _source_table
+from picaemu.geometry.primitive_assembly import Assembler, Topology
+from picaemu.geometry.vertex_loader import VertexBatch
+from picaemu.shader.interpreter import POOL_MIN_LANES
+from picaemu.shader.isa import NUM_C
+from picaemu.shader.kernel import NUM_OUT, load_attributes, run_segment, store_outputs
+from picaemu.shader.program import NUM_REGS_VR, program_of
+
+UNIFORM_ROWS = 128  # c0-c95 then rows of 1.0 for relative reads past c95 (as ``interpreter.Machine.c``)
+NO_PAIRS = np.zeros((0, 2), np.int64)
+
+
+@dataclass(frozen=True)
+class FrontEndPlan:
+    """What the fused kernel needs of one program + output map: the arithmetic run's plan rows (K, ROW) int32,
+    the (P, 2) int64 input pairs, the (16,) bool written outputs, the (22,) int64 output-map source table and
+    the instructions executed per vertex."""
+
+    plan: np.ndarray
+    pairs: np.ndarray
+    written: np.ndarray
+    source: np.ndarray
+    instructions: int
+
+
+_last: tuple[tuple, FrontEndPlan | None] | None = None  # the last draw's (key objects, plan): checked by identity
+
+
+def plan_for(ds: DrawState, num_inputs: int) -> FrontEndPlan | None:
+    """The fused plan of the draw's VS program and output map (None: the program has flow control, or the draw
+    uses the geometry shader). Remembered for the last program / output map / mask / input count (by identity:
+    the draw-state cache hands the same part objects to draws that did not change them)."""
+    global _last
+    prim = ds.primitives
+    key = (ds.vs_program, ds.output_map, prim.vs_outmap_mask, num_inputs, prim.gs_in_use)
+    last = _last
+    if last is not None and last[0][0] is key[0] and last[0][1] is key[1] and last[0][2:] == key[2:]:
+        return last[1]
+    plan = None if prim.gs_in_use else _build_plan(ds, num_inputs)
+    _last = (key, plan)
+    return plan
+
+
+def _build_plan(ds: DrawState, num_inputs: int) -> FrontEndPlan | None:
+    """``plan_for`` without the memo."""
+    setup = ds.vs_program
+    program = program_of(setup)
+    entry = setup.entry
+    if not 0 <= entry < setup.code_words:
+        return None  # the staged path names the error
+    run = program.straight_run(entry)
+    if not run:
+        return None
+    pairs = program.input_pairs(entry, setup.input_permutation, min(setup.num_inputs, num_inputs))
+    source, _ = _source_table(ds.output_map, ds.primitives.vs_outmap_mask)  # raises as map_outputs would
+    return FrontEndPlan(program.plan(entry, entry + run), NO_PAIRS if pairs is None else pairs,
+                        program.written_outputs(entry), source, run + 1)
+
+
+def run(ds: DrawState, batch: VertexBatch, assembler: Assembler,
+        counters: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
+    """The draw's culled window triangles and window bounds (None when none is left), or None: not the common case
+    (module docstring), nothing changed. ``counters`` receives the geometry counters on success."""
+    prim, clip = ds.primitives, ds.clip
+    n = batch.count
+    if (batch.attributes.shape[0] >= POOL_MIN_LANES or prim.topology is not Topology.LIST or n % 3
+            or not clip.fixed_only or not assembler.takes_whole_triangles(Topology.LIST)):
+        return None
+    plan = plan_for(ds, batch.attributes.shape[1])
+    if plan is None:
+        return None
+    vp, fb = ds.viewport, ds.framebuffer
+    ok, wt_arrays, culled, box = _front_end(
+        batch.attributes, plan.pairs, plan.plan, ds.vs.float_uniforms, plan.written, batch.inverse, batch.identity,
+        plan.source, ds.varyings.quaternions, float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y),
+        clipping.CULL_DROPS[vp.cull_mode])
+    if not ok:
+        return None
+    assembler.advance(Topology.LIST, n)
+    wt = clipping.WindowTriangles(*wt_arrays)
+    u, t = batch.attributes.shape[0], n // 3
+    counters.update(vertices_shaded=u, primitives_assembled=t, primitives_invalid=0, primitives_clipped_away=0,
+                    primitives_clipped=0, primitives_culled=culled, primitives_rasterized=len(wt))
+    counters["shader_instructions"] = counters.get("shader_instructions", 0) + plan.instructions * u
+    return wt, (clipping.window_box(box, fb.width, fb.height) if len(wt) else None)
+
+
+@numba.njit(cache=True)
+def _shade(attrs, pairs, plan, floats, written):  # pragma: no cover - compiled
+    """The straight VS program on every row of ``attrs`` (U, K, 4): (U, 16, 4) float32 outputs, through the
+    interpreter's kernels on register files laid out and initialised as ``interpreter.Machine``'s."""
+    u = attrs.shape[0]
+    vr = np.zeros((NUM_REGS_VR, 4, u), np.float32)
+    out = np.zeros((NUM_OUT, 4, u), np.float32)
+    c = np.ones((UNIFORM_ROWS, 4), np.float32)
+    c[:NUM_C] = floats
+    if pairs.shape[0]:
+        load_attributes(attrs, pairs, vr)
+    run_segment(plan, vr, out, c, np.zeros((2, u), np.int32), np.zeros(u, np.int32), np.zeros((2, u), np.bool_),
+                np.arange(u), True, np.empty((3, 4, u), np.float32), np.empty((4, u), np.float32),
+                np.empty((3, 4, 1), np.float32))
+    result = np.empty((u, NUM_OUT, 4), np.float32)
+    store_outputs(out, written, result)
+    return result
+
+
+@numba.njit(cache=True)
+def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, quaternions, half_w, half_h, vx, vy,
+               drop_sign):  # pragma: no cover - compiled
+    """(ok, (x, y, zndc, inv_w, varyings, primitive) after culling, culled count, (x lo, x hi, y lo, y hi) 12.4
+    extent). ``ok`` False: a triangle is not wholly inside the clip volume (the staged path clips it)."""
+    u = attrs.shape[0]
+    outputs = _shade(attrs, pairs, plan, floats, written)
+    vert = np.empty((u, NUM_COLUMNS), np.float32)
+    _fill_columns(outputs.reshape(u, 4 * NUM_OUT), source, COLOR.start, COLOR.stop, vert)
+    t = inverse.shape[0] // 3
+    tris = (vert if identity else vert[inverse]).reshape(t, 3, NUM_COLUMNS)
+    if quaternions:
+        _align_quaternions(tris)
+    classes = np.empty(t, np.int8)
+    _classify(tris, classes)
+    x, y = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
+    zndc, inv_w = np.empty((t, 3), np.float32), np.empty((t, 3), np.float32)
+    vary = np.empty((t, 3, NUM_COLUMNS - 4), np.float32)
+    primitive = np.arange(t).astype(np.int32)
+    box = (0, 0, 0, 0)
+    for k in range(t):
+        if classes[k] != KEEP:
+            return False, (x, y, zndc, inv_w, vary, primitive), 0, box
+    _window(tris, half_w, half_h, vx, vy, x, y, zndc, inv_w, vary)
+    if t and _cull_count(x, y, drop_sign):
+        ox, oy = np.empty_like(x), np.empty_like(y)
+        oz, ow, ov, op = np.empty_like(zndc), np.empty_like(inv_w), np.empty_like(vary), np.empty_like(primitive)
+        kept = _cull_gather(x, y, zndc, inv_w, vary, primitive, drop_sign, ox, oy, oz, ow, ov, op)
+        x, y, zndc, inv_w, vary, primitive = ox[:kept], oy[:kept], oz[:kept], ow[:kept], ov[:kept], op[:kept]
+    if x.shape[0]:
+        box = extent(x, y)
+    return True, (x, y, zndc, inv_w, vary, primitive), t - x.shape[0], box
