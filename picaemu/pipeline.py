@@ -414,15 +414,31 @@ class Pipeline:
         for frags, rstats in rasterize_chunks(merged, rs, ds.varyings.plan):
             draw_of.append(np.searchsorted(ends, frags.primitive, side="right"))
             if scissor:
-                fates.append(self._observed_chunk(ds, first.memory, ds.framebuffer, frags, rstats, scratch)[2])
+                fates.append(self._scissored_fates(ds, first.memory, frags, rstats, scratch))
             else:
                 fates.append(np.zeros(len(frags), np.uint8))
                 if len(frags):
-                    self._fragment_ops(ds, self._stages(ds), first.memory, ds.framebuffer, frags, scratch, fates[-1])
+                    self._fragment_ops(ds, self._stages(ds), first.memory, ds.framebuffer, frags, scratch,
+                                       fate=fates[-1])
         counters = fragment_batch.split_counters(np.concatenate(draw_of), np.concatenate(fates), len(batch),
                                                  scratch["texels_fetched"])
         for (call, _), part in zip(batch, counters, strict=True):
             call.stats.update(part)
+
+    def _scissored_fates(self, ds: DrawState, memory: PhysicalMemory, frags: Fragments, rstats: dict,
+                         stats: dict) -> np.ndarray:
+        """A chunk rasterized with the scissor off: the scissor applied here, then the fragment stages on the split
+        compiled passes; returns every fragment's ``Fate`` (F,) uint8."""
+        rejected = scissor_rejects(ds.raster, frags.x, frags.y)
+        _add(stats, dict(rstats, killed_scissor=int(rejected.sum())))
+        fate = np.where(rejected, np.uint8(Fate.SCISSOR), np.uint8(Fate.WRITTEN))
+        kept = np.flatnonzero(~rejected)
+        if len(kept):
+            sub = np.zeros(len(kept), np.uint8)
+            self._fragment_ops(ds, self._stages(ds), memory, ds.framebuffer,
+                               frags.select(kept) if len(kept) < len(frags) else frags, stats, fate=sub)
+            fate[kept] = sub
+        return fate
 
     def _fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> None:
         """Rasterization and every fragment stage of the draw's window triangles (the seam another backend,
@@ -480,9 +496,11 @@ class Pipeline:
         return verts[triangles]
 
     def _fragment_ops(self, ds: DrawState, stages: ColorStages, memory: PhysicalMemory, fb: fbm.FramebufferState,
-                      frags: Fragments, stats: dict, recording: Recording | None = None) -> None:
+                      frags: Fragments, stats: dict, recording: Recording | None = None,
+                      fate: np.ndarray | None = None) -> None:
         """Shade, then shadow-map write or alpha test + per-fragment operations. With a ``Recording`` (the observed
-        path) the operations run over the whole chunk, its log marking what the scissor and alpha test killed. A
+        path) the operations run over the whole chunk, its log marking what the scissor and alpha test killed;
+        ``fate`` (F,) uint8 (the fragment batch) receives each fragment's ``Fate`` from the split passes. A
         stage observer that asks (``fragment_values`` / ``fragment_tests``) gets the shading hooks, and each
         fragment's depth/stencil test values from the recorded pass (``_report_tests``)."""
         observer = self.stage_observer
@@ -504,14 +522,20 @@ class Pipeline:
         elif killed:
             keep = np.nonzero(alive)[0]
             x, y, depth, color = x[keep], y[keep], depth[keep], color[keep]
+            if fate is not None:
+                fate[~alive] = Fate.ALPHA
         if len(x) == 0:
             return
         tests = (observer is not None and observer.fragment_tests
                  and ds.depth_stencil.uses_depth_buffer(fb.depth_format))
         if tests and log is None:
             log = FragmentLog.start(np.zeros(len(x), np.uint8))
+        elif fate is not None and log is None:
+            log = FragmentLog.fates_only(len(x))
         prog = stages.blend_program()  # the draw state's plan serves the draw state's own program
         plan = ds.fragment_ops if prog is ds.blend_program else None
         fragment_ops.resolve(memory, fb, ds.depth_stencil, prog, x, y, depth, color, stats, log, plan)
         if tests:
             _report_tests(observer, log, fb, x, y, depth)
+        if fate is not None and recording is None:
+            fate[np.nonzero(alive)[0] if killed else slice(None)] = log.fate

@@ -86,6 +86,17 @@ class FragmentLog:
     stored_stencil: np.ndarray
 
     @classmethod
+    def fates_only(cls, n: int) -> FragmentLog:
+        """A log that records only the fates of ``n`` live fragments (no colors, no test values): the split compiled
+        passes serve it (the fragment batch's per-draw counters)."""
+        return cls(np.zeros(n, np.uint8), NO_COLORS, NO_COLORS, NO_DEPTHS, NO_STENCILS)
+
+    @property
+    def full(self) -> bool:
+        """Colors and test values are recorded (the per-fragment pass), not only the fates."""
+        return self.before.shape[0] == self.fate.shape[0]
+
+    @classmethod
     def start(cls, fate: np.ndarray) -> FragmentLog:
         """A log for ``len(fate)`` fragments with their fates so far (WRITTEN = not killed yet)."""
         n = fate.shape[0]
@@ -208,13 +219,13 @@ def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilSt
     counts = np.zeros(3, np.int64)
     x, y = np.ascontiguousarray(x, np.int32), np.ascontiguousarray(y, np.int32)
     depth, color = np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8)
-    if log is not None or (p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf)):
+    if (log is not None and log.full) or (p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf)):
         records = ((log.fate, log.before, log.after, log.stored_depth, log.stored_stencil) if log is not None
                    else (NO_FATE, NO_COLORS, NO_COLORS, NO_DEPTHS, NO_STENCILS))
         counts[fk.SURVIVED] = fk.interleaved(x, y, depth, color, p, depth_buf, plan.stencil_tables, counts,
                                              FATE_OF_COUNTER, color_buf, *records, *plan.byte_color_args)
     else:
-        survivors = _depth_stencil(p, plan, x, y, depth, depth_buf, counts)
+        survivors = _depth_stencil(p, plan, x, y, depth, depth_buf, counts, NO_FATE if log is None else log.fate)
         counts[fk.SURVIVED] = survivors.shape[0]
         if p.color_write and survivors.shape[0]:
             _color(p, plan, survivors, x, y, color, color_buf)
@@ -235,17 +246,18 @@ def _words(buf: np.ndarray, bpp: int) -> np.ndarray | None:
 
 
 def _depth_stencil(p: OpsParams, plan: OpsPlan, x: np.ndarray, y: np.ndarray, depth: np.ndarray,
-                   depth_buf: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Depth/stencil of every fragment in order; returns the survivors' indices (int32)."""
+                   depth_buf: np.ndarray, counts: np.ndarray, fate: np.ndarray) -> np.ndarray:
+    """Depth/stencil of every fragment in order (each fate -> ``fate`` when it has one entry per fragment); returns
+    the survivors' indices (int32)."""
     if not p.use_depth:
-        return np.arange(x.shape[0], dtype=np.int32)
+        return np.arange(x.shape[0], dtype=np.int32)  # fates stay WRITTEN
     survivors = np.empty(x.shape[0], np.int32)
     words = _words(depth_buf, p.depth_bpp)
-    if words is not None and not p.stencil_active:
+    if words is not None and not p.stencil_active and fate.shape[0] != x.shape[0]:
         n = fk.depth_words(x, y, depth, p, words, survivors)
         counts[fk.KILLED_DEPTH] += x.shape[0] - n
     else:
-        n = fk.depth_stencil_pass(x, y, depth, p, depth_buf, plan.stencil_tables, counts, NO_FATE, FATE_OF_COUNTER,
+        n = fk.depth_stencil_pass(x, y, depth, p, depth_buf, plan.stencil_tables, counts, fate, FATE_OF_COUNTER,
                                   survivors)
     return survivors[:n]
 
