@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING
 from picaemu.draw import DrawCall
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import numpy as np
 
     from picaemu.geometry.vertex_loader import VertexBatch
+    from picaemu.pipeline import FragmentFates
     from picaemu.raster.fragments import Fragments
 
 
@@ -99,6 +102,11 @@ class StageObserver:
     - ``on_fog(factor, color)``: the fog factor (F,) float32 (1 = no fog; None when fog is off) and the color
       after fog (F, 4) uint8 (the color the alpha test sees).
 
+    With ``fragment_fates = True`` the pipeline runs the recorded fragment pass and calls ``on_fragments(call,
+    fates)`` once per draw that reaches the rasterizer (possibly with no fragments) with a
+    ``picaemu.pipeline.FragmentFates``: every rasterized fragment (scissor-rejected ones included), its
+    ``Fate``, TEV output and its pixel's color before and after it, as the pass recorded them.
+
     With ``fragment_tests = True`` the pipeline runs the recorded fragment pass (fragment by fragment, same
     results) and calls ``on_depth_stencil(pixels, depth, stored_depth, stored_stencil, stencil_pass,
     depth_pass)`` per chunk of a draw that reads the depth/stencil buffer, for the fragments that reached the tests
@@ -109,6 +117,7 @@ class StageObserver:
 
     fragment_values = False
     fragment_tests = False
+    fragment_fates = False
 
     def on_vertices(self, call: DrawCall, batch: VertexBatch) -> None:
         return None
@@ -143,3 +152,18 @@ class StageObserver:
                          stored_stencil: np.ndarray, stencil_pass: np.ndarray, depth_pass: np.ndarray) -> None:
         return None
 
+    def on_fragments(self, call: DrawCall, fates: FragmentFates) -> None:
+        return None
+
+
+class FateWatcher(StageObserver):
+    """A stage observer that asks only for fragment fates and hands each draw's ``FragmentFates`` to
+    ``callback(call, fates)`` (statistics' fragment maps, footprints, coverage)."""
+
+    fragment_fates = True
+
+    def __init__(self, callback: Callable[[DrawCall, FragmentFates], None]) -> None:
+        self.callback = callback
+
+    def on_fragments(self, call: DrawCall, fates: FragmentFates) -> None:
+        self.callback(call, fates)

@@ -35,7 +35,8 @@ Observation: ``pipeline.stage_observer`` (``picaemu.observer.StageObserver``) se
 outputs, the geometry shader's inputs and outputs, the triangles before and after clipping, and per shaded
 fragment (when it asks: ``fragment_values``) the texture lookups, lighting, every TEV stage and fog and
 (``fragment_tests``) the depth and stencil tests' values, as the compiled fragment pass recorded them; without one
-the pipeline makes no call and no copy. ``Pipeline(fragment_observer=f)`` calls ``f(call, FragmentFates)`` once
+the pipeline makes no call and no copy. An observer that asks for fates (``fragment_fates``;
+``picaemu.observer.FateWatcher`` wraps a function) gets ``on_fragments(call, FragmentFates)`` once
 per draw that reaches the rasterizer (possibly with no fragments), with every rasterized fragment
 (scissor-rejected ones included), its ``fragment_ops.Fate``, TEV output and its pixel's color before and after it,
 as the compiled pass recorded them (``fragment_ops.FragmentLog``); without an observer none of that is computed
@@ -122,7 +123,6 @@ class FragmentFates:
     color_after: np.ndarray | None = None
 
 
-FragmentObserver = Callable[[DrawCall, FragmentFates], None]
 
 
 class Recording(NamedTuple):
@@ -222,7 +222,7 @@ class Pipeline:
     def __init__(self, vertex_shader: VertexShader = run_vertex_shader,
                  color_stages: Callable[[DrawState], ColorStages] = default_color_stages,
                  geometry_shader: GeometryShader = run_geometry_shader,
-                 fragment_observer: FragmentObserver | None = None, fused_front_end: bool = True,
+                 stage_observer: StageObserver | None = None, fused_front_end: bool = True,
                  batch_fragments: bool = False) -> None:
         """``fused_front_end``: run the common draw's geometry through ``picaemu.geometry.front_end`` (same results
         as the stages; off: every draw goes stage by stage, as the differential test compares).
@@ -232,7 +232,6 @@ class Pipeline:
         self.vertex_shader = vertex_shader
         self.geometry_shader = geometry_shader
         self.color_stages = color_stages
-        self.fragment_observer = fragment_observer
         self.fused_front_end = fused_front_end
         self.fused_draws = 0  # draws the fused front end served (the differential test checks it is used)
         self.batch_fragments = batch_fragments
@@ -247,7 +246,7 @@ class Pipeline:
         self._run = self._prior_run = 0
         self._batch_targets: tuple[fragment_batch.Range, ...] = ()
         self._batch_bound = 0  # sum over the batch's draws of triangles x window-box pixels (>= its fragments)
-        self.stage_observer: StageObserver | None = None  # picaemu.observer.StageObserver: geometry stage by stage
+        self.stage_observer = stage_observer  # picaemu.observer.StageObserver: what each stage computed
         self.assembler = Assembler()
         allocator.keep_freed_memory()  # large per-draw arrays reuse heap pages (picaemu.allocator)
 
@@ -373,9 +372,8 @@ class Pipeline:
 
     def _may_defer(self, call: DrawCall) -> bool:
         """Batching is on and nothing watches this draw's fragments or memory at draw end."""
-        return (self.batch_fragments and not call.observed and self.fragment_observer is None
-                and self.stage_observer is None and self.color_stages is default_color_stages
-                and type(self)._fragments is Pipeline._fragments)
+        return (self.batch_fragments and not call.observed and self.stage_observer is None
+                and self.color_stages is default_color_stages and type(self)._fragments is Pipeline._fragments)
 
     def flush(self) -> None:
         """Run the pending batch's fragment side: its pixels reach memory and its draws' counters are complete
@@ -445,7 +443,8 @@ class Pipeline:
         ``picaemu.gl``, replaces)."""
         ds = call.draw_state
         fb, active, rs = ds.framebuffer, ds.varyings.plan, ds.raster
-        if self.fragment_observer is None:
+        observer = self.stage_observer
+        if observer is None or not observer.fragment_fates:
             stages = None
             for frags, rstats in rasterize_chunks(wt, rs, active):  # in order: bounded memory for any draw
                 _add(stats, rstats)
@@ -458,7 +457,7 @@ class Pipeline:
         frags = Fragments.concat([f for f, _, _ in parts])  # rasterize_chunks yields >= 1 chunk
         tev, fate, before, after = (np.concatenate(a) for a in zip(*((t, g.fate, g.before, g.after)
                                                                      for _, t, g in parts), strict=True))
-        self.fragment_observer(call, FragmentFates(frags.x, frags.y, fate, fb.color_write, ds.shadow is not None,
+        observer.on_fragments(call, FragmentFates(frags.x, frags.y, fate, fb.color_write, ds.shadow is not None,
                                                    frags, tev, before, after))
 
     def _stages(self, ds: DrawState) -> ColorStages:

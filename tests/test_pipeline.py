@@ -20,6 +20,7 @@ from picaemu.fragment.blend import BlendProgram, blend_program
 from picaemu.fragment.framebuffer import FramebufferState, read_color_image, read_depth_image
 from picaemu.memory import PhysicalMemory
 from picaemu.numeric import to_f24
+from picaemu.observer import FateWatcher
 from picaemu.pipeline import Pipeline, PrimaryColorStages
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
@@ -427,7 +428,7 @@ def test_draws_in_chunks_of_triangles_give_the_same_pixels_stats_and_fates(monke
         monkeypatch.setattr(rz, "CHUNK_FRAGMENTS", chunk)
         fates: list = []
         pipe = Pipeline(identity_vs, lambda s: PrimaryColorStages(),
-                        fragment_observer=(lambda call, f, seen=fates: seen.append(f)) if observed else None)
+                        stage_observer=FateWatcher(lambda call, f, seen=fates: seen.append(f)) if observed else None)
         st, mem = make_state(), PhysicalMemory()
         put(st, "DEPTH_COLOR_MASK", **put_depth)
         put(st, "SCISSORTEST_MODE", mode=3)

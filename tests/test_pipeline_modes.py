@@ -25,6 +25,7 @@ from picaemu.fragment.framebuffer import FramebufferState, read_color_image
 from picaemu.fragment.ops import Fate
 from picaemu.memory import PhysicalMemory
 from picaemu.numeric import to_f24
+from picaemu.observer import FateWatcher
 from picaemu.pipeline import FragmentFates, Pipeline
 from picaemu.state import GpuState
 
@@ -86,7 +87,8 @@ def rect(b: CommandBuilder, x0: float, y0: float, x1: float, y1: float, size: in
 def run(b: CommandBuilder, mem: PhysicalMemory, observer=None) -> GpuState:
     b.finalize()
     state = GpuState()
-    CommandProcessor(mem, Pipeline(identity_vs, fragment_observer=observer), state=state).run(b.words())
+    watcher = FateWatcher(observer) if observer is not None else None
+    CommandProcessor(mem, Pipeline(identity_vs, stage_observer=watcher), state=state).run(b.words())
     return state
 
 
@@ -218,7 +220,7 @@ def test_shadowed_scene_hand_checked_pixels():
 
 
 # ---------------------------------------------------------------------------------------------- observer
-def test_fragment_observer_fates():
+def test_stage_observer_fragment_fates():
     seen: list[FragmentFates] = []
     mem = PhysicalMemory()
     b = CommandBuilder()
@@ -261,7 +263,7 @@ def test_fragment_observer_fates():
     assert (alpha.tev[:, 3] == 51).all()  # 0.2 x 255
 
 
-def test_fragment_observer_sees_every_shadow_fragment_written():
+def test_stage_observer_sees_every_shadow_fragment_written():
     seen: list[FragmentFates] = []
     b = CommandBuilder()
     shadow_pass(b, 32, F16_ONE, 0)
@@ -285,7 +287,7 @@ def test_observer_changes_neither_pixels_nor_counters(scissor_mode: int):
         rect(b, 2, 3, 30, 29, 32, 0.5, [(1.0, 0.5, 0.25), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (1.0, 1.0, 1.0)])
         b.finalize()
         stats: list[dict] = []
-        pipe = Pipeline(identity_vs, fragment_observer=observer)
+        pipe = Pipeline(identity_vs, stage_observer=FateWatcher(observer) if observer is not None else None)
         draw = pipe.draw
         pipe.draw = lambda call: (draw(call), stats.append(dict(call.stats)))  # type: ignore[method-assign]
         state = GpuState()

@@ -10,8 +10,8 @@ them (the first draw that needs a kernel pays for it: up to seconds on a first r
 measured as the time numba holds its compiler lock (``KernelClock``).
 ``NOT_MEASURED`` lists counters the pipeline does not provide (none now).
 
-Fragment maps, from the pipeline's fragment observer (``Pipeline(fragment_observer=...)``, the fates of every
-rasterized fragment; the draw runs the fast compiled fragment pass as usual): ``depth-complexity`` counts, per
+Fragment maps, from the fragment fates the pipeline hands its stage observer (a ``picaemu.observer.FateWatcher``:
+the fates of every rasterized fragment, from the recorded fragment pass): ``depth-complexity`` counts, per
 render-target pixel and frame, the fragments that reach fragment coloring (after rasterization and scissor);
 ``overdraw`` the fragments that were written to the color buffer (passed every test, color writes enabled; in
 shadow-map rendering, every fragment). Arrays are (H, W) uint32 with row 0 = the top of the render target;
@@ -148,13 +148,14 @@ class Statistics:
 
 def collect(source: str | os.PathLike[str] | pica.Capture, *, fragment_map: str | None = None) -> Statistics:
     """Replay ``source`` and gather per-draw rows (and a fragment map per frame when asked)."""
+    from picaemu.observer import FateWatcher
     from picaemu.pipeline import Pipeline
 
     if fragment_map not in (None, *FRAGMENT_MAPS):
         raise UnsupportedFeature(f"fragment map {fragment_map!r}")
     capture = source if isinstance(source, pica.Capture) else load_capture(source)
     counter = FragmentCounter(fragment_map or "depth-complexity")
-    pipeline = Pipeline(fragment_observer=counter.observe) if fragment_map else Pipeline()
+    pipeline = Pipeline(stage_observer=FateWatcher(counter.observe) if fragment_map else None)
     with KernelClock() as clock:
         replay = Replay(capture, pipeline=KernelTimedSink(pipeline, clock), checkpoints=False)
         while replay.position < len(replay.events):

@@ -9,7 +9,9 @@ depth/stencil tests compared. Qt-free.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,17 +21,27 @@ from picaemu.fragment.framebuffer import FramebufferState
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import StageObserver
 
+if TYPE_CHECKING:
+    from picaemu.draw import DrawCall
+    from picaemu.pipeline import FragmentFates
+
 
 class PixelObserver(StageObserver):
     """Watches one window pixel's depth/stencil tests during a probe: ``tests`` gets, per fragment of the pixel
     that reached them and in order, (fragment depth, stored depth, stored stencil, stencil pass, depth pass) with
-    depths as the buffer's integers."""
+    depths as the buffer's integers. The draw's fragment fates go to ``fates_to`` (the probe's record)."""
 
     fragment_tests = True
+    fragment_fates = True
 
     def __init__(self) -> None:
         self.target = -1  # tiled pixel index, set by probe_draw
         self.tests: list[tuple[int, int, int, bool, bool]] = []
+        self.fates_to: Callable[[DrawCall, FragmentFates], None] | None = None  # set by probe_draw
+
+    def on_fragments(self, call: DrawCall, fates: FragmentFates) -> None:
+        if self.fates_to is not None:
+            self.fates_to(call, fates)
 
     def on_depth_stencil(self, pixels: np.ndarray, depth: np.ndarray, stored_depth: np.ndarray,
                          stored_stencil: np.ndarray, stencil_pass: np.ndarray, depth_pass: np.ndarray) -> None:

@@ -1,12 +1,12 @@
-"""Draw probes: re-run one draw from its checkpoint with the pipeline's fragment observer attached and read what the
-compiled fragment pass recorded. Qt-free. Headless replays pay nothing: the observers exist only while a probe runs
-(STYLE section 8); no stage is wrapped or re-implemented here.
+"""Draw probes: re-run one draw from its checkpoint with a stage observer that asks for fragment fates attached
+and read what the compiled fragment pass recorded. Qt-free. Headless replays pay nothing: the observers exist only
+while a probe runs (STYLE section 8); no stage is wrapped or re-implemented here.
 
 ``probe_draw(session, draw, pixel=None) -> DrawProbe`` moves the session to just before ``draw``'s trigger,
-attaches ``Pipeline.fragment_observer`` (``picaemu.pipeline.FragmentFates``: every rasterized fragment, scissor
-rejects included, with its ``picaemu.fragment.ops.Fate``, interpolated inputs, TEV output and its pixel's color
-before and after it) and runs the trigger packet. In image orientation (row 0 = top of the render target, window
-y = H - 1 - row) it returns:
+attaches a stage observer that asks for fates (``on_fragments`` receives ``picaemu.pipeline.FragmentFates``:
+every rasterized fragment, scissor rejects included, with its ``picaemu.fragment.ops.Fate``, interpolated inputs,
+TEV output and its pixel's color before and after it) and runs the trigger packet. In image orientation (row 0 =
+top of the render target, window y = H - 1 - row) it returns:
 
 - ``fates``: (len(Fate), H, W) uint16, fragments per pixel for each fate (``fates[Fate.DEPTH]`` counts the draw's
   fragments that failed the depth test there);
@@ -28,7 +28,7 @@ The probe leaves the render target modified; the session is marked dirty and res
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -43,7 +43,8 @@ from picaemu.errors import PicaError
 from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment.framebuffer import FramebufferState
 from picaemu.fragment.ops import Fate
-from picaemu.pipeline import FragmentFates, FragmentObserver
+from picaemu.observer import FateWatcher, StageObserver
+from picaemu.pipeline import FragmentFates
 
 FATE_TEXT = {Fate.WRITTEN: "written", Fate.SCISSOR: "scissor test", Fate.ALPHA: "alpha test",
              Fate.STENCIL: "stencil test", Fate.DEPTH: "depth test"}
@@ -97,24 +98,22 @@ class ProbeMismatch(PicaError):
 
 
 @contextmanager
-def observing(session: Session, observer: FragmentObserver) -> Iterator[None]:
-    """Attach ``observer`` as the session pipeline's fragment observer for the duration of the block."""
+def observing(session: Session, observer: StageObserver) -> Iterator[None]:
+    """Attach ``observer`` as the session pipeline's stage observer for the duration of the block."""
     pipeline = session.replay.pipeline
-    if not hasattr(pipeline, "fragment_observer"):
-        raise PicaError(f"fragment fates need picaemu.pipeline.Pipeline, the replay runs {type(pipeline).__name__}")
-    previous = pipeline.fragment_observer
-    pipeline.fragment_observer = observer
+    previous = pipeline.stage_observer
+    pipeline.stage_observer = observer
     try:
         yield
     finally:
-        pipeline.fragment_observer = previous
+        pipeline.stage_observer = previous
 
 
-def rerun(session: Session, start: Cursor, end: Cursor, observer: FragmentObserver) -> None:
-    """Replay from ``start`` (nearest checkpoint) through every draw up to ``end`` with ``observer`` as the
-    fragment observer; a failure leaves the session marked for a restore on its next move."""
+def rerun(session: Session, start: Cursor, end: Cursor, on_fates: Callable[[DrawCall, FragmentFates], None]) -> None:
+    """Replay from ``start`` (nearest checkpoint) through every draw up to ``end`` with ``on_fates`` receiving
+    each draw's fragment fates; a failure leaves the session marked for a restore on its next move."""
     session.goto(start)
-    with observing(session, observer):
+    with observing(session, FateWatcher(on_fates)):
         try:
             session.advance(end)
         except BaseException:
@@ -240,20 +239,20 @@ def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None
     session.goto(tl.before_draw(draw))
     fb = FramebufferState.from_regs(session.state_at_draw(draw).regs)
     rec = _Recording(draw, pixel, fb)
-    observer = (observer or PixelObserver()) if pixel is not None else None
+    watcher: StageObserver = FateWatcher(rec.on_fates)
+    if pixel is not None:
+        watcher = observer = observer or PixelObserver()
+        observer.fates_to = rec.on_fates
     start = None
     if pixel is not None:
         session.replay.sync_memory()
         start = read_pixel(session.replay.memory, fb, pixel)
         observer.target = int(fbm.pixel_index(np.array([pixel[0]]), np.array([pixel[1]]), fb.width, fb.height,
                                               fb.flipped)[0])
-    pipeline = session.replay.pipeline
-    previous, pipeline.stage_observer = pipeline.stage_observer, observer
     try:
-        with observing(session, rec.on_fates):
+        with observing(session, watcher):
             session.advance(tl.after_draw(draw))
     finally:
-        pipeline.stage_observer = previous
         session.mark_dirty()
     stats = dict(rec.call.stats) if rec.call is not None else {}
     fates = rec.fate_counts()
@@ -266,19 +265,14 @@ def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:
     """Draw ``draw``'s geometry as the pipeline computes it: the draw re-run from its nearest checkpoint with a
     ``state_views.VertexRecorder`` as the pipeline's stage observer (no stage re-implemented here)."""
     tl = session._need_timeline()
-    pipeline = session.replay.pipeline
-    if not hasattr(pipeline, "stage_observer"):
-        raise PicaError(f"stage observation needs picaemu.pipeline.Pipeline, the replay runs {type(pipeline).__name__}")
     recorder = state_views.VertexRecorder(draw)
     session.goto(tl.before_draw(draw))
-    previous, pipeline.stage_observer = pipeline.stage_observer, recorder
-    try:
-        session.advance(tl.after_draw(draw))
-    except BaseException:
-        session.mark_dirty()
-        raise
-    finally:
-        pipeline.stage_observer = previous
+    with observing(session, recorder):
+        try:
+            session.advance(tl.after_draw(draw))
+        except BaseException:
+            session.mark_dirty()
+            raise
     return recorder.result()
 
 

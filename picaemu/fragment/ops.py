@@ -55,7 +55,7 @@ SHADOW_BPP = 4  # the shadow map is a 32-bit color buffer (depth 24 + intensity 
 
 
 class Fate(IntEnum):
-    """What became of a rasterized fragment (``Pipeline(fragment_observer=...)``; docs/render.md)."""
+    """What became of a rasterized fragment (a stage observer's ``on_fragments``; docs/render.md)."""
 
     WRITTEN = 0  # passed every test: color written (if COLORBUFFER_WRITE allows), depth/stencil per their enables
     SCISSOR = 1  # rejected by the scissor test (rasterizer)

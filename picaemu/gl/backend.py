@@ -248,7 +248,9 @@ class GLPipeline(Pipeline):
         if len(wt) == 0:
             return
         ds = call.draw_state
-        reason = "fragment observer attached" if self.fragment_observer is not None else rules.fallback_reason(ds)
+        obs = self.stage_observer  # an observer of fragments gets the software pass's own records
+        watched = obs is not None and (obs.fragment_fates or obs.fragment_values or obs.fragment_tests)
+        reason = "fragment observer attached" if watched else rules.fallback_reason(ds)
         if reason is None:
             try:
                 self._render(call.memory, ds, wt)
