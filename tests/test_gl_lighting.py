@@ -14,14 +14,10 @@ import numpy as np
 import pytest
 
 from picaemu.color import lighting_luts
-from picaemu.draw import DrawCall, DrawKind
-from picaemu.fragment.framebuffer import FramebufferState, read_color_image
-from picaemu.gl.compare import compare
-from picaemu.memory import PhysicalMemory
-from picaemu.pipeline import Pipeline
 from picaemu.state import GpuState
-from tests.test_gl import TARGET_WITHIN, needs_egl
-from tests.test_lighting_golden import COLOR_ADDR, VBO, identity_vs, lit_sphere_state, put, sphere_vertices
+from tests.test_gl import needs_egl
+from tests.test_gl_proctex import gl_beside_software
+from tests.test_lighting_golden import identity_vs, lit_sphere_state, put, sphere_vertices
 from tests.test_lighting_random import LUT_ROW, build_state, random_config
 
 TEX_ADDR = 0x18200000
@@ -56,11 +52,10 @@ def textured_vs(ds: object, attributes: np.ndarray, counters: dict | None = None
     return out
 
 
-def with_textures(st: GpuState, mem: PhysicalMemory) -> None:
+def with_textures(st: GpuState) -> dict[int, bytes]:
     """Texture units 1 and 2 (the random configuration's bump and shadow units) on one RGBA8 texture of noise,
-    read with texcoord1 and texcoord2 from o3."""
+    read with texcoord1 and texcoord2 from o3; returns the texture's bytes by address."""
     texels = np.random.default_rng(7).integers(0, 256, TEX_SIZE * TEX_SIZE * 4, dtype=np.uint8)
-    mem.write(TEX_ADDR, texels.tobytes())
     put(st, "TEXUNIT_CONFIG", unit1_enable=1, unit2_enable=1)
     for unit in (1, 2):
         put(st, f"TEXUNIT{unit}_DIM", width=TEX_SIZE, height=TEX_SIZE)
@@ -69,37 +64,13 @@ def with_textures(st: GpuState, mem: PhysicalMemory) -> None:
     put(st, "SH_OUTMAP_TOTAL", count=4)
     put(st, "SH_OUTMAP_O3", x=0x0E, y=0x0F, z=0x16, w=0x17)  # texcoord1 u v, texcoord2 u v
     put(st, "VSH_OUTMAP_MASK", o0=1, o1=1, o2=1, o3=1)
-
-
-def render(st: GpuState, pipeline: Pipeline, textured: bool = False) -> np.ndarray:
-    """The sphere drawn by ``pipeline`` -> (H, W, 4) uint8."""
-    vertices = sphere_vertices()
-    fb = FramebufferState.from_regs(st.regs)
-    mem = PhysicalMemory()
-    mem.write(COLOR_ADDR, bytes(fb.width * fb.height * 4))
-    mem.write(VBO, np.ascontiguousarray(vertices, np.float32).tobytes())
-    if textured:
-        with_textures(st, mem)
-    put(st, "NUMVERTICES", count=len(vertices))
-    put(st, "PRIMITIVE_CONFIG", topology=0)
-    pipeline.draw(DrawCall(0, DrawKind.ARRAYS, st, mem))
-    if hasattr(pipeline, "sync"):
-        pipeline.sync()
-    return read_color_image(mem, fb)
+    return {TEX_ADDR: texels.tobytes()}
 
 
 def both(st: GpuState, label: str, textured: bool = False) -> None:
-    from picaemu.gl.backend import GLPipeline
-
-    vs = textured_vs if textured else identity_vs
-    software = render(st, Pipeline(vertex_shader=vs), textured)
-    gl_pipe = GLPipeline(vertex_shader=vs)
-    gl = render(st, gl_pipe, textured)
-    d = compare(software, gl)
-    print(f"{label}: {d.line()}")
-    assert gl_pipe.gl_draws == 1 and not gl_pipe.fallbacks, gl_pipe.fallbacks
+    data = with_textures(st) if textured else None
+    software, _ = gl_beside_software(st, sphere_vertices(), label, data, textured_vs if textured else identity_vs)
     assert software[:, :, :3].any(), "the scene is black: nothing was compared"
-    assert d.within >= TARGET_WITHIN, f"{label}: {d.line()}"
 
 
 @needs_egl

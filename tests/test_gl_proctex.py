@@ -19,7 +19,7 @@ from picaemu import numeric
 from picaemu.color import tev
 from picaemu.draw import DrawCall, DrawKind
 from picaemu.fragment.framebuffer import FramebufferState, read_color_image
-from picaemu.gl.compare import compare
+from picaemu.gl.compare import ImageDiff, compare
 from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
 from picaemu.state import GpuState
@@ -110,19 +110,28 @@ def render(st: GpuState, vertices: np.ndarray, pipeline: Pipeline, data: dict[in
     return read_color_image(mem, fb)
 
 
+def gl_beside_software(st: GpuState, vertices: np.ndarray, label: str, data: dict[int, bytes] | None = None,
+                       vertex_shader=identity_vs) -> tuple[np.ndarray, ImageDiff]:
+    """One draw by the software pipeline and by the GL backend from copies of ``st``: asserts GL drew it (no
+    fallback) and that >= TARGET_WITHIN of the pixels agree within 2 levels; returns the software picture and the
+    comparison (each test asserts its picture is not trivially uniform)."""
+    from picaemu.gl.backend import GLPipeline
+
+    software = render(st.copy(), vertices, Pipeline(vertex_shader=vertex_shader), data)
+    gl_pipe = GLPipeline(vertex_shader=vertex_shader)
+    gl = render(st.copy(), vertices, gl_pipe, data)
+    d = compare(software, gl)
+    print(f"{label}: {d.line()}")
+    assert gl_pipe.gl_draws == 1 and not gl_pipe.fallbacks, gl_pipe.fallbacks
+    assert d.within >= TARGET_WITHIN, f"{label}: {d.line()}"
+    return software, d
+
+
 @needs_egl
 @pytest.mark.parametrize("seed", range(24))
 def test_random_proctex_matches_software(seed: int) -> None:
-    from picaemu.gl.backend import GLPipeline
-
     st, scale = random_state(seed)
-    vertices = mesh(scale, clipped=seed % 2 == 1)
-    software = render(st.copy(), vertices, Pipeline(vertex_shader=identity_vs))
-    gl_pipe = GLPipeline(vertex_shader=identity_vs)
-    gl = render(st.copy(), vertices, gl_pipe)
     ps = ProctexState.from_state(st)
-    d = compare(software, gl)
-    print(f"proctex seed {seed} (filter {ps.linear}/{ps.mip}, bias {ps.lod_bias}, noise {ps.noise_enable}): {d.line()}")
-    assert gl_pipe.gl_draws == 1 and not gl_pipe.fallbacks, gl_pipe.fallbacks
+    label = f"proctex seed {seed} (filter {ps.linear}/{ps.mip}, bias {ps.lod_bias}, noise {ps.noise_enable})"
+    software, _ = gl_beside_software(st, mesh(scale, clipped=seed % 2 == 1), label)
     assert len(np.unique(software.reshape(-1, 4), axis=0)) > 1, "one color: nothing was compared"
-    assert d.within >= TARGET_WITHIN, f"seed {seed}: {d.line()}"
