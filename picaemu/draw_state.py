@@ -59,6 +59,7 @@ class Group(enum.IntFlag):
     TEXTURE0 = enum.auto()
     TEXTURE1 = enum.auto()
     TEXTURE2 = enum.auto()
+    TEXTURE_ADDRESS = enum.auto()  # the level-0 / +X face address of units 0-2: rebound between most draws
     PROCTEX = enum.auto()
     TEV = enum.auto()
     FOG = enum.auto()
@@ -87,10 +88,12 @@ GROUP_RANGES: tuple[tuple[Group, tuple[tuple[str, str], ...]], ...] = (
     (Group.OUTPUT_MAP, (("SH_OUTMAP_TOTAL", "SH_OUTMAP_O6"), ("SH_OUTATTR_MODE", "SH_OUTATTR_MODE"),
                         ("SH_OUTATTR_CLOCK", "SH_OUTATTR_CLOCK"))),
     (Group.TEXTURE_CONFIG, (("TEXUNIT_CONFIG", "TEXUNIT_CONFIG"),)),
-    (Group.TEXTURE0, (("TEXUNIT0_BORDER_COLOR", "TEXUNIT0_TYPE"),)),
+    (Group.TEXTURE0, (("TEXUNIT0_BORDER_COLOR", "TEXUNIT0_LOD"), ("TEXUNIT0_ADDR2", "TEXUNIT0_TYPE"))),
+    (Group.TEXTURE_ADDRESS, (("TEXUNIT0_ADDR1", "TEXUNIT0_ADDR1"), ("TEXUNIT1_ADDR", "TEXUNIT1_ADDR"),
+                             ("TEXUNIT2_ADDR", "TEXUNIT2_ADDR"))),
     (Group.LIGHTING, (("LIGHTING_ENABLE0", "LIGHTING_ENABLE0"), ("LIGHT0_SPECULAR0", "LIGHTING_LIGHT_PERMUTATION"))),
-    (Group.TEXTURE1, (("TEXUNIT1_BORDER_COLOR", "TEXUNIT1_TYPE"),)),
-    (Group.TEXTURE2, (("TEXUNIT2_BORDER_COLOR", "TEXUNIT2_TYPE"),)),
+    (Group.TEXTURE1, (("TEXUNIT1_BORDER_COLOR", "TEXUNIT1_LOD"), ("TEXUNIT1_TYPE", "TEXUNIT1_TYPE"))),
+    (Group.TEXTURE2, (("TEXUNIT2_BORDER_COLOR", "TEXUNIT2_LOD"), ("TEXUNIT2_TYPE", "TEXUNIT2_TYPE"))),
     (Group.PROCTEX, (("TEXUNIT3_PROCTEX0", "PROCTEX_LUT_DATA7"),)),
     (Group.TEV, (("TEXENV0_SOURCE", "TEXENV_UPDATE_BUFFER"), ("TEXENV4_SOURCE", "TEXENV_BUFFER_COLOR"))),
     (Group.FOG, (("FOG_COLOR", "FOG_COLOR"), ("FOG_LUT_INDEX", "FOG_LUT_DATA7"))),
@@ -319,12 +322,12 @@ def _shadow(state: GpuState, built: dict[str, Any]) -> ShadowState | None:
 
 
 def _texture_part(unit: int) -> Part:
-    return Part(f"texture{unit}", Group.TEXTURE_CONFIG | TEXTURE_UNITS[unit], Phase.FRAGMENTS,
+    return Part(f"texture{unit}", Group.TEXTURE_CONFIG | TEXTURE_UNITS[unit] | Group.TEXTURE_ADDRESS, Phase.FRAGMENTS,
                 lambda state, built: TextureUnitState.from_regs(state.regs, unit))
 
 
 S, A, V, F = Phase.SETUP, Phase.VERTEX_ARRAYS, Phase.VERTICES, Phase.FRAGMENTS
-_TEXTURES = Group.TEXTURE_CONFIG | Group.TEXTURE0 | Group.TEXTURE1 | Group.TEXTURE2
+_TEXTURES = Group.TEXTURE_CONFIG | Group.TEXTURE0 | Group.TEXTURE1 | Group.TEXTURE2 | Group.TEXTURE_ADDRESS
 _SHADING = _TEXTURES | Group.TEV | Group.FOG | Group.FRAGOP | Group.LIGHTING | Group.PROCTEX
 _SHADERS = Group.PRIMITIVE | Group.SHADER_CONFIG | Group.VS_PROGRAM | Group.GS_PROGRAM
 # parts that read data-port memories (code, uniforms, LUTs) besides registers take memo=False

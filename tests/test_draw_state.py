@@ -90,7 +90,8 @@ def test_kernel_marks_the_group_of_each_register_written() -> None:
     cp = CommandProcessor()
     assert cp.take_dirty() == ALL  # a new processor: anything may differ from a previous draw
     assert cp.take_dirty() == 0  # taking clears
-    for name, group in (("TEXUNIT0_ADDR1", Group.TEXTURE0), ("TEXENV3_COMBINER", Group.TEV),
+    for name, group in (("TEXUNIT0_ADDR1", Group.TEXTURE_ADDRESS), ("TEXUNIT0_PARAM", Group.TEXTURE0),
+                        ("TEXENV3_COMBINER", Group.TEV),
                         ("BLEND_FUNC", Group.FRAGOP), ("NUMVERTICES", Group.DRAW_RANGE),
                         ("PRIMITIVE_CONFIG", Group.PRIMITIVE), ("LIGHT5_Z", Group.LIGHTING),
                         ("FRAMEBUFFER_DIM", Group.FRAMEBUFFER), ("VIEWPORT_WIDTH", Group.RASTER)):

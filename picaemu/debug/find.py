@@ -38,7 +38,8 @@ from picaemu.regs import access
 from picaemu.state import GpuState
 
 HASH_DIGITS = 8  # program hashes are shown (and usually typed) this long
-TEXTURE_GROUPS = ds_mod.Group.TEXTURE_CONFIG | ds_mod.Group.TEXTURE0 | ds_mod.Group.TEXTURE1 | ds_mod.Group.TEXTURE2
+TEXTURE_GROUPS = (ds_mod.Group.TEXTURE_CONFIG | ds_mod.Group.TEXTURE0 | ds_mod.Group.TEXTURE1 | ds_mod.Group.TEXTURE2
+                  | ds_mod.Group.TEXTURE_ADDRESS)
 QUERY_KEYS = ("register", "value", "texture", "shader")
 
 
