@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from picaemu.state import GpuState
 
 if TYPE_CHECKING:
     from picaemu.draw_state import DrawState, DrawStateCache
+    from picaemu.fused.loop import CompiledDraws, CompiledPlans
     from picaemu.observer import StageObserver
 
 
@@ -91,6 +92,19 @@ class PipelineSink(Protocol):
     def draw(self, call: DrawCall) -> None: ...
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None: ...
+
+
+@runtime_checkable
+class CompiledSink(Protocol):
+    """A sink that lets the command processor run draws in its compiled loop (``picaemu.fused.loop``) instead of
+    handing each one to ``draw``: after each draw it renders it may offer the plans of that draw's state (None:
+    the next draws come through ``draw``); the draws the loop then ran arrive in ``compiled_draws``, complete
+    (pixels in memory, counters final). A wrapper that must see every draw (per-draw output, per-draw timing)
+    simply does not implement this."""
+
+    def compiled_plans(self, call: DrawCall) -> CompiledPlans | None: ...
+
+    def compiled_draws(self, draws: CompiledDraws) -> None: ...
 
 
 class NullPipeline:

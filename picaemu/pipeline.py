@@ -63,6 +63,7 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import BlendMode, BlendProgram
 from picaemu.fragment.ops import Fate, FragmentLog
+from picaemu.fused import loop as fused_loop
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import map_outputs, slot_registers
 from picaemu.geometry.primitive_assembly import Assembler, Topology
@@ -223,18 +224,22 @@ class Pipeline:
                  color_stages: Callable[[DrawState], ColorStages] = default_color_stages,
                  geometry_shader: GeometryShader = run_geometry_shader,
                  stage_observer: StageObserver | None = None, fused_front_end: bool = True,
-                 batch_fragments: bool = False) -> None:
+                 batch_fragments: bool = False, compiled_draws: bool = True) -> None:
         """``fused_front_end``: run the common draw's geometry through ``picaemu.geometry.front_end`` (same results
         as the stages; off: every draw goes stage by stage, as the differential test compares).
         ``batch_fragments``: run the fragment side of consecutive draws with the same fragment state at once
         (``picaemu.fragment.batch``); only for owners that send ``PipelineEventKind.MEMORY_SYNC`` (or call
-        ``flush``) before reading memory or a draw's counters, as ``picaemu.replay`` does."""
+        ``flush``) before reading memory or a draw's counters, as ``picaemu.replay`` does. ``compiled_draws``:
+        offer a command processor the plans to run the draws after one in its compiled loop while their state
+        stays (``picaemu.fused.loop``; ``picaemu.draw.CompiledSink``)."""
         self.vertex_shader = vertex_shader
         self.geometry_shader = geometry_shader
         self.color_stages = color_stages
         self.fused_front_end = fused_front_end
         self.fused_draws = 0  # draws the fused front end served (the differential test checks it is used)
         self.batch_fragments = batch_fragments
+        self.compiled = compiled_draws
+        self.compiled_count = 0  # draws the command processor's compiled loop ran with this pipeline's plans
         self.batched_draws = 0  # draws whose fragment side ran in a batch of two or more
         self._batch: list[tuple[DrawCall, clipping.WindowTriangles]] = []
         self._batch_key: tuple | None = None  # the pending batch's ``fragment_batch.fragment_key``, and its ids
@@ -299,6 +304,22 @@ class Pipeline:
         if bounds is not None:
             call.bounds = bounds
         self._fragment_side(call, wt)
+
+    def compiled_plans(self, call: DrawCall) -> fused_loop.CompiledPlans | None:
+        """``picaemu.draw.CompiledSink``: the plans of this draw's state (``fused_loop.plans_for``) when the
+        default stages run and nothing watches the draws; the pending fragment batch runs first."""
+        if not (self.compiled and self._may_defer(call, batching=False) and self.fused_front_end
+                and self.vertex_shader is run_vertex_shader):
+            return None
+        plans = fused_loop.plans_for(call, self.assembler)
+        if plans is not None:
+            self.flush()  # the loop writes pixels at once: the batched draws before it first
+        return plans
+
+    def compiled_draws(self, draws: fused_loop.CompiledDraws) -> None:
+        """``picaemu.draw.CompiledSink``: the loop ran ``draws`` (triangle lists of whole triangles)."""
+        self.assembler.advance(Topology.LIST, int(draws.rows[:, fused_loop.R_VERTICES].sum()))
+        self.compiled_count += len(draws)
 
     def _fused_front_end(self, ds: DrawState, batch: VertexBatch,
                          stats: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
@@ -370,9 +391,9 @@ class Pipeline:
             return
         self._fragments(call, wt, call.stats)  # alone, as without batching (a hostile draw raises here)
 
-    def _may_defer(self, call: DrawCall) -> bool:
-        """Batching is on and nothing watches this draw's fragments or memory at draw end."""
-        return (self.batch_fragments and not call.observed and self.stage_observer is None
+    def _may_defer(self, call: DrawCall, batching: bool = True) -> bool:
+        """Batching is on (or not asked about) and nothing watches this draw's fragments or memory at draw end."""
+        return ((self.batch_fragments or not batching) and not call.observed and self.stage_observer is None
                 and self.color_stages is default_color_stages and type(self)._fragments is Pipeline._fragments)
 
     def flush(self) -> None:

@@ -25,6 +25,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from picaemu.draw import CompiledSink
 from picaemu.errors import FormatError, PicaError
 
 OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
@@ -88,6 +89,15 @@ class Deadline:
 
     def event(self, kind: Any, state: Any) -> None:
         self.inner.event(kind, state)
+
+    def compiled_plans(self, call: Any) -> Any:
+        """The inner pipeline's plans (``picaemu.draw.CompiledSink``): the deadline is checked after each run of
+        compiled draws instead of each draw."""
+        return self.inner.compiled_plans(call) if isinstance(self.inner, CompiledSink) else None
+
+    def compiled_draws(self, draws: Any) -> None:
+        self.inner.compiled_draws(draws)
+        self.check()
 
 
 def replay_frames(source: Path, options: dict[str, Any], deadline: Deadline) -> tuple[list[bytes], int]:

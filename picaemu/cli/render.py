@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import numpy as np
@@ -18,13 +19,16 @@ import numpy as np
 from picaemu.cli.common import INT, exclusive, load_memory_blocks, note_first_compile, quiet_option, reports_errors
 from picaemu.cli.render_capture import capture_options, is_capture, render_capture
 from picaemu.command.processor import CommandProcessor
-from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink
+from picaemu.draw import CompiledSink, DrawCall, PipelineEventKind, PipelineSink
 from picaemu.errors import FormatError
 from picaemu.formats.files import image_format, is_stdout, refuse_overwrite, save_image
 from picaemu.fragment.framebuffer import FramebufferState, depth_max, read_color_image, read_depth_image
 from picaemu.memory import PhysicalMemory
 from picaemu.replay import default_pipeline
 from picaemu.state import GpuState
+
+if TYPE_CHECKING:
+    from picaemu.fused.loop import CompiledDraws, CompiledPlans
 
 WORD_MASK = 0xFFFFFFFF
 
@@ -49,6 +53,16 @@ class VerbosePipeline:
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
         self.pipeline.event(kind, state)
+
+    def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
+        """The inner pipeline's plans (``picaemu.draw.CompiledSink``) unless every draw is reported."""
+        if self.verbose or not isinstance(self.pipeline, CompiledSink):
+            return None
+        return self.pipeline.compiled_plans(call)
+
+    def compiled_draws(self, draws: CompiledDraws) -> None:
+        self.pipeline.compiled_draws(draws)  # type: ignore[attr-defined]  (offered plans: a CompiledSink)
+        self.draws += len(draws)
 
 
 def apply_fills(memory: PhysicalMemory, specs: tuple[str, ...]) -> None:

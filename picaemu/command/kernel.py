@@ -99,6 +99,9 @@ SNAPSHOT_BLOCK = 16  # registers compared at once against the shadow (NUM_REGS i
 # statuses
 S_END, S_STOP, S_TRUNCATED, S_ODD_TAIL, S_RECORDS_FULL, S_LIMIT, S_IMMEDIATE_FLUSH, S_IMMEDIATE_FULL = range(8)
 S_EVENTS_FULL, S_DRAWS_FULL = 8, 9
+# statuses of the compiled draw loop around this one (``picaemu.fused.loop``): its rows are full; the draw it was
+# handed (the trigger last stopped at) is left to Python
+S_ROWS_FULL, S_DECLINED = 10, 11
 
 CODE_CAPACITY = np.array([0, 0, 512, 128, 0, 4096, 128], dtype=np.int64)  # by port: VS code, VS opdesc, GS ...
 LUT_SIZES_PROCTEX = np.array([128, 128, 128, 128, 256, 256], dtype=np.int64)

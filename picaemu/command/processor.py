@@ -22,7 +22,9 @@ to a buffer already run raise ``JumpCycle``.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,13 +32,16 @@ from picaemu import regs as regtable
 from picaemu.command import kernel as K
 from picaemu.command.draw_log import DrawLog, TriggerRegisters
 from picaemu.command.packets import as_words, truncation_message, unpack_header
-from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
+from picaemu.draw import CompiledSink, DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
 from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache
 from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket, WorkBudgetExceeded
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
 from picaemu.regs import Action, Port, RegKind, access
 from picaemu.state import GpuState
+
+if TYPE_CHECKING:
+    from picaemu.fused.loop import CompiledPlans
 
 log = logging.getLogger("picaemu.command")
 
@@ -204,6 +209,10 @@ class CommandProcessor:
         self._packet_records = np.zeros((RECORD_CAPACITY, 2), np.int64)
         self._events = np.zeros((EVENT_CAPACITY, 3), np.int64)
         self._fu = np.zeros((2, 96, 4), np.float32)
+        # compiled draws (``picaemu.fused.loop``): the plans the sink offered after its last draw, the loop's rows
+        self._plans: CompiledPlans | None = None
+        self._pending_dirty: int | None = None  # a trigger left to the loop: the write groups ``_act`` took for it
+        self._rows = self._fstate = np.zeros((0, 0), np.int64)  # allocated at the first compiled run
         self._code = np.zeros((2, 4096), np.uint32)
         self._opdescs = np.zeros((2, 128), np.uint32)
         self._bind_state()
@@ -266,6 +275,7 @@ class CommandProcessor:
         self._pending[:] = 0
         self._counters[:] = 0
         self._counters[K.C_DIRTY] = ALL
+        self._plans, self._pending_dirty = None, None
         self._bind_state()
 
     def pending_input(self) -> PendingInput:
@@ -381,12 +391,14 @@ class CommandProcessor:
             while True:
                 log = self._draw_log
                 cursor[K.K_DRAWS], cursor[K.K_NDRAW], cursor[K.K_NCHANGE] = self.draw_count, log.end, log.nchanges
-                status = K.run(
+                args = (
                     words, words.size, st.regs, action, PORT_LAYOUT, self._fu, self._code, self._opdescs,
                     st.lighting_luts, st.fog_lut, st.proctex_luts, st.gas_lut, st.fixed_attribs, self._pending,
                     self._counters, self._immediate, cursor, self._records, self._packet_records, self._events,
                     record, self._groups, log.info, log.shadow, log.changes,
                 )  # fmt: skip
+                plans = None if record else self._plans
+                status = K.run(*args) if plans is None else self._compiled_run(args, plans, address, result)
                 if cursor[K.K_DRAWS] != self.draw_count:  # draws handled in the loop took the dirty groups
                     self.draw_states.invalidate(ALL)
                     result.draws += int(cursor[K.K_DRAWS]) - self.draw_count
@@ -397,7 +409,7 @@ class CommandProcessor:
                     cursor[K.K_NREC] = cursor[K.K_NPK] = 0
                 if cursor[K.K_NEV]:
                     self._dispatch_events(cursor, address)
-                if status == K.S_STOP:
+                if status in (K.S_STOP, K.S_DECLINED):
                     outcome = self._act(cursor, address, result, words.size)
                     if outcome == "finalized":
                         return None
@@ -425,6 +437,34 @@ class CommandProcessor:
             result.packets += int(cursor[K.K_PACKETS])
             result.bytes_run += 4 * int(cursor[K.K_POS])
             self._account(result, before)
+
+    def _compiled_run(self, args: tuple, plans: CompiledPlans, address: int, result: RunResult) -> int:
+        """``K.run`` through the compiled draw loop (``picaemu.fused.loop``): the draws it runs reach the sink's
+        ``compiled_draws`` and leave their write groups to the draw-state cache; returns the loop's status."""
+        from picaemu.fused import loop
+
+        words = args[0]
+        if self._rows.shape[0] == 0:
+            self._rows = np.zeros((loop.ROWS, loop.ROW_LEN), np.int64)
+            self._fstate = np.zeros(loop.FSTATE_LEN, np.int64)
+        fstate = self._fstate
+        fstate[:] = 0
+        fstate[loop.FS_LIMIT] = plans.draw_limit
+        if self._pending_dirty is not None:  # the trigger ``_act`` left to the loop runs first
+            fstate[loop.FS_PENDING], fstate[loop.FS_PENDING_DIRTY] = 1, self._pending_dirty
+        start = time.perf_counter()
+        status = loop.run(*args, *loop.args_of(plans), self._rows, fstate)
+        if not fstate[loop.FS_PENDING] and status != K.S_DECLINED:
+            self._pending_dirty = None  # the loop ran it (a declined one is ``_act``'s again, with its groups)
+        n = int(fstate[loop.FS_ROWS])
+        if n:
+            self.draw_states.invalidate(int(fstate[loop.FS_DIRTY]))
+            result.draws += n
+            self.draw_count += n
+            self.pipeline.compiled_draws(loop.CompiledDraws(  # type: ignore[attr-defined]
+                self._rows[:n], result.packets - (self._list_start or 0), address, words.size,
+                time.perf_counter() - start, plans.framebuffer))
+        return status
 
     def _dispatch_events(self, cursor: np.ndarray, address: int) -> None:
         """Hand queued pipeline events (restart, cache clear, flush, ...) to the pipeline, in stream order."""
@@ -476,7 +516,12 @@ class CommandProcessor:
             done = slots[K.K_PARAM] == 0  # the trigger was its packet's last write: the loop moved past it
             packet = result.packets - (self._list_start or 0) + slots[K.K_PACKETS] - done
             resume = (address + 4 * slots[K.K_POS], 4 * (size - slots[K.K_POS])) if done and address else None
-            self._draw(DrawCall(self.draw_count, kind, self.state, self.memory, offset, packet=packet, resume=resume))
+            call = DrawCall(self.draw_count, kind, self.state, self.memory, offset, packet=packet, resume=resume)
+            declined, self._pending_dirty = self._pending_dirty, None
+            dirty = self._take_for(call) if declined is None else declined
+            if declined is None and self._leave_to_loop(call, dirty):
+                return None
+            self._draw(call, dirty)
             result.draws += 1
         elif action in (Action.JUMP0, Action.JUMP1):
             ch = 0 if action is Action.JUMP0 else 1
@@ -495,10 +540,25 @@ class CommandProcessor:
         hit = any((value >> s & 0xFF) == (cmp_value >> s & 0xFF) for s in (0, 8, 16, 24))
         return hit and bool(access.raw(self.state.regs, "IRQ_AUTOSTOP", "enable"))
 
-    def _draw(self, call: DrawCall) -> None:
+    def _take_for(self, call: DrawCall) -> int:
+        """The write groups since the previous draw, which ``call``'s draw state no longer reuses; returns them."""
         dirty = self.take_dirty()
         self.draw_states.invalidate(dirty)
         call.states = self.draw_states
+        return dirty
+
+    def _leave_to_loop(self, call: DrawCall, dirty: int) -> bool:
+        """Whether the compiled draw loop runs ``call`` next (``picaemu.fused.loop``): the sink offered plans of
+        its state (kept for the draws after it); ``dirty`` goes with it."""
+        self._plans = (self.pipeline.compiled_plans(call)
+                       if not self.observers and isinstance(self.pipeline, CompiledSink) else None)
+        if self._plans is None or self._plans.draw_limit <= call.index:
+            return False
+        self._pending_dirty = dirty
+        return True
+
+    def _draw(self, call: DrawCall, dirty: int) -> None:
+        """Hand ``call`` to the pipeline (``dirty``: ``_take_for``'s groups)."""
         self.draw_count += 1
         if self.record_draws:
             regs = call.state.regs.copy()
@@ -514,8 +574,8 @@ class CommandProcessor:
         n = int(self._counters[K.C_IMM_COUNT])
         self._counters[K.C_IMM_COUNT] = 0
         inputs = self._immediate[:n].copy()
-        self._draw(DrawCall(self.draw_count, DrawKind.IMMEDIATE, self.state, self.memory, offset, inputs,
-                            packet=packet))
+        call = DrawCall(self.draw_count, DrawKind.IMMEDIATE, self.state, self.memory, offset, inputs, packet=packet)
+        self._draw(call, self._take_for(call))
 
     def _notify(self, words: np.ndarray, address: int, cursor: np.ndarray) -> None:
         packets = self._packet_records[: cursor[K.K_NPK]]

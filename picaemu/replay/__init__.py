@@ -44,7 +44,7 @@ import numpy as np
 
 from picaemu.command.packets import Packet, list_packets
 from picaemu.command.processor import CommandProcessor
-from picaemu.draw import DrawCall, NullPipeline, PipelineEventKind, PipelineSink
+from picaemu.draw import CompiledSink, DrawCall, NullPipeline, PipelineEventKind, PipelineSink
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from picaemu.debug.api import Debugger, PixelFragment
     from picaemu.debug.edit_replay import EditResult
     from picaemu.debug.fragment import FragmentDebug
+    from picaemu.fused.loop import CompiledDraws, CompiledPlans
 from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
 
 CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
@@ -103,6 +104,22 @@ class _Recorder:
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
         self.inner.event(kind, state)
+
+    def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
+        """The inner sink's plans (``picaemu.draw.CompiledSink``), limited so that the loop leaves to Python the
+        draw to stop after and the draws that take a mid-list checkpoint."""
+        replay = self._replay()
+        plans = self.inner.compiled_plans(call) if isinstance(self.inner, CompiledSink) else None
+        if plans is None or replay is None:
+            return None
+        limit = replay._next_checkpoint_draw(call.index)
+        return plans.with_limit(limit if self.stop_after is None else min(limit, self.stop_after))
+
+    def compiled_draws(self, draws: CompiledDraws) -> None:
+        self.inner.compiled_draws(draws)  # type: ignore[attr-defined]  (offered plans: a CompiledSink)
+        replay = self._replay()
+        if replay is not None:
+            replay._record_compiled(draws)
 
 
 BACKENDS = ("software", "gl")  # rendering backends a replay can use; software is the default and the reference
@@ -450,6 +467,23 @@ class Replay:
             # the draw's own counters dict: a pipeline that batches fragments completes it at the next sync
             self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, call.stats,
                                          call.bounds, packet, bisect.bisect_left(self.frames, self._current)))
+
+    def _record_compiled(self, draws: CompiledDraws) -> None:
+        """``_record_draw`` of each draw the command processor's compiled loop ran."""
+        if not self.record_draws:
+            return
+        frame = bisect.bisect_left(self.frames, self._current)
+        for d in draws.each():
+            if d.index >= len(self.draws):
+                self.draws.append(DrawRecord(d.index, self._current, d.offset, d.kind.value, d.stats, d.bounds,
+                                             self.packet + d.packet, frame))
+
+    def _next_checkpoint_draw(self, index: int) -> int:
+        """The first draw from ``index`` on that ``_checkpoint_after_draw`` may checkpoint after (none: a huge
+        number)."""
+        if not self.checkpoints:
+            return 1 << 62
+        return (index + self.checkpoint_draws) // self.checkpoint_draws * self.checkpoint_draws - 1
 
     def _checkpoint_after_draw(self, call: DrawCall) -> None:
         """Every ``checkpoint_draws``-th draw that ends its packet inside a command list: a checkpoint right after

@@ -1,0 +1,266 @@
+"""The compiled draw loop: the command kernel's loop (``picaemu.command.kernel.run``) that also runs the draws whose
+state did not change since the last draw Python rendered, without leaving compiled code.
+
+Receives the kernel's arguments, then a ``CompiledPlans`` (the ``picaemu.fused.vertices.VertexPlan`` and
+``picaemu.fused.fragments.FragmentPlan`` of the draw state Python last rendered, the registers the plans were
+made under, the first draw index Python must see) unpacked as ``plan_args``, the rows array it fills (one per
+draw it ran) and ``fstate`` (int64 slots: rows filled, the write groups its draws took). Produces pixels in
+emulated memory, the kernel's own draw log entries (``_record_draw``) and the rows.
+
+A draw trigger is run here when all of these hold, else the loop returns the trigger's ``S_STOP`` to Python
+untouched (Python renders it through the pipeline, then offers new plans):
+- only *live* write groups were written since the previous draw (``LIVE_GROUPS``: float uniforms, the draw
+  range, the primitive configuration, texture base addresses), and every *watched* register (the primitive and
+  geometry-stage configuration, the VS bool / int uniforms) holds the value the plans were made under;
+- the draw index is below the plans' ``draw_limit`` (the replay's stop-after and mid-list checkpoints);
+- the vertex and fragment sides both accept the draw at run time (they answer before writing anything).
+
+Pipeline events the kernel queues between draws (a restart with every draw, cache clears, flushes) reach the
+pipeline when the loop returns, after the draws it ran: for the draws the loop may run (whole-triangle lists
+into a pipeline with no fragment batch pending) their only effect, the assembler's strip parity, is dropped at
+the next change of topology, so their order relative to those draws changes nothing.
+
+Live fields are read from the registers at each draw with field positions taken from the register table
+(``LIVE_FIELDS``): vertex count, first vertex, index buffer offset and format, the attribute base, and the base
+address of texture units 0-2 (written into the fragment plan's ``TEXTURE_ADDRESS_SLOT`` entries).
+
+Row columns (``R_*``): draw index, kind (``K.D_ARRAYS`` / ``K.D_ELEMENTS``), the trigger packet's word position,
+the buffer's packet count at the trigger, 1 when the trigger was its packet's last write, the word position after
+it, the vertex count, then the vertex counters (``VERTEX_COUNTERS``), the fragment counters
+(``FRAGMENT_COUNTERS``) and the 12.4 extent box (x lo, x hi, y lo, y hi; meaningful when a triangle was kept).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from picaemu.command import kernel as K
+from picaemu.draw import DrawCall, DrawKind
+from picaemu.draw_state import Group
+from picaemu.fused.fragments import FRAGMENT_COUNTERS, TEXTURE_ADDRESS_SLOT, FragmentPlan, fragment_side
+from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
+from picaemu.geometry.clipping import window_box
+from picaemu.geometry.primitive_assembly import Assembler, Topology
+from picaemu.geometry.vertex_loader import INDEX_DTYPES
+from picaemu.regs import access, blocks, id_of
+
+LIVE_GROUPS = int(Group.VS_UNIFORMS | Group.GS_UNIFORMS | Group.DRAW_RANGE | Group.PRIMITIVE | Group.TEXTURE_ADDRESS)
+# registers of live groups whose value the plans depend on: they must hold the value the plans were made under
+WATCHED = ("GEOSTAGE_CONFIG", "GEOSTAGE_CONFIG2", "PRIMITIVE_CONFIG", "VSH_BOOLUNIFORM", "VSH_INTUNIFORM_I0",
+           "VSH_INTUNIFORM_I1", "VSH_INTUNIFORM_I2", "VSH_INTUNIFORM_I3")
+WATCHED_IDS = np.array([id_of(name) for name in WATCHED], np.int64)
+DRAW_TRIGGERS = {id_of("DRAWARRAYS"): K.D_ARRAYS, id_of("DRAWELEMENTS"): K.D_ELEMENTS}
+_ARRAYS_ID, _ELEMENTS_ID = (reg for reg, _kind in sorted(DRAW_TRIGGERS.items(), key=lambda item: item[1]))
+
+# live fields: rows of (register id, lowest bit, mask, bytes per unit)
+LIVE_NAMES = (("NUMVERTICES", "count"), ("VERTEX_OFFSET", "offset"), ("INDEXBUFFER_CONFIG", "offset"),
+              ("INDEXBUFFER_CONFIG", "format"), ("ATTRIBBUFFERS_LOC", "base"), ("TEXUNIT0_ADDR1", "address"),
+              ("TEXUNIT1_ADDR", "address"), ("TEXUNIT2_ADDR", "address"))
+F_COUNT, F_FIRST, F_INDEX_OFFSET, F_INDEX_FORMAT, F_BASE, F_TEXTURE = range(6)  # F_TEXTURE + unit
+
+
+def _live_fields() -> np.ndarray:
+    rows = []
+    for reg_name, field_name in LIVE_NAMES:
+        reg_id, fld = access.locate(reg_name, field_name)
+        rows.append((reg_id, fld.lo, (1 << fld.width) - 1, fld.scale))
+    return np.array(rows, np.int64)
+
+
+LIVE_FIELDS = _live_fields()
+INDEX_U16 = next(code for code, name in blocks.geometry.INDEX_TYPES.items() if INDEX_DTYPES[name].itemsize == 2)
+TEXTURE_SLOTS = np.array(TEXTURE_ADDRESS_SLOT, np.int64)
+_KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}
+
+R_INDEX, R_KIND, R_STOP_POS, R_PACKETS, R_DONE, R_POS, R_VERTICES = range(7)
+R_VERTEX = 7  # + VERTEX_COUNTERS
+R_FRAGMENT = R_VERTEX + len(VERTEX_COUNTERS)  # + FRAGMENT_COUNTERS
+R_BOX = R_FRAGMENT + len(FRAGMENT_COUNTERS)  # 4 columns
+ROW_LEN = R_BOX + 4
+ROWS = 1024  # rows per chunk: the loop returns to Python when they are full
+# fstate slots: rows filled, groups the loop's draws took, draw limit, a pending draw to run first and its groups
+FS_ROWS, FS_DIRTY, FS_LIMIT, FS_PENDING, FS_PENDING_DIRTY = range(5)
+FSTATE_LEN = 5
+S_ROWS_FULL, S_DECLINED = K.S_ROWS_FULL, K.S_DECLINED
+
+
+@dataclass(frozen=True)
+class CompiledPlans:
+    """What the loop needs to run draws of one state: both plans, the watched registers' values, and the first
+    draw index it must leave to Python (the replay's stop and checkpoint points)."""
+
+    vertices: VertexPlan
+    fragments: FragmentPlan
+    watched: np.ndarray  # (len(WATCHED),) uint32
+    framebuffer: tuple[int, int]  # (width, height): the draws' bounds are clamped to it
+    draw_limit: int = 1 << 62
+
+    def with_limit(self, limit: int) -> CompiledPlans:
+        return CompiledPlans(self.vertices, self.fragments, self.watched, self.framebuffer,
+                             min(limit, self.draw_limit))
+
+
+COUNTER_NAMES = (*VERTEX_COUNTERS, *FRAGMENT_COUNTERS)  # columns R_VERTEX .. R_BOX
+
+
+@dataclass(frozen=True)
+class CompiledDraws:
+    """The draws one loop call ran, for the sink (``picaemu.draw.CompiledSink``): ``rows`` (n, ROW_LEN) int64 is
+    the loop's buffer (valid during the call only); the rest places them as ``CommandProcessor._act`` places a
+    draw it hands to Python."""
+
+    rows: np.ndarray
+    packet_base: int  # packets run before this buffer, counted from where the running list started
+    address: int  # physical address of the buffer (0: not in emulated memory)
+    words: int  # words in the buffer
+    seconds: float  # wall time of the loop call: each draw's ``time_s`` is an equal share
+    framebuffer: tuple[int, int]  # (width, height) the bounds are clamped to
+
+    def __len__(self) -> int:
+        return self.rows.shape[0]
+
+    def each(self) -> list[DrawFacts]:
+        """Per draw, what a ``DrawCall`` of it would hold."""
+        share = self.seconds / max(len(self), 1)
+        width, height = self.framebuffer
+        out = []
+        for row in self.rows.tolist():
+            done = row[R_DONE]
+            stats = dict(zip(COUNTER_NAMES, row[R_VERTEX:R_BOX], strict=True))
+            stats["time_s"] = share
+            box = row[R_BOX:ROW_LEN]
+            bounds = window_box(tuple(box), width, height) if stats["primitives_rasterized"] else None
+            resume = ((self.address + 4 * row[R_POS], 4 * (self.words - row[R_POS]))
+                      if done and self.address else None)
+            out.append(DrawFacts(row[R_INDEX], _KINDS[row[R_KIND]], 4 * row[R_STOP_POS],
+                                 self.packet_base + row[R_PACKETS] - done, resume, stats, bounds, row[R_VERTICES]))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class DrawFacts:
+    """One draw the loop ran: ``DrawCall``'s fields of it (``vertices``: NUMVERTICES)."""
+
+    index: int
+    kind: DrawKind
+    offset: int
+    packet: int
+    resume: tuple[int, int] | None
+    stats: dict[str, int | float]
+    bounds: tuple[int, int, int, int] | None
+    vertices: int
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _live(regs, row):  # pragma: no cover - compiled
+    """Live field ``row`` of ``LIVE_FIELDS`` (in bytes for address fields)."""
+    return ((np.int64(regs[LIVE_FIELDS[row, 0]]) >> LIVE_FIELDS[row, 1]) & LIVE_FIELDS[row, 2]) * LIVE_FIELDS[row, 3]
+
+
+@numba.njit(cache=True, nogil=True)
+def _watched_hold(regs, watched):  # pragma: no cover - compiled
+    for j in range(WATCHED_IDS.shape[0]):  # noqa: SIM110 - a generator in numba costs more than the loop
+        if regs[WATCHED_IDS[j]] != watched[j]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _draw(regs, fu, kind, watched, vertex_args, fragment_args, fragment_ints, row):  # pragma: no cover - compiled
+    """Run the draw the registers describe into ``row``; False (nothing written) when a side refuses it."""
+    if not _watched_hold(regs, watched):
+        return False
+    count = _live(regs, F_COUNT)
+    index_address = _live(regs, F_BASE) + _live(regs, F_INDEX_OFFSET)
+    for u in range(TEXTURE_SLOTS.shape[0]):
+        fragment_ints[TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)
+    vcounts = row[R_VERTEX:R_FRAGMENT]
+    ok, tris, box = vertex_side(kind == K.D_ELEMENTS, count, _live(regs, F_FIRST), index_address,
+                                _live(regs, F_INDEX_FORMAT) == INDEX_U16, fu[0], *vertex_args, vcounts)
+    if not ok:
+        return False
+    fcounts = row[R_FRAGMENT:R_BOX]
+    if fragment_side(tris[0], tris[1], tris[2], tris[3], tris[4], tris[5], *fragment_args, fcounts) != 0:
+        return False
+    row[R_VERTICES] = count
+    for j in range(4):
+        row[R_BOX + j] = box[j]
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row, fstate):  # pragma: no cover
+    """Book a draw ``_draw`` ran at the trigger the kernel stopped at: its row, its log entry, its groups."""
+    row[R_INDEX] = cursor[K.K_DRAWS]
+    row[R_KIND] = kind
+    row[R_STOP_POS] = cursor[K.K_STOP_PACKET]
+    row[R_PACKETS] = cursor[K.K_PACKETS]
+    row[R_DONE] = cursor[K.K_PARAM] == 0
+    row[R_POS] = cursor[K.K_POS]
+    fstate[FS_ROWS] += 1
+    fstate[FS_DIRTY] |= dirty
+    counters[K.C_DIRTY] = 0
+    K._record_draw(cursor, kind, cursor[K.K_STOP_PACKET], regs, dirty, draw_info, shadow, changes)
+
+
+@numba.njit(cache=True, nogil=True)
+def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed, pending,
+        counters, immediate, cursor, records, packet_records, events, record, groups, draw_info, shadow,
+        changes, watched, vertex_args, fragment_args, fragment_ints, rows, fstate):  # pragma: no cover - compiled
+    """``K.run`` until something needs Python that is not a draw this loop can run (module docstring); returns
+    the kernel's status, ``S_ROWS_FULL``, or ``S_DECLINED`` when the pending draw (``fstate[FS_PENDING]``: the
+    trigger the kernel last stopped at, whose groups Python already took into ``FS_PENDING_DIRTY``) is left to
+    Python."""
+    while True:
+        if fstate[FS_ROWS] >= rows.shape[0]:
+            return S_ROWS_FULL
+        if cursor[K.K_RECORD_DRAWS] and (cursor[K.K_NDRAW] >= draw_info.shape[0]
+                                         or cursor[K.K_NCHANGE] + K.NUM_REGS > changes.shape[0]):
+            return K.S_DRAWS_FULL
+        if fstate[FS_PENDING]:
+            fstate[FS_PENDING] = 0
+            dirty = fstate[FS_PENDING_DIRTY]
+            status = S_DECLINED
+        else:
+            status = K.run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas,
+                           fixed, pending, counters, immediate, cursor, records, packet_records, events, record,
+                           groups, draw_info, shadow, changes)
+            if status != K.S_STOP:
+                return status
+            dirty = counters[K.C_DIRTY]
+            if dirty & ~LIVE_GROUPS:
+                return status
+        reg = cursor[K.K_STOP_ID]
+        if (reg != _ARRAYS_ID and reg != _ELEMENTS_ID) or cursor[K.K_DRAWS] >= fstate[FS_LIMIT]:
+            return status
+        kind = K.D_ARRAYS if reg == _ARRAYS_ID else K.D_ELEMENTS
+        row = rows[fstate[FS_ROWS]]
+        row[:] = 0
+        if not _draw(regs, fu, kind, watched, vertex_args, fragment_args, fragment_ints, row):
+            return status
+        _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row, fstate)
+
+
+def args_of(plans: CompiledPlans) -> tuple:
+    """The loop's arguments after the kernel's: watched values, both plans' argument tuples, the fragment plan's
+    int array (texture address slots), in ``run``'s order."""
+    return (plans.watched, plans.vertices.args, plans.fragments.args, plans.fragments.ints)
+
+
+def plans_for(call: DrawCall, assembler: Assembler) -> CompiledPlans | None:
+    """The plans of ``call``'s draw state (which rendered without error), or None: a part failed to decode, the
+    assembler holds vertices of an unfinished primitive, or a side does not cover the state."""
+    ds = call.draw_state
+    if ds.failed or not assembler.takes_whole_triangles(Topology.LIST):
+        return None
+    vertices = VertexPlan.of(ds, call.memory)
+    if isinstance(vertices, str):
+        return None
+    fragments = FragmentPlan.of(ds, call.memory)
+    if isinstance(fragments, str):
+        return None
+    fb = ds.framebuffer
+    return CompiledPlans(vertices, fragments, call.state.regs[WATCHED_IDS], (fb.width, fb.height))
