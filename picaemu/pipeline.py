@@ -67,6 +67,7 @@ from picaemu.fragment.blend import BlendMode, BlendProgram
 from picaemu.fragment.ops import Fate, FragmentLog
 from picaemu.fused import loop as fused_loop
 from picaemu.fused import vertices
+from picaemu.fused import fragments as fused_fragments
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import map_outputs, slot_registers
 from picaemu.geometry.primitive_assembly import Assembler, Topology
@@ -227,7 +228,7 @@ class Pipeline:
                  color_stages: Callable[[DrawState], ColorStages] = default_color_stages,
                  geometry_shader: GeometryShader = run_geometry_shader,
                  stage_observer: StageObserver | None = None, fused_front_end: bool = True,
-                 batch_fragments: bool = False, fused_vertices: bool = True,
+                 batch_fragments: bool = False, fused_vertices: bool = True, fused_fragments: bool = True,
                  compiled_draws: bool = True) -> None:
         """``fused_front_end``: run the common draw's geometry through ``picaemu.geometry.front_end`` (same results
         as the stages; off: every draw goes stage by stage, as the differential test compares).
@@ -245,6 +246,8 @@ class Pipeline:
         self.fused_draws = 0  # draws the fused front end served (the differential test checks it is used)
         self.fused_vertices = fused_vertices
         self.fused_vertex_draws = 0  # of those, draws the fused vertex side (loading included) served
+        self.fused_fragments = fused_fragments
+        self.fused_fragment_draws = 0  # draws whose fragment side ``picaemu.fused.fragments`` ran
         self.batch_fragments = batch_fragments
         self.compiled = compiled_draws
         self.compiled_count = 0  # draws the command processor's compiled loop ran with this pipeline's plans
@@ -490,6 +493,8 @@ class Pipeline:
         ds = call.draw_state
         fb, active, rs = ds.framebuffer, ds.varyings.plan, ds.raster
         observer = self.stage_observer
+        if observer is None and self._fused_fragments(call, wt, stats):
+            return
         if observer is None or not observer.fragment_fates:
             stages = None
             for frags, rstats in rasterize_chunks(wt, rs, active):  # in order: bounded memory for any draw
@@ -505,6 +510,16 @@ class Pipeline:
                                                                      for _, t, g in parts), strict=True))
         observer.on_fragments(call, FragmentFates(frags.x, frags.y, fate, fb.color_write, ds.shadow is not None,
                                                    frags, tev, before, after))
+
+    def _fused_fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> bool:
+        """``picaemu.fused.fragments``: the draw's fragment side in one compiled call when its state is covered
+        (False: not covered, the fused side is off or the color stages seam replaced; the staged path runs it)."""
+        if not self.fused_fragments or self.color_stages is not default_color_stages:
+            return False
+        plan = fused_fragments.plan_for(call.draw_state, call.memory)
+        done = not isinstance(plan, str) and fused_fragments.run(plan, wt, stats)
+        self.fused_fragment_draws += done
+        return done
 
     def _stages(self, ds: DrawState) -> ColorStages:
         """The draw's color stages, once it has fragments (its fragment-phase state is checked first)."""
