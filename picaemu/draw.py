@@ -60,6 +60,9 @@ class DrawCall:
     # set by the pipeline: (x0, y0, x1, y1) inclusive window pixels that hold every triangle the draw rasterized
     # (before the scissor), None when it rasterized none; the debugger replays only draws that can touch a pixel
     bounds: tuple[int, int, int, int] | None = None
+    # set by the command processor when it asks for compiled plans (``CompiledSink``): the content of every
+    # register and program the plans of this draw's state can depend on; equal keys, equal plans
+    plan_key: tuple[int, bytes] | None = None
 
     @cached_property
     def draw_state(self) -> DrawState:

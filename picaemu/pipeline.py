@@ -65,9 +65,9 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import BlendMode, BlendProgram
 from picaemu.fragment.ops import Fate, FragmentLog
+from picaemu.fused import fragments as fused_fragments
 from picaemu.fused import loop as fused_loop
 from picaemu.fused import vertices
-from picaemu.fused import fragments as fused_fragments
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import map_outputs, slot_registers
 from picaemu.geometry.primitive_assembly import Assembler, Topology
@@ -251,6 +251,7 @@ class Pipeline:
         self.batch_fragments = batch_fragments
         self.compiled = compiled_draws
         self.compiled_count = 0  # draws the command processor's compiled loop ran with this pipeline's plans
+        self._plan_cache = fused_loop.PlanCache()
         self.batched_draws = 0  # draws whose fragment side ran in a batch of two or more
         self._batch: list[tuple[DrawCall, clipping.WindowTriangles]] = []
         self._batch_key: tuple | None = None  # the pending batch's ``fragment_batch.fragment_key``, and its ids
@@ -323,7 +324,7 @@ class Pipeline:
         if not (self.compiled and self._may_defer(call, batching=False) and self.fused_front_end
                 and self.vertex_shader is run_vertex_shader):
             return None
-        plans = fused_loop.plans_for(call, self.assembler)
+        plans = self._plan_cache.plans(call, self.assembler)
         if plans is not None:
             self.flush()  # the loop writes pixels at once: the batched draws before it first
         return plans

@@ -63,8 +63,8 @@ def test_stop_after_a_draw_and_checkpoints_match() -> None:
 
 def _sprites_with(edit: Callable[[CaptureBuilder, int], None], n: int = 12) -> pica.Capture:
     """A run of compiled-eligible textured draws; ``edit(b, i)`` may change something before draw i."""
-    from samples.game_scene import _checker
     from samples._common import SCREEN, VS_TEX
+    from samples.game_scene import _checker
 
     b = CaptureBuilder(name="edited sprites")
     b.begin_frame(clear=(0, 0, 0, 255), depth=0)
@@ -77,7 +77,8 @@ def _sprites_with(edit: Callable[[CaptureBuilder, int], None], n: int = 12) -> p
                     np.float32)
     uv = np.array([[0, 0], [1, 0], [1, 1], [0, 0], [1, 1], [0, 1]], np.float32)
     col = np.ones((6, 4), np.float32)
-    b.vertices([np.concatenate([quad + [20 * i, 20, 0, 0] for i in range(n)]), np.tile(uv, (n, 1)),
+    offsets = np.array([[20 * i, 20, 0, 0] for i in range(n)], np.float32)
+    b.vertices([(quad[None] + offsets[:, None]).reshape(-1, 4), np.tile(uv, (n, 1)),
                 np.tile(col, (n, 1))])
     for i in range(n):
         b.set(TEXUNIT_ADDR[0], address=address)

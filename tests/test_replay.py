@@ -305,8 +305,9 @@ def test_checkpoint_and_restore_inside_a_list(captures_dir: Path) -> None:
 
 
 def test_streaming_replay_memory_does_not_grow_with_frames() -> None:
-    """Without per-draw records and checkpoints, replaying 40 frames peaks close to what 4 frames do (the capture
-    itself aside); with records, it grows by every draw's register snapshot."""
+    """Without per-draw records and checkpoints, replaying 40 frames peaks close to what 20 frames do (the capture
+    itself aside; the bounded caches of compiled plans and draw-state parts are full by then); with records, it
+    grows by every draw's record and logged register changes."""
     import tracemalloc
 
     from samples.game_scene import cubes
@@ -322,9 +323,9 @@ def test_streaming_replay_memory_does_not_grow_with_frames() -> None:
         assert replay.draw_count == 25 * frames
         return top
 
-    streaming = peak(40, record=False) - peak(4, record=False)
-    recording = peak(40, record=True) - peak(4, record=True)
-    assert recording > 36 * 25 * 3 * 1024  # every draw's register snapshot (3 KiB) and record
+    streaming = peak(40, record=False) - peak(20, record=False)
+    recording = peak(40, record=True) - peak(20, record=True)
+    assert recording > 20 * 25 * 1024  # every draw's record and changed registers (>= 1 KiB)
     assert streaming < recording / 4  # what is left: numba's typing of tuple arguments (~0.3 KiB per draw)
 
 

@@ -7,7 +7,8 @@ the loop fills: ``info`` (rows, DRAW_INFO_LEN) int64 [index, kind, buffer addres
 groups, end of its changes] and ``changes`` (cap,) int64, the registers (``id << 32 | value``) that differ from
 the previous recorded draw, kept in ``shadow`` (0x300,) uint32. A full chunk is kept and a larger one started
 (``grow``); rows become ``TriggerRegisters``s, with the whole register file rebuilt from the changes, only when someone
-asks (``build``). Draws handled in Python are appended as records directly, after the rows before them.
+asks (``build``). Draw-arrays / draw-elements calls handled in Python are logged as rows the same way (``add``);
+immediate-mode draws are appended as records directly, after the rows before them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from picaemu.draw_state import ALL
 FIRST_ROWS, LARGEST_ROWS = 64, 4096  # draws of the first chunk, and of the largest
 CHANGES_PER_ROW = 48  # room for changed registers per draw in a chunk (plus one whole register file)
 _KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}
+_CODES = {kind: code for code, kind in _KINDS.items()}
 
 
 @dataclass(slots=True)
@@ -48,6 +50,8 @@ class DrawLog:
         self.shadow = np.zeros(K.NUM_REGS, np.uint32)  # registers at the loop's last recorded draw
         self._running = np.zeros(K.NUM_REGS, np.uint32)  # the same, as far as ``build`` has gone
         self._full: list[tuple[np.ndarray, np.ndarray, int, int]] = []  # (info, changes, rows built, rows filled)
+        self._cursor = np.zeros(K.CURSOR_LEN, np.int64)  # ``add``'s cursor for the compiled ``_record_draw``
+        self._cursor[K.K_RECORD_DRAWS] = 1
         self._start(FIRST_ROWS)
 
     def _start(self, rows: int) -> None:
@@ -61,6 +65,21 @@ class DrawLog:
         """The chunk is full: keep it, start one twice as large (up to LARGEST_ROWS)."""
         self._full.append((self.info, self.changes, self._built, self.end))
         self._start(min(2 * len(self.info), LARGEST_ROWS))
+
+    def add(self, index: int, kind: DrawKind, buffer: int, offset: int, regs: np.ndarray, dirty: int) -> None:
+        """Log a draw Python handles, after the loop's rows: a row like theirs (the compiled ``_record_draw``) for
+        draw-arrays / draw-elements, a record (after building the rows) for an immediate-mode draw."""
+        code = _CODES.get(kind)
+        if code is None:
+            self.build().append(TriggerRegisters(index, kind, buffer, offset, regs.copy(), dirty))
+            return
+        if self.end >= len(self.info) or self.nchanges + K.NUM_REGS > len(self.changes):
+            self.grow()
+        cursor = self._cursor
+        cursor[K.K_NDRAW], cursor[K.K_NCHANGE], cursor[K.K_DRAWS], cursor[K.K_BUFFER] = (self.end, self.nchanges,
+                                                                                        index, buffer)
+        K._record_draw(cursor, code, offset // 4, regs, dirty, self.info, self.shadow, self.changes)
+        self.end, self.nchanges = int(cursor[K.K_NDRAW]), int(cursor[K.K_NCHANGE])
 
     def build(self) -> list[TriggerRegisters]:
         """The records, after turning every row the loop filled into one."""

@@ -21,6 +21,7 @@ to a buffer already run raise ``JumpCycle``.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from picaemu.command import kernel as K
 from picaemu.command.draw_log import DrawLog, TriggerRegisters
 from picaemu.command.packets import as_words, truncation_message, unpack_header
 from picaemu.draw import CompiledSink, DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
-from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache
+from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache, Group
 from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket, WorkBudgetExceeded
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
@@ -42,6 +43,8 @@ from picaemu.state import GpuState
 
 if TYPE_CHECKING:
     from picaemu.fused.loop import CompiledPlans
+
+PROGRAM_GROUPS = Group.VS_PROGRAM | Group.GS_PROGRAM  # uploads that change a shader program: a new plan key
 
 log = logging.getLogger("picaemu.command")
 
@@ -212,6 +215,10 @@ class CommandProcessor:
         # compiled draws (``picaemu.fused.loop``): the plans the sink offered after its last draw, the loop's rows
         self._plans: CompiledPlans | None = None
         self._pending_dirty: int | None = None  # a trigger left to the loop: the write groups ``_act`` took for it
+        # part of every plan key: the state object's generation (``load_state``) and a digest of the programs,
+        # taken again after an upload (the same program uploaded again every frame keeps its key)
+        self._state_generation = 0
+        self._program_digest: bytes | None = None
         self._rows = self._fstate = np.zeros((0, 0), np.int64)  # allocated at the first compiled run
         self._code = np.zeros((2, 4096), np.uint32)
         self._opdescs = np.zeros((2, 128), np.uint32)
@@ -276,6 +283,8 @@ class CommandProcessor:
         self._counters[:] = 0
         self._counters[K.C_DIRTY] = ALL
         self._plans, self._pending_dirty = None, None
+        self._state_generation += 1  # another state object: its programs and fixed-attribute store
+        self._program_digest = None
         self._bind_state()
 
     def pending_input(self) -> PendingInput:
@@ -289,6 +298,8 @@ class CommandProcessor:
         them."""
         dirty = int(self._counters[K.C_DIRTY])
         self._counters[K.C_DIRTY] = 0
+        if dirty & PROGRAM_GROUPS:
+            self._program_digest = None
         return dirty
 
     def mark_dirty(self, groups: int = ALL) -> None:
@@ -463,7 +474,7 @@ class CommandProcessor:
             self.draw_count += n
             self.pipeline.compiled_draws(loop.CompiledDraws(  # type: ignore[attr-defined]
                 self._rows[:n], result.packets - (self._list_start or 0), address, words.size,
-                time.perf_counter() - start, plans.framebuffer))
+                time.perf_counter() - start))
         return status
 
     def _dispatch_events(self, cursor: np.ndarray, address: int) -> None:
@@ -518,9 +529,12 @@ class CommandProcessor:
             resume = (address + 4 * slots[K.K_POS], 4 * (size - slots[K.K_POS])) if done and address else None
             call = DrawCall(self.draw_count, kind, self.state, self.memory, offset, packet=packet, resume=resume)
             declined, self._pending_dirty = self._pending_dirty, None
-            dirty = self._take_for(call) if declined is None else declined
-            if declined is None and self._leave_to_loop(call, dirty):
-                return None
+            if declined is None:
+                dirty = self._take_for(call)
+                if self._leave_to_loop(call, dirty):
+                    return None
+            else:  # the loop handed it back: ``_take_for`` ran when it was first left to the loop
+                dirty, call.states = declined, self.draw_states
             self._draw(call, dirty)
             result.draws += 1
         elif action in (Action.JUMP0, Action.JUMP1):
@@ -550,8 +564,16 @@ class CommandProcessor:
     def _leave_to_loop(self, call: DrawCall, dirty: int) -> bool:
         """Whether the compiled draw loop runs ``call`` next (``picaemu.fused.loop``): the sink offered plans of
         its state (kept for the draws after it); ``dirty`` goes with it."""
-        self._plans = (self.pipeline.compiled_plans(call)
-                       if not self.observers and isinstance(self.pipeline, CompiledSink) else None)
+        if self.observers or not isinstance(self.pipeline, CompiledSink):
+            self._plans = None
+            return False
+        from picaemu.fused import loop
+
+        if self._program_digest is None:
+            self._program_digest = hashlib.blake2b(self._code.tobytes() + self._opdescs.tobytes(),
+                                                   digest_size=16).digest()
+        call.plan_key = (self._state_generation, self._program_digest + self.state.regs[loop.PLAN_KEY_IDS].tobytes())
+        self._plans = self.pipeline.compiled_plans(call)
         if self._plans is None or self._plans.draw_limit <= call.index:
             return False
         self._pending_dirty = dirty
@@ -561,8 +583,7 @@ class CommandProcessor:
         """Hand ``call`` to the pipeline (``dirty``: ``_take_for``'s groups)."""
         self.draw_count += 1
         if self.record_draws:
-            regs = call.state.regs.copy()
-            self.draws.append(TriggerRegisters(call.index, call.kind, self._buffer, call.offset, regs, dirty))
+            self._draw_log.add(call.index, call.kind, self._buffer, call.offset, call.state.regs, dirty)
         call.observed = bool(self.observers)
         for obs in self.observers:
             obs.on_draw_begin(call)

@@ -32,6 +32,7 @@ it, the vertex count, then the vertex counters (``VERTEX_COUNTERS``), the fragme
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numba
@@ -39,10 +40,11 @@ import numpy as np
 
 from picaemu.command import kernel as K
 from picaemu.draw import DrawCall, DrawKind
-from picaemu.draw_state import Group
+from picaemu.draw_state import WRITE_GROUPS, Group
 from picaemu.fused.fragments import FRAGMENT_COUNTERS, TEXTURE_ADDRESS_SLOT, FragmentPlan, fragment_side
+from picaemu.fused.fragments import plan_for as fragment_plan
 from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
-from picaemu.geometry.clipping import window_box
+from picaemu.fused.vertices import plan_of as vertex_plan
 from picaemu.geometry.primitive_assembly import Assembler, Topology
 from picaemu.geometry.vertex_loader import INDEX_DTYPES
 from picaemu.regs import access, blocks, id_of
@@ -71,6 +73,11 @@ def _live_fields() -> np.ndarray:
 
 
 LIVE_FIELDS = _live_fields()
+# registers whose content determines the plans: every register a stage reads (``WRITE_GROUPS``) outside the live
+# groups, and the watched ones (their values are part of the plans); the shader programs come in by generation
+PLAN_KEY_IDS = np.union1d(np.flatnonzero((WRITE_GROUPS[:K.NUM_REGS] != 0)
+                                         & ((WRITE_GROUPS[:K.NUM_REGS] & LIVE_GROUPS) == 0)), WATCHED_IDS)
+PLAN_CACHE_ENTRIES = 64
 INDEX_U16 = next(code for code, name in blocks.geometry.INDEX_TYPES.items() if INDEX_DTYPES[name].itemsize == 2)
 TEXTURE_SLOTS = np.array(TEXTURE_ADDRESS_SLOT, np.int64)
 _KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}
@@ -95,12 +102,10 @@ class CompiledPlans:
     vertices: VertexPlan
     fragments: FragmentPlan
     watched: np.ndarray  # (len(WATCHED),) uint32
-    framebuffer: tuple[int, int]  # (width, height): the draws' bounds are clamped to it
     draw_limit: int = 1 << 62
 
     def with_limit(self, limit: int) -> CompiledPlans:
-        return CompiledPlans(self.vertices, self.fragments, self.watched, self.framebuffer,
-                             min(limit, self.draw_limit))
+        return CompiledPlans(self.vertices, self.fragments, self.watched, min(limit, self.draw_limit))
 
 
 COUNTER_NAMES = (*VERTEX_COUNTERS, *FRAGMENT_COUNTERS)  # columns R_VERTEX .. R_BOX
@@ -117,7 +122,6 @@ class CompiledDraws:
     address: int  # physical address of the buffer (0: not in emulated memory)
     words: int  # words in the buffer
     seconds: float  # wall time of the loop call: each draw's ``time_s`` is an equal share
-    framebuffer: tuple[int, int]  # (width, height) the bounds are clamped to
 
     def __len__(self) -> int:
         return self.rows.shape[0]
@@ -125,14 +129,12 @@ class CompiledDraws:
     def each(self) -> list[DrawFacts]:
         """Per draw, what a ``DrawCall`` of it would hold."""
         share = self.seconds / max(len(self), 1)
-        width, height = self.framebuffer
         out = []
         for row in self.rows.tolist():
             done = row[R_DONE]
             stats = dict(zip(COUNTER_NAMES, row[R_VERTEX:R_BOX], strict=True))
             stats["time_s"] = share
-            box = row[R_BOX:ROW_LEN]
-            bounds = window_box(tuple(box), width, height) if stats["primitives_rasterized"] else None
+            bounds = tuple(row[R_BOX:ROW_LEN]) if stats["primitives_rasterized"] else None
             resume = ((self.address + 4 * row[R_POS], 4 * (self.words - row[R_POS]))
                       if done and self.address else None)
             out.append(DrawFacts(row[R_INDEX], _KINDS[row[R_KIND]], 4 * row[R_STOP_POS],
@@ -250,17 +252,38 @@ def args_of(plans: CompiledPlans) -> tuple:
     return (plans.watched, plans.vertices.args, plans.fragments.args, plans.fragments.ints)
 
 
+class PlanCache:
+    """A sink's plans by ``DrawCall.plan_key`` (the ``PLAN_CACHE_ENTRIES`` most recent), so that a state seen
+    before costs a dictionary lookup instead of a draw state and two plans."""
+
+    def __init__(self) -> None:
+        self._plans: OrderedDict[tuple[int, bytes], CompiledPlans | None] = OrderedDict()
+
+    def plans(self, call: DrawCall, assembler: Assembler) -> CompiledPlans | None:
+        """``plans_for(call, assembler)``, remembered by ``call.plan_key`` (when set)."""
+        key = call.plan_key
+        if key is None:
+            return plans_for(call, assembler)
+        plans = self._plans.get(key, self)
+        if plans is self:
+            plans = self._plans[key] = plans_for(call, assembler)
+            if len(self._plans) > PLAN_CACHE_ENTRIES:
+                self._plans.popitem(last=False)
+        elif plans is not None and not assembler.takes_whole_triangles(Topology.LIST):
+            return None
+        return plans  # type: ignore[return-value]
+
+
 def plans_for(call: DrawCall, assembler: Assembler) -> CompiledPlans | None:
     """The plans of ``call``'s draw state (which rendered without error), or None: a part failed to decode, the
     assembler holds vertices of an unfinished primitive, or a side does not cover the state."""
     ds = call.draw_state
     if ds.failed or not assembler.takes_whole_triangles(Topology.LIST):
         return None
-    vertices = VertexPlan.of(ds, call.memory)
+    vertices = vertex_plan(ds, call.memory, call.state.fixed_attribs)
     if isinstance(vertices, str):
         return None
-    fragments = FragmentPlan.of(ds, call.memory)
+    fragments = fragment_plan(ds, call.memory)
     if isinstance(fragments, str):
         return None
-    fb = ds.framebuffer
-    return CompiledPlans(vertices, fragments, call.state.regs[WATCHED_IDS], (fb.width, fb.height))
+    return CompiledPlans(vertices, fragments, call.state.regs[WATCHED_IDS])
