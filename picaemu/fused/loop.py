@@ -142,7 +142,7 @@ class CompiledDraws:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DrawFacts:
     """One draw the loop ran: ``DrawCall``'s fields of it (``vertices``: NUMVERTICES)."""
 
