@@ -110,6 +110,18 @@ class CompiledSink(Protocol):
     def compiled_draws(self, draws: CompiledDraws) -> None: ...
 
 
+_COMPILED_SINK_TYPES: dict[type, bool] = {}
+
+
+def is_compiled_sink(sink: object) -> bool:
+    """``isinstance(sink, CompiledSink)``, remembered per type (a protocol check walks its members: ~2 us)."""
+    kind = type(sink)
+    known = _COMPILED_SINK_TYPES.get(kind)
+    if known is None:
+        known = _COMPILED_SINK_TYPES[kind] = isinstance(sink, CompiledSink)
+    return known
+
+
 class NullPipeline:
     """Renders nothing: decoding and state tracking only (a stage observer sees nothing)."""
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from picaemu.draw import CompiledSink
+from picaemu.draw import is_compiled_sink
 from picaemu.errors import FormatError, PicaError
 
 OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
@@ -93,7 +93,7 @@ class Deadline:
     def compiled_plans(self, call: Any) -> Any:
         """The inner pipeline's plans (``picaemu.draw.CompiledSink``): the deadline is checked after each run of
         compiled draws instead of each draw."""
-        return self.inner.compiled_plans(call) if isinstance(self.inner, CompiledSink) else None
+        return self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None
 
     def compiled_draws(self, draws: Any) -> None:
         self.inner.compiled_draws(draws)

@@ -19,7 +19,7 @@ import numpy as np
 from picaemu.cli.common import INT, exclusive, load_memory_blocks, note_first_compile, quiet_option, reports_errors
 from picaemu.cli.render_capture import capture_options, is_capture, render_capture
 from picaemu.command.processor import CommandProcessor
-from picaemu.draw import CompiledSink, DrawCall, PipelineEventKind, PipelineSink
+from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink
 from picaemu.errors import FormatError
 from picaemu.formats.files import image_format, is_stdout, refuse_overwrite, save_image
 from picaemu.fragment.framebuffer import FramebufferState, depth_max, read_color_image, read_depth_image
@@ -56,7 +56,7 @@ class VerbosePipeline:
 
     def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
         """The inner pipeline's plans (``picaemu.draw.CompiledSink``) unless every draw is reported."""
-        if self.verbose or not isinstance(self.pipeline, CompiledSink):
+        if self.verbose or not is_compiled_sink(self.pipeline):
             return None
         return self.pipeline.compiled_plans(call)
 

@@ -33,7 +33,7 @@ from picaemu import regs as regtable
 from picaemu.command import kernel as K
 from picaemu.command.draw_log import DrawLog, TriggerRegisters
 from picaemu.command.packets import as_words, truncation_message, unpack_header
-from picaemu.draw import CompiledSink, DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink
+from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink, is_compiled_sink
 from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache, Group
 from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket, WorkBudgetExceeded
 from picaemu.memory import PhysicalMemory
@@ -564,7 +564,7 @@ class CommandProcessor:
     def _leave_to_loop(self, call: DrawCall, dirty: int) -> bool:
         """Whether the compiled draw loop runs ``call`` next (``picaemu.fused.loop``): the sink offered plans of
         its state (kept for the draws after it); ``dirty`` goes with it."""
-        if self.observers or not isinstance(self.pipeline, CompiledSink):
+        if self.observers or not is_compiled_sink(self.pipeline):
             self._plans = None
             return False
         from picaemu.fused import loop

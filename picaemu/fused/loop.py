@@ -105,7 +105,10 @@ class CompiledPlans:
     draw_limit: int = 1 << 62
 
     def with_limit(self, limit: int) -> CompiledPlans:
-        return CompiledPlans(self.vertices, self.fragments, self.watched, min(limit, self.draw_limit))
+        """These plans for the draws before ``limit`` only."""
+        if limit >= self.draw_limit:
+            return self
+        return CompiledPlans(self.vertices, self.fragments, self.watched, limit)
 
 
 COUNTER_NAMES = (*VERTEX_COUNTERS, *FRAGMENT_COUNTERS)  # columns R_VERTEX .. R_BOX

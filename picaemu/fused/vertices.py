@@ -262,13 +262,14 @@ def vertex_side(kind_elements, count, first, index_address, index_u16, floats, r
     ok, attrs = _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
     if not ok:
         return False, _empty(), EMPTY_BOX
-    ok, arrays, culled, extent = front_end._front_end(attrs, pairs, plan, floats, written, inverse,
-                                                      not kind_elements, source, quaternions, half_w, half_h,
-                                                      vx, vy, drop_sign)
+    ok, arrays, culled, extent, clip_counts = front_end._front_end(attrs, pairs, plan, floats, written, inverse,
+                                                                   not kind_elements, source, quaternions, half_w,
+                                                                   half_h, vx, vy, drop_sign)
     if not ok:
         return False, _empty(), EMPTY_BOX
     t, kept = count // 3, arrays[0].shape[0]
-    totals = (count, u, u, instructions * u, t, 0, 0, 0, culled, kept)
+    invalid, away, clipped = clip_counts
+    totals = (count, u, u, instructions * u, t, invalid, away, clipped, culled, kept)
     for i in range(len(totals)):
         counts[i] = totals[i]
     box = clipping.window_box(extent, width, height) if kept else EMPTY_BOX

@@ -44,7 +44,7 @@ import numpy as np
 
 from picaemu.command.packets import Packet, list_packets
 from picaemu.command.processor import CommandProcessor
-from picaemu.draw import CompiledSink, DrawCall, NullPipeline, PipelineEventKind, PipelineSink
+from picaemu.draw import DrawCall, NullPipeline, PipelineEventKind, PipelineSink, is_compiled_sink
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
@@ -109,7 +109,7 @@ class _Recorder:
         """The inner sink's plans (``picaemu.draw.CompiledSink``), limited so that the loop leaves to Python the
         draw to stop after and the draws that take a mid-list checkpoint."""
         replay = self._replay()
-        plans = self.inner.compiled_plans(call) if isinstance(self.inner, CompiledSink) else None
+        plans = self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None
         if plans is None or replay is None:
             return None
         limit = replay._next_checkpoint_draw(call.index)
