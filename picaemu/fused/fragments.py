@@ -25,11 +25,11 @@ the plan depends on it) before each draw.
 0-2, VRAM base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color,
 depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying
 columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
-UNIT_INTS) int64; the units' format tables (``texture.fetch.channel_tables``: shifts, masks (3, 4) int64, luts
-(3, 4, 256) uint8) and border colors (3, 4) float32; ``tev_rows`` (6, TEV_INTS) int64, ``tev_ch`` (6, 3, 3)
-int64 RGB operand channels, ``tev_inv`` (6, 3) bool; the buffer color (4,) uint8; the alpha test's (256,) bool
-pass table; the VRAM and FCRAM byte arrays; ``fragment_ops.OpsParams``, the stencil tables, the depth buffer's
-bytes and words, the color buffer's bytes and words, and the color pass arguments of the draw's ``OpsPlan``.
+UNIT_INTS) int64 (with each format's ``texture.fetch.channel_fields``); the border colors (3, 4) float32;
+``tev_rows`` (6, TEV_INTS) int64, ``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3) bool;
+the buffer color (4,) uint8; the alpha test's (256,) bool pass table; the VRAM and FCRAM byte arrays;
+``fragment_ops.OpsParams``, the stencil tables, the depth buffer's bytes and words, the color buffer's bytes and
+words, and the color pass arguments of the draw's ``OpsPlan``.
 """
 
 from __future__ import annotations
@@ -94,9 +94,9 @@ def _refusal(ds: DrawState) -> str:
     sstate = ds.shading
     if ds.shadow is not None:
         return "shadow"
-    if sstate.fog.mode != "disabled":
-        return sstate.fog.mode  # "fog" or "gas"
-    used = sstate.tev.sources_used()
+    if ds.fog.mode != "disabled":
+        return ds.fog.mode  # "fog" or "gas"
+    used = ds.tev.sources_used()
     if used & SRC_LIGHTING and sstate.lighting_enabled:
         return "lighting"
     if SRC_PROCTEX in used and sstate.proctex_enabled:
@@ -117,7 +117,7 @@ def _refusal(ds: DrawState) -> str:
 
 def _read_units(ds: DrawState) -> list[TextureUnitState]:
     """The enabled texture units whose color the TEV reads."""
-    used = ds.shading.tev.sources_used()
+    used = ds.tev.sources_used()
     return [u for u in ds.textures if u.enabled and tev.SRC_TEXTURES[u.unit] in used]
 
 
@@ -125,7 +125,7 @@ def _ops_args(ds: DrawState, memory: PhysicalMemory) -> tuple:
     """The operations' arguments and the pass kinds ``resolve`` picks for these buffers (MemoryFault: a buffer
     the draw uses leaves memory)."""
     plan = ds.fragment_ops
-    p, fb = plan.params, ds.framebuffer
+    p, fb = plan.params, plan.fb
     depth_buf = fb.depth_bytes(memory) if p.use_depth else NO_BYTES
     color_buf = fb.color_bytes(memory) if p.color_write else NO_BYTES
     depth_words = fragment_ops._words(depth_buf, p.depth_bpp) if p.use_depth else None
@@ -165,8 +165,10 @@ def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
     """The unit's ``units`` row (``fragment_kernel``)."""
     level = unit.min_level
     w, h = level_size(unit.width, unit.height, level)
-    return [1, level_offset(unit.width, unit.height, unit.format, level), level_bytes(w, h, unit.format), w, h,
-            PACKED[unit.format.name].word_bits, unit.wrap_s, unit.wrap_t, int(unit.mag_linear), *cols]
+    spec = PACKED[unit.format.name]
+    return [1, level_offset(unit.width, unit.height, unit.format, level), level_bytes(w, h, unit.format), w,
+            w.bit_length() - 1, h, spec.word_bits, unit.wrap_s, unit.wrap_t, int(unit.mag_linear), *cols,
+            *fetch.channel_fields(spec)]
 
 
 def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -203,22 +205,19 @@ def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarr
 
 def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     """``FragmentPlan.of`` once the state is known to be covered."""
-    sstate = ds.shading
-    tstate = sstate.tev
+    tstate = ds.tev
     used = tstate.sources_used()
     read = _read_units(ds)
     fields = [u.coords for u in read] + (["color"] if tev.SRC_PRIMARY in used else [])
     active, cols = _columns(ds, fields)
     units = np.zeros((3, kern.UNIT_INTS), np.int64)
-    shifts, masks = np.zeros((3, 4), np.int64), np.zeros((3, 4), np.int64)
-    luts, border = np.zeros((3, 4, fetch.FIELD_VALUES), np.uint8), np.zeros((3, 4), np.float32)
+    border = np.zeros((3, 4), np.float32)
     ints = np.zeros(kern.NUM_INTS, np.int64)
     slot_of = {code: kern.ZERO for code in range(16)}  # disabled units, lighting and unit 3 read 0 (refused if on)
     slot_of.update({tev.SRC_PRIMARY: kern.PRIMARY_SLOT, tev.SRC_CONSTANT: kern.CONSTANT})
     for unit in read:
         u = unit.unit
         units[u] = _unit_row(unit, cols[unit.coords])
-        shifts[u], masks[u], luts[u] = fetch.channel_tables(PACKED[unit.format.name])
         border[u] = unit.border_f32
         ints[TEXTURE_ADDRESS_SLOT[u]] = unit.addresses[0]
         slot_of[tev.SRC_TEXTURES[u]] = kern.TEX0 + u
@@ -228,7 +227,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     ints[kern.VRAM_BASE] = regions[VRAM.name].base if VRAM.name in regions else 0
     ints[kern.FCRAM_BASE] = regions[FCRAM.name].base if FCRAM.name in regions else 0
     ints[kern.USES_BUFFER] = tev.SRC_BUFFER in used
-    blend = sstate.blend
+    blend = ds.blend
     ints[kern.ALPHA_TEST] = blend.alpha_test
     ints[kern.PRIMARY] = tev.SRC_PRIMARY in used
     depth_kind, color_kind, ops_args = ops
@@ -237,19 +236,29 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
                           else np.ones(256, np.bool_))
     color_cols = np.array(cols.get("color", [-1] * 4), np.int64)
     rs = ds.raster
-    return FragmentPlan(ints, (ints, rs.params, rs.dparams, active, color_cols, units, shifts, masks, luts, border,
+    return FragmentPlan(ints, (ints, rs.params, rs.dparams, active, color_cols, units, border,
                                rows, chans, invs, np.array(tstate.buffer_color, np.uint8), alpha_pass, vram, fcram,
                                *ops_args))
 
 
 def fragment_parts(ds: DrawState) -> tuple:
-    """The draw-state parts a fragment plan is made of (held by the plan cache, which compares them by identity)."""
-    return (ds.framebuffer, ds.varyings, ds.raster, ds.texture0, ds.texture1, ds.texture2, ds.shading,
-            ds.blend_program, ds.depth_stencil, ds.fragment_ops, ds.shadow)
+    """The draw-state parts a fragment plan is made of (held by the plan cache, which compares them by identity).
+    Not the ``shading`` part, nor fog: they are made anew whenever a texture, the TEV or the TEV's buffer register
+    changes, while the parts here come back as the same objects when their registers do; of fog, lighting and the
+    procedural texture the plan reads the values in ``_switches``. The framebuffer, depth/stencil and blend program
+    are those of ``fragment_ops`` (``fragment_ops.OpsPlan``, built from them)."""
+    return (ds.varyings, ds.raster, ds.texture0, ds.texture1, ds.texture2, ds.tev, ds.blend, ds.fragment_ops,
+            ds.shadow)
 
 
-# (ids of the parts and memory) -> (the parts and memory, held so that their ids stay theirs; the plan or refusal)
-_plans: OrderedDict[tuple[int, ...], tuple[tuple, FragmentPlan | str]] = OrderedDict()
+def _switches(ds: DrawState) -> tuple[str, bool, bool]:
+    """The fog mode and the lighting and procedural texture enables (all a plan reads of those parts)."""
+    return ds.fog.mode, ds.shading.lighting_enabled, ds.shading.proctex_enabled
+
+
+# (ids of the parts and memory, ``_switches``) -> (the parts and memory, held so that their ids stay theirs; the plan
+# or refusal)
+_plans: OrderedDict[tuple, tuple[tuple, FragmentPlan | str]] = OrderedDict()
 _last: list = [None, None, None]  # the last draw state, its memory and its plan
 
 
@@ -259,7 +268,7 @@ def plan_for(ds: DrawState, memory: PhysicalMemory) -> FragmentPlan | str:
     if _last[0] is ds and _last[1] is memory:
         return _last[2]
     key = (*fragment_parts(ds), memory)
-    ids = tuple(map(id, key))
+    ids = (*map(id, key), *_switches(ds))
     hit = _plans.get(ids)
     if hit is None:
         hit = (key, FragmentPlan.of(ds, memory))
