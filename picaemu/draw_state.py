@@ -78,6 +78,7 @@ class Group(enum.IntFlag):
 
 
 TEXTURE_UNITS = (Group.TEXTURE0, Group.TEXTURE1, Group.TEXTURE2)
+PROGRAM_UPLOADS = Group.VS_PROGRAM | Group.GS_PROGRAM  # the groups that code / operand-descriptor uploads mark
 
 # (group, ((first register, last register), ...)) inclusive ranges by table name; ids in a range that the table
 # does not name belong to the group too. Registers in no range (triggers, interrupts, command-buffer jumps) are
@@ -363,6 +364,7 @@ PARTS: tuple[Part, ...] = (
                                                    _need(built, "blend_program"))),
 )
 assert [p.name for p in PARTS] == [f.name for f in dataclasses.fields(DrawState)][:-1], "PARTS and DrawState differ"
+_READERS: dict[int, tuple[str, ...]] = {}  # a group mask -> the names of the parts that read one of its groups
 MEMO_ENTRIES = 64  # per part: distinct register contents remembered (least recently used dropped)
 
 
@@ -384,9 +386,11 @@ class DrawStateCache:
         if groups == ALL:
             self._parts.clear()
             return
-        for part in PARTS:
-            if part.groups & groups:
-                self._parts.pop(part.name, None)
+        names = _READERS.get(groups)
+        if names is None:
+            names = _READERS[groups] = tuple(part.name for part in PARTS if part.groups & groups)
+        for name in names:
+            self._parts.pop(name, None)
 
     def build(self, state: GpuState) -> DrawState:
         """The draw state of ``state``: the previous object when nothing was invalidated, else a new one that

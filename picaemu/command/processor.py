@@ -34,7 +34,7 @@ from picaemu.command import kernel as K
 from picaemu.command.draw_log import DrawLog, TriggerRegisters
 from picaemu.command.packets import as_words, truncation_message, unpack_header
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink, is_compiled_sink
-from picaemu.draw_state import ALL, WRITE_GROUPS, DrawStateCache, Group
+from picaemu.draw_state import ALL, PROGRAM_UPLOADS, WRITE_GROUPS, DrawStateCache
 from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket, WorkBudgetExceeded
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
@@ -42,9 +42,7 @@ from picaemu.regs import Action, Port, RegKind, access
 from picaemu.state import GpuState
 
 if TYPE_CHECKING:
-    from picaemu.fused.loop import CompiledPlans
-
-PROGRAM_GROUPS = Group.VS_PROGRAM | Group.GS_PROGRAM  # uploads that change a shader program: a new plan key
+    from picaemu.fused.loop import CompiledPlans, PlanTable
 
 log = logging.getLogger("picaemu.command")
 
@@ -138,6 +136,9 @@ ACTION_TABLE, PORT_LAYOUT = build_tables()
 DECODE_ONLY_ACTIONS = decode_only_actions(ACTION_TABLE)
 _STOP_ACTIONS = {r.id: r.action for r in regtable.all_registers() if ACTION_TABLE[r.id] == K.A_STOP}
 # register id -> (pipeline event, bit mask that must be set for the event to happen; 0 = any write)
+# events that only reset state: one in a row has the effect of several (the compiled draw loop queues one restart per
+# draw it runs; they reach the pipeline when it returns)
+IDEMPOTENT_EVENTS = frozenset({PipelineEventKind.RESTART_PRIMITIVE, PipelineEventKind.VERTEX_CACHE_CLEAR})
 _EVENT_OF_REG = {
     r.id: (_EVENTS[r.action], r.field("restart").mask if r.action is Action.RESTART_PRIMITIVE else 0)
     for r in regtable.all_registers()
@@ -214,11 +215,13 @@ class CommandProcessor:
         self._fu = np.zeros((2, 96, 4), np.float32)
         # compiled draws (``picaemu.fused.loop``): the plans the sink offered after its last draw, the loop's rows
         self._plans: CompiledPlans | None = None
+        self._table: PlanTable | None = None  # every state's plans the loop may switch to (made at first use)
         self._pending_dirty: int | None = None  # a trigger left to the loop: the write groups ``_act`` took for it
         # part of every plan key: the state object's generation (``load_state``) and a digest of the programs,
         # taken again after an upload (the same program uploaded again every frame keeps its key)
         self._state_generation = 0
         self._program_digest: bytes | None = None
+        self._program_digest_of_table: bytes | None = None  # the digest the plan table's plans were made under
         self._rows = self._fstate = np.zeros((0, 0), np.int64)  # allocated at the first compiled run
         self._code = np.zeros((2, 4096), np.uint32)
         self._opdescs = np.zeros((2, 128), np.uint32)
@@ -283,6 +286,8 @@ class CommandProcessor:
         self._counters[:] = 0
         self._counters[K.C_DIRTY] = ALL
         self._plans, self._pending_dirty = None, None
+        if self._table is not None:
+            self._table.clear()
         self._state_generation += 1  # another state object: its programs and fixed-attribute store
         self._program_digest = None
         self._bind_state()
@@ -298,7 +303,7 @@ class CommandProcessor:
         them."""
         dirty = int(self._counters[K.C_DIRTY])
         self._counters[K.C_DIRTY] = 0
-        if dirty & PROGRAM_GROUPS:
+        if dirty & PROGRAM_UPLOADS:
             self._program_digest = None
         return dirty
 
@@ -464,7 +469,10 @@ class CommandProcessor:
         if self._pending_dirty is not None:  # the trigger ``_act`` left to the loop runs first
             fstate[loop.FS_PENDING], fstate[loop.FS_PENDING_DIRTY] = 1, self._pending_dirty
         start = time.perf_counter()
-        status = loop.run(*args, *loop.args_of(plans), self._rows, fstate)
+        table = self._table
+        fstate[loop.FS_CURRENT] = table.current
+        status = loop.run(*args, *table.args(), self._rows, fstate)
+        table.current = int(fstate[loop.FS_CURRENT])
         if not fstate[loop.FS_PENDING] and status != K.S_DECLINED:
             self._pending_dirty = None  # the loop ran it (a declined one is ``_act``'s again, with its groups)
         n = int(fstate[loop.FS_ROWS])
@@ -481,12 +489,14 @@ class CommandProcessor:
         """Hand queued pipeline events (restart, cache clear, flush, ...) to the pipeline, in stream order."""
         n = int(cursor[K.K_NEV])
         cursor[K.K_NEV] = 0
+        last = None
         for reg_id, value, pos in self._events[:n].tolist():
             kind, gate = _EVENT_OF_REG[reg_id]
             for obs in self.observers:
                 obs.on_trigger(TriggerEvent(address, 4 * pos, reg_id, regtable.get(reg_id).action.value, value))
-            if gate & value or not gate:
+            if (gate & value or not gate) and not (kind is last and kind in IDEMPOTENT_EVENTS):
                 self.pipeline.event(kind, self.state)
+                last = kind
 
     def _account(self, result: RunResult, before: np.ndarray) -> None:
         delta = self._counters - before
@@ -569,12 +579,20 @@ class CommandProcessor:
             return False
         from picaemu.fused import loop
 
+        if self._table is None:
+            self._table = loop.PlanTable()
         if self._program_digest is None:
-            self._program_digest = hashlib.blake2b(self._code.tobytes() + self._opdescs.tobytes(),
-                                                   digest_size=16).digest()
-        call.plan_key = (self._state_generation, self._program_digest + self.state.regs[loop.PLAN_KEY_IDS].tobytes())
+            digest = hashlib.blake2b(self._code.tobytes() + self._opdescs.tobytes(), digest_size=16).digest()
+            if digest != self._program_digest_of_table:
+                self._table.clear()  # its plans ran other programs
+            self._program_digest = self._program_digest_of_table = digest
+        regs = self.state.regs
+        call.plan_key = (self._state_generation, self._program_digest + regs[loop.PLAN_KEY_IDS].tobytes())
         self._plans = self.pipeline.compiled_plans(call)
-        if self._plans is None or self._plans.draw_limit <= call.index:
+        if self._plans is None:
+            return False
+        self._table.install(self._plans, regs)  # current: the loop runs the draws after this one with them
+        if self._plans.draw_limit <= call.index:
             return False
         self._pending_dirty = dirty
         return True

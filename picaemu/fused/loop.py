@@ -40,7 +40,7 @@ import numpy as np
 
 from picaemu.command import kernel as K
 from picaemu.draw import DrawCall, DrawKind
-from picaemu.draw_state import WRITE_GROUPS, Group
+from picaemu.draw_state import PROGRAM_UPLOADS, WRITE_GROUPS, Group
 from picaemu.fused.fragments import FRAGMENT_COUNTERS, TEXTURE_ADDRESS_SLOT, FragmentPlan, fragment_side
 from picaemu.fused.fragments import plan_for as fragment_plan
 from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
@@ -78,6 +78,7 @@ LIVE_FIELDS = _live_fields()
 PLAN_KEY_IDS = np.union1d(np.flatnonzero((WRITE_GROUPS[:K.NUM_REGS] != 0)
                                          & ((WRITE_GROUPS[:K.NUM_REGS] & LIVE_GROUPS) == 0)), WATCHED_IDS)
 PLAN_CACHE_ENTRIES = 64
+PROGRAM_GROUPS = int(PROGRAM_UPLOADS)
 INDEX_U16 = next(code for code, name in blocks.geometry.INDEX_TYPES.items() if INDEX_DTYPES[name].itemsize == 2)
 TEXTURE_SLOTS = np.array(TEXTURE_ADDRESS_SLOT, np.int64)
 _KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}
@@ -88,9 +89,11 @@ R_FRAGMENT = R_VERTEX + len(VERTEX_COUNTERS)  # + FRAGMENT_COUNTERS
 R_BOX = R_FRAGMENT + len(FRAGMENT_COUNTERS)  # 4 columns
 ROW_LEN = R_BOX + 4
 ROWS = 1024  # rows per chunk: the loop returns to Python when they are full
-# fstate slots: rows filled, groups the loop's draws took, draw limit, a pending draw to run first and its groups
-FS_ROWS, FS_DIRTY, FS_LIMIT, FS_PENDING, FS_PENDING_DIRTY = range(5)
-FSTATE_LEN = 5
+# fstate slots: rows filled, groups the loop's draws took, draw limit, a pending draw to run first and its groups,
+# the plan table's current slot
+FS_ROWS, FS_DIRTY, FS_LIMIT, FS_PENDING, FS_PENDING_DIRTY, FS_CURRENT = range(6)
+FSTATE_LEN = 6
+TABLE_SLOTS = 8  # plans the loop switches between by register content
 S_ROWS_FULL, S_DECLINED = K.S_ROWS_FULL, K.S_DECLINED
 
 
@@ -212,19 +215,37 @@ def _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row
 
 
 @numba.njit(cache=True, nogil=True)
+def _match(regs, keys, count, first):  # pragma: no cover - compiled
+    """The table slot whose key registers (``PLAN_KEY_IDS``) hold the values of ``regs`` (slot ``first`` tried
+    first), or -1."""
+    for n in range(count):
+        j = (first + n) % count
+        same = True
+        for i in range(PLAN_KEY_IDS.shape[0]):
+            if regs[PLAN_KEY_IDS[i]] != keys[j, i]:
+                same = False
+                break
+        if same:
+            return j
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
 def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed, pending,
         counters, immediate, cursor, records, packet_records, events, record, groups, draw_info, shadow,
-        changes, watched, vertex_args, fragment_args, fragment_ints, rows, fstate):  # pragma: no cover - compiled
+        changes, keys, count, watched, vertex_args, fragment_args, fragment_ints, rows,
+        fstate):  # pragma: no cover - compiled
     """``K.run`` until something needs Python that is not a draw this loop can run (module docstring); returns
     the kernel's status, ``S_ROWS_FULL``, or ``S_DECLINED`` when the pending draw (``fstate[FS_PENDING]``: the
     trigger the kernel last stopped at, whose groups Python already took into ``FS_PENDING_DIRTY``) is left to
-    Python."""
+    Python. The plans are ``PlanTable.args``: ``count`` slots, slot ``fstate[FS_CURRENT]`` current."""
     while True:
         if fstate[FS_ROWS] >= rows.shape[0]:
             return S_ROWS_FULL
         if cursor[K.K_RECORD_DRAWS] and (cursor[K.K_NDRAW] >= draw_info.shape[0]
                                          or cursor[K.K_NCHANGE] + K.NUM_REGS > changes.shape[0]):
             return K.S_DRAWS_FULL
+        j = fstate[FS_CURRENT]
         if fstate[FS_PENDING]:
             fstate[FS_PENDING] = 0
             dirty = fstate[FS_PENDING_DIRTY]
@@ -236,23 +257,69 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
             if status != K.S_STOP:
                 return status
             dirty = counters[K.C_DIRTY]
-            if dirty & ~LIVE_GROUPS:
-                return status
+            if dirty & ~LIVE_GROUPS:  # another state: one of the table's, or Python's to plan
+                if dirty & PROGRAM_GROUPS:
+                    return status
+                j = _match(regs, keys, count, j)
+                if j < 0:
+                    return status
         reg = cursor[K.K_STOP_ID]
         if (reg != _ARRAYS_ID and reg != _ELEMENTS_ID) or cursor[K.K_DRAWS] >= fstate[FS_LIMIT]:
             return status
         kind = K.D_ARRAYS if reg == _ARRAYS_ID else K.D_ELEMENTS
         row = rows[fstate[FS_ROWS]]
         row[:] = 0
-        if not _draw(regs, fu, kind, watched, vertex_args, fragment_args, fragment_ints, row):
+        if not _draw(regs, fu, kind, watched[j], vertex_args[j], fragment_args[j], fragment_ints[j], row):
             return status
+        fstate[FS_CURRENT] = j
         _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row, fstate)
 
 
-def args_of(plans: CompiledPlans) -> tuple:
-    """The loop's arguments after the kernel's: watched values, both plans' argument tuples, the fragment plan's
-    int array (texture address slots), in ``run``'s order."""
-    return (plans.watched, plans.vertices.args, plans.fragments.args, plans.fragments.ints)
+class PlanTable:
+    """The plans the loop may switch between without Python (``TABLE_SLOTS``), each with the values of the
+    ``PLAN_KEY_IDS`` registers it was made under (``keys``); all of one numba argument type (the loop indexes
+    them at run time; a plan of another type starts a new table). Python installs the plans it gets for a draw
+    (``install``); the program digest or the state changing clears the table (``clear``)."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros((TABLE_SLOTS, PLAN_KEY_IDS.shape[0]), np.uint32)
+        self.plans: list[CompiledPlans] = []
+        self.current = 0
+        self._type: tuple | None = None
+        self._next = 0  # the slot replaced when the table is full
+        self._args: tuple | None = None
+
+    def clear(self) -> None:
+        self.plans.clear()
+        self._type, self._next, self._args, self.current = None, 0, None, 0
+
+    def install(self, plans: CompiledPlans, regs: np.ndarray) -> None:
+        """Make ``plans`` (made under the registers ``regs``) current, adding it to the table if new."""
+        for j, known in enumerate(self.plans):
+            if known.vertices is plans.vertices and known.fragments is plans.fragments:
+                self.current = j
+                return
+        kind = (numba.typeof(plans.vertices.args), numba.typeof(plans.fragments.args))
+        if kind != self._type:
+            self.clear()
+            self._type = kind
+        if len(self.plans) < TABLE_SLOTS:
+            j = len(self.plans)
+            self.plans.append(plans)
+        else:
+            j, self._next = self._next, (self._next + 1) % TABLE_SLOTS
+            self.plans[j] = plans
+        self.keys[j] = regs[PLAN_KEY_IDS]
+        self.current, self._args = j, None
+
+    def args(self) -> tuple:
+        """The loop's arguments after the kernel's, in ``run``'s order (slots past the plans repeat the first)."""
+        if self._args is None:
+            padded = self.plans + [self.plans[0]] * (TABLE_SLOTS - len(self.plans))
+            self._args = (self.keys, len(self.plans), np.stack([p.watched for p in padded]),
+                          tuple(p.vertices.args for p in padded), tuple(p.fragments.args for p in padded),
+                          tuple(p.fragments.ints for p in padded))
+        return self._args
 
 
 class PlanCache:
