@@ -133,33 +133,25 @@ class CompiledDraws:
         return self.rows.shape[0]
 
     def each(self) -> list[DrawFacts]:
-        """Per draw, what a ``DrawCall`` of it would hold."""
+        """Per draw, what a ``DrawCall`` of it would hold: (index, kind, byte offset, packet, resume, stats, bounds)
+        as ``DrawFacts`` tuples."""
         share = self.seconds / max(len(self), 1)
+        address, words, base = self.address, self.words, self.packet_base
         out = []
         for row in self.rows.tolist():
             done = row[R_DONE]
             stats = dict(zip(COUNTER_NAMES, row[R_VERTEX:R_BOX], strict=True))
             stats["time_s"] = share
-            bounds = tuple(row[R_BOX:ROW_LEN]) if stats["primitives_rasterized"] else None
-            resume = ((self.address + 4 * row[R_POS], 4 * (self.words - row[R_POS]))
-                      if done and self.address else None)
-            out.append(DrawFacts(row[R_INDEX], _KINDS[row[R_KIND]], 4 * row[R_STOP_POS],
-                                 self.packet_base + row[R_PACKETS] - done, resume, stats, bounds, row[R_VERTICES]))
+            out.append((row[R_INDEX], _KINDS[row[R_KIND]], 4 * row[R_STOP_POS], base + row[R_PACKETS] - done,
+                        (address + 4 * row[R_POS], 4 * (words - row[R_POS])) if done and address else None, stats,
+                        tuple(row[R_BOX:ROW_LEN]) if stats["primitives_rasterized"] else None))
         return out
 
 
-@dataclass(slots=True)
-class DrawFacts:
-    """One draw the loop ran: ``DrawCall``'s fields of it (``vertices``: NUMVERTICES)."""
-
-    index: int
-    kind: DrawKind
-    offset: int
-    packet: int
-    resume: tuple[int, int] | None
-    stats: dict[str, int | float]
-    bounds: tuple[int, int, int, int] | None
-    vertices: int
+# one draw the loop ran, as ``CompiledDraws.each`` gives it: index, kind, byte offset of its trigger packet, packet
+# number, resume position (``DrawCall.resume``), counters, bounds
+DrawFacts = tuple[int, DrawKind, int, int, tuple[int, int] | None, dict[str, int | float],
+                  tuple[int, int, int, int] | None]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -472,11 +472,10 @@ class Replay:
         """``_record_draw`` of each draw the command processor's compiled loop ran."""
         if not self.record_draws:
             return
-        frame = bisect.bisect_left(self.frames, self._current)
-        for d in draws.each():
-            if d.index >= len(self.draws):
-                self.draws.append(DrawRecord(d.index, self._current, d.offset, d.kind.value, d.stats, d.bounds,
-                                             self.packet + d.packet, frame))
+        event, packet, frame = self._current, self.packet, bisect.bisect_left(self.frames, self._current)
+        known = len(self.draws)
+        self.draws.extend(DrawRecord(index, event, offset, kind.value, stats, bounds, packet + pk, frame)
+                          for index, kind, offset, pk, _resume, stats, bounds in draws.each() if index >= known)
 
     def _next_checkpoint_draw(self, index: int) -> int:
         """The first draw from ``index`` on that ``_checkpoint_after_draw`` may checkpoint after (none: a huge
