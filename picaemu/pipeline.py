@@ -26,7 +26,9 @@ primary color only; ``shade(frags, memory, counters)`` adds ``texels_fetched``).
 Batching (``batch_fragments=True``, ``picaemu.fragment.batch``): the fragment side of consecutive draws with the
 same fragment state runs once, at ``flush()`` (every event but the vertex side's, a state change, a hazard); the
 draws' counters are complete after it. The common draw's geometry runs in one compiled call
-(``picaemu.geometry.front_end``; ``fused_front_end=False``: stage by stage).
+(``picaemu.geometry.front_end``; ``fused_front_end=False``: stage by stage), and with its vertex loading in one
+compiled call when no stage observer watches the vertices (``picaemu.fused.vertices``; ``fused_vertices=False``:
+the loader first).
 
 Memory: the first ``Pipeline`` tunes glibc's allocator so that each draw's large arrays reuse heap pages instead
 of faulting fresh ones in (``picaemu.allocator``; values unchanged).
@@ -63,6 +65,7 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import BlendMode, BlendProgram
 from picaemu.fragment.ops import Fate, FragmentLog
+from picaemu.fused import vertices
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import map_outputs, slot_registers
 from picaemu.geometry.primitive_assembly import Assembler, Topology
@@ -223,9 +226,11 @@ class Pipeline:
                  color_stages: Callable[[DrawState], ColorStages] = default_color_stages,
                  geometry_shader: GeometryShader = run_geometry_shader,
                  stage_observer: StageObserver | None = None, fused_front_end: bool = True,
-                 batch_fragments: bool = False) -> None:
+                 batch_fragments: bool = False, fused_vertices: bool = True) -> None:
         """``fused_front_end``: run the common draw's geometry through ``picaemu.geometry.front_end`` (same results
         as the stages; off: every draw goes stage by stage, as the differential test compares).
+        ``fused_vertices`` (with ``fused_front_end``): load the common draw's vertices and run its geometry in one
+        compiled call, ``picaemu.fused.vertices`` (same results; off: the loader then the front end).
         ``batch_fragments``: run the fragment side of consecutive draws with the same fragment state at once
         (``picaemu.fragment.batch``); only for owners that send ``PipelineEventKind.MEMORY_SYNC`` (or call
         ``flush``) before reading memory or a draw's counters, as ``picaemu.replay`` does."""
@@ -234,6 +239,8 @@ class Pipeline:
         self.color_stages = color_stages
         self.fused_front_end = fused_front_end
         self.fused_draws = 0  # draws the fused front end served (the differential test checks it is used)
+        self.fused_vertices = fused_vertices
+        self.fused_vertex_draws = 0  # of those, draws the fused vertex side (loading included) served
         self.batch_fragments = batch_fragments
         self.batched_draws = 0  # draws whose fragment side ran in a batch of two or more
         self._batch: list[tuple[DrawCall, clipping.WindowTriangles]] = []
@@ -281,24 +288,42 @@ class Pipeline:
         if self._batch and fragment_batch.reads_targets(ds.vertex_range if arrays else None, call.kind,
                                                         self._batch_targets):
             self.flush()  # the pending draws' pixels first: this draw's vertices may lie in their render targets
-        batch = load_batch(ds.vertex_range if arrays else None, call.state.fixed_attribs, call.kind, call.memory,
-                           call.immediate_inputs, prim.variable_primitives, configured_only=True)
-        stats.update(vertices=batch.count, vertices_loaded=int(batch.attributes.shape[0]))
-        observer = self.stage_observer
-        if observer is not None:
-            observer.on_vertices(call, batch)
-        if batch.count == 0:
-            return
-        ds.check(Phase.VERTICES)
-        fused = self._fused_front_end(ds, batch, stats) if observer is None else None
+        fused = self._fused_vertex_side(call, stats) if arrays else None
         if fused is None:
-            wt = self._staged_front_end(call, ds, batch, stats)
-            bounds = window_bounds(wt, fb) if len(wt) else None
-        else:
-            wt, bounds = fused
+            batch = load_batch(ds.vertex_range if arrays else None, call.state.fixed_attribs, call.kind,
+                               call.memory, call.immediate_inputs, prim.variable_primitives, configured_only=True)
+            stats.update(vertices=batch.count, vertices_loaded=int(batch.attributes.shape[0]))
+            observer = self.stage_observer
+            if observer is not None:
+                observer.on_vertices(call, batch)
+            if batch.count == 0:
+                return
+            ds.check(Phase.VERTICES)
+            fused = self._fused_front_end(ds, batch, stats) if observer is None else None
+            if fused is None:
+                wt = self._staged_front_end(call, ds, batch, stats)
+                fused = wt, (window_bounds(wt, fb) if len(wt) else None)
+        wt, bounds = fused
         if bounds is not None:
             call.bounds = bounds
         self._fragment_side(call, wt)
+
+    def _fused_vertex_side(self, call: DrawCall,
+                           stats: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
+        """``picaemu.fused.vertices``: the common draw's loading and geometry in one compiled call (None: not the
+        common case, or it is off, or a stage observer watches the vertices, or the vertex shader seam replaced)."""
+        if (not self.fused_vertices or not self.fused_front_end or self.stage_observer is not None
+                or self.vertex_shader is not run_vertex_shader):
+            return None
+        ds = call.draw_state
+        plan = vertices.plan_of(ds, call.memory, call.state.fixed_attribs)
+        if isinstance(plan, str):
+            return None
+        result = vertices.run(plan, ds, call.kind, self.assembler, stats)
+        if result is not None:
+            self.fused_draws += 1
+            self.fused_vertex_draws += 1
+        return result
 
     def _fused_front_end(self, ds: DrawState, batch: VertexBatch,
                          stats: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:

@@ -27,7 +27,7 @@ FUSED = ({"fused_front_end": False}, {"fused_front_end": True})
 
 def replay_both(capture: pica.Capture, ways: tuple[dict, dict] = FUSED) -> list:
     """For each ``Pipeline`` keyword set of ``ways``: (memory digests, per-draw (stats without time, bounds), fused
-    draws, batched draws)."""
+    draws, batched draws, the pipeline)."""
     out = []
     for kwargs in ways:
         pipe = Pipeline(**kwargs)
@@ -36,13 +36,13 @@ def replay_both(capture: pica.Capture, ways: tuple[dict, dict] = FUSED) -> list:
         memory = replay.memory
         digests = [hashlib.sha256(memory.region_bytes(r.name).tobytes()).hexdigest() for r in memory.regions]
         draws = [({k: v for k, v in d.stats.items() if k != "time_s"}, d.bounds) for d in replay.draws]
-        out.append((digests, draws, pipe.fused_draws, pipe.batched_draws))
+        out.append((digests, draws, pipe.fused_draws, pipe.batched_draws, pipe))
     return out
 
 
 def assert_same(capture: pica.Capture, ways: tuple[dict, dict] = FUSED) -> tuple[int, int, int]:
     """Both ways agree; returns (draws, draws the fused path served, draws run in batches) of the second way."""
-    (mem_a, draws_a, *_), (mem_b, draws_b, fused, batched) = replay_both(capture, ways)
+    (mem_a, draws_a, *_), (mem_b, draws_b, fused, batched, _) = replay_both(capture, ways)
     assert len(draws_a) == len(draws_b)
     for i, (one, other) in enumerate(zip(draws_a, draws_b, strict=True)):
         assert one == other, f"draw {i}"

@@ -316,14 +316,15 @@ class CaptureBuilder:
         cmd.write("VERTEX_OFFSET", first)
         self._kick("DRAWARRAYS", indexed=False, triangles=False)
 
-    def draw_indexed(self, indices: Sequence[int] | np.ndarray, topology: str = "triangle list") -> None:
-        """Draw elements with a u16 index buffer."""
-        idx = np.asarray(indices, "<u2")
+    def draw_indexed(self, indices: Sequence[int] | np.ndarray, topology: str = "triangle list", *,
+                     index_type: str = "u16") -> None:
+        """Draw elements with a u16 (or, ``index_type="u8"``, u8) index buffer."""
+        idx = np.asarray(indices, {"u8": "<u1", "u16": "<u2"}[index_type])
         address = self.upload(idx.tobytes())
         cmd = self.list
         self.set("PRIMITIVE_CONFIG", 0x2, topology=topology)
         cmd.write("RESTART_PRIMITIVE", 1)
-        self.set("INDEXBUFFER_CONFIG", offset=address - ATTRIB_BASE, format=1)
+        self.set("INDEXBUFFER_CONFIG", offset=address - ATTRIB_BASE, format=int(index_type == "u16"))
         cmd.write("NUMVERTICES", idx.size)
         cmd.write("VERTEX_OFFSET", 0)
         self._kick("DRAWELEMENTS", indexed=True, triangles=topology == "triangle list")

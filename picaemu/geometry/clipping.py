@@ -390,9 +390,11 @@ def extent(x, y):  # pragma: no cover - compiled
     return x_lo, x_hi, y_lo, y_hi
 
 
+@numba.njit(cache=True)
 def window_box(box: tuple[int, int, int, int], width: int, height: int) -> tuple[int, int, int, int]:
     """(x0, y0, x1, y1): the inclusive window-pixel box around an ``extent`` (12.4 fixed point), clamped to a
-    ``width`` x ``height`` framebuffer (a pixel centre outside it cannot be covered)."""
-    x_lo, x_hi, y_lo, y_hi = box  # Python ints (numba boxes int64 results as int)
+    ``width`` x ``height`` framebuffer (a pixel centre outside it cannot be covered). Compiled: the fused vertex
+    side (``picaemu.fused.vertices``) calls it from compiled code; Python callers get Python ints."""
+    x_lo, x_hi, y_lo, y_hi = box
     return (min(max(x_lo // SUBPIXEL, 0), width - 1), min(max(y_lo // SUBPIXEL, 0), height - 1),
             min(max(-(-x_hi // SUBPIXEL), 0), width - 1), min(max(-(-y_hi // SUBPIXEL), 0), height - 1))

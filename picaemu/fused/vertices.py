@@ -1,0 +1,275 @@
+"""Fused vertex side: a draw's vertex loading and its vertex front end (``picaemu.geometry.front_end``) as ONE
+compiled call, ``vertex_side``, callable from Python (``run``) and from other compiled code (the command loop).
+
+Receives a ``VertexPlan`` (``VertexPlan.of(ds, memory, fixed_attribs)``: the loader layout, the front end's
+plan, the viewport and framebuffer size and the memory regions, packed once per state and remembered by
+identity of the draw-state parts, ``plan_of``) and the draw's live fields (draw kind, vertex count, first
+vertex, index buffer address and format, the VS float uniforms). Produces what the staged path computes:
+``load_batch`` (``configured_only``) then ``front_end.run`` — the culled ``WindowTriangles`` arrays, the window
+box the pipeline stores in ``call.bounds`` (``clipping.window_box``) and the counters ``VERTEX_COUNTERS``.
+
+Loading follows ``picaemu.geometry.vertex_loader``'s rules (no second layout rule: the plan's read table comes
+from ``VertexLoaderState.reads``, which walked the loaders' slots and padding): draw-arrays loads vertices
+``first .. first + count - 1``; draw-elements reads u8/u16 indices and loads (and shades) each distinct index
+once, in increasing order, with ``inverse`` giving each submitted vertex's row; elements convert to float without
+normalisation, missing components come from ``DEFAULT_COMPONENTS``, fixed attributes from the state's store (a
+live array: the plan holds the store itself, which uploads write in place). f32 elements are moved as bytes (NaN
+payloads kept, as the staged path's byte copy).
+
+Not covered (``VertexPlan.of`` answers why, as a str): immediate-mode draws (no plan is asked for), a part of the
+draw's vertex side that failed to decode, the geometry shader, a topology other than a triangle list, the user
+clip plane, flow control in the vertex shader, memory without VRAM / FCRAM. At run time ``vertex_side`` answers
+``ok`` False, having changed nothing, when the draw is not the common case: no vertices, more than
+``MAX_DRAW_VERTICES`` or ``POOL_MIN_LANES`` or more unique vertices, a count not a multiple of 3, an index or
+attribute read not wholly inside VRAM or FCRAM (the staged path then raises its named ``MemoryFault``, or reads
+another region), a triangle that needs clipping. ``run`` also leaves the draw to the staged path when the
+primitive assembler holds vertices of an earlier draw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from picaemu.draw import DrawKind
+from picaemu.draw_state import DrawState, Phase
+from picaemu.errors import PicaError
+from picaemu.geometry import clipping, front_end
+from picaemu.geometry.output_map import NUM_COLUMNS
+from picaemu.geometry.primitive_assembly import Assembler, Topology
+from picaemu.geometry.vertex_loader import DEFAULT_COMPONENTS, ELEMENT_DTYPES, MAX_DRAW_VERTICES
+from picaemu.memory import PhysicalMemory
+from picaemu.shader.interpreter import POOL_MIN_LANES
+
+VERTEX_COUNTERS = ("vertices", "vertices_loaded", "vertices_shaded", "shader_instructions", "primitives_assembled",
+                   "primitives_invalid", "primitives_clipped_away", "primitives_clipped", "primitives_culled",
+                   "primitives_rasterized")
+# element formats of the read table, by code: s8, u8, s16, f32
+DTYPE_CODES = {ELEMENT_DTYPES[name]: code for code, name in enumerate(("s8", "u8", "s16", "f32"))}
+S8, U8, S16, F32 = range(4)
+ITEM_SIZES = np.array([1, 1, 2, 4], np.int64)
+# columns of the (R, 5) int64 read table: one row per loaded attribute
+ATTRIBUTE, ADDRESS, STRIDE, FORMAT, COMPONENTS = range(5)
+EMPTY_BOX = (0, 0, -1, -1)  # ``vertex_side``'s box when no triangle is left
+
+
+@dataclass(frozen=True)
+class VertexPlan:
+    """``args``: the values ``vertex_side`` takes after the live fields, in its order: reads (R, 5) int64 (the
+    columns above; addresses are bytes of vertex index 0), fixed (F,) int64 attributes from the store, the store
+    (16, 4) float32 (live), K the configured attribute count, the front end's pairs / plan rows / written outputs /
+    source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, instructions
+    per vertex, framebuffer width and height, then VRAM (uint8 array, live) and its base address, FCRAM and its
+    base address."""
+
+    args: tuple
+
+    @classmethod
+    def of(cls, ds: DrawState, memory: PhysicalMemory, fixed_attribs: np.ndarray) -> VertexPlan | str:
+        """The plan of a draw-arrays / draw-elements draw of ``ds`` reading ``memory``, its fixed attributes from
+        ``fixed_attribs`` (the state's (16, 4) float32 store); a str naming why the draw is not covered."""
+        if any(phase is not Phase.FRAGMENTS for phase, _ in ds.failed):
+            return "a part of the vertex side failed to decode"
+        prim, loader = ds.primitives, ds.loader
+        if prim.gs_in_use:
+            return "geometry shader"
+        if prim.topology is not Topology.LIST:
+            return f"topology {prim.topology.name.lower()}, not a triangle list"
+        if not ds.clip.fixed_only:
+            return "user clip plane"
+        names = {region.name: region for region in memory.regions}
+        if "vram" not in names or "fcram" not in names:
+            return "memory without VRAM and FCRAM regions"
+        try:
+            fe = front_end.plan_for(ds, loader.num_attributes)
+        except PicaError as err:  # the staged path raises it at the output map
+            return f"output map: {err}"
+        if fe is None:
+            return "flow control in the vertex shader (or its entry outside the program)"
+        reads = np.array([(r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components)
+                          for r in loader.reads], np.int64).reshape(-1, 5)
+        vp, fb = ds.viewport, ds.framebuffer
+        return cls((reads, np.array(loader.fixed, np.int64), fixed_attribs, int(loader.num_attributes),
+                    fe.pairs, fe.plan, fe.written, fe.source, bool(ds.varyings.quaternions),
+                    float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y),
+                    int(clipping.CULL_DROPS[vp.cull_mode]), int(fe.instructions), int(fb.width), int(fb.height),
+                    memory.region_bytes("vram"), int(names["vram"].base),
+                    memory.region_bytes("fcram"), int(names["fcram"].base)))
+
+
+_last: tuple[tuple, VertexPlan | str] | None = None  # the last draw's (key objects, plan): checked by identity
+
+
+def plan_of(ds: DrawState, memory: PhysicalMemory, fixed_attribs: np.ndarray) -> VertexPlan | str:
+    """``VertexPlan.of``, remembered for the last draw's loader layout, program, output map, primitives, clip,
+    viewport, framebuffer, memory and fixed store (by identity: the draw-state cache hands the same part objects
+    to draws that did not change them; the uniforms and the draw range are live)."""
+    global _last
+    key = (ds.loader, ds.vs_program, ds.output_map, ds.varyings, ds.primitives, ds.clip, ds.viewport,
+           ds.framebuffer, memory, fixed_attribs)
+    last = _last
+    if last is not None and not ds.failed and all(a is b for a, b in zip(last[0], key, strict=True)):
+        return last[1]
+    plan = VertexPlan.of(ds, memory, fixed_attribs)
+    _last = (key, plan)
+    return plan
+
+
+def run(plan: VertexPlan, ds: DrawState, kind: DrawKind, assembler: Assembler,
+        stats: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
+    """The draw's culled window triangles and window bounds (None when no triangle is left), its counters added to
+    ``stats``, the assembler advanced; or None (nothing changed): the staged path runs the draw (module
+    docstring). ``kind``: ARRAYS or ELEMENTS, the range from ``ds.vertex_range``."""
+    if not assembler.takes_whole_triangles(Topology.LIST):
+        return None
+    vr = ds.vertex_range
+    counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
+    ok, arrays, box = vertex_side(kind is DrawKind.ELEMENTS, vr.count, vr.first, vr.index_address,
+                                  vr.index_dtype.itemsize == 2, ds.vs.float_uniforms, *plan.args, counts)
+    if not ok:
+        return None
+    assembler.advance(Topology.LIST, vr.count)
+    for key, value in zip(VERTEX_COUNTERS, counts.tolist(), strict=True):
+        stats[key] = stats.get(key, 0) + value
+    wt = clipping.WindowTriangles(*arrays)
+    return wt, (box if len(wt) else None)
+
+
+@numba.njit(cache=True)
+def _region(address, size, vram, vram_base, fcram, fcram_base):  # pragma: no cover - compiled
+    """(region bytes, offset of ``address``) of the region holding ``[address, address + size)``; offset -1 when
+    neither VRAM nor FCRAM holds it wholly."""
+    for region, base in ((vram, vram_base), (fcram, fcram_base)):
+        off = address - base
+        if off >= 0 and off + size <= region.shape[0]:
+            return region, off
+    return vram, -1
+
+
+@numba.njit(cache=True)
+def _stream(kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram,
+            fcram_base):  # pragma: no cover - compiled
+    """(ok, (N,) int64 vertex indices in submission order); ok False: the index buffer is outside VRAM/FCRAM."""
+    if not kind_elements:
+        return True, np.arange(first, first + count)
+    size = 2 if index_u16 else 1
+    region, off = _region(index_address, count * size, vram, vram_base, fcram, fcram_base)
+    stream = np.empty(count, np.int64)
+    if off < 0:
+        return False, stream
+    for i in range(count):
+        p = off + i * size
+        stream[i] = np.int64(region[p]) | (np.int64(region[p + 1]) << 8 if index_u16 else 0)
+    return True, stream
+
+
+@numba.njit(cache=True)
+def _unique(stream):  # pragma: no cover - compiled
+    """(sorted distinct values (U,), inverse (N,) int64): ``np.unique(stream, return_inverse=True)``."""
+    ordered = np.sort(stream)
+    unique = np.empty_like(ordered)
+    u = 0
+    for i in range(ordered.shape[0]):
+        if u == 0 or ordered[i] != unique[u - 1]:
+            unique[u] = ordered[i]
+            u += 1
+    unique = unique[:u]
+    return unique, np.searchsorted(unique, stream).astype(np.int64)
+
+
+@numba.njit(cache=True)
+def _element(region, p, code):  # pragma: no cover - compiled
+    """The integer element of format ``code`` (s8 / u8 / s16) at byte ``p`` of ``region``, as float32."""
+    value = np.int64(region[p])
+    if code == S16:
+        value |= np.int64(region[p + 1]) << 8
+        if value >= 1 << 15:
+            value -= 1 << 16
+    elif code == S8 and value >= 1 << 7:
+        value -= 1 << 8
+    return np.float32(value)
+
+
+@numba.njit(cache=True)
+def _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram,
+          fcram_base):  # pragma: no cover - compiled
+    """(ok, (U, K, 4) float32 attributes of the ``unique`` (increasing) vertex indices); ok False: an attribute's
+    span of vertices is not wholly inside VRAM or FCRAM."""
+    u, k = unique.shape[0], num_attributes
+    flat = np.zeros(u * k * 4, np.float32)
+    raw = flat.view(np.uint8)  # f32 elements land as their bytes
+    lo, hi = unique[0], unique[u - 1]
+    for r in range(reads.shape[0]):
+        a, address, stride = reads[r, ATTRIBUTE], reads[r, ADDRESS], reads[r, STRIDE]
+        code, comps = reads[r, FORMAT], reads[r, COMPONENTS]
+        item = ITEM_SIZES[code]
+        region, off = _region(address + stride * lo, stride * (hi - lo) + item * comps, vram, vram_base, fcram,
+                              fcram_base)
+        if off < 0:
+            return False, flat.reshape((u, k, 4))
+        zero = off - stride * lo  # offset of vertex index 0 (only indices lo..hi are read)
+        for i in range(u):
+            src = zero + stride * unique[i]
+            dst = (i * k + a) * 4
+            for c in range(comps):
+                if code == F32:
+                    for b in range(4):
+                        raw[(dst + c) * 4 + b] = region[src + 4 * c + b]
+                else:
+                    flat[dst + c] = _element(region, src + item * c, code)
+            for c in range(comps, 4):
+                flat[dst + c] = DEFAULT_COMPONENTS[c]
+    for f in range(fixed.shape[0]):
+        a = fixed[f]
+        for i in range(u):
+            for c in range(4):
+                flat[(i * k + a) * 4 + c] = fixed_values[a, c]
+    return True, flat.reshape((u, k, 4))
+
+
+@numba.njit(cache=True)
+def _empty():  # pragma: no cover - compiled
+    """The WindowTriangles arrays of no triangle (the failure answer's placeholder)."""
+    x = np.empty((0, 3), np.int64)
+    z = np.empty((0, 3), np.float32)
+    return x, x.copy(), z, z.copy(), np.empty((0, 3, NUM_COLUMNS - 4), np.float32), np.empty(0, np.int32)
+
+
+@numba.njit(cache=True)
+def vertex_side(kind_elements, count, first, index_address, index_u16, floats, reads, fixed, fixed_values,
+                num_attributes, pairs, plan, written, source, quaternions, half_w, half_h, vx, vy, drop_sign,
+                instructions, width, height, vram, vram_base, fcram, fcram_base, counts):  # pragma: no cover
+    """(ok, (x, y, zndc, inv_w, varyings, primitive), (x0, y0, x1, y1)): one draw's vertex side (module
+    docstring), the arrays as ``clipping.WindowTriangles`` after culling, the box as ``clipping.window_box``
+    (``EMPTY_BOX`` when no triangle is left); ``counts`` (len(VERTEX_COUNTERS),) int64 receives the counters.
+    ok False: not the common case, ``counts`` untouched. Live fields: ``kind_elements`` (bool), ``count``
+    (NUMVERTICES), ``first`` (VERTEX_OFFSET), ``index_address`` (bytes), ``index_u16`` (bool), ``floats`` (96, 4)
+    float32 VS float uniforms; the rest is ``VertexPlan.args``."""
+    if count == 0 or count % 3 or count > MAX_DRAW_VERTICES or (not kind_elements and count >= POOL_MIN_LANES):
+        return False, _empty(), EMPTY_BOX
+    ok, stream = _stream(kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base)
+    if not ok:
+        return False, _empty(), EMPTY_BOX
+    if kind_elements:
+        unique, inverse = _unique(stream)
+    else:
+        unique, inverse = stream, np.arange(count)
+    u = unique.shape[0]
+    if u >= POOL_MIN_LANES:
+        return False, _empty(), EMPTY_BOX
+    ok, attrs = _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
+    if not ok:
+        return False, _empty(), EMPTY_BOX
+    ok, arrays, culled, extent = front_end._front_end(attrs, pairs, plan, floats, written, inverse,
+                                                      not kind_elements, source, quaternions, half_w, half_h,
+                                                      vx, vy, drop_sign)
+    if not ok:
+        return False, _empty(), EMPTY_BOX
+    t, kept = count // 3, arrays[0].shape[0]
+    totals = (count, u, u, instructions * u, t, 0, 0, 0, culled, kept)
+    for i in range(len(totals)):
+        counts[i] = totals[i]
+    box = clipping.window_box(extent, width, height) if kept else EMPTY_BOX
+    return True, arrays, box

@@ -1,0 +1,274 @@
+"""The fused vertex side (``picaemu.fused.vertices``) against the staged loader + front end it stands for: every
+bundled sample capture and game scene replayed with ``Pipeline(fused_vertices=False)`` and ``True`` gives the same
+memory, per-draw statistics and bounds, and the fused side served the common draws; hand-made draws check the
+loaded values against hand-typed bytes (every element format and component count, padding slots, u8 / u16
+indices with repeats, fixed attributes changed between draws), the window triangles bit for bit against the staged
+path, the fallbacks (memory faults name the same loader or index buffer), and a call from compiled code."""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+from picaemu.formats import pica
+
+from picaemu.builder import ATTRIB_BASE, CaptureBuilder
+from picaemu.draw import DrawCall, DrawKind
+from picaemu.errors import MemoryFault
+from picaemu.fused import vertices
+from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
+from picaemu.geometry import clipping
+from picaemu.geometry.output_map import COLOR, QUAT
+from picaemu.pipeline import Pipeline
+from picaemu.replay import Replay, ReplayError
+from samples._common import VS_TEX
+from samples.game_scene import SCENES
+from tests.test_front_end import CAPTURES, SLOW, VS_FLOW, replay_both
+
+WAYS = ({"fused_vertices": False}, {"fused_vertices": True})
+# the colour and quaternion varying columns of WindowTriangles.varyings (output map columns past the position)
+COLOR_VARYING = slice(COLOR.start - 4, COLOR.stop - 4)
+QUAT_VARYING = slice(QUAT.start - 4, QUAT.stop - 4)
+# VS_TEX with the colour input also written to the quaternion output, which is not clamped as colours are (the
+# quaternions of a triangle here are equal: the alignment keeps them)
+VS_QUAT = VS_TEX.replace(".out outclr color\n", ".out outclr color\n.out outq normalquat\n").replace(
+    "    mov outclr, inclr\n", "    mov outclr, inclr\n    mov outq, inclr\n")
+assert "mov outq" in VS_QUAT
+
+
+def assert_same(capture: pica.Capture) -> tuple[int, int]:
+    """Both ways give the same memory, per-draw stats and bounds; returns (draws, draws the fused side served)."""
+    (mem_a, draws_a, *_), (mem_b, draws_b, _, _, pipe) = replay_both(capture, WAYS)
+    assert len(draws_a) == len(draws_b)
+    for i, (one, other) in enumerate(zip(draws_a, draws_b, strict=True)):
+        assert one == other, f"draw {i}"
+    assert mem_a == mem_b
+    return len(draws_a), pipe.fused_vertex_draws
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p
+                                  for p in CAPTURES], ids=lambda p: p.stem)
+def test_every_sample_is_the_same_with_the_fused_vertex_side(path: Path) -> None:
+    draws, fused = assert_same(pica.read(path))
+    if path.stem.startswith(("game_cubes", "game_sprites", "game_lit")):
+        assert fused >= 0.9 * draws  # the common draw these scenes are made of
+    if path.stem == "gs_sprites":
+        assert fused == 0  # geometry shader
+
+
+@pytest.mark.parametrize("name", ["game_cubes_300", "game_lit_300", "game_sprites_1000"])
+def test_game_scenes_and_their_merged_twins_are_the_same(name: str) -> None:
+    draws, fused = assert_same(SCENES[name]())
+    assert fused >= 0.9 * draws
+    draws, fused = assert_same(SCENES[name](merged=True))
+    assert fused == 0  # one draw of thousands of vertices: the staged path's pooled shader serves it
+
+
+class Recorder(Pipeline):
+    """Keeps every draw call and every rasterized draw's window triangles (what the fragment side receives)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.calls: list[DrawCall] = []
+        self.triangles: list[clipping.WindowTriangles] = []
+
+    def draw(self, call: DrawCall) -> None:
+        self.calls.append(call)
+        super().draw(call)
+
+    def _fragment_side(self, call: DrawCall, wt: clipping.WindowTriangles) -> None:
+        self.triangles.append(wt)
+        super()._fragment_side(call, wt)
+
+
+def replay_both_ways(capture: pica.Capture) -> tuple[list[clipping.WindowTriangles], Recorder]:
+    """Replay with the fused vertex side off and on: the window triangles agree bit for bit (and the stats,
+    bounds and memory, ``assert_same``); returns the fused way's triangles and pipeline."""
+    assert_same(capture)
+    runs = []
+    for kwargs in WAYS:
+        pipe = Recorder(**kwargs)
+        Replay(capture, checkpoints=False, pipeline=pipe).run()
+        runs.append(pipe)
+    staged, fused = runs
+    assert len(staged.triangles) == len(fused.triangles)
+    for one, other in zip(staged.triangles, fused.triangles, strict=True):
+        for a, b in zip(arrays(one), arrays(other), strict=True):
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    return fused.triangles, fused
+
+
+def arrays(wt: clipping.WindowTriangles) -> list[np.ndarray]:
+    """The six arrays of ``wt``, in field order."""
+    return [getattr(wt, f.name) for f in dataclasses.fields(wt)]
+
+
+# one small counter-clockwise triangle inside the clip volume (w = 1: varyings are the VS outputs themselves)
+TRIANGLE = np.array([[-0.5, -0.5, -0.5, 1], [0.5, -0.5, -0.5, 1], [0, 0.5, -0.5, 1]], np.float32)
+
+
+def frame() -> CaptureBuilder:
+    """A frame with VS_QUAT (position v0, texcoord v1, colour v2) and the identity projection."""
+    b = CaptureBuilder(name="fused vertices")
+    b.begin_frame(clear=(0, 0, 0, 255))
+    b.shader(VS_QUAT)
+    b.uniforms(0, np.eye(4, dtype=np.float32))
+    return b
+
+
+def loaded(wt: clipping.WindowTriangles) -> np.ndarray:
+    """(3, 4) input v2 of the first triangle's vertices, as the quaternion varyings carry it."""
+    return wt.varyings[0, :, QUAT_VARYING]
+
+
+FORMAT_VALUES = {"s8": [-5, 100, -128, 127], "u8": [200, 7, 255, 0], "s16": [-300, 1000, -32768, 32767],
+                 "f32": [1.5, -2.25, 1e-3, 3e4]}
+
+
+@pytest.mark.parametrize("fmt", list(FORMAT_VALUES))
+def test_every_element_format_and_component_count(fmt: str) -> None:
+    b = frame()
+    for comps in range(1, 5):
+        color = np.tile(np.array(FORMAT_VALUES[fmt][:comps], np.float64), (3, 1))
+        b.vertices([TRIANGLE, np.zeros((3, 2), np.float32), color], ["f32", "f32", fmt])
+        b.draw(3)
+    b.end_frame()
+    triangles, pipe = replay_both_ways(b.capture())
+    assert pipe.fused_vertex_draws == 4
+    for comps, wt in enumerate(triangles, start=1):
+        expected = np.array(FORMAT_VALUES[fmt][:comps] + [0, 0, 0, 1][comps:], np.float32)
+        assert (loaded(wt) == expected).all(), (comps, loaded(wt))
+
+
+def test_padding_slots_and_mixed_formats() -> None:
+    """Loader slots: position f32x4 @0, pad 4 (code 12) -> @20, colour u8x3 @20, pad 8 (code 13) -> @32,
+    texcoord s16x2 @32; stride 36 (offsets typed by hand from the alignment rules)."""
+    b = frame()
+    b.vertices([TRIANGLE, np.zeros((3, 2)), np.zeros((3, 3))], ["f32", "s16", "u8"])
+    rows = [struct.pack("<4f", *p) + b"\xee" * 4 + bytes((10 * k, 20 + k, 255)) + b"\xee" * 9
+            + struct.pack("<hh", -7 * k, 300) for k, p in enumerate(TRIANGLE.tolist())]
+    assert all(len(r) == 36 for r in rows)
+    address = b.upload(b"".join(rows))
+    b.list.write_many("ATTRIBBUFFER0_OFFSET", [address - ATTRIB_BASE, 0 | 12 << 4 | 2 << 8 | 13 << 12 | 1 << 16,
+                                               36 << 16 | 5 << 28])
+    b.draw(3)
+    b.end_frame()
+    (wt,), pipe = replay_both_ways(b.capture())
+    assert pipe.fused_vertex_draws == 1
+    assert loaded(wt).tolist() == [[10 * k, 20 + k, 255, 1] for k in range(3)]
+    assert wt.varyings[0, :, 4:6].tolist() == [[-7 * k, 300] for k in range(3)]  # texcoord 0 columns
+
+
+@pytest.mark.parametrize("index_type", ["u8", "u16"])
+def test_indices_with_repeats_shade_each_vertex_once(index_type: str) -> None:
+    b = frame()
+    quad = np.array([[-0.5, -0.5, -0.5, 1], [0.5, -0.5, -0.5, 1], [0.5, 0.5, -0.5, 1], [-0.5, 0.5, -0.5, 1]],
+                    np.float32)
+    color = np.array([[1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1], [1, 1, 1, 1]], np.float32)
+    b.vertices([quad, np.zeros((4, 2), np.float32), color])
+    indices = [2, 0, 1, 0, 2, 3, 3, 0, 2]  # counter-clockwise: the window keeps their vertex order
+    b.draw_indexed(indices, index_type=index_type)
+    b.end_frame()
+    (wt,), pipe = replay_both_ways(b.capture())
+    assert pipe.fused_vertex_draws == 1
+    replay = Replay(b.capture(), checkpoints=False, pipeline=Pipeline())
+    replay.run()
+    stats = replay.draws[0].stats
+    assert (stats["vertices"], stats["vertices_loaded"], stats["vertices_shaded"]) == (9, 4, 4)
+    assert stats["primitives_assembled"] == 3
+    kept = wt.primitive.tolist()  # triangles left after culling, each with its submitted vertices' colours
+    for k, t in enumerate(kept):
+        assert wt.varyings[k, :, COLOR_VARYING].tolist() == color[indices[3 * t : 3 * t + 3]].tolist()
+
+
+def test_fixed_attributes_are_read_live() -> None:
+    """Colour (v2) from the fixed store, changed between two draws of one loader layout."""
+    b = frame()
+    b.vertices([TRIANGLE, np.zeros((3, 2), np.float32), np.zeros((3, 4), np.float32)])
+    b.set("ATTRIBBUFFERS_FORMAT_HIGH", 0xF, num_attrs_minus_1=2, fixed2=1)
+    b.list.write("ATTRIBBUFFER0_CONFIG2", 40 << 16 | 2 << 28)  # load position and texcoord only (stride kept)
+    for value in ((0.5, 0.25, 1.0, 1.0), (2.0, -1.0, 0.0, 0.5)):
+        b.list.fixed_attrib(2, value)
+        b.draw(3)
+    b.end_frame()
+    triangles, pipe = replay_both_ways(b.capture())
+    assert pipe.fused_vertex_draws == 2
+    assert loaded(triangles[0]).tolist() == [[0.5, 0.25, 1.0, 1.0]] * 3
+    assert loaded(triangles[1]).tolist() == [[2.0, -1.0, 0.0, 0.5]] * 3
+
+
+def faulting(where: str) -> pica.Capture:
+    """A draw whose vertex buffer (or index buffer) lies past the end of FCRAM."""
+    b = frame()
+    b.vertices([TRIANGLE, np.zeros((3, 2), np.float32), np.ones((3, 4), np.float32)])
+    if where == "vertices":
+        b.list.write("ATTRIBBUFFER0_OFFSET", 0x0FFFFFF0)
+        b.draw(3)
+    else:
+        b.draw_indexed([0, 1, 2])
+        b.set("INDEXBUFFER_CONFIG", offset=0x0FFFFFFE, format=1)
+        b.list.write("DRAWELEMENTS", 1)
+    b.end_frame()
+    return b.capture()
+
+
+@pytest.mark.parametrize("where, who", [("vertices", "loader 0"), ("indices", "index buffer")])
+def test_reads_outside_memory_fall_back_to_the_named_fault(where: str, who: str) -> None:
+    messages = []
+    for kwargs in WAYS:
+        with pytest.raises(ReplayError, match=who) as err:
+            Replay(faulting(where), checkpoints=False, pipeline=Pipeline(**kwargs)).run()
+        assert isinstance(err.value.__cause__, MemoryFault)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
+def test_plans_name_what_they_do_not_cover() -> None:
+    pipe = Recorder()
+    Replay(pica.read(Path(CAPTURES[0]).parent / "gs_sprites.pica"), checkpoints=False, pipeline=pipe).run()
+    call = pipe.calls[0]
+    assert VertexPlan.of(call.draw_state, call.memory, call.state.fixed_attribs) == "geometry shader"
+    b = frame()
+    b.vertices([TRIANGLE, np.zeros((3, 2), np.float32), np.ones((3, 4), np.float32)])
+    b.draw(3, "triangle strip")
+    b.shader(VS_FLOW)
+    b.draw(3)
+    b.end_frame()
+    pipe = Recorder()
+    Replay(b.capture(), checkpoints=False, pipeline=pipe).run()
+    reasons = [VertexPlan.of(c.draw_state, c.memory, c.state.fixed_attribs) for c in pipe.calls]
+    assert reasons == ["topology strip, not a triangle list",
+                       "flow control in the vertex shader (or its entry outside the program)"]
+
+
+@numba.njit
+def _from_compiled(count, floats, args, counts):
+    """``vertex_side`` called from compiled code, as the command loop calls it."""
+    return vertex_side(False, count, 0, 0, False, floats, *args, counts)
+
+
+def test_vertex_side_is_callable_from_compiled_code() -> None:
+    b = frame()
+    b.vertices([TRIANGLE, np.zeros((3, 2), np.float32), np.ones((3, 4), np.float32)])
+    b.draw(3)
+    b.end_frame()
+    pipe = Recorder(fused_vertices=False)
+    Replay(b.capture(), checkpoints=False, pipeline=pipe).run()
+    call = pipe.calls[0]
+    ds = call.draw_state
+    plan = vertices.plan_of(ds, call.memory, call.state.fixed_attribs)
+    assert plan is vertices.plan_of(ds, call.memory, call.state.fixed_attribs)  # remembered by identity
+    counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
+    ok, result, box = _from_compiled(3, ds.vs.float_uniforms, plan.args, counts)
+    assert ok and box == call.bounds
+    for mine, staged in zip(result, arrays(pipe.triangles[0]), strict=True):
+        assert mine.tobytes() == staged.tobytes()
+    stats = {k: call.stats[k] for k in VERTEX_COUNTERS}
+    assert dict(zip(VERTEX_COUNTERS, counts.tolist(), strict=True)) == stats
+    assert stats["vertices_loaded"] == 3 and stats["primitives_rasterized"] == 1
+    assert not _from_compiled(4, ds.vs.float_uniforms, plan.args, counts)[0]  # not whole triangles
+    assert vertices.run(plan, ds, DrawKind.ARRAYS, pipe.assembler, {}) is not None
