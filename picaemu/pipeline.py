@@ -241,6 +241,7 @@ class Pipeline:
         self.fused_draws = 0  # draws the fused front end served (the differential test checks it is used)
         self.fused_vertices = fused_vertices
         self.fused_vertex_draws = 0  # of those, draws the fused vertex side (loading included) served
+        self._vertex_plans = vertices.PlanCache()
         self.batch_fragments = batch_fragments
         self.batched_draws = 0  # draws whose fragment side ran in a batch of two or more
         self._batch: list[tuple[DrawCall, clipping.WindowTriangles]] = []
@@ -316,7 +317,7 @@ class Pipeline:
                 or self.vertex_shader is not run_vertex_shader):
             return None
         ds = call.draw_state
-        plan = vertices.plan_of(ds, call.memory, call.state.fixed_attribs)
+        plan = self._vertex_plans.plan_of(ds, call.memory, call.state.fixed_attribs)
         if isinstance(plan, str):
             return None
         result = vertices.run(plan, ds, call.kind, self.assembler, stats)

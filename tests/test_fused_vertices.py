@@ -260,8 +260,9 @@ def test_vertex_side_is_callable_from_compiled_code() -> None:
     Replay(b.capture(), checkpoints=False, pipeline=pipe).run()
     call = pipe.calls[0]
     ds = call.draw_state
-    plan = vertices.plan_of(ds, call.memory, call.state.fixed_attribs)
-    assert plan is vertices.plan_of(ds, call.memory, call.state.fixed_attribs)  # remembered by identity
+    plans = vertices.PlanCache()
+    plan = plans.plan_of(ds, call.memory, call.state.fixed_attribs)
+    assert plan is plans.plan_of(ds, call.memory, call.state.fixed_attribs)  # remembered by identity
     counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
     ok, result, box = _from_compiled(3, ds.vs.float_uniforms, plan.args, counts)
     assert ok and box == call.bounds

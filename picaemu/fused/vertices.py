@@ -3,7 +3,7 @@ compiled call, ``vertex_side``, callable from Python (``run``) and from other co
 
 Receives a ``VertexPlan`` (``VertexPlan.of(ds, memory, fixed_attribs)``: the loader layout, the front end's
 plan, the viewport and framebuffer size and the memory regions, packed once per state and remembered by
-identity of the draw-state parts, ``plan_of``) and the draw's live fields (draw kind, vertex count, first
+identity of the draw-state parts, ``PlanCache``) and the draw's live fields (draw kind, vertex count, first
 vertex, index buffer address and format, the VS float uniforms). Produces what the staged path computes:
 ``load_batch`` (``configured_only``) then ``front_end.run`` — the culled ``WindowTriangles`` arrays, the window
 box the pipeline stores in ``call.bounds`` (``clipping.window_box``) and the counters ``VERTEX_COUNTERS``.
@@ -99,22 +99,25 @@ class VertexPlan:
                     memory.region_bytes("fcram"), int(names["fcram"].base)))
 
 
-_last: tuple[tuple, VertexPlan | str] | None = None  # the last draw's (key objects, plan): checked by identity
+class PlanCache:
+    """The last draw's ``VertexPlan.of``, remembered for its loader layout, program, output map, varyings,
+    primitives, clip, viewport, framebuffer, memory and fixed store (by identity: the draw-state cache hands the
+    same part objects to draws that did not change them; the uniforms and the draw range are live). One per owner
+    (the pipeline): the plan holds the memory's arrays, which must die with their replay."""
 
+    def __init__(self) -> None:
+        self._key: tuple = ()
+        self._plan: VertexPlan | str = "no draw yet"
 
-def plan_of(ds: DrawState, memory: PhysicalMemory, fixed_attribs: np.ndarray) -> VertexPlan | str:
-    """``VertexPlan.of``, remembered for the last draw's loader layout, program, output map, primitives, clip,
-    viewport, framebuffer, memory and fixed store (by identity: the draw-state cache hands the same part objects
-    to draws that did not change them; the uniforms and the draw range are live)."""
-    global _last
-    key = (ds.loader, ds.vs_program, ds.output_map, ds.varyings, ds.primitives, ds.clip, ds.viewport,
-           ds.framebuffer, memory, fixed_attribs)
-    last = _last
-    if last is not None and not ds.failed and all(a is b for a, b in zip(last[0], key, strict=True)):
-        return last[1]
-    plan = VertexPlan.of(ds, memory, fixed_attribs)
-    _last = (key, plan)
-    return plan
+    def plan_of(self, ds: DrawState, memory: PhysicalMemory, fixed_attribs: np.ndarray) -> VertexPlan | str:
+        """``VertexPlan.of(ds, memory, fixed_attribs)``, from the memo when every key object is the last one's."""
+        key = (ds.loader, ds.vs_program, ds.output_map, ds.varyings, ds.primitives, ds.clip, ds.viewport,
+               ds.framebuffer, memory, fixed_attribs)
+        last = self._key
+        if last and not ds.failed and all(a is b for a, b in zip(last, key, strict=True)):
+            return self._plan
+        self._key, self._plan = key, VertexPlan.of(ds, memory, fixed_attribs)
+        return self._plan
 
 
 def run(plan: VertexPlan, ds: DrawState, kind: DrawKind, assembler: Assembler,
