@@ -39,7 +39,7 @@ from picaemu.errors import PicaError
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import Assembler, Topology
-from picaemu.geometry.vertex_loader import DEFAULT_COMPONENTS, ELEMENT_DTYPES, MAX_DRAW_VERTICES
+from picaemu.geometry.vertex_loader import DEFAULT_COMPONENTS, ELEMENT_DTYPES, MAX_DRAW_VERTICES, VertexLoaderState
 from picaemu.memory import PhysicalMemory
 from picaemu.shader.interpreter import POOL_MIN_LANES
 
@@ -88,8 +88,7 @@ class VertexPlan:
             return f"output map: {err}"
         if fe is None:
             return "flow control in the vertex shader (or its entry outside the program)"
-        reads = np.array([(r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components)
-                          for r in loader.reads], np.int64).reshape(-1, 5)
+        reads = read_table(loader)
         vp, fb = ds.viewport, ds.framebuffer
         return cls((reads, np.array(loader.fixed, np.int64), fixed_attribs, int(loader.num_attributes),
                     fe.pairs, fe.plan, fe.written, fe.source, bool(ds.varyings.quaternions),
@@ -97,6 +96,13 @@ class VertexPlan:
                     int(clipping.CULL_DROPS[vp.cull_mode]), int(fe.instructions), int(fb.width), int(fb.height),
                     memory.region_bytes("vram"), int(names["vram"].base),
                     memory.region_bytes("fcram"), int(names["fcram"].base)))
+
+
+def read_table(loader: VertexLoaderState) -> np.ndarray:
+    """(R, 5) int64: one row per loaded attribute of ``loader``'s layout, columns ``ATTRIBUTE`` .. ``COMPONENTS``
+    (addresses in bytes, of vertex index 0; formats as ``DTYPE_CODES``)."""
+    return np.array([(r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components) for r in loader.reads],
+                    np.int64).reshape(-1, 5)
 
 
 class PlanCache:
