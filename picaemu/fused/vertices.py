@@ -14,7 +14,8 @@ from ``VertexLoaderState.reads``, which walked the loaders' slots and padding): 
 once, in increasing order, with ``inverse`` giving each submitted vertex's row; elements convert to float without
 normalisation, missing components come from ``DEFAULT_COMPONENTS``, fixed attributes from the state's store (a
 live array: the plan holds the store itself, which uploads write in place). f32 elements are moved as bytes (NaN
-payloads kept, as the staged path's byte copy).
+payloads kept, as the staged path's byte copy). Reads go straight to the region arrays and do not mark pages live
+(``PhysicalMemory.live_pages``): a read changes no page, and every writer marks the pages it writes.
 
 Not covered (``VertexPlan.of`` answers why, as a str): immediate-mode draws (no plan is asked for), a part of the
 draw's vertex side that failed to decode, the geometry shader, a topology other than a triangle list, the user
