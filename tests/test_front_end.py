@@ -1,7 +1,8 @@
 """The fused vertex front end (``picaemu.geometry.front_end``) against the staged path it stands for: every bundled
 sample capture and random scenes replayed with ``Pipeline(fused_front_end=False)`` and ``True`` give the same
 memory (every region, byte for byte), the same per-draw statistics and the same draw bounds — and the fused path
-really served draws (and fell back for clipping, flow control, strips, partial triangles and the geometry shader)."""
+really served draws (clipping included; and fell back for flow control, strips, partial triangles and the geometry
+shader)."""
 
 from __future__ import annotations
 

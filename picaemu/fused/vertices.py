@@ -23,8 +23,8 @@ clip plane, flow control in the vertex shader, memory without VRAM / FCRAM. At r
 ``ok`` False, having changed nothing, when the draw is not the common case: no vertices, more than
 ``MAX_DRAW_VERTICES`` or ``POOL_MIN_LANES`` or more unique vertices, a count not a multiple of 3, an index or
 attribute read not wholly inside VRAM or FCRAM (the staged path then raises its named ``MemoryFault``, or reads
-another region), a triangle that needs clipping. ``run`` also leaves the draw to the staged path when the
-primitive assembler holds vertices of an earlier draw.
+another region). ``run`` also leaves the draw to the staged path when the primitive assembler holds vertices of
+an earlier draw. Triangles crossing the clip volume are clipped in the call (the front end's kernel).
 """
 
 from __future__ import annotations
@@ -61,9 +61,9 @@ class VertexPlan:
     """``args``: the values ``vertex_side`` takes after the live fields, in its order: reads (R, 5) int64 (the
     columns above; addresses are bytes of vertex index 0), fixed (F,) int64 attributes from the store, the store
     (16, 4) float32 (live), K the configured attribute count, the front end's pairs / plan rows / written outputs /
-    source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, instructions
-    per vertex, framebuffer width and height, then VRAM (uint8 array, live) and its base address, FCRAM and its
-    base address."""
+    source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the fixed clip
+    planes (P, 4) and offsets (P,) float64, instructions per vertex, framebuffer width and height, then VRAM (uint8
+    array, live) and its base address, FCRAM and its base address."""
 
     args: tuple
 
@@ -94,7 +94,8 @@ class VertexPlan:
         return cls((reads, np.array(loader.fixed, np.int64), fixed_attribs, int(loader.num_attributes),
                     fe.pairs, fe.plan, fe.written, fe.source, bool(ds.varyings.quaternions),
                     float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y),
-                    int(clipping.CULL_DROPS[vp.cull_mode]), int(fe.instructions), int(fb.width), int(fb.height),
+                    int(clipping.CULL_DROPS[vp.cull_mode]), ds.clip.planes, ds.clip.offsets, int(fe.instructions),
+                    int(fb.width), int(fb.height),
                     memory.region_bytes("vram"), int(names["vram"].base),
                     memory.region_bytes("fcram"), int(names["fcram"].base)))
 
@@ -250,7 +251,8 @@ def _empty():  # pragma: no cover - compiled
 @numba.njit(cache=True)
 def vertex_side(kind_elements, count, first, index_address, index_u16, floats, reads, fixed, fixed_values,
                 num_attributes, pairs, plan, written, source, quaternions, half_w, half_h, vx, vy, drop_sign,
-                instructions, width, height, vram, vram_base, fcram, fcram_base, counts):  # pragma: no cover
+                planes, offsets, instructions, width, height, vram, vram_base, fcram, fcram_base,
+                counts):  # pragma: no cover
     """(ok, (x, y, zndc, inv_w, varyings, primitive), (x0, y0, x1, y1)): one draw's vertex side (module
     docstring), the arrays as ``clipping.WindowTriangles`` after culling, the box as ``clipping.window_box``
     (``EMPTY_BOX`` when no triangle is left); ``counts`` (len(VERTEX_COUNTERS),) int64 receives the counters.
@@ -272,13 +274,11 @@ def vertex_side(kind_elements, count, first, index_address, index_u16, floats, r
     ok, attrs = _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
     if not ok:
         return False, _empty(), EMPTY_BOX
-    ok, arrays, culled, extent = front_end._front_end(attrs, pairs, plan, floats, written, inverse,
-                                                      not kind_elements, source, quaternions, half_w, half_h,
-                                                      vx, vy, drop_sign)
-    if not ok:
-        return False, _empty(), EMPTY_BOX
-    t, kept = count // 3, arrays[0].shape[0]
-    totals = (count, u, u, instructions * u, t, 0, 0, 0, culled, kept)
+    arrays, (invalid, away, clipped), culled, extent = front_end._front_end(
+        attrs, pairs, plan, floats, written, inverse, not kind_elements, source, quaternions, half_w, half_h, vx, vy,
+        drop_sign, planes, offsets)
+    kept = arrays[0].shape[0]
+    totals = (count, u, u, instructions * u, count // 3, invalid, away, clipped, culled, kept)
     for i in range(len(totals)):
         counts[i] = totals[i]
     box = clipping.window_box(extent, width, height) if kept else EMPTY_BOX

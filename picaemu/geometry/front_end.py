@@ -8,8 +8,8 @@ staged path (vertex shader -> output map -> primitive assembly -> clip -> viewpo
 ``picaemu.pipeline``) computes — or None when the draw is not the common case, having changed nothing (then the
 caller runs the staged path on the same batch). The fused kernel only calls the stages' own compiled kernels
 (``shader.kernel.load_attributes / run_segment / store_outputs``, ``output_map._fill_columns``,
-``clipping._align_quaternions / _classify / _window / _cull_count / _cull_gather / extent``): there is no second
-implementation of any rule here.
+``clipping._align_quaternions / _classify / clip_classified / _window / _cull_count / _cull_gather / extent``):
+there is no second implementation of any rule here.
 
 The common case (``plan_for`` decides, per program and output map, remembered):
 - fewer than ``POOL_MIN_LANES`` unique vertices (the small draws whose fixed cost this path removes; a large
@@ -18,13 +18,13 @@ The common case (``plan_for`` decides, per program and output map, remembered):
   vertex shader seam, no geometry shader;
 - a triangle list of whole triangles with nothing pending in the assembler (the draw neither takes nor leaves
   vertices across the draw boundary);
-- the fixed clip planes only, and every triangle wholly
-  inside the clip volume — the kernel checks that last one and answers "fall back" otherwise (nothing is
-  written before the check passes).
+- the fixed clip planes only (triangles crossing them are clipped in the kernel, by the staged path's
+  ``clipping.clip_classified``).
 
 Counters (added only on success): ``vertices_shaded``, ``shader_instructions`` (arithmetic run + END, times the
-unique vertices, as ``Machine.run`` counts a straight program), ``primitives_assembled``, the clip counts (all
-0), ``primitives_culled``, ``primitives_rasterized``.
+unique vertices, as ``Machine.run`` counts a straight program), ``primitives_assembled``, the clip counts
+(``primitives_invalid``, ``primitives_clipped_away``, ``primitives_clipped``), ``primitives_culled``,
+``primitives_rasterized``.
 """
 
 from __future__ import annotations
@@ -109,17 +109,16 @@ def run(ds: DrawState, batch: VertexBatch, assembler: Assembler,
     if plan is None:
         return None
     vp, fb = ds.viewport, ds.framebuffer
-    ok, wt_arrays, culled, box = _front_end(
+    wt_arrays, (invalid, away, clipped), culled, box = _front_end(
         batch.attributes, plan.pairs, plan.plan, ds.vs.float_uniforms, plan.written, batch.inverse, batch.identity,
         plan.source, ds.varyings.quaternions, float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y),
-        clipping.CULL_DROPS[vp.cull_mode])
-    if not ok:
-        return None
+        clipping.CULL_DROPS[vp.cull_mode], clip.planes, clip.offsets)
     assembler.advance(Topology.LIST, n)
     wt = clipping.WindowTriangles(*wt_arrays)
     u, t = batch.attributes.shape[0], n // 3
-    counters.update(vertices_shaded=u, primitives_assembled=t, primitives_invalid=0, primitives_clipped_away=0,
-                    primitives_clipped=0, primitives_culled=culled, primitives_rasterized=len(wt))
+    counters.update(vertices_shaded=u, primitives_assembled=t, primitives_invalid=invalid,
+                    primitives_clipped_away=away, primitives_clipped=clipped, primitives_culled=culled,
+                    primitives_rasterized=len(wt))
     counters["shader_instructions"] = counters.get("shader_instructions", 0) + plan.instructions * u
     return wt, (clipping.window_box(box, fb.width, fb.height) if len(wt) else None)
 
@@ -145,9 +144,11 @@ def _shade(attrs, pairs, plan, floats, written):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, quaternions, half_w, half_h, vx, vy,
-               drop_sign):  # pragma: no cover - compiled
-    """(ok, (x, y, zndc, inv_w, varyings, primitive) after culling, culled count, (x lo, x hi, y lo, y hi) 12.4
-    extent). ``ok`` False: a triangle is not wholly inside the clip volume (the staged path clips it)."""
+               drop_sign, planes, offsets):  # pragma: no cover - compiled
+    """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
+    primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent). ``planes`` / ``offsets``: the fixed
+    clip planes (``ClipState``), against which triangles not wholly inside are clipped (``clipping.clip_classified``,
+    as ``clip_triangles``)."""
     u = attrs.shape[0]
     outputs = _shade(attrs, pairs, plan, floats, written)
     vert = np.empty((u, NUM_COLUMNS), np.float32)
@@ -158,14 +159,19 @@ def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, q
         _align_quaternions(tris)
     classes = np.empty(t, np.int8)
     _classify(tris, classes)
+    primitive = np.arange(t).astype(np.int32)
+    clip_counts = (0, 0, 0)
+    if np.any(classes != KEEP):
+        tris, src, dropped = clipping.clip_classified(tris, classes, planes, offsets)
+        primitive = src.astype(np.int32)
+        clip_counts = (int(np.count_nonzero(classes == clipping.INVALID)) + dropped,
+                       int(np.count_nonzero(classes == clipping.REJECT)),
+                       int(np.count_nonzero(classes == clipping.STRADDLE)))
+    t = tris.shape[0]
     x, y = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
     zndc, inv_w = np.empty((t, 3), np.float32), np.empty((t, 3), np.float32)
     vary = np.empty((t, 3, NUM_COLUMNS - 4), np.float32)
-    primitive = np.arange(t).astype(np.int32)
     box = (0, 0, 0, 0)
-    for k in range(t):
-        if classes[k] != KEEP:
-            return False, (x, y, zndc, inv_w, vary, primitive), 0, box
     _window(tris, half_w, half_h, vx, vy, x, y, zndc, inv_w, vary)
     if t and _cull_count(x, y, drop_sign):
         ox, oy = np.empty_like(x), np.empty_like(y)
@@ -174,4 +180,4 @@ def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, q
         x, y, zndc, inv_w, vary, primitive = ox[:kept], oy[:kept], oz[:kept], ow[:kept], ov[:kept], op[:kept]
     if x.shape[0]:
         box = extent(x, y)
-    return True, (x, y, zndc, inv_w, vary, primitive), t - x.shape[0], box
+    return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box
