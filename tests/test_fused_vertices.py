@@ -279,15 +279,19 @@ def test_plans_name_what_they_do_not_cover() -> None:
 
 
 @numba.njit
-def _from_compiled(count, floats, args, counts):
-    """``vertex_side`` called from compiled code, as the command loop calls it."""
-    return vertex_side(False, count, 0, 0, False, floats, *args, counts)
+def _from_compiled(elements, count, index_address, floats, args, counts):
+    """``vertex_side`` called from compiled code, as the command loop calls it (u16 indices, first vertex 0)."""
+    return vertex_side(elements, count, 0, index_address, True, floats, *args, counts)
 
 
-def test_vertex_side_is_callable_from_compiled_code() -> None:
+@pytest.mark.parametrize("kind", [DrawKind.ARRAYS, DrawKind.ELEMENTS])
+def test_vertex_side_is_callable_from_compiled_code(kind: DrawKind) -> None:
     b = frame()
     b.vertices([TRIANGLE, np.zeros((3, 2), np.float32), np.ones((3, 4), np.float32)])
-    b.draw(3)
+    if kind is DrawKind.ARRAYS:
+        b.draw(3)
+    else:
+        b.draw_indexed([2, 0, 1])
     b.end_frame()
     pipe = Recorder(fused_vertices=False)
     Replay(b.capture(), checkpoints=False, pipeline=pipe).run()
@@ -297,15 +301,18 @@ def test_vertex_side_is_callable_from_compiled_code() -> None:
     plan = plans.plan_of(ds, call.memory, call.state.fixed_attribs)
     assert plan is plans.plan_of(ds, call.memory, call.state.fixed_attribs)  # remembered by identity
     counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
-    ok, result, box = _from_compiled(3, ds.vs.float_uniforms, plan.args, counts)
+    elements, address = kind is DrawKind.ELEMENTS, ds.vertex_range.index_address
+    ok, result, box = _from_compiled(elements, 3, address, ds.vs.float_uniforms, plan.args, counts)
     assert ok and box == call.bounds
     for mine, staged in zip(result, arrays(pipe.triangles[0]), strict=True):
         assert mine.tobytes() == staged.tobytes()
     stats = {k: call.stats[k] for k in VERTEX_COUNTERS}
     assert dict(zip(VERTEX_COUNTERS, counts.tolist(), strict=True)) == stats
     assert stats["vertices_loaded"] == 3 and stats["primitives_rasterized"] == 1
-    assert not _from_compiled(4, ds.vs.float_uniforms, plan.args, counts)[0]  # not whole triangles
-    assert vertices.run(plan, ds, DrawKind.ARRAYS, pipe.assembler, {}) is not None
+    before = counts.copy()
+    assert not _from_compiled(elements, 4, address, ds.vs.float_uniforms, plan.args, counts)[0]  # 4 % 3
+    assert (counts == before).all()  # a refusal changes nothing
+    assert vertices.run(plan, ds, kind, pipe.assembler, {}) is not None
 
 
 def random_layout(rng: np.random.Generator, state: GpuState) -> None:
