@@ -248,6 +248,7 @@ class Pipeline:
         self.fused_vertex_draws = 0  # of those, draws the fused vertex side (loading included) served
         self.fused_fragments = fused_fragments
         self.fused_fragment_draws = 0  # draws whose fragment side ``picaemu.fused.fragments`` ran
+        self._vertex_plans = vertices.PlanCache()
         self.batch_fragments = batch_fragments
         self.compiled = compiled_draws
         self.compiled_count = 0  # draws the command processor's compiled loop ran with this pipeline's plans
@@ -341,7 +342,7 @@ class Pipeline:
                 or self.vertex_shader is not run_vertex_shader):
             return None
         ds = call.draw_state
-        plan = vertices.plan_of(ds, call.memory, call.state.fixed_attribs)
+        plan = self._vertex_plans.plan_of(ds, call.memory, call.state.fixed_attribs)
         if isinstance(plan, str):
             return None
         result = vertices.run(plan, ds, call.kind, self.assembler, stats)

@@ -1,8 +1,8 @@
 """The fused vertex front end (``picaemu.geometry.front_end``) against the staged path it stands for: every bundled
 sample capture and random scenes replayed with ``Pipeline(fused_front_end=False)`` and ``True`` give the same
 memory (every region, byte for byte), the same per-draw statistics and the same draw bounds — and the fused path
-really served draws (clipped ones included) and fell back for flow control, strips, partial triangles and the
-geometry shader. (The command processor's compiled draw loop is off here: it would run the draws instead.)"""
+really served draws (clipping included; and fell back for flow control, strips, partial triangles and the geometry
+shader)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def assert_same(capture: pica.Capture, ways: tuple[dict, dict] = FUSED) -> tuple
 def test_fused_front_end_matches_the_stages_on_every_sample(path: Path) -> None:
     draws, fused, _ = assert_same(pica.read(path))
     if path.stem.startswith(("game_cubes", "game_sprites")):
-        assert fused == draws  # the common case these scenes are made of (clipped draws at the screen edge too)
+        assert fused == draws  # the common case these scenes are made of (the draws crossing the edge clipped)
     if path.stem == "game_lit_300":
         assert fused >= 0.9 * draws  # with quaternion varyings
     if path.stem == "gs_sprites":

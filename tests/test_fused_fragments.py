@@ -30,8 +30,10 @@ REFUSED = {"fog": "fog", "game_lit_300": "fog", "lit_sphere": "lighting", "proct
 
 
 def replay(capture: pica.Capture, **kwargs: bool) -> tuple[list[str], list[dict], Pipeline]:
-    """(memory digests of every region, per-draw statistics without the time, the pipeline) of a whole replay."""
-    pipe = Pipeline(**kwargs)
+    """(memory digests of every region, per-draw statistics without the time, the pipeline) of a whole replay (the
+    compiled draw loop off: the pipeline's own fused fragment side is under test; tests/test_fused_loop.py runs
+    the loop against the pipeline)."""
+    pipe = Pipeline(compiled_draws=False, **kwargs)
     rep = Replay(capture, checkpoints=False, pipeline=pipe)
     rep.run()
     memory = rep.memory

@@ -42,9 +42,7 @@ from picaemu.command import kernel as K
 from picaemu.draw import DrawCall, DrawKind
 from picaemu.draw_state import PROGRAM_UPLOADS, WRITE_GROUPS, Group
 from picaemu.fused.fragments import FRAGMENT_COUNTERS, TEXTURE_ADDRESS_SLOT, FragmentPlan, fragment_side
-from picaemu.fused.fragments import plan_for as fragment_plan
 from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
-from picaemu.fused.vertices import plan_of as vertex_plan
 from picaemu.geometry.primitive_assembly import Assembler, Topology
 from picaemu.geometry.vertex_loader import INDEX_DTYPES
 from picaemu.regs import access, blocks, id_of
@@ -342,10 +340,10 @@ def plans_for(call: DrawCall, assembler: Assembler) -> CompiledPlans | None:
     ds = call.draw_state
     if ds.failed or not assembler.takes_whole_triangles(Topology.LIST):
         return None
-    vertices = vertex_plan(ds, call.memory, call.state.fixed_attribs)
+    vertices = VertexPlan.of(ds, call.memory, call.state.fixed_attribs)
     if isinstance(vertices, str):
         return None
-    fragments = fragment_plan(ds, call.memory)
+    fragments = FragmentPlan.of(ds, call.memory)
     if isinstance(fragments, str):
         return None
     return CompiledPlans(vertices, fragments, call.state.regs[WATCHED_IDS])

@@ -3,7 +3,7 @@ compiled call, ``vertex_side``, callable from Python (``run``) and from other co
 
 Receives a ``VertexPlan`` (``VertexPlan.of(ds, memory, fixed_attribs)``: the loader layout, the front end's
 plan, the viewport and framebuffer size and the memory regions, packed once per state and remembered by
-identity of the draw-state parts, ``plan_of``) and the draw's live fields (draw kind, vertex count, first
+identity of the draw-state parts, ``PlanCache``) and the draw's live fields (draw kind, vertex count, first
 vertex, index buffer address and format, the VS float uniforms). Produces what the staged path computes:
 ``load_batch`` (``configured_only``) then ``front_end.run`` — the culled ``WindowTriangles`` arrays, the window
 box the pipeline stores in ``call.bounds`` (``clipping.window_box``) and the counters ``VERTEX_COUNTERS``.
@@ -14,7 +14,8 @@ from ``VertexLoaderState.reads``, which walked the loaders' slots and padding): 
 once, in increasing order, with ``inverse`` giving each submitted vertex's row; elements convert to float without
 normalisation, missing components come from ``DEFAULT_COMPONENTS``, fixed attributes from the state's store (a
 live array: the plan holds the store itself, which uploads write in place). f32 elements are moved as bytes (NaN
-payloads kept, as the staged path's byte copy).
+payloads kept, as the staged path's byte copy). Reads go straight to the region arrays and do not mark pages live
+(``PhysicalMemory.live_pages``): a read changes no page, and every writer marks the pages it writes.
 
 Not covered (``VertexPlan.of`` answers why, as a str): immediate-mode draws (no plan is asked for), a part of the
 draw's vertex side that failed to decode, the geometry shader, a topology other than a triangle list, the user
@@ -22,8 +23,8 @@ clip plane, flow control in the vertex shader, memory without VRAM / FCRAM. At r
 ``ok`` False, having changed nothing, when the draw is not the common case: no vertices, more than
 ``MAX_DRAW_VERTICES`` or ``POOL_MIN_LANES`` or more unique vertices, a count not a multiple of 3, an index or
 attribute read not wholly inside VRAM or FCRAM (the staged path then raises its named ``MemoryFault``, or reads
-another region), a triangle that needs clipping. ``run`` also leaves the draw to the staged path when the
-primitive assembler holds vertices of an earlier draw.
+another region). ``run`` also leaves the draw to the staged path when the primitive assembler holds vertices of
+an earlier draw. Triangles crossing the clip volume are clipped in the call (the front end's kernel).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from picaemu.errors import PicaError
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import Assembler, Topology
-from picaemu.geometry.vertex_loader import DEFAULT_COMPONENTS, ELEMENT_DTYPES, MAX_DRAW_VERTICES
+from picaemu.geometry.vertex_loader import DEFAULT_COMPONENTS, ELEMENT_DTYPES, MAX_DRAW_VERTICES, VertexLoaderState
 from picaemu.memory import PhysicalMemory
 from picaemu.shader.interpreter import POOL_MIN_LANES
 
@@ -60,9 +61,9 @@ class VertexPlan:
     """``args``: the values ``vertex_side`` takes after the live fields, in its order: reads (R, 5) int64 (the
     columns above; addresses are bytes of vertex index 0), fixed (F,) int64 attributes from the store, the store
     (16, 4) float32 (live), K the configured attribute count, the front end's pairs / plan rows / written outputs /
-    source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, instructions
-    per vertex, framebuffer width and height, then VRAM (uint8 array, live) and its base address, FCRAM and its
-    base address."""
+    source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the fixed clip
+    planes (P, 4) and offsets (P,) float64, instructions per vertex, framebuffer width and height, then VRAM (uint8
+    array, live) and its base address, FCRAM and its base address."""
 
     args: tuple
 
@@ -88,33 +89,43 @@ class VertexPlan:
             return f"output map: {err}"
         if fe is None:
             return "flow control in the vertex shader (or its entry outside the program)"
-        reads = np.array([(r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components)
-                          for r in loader.reads], np.int64).reshape(-1, 5)
+        reads = read_table(loader)
         vp, fb = ds.viewport, ds.framebuffer
         return cls((reads, np.array(loader.fixed, np.int64), fixed_attribs, int(loader.num_attributes),
                     fe.pairs, fe.plan, fe.written, fe.source, bool(ds.varyings.quaternions),
                     float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y),
-                    int(clipping.CULL_DROPS[vp.cull_mode]), int(fe.instructions), int(fb.width), int(fb.height),
+                    int(clipping.CULL_DROPS[vp.cull_mode]), ds.clip.planes, ds.clip.offsets, int(fe.instructions),
+                    int(fb.width), int(fb.height),
                     memory.region_bytes("vram"), int(names["vram"].base),
                     memory.region_bytes("fcram"), int(names["fcram"].base)))
 
 
-_last: tuple[tuple, VertexPlan | str] | None = None  # the last draw's (key objects, plan): checked by identity
+def read_table(loader: VertexLoaderState) -> np.ndarray:
+    """(R, 5) int64: one row per loaded attribute of ``loader``'s layout, columns ``ATTRIBUTE`` .. ``COMPONENTS``
+    (addresses in bytes, of vertex index 0; formats as ``DTYPE_CODES``)."""
+    return np.array([(r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components) for r in loader.reads],
+                    np.int64).reshape(-1, 5)
 
 
-def plan_of(ds: DrawState, memory: PhysicalMemory, fixed_attribs: np.ndarray) -> VertexPlan | str:
-    """``VertexPlan.of``, remembered for the last draw's loader layout, program, output map, primitives, clip,
-    viewport, framebuffer, memory and fixed store (by identity: the draw-state cache hands the same part objects
-    to draws that did not change them; the uniforms and the draw range are live)."""
-    global _last
-    key = (ds.loader, ds.vs_program, ds.output_map, ds.varyings, ds.primitives, ds.clip, ds.viewport,
-           ds.framebuffer, memory, fixed_attribs)
-    last = _last
-    if last is not None and not ds.failed and all(a is b for a, b in zip(last[0], key, strict=True)):
-        return last[1]
-    plan = VertexPlan.of(ds, memory, fixed_attribs)
-    _last = (key, plan)
-    return plan
+class PlanCache:
+    """The last draw's ``VertexPlan.of``, remembered for its loader layout, program, output map, varyings,
+    primitives, clip, viewport, framebuffer, memory and fixed store (by identity: the draw-state cache hands the
+    same part objects to draws that did not change them; the uniforms and the draw range are live). One per owner
+    (the pipeline): the plan holds the memory's arrays, which must die with their replay."""
+
+    def __init__(self) -> None:
+        self._key: tuple = ()
+        self._plan: VertexPlan | str = "no draw yet"
+
+    def plan_of(self, ds: DrawState, memory: PhysicalMemory, fixed_attribs: np.ndarray) -> VertexPlan | str:
+        """``VertexPlan.of(ds, memory, fixed_attribs)``, from the memo when every key object is the last one's."""
+        key = (ds.loader, ds.vs_program, ds.output_map, ds.varyings, ds.primitives, ds.clip, ds.viewport,
+               ds.framebuffer, memory, fixed_attribs)
+        last = self._key
+        if last and not ds.failed and all(a is b for a, b in zip(last, key, strict=True)):
+            return self._plan
+        self._key, self._plan = key, VertexPlan.of(ds, memory, fixed_attribs)
+        return self._plan
 
 
 def run(plan: VertexPlan, ds: DrawState, kind: DrawKind, assembler: Assembler,
@@ -240,7 +251,8 @@ def _empty():  # pragma: no cover - compiled
 @numba.njit(cache=True)
 def vertex_side(kind_elements, count, first, index_address, index_u16, floats, reads, fixed, fixed_values,
                 num_attributes, pairs, plan, written, source, quaternions, half_w, half_h, vx, vy, drop_sign,
-                instructions, width, height, vram, vram_base, fcram, fcram_base, counts):  # pragma: no cover
+                planes, offsets, instructions, width, height, vram, vram_base, fcram, fcram_base,
+                counts):  # pragma: no cover
     """(ok, (x, y, zndc, inv_w, varyings, primitive), (x0, y0, x1, y1)): one draw's vertex side (module
     docstring), the arrays as ``clipping.WindowTriangles`` after culling, the box as ``clipping.window_box``
     (``EMPTY_BOX`` when no triangle is left); ``counts`` (len(VERTEX_COUNTERS),) int64 receives the counters.
@@ -262,14 +274,11 @@ def vertex_side(kind_elements, count, first, index_address, index_u16, floats, r
     ok, attrs = _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
     if not ok:
         return False, _empty(), EMPTY_BOX
-    ok, arrays, culled, extent, clip_counts = front_end._front_end(attrs, pairs, plan, floats, written, inverse,
-                                                                   not kind_elements, source, quaternions, half_w,
-                                                                   half_h, vx, vy, drop_sign)
-    if not ok:
-        return False, _empty(), EMPTY_BOX
-    t, kept = count // 3, arrays[0].shape[0]
-    invalid, away, clipped = clip_counts
-    totals = (count, u, u, instructions * u, t, invalid, away, clipped, culled, kept)
+    arrays, (invalid, away, clipped), culled, extent = front_end._front_end(
+        attrs, pairs, plan, floats, written, inverse, not kind_elements, source, quaternions, half_w, half_h, vx, vy,
+        drop_sign, planes, offsets)
+    kept = arrays[0].shape[0]
+    totals = (count, u, u, instructions * u, count // 3, invalid, away, clipped, culled, kept)
     for i in range(len(totals)):
         counts[i] = totals[i]
     box = clipping.window_box(extent, width, height) if kept else EMPTY_BOX

@@ -265,20 +265,44 @@ def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.nd
               "primitives_clipped": int(tally[STRADDLE])}
     if tally[KEEP] == tris.shape[0]:
         return tris, np.arange(tris.shape[0], dtype=np.int64), counts
-    keep_idx = np.flatnonzero(classes == KEEP)
-    if tally[STRADDLE] == 0:
-        return tris[keep_idx], keep_idx, counts
+    out, source, dropped = clip_classified(np.ascontiguousarray(tris), classes, clip.planes, clip.offsets)
+    counts["primitives_invalid"] += dropped
+    return out, source, counts
+
+
+@numba.njit(cache=True)
+def clip_classified(tris, classes, planes, offsets):  # pragma: no cover - compiled
+    """``clip_triangles`` after ``_classify``: the KEEP triangles and the fans of the STRADDLE ones (clipped by
+    ``_clip_polygons`` against the (P, 4) float64 ``planes`` / (P,) ``offsets``; a fan triangle with a non-finite
+    position or a w <= 0 — huge coordinates (~1e28) can overflow or cancel while interpolating — is dropped), in
+    submission order, a fan taking its triangle's place. Returns ((T', 3, C) float32, (T',) int64 source triangle,
+    fan triangles dropped). Compiled so that the fused front end clips without leaving compiled code."""
     cut_idx = np.flatnonzero(classes == STRADDLE)
-    cut, src = _clip_polygons(np.ascontiguousarray(tris[cut_idx]), clip.planes, clip.offsets)
-    # huge coordinates (~1e28) can overflow or cancel while interpolating: drop what is not a valid result
-    ok = np.isfinite(cut[:, :, POS]).all(axis=(1, 2)) & (cut[:, :, 3] > 0).all(axis=1)
-    counts["primitives_invalid"] += int((~ok).sum())
-    cut, src = cut[ok], src[ok]
-    # submission order: the fan of triangle i replaces it in place (both runs are sorted, so the stable sort is
-    # one linear merge, and each fan keeps its order)
-    source = np.concatenate([keep_idx, cut_idx[src]])
-    order = np.argsort(source, kind="stable")
-    return np.concatenate([tris[keep_idx], cut])[order], source[order], counts
+    cut, src = _clip_polygons(tris[cut_idx], planes, offsets)
+    ok = np.empty(cut.shape[0], np.bool_)
+    for f in range(cut.shape[0]):
+        good = True
+        for i in range(3):
+            for k in range(4):
+                good &= np.isfinite(cut[f, i, k])
+            good &= cut[f, i, 3] > 0
+        ok[f] = good
+    kept = int(np.count_nonzero(classes == KEEP)) + int(np.count_nonzero(ok))
+    out = np.empty((kept, 3, tris.shape[2]), np.float32)
+    source = np.empty(kept, np.int64)
+    n = p = 0
+    for t in range(tris.shape[0]):
+        if classes[t] == KEEP:
+            out[n] = tris[t]
+            source[n] = t
+            n += 1
+        while p < cut.shape[0] and cut_idx[src[p]] == t:  # the fan of triangle t, in order
+            if ok[p]:
+                out[n] = cut[p]
+                source[n] = t
+                n += 1
+            p += 1
+    return out, source, cut.shape[0] - int(np.count_nonzero(ok))
 
 
 @numba.njit(cache=True)

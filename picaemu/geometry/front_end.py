@@ -8,9 +8,8 @@ staged path (vertex shader -> output map -> primitive assembly -> clip -> viewpo
 ``picaemu.pipeline``) computes — or None when the draw is not the common case, having changed nothing (then the
 caller runs the staged path on the same batch). The fused kernel only calls the stages' own compiled kernels
 (``shader.kernel.load_attributes / run_segment / store_outputs``, ``output_map._fill_columns``,
-``clipping._align_quaternions / _classify / _clip_polygons / _window / _cull_count / _cull_gather / extent``):
-there is no second implementation of any rule here (``_clip`` is ``clipping.clip_triangles``'s bookkeeping, in
-the same order: kept triangles and each clipped triangle's fan in its source's place).
+``clipping._align_quaternions / _classify / clip_classified / _window / _cull_count / _cull_gather / extent``):
+there is no second implementation of any rule here.
 
 The common case (``plan_for`` decides, per program and output map, remembered):
 - fewer than ``POOL_MIN_LANES`` unique vertices (the small draws whose fixed cost this path removes; a large
@@ -19,12 +18,13 @@ The common case (``plan_for`` decides, per program and output map, remembered):
   vertex shader seam, no geometry shader;
 - a triangle list of whole triangles with nothing pending in the assembler (the draw neither takes nor leaves
   vertices across the draw boundary);
-- the fixed clip planes only (no user clip plane): triangles crossing them are clipped here as the staged path
-  clips them.
+- the fixed clip planes only (triangles crossing them are clipped in the kernel, by the staged path's
+  ``clipping.clip_classified``).
 
 Counters (added only on success): ``vertices_shaded``, ``shader_instructions`` (arithmetic run + END, times the
-unique vertices, as ``Machine.run`` counts a straight program), ``primitives_assembled``, the clip counts,
-``primitives_culled``, ``primitives_rasterized``.
+unique vertices, as ``Machine.run`` counts a straight program), ``primitives_assembled``, the clip counts
+(``primitives_invalid``, ``primitives_clipped_away``, ``primitives_clipped``), ``primitives_culled``,
+``primitives_rasterized``.
 """
 
 from __future__ import annotations
@@ -36,21 +36,7 @@ import numpy as np
 
 from picaemu.draw_state import DrawState
 from picaemu.geometry import clipping
-from picaemu.geometry.clipping import (
-    FIXED_OFFSET_ARRAY,
-    FIXED_PLANE_ARRAY,
-    INVALID,
-    KEEP,
-    REJECT,
-    STRADDLE,
-    _align_quaternions,
-    _classify,
-    _clip_polygons,
-    _cull_count,
-    _cull_gather,
-    _window,
-    extent,
-)
+from picaemu.geometry.clipping import KEEP, _align_quaternions, _classify, _cull_count, _cull_gather, _window, extent
 from picaemu.geometry.output_map import COLOR, NUM_COLUMNS, _fill_columns, _source_table
 from picaemu.geometry.primitive_assembly import Assembler, Topology
 from picaemu.geometry.vertex_loader import VertexBatch
@@ -123,12 +109,10 @@ def run(ds: DrawState, batch: VertexBatch, assembler: Assembler,
     if plan is None:
         return None
     vp, fb = ds.viewport, ds.framebuffer
-    ok, wt_arrays, culled, box, (invalid, away, clipped) = _front_end(
+    wt_arrays, (invalid, away, clipped), culled, box = _front_end(
         batch.attributes, plan.pairs, plan.plan, ds.vs.float_uniforms, plan.written, batch.inverse, batch.identity,
         plan.source, ds.varyings.quaternions, float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y),
-        clipping.CULL_DROPS[vp.cull_mode])
-    if not ok:
-        return None
+        clipping.CULL_DROPS[vp.cull_mode], clip.planes, clip.offsets)
     assembler.advance(Topology.LIST, n)
     wt = clipping.WindowTriangles(*wt_arrays)
     u, t = batch.attributes.shape[0], n // 3
@@ -159,39 +143,12 @@ def _shade(attrs, pairs, plan, floats, written):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _clip(tris, classes):  # pragma: no cover - compiled
-    """``clipping.clip_triangles`` for the fixed planes, given each triangle's class (``_classify``): the kept and
-    clipped triangles in submission order, each one's source triangle, and the (invalid, clipped away, clipped)
-    counts."""
-    t = tris.shape[0]
-    keep_idx = np.flatnonzero(classes == KEEP)
-    cut_idx = np.flatnonzero(classes == STRADDLE)
-    invalid = np.count_nonzero(classes == INVALID)
-    away = np.count_nonzero(classes == REJECT)
-    if keep_idx.shape[0] == t:
-        return tris, np.arange(t), (0, 0, 0)
-    if cut_idx.shape[0] == 0:
-        return tris[keep_idx], keep_idx, (invalid, away, 0)
-    cut, src = _clip_polygons(np.ascontiguousarray(tris[cut_idx]), FIXED_PLANE_ARRAY, FIXED_OFFSET_ARRAY)
-    ok = np.ones(cut.shape[0], np.bool_)
-    for j in range(cut.shape[0]):  # huge coordinates can overflow while interpolating: not a valid result
-        for i in range(3):
-            ok[j] &= cut[j, i, 3] > 0
-            for k in range(4):
-                ok[j] &= np.isfinite(cut[j, i, k])
-    invalid += cut.shape[0] - np.count_nonzero(ok)
-    source = np.concatenate((keep_idx, cut_idx[src[ok]]))
-    order = np.argsort(source, kind="mergesort")  # stable: each fan keeps its order in its source's place
-    kept = np.concatenate((tris[keep_idx], cut[ok]))
-    return kept[order], source[order], (invalid, away, cut_idx.shape[0])
-
-
-@numba.njit(cache=True)
 def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, quaternions, half_w, half_h, vx, vy,
-               drop_sign):  # pragma: no cover - compiled
-    """(ok, (x, y, zndc, inv_w, varyings, primitive) after culling, culled count, (x lo, x hi, y lo, y hi) 12.4
-    extent, (invalid, clipped away, clipped) primitive counts). ``ok`` is always True (kept for callers that may
-    refuse a draw)."""
+               drop_sign, planes, offsets):  # pragma: no cover - compiled
+    """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
+    primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent). ``planes`` / ``offsets``: the fixed
+    clip planes (``ClipState``), against which triangles not wholly inside are clipped (``clipping.clip_classified``,
+    as ``clip_triangles``)."""
     u = attrs.shape[0]
     outputs = _shade(attrs, pairs, plan, floats, written)
     vert = np.empty((u, NUM_COLUMNS), np.float32)
@@ -202,12 +159,18 @@ def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, q
         _align_quaternions(tris)
     classes = np.empty(t, np.int8)
     _classify(tris, classes)
-    tris, src, clip_counts = _clip(tris, classes)
+    primitive = np.arange(t).astype(np.int32)
+    clip_counts = (0, 0, 0)
+    if np.any(classes != KEEP):
+        tris, src, dropped = clipping.clip_classified(tris, classes, planes, offsets)
+        primitive = src.astype(np.int32)
+        clip_counts = (int(np.count_nonzero(classes == clipping.INVALID)) + dropped,
+                       int(np.count_nonzero(classes == clipping.REJECT)),
+                       int(np.count_nonzero(classes == clipping.STRADDLE)))
     t = tris.shape[0]
     x, y = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
     zndc, inv_w = np.empty((t, 3), np.float32), np.empty((t, 3), np.float32)
     vary = np.empty((t, 3, NUM_COLUMNS - 4), np.float32)
-    primitive = src.astype(np.int32)
     box = (0, 0, 0, 0)
     _window(tris, half_w, half_h, vx, vy, x, y, zndc, inv_w, vary)
     if t and _cull_count(x, y, drop_sign):
@@ -217,4 +180,4 @@ def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, q
         x, y, zndc, inv_w, vary, primitive = ox[:kept], oy[:kept], oz[:kept], ow[:kept], ov[:kept], op[:kept]
     if x.shape[0]:
         box = extent(x, y)
-    return True, (x, y, zndc, inv_w, vary, primitive), t - x.shape[0], box, clip_counts
+    return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box
