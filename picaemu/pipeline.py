@@ -321,8 +321,10 @@ class Pipeline:
 
     def compiled_plans(self, call: DrawCall) -> fused_loop.CompiledPlans | None:
         """``picaemu.draw.CompiledSink``: the plans of this draw's state (``fused_loop.plans_for``) when the
-        default stages run and nothing watches the draws; the pending fragment batch runs first."""
-        if not (self.compiled and self._may_defer(call, batching=False) and self.fused_front_end
+        default stages run and nothing watches the draws (a subclass, which may change any stage or watch each
+        draw, is offered none); the pending fragment batch runs first."""
+        if not (self.compiled and type(self) is Pipeline and self._may_defer(call, batching=False)
+                and self.fused_front_end and self.fused_vertices and self.fused_fragments
                 and self.vertex_shader is run_vertex_shader):
             return None
         plans = self._plan_cache.plans(call, self.assembler)
