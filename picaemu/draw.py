@@ -103,11 +103,16 @@ class CompiledSink(Protocol):
     handing each one to ``draw``: after each draw it renders it may offer the plans of that draw's state (None:
     the next draws come through ``draw``); the draws the loop then ran arrive in ``compiled_draws``, complete
     (pixels in memory, counters final). A wrapper that must see every draw (per-draw output, per-draw timing)
-    simply does not implement this."""
+    simply does not implement this. The processor asks ``compiled_allowed`` each time it enters the loop, so that
+    an observer attached between two runs sees every draw after it."""
 
     def compiled_plans(self, call: DrawCall) -> CompiledPlans | None: ...
 
     def compiled_draws(self, draws: CompiledDraws) -> None: ...
+
+    def compiled_allowed(self) -> bool:
+        """Whether plans offered earlier may run draws now (False once something watches the draws)."""
+        ...
 
 
 _COMPILED_SINK_TYPES: dict[type, bool] = {}

@@ -323,14 +323,19 @@ class Pipeline:
         """``picaemu.draw.CompiledSink``: the plans of this draw's state (``fused_loop.plans_for``) when the
         default stages run and nothing watches the draws (a subclass, which may change any stage or watch each
         draw, is offered none); the pending fragment batch runs first."""
-        if not (self.compiled and type(self) is Pipeline and self._may_defer(call, batching=False)
-                and self.fused_front_end and self.fused_vertices and self.fused_fragments
-                and self.vertex_shader is run_vertex_shader):
+        if call.observed or not self.compiled_allowed():
             return None
         plans = self._plan_cache.plans(call, self.assembler)
         if plans is not None:
             self.flush()  # the loop writes pixels at once: the batched draws before it first
         return plans
+
+    def compiled_allowed(self) -> bool:
+        """``picaemu.draw.CompiledSink``: compiled draws are on, this is a plain ``Pipeline`` (a subclass may change
+        any stage or watch each draw) with its default stages and fused sides, and no observer watches."""
+        return (self.compiled and type(self) is Pipeline and self.stage_observer is None
+                and self.color_stages is default_color_stages and self.vertex_shader is run_vertex_shader
+                and self.fused_front_end and self.fused_vertices and self.fused_fragments)
 
     def compiled_draws(self, draws: fused_loop.CompiledDraws) -> None:
         """``picaemu.draw.CompiledSink``: the loop ran ``draws`` (triangle lists of whole triangles)."""

@@ -95,6 +95,9 @@ class Deadline:
         compiled draws instead of each draw."""
         return self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None
 
+    def compiled_allowed(self) -> bool:
+        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
+
     def compiled_draws(self, draws: Any) -> None:
         self.inner.compiled_draws(draws)
         self.check()

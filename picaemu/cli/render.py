@@ -60,6 +60,9 @@ class VerbosePipeline:
             return None
         return self.pipeline.compiled_plans(call)
 
+    def compiled_allowed(self) -> bool:
+        return not self.verbose and is_compiled_sink(self.pipeline) and self.pipeline.compiled_allowed()
+
     def compiled_draws(self, draws: CompiledDraws) -> None:
         self.pipeline.compiled_draws(draws)  # type: ignore[attr-defined]  (offered plans: a CompiledSink)
         self.draws += len(draws)

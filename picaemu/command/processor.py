@@ -413,7 +413,7 @@ class CommandProcessor:
                     self._counters, self._immediate, cursor, self._records, self._packet_records, self._events,
                     record, self._groups, log.info, log.shadow, log.changes,
                 )  # fmt: skip
-                plans = None if record else self._plans
+                plans = None if record or self._plans is None or not self.pipeline.compiled_allowed() else self._plans
                 status = K.run(*args) if plans is None else self._compiled_run(args, plans, address, result)
                 if cursor[K.K_DRAWS] != self.draw_count:  # draws handled in the loop took the dirty groups
                     self.draw_states.invalidate(ALL)

@@ -115,6 +115,9 @@ class _Recorder:
         limit = replay._next_checkpoint_draw(call.index)
         return plans.with_limit(limit if self.stop_after is None else min(limit, self.stop_after))
 
+    def compiled_allowed(self) -> bool:
+        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()  # type: ignore[attr-defined]
+
     def compiled_draws(self, draws: CompiledDraws) -> None:
         self.inner.compiled_draws(draws)  # type: ignore[attr-defined]  (offered plans: a CompiledSink)
         replay = self._replay()
