@@ -480,6 +480,11 @@ class CommandProcessor:
             self.draw_states.invalidate(int(fstate[loop.FS_DIRTY]))
             result.draws += n
             self.draw_count += n
+            # the sink may raise (the replay's stop after a draw): leave the log and the events as after a stop
+            cursor, log = args[16], self._draw_log
+            log.end, log.nchanges = int(cursor[K.K_NDRAW]), int(cursor[K.K_NCHANGE])
+            if cursor[K.K_NEV]:
+                self._dispatch_events(cursor, address)
             self.pipeline.compiled_draws(loop.CompiledDraws(  # type: ignore[attr-defined]
                 self._rows[:n], result.packets - (self._list_start or 0), address, words.size,
                 time.perf_counter() - start))
@@ -592,7 +597,7 @@ class CommandProcessor:
         if self._plans is None:
             return False
         self._table.install(self._plans, regs)  # current: the loop runs the draws after this one with them
-        if self._plans.draw_limit <= call.index:
+        if self._plans.draw_limit < call.index:
             return False
         self._pending_dirty = dirty
         return True

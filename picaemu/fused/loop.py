@@ -12,7 +12,8 @@ untouched (Python renders it through the pipeline, then offers new plans):
 - only *live* write groups were written since the previous draw (``LIVE_GROUPS``: float uniforms, the draw
   range, the primitive configuration, texture base addresses), and every *watched* register (the primitive and
   geometry-stage configuration, the VS bool / int uniforms) holds the value the plans were made under;
-- the draw index is below the plans' ``draw_limit`` (the replay's stop-after and mid-list checkpoints);
+- the draw index is at most the plans' ``draw_limit`` (the replay's stop-after and mid-list checkpoint draws:
+  the loop returns right after running that one, and the sink acts on it);
 - the vertex and fragment sides both accept the draw at run time (they answer before writing anything).
 
 Pipeline events the kernel queues between draws (a restart with every draw, cache clears, flushes) reach the
@@ -97,13 +98,13 @@ S_ROWS_FULL, S_DECLINED = K.S_ROWS_FULL, K.S_DECLINED
 
 @dataclass(frozen=True)
 class CompiledPlans:
-    """What the loop needs to run draws of one state: both plans, the watched registers' values, and the first
-    draw index it must leave to Python (the replay's stop and checkpoint points)."""
+    """What the loop needs to run draws of one state: both plans, the watched registers' values, and the last
+    draw index it may run before returning to Python (the replay's stop and checkpoint points)."""
 
     vertices: VertexPlan
     fragments: FragmentPlan
     watched: np.ndarray  # (len(WATCHED),) uint32
-    draw_limit: int = 1 << 62
+    draw_limit: int = 1 << 62  # the last draw the loop may run before returning to Python
 
     def with_limit(self, limit: int) -> CompiledPlans:
         """These plans for the draws before ``limit`` only."""
@@ -254,7 +255,7 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
                 if j < 0:
                     return status
         reg = cursor[K.K_STOP_ID]
-        if (reg != _ARRAYS_ID and reg != _ELEMENTS_ID) or cursor[K.K_DRAWS] >= fstate[FS_LIMIT]:
+        if (reg != _ARRAYS_ID and reg != _ELEMENTS_ID) or cursor[K.K_DRAWS] > fstate[FS_LIMIT]:
             return status
         kind = K.D_ARRAYS if reg == _ARRAYS_ID else K.D_ELEMENTS
         row = rows[fstate[FS_ROWS]]
@@ -263,6 +264,8 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
             return status
         fstate[FS_CURRENT] = j
         _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row, fstate)
+        if cursor[K.K_DRAWS] > fstate[FS_LIMIT]:  # the last draw it may run: Python acts after it
+            return S_ROWS_FULL
 
 
 class PlanTable:

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from picaemu.debug.api import Debugger, PixelFragment
     from picaemu.debug.edit_replay import EditResult
     from picaemu.debug.fragment import FragmentDebug
-    from picaemu.fused.loop import CompiledDraws, CompiledPlans
+    from picaemu.fused.loop import CompiledDraws, CompiledPlans, DrawFacts
 from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
 
 CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
@@ -98,7 +98,7 @@ class _Recorder:
         replay = self._replay()
         if replay is not None:
             replay._record_draw(call)
-            replay._checkpoint_after_draw(call)
+            replay._checkpoint_after_draw(call.index, call.packet, call.resume)
         if self.stop_after is not None and call.index == self.stop_after:
             raise _StopAfterDraw
 
@@ -106,8 +106,8 @@ class _Recorder:
         self.inner.event(kind, state)
 
     def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
-        """The inner sink's plans (``picaemu.draw.CompiledSink``), limited so that the loop leaves to Python the
-        draw to stop after and the draws that take a mid-list checkpoint."""
+        """The inner sink's plans (``picaemu.draw.CompiledSink``), limited so that the loop stops after the draw
+        to stop after and after the draws that may take a mid-list checkpoint (``compiled_draws`` acts on them)."""
         replay = self._replay()
         plans = self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None
         if plans is None or replay is None:
@@ -119,10 +119,17 @@ class _Recorder:
         return is_compiled_sink(self.inner) and self.inner.compiled_allowed()  # type: ignore[attr-defined]
 
     def compiled_draws(self, draws: CompiledDraws) -> None:
+        """Record the loop's draws; the last may be a checkpoint draw or the draw to stop after (the loop stops
+        after its plans' limit)."""
         self.inner.compiled_draws(draws)  # type: ignore[attr-defined]  (offered plans: a CompiledSink)
         replay = self._replay()
+        facts = draws.each()
         if replay is not None:
-            replay._record_compiled(draws)
+            replay._record_compiled(facts)
+            index, _kind, _offset, packet, resume, _stats, _bounds = facts[-1]
+            replay._checkpoint_after_draw(index, packet, resume)
+        if self.stop_after is not None and facts[-1][0] == self.stop_after:
+            raise _StopAfterDraw
 
 
 BACKENDS = ("software", "gl")  # rendering backends a replay can use; software is the default and the reference
@@ -471,14 +478,14 @@ class Replay:
             self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, call.stats,
                                          call.bounds, packet, bisect.bisect_left(self.frames, self._current)))
 
-    def _record_compiled(self, draws: CompiledDraws) -> None:
-        """``_record_draw`` of each draw the command processor's compiled loop ran."""
+    def _record_compiled(self, facts: list[DrawFacts]) -> None:
+        """``_record_draw`` of each draw the command processor's compiled loop ran (``CompiledDraws.each``)."""
         if not self.record_draws:
             return
         event, packet, frame = self._current, self.packet, bisect.bisect_left(self.frames, self._current)
         known = len(self.draws)
         self.draws.extend(DrawRecord(index, event, offset, kind.value, stats, bounds, packet + pk, frame)
-                          for index, kind, offset, pk, _resume, stats, bounds in draws.each() if index >= known)
+                          for index, kind, offset, pk, _resume, stats, bounds in facts if index >= known)
 
     def _next_checkpoint_draw(self, index: int) -> int:
         """The first draw from ``index`` on that ``_checkpoint_after_draw`` may checkpoint after (none: a huge
@@ -487,17 +494,18 @@ class Replay:
             return 1 << 62
         return (index + self.checkpoint_draws) // self.checkpoint_draws * self.checkpoint_draws - 1
 
-    def _checkpoint_after_draw(self, call: DrawCall) -> None:
-        """Every ``checkpoint_draws``-th draw that ends its packet inside a command list: a checkpoint right after
-        it, so that a jump to any draw of a long list replays at most that many draws. Over
-        ``checkpoint_budget`` bytes, every other such checkpoint is dropped and the spacing doubles."""
-        if not self.checkpoints or call.resume is None or call.resume[1] <= 0 or call.packet < 0 or \
-                (call.index + 1) % self.checkpoint_draws:
+    def _checkpoint_after_draw(self, index: int, packet: int, resume: tuple[int, int] | None) -> None:
+        """Every ``checkpoint_draws``-th draw that ends its packet inside a command list (draw ``index``, its
+        ``DrawCall.packet`` and ``resume``): a checkpoint right after it, so that a jump to any draw of a long list
+        replays at most that many draws. Over ``checkpoint_budget`` bytes, every other such checkpoint is dropped
+        and the spacing doubles."""
+        if not self.checkpoints or resume is None or resume[1] <= 0 or packet < 0 or \
+                (index + 1) % self.checkpoint_draws:
             return
-        at = (self._current, self.packet + call.packet + 1)
+        at = (self._current, self.packet + packet + 1)
         if at in self._checkpoints:
             return
-        cp = self._checkpoints[at] = self.checkpoint(packets=at[1], resume=call.resume)
+        cp = self._checkpoints[at] = self.checkpoint(packets=at[1], resume=resume)
         self._checkpoint_bytes += cp.nbytes
         if self._checkpoint_bytes > self.checkpoint_budget:
             mids = sorted(k for k in self._checkpoints if k[1])
