@@ -63,6 +63,7 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import BlendMode, BlendProgram
 from picaemu.fragment.ops import Fate, FragmentLog
+from picaemu.fused import fragments as fused_fragments
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import map_outputs, slot_registers
 from picaemu.geometry.primitive_assembly import Assembler, Topology
@@ -223,7 +224,7 @@ class Pipeline:
                  color_stages: Callable[[DrawState], ColorStages] = default_color_stages,
                  geometry_shader: GeometryShader = run_geometry_shader,
                  stage_observer: StageObserver | None = None, fused_front_end: bool = True,
-                 batch_fragments: bool = False) -> None:
+                 batch_fragments: bool = False, fused_fragments: bool = True) -> None:
         """``fused_front_end``: run the common draw's geometry through ``picaemu.geometry.front_end`` (same results
         as the stages; off: every draw goes stage by stage, as the differential test compares).
         ``batch_fragments``: run the fragment side of consecutive draws with the same fragment state at once
@@ -234,6 +235,8 @@ class Pipeline:
         self.color_stages = color_stages
         self.fused_front_end = fused_front_end
         self.fused_draws = 0  # draws the fused front end served (the differential test checks it is used)
+        self.fused_fragments = fused_fragments
+        self.fused_fragment_draws = 0  # draws whose fragment side ``picaemu.fused.fragments`` ran
         self.batch_fragments = batch_fragments
         self.batched_draws = 0  # draws whose fragment side ran in a batch of two or more
         self._batch: list[tuple[DrawCall, clipping.WindowTriangles]] = []
@@ -444,6 +447,8 @@ class Pipeline:
         ds = call.draw_state
         fb, active, rs = ds.framebuffer, ds.varyings.plan, ds.raster
         observer = self.stage_observer
+        if observer is None and self._fused_fragments(call, wt, stats):
+            return
         if observer is None or not observer.fragment_fates:
             stages = None
             for frags, rstats in rasterize_chunks(wt, rs, active):  # in order: bounded memory for any draw
@@ -459,6 +464,16 @@ class Pipeline:
                                                                      for _, t, g in parts), strict=True))
         observer.on_fragments(call, FragmentFates(frags.x, frags.y, fate, fb.color_write, ds.shadow is not None,
                                                    frags, tev, before, after))
+
+    def _fused_fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> bool:
+        """``picaemu.fused.fragments``: the draw's fragment side in one compiled call when its state is covered
+        (False: not covered, the fused side is off or the color stages seam replaced; the staged path runs it)."""
+        if not self.fused_fragments or self.color_stages is not default_color_stages:
+            return False
+        plan = fused_fragments.plan_for(call.draw_state, call.memory)
+        done = not isinstance(plan, str) and fused_fragments.run(plan, wt, stats)
+        self.fused_fragment_draws += done
+        return done
 
     def _stages(self, ds: DrawState) -> ColorStages:
         """The draw's color stages, once it has fragments (its fragment-phase state is checked first)."""

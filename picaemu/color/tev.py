@@ -309,14 +309,32 @@ def _dot3(r0, r1, rgb_ch, rgb_inv, shift, rgba, alpha_shift, out) -> None:  # pr
             out[i, 3] = min(dot << alpha_shift, 255)
 
 
-def _resolve(stage: TevStage, kind: str, slot: int, inputs: Mapping[int, np.ndarray], previous: np.ndarray,
-             buffer: np.ndarray, count: int) -> np.ndarray:
-    """The (count, 4) uint8 array a slot reads, with the stage-0 rules applied."""
+def slot_source(stage: TevStage, kind: str, slot: int) -> int | None:
+    """The source code a slot of ``stage`` ("RGB" or "alpha") reads after the stage-0 rules (module docstring);
+    None: it reads 0."""
     codes = stage.rgb_sources if kind == "RGB" else stage.alpha_sources
     code = codes[slot]
     if stage.index == 0 and kind == "RGB" and slot < 2 and code == SRC_PREVIOUS:
         code = codes[2] if codes[2] != SRC_PREVIOUS else None
-    if code is None or (stage.index == 0 and code == SRC_BUFFER):
+    if stage.index == 0 and code == SRC_BUFFER:
+        return None
+    return code
+
+
+def operand_sources(stage: TevStage) -> dict[str, tuple[int | None, int | None, int | None]]:
+    """The source code each of the three operand slots of "RGB" and "alpha" reads (``slot_source``; None: 0);
+    slots the op does not read repeat slot 0 (or "previous" when none is read), as the kernel reads all three."""
+    out = {}
+    for kind, n in (("RGB", stage.plan.rgb_slots), ("alpha", stage.plan.alpha_slots)):
+        got = [slot_source(stage, kind, s) for s in range(n)]
+        out[kind] = tuple(got + [got[0] if got else SRC_PREVIOUS] * (3 - len(got)))
+    return out
+
+
+def _resolve(stage: TevStage, code: int | None, inputs: Mapping[int, np.ndarray], previous: np.ndarray,
+             buffer: np.ndarray, count: int) -> np.ndarray:
+    """The (count, 4) uint8 array of source ``code`` (``slot_source``) for ``stage``."""
+    if code is None:
         return np.zeros((count, 4), np.uint8)
     if code == SRC_PREVIOUS:
         return previous
@@ -348,11 +366,14 @@ def _filled(color: tuple[int, ...] | np.ndarray, count: int) -> np.ndarray:
 
 def _slot_arrays(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray,
                  count: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """The three (count, 4) uint8 arrays the kernel reads for "RGB" and for "alpha" (unread slots repeat slot 0)."""
+    """The three (count, 4) uint8 arrays the kernel reads for "RGB" and for "alpha" (``operand_sources``)."""
+    resolved: dict[int | None, np.ndarray] = {}
     arrays = {}
-    for kind, n in (("RGB", stage.plan.rgb_slots), ("alpha", stage.plan.alpha_slots)):
-        got = [_resolve(stage, kind, s, inputs, previous, buffer, count) for s in range(n)]
-        arrays[kind] = tuple(got + [got[0] if got else previous] * (3 - len(got)))
+    for kind, codes in operand_sources(stage).items():
+        for code in codes:
+            if code not in resolved:
+                resolved[code] = _resolve(stage, code, inputs, previous, buffer, count)
+        arrays[kind] = tuple(resolved[code] for code in codes)
     return arrays
 
 

@@ -12,6 +12,11 @@ Texel row t (0 = bottom) is memory row n_t - 1 - t.
 (k = floor(s * n)) or bilinear (p = s * n - 0.5, texels floor(p) and floor(p) + 1, weights from the fraction) per
 fragment -> (F, 4) float32 (not rounded, so levels can still be blended). ``round_u8``: the sampler's final
 rounding of those colors to uint8.
+
+A texel source (``texels`` of ``fetch`` / ``filter_2d``) is either the decoded (N, 4) uint8 array or a
+``picaemu.texture.fetch`` memory source (a tuple: one image read straight from emulated memory, texel index =
+memory row * width + column, decoded on each tap by the same ``Packed`` layout): ``texel_channel`` reads either,
+so that the fused fragment path (``picaemu.fused.fragments``) filters by these very kernels.
 """
 
 from __future__ import annotations
@@ -20,8 +25,11 @@ import math
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 from picaemu.regs.blocks.texturing import WRAP_MODES
+from picaemu.texture.fetch import memory_channel
 
 BORDER = -1  # "read the border color" marker
 _WRAP = {name: code for code, name in WRAP_MODES.items()}
@@ -55,10 +63,24 @@ def _texel_index(offset: int, w: int, h: int, ks: int, kt: int, wrap_s: int, wra
     return offset + (h - 1 - t) * w + s
 
 
+def texel_channel(texels, idx: int, c: int):
+    """Channel c (uint8) of texel ``idx`` of a texel source (module docstring); compiled code only."""
+    return texels[idx, c]
+
+
+@overload(texel_channel, inline="always")
+def _texel_channel(texels, idx, c):  # pragma: no cover - typing
+    if isinstance(texels, types.Array):
+        return lambda texels, idx, c: texels[idx, c]
+    if isinstance(texels, types.BaseTuple):
+        return lambda texels, idx, c: memory_channel(texels, idx, c)
+    return None
+
+
 @numba.njit(cache=True, inline="always")
 def _tap(texels, idx: int, border, c: int):  # pragma: no cover - compiled
     """Channel c of texel ``idx``, or of the border color."""
-    return border[c] if idx == BORDER else texels[idx, c]
+    return border[c] if idx == BORDER else texel_channel(texels, idx, c)
 
 
 @numba.njit(cache=True)
@@ -68,7 +90,7 @@ def fetch(texels, offsets, widths, heights, level, face, ks, kt, wrap_s, wrap_t,
         lv = level[i]
         idx = _texel_index(offsets[lv, face[i]], widths[lv], heights[lv], ks[i], kt[i], wrap_s, wrap_t)
         for c in range(4):
-            out[i, c] = border[c] if idx == BORDER else texels[idx, c]
+            out[i, c] = border[c] if idx == BORDER else texel_channel(texels, idx, c)
     return out
 
 
@@ -83,7 +105,7 @@ def filter_2d(texels, offsets, widths, heights, level, face, st, linear, wrap_s,
             ks, kt = math.floor(st[i, 0] * w), math.floor(st[i, 1] * h)
             idx = _texel_index(offset, w, h, ks, kt, wrap_s, wrap_t)
             for c in range(4):
-                out[i, c] = border[c] if idx == BORDER else texels[idx, c]
+                out[i, c] = _tap(texels, idx, border, c)
             continue
         ps, pt = st[i, 0] * w - np.float32(0.5), st[i, 1] * h - np.float32(0.5)
         fs, ft = math.floor(ps), math.floor(pt)

@@ -1,0 +1,214 @@
+"""The fused fragment side's compiled kernel: one draw's window triangles -> pixels in memory, in one call.
+
+``fragment_side`` only calls the stages' own compiled kernels, in the order of the staged path
+(``picaemu.pipeline.Pipeline._fragments``): the rasterizer's ``_scan`` (bound, then emit), the texture filter
+``filtering.filter_2d`` over a memory texel source (``picaemu.texture.fetch``) and ``round_u8``, the primary color's
+``shading._round_one``, the TEV's ``_stage`` / ``_dot3`` per stage as ``tev.combine`` runs them, the alpha test's
+pass table, and the per-fragment operations of ``fragment.kernels`` that ``fragment_ops.resolve`` would choose
+(chosen once per plan: ``DEPTH_*`` / ``COLOR_*`` codes). Its arguments after the triangles are a
+``picaemu.fused.fragments.FragmentPlan``'s ``args`` (that module documents the layout of ``ints`` / ``units`` /
+``tev_rows``); nothing here reads a Python object.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from picaemu.color.shading import _round_one
+from picaemu.color.tev import _dot3, _stage
+from picaemu.fragment import kernels as fk
+from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_BYTES, SCAN_BOUND, SCAN_EMIT, _scan
+from picaemu.texture.filtering import filter_2d, round_u8
+
+# return codes: 0 done; else the staged path must run the draw (nothing was written to memory)
+DONE, TOO_MANY_FRAGMENTS, DIVISION_BY_ZERO, TEXTURE_FAULT = range(4)
+# FRAGMENT_COUNTERS indices
+RASTERIZED, SCISSORED, TEXELS, KILLED_ALPHA, KILLED_STENCIL, KILLED_DEPTH, WRITTEN = range(7)
+# ints: texture addresses of units 0-2 (slots 0-2), then these
+VRAM_BASE, FCRAM_BASE, USES_BUFFER, ALPHA_TEST, PRIMARY, DEPTH_KIND, COLOR_KIND = range(3, 10)
+NUM_INTS = 10
+# units rows: the unit is read (enabled and a TEV source), its level's byte offset from the base and size, the
+# level's width and height, texel word bits, wrap codes, linear filter, its texcoords' columns (-1 reads 1.0)
+U_USED, U_OFFSET, U_BYTES, U_WIDTH, U_HEIGHT, U_WORD_BITS, U_WRAP_S, U_WRAP_T, U_LINEAR, U_COL_S, U_COL_T = range(11)
+UNIT_INTS = 11
+# source slots of the (SLOTS, F, 4) uint8 TEV inputs
+ZERO, PRIMARY_SLOT, TEX0, CONSTANT, PREV_A, PREV_B, BUF_READ, BUF_NEXT = 0, 1, 2, 5, 6, 7, 8, 9
+NUM_SLOTS = 10
+# tev_rows: stage runs (not a pass-through), RGB source slots x3, alpha source slots x3, RGB op, RGB shift, alpha
+# operand channels x3 and inversions x3, alpha op (the kernel's), alpha shift, dot3, dot3 RGBA, reads the
+# constant, constant RGBA x4, output slot, buffer RGB / alpha update after it
+(T_ACTIVE, T_RGB_SRC, T_ALPHA_SRC, T_RGB_OP, T_RGB_SHIFT, T_ALPHA_CH, T_ALPHA_INV, T_ALPHA_OP, T_ALPHA_SHIFT, T_DOT3,
+ T_DOT3_RGBA, T_READS_CONSTANT, T_CONSTANT, T_OUT, T_RGB_UPDATE, T_ALPHA_UPDATE) = (
+    0, 1, 4, 7, 8, 9, 12, 15, 16, 17, 18, 19, 20, 24, 25, 26)
+TEV_INTS = 27
+# the per-fragment operations ``fragment_ops.resolve`` picks for the plan's buffers
+DEPTH_NONE, DEPTH_WORDS, DEPTH_BYTES, INTERLEAVED = range(4)
+COLOR_NONE, COLOR_BYTES, REPLACE_WORDS, BLEND_WORDS, LOGIC_WORDS = range(5)
+
+
+@numba.njit(cache=True)
+def _texture(u, ints, units, shifts, masks, luts, border, vram, fcram, out_var, out):  # pragma: no cover - compiled
+    """Unit ``u`` sampled for every fragment into ``out`` (F, 4) uint8 (``sampler._sample_2d`` + rounding, its
+    texels read from memory); False when the level is not wholly inside VRAM or FCRAM."""
+    address, size = ints[u] + units[u, U_OFFSET], units[u, U_BYTES]
+    if vram.shape[0] and ints[VRAM_BASE] <= address and address + size <= ints[VRAM_BASE] + vram.shape[0]:
+        data, start = vram, address - ints[VRAM_BASE]
+    elif fcram.shape[0] and ints[FCRAM_BASE] <= address and address + size <= ints[FCRAM_BASE] + fcram.shape[0]:
+        data, start = fcram, address - ints[FCRAM_BASE]
+    else:
+        return False
+    n = out.shape[0]
+    uv = np.empty((n, 2), np.float32)
+    cs, ct = units[u, U_COL_S], units[u, U_COL_T]
+    for i in range(n):
+        uv[i, 0] = out_var[i, cs] if cs >= 0 else np.float32(1.0)
+        uv[i, 1] = out_var[i, ct] if ct >= 0 else np.float32(1.0)
+    width = units[u, U_WIDTH]
+    source = (data, start, width, units[u, U_WORD_BITS], shifts[u], masks[u], luts[u])
+    zeros = np.zeros(n, np.int64)
+    filtered = filter_2d(source, np.zeros((1, 1), np.int64), np.full(1, width, np.int64),
+                         np.full(1, units[u, U_HEIGHT], np.int64), zeros, zeros, uv,
+                         np.full(n, units[u, U_LINEAR] != 0, np.bool_), units[u, U_WRAP_S], units[u, U_WRAP_T],
+                         border[u])
+    round_u8(filtered, out)
+    return True
+
+
+@numba.njit(cache=True)
+def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int:  # pragma: no cover - compiled
+    """The six TEV stages over the source slots ``src`` (SLOTS, F, 4) as ``tev.combine`` runs them; returns the
+    slot holding the last stage's output."""
+    n = src.shape[1]
+    if uses_buffer:
+        for i in range(n):
+            for ch in range(4):
+                src[BUF_NEXT, i, ch] = buffer_color[ch]
+    prev = ZERO
+    for k in range(tev_rows.shape[0]):
+        row = tev_rows[k]
+        if row[T_ACTIVE]:
+            if row[T_READS_CONSTANT]:
+                for i in range(n):
+                    for ch in range(4):
+                        src[CONSTANT, i, ch] = row[T_CONSTANT + ch]
+            out = src[row[T_OUT]]
+            dot3_rgba = row[T_DOT3_RGBA] != 0
+            if row[T_DOT3]:
+                _dot3(src[row[T_RGB_SRC]], src[row[T_RGB_SRC + 1]], tev_ch[k], tev_inv[k], row[T_RGB_SHIFT],
+                      dot3_rgba, row[T_ALPHA_SHIFT], out)
+            if not dot3_rgba:
+                ch, inv = tev_ch[k], tev_inv[k]
+                _stage(src[row[T_RGB_SRC]], src[row[T_RGB_SRC + 1]], src[row[T_RGB_SRC + 2]], src[row[T_ALPHA_SRC]],
+                       src[row[T_ALPHA_SRC + 1]], src[row[T_ALPHA_SRC + 2]],
+                       (ch[0, 0], ch[0, 1], ch[0, 2], ch[1, 0], ch[1, 1], ch[1, 2], ch[2, 0], ch[2, 1], ch[2, 2]),
+                       (inv[0], inv[1], inv[2]), row[T_RGB_OP], row[T_RGB_SHIFT],
+                       (row[T_ALPHA_CH], row[T_ALPHA_CH + 1], row[T_ALPHA_CH + 2]),
+                       (row[T_ALPHA_INV] != 0, row[T_ALPHA_INV + 1] != 0, row[T_ALPHA_INV + 2] != 0),
+                       row[T_ALPHA_OP], row[T_ALPHA_SHIFT], row[T_DOT3] == 0, out)
+            prev = row[T_OUT]
+        if uses_buffer:
+            src[BUF_READ] = src[BUF_NEXT]
+            if row[T_RGB_UPDATE]:
+                src[BUF_NEXT, :, :3] = src[prev, :, :3]
+            if row[T_ALPHA_UPDATE]:
+                src[BUF_NEXT, :, 3] = src[prev, :, 3]
+    return prev
+
+
+@numba.njit(cache=True)
+def _operations(x, y, depth, color, ints, p, stencil_tables, depth_buf, depth_words, color_buf, color_words, layout,
+                pk, mask, r0, r1, r2, r3, logic, logic_table, write_mask, local) -> None:  # pragma: no cover - compiled
+    """``fragment_ops.resolve`` of the fragments that passed the alpha test, by the passes the plan chose; the
+    killed / written counts -> ``local``."""
+    counts = np.zeros(3, np.int64)
+    n = x.shape[0]
+    fate_of = np.array([3, 4, 0], np.uint8)  # fragment_ops.FATE_OF_COUNTER (no fates are recorded here)
+    kind = ints[DEPTH_KIND]
+    if kind == INTERLEAVED:
+        no_colors = np.zeros((0, 4), np.uint8)
+        survived = fk.interleaved(x, y, depth, color, p, depth_buf, stencil_tables, counts, fate_of, color_buf,
+                                  np.zeros(0, np.uint8), no_colors, no_colors, np.zeros(0, np.uint32),
+                                  np.zeros(0, np.uint8), layout, pk, mask, r0, r1, r2, r3, logic)
+    else:
+        survivors = np.arange(n).astype(np.int32)
+        survived = n
+        if kind == DEPTH_WORDS:
+            survived = fk.depth_words(x, y, depth, p, depth_words, survivors)
+            counts[fk.KILLED_DEPTH] += n - survived
+        elif kind == DEPTH_BYTES:
+            survived = fk.depth_stencil_pass(x, y, depth, p, depth_buf, stencil_tables, counts,
+                                             np.zeros(0, np.uint8), fate_of, survivors)
+        survivors = survivors[:survived]
+        ckind = ints[COLOR_KIND]
+        if survived and ckind == COLOR_BYTES:
+            fk.color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic)
+        elif survived and ckind == REPLACE_WORDS:
+            fk.replace_words(survivors, x, y, color, p, color_words, pk)
+        elif survived and ckind == BLEND_WORDS:
+            fk.blend_words(survivors, x, y, color, p, color_words, r0, r1, r2, r3)
+        elif survived and ckind == LOGIC_WORDS:
+            fk.logic_words(survivors, x, y, color, p, color_words, pk, logic_table, write_mask)
+    local[KILLED_STENCIL] += counts[fk.KILLED_STENCIL]
+    local[KILLED_DEPTH] += counts[fk.KILLED_DEPTH]
+    if p.color_write:
+        local[WRITTEN] += survived
+
+
+@numba.njit(cache=True)
+def fragment_side(x, y, zndc, inv_w, vary, primitive, ints, raster, dparams, active, color_cols, units, tex_shifts,
+                  tex_masks, tex_luts, tex_border, tev_rows, tev_ch, tev_inv, buffer_color, alpha_pass, vram, fcram,
+                  p, stencil_tables, depth_buf, depth_words, color_buf, color_words, layout, pk, mask, r0, r1, r2, r3,
+                  logic, logic_table, write_mask, counts) -> int:  # pragma: no cover - compiled
+    """The fragment side of one draw (``picaemu.fused.fragments``); adds its ``FRAGMENT_COUNTERS`` to ``counts``
+    and returns DONE, or returns another code having written nothing (memory, counts)."""
+    t = x.shape[0]
+    tri = np.zeros((t, 3), np.int64)
+    no_var = np.empty((0, 0), np.float32)
+    no_i, no_f = np.empty(0, np.int32), np.empty(0, np.float32)
+    bound = _scan(x, y, zndc, inv_w, vary, primitive, active, raster, dparams, SCAN_BOUND, no_i, no_i, no_f, no_f,
+                  no_var, no_i, tri)
+    if bound >= CHUNK_FRAGMENTS or bound * (FRAGMENT_BYTES + 4 * active.shape[0]) > ONE_PASS_BYTES:
+        return TOO_MANY_FRAGMENTS  # the staged path chunks or counts first
+    ox, oy, op = np.empty(bound, np.int32), np.empty(bound, np.int32), np.empty(bound, np.int32)
+    od, ow = np.empty(bound, np.float32), np.empty(bound, np.float32)
+    ov = np.empty((bound, active.shape[0]), np.float32)
+    n = _scan(x, y, zndc, inv_w, vary, primitive, active, raster, dparams, SCAN_EMIT, ox, oy, od, ow, ov, op, tri)
+    local = np.zeros(counts.shape[0], np.int64)
+    for k in range(t):
+        if tri[k, 2]:
+            return DIVISION_BY_ZERO
+        local[SCISSORED] += tri[k, 1]
+    local[RASTERIZED] = n + local[SCISSORED]
+    if n:
+        src = np.empty((NUM_SLOTS, n, 4), np.uint8)
+        src[ZERO] = 0
+        for u in range(units.shape[0]):
+            if units[u, U_USED]:
+                if not _texture(u, ints, units, tex_shifts, tex_masks, tex_luts, tex_border, vram, fcram, ov,
+                                src[TEX0 + u]):
+                    return TEXTURE_FAULT
+                local[TEXELS] += n * (4 if units[u, U_LINEAR] else 1)
+        if ints[PRIMARY]:
+            for i in range(n):
+                for ch in range(4):
+                    c = color_cols[ch]
+                    src[PRIMARY_SLOT, i, ch] = _round_one(ov[i, c] if c >= 0 else np.float32(1.0))
+        color = src[_combine(src, tev_rows, tev_ch, tev_inv, buffer_color, ints[USES_BUFFER] != 0)]
+        alive = n
+        if ints[ALPHA_TEST]:
+            keep = np.empty(n, np.int64)
+            alive = 0
+            for i in range(n):
+                keep[alive] = i
+                alive += alpha_pass[color[i, 3]]
+            local[KILLED_ALPHA] += n - alive
+            if alive < n:
+                keep = keep[:alive]
+                ox, oy, od, color = ox[keep], oy[keep], od[keep], color[keep]
+        if alive:
+            _operations(ox[:alive], oy[:alive], od[:alive], color[:alive], ints, p, stencil_tables, depth_buf,
+                        depth_words, color_buf, color_words, layout, pk, mask, r0, r1, r2, r3, logic, logic_table,
+                        write_mask, local)
+    counts += local
+    return DONE

@@ -1,0 +1,284 @@
+"""Fused fragment side: rasterization, texture units 0-2, TEV, alpha test and the per-fragment operations of one
+draw in ONE compiled call (``fragment_kernel.fragment_side``), for the draws whose state the plan covers.
+
+``FragmentPlan.of(ds, memory)`` packs the draw state's fragment parts into numba-friendly arguments once per
+state (``plan_for`` remembers plans by the identity of the parts, as the draw-state cache hands the same objects
+to draws that did not change them), or returns the reason the draw is not covered. ``run(plan, wt, stats)`` runs
+a draw's ``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTERS`` to ``stats``: the same
+pixels and counters as the staged path (``Pipeline._fragments``), or False having written nothing (the caller
+runs the staged path: a big draw, a division by zero the staged path raises on, a texture outside VRAM/FCRAM).
+
+Covered: any raster state (scissor included); texture units 0-2 with 2D textures in the 12 ``formats.PACKED``
+formats sampled on one level without a per-fragment LOD (``TextureUnitState.needs_lod`` False: the sampler then
+reads level ``min_level`` with the magnification filter), any wrap mode and border color; the six TEV stages with
+the combiner buffer, constants and dot3 (lighting and unit 3 read while disabled read 0); fog disabled; the alpha
+test; every depth / stencil / blend / logic-op / write-mask mode and color / depth format of
+``fragment_ops.resolve``. Refused (``of`` returns the reason): a fragment state that does not decode, shadow-map
+rendering, fog, fragment lighting, the procedural texture, cube / shadow / projected textures, mipmapped (LOD
+dependent) textures, ETC1 textures, a depth or color buffer outside memory.
+
+The lead's compiled loop calls ``fragment_side(x, y, zndc, inv_w, varyings, primitive, *plan.args, counts)``
+itself, writing ``plan.ints[TEXTURE_ADDRESS_SLOT[u]]`` (unit u's texture base physical address: nothing else in
+the plan depends on it) before each draw.
+
+``plan.args`` (``fragment_kernel`` names the indices): ``ints`` (NUM_INTS,) int64 [texture addresses of units
+0-2, VRAM base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color,
+depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying
+columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
+UNIT_INTS) int64; the units' format tables (``texture.fetch.channel_tables``: shifts, masks (3, 4) int64, luts
+(3, 4, 256) uint8) and border colors (3, 4) float32; ``tev_rows`` (6, TEV_INTS) int64, ``tev_ch`` (6, 3, 3)
+int64 RGB operand channels, ``tev_inv`` (6, 3) bool; the buffer color (4,) uint8; the alpha test's (256,) bool
+pass table; the VRAM and FCRAM byte arrays; ``fragment_ops.OpsParams``, the stencil tables, the depth buffer's
+bytes and words, the color buffer's bytes and words, and the color pass arguments of the draw's ``OpsPlan``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from picaemu.color import tev
+from picaemu.color.shading import SRC_LIGHTING, SRC_PROCTEX
+from picaemu.draw_state import DrawState, Phase
+from picaemu.errors import MemoryFault, PicaError
+from picaemu.fragment import ops as fragment_ops
+from picaemu.fragment.blend import BlendMode, _alpha_passes
+from picaemu.fused import fragment_kernel as kern
+from picaemu.fused.fragment_kernel import fragment_side
+from picaemu.geometry.clipping import WindowTriangles
+from picaemu.memory import FCRAM, VRAM, PhysicalMemory
+from picaemu.raster.rasterizer import VARYING
+from picaemu.texture import fetch
+from picaemu.texture.formats import ETC_FORMATS, PACKED, level_bytes, level_offset, level_size
+from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
+
+__all__ = ["FRAGMENT_COUNTERS", "TEXTURE_ADDRESS_SLOT", "FragmentPlan", "fragment_side", "plan_for", "run"]
+
+FRAGMENT_COUNTERS = ("fragments_rasterized", "killed_scissor", "texels_fetched", "killed_alpha", "killed_stencil",
+                     "killed_depth", "fragments_written")
+TEXTURE_ADDRESS_SLOT = (0, 1, 2)
+PLAN_CACHE_ENTRIES = 64
+NO_WORDS = np.zeros(0, np.uint32)
+NO_BYTES = np.zeros(0, np.uint8)
+
+
+@dataclass(frozen=True, eq=False)
+class FragmentPlan:
+    """One fragment state's arguments of ``fragment_side`` (module docstring): ``ints`` (live texture address
+    slots) and ``args``, the whole argument tuple after the triangles, ``ints`` first."""
+
+    ints: np.ndarray
+    args: tuple
+
+    @classmethod
+    def of(cls, ds: DrawState, memory: PhysicalMemory) -> FragmentPlan | str:
+        """The plan of ``ds``'s fragment state drawing into ``memory``, or why the draw is not covered."""
+        try:
+            ds.check(Phase.FRAGMENTS)
+        except PicaError:
+            return "fragment state does not decode"
+        refusal = _refusal(ds)
+        if refusal:
+            return refusal
+        try:
+            ops = _ops_args(ds, memory)
+        except MemoryFault:
+            return "render target outside memory"
+        return _build(ds, memory, ops)
+
+
+def _refusal(ds: DrawState) -> str:
+    """Why the fused kernel does not cover ``ds`` ("" when it does)."""
+    sstate = ds.shading
+    if ds.shadow is not None:
+        return "shadow"
+    if sstate.fog.mode != "disabled":
+        return sstate.fog.mode  # "fog" or "gas"
+    used = sstate.tev.sources_used()
+    if used & SRC_LIGHTING and sstate.lighting_enabled:
+        return "lighting"
+    if SRC_PROCTEX in used and sstate.proctex_enabled:
+        return "procedural texture"
+    for unit in _read_units(ds):
+        if unit.type in CUBE_TYPES:
+            return "cube map"
+        if unit.type in SHADOW_TYPES:
+            return "shadow texture"
+        if unit.type != "2D":
+            return f"{unit.type} texture"
+        if unit.needs_lod:
+            return "mipmapped texture"
+        if unit.format in ETC_FORMATS:
+            return "ETC1 texture"
+    return ""
+
+
+def _read_units(ds: DrawState) -> list[TextureUnitState]:
+    """The enabled texture units whose color the TEV reads."""
+    used = ds.shading.tev.sources_used()
+    return [u for u in ds.textures if u.enabled and tev.SRC_TEXTURES[u.unit] in used]
+
+
+def _ops_args(ds: DrawState, memory: PhysicalMemory) -> tuple:
+    """The operations' arguments and the pass kinds ``resolve`` picks for these buffers (MemoryFault: a buffer
+    the draw uses leaves memory)."""
+    plan = ds.fragment_ops
+    p, fb = plan.params, ds.framebuffer
+    depth_buf = fb.depth_bytes(memory) if p.use_depth else NO_BYTES
+    color_buf = fb.color_bytes(memory) if p.color_write else NO_BYTES
+    depth_words = fragment_ops._words(depth_buf, p.depth_bpp) if p.use_depth else None
+    eight_bits = all(bits == 8 for _, _, bits in plan.layout)
+    color_words = fragment_ops._words(color_buf, p.color_bpp) if p.color_write and eight_bits else None
+    if p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf):
+        depth_kind = kern.INTERLEAVED
+    elif not p.use_depth:
+        depth_kind = kern.DEPTH_NONE
+    else:
+        depth_kind = kern.DEPTH_WORDS if depth_words is not None and not p.stencil_active else kern.DEPTH_BYTES
+    if not p.color_write:
+        color_kind = kern.COLOR_NONE
+    elif color_words is None:
+        color_kind = kern.COLOR_BYTES
+    elif not p.need_dst:
+        color_kind = kern.REPLACE_WORDS
+    else:
+        color_kind = kern.BLEND_WORDS if plan.program.mode is BlendMode.BLEND else kern.LOGIC_WORDS
+    table, write_mask = plan.logic_args
+    args = (p, plan.stencil_tables, depth_buf, NO_WORDS if depth_words is None else depth_words, color_buf,
+            NO_WORDS if color_words is None else color_words, *plan.byte_color_args, table, write_mask)
+    return depth_kind, color_kind, args
+
+
+def _columns(ds: DrawState, fields: list[str]) -> tuple[np.ndarray, dict[str, list[int]]]:
+    """The varying columns to interpolate (those of ``fields`` the output map fills) and, per field, each
+    component's index among them (-1: unmapped, reads 1.0)."""
+    mapped = set(ds.varyings.plan.columns.tolist())
+    wanted = {name: list(range(VARYING[name].start, VARYING[name].stop)) for name in fields}
+    active = sorted({c for cols in wanted.values() for c in cols if c in mapped})
+    where = {c: k for k, c in enumerate(active)}
+    return np.array(active, np.int64), {name: [where.get(c, -1) for c in cols] for name, cols in wanted.items()}
+
+
+def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
+    """The unit's ``units`` row (``fragment_kernel``)."""
+    level = unit.min_level
+    w, h = level_size(unit.width, unit.height, level)
+    return [1, level_offset(unit.width, unit.height, unit.format, level), level_bytes(w, h, unit.format), w, h,
+            PACKED[unit.format.name].word_bits, unit.wrap_s, unit.wrap_t, int(unit.mag_linear), *cols]
+
+
+def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``tev_rows``, ``tev_ch``, ``tev_inv`` of the six stages; ``slot_of``: source code -> input slot (the
+    combiner's own sources are placed here: previous, buffer, constant)."""
+    rows = np.zeros((tev.NUM_STAGES, kern.TEV_INTS), np.int64)
+    chans = np.zeros((tev.NUM_STAGES, 3, 3), np.int64)
+    invs = np.zeros((tev.NUM_STAGES, 3), np.bool_)
+    prev = kern.ZERO
+    for stage in tstate.stages:
+        row, k = rows[stage.index], stage.index
+        if k < tev.BUFFER_STAGES:
+            row[kern.T_RGB_UPDATE], row[kern.T_ALPHA_UPDATE] = tstate.rgb_update[k], tstate.alpha_update[k]
+        if stage.passthrough:
+            continue
+        plan = stage.plan
+        slots = {**slot_of, tev.SRC_PREVIOUS: prev, tev.SRC_BUFFER: kern.BUF_READ, None: kern.ZERO}
+        sources = tev.operand_sources(stage)
+        out = kern.PREV_B if prev == kern.PREV_A else kern.PREV_A
+        row[kern.T_ACTIVE] = 1
+        row[kern.T_RGB_SRC : kern.T_RGB_SRC + 3] = [slots[c] for c in sources["RGB"]]
+        row[kern.T_ALPHA_SRC : kern.T_ALPHA_SRC + 3] = [slots[c] for c in sources["alpha"]]
+        row[kern.T_RGB_OP], row[kern.T_RGB_SHIFT] = stage.rgb_op, stage.rgb_shift
+        row[kern.T_ALPHA_CH : kern.T_ALPHA_CH + 3] = plan.alpha_ch
+        row[kern.T_ALPHA_INV : kern.T_ALPHA_INV + 3] = plan.alpha_inv
+        row[kern.T_ALPHA_OP], row[kern.T_ALPHA_SHIFT] = plan.alpha_op, stage.alpha_shift
+        row[kern.T_DOT3], row[kern.T_DOT3_RGBA] = plan.dot3, stage.rgb_op == tev.OP_DOT3_RGBA
+        row[kern.T_READS_CONSTANT] = tev.SRC_CONSTANT in (*sources["RGB"], *sources["alpha"])
+        row[kern.T_CONSTANT : kern.T_CONSTANT + 4] = stage.constant
+        row[kern.T_OUT] = prev = out
+        chans[k], invs[k] = plan.rgb_ch, plan.rgb_inv
+    return rows, chans, invs
+
+
+def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
+    """``FragmentPlan.of`` once the state is known to be covered."""
+    sstate = ds.shading
+    tstate = sstate.tev
+    used = tstate.sources_used()
+    read = _read_units(ds)
+    fields = [u.coords for u in read] + (["color"] if tev.SRC_PRIMARY in used else [])
+    active, cols = _columns(ds, fields)
+    units = np.zeros((3, kern.UNIT_INTS), np.int64)
+    shifts, masks = np.zeros((3, 4), np.int64), np.zeros((3, 4), np.int64)
+    luts, border = np.zeros((3, 4, fetch.FIELD_VALUES), np.uint8), np.zeros((3, 4), np.float32)
+    ints = np.zeros(kern.NUM_INTS, np.int64)
+    slot_of = {code: kern.ZERO for code in range(16)}  # disabled units, lighting and unit 3 read 0 (refused if on)
+    slot_of.update({tev.SRC_PRIMARY: kern.PRIMARY_SLOT, tev.SRC_CONSTANT: kern.CONSTANT})
+    for unit in read:
+        u = unit.unit
+        units[u] = _unit_row(unit, cols[unit.coords])
+        shifts[u], masks[u], luts[u] = fetch.channel_tables(PACKED[unit.format.name])
+        border[u] = unit.border_f32
+        ints[TEXTURE_ADDRESS_SLOT[u]] = unit.addresses[0]
+        slot_of[tev.SRC_TEXTURES[u]] = kern.TEX0 + u
+    rows, chans, invs = _tev_rows(tstate, slot_of)
+    regions = {r.name: r for r in memory.regions}
+    vram, fcram = (memory.region_bytes(name) if name in regions else NO_BYTES for name in (VRAM.name, FCRAM.name))
+    ints[kern.VRAM_BASE] = regions[VRAM.name].base if VRAM.name in regions else 0
+    ints[kern.FCRAM_BASE] = regions[FCRAM.name].base if FCRAM.name in regions else 0
+    ints[kern.USES_BUFFER] = tev.SRC_BUFFER in used
+    blend = sstate.blend
+    ints[kern.ALPHA_TEST] = blend.alpha_test
+    ints[kern.PRIMARY] = tev.SRC_PRIMARY in used
+    depth_kind, color_kind, ops_args = ops
+    ints[kern.DEPTH_KIND], ints[kern.COLOR_KIND] = depth_kind, color_kind
+    alpha_pass = np.array(_alpha_passes(blend.alpha_func, blend.alpha_ref) if blend.alpha_test
+                          else np.ones(256, np.bool_))
+    color_cols = np.array(cols.get("color", [-1] * 4), np.int64)
+    rs = ds.raster
+    return FragmentPlan(ints, (ints, rs.params, rs.dparams, active, color_cols, units, shifts, masks, luts, border,
+                               rows, chans, invs, np.array(tstate.buffer_color, np.uint8), alpha_pass, vram, fcram,
+                               *ops_args))
+
+
+def fragment_parts(ds: DrawState) -> tuple:
+    """The draw-state parts a fragment plan is made of (held by the plan cache, which compares them by identity)."""
+    return (ds.framebuffer, ds.varyings, ds.raster, ds.texture0, ds.texture1, ds.texture2, ds.shading,
+            ds.blend_program, ds.depth_stencil, ds.fragment_ops, ds.shadow)
+
+
+# (ids of the parts and memory) -> (the parts and memory, held so that their ids stay theirs; the plan or refusal)
+_plans: OrderedDict[tuple[int, ...], tuple[tuple, FragmentPlan | str]] = OrderedDict()
+_last: list = [None, None, None]  # the last draw state, its memory and its plan
+
+
+def plan_for(ds: DrawState, memory: PhysicalMemory) -> FragmentPlan | str:
+    """``FragmentPlan.of`` remembered by the identity of ``ds``'s fragment parts and ``memory`` (the newest
+    ``PLAN_CACHE_ENTRIES``); the same draw state as the last call costs two identity checks."""
+    if _last[0] is ds and _last[1] is memory:
+        return _last[2]
+    key = (*fragment_parts(ds), memory)
+    ids = tuple(map(id, key))
+    hit = _plans.get(ids)
+    if hit is None:
+        hit = (key, FragmentPlan.of(ds, memory))
+        _plans[ids] = hit
+        if len(_plans) > PLAN_CACHE_ENTRIES:
+            _plans.popitem(last=False)
+    _last[:] = ds, memory, hit[1]
+    return hit[1]
+
+
+def run(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> bool:
+    """The draw's fragment side through ``fragment_side``; its ``FRAGMENT_COUNTERS`` are added to ``stats``.
+    False: the staged path must run it (nothing was written)."""
+    counts = np.zeros(len(FRAGMENT_COUNTERS), np.int64)
+    code = fragment_side(np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), np.ascontiguousarray(wt.zndc),
+                         np.ascontiguousarray(wt.inv_w), np.ascontiguousarray(wt.varyings),
+                         np.ascontiguousarray(wt.primitive, np.int32), *plan.args, counts)
+    if code:
+        return False
+    for key, value in zip(FRAGMENT_COUNTERS, counts.tolist(), strict=True):
+        stats[key] = stats.get(key, 0) + value
+    return True
