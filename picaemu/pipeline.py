@@ -341,8 +341,10 @@ class Pipeline:
         return wt
 
     def _fragment_side(self, call: DrawCall, wt: clipping.WindowTriangles) -> None:
-        """The draw's fragment side now, or deferred into the pending batch (``picaemu.fragment.batch``)."""
-        if not self._may_defer(call):
+        """The draw's fragment side now, or deferred into the pending batch (``picaemu.fragment.batch``). A draw
+        the fused fragment side covers runs now (after the pending batch): one compiled call costs less than
+        waiting to join a batch (bench/RESULTS.md)."""
+        if not self._may_defer(call) or self._fused_plan(call) is not None:
             self.flush()
             self._fragments(call, wt, call.stats)
             return
@@ -447,7 +449,7 @@ class Pipeline:
         ds = call.draw_state
         fb, active, rs = ds.framebuffer, ds.varyings.plan, ds.raster
         observer = self.stage_observer
-        if observer is None and self._fused_fragments(call, wt, stats):
+        if self._fused_fragments(call, wt, stats):
             return
         if observer is None or not observer.fragment_fates:
             stages = None
@@ -465,13 +467,20 @@ class Pipeline:
         observer.on_fragments(call, FragmentFates(frags.x, frags.y, fate, fb.color_write, ds.shadow is not None,
                                                    frags, tev, before, after))
 
-    def _fused_fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> bool:
-        """``picaemu.fused.fragments``: the draw's fragment side in one compiled call when its state is covered
-        (False: not covered, the fused side is off or the color stages seam replaced; the staged path runs it)."""
-        if not self.fused_fragments or self.color_stages is not default_color_stages:
-            return False
+    def _fused_plan(self, call: DrawCall) -> fused_fragments.FragmentPlan | None:
+        """The draw's ``picaemu.fused.fragments`` plan, or None: not covered, the fused side is off, the stage
+        observer or the color stages seam is set, or ``_fragments`` is replaced (another backend)."""
+        if (not self.fused_fragments or self.stage_observer is not None or self.color_stages is not default_color_stages
+                or type(self)._fragments is not Pipeline._fragments):
+            return None
         plan = fused_fragments.plan_for(call.draw_state, call.memory)
-        done = not isinstance(plan, str) and fused_fragments.run(plan, wt, stats)
+        return None if isinstance(plan, str) else plan
+
+    def _fused_fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> bool:
+        """The draw's fragment side in one compiled call (False: no plan, or the plan declined the draw — too
+        big, a division by zero, a texture outside VRAM/FCRAM — having written nothing; the staged path runs)."""
+        plan = self._fused_plan(call)
+        done = plan is not None and fused_fragments.run(plan, wt, stats)
         self.fused_fragment_draws += done
         return done
 

@@ -19,7 +19,8 @@ from picaemu.color.shading import _round_one
 from picaemu.color.tev import _dot3, _stage
 from picaemu.fragment import kernels as fk
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_BYTES, SCAN_BOUND, SCAN_EMIT, _scan
-from picaemu.texture.filtering import filter_2d, round_u8
+from picaemu.texture.fetch import decode_level
+from picaemu.texture.filtering import DECODED, filter_2d, round_u8
 
 # return codes: 0 done; else the staged path must run the draw (nothing was written to memory)
 DONE, TOO_MANY_FRAGMENTS, DIVISION_BY_ZERO, TEXTURE_FAULT = range(4)
@@ -29,9 +30,11 @@ RASTERIZED, SCISSORED, TEXELS, KILLED_ALPHA, KILLED_STENCIL, KILLED_DEPTH, WRITT
 VRAM_BASE, FCRAM_BASE, USES_BUFFER, ALPHA_TEST, PRIMARY, DEPTH_KIND, COLOR_KIND = range(3, 10)
 NUM_INTS = 10
 # units rows: the unit is read (enabled and a TEV source), its level's byte offset from the base and size, the
-# level's width and height, texel word bits, wrap codes, linear filter, its texcoords' columns (-1 reads 1.0)
-U_USED, U_OFFSET, U_BYTES, U_WIDTH, U_HEIGHT, U_WORD_BITS, U_WRAP_S, U_WRAP_T, U_LINEAR, U_COL_S, U_COL_T = range(11)
-UNIT_INTS = 11
+# level's width, its log2 and height, texel word bits, wrap codes, linear filter, its texcoords' columns (-1 reads
+# 1.0), the format's fields (``texture.fetch.channel_fields``: shifts and widths of R, G, B, A)
+(U_USED, U_OFFSET, U_BYTES, U_WIDTH, U_WIDTH_LOG2, U_HEIGHT, U_WORD_BITS, U_WRAP_S, U_WRAP_T, U_LINEAR, U_COL_S,
+ U_COL_T, U_FIELDS) = range(13)
+UNIT_INTS = U_FIELDS + 8
 # source slots of the (SLOTS, F, 4) uint8 TEV inputs
 ZERO, PRIMARY_SLOT, TEX0, CONSTANT, PREV_A, PREV_B, BUF_READ, BUF_NEXT = 0, 1, 2, 5, 6, 7, 8, 9
 NUM_SLOTS = 10
@@ -48,7 +51,7 @@ COLOR_NONE, COLOR_BYTES, REPLACE_WORDS, BLEND_WORDS, LOGIC_WORDS = range(5)
 
 
 @numba.njit(cache=True)
-def _texture(u, ints, units, shifts, masks, luts, border, vram, fcram, out_var, out):  # pragma: no cover - compiled
+def _texture(u, ints, units, border, vram, fcram, out_var, out):  # pragma: no cover - compiled
     """Unit ``u`` sampled for every fragment into ``out`` (F, 4) uint8 (``sampler._sample_2d`` + rounding, its
     texels read from memory); False when the level is not wholly inside VRAM or FCRAM."""
     address, size = ints[u] + units[u, U_OFFSET], units[u, U_BYTES]
@@ -65,12 +68,19 @@ def _texture(u, ints, units, shifts, masks, luts, border, vram, fcram, out_var, 
         uv[i, 0] = out_var[i, cs] if cs >= 0 else np.float32(1.0)
         uv[i, 1] = out_var[i, ct] if ct >= 0 else np.float32(1.0)
     width = units[u, U_WIDTH]
-    source = (data, start, width, units[u, U_WORD_BITS], shifts[u], masks[u], luts[u])
+    layout = (start, units[u, U_WIDTH_LOG2], units[u, U_WORD_BITS], units[u, U_FIELDS], units[u, U_FIELDS + 1],
+              units[u, U_FIELDS + 2], units[u, U_FIELDS + 3], units[u, U_FIELDS + 4], units[u, U_FIELDS + 5],
+              units[u, U_FIELDS + 6], units[u, U_FIELDS + 7])
+    height, linear = units[u, U_HEIGHT], units[u, U_LINEAR] != 0
     zeros = np.zeros(n, np.int64)
-    filtered = filter_2d(source, np.zeros((1, 1), np.int64), np.full(1, width, np.int64),
-                         np.full(1, units[u, U_HEIGHT], np.int64), zeros, zeros, uv,
-                         np.full(n, units[u, U_LINEAR] != 0, np.bool_), units[u, U_WRAP_S], units[u, U_WRAP_T],
-                         border[u])
+    tables = (np.zeros((1, 1), np.int64), np.full(1, width, np.int64), np.full(1, height, np.int64), zeros, zeros, uv,
+              np.full(n, linear, np.bool_), units[u, U_WRAP_S], units[u, U_WRAP_T], border[u])
+    if n * (4 if linear else 1) > width * height:  # more taps than texels: decode the level once, then gather
+        texels = np.empty((width * height, 4), np.uint8)
+        decode_level(data, layout, texels)
+        filtered = filter_2d(texels, DECODED, *tables)
+    else:
+        filtered = filter_2d(data, layout, *tables)
     round_u8(filtered, out)
     return True
 
@@ -156,8 +166,8 @@ def _operations(x, y, depth, color, ints, p, stencil_tables, depth_buf, depth_wo
 
 
 @numba.njit(cache=True)
-def fragment_side(x, y, zndc, inv_w, vary, primitive, ints, raster, dparams, active, color_cols, units, tex_shifts,
-                  tex_masks, tex_luts, tex_border, tev_rows, tev_ch, tev_inv, buffer_color, alpha_pass, vram, fcram,
+def fragment_side(x, y, zndc, inv_w, vary, primitive, ints, raster, dparams, active, color_cols, units, tex_border,
+                  tev_rows, tev_ch, tev_inv, buffer_color, alpha_pass, vram, fcram,
                   p, stencil_tables, depth_buf, depth_words, color_buf, color_words, layout, pk, mask, r0, r1, r2, r3,
                   logic, logic_table, write_mask, counts) -> int:  # pragma: no cover - compiled
     """The fragment side of one draw (``picaemu.fused.fragments``); adds its ``FRAGMENT_COUNTERS`` to ``counts``
@@ -185,8 +195,7 @@ def fragment_side(x, y, zndc, inv_w, vary, primitive, ints, raster, dparams, act
         src[ZERO] = 0
         for u in range(units.shape[0]):
             if units[u, U_USED]:
-                if not _texture(u, ints, units, tex_shifts, tex_masks, tex_luts, tex_border, vram, fcram, ov,
-                                src[TEX0 + u]):
+                if not _texture(u, ints, units, tex_border, vram, fcram, ov, src[TEX0 + u]):
                     return TEXTURE_FAULT
                 local[TEXELS] += n * (4 if units[u, U_LINEAR] else 1)
         if ints[PRIMARY]:

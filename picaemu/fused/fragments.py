@@ -25,11 +25,11 @@ the plan depends on it) before each draw.
 0-2, VRAM base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color,
 depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying
 columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
-UNIT_INTS) int64; the units' format tables (``texture.fetch.channel_tables``: shifts, masks (3, 4) int64, luts
-(3, 4, 256) uint8) and border colors (3, 4) float32; ``tev_rows`` (6, TEV_INTS) int64, ``tev_ch`` (6, 3, 3)
-int64 RGB operand channels, ``tev_inv`` (6, 3) bool; the buffer color (4,) uint8; the alpha test's (256,) bool
-pass table; the VRAM and FCRAM byte arrays; ``fragment_ops.OpsParams``, the stencil tables, the depth buffer's
-bytes and words, the color buffer's bytes and words, and the color pass arguments of the draw's ``OpsPlan``.
+UNIT_INTS) int64 (with each format's ``texture.fetch.channel_fields``); the border colors (3, 4) float32;
+``tev_rows`` (6, TEV_INTS) int64, ``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3) bool;
+the buffer color (4,) uint8; the alpha test's (256,) bool pass table; the VRAM and FCRAM byte arrays;
+``fragment_ops.OpsParams``, the stencil tables, the depth buffer's bytes and words, the color buffer's bytes and
+words, and the color pass arguments of the draw's ``OpsPlan``.
 """
 
 from __future__ import annotations
@@ -165,8 +165,10 @@ def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
     """The unit's ``units`` row (``fragment_kernel``)."""
     level = unit.min_level
     w, h = level_size(unit.width, unit.height, level)
-    return [1, level_offset(unit.width, unit.height, unit.format, level), level_bytes(w, h, unit.format), w, h,
-            PACKED[unit.format.name].word_bits, unit.wrap_s, unit.wrap_t, int(unit.mag_linear), *cols]
+    spec = PACKED[unit.format.name]
+    return [1, level_offset(unit.width, unit.height, unit.format, level), level_bytes(w, h, unit.format), w,
+            w.bit_length() - 1, h, spec.word_bits, unit.wrap_s, unit.wrap_t, int(unit.mag_linear), *cols,
+            *fetch.channel_fields(spec)]
 
 
 def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -210,15 +212,13 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     fields = [u.coords for u in read] + (["color"] if tev.SRC_PRIMARY in used else [])
     active, cols = _columns(ds, fields)
     units = np.zeros((3, kern.UNIT_INTS), np.int64)
-    shifts, masks = np.zeros((3, 4), np.int64), np.zeros((3, 4), np.int64)
-    luts, border = np.zeros((3, 4, fetch.FIELD_VALUES), np.uint8), np.zeros((3, 4), np.float32)
+    border = np.zeros((3, 4), np.float32)
     ints = np.zeros(kern.NUM_INTS, np.int64)
     slot_of = {code: kern.ZERO for code in range(16)}  # disabled units, lighting and unit 3 read 0 (refused if on)
     slot_of.update({tev.SRC_PRIMARY: kern.PRIMARY_SLOT, tev.SRC_CONSTANT: kern.CONSTANT})
     for unit in read:
         u = unit.unit
         units[u] = _unit_row(unit, cols[unit.coords])
-        shifts[u], masks[u], luts[u] = fetch.channel_tables(PACKED[unit.format.name])
         border[u] = unit.border_f32
         ints[TEXTURE_ADDRESS_SLOT[u]] = unit.addresses[0]
         slot_of[tev.SRC_TEXTURES[u]] = kern.TEX0 + u
@@ -237,7 +237,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
                           else np.ones(256, np.bool_))
     color_cols = np.array(cols.get("color", [-1] * 4), np.int64)
     rs = ds.raster
-    return FragmentPlan(ints, (ints, rs.params, rs.dparams, active, color_cols, units, shifts, masks, luts, border,
+    return FragmentPlan(ints, (ints, rs.params, rs.dparams, active, color_cols, units, border,
                                rows, chans, invs, np.array(tstate.buffer_color, np.uint8), alpha_pass, vram, fcram,
                                *ops_args))
 

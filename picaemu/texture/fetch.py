@@ -1,14 +1,16 @@
 """Compiled texel reads straight from emulated memory (no decoded copy): the texel source of the fused fragment
 path (``picaemu.fused.fragments``), which ``filtering.filter_2d`` / ``fetch`` read through
-``filtering.texel_channel``.
+``filtering.texel_rgba``.
 
-A memory source is the tuple ``(data, start, width, word_bits, shifts, masks, luts)``: ``data`` (R,) uint8 a
-memory region's bytes, ``start`` the byte offset in it of one level of a tiled non-ETC texture ``width`` texels
-wide, ``word_bits`` its texel word size (4, 8, 16, 24 or 32), and per channel R G B A (``channel_tables`` of the
-format's ``formats.Packed`` entry, the table ``decode.unpack_words`` reads): the field's shift and mask in the
-word and a (256,) uint8 table from field value to 8-bit channel (bit replication; a channel the format lacks has
-mask 0 and reads ``decode.MISSING``). Texel ``idx`` is image row ``idx // width`` (0 = top, memory-row order as
-the decoded images) and column ``idx % width``, found in memory by the 8x8 Morton tiling of ``decode``.
+A memory source is a memory region's (R,) uint8 bytes with a layout, a tuple of 11 ints: ``start`` (the byte
+offset in the region of one level of a tiled non-ETC texture), ``width_log2`` (its width, a power of two),
+``word_bits`` (4, 8, 16, 24 or 32), then per channel R G B A the field's shift in the texel word and its width in
+bits (0: the format lacks the channel, which reads ``decode.MISSING``) — ``channel_fields`` of the format's
+``formats.Packed`` entry, the table ``decode.unpack_words`` reads. A field widens to 8 bits by bit replication
+(``decode.expand_lut``'s rule, computed by ``fragment.kernels._expand``, the framebuffer's). Texel ``idx`` is
+image row ``idx >> width_log2`` (0 = top, memory-row order as the decoded images) and column
+``idx & (width - 1)``, found in memory by the 8x8 Morton tiling of ``decode``. ``decode_level`` decodes a whole
+level this way (for draws that tap more texels than the level holds).
 """
 
 from __future__ import annotations
@@ -18,26 +20,22 @@ from functools import cache
 import numba
 import numpy as np
 
-from picaemu.texture.decode import CHANNELS, MISSING, expand_lut
+from picaemu.fragment.kernels import _expand
+from picaemu.texture.decode import CHANNELS, MISSING
 from picaemu.texture.formats import TILE, Packed
 
-FIELD_VALUES = 256  # table entries per channel: every field is at most 8 bits wide
+LAYOUT_START, LAYOUT_WIDTH_LOG2, LAYOUT_WORD_BITS, LAYOUT_SHIFTS, LAYOUT_BITS = 0, 1, 2, 3, 7  # indices in a layout
+LAYOUT_INTS = 11
 
 
 @cache
-def channel_tables(spec: Packed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(shifts (4,) int64, masks (4,) int64, luts (4, 256) uint8) of a format (module docstring); read-only."""
-    shifts, masks = np.zeros(4, np.int64), np.zeros(4, np.int64)
-    luts = np.empty((4, FIELD_VALUES), np.uint8)
-    luts[:] = np.array(MISSING, np.uint8)[:, None]
-    for channel, shift, bits in spec.fields:
-        values = np.arange(1 << bits, dtype=np.uint8) if bits == 8 else expand_lut(bits)
+def channel_fields(spec: Packed) -> tuple[int, ...]:
+    """(shift R, G, B, A, bits R, G, B, A) of a format's fields (channel "i" feeds R, G and B; bits 0: missing)."""
+    shifts, bits = [0] * 4, [0] * 4
+    for channel, shift, width in spec.fields:
         for c in ((0, 1, 2) if channel == "i" else (CHANNELS[channel],)):
-            shifts[c], masks[c] = shift, (1 << bits) - 1
-            luts[c, : 1 << bits] = values
-    for table in (shifts, masks, luts):
-        table.setflags(write=False)
-    return shifts, masks, luts
+            shifts[c], bits[c] = shift, width
+    return (*shifts, *bits)
 
 
 @numba.njit(cache=True, inline="always")
@@ -47,18 +45,37 @@ def _morton(x: int, y: int) -> int:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def memory_channel(src, idx: int, c: int):  # pragma: no cover - compiled
-    """Channel c (uint8) of texel ``idx`` of the memory source ``src`` (module docstring)."""
-    data, start, width, word_bits, shifts, masks, luts = src
-    y = idx // width
-    x = idx - y * width
-    n = (y & ~(TILE - 1)) * width + (x & ~(TILE - 1)) * TILE + _morton(x & (TILE - 1), y & (TILE - 1))
-    if word_bits == 4:
-        word = (np.int64(data[start + (n >> 1)]) >> ((n & 1) << 2)) & 0xF
-    else:
-        size = word_bits >> 3
-        at = start + n * size
-        word = np.int64(0)
-        for b in range(size):
-            word |= np.int64(data[at + b]) << (8 * b)
-    return luts[c, (word >> shifts[c]) & masks[c]]
+def _channel(word: int, layout, c: int):  # pragma: no cover - compiled
+    """Channel c (uint8) of a texel word (scalars only: LLVM inlines it, branches and all)."""
+    bits = layout[LAYOUT_BITS + c]
+    if bits == 0:
+        return np.uint8(MISSING[c])
+    field = (word >> layout[LAYOUT_SHIFTS + c]) & ((1 << bits) - 1)
+    return np.uint8(field if bits == 8 else _expand(field, bits))
+
+
+@numba.njit(cache=True, inline="always")
+def memory_rgba(data, layout, idx: int):  # pragma: no cover - compiled
+    """The four uint8 channels of texel ``idx`` of the memory source ``data``, ``layout`` (module docstring)."""
+    # no branches (numba's inliner wants each variable assigned once; a select costs less than a misprediction)
+    start, log2, word_bits = layout[LAYOUT_START], layout[LAYOUT_WIDTH_LOG2], layout[LAYOUT_WORD_BITS]
+    y = idx >> log2  # no division
+    x = idx & ((1 << log2) - 1)
+    n = ((y & ~(TILE - 1)) << log2) + (x & ~(TILE - 1)) * TILE + _morton(x & (TILE - 1), y & (TILE - 1))
+    nibble = np.int64(word_bits == 4)
+    size = max(word_bits >> 3, 1)
+    at = start + ((n * size) >> nibble)
+    last = data.shape[0] - 1  # the bytes past a small texel are read (and dropped) without leaving the region
+    word = (np.int64(data[at]) | np.int64(data[min(at + 1, last)]) * (size > 1) << 8
+            | np.int64(data[min(at + 2, last)]) * (size > 2) << 16
+            | np.int64(data[min(at + 3, last)]) * (size > 3) << 24)
+    word = (word >> (((n & 1) << 2) * nibble)) & ((1 << word_bits) - 1)
+    return _channel(word, layout, 0), _channel(word, layout, 1), _channel(word, layout, 2), _channel(word, layout, 3)
+
+
+@numba.njit(cache=True)
+def decode_level(data, layout, texels) -> None:  # pragma: no cover - compiled
+    """Every texel of the memory source's level into ``texels`` (W * H, 4) uint8, memory-row order (as
+    ``decode.decode_level``)."""
+    for idx in range(texels.shape[0]):
+        texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3] = memory_rgba(data, layout, idx)

@@ -13,10 +13,11 @@ Texel row t (0 = bottom) is memory row n_t - 1 - t.
 fragment -> (F, 4) float32 (not rounded, so levels can still be blended). ``round_u8``: the sampler's final
 rounding of those colors to uint8.
 
-A texel source (``texels`` of ``fetch`` / ``filter_2d``) is either the decoded (N, 4) uint8 array or a
-``picaemu.texture.fetch`` memory source (a tuple: one image read straight from emulated memory, texel index =
-memory row * width + column, decoded on each tap by the same ``Packed`` layout): ``texel_channel`` reads either,
-so that the fused fragment path (``picaemu.fused.fragments``) filters by these very kernels.
+A texel source (``texels``, ``layout`` of ``fetch`` / ``filter_2d``) is either the decoded (N, 4) uint8 array
+with ``layout`` = ``DECODED``, or a memory region's bytes with a ``picaemu.texture.fetch`` layout tuple (one image
+read straight from emulated memory, texel index = memory row * width + column, decoded on each tap by its
+``Packed`` fields): ``texel_rgba`` reads either, so that the fused fragment path (``picaemu.fused.fragments``)
+filters by these very kernels. The layout is a tuple of scalars: no reference counting per tap.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from numba.core import types
 from numba.extending import overload
 
 from picaemu.regs.blocks.texturing import WRAP_MODES
-from picaemu.texture.fetch import memory_channel
+from picaemu.texture.fetch import memory_rgba
 
 BORDER = -1  # "read the border color" marker
+DECODED = 0  # the ``layout`` of a decoded texel array
 _WRAP = {name: code for code, name in WRAP_MODES.items()}
 CLAMP_EDGE, CLAMP_BORDER, MIRROR = _WRAP["clamp to edge"], _WRAP["clamp to border"], _WRAP["mirrored repeat"]
 EDGE_OR_REPEAT, BORDER_OR_REPEAT = _WRAP["edge if >= 0, repeat if < 0"], _WRAP["border if >= size, repeat if < 0"]
@@ -63,39 +65,39 @@ def _texel_index(offset: int, w: int, h: int, ks: int, kt: int, wrap_s: int, wra
     return offset + (h - 1 - t) * w + s
 
 
-def texel_channel(texels, idx: int, c: int):
-    """Channel c (uint8) of texel ``idx`` of a texel source (module docstring); compiled code only."""
-    return texels[idx, c]
+def texel_rgba(texels, layout, idx: int):
+    """The four uint8 channels of texel ``idx`` (>= 0) of a texel source (module docstring); compiled code only."""
+    return texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3]
 
 
-@overload(texel_channel, inline="always")
-def _texel_channel(texels, idx, c):  # pragma: no cover - typing
-    if isinstance(texels, types.Array):
-        return lambda texels, idx, c: texels[idx, c]
-    if isinstance(texels, types.BaseTuple):
-        return lambda texels, idx, c: memory_channel(texels, idx, c)
-    return None
+@overload(texel_rgba, inline="always")
+def _texel_rgba(texels, layout, idx):  # pragma: no cover - typing
+    if isinstance(layout, types.BaseTuple):
+        return lambda texels, layout, idx: memory_rgba(texels, layout, idx)
+    return lambda texels, layout, idx: (texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3])
 
 
 @numba.njit(cache=True, inline="always")
-def _tap(texels, idx: int, border, c: int):  # pragma: no cover - compiled
-    """Channel c of texel ``idx``, or of the border color."""
-    return border[c] if idx == BORDER else texel_channel(texels, idx, c)
+def _texel(texels, layout, idx: int, border):  # pragma: no cover - compiled
+    """The four channels of texel ``idx``, or of the border color (``idx`` = BORDER)."""
+    c0, c1, c2, c3 = texel_rgba(texels, layout, max(idx, 0))  # one read per tap (texel 0 stands in for a border)
+    border_tap = idx == BORDER
+    return (border[0] if border_tap else c0, border[1] if border_tap else c1, border[2] if border_tap else c2,
+            border[3] if border_tap else c3)
 
 
 @numba.njit(cache=True)
-def fetch(texels, offsets, widths, heights, level, face, ks, kt, wrap_s, wrap_t, border):
+def fetch(texels, layout, offsets, widths, heights, level, face, ks, kt, wrap_s, wrap_t, border):
     out = np.empty((level.size, 4), np.uint8)
     for i in range(level.size):
         lv = level[i]
         idx = _texel_index(offsets[lv, face[i]], widths[lv], heights[lv], ks[i], kt[i], wrap_s, wrap_t)
-        for c in range(4):
-            out[i, c] = border[c] if idx == BORDER else texel_channel(texels, idx, c)
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _texel(texels, layout, idx, border)
     return out
 
 
 @numba.njit(cache=True)
-def filter_2d(texels, offsets, widths, heights, level, face, st, linear, wrap_s, wrap_t, border):
+def filter_2d(texels, layout, offsets, widths, heights, level, face, st, linear, wrap_s, wrap_t, border):
     n = level.size
     out = np.empty((n, 4), np.float32)  # every row written below
     for i in range(n):
@@ -104,8 +106,7 @@ def filter_2d(texels, offsets, widths, heights, level, face, st, linear, wrap_s,
         if not linear[i]:
             ks, kt = math.floor(st[i, 0] * w), math.floor(st[i, 1] * h)
             idx = _texel_index(offset, w, h, ks, kt, wrap_s, wrap_t)
-            for c in range(4):
-                out[i, c] = _tap(texels, idx, border, c)
+            out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _texel(texels, layout, idx, border)
             continue
         ps, pt = st[i, 0] * w - np.float32(0.5), st[i, 1] * h - np.float32(0.5)
         fs, ft = math.floor(ps), math.floor(pt)
@@ -122,10 +123,11 @@ def filter_2d(texels, offsets, widths, heights, level, face, st, linear, wrap_s,
                 weight = (ax if dx else np.float32(1.0) - ax) * wy
                 sx = s1 if dx else s0
                 idx = BORDER if sx == BORDER or t == BORDER else row + sx
-                a0 = np.float32(a0 + weight * _tap(texels, idx, border, 0))
-                a1 = np.float32(a1 + weight * _tap(texels, idx, border, 1))
-                a2 = np.float32(a2 + weight * _tap(texels, idx, border, 2))
-                a3 = np.float32(a3 + weight * _tap(texels, idx, border, 3))
+                t0, t1, t2, t3 = _texel(texels, layout, idx, border)
+                a0 = np.float32(a0 + weight * t0)
+                a1 = np.float32(a1 + weight * t1)
+                a2 = np.float32(a2 + weight * t2)
+                a3 = np.float32(a3 + weight * t3)
         out[i, 0], out[i, 1], out[i, 2], out[i, 3] = a0, a1, a2, a3
     return out
 

@@ -129,8 +129,9 @@ class Pyramid:
 
     def fetch(self, ustate: TextureUnitState, level: Arr, face: Arr, ks: Arr, kt: Arr) -> Arr:
         """(F, 4) uint8 texels at integer coordinates (t = 0 bottom), wrapped; border color where it applies."""
-        return filtering.fetch(self.texels, self.offsets, self.widths, self.heights, _i64(level - self.first_level),
-                               _i64(face), _i64(ks), _i64(kt), ustate.wrap_s, ustate.wrap_t, ustate.border_u8)
+        return filtering.fetch(self.texels, filtering.DECODED, self.offsets, self.widths, self.heights,
+                               _i64(level - self.first_level), _i64(face), _i64(ks), _i64(kt), ustate.wrap_s,
+                               ustate.wrap_t, ustate.border_u8)
 
 
 def _i64(a: Arr) -> Arr:
@@ -143,9 +144,9 @@ def _filter(pyr: Pyramid, ustate: TextureUnitState, level: Arr, face: Arr, st: A
         lin = np.full(st.shape[0], linear, np.bool_)
     else:
         lin = np.ascontiguousarray(np.broadcast_to(np.asarray(linear, bool), (st.shape[0],)))
-    return filtering.filter_2d(pyr.texels, pyr.offsets, pyr.widths, pyr.heights, _i64(level - pyr.first_level),
-                               _i64(face), np.ascontiguousarray(st, np.float32), lin, ustate.wrap_s, ustate.wrap_t,
-                               ustate.border_f32)
+    return filtering.filter_2d(pyr.texels, filtering.DECODED, pyr.offsets, pyr.widths, pyr.heights,
+                               _i64(level - pyr.first_level), _i64(face), np.ascontiguousarray(st, np.float32), lin,
+                               ustate.wrap_s, ustate.wrap_t, ustate.border_f32)
 
 
 def cube_coords(uvw: Arr) -> tuple[Arr, Arr, Arr]:
@@ -233,7 +234,7 @@ def _sample_2d(ustate: TextureUnitState, uv: Arr, memory: PhysicalMemory) -> Arr
     n = uv.shape[0]
     pyr = Pyramid.load(ustate, memory, range(ustate.min_level, ustate.min_level + 1))
     zeros = np.zeros(n, np.int64)  # every fragment's level (relative to the first) and face
-    return filtering.filter_2d(pyr.texels, pyr.offsets, pyr.widths, pyr.heights, zeros, zeros,
+    return filtering.filter_2d(pyr.texels, filtering.DECODED, pyr.offsets, pyr.widths, pyr.heights, zeros, zeros,
                                np.ascontiguousarray(uv, np.float32), np.full(n, ustate.mag_linear, np.bool_),
                                ustate.wrap_s, ustate.wrap_t, ustate.border_f32)
 
