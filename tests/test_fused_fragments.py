@@ -1,0 +1,308 @@
+"""The fused fragment side (``picaemu.fused.fragments``) against the staged path it stands for: every bundled sample
+capture, the game scenes and hand-made draws of each covered feature, replayed with ``Pipeline(fused_fragments=
+False)`` and ``True``, give the same memory (every region, byte for byte) and the same per-draw statistics — and
+the fused side really served the covered draws (``Pipeline.fused_fragment_draws``) and named why it refused the
+others."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from picaemu.formats import pica
+
+from picaemu.builder import CaptureBuilder
+from picaemu.fused import fragments as ff
+from picaemu.fused.fragment_kernel import TEXTURE_FAULT
+from picaemu.memory import PhysicalMemory
+from picaemu.pipeline import Pipeline
+from picaemu.replay import Replay
+from picaemu.texture.formats import PACKED
+from samples._common import SCREEN
+from samples.game_scene import SCENES
+
+CAPTURES = sorted((Path(__file__).resolve().parent.parent / "samples" / "captures").glob("*.pica"))
+SLOW = {"game_cubes_3000"}
+REFUSED = {"fog": "fog", "game_lit_300": "fog", "lit_sphere": "lighting", "proctex": "procedural texture"}
+
+
+def replay(capture: pica.Capture, **kwargs: bool) -> tuple[list[str], list[dict], Pipeline]:
+    """(memory digests of every region, per-draw statistics without the time, the pipeline) of a whole replay."""
+    pipe = Pipeline(**kwargs)
+    rep = Replay(capture, checkpoints=False, pipeline=pipe)
+    rep.run()
+    memory = rep.memory
+    digests = [hashlib.sha256(memory.region_bytes(r.name).tobytes()).hexdigest() for r in memory.regions]
+    return digests, [{k: v for k, v in d.stats.items() if k != "time_s"} for d in rep.draws], pipe
+
+
+def assert_same(capture: pica.Capture, batch: bool = False) -> tuple[list[dict], Pipeline]:
+    """Staged and fused agree on memory and every draw's statistics; returns the fused run's stats and pipeline."""
+    mem_a, stats_a, _ = replay(capture, fused_fragments=False, batch_fragments=batch)
+    mem_b, stats_b, pipe = replay(capture, fused_fragments=True, batch_fragments=batch)
+    assert len(stats_a) == len(stats_b)
+    for i, (one, other) in enumerate(zip(stats_a, stats_b, strict=True)):
+        assert one == other, f"draw {i}"
+    assert mem_a == mem_b
+    return stats_b, pipe
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p
+                                  for p in CAPTURES], ids=lambda p: p.stem)
+def test_fused_fragments_match_the_stages_on_every_sample(path: Path) -> None:
+    stats, pipe = assert_same(pica.read(path))
+    if path.stem in REFUSED:
+        assert pipe.fused_fragment_draws == 0
+    elif path.stem != "gs_sprites":
+        assert pipe.fused_fragment_draws == len(stats)
+
+
+@pytest.mark.parametrize("name", ["game_cubes_300", "game_sprites_1000", "game_lit_300"])
+@pytest.mark.parametrize("merged", [False, True])
+def test_game_scenes_match_with_fragment_batching(name: str, merged: bool) -> None:
+    """The replays' configuration (batching on): covered draws run fused, the rest are still batched."""
+    stats, pipe = assert_same(SCENES[name](merged=merged), batch=True)
+    assert sum(s["fragments_written"] for s in stats) > 0
+    if name == "game_lit_300":
+        assert pipe.fused_fragment_draws == 0 and (merged or pipe.batched_draws > 0)
+    else:
+        assert pipe.fused_fragment_draws == len(stats) and pipe.batched_draws == 0
+
+
+class Keep(Pipeline):
+    """Remembers each draw's call and window triangles as they reach the fragment side."""
+
+    def __init__(self, **kwargs: bool) -> None:
+        super().__init__(**kwargs)
+        self.seen: list = []
+
+    def _fused_fragments(self, call, wt, stats):  # noqa: ANN001, ANN202 - the test's window onto the draw
+        self.seen.append((call, wt))
+        return super()._fused_fragments(call, wt, stats)
+
+
+def first_draw(capture: pica.Capture, last: bool = False) -> tuple:
+    """(call, window triangles) of the capture's first (or last) draw, replayed with the fused side off."""
+    pipe = Keep(fused_fragments=False)
+    Replay(capture, checkpoints=False, pipeline=pipe).run()
+    return pipe.seen[-1 if last else 0]
+
+
+def test_sample_refusals_are_named() -> None:
+    for stem, reason in REFUSED.items():
+        call, _ = first_draw(pica.read(next(p for p in CAPTURES if p.stem == stem)), last=True)
+        assert ff.FragmentPlan.of(call.draw_state, call.memory) == reason
+
+
+# ---------------------------------------------------------------------------------------------- hand-made draws
+VS_UNITS = """
+.fvec projection[4]
+.out outpos position
+.out outtc0 texcoord0
+.out outtc1 texcoord1
+.out outtc2 texcoord2
+.out outclr color
+.proc main
+    dp4 outpos.x, projection[0], v0
+    dp4 outpos.y, projection[1], v0
+    dp4 outpos.z, projection[2], v0
+    dp4 outpos.w, projection[3], v0
+    mov outtc0, v1
+    mov outtc1, v2
+    mov outtc2, v3
+    mov outclr, v4
+    end
+.end
+"""
+Setup = Callable[[CaptureBuilder, np.random.Generator], None]
+
+
+def scene(setup: Setup, seed: int = 0, draws: int = 3) -> pica.Capture:
+    """``draws`` draws of 8 random overlapping triangles (texcoords in -1.5..2.5 for every wrap rule, random colors
+    with alpha) after ``setup`` configured the fragment state; TEV default: texture 0 x primary color."""
+    rng = np.random.default_rng(seed)
+    b = CaptureBuilder(name=f"fused fragments {seed}")
+    b.begin_frame(clear=(40, 80, 120, 160), depth=0x400000, stencil=0x35)
+    b.shader(VS_UNITS)
+    b.uniforms(0, SCREEN)
+    b.tev(0, rgb=("texture 0", "primary color"), combine="modulate")
+    b.passthrough_tev()
+    setup(b, rng)
+    n = 24
+    pos = np.column_stack([rng.uniform(20, 380, n), rng.uniform(20, 220, n), rng.uniform(-0.9, 0.9, n),
+                           np.ones(n)]).astype(np.float32)
+    attrs = [pos, *(rng.uniform(-1.5, 2.5, (n, 2)).astype(np.float32) for _ in range(3)),
+             rng.uniform(0, 1, (n, 4)).astype(np.float32)]
+    b.vertices(attrs)
+    for _ in range(draws):
+        b.draw(n)
+    b.end_frame()
+    return b.capture()
+
+
+def check(setup: Setup, seed: int = 0, **expect_nonzero: bool) -> list[dict]:
+    """Both paths agree on ``scene(setup, seed)`` and the fused side served every draw; each counter named in
+    ``expect_nonzero`` is > 0 over the draws (the feature was exercised)."""
+    stats, pipe = assert_same(scene(setup, seed))
+    assert pipe.fused_fragment_draws == len(stats) == 3
+    for key in ("fragments_written", *expect_nonzero):
+        assert sum(s[key] for s in stats) > 0, key
+    return stats
+
+
+def texture(rng: np.random.Generator, size: tuple[int, int] = (16, 32)) -> np.ndarray:
+    return rng.integers(0, 256, (*size, 4), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("fmt", sorted(PACKED))
+def test_every_packed_format(fmt: str) -> None:
+    def setup(b: CaptureBuilder, rng: np.random.Generator) -> None:
+        b.texture(0, texture(rng), fmt, wrap="repeat")
+
+    stats = check(setup, texels_fetched=True)
+    assert all(s["texels_fetched"] == s["fragments_rasterized"] - s["killed_scissor"] for s in stats)  # nearest
+
+
+@pytest.mark.parametrize("wrap", range(8))
+@pytest.mark.parametrize("filt", ["nearest", "linear"])
+def test_wrap_modes_border_and_filters(wrap: int, filt: str) -> None:
+    def setup(b: CaptureBuilder, rng: np.random.Generator) -> None:
+        b.texture(0, texture(rng, (8, 16)), "RGBA5551", filter=filt)
+        b.set("TEXUNIT0_PARAM", mag_filter=filt, min_filter=filt, wrap_s=wrap, wrap_t=(wrap + 3) % 8, type="2D")
+        b.set("TEXUNIT0_BORDER_COLOR", r=200, g=10, b=99, a=255)
+
+    stats = check(setup, wrap)
+    taps = 4 if filt == "linear" else 1
+    assert all(s["texels_fetched"] == taps * (s["fragments_rasterized"] - s["killed_scissor"]) for s in stats)
+
+
+@pytest.mark.parametrize("unit2_coords", [0, 1])
+def test_three_units_buffer_constants_and_dot3(unit2_coords: int) -> None:
+    """Units 0-2 (unit 2 on texcoord2 or texcoord1), the combiner buffer with its updates, constant colors, dot3
+    RGBA / RGB, a disabled unit and lighting read while disabled (both 0)."""
+
+    def setup(b: CaptureBuilder, rng: np.random.Generator) -> None:
+        for unit, fmt in enumerate(("RGBA8", "IA4", "RGB565")):
+            b.texture(unit, texture(rng, (8 << unit, 8)), fmt, filter="linear" if unit == 1 else "nearest",
+                      wrap="mirrored repeat")
+        b.set("TEXUNIT_CONFIG", unit0_enable=1, unit1_enable=1, unit2_enable=1, unit2_coords=unit2_coords,
+              always1=1)
+        b.tev(0, rgb=("texture 0", "texture 1", "constant"), combine="interpolate", color=(10, 200, 30, 77))
+        b.tev(1, rgb=("previous", "texture 2"), combine="dot3 RGBA", rgb_ops=("src.rgb", "1 - src.rgb"))
+        b.tev(2, rgb=("previous buffer", "primary color", "previous"), alpha=("texture 1", "constant"),
+              combine="multiply then add", alpha_combine="add", color=(1, 2, 3, 40))
+        b.tev(3, rgb=("previous", "texture 2"), combine="dot3 RGB", alpha=("previous buffer", "previous"),
+              alpha_combine="subtract")
+        b.tev(4, rgb=("previous", "fragment primary color", "texture 3"), combine="add then multiply",
+              alpha=("previous",), alpha_combine="replace")
+        b.tev(5, rgb=("previous", "previous buffer"), combine="add signed", alpha=("previous",))
+        b.set("TEXENV_UPDATE_BUFFER", fog_mode="disabled", rgb_update0=1, alpha_update1=1, rgb_update2=1,
+              alpha_update3=1)
+        b.set("TEXENV_BUFFER_COLOR", r=9, g=99, b=199, a=250)
+
+    stats = check(setup, unit2_coords)
+    fragments = sum(s["fragments_rasterized"] for s in stats)
+    assert sum(s["texels_fetched"] for s in stats) == fragments * (1 + 4 + 1)
+
+
+@pytest.mark.parametrize("mode", [1, 3])
+def test_scissor_modes(mode: int) -> None:
+    def setup(b: CaptureBuilder, rng: np.random.Generator) -> None:
+        b.texture(0, texture(rng), "RGBA4")
+        b.set("SCISSORTEST_MODE", mode=mode)
+        b.set("SCISSORTEST_POS", x1=90, y1=60)
+        b.set("SCISSORTEST_DIM", x2=250, y2=170)
+
+    check(setup, mode, killed_scissor=True)
+
+
+@pytest.mark.parametrize("func", ["less", "greater", "equal", "not equal"])
+def test_alpha_test(func: str) -> None:
+    def setup(b: CaptureBuilder, rng: np.random.Generator) -> None:
+        b.texture(0, texture(rng), "A8")
+        b.alpha_test(True, func, 90)
+
+    check(setup, killed_alpha=True)
+
+
+@pytest.mark.parametrize("depth_format", [0, 2, 3])
+def test_stencil_and_depth_formats(depth_format: int) -> None:
+    def setup(b: CaptureBuilder, rng: np.random.Generator) -> None:
+        b.texture(0, texture(rng), "I8")
+        b.set("DEPTHBUFFER_FORMAT", format=depth_format)
+        b.stencil(True, "not equal", 0x36, mask=0xFE, write_mask=0x7F, fail="increment saturate", depth_fail="invert",
+                  depth_pass="decrement wrap")
+        b.depth_test(True, "greater or equal")
+
+    expect = {"killed_stencil": True} if depth_format == 3 else {}
+    check(setup, depth_format, killed_depth=True, **expect)
+
+
+@pytest.mark.parametrize("color_format", range(5))
+@pytest.mark.parametrize("ops", ["blend", "logic", "mask"])
+def test_blend_logic_op_and_write_masks_on_every_color_format(color_format: int, ops: str) -> None:
+    def setup(b: CaptureBuilder, rng: np.random.Generator) -> None:
+        b.texture(0, texture(rng), "HILO8")
+        b.set("COLORBUFFER_FORMAT", format=color_format, pixel_size=2 if color_format == 0 else 0)
+        if ops == "blend":
+            b.blend("constant color", "one minus dst alpha", "reverse subtract")
+            b.set("BLEND_COLOR", r=30, g=60, b=90, a=120)
+        elif ops == "logic":
+            b.set("COLOR_OPERATION", fragment_mode="default", blend_mode="logic op", constant=0xE4)
+            b.set("LOGIC_OP", op="xor")
+        else:
+            b.set("DEPTH_COLOR_MASK", depth_test=1, depth_func="always", red=1, green=0, blue=1, alpha=0,
+                  depth_write=0)
+
+    check(setup, color_format)
+
+
+def test_refusals_are_named() -> None:
+    """Each uncovered state gets its reason (the staged path runs those draws; they still match)."""
+    cases: dict[str, Setup] = {
+        "mipmapped texture": lambda b, rng: b.set("TEXUNIT0_LOD", min_level=0, max_level=1),
+        "ETC1 texture": lambda b, rng: b.set("TEXUNIT0_TYPE", format="ETC1"),  # any bytes decode
+        "cube map": lambda b, rng: b.set("TEXUNIT0_PARAM", type="cube"),
+        "shadow texture": lambda b, rng: b.set("TEXUNIT0_PARAM", type="shadow 2D"),
+        "projection texture": lambda b, rng: b.set("TEXUNIT0_PARAM", type="projection"),
+        "fog": lambda b, rng: b.fog((10, 20, 30), np.linspace(0, 1, 129)),
+    }
+    for reason, extra in cases.items():
+        def setup(b: CaptureBuilder, rng: np.random.Generator, extra: Setup = extra) -> None:
+            b.texture(0, texture(rng), "RGBA8")
+            extra(b, rng)
+
+        capture = scene(setup)
+        call, _ = first_draw(capture)
+        assert ff.FragmentPlan.of(call.draw_state, call.memory) == reason
+        _, pipe = assert_same(capture)
+        assert pipe.fused_fragment_draws == 0
+
+
+def test_texture_outside_memory_falls_back_having_written_nothing() -> None:
+    """A texture address the plan's regions do not hold: ``fragment_side`` returns TEXTURE_FAULT, memory untouched."""
+    pipe = Keep()
+    Replay(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA8")), checkpoints=False, pipeline=pipe).run()
+    call, wt = pipe.seen[0]
+    plan = ff.plan_for(call.draw_state, call.memory)
+    assert isinstance(plan, ff.FragmentPlan)
+    before = [call.memory.region_bytes(r.name).copy() for r in call.memory.regions]
+    plan.ints[ff.TEXTURE_ADDRESS_SLOT[0]] = 0x10000000  # no region there
+    counts = np.zeros(len(ff.FRAGMENT_COUNTERS), np.int64)
+    args = (np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), wt.zndc, wt.inv_w, wt.varyings, wt.primitive)
+    assert ff.fragment_side(*args, *plan.args, counts) == TEXTURE_FAULT
+    assert not counts.any()
+    assert all(np.array_equal(a, call.memory.region_bytes(r.name)) for a, r in zip(before, call.memory.regions,
+                                                                                     strict=True))
+    plan.ints[ff.TEXTURE_ADDRESS_SLOT[0]] = call.draw_state.texture0.addresses[0]
+
+
+def test_plan_lookup_is_remembered() -> None:
+    call, _ = first_draw(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA8")))
+    ds, memory = call.draw_state, call.memory
+    plan = ff.plan_for(ds, memory)
+    assert ff.plan_for(ds, memory) is plan
+    assert ff.plan_for(ds, PhysicalMemory()) is not plan  # another memory: another plan (its buffers)
