@@ -21,7 +21,8 @@ from picaemu.replay import Replay
 from samples._common import VS_TEX, rect, rect_uv
 from tests.test_front_end import CAPTURES, SLOW, assert_same
 
-BATCH = ({"batch_fragments": False}, {"batch_fragments": True})
+# the staged fragment side on both (covered draws skip batching when the fused side is on: test_fused_fragments)
+BATCH = ({"batch_fragments": False, "fused_fragments": False}, {"batch_fragments": True, "fused_fragments": False})
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p

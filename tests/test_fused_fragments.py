@@ -79,7 +79,7 @@ class Keep(Pipeline):
         super().__init__(**kwargs)
         self.seen: list = []
 
-    def _fused_fragments(self, call, wt, stats):  # noqa: ANN001, ANN202 - the test's window onto the draw
+    def _fused_fragments(self, call, wt, stats):
         self.seen.append((call, wt))
         return super()._fused_fragments(call, wt, stats)
 
