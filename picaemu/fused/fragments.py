@@ -94,9 +94,9 @@ def _refusal(ds: DrawState) -> str:
     sstate = ds.shading
     if ds.shadow is not None:
         return "shadow"
-    if sstate.fog.mode != "disabled":
-        return sstate.fog.mode  # "fog" or "gas"
-    used = sstate.tev.sources_used()
+    if ds.fog.mode != "disabled":
+        return ds.fog.mode  # "fog" or "gas"
+    used = ds.tev.sources_used()
     if used & SRC_LIGHTING and sstate.lighting_enabled:
         return "lighting"
     if SRC_PROCTEX in used and sstate.proctex_enabled:
@@ -117,7 +117,7 @@ def _refusal(ds: DrawState) -> str:
 
 def _read_units(ds: DrawState) -> list[TextureUnitState]:
     """The enabled texture units whose color the TEV reads."""
-    used = ds.shading.tev.sources_used()
+    used = ds.tev.sources_used()
     return [u for u in ds.textures if u.enabled and tev.SRC_TEXTURES[u.unit] in used]
 
 
@@ -125,7 +125,7 @@ def _ops_args(ds: DrawState, memory: PhysicalMemory) -> tuple:
     """The operations' arguments and the pass kinds ``resolve`` picks for these buffers (MemoryFault: a buffer
     the draw uses leaves memory)."""
     plan = ds.fragment_ops
-    p, fb = plan.params, ds.framebuffer
+    p, fb = plan.params, plan.fb
     depth_buf = fb.depth_bytes(memory) if p.use_depth else NO_BYTES
     color_buf = fb.color_bytes(memory) if p.color_write else NO_BYTES
     depth_words = fragment_ops._words(depth_buf, p.depth_bpp) if p.use_depth else None
@@ -205,8 +205,7 @@ def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarr
 
 def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     """``FragmentPlan.of`` once the state is known to be covered."""
-    sstate = ds.shading
-    tstate = sstate.tev
+    tstate = ds.tev
     used = tstate.sources_used()
     read = _read_units(ds)
     fields = [u.coords for u in read] + (["color"] if tev.SRC_PRIMARY in used else [])
@@ -228,7 +227,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     ints[kern.VRAM_BASE] = regions[VRAM.name].base if VRAM.name in regions else 0
     ints[kern.FCRAM_BASE] = regions[FCRAM.name].base if FCRAM.name in regions else 0
     ints[kern.USES_BUFFER] = tev.SRC_BUFFER in used
-    blend = sstate.blend
+    blend = ds.blend
     ints[kern.ALPHA_TEST] = blend.alpha_test
     ints[kern.PRIMARY] = tev.SRC_PRIMARY in used
     depth_kind, color_kind, ops_args = ops
@@ -243,13 +242,23 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
 
 
 def fragment_parts(ds: DrawState) -> tuple:
-    """The draw-state parts a fragment plan is made of (held by the plan cache, which compares them by identity)."""
-    return (ds.framebuffer, ds.varyings, ds.raster, ds.texture0, ds.texture1, ds.texture2, ds.shading,
-            ds.blend_program, ds.depth_stencil, ds.fragment_ops, ds.shadow)
+    """The draw-state parts a fragment plan is made of (held by the plan cache, which compares them by identity).
+    Not the ``shading`` part, nor fog: they are made anew whenever a texture, the TEV or the TEV's buffer register
+    changes, while the parts here come back as the same objects when their registers do; of fog, lighting and the
+    procedural texture the plan reads the values in ``_switches``. The framebuffer, depth/stencil and blend program
+    are those of ``fragment_ops`` (``fragment_ops.OpsPlan``, built from them)."""
+    return (ds.varyings, ds.raster, ds.texture0, ds.texture1, ds.texture2, ds.tev, ds.blend, ds.fragment_ops,
+            ds.shadow)
 
 
-# (ids of the parts and memory) -> (the parts and memory, held so that their ids stay theirs; the plan or refusal)
-_plans: OrderedDict[tuple[int, ...], tuple[tuple, FragmentPlan | str]] = OrderedDict()
+def _switches(ds: DrawState) -> tuple[str, bool, bool]:
+    """The fog mode and the lighting and procedural texture enables (all a plan reads of those parts)."""
+    return ds.fog.mode, ds.shading.lighting_enabled, ds.shading.proctex_enabled
+
+
+# (ids of the parts and memory, ``_switches``) -> (the parts and memory, held so that their ids stay theirs; the plan
+# or refusal)
+_plans: OrderedDict[tuple, tuple[tuple, FragmentPlan | str]] = OrderedDict()
 _last: list = [None, None, None]  # the last draw state, its memory and its plan
 
 
@@ -259,7 +268,7 @@ def plan_for(ds: DrawState, memory: PhysicalMemory) -> FragmentPlan | str:
     if _last[0] is ds and _last[1] is memory:
         return _last[2]
     key = (*fragment_parts(ds), memory)
-    ids = tuple(map(id, key))
+    ids = (*map(id, key), *_switches(ds))
     hit = _plans.get(ids)
     if hit is None:
         hit = (key, FragmentPlan.of(ds, memory))
