@@ -26,7 +26,9 @@ primary color only; ``shade(frags, memory, counters)`` adds ``texels_fetched``).
 Batching (``batch_fragments=True``, ``picaemu.fragment.batch``): the fragment side of consecutive draws with the
 same fragment state runs once, at ``flush()`` (every event but the vertex side's, a state change, a hazard); the
 draws' counters are complete after it. The common draw's geometry runs in one compiled call
-(``picaemu.geometry.front_end``; ``fused_front_end=False``: stage by stage).
+(``picaemu.geometry.front_end``; ``fused_front_end=False``: stage by stage), and so does the fragment side of a draw
+whose state ``picaemu.fused.fragments`` covers when nothing observes it (``fused_fragments=False``: stage by stage);
+such a draw runs at once instead of joining a batch.
 
 Memory: the first ``Pipeline`` tunes glibc's allocator so that each draw's large arrays reuse heap pages instead
 of faulting fresh ones in (``picaemu.allocator``; values unchanged).
@@ -229,7 +231,9 @@ class Pipeline:
         as the stages; off: every draw goes stage by stage, as the differential test compares).
         ``batch_fragments``: run the fragment side of consecutive draws with the same fragment state at once
         (``picaemu.fragment.batch``); only for owners that send ``PipelineEventKind.MEMORY_SYNC`` (or call
-        ``flush``) before reading memory or a draw's counters, as ``picaemu.replay`` does."""
+        ``flush``) before reading memory or a draw's counters, as ``picaemu.replay`` does. ``fused_fragments``:
+        run a covered, unobserved draw's fragment side in one compiled call (``picaemu.fused.fragments``; same
+        results; off: stage by stage, as the differential test compares)."""
         self.vertex_shader = vertex_shader
         self.geometry_shader = geometry_shader
         self.color_stages = color_stages
