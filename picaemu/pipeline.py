@@ -65,7 +65,7 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import BlendMode, BlendProgram
 from picaemu.fragment.ops import Fate, FragmentLog
-from picaemu.fused import fragments as fused_fragments
+from picaemu.fused import fragments as fused_frags
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import map_outputs, slot_registers
 from picaemu.geometry.primitive_assembly import Assembler, Topology
@@ -241,6 +241,7 @@ class Pipeline:
         self.fused_draws = 0  # draws the fused front end served (the differential test checks it is used)
         self.fused_fragments = fused_fragments
         self.fused_fragment_draws = 0  # draws whose fragment side ``picaemu.fused.fragments`` ran
+        self._fragment_plans = fused_frags.PlanCache()
         self.batch_fragments = batch_fragments
         self.batched_draws = 0  # draws whose fragment side ran in a batch of two or more
         self._batch: list[tuple[DrawCall, clipping.WindowTriangles]] = []
@@ -471,20 +472,20 @@ class Pipeline:
         observer.on_fragments(call, FragmentFates(frags.x, frags.y, fate, fb.color_write, ds.shadow is not None,
                                                    frags, tev, before, after))
 
-    def _fused_plan(self, call: DrawCall) -> fused_fragments.FragmentPlan | None:
+    def _fused_plan(self, call: DrawCall) -> fused_frags.FragmentPlan | None:
         """The draw's ``picaemu.fused.fragments`` plan, or None: not covered, the fused side is off, the stage
         observer or the color stages seam is set, or ``_fragments`` is replaced (another backend)."""
         if (not self.fused_fragments or self.stage_observer is not None or self.color_stages is not default_color_stages
                 or type(self)._fragments is not Pipeline._fragments):
             return None
-        plan = fused_fragments.plan_for(call.draw_state, call.memory)
+        plan = self._fragment_plans.get(call.draw_state, call.memory)
         return None if isinstance(plan, str) else plan
 
     def _fused_fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> bool:
         """The draw's fragment side in one compiled call (False: no plan, or the plan declined the draw — too
         big, a division by zero, a texture outside VRAM/FCRAM — having written nothing; the staged path runs)."""
         plan = self._fused_plan(call)
-        done = plan is not None and fused_fragments.run(plan, wt, stats)
+        done = plan is not None and fused_frags.run(plan, wt, stats)
         self.fused_fragment_draws += done
         return done
 

@@ -287,7 +287,7 @@ def test_texture_outside_memory_falls_back_having_written_nothing() -> None:
     pipe = Keep()
     Replay(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA8")), checkpoints=False, pipeline=pipe).run()
     call, wt = pipe.seen[0]
-    plan = ff.plan_for(call.draw_state, call.memory)
+    plan = ff.FragmentPlan.of(call.draw_state, call.memory)
     assert isinstance(plan, ff.FragmentPlan)
     before = [call.memory.region_bytes(r.name).copy() for r in call.memory.regions]
     plan.ints[ff.TEXTURE_ADDRESS_SLOT[0]] = 0x10000000  # no region there
@@ -297,12 +297,13 @@ def test_texture_outside_memory_falls_back_having_written_nothing() -> None:
     assert not counts.any()
     assert all(np.array_equal(a, call.memory.region_bytes(r.name)) for a, r in zip(before, call.memory.regions,
                                                                                      strict=True))
-    plan.ints[ff.TEXTURE_ADDRESS_SLOT[0]] = call.draw_state.texture0.addresses[0]
 
 
 def test_plan_lookup_is_remembered() -> None:
     call, _ = first_draw(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA8")))
     ds, memory = call.draw_state, call.memory
-    plan = ff.plan_for(ds, memory)
-    assert ff.plan_for(ds, memory) is plan
-    assert ff.plan_for(ds, PhysicalMemory()) is not plan  # another memory: another plan (its buffers)
+    cache = ff.PlanCache()
+    plan = cache.get(ds, memory)
+    assert isinstance(plan, ff.FragmentPlan) and cache.get(ds, memory) is plan
+    other = cache.get(ds, PhysicalMemory())  # another memory: another plan (its buffers)
+    assert isinstance(other, ff.FragmentPlan) and other is not plan and len(cache) == 2

@@ -18,6 +18,7 @@ import numpy as np
 from picaemu.color.shading import _round_one
 from picaemu.color.tev import _dot3, _stage
 from picaemu.fragment import kernels as fk
+from picaemu.fragment.ops import FATE_OF_COUNTER
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_BYTES, SCAN_BOUND, SCAN_EMIT, _scan
 from picaemu.texture.fetch import decode_level
 from picaemu.texture.filtering import DECODED, filter_2d, round_u8
@@ -133,7 +134,7 @@ def _operations(x, y, depth, color, ints, p, stencil_tables, depth_buf, depth_wo
     killed / written counts -> ``local``."""
     counts = np.zeros(3, np.int64)
     n = x.shape[0]
-    fate_of = np.array([3, 4, 0], np.uint8)  # fragment_ops.FATE_OF_COUNTER (no fates are recorded here)
+    fate_of = FATE_OF_COUNTER  # no fates are recorded here: the passes only want the table's type
     kind = ints[DEPTH_KIND]
     if kind == INTERLEAVED:
         no_colors = np.zeros((0, 4), np.uint8)

@@ -2,7 +2,7 @@
 draw in ONE compiled call (``fragment_kernel.fragment_side``), for the draws whose state the plan covers.
 
 ``FragmentPlan.of(ds, memory)`` packs the draw state's fragment parts into numba-friendly arguments once per
-state (``plan_for`` remembers plans by the identity of the parts, as the draw-state cache hands the same objects
+state (a ``PlanCache`` remembers plans by the identity of the parts, as the draw-state cache hands the same objects
 to draws that did not change them), or returns the reason the draw is not covered. ``run(plan, wt, stats)`` runs
 a draw's ``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTERS`` to ``stats``: the same
 pixels and counters as the staged path (``Pipeline._fragments``), or False having written nothing (the caller
@@ -54,7 +54,7 @@ from picaemu.texture import fetch
 from picaemu.texture.formats import ETC_FORMATS, PACKED, level_bytes, level_offset, level_size
 from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
-__all__ = ["FRAGMENT_COUNTERS", "TEXTURE_ADDRESS_SLOT", "FragmentPlan", "fragment_side", "plan_for", "run"]
+__all__ = ["FRAGMENT_COUNTERS", "TEXTURE_ADDRESS_SLOT", "FragmentPlan", "PlanCache", "fragment_side", "run"]
 
 FRAGMENT_COUNTERS = ("fragments_rasterized", "killed_scissor", "texels_fetched", "killed_alpha", "killed_stencil",
                      "killed_depth", "fragments_written")
@@ -256,27 +256,35 @@ def _switches(ds: DrawState) -> tuple[str, bool, bool]:
     return ds.fog.mode, ds.shading.lighting_enabled, ds.shading.proctex_enabled
 
 
-# (ids of the parts and memory, ``_switches``) -> (the parts and memory, held so that their ids stay theirs; the plan
-# or refusal)
-_plans: OrderedDict[tuple, tuple[tuple, FragmentPlan | str]] = OrderedDict()
-_last: list = [None, None, None]  # the last draw state, its memory and its plan
+class PlanCache:
+    """``FragmentPlan.of`` remembered by the identity of a draw state's fragment parts and the memory (the newest
+    ``PLAN_CACHE_ENTRIES``); the same draw state as the last lookup costs two identity checks. Owned by its user
+    (a ``Pipeline``): the plans hold the memory's arrays, which must go when the user does."""
 
+    def __init__(self) -> None:
+        # (ids of the parts and memory, ``_switches``) -> (the parts and memory, held so that their ids stay theirs;
+        # the plan or refusal)
+        self._plans: OrderedDict[tuple, tuple[tuple, FragmentPlan | str]] = OrderedDict()
+        self._last: tuple = (None, None, None)  # the last draw state, its memory and its plan
 
-def plan_for(ds: DrawState, memory: PhysicalMemory) -> FragmentPlan | str:
-    """``FragmentPlan.of`` remembered by the identity of ``ds``'s fragment parts and ``memory`` (the newest
-    ``PLAN_CACHE_ENTRIES``); the same draw state as the last call costs two identity checks."""
-    if _last[0] is ds and _last[1] is memory:
-        return _last[2]
-    key = (*fragment_parts(ds), memory)
-    ids = (*map(id, key), *_switches(ds))
-    hit = _plans.get(ids)
-    if hit is None:
-        hit = (key, FragmentPlan.of(ds, memory))
-        _plans[ids] = hit
-        if len(_plans) > PLAN_CACHE_ENTRIES:
-            _plans.popitem(last=False)
-    _last[:] = ds, memory, hit[1]
-    return hit[1]
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def get(self, ds: DrawState, memory: PhysicalMemory) -> FragmentPlan | str:
+        """The plan of ``ds`` drawing into ``memory``, or why the draw is not covered."""
+        last = self._last
+        if last[0] is ds and last[1] is memory:
+            return last[2]
+        key = (*fragment_parts(ds), memory)
+        ids = (*map(id, key), *_switches(ds))
+        plans = self._plans
+        hit = plans.get(ids)
+        if hit is None:
+            hit = plans[ids] = (key, FragmentPlan.of(ds, memory))
+            if len(plans) > PLAN_CACHE_ENTRIES:
+                plans.popitem(last=False)
+        self._last = (ds, memory, hit[1])
+        return hit[1]
 
 
 def run(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> bool:
