@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 from picaemu.formats import pica
@@ -307,3 +308,32 @@ def test_plan_lookup_is_remembered() -> None:
     assert isinstance(plan, ff.FragmentPlan) and cache.get(ds, memory) is plan
     other = cache.get(ds, PhysicalMemory())  # another memory: another plan (its buffers)
     assert isinstance(other, ff.FragmentPlan) and other is not plan and len(cache) == 2
+
+
+@numba.njit
+def _from_compiled(x, y, zndc, inv_w, vary, primitive, args, counts):  # pragma: no cover - compiled
+    """The lead's compiled loop calls ``fragment_side`` like this: from compiled code, the plan's args unpacked."""
+    return ff.fragment_side(x, y, zndc, inv_w, vary, primitive, *args, counts)
+
+
+def test_fragment_side_is_callable_from_compiled_code() -> None:
+    """Called from another compiled function it draws what the Python entry draws (memory and counters)."""
+    pipe = Keep(fused_fragments=False)
+    rep = Replay(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA4", filter="linear")), checkpoints=False,
+                 pipeline=pipe)
+    rep.run()
+    call, wt = pipe.seen[0]
+    memory = call.memory
+    plan = ff.FragmentPlan.of(call.draw_state, memory)
+    assert isinstance(plan, ff.FragmentPlan)
+    fb = call.draw_state.framebuffer
+    memory.fill(fb.depth_address, fb.width * fb.height * fb.depth_bpp)  # the frame drew these triangles: pass again
+    start = memory.snapshot()
+    stats = dict.fromkeys(ff.FRAGMENT_COUNTERS, 0)
+    assert ff.run(plan, wt, stats)
+    after = memory.snapshot()
+    memory.restore(start)
+    counts = np.zeros(len(ff.FRAGMENT_COUNTERS), np.int64)
+    assert _from_compiled(wt.x, wt.y, wt.zndc, wt.inv_w, wt.varyings, wt.primitive, plan.args, counts) == 0
+    assert dict(zip(ff.FRAGMENT_COUNTERS, counts.tolist(), strict=True)) == stats and stats["fragments_written"] > 0
+    assert all(np.array_equal(after[name], memory.region_bytes(name)) for name in after)
