@@ -17,9 +17,11 @@ from picaemu.formats import pica
 
 from picaemu.builder import CaptureBuilder
 from picaemu.fused import fragments as ff
-from picaemu.fused.fragment_kernel import TEXTURE_FAULT
+from picaemu.fused.fragment_kernel import DIVISION_BY_ZERO, TEXTURE_FAULT, TOO_MANY_FRAGMENTS
+from picaemu.geometry.clipping import WindowTriangles
 from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
+from picaemu.raster.rasterizer import CHUNK_FRAGMENTS
 from picaemu.replay import Replay
 from picaemu.texture.formats import PACKED
 from samples._common import SCREEN
@@ -337,3 +339,29 @@ def test_fragment_side_is_callable_from_compiled_code() -> None:
     assert _from_compiled(wt.x, wt.y, wt.zndc, wt.inv_w, wt.varyings, wt.primitive, plan.args, counts) == 0
     assert dict(zip(ff.FRAGMENT_COUNTERS, counts.tolist(), strict=True)) == stats and stats["fragments_written"] > 0
     assert all(np.array_equal(after[name], memory.region_bytes(name)) for name in after)
+
+
+def test_big_and_dividing_draws_are_declined_having_written_nothing() -> None:
+    """More bounding-box pixels than one rasterizer chunk, or a perspective divisor of 0 (the staged path raises
+    ZeroDivisionError): ``fragment_side`` returns its code before any write; ``run`` answers False."""
+    pipe = Keep(fused_fragments=False)
+    Replay(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA8")), checkpoints=False, pipeline=pipe).run()
+    call, wt = pipe.seen[0]
+    plan = ff.FragmentPlan.of(call.draw_state, call.memory)
+    assert isinstance(plan, ff.FragmentPlan)
+    full = np.array([[-16, 16 * 401, -16], [-16, -16, 16 * 241]], np.int64).T[None]  # covers the whole 400x240
+    big = CHUNK_FRAGMENTS // (400 * 240) + 1
+    dividing = (wt.x, wt.y, wt.zndc, np.zeros_like(wt.inv_w), wt.varyings, wt.primitive)
+    huge = (np.repeat(full[:, :, 0], big, 0), np.repeat(full[:, :, 1], big, 0), np.zeros((big, 3), np.float32),
+            np.ones((big, 3), np.float32), np.zeros((big, 3, wt.varyings.shape[2]), np.float32),
+            np.arange(big, dtype=np.int32))
+    before = [call.memory.region_bytes(r.name).copy() for r in call.memory.regions]
+    for tris, code in ((dividing, DIVISION_BY_ZERO), (huge, TOO_MANY_FRAGMENTS)):
+        counts = np.zeros(len(ff.FRAGMENT_COUNTERS), np.int64)
+        assert ff.fragment_side(*tris, *plan.args, counts) == code
+        assert not counts.any()
+        assert not ff.run(plan, WindowTriangles(*tris), {})
+    assert all(np.array_equal(a, call.memory.region_bytes(r.name)) for a, r in zip(before, call.memory.regions,
+                                                                                     strict=True))
+    with pytest.raises(ZeroDivisionError):
+        Pipeline()._fragments(call, WindowTriangles(*dividing), dict.fromkeys(ff.FRAGMENT_COUNTERS, 0))
