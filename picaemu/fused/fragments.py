@@ -44,7 +44,7 @@ from picaemu.color.shading import SRC_LIGHTING, SRC_PROCTEX
 from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import MemoryFault, PicaError
 from picaemu.fragment import ops as fragment_ops
-from picaemu.fragment.blend import BlendMode, _alpha_passes
+from picaemu.fragment.blend import _alpha_passes
 from picaemu.fused import fragment_kernel as kern
 from picaemu.fused.fragment_kernel import fragment_side
 from picaemu.geometry.clipping import WindowTriangles
@@ -60,7 +60,6 @@ FRAGMENT_COUNTERS = ("fragments_rasterized", "killed_scissor", "texels_fetched",
                      "killed_depth", "fragments_written")
 TEXTURE_ADDRESS_SLOT = (0, 1, 2)
 PLAN_CACHE_ENTRIES = 64
-NO_WORDS = np.zeros(0, np.uint32)
 NO_BYTES = np.zeros(0, np.uint8)
 
 
@@ -122,32 +121,15 @@ def _read_units(ds: DrawState) -> list[TextureUnitState]:
 
 
 def _ops_args(ds: DrawState, memory: PhysicalMemory) -> tuple:
-    """The operations' arguments and the pass kinds ``resolve`` picks for these buffers (MemoryFault: a buffer
-    the draw uses leaves memory)."""
+    """The operations' pass kinds (``fragment_ops.pass_kinds``, as ``resolve`` picks them for these buffers) and
+    arguments (MemoryFault: a buffer the draw uses leaves memory)."""
     plan = ds.fragment_ops
     p, fb = plan.params, plan.fb
     depth_buf = fb.depth_bytes(memory) if p.use_depth else NO_BYTES
     color_buf = fb.color_bytes(memory) if p.color_write else NO_BYTES
-    depth_words = fragment_ops._words(depth_buf, p.depth_bpp) if p.use_depth else None
-    eight_bits = all(bits == 8 for _, _, bits in plan.layout)
-    color_words = fragment_ops._words(color_buf, p.color_bpp) if p.color_write and eight_bits else None
-    if p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf):
-        depth_kind = kern.INTERLEAVED
-    elif not p.use_depth:
-        depth_kind = kern.DEPTH_NONE
-    else:
-        depth_kind = kern.DEPTH_WORDS if depth_words is not None and not p.stencil_active else kern.DEPTH_BYTES
-    if not p.color_write:
-        color_kind = kern.COLOR_NONE
-    elif color_words is None:
-        color_kind = kern.COLOR_BYTES
-    elif not p.need_dst:
-        color_kind = kern.REPLACE_WORDS
-    else:
-        color_kind = kern.BLEND_WORDS if plan.program.mode is BlendMode.BLEND else kern.LOGIC_WORDS
-    table, write_mask = plan.logic_args
-    args = (p, plan.stencil_tables, depth_buf, NO_WORDS if depth_words is None else depth_words, color_buf,
-            NO_WORDS if color_words is None else color_words, *plan.byte_color_args, table, write_mask)
+    depth_kind, color_kind, depth_words, color_words = fragment_ops.pass_kinds(p, plan, depth_buf, color_buf, False)
+    args = (p, plan.stencil_tables, depth_buf, depth_words, color_buf, color_words, *plan.byte_color_args,
+            *plan.logic_args)
     return depth_kind, color_kind, args
 
 
