@@ -17,9 +17,10 @@ test; every depth / stencil / blend / logic-op / write-mask mode and color / dep
 rendering, fog, fragment lighting, the procedural texture, cube / shadow / projected textures, mipmapped (LOD
 dependent) textures, ETC1 textures, a depth or color buffer outside memory.
 
-The lead's compiled loop calls ``fragment_side(x, y, zndc, inv_w, varyings, primitive, *plan.args, counts)``
-itself, writing ``plan.ints[TEXTURE_ADDRESS_SLOT[u]]`` (unit u's texture base physical address: nothing else in
-the plan depends on it) before each draw.
+The command processor's compiled loop (``picaemu.fused.loop``) may call ``fragment_side(x, y, zndc, inv_w,
+varyings, primitive, *plan.args, counts)`` itself (``counts`` (len(FRAGMENT_COUNTERS),) int64 receives the counters,
+added only when it returns 0), writing ``plan.ints[TEXTURE_ADDRESS_SLOT[u]]`` (unit u's texture base physical
+address: nothing else in the plan depends on it) before each draw.
 
 ``plan.args`` (``fragment_kernel`` names the indices): ``ints`` (NUM_INTS,) int64 [texture addresses of units
 0-2, VRAM base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color,
@@ -44,7 +45,7 @@ from picaemu.color.shading import SRC_LIGHTING, SRC_PROCTEX
 from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import MemoryFault, PicaError
 from picaemu.fragment import ops as fragment_ops
-from picaemu.fragment.blend import _alpha_passes
+from picaemu.fragment.blend import alpha_pass_table
 from picaemu.fused import fragment_kernel as kern
 from picaemu.fused.fragment_kernel import fragment_side
 from picaemu.geometry.clipping import WindowTriangles
@@ -214,8 +215,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     ints[kern.PRIMARY] = tev.SRC_PRIMARY in used
     depth_kind, color_kind, ops_args = ops
     ints[kern.DEPTH_KIND], ints[kern.COLOR_KIND] = depth_kind, color_kind
-    alpha_pass = np.array(_alpha_passes(blend.alpha_func, blend.alpha_ref) if blend.alpha_test
-                          else np.ones(256, np.bool_))
+    alpha_pass = np.array(alpha_pass_table(blend))  # a writeable copy: one numba type for every plan
     color_cols = np.array(cols.get("color", [-1] * 4), np.int64)
     rs = ds.raster
     return FragmentPlan(ints, (ints, rs.params, rs.dparams, active, color_cols, units, border,
