@@ -28,7 +28,10 @@ same fragment state runs once, at ``flush()`` (every event but the vertex side's
 draws' counters are complete after it. The common draw's geometry runs in one compiled call
 (``picaemu.geometry.front_end``; ``fused_front_end=False``: stage by stage), and with its vertex loading in one
 compiled call when no stage observer watches the vertices (``picaemu.fused.vertices``; ``fused_vertices=False``:
-the loader first).
+the loader first); so does the fragment side of a draw whose state ``picaemu.fused.fragments`` covers when nothing
+observes it (``fused_fragments=False``: stage by stage); such a draw runs at once instead of joining a batch.
+Compiled draws (``compiled_draws=True``): a command processor may run the draws after one in its compiled loop
+while their state stays, with this pipeline's plans (``picaemu.fused.loop``; ``picaemu.draw.CompiledSink``).
 
 Memory: the first ``Pipeline`` tunes glibc's allocator so that each draw's large arrays reuse heap pages instead
 of faulting fresh ones in (``picaemu.allocator``; values unchanged).
@@ -65,7 +68,7 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import BlendMode, BlendProgram
 from picaemu.fragment.ops import Fate, FragmentLog
-from picaemu.fused import fragments as fused_fragments
+from picaemu.fused import fragments as fused_frags
 from picaemu.fused import loop as fused_loop
 from picaemu.fused import vertices
 from picaemu.geometry import clipping, front_end
@@ -236,9 +239,11 @@ class Pipeline:
         compiled call, ``picaemu.fused.vertices`` (same results; off: the loader then the front end).
         ``batch_fragments``: run the fragment side of consecutive draws with the same fragment state at once
         (``picaemu.fragment.batch``); only for owners that send ``PipelineEventKind.MEMORY_SYNC`` (or call
-        ``flush``) before reading memory or a draw's counters, as ``picaemu.replay`` does. ``compiled_draws``:
-        offer a command processor the plans to run the draws after one in its compiled loop while their state
-        stays (``picaemu.fused.loop``; ``picaemu.draw.CompiledSink``)."""
+        ``flush``) before reading memory or a draw's counters, as ``picaemu.replay`` does. ``fused_fragments``:
+        run a covered, unobserved draw's fragment side in one compiled call (``picaemu.fused.fragments``; same
+        results; off: stage by stage, as the differential test compares). ``compiled_draws``: offer a command
+        processor the plans to run the draws after one in its compiled loop while their state stays
+        (``picaemu.fused.loop``; ``picaemu.draw.CompiledSink``)."""
         self.vertex_shader = vertex_shader
         self.geometry_shader = geometry_shader
         self.color_stages = color_stages
@@ -249,6 +254,7 @@ class Pipeline:
         self.fused_fragments = fused_fragments
         self.fused_fragment_draws = 0  # draws whose fragment side ``picaemu.fused.fragments`` ran
         self._vertex_plans = vertices.PlanCache()
+        self._fragment_plans = fused_frags.PlanCache()
         self.batch_fragments = batch_fragments
         self.compiled = compiled_draws
         self.compiled_count = 0  # draws the command processor's compiled loop ran with this pipeline's plans
@@ -522,20 +528,20 @@ class Pipeline:
         observer.on_fragments(call, FragmentFates(frags.x, frags.y, fate, fb.color_write, ds.shadow is not None,
                                                    frags, tev, before, after))
 
-    def _fused_plan(self, call: DrawCall) -> fused_fragments.FragmentPlan | None:
+    def _fused_plan(self, call: DrawCall) -> fused_frags.FragmentPlan | None:
         """The draw's ``picaemu.fused.fragments`` plan, or None: not covered, the fused side is off, the stage
         observer or the color stages seam is set, or ``_fragments`` is replaced (another backend)."""
         if (not self.fused_fragments or self.stage_observer is not None or self.color_stages is not default_color_stages
                 or type(self)._fragments is not Pipeline._fragments):
             return None
-        plan = fused_fragments.plan_for(call.draw_state, call.memory)
+        plan = self._fragment_plans.get(call.draw_state, call.memory)
         return None if isinstance(plan, str) else plan
 
     def _fused_fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> bool:
         """The draw's fragment side in one compiled call (False: no plan, or the plan declined the draw — too
         big, a division by zero, a texture outside VRAM/FCRAM — having written nothing; the staged path runs)."""
         plan = self._fused_plan(call)
-        done = plan is not None and fused_fragments.run(plan, wt, stats)
+        done = plan is not None and fused_frags.run(plan, wt, stats)
         self.fused_fragment_draws += done
         return done
 

@@ -10,15 +10,18 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 from picaemu.formats import pica
 
 from picaemu.builder import CaptureBuilder
 from picaemu.fused import fragments as ff
-from picaemu.fused.fragment_kernel import TEXTURE_FAULT
+from picaemu.fused.fragment_kernel import DIVISION_BY_ZERO, TEXTURE_FAULT, TOO_MANY_FRAGMENTS
+from picaemu.geometry.clipping import WindowTriangles
 from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
+from picaemu.raster.rasterizer import CHUNK_FRAGMENTS
 from picaemu.replay import Replay
 from picaemu.texture.formats import PACKED
 from samples._common import SCREEN
@@ -30,10 +33,8 @@ REFUSED = {"fog": "fog", "game_lit_300": "fog", "lit_sphere": "lighting", "proct
 
 
 def replay(capture: pica.Capture, **kwargs: bool) -> tuple[list[str], list[dict], Pipeline]:
-    """(memory digests of every region, per-draw statistics without the time, the pipeline) of a whole replay (the
-    compiled draw loop off: the pipeline's own fused fragment side is under test; tests/test_fused_loop.py runs
-    the loop against the pipeline)."""
-    pipe = Pipeline(compiled_draws=False, **kwargs)
+    """(memory digests of every region, per-draw statistics without the time, the pipeline) of a whole replay."""
+    pipe = Pipeline(compiled_draws=False, **kwargs)  # the pipeline's own fused side (tests/test_fused_loop.py: the loop)
     rep = Replay(capture, checkpoints=False, pipeline=pipe)
     rep.run()
     memory = rep.memory
@@ -289,7 +290,7 @@ def test_texture_outside_memory_falls_back_having_written_nothing() -> None:
     pipe = Keep()
     Replay(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA8")), checkpoints=False, pipeline=pipe).run()
     call, wt = pipe.seen[0]
-    plan = ff.plan_for(call.draw_state, call.memory)
+    plan = ff.FragmentPlan.of(call.draw_state, call.memory)
     assert isinstance(plan, ff.FragmentPlan)
     before = [call.memory.region_bytes(r.name).copy() for r in call.memory.regions]
     plan.ints[ff.TEXTURE_ADDRESS_SLOT[0]] = 0x10000000  # no region there
@@ -299,12 +300,68 @@ def test_texture_outside_memory_falls_back_having_written_nothing() -> None:
     assert not counts.any()
     assert all(np.array_equal(a, call.memory.region_bytes(r.name)) for a, r in zip(before, call.memory.regions,
                                                                                      strict=True))
-    plan.ints[ff.TEXTURE_ADDRESS_SLOT[0]] = call.draw_state.texture0.addresses[0]
 
 
 def test_plan_lookup_is_remembered() -> None:
     call, _ = first_draw(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA8")))
     ds, memory = call.draw_state, call.memory
-    plan = ff.plan_for(ds, memory)
-    assert ff.plan_for(ds, memory) is plan
-    assert ff.plan_for(ds, PhysicalMemory()) is not plan  # another memory: another plan (its buffers)
+    cache = ff.PlanCache()
+    plan = cache.get(ds, memory)
+    assert isinstance(plan, ff.FragmentPlan) and cache.get(ds, memory) is plan
+    other = cache.get(ds, PhysicalMemory())  # another memory: another plan (its buffers)
+    assert isinstance(other, ff.FragmentPlan) and other is not plan and len(cache) == 2
+
+
+@numba.njit
+def _from_compiled(x, y, zndc, inv_w, vary, primitive, args, counts):  # pragma: no cover - compiled
+    """The lead's compiled loop calls ``fragment_side`` like this: from compiled code, the plan's args unpacked."""
+    return ff.fragment_side(x, y, zndc, inv_w, vary, primitive, *args, counts)
+
+
+def test_fragment_side_is_callable_from_compiled_code() -> None:
+    """Called from another compiled function it draws what the Python entry draws (memory and counters)."""
+    pipe = Keep(fused_fragments=False)
+    rep = Replay(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA4", filter="linear")), checkpoints=False,
+                 pipeline=pipe)
+    rep.run()
+    call, wt = pipe.seen[0]
+    memory = call.memory
+    plan = ff.FragmentPlan.of(call.draw_state, memory)
+    assert isinstance(plan, ff.FragmentPlan)
+    fb = call.draw_state.framebuffer
+    memory.fill(fb.depth_address, fb.width * fb.height * fb.depth_bpp)  # the frame drew these triangles: pass again
+    start = memory.snapshot()
+    stats = dict.fromkeys(ff.FRAGMENT_COUNTERS, 0)
+    assert ff.run(plan, wt, stats)
+    after = memory.snapshot()
+    memory.restore(start)
+    counts = np.zeros(len(ff.FRAGMENT_COUNTERS), np.int64)
+    assert _from_compiled(wt.x, wt.y, wt.zndc, wt.inv_w, wt.varyings, wt.primitive, plan.args, counts) == 0
+    assert dict(zip(ff.FRAGMENT_COUNTERS, counts.tolist(), strict=True)) == stats and stats["fragments_written"] > 0
+    assert all(np.array_equal(after[name], memory.region_bytes(name)) for name in after)
+
+
+def test_big_and_dividing_draws_are_declined_having_written_nothing() -> None:
+    """More bounding-box pixels than one rasterizer chunk, or a perspective divisor of 0 (the staged path raises
+    ZeroDivisionError): ``fragment_side`` returns its code before any write; ``run`` answers False."""
+    pipe = Keep(fused_fragments=False)
+    Replay(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA8")), checkpoints=False, pipeline=pipe).run()
+    call, wt = pipe.seen[0]
+    plan = ff.FragmentPlan.of(call.draw_state, call.memory)
+    assert isinstance(plan, ff.FragmentPlan)
+    full = np.array([[-16, 16 * 401, -16], [-16, -16, 16 * 241]], np.int64).T[None]  # covers the whole 400x240
+    big = CHUNK_FRAGMENTS // (400 * 240) + 1
+    dividing = (wt.x, wt.y, wt.zndc, np.zeros_like(wt.inv_w), wt.varyings, wt.primitive)
+    huge = (np.repeat(full[:, :, 0], big, 0), np.repeat(full[:, :, 1], big, 0), np.zeros((big, 3), np.float32),
+            np.ones((big, 3), np.float32), np.zeros((big, 3, wt.varyings.shape[2]), np.float32),
+            np.arange(big, dtype=np.int32))
+    before = [call.memory.region_bytes(r.name).copy() for r in call.memory.regions]
+    for tris, code in ((dividing, DIVISION_BY_ZERO), (huge, TOO_MANY_FRAGMENTS)):
+        counts = np.zeros(len(ff.FRAGMENT_COUNTERS), np.int64)
+        assert ff.fragment_side(*tris, *plan.args, counts) == code
+        assert not counts.any()
+        assert not ff.run(plan, WindowTriangles(*tris), {})
+    assert all(np.array_equal(a, call.memory.region_bytes(r.name)) for a, r in zip(before, call.memory.regions,
+                                                                                     strict=True))
+    with pytest.raises(ZeroDivisionError):
+        Pipeline()._fragments(call, WindowTriangles(*dividing), dict.fromkeys(ff.FRAGMENT_COUNTERS, 0))

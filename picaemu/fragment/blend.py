@@ -106,7 +106,16 @@ def alpha_test(bstate: BlendState, color: np.ndarray) -> np.ndarray:
     """(F,) bool: fragments that pass the alpha test (all of them when it is off)."""
     if not bstate.alpha_test:
         return np.ones(color.shape[0], bool)
-    return _alpha_passes(bstate.alpha_func, bstate.alpha_ref)[color[:, ALPHA]]
+    return alpha_pass_table(bstate)[color[:, ALPHA]]
+
+
+def alpha_pass_table(bstate: BlendState) -> np.ndarray:
+    """(256,) bool, read-only: whether each alpha value passes the alpha test (all True when it is off)."""
+    return _alpha_passes(bstate.alpha_func, bstate.alpha_ref) if bstate.alpha_test else _ALL_PASS
+
+
+_ALL_PASS = np.ones(256, bool)
+_ALL_PASS.flags.writeable = False
 
 
 @functools.lru_cache(maxsize=64)

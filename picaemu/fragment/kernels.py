@@ -32,6 +32,9 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment.blend import BlendMode, blend_channel, logic_pixel
 
 KILLED_STENCIL, KILLED_DEPTH, SURVIVED = range(3)  # counter indices of the passes
+# the passes ``run_passes`` runs (``fragment_ops.pass_kinds`` picks them): depth/stencil, then color
+DEPTH_NONE, DEPTH_WORDS, DEPTH_BYTES, INTERLEAVED = range(4)  # INTERLEAVED: both at once (color kind unused)
+COLOR_NONE, COLOR_BYTES, REPLACE_WORDS, BLEND_WORDS, LOGIC_WORDS = range(5)
 
 
 def packer(layout: tuple[tuple[int, int, int], ...]) -> tuple[int, ...]:
@@ -298,3 +301,37 @@ def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate_of, 
         if colors:
             _decode_pixel(color_buf, offset, p.color_bpp, layout, after, i)
     return n
+
+
+# ---------------------------------------------------------------------------------------------- dispatch
+@numba.njit(cache=True, error_model="numpy")
+def run_passes(depth_kind, color_kind, x, y, depth, color, p, depth_buf, depth_words_view, stencil_new, counts, fate,
+               fate_of, color_buf, color_words_view, layout, pk, mask, r0, r1, r2, r3, logic, logic_table,
+               write_mask) -> int:  # pragma: no cover - compiled
+    """The per-fragment operations of the fragments ``x`` .. ``color`` by the passes of ``depth_kind`` /
+    ``color_kind``: the killed ones counted in ``counts``, each fate -> ``fate`` when it has one entry per fragment;
+    returns the number of survivors. ``depth_words_view`` / ``color_words_view``: the buffers as uint32 words (for
+    the word passes, else empty); the rest as the passes above take them."""
+    n = x.shape[0]
+    if depth_kind == INTERLEAVED:
+        no_colors = np.zeros((0, 4), np.uint8)
+        return interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate_of, color_buf, fate,
+                           no_colors, no_colors, np.zeros(0, np.uint32), np.zeros(0, np.uint8), layout, pk, mask, r0,
+                           r1, r2, r3, logic)
+    survivors = np.arange(n).astype(np.int32)
+    survived = n
+    if depth_kind == DEPTH_WORDS:
+        survived = depth_words(x, y, depth, p, depth_words_view, survivors)
+        counts[KILLED_DEPTH] += n - survived
+    elif depth_kind == DEPTH_BYTES:
+        survived = depth_stencil_pass(x, y, depth, p, depth_buf, stencil_new, counts, fate, fate_of, survivors)
+    survivors = survivors[:survived]
+    if survived and color_kind == COLOR_BYTES:
+        color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic)
+    elif survived and color_kind == REPLACE_WORDS:
+        replace_words(survivors, x, y, color, p, color_words_view, pk)
+    elif survived and color_kind == BLEND_WORDS:
+        blend_words(survivors, x, y, color, p, color_words_view, r0, r1, r2, r3)
+    elif survived and color_kind == LOGIC_WORDS:
+        logic_words(survivors, x, y, color, p, color_words_view, pk, logic_table, write_mask)
+    return survived

@@ -48,6 +48,7 @@ ALWAYS_PASSES = 0b111  # pass mask of a disabled test (``rules.COMPARE``)
 NO_BYTES = np.zeros(0, np.uint8)
 NO_COLORS = np.zeros((0, 4), np.uint8)
 NO_DEPTHS, NO_STENCILS = np.zeros(0, np.uint32), np.zeros(0, np.uint8)
+NO_WORDS = np.zeros(0, np.uint32)  # a buffer the word passes do not read
 WORD_BYTES = 4  # pixel size of the word passes
 LITTLE_ENDIAN_HOST = sys.byteorder == "little"  # uint32 views then read words in the buffers' byte order
 FRAGMENT_MODE_SHADOW = "shadow map rendering"  # COLOR_OPERATION.fragment_mode enum name
@@ -219,16 +220,17 @@ def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilSt
     counts = np.zeros(3, np.int64)
     x, y = np.ascontiguousarray(x, np.int32), np.ascontiguousarray(y, np.int32)
     depth, color = np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8)
-    if (log is not None and log.full) or (p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf)):
-        records = ((log.fate, log.before, log.after, log.stored_depth, log.stored_stencil) if log is not None
-                   else (NO_FATE, NO_COLORS, NO_COLORS, NO_DEPTHS, NO_STENCILS))
+    if log is not None and log.full:
         counts[fk.SURVIVED] = fk.interleaved(x, y, depth, color, p, depth_buf, plan.stencil_tables, counts,
-                                             FATE_OF_COUNTER, color_buf, *records, *plan.byte_color_args)
+                                             FATE_OF_COUNTER, color_buf, log.fate, log.before, log.after,
+                                             log.stored_depth, log.stored_stencil, *plan.byte_color_args)
     else:
-        survivors = _depth_stencil(p, plan, x, y, depth, depth_buf, counts, NO_FATE if log is None else log.fate)
-        counts[fk.SURVIVED] = survivors.shape[0]
-        if p.color_write and survivors.shape[0]:
-            _color(p, plan, survivors, x, y, color, color_buf)
+        fate = NO_FATE if log is None else log.fate
+        depth_kind, color_kind, depth_words, color_words = pass_kinds(p, plan, depth_buf, color_buf,
+                                                                      fate.shape[0] == x.shape[0])
+        counts[fk.SURVIVED] = fk.run_passes(depth_kind, color_kind, x, y, depth, color, p, depth_buf, depth_words,
+                                            plan.stencil_tables, counts, fate, FATE_OF_COUNTER, color_buf,
+                                            color_words, *plan.byte_color_args, *plan.logic_args)
     if fault is not None and counts[fk.SURVIVED]:
         raise fault
     stats["killed_stencil"] += int(counts[fk.KILLED_STENCIL])
@@ -245,35 +247,29 @@ def _words(buf: np.ndarray, bpp: int) -> np.ndarray | None:
     return buf.view(np.uint32)
 
 
-def _depth_stencil(p: OpsParams, plan: OpsPlan, x: np.ndarray, y: np.ndarray, depth: np.ndarray,
-                   depth_buf: np.ndarray, counts: np.ndarray, fate: np.ndarray) -> np.ndarray:
-    """Depth/stencil of every fragment in order (each fate -> ``fate`` when it has one entry per fragment); returns
-    the survivors' indices (int32)."""
-    if not p.use_depth:
-        return np.arange(x.shape[0], dtype=np.int32)  # fates stay WRITTEN
-    survivors = np.empty(x.shape[0], np.int32)
-    words = _words(depth_buf, p.depth_bpp)
-    if words is not None and not p.stencil_active and fate.shape[0] != x.shape[0]:
-        n = fk.depth_words(x, y, depth, p, words, survivors)
-        counts[fk.KILLED_DEPTH] += x.shape[0] - n
-    else:
-        n = fk.depth_stencil_pass(x, y, depth, p, depth_buf, plan.stencil_tables, counts, fate, FATE_OF_COUNTER,
-                                  survivors)
-    return survivors[:n]
-
-
-def _color(p: OpsParams, plan: OpsPlan, survivors: np.ndarray, x: np.ndarray, y: np.ndarray, color: np.ndarray,
-           color_buf: np.ndarray) -> None:
-    """Color write of the survivors: a word pass when one applies (``fragment_kernels``), else the byte pass."""
-    words = _words(color_buf, p.color_bpp) if all(bits == 8 for _, _, bits in plan.layout) else None
-    if words is None:
-        fk.color_pass(survivors, x, y, color, p, color_buf, *plan.byte_color_args)
+def pass_kinds(p: OpsParams, plan: OpsPlan, depth_buf: np.ndarray, color_buf: np.ndarray,
+               fates: bool) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """The compiled passes (``kernels.run_passes``) that serve these buffers: (depth kind, color kind, the depth
+    and color buffers as uint32 words for the word passes, else empty). Both buffers sharing bytes: one
+    interleaved pass (a color write can change a later fragment's stored depth word); else the word passes for
+    32-bit buffers (depth: without an active stencil and without recorded ``fates``; color: 8-bit channels), the
+    byte passes for the rest."""
+    if p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf):
+        return fk.INTERLEAVED, fk.COLOR_NONE, NO_WORDS, NO_WORDS
+    depth_words = _words(depth_buf, p.depth_bpp) if p.use_depth and not p.stencil_active and not fates else None
+    depth_kind = (fk.DEPTH_NONE if not p.use_depth else fk.DEPTH_BYTES if depth_words is None else fk.DEPTH_WORDS)
+    color_words = (_words(color_buf, p.color_bpp) if p.color_write and all(bits == 8 for _, _, bits in plan.layout)
+                   else None)
+    if not p.color_write:
+        color_kind = fk.COLOR_NONE
+    elif color_words is None:
+        color_kind = fk.COLOR_BYTES
     elif not p.need_dst:
-        fk.replace_words(survivors, x, y, color, p, words, plan.packer)
-    elif plan.program.mode is BlendMode.BLEND:
-        fk.blend_words(survivors, x, y, color, p, words, *plan.blend_rows)
-    else:  # a logic op, or the source through a partial write mask (the op "copy")
-        fk.logic_words(survivors, x, y, color, p, words, plan.packer, *plan.logic_args)
+        color_kind = fk.REPLACE_WORDS
+    else:
+        color_kind = fk.BLEND_WORDS if plan.program.mode is BlendMode.BLEND else fk.LOGIC_WORDS
+    return (depth_kind, color_kind, NO_WORDS if depth_words is None else depth_words,
+            NO_WORDS if color_words is None else color_words)
 
 
 # ---------------------------------------------------------------------------------------------- shadow rendering

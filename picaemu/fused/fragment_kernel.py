@@ -4,8 +4,8 @@
 (``picaemu.pipeline.Pipeline._fragments``): the rasterizer's ``_scan`` (bound, then emit), the texture filter
 ``filtering.filter_2d`` over a memory texel source (``picaemu.texture.fetch``) and ``round_u8``, the primary color's
 ``shading._round_one``, the TEV's ``_stage`` / ``_dot3`` per stage as ``tev.combine`` runs them, the alpha test's
-pass table, and the per-fragment operations of ``fragment.kernels`` that ``fragment_ops.resolve`` would choose
-(chosen once per plan: ``DEPTH_*`` / ``COLOR_*`` codes). Its arguments after the triangles are a
+pass table, and ``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose
+(``fragment_ops.pass_kinds``, once per plan). Its arguments after the triangles are a
 ``picaemu.fused.fragments.FragmentPlan``'s ``args`` (that module documents the layout of ``ints`` / ``units`` /
 ``tev_rows``); nothing here reads a Python object.
 """
@@ -18,6 +18,7 @@ import numpy as np
 from picaemu.color.shading import _round_one
 from picaemu.color.tev import _dot3, _stage
 from picaemu.fragment import kernels as fk
+from picaemu.fragment.ops import FATE_OF_COUNTER
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_BYTES, SCAN_BOUND, SCAN_EMIT, _scan
 from picaemu.texture.fetch import decode_level
 from picaemu.texture.filtering import DECODED, filter_2d, round_u8
@@ -45,9 +46,6 @@ NUM_SLOTS = 10
  T_DOT3_RGBA, T_READS_CONSTANT, T_CONSTANT, T_OUT, T_RGB_UPDATE, T_ALPHA_UPDATE) = (
     0, 1, 4, 7, 8, 9, 12, 15, 16, 17, 18, 19, 20, 24, 25, 26)
 TEV_INTS = 27
-# the per-fragment operations ``fragment_ops.resolve`` picks for the plan's buffers
-DEPTH_NONE, DEPTH_WORDS, DEPTH_BYTES, INTERLEAVED = range(4)
-COLOR_NONE, COLOR_BYTES, REPLACE_WORDS, BLEND_WORDS, LOGIC_WORDS = range(5)
 
 
 @numba.njit(cache=True)
@@ -127,45 +125,6 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int: 
 
 
 @numba.njit(cache=True)
-def _operations(x, y, depth, color, ints, p, stencil_tables, depth_buf, depth_words, color_buf, color_words, layout,
-                pk, mask, r0, r1, r2, r3, logic, logic_table, write_mask, local) -> None:  # pragma: no cover - compiled
-    """``fragment_ops.resolve`` of the fragments that passed the alpha test, by the passes the plan chose; the
-    killed / written counts -> ``local``."""
-    counts = np.zeros(3, np.int64)
-    n = x.shape[0]
-    fate_of = np.array([3, 4, 0], np.uint8)  # fragment_ops.FATE_OF_COUNTER (no fates are recorded here)
-    kind = ints[DEPTH_KIND]
-    if kind == INTERLEAVED:
-        no_colors = np.zeros((0, 4), np.uint8)
-        survived = fk.interleaved(x, y, depth, color, p, depth_buf, stencil_tables, counts, fate_of, color_buf,
-                                  np.zeros(0, np.uint8), no_colors, no_colors, np.zeros(0, np.uint32),
-                                  np.zeros(0, np.uint8), layout, pk, mask, r0, r1, r2, r3, logic)
-    else:
-        survivors = np.arange(n).astype(np.int32)
-        survived = n
-        if kind == DEPTH_WORDS:
-            survived = fk.depth_words(x, y, depth, p, depth_words, survivors)
-            counts[fk.KILLED_DEPTH] += n - survived
-        elif kind == DEPTH_BYTES:
-            survived = fk.depth_stencil_pass(x, y, depth, p, depth_buf, stencil_tables, counts,
-                                             np.zeros(0, np.uint8), fate_of, survivors)
-        survivors = survivors[:survived]
-        ckind = ints[COLOR_KIND]
-        if survived and ckind == COLOR_BYTES:
-            fk.color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic)
-        elif survived and ckind == REPLACE_WORDS:
-            fk.replace_words(survivors, x, y, color, p, color_words, pk)
-        elif survived and ckind == BLEND_WORDS:
-            fk.blend_words(survivors, x, y, color, p, color_words, r0, r1, r2, r3)
-        elif survived and ckind == LOGIC_WORDS:
-            fk.logic_words(survivors, x, y, color, p, color_words, pk, logic_table, write_mask)
-    local[KILLED_STENCIL] += counts[fk.KILLED_STENCIL]
-    local[KILLED_DEPTH] += counts[fk.KILLED_DEPTH]
-    if p.color_write:
-        local[WRITTEN] += survived
-
-
-@numba.njit(cache=True)
 def fragment_side(x, y, zndc, inv_w, vary, primitive, ints, raster, dparams, active, color_cols, units, tex_border,
                   tev_rows, tev_ch, tev_inv, buffer_color, alpha_pass, vram, fcram,
                   p, stencil_tables, depth_buf, depth_words, color_buf, color_words, layout, pk, mask, r0, r1, r2, r3,
@@ -215,9 +174,14 @@ def fragment_side(x, y, zndc, inv_w, vary, primitive, ints, raster, dparams, act
             if alive < n:
                 keep = keep[:alive]
                 ox, oy, od, color = ox[keep], oy[keep], od[keep], color[keep]
-        if alive:
-            _operations(ox[:alive], oy[:alive], od[:alive], color[:alive], ints, p, stencil_tables, depth_buf,
-                        depth_words, color_buf, color_words, layout, pk, mask, r0, r1, r2, r3, logic, logic_table,
-                        write_mask, local)
+        if alive:  # ``fragment_ops.resolve``'s passes, chosen once per plan (``fragment_ops.pass_kinds``)
+            killed = np.zeros(3, np.int64)
+            survived = fk.run_passes(ints[DEPTH_KIND], ints[COLOR_KIND], ox[:alive], oy[:alive], od[:alive],
+                                     color[:alive], p, depth_buf, depth_words, stencil_tables, killed,
+                                     np.zeros(0, np.uint8), FATE_OF_COUNTER, color_buf, color_words, layout, pk, mask,
+                                     r0, r1, r2, r3, logic, logic_table, write_mask)
+            local[KILLED_STENCIL] += killed[fk.KILLED_STENCIL]
+            local[KILLED_DEPTH] += killed[fk.KILLED_DEPTH]
+            local[WRITTEN] += survived if p.color_write else 0
     counts += local
     return DONE

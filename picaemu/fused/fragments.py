@@ -2,7 +2,7 @@
 draw in ONE compiled call (``fragment_kernel.fragment_side``), for the draws whose state the plan covers.
 
 ``FragmentPlan.of(ds, memory)`` packs the draw state's fragment parts into numba-friendly arguments once per
-state (``plan_for`` remembers plans by the identity of the parts, as the draw-state cache hands the same objects
+state (a ``PlanCache`` remembers plans by the identity of the parts, as the draw-state cache hands the same objects
 to draws that did not change them), or returns the reason the draw is not covered. ``run(plan, wt, stats)`` runs
 a draw's ``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTERS`` to ``stats``: the same
 pixels and counters as the staged path (``Pipeline._fragments``), or False having written nothing (the caller
@@ -17,9 +17,10 @@ test; every depth / stencil / blend / logic-op / write-mask mode and color / dep
 rendering, fog, fragment lighting, the procedural texture, cube / shadow / projected textures, mipmapped (LOD
 dependent) textures, ETC1 textures, a depth or color buffer outside memory.
 
-The lead's compiled loop calls ``fragment_side(x, y, zndc, inv_w, varyings, primitive, *plan.args, counts)``
-itself, writing ``plan.ints[TEXTURE_ADDRESS_SLOT[u]]`` (unit u's texture base physical address: nothing else in
-the plan depends on it) before each draw.
+The command processor's compiled loop (``picaemu.fused.loop``) may call ``fragment_side(x, y, zndc, inv_w,
+varyings, primitive, *plan.args, counts)`` itself (``counts`` (len(FRAGMENT_COUNTERS),) int64 receives the counters,
+added only when it returns 0), writing ``plan.ints[TEXTURE_ADDRESS_SLOT[u]]`` (unit u's texture base physical
+address: nothing else in the plan depends on it) before each draw.
 
 ``plan.args`` (``fragment_kernel`` names the indices): ``ints`` (NUM_INTS,) int64 [texture addresses of units
 0-2, VRAM base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color,
@@ -44,7 +45,7 @@ from picaemu.color.shading import SRC_LIGHTING, SRC_PROCTEX
 from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import MemoryFault, PicaError
 from picaemu.fragment import ops as fragment_ops
-from picaemu.fragment.blend import BlendMode, _alpha_passes
+from picaemu.fragment.blend import alpha_pass_table
 from picaemu.fused import fragment_kernel as kern
 from picaemu.fused.fragment_kernel import fragment_side
 from picaemu.geometry.clipping import WindowTriangles
@@ -54,13 +55,12 @@ from picaemu.texture import fetch
 from picaemu.texture.formats import ETC_FORMATS, PACKED, level_bytes, level_offset, level_size
 from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
-__all__ = ["FRAGMENT_COUNTERS", "TEXTURE_ADDRESS_SLOT", "FragmentPlan", "fragment_side", "plan_for", "run"]
+__all__ = ["FRAGMENT_COUNTERS", "TEXTURE_ADDRESS_SLOT", "FragmentPlan", "PlanCache", "fragment_side", "run"]
 
 FRAGMENT_COUNTERS = ("fragments_rasterized", "killed_scissor", "texels_fetched", "killed_alpha", "killed_stencil",
                      "killed_depth", "fragments_written")
 TEXTURE_ADDRESS_SLOT = (0, 1, 2)
 PLAN_CACHE_ENTRIES = 64
-NO_WORDS = np.zeros(0, np.uint32)
 NO_BYTES = np.zeros(0, np.uint8)
 
 
@@ -122,32 +122,15 @@ def _read_units(ds: DrawState) -> list[TextureUnitState]:
 
 
 def _ops_args(ds: DrawState, memory: PhysicalMemory) -> tuple:
-    """The operations' arguments and the pass kinds ``resolve`` picks for these buffers (MemoryFault: a buffer
-    the draw uses leaves memory)."""
+    """The operations' pass kinds (``fragment_ops.pass_kinds``, as ``resolve`` picks them for these buffers) and
+    arguments (MemoryFault: a buffer the draw uses leaves memory)."""
     plan = ds.fragment_ops
     p, fb = plan.params, plan.fb
     depth_buf = fb.depth_bytes(memory) if p.use_depth else NO_BYTES
     color_buf = fb.color_bytes(memory) if p.color_write else NO_BYTES
-    depth_words = fragment_ops._words(depth_buf, p.depth_bpp) if p.use_depth else None
-    eight_bits = all(bits == 8 for _, _, bits in plan.layout)
-    color_words = fragment_ops._words(color_buf, p.color_bpp) if p.color_write and eight_bits else None
-    if p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf):
-        depth_kind = kern.INTERLEAVED
-    elif not p.use_depth:
-        depth_kind = kern.DEPTH_NONE
-    else:
-        depth_kind = kern.DEPTH_WORDS if depth_words is not None and not p.stencil_active else kern.DEPTH_BYTES
-    if not p.color_write:
-        color_kind = kern.COLOR_NONE
-    elif color_words is None:
-        color_kind = kern.COLOR_BYTES
-    elif not p.need_dst:
-        color_kind = kern.REPLACE_WORDS
-    else:
-        color_kind = kern.BLEND_WORDS if plan.program.mode is BlendMode.BLEND else kern.LOGIC_WORDS
-    table, write_mask = plan.logic_args
-    args = (p, plan.stencil_tables, depth_buf, NO_WORDS if depth_words is None else depth_words, color_buf,
-            NO_WORDS if color_words is None else color_words, *plan.byte_color_args, table, write_mask)
+    depth_kind, color_kind, depth_words, color_words = fragment_ops.pass_kinds(p, plan, depth_buf, color_buf, False)
+    args = (p, plan.stencil_tables, depth_buf, depth_words, color_buf, color_words, *plan.byte_color_args,
+            *plan.logic_args)
     return depth_kind, color_kind, args
 
 
@@ -232,8 +215,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     ints[kern.PRIMARY] = tev.SRC_PRIMARY in used
     depth_kind, color_kind, ops_args = ops
     ints[kern.DEPTH_KIND], ints[kern.COLOR_KIND] = depth_kind, color_kind
-    alpha_pass = np.array(_alpha_passes(blend.alpha_func, blend.alpha_ref) if blend.alpha_test
-                          else np.ones(256, np.bool_))
+    alpha_pass = np.array(alpha_pass_table(blend))  # a writeable copy: one numba type for every plan
     color_cols = np.array(cols.get("color", [-1] * 4), np.int64)
     rs = ds.raster
     return FragmentPlan(ints, (ints, rs.params, rs.dparams, active, color_cols, units, border,
@@ -256,27 +238,35 @@ def _switches(ds: DrawState) -> tuple[str, bool, bool]:
     return ds.fog.mode, ds.shading.lighting_enabled, ds.shading.proctex_enabled
 
 
-# (ids of the parts and memory, ``_switches``) -> (the parts and memory, held so that their ids stay theirs; the plan
-# or refusal)
-_plans: OrderedDict[tuple, tuple[tuple, FragmentPlan | str]] = OrderedDict()
-_last: list = [None, None, None]  # the last draw state, its memory and its plan
+class PlanCache:
+    """``FragmentPlan.of`` remembered by the identity of a draw state's fragment parts and the memory (the newest
+    ``PLAN_CACHE_ENTRIES``); the same draw state as the last lookup costs two identity checks. Owned by its user
+    (a ``Pipeline``): the plans hold the memory's arrays, which must go when the user does."""
 
+    def __init__(self) -> None:
+        # (ids of the parts and memory, ``_switches``) -> (the parts and memory, held so that their ids stay theirs;
+        # the plan or refusal)
+        self._plans: OrderedDict[tuple, tuple[tuple, FragmentPlan | str]] = OrderedDict()
+        self._last: tuple = (None, None, None)  # the last draw state, its memory and its plan
 
-def plan_for(ds: DrawState, memory: PhysicalMemory) -> FragmentPlan | str:
-    """``FragmentPlan.of`` remembered by the identity of ``ds``'s fragment parts and ``memory`` (the newest
-    ``PLAN_CACHE_ENTRIES``); the same draw state as the last call costs two identity checks."""
-    if _last[0] is ds and _last[1] is memory:
-        return _last[2]
-    key = (*fragment_parts(ds), memory)
-    ids = (*map(id, key), *_switches(ds))
-    hit = _plans.get(ids)
-    if hit is None:
-        hit = (key, FragmentPlan.of(ds, memory))
-        _plans[ids] = hit
-        if len(_plans) > PLAN_CACHE_ENTRIES:
-            _plans.popitem(last=False)
-    _last[:] = ds, memory, hit[1]
-    return hit[1]
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def get(self, ds: DrawState, memory: PhysicalMemory) -> FragmentPlan | str:
+        """The plan of ``ds`` drawing into ``memory``, or why the draw is not covered."""
+        last = self._last
+        if last[0] is ds and last[1] is memory:
+            return last[2]
+        key = (*fragment_parts(ds), memory)
+        ids = (*map(id, key), *_switches(ds))
+        plans = self._plans
+        hit = plans.get(ids)
+        if hit is None:
+            hit = plans[ids] = (key, FragmentPlan.of(ds, memory))
+            if len(plans) > PLAN_CACHE_ENTRIES:
+                plans.popitem(last=False)
+        self._last = (ds, memory, hit[1])
+        return hit[1]
 
 
 def run(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> bool:
