@@ -34,7 +34,7 @@ REFUSED = {"fog": "fog", "game_lit_300": "fog", "lit_sphere": "lighting", "proct
 
 def replay(capture: pica.Capture, **kwargs: bool) -> tuple[list[str], list[dict], Pipeline]:
     """(memory digests of every region, per-draw statistics without the time, the pipeline) of a whole replay."""
-    pipe = Pipeline(compiled_draws=False, **kwargs)  # the pipeline's own fused side (tests/test_fused_loop.py: the loop)
+    pipe = Pipeline(compiled_draws=False, **kwargs)  # its own fused side (tests/test_fused_loop.py: the loop)
     rep = Replay(capture, checkpoints=False, pipeline=pipe)
     rep.run()
     memory = rep.memory
