@@ -508,12 +508,14 @@ def test_forward_jump_starts_from_the_nearest_checkpoint() -> None:
     tl = s.index()
     s.goto(tl.after_draw(3))
     ran: list[int] = []
-    inner = s.replay.pipeline.draw
-    s.replay.pipeline.draw = lambda call: (ran.append(call.index), inner(call))[1]
+    pipe = s.replay.pipeline
+    inner, compiled = pipe.draw, pipe.compiled_draws  # draws handed one by one, and those the compiled loop ran
+    pipe.draw = lambda call: (ran.append(call.index), inner(call))[1]
+    pipe.compiled_draws = lambda draws: (ran.extend(f[0] for f in draws.each()), compiled(draws))[1]
     try:
         s.goto(tl.after_draw(n - 5))
     finally:
-        del s.replay.pipeline.draw
+        del pipe.draw, pipe.compiled_draws
     assert 0 < len(ran) <= 8 and ran[-1] == n - 5
     linear = Replay(rects_scene(specs).capture())
     linear.run_to_draw(n - 5)
