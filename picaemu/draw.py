@@ -62,7 +62,7 @@ class DrawCall:
     bounds: tuple[int, int, int, int] | None = None
     # set by the command processor when it asks for compiled plans (``CompiledSink``): the content of every
     # register and program the plans of this draw's state can depend on; equal keys, equal plans
-    plan_key: tuple[int, bytes] | None = None
+    plan_key: bytes | None = None
 
     @cached_property
     def draw_state(self) -> DrawState:

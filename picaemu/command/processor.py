@@ -217,14 +217,14 @@ class CommandProcessor:
         self._plans: CompiledPlans | None = None
         self._table: PlanTable | None = None  # every state's plans the loop may switch to (made at first use)
         self._pending_dirty: int | None = None  # a trigger left to the loop: the write groups ``_act`` took for it
-        # part of every plan key: the state object's generation (``load_state``) and a digest of the programs,
-        # taken again after an upload (the same program uploaded again every frame keeps its key)
-        self._state_generation = 0
+        # part of every plan key: a digest of the programs, taken again after an upload or a state load (the same
+        # program uploaded again every frame keeps its key); the plans hold nothing else of the state object
         self._program_digest: bytes | None = None
         self._program_digest_of_table: bytes | None = None  # the digest the plan table's plans were made under
         self._rows = self._fstate = np.zeros((0, 0), np.int64)  # allocated at the first compiled run
         self._code = np.zeros((2, 4096), np.uint32)
         self._opdescs = np.zeros((2, 128), np.uint32)
+        self._fixed = np.zeros_like(self.state.fixed_attribs)
         self._bind_state()
 
     # -- state -------------------------------------------------------------------------------------------
@@ -278,6 +278,9 @@ class CommandProcessor:
         st.vs.float_uniforms, st.gs.float_uniforms = self._fu[0], self._fu[1]
         st.vs.code, st.gs.code = self._code[0], self._code[1]
         st.vs.opdescs, st.gs.opdescs = self._opdescs[0], self._opdescs[1]
+        # one fixed-attribute store for every state loaded: compiled plans read it live (picaemu.fused.vertices)
+        self._fixed[:] = st.fixed_attribs
+        st.fixed_attribs = self._fixed
 
     def load_state(self, state: GpuState) -> None:
         """Replace the whole GPU state (checkpoint restore); partial port words are dropped."""
@@ -286,10 +289,7 @@ class CommandProcessor:
         self._counters[:] = 0
         self._counters[K.C_DIRTY] = ALL
         self._plans, self._pending_dirty = None, None
-        if self._table is not None:
-            self._table.clear()
-        self._state_generation += 1  # another state object: its programs and fixed-attribute store
-        self._program_digest = None
+        self._program_digest = None  # taken again at the next plan key (the table is cleared if it differs)
         self._bind_state()
 
     def pending_input(self) -> PendingInput:
@@ -592,7 +592,7 @@ class CommandProcessor:
                 self._table.clear()  # its plans ran other programs
             self._program_digest = self._program_digest_of_table = digest
         regs = self.state.regs
-        call.plan_key = (self._state_generation, self._program_digest + regs[loop.PLAN_KEY_IDS].tobytes())
+        call.plan_key = self._program_digest + regs[loop.PLAN_KEY_IDS].tobytes()
         self._plans = self.pipeline.compiled_plans(call)
         if self._plans is None:
             return False

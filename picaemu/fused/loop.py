@@ -320,7 +320,7 @@ class PlanCache:
     before costs a dictionary lookup instead of a draw state and two plans."""
 
     def __init__(self) -> None:
-        self._plans: OrderedDict[tuple[int, bytes], CompiledPlans | None] = OrderedDict()
+        self._plans: OrderedDict[bytes, CompiledPlans | None] = OrderedDict()
 
     def plans(self, call: DrawCall, assembler: Assembler) -> CompiledPlans | None:
         """``plans_for(call, assembler)``, remembered by ``call.plan_key`` (when set)."""
