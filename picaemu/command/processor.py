@@ -21,9 +21,7 @@ to a buffer already run raise ``JumpCycle``.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -42,7 +40,7 @@ from picaemu.regs import Action, Port, RegKind, access
 from picaemu.state import GpuState
 
 if TYPE_CHECKING:
-    from picaemu.fused.loop import CompiledPlans, PlanTable
+    from picaemu.fused.driver import CompiledDriver
 
 log = logging.getLogger("picaemu.command")
 
@@ -144,6 +142,8 @@ _EVENT_OF_REG = {
     for r in regtable.all_registers()
     if ACTION_TABLE[r.id] == K.A_EVENT
 }
+_IDEMPOTENT = np.zeros(K.NUM_REGS, bool)  # by register id: its event is in IDEMPOTENT_EVENTS
+_IDEMPOTENT[[reg for reg, (kind, _gate) in _EVENT_OF_REG.items() if kind in IDEMPOTENT_EVENTS]] = True
 
 
 @dataclass
@@ -214,14 +214,7 @@ class CommandProcessor:
         self._events = np.zeros((EVENT_CAPACITY, 3), np.int64)
         self._fu = np.zeros((2, 96, 4), np.float32)
         # compiled draws (``picaemu.fused.loop``): the plans the sink offered after its last draw, the loop's rows
-        self._plans: CompiledPlans | None = None
-        self._table: PlanTable | None = None  # every state's plans the loop may switch to (made at first use)
-        self._pending_dirty: int | None = None  # a trigger left to the loop: the write groups ``_act`` took for it
-        # part of every plan key: a digest of the programs, taken again after an upload or a state load (the same
-        # program uploaded again every frame keeps its key); the plans hold nothing else of the state object
-        self._program_digest: bytes | None = None
-        self._program_digest_of_table: bytes | None = None  # the digest the plan table's plans were made under
-        self._rows = self._fstate = np.zeros((0, 0), np.int64)  # allocated at the first compiled run
+        self._compiled: CompiledDriver | None = None  # compiled draws (picaemu.fused.driver), made at first use
         self._code = np.zeros((2, 4096), np.uint32)
         self._opdescs = np.zeros((2, 128), np.uint32)
         self._fixed = np.zeros_like(self.state.fixed_attribs)
@@ -288,8 +281,8 @@ class CommandProcessor:
         self._pending[:] = 0
         self._counters[:] = 0
         self._counters[K.C_DIRTY] = ALL
-        self._plans, self._pending_dirty = None, None
-        self._program_digest = None  # taken again at the next plan key (the table is cleared if it differs)
+        if self._compiled is not None:
+            self._compiled.forget()
         self._bind_state()
 
     def pending_input(self) -> PendingInput:
@@ -303,8 +296,8 @@ class CommandProcessor:
         them."""
         dirty = int(self._counters[K.C_DIRTY])
         self._counters[K.C_DIRTY] = 0
-        if dirty & PROGRAM_UPLOADS:
-            self._program_digest = None
+        if dirty & PROGRAM_UPLOADS and self._compiled is not None:
+            self._compiled.programs_changed()
         return dirty
 
     def mark_dirty(self, groups: int = ALL) -> None:
@@ -413,8 +406,8 @@ class CommandProcessor:
                     self._counters, self._immediate, cursor, self._records, self._packet_records, self._events,
                     record, self._groups, log.info, log.shadow, log.changes,
                 )  # fmt: skip
-                plans = None if record or self._plans is None or not self.pipeline.compiled_allowed() else self._plans
-                status = K.run(*args) if plans is None else self._compiled_run(args, plans, address, result)
+                plans = None if record or self._compiled is None else self._compiled.active(self)
+                status = K.run(*args) if plans is None else self._compiled.run(self, args, plans, address, result)
                 if cursor[K.K_DRAWS] != self.draw_count:  # draws handled in the loop took the dirty groups
                     self.draw_states.invalidate(ALL)
                     result.draws += int(cursor[K.K_DRAWS]) - self.draw_count
@@ -454,48 +447,40 @@ class CommandProcessor:
             result.bytes_run += 4 * int(cursor[K.K_POS])
             self._account(result, before)
 
-    def _compiled_run(self, args: tuple, plans: CompiledPlans, address: int, result: RunResult) -> int:
-        """``K.run`` through the compiled draw loop (``picaemu.fused.loop``): the draws it runs reach the sink's
-        ``compiled_draws`` and leave their write groups to the draw-state cache; returns the loop's status."""
-        from picaemu.fused import loop
+    # -- compiled draws (picaemu.fused.driver calls these) ---------------------------------------------------
+    @property
+    def list_start(self) -> int:
+        """Packets run when the running chain entered emulated memory (0 outside a chain)."""
+        return self._list_start or 0
 
-        words = args[0]
-        if self._rows.shape[0] == 0:
-            self._rows = np.zeros((loop.ROWS, loop.ROW_LEN), np.int64)
-            self._fstate = np.zeros(loop.FSTATE_LEN, np.int64)
-        fstate = self._fstate
-        fstate[:] = 0
-        fstate[loop.FS_LIMIT] = plans.draw_limit
-        if self._pending_dirty is not None:  # the trigger ``_act`` left to the loop runs first
-            fstate[loop.FS_PENDING], fstate[loop.FS_PENDING_DIRTY] = 1, self._pending_dirty
-        start = time.perf_counter()
-        table = self._table
-        fstate[loop.FS_CURRENT] = table.current
-        status = loop.run(*args, *table.args(), self._rows, fstate)
-        table.current = int(fstate[loop.FS_CURRENT])
-        if not fstate[loop.FS_PENDING] and status != K.S_DECLINED:
-            self._pending_dirty = None  # the loop ran it (a declined one is ``_act``'s again, with its groups)
-        n = int(fstate[loop.FS_ROWS])
-        if n:
-            self.draw_states.invalidate(int(fstate[loop.FS_DIRTY]))
-            result.draws += n
-            self.draw_count += n
-            # the sink may raise (the replay's stop after a draw): leave the log and the events as after a stop
-            cursor, log = args[16], self._draw_log
-            log.end, log.nchanges = int(cursor[K.K_NDRAW]), int(cursor[K.K_NCHANGE])
-            if cursor[K.K_NEV]:
-                self._dispatch_events(cursor, address)
-            self.pipeline.compiled_draws(loop.CompiledDraws(  # type: ignore[attr-defined]
-                self._rows[:n], result.packets - (self._list_start or 0), address, words.size,
-                time.perf_counter() - start))
-        return status
+    def program_words(self) -> bytes:
+        """The code and operand descriptors of both shader units, as bytes (what a program digest covers)."""
+        return self._code.tobytes() + self._opdescs.tobytes()
+
+    def draws_ran(self, n: int, dirty: int, result: RunResult) -> None:
+        """The compiled loop ran ``n`` draws, taking the write groups ``dirty``."""
+        self.draw_states.invalidate(dirty)
+        result.draws += n
+        self.draw_count += n
+
+    def sync_cursor(self, cursor: np.ndarray, address: int) -> None:
+        """Bring the draw log's ends up to the kernel's and hand over the queued events (as at a stop)."""
+        log = self._draw_log
+        log.end, log.nchanges = int(cursor[K.K_NDRAW]), int(cursor[K.K_NCHANGE])
+        if cursor[K.K_NEV]:
+            self._dispatch_events(cursor, address)
 
     def _dispatch_events(self, cursor: np.ndarray, address: int) -> None:
         """Hand queued pipeline events (restart, cache clear, flush, ...) to the pipeline, in stream order."""
         n = int(cursor[K.K_NEV])
         cursor[K.K_NEV] = 0
+        events = self._events[:n]
+        if not self.observers and n > 1:  # a run of one idempotent event (a restart per compiled draw) acts once
+            repeat = (events[1:, 0] == events[:-1, 0]) & (events[1:, 1] == events[:-1, 1]) & _IDEMPOTENT[events[1:, 0]]
+            if repeat.any():
+                events = events[np.concatenate(([True], ~repeat))]
         last = None
-        for reg_id, value, pos in self._events[:n].tolist():
+        for reg_id, value, pos in events.tolist():
             kind, gate = _EVENT_OF_REG[reg_id]
             for obs in self.observers:
                 obs.on_trigger(TriggerEvent(address, 4 * pos, reg_id, regtable.get(reg_id).action.value, value))
@@ -543,12 +528,13 @@ class CommandProcessor:
             packet = result.packets - (self._list_start or 0) + slots[K.K_PACKETS] - done
             resume = (address + 4 * slots[K.K_POS], 4 * (size - slots[K.K_POS])) if done and address else None
             call = DrawCall(self.draw_count, kind, self.state, self.memory, offset, packet=packet, resume=resume)
-            declined, self._pending_dirty = self._pending_dirty, None
+            declined = None if self._compiled is None else self._compiled.pending
             if declined is None:
                 dirty = self._take_for(call)
                 if self._leave_to_loop(call, dirty):
                     return None
-            else:  # the loop handed it back: ``_take_for`` ran when it was first left to the loop
+            else:  # the loop handed it back: ``_take_for`` ran when it was first left to it
+                self._compiled.pending = None  # type: ignore[union-attr]
                 dirty, call.states = declined, self.draw_states
             self._draw(call, dirty)
             result.draws += 1
@@ -577,30 +563,14 @@ class CommandProcessor:
         return dirty
 
     def _leave_to_loop(self, call: DrawCall, dirty: int) -> bool:
-        """Whether the compiled draw loop runs ``call`` next (``picaemu.fused.loop``): the sink offered plans of
-        its state (kept for the draws after it); ``dirty`` goes with it."""
-        if self.observers or not is_compiled_sink(self.pipeline):
-            self._plans = None
-            return False
-        from picaemu.fused import loop
+        """Whether the compiled draw loop runs ``call`` next (``picaemu.fused.driver``)."""
+        if self._compiled is None:
+            if self.observers or not is_compiled_sink(self.pipeline):
+                return False
+            from picaemu.fused.driver import CompiledDriver
 
-        if self._table is None:
-            self._table = loop.PlanTable()
-        if self._program_digest is None:
-            digest = hashlib.blake2b(self._code.tobytes() + self._opdescs.tobytes(), digest_size=16).digest()
-            if digest != self._program_digest_of_table:
-                self._table.clear()  # its plans ran other programs
-            self._program_digest = self._program_digest_of_table = digest
-        regs = self.state.regs
-        call.plan_key = self._program_digest + regs[loop.PLAN_KEY_IDS].tobytes()
-        self._plans = self.pipeline.compiled_plans(call)
-        if self._plans is None:
-            return False
-        self._table.install(self._plans, regs)  # current: the loop runs the draws after this one with them
-        if self._plans.draw_limit < call.index:
-            return False
-        self._pending_dirty = dirty
-        return True
+            self._compiled = CompiledDriver()
+        return self._compiled.leave(self, call, dirty)
 
     def _draw(self, call: DrawCall, dirty: int) -> None:
         """Hand ``call`` to the pipeline (``dirty``: ``_take_for``'s groups)."""

@@ -1,0 +1,107 @@
+"""The command processor's side of compiled draws: what it keeps between draws to run them in the compiled loop
+(``picaemu.fused.loop``), and the two moments it acts.
+
+Owns the plans the sink last offered (``picaemu.draw.CompiledSink``), the loop's ``PlanTable``, the draw trigger
+handed to the loop next (with the write groups taken for it), the program digest that plan keys carry, and the
+loop's row and state arrays. Receives, from ``picaemu.command.processor.CommandProcessor``:
+
+- ``leave(processor, call, dirty)`` at a draw trigger Python met (the loop declined it or had no plans): keys the
+  call (``DrawCall.plan_key``: program digest + the ``loop.PLAN_KEY_IDS`` registers), asks the sink for plans,
+  installs them in the table, and answers whether the loop runs this very draw (True: the processor only keeps
+  going);
+- ``run(processor, args, address, result)`` in place of ``K.run`` while plans are active (``active``): runs the
+  loop, hands the draws it ran to the sink (``compiled_draws``) after bringing the processor's draw count, draw
+  log and queued events up to date, and returns the loop's status.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from picaemu.command import kernel as K
+from picaemu.draw import DrawCall, is_compiled_sink
+from picaemu.fused import loop
+
+if TYPE_CHECKING:
+    from picaemu.command.processor import CommandProcessor, RunResult
+
+
+class CompiledDriver:
+    """One processor's compiled-draw state (module docstring)."""
+
+    def __init__(self) -> None:
+        self.plans: loop.CompiledPlans | None = None  # the sink's last offer: the loop runs while they are set
+        self.table = loop.PlanTable()
+        self.pending: int | None = None  # a trigger handed to the loop: the write groups taken for it
+        self._digest: bytes | None = None  # of the programs now (None: take it again)
+        self._digest_of_table: bytes | None = None  # of the programs the table's plans ran
+        self._rows = np.zeros((loop.ROWS, loop.ROW_LEN), np.int64)
+        self._fstate = np.zeros(loop.FSTATE_LEN, np.int64)
+
+    def forget(self) -> None:
+        """Another state was loaded: no plans, no pending draw, the program digest taken again (the table stays;
+        it is cleared if the programs differ)."""
+        self.plans, self.pending, self._digest = None, None, None
+
+    def programs_changed(self) -> None:
+        """Code or operand descriptors were uploaded: take the digest again at the next key."""
+        self._digest = None
+
+    def active(self, processor: CommandProcessor) -> loop.CompiledPlans | None:
+        """The plans the loop may run with now: offered, no command observer, and the sink still allows it."""
+        plans = self.plans
+        if plans is None or processor.observers or not processor.pipeline.compiled_allowed():  # type: ignore[attr-defined]
+            return None
+        return plans
+
+    def leave(self, processor: CommandProcessor, call: DrawCall, dirty: int) -> bool:
+        """Whether the loop runs ``call`` next: the sink offered plans of its state (kept for the draws after it);
+        ``dirty`` (the groups taken for it) goes with it."""
+        if processor.observers or not is_compiled_sink(processor.pipeline):
+            self.plans = None
+            return False
+        if self._digest is None:
+            self._digest = hashlib.blake2b(processor.program_words(), digest_size=16).digest()
+            if self._digest != self._digest_of_table:
+                self.table.clear()  # its plans ran other programs
+                self._digest_of_table = self._digest
+        regs = processor.state.regs
+        call.plan_key = self._digest + regs[loop.PLAN_KEY_IDS].tobytes()
+        self.plans = processor.pipeline.compiled_plans(call)  # type: ignore[attr-defined]
+        if self.plans is None:
+            return False
+        self.table.install(self.plans, regs)  # current: the loop runs the draws after this one with them
+        if self.plans.draw_limit < call.index:
+            return False
+        self.pending = dirty
+        return True
+
+    def run(self, processor: CommandProcessor, args: tuple, plans: loop.CompiledPlans, address: int,
+            result: RunResult) -> int:
+        """``K.run`` through the compiled loop with ``args`` (the kernel's arguments); returns the loop's status."""
+        fstate = self._fstate
+        fstate[:] = 0
+        fstate[loop.FS_LIMIT] = plans.draw_limit
+        if self.pending is not None:  # the trigger ``leave`` handed over runs first
+            fstate[loop.FS_PENDING], fstate[loop.FS_PENDING_DIRTY] = 1, self.pending
+        table = self.table
+        fstate[loop.FS_CURRENT] = table.current
+        start = time.perf_counter()
+        status = loop.run(*args, *table.args(), self._rows, fstate)
+        table.current = int(fstate[loop.FS_CURRENT])
+        if not fstate[loop.FS_PENDING] and status != K.S_DECLINED:
+            self.pending = None  # the loop ran it (a declined one is the processor's again, with its groups)
+        n = int(fstate[loop.FS_ROWS])
+        if n:
+            processor.draws_ran(n, int(fstate[loop.FS_DIRTY]), result)
+            # the sink may raise (the replay's stop after a draw): the log and the events first, as after a stop
+            cursor = args[16]
+            processor.sync_cursor(cursor, address)
+            processor.pipeline.compiled_draws(loop.CompiledDraws(  # type: ignore[attr-defined]
+                self._rows[:n], result.packets - processor.list_start, address, args[0].size,
+                time.perf_counter() - start))
+        return status
