@@ -57,7 +57,7 @@ def _mul(a, b):
     return p
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
 def _source(src, vr, c, a0, aL, lanes, full, buf, col):
     """One operand for every lane, from its ``SRC_W`` plan columns ``src`` (raw, sel x y z w, negate, idx): a
     (4, M) view of the register when no copy is needed, a (4, 1) column for a plain uniform (read with lane step
@@ -148,7 +148,7 @@ def _flags(op, row, a, b, cmp, a0, lanes, full, vr_lanes):
                 cmp[comp, i] = a[3 * comp, j * sa] >= F0
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", inline="always")
 def _compute(op, row, a, b, cc, dest):
     """Masked result components of ``op`` into ``dest`` (4, M); every lane's inputs are read before it is
     written, so sources may alias the destination. A source with one column is the same for every lane."""
