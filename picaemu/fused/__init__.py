@@ -9,8 +9,10 @@ that the common state covers, built from the same stage kernels as the staged pi
 - ``fragments``: rasterization, texture units, TEV, alpha test and the per-fragment operations as one compiled
   call, from a ``FragmentPlan`` (arrays packed once per fragment state);
 - ``loop``: the command processor's compiled loop, extended to run a draw whose state did not change since the
-  plans were made (only live fields moved: uniforms, the draw range, texture addresses) without leaving
-  compiled code.
+  plans were made (only live fields moved: uniforms, the draw range, texture addresses) or whose state is one of
+  the last few it has plans for, without leaving compiled code;
+- ``driver``: the command processor's side of it (the plans a sink offered, the plan table, the draw handed
+  over next).
 
 A draw outside the common state (or any observed draw) takes the staged pipeline; both give the same pixels and
 counters (``tests/test_fused.py``).

@@ -1,17 +1,20 @@
-"""The compiled draw loop: the command kernel's loop (``picaemu.command.kernel.run``) that also runs the draws whose
-state did not change since the last draw Python rendered, without leaving compiled code.
+"""The compiled draw loop: the command kernel's loop (``picaemu.command.kernel.run``) that also runs draw triggers
+itself, without leaving compiled code, while it has plans for their state.
 
-Receives the kernel's arguments, then a ``CompiledPlans`` (the ``picaemu.fused.vertices.VertexPlan`` and
-``picaemu.fused.fragments.FragmentPlan`` of the draw state Python last rendered, the registers the plans were
-made under, the first draw index Python must see) unpacked as ``plan_args``, the rows array it fills (one per
-draw it ran) and ``fstate`` (int64 slots: rows filled, the write groups its draws took). Produces pixels in
-emulated memory, the kernel's own draw log entries (``_record_draw``) and the rows.
+Receives the kernel's arguments, then a ``PlanTable``'s arguments (up to ``TABLE_SLOTS`` states' plans: each a
+``picaemu.fused.vertices.VertexPlan`` and ``picaemu.fused.fragments.FragmentPlan`` with the values of the
+``PLAN_KEY_IDS`` registers it was made under and of the ``WATCHED`` ones), the rows array it fills (one per draw it
+ran) and ``fstate`` (int64 slots ``FS_*``: rows filled, the write groups its draws took, the last draw it may run,
+a draw handed over to run first, the current table slot). Produces pixels in emulated memory, the kernel's own
+draw log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drives it for the command processor.
 
 A draw trigger is run here when all of these hold, else the loop returns the trigger's ``S_STOP`` to Python
-untouched (Python renders it through the pipeline, then offers new plans):
+untouched (Python asks the sink for that state's plans and hands the draw back, or renders it):
 - only *live* write groups were written since the previous draw (``LIVE_GROUPS``: float uniforms, the draw
-  range, the primitive configuration, texture base addresses), and every *watched* register (the primitive and
-  geometry-stage configuration, the VS bool / int uniforms) holds the value the plans were made under;
+  range, the primitive configuration, texture base addresses) — or others, but the registers then hold the key
+  values of one of the table's states (no program upload: its digest is part of the plans' keys, Python's to
+  check) — and every *watched* register (the primitive and geometry-stage configuration, the VS bool / int
+  uniforms) holds the value the current plans were made under;
 - the draw index is at most the plans' ``draw_limit`` (the replay's stop-after and mid-list checkpoint draws:
   the loop returns right after running that one, and the sink acts on it);
 - the vertex and fragment sides both accept the draw at run time (they answer before writing anything).
