@@ -100,11 +100,11 @@ class PipelineSink(Protocol):
 @runtime_checkable
 class CompiledSink(Protocol):
     """A sink that lets the command processor run draws in its compiled loop (``picaemu.fused.loop``) instead of
-    handing each one to ``draw``: after each draw it renders it may offer the plans of that draw's state (None:
-    the next draws come through ``draw``); the draws the loop then ran arrive in ``compiled_draws``, complete
-    (pixels in memory, counters final). A wrapper that must see every draw (per-draw output, per-draw timing)
-    simply does not implement this. The processor asks ``compiled_allowed`` each time it enters the loop, so that
-    an observer attached between two runs sees every draw after it."""
+    handing each one to ``draw``: at a draw whose state the loop has no plans for, it may offer that state's plans
+    (None: the draw, and the next ones, come through ``draw``); the draws the loop then ran arrive in
+    ``compiled_draws``, complete (pixels in memory, counters final). A wrapper that must see every draw
+    (per-draw output, per-draw timing) simply does not implement this. The processor asks ``compiled_allowed``
+    each time it enters the loop, so that an observer attached between two runs sees every draw after it."""
 
     def compiled_plans(self, call: DrawCall) -> CompiledPlans | None: ...
 

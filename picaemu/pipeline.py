@@ -326,7 +326,7 @@ class Pipeline:
         self._fragment_side(call, wt)
 
     def compiled_plans(self, call: DrawCall) -> fused_loop.CompiledPlans | None:
-        """``picaemu.draw.CompiledSink``: the plans of this draw's state (``fused_loop.plans_for``) when the
+        """``picaemu.draw.CompiledSink``: the plans of this draw's state (``fused_loop.PlanCache``) when the
         default stages run and nothing watches the draws (a subclass, which may change any stage or watch each
         draw, is offered none); the pending fragment batch runs first."""
         if call.observed or not self.compiled_allowed():
@@ -347,6 +347,7 @@ class Pipeline:
         """``picaemu.draw.CompiledSink``: the loop ran ``draws`` (triangle lists of whole triangles)."""
         self.assembler.advance(Topology.LIST, int(draws.rows[:, fused_loop.R_VERTICES].sum()))
         self.compiled_count += len(draws)
+
     def _fused_vertex_side(self, call: DrawCall,
                            stats: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
         """``picaemu.fused.vertices``: the common draw's loading and geometry in one compiled call (None: not the
@@ -436,9 +437,9 @@ class Pipeline:
             return
         self._fragments(call, wt, call.stats)  # alone, as without batching (a hostile draw raises here)
 
-    def _may_defer(self, call: DrawCall, batching: bool = True) -> bool:
-        """Batching is on (or not asked about) and nothing watches this draw's fragments or memory at draw end."""
-        return ((self.batch_fragments or not batching) and not call.observed and self.stage_observer is None
+    def _may_defer(self, call: DrawCall) -> bool:
+        """Batching is on and nothing watches this draw's fragments or memory at draw end."""
+        return (self.batch_fragments and not call.observed and self.stage_observer is None
                 and self.color_stages is default_color_stages and type(self)._fragments is Pipeline._fragments)
 
     def flush(self) -> None:

@@ -23,8 +23,8 @@ from picaemu.draw_state import ALL
 
 FIRST_ROWS, LARGEST_ROWS = 64, 4096  # draws of the first chunk, and of the largest
 CHANGES_PER_ROW = 48  # room for changed registers per draw in a chunk (plus one whole register file)
-_KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}
-_CODES = {kind: code for code, kind in _KINDS.items()}
+KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}  # the kernel's draw kind codes
+_CODES = {kind: code for code, kind in KINDS.items()}
 
 
 @dataclass(slots=True)
@@ -89,7 +89,7 @@ class DrawLog:
                 applied = changes[start:stop]
                 self._running[applied >> 32] = applied & 0xFFFFFFFF
                 start = stop
-                self.records.append(TriggerRegisters(index, _KINDS[kind], buffer, offset, self._running.copy(), dirty))
+                self.records.append(TriggerRegisters(index, KINDS[kind], buffer, offset, self._running.copy(), dirty))
         self._full.clear()
         self._built = self.end
         return self.records

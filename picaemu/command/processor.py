@@ -133,10 +133,10 @@ def decode_only_actions(action: np.ndarray) -> np.ndarray:
 ACTION_TABLE, PORT_LAYOUT = build_tables()
 DECODE_ONLY_ACTIONS = decode_only_actions(ACTION_TABLE)
 _STOP_ACTIONS = {r.id: r.action for r in regtable.all_registers() if ACTION_TABLE[r.id] == K.A_STOP}
-# register id -> (pipeline event, bit mask that must be set for the event to happen; 0 = any write)
 # events that only reset state: one in a row has the effect of several (the compiled draw loop queues one restart per
 # draw it runs; they reach the pipeline when it returns)
 IDEMPOTENT_EVENTS = frozenset({PipelineEventKind.RESTART_PRIMITIVE, PipelineEventKind.VERTEX_CACHE_CLEAR})
+# register id -> (pipeline event, bit mask that must be set for the event to happen; 0 = any write)
 _EVENT_OF_REG = {
     r.id: (_EVENTS[r.action], r.field("restart").mask if r.action is Action.RESTART_PRIMITIVE else 0)
     for r in regtable.all_registers()
@@ -213,7 +213,6 @@ class CommandProcessor:
         self._packet_records = np.zeros((RECORD_CAPACITY, 2), np.int64)
         self._events = np.zeros((EVENT_CAPACITY, 3), np.int64)
         self._fu = np.zeros((2, 96, 4), np.float32)
-        # compiled draws (``picaemu.fused.loop``): the plans the sink offered after its last draw, the loop's rows
         self._compiled: CompiledDriver | None = None  # compiled draws (picaemu.fused.driver), made at first use
         self._code = np.zeros((2, 4096), np.uint32)
         self._opdescs = np.zeros((2, 128), np.uint32)
@@ -479,14 +478,12 @@ class CommandProcessor:
             repeat = (events[1:, 0] == events[:-1, 0]) & (events[1:, 1] == events[:-1, 1]) & _IDEMPOTENT[events[1:, 0]]
             if repeat.any():
                 events = events[np.concatenate(([True], ~repeat))]
-        last = None
         for reg_id, value, pos in events.tolist():
             kind, gate = _EVENT_OF_REG[reg_id]
             for obs in self.observers:
                 obs.on_trigger(TriggerEvent(address, 4 * pos, reg_id, regtable.get(reg_id).action.value, value))
-            if (gate & value or not gate) and not (kind is last and kind in IDEMPOTENT_EVENTS):
+            if gate & value or not gate:
                 self.pipeline.event(kind, self.state)
-                last = kind
 
     def _account(self, result: RunResult, before: np.ndarray) -> None:
         delta = self._counters - before

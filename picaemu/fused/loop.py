@@ -43,6 +43,7 @@ import numba
 import numpy as np
 
 from picaemu.command import kernel as K
+from picaemu.command.draw_log import KINDS
 from picaemu.draw import DrawCall, DrawKind
 from picaemu.draw_state import PROGRAM_UPLOADS, WRITE_GROUPS, Group
 from picaemu.fused.fragments import FRAGMENT_COUNTERS, TEXTURE_ADDRESS_SLOT, FragmentPlan, fragment_side
@@ -76,14 +77,14 @@ def _live_fields() -> np.ndarray:
 
 LIVE_FIELDS = _live_fields()
 # registers whose content determines the plans: every register a stage reads (``WRITE_GROUPS``) outside the live
-# groups, and the watched ones (their values are part of the plans); the shader programs come in by generation
+# groups, and the watched ones (their values are part of the plans); the shader programs come in by a digest
+# (``picaemu.fused.driver``)
 PLAN_KEY_IDS = np.union1d(np.flatnonzero((WRITE_GROUPS[:K.NUM_REGS] != 0)
                                          & ((WRITE_GROUPS[:K.NUM_REGS] & LIVE_GROUPS) == 0)), WATCHED_IDS)
 PLAN_CACHE_ENTRIES = 64
 PROGRAM_GROUPS = int(PROGRAM_UPLOADS)
 INDEX_U16 = next(code for code, name in blocks.geometry.INDEX_TYPES.items() if INDEX_DTYPES[name].itemsize == 2)
 TEXTURE_SLOTS = np.array(TEXTURE_ADDRESS_SLOT, np.int64)
-_KINDS = {K.D_ARRAYS: DrawKind.ARRAYS, K.D_ELEMENTS: DrawKind.ELEMENTS}
 
 R_INDEX, R_KIND, R_STOP_POS, R_PACKETS, R_DONE, R_POS, R_VERTICES = range(7)
 R_VERTEX = 7  # + VERTEX_COUNTERS
@@ -110,7 +111,7 @@ class CompiledPlans:
     draw_limit: int = 1 << 62  # the last draw the loop may run before returning to Python
 
     def with_limit(self, limit: int) -> CompiledPlans:
-        """These plans for the draws before ``limit`` only."""
+        """These plans for the draws up to ``limit`` (included) only."""
         if limit >= self.draw_limit:
             return self
         return CompiledPlans(self.vertices, self.fragments, self.watched, limit)
@@ -144,7 +145,7 @@ class CompiledDraws:
             done = row[R_DONE]
             stats = dict(zip(COUNTER_NAMES, row[R_VERTEX:R_BOX], strict=True))
             stats["time_s"] = share
-            out.append((row[R_INDEX], _KINDS[row[R_KIND]], 4 * row[R_STOP_POS], base + row[R_PACKETS] - done,
+            out.append((row[R_INDEX], KINDS[row[R_KIND]], 4 * row[R_STOP_POS], base + row[R_PACKETS] - done,
                         (address + 4 * row[R_POS], 4 * (words - row[R_POS])) if done and address else None, stats,
                         tuple(row[R_BOX:ROW_LEN]) if stats["primitives_rasterized"] else None))
         return out
@@ -176,7 +177,7 @@ def _draw(regs, fu, kind, watched, vertex_args, fragment_args, fragment_ints, ro
     if not _watched_hold(regs, watched):
         return False
     count = _live(regs, F_COUNT)
-    index_address = _live(regs, F_BASE) + _live(regs, F_INDEX_OFFSET)
+    index_address = _live(regs, F_BASE) + _live(regs, F_INDEX_OFFSET)  # as ``VertexLoaderState.with_range``
     for u in range(TEXTURE_SLOTS.shape[0]):
         fragment_ints[TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)
     vcounts = row[R_VERTEX:R_FRAGMENT]
@@ -339,25 +340,27 @@ class PlanCache:
         self._plans: OrderedDict[bytes, CompiledPlans | None] = OrderedDict()
 
     def plans(self, call: DrawCall, assembler: Assembler) -> CompiledPlans | None:
-        """``plans_for(call, assembler)``, remembered by ``call.plan_key`` (when set)."""
+        """``plans_for(call)``, remembered by ``call.plan_key`` (when set); None while ``assembler`` holds vertices
+        of an unfinished primitive (the loop's draws start whole triangles)."""
+        if not assembler.takes_whole_triangles(Topology.LIST):
+            return None
         key = call.plan_key
         if key is None:
-            return plans_for(call, assembler)
+            return plans_for(call)
         plans = self._plans.get(key, self)
         if plans is self:
-            plans = self._plans[key] = plans_for(call, assembler)
+            plans = self._plans[key] = plans_for(call)
             if len(self._plans) > PLAN_CACHE_ENTRIES:
                 self._plans.popitem(last=False)
-        elif plans is not None and not assembler.takes_whole_triangles(Topology.LIST):
-            return None
         return plans  # type: ignore[return-value]
 
 
-def plans_for(call: DrawCall, assembler: Assembler) -> CompiledPlans | None:
-    """The plans of ``call``'s draw state (which rendered without error), or None: a part failed to decode, the
-    assembler holds vertices of an unfinished primitive, or a side does not cover the state."""
+def plans_for(call: DrawCall) -> CompiledPlans | None:
+    """The plans of ``call``'s draw state, or None: a part failed to decode, or a side does not cover the state.
+    The fragment plan is the loop's own, not one the pipeline's fused fragment side caches: the loop writes each
+    draw's texture addresses into its ``ints``."""
     ds = call.draw_state
-    if ds.failed or not assembler.takes_whole_triangles(Topology.LIST):
+    if ds.failed:
         return None
     vertices = VertexPlan.of(ds, call.memory, call.state.fixed_attribs)
     if isinstance(vertices, str):

@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from picaemu.fragment.kernels import _expand
-from picaemu.texture.decode import CHANNELS, MISSING
+from picaemu.texture.decode import CHANNELS, MISSING, MORTON8
 from picaemu.texture.formats import TILE, Packed
 
 LAYOUT_START, LAYOUT_WIDTH_LOG2, LAYOUT_WORD_BITS, LAYOUT_SHIFTS, LAYOUT_BITS = 0, 1, 2, 3, 7  # indices in a layout
@@ -36,12 +36,6 @@ def channel_fields(spec: Packed) -> tuple[int, ...]:
         for c in ((0, 1, 2) if channel == "i" else (CHANNELS[channel],)):
             shifts[c], bits[c] = shift, width
     return (*shifts, *bits)
-
-
-@numba.njit(cache=True, inline="always")
-def _morton(x: int, y: int) -> int:  # pragma: no cover - compiled
-    """In-tile index of texel (x, y) of its 8x8 tile: x0 | y0<<1 | x1<<2 | y1<<3 | x2<<4 | y2<<5."""
-    return ((x & 1) | (y & 1) << 1 | (x & 2) << 1 | (y & 2) << 2 | (x & 4) << 2 | (y & 4) << 3)
 
 
 @numba.njit(cache=True)
@@ -61,7 +55,7 @@ def memory_rgba(data, layout, idx: int):  # pragma: no cover - compiled
     start, log2, word_bits = layout[LAYOUT_START], layout[LAYOUT_WIDTH_LOG2], layout[LAYOUT_WORD_BITS]
     y = idx >> log2  # no division
     x = idx & ((1 << log2) - 1)
-    n = ((y & ~(TILE - 1)) << log2) + (x & ~(TILE - 1)) * TILE + _morton(x & (TILE - 1), y & (TILE - 1))
+    n = ((y & ~(TILE - 1)) << log2) + (x & ~(TILE - 1)) * TILE + MORTON8[y & (TILE - 1), x & (TILE - 1)]
     nibble = np.int64(word_bits == 4)
     size = max(word_bits >> 3, 1)
     at = start + ((n * size) >> nibble)
