@@ -28,8 +28,11 @@ REPEAT = 3  # the sample set three times: 54 captures, so that no single long ca
 
 def tasks() -> list[dict]:
     sources = find_inputs((ROOT / "samples" / "captures",))
-    return [make_task(f"{n}-{k}", str(s), 600.0) for k in range(REPEAT)
-            for s, n in zip(sources, capture_names(sources), strict=True)]
+    return [
+        make_task(f"{n}-{k}", str(s), 600.0)
+        for k in range(REPEAT)
+        for s, n in zip(sources, capture_names(sources), strict=True)
+    ]
 
 
 def timed(run) -> tuple[float, int]:
@@ -56,14 +59,24 @@ def main() -> None:
         baseline = baseline or rate
         print(f"{f'local -j {jobs}':28s} {first:8.1f} {second:9.1f} {rate:13.1f} {frames:7d}  x{rate / baseline:.2f}")
     for workers in (1, 2, 4):
-        with tempfile.TemporaryDirectory() as tmp, LocalCluster(n_workers=workers, threads_per_worker=1,
-                                                                 processes=True, dashboard_address=None,
-                                                                 host="127.0.0.1", local_directory=tmp) as cluster:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                host="127.0.0.1",
+                local_directory=tmp,
+            ) as cluster,
+        ):
             first, _ = timed(lambda: run_cluster(work, cluster.scheduler_address))
             second, frames = timed(lambda: run_cluster(work, cluster.scheduler_address))
         rate = 60 * len(work) / second
-        print(f"{f'dask {workers} worker(s)':28s} {first:8.1f} {second:9.1f} {rate:13.1f} {frames:7d}  "
-              f"x{rate / baseline:.2f}")
+        print(
+            f"{f'dask {workers} worker(s)':28s} {first:8.1f} {second:9.1f} {rate:13.1f} {frames:7d}  "
+            f"x{rate / baseline:.2f}"
+        )
 
 
 if __name__ == "__main__":

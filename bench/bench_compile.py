@@ -31,7 +31,9 @@ from numba.core import event
 compiling = event.TimingListener()
 event.register("numba:compile", compiling)
 """
-_DRAW = _PRELUDE + """
+_DRAW = (
+    _PRELUDE
+    + """
 sys.path.insert(0, {bench!r})
 import numpy as np
 import bench_raster as br
@@ -46,19 +48,24 @@ pipe.draw(DrawCall(0, DrawKind.ARRAYS, br.make_state(12), mem))
 t2 = time.perf_counter()
 print(json.dumps([t1 - t0, t2 - t1, compiling.duration if compiling.done else 0.0]))
 """
-_RENDER = _PRELUDE + """
+)
+_RENDER = (
+    _PRELUDE
+    + """
 from picaemu.cli import main
 t1 = time.perf_counter()
 main(["render", {capture!r}, "-o", {out!r}], standalone_mode=False)
 t2 = time.perf_counter()
 print(json.dumps([t1 - t0, t2 - t1, compiling.duration if compiling.done else 0.0]))
 """
+)
 
 
 def _run(snippet: str, cache: str) -> tuple[float, float, float]:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-    out = subprocess.run([sys.executable, "-c", snippet], env=env, capture_output=True, text=True, check=True,
-                         cwd=ROOT).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", snippet], env=env, capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
     return tuple(json.loads(out.strip().splitlines()[-1]))
 
 
@@ -71,16 +78,19 @@ def main() -> None:
         cases = {
             "first draw, primary color": _DRAW.format(bench=bench, primary=True),
             "first draw, default shading": _DRAW.format(bench=bench, primary=False),
-            "picaemu render triangle.pica": _RENDER.format(capture="samples/captures/triangle.pica",
-                                                           out=os.path.join(tmp, "t.png")),
+            "picaemu render triangle.pica": _RENDER.format(
+                capture="samples/captures/triangle.pica", out=os.path.join(tmp, "t.png")
+            ),
         }
         for name, snippet in cases.items():
             for _ in range(args.repeat):
                 cache = tempfile.mkdtemp(dir=tmp)
                 for label in ("fresh cache", "from cache"):
                     imp, first, comp = _run(snippet, cache)
-                    print(f"{name:30s} {label:11s}: import {imp:5.2f} s | first call {first:5.2f} s "
-                          f"(numba compiling {comp:5.2f} s)")
+                    print(
+                        f"{name:30s} {label:11s}: import {imp:5.2f} s | first call {first:5.2f} s "
+                        f"(numba compiling {comp:5.2f} s)"
+                    )
 
 
 if __name__ == "__main__":

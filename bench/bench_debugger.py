@@ -72,9 +72,11 @@ def measure(path: Path, jumps: int = 40) -> str:
     start = time.perf_counter()
     history = probe.pixel_history(session, pixel)
     hist = ms(start)
-    return (f"| {path.name} | {len(tl.draws)} | {opened:.0f} | {statistics.median(times):.1f} / {max(times):.1f} | "
-            f"{forward:.1f} / {back:.1f} | {hist:.0f} ({len(history)} fragments, "
-            f"{len(probe.candidate_draws(session, pixel))} draws) | {session.checkpoint_bytes / 2**20:.0f} MiB |")
+    return (
+        f"| {path.name} | {len(tl.draws)} | {opened:.0f} | {statistics.median(times):.1f} / {max(times):.1f} | "
+        f"{forward:.1f} / {back:.1f} | {hist:.0f} ({len(history)} fragments, "
+        f"{len(probe.candidate_draws(session, pixel))} draws) | {session.checkpoint_bytes / 2**20:.0f} MiB |"
+    )
 
 
 PANELS = {  # panel -> the job its refresh runs after a jump to ``draw``
@@ -112,8 +114,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--captures", nargs="*", type=Path, default=DEFAULT)
     args = parser.parse_args()
-    print("| capture | draws | open ms | jump ms median / max | step fwd / back ms | pixel history ms | "
-          "checkpoints |")
+    print("| capture | draws | open ms | jump ms median / max | step fwd / back ms | pixel history ms | checkpoints |")
     print("|---|---|---|---|---|---|---|")
     for path in args.captures:
         print(measure(path), flush=True)

@@ -119,16 +119,23 @@ def listing_times(words: np.ndarray, repeats: int = 3) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--listing", type=int, default=100_000, metavar="WORDS",
-                    help="also time `picaemu decode` on a list of this many words (0: skip)")
+    ap.add_argument(
+        "--listing",
+        type=int,
+        default=100_000,
+        metavar="WORDS",
+        help="also time `picaemu decode` on a list of this many words (0: skip)",
+    )
     args = ap.parse_args()
     words = synthetic_buffer()
     plain_loop(words[:16])
     measure(synthetic_buffer(1), 1)  # compile / load the cached kernel
     t_loop = min(_timed(lambda: plain_loop(words)) for _ in range(9))
     print(f"buffer: {words.size:,} words ({words.nbytes / 1e6:.1f} MB), {synthetic_buffer(1).size} words per draw")
-    print(f"plain compiled loop reading the same words: {t_loop * 1e3:8.2f} ms ({words.size / t_loop / 1e6:5.0f} M "
-          "words/s)")
+    print(
+        f"plain compiled loop reading the same words: {t_loop * 1e3:8.2f} ms ({words.size / t_loop / 1e6:5.0f} M "
+        "words/s)"
+    )
     cases = (
         ("decode + apply, draws recorded", {}, 15),
         ("decode + apply, draws counted", {"record_draws": False}, 15),
@@ -137,8 +144,10 @@ def main() -> None:
     )
     for label, kw, repeats in cases:
         t, packets, writes = measure(words, repeats, **kw)
-        print(f"{label:32s}: {t * 1e3:8.2f} ms  {packets / t / 1e6:6.2f} M packets/s  {writes / t / 1e6:6.1f} M "
-              f"writes/s  1/{t / t_loop:.1f} of the plain loop")
+        print(
+            f"{label:32s}: {t * 1e3:8.2f} ms  {packets / t / 1e6:6.2f} M packets/s  {writes / t / 1e6:6.1f} M "
+            f"writes/s  1/{t / t_loop:.1f} of the plain loop"
+        )
     if args.listing:
         listing_times(synthetic_buffer(args.listing))
 

@@ -39,8 +39,12 @@ def measure(path: Path) -> dict[str, str]:
     address = bound_textures(s.draw_states[len(s.draw_states) // 2])[0].addresses[0]
     program = find.draw_programs(s.draw_states)[0].split()[1]
     row = {"capture": path.stem, "draws": str(len(s.timeline.draws)), "open": f"{open_ms:.0f}"}
-    for label, query in (("texture", {"texture": address}), ("register", {"register": "TEXUNIT0_ADDR1"}),
-                         ("value", {"value": address >> 3}), ("shader", {"shader": program})):
+    for label, query in (
+        ("texture", {"texture": address}),
+        ("register", {"register": "TEXUNIT0_ADDR1"}),
+        ("value", {"value": address >> 3}),
+        ("shader", {"shader": program}),
+    ):
         t, hits = ms(lambda query=query: find.find(s, **query))
         row[label] = f"{t:.1f} ({len(hits)} hits)"
     row["programs"] = f"{ms(lambda: find.program_table(s.draw_states))[0]:.1f}"

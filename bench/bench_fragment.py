@@ -59,8 +59,9 @@ def color_path_state() -> tuple[GpuState, PhysicalMemory]:
         mem.write(addr, rng.integers(0, 256, TEX_SIZE * TEX_SIZE * 4, dtype=np.uint8))
         r[id_of(reg)] = addr >> 3
         r[id_of(f"TEXUNIT{unit}_DIM")] = access.compose(f"TEXUNIT{unit}_DIM", width=TEX_SIZE, height=TEX_SIZE)
-        r[id_of(f"TEXUNIT{unit}_PARAM")] = access.compose(f"TEXUNIT{unit}_PARAM", mag_filter=1, min_filter=1,
-                                                          wrap_s=2, wrap_t=2)
+        r[id_of(f"TEXUNIT{unit}_PARAM")] = access.compose(
+            f"TEXUNIT{unit}_PARAM", mag_filter=1, min_filter=1, wrap_s=2, wrap_t=2
+        )
     stages = [  # tex0 * primary; + tex1 (add); lerp(prev, const, tex1.a)
         dict(rgb_src0=3, rgb_src1=0, alpha_src0=3, alpha_src1=0, rgb=1, alpha=1),
         dict(rgb_src0=15, rgb_src1=4, alpha_src0=15, alpha_src1=4, rgb=2, alpha=1),
@@ -70,8 +71,9 @@ def color_path_state() -> tuple[GpuState, PhysicalMemory]:
         cfg = stages[n] if n < len(stages) else dict(rgb_src0=15, alpha_src0=15, rgb=0, alpha=0)
         src = {k: v for k, v in cfg.items() if "src" in k}
         r[id_of(f"TEXENV{n}_SOURCE")] = access.compose(f"TEXENV{n}_SOURCE", **src)
-        r[id_of(f"TEXENV{n}_COMBINER")] = access.compose(f"TEXENV{n}_COMBINER", rgb_combine=cfg["rgb"],
-                                                         alpha_combine=cfg["alpha"])
+        r[id_of(f"TEXENV{n}_COMBINER")] = access.compose(
+            f"TEXENV{n}_COMBINER", rgb_combine=cfg["rgb"], alpha_combine=cfg["alpha"]
+        )
         r[id_of(f"TEXENV{n}_OPERAND")] = access.compose(f"TEXENV{n}_OPERAND", rgb_op2=2)
         r[id_of(f"TEXENV{n}_COLOR")] = 0x80402010
     r[id_of("COLOR_OPERATION")] = access.compose("COLOR_OPERATION", blend_mode=1, constant=0xE4)
@@ -93,8 +95,9 @@ def _framebuffer_registers(r: np.ndarray) -> None:
         r[id_of(name)] = access.compose(name, stencil=1, depth=1)
     funcs = access.locate("DEPTH_COLOR_MASK", "depth_func")[1].enum or {}
     gequal = next(code for code, name in funcs.items() if name.lower() in ("gequal", "greater or equal", ">="))
-    r[id_of("DEPTH_COLOR_MASK")] = access.compose("DEPTH_COLOR_MASK", depth_test=1, depth_func=gequal, red=1, green=1,
-                                                  blue=1, alpha=1, depth_write=1)
+    r[id_of("DEPTH_COLOR_MASK")] = access.compose(
+        "DEPTH_COLOR_MASK", depth_test=1, depth_func=gequal, red=1, green=1, blue=1, alpha=1, depth_write=1
+    )
 
 
 def color_path_fragments() -> Fragments:
@@ -132,8 +135,10 @@ def bench_color_path(repeat: int) -> None:
     for name, fn in parts.items():
         print(f"{name:28s}: {best(fn, repeat) * 1e3:6.1f} ms")
     t = best(run, repeat)
-    print(f"color path (2 bilinear textures {TEX_SIZE}x{TEX_SIZE}, 3 TEV stages), {FRAGMENTS} "
-          f"fragments: {t * 1e3:.1f} ms  {FRAGMENTS / t / 1e6:.2f} M fragments/s")
+    print(
+        f"color path (2 bilinear textures {TEX_SIZE}x{TEX_SIZE}, 3 TEV stages), {FRAGMENTS} "
+        f"fragments: {t * 1e3:.1f} ms  {FRAGMENTS / t / 1e6:.2f} M fragments/s"
+    )
     depth = np.tile(np.linspace(0.2, 0.8, FRAGMENTS // 3, dtype=np.float32), 3)  # each layer passes GEQUAL
 
     def full() -> None:
@@ -144,8 +149,10 @@ def bench_color_path(repeat: int) -> None:
         fragment_ops.resolve(mem, fb, ds, blend_program(sstate.blend), frags.x, frags.y, depth, color, stats)
 
     t = best(full, repeat)
-    print(f"full fragment path (the above + depth test/write + blending + tiled write to a 240x400 RGBA8/D24S8 "
-          f"framebuffer, 3x overdraw): {t * 1e3:.1f} ms  {FRAGMENTS / t / 1e6:.2f} M fragments/s")
+    print(
+        f"full fragment path (the above + depth test/write + blending + tiled write to a 240x400 RGBA8/D24S8 "
+        f"framebuffer, 3x overdraw): {t * 1e3:.1f} ms  {FRAGMENTS / t / 1e6:.2f} M fragments/s"
+    )
 
 
 def main() -> None:

@@ -53,8 +53,11 @@ def main() -> None:
         merged, _, merged_image = frame_s(SCENES[name](merged=True), args.runs)
         per_draw = (frame - merged) / max(draws - 1, 1)
         same = "yes" if np.array_equal(image, merged_image) else "NO"
-        print(f"| {name} | {draws} | {frame * 1e3:.1f} | {merged * 1e3:.1f} | x{frame / merged:.1f} | "
-              f"{per_draw * 1e6:.0f} us | {same} |", flush=True)
+        print(
+            f"| {name} | {draws} | {frame * 1e3:.1f} | {merged * 1e3:.1f} | x{frame / merged:.1f} | "
+            f"{per_draw * 1e6:.0f} us | {same} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

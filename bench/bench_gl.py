@@ -47,9 +47,11 @@ def main() -> None:
         gl, _, gl_image = frame_s(capture, args.runs, gl_pipe)
         floor, _, _ = frame_s(capture, args.runs, VertexOnly())
         diff = compare(sw_image, gl_image)
-        print(f"| {name} | {software * 1e3:.1f} | {gl * 1e3:.1f} | x{software / gl:.2f} | {floor * 1e3:.1f} | "
-              f"{gl_pipe.gl_draws // (args.runs + 1)} | max {diff.max_error}, {100 * diff.share_over:.2f} % > 2 |",
-              flush=True)
+        print(
+            f"| {name} | {software * 1e3:.1f} | {gl * 1e3:.1f} | x{software / gl:.2f} | {floor * 1e3:.1f} | "
+            f"{gl_pipe.gl_draws // (args.runs + 1)} | max {diff.max_error}, {100 * diff.share_over:.2f} % > 2 |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,12 @@ from picaemu.pipeline import Pipeline  # noqa: E402
 from tests.test_lighting_golden import COLOR_ADDR, VBO, identity_vs, put  # noqa: E402
 
 SIZE = (400, 240)
-SCENES = (("procedural texture", proctex_scene, 0), ("procedural texture", proctex_scene, 1),
-          ("mip-mapped unit", lod_scene, 0), ("mip-mapped unit", lod_scene, 3))
+SCENES = (
+    ("procedural texture", proctex_scene, 0),
+    ("procedural texture", proctex_scene, 1),
+    ("mip-mapped unit", lod_scene, 0),
+    ("mip-mapped unit", lod_scene, 3),
+)
 
 
 def best_ms(pipeline: Pipeline, state: object, vertices: np.ndarray, data: dict[int, bytes], runs: int) -> float:

@@ -46,8 +46,9 @@ void main() { color = texture(tex, tc); }
 def _program(gl) -> int:  # type: ignore[no-untyped-def]
     from OpenGL.GL import shaders
 
-    return shaders.compileProgram(shaders.compileShader(VERTEX, gl.GL_VERTEX_SHADER),
-                                  shaders.compileShader(FRAGMENT, gl.GL_FRAGMENT_SHADER))
+    return shaders.compileProgram(
+        shaders.compileShader(VERTEX, gl.GL_VERTEX_SHADER), shaders.compileShader(FRAGMENT, gl.GL_FRAGMENT_SHADER)
+    )
 
 
 def gl_floor_s(draws: int, runs: int) -> float:
@@ -84,11 +85,19 @@ def gl_floor_s(draws: int, runs: int) -> float:
     textures = gl.glGenTextures(8)
     for t in textures:
         gl.glBindTexture(gl.GL_TEXTURE_2D, t)
-        gl.glTexImage2D(gl.GL_TEXTURE_2D, 0, gl.GL_RGBA8, 16, 16, 0, gl.GL_RGBA, gl.GL_UNSIGNED_BYTE,
-                        rng.integers(0, 256, (16, 16, 4), np.uint8))
+        gl.glTexImage2D(
+            gl.GL_TEXTURE_2D,
+            0,
+            gl.GL_RGBA8,
+            16,
+            16,
+            0,
+            gl.GL_RGBA,
+            gl.GL_UNSIGNED_BYTE,
+            rng.integers(0, 256, (16, 16, 4), np.uint8),
+        )
         gl.glTexParameteri(gl.GL_TEXTURE_2D, gl.GL_TEXTURE_MIN_FILTER, gl.GL_NEAREST)
-    matrices = [(np.eye(4, dtype=np.float32) * 0.1 + np.diag([0, 0, 0, 0.9])).astype(np.float32)
-                for _ in range(draws)]
+    matrices = [(np.eye(4, dtype=np.float32) * 0.1 + np.diag([0, 0, 0, 0.9])).astype(np.float32) for _ in range(draws)]
     best = float("inf")
     for _ in range(runs + 1):
         start = time.perf_counter()
@@ -111,10 +120,14 @@ def main() -> None:
     software, draws, _ = frame_s(SCENES["game_cubes_1000"](), args.runs)
     print("| what | frame ms | per draw |")
     print("|---|---|---|")
-    print(f"| bare PyOpenGL on llvmpipe, {args.draws} textured draws | {floor * 1e3:.1f} | "
-          f"{floor / args.draws * 1e6:.1f} us |")
-    print(f"| picaemu software path, game_cubes_1000 ({draws} draws) | {software * 1e3:.1f} | "
-          f"{software / draws * 1e6:.1f} us |")
+    print(
+        f"| bare PyOpenGL on llvmpipe, {args.draws} textured draws | {floor * 1e3:.1f} | "
+        f"{floor / args.draws * 1e6:.1f} us |"
+    )
+    print(
+        f"| picaemu software path, game_cubes_1000 ({draws} draws) | {software * 1e3:.1f} | "
+        f"{software / draws * 1e6:.1f} us |"
+    )
     print(f"| software / floor | x{software / floor:.2f} | (issue #19 asks GL to be x5 faster) |")
 
 

@@ -40,8 +40,14 @@ def scene(draws: int) -> CaptureBuilder:
     for _ in range(draws):
         x0, y0 = rng.uniform(0, 340), rng.uniform(0, 180)
         x1, y1 = x0 + 60, y0 + 60
-        pos += [[x0, y0, 0.5, 1], [x1, y0, 0.5, 1], [x1, y1, 0.5, 1], [x0, y0, 0.5, 1], [x1, y1, 0.5, 1],
-                [x0, y1, 0.5, 1]]
+        pos += [
+            [x0, y0, 0.5, 1],
+            [x1, y0, 0.5, 1],
+            [x1, y1, 0.5, 1],
+            [x0, y0, 0.5, 1],
+            [x1, y1, 0.5, 1],
+            [x0, y1, 0.5, 1],
+        ]
         col += [[*list(rng.uniform(0, 1, 3)), 1.0]] * 6
     b.vertices([np.array(pos, np.float32), np.array(col, np.float32)])
     for i in range(draws):
@@ -68,9 +74,16 @@ def measure(cap, k: int) -> dict:
         t = time.perf_counter()
         s.goto(tl.after_draw(int(d)))
         jumps.append(time.perf_counter() - t)
-    return {"k": k, "index_s": index_s, "checkpoints": len(s.checkpoints), "mib": s.checkpoint_bytes / 2**20,
-            "back_med": statistics.median(back), "back_max": max(back), "jump_med": statistics.median(jumps),
-            "jump_max": max(jumps)}
+    return {
+        "k": k,
+        "index_s": index_s,
+        "checkpoints": len(s.checkpoints),
+        "mib": s.checkpoint_bytes / 2**20,
+        "back_med": statistics.median(back),
+        "back_max": max(back),
+        "jump_med": statistics.median(jumps),
+        "jump_max": max(jumps),
+    }
 
 
 def main() -> None:
@@ -81,13 +94,17 @@ def main() -> None:
     cap = scene(args.draws).capture()
     measure(cap, 64)  # warm numba caches
     print(f"{args.draws} draws in one command list")
-    print("| K | index s | checkpoints | checkpoint MiB | back 1 draw median ms | max ms | random jump median ms "
-          "| max ms |")
+    print(
+        "| K | index s | checkpoints | checkpoint MiB | back 1 draw median ms | max ms | random jump median ms "
+        "| max ms |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for k in (int(x) for x in args.ks.split(",")):
         r = measure(cap, k)
-        print(f"| {r['k']} | {r['index_s']:.2f} | {r['checkpoints']} | {r['mib']:.1f} | {1e3 * r['back_med']:.1f} | "
-              f"{1e3 * r['back_max']:.1f} | {1e3 * r['jump_med']:.1f} | {1e3 * r['jump_max']:.1f} |")
+        print(
+            f"| {r['k']} | {r['index_s']:.2f} | {r['checkpoints']} | {r['mib']:.1f} | {1e3 * r['back_med']:.1f} | "
+            f"{1e3 * r['back_max']:.1f} | {1e3 * r['jump_med']:.1f} | {1e3 * r['jump_max']:.1f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -101,10 +101,14 @@ def measure(path: Path, jumps: int) -> list[str]:
     edit = ms(start)
     win.worker.stop()
     kinds = sorted(worker_ms)
-    rows = [f"open {opened:.0f} ms; jump to a random draw until every panel shows it: median "
-            f"{statistics.median(totals):.0f} ms, max {max(totals):.0f} ms ({jumps} jumps); edit and replay at draw "
-            f"{panel.result.draw} ({panel.result.draws_replayed} draws) to the three pictures shown: {edit:.0f} ms", "",
-            "| panel result | worker ms (median) | GUI thread ms (median) |", "|---|---|---|"]
+    rows = [
+        f"open {opened:.0f} ms; jump to a random draw until every panel shows it: median "
+        f"{statistics.median(totals):.0f} ms, max {max(totals):.0f} ms ({jumps} jumps); edit and replay at draw "
+        f"{panel.result.draw} ({panel.result.draws_replayed} draws) to the three pictures shown: {edit:.0f} ms",
+        "",
+        "| panel result | worker ms (median) | GUI thread ms (median) |",
+        "|---|---|---|",
+    ]
     rows += [f"| {k} | {statistics.median(worker_ms[k]):.1f} | {statistics.median(gui_ms[k]):.1f} |" for k in kinds]
     rows += ["", "| dock switch (raise + repaint) | ms |", "|---|---|"]
     rows += [f"| {title} | {t:.1f} |" for title, t in switches.items()]

@@ -125,18 +125,25 @@ def main() -> None:
     lstate = LightingState.from_state(lit_state())
     frags = fragments(rng)
     t_light = best_of(lambda: compute_lighting(lstate, frags, {}))
-    print(f"lighting: {N} fragments, 2 lights, D0+RR+SP+DA: {t_light * 1e3:.1f} ms = {N / t_light / 1e6:.2f} M frag/s",
-          flush=True)
+    print(
+        f"lighting: {N} fragments, 2 lights, D0+RR+SP+DA: {t_light * 1e3:.1f} ms = {N / t_light / 1e6:.2f} M frag/s",
+        flush=True,
+    )
     tev = tev_pass(rng)
     if tev is not None:
         t_tev = best_of(tev)
-        print(f"TEV (1 modulate stage + 5 pass-through): {t_tev * 1e3:.1f} ms = {N / t_tev / 1e6:.2f} M frag/s; "
-              f"lighting / TEV = {t_light / t_tev:.2f}x")
+        print(
+            f"TEV (1 modulate stage + 5 pass-through): {t_tev * 1e3:.1f} ms = {N / t_tev / 1e6:.2f} M frag/s; "
+            f"lighting / TEV = {t_light / t_tev:.2f}x"
+        )
     full = full_path()
     if full is not None:
         t_lit, t_unlit, covered = full
-        print(f"full pipeline, one draw of {covered} fragments: lit {t_lit * 1e3:.1f} ms, "
-              f"unlit {t_unlit * 1e3:.1f} ms; lit / unlit = {t_lit / t_unlit:.2f}x", flush=True)
+        print(
+            f"full pipeline, one draw of {covered} fragments: lit {t_lit * 1e3:.1f} ms, "
+            f"unlit {t_unlit * 1e3:.1f} ms; lit / unlit = {t_lit / t_unlit:.2f}x",
+            flush=True,
+        )
     pstate = ProctexState.from_state(proctex_state())
     uv = rng.uniform(-2, 2, (N, 2)).astype(np.float32)
     t_pt = best_of(lambda: sample_proctex(pstate, uv))

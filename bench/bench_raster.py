@@ -65,8 +65,7 @@ def make_state(n_vertices: int):
     put("SH_OUTMAP_O1", x=8, y=9, z=10, w=11)
     put("VSH_OUTMAP_MASK", o0=1, o1=1)
     put("ATTRIBBUFFERS_LOC", base=VBO >> 4)
-    put("ATTRIBBUFFERS_FORMAT_LOW", attr0_type=3, attr0_components_minus_1=3, attr1_type=3,
-        attr1_components_minus_1=3)
+    put("ATTRIBBUFFERS_FORMAT_LOW", attr0_type=3, attr0_components_minus_1=3, attr1_type=3, attr1_components_minus_1=3)
     put("ATTRIBBUFFERS_FORMAT_HIGH", num_attrs_minus_1=1)
     put("ATTRIBBUFFER0_CONFIG1", comp0=0, comp1=1)
     put("ATTRIBBUFFER0_CONFIG2", stride=32, num_components=2)
@@ -126,8 +125,10 @@ def bench_case(name: str, n: int, leg: float, gouraud: bool, repeat: int) -> Non
     f = len(frags)
     kernel = f"{n / t_raster / 1e6:5.2f} M tri/s {f / t_raster / 1e6:5.1f} M frag/s {t_raster * 1e3:6.1f} ms"
     draw = f"{n / t_frame / 1e6:5.3f} M tri/s {f / t_frame / 1e6:5.1f} M frag/s {t_frame * 1e3:6.1f} ms"
-    print(f"{name:24s} {n:6d} tris {f:8d} frags ({f / n:7.1f}/tri) | raster kernel: {kernel} | pipeline draw: {draw}"
-          f" (written {stats['fragments_written']})")
+    print(
+        f"{name:24s} {n:6d} tris {f:8d} frags ({f / n:7.1f}/tri) | raster kernel: {kernel} | pipeline draw: {draw}"
+        f" (written {stats['fragments_written']})"
+    )
 
 
 def main() -> None:

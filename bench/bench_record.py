@@ -46,8 +46,12 @@ def record_sample(player: Path, name: str, work: Path) -> None:
     with GdbClient("127.0.0.1", port) as link:
         link.handshake()
         link.stop_reason()
-        recorder = Recorder(link, find_hooks(player), from_start=True,
-                            progress=lambda p: p.frames > len(frame_ends) and frame_ends.append(time.perf_counter()))
+        recorder = Recorder(
+            link,
+            find_hooks(player),
+            from_start=True,
+            progress=lambda p: p.frames > len(frame_ends) and frame_ends.append(time.perf_counter()),
+        )
         capture = recorder.run()
         total = time.perf_counter() - start
         requests, read = link.requests, link.bytes_read
@@ -55,9 +59,11 @@ def record_sample(player: Path, name: str, work: Path) -> None:
     first = frame_ends[0] - start if frame_ends else total
     rest = [b - a for a, b in itertools.pairwise(frame_ends)]
     later = f", later frames {min(rest) * 1e3:.0f}-{max(rest) * 1e3:.0f} ms" if rest else ""
-    print(f"{name:16s} {recorder.frames} frame(s) in {total:.2f} s: first frame {first:.2f} s{later}; "
-          f"{requests} requests, {read / 1024:.0f} KiB read, {recorder.bytes_recorded / 1024:.0f} KiB recorded, "
-          f"{len(capture.events)} events")
+    print(
+        f"{name:16s} {recorder.frames} frame(s) in {total:.2f} s: first frame {first:.2f} s{later}; "
+        f"{requests} requests, {read / 1024:.0f} KiB read, {recorder.bytes_recorded / 1024:.0f} KiB recorded, "
+        f"{len(capture.events)} events"
+    )
 
 
 def baselines(player: Path, work: Path) -> None:
@@ -77,8 +83,10 @@ def baselines(player: Path, work: Path) -> None:
             link.read_memory(sp - link.read_chunk, link.read_chunk)
             size += link.read_chunk
         rate = size / (time.perf_counter() - t)
-        print(f"baseline: round trip of one 4-byte read {rtt * 1e6:.0f} us; bulk reads of {link.read_chunk} bytes "
-              f"(stub PacketSize 0x{link.packet_size:X}, no-ack mode {not link.ack_mode}) {rate / 1024:.0f} KiB/s")
+        print(
+            f"baseline: round trip of one 4-byte read {rtt * 1e6:.0f} us; bulk reads of {link.read_chunk} bytes "
+            f"(stub PacketSize 0x{link.packet_size:X}, no-ack mode {not link.ack_mode}) {rate / 1024:.0f} KiB/s"
+        )
         link.detach()
     qemu.wait(timeout=30)
 

@@ -68,8 +68,11 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     cases = [(name, build(name)) for name in SAMPLES]
-    cases += [(f"shared {p.name}", load_capture(p)) for p in (SHARED / "scene1_triangle",
-                                                             SHARED / "scene2_textured_quad") if p.is_dir()]
+    cases += [
+        (f"shared {p.name}", load_capture(p))
+        for p in (SHARED / "scene1_triangle", SHARED / "scene2_textured_quad")
+        if p.is_dir()
+    ]
     for name, capture in cases:
         wall, cpu, frames, draws = frame_ms(capture, args.runs)
         rows.append((name, frames, draws, wall, cpu))
@@ -80,8 +83,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         sample = Path(tmp) / "texture_formats.pica"
         pica.write(sample, build("texture_formats"))
-        for label, source in (("sample texture_formats.pica", sample),
-                              ("shared scene2 legacy .ctf", SHARED / "citrace" / "scene2_textured_quad.legacy.ctf")):
+        for label, source in (
+            ("sample texture_formats.pica", sample),
+            ("shared scene2 legacy .ctf", SHARED / "citrace" / "scene2_textured_quad.legacy.ctf"),
+        ):
             if source.exists():
                 wall = render_wall_s(source, max(3, args.runs // 2))
                 ok = "yes" if wall <= TARGET_RENDER_S else "NO"

@@ -92,19 +92,23 @@ def main() -> None:
     args = ap.parse_args()
     plain = _setup(HEADER + TAIL)
     divergent = _setup(HEADER + DIVERGENT + TAIL)
-    n_instr = (HEADER + TAIL).count("\n    ") - 0     # instructions executed per vertex (uniform flow)
+    n_instr = (HEADER + TAIL).count("\n    ") - 0  # instructions executed per vertex (uniform flow)
     big = _inputs(args.vertices)
-    run_vertex_shader(plain, big[:8])                 # warm caches (decode)
+    run_vertex_shader(plain, big[:8])  # warm caches (decode)
     run_vertex_shader(divergent, big[:8])
     t_plain = _best(lambda: run_vertex_shader(plain, big), args.repeat, "plain")
     t_div = _best(lambda: run_vertex_shader(divergent, big), args.repeat, "divergent")
     small = big[:4]
     t_small = _best(lambda: [run_vertex_shader(plain, small) for _ in range(100)], args.repeat, "small") / 100
     n = args.vertices
-    print(f"uniform flow  : {n_instr} instructions x {n} vertices in {t_plain * 1e3:.1f} ms -> "
-          f"{n / t_plain / 1e6:.2f} M vertices/s, {n * n_instr / t_plain / 1e6:.1f} M vertex-instructions/s")
-    print(f"divergent IFC : {n} vertices in {t_div * 1e3:.1f} ms -> {n / t_div / 1e6:.2f} M vertices/s "
-          f"({t_div / t_plain:.2f}x the uniform-flow time)")
+    print(
+        f"uniform flow  : {n_instr} instructions x {n} vertices in {t_plain * 1e3:.1f} ms -> "
+        f"{n / t_plain / 1e6:.2f} M vertices/s, {n * n_instr / t_plain / 1e6:.1f} M vertex-instructions/s"
+    )
+    print(
+        f"divergent IFC : {n} vertices in {t_div * 1e3:.1f} ms -> {n / t_div / 1e6:.2f} M vertices/s "
+        f"({t_div / t_plain:.2f}x the uniform-flow time)"
+    )
     print(f"4-vertex draw : {t_small * 1e6:.0f} us per batch")
     walls = f"{WALL['plain'] * 1e3:.1f} ms, {WALL['divergent'] * 1e3:.1f} ms, {WALL['small'] * 1e4:.0f} us"
     print(f"(CPU time of this process; best wall times: {walls})")

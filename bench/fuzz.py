@@ -97,8 +97,14 @@ class Tally:
 
 
 def _spawn(kind: str, start: int, count: int, env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, __file__, "--worker", kind, str(start), str(count)],
-                            stdout=subprocess.PIPE, text=True, bufsize=1, env=env, cwd=REPO)
+    return subprocess.Popen(
+        [sys.executable, __file__, "--worker", kind, str(start), str(count)],
+        stdout=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+        env=env,
+        cwd=REPO,
+    )
 
 
 def campaign(kind: str, start: int, count: int, hang: float, env: dict[str, str]) -> Tally:
@@ -140,9 +146,11 @@ def baseline() -> None:
 
     quiet()
     targets.run_capture(capture_seeds()[0])  # compile the kernels outside the timing
-    for name, items, run in (("capture", capture_seeds(), targets.run_capture),
-                             ("shbin", shbin_seeds(), targets.run_shbin),
-                             ("draw", [c for _, c in sample_captures()], lambda c: targets.run_hostile_draws(c, []))):
+    for name, items, run in (
+        ("capture", capture_seeds(), targets.run_capture),
+        ("shbin", shbin_seeds(), targets.run_shbin),
+        ("draw", [c for _, c in sample_captures()], lambda c: targets.run_hostile_draws(c, [])),
+    ):
         t0 = time.perf_counter()
         outcomes = collections.Counter(run(item) for item in items)
         ms = 1000 * (time.perf_counter() - t0) / len(items)
@@ -151,18 +159,28 @@ def baseline() -> None:
 
 def report(kind: str, t: Tally) -> dict:
     named = sum(n for o, n in t.outcomes.items() if o != "ok")
-    print(f"{kind:8s} {t.inputs:7d} inputs in {t.seconds:7.1f} s ({t.inputs / max(t.seconds, 1e-9):7.1f}/s)"
-          f"  packets {t.packets:9d}  ok {t.outcomes['ok']:6d}  named errors {named:6d}  crashes {len(t.crashes)}"
-          f"  hangs {len(t.hangs)}  slowest {t.slowest:.2f} s  peak {t.peak_mb:.0f} MB"
-          f"  over {MEMORY_LIMIT_MB:.0f} MB {len(t.over_memory)}")
+    print(
+        f"{kind:8s} {t.inputs:7d} inputs in {t.seconds:7.1f} s ({t.inputs / max(t.seconds, 1e-9):7.1f}/s)"
+        f"  packets {t.packets:9d}  ok {t.outcomes['ok']:6d}  named errors {named:6d}  crashes {len(t.crashes)}"
+        f"  hangs {len(t.hangs)}  slowest {t.slowest:.2f} s  peak {t.peak_mb:.0f} MB"
+        f"  over {MEMORY_LIMIT_MB:.0f} MB {len(t.over_memory)}"
+    )
     print(f"         errors: {dict(t.outcomes.most_common())}")
     for line in t.crashes[:20]:
         print(f"         CRASH {line}")
     if t.hangs:
         print(f"         HANG seeds {t.hangs[:20]}")
-    return {"inputs": t.inputs, "packets": t.packets, "outcomes": dict(t.outcomes), "crashes": t.crashes,
-            "hangs": t.hangs, "slowest_s": t.slowest, "peak_mb": t.peak_mb, "over_memory": t.over_memory,
-            "seconds": round(t.seconds, 1)}
+    return {
+        "inputs": t.inputs,
+        "packets": t.packets,
+        "outcomes": dict(t.outcomes),
+        "crashes": t.crashes,
+        "hangs": t.hangs,
+        "slowest_s": t.slowest,
+        "peak_mb": t.peak_mb,
+        "over_memory": t.over_memory,
+        "seconds": round(t.seconds, 1),
+    }
 
 
 def main() -> None:
@@ -171,8 +189,11 @@ def main() -> None:
     ap.add_argument("--start", type=int, default=0, help="first seed")
     ap.add_argument("--jobs", type=int, default=1, help="kinds run in parallel (one worker each)")
     ap.add_argument("--hang", type=float, default=HANG_SECONDS, help="seconds of silence that count as a hang")
-    ap.add_argument("--boundscheck", action="store_true",
-                    help="compile the numba kernels with bounds checks (own cache dir): out-of-bounds reads crash")
+    ap.add_argument(
+        "--boundscheck",
+        action="store_true",
+        help="compile the numba kernels with bounds checks (own cache dir): out-of-bounds reads crash",
+    )
     ap.add_argument("--json", type=Path, help="also write the figures as JSON")
     ap.add_argument("--replay", nargs=2, metavar=("KIND", "SEED"), help="run one input, with its traceback")
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
@@ -191,14 +212,17 @@ def main() -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     if args.boundscheck:
         env.update(NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(REPO / ".numba-boundscheck"))
-    print(f"picaemu fuzz campaign: {counts}, seeds from {args.start}, jobs {args.jobs}, hang {args.hang} s, "
-          f"boundscheck {args.boundscheck}; machine: {os.cpu_count()} cores")
+    print(
+        f"picaemu fuzz campaign: {counts}, seeds from {args.start}, jobs {args.jobs}, hang {args.hang} s, "
+        f"boundscheck {args.boundscheck}; machine: {os.cpu_count()} cores"
+    )
     baseline()
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(args.jobs) as pool:
-        tallies = dict(zip(counts, pool.map(lambda k: campaign(k, args.start, counts[k], args.hang, env), counts),
-                           strict=True))
+        tallies = dict(
+            zip(counts, pool.map(lambda k: campaign(k, args.start, counts[k], args.hang, env), counts), strict=True)
+        )
     figures = {kind: report(kind, t) for kind, t in tallies.items()}
     if args.json:
         from picaemu.formats.files import write_text

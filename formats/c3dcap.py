@@ -86,8 +86,9 @@ class Scene:
 def _int(obj: dict[str, Any], key: str, where: str, path: Path, bits: int = 32) -> int:
     value = obj.get(key)
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << bits:
-        raise FormatError(f"{where}: field {key!r} must be an unsigned {bits}-bit integer, got {value!r}",
-                          path=str(path))
+        raise FormatError(
+            f"{where}: field {key!r} must be an unsigned {bits}-bit integer, got {value!r}", path=str(path)
+        )
     return value
 
 
@@ -129,8 +130,11 @@ class _Loader:
                 raise FormatError(f"{w}: not an object", path=str(self.manifest))
             size = _int(a, "size", w, self.manifest)
             data = self.blob(a["file"], w, size) if a.get("file") is not None else None
-            out.append(Allocation(str(a.get("region", "")), _int(a, "paddr", w, self.manifest), size,
-                                  str(a.get("tag", "")), data))
+            out.append(
+                Allocation(
+                    str(a.get("region", "")), _int(a, "paddr", w, self.manifest), size, str(a.get("tag", "")), data
+                )
+            )
         return tuple(out)
 
     def gx(self, e: dict[str, Any], seq: int, where: str) -> GxCommand:
@@ -141,15 +145,22 @@ class _Loader:
             fills = e.get("fill")
             if not isinstance(fills, list) or len(fills) > 2:
                 raise FormatError(f"{where}: 'fill' must be a list of at most 2 units", path=str(m))
-            units = tuple(Fill(*(_int(f, k, f"{where} fill", m) for k in ("start_paddr", "end_paddr", "value",
-                                                                             "control"))) for f in fills)
+            units = tuple(
+                Fill(*(_int(f, k, f"{where} fill", m) for k in ("start_paddr", "end_paddr", "value", "control")))
+                for f in fills
+            )
             return GxCommand(seq, kind, {"fills": units}, memory)
         if kind == "ProcessCommandList":
             size = _int(e, "cmdlist_size_bytes", where, m)
             data = _file(self.root, e.get("cmdlist_file"), where, size)
             flags = e.get("flags") if isinstance(e.get("flags"), dict) else {}
-            args = {"address": _int(e, "cmdlist_paddr", where, m), "size": size, "data": data,
-                    "update_gas": int(bool(flags.get("update_gas_acc", 0))), "flush": int(bool(flags.get("flush", 0)))}
+            args = {
+                "address": _int(e, "cmdlist_paddr", where, m),
+                "size": size,
+                "data": data,
+                "update_gas": int(bool(flags.get("update_gas_acc", 0))),
+                "flush": int(bool(flags.get("flush", 0))),
+            }
             return GxCommand(seq, kind, args, memory)
         if kind == "DisplayTransfer":
             keys = ("in_paddr", "out_paddr", "in_width", "in_height", "out_width", "out_height", "flags")
@@ -164,8 +175,15 @@ class _Loader:
         screen = e.get("screen")
         if screen not in SCREENS:
             raise FormatError(f"{where}: screen must be 'top' or 'bottom', got {screen!r}", path=str(m))
-        return Present(seq, SCREENS[screen], _int(e, "fb_a_paddr", where, m), _int(e, "fb_b_paddr", where, m),
-                       _int(e, "stride", where, m), _int(e, "mode", where, m), _int(e, "swap", where, m) & 1)
+        return Present(
+            seq,
+            SCREENS[screen],
+            _int(e, "fb_a_paddr", where, m),
+            _int(e, "fb_b_paddr", where, m),
+            _int(e, "stride", where, m),
+            _int(e, "mode", where, m),
+            _int(e, "swap", where, m) & 1,
+        )
 
 
 def read(path: str | os.PathLike[str]) -> Scene:

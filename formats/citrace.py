@@ -117,8 +117,10 @@ def _read_array(data: bytes, name: str, index: int, trace: CiTrace) -> None:
     if words == 0:
         return
     if offset < HEADER_SIZE or offset + 4 * words > len(data):
-        trace.warnings.append(f"array {name} (offset 0x{offset:X}, {words} words, header byte 0x{field_at:X}) "
-                              "lies outside the file; read as absent")
+        trace.warnings.append(
+            f"array {name} (offset 0x{offset:X}, {words} words, header byte 0x{field_at:X}) "
+            "lies outside the file; read as absent"
+        )
         return
     arr = np.frombuffer(data, "<u4", count=words, offset=offset).astype(np.uint32)
     if words > want and np.any(arr[want:]):
@@ -206,8 +208,13 @@ def _payload(element: Element, layout: Layout, blob_offsets: dict[bytes, int]) -
         return [ElementType.MEMORY_LOAD, blob_offsets[element.data], len(element.data), element.address, 0]
     if layout is Layout.LEGACY:
         value = element.value
-        return [ElementType.REGISTER_WRITE, element.address, TAG_OF_WIDTH[element.width], value & 0xFFFFFFFF,
-                value >> 32 & 0xFFFFFFFF]
+        return [
+            ElementType.REGISTER_WRITE,
+            element.address,
+            TAG_OF_WIDTH[element.width],
+            value & 0xFFFFFFFF,
+            value >> 32 & 0xFFFFFFFF,
+        ]
     if element.width != 4:
         raise FormatError(f"the new CiTrace layout cannot hold a {element.width}-byte register write")
     return [ElementType.REGISTER_WRITE, element.address, element.value & 0xFFFFFFFF, 0, 0]

@@ -78,8 +78,7 @@ def write_atomic(path: PathLike, data: bytes) -> None:
 
 def _named(err: OSError, target: Path) -> OSError:
     """The same error, naming the destination (not the temporary file, nor nothing)."""
-    return type(err)(err.errno, err.strerror or str(err), str(target)) if err.errno else OSError(
-        f"{target}: {err}")
+    return type(err)(err.errno, err.strerror or str(err), str(target)) if err.errno else OSError(f"{target}: {err}")
 
 
 def write_text(path: PathLike, text: str) -> None:
@@ -104,8 +103,9 @@ def encode_image(array: np.ndarray, fmt: str = "PNG", mode: str | None = None, p
     try:
         Image.fromarray(np.ascontiguousarray(array, np.uint8), mode).save(buffer, format=fmt)
     except (OSError, ValueError) as err:  # e.g. RGBA into a format without alpha
-        raise FormatError(f"cannot encode the picture as {fmt}: {err}",
-                          path=None if path is None else os.fspath(path)) from None
+        raise FormatError(
+            f"cannot encode the picture as {fmt}: {err}", path=None if path is None else os.fspath(path)
+        ) from None
     return buffer.getvalue()
 
 

@@ -71,9 +71,30 @@ MAX_BLOBS = 1 << 20
 MAX_META_ENTRIES = 4096
 
 
-__all__ = ["MAGIC", "BlobStore", "Capture", "Codec", "CommandList", "DisplayTransfer", "Event", "EventType",
-           "FillUnit", "FrameEnd", "InitialState", "Marker", "MemoryFill", "MemoryWrite", "Present", "RegWrite",
-           "TextureCopy", "build", "parse", "read", "write", "write_atomic"]
+__all__ = [
+    "MAGIC",
+    "BlobStore",
+    "Capture",
+    "Codec",
+    "CommandList",
+    "DisplayTransfer",
+    "Event",
+    "EventType",
+    "FillUnit",
+    "FrameEnd",
+    "InitialState",
+    "Marker",
+    "MemoryFill",
+    "MemoryWrite",
+    "Present",
+    "RegWrite",
+    "TextureCopy",
+    "build",
+    "parse",
+    "read",
+    "write",
+    "write_atomic",
+]
 
 
 class Codec(IntEnum):
@@ -266,8 +287,9 @@ def _parse_sections(data: bytes) -> dict[bytes, tuple[bytes, int, int, bool]]:
     if head.magic != MAGIC:
         raise FormatError(f"not a .pica capture (magic {head.magic!r})", offset=0)
     if head.major != VERSION_MAJOR:
-        raise FormatError(f".pica version {head.major}.{head.minor} is not supported (need {VERSION_MAJOR}.x)",
-                          offset=8)
+        raise FormatError(
+            f".pica version {head.major}.{head.minor} is not supported (need {VERSION_MAJOR}.x)", offset=8
+        )
     sections: dict[bytes, tuple[bytes, int, int, bool]] = {}
     for _ in range(head.count):
         r.need(_SECTION.sizeof(), "section header")
@@ -309,8 +331,10 @@ def _parse_state(payload: bytes, base: int, nblobs: int) -> InitialState:
     table = np.frombuffer(r.take(8 * count, "memory block table"), "<u4").reshape(count, 2)
     bad = np.flatnonzero(table[:, 1] >= nblobs) if count else []
     if len(bad):
-        raise FormatError(f"initial memory block {bad[0]} names missing blob {table[bad[0], 1]}",
-                          offset=base + _STATE_BYTES + 4 + 8 * int(bad[0]))
+        raise FormatError(
+            f"initial memory block {bad[0]} names missing blob {table[bad[0], 1]}",
+            offset=base + _STATE_BYTES + 4 + 8 * int(bad[0]),
+        )
     return InitialState(**arrays, memory=[(int(a), int(b)) for a, b in table])
 
 
@@ -358,8 +382,9 @@ def _parse_events(payload: bytes, base: int, nblobs: int, strict: bool) -> tuple
     return events, None
 
 
-def _in_section(sections: dict[bytes, tuple[bytes, int, int, bool]], tag: bytes, parser: Callable[..., Any],
-                *args: Any) -> Any:
+def _in_section(
+    sections: dict[bytes, tuple[bytes, int, int, bool]], tag: bytes, parser: Callable[..., Any], *args: Any
+) -> Any:
     """Run a section parser. Offsets inside a compressed section mean nothing in the file: such errors name the
     section header's offset and the byte inside the decompressed section."""
     payload, base, header_at, compressed = sections[tag]
@@ -369,8 +394,9 @@ def _in_section(sections: dict[bytes, tuple[bytes, int, int, bool]], tag: bytes,
         if not compressed or err.offset is None:
             raise
         inner = str(err).rsplit(" (byte offset", 1)[0]
-        raise FormatError(f"{inner} [byte 0x{err.offset - base:X} of the decompressed {tag.decode()} section]",
-                          offset=header_at) from None
+        raise FormatError(
+            f"{inner} [byte 0x{err.offset - base:X} of the decompressed {tag.decode()} section]", offset=header_at
+        ) from None
 
 
 def parse(data: bytes, *, strict: bool = True) -> Capture:
@@ -383,8 +409,9 @@ def parse(data: bytes, *, strict: bool = True) -> Capture:
     if damage is not None and sections[b"EVNT"][3] and damage.offset is not None:
         base, header_at = sections[b"EVNT"][1], sections[b"EVNT"][2]
         inner = str(damage).rsplit(" (byte offset", 1)[0]
-        damage = FormatError(f"{inner} [byte 0x{damage.offset - base:X} of the decompressed EVNT section]",
-                             offset=header_at)
+        damage = FormatError(
+            f"{inner} [byte 0x{damage.offset - base:X} of the decompressed EVNT section]", offset=header_at
+        )
     return Capture(meta, state, blobs, events, damage)
 
 
@@ -399,8 +426,9 @@ def read(path: str | os.PathLike[str], *, strict: bool = True) -> Capture:
 # ------------------------------------------------------------------------------------------------- writing
 def _section(tag: bytes, payload: bytes, codec: Codec) -> bytes:
     stored = _compress(codec, payload)
-    head = _SECTION.build({"tag": tag, "codec": codec, "raw_size": len(payload), "stored_size": len(stored),
-                           "crc": zlib.crc32(stored)})
+    head = _SECTION.build(
+        {"tag": tag, "codec": codec, "raw_size": len(payload), "stored_size": len(stored), "crc": zlib.crc32(stored)}
+    )
     return head + stored
 
 
@@ -411,8 +439,9 @@ def _build_blobs(store: BlobStore, codec: Codec) -> bytes:
         packed = _compress(codec, raw)
         use = codec if len(packed) < len(raw) else Codec.RAW
         stored = packed if use is codec else raw
-        entries.append(_BLOB_ENTRY.build({"codec": use, "raw_size": len(raw), "stored_size": len(stored),
-                                          "offset": offset}))
+        entries.append(
+            _BLOB_ENTRY.build({"codec": use, "raw_size": len(raw), "stored_size": len(stored), "offset": offset})
+        )
         chunks.append(stored)
         offset += len(stored)
     return _U32.build(len(store)) + b"".join(entries) + b"".join(chunks)

@@ -137,8 +137,9 @@ BODIES: dict[EventType, tuple[type, cs.Construct]] = {
     ),
     EventType.PRESENT: (
         Present,
-        cs.Struct("screen" / cs.Int8ul, "left" / _U32, "right" / _U32, "format" / _U32, "stride" / _U32,
-                  "select" / cs.Int8ul),
+        cs.Struct(
+            "screen" / cs.Int8ul, "left" / _U32, "right" / _U32, "format" / _U32, "stride" / _U32, "select" / cs.Int8ul
+        ),
     ),
     EventType.FRAME_END: (FrameEnd, cs.Struct()),
     EventType.MARKER: (Marker, cs.Struct("text" / cs.PascalString(cs.Int16ul, "utf8"))),

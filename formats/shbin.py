@@ -39,34 +39,63 @@ UNIFORM_SIZE = 8
 OPDESC_SIZE = 8
 SHADER_TYPES = {0: "vertex", 1: "geometry"}
 CONSTANT_TYPES = {0: "bool", 1: "ivec", 2: "fvec"}
-OUTPUT_TYPES = {0: "position", 1: "quaternion", 2: "color", 3: "texcoord0", 4: "texcoord0w", 5: "texcoord1",
-                6: "texcoord2", 7: "unknown7", 8: "view", 9: "dummy"}
+OUTPUT_TYPES = {
+    0: "position",
+    1: "quaternion",
+    2: "color",
+    3: "texcoord0",
+    4: "texcoord0w",
+    5: "texcoord1",
+    6: "texcoord2",
+    7: "unknown7",
+    8: "view",
+    9: "dummy",
+}
 GS_MODES = {0: "point", 1: "variable", 2: "fixed"}
 # SHBIN unified uniform numbering: (first raw value, count, register-file letter)
 UNIFORM_SPACES = ((0x00, 16, "v"), (0x10, 96, "c"), (0x70, 4, "i"), (0x78, 16, "b"))
 
 _DVLP_HEADER = cs.Struct(
-    "magic" / cs.Const(DVLP_MAGIC), "version" / cs.Int32ul,
-    "code_offset" / cs.Int32ul, "code_words" / cs.Int32ul,
-    "opdesc_offset" / cs.Int32ul, "opdesc_count" / cs.Int32ul,
-    "unknown0" / cs.Int32ul, "unknown1" / cs.Int32ul,
-    "symbol_offset" / cs.Int32ul, "symbol_size" / cs.Int32ul,
+    "magic" / cs.Const(DVLP_MAGIC),
+    "version" / cs.Int32ul,
+    "code_offset" / cs.Int32ul,
+    "code_words" / cs.Int32ul,
+    "opdesc_offset" / cs.Int32ul,
+    "opdesc_count" / cs.Int32ul,
+    "unknown0" / cs.Int32ul,
+    "unknown1" / cs.Int32ul,
+    "symbol_offset" / cs.Int32ul,
+    "symbol_size" / cs.Int32ul,
 )
 DVLP_HEADER_SIZE = _DVLP_HEADER.sizeof()
 _DVLE_HEADER = cs.Struct(
-    "magic" / cs.Const(DVLE_MAGIC), "version" / cs.Int16ul, "shader_type" / cs.Int8ul, "merge_outmaps" / cs.Int8ul,
-    "main_offset" / cs.Int32ul, "main_end" / cs.Int32ul,
-    "input_mask" / cs.Int16ul, "output_mask" / cs.Int16ul,
-    "gs_mode" / cs.Int8ul, "gs_fixed_start" / cs.Int8ul, "gs_variable_num" / cs.Int8ul, "gs_fixed_num" / cs.Int8ul,
-    "constant_offset" / cs.Int32ul, "constant_count" / cs.Int32ul,
-    "label_offset" / cs.Int32ul, "label_count" / cs.Int32ul,
-    "output_offset" / cs.Int32ul, "output_count" / cs.Int32ul,
-    "uniform_offset" / cs.Int32ul, "uniform_count" / cs.Int32ul,
-    "symbol_offset" / cs.Int32ul, "symbol_size" / cs.Int32ul,
+    "magic" / cs.Const(DVLE_MAGIC),
+    "version" / cs.Int16ul,
+    "shader_type" / cs.Int8ul,
+    "merge_outmaps" / cs.Int8ul,
+    "main_offset" / cs.Int32ul,
+    "main_end" / cs.Int32ul,
+    "input_mask" / cs.Int16ul,
+    "output_mask" / cs.Int16ul,
+    "gs_mode" / cs.Int8ul,
+    "gs_fixed_start" / cs.Int8ul,
+    "gs_variable_num" / cs.Int8ul,
+    "gs_fixed_num" / cs.Int8ul,
+    "constant_offset" / cs.Int32ul,
+    "constant_count" / cs.Int32ul,
+    "label_offset" / cs.Int32ul,
+    "label_count" / cs.Int32ul,
+    "output_offset" / cs.Int32ul,
+    "output_count" / cs.Int32ul,
+    "uniform_offset" / cs.Int32ul,
+    "uniform_count" / cs.Int32ul,
+    "symbol_offset" / cs.Int32ul,
+    "symbol_size" / cs.Int32ul,
 )
 _CONSTANT = cs.Struct("type" / cs.Int16ul, "register" / cs.Int16ul, "data" / cs.Array(4, cs.Int32ul))
-_LABEL = cs.Struct("id" / cs.Int16ul, "unknown" / cs.Int16ul, "location" / cs.Int32ul, "size" / cs.Int32ul,
-                   "symbol" / cs.Int32ul)
+_LABEL = cs.Struct(
+    "id" / cs.Int16ul, "unknown" / cs.Int16ul, "location" / cs.Int32ul, "size" / cs.Int32ul, "symbol" / cs.Int32ul
+)
 _OUTPUT = cs.Struct("type" / cs.Int16ul, "register" / cs.Int16ul, "mask" / cs.Int16ul, "unknown" / cs.Int16ul)
 _UNIFORM = cs.Struct("symbol" / cs.Int32ul, "first" / cs.Int16ul, "last" / cs.Int16ul)
 _OPDESC = cs.Struct("descriptor" / cs.Int32ul, "extra" / cs.Int32ul)
@@ -142,7 +171,7 @@ class Dvle:
         if not 0 <= offset < len(self.symbols):
             return ""
         end = self.symbols.find(b"\0", offset)
-        return self.symbols[offset: end if end >= 0 else len(self.symbols)].decode("ascii", "replace")
+        return self.symbols[offset : end if end >= 0 else len(self.symbols)].decode("ascii", "replace")
 
 
 @dataclass(frozen=True)
@@ -179,24 +208,25 @@ def _parse_at(struct: cs.Construct, data: bytes, offset: int, what: str) -> cs.C
     if offset < 0 or offset + size > len(data):
         raise FormatError(f"{what} ({size} bytes) runs past the end of the {len(data)}-byte file", offset=offset)
     try:
-        return struct.parse(data[offset: offset + size])
+        return struct.parse(data[offset : offset + size])
     except cs.ConstructError as err:
         raise FormatError(f"bad {what}: {err}", offset=offset) from None
 
 
-def _table(data: bytes, base: int, offset: int, count: int, item: cs.Construct, what: str,
-           field_at: int, limit: int) -> list[cs.Container]:
+def _table(
+    data: bytes, base: int, offset: int, count: int, item: cs.Construct, what: str, field_at: int, limit: int
+) -> list[cs.Container]:
     size = item.sizeof()
     start = base + offset
     if count > limit or start < base or start + count * size > len(data):
         raise FormatError(f"{what} table ({count} x {size} bytes at +0x{offset:X}) exceeds the file", offset=field_at)
-    return [item.parse(data[start + k * size: start + (k + 1) * size]) for k in range(count)]
+    return [item.parse(data[start + k * size : start + (k + 1) * size]) for k in range(count)]
 
 
 def _blob(data: bytes, start: int, size: int, what: str, field_at: int) -> bytes:
     if start < 0 or size < 0 or start + size > len(data):
         raise FormatError(f"{what} ({size} bytes at 0x{start:X}) exceeds the file", offset=field_at)
-    return bytes(data[start: start + size])
+    return bytes(data[start : start + size])
 
 
 def _check_disjoint(spans: list[tuple[int, int, str]], where: int) -> None:
@@ -214,21 +244,32 @@ def _parse_dvle(data: bytes, base: int) -> Dvle:
     outs = _table(data, base, h.output_offset, h.output_count, _OUTPUT, "output", base + 0x28, limit)
     unis = _table(data, base, h.uniform_offset, h.uniform_count, _UNIFORM, "uniform", base + 0x30, limit)
     symbols = _blob(data, base + h.symbol_offset, h.symbol_size, "DVLE symbol table", base + 0x38)
-    _check_disjoint([
-        (0, _DVLE_HEADER.sizeof(), "DVLE header"),
-        (h.constant_offset, h.constant_offset + CONSTANT_SIZE * h.constant_count, "constant table"),
-        (h.label_offset, h.label_offset + LABEL_SIZE * h.label_count, "label table"),
-        (h.output_offset, h.output_offset + OUTPUT_SIZE * h.output_count, "output table"),
-        (h.uniform_offset, h.uniform_offset + UNIFORM_SIZE * h.uniform_count, "uniform table"),
-        (h.symbol_offset, h.symbol_offset + h.symbol_size, "symbol table"),
-    ], base)
+    _check_disjoint(
+        [
+            (0, _DVLE_HEADER.sizeof(), "DVLE header"),
+            (h.constant_offset, h.constant_offset + CONSTANT_SIZE * h.constant_count, "constant table"),
+            (h.label_offset, h.label_offset + LABEL_SIZE * h.label_count, "label table"),
+            (h.output_offset, h.output_offset + OUTPUT_SIZE * h.output_count, "output table"),
+            (h.uniform_offset, h.uniform_offset + UNIFORM_SIZE * h.uniform_count, "uniform table"),
+            (h.symbol_offset, h.symbol_offset + h.symbol_size, "symbol table"),
+        ],
+        base,
+    )
     for k, c in enumerate(consts):
         if c.type not in CONSTANT_TYPES:
             raise FormatError(f"constant {k} has unknown type {c.type}", offset=base + h.constant_offset + k * 0x14)
     return Dvle(
-        shader_type=h.shader_type, main_offset=h.main_offset, main_end=h.main_end, input_mask=h.input_mask,
-        output_mask=h.output_mask, version=h.version, merge_outmaps=h.merge_outmaps, gs_mode=h.gs_mode,
-        gs_fixed_start=h.gs_fixed_start, gs_variable_num=h.gs_variable_num, gs_fixed_num=h.gs_fixed_num,
+        shader_type=h.shader_type,
+        main_offset=h.main_offset,
+        main_end=h.main_end,
+        input_mask=h.input_mask,
+        output_mask=h.output_mask,
+        version=h.version,
+        merge_outmaps=h.merge_outmaps,
+        gs_mode=h.gs_mode,
+        gs_fixed_start=h.gs_fixed_start,
+        gs_variable_num=h.gs_variable_num,
+        gs_fixed_num=h.gs_fixed_num,
         constants=tuple(Constant(c.type, c.register, tuple(c.data)) for c in consts),
         labels=tuple(Label(x.id, x.unknown, x.location, x.size, x.symbol) for x in labels),
         outputs=tuple(Output(o.type, o.register, o.mask, o.unknown) for o in outs),
@@ -241,15 +282,18 @@ def _check_code_offsets(dvle: Dvle, code_words: int, base: int, k: int) -> None:
     """Every DVLE offset into the code (main entry, main end, label locations) must lie inside the code blob; an
     empty program may only name offset 0."""
     if dvle.main_offset >= max(code_words, 1):
-        raise FormatError(f"DVLE {k} main entry 0x{dvle.main_offset:X} is outside the {code_words}-word code",
-                          offset=base + 0x08)
+        raise FormatError(
+            f"DVLE {k} main entry 0x{dvle.main_offset:X} is outside the {code_words}-word code", offset=base + 0x08
+        )
     if dvle.main_end > code_words:
-        raise FormatError(f"DVLE {k} main end 0x{dvle.main_end:X} is outside the {code_words}-word code",
-                          offset=base + 0x0C)
+        raise FormatError(
+            f"DVLE {k} main end 0x{dvle.main_end:X} is outside the {code_words}-word code", offset=base + 0x0C
+        )
     for j, label in enumerate(dvle.labels):  # (label sizes are not checked: 0xFFFFFFFF occurs)
         if label.location > code_words:
-            raise FormatError(f"DVLE {k} label {j} at 0x{label.location:X} is outside the {code_words}-word code",
-                              offset=base + 0x20)
+            raise FormatError(
+                f"DVLE {k} label {j} at 0x{label.location:X} is outside the {code_words}-word code", offset=base + 0x20
+            )
 
 
 def parse(data: bytes) -> Shbin:
@@ -260,7 +304,7 @@ def parse(data: bytes) -> Shbin:
     n = int.from_bytes(data[4:8], "little")
     if n > MAX_DVLES or 8 + 4 * n > len(data):
         raise FormatError(f"DVLE count {n} does not fit the file", offset=4)
-    dvle_offsets = [int.from_bytes(data[8 + 4 * k: 12 + 4 * k], "little") for k in range(n)]
+    dvle_offsets = [int.from_bytes(data[8 + 4 * k : 12 + 4 * k], "little") for k in range(n)]
     dvlp = 8 + 4 * n
     p = _parse_at(_DVLP_HEADER, data, dvlp, "DVLP header")
     code_raw = _blob(data, dvlp + p.code_offset, 4 * p.code_words, "code", dvlp + 0x08)
@@ -276,9 +320,12 @@ def parse(data: bytes) -> Shbin:
     for k, dvle in enumerate(dvles):
         _check_code_offsets(dvle, p.code_words, dvle_offsets[k], k)
     shbin = Shbin(
-        code=tuple(int.from_bytes(code_raw[i: i + 4], "little") for i in range(0, len(code_raw), 4)),
-        opdescs=tuple((o.descriptor, o.extra) for o in ops), dvles=tuple(dvles), dvlp_version=p.version,
-        dvlp_unknown=(p.unknown0, p.unknown1), filename_symbols=names,
+        code=tuple(int.from_bytes(code_raw[i : i + 4], "little") for i in range(0, len(code_raw), 4)),
+        opdescs=tuple((o.descriptor, o.extra) for o in ops),
+        dvles=tuple(dvles),
+        dvlp_version=p.version,
+        dvlp_unknown=(p.unknown0, p.unknown1),
+        filename_symbols=names,
     )
     return shbin
 
@@ -292,8 +339,7 @@ def _pad4(blob: bytes) -> bytes:
 
 def _build_dvle(d: Dvle) -> bytes:
     tables = [
-        b"".join(_CONSTANT.build({"type": c.type, "register": c.register, "data": list(c.data)})
-                 for c in d.constants),
+        b"".join(_CONSTANT.build({"type": c.type, "register": c.register, "data": list(c.data)}) for c in d.constants),
         b"".join(_LABEL.build(vars(x)) for x in d.labels),
         b"".join(_OUTPUT.build(vars(o)) for o in d.outputs),
         b"".join(_UNIFORM.build(vars(u)) for u in d.uniforms),
@@ -302,17 +348,31 @@ def _build_dvle(d: Dvle) -> bytes:
     for blob in [*tables, d.symbols]:
         offsets.append(pos)
         pos += len(blob)
-    header = _DVLE_HEADER.build({
-        "version": d.version, "shader_type": d.shader_type, "merge_outmaps": d.merge_outmaps,
-        "main_offset": d.main_offset, "main_end": d.main_end, "input_mask": d.input_mask,
-        "output_mask": d.output_mask, "gs_mode": d.gs_mode, "gs_fixed_start": d.gs_fixed_start,
-        "gs_variable_num": d.gs_variable_num, "gs_fixed_num": d.gs_fixed_num,
-        "constant_offset": offsets[0], "constant_count": len(d.constants),
-        "label_offset": offsets[1], "label_count": len(d.labels),
-        "output_offset": offsets[2], "output_count": len(d.outputs),
-        "uniform_offset": offsets[3], "uniform_count": len(d.uniforms),
-        "symbol_offset": offsets[4], "symbol_size": len(d.symbols),
-    })
+    header = _DVLE_HEADER.build(
+        {
+            "version": d.version,
+            "shader_type": d.shader_type,
+            "merge_outmaps": d.merge_outmaps,
+            "main_offset": d.main_offset,
+            "main_end": d.main_end,
+            "input_mask": d.input_mask,
+            "output_mask": d.output_mask,
+            "gs_mode": d.gs_mode,
+            "gs_fixed_start": d.gs_fixed_start,
+            "gs_variable_num": d.gs_variable_num,
+            "gs_fixed_num": d.gs_fixed_num,
+            "constant_offset": offsets[0],
+            "constant_count": len(d.constants),
+            "label_offset": offsets[1],
+            "label_count": len(d.labels),
+            "output_offset": offsets[2],
+            "output_count": len(d.outputs),
+            "uniform_offset": offsets[3],
+            "uniform_count": len(d.uniforms),
+            "symbol_offset": offsets[4],
+            "symbol_size": len(d.symbols),
+        }
+    )
     return _pad4(header + b"".join(tables) + d.symbols)
 
 
@@ -322,13 +382,24 @@ def build(shbin: Shbin) -> bytes:
     code = b"".join(w.to_bytes(4, "little") for w in shbin.code)
     ops = b"".join(_OPDESC.build({"descriptor": d, "extra": e}) for d, e in shbin.opdescs)
     head = _DVLP_HEADER.sizeof()
-    dvlp = _DVLP_HEADER.build({
-        "version": shbin.dvlp_version, "code_offset": head, "code_words": len(shbin.code),
-        "opdesc_offset": head + len(code), "opdesc_count": len(shbin.opdescs),
-        "unknown0": shbin.dvlp_unknown[0], "unknown1": shbin.dvlp_unknown[1],
-        "symbol_offset": head + len(code) + len(ops) if shbin.filename_symbols else 0,
-        "symbol_size": len(shbin.filename_symbols),
-    }) + code + ops + shbin.filename_symbols
+    dvlp = (
+        _DVLP_HEADER.build(
+            {
+                "version": shbin.dvlp_version,
+                "code_offset": head,
+                "code_words": len(shbin.code),
+                "opdesc_offset": head + len(code),
+                "opdesc_count": len(shbin.opdescs),
+                "unknown0": shbin.dvlp_unknown[0],
+                "unknown1": shbin.dvlp_unknown[1],
+                "symbol_offset": head + len(code) + len(ops) if shbin.filename_symbols else 0,
+                "symbol_size": len(shbin.filename_symbols),
+            }
+        )
+        + code
+        + ops
+        + shbin.filename_symbols
+    )
     dvlp = _pad4(dvlp)
     bodies = [_build_dvle(d) for d in shbin.dvles]
     pos = 8 + 4 * n + len(dvlp)

@@ -43,10 +43,14 @@ from picaemu.debug.timeline import Breakpoint, Cursor, Timeline, Unit, breakpoin
 MAX_RECENT = 8
 FILE_FILTER = "Captures (*.pica *.ctf manifest.json);;All files (*)"
 STEP_KEYS = {  # (unit, forward) -> shortcut
-    (Unit.PACKET, True): "F10", (Unit.PACKET, False): "Shift+F10",
-    (Unit.DRAW, True): "F11", (Unit.DRAW, False): "Shift+F11",
-    (Unit.LIST, True): "F9", (Unit.LIST, False): "Shift+F9",
-    (Unit.FRAME, True): "F12", (Unit.FRAME, False): "Shift+F12",
+    (Unit.PACKET, True): "F10",
+    (Unit.PACKET, False): "Shift+F10",
+    (Unit.DRAW, True): "F11",
+    (Unit.DRAW, False): "Shift+F11",
+    (Unit.LIST, True): "F9",
+    (Unit.LIST, False): "Shift+F9",
+    (Unit.FRAME, True): "F12",
+    (Unit.FRAME, False): "Shift+F12",
 }
 
 
@@ -106,8 +110,11 @@ class MainWindow(QMainWindow):
         self.inspectors = Inspectors(self)  # the Surface and Fragment docks
         self.finding = FindRequests(self)  # the Find dock; thumbnails, statistics and search requests
         self.find = self.finding.find
-        left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
-                               Qt.DockWidgetArea.BottomDockWidgetArea)
+        left, right, bottom = (
+            Qt.DockWidgetArea.LeftDockWidgetArea,
+            Qt.DockWidgetArea.RightDockWidgetArea,
+            Qt.DockWidgetArea.BottomDockWidgetArea,
+        )
         self._dock("Command stream", self.commands, left)
         self._dock("Breakpoints", self.breakpoints, left)
         self._dock("Find", self.find, left)
@@ -115,9 +122,16 @@ class MainWindow(QMainWindow):
         self._dock("Textures", self.textures, right)
         self._dock("Pipeline state", self.pipeline_state, right)
         self._dock("Surface", self.inspectors.surface, right)
-        bottom_docks = (("Draws", self.draws), ("Pixel history", self.history), ("Fragment", self.inspectors.fragment),
-                        ("Shader", self.shader), ("Mesh", self.mesh), ("Statistics", self.stats),
-                        ("Python", self.console), ("Edit and replay", self.edit_replay))
+        bottom_docks = (
+            ("Draws", self.draws),
+            ("Pixel history", self.history),
+            ("Fragment", self.inspectors.fragment),
+            ("Shader", self.shader),
+            ("Mesh", self.mesh),
+            ("Statistics", self.stats),
+            ("Python", self.console),
+            ("Edit and replay", self.edit_replay),
+        )
         for title, w in bottom_docks:
             self._dock(title, w, bottom)
         self.tabifyDockWidget(self.docks["Breakpoints"], self.docks["Find"])
@@ -235,8 +249,9 @@ class MainWindow(QMainWindow):
         text, ok = QInputDialog.getText(self, "Load address", "physical address of the list", text="0x20100000")
         if not ok:
             return
-        dumps, _ = QFileDialog.getOpenFileNames(self, "Memory dumps named by hex address (optional)", "",
-                                                "Binary (*.bin);;All (*)")
+        dumps, _ = QFileDialog.getOpenFileNames(
+            self, "Memory dumps named by hex address (optional)", "", "Binary (*.bin);;All (*)"
+        )
         try:
             self.open_raw(path, int(text, 0), dumps)
         except Exception as err:
@@ -429,18 +444,26 @@ class MainWindow(QMainWindow):
         self.breakpoints.set_breakpoints(self._load_breakpoints())
         fault = opened.fault
         if fault is not None:
-            self.show_error("Capture fault", f"the capture stops replaying at a fault: {type(fault).__name__}: "
-                                             f"{fault}\nEverything before it can be inspected.")
+            self.show_error(
+                "Capture fault",
+                f"the capture stops replaying at a fault: {type(fault).__name__}: "
+                f"{fault}\nEverything before it can be inspected.",
+            )
         self.move_to(opening_position(tl))
 
     def _got_snapshot(self, result: JobResult) -> None:
         snap: Snapshot = result.value
         self.snapshot = snap
         tl = self.timeline
-        draw = (f"draw {snap.last_draw} ({snap.last_draw + 1} of {len(tl.draws)} run)" if snap.last_draw is not None
-                else f"no draw run (of {len(tl.draws)})")  # draws are numbered from 0; the count from 1
-        self.status.setText(f"frame {snap.frame} | {draw} | event {snap.cursor.event}/{len(tl.events)} "
-                            f"packet {snap.cursor.packet} | {1000 * result.seconds:.1f} ms")
+        draw = (
+            f"draw {snap.last_draw} ({snap.last_draw + 1} of {len(tl.draws)} run)"
+            if snap.last_draw is not None
+            else f"no draw run (of {len(tl.draws)})"
+        )  # draws are numbered from 0; the count from 1
+        self.status.setText(
+            f"frame {snap.frame} | {draw} | event {snap.cursor.event}/{len(tl.events)} "
+            f"packet {snap.cursor.packet} | {1000 * result.seconds:.1f} ms"
+        )
         self.commands.set_cursor(snap.cursor)
         self.registers.show_snapshot(snap)
         self.framebuffer.show_snapshot(snap)

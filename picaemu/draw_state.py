@@ -84,14 +84,28 @@ PROGRAM_UPLOADS = Group.VS_PROGRAM | Group.GS_PROGRAM  # the groups that code / 
 # does not name belong to the group too. Registers in no range (triggers, interrupts, command-buffer jumps) are
 # read by no stage and invalidate nothing.
 GROUP_RANGES: tuple[tuple[Group, tuple[tuple[str, str], ...]], ...] = (
-    (Group.RASTER, (("FACECULLING_CONFIG", "DEPTHMAP_OFFSET"), ("EARLYDEPTH_FUNC", "EARLYDEPTH_TEST1"),
-                    ("SCISSORTEST_MODE", "RENDERBUF_DIM"))),
-    (Group.OUTPUT_MAP, (("SH_OUTMAP_TOTAL", "SH_OUTMAP_O6"), ("SH_OUTATTR_MODE", "SH_OUTATTR_MODE"),
-                        ("SH_OUTATTR_CLOCK", "SH_OUTATTR_CLOCK"))),
+    (
+        Group.RASTER,
+        (
+            ("FACECULLING_CONFIG", "DEPTHMAP_OFFSET"),
+            ("EARLYDEPTH_FUNC", "EARLYDEPTH_TEST1"),
+            ("SCISSORTEST_MODE", "RENDERBUF_DIM"),
+        ),
+    ),
+    (
+        Group.OUTPUT_MAP,
+        (
+            ("SH_OUTMAP_TOTAL", "SH_OUTMAP_O6"),
+            ("SH_OUTATTR_MODE", "SH_OUTATTR_MODE"),
+            ("SH_OUTATTR_CLOCK", "SH_OUTATTR_CLOCK"),
+        ),
+    ),
     (Group.TEXTURE_CONFIG, (("TEXUNIT_CONFIG", "TEXUNIT_CONFIG"),)),
     (Group.TEXTURE0, (("TEXUNIT0_BORDER_COLOR", "TEXUNIT0_LOD"), ("TEXUNIT0_ADDR2", "TEXUNIT0_TYPE"))),
-    (Group.TEXTURE_ADDRESS, (("TEXUNIT0_ADDR1", "TEXUNIT0_ADDR1"), ("TEXUNIT1_ADDR", "TEXUNIT1_ADDR"),
-                             ("TEXUNIT2_ADDR", "TEXUNIT2_ADDR"))),
+    (
+        Group.TEXTURE_ADDRESS,
+        (("TEXUNIT0_ADDR1", "TEXUNIT0_ADDR1"), ("TEXUNIT1_ADDR", "TEXUNIT1_ADDR"), ("TEXUNIT2_ADDR", "TEXUNIT2_ADDR")),
+    ),
     (Group.LIGHTING, (("LIGHTING_ENABLE0", "LIGHTING_ENABLE0"), ("LIGHT0_SPECULAR0", "LIGHTING_LIGHT_PERMUTATION"))),
     (Group.TEXTURE1, (("TEXUNIT1_BORDER_COLOR", "TEXUNIT1_LOD"), ("TEXUNIT1_TYPE", "TEXUNIT1_TYPE"))),
     (Group.TEXTURE2, (("TEXUNIT2_BORDER_COLOR", "TEXUNIT2_LOD"), ("TEXUNIT2_TYPE", "TEXUNIT2_TYPE"))),
@@ -102,28 +116,57 @@ GROUP_RANGES: tuple[tuple[Group, tuple[tuple[str, str], ...]], ...] = (
     (Group.FRAGOP, (("COLOR_OPERATION", "DEPTH_COLOR_MASK"),)),
     (Group.FRAMEBUFFER, (("COLORBUFFER_READ", "FRAMEBUFFER_DIM"),)),
     (Group.SHADOW, (("FRAGOP_SHADOW", "FRAGOP_SHADOW"),)),
-    (Group.LOADER, (("ATTRIBBUFFERS_LOC", "ATTRIBBUFFER11_CONFIG2"), ("FIXEDATTRIB_INDEX", "FIXEDATTRIB_DATA2"),
-                    ("VSH_NUM_ATTR", "VSH_NUM_ATTR"))),
+    (
+        Group.LOADER,
+        (
+            ("ATTRIBBUFFERS_LOC", "ATTRIBBUFFER11_CONFIG2"),
+            ("FIXEDATTRIB_INDEX", "FIXEDATTRIB_DATA2"),
+            ("VSH_NUM_ATTR", "VSH_NUM_ATTR"),
+        ),
+    ),
     (Group.DRAW_RANGE, (("INDEXBUFFER_CONFIG", "NUMVERTICES"), ("VERTEX_OFFSET", "VERTEX_OFFSET"))),
-    (Group.PRIMITIVE, (("GEOSTAGE_CONFIG", "GEOSTAGE_CONFIG"), ("GEOSTAGE_CONFIG2", "GEOSTAGE_CONFIG2"),
-                       ("PRIMITIVE_CONFIG", "PRIMITIVE_CONFIG"))),
-    (Group.SHADER_CONFIG, (("VSH_COM_MODE", "VSH_COM_MODE"), ("VSH_OUTMAP_TOTAL1", "GSH_MISC0"),
-                           ("GSH_MISC1", "GSH_MISC1"))),
-    (Group.GS_UNIFORMS, (("GSH_BOOLUNIFORM", "GSH_INTUNIFORM_I3"),
-                          ("GSH_FLOATUNIFORM_INDEX", "GSH_FLOATUNIFORM_DATA7"))),
-    (Group.GS_PROGRAM, (("GSH_INPUTBUFFER_CONFIG", "GSH_CODETRANSFER_END"),
-                         ("GSH_CODETRANSFER_INDEX", "GSH_OPDESCS_DATA7"))),
-    (Group.VS_UNIFORMS, (("VSH_BOOLUNIFORM", "VSH_INTUNIFORM_I3"),
-                          ("VSH_FLOATUNIFORM_INDEX", "VSH_FLOATUNIFORM_DATA7"))),
-    (Group.VS_PROGRAM, (("VSH_INPUTBUFFER_CONFIG", "VSH_CODETRANSFER_END"),
-                         ("VSH_CODETRANSFER_INDEX", "VSH_OPDESCS_DATA7"))),
+    (
+        Group.PRIMITIVE,
+        (
+            ("GEOSTAGE_CONFIG", "GEOSTAGE_CONFIG"),
+            ("GEOSTAGE_CONFIG2", "GEOSTAGE_CONFIG2"),
+            ("PRIMITIVE_CONFIG", "PRIMITIVE_CONFIG"),
+        ),
+    ),
+    (
+        Group.SHADER_CONFIG,
+        (("VSH_COM_MODE", "VSH_COM_MODE"), ("VSH_OUTMAP_TOTAL1", "GSH_MISC0"), ("GSH_MISC1", "GSH_MISC1")),
+    ),
+    (
+        Group.GS_UNIFORMS,
+        (("GSH_BOOLUNIFORM", "GSH_INTUNIFORM_I3"), ("GSH_FLOATUNIFORM_INDEX", "GSH_FLOATUNIFORM_DATA7")),
+    ),
+    (
+        Group.GS_PROGRAM,
+        (("GSH_INPUTBUFFER_CONFIG", "GSH_CODETRANSFER_END"), ("GSH_CODETRANSFER_INDEX", "GSH_OPDESCS_DATA7")),
+    ),
+    (
+        Group.VS_UNIFORMS,
+        (("VSH_BOOLUNIFORM", "VSH_INTUNIFORM_I3"), ("VSH_FLOATUNIFORM_INDEX", "VSH_FLOATUNIFORM_DATA7")),
+    ),
+    (
+        Group.VS_PROGRAM,
+        (("VSH_INPUTBUFFER_CONFIG", "VSH_CODETRANSFER_END"), ("VSH_CODETRANSFER_INDEX", "VSH_OPDESCS_DATA7")),
+    ),
 )
 
 # data port (the command kernel's port numbers) -> the group its words land in
 PORT_GROUPS: dict[int, Group] = {
-    K.P_VS_FLOAT: Group.VS_UNIFORMS, K.P_VS_CODE: Group.VS_PROGRAM, K.P_VS_OPDESC: Group.VS_PROGRAM,
-    K.P_GS_FLOAT: Group.GS_UNIFORMS, K.P_GS_CODE: Group.GS_PROGRAM, K.P_GS_OPDESC: Group.GS_PROGRAM,
-    K.P_FIXED: Group.LOADER, K.P_LIGHTING: Group.LIGHTING, K.P_FOG: Group.FOG, K.P_PROCTEX: Group.PROCTEX,
+    K.P_VS_FLOAT: Group.VS_UNIFORMS,
+    K.P_VS_CODE: Group.VS_PROGRAM,
+    K.P_VS_OPDESC: Group.VS_PROGRAM,
+    K.P_GS_FLOAT: Group.GS_UNIFORMS,
+    K.P_GS_CODE: Group.GS_PROGRAM,
+    K.P_GS_OPDESC: Group.GS_PROGRAM,
+    K.P_FIXED: Group.LOADER,
+    K.P_LIGHTING: Group.LIGHTING,
+    K.P_FOG: Group.FOG,
+    K.P_PROCTEX: Group.PROCTEX,
     K.P_GAS: Group.GAS,
 }
 
@@ -281,9 +324,13 @@ def _framebuffer(state: GpuState, built: dict[str, Any]) -> fbm.FramebufferState
 def _primitives(state: GpuState, built: dict[str, Any]) -> Primitives:
     regs = state.regs
     gs_in_use = access.raw(regs, "GEOSTAGE_CONFIG", "gs_use") == GS_IN_USE
-    return Primitives(gs_in_use, gs_in_use and bool(access.raw(regs, "GEOSTAGE_CONFIG", "variable_primitive")),
-                      Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology")),
-                      access.word(regs, "VSH_OUTMAP_MASK"), access.word(regs, "GSH_OUTMAP_MASK"))
+    return Primitives(
+        gs_in_use,
+        gs_in_use and bool(access.raw(regs, "GEOSTAGE_CONFIG", "variable_primitive")),
+        Topology(access.raw(regs, "PRIMITIVE_CONFIG", "topology")),
+        access.word(regs, "VSH_OUTMAP_MASK"),
+        access.word(regs, "GSH_OUTMAP_MASK"),
+    )
 
 
 def _vertex_range(state: GpuState, built: dict[str, Any]) -> VertexLoaderState:
@@ -311,8 +358,15 @@ def _raster(state: GpuState, built: dict[str, Any]) -> RasterState:
 
 def _shading(state: GpuState, built: dict[str, Any]) -> shading.ShadingState:
     units = TexturingState(tuple(_need(built, f"texture{u}") for u in range(NUM_UNITS)))
-    return shading.ShadingState.compose(state, units, _need(built, "tev"), _need(built, "fog"), _need(built, "blend"),
-                                        _need(built, "lighting"), _need(built, "proctex"))
+    return shading.ShadingState.compose(
+        state,
+        units,
+        _need(built, "tev"),
+        _need(built, "fog"),
+        _need(built, "blend"),
+        _need(built, "lighting"),
+        _need(built, "proctex"),
+    )
 
 
 def _shadow(state: GpuState, built: dict[str, Any]) -> ShadowState | None:
@@ -323,8 +377,12 @@ def _shadow(state: GpuState, built: dict[str, Any]) -> ShadowState | None:
 
 
 def _texture_part(unit: int) -> Part:
-    return Part(f"texture{unit}", Group.TEXTURE_CONFIG | TEXTURE_UNITS[unit] | Group.TEXTURE_ADDRESS, Phase.FRAGMENTS,
-                lambda state, built: TextureUnitState.from_regs(state.regs, unit))
+    return Part(
+        f"texture{unit}",
+        Group.TEXTURE_CONFIG | TEXTURE_UNITS[unit] | Group.TEXTURE_ADDRESS,
+        Phase.FRAGMENTS,
+        lambda state, built: TextureUnitState.from_regs(state.regs, unit),
+    )
 
 
 S, A, V, F = Phase.SETUP, Phase.VERTEX_ARRAYS, Phase.VERTICES, Phase.FRAGMENTS
@@ -338,8 +396,13 @@ PARTS: tuple[Part, ...] = (
     Part("primitives", Group.PRIMITIVE | Group.VS_PROGRAM | Group.GS_PROGRAM, S, _primitives),
     Part("loader", Group.LOADER, A, lambda state, built: VertexLoaderState.layout_from_regs(state.regs)),
     Part("vertex_range", Group.LOADER | Group.DRAW_RANGE, A, _vertex_range),
-    Part("vs_program", Group.SHADER_CONFIG | Group.VS_PROGRAM, V,
-         lambda state, built: ShaderSetup.program_from_state(state, "vs"), memo=False),
+    Part(
+        "vs_program",
+        Group.SHADER_CONFIG | Group.VS_PROGRAM,
+        V,
+        lambda state, built: ShaderSetup.program_from_state(state, "vs"),
+        memo=False,
+    ),
     Part("vs", Group.SHADER_CONFIG | Group.VS_PROGRAM | Group.VS_UNIFORMS, V, _vs, memo=False),
     Part("gs", _SHADERS | Group.GS_UNIFORMS, V, _gs, memo=False),
     Part("output_map", Group.OUTPUT_MAP, V, lambda state, built: OutputMapState.from_regs(state.regs)),
@@ -351,17 +414,32 @@ PARTS: tuple[Part, ...] = (
     Part("tev", Group.TEV, F, lambda state, built: TevState.from_regs(state.regs)),
     Part("fog", Group.TEV | Group.FOG, F, lambda state, built: FogState.from_state(state), memo=False),
     Part("blend", Group.FRAGOP, F, lambda state, built: BlendState.from_regs(state.regs)),
-    Part("lighting", Group.TEV | Group.LIGHTING, F,
-         lambda state, built: shading.lighting_state(state, _need(built, "tev")), memo=False),
-    Part("proctex", Group.TEV | Group.PROCTEX | Group.TEXTURE_CONFIG, F,
-         lambda state, built: shading.proctex_state(state, _need(built, "tev")), memo=False),
+    Part(
+        "lighting",
+        Group.TEV | Group.LIGHTING,
+        F,
+        lambda state, built: shading.lighting_state(state, _need(built, "tev")),
+        memo=False,
+    ),
+    Part(
+        "proctex",
+        Group.TEV | Group.PROCTEX | Group.TEXTURE_CONFIG,
+        F,
+        lambda state, built: shading.proctex_state(state, _need(built, "tev")),
+        memo=False,
+    ),
     Part("shading", _SHADING, F, _shading, memo=False),
     Part("blend_program", Group.FRAGOP, F, lambda state, built: blend_program(_need(built, "blend"))),
     Part("depth_stencil", Group.FRAGOP, F, lambda state, built: DepthStencilState.from_regs(state.regs)),
     Part("shadow", Group.FRAGOP | Group.FRAMEBUFFER | Group.SHADOW, F, _shadow),
-    Part("fragment_ops", Group.FRAGOP | Group.FRAMEBUFFER, F,
-         lambda state, built: fragment_ops.OpsPlan(_need(built, "framebuffer"), _need(built, "depth_stencil"),
-                                                   _need(built, "blend_program"))),
+    Part(
+        "fragment_ops",
+        Group.FRAGOP | Group.FRAMEBUFFER,
+        F,
+        lambda state, built: fragment_ops.OpsPlan(
+            _need(built, "framebuffer"), _need(built, "depth_stencil"), _need(built, "blend_program")
+        ),
+    ),
 )
 assert [p.name for p in PARTS] == [f.name for f in dataclasses.fields(DrawState)][:-1], "PARTS and DrawState differ"
 _READERS: dict[int, tuple[str, ...]] = {}  # a group mask -> the names of the parts that read one of its groups

@@ -113,8 +113,11 @@ class PipelineError(PicaError):
 
     def __init__(self, message: str, *, draw: int | None = None, register: int | None = None) -> None:
         super().__init__(
-            _located(message, None if draw is None else f"draw #{draw}",
-                     None if register is None else f"register 0x{register:03X}")
+            _located(
+                message,
+                None if draw is None else f"draw #{draw}",
+                None if register is None else f"register 0x{register:03X}",
+            )
         )
         self.draw = draw
         self.register = register

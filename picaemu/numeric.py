@@ -57,8 +57,8 @@ def _to_f32_bits(raw: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     mant = raw & np.uint32((1 << fmt.mant_bits) - 1)
     exp_max = (1 << fmt.exp_bits) - 1
     f32_exp = np.where(exp == exp_max, np.uint32(255), exp + np.uint32(127 - fmt.bias))
-    out = (sign << np.uint32(31)) | (f32_exp.astype(np.uint32) << np.uint32(23)) | (
-        mant << np.uint32(23 - fmt.mant_bits)
+    out = (
+        (sign << np.uint32(31)) | (f32_exp.astype(np.uint32) << np.uint32(23)) | (mant << np.uint32(23 - fmt.mant_bits))
     )
     is_zero = (raw & np.uint32((1 << (fmt.bits - 1)) - 1)) == 0
     return np.where(is_zero, sign << np.uint32(31), out).astype(np.uint32)

@@ -125,8 +125,14 @@ class StageObserver:
     def on_vertex_outputs(self, call: DrawCall, outputs: np.ndarray) -> None:
         return None
 
-    def on_geometry(self, call: DrawCall, inputs: np.ndarray, sizes: tuple[int, ...] | None, outputs: np.ndarray,
-                    triangles: np.ndarray) -> None:
+    def on_geometry(
+        self,
+        call: DrawCall,
+        inputs: np.ndarray,
+        sizes: tuple[int, ...] | None,
+        outputs: np.ndarray,
+        triangles: np.ndarray,
+    ) -> None:
         return None
 
     def on_triangles(self, call: DrawCall, assembled: np.ndarray, clipped: np.ndarray) -> None:
@@ -141,15 +147,23 @@ class StageObserver:
     def on_lighting(self, primary: np.ndarray, secondary: np.ndarray) -> None:
         return None
 
-    def on_tev_stage(self, stage: int, rgb: np.ndarray, alpha: np.ndarray, output: np.ndarray,
-                     buffer: np.ndarray) -> None:
+    def on_tev_stage(
+        self, stage: int, rgb: np.ndarray, alpha: np.ndarray, output: np.ndarray, buffer: np.ndarray
+    ) -> None:
         return None
 
     def on_fog(self, factor: np.ndarray | None, color: np.ndarray) -> None:
         return None
 
-    def on_depth_stencil(self, pixels: np.ndarray, depth: np.ndarray, stored_depth: np.ndarray,
-                         stored_stencil: np.ndarray, stencil_pass: np.ndarray, depth_pass: np.ndarray) -> None:
+    def on_depth_stencil(
+        self,
+        pixels: np.ndarray,
+        depth: np.ndarray,
+        stored_depth: np.ndarray,
+        stored_stencil: np.ndarray,
+        stencil_pass: np.ndarray,
+        depth_pass: np.ndarray,
+    ) -> None:
         return None
 
     def on_fragments(self, call: DrawCall, fates: FragmentFates) -> None:

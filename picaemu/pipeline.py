@@ -83,10 +83,23 @@ from picaemu.regs import id_of
 from picaemu.state import GpuState
 
 STAT_KEYS = (
-    "vertices", "vertices_loaded", "vertices_shaded", "primitives_assembled", "primitives_invalid",
-    "primitives_clipped", "primitives_clipped_away", "primitives_culled", "primitives_rasterized",
-    "fragments_rasterized", "killed_scissor", "killed_alpha", "killed_stencil", "killed_depth",
-    "fragments_written", "shader_instructions", "texels_fetched",
+    "vertices",
+    "vertices_loaded",
+    "vertices_shaded",
+    "primitives_assembled",
+    "primitives_invalid",
+    "primitives_clipped",
+    "primitives_clipped_away",
+    "primitives_culled",
+    "primitives_rasterized",
+    "fragments_rasterized",
+    "killed_scissor",
+    "killed_alpha",
+    "killed_stencil",
+    "killed_depth",
+    "fragments_written",
+    "shader_instructions",
+    "texels_fetched",
 )
 # events that concern the vertex side only: a pending fragment batch stays pending across them
 VERTEX_SIDE_EVENTS = frozenset({PipelineEventKind.RESTART_PRIMITIVE, PipelineEventKind.VERTEX_CACHE_CLEAR})
@@ -102,8 +115,9 @@ def run_vertex_shader(ds: DrawState, attributes: np.ndarray, counters: dict | No
     return shader.run_vertex_shader(ds.vs, attributes, counters=counters)
 
 
-def run_geometry_shader(ds: DrawState, vs_attributes: np.ndarray, primitive_sizes: tuple[int, ...] | None,
-                        counters: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+def run_geometry_shader(
+    ds: DrawState, vs_attributes: np.ndarray, primitive_sizes: tuple[int, ...] | None, counters: dict | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The geometry shader unit of ``picaemu.shader``: emitted o0-o15 and triangles (winding flag applied)."""
     geo = shader.run_geometry_shader(ds.gs, vs_attributes, primitive_sizes, counters=counters)
     return geo.vertices, geo.triangles
@@ -131,8 +145,6 @@ class FragmentFates:
     color_after: np.ndarray | None = None
 
 
-
-
 class Recording(NamedTuple):
     """The observed path's record of one rasterized chunk."""
 
@@ -148,8 +160,9 @@ class ColorStages(Protocol):
     (F,) bool, and the blend / logic op as data, ``blend_program() -> picaemu.fragment.blend.BlendProgram``, which
     the compiled fragment operations (``picaemu.fragment.ops``) apply."""
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict,
-              observer: StageObserver | None = None) -> np.ndarray: ...
+    def shade(
+        self, frags: Fragments, memory: PhysicalMemory, counters: dict, observer: StageObserver | None = None
+    ) -> np.ndarray: ...
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray: ...
 
@@ -165,8 +178,13 @@ def primary_color_u8(frags: Fragments) -> np.ndarray:
 class PrimaryColorStages:
     """Color = interpolated primary color; no alpha test; the source replaces the destination."""
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None,
-              observer: StageObserver | None = None) -> np.ndarray:
+    def shade(
+        self,
+        frags: Fragments,
+        memory: PhysicalMemory,
+        counters: dict | None = None,
+        observer: StageObserver | None = None,
+    ) -> np.ndarray:
         return primary_color_u8(frags)
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray:
@@ -184,8 +202,13 @@ class ShadingColorStages:
     sstate: shading.ShadingState
     program: BlendProgram
 
-    def shade(self, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None,
-              observer: StageObserver | None = None) -> np.ndarray:
+    def shade(
+        self,
+        frags: Fragments,
+        memory: PhysicalMemory,
+        counters: dict | None = None,
+        observer: StageObserver | None = None,
+    ) -> np.ndarray:
         return shading.shade(self.sstate, frags, memory, counters, observer)
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray:
@@ -207,14 +230,20 @@ def window_bounds(wt: clipping.WindowTriangles, fb: fbm.FramebufferState) -> tup
     return clipping.window_box(clipping.extent(wt.x, wt.y), fb.width, fb.height)
 
 
-def _report_tests(observer: StageObserver, log: FragmentLog, fb: fbm.FramebufferState, x: np.ndarray,
-                  y: np.ndarray, depth: np.ndarray) -> None:
+def _report_tests(
+    observer: StageObserver, log: FragmentLog, fb: fbm.FramebufferState, x: np.ndarray, y: np.ndarray, depth: np.ndarray
+) -> None:
     """``observer.on_depth_stencil`` with the fragments of ``log`` that reached the depth/stencil tests, in order."""
     reached = np.flatnonzero((log.fate == Fate.STENCIL) | (log.fate == Fate.DEPTH) | (log.fate == Fate.WRITTEN))
     fate = log.fate[reached]
-    observer.on_depth_stencil(fbm.pixel_index(x[reached], y[reached], fb.width, fb.height, fb.flipped),
-                              fbm.quantize_depth(depth[reached], fb.depth_format), log.stored_depth[reached],
-                              log.stored_stencil[reached], fate != Fate.STENCIL, fate == Fate.WRITTEN)
+    observer.on_depth_stencil(
+        fbm.pixel_index(x[reached], y[reached], fb.width, fb.height, fb.flipped),
+        fbm.quantize_depth(depth[reached], fb.depth_format),
+        log.stored_depth[reached],
+        log.stored_stencil[reached],
+        fate != Fate.STENCIL,
+        fate == Fate.WRITTEN,
+    )
 
 
 def default_color_stages(ds: DrawState) -> ColorStages:
@@ -227,12 +256,18 @@ def default_color_stages(ds: DrawState) -> ColorStages:
 class Pipeline:
     """Runs draws into emulated memory; keeps only the primitive assembler's state between draws."""
 
-    def __init__(self, vertex_shader: VertexShader = run_vertex_shader,
-                 color_stages: Callable[[DrawState], ColorStages] = default_color_stages,
-                 geometry_shader: GeometryShader = run_geometry_shader,
-                 stage_observer: StageObserver | None = None, fused_front_end: bool = True,
-                 batch_fragments: bool = False, fused_vertices: bool = True, fused_fragments: bool = True,
-                 compiled_draws: bool = True) -> None:
+    def __init__(
+        self,
+        vertex_shader: VertexShader = run_vertex_shader,
+        color_stages: Callable[[DrawState], ColorStages] = default_color_stages,
+        geometry_shader: GeometryShader = run_geometry_shader,
+        stage_observer: StageObserver | None = None,
+        fused_front_end: bool = True,
+        batch_fragments: bool = False,
+        fused_vertices: bool = True,
+        fused_fragments: bool = True,
+        compiled_draws: bool = True,
+    ) -> None:
         """``fused_front_end``: run the common draw's geometry through ``picaemu.geometry.front_end`` (same results
         as the stages; off: every draw goes stage by stage, as the differential test compares).
         ``fused_vertices`` (with ``fused_front_end``): load the common draw's vertices and run its geometry in one
@@ -302,13 +337,21 @@ class Pipeline:
         arrays = call.kind is not DrawKind.IMMEDIATE
         if arrays:
             ds.check(Phase.VERTEX_ARRAYS)
-        if self._batch and fragment_batch.reads_targets(ds.vertex_range if arrays else None, call.kind,
-                                                        self._batch_targets):
+        if self._batch and fragment_batch.reads_targets(
+            ds.vertex_range if arrays else None, call.kind, self._batch_targets
+        ):
             self.flush()  # the pending draws' pixels first: this draw's vertices may lie in their render targets
         fused = self._fused_vertex_side(call, stats) if arrays else None
         if fused is None:
-            batch = load_batch(ds.vertex_range if arrays else None, call.state.fixed_attribs, call.kind,
-                               call.memory, call.immediate_inputs, prim.variable_primitives, configured_only=True)
+            batch = load_batch(
+                ds.vertex_range if arrays else None,
+                call.state.fixed_attribs,
+                call.kind,
+                call.memory,
+                call.immediate_inputs,
+                prim.variable_primitives,
+                configured_only=True,
+            )
             stats.update(vertices=batch.count, vertices_loaded=int(batch.attributes.shape[0]))
             observer = self.stage_observer
             if observer is not None:
@@ -339,21 +382,33 @@ class Pipeline:
     def compiled_allowed(self) -> bool:
         """``picaemu.draw.CompiledSink``: compiled draws are on, this is a plain ``Pipeline`` (a subclass may change
         any stage or watch each draw) with its default stages and fused sides, and no observer watches."""
-        return (self.compiled and type(self) is Pipeline and self.stage_observer is None
-                and self.color_stages is default_color_stages and self.vertex_shader is run_vertex_shader
-                and self.fused_front_end and self.fused_vertices and self.fused_fragments)
+        return (
+            self.compiled
+            and type(self) is Pipeline
+            and self.stage_observer is None
+            and self.color_stages is default_color_stages
+            and self.vertex_shader is run_vertex_shader
+            and self.fused_front_end
+            and self.fused_vertices
+            and self.fused_fragments
+        )
 
     def compiled_draws(self, draws: fused_loop.CompiledDraws) -> None:
         """``picaemu.draw.CompiledSink``: the loop ran ``draws`` (triangle lists of whole triangles)."""
         self.assembler.advance(Topology.LIST, int(draws.rows[:, fused_loop.R_VERTICES].sum()))
         self.compiled_count += len(draws)
 
-    def _fused_vertex_side(self, call: DrawCall,
-                           stats: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
+    def _fused_vertex_side(
+        self, call: DrawCall, stats: dict
+    ) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
         """``picaemu.fused.vertices``: the common draw's loading and geometry in one compiled call (None: not the
         common case, or it is off, or a stage observer watches the vertices, or the vertex shader seam replaced)."""
-        if (not self.fused_vertices or not self.fused_front_end or self.stage_observer is not None
-                or self.vertex_shader is not run_vertex_shader):
+        if (
+            not self.fused_vertices
+            or not self.fused_front_end
+            or self.stage_observer is not None
+            or self.vertex_shader is not run_vertex_shader
+        ):
             return None
         ds = call.draw_state
         plan = self._vertex_plans.plan_of(ds, call.memory, call.state.fixed_attribs)
@@ -365,8 +420,9 @@ class Pipeline:
             self.fused_vertex_draws += 1
         return result
 
-    def _fused_front_end(self, ds: DrawState, batch: VertexBatch,
-                         stats: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
+    def _fused_front_end(
+        self, ds: DrawState, batch: VertexBatch, stats: dict
+    ) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
         """``picaemu.geometry.front_end``: the common draw's geometry in one compiled call (None: not the common
         case, or the front end is off or the vertex shader seam replaced)."""
         if not self.fused_front_end or self.vertex_shader is not run_vertex_shader:
@@ -375,8 +431,9 @@ class Pipeline:
         self.fused_draws += result is not None
         return result
 
-    def _staged_front_end(self, call: DrawCall, ds: DrawState, batch: VertexBatch,
-                          stats: dict) -> clipping.WindowTriangles:
+    def _staged_front_end(
+        self, call: DrawCall, ds: DrawState, batch: VertexBatch, stats: dict
+    ) -> clipping.WindowTriangles:
         """Vertex shader -> [geometry shader] -> output map -> assembly -> clip -> viewport -> cull, stage by
         stage (the stage observer sees each stage's output)."""
         prim, observer = ds.primitives, self.stage_observer
@@ -385,8 +442,9 @@ class Pipeline:
         if observer is not None:
             observer.on_vertex_outputs(call, outputs)
         if prim.gs_in_use:
-            tris = self._geometry(call, ds, outputs if batch.identity else outputs[batch.inverse],
-                                  batch.primitive_sizes, stats)
+            tris = self._geometry(
+                call, ds, outputs if batch.identity else outputs[batch.inverse], batch.primitive_sizes, stats
+            )
         else:
             verts = map_outputs(ds.output_map, outputs, prim.vs_outmap_mask)
             tris = self.assembler.assemble(prim.topology, verts if batch.identity else verts[batch.inverse])
@@ -416,8 +474,12 @@ class Pipeline:
         if call.bounds is not None:
             x0, y0, x1, y1 = call.bounds
             bound = len(wt) * (x1 - x0 + 1) * (y1 - y0 + 1)
-        if (self._batch and ids == self._batch_ids and self._batch_bound + bound <= MAX_DRAW_FRAGMENTS
-                and fragment_batch.batchable(call.draw_state, key, ids)):
+        if (
+            self._batch
+            and ids == self._batch_ids
+            and self._batch_bound + bound <= MAX_DRAW_FRAGMENTS
+            and fragment_batch.batchable(call.draw_state, key, ids)
+        ):
             self._batch.append((call, wt))
             self._batch_bound += bound
             self._run += 1
@@ -429,8 +491,7 @@ class Pipeline:
             self._run += 1
         else:
             self._last_key, self._last_ids, self._prior_run, self._run = key, ids, self._run, 1
-        if ((self._run > 1 or self._prior_run > 1) and bound <= MAX_DRAW_FRAGMENTS
-                and not fragment_batch.refused(ids)):
+        if (self._run > 1 or self._prior_run > 1) and bound <= MAX_DRAW_FRAGMENTS and not fragment_batch.refused(ids):
             # may wait for the next draw; holding the key keeps its objects (and so its ids) alive
             self._batch, self._batch_key, self._batch_ids, self._batch_bound = [(call, wt)], key, ids, bound
             self._batch_targets = fragment_batch.target_ranges(call.draw_state.framebuffer)
@@ -439,8 +500,13 @@ class Pipeline:
 
     def _may_defer(self, call: DrawCall) -> bool:
         """Batching is on and nothing watches this draw's fragments or memory at draw end."""
-        return (self.batch_fragments and not call.observed and self.stage_observer is None
-                and self.color_stages is default_color_stages and type(self)._fragments is Pipeline._fragments)
+        return (
+            self.batch_fragments
+            and not call.observed
+            and self.stage_observer is None
+            and self.color_stages is default_color_stages
+            and type(self)._fragments is Pipeline._fragments
+        )
 
     def flush(self) -> None:
         """Run the pending batch's fragment side: its pixels reach memory and its draws' counters are complete
@@ -469,9 +535,12 @@ class Pipeline:
         ends = np.cumsum(spans)
         starts = ends - np.asarray(spans)
         merged = clipping.WindowTriangles(
-            *(np.concatenate(parts) for parts in zip(*((w.x, w.y, w.zndc, w.inv_w, w.varyings) for w in wts),
-                                                     strict=True)),
-            np.concatenate([w.primitive + np.int32(base) for w, base in zip(wts, starts.tolist(), strict=True)]))
+            *(
+                np.concatenate(parts)
+                for parts in zip(*((w.x, w.y, w.zndc, w.inv_w, w.varyings) for w in wts), strict=True)
+            ),
+            np.concatenate([w.primitive + np.int32(base) for w, base in zip(wts, starts.tolist(), strict=True)]),
+        )
         scratch = dict.fromkeys(STAT_KEYS, 0)
         draw_of, fates = [], []
         scissor = ds.raster.scissor_mode != 0  # else no fragment is scissored: the plain pass, with fates
@@ -483,15 +552,18 @@ class Pipeline:
             else:
                 fates.append(np.zeros(len(frags), np.uint8))
                 if len(frags):
-                    self._fragment_ops(ds, self._stages(ds), first.memory, ds.framebuffer, frags, scratch,
-                                       fate=fates[-1])
-        counters = fragment_batch.split_counters(np.concatenate(draw_of), np.concatenate(fates), len(batch),
-                                                 scratch["texels_fetched"])
+                    self._fragment_ops(
+                        ds, self._stages(ds), first.memory, ds.framebuffer, frags, scratch, fate=fates[-1]
+                    )
+        counters = fragment_batch.split_counters(
+            np.concatenate(draw_of), np.concatenate(fates), len(batch), scratch["texels_fetched"]
+        )
         for (call, _), part in zip(batch, counters, strict=True):
             call.stats.update(part)
 
-    def _scissored_fates(self, ds: DrawState, memory: PhysicalMemory, frags: Fragments, rstats: dict,
-                         stats: dict) -> np.ndarray:
+    def _scissored_fates(
+        self, ds: DrawState, memory: PhysicalMemory, frags: Fragments, rstats: dict, stats: dict
+    ) -> np.ndarray:
         """A chunk rasterized with the scissor off: the scissor applied here, then the fragment stages on the split
         compiled passes; returns every fragment's ``Fate`` (F,) uint8."""
         rejected = scissor_rejects(ds.raster, frags.x, frags.y)
@@ -500,8 +572,15 @@ class Pipeline:
         kept = np.flatnonzero(~rejected)
         if len(kept):
             sub = np.zeros(len(kept), np.uint8)
-            self._fragment_ops(ds, self._stages(ds), memory, ds.framebuffer,
-                               frags.select(kept) if len(kept) < len(frags) else frags, stats, fate=sub)
+            self._fragment_ops(
+                ds,
+                self._stages(ds),
+                memory,
+                ds.framebuffer,
+                frags.select(kept) if len(kept) < len(frags) else frags,
+                stats,
+                fate=sub,
+            )
             fate[kept] = sub
         return fate
 
@@ -521,19 +600,28 @@ class Pipeline:
                     stages = stages or self._stages(ds)
                     self._fragment_ops(ds, stages, call.memory, fb, frags, stats, None)
             return
-        parts = [self._observed_chunk(ds, call.memory, fb, frags, rstats, stats)
-                 for frags, rstats in rasterize_chunks(wt, dataclasses.replace(rs, scissor_mode=0), active)]
+        parts = [
+            self._observed_chunk(ds, call.memory, fb, frags, rstats, stats)
+            for frags, rstats in rasterize_chunks(wt, dataclasses.replace(rs, scissor_mode=0), active)
+        ]
         frags = Fragments.concat([f for f, _, _ in parts])  # rasterize_chunks yields >= 1 chunk
-        tev, fate, before, after = (np.concatenate(a) for a in zip(*((t, g.fate, g.before, g.after)
-                                                                     for _, t, g in parts), strict=True))
-        observer.on_fragments(call, FragmentFates(frags.x, frags.y, fate, fb.color_write, ds.shadow is not None,
-                                                   frags, tev, before, after))
+        tev, fate, before, after = (
+            np.concatenate(a) for a in zip(*((t, g.fate, g.before, g.after) for _, t, g in parts), strict=True)
+        )
+        observer.on_fragments(
+            call,
+            FragmentFates(frags.x, frags.y, fate, fb.color_write, ds.shadow is not None, frags, tev, before, after),
+        )
 
     def _fused_plan(self, call: DrawCall) -> fused_frags.FragmentPlan | None:
         """The draw's ``picaemu.fused.fragments`` plan, or None: not covered, the fused side is off, the stage
         observer or the color stages seam is set, or ``_fragments`` is replaced (another backend)."""
-        if (not self.fused_fragments or self.stage_observer is not None or self.color_stages is not default_color_stages
-                or type(self)._fragments is not Pipeline._fragments):
+        if (
+            not self.fused_fragments
+            or self.stage_observer is not None
+            or self.color_stages is not default_color_stages
+            or type(self)._fragments is not Pipeline._fragments
+        ):
             return None
         plan = self._fragment_plans.get(call.draw_state, call.memory)
         return None if isinstance(plan, str) else plan
@@ -551,8 +639,15 @@ class Pipeline:
         ds.check(Phase.FRAGMENTS)
         return self.color_stages(ds)
 
-    def _observed_chunk(self, ds: DrawState, memory: PhysicalMemory, fb: fbm.FramebufferState, frags: Fragments,
-                        rstats: dict, stats: dict) -> tuple[Fragments, np.ndarray, FragmentLog]:
+    def _observed_chunk(
+        self,
+        ds: DrawState,
+        memory: PhysicalMemory,
+        fb: fbm.FramebufferState,
+        frags: Fragments,
+        rstats: dict,
+        stats: dict,
+    ) -> tuple[Fragments, np.ndarray, FragmentLog]:
         """Fragments rasterized with the scissor off: the scissor applied here, then the fragment stages, recorded;
         returns (every fragment, (F, 4) uint8 TEV output, the log of the fragment operations)."""
         rejected = scissor_rejects(ds.raster, frags.x, frags.y)
@@ -561,18 +656,28 @@ class Pipeline:
         tev = np.zeros((len(frags), 4), np.uint8)
         kept = np.flatnonzero(~rejected)
         if len(kept):
-            self._fragment_ops(ds, self._stages(ds), memory, fb,
-                               frags.select(kept) if len(kept) < len(frags) else frags, stats,
-                               Recording(frags, tev, log, kept))
+            self._fragment_ops(
+                ds,
+                self._stages(ds),
+                memory,
+                fb,
+                frags.select(kept) if len(kept) < len(frags) else frags,
+                stats,
+                Recording(frags, tev, log, kept),
+            )
         return frags, tev, log
 
-    def _geometry(self, call: DrawCall, ds: DrawState, vs_out: np.ndarray, sizes: tuple[int, ...] | None,
-                  stats: dict) -> np.ndarray:
+    def _geometry(
+        self, call: DrawCall, ds: DrawState, vs_out: np.ndarray, sizes: tuple[int, ...] | None, stats: dict
+    ) -> np.ndarray:
         """GS path: VS output attributes (enabled registers, stream order) -> GS -> (T, 3, C) triangles."""
         prim = ds.primitives
         if prim.topology is not Topology.GEOMETRY:
-            raise UnsupportedFeature("geometry shader with a topology other than 3 (geometry primitives)",
-                                     register=id_of("PRIMITIVE_CONFIG"), value=prim.topology.value)
+            raise UnsupportedFeature(
+                "geometry shader with a topology other than 3 (geometry primitives)",
+                register=id_of("PRIMITIVE_CONFIG"),
+                value=prim.topology.value,
+            )
         attrs = vs_out[:, slot_registers(prim.vs_outmap_mask)]
         gs_out, triangles = self.geometry_shader(ds, attrs, sizes, stats)
         if self.stage_observer is not None:
@@ -580,9 +685,17 @@ class Pipeline:
         verts = map_outputs(ds.output_map, gs_out, prim.gs_outmap_mask)
         return verts[triangles]
 
-    def _fragment_ops(self, ds: DrawState, stages: ColorStages, memory: PhysicalMemory, fb: fbm.FramebufferState,
-                      frags: Fragments, stats: dict, recording: Recording | None = None,
-                      fate: np.ndarray | None = None) -> None:
+    def _fragment_ops(
+        self,
+        ds: DrawState,
+        stages: ColorStages,
+        memory: PhysicalMemory,
+        fb: fbm.FramebufferState,
+        frags: Fragments,
+        stats: dict,
+        recording: Recording | None = None,
+        fate: np.ndarray | None = None,
+    ) -> None:
         """Shade, then shadow-map write or alpha test + per-fragment operations. With a ``Recording`` (the observed
         path) the operations run over the whole chunk, its log marking what the scissor and alpha test killed;
         ``fate`` (F,) uint8 (the fragment batch) receives each fragment's ``Fate`` from the split passes. A
@@ -611,8 +724,7 @@ class Pipeline:
                 fate[~alive] = Fate.ALPHA
         if len(x) == 0:
             return
-        tests = (observer is not None and observer.fragment_tests
-                 and ds.depth_stencil.uses_depth_buffer(fb.depth_format))
+        tests = observer is not None and observer.fragment_tests and ds.depth_stencil.uses_depth_buffer(fb.depth_format)
         if tests and log is None:
             log = FragmentLog.start(np.zeros(len(x), np.uint8))
         elif fate is not None and log is None:

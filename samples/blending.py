@@ -15,8 +15,12 @@ def build() -> pica.Capture:
     color_frame(b, (0, 0, 0, 0xFF))
     b.depth_test(False)
     b.blend()
-    quads = [(rect(200, 0, 400, 240), (1, 1, 1, 1)), (rect(60, 40, 220, 160), (1, 0, 0, 0.5)),
-             (rect(140, 80, 300, 200), (0, 1, 0, 0.5)), (rect(220, 20, 360, 140), (0, 0, 1, 0.5))]
+    quads = [
+        (rect(200, 0, 400, 240), (1, 1, 1, 1)),
+        (rect(60, 40, 220, 160), (1, 0, 0, 0.5)),
+        (rect(140, 80, 300, 200), (0, 1, 0, 0.5)),
+        (rect(220, 20, 360, 140), (0, 0, 1, 0.5)),
+    ]
     pos = np.concatenate([q for q, _ in quads])
     col = np.concatenate([solid(6, c) for _, c in quads])
     b.vertices([pos, col])

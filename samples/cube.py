@@ -9,7 +9,12 @@ from picaemu.formats import pica
 from picaemu.builder import CaptureBuilder, tilt_perspective
 
 FACES = [  # (normal axis, sign, color): +X red, -X cyan, +Y green, -Y magenta, +Z blue, -Z yellow
-    (0, 1, (1, 0, 0)), (0, -1, (0, 1, 1)), (1, 1, (0, 1, 0)), (1, -1, (1, 0, 1)), (2, 1, (0, 0, 1)), (2, -1, (1, 1, 0)),
+    (0, 1, (1, 0, 0)),
+    (0, -1, (0, 1, 1)),
+    (1, 1, (0, 1, 0)),
+    (1, -1, (1, 0, 1)),
+    (2, 1, (0, 0, 1)),
+    (2, -1, (1, 1, 0)),
 ]
 
 

@@ -128,8 +128,9 @@ def _cubes_frame(b: CaptureBuilder, n: int, merged: bool) -> None:
         if i % 4 == 0:
             b.set(TEXUNIT_ADDR[0], address=addresses[(i // 4) % TEXTURES])
         if i % 10 == 0:
-            b.tev(0, rgb=("primary color", "texture 0") if i % 20 else ("texture 0", "primary color"),
-                  combine="modulate")
+            b.tev(
+                0, rgb=("primary color", "texture 0") if i % 20 else ("texture 0", "primary color"), combine="modulate"
+            )
         if i % 7 == 0:
             if i % 14:
                 b.blend("one", "zero")
@@ -174,8 +175,14 @@ def lit(n: int = 300, *, merged: bool = False) -> pica.Capture:
     b.uniforms(0, tilt_perspective(np.radians(50), 400 / 240, 1.0, 16.0))
     b.depth_test(True, "greater")
     _lights(b)
-    b.tev(0, rgb=("fragment primary color", "fragment secondary color"), alpha=("constant",), combine="add",
-          alpha_combine="replace", color=(0, 0, 0, 255))
+    b.tev(
+        0,
+        rgb=("fragment primary color", "fragment secondary color"),
+        alpha=("constant",),
+        combine="add",
+        alpha_combine="replace",
+        color=(0, 0, 0, 255),
+    )
     b.passthrough_tev()
     b.fog((40, 40, 56), np.clip(np.linspace(0.0, 1.0, 129) * 8 - 0.2, 0, 1))  # far spheres fade into the fog
     pos, quat, idx = sphere(stacks=6, slices=8)
@@ -184,8 +191,10 @@ def lit(n: int = 300, *, merged: bool = False) -> pica.Capture:
     pos, quat = pos[idx].astype(np.float32), quat[idx]
     cols = int(np.ceil(np.sqrt(n * 5 / 3)))
     rows = -(-n // cols)
-    offsets = [np.array([(i % cols - cols // 2) * 0.375, (i // cols - rows // 2) * 0.375, -6 - (i % 16) / 4, 0],
-                        np.float32) for i in range(n)]
+    offsets = [
+        np.array([(i % cols - cols // 2) * 0.375, (i // cols - rows // 2) * 0.375, -6 - (i % 16) / 4, 0], np.float32)
+        for i in range(n)
+    ]
     if merged:
         b.uniforms(4, np.eye(4, dtype=np.float32))
         b.vertices([np.concatenate([pos + o for o in offsets]), np.tile(quat, (n, 1))])
@@ -210,8 +219,13 @@ def sprites(n: int = 1000, *, merged: bool = False) -> pica.Capture:
     b.uniforms(0, SCREEN)
     b.blend()
     addresses = [b.texture(0, _checker(alpha=160), "RGBA8") for _ in range(4)]
-    b.tev(0, rgb=("texture 0", "primary color"), alpha=("texture 0", "primary color"), combine="modulate",
-          alpha_combine="modulate")
+    b.tev(
+        0,
+        rgb=("texture 0", "primary color"),
+        alpha=("texture 0", "primary color"),
+        combine="modulate",
+        alpha_combine="modulate",
+    )
     b.passthrough_tev()
     rng = np.random.default_rng(7)
     corners = np.array([[0, 0], [1, 0], [1, 1], [0, 0], [1, 1], [0, 1]], np.float32)

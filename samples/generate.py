@@ -25,8 +25,21 @@ from picaemu.formats.files import save_image
 
 from picaemu.replay import Replay
 
-SAMPLES = ("triangle", "texture_formats", "cube", "blending", "stencil", "fog", "animation", "ssaa_transfer",
-           "texture_filtering", "alpha_test", "lit_sphere", "proctex", "gs_sprites")
+SAMPLES = (
+    "triangle",
+    "texture_formats",
+    "cube",
+    "blending",
+    "stencil",
+    "fog",
+    "animation",
+    "ssaa_transfer",
+    "texture_filtering",
+    "alpha_test",
+    "lit_sphere",
+    "proctex",
+    "gs_sprites",
+)
 GAME = ("game_cubes_300", "game_cubes_1000", "game_cubes_3000", "game_lit_300", "game_sprites_1000")
 ALL = SAMPLES + GAME
 ROOT = Path(__file__).resolve().parent
@@ -76,8 +89,11 @@ def generate(name: str, root: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--update", action="store_true",
-                        help="write the tracked samples/captures and samples/reference instead of samples/out")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="write the tracked samples/captures and samples/reference instead of samples/out",
+    )
     parser.add_argument("names", nargs="*", default=list(ALL), metavar="NAME", help=f"of: {' '.join(ALL)}")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.names) - set(ALL))

@@ -57,8 +57,9 @@ def spiral() -> tuple[np.ndarray, np.ndarray]:
     t = np.arange(POINTS) / POINTS
     angle = 4 * np.pi * t
     radius = 20 + 90 * t
-    pos = np.stack([200 + radius * np.cos(angle), 120 + radius * np.sin(angle), np.full(POINTS, 0.5),
-                    np.ones(POINTS)], 1).astype(np.float32)
+    pos = np.stack(
+        [200 + radius * np.cos(angle), 120 + radius * np.sin(angle), np.full(POINTS, 0.5), np.ones(POINTS)], 1
+    ).astype(np.float32)
     col = np.stack([t, 1 - t, np.full(POINTS, 0.8), np.ones(POINTS)], 1).astype(np.float32)
     return pos, col
 

@@ -87,8 +87,14 @@ def build() -> pica.Capture:
     b.uniforms(4, view)
     b.cull("cull clockwise (keep counter-clockwise)")
     setup_lighting(b)
-    b.tev(0, rgb=("fragment primary color", "fragment secondary color"), alpha=("constant",), combine="add",
-          alpha_combine="replace", color=(0, 0, 0, 255))
+    b.tev(
+        0,
+        rgb=("fragment primary color", "fragment secondary color"),
+        alpha=("constant",),
+        combine="add",
+        alpha_combine="replace",
+        color=(0, 0, 0, 255),
+    )
     b.passthrough_tev()
     pos, quat, idx = sphere()
     b.vertices([pos, quat])

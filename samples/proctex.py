@@ -39,8 +39,15 @@ def build() -> pica.Capture:
     b.shader(VS_TEX)
     b.uniforms(0, SCREEN)
     b.set("TEXUNIT_CONFIG", unit3_enable=1, unit3_coords="texcoord0", always1=1, clear_cache=1)
-    b.set("TEXUNIT3_PROCTEX0", u_clamp="clamp to edge", v_clamp="clamp to edge", rgb_func="sqrt(U2+V2)",
-          alpha_func="sqrt(U2+V2)", separate_alpha=0, noise_enable=0)
+    b.set(
+        "TEXUNIT3_PROCTEX0",
+        u_clamp="clamp to edge",
+        v_clamp="clamp to edge",
+        rgb_func="sqrt(U2+V2)",
+        alpha_func="sqrt(U2+V2)",
+        separate_alpha=0,
+        noise_enable=0,
+    )
     b.set("TEXUNIT3_PROCTEX4", filter="nearest", min_lod=0, max_lod=0, width=WIDTH)
     b.set("TEXUNIT3_PROCTEX5", offset0=0)
     x = np.linspace(0, 1, 128)

@@ -22,8 +22,10 @@ from tests import gx_script
 
 SUBMIT, PRESENT = 0x00010000, 0x00010100
 SCRATCH, STACK = 0x00200000, 0x00300000
-HOOKS = [Hook("submit", "gspSubmitGxCommand", SUBMIT, ARM_KIND, 0),
-         Hook("present", "gspPresentBuffer", PRESENT, ARM_KIND)]
+HOOKS = [
+    Hook("submit", "gspSubmitGxCommand", SUBMIT, ARM_KIND, 0),
+    Hook("present", "gspPresentBuffer", PRESENT, ARM_KIND),
+]
 
 
 @dataclass

@@ -46,8 +46,16 @@ def _gx(event: pica.Event) -> bytes:
     elif isinstance(event, pica.DisplayTransfer):
         words = [3, to_virtual(event.src), to_virtual(event.dst), event.in_dim, event.out_dim, event.flags, 0, 0]
     elif isinstance(event, pica.TextureCopy):
-        words = [4, to_virtual(event.src), to_virtual(event.dst), event.size, event.in_line, event.out_line,
-                 event.flags, 0]
+        words = [
+            4,
+            to_virtual(event.src),
+            to_virtual(event.dst),
+            event.size,
+            event.in_line,
+            event.out_line,
+            event.flags,
+            0,
+        ]
     else:
         raise ValueError(f"{type(event).__name__} cannot be played by gx_player")
     return _words(GX, *words)
@@ -64,8 +72,17 @@ def script(capture: pica.Capture) -> bytes:
             data = capture.blobs[event.blob]
             out.append(_words(MEMORY, to_virtual(event.address, len(data)), len(data)) + data + bytes(-len(data) % 4))
         elif isinstance(event, pica.Present):
-            out.append(_words(PRESENT, event.screen, event.select, to_virtual(event.left), to_virtual(event.right),
-                              event.stride, event.format))
+            out.append(
+                _words(
+                    PRESENT,
+                    event.screen,
+                    event.select,
+                    to_virtual(event.left),
+                    to_virtual(event.right),
+                    event.stride,
+                    event.format,
+                )
+            )
         elif not isinstance(event, (pica.FrameEnd, pica.Marker)):
             out.append(_gx(event))
     out.append(_words(END))
@@ -76,16 +93,22 @@ def tools_missing() -> str | None:
     """Why the qemu test cannot run here (None when it can)."""
     missing = [tool for tool in (CROSS_GCC, QEMU) if shutil.which(tool) is None]
     if missing:
-        return (f"{' and '.join(missing)} not installed (Debian packages gcc-arm-linux-gnueabihf, qemu-user; "
-                ".ci/run installs them)")
+        return (
+            f"{' and '.join(missing)} not installed (Debian packages gcc-arm-linux-gnueabihf, qemu-user; "
+            ".ci/run installs them)"
+        )
     return None
 
 
 def build(out_dir: Path) -> Path:
     """Compile gx_player statically for 32-bit ARM (ARM instruction set, symbols kept)."""
     binary = out_dir / "gx_player.elf"
-    subprocess.run([CROSS_GCC, "-static", "-O1", "-marm", "-g0", "-o", str(binary), str(SOURCE)], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [CROSS_GCC, "-static", "-O1", "-marm", "-g0", "-o", str(binary), str(SOURCE)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return binary
 
 
@@ -97,8 +120,9 @@ def free_port() -> int:
 
 def serve(binary: Path, script_path: Path, port: int) -> subprocess.Popen:
     """Start ``qemu-arm -g port binary script``: halted at the entry point until a debugger connects."""
-    return subprocess.Popen([QEMU, "-g", str(port), str(binary), str(script_path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [QEMU, "-g", str(port), str(binary), str(script_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
 
 
 def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 10.0) -> None:

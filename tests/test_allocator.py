@@ -40,8 +40,9 @@ def test_applied_once_and_stable():
 @pytest.mark.skipif(not GLIBC, reason="the tuning only exists for glibc's malloc")
 def test_freed_blocks_are_reused():
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True,
-                         timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True, timeout=60
+    )
     default, tuned, applied = out.stdout.split()
     assert applied == "True"
     pages = 8 * (24 << 20) // 4096  # every array faulted in on every round

@@ -62,8 +62,12 @@ def test_fallback_draw_is_named(tmp_path: Path) -> None:
     color_frame(b, (0x30, 0x60, 0x90, 0xFF))
     b.set("COLORBUFFER_READ", enable=0)
     b.set("LOGIC_OP", op="xor")
-    b.vertices([np.array([[200, 210, 0.5, 1], [80, 30, 0.5, 1], [320, 30, 0.5, 1]], np.float32),
-                np.array([[1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1]], np.float32)])
+    b.vertices(
+        [
+            np.array([[200, 210, 0.5, 1], [80, 30, 0.5, 1], [320, 30, 0.5, 1]], np.float32),
+            np.array([[1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1]], np.float32),
+        ]
+    )
     b.draw(3)
     b.end_frame()
     path = tmp_path / "reads_disabled.pica"
@@ -80,8 +84,9 @@ def test_cli_diff_backends_one_draw(tmp_path: Path) -> None:
 
     from picaemu.cli import main
 
-    result = CliRunner().invoke(main, ["diff-backends", str(CAPTURES / "lit_sphere.pica"), "-o", str(tmp_path),
-                                       "--draw", "0"])
+    result = CliRunner().invoke(
+        main, ["diff-backends", str(CAPTURES / "lit_sphere.pica"), "-o", str(tmp_path), "--draw", "0"]
+    )
     assert result.exit_code == 0, result.output
     assert "draw 0: rendered by GL; max error 0, 0.000 % of 96000 pixels" in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["difference.png", "gl.png", "software.png"]

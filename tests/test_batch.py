@@ -53,8 +53,19 @@ def test_every_frame_is_written_compared_and_reported(captures_dir: Path, tmp_pa
     Image.fromarray(bad).save(refs / "animation" / "0002.png")
     shutil.copy(refs / "animation" / "0000.png", refs / "animation" / "0004.png")  # a frame the run lacks
     junit = tmp_path / "junit.xml"
-    code, _, _ = run("batch", str(scene), str(animation), "-o", str(tmp_path / "o2"), "--compare", str(refs),
-                     "--threshold", "2", "--junit", str(junit))
+    code, _, _ = run(
+        "batch",
+        str(scene),
+        str(animation),
+        "-o",
+        str(tmp_path / "o2"),
+        "--compare",
+        str(refs),
+        "--threshold",
+        "2",
+        "--junit",
+        str(junit),
+    )
     assert code == EXIT_REGRESSED
     report = {c["name"]: c for c in json.loads((tmp_path / "o2" / "report.json").read_text())["captures"]}
     assert report["scene2_textured_quad"]["status"] == "ok"
@@ -62,7 +73,7 @@ def test_every_frame_is_written_compared_and_reported(captures_dir: Path, tmp_pa
     assert [c["status"] for c in frames] == ["ok", "ok", "regression", "ok", "missing output"]
     assert frames[2]["bad_pixels"] == 100 and frames[2]["max_diff"] == 3 and frames[0]["psnr"] is None
     # PSNR by hand: 100 pixels x 3 channels off by 3 out of 240 x 400 x 3 values
-    assert frames[2]["psnr"] == pytest.approx(10 * np.log10(255 ** 2 / (100 * 3 * 9 / (240 * 400 * 3))), abs=0.01)
+    assert frames[2]["psnr"] == pytest.approx(10 * np.log10(255**2 / (100 * 3 * 9 / (240 * 400 * 3))), abs=0.01)
     diff = np.asarray(Image.open(tmp_path / "o2" / "animation" / "0002.diff.png"))
     assert (diff[10:20, 30:40] == (255, 0, 0)).all() and (diff == (255, 0, 0)).all(axis=2).sum() == 100
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
@@ -75,8 +86,15 @@ def test_update_references_then_compare_passes(tmp_path: Path) -> None:
     refs = tmp_path / "refs"
     (refs / "animation").mkdir(parents=True)
     (refs / "animation" / "0007.png").write_bytes(b"stale")  # a frame the capture no longer has
-    code, _, _ = run("batch", str(CAPTURES / "animation.pica"), "-o", str(tmp_path / "o"), "--compare", str(refs),
-                     "--update-references")
+    code, _, _ = run(
+        "batch",
+        str(CAPTURES / "animation.pica"),
+        "-o",
+        str(tmp_path / "o"),
+        "--compare",
+        str(refs),
+        "--update-references",
+    )
     assert code == 0 and statuses(tmp_path / "o") == {"animation": "updated"}
     assert sorted(p.name for p in (refs / "animation").iterdir()) == [f"{f:04d}.png" for f in range(4)]
     code, _, _ = run("batch", str(CAPTURES / "animation.pica"), "-o", str(tmp_path / "o2"), "--compare", str(refs))
@@ -89,8 +107,19 @@ def test_a_capture_that_cannot_run_is_exit_4_and_a_junit_error(tmp_path: Path) -
     broken = tmp_path / "broken.pica"
     broken.write_bytes(b"PICAcap\x1a" + bytes(4))
     junit = tmp_path / "j.xml"
-    code, _, _ = run("batch", str(broken), str(CAPTURES / "cube.pica"), "-o", str(tmp_path / "out"), "--jobs", "2",
-                     "--junit", str(junit), "--compare", str(REFERENCE))
+    code, _, _ = run(
+        "batch",
+        str(broken),
+        str(CAPTURES / "cube.pica"),
+        "-o",
+        str(tmp_path / "out"),
+        "--jobs",
+        "2",
+        "--junit",
+        str(junit),
+        "--compare",
+        str(REFERENCE),
+    )
     assert code == EXIT_NOT_RUN
     report = json.loads((tmp_path / "out" / "report.json").read_text())["captures"]
     assert [c["status"] for c in report] == ["failed", "ok"] and "byte offset" in report[0]["error"]
@@ -99,8 +128,9 @@ def test_a_capture_that_cannot_run_is_exit_4_and_a_junit_error(tmp_path: Path) -
 
 
 def test_cooperative_timeout(tmp_path: Path) -> None:
-    code, _, stderr = run("batch", str(CAPTURES / "game_cubes_300.pica"), "-o", str(tmp_path / "o"),
-                          "--timeout", "0.001")
+    code, _, stderr = run(
+        "batch", str(CAPTURES / "game_cubes_300.pica"), "-o", str(tmp_path / "o"), "--timeout", "0.001"
+    )
     assert code == EXIT_NOT_RUN and statuses(tmp_path / "o") == {"game_cubes_300": "timeout"}
     assert "took longer than 0.001 s" in stderr
 
@@ -129,8 +159,9 @@ def test_contradictory_batch_options(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_samples_pass_against_their_references(tmp_path: Path) -> None:
     """The README's CI line: every sample capture, every frame, against samples/reference."""
-    code, stdout, stderr = run("batch", str(CAPTURES), "-o", str(tmp_path / "out"), "--compare", str(REFERENCE),
-                               "-j", "2")
+    code, stdout, stderr = run(
+        "batch", str(CAPTURES), "-o", str(tmp_path / "out"), "--compare", str(REFERENCE), "-j", "2"
+    )
     assert code == 0, stdout + stderr
     assert set(statuses(tmp_path / "out").values()) == {"ok"}
     assert len(statuses(tmp_path / "out")) == len(list(CAPTURES.glob("*.pica")))

@@ -19,8 +19,16 @@ from picaemu.cli import main
 from samples.generate import CAPTURES
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 def _missing() -> str | None:
@@ -65,8 +73,12 @@ def report(tmp_path_factory) -> Path:
     refs = tmp / "refs"
     runner = CliRunner()
     inputs = [str(CAPTURES / n) for n in ("animation.pica", "cube.pica", "triangle.pica")]
-    assert runner.invoke(main, ["batch", *inputs[:2], "-o", str(tmp / "first"), "--compare", str(refs),
-                                "--update-references"]).exit_code == 0
+    assert (
+        runner.invoke(
+            main, ["batch", *inputs[:2], "-o", str(tmp / "first"), "--compare", str(refs), "--update-references"]
+        ).exit_code
+        == 0
+    )
     frame = refs / "animation" / "0001.png"
     bad = np.asarray(Image.open(frame)).copy()
     bad[100:110, 200:220] = 255 - bad[100:110, 200:220]
@@ -80,8 +92,11 @@ def report(tmp_path_factory) -> Path:
 
 def rows(driver) -> list[tuple[str, str, str]]:
     """(capture, frame, status) of the visible rows, in page order."""
-    return [tuple(c.text for c in r.find_elements("tag name", "td")[:3])
-            for r in driver.find_elements("css selector", "#results tbody tr") if r.is_displayed()]
+    return [
+        tuple(c.text for c in r.find_elements("tag name", "td")[:3])
+        for r in driver.find_elements("css selector", "#results tbody tr")
+        if r.is_displayed()
+    ]
 
 
 def test_report_loads_with_every_image_and_no_console_error(browser, report: Path) -> None:
@@ -92,7 +107,8 @@ def test_report_loads_with_every_image_and_no_console_error(browser, report: Pat
     images = browser.find_elements("tag name", "img")
     assert len(images) == 4 * 2 + 1 + 1 + 1 * 2  # animation: 4 x (ref, out) + its diff; cube: ref, out; triangle: out
     broken = browser.execute_script(
-        "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
+        "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+    )
     assert broken == []
     assert len(rows(browser)) == 4 + 1 + 1 + 1
     statuses = {(c, f): s for c, f, s in rows(browser)}

@@ -16,12 +16,20 @@ D = (100, 200, 250, 64)
 ONE, ZERO = 1, 0
 
 
-def _regs(*, eq=(0, 0), rgb=(ONE, ZERO), alpha=(ONE, ZERO), const=(10, 20, 30, 40), blending=1, logic=0,
-          test=(0, 0, 0)) -> np.ndarray:
+def _regs(
+    *, eq=(0, 0), rgb=(ONE, ZERO), alpha=(ONE, ZERO), const=(10, 20, 30, 40), blending=1, logic=0, test=(0, 0, 0)
+) -> np.ndarray:
     regs = np.zeros(0x300, np.uint32)
     regs[id_of("COLOR_OPERATION")] = access.compose("COLOR_OPERATION", blend_mode=blending, constant=0xE4)
-    regs[id_of("BLEND_FUNC")] = access.compose("BLEND_FUNC", rgb_equation=eq[0], alpha_equation=eq[1],
-                                               rgb_src=rgb[0], rgb_dst=rgb[1], alpha_src=alpha[0], alpha_dst=alpha[1])
+    regs[id_of("BLEND_FUNC")] = access.compose(
+        "BLEND_FUNC",
+        rgb_equation=eq[0],
+        alpha_equation=eq[1],
+        rgb_src=rgb[0],
+        rgb_dst=rgb[1],
+        alpha_src=alpha[0],
+        alpha_dst=alpha[1],
+    )
     regs[id_of("BLEND_COLOR")] = access.compose("BLEND_COLOR", **dict(zip("rgba", const, strict=True)))
     regs[id_of("LOGIC_OP")] = access.compose("LOGIC_OP", op=logic)
     regs[id_of("FRAGOP_ALPHA_TEST")] = access.compose("FRAGOP_ALPHA_TEST", enable=test[0], func=test[1], ref=test[2])
@@ -39,14 +47,19 @@ def test_standard_alpha_blending() -> None:
     assert _blend(_regs(rgb=(6, 7))) == [150, 149, 149, 128]
 
 
-@pytest.mark.parametrize(("eq", "expected"), [
-    (0, [255, 255, 255, 192]),  # add, one/one: 300, 300, 300 clamp; 128 + 64
-    (1, [100, 0, 0, 64]),  # src - dst
-    (2, [0, 100, 200, 0]),  # dst - src
-    (3, [100, 100, 50, 64]),  # min
-    (4, [200, 200, 250, 128]),  # max
-    (5, [255, 255, 255, 192]), (6, [255, 255, 255, 192]), (7, [255, 255, 255, 192]),  # act as add
-])
+@pytest.mark.parametrize(
+    ("eq", "expected"),
+    [
+        (0, [255, 255, 255, 192]),  # add, one/one: 300, 300, 300 clamp; 128 + 64
+        (1, [100, 0, 0, 64]),  # src - dst
+        (2, [0, 100, 200, 0]),  # dst - src
+        (3, [100, 100, 50, 64]),  # min
+        (4, [200, 200, 250, 128]),  # max
+        (5, [255, 255, 255, 192]),
+        (6, [255, 255, 255, 192]),
+        (7, [255, 255, 255, 192]),  # act as add
+    ],
+)
 def test_equations_with_unit_factors(eq: int, expected: list[int]) -> None:
     assert _blend(_regs(eq=(eq, eq), rgb=(ONE, ONE), alpha=(ONE, ONE))) == expected
 
@@ -61,16 +74,26 @@ def test_min_max_apply_the_factors() -> None:
 WHITE = (255, 255, 255, 255)
 
 
-@pytest.mark.parametrize(("factor", "expected"), [
-    (0, [0, 0, 0, 0]), (1, [255, 255, 255, 255]),
-    (2, [200, 100, 50, 128]), (3, [55, 155, 205, 127]),
-    (4, [255, 255, 255, 255]), (5, [0, 0, 0, 0]),
-    (6, [128, 128, 128, 128]), (7, [127, 127, 127, 127]),
-    (8, [255, 255, 255, 255]), (9, [0, 0, 0, 0]),
-    (10, [10, 20, 30, 40]), (11, [245, 235, 225, 215]),
-    (12, [40, 40, 40, 40]), (13, [215, 215, 215, 215]),
-    (14, [0, 0, 0, 255]),  # min(As, 255 - Ad) = min(128, 0); alpha 255
-])
+@pytest.mark.parametrize(
+    ("factor", "expected"),
+    [
+        (0, [0, 0, 0, 0]),
+        (1, [255, 255, 255, 255]),
+        (2, [200, 100, 50, 128]),
+        (3, [55, 155, 205, 127]),
+        (4, [255, 255, 255, 255]),
+        (5, [0, 0, 0, 0]),
+        (6, [128, 128, 128, 128]),
+        (7, [127, 127, 127, 127]),
+        (8, [255, 255, 255, 255]),
+        (9, [0, 0, 0, 0]),
+        (10, [10, 20, 30, 40]),
+        (11, [245, 235, 225, 215]),
+        (12, [40, 40, 40, 40]),
+        (13, [215, 215, 215, 215]),
+        (14, [0, 0, 0, 255]),  # min(As, 255 - Ad) = min(128, 0); alpha 255
+    ],
+)
 def test_every_destination_factor(factor: int, expected: list[int]) -> None:
     # src factor zero, dst = white: the result equals the factor (255 * F / 255)
     assert _blend(_regs(rgb=(ZERO, factor), alpha=(ZERO, factor)), d=WHITE) == expected
@@ -89,18 +112,44 @@ def test_undefined_factor() -> None:
 SRC, DST = 0xCA, 0xAC
 
 
-@pytest.mark.parametrize(("op", "value"), [
-    (0, 0x00), (1, 0x88), (2, 0x42), (3, 0xCA), (4, 0xFF), (5, 0x35), (6, 0xAC), (7, 0x53),
-    (8, 0x77), (9, 0xEE), (10, 0x11), (11, 0x66), (12, 0x99), (13, 0x24), (14, 0xDB), (15, 0xBD),
-])
+@pytest.mark.parametrize(
+    ("op", "value"),
+    [
+        (0, 0x00),
+        (1, 0x88),
+        (2, 0x42),
+        (3, 0xCA),
+        (4, 0xFF),
+        (5, 0x35),
+        (6, 0xAC),
+        (7, 0x53),
+        (8, 0x77),
+        (9, 0xEE),
+        (10, 0x11),
+        (11, 0x66),
+        (12, 0x99),
+        (13, 0x24),
+        (14, 0xDB),
+        (15, 0xBD),
+    ],
+)
 def test_logic_ops(op: int, value: int) -> None:
     assert _blend(_regs(blending=0, logic=op), s=(SRC,) * 4, d=(DST,) * 4) == [value] * 4
 
 
-@pytest.mark.parametrize(("func", "passes"), [
-    (0, [0, 0, 0]), (1, [1, 1, 1]), (2, [0, 1, 0]), (3, [1, 0, 1]),
-    (4, [1, 0, 0]), (5, [1, 1, 0]), (6, [0, 0, 1]), (7, [0, 1, 1]),
-])
+@pytest.mark.parametrize(
+    ("func", "passes"),
+    [
+        (0, [0, 0, 0]),
+        (1, [1, 1, 1]),
+        (2, [0, 1, 0]),
+        (3, [1, 0, 1]),
+        (4, [1, 0, 0]),
+        (5, [1, 1, 0]),
+        (6, [0, 0, 1]),
+        (7, [0, 1, 1]),
+    ],
+)
 def test_alpha_test(func: int, passes: list[int]) -> None:
     color = np.array([[0, 0, 0, 127], [0, 0, 0, 128], [0, 0, 0, 129]], np.uint8)
     bstate = BlendState.from_regs(_regs(test=(1, func, 128)))

@@ -24,8 +24,16 @@ def test_compose_matches_citro3d_words() -> None:
     assert compose("VIEWPORT_HEIGHT", half_height=200.0) == 0x00469000
     assert compose("VIEWPORT_INVH", inv_half_height=2 / 400) == 0x3747AE14
     assert compose("DEPTHMAP_SCALE", scale=-1.0) == 0x00BF0000
-    assert compose("BLEND_FUNC", rgb_src="src alpha", rgb_dst="one minus src alpha", alpha_src="src alpha",
-                   alpha_dst="one minus src alpha") == 0x76760000
+    assert (
+        compose(
+            "BLEND_FUNC",
+            rgb_src="src alpha",
+            rgb_dst="one minus src alpha",
+            alpha_src="src alpha",
+            alpha_dst="one minus src alpha",
+        )
+        == 0x76760000
+    )
     assert compose("DEPTHBUFFER_LOC", address=0x18300000) == 0x03060000
     assert compose("FRAMEBUFFER_DIM", width=240, height_minus_1=399, orientation=1) == 0x0118F0F0
 
@@ -78,8 +86,9 @@ def test_command_list_is_well_formed() -> None:
     cap = _triangle().capture()
     lists = [e for e in cap.events if isinstance(e, pica.CommandList)]
     assert len(lists) == 1 and lists[0].size % 16 == 0  # finalize pads to 16 bytes, as libctru
-    data = next(cap.blobs[e.blob] for e in cap.events if isinstance(e, pica.MemoryWrite)
-                and e.address == lists[0].address)
+    data = next(
+        cap.blobs[e.blob] for e in cap.events if isinstance(e, pica.MemoryWrite) and e.address == lists[0].address
+    )
     packets, error = list_packets(data)
     assert error is None
     ids = [p.id for p in packets]

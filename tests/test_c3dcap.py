@@ -16,8 +16,18 @@ from picaemu.gx import convert
 def test_scene1_reads_as_the_manifest_says(captures_dir: Path) -> None:
     scene = c3dcap.read(captures_dir / "scene1_triangle")
     kinds = [e.kind if isinstance(e, c3dcap.GxCommand) else "present" for e in scene.events]
-    assert kinds == ["present", "present", "MemoryFill", "ProcessCommandList", "DisplayTransfer", "present",
-                     "MemoryFill", "ProcessCommandList", "DisplayTransfer", "present"]
+    assert kinds == [
+        "present",
+        "present",
+        "MemoryFill",
+        "ProcessCommandList",
+        "DisplayTransfer",
+        "present",
+        "MemoryFill",
+        "ProcessCommandList",
+        "DisplayTransfer",
+        "present",
+    ]
     lists = [e for e in scene.events if isinstance(e, c3dcap.GxCommand) and e.kind == "ProcessCommandList"]
     assert [len(e.args["data"]) for e in lists] == [1232, 400]
     assert lists[0].args["address"] == 0x20289C00
@@ -95,15 +105,31 @@ def _null_file_scene(root: Path, reload_with_file: bool) -> Path:
     half = 8 * 8 * 3  # an 8x8 RGB8 picture
     (scene / "blobs" / "zero.bin").write_bytes(bytes(2 * half))
     vram = {"region": "vram", "paddr": 0x18000000, "size": 256, "tag": "color", "file": None}
-    lcd = {"region": "linear", "paddr": 0x20000000, "size": 2 * half, "tag": "lcd",
-           "file": "blobs/zero.bin" if reload_with_file else None}
+    lcd = {
+        "region": "linear",
+        "paddr": 0x20000000,
+        "size": 2 * half,
+        "tag": "lcd",
+        "file": "blobs/zero.bin" if reload_with_file else None,
+    }
     events = []
     for k, value in enumerate((0x112233FF, 0x445566FF)):
         fill = {"start_paddr": 0x18000000, "end_paddr": 0x18000100, "value": value, "control": 0x201}
         events.append({"type": "gx", "gx_cmd": "MemoryFill", "fill": [fill], "memory": [vram, lcd]})
-        events.append({"type": "gx", "gx_cmd": "DisplayTransfer", "in_paddr": 0x18000000,
-                       "out_paddr": 0x20000000 + k * half, "in_width": 8, "in_height": 8, "out_width": 8,
-                       "out_height": 8, "flags": 0x1000, "memory": [vram, lcd]})
+        events.append(
+            {
+                "type": "gx",
+                "gx_cmd": "DisplayTransfer",
+                "in_paddr": 0x18000000,
+                "out_paddr": 0x20000000 + k * half,
+                "in_width": 8,
+                "in_height": 8,
+                "out_width": 8,
+                "out_height": 8,
+                "flags": 0x1000,
+                "memory": [vram, lcd],
+            }
+        )
     doc = {"format": "c3dcap-1", "scene": "null files", "memory_map": {}, "events": events}
     for i, e in enumerate(doc["events"]):
         e["seq"] = i

@@ -50,11 +50,18 @@ def test_layouts_convert_to_the_same_capture(captures_dir: Path) -> None:
 def _tiny(layout: citrace.Layout) -> citrace.CiTrace:
     arrays = dict.fromkeys(citrace.ARRAYS)
     arrays["pica_regs"] = np.arange(0x300, dtype=np.uint32)
-    elements = [citrace.RegisterWrite(0x10400010, 0x03000000), citrace.MemoryLoad(0x20000000, b"abcdefgh"),
-                citrace.FrameMarker(), citrace.MemoryLoad(0x20001000, b"abcdefgh")]
+    elements = [
+        citrace.RegisterWrite(0x10400010, 0x03000000),
+        citrace.MemoryLoad(0x20000000, b"abcdefgh"),
+        citrace.FrameMarker(),
+        citrace.MemoryLoad(0x20001000, b"abcdefgh"),
+    ]
     if layout is citrace.Layout.LEGACY:
-        elements += [citrace.RegisterWrite(0x10400C10, 0xAB, 1), citrace.RegisterWrite(0x10400C12, 0xBEEF, 2),
-                     citrace.RegisterWrite(0x10400468, 0x1122334455667788, 8)]
+        elements += [
+            citrace.RegisterWrite(0x10400C10, 0xAB, 1),
+            citrace.RegisterWrite(0x10400C12, 0xBEEF, 2),
+            citrace.RegisterWrite(0x10400468, 0x1122334455667788, 8),
+        ]
     return citrace.CiTrace(arrays=arrays, elements=elements, layout=layout)
 
 
@@ -107,8 +114,10 @@ def test_post_7272_defects_are_reported_not_fatal() -> None:
     assert back.arrays["lcd_regs"].shape == (0x400,)
 
 
-@pytest.mark.parametrize(("patch", "message"), [((0, b"XiTr"), "not a CiTrace"), ((4, b"\x02"), "version 2"),
-                                                ((0x5C, b"\xff\xff\xff\x7f"), "stream offset")])
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [((0, b"XiTr"), "not a CiTrace"), ((4, b"\x02"), "version 2"), ((0x5C, b"\xff\xff\xff\x7f"), "stream offset")],
+)
 def test_bad_headers(patch: tuple[int, bytes], message: str) -> None:
     data = bytearray(citrace.build(_tiny(citrace.Layout.NEW)))
     data[patch[0] : patch[0] + len(patch[1])] = patch[1]
@@ -128,8 +137,10 @@ _SEED = citrace.build(_tiny(citrace.Layout.LEGACY))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cut=st.integers(0, len(_SEED)),
-       flips=st.lists(st.tuples(st.integers(0, len(_SEED) - 1), st.integers(1, 255)), max_size=4))
+@given(
+    cut=st.integers(0, len(_SEED)),
+    flips=st.lists(st.tuples(st.integers(0, len(_SEED) - 1), st.integers(1, 255)), max_size=4),
+)
 def test_fuzz_reader_raises_only_format_errors(cut: int, flips: list[tuple[int, int]]) -> None:
     buf = bytearray(_SEED[:cut])
     for pos, x in flips:

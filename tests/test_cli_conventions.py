@@ -37,8 +37,13 @@ def test_broken_pipe_ends_quietly() -> None:
 
 
 def test_dash_output_is_stdout() -> None:
-    proc = subprocess.run([*PICAEMU, "render", "samples/captures/triangle.pica", "-o", "-"], capture_output=True,
-                          cwd=REPO, timeout=300, check=False)
+    proc = subprocess.run(
+        [*PICAEMU, "render", "samples/captures/triangle.pica", "-o", "-"],
+        capture_output=True,
+        cwd=REPO,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     picture = np.asarray(Image.open(io.BytesIO(proc.stdout)))
     assert np.array_equal(picture, np.asarray(Image.open(REFERENCE / "triangle" / "0000.png")))
@@ -66,29 +71,36 @@ def test_quiet_silences_informational_lines(tmp_path: Path) -> None:
     cube = str(CAPTURES / "cube.pica")
     _, _, loud = invoke("batch", cube, "-o", str(tmp_path / "a"))
     assert "[1/1] cube: ok (1 frame" in loud
-    for args in (["-q", "batch", cube, "-o", str(tmp_path / "b")], ["batch", cube, "-o", str(tmp_path / "c"),
-                                                                      "--quiet"]):
+    for args in (
+        ["-q", "batch", cube, "-o", str(tmp_path / "b")],
+        ["batch", cube, "-o", str(tmp_path / "c"), "--quiet"],
+    ):
         code, out, err = invoke(*args)
         assert code == 0 and err == "" and out.startswith("capture\tstatus")
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["stats", "CAP", "--csv", "--json"], "--csv and --json cannot be used together"),
-    (["render", "CAP", "-o", "x.png", "--frame", "1", "--draw", "0"], "--frame and --draw cannot be used together"),
-    (["render", "CAP", "-o", "x.png", "--all-frames", "--frame", "1"], "--frame and --all-frames cannot be used"),
-    (["render", "CAP", "-o", "-", "--all-frames"], "-o - writes one picture to stdout"),
-    (["stats", "CAP", "--plot", "-", "--csv"], "--plot - and the --csv/--json text cannot both go to stdout"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["stats", "CAP", "--csv", "--json"], "--csv and --json cannot be used together"),
+        (["render", "CAP", "-o", "x.png", "--frame", "1", "--draw", "0"], "--frame and --draw cannot be used together"),
+        (["render", "CAP", "-o", "x.png", "--all-frames", "--frame", "1"], "--frame and --all-frames cannot be used"),
+        (["render", "CAP", "-o", "-", "--all-frames"], "-o - writes one picture to stdout"),
+        (["stats", "CAP", "--plot", "-", "--csv"], "--plot - and the --csv/--json text cannot both go to stdout"),
+    ],
+)
 def test_contradictory_options_are_one_error_line(args: list[str], message: str) -> None:
     code, _, err = invoke(*[str(CAPTURES / "animation.pica") if a == "CAP" else a for a in args])
     assert code == 2 and err.startswith(f"error: {message}") and err.count("\n") == 1, err
 
 
 def test_bottom_screen_never_set_up_is_one_line(tmp_path: Path) -> None:
-    code, _, err = invoke("render", str(CAPTURES / "triangle.pica"), "-o", str(tmp_path / "b.png"), "--screen",
-                          "bottom")
-    assert code == 2 and err == ("error: the capture never set up the bottom screen (no present names a framebuffer "
-                                 "for it): nothing to show\n")
+    code, _, err = invoke(
+        "render", str(CAPTURES / "triangle.pica"), "-o", str(tmp_path / "b.png"), "--screen", "bottom"
+    )
+    assert code == 2 and err == (
+        "error: the capture never set up the bottom screen (no present names a framebuffer for it): nothing to show\n"
+    )
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
@@ -128,7 +140,12 @@ def test_first_run_note_once_on_any_stderr(monkeypatch, tmp_path: Path) -> None:
 
 def test_the_kernel_cache_follows_numba_cache_dir(tmp_path: Path) -> None:
     """NUMBA_CACHE_DIR (documented in the README) moves the cache the note looks at."""
-    proc = subprocess.run([sys.executable, "-c", "from picaemu.cli.common import kernel_cache_index as k; print(k())"],
-                          capture_output=True, text=True, env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
-                          timeout=300, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "from picaemu.cli.common import kernel_cache_index as k; print(k())"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
+        timeout=300,
+        check=True,
+    )
     assert Path(proc.stdout.strip()).is_relative_to(tmp_path)

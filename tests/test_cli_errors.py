@@ -42,8 +42,14 @@ def small_pica(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", [["render", "{input}", "-o", "{out}"], ["stats", "{input}", "--plot", "{out}"],
-                                     ["render", "{input}", "-o", "ok.png", "--depth", "{out}"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["render", "{input}", "-o", "{out}"],
+        ["stats", "{input}", "--plot", "{out}"],
+        ["render", "{input}", "-o", "ok.png", "--depth", "{out}"],
+    ],
+)
 def test_unknown_picture_suffix_fails_before_the_replay(command, small_pica: Path, tmp_path: Path) -> None:
     out = tmp_path / "picture.xyz"
     args = [a.format(input=small_pica, out=out).replace("ok.png", str(tmp_path / "ok.png")) for a in command]
@@ -55,8 +61,10 @@ def test_texture_decode_unknown_suffix(tmp_path: Path) -> None:
     data = tmp_path / "tex.bin"
     data.write_bytes(bytes(8 * 8 * 4))
     out = tmp_path / "tex.nope"
-    assert_one_error_line(run("texture", "decode", str(data), "--format", "RGBA8", "--width", "8", "--height", "8",
-                              "-o", str(out)), "suffix '.nope'")
+    assert_one_error_line(
+        run("texture", "decode", str(data), "--format", "RGBA8", "--width", "8", "--height", "8", "-o", str(out)),
+        "suffix '.nope'",
+    )
 
 
 def test_output_that_is_the_input_is_refused(small_pica: Path, tmp_path: Path) -> None:
@@ -73,9 +81,11 @@ def test_output_that_is_the_input_is_refused(small_pica: Path, tmp_path: Path) -
     assert_one_error_line(run("render", str(odd), "-o", str(odd)), "refusing to overwrite the input")
     src = tmp_path / "a.png"
     from picaemu.formats.files import save_image
+
     save_image(src, np.zeros((8, 8, 4), np.uint8))
-    assert_one_error_line(run("texture", "encode", str(src), "--format", "RGBA8", "-o", str(src)),
-                          "refusing to overwrite the input")
+    assert_one_error_line(
+        run("texture", "encode", str(src), "--format", "RGBA8", "-o", str(src)), "refusing to overwrite the input"
+    )
 
 
 def test_full_disk_keeps_the_old_file_and_names_the_output(small_pica: Path, tmp_path: Path, monkeypatch) -> None:
@@ -95,7 +105,7 @@ def test_multi_line_format_error_is_one_line(captures_dir: Path, tmp_path: Path)
     data = (captures_dir / "shaders" / "vs_color.shbin").read_bytes()
     dvle = struct.unpack_from("<I", data, 8)[0]
     bad = tmp_path / "bad.shbin"
-    bad.write_bytes(data[:dvle] + b"XXXX" + data[dvle + 4:])
+    bad.write_bytes(data[:dvle] + b"XXXX" + data[dvle + 4 :])
     assert_one_error_line(run("shader", "disasm", str(bad)), "bad DVLE header", "parsed b'XXXX'", "0x94")
 
 
@@ -126,8 +136,12 @@ def test_a_bug_is_one_line_with_status_3(small_pica: Path, tmp_path: Path, monke
         raise KeyError("add")
 
     monkeypatch.setattr(picaemu.replay, "open", broken)
-    assert_one_error_line(run("render", str(small_pica), "-o", str(tmp_path / "x.png")),
-                          "internal error KeyError: 'add'", "PICAEMU_TRACEBACK=1", code=EXIT_INTERNAL)
+    assert_one_error_line(
+        run("render", str(small_pica), "-o", str(tmp_path / "x.png")),
+        "internal error KeyError: 'add'",
+        "PICAEMU_TRACEBACK=1",
+        code=EXIT_INTERNAL,
+    )
 
 
 def test_batch_survives_a_crashing_capture(small_pica: Path, monkeypatch) -> None:
@@ -139,8 +153,9 @@ def test_batch_survives_a_crashing_capture(small_pica: Path, monkeypatch) -> Non
         raise RuntimeError("boom")
 
     monkeypatch.setattr(batch_task, "replay_frames", boom)
-    outcome, pictures = batch_task.decode_result(batch_task.render_task(batch_task.make_task("x", str(small_pica),
-                                                                                            None)))
+    outcome, pictures = batch_task.decode_result(
+        batch_task.render_task(batch_task.make_task("x", str(small_pica), None))
+    )
     assert outcome["status"] == "failed" and outcome["error"] == "internal error RuntimeError: boom" and not pictures
 
 
@@ -157,6 +172,7 @@ def test_batch_survives_a_worker_that_dies(small_pica: Path, tmp_path: Path) -> 
 
     fifo = tmp_path / "never.pica"
     os.mkfifo(fifo)  # the worker blocks opening it until it is killed
+
     def kill_the_worker() -> None:
         for _ in range(1200):  # the worker starts (spawn) and takes the first task
             workers = [p for p in multiprocessing.active_children() if p.name == "picaemu-batch-worker"]

@@ -36,8 +36,7 @@ def test_inside_passes_untouched_outside_dropped():
 
 def test_near_plane_clip_interpolates_every_column():
     # vertex 2 in front of the near plane (z > 0): edges 1-2 and 2-0 are cut halfway
-    t = tri((0, 0, -0.5, 1), (0.5, 0, -0.5, 1), (0, 0.5, 0.5, 1),
-            colors=[(1, 0, 0, 1), (0, 1, 0, 1), (0, 0, 1, 1)])
+    t = tri((0, 0, -0.5, 1), (0.5, 0, -0.5, 1), (0, 0.5, 0.5, 1), colors=[(1, 0, 0, 1), (0, 1, 0, 1), (0, 0, 1, 1)])
     out, src, counts = clipping.clip_triangles(t, plain_clip())
     assert counts["primitives_clipped"] == 1 and out.shape[0] == 2 and src.tolist() == [0, 0]
     pts = {tuple(np.round(v, 6)) for v in out.reshape(-1, om.NUM_COLUMNS)[:, :8].tolist()}
@@ -96,7 +95,7 @@ def test_compiled_quaternion_alignment_equals_the_numpy_rule(count):
     """The compiled pass flips exactly what the einsum reference flips, on random scales, near-orthogonal pairs
     (where the summation order decides the sign), zeros, infinities and NaN."""
     rng = np.random.default_rng(count)
-    t = (rng.standard_normal((count, 3, om.NUM_COLUMNS)) * 10.0 ** rng.integers(-20, 20, (count, 3, 1)))
+    t = rng.standard_normal((count, 3, om.NUM_COLUMNS)) * 10.0 ** rng.integers(-20, 20, (count, 3, 1))
     t = t.astype(np.float32)
     q = t[:, :, om.QUAT]
     near = rng.random(count) < 0.5  # vertex 1 orthogonal to vertex 0 up to rounding
@@ -137,8 +136,9 @@ def test_bad_viewport_is_a_named_error():
         ViewportState.from_regs(viewport_regs(half_w=float("inf")))
 
 
-@pytest.mark.parametrize(("mode", "ccw_kept", "cw_kept"), [(0, True, True), (1, False, True), (2, True, False),
-                                                          (3, True, True)])
+@pytest.mark.parametrize(
+    ("mode", "ccw_kept", "cw_kept"), [(0, True, True), (1, False, True), (2, True, False), (3, True, True)]
+)
 def test_culling_modes(mode, ccw_kept, cw_kept):
     vp = ViewportState.from_regs(viewport_regs(cull=mode))
     ccw = tri((0, 0, -0.5, 1), (0.5, 0, -0.5, 1), (0, 0.5, -0.5, 1))
@@ -186,8 +186,14 @@ def test_compiled_cull_equals_the_numpy_reference(mode: int) -> None:
     x = rng.integers(0, 64, (t, 3)).astype(np.int64) * 16
     y = rng.integers(0, 64, (t, 3)).astype(np.int64) * 16
     x[::17, 1], y[::17, 1] = x[::17, 0], y[::17, 0]  # degenerate triangles
-    wt = WindowTriangles(x, y, rng.random((t, 3), dtype=np.float32), rng.random((t, 3), dtype=np.float32),
-                         rng.random((t, 3, 5), dtype=np.float32), np.arange(t, dtype=np.int32))
+    wt = WindowTriangles(
+        x,
+        y,
+        rng.random((t, 3), dtype=np.float32),
+        rng.random((t, 3), dtype=np.float32),
+        rng.random((t, 3, 5), dtype=np.float32),
+        np.arange(t, dtype=np.int32),
+    )
     got, got_culled = cull(wt, mode)
     want, want_culled = cull_reference(wt, mode)
     assert got_culled == want_culled and 0 < len(got) < t

@@ -87,7 +87,12 @@ def test_decode_only_draws_equal_the_pipeline_path(draws: int) -> None:
     slow, r_slow = _run(data, _jumping_list(draws)[0], pipeline=Discard())
     assert fast._decode_only() and not slow._decode_only()
     assert (r_fast.packets, r_fast.writes, r_fast.draws, r_fast.jumps, r_fast.finalized) == (
-        r_slow.packets, r_slow.writes, r_slow.draws, r_slow.jumps, r_slow.finalized)
+        r_slow.packets,
+        r_slow.writes,
+        r_slow.draws,
+        r_slow.jumps,
+        r_slow.finalized,
+    )
     assert r_fast.draws == 3 + draws and r_fast.finalized  # immediate draws are not counted in RunResult.draws
     _same_draws(fast, slow)
     _same_state(fast.state, slow.state)
@@ -147,16 +152,26 @@ def test_a_write_marks_exactly_its_registers_bits() -> None:
     b.write("VIEWPORT_WIDTH", 7, mask=0x1)
     assert _dirty_after(b, _groups(VIEWPORT_WIDTH=5, VIEWPORT_INVW=6)) == 1 << 5
     b.write_many("VIEWPORT_WIDTH", [1, 2, 3])  # consecutive: WIDTH, INVW, HEIGHT
-    assert _dirty_after(b, _groups(VIEWPORT_WIDTH=5, VIEWPORT_INVW=6, VIEWPORT_HEIGHT=62)) == (1 << 5 | 1 << 6
-                                                                                              | 1 << 62)
+    assert _dirty_after(b, _groups(VIEWPORT_WIDTH=5, VIEWPORT_INVW=6, VIEWPORT_HEIGHT=62)) == (
+        1 << 5 | 1 << 6 | 1 << 62
+    )
     unrelated = CommandBuilder()
     unrelated.write("FACECULLING_CONFIG", 1)
     assert _dirty_after(unrelated, _groups(VIEWPORT_WIDTH=5)) == 0
 
 
 def test_port_words_mark_their_ports_bits_and_the_mirrored_gs_ports() -> None:
-    table = _groups(VSH_FLOATUNIFORM_INDEX=1, port_1=2, port_4=3, VSH_COM_MODE=4,
-                    VSH_CODETRANSFER_INDEX=7, port_2=5, port_5=6, port_3=8, port_6=9)
+    table = _groups(
+        VSH_FLOATUNIFORM_INDEX=1,
+        port_1=2,
+        port_4=3,
+        VSH_COM_MODE=4,
+        VSH_CODETRANSFER_INDEX=7,
+        port_2=5,
+        port_5=6,
+        port_3=8,
+        port_6=9,
+    )
     uniforms = CommandBuilder()
     uniforms.upload_float_uniforms("VSH", 4, [(1.0, 2.0, 3.0, 4.0)])
     # after reset the GS shares the VS configuration and is not in use: VS uniforms are mirrored into it
@@ -173,14 +188,17 @@ def test_port_words_mark_their_ports_bits_and_the_mirrored_gs_ports() -> None:
     assert _dirty_after(opdescs, table) == 1 << 8 | 1 << 9
 
 
-@pytest.mark.parametrize("port, upload", [
-    (K.P_LIGHTING, lambda b: b.upload_lut("lighting", [1, 2, 3], table=2)),
-    (K.P_FOG, lambda b: b.upload_lut("fog", [1, 2, 3])),
-    (K.P_PROCTEX, lambda b: b.upload_lut("proctex", [1, 2, 3], table=1)),
-    (K.P_GAS, lambda b: b.upload_lut("gas", [1, 2, 3])),
-    (K.P_FIXED, lambda b: b.fixed_attrib(2, (1.0, 2.0, 3.0, 4.0))),
-    (K.P_GS_FLOAT, lambda b: b.upload_float_uniforms("GSH", 0, [(1.0, 2.0, 3.0, 4.0)])),
-])
+@pytest.mark.parametrize(
+    "port, upload",
+    [
+        (K.P_LIGHTING, lambda b: b.upload_lut("lighting", [1, 2, 3], table=2)),
+        (K.P_FOG, lambda b: b.upload_lut("fog", [1, 2, 3])),
+        (K.P_PROCTEX, lambda b: b.upload_lut("proctex", [1, 2, 3], table=1)),
+        (K.P_GAS, lambda b: b.upload_lut("gas", [1, 2, 3])),
+        (K.P_FIXED, lambda b: b.fixed_attrib(2, (1.0, 2.0, 3.0, 4.0))),
+        (K.P_GS_FLOAT, lambda b: b.upload_float_uniforms("GSH", 0, [(1.0, 2.0, 3.0, 4.0)])),
+    ],
+)
 def test_each_port_marks_its_bit(port: int, upload) -> None:
     b = CommandBuilder()
     upload(b)
@@ -229,8 +247,12 @@ def test_each_draw_takes_the_groups_written_before_it() -> None:
 
 uniform_step = st.one_of(
     st.tuples(st.just("index"), st.sampled_from(["VSH", "GSH"]), st.integers(0, 255), st.integers(0, 1)),
-    st.tuples(st.just("data"), st.sampled_from(["VSH", "GSH"]), st.lists(st.integers(0, 0xFFFFFFFF), min_size=1,
-                                                                         max_size=40), st.booleans()),
+    st.tuples(
+        st.just("data"),
+        st.sampled_from(["VSH", "GSH"]),
+        st.lists(st.integers(0, 0xFFFFFFFF), min_size=1, max_size=40),
+        st.booleans(),
+    ),
     st.tuples(st.just("config"), st.sampled_from(["VSH_COM_MODE", "GEOSTAGE_CONFIG"]), st.integers(0, 3), st.none()),
 )
 
@@ -262,8 +284,9 @@ def test_batched_uniform_words_equal_word_by_word(steps: list[tuple]) -> None:
 @pytest.mark.parametrize("observed", [False, True])  # one packet fed at once / word by word
 def test_uniform_index_wraps_in_its_8_bit_field_and_rows_past_95_drop(observed: bool) -> None:
     b = CommandBuilder()
-    b.upload_float_uniforms("VSH", 254, [(1.0, 0.0, 0.0, 0.0), (2.0, 0.0, 0.0, 0.0), (3.0, 0.5, 0.0, 1.0),
-                                         (4.0, 0.0, -2.0, 0.0)])
+    b.upload_float_uniforms(
+        "VSH", 254, [(1.0, 0.0, 0.0, 0.0), (2.0, 0.0, 0.0, 0.0), (3.0, 0.5, 0.0, 1.0), (4.0, 0.0, -2.0, 0.0)]
+    )
     cp = CommandProcessor()
     if observed:
         cp.attach(ListingObserver())

@@ -70,11 +70,21 @@ def test_walker_layout_comes_from_the_grammar() -> None:
     assert fields["extra"] == (packets.EXTRA_SHIFT, packets.EXTRA_BITS)
     assert fields["consecutive"] == (packets.CONSECUTIVE_SHIFT, 1)
     # a grammar with the fields in another order gives another layout: nothing is restated by hand
-    swapped = cs.ByteSwapped(cs.BitStruct("id" / cs.BitsInteger(16), "mask" / cs.BitsInteger(4),
-                                          "extra" / cs.BitsInteger(8), "unused" / cs.Const(0, cs.BitsInteger(3)),
-                                          "consecutive" / cs.Flag))
-    assert packets.header_fields(swapped) == {"id": (16, 0xFFFF), "mask": (12, 0xF), "extra": (4, 0xFF),
-                                              "consecutive": (0, 1)}
+    swapped = cs.ByteSwapped(
+        cs.BitStruct(
+            "id" / cs.BitsInteger(16),
+            "mask" / cs.BitsInteger(4),
+            "extra" / cs.BitsInteger(8),
+            "unused" / cs.Const(0, cs.BitsInteger(3)),
+            "consecutive" / cs.Flag,
+        )
+    )
+    assert packets.header_fields(swapped) == {
+        "id": (16, 0xFFFF),
+        "mask": (12, 0xF),
+        "extra": (4, 0xFF),
+        "consecutive": (0, 1),
+    }
 
 
 @settings(max_examples=200, deadline=None)
@@ -92,8 +102,11 @@ def test_real_lists_walk_and_apply_as_construct_parses(captures_dir: Path) -> No
     for path in paths:
         data = path.read_bytes()
         assert _walked(data) == _parsed(data), path.name
-        expected = [(off, r0 + k if cons else r0, v, mask) for off, r0, mask, cons, ps in _parsed(data)
-                    for k, v in enumerate(ps)]
+        expected = [
+            (off, r0 + k if cons else r0, v, mask)
+            for off, r0, mask, cons, ps in _parsed(data)
+            for k, v in enumerate(ps)
+        ]
         listing = ListingObserver()
         cp = CommandProcessor()
         cp.attach(listing)
@@ -116,8 +129,14 @@ def test_random_valid_buffers(spec: list[tuple[int, int, bool, list[int]]]) -> N
     """Buffers built by construct from random packets: the walker lists them, the compiled loop applies them."""
     spec = [(reg, mask, cons, params[: _plain_run(reg)] if cons else params) for reg, mask, cons, params in spec]
     data = b"".join(
-        PACKET.build({"first": params[0], "params": params[1:], "padding": 0 if len(params) % 2 == 0 else None,
-                      "header": {"consecutive": cons, "extra": len(params) - 1, "mask": mask, "id": reg}})
+        PACKET.build(
+            {
+                "first": params[0],
+                "params": params[1:],
+                "padding": 0 if len(params) % 2 == 0 else None,
+                "header": {"consecutive": cons, "extra": len(params) - 1, "mask": mask, "id": reg},
+            }
+        )
         for reg, mask, cons, params in spec
     )
     assert _walked(data) == _parsed(data)

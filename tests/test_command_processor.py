@@ -55,8 +55,9 @@ def test_construct_grammar_matches_the_reference_layout() -> None:
     p = PACKET.parse(np.array(EXAMPLE, "<u4").tobytes())
     assert (p.header.id, p.header.mask, p.header.extra, p.header.consecutive) == (0x11C, 0xF, 2, True)
     assert list(p.params) == [0xBBBBBBBB, 0xCCCCCCCC] and p.padding is None
-    built = PACKET.build(dict(first=1, header=dict(consecutive=False, unused=0, extra=1, mask=3, id=0x40),
-                              params=[2], padding=0))
+    built = PACKET.build(
+        dict(first=1, header=dict(consecutive=False, unused=0, extra=1, mask=3, id=0x40), params=[2], padding=0)
+    )
     assert np.frombuffer(built, "<u4").tolist() == [1, header_word(0x40, 2, 3), 2, 0]
     assert header_word(0x11C, 3, 0xF, True) == 0x802F011C
 
@@ -182,8 +183,11 @@ def test_triggers_reach_the_pipeline() -> None:
     rec = Recorder()
     cp = run(b.words(), pipeline=rec)
     assert [(d[0], d[1], d[3]) for d in rec.draws] == [(0, DrawKind.ARRAYS, 3), (1, DrawKind.ELEMENTS, 6)]
-    assert rec.events == [PipelineEventKind.VERTEX_CACHE_CLEAR, PipelineEventKind.RESTART_PRIMITIVE,
-                          PipelineEventKind.FRAMEBUFFER_FLUSH]
+    assert rec.events == [
+        PipelineEventKind.VERTEX_CACHE_CLEAR,
+        PipelineEventKind.RESTART_PRIMITIVE,
+        PipelineEventKind.FRAMEBUFFER_FLUSH,
+    ]
     assert cp.draw_count == 2
 
 

@@ -131,8 +131,9 @@ def test_cli_state_diff_mesh_trace_dump() -> None:
     assert "c4" in diff["float_uniforms"]["vs"] and "GPUREG_TEXUNIT0_ADDR1" in diff["registers"]
     csv_rows = run("mesh", str(TRIANGLE), "--draw", "0", "--stage", "clipped", "--csv").splitlines()
     assert csv_rows[0] == "triangle,vertex,x,y,z,w" and len(csv_rows) == 4
-    trace = [json.loads(line) for line in run("trace", str(TRIANGLE), "--draw", "0", "--vertex", "1",
-                                              "--json").splitlines()]
+    trace = [
+        json.loads(line) for line in run("trace", str(TRIANGLE), "--draw", "0", "--vertex", "1", "--json").splitlines()
+    ]
     assert trace[0]["text"].startswith("dp4") and trace[-1]["text"].startswith("end")
     dump = run("dump", str(TRIANGLE))
     assert "vsh c0 = (0, 0.00833333, 0, -1)" in dump and "vsh c3 = (0, 0, 0, 1)" in dump

@@ -55,7 +55,10 @@ def test_markers_group_the_draws_after_them_until_the_next_marker_or_the_frame_e
     replay = picaemu.open(capture)
     groups = replay.debugger.markers()
     assert [(g.text, g.frame, list(g.draws)) for g in groups] == [
-        ("background", 0, [0, 1]), ("props", 0, [2, 3, 4]), ("hud", 1, [6])]  # draw 5 precedes frame 1's marker
+        ("background", 0, [0, 1]),
+        ("props", 0, [2, 3, 4]),
+        ("hud", 1, [6]),
+    ]  # draw 5 precedes frame 1's marker
     tl = replay.debugger.timeline
     for g in groups:
         assert tl.events[g.event].kind == "Marker"
@@ -69,7 +72,7 @@ def test_a_marker_between_draws_splits_the_command_list_and_keeps_the_picture(tm
     kinds = [type(e).__name__ for e in cap.events]
     first = kinds.index("Marker")
     assert kinds[first - 1] == "CommandList"  # the list so far is submitted before the marker
-    assert kinds[first + 1: first + 3] == ["MemoryWrite", "CommandList"]  # the next list: uploaded, then run
+    assert kinds[first + 1 : first + 3] == ["MemoryWrite", "CommandList"]  # the next list: uploaded, then run
     plain = marked_capture(tmp_path / "plain.pica", markers=False)  # one list per frame: the same picture
     assert sum(isinstance(e, pica.CommandList) for e in pica.read(plain).events) == len(PLAN)
     a, b = picaemu.open(tmp_path / "m.pica"), picaemu.open(plain)
@@ -96,20 +99,25 @@ def test_bookmarks_are_saved_beside_the_capture_atomically(capture: Path) -> Non
     assert [b.name for b in dbg.remove_bookmark("first")] == ["props start"]
     assert bm.load(capture) == [bm.Bookmark(marks[1].event, marks[1].packet, "props start")]
     assert not list(capture.parent.glob(".*.tmp"))  # no temporary file left behind
-    for call, words in ((lambda: dbg.add_bookmark("props start", 1), "already a bookmark"),
-                        (lambda: dbg.add_bookmark("  ", 1), "needs a name"),
-                        (lambda: dbg.remove_bookmark("nope"), "no bookmark named 'nope'"),
-                        (lambda: dbg.add_bookmark("x", 99), "draw 99 outside")):
+    for call, words in (
+        (lambda: dbg.add_bookmark("props start", 1), "already a bookmark"),
+        (lambda: dbg.add_bookmark("  ", 1), "needs a name"),
+        (lambda: dbg.remove_bookmark("nope"), "no bookmark named 'nope'"),
+        (lambda: dbg.add_bookmark("x", 99), "draw 99 outside"),
+    ):
         with pytest.raises(PicaError, match=words):
             call()
 
 
 def test_malformed_bookmark_files_and_in_memory_replays_are_named(capture: Path) -> None:
     path = bm.bookmarks_path(capture)
-    for text in ("{", '{"format": "other", "version": 1, "bookmarks": []}', '{"format": "picaemu-bookmarks", '
-                 '"version": 1, "bookmarks": [{"name": "a"}]}', "[]",
-                 '{"format": "picaemu-bookmarks", "version": 1, "bookmarks": [{"name": "a", "event": -1, '
-                 '"packet": 0}]}'):
+    for text in (
+        "{",
+        '{"format": "other", "version": 1, "bookmarks": []}',
+        '{"format": "picaemu-bookmarks", "version": 1, "bookmarks": [{"name": "a"}]}',
+        "[]",
+        '{"format": "picaemu-bookmarks", "version": 1, "bookmarks": [{"name": "a", "event": -1, "packet": 0}]}',
+    ):
         path.write_text(text)
         with pytest.raises(FormatError, match="bookmark file"):
             bm.load(capture)

@@ -32,8 +32,9 @@ def debugger():
 def texture_addresses() -> list[int]:
     """The 8 textures' addresses: the capture's memory writes of one checkerboard's size, in upload order."""
     cap = pica.read(CAPTURE)
-    found = [e.address for e in cap.events
-             if isinstance(e, pica.MemoryWrite) and len(cap.blobs[e.blob]) == TEXTURE_BYTES]
+    found = [
+        e.address for e in cap.events if isinstance(e, pica.MemoryWrite) and len(cap.blobs[e.blob]) == TEXTURE_BYTES
+    ]
     assert len(found) == TEXTURES
     return found
 
@@ -69,9 +70,11 @@ def test_field_conditions_find_the_blend_toggles(debugger) -> None:
     assert [h.draw for h in alpha] == [0] + [i for i in range(1000) if i % 14 == 0]
     assert debugger.find(register="BLEND_FUNC", field="rgb_src=0") == []  # "zero" (raw 0) is only ever a dst
     assert [h.draw for h in debugger.find(register="BLEND_FUNC", field="rgb_dst=0")] == [h.draw for h in one]
-    for kwargs, words in (({"field": "rgb_src=one"}, "needs its register"),
-                          ({"register": "BLEND_FUNC", "field": "nope=1"}, "has no field 'nope'"),
-                          ({"register": "BLEND_FUNC", "field": "rgb_src"}, "FIELD=MEANING")):
+    for kwargs, words in (
+        ({"field": "rgb_src=one"}, "needs its register"),
+        ({"register": "BLEND_FUNC", "field": "nope=1"}, "has no field 'nope'"),
+        ({"register": "BLEND_FUNC", "field": "rgb_src"}, "FIELD=MEANING"),
+    ):
         with pytest.raises(PicaError, match=words):
             debugger.find(**kwargs)
 
@@ -81,7 +84,7 @@ def test_shader_search_by_hash_prefix_and_entry(debugger) -> None:
     assert len(programs) == 1000 and len(set(programs)) == 1  # one vertex shader, no geometry shader
     vs = debugger.session.state_at_draw(0).vs
     digest = hashlib.sha1(vs.code.astype("<u4").tobytes() + vs.opdescs.astype("<u4").tobytes()).hexdigest()
-    assert programs[0] == f"vs {digest[:F.HASH_DIGITS]}@0x0"  # main at instruction 0 (the .proc main comes first)
+    assert programs[0] == f"vs {digest[: F.HASH_DIGITS]}@0x0"  # main at instruction 0 (the .proc main comes first)
     assert len(debugger.find(shader=digest[:4])) == 1000
     assert len(debugger.find(shader=f"{digest[:8]}@0")) == 1000
     assert debugger.find(shader=f"{digest[:8]}@1") == []
@@ -94,9 +97,12 @@ def test_criteria_combine_and_bad_queries_are_named(debugger, texture_addresses)
     both = debugger.find(texture=texture_addresses[2], shader=digest)
     assert [h.draw for h in both] == [h.draw for h in debugger.find(texture=texture_addresses[2])]
     assert "runs vs" in both[0].text and "samples texture" in both[0].text
-    for kwargs, words in (({}, "needs a criterion"), ({"register": "NOPE"}, "search names no register"),
-                          ({"register": "TEXUNIT0_ADDR1", "texture": 1}, "cannot be combined"),
-                          ({"shader": "xyz"}, "hex program hash")):
+    for kwargs, words in (
+        ({}, "needs a criterion"),
+        ({"register": "NOPE"}, "search names no register"),
+        ({"register": "TEXUNIT0_ADDR1", "texture": 1}, "cannot be combined"),
+        ({"shader": "xyz"}, "hex program hash"),
+    ):
         with pytest.raises(PicaError, match=words):
             debugger.find(**kwargs)
 
@@ -107,7 +113,10 @@ def test_parse_query_reads_the_search_box_words() -> None:
     assert F.parse_query("tex 0x10 shader ab@0") == {"texture": 0x10, "shader": "ab@0"}
     assert F.parse_query("value 7") == {"value": 7}
     assert F.parse_query("reg BLEND_FUNC.rgb_src = src alpha shader ab") == {
-        "register": "BLEND_FUNC", "field": "rgb_src=src alpha", "shader": "ab"}
+        "register": "BLEND_FUNC",
+        "field": "rgb_src=src alpha",
+        "shader": "ab",
+    }
     for bad in ("colour red", "texture", "texture zz", "value 0xg", "reg BLEND_FUNC.rgb_src", "reg X.f ="):
         with pytest.raises(PicaError, match="search"):
             F.parse_query(bad)
@@ -117,8 +126,9 @@ def test_cli_find_prints_the_api_hits(debugger, texture_addresses) -> None:
     address = texture_addresses[3]
     out = CliRunner().invoke(main, ["find", str(CAPTURE), "--texture", hex(address), "--json"])
     assert out.exit_code == 0, out.output
-    assert [json.loads(line) for line in out.output.splitlines()] == [h.as_dict() for h in
-                                                                    debugger.find(texture=address)]
+    assert [json.loads(line) for line in out.output.splitlines()] == [
+        h.as_dict() for h in debugger.find(texture=address)
+    ]
     out = CliRunner().invoke(main, ["find", str(CAPTURE), "--programs"])
     assert out.output.strip().endswith("1000 draws (0..999)")
     out = CliRunner().invoke(main, ["find", str(CAPTURE), "--register", "BLEND_FUNC", "--field", "rgb_src=one"])

@@ -35,14 +35,14 @@ def test_full_resolution_footprint_is_what_the_draw_changed(session, draw: int) 
     assert fp.bounds == (x0, h - 1 - y1, x1 - x0 + 1, y1 - y0 + 1)
     col, row, w, hh = fp.bounds
     box = np.zeros_like(fp.written)
-    box[row:row + hh, col:col + w] = True
+    box[row : row + hh, col : col + w] = True
     assert not ((fp.written | fp.killed) & ~box).any()  # fragments only inside the recorded window bounds
     assert fp.written.sum() <= tl.draws[draw].stats["fragments_written"]
     outside = ~(fp.written | fp.killed)
-    outside[max(row - 1, 0):row + hh + 1, max(col - 1, 0):col + w + 1] = False  # the outline and what it holds
+    outside[max(row - 1, 0) : row + hh + 1, max(col - 1, 0) : col + w + 1] = False  # the outline and what it holds
     assert np.array_equal(fp.image[outside], np.round(after[outside] * np.float32(DIM)).astype(np.uint8))
     assert np.array_equal(fp.image[fp.written], after[fp.written])  # the draw's own pixels at full brightness
-    ring = fp.image[row - 1, col - 1:col + w + 1] if row else fp.image[row + hh, col - 1:col + w + 1]
+    ring = fp.image[row - 1, col - 1 : col + w + 1] if row else fp.image[row + hh, col - 1 : col + w + 1]
     assert (ring == BOX_RGB).all()
 
 
@@ -86,10 +86,10 @@ def test_zoom_shows_the_draws_neighbourhood_at_the_targets_aspect(session) -> No
     bc, br, bw, bh = zoomed.bounds
     assert (w, h) == (30, 50) and (col + w // 2, row + h // 2) == (bc + bw // 2, br + bh // 2)
     assert zoomed.image.shape == (100, 60, 3)
-    inside = full.written[row:row + h, col:col + w]
+    inside = full.written[row : row + h, col : col + w]
     assert zoomed.written.sum() == 4 * inside.sum() == 4 * full.written.sum()  # the whole footprint, doubled
     assert np.array_equal(zoomed.written[::2, ::2], inside)
-    assert np.array_equal(zoomed.image[::2, ::2][inside], after[row:row + h, col:col + w][inside])
+    assert np.array_equal(zoomed.image[::2, ::2][inside], after[row : row + h, col : col + w][inside])
 
 
 def test_zoom_stays_inside_the_target_and_a_large_draw_keeps_it_whole(session, tmp_path: Path) -> None:

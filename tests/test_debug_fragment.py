@@ -85,8 +85,15 @@ def build(path: Path) -> Path:
     _quad(b, 0.5, (255, 0, 0, 255))
     b.texture(0, _texture())
     b.tev(0, rgb=("texture 0", "primary color"), combine="modulate")
-    b.tev(1, rgb=("previous", "constant"), alpha=("constant",), rgb_ops=("src.rgb", "1 - src.rgb"), combine="add",
-          alpha_combine="replace", color=CONSTANT)
+    b.tev(
+        1,
+        rgb=("previous", "constant"),
+        alpha=("constant",),
+        rgb_ops=("src.rgb", "1 - src.rgb"),
+        combine="add",
+        alpha_combine="replace",
+        color=CONSTANT,
+    )
     b.tev(2, rgb=("previous", "previous buffer"), alpha=("previous",), combine="subtract", alpha_combine="replace")
     b.passthrough_tev(3)
     b.set("TEXENV_BUFFER_COLOR", r=BUFFER[0], g=BUFFER[1], b=BUFFER[2], a=BUFFER[3])
@@ -155,8 +162,9 @@ def test_depth_and_stencil_failures_name_their_values(scene: Path) -> None:
     assert behind.fate == "depth test" and behind.tev_output == (101, 235, 200, 255)  # shaded like draw 1
     _, _, stencil, depth = behind.tests
     assert stencil.passed and depth.passed is False
-    assert depth.values["fragment"] == pytest.approx(0.5, abs=1e-4) and depth.values["stored"] == pytest.approx(0.9,
-                                                                                                                abs=1e-4)
+    assert depth.values["fragment"] == pytest.approx(0.5, abs=1e-4) and depth.values["stored"] == pytest.approx(
+        0.9, abs=1e-4
+    )
     assert behind.color_after == behind.color_before and behind.depth_after == behind.depth_before
     masked = replay.debug_fragment(3, *PIXEL)
     _, _, stencil, depth = masked.tests

@@ -41,7 +41,9 @@ def test_json_packets_and_writes(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["decode", "--json", "--writes", path])
     recs = [json.loads(line) for line in out.output.splitlines()]
     assert [(r["id"], r["value"], r["offset"]) for r in recs] == [
-        (0x11C, 0xAAAAAAAA, 0), (0x11D, 0xBBBBBBBB, 0), (0x11E, 0xCCCCCCCC, 0)
+        (0x11C, 0xAAAAAAAA, 0),
+        (0x11D, 0xBBBBBBBB, 0),
+        (0x11E, 0xCCCCCCCC, 0),
     ]
 
 
@@ -104,8 +106,12 @@ def test_every_finalize_write_is_listed(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["decode", "--writes", path])
     assert out.exit_code == 0, out.output
     rows = [line.split()[:2] for line in out.output.splitlines()]
-    assert rows == [["000000", "GPUREG_PRIMITIVE_CONFIG"], ["000008", "GPUREG_FINALIZE"],
-                    ["000010", "GPUREG_FINALIZE"], ["000018", "GPUREG_PRIMITIVE_CONFIG"]]
+    assert rows == [
+        ["000000", "GPUREG_PRIMITIVE_CONFIG"],
+        ["000008", "GPUREG_FINALIZE"],
+        ["000010", "GPUREG_FINALIZE"],
+        ["000018", "GPUREG_PRIMITIVE_CONFIG"],
+    ]
     out = CliRunner().invoke(main, ["decode", "--json", path])
     assert [json.loads(line)["id"] for line in out.output.splitlines()] == [0x25E, 0x010, 0x010, 0x25E]
 
@@ -113,6 +119,7 @@ def test_every_finalize_write_is_listed(tmp_path: Path) -> None:
 def _jump_chain(tmp_path: Path, buffers: int, size: int) -> tuple[str, str]:
     """A 24-byte list jumping into ``buffers`` chained buffers of ``size`` bytes of filler packets each, every one
     ending in a jump to the next (distinct buffers: no cycle). Returns (list file, --mem spec)."""
+
     def jump_to(b: CommandBuilder, address: int) -> None:
         b.write_fields("CMDBUF_SIZE0", size=size // 8)
         b.write_fields("CMDBUF_ADDR0", address=address // 8)
@@ -125,7 +132,7 @@ def _jump_chain(tmp_path: Path, buffers: int, size: int) -> tuple[str, str]:
         tail = CommandBuilder()
         jump_to(tail, base + (i + 1) * size)
         words = tail.words()
-        memory[i, -words.size:] = words
+        memory[i, -words.size :] = words
     head = CommandBuilder()
     jump_to(head, base)
     return _file(tmp_path, head.tobytes()), f"{base:#x}={_file(tmp_path, memory.tobytes(), 'mem.bin')}"
@@ -148,9 +155,11 @@ def test_work_is_bounded_by_bytes_executed_and_the_listing_streams(tmp_path: Pat
 
 def test_bad_mem_blocks_are_named(tmp_path: Path) -> None:
     path = _file(tmp_path, np.array([0, header_word(0x040, 1)], "<u4").tobytes())
-    for spec, message in ((f"0x20000000={tmp_path / 'missing.bin'}", "no such file"),
-                          (f"0x20000000={tmp_path}", "a directory"),
-                          (f"0x10={path}", "do not fit emulated memory")):
+    for spec, message in (
+        (f"0x20000000={tmp_path / 'missing.bin'}", "no such file"),
+        (f"0x20000000={tmp_path}", "a directory"),
+        (f"0x10={path}", "do not fit emulated memory"),
+    ):
         out = CliRunner().invoke(main, ["decode", path, "--mem", spec])
         assert out.exit_code == 2 and message in out.output, out.output
         assert out.output.count("\n") == 1 and out.output.startswith("error: --mem ")

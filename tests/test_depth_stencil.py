@@ -35,8 +35,14 @@ FRAG = np.array([10, 20, 30], np.uint32)
 STORED = np.array([20, 20, 20], np.uint32)
 # fragment FUNC stored, for fragments 10 / 20 / 30 against 20
 DEPTH_TRUTH = {
-    0: [False, False, False], 1: [True, True, True], 2: [False, True, False], 3: [True, False, True],
-    4: [True, False, False], 5: [True, True, False], 6: [False, False, True], 7: [False, True, True],
+    0: [False, False, False],
+    1: [True, True, True],
+    2: [False, True, False],
+    3: [True, False, True],
+    4: [True, False, False],
+    5: [True, True, False],
+    6: [False, False, True],
+    7: [False, True, True],
 }
 
 
@@ -49,11 +55,21 @@ def test_depth_functions(func):
 
 
 def test_disabled_test_still_writes_depth_and_write_bit_gates_it():
-    res = Result(ds_state(depth=dict(depth_test=0, depth_func=0, depth_write=1)), DepthFormat.D16,
-                             FRAG, STORED, np.zeros(3, np.uint8))
+    res = Result(
+        ds_state(depth=dict(depth_test=0, depth_func=0, depth_write=1)),
+        DepthFormat.D16,
+        FRAG,
+        STORED,
+        np.zeros(3, np.uint8),
+    )
     assert all(res.alive) and res.new_depth == [10, 20, 30]
-    res = Result(ds_state(depth=dict(depth_test=1, depth_func=1, depth_write=0)), DepthFormat.D16,
-                             FRAG, STORED, np.zeros(3, np.uint8))
+    res = Result(
+        ds_state(depth=dict(depth_test=1, depth_func=1, depth_write=0)),
+        DepthFormat.D16,
+        FRAG,
+        STORED,
+        np.zeros(3, np.uint8),
+    )
     assert all(res.alive) and res.new_depth == [20, 20, 20]
 
 
@@ -72,8 +88,16 @@ def test_stencil_only_with_d24s8():
 
 
 # op code -> expected new values for stored [0, 1, 255] with ref 0x5A
-OPS = {0: [0, 1, 255], 1: [0, 0, 0], 2: [0x5A] * 3, 3: [1, 2, 255], 4: [0, 0, 254], 5: [255, 254, 0],
-       6: [1, 2, 0], 7: [255, 0, 254]}
+OPS = {
+    0: [0, 1, 255],
+    1: [0, 0, 0],
+    2: [0x5A] * 3,
+    3: [1, 2, 255],
+    4: [0, 0, 254],
+    5: [255, 254, 0],
+    6: [1, 2, 0],
+    7: [255, 0, 254],
+}
 
 
 @pytest.mark.parametrize("op", range(8))
@@ -84,8 +108,11 @@ def test_stencil_ops_on_each_outcome(op):
         ops = tuple(op if name == outcome else 0 for name in ("fail", "depth_fail", "depth_pass"))
         func = 0 if outcome == "fail" else 1
         depth_func = 0 if outcome == "depth_fail" else 1
-        ds = ds_state(depth=dict(depth_test=1, depth_func=depth_func),
-                      stencil=dict(enable=1, func=func, ref=0x5A, input_mask=0xFF, write_mask=0xFF), ops=ops)
+        ds = ds_state(
+            depth=dict(depth_test=1, depth_func=depth_func),
+            stencil=dict(enable=1, func=func, ref=0x5A, input_mask=0xFF, write_mask=0xFF),
+            ops=ops,
+        )
         res = Result(ds, DepthFormat.D24S8, frag, np.zeros(3, np.uint32), stored)
         assert res.new_stencil == OPS[op], outcome
 

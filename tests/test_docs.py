@@ -25,8 +25,9 @@ from picaemu.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-BLOCK = re.compile(r"(?:<!-- docs-test: skip \((?P<reason>.*?)\) -->\n)?^```(?P<lang>\w*)\n(?P<body>.*?)^```",
-                   re.S | re.M)
+BLOCK = re.compile(
+    r"(?:<!-- docs-test: skip \((?P<reason>.*?)\) -->\n)?^```(?P<lang>\w*)\n(?P<body>.*?)^```", re.S | re.M
+)
 SHELL = {"", "sh", "bash", "console"}
 SLOW_FILES = {"README.md"}  # many commands: seconds of replay
 
@@ -34,8 +35,10 @@ SLOW_FILES = {"README.md"}  # many commands: seconds of replay
 def blocks(path: Path) -> list[tuple[int, str, str, str | None]]:
     """(line, language, body, skip reason) of each fenced block."""
     text = path.read_text()
-    return [(text[:m.start("lang")].count("\n") + 1, m.group("lang"), m.group("body"), m.group("reason"))
-            for m in BLOCK.finditer(text)]
+    return [
+        (text[: m.start("lang")].count("\n") + 1, m.group("lang"), m.group("body"), m.group("reason"))
+        for m in BLOCK.finditer(text)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +61,7 @@ def run_picaemu(words: list[str], cwd: Path) -> None:
     pipe, redirect = None, None
     if "|" in words:
         k = words.index("|")
-        words, pipe = words[:k], words[k + 1:]
+        words, pipe = words[:k], words[k + 1 :]
     if ">" in words:
         k = words.index(">")
         words, redirect = words[:k], words[k + 1]
@@ -86,8 +89,15 @@ def run_shell(body: str, cwd: Path, where: str) -> None:
             run_picaemu(words, cwd)
             continue
         path = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-        proc = subprocess.run(["bash", "-e", "-c", line], cwd=cwd, env={**env, "PATH": path}, capture_output=True,
-                              text=True, timeout=600, check=False)
+        proc = subprocess.run(
+            ["bash", "-e", "-c", line],
+            cwd=cwd,
+            env={**env, "PATH": path},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         assert proc.returncode == 0, f"{where}: {line}: exit {proc.returncode}: {proc.stderr[-400:]}"
 
 

@@ -24,10 +24,25 @@ from samples.generate import CAPTURES, SAMPLES
 
 # registers no stage reads: triggers, interrupts, command-buffer jumps, vertex-cache and draw-start controls
 UNGROUPED = {
-    "FINALIZE", "IRQ_CMP", "IRQ_MASK", "IRQ_AUTOSTOP", "EARLYDEPTH_CLEAR", "FRAMEBUFFER_INVALIDATE",
-    "FRAMEBUFFER_FLUSH", "POST_VERTEX_CACHE_NUM", "DRAWARRAYS", "DRAWELEMENTS", "VTX_FUNC",
-    "CMDBUF_SIZE0", "CMDBUF_SIZE1", "CMDBUF_ADDR0", "CMDBUF_ADDR1", "CMDBUF_JUMP0", "CMDBUF_JUMP1",
-    "START_DRAW_FUNC0", "RESTART_PRIMITIVE",
+    "FINALIZE",
+    "IRQ_CMP",
+    "IRQ_MASK",
+    "IRQ_AUTOSTOP",
+    "EARLYDEPTH_CLEAR",
+    "FRAMEBUFFER_INVALIDATE",
+    "FRAMEBUFFER_FLUSH",
+    "POST_VERTEX_CACHE_NUM",
+    "DRAWARRAYS",
+    "DRAWELEMENTS",
+    "VTX_FUNC",
+    "CMDBUF_SIZE0",
+    "CMDBUF_SIZE1",
+    "CMDBUF_ADDR0",
+    "CMDBUF_ADDR1",
+    "CMDBUF_JUMP0",
+    "CMDBUF_JUMP1",
+    "START_DRAW_FUNC0",
+    "RESTART_PRIMITIVE",
 }
 
 
@@ -63,8 +78,10 @@ def traced_state(name: str) -> GpuState:
     return state
 
 
-@pytest.mark.parametrize("name", ["cube", "lit_sphere", "proctex", "fog", "gs_sprites", "texture_formats",
-                                  "stencil", "blending", "game_lit_300"])
+@pytest.mark.parametrize(
+    "name",
+    ["cube", "lit_sphere", "proctex", "fog", "gs_sprites", "texture_formats", "stencil", "blending", "game_lit_300"],
+)
 def test_parts_read_only_registers_of_their_groups(name: str) -> None:
     """The precondition of reuse and of the memo: a part's value depends only on the registers of its groups."""
     state, built = traced_state(name), {}
@@ -90,11 +107,17 @@ def test_kernel_marks_the_group_of_each_register_written() -> None:
     cp = CommandProcessor()
     assert cp.take_dirty() == ALL  # a new processor: anything may differ from a previous draw
     assert cp.take_dirty() == 0  # taking clears
-    for name, group in (("TEXUNIT0_ADDR1", Group.TEXTURE_ADDRESS), ("TEXUNIT0_PARAM", Group.TEXTURE0),
-                        ("TEXENV3_COMBINER", Group.TEV),
-                        ("BLEND_FUNC", Group.FRAGOP), ("NUMVERTICES", Group.DRAW_RANGE),
-                        ("PRIMITIVE_CONFIG", Group.PRIMITIVE), ("LIGHT5_Z", Group.LIGHTING),
-                        ("FRAMEBUFFER_DIM", Group.FRAMEBUFFER), ("VIEWPORT_WIDTH", Group.RASTER)):
+    for name, group in (
+        ("TEXUNIT0_ADDR1", Group.TEXTURE_ADDRESS),
+        ("TEXUNIT0_PARAM", Group.TEXTURE0),
+        ("TEXENV3_COMBINER", Group.TEV),
+        ("BLEND_FUNC", Group.FRAGOP),
+        ("NUMVERTICES", Group.DRAW_RANGE),
+        ("PRIMITIVE_CONFIG", Group.PRIMITIVE),
+        ("LIGHT5_Z", Group.LIGHTING),
+        ("FRAMEBUFFER_DIM", Group.FRAMEBUFFER),
+        ("VIEWPORT_WIDTH", Group.RASTER),
+    ):
         cb = CommandBuilder()
         cb.write(name, 1)
         assert Group(run_words(cb, cp).take_dirty()) == group, name
@@ -118,9 +141,11 @@ def test_kernel_marks_port_uploads_by_what_they_fill() -> None:
     cb = CommandBuilder()
     cb.upload_float_uniforms("VSH", 4, [(1.0, 2.0, 3.0, 4.0)])
     assert Group(run_words(cb, cp).take_dirty()) == Group.VS_UNIFORMS | Group.GS_UNIFORMS
-    for index_reg, data_reg, group in (("FOG_LUT_INDEX", "FOG_LUT_DATA0", Group.FOG),
-                                       ("LIGHTING_LUT_INDEX", "LIGHTING_LUT_DATA0", Group.LIGHTING),
-                                       ("PROCTEX_LUT", "PROCTEX_LUT_DATA0", Group.PROCTEX)):
+    for index_reg, data_reg, group in (
+        ("FOG_LUT_INDEX", "FOG_LUT_DATA0", Group.FOG),
+        ("LIGHTING_LUT_INDEX", "LIGHTING_LUT_DATA0", Group.LIGHTING),
+        ("PROCTEX_LUT", "PROCTEX_LUT_DATA0", Group.PROCTEX),
+    ):
         cb = CommandBuilder()
         cb.write(index_reg, 0)
         cb.write(data_reg, 0x7FF)
@@ -191,15 +216,19 @@ def distinct_scene(draws: int = 120) -> CaptureBuilder:
     tex = [b.texture(0, _checker(alpha=60 + 24 * k) // (k + 1), "RGBA8") for k in range(TEXTURES)]
     b.tev(0, rgb=("texture 0", "primary color"), combine="modulate")
     b.passthrough_tev()
-    corners = np.array([[0, 0, 0, 1], [1, 0, 0, 1], [1, 1, 0, 1], [0, 0, 0, 1], [1, 1, 0, 1], [0, 1, 0, 1]],
-                       np.float32)
+    corners = np.array([[0, 0, 0, 1], [1, 0, 0, 1], [1, 1, 0, 1], [0, 0, 0, 1], [1, 1, 0, 1], [0, 1, 0, 1]], np.float32)
     rng = np.random.default_rng(11)
     quads = []
     for _ in range(draws):
         x, y, s = rng.integers(0, 360), rng.integers(0, 200), rng.integers(16, 48)
         quads.append(corners * np.array([s, s, 1, 1], np.float32) + np.array([x, y, 0, 0], np.float32))
-    b.vertices([np.concatenate(quads), np.tile(corners[:, :2], (draws, 1)),
-                np.repeat(rng.uniform(0.3, 1, (draws, 4)).astype(np.float32), 6, axis=0)])
+    b.vertices(
+        [
+            np.concatenate(quads),
+            np.tile(corners[:, :2], (draws, 1)),
+            np.repeat(rng.uniform(0.3, 1, (draws, 4)).astype(np.float32), 6, axis=0),
+        ]
+    )
     combines = ("modulate", "replace", "add", "subtract")
     for i in range(draws):
         if i % 3 == 0:

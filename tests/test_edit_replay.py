@@ -147,19 +147,22 @@ def test_the_sessions_replay_is_not_changed(replay: Replay) -> None:
     assert np.array_equal(replay.color_buffer(), fresh.color_buffer())
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("NO_SUCH_REG.x=1", "unknown register"),
-    ("DRAWARRAYS=1", "draw arrays register"),
-    ("VSH_FLOATUNIFORM_DATA0=1", "data port register"),
-    ("DEPTH_COLOR_MASK.no_field=1", "has no field 'no_field'"),
-    ("DEPTH_COLOR_MASK.depth_func=sometimes", "is not one of"),
-    ("DEPTH_COLOR_MASK=always", "whole register takes a number"),
-    ("c5=(1, 2, 3)", "3 components, not 4"),
-    ("c96=(1, 2, 3, 4)", r"outside c0\.\.c95"),
-    ("vs.shader=mov o0, v0", "as @path"),
-    ("vs.shader=@/no/such/file.vsh", "cannot read"),
-    ("depth", "expected TARGET=VALUE"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("NO_SUCH_REG.x=1", "unknown register"),
+        ("DRAWARRAYS=1", "draw arrays register"),
+        ("VSH_FLOATUNIFORM_DATA0=1", "data port register"),
+        ("DEPTH_COLOR_MASK.no_field=1", "has no field 'no_field'"),
+        ("DEPTH_COLOR_MASK.depth_func=sometimes", "is not one of"),
+        ("DEPTH_COLOR_MASK=always", "whole register takes a number"),
+        ("c5=(1, 2, 3)", "3 components, not 4"),
+        ("c96=(1, 2, 3, 4)", r"outside c0\.\.c95"),
+        ("vs.shader=mov o0, v0", "as @path"),
+        ("vs.shader=@/no/such/file.vsh", "cannot read"),
+        ("depth", "expected TARGET=VALUE"),
+    ],
+)
 def test_bad_edits_are_named(text: str, message: str) -> None:
     with pytest.raises(EditError, match=message):
         parse_edit(text)
@@ -200,9 +203,23 @@ def test_render_edit_cli(tmp_path) -> None:
     capture = tmp_path / "scene.pica"
     pica.write(capture, scene_capture())
     out, orig, diff = tmp_path / "e.png", tmp_path / "o.png", tmp_path / "d.png"
-    result = CliRunner().invoke(main, ["render", str(capture), "--edit", "1:DEPTH_COLOR_MASK.depth_func=always",
-                                       "--edit", "1:c4=(1, 1, 1, 1)", "-o", str(out), "--original", str(orig),
-                                       "--diff", str(diff)])
+    result = CliRunner().invoke(
+        main,
+        [
+            "render",
+            str(capture),
+            "--edit",
+            "1:DEPTH_COLOR_MASK.depth_func=always",
+            "--edit",
+            "1:c4=(1, 1, 1, 1)",
+            "-o",
+            str(out),
+            "--original",
+            str(orig),
+            "--diff",
+            str(diff),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert f"{HIDDEN_AREA + SIDE_AREA} pixels changed" in result.output  # white hidden rect and white side rect
     assert f"fragments written 0 -> {HIDDEN_AREA}" in result.output
@@ -212,12 +229,15 @@ def test_render_edit_cli(tmp_path) -> None:
     assert (landscape(read_rgba(diff), SIDE)[..., :3] == (255, 0, 0)).all()
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--edit", "1:c4=(1,1,1,1)", "--edit", "2:c4=(1,1,1,1)"], "one edit-and-replay run edits one draw"),
-    (["--edit", "x:c4=(1,1,1,1)"], "expected DRAW:EDIT"),
-    (["--edit", "1:c4=(1,1,1,1)", "--frame", "0"], "--frame and --edit cannot be used together"),
-    (["--diff", "d.png"], "--original and --diff go with --edit"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--edit", "1:c4=(1,1,1,1)", "--edit", "2:c4=(1,1,1,1)"], "one edit-and-replay run edits one draw"),
+        (["--edit", "x:c4=(1,1,1,1)"], "expected DRAW:EDIT"),
+        (["--edit", "1:c4=(1,1,1,1)", "--frame", "0"], "--frame and --edit cannot be used together"),
+        (["--diff", "d.png"], "--original and --diff go with --edit"),
+    ],
+)
 def test_render_edit_cli_errors(tmp_path, args: list[str], message: str) -> None:
     capture = tmp_path / "scene.pica"
     pica.write(capture, scene_capture())
@@ -257,7 +277,8 @@ def test_edit_for_a_pipeline_state_row(replay: Replay) -> None:
     shown = replay.pipeline_state(1)
     assert shown["depth_stencil"]["depth_func"] == 6  # greater, as the builder set it
     assert edit_for_state_row("depth_stencil.depth_func", "6", regs) == "GPUREG_DEPTH_COLOR_MASK.depth_func=greater"
-    assert edit_for_state_row("vs_uniforms.float_uniforms.c4", "0.0, 0.0, 1.0, 1.0", regs) == \
-        "vs.c4=(0.0, 0.0, 1.0, 1.0)"
+    assert (
+        edit_for_state_row("vs_uniforms.float_uniforms.c4", "0.0, 0.0, 1.0, 1.0", regs) == "vs.c4=(0.0, 0.0, 1.0, 1.0)"
+    )
     with pytest.raises(EditError, match="no single register field holds it"):
         edit_for_state_row("depth_stencil.depth_func", "5", regs)  # no depth_func field holds 5 here

@@ -25,8 +25,9 @@ from tests.test_front_end import CAPTURES, SLOW, assert_same
 BATCH = ({"batch_fragments": False, "fused_fragments": False}, {"batch_fragments": True, "fused_fragments": False})
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p
-                                  for p in CAPTURES], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p for p in CAPTURES], ids=lambda p: p.stem
+)
 def test_batches_match_one_draw_at_a_time_on_every_sample(path: Path) -> None:
     draws, _, batched = assert_same(pica.read(path), BATCH)
     if path.stem == "game_lit_300":
@@ -43,8 +44,11 @@ def random_scene(seed: int) -> pica.Capture:
     b = CaptureBuilder(name=f"batch {seed}")
     b.begin_frame(clear=(10, 20, 30, 255), depth=0)
     b.shader(VS_TEX)
-    b.uniforms(0, np.diag([2 / 400, 2 / 240, 1, 1]).astype(np.float32) @ np.array(
-        [[1, 0, 0, -200], [0, 1, 0, -120], [0, 0, 1, 0], [0, 0, 0, 1]], np.float32))
+    b.uniforms(
+        0,
+        np.diag([2 / 400, 2 / 240, 1, 1]).astype(np.float32)
+        @ np.array([[1, 0, 0, -200], [0, 1, 0, -120], [0, 0, 1, 0], [0, 0, 0, 1]], np.float32),
+    )
     tex = b.texture(0, rng.integers(0, 256, (16, 16, 4), dtype=np.uint8), "RGBA8")
     b.tev(0, rgb=("texture 0", "primary color"), combine="modulate")
     b.passthrough_tev()
@@ -55,15 +59,21 @@ def random_scene(seed: int) -> pica.Capture:
     colors = rng.uniform(0, 1, (40 * 6, 4)).astype(np.float32)
     b.vertices([np.concatenate(quads), np.tile(rect_uv(), (40, 1)), colors])
     changes = (
-        lambda: b.blend(), lambda: b.blend("one", "zero"), lambda: b.depth_test(True, "greater"),
-        lambda: b.depth_test(True, "less", write=False), lambda: b.alpha_test(True, "greater", int(rng.integers(256))),
-        lambda: b.alpha_test(False), lambda: b.stencil(True, "equal", ref=1),
-        lambda: b.stencil(True, "always", ref=1, depth_pass="replace"), lambda: b.stencil(False),
+        lambda: b.blend(),
+        lambda: b.blend("one", "zero"),
+        lambda: b.depth_test(True, "greater"),
+        lambda: b.depth_test(True, "less", write=False),
+        lambda: b.alpha_test(True, "greater", int(rng.integers(256))),
+        lambda: b.alpha_test(False),
+        lambda: b.stencil(True, "equal", ref=1),
+        lambda: b.stencil(True, "always", ref=1, depth_pass="replace"),
+        lambda: b.stencil(False),
         lambda: b.set("SCISSORTEST_MODE", mode=int(rng.choice([0, 1, 3]))),
         lambda: b.set("SCISSORTEST_POS", x1=int(rng.integers(0, 100)), y1=int(rng.integers(0, 200))),
         lambda: b.set("TEXUNIT0_PARAM", mag_filter="linear", min_filter="linear"),
         lambda: b.set("TEXUNIT0_PARAM", mag_filter="nearest", min_filter="linear", mip_filter="linear"),
-        lambda: b.set(TEXUNIT_ADDR[0], address=b.color), lambda: b.set(TEXUNIT_ADDR[0], address=tex),
+        lambda: b.set(TEXUNIT_ADDR[0], address=b.color),
+        lambda: b.set(TEXUNIT_ADDR[0], address=tex),
     )
     i = 0
     while i < 40:
@@ -120,8 +130,9 @@ def test_vertex_reads_that_may_reach_the_render_targets_are_seen() -> None:
     assert not reads_targets(layout, DrawKind.ARRAYS, targets)  # vertices 10..13 end before 0x1140
     assert reads_targets(layout.__class__(**{**layout.__dict__, "first": 18}), DrawKind.ARRAYS, targets)
     assert reads_targets(layout, DrawKind.ELEMENTS, targets)  # any u16 index may name a vertex in the target
-    assert reads_targets(layout.__class__(**{**layout.__dict__, "index_address": 0x9000 - 4}), DrawKind.ELEMENTS,
-                         ((0x9000, 0x9100),))  # the index buffer itself: 4 u16 = 8 bytes reach 0x9004
+    assert reads_targets(
+        layout.__class__(**{**layout.__dict__, "index_address": 0x9000 - 4}), DrawKind.ELEMENTS, ((0x9000, 0x9100),)
+    )  # the index buffer itself: 4 u16 = 8 bytes reach 0x9004
     assert not reads_targets(None, DrawKind.IMMEDIATE, targets)
 
 
@@ -130,7 +141,14 @@ def test_split_counters_counts_each_draws_fates() -> None:
     draw_of = np.array([0, 0, 0, 1, 1, 1])
     fate = np.array([0, 1, 4, 2, 0, 0], np.uint8)
     rows = split_counters(draw_of, fate, 3, texels=4 * 5)
-    assert rows[0] == {"fragments_rasterized": 3, "killed_scissor": 1, "killed_alpha": 0, "killed_stencil": 0,
-                       "killed_depth": 1, "fragments_written": 1, "texels_fetched": 8}
+    assert rows[0] == {
+        "fragments_rasterized": 3,
+        "killed_scissor": 1,
+        "killed_alpha": 0,
+        "killed_stencil": 0,
+        "killed_depth": 1,
+        "fragments_written": 1,
+        "texels_fetched": 8,
+    }
     assert rows[1]["fragments_written"] == 2 and rows[1]["killed_alpha"] == 1 and rows[1]["texels_fetched"] == 12
     assert rows[2] == dict.fromkeys(rows[2], 0)

@@ -31,18 +31,33 @@ def fragment_regs(draw: st.DrawFn) -> np.ndarray:
     function, stencil op and mask; the depth test on with all channels written half of the time."""
     regs = np.zeros(0x300, np.uint32)
     factor = st.integers(0, 14)
-    regs[id_of("COLOR_OPERATION")] = access.compose("COLOR_OPERATION", blend_mode=draw(st.integers(0, 1)),
-                                                    constant=0xE4)
+    regs[id_of("COLOR_OPERATION")] = access.compose(
+        "COLOR_OPERATION", blend_mode=draw(st.integers(0, 1)), constant=0xE4
+    )
     regs[id_of("BLEND_FUNC")] = access.compose(
-        "BLEND_FUNC", rgb_equation=draw(st.integers(0, 7)), alpha_equation=draw(st.integers(0, 7)),
-        rgb_src=draw(factor), rgb_dst=draw(factor), alpha_src=draw(factor), alpha_dst=draw(factor))
+        "BLEND_FUNC",
+        rgb_equation=draw(st.integers(0, 7)),
+        alpha_equation=draw(st.integers(0, 7)),
+        rgb_src=draw(factor),
+        rgb_dst=draw(factor),
+        alpha_src=draw(factor),
+        alpha_dst=draw(factor),
+    )
     regs[id_of("BLEND_COLOR")] = draw(WORD)
     regs[id_of("LOGIC_OP")] = access.compose("LOGIC_OP", op=draw(st.integers(0, 15)))
     regs[id_of("STENCIL_TEST")] = draw(WORD)
     regs[id_of("STENCIL_OP")] = draw(st.integers(0, 2**12 - 1))
-    regs[id_of("DEPTH_COLOR_MASK")] = draw(st.one_of(st.integers(0, 2**13 - 1), st.builds(
-        lambda func: access.compose("DEPTH_COLOR_MASK", depth_test=1, depth_func=func, depth_write=1, red=1,
-                                    green=1, blue=1, alpha=1), st.integers(0, 7))))
+    regs[id_of("DEPTH_COLOR_MASK")] = draw(
+        st.one_of(
+            st.integers(0, 2**13 - 1),
+            st.builds(
+                lambda func: access.compose(
+                    "DEPTH_COLOR_MASK", depth_test=1, depth_func=func, depth_write=1, red=1, green=1, blue=1, alpha=1
+                ),
+                st.integers(0, 7),
+            ),
+        )
+    )
     return regs
 
 
@@ -82,9 +97,9 @@ def _memory(initial: np.ndarray) -> PhysicalMemory:
 
 @settings(max_examples=300, deadline=None)
 @given(fragment_regs(), framebuffers(), fragments(), st.booleans(), st.booleans())
-def test_compiled_passes_match_the_scalar_reference(regs: np.ndarray, fb: fbm.FramebufferState,
-                                                    frags: tuple[np.ndarray, ...], replace: bool,
-                                                    recorded: bool) -> None:
+def test_compiled_passes_match_the_scalar_reference(
+    regs: np.ndarray, fb: fbm.FramebufferState, frags: tuple[np.ndarray, ...], replace: bool, recorded: bool
+) -> None:
     x, y, depth, color, preset, initial = frags
     bstate, ds = BlendState.from_regs(regs), DepthStencilState.from_regs(regs)
     program = BlendProgram.build(BlendMode.REPLACE) if replace else blend_program(bstate)
@@ -95,8 +110,17 @@ def test_compiled_passes_match_the_scalar_reference(regs: np.ndarray, fb: fbm.Fr
     fragment_ops.resolve(compiled, fb, ds, program, x, y, depth, color, stats, log)
 
     scalar = _memory(initial)
-    ref = reference.resolve(scalar, fb, ds, None if replace else bstate, x, y, depth, color,
-                            [Fate(int(f)) for f in preset] if recorded else None)
+    ref = reference.resolve(
+        scalar,
+        fb,
+        ds,
+        None if replace else bstate,
+        x,
+        y,
+        depth,
+        color,
+        [Fate(int(f)) for f in preset] if recorded else None,
+    )
     assert np.array_equal(compiled.bytes(COLOR_ADDR, SPAN), scalar.bytes(COLOR_ADDR, SPAN)), f"{fb} {ds} {bstate}"
     assert stats == ref.stats, f"{fb} {ds} {bstate}"
     if log is not None:
@@ -111,10 +135,12 @@ def test_recorded_colors_follow_one_pixel_by_hand() -> None:
     regs = np.zeros(0x300, np.uint32)
     regs[id_of("COLOR_OPERATION")] = access.compose("COLOR_OPERATION", blend_mode=1)
     regs[id_of("BLEND_FUNC")] = access.compose("BLEND_FUNC", rgb_src=1, rgb_dst=1, alpha_src=1, alpha_dst=1)
-    regs[id_of("DEPTH_COLOR_MASK")] = access.compose("DEPTH_COLOR_MASK", depth_test=1, depth_func=4, depth_write=1,
-                                                     red=1, green=1, blue=1, alpha=1)
-    fb = fbm.FramebufferState(8, 8, False, COLOR_ADDR, fbm.ColorFormat.RGBA8, DEPTH_ADDR, fbm.DepthFormat.D24,
-                              *(True,) * 6)
+    regs[id_of("DEPTH_COLOR_MASK")] = access.compose(
+        "DEPTH_COLOR_MASK", depth_test=1, depth_func=4, depth_write=1, red=1, green=1, blue=1, alpha=1
+    )
+    fb = fbm.FramebufferState(
+        8, 8, False, COLOR_ADDR, fbm.ColorFormat.RGBA8, DEPTH_ADDR, fbm.DepthFormat.D24, *(True,) * 6
+    )
     memory = PhysicalMemory()
     pixel = fbm.tiled_pixel(3, 4, 8, 8, False)
     memory.write(COLOR_ADDR + 4 * pixel, np.array([40, 30, 20, 10], np.uint8))  # RGBA8 word: a, b, g, r bytes
@@ -123,8 +149,18 @@ def test_recorded_colors_follow_one_pixel_by_hand() -> None:
     color = np.array([[1, 2, 3, 4], [100, 100, 100, 100], [5, 6, 7, 8]], np.uint8)
     log = FragmentLog.start(np.zeros(3, np.uint8))
     stats = dict(killed_stencil=0, killed_depth=0, fragments_written=0)
-    fragment_ops.resolve(memory, fb, DepthStencilState.from_regs(regs), blend_program(BlendState.from_regs(regs)),
-                         x, y, np.array([0.5, 0.7, 0.2], np.float32), color, stats, log)
+    fragment_ops.resolve(
+        memory,
+        fb,
+        DepthStencilState.from_regs(regs),
+        blend_program(BlendState.from_regs(regs)),
+        x,
+        y,
+        np.array([0.5, 0.7, 0.2], np.float32),
+        color,
+        stats,
+        log,
+    )
     assert log.fate.tolist() == [Fate.WRITTEN, Fate.DEPTH, Fate.WRITTEN]
     assert log.before.tolist() == [[10, 20, 30, 40], [11, 22, 33, 44], [11, 22, 33, 44]]
     assert log.after.tolist() == [[11, 22, 33, 44], [11, 22, 33, 44], [16, 28, 40, 52]]

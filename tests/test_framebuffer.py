@@ -63,11 +63,14 @@ def test_color_decoding(fmt, raw, rgba):
     assert tuple(fbm.decode_color(words, fmt)[0]) == rgba
 
 
-@pytest.mark.parametrize(("fmt", "depth", "stencil", "expected"), [
-    (DepthFormat.D16, 0xBEEF, 0, [0xEF, 0xBE]),
-    (DepthFormat.D24, 0x123456, 0, [0x56, 0x34, 0x12]),
-    (DepthFormat.D24S8, 0x123456, 0xAB, [0x56, 0x34, 0x12, 0xAB]),
-])
+@pytest.mark.parametrize(
+    ("fmt", "depth", "stencil", "expected"),
+    [
+        (DepthFormat.D16, 0xBEEF, 0, [0xEF, 0xBE]),
+        (DepthFormat.D24, 0x123456, 0, [0x56, 0x34, 0x12]),
+        (DepthFormat.D24S8, 0x123456, 0xAB, [0x56, 0x34, 0x12, 0xAB]),
+    ],
+)
 def test_depth_byte_layout_round_trip(fmt, depth, stencil, expected):
     buf = np.zeros(4, np.uint8)
     bpp = fbm.DEPTH_BPP[fmt]
@@ -85,8 +88,9 @@ def test_quantize_depth_truncates_and_clamps():
 
 def fb_regs(width=16, height=16, color_fmt=0, depth_fmt=3, color_addr=0x18000000, depth_addr=0x18100000):
     regs = np.zeros(0x300, np.uint32)
-    regs[id_of("FRAMEBUFFER_DIM")] = access.compose("FRAMEBUFFER_DIM", width=width, height_minus_1=height - 1,
-                                                    orientation=1)
+    regs[id_of("FRAMEBUFFER_DIM")] = access.compose(
+        "FRAMEBUFFER_DIM", width=width, height_minus_1=height - 1, orientation=1
+    )
     regs[id_of("COLORBUFFER_FORMAT")] = access.compose("COLORBUFFER_FORMAT", format=color_fmt)
     regs[id_of("DEPTHBUFFER_FORMAT")] = access.compose("DEPTHBUFFER_FORMAT", format=depth_fmt)
     regs[id_of("COLORBUFFER_LOC")] = color_addr >> 3

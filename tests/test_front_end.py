@@ -51,8 +51,9 @@ def assert_same(capture: pica.Capture, ways: tuple[dict, dict] = FUSED) -> tuple
     return len(draws_a), fused, batched
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p
-                                  for p in CAPTURES], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p for p in CAPTURES], ids=lambda p: p.stem
+)
 def test_fused_front_end_matches_the_stages_on_every_sample(path: Path) -> None:
     draws, fused, _ = assert_same(pica.read(path))
     if path.stem.startswith(("game_cubes", "game_sprites")):
@@ -66,7 +67,8 @@ def test_fused_front_end_matches_the_stages_on_every_sample(path: Path) -> None:
 # VS_TEX with its colour chosen under a bool uniform: a program with flow control (the staged path runs it)
 IFU_COLOR = "    ifu flag\n        mov outclr, intc\n    .else\n        mov outclr, inclr\n    .end\n"
 VS_FLOW = VS_TEX.replace(".fvec projection[4]\n", ".fvec projection[4]\n.bool flag\n").replace(
-    "    mov outclr, inclr\n", IFU_COLOR)
+    "    mov outclr, inclr\n", IFU_COLOR
+)
 assert "ifu" in VS_FLOW
 
 

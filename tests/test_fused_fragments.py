@@ -53,8 +53,9 @@ def assert_same(capture: pica.Capture, batch: bool = False) -> tuple[list[dict],
     return stats_b, pipe
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p
-                                  for p in CAPTURES], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p for p in CAPTURES], ids=lambda p: p.stem
+)
 def test_fused_fragments_match_the_stages_on_every_sample(path: Path) -> None:
     stats, pipe = assert_same(pica.read(path))
     if path.stem in REFUSED:
@@ -135,10 +136,14 @@ def scene(setup: Setup, seed: int = 0, draws: int = 3) -> pica.Capture:
     b.passthrough_tev()
     setup(b, rng)
     n = 24
-    pos = np.column_stack([rng.uniform(20, 380, n), rng.uniform(20, 220, n), rng.uniform(-0.9, 0.9, n),
-                           np.ones(n)]).astype(np.float32)
-    attrs = [pos, *(rng.uniform(-1.5, 2.5, (n, 2)).astype(np.float32) for _ in range(3)),
-             rng.uniform(0, 1, (n, 4)).astype(np.float32)]
+    pos = np.column_stack(
+        [rng.uniform(20, 380, n), rng.uniform(20, 220, n), rng.uniform(-0.9, 0.9, n), np.ones(n)]
+    ).astype(np.float32)
+    attrs = [
+        pos,
+        *(rng.uniform(-1.5, 2.5, (n, 2)).astype(np.float32) for _ in range(3)),
+        rng.uniform(0, 1, (n, 4)).astype(np.float32),
+    ]
     b.vertices(attrs)
     for _ in range(draws):
         b.draw(n)
@@ -189,21 +194,42 @@ def test_three_units_buffer_constants_and_dot3(unit2_coords: int) -> None:
 
     def setup(b: CaptureBuilder, rng: np.random.Generator) -> None:
         for unit, fmt in enumerate(("RGBA8", "IA4", "RGB565")):
-            b.texture(unit, texture(rng, (8 << unit, 8)), fmt, filter="linear" if unit == 1 else "nearest",
-                      wrap="mirrored repeat")
-        b.set("TEXUNIT_CONFIG", unit0_enable=1, unit1_enable=1, unit2_enable=1, unit2_coords=unit2_coords,
-              always1=1)
+            b.texture(
+                unit,
+                texture(rng, (8 << unit, 8)),
+                fmt,
+                filter="linear" if unit == 1 else "nearest",
+                wrap="mirrored repeat",
+            )
+        b.set("TEXUNIT_CONFIG", unit0_enable=1, unit1_enable=1, unit2_enable=1, unit2_coords=unit2_coords, always1=1)
         b.tev(0, rgb=("texture 0", "texture 1", "constant"), combine="interpolate", color=(10, 200, 30, 77))
         b.tev(1, rgb=("previous", "texture 2"), combine="dot3 RGBA", rgb_ops=("src.rgb", "1 - src.rgb"))
-        b.tev(2, rgb=("previous buffer", "primary color", "previous"), alpha=("texture 1", "constant"),
-              combine="multiply then add", alpha_combine="add", color=(1, 2, 3, 40))
-        b.tev(3, rgb=("previous", "texture 2"), combine="dot3 RGB", alpha=("previous buffer", "previous"),
-              alpha_combine="subtract")
-        b.tev(4, rgb=("previous", "fragment primary color", "texture 3"), combine="add then multiply",
-              alpha=("previous",), alpha_combine="replace")
+        b.tev(
+            2,
+            rgb=("previous buffer", "primary color", "previous"),
+            alpha=("texture 1", "constant"),
+            combine="multiply then add",
+            alpha_combine="add",
+            color=(1, 2, 3, 40),
+        )
+        b.tev(
+            3,
+            rgb=("previous", "texture 2"),
+            combine="dot3 RGB",
+            alpha=("previous buffer", "previous"),
+            alpha_combine="subtract",
+        )
+        b.tev(
+            4,
+            rgb=("previous", "fragment primary color", "texture 3"),
+            combine="add then multiply",
+            alpha=("previous",),
+            alpha_combine="replace",
+        )
         b.tev(5, rgb=("previous", "previous buffer"), combine="add signed", alpha=("previous",))
-        b.set("TEXENV_UPDATE_BUFFER", fog_mode="disabled", rgb_update0=1, alpha_update1=1, rgb_update2=1,
-              alpha_update3=1)
+        b.set(
+            "TEXENV_UPDATE_BUFFER", fog_mode="disabled", rgb_update0=1, alpha_update1=1, rgb_update2=1, alpha_update3=1
+        )
         b.set("TEXENV_BUFFER_COLOR", r=9, g=99, b=199, a=250)
 
     stats = check(setup, unit2_coords)
@@ -236,8 +262,16 @@ def test_stencil_and_depth_formats(depth_format: int) -> None:
     def setup(b: CaptureBuilder, rng: np.random.Generator) -> None:
         b.texture(0, texture(rng), "I8")
         b.set("DEPTHBUFFER_FORMAT", format=depth_format)
-        b.stencil(True, "not equal", 0x36, mask=0xFE, write_mask=0x7F, fail="increment saturate", depth_fail="invert",
-                  depth_pass="decrement wrap")
+        b.stencil(
+            True,
+            "not equal",
+            0x36,
+            mask=0xFE,
+            write_mask=0x7F,
+            fail="increment saturate",
+            depth_fail="invert",
+            depth_pass="decrement wrap",
+        )
         b.depth_test(True, "greater or equal")
 
     expect = {"killed_stencil": True} if depth_format == 3 else {}
@@ -257,8 +291,7 @@ def test_blend_logic_op_and_write_masks_on_every_color_format(color_format: int,
             b.set("COLOR_OPERATION", fragment_mode="default", blend_mode="logic op", constant=0xE4)
             b.set("LOGIC_OP", op="xor")
         else:
-            b.set("DEPTH_COLOR_MASK", depth_test=1, depth_func="always", red=1, green=0, blue=1, alpha=0,
-                  depth_write=0)
+            b.set("DEPTH_COLOR_MASK", depth_test=1, depth_func="always", red=1, green=0, blue=1, alpha=0, depth_write=0)
 
     check(setup, color_format)
 
@@ -274,6 +307,7 @@ def test_refusals_are_named() -> None:
         "fog": lambda b, rng: b.fog((10, 20, 30), np.linspace(0, 1, 129)),
     }
     for reason, extra in cases.items():
+
         def setup(b: CaptureBuilder, rng: np.random.Generator, extra: Setup = extra) -> None:
             b.texture(0, texture(rng), "RGBA8")
             extra(b, rng)
@@ -298,8 +332,9 @@ def test_texture_outside_memory_falls_back_having_written_nothing() -> None:
     args = (np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), wt.zndc, wt.inv_w, wt.varyings, wt.primitive)
     assert ff.fragment_side(*args, *plan.args, counts) == TEXTURE_FAULT
     assert not counts.any()
-    assert all(np.array_equal(a, call.memory.region_bytes(r.name)) for a, r in zip(before, call.memory.regions,
-                                                                                     strict=True))
+    assert all(
+        np.array_equal(a, call.memory.region_bytes(r.name)) for a, r in zip(before, call.memory.regions, strict=True)
+    )
 
 
 def test_plan_lookup_is_remembered() -> None:
@@ -321,8 +356,9 @@ def _from_compiled(x, y, zndc, inv_w, vary, primitive, args, counts):  # pragma:
 def test_fragment_side_is_callable_from_compiled_code() -> None:
     """Called from another compiled function it draws what the Python entry draws (memory and counters)."""
     pipe = Keep(fused_fragments=False)
-    rep = Replay(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA4", filter="linear")), checkpoints=False,
-                 pipeline=pipe)
+    rep = Replay(
+        scene(lambda b, rng: b.texture(0, texture(rng), "RGBA4", filter="linear")), checkpoints=False, pipeline=pipe
+    )
     rep.run()
     call, wt = pipe.seen[0]
     memory = call.memory
@@ -352,16 +388,22 @@ def test_big_and_dividing_draws_are_declined_having_written_nothing() -> None:
     full = np.array([[-16, 16 * 401, -16], [-16, -16, 16 * 241]], np.int64).T[None]  # covers the whole 400x240
     big = CHUNK_FRAGMENTS // (400 * 240) + 1
     dividing = (wt.x, wt.y, wt.zndc, np.zeros_like(wt.inv_w), wt.varyings, wt.primitive)
-    huge = (np.repeat(full[:, :, 0], big, 0), np.repeat(full[:, :, 1], big, 0), np.zeros((big, 3), np.float32),
-            np.ones((big, 3), np.float32), np.zeros((big, 3, wt.varyings.shape[2]), np.float32),
-            np.arange(big, dtype=np.int32))
+    huge = (
+        np.repeat(full[:, :, 0], big, 0),
+        np.repeat(full[:, :, 1], big, 0),
+        np.zeros((big, 3), np.float32),
+        np.ones((big, 3), np.float32),
+        np.zeros((big, 3, wt.varyings.shape[2]), np.float32),
+        np.arange(big, dtype=np.int32),
+    )
     before = [call.memory.region_bytes(r.name).copy() for r in call.memory.regions]
     for tris, code in ((dividing, DIVISION_BY_ZERO), (huge, TOO_MANY_FRAGMENTS)):
         counts = np.zeros(len(ff.FRAGMENT_COUNTERS), np.int64)
         assert ff.fragment_side(*tris, *plan.args, counts) == code
         assert not counts.any()
         assert not ff.run(plan, WindowTriangles(*tris), {})
-    assert all(np.array_equal(a, call.memory.region_bytes(r.name)) for a, r in zip(before, call.memory.regions,
-                                                                                     strict=True))
+    assert all(
+        np.array_equal(a, call.memory.region_bytes(r.name)) for a, r in zip(before, call.memory.regions, strict=True)
+    )
     with pytest.raises(ZeroDivisionError):
         Pipeline()._fragments(call, WindowTriangles(*dividing), dict.fromkeys(ff.FRAGMENT_COUNTERS, 0))

@@ -24,8 +24,19 @@ def _replay(capture: pica.Capture, compiled: bool, **kwargs) -> Replay:
 
 
 def _facts(replay: Replay) -> list[tuple]:
-    return [(d.index, d.event, d.offset, d.kind, d.packet, d.frame, d.bounds,
-             {k: v for k, v in d.stats.items() if k != "time_s"}) for d in replay.draws]
+    return [
+        (
+            d.index,
+            d.event,
+            d.offset,
+            d.kind,
+            d.packet,
+            d.frame,
+            d.bounds,
+            {k: v for k, v in d.stats.items() if k != "time_s"},
+        )
+        for d in replay.draws
+    ]
 
 
 @pytest.mark.parametrize("scene", ["game_cubes_300", "game_sprites_1000", "game_lit_300"])
@@ -90,13 +101,13 @@ def _sprites_with(edit: Callable[[CaptureBuilder, int, tuple[int, int]], None], 
     addresses = (b.texture(0, _checker(), "RGBA8"), b.texture(0, gradient, "RGBA8"))
     b.tev(0, rgb=("texture 0", "primary color"), combine="modulate")
     b.passthrough_tev()
-    quad = np.array([[0, 0, 0, 1], [16, 0, 0, 1], [16, 16, 0, 1], [0, 0, 0, 1], [16, 16, 0, 1], [0, 16, 0, 1]],
-                    np.float32)
+    quad = np.array(
+        [[0, 0, 0, 1], [16, 0, 0, 1], [16, 16, 0, 1], [0, 0, 0, 1], [16, 16, 0, 1], [0, 16, 0, 1]], np.float32
+    )
     uv = np.array([[0, 0], [1, 0], [1, 1], [0, 0], [1, 1], [0, 1]], np.float32)
     col = np.ones((6, 4), np.float32)
     offsets = np.array([[20 * i, 20, 0, 0] for i in range(n)], np.float32)
-    b.vertices([(quad[None] + offsets[:, None]).reshape(-1, 4), np.tile(uv, (n, 1)),
-                np.tile(col, (n, 1))])
+    b.vertices([(quad[None] + offsets[:, None]).reshape(-1, 4), np.tile(uv, (n, 1)), np.tile(col, (n, 1))])
     for i in range(n):
         b.set(TEXUNIT_ADDR[0], address=addresses[0])
         edit(b, i, addresses)
@@ -108,6 +119,7 @@ def _sprites_with(edit: Callable[[CaptureBuilder, int, tuple[int, int]], None], 
 def test_a_hostile_live_field_reaches_python_and_its_named_error() -> None:
     """A texture address rebound to unmapped memory: the loop declines the draw (nothing written) and the
     staged path raises its named error, as without the loop."""
+
     def rebind(b: CaptureBuilder, i: int, addresses: tuple[int, int]) -> None:
         if i == 7:
             b.set(TEXUNIT_ADDR[0], address=0x08000000)

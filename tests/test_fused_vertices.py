@@ -40,7 +40,8 @@ QUAT_VARYING = slice(QUAT.start - 4, QUAT.stop - 4)
 # VS_TEX with the colour input also written to the quaternion output, which is not clamped as colours are (the
 # quaternions of a triangle here are equal: the alignment keeps them)
 VS_QUAT = VS_TEX.replace(".out outclr color\n", ".out outclr color\n.out outq normalquat\n").replace(
-    "    mov outclr, inclr\n", "    mov outclr, inclr\n    mov outq, inclr\n")
+    "    mov outclr, inclr\n", "    mov outclr, inclr\n    mov outq, inclr\n"
+)
 assert "mov outq" in VS_QUAT
 
 
@@ -54,8 +55,9 @@ def assert_same(capture: pica.Capture) -> tuple[int, int]:
     return len(draws_a), pipe.fused_vertex_draws
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p
-                                  for p in CAPTURES], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p for p in CAPTURES], ids=lambda p: p.stem
+)
 def test_every_sample_is_the_same_with_the_fused_vertex_side(path: Path) -> None:
     draws, fused = assert_same(pica.read(path))
     if path.stem.startswith(("game_cubes", "game_sprites", "game_lit")):
@@ -136,8 +138,12 @@ def loaded(wt: clipping.WindowTriangles) -> np.ndarray:
     return wt.varyings[0, :, QUAT_VARYING]
 
 
-FORMAT_VALUES = {"s8": [-5, 100, -128, 127], "u8": [200, 7, 255, 0], "s16": [-300, 1000, -32768, 32767],
-                 "f32": [1.5, -2.25, 1e-3, 3e4]}
+FORMAT_VALUES = {
+    "s8": [-5, 100, -128, 127],
+    "u8": [200, 7, 255, 0],
+    "s16": [-300, 1000, -32768, 32767],
+    "f32": [1.5, -2.25, 1e-3, 3e4],
+}
 
 
 @pytest.mark.parametrize("fmt", list(FORMAT_VALUES))
@@ -160,12 +166,19 @@ def test_padding_slots_and_mixed_formats() -> None:
     texcoord s16x2 @32; stride 36 (offsets typed by hand from the alignment rules)."""
     b = frame()
     b.vertices([TRIANGLE, np.zeros((3, 2)), np.zeros((3, 3))], ["f32", "s16", "u8"])
-    rows = [struct.pack("<4f", *p) + b"\xee" * 4 + bytes((10 * k, 20 + k, 255)) + b"\xee" * 9
-            + struct.pack("<hh", -7 * k, 300) for k, p in enumerate(TRIANGLE.tolist())]
+    rows = [
+        struct.pack("<4f", *p)
+        + b"\xee" * 4
+        + bytes((10 * k, 20 + k, 255))
+        + b"\xee" * 9
+        + struct.pack("<hh", -7 * k, 300)
+        for k, p in enumerate(TRIANGLE.tolist())
+    ]
     assert all(len(r) == 36 for r in rows)
     address = b.upload(b"".join(rows))
-    b.list.write_many("ATTRIBBUFFER0_OFFSET", [address - ATTRIB_BASE, 0 | 12 << 4 | 2 << 8 | 13 << 12 | 1 << 16,
-                                               36 << 16 | 5 << 28])
+    b.list.write_many(
+        "ATTRIBBUFFER0_OFFSET", [address - ATTRIB_BASE, 0 | 12 << 4 | 2 << 8 | 13 << 12 | 1 << 16, 36 << 16 | 5 << 28]
+    )
     b.draw(3)
     b.end_frame()
     (wt,), pipe = replay_both_ways(b.capture())
@@ -177,8 +190,9 @@ def test_padding_slots_and_mixed_formats() -> None:
 @pytest.mark.parametrize("index_type", ["u8", "u16"])
 def test_indices_with_repeats_shade_each_vertex_once(index_type: str) -> None:
     b = frame()
-    quad = np.array([[-0.5, -0.5, -0.5, 1], [0.5, -0.5, -0.5, 1], [0.5, 0.5, -0.5, 1], [-0.5, 0.5, -0.5, 1]],
-                    np.float32)
+    quad = np.array(
+        [[-0.5, -0.5, -0.5, 1], [0.5, -0.5, -0.5, 1], [0.5, 0.5, -0.5, 1], [-0.5, 0.5, -0.5, 1]], np.float32
+    )
     color = np.array([[1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1], [1, 1, 1, 1]], np.float32)
     b.vertices([quad, np.zeros((4, 2), np.float32), color])
     indices = [2, 0, 1, 0, 2, 3, 3, 0, 2]  # counter-clockwise: the window keeps their vertex order
@@ -227,8 +241,14 @@ def test_clipping_stays_in_the_call() -> None:
     (wt,), pipe = replay_both_ways(b.capture())
     assert pipe.fused_vertex_draws == 1
     stats = pipe.calls[0].stats
-    names = ("primitives_assembled", "primitives_clipped", "primitives_clipped_away", "primitives_invalid",
-             "primitives_culled", "primitives_rasterized")
+    names = (
+        "primitives_assembled",
+        "primitives_clipped",
+        "primitives_clipped_away",
+        "primitives_invalid",
+        "primitives_culled",
+        "primitives_rasterized",
+    )
     assert [stats[k] for k in names] == [4, 1, 1, 1, 0, 3]
     assert wt.primitive.tolist() == [0, 1, 1]  # the fan takes its triangle's place
     assert wt.x.max() == (1.0 + 1.0) * 120 * 16  # clipped at x = w: the right edge of the 240-wide viewport
@@ -274,8 +294,10 @@ def test_plans_name_what_they_do_not_cover() -> None:
     pipe = Recorder()
     Replay(b.capture(), checkpoints=False, pipeline=pipe).run()
     reasons = [VertexPlan.of(c.draw_state, c.memory, c.state.fixed_attribs) for c in pipe.calls]
-    assert reasons == ["topology strip, not a triangle list",
-                       "flow control in the vertex shader (or its entry outside the program)"]
+    assert reasons == [
+        "topology strip, not a triangle list",
+        "flow control in the vertex shader (or its entry outside the program)",
+    ]
 
 
 @numba.njit
@@ -350,9 +372,17 @@ def test_loading_matches_the_loader_bit_for_bit_on_random_layouts_and_bytes(seed
     vl = VertexLoaderState.from_regs(state.regs)
     expected = load_batch(vl, state.fixed_attribs, DrawKind.ARRAYS, memory, configured_only=True).attributes
     fcram, vram = (next(r for r in memory.regions if r.name == name) for name in ("fcram", "vram"))
-    ok, attrs = vertices._load(np.arange(first, first + count), vertices.read_table(vl),
-                               np.array(vl.fixed, np.int64), state.fixed_attribs, vl.num_attributes,
-                               memory.region_bytes("vram"), vram.base, memory.region_bytes("fcram"), fcram.base)
+    ok, attrs = vertices._load(
+        np.arange(first, first + count),
+        vertices.read_table(vl),
+        np.array(vl.fixed, np.int64),
+        state.fixed_attribs,
+        vl.num_attributes,
+        memory.region_bytes("vram"),
+        vram.base,
+        memory.region_bytes("fcram"),
+        fcram.base,
+    )
     assert ok
     assert attrs.shape == expected.shape and attrs.tobytes() == expected.tobytes()
     assert np.isnan(expected).any() or seed  # random f32 bytes: some seed gives NaNs (seed 0 does)

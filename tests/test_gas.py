@@ -54,10 +54,13 @@ def test_fragment_shadow_register_fields():
     assert word == 0x3E00 | (0xBC00 << 16)
 
 
-@pytest.mark.parametrize(("reg", "fields", "register"), [
-    ("TEXENV_UPDATE_BUFFER", dict(fog_mode=7), 0x0E0),
-    ("COLOR_OPERATION", dict(fragment_mode=1), 0x100),
-])
+@pytest.mark.parametrize(
+    ("reg", "fields", "register"),
+    [
+        ("TEXENV_UPDATE_BUFFER", dict(fog_mode=7), 0x0E0),
+        ("COLOR_OPERATION", dict(fragment_mode=1), 0x100),
+    ],
+)
 def test_gas_draws_raise_named_error(reg: str, fields: dict[str, int], register: int):
     s = GpuState()
     put(s, reg, **fields)

@@ -160,11 +160,13 @@ def test_min_max_with_factors_falls_back() -> None:
     ds = captured[-1]
     assert rules.fallback_reason(ds) is None
     minimum = next(c for c, n in BLEND_EQUATIONS.items() if n == "min")
-    with_factor = dataclasses.replace(ds, blend=dataclasses.replace(ds.blend, blending=True, rgb_equation=minimum,
-                                                                    rgb_src=6))
+    with_factor = dataclasses.replace(
+        ds, blend=dataclasses.replace(ds.blend, blending=True, rgb_equation=minimum, rgb_src=6)
+    )
     assert rules.fallback_reason(with_factor).startswith("min/max blend equation")
-    plain = dataclasses.replace(ds, blend=dataclasses.replace(ds.blend, blending=True, rgb_equation=minimum,
-                                                              rgb_src=1, rgb_dst=1))
+    plain = dataclasses.replace(
+        ds, blend=dataclasses.replace(ds.blend, blending=True, rgb_equation=minimum, rgb_src=1, rgb_dst=1)
+    )
     assert rules.fallback_reason(plain) is None  # min/max of the plain colors: GL's own
     gas_fog = dataclasses.replace(ds, fog=dataclasses.replace(ds.fog, mode="gas"))
     assert rules.fallback_reason(gas_fog).startswith("gas mode")  # the software pipeline raises its error
@@ -208,8 +210,9 @@ def test_diff_backends_cli(tmp_path: Path) -> None:
 
     from picaemu.cli import main
 
-    result = CliRunner().invoke(main, ["diff-backends", str(REPO / "samples" / "captures" / "blending.pica"), "-o",
-                                       str(tmp_path)])
+    result = CliRunner().invoke(
+        main, ["diff-backends", str(REPO / "samples" / "captures" / "blending.pica"), "-o", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     assert "max error 1, 0.000 % of 96000 pixels over 2 levels" in result.output
     assert "GL draws: 4; software fallbacks: none" in result.output
@@ -219,8 +222,17 @@ def test_diff_backends_cli(tmp_path: Path) -> None:
 def test_backend_unavailable_is_one_line(tmp_path: Path) -> None:
     """Without an EGL vendor (glvnd finds none) ``--backend gl`` fails with one line and status 2."""
     env = dict(os.environ, __EGL_VENDOR_LIBRARY_FILENAMES=str(tmp_path / "none.json"))
-    command = [sys.executable, "-c", "from picaemu.cli import main; main()", "render", str(CAPTURES[0]), "-o",
-               str(tmp_path / "x.png"), "--backend", "gl"]
+    command = [
+        sys.executable,
+        "-c",
+        "from picaemu.cli import main; main()",
+        "render",
+        str(CAPTURES[0]),
+        "-o",
+        str(tmp_path / "x.png"),
+        "--backend",
+        "gl",
+    ]
     proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     if proc.returncode == 0:
         pytest.skip("this libEGL does not select vendors by __EGL_VENDOR_LIBRARY_FILENAMES (not glvnd)")

@@ -67,17 +67,38 @@ def random_state(seed: int) -> tuple[GpuState, float]:
     put(st, "TEXENV0_SOURCE", rgb_src0=tev.SRC_TEXTURES[3], alpha_src0=tev.SRC_TEXTURES[3])
     put(st, "TEXUNIT_CONFIG", unit3_enable=1, unit3_coords=0)
     bias = numeric.to_f16(rng.choice([0.0, 0.5, 1.0, 2.5, -1.5]))
-    put(st, "TEXUNIT3_PROCTEX0", u_clamp=rng.randrange(5), v_clamp=rng.randrange(5), rgb_func=rng.randrange(10),
-        alpha_func=rng.randrange(10), separate_alpha=rng.randrange(2), noise_enable=rng.randrange(2),
-        u_shift=rng.randrange(3), v_shift=rng.randrange(3), lod_bias_low=bias & 0xFF)
+    put(
+        st,
+        "TEXUNIT3_PROCTEX0",
+        u_clamp=rng.randrange(5),
+        v_clamp=rng.randrange(5),
+        rgb_func=rng.randrange(10),
+        alpha_func=rng.randrange(10),
+        separate_alpha=rng.randrange(2),
+        noise_enable=rng.randrange(2),
+        u_shift=rng.randrange(3),
+        v_shift=rng.randrange(3),
+        lod_bias_low=bias & 0xFF,
+    )
     put(st, "TEXUNIT3_PROCTEX1", u_amplitude=rng.randrange(-4000, 4000) & 0xFFFF, u_phase=numeric.to_f16(rng.random()))
     put(st, "TEXUNIT3_PROCTEX2", v_amplitude=rng.randrange(-4000, 4000) & 0xFFFF, v_phase=numeric.to_f16(rng.random()))
-    put(st, "TEXUNIT3_PROCTEX3", u_frequency=numeric.to_f16(rng.uniform(0.1, 3.0)),
-        v_frequency=numeric.to_f16(rng.uniform(0.1, 3.0)))
+    put(
+        st,
+        "TEXUNIT3_PROCTEX3",
+        u_frequency=numeric.to_f16(rng.uniform(0.1, 3.0)),
+        v_frequency=numeric.to_f16(rng.uniform(0.1, 3.0)),
+    )
     width = rng.choice(list(OFFSETS))
     min_lod = rng.randrange(4)
-    put(st, "TEXUNIT3_PROCTEX4", filter=rng.randrange(6), min_lod=min_lod, max_lod=rng.randrange(min_lod, 8),
-        width=width, lod_bias_high=bias >> 8)
+    put(
+        st,
+        "TEXUNIT3_PROCTEX4",
+        filter=rng.randrange(6),
+        min_lod=min_lod,
+        max_lod=rng.randrange(min_lod, 8),
+        width=width,
+        lod_bias_high=bias >> 8,
+    )
     put(st, "TEXUNIT3_PROCTEX5", **{f"offset{k}": o for k, o in enumerate(OFFSETS[width])})
     for table in (0, 2, 3):
         st.proctex_luts[table, :128] = _map_table(nrng)
@@ -110,8 +131,9 @@ def render(st: GpuState, vertices: np.ndarray, pipeline: Pipeline, data: dict[in
     return read_color_image(mem, fb)
 
 
-def gl_beside_software(st: GpuState, vertices: np.ndarray, label: str, data: dict[int, bytes] | None = None,
-                       vertex_shader=identity_vs) -> tuple[np.ndarray, ImageDiff]:
+def gl_beside_software(
+    st: GpuState, vertices: np.ndarray, label: str, data: dict[int, bytes] | None = None, vertex_shader=identity_vs
+) -> tuple[np.ndarray, ImageDiff]:
     """One draw by the software pipeline and by the GL backend from copies of ``st``: asserts GL drew it (no
     fallback) and that >= TARGET_WITHIN of the pixels agree within 2 levels; returns the software picture and the
     comparison (each test asserts its picture is not trivially uniform)."""

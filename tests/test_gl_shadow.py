@@ -53,13 +53,27 @@ def shadow_state(seed: int, ttype: str, ortho: bool, lit: bool) -> GpuState:
         return st
     put(st, "TEXENV0_SOURCE", rgb_src0=tev.SRC_LIGHT_PRIMARY, alpha_src0=tev.SRC_CONSTANT)
     put(st, "TEXENV0_COLOR", a=255)
-    for name, fields in (("LIGHTING_ENABLE0", dict(enable=1)),
-                         ("LIGHTING_CONFIG0", dict(shadow_enable=1, shadow_primary=1, shadow_unit=0)),
-                         ("LIGHTING_CONFIG1", dict(d0_disable=1, d1_disable=1, fr_disable=1, rb_disable=1,
-                                                   rg_disable=1, rr_disable=1, spot_disable0=1,
-                                                   dist_atten_disable0=1)),
-                         ("LIGHT0_Z", dict(z=numeric.to_f16(1.0))), ("LIGHT0_CONFIG", dict(type=1)),
-                         ("LIGHT0_DIFFUSE", dict(r=200, g=150, b=100)), ("LIGHTING_AMBIENT", dict(r=30, g=30, b=30))):
+    for name, fields in (
+        ("LIGHTING_ENABLE0", dict(enable=1)),
+        ("LIGHTING_CONFIG0", dict(shadow_enable=1, shadow_primary=1, shadow_unit=0)),
+        (
+            "LIGHTING_CONFIG1",
+            dict(
+                d0_disable=1,
+                d1_disable=1,
+                fr_disable=1,
+                rb_disable=1,
+                rg_disable=1,
+                rr_disable=1,
+                spot_disable0=1,
+                dist_atten_disable0=1,
+            ),
+        ),
+        ("LIGHT0_Z", dict(z=numeric.to_f16(1.0))),
+        ("LIGHT0_CONFIG", dict(type=1)),
+        ("LIGHT0_DIFFUSE", dict(r=200, g=150, b=100)),
+        ("LIGHTING_AMBIENT", dict(r=30, g=30, b=30)),
+    ):
         put(st, name, **fields)
     return st
 

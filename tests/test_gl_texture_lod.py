@@ -38,8 +38,15 @@ def random_state(seed: int) -> tuple[GpuState, float]:
     put(st, "TEXUNIT0_DIM", width=TEX_SIZE, height=TEX_SIZE)
     put(st, "TEXUNIT0_ADDR1", address=TEX_ADDR >> 3)
     put(st, "TEXUNIT0_TYPE", format=0)
-    put(st, "TEXUNIT0_PARAM", mag_filter=rng.randrange(2), min_filter=rng.randrange(2), mip_filter=rng.randrange(2),
-        wrap_s=rng.choice(WRAPS), wrap_t=rng.choice(WRAPS))
+    put(
+        st,
+        "TEXUNIT0_PARAM",
+        mag_filter=rng.randrange(2),
+        min_filter=rng.randrange(2),
+        mip_filter=rng.randrange(2),
+        wrap_s=rng.choice(WRAPS),
+        wrap_t=rng.choice(WRAPS),
+    )
     min_level = rng.randrange(2)
     bias = round(rng.choice([0.0, 0.75, -0.5, 1.5]) * 256) & 0x1FFF  # fixed 1.4.8, two's complement
     put(st, "TEXUNIT0_LOD", min_level=min_level, max_level=rng.randrange(min_level, 4), bias=bias)

@@ -19,8 +19,9 @@ pytestmark = pytest.mark.gui
 
 def replayed(qtbot, win: MainWindow) -> None:
     panel = win.edit_replay
-    qtbot.waitUntil(lambda: panel.result is not None or panel.summary.text().startswith("replay failed"),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: panel.result is not None or panel.summary.text().startswith("replay failed"), timeout=WAIT_MS
+    )
     settle(qtbot, win)
 
 
@@ -91,8 +92,9 @@ def find_row(model, path: str, parent=None):
 
     index = parent or QModelIndex()
     for key in path.split("."):
-        index = next(model.index(r, 0, index) for r in range(model.rowCount(index))
-                     if model.index(r, 0, index).data() == key)
+        index = next(
+            model.index(r, 0, index) for r in range(model.rowCount(index)) if model.index(r, 0, index).data() == key
+        )
     return index
 
 

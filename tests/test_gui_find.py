@@ -108,8 +108,9 @@ def test_clicking_the_figure_runs_to_the_draw_under_the_mouse(qtbot, session) ->
     assert asked == []
 
 
-def test_a_row_click_goes_to_that_draw_and_the_stats_button_shows_frame_complexity(qtbot, window,
-                                                                                   tmp_path: Path) -> None:
+def test_a_row_click_goes_to_that_draw_and_the_stats_button_shows_frame_complexity(
+    qtbot, window, tmp_path: Path
+) -> None:
     open_scene(qtbot, window, CAPTURE)
     window.docks["Statistics"].raise_()
     settle(qtbot, window)
@@ -137,8 +138,9 @@ def test_a_row_click_goes_to_that_draw_and_the_stats_button_shows_frame_complexi
     counts = window.framebuffer.frame_map
     run = window.timeline.draw_count_before(window.snapshot.cursor)  # the whole frame: every draw
     assert run == 1000
-    rasterized_so_far = sum(d.stats["fragments_rasterized"] - d.stats["killed_scissor"]
-                            for d in window.timeline.draws[:run])
+    rasterized_so_far = sum(
+        d.stats["fragments_rasterized"] - d.stats["killed_scissor"] for d in window.timeline.draws[:run]
+    )
     assert window.framebuffer.frame_map_box.isChecked() and int(counts.sum()) == rasterized_so_far
     window.grab().save(str(shots(tmp_path) / "window_stats.png"))
 
@@ -257,8 +259,11 @@ def test_markers_group_the_command_tree_and_bookmarks_persist(qtbot, window, tmp
     assert panel.note.text() == "renamed bookmark 'third prop' to 'props'"
     panel.view.collapseAll()
     frame0 = model.index(1, 0, root)  # after the bookmarks row (the reset made new indexes)
-    for index in (model.index(0, 0, root), frame0, *(model.index(model.rowCount(frame0) - k, 0, frame0)
-                                                     for k in (1, 2))):
+    for index in (
+        model.index(0, 0, root),
+        frame0,
+        *(model.index(model.rowCount(frame0) - k, 0, frame0) for k in (1, 2)),
+    ):
         panel.view.expand(index)
     panel.view.scrollToTop()
     panel.resize(620, 520)

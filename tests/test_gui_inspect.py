@@ -37,8 +37,12 @@ def _cell(model, row: int, header: str) -> str:
     return model.index(row, HEADERS.index(header)).data()
 
 
-def test_history_rows_debug_a_fragment_and_go_to_its_draw(qtbot, qtmodeltester, window: MainWindow,  # noqa: F811
-                                                          tmp_path: Path) -> None:
+def test_history_rows_debug_a_fragment_and_go_to_its_draw(
+    qtbot,
+    qtmodeltester,
+    window: MainWindow,  # noqa: F811
+    tmp_path: Path,
+) -> None:
     open_scene(qtbot, window, build(tmp_path))
     hist, frag = window.history, window.inspectors.fragment
     window.pick_pixel(*WINDOW)
@@ -57,8 +61,10 @@ def test_history_rows_debug_a_fragment_and_go_to_its_draw(qtbot, qtmodeltester, 
 
     def values(section: str) -> dict[str, str]:
         parent = tree[section]
-        return {frag.model.index(r, 0, parent).data(): frag.model.index(r, 1, parent).data()
-                for r in range(frag.model.rowCount(parent))}
+        return {
+            frag.model.index(r, 0, parent).data(): frag.model.index(r, 1, parent).data()
+            for r in range(frag.model.rowCount(parent))
+        }
 
     assert values("texture 0")["texel"] == "(112, 144, 100, 223)"
     assert values("TEV stage 1")["rgb 1: constant"] == "(55, 155, 205)"
@@ -70,8 +76,9 @@ def test_history_rows_debug_a_fragment_and_go_to_its_draw(qtbot, qtmodeltester, 
     hist.view.selectRow(2)  # the depth-killed fragment of draw 2: its failed test is highlighted
     qtbot.mouseClick(hist.debug, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "draw 2" in frag.label.text(), timeout=WAIT_MS)
-    depth = next(frag.model.index(r, 0) for r in range(frag.model.rowCount())
-                 if frag.model.index(r, 0).data() == "depth test")
+    depth = next(
+        frag.model.index(r, 0) for r in range(frag.model.rowCount()) if frag.model.index(r, 0).data() == "depth test"
+    )
     assert frag.model.data(depth, Qt.ItemDataRole.BackgroundRole) is not None
     frag.view.scrollTo(depth)
     frag.resize(900, 700)
@@ -86,8 +93,11 @@ def test_history_rows_debug_a_fragment_and_go_to_its_draw(qtbot, qtmodeltester, 
     assert window.snapshot.cursor == window.timeline.after_draw(2)
 
 
-def test_surface_viewer_render_target_both_orientations(qtbot, window: MainWindow,  # noqa: F811
-                                                        tmp_path: Path) -> None:
+def test_surface_viewer_render_target_both_orientations(
+    qtbot,
+    window: MainWindow,  # noqa: F811
+    tmp_path: Path,
+) -> None:
     open_scene(qtbot, window, build(tmp_path))
     panel = window.inspectors.surface
     window.docks["Surface"].raise_()

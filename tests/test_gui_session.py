@@ -36,8 +36,13 @@ def begin_color_frame(b: CaptureBuilder) -> None:
     b.passthrough_tev()
 
 
-def rects_scene(specs: list[tuple[tuple[float, float, float, float], float, tuple]], *, depth: bool = False,
-                frames: int = 1, per_draw: list[int] | None = None) -> CaptureBuilder:
+def rects_scene(
+    specs: list[tuple[tuple[float, float, float, float], float, tuple]],
+    *,
+    depth: bool = False,
+    frames: int = 1,
+    per_draw: list[int] | None = None,
+) -> CaptureBuilder:
     """Landscape rectangles (x0, y0, x1, y1) at depth z with one flat color each, per frame; one draw per
     rectangle, or ``per_draw[i]`` rectangles in draw i."""
     groups = per_draw or [1] * len(specs)
@@ -198,8 +203,9 @@ def test_pixel_history_depth_fates() -> None:
 def test_pixel_history_orders_fates_inside_one_draw() -> None:
     """Draw 1 holds two rectangles over the pixel: the shallower is killed first, the deeper then written."""
     box = (100, 50, 200, 150)
-    cap = rects_scene([(box, 0.2, RED), (box, -0.2, GREEN), (box, 0.6, (0.0, 0.0, 1.0, 1.0))], depth=True,
-                      per_draw=[1, 2]).capture()
+    cap = rects_scene(
+        [(box, 0.2, RED), (box, -0.2, GREEN), (box, 0.6, (0.0, 0.0, 1.0, 1.0))], depth=True, per_draw=[1, 2]
+    ).capture()
     s = Session(Replay(cap))
     s.index()
     hist = probe.pixel_history(s, window(150, 100))
@@ -241,8 +247,12 @@ def fates_scene() -> CaptureBuilder:
     b = CaptureBuilder()
     begin_color_frame(b)
     specs = [((20, 20, 119, 119), 0.6, RED), ((70, 70, 169, 169), 0.5, GREEN), ((10, 100, 209, 139), 0.4, BLUE)]
-    b.vertices([np.array([p for box, z, _ in specs for p in wrect(*box, z)], np.float32),
-                np.array([c for _, _, c in specs for _ in range(6)], np.float32)])
+    b.vertices(
+        [
+            np.array([p for box, z, _ in specs for p in wrect(*box, z)], np.float32),
+            np.array([c for _, _, c in specs for _ in range(6)], np.float32),
+        ]
+    )
     b.depth_test(True, "greater")
     b.stencil(True, "always", 1, depth_pass="replace")
     b.draw(6)
@@ -435,11 +445,13 @@ def test_mesh_shows_geometry_shader_outputs(sprites: Session) -> None:
     assert dv.gs_outputs.shape == (96, 16, 4) and dv.gs_triangles.shape == (48, 3) and len(dv.triangles) == 48
     centre = dv.outputs[dv.order, 0]  # VS o0 of each point in stream order
     emitted = dv.gs_outputs[:, 0].reshape(24, 4, 4)
-    np.testing.assert_allclose(emitted[:, :, :2] - centre[:, None, :2],
-                               np.broadcast_to(GS_CORNERS * GS_HALF, (24, 4, 2)), atol=1e-5)
+    np.testing.assert_allclose(
+        emitted[:, :, :2] - centre[:, None, :2], np.broadcast_to(GS_CORNERS * GS_HALF, (24, 4, 2)), atol=1e-5
+    )
     np.testing.assert_array_equal(emitted[:, :, 2:], np.repeat(centre[:, None, 2:], 4, axis=1))
-    np.testing.assert_array_equal(dv.gs_outputs[:, 1].reshape(24, 4, 4),
-                                  np.repeat(dv.inputs[dv.order, 1][:, None], 4, axis=1))
+    np.testing.assert_array_equal(
+        dv.gs_outputs[:, 1].reshape(24, 4, 4), np.repeat(dv.inputs[dv.order, 1][:, None], 4, axis=1)
+    )
 
 
 def test_geometry_shader_trace(sprites: Session) -> None:
@@ -448,8 +460,7 @@ def test_geometry_shader_trace(sprites: Session) -> None:
     texts = [r.text for r in records]
     assert sum(t.startswith("emit") for t in texts) == 4 and texts[-1].startswith("end")
     adds = [r.step.result for r in records if r.text.startswith("add")]  # add opos, ipos, r<k>
-    np.testing.assert_allclose(np.array(adds)[:, :2], dv.outputs[dv.order[5], 0, :2] + GS_CORNERS * GS_HALF,
-                               atol=1e-5)
+    np.testing.assert_allclose(np.array(adds)[:, :2], dv.outputs[dv.order[5], 0, :2] + GS_CORNERS * GS_HALF, atol=1e-5)
     with pytest.raises(PicaError, match="no invocation 24"):
         jobs.trace(sprites, 0, 24, unit="gs")
     assert jobs.trace(sprites, 0, 0, unit="vs")[-1].text.startswith("end")
@@ -495,8 +506,9 @@ def test_draw_bounds_hold_every_fragment_and_pixel_history_uses_them() -> None:
     assert probe.candidate_draws(s, pixel) == [0, 2]
     assert [f.draw for f in probe.pixel_history(s, pixel)] == [0, 2]
     assert probe.draws_at_pixel(s, pixel) == [0, 2]
-    assert probe.pixel_history(s, pixel, until=tl.after_draw(1)) and \
-        [f.draw for f in probe.pixel_history(s, pixel, until=tl.after_draw(1))] == [0]
+    assert probe.pixel_history(s, pixel, until=tl.after_draw(1)) and [
+        f.draw for f in probe.pixel_history(s, pixel, until=tl.after_draw(1))
+    ] == [0]
 
 
 def test_forward_jump_starts_from_the_nearest_checkpoint() -> None:
@@ -548,15 +560,17 @@ def test_breakpoint_conditions_on_fields_and_masks() -> None:
     assert len(rows)
     greater = Breakpoint(BreakKind.REGISTER_WRITE, register="DEPTH_COLOR_MASK", field="depth_func", equals="greater")
     hits = greater.hits(tl)
-    want = [tl.normalize(int(e), int(p) + 1) for e, p, _, v in rows
-            if str(access.value(np.array([0] * reg + [int(v)], np.uint32), "DEPTH_COLOR_MASK",
-                                "depth_func")).lower() == "greater"]
+    want = [
+        tl.normalize(int(e), int(p) + 1)
+        for e, p, _, v in rows
+        if str(access.value(np.array([0] * reg + [int(v)], np.uint32), "DEPTH_COLOR_MASK", "depth_func")).lower()
+        == "greater"
+    ]
     assert hits == want and hits
     never = Breakpoint(BreakKind.REGISTER_WRITE, register="DEPTH_COLOR_MASK", field="depth_func", equals="never")
     assert never.hits(tl) == []
     word = int(rows[-1, 3])
-    masked = Breakpoint(BreakKind.REGISTER_WRITE, register="DEPTH_COLOR_MASK", value=word ^ 0xFF000000,
-                        mask=0x00FFFFFF)
+    masked = Breakpoint(BreakKind.REGISTER_WRITE, register="DEPTH_COLOR_MASK", value=word ^ 0xFF000000, mask=0x00FFFFFF)
     assert tl.normalize(int(rows[-1, 0]), int(rows[-1, 1]) + 1) in masked.hits(tl)
     with pytest.raises(PicaError, match="has no field 'nope'"):
         Breakpoint(BreakKind.REGISTER_WRITE, register="DEPTH_COLOR_MASK", field="nope", equals="1").validate()

@@ -81,8 +81,7 @@ def test_scene2_session(qtbot, window: MainWindow, captures_dir: Path, tmp_path:
     qtbot.waitUntil(lambda: 0 in window.draws.model.icons, timeout=WAIT_MS)
     assert not window.draws.model.icons[0].isNull()
     goto(qtbot, window, Cursor(0, 0))
-    assert window.registers.model.data(window.registers.model.find("TEXUNIT0_DIM").siblingAtColumn(2)) == \
-        "0x00000000"
+    assert window.registers.model.data(window.registers.model.find("TEXUNIT0_DIM").siblingAtColumn(2)) == "0x00000000"
     window.step(Unit.DRAW)  # run to draw 0
     qtbot.waitUntil(lambda: window.snapshot.cursor == tl.after_draw(0), timeout=WAIT_MS)
     settle(qtbot, window)
@@ -171,8 +170,10 @@ def test_exact_fates_history_and_fail_overlays(qtbot, qtmodeltester, window: Mai
             from picaemu.gui.panels.pixel_history import HEADERS
 
             before = [hist.model.index(r, HEADERS.index("Color before")).data() for r in range(3)]
-            assert before[1:] == ["(255, 0, 0, 255)"] * 2 and hist.model.index(0, HEADERS.index("Written")).data() \
-                == "(255, 0, 0, 255)"
+            assert (
+                before[1:] == ["(255, 0, 0, 255)"] * 2
+                and hist.model.index(0, HEADERS.index("Written")).data() == "(255, 0, 0, 255)"
+            )
             hist.view.resizeColumnsToContents()
             hist.resize(1400, 160)
             hist.grab().save(str(tmp_path / "pixel_history_before_after.png"))
@@ -194,8 +195,9 @@ def test_exact_fates_history_and_fail_overlays(qtbot, qtmodeltester, window: Mai
     assert shot.save(str(tmp_path / "framebuffer_depth_fail.png"))
     # the overlay is painted where draw 2's depth kills are (window (160, 135): magenta over B's green), not on
     # the written blue of (175, 130)
-    assert shown_rgb(fb, shot.toImage(), 160, 135) == pytest.approx(blend_rgb(FATE_RGBA[Fate.DEPTH], (0, 255, 0)),
-                                                                     abs=2)
+    assert shown_rgb(fb, shot.toImage(), 160, 135) == pytest.approx(
+        blend_rgb(FATE_RGBA[Fate.DEPTH], (0, 255, 0)), abs=2
+    )
     assert shown_rgb(fb, shot.toImage(), 175, 130) == [0, 0, 255]
 
 
@@ -368,8 +370,7 @@ def test_command_tree_and_highlights(qtbot, window: MainWindow, captures_dir: Pa
     write = tree.index(0, 0, trigger)
     assert write.data() == trigger.data().split()[0]
     window.commands.view.doubleClicked.emit(trigger)
-    qtbot.waitUntil(lambda: window.snapshot is not None and window.snapshot.cursor == tl.after_draw(0),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.snapshot is not None and window.snapshot.cursor == tl.after_draw(0), timeout=WAIT_MS)
     assert window.commands.view.currentIndex() == trigger  # the tree follows the position
     window.commands.jump.setText(f"{tl.events[tl.draws[0].event].packets[3].offset:X}")
     window.commands.jump.returnPressed.emit()
@@ -499,12 +500,16 @@ def test_shader_trace_results_and_watch_follow_the_write_mask() -> None:
     from picaemu.gui.panels.shader import _TRACE_CELLS, TRACE_HEADERS, watch_values
 
     def step(text: str, result: list[float], mask: int) -> SimpleNamespace:
-        return SimpleNamespace(text=text, step=SimpleNamespace(result=result, mask=mask, pc=0, sources=[],
-                                                               cmp=(False, False), a0=(0, 0), aL=0))
+        return SimpleNamespace(
+            text=text,
+            step=SimpleNamespace(result=result, mask=mask, pc=0, sources=[], cmp=(False, False), a0=(0, 0), aL=0),
+        )
 
-    records = [step("dp4 r0.x, c0, v0", [1.0, 1.0, 1.0, 1.0], 0b1000),
-               step("dp4 r0.y, c1, v0", [2.0, 2.0, 2.0, 2.0], 0b0100),
-               step("mov r0.zw, v1", [7.0, 8.0, 3.0, 4.0], 0b0011)]
+    records = [
+        step("dp4 r0.x, c0, v0", [1.0, 1.0, 1.0, 1.0], 0b1000),
+        step("dp4 r0.y, c1, v0", [2.0, 2.0, 2.0, 2.0], 0b0100),
+        step("mov r0.zw, v1", [7.0, 8.0, 3.0, 4.0], 0b0011),
+    ]
     assert watch_values(records, 0, ["r0", "r1"]) == {"r0": "(1, -, -, -)", "r1": "—"}
     assert watch_values(records, 2, ["r0"]) == {"r0": "(1, 2, 3, 4)"}
     result = TRACE_HEADERS.index("Result")
@@ -552,8 +557,12 @@ def test_pipeline_state_panel_shows_the_draw_and_what_changed(qtbot, window: Mai
 def test_python_console_runs_on_the_replay(qtbot, window: MainWindow, captures_dir: Path) -> None:
     open_scene(qtbot, window, captures_dir / "scene1_triangle")
     out = window.console.output
-    for source in ("len(timeline.draws)", "x = replay.pixel_history(90, 199, frame=1)", "[f.draw for f in x]",
-                   "undefined_name"):
+    for source in (
+        "len(timeline.draws)",
+        "x = replay.pixel_history(90, 199, frame=1)",
+        "[f.draw for f in x]",
+        "undefined_name",
+    ):
         window.console.input.setPlainText(source)
         window.console.submit()
         settle(qtbot, window)

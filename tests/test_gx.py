@@ -43,8 +43,9 @@ def _image(w: int, h: int) -> np.ndarray:
     return np.stack([x * 8, y * 16, (x + y) % 256, np.full_like(x, 0x80)], -1).astype(np.uint8)
 
 
-@pytest.mark.parametrize(("control", "pattern"), [(0x001, b"\x44\x33"), (0x101, b"\x44\x33\x22"),
-                                                  (0x201, b"\x44\x33\x22\x11")])
+@pytest.mark.parametrize(
+    ("control", "pattern"), [(0x001, b"\x44\x33"), (0x101, b"\x44\x33\x22"), (0x201, b"\x44\x33\x22\x11")]
+)
 def test_memory_fill_widths(gx: Gx, control: int, pattern: bytes) -> None:
     for offset, value in ((0x0, VRAM >> 3), (0x4, (VRAM + 24) >> 3), (0x8, 0x11223344), (0xC, control)):
         gx.write(0x10400010 + offset, value)
@@ -103,9 +104,9 @@ def test_raw_copy_bit_copies_bytes_unchanged(gx: Gx) -> None:
     8 x 8 x 3 = 192 bytes of the tiled RGBA8 input, untiled, unconverted, unflipped (flip bit set too)."""
     src = bytes(range(256)) * 2
     gx.memory.write(VRAM, src)
-    gx.memory.write(FCRAM, b"\xEE" * 512)
+    gx.memory.write(FCRAM, b"\xee" * 512)
     _transfer(gx, VRAM, FCRAM, (8, 8), (8, 8), 0x1000 | 1 << 3 | 1)
-    assert gx.memory.read(FCRAM, 256) == src[:192] + b"\xEE" * 64
+    assert gx.memory.read(FCRAM, 256) == src[:192] + b"\xee" * 64
     _transfer(gx, VRAM, FCRAM, (16, 16), (16, 16), 1 << 3 | 0x02000000)  # 2x2 downscale: 8 x 8 x 4 bytes
     assert gx.memory.read(FCRAM, 256) == src[:256]
 
@@ -135,7 +136,8 @@ def test_unknown_flag_bits_warn_once_and_run(gx: Gx, caplog: pytest.LogCaptureFi
         for _ in range(3):
             _transfer(gx, VRAM, FCRAM, (8, 8), (8, 8), 0x1000 | 1 << 20 | 1 << 7)
     assert [r.getMessage() for r in caplog.records].count(
-        "transfer flags 0x00101080 set bits 0x00100080 of unknown meaning; they are ignored") == 1
+        "transfer flags 0x00101080 set bits 0x00100080 of unknown meaning; they are ignored"
+    ) == 1
     out = np.frombuffer(gx.memory.read(FCRAM, 8 * 8 * 3), np.uint8).reshape(8, 8, 3)
     np.testing.assert_array_equal(out[..., ::-1], img[..., :3])
     assert gx.counts["display transfers"] == 3
@@ -228,4 +230,4 @@ def test_transfer_addressing_matches_scalar_restatement(gx: Gx, seed: int) -> No
         for x in range(out_w):
             s = 4 * _tiled_offset(x, y, in_w)
             d = skew + 4 * (x + oy * out_w)
-            assert out[d:d + 4] == src[s:s + 4], (x, y)
+            assert out[d : d + 4] == src[s : s + 4], (x, y)

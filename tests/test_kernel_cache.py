@@ -27,8 +27,9 @@ def test_the_digest_covers_the_kernel_files_only(tmp_path: Path) -> None:
 
 def _cache_dir(env: dict[str, str]) -> str:
     code = "import picaemu, os, numba; print(os.environ['NUMBA_CACHE_DIR']); print(numba.config.CACHE_DIR)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
-                         check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300, check=True
+    ).stdout.split()
     assert out[0] == out[1]
     return out[0]
 

@@ -120,8 +120,9 @@ def _scalar_pixel(fmt: int, b: bytes) -> tuple[int, int, int]:
     return tuple((word >> s & 0xF) * 17 for s in (12, 8, 4))  # type: ignore[return-value]
 
 
-def _scalar_screen(mem: bytes, right_mem: bytes, fmt_word: int, rows_reg: int, row_length: int, top: bool,
-                   eye: str) -> list[list[tuple[int, int, int]]]:
+def _scalar_screen(
+    mem: bytes, right_mem: bytes, fmt_word: int, rows_reg: int, row_length: int, top: bool, eye: str
+) -> list[list[tuple[int, int, int]]]:
     """The picture restated: scanlines = rows_reg x (2 on the top panel); doubled or interlaced modes show half
     that many distinct rows per eye; the right eye reads its own buffer only in AB / BA; column x = memory row x,
     image row y = pixel row_length - 1 - y of that memory row."""
@@ -131,8 +132,14 @@ def _scalar_screen(mem: bytes, right_mem: bytes, fmt_word: int, rows_reg: int, r
     source = right_mem if eye == "right" and mode in (2, 3) else mem
     bpp = (4, 3, 2, 2, 2)[fmt]
     stride = row_length * bpp
-    return [[_scalar_pixel(fmt, source[x * stride + p * bpp: x * stride + p * bpp + bpp])
-             for x in range(columns) for p in [row_length - 1 - y]] for y in range(row_length)]
+    return [
+        [
+            _scalar_pixel(fmt, source[x * stride + p * bpp : x * stride + p * bpp + bpp])
+            for x in range(columns)
+            for p in [row_length - 1 - y]
+        ]
+        for y in range(row_length)
+    ]
 
 
 @pytest.mark.parametrize("seed", range(8))

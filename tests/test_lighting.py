@@ -167,12 +167,15 @@ def test_d0_input_selectors(selector: int, config: int):
     assert q[0, 0] == expected
 
 
-@pytest.mark.parametrize(("two_sided", "signed", "ln", "expected"), [
-    (0, 0, -0.8, 0),  # max(x, 0) = 0 -> entry 0
-    (1, 0, -0.8, t255(16 * 204 / 4095 + 0.8 * 100 / 2047)),  # |x|: p = 204.8 -> entry 204, f = 0.8
-    (0, 1, -0.8, t255(16 * 153 / 4095 + 0.6 * 100 / 2047)),  # p = -102.4: i = -103 -> entry 153, f = 0.6
-    (0, 1, 0.8, t255(16 * 102 / 4095 + 0.4 * 100 / 2047)),  # p = 102.4: entry 102, f = 0.4
-])
+@pytest.mark.parametrize(
+    ("two_sided", "signed", "ln", "expected"),
+    [
+        (0, 0, -0.8, 0),  # max(x, 0) = 0 -> entry 0
+        (1, 0, -0.8, t255(16 * 204 / 4095 + 0.8 * 100 / 2047)),  # |x|: p = 204.8 -> entry 204, f = 0.8
+        (0, 1, -0.8, t255(16 * 153 / 4095 + 0.6 * 100 / 2047)),  # p = -102.4: i = -103 -> entry 153, f = 0.6
+        (0, 1, 0.8, t255(16 * 102 / 4095 + 0.4 * 100 / 2047)),  # p = 102.4: entry 102, f = 0.4
+    ],
+)
 def test_abs_and_signed_lookup(two_sided: int, signed: int, ln: float, expected: int):
     s = lit_state(d0_disable=0)
     light_dir(s, 0, 0, 0.6 if ln > 0 else -0.6, ln, two_sided=two_sided)
@@ -248,16 +251,32 @@ def test_clamp_highlights(clamp: int, expected: int):
 
 
 # LUT availability per CONFIG0.config value, transcribed from pica-pipeline.md §12.3
-AVAILABLE = {0: "D0 SP RR", 1: "SP FR RR", 2: "D0 D1 RR", 3: "D0 D1 FR", 4: "D0 D1 SP RR RG RB",
-             5: "D0 SP FR RR RG RB", 6: "D0 D1 SP FR RR", 8: "D0 D1 SP FR RR RG RB"}
-CONST = {"D0": (0, 2048), "D1": (1, 1024), "FR": (3, 1536), "RB": (4, 512), "RG": (5, 2560), "RR": (6, 3584),
-         "SP": (8, 3072)}
+AVAILABLE = {
+    0: "D0 SP RR",
+    1: "SP FR RR",
+    2: "D0 D1 RR",
+    3: "D0 D1 FR",
+    4: "D0 D1 SP RR RG RB",
+    5: "D0 SP FR RR RG RB",
+    6: "D0 D1 SP FR RR",
+    8: "D0 D1 SP FR RR RG RB",
+}
+CONST = {
+    "D0": (0, 2048),
+    "D1": (1, 1024),
+    "FR": (3, 1536),
+    "RB": (4, 512),
+    "RG": (5, 2560),
+    "RR": (6, 3584),
+    "SP": (8, 3072),
+}
 
 
 @pytest.mark.parametrize("config", sorted(AVAILABLE))
 def test_layer_configurations(config: int):
-    s = lit_state(config, d0_disable=0, d1_disable=0, fr_disable=0, rb_disable=0, rg_disable=0, rr_disable=0,
-                  spot_disable0=0)
+    s = lit_state(
+        config, d0_disable=0, d1_disable=0, fr_disable=0, rb_disable=0, rg_disable=0, rr_disable=0, spot_disable0=0
+    )
     put(s, "LIGHTING_CONFIG0", fresnel=1)
     light_dir(s, 0, 0, 0, 1)
     color(s, "LIGHT0_SPECULAR0", 100, 0, 0)
@@ -269,8 +288,11 @@ def test_layer_configurations(config: int):
     rg = k["RG"] if "RG" in avail else k["RR"]
     rb = k["RB"] if "RB" in avail else k["RR"]
     p, q = run(s)
-    assert q[0, :3].tolist() == [t255(100 / 255 * k["SP"] * (k["D0"] + k["D1"] * k["RR"])),
-                                 t255(100 / 255 * k["SP"] * k["D1"] * rg), t255(100 / 255 * k["SP"] * k["D1"] * rb)]
+    assert q[0, :3].tolist() == [
+        t255(100 / 255 * k["SP"] * (k["D0"] + k["D1"] * k["RR"])),
+        t255(100 / 255 * k["SP"] * k["D1"] * rg),
+        t255(100 / 255 * k["SP"] * k["D1"] * rb),
+    ]
     assert p[0, 3] == t255(k["FR"]) and q[0, 3] == 255
 
 
@@ -282,8 +304,7 @@ def test_invalid_configuration_raises(config: int):
     assert info.value.register == 0x1C3
 
 
-@pytest.mark.parametrize(("fresnel", "alphas"), [(0, (255, 255)), (1, (127, 255)), (2, (255, 127)),
-                                                  (3, (127, 127))])
+@pytest.mark.parametrize(("fresnel", "alphas"), [(0, (255, 255)), (1, (127, 255)), (2, (255, 127)), (3, (127, 127))])
 def test_fresnel_selector_uses_last_light(fresnel: int, alphas: tuple[int, int]):
     s = lit_state(1, fr_disable=0)
     put(s, "LIGHTING_CONFIG0", fresnel=fresnel)
@@ -345,12 +366,15 @@ def test_shadow_disabled_per_light():
     assert p[0, :3].tolist() == [220, 220, 220]
 
 
-@pytest.mark.parametrize(("mode", "renorm_off", "expected"), [
-    (0, 1, t255(201 * 0.6 / 255)),  # no bump: N = +z
-    (1, 0, t255(201 * 0.8 / 255)),  # normal map (255, 128, 128): n ~ (1, 0.004, 0) after z recompute
-    (1, 1, t255(201 * (0.8 + 0.6 * (2 * 128 / 255 - 1)) / 255)),  # z kept: n = (1, 0.0039, 0.0039)
-    (2, 1, t255(201 * 0.6 / 255)),  # tangent map leaves the normal at +z
-])
+@pytest.mark.parametrize(
+    ("mode", "renorm_off", "expected"),
+    [
+        (0, 1, t255(201 * 0.6 / 255)),  # no bump: N = +z
+        (1, 0, t255(201 * 0.8 / 255)),  # normal map (255, 128, 128): n ~ (1, 0.004, 0) after z recompute
+        (1, 1, t255(201 * (0.8 + 0.6 * (2 * 128 / 255 - 1)) / 255)),  # z kept: n = (1, 0.0039, 0.0039)
+        (2, 1, t255(201 * 0.6 / 255)),  # tangent map leaves the normal at +z
+    ],
+)
 def test_bump_modes(mode: int, renorm_off: int, expected: int):
     s = lit_state()
     put(s, "LIGHTING_CONFIG0", bump_mode=mode, bump_unit=2, bump_no_renorm=renorm_off)

@@ -43,8 +43,9 @@ def identity_vs(ds: DrawState, attributes: np.ndarray, counters: dict | None = N
     return out
 
 
-def base_state(outmap1: tuple[int, int, int, int], outmap2: tuple[int, int, int, int] | None,
-               size: tuple[int, int] = (W, H)) -> GpuState:
+def base_state(
+    outmap1: tuple[int, int, int, int], outmap2: tuple[int, int, int, int] | None, size: tuple[int, int] = (W, H)
+) -> GpuState:
     """Framebuffer of ``size`` (width, height), logic op copy, outputs o0 = position, o1/o2 as given, vertex arrays
     of float32 vec4 attributes at VBO, TEV stages 1-5 passing the previous result through."""
     st = GpuState()
@@ -69,8 +70,11 @@ def base_state(outmap1: tuple[int, int, int, int], outmap2: tuple[int, int, int,
     put(st, "VSH_OUTMAP_MASK", **{f"o{k}": 1 for k in range(len(outs))})
     n = len(outs)
     put(st, "ATTRIBBUFFERS_LOC", base=VBO >> 4)
-    put(st, "ATTRIBBUFFERS_FORMAT_LOW", **{f: v for k in range(n)
-                                           for f, v in ((f"attr{k}_type", 3), (f"attr{k}_components_minus_1", 3))})
+    put(
+        st,
+        "ATTRIBBUFFERS_FORMAT_LOW",
+        **{f: v for k in range(n) for f, v in ((f"attr{k}_type", 3), (f"attr{k}_components_minus_1", 3))},
+    )
     put(st, "ATTRIBBUFFERS_FORMAT_HIGH", num_attrs_minus_1=n - 1)
     put(st, "ATTRIBBUFFER0_CONFIG1", **{f"comp{k}": k for k in range(n)})
     put(st, "ATTRIBBUFFER0_CONFIG2", stride=16 * n, num_components=n)
@@ -117,14 +121,28 @@ def lit_sphere_state(size: tuple[int, int] = (W, H)) -> GpuState:
     put(st, "TEXENV0_COLOR", r=0, g=0, b=0, a=255)
     put(st, "LIGHTING_ENABLE0", enable=1)
     put(st, "LIGHTING_CONFIG0", config=0, constant_4=4, constant_1=1)
-    put(st, "LIGHTING_CONFIG1", d1_disable=1, fr_disable=1, rb_disable=1, rg_disable=1, rr_disable=1, constant_1=1,
-        spot_disable0=1, spot_disable1=1, dist_atten_disable0=1, dist_atten_disable1=1)
+    put(
+        st,
+        "LIGHTING_CONFIG1",
+        d1_disable=1,
+        fr_disable=1,
+        rb_disable=1,
+        rg_disable=1,
+        rr_disable=1,
+        constant_1=1,
+        spot_disable0=1,
+        spot_disable1=1,
+        dist_atten_disable0=1,
+        dist_atten_disable1=1,
+    )
     put(st, "LIGHTING_NUM_LIGHTS", count_minus_1=1)
     put(st, "LIGHTING_LIGHT_PERMUTATION", slot0=0, slot1=1)
-    for n, (pos, diffuse, specular, ambient) in enumerate([
-        ((-1.0, 1.0, 1.2), (200, 110, 60), (230, 230, 230), (20, 15, 25)),
-        ((0.8, -0.6, 0.4), (30, 60, 140), (0, 0, 0), (0, 0, 0)),
-    ]):
+    for n, (pos, diffuse, specular, ambient) in enumerate(
+        [
+            ((-1.0, 1.0, 1.2), (200, 110, 60), (230, 230, 230), (20, 15, 25)),
+            ((0.8, -0.6, 0.4), (30, 60, 140), (0, 0, 0), (0, 0, 0)),
+        ]
+    ):
         put(st, f"LIGHT{n}_XY", x=numeric.to_f16(pos[0]), y=numeric.to_f16(pos[1]))
         put(st, f"LIGHT{n}_Z", z=numeric.to_f16(pos[2]))
         put(st, f"LIGHT{n}_CONFIG", type=1)
@@ -164,10 +182,13 @@ def quad_vertices() -> np.ndarray:
     return np.array([attrs[c] for c in order], np.float32)
 
 
-@pytest.mark.parametrize(("name", "make", "vertices"), [
-    ("lit_sphere", lit_sphere_state, sphere_vertices),
-    ("proctex_quad", proctex_state, quad_vertices),
-])
+@pytest.mark.parametrize(
+    ("name", "make", "vertices"),
+    [
+        ("lit_sphere", lit_sphere_state, sphere_vertices),
+        ("proctex_quad", proctex_state, quad_vertices),
+    ],
+)
 def test_golden(name: str, make, vertices):
     img = render(make(), vertices())
     path = GOLDEN / f"{name}.png"

@@ -20,8 +20,16 @@ from picaemu.raster.fragments import Fragments
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
 
-AVAILABLE = {0: "d0 sp rr", 1: "sp fr rr", 2: "d0 d1 rr", 3: "d0 d1 fr", 4: "d0 d1 sp rr rg rb",
-             5: "d0 sp fr rr rg rb", 6: "d0 d1 sp fr rr", 8: "d0 d1 sp fr rr rg rb"}
+AVAILABLE = {
+    0: "d0 sp rr",
+    1: "sp fr rr",
+    2: "d0 d1 rr",
+    3: "d0 d1 fr",
+    4: "d0 d1 sp rr rg rb",
+    5: "d0 sp fr rr rg rb",
+    6: "d0 d1 sp fr rr",
+    8: "d0 d1 sp fr rr rg rb",
+}
 LUT_ROW = {"d0": 0, "d1": 1, "fr": 3, "rb": 4, "rg": 5, "rr": 6}
 SCALES = {0: 1.0, 1: 2.0, 2: 4.0, 3: 8.0, 6: 0.25, 7: 0.5}
 SLOTS = ("d0", "d1", "sp", "fr", "rb", "rg", "rr")
@@ -32,19 +40,43 @@ def put(state: GpuState, name: str, **fields: int) -> None:
 
 
 def random_config(rng: random.Random) -> dict:
-    cfg = {"config": rng.choice(sorted(AVAILABLE)), "fresnel": rng.randrange(4), "clamp": rng.randrange(2),
-           "bump": rng.choice([0, 1, 2]), "renorm_off": rng.randrange(2), "shadow": rng.randrange(2),
-           "shadow_flags": [rng.randrange(2) for _ in range(4)], "ambient": [rng.randrange(64) for _ in range(3)],
-           "luts": {s: dict(on=rng.random() < 0.7, sel=rng.randrange(6), signed=rng.randrange(2),
-                            scale=rng.choice(sorted(SCALES))) for s in SLOTS}, "lights": []}
+    cfg = {
+        "config": rng.choice(sorted(AVAILABLE)),
+        "fresnel": rng.randrange(4),
+        "clamp": rng.randrange(2),
+        "bump": rng.choice([0, 1, 2]),
+        "renorm_off": rng.randrange(2),
+        "shadow": rng.randrange(2),
+        "shadow_flags": [rng.randrange(2) for _ in range(4)],
+        "ambient": [rng.randrange(64) for _ in range(3)],
+        "luts": {
+            s: dict(
+                on=rng.random() < 0.7, sel=rng.randrange(6), signed=rng.randrange(2), scale=rng.choice(sorted(SCALES))
+            )
+            for s in SLOTS
+        },
+        "lights": [],
+    }
     for n in rng.sample(range(8), rng.randrange(1, 4)):
-        cfg["lights"].append(dict(
-            n=n, pos=[rng.uniform(-2, 2) for _ in range(3)], directional=rng.randrange(2),
-            two=rng.randrange(2), geo0=rng.randrange(2), geo1=rng.randrange(2), spot=rng.randrange(2),
-            da=rng.randrange(2), shadow_off=rng.randrange(2), spotdir=[rng.randrange(-2048, 2048) for _ in range(3)],
-            bias=rng.uniform(0, 0.5), scale=rng.uniform(0, 0.5),
-            colors={c: [rng.randrange(256) for _ in range(3)] for c in ("SPECULAR0", "SPECULAR1", "DIFFUSE",
-                                                                          "AMBIENT")}))
+        cfg["lights"].append(
+            dict(
+                n=n,
+                pos=[rng.uniform(-2, 2) for _ in range(3)],
+                directional=rng.randrange(2),
+                two=rng.randrange(2),
+                geo0=rng.randrange(2),
+                geo1=rng.randrange(2),
+                spot=rng.randrange(2),
+                da=rng.randrange(2),
+                shadow_off=rng.randrange(2),
+                spotdir=[rng.randrange(-2048, 2048) for _ in range(3)],
+                bias=rng.uniform(0, 0.5),
+                scale=rng.uniform(0, 0.5),
+                colors={
+                    c: [rng.randrange(256) for _ in range(3)] for c in ("SPECULAR0", "SPECULAR1", "DIFFUSE", "AMBIENT")
+                },
+            )
+        )
     return cfg
 
 
@@ -53,9 +85,22 @@ def build_state(cfg: dict, tables: np.ndarray) -> GpuState:
     s.lighting_luts[:] = tables
     f0, f1, f2, f3 = cfg["shadow_flags"]
     put(s, "LIGHTING_ENABLE0", enable=1)
-    put(s, "LIGHTING_CONFIG0", config=cfg["config"], fresnel=cfg["fresnel"], clamp_highlights=cfg["clamp"],
-        bump_mode=cfg["bump"], bump_unit=1, bump_no_renorm=cfg["renorm_off"], shadow_enable=cfg["shadow"],
-        shadow_unit=2, shadow_primary=f0, shadow_secondary=f1, shadow_invert=f2, shadow_alpha=f3)
+    put(
+        s,
+        "LIGHTING_CONFIG0",
+        config=cfg["config"],
+        fresnel=cfg["fresnel"],
+        clamp_highlights=cfg["clamp"],
+        bump_mode=cfg["bump"],
+        bump_unit=1,
+        bump_no_renorm=cfg["renorm_off"],
+        shadow_enable=cfg["shadow"],
+        shadow_unit=2,
+        shadow_primary=f0,
+        shadow_secondary=f1,
+        shadow_invert=f2,
+        shadow_alpha=f3,
+    )
     put(s, "LIGHTING_NUM_LIGHTS", count_minus_1=len(cfg["lights"]) - 1)
     put(s, "LIGHTING_AMBIENT", **dict(zip("rgb", cfg["ambient"], strict=True)))
     for name, lut in cfg["luts"].items():
@@ -67,14 +112,27 @@ def build_state(cfg: dict, tables: np.ndarray) -> GpuState:
     for slot, lt in enumerate(cfg["lights"]):
         n, p = lt["n"], f"LIGHT{lt['n']}_"
         put(s, "LIGHTING_LIGHT_PERMUTATION", **{f"slot{slot}": n})
-        put(s, "LIGHTING_CONFIG1", **{f"spot_disable{n}": 1 - lt["spot"], f"dist_atten_disable{n}": 1 - lt["da"],
-                                      f"shadow_disable{n}": lt["shadow_off"]})
+        put(
+            s,
+            "LIGHTING_CONFIG1",
+            **{
+                f"spot_disable{n}": 1 - lt["spot"],
+                f"dist_atten_disable{n}": 1 - lt["da"],
+                f"shadow_disable{n}": lt["shadow_off"],
+            },
+        )
         put(s, p + "XY", x=numeric.to_f16(lt["pos"][0]), y=numeric.to_f16(lt["pos"][1]))
         put(s, p + "Z", z=numeric.to_f16(lt["pos"][2]))
         put(s, p + "SPOTDIR_XY", x=lt["spotdir"][0], y=lt["spotdir"][1])
         put(s, p + "SPOTDIR_Z", z=lt["spotdir"][2])
-        put(s, p + "CONFIG", type=lt["directional"], two_sided=lt["two"], geometric_factor_0=lt["geo0"],
-            geometric_factor_1=lt["geo1"])
+        put(
+            s,
+            p + "CONFIG",
+            type=lt["directional"],
+            two_sided=lt["two"],
+            geometric_factor_0=lt["geo0"],
+            geometric_factor_1=lt["geo1"],
+        )
         put(s, p + "ATTENUATION_BIAS", bias=numeric.encode_float(lt["bias"], numeric.FLOAT20))
         put(s, p + "ATTENUATION_SCALE", scale=numeric.encode_float(lt["scale"], numeric.FLOAT20))
         for c, rgb in lt["colors"].items():
@@ -83,6 +141,7 @@ def build_state(cfg: dict, tables: np.ndarray) -> GpuState:
 
 
 # --- scalar reference ----------------------------------------------------------------------------------------
+
 
 def dot(a, b):
     return sum(x * y for x, y in zip(a, b, strict=True))
@@ -95,8 +154,11 @@ def unit(v):
 
 def rotate(q, v):
     u, w = q[:3], q[3]
-    c1 = [u[1] * v[2] - u[2] * v[1] + w * v[0], u[2] * v[0] - u[0] * v[2] + w * v[1],
-          u[0] * v[1] - u[1] * v[0] + w * v[2]]
+    c1 = [
+        u[1] * v[2] - u[2] * v[1] + w * v[0],
+        u[2] * v[0] - u[0] * v[2] + w * v[1],
+        u[0] * v[1] - u[1] * v[0] + w * v[2],
+    ]
     c2 = [u[1] * c1[2] - u[2] * c1[1], u[2] * c1[0] - u[0] * c1[2], u[0] * c1[1] - u[1] * c1[0]]
     return [v[i] + 2 * c2[i] for i in range(3)]
 
@@ -165,8 +227,9 @@ def reference(cfg, tables, quat, view, bump_t, shadow_t):
         for c in range(3):
             col = {name: rgb[c] / 255 for name, rgb in lt["colors"].items()}
             lit = col["DIFFUSE"] * lnc * (sh[c] if shadowed and cfg["shadow_flags"][0] else 1.0)
-            spec = (d0 * col["SPECULAR0"] * (g if lt["geo0"] else 1.0)
-                    + d1 * refl[c] * col["SPECULAR1"] * (g if lt["geo1"] else 1.0))
+            spec = d0 * col["SPECULAR0"] * (g if lt["geo0"] else 1.0) + d1 * refl[c] * col["SPECULAR1"] * (
+                g if lt["geo1"] else 1.0
+            )
             spec *= 0.0 if cfg["clamp"] and lnc == 0 else atten
             spec *= sh[c] if shadowed and cfg["shadow_flags"][1] else 1.0
             diffuse[c] += (lit + col["AMBIENT"]) * atten
@@ -203,7 +266,13 @@ def test_kernel_matches_scalar_reference(seed: int):
     tex = {1: nrng.integers(0, 256, (count, 4), dtype=np.uint8), 2: nrng.integers(0, 256, (count, 4), dtype=np.uint8)}
     primary, secondary = compute_lighting(LightingState.from_state(build_state(cfg, tables)), frags, tex)
     for i in range(count):
-        p_ref, s_ref = reference(cfg, tables, [float(c) for c in frags.quat[i]], [float(c) for c in frags.view[i]],
-                                 tex[1][i].tolist(), tex[2][i].tolist())
+        p_ref, s_ref = reference(
+            cfg,
+            tables,
+            [float(c) for c in frags.quat[i]],
+            [float(c) for c in frags.view[i]],
+            tex[1][i].tolist(),
+            tex[2][i].tolist(),
+        )
         assert np.abs(primary[i].astype(int) - p_ref).max() <= 1, (i, primary[i].tolist(), p_ref)
         assert np.abs(secondary[i].astype(int) - s_ref).max() <= 1, (i, secondary[i].tolist(), s_ref)

@@ -161,8 +161,11 @@ _VALID_ZSTD = pica.build(_sample())
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.sampled_from([_VALID, _VALID_ZSTD]), cut=st.integers(0, len(_VALID)),
-       flips=st.lists(st.tuples(st.integers(0, len(_VALID) - 1), st.integers(1, 255)), max_size=4))
+@given(
+    data=st.sampled_from([_VALID, _VALID_ZSTD]),
+    cut=st.integers(0, len(_VALID)),
+    flips=st.lists(st.tuples(st.integers(0, len(_VALID) - 1), st.integers(1, 255)), max_size=4),
+)
 def test_fuzz_reader_raises_only_format_errors(data: bytes, cut: int, flips: list[tuple[int, int]]) -> None:
     buf = bytearray(data[: min(cut, len(data))])
     for pos, x in flips:

@@ -62,8 +62,14 @@ def make_state(color_fmt: int = 0, depth_fmt: int = 3, cull: int = 0) -> GpuStat
     put(st, "SH_OUTMAP_O1", x=8, y=9, z=10, w=11)
     put(st, "VSH_OUTMAP_MASK", o0=1, o1=1)
     put(st, "ATTRIBBUFFERS_LOC", base=VBO >> 4)
-    put(st, "ATTRIBBUFFERS_FORMAT_LOW", attr0_type=3, attr0_components_minus_1=3, attr1_type=3,
-        attr1_components_minus_1=3)
+    put(
+        st,
+        "ATTRIBBUFFERS_FORMAT_LOW",
+        attr0_type=3,
+        attr0_components_minus_1=3,
+        attr1_type=3,
+        attr1_components_minus_1=3,
+    )
     put(st, "ATTRIBBUFFERS_FORMAT_HIGH", num_attrs_minus_1=1)
     put(st, "ATTRIBBUFFER0_CONFIG1", comp0=0, comp1=1)
     put(st, "ATTRIBBUFFER0_CONFIG2", stride=32, num_components=2)
@@ -75,8 +81,9 @@ def pixel_ndc(px: float, py: float) -> tuple[float, float]:
     return px / (W / 2) - 1, py / (H / 2) - 1
 
 
-def draw(pipe: Pipeline, st: GpuState, mem: PhysicalMemory, verts, kind=DrawKind.ARRAYS, topology=0,
-         count: int | None = None) -> dict:
+def draw(
+    pipe: Pipeline, st: GpuState, mem: PhysicalMemory, verts, kind=DrawKind.ARRAYS, topology=0, count: int | None = None
+) -> dict:
     """verts: rows (px, py, z, w, r, g, b, a) with positions in window pixels (converted to clip space)."""
     v = np.array(verts, np.float32).reshape(-1, 8)
     data = np.zeros((len(v), 8), np.float32)
@@ -98,8 +105,11 @@ def image(st: GpuState, mem: PhysicalMemory) -> np.ndarray:
 
 @pytest.fixture
 def env():
-    return Pipeline(vertex_shader=identity_vs, color_stages=lambda s: PrimaryColorStages()), make_state(), \
-        PhysicalMemory()
+    return (
+        Pipeline(vertex_shader=identity_vs, color_stages=lambda s: PrimaryColorStages()),
+        make_state(),
+        PhysicalMemory(),
+    )
 
 
 RED, GREEN, BLUE = (1, 0, 0, 1), (0, 1, 0, 1), (0, 0, 1, 1)
@@ -159,9 +169,19 @@ def test_clipped_triangle_is_blended_in_submission_order():
     pipe = Pipeline(identity_vs, AlphaBlendStages)
     # first: opaque red crossing the near plane (cut at y = 8); second: half-transparent green inside it
     half = 128 / 255
-    stats = draw(pipe, st, mem, [(0, 0, -0.5, 1, *RED), (32, 0, -0.5, 1, *RED), (16, 24, 1.0, 1, *RED),
-                                 (4, 1, -0.5, 1, 0, 1, 0, half), (20, 1, -0.5, 1, 0, 1, 0, half),
-                                 (4, 6, -0.5, 1, 0, 1, 0, half)])
+    stats = draw(
+        pipe,
+        st,
+        mem,
+        [
+            (0, 0, -0.5, 1, *RED),
+            (32, 0, -0.5, 1, *RED),
+            (16, 24, 1.0, 1, *RED),
+            (4, 1, -0.5, 1, 0, 1, 0, half),
+            (20, 1, -0.5, 1, 0, 1, 0, half),
+            (4, 6, -0.5, 1, 0, 1, 0, half),
+        ],
+    )
     assert stats["primitives_clipped"] == 1
     img = image(st, mem)
     # green over red: r = 255 * (255 - 128) / 255 = 127, g = 255 * 128 / 255 = 128 (red over green would be red)
@@ -209,8 +229,7 @@ def test_color_write_mask_keeps_masked_channels(env):
 
 
 # color buffer format -> bytes of the first pixel in memory after a full-screen (0x80, 0x40, 0x20, 0xFF) draw
-FORMAT_BYTES = {0: [0xFF, 0x20, 0x40, 0x80], 1: [0x20, 0x40, 0x80], 2: [0x09, 0x82], 3: [0x04, 0x82],
-                4: [0x2F, 0x84]}
+FORMAT_BYTES = {0: [0xFF, 0x20, 0x40, 0x80], 1: [0x20, 0x40, 0x80], 2: [0x09, 0x82], 3: [0x04, 0x82], 4: [0x2F, 0x84]}
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMAT_BYTES))
@@ -287,8 +306,14 @@ def landscape(img: np.ndarray, x: int, y: int) -> np.ndarray:
 def test_scene1_triangle_capture(captures_dir, cmdlist):
     mem, proc = load_scene(captures_dir / "scene1_triangle", cmdlist)
     img = read_color_image(mem, FramebufferState.from_regs(proc.state.regs))
-    expected = {(200, 205): (255, 0, 0), (86, 32): (0, 255, 0), (314, 32): (0, 0, 255), (200, 90): (85, 85, 85),
-                (10, 10): (0x30, 0x30, 0x30), (390, 230): (0x30, 0x30, 0x30)}
+    expected = {
+        (200, 205): (255, 0, 0),
+        (86, 32): (0, 255, 0),
+        (314, 32): (0, 0, 255),
+        (200, 90): (85, 85, 85),
+        (10, 10): (0x30, 0x30, 0x30),
+        (390, 230): (0x30, 0x30, 0x30),
+    }
     for (x, y), rgb in expected.items():
         got = landscape(img, x, y)[:3]
         tolerance = 2 if rgb in ((85, 85, 85), (0x30, 0x30, 0x30)) else 12  # near-vertex pixels mix a little
@@ -331,11 +356,29 @@ def test_immediate_mode_through_the_command_processor():
     assert (img[:, :, 1] == 255).sum() == 28 and tuple(img[5, 5]) == (0, 255, 0, 255)
 
 
-RASTER_FUZZ_REGS = ("FACECULLING_CONFIG", "VIEWPORT_WIDTH", "VIEWPORT_HEIGHT", "VIEWPORT_XY", "DEPTHMAP_SCALE",
-                    "DEPTHMAP_OFFSET", "SCISSORTEST_MODE", "SCISSORTEST_POS", "SCISSORTEST_DIM", "FRAGOP_CLIP",
-                    "FRAGOP_CLIP_DATA0", "STENCIL_TEST", "STENCIL_OP", "DEPTH_COLOR_MASK", "DEPTHBUFFER_FORMAT",
-                    "COLORBUFFER_FORMAT", "FRAMEBUFFER_DIM", "SH_OUTMAP_O0", "NUMVERTICES", "ATTRIBBUFFER0_CONFIG2",
-                    "PRIMITIVE_CONFIG")
+RASTER_FUZZ_REGS = (
+    "FACECULLING_CONFIG",
+    "VIEWPORT_WIDTH",
+    "VIEWPORT_HEIGHT",
+    "VIEWPORT_XY",
+    "DEPTHMAP_SCALE",
+    "DEPTHMAP_OFFSET",
+    "SCISSORTEST_MODE",
+    "SCISSORTEST_POS",
+    "SCISSORTEST_DIM",
+    "FRAGOP_CLIP",
+    "FRAGOP_CLIP_DATA0",
+    "STENCIL_TEST",
+    "STENCIL_OP",
+    "DEPTH_COLOR_MASK",
+    "DEPTHBUFFER_FORMAT",
+    "COLORBUFFER_FORMAT",
+    "FRAMEBUFFER_DIM",
+    "SH_OUTMAP_O0",
+    "NUMVERTICES",
+    "ATTRIBBUFFER0_CONFIG2",
+    "PRIMITIVE_CONFIG",
+)
 
 
 @pytest.mark.timeout(60)
@@ -427,8 +470,11 @@ def test_draws_in_chunks_of_triangles_give_the_same_pixels_stats_and_fates(monke
     for chunk in (rz.CHUNK_FRAGMENTS, 200):
         monkeypatch.setattr(rz, "CHUNK_FRAGMENTS", chunk)
         fates: list = []
-        pipe = Pipeline(identity_vs, lambda s: PrimaryColorStages(),
-                        stage_observer=FateWatcher(lambda call, f, seen=fates: seen.append(f)) if observed else None)
+        pipe = Pipeline(
+            identity_vs,
+            lambda s: PrimaryColorStages(),
+            stage_observer=FateWatcher(lambda call, f, seen=fates: seen.append(f)) if observed else None,
+        )
         st, mem = make_state(), PhysicalMemory()
         put(st, "DEPTH_COLOR_MASK", **put_depth)
         put(st, "SCISSORTEST_MODE", mode=3)

@@ -71,15 +71,25 @@ def common(b: CommandBuilder) -> None:
         b.write_fields(f"TEXENV{s}_SOURCE", rgb_src0=PASS[0], alpha_src0=PASS[0])
 
 
-def rect(b: CommandBuilder, x0: float, y0: float, x1: float, y1: float, size: int, depth: float,
-         colors: list[tuple[float, ...]], tex: list[tuple[float, float, float]] | None = None) -> None:
+def rect(
+    b: CommandBuilder,
+    x0: float,
+    y0: float,
+    x1: float,
+    y1: float,
+    size: int,
+    depth: float,
+    colors: list[tuple[float, ...]],
+    tex: list[tuple[float, float, float]] | None = None,
+) -> None:
     """Two triangles covering window pixels [x0, x1) x [y0, y1); colors (rgb or rgba) / tex per corner (x0y0,
     x1y0, x0y1, x1y1)."""
     corners = [(x0, y0), (x1, y0), (x0, y1), (x1, y1)]
     tex = tex or [(0.0, 0.0, 0.0)] * 4
     rgba = [(*c, 1.0)[:4] for c in colors]
-    verts = [[(2 * x / size - 1, 2 * y / size - 1, -depth, 1.0), rgba[i], (*tex[i], 0.0)]
-             for i, (x, y) in enumerate(corners)]
+    verts = [
+        [(2 * x / size - 1, 2 * y / size - 1, -depth, 1.0), rgba[i], (*tex[i], 0.0)] for i, (x, y) in enumerate(corners)
+    ]
     b.immediate_vertices([verts[i] for i in (0, 1, 2, 2, 1, 3)])
     b.write("RESTART_PRIMITIVE", 1)
 
@@ -129,8 +139,13 @@ def test_shadow_map_rendering_hand_computed_texels():
     # B over A (x 8-15): d = 4194303 < D = 8388607: 128 / (1 - 0.5 * 4194303 / 8388607) = 170.67 -> 170
     # B alone (x 16-23): 128 / (1 - 0.5 * 4194303 / 16777215) = 146.29 -> 146; the depth stays (s != 0)
     # C (x 20-31): s = 0 -> depth 0.75 stored where it is nearer, intensity kept
-    want = [(range(0, 8), d_half, 255), (range(8, 16), d_half, 170), (range(16, 20), 0xFFFFFF, 146),
-            (range(20, 24), d_3q, 146), (range(24, 32), d_3q, 255)]
+    want = [
+        (range(0, 8), d_half, 255),
+        (range(8, 16), d_half, 170),
+        (range(16, 20), 0xFFFFFF, 146),
+        (range(20, 24), d_3q, 146),
+        (range(24, 32), d_3q, 255),
+    ]
     for xs, d, s in want:
         assert (depth[:, xs] == d).all() and (intensity[:, xs] == s).all(), (xs, d, s)
 

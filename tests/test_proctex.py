@@ -51,8 +51,18 @@ def position(x: float) -> float:
 
 
 U, V = 0.3, 0.6
-MAPPINGS = {0: U, 1: U * U, 2: V, 3: V * V, 4: (U + V) / 2, 5: (U * U + V * V) / 2, 6: math.sqrt(U * U + V * V),
-            7: min(U, V), 8: max(U, V), 9: ((U + V) / 2 + math.sqrt(U * U + V * V)) / 2}
+MAPPINGS = {
+    0: U,
+    1: U * U,
+    2: V,
+    3: V * V,
+    4: (U + V) / 2,
+    5: (U * U + V * V) / 2,
+    6: math.sqrt(U * U + V * V),
+    7: min(U, V),
+    8: max(U, V),
+    9: ((U + V) / 2 + math.sqrt(U * U + V * V)) / 2,
+}
 
 
 @pytest.mark.parametrize("func", sorted(MAPPINGS))
@@ -61,28 +71,34 @@ def test_mapping_functions_nearest(func: int):
     assert texel(pt_state(rgb_func=func, u_clamp=1, v_clamp=1), U, V) == [c, 255 - c, 2 * c, 200]
 
 
-@pytest.mark.parametrize(("clamp", "u", "expected_pos"), [
-    (0, 1.3, 0.0),  # clamp to zero
-    (0, 0.3, position(0.3)),
-    (1, 1.3, 127.0),  # clamp to edge
-    (2, 1.3, position(0.3)),  # symmetrical repeat: frac
-    (3, 1.3, position(0.7)),  # mirrored repeat, odd integer part: 1 - frac
-    (3, 2.3, position(0.3)),
-    (4, 0.3, 0.0),  # pulse
-    (4, 0.7, 127.0),
-])
+@pytest.mark.parametrize(
+    ("clamp", "u", "expected_pos"),
+    [
+        (0, 1.3, 0.0),  # clamp to zero
+        (0, 0.3, position(0.3)),
+        (1, 1.3, 127.0),  # clamp to edge
+        (2, 1.3, position(0.3)),  # symmetrical repeat: frac
+        (3, 1.3, position(0.7)),  # mirrored repeat, odd integer part: 1 - frac
+        (3, 2.3, position(0.3)),
+        (4, 0.3, 0.0),  # pulse
+        (4, 0.7, 127.0),
+    ],
+)
 def test_clamp_modes(clamp: int, u: float, expected_pos: float):
     assert texel(pt_state(u_clamp=clamp, v_clamp=1), u, 0.0)[0] == round(expected_pos)
 
 
-@pytest.mark.parametrize(("shift", "clamp", "v", "u_expected"), [
-    (0, 1, 2.2, 0.25),  # no shift
-    (1, 1, 2.2, 0.75),  # odd: 0.5 * ((2 // 2) % 2)
-    (1, 1, 1.2, 0.25),  # odd: (1 // 2) % 2 = 0
-    (2, 1, 1.2, 0.75),  # even: ((1 + 1) // 2) % 2 = 1
-    (2, 1, 2.2, 0.75),  # even: (3 // 2) % 2 = 1
-    (1, 3, 2.2, 0.75),  # mirrored repeat shifts by 1.0: 1.25 mirrors to 0.75
-])
+@pytest.mark.parametrize(
+    ("shift", "clamp", "v", "u_expected"),
+    [
+        (0, 1, 2.2, 0.25),  # no shift
+        (1, 1, 2.2, 0.75),  # odd: 0.5 * ((2 // 2) % 2)
+        (1, 1, 1.2, 0.25),  # odd: (1 // 2) % 2 = 0
+        (2, 1, 1.2, 0.75),  # even: ((1 + 1) // 2) % 2 = 1
+        (2, 1, 2.2, 0.75),  # even: (3 // 2) % 2 = 1
+        (1, 3, 2.2, 0.75),  # mirrored repeat shifts by 1.0: 1.25 mirrors to 0.75
+    ],
+)
 def test_u_shift_from_v(shift: int, clamp: int, v: float, u_expected: float):
     assert texel(pt_state(u_shift=shift, u_clamp=clamp, v_clamp=1), 0.25, v)[0] == round(position(u_expected))
 
@@ -198,12 +214,15 @@ def test_mip_linear_blends_levels():
     assert texel(_lod_state(4), 0.25, 0.0, lod=0.5)[0] == math.trunc((c0 + c1) / 2)
 
 
-@pytest.mark.parametrize(("reg", "fields"), [
-    ("TEXUNIT3_PROCTEX0", dict(u_clamp=5)),
-    ("TEXUNIT3_PROCTEX0", dict(rgb_func=12)),
-    ("TEXUNIT3_PROCTEX0", dict(v_shift=3)),
-    ("TEXUNIT3_PROCTEX4", dict(filter=7)),
-])
+@pytest.mark.parametrize(
+    ("reg", "fields"),
+    [
+        ("TEXUNIT3_PROCTEX0", dict(u_clamp=5)),
+        ("TEXUNIT3_PROCTEX0", dict(rgb_func=12)),
+        ("TEXUNIT3_PROCTEX0", dict(v_shift=3)),
+        ("TEXUNIT3_PROCTEX4", dict(filter=7)),
+    ],
+)
 def test_undefined_codes_raise(reg: str, fields: dict[str, int]):
     s = pt_state()
     put(s, reg, **fields)

@@ -40,7 +40,13 @@ def test_right_triangle_excludes_the_hypotenuse_samples():
     frags, counts = rasterize(window([[(0, 0), (4, 0), (0, 4)]]), state())
     # samples (X + .5, Y + .5) with X + Y + 1 < 4; X + Y + 1 == 4 lies on the right edge -> excluded
     assert sorted(zip(frags.x.tolist(), frags.y.tolist(), strict=True)) == [
-        (0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (2, 0)]
+        (0, 0),
+        (0, 1),
+        (0, 2),
+        (1, 0),
+        (1, 1),
+        (2, 0),
+    ]
     assert counts["fragments_rasterized"] == 6
 
 

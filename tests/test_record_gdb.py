@@ -73,8 +73,9 @@ def test_gx_command_words_decode() -> None:
     cmd = gxcmd.decode(_words(1, 0x30001000, 0x200, 1, 0, 0, 0, 1))
     assert cmd.event == pica.CommandList(0x20001000, 0x200, gxcmd.UPDATE_GAS | gxcmd.FLUSH)
     fill = gxcmd.decode(_words(2, 0x1F000000, 0x11223344, 0x1F000100, 0, 0, 0, 0x0201))
-    assert fill.event == pica.MemoryFill((pica.FillUnit(0x18000000, 0x18000100, 0x11223344, 0x0201),
-                                          pica.FillUnit(0, 0, 0, 0)))
+    assert fill.event == pica.MemoryFill(
+        (pica.FillUnit(0x18000000, 0x18000100, 0x11223344, 0x0201), pica.FillUnit(0, 0, 0, 0))
+    )
     assert fill.writes == ((0x18000000, 0x100),)
     # 240x400 RGBA8 -> RGB8: input 384000 bytes, output 288000
     dt = gxcmd.decode(_words(3, 0x1F000000, 0x30100000, 400 << 16 | 240, 400 << 16 | 240, 1 << 12))
@@ -105,8 +106,9 @@ def test_records_the_animation_sample_frame_for_frame() -> None:
     sample = pica.read(SAMPLES / "captures" / "animation.pica")
     recorder, capture = _record(FakeStub(FakeProgram.from_capture(sample)))
     assert recorder.frames == 4 and recorder.warnings == []
-    assert [type(e) for e in capture.events if not isinstance(e, pica.MemoryWrite)] == \
-        [type(e) for e in sample.events if not isinstance(e, pica.MemoryWrite)]
+    assert [type(e) for e in capture.events if not isinstance(e, pica.MemoryWrite)] == [
+        type(e) for e in sample.events if not isinstance(e, pica.MemoryWrite)
+    ]
     for f, image in enumerate(gx_script.top_screens(capture)):
         assert np.array_equal(image, gx_script.reference("animation", f)), f"frame {f}"
 
@@ -116,8 +118,8 @@ def test_gpu_output_is_never_read_back() -> None:
     read from the program (its bytes there are garbage the replay must not see)."""
     sample = pica.read(SAMPLES / "captures" / "cube.pica")
     program = FakeProgram.from_capture(sample)
-    program.write(0x1F000000, b"\xAB" * 4096)  # render target, before the fill
-    program.write(0x30100000, b"\xCD" * 4096)  # framebuffer
+    program.write(0x1F000000, b"\xab" * 4096)  # render target, before the fill
+    program.write(0x30100000, b"\xcd" * 4096)  # framebuffer
     _, capture = _record(FakeStub(program))
     for e in capture.events:
         if isinstance(e, pica.MemoryWrite):
@@ -156,8 +158,9 @@ def test_a_disconnect_mid_recording_keeps_the_complete_frames() -> None:
     sample = pica.read(SAMPLES / "captures" / "animation.pica")
     probe = FakeStub(FakeProgram.from_capture(sample))
     _record(probe)
-    cut = next(i for i, r in enumerate(probe.requests) if r == "c" and
-               sum(q == "c" for q in probe.requests[:i]) == 6)  # 4 stops a frame: in frame 2
+    cut = next(
+        i for i, r in enumerate(probe.requests) if r == "c" and sum(q == "c" for q in probe.requests[:i]) == 6
+    )  # 4 stops a frame: in frame 2
     recorder, capture = _record(FakeStub(FakeProgram.from_capture(sample), "disconnect", after=cut))
     assert isinstance(recorder.ended_by, LinkClosed)
     assert "closed the connection" in str(recorder.ended_by) and "127.0.0.1" in str(recorder.ended_by)
@@ -171,12 +174,15 @@ def test_a_program_that_never_stops_times_out_with_a_named_error() -> None:
 
 
 # -- hostile stubs --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("mode", "error", "text"), [
-    ("garbage", LinkProtocolError, "outside a packet"),
-    ("checksum", LinkProtocolError, "checksum"),
-    ("huge", LinkProtocolError, "longer than"),
-    ("disconnect", LinkClosed, "closed the connection"),
-])
+@pytest.mark.parametrize(
+    ("mode", "error", "text"),
+    [
+        ("garbage", LinkProtocolError, "outside a packet"),
+        ("checksum", LinkProtocolError, "checksum"),
+        ("huge", LinkProtocolError, "longer than"),
+        ("disconnect", LinkClosed, "closed the connection"),
+    ],
+)
 def test_hostile_stub_handshake(mode: str, error: type, text: str) -> None:
     link = _connect(FakeStub(mode=mode))
     with pytest.raises(error, match=text) as info:

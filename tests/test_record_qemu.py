@@ -41,8 +41,9 @@ def _record(player: Path, sample: str, tmp: Path, *args: str) -> tuple[pica.Capt
     try:
         gx_script.wait_listening(port, qemu)
         out = tmp / f"{sample}.rec.pica"
-        result = CliRunner().invoke(main, ["record", "--gdb", f"127.0.0.1:{port}", "--elf", str(player),
-                                           "-o", str(out), *args])
+        result = CliRunner().invoke(
+            main, ["record", "--gdb", f"127.0.0.1:{port}", "--elf", str(player), "-o", str(out), *args]
+        )
         assert result.exit_code == 0, result.output
         qemu.wait(timeout=30)
         assert qemu.returncode == 0, qemu.stderr.read()

@@ -24,8 +24,17 @@ def run(args):
 
 
 def scene_args(scene1, out, *extra):
-    args = ["render", str(scene1 / "cmdlists" / "000.bin"), "--base", hex(CMDLIST_PADDR),
-            "--mem", f"{VBO_PADDR:#x}={scene1 / 'blobs' / VBO_BLOB}", "-o", str(out), *extra]
+    args = [
+        "render",
+        str(scene1 / "cmdlists" / "000.bin"),
+        "--base",
+        hex(CMDLIST_PADDR),
+        "--mem",
+        f"{VBO_PADDR:#x}={scene1 / 'blobs' / VBO_BLOB}",
+        "-o",
+        str(out),
+        *extra,
+    ]
     for fill in FILLS:
         args += ["--fill", fill]
     return args

@@ -21,8 +21,11 @@ TOL = 2
 
 
 def _sources(captures_dir: Path, scene: str) -> list[Path]:
-    return [captures_dir / scene, captures_dir / "citrace" / f"{scene}.ctf",
-            captures_dir / "citrace" / f"{scene}.legacy.ctf"]
+    return [
+        captures_dir / scene,
+        captures_dir / "citrace" / f"{scene}.ctf",
+        captures_dir / "citrace" / f"{scene}.legacy.ctf",
+    ]
 
 
 def _at(img: np.ndarray, x: int, y: int) -> np.ndarray:
@@ -129,8 +132,12 @@ def test_null_replay_runs_engines_without_rendering(captures_dir: Path) -> None:
 
 def test_fault_leaves_earlier_events_usable() -> None:
     cap = pica.Capture()
-    cap.events = [pica.MemoryWrite(0x20000000, cap.blobs.add(b"\x01" * 16)), pica.FrameEnd(),
-                  pica.CommandList(0x20000000, 16), pica.FrameEnd()]
+    cap.events = [
+        pica.MemoryWrite(0x20000000, cap.blobs.add(b"\x01" * 16)),
+        pica.FrameEnd(),
+        pica.CommandList(0x20000000, 16),
+        pica.FrameEnd(),
+    ]
     replay = Replay(cap)
     with pytest.raises(ReplayError, match=r"event #2 \(CommandList 0x20000000 \(16 bytes\)\)") as info:
         replay.run()
@@ -144,17 +151,30 @@ def test_fault_leaves_earlier_events_usable() -> None:
 def test_render_cli_on_captures(captures_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "top.png"
-    res = runner.invoke(main, ["render", str(captures_dir / "citrace" / "scene2_textured_quad.legacy.ctf"),
-                               "-o", str(out)])
+    res = runner.invoke(
+        main, ["render", str(captures_dir / "citrace" / "scene2_textured_quad.legacy.ctf"), "-o", str(out)]
+    )
     assert res.exit_code == 0, res.output
     check_scene2(np.asarray(Image.open(out)))
-    res = runner.invoke(main, ["render", str(captures_dir / "scene1_triangle"), "-o", str(tmp_path / "f.png"),
-                               "--all-frames"])
+    res = runner.invoke(
+        main, ["render", str(captures_dir / "scene1_triangle"), "-o", str(tmp_path / "f.png"), "--all-frames"]
+    )
     assert res.exit_code == 0, res.output
     for i in (0, 1):
         check_scene1(np.asarray(Image.open(tmp_path / f"f_{i:04d}.png")))
-    res = runner.invoke(main, ["render", str(captures_dir / "scene1_triangle"), "-o", str(tmp_path / "d.png"),
-                               "--target", "depth", "--draw", "1"])
+    res = runner.invoke(
+        main,
+        [
+            "render",
+            str(captures_dir / "scene1_triangle"),
+            "-o",
+            str(tmp_path / "d.png"),
+            "--target",
+            "depth",
+            "--draw",
+            "1",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert np.asarray(Image.open(tmp_path / "d.png")).shape == (400, 240)
 
@@ -163,8 +183,9 @@ def test_convert_cli_and_bad_input(captures_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(main, ["convert", str(captures_dir / "scene1_triangle"), "-o", str(tmp_path / "a.pica")])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(main, ["convert", str(tmp_path / "a.pica"), "-o", str(tmp_path / "a.ctf"),
-                               "--layout", "legacy"])
+    res = runner.invoke(
+        main, ["convert", str(tmp_path / "a.pica"), "-o", str(tmp_path / "a.ctf"), "--layout", "legacy"]
+    )
     assert res.exit_code == 0, res.output
     replay = picaemu.open(tmp_path / "a.ctf")
     replay.run()
@@ -237,8 +258,12 @@ def _packet_states(path: Path, event: int) -> dict[int, tuple]:
     while replay.position == event:
         k += 1
         replay.run_to(event, packets=k)
-        out[k] = (replay.position, replay.state.regs.copy(), replay.memory.region_bytes("vram").copy(),
-                  replay.processor.draw_count)
+        out[k] = (
+            replay.position,
+            replay.state.regs.copy(),
+            replay.memory.region_bytes("vram").copy(),
+            replay.processor.draw_count,
+        )
     return out
 
 

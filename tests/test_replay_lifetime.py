@@ -38,8 +38,12 @@ def _freed_without_gc(make: Callable[[], Replay], use: Callable[[Replay], None])
 
 def _faulting_capture() -> pica.Capture:
     cap = pica.Capture()
-    cap.events = [pica.MemoryWrite(0x20000000, cap.blobs.add(b"\x01" * 16)), pica.FrameEnd(),
-                  pica.CommandList(0x20000000, 16), pica.FrameEnd()]  # 0x01 words: a truncated packet
+    cap.events = [
+        pica.MemoryWrite(0x20000000, cap.blobs.add(b"\x01" * 16)),
+        pica.FrameEnd(),
+        pica.CommandList(0x20000000, 16),
+        pica.FrameEnd(),
+    ]  # 0x01 words: a truncated packet
     return cap
 
 

@@ -34,8 +34,22 @@ def _solid(rgba, size: int = 8) -> np.ndarray:
     return np.broadcast_to(np.array(rgba, np.uint8), (size, size, 4)).copy()
 
 
-def _unit(mem: PhysicalMemory | None = None, *, size=8, wrap=(0, 0), mag=0, minf=0, mip=0, lod=(0, 0, 0), ttype=0,
-          enable=1, shadow=(0, 0), faces=None, unit=0, image=None) -> tuple[TextureUnitState, PhysicalMemory]:
+def _unit(
+    mem: PhysicalMemory | None = None,
+    *,
+    size=8,
+    wrap=(0, 0),
+    mag=0,
+    minf=0,
+    mip=0,
+    lod=(0, 0, 0),
+    ttype=0,
+    enable=1,
+    shadow=(0, 0),
+    faces=None,
+    unit=0,
+    image=None,
+) -> tuple[TextureUnitState, PhysicalMemory]:
     mem = mem or PhysicalMemory()
     if image is not None:
         mem.write(BASE, image)
@@ -71,12 +85,26 @@ def test_nearest_texel_centers_and_bottom_up_rows() -> None:
     assert _at(ustate, mem, 0.0, 0.01)[1] == 0  # v near 0: bottom row
 
 
-@pytest.mark.parametrize(("mode", "k", "column"), [
-    (0, -3, 0), (0, 11, 7),  # clamp to edge
-    (2, 10, 2), (2, -1, 7), (2, -9, 7),  # repeat
-    (3, 8, 7), (3, 9, 6), (3, -1, 0), (3, -2, 1), (3, 17, 1),  # mirrored repeat
-    (4, -1, 7), (4, 9, 7), (5, -1, 7), (6, 9, 1), (7, -2, 6),
-])
+@pytest.mark.parametrize(
+    ("mode", "k", "column"),
+    [
+        (0, -3, 0),
+        (0, 11, 7),  # clamp to edge
+        (2, 10, 2),
+        (2, -1, 7),
+        (2, -9, 7),  # repeat
+        (3, 8, 7),
+        (3, 9, 6),
+        (3, -1, 0),
+        (3, -2, 1),
+        (3, 17, 1),  # mirrored repeat
+        (4, -1, 7),
+        (4, 9, 7),
+        (5, -1, 7),
+        (6, 9, 1),
+        (7, -2, 6),
+    ],
+)
 def test_wrap_modes_on_s(mode: int, k: int, column: int) -> None:
     ustate, mem = _unit(wrap=(mode, 0), image=encode_texture(_gradient(), "RGBA8"))
     assert _at(ustate, mem, (k + 0.5) / 8, 0.5 / 8)[0] == 8 * column
@@ -112,14 +140,17 @@ def _mip_unit(**kw):
     return _unit(size=16, image=image, **kw)
 
 
-@pytest.mark.parametrize(("lod", "mip", "expected"), [
-    (-1.0, 0, [255, 0, 0, 255]),  # magnification: level 0
-    (1.0, 0, [0, 255, 0, 255]),  # level 1
-    (0.6, 0, [0, 255, 0, 255]),  # nearest level: round(0.6) = 1
-    (0.4, 0, [255, 0, 0, 255]),
-    (0.25, 1, [191, 64, 0, 255]),  # linear between levels: 0.75 * 255 = 191.25, 0.25 * 255 = 63.75
-    (5.0, 1, [0, 255, 0, 255]),  # clamped to max level 1
-])
+@pytest.mark.parametrize(
+    ("lod", "mip", "expected"),
+    [
+        (-1.0, 0, [255, 0, 0, 255]),  # magnification: level 0
+        (1.0, 0, [0, 255, 0, 255]),  # level 1
+        (0.6, 0, [0, 255, 0, 255]),  # nearest level: round(0.6) = 1
+        (0.4, 0, [255, 0, 0, 255]),
+        (0.25, 1, [191, 64, 0, 255]),  # linear between levels: 0.75 * 255 = 191.25, 0.25 * 255 = 63.75
+        (5.0, 1, [0, 255, 0, 255]),  # clamped to max level 1
+    ],
+)
 def test_mip_selection(lod: float, mip: int, expected: list) -> None:
     ustate, mem = _mip_unit(mip=mip, lod=(0, 0, 1))
     assert _at(ustate, mem, 0.5, 0.5, lod=lod) == expected
@@ -137,8 +168,13 @@ def test_lod_from_neighbouring_fragments() -> None:
     lod = compute_lod(x, y, np.zeros(16, np.int32), texel, bias=0.5)
     assert np.allclose(lod, 1.5)
     # a different primitive is not a neighbour: a lone fragment has no derivative
-    alone = compute_lod(np.array([0, 1], np.int32), np.zeros(2, np.int32), np.array([0, 1], np.int32),
-                        np.array([[0, 0], [4, 0]], np.float32), bias=0.0)
+    alone = compute_lod(
+        np.array([0, 1], np.int32),
+        np.zeros(2, np.int32),
+        np.array([0, 1], np.int32),
+        np.array([[0, 0], [4, 0]], np.float32),
+        bias=0.0,
+    )
     assert np.isneginf(alone).all()
 
 
@@ -154,10 +190,16 @@ def _cube(ttype=1):
     return _unit(mem, ttype=ttype, faces=faces)
 
 
-@pytest.mark.parametrize(("direction", "red"), [
-    ((-1.0, 0.2, 0.1), 20), ((0.1, 1.0, 0.2), 30), ((0.1, -1.0, 0.2), 40), ((0.1, 0.2, 1.0), 50),
-    ((0.2, 0.1, -1.0), 60),
-])
+@pytest.mark.parametrize(
+    ("direction", "red"),
+    [
+        ((-1.0, 0.2, 0.1), 20),
+        ((0.1, 1.0, 0.2), 30),
+        ((0.1, -1.0, 0.2), 40),
+        ((0.1, 0.2, 1.0), 50),
+        ((0.2, 0.1, -1.0), 60),
+    ],
+)
 def test_cube_face_selection(direction, red: int) -> None:
     ustate, mem = _cube()
     u, v, w = direction

@@ -50,8 +50,10 @@ def test_sample_matches_reference(name: str) -> None:
             picture[diff > TOLERANCE] = (255, 0, 0)
             diff_path = OUT / f"{name}_{Path(ref_path).stem}.diff.png"
             Image.fromarray(picture).save(diff_path)
-            pytest.fail(f"{ref_path.name}: {int((diff > TOLERANCE).sum())} pixels differ by up to {diff.max()} "
-                        f"(diff image: {diff_path})")
+            pytest.fail(
+                f"{ref_path.name}: {int((diff > TOLERANCE).sum())} pixels differ by up to {diff.max()} "
+                f"(diff image: {diff_path})"
+            )
 
 
 def test_triangle_is_scene1() -> None:
@@ -158,7 +160,8 @@ def test_tracked_capture_is_a_fresh_generation(name: str, tmp_path: Path) -> Non
     pica.write(fresh, build(name))
     assert fresh.read_bytes() == (CAPTURES / f"{name}.pica").read_bytes(), (
         f"samples/captures/{name}.pica is stale: python -m samples.generate {name} writes the fresh one to "
-        "samples/out/captures/")
+        "samples/out/captures/"
+    )
 
 
 def test_tracked_samples_have_uniform_names() -> None:
@@ -168,8 +171,9 @@ def test_tracked_samples_have_uniform_names() -> None:
     for name in ALL:
         names = sorted(p.name for p in (REFERENCE / name).iterdir())
         assert names == [f"{i:04d}.png" for i in range(len(names))] and names, name
-        frames_in_capture = len(pica.read(CAPTURES / f"{name}.pica").frame_ends()) if hasattr(
-            pica.Capture, "frame_ends") else None
+        frames_in_capture = (
+            len(pica.read(CAPTURES / f"{name}.pica").frame_ends()) if hasattr(pica.Capture, "frame_ends") else None
+        )
         if frames_in_capture is not None:
             assert len(names) == frames_in_capture, name
 
@@ -185,10 +189,15 @@ def test_generate_writes_to_the_untracked_folder(tmp_path: Path, monkeypatch) ->
     generate.main(["triangle", "animation"])
     assert (tmp_path / "out" / "captures" / "triangle.pica").read_bytes() == (CAPTURES / "triangle.pica").read_bytes()
     assert sorted(p.name for p in (tmp_path / "out" / "reference" / "animation").iterdir()) == [
-        "0000.png", "0001.png", "0002.png", "0003.png"]
+        "0000.png",
+        "0001.png",
+        "0002.png",
+        "0003.png",
+    ]
     assert before == {p: p.stat().st_mtime_ns for p in before}
-    ignored = subprocess.run(["git", "check-ignore", "-q", str(OUT / "captures" / "x.pica")], cwd=CAPTURES.parent,
-                             check=False)
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", str(OUT / "captures" / "x.pica")], cwd=CAPTURES.parent, check=False
+    )
     assert ignored.returncode == 0, "samples/out/ must be ignored by git"
 
 

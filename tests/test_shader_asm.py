@@ -21,8 +21,8 @@ def test_worked_encodings_decode() -> None:
     assert (ins.name, ins.dst, ins.mask, ins.desc_index) == ("mul", 0x13, 0xC, 5)
     assert ins.srcs[0].raw == 0x2A and ins.srcs[0].idx == 2 and ins.srcs[0].swizzle == (3, 2, 1, 0)
     assert ins.srcs[1].negate and ins.srcs[1].swizzle == (0, 0, 1, 1)
-    assert format_instruction(ins) == "mul r3.xy, c10[a0.y].wz, -v2.xx"   # only the consumed lanes x, y
-    assert decode(0xBD212187, descs).cmp_ops == (5, 1)                    # cmp: 6-bit opcode reads 0x2F
+    assert format_instruction(ins) == "mul r3.xy, c10[a0.y].wz, -v2.xx"  # only the consumed lanes x, y
+    assert decode(0xBD212187, descs).cmp_ops == (5, 1)  # cmp: 6-bit opcode reads 0x2F
     ifc = decode(0xA2408003, descs)
     assert (ifc.name, ifc.refx, ifc.refy, ifc.condop, ifc.target, ifc.num) == ("ifc", 1, 0, 1, 0x20, 3)
     assert decode(0xA4805400, descs).uniform == 2 and decode(0xA4805400, descs).target == 0x15
@@ -39,7 +39,7 @@ def test_mad_and_madi_words_match_the_reference() -> None:
     code, descs = _words(".proc main\n    mad o1.xyz, r4, c20, -r5\n    end\n.end\n")
     assert code[0] & ~0x1F == 0xE128D2A3 & ~0x1F and descs[code[0] & 0x1F] == 0x0DC6C36E
     code, _ = _words(".proc main\n    mad o1.xyz, r4, r5, c20[aL]\n    end\n.end\n")
-    assert code[0] & ~0x1F == 0xC1E95683 & ~0x1F                          # MADI chosen automatically
+    assert code[0] & ~0x1F == 0xC1E95683 & ~0x1F  # MADI chosen automatically
 
 
 def test_inverted_and_swapped_forms() -> None:
@@ -48,7 +48,7 @@ def test_inverted_and_swapped_forms() -> None:
     dp4 = decode(code[1], [0] * 128)
     assert dp4.name == "dp4" and dp4.srcs[0].raw == 0x24 and dp4.srcs[1].raw == 0x11
     cmp = decode(code[2], [0] * 128)
-    assert cmp.srcs[0].raw == 0x24 and cmp.cmp_ops == (4, 3)              # c4 gt r1, c4 le r1
+    assert cmp.srcs[0].raw == 0x24 and cmp.cmp_ops == (4, 3)  # c4 gt r1, c4 le r1
 
 
 PROGRAM = """
@@ -123,8 +123,10 @@ def test_real_shbins_disassemble_to_equivalent_programs(captures_dir) -> None:
         a = ShaderSetup.from_dvle(original, 0)
         b = ShaderSetup.from_dvle(rebuilt, 0)
         floats[95] = a.float_uniforms[95]
-        np.testing.assert_array_equal(run_vertex_shader(a.with_uniforms(floats=floats), attrs),
-                                      run_vertex_shader(b.with_uniforms(floats=floats), attrs))
+        np.testing.assert_array_equal(
+            run_vertex_shader(a.with_uniforms(floats=floats), attrs),
+            run_vertex_shader(b.with_uniforms(floats=floats), attrs),
+        )
         assert [d.outputs for d in rebuilt.dvles] == [d.outputs for d in original.dvles]
 
 
@@ -134,20 +136,23 @@ def test_listing_of_live_code() -> None:
     assert lines == ["0x000: 4C000000  mov o0, v0", "0x001: 88000000  end"]
 
 
-@pytest.mark.parametrize("src, line, column, fragment", [
-    (".proc main\n    mov o0, v99\n.end\n", 2, 13, "v99 does not exist"),
-    (".proc main\n    frob r0, v0\n.end\n", 2, 5, "unknown instruction"),
-    (".proc main\n    add r0, c1, c2\n.end\n", 2, 5, "at most one operand"),
-    (".proc main\n    max r0, v0, c2\n.end\n", 2, 17, "cannot take a uniform"),
-    (".proc main\n    mov r0, v0.xk\n.end\n", 2, 13, "bad swizzle"),
-    (".proc main\n    ifu b0\n    nop\n.end\n", 1, 7, "'proc' block is never closed"),
-    (".proc main\n    call nowhere\n    end\n.end\n", 2, 10, "unknown procedure"),
-    (".proc main\n    jmpc cmp.z, x\n.end\n", 2, 10, "bad condition"),
-    ("    mov r0, v0\n", 1, 5, "outside a .proc"),
-    (".fvec a[0]\n", 1, 7, "bad array size"),
-    (".proc main\n    mov r0, c0[a3]\n.end\n", 2, 13, "bad index"),
-    (".proc other\n    end\n.end\n", 1, 1, "entry procedure 'main'"),
-])
+@pytest.mark.parametrize(
+    "src, line, column, fragment",
+    [
+        (".proc main\n    mov o0, v99\n.end\n", 2, 13, "v99 does not exist"),
+        (".proc main\n    frob r0, v0\n.end\n", 2, 5, "unknown instruction"),
+        (".proc main\n    add r0, c1, c2\n.end\n", 2, 5, "at most one operand"),
+        (".proc main\n    max r0, v0, c2\n.end\n", 2, 17, "cannot take a uniform"),
+        (".proc main\n    mov r0, v0.xk\n.end\n", 2, 13, "bad swizzle"),
+        (".proc main\n    ifu b0\n    nop\n.end\n", 1, 7, "'proc' block is never closed"),
+        (".proc main\n    call nowhere\n    end\n.end\n", 2, 10, "unknown procedure"),
+        (".proc main\n    jmpc cmp.z, x\n.end\n", 2, 10, "bad condition"),
+        ("    mov r0, v0\n", 1, 5, "outside a .proc"),
+        (".fvec a[0]\n", 1, 7, "bad array size"),
+        (".proc main\n    mov r0, c0[a3]\n.end\n", 2, 13, "bad index"),
+        (".proc other\n    end\n.end\n", 1, 1, "entry procedure 'main'"),
+    ],
+)
 def test_errors_name_file_line_and_column(src, line, column, fragment) -> None:
     with pytest.raises(AssemblyError) as err:
         assemble([("shader.vsh", src)])
@@ -157,8 +162,10 @@ def test_errors_name_file_line_and_column(src, line, column, fragment) -> None:
 
 def test_two_files_share_procedures_and_get_one_dvle_each() -> None:
     vsh = ".out p position\n.proc main\n    call common\n    end\n.end\n.proc common\n    mov p, v0\n    nop\n.end\n"
-    gsh = (".gsh point\n.out p position\n.entry gmain\n.proc gmain\n    setemit 0, prim\n    call common\n"
-           "    emit\n    end\n.end\n")
+    gsh = (
+        ".gsh point\n.out p position\n.entry gmain\n.proc gmain\n    setemit 0, prim\n    call common\n"
+        "    emit\n    end\n.end\n"
+    )
     s = assemble([("a.vsh", vsh), ("b.gsh", gsh)])
     assert [d.shader_type for d in s.dvles] == [0, 1]
     assert s.dvles[1].main_offset == 4 and s.dvles[0].main_offset == 0
@@ -192,8 +199,8 @@ def test_directives_constants_and_picasso_spellings() -> None:
     s = assemble(src)
     d = s.dvles[0]
     consts = {(c.type, c.register): c.data for c in d.constants}
-    assert consts[(2, 94)] == (0x3F0000, 0x400000, 0x408000, 0x410000)      # 1, 2, 3, 4 as float24
-    assert consts[(2, 95)][0] == 0x414000                                  # 5.0 = 1.25 * 2^2
+    assert consts[(2, 94)] == (0x3F0000, 0x400000, 0x408000, 0x410000)  # 1, 2, 3, 4 as float24
+    assert consts[(2, 95)][0] == 0x414000  # 5.0 = 1.25 * 2^2
     assert consts[(1, 3)] == (2 | 10 << 8 | 1 << 16, 0, 0, 0) and consts[(0, 3)] == (1, 0, 0, 0)
     assert [(o.type, o.register, o.mask) for o in d.outputs] == [(0, 0, 0xF), (3, 3, 0x3)]
     assert d.output_mask == 0b1001 and [d.symbol(u.symbol) for u in d.uniforms] == ["first"]
@@ -204,5 +211,5 @@ def test_directives_constants_and_picasso_spellings() -> None:
     # vertex 0: r1 = table[0] = c94 = (1,2,3,4); the loop (aL = 10, 11, 12) reads c94+aL+1 >= c96, which is
     # (1, 1, 1, 1), so r2 = r1 + 1 = (2, 3, 4, 5); o0 = col = r2.bgra = r2.zyxw
     np.testing.assert_array_equal(out[0, 0], [4, 3, 2, 5])
-    np.testing.assert_array_equal(out[0, 3], [1, 2, 0, 0])                 # texcoord0.xy mask
-    np.testing.assert_array_equal(out[1, 3], [5, 6, 0, 0])                 # a0.x = 1 -> table[1]
+    np.testing.assert_array_equal(out[0, 3], [1, 2, 0, 0])  # texcoord0.xy mask
+    np.testing.assert_array_equal(out[1, 3], [5, 6, 0, 0])  # a0.x = 1 -> table[1]

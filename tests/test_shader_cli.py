@@ -24,7 +24,7 @@ def test_run_json_outputs_of_vs_color(captures_dir) -> None:
     res = _invoke("shader", "run", path, "--set", "v0=1,2,3,7", "--set", "v1=0.5,0.25,1,1", *ident, *scale, "--json")
     assert res.exit_code == 0
     out = json.loads(res.output)["outputs"]
-    assert out["o0"] == [2, 4, 6, 1]          # v0.w replaced by c95.w = 1 (DVLE constant), then scaled by 2
+    assert out["o0"] == [2, 4, 6, 1]  # v0.w replaced by c95.w = 1 (DVLE constant), then scaled by 2
     assert out["o1"] == [0.5, 0.25, 1, 1]
     assert out["o15"] == [0, 0, 0, 0] and len(out) == 16
 
@@ -39,17 +39,20 @@ def test_run_trace_text(captures_dir) -> None:
 
 def test_asm_then_disasm_then_run_geometry(tmp_path) -> None:
     src = tmp_path / "g.gsh"
-    src.write_text(".gsh point\n.out p position\n.proc main\n    setemit 0\n    mov p, v0\n    emit\n"
-                   "    setemit 1\n    mov p, v1\n    emit\n    setemit 2, prim\n    mov p, v2\n    emit\n"
-                   "    end\n.end\n")
+    src.write_text(
+        ".gsh point\n.out p position\n.proc main\n    setemit 0\n    mov p, v0\n    emit\n"
+        "    setemit 1\n    mov p, v1\n    emit\n    setemit 2, prim\n    mov p, v2\n    emit\n"
+        "    end\n.end\n"
+    )
     out = tmp_path / "g.shbin"
     res = _invoke("shader", "asm", str(src), "-o", str(out))
     assert res.exit_code == 0 and "10 instructions" in res.output
     assert shbin.parse(out.read_bytes()).dvles[0].is_geometry
     res = _invoke("shader", "disasm", str(out))
     assert ".gsh point" in res.output and "setemit 2, prim" in res.output
-    res = _invoke("shader", "run", str(out), "--set", "v0=1,0,0,1", "--set", "v1=0,1,0,1", "--set", "v2=0,0,1,1",
-                  "--json")
+    res = _invoke(
+        "shader", "run", str(out), "--set", "v0=1,0,0,1", "--set", "v1=0,1,0,1", "--set", "v2=0,0,1,1", "--json"
+    )
     data = json.loads(res.output)
     assert data["triangles"] == [[0, 1, 2]]
     assert [v["o0"] for v in data["vertices"]] == [[1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1]]
@@ -67,7 +70,8 @@ def test_errors_are_one_line(tmp_path) -> None:
 
 
 def test_trace_vertex_records() -> None:
-    setup = setup_from_source("""
+    setup = setup_from_source(
+        """
     .proc main
         cmp v0, lt, ge, v1
         for i0
@@ -76,7 +80,9 @@ def test_trace_vertex_records() -> None:
         mov o0, r0
         end
     .end
-    """, ints={0: (1, 4, 2, 0)})
+    """,
+        ints={0: (1, 4, 2, 0)},
+    )
     recs = trace_vertex(setup, np.array([[1, 2, 3, 4], [2, 2, 2, 2]], np.float32))
     assert [r.step.pc for r in recs] == [0, 1, 2, 2, 3, 4]  # i0.x + 1 = 2 passes of a one-instruction body
     assert recs[0].step.cmp == (True, True)

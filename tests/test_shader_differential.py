@@ -56,7 +56,7 @@ class Gen:
             return f"cmp {self.wide(in_loop)}, {self.pick(CMP_OPS)}, {self.pick(CMP_OPS)}, {self.narrow()}"
         if r < 0.92:
             return f"mova a0{self.pick(('.x', '.y', '.xy'))}, {self.narrow()}\n    nop"
-        return f"sge {self.dst()}, {self.narrow()}, c{int(self.rng.integers(0, 12))}"    # SGEI form
+        return f"sge {self.dst()}, {self.narrow()}, c{int(self.rng.integers(0, 12))}"  # SGEI form
 
     def block(self, depth: int, in_loop: bool, n: int) -> list[str]:
         out: list[str] = []
@@ -83,8 +83,14 @@ class Gen:
         return out
 
     def program(self) -> str:
-        body = ["mov r0, v0", "mov r1, v1", "mov r2, c1", "mov r3, v2.wzyx", "cmp v0, lt, ge, v1",
-                *self.block(0, False, 14)]
+        body = [
+            "mov r0, v0",
+            "mov r1, v1",
+            "mov r2, c1",
+            "mov r3, v2.wzyx",
+            "cmp v0, lt, ge, v1",
+            *self.block(0, False, 14),
+        ]
         body += [f"mov o{k}, r{k}" for k in range(6)] + ["end"]
         sub = [self.arith(False) for _ in range(3)] + ["ifc cmp.y", self.arith(False), self.arith(False), ".end"]
         return "\n".join([".proc main", *body, ".end", ".proc sub", *sub, "nop", ".end"]) + "\n"

@@ -11,7 +11,7 @@ from picaemu.shader.isa import encode, encode_desc
 from picaemu.shader.quick import run_source, setup_from_source
 from picaemu.shader.reference import run_reference
 
-RAMP = {k: (k, k, k, k) for k in range(96)}   # c_k = (k, k, k, k)
+RAMP = {k: (k, k, k, k) for k in range(96)}  # c_k = (k, k, k, k)
 
 
 def inputs(*v0x: float) -> np.ndarray:
@@ -60,7 +60,7 @@ DIVERGENT_IFC = """
 
 def test_divergent_ifc_else() -> None:
     out = run_source(DIVERGENT_IFC, inputs(1, 7, 4, 9), floats=RAMP)
-    np.testing.assert_array_equal(out[:, 0, 0], [11, 14, 14, 18])   # v<5: v+10, else 2v
+    np.testing.assert_array_equal(out[:, 0, 0], [11, 14, 14, 18])  # v<5: v+10, else 2v
 
 
 def test_loop_steps_al_and_keeps_last_increment() -> None:
@@ -77,8 +77,8 @@ def test_loop_steps_al_and_keeps_last_increment() -> None:
     .end
     """
     out = run_source(src, inputs(0), floats=RAMP, ints={0: (3, 2, 3, 0)})
-    assert out[0, 0, 0] == 2 + 5 + 8 + 11          # 4 iterations, aL = 2, 5, 8, 11
-    assert out[0, 1, 0] == 14                       # aL = y + (x+1)*z after the loop
+    assert out[0, 0, 0] == 2 + 5 + 8 + 11  # 4 iterations, aL = 2, 5, 8, 11
+    assert out[0, 1, 0] == 14  # aL = y + (x+1)*z after the loop
 
 
 def test_nested_loops_restore_outer_al() -> None:
@@ -116,8 +116,8 @@ def test_divergent_break_in_loop() -> None:
     .end
     """
     out = run_source(src, inputs(1, 5, 20, 3), floats=RAMP, ints={0: (9, 0, 1, 0)})
-    np.testing.assert_array_equal(out[:, 0, 0], [1, 5, 10, 3])     # the loop runs at most 10 times
-    np.testing.assert_array_equal(out[:, 1, 0], [1, 5, 10, 3])     # aL += 1 also on the breaking iteration
+    np.testing.assert_array_equal(out[:, 0, 0], [1, 5, 10, 3])  # the loop runs at most 10 times
+    np.testing.assert_array_equal(out[:, 1, 0], [1, 5, 10, 3])  # aL += 1 also on the breaking iteration
 
 
 def test_conditional_calls_and_uniform_calls() -> None:
@@ -186,20 +186,26 @@ def _raw_setup(words: list[int], descs: list[int], floats=RAMP) -> ShaderSetup:
     f = np.zeros((96, 4), np.float32)
     for k, v in floats.items():
         f[k] = v
-    return ShaderSetup(code=code, opdescs=ops, float_uniforms=f, int_uniforms=np.zeros((4, 4), np.uint8),
-                       bool_uniforms=np.ones(16, bool), output_mask=1)
+    return ShaderSetup(
+        code=code,
+        opdescs=ops,
+        float_uniforms=f,
+        int_uniforms=np.zeros((4, 4), np.uint8),
+        bool_uniforms=np.ones(16, bool),
+        output_mask=1,
+    )
 
 
 def test_jump_at_end_of_if_scope_is_not_taken() -> None:
     """§10.2 rule 4: a JMPU that is the last instruction of an IF body loses against the scope exit."""
     mov = lambda dst, src: encode("mov", dst=dst, src1=src, desc=0)  # noqa: E731
     words = [
-        encode("ifu", uniform=0, target=3, num=1),      # 0: then = [1, 3), else = [3, 4)
-        mov(0x10, 0x21),                                # 1: r0 = c1
-        encode("jmpu", uniform=0, target=5),            # 2: would jump to 5 - overridden by the IF exit to 4
-        mov(0x10, 0x22),                                # 3: else part (skipped)
-        mov(0x10, 0x23),                                # 4: r0 = c3
-        mov(0x00, 0x10),                                # 5: o0 = r0
+        encode("ifu", uniform=0, target=3, num=1),  # 0: then = [1, 3), else = [3, 4)
+        mov(0x10, 0x21),  # 1: r0 = c1
+        encode("jmpu", uniform=0, target=5),  # 2: would jump to 5 - overridden by the IF exit to 4
+        mov(0x10, 0x22),  # 3: else part (skipped)
+        mov(0x10, 0x23),  # 4: r0 = c3
+        mov(0x00, 0x10),  # 5: o0 = r0
         encode("end"),
     ]
     setup = _raw_setup(words, [encode_desc(0xF)])

@@ -19,13 +19,17 @@ BUDGET = 3000
 def _setup(words: list[int], descs: list[int], ints: list[int], bools: int) -> ShaderSetup:
     code = np.zeros(4096, np.uint32)
     code[: len(words)] = words
-    code[len(words)] = 0x88000000                       # END after the random words
+    code[len(words)] = 0x88000000  # END after the random words
     ops = np.zeros(128, np.uint32)
     ops[: len(descs)] = descs
     rng = np.random.default_rng(len(words))
-    return ShaderSetup(code=code, opdescs=ops, float_uniforms=rng.normal(size=(96, 4)).astype(np.float32),
-                       int_uniforms=np.array(ints, np.uint8).reshape(4, 4),
-                       bool_uniforms=[(bools >> i) & 1 for i in range(16)])
+    return ShaderSetup(
+        code=code,
+        opdescs=ops,
+        float_uniforms=rng.normal(size=(96, 4)).astype(np.float32),
+        int_uniforms=np.array(ints, np.uint8).reshape(4, 4),
+        bool_uniforms=[(bools >> i) & 1 for i in range(16)],
+    )
 
 
 def _outcome(run):
@@ -36,9 +40,12 @@ def _outcome(run):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(words=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=PROGRAM_WORDS),
-       descs=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=8),
-       ints=st.lists(st.integers(0, 6), min_size=16, max_size=16), bools=st.integers(0, 0xFFFF))
+@given(
+    words=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=PROGRAM_WORDS),
+    descs=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=8),
+    ints=st.lists(st.integers(0, 6), min_size=16, max_size=16),
+    bools=st.integers(0, 0xFFFF),
+)
 def test_random_programs(words, descs, ints, bools) -> None:
     # keep targets inside the program most of the time so that flow is exercised, not just rejected
     words = [(w & ~(0xFFF << 10)) | ((w >> 10) % (PROGRAM_WORDS + 2)) << 10 for w in words]
@@ -63,9 +70,12 @@ INVALID_OR_GS = {0x10, 0x11, 0x14, 0x15, 0x16, 0x17, 0x1C, 0x1D, 0x1E, 0x1F, 0x2
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(words=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=PROGRAM_WORDS),
-       descs=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=8),
-       ints=st.lists(st.integers(0, 4), min_size=16, max_size=16), bools=st.integers(0, 0xFFFF))
+@given(
+    words=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=PROGRAM_WORDS),
+    descs=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=8),
+    ints=st.lists(st.integers(0, 4), min_size=16, max_size=16),
+    bools=st.integers(0, 0xFFFF),
+)
 def test_random_valid_programs_agree(words, descs, ints, bools) -> None:
     """Random words with the invalid/GS-only opcodes and BREAK replaced by MUL: mostly programs that finish,
     with arbitrary unstructured flow, so the two interpreters are compared on their results."""

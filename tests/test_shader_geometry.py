@@ -52,7 +52,7 @@ def test_point_mode_one_triangle_per_input_vertex() -> None:
     assert out.winding.tolist() == [False, False]
     np.testing.assert_array_equal(out.vertices[:3, 0], [(10, 20, 0, 1), (11, 20, 0, 1), (10, 21, 0, 1)])
     np.testing.assert_array_equal(out.vertices[3:, 0], [(30, 40, 0, 1), (31, 40, 0, 1), (30, 41, 0, 1)])
-    assert not out.vertices[:, 1:].any()            # outside the output mask
+    assert not out.vertices[:, 1:].any()  # outside the output mask
 
 
 def test_point_mode_concatenates_attributes_across_vertices() -> None:
@@ -111,7 +111,7 @@ def test_emit_buffer_persists_for_strips_and_b15_marks_later_invocations() -> No
     """
     pts = np.array([[[1, 0, 0, 0]], [[2, 0, 0, 0]], [[3, 0, 0, 0]]], np.float32)
     out = _both(_setup(src, num_inputs=1), pts)
-    assert out.triangles.tolist() == [[0, 1, 2], [0, 1, 3]]     # slots 0 and 1 kept from invocation 0
+    assert out.triangles.tolist() == [[0, 1, 2], [0, 1, 3]]  # slots 0 and 1 kept from invocation 0
     np.testing.assert_array_equal(out.vertices[:, 0, 0], [1, 1, 2, 3])
 
 
@@ -161,13 +161,13 @@ def test_variable_size_mode_layout() -> None:
     .end
     """
     setup = _setup(src)
-    verts = np.arange(40, dtype=np.float32).reshape(5, 2, 4)      # 5 vertices x 2 attributes
+    verts = np.arange(40, dtype=np.float32).reshape(5, 2, 4)  # 5 vertices x 2 attributes
     out = _both(setup, verts, [3, 2])
     np.testing.assert_array_equal(out.vertices[0, 0], [3, 3, 3, 3])
     np.testing.assert_array_equal(out.vertices[0, 1], verts[0, 1])
     np.testing.assert_array_equal(out.vertices[1, 0], verts[1, 0])
     np.testing.assert_array_equal(out.vertices[2, 0], verts[2, 0])
-    np.testing.assert_array_equal(out.vertices[3, 0], [2, 2, 2, 2])     # second primitive: N = 2
+    np.testing.assert_array_equal(out.vertices[3, 0], [2, 2, 2, 2])  # second primitive: N = 2
 
 
 def test_trace_one_gs_invocation() -> None:

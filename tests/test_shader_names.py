@@ -50,8 +50,15 @@ def test_builder_records_names_and_they_survive_a_round_trip(tmp_path) -> None:
     assert entry["unit"] == "vs" and entry["entry"] == 0
     got = names.names_for(back.meta, _bound_setup(back))
     # the assembler allocates .fvec in declaration order from c0, .ivec from i0, .bool from b0
-    assert got == {"c0": "mvp[0]", "c1": "mvp[1]", "c2": "mvp[2]", "c3": "mvp[3]", "c4": "light", "i0": "count",
-                   "b0": "lit"}
+    assert got == {
+        "c0": "mvp[0]",
+        "c1": "mvp[1]",
+        "c2": "mvp[2]",
+        "c3": "mvp[3]",
+        "c4": "light",
+        "i0": "count",
+        "b0": "lit",
+    }
 
 
 def test_names_only_label_the_program_they_came_from() -> None:
@@ -67,15 +74,26 @@ def test_names_only_label_the_program_they_came_from() -> None:
     assert names.names_for(cap.meta, setup) == {f"c{i}": f"projection[{i}]" for i in range(4)}
     code = np.array(setup.code)
     code[0] ^= 1  # a different program in the same place
-    assert names.names_for(cap.meta, ShaderSetup(code, setup.opdescs, setup.float_uniforms, setup.int_uniforms,
-                                                 setup.bool_uniforms)) == {}
+    assert (
+        names.names_for(
+            cap.meta, ShaderSetup(code, setup.opdescs, setup.float_uniforms, setup.int_uniforms, setup.bool_uniforms)
+        )
+        == {}
+    )
     assert names.names_for(cap.meta, _bound_setup(cap, "gs")) == {}  # the GS unit holds no named program
     assert names.names_for({}, setup) == {}  # captures without the key
 
 
-@pytest.mark.parametrize("value", ["{", "{}", "[1]", '[{"unit": "vs"}]',
-                                   json.dumps([{**names.program_entry(assemble(VS_COLOR), 0, "vs"),
-                                                "names": {"c0": 3}}])])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "{",
+        "{}",
+        "[1]",
+        '[{"unit": "vs"}]',
+        json.dumps([{**names.program_entry(assemble(VS_COLOR), 0, "vs"), "names": {"c0": 3}}]),
+    ],
+)
 def test_malformed_metadata_is_a_format_error(value: str) -> None:
     setup = ShaderSetup.from_dvle(assemble(VS_COLOR))
     with pytest.raises(FormatError, match="shader_names"):

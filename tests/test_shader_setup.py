@@ -22,7 +22,7 @@ def test_from_state_reads_every_register_by_name() -> None:
     regs[id_of("VSH_INTUNIFORM_I2")] = access.compose("VSH_INTUNIFORM_I2", x=3, y=1, z=2, w=9)
     regs[id_of("VSH_INPUTBUFFER_CONFIG")] = access.compose("VSH_INPUTBUFFER_CONFIG", num_input_minus_1=2, mode=0xA0)
     regs[id_of("VSH_ENTRYPOINT")] = access.compose("VSH_ENTRYPOINT", entry=0x12, upper=0x7FFF)
-    regs[id_of("VSH_ATTRIBUTES_PERMUTATION_LOW")] = 0x76543012          # attr0 -> v2, attr1 -> v1, attr2 -> v0
+    regs[id_of("VSH_ATTRIBUTES_PERMUTATION_LOW")] = 0x76543012  # attr0 -> v2, attr1 -> v1, attr2 -> v0
     regs[id_of("VSH_ATTRIBUTES_PERMUTATION_HIGH")] = 0xFEDCBA98
     regs[id_of("VSH_OUTMAP_MASK")] = 0x0013
     regs[id_of("VSH_OUTMAP_TOTAL1")] = access.compose("VSH_OUTMAP_TOTAL1", count_minus_1=2)
@@ -34,14 +34,15 @@ def test_from_state_reads_every_register_by_name() -> None:
     assert (s.num_inputs, s.entry, s.output_mask, s.num_outputs) == (3, 0x12, 0x13, 3)
     assert s.input_permutation[:4] == (2, 1, 0, 3) and s.input_permutation[15] == 15
     assert s.code[:3].tolist() == [1, 2, 3] and s.float_uniforms[4].tolist() == [1, 2, 3, 4]
-    state.vs.code[0] = 99                               # the setup is a snapshot
+    state.vs.code[0] = 99  # the setup is a snapshot
     assert s.code[0] == 1 and not s.code.flags.writeable
 
 
 def test_from_state_geometry_fields() -> None:
     state = GpuState()
-    state.regs[id_of("GSH_MISC0")] = access.compose("GSH_MISC0", mode=2, fixed_vertices_minus_1=2,
-                                                    fixed_stride_minus_1=1, fixed_uniform_start=8, fixed_mode=1)
+    state.regs[id_of("GSH_MISC0")] = access.compose(
+        "GSH_MISC0", mode=2, fixed_vertices_minus_1=2, fixed_stride_minus_1=1, fixed_uniform_start=8, fixed_mode=1
+    )
     state.regs[id_of("GSH_INPUTBUFFER_CONFIG")] = access.compose("GSH_INPUTBUFFER_CONFIG", num_input_minus_1=5)
     g = ShaderSetup.from_state(state, "gs")
     assert (g.unit, g.num_inputs, g.code_words) == ("gs", 6, 4096)
@@ -69,7 +70,7 @@ def test_end_to_end_through_the_command_processor(captures_dir) -> None:
     attrs[:, 0] = [(1, 2, 3, 0), (-1, 0.5, 0, 0)]
     attrs[:, 1] = [(1, 0, 0, 1), (0, 0, 1, 1)]
     out = run_vertex_shader(setup, attrs)
-    np.testing.assert_array_equal(out[:, 0], [(2, 4, 6, 1), (-2, 1, 0, 1)])     # w forced to c95.w = 1
+    np.testing.assert_array_equal(out[:, 0], [(2, 4, 6, 1), (-2, 1, 0, 1)])  # w forced to c95.w = 1
     np.testing.assert_array_equal(out[:, 1], attrs[:, 1])
     assert not out[:, 2:].any()
 
@@ -88,7 +89,7 @@ def test_permutation_maps_attribute_k_to_register() -> None:
     attrs = np.zeros((1, 16, 4), np.float32)
     attrs[0, 0] = (7, 8, 9, 10)
     out = run_vertex_shader(s, attrs)
-    assert out[0, 0].tolist() == [7, 8, 9, 10]       # attribute 0 landed in v3, which the program copies
+    assert out[0, 0].tolist() == [7, 8, 9, 10]  # attribute 0 landed in v3, which the program copies
 
 
 def _passthrough():
@@ -97,13 +98,23 @@ def _passthrough():
     return assemble(".out p position\n.proc main\n    mov p, v3\n    end\n.end\n")
 
 
-@pytest.mark.parametrize("offset, expected", [
-    (13, 53), (60, 1), (88, 0), (128, 40), (-42, 1), (-73, 95), (-129, 40), (0, 40),
-])
+@pytest.mark.parametrize(
+    "offset, expected",
+    [
+        (13, 53),
+        (60, 1),
+        (88, 0),
+        (128, 40),
+        (-42, 1),
+        (-73, 95),
+        (-129, 40),
+        (0, 40),
+    ],
+)
 def test_relative_addressing_worked_values(offset: int, expected: float) -> None:
     src = ".proc main\n    mova a0.x, v0\n    mov o0, c40[a0.x]\n    end\n.end\n"
     floats = {k: (k, k, k, k) for k in range(96)}
-    floats[1] = (7, 7, 7, 7)   # so that "out of range -> (1,1,1,1)" is not confused with c1
+    floats[1] = (7, 7, 7, 7)  # so that "out of range -> (1,1,1,1)" is not confused with c1
     a = np.zeros((1, 16, 4), np.float32)
     a[0, 0] = offset
     assert run_source(src, a, floats=floats)[0, 0, 0] == expected

@@ -148,8 +148,10 @@ def test_alpha_test_and_blend_pass_through() -> None:
     sstate = ShadingState.from_state(st)
     src = np.array([[100, 100, 100, 5], [100, 100, 100, 50]], np.uint8)
     assert alpha_test(sstate, src).tolist() == [False, True]
-    assert [blend_color(sstate.blend, tuple(c), tuple(c)) for c in src.tolist()] == [(200, 200, 200, 10),
-                                                                                    (200, 200, 200, 100)]
+    assert [blend_color(sstate.blend, tuple(c), tuple(c)) for c in src.tolist()] == [
+        (200, 200, 200, 10),
+        (200, 200, 200, 100),
+    ]
 
 
 def test_hostile_register_states_raise_named_errors_only() -> None:
@@ -191,19 +193,29 @@ def _valid_random_tev(st: GpuState, rng: np.random.Generator) -> None:
     for n in range(6):
         p = f"TEXENV{n}"
         st.regs[id_of(f"{p}_SOURCE")] = access.compose(
-            f"{p}_SOURCE", **{f"{k}_src{i}": pick(sources) for k in ("rgb", "alpha") for i in range(3)})
+            f"{p}_SOURCE", **{f"{k}_src{i}": pick(sources) for k in ("rgb", "alpha") for i in range(3)}
+        )
         st.regs[id_of(f"{p}_OPERAND")] = access.compose(
-            f"{p}_OPERAND", **{f"rgb_op{i}": pick(rgb_ops) for i in range(3)},
-            **{f"alpha_op{i}": pick(range(8)) for i in range(3)})
+            f"{p}_OPERAND",
+            **{f"rgb_op{i}": pick(rgb_ops) for i in range(3)},
+            **{f"alpha_op{i}": pick(range(8)) for i in range(3)},
+        )
         st.regs[id_of(f"{p}_COMBINER")] = access.compose(
-            f"{p}_COMBINER", rgb_combine=pick(range(10)), alpha_combine=pick([0, 1, 2, 3, 4, 5, 8, 9]))
+            f"{p}_COMBINER", rgb_combine=pick(range(10)), alpha_combine=pick([0, 1, 2, 3, 4, 5, 8, 9])
+        )
     st.regs[id_of("TEXENV_UPDATE_BUFFER")] = access.compose(
-        "TEXENV_UPDATE_BUFFER", fog_mode=pick([0, 5]), fog_z_flip=pick([0, 1]),
-        **{f"{k}_update{i}": pick([0, 1]) for k in ("rgb", "alpha") for i in range(4)})
+        "TEXENV_UPDATE_BUFFER",
+        fog_mode=pick([0, 5]),
+        fog_z_flip=pick([0, 1]),
+        **{f"{k}_update{i}": pick([0, 1]) for k in ("rgb", "alpha") for i in range(4)},
+    )
     st.regs[id_of("COLOR_OPERATION")] = access.compose("COLOR_OPERATION", blend_mode=pick([0, 1]))
     st.regs[id_of("BLEND_FUNC")] = access.compose(
-        "BLEND_FUNC", **{k: pick(range(15)) for k in ("rgb_src", "rgb_dst", "alpha_src", "alpha_dst")},
-        rgb_equation=pick(range(8)), alpha_equation=pick(range(8)))
+        "BLEND_FUNC",
+        **{k: pick(range(15)) for k in ("rgb_src", "rgb_dst", "alpha_src", "alpha_dst")},
+        rgb_equation=pick(range(8)),
+        alpha_equation=pick(range(8)),
+    )
     st.fog_lut[:] = rng.integers(0, 1 << 24, 128)
 
 

@@ -30,16 +30,16 @@ def test_texel_byte_order():
 
 def test_state_from_register():
     s = GpuState()
-    s.regs[id_of("FRAGOP_SHADOW")] = access.compose("FRAGOP_SHADOW", constant=numeric.to_f16(2.0),
-                                                    linear=numeric.to_f16(-1.0))
+    s.regs[id_of("FRAGOP_SHADOW")] = access.compose(
+        "FRAGOP_SHADOW", constant=numeric.to_f16(2.0), linear=numeric.to_f16(-1.0)
+    )
     assert ShadowState.from_state(s) == ShadowState(2.0, -1.0)
 
 
 def _run(frags: list[tuple[int, float, int]], pixels: int = 3) -> list[list[int]]:
     texels = np.full((pixels, 4), 0xFF, np.uint8)
     pix, depth, inten = zip(*frags, strict=True)
-    shadow_write(ShadowState(2.0, -1.0), np.array(pix), np.array(depth, np.float32), np.array(inten, np.uint8),
-                 texels)
+    shadow_write(ShadowState(2.0, -1.0), np.array(pix), np.array(depth, np.float32), np.array(inten, np.uint8), texels)
     return [[int(d), int(s)] for d, s in zip(*unpack_texels(texels), strict=True)]
 
 
@@ -67,13 +67,16 @@ def _rgba(depth: int, intensity: int) -> list[int]:
     return [intensity, depth & 0xFF, (depth >> 8) & 0xFF, depth >> 16]  # R G B A as a texture unit decodes it
 
 
-@pytest.mark.parametrize(("ref", "bias", "expected"), [
-    (0.5, 0, 200),  # z = 0x7FFFFF <= 0x800000: lit
-    (0.6, 0, 0),  # z = 10066329 > 0x800000: shadowed
-    (0.6, 0x200000, 200),  # z = 7969177 after the bias
-    (0.6, 0x200001, 200),  # bit 0 (orthographic flag) is not bias
-    (0.0, 0x7FFFFE, 200),  # z clamps at 0
-])
+@pytest.mark.parametrize(
+    ("ref", "bias", "expected"),
+    [
+        (0.5, 0, 200),  # z = 0x7FFFFF <= 0x800000: lit
+        (0.6, 0, 0),  # z = 10066329 > 0x800000: shadowed
+        (0.6, 0x200000, 200),  # z = 7969177 after the bias
+        (0.6, 0x200001, 200),  # bit 0 (orthographic flag) is not bias
+        (0.0, 0x7FFFFE, 200),  # z clamps at 0
+    ],
+)
 def test_compare(ref: float, bias: int, expected: int):
     texels = np.array([_rgba(0x800000, 200)], np.uint8)
     out = shadow_compare(texels, np.array([ref], np.float32), bias)
@@ -87,8 +90,9 @@ def test_compare_with_filter_weights():
 
 
 def test_reference_depths():
-    uv, ref = shadow_coords_2d(np.array([[0.5, 0.25], [0.5, 0.25]], np.float32), np.array([2.0, 0.5], np.float32),
-                               perspective=True)
+    uv, ref = shadow_coords_2d(
+        np.array([[0.5, 0.25], [0.5, 0.25]], np.float32), np.array([2.0, 0.5], np.float32), perspective=True
+    )
     assert uv.tolist() == [[0.25, 0.125], [1.0, 0.5]] and ref.tolist() == [1.0, 0.5]
     uv, _ = shadow_coords_2d(np.array([[0.5, 0.25]], np.float32), np.array([2.0], np.float32), perspective=False)
     assert uv.tolist() == [[0.5, 0.25]]
@@ -101,20 +105,35 @@ def test_shadow_map_feeds_lighting():
     from picaemu.raster.fragments import Fragments
 
     texels = np.full((4, 4), 0xFF, np.uint8)
-    shadow_write(ShadowState(1.0, 0.0), np.array([0, 1]), np.array([0.3, 0.3], np.float32),
-                 np.zeros(2, np.uint8), texels)  # occluder over pixels 0 and 1
+    shadow_write(
+        ShadowState(1.0, 0.0), np.array([0, 1]), np.array([0.3, 0.3], np.float32), np.zeros(2, np.uint8), texels
+    )  # occluder over pixels 0 and 1
     rgba = texels[:, [3, 2, 1, 0]]  # what a texture unit decodes: R = byte 3 ... A = byte 0
     lit = shadow_compare(rgba, np.full(4, 0.6, np.float32), 0)
     assert lit[:, 0].tolist() == [0, 0, 255, 255]
 
     s = GpuState()
-    for name, fields in (("LIGHTING_ENABLE0", dict(enable=1)),
-                         ("LIGHTING_CONFIG0", dict(shadow_enable=1, shadow_primary=1, shadow_unit=0)),
-                         ("LIGHTING_CONFIG1", dict(d0_disable=1, d1_disable=1, fr_disable=1, rb_disable=1,
-                                                   rg_disable=1, rr_disable=1, spot_disable0=1,
-                                                   dist_atten_disable0=1)),
-                         ("LIGHT0_Z", dict(z=numeric.to_f16(1.0))), ("LIGHT0_CONFIG", dict(type=1)),
-                         ("LIGHT0_DIFFUSE", dict(r=200, g=200, b=200)), ("LIGHTING_AMBIENT", dict(r=30, g=30, b=30))):
+    for name, fields in (
+        ("LIGHTING_ENABLE0", dict(enable=1)),
+        ("LIGHTING_CONFIG0", dict(shadow_enable=1, shadow_primary=1, shadow_unit=0)),
+        (
+            "LIGHTING_CONFIG1",
+            dict(
+                d0_disable=1,
+                d1_disable=1,
+                fr_disable=1,
+                rb_disable=1,
+                rg_disable=1,
+                rr_disable=1,
+                spot_disable0=1,
+                dist_atten_disable0=1,
+            ),
+        ),
+        ("LIGHT0_Z", dict(z=numeric.to_f16(1.0))),
+        ("LIGHT0_CONFIG", dict(type=1)),
+        ("LIGHT0_DIFFUSE", dict(r=200, g=200, b=200)),
+        ("LIGHTING_AMBIENT", dict(r=30, g=30, b=30)),
+    ):
         s.regs[id_of(name)] = access.compose(name, **fields)
     frags = Fragments.empty(4)
     frags.quat[:] = (0, 0, 0, 1)

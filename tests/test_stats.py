@@ -98,8 +98,17 @@ def test_texel_counts_nearest_and_bilinear(filt: str, taps: int) -> None:
     b.tev(0, rgb=("texture 0",))
     b.passthrough_tev()
     b.depth_test(False)
-    pos = np.array([[100, 50, 0.2, 1], [200, 50, 0.2, 1], [200, 150, 0.2, 1], [100, 50, 0.2, 1], [200, 150, 0.2, 1],
-                    [100, 150, 0.2, 1]], np.float32)
+    pos = np.array(
+        [
+            [100, 50, 0.2, 1],
+            [200, 50, 0.2, 1],
+            [200, 150, 0.2, 1],
+            [100, 50, 0.2, 1],
+            [200, 150, 0.2, 1],
+            [100, 150, 0.2, 1],
+        ],
+        np.float32,
+    )
     b.vertices([pos, pos[:, :2] / 256, np.ones((6, 4), np.float32)])
     b.draw(6)
     b.end_frame()
@@ -109,17 +118,30 @@ def test_texel_counts_nearest_and_bilinear(filt: str, taps: int) -> None:
 
 def test_stats_cli(captures_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
-    res = runner.invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--per", "frame", "--json",
-                               "--plot", str(tmp_path / "p.png"), "--fragment-map", "depth-complexity",
-                               str(tmp_path / "m.png")])
+    res = runner.invoke(
+        main,
+        [
+            "stats",
+            str(captures_dir / "scene1_triangle"),
+            "--per",
+            "frame",
+            "--json",
+            "--plot",
+            str(tmp_path / "p.png"),
+            "--fragment-map",
+            "depth-complexity",
+            str(tmp_path / "m.png"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["per"] == "frame" and doc["rows"][1]["fragments_written"] == TRIANGLE_AREA
     assert (tmp_path / "p.png").is_file() and (tmp_path / "m.png").is_file()
     res = runner.invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--csv"])
     assert res.exit_code == 0 and res.output.splitlines()[0].startswith("frame,draw,event,kind")
-    res = runner.invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--fragment-map", "overdraw",
-                               str(tmp_path / "o.png")])
+    res = runner.invoke(
+        main, ["stats", str(captures_dir / "scene1_triangle"), "--fragment-map", "overdraw", str(tmp_path / "o.png")]
+    )
     assert res.exit_code == 0, res.output
     overdraw = np.asarray(Image.open(tmp_path / "o.png"))
     assert (overdraw.reshape(-1, 3) == [0, 0, 255]).all(axis=1).sum() == TRIANGLE_AREA  # heat color of 1
@@ -132,12 +154,26 @@ def test_plot_has_axes_labels_values_and_fate_stacks(captures_dir: Path, tmp_pat
     res = CliRunner().invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--plot", str(svg), "--json"])
     assert res.exit_code == 0, res.output
     text = svg.read_text()
-    for label in ("fragment fates", "fragments", "geometry", "ms", "draw", "written", "scissor", "alpha test",
-                  "stencil test", "depth test", "vertices shaded", "primitives rasterized", str(TRIANGLE_AREA)):
+    for label in (
+        "fragment fates",
+        "fragments",
+        "geometry",
+        "ms",
+        "draw",
+        "written",
+        "scissor",
+        "alpha test",
+        "stencil test",
+        "depth test",
+        "vertices shaded",
+        "primitives rasterized",
+        str(TRIANGLE_AREA),
+    ):
         assert f"<!-- {label} -->" in text, label  # matplotlib marks each text element with a comment
     png = tmp_path / "frames.png"
-    res = CliRunner().invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--per", "frame", "--plot",
-                                    str(png), "--csv"])
+    res = CliRunner().invoke(
+        main, ["stats", str(captures_dir / "scene1_triangle"), "--per", "frame", "--plot", str(png), "--csv"]
+    )
     assert res.exit_code == 0 and Image.open(png).size == (1000, 750)
     res = CliRunner().invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--plot", str(tmp_path / "p.gif")])
     assert res.exit_code == 2 and "use .png, .svg or .pdf" in res.stderr
@@ -146,11 +182,26 @@ def test_plot_has_axes_labels_values_and_fate_stacks(captures_dir: Path, tmp_pat
 def test_fate_stack_adds_up_to_the_rasterized_fragments() -> None:
     from picaemu.analysis.plot import fate_stack
 
-    rows = [{"fragments_rasterized": 100, "fragments_written": 50, "killed_scissor": 5, "killed_alpha": 10,
-             "killed_stencil": 0, "killed_depth": 20}, {"fragments_rasterized": 7, "fragments_written": 7}]
+    rows = [
+        {
+            "fragments_rasterized": 100,
+            "fragments_written": 50,
+            "killed_scissor": 5,
+            "killed_alpha": 10,
+            "killed_stencil": 0,
+            "killed_depth": 20,
+        },
+        {"fragments_rasterized": 7, "fragments_written": 7},
+    ]
     stack = fate_stack(rows)
-    assert [label for label, _, _ in stack] == ["written", "scissor", "alpha test", "stencil test", "depth test",
-                                                 "other"]
+    assert [label for label, _, _ in stack] == [
+        "written",
+        "scissor",
+        "alpha test",
+        "stencil test",
+        "depth test",
+        "other",
+    ]
     assert np.array_equal(sum(v for _, _, v in stack), [100, 7]) and np.array_equal(stack[-1][2], [15, 0])
 
 

@@ -20,15 +20,29 @@ def _passthrough(regs: np.ndarray) -> None:
         regs[id_of(f"TEXENV{n}_SOURCE")] = access.compose(f"TEXENV{n}_SOURCE", rgb_src0=PREV, alpha_src0=PREV)
 
 
-def _stage(regs: np.ndarray, n: int, *, rgb=(PRIMARY, PRIMARY, PRIMARY), alpha=(PRIMARY, PRIMARY, PRIMARY),
-           rgb_ops=(0, 0, 0), alpha_ops=(0, 0, 0), combine=(0, 0), const=(0, 0, 0, 0), scale=(0, 0)) -> None:
+def _stage(
+    regs: np.ndarray,
+    n: int,
+    *,
+    rgb=(PRIMARY, PRIMARY, PRIMARY),
+    alpha=(PRIMARY, PRIMARY, PRIMARY),
+    rgb_ops=(0, 0, 0),
+    alpha_ops=(0, 0, 0),
+    combine=(0, 0),
+    const=(0, 0, 0, 0),
+    scale=(0, 0),
+) -> None:
     p = f"TEXENV{n}"
     regs[id_of(f"{p}_SOURCE")] = access.compose(
-        f"{p}_SOURCE", **{f"rgb_src{i}": v for i, v in enumerate(rgb)},
-        **{f"alpha_src{i}": v for i, v in enumerate(alpha)})
+        f"{p}_SOURCE",
+        **{f"rgb_src{i}": v for i, v in enumerate(rgb)},
+        **{f"alpha_src{i}": v for i, v in enumerate(alpha)},
+    )
     regs[id_of(f"{p}_OPERAND")] = access.compose(
-        f"{p}_OPERAND", **{f"rgb_op{i}": v for i, v in enumerate(rgb_ops)},
-        **{f"alpha_op{i}": v for i, v in enumerate(alpha_ops)})
+        f"{p}_OPERAND",
+        **{f"rgb_op{i}": v for i, v in enumerate(rgb_ops)},
+        **{f"alpha_op{i}": v for i, v in enumerate(alpha_ops)},
+    )
     regs[id_of(f"{p}_COMBINER")] = access.compose(f"{p}_COMBINER", rgb_combine=combine[0], alpha_combine=combine[1])
     regs[id_of(f"{p}_COLOR")] = access.compose(f"{p}_COLOR", **dict(zip("rgba", const, strict=True)))
     regs[id_of(f"{p}_SCALE")] = access.compose(f"{p}_SCALE", rgb_scale=scale[0], alpha_scale=scale[1])
@@ -43,22 +57,26 @@ def _one_stage(op: int, a: tuple, b: tuple, c: tuple, scale: int = 0, alpha_op: 
     regs = np.zeros(0x300, np.uint32)
     _passthrough(regs)
     alpha_op = op if alpha_op is None else alpha_op
-    _stage(regs, 0, rgb=(PRIMARY, TEX0, TEX1), alpha=(PRIMARY, TEX0, TEX1), combine=(op, alpha_op),
-           scale=(scale, scale))
+    _stage(
+        regs, 0, rgb=(PRIMARY, TEX0, TEX1), alpha=(PRIMARY, TEX0, TEX1), combine=(op, alpha_op), scale=(scale, scale)
+    )
     return _run(regs, {PRIMARY: a, TEX0: b, TEX1: c})
 
 
 A, B, C = (200, 100, 50, 200), (100, 200, 64, 100), (64, 64, 200, 64)
 
 
-@pytest.mark.parametrize(("op", "expected"), [
-    (0, (200, 100, 50, 200)),  # replace
-    (1, (78, 78, 12, 78)),  # modulate: 200*100/255 = 78.4; 50*64/255 = 12.5
-    (2, (255, 255, 114, 255)),  # add
-    (3, (172, 172, 0, 172)),  # add signed: 300-128; 50+64-128 < 0
-    (5, (100, 0, 0, 100)),  # subtract
-    (8, (142, 142, 212, 142)),  # a*b/255 + c: (20000 + 16320)/255 = 142.4; (3200 + 51000)/255 = 212.5
-])
+@pytest.mark.parametrize(
+    ("op", "expected"),
+    [
+        (0, (200, 100, 50, 200)),  # replace
+        (1, (78, 78, 12, 78)),  # modulate: 200*100/255 = 78.4; 50*64/255 = 12.5
+        (2, (255, 255, 114, 255)),  # add
+        (3, (172, 172, 0, 172)),  # add signed: 300-128; 50+64-128 < 0
+        (5, (100, 0, 0, 100)),  # subtract
+        (8, (142, 142, 212, 142)),  # a*b/255 + c: (20000 + 16320)/255 = 142.4; (3200 + 51000)/255 = 212.5
+    ],
+)
 def test_combine_ops(op: int, expected: tuple) -> None:
     assert _one_stage(op, A, B, C) == expected
 
@@ -89,11 +107,21 @@ def test_dot3_rgba_replaces_alpha() -> None:
 COLOR = (10, 20, 30, 40)
 
 
-@pytest.mark.parametrize(("operand", "rgb"), [
-    (0x0, (10, 20, 30)), (0x1, (245, 235, 225)), (0x2, (40, 40, 40)), (0x3, (215, 215, 215)),
-    (0x4, (10, 10, 10)), (0x5, (245, 245, 245)), (0x8, (20, 20, 20)), (0x9, (235, 235, 235)),
-    (0xC, (30, 30, 30)), (0xD, (225, 225, 225)),
-])
+@pytest.mark.parametrize(
+    ("operand", "rgb"),
+    [
+        (0x0, (10, 20, 30)),
+        (0x1, (245, 235, 225)),
+        (0x2, (40, 40, 40)),
+        (0x3, (215, 215, 215)),
+        (0x4, (10, 10, 10)),
+        (0x5, (245, 245, 245)),
+        (0x8, (20, 20, 20)),
+        (0x9, (235, 235, 235)),
+        (0xC, (30, 30, 30)),
+        (0xD, (225, 225, 225)),
+    ],
+)
 def test_rgb_operands(operand: int, rgb: tuple) -> None:
     regs = np.zeros(0x300, np.uint32)
     _passthrough(regs)
@@ -101,8 +129,9 @@ def test_rgb_operands(operand: int, rgb: tuple) -> None:
     assert _run(regs, {PRIMARY: COLOR})[:3] == rgb
 
 
-@pytest.mark.parametrize(("operand", "alpha"), [(0, 40), (1, 215), (2, 10), (3, 245), (4, 20), (5, 235), (6, 30),
-                                                (7, 225)])
+@pytest.mark.parametrize(
+    ("operand", "alpha"), [(0, 40), (1, 215), (2, 10), (3, 245), (4, 20), (5, 235), (6, 30), (7, 225)]
+)
 def test_alpha_operands(operand: int, alpha: int) -> None:
     regs = np.zeros(0x300, np.uint32)
     _passthrough(regs)
@@ -139,8 +168,9 @@ def test_stage0_alpha_previous_reads_zero_not_slot2() -> None:
     assert _run(regs, {TEX0: (5, 6, 7, 8), TEX1: (1, 2, 3, 20)}) == (6, 8, 10, 20)
 
 
-@pytest.mark.parametrize(("scale", "expected"),
-                         [((0, 2), (1, 1, 1, 4)), ((1, 0), (2, 2, 2, 1)), ((2, 1), (4, 4, 4, 2))])
+@pytest.mark.parametrize(
+    ("scale", "expected"), [((0, 2), (1, 1, 1, 4)), ((1, 0), (2, 2, 2, 1)), ((2, 1), (4, 4, 4, 2))]
+)
 def test_dot3_rgba_alpha_uses_the_alpha_scale(scale: tuple[int, int], expected: tuple) -> None:
     """dot3 of (255, 0, 128) and (0, 0, 128) is 1 (see above); RGB takes the RGB scale, alpha the alpha scale."""
     regs = np.zeros(0x300, np.uint32)
@@ -190,18 +220,42 @@ def test_undefined_codes_raise_only_when_read() -> None:
 
 
 # --- differential: a scalar restatement of the reference's combiner ------------------------------------------
-RGB_OPERAND = {0: ((0, 1, 2), False), 1: ((0, 1, 2), True), 2: ((3, 3, 3), False), 3: ((3, 3, 3), True),
-               4: ((0, 0, 0), False), 5: ((0, 0, 0), True), 8: ((1, 1, 1), False), 9: ((1, 1, 1), True),
-               12: ((2, 2, 2), False), 13: ((2, 2, 2), True)}
-ALPHA_OPERAND = {0: (3, False), 1: (3, True), 2: (0, False), 3: (0, True), 4: (1, False), 5: (1, True),
-                 6: (2, False), 7: (2, True)}
+RGB_OPERAND = {
+    0: ((0, 1, 2), False),
+    1: ((0, 1, 2), True),
+    2: ((3, 3, 3), False),
+    3: ((3, 3, 3), True),
+    4: ((0, 0, 0), False),
+    5: ((0, 0, 0), True),
+    8: ((1, 1, 1), False),
+    9: ((1, 1, 1), True),
+    12: ((2, 2, 2), False),
+    13: ((2, 2, 2), True),
+}
+ALPHA_OPERAND = {
+    0: (3, False),
+    1: (3, True),
+    2: (0, False),
+    3: (0, True),
+    4: (1, False),
+    5: (1, True),
+    6: (2, False),
+    7: (2, True),
+}
 SOURCES = (PRIMARY, TEX0, TEX1, BUFFER, CONST, PREV)
 
 
 def _op(op: int, a: int, b: int, c: int) -> int:
-    table = {0: a, 1: a * b // 255, 2: min(a + b, 255), 3: min(max(a + b - 128, 0), 255),
-             4: (a * c + b * (255 - c)) // 255, 5: max(a - b, 0), 8: min((a * b + 255 * c) // 255, 255),
-             9: min(a + b, 255) * c // 255}
+    table = {
+        0: a,
+        1: a * b // 255,
+        2: min(a + b, 255),
+        3: min(max(a + b - 128, 0), 255),
+        4: (a * c + b * (255 - c)) // 255,
+        5: max(a - b, 0),
+        8: min((a * b + 255 * c) // 255, 255),
+        9: min(a + b, 255) * c // 255,
+    }
     return table[op]
 
 
@@ -210,10 +264,12 @@ def _dot3(x: list[int], y: list[int]) -> int:
     return min(max(sum(int(t / 256) for t in terms), 0), 255)  # each term truncated toward zero
 
 
-def _scalar_tev(stages: list[dict], buffer_color: list[int], update: list[tuple[int, int]],
-                inputs: dict[int, list[int]]) -> list[int]:
+def _scalar_tev(
+    stages: list[dict], buffer_color: list[int], update: list[tuple[int, int]], inputs: dict[int, list[int]]
+) -> list[int]:
     out, buf, nxt = [0, 0, 0, 0], [0, 0, 0, 0], list(buffer_color)
     for n, st in enumerate(stages):
+
         def source(code: int, rgb: bool, slot: int, st=st, n=n, out=out, buf=buf) -> list[int]:
             if n == 0 and rgb and slot < 2 and code == PREV:
                 code = st["rgb"][2]
@@ -245,22 +301,40 @@ def _scalar_tev(stages: list[dict], buffer_color: list[int], update: list[tuple[
 @pytest.mark.parametrize("seed", range(12))
 def test_matches_scalar_restatement(seed: int) -> None:
     rng = random.Random(seed)
-    stages = [dict(rgb=[rng.choice(SOURCES) for _ in range(3)], alpha=[rng.choice(SOURCES) for _ in range(3)],
-                   rgb_ops=[rng.choice(list(RGB_OPERAND)) for _ in range(3)],
-                   alpha_ops=[rng.choice(list(ALPHA_OPERAND)) for _ in range(3)],
-                   combine=(rng.randrange(10), rng.choice([0, 1, 2, 3, 4, 5, 8, 9])),
-                   const=[rng.randrange(256) for _ in range(4)], scale=(rng.randrange(4), rng.randrange(4)))
-              for _ in range(6)]
+    stages = [
+        dict(
+            rgb=[rng.choice(SOURCES) for _ in range(3)],
+            alpha=[rng.choice(SOURCES) for _ in range(3)],
+            rgb_ops=[rng.choice(list(RGB_OPERAND)) for _ in range(3)],
+            alpha_ops=[rng.choice(list(ALPHA_OPERAND)) for _ in range(3)],
+            combine=(rng.randrange(10), rng.choice([0, 1, 2, 3, 4, 5, 8, 9])),
+            const=[rng.randrange(256) for _ in range(4)],
+            scale=(rng.randrange(4), rng.randrange(4)),
+        )
+        for _ in range(6)
+    ]
     buffer_color = [rng.randrange(256) for _ in range(4)]
     update = [(rng.randrange(2), rng.randrange(2)) for _ in range(4)]
     regs = np.zeros(0x300, np.uint32)
     for n, st in enumerate(stages):
-        _stage(regs, n, rgb=st["rgb"], alpha=st["alpha"], rgb_ops=st["rgb_ops"], alpha_ops=st["alpha_ops"],
-               combine=st["combine"], const=st["const"], scale=st["scale"])
-    regs[id_of("TEXENV_BUFFER_COLOR")] = access.compose("TEXENV_BUFFER_COLOR", **dict(zip("rgba", buffer_color,
-                                                                                       strict=True)))
-    regs[id_of("TEXENV_UPDATE_BUFFER")] = access.compose("TEXENV_UPDATE_BUFFER", **{
-        f"{k}_update{n}": u[i] for n, u in enumerate(update) for i, k in enumerate(("rgb", "alpha"))})
+        _stage(
+            regs,
+            n,
+            rgb=st["rgb"],
+            alpha=st["alpha"],
+            rgb_ops=st["rgb_ops"],
+            alpha_ops=st["alpha_ops"],
+            combine=st["combine"],
+            const=st["const"],
+            scale=st["scale"],
+        )
+    regs[id_of("TEXENV_BUFFER_COLOR")] = access.compose(
+        "TEXENV_BUFFER_COLOR", **dict(zip("rgba", buffer_color, strict=True))
+    )
+    regs[id_of("TEXENV_UPDATE_BUFFER")] = access.compose(
+        "TEXENV_UPDATE_BUFFER",
+        **{f"{k}_update{n}": u[i] for n, u in enumerate(update) for i, k in enumerate(("rgb", "alpha"))},
+    )
     nrng = np.random.default_rng(seed)
     count = 50
     inputs = {code: nrng.integers(0, 256, (count, 4), dtype=np.uint8) for code in (PRIMARY, TEX0, TEX1)}

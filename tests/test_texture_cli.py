@@ -40,8 +40,23 @@ def test_encode_then_decode_with_offset_and_level(tmp_path: Path) -> None:
     (tmp_path / "all.bin").write_bytes(b"HEAD" + level0 + level1)
     for level in ("0", "1"):
         out = tmp_path / f"out{level}.png"
-        res = _run("texture", "decode", str(tmp_path / "all.bin"), "--format", "4", "--width", "16", "--height", "16",
-                   "--offset", "4", "--level", level, "-o", str(out))
+        res = _run(
+            "texture",
+            "decode",
+            str(tmp_path / "all.bin"),
+            "--format",
+            "4",
+            "--width",
+            "16",
+            "--height",
+            "16",
+            "--offset",
+            "4",
+            "--level",
+            level,
+            "-o",
+            str(out),
+        )
         assert res.exit_code == 0, res.output
         dec = read_rgba(out)
         if level == "1":

@@ -46,8 +46,10 @@ def test_every_byte_format_at_tiled_positions(fmt: str, texel: bytes, rgba: tupl
     assert (img[others] == zero).all()
 
 
-@pytest.mark.parametrize(("fmt", "lo", "hi"), [("I4", (0xAA, 0xAA, 0xAA, 255), (0x77, 0x77, 0x77, 255)),
-                                              ("A4", (0, 0, 0, 0xAA), (0, 0, 0, 0x77))])
+@pytest.mark.parametrize(
+    ("fmt", "lo", "hi"),
+    [("I4", (0xAA, 0xAA, 0xAA, 255), (0x77, 0x77, 0x77, 255)), ("A4", (0, 0, 0, 0xAA), (0, 0, 0, 0x77))],
+)
 def test_4bit_low_nibble_is_the_even_texel(fmt: str, lo: tuple, hi: tuple) -> None:
     data = bytearray(32)
     data[6] = 0x7A  # texels 12 (low nibble) and 13 (high nibble)
@@ -92,20 +94,43 @@ def test_reads_from_emulated_memory() -> None:
 
 # --- ETC1 -------------------------------------------------------------------------------------------------------
 
+
 def _bits(pixels: list[int]) -> int:
     return sum(1 << n for n in pixels)
 
 
 def _etc_individual() -> int:
     # R1 A, R2 5, G1 3, G2 C, B1 0, B2 F, table 0 / 7, diff 0, flip 0; MSB set for pixels 13, 11; LSB for 13, 6
-    return (0xA << 60 | 0x5 << 56 | 0x3 << 52 | 0xC << 48 | 0x0 << 44 | 0xF << 40 | 0 << 37 | 7 << 34
-            | _bits([13, 11]) << 16 | _bits([13, 6]))
+    return (
+        0xA << 60
+        | 0x5 << 56
+        | 0x3 << 52
+        | 0xC << 48
+        | 0x0 << 44
+        | 0xF << 40
+        | 0 << 37
+        | 7 << 34
+        | _bits([13, 11]) << 16
+        | _bits([13, 6])
+    )
 
 
 def _etc_differential_flipped() -> int:
     # R 31 dR -1, G 16 dG +3, B 0 dB +2, tables 3 / 1, diff 1, flip 1; MSB 15, 6; LSB 15, 9
-    return (31 << 59 | 0b111 << 56 | 16 << 51 | 3 << 48 | 0 << 43 | 2 << 40 | 3 << 37 | 1 << 34 | 1 << 33 | 1 << 32
-            | _bits([15, 6]) << 16 | _bits([15, 9]))
+    return (
+        31 << 59
+        | 0b111 << 56
+        | 16 << 51
+        | 3 << 48
+        | 0 << 43
+        | 2 << 40
+        | 3 << 37
+        | 1 << 34
+        | 1 << 33
+        | 1 << 32
+        | _bits([15, 6]) << 16
+        | _bits([15, 9])
+    )
 
 
 def _solid(k: int) -> int:
@@ -117,23 +142,29 @@ def _etc1_texture(first_block: int) -> bytes:
     return struct.pack("<4Q", first_block, _solid(1), _solid(2), _solid(3))
 
 
-@pytest.mark.parametrize(("x", "y", "rgb"), [
-    (0, 0, (172, 53, 2)),  # sub-block 1 (x < 2), table 0, +2: 0xAA+2, 0x33+2, 0x00+2
-    (3, 1, (0, 21, 72)),  # n = 13, sub-block 2, table 7, -183: 0x55, 0xCC, 0xFF
-    (2, 3, (38, 157, 208)),  # n = 11, -47
-    (1, 2, (178, 59, 8)),  # n = 6, +8
-])
+@pytest.mark.parametrize(
+    ("x", "y", "rgb"),
+    [
+        (0, 0, (172, 53, 2)),  # sub-block 1 (x < 2), table 0, +2: 0xAA+2, 0x33+2, 0x00+2
+        (3, 1, (0, 21, 72)),  # n = 13, sub-block 2, table 7, -183: 0x55, 0xCC, 0xFF
+        (2, 3, (38, 157, 208)),  # n = 11, -47
+        (1, 2, (178, 59, 8)),  # n = 6, +8
+    ],
+)
 def test_etc1_individual_mode(x: int, y: int, rgb: tuple) -> None:
     img = decode_texture(_etc1_texture(_etc_individual()), 0, 8, 8, "ETC1")
     assert tuple(img[y, x]) == (*rgb, 255)
 
 
-@pytest.mark.parametrize(("x", "y", "rgb"), [
-    (0, 0, (255, 145, 13)),  # sub-block 1 (y < 2): 255, 132, 0 with +13
-    (3, 3, (230, 139, 0)),  # n = 15, sub-block 2: 247, 156, 16 with -17
-    (2, 1, (255, 174, 42)),  # n = 9, +42
-    (1, 2, (242, 151, 11)),  # n = 6, -5
-])
+@pytest.mark.parametrize(
+    ("x", "y", "rgb"),
+    [
+        (0, 0, (255, 145, 13)),  # sub-block 1 (y < 2): 255, 132, 0 with +13
+        (3, 3, (230, 139, 0)),  # n = 15, sub-block 2: 247, 156, 16 with -17
+        (2, 1, (255, 174, 42)),  # n = 9, +42
+        (1, 2, (242, 151, 11)),  # n = 6, -5
+    ],
+)
 def test_etc1_differential_flipped(x: int, y: int, rgb: tuple) -> None:
     img = decode_texture(_etc1_texture(_etc_differential_flipped()), 0, 8, 8, "ETC1")
     assert tuple(img[y, x]) == (*rgb, 255)
@@ -161,6 +192,7 @@ def test_etc1a4_alpha_block_precedes_color() -> None:
 
 
 # --- bad input --------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(("w", "h"), [(12, 8), (8, 4), (2048, 8), (0, 8), (8, 24)])
 def test_illegal_sizes(w: int, h: int) -> None:

@@ -17,16 +17,19 @@ def _one_pixel(x: int, y: int, rgba: tuple[int, int, int, int], size: int = 8) -
     return img
 
 
-@pytest.mark.parametrize(("fmt", "offset", "expected"), [
-    ("RGBA8", 13 * 4, bytes([0x44, 0x33, 0x22, 0x11])),  # (3, 2) is Morton index 13; bytes A B G R
-    ("RGB8", 13 * 3, bytes([0x33, 0x22, 0x11])),
-    # R 0x11>>3 = 2, G 0x22>>3 = 4, B 0x33>>3 = 6, A 0x44>>7 = 0: 2<<11 | 4<<6 | 6<<1 | 0 = 0x110C
-    ("RGBA5551", 13 * 2, bytes([0x0C, 0x11])),
-    ("RGB565", 13 * 2, bytes([0x06, 0x11])),  # R 2 << 11 | G (0x22>>2 = 8) << 5 | B 6 = 0x1106
-    ("RGBA4", 13 * 2, bytes([0x34, 0x12])),
-    ("HILO8", 13 * 2, bytes([0x22, 0x11])),
-    ("A8", 13, bytes([0x44])),
-])
+@pytest.mark.parametrize(
+    ("fmt", "offset", "expected"),
+    [
+        ("RGBA8", 13 * 4, bytes([0x44, 0x33, 0x22, 0x11])),  # (3, 2) is Morton index 13; bytes A B G R
+        ("RGB8", 13 * 3, bytes([0x33, 0x22, 0x11])),
+        # R 0x11>>3 = 2, G 0x22>>3 = 4, B 0x33>>3 = 6, A 0x44>>7 = 0: 2<<11 | 4<<6 | 6<<1 | 0 = 0x110C
+        ("RGBA5551", 13 * 2, bytes([0x0C, 0x11])),
+        ("RGB565", 13 * 2, bytes([0x06, 0x11])),  # R 2 << 11 | G (0x22>>2 = 8) << 5 | B 6 = 0x1106
+        ("RGBA4", 13 * 2, bytes([0x34, 0x12])),
+        ("HILO8", 13 * 2, bytes([0x22, 0x11])),
+        ("A8", 13, bytes([0x44])),
+    ],
+)
 def test_known_texel_bytes(fmt: str, offset: int, expected: bytes) -> None:
     data = encode_texture(_one_pixel(3, 2, (0x11, 0x22, 0x33, 0x44)), fmt)
     assert data[offset : offset + len(expected)] == expected

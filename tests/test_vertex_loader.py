@@ -24,27 +24,42 @@ def set_reg(state: GpuState, name: str, **fields: int) -> None:
 
 def configure(state: GpuState, attrs: list[tuple[str, int]], fixed: tuple[int, ...] = ()) -> None:
     """attrs[i] = (type, components) of attribute i; ``fixed`` sets fixed-attribute bits."""
-    low = {f"attr{i}_{k}": v for i, (t, n) in enumerate(attrs) if i < 8
-           for k, v in (("type", TYPES[t]), ("components_minus_1", n - 1))}
-    high = {f"attr{i}_{k}": v for i, (t, n) in enumerate(attrs) if i >= 8
-            for k, v in (("type", TYPES[t]), ("components_minus_1", n - 1))}
+    low = {
+        f"attr{i}_{k}": v
+        for i, (t, n) in enumerate(attrs)
+        if i < 8
+        for k, v in (("type", TYPES[t]), ("components_minus_1", n - 1))
+    }
+    high = {
+        f"attr{i}_{k}": v
+        for i, (t, n) in enumerate(attrs)
+        if i >= 8
+        for k, v in (("type", TYPES[t]), ("components_minus_1", n - 1))
+    }
     set_reg(state, "ATTRIBBUFFERS_LOC", base=BASE >> 4)
     set_reg(state, "ATTRIBBUFFERS_FORMAT_LOW", **low)
-    set_reg(state, "ATTRIBBUFFERS_FORMAT_HIGH", **high, **{f"fixed{i}": 1 for i in fixed},
-            num_attrs_minus_1=len(attrs) - 1)
+    set_reg(
+        state, "ATTRIBBUFFERS_FORMAT_HIGH", **high, **{f"fixed{i}": 1 for i in fixed}, num_attrs_minus_1=len(attrs) - 1
+    )
 
 
 def loader(state: GpuState, j: int, offset: int, stride: int, slots: list[int]) -> None:
     set_reg(state, f"ATTRIBBUFFER{j}_OFFSET", offset=offset)
     set_reg(state, f"ATTRIBBUFFER{j}_CONFIG1", **{f"comp{k}": c for k, c in enumerate(slots) if k < 8})
-    set_reg(state, f"ATTRIBBUFFER{j}_CONFIG2", **{f"comp{k}": c for k, c in enumerate(slots) if k >= 8},
-            stride=stride, num_components=len(slots))
+    set_reg(
+        state,
+        f"ATTRIBBUFFER{j}_CONFIG2",
+        **{f"comp{k}": c for k, c in enumerate(slots) if k >= 8},
+        stride=stride,
+        num_components=len(slots),
+    )
 
 
 def mixed_vertex(a: int, b: tuple[int, int], c: tuple[float, float, float], d: tuple[int, int, int]) -> bytes:
     """Typed by hand from the alignment rules: s8 @0, s16x2 @2, pad 4 -> @12, f32x3 @12, u8x3 @24; stride 28."""
-    return (struct.pack("<b", a) + b"\0" + struct.pack("<hh", *b) + b"\0" * 6 + struct.pack("<fff", *c)
-            + bytes(d) + b"\0")
+    return (
+        struct.pack("<b", a) + b"\0" + struct.pack("<hh", *b) + b"\0" * 6 + struct.pack("<fff", *c) + bytes(d) + b"\0"
+    )
 
 
 @pytest.fixture
@@ -53,8 +68,10 @@ def mixed():
     configure(state, [("s8", 1), ("s16", 2), ("f32", 3), ("u8", 3), ("f32", 4)], fixed=(4,))
     loader(state, 0, 0x100, 28, [0, 1, 12, 2, 3])
     state.fixed_attribs[4] = (9, 8, 7, 6)
-    verts = [mixed_vertex(-5, (-300, 1000), (1.5, -2.0, 3.0), (200, 7, 9)),
-             mixed_vertex(127, (32767, -32768), (0.25, 0.5, -0.75), (0, 255, 1))]
+    verts = [
+        mixed_vertex(-5, (-300, 1000), (1.5, -2.0, 3.0), (200, 7, 9)),
+        mixed_vertex(127, (32767, -32768), (0.25, 0.5, -0.75), (0, 255, 1)),
+    ]
     mem.write(BASE + 0x100, b"".join(verts))
     return state, mem
 
@@ -163,8 +180,10 @@ def test_interleaved_vec4_run_copied_together_faults_name_the_attribute():
     for kind in (DrawKind.ARRAYS, DrawKind.ELEMENTS):  # elements: index buffer of zeros -> vertex 0 only
         a = load_vertices(state, kind, mem).attributes
         rows = verts[:, :12].reshape(3, 3, 4)[: a.shape[0]]
-        assert np.array_equal(a[:, :3], rows) and a[:, 3].tolist() == [[1, 2, 0, 1], [3, 4, 0, 1], [5, 6, 0, 1]][
-            : a.shape[0]]
+        assert (
+            np.array_equal(a[:, :3], rows)
+            and a[:, 3].tolist() == [[1, 2, 0, 1], [3, 4, 0, 1], [5, 6, 0, 1]][: a.shape[0]]
+        )
         assert not a[:, 4:].any()
     # the run's last vertex crosses the end of FCRAM: the fault names attribute 1 (the first one out of memory)
     end = BASE + 128 * 1024 * 1024
@@ -209,8 +228,9 @@ def test_more_attributes_than_the_loader_has_is_named(count: int) -> None:
     configure(state, [("f32", 4)] * 12)
     high = id_of("ATTRIBBUFFERS_FORMAT_HIGH")
     field = access.locate("ATTRIBBUFFERS_FORMAT_HIGH", "num_attrs_minus_1")[1]
-    state.regs[high] = (int(state.regs[high]) & ~field.mask) | access.compose("ATTRIBBUFFERS_FORMAT_HIGH",
-                                                                              num_attrs_minus_1=count - 1)
+    state.regs[high] = (int(state.regs[high]) & ~field.mask) | access.compose(
+        "ATTRIBBUFFERS_FORMAT_HIGH", num_attrs_minus_1=count - 1
+    )
     set_reg(state, "NUMVERTICES", count=3)
     with pytest.raises(PipelineError, match=f"{count} vertex attributes configured; the loader has 12") as err:
         load_vertices(state, DrawKind.ARRAYS, PhysicalMemory())

@@ -73,8 +73,9 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
         self._uploads: dict[int, list[list[str]]] = {}  # event -> per packet, the uniform vectors it completes
         self._root = Node("root", None, 0, children=[])
 
-    def set_timeline(self, timeline: Timeline | None, bookmarks: Sequence[Bookmark] = (),
-                     markers: Sequence[MarkerGroup] = ()) -> None:
+    def set_timeline(
+        self, timeline: Timeline | None, bookmarks: Sequence[Bookmark] = (), markers: Sequence[MarkerGroup] = ()
+    ) -> None:
         self.beginResetModel()
         self.timeline = timeline
         self._uploads = {}
@@ -316,8 +317,9 @@ class CommandTreeModel(NodeTree, QAbstractItemModel):
         if tl is None or not 0 <= event < len(tl.events):
             return QModelIndex()
         packets = tl.events[event].packets
-        k = next((i for i, p in enumerate(packets)
-                  if p.offset <= offset < p.offset + 8 * (1 + len(p.params) // 2)), None)  # 8-byte aligned packets
+        k = next(
+            (i for i, p in enumerate(packets) if p.offset <= offset < p.offset + 8 * (1 + len(p.params) // 2)), None
+        )  # 8-byte aligned packets
         return QModelIndex() if k is None else self.packet_index(event, k)
 
     def packet_index(self, event: int, k: int) -> QModelIndex:

@@ -62,8 +62,10 @@ class DrawListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return f"draw {d.index}\n{d.stats.get('fragments_written', 0)} px"
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (f"draw {d.index} ({d.kind}), frame {d.frame}: {d.stats.get('fragments_rasterized', 0)} fragments "
-                    f"rasterized, {d.stats.get('fragments_written', 0)} written; window bounds {d.bounds}")
+            return (
+                f"draw {d.index} ({d.kind}), frame {d.frame}: {d.stats.get('fragments_rasterized', 0)} fragments "
+                f"rasterized, {d.stats.get('fragments_written', 0)} written; window bounds {d.bounds}"
+            )
         if role == DRAW_ROLE:
             return d.index
         if role == Qt.ItemDataRole.DecorationRole:
@@ -105,8 +107,9 @@ class DrawListModel(QAbstractListModel):
         """Forget every built icon (the thumbnails changed kind): the rows on screen ask again as they repaint."""
         self.icons, self.pending = {}, set()
         if self.rowCount():
-            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0),
-                                  [Qt.ItemDataRole.DecorationRole])
+            self.dataChanged.emit(
+                self.index(0, 0), self.index(self.rowCount() - 1, 0), [Qt.ItemDataRole.DecorationRole]
+            )
 
     def batch_failed(self) -> None:
         """The batch out could not be built: forget its draws (asked again only when painted again)."""

@@ -19,8 +19,11 @@ class FixedColumns:
         return len(self.HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self.HEADERS)):
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(self.HEADERS)
+        ):
             return self.HEADERS[section]
         return None
 
@@ -50,4 +53,3 @@ class NodeTree(FixedColumns):
         if parent.isValid() and parent.column() != 0:
             return 0
         return len(self._children(self._node(parent)))
-

@@ -45,8 +45,13 @@ class RegisterModel(FixedColumns, QAbstractItemModel):
         self._blocks = self._visible_blocks()
 
     # -- content -----------------------------------------------------------------------------------------
-    def set_registers(self, regs: np.ndarray, previous: np.ndarray | None = None,
-                      written: tuple[int, ...] = (), gpu: np.ndarray | None = None) -> None:
+    def set_registers(
+        self,
+        regs: np.ndarray,
+        previous: np.ndarray | None = None,
+        written: tuple[int, ...] = (),
+        gpu: np.ndarray | None = None,
+    ) -> None:
         """Show ``regs`` (and the external registers of ``gpu``); internal rows that differ from ``previous`` or
         that ``written`` names are highlighted."""
         self.beginResetModel()
@@ -71,8 +76,9 @@ class RegisterModel(FixedColumns, QAbstractItemModel):
     def _changed(self, reg: regtable.Register) -> bool:
         if reg.space is Space.EXTERNAL:
             return False
-        return reg.id in self.written or (self.previous is not None
-                                          and int(self.previous[reg.id]) != int(self.regs[reg.id]))
+        return reg.id in self.written or (
+            self.previous is not None and int(self.previous[reg.id]) != int(self.regs[reg.id])
+        )
 
     def _visible_blocks(self) -> list[tuple[str, tuple[regtable.Register, ...]]]:
         blocks = register_blocks() + (external_blocks() if self.gpu is not None else ())

@@ -38,12 +38,12 @@ def value_text(key: str, value: Any) -> str:
 
 
 def _build(key: str, value: Any, path: str, parent: StateNode | None, row: int) -> StateNode:
-    structured = isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, dict | list)
-                                                                              for v in value))
+    structured = isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, dict | list) for v in value))
     node = StateNode(key, "" if structured else value_text(key, value), path, parent, row)
     if isinstance(value, dict):
-        node.children = [_build(str(k), v, f"{path}.{k}" if path else str(k), node, i)
-                         for i, (k, v) in enumerate(value.items())]
+        node.children = [
+            _build(str(k), v, f"{path}.{k}" if path else str(k), node, i) for i, (k, v) in enumerate(value.items())
+        ]
     elif structured:
         node.children = [_build(f"[{i}]", v, path, node, i) for i, v in enumerate(value[:MAX_LIST_ROWS])]
     return node

@@ -20,9 +20,16 @@ SORT_ROLE = Qt.ItemDataRole.UserRole
 
 
 class TableModel(QAbstractTableModel):
-    def __init__(self, headers: Sequence[str], cell: Callable[[Any, int], str],
-                 background: Callable[[Any, int], QColor | None] | None = None, parent=None, *,
-                 sort_value: Callable[[Any, int], Any] | None = None, header_tips: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        headers: Sequence[str],
+        cell: Callable[[Any, int], str],
+        background: Callable[[Any, int], QColor | None] | None = None,
+        parent=None,
+        *,
+        sort_value: Callable[[Any, int], Any] | None = None,
+        header_tips: Sequence[str] = (),
+    ) -> None:
         super().__init__(parent)
         self.headers = tuple(headers)
         self.cell = cell
@@ -51,8 +58,9 @@ class TableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.BackgroundRole and self.background is not None:
             return self.background(row, index.column())
         if role == SORT_ROLE:
-            return self.sort_value(row, index.column()) if self.sort_value is not None else self.cell(
-                row, index.column())
+            return (
+                self.sort_value(row, index.column()) if self.sort_value is not None else self.cell(row, index.column())
+            )
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

@@ -81,8 +81,9 @@ class BreakpointPanel(QWidget):
         if kind is BreakKind.REGISTER_WRITE and not self.register.text().strip():
             self.error.setText("a register-write breakpoint needs a register")
             return
-        bp = Breakpoint(kind, self.register.text().strip(), value, draw, mask=mask, field=field.strip(),
-                        equals=equals.strip())
+        bp = Breakpoint(
+            kind, self.register.text().strip(), value, draw, mask=mask, field=field.strip(), equals=equals.strip()
+        )
         try:
             bp.validate()
         except PicaError as err:  # refused now, not silently never hit

@@ -47,8 +47,9 @@ class CommandPanel(QWidget):
         self.current = Cursor(0, 0)
         self.capture = ""  # the open capture's path: bookmarks live beside it
 
-    def set_timeline(self, tl: Timeline | None, capture: str = "",
-                     markers: Sequence[bookmarks.MarkerGroup] = ()) -> None:
+    def set_timeline(
+        self, tl: Timeline | None, capture: str = "", markers: Sequence[bookmarks.MarkerGroup] = ()
+    ) -> None:
         """A newly opened capture (``capture``: its path; its bookmarks are loaded from beside it) and its marker
         groups."""
         self.capture = capture

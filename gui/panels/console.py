@@ -19,8 +19,9 @@ class ConsolePanel(QWidget):
         self.output.setFont(mono)
         self.input = QPlainTextEdit()
         self.input.setFont(mono)
-        self.input.setPlaceholderText("replay.pixel_history(120, 200)   (Ctrl+Enter runs; names: replay, session, "
-                                      "timeline, np, picaemu)")
+        self.input.setPlaceholderText(
+            "replay.pixel_history(120, 200)   (Ctrl+Enter runs; names: replay, session, timeline, np, picaemu)"
+        )
         self.input.setMaximumHeight(90)
         self.run = QPushButton("Run (Ctrl+Enter)")
         lay = QVBoxLayout(self)

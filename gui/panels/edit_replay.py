@@ -53,7 +53,7 @@ class EditReplayPanel(QWidget):
         self.revert = QPushButton("Revert")
         self.source = QPlainTextEdit()
         self.source.setFont(mono)
-        self.source.setPlaceholderText("shader source (the shader panel's \"Edit source…\" loads the bound program)")
+        self.source.setPlaceholderText('shader source (the shader panel\'s "Edit source…" loads the bound program)')
         self.source_unit = "vs"
         self.add_shader = QPushButton("Add shader edit")
         self.summary = QLabel("")
@@ -151,8 +151,10 @@ class EditReplayPanel(QWidget):
 
     def current_edits(self) -> tuple:
         """The edits in list order: text, or the ``ShaderEdit`` the source box gave."""
-        return tuple(self.shader_edit if self.edits.item(i).text().endswith("<source box>")
-                     else self.edits.item(i).text() for i in range(self.edits.count()))
+        return tuple(
+            self.shader_edit if self.edits.item(i).text().endswith("<source box>") else self.edits.item(i).text()
+            for i in range(self.edits.count())
+        )
 
     # -- replay and result -----------------------------------------------------------------------------------
     def request(self) -> bool:
@@ -175,7 +177,8 @@ class EditReplayPanel(QWidget):
         self.summary.setText(
             f"draw {result.draw}, {next(t for t, s in SCOPES if s == result.scope)}: "
             f"{result.changed_pixels} pixels changed; fragments written by the draw {before} → {after}, to the end "
-            f"of the frame {total_before} → {total_after} ({result.draws_replayed} draws replayed)")
+            f"of the frame {total_before} → {total_after} ({result.draws_replayed} draws replayed)"
+        )
 
     def show_error(self, text: str) -> None:
         self.summary.setText(f"replay failed: {text}")

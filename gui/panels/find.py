@@ -22,8 +22,10 @@ from PySide6.QtWidgets import (
 from picaemu.debug.find import Hit
 
 HEADERS = ("position", "draw", "match")
-PLACEHOLDER = ("texture 0x18000000 | reg TEXUNIT0_ADDR1 [= 0x...] | reg BLEND_FUNC.rgb_src = one | value 0x3F800000"
-               " | shader HASH[@ENTRY]")
+PLACEHOLDER = (
+    "texture 0x18000000 | reg TEXUNIT0_ADDR1 [= 0x...] | reg BLEND_FUNC.rgb_src = one | value 0x3F800000"
+    " | shader HASH[@ENTRY]"
+)
 
 
 def _cell(hit: Hit, column: int) -> str:

@@ -31,6 +31,8 @@ class FragmentPanel(QWidget):
         tree = sections(frag)
         failed = {f"{title}.result" for title, values in tree.items() if values.get("result") == "FAILED"}
         self.model.set_state(tree, failed | {p.split(".")[0] for p in failed})
-        self.label.setText(f"draw {frag.draw}, window pixel {frag.window}, fragment {frag.index + 1} of "
-                           f"{frag.fragments_at_pixel}: {frag.fate}")
+        self.label.setText(
+            f"draw {frag.draw}, window pixel {frag.window}, fragment {frag.index + 1} of "
+            f"{frag.fragments_at_pixel}: {frag.fate}"
+        )
         self.view.expandAll()

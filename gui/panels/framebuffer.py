@@ -115,9 +115,17 @@ class FramebufferPanel(QWidget):
         self.pick_info = QLabel("")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        for widgets in ((self.view_box, QLabel("depth"), self.lo, self.hi, self.save, self.gl_box),
-                        (QLabel("overlays:"), *self._probe_boxes(), self.scissor, self.frame_map_box,
-                         QLabel("opacity"), self.opacity)):
+        for widgets in (
+            (self.view_box, QLabel("depth"), self.lo, self.hi, self.save, self.gl_box),
+            (
+                QLabel("overlays:"),
+                *self._probe_boxes(),
+                self.scissor,
+                self.frame_map_box,
+                QLabel("opacity"),
+                self.opacity,
+            ),
+        ):
             row = QHBoxLayout()
             for w in widgets:
                 row.addWidget(w)
@@ -236,8 +244,7 @@ class FramebufferPanel(QWidget):
                 overlays += [fate_overlay(self.probe, fate) for fate, box in self.fate_boxes.items() if box.isChecked()]
                 if self.wire.isChecked():
                     overlays.append(wireframe_overlay(self.probe))
-            if self.frame_map_box.isChecked() and self.frame_map is not None \
-                    and self.frame_map.shape == pic.shape[:2]:
+            if self.frame_map_box.isChecked() and self.frame_map is not None and self.frame_map.shape == pic.shape[:2]:
                 overlays.append(count_overlay(self.frame_map))
             if self.scissor.isChecked():
                 mode, rect = scissor_rect(snap.regs, pic.shape[0])
@@ -262,8 +269,9 @@ class FramebufferPanel(QWidget):
             parts.append(f"stencil {int(img['stencil'][row, column])}")
         if self.probe is not None and self.probe.overdraw.shape[0] > row:
             counts = self.probe.fates[:, row, column]
-            killed = ", ".join(f"{int(counts[f])} {f.name.lower()}-killed" for f in Fate
-                               if f is not Fate.WRITTEN and counts[f])
+            killed = ", ".join(
+                f"{int(counts[f])} {f.name.lower()}-killed" for f in Fate if f is not Fate.WRITTEN and counts[f]
+            )
             parts.append(f"draw {self.probe.draw}: {int(counts.sum())} fragments" + (f" ({killed})" if killed else ""))
         return ", ".join(parts)
 

@@ -84,8 +84,12 @@ class MeshPanel(QWidget):
         self.view3d = MeshView3D()
         self.label = QLabel("select a draw")
         tabs = QTabWidget()
-        for model, title in ((self.inputs, "loader inputs"), (self.outputs, "VS outputs"),
-                             (self.gs_outputs, "GS outputs"), (self.clipped, "post-clip positions")):
+        for model, title in (
+            (self.inputs, "loader inputs"),
+            (self.outputs, "VS outputs"),
+            (self.gs_outputs, "GS outputs"),
+            (self.clipped, "post-clip positions"),
+        ):
             view = QTableView()
             compact(view)
             view.setModel(model)
@@ -105,10 +109,13 @@ class MeshPanel(QWidget):
         self.gs_outputs.set_rows(_rows(np.arange(len(gs)), gs))
         self.clipped.set_rows(_rows(np.arange(len(dv.clipped)), dv.clipped))
         self.view3d.set_triangles(dv.triangles)
-        gs_note = (f", GS: {dv.gs_invocations} invocations emitted {len(gs)} vertices"
-                   if dv.gs_outputs is not None else "")
-        self.label.setText(f"draw {draw}: {len(dv.indices)} unique vertices, {len(dv.order)} in the stream{gs_note}, "
-                           f"{len(dv.triangles)} triangles, {len(dv.clipped)} after clipping")
+        gs_note = (
+            f", GS: {dv.gs_invocations} invocations emitted {len(gs)} vertices" if dv.gs_outputs is not None else ""
+        )
+        self.label.setText(
+            f"draw {draw}: {len(dv.indices)} unique vertices, {len(dv.order)} in the stream{gs_note}, "
+            f"{len(dv.triangles)} triangles, {len(dv.clipped)} after clipping"
+        )
 
     def show_message(self, text: str) -> None:
         self.label.setText(text)

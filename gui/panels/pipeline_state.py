@@ -84,10 +84,12 @@ class PipelineStatePanel(QWidget):
         for key, value in state.items():
             mark = ' class="changed"' if key in self.changed else ""
             rows.append(f"<h2{mark}>{html.escape(key)}</h2>{_table(value, key, self.changed)}")
-        return ("<!doctype html><meta charset=utf-8><title>picaemu pipeline state, draw "
-                f"{self.draw}</title><style>table{{border-collapse:collapse}}td{{border:1px solid #bbb;"
-                "padding:2px 6px;font-family:monospace}}.changed{{background:#ffeca0}}</style>"
-                f"<h1>Pipeline state at draw {self.draw}</h1>" + "".join(rows))
+        return (
+            "<!doctype html><meta charset=utf-8><title>picaemu pipeline state, draw "
+            f"{self.draw}</title><style>table{{border-collapse:collapse}}td{{border:1px solid #bbb;"
+            "padding:2px 6px;font-family:monospace}}.changed{{background:#ffeca0}}</style>"
+            f"<h1>Pipeline state at draw {self.draw}</h1>" + "".join(rows)
+        )
 
     def export_html(self, path: str | Path) -> None:
         write_text(path, self.html())

@@ -15,8 +15,21 @@ from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QPushButto
 from picaemu.debug.probe import FragmentRecord
 from picaemu.fragment.ops import Fate
 
-HEADERS = ("Draw", "Primitive", "Depth", "w", "Color", "Texcoord0", "TEV out", "Fate", "Written", "Color before",
-           "Color after", "Depth before", "Depth after")
+HEADERS = (
+    "Draw",
+    "Primitive",
+    "Depth",
+    "w",
+    "Color",
+    "Texcoord0",
+    "TEV out",
+    "Fate",
+    "Written",
+    "Color before",
+    "Color after",
+    "Depth before",
+    "Depth after",
+)
 FATE_COLUMN = HEADERS.index("Fate")
 KILLED = QColor(255, 210, 210)
 WRITTEN = QColor(210, 255, 210)

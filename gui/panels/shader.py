@@ -103,8 +103,15 @@ class ShaderPanel(QWidget):
         compact(self.trace_view)
         self.trace_view.setModel(self.trace_model)
         top, steps = QHBoxLayout(), QHBoxLayout()
-        for w in (self.unit, self.index_label, self.vertex, self.trace_button, QLabel("watch"), self.watch,
-                  self.edit_source):
+        for w in (
+            self.unit,
+            self.index_label,
+            self.vertex,
+            self.trace_button,
+            QLabel("watch"),
+            self.watch,
+            self.edit_source,
+        ):
             top.addWidget(w)
         for w in (self.back, self.slider, self.forward):
             steps.addWidget(w)
@@ -120,7 +127,8 @@ class ShaderPanel(QWidget):
         lay.addWidget(self.trace_view, 1)
         self.unit.currentTextChanged.connect(self._unit_changed)
         self.trace_button.clicked.connect(
-            lambda: self.wanted.emit(("trace", self.unit.currentText(), self.vertex.value())))
+            lambda: self.wanted.emit(("trace", self.unit.currentText(), self.vertex.value()))
+        )
         self.slider.valueChanged.connect(self.select_step)
         self.edit_source.clicked.connect(lambda: self.wanted.emit(("source", self.unit.currentText())))
         self.back.clicked.connect(lambda: self.slider.setValue(self.slider.value() - 1))
@@ -142,8 +150,10 @@ class ShaderPanel(QWidget):
         if 0 <= view.entry < self.listing.count():
             self.listing.item(view.entry).setBackground(QColor(200, 230, 255))
         setup = view.setup
-        rows = [(f"c{i} {setup.names.get(f'c{i}', '')}".strip(), *(f"{x:.6g}" for x in setup.float_uniforms[i]))
-                for i in range(len(setup.float_uniforms))]
+        rows = [
+            (f"c{i} {setup.names.get(f'c{i}', '')}".strip(), *(f"{x:.6g}" for x in setup.float_uniforms[i]))
+            for i in range(len(setup.float_uniforms))
+        ]
         rows += [(f"i{i}", *(str(int(x)) for x in setup.int_uniforms[i])) for i in range(len(setup.int_uniforms))]
         rows += [(f"b{i}", str(bool(b)), "", "", "") for i, b in enumerate(setup.bool_uniforms)]
         self.uniforms.set_rows(tuple(rows))

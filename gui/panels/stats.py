@@ -92,10 +92,20 @@ class StatsPanel(QWidget):
         super().__init__(parent)
         headers = [COLUMN_DOCS[c][0] for c in COLUMNS]
         tips = [header_tip(c) for c in COLUMNS]
-        self.per_draw = TableModel(headers, lambda r, c: str(r[COLUMNS[c]]), parent=self,
-                                   sort_value=lambda r, c: r[COLUMNS[c]], header_tips=tips)
-        self.per_frame = TableModel(headers, lambda r, c: str(r.get(COLUMNS[c], "")), parent=self,
-                                    sort_value=lambda r, c: r.get(COLUMNS[c], ""), header_tips=tips)
+        self.per_draw = TableModel(
+            headers,
+            lambda r, c: str(r[COLUMNS[c]]),
+            parent=self,
+            sort_value=lambda r, c: r[COLUMNS[c]],
+            header_tips=tips,
+        )
+        self.per_frame = TableModel(
+            headers,
+            lambda r, c: str(r.get(COLUMNS[c], "")),
+            parent=self,
+            sort_value=lambda r, c: r.get(COLUMNS[c], ""),
+            header_tips=tips,
+        )
         self.figure = stats_plot.figure([], "draw")
         self.canvas = FigureCanvasQTAgg(self.figure)
         self.canvas.setMinimumSize(FIGURE_MIN_WIDTH, FIGURE_MIN_HEIGHT)
@@ -174,7 +184,8 @@ class StatsPanel(QWidget):
         if draw is not None and 0 <= draw < len(self.rows) and self.rows[draw]["draw"] == draw:
             row = self.draw_proxy.mapFromSource(self.per_draw.index(draw, 0))
             self.draw_view.selectionModel().setCurrentIndex(
-                row, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+                row, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            )
             self.draw_view.scrollTo(row)
 
     def draw_at_row(self, view_row: int) -> int:

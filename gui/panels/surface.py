@@ -54,8 +54,9 @@ class SurfacePanel(QWidget):
             box.setValue(64)
         self.tiled = QCheckBox("tiled")
         self.tiled.setChecked(True)
-        self.decode, self.color_target, self.depth_target = (QPushButton(t) for t in ("Decode", "Color buffer",
-                                                                                      "Depth buffer"))
+        self.decode, self.color_target, self.depth_target = (
+            QPushButton(t) for t in ("Decode", "Color buffer", "Depth buffer")
+        )
         self.channels = {c: QCheckBox(c.upper()) for c in "rgba"}
         for c, box in self.channels.items():
             box.setChecked(c != "a")
@@ -102,8 +103,16 @@ class SurfacePanel(QWidget):
         grid.addWidget(QLabel("size"), 1, 0)
         grid.addLayout(size, 1, 1, 1, 3)
         view = QHBoxLayout()
-        for w in (*self.channels.values(), self.plane, self.auto, self.lo, self.hi, self.lcd, QLabel("zoom"),
-                  self.zoom):
+        for w in (
+            *self.channels.values(),
+            self.plane,
+            self.auto,
+            self.lo,
+            self.hi,
+            self.lcd,
+            QLabel("zoom"),
+            self.zoom,
+        ):
             view.addWidget(w)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
@@ -122,8 +131,15 @@ class SurfacePanel(QWidget):
             self.info.setText(f"not an address: {self.address.text()!r}")
             return
         self.info.setText("decoding …")
-        self.wanted.emit((address, self.format.currentText(), self.width_box.value(), self.height_box.value(),
-                          self.tiled.isChecked()))
+        self.wanted.emit(
+            (
+                address,
+                self.format.currentText(),
+                self.width_box.value(),
+                self.height_box.value(),
+                self.tiled.isChecked(),
+            )
+        )
 
     def set_render_targets(self, framebuffer: dict[str, Any] | None) -> None:
         """The current draw's framebuffer state (``pipeline_state_of(...)["framebuffer"]``), for the buttons."""
@@ -151,8 +167,10 @@ class SurfacePanel(QWidget):
             self.info.setText(error)
             self.image.set_image(None)
             return
-        self.info.setText(f"{surface.format} {surface.width}x{surface.height} at 0x{surface.address:08X}, "
-                          f"{'tiled' if surface.tiled else 'linear'}")
+        self.info.setText(
+            f"{surface.format} {surface.width}x{surface.height} at 0x{surface.address:08X}, "
+            f"{'tiled' if surface.tiled else 'linear'}"
+        )
         for w in self.channels.values():  # only the controls that apply to this kind of surface
             w.setEnabled(not surface.is_depth)
         for w in (self.plane, self.auto, self.lo, self.hi):
@@ -204,8 +222,12 @@ class SurfacePanel(QWidget):
     def _target(self) -> dict[str, Any] | None:
         """The current framebuffer state when the shown surface is one of its render targets, else None."""
         s, fb = self.surface, self.targets
-        if s is None or fb is None or (s.width, s.height) != (fb["width"], fb["height"]) or s.address not in (
-                fb["color_address"], fb["depth_address"]):
+        if (
+            s is None
+            or fb is None
+            or (s.width, s.height) != (fb["width"], fb["height"])
+            or s.address not in (fb["color_address"], fb["depth_address"])
+        ):
             return None
         return fb
 
@@ -223,9 +245,12 @@ class SurfacePanel(QWidget):
         mx, my = self.to_memory(x, y)
         r = readout(self.surface, mx, my)
         raw = "—" if r["raw"] is None else f"0x{r['raw']:X}"
-        value = (f"RGBA {r['rgba']}" if "rgba" in r else
-                 f"depth {r['depth']:.6f} (0x{r['depth_raw']:X})" + ("" if r["stencil"] is None else
-                                                                       f" stencil {r['stencil']}"))
+        value = (
+            f"RGBA {r['rgba']}"
+            if "rgba" in r
+            else f"depth {r['depth']:.6f} (0x{r['depth_raw']:X})"
+            + ("" if r["stencil"] is None else f" stencil {r['stencil']}")
+        )
         turned = f"shown ({x}, {y}) = " if self.lcd.isChecked() else ""
         fb = self._target()  # a render target: its window coordinates too (memory_row maps rows both ways)
         window = f" = window ({mx}, {memory_row(my, fb['height'], fb['flipped'])})" if fb is not None else ""

@@ -101,8 +101,16 @@ class TexturePanel(QWidget):
         except ValueError:
             self.info.setText(f"not an address: {self.address.text()!r}")
             return
-        self.wanted.emit(("free", address, self.format.currentText(), self.width_box.value(),
-                          self.height_box.value(), self.level.value()))
+        self.wanted.emit(
+            (
+                "free",
+                address,
+                self.format.currentText(),
+                self.width_box.value(),
+                self.height_box.value(),
+                self.level.value(),
+            )
+        )
 
     def show_texture(self, rgba: np.ndarray | None, text: str) -> None:
         self.rgba = rgba

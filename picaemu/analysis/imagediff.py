@@ -61,7 +61,7 @@ def compare_arrays(ref: np.ndarray, got: np.ndarray, threshold: int) -> tuple[in
     per_pixel = delta.max(axis=2)
     bad = per_pixel > threshold
     mse = float(np.mean(delta.astype(np.float64) ** 2))
-    psnr = None if mse == 0.0 else round(10.0 * math.log10(255.0 ** 2 / mse), 2)
+    psnr = None if mse == 0.0 else round(10.0 * math.log10(255.0**2 / mse), 2)
     return int(per_pixel.max(initial=0)), int(bad.sum()), psnr, bad
 
 
@@ -72,8 +72,9 @@ def diff_picture(got: np.ndarray, bad: np.ndarray) -> np.ndarray:
     return picture
 
 
-def check_pair(key: str, reference: Path | None, output: Path | None, threshold: int,
-               diff_path: Path | None = None) -> FrameCheck:
+def check_pair(
+    key: str, reference: Path | None, output: Path | None, threshold: int, diff_path: Path | None = None
+) -> FrameCheck:
     """Compare ``output`` with ``reference`` (either may be missing: None or no such file); writes the diff
     picture to ``diff_path`` on a regression of equal sizes. An unreadable picture raises ``FormatError``."""
     check = FrameCheck(key, OK, str(reference) if reference else None, str(output) if output else None)
@@ -113,8 +114,7 @@ def diff_path_for(folder: Path, key: str) -> Path:
     return folder / (key[: -len(".png")] + DIFF_SUFFIX)
 
 
-def compare_directories(ref_dir: Path, out_dir: Path, threshold: int, diff_dir: Path | None = None) -> list[
-        FrameCheck]:
+def compare_directories(ref_dir: Path, out_dir: Path, threshold: int, diff_dir: Path | None = None) -> list[FrameCheck]:
     """Every picture of either folder, matched by relative path, in sorted order (see the module docstring)."""
     checks = []
     for key in sorted(pictures(ref_dir) | pictures(out_dir)):

@@ -25,12 +25,18 @@ from typing import Any
 
 import numpy as np
 
-FATES = (("fragments_written", "written", "#2e7d32"), ("killed_scissor", "scissor", "#9e9e9e"),
-         ("killed_alpha", "alpha test", "#f9a825"), ("killed_stencil", "stencil test", "#6a1b9a"),
-         ("killed_depth", "depth test", "#c62828"))
+FATES = (
+    ("fragments_written", "written", "#2e7d32"),
+    ("killed_scissor", "scissor", "#9e9e9e"),
+    ("killed_alpha", "alpha test", "#f9a825"),
+    ("killed_stencil", "stencil test", "#6a1b9a"),
+    ("killed_depth", "depth test", "#c62828"),
+)
 OTHER_COLOR = "#90caf9"
-GEOMETRY = (("vertices_shaded", "vertices shaded", "#1565c0"), ("primitives_rasterized", "primitives rasterized",
-                                                                 "#ef6c00"))
+GEOMETRY = (
+    ("vertices_shaded", "vertices shaded", "#1565c0"),
+    ("primitives_rasterized", "primitives rasterized", "#ef6c00"),
+)
 LABELLED_BARS = 40
 CURRENT = "current"  # gid of the marker lines
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
@@ -58,19 +64,33 @@ def _series(ax: Any, x: np.ndarray, series: list[tuple[str, str, np.ndarray]], s
             ax.bar(x + offset, values, width, bottom=base if stacked else None, label=label, color=color)
         else:
             edges = np.append(x - 0.5, x[-1] + 0.5)
-            ax.stairs(base + values if stacked else values, edges, baseline=base if stacked else 0, fill=stacked,
-                      label=label, color=color)
+            ax.stairs(
+                base + values if stacked else values,
+                edges,
+                baseline=base if stacked else 0,
+                fill=stacked,
+                label=label,
+                color=color,
+            )
         if stacked:
             base = base + values
     if bars and len(x):
         totals = base if stacked else np.max([v for _, _, v in series], axis=0)
         for xi, total in zip(x, totals, strict=True):
-            ax.annotate(f"{total:g}", (xi, total), ha="center", va="bottom", fontsize=7, xytext=(0, 1),
-                        textcoords="offset points")
+            ax.annotate(
+                f"{total:g}",
+                (xi, total),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                xytext=(0, 1),
+                textcoords="offset points",
+            )
 
 
-def figure(rows: list[dict[str, Any]], per: str = "draw", title: str = "", current: int | None = None,
-           into: Any = None) -> Any:
+def figure(
+    rows: list[dict[str, Any]], per: str = "draw", title: str = "", current: int | None = None, into: Any = None
+) -> Any:
     """The three-panel ``matplotlib.figure.Figure`` of the module docstring (``per``: "draw" or "frame"), drawn
     into the empty figure ``into`` when given (the GUI's canvas keeps its figure)."""
     from matplotlib.figure import Figure
@@ -93,8 +113,14 @@ def figure(rows: list[dict[str, Any]], per: str = "draw", title: str = "", curre
     for ax in axes:
         ax.grid(axis="y", alpha=0.3)
         ax.margins(y=0.15)
-        ax.axvline(0 if current is None else current, color="#ff6f00", linewidth=1.2, linestyle="--",
-                   gid=CURRENT, visible=current is not None)
+        ax.axvline(
+            0 if current is None else current,
+            color="#ff6f00",
+            linewidth=1.2,
+            linestyle="--",
+            gid=CURRENT,
+            visible=current is not None,
+        )
     if len(x) <= LABELLED_BARS:
         axes[2].set_xticks(x)
     if title:
@@ -129,6 +155,7 @@ def file_format(path: str | os.PathLike[str]) -> str:
         return "png"
     suffix = os.path.splitext(os.fspath(path))[1].lower()
     if suffix not in FORMATS:
-        raise FormatError(f"cannot write a plot with the suffix {suffix or '(none)'!r}; use .png, .svg or .pdf",
-                          path=os.fspath(path))
+        raise FormatError(
+            f"cannot write a plot with the suffix {suffix or '(none)'!r}; use .png, .svg or .pdf", path=os.fspath(path)
+        )
     return FORMATS[suffix]

@@ -60,8 +60,11 @@ COLUMN_DOCS: dict[str, tuple[str, str, str]] = {
     "killed_stencil": ("killed by stencil test", "fragments", "fragments the stencil test rejected"),
     "killed_depth": ("killed by depth test", "fragments", "fragments the depth test rejected"),
     "fragments_written": ("fragments written", "fragments", "fragments that passed every test and were written"),
-    "shader_instructions": ("shader instructions", "instructions x lanes",
-                            "instructions executed times active lanes, vertex + geometry shader"),
+    "shader_instructions": (
+        "shader instructions",
+        "instructions x lanes",
+        "instructions executed times active lanes, vertex + geometry shader",
+    ),
     "texels_fetched": ("texels fetched", "texel taps", "filter taps times fragments, texture units 0-2"),
     "time_ms": ("replay time", "ms", "replay time of the draw, kernel loading / compiling excluded"),
     "kernels_ms": ("kernel loading", "ms", "time spent loading or compiling numba kernels during the draw"),
@@ -165,9 +168,17 @@ def collect(source: str | os.PathLike[str] | pica.Capture, *, fragment_map: str 
     for d in replay.draws:
         frame = sum(1 for f in replay.frames if f < d.event)
         counters = {k: v for k, v in d.stats.items() if k not in ("time_s", "kernels_s")}
-        rows.append({"frame": frame, "draw": d.index, "event": d.event, "kind": d.kind, **counters,
-                     "time_ms": round(1000.0 * float(d.stats.get("time_s", 0.0)), 3),
-                     "kernels_ms": round(1000.0 * float(d.stats.get("kernels_s", 0.0)), 3)})
+        rows.append(
+            {
+                "frame": frame,
+                "draw": d.index,
+                "event": d.event,
+                "kind": d.kind,
+                **counters,
+                "time_ms": round(1000.0 * float(d.stats.get("time_s", 0.0)), 3),
+                "kernels_ms": round(1000.0 * float(d.stats.get("kernels_s", 0.0)), 3),
+            }
+        )
     return Statistics(rows, counter.maps, max(len(replay.frames), 1))
 
 

@@ -56,7 +56,8 @@ def run_cluster(tasks: list[dict[str, Any]], address: str) -> Iterator[bytes]:
             try:
                 yield future.result()
             except Exception as err:  # a lost worker, a cancelled task: this capture could not run
-                yield failed_result(futures[future], FAILED, f"the cluster could not run it: "
-                                                             f"{type(err).__name__}: {err}")
+                yield failed_result(
+                    futures[future], FAILED, f"the cluster could not run it: {type(err).__name__}: {err}"
+                )
     finally:
         client.close()

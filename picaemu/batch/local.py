@@ -101,8 +101,9 @@ def run_local(tasks: list[dict[str, Any]], jobs: int) -> Iterator[bytes]:
                 workers[-1].give(pending.popleft())
             busy = [w for w in workers if w.task is not None]
             limits = [t for t in map(kill_time, busy) if t is not None]
-            ready = set(wait([w.conn for w in busy], timeout=max(min(limits) - time.monotonic(), 0.05)
-                             if limits else None))
+            ready = set(
+                wait([w.conn for w in busy], timeout=max(min(limits) - time.monotonic(), 0.05) if limits else None)
+            )
             now = time.monotonic()
             gone = []
             for w in busy:
@@ -116,8 +117,13 @@ def run_local(tasks: list[dict[str, Any]], jobs: int) -> Iterator[bytes]:
                     w.process.kill()
                     w.task = None
                     gone.append(w)
-                    yield failed_result(task, TIMEOUT, f"timed out: the worker was still busy after {seconds:.0f} s "
-                                                       f"(timeout {task['timeout']:g} s) and was killed", seconds)
+                    yield failed_result(
+                        task,
+                        TIMEOUT,
+                        f"timed out: the worker was still busy after {seconds:.0f} s "
+                        f"(timeout {task['timeout']:g} s) and was killed",
+                        seconds,
+                    )
             for w in gone:  # fresh workers take their places at the top of the loop
                 w.stop()
                 workers.remove(w)

@@ -77,8 +77,19 @@ tr[data-status="timeout"] td.status, tr[data-status^="missing"] td.status { colo
 img { width: 200px; image-rendering: pixelated; }
 """
 
-COLUMNS = (("capture", "text"), ("frame", "num"), ("status", "text"), ("max diff", "num"), ("bad pixels", "num"),
-           ("PSNR dB", "num"), ("seconds", "num"), ("reference", ""), ("output", ""), ("diff", ""), ("note", ""))
+COLUMNS = (
+    ("capture", "text"),
+    ("frame", "num"),
+    ("status", "text"),
+    ("max diff", "num"),
+    ("bad pixels", "num"),
+    ("PSNR dB", "num"),
+    ("seconds", "num"),
+    ("reference", ""),
+    ("output", ""),
+    ("diff", ""),
+    ("note", ""),
+)
 
 
 def outcome_dict(o: Any) -> dict[str, Any]:
@@ -86,8 +97,17 @@ def outcome_dict(o: Any) -> dict[str, Any]:
 
 
 def write_json(outcomes: list[Any], path: Path, threshold: int | None, references: Path | None) -> None:
-    write_text(path, json.dumps({"threshold": threshold, "references": None if references is None else str(references),
-                                 "captures": [outcome_dict(o) for o in outcomes]}, indent=1))
+    write_text(
+        path,
+        json.dumps(
+            {
+                "threshold": threshold,
+                "references": None if references is None else str(references),
+                "captures": [outcome_dict(o) for o in outcomes],
+            },
+            indent=1,
+        ),
+    )
 
 
 def _img(path: str | None, page_dir: Path) -> str:
@@ -106,17 +126,21 @@ def _num(value: Any, shown: str | None = None) -> str:
 def _rows(o: Any, page_dir: Path) -> list[str]:
     cells = f"<td>{html.escape(o.name)}</td>"
     if not o.checks:
-        return [f'<tr data-capture="{html.escape(o.name)}" data-status="{html.escape(o.status)}">{cells}'
-                f'{_num(None)}<td class="status">{html.escape(o.status)}</td>{_num(None)}{_num(None)}{_num(None)}'
-                f"{_num(o.seconds)}<td></td><td></td><td></td><td>{html.escape(o.error)}</td></tr>"]
+        return [
+            f'<tr data-capture="{html.escape(o.name)}" data-status="{html.escape(o.status)}">{cells}'
+            f'{_num(None)}<td class="status">{html.escape(o.status)}</td>{_num(None)}{_num(None)}{_num(None)}'
+            f"{_num(o.seconds)}<td></td><td></td><td></td><td>{html.escape(o.error)}</td></tr>"
+        ]
     rows = []
     for frame, c in enumerate(o.checks):
         psnr = _num(None) if c.max_diff is None else (_num(1e9, "inf") if c.psnr is None else _num(c.psnr))
-        rows.append(f'<tr data-capture="{html.escape(o.name)}" data-status="{html.escape(c.status)}">{cells}'
-                    f'{_num(frame)}<td class="status">{html.escape(c.status)}</td>{_num(c.max_diff)}'
-                    f"{_num(c.bad_pixels)}{psnr}{_num(o.seconds)}{_img(c.reference, page_dir)}"
-                    f"{_img(c.output, page_dir)}{_img(c.diff, page_dir)}"
-                    f"<td>{html.escape(c.error or o.error)}</td></tr>")
+        rows.append(
+            f'<tr data-capture="{html.escape(o.name)}" data-status="{html.escape(c.status)}">{cells}'
+            f'{_num(frame)}<td class="status">{html.escape(c.status)}</td>{_num(c.max_diff)}'
+            f"{_num(c.bad_pixels)}{psnr}{_num(o.seconds)}{_img(c.reference, page_dir)}"
+            f"{_img(c.output, page_dir)}{_img(c.diff, page_dir)}"
+            f"<td>{html.escape(c.error or o.error)}</td></tr>"
+        )
     return rows
 
 
@@ -126,9 +150,12 @@ def write_html(outcomes: list[Any], path: Path, threshold: int | None) -> None:
     options = "".join(f'<option value="{html.escape(s)}">{html.escape(s)}</option>' for s in statuses)
     body = "".join(row for o in outcomes for row in _rows(o, path.parent))
     limit = threshold if threshold is not None else "(no comparison)"
-    summary = ", ".join(f"{sum(1 for o in outcomes if o.status == s)} {s}" for s in sorted({o.status for o in
-                                                                                          outcomes}))
-    write_text(path, f"""<!doctype html>
+    summary = ", ".join(
+        f"{sum(1 for o in outcomes if o.status == s)} {s}" for s in sorted({o.status for o in outcomes})
+    )
+    write_text(
+        path,
+        f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>picaemu batch</title>
 <link rel="icon" href="data:,"><style>{STYLE}</style></head>
 <body><h1>picaemu batch</h1>
@@ -140,25 +167,36 @@ def write_html(outcomes: list[Any], path: Path, threshold: int | None) -> None:
 <table id="results"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
 <script>{SCRIPT}</script>
 </body></html>
-""")
+""",
+    )
 
 
 def write_junit(outcomes: list[Any], path: Path) -> None:
-    suite = ET.Element("testsuite", name="picaemu batch", tests=str(len(outcomes)),
-                       failures=str(sum(o.status in REGRESSED for o in outcomes)),
-                       errors=str(sum(o.status in NOT_RUN for o in outcomes)),
-                       time=f"{sum(o.seconds for o in outcomes):.3f}")
+    suite = ET.Element(
+        "testsuite",
+        name="picaemu batch",
+        tests=str(len(outcomes)),
+        failures=str(sum(o.status in REGRESSED for o in outcomes)),
+        errors=str(sum(o.status in NOT_RUN for o in outcomes)),
+        time=f"{sum(o.seconds for o in outcomes):.3f}",
+    )
     for o in outcomes:
-        case = ET.SubElement(suite, "testcase", classname="picaemu.batch", name=o.name, time=f"{o.seconds:.3f}",
-                             file=o.source)
-        bad = [f"frame {k}: {c.status}" + (f", {c.bad_pixels} pixels differ by up to {c.max_diff}"
-                                           if c.bad_pixels else "") + (f" ({c.error})" if c.error else "")
-               for k, c in enumerate(o.checks) if not c.passed]
+        case = ET.SubElement(
+            suite, "testcase", classname="picaemu.batch", name=o.name, time=f"{o.seconds:.3f}", file=o.source
+        )
+        bad = [
+            f"frame {k}: {c.status}"
+            + (f", {c.bad_pixels} pixels differ by up to {c.max_diff}" if c.bad_pixels else "")
+            + (f" ({c.error})" if c.error else "")
+            for k, c in enumerate(o.checks)
+            if not c.passed
+        ]
         if o.status in NOT_RUN:
             ET.SubElement(case, "error", message=o.error, type=o.status).text = o.error
         elif o.status in REGRESSED:
-            ET.SubElement(case, "failure", message=f"{len(bad)} of {len(o.checks)} frames: {o.status}",
-                          type=o.status).text = "\n".join(bad)
+            ET.SubElement(
+                case, "failure", message=f"{len(bad)} of {len(o.checks)} frames: {o.status}", type=o.status
+            ).text = "\n".join(bad)
         ET.SubElement(case, "system-out").text = f"{o.frames} frames, {o.draws} draws, {o.seconds:.3f} s"
     root = ET.Element("testsuites")
     root.append(suite)

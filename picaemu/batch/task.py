@@ -39,8 +39,12 @@ class CaptureTimeout(Exception):
 
 
 def make_task(name: str, source: str, timeout: float | None, **options: Any) -> dict[str, Any]:
-    return {"name": name, "source": source, "timeout": timeout,
-            "options": {"screen": "top", "backend": "software", **options}}
+    return {
+        "name": name,
+        "source": source,
+        "timeout": timeout,
+        "options": {"screen": "top", "backend": "software", **options},
+    }
 
 
 def pack(path: Path) -> dict[str, bytes]:
@@ -136,21 +140,38 @@ def decode_result(data: bytes) -> tuple[dict[str, Any], list[bytes]]:
     if not sep or sum(sizes) != len(body) or min(sizes, default=0) < 0:
         raise FormatError(f"a worker's result holds {len(body)} picture bytes, its header says {sum(sizes)}")
     offsets = [sum(sizes[:k]) for k in range(len(sizes) + 1)]
-    return outcome, [body[offsets[k]:offsets[k + 1]] for k in range(len(sizes))]
+    return outcome, [body[offsets[k] : offsets[k + 1]] for k in range(len(sizes))]
 
 
 def failed_result(task: dict[str, Any], status: str, error: str, seconds: float = 0.0) -> bytes:
     """The result of a task that produced nothing (a dead worker, a cluster error)."""
-    return encode_result({"name": task["name"], "source": task["source"], "status": status, "frames": 0,
-                          "draws": 0, "seconds": round(seconds, 3), "error": error}, [])
+    return encode_result(
+        {
+            "name": task["name"],
+            "source": task["source"],
+            "status": status,
+            "frames": 0,
+            "draws": 0,
+            "seconds": round(seconds, 3),
+            "error": error,
+        },
+        [],
+    )
 
 
 def render_task(task: dict[str, Any], files: dict[str, bytes] | None = None) -> bytes:
     """Run one task (in a worker): any error, even a bug of picaemu's, becomes a failed result naming it, so that
     one bad capture never stops a batch."""
     start = time.perf_counter()
-    outcome = {"name": task["name"], "source": task["source"], "status": OK, "frames": 0, "draws": 0,
-               "seconds": 0.0, "error": ""}
+    outcome = {
+        "name": task["name"],
+        "source": task["source"],
+        "status": OK,
+        "frames": 0,
+        "draws": 0,
+        "seconds": 0.0,
+        "error": "",
+    }
     pictures: list[bytes] = []
     deadline = Deadline(None, task.get("timeout"))
     try:

@@ -49,8 +49,16 @@ UNIT_PREFIX = {"vs": "VSH", "gs": "GSH"}
 GS_INPUT_MODE = 0x08000000  # GSH_INPUTBUFFER_CONFIG: inputs come from the vertex shader
 IDENTITY_PERMUTATION = (0x76543210, 0xFEDCBA98)  # input attribute k -> v<k>
 GS_IN_USE = 2  # GEOSTAGE_CONFIG.gs_use
-__all__ = ["BuilderError", "CaptureBuilder", "compose", "encode_field", "fog_lut", "outmap", "tilt_ortho",
-           "tilt_perspective"]
+__all__ = [
+    "BuilderError",
+    "CaptureBuilder",
+    "compose",
+    "encode_field",
+    "fog_lut",
+    "outmap",
+    "tilt_ortho",
+    "tilt_perspective",
+]
 
 
 class CaptureBuilder:
@@ -59,9 +67,10 @@ class CaptureBuilder:
     def __init__(self, *, width: int = 240, height: int = 400, name: str = "builder scene", downscale: int = 0) -> None:
         """``downscale``: 0 none, 1 = 2x1, 2 = 2x2 — the display transfer shrinks the render target onto the LCD."""
         self.width, self.height, self.downscale = width, height, downscale
-        self.cap = pica.Capture(meta={"source": "picaemu.builder", "scene": name},
-                                state=pica.InitialState(regs=gxconvert.reset_regs(),
-                                                        gpu_regs=gxconvert.reset_gpu_regs()))
+        self.cap = pica.Capture(
+            meta={"source": "picaemu.builder", "scene": name},
+            state=pica.InitialState(regs=gxconvert.reset_regs(), gpu_regs=gxconvert.reset_gpu_regs()),
+        )
         self._next = {"linear": LINEAR_BASE, "vram": VRAM_BASE}
         self.color = self.alloc(width * height * 4, vram=True)
         self.depth = self.alloc(width * height * 4, vram=True)
@@ -118,10 +127,12 @@ class CaptureBuilder:
     def begin_frame(self, clear: tuple[int, int, int, int] = (0, 0, 0, 255), depth: int = 0, stencil: int = 0) -> None:
         """Clear the color/depth buffers (GX memory fill) and open a command list with the framebuffer setup."""
         r, g, b, a = clear
-        fills = (pica.FillUnit(self.color, self.color + self.width * self.height * 4, r << 24 | g << 16 | b << 8 | a,
-                               FILL_32BIT),
-                 pica.FillUnit(self.depth, self.depth + self.width * self.height * 4, stencil << 24 | depth,
-                               FILL_32BIT))
+        fills = (
+            pica.FillUnit(
+                self.color, self.color + self.width * self.height * 4, r << 24 | g << 16 | b << 8 | a, FILL_32BIT
+            ),
+            pica.FillUnit(self.depth, self.depth + self.width * self.height * 4, stencil << 24 | depth, FILL_32BIT),
+        )
         self.cap.events.append(pica.MemoryFill(fills))
         self.cmd = CommandBuilder()
         w, h = self.width, self.height
@@ -167,8 +178,9 @@ class CaptureBuilder:
         lcd_w, lcd_h = self.lcd_size
         self.cap.events.append(pica.Present(0, lcd, lcd, LCD_MODE_RGB8, lcd_w * LCD_BPP, self.frames % 2))
         if (lcd_w, lcd_h) != (self.width, self.height):
-            self.cap.events.append(pica.RegWrite(by_name("PDC0_FB_SIZE").id,
-                                                 access.compose("PDC0_FB_SIZE", width=lcd_w, height=lcd_h)))
+            self.cap.events.append(
+                pica.RegWrite(by_name("PDC0_FB_SIZE").id, access.compose("PDC0_FB_SIZE", width=lcd_w, height=lcd_h))
+            )
         self.cap.events.append(pica.FrameEnd())
         self.frames += 1
         self.cmd = None
@@ -238,8 +250,13 @@ class CaptureBuilder:
         cmd.write("GSH_OUTMAP_MASK", outmap(entry.outputs)[1])
         cmd.write("GSH_INPUTBUFFER_CONFIG", GS_INPUT_MODE | (self.vs_outputs - 1))
         cmd.write_many("GSH_ATTRIBUTES_PERMUTATION_LOW", IDENTITY_PERMUTATION)
-        self.set("GSH_MISC0", mode=entry.gs_mode, fixed_vertices_minus_1=max(entry.gs_fixed_num, 1) - 1,
-                 fixed_uniform_start=entry.gs_fixed_start, fixed_mode=int(entry.gs_mode == 2))
+        self.set(
+            "GSH_MISC0",
+            mode=entry.gs_mode,
+            fixed_vertices_minus_1=max(entry.gs_fixed_num, 1) - 1,
+            fixed_uniform_start=entry.gs_fixed_start,
+            fixed_mode=int(entry.gs_mode == 2),
+        )
         self.set("GSH_MISC1", main_vertices_minus_1=max(entry.gs_variable_num, 1) - 1)
         self._outputs(entry)
         self._constants(entry, "gs")
@@ -316,8 +333,9 @@ class CaptureBuilder:
         cmd.write("VERTEX_OFFSET", first)
         self._kick("DRAWARRAYS", indexed=False, triangles=False)
 
-    def draw_indexed(self, indices: Sequence[int] | np.ndarray, topology: str = "triangle list", *,
-                     index_type: str = "u16") -> None:
+    def draw_indexed(
+        self, indices: Sequence[int] | np.ndarray, topology: str = "triangle list", *, index_type: str = "u16"
+    ) -> None:
         """Draw elements with a u16 (or, ``index_type="u8"``, u8) index buffer."""
         idx = np.asarray(indices, {"u8": "<u1", "u16": "<u2"}[index_type])
         address = self.upload(idx.tobytes())
@@ -347,32 +365,52 @@ class CaptureBuilder:
         cmd.write("VTX_FUNC", 1)
 
     # -- textures and TEV --------------------------------------------------------------------------------
-    def texture(self, unit: int, rgba: np.ndarray, fmt: str = "RGBA8", *, filter: str = "nearest",
-                wrap: str = "clamp to edge") -> int:
+    def texture(
+        self, unit: int, rgba: np.ndarray, fmt: str = "RGBA8", *, filter: str = "nearest", wrap: str = "clamp to edge"
+    ) -> int:
         """Encode (H, W, 4) uint8 RGBA (row 0 = top), upload it to VRAM and bind it to ``unit``; returns its address."""
         data = encode_texture(np.asarray(rgba, np.uint8), fmt)
         address = self.upload(data, vram=True)
         h, w = rgba.shape[:2]
         prefix = TEXUNIT_REGS[unit]
         self.set(f"{prefix}_DIM", width=w, height=h)
-        self.set(f"{prefix}_PARAM", mag_filter=filter, min_filter=filter, wrap_s=wrap, wrap_t=wrap,
-                 **({"type": "2D"} if unit == 0 else {}))
+        self.set(
+            f"{prefix}_PARAM",
+            mag_filter=filter,
+            min_filter=filter,
+            wrap_s=wrap,
+            wrap_t=wrap,
+            **({"type": "2D"} if unit == 0 else {}),
+        )
         self.set(TEXUNIT_ADDR[unit], address=address)
         self.set(f"{prefix}_TYPE", format=texture_format(fmt).value)
         self.set("TEXUNIT_CONFIG", **{f"unit{unit}_enable": 1}, always1=1, clear_cache=1)
         return address
 
-    def tev(self, stage: int, *, rgb: Sequence[str] = ("primary color",), alpha: Sequence[str] | None = None,
-            rgb_ops: Sequence[str] = (), alpha_ops: Sequence[str] = (), combine: str = "replace",
-            alpha_combine: str | None = None, color: tuple[int, int, int, int] = (0, 0, 0, 0)) -> None:
+    def tev(
+        self,
+        stage: int,
+        *,
+        rgb: Sequence[str] = ("primary color",),
+        alpha: Sequence[str] | None = None,
+        rgb_ops: Sequence[str] = (),
+        alpha_ops: Sequence[str] = (),
+        combine: str = "replace",
+        alpha_combine: str | None = None,
+        color: tuple[int, int, int, int] = (0, 0, 0, 0),
+    ) -> None:
         """One TEV stage: sources, operands (default src.rgb / src.a), combiners and constant color."""
         alpha = rgb if alpha is None else alpha
         base = TEV_STAGE_REGS[stage]
         src = {f"rgb_src{i}": s for i, s in enumerate(rgb)} | {f"alpha_src{i}": s for i, s in enumerate(alpha)}
         ops = {f"rgb_op{i}": s for i, s in enumerate(rgb_ops)} | {f"alpha_op{i}": s for i, s in enumerate(alpha_ops)}
-        words = [compose(base, **src), compose(base + 1, **ops),
-                 compose(base + 2, rgb_combine=combine, alpha_combine=alpha_combine or combine),
-                 compose(base + 3, r=color[0], g=color[1], b=color[2], a=color[3]), 0]
+        words = [
+            compose(base, **src),
+            compose(base + 1, **ops),
+            compose(base + 2, rgb_combine=combine, alpha_combine=alpha_combine or combine),
+            compose(base + 3, r=color[0], g=color[1], b=color[2], a=color[3]),
+            0,
+        ]
         self.list.write_many(base, words)
 
     def passthrough_tev(self, first: int = 1) -> None:
@@ -384,8 +422,16 @@ class CaptureBuilder:
     def depth_test(self, enable: bool, func: str = "greater", *, write: bool = True, color: bool = True) -> None:
         """Depth test and write, and the color write mask (all four channels on or off)."""
         c = int(color)
-        self.set("DEPTH_COLOR_MASK", depth_test=int(enable), depth_func=func, red=c, green=c, blue=c, alpha=c,
-                 depth_write=int(write))
+        self.set(
+            "DEPTH_COLOR_MASK",
+            depth_test=int(enable),
+            depth_func=func,
+            red=c,
+            green=c,
+            blue=c,
+            alpha=c,
+            depth_write=int(write),
+        )
 
     def fog(self, color: tuple[int, int, int], factors: np.ndarray | None, *, z_flip: bool = False) -> None:
         """Fog toward ``color`` with 129 factors over depth 0..1 (``None`` turns fog off)."""
@@ -400,14 +446,31 @@ class CaptureBuilder:
         self.set("FACECULLING_CONFIG", mode=mode)
 
     def blend(self, src: str = "src alpha", dst: str = "one minus src alpha", equation: str = "add") -> None:
-        self.set("BLEND_FUNC", rgb_equation=equation, alpha_equation=equation, rgb_src=src, rgb_dst=dst,
-                 alpha_src=src, alpha_dst=dst)
+        self.set(
+            "BLEND_FUNC",
+            rgb_equation=equation,
+            alpha_equation=equation,
+            rgb_src=src,
+            rgb_dst=dst,
+            alpha_src=src,
+            alpha_dst=dst,
+        )
 
     def alpha_test(self, enable: bool, func: str = "always", ref: int = 0) -> None:
         self.set("FRAGOP_ALPHA_TEST", enable=int(enable), func=func, ref=ref)
 
-    def stencil(self, enable: bool, func: str = "always", ref: int = 0, *, mask: int = 0xFF, write_mask: int = 0xFF,
-                fail: str = "keep", depth_fail: str = "keep", depth_pass: str = "keep") -> None:
+    def stencil(
+        self,
+        enable: bool,
+        func: str = "always",
+        ref: int = 0,
+        *,
+        mask: int = 0xFF,
+        write_mask: int = 0xFF,
+        fail: str = "keep",
+        depth_fail: str = "keep",
+        depth_pass: str = "keep",
+    ) -> None:
         self.set("STENCIL_TEST", enable=int(enable), func=func, ref=ref, input_mask=mask, write_mask=write_mask)
         self.set("STENCIL_OP", fail=fail, depth_fail=depth_fail, depth_pass=depth_pass)
 

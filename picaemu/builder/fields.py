@@ -21,12 +21,23 @@ from picaemu.errors import PicaError
 from picaemu.formats import shbin as shbin_format
 from picaemu.regs.schema import Field, FieldType
 
-FLOAT_FORMATS = {FieldType.FLOAT24: numeric.FLOAT24, FieldType.FLOAT20: numeric.FLOAT20,
-                 FieldType.FLOAT16: numeric.FLOAT16, FieldType.FLOAT31: numeric.FLOAT31}
+FLOAT_FORMATS = {
+    FieldType.FLOAT24: numeric.FLOAT24,
+    FieldType.FLOAT20: numeric.FLOAT20,
+    FieldType.FLOAT16: numeric.FLOAT16,
+    FieldType.FLOAT31: numeric.FLOAT31,
+}
 # SHBIN output type -> (first semantic, component count, SH_OUTATTR_CLOCK field) — pica-formats.md §4.4
-OUTPUT_SEMANTICS = {0: (0x00, 4, "position_z"), 1: (0x04, 4, "quaternion_or_view"), 2: (0x08, 4, "color"),
-                    3: (0x0C, 2, "texcoord0"), 4: (0x10, 1, "texcoord0_w"), 5: (0x0E, 2, "texcoord1"),
-                    6: (0x16, 2, "texcoord2"), 8: (0x12, 3, "quaternion_or_view")}
+OUTPUT_SEMANTICS = {
+    0: (0x00, 4, "position_z"),
+    1: (0x04, 4, "quaternion_or_view"),
+    2: (0x08, 4, "color"),
+    3: (0x0C, 2, "texcoord0"),
+    4: (0x10, 1, "texcoord0_w"),
+    5: (0x0E, 2, "texcoord1"),
+    6: (0x16, 2, "texcoord2"),
+    8: (0x12, 3, "quaternion_or_view"),
+}
 TEXCOORD_OUTPUTS = frozenset({3, 4, 5, 6})
 UNUSED_SLOT = 0x1F
 

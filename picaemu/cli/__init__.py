@@ -51,8 +51,14 @@ class Main(click.Group):
         except BrokenPipeError as err:
             raise _PipeClosed() from err
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         with deferred_warnings() as notes:
@@ -95,8 +101,10 @@ class Main(click.Group):
         except Exception as err:
             if os.environ.get(TRACEBACK_ENV):
                 raise
-            error_line(f"internal error {type(err).__name__}: {err} (a bug in picaemu: please report it with "
-                       f"the input; {TRACEBACK_ENV}=1 shows the traceback)")
+            error_line(
+                f"internal error {type(err).__name__}: {err} (a bug in picaemu: please report it with "
+                f"the input; {TRACEBACK_ENV}=1 shows the traceback)"
+            )
             return EXIT_INTERNAL
         return EXIT_BAD_INPUT
 
@@ -129,8 +137,30 @@ def _register() -> None:
     from picaemu.cli.surface import surface
     from picaemu.cli.texture import texture
 
-    for command in (batch, bookmarks, convert, decode, diff_backends, diff_images, dump, find, footprint, fragment,
-                    gui, history, mesh, record, regs_command, render, shader, state, stats, surface, texture, trace):
+    for command in (
+        batch,
+        bookmarks,
+        convert,
+        decode,
+        diff_backends,
+        diff_images,
+        dump,
+        find,
+        footprint,
+        fragment,
+        gui,
+        history,
+        mesh,
+        record,
+        regs_command,
+        render,
+        shader,
+        state,
+        stats,
+        surface,
+        texture,
+        trace,
+    ):
         main.add_command(command)
 
 

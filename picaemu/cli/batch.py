@@ -126,8 +126,7 @@ def _clear_frames(folder: Path) -> None:
 def store(data: bytes, out_dir: Path, inputs: list[Path]) -> Outcome:
     """Write one result's frames to ``OUTDIR/<name>/`` and return its outcome (checks: "rendered")."""
     fields, pictures = decode_result(data)
-    outcome = Outcome(**{k: fields[k] for k in ("name", "source", "status", "frames", "draws", "seconds",
-                                                  "error")})
+    outcome = Outcome(**{k: fields[k] for k in ("name", "source", "status", "frames", "draws", "seconds", "error")})
     folder = out_dir / outcome.name
     folder.mkdir(parents=True, exist_ok=True)
     _clear_frames(folder)
@@ -144,10 +143,19 @@ def compare(outcome: Outcome, out_dir: Path, ref_dir: Path, threshold: int) -> N
     ``missing output`` check. Sets the outcome's status and worst values."""
     keys = {c.key for c in outcome.checks}
     ref_folder = ref_dir / outcome.name
-    extra = sorted(f"{outcome.name}/{p.name}" for p in ref_folder.glob("*.png") if FRAME_NAME.match(p.name)
-                   and f"{outcome.name}/{p.name}" not in keys) if ref_folder.is_dir() else []
-    outcome.checks = [check_pair(key, ref_dir / key, out_dir / key, threshold, diff_path_for(out_dir, key))
-                      for key in [*(c.key for c in outcome.checks), *extra]]
+    extra = (
+        sorted(
+            f"{outcome.name}/{p.name}"
+            for p in ref_folder.glob("*.png")
+            if FRAME_NAME.match(p.name) and f"{outcome.name}/{p.name}" not in keys
+        )
+        if ref_folder.is_dir()
+        else []
+    )
+    outcome.checks = [
+        check_pair(key, ref_dir / key, out_dir / key, threshold, diff_path_for(out_dir, key))
+        for key in [*(c.key for c in outcome.checks), *extra]
+    ]
     for c in outcome.checks:
         if c.status == MISSING_OUTPUT:
             c.error = "the reference has this frame; the capture rendered fewer"
@@ -184,8 +192,13 @@ def exit_status(outcomes: list[Outcome]) -> int:
     return 0
 
 
-def write_reports(outcomes: list[Outcome], out_dir: Path, threshold: int | None, ref_dir: Path | None = None,
-                  junit: Path | None = None) -> None:
+def write_reports(
+    outcomes: list[Outcome],
+    out_dir: Path,
+    threshold: int | None,
+    ref_dir: Path | None = None,
+    junit: Path | None = None,
+) -> None:
     report.write_json(outcomes, out_dir / "report.json", threshold, ref_dir)
     report.write_html(outcomes, out_dir / "report.html", threshold)
     if junit is not None:
@@ -193,34 +206,92 @@ def write_reports(outcomes: list[Outcome], out_dir: Path, threshold: int | None,
 
 
 def _summary(outcomes: list[Outcome]) -> None:
-    print_table([{"capture": o.name, "status": o.status, "frames": o.frames, "draws": o.draws,
-                  "seconds": f"{o.seconds:.2f}", "max diff": "" if o.max_diff is None else o.max_diff,
-                  "bad pixels": "" if o.bad_pixels is None else o.bad_pixels, "error": o.error} for o in outcomes],
-                title="picaemu batch")
+    print_table(
+        [
+            {
+                "capture": o.name,
+                "status": o.status,
+                "frames": o.frames,
+                "draws": o.draws,
+                "seconds": f"{o.seconds:.2f}",
+                "max diff": "" if o.max_diff is None else o.max_diff,
+                "bad pixels": "" if o.bad_pixels is None else o.bad_pixels,
+                "error": o.error,
+            }
+            for o in outcomes
+        ],
+        title="picaemu batch",
+    )
 
 
 @click.command("batch", epilog=EXAMPLES)
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Output folder: <capture>/<NNNN>.png per frame, report.json, report.html.")
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Output folder: <capture>/<NNNN>.png per frame, report.json, report.html.",
+)
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Local worker processes [default: 1].")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Run on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786); needs [cluster].")
-@click.option("--compare", "ref_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Reference folder: <capture>/<NNNN>.png per frame.")
-@click.option("--threshold", "--tolerance", "threshold", type=click.IntRange(0, 255), default=2, show_default=True,
-              help="Largest allowed per-channel difference.")
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Run on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786); needs [cluster].",
+)
+@click.option(
+    "--compare",
+    "ref_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Reference folder: <capture>/<NNNN>.png per frame.",
+)
+@click.option(
+    "--threshold",
+    "--tolerance",
+    "threshold",
+    type=click.IntRange(0, 255),
+    default=2,
+    show_default=True,
+    help="Largest allowed per-channel difference.",
+)
 @click.option("--update-references", is_flag=True, help="Write the outputs into the --compare folder.")
-@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write JUnit XML here (one test case per capture).")
-@click.option("--backend", type=click.Choice(BACKENDS), default="software", show_default=True,
-              help="Rendering backend: the software pipeline (the reference) or OpenGL through EGL.")
-@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
-              help="Seconds one capture may take; past it the capture is reported as timed out.")
+@click.option(
+    "--junit",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write JUnit XML here (one test case per capture).",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    default="software",
+    show_default=True,
+    help="Rendering backend: the software pipeline (the reference) or OpenGL through EGL.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    help="Seconds one capture may take; past it the capture is reported as timed out.",
+)
 @quiet_option
 @reports_errors
-def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int | None, scheduler: str | None, ref_dir: Path | None,
-          threshold: int, update_references: bool, junit: Path | None, backend: str, timeout: float) -> None:
+def batch(
+    inputs: tuple[Path, ...],
+    out_dir: Path,
+    jobs: int | None,
+    scheduler: str | None,
+    ref_dir: Path | None,
+    threshold: int,
+    update_references: bool,
+    junit: Path | None,
+    backend: str,
+    timeout: float,
+) -> None:
     """Replay every capture in INPUTS headlessly; write every frame's top screen to OUTDIR."""
     exclusive(jobs=jobs, scheduler=scheduler)
     if update_references and ref_dir is None:
@@ -236,8 +307,10 @@ def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int | None, scheduler: 
         default_pipeline(backend)  # one clear line now (BackendUnavailable) rather than a failure per capture
     note_first_compile()
     out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = [make_task(name, str(s), timeout, backend=backend)
-             for s, name in zip(sources, capture_names(sources), strict=True)]
+    tasks = [
+        make_task(name, str(s), timeout, backend=backend)
+        for s, name in zip(sources, capture_names(sources), strict=True)
+    ]
     done: dict[str, Outcome] = {}
     for data in replay_all(tasks, jobs or 1, scheduler):
         outcome = store(data, out_dir, sources)
@@ -250,10 +323,11 @@ def batch(inputs: tuple[Path, ...], out_dir: Path, jobs: int | None, scheduler: 
                 outcome.status, outcome.error = "failed", f"comparing: {err}"
         done[outcome.name] = outcome
         plural = "" if outcome.frames == 1 else "s"
-        info(f"[{len(done)}/{len(tasks)}] {outcome.name}: {outcome.status} ({outcome.frames} frame{plural}, "
-             f"{outcome.seconds:.2f} s)" + (f": {outcome.error}" if outcome.error else ""))
+        info(
+            f"[{len(done)}/{len(tasks)}] {outcome.name}: {outcome.status} ({outcome.frames} frame{plural}, "
+            f"{outcome.seconds:.2f} s)" + (f": {outcome.error}" if outcome.error else "")
+        )
     outcomes = [done[t["name"]] for t in tasks]
     write_reports(outcomes, out_dir, threshold if ref_dir is not None else None, ref_dir, junit)
     _summary(outcomes)
     raise SystemExit(exit_status(outcomes))
-

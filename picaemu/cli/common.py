@@ -31,8 +31,10 @@ from picaemu.memory import PhysicalMemory
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_BAD_INPUT = 2
-FIRST_RUN_NOTE = ("picaemu: first run since the install: compiling the emulator's kernels into numba's cache "
-                  "(about 15 s on a 2-core machine, once; NUMBA_CACHE_DIR moves the cache)")
+FIRST_RUN_NOTE = (
+    "picaemu: first run since the install: compiling the emulator's kernels into numba's cache "
+    "(about 15 s on a 2-core machine, once; NUMBA_CACHE_DIR moves the cache)"
+)
 QUIET_KEY = "picaemu.quiet"
 _noted_first_run = False
 
@@ -124,8 +126,15 @@ def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None
 
 def quiet_option(func: F) -> F:
     """``-q/--quiet``: no informational lines on stderr (errors and warnings still print)."""
-    return click.option("-q", "--quiet", is_flag=True, expose_value=False, is_eager=True, callback=_set_quiet,
-                        help="No progress or notes on stderr (errors and warnings still print).")(func)
+    return click.option(
+        "-q",
+        "--quiet",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=_set_quiet,
+        help="No progress or notes on stderr (errors and warnings still print).",
+    )(func)
 
 
 def exclusive(**options: object) -> None:
@@ -219,6 +228,5 @@ def load_memory_blocks(memory: PhysicalMemory, specs: tuple[str, ...]) -> None:
             raise FormatError(f"--mem {spec}: {'a directory' if file.is_dir() else 'no such file'}", path=path)
         size = file.stat().st_size
         if not memory.contains(address, max(size, 1)):
-            raise FormatError(f"--mem {spec}: {size} bytes at 0x{address:08X} do not fit emulated memory",
-                              path=path)
+            raise FormatError(f"--mem {spec}: {size} bytes at 0x{address:08X} do not fit emulated memory", path=path)
         memory.write(address, file.read_bytes(), who=f"--mem {spec}")

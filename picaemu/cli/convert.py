@@ -22,16 +22,31 @@ from picaemu.replay import load_capture
 CODECS = {"zstd": pica.Codec.ZSTD, "zlib": pica.Codec.ZLIB, "raw": pica.Codec.RAW}
 
 
-@click.command("convert", epilog=examples(
-    "picaemu convert tests/data/captures/scene2_textured_quad -o quad.pica",
-    "picaemu convert quad.pica -o quad.ctf --layout legacy"))
+@click.command(
+    "convert",
+    epilog=examples(
+        "picaemu convert tests/data/captures/scene2_textured_quad -o quad.pica",
+        "picaemu convert quad.pica -o quad.ctf --layout legacy",
+    ),
+)
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Destination: .pica or .ctf")
-@click.option("--codec", type=click.Choice(sorted(CODECS)), default="zstd", show_default=True,
-              help=".pica: compression of state, events and blobs.")
-@click.option("--layout", type=click.Choice([layout.value for layout in citrace.Layout]), default="new",
-              show_default=True, help=".ctf: register-write layout.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Destination: .pica or .ctf"
+)
+@click.option(
+    "--codec",
+    type=click.Choice(sorted(CODECS)),
+    default="zstd",
+    show_default=True,
+    help=".pica: compression of state, events and blobs.",
+)
+@click.option(
+    "--layout",
+    type=click.Choice([layout.value for layout in citrace.Layout]),
+    default="new",
+    show_default=True,
+    help=".ctf: register-write layout.",
+)
 @reports_errors
 def convert(source: Path, output: Path, codec: str, layout: str) -> None:
     """Convert the capture SOURCE (.pica, .ctf or c3dcap directory) to OUTPUT (.pica or .ctf)."""

@@ -61,24 +61,34 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
         _echo_json({"pixel": [x, y], "frame": chosen, "fragments": [f.as_dict() for f in fragments]})
         return
     click.echo(f"pixel ({x}, {y}), frame {chosen}: {len(fragments)} fragment(s)")
+
     def num(v: float | None) -> str:
         return "-" if v is None else f"{v:.6f}"
 
     for f in fragments:
-        click.echo(f"draw {f.draw:5d} prim {f.primitive if f.primitive is not None else '-':>5} depth "
-                   f"{num(f.depth):>9} {f.fate:<24} tev {f.tev} color {f.color_before} -> {f.color_after} "
-                   f"depth buffer {num(f.depth_before)} -> {num(f.depth_after)}")
+        click.echo(
+            f"draw {f.draw:5d} prim {f.primitive if f.primitive is not None else '-':>5} depth "
+            f"{num(f.depth):>9} {f.fate:<24} tev {f.tev} color {f.color_before} -> {f.color_after} "
+            f"depth buffer {num(f.depth_before)} -> {num(f.depth_after)}"
+        )
 
 
 @click.command("state", epilog=examples("picaemu state samples/captures/game_cubes_300.pica --draw 4 --diff 3 --json"))
 @CAPTURE
 @click.option("--draw", type=int, required=True, help="The draw whose state to show.")
 @click.option("--diff", "other", type=int, default=None, help="Show only what differs from the state at draw M.")
-@click.option("--external", is_flag=True,
-              help="The external GPU registers (memory fill, LCD framebuffer, transfer engine) at the draw instead.")
+@click.option(
+    "--external",
+    is_flag=True,
+    help="The external GPU registers (memory fill, LCD framebuffer, transfer engine) at the draw instead.",
+)
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of indented text.")
-@click.option("--shader", type=click.Choice(UNITS), default=None,
-              help="Print the program the unit runs at the draw as picasso source (for render --edit vs.shader=@F).")
+@click.option(
+    "--shader",
+    type=click.Choice(UNITS),
+    default=None,
+    help="Print the program the unit runs at the draw as picasso source (for render --edit vs.shader=@F).",
+)
 @reports_errors
 def state(capture: Path, draw: int, other: int | None, external: bool, as_json: bool, shader: str | None) -> None:
     """Every stage's decoded state at a draw (vertex input, shaders, raster, textures, TEV, fog, lighting,
@@ -127,13 +137,17 @@ def _flat(item: dict | list) -> bool:
 @click.command("mesh", epilog=examples("picaemu mesh samples/captures/cube.pica --draw 0 --stage clipped --csv"))
 @CAPTURE
 @click.option("--draw", type=int, required=True)
-@click.option("--stage", type=click.Choice(STAGES), default="vs", show_default=True,
-              help="input: loader output; vs / gs: shader output registers; clipped: clip-space triangles.")
+@click.option(
+    "--stage",
+    type=click.Choice(STAGES),
+    default="vs",
+    show_default=True,
+    help="input: loader output; vs / gs: shader output registers; clipped: clip-space triangles.",
+)
 @click.option("--csv", "as_csv", is_flag=True, help="CSV rows instead of JSON.")
 @reports_errors
 def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
-    """A draw's vertices at one stage of the geometry front end.
-    """
+    """A draw's vertices at one stage of the geometry front end."""
     data = rp.open(capture).mesh(draw, stage)
     if not as_csv:
         _echo_json({"draw": draw, "stage": stage, "shape": list(data.shape), "vertices": data.tolist()})
@@ -188,11 +202,22 @@ def dump(capture: Path, as_json: bool) -> None:
     timeline = session.index()
     for event in timeline.events:
         if as_json:
-            click.echo(json.dumps({"event": event.index, "frame": event.frame, "text": event.text,
-                                   "draws": list(event.draws), "packets": len(event.packets)}))
+            click.echo(
+                json.dumps(
+                    {
+                        "event": event.index,
+                        "frame": event.frame,
+                        "text": event.text,
+                        "draws": list(event.draws),
+                        "packets": len(event.packets),
+                    }
+                )
+            )
             continue
-        click.echo(f"#{event.index} [frame {event.frame}] {event.text}"
-                   + (f" draws {event.draws[0]}..{event.draws[-1]}" if event.draws else ""))
+        click.echo(
+            f"#{event.index} [frame {event.frame}] {event.text}"
+            + (f" draws {event.draws[0]}..{event.draws[-1]}" if event.draws else "")
+        )
         uploads = UniformUploads()
         for packet in event.packets:
             for line in packet_text(packet) + uploads.lines(packet):
@@ -201,13 +226,19 @@ def dump(capture: Path, as_json: bool) -> None:
         raise PicaError(str(session.fault))
 
 
-@click.command("fragment", epilog=examples(
-    "picaemu fragment samples/captures/blending.pica --draw 1 --pixel 100,209 --json"))
+@click.command(
+    "fragment", epilog=examples("picaemu fragment samples/captures/blending.pica --draw 1 --pixel 100,209 --json")
+)
 @CAPTURE
 @click.option("--draw", type=int, required=True, help="The draw whose fragment to debug.")
 @click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the color buffer PNG (row 0 = top).")
-@click.option("--index", type=int, default=0, show_default=True,
-              help="Which of the draw's fragments at the pixel (overlapping triangles), in rasterization order.")
+@click.option(
+    "--index",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Which of the draw's fragments at the pixel (overlapping triangles), in rasterization order.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (Debugger.debug_fragment's as_dict()).")
 @reports_errors
 def fragment(capture: Path, draw: int, pixel: str, index: int, as_json: bool) -> None:

@@ -19,16 +19,24 @@ from picaemu.replay import is_capture
 DEFAULT_MAX_BYTES = 4 << 20  # a real command list is tens to hundreds of KiB
 
 
-@click.command(epilog=examples(
-    "picaemu decode tests/data/captures/scene1_triangle/cmdlists/000.bin",
-    "picaemu decode tests/data/captures/scene1_triangle/cmdlists/000.bin --writes --json | head -3"))
+@click.command(
+    epilog=examples(
+        "picaemu decode tests/data/captures/scene1_triangle/cmdlists/000.bin",
+        "picaemu decode tests/data/captures/scene1_triangle/cmdlists/000.bin --writes --json | head -3",
+    )
+)
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--writes", is_flag=True, help="List the expanded register writes instead of packets.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @click.option("--base", type=INT, default=0, help="Physical address of the buffer (for jumps); default 0.")
 @click.option("--mem", "mem", multiple=True, metavar="ADDR=FILE", help="Load FILE into emulated memory at ADDR.")
-@click.option("--max-bytes", type=INT, default=DEFAULT_MAX_BYTES, show_default=True,
-              help="Stop with an error after executing this many command bytes (the file and its jump targets).")
+@click.option(
+    "--max-bytes",
+    type=INT,
+    default=DEFAULT_MAX_BYTES,
+    show_default=True,
+    help="Stop with an error after executing this many command bytes (the file and its jump targets).",
+)
 @reports_errors
 def decode(file: Path, writes: bool, as_json: bool, base: int, mem: tuple[str, ...], max_bytes: int) -> None:
     """Decode the command buffer FILE (little-endian u32 words) and print every packet.

@@ -45,15 +45,30 @@ def _one_draw(capture: Path, out_dir: Path, draw: int) -> None:
     click.echo(d.summary())
 
 
-@click.command("diff-backends", epilog=examples(
-    "picaemu diff-backends samples/captures/animation.pica -o diff/ --frame 2",
-    "picaemu diff-backends samples/captures/game_lit_300.pica -o diff/ --draw 41"))
+@click.command(
+    "diff-backends",
+    epilog=examples(
+        "picaemu diff-backends samples/captures/animation.pica -o diff/ --frame 2",
+        "picaemu diff-backends samples/captures/game_lit_300.pica -o diff/ --draw 41",
+    ),
+)
 @click.argument("capture", type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Directory for software.png, gl.png and difference.png.")
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Directory for software.png, gl.png and difference.png.",
+)
 @click.option("--frame", type=int, default=None, help="Compare the state after frame N (default: the end).")
-@click.option("--target", type=click.Choice(["screen", "color"]), default="screen", show_default=True,
-              help="The top screen, or the render target the registers name.")
+@click.option(
+    "--target",
+    type=click.Choice(["screen", "color"]),
+    default="screen",
+    show_default=True,
+    help="The top screen, or the render target the registers name.",
+)
 @click.option("--draw", type=int, default=None, help="Compare one draw (its render target right after it).")
 @reports_errors
 def diff_backends(capture: Path, out_dir: Path, frame: int | None, target: str, draw: int | None) -> None:
@@ -74,5 +89,7 @@ def diff_backends(capture: Path, out_dir: Path, frame: int | None, target: str, 
     from picaemu.gl.backend import GLPipeline
 
     assert isinstance(gl_pipeline, GLPipeline)
-    click.echo(f"GL draws: {gl_pipeline.gl_draws}; software fallbacks: "
-               + (", ".join(f"{n} x {rule}" for rule, n in gl_pipeline.fallbacks.items()) or "none"))
+    click.echo(
+        f"GL draws: {gl_pipeline.gl_draws}; software fallbacks: "
+        + (", ".join(f"{n} x {rule}" for rule, n in gl_pipeline.fallbacks.items()) or "none")
+    )

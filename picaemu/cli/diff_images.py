@@ -26,19 +26,35 @@ Examples:
 
 def check_rows(checks: list) -> list[dict]:
     """Table rows of ``FrameCheck``s: picture, status, max diff, bad pixels, PSNR (dB; inf when equal)."""
-    return [{"picture": c.key, "status": c.status, "max diff": "" if c.max_diff is None else c.max_diff,
-             "bad pixels": "" if c.bad_pixels is None else c.bad_pixels,
-             "psnr": "" if c.max_diff is None else ("inf" if c.psnr is None else c.psnr), "note": c.error}
-            for c in checks]
+    return [
+        {
+            "picture": c.key,
+            "status": c.status,
+            "max diff": "" if c.max_diff is None else c.max_diff,
+            "bad pixels": "" if c.bad_pixels is None else c.bad_pixels,
+            "psnr": "" if c.max_diff is None else ("inf" if c.psnr is None else c.psnr),
+            "note": c.error,
+        }
+        for c in checks
+    ]
 
 
 @click.command("diff-images", epilog=EXAMPLES)
 @click.argument("ref_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("out_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--threshold", type=click.IntRange(0, 255), default=0, show_default=True,
-              help="Largest allowed per-channel difference (0-255).")
-@click.option("--diff-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write a diff picture (<picture>.diff.png) here for every picture that differs.")
+@click.option(
+    "--threshold",
+    type=click.IntRange(0, 255),
+    default=0,
+    show_default=True,
+    help="Largest allowed per-channel difference (0-255).",
+)
+@click.option(
+    "--diff-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write a diff picture (<picture>.diff.png) here for every picture that differs.",
+)
 @click.option("--json", "as_json", is_flag=True, help="JSON on stdout instead of the table.")
 @quiet_option
 @reports_errors

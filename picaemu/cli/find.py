@@ -27,33 +27,61 @@ def _number(_ctx: click.Context, _param: click.Parameter, text: str | None) -> i
         raise click.BadParameter(f"{text!r} is not a number (0x... for hex)") from None
 
 
-@click.command("find", epilog=examples("picaemu find samples/captures/game_cubes_1000.pica --texture 0x180BBC00",
-                                       "picaemu find samples/captures/game_cubes_1000.pica --register TEXUNIT0_ADDR1",
-                                       "picaemu find samples/captures/game_cubes_1000.pica --register BLEND_FUNC "
-                                       "--field 'rgb_src=one'",
-                                       "picaemu find samples/captures/game_cubes_1000.pica --programs"))
+@click.command(
+    "find",
+    epilog=examples(
+        "picaemu find samples/captures/game_cubes_1000.pica --texture 0x180BBC00",
+        "picaemu find samples/captures/game_cubes_1000.pica --register TEXUNIT0_ADDR1",
+        "picaemu find samples/captures/game_cubes_1000.pica --register BLEND_FUNC --field 'rgb_src=one'",
+        "picaemu find samples/captures/game_cubes_1000.pica --programs",
+    ),
+)
 @click.argument("capture", type=click.Path(exists=True, path_type=Path))
 @click.option("--register", default=None, metavar="NAME", help="Writes of this register (table name, alias, id).")
-@click.option("--value", default=None, callback=_number, metavar="WORD",
-              help="Writes of this 32-bit word (of --register when given).")
-@click.option("--field", default="", metavar="FIELD=MEANING",
-              help="Writes of --register whose field holds this (number, enum name, float, true/false).")
-@click.option("--texture", default=None, callback=_number, metavar="ADDRESS",
-              help="Draws with an enabled texture unit 0-2 at this physical address.")
+@click.option(
+    "--value",
+    default=None,
+    callback=_number,
+    metavar="WORD",
+    help="Writes of this 32-bit word (of --register when given).",
+)
+@click.option(
+    "--field",
+    default="",
+    metavar="FIELD=MEANING",
+    help="Writes of --register whose field holds this (number, enum name, float, true/false).",
+)
+@click.option(
+    "--texture",
+    default=None,
+    callback=_number,
+    metavar="ADDRESS",
+    help="Draws with an enabled texture unit 0-2 at this physical address.",
+)
 @click.option("--shader", default=None, metavar="HASH[@ENTRY]", help="Draws running this program (--programs).")
 @click.option("--programs", is_flag=True, help="List the shader programs and how many draws run each.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @reports_errors
-def find(capture: Path, register: str | None, value: int | None, field: str, texture: int | None,
-         shader: str | None, programs: bool, as_json: bool) -> None:
-    """Find register writes or draws in a capture: by register, written value, texture address or shader.
-    """
+def find(
+    capture: Path,
+    register: str | None,
+    value: int | None,
+    field: str,
+    texture: int | None,
+    shader: str | None,
+    programs: bool,
+    as_json: bool,
+) -> None:
+    """Find register writes or draws in a capture: by register, written value, texture address or shader."""
     replay = rp.open(capture)  # the debugger holds its replay weakly
     debugger = replay.debugger
     if programs:
         for row in program_table(debugger.session.draw_states):
-            click.echo(json.dumps(row) if as_json else
-                       f"{row['program']}  {row['draws']} draws ({row['first']}..{row['last']})")
+            click.echo(
+                json.dumps(row)
+                if as_json
+                else f"{row['program']}  {row['draws']} draws ({row['first']}..{row['last']})"
+            )
         return
     for hit in debugger.find(register=register, value=value, texture=texture, shader=shader, field=field):
         if as_json:
@@ -64,10 +92,14 @@ def find(capture: Path, register: str | None, value: int | None, field: str, tex
             click.echo(f"{where:<24} draw {draw:>5}  {hit.text}")
 
 
-@click.command("footprint", epilog=examples(
-    "picaemu footprint samples/captures/game_cubes_1000.pica --draw 37 draw37.png",
-    "picaemu footprint samples/captures/game_cubes_1000.pica --draw 37 --zoom draw37_zoom.png",
-    "picaemu footprint samples/captures/cube.pica --draw 0 --step 1 cube.png"))
+@click.command(
+    "footprint",
+    epilog=examples(
+        "picaemu footprint samples/captures/game_cubes_1000.pica --draw 37 draw37.png",
+        "picaemu footprint samples/captures/game_cubes_1000.pica --draw 37 --zoom draw37_zoom.png",
+        "picaemu footprint samples/captures/cube.pica --draw 0 --step 1 cube.png",
+    ),
+)
 @click.argument("capture", type=click.Path(exists=True, path_type=Path))
 @click.argument("output", type=click.Path(path_type=Path))
 @click.option("--draw", type=int, required=True, help="The draw whose footprint to show.")
@@ -83,10 +115,14 @@ def footprint(capture: Path, output: Path, draw: int, step: int, zoom: bool) -> 
     save_image(output, replay.debugger.footprint(draw, step, zoom).image)
 
 
-@click.command("bookmarks", epilog=examples(
-    "picaemu bookmarks capture.pica",
-    "picaemu bookmarks capture.pica --add 'first blended' --draw 14",
-    "picaemu bookmarks capture.pica --rename 'first blended' blend --json"))
+@click.command(
+    "bookmarks",
+    epilog=examples(
+        "picaemu bookmarks capture.pica",
+        "picaemu bookmarks capture.pica --add 'first blended' --draw 14",
+        "picaemu bookmarks capture.pica --rename 'first blended' blend --json",
+    ),
+)
 @click.argument("capture", type=click.Path(exists=True, path_type=Path))
 @click.option("--add", "add_name", default=None, metavar="NAME", help="Bookmark the position after --draw.")
 @click.option("--draw", type=int, default=None, help="The draw --add bookmarks (the position right after it).")
@@ -94,8 +130,14 @@ def footprint(capture: Path, output: Path, draw: int, step: int, zoom: bool) -> 
 @click.option("--remove", "remove_name", default=None, metavar="NAME", help="Remove a bookmark.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: markers and bookmarks.")
 @reports_errors
-def bookmarks(capture: Path, add_name: str | None, draw: int | None, rename: tuple[str, str] | None,
-              remove_name: str | None, as_json: bool) -> None:
+def bookmarks(
+    capture: Path,
+    add_name: str | None,
+    draw: int | None,
+    rename: tuple[str, str] | None,
+    remove_name: str | None,
+    as_json: bool,
+) -> None:
     """The capture's debug markers (and the draws each groups) and your bookmarks, kept beside the capture in
     CAPTURE.bookmarks.json; --add / --rename / --remove change them (the file is rewritten atomically).
     """
@@ -103,14 +145,29 @@ def bookmarks(capture: Path, add_name: str | None, draw: int | None, rename: tup
         raise click.UsageError("--add needs --draw")
     replay = rp.open(capture)  # the debugger holds its replay weakly
     debugger = replay.debugger
-    marks = (debugger.add_bookmark(add_name, draw) if add_name is not None else
-             debugger.rename_bookmark(*rename) if rename else
-             debugger.remove_bookmark(remove_name) if remove_name is not None else debugger.bookmarks())
+    marks = (
+        debugger.add_bookmark(add_name, draw)
+        if add_name is not None
+        else debugger.rename_bookmark(*rename)
+        if rename
+        else debugger.remove_bookmark(remove_name)
+        if remove_name is not None
+        else debugger.bookmarks()
+    )
     groups = debugger.markers()
     if as_json:
-        click.echo(json.dumps({"markers": [{"text": g.text, "frame": g.frame, "event": g.event,
-                                            "draws": [g.draws.start, g.draws.stop]} for g in groups],
-                               "bookmarks": [b.as_dict() for b in marks]}, indent=1))
+        click.echo(
+            json.dumps(
+                {
+                    "markers": [
+                        {"text": g.text, "frame": g.frame, "event": g.event, "draws": [g.draws.start, g.draws.stop]}
+                        for g in groups
+                    ],
+                    "bookmarks": [b.as_dict() for b in marks],
+                },
+                indent=1,
+            )
+        )
         return
     for g in groups:
         span = f"draws {g.draws.start}..{g.draws.stop - 1}" if g.draws else "no draws"

@@ -25,12 +25,13 @@ def display_problem(environ: dict[str, str] | os._Environ[str], platform: str = 
     qpa = environ.get("QT_QPA_PLATFORM", "").split(":")[0]
     if qpa not in NEEDS_DISPLAY or environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
         return None
-    return ("no display to open the debugger on (DISPLAY and WAYLAND_DISPLAY are unset); run it in a desktop "
-            "session, or set QT_QPA_PLATFORM=offscreen for a window nobody sees")
+    return (
+        "no display to open the debugger on (DISPLAY and WAYLAND_DISPLAY are unset); run it in a desktop "
+        "session, or set QT_QPA_PLATFORM=offscreen for a window nobody sees"
+    )
 
 
-@click.command("gui", epilog=examples(
-    "picaemu gui samples/captures/cube.pica", "picaemu gui"))
+@click.command("gui", epilog=examples("picaemu gui samples/captures/cube.pica", "picaemu gui"))
 @click.argument("capture", required=False, type=click.Path(exists=True, path_type=Path))
 def gui(capture: Path | None) -> None:
     """Open the debugger, optionally on CAPTURE (.pica, .ctf or c3dcap scene directory)."""

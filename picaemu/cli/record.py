@@ -50,24 +50,52 @@ class _Reporter:
         click.echo(text, err=True)
 
 
-@click.command("record", epilog=examples(
-    "picaemu record --gdb 192.168.1.20:4003 --elf app.elf --from-start --frames 10 -o app.pica",
-    "picaemu record --gdb 127.0.0.1:24689 --elf app.elf -o app.pica"))
-@click.option("--gdb", "endpoint", required=True, metavar="HOST:PORT",
-              help="The GDB stub: Luma3DS 4000-4003, Azahar 24689, qemu-arm -g PORT.")
-@click.option("--elf", "elf", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="The running program's ELF, with symbols.")
+@click.command(
+    "record",
+    epilog=examples(
+        "picaemu record --gdb 192.168.1.20:4003 --elf app.elf --from-start --frames 10 -o app.pica",
+        "picaemu record --gdb 127.0.0.1:24689 --elf app.elf -o app.pica",
+    ),
+)
+@click.option(
+    "--gdb",
+    "endpoint",
+    required=True,
+    metavar="HOST:PORT",
+    help="The GDB stub: Luma3DS 4000-4003, Azahar 24689, qemu-arm -g PORT.",
+)
+@click.option(
+    "--elf",
+    "elf",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The running program's ELF, with symbols.",
+)
 @click.option("--frames", type=click.IntRange(min=1), default=None, help="Stop after N complete frames.")
-@click.option("--from-start", is_flag=True,
-              help="The program is halted before its first GPU command: record from there (state fully known).")
+@click.option(
+    "--from-start",
+    is_flag=True,
+    help="The program is halted before its first GPU command: record from there (state fully known).",
+)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
-              help="Seconds to wait for each reply of the stub.")
-@click.option("--stop-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
-              help="Seconds the program may run between two stops in recorded functions.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=5.0,
+    show_default=True,
+    help="Seconds to wait for each reply of the stub.",
+)
+@click.option(
+    "--stop-timeout",
+    type=click.FloatRange(min=0.1),
+    default=60.0,
+    show_default=True,
+    help="Seconds the program may run between two stops in recorded functions.",
+)
 @reports_errors
-def record(endpoint: str, elf: Path, frames: int | None, from_start: bool, output: Path, timeout: float,
-           stop_timeout: float) -> None:
+def record(
+    endpoint: str, elf: Path, frames: int | None, from_start: bool, output: Path, timeout: float, stop_timeout: float
+) -> None:
     """Record the GPU commands of a running 3DS program into a .pica capture."""
     host, port = parse_endpoint(endpoint)
     hooks = find_hooks(elf)
@@ -76,16 +104,28 @@ def record(endpoint: str, elf: Path, frames: int | None, from_start: bool, outpu
     with GdbClient(host, port, timeout=timeout) as link:
         link.handshake()
         link.stop_reason()
-        recorder = Recorder(link, hooks, from_start=from_start, frames=frames, stop_timeout=stop_timeout,
-                            progress=out.progress, warn=lambda m: out.say(f"warning: {m}"),
-                            meta={"record.elf": elf.name, "record.stub": endpoint,
-                                  "record.start": "program start" if from_start else "frame boundary"})
+        recorder = Recorder(
+            link,
+            hooks,
+            from_start=from_start,
+            frames=frames,
+            stop_timeout=stop_timeout,
+            progress=out.progress,
+            warn=lambda m: out.say(f"warning: {m}"),
+            meta={
+                "record.elf": elf.name,
+                "record.stub": endpoint,
+                "record.start": "program start" if from_start else "frame boundary",
+            },
+        )
         capture = recorder.run()
     pica.write(output, capture)
     ended = recorder.ended_by
     frames_done = sum(isinstance(e, pica.FrameEnd) for e in capture.events)
-    out.say(f"wrote {output}: {frames_done} complete frame(s), {len(capture.events)} events, "
-            f"{recorder.bytes_recorded / 1024:.0f} KiB of memory")
+    out.say(
+        f"wrote {output}: {frames_done} complete frame(s), {len(capture.events)} events, "
+        f"{recorder.bytes_recorded / 1024:.0f} KiB of memory"
+    )
     if isinstance(ended, KeyboardInterrupt):
         out.say("record: stopped by Ctrl-C")
     elif isinstance(ended, TargetExited):

@@ -17,9 +17,16 @@ from picaemu.regs.docs import address_text, register_section, render_markdown
 DOCS_PATH = Path("docs") / "registers.md"
 
 
-@click.command("regs", epilog=examples(
-    "picaemu regs GPUREG_DEPTHBUFFER_FORMAT --value 0x3", "picaemu regs 0x117", "picaemu regs | grep -i fog",
-    "picaemu regs PPF_FLAGS --value 0x1003", "picaemu regs 0x10400470"))
+@click.command(
+    "regs",
+    epilog=examples(
+        "picaemu regs GPUREG_DEPTHBUFFER_FORMAT --value 0x3",
+        "picaemu regs 0x117",
+        "picaemu regs | grep -i fog",
+        "picaemu regs PPF_FLAGS --value 0x1003",
+        "picaemu regs 0x10400470",
+    ),
+)
 @click.argument("register", required=False)
 @click.option("--value", type=INT, help="Decode this 32-bit value with the register's fields.")
 @click.option("--write-docs", "write_docs", is_flag=True, help=f"Rewrite {DOCS_PATH} from the table.")

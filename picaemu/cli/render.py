@@ -47,9 +47,12 @@ class VerbosePipeline:
         if self.verbose:
             self.pipeline.event(PipelineEventKind.MEMORY_SYNC, call.state)  # the draw's counters are complete
             s = call.stats
-            click.echo(f"draw #{call.index} {call.kind.value}: {s['vertices']} vertices, "
-                       f"{s['primitives_rasterized']} triangles, {s['fragments_rasterized']} fragments, "
-                       f"{s['fragments_written']} written, {1000 * s['time_s']:.1f} ms", err=True)
+            click.echo(
+                f"draw #{call.index} {call.kind.value}: {s['vertices']} vertices, "
+                f"{s['primitives_rasterized']} triangles, {s['fragments_rasterized']} fragments, "
+                f"{s['fragments_written']} written, {1000 * s['time_s']:.1f} ms",
+                err=True,
+            )
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
         self.pipeline.event(kind, state)
@@ -108,28 +111,57 @@ Examples:
 @click.command("render", epilog=EXAMPLES)
 @click.argument("cmdlist", type=click.Path(exists=True, path_type=Path))
 @click.option("--mem", "mem", multiple=True, metavar="ADDR=FILE", help="Load FILE into emulated memory at ADDR.")
-@click.option("--fill", "fills", multiple=True, metavar="ADDR:SIZE=VALUE",
-              help="Fill SIZE bytes at ADDR with a 32-bit VALUE (a GX memory fill), after --mem.")
+@click.option(
+    "--fill",
+    "fills",
+    multiple=True,
+    metavar="ADDR:SIZE=VALUE",
+    help="Fill SIZE bytes at ADDR with a 32-bit VALUE (a GX memory fill), after --mem.",
+)
 @click.option("--base", type=INT, default=0, help="Physical address of the command list (for jumps); default 0.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path), required=True,
-              help="PNG of the color buffer (row 0 = top); - for stdout.")
-@click.option("--depth", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the depth buffer as a grayscale PNG.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    required=True,
+    help="PNG of the color buffer (row 0 = top); - for stdout.",
+)
+@click.option(
+    "--depth",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the depth buffer as a grayscale PNG.",
+)
 @click.option("--alpha", is_flag=True, help="Keep the alpha channel in the color PNG (RGBA).")
 @click.option("-v", "--verbose", is_flag=True, help="Progress and timing on stderr.")
 @capture_options
 @quiet_option
 @reports_errors
-def render(cmdlist: Path, mem: tuple[str, ...], fills: tuple[str, ...], base: int, output: Path,
-           depth: Path | None, alpha: bool, verbose: bool, **capture: object) -> None:
+def render(
+    cmdlist: Path,
+    mem: tuple[str, ...],
+    fills: tuple[str, ...],
+    base: int,
+    output: Path,
+    depth: Path | None,
+    alpha: bool,
+    verbose: bool,
+    **capture: object,
+) -> None:
     """Run the command list CMDLIST (little-endian u32 words) and write the color buffer to a PNG.
 
     CMDLIST may also be a capture (.pica, CiTrace .ctf, c3dcap directory): then the top screen is written.
     """
-    exclusive(frame=capture.get("frame"), draw=capture.get("draw"), all_frames=capture.get("all_frames"),
-              every_draw=capture.get("every_draw"), edit=capture.get("edits"))
-    if is_stdout(output) and (capture.get("all_frames") or capture.get("every_draw")
-                              or (depth is not None and is_stdout(depth))):
+    exclusive(
+        frame=capture.get("frame"),
+        draw=capture.get("draw"),
+        all_frames=capture.get("all_frames"),
+        every_draw=capture.get("every_draw"),
+        edit=capture.get("edits"),
+    )
+    if is_stdout(output) and (
+        capture.get("all_frames") or capture.get("every_draw") or (depth is not None and is_stdout(depth))
+    ):
         raise click.UsageError("-o - writes one picture to stdout: not with --all-frames, --every-draw or --depth -")
     for out in (output, depth):
         if out is not None:
@@ -140,8 +172,7 @@ def render(cmdlist: Path, mem: tuple[str, ...], fills: tuple[str, ...], base: in
     if is_capture(cmdlist):
         if mem or fills or base:
             raise FormatError("--mem, --fill and --base apply to a command list, not to a capture")
-        render_capture(cmdlist, output, alpha=alpha, verbose=verbose, depth_output=depth, backend=backend,
-                       **capture)  # type: ignore[arg-type]
+        render_capture(cmdlist, output, alpha=alpha, verbose=verbose, depth_output=depth, backend=backend, **capture)  # type: ignore[arg-type]
         return
     start = time.perf_counter()
     memory = PhysicalMemory()
@@ -157,6 +188,9 @@ def render(cmdlist: Path, mem: tuple[str, ...], fills: tuple[str, ...], base: in
     if depth is not None:
         save_depth(memory, fb, depth)
     if verbose:
-        click.echo(f"{result.packets} packets, {sink.draws} draws, {fb.width}x{fb.height} "
-                   f"{fb.color_format.name} -> {output} in {time.perf_counter() - start:.2f} s", err=True)
+        click.echo(
+            f"{result.packets} packets, {sink.draws} draws, {fb.width}x{fb.height} "
+            f"{fb.color_format.name} -> {output} in {time.perf_counter() - start:.2f} s",
+            err=True,
+        )
     sys.stdout.flush()

@@ -42,27 +42,62 @@ TARGETS = ("screen", "color", "depth", "stencil")
 def capture_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Click options of capture rendering (added to ``picaemu render``)."""
     options = [
-        click.option("--screen", type=click.Choice(["top", "bottom"]), default="top", show_default=True,
-                     help="Capture: which LCD to show."),
+        click.option(
+            "--screen",
+            type=click.Choice(["top", "bottom"]),
+            default="top",
+            show_default=True,
+            help="Capture: which LCD to show.",
+        ),
         click.option("--eye", type=click.Choice(["left", "right"]), default="left", help="Capture: stereo eye."),
-        click.option("--target", type=click.Choice(TARGETS), default=None,
-                     help="Capture: the screen (default) or the GPU's own color/depth/stencil buffer."),
+        click.option(
+            "--target",
+            type=click.Choice(TARGETS),
+            default=None,
+            help="Capture: the screen (default) or the GPU's own color/depth/stencil buffer.",
+        ),
         click.option("--frame", type=int, default=None, help="Capture: render the state after frame N."),
         click.option("--all-frames", is_flag=True, help="Capture: one PNG per frame (OUT_0000.png, ...)."),
-        click.option("--backend", type=click.Choice(rp.BACKENDS), default="software", show_default=True,
-                     help="Rendering backend: the software pipeline (the reference) or OpenGL through EGL."),
+        click.option(
+            "--backend",
+            type=click.Choice(rp.BACKENDS),
+            default="software",
+            show_default=True,
+            help="Rendering backend: the software pipeline (the reference) or OpenGL through EGL.",
+        ),
         click.option("--draw", type=int, default=None, help="Capture: render the state right after draw N."),
-        click.option("--every-draw", is_flag=True,
-                     help="Capture: the color buffer after every draw, one PNG each (OUT_draw00000.png, ...)."),
-        click.option("--edit", "edits", multiple=True, metavar="DRAW:EDIT",
-                     help="Capture: edit and replay at draw DRAW: REG.field=VALUE, REG=WORD, [vs.|gs.]cN=(x,y,z,w) "
-                          "or vs.shader=@FILE.vsh (repeatable, one draw); OUT is its frame re-rendered."),
-        click.option("--edit-scope", type=click.Choice(SCOPES), default="from", show_default=True,
-                     help="Edits hold from the draw on, or for the draw only."),
-        click.option("--original", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                     help="With --edit: also write the unedited picture."),
-        click.option("--diff", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                     help="With --edit: also write the diff picture (changed pixels red)."),
+        click.option(
+            "--every-draw",
+            is_flag=True,
+            help="Capture: the color buffer after every draw, one PNG each (OUT_draw00000.png, ...).",
+        ),
+        click.option(
+            "--edit",
+            "edits",
+            multiple=True,
+            metavar="DRAW:EDIT",
+            help="Capture: edit and replay at draw DRAW: REG.field=VALUE, REG=WORD, [vs.|gs.]cN=(x,y,z,w) "
+            "or vs.shader=@FILE.vsh (repeatable, one draw); OUT is its frame re-rendered.",
+        ),
+        click.option(
+            "--edit-scope",
+            type=click.Choice(SCOPES),
+            default="from",
+            show_default=True,
+            help="Edits hold from the draw on, or for the draw only.",
+        ),
+        click.option(
+            "--original",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help="With --edit: also write the unedited picture.",
+        ),
+        click.option(
+            "--diff",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help="With --edit: also write the diff picture (changed pixels red).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -73,8 +108,9 @@ def is_capture(path: Path) -> bool:
     return rp.is_capture(path)
 
 
-def capture_image(replay: rp.Replay, target: str = "screen", screen: str = "top", eye: str = "left",
-                  alpha: bool = False) -> np.ndarray:
+def capture_image(
+    replay: rp.Replay, target: str = "screen", screen: str = "top", eye: str = "left", alpha: bool = False
+) -> np.ndarray:
     """The picture ``target`` of the replay's current state (uint8, (H, W, 3|4) or (H, W))."""
     if target == "screen":
         return replay.screen(screen, eye)
@@ -119,11 +155,26 @@ class _EveryDraw:
         self.inner.event(kind, state)
 
 
-def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = "left", target: str | None = None,
-                   frame: int | None = None, all_frames: bool = False, draw: int | None = None,
-                   alpha: bool = False, verbose: bool = False, depth_output: Path | None = None,
-                   every_draw: bool = False, backend: str = "software", edits: tuple[str, ...] = (),
-                   edit_scope: str = "from", original: Path | None = None, diff: Path | None = None) -> list[Path]:
+def render_capture(
+    path: Path,
+    output: Path,
+    *,
+    screen: str = "top",
+    eye: str = "left",
+    target: str | None = None,
+    frame: int | None = None,
+    all_frames: bool = False,
+    draw: int | None = None,
+    alpha: bool = False,
+    verbose: bool = False,
+    depth_output: Path | None = None,
+    every_draw: bool = False,
+    backend: str = "software",
+    edits: tuple[str, ...] = (),
+    edit_scope: str = "from",
+    original: Path | None = None,
+    diff: Path | None = None,
+) -> list[Path]:
     """Replay ``path`` and write the requested PNG(s); returns the files written. ``depth_output`` (render's
     ``--depth``) also writes the depth buffer of the final state as gray."""
     if edits:
@@ -143,8 +194,11 @@ def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = 
         save_image(dest, capture_image(replay, chosen, screen, eye, alpha))
         written.append(dest)
         if verbose:
-            click.echo(f"{dest}: event {replay.position}/{len(replay.events)}, {replay.draw_count} draws, "
-                       f"{time.perf_counter() - start:.2f} s", err=True)
+            click.echo(
+                f"{dest}: event {replay.position}/{len(replay.events)}, {replay.draw_count} draws, "
+                f"{time.perf_counter() - start:.2f} s",
+                err=True,
+            )
 
     if every_draw:
         replay.run()  # the sink wrote a picture after every draw
@@ -154,8 +208,9 @@ def render_capture(path: Path, output: Path, *, screen: str = "top", eye: str = 
     elif all_frames:
         with contextlib.ExitStack() as stack:
             sink = stack.enter_context(open(os.devnull, "w")) if is_quiet() else sys.stderr
-            frames = stack.enter_context(click.progressbar(range(len(replay.frames)), label="rendering frames",
-                                                           file=sink, show_pos=True))
+            frames = stack.enter_context(
+                click.progressbar(range(len(replay.frames)), label="rendering frames", file=sink, show_pos=True)
+            )
             for i in frames:
                 replay.run_to_frame(i)
                 save(frame_path(output, i))
@@ -180,8 +235,9 @@ def split_edit(spec: str) -> tuple[int, str]:
         raise EditError(f"--edit {spec!r}: expected DRAW:EDIT, e.g. 12:DEPTH_COLOR_MASK.depth_func=always") from None
 
 
-def render_edited(path: Path, output: Path, specs: tuple[str, ...], scope: str, original: Path | None,
-                  diff: Path | None, alpha: bool) -> list[Path]:
+def render_edited(
+    path: Path, output: Path, specs: tuple[str, ...], scope: str, original: Path | None, diff: Path | None, alpha: bool
+) -> list[Path]:
     """``--edit``: the edited picture to ``output`` (and the original / diff when asked); a summary on stderr."""
     parsed = [split_edit(spec) for spec in specs]
     draws = {draw for draw, _ in parsed}
@@ -197,11 +253,15 @@ def render_edited(path: Path, output: Path, specs: tuple[str, ...], scope: str, 
             save_image(dest, image if alpha or image.shape[2] == 3 else np.ascontiguousarray(image[:, :, :3]))
             written.append(dest)
     if not is_quiet():
+
         def written_by(stats: dict) -> int:
             return stats.get("fragments_written", 0)
 
-        click.echo(f"draw {result.draw} ({scope}): {result.draws_replayed} draws replayed, {result.changed_pixels} "
-                   f"pixels changed; fragments written {written_by(result.stats_original)} -> "
-                   f"{written_by(result.stats_edited)} at the draw, {written_by(result.totals_original)} -> "
-                   f"{written_by(result.totals_edited)} to the end of the frame", err=True)
+        click.echo(
+            f"draw {result.draw} ({scope}): {result.draws_replayed} draws replayed, {result.changed_pixels} "
+            f"pixels changed; fragments written {written_by(result.stats_original)} -> "
+            f"{written_by(result.stats_edited)} at the draw, {written_by(result.totals_original)} -> "
+            f"{written_by(result.totals_edited)} to the end of the frame",
+            err=True,
+        )
     return written

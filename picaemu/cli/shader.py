@@ -45,11 +45,15 @@ def _source_text(path: str) -> str:
         raise FormatError(f"not a UTF-8 text file: {err.reason}", offset=err.start, path=path) from None
 
 
-@click.group("shader", epilog=examples(
-    "picaemu shader disasm tests/data/captures/shaders/vs_tex.shbin",
-    "picaemu shader disasm tests/data/captures/shaders/vs_tex.shbin > vs.vsh",
-    "picaemu shader asm vs.vsh -o vs.shbin --compare tests/data/captures/shaders/vs_tex.shbin",
-    "picaemu shader run tests/data/captures/shaders/vs_color.shbin --set v0=1,2,3,1 --json"))
+@click.group(
+    "shader",
+    epilog=examples(
+        "picaemu shader disasm tests/data/captures/shaders/vs_tex.shbin",
+        "picaemu shader disasm tests/data/captures/shaders/vs_tex.shbin > vs.vsh",
+        "picaemu shader asm vs.vsh -o vs.shbin --compare tests/data/captures/shaders/vs_tex.shbin",
+        "picaemu shader run tests/data/captures/shaders/vs_color.shbin --set v0=1,2,3,1 --json",
+    ),
+)
 def shader() -> None:
     """Shader binaries: disassemble, assemble, run."""
 
@@ -58,8 +62,12 @@ def shader() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--dvle", default=0, show_default=True, help="which DVLE (executable) of the file")
 @click.option("--listing", is_flag=True, help="address/word listing instead of re-assemblable source")
-@click.option("--split", "split_dir", type=click.Path(file_okay=False),
-              help="write one source file per DVLE into this folder (NAME_K.vsh / .gsh, in code order)")
+@click.option(
+    "--split",
+    "split_dir",
+    type=click.Path(file_okay=False),
+    help="write one source file per DVLE into this folder (NAME_K.vsh / .gsh, in code order)",
+)
 @reports_errors
 def disasm(file: str, dvle: int, listing: bool, split_dir: str | None) -> None:
     """Disassemble FILE.shbin into picasso syntax."""
@@ -88,8 +96,12 @@ def disasm(file: str, dvle: int, listing: bool, split_dir: str | None) -> None:
 @shader.command("asm")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="SHBIN file to write")
-@click.option("--compare", "reference", type=click.Path(exists=True, dir_okay=False),
-              help="a SHBIN (e.g. picasso's) to check the result against: equivalent or the differences")
+@click.option(
+    "--compare",
+    "reference",
+    type=click.Path(exists=True, dir_okay=False),
+    help="a SHBIN (e.g. picasso's) to check the result against: equivalent or the differences",
+)
 @reports_errors
 def asm(sources: tuple[str, ...], output: str | None, reference: str | None) -> None:
     """Assemble picasso-syntax SOURCES (e.g. a .vsh and a .gsh) into one SHBIN.
@@ -107,8 +119,10 @@ def asm(sources: tuple[str, ...], output: str | None, reference: str | None) -> 
     data = shbin_format.build(result)
     if output is not None:
         write_atomic(output, data)
-        click.echo(f"{output}: {len(result.code)} instructions, {len(result.opdescs)} operand descriptors, "
-                   f"{len(result.dvles)} DVLE(s), {len(data)} bytes")
+        click.echo(
+            f"{output}: {len(result.code)} instructions, {len(result.opdescs)} operand descriptors, "
+            f"{len(result.dvles)} DVLE(s), {len(data)} bytes"
+        )
     if reference is not None:
         diffs = differences(result, _load(reference))
         for line in diffs[:MAX_REPORTED]:
@@ -159,8 +173,7 @@ def run(file: str, dvle: int, sets: tuple[str, ...], trace: bool, as_json: bool)
         fail(f"{file} has {len(sb.dvles)} DVLE(s); --dvle {dvle} does not exist")
     setup = ShaderSetup.from_dvle(sb, dvle)
     values = _parse_sets(sets)
-    floats, ints, bools = (np.array(setup.float_uniforms), np.array(setup.int_uniforms),
-                           np.array(setup.bool_uniforms))
+    floats, ints, bools = (np.array(setup.float_uniforms), np.array(setup.int_uniforms), np.array(setup.bool_uniforms))
     v = np.zeros((16, 4), np.float32)
     for name, nums in values.items():
         kind, idx = name[0], int(name[1:])
@@ -181,7 +194,7 @@ def run(file: str, dvle: int, sets: tuple[str, ...], trace: bool, as_json: bool)
         report["outputs"] = {f"o{i}": _vec(out[i]) for i in range(16)}
         records = trace_vertex(setup, v) if trace else []
     else:
-        setup = replace(setup, geometry=GeometryConfig(mode=0))   # one invocation with the given v registers
+        setup = replace(setup, geometry=GeometryConfig(mode=0))  # one invocation with the given v registers
         result = run_geometry_shader(setup, v[None])
         regs = [i for i in range(16) if setup.output_mask >> i & 1] or list(range(16))
         report["vertices"] = [{f"o{i}": _vec(vert[i]) for i in regs} for vert in result.vertices]
@@ -201,7 +214,8 @@ def run(file: str, dvle: int, sets: tuple[str, ...], trace: bool, as_json: bool)
             click.echo(f"{name:>3} = ({', '.join(f'{x:.6g}' for x in vec)})")
         return
     for k, vert in enumerate(report["vertices"]):
-        click.echo(f"vertex {k}: " + "  ".join(f"{n}=({', '.join(f'{x:.6g}' for x in vec)})"
-                                               for n, vec in vert.items()))
+        click.echo(
+            f"vertex {k}: " + "  ".join(f"{n}=({', '.join(f'{x:.6g}' for x in vec)})" for n, vec in vert.items())
+        )
     for k, (tri, wind) in enumerate(zip(report["triangles"], report["winding"], strict=True)):
         click.echo(f"triangle {k}: {tri}" + (" (winding inverted)" if wind else ""))

@@ -34,8 +34,9 @@ Examples:
 def _table(rows: list[dict], title: str) -> None:
     if rows and sys.stdout.isatty() and len(rows) <= TRANSPOSE_UP_TO:  # counters down the side: fits a terminal
         columns = list(dict.fromkeys(k for row in rows for k in row))
-        print_table([{"counter": c, **{str(i): row.get(c, "") for i, row in enumerate(rows)}} for c in columns],
-                    title=title)
+        print_table(
+            [{"counter": c, **{str(i): row.get(c, "") for i, row in enumerate(rows)}} for c in columns], title=title
+        )
     else:
         print_table(rows, title=title)
 
@@ -54,16 +55,31 @@ def _csv(rows: list[dict]) -> str:
 @click.option("--per", type=click.Choice(["draw", "frame"]), default="draw", show_default=True)
 @click.option("--csv", "as_csv", is_flag=True, help="CSV on stdout.")
 @click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
-@click.option("--plot", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path), default=None,
-              metavar="OUT.png|OUT.svg",
-              help="Figure of fragment fates, geometry and time per draw or frame (PNG, SVG or PDF by suffix).")
-@click.option("--fragment-map", nargs=2, type=(click.Choice(st.FRAGMENT_MAPS), Path), default=(None, None),
-              metavar="KIND OUT.png",
-              help="Fragment map of the last frame: depth-complexity (fragments shaded) or overdraw (written).")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    metavar="OUT.png|OUT.svg",
+    help="Figure of fragment fates, geometry and time per draw or frame (PNG, SVG or PDF by suffix).",
+)
+@click.option(
+    "--fragment-map",
+    nargs=2,
+    type=(click.Choice(st.FRAGMENT_MAPS), Path),
+    default=(None, None),
+    metavar="KIND OUT.png",
+    help="Fragment map of the last frame: depth-complexity (fragments shaded) or overdraw (written).",
+)
 @quiet_option
 @reports_errors
-def stats(capture: Path, per: str, as_csv: bool, as_json: bool, plot: Path | None,
-          fragment_map: tuple[str | None, Path | None]) -> None:
+def stats(
+    capture: Path,
+    per: str,
+    as_csv: bool,
+    as_json: bool,
+    plot: Path | None,
+    fragment_map: tuple[str | None, Path | None],
+) -> None:
     """Replay CAPTURE and report what every draw (or frame) did.
 
     time_ms is each draw's replay time; kernels_ms the time it spent loading or compiling numba kernels (not in

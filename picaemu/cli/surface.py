@@ -32,9 +32,14 @@ def _pair(text: str | None, kind: type, sep: str, what: str) -> tuple | None:
     return a, b
 
 
-@click.command("surface", epilog=examples(
-    "picaemu surface samples/captures/blending.pica --address 0x18000000 --format RGBA8 --size 240x400 --lcd -o c.png",
-    "picaemu surface CAPTURE --address 0x18100000 --format D24S8 --size 240x400 --pixel 10,20"))
+@click.command(
+    "surface",
+    epilog=examples(
+        "picaemu surface samples/captures/blending.pica --address 0x18000000 --format RGBA8 --size 240x400"
+        " --lcd -o c.png",
+        "picaemu surface CAPTURE --address 0x18100000 --format D24S8 --size 240x400 --pixel 10,20",
+    ),
+)
 @click.argument("capture", type=click.Path(exists=True, path_type=Path))
 @click.option("--address", required=True, type=INT, help="Physical address of the first byte.")
 @click.option("--format", "fmt", required=True, help="Texture format name/alias, or D16, D24, D24S8.")
@@ -42,16 +47,38 @@ def _pair(text: str | None, kind: type, sep: str, what: str) -> tuple | None:
 @click.option("--linear", is_flag=True, help="Rows one after the other instead of 8x8 Morton tiles.")
 @click.option("--after-draw", type=int, default=None, help="Read memory just after this draw (default: the end).")
 @click.option("--channels", default="rgba", show_default=True, help="Color channels to show (one alone: grey).")
-@click.option("--plane", type=click.Choice(sf.PLANES), default="depth", show_default=True,
-              help="Depth formats: which plane to show.")
-@click.option("--range", "value_range", default=None, metavar="LO,HI",
-              help="Depth formats: the values shown black..white (default: the surface's min..max).")
+@click.option(
+    "--plane",
+    type=click.Choice(sf.PLANES),
+    default="depth",
+    show_default=True,
+    help="Depth formats: which plane to show.",
+)
+@click.option(
+    "--range",
+    "value_range",
+    default=None,
+    metavar="LO,HI",
+    help="Depth formats: the values shown black..white (default: the surface's min..max).",
+)
 @click.option("--lcd", is_flag=True, help="Turn the picture as the LCD shows a render target.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="PNG of the displayed picture.")
 @click.option("--pixel", default=None, metavar="X,Y", help="Print this pixel's raw word and decoded value (JSON).")
 @reports_errors
-def surface(capture: Path, address: int, fmt: str, size: str, linear: bool, after_draw: int | None, channels: str,
-            plane: str, value_range: str | None, lcd: bool, output: Path | None, pixel: str | None) -> None:
+def surface(
+    capture: Path,
+    address: int,
+    fmt: str,
+    size: str,
+    linear: bool,
+    after_draw: int | None,
+    channels: str,
+    plane: str,
+    value_range: str | None,
+    lcd: bool,
+    output: Path | None,
+    pixel: str | None,
+) -> None:
     """Any memory of a capture decoded as a texture, color or depth surface."""
     width, height = _pair(size, int, "x", "WxH")
     if output is None and pixel is None:

@@ -23,9 +23,13 @@ from picaemu.texture.formats import level_bytes, level_offset
 MAX_FILE = 64 * 1024 * 1024  # bigger than any texture (1024 x 1024 RGBA8 with mips is 5.4 MiB)
 
 
-@click.group("texture", epilog=examples(
-    "picaemu texture encode tests/golden/lit_sphere.png --format RGBA4 -o sphere.bin",
-    "picaemu texture decode sphere.bin --format RGBA4 --width 64 --height 64 -o sphere.png"))
+@click.group(
+    "texture",
+    epilog=examples(
+        "picaemu texture encode tests/golden/lit_sphere.png --format RGBA4 -o sphere.bin",
+        "picaemu texture decode sphere.bin --format RGBA4 --width 64 --height 64 -o sphere.png",
+    ),
+)
 def texture() -> None:
     """Decode and encode PICA200 texture data."""
 
@@ -53,8 +57,9 @@ def decode_cmd(source: Path, fmt: str, width: int, height: int, level: int, offs
     f = texture_format(fmt)
     start = offset + level_offset(width, height, f, level)
     size = level_bytes(image.shape[1], image.shape[0], f)
-    click.echo(f"{source}: {f.name} level {level} {image.shape[1]}x{image.shape[0]}, bytes {start}..{start + size}"
-               f" -> {output}")
+    click.echo(
+        f"{source}: {f.name} level {level} {image.shape[1]}x{image.shape[0]}, bytes {start}..{start + size} -> {output}"
+    )
 
 
 @texture.command("encode")
@@ -68,5 +73,6 @@ def encode_cmd(source: Path, fmt: str, output: Path) -> None:
     rgba: np.ndarray = read_rgba(source)
     data = encode_texture(rgba, fmt)
     write_atomic(output, data)
-    click.echo(f"{source}: {rgba.shape[1]}x{rgba.shape[0]} -> {texture_format(fmt).name}, {len(data)} bytes"
-               f" -> {output}")
+    click.echo(
+        f"{source}: {rgba.shape[1]}x{rgba.shape[0]} -> {texture_format(fmt).name}, {len(data)} bytes -> {output}"
+    )

@@ -136,11 +136,14 @@ def gas_usage(regs: np.ndarray) -> GasUsage:
 def check_gas(state: GpuState) -> None:
     """Raise ``GasUnsupported`` (naming 0x100 or 0x0E0 and its value) when the draw uses a gas pass."""
     usage = gas_usage(state.regs)
-    for used, reg, what in ((usage.accumulation, "COLOR_OPERATION", "gas density accumulation"),
-                            (usage.shading, "TEXENV_UPDATE_BUFFER", "gas shading (fog mode gas)")):
+    for used, reg, what in (
+        (usage.accumulation, "COLOR_OPERATION", "gas density accumulation"),
+        (usage.shading, "TEXENV_UPDATE_BUFFER", "gas shading (fog mode gas)"),
+    ):
         if used:
-            raise GasUnsupported(f"{what}: its arithmetic is not publicly known", register=id_of(reg),
-                                 value=access.word(state.regs, reg))
+            raise GasUnsupported(
+                f"{what}: its arithmetic is not publicly known", register=id_of(reg), value=access.word(state.regs, reg)
+            )
 
 
 __all__ = ["GasLut", "GasState", "GasUnsupported", "GasUsage", "check_gas", "decode_gas_lut", "gas_usage"]

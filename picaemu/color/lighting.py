@@ -49,24 +49,38 @@ U8_MAX = 255
 
 # LUTs each light-environment configuration (CONFIG0.config enum name) makes available; DA always is.
 _ALL = frozenset(INPUT_SLOTS)
-AVAILABLE_LUTS: Mapping[str, frozenset[str]] = MappingProxyType({
-    "config0 (D0 RR SP DA)": frozenset({"d0", "rr", "sp"}),
-    "config1 (FR RR SP DA)": frozenset({"fr", "rr", "sp"}),
-    "config2 (D0 D1 RR DA)": frozenset({"d0", "d1", "rr"}),
-    "config3 (D0 D1 FR DA)": frozenset({"d0", "d1", "fr"}),
-    "config4 (all but FR)": _ALL - {"fr"},
-    "config5 (all but D1)": _ALL - {"d1"},
-    "config6 (all but RB RG)": _ALL - {"rb", "rg"},
-    "config7 (all)": _ALL,
-})
+AVAILABLE_LUTS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "config0 (D0 RR SP DA)": frozenset({"d0", "rr", "sp"}),
+        "config1 (FR RR SP DA)": frozenset({"fr", "rr", "sp"}),
+        "config2 (D0 D1 RR DA)": frozenset({"d0", "d1", "rr"}),
+        "config3 (D0 D1 FR DA)": frozenset({"d0", "d1", "fr"}),
+        "config4 (all but FR)": _ALL - {"fr"},
+        "config5 (all but D1)": _ALL - {"d1"},
+        "config6 (all but RB RG)": _ALL - {"rb", "rg"},
+        "config7 (all)": _ALL,
+    }
+)
 CP_CONFIGS = frozenset({"config7 (all)"})  # the cos-phi input reads 0 in every other configuration
 SCALES = MappingProxyType({"x1": 1.0, "x2": 2.0, "x4": 4.0, "x8": 8.0, "x0.25": 0.25, "x0.5": 0.5})
-FRESNEL_TARGETS = MappingProxyType({
-    "none": (False, False), "primary alpha": (True, False), "secondary alpha": (False, True),
-    "both alphas": (True, True),
-})
-GLOBAL_DISABLE = MappingProxyType({"d0": "d0_disable", "d1": "d1_disable", "fr": "fr_disable",
-                                   "rb": "rb_disable", "rg": "rg_disable", "rr": "rr_disable"})
+FRESNEL_TARGETS = MappingProxyType(
+    {
+        "none": (False, False),
+        "primary alpha": (True, False),
+        "secondary alpha": (False, True),
+        "both alphas": (True, True),
+    }
+)
+GLOBAL_DISABLE = MappingProxyType(
+    {
+        "d0": "d0_disable",
+        "d1": "d1_disable",
+        "fr": "fr_disable",
+        "rb": "rb_disable",
+        "rg": "rg_disable",
+        "rr": "rr_disable",
+    }
+)
 COMMON_LUT = MappingProxyType({"d0": "D0", "d1": "D1", "fr": "FR", "rb": "RB", "rg": "RG", "rr": "RR"})
 
 _CONFIG0 = "LIGHTING_CONFIG0"
@@ -144,12 +158,14 @@ class LightingState:
             return cls(enabled=False)
         config = str(access.value(regs, _CONFIG0, "config"))
         if config not in AVAILABLE_LUTS:
-            raise UnsupportedFeature(f"lighting LUT configuration {config}", register=id_of(_CONFIG0),
-                                     value=access.word(regs, _CONFIG0))
+            raise UnsupportedFeature(
+                f"lighting LUT configuration {config}", register=id_of(_CONFIG0), value=access.word(regs, _CONFIG0)
+            )
         inputs = MappingProxyType({name: _lut_input(regs, name, AVAILABLE_LUTS[config]) for name in INPUT_SLOTS})
         count = int(access.raw(regs, "LIGHTING_NUM_LIGHTS", "count_minus_1")) + 1
-        lights = tuple(_light(regs, int(access.raw(regs, "LIGHTING_LIGHT_PERMUTATION", f"slot{s}")))
-                       for s in range(count))
+        lights = tuple(
+            _light(regs, int(access.raw(regs, "LIGHTING_LIGHT_PERMUTATION", f"slot{s}"))) for s in range(count)
+        )
         fresnel = FRESNEL_TARGETS[str(access.value(regs, _CONFIG0, "fresnel"))]
         bump_mode = str(access.value(regs, _CONFIG0, "bump_mode"))
         return cls(
@@ -176,23 +192,27 @@ def _color(regs: np.ndarray, reg_name: str) -> np.ndarray:
 def _unit(regs: np.ndarray, field_name: str) -> int:
     unit = int(access.raw(regs, _CONFIG0, field_name))
     if str(access.value(regs, _CONFIG0, field_name)).startswith("invalid"):
-        raise UnsupportedFeature(f"lighting {field_name} {unit}", register=id_of(_CONFIG0),
-                                 value=access.word(regs, _CONFIG0))
+        raise UnsupportedFeature(
+            f"lighting {field_name} {unit}", register=id_of(_CONFIG0), value=access.word(regs, _CONFIG0)
+        )
     return unit
 
 
 def _checked_bump_mode(regs: np.ndarray, mode: str) -> str:
     if mode.startswith("invalid"):
-        raise UnsupportedFeature(f"lighting bump mode {mode}", register=id_of(_CONFIG0),
-                                 value=access.word(regs, _CONFIG0))
+        raise UnsupportedFeature(
+            f"lighting bump mode {mode}", register=id_of(_CONFIG0), value=access.word(regs, _CONFIG0)
+        )
     return mode
 
 
 def _shadow_config(regs: np.ndarray) -> ShadowConfig | None:
     if not access.value(regs, _CONFIG0, "shadow_enable"):
         return None
-    flags = (bool(access.value(regs, _CONFIG0, k)) for k in ("shadow_primary", "shadow_secondary",
-                                                             "shadow_invert", "shadow_alpha"))
+    flags = (
+        bool(access.value(regs, _CONFIG0, k))
+        for k in ("shadow_primary", "shadow_secondary", "shadow_invert", "shadow_alpha")
+    )
     return ShadowConfig(_unit(regs, "shadow_unit"), *flags)
 
 
@@ -201,11 +221,14 @@ def _lut_input(regs: np.ndarray, name: str, available: frozenset[str]) -> LutInp
     active = enabled and name in available
     selector = str(access.value(regs, "LIGHTING_LUTINPUT_SELECT", f"{name}_input"))
     scale_name = str(access.value(regs, "LIGHTING_LUTINPUT_SCALE", f"{name}_scale"))
-    for reg_name, text, known in (("LIGHTING_LUTINPUT_SELECT", selector, selector in K.INPUT_CODES),
-                                  ("LIGHTING_LUTINPUT_SCALE", scale_name, scale_name in SCALES)):
+    for reg_name, text, known in (
+        ("LIGHTING_LUTINPUT_SELECT", selector, selector in K.INPUT_CODES),
+        ("LIGHTING_LUTINPUT_SCALE", scale_name, scale_name in SCALES),
+    ):
         if active and not known:
-            raise UnsupportedFeature(f"lighting LUT {name.upper()} {text}", register=id_of(reg_name),
-                                     value=access.word(regs, reg_name))
+            raise UnsupportedFeature(
+                f"lighting LUT {name.upper()} {text}", register=id_of(reg_name), value=access.word(regs, reg_name)
+            )
     signed = bool(access.value(regs, "LIGHTING_LUTINPUT_ABS", f"{name}_abs_disable"))
     return LutInput(active, selector, signed, SCALES.get(scale_name, 1.0))
 
@@ -226,8 +249,10 @@ def _light(regs: np.ndarray, n: int) -> LightState:
         specular1=_color(regs, p + "SPECULAR1"),
         diffuse=_color(regs, p + "DIFFUSE"),
         ambient=_color(regs, p + "AMBIENT"),
-        position=np.array([access.value(regs, p + "XY", "x"), access.value(regs, p + "XY", "y"),
-                           access.value(regs, p + "Z", "z")], np.float32),
+        position=np.array(
+            [access.value(regs, p + "XY", "x"), access.value(regs, p + "XY", "y"), access.value(regs, p + "Z", "z")],
+            np.float32,
+        ),
         directional=access.value(regs, p + "CONFIG", "type") == "directional",
         two_sided=bool(access.value(regs, p + "CONFIG", "two_sided")),
         geometric0=bool(access.value(regs, p + "CONFIG", "geometric_factor_0")),
@@ -243,6 +268,7 @@ def _light(regs: np.ndarray, n: int) -> LightState:
 
 # --- packing for the compiled kernel (picaemu.color.lighting_kernel) --------------------------------------------------
 
+
 def _packed(ls: LightingState) -> tuple[np.ndarray, ...]:
     """The kernel's arrays of a lighting state, packed on its first draw and kept on the (frozen, per-draw-state)
     object: the draws that share the state share them."""
@@ -257,15 +283,26 @@ def _pack_lights(ls: LightingState) -> tuple[np.ndarray, np.ndarray]:
     lparams = np.zeros((len(ls.lights), K.LP_COUNT), np.float32)
     lflags = np.zeros((len(ls.lights), K.LF_COUNT), np.int32)
     for k, light in enumerate(ls.lights):
-        for col, vec in ((K.LP_POS, light.position), (K.LP_SPOT, light.spot_direction), (K.LP_DIFFUSE, light.diffuse),
-                         (K.LP_AMBIENT, light.ambient), (K.LP_SPEC0, light.specular0),
-                         (K.LP_SPEC1, light.specular1)):
-            lparams[k, col:col + 3] = vec
+        for col, vec in (
+            (K.LP_POS, light.position),
+            (K.LP_SPOT, light.spot_direction),
+            (K.LP_DIFFUSE, light.diffuse),
+            (K.LP_AMBIENT, light.ambient),
+            (K.LP_SPEC0, light.specular0),
+            (K.LP_SPEC1, light.specular1),
+        ):
+            lparams[k, col : col + 3] = vec
         lparams[k, K.LP_BIAS] = light.dist_bias
         lparams[k, K.LP_SCALE] = light.dist_scale
         lflags[k, [K.LF_DIRECTIONAL, K.LF_TWO_SIDED, K.LF_GEO0, K.LF_GEO1, K.LF_SPOT, K.LF_DIST, K.LF_SHADOW]] = [
-            light.directional, light.two_sided, light.geometric0, light.geometric1, light.spot_enabled,
-            light.dist_atten_enabled, light.shadowed]
+            light.directional,
+            light.two_sided,
+            light.geometric0,
+            light.geometric1,
+            light.spot_enabled,
+            light.dist_atten_enabled,
+            light.shadowed,
+        ]
         lflags[k, K.LF_SP_LUT] = LUT_ID[f"SP{light.index}"]
         lflags[k, K.LF_DA_LUT] = LUT_ID[f"DA{light.index}"]
     return lparams, lflags
@@ -276,8 +313,12 @@ def _pack_slots(ls: LightingState) -> tuple[np.ndarray, np.ndarray]:
     scale = np.ones(len(K.SLOT_ORDER), np.float32)
     for k, name in enumerate(K.SLOT_ORDER):
         inp = ls.inputs[name]
-        slots[k] = [inp.active, K.INPUT_CODES.get(inp.selector, 0), inp.signed,
-                    LUT_ID[COMMON_LUT[name]] if name in COMMON_LUT else -1]
+        slots[k] = [
+            inp.active,
+            K.INPUT_CODES.get(inp.selector, 0),
+            inp.signed,
+            LUT_ID[COMMON_LUT[name]] if name in COMMON_LUT else -1,
+        ]
         scale[k] = inp.scale
     return slots, scale
 
@@ -286,8 +327,14 @@ def _pack_flags(ls: LightingState) -> np.ndarray:
     g = np.zeros(K.G_COUNT, np.int32)
     sh = ls.shadow
     g[[K.G_FRESNEL_P, K.G_FRESNEL_S, K.G_CLAMP, K.G_CP, K.G_SHADOW, K.G_BUMP, K.G_RENORM]] = [
-        ls.fresnel_primary, ls.fresnel_secondary, ls.clamp_highlights, ls.cp_available, sh is not None,
-        K.BUMP_CODES[ls.bump_mode], ls.bump_renormalize]
+        ls.fresnel_primary,
+        ls.fresnel_secondary,
+        ls.clamp_highlights,
+        ls.cp_available,
+        sh is not None,
+        K.BUMP_CODES[ls.bump_mode],
+        ls.bump_renormalize,
+    ]
     if sh is not None:
         g[[K.G_SHADOW_P, K.G_SHADOW_S, K.G_SHADOW_A]] = [sh.primary, sh.secondary, sh.alpha]
     return g
@@ -296,12 +343,15 @@ def _pack_flags(ls: LightingState) -> np.ndarray:
 def _texture(textures: Mapping[int, np.ndarray], unit: int, what: str, count: int) -> np.ndarray:
     """Texture unit colors as (F,4) float32 0..1."""
     if unit not in textures:
-        raise PipelineError(f"lighting {what} reads texture unit {unit}, which was not sampled",
-                            register=id_of(_CONFIG0))
+        raise PipelineError(
+            f"lighting {what} reads texture unit {unit}, which was not sampled", register=id_of(_CONFIG0)
+        )
     texels = np.asarray(textures[unit])
     if texels.shape != (count, 4):
-        raise PipelineError(f"lighting {what}: texture unit {unit} gave {texels.shape} texels for {count} fragments",
-                            register=id_of(_CONFIG0))
+        raise PipelineError(
+            f"lighting {what}: texture unit {unit} gave {texels.shape} texels for {count} fragments",
+            register=id_of(_CONFIG0),
+        )
     return texels.astype(np.float32) / np.float32(U8_MAX)
 
 
@@ -323,8 +373,20 @@ def compute_lighting(
             shadow = np.float32(1.0) - shadow
     lparams, lflags, slots, scale, flags, ambient = _packed(lstate)
     K.light_fragments(
-        np.ascontiguousarray(frags.quat, np.float32), np.ascontiguousarray(frags.view, np.float32), bump, shadow,
-        lparams, lflags, slots, scale, flags, ambient, lstate.luts.value, lstate.luts.diff, primary, secondary,
+        np.ascontiguousarray(frags.quat, np.float32),
+        np.ascontiguousarray(frags.view, np.float32),
+        bump,
+        shadow,
+        lparams,
+        lflags,
+        slots,
+        scale,
+        flags,
+        ambient,
+        lstate.luts.value,
+        lstate.luts.diff,
+        primary,
+        secondary,
     )
     return primary, secondary
 

@@ -28,8 +28,9 @@ INPUT_CODES = {"N.H": 0, "V.H": 1, "N.V": 2, "L.N": 3, "-L.P": 4, "cos phi": 5} 
 LP_POS, LP_SPOT, LP_DIFFUSE, LP_AMBIENT, LP_SPEC0, LP_SPEC1 = 0, 3, 6, 9, 12, 15
 LP_BIAS, LP_SCALE, LP_COUNT = 18, 19, 20
 LF_DIRECTIONAL, LF_TWO_SIDED, LF_GEO0, LF_GEO1, LF_SPOT, LF_DIST, LF_SHADOW, LF_SP_LUT, LF_DA_LUT, LF_COUNT = range(10)
-(G_FRESNEL_P, G_FRESNEL_S, G_CLAMP, G_CP, G_SHADOW_P, G_SHADOW_S, G_SHADOW_A, G_SHADOW, G_BUMP, G_RENORM,
- G_COUNT) = range(11)
+(G_FRESNEL_P, G_FRESNEL_S, G_CLAMP, G_CP, G_SHADOW_P, G_SHADOW_S, G_SHADOW_A, G_SHADOW, G_BUMP, G_RENORM, G_COUNT) = (
+    range(11)
+)
 BUMP_CODES = {"none": 0, "bump map": 1, "tangent map": 2}
 BUMP_NORMAL, BUMP_TANGENT = 1, 2
 SIGNED_STEPS, UNSIGNED_STEPS, LAST = 128, 256, 255
@@ -95,8 +96,14 @@ def _inputs(n, v, lv, h, t, spot, ln, cp_on):  # pragma: no cover - compiled
     cp = 0.0
     if cp_on:
         cp = (h[0] - n[0] * nh) * t[0] + (h[1] - n[1] * nh) * t[1] + (h[2] - n[2] * nh) * t[2]
-    return (nh, v[0] * h[0] + v[1] * h[1] + v[2] * h[2], n[0] * v[0] + n[1] * v[1] + n[2] * v[2], ln,
-            lv[0] * spot[0] + lv[1] * spot[1] + lv[2] * spot[2], cp)
+    return (
+        nh,
+        v[0] * h[0] + v[1] * h[1] + v[2] * h[2],
+        n[0] * v[0] + n[1] * v[1] + n[2] * v[2],
+        ln,
+        lv[0] * spot[0] + lv[1] * spot[1] + lv[2] * spot[2],
+        cp,
+    )
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
@@ -195,8 +202,9 @@ def _one_light(geo, shadow, lp, lf, slots, slot_scale, gflags, value, diff, last
 
 
 @numba.njit(cache=True, error_model="numpy")
-def light_fragments(quat, view, bump, shadow, lparams, lflags, slots, slot_scale, gflags, ambient, value, diff,
-                    primary, secondary):  # pragma: no cover - compiled
+def light_fragments(
+    quat, view, bump, shadow, lparams, lflags, slots, slot_scale, gflags, ambient, value, diff, primary, secondary
+):  # pragma: no cover - compiled
     """Fill ``primary`` and ``secondary`` (F,4) uint8 (see the module docstring)."""
     count = quat.shape[0]
     geo = np.empty((count, GEO_COLUMNS), np.float64)
@@ -206,8 +214,20 @@ def light_fragments(quat, view, bump, shadow, lparams, lflags, slots, slot_scale
     dsum[:, 3] = 1.0
     ssum[:, 3] = 1.0
     for k in range(lparams.shape[0]):
-        _one_light(geo, shadow, lparams[k], lflags[k], slots, slot_scale, gflags, value, diff,
-                   k == lparams.shape[0] - 1, dsum, ssum)
+        _one_light(
+            geo,
+            shadow,
+            lparams[k],
+            lflags[k],
+            slots,
+            slot_scale,
+            gflags,
+            value,
+            diff,
+            k == lparams.shape[0] - 1,
+            dsum,
+            ssum,
+        )
     shadow_alpha = gflags[G_SHADOW] != 0 and gflags[G_SHADOW_A] != 0
     for i in range(count):
         if shadow_alpha and gflags[G_FRESNEL_P]:

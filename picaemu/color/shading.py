@@ -62,13 +62,27 @@ class ShadingState:
     def from_state(cls, state: GpuState) -> ShadingState:
         regs = state.regs
         tstate = TevState.from_regs(regs)
-        return cls.compose(state, TexturingState.from_regs(regs), tstate, FogState.from_state(state),
-                           BlendState.from_regs(regs), lighting_state(state, tstate), proctex_state(state, tstate))
+        return cls.compose(
+            state,
+            TexturingState.from_regs(regs),
+            tstate,
+            FogState.from_state(state),
+            BlendState.from_regs(regs),
+            lighting_state(state, tstate),
+            proctex_state(state, tstate),
+        )
 
     @classmethod
-    def compose(cls, state: GpuState, texturing: TexturingState, tstate: TevState, fog: FogState, blend: BlendState,
-                lighting: lighting_mod.LightingState | None,
-                proctex: proctex_mod.ProctexState | None) -> ShadingState:
+    def compose(
+        cls,
+        state: GpuState,
+        texturing: TexturingState,
+        tstate: TevState,
+        fog: FogState,
+        blend: BlendState,
+        lighting: lighting_mod.LightingState | None,
+        proctex: proctex_mod.ProctexState | None,
+    ) -> ShadingState:
         """The shading state from its decoded parts (``picaemu.draw_state`` reuses the parts no write touched);
         reads only the lighting and procedural-texture enables (0x08F, 0x080)."""
         regs = state.regs
@@ -104,8 +118,13 @@ def unit_uv(frags: Fragments, coords: str) -> np.ndarray:
     return getattr(frags, coords)
 
 
-def sample_unit(ustate: TextureUnitState, frags: Fragments, memory: PhysicalMemory,
-                counters: dict | None = None, observer: StageObserver | None = None) -> np.ndarray:
+def sample_unit(
+    ustate: TextureUnitState,
+    frags: Fragments,
+    memory: PhysicalMemory,
+    counters: dict | None = None,
+    observer: StageObserver | None = None,
+) -> np.ndarray:
     """(F, 4) uint8 color of one texture unit, with the per-fragment LOD when the unit's filtering needs it;
     reported to ``observer.on_texture`` when one is given."""
     uv = unit_uv(frags, ustate.coords)
@@ -186,8 +205,13 @@ def primary_color(frags: Fragments) -> np.ndarray:
     return out
 
 
-def shade(sstate: ShadingState, frags: Fragments, memory: PhysicalMemory, counters: dict | None = None,
-          observer: StageObserver | None = None) -> np.ndarray:
+def shade(
+    sstate: ShadingState,
+    frags: Fragments,
+    memory: PhysicalMemory,
+    counters: dict | None = None,
+    observer: StageObserver | None = None,
+) -> np.ndarray:
     """(F, 4) uint8 RGBA of every fragment after the six TEV stages and fog (``counters``: module docstring); an
     ``observer`` receives the fragment hooks of ``picaemu.observer.StageObserver`` (none are made without one)."""
     n = len(frags)
@@ -219,4 +243,3 @@ def shade(sstate: ShadingState, frags: Fragments, memory: PhysicalMemory, counte
 def alpha_test(sstate: ShadingState, color: np.ndarray) -> np.ndarray:
     """(F,) bool pass mask of the alpha test (0x104)."""
     return blend_mod.alpha_test(sstate.blend, color)
-

@@ -38,30 +38,73 @@ NUM_STAGES = 6
 BUFFER_STAGES = 4  # stages whose output can reach the combiner buffer
 _SRC = {name: code for code, name in TEV_SOURCES.items()}
 SRC_PRIMARY, SRC_LIGHT_PRIMARY, SRC_LIGHT_SECONDARY = (
-    _SRC["primary color"], _SRC["fragment primary color"], _SRC["fragment secondary color"])
+    _SRC["primary color"],
+    _SRC["fragment primary color"],
+    _SRC["fragment secondary color"],
+)
 SRC_TEXTURES = tuple(_SRC[f"texture {i}"] for i in range(4))
 SRC_BUFFER, SRC_CONSTANT, SRC_PREVIOUS = _SRC["previous buffer"], _SRC["constant"], _SRC["previous"]
 _OP = {name: code for code, name in COMBINE_OPS.items()}
 OP_REPLACE, OP_MODULATE, OP_ADD, OP_ADD_SIGNED, OP_LERP = (
-    _OP["replace"], _OP["modulate"], _OP["add"], _OP["add signed"], _OP["interpolate"])
+    _OP["replace"],
+    _OP["modulate"],
+    _OP["add"],
+    _OP["add signed"],
+    _OP["interpolate"],
+)
 OP_SUBTRACT, OP_DOT3_RGB, OP_DOT3_RGBA, OP_MUL_ADD = (
-    _OP["subtract"], _OP["dot3 RGB"], _OP["dot3 RGBA"], _OP["multiply then add"])
-ARITY = {_OP[name]: n for name, n in {  # operand slots each combine op reads
-    "replace": 1, "modulate": 2, "add": 2, "add signed": 2, "interpolate": 3, "subtract": 2, "dot3 RGB": 2,
-    "dot3 RGBA": 2, "multiply then add": 3, "add then multiply": 3}.items()}
+    _OP["subtract"],
+    _OP["dot3 RGB"],
+    _OP["dot3 RGBA"],
+    _OP["multiply then add"],
+)
+ARITY = {
+    _OP[name]: n
+    for name, n in {  # operand slots each combine op reads
+        "replace": 1,
+        "modulate": 2,
+        "add": 2,
+        "add signed": 2,
+        "interpolate": 3,
+        "subtract": 2,
+        "dot3 RGB": 2,
+        "dot3 RGBA": 2,
+        "multiply then add": 3,
+        "add then multiply": 3,
+    }.items()
+}
 SCALE_SHIFT = {code: {"x1": 0, "x2": 1, "x4": 2, "x1 (3)": 0}[name] for code, name in SCALES.items()}
 _RGB_OPND = {name: code for code, name in RGB_OPERANDS.items()}
 _ALPHA_OPND = {name: code for code, name in ALPHA_OPERANDS.items()}
 # operand code -> (channels read, inverted)
-RGB_OPERAND_TABLE = {_RGB_OPND[name]: value for name, value in {
-    "src.rgb": ((0, 1, 2), False), "1 - src.rgb": ((0, 1, 2), True),
-    "src.aaa": ((3, 3, 3), False), "1 - src.aaa": ((3, 3, 3), True),
-    "src.rrr": ((0, 0, 0), False), "1 - src.rrr": ((0, 0, 0), True),
-    "src.ggg": ((1, 1, 1), False), "1 - src.ggg": ((1, 1, 1), True),
-    "src.bbb": ((2, 2, 2), False), "1 - src.bbb": ((2, 2, 2), True)}.items()}
-ALPHA_OPERAND_TABLE = {_ALPHA_OPND[name]: value for name, value in {
-    "src.a": (3, False), "1 - src.a": (3, True), "src.r": (0, False), "1 - src.r": (0, True),
-    "src.g": (1, False), "1 - src.g": (1, True), "src.b": (2, False), "1 - src.b": (2, True)}.items()}
+RGB_OPERAND_TABLE = {
+    _RGB_OPND[name]: value
+    for name, value in {
+        "src.rgb": ((0, 1, 2), False),
+        "1 - src.rgb": ((0, 1, 2), True),
+        "src.aaa": ((3, 3, 3), False),
+        "1 - src.aaa": ((3, 3, 3), True),
+        "src.rrr": ((0, 0, 0), False),
+        "1 - src.rrr": ((0, 0, 0), True),
+        "src.ggg": ((1, 1, 1), False),
+        "1 - src.ggg": ((1, 1, 1), True),
+        "src.bbb": ((2, 2, 2), False),
+        "1 - src.bbb": ((2, 2, 2), True),
+    }.items()
+}
+ALPHA_OPERAND_TABLE = {
+    _ALPHA_OPND[name]: value
+    for name, value in {
+        "src.a": (3, False),
+        "1 - src.a": (3, True),
+        "src.r": (0, False),
+        "1 - src.r": (0, True),
+        "src.g": (1, False),
+        "1 - src.g": (1, True),
+        "src.b": (2, False),
+        "1 - src.b": (2, True),
+    }.items()
+}
 assert len(RGB_OPERAND_TABLE) == len(RGB_OPERANDS) and len(ALPHA_OPERAND_TABLE) == len(ALPHA_OPERANDS)
 assert len(ARITY) == len(COMBINE_OPS)
 
@@ -142,8 +185,9 @@ class TevStage:
         raise UnsupportedFeature(f"TEV stage {self.index}: {what}", register=reg_id, value=int(regs[reg_id]))
 
     def _validate(self, regs: np.ndarray) -> None:
-        checked = (("RGB", self.rgb_op),) if self.rgb_op == OP_DOT3_RGBA else (("RGB", self.rgb_op),
-                                                                               ("alpha", self.alpha_op))
+        checked = (
+            (("RGB", self.rgb_op),) if self.rgb_op == OP_DOT3_RGBA else (("RGB", self.rgb_op), ("alpha", self.alpha_op))
+        )
         for kind, op in checked:
             if op not in ARITY:
                 self._fail(regs, f"undefined {kind} combine op {op}", "COMBINER")
@@ -174,13 +218,18 @@ class TevStage:
     def passthrough(self) -> bool:
         """True when the stage outputs "previous" unchanged (replace, previous, plain operand, x1)."""
         plain = (self.rgb_op, self.alpha_op, self.rgb_sources[0], self.alpha_sources[0]) == (
-            OP_REPLACE, OP_REPLACE, SRC_PREVIOUS, SRC_PREVIOUS)
+            OP_REPLACE,
+            OP_REPLACE,
+            SRC_PREVIOUS,
+            SRC_PREVIOUS,
+        )
         plain_operands = (self.rgb_operands[0], self.alpha_operands[0]) == (_RGB_OPND["src.rgb"], _ALPHA_OPND["src.a"])
         return self.index > 0 and plain and plain_operands and self.rgb_shift == 0 and self.alpha_shift == 0
 
     def sources_read(self) -> set[int]:
         return {self.rgb_sources[s] for s in self.slots_read("RGB")} | {
-            self.alpha_sources[s] for s in self.slots_read("alpha")}
+            self.alpha_sources[s] for s in self.slots_read("alpha")
+        }
 
     @cached_property
     def plan(self) -> StagePlan:
@@ -191,9 +240,18 @@ class TevStage:
         alpha = [ALPHA_OPERAND_TABLE[self.alpha_operands[s] if s < alpha_slots else 0] for s in range(3)]
         rgb_ch = np.array([RGB_OPERAND_TABLE[o][0] for o in rgb_opnd], np.int64)
         rgb_inv = np.array([RGB_OPERAND_TABLE[o][1] for o in rgb_opnd], np.bool_)
-        return StagePlan(rgb_slots, alpha_slots, rgb_ch, rgb_inv, tuple(int(k) for k in rgb_ch.ravel()),
-                         tuple(bool(v) for v in rgb_inv), tuple(ch for ch, _ in alpha), tuple(inv for _, inv in alpha),
-                         self.alpha_op if self.alpha_op in ARITY else 0, self.rgb_op in (OP_DOT3_RGB, OP_DOT3_RGBA))
+        return StagePlan(
+            rgb_slots,
+            alpha_slots,
+            rgb_ch,
+            rgb_inv,
+            tuple(int(k) for k in rgb_ch.ravel()),
+            tuple(bool(v) for v in rgb_inv),
+            tuple(ch for ch, _ in alpha),
+            tuple(inv for _, inv in alpha),
+            self.alpha_op if self.alpha_op in ARITY else 0,
+            self.rgb_op in (OP_DOT3_RGB, OP_DOT3_RGBA),
+        )
 
 
 @dataclass(frozen=True)
@@ -218,9 +276,10 @@ _RGB_UPDATE_FIELDS = tuple(f"rgb_update{i}" for i in range(BUFFER_STAGES))
 _ALPHA_UPDATE_FIELDS = tuple(f"alpha_update{i}" for i in range(BUFFER_STAGES))
 _SOURCE_FIELDS = (*(f"rgb_src{i}" for i in range(3)), *(f"alpha_src{i}" for i in range(3)))
 _OPERAND_FIELDS = (*(f"rgb_op{i}" for i in range(3)), *(f"alpha_op{i}" for i in range(3)))
-STAGE_REGISTER_IDS = tuple(tuple(id_of(f"{name}_{suffix}") for suffix in ("SOURCE", "OPERAND", "COMBINER", "COLOR",
-                                                                          "SCALE"))
-                           for name in STAGE_NAMES)
+STAGE_REGISTER_IDS = tuple(
+    tuple(id_of(f"{name}_{suffix}") for suffix in ("SOURCE", "OPERAND", "COMBINER", "COLOR", "SCALE"))
+    for name in STAGE_NAMES
+)
 
 
 @functools.lru_cache(maxsize=256)
@@ -269,8 +328,24 @@ def _operate(x: int, y: int, z: int, inv0: bool, inv1: bool, inv2: bool, op: int
 
 
 @numba.njit(cache=True)
-def _stage(r0, r1, r2, a0, a1, a2, rgb_ch, rgb_inv, rgb_op, rgb_shift, alpha_ch, alpha_inv, alpha_op, alpha_shift,
-           with_rgb, out) -> None:  # pragma: no cover - compiled
+def _stage(
+    r0,
+    r1,
+    r2,
+    a0,
+    a1,
+    a2,
+    rgb_ch,
+    rgb_inv,
+    rgb_op,
+    rgb_shift,
+    alpha_ch,
+    alpha_inv,
+    alpha_op,
+    alpha_shift,
+    with_rgb,
+    out,
+) -> None:  # pragma: no cover - compiled
     """Output channels of one stage for every fragment, in one pass: RGB (when ``with_rgb``; dot3 is ``_dot3``'s)
     from r0-r2, operand j of channel ch reading channel ``rgb_ch[3 * j + ch]``, and alpha from a0-a2, operand j
     reading ``alpha_ch[j]``; sources (F, 4) uint8; the choices arrive as tuples of scalars, so that they stay in
@@ -281,14 +356,18 @@ def _stage(r0, r1, r2, a0, a1, a2, rgb_ch, rgb_inv, rgb_op, rgb_shift, alpha_ch,
     j0, j1, j2 = alpha_inv
     for i in range(out.shape[0]):
         if with_rgb:
-            out[i, 0] = _operate(np.int64(r0[i, k00]), np.int64(r1[i, k10]), np.int64(r2[i, k20]), i0, i1, i2, rgb_op,
-                                 rgb_shift)
-            out[i, 1] = _operate(np.int64(r0[i, k01]), np.int64(r1[i, k11]), np.int64(r2[i, k21]), i0, i1, i2, rgb_op,
-                                 rgb_shift)
-            out[i, 2] = _operate(np.int64(r0[i, k02]), np.int64(r1[i, k12]), np.int64(r2[i, k22]), i0, i1, i2, rgb_op,
-                                 rgb_shift)
-        out[i, 3] = _operate(np.int64(a0[i, c0]), np.int64(a1[i, c1]), np.int64(a2[i, c2]), j0, j1, j2, alpha_op,
-                             alpha_shift)
+            out[i, 0] = _operate(
+                np.int64(r0[i, k00]), np.int64(r1[i, k10]), np.int64(r2[i, k20]), i0, i1, i2, rgb_op, rgb_shift
+            )
+            out[i, 1] = _operate(
+                np.int64(r0[i, k01]), np.int64(r1[i, k11]), np.int64(r2[i, k21]), i0, i1, i2, rgb_op, rgb_shift
+            )
+            out[i, 2] = _operate(
+                np.int64(r0[i, k02]), np.int64(r1[i, k12]), np.int64(r2[i, k22]), i0, i1, i2, rgb_op, rgb_shift
+            )
+        out[i, 3] = _operate(
+            np.int64(a0[i, c0]), np.int64(a1[i, c1]), np.int64(a2[i, c2]), j0, j1, j2, alpha_op, alpha_shift
+        )
 
 
 @numba.njit(cache=True, error_model="numpy")  # every divisor is a constant: no division-by-zero branches
@@ -331,8 +410,14 @@ def operand_sources(stage: TevStage) -> dict[str, tuple[int | None, int | None, 
     return out
 
 
-def _resolve(stage: TevStage, code: int | None, inputs: Mapping[int, np.ndarray], previous: np.ndarray,
-             buffer: np.ndarray, count: int) -> np.ndarray:
+def _resolve(
+    stage: TevStage,
+    code: int | None,
+    inputs: Mapping[int, np.ndarray],
+    previous: np.ndarray,
+    buffer: np.ndarray,
+    count: int,
+) -> np.ndarray:
     """The (count, 4) uint8 array of source ``code`` (``slot_source``) for ``stage``."""
     if code is None:
         return np.zeros((count, 4), np.uint8)
@@ -345,8 +430,13 @@ def _resolve(stage: TevStage, code: int | None, inputs: Mapping[int, np.ndarray]
     if code not in inputs:
         raise UnsupportedFeature(f"TEV stage {stage.index} reads source {TEV_SOURCES.get(code, code)}, not provided")
     color = inputs[code]
-    if (isinstance(color, np.ndarray) and color.shape == (count, 4) and color.dtype == np.uint8
-            and color.flags.c_contiguous and color.flags.writeable):  # as the shading path provides them
+    if (
+        isinstance(color, np.ndarray)
+        and color.shape == (count, 4)
+        and color.dtype == np.uint8
+        and color.flags.c_contiguous
+        and color.flags.writeable
+    ):  # as the shading path provides them
         return color
     if np.shape(color) == (4,):
         return _filled(color, count)
@@ -364,8 +454,9 @@ def _filled(color: tuple[int, ...] | np.ndarray, count: int) -> np.ndarray:
     return out
 
 
-def _slot_arrays(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray,
-                 count: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _slot_arrays(
+    stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray, count: int
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The three (count, 4) uint8 arrays the kernel reads for "RGB" and for "alpha" (``operand_sources``)."""
     resolved: dict[int | None, np.ndarray] = {}
     arrays = {}
@@ -382,32 +473,74 @@ def operand_values(stage: TevStage, arrays: dict[str, tuple[np.ndarray, ...]]) -
     operands ((0, F) for dot3 RGBA) after the operand modifiers of ``RGB_OPERAND_TABLE`` / ``ALPHA_OPERAND_TABLE``
     (the kernels apply the same tables inline). For observers only: the stage's output comes from ``run_stage``."""
     plan = stage.plan
-    rgb = np.stack([np.where(plan.rgb_inv[j], 255 - a[:, plan.rgb_ch[j]], a[:, plan.rgb_ch[j]])
-                    for j, a in enumerate(arrays["RGB"])]).astype(np.uint8)
-    alpha = [np.where(plan.alpha_inv[j], 255 - a[:, plan.alpha_ch[j]], a[:, plan.alpha_ch[j]])
-             for j, a in enumerate(arrays["alpha"])] if plan.alpha_slots else []
+    rgb = np.stack(
+        [
+            np.where(plan.rgb_inv[j], 255 - a[:, plan.rgb_ch[j]], a[:, plan.rgb_ch[j]])
+            for j, a in enumerate(arrays["RGB"])
+        ]
+    ).astype(np.uint8)
+    alpha = (
+        [
+            np.where(plan.alpha_inv[j], 255 - a[:, plan.alpha_ch[j]], a[:, plan.alpha_ch[j]])
+            for j, a in enumerate(arrays["alpha"])
+        ]
+        if plan.alpha_slots
+        else []
+    )
     count = rgb.shape[1]
     return rgb, np.array(alpha, np.uint8).reshape(len(alpha), count)
 
 
-def run_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray,
-              count: int, arrays: dict[str, tuple[np.ndarray, ...]] | None = None) -> np.ndarray:
+def run_stage(
+    stage: TevStage,
+    inputs: Mapping[int, np.ndarray],
+    previous: np.ndarray,
+    buffer: np.ndarray,
+    count: int,
+    arrays: dict[str, tuple[np.ndarray, ...]] | None = None,
+) -> np.ndarray:
     """One stage over ``count`` fragments: (count, 4) uint8 (``arrays``: its ``_slot_arrays`` when already
     resolved)."""
     plan = stage.plan
     arrays = _slot_arrays(stage, inputs, previous, buffer, count) if arrays is None else arrays
     out = np.empty((count, 4), np.uint8)
     if plan.dot3:  # its own kernel, compiled the first time a draw uses it
-        _dot3(arrays["RGB"][0], arrays["RGB"][1], plan.rgb_ch, plan.rgb_inv, stage.rgb_shift,
-              stage.rgb_op == OP_DOT3_RGBA, stage.alpha_shift, out)
+        _dot3(
+            arrays["RGB"][0],
+            arrays["RGB"][1],
+            plan.rgb_ch,
+            plan.rgb_inv,
+            stage.rgb_shift,
+            stage.rgb_op == OP_DOT3_RGBA,
+            stage.alpha_shift,
+            out,
+        )
     if stage.rgb_op != OP_DOT3_RGBA:  # dot3 RGBA wrote all four channels
-        _stage(*arrays["RGB"], *arrays["alpha"], plan.rgb_ch_scalars, plan.rgb_inv_scalars, stage.rgb_op,
-               stage.rgb_shift, plan.alpha_ch, plan.alpha_inv, plan.alpha_op, stage.alpha_shift, not plan.dot3, out)
+        _stage(
+            *arrays["RGB"],
+            *arrays["alpha"],
+            plan.rgb_ch_scalars,
+            plan.rgb_inv_scalars,
+            stage.rgb_op,
+            stage.rgb_shift,
+            plan.alpha_ch,
+            plan.alpha_inv,
+            plan.alpha_op,
+            stage.alpha_shift,
+            not plan.dot3,
+            out,
+        )
     return out
 
 
-def _observed_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray,
-                    count: int, observer: StageObserver) -> np.ndarray:
+def _observed_stage(
+    stage: TevStage,
+    inputs: Mapping[int, np.ndarray],
+    previous: np.ndarray,
+    buffer: np.ndarray,
+    count: int,
+    observer: StageObserver,
+) -> np.ndarray:
     """``run_stage`` (or the pass-through) reporting the stage's operands, output and buffer to ``observer``."""
     arrays = _slot_arrays(stage, inputs, previous, buffer, count)
     out = previous if stage.passthrough else run_stage(stage, inputs, previous, buffer, count, arrays)
@@ -415,8 +548,9 @@ def _observed_stage(stage: TevStage, inputs: Mapping[int, np.ndarray], previous:
     return out
 
 
-def combine(tstate: TevState, inputs: Mapping[int, np.ndarray], count: int,
-            observer: StageObserver | None = None) -> np.ndarray:
+def combine(
+    tstate: TevState, inputs: Mapping[int, np.ndarray], count: int, observer: StageObserver | None = None
+) -> np.ndarray:
     """Run all six stages for ``count`` fragments: (count, 4) uint8; an ``observer`` receives ``on_tev_stage``
     for each of the six stages (``picaemu.observer.StageObserver``)."""
     previous = np.zeros((count, 4), np.uint8)

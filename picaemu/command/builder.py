@@ -61,8 +61,12 @@ class CommandBuilder:
         vals = list(values)
         reg_id = _reg_id(reg)
         for start in range(0, len(vals), MAX_PARAMS):
-            self.packet(reg_id + (start if consecutive else 0), vals[start : start + MAX_PARAMS],
-                        mask=mask, consecutive=consecutive)
+            self.packet(
+                reg_id + (start if consecutive else 0),
+                vals[start : start + MAX_PARAMS],
+                mask=mask,
+                consecutive=consecutive,
+            )
 
     def finalize(self) -> None:
         """End the list as libctru does: FINALIZE, repeated if needed to keep the size a multiple of 16 bytes."""
@@ -81,8 +85,9 @@ class CommandBuilder:
         self.write_fields(f"{unit}_OPDESCS_INDEX", offset=offset)
         self.write_many(f"{unit}_OPDESCS_DATA0", words, consecutive=False)
 
-    def upload_float_uniforms(self, unit: str, index: int, vectors: Sequence[Sequence[float]],
-                              *, float32: bool = False) -> None:
+    def upload_float_uniforms(
+        self, unit: str, index: int, vectors: Sequence[Sequence[float]], *, float32: bool = False
+    ) -> None:
         """Float uniforms c[index...] from (x, y, z, w) vectors, in float24 (default) or float32 word mode."""
         data: list[int] = []
         for x, y, z, w in vectors:

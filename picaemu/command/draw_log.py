@@ -76,8 +76,12 @@ class DrawLog:
         if self.end >= len(self.info) or self.nchanges + K.NUM_REGS > len(self.changes):
             self.grow()
         cursor = self._cursor
-        cursor[K.K_NDRAW], cursor[K.K_NCHANGE], cursor[K.K_DRAWS], cursor[K.K_BUFFER] = (self.end, self.nchanges,
-                                                                                        index, buffer)
+        cursor[K.K_NDRAW], cursor[K.K_NCHANGE], cursor[K.K_DRAWS], cursor[K.K_BUFFER] = (
+            self.end,
+            self.nchanges,
+            index,
+            buffer,
+        )
         K._record_draw(cursor, code, offset // 4, regs, dirty, self.info, self.shadow, self.changes)
         self.end, self.nchanges = int(cursor[K.K_NDRAW]), int(cursor[K.K_NCHANGE])
 

@@ -290,8 +290,9 @@ def _vs_mirrored_to_gs(regs, layout):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _port_word(port, val, regs, layout, code, opdescs, lighting, fog, proctex, gas, fixed, pending, counters,
-               immediate):  # pragma: no cover - compiled
+def _port_word(
+    port, val, regs, layout, code, opdescs, lighting, fog, proctex, gas, fixed, pending, counters, immediate
+):  # pragma: no cover - compiled
     """Feed one word to a data port other than the float uniforms (``_uniform_words``). Returns (the GS port it
     was mirrored to or 0, True when the immediate-vertex buffer is full)."""
     if port == P_FIXED:
@@ -368,9 +369,33 @@ def _record_draw(cursor, kind, pos, regs, dirty, draw_info, shadow, changes):  #
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed, pending,
-        counters, immediate, cursor, records, packet_records, events, record, groups, draw_info, shadow,
-        changes):  # pragma: no cover - compiled
+def run(
+    words,
+    end,
+    regs,
+    action,
+    layout,
+    fu,
+    code,
+    opdescs,
+    lighting,
+    fog,
+    proctex,
+    gas,
+    fixed,
+    pending,
+    counters,
+    immediate,
+    cursor,
+    records,
+    packet_records,
+    events,
+    record,
+    groups,
+    draw_info,
+    shadow,
+    changes,
+):  # pragma: no cover - compiled
     """Process packets from cursor[K_POS]/cursor[K_PARAM] until something needs Python; return a status.
 
     The hot state (position, counts, the dirty accumulator) lives in locals and is stored back once, at the
@@ -427,8 +452,12 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
             if imm_pending and act != A_PORT + P_FIXED:
                 status = S_IMMEDIATE_FLUSH
                 break
-            if act >= A_DRAW and act < A_EVENT and cursor[K_RECORD_DRAWS] and (
-                    cursor[K_NDRAW] >= draw_info.shape[0] or cursor[K_NCHANGE] + NUM_REGS > changes.shape[0]):
+            if (
+                act >= A_DRAW
+                and act < A_EVENT
+                and cursor[K_RECORD_DRAWS]
+                and (cursor[K_NDRAW] >= draw_info.shape[0] or cursor[K_NCHANGE] + NUM_REGS > changes.shape[0])
+            ):
                 status = S_DRAWS_FULL
                 break
             writes += 1
@@ -462,8 +491,22 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
             elif act >= A_PORT and act < A_INDEX:
                 port = act - A_PORT
                 acc |= groups[NUM_REGS + port]
-                mirror, full = _port_word(port, val, regs, layout, code, opdescs, lighting, fog, proctex, gas,
-                                          fixed, pending, counters, immediate)
+                mirror, full = _port_word(
+                    port,
+                    val,
+                    regs,
+                    layout,
+                    code,
+                    opdescs,
+                    lighting,
+                    fog,
+                    proctex,
+                    gas,
+                    fixed,
+                    pending,
+                    counters,
+                    immediate,
+                )
                 if mirror:
                     acc |= groups[NUM_REGS + mirror]
                 imm_pending = counters[C_IMM_COUNT] > 0

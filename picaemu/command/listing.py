@@ -45,8 +45,9 @@ class ListingWriter(Observer):
     listing streams, and its memory does not grow with the list. Packets, or with ``writes`` register writes;
     text rows, or with ``as_json`` one JSON object per line. Call ``flush`` at the end."""
 
-    def __init__(self, write: Callable[[str], None], *, writes: bool = False, as_json: bool = False,
-                 batch: int = 4096) -> None:
+    def __init__(
+        self, write: Callable[[str], None], *, writes: bool = False, as_json: bool = False, batch: int = 4096
+    ) -> None:
         self._write = write
         self._writes = writes
         self._json = as_json
@@ -175,8 +176,15 @@ class UniformUploads:
         for unit in ("VSH", "GSH"):
             index = regtable.by_name(f"{unit}_FLOATUNIFORM_INDEX")
             data = [r.id for r in regtable.all_registers() if r.name.startswith(f"GPUREG_{unit}_FLOATUNIFORM_DATA")]
-            self._units[unit] = {"index_id": index.id, "index": index.field("index"), "mode": index.field("mode"),
-                                 "data": set(data), "at": 0, "f32": False, "words": []}
+            self._units[unit] = {
+                "index_id": index.id,
+                "index": index.field("index"),
+                "mode": index.field("mode"),
+                "data": set(data),
+                "at": 0,
+                "f32": False,
+                "words": [],
+            }
 
     def lines(self, p: PacketEvent) -> list[str]:
         out: list[str] = []
@@ -203,4 +211,3 @@ def _vector(words: list[int], f32: bool) -> list[str]:
     else:
         values = [float(f24(r)) for r in unpack_f24_vec4(*words)]
     return [f"{v:g}" for v in values]
-

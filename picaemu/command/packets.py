@@ -48,7 +48,6 @@ PACKET = cs.Struct(
 COMMAND_BUFFER = cs.GreedyRange(PACKET)
 
 
-
 def _struct_of(con: cs.Construct) -> cs.Struct:
     """The ``Struct`` inside ``con``'s wrappers (ByteSwapped, Bitwise ...)."""
     while not isinstance(con, cs.Struct):

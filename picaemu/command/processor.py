@@ -317,9 +317,7 @@ class CommandProcessor:
         self.observers.remove(observer)
 
     # -- running -----------------------------------------------------------------------------------------
-    def run(
-        self, data: bytes | bytearray | np.ndarray, *, address: int = 0, packet_limit: int = -1
-    ) -> RunResult:
+    def run(self, data: bytes | bytearray | np.ndarray, *, address: int = 0, packet_limit: int = -1) -> RunResult:
         """Run one command buffer given as bytes/words. ``address`` is its physical address (0 if none)."""
         if address % 8:
             raise MisalignedBuffer("command buffer address is not 8-byte aligned", offset=0, address=address)
@@ -380,8 +378,12 @@ class CommandProcessor:
             jump = None
         if jump is not None or result.finalized or result.stopped_at_limit:
             return jump
-        raise WorkBudgetExceeded(f"the run executed its budget of {self.byte_budget} command bytes",
-                                 offset=left // 8 * 8, packet=result.packets, address=address or None)
+        raise WorkBudgetExceeded(
+            f"the run executed its budget of {self.byte_budget} command bytes",
+            offset=left // 8 * 8,
+            packet=result.packets,
+            address=address or None,
+        )
 
     def _run_buffer(
         self, words: np.ndarray, address: int, result: RunResult, packet_limit: int
@@ -507,8 +509,7 @@ class CommandProcessor:
         )
 
     # -- actions -----------------------------------------------------------------------------------------
-    def _act(self, cursor: np.ndarray, address: int, result: RunResult,
-             size: int) -> tuple[int, int, int] | str | None:
+    def _act(self, cursor: np.ndarray, address: int, result: RunResult, size: int) -> tuple[int, int, int] | str | None:
         """Carry out the trigger the compiled loop stopped at (it has already stored the masked write); ``size``:
         words in the buffer at ``address``."""
         slots = cursor.tolist()

@@ -138,9 +138,13 @@ class Debugger:
             window = targets[key]
             if window is not None and d.may_cover(window):
                 draws.append((d.index, window))
-        return [PixelFragment(draw, f.primitive, f.depth, f.fate, f.tev, f.color_before, f.color_after,
-                              f.depth_before, f.depth_after)
-                for draw, window in draws for f in probe.probe_draw(session, draw, window).fragments]
+        return [
+            PixelFragment(
+                draw, f.primitive, f.depth, f.fate, f.tev, f.color_before, f.color_after, f.depth_before, f.depth_after
+            )
+            for draw, window in draws
+            for f in probe.probe_draw(session, draw, window).fragments
+        ]
 
     def debug_fragment(self, draw: int, x: int, y: int, index: int = 0) -> fragment.FragmentDebug:
         """Fragment ``index`` of ``draw`` at PNG pixel (x, y) of the color buffer, stage by stage: texture lookups,
@@ -261,12 +265,18 @@ class Debugger:
         return bookmarks.remove(self._capture_path(), name)
 
     # -- search ------------------------------------------------------------------------------------------
-    def find(self, *, register: str | None = None, value: int | None = None, texture: int | None = None,
-             shader: str | None = None, field: str = "") -> list[find_mod.Hit]:
+    def find(
+        self,
+        *,
+        register: str | None = None,
+        value: int | None = None,
+        texture: int | None = None,
+        shader: str | None = None,
+        field: str = "",
+    ) -> list[find_mod.Hit]:
         """Register writes (``field="depth_func=greater"``: a field condition) or draws matching the criteria, in
         order (``picaemu.debug.find.find``)."""
-        return find_mod.find(self.session, register=register, value=value, texture=texture, shader=shader,
-                             field=field)
+        return find_mod.find(self.session, register=register, value=value, texture=texture, shader=shader, field=field)
 
     def programs(self) -> list[str]:
         """Per draw, the shader programs it runs as ``"vs HASH@0xENTRY"`` (``find.draw_programs``)."""
@@ -302,12 +312,14 @@ class Debugger:
         try:
             code = TextureFormat[fmt.upper()].value
         except KeyError:
-            raise PicaError(f"unknown texture format {fmt!r}: one of "
-                            f"{', '.join(f.name for f in TextureFormat)}") from None
+            raise PicaError(
+                f"unknown texture format {fmt!r}: one of {', '.join(f.name for f in TextureFormat)}"
+            ) from None
         return decode_texture(self.session.replay.memory, address, width, height, code, level)
 
-    def surface_view(self, address: int, fmt: str, width: int, height: int, tiled: bool = True,
-                     after_draw: int | None = None) -> surface_mod.Surface:
+    def surface_view(
+        self, address: int, fmt: str, width: int, height: int, tiled: bool = True, after_draw: int | None = None
+    ) -> surface_mod.Surface:
         """Any memory as a surface (``picaemu.debug.surface.decode_surface``: texture, color or depth formats, any
         size, tiled or linear) at the replay's current position, or just after draw ``after_draw``."""
         if after_draw is not None:
@@ -352,22 +364,28 @@ def tev_equations(tev: Any) -> list[str]:
     from picaemu.regs.blocks.tev import ALPHA_OPERANDS, COMBINE_OPS, RGB_OPERANDS, TEV_SOURCES
 
     def args(sources: tuple, operands: tuple, table: dict, slots: tuple[int, ...]) -> str:
-        return ", ".join(f"{TEV_SOURCES.get(sources[i], sources[i])} [{table.get(operands[i], operands[i])}]"
-                         for i in slots)
+        return ", ".join(
+            f"{TEV_SOURCES.get(sources[i], sources[i])} [{table.get(operands[i], operands[i])}]" for i in slots
+        )
 
     lines = []
     for stage in tev.stages:
         if stage.passthrough:
             lines.append(f"stage {stage.index}: previous (pass-through)")
             continue
-        rgb = (f"rgb = {COMBINE_OPS.get(stage.rgb_op, stage.rgb_op)}("
-               f"{args(stage.rgb_sources, stage.rgb_operands, RGB_OPERANDS, stage.slots_read('RGB'))})"
-               f" x{1 << stage.rgb_shift}")
+        rgb = (
+            f"rgb = {COMBINE_OPS.get(stage.rgb_op, stage.rgb_op)}("
+            f"{args(stage.rgb_sources, stage.rgb_operands, RGB_OPERANDS, stage.slots_read('RGB'))})"
+            f" x{1 << stage.rgb_shift}"
+        )
         alpha_slots = stage.slots_read("alpha")
-        alpha = ("alpha from the dot3 result" if not alpha_slots else
-                 f"alpha = {COMBINE_OPS.get(stage.alpha_op, stage.alpha_op)}("
-                 f"{args(stage.alpha_sources, stage.alpha_operands, ALPHA_OPERANDS, alpha_slots)})"
-                 f" x{1 << stage.alpha_shift}")
+        alpha = (
+            "alpha from the dot3 result"
+            if not alpha_slots
+            else f"alpha = {COMBINE_OPS.get(stage.alpha_op, stage.alpha_op)}("
+            f"{args(stage.alpha_sources, stage.alpha_operands, ALPHA_OPERANDS, alpha_slots)})"
+            f" x{1 << stage.alpha_shift}"
+        )
         lines.append(f"stage {stage.index}: {rgb}; {alpha}")
     return lines
 

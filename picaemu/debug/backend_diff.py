@@ -112,5 +112,11 @@ def backend_diff(session: Session, draw: int) -> BackendDiff:
         raise PicaError(f"draw {draw} did not run between its cursors")
     session.replay.sync_memory()
     software = read_color_image(session.replay.memory, FramebufferState.from_regs(session.state_at_draw(draw).regs))
-    return BackendDiff(draw, software, observer.image, difference_image(software, observer.image),
-                       compare(software, observer.image), observer.fallback)
+    return BackendDiff(
+        draw,
+        software,
+        observer.image,
+        difference_image(software, observer.image),
+        compare(software, observer.image),
+        observer.fallback,
+    )

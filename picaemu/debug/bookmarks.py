@@ -72,8 +72,11 @@ def marker_groups(tl: Timeline, events: Sequence[pica.Event]) -> list[MarkerGrou
         while end < stop and tl.events[end].frame == frame:
             end += 1
         draws = [d for e in range(m + 1, end) for d in tl.events[e].draws]
-        out.append(MarkerGroup(events[m].text, frame, m, range(m + 1, end),
-                               range(draws[0], draws[-1] + 1) if draws else range(0)))
+        out.append(
+            MarkerGroup(
+                events[m].text, frame, m, range(m + 1, end), range(draws[0], draws[-1] + 1) if draws else range(0)
+            )
+        )
     return out
 
 

@@ -25,8 +25,7 @@ MAX_OUTPUT = 64 * 1024  # characters of output kept per call
 
 def namespace(session: Session) -> dict[str, Any]:
     """The names a new console starts with."""
-    return {"replay": session.replay, "session": session, "timeline": session.timeline, "np": np,
-            "picaemu": picaemu}
+    return {"replay": session.replay, "session": session, "timeline": session.timeline, "np": np, "picaemu": picaemu}
 
 
 def run(session: Session, source: str, scope: dict[str, Any]) -> str:

@@ -63,11 +63,18 @@ class EditResult:
 
     def as_dict(self) -> dict[str, Any]:
         """The figures as JSON-ready data (no pictures)."""
-        return {"draw": self.draw, "scope": self.scope, "edits": [e.text() for e in self.edits],
-                "size": list(self.original.shape[1::-1]), "changed_pixels": self.changed_pixels,
-                "draws_replayed": self.draws_replayed, "stats_original": self.stats_original,
-                "stats_edited": self.stats_edited, "totals_original": self.totals_original,
-                "totals_edited": self.totals_edited}
+        return {
+            "draw": self.draw,
+            "scope": self.scope,
+            "edits": [e.text() for e in self.edits],
+            "size": list(self.original.shape[1::-1]),
+            "changed_pixels": self.changed_pixels,
+            "draws_replayed": self.draws_replayed,
+            "stats_original": self.stats_original,
+            "stats_edited": self.stats_edited,
+            "totals_original": self.totals_original,
+            "totals_edited": self.totals_edited,
+        }
 
 
 def _totals(stats: Sequence[dict]) -> dict[str, int]:
@@ -116,9 +123,20 @@ class Editor:
         self.session.goto(end)
         original = fbm.read_color_image(self.session.replay.memory, fb)
         changed = (original != edited).any(axis=2)
-        return EditResult(draw, scope, parsed, original, edited, diff_picture(edited, changed), int(changed.sum()),
-                          len(later), dict(info.stats), edited_stats.get(draw, {}),
-                          _totals([d.stats for d in later]), _totals(list(edited_stats.values())))
+        return EditResult(
+            draw,
+            scope,
+            parsed,
+            original,
+            edited,
+            diff_picture(edited, changed),
+            int(changed.sum()),
+            len(later),
+            dict(info.stats),
+            edited_stats.get(draw, {}),
+            _totals([d.stats for d in later]),
+            _totals(list(edited_stats.values())),
+        )
 
     def _frame_end(self, info: DrawRecord) -> Cursor:
         """Right after the FrameEnd of the draw's frame (the capture's end when the frame has none)."""

@@ -71,9 +71,11 @@ class RegisterEdit:
         except KeyError:
             raise EditError(f"unknown register {self.register!r}") from None
         if reg.kind is not RegKind.CONFIG or reg.action is not None:
-            raise EditError(f"{reg.name} is a {reg.action.value if reg.action else reg.kind.value} register: "
-                            "only plain configuration registers can be edited (uniforms and code have edits of "
-                            "their own)")
+            raise EditError(
+                f"{reg.name} is a {reg.action.value if reg.action else reg.kind.value} register: "
+                "only plain configuration registers can be edited (uniforms and code have edits of "
+                "their own)"
+            )
         return reg
 
     def bits(self) -> tuple[int, int]:
@@ -86,8 +88,9 @@ class RegisterEdit:
         try:
             fld = reg.field(self.field)
         except KeyError:
-            raise EditError(f"{reg.name} has no field {self.field!r} (fields: "
-                            f"{', '.join(f.name for f in reg.fields)})") from None
+            raise EditError(
+                f"{reg.name} has no field {self.field!r} (fields: {', '.join(f.name for f in reg.fields)})"
+            ) from None
         value = self.value.replace("_", " ") if isinstance(self.value, str) else self.value
         try:
             return fld.mask, encode_field(reg, fld, value)
@@ -172,8 +175,10 @@ class ShaderEdit:
         if not shbin.dvles:
             raise EditError(f"{self.unit} shader: the source defines no program (.proc main ... .end)")
         if len(shbin.code) > CODE_WORDS[self.unit] or len(shbin.opdescs) > NUM_OPDESCS:
-            raise EditError(f"{self.unit} shader: {len(shbin.code)} words / {len(shbin.opdescs)} descriptors "
-                            f"exceed the unit's {CODE_WORDS[self.unit]} / {NUM_OPDESCS}")
+            raise EditError(
+                f"{self.unit} shader: {len(shbin.code)} words / {len(shbin.opdescs)} descriptors "
+                f"exceed the unit's {CODE_WORDS[self.unit]} / {NUM_OPDESCS}"
+            )
         object.__setattr__(self, "code", tuple(int(w) for w in shbin.code))
         object.__setattr__(self, "opdescs", tuple(int(d) for d, _ in shbin.opdescs))
         object.__setattr__(self, "entry", int(shbin.dvles[0].main_offset))
@@ -314,6 +319,7 @@ def edit_for_state_row(path: str, shown: str, regs: np.ndarray) -> str:
                 matches.append((reg, fld))
     if len(matches) != 1:
         which = ", ".join(f"{r.name}.{f.name}" for r, f in matches) or "none"
-        raise EditError(f"{path} = {shown}: no single register field holds it ({which}); edit it in the registers "
-                        "panel")
+        raise EditError(
+            f"{path} = {shown}: no single register field holds it ({which}); edit it in the registers panel"
+        )
     return edit_text(regs, *matches[0])

@@ -38,8 +38,13 @@ from picaemu.regs import access
 from picaemu.state import GpuState
 
 HASH_DIGITS = 8  # program hashes are shown (and usually typed) this long
-TEXTURE_GROUPS = (ds_mod.Group.TEXTURE_CONFIG | ds_mod.Group.TEXTURE0 | ds_mod.Group.TEXTURE1 | ds_mod.Group.TEXTURE2
-                  | ds_mod.Group.TEXTURE_ADDRESS)
+TEXTURE_GROUPS = (
+    ds_mod.Group.TEXTURE_CONFIG
+    | ds_mod.Group.TEXTURE0
+    | ds_mod.Group.TEXTURE1
+    | ds_mod.Group.TEXTURE2
+    | ds_mod.Group.TEXTURE_ADDRESS
+)
 QUERY_KEYS = ("register", "value", "texture", "shader")
 
 
@@ -63,8 +68,15 @@ def program_hash(code: np.ndarray, opdescs: np.ndarray) -> str:
     return digest.hexdigest()
 
 
-def find(session: Session, *, register: str | None = None, value: int | None = None, texture: int | None = None,
-         shader: str | None = None, field: str = "") -> list[Hit]:
+def find(
+    session: Session,
+    *,
+    register: str | None = None,
+    value: int | None = None,
+    texture: int | None = None,
+    shader: str | None = None,
+    field: str = "",
+) -> list[Hit]:
     """The hits of the module docstring, sorted by cursor; ``PicaError`` for no criterion, a register (or field)
     the table does not know, a field without its register, a malformed shader key, or write and draw criteria
     mixed."""
@@ -206,8 +218,14 @@ def parse_query(text: str) -> dict:
     ``PicaError`` for an unknown word or a missing / malformed number."""
     words = text.replace("=", " = ").split()
     out: dict = {}
-    aliases = {"reg": "register", "register": "register", "value": "value", "texture": "texture", "tex": "texture",
-               "shader": "shader"}
+    aliases = {
+        "reg": "register",
+        "register": "register",
+        "value": "value",
+        "texture": "texture",
+        "tex": "texture",
+        "shader": "shader",
+    }
     i = 0
     while i < len(words):
         key = aliases.get(words[i].lower())
@@ -219,7 +237,7 @@ def parse_query(text: str) -> dict:
             end = next((j for j in range(i + 1, len(words)) if words[j].lower() in aliases), len(words))
             if i + 1 >= end or words[i] != "=":
                 raise PicaError(f"search {text!r}: expected reg {arg}.{name} = MEANING")
-            out["field"], i = f"{name}={' '.join(words[i + 1:end])}", end
+            out["field"], i = f"{name}={' '.join(words[i + 1 : end])}", end
         elif key == "register" and i + 1 < len(words) and words[i] == "=":
             out["value"], i = _number(words[i + 1], text), i + 2
         out[key] = _number(arg, text) if key in ("value", "texture") else arg

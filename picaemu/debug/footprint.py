@@ -72,8 +72,8 @@ def footprint(session: Session, draw: int, step: int = THUMB_STEP, zoom: bool = 
     c0, r0, zw, zh = region
     rows = _starts(zh, -(-height // step), step if not zoom else 0)  # cells' first pixels, inside the region
     cols = _starts(zw, -(-width // step), step if not zoom else 0)
-    small = color[r0:r0 + zh, c0:c0 + zw][rows][:, cols].astype(np.float32)
-    written, killed = (_pool(m[r0:r0 + zh, c0:c0 + zw], rows, cols) for m in (written, killed))
+    small = color[r0 : r0 + zh, c0 : c0 + zw][rows][:, cols].astype(np.float32)
+    written, killed = (_pool(m[r0 : r0 + zh, c0 : c0 + zw], rows, cols) for m in (written, killed))
     image = _compose(small, written, killed)
     if bounds is not None:
         _outline(image, (bounds[0] - c0, bounds[1] - r0, bounds[2], bounds[3]), rows, cols)
@@ -142,8 +142,7 @@ def _before(starts: np.ndarray, pixel: int) -> int:
     return int(np.searchsorted(starts, starts[holding], side="left")) - 1
 
 
-def _outline(image: np.ndarray, box: tuple[int, int, int, int], row_starts: np.ndarray,
-             col_starts: np.ndarray) -> None:
+def _outline(image: np.ndarray, box: tuple[int, int, int, int], row_starts: np.ndarray, col_starts: np.ndarray) -> None:
     """Draw ``box`` (pixels of the picture's region) one cell outside the cells holding it, clipped to ``image``."""
     col, row, w, h = box
     r0, c0 = _before(row_starts, row), _before(col_starts, col)
@@ -155,7 +154,7 @@ def _outline(image: np.ndarray, box: tuple[int, int, int, int], row_starts: np.n
         return
     for r in (r0, r1):
         if 0 <= r < rows:
-            image[r, cc0:cc1 + 1] = BOX_RGB
+            image[r, cc0 : cc1 + 1] = BOX_RGB
     for c in (c0, c1):
         if 0 <= c < cols:
-            image[rr0:rr1 + 1, c] = BOX_RGB
+            image[rr0 : rr1 + 1, c] = BOX_RGB

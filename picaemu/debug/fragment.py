@@ -122,14 +122,16 @@ class FragmentWatcher(PixelObserver):
         self.chunks.append({"count": len(self.rows), "textures": [], "tev": []})
 
     def on_texture(self, unit: int, st: np.ndarray, lod: np.ndarray | None, texels: np.ndarray) -> None:
-        self.chunks[-1]["textures"].append((unit, st[self.rows], None if lod is None else lod[self.rows],
-                                            texels[self.rows]))
+        self.chunks[-1]["textures"].append(
+            (unit, st[self.rows], None if lod is None else lod[self.rows], texels[self.rows])
+        )
 
     def on_lighting(self, primary: np.ndarray, secondary: np.ndarray) -> None:
         self.chunks[-1]["lighting"] = (primary[self.rows], secondary[self.rows])
 
-    def on_tev_stage(self, stage: int, rgb: np.ndarray, alpha: np.ndarray, output: np.ndarray,
-                     buffer: np.ndarray) -> None:
+    def on_tev_stage(
+        self, stage: int, rgb: np.ndarray, alpha: np.ndarray, output: np.ndarray, buffer: np.ndarray
+    ) -> None:
         r = self.rows
         self.chunks[-1]["tev"].append((stage, rgb[:, r], alpha[:, r], output[r], buffer[r]))
 
@@ -150,9 +152,12 @@ def _rgba(values: np.ndarray) -> RGBA:
 
 
 def _textures(chunk: dict[str, Any], row: int) -> tuple[TextureLookup, ...]:
-    return tuple(TextureLookup(unit, float(st[row, 0]), float(st[row, 1]),
-                               None if lod is None else float(lod[row]), _rgba(texels[row]))
-                 for unit, st, lod, texels in chunk["textures"])
+    return tuple(
+        TextureLookup(
+            unit, float(st[row, 0]), float(st[row, 1]), None if lod is None else float(lod[row]), _rgba(texels[row])
+        )
+        for unit, st, lod, texels in chunk["textures"]
+    )
 
 
 def _tev(chunk: dict[str, Any], row: int, tstate: Any, equations: list[str]) -> tuple[TevStageValues, ...]:
@@ -160,47 +165,80 @@ def _tev(chunk: dict[str, Any], row: int, tstate: Any, equations: list[str]) -> 
     for stage, rgb, alpha, output, buffer in chunk["tev"]:
         st = tstate.stages[stage]
         rgb_slots, alpha_slots = st.slots_read("RGB"), st.slots_read("alpha")
-        out.append(TevStageValues(
-            stage, equations[stage], st.passthrough,
-            tuple(TEV_SOURCES.get(st.rgb_sources[s], str(st.rgb_sources[s])) for s in rgb_slots),
-            tuple(_rgba(rgb[s, row]) for s in rgb_slots),
-            tuple(TEV_SOURCES.get(st.alpha_sources[s], str(st.alpha_sources[s])) for s in alpha_slots),
-            tuple(int(alpha[s, row]) for s in alpha_slots if s < alpha.shape[0]),
-            _rgba(output[row]), _rgba(buffer[row])))
+        out.append(
+            TevStageValues(
+                stage,
+                equations[stage],
+                st.passthrough,
+                tuple(TEV_SOURCES.get(st.rgb_sources[s], str(st.rgb_sources[s])) for s in rgb_slots),
+                tuple(_rgba(rgb[s, row]) for s in rgb_slots),
+                tuple(TEV_SOURCES.get(st.alpha_sources[s], str(st.alpha_sources[s])) for s in alpha_slots),
+                tuple(int(alpha[s, row]) for s in alpha_slots if s < alpha.shape[0]),
+                _rgba(output[row]),
+                _rgba(buffer[row]),
+            )
+        )
     return tuple(out)
 
 
-def _tests(regs: np.ndarray, ds: Any, record: probe.FragmentRecord, final_alpha: int | None,
-           tested: tuple[int, int, int, bool, bool] | None) -> tuple[FragmentTest, ...]:
+def _tests(
+    regs: np.ndarray,
+    ds: Any,
+    record: probe.FragmentRecord,
+    final_alpha: int | None,
+    tested: tuple[int, int, int, bool, bool] | None,
+) -> tuple[FragmentTest, ...]:
     """The scissor, alpha, stencil and depth tests of the fragment: configuration from the draw state, outcomes
     from the observers (``tested``: ``PixelObserver.tests``' entry, None when it never reached those tests)."""
     code = record.code
     rs, blend, dss, fb = ds.raster, ds.blend, ds.depth_stencil, ds.framebuffer
     mode = str(access.value(regs, "SCISSORTEST_MODE", "mode"))
-    scissor = FragmentTest("scissor", not mode.startswith("disabled"), code is not Fate.SCISSOR,
-                           {"mode": mode, "box": list(rs.scissor), "x": record.x, "y": record.y})
+    scissor = FragmentTest(
+        "scissor",
+        not mode.startswith("disabled"),
+        code is not Fate.SCISSOR,
+        {"mode": mode, "box": list(rs.scissor), "x": record.x, "y": record.y},
+    )
     shaded = code is not Fate.SCISSOR and ds.shadow is None
-    alpha = FragmentTest("alpha", blend.alpha_test, (code is not Fate.ALPHA) if shaded else None,
-                         {"func": str(access.value(regs, "FRAGOP_ALPHA_TEST", "func")), "ref": blend.alpha_ref,
-                          "alpha": final_alpha})
-    stencil_values: dict[str, Any] = {"func": str(access.value(regs, "STENCIL_TEST", "func")),
-                                      "ref": dss.stencil_ref, "input_mask": dss.stencil_input_mask,
-                                      "write_mask": dss.stencil_write_mask}
+    alpha = FragmentTest(
+        "alpha",
+        blend.alpha_test,
+        (code is not Fate.ALPHA) if shaded else None,
+        {"func": str(access.value(regs, "FRAGOP_ALPHA_TEST", "func")), "ref": blend.alpha_ref, "alpha": final_alpha},
+    )
+    stencil_values: dict[str, Any] = {
+        "func": str(access.value(regs, "STENCIL_TEST", "func")),
+        "ref": dss.stencil_ref,
+        "input_mask": dss.stencil_input_mask,
+        "write_mask": dss.stencil_write_mask,
+    }
     scale = fbm.depth_max(fb.depth_format)
-    depth_values: dict[str, Any] = {"func": str(access.value(regs, "DEPTH_COLOR_MASK", "depth_func")),
-                                    "write": bool(dss.depth_write and fb.depth_write)}
+    depth_values: dict[str, Any] = {
+        "func": str(access.value(regs, "DEPTH_COLOR_MASK", "depth_func")),
+        "write": bool(dss.depth_write and fb.depth_write),
+    }
     stencil_passed = depth_passed = None
     if tested is not None:
         frag_depth, stored_depth, stored_stencil, stencil_passed, depth_passed = tested
-        stencil_values |= {"stored": stored_stencil, "ref_masked": dss.stencil_ref & dss.stencil_input_mask,
-                           "stored_masked": stored_stencil & dss.stencil_input_mask}
-        depth_values |= {"fragment": frag_depth / scale, "fragment_raw": frag_depth, "stored": stored_depth / scale,
-                         "stored_raw": stored_depth}
+        stencil_values |= {
+            "stored": stored_stencil,
+            "ref_masked": dss.stencil_ref & dss.stencil_input_mask,
+            "stored_masked": stored_stencil & dss.stencil_input_mask,
+        }
+        depth_values |= {
+            "fragment": frag_depth / scale,
+            "fragment_raw": frag_depth,
+            "stored": stored_depth / scale,
+            "stored_raw": stored_depth,
+        }
         depth_passed = depth_passed if stencil_passed else None  # never reached after a stencil failure
     stencil_on = dss.stencil_active(fb.depth_format)
-    return (scissor, alpha,
-            FragmentTest("stencil", stencil_on, stencil_passed if stencil_on else None, stencil_values),
-            FragmentTest("depth", dss.depth_test, depth_passed if dss.depth_test else None, depth_values))
+    return (
+        scissor,
+        alpha,
+        FragmentTest("stencil", stencil_on, stencil_passed if stencil_on else None, stencil_values),
+        FragmentTest("depth", dss.depth_test, depth_passed if dss.depth_test else None, depth_values),
+    )
 
 
 def debug_fragment(session: Session, draw: int, window: tuple[int, int], index: int = 0) -> FragmentDebug:
@@ -211,14 +249,15 @@ def debug_fragment(session: Session, draw: int, window: tuple[int, int], index: 
     watcher = FragmentWatcher(window)
     records = probe.probe_draw(session, draw, window, watcher).fragments
     if not 0 <= index < len(records):
-        raise PicaError(f"draw {draw} rasterized {len(records)} fragment(s) at window pixel {window}; "
-                        f"there is no fragment {index}")
+        raise PicaError(
+            f"draw {draw} rasterized {len(records)} fragment(s) at window pixel {window}; there is no fragment {index}"
+        )
     record = records[index]
     state = session.state_at_draw(draw)
     ds = ds_mod.build_draw_state(state)
     shaded_k = sum(r.code is not Fate.SCISSOR for r in records[:index])
     tested_k = sum(r.code in probe.TESTED for r in records[:index])
-    tested = (watcher.tests[tested_k] if watcher.tests and record.code in probe.TESTED else None)
+    tested = watcher.tests[tested_k] if watcher.tests and record.code in probe.TESTED else None
     textures, tev, lighting, fog, final_alpha = (), (), None, None, None
     if record.code is not Fate.SCISSOR:
         chunk, row = watcher.shaded(shaded_k)
@@ -232,10 +271,28 @@ def debug_fragment(session: Session, draw: int, window: tuple[int, int], index: 
         final_alpha = int(fogged[row][3])
     coords = None if record.texcoord0 is None else (record.texcoord0, record.texcoord1, record.texcoord2)
     return FragmentDebug(
-        draw, window, index, len(records), record.fate, record.primitive, record.depth, record.w, record.color,
-        coords, textures, lighting, tev, tev[-1].output if tev else None, fog,
+        draw,
+        window,
+        index,
+        len(records),
+        record.fate,
+        record.primitive,
+        record.depth,
+        record.w,
+        record.color,
+        coords,
+        textures,
+        lighting,
+        tev,
+        tev[-1].output if tev else None,
+        fog,
         _tests(state.regs, ds, record, final_alpha, tested),
-        record.color_before, record.blended, record.color_after, record.depth_before, record.depth_after)
+        record.color_before,
+        record.blended,
+        record.color_after,
+        record.depth_before,
+        record.depth_after,
+    )
 
 
 RESULT_TEXT = {True: "passed", False: "FAILED", None: "not reached"}
@@ -244,10 +301,19 @@ RESULT_TEXT = {True: "passed", False: "FAILED", None: "not reached"}
 def sections(frag: FragmentDebug) -> dict[str, dict[str, Any]]:
     """``frag`` as named sections of named values, in pipeline order (what the GUI's fragment tree and the CLI's
     text show): "fragment", "texture N", "lighting", "TEV stage N", "fog", "<test> test", "buffers"."""
-    out: dict[str, dict[str, Any]] = {"fragment": {
-        "draw": frag.draw, "window pixel": frag.window, "fragment": f"{frag.index + 1} of {frag.fragments_at_pixel}",
-        "fate": frag.fate, "primitive": frag.primitive, "depth": frag.depth, "w": frag.w,
-        "primary color": frag.primary_color, "texcoords": frag.texcoords}}
+    out: dict[str, dict[str, Any]] = {
+        "fragment": {
+            "draw": frag.draw,
+            "window pixel": frag.window,
+            "fragment": f"{frag.index + 1} of {frag.fragments_at_pixel}",
+            "fate": frag.fate,
+            "primitive": frag.primitive,
+            "depth": frag.depth,
+            "w": frag.w,
+            "primary color": frag.primary_color,
+            "texcoords": frag.texcoords,
+        }
+    }
     for t in frag.textures:
         out[f"texture {t.unit}"] = {"s": t.s, "t": t.t, "lod": t.lod, "texel": t.texel}
     if frag.lighting:
@@ -255,19 +321,26 @@ def sections(frag: FragmentDebug) -> dict[str, dict[str, Any]]:
     for st in frag.tev:
         values: dict[str, Any] = {"equation": st.equation.split(": ", 1)[1]}
         if not st.passthrough:
-            values |= {f"rgb {i}: {name}": v for i, (name, v) in enumerate(zip(st.rgb_sources, st.rgb_operands,
-                                                                               strict=True))}
-            values |= {f"alpha {i}: {name}": v for i, (name, v) in enumerate(zip(st.alpha_sources, st.alpha_operands,
-                                                                                 strict=True))}
+            values |= {
+                f"rgb {i}: {name}": v for i, (name, v) in enumerate(zip(st.rgb_sources, st.rgb_operands, strict=True))
+            }
+            values |= {
+                f"alpha {i}: {name}": v
+                for i, (name, v) in enumerate(zip(st.alpha_sources, st.alpha_operands, strict=True))
+            }
             values["buffer"] = st.buffer
         out[f"TEV stage {st.stage}"] = values | {"output": st.output}
     if frag.fog:
         out["fog"] = dict(frag.fog)
     for t in frag.tests:
         out[f"{t.test} test"] = {"result": RESULT_TEXT[t.passed] if t.enabled else "off"} | t.values
-    out["buffers"] = {"color before": frag.color_before, "color written": frag.color_written,
-                      "color after": frag.color_after, "depth before": frag.depth_before,
-                      "depth after": frag.depth_after}
+    out["buffers"] = {
+        "color before": frag.color_before,
+        "color written": frag.color_written,
+        "color after": frag.color_after,
+        "depth before": frag.depth_before,
+        "depth after": frag.depth_after,
+    }
     return out
 
 

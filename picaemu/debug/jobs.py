@@ -26,8 +26,12 @@ from picaemu.formats import pica
 from picaemu.replay import Replay
 
 
-def open_session(path: str | os.PathLike[str] | None = None, capture: pica.Capture | None = None,
-                 label: str = "", progress: Callable[[int, int], None] | None = None) -> Session:
+def open_session(
+    path: str | os.PathLike[str] | None = None,
+    capture: pica.Capture | None = None,
+    label: str = "",
+    progress: Callable[[int, int], None] | None = None,
+) -> Session:
     """Open and index a capture file / directory, or an in-memory capture."""
     session = Session(Replay(capture, checkpoints=False), path=label) if capture is not None else Session.open(path)
     session.index(progress)
@@ -148,7 +152,6 @@ def pipeline_state(session: Session, cursor: Cursor) -> tuple[int | None, dict |
 def fragment_map(session: Session, cursor: Cursor, kind: str) -> np.ndarray:
     """The frame's fragment map up to ``cursor`` (``probe.frame_fragment_map``)."""
     return probe.frame_fragment_map(session, cursor, kind)
-
 
 
 _EDITORS: weakref.WeakKeyDictionary[Session, Editor] = weakref.WeakKeyDictionary()  # one fork per session

@@ -43,11 +43,25 @@ class PixelObserver(StageObserver):
         if self.fates_to is not None:
             self.fates_to(call, fates)
 
-    def on_depth_stencil(self, pixels: np.ndarray, depth: np.ndarray, stored_depth: np.ndarray,
-                         stored_stencil: np.ndarray, stencil_pass: np.ndarray, depth_pass: np.ndarray) -> None:
+    def on_depth_stencil(
+        self,
+        pixels: np.ndarray,
+        depth: np.ndarray,
+        stored_depth: np.ndarray,
+        stored_stencil: np.ndarray,
+        stencil_pass: np.ndarray,
+        depth_pass: np.ndarray,
+    ) -> None:
         for i in np.flatnonzero(pixels == self.target):
-            self.tests.append((int(depth[i]), int(stored_depth[i]), int(stored_stencil[i]), bool(stencil_pass[i]),
-                               bool(depth_pass[i])))
+            self.tests.append(
+                (
+                    int(depth[i]),
+                    int(stored_depth[i]),
+                    int(stored_stencil[i]),
+                    bool(stencil_pass[i]),
+                    bool(depth_pass[i]),
+                )
+            )
 
 
 @dataclass(frozen=True)
@@ -66,8 +80,9 @@ def read_pixel(memory: PhysicalMemory, fb: FramebufferState, window: tuple[int, 
     word = fbm.gather_words(fb.color_bytes(memory), index * fb.color_bpp, fb.color_bpp)
     color = tuple(int(v) for v in fbm.decode_color(word, fb.color_format)[0])
     try:
-        depth, stencil = fbm.split_depth_word(fbm.gather_words(fb.depth_bytes(memory), index * fb.depth_bpp,
-                                                               fb.depth_bpp), fb.depth_format)
+        depth, stencil = fbm.split_depth_word(
+            fbm.gather_words(fb.depth_bytes(memory), index * fb.depth_bpp, fb.depth_bpp), fb.depth_format
+        )
     except PicaError:
         return PixelValues(color, None, None)
     return PixelValues(color, int(depth[0]) / fbm.depth_max(fb.depth_format), int(stencil[0]))

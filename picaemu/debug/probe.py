@@ -46,8 +46,13 @@ from picaemu.fragment.ops import Fate
 from picaemu.observer import FateWatcher, StageObserver
 from picaemu.pipeline import FragmentFates
 
-FATE_TEXT = {Fate.WRITTEN: "written", Fate.SCISSOR: "scissor test", Fate.ALPHA: "alpha test",
-             Fate.STENCIL: "stencil test", Fate.DEPTH: "depth test"}
+FATE_TEXT = {
+    Fate.WRITTEN: "written",
+    Fate.SCISSOR: "scissor test",
+    Fate.ALPHA: "alpha test",
+    Fate.STENCIL: "stencil test",
+    Fate.DEPTH: "depth test",
+}
 NO_COLOR_TEXT = "passed (color writes off)"  # WRITTEN in a draw with COLORBUFFER_WRITE = 0
 SHADOW_TEXT = "written (shadow map)"  # WRITTEN in a shadow-map rendering draw
 N_FATES = len(Fate)
@@ -181,8 +186,9 @@ def _fate_text(code: Fate, fates: FragmentFates) -> str:
 TESTED = frozenset({Fate.STENCIL, Fate.DEPTH, Fate.WRITTEN})  # fates of fragments that reached depth/stencil
 
 
-def _records(rec: _Recording, observer: PixelObserver, start: PixelValues,
-             end: PixelValues) -> tuple[FragmentRecord, ...]:
+def _records(
+    rec: _Recording, observer: PixelObserver, start: PixelValues, end: PixelValues
+) -> tuple[FragmentRecord, ...]:
     """The pixel's fragments, in order, from the fragment observer's records, with the depth buffer's values."""
     f, pixel = rec.fates, rec.pixel
     if f is None or pixel is None or f.fragments is None:
@@ -194,28 +200,45 @@ def _records(rec: _Recording, observer: PixelObserver, start: PixelValues,
     out = []
     for i in np.flatnonzero((f.x == pixel[0]) & (f.y == pixel[1])):
         code = Fate(int(f.fate[i]))
-        r = FragmentRecord(rec.draw, pixel[0], pixel[1], code, _fate_text(code, f), primitive=int(fr.primitive[i]),
-                           depth=float(fr.depth[i]))
+        r = FragmentRecord(
+            rec.draw,
+            pixel[0],
+            pixel[1],
+            code,
+            _fate_text(code, f),
+            primitive=int(fr.primitive[i]),
+            depth=float(fr.depth[i]),
+        )
         if not f.shadow:
             r = replace(r, color_before=ints(f.color_before, i), color_after=ints(f.color_after, i))
         if code is Fate.WRITTEN and written:
             r = replace(r, blended=r.color_after)
         if code is not Fate.SCISSOR:
-            r = replace(r, w=float(fr.w[i]), color=vec(fr.color, i), texcoord0=vec(fr.texcoord0, i),
-                        texcoord1=vec(fr.texcoord1, i), texcoord2=vec(fr.texcoord2, i), tev=ints(f.tev, i))
+            r = replace(
+                r,
+                w=float(fr.w[i]),
+                color=vec(fr.color, i),
+                texcoord0=vec(fr.texcoord0, i),
+                texcoord1=vec(fr.texcoord1, i),
+                texcoord2=vec(fr.texcoord2, i),
+                tev=ints(f.tev, i),
+            )
         out.append(r)
     return _depth_values(out, rec, observer, start, end)
 
 
-def _depth_values(records: list[FragmentRecord], rec: _Recording, observer: PixelObserver, start: PixelValues,
-                  end: PixelValues) -> tuple[FragmentRecord, ...]:
+def _depth_values(
+    records: list[FragmentRecord], rec: _Recording, observer: PixelObserver, start: PixelValues, end: PixelValues
+) -> tuple[FragmentRecord, ...]:
     """``records`` with the depth buffer's value before and after each fragment: the stored depths the observer saw
     at each depth/stencil test (the draw's last ones from the buffer after the draw); colors of a shadow-map draw
     (not recorded by the pass) from the pixel before and after the draw."""
     tested = [i for i, r in enumerate(records) if r.code in TESTED] if observer.tests else []
     if len(tested) != len(observer.tests):
-        raise ProbeMismatch(f"draw {rec.draw} pixel {rec.pixel}: {len(tested)} fragments reached the depth/stencil "
-                            f"tests, the observer saw {len(observer.tests)}")
+        raise ProbeMismatch(
+            f"draw {rec.draw} pixel {rec.pixel}: {len(tested)} fragments reached the depth/stencil "
+            f"tests, the observer saw {len(observer.tests)}"
+        )
     scale = fbm.depth_max(rec.fb.depth_format)
     stored = {i: observer.tests[k][1] / scale for k, i in enumerate(tested)}
     depth, out = start.depth, []
@@ -231,8 +254,9 @@ def _depth_values(records: list[FragmentRecord], rec: _Recording, observer: Pixe
     return tuple(out)
 
 
-def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None,
-               observer: PixelObserver | None = None) -> DrawProbe:
+def probe_draw(
+    session: Session, draw: int, pixel: tuple[int, int] | None = None, observer: PixelObserver | None = None
+) -> DrawProbe:
     """Re-run ``draw`` with the fragment observer attached; see the module docstring (``observer``: the
     ``PixelObserver`` to attach when probing a pixel; a plain one by default)."""
     tl = session._need_timeline()
@@ -247,8 +271,9 @@ def probe_draw(session: Session, draw: int, pixel: tuple[int, int] | None = None
     if pixel is not None:
         session.replay.sync_memory()
         start = read_pixel(session.replay.memory, fb, pixel)
-        observer.target = int(fbm.pixel_index(np.array([pixel[0]]), np.array([pixel[1]]), fb.width, fb.height,
-                                              fb.flipped)[0])
+        observer.target = int(
+            fbm.pixel_index(np.array([pixel[0]]), np.array([pixel[1]]), fb.width, fb.height, fb.flipped)[0]
+        )
     try:
         with observing(session, watcher):
             session.advance(tl.after_draw(draw))
@@ -332,8 +357,13 @@ def pixel_history(session: Session, pixel: tuple[int, int], until: Cursor | None
 # ------------------------------------------------------------------------------------------------- overlays
 WIRE_RGBA = (0, 255, 64, 255)
 OVERDRAW_ALPHA = 170
-FATE_RGBA = {Fate.DEPTH: (255, 0, 255, 200), Fate.STENCIL: (255, 160, 0, 200), Fate.SCISSOR: (0, 160, 255, 200),
-             Fate.ALPHA: (255, 255, 0, 200), Fate.WRITTEN: (0, 255, 0, 200)}
+FATE_RGBA = {
+    Fate.DEPTH: (255, 0, 255, 200),
+    Fate.STENCIL: (255, 160, 0, 200),
+    Fate.SCISSOR: (0, 160, 255, 200),
+    Fate.ALPHA: (255, 255, 0, 200),
+    Fate.WRITTEN: (0, 255, 0, 200),
+}
 
 
 def wireframe_overlay(probe: DrawProbe) -> np.ndarray:

@@ -45,17 +45,21 @@ def _frozen(a: np.ndarray, prev: np.ndarray | None) -> np.ndarray:
 
 
 def _unit(mem: ShaderUnitMemory, prev: ShaderUnitMemory | None) -> ShaderUnitMemory:
-    return ShaderUnitMemory(*(_frozen(getattr(mem, n), getattr(prev, n) if prev else None)
-                              for n in ("code", "opdescs", "float_uniforms")))
+    return ShaderUnitMemory(
+        *(_frozen(getattr(mem, n), getattr(prev, n) if prev else None) for n in ("code", "opdescs", "float_uniforms"))
+    )
 
 
 def share_unchanged(state: GpuState, prev: GpuState | None) -> GpuState:
     """A read-only copy of ``state`` that reuses ``prev``'s arrays where they are equal (per-draw records cost
     the register file plus what changed, not ~70 KiB each)."""
-    arrays = {n: _frozen(getattr(state, n), getattr(prev, n) if prev else None)
-              for n in ("regs", "lighting_luts", "fog_lut", "proctex_luts", "gas_lut", "fixed_attribs")}
-    return GpuState(vs=_unit(state.vs, prev.vs if prev else None), gs=_unit(state.gs, prev.gs if prev else None),
-                    **arrays)
+    arrays = {
+        n: _frozen(getattr(state, n), getattr(prev, n) if prev else None)
+        for n in ("regs", "lighting_luts", "fog_lut", "proctex_luts", "gas_lut", "fixed_attribs")
+    }
+    return GpuState(
+        vs=_unit(state.vs, prev.vs if prev else None), gs=_unit(state.gs, prev.gs if prev else None), **arrays
+    )
 
 
 class _IndexObserver(Observer):
@@ -154,9 +158,17 @@ class Session:
                     self.draw_states.append(state)
                 writes += obs.writes
                 obs.writes = []
-                events.append(EventInfo(i, type(ev).__name__, frame, describe(ev), tuple(obs.packets),
-                                        tuple(c.index for c, _ in obs.draw_calls),
-                                        isinstance(ev, pica.CommandList)))
+                events.append(
+                    EventInfo(
+                        i,
+                        type(ev).__name__,
+                        frame,
+                        describe(ev),
+                        tuple(obs.packets),
+                        tuple(c.index for c, _ in obs.draw_calls),
+                        isinstance(ev, pica.CommandList),
+                    )
+                )
                 if isinstance(ev, pica.FrameEnd):
                     frame += 1
                 if progress is not None:
@@ -165,7 +177,7 @@ class Session:
             replay.processor.detach(obs)
             pipeline.stage_observer = previous
         frame_ends = tuple(e.index for e in events if e.kind == "FrameEnd")
-        draws = tuple(replay.draws[:len(self.draw_states)])
+        draws = tuple(replay.draws[: len(self.draw_states)])
         self.timeline = Timeline(tuple(events), draws, np.array(writes, np.int64).reshape(-1, 4), frame_ends)
         self._dirty, self.cursor = True, self.timeline.end
         if len(draws) > 1 and self.fault is None:
@@ -188,14 +200,18 @@ class Session:
     def _move(self, target: Cursor, *, forward_only: bool) -> None:
         tl = self._need_timeline()
         target = tl.normalize(target.event, target.packet)
-        if target == self.cursor and not self._dirty and (self.replay.position, self.replay.packet) == (
-                target.event, target.packet):
+        if (
+            target == self.cursor
+            and not self._dirty
+            and (self.replay.position, self.replay.packet) == (target.event, target.packet)
+        ):
             return
         if forward_only and self._dirty:
             raise PicaError(f"cannot run forward from {self.cursor.text()}: the state was changed")
         try:
-            self.replay.run_to(target.event, packets=target.packet, fresh=self._dirty and not forward_only,
-                               forward_only=forward_only)
+            self.replay.run_to(
+                target.event, packets=target.packet, fresh=self._dirty and not forward_only, forward_only=forward_only
+            )
         except BaseException:
             self._dirty = True
             raise
@@ -244,8 +260,9 @@ def _read_limited(path: str | os.PathLike[str]) -> bytes:
         return fh.read()
 
 
-def raw_capture(command_list: str | os.PathLike[str], address: int,
-                memory: list[tuple[int, str | os.PathLike[str]]] = ()) -> pica.Capture:
+def raw_capture(
+    command_list: str | os.PathLike[str], address: int, memory: list[tuple[int, str | os.PathLike[str]]] = ()
+) -> pica.Capture:
     """A one-frame capture from a raw command list (little-endian u32 words, run at physical ``address``) and
     memory dumps ``(address, path)``: power-on registers, the dumps, the list, one FrameEnd."""
     from picaemu.gx.convert import reset_gpu_regs, reset_regs

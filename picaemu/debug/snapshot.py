@@ -67,8 +67,10 @@ def take(session: Session, cursor: Cursor) -> Snapshot:
     fb_text = ""
     try:
         fb = r.framebuffer_state()
-        fb_text = (f"{fb.width}x{fb.height} color {fb.color_format.name} @ 0x{fb.color_address:08X}, "
-                   f"depth {fb.depth_format.name} @ 0x{fb.depth_address:08X}")
+        fb_text = (
+            f"{fb.width}x{fb.height} color {fb.color_format.name} @ 0x{fb.color_address:08X}, "
+            f"depth {fb.depth_format.name} @ 0x{fb.depth_address:08X}"
+        )
         _try(errors, images, "color", lambda: r.color_buffer().copy())
         depth: dict[str, np.ndarray] = {}
         _try(errors, depth, "ds", lambda: tuple(a.copy() for a in r.depth_buffer()))
@@ -77,11 +79,26 @@ def take(session: Session, cursor: Cursor) -> Snapshot:
         else:
             errors["depth"] = errors["stencil"] = errors.pop("ds")
     except PicaError as err:
-        why = (f"no draw has run yet, and the registers name no usable render target ({err})" if not done
-               else f"{type(err).__name__}: {err}")
+        why = (
+            f"no draw has run yet, and the registers name no usable render target ({err})"
+            if not done
+            else f"{type(err).__name__}: {err}"
+        )
         for name in ("color", "depth", "stencil"):
             errors[name] = why
     for screen in ("top", "bottom"):
         _try(errors, images, screen, lambda s=screen: r.screen(s).copy())
-    return Snapshot(session.cursor, tl.frame_of(session.cursor), done, r.state.regs.copy(), prev, r.state.copy(),
-                    images, fb_text, errors, prev_draw if prev_draw >= 0 else None, written, r.gx.gpu.copy())
+    return Snapshot(
+        session.cursor,
+        tl.frame_of(session.cursor),
+        done,
+        r.state.regs.copy(),
+        prev,
+        r.state.copy(),
+        images,
+        fb_text,
+        errors,
+        prev_draw if prev_draw >= 0 else None,
+        written,
+        r.gx.gpu.copy(),
+    )

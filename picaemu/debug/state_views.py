@@ -78,14 +78,16 @@ def changed_ids(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def registers_json(regs: np.ndarray, ids: list[int] | None = None) -> dict[str, dict]:
     """Register name -> id, value and decoded fields (every named register, or ``ids``)."""
     chosen = [regtable.get(i) for i in ids] if ids is not None else list(regtable.all_registers())
-    return {r.name: {"id": r.id, "value": int(regs[r.id]), "fields": decoded_fields(r.id, int(regs[r.id]))}
-            for r in chosen}
+    return {
+        r.name: {"id": r.id, "value": int(regs[r.id]), "fields": decoded_fields(r.id, int(regs[r.id]))} for r in chosen
+    }
 
 
 def diff_json(a: np.ndarray, b: np.ndarray) -> dict[str, dict]:
     """Registers that differ between two register files: {name: {"id", "before", "after"}}."""
-    return {regtable.get(int(i)).name: {"id": int(i), "before": int(a[i]), "after": int(b[i])}
-            for i in changed_ids(a, b)}
+    return {
+        regtable.get(int(i)).name: {"id": int(i), "before": int(a[i]), "after": int(b[i])} for i in changed_ids(a, b)
+    }
 
 
 # ------------------------------------------------------------------------------------------------- textures
@@ -107,8 +109,10 @@ class BoundTexture:
         if self.error:
             return f"unit {self.unit}: {self.error}"
         addr = ", ".join(f"0x{a:08X}" for a in self.addresses)
-        return (f"unit {self.unit} {'on' if self.enabled else 'off'}: {self.kind} {self.format} "
-                f"{self.width}x{self.height}, {self.levels} level(s) @ {addr}")
+        return (
+            f"unit {self.unit} {'on' if self.enabled else 'off'}: {self.kind} {self.format} "
+            f"{self.width}x{self.height}, {self.levels} level(s) @ {addr}"
+        )
 
 
 def bound_textures(state: GpuState) -> list[BoundTexture]:
@@ -246,20 +250,34 @@ class VertexRecorder(StageObserver):
         if call.index == self.draw:
             inputs = np.zeros((batch.attributes.shape[0], NUM_INPUTS, 4), np.float32)  # the configured ones
             inputs[:, : batch.attributes.shape[1]] = batch.attributes  # first; the rest read as 0
-            self.parts.update(indices=batch.indices.copy(), inputs=inputs, order=batch.inverse.copy(),
-                              primitive_sizes=batch.primitive_sizes)
+            self.parts.update(
+                indices=batch.indices.copy(),
+                inputs=inputs,
+                order=batch.inverse.copy(),
+                primitive_sizes=batch.primitive_sizes,
+            )
 
     def on_vertex_outputs(self, call: DrawCall, outputs: np.ndarray) -> None:
         if call.index == self.draw:
             self.parts["outputs"] = outputs.copy()
 
-    def on_geometry(self, call: DrawCall, inputs: np.ndarray, sizes: tuple[int, ...] | None, outputs: np.ndarray,
-                    triangles: np.ndarray) -> None:
+    def on_geometry(
+        self,
+        call: DrawCall,
+        inputs: np.ndarray,
+        sizes: tuple[int, ...] | None,
+        outputs: np.ndarray,
+        triangles: np.ndarray,
+    ) -> None:
         if call.index == self.draw:
             from picaemu.shader.geometry import invocations
 
-            self.parts.update(gs_inputs=inputs.copy(), gs_outputs=outputs.copy(), gs_triangles=triangles.copy(),
-                              gs_invocations=sum(1 for _ in invocations(call.draw_state.gs, inputs, sizes)))
+            self.parts.update(
+                gs_inputs=inputs.copy(),
+                gs_outputs=outputs.copy(),
+                gs_triangles=triangles.copy(),
+                gs_invocations=sum(1 for _ in invocations(call.draw_state.gs, inputs, sizes)),
+            )
 
     def on_triangles(self, call: DrawCall, assembled: np.ndarray, clipped: np.ndarray) -> None:
         if call.index == self.draw:

@@ -82,8 +82,9 @@ def _order(width: int, height: int, tiled: bool) -> np.ndarray:
     return tile_order(width, height) if tiled else np.arange(width * height, dtype=np.int64).reshape(height, width)
 
 
-def decode_surface(memory: PhysicalMemory, address: int, fmt: str, width: int, height: int,
-                   tiled: bool = True) -> Surface:
+def decode_surface(
+    memory: PhysicalMemory, address: int, fmt: str, width: int, height: int, tiled: bool = True
+) -> Surface:
     """``width`` x ``height`` pixels of ``fmt`` at ``address`` (module docstring)."""
     if address < 0:
         raise SurfaceError(f"negative address {address}")
@@ -96,9 +97,16 @@ def decode_surface(memory: PhysicalMemory, address: int, fmt: str, width: int, h
         words = texel_words(data, 8 * bpp, _order(width, height, tiled)).astype(np.uint32)
         depth, stencil = fbm.split_depth_word(words.ravel(), dfmt)
         scale = fbm.depth_max(dfmt)
-        return Surface(address, name, width, height, tiled, words,
-                       depth=(depth.astype(np.float64) / scale).reshape(height, width),
-                       stencil=stencil.astype(np.uint8).reshape(height, width))
+        return Surface(
+            address,
+            name,
+            width,
+            height,
+            tiled,
+            words,
+            depth=(depth.astype(np.float64) / scale).reshape(height, width),
+            stencil=stencil.astype(np.uint8).reshape(height, width),
+        )
     try:
         tfmt = texture_format(name)
     except TextureError as err:
@@ -130,8 +138,13 @@ def _plane(surface: Surface, plane: str) -> np.ndarray:
     return surface.depth if plane == "depth" else surface.stencil.astype(np.float64)
 
 
-def render_surface(surface: Surface, channels: str = "rgba", depth_range: tuple[float, float] | None = None,
-                   plane: str = "depth", lcd_view: bool = False) -> np.ndarray:
+def render_surface(
+    surface: Surface,
+    channels: str = "rgba",
+    depth_range: tuple[float, float] | None = None,
+    plane: str = "depth",
+    lcd_view: bool = False,
+) -> np.ndarray:
     """The picture to display (module docstring): (H, W, 4) uint8, or (W, H, 4) with ``lcd_view``."""
     if surface.is_depth:
         values = _plane(surface, plane)
@@ -164,5 +177,8 @@ def readout(surface: Surface, x: int, y: int) -> dict[str, Any]:
         return out | {"rgba": tuple(int(v) for v in surface.rgba[y, x])}
     dfmt = DEPTH_FORMATS[surface.format]
     depth_raw, stencil = (int(v[0]) for v in fbm.split_depth_word(np.array([raw], np.uint32), dfmt))
-    return out | {"depth": float(surface.depth[y, x]), "depth_raw": depth_raw,
-                  "stencil": stencil if surface.format == "D24S8" else None}
+    return out | {
+        "depth": float(surface.depth[y, x]),
+        "depth_raw": depth_raw,
+        "stencil": stencil if surface.format == "D24S8" else None,
+    }

@@ -169,8 +169,16 @@ class Breakpoint:
 
     @classmethod
     def from_dict(cls, d: dict) -> Breakpoint:
-        return cls(BreakKind(d["kind"]), str(d.get("register", "")), d.get("value"), d.get("draw"),
-                   bool(d.get("enabled", True)), d.get("mask"), str(d.get("field", "")), str(d.get("equals", "")))
+        return cls(
+            BreakKind(d["kind"]),
+            str(d.get("register", "")),
+            d.get("value"),
+            d.get("draw"),
+            bool(d.get("enabled", True)),
+            d.get("mask"),
+            str(d.get("field", "")),
+            str(d.get("equals", "")),
+        )
 
     def validate(self) -> None:
         """``PicaError`` when the breakpoint names no register the table knows, or a field it does not have (a

@@ -49,8 +49,19 @@ Range = tuple[int, int]  # [start, end) bytes
 def fragment_key(ds: DrawState) -> tuple:
     """The parts the fragment side reads; two draws with the same objects (the draw-state cache hands the same
     part to draws that did not change it) run the same fragment side."""
-    return (ds.framebuffer, ds.varyings, ds.raster, ds.texture0, ds.texture1, ds.texture2, ds.shading,
-            ds.blend_program, ds.depth_stencil, ds.fragment_ops, ds.shadow)
+    return (
+        ds.framebuffer,
+        ds.varyings,
+        ds.raster,
+        ds.texture0,
+        ds.texture1,
+        ds.texture2,
+        ds.shading,
+        ds.blend_program,
+        ds.depth_stencil,
+        ds.fragment_ops,
+        ds.shadow,
+    )
 
 
 def key_ids(key: tuple) -> tuple[int, ...]:
@@ -80,8 +91,10 @@ def target_ranges(fb: FramebufferState) -> tuple[Range, Range]:
     if last is not None and last[0] is fb:
         return last[1]
     pixels = fb.width * fb.height
-    ranges = ((fb.color_address, fb.color_address + pixels * fb.color_bpp),
-              (fb.depth_address, fb.depth_address + pixels * fb.depth_bpp))
+    ranges = (
+        (fb.color_address, fb.color_address + pixels * fb.color_bpp),
+        (fb.depth_address, fb.depth_address + pixels * fb.depth_bpp),
+    )
     _last_targets = (fb, ranges)
     return ranges
 
@@ -164,8 +177,13 @@ def reads_targets(vl: VertexLoaderState | None, kind: DrawKind, targets: tuple[R
 
 
 FATES = len(Fate)
-FATE_COUNTERS = {"killed_scissor": Fate.SCISSOR, "killed_alpha": Fate.ALPHA, "killed_stencil": Fate.STENCIL,
-                 "killed_depth": Fate.DEPTH, "fragments_written": Fate.WRITTEN}
+FATE_COUNTERS = {
+    "killed_scissor": Fate.SCISSOR,
+    "killed_alpha": Fate.ALPHA,
+    "killed_stencil": Fate.STENCIL,
+    "killed_depth": Fate.DEPTH,
+    "fragments_written": Fate.WRITTEN,
+}
 
 
 def split_counters(draw_of: np.ndarray, fate: np.ndarray, draws: int, texels: int) -> list[dict[str, int]]:
@@ -178,5 +196,11 @@ def split_counters(draw_of: np.ndarray, fate: np.ndarray, draws: int, texels: in
     total = int(shaded.sum())
     per = texels // total if total else 0
     rows = table.tolist()
-    return [{"fragments_rasterized": int(rasterized[d]), "texels_fetched": int(shaded[d]) * per,
-             **{name: rows[d][code] for name, code in FATE_COUNTERS.items()}} for d in range(draws)]
+    return [
+        {
+            "fragments_rasterized": int(rasterized[d]),
+            "texels_fetched": int(shaded[d]) * per,
+            **{name: rows[d][code] for name, code in FATE_COUNTERS.items()},
+        }
+        for d in range(draws)
+    ]

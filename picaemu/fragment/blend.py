@@ -81,15 +81,18 @@ class BlendState:
         if mode not in FRAGMENT_MODES:
             reg_id = id_of("COLOR_OPERATION")
             raise UnsupportedFeature(f"undefined fragment mode {mode}", register=reg_id, value=int(regs[reg_id]))
-        bf = {name: access.raw(regs, "BLEND_FUNC", name)
-              for name in ("rgb_equation", "alpha_equation", "rgb_src", "rgb_dst", "alpha_src", "alpha_dst")}
+        bf = {
+            name: access.raw(regs, "BLEND_FUNC", name)
+            for name in ("rgb_equation", "alpha_equation", "rgb_src", "rgb_dst", "alpha_src", "alpha_dst")
+        }
         blending = bool(access.raw(regs, "COLOR_OPERATION", "blend_mode"))
         if blending:
             for name in ("rgb_src", "rgb_dst", "alpha_src", "alpha_dst"):
                 if bf[name] not in BLEND_FACTORS:
                     reg_id = id_of("BLEND_FUNC")
-                    raise UnsupportedFeature(f"undefined blend factor {bf[name]} ({name})",
-                                             register=reg_id, value=int(regs[reg_id]))
+                    raise UnsupportedFeature(
+                        f"undefined blend factor {bf[name]} ({name})", register=reg_id, value=int(regs[reg_id])
+                    )
         return cls(
             fragment_mode=FRAGMENT_MODES[mode],
             blending=blending,
@@ -130,8 +133,9 @@ def _alpha_passes(func: int, ref: int) -> np.ndarray:
 
 def _factor_arrays(bstate: BlendState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     kinds, chans, inverts = np.zeros((2, 4), np.int64), np.zeros((2, 4), np.int64), np.zeros((2, 4), np.bool_)
-    for side, (rgb_code, alpha_code) in enumerate(((bstate.rgb_src, bstate.alpha_src),
-                                                    (bstate.rgb_dst, bstate.alpha_dst))):
+    for side, (rgb_code, alpha_code) in enumerate(
+        ((bstate.rgb_src, bstate.alpha_src), (bstate.rgb_dst, bstate.alpha_dst))
+    ):
         for ch in range(4):
             kind, reads_alpha, invert = rules.FACTORS[alpha_code if ch == ALPHA else rgb_code]
             kinds[side, ch], chans[side, ch], inverts[side, ch] = kind, ALPHA if reads_alpha else ch, invert
@@ -162,8 +166,11 @@ class BlendProgram:
     @classmethod
     def build(cls, mode: BlendMode, bstate: BlendState | None = None) -> BlendProgram:
         """The program of ``bstate`` (mode BLEND or LOGIC), or the REPLACE program (``bstate`` None)."""
-        kinds, chans, inverts = _factor_arrays(bstate) if mode is BlendMode.BLEND else (
-            np.zeros((2, 4), np.int64), np.zeros((2, 4), np.int64), np.zeros((2, 4), np.bool_))
+        kinds, chans, inverts = (
+            _factor_arrays(bstate)
+            if mode is BlendMode.BLEND
+            else (np.zeros((2, 4), np.int64), np.zeros((2, 4), np.int64), np.zeros((2, 4), np.bool_))
+        )
         codes = [bstate.rgb_equation] * 3 + [bstate.alpha_equation] if bstate is not None else [0] * 4
         eqs = [rules.EQUATIONS[code] for code in codes]
         logic = LOGIC_TABLES[bstate.logic_op] if mode is BlendMode.LOGIC else np.zeros(4, np.int64)
@@ -198,9 +205,12 @@ def factor_rows(program: BlendProgram) -> np.ndarray:
                 value = {ZERO: 0, ONE: 255, CONST: int(program.constant[chan]), SATURATE: 255}[kind]
                 value, inv = (255 - value if inv else value), False
             else:
-                sel = {SRC: SEL_SRC_ALPHA if alpha else SEL_SRC, DST: SEL_DST_ALPHA if alpha else SEL_DST,
-                       SATURATE: SEL_SATURATE}[kind]
-            rows[ch, 1 + 3 * side: 4 + 3 * side] = sel, int(inv), value
+                sel = {
+                    SRC: SEL_SRC_ALPHA if alpha else SEL_SRC,
+                    DST: SEL_DST_ALPHA if alpha else SEL_DST,
+                    SATURATE: SEL_SATURATE,
+                }[kind]
+            rows[ch, 1 + 3 * side : 4 + 3 * side] = sel, int(inv), value
     return rows
 
 
@@ -208,8 +218,11 @@ def factor_rows(program: BlendProgram) -> np.ndarray:
 def _select(sel: int, inv: int, value: int, s: int, sa: int, d: int, da: int, sat: int) -> int:
     if sel == SEL_CONST:
         return value
-    v = s if sel == SEL_SRC else (sa if sel == SEL_SRC_ALPHA else (d if sel == SEL_DST else (
-        da if sel == SEL_DST_ALPHA else sat)))
+    v = (
+        s
+        if sel == SEL_SRC
+        else (sa if sel == SEL_SRC_ALPHA else (d if sel == SEL_DST else (da if sel == SEL_DST_ALPHA else sat)))
+    )
     return 255 - v if inv else v
 
 

@@ -67,8 +67,13 @@ class DepthFormat(Enum):
     D24S8 = 3
 
 
-COLOR_BPP = {ColorFormat.RGBA8: 4, ColorFormat.RGB8: 3, ColorFormat.RGB5A1: 2, ColorFormat.RGB565: 2,
-             ColorFormat.RGBA4: 2}
+COLOR_BPP = {
+    ColorFormat.RGBA8: 4,
+    ColorFormat.RGB8: 3,
+    ColorFormat.RGB5A1: 2,
+    ColorFormat.RGB565: 2,
+    ColorFormat.RGBA4: 2,
+}
 COLOR_LAYOUTS: dict[ColorFormat, Layout] = {
     ColorFormat.RGBA8: ((0, 24, 8), (1, 16, 8), (2, 8, 8), (3, 0, 8)),
     ColorFormat.RGB8: ((0, 16, 8), (1, 8, 8), (2, 0, 8)),
@@ -227,20 +232,29 @@ class FramebufferState:
     @classmethod
     def from_regs(cls, regs: np.ndarray) -> FramebufferState:
         if access.raw(regs, "FRAMEBUFFER_BLOCK32", "mode"):
-            raise UnsupportedFeature("32x32 block framebuffer layout", register=id_of("FRAMEBUFFER_BLOCK32"),
-                                     value=access.word(regs, "FRAMEBUFFER_BLOCK32"))
+            raise UnsupportedFeature(
+                "32x32 block framebuffer layout",
+                register=id_of("FRAMEBUFFER_BLOCK32"),
+                value=access.word(regs, "FRAMEBUFFER_BLOCK32"),
+            )
         color_code = access.raw(regs, "COLORBUFFER_FORMAT", "format")
         depth_code = access.raw(regs, "DEPTHBUFFER_FORMAT", "format")
         try:
             color_format = ColorFormat(color_code)
         except ValueError:
-            raise UnsupportedFeature("color buffer format", register=id_of("COLORBUFFER_FORMAT"),
-                                     value=access.word(regs, "COLORBUFFER_FORMAT")) from None
+            raise UnsupportedFeature(
+                "color buffer format",
+                register=id_of("COLORBUFFER_FORMAT"),
+                value=access.word(regs, "COLORBUFFER_FORMAT"),
+            ) from None
         try:
             depth_format = DepthFormat(depth_code)
         except ValueError:
-            raise UnsupportedFeature("depth buffer format", register=id_of("DEPTHBUFFER_FORMAT"),
-                                     value=access.word(regs, "DEPTHBUFFER_FORMAT")) from None
+            raise UnsupportedFeature(
+                "depth buffer format",
+                register=id_of("DEPTHBUFFER_FORMAT"),
+                value=access.word(regs, "DEPTHBUFFER_FORMAT"),
+            ) from None
         return cls(
             width=access.raw(regs, "FRAMEBUFFER_DIM", "width"),
             height=access.raw(regs, "FRAMEBUFFER_DIM", "height_minus_1") + 1,
@@ -268,8 +282,10 @@ class FramebufferState:
     def check_size(self) -> None:
         """PipelineError unless the dimensions are a non-empty whole number of 8x8 tiles."""
         if self.width == 0 or self.width % TILE or self.height % TILE:
-            raise PipelineError(f"framebuffer {self.width}x{self.height} is not a whole number of 8x8 tiles",
-                                register=id_of("FRAMEBUFFER_DIM"))
+            raise PipelineError(
+                f"framebuffer {self.width}x{self.height} is not a whole number of 8x8 tiles",
+                register=id_of("FRAMEBUFFER_DIM"),
+            )
 
     def offsets(self, x: np.ndarray, y: np.ndarray, bpp: int) -> np.ndarray:
         return pixel_index(x, y, self.width, self.height, self.flipped) * bpp

@@ -62,8 +62,12 @@ def _write_word(buf, offset: int, word: int, bpp: int) -> None:  # pragma: no co
 @numba.njit(cache=True, inline="always")
 def _pack(src, row: int, pk) -> int:  # pragma: no cover - compiled
     """The pixel word of 8-bit channels ``src[row]``: each channel's top bits at its shift."""
-    return ((np.int64(src[row, pk[0]]) >> pk[2]) << pk[1] | (np.int64(src[row, pk[3]]) >> pk[5]) << pk[4]
-            | (np.int64(src[row, pk[6]]) >> pk[8]) << pk[7] | (np.int64(src[row, pk[9]]) >> pk[11]) << pk[10])
+    return (
+        (np.int64(src[row, pk[0]]) >> pk[2]) << pk[1]
+        | (np.int64(src[row, pk[3]]) >> pk[5]) << pk[4]
+        | (np.int64(src[row, pk[6]]) >> pk[8]) << pk[7]
+        | (np.int64(src[row, pk[9]]) >> pk[11]) << pk[10]
+    )
 
 
 @numba.njit(cache=True)
@@ -196,8 +200,9 @@ def _depth_stencil(p, frag_depth, buf, offset, stencil_new) -> int:  # pragma: n
 
 
 @numba.njit(cache=True)
-def depth_stencil_pass(x, y, depth, p, depth_buf, stencil_new, counts, fate, fate_of,
-                       survivors) -> int:  # pragma: no cover - compiled
+def depth_stencil_pass(
+    x, y, depth, p, depth_buf, stencil_new, counts, fate, fate_of, survivors
+) -> int:  # pragma: no cover - compiled
     """Depth/stencil of every fragment in order: the survivors' indices -> ``survivors`` (returns their number),
     the killed ones counted in ``counts``, each fate -> ``fate`` when it has one entry per fragment (from
     ``fate_of``); ``stencil_new`` (3, 256): ``fragment_ops.stencil_tables``."""
@@ -217,8 +222,9 @@ def depth_stencil_pass(x, y, depth, p, depth_buf, stencil_new, counts, fate, fat
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _color_one(i, offset, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic, dst,
-               out) -> None:  # pragma: no cover - compiled
+def _color_one(
+    i, offset, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic, dst, out
+) -> None:  # pragma: no cover - compiled
     """Destination read, blend / logic op, write mask and color write of fragment ``i`` at byte ``offset``;
     ``dst`` / ``out`` (1, 4) uint8 scratch rows; r0..r3 the blend rows of channels R G B A (``blend_words``)."""
     for ch in range(4):
@@ -246,8 +252,9 @@ def _color_one(i, offset, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3,
 
 
 @numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
-def color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3,
-               logic) -> None:  # pragma: no cover - compiled
+def color_pass(
+    survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic
+) -> None:  # pragma: no cover - compiled
     """Destination read, blend / logic op, write mask and color write of the fragments ``survivors``, any pixel
     size. layout (C, 3) (channel, shift, bits); mask (4,) bool color write mask; r0..r3 the blend rows
     (``blend_words``); logic the logic op's ``blend.LOGIC_TABLES`` row."""
@@ -260,8 +267,31 @@ def color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r
 
 
 @numba.njit(cache=True, error_model="numpy")
-def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate_of, color_buf, fate, before, after,
-                stored_d, stored_s, layout, pk, mask, r0, r1, r2, r3, logic) -> int:  # pragma: no cover - compiled
+def interleaved(
+    x,
+    y,
+    depth,
+    color,
+    p,
+    depth_buf,
+    stencil_new,
+    counts,
+    fate_of,
+    color_buf,
+    fate,
+    before,
+    after,
+    stored_d,
+    stored_s,
+    layout,
+    pk,
+    mask,
+    r0,
+    r1,
+    r2,
+    r3,
+    logic,
+) -> int:  # pragma: no cover - compiled
     """Both byte passes fragment by fragment: for color and depth buffers that share bytes (a color write can
     change a later fragment's stored depth word) and for recorded draws. Returns the number of survivors.
 
@@ -305,9 +335,33 @@ def interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate_of, 
 
 # ---------------------------------------------------------------------------------------------- dispatch
 @numba.njit(cache=True, error_model="numpy")
-def run_passes(depth_kind, color_kind, x, y, depth, color, p, depth_buf, depth_words_view, stencil_new, counts, fate,
-               fate_of, color_buf, color_words_view, layout, pk, mask, r0, r1, r2, r3, logic, logic_table,
-               write_mask) -> int:  # pragma: no cover - compiled
+def run_passes(
+    depth_kind,
+    color_kind,
+    x,
+    y,
+    depth,
+    color,
+    p,
+    depth_buf,
+    depth_words_view,
+    stencil_new,
+    counts,
+    fate,
+    fate_of,
+    color_buf,
+    color_words_view,
+    layout,
+    pk,
+    mask,
+    r0,
+    r1,
+    r2,
+    r3,
+    logic,
+    logic_table,
+    write_mask,
+) -> int:  # pragma: no cover - compiled
     """The per-fragment operations of the fragments ``x`` .. ``color`` by the passes of ``depth_kind`` /
     ``color_kind``: the killed ones counted in ``counts``, each fate -> ``fate`` when it has one entry per fragment;
     returns the number of survivors. ``depth_words_view`` / ``color_words_view``: the buffers as uint32 words (for
@@ -315,9 +369,31 @@ def run_passes(depth_kind, color_kind, x, y, depth, color, p, depth_buf, depth_w
     n = x.shape[0]
     if depth_kind == INTERLEAVED:
         no_colors = np.zeros((0, 4), np.uint8)
-        return interleaved(x, y, depth, color, p, depth_buf, stencil_new, counts, fate_of, color_buf, fate,
-                           no_colors, no_colors, np.zeros(0, np.uint32), np.zeros(0, np.uint8), layout, pk, mask, r0,
-                           r1, r2, r3, logic)
+        return interleaved(
+            x,
+            y,
+            depth,
+            color,
+            p,
+            depth_buf,
+            stencil_new,
+            counts,
+            fate_of,
+            color_buf,
+            fate,
+            no_colors,
+            no_colors,
+            np.zeros(0, np.uint32),
+            np.zeros(0, np.uint8),
+            layout,
+            pk,
+            mask,
+            r0,
+            r1,
+            r2,
+            r3,
+            logic,
+        )
     survivors = np.arange(n).astype(np.int32)
     survived = n
     if depth_kind == DEPTH_WORDS:

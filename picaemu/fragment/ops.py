@@ -101,8 +101,13 @@ class FragmentLog:
     def start(cls, fate: np.ndarray) -> FragmentLog:
         """A log for ``len(fate)`` fragments with their fates so far (WRITTEN = not killed yet)."""
         n = fate.shape[0]
-        return cls(np.array(fate, np.uint8), np.zeros((n, 4), np.uint8), np.zeros((n, 4), np.uint8),  # a copy
-                   np.zeros(n, np.uint32), np.zeros(n, np.uint8))
+        return cls(
+            np.array(fate, np.uint8),
+            np.zeros((n, 4), np.uint8),
+            np.zeros((n, 4), np.uint8),  # a copy
+            np.zeros(n, np.uint32),
+            np.zeros(n, np.uint8),
+        )
 
 
 class OpsParams(NamedTuple):
@@ -141,14 +146,24 @@ def stencil_tables(ds: DepthStencilState) -> np.ndarray:
 def _params(fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram) -> OpsParams:
     m = ds.stencil_input_mask
     return OpsParams(
-        width=fb.width, height=fb.height, flipped=int(fb.flipped), use_depth=int(ds.uses_depth_buffer(fb.depth_format)),
-        depth_bpp=fb.depth_bpp, depth_read=int(fb.depth_read), depth_max=fbm.depth_max(fb.depth_format),
-        stencil_active=int(ds.stencil_active(fb.depth_format)), stencil_pass=rules.COMPARE[ds.stencil_func],
-        stencil_ref=ds.stencil_ref & m, stencil_input_mask=m,
+        width=fb.width,
+        height=fb.height,
+        flipped=int(fb.flipped),
+        use_depth=int(ds.uses_depth_buffer(fb.depth_format)),
+        depth_bpp=fb.depth_bpp,
+        depth_read=int(fb.depth_read),
+        depth_max=fbm.depth_max(fb.depth_format),
+        stencil_active=int(ds.stencil_active(fb.depth_format)),
+        stencil_pass=rules.COMPARE[ds.stencil_func],
+        stencil_ref=ds.stencil_ref & m,
+        stencil_input_mask=m,
         depth_pass=rules.COMPARE[ds.depth_func] if ds.depth_test else ALWAYS_PASSES,
         write_depth=int(ds.depth_write and fb.depth_write),
-        write_stencil=int(fb.stencil_write), color_write=int(fb.color_write), color_bpp=fb.color_bpp,
-        color_read=int(fb.color_read), need_dst=int(program.mode is not BlendMode.REPLACE or not all(ds.color_mask)),
+        write_stencil=int(fb.stencil_write),
+        color_write=int(fb.color_write),
+        color_bpp=fb.color_bpp,
+        color_read=int(fb.color_read),
+        need_dst=int(program.mode is not BlendMode.REPLACE or not all(ds.color_mask)),
         blend_mode=int(program.mode),
     )
 
@@ -172,8 +187,13 @@ class OpsPlan:
     @cached_property
     def byte_color_args(self) -> tuple:
         """The arguments of the byte color pass after the color buffer (``kernels.color_pass``)."""
-        return (np.array(self.layout, np.int64), self.packer, np.array(self.ds.color_mask, np.bool_),
-                *self.blend_rows, self.program.logic)
+        return (
+            np.array(self.layout, np.int64),
+            self.packer,
+            np.array(self.ds.color_mask, np.bool_),
+            *self.blend_rows,
+            self.program.logic,
+        )
 
     @cached_property
     def layout(self) -> tuple[tuple[int, int, int], ...]:
@@ -202,9 +222,19 @@ class OpsPlan:
         return tuple(0xFFFFFFFF if t else 0 for t in table), write_mask
 
 
-def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, program: BlendProgram,
-            x: np.ndarray, y: np.ndarray, depth: np.ndarray, color: np.ndarray, stats: dict,
-            log: FragmentLog | None = None, plan: OpsPlan | None = None) -> None:
+def resolve(
+    memory: PhysicalMemory,
+    fb: fbm.FramebufferState,
+    ds: DepthStencilState,
+    program: BlendProgram,
+    x: np.ndarray,
+    y: np.ndarray,
+    depth: np.ndarray,
+    color: np.ndarray,
+    stats: dict,
+    log: FragmentLog | None = None,
+    plan: OpsPlan | None = None,
+) -> None:
     """All per-fragment operations of the draw's surviving fragments in compiled passes (see the module doc);
     ``log``: record every fragment (``FragmentLog``); ``plan``: the ``OpsPlan`` of ``fb``, ``ds`` and ``program``
     when the caller keeps one."""
@@ -221,16 +251,48 @@ def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilSt
     x, y = np.ascontiguousarray(x, np.int32), np.ascontiguousarray(y, np.int32)
     depth, color = np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8)
     if log is not None and log.full:
-        counts[fk.SURVIVED] = fk.interleaved(x, y, depth, color, p, depth_buf, plan.stencil_tables, counts,
-                                             FATE_OF_COUNTER, color_buf, log.fate, log.before, log.after,
-                                             log.stored_depth, log.stored_stencil, *plan.byte_color_args)
+        counts[fk.SURVIVED] = fk.interleaved(
+            x,
+            y,
+            depth,
+            color,
+            p,
+            depth_buf,
+            plan.stencil_tables,
+            counts,
+            FATE_OF_COUNTER,
+            color_buf,
+            log.fate,
+            log.before,
+            log.after,
+            log.stored_depth,
+            log.stored_stencil,
+            *plan.byte_color_args,
+        )
     else:
         fate = NO_FATE if log is None else log.fate
-        depth_kind, color_kind, depth_words, color_words = pass_kinds(p, plan, depth_buf, color_buf,
-                                                                      fate.shape[0] == x.shape[0])
-        counts[fk.SURVIVED] = fk.run_passes(depth_kind, color_kind, x, y, depth, color, p, depth_buf, depth_words,
-                                            plan.stencil_tables, counts, fate, FATE_OF_COUNTER, color_buf,
-                                            color_words, *plan.byte_color_args, *plan.logic_args)
+        depth_kind, color_kind, depth_words, color_words = pass_kinds(
+            p, plan, depth_buf, color_buf, fate.shape[0] == x.shape[0]
+        )
+        counts[fk.SURVIVED] = fk.run_passes(
+            depth_kind,
+            color_kind,
+            x,
+            y,
+            depth,
+            color,
+            p,
+            depth_buf,
+            depth_words,
+            plan.stencil_tables,
+            counts,
+            fate,
+            FATE_OF_COUNTER,
+            color_buf,
+            color_words,
+            *plan.byte_color_args,
+            *plan.logic_args,
+        )
     if fault is not None and counts[fk.SURVIVED]:
         raise fault
     stats["killed_stencil"] += int(counts[fk.KILLED_STENCIL])
@@ -247,8 +309,9 @@ def _words(buf: np.ndarray, bpp: int) -> np.ndarray | None:
     return buf.view(np.uint32)
 
 
-def pass_kinds(p: OpsParams, plan: OpsPlan, depth_buf: np.ndarray, color_buf: np.ndarray,
-               fates: bool) -> tuple[int, int, np.ndarray, np.ndarray]:
+def pass_kinds(
+    p: OpsParams, plan: OpsPlan, depth_buf: np.ndarray, color_buf: np.ndarray, fates: bool
+) -> tuple[int, int, np.ndarray, np.ndarray]:
     """The compiled passes (``kernels.run_passes``) that serve these buffers: (depth kind, color kind, the depth
     and color buffers as uint32 words for the word passes, else empty). Both buffers sharing bytes: one
     interleaved pass (a color write can change a later fragment's stored depth word); else the word passes for
@@ -257,9 +320,10 @@ def pass_kinds(p: OpsParams, plan: OpsPlan, depth_buf: np.ndarray, color_buf: np
     if p.use_depth and p.color_write and np.shares_memory(depth_buf, color_buf):
         return fk.INTERLEAVED, fk.COLOR_NONE, NO_WORDS, NO_WORDS
     depth_words = _words(depth_buf, p.depth_bpp) if p.use_depth and not p.stencil_active and not fates else None
-    depth_kind = (fk.DEPTH_NONE if not p.use_depth else fk.DEPTH_BYTES if depth_words is None else fk.DEPTH_WORDS)
-    color_words = (_words(color_buf, p.color_bpp) if p.color_write and all(bits == 8 for _, _, bits in plan.layout)
-                   else None)
+    depth_kind = fk.DEPTH_NONE if not p.use_depth else fk.DEPTH_BYTES if depth_words is None else fk.DEPTH_WORDS
+    color_words = (
+        _words(color_buf, p.color_bpp) if p.color_write and all(bits == 8 for _, _, bits in plan.layout) else None
+    )
     if not p.color_write:
         color_kind = fk.COLOR_NONE
     elif color_words is None:
@@ -268,8 +332,12 @@ def pass_kinds(p: OpsParams, plan: OpsPlan, depth_buf: np.ndarray, color_buf: np
         color_kind = fk.REPLACE_WORDS
     else:
         color_kind = fk.BLEND_WORDS if plan.program.mode is BlendMode.BLEND else fk.LOGIC_WORDS
-    return (depth_kind, color_kind, NO_WORDS if depth_words is None else depth_words,
-            NO_WORDS if color_words is None else color_words)
+    return (
+        depth_kind,
+        color_kind,
+        NO_WORDS if depth_words is None else depth_words,
+        NO_WORDS if color_words is None else color_words,
+    )
 
 
 # ---------------------------------------------------------------------------------------------- shadow rendering
@@ -281,20 +349,33 @@ def is_shadow_mode(regs: np.ndarray) -> bool:
 def check_shadow_target(fb: fbm.FramebufferState, regs: np.ndarray) -> None:
     """A shadow map is a 32-bit color buffer: any other format raises ``UnsupportedFeature`` (COLORBUFFER_FORMAT)."""
     if fb.color_bpp != SHADOW_BPP:
-        raise UnsupportedFeature(f"shadow-map rendering into a {fb.color_format.name} color buffer (needs 32-bit)",
-                                 register=id_of("COLORBUFFER_FORMAT"), value=access.word(regs, "COLORBUFFER_FORMAT"))
+        raise UnsupportedFeature(
+            f"shadow-map rendering into a {fb.color_format.name} color buffer (needs 32-bit)",
+            register=id_of("COLORBUFFER_FORMAT"),
+            value=access.word(regs, "COLORBUFFER_FORMAT"),
+        )
 
 
-def resolve_shadow(memory: PhysicalMemory, fb: fbm.FramebufferState, sstate: ShadowState, x: np.ndarray,
-                   y: np.ndarray, depth: np.ndarray, intensity: np.ndarray, stats: dict) -> None:
+def resolve_shadow(
+    memory: PhysicalMemory,
+    fb: fbm.FramebufferState,
+    sstate: ShadowState,
+    x: np.ndarray,
+    y: np.ndarray,
+    depth: np.ndarray,
+    intensity: np.ndarray,
+    stats: dict,
+) -> None:
     """Shadow-map rendering of the draw's fragments (every one reaches the update: no alpha/stencil/depth test).
 
     ``intensity`` (F,) uint8 is the TEV output's green; the color buffer must be 32 bits per pixel
     (``check_shadow_target``); with color writes disabled (COLORBUFFER_WRITE = 0) nothing is written. Adds the
     fragments to ``fragments_written`` when the buffer is written."""
     if fb.color_bpp != SHADOW_BPP:
-        raise UnsupportedFeature(f"shadow-map rendering into a {fb.color_format.name} color buffer (needs 32-bit)",
-                                 register=id_of("COLORBUFFER_FORMAT"))
+        raise UnsupportedFeature(
+            f"shadow-map rendering into a {fb.color_format.name} color buffer (needs 32-bit)",
+            register=id_of("COLORBUFFER_FORMAT"),
+        )
     if not fb.color_write or x.shape[0] == 0:
         return
     texels = fb.color_bytes(memory).reshape(-1, SHADOW_BPP)

@@ -46,8 +46,9 @@ def alpha_passes(bstate: BlendState, alpha: int) -> bool:
     return not bstate.alpha_test or rules.compare(bstate.alpha_func, alpha, bstate.alpha_ref)
 
 
-def depth_stencil(ds: DepthStencilState, fmt: fbm.DepthFormat, frag_depth: int, stored_depth: int,
-                  stored_stencil: int) -> DepthStencilOutcome:
+def depth_stencil(
+    ds: DepthStencilState, fmt: fbm.DepthFormat, frag_depth: int, stored_depth: int, stored_stencil: int
+) -> DepthStencilOutcome:
     active = ds.stencil_active(fmt)
     m = ds.stencil_input_mask
     s_pass = not active or rules.compare(ds.stencil_func, ds.stencil_ref & m, stored_stencil & m)
@@ -86,11 +87,11 @@ class Resolved:
 
 
 def _read(buf: np.ndarray, pixel: int, bpp: int) -> int:
-    return int.from_bytes(bytes(buf[pixel * bpp: (pixel + 1) * bpp]), "little")
+    return int.from_bytes(bytes(buf[pixel * bpp : (pixel + 1) * bpp]), "little")
 
 
 def _write(buf: np.ndarray, pixel: int, bpp: int, word: int) -> None:
-    buf[pixel * bpp: (pixel + 1) * bpp] = np.frombuffer(word.to_bytes(bpp, "little"), np.uint8)
+    buf[pixel * bpp : (pixel + 1) * bpp] = np.frombuffer(word.to_bytes(bpp, "little"), np.uint8)
 
 
 def _decode(word: int, fmt: fbm.ColorFormat) -> Color:
@@ -101,8 +102,14 @@ def _pixel_color(buf: np.ndarray | None, fb: fbm.FramebufferState, pixel: int) -
     return None if buf is None else _decode(_read(buf, pixel, fb.color_bpp), fb.color_format)
 
 
-def _depth_pass(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, pixel: int,
-                depth: float, stats: dict[str, int]) -> Fate:
+def _depth_pass(
+    memory: PhysicalMemory,
+    fb: fbm.FramebufferState,
+    ds: DepthStencilState,
+    pixel: int,
+    depth: float,
+    stats: dict[str, int],
+) -> Fate:
     """Stencil and depth test of one fragment and the depth buffer write; returns its fate so far."""
     fmt = fb.depth_format
     if not ds.uses_depth_buffer(fmt):
@@ -126,8 +133,9 @@ def _depth_pass(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStenc
     return Fate.WRITTEN
 
 
-def _color_write(buf: np.ndarray, fb: fbm.FramebufferState, ds: DepthStencilState, bstate: BlendState | None,
-                 pixel: int, src: Color) -> None:
+def _color_write(
+    buf: np.ndarray, fb: fbm.FramebufferState, ds: DepthStencilState, bstate: BlendState | None, pixel: int, src: Color
+) -> None:
     out = src
     if bstate is not None or not all(ds.color_mask):  # the destination is read
         dst = _decode(_read(buf, pixel, fb.color_bpp), fb.color_format) if fb.color_read else (0, 0, 0, 0)
@@ -137,9 +145,17 @@ def _color_write(buf: np.ndarray, fb: fbm.FramebufferState, ds: DepthStencilStat
     _write(buf, pixel, fb.color_bpp, word)
 
 
-def resolve(memory: PhysicalMemory, fb: fbm.FramebufferState, ds: DepthStencilState, bstate: BlendState | None,
-            x: np.ndarray, y: np.ndarray, depth: np.ndarray, color: np.ndarray,
-            preset: list[Fate] | None = None) -> Resolved:
+def resolve(
+    memory: PhysicalMemory,
+    fb: fbm.FramebufferState,
+    ds: DepthStencilState,
+    bstate: BlendState | None,
+    x: np.ndarray,
+    y: np.ndarray,
+    depth: np.ndarray,
+    color: np.ndarray,
+    preset: list[Fate] | None = None,
+) -> Resolved:
     """The per-fragment operations of ``len(x)`` fragments, one after the other (see the module docstring)."""
     res = Resolved()
     try:

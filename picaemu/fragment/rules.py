@@ -35,8 +35,14 @@ from picaemu.regs.blocks.framebuffer import STENCIL_OPS as STENCIL_OP_NAMES
 IntOrArray = TypeVar("IntOrArray", int, np.ndarray)
 LESS, EQUAL, GREATER = 0, 1, 2  # outcome bits of a compare mask
 _COMPARE_BY_NAME = {
-    "never": 0b000, "always": 0b111, "equal": 0b010, "not equal": 0b101,
-    "less": 0b001, "less or equal": 0b011, "greater": 0b100, "greater or equal": 0b110,
+    "never": 0b000,
+    "always": 0b111,
+    "equal": 0b010,
+    "not equal": 0b101,
+    "less": 0b001,
+    "less or equal": 0b011,
+    "greater": 0b100,
+    "greater or equal": 0b110,
 }
 COMPARE: dict[int, int] = {code: _COMPARE_BY_NAME[name] for code, name in COMPARE_FUNCS.items()}
 
@@ -75,10 +81,17 @@ class Equation(IntEnum):
     MAX = 4
 
 
-_EQUATION_BY_NAME = {"add": Equation.ADD, "subtract": Equation.SUBTRACT, "reverse subtract": Equation.REVERSE_SUBTRACT,
-                     "min": Equation.MIN, "max": Equation.MAX}
-EQUATIONS: dict[int, Equation] = {code: _EQUATION_BY_NAME.get(name, Equation.ADD)  # "add (5)".."add (7)"
-                                  for code, name in BLEND_EQUATIONS.items()}
+_EQUATION_BY_NAME = {
+    "add": Equation.ADD,
+    "subtract": Equation.SUBTRACT,
+    "reverse subtract": Equation.REVERSE_SUBTRACT,
+    "min": Equation.MIN,
+    "max": Equation.MAX,
+}
+EQUATIONS: dict[int, Equation] = {
+    code: _EQUATION_BY_NAME.get(name, Equation.ADD)  # "add (5)".."add (7)"
+    for code, name in BLEND_EQUATIONS.items()
+}
 
 
 class Source(IntEnum):
@@ -99,11 +112,16 @@ class Factor(NamedTuple):
 
 
 _FACTORS_BY_NAME = {
-    "zero": Factor(Source.ZERO, False, False), "one": Factor(Source.ONE, False, False),
-    "src color": Factor(Source.SRC, False, False), "one minus src color": Factor(Source.SRC, False, True),
-    "dst color": Factor(Source.DST, False, False), "one minus dst color": Factor(Source.DST, False, True),
-    "src alpha": Factor(Source.SRC, True, False), "one minus src alpha": Factor(Source.SRC, True, True),
-    "dst alpha": Factor(Source.DST, True, False), "one minus dst alpha": Factor(Source.DST, True, True),
+    "zero": Factor(Source.ZERO, False, False),
+    "one": Factor(Source.ONE, False, False),
+    "src color": Factor(Source.SRC, False, False),
+    "one minus src color": Factor(Source.SRC, False, True),
+    "dst color": Factor(Source.DST, False, False),
+    "one minus dst color": Factor(Source.DST, False, True),
+    "src alpha": Factor(Source.SRC, True, False),
+    "one minus src alpha": Factor(Source.SRC, True, True),
+    "dst alpha": Factor(Source.DST, True, False),
+    "one minus dst alpha": Factor(Source.DST, True, True),
     "constant color": Factor(Source.CONST, False, False),
     "one minus constant color": Factor(Source.CONST, False, True),
     "constant alpha": Factor(Source.CONST, True, False),
@@ -113,10 +131,22 @@ _FACTORS_BY_NAME = {
 FACTORS: dict[int, Factor] = {code: _FACTORS_BY_NAME[name] for code, name in BLEND_FACTORS.items()}
 
 _LOGIC_BY_NAME = {
-    "clear": (0, 0, 0, 0), "and": (0, 0, 0, 1), "and reverse": (0, 0, 1, 0), "copy": (0, 0, 1, 1),
-    "set": (1, 1, 1, 1), "copy inverted": (1, 1, 0, 0), "noop": (0, 1, 0, 1), "invert": (1, 0, 1, 0),
-    "nand": (1, 1, 1, 0), "or": (0, 1, 1, 1), "nor": (1, 0, 0, 0), "xor": (0, 1, 1, 0),
-    "equiv": (1, 0, 0, 1), "and inverted": (0, 1, 0, 0), "or reverse": (1, 0, 1, 1), "or inverted": (1, 1, 0, 1),
+    "clear": (0, 0, 0, 0),
+    "and": (0, 0, 0, 1),
+    "and reverse": (0, 0, 1, 0),
+    "copy": (0, 0, 1, 1),
+    "set": (1, 1, 1, 1),
+    "copy inverted": (1, 1, 0, 0),
+    "noop": (0, 1, 0, 1),
+    "invert": (1, 0, 1, 0),
+    "nand": (1, 1, 1, 0),
+    "or": (0, 1, 1, 1),
+    "nor": (1, 0, 0, 0),
+    "xor": (0, 1, 1, 0),
+    "equiv": (1, 0, 0, 1),
+    "and inverted": (0, 1, 0, 0),
+    "or reverse": (1, 0, 1, 1),
+    "or inverted": (1, 1, 0, 1),
 }
 LOGIC_OPS: dict[int, tuple[int, int, int, int]] = {code: _LOGIC_BY_NAME[name] for code, name in LOGIC_OP_NAMES.items()}
 LOGIC_COPY = next(code for code, name in LOGIC_OP_NAMES.items() if name == "copy")
@@ -134,8 +164,12 @@ def stencil_op(code: int, old: IntOrArray, ref: int) -> IntOrArray:
     """The stencil value stencil operation ``code`` makes of ``old`` (8 bits; an int, or an int array for the
     compiled passes' per-draw table) with reference ``ref``."""
     op = STENCIL_OPS[code]
-    base = {StencilBase.OLD: old, StencilBase.ZERO: old * 0, StencilBase.REF: old * 0 + ref,
-            StencilBase.INVERTED: ~old & 0xFF}[op.base]
+    base = {
+        StencilBase.OLD: old,
+        StencilBase.ZERO: old * 0,
+        StencilBase.REF: old * 0 + ref,
+        StencilBase.INVERTED: ~old & 0xFF,
+    }[op.base]
     value = base + op.step
     return value & 0xFF if op.wrap else np.clip(value, 0, 255)
 
@@ -159,8 +193,14 @@ def factor(code: int, channel: int, src: tuple[int, ...], dst: tuple[int, ...], 
     fac = FACTORS[code]
     ch = ALPHA if fac.reads_alpha else channel
     saturate = 255 if channel == ALPHA else min(src[ALPHA], 255 - dst[ALPHA])
-    value = {Source.ZERO: 0, Source.ONE: 255, Source.SRC: src[ch], Source.DST: dst[ch], Source.CONST: const[ch],
-             Source.SATURATE: saturate}[fac.source]
+    value = {
+        Source.ZERO: 0,
+        Source.ONE: 255,
+        Source.SRC: src[ch],
+        Source.DST: dst[ch],
+        Source.CONST: const[ch],
+        Source.SATURATE: saturate,
+    }[fac.source]
     return 255 - value if fac.inverted else value
 
 

@@ -57,8 +57,9 @@ class ShadowState:
 
     @classmethod
     def from_regs(cls, regs: np.ndarray) -> ShadowState:
-        return cls(float(access.value(regs, "FRAGOP_SHADOW", "constant")),
-                   float(access.value(regs, "FRAGOP_SHADOW", "linear")))
+        return cls(
+            float(access.value(regs, "FRAGOP_SHADOW", "constant")), float(access.value(regs, "FRAGOP_SHADOW", "linear"))
+        )
 
 
 def unpack_texels(texels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -111,9 +112,7 @@ def shadow_write(
     _write_kernel(pixel, d, np.asarray(intensity, np.uint8), texels, sstate.constant, sstate.linear)
 
 
-def shadow_compare(
-    texels: np.ndarray, ref: np.ndarray, bias: int, weights: np.ndarray | None = None
-) -> np.ndarray:
+def shadow_compare(texels: np.ndarray, ref: np.ndarray, bias: int, weights: np.ndarray | None = None) -> np.ndarray:
     """Depth-compared shadow intensity (F,4) uint8 from RGBA shadow texels (see the module docstring)."""
     rgba = np.asarray(texels)
     memory_order = rgba[..., list(RGBA_FROM_BYTE)]  # RGBA_FROM_BYTE is its own inverse
@@ -146,5 +145,12 @@ def shadow_ref_cube(m: np.ndarray) -> np.ndarray:
     return np.minimum(np.asarray(m, np.float32), 1).astype(np.float32)
 
 
-__all__ = ["ShadowState", "pack_texels", "shadow_compare", "shadow_coords_2d", "shadow_ref_cube", "shadow_write",
-           "unpack_texels"]
+__all__ = [
+    "ShadowState",
+    "pack_texels",
+    "shadow_compare",
+    "shadow_coords_2d",
+    "shadow_ref_cube",
+    "shadow_write",
+    "unpack_texels",
+]

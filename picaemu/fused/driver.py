@@ -80,8 +80,9 @@ class CompiledDriver:
         self.pending = dirty
         return True
 
-    def run(self, processor: CommandProcessor, args: tuple, plans: loop.CompiledPlans, address: int,
-            result: RunResult) -> int:
+    def run(
+        self, processor: CommandProcessor, args: tuple, plans: loop.CompiledPlans, address: int, result: RunResult
+    ) -> int:
         """``K.run`` through the compiled loop with ``args`` (the kernel's arguments); returns the loop's status."""
         fstate = self._fstate
         fstate[:] = 0
@@ -101,7 +102,13 @@ class CompiledDriver:
             # the sink may raise (the replay's stop after a draw): the log and the events first, as after a stop
             cursor = args[16]
             processor.sync_cursor(cursor, address)
-            processor.pipeline.compiled_draws(loop.CompiledDraws(  # type: ignore[attr-defined]
-                self._rows[:n], result.packets - processor.list_start, address, args[0].size,
-                time.perf_counter() - start))
+            processor.pipeline.compiled_draws(
+                loop.CompiledDraws(  # type: ignore[attr-defined]
+                    self._rows[:n],
+                    result.packets - processor.list_start,
+                    address,
+                    args[0].size,
+                    time.perf_counter() - start,
+                )
+            )
         return status

@@ -33,8 +33,21 @@ NUM_INTS = 10
 # units rows: the unit is read (enabled and a TEV source), its level's byte offset from the base and size, the
 # level's width, its log2 and height, texel word bits, wrap codes, linear filter, its texcoords' columns (-1 reads
 # 1.0), the format's fields (``texture.fetch.channel_fields``: shifts and widths of R, G, B, A)
-(U_USED, U_OFFSET, U_BYTES, U_WIDTH, U_WIDTH_LOG2, U_HEIGHT, U_WORD_BITS, U_WRAP_S, U_WRAP_T, U_LINEAR, U_COL_S,
- U_COL_T, U_FIELDS) = range(13)
+(
+    U_USED,
+    U_OFFSET,
+    U_BYTES,
+    U_WIDTH,
+    U_WIDTH_LOG2,
+    U_HEIGHT,
+    U_WORD_BITS,
+    U_WRAP_S,
+    U_WRAP_T,
+    U_LINEAR,
+    U_COL_S,
+    U_COL_T,
+    U_FIELDS,
+) = range(13)
 UNIT_INTS = U_FIELDS + 8
 # source slots of the (SLOTS, F, 4) uint8 TEV inputs
 ZERO, PRIMARY_SLOT, TEX0, CONSTANT, PREV_A, PREV_B, BUF_READ, BUF_NEXT = 0, 1, 2, 5, 6, 7, 8, 9
@@ -42,9 +55,24 @@ NUM_SLOTS = 10
 # tev_rows: stage runs (not a pass-through), RGB source slots x3, alpha source slots x3, RGB op, RGB shift, alpha
 # operand channels x3 and inversions x3, alpha op (the kernel's), alpha shift, dot3, dot3 RGBA, reads the
 # constant, constant RGBA x4, output slot, buffer RGB / alpha update after it
-(T_ACTIVE, T_RGB_SRC, T_ALPHA_SRC, T_RGB_OP, T_RGB_SHIFT, T_ALPHA_CH, T_ALPHA_INV, T_ALPHA_OP, T_ALPHA_SHIFT, T_DOT3,
- T_DOT3_RGBA, T_READS_CONSTANT, T_CONSTANT, T_OUT, T_RGB_UPDATE, T_ALPHA_UPDATE) = (
-    0, 1, 4, 7, 8, 9, 12, 15, 16, 17, 18, 19, 20, 24, 25, 26)
+(
+    T_ACTIVE,
+    T_RGB_SRC,
+    T_ALPHA_SRC,
+    T_RGB_OP,
+    T_RGB_SHIFT,
+    T_ALPHA_CH,
+    T_ALPHA_INV,
+    T_ALPHA_OP,
+    T_ALPHA_SHIFT,
+    T_DOT3,
+    T_DOT3_RGBA,
+    T_READS_CONSTANT,
+    T_CONSTANT,
+    T_OUT,
+    T_RGB_UPDATE,
+    T_ALPHA_UPDATE,
+) = (0, 1, 4, 7, 8, 9, 12, 15, 16, 17, 18, 19, 20, 24, 25, 26)
 TEV_INTS = 27
 
 
@@ -66,13 +94,33 @@ def _texture(u, ints, units, border, vram, fcram, out_var, out):  # pragma: no c
         uv[i, 0] = out_var[i, cs] if cs >= 0 else np.float32(1.0)
         uv[i, 1] = out_var[i, ct] if ct >= 0 else np.float32(1.0)
     width = units[u, U_WIDTH]
-    layout = (start, units[u, U_WIDTH_LOG2], units[u, U_WORD_BITS], units[u, U_FIELDS], units[u, U_FIELDS + 1],
-              units[u, U_FIELDS + 2], units[u, U_FIELDS + 3], units[u, U_FIELDS + 4], units[u, U_FIELDS + 5],
-              units[u, U_FIELDS + 6], units[u, U_FIELDS + 7])
+    layout = (
+        start,
+        units[u, U_WIDTH_LOG2],
+        units[u, U_WORD_BITS],
+        units[u, U_FIELDS],
+        units[u, U_FIELDS + 1],
+        units[u, U_FIELDS + 2],
+        units[u, U_FIELDS + 3],
+        units[u, U_FIELDS + 4],
+        units[u, U_FIELDS + 5],
+        units[u, U_FIELDS + 6],
+        units[u, U_FIELDS + 7],
+    )
     height, linear = units[u, U_HEIGHT], units[u, U_LINEAR] != 0
     zeros = np.zeros(n, np.int64)
-    tables = (np.zeros((1, 1), np.int64), np.full(1, width, np.int64), np.full(1, height, np.int64), zeros, zeros, uv,
-              np.full(n, linear, np.bool_), units[u, U_WRAP_S], units[u, U_WRAP_T], border[u])
+    tables = (
+        np.zeros((1, 1), np.int64),
+        np.full(1, width, np.int64),
+        np.full(1, height, np.int64),
+        zeros,
+        zeros,
+        uv,
+        np.full(n, linear, np.bool_),
+        units[u, U_WRAP_S],
+        units[u, U_WRAP_T],
+        border[u],
+    )
     if n * (4 if linear else 1) > width * height:  # more taps than texels: decode the level once, then gather
         texels = np.empty((width * height, 4), np.uint8)
         decode_level(data, layout, texels)
@@ -103,17 +151,36 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int: 
             out = src[row[T_OUT]]
             dot3_rgba = row[T_DOT3_RGBA] != 0
             if row[T_DOT3]:
-                _dot3(src[row[T_RGB_SRC]], src[row[T_RGB_SRC + 1]], tev_ch[k], tev_inv[k], row[T_RGB_SHIFT],
-                      dot3_rgba, row[T_ALPHA_SHIFT], out)
+                _dot3(
+                    src[row[T_RGB_SRC]],
+                    src[row[T_RGB_SRC + 1]],
+                    tev_ch[k],
+                    tev_inv[k],
+                    row[T_RGB_SHIFT],
+                    dot3_rgba,
+                    row[T_ALPHA_SHIFT],
+                    out,
+                )
             if not dot3_rgba:
                 ch, inv = tev_ch[k], tev_inv[k]
-                _stage(src[row[T_RGB_SRC]], src[row[T_RGB_SRC + 1]], src[row[T_RGB_SRC + 2]], src[row[T_ALPHA_SRC]],
-                       src[row[T_ALPHA_SRC + 1]], src[row[T_ALPHA_SRC + 2]],
-                       (ch[0, 0], ch[0, 1], ch[0, 2], ch[1, 0], ch[1, 1], ch[1, 2], ch[2, 0], ch[2, 1], ch[2, 2]),
-                       (inv[0], inv[1], inv[2]), row[T_RGB_OP], row[T_RGB_SHIFT],
-                       (row[T_ALPHA_CH], row[T_ALPHA_CH + 1], row[T_ALPHA_CH + 2]),
-                       (row[T_ALPHA_INV] != 0, row[T_ALPHA_INV + 1] != 0, row[T_ALPHA_INV + 2] != 0),
-                       row[T_ALPHA_OP], row[T_ALPHA_SHIFT], row[T_DOT3] == 0, out)
+                _stage(
+                    src[row[T_RGB_SRC]],
+                    src[row[T_RGB_SRC + 1]],
+                    src[row[T_RGB_SRC + 2]],
+                    src[row[T_ALPHA_SRC]],
+                    src[row[T_ALPHA_SRC + 1]],
+                    src[row[T_ALPHA_SRC + 2]],
+                    (ch[0, 0], ch[0, 1], ch[0, 2], ch[1, 0], ch[1, 1], ch[1, 2], ch[2, 0], ch[2, 1], ch[2, 2]),
+                    (inv[0], inv[1], inv[2]),
+                    row[T_RGB_OP],
+                    row[T_RGB_SHIFT],
+                    (row[T_ALPHA_CH], row[T_ALPHA_CH + 1], row[T_ALPHA_CH + 2]),
+                    (row[T_ALPHA_INV] != 0, row[T_ALPHA_INV + 1] != 0, row[T_ALPHA_INV + 2] != 0),
+                    row[T_ALPHA_OP],
+                    row[T_ALPHA_SHIFT],
+                    row[T_DOT3] == 0,
+                    out,
+                )
             prev = row[T_OUT]
         if uses_buffer:
             src[BUF_READ] = src[BUF_NEXT]
@@ -125,18 +192,70 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int: 
 
 
 @numba.njit(cache=True)
-def fragment_side(x, y, zndc, inv_w, vary, primitive, ints, raster, dparams, active, color_cols, units, tex_border,
-                  tev_rows, tev_ch, tev_inv, buffer_color, alpha_pass, vram, fcram,
-                  p, stencil_tables, depth_buf, depth_words, color_buf, color_words, layout, pk, mask, r0, r1, r2, r3,
-                  logic, logic_table, write_mask, counts) -> int:  # pragma: no cover - compiled
+def fragment_side(
+    x,
+    y,
+    zndc,
+    inv_w,
+    vary,
+    primitive,
+    ints,
+    raster,
+    dparams,
+    active,
+    color_cols,
+    units,
+    tex_border,
+    tev_rows,
+    tev_ch,
+    tev_inv,
+    buffer_color,
+    alpha_pass,
+    vram,
+    fcram,
+    p,
+    stencil_tables,
+    depth_buf,
+    depth_words,
+    color_buf,
+    color_words,
+    layout,
+    pk,
+    mask,
+    r0,
+    r1,
+    r2,
+    r3,
+    logic,
+    logic_table,
+    write_mask,
+    counts,
+) -> int:  # pragma: no cover - compiled
     """The fragment side of one draw (``picaemu.fused.fragments``); adds its ``FRAGMENT_COUNTERS`` to ``counts``
     and returns DONE, or returns another code having written nothing (memory, counts)."""
     t = x.shape[0]
     tri = np.zeros((t, 3), np.int64)
     no_var = np.empty((0, 0), np.float32)
     no_i, no_f = np.empty(0, np.int32), np.empty(0, np.float32)
-    bound = _scan(x, y, zndc, inv_w, vary, primitive, active, raster, dparams, SCAN_BOUND, no_i, no_i, no_f, no_f,
-                  no_var, no_i, tri)
+    bound = _scan(
+        x,
+        y,
+        zndc,
+        inv_w,
+        vary,
+        primitive,
+        active,
+        raster,
+        dparams,
+        SCAN_BOUND,
+        no_i,
+        no_i,
+        no_f,
+        no_f,
+        no_var,
+        no_i,
+        tri,
+    )
     if bound >= CHUNK_FRAGMENTS or bound * (FRAGMENT_BYTES + 4 * active.shape[0]) > ONE_PASS_BYTES:
         return TOO_MANY_FRAGMENTS  # the staged path chunks or counts first
     ox, oy, op = np.empty(bound, np.int32), np.empty(bound, np.int32), np.empty(bound, np.int32)
@@ -176,10 +295,33 @@ def fragment_side(x, y, zndc, inv_w, vary, primitive, ints, raster, dparams, act
                 ox, oy, od, color = ox[keep], oy[keep], od[keep], color[keep]
         if alive:  # ``fragment_ops.resolve``'s passes, chosen once per plan (``fragment_ops.pass_kinds``)
             killed = np.zeros(3, np.int64)
-            survived = fk.run_passes(ints[DEPTH_KIND], ints[COLOR_KIND], ox[:alive], oy[:alive], od[:alive],
-                                     color[:alive], p, depth_buf, depth_words, stencil_tables, killed,
-                                     np.zeros(0, np.uint8), FATE_OF_COUNTER, color_buf, color_words, layout, pk, mask,
-                                     r0, r1, r2, r3, logic, logic_table, write_mask)
+            survived = fk.run_passes(
+                ints[DEPTH_KIND],
+                ints[COLOR_KIND],
+                ox[:alive],
+                oy[:alive],
+                od[:alive],
+                color[:alive],
+                p,
+                depth_buf,
+                depth_words,
+                stencil_tables,
+                killed,
+                np.zeros(0, np.uint8),
+                FATE_OF_COUNTER,
+                color_buf,
+                color_words,
+                layout,
+                pk,
+                mask,
+                r0,
+                r1,
+                r2,
+                r3,
+                logic,
+                logic_table,
+                write_mask,
+            )
             local[KILLED_STENCIL] += killed[fk.KILLED_STENCIL]
             local[KILLED_DEPTH] += killed[fk.KILLED_DEPTH]
             local[WRITTEN] += survived if p.color_write else 0

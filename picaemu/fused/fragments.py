@@ -57,8 +57,15 @@ from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
 __all__ = ["FRAGMENT_COUNTERS", "TEXTURE_ADDRESS_SLOT", "FragmentPlan", "PlanCache", "fragment_side", "run"]
 
-FRAGMENT_COUNTERS = ("fragments_rasterized", "killed_scissor", "texels_fetched", "killed_alpha", "killed_stencil",
-                     "killed_depth", "fragments_written")
+FRAGMENT_COUNTERS = (
+    "fragments_rasterized",
+    "killed_scissor",
+    "texels_fetched",
+    "killed_alpha",
+    "killed_stencil",
+    "killed_depth",
+    "fragments_written",
+)
 TEXTURE_ADDRESS_SLOT = (0, 1, 2)
 PLAN_CACHE_ENTRIES = 64
 NO_BYTES = np.zeros(0, np.uint8)
@@ -129,8 +136,16 @@ def _ops_args(ds: DrawState, memory: PhysicalMemory) -> tuple:
     depth_buf = fb.depth_bytes(memory) if p.use_depth else NO_BYTES
     color_buf = fb.color_bytes(memory) if p.color_write else NO_BYTES
     depth_kind, color_kind, depth_words, color_words = fragment_ops.pass_kinds(p, plan, depth_buf, color_buf, False)
-    args = (p, plan.stencil_tables, depth_buf, depth_words, color_buf, color_words, *plan.byte_color_args,
-            *plan.logic_args)
+    args = (
+        p,
+        plan.stencil_tables,
+        depth_buf,
+        depth_words,
+        color_buf,
+        color_words,
+        *plan.byte_color_args,
+        *plan.logic_args,
+    )
     return depth_kind, color_kind, args
 
 
@@ -149,9 +164,20 @@ def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
     level = unit.min_level
     w, h = level_size(unit.width, unit.height, level)
     spec = PACKED[unit.format.name]
-    return [1, level_offset(unit.width, unit.height, unit.format, level), level_bytes(w, h, unit.format), w,
-            w.bit_length() - 1, h, spec.word_bits, unit.wrap_s, unit.wrap_t, int(unit.mag_linear), *cols,
-            *fetch.channel_fields(spec)]
+    return [
+        1,
+        level_offset(unit.width, unit.height, unit.format, level),
+        level_bytes(w, h, unit.format),
+        w,
+        w.bit_length() - 1,
+        h,
+        spec.word_bits,
+        unit.wrap_s,
+        unit.wrap_t,
+        int(unit.mag_linear),
+        *cols,
+        *fetch.channel_fields(spec),
+    ]
 
 
 def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -218,9 +244,26 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     alpha_pass = np.array(alpha_pass_table(blend))  # a writeable copy: one numba type for every plan
     color_cols = np.array(cols.get("color", [-1] * 4), np.int64)
     rs = ds.raster
-    return FragmentPlan(ints, (ints, rs.params, rs.dparams, active, color_cols, units, border,
-                               rows, chans, invs, np.array(tstate.buffer_color, np.uint8), alpha_pass, vram, fcram,
-                               *ops_args))
+    return FragmentPlan(
+        ints,
+        (
+            ints,
+            rs.params,
+            rs.dparams,
+            active,
+            color_cols,
+            units,
+            border,
+            rows,
+            chans,
+            invs,
+            np.array(tstate.buffer_color, np.uint8),
+            alpha_pass,
+            vram,
+            fcram,
+            *ops_args,
+        ),
+    )
 
 
 def fragment_parts(ds: DrawState) -> tuple:
@@ -229,8 +272,7 @@ def fragment_parts(ds: DrawState) -> tuple:
     changes, while the parts here come back as the same objects when their registers do; of fog, lighting and the
     procedural texture the plan reads the values in ``_switches``. The framebuffer, depth/stencil and blend program
     are those of ``fragment_ops`` (``fragment_ops.OpsPlan``, built from them)."""
-    return (ds.varyings, ds.raster, ds.texture0, ds.texture1, ds.texture2, ds.tev, ds.blend, ds.fragment_ops,
-            ds.shadow)
+    return (ds.varyings, ds.raster, ds.texture0, ds.texture1, ds.texture2, ds.tev, ds.blend, ds.fragment_ops, ds.shadow)
 
 
 def _switches(ds: DrawState) -> tuple[str, bool, bool]:
@@ -273,9 +315,16 @@ def run(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> bool:
     """The draw's fragment side through ``fragment_side``; its ``FRAGMENT_COUNTERS`` are added to ``stats``.
     False: the staged path must run it (nothing was written)."""
     counts = np.zeros(len(FRAGMENT_COUNTERS), np.int64)
-    code = fragment_side(np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), np.ascontiguousarray(wt.zndc),
-                         np.ascontiguousarray(wt.inv_w), np.ascontiguousarray(wt.varyings),
-                         np.ascontiguousarray(wt.primitive, np.int32), *plan.args, counts)
+    code = fragment_side(
+        np.ascontiguousarray(wt.x),
+        np.ascontiguousarray(wt.y),
+        np.ascontiguousarray(wt.zndc),
+        np.ascontiguousarray(wt.inv_w),
+        np.ascontiguousarray(wt.varyings),
+        np.ascontiguousarray(wt.primitive, np.int32),
+        *plan.args,
+        counts,
+    )
     if code:
         return False
     for key, value in zip(FRAGMENT_COUNTERS, counts.tolist(), strict=True):

@@ -54,16 +54,31 @@ from picaemu.regs import access, blocks, id_of
 
 LIVE_GROUPS = int(Group.VS_UNIFORMS | Group.GS_UNIFORMS | Group.DRAW_RANGE | Group.PRIMITIVE | Group.TEXTURE_ADDRESS)
 # registers of live groups whose value the plans depend on: they must hold the value the plans were made under
-WATCHED = ("GEOSTAGE_CONFIG", "GEOSTAGE_CONFIG2", "PRIMITIVE_CONFIG", "VSH_BOOLUNIFORM", "VSH_INTUNIFORM_I0",
-           "VSH_INTUNIFORM_I1", "VSH_INTUNIFORM_I2", "VSH_INTUNIFORM_I3")
+WATCHED = (
+    "GEOSTAGE_CONFIG",
+    "GEOSTAGE_CONFIG2",
+    "PRIMITIVE_CONFIG",
+    "VSH_BOOLUNIFORM",
+    "VSH_INTUNIFORM_I0",
+    "VSH_INTUNIFORM_I1",
+    "VSH_INTUNIFORM_I2",
+    "VSH_INTUNIFORM_I3",
+)
 WATCHED_IDS = np.array([id_of(name) for name in WATCHED], np.int64)
 DRAW_TRIGGERS = {id_of("DRAWARRAYS"): K.D_ARRAYS, id_of("DRAWELEMENTS"): K.D_ELEMENTS}
 _ARRAYS_ID, _ELEMENTS_ID = (reg for reg, _kind in sorted(DRAW_TRIGGERS.items(), key=lambda item: item[1]))
 
 # live fields: rows of (register id, lowest bit, mask, bytes per unit)
-LIVE_NAMES = (("NUMVERTICES", "count"), ("VERTEX_OFFSET", "offset"), ("INDEXBUFFER_CONFIG", "offset"),
-              ("INDEXBUFFER_CONFIG", "format"), ("ATTRIBBUFFERS_LOC", "base"), ("TEXUNIT0_ADDR1", "address"),
-              ("TEXUNIT1_ADDR", "address"), ("TEXUNIT2_ADDR", "address"))
+LIVE_NAMES = (
+    ("NUMVERTICES", "count"),
+    ("VERTEX_OFFSET", "offset"),
+    ("INDEXBUFFER_CONFIG", "offset"),
+    ("INDEXBUFFER_CONFIG", "format"),
+    ("ATTRIBBUFFERS_LOC", "base"),
+    ("TEXUNIT0_ADDR1", "address"),
+    ("TEXUNIT1_ADDR", "address"),
+    ("TEXUNIT2_ADDR", "address"),
+)
 F_COUNT, F_FIRST, F_INDEX_OFFSET, F_INDEX_FORMAT, F_BASE, F_TEXTURE = range(6)  # F_TEXTURE + unit
 
 
@@ -79,8 +94,9 @@ LIVE_FIELDS = _live_fields()
 # registers whose content determines the plans: every register a stage reads (``WRITE_GROUPS``) outside the live
 # groups, and the watched ones (their values are part of the plans); the shader programs come in by a digest
 # (``picaemu.fused.driver``)
-PLAN_KEY_IDS = np.union1d(np.flatnonzero((WRITE_GROUPS[:K.NUM_REGS] != 0)
-                                         & ((WRITE_GROUPS[:K.NUM_REGS] & LIVE_GROUPS) == 0)), WATCHED_IDS)
+PLAN_KEY_IDS = np.union1d(
+    np.flatnonzero((WRITE_GROUPS[: K.NUM_REGS] != 0) & ((WRITE_GROUPS[: K.NUM_REGS] & LIVE_GROUPS) == 0)), WATCHED_IDS
+)
 PLAN_CACHE_ENTRIES = 64
 PROGRAM_GROUPS = int(PROGRAM_UPLOADS)
 INDEX_U16 = next(code for code, name in blocks.geometry.INDEX_TYPES.items() if INDEX_DTYPES[name].itemsize == 2)
@@ -145,16 +161,25 @@ class CompiledDraws:
             done = row[R_DONE]
             stats = dict(zip(COUNTER_NAMES, row[R_VERTEX:R_BOX], strict=True))
             stats["time_s"] = share
-            out.append((row[R_INDEX], KINDS[row[R_KIND]], 4 * row[R_STOP_POS], base + row[R_PACKETS] - done,
-                        (address + 4 * row[R_POS], 4 * (words - row[R_POS])) if done and address else None, stats,
-                        tuple(row[R_BOX:ROW_LEN]) if stats["primitives_rasterized"] else None))
+            out.append(
+                (
+                    row[R_INDEX],
+                    KINDS[row[R_KIND]],
+                    4 * row[R_STOP_POS],
+                    base + row[R_PACKETS] - done,
+                    (address + 4 * row[R_POS], 4 * (words - row[R_POS])) if done and address else None,
+                    stats,
+                    tuple(row[R_BOX:ROW_LEN]) if stats["primitives_rasterized"] else None,
+                )
+            )
         return out
 
 
 # one draw the loop ran, as ``CompiledDraws.each`` gives it: index, kind, byte offset of its trigger packet, packet
 # number, resume position (``DrawCall.resume``), counters, bounds
-DrawFacts = tuple[int, DrawKind, int, int, tuple[int, int] | None, dict[str, int | float],
-                  tuple[int, int, int, int] | None]
+DrawFacts = tuple[
+    int, DrawKind, int, int, tuple[int, int] | None, dict[str, int | float], tuple[int, int, int, int] | None
+]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -181,8 +206,16 @@ def _draw(regs, fu, kind, watched, vertex_args, fragment_args, fragment_ints, ro
     for u in range(TEXTURE_SLOTS.shape[0]):
         fragment_ints[TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)
     vcounts = row[R_VERTEX:R_FRAGMENT]
-    ok, tris, box = vertex_side(kind == K.D_ELEMENTS, count, _live(regs, F_FIRST), index_address,
-                                _live(regs, F_INDEX_FORMAT) == INDEX_U16, fu[0], *vertex_args, vcounts)
+    ok, tris, box = vertex_side(
+        kind == K.D_ELEMENTS,
+        count,
+        _live(regs, F_FIRST),
+        index_address,
+        _live(regs, F_INDEX_FORMAT) == INDEX_U16,
+        fu[0],
+        *vertex_args,
+        vcounts,
+    )
     if not ok:
         return False
     fcounts = row[R_FRAGMENT:R_BOX]
@@ -226,10 +259,41 @@ def _match(regs, keys, count, first):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas, fixed, pending,
-        counters, immediate, cursor, records, packet_records, events, record, groups, draw_info, shadow,
-        changes, keys, count, watched, vertex_args, fragment_args, fragment_ints, rows,
-        fstate):  # pragma: no cover - compiled
+def run(
+    words,
+    end,
+    regs,
+    action,
+    layout,
+    fu,
+    code,
+    opdescs,
+    lighting,
+    fog,
+    proctex,
+    gas,
+    fixed,
+    pending,
+    counters,
+    immediate,
+    cursor,
+    records,
+    packet_records,
+    events,
+    record,
+    groups,
+    draw_info,
+    shadow,
+    changes,
+    keys,
+    count,
+    watched,
+    vertex_args,
+    fragment_args,
+    fragment_ints,
+    rows,
+    fstate,
+):  # pragma: no cover - compiled
     """``K.run`` until something needs Python that is not a draw this loop can run (module docstring); returns
     the kernel's status, ``S_ROWS_FULL``, or ``S_DECLINED`` when the pending draw (``fstate[FS_PENDING]``: the
     trigger the kernel last stopped at, whose groups Python already took into ``FS_PENDING_DIRTY``) is left to
@@ -237,8 +301,9 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
     while True:
         if fstate[FS_ROWS] >= rows.shape[0]:
             return S_ROWS_FULL
-        if cursor[K.K_RECORD_DRAWS] and (cursor[K.K_NDRAW] >= draw_info.shape[0]
-                                         or cursor[K.K_NCHANGE] + K.NUM_REGS > changes.shape[0]):
+        if cursor[K.K_RECORD_DRAWS] and (
+            cursor[K.K_NDRAW] >= draw_info.shape[0] or cursor[K.K_NCHANGE] + K.NUM_REGS > changes.shape[0]
+        ):
             return K.S_DRAWS_FULL
         j = fstate[FS_CURRENT]
         if fstate[FS_PENDING]:
@@ -246,9 +311,33 @@ def run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proc
             dirty = fstate[FS_PENDING_DIRTY]
             status = S_DECLINED
         else:
-            status = K.run(words, end, regs, action, layout, fu, code, opdescs, lighting, fog, proctex, gas,
-                           fixed, pending, counters, immediate, cursor, records, packet_records, events, record,
-                           groups, draw_info, shadow, changes)
+            status = K.run(
+                words,
+                end,
+                regs,
+                action,
+                layout,
+                fu,
+                code,
+                opdescs,
+                lighting,
+                fog,
+                proctex,
+                gas,
+                fixed,
+                pending,
+                counters,
+                immediate,
+                cursor,
+                records,
+                packet_records,
+                events,
+                record,
+                groups,
+                draw_info,
+                shadow,
+                changes,
+            )
             if status != K.S_STOP:
                 return status
             dirty = counters[K.C_DIRTY]
@@ -326,9 +415,14 @@ class PlanTable:
         """The loop's arguments after the kernel's, in ``run``'s order (slots past the plans repeat the first)."""
         if self._args is None:
             padded = self.plans + [self.plans[0]] * (TABLE_SLOTS - len(self.plans))
-            self._args = (self.keys, len(self.plans), np.stack([p.watched for p in padded]),
-                          tuple(p.vertices.args for p in padded), tuple(p.fragments.args for p in padded),
-                          tuple(p.fragments.ints for p in padded))
+            self._args = (
+                self.keys,
+                len(self.plans),
+                np.stack([p.watched for p in padded]),
+                tuple(p.vertices.args for p in padded),
+                tuple(p.fragments.args for p in padded),
+                tuple(p.fragments.ints for p in padded),
+            )
         return self._args
 
 

@@ -44,9 +44,18 @@ from picaemu.geometry.vertex_loader import DEFAULT_COMPONENTS, ELEMENT_DTYPES, M
 from picaemu.memory import PhysicalMemory
 from picaemu.shader.interpreter import POOL_MIN_LANES
 
-VERTEX_COUNTERS = ("vertices", "vertices_loaded", "vertices_shaded", "shader_instructions", "primitives_assembled",
-                   "primitives_invalid", "primitives_clipped_away", "primitives_clipped", "primitives_culled",
-                   "primitives_rasterized")
+VERTEX_COUNTERS = (
+    "vertices",
+    "vertices_loaded",
+    "vertices_shaded",
+    "shader_instructions",
+    "primitives_assembled",
+    "primitives_invalid",
+    "primitives_clipped_away",
+    "primitives_clipped",
+    "primitives_culled",
+    "primitives_rasterized",
+)
 # element formats of the read table, by code: s8, u8, s16, f32
 DTYPE_CODES = {ELEMENT_DTYPES[name]: code for code, name in enumerate(("s8", "u8", "s16", "f32"))}
 S8, U8, S16, F32 = range(4)
@@ -91,20 +100,41 @@ class VertexPlan:
             return "flow control in the vertex shader (or its entry outside the program)"
         reads = read_table(loader)
         vp, fb = ds.viewport, ds.framebuffer
-        return cls((reads, np.array(loader.fixed, np.int64), fixed_attribs, int(loader.num_attributes),
-                    fe.pairs, fe.plan, fe.written, fe.source, bool(ds.varyings.quaternions),
-                    float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y),
-                    int(clipping.CULL_DROPS[vp.cull_mode]), ds.clip.planes, ds.clip.offsets, int(fe.instructions),
-                    int(fb.width), int(fb.height),
-                    memory.region_bytes("vram"), int(names["vram"].base),
-                    memory.region_bytes("fcram"), int(names["fcram"].base)))
+        return cls(
+            (
+                reads,
+                np.array(loader.fixed, np.int64),
+                fixed_attribs,
+                int(loader.num_attributes),
+                fe.pairs,
+                fe.plan,
+                fe.written,
+                fe.source,
+                bool(ds.varyings.quaternions),
+                float(vp.half_width),
+                float(vp.half_height),
+                float(vp.x),
+                float(vp.y),
+                int(clipping.CULL_DROPS[vp.cull_mode]),
+                ds.clip.planes,
+                ds.clip.offsets,
+                int(fe.instructions),
+                int(fb.width),
+                int(fb.height),
+                memory.region_bytes("vram"),
+                int(names["vram"].base),
+                memory.region_bytes("fcram"),
+                int(names["fcram"].base),
+            )
+        )
 
 
 def read_table(loader: VertexLoaderState) -> np.ndarray:
     """(R, 5) int64: one row per loaded attribute of ``loader``'s layout, columns ``ATTRIBUTE`` .. ``COMPONENTS``
     (addresses in bytes, of vertex index 0; formats as ``DTYPE_CODES``)."""
-    return np.array([(r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components) for r in loader.reads],
-                    np.int64).reshape(-1, 5)
+    return np.array(
+        [(r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components) for r in loader.reads], np.int64
+    ).reshape(-1, 5)
 
 
 class PlanCache:
@@ -119,8 +149,18 @@ class PlanCache:
 
     def plan_of(self, ds: DrawState, memory: PhysicalMemory, fixed_attribs: np.ndarray) -> VertexPlan | str:
         """``VertexPlan.of(ds, memory, fixed_attribs)``, from the memo when every key object is the last one's."""
-        key = (ds.loader, ds.vs_program, ds.output_map, ds.varyings, ds.primitives, ds.clip, ds.viewport,
-               ds.framebuffer, memory, fixed_attribs)
+        key = (
+            ds.loader,
+            ds.vs_program,
+            ds.output_map,
+            ds.varyings,
+            ds.primitives,
+            ds.clip,
+            ds.viewport,
+            ds.framebuffer,
+            memory,
+            fixed_attribs,
+        )
         last = self._key
         if last and not ds.failed and all(a is b for a, b in zip(last, key, strict=True)):
             return self._plan
@@ -128,8 +168,9 @@ class PlanCache:
         return self._plan
 
 
-def run(plan: VertexPlan, ds: DrawState, kind: DrawKind, assembler: Assembler,
-        stats: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
+def run(
+    plan: VertexPlan, ds: DrawState, kind: DrawKind, assembler: Assembler, stats: dict
+) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
     """The draw's culled window triangles and window bounds (None when no triangle is left), its counters added to
     ``stats``, the assembler advanced; or None (nothing changed): the staged path runs the draw (module
     docstring). ``kind``: ARRAYS or ELEMENTS, the range from ``ds.vertex_range``."""
@@ -137,8 +178,16 @@ def run(plan: VertexPlan, ds: DrawState, kind: DrawKind, assembler: Assembler,
         return None
     vr = ds.vertex_range
     counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
-    ok, arrays, box = vertex_side(kind is DrawKind.ELEMENTS, vr.count, vr.first, vr.index_address,
-                                  vr.index_dtype.itemsize == 2, ds.vs.float_uniforms, *plan.args, counts)
+    ok, arrays, box = vertex_side(
+        kind is DrawKind.ELEMENTS,
+        vr.count,
+        vr.first,
+        vr.index_address,
+        vr.index_dtype.itemsize == 2,
+        ds.vs.float_uniforms,
+        *plan.args,
+        counts,
+    )
     if not ok:
         return None
     assembler.advance(Topology.LIST, vr.count)
@@ -160,8 +209,9 @@ def _region(address, size, vram, vram_base, fcram, fcram_base):  # pragma: no co
 
 
 @numba.njit(cache=True)
-def _stream(kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram,
-            fcram_base):  # pragma: no cover - compiled
+def _stream(
+    kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base
+):  # pragma: no cover - compiled
     """(ok, (N,) int64 vertex indices in submission order); ok False: the index buffer is outside VRAM/FCRAM."""
     if not kind_elements:
         return True, np.arange(first, first + count)
@@ -204,8 +254,9 @@ def _element(region, p, code):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram,
-          fcram_base):  # pragma: no cover - compiled
+def _load(
+    unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base
+):  # pragma: no cover - compiled
     """(ok, (U, K, 4) float32 attributes of the ``unique`` (increasing) vertex indices); ok False: an attribute's
     span of vertices is not wholly inside VRAM or FCRAM."""
     u, k = unique.shape[0], num_attributes
@@ -216,8 +267,9 @@ def _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, f
         a, address, stride = reads[r, ATTRIBUTE], reads[r, ADDRESS], reads[r, STRIDE]
         code, comps = reads[r, FORMAT], reads[r, COMPONENTS]
         item = ITEM_SIZES[code]
-        region, off = _region(address + stride * lo, stride * (hi - lo) + item * comps, vram, vram_base, fcram,
-                              fcram_base)
+        region, off = _region(
+            address + stride * lo, stride * (hi - lo) + item * comps, vram, vram_base, fcram, fcram_base
+        )
         if off < 0:
             return False, flat.reshape((u, k, 4))
         zero = off - stride * lo  # offset of vertex index 0 (only indices lo..hi are read)
@@ -249,10 +301,38 @@ def _empty():  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def vertex_side(kind_elements, count, first, index_address, index_u16, floats, reads, fixed, fixed_values,
-                num_attributes, pairs, plan, written, source, quaternions, half_w, half_h, vx, vy, drop_sign,
-                planes, offsets, instructions, width, height, vram, vram_base, fcram, fcram_base,
-                counts):  # pragma: no cover
+def vertex_side(
+    kind_elements,
+    count,
+    first,
+    index_address,
+    index_u16,
+    floats,
+    reads,
+    fixed,
+    fixed_values,
+    num_attributes,
+    pairs,
+    plan,
+    written,
+    source,
+    quaternions,
+    half_w,
+    half_h,
+    vx,
+    vy,
+    drop_sign,
+    planes,
+    offsets,
+    instructions,
+    width,
+    height,
+    vram,
+    vram_base,
+    fcram,
+    fcram_base,
+    counts,
+):  # pragma: no cover
     """(ok, (x, y, zndc, inv_w, varyings, primitive), (x0, y0, x1, y1)): one draw's vertex side (module
     docstring), the arrays as ``clipping.WindowTriangles`` after culling, the box as ``clipping.window_box``
     (``EMPTY_BOX`` when no triangle is left); ``counts`` (len(VERTEX_COUNTERS),) int64 receives the counters.
@@ -275,8 +355,23 @@ def vertex_side(kind_elements, count, first, index_address, index_u16, floats, r
     if not ok:
         return False, _empty(), EMPTY_BOX
     arrays, (invalid, away, clipped), culled, extent = front_end._front_end(
-        attrs, pairs, plan, floats, written, inverse, not kind_elements, source, quaternions, half_w, half_h, vx, vy,
-        drop_sign, planes, offsets)
+        attrs,
+        pairs,
+        plan,
+        floats,
+        written,
+        inverse,
+        not kind_elements,
+        source,
+        quaternions,
+        half_w,
+        half_h,
+        vx,
+        vy,
+        drop_sign,
+        planes,
+        offsets,
+    )
     kept = arrays[0].shape[0]
     totals = (count, u, u, instructions * u, count // 3, invalid, away, clipped, culled, kept)
     for i in range(len(totals)):

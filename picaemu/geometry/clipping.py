@@ -93,8 +93,13 @@ class ViewportState:
         for name, v in (("VIEWPORT_WIDTH", hw), ("VIEWPORT_HEIGHT", hh)):
             if not np.isfinite(v) or abs(v) > MAX_VIEWPORT_HALF:
                 raise PipelineError(f"{name} = {v} is not a usable viewport half-size", register=id_of(name))
-        return cls(hw, hh, int(access.value(regs, "VIEWPORT_XY", "x")), int(access.value(regs, "VIEWPORT_XY", "y")),
-                   access.raw(regs, "FACECULLING_CONFIG", "mode"))
+        return cls(
+            hw,
+            hh,
+            int(access.value(regs, "VIEWPORT_XY", "x")),
+            int(access.value(regs, "VIEWPORT_XY", "y")),
+            access.raw(regs, "FACECULLING_CONFIG", "mode"),
+        )
 
 
 @dataclass
@@ -110,8 +115,14 @@ class WindowTriangles:
         return int(self.x.shape[0])
 
     def select(self, index: np.ndarray) -> WindowTriangles:
-        return WindowTriangles(self.x[index], self.y[index], self.zndc[index], self.inv_w[index],
-                               self.varyings[index], self.primitive[index])
+        return WindowTriangles(
+            self.x[index],
+            self.y[index],
+            self.zndc[index],
+            self.inv_w[index],
+            self.varyings[index],
+            self.primitive[index],
+        )
 
 
 def align_quaternions(tris: np.ndarray) -> None:
@@ -128,8 +139,9 @@ def _align_quaternions(tris):  # pragma: no cover - compiled
     q = QUAT.start
     for t in range(tris.shape[0]):
         for k in range(1, 3):
-            dot = ((tris[t, 0, q] * tris[t, k, q] + tris[t, 0, q + 1] * tris[t, k, q + 1])
-                   + (tris[t, 0, q + 2] * tris[t, k, q + 2] + tris[t, 0, q + 3] * tris[t, k, q + 3]))
+            dot = (tris[t, 0, q] * tris[t, k, q] + tris[t, 0, q + 1] * tris[t, k, q + 1]) + (
+                tris[t, 0, q + 2] * tris[t, k, q + 2] + tris[t, 0, q + 3] * tris[t, k, q + 3]
+            )
             if dot < 0:
                 for c in range(q, q + 4):
                     tris[t, k, c] = -tris[t, k, c]
@@ -261,8 +273,11 @@ def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.nd
     its place among the others (primitives are rasterized, blended and depth-tested in this order)."""
     classes = _classes(tris, clip)
     tally = np.bincount(classes, minlength=4)
-    counts = {"primitives_invalid": int(tally[INVALID]), "primitives_clipped_away": int(tally[REJECT]),
-              "primitives_clipped": int(tally[STRADDLE])}
+    counts = {
+        "primitives_invalid": int(tally[INVALID]),
+        "primitives_clipped_away": int(tally[REJECT]),
+        "primitives_clipped": int(tally[STRADDLE]),
+    }
     if tally[KEEP] == tris.shape[0]:
         return tris, np.arange(tris.shape[0], dtype=np.int64), counts
     out, source, dropped = clip_classified(np.ascontiguousarray(tris), classes, clip.planes, clip.offsets)
@@ -326,11 +341,26 @@ def to_window(tris: np.ndarray, primitive: np.ndarray, vp: ViewportState) -> Win
     """Perspective divide and viewport transform of clipped triangles (w > 0 guaranteed by clipping): 1/w, z/w,
     varyings / w and ``round(sx * 16)`` computed in float64 (one compiled pass)."""
     t, _, c = tris.shape
-    out = WindowTriangles(x=np.empty((t, 3), np.int64), y=np.empty((t, 3), np.int64),
-                          zndc=np.empty((t, 3), np.float32), inv_w=np.empty((t, 3), np.float32),
-                          varyings=np.empty((t, 3, c - 4), np.float32), primitive=primitive.astype(np.int32))
-    _window(np.ascontiguousarray(tris, np.float32), float(vp.half_width), float(vp.half_height), float(vp.x),
-            float(vp.y), out.x, out.y, out.zndc, out.inv_w, out.varyings)
+    out = WindowTriangles(
+        x=np.empty((t, 3), np.int64),
+        y=np.empty((t, 3), np.int64),
+        zndc=np.empty((t, 3), np.float32),
+        inv_w=np.empty((t, 3), np.float32),
+        varyings=np.empty((t, 3, c - 4), np.float32),
+        primitive=primitive.astype(np.int32),
+    )
+    _window(
+        np.ascontiguousarray(tris, np.float32),
+        float(vp.half_width),
+        float(vp.half_height),
+        float(vp.x),
+        float(vp.y),
+        out.x,
+        out.y,
+        out.zndc,
+        out.inv_w,
+        out.varyings,
+    )
     return out
 
 
@@ -380,10 +410,29 @@ def cull(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles, int]:
     t = len(wt)
     if not t or not _cull_count(wt.x, wt.y, drop_sign):  # every triangle counter-clockwise and kept
         return wt, 0
-    out = WindowTriangles(np.empty_like(wt.x), np.empty_like(wt.y), np.empty_like(wt.zndc), np.empty_like(wt.inv_w),
-                          np.empty_like(wt.varyings), np.empty_like(wt.primitive))
-    n = _cull_gather(wt.x, wt.y, wt.zndc, wt.inv_w, wt.varyings, wt.primitive, drop_sign, out.x, out.y, out.zndc,
-                     out.inv_w, out.varyings, out.primitive)
+    out = WindowTriangles(
+        np.empty_like(wt.x),
+        np.empty_like(wt.y),
+        np.empty_like(wt.zndc),
+        np.empty_like(wt.inv_w),
+        np.empty_like(wt.varyings),
+        np.empty_like(wt.primitive),
+    )
+    n = _cull_gather(
+        wt.x,
+        wt.y,
+        wt.zndc,
+        wt.inv_w,
+        wt.varyings,
+        wt.primitive,
+        drop_sign,
+        out.x,
+        out.y,
+        out.zndc,
+        out.inv_w,
+        out.varyings,
+        out.primitive,
+    )
     return (out if n == t else out.select(slice(0, n))), t - n
 
 
@@ -397,8 +446,14 @@ def cull_reference(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles
     if cw.any():
         order = np.where(cw[:, None], np.array([0, 2, 1]), np.array([0, 1, 2]))
         rows = np.arange(len(kept))[:, None]
-        kept = WindowTriangles(kept.x[rows, order], kept.y[rows, order], kept.zndc[rows, order],
-                               kept.inv_w[rows, order], kept.varyings[rows, order], kept.primitive)
+        kept = WindowTriangles(
+            kept.x[rows, order],
+            kept.y[rows, order],
+            kept.zndc[rows, order],
+            kept.inv_w[rows, order],
+            kept.varyings[rows, order],
+            kept.primitive,
+        )
     return kept, int((~keep).sum())
 
 
@@ -420,5 +475,9 @@ def window_box(box: tuple[int, int, int, int], width: int, height: int) -> tuple
     ``width`` x ``height`` framebuffer (a pixel centre outside it cannot be covered). Compiled: the fused vertex
     side (``picaemu.fused.vertices``) calls it from compiled code; Python callers get Python ints."""
     x_lo, x_hi, y_lo, y_hi = box
-    return (min(max(x_lo // SUBPIXEL, 0), width - 1), min(max(y_lo // SUBPIXEL, 0), height - 1),
-            min(max(-(-x_hi // SUBPIXEL), 0), width - 1), min(max(-(-y_hi // SUBPIXEL), 0), height - 1))
+    return (
+        min(max(x_lo // SUBPIXEL, 0), width - 1),
+        min(max(y_lo // SUBPIXEL, 0), height - 1),
+        min(max(-(-x_hi // SUBPIXEL), 0), width - 1),
+        min(max(-(-y_hi // SUBPIXEL), 0), height - 1),
+    )

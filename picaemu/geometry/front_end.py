@@ -92,33 +92,64 @@ def _build_plan(ds: DrawState, num_inputs: int) -> FrontEndPlan | None:
         return None
     pairs = program.input_pairs(entry, setup.input_permutation, min(setup.num_inputs, num_inputs))
     source, _ = _source_table(ds.output_map, ds.primitives.vs_outmap_mask)  # raises as map_outputs would
-    return FrontEndPlan(program.plan(entry, entry + run), NO_PAIRS if pairs is None else pairs,
-                        program.written_outputs(entry), source, run + 1)
+    return FrontEndPlan(
+        program.plan(entry, entry + run),
+        NO_PAIRS if pairs is None else pairs,
+        program.written_outputs(entry),
+        source,
+        run + 1,
+    )
 
 
-def run(ds: DrawState, batch: VertexBatch, assembler: Assembler,
-        counters: dict) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
+def run(
+    ds: DrawState, batch: VertexBatch, assembler: Assembler, counters: dict
+) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
     """The draw's culled window triangles and window bounds (None when none is left), or None: not the common case
     (module docstring), nothing changed. ``counters`` receives the geometry counters on success."""
     prim, clip = ds.primitives, ds.clip
     n = batch.count
-    if (batch.attributes.shape[0] >= POOL_MIN_LANES or prim.topology is not Topology.LIST or n % 3
-            or not clip.fixed_only or not assembler.takes_whole_triangles(Topology.LIST)):
+    if (
+        batch.attributes.shape[0] >= POOL_MIN_LANES
+        or prim.topology is not Topology.LIST
+        or n % 3
+        or not clip.fixed_only
+        or not assembler.takes_whole_triangles(Topology.LIST)
+    ):
         return None
     plan = plan_for(ds, batch.attributes.shape[1])
     if plan is None:
         return None
     vp, fb = ds.viewport, ds.framebuffer
     wt_arrays, (invalid, away, clipped), culled, box = _front_end(
-        batch.attributes, plan.pairs, plan.plan, ds.vs.float_uniforms, plan.written, batch.inverse, batch.identity,
-        plan.source, ds.varyings.quaternions, float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y),
-        clipping.CULL_DROPS[vp.cull_mode], clip.planes, clip.offsets)
+        batch.attributes,
+        plan.pairs,
+        plan.plan,
+        ds.vs.float_uniforms,
+        plan.written,
+        batch.inverse,
+        batch.identity,
+        plan.source,
+        ds.varyings.quaternions,
+        float(vp.half_width),
+        float(vp.half_height),
+        float(vp.x),
+        float(vp.y),
+        clipping.CULL_DROPS[vp.cull_mode],
+        clip.planes,
+        clip.offsets,
+    )
     assembler.advance(Topology.LIST, n)
     wt = clipping.WindowTriangles(*wt_arrays)
     u, t = batch.attributes.shape[0], n // 3
-    counters.update(vertices_shaded=u, primitives_assembled=t, primitives_invalid=invalid,
-                    primitives_clipped_away=away, primitives_clipped=clipped, primitives_culled=culled,
-                    primitives_rasterized=len(wt))
+    counters.update(
+        vertices_shaded=u,
+        primitives_assembled=t,
+        primitives_invalid=invalid,
+        primitives_clipped_away=away,
+        primitives_clipped=clipped,
+        primitives_culled=culled,
+        primitives_rasterized=len(wt),
+    )
     counters["shader_instructions"] = counters.get("shader_instructions", 0) + plan.instructions * u
     return wt, (clipping.window_box(box, fb.width, fb.height) if len(wt) else None)
 
@@ -134,17 +165,44 @@ def _shade(attrs, pairs, plan, floats, written):  # pragma: no cover - compiled
     c[:NUM_C] = floats
     if pairs.shape[0]:
         load_attributes(attrs, pairs, vr)
-    run_segment(plan, vr, out, c, np.zeros((2, u), np.int32), np.zeros(u, np.int32), np.zeros((2, u), np.bool_),
-                np.arange(u), True, np.empty((3, 4, u), np.float32), np.empty((4, u), np.float32),
-                np.empty((3, 4, 1), np.float32))
+    run_segment(
+        plan,
+        vr,
+        out,
+        c,
+        np.zeros((2, u), np.int32),
+        np.zeros(u, np.int32),
+        np.zeros((2, u), np.bool_),
+        np.arange(u),
+        True,
+        np.empty((3, 4, u), np.float32),
+        np.empty((4, u), np.float32),
+        np.empty((3, 4, 1), np.float32),
+    )
     result = np.empty((u, NUM_OUT, 4), np.float32)
     store_outputs(out, written, result)
     return result
 
 
 @numba.njit(cache=True)
-def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, quaternions, half_w, half_h, vx, vy,
-               drop_sign, planes, offsets):  # pragma: no cover - compiled
+def _front_end(
+    attrs,
+    pairs,
+    plan,
+    floats,
+    written,
+    inverse,
+    identity,
+    source,
+    quaternions,
+    half_w,
+    half_h,
+    vx,
+    vy,
+    drop_sign,
+    planes,
+    offsets,
+):  # pragma: no cover - compiled
     """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
     primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent). ``planes`` / ``offsets``: the fixed
     clip planes (``ClipState``), against which triangles not wholly inside are clipped (``clipping.clip_classified``,
@@ -164,9 +222,11 @@ def _front_end(attrs, pairs, plan, floats, written, inverse, identity, source, q
     if np.any(classes != KEEP):
         tris, src, dropped = clipping.clip_classified(tris, classes, planes, offsets)
         primitive = src.astype(np.int32)
-        clip_counts = (int(np.count_nonzero(classes == clipping.INVALID)) + dropped,
-                       int(np.count_nonzero(classes == clipping.REJECT)),
-                       int(np.count_nonzero(classes == clipping.STRADDLE)))
+        clip_counts = (
+            int(np.count_nonzero(classes == clipping.INVALID)) + dropped,
+            int(np.count_nonzero(classes == clipping.REJECT)),
+            int(np.count_nonzero(classes == clipping.STRADDLE)),
+        )
     t = tris.shape[0]
     x, y = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
     zndc, inv_w = np.empty((t, 3), np.float32), np.empty((t, 3), np.float32)

@@ -47,11 +47,30 @@ NUM_SLOTS = 7
 UNUSED_CODE = 0x1F
 # semantic code -> column (None = accepted, stored nowhere)
 SEMANTIC_COLUMN: dict[int, int | None] = {
-    0x00: 0, 0x01: 1, 0x02: 2, 0x03: 3,
-    0x04: 15, 0x05: 16, 0x06: 17, 0x07: 18,
-    0x08: 4, 0x09: 5, 0x0A: 6, 0x0B: 7,
-    0x0C: 8, 0x0D: 9, 0x0E: 11, 0x0F: 12, 0x10: 10, 0x11: None,
-    0x12: 19, 0x13: 20, 0x14: 21, 0x15: None, 0x16: 13, 0x17: 14,
+    0x00: 0,
+    0x01: 1,
+    0x02: 2,
+    0x03: 3,
+    0x04: 15,
+    0x05: 16,
+    0x06: 17,
+    0x07: 18,
+    0x08: 4,
+    0x09: 5,
+    0x0A: 6,
+    0x0B: 7,
+    0x0C: 8,
+    0x0D: 9,
+    0x0E: 11,
+    0x0F: 12,
+    0x10: 10,
+    0x11: None,
+    0x12: 19,
+    0x13: 20,
+    0x14: 21,
+    0x15: None,
+    0x16: 13,
+    0x17: 14,
 }
 COMPONENTS = ("x", "y", "z", "w")
 
@@ -72,8 +91,11 @@ class OutputMapState:
             row = tuple(access.raw(regs, name, c) for c in COMPONENTS)
             for code in row:
                 if code != UNUSED_CODE and code not in SEMANTIC_COLUMN:
-                    raise UnsupportedFeature(f"output-map semantic 0x{code:02X} in slot {i}", register=id_of(name),
-                                             value=access.word(regs, name))
+                    raise UnsupportedFeature(
+                        f"output-map semantic 0x{code:02X} in slot {i}",
+                        register=id_of(name),
+                        value=access.word(regs, name),
+                    )
             codes.append(row)
         return cls(count, tuple(codes))
 
@@ -92,8 +114,10 @@ def map_outputs(om: OutputMapState, outputs: np.ndarray, outmap_mask: int) -> np
     n = outputs.shape[0]
     source, top = _source_table(om, outmap_mask)
     if outputs.ndim != 3 or outputs.shape[2] != 4 or top >= 4 * outputs.shape[1]:
-        raise PipelineError(f"shader outputs {outputs.shape} lack a register the output map reads "
-                            f"(o{top // 4})", register=id_of("SH_OUTMAP_TOTAL"))
+        raise PipelineError(
+            f"shader outputs {outputs.shape} lack a register the output map reads (o{top // 4})",
+            register=id_of("SH_OUTMAP_TOTAL"),
+        )
     vert = np.empty((n, NUM_COLUMNS), np.float32)
     flat = np.ascontiguousarray(outputs, np.float32).reshape(n, 4 * outputs.shape[1])
     _fill_columns(flat, source, COLOR.start, COLOR.stop, vert)
@@ -106,8 +130,10 @@ def _source_table(om: OutputMapState, outmap_mask: int) -> tuple[np.ndarray, int
     of the output map and the mask only, remembered (shared: not to be modified)."""
     regs = slot_registers(outmap_mask)
     if len(regs) < om.count:
-        raise PipelineError(f"SH_OUTMAP_TOTAL = {om.count} slots but OUTMAP_MASK enables {len(regs)} registers",
-                            register=id_of("SH_OUTMAP_TOTAL"))
+        raise PipelineError(
+            f"SH_OUTMAP_TOTAL = {om.count} slots but OUTMAP_MASK enables {len(regs)} registers",
+            register=id_of("SH_OUTMAP_TOTAL"),
+        )
     source = np.full(NUM_COLUMNS, -1, np.int64)
     for slot, row in enumerate(om.codes):
         for comp, code in enumerate(row):

@@ -89,24 +89,31 @@ class VertexLoaderState:
         base = int(access.value(regs, "ATTRIBBUFFERS_LOC", "base"))
         num = access.raw(regs, "ATTRIBBUFFERS_FORMAT_HIGH", "num_attrs_minus_1") + 1
         if num > NUM_ATTRIBS:  # the field holds 4 bits, the loader has 12 attributes
-            raise PipelineError(f"{num} vertex attributes configured; the loader has {NUM_ATTRIBS}",
-                                register=id_of("ATTRIBBUFFERS_FORMAT_HIGH"))
+            raise PipelineError(
+                f"{num} vertex attributes configured; the loader has {NUM_ATTRIBS}",
+                register=id_of("ATTRIBBUFFERS_FORMAT_HIGH"),
+            )
         formats = {}
         for a in range(NUM_ATTRIBS):
             reg = "ATTRIBBUFFERS_FORMAT_LOW" if a < 8 else "ATTRIBBUFFERS_FORMAT_HIGH"
-            formats[a] = (ELEMENT_DTYPES[str(access.value(regs, reg, f"attr{a}_type"))],
-                          access.raw(regs, reg, f"attr{a}_components_minus_1") + 1)
+            formats[a] = (
+                ELEMENT_DTYPES[str(access.value(regs, reg, f"attr{a}_type"))],
+                access.raw(regs, reg, f"attr{a}_components_minus_1") + 1,
+            )
         reads: dict[int, AttributeRead] = {}
         for j in range(NUM_LOADERS):
             reads.update(_loader_reads(regs, j, base, formats))
         loaded = {a for a in reads if a < num}
-        fixed = tuple(a for a in range(num) if a not in loaded
-                      and access.raw(regs, "ATTRIBBUFFERS_FORMAT_HIGH", f"fixed{a}"))
+        fixed = tuple(
+            a for a in range(num) if a not in loaded and access.raw(regs, "ATTRIBBUFFERS_FORMAT_HIGH", f"fixed{a}")
+        )
         missing = sorted(set(range(num)) - loaded - set(fixed))
         if missing:
-            raise UnsupportedFeature(f"attribute {missing[0]} has neither a loader nor the fixed bit "
-                                     "(vertex retention)", register=id_of("ATTRIBBUFFERS_FORMAT_HIGH"),
-                                     value=access.word(regs, "ATTRIBBUFFERS_FORMAT_HIGH"))
+            raise UnsupportedFeature(
+                f"attribute {missing[0]} has neither a loader nor the fixed bit (vertex retention)",
+                register=id_of("ATTRIBBUFFERS_FORMAT_HIGH"),
+                value=access.word(regs, "ATTRIBBUFFERS_FORMAT_HIGH"),
+            )
         return cls(
             num_attributes=num,
             reads=tuple(reads[a] for a in sorted(loaded)),
@@ -172,15 +179,21 @@ class VertexBatch:
 def read_indices(vl: VertexLoaderState, kind: DrawKind, memory: PhysicalMemory) -> np.ndarray:
     """The (N,) int64 vertex indices of a draw-arrays or draw-elements call."""
     if vl.count > MAX_DRAW_VERTICES:
-        raise PipelineError(f"draw of {vl.count} vertices exceeds the limit of {MAX_DRAW_VERTICES}",
-                            register=id_of("NUMVERTICES"))
+        raise PipelineError(
+            f"draw of {vl.count} vertices exceeds the limit of {MAX_DRAW_VERTICES}", register=id_of("NUMVERTICES")
+        )
     if kind is DrawKind.ARRAYS:
         return np.arange(vl.first, vl.first + vl.count, dtype=np.int64)
     return memory.view(vl.index_address, vl.count, vl.index_dtype, "index buffer").astype(np.int64)
 
 
-def gather_attribute(read: AttributeRead, indices: np.ndarray, memory: PhysicalMemory,
-                     out: np.ndarray | None = None, increasing: bool = False) -> np.ndarray:
+def gather_attribute(
+    read: AttributeRead,
+    indices: np.ndarray,
+    memory: PhysicalMemory,
+    out: np.ndarray | None = None,
+    increasing: bool = False,
+) -> np.ndarray:
     """(U, 4) float32 values of one loaded attribute for vertex ``indices`` (missing components from 0,0,0,1),
     written into ``out`` (a (U, 4) float32 array or view) when given. A read of more than 4 components (a run of
     f32 vec4 attributes, from ``load_vertices``) fills an ``out`` of (U, components).
@@ -259,9 +272,13 @@ def _vec4_runs(reads: tuple[AttributeRead, ...]) -> list[list[AttributeRead]]:
     runs: list[list[AttributeRead]] = []
     for read in reads:
         prev = runs[-1][-1] if runs else None
-        if (prev is not None and read.loader == prev.loader and read.attribute == prev.attribute + 1
-                and read.address == prev.address + 4 * F32.itemsize
-                and all(r.dtype == F32 and r.components == 4 for r in (prev, read))):
+        if (
+            prev is not None
+            and read.loader == prev.loader
+            and read.attribute == prev.attribute + 1
+            and read.address == prev.address + 4 * F32.itemsize
+            and all(r.dtype == F32 and r.components == 4 for r in (prev, read))
+        ):
             runs[-1].append(read)
         else:
             runs.append([read])
@@ -282,23 +299,35 @@ def split_variable_primitives(stream: np.ndarray) -> tuple[np.ndarray, tuple[int
         sizes.append(size)
         pos += 1 + size
     if pos > stream.shape[0]:
-        raise PipelineError(f"variable-size primitive of {sizes[-1]} vertices runs past the index stream",
-                            register=id_of("NUMVERTICES"))
+        raise PipelineError(
+            f"variable-size primitive of {sizes[-1]} vertices runs past the index stream", register=id_of("NUMVERTICES")
+        )
     return stream[keep], tuple(sizes)
 
 
-def load_vertices(state: GpuState, kind: DrawKind, memory: PhysicalMemory,
-                  immediate: np.ndarray | None = None, variable_primitives: bool = False,
-                  configured_only: bool = False) -> VertexBatch:
+def load_vertices(
+    state: GpuState,
+    kind: DrawKind,
+    memory: PhysicalMemory,
+    immediate: np.ndarray | None = None,
+    variable_primitives: bool = False,
+    configured_only: bool = False,
+) -> VertexBatch:
     """``load_batch`` with the loader state decoded from ``state``'s registers (for callers without a
     ``DrawState``)."""
     vl = None if kind is DrawKind.IMMEDIATE else VertexLoaderState.from_regs(state.regs)
     return load_batch(vl, state.fixed_attribs, kind, memory, immediate, variable_primitives, configured_only)
 
 
-def load_batch(vl: VertexLoaderState | None, fixed_attribs: np.ndarray, kind: DrawKind, memory: PhysicalMemory,
-               immediate: np.ndarray | None = None, variable_primitives: bool = False,
-               configured_only: bool = False) -> VertexBatch:
+def load_batch(
+    vl: VertexLoaderState | None,
+    fixed_attribs: np.ndarray,
+    kind: DrawKind,
+    memory: PhysicalMemory,
+    immediate: np.ndarray | None = None,
+    variable_primitives: bool = False,
+    configured_only: bool = False,
+) -> VertexBatch:
     """Input attributes of every vertex of one draw (see the module docstring): ``vl`` the loader state with the
     draw's vertex range (None for immediate draws), ``fixed_attribs`` (16, 4) float32 the fixed-attribute store.
 
@@ -310,8 +339,9 @@ def load_batch(vl: VertexLoaderState | None, fixed_attribs: np.ndarray, kind: Dr
         if immediate is None or immediate.ndim != 3 or immediate.shape[1:] != (NUM_INPUTS, 4):
             raise PipelineError("immediate-mode draw without (N, 16, 4) input attributes")
         n = immediate.shape[0]
-        return VertexBatch(immediate.astype(np.float32), np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64),
-                           identity=True)
+        return VertexBatch(
+            immediate.astype(np.float32), np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64), identity=True
+        )
     if vl is None:
         raise PipelineError(f"{kind.value} draw without a vertex loader state")
     stream = read_indices(vl, kind, memory)

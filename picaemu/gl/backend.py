@@ -153,24 +153,36 @@ class Plan:
         fb = ds.framebuffer
         depth_used = ds.depth_stencil.uses_depth_buffer(fb.depth_format)
         fixed = FixedState.of(ds, depth_used)
-        quantize = any(bits < 8 for _, _, bits in fbm.COLOR_LAYOUTS[fb.color_format]) and fixed.blend is None \
+        quantize = (
+            any(bits < 8 for _, _, bits in fbm.COLOR_LAYOUTS[fb.color_format])
+            and fixed.blend is None
             and fixed.logic is None
+        )
         key = shadergen.program_key(ds, depth_used, quantize)
         program, size_location = programs.get(key)
         return cls(
-            parts, tuple(map(as_sampled, shadergen.units_used(ds))),
-            ds.lighting.luts if shadergen.lighting_used(ds) else None, ds.proctex,
+            parts,
+            tuple(map(as_sampled, shadergen.units_used(ds))),
+            ds.lighting.luts if shadergen.lighting_used(ds) else None,
+            ds.proctex,
             TargetKey(COLOR, fb.color_address, fb.color_format, fb.width, fb.height, fb.flipped),
-            TargetKey(DEPTH, fb.depth_address, fb.depth_format, fb.width, fb.height, fb.flipped) if depth_used
+            TargetKey(DEPTH, fb.depth_address, fb.depth_format, fb.width, fb.height, fb.flipped)
+            if depth_used
             else None,
-            fixed, program, size_location, shadergen.uniform_block(ds, fbm.depth_max(fb.depth_format)),
-            np.setdiff1d(np.arange(VARYING_COLUMNS), ds.varyings.active), any(fixed.color_mask),
+            fixed,
+            program,
+            size_location,
+            shadergen.uniform_block(ds, fbm.depth_max(fb.depth_format)),
+            np.setdiff1d(np.arange(VARYING_COLUMNS), ds.varyings.active),
+            any(fixed.color_mask),
             bool(fixed.depth and fixed.depth[1]) or bool(fixed.stencil and fixed.stencil[6]),
-            shadergen.takes_derivatives(key))
+            shadergen.takes_derivatives(key),
+        )
 
 
-def vertex_data(wt: clipping.WindowTriangles, unmapped: np.ndarray, out: np.ndarray | None = None,
-                with_siblings: bool = True) -> np.ndarray:
+def vertex_data(
+    wt: clipping.WindowTriangles, unmapped: np.ndarray, out: np.ndarray | None = None, with_siblings: bool = True
+) -> np.ndarray:
     """(T * 3, VERTEX_FLOATS) float32 vertices of ``glsl_lib.VERTEX_SHADER`` (into ``out``'s bytes when given);
     the ``unmapped`` varying columns read 1.0 (stored as 1/w, divided by the interpolated 1/w); each triangle's
     first vertex carries its ``siblings`` (``glsl_lib.SIBLING_FLOATS``; 0 without ``with_siblings``: a program that
@@ -270,8 +282,18 @@ class GLPipeline(Pipeline):
     def _plan(self, ds: DrawState) -> Plan:
         """The draw's GL setup, reused while the parts it is made of are the same objects."""
         fog = ds.fog if ds.fog.mode == "fog" else None  # rebuilt at every TEV write: identity only when it is used
-        parts = (ds.framebuffer, ds.depth_stencil, ds.tev, *ds.textures, ds.blend, ds.raster, fog, ds.varyings,
-                 ds.lighting, ds.proctex)  # the coordinate set of unit 3 is in TEXUNIT_CONFIG: a new ds.proctex
+        parts = (
+            ds.framebuffer,
+            ds.depth_stencil,
+            ds.tev,
+            *ds.textures,
+            ds.blend,
+            ds.raster,
+            fog,
+            ds.varyings,
+            ds.lighting,
+            ds.proctex,
+        )  # the coordinate set of unit 3 is in TEXUNIT_CONFIG: a new ds.proctex
         ids = tuple(map(id, parts))
         plan = self._plans.get(ids)
         if plan is None:

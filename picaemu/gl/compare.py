@@ -32,8 +32,10 @@ class ImageDiff:
 
     def line(self) -> str:
         psnr = "inf" if math.isinf(self.psnr) else f"{self.psnr:.1f}"
-        return (f"max error {self.max_error}, {100 * self.share_over:.3f} % of {self.pixels} pixels over "
-                f"{LEVELS} levels, PSNR {psnr} dB")
+        return (
+            f"max error {self.max_error}, {100 * self.share_over:.3f} % of {self.pixels} pixels over "
+            f"{LEVELS} levels, PSNR {psnr} dB"
+        )
 
 
 def pixel_error(reference: np.ndarray, other: np.ndarray) -> np.ndarray:

@@ -30,8 +30,9 @@ def _modules() -> tuple[Any, Any]:
     """(OpenGL.EGL, OpenGL.GL), imported with the EGL platform selected."""
     os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
     if os.environ["PYOPENGL_PLATFORM"] != "egl":
-        raise BackendUnavailable(f"the OpenGL backend needs PYOPENGL_PLATFORM=egl, not "
-                                 f"{os.environ['PYOPENGL_PLATFORM']!r}")
+        raise BackendUnavailable(
+            f"the OpenGL backend needs PYOPENGL_PLATFORM=egl, not {os.environ['PYOPENGL_PLATFORM']!r}"
+        )
     try:
         from OpenGL import EGL, GL
     except ImportError as err:
@@ -61,9 +62,15 @@ class GLContext:
             config = _config(EGL, display, surfaceless)
             if not EGL.eglBindAPI(EGL.EGL_OPENGL_API):
                 raise BackendUnavailable("EGL cannot bind the desktop OpenGL API")
-            attribs = (EGL.EGLint * 7)(EGL.EGL_CONTEXT_MAJOR_VERSION, GL_VERSION[0], EGL.EGL_CONTEXT_MINOR_VERSION,
-                                       GL_VERSION[1], EGL_CONTEXT_OPENGL_PROFILE_MASK,
-                                       EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL.EGL_NONE)
+            attribs = (EGL.EGLint * 7)(
+                EGL.EGL_CONTEXT_MAJOR_VERSION,
+                GL_VERSION[0],
+                EGL.EGL_CONTEXT_MINOR_VERSION,
+                GL_VERSION[1],
+                EGL_CONTEXT_OPENGL_PROFILE_MASK,
+                EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                EGL.EGL_NONE,
+            )
             context = EGL.eglCreateContext(display, config, EGL.EGL_NO_CONTEXT, attribs)
             if not context:
                 raise BackendUnavailable(f"EGL cannot create an OpenGL {GL_VERSION[0]}.{GL_VERSION[1]} core context")
@@ -73,8 +80,14 @@ class GLContext:
                 surface = EGL.eglCreatePbufferSurface(display, config, pb)
             if not EGL.eglMakeCurrent(display, surface, surface, context):
                 raise BackendUnavailable("EGL cannot make the OpenGL context current")
-            return cls(display, context, surface, GL.glGetString(GL.GL_RENDERER).decode(),
-                       GL.glGetString(GL.GL_VERSION).decode(), threading.get_ident())
+            return cls(
+                display,
+                context,
+                surface,
+                GL.glGetString(GL.GL_RENDERER).decode(),
+                GL.glGetString(GL.GL_VERSION).decode(),
+                threading.get_ident(),
+            )
         except BackendUnavailable:
             raise
         except Exception as err:  # EGL errors surface as PyOpenGL exceptions of several kinds (multi-line text)
@@ -97,8 +110,9 @@ def _display(EGL: Any) -> tuple[Any, bool]:
     with contextlib.suppress(Exception):  # no platform extension: the default display below
         from OpenGL.EGL.EXT.platform_base import eglGetPlatformDisplayEXT
 
-        candidates.append((eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL.EGL_DEFAULT_DISPLAY, None),
-                           True))
+        candidates.append(
+            (eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL.EGL_DEFAULT_DISPLAY, None), True)
+        )
     with contextlib.suppress(Exception):  # EGL_BAD_PARAMETER and the like: no vendor library, no display
         candidates.append((EGL.eglGetDisplay(EGL.EGL_DEFAULT_DISPLAY), False))
     for display, surfaceless in candidates:
@@ -115,8 +129,9 @@ def _display(EGL: Any) -> tuple[Any, bool]:
 
 def _config(EGL: Any, display: Any, surfaceless: bool) -> Any:
     surface_type = 0 if surfaceless else EGL.EGL_PBUFFER_BIT
-    attribs = (EGL.EGLint * 5)(EGL.EGL_RENDERABLE_TYPE, EGL.EGL_OPENGL_BIT, EGL.EGL_SURFACE_TYPE, surface_type,
-                               EGL.EGL_NONE)
+    attribs = (EGL.EGLint * 5)(
+        EGL.EGL_RENDERABLE_TYPE, EGL.EGL_OPENGL_BIT, EGL.EGL_SURFACE_TYPE, surface_type, EGL.EGL_NONE
+    )
     config, count = EGL.EGLConfig(), EGL.EGLint()
     if not EGL.eglChooseConfig(display, attribs, ctypes.pointer(config), 1, ctypes.pointer(count)) or not count.value:
         raise BackendUnavailable("EGL offers no OpenGL config")

@@ -21,13 +21,16 @@ VERSION = "#version 450 core\n"
 # vertices from (by gl_PrimitiveID).
 VERTEX_VEC4S = 6
 SIBLING_FLOATS = 22  # first sibling, sibling count
-VERTEX_SHADER = VERSION + """
+VERTEX_SHADER = (
+    VERSION
+    + """
 layout(location = 0) in vec4 a_pos;
 uniform vec2 u_size;
 void main() {
     gl_Position = vec4(a_pos.xy / u_size * 2.0 - 1.0, 0.0, 1.0);
 }
 """
+)
 
 # std140 block, filled by picaemu.gl.shadergen.uniform_block (offsets in 16-byte rows listed there)
 UNIFORM_BLOCK = f"""
@@ -50,8 +53,12 @@ layout(std140, binding = 0) uniform Draw {{
 }};
 """
 
-HELPERS = (f"const int SCISSOR_EXCLUDE = {SCISSOR_EXCLUDE}, SCISSOR_INCLUDE = {SCISSOR_INCLUDE};\n"
-           f"const int SIBLING_FLOATS = {SIBLING_FLOATS};\n") + """
+HELPERS = (
+    (
+        f"const int SCISSOR_EXCLUDE = {SCISSOR_EXCLUDE}, SCISSOR_INCLUDE = {SCISSOR_INCLUDE};\n"
+        f"const int SIBLING_FLOATS = {SIBLING_FLOATS};\n"
+    )
+    + """
 layout(std430, binding = 1) readonly buffer Triangles { float tri[]; };
 out vec4 o_color;
 
@@ -288,6 +295,7 @@ bool compare(int func, int a, int b) {  // picaemu.fragment.rules.COMPARE
     return a >= b;
 }
 """
+)
 
 
 def derivative_function(name: str, value: str) -> str:

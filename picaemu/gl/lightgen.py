@@ -53,10 +53,15 @@ def lighting_key(ls: LightingState) -> LightingKey:
     if not ls.enabled:
         return LightingKey(False, (), (), (), None, None, False)
     _, lflags, slots, _, gflags, _ = _packed(ls)
-    return LightingKey(True, tuple(map(tuple, lflags.tolist())), tuple(map(tuple, slots.tolist())),
-                       tuple(gflags.tolist()), ls.bump_unit if ls.bump_mode != "none" else None,
-                       ls.shadow.unit if ls.shadow is not None else None,
-                       bool(ls.shadow is not None and ls.shadow.invert))
+    return LightingKey(
+        True,
+        tuple(map(tuple, lflags.tolist())),
+        tuple(map(tuple, slots.tolist())),
+        tuple(gflags.tolist()),
+        ls.bump_unit if ls.bump_mode != "none" else None,
+        ls.shadow.unit if ls.shadow is not None else None,
+        bool(ls.shadow is not None and ls.shadow.invert),
+    )
 
 
 def units_read(ls: LightingState | None) -> frozenset[int]:
@@ -157,10 +162,12 @@ def _surface(key: LightingKey) -> list[str]:
     """Normal, tangent, unit view and raw view (lighting_kernel._geometry)."""
     q = ", ".join(f"varying_at({QUAT_COLUMN + c})" for c in range(4))
     v = ", ".join(f"varying_at({VIEW_COLUMN + c})" for c in range(3))
-    lines = [f"vec4 lq = vec4({q});",
-             "precise float lqn = sqrt(lq.x * lq.x + lq.y * lq.y + lq.z * lq.z + lq.w * lq.w);",
-             "if (lqn > 0.0) lq = lq / lqn;",
-             "dvec3 ln_in = dvec3(0.0LF, 0.0LF, 1.0LF), lt_in = dvec3(1.0LF, 0.0LF, 0.0LF);"]
+    lines = [
+        f"vec4 lq = vec4({q});",
+        "precise float lqn = sqrt(lq.x * lq.x + lq.y * lq.y + lq.z * lq.z + lq.w * lq.w);",
+        "if (lqn > 0.0) lq = lq / lqn;",
+        "dvec3 ln_in = dvec3(0.0LF, 0.0LF, 1.0LF), lt_in = dvec3(1.0LF, 0.0LF, 0.0LF);",
+    ]
     mode = key.gflags[K.G_BUMP]
     if mode:
         lines.append(f"precise dvec3 lbump = 2.0LF * dvec3(vec3(s_tex{key.bump_unit}.rgb) / 255.0) - 1.0LF;")
@@ -169,12 +176,16 @@ def _surface(key: LightingKey) -> list[str]:
         else:
             lines.append("ln_in = lbump;")
             if key.gflags[K.G_RENORM]:
-                lines += ["precise double lz2 = 1.0LF - lbump.x * lbump.x - lbump.y * lbump.y;",
-                          "ln_in.z = sqrt(max(lz2, 0.0LF));"]
-    lines += ["dvec3 l_n = rotate(lq, ln_in), l_t = rotate(lq, lt_in);",
-              f"vec3 lview = vec3({v});",
-              "dvec3 l_v = dvec3(unit_f(lview).xyz), l_vraw = dvec3(lview);",
-              "precise dvec4 dsum = dvec4(0.0LF, 0.0LF, 0.0LF, 1.0LF), ssum = dsum;"]
+                lines += [
+                    "precise double lz2 = 1.0LF - lbump.x * lbump.x - lbump.y * lbump.y;",
+                    "ln_in.z = sqrt(max(lz2, 0.0LF));",
+                ]
+    lines += [
+        "dvec3 l_n = rotate(lq, ln_in), l_t = rotate(lq, lt_in);",
+        f"vec3 lview = vec3({v});",
+        "dvec3 l_v = dvec3(unit_f(lview).xyz), l_vraw = dvec3(lview);",
+        "precise dvec4 dsum = dvec4(0.0LF, 0.0LF, 0.0LF, 1.0LF), ssum = dsum;",
+    ]
     if key.shadow_unit is not None:
         invert = "1.0 - " if key.shadow_invert else ""
         lines.append(f"vec4 l_shadow = {invert}vec4(s_tex{key.shadow_unit}) / 255.0;")
@@ -207,9 +218,14 @@ def _light(key: LightingKey, k: int) -> list[str]:
         lines += [f"dvec4 lu = unit_d(dvec3({_lp3(k, K.LP_POS)}) + l_vraw);", "dvec3 l = lu.xyz;"]
         lines.append(f"precise double da_in = double({_lp(k, K.LP_SCALE)}) * lu.w + double({_lp(k, K.LP_BIAS)});")
         dist_input = "da_in"
-    lines += ["precise dvec3 h = l_v + l;", "double half_sq = dot3(h, h);", "dvec3 hn = unit_d(h).xyz;",
-              "double ln = dot3(l, l_n);", f"double ln_c = {'abs(ln)' if two else 'max(ln, 0.0LF)'};",
-              "precise double atten = 1.0LF;"]
+    lines += [
+        "precise dvec3 h = l_v + l;",
+        "double half_sq = dot3(h, h);",
+        "dvec3 hn = unit_d(h).xyz;",
+        "double ln = dot3(l, l_n);",
+        f"double ln_c = {'abs(ln)' if two else 'max(ln, 0.0LF)'};",
+        "precise double atten = 1.0LF;",
+    ]
     if f[K.LF_DIST]:
         lines.append(f"atten = lut({f[K.LF_DA_LUT]}, clamp({dist_input}, 0.0LF, 1.0LF), false);")
     nh = "dot3(l_n, hn)"
@@ -218,23 +234,26 @@ def _light(key: LightingKey, k: int) -> list[str]:
         lines.append(f"double nh_ = {nh};")
         nh = "nh_"
         cp = "cos_phi(hn, l_n, nh_, l_t)"
-    lines += [f"double nh = {nh}, vh = dot3(l_v, hn), nv = dot3(l_n, l_v), lp = dot3(l, dvec3({_lp3(k, K.LP_SPOT)})),"
-              f" cp = {cp};"]
+    lines += [
+        f"double nh = {nh}, vh = dot3(l_v, hn), nv = dot3(l_n, l_v), lp = dot3(l, dvec3({_lp3(k, K.LP_SPOT)})),"
+        f" cp = {cp};"
+    ]
     if f[K.LF_SPOT]:
         lines.append(f"atten = atten * ({_slot(key, K.SP, str(f[K.LF_SP_LUT]), two, '1.0LF')});")
     common = {s: str(key.slots[s][K.SL_LUT]) for s in (K.D0, K.D1, K.RR, K.RG, K.RB, K.FR)}
-    lines += [f"double d0 = {_slot(key, K.D0, common[K.D0], two, '1.0LF')};",
-              f"double d1 = {_slot(key, K.D1, common[K.D1], two, '1.0LF')};",
-              f"double rr = {_slot(key, K.RR, common[K.RR], two, '1.0LF')};",
-              f"dvec3 refl = dvec3(rr, {_slot(key, K.RG, common[K.RG], two, 'rr')}, "
-              f"{_slot(key, K.RB, common[K.RB], two, 'rr')});",
-              "double geo_f = half_sq > 0.0LF ? min(ln_c / half_sq, 1.0LF) : 0.0LF;",
-              f"double g0 = d0 * {'geo_f' if f[K.LF_GEO0] else '1.0LF'};",
-              f"double g1 = d1 * {'geo_f' if f[K.LF_GEO1] else '1.0LF'};",
-              f"double hl = {'ln_c == 0.0LF ? 0.0LF : atten' if g[K.G_CLAMP] else 'atten'};",
-              f"precise dvec3 lit = dvec3({_lp3(k, K.LP_DIFFUSE)}) * ln_c;",
-              f"precise dvec3 spec = (g0 * dvec3({_lp3(k, K.LP_SPEC0)}) + g1 * refl * dvec3({_lp3(k, K.LP_SPEC1)}))"
-              " * hl;"]
+    lines += [
+        f"double d0 = {_slot(key, K.D0, common[K.D0], two, '1.0LF')};",
+        f"double d1 = {_slot(key, K.D1, common[K.D1], two, '1.0LF')};",
+        f"double rr = {_slot(key, K.RR, common[K.RR], two, '1.0LF')};",
+        f"dvec3 refl = dvec3(rr, {_slot(key, K.RG, common[K.RG], two, 'rr')}, "
+        f"{_slot(key, K.RB, common[K.RB], two, 'rr')});",
+        "double geo_f = half_sq > 0.0LF ? min(ln_c / half_sq, 1.0LF) : 0.0LF;",
+        f"double g0 = d0 * {'geo_f' if f[K.LF_GEO0] else '1.0LF'};",
+        f"double g1 = d1 * {'geo_f' if f[K.LF_GEO1] else '1.0LF'};",
+        f"double hl = {'ln_c == 0.0LF ? 0.0LF : atten' if g[K.G_CLAMP] else 'atten'};",
+        f"precise dvec3 lit = dvec3({_lp3(k, K.LP_DIFFUSE)}) * ln_c;",
+        f"precise dvec3 spec = (g0 * dvec3({_lp3(k, K.LP_SPEC0)}) + g1 * refl * dvec3({_lp3(k, K.LP_SPEC1)})) * hl;",
+    ]
     shadowed = g[K.G_SHADOW] and f[K.LF_SHADOW]
     if shadowed and g[K.G_SHADOW_P]:
         lines.append("lit = lit * dvec3(l_shadow.rgb);")

@@ -65,9 +65,19 @@ class ProctexKey:
 
 
 def proctex_key(ps: ProctexState, column: int) -> ProctexKey:
-    return ProctexKey(column, ps.u_clamp, ps.v_clamp, ps.rgb_func, ps.alpha_func if ps.separate_alpha else None,
-                      ps.noise_enable, ps.u_shift, ps.v_shift, ps.linear, ps.mip,
-                      ps.mip is not None and ps.lod_bias != 0)
+    return ProctexKey(
+        column,
+        ps.u_clamp,
+        ps.v_clamp,
+        ps.rgb_func,
+        ps.alpha_func if ps.separate_alpha else None,
+        ps.noise_enable,
+        ps.u_shift,
+        ps.v_shift,
+        ps.linear,
+        ps.mip,
+        ps.mip is not None and ps.lod_bias != 0,
+    )
 
 
 def proctex_rows(ps: ProctexState | None) -> np.ndarray:
@@ -207,11 +217,13 @@ def _lod(key: ProctexKey, scissor_mode: int) -> list[str]:
     neighbour differences (``functions``)."""
     if not key.lod_from_derivatives:
         return ["float pt_lod = float(u_pt_i[0].y);"]
-    return [f"vec2 pt_dx = abs(pt_derivative(ivec2(1, 0), {scissor_mode}));",
-            f"vec2 pt_dy = abs(pt_derivative(ivec2(0, 1), {scissor_mode}));",
-            "precise float pt_rho = max(pt_dx.x, pt_dy.x) + max(pt_dx.y, pt_dy.y);",
-            "precise float pt_lin = u_pt_f[1].z * pt_rho;",
-            "float pt_lod = clamp(log2(pt_lin), float(u_pt_i[0].y), float(u_pt_i[0].z));"]
+    return [
+        f"vec2 pt_dx = abs(pt_derivative(ivec2(1, 0), {scissor_mode}));",
+        f"vec2 pt_dy = abs(pt_derivative(ivec2(0, 1), {scissor_mode}));",
+        "precise float pt_rho = max(pt_dx.x, pt_dy.x) + max(pt_dx.y, pt_dy.y);",
+        "precise float pt_lin = u_pt_f[1].z * pt_rho;",
+        "float pt_lod = clamp(log2(pt_lin), float(u_pt_i[0].y), float(u_pt_i[0].z));",
+    ]
 
 
 def _color(key: ProctexKey, scissor_mode: int) -> list[str]:
@@ -222,12 +234,14 @@ def _color(key: ProctexKey, scissor_mode: int) -> list[str]:
     lines = _lod(key, scissor_mode)
     if key.mip == "nearest":
         return [*lines, f"dvec4 pt_rgba = dvec4(pt_color(pt_g, clamp(int(roundEven(pt_lod)), 0, {MAX_LEVEL}), {lin}));"]
-    return [*lines,
-            f"int pt_lo = clamp(int(floor(pt_lod)), 0, {MAX_LEVEL}), pt_hi = min(pt_lo + 1, {MAX_LEVEL});",
-            f"vec4 pt_a = pt_color(pt_g, pt_lo, {lin});",
-            f"precise vec4 pt_ba = pt_color(pt_g, pt_hi, {lin}) - pt_a;",
-            "precise double pt_t = double(pt_lod) - double(pt_lo);",
-            "precise dvec4 pt_rgba = dvec4(pt_a) + dvec4(pt_ba) * pt_t;"]
+    return [
+        *lines,
+        f"int pt_lo = clamp(int(floor(pt_lod)), 0, {MAX_LEVEL}), pt_hi = min(pt_lo + 1, {MAX_LEVEL});",
+        f"vec4 pt_a = pt_color(pt_g, pt_lo, {lin});",
+        f"precise vec4 pt_ba = pt_color(pt_g, pt_hi, {lin}) - pt_a;",
+        "precise double pt_t = double(pt_lod) - double(pt_lo);",
+        "precise dvec4 pt_rgba = dvec4(pt_a) + dvec4(pt_ba) * pt_t;",
+    ]
 
 
 def functions(key: ProctexKey) -> str:
@@ -240,23 +254,31 @@ def proctex_lines(key: ProctexKey, scissor_mode: int) -> list[str]:
     """GLSL statements that set ``ivec4 s_tex3`` from the varyings, the uniforms and ``HELPERS`` (``scissor_mode``:
     the program's, for the neighbours the LOD's derivatives read)."""
     c = key.column
-    lines = [f"vec2 pt_uv = vec2(varying_at({c}), varying_at({c + 1}));",
-             "float pt_u = abs(nan_to_num(pt_uv.x)), pt_v = abs(nan_to_num(pt_uv.y));",
-             f"precise float pt_us = {_shift('pt_v', key.u_shift, key.u_clamp)};",
-             f"precise float pt_vs = {_shift('pt_u', key.v_shift, key.v_clamp)};"]
+    lines = [
+        f"vec2 pt_uv = vec2(varying_at({c}), varying_at({c + 1}));",
+        "float pt_u = abs(nan_to_num(pt_uv.x)), pt_v = abs(nan_to_num(pt_uv.y));",
+        f"precise float pt_us = {_shift('pt_v', key.u_shift, key.u_clamp)};",
+        f"precise float pt_vs = {_shift('pt_u', key.v_shift, key.v_clamp)};",
+    ]
     if key.noise:
-        lines += ["float pt_n = pt_noise(pt_u, pt_v);",
-                  "precise float pt_un = pt_u + pt_n * u_pt_f[0].x;",
-                  "precise float pt_vn = pt_v + pt_n * u_pt_f[0].y;",
-                  "pt_u = abs(pt_un); pt_v = abs(pt_vn);"]
-    lines += [f"precise float pt_cu = pt_clamp(pt_u + pt_us, {CLAMP_CODES[key.u_clamp]});",
-              f"precise float pt_cv = pt_clamp(pt_v + pt_vs, {CLAMP_CODES[key.v_clamp]});",
-              f"precise float pt_f = {MAPPINGS[key.rgb_func].format(u='pt_cu', v='pt_cv')};",
-              f"float pt_g = pt_lut128({LAYER['RGB map']}, pt_f);",
-              *_color(key, scissor_mode),
-              "ivec4 s_tex3 = pt_store(pt_rgba);"]
+        lines += [
+            "float pt_n = pt_noise(pt_u, pt_v);",
+            "precise float pt_un = pt_u + pt_n * u_pt_f[0].x;",
+            "precise float pt_vn = pt_v + pt_n * u_pt_f[0].y;",
+            "pt_u = abs(pt_un); pt_v = abs(pt_vn);",
+        ]
+    lines += [
+        f"precise float pt_cu = pt_clamp(pt_u + pt_us, {CLAMP_CODES[key.u_clamp]});",
+        f"precise float pt_cv = pt_clamp(pt_v + pt_vs, {CLAMP_CODES[key.v_clamp]});",
+        f"precise float pt_f = {MAPPINGS[key.rgb_func].format(u='pt_cu', v='pt_cv')};",
+        f"float pt_g = pt_lut128({LAYER['RGB map']}, pt_f);",
+        *_color(key, scissor_mode),
+        "ivec4 s_tex3 = pt_store(pt_rgba);",
+    ]
     if key.alpha_func is not None:
-        lines += [f"precise float pt_fa = {MAPPINGS[key.alpha_func].format(u='pt_cu', v='pt_cv')};",
-                  f"precise float pt_a8 = pt_lut128({LAYER['alpha map']}, pt_fa) * 255.0;",
-                  "s_tex3.a = int(pt_a8);"]
+        lines += [
+            f"precise float pt_fa = {MAPPINGS[key.alpha_func].format(u='pt_cu', v='pt_cv')};",
+            f"precise float pt_a8 = pt_lut128({LAYER['alpha map']}, pt_fa) * 255.0;",
+            "s_tex3.a = int(pt_a8);",
+        ]
     return lines

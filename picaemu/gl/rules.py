@@ -69,8 +69,11 @@ def reads_destination(ds: DrawState) -> bool:
 
 def _low_precision_blend(ds: DrawState) -> bool:
     layout = fbm.COLOR_LAYOUTS[ds.framebuffer.color_format]
-    return ds.framebuffer.color_write and any(bits < 8 for _, _, bits in layout) and (
-        ds.blend.blending or ds.blend.logic_op not in SOURCE_ONLY_LOGIC)
+    return (
+        ds.framebuffer.color_write
+        and any(bits < 8 for _, _, bits in layout)
+        and (ds.blend.blending or ds.blend.logic_op not in SOURCE_ONLY_LOGIC)
+    )
 
 
 def _reads_disabled(ds: DrawState) -> bool:
@@ -93,8 +96,10 @@ RULES: tuple[tuple[str, Callable[[DrawState], bool]], ...] = (
     ("gas mode (not generated as GLSL)", _gas),
     ("fragment lighting reading a disabled texture unit", _lighting_units),
     ("min/max blend equation with factors other than one (GL ignores the factors)", _min_max),
-    ("blend or logic op into a color buffer under 8 bits per channel (GL keeps 8 bits between draws)",
-     _low_precision_blend),
+    (
+        "blend or logic op into a color buffer under 8 bits per channel (GL keeps 8 bits between draws)",
+        _low_precision_blend,
+    ),
     ("buffer reads disabled (the destination reads 0, GL reads the buffer)", _reads_disabled),
     ("color and depth buffers share bytes", _shared_bytes),
 )

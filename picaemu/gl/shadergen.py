@@ -76,9 +76,19 @@ class ProgramKey:
 def unit_key(ustate: TextureUnitState) -> UnitKey:
     shadow = ustate.type in SHADOW_TYPES
     divide = ustate.type == "projection" or (ustate.type == "shadow 2D" and not ustate.shadow_ortho)
-    return UnitKey(ustate.unit, ustate.type in CUBE_TYPES, divide, COORD_COLUMNS[ustate.coords],
-                   ustate.mag_linear, ustate.min_linear, ustate.mip_linear, ustate.needs_lod and not shadow,
-                   ustate.wrap_s, ustate.wrap_t, shadow)
+    return UnitKey(
+        ustate.unit,
+        ustate.type in CUBE_TYPES,
+        divide,
+        COORD_COLUMNS[ustate.coords],
+        ustate.mag_linear,
+        ustate.min_linear,
+        ustate.mip_linear,
+        ustate.needs_lod and not shadow,
+        ustate.wrap_s,
+        ustate.wrap_t,
+        shadow,
+    )
 
 
 def _stage_key(stage: tev.TevStage) -> StageKey | None:
@@ -108,14 +118,23 @@ def program_key(ds: DrawState, depth_out: bool, quantize: bool) -> ProgramKey:
     units = tuple(unit_key(u) if u.unit in read else None for u in ds.textures)
     layout = fbm.COLOR_LAYOUTS[ds.framebuffer.color_format]
     return ProgramKey(
-        stages=tuple(_stage_key(s) for s in ts.stages), rgb_update=ts.rgb_update, alpha_update=ts.alpha_update,
-        uses_buffer=tev.SRC_BUFFER in used, units=units, fog=ds.fog.mode == "fog", fog_z_flip=ds.fog.z_flip,
-        alpha_func=ds.blend.alpha_func if ds.blend.alpha_test else None, scissor_mode=ds.raster.scissor_mode,
-        depth_out=depth_out, w_buffer=ds.raster.w_buffer,
+        stages=tuple(_stage_key(s) for s in ts.stages),
+        rgb_update=ts.rgb_update,
+        alpha_update=ts.alpha_update,
+        uses_buffer=tev.SRC_BUFFER in used,
+        units=units,
+        fog=ds.fog.mode == "fog",
+        fog_z_flip=ds.fog.z_flip,
+        alpha_func=ds.blend.alpha_func if ds.blend.alpha_test else None,
+        scissor_mode=ds.raster.scissor_mode,
+        depth_out=depth_out,
+        w_buffer=ds.raster.w_buffer,
         quantize=tuple((ch, bits) for ch, _, bits in layout) if quantize else None,
         lighting=lightgen.lighting_key(ds.lighting) if lighting_used(ds) else None,
         proctex=proctexgen.proctex_key(ds.proctex, COORD_COLUMNS[ds.shading.proctex_coords])
-        if ds.proctex is not None else None)
+        if ds.proctex is not None
+        else None,
+    )
 
 
 def takes_derivatives(key: ProgramKey) -> bool:
@@ -161,14 +180,17 @@ def _unit_functions(key: UnitKey) -> str:
     if key.cube:
         body = f"return cube_coords(vec3({uv}, varying_with(e, b, {TC0W_COLUMN})));"
     elif key.projection:
-        body = (f"vec2 uv = {uv}; float pw = varying_with(e, b, {TC0W_COLUMN});\n"
-                "    return vec3(nan_to_num(uv.x / pw), nan_to_num(uv.y / pw), 0.0);")
+        body = (
+            f"vec2 uv = {uv}; float pw = varying_with(e, b, {TC0W_COLUMN});\n"
+            "    return vec3(nan_to_num(uv.x / pw), nan_to_num(uv.y / pw), 0.0);"
+        )
     else:
         body = f"return vec3({uv}, 0.0);"
     text = f"\nvec3 coords{u}(dvec3 e, int b) {{\n    {body}\n}}\n"
     if key.needs_lod:
-        text += glsl_lib.derivative_function(f"texel_derivative{u}",
-                                             f"coords{u}(e, b).xy * vec2(textureSize(tex{u}, 0).xy)")
+        text += glsl_lib.derivative_function(
+            f"texel_derivative{u}", f"coords{u}(e, b).xy * vec2(textureSize(tex{u}, 0).xy)"
+        )
     return text
 
 
@@ -180,8 +202,11 @@ def _sample(key: UnitKey, scissor_mode: int) -> list[str]:
     if key.shadow:
         return lines + _shadow_lookup(key)
     if not key.needs_lod:
-        lines.append(f"ivec4 s_tex{u} = round_u8(filter_2d(tex{u}, int(u_lod[{u}].y), "
-                     + args % ("true" if key.mag_linear else "false") + "));")
+        lines.append(
+            f"ivec4 s_tex{u} = round_u8(filter_2d(tex{u}, int(u_lod[{u}].y), "
+            + args % ("true" if key.mag_linear else "false")
+            + "));"
+        )
         return lines
     lines += [
         f"vec2 dx{u} = abs(texel_derivative{u}(ivec2(1, 0), {scissor_mode}));",
@@ -193,9 +218,10 @@ def _sample(key: UnitKey, scissor_mode: int) -> list[str]:
         f"bool lin{u} = mag{u} ? {str(key.mag_linear).lower()} : {str(key.min_linear).lower()};",
     ]
     if not key.mip_linear:
-        lines += [f"int lv{u} = mag{u} ? int(u_lod[{u}].y) : int(floor(lodc{u} + 0.5));",
-                  f"ivec4 s_tex{u} = round_u8(filter_2d(tex{u}, min(lv{u}, int(u_lod[{u}].z)), "
-                  + args % f"lin{u}" + "));"]
+        lines += [
+            f"int lv{u} = mag{u} ? int(u_lod[{u}].y) : int(floor(lodc{u} + 0.5));",
+            f"ivec4 s_tex{u} = round_u8(filter_2d(tex{u}, min(lv{u}, int(u_lod[{u}].z)), " + args % f"lin{u}" + "));",
+        ]
         return lines
     lines += [
         f"int lo{u} = mag{u} ? int(u_lod[{u}].y) : int(floor(lodc{u}));",
@@ -213,10 +239,13 @@ def _shadow_lookup(key: UnitKey) -> list[str]:
     for shadow 2D and min(|major axis|, 1) for shadow cube, compared with the nearest texel of the first level."""
     u, c = key.unit, key.column
     w = f"varying_at({TC0W_COLUMN})"
-    ref = (f"min(cube_major(vec3(varying_at({c}), varying_at({c + 1}), {w})), 1.0)" if key.cube
-           else f"min(abs({w}), 1.0)")
-    return [f"ivec4 s_tex{u} = shadow_lookup(tex{u}, int(u_lod[{u}].y), face{u}, st{u}, {ref}, {key.wrap_s}, "
-            f"{key.wrap_t}, u_border[{u}], u_shadow.x);"]
+    ref = (
+        f"min(cube_major(vec3(varying_at({c}), varying_at({c + 1}), {w})), 1.0)" if key.cube else f"min(abs({w}), 1.0)"
+    )
+    return [
+        f"ivec4 s_tex{u} = shadow_lookup(tex{u}, int(u_lod[{u}].y), face{u}, st{u}, {ref}, {key.wrap_s}, "
+        f"{key.wrap_t}, u_border[{u}], u_shadow.x);"
+    ]
 
 
 def _source(stage: StageKey, kind: str, slot: int) -> str:
@@ -227,9 +256,16 @@ def _source(stage: StageKey, kind: str, slot: int) -> str:
         code = codes[2] if codes[2] != tev.SRC_PREVIOUS else None
     if code is None or (stage.index == 0 and code == tev.SRC_BUFFER):
         return "ivec4(0)"
-    names = {tev.SRC_PREVIOUS: "prev", tev.SRC_BUFFER: "buf_read", tev.SRC_CONSTANT: f"u_tev_const[{stage.index}]",
-             tev.SRC_PRIMARY: "s_prim", **{tev.SRC_TEXTURES[u]: f"s_tex{u}" for u in range(3)},
-             tev.SRC_LIGHT_PRIMARY: "s_lp", tev.SRC_LIGHT_SECONDARY: "s_ls", tev.SRC_TEXTURES[3]: "s_tex3"}
+    names = {
+        tev.SRC_PREVIOUS: "prev",
+        tev.SRC_BUFFER: "buf_read",
+        tev.SRC_CONSTANT: f"u_tev_const[{stage.index}]",
+        tev.SRC_PRIMARY: "s_prim",
+        **{tev.SRC_TEXTURES[u]: f"s_tex{u}" for u in range(3)},
+        tev.SRC_LIGHT_PRIMARY: "s_lp",
+        tev.SRC_LIGHT_SECONDARY: "s_ls",
+        tev.SRC_TEXTURES[3]: "s_tex3",
+    }
     return names[code]
 
 
@@ -260,8 +296,7 @@ def _stage(stage: StageKey) -> list[str]:
     else:
         alpha_n = tev.ARITY[stage.alpha_op]
         alpha = [_operand(stage, "alpha", s) if s < alpha_n else "ivec4(0)" for s in range(3)]
-        lines.append(f"int alpha{i} = min(tev_op({stage.alpha_op}, {', '.join(alpha)}).a << {stage.alpha_shift}, "
-                     "255);")
+        lines.append(f"int alpha{i} = min(tev_op({stage.alpha_op}, {', '.join(alpha)}).a << {stage.alpha_shift}, 255);")
     lines.append(f"prev = ivec4(rgb{i}, alpha{i});")
     return lines
 
@@ -316,8 +351,11 @@ def fragment_source(key: ProgramKey) -> str:
     body.append(f"ivec4 s_prim = primary_u8(vec4({', '.join(f'varying_at({COLOR_COLUMN + c})' for c in range(4))}));")
     no_light = ["ivec4 s_lp = ivec4(0), s_ls = ivec4(0);"]
     body += lightgen.lighting_lines(key.lighting) if key.lighting is not None else no_light
-    body += proctexgen.proctex_lines(key.proctex, key.scissor_mode) if key.proctex is not None else [
-        "ivec4 s_tex3 = ivec4(0);"]
+    body += (
+        proctexgen.proctex_lines(key.proctex, key.scissor_mode)
+        if key.proctex is not None
+        else ["ivec4 s_tex3 = ivec4(0);"]
+    )
     body += _tev(key)
     if key.fog:
         body.append(f"prev = fog(prev, depth, {str(key.fog_z_flip).lower()});")
@@ -325,8 +363,18 @@ def fragment_source(key: ProgramKey) -> str:
         body.append(f"if (!compare({key.alpha_func}, prev.a, u_alpha.x)) discard;")
     body += _output(key)
     samplers = "".join(f"layout(binding = {u}) uniform usampler2DArray tex{u};\n" for u in range(3))
-    helpers = (glsl_lib.HELPERS + (lightgen.HELPERS if key.lighting is not None else "")
-               + (proctexgen.HELPERS + proctexgen.functions(key.proctex) if key.proctex is not None else "")
-               + "".join(_unit_functions(unit) for unit in key.units if unit is not None))
-    return (glsl_lib.VERSION + glsl_lib.UNIFORM_BLOCK + samplers + helpers + "\nvoid main() {\n    "
-            + "\n    ".join(body) + "\n}\n")
+    helpers = (
+        glsl_lib.HELPERS
+        + (lightgen.HELPERS if key.lighting is not None else "")
+        + (proctexgen.HELPERS + proctexgen.functions(key.proctex) if key.proctex is not None else "")
+        + "".join(_unit_functions(unit) for unit in key.units if unit is not None)
+    )
+    return (
+        glsl_lib.VERSION
+        + glsl_lib.UNIFORM_BLOCK
+        + samplers
+        + helpers
+        + "\nvoid main() {\n    "
+        + "\n    ".join(body)
+        + "\n}\n"
+    )

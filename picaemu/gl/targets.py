@@ -110,15 +110,33 @@ class Target:
             if k.format is not fbm.ColorFormat.RGBA8:
                 words = fbm.decode_color(words, k.format).view(">u4").astype(np.uint32)  # r g b a -> word
             data = np.ascontiguousarray(words, np.uint32)
-            raw.glTexSubImage2D(gl.GL_TEXTURE_2D, 0, 0, 0, k.width, k.height, gl.GL_RGBA, gl.GL_UNSIGNED_INT_8_8_8_8,
-                                data.ctypes.data_as(ctypes.c_void_p))
+            raw.glTexSubImage2D(
+                gl.GL_TEXTURE_2D,
+                0,
+                0,
+                0,
+                k.width,
+                k.height,
+                gl.GL_RGBA,
+                gl.GL_UNSIGNED_INT_8_8_8_8,
+                data.ctypes.data_as(ctypes.c_void_p),
+            )
         else:
             depth, stencil = fbm.split_depth_word(words, k.format)  # type: ignore[arg-type]
             packed = np.empty((words.shape[0], 2), np.uint32)
             packed[:, 0] = (depth.astype(np.float32) * np.float32(DEPTH_SCALE)).view(np.uint32)
             packed[:, 1] = stencil
-            raw.glTexSubImage2D(gl.GL_TEXTURE_2D, 0, 0, 0, k.width, k.height, gl.GL_DEPTH_STENCIL,
-                                gl.GL_FLOAT_32_UNSIGNED_INT_24_8_REV, packed.ctypes.data_as(ctypes.c_void_p))
+            raw.glTexSubImage2D(
+                gl.GL_TEXTURE_2D,
+                0,
+                0,
+                0,
+                k.width,
+                k.height,
+                gl.GL_DEPTH_STENCIL,
+                gl.GL_FLOAT_32_UNSIGNED_INT_24_8_REV,
+                packed.ctypes.data_as(ctypes.c_void_p),
+            )
         self.uploads += 1
 
     def _download(self, buf: np.ndarray) -> None:
@@ -134,14 +152,22 @@ class Target:
         gl.glPixelStorei(gl.GL_PACK_ALIGNMENT, 4)
         if k.kind == COLOR:
             words = np.empty(k.width * k.height, np.uint32)
-            raw.glReadPixels(0, 0, k.width, k.height, gl.GL_RGBA, gl.GL_UNSIGNED_INT_8_8_8_8,
-                             words.ctypes.data_as(ctypes.c_void_p))
+            raw.glReadPixels(
+                0, 0, k.width, k.height, gl.GL_RGBA, gl.GL_UNSIGNED_INT_8_8_8_8, words.ctypes.data_as(ctypes.c_void_p)
+            )
             if k.format is not fbm.ColorFormat.RGBA8:
                 words = fbm.encode_color(words.astype(">u4").view(np.uint8).reshape(-1, 4), k.format)
         else:
             packed = np.empty((k.width * k.height, 2), np.uint32)
-            raw.glReadPixels(0, 0, k.width, k.height, gl.GL_DEPTH_STENCIL, gl.GL_FLOAT_32_UNSIGNED_INT_24_8_REV,
-                             packed.ctypes.data_as(ctypes.c_void_p))
+            raw.glReadPixels(
+                0,
+                0,
+                k.width,
+                k.height,
+                gl.GL_DEPTH_STENCIL,
+                gl.GL_FLOAT_32_UNSIGNED_INT_24_8_REV,
+                packed.ctypes.data_as(ctypes.c_void_p),
+            )
             depth = (packed[:, 0].view(np.float32).astype(np.float64) / DEPTH_SCALE).astype(np.uint32)
             words = fbm.join_depth_word(depth, (packed[:, 1] & 0xFF).astype(np.uint8), k.format)  # type: ignore[arg-type]
         fbm.scatter_pixels(buf, pixels, words, k.bpp)
@@ -192,13 +218,15 @@ class TargetCache:
             gl.glBindFramebuffer(gl.GL_DRAW_FRAMEBUFFER, fbo)
             self._bound = fbo
             if color is not None:
-                gl.glFramebufferTexture2D(gl.GL_DRAW_FRAMEBUFFER, gl.GL_COLOR_ATTACHMENT0, gl.GL_TEXTURE_2D,
-                                          color.texture, 0)
+                gl.glFramebufferTexture2D(
+                    gl.GL_DRAW_FRAMEBUFFER, gl.GL_COLOR_ATTACHMENT0, gl.GL_TEXTURE_2D, color.texture, 0
+                )
             else:
                 gl.glDrawBuffer(gl.GL_NONE)
             if depth is not None:
-                gl.glFramebufferTexture2D(gl.GL_DRAW_FRAMEBUFFER, gl.GL_DEPTH_STENCIL_ATTACHMENT, gl.GL_TEXTURE_2D,
-                                          depth.texture, 0)
+                gl.glFramebufferTexture2D(
+                    gl.GL_DRAW_FRAMEBUFFER, gl.GL_DEPTH_STENCIL_ATTACHMENT, gl.GL_TEXTURE_2D, depth.texture, 0
+                )
         if fbo != self._bound:
             gl.glBindFramebuffer(gl.GL_DRAW_FRAMEBUFFER, fbo)
             self._bound = fbo

@@ -53,7 +53,8 @@ def as_sampled(ustate: TextureUnitState) -> TextureUnitState:
 def byte_ranges(ustate: TextureUnitState) -> list[tuple[int, int]]:
     """(address, size) of every face's levels 0..max (what the unit may read)."""
     size = level_offset(ustate.width, ustate.height, ustate.format, ustate.max_level) + level_bytes(
-        *level_size(ustate.width, ustate.height, ustate.max_level), ustate.format)
+        *level_size(ustate.width, ustate.height, ustate.max_level), ustate.format
+    )
     return [(address, size) for address in ustate.addresses]
 
 
@@ -78,8 +79,12 @@ class TextureCache:
         key = texture_key(ustate)
         entry = self._entries.get(key)
         if entry is None or entry.epoch != epoch:
-            source = np.concatenate([read_source(memory, address, size, f"texture unit {ustate.unit}")
-                                     for address, size in byte_ranges(ustate)])
+            source = np.concatenate(
+                [
+                    read_source(memory, address, size, f"texture unit {ustate.unit}")
+                    for address, size in byte_ranges(ustate)
+                ]
+            )
             if entry is None:
                 entry = self._entries[key] = GLTexture(self._create(ustate), source.copy(), epoch)
                 self._upload(ustate, entry.texture, memory)
@@ -101,8 +106,14 @@ class TextureCache:
         texture = gl.glGenTextures(1)
         gl.glActiveTexture(gl.GL_TEXTURE0 + ustate.unit)  # its unit: the binding ``bind`` remembers stays true
         gl.glBindTexture(gl.GL_TEXTURE_2D_ARRAY, texture)
-        gl.glTexStorage3D(gl.GL_TEXTURE_2D_ARRAY, ustate.max_level + 1, gl.GL_RGBA8UI, ustate.width, ustate.height,
-                          len(ustate.addresses))
+        gl.glTexStorage3D(
+            gl.GL_TEXTURE_2D_ARRAY,
+            ustate.max_level + 1,
+            gl.GL_RGBA8UI,
+            ustate.width,
+            ustate.height,
+            len(ustate.addresses),
+        )
         for name in (gl.GL_TEXTURE_MIN_FILTER, gl.GL_TEXTURE_MAG_FILTER):
             gl.glTexParameteri(gl.GL_TEXTURE_2D_ARRAY, name, gl.GL_NEAREST)
         return texture
@@ -118,8 +129,19 @@ class TextureCache:
             for face, address in enumerate(ustate.addresses):
                 data = read_source(memory, address + offset, level_bytes(w, h, ustate.format))
                 image = np.ascontiguousarray(decode_level(data, ustate.format, w, h)[::-1])  # row 0 = t 0 (bottom)
-                raw.glTexSubImage3D(gl.GL_TEXTURE_2D_ARRAY, level, 0, 0, face, w, h, 1, gl.GL_RGBA_INTEGER,
-                                    gl.GL_UNSIGNED_BYTE, image.ctypes.data_as(ctypes.c_void_p))
+                raw.glTexSubImage3D(
+                    gl.GL_TEXTURE_2D_ARRAY,
+                    level,
+                    0,
+                    0,
+                    face,
+                    w,
+                    h,
+                    1,
+                    gl.GL_RGBA_INTEGER,
+                    gl.GL_UNSIGNED_BYTE,
+                    image.ctypes.data_as(ctypes.c_void_p),
+                )
         self.uploads += 1
 
 
@@ -156,8 +178,17 @@ class TableTexture:
         gl.glActiveTexture(gl.GL_TEXTURE0 + self.slot)
         gl.glBindTexture(gl.GL_TEXTURE_1D_ARRAY, self.texture)
         gl.glPixelStorei(gl.GL_UNPACK_ALIGNMENT, 4)
-        gl.glTexSubImage2D(gl.GL_TEXTURE_1D_ARRAY, 0, 0, 0, data.shape[1], data.shape[0],
-                           TABLE_FORMATS[self.channels][1], gl.GL_FLOAT, data.ctypes.data_as(ctypes.c_void_p))
+        gl.glTexSubImage2D(
+            gl.GL_TEXTURE_1D_ARRAY,
+            0,
+            0,
+            0,
+            data.shape[1],
+            data.shape[0],
+            TABLE_FORMATS[self.channels][1],
+            gl.GL_FLOAT,
+            data.ctypes.data_as(ctypes.c_void_p),
+        )
         self._data = data
         self.uploads += 1
 

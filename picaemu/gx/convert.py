@@ -76,9 +76,14 @@ def from_citrace(trace: citrace.CiTrace) -> pica.Capture:
         gpu_regs=_array(trace, "gpu_regs", GPU_WORDS).copy(),
         lcd_regs=_array(trace, "lcd_regs", LCD_WORDS).copy(),
     )
-    cap = pica.Capture(meta={"source": "citrace", "citrace.layout": trace.layout.value,
-                             "citrace.w": "uniform and default-attribute w were not recorded; read as 0.0"},
-                       state=state)
+    cap = pica.Capture(
+        meta={
+            "source": "citrace",
+            "citrace.layout": trace.layout.value,
+            "citrace.w": "uniform and default-attribute w were not recorded; read as 0.0",
+        },
+        state=state,
+    )
     legacy = trace.layout is citrace.Layout.LEGACY
     for el in trace.elements:
         if isinstance(el, citrace.FrameMarker):
@@ -106,12 +111,15 @@ def _scene_command(cap: pica.Capture, cmd: c3dcap.GxCommand) -> None:
         cap.events.append(pica.MemoryWrite(a["address"], cap.blobs.add(a["data"])))
         cap.events.append(pica.CommandList(a["address"], a["size"], a["update_gas"] | a["flush"] << 1))
     elif cmd.kind == "DisplayTransfer":
-        dims = [access.compose(f"PPF_{s.upper()}_DIM", width=a[f"{s}_width"], height=a[f"{s}_height"])
-                for s in ("in", "out")]
+        dims = [
+            access.compose(f"PPF_{s.upper()}_DIM", width=a[f"{s}_width"], height=a[f"{s}_height"])
+            for s in ("in", "out")
+        ]
         cap.events.append(pica.DisplayTransfer(a["in_paddr"], a["out_paddr"], dims[0], dims[1], a["flags"]))
     else:  # TextureCopy
-        cap.events.append(pica.TextureCopy(a["in_paddr"], a["out_paddr"], a["size"], a["in_line"], a["out_line"],
-                                           a["flags"]))
+        cap.events.append(
+            pica.TextureCopy(a["in_paddr"], a["out_paddr"], a["size"], a["in_line"], a["out_line"], a["flags"])
+        )
 
 
 def from_scene(scene: c3dcap.Scene) -> pica.Capture:
@@ -121,8 +129,7 @@ def from_scene(scene: c3dcap.Scene) -> pica.Capture:
     commands_since_frame = 0
     for event in scene.events:
         if isinstance(event, c3dcap.Present):
-            cap.events.append(pica.Present(event.screen, event.left, event.right, event.mode, event.stride,
-                                           event.swap))
+            cap.events.append(pica.Present(event.screen, event.left, event.right, event.mode, event.stride, event.swap))
             if event.screen == 0 and commands_since_frame:
                 cap.events.append(pica.FrameEnd())
                 commands_since_frame = 0
@@ -145,9 +152,16 @@ def to_citrace(cap: pica.Capture, layout: citrace.Layout = citrace.Layout.NEW) -
     opdesc_words = np.zeros(4096, np.uint32)
     opdesc_words[:OPDESCS] = s.vs_opdescs
     arrays: dict[str, np.ndarray | None] = {
-        "gpu_regs": s.gpu_regs, "lcd_regs": s.lcd_regs, "pica_regs": s.regs,
-        "default_attributes": _f24_words(s.fixed_attribs), "vs_program": s.vs_code, "vs_swizzle": opdesc_words,
-        "vs_uniforms": _f24_words(s.vs_uniforms), "gs_program": None, "gs_swizzle": None, "gs_uniforms": None,
+        "gpu_regs": s.gpu_regs,
+        "lcd_regs": s.lcd_regs,
+        "pica_regs": s.regs,
+        "default_attributes": _f24_words(s.fixed_attribs),
+        "vs_program": s.vs_code,
+        "vs_swizzle": opdesc_words,
+        "vs_uniforms": _f24_words(s.vs_uniforms),
+        "gs_program": None,
+        "gs_swizzle": None,
+        "gs_uniforms": None,
     }
     if s.gs_code.any() or s.gs_opdescs.any() or s.gs_uniforms.any():
         lost.append("initial geometry-shader state")
@@ -171,8 +185,10 @@ def to_citrace(cap: pica.Capture, layout: citrace.Layout = citrace.Layout.NEW) -
                 if layout is citrace.Layout.LEGACY and address in CMDBUF_SIZE_REGS:
                     value *= 8
                 if layout is citrace.Layout.NEW and width == 8:
-                    els += [citrace.RegisterWrite(address, value & 0xFFFFFFFF),
-                            citrace.RegisterWrite(address + 4, value >> 32)]
+                    els += [
+                        citrace.RegisterWrite(address, value & 0xFFFFFFFF),
+                        citrace.RegisterWrite(address + 4, value >> 32),
+                    ]
                 elif layout is citrace.Layout.NEW and width != 4:
                     raise FormatError(f"the new CiTrace layout cannot hold a {width}-byte register write")
                 else:

@@ -37,8 +37,13 @@ from picaemu.regs import access
 
 log = logging.getLogger("picaemu.gx")
 
-TRANSFER_FORMATS = {0: ColorFormat.RGBA8, 1: ColorFormat.RGB8, 2: ColorFormat.RGB565, 3: ColorFormat.RGB5A1,
-                    4: ColorFormat.RGBA4}
+TRANSFER_FORMATS = {
+    0: ColorFormat.RGBA8,
+    1: ColorFormat.RGB8,
+    2: ColorFormat.RGB565,
+    3: ColorFormat.RGB5A1,
+    4: ColorFormat.RGBA4,
+}
 BYTES_PER_PIXEL = {0: 4, 1: 3, 2: 2, 3: 2, 4: 2}
 SIXTEEN_BIT = frozenset({2, 3, 4})
 WORD_DTYPES = {4: np.dtype("<u4"), 2: np.dtype("<u2")}  # pixel sizes that are whole little-endian words
@@ -68,10 +73,20 @@ class TransferFlags:
 
     @classmethod
     def from_word(cls, word: int) -> TransferFlags:
-        names = ("flip", "linear_to_tiled", "no_tiling", "crop", "texture_copy", "in_format", "out_format",
-                 "block32", "scale")
+        names = (
+            "flip",
+            "linear_to_tiled",
+            "no_tiling",
+            "crop",
+            "texture_copy",
+            "in_format",
+            "out_format",
+            "block32",
+            "scale",
+        )
         flip, to_tiled, no_tiling, crop, texture_copy, in_format, out_format, block32, scale = (
-            access.bits(word, "PPF_FLAGS", name) for name in names)
+            access.bits(word, "PPF_FLAGS", name) for name in names
+        )
         return cls(
             flip=bool(flip),
             linear_in=bool(to_tiled),  # linear -> tiled, and linear -> linear (linear_to_tiled + no_tiling)
@@ -167,7 +182,11 @@ def downscale(image: np.ndarray, scale: int) -> np.ndarray:
 
 
 def display_transfer(
-    memory: PhysicalMemory, src: int, dst: int, in_dim: tuple[int, int], out_dim: tuple[int, int],
+    memory: PhysicalMemory,
+    src: int,
+    dst: int,
+    in_dim: tuple[int, int],
+    out_dim: tuple[int, int],
     flags: TransferFlags,
 ) -> None:
     """Run one display transfer (see the module docstring). ``in_dim``/``out_dim`` are (width, height)."""
@@ -176,8 +195,11 @@ def display_transfer(
     if (flags.in_format == 1 and flags.out_format != 1) or (
         flags.in_format in SIXTEEN_BIT and flags.out_format in (0, 1)
     ):
-        log.warning("display transfer %d -> %d does not complete on hardware; converted as Citra does",
-                    flags.in_format, flags.out_format)
+        log.warning(
+            "display transfer %d -> %d does not complete on hardware; converted as Citra does",
+            flags.in_format,
+            flags.out_format,
+        )
     in_w, in_h = in_dim
     sx, sy = SCALE_SHIFTS[flags.scale]
     out_w, out_h = out_dim[0] >> sx, out_dim[1] >> sy

@@ -51,9 +51,11 @@ RESET_ROW_LENGTH, RESET_FORMAT, RESET_STRIDE = 240, 1, 720
 def reset_values(screen: int) -> dict[str, int]:
     """Register name -> Citra's reset value, for one screen's PDC registers."""
     pdc = PDC[screen]
-    return {f"{pdc}_FB_SIZE": access.compose(f"{pdc}_FB_SIZE", width=RESET_ROW_LENGTH, height=RESET_ROWS[screen]),
-            f"{pdc}_FORMAT": access.put(f"{pdc}_FORMAT", "pixel_format", RESET_FORMAT),
-            f"{pdc}_STRIDE": access.put(f"{pdc}_STRIDE", "stride", RESET_STRIDE)}
+    return {
+        f"{pdc}_FB_SIZE": access.compose(f"{pdc}_FB_SIZE", width=RESET_ROW_LENGTH, height=RESET_ROWS[screen]),
+        f"{pdc}_FORMAT": access.put(f"{pdc}_FORMAT", "pixel_format", RESET_FORMAT),
+        f"{pdc}_STRIDE": access.put(f"{pdc}_STRIDE", "stride", RESET_STRIDE),
+    }
 
 
 class LcdError(PicaError):
@@ -82,15 +84,25 @@ class ScreenConfig:
 
         mode, doubled = str(field("FORMAT", "interlace")), bool(field("FORMAT", "double"))
         if doubled and mode != "A":
-            raise LcdError(f"screen {screen}: FB_FORMAT 0x{access.ext_word(gpu, f'{pdc}_FORMAT'):X} doubles rows in "
-                           f"interlace mode {mode}, a combination GSP never sets and whose picture is not known")
+            raise LcdError(
+                f"screen {screen}: FB_FORMAT 0x{access.ext_word(gpu, f'{pdc}_FORMAT'):X} doubles rows in "
+                f"interlace mode {mode}, a combination GSP never sets and whose picture is not known"
+            )
         right = eye == "right" and mode in MODES_WITH_RIGHT_EYE
         slot = f"{'RIGHT' if right else 'LEFT'}_{'B' if field('SELECT', 'second') else 'A'}"
         scanlines = int(field("FB_SIZE", "height")) * SCANLINES_PER_ROW[screen]
         rows = scanlines // 2 if doubled or mode != "A" else scanlines
         fmt = access.bits(access.ext_word(gpu, f"{pdc}_FORMAT"), f"{pdc}_FORMAT", "pixel_format")
-        return cls(screen, int(field("FB_SIZE", "width")), rows, fmt, int(field("STRIDE", "stride")),
-                   int(field(slot, "address")), mode, doubled)
+        return cls(
+            screen,
+            int(field("FB_SIZE", "width")),
+            rows,
+            fmt,
+            int(field("STRIDE", "stride")),
+            int(field(slot, "address")),
+            mode,
+            doubled,
+        )
 
 
 def memory_image(memory: PhysicalMemory, cfg: ScreenConfig) -> np.ndarray:
@@ -116,8 +128,9 @@ def screen_image(memory: PhysicalMemory, gpu: np.ndarray, screen: str = "top", e
         raise LcdError(f"no screen {screen!r} / eye {eye!r}")
     cfg = ScreenConfig.from_regs(gpu, SCREENS[screen], eye)
     if cfg.address == 0:
-        raise LcdError(f"the capture never set up the {screen} screen (no present names a framebuffer for it): "
-                       "nothing to show")
+        raise LcdError(
+            f"the capture never set up the {screen} screen (no present names a framebuffer for it): nothing to show"
+        )
     return upright(memory_image(memory, cfg)[:, :, :3])
 
 

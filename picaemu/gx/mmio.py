@@ -120,8 +120,13 @@ class Gx:
     def _fill(self, unit: int) -> None:
         u = FILL_UNITS[unit]
         control = self._word(f"{u}_CONTROL")
-        E.memory_fill(self.memory, self._address_field(f"{u}_START"), self._address_field(f"{u}_END"),
-                      self._word(f"{u}_VALUE"), access.bits(control, f"{u}_CONTROL", "width"))
+        E.memory_fill(
+            self.memory,
+            self._address_field(f"{u}_START"),
+            self._address_field(f"{u}_END"),
+            self._word(f"{u}_VALUE"),
+            access.bits(control, f"{u}_CONTROL", "width"),
+        )
         done = control & ~access.put(f"{u}_CONTROL", "busy", 1) | access.put(f"{u}_CONTROL", "finished", 1)
         self.gpu[access.ext_index(f"{u}_CONTROL")] = done
         self.counts["memory fills"] += 1
@@ -131,20 +136,28 @@ class Gx:
         unknown = flags_word & ~TRANSFER_FLAGS_KNOWN
         if unknown and unknown not in self._warned_flags:  # once per pattern of unknown bits
             self._warned_flags.add(unknown)
-            log.warning("transfer flags 0x%08X set bits 0x%08X of unknown meaning; they are ignored", flags_word,
-                        unknown)
+            log.warning(
+                "transfer flags 0x%08X set bits 0x%08X of unknown meaning; they are ignored", flags_word, unknown
+            )
         flags = E.TransferFlags.from_word(flags_word)
         src, dst = self._address_field("PPF_IN_ADDR"), self._address_field("PPF_OUT_ADDR")
         if flags.texture_copy:
-            E.texture_copy(self.memory, src, dst, self._word("PPF_COPY_SIZE"), self._word("PPF_COPY_IN"),
-                           self._word("PPF_COPY_OUT"))
+            E.texture_copy(
+                self.memory,
+                src,
+                dst,
+                self._word("PPF_COPY_SIZE"),
+                self._word("PPF_COPY_IN"),
+                self._word("PPF_COPY_OUT"),
+            )
             self.counts["texture copies"] += 1
         else:
             E.display_transfer(self.memory, src, dst, self._dims("PPF_IN_DIM"), self._dims("PPF_OUT_DIM"), flags)
             self.counts["display transfers"] += 1
         word = self._word("PPF_TRIGGER")
         self.gpu[access.ext_index("PPF_TRIGGER")] = word & ~access.put("PPF_TRIGGER", "start", 1) | access.put(
-            "PPF_TRIGGER", "done", 1)
+            "PPF_TRIGGER", "done", 1
+        )
 
     # -- events ------------------------------------------------------------------------------------------
     def apply(self, event: pica.Event) -> None:
@@ -163,23 +176,31 @@ CMDBUF_SIZE0, CMDBUF_ADDR0, CMDBUF_JUMP0 = _p3d("CMDBUF_SIZE0"), _p3d("CMDBUF_AD
 
 def _lower_command_list(e: pica.CommandList) -> list[Write]:
     size = access.put_address("CMDBUF_SIZE0", "size", -(-e.size // 8) * 8)  # whole 8-byte units, rounded up
-    return [(CMDBUF_SIZE0, size, 4), (CMDBUF_ADDR0, access.put_address("CMDBUF_ADDR0", "address", e.address), 4),
-            (CMDBUF_JUMP0, 1, 4)]
+    return [
+        (CMDBUF_SIZE0, size, 4),
+        (CMDBUF_ADDR0, access.put_address("CMDBUF_ADDR0", "address", e.address), 4),
+        (CMDBUF_JUMP0, 1, 4),
+    ]
 
 
 def _lower_fill(e: pica.MemoryFill) -> list[Write]:
     out: list[Write] = []
     for u, unit in zip(FILL_UNITS, e.units, strict=True):
         if access.bits(unit.control, f"{u}_CONTROL", "busy"):
-            out += [(_address(f"{u}_START"), access.put_address(f"{u}_START", "address", unit.start), 4),
-                    (_address(f"{u}_END"), access.put_address(f"{u}_END", "address", unit.end), 4),
-                    (_address(f"{u}_VALUE"), unit.value, 4), (_address(f"{u}_CONTROL"), unit.control, 4)]
+            out += [
+                (_address(f"{u}_START"), access.put_address(f"{u}_START", "address", unit.start), 4),
+                (_address(f"{u}_END"), access.put_address(f"{u}_END", "address", unit.end), 4),
+                (_address(f"{u}_VALUE"), unit.value, 4),
+                (_address(f"{u}_CONTROL"), unit.control, 4),
+            ]
     return out
 
 
 def _ppf_addresses(src: int, dst: int) -> list[Write]:
-    return [(_address("PPF_IN_ADDR"), access.put_address("PPF_IN_ADDR", "address", src), 4),
-            (_address("PPF_OUT_ADDR"), access.put_address("PPF_OUT_ADDR", "address", dst), 4)]
+    return [
+        (_address("PPF_IN_ADDR"), access.put_address("PPF_IN_ADDR", "address", src), 4),
+        (_address("PPF_OUT_ADDR"), access.put_address("PPF_OUT_ADDR", "address", dst), 4),
+    ]
 
 
 def _lower_transfer(e: pica.DisplayTransfer) -> list[Write]:
@@ -188,17 +209,28 @@ def _lower_transfer(e: pica.DisplayTransfer) -> list[Write]:
     if access.bits(e.flags, "PPF_FLAGS", "texture_copy"):
         out_dim = (access.bits(e.out_dim, "PPF_OUT_DIM", "width"), access.bits(e.out_dim, "PPF_OUT_DIM", "height"))
         size = E.raw_copy_size(out_dim, E.TransferFlags.from_word(e.flags))
-        dims += [(_address("PPF_COPY_SIZE"), size, 4), (_address("PPF_COPY_IN"), 0, 4),
-                 (_address("PPF_COPY_OUT"), 0, 4)]
-    return [*_ppf_addresses(e.src, e.dst), *dims, (_address("PPF_FLAGS"), e.flags, 4),
-            (_address("PPF_TRIGGER"), access.put("PPF_TRIGGER", "start", 1), 4)]
+        dims += [
+            (_address("PPF_COPY_SIZE"), size, 4),
+            (_address("PPF_COPY_IN"), 0, 4),
+            (_address("PPF_COPY_OUT"), 0, 4),
+        ]
+    return [
+        *_ppf_addresses(e.src, e.dst),
+        *dims,
+        (_address("PPF_FLAGS"), e.flags, 4),
+        (_address("PPF_TRIGGER"), access.put("PPF_TRIGGER", "start", 1), 4),
+    ]
 
 
 def _lower_copy(e: pica.TextureCopy) -> list[Write]:
-    return [*_ppf_addresses(e.src, e.dst), (_address("PPF_COPY_SIZE"), e.size, 4),
-            (_address("PPF_COPY_IN"), e.in_line, 4), (_address("PPF_COPY_OUT"), e.out_line, 4),
-            (_address("PPF_FLAGS"), e.flags | access.put("PPF_FLAGS", "texture_copy", 1), 4),
-            (_address("PPF_TRIGGER"), access.put("PPF_TRIGGER", "start", 1), 4)]
+    return [
+        *_ppf_addresses(e.src, e.dst),
+        (_address("PPF_COPY_SIZE"), e.size, 4),
+        (_address("PPF_COPY_IN"), e.in_line, 4),
+        (_address("PPF_COPY_OUT"), e.out_line, 4),
+        (_address("PPF_FLAGS"), e.flags | access.put("PPF_FLAGS", "texture_copy", 1), 4),
+        (_address("PPF_TRIGGER"), access.put("PPF_TRIGGER", "start", 1), 4),
+    ]
 
 
 def _lower_present(e: pica.Present) -> list[Write]:
@@ -207,9 +239,13 @@ def _lower_present(e: pica.Present) -> list[Write]:
     pdc = SCREENS[e.screen]
     second = access.bits(e.select, f"{pdc}_SELECT", "second")
     left, right = (f"{pdc}_LEFT_B", f"{pdc}_RIGHT_B") if second else (f"{pdc}_LEFT_A", f"{pdc}_RIGHT_A")
-    return [(_address(left), e.left, 4), (_address(right), e.right, 4), (_address(f"{pdc}_STRIDE"), e.stride, 4),
-            (_address(f"{pdc}_FORMAT"), e.format, 4),
-            (_address(f"{pdc}_SELECT"), access.put(f"{pdc}_SELECT", "second", second), 4)]
+    return [
+        (_address(left), e.left, 4),
+        (_address(right), e.right, 4),
+        (_address(f"{pdc}_STRIDE"), e.stride, 4),
+        (_address(f"{pdc}_FORMAT"), e.format, 4),
+        (_address(f"{pdc}_SELECT"), access.put(f"{pdc}_SELECT", "second", second), 4),
+    ]
 
 
 _LOWER: dict[type, Callable[..., list[Write]]] = {

@@ -77,8 +77,12 @@ class RasterState:
             width=width,
             height=height,
             scissor_mode=SCISSOR_KERNEL_MODE[access.raw(regs, "SCISSORTEST_MODE", "mode")],
-            scissor=(access.raw(regs, "SCISSORTEST_POS", "x1"), access.raw(regs, "SCISSORTEST_POS", "y1"),
-                     access.raw(regs, "SCISSORTEST_DIM", "x2"), access.raw(regs, "SCISSORTEST_DIM", "y2")),
+            scissor=(
+                access.raw(regs, "SCISSORTEST_POS", "x1"),
+                access.raw(regs, "SCISSORTEST_POS", "y1"),
+                access.raw(regs, "SCISSORTEST_DIM", "x2"),
+                access.raw(regs, "SCISSORTEST_DIM", "y2"),
+            ),
             depth_scale=float(access.value(regs, "DEPTHMAP_SCALE", "scale")),
             depth_offset=float(access.value(regs, "DEPTHMAP_OFFSET", "offset")),
             w_buffer=access.raw(regs, "DEPTHMAP_ENABLE", "mode") == 0,
@@ -117,8 +121,11 @@ class ColumnPlan:
         columns = range(n_var) if active is None else sorted({int(c) for c in np.asarray(active).ravel()})
         position = {c: k for k, c in enumerate(columns)}
         quat = range(VARYING["quat"].start, VARYING["quat"].stop)
-        return cls(np.array(columns, np.int64), position[quat[0]] if all(c in position for c in quat) else None,
-                   tuple((name, _field_plan(position, want)) for name, want in VARYING.items()))
+        return cls(
+            np.array(columns, np.int64),
+            position[quat[0]] if all(c in position for c in quat) else None,
+            tuple((name, _field_plan(position, want)) for name, want in VARYING.items()),
+        )
 
     def fields_of(self, out_var: np.ndarray) -> dict[str, np.ndarray]:
         """The varying fields of ``Fragments`` over the interpolated (F, A) float32 ``out_var``."""
@@ -140,8 +147,9 @@ class ColumnPlan:
 
 
 @numba.njit(cache=True, inline="always")
-def _emit(prim, k, px, py, w0, w1, w2, inv_area2, tv, dparams, out_x, out_y, out_depth, out_w, out_var,
-          out_prim) -> bool:  # pragma: no cover - compiled
+def _emit(
+    prim, k, px, py, w0, w1, w2, inv_area2, tv, dparams, out_x, out_y, out_depth, out_w, out_var, out_prim
+) -> bool:  # pragma: no cover - compiled
     """Write fragment k of primitive ``prim`` at pixel (px, py) with barycentric weights w0 w1 w2 (sum = 1 / inv_area2);
     tv (3, 2 + A) float64: per vertex 1/w, z/w and the active varyings (premultiplied by 1/w). Returns True when
     the perspective divisor is 0 (the caller raises ZeroDivisionError)."""
@@ -178,8 +186,25 @@ def _span(r, e_dx, x0: int, x1: int) -> tuple[int, int]:  # pragma: no cover - c
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _scan(x, y, zndc, inv_w, vary, primitive, active, params, dparams, mode, out_x, out_y, out_depth, out_w, out_var,
-          out_prim, counts) -> int:  # pragma: no cover - compiled
+def _scan(
+    x,
+    y,
+    zndc,
+    inv_w,
+    vary,
+    primitive,
+    active,
+    params,
+    dparams,
+    mode,
+    out_x,
+    out_y,
+    out_depth,
+    out_w,
+    out_var,
+    out_prim,
+    counts,
+) -> int:  # pragma: no cover - compiled
     """Walk each triangle's rows in its clamped bounding box; count its fragments, and write them (in order, from
     index 0) when ``mode`` is SCAN_EMIT; returns how many were kept (written when emitting). SCAN_BOUND only sums
     the clamped bounding boxes' pixels (>= the fragments; each triangle's in counts[t, 0]) and returns that.
@@ -243,8 +268,24 @@ def _scan(x, y, zndc, inv_w, vary, primitive, active, params, dparams, mode, out
                 r2 = e_row[2] + (first - x0) * e_dx[2] - bias[2]
                 for px in range(first, last + 1):
                     if not (smode == 1 and row_in and sx1 <= px <= sx2):  # exclude box: skip its pixels
-                        zero_div |= _emit(primitive[t], total, px, py, float(r0), float(r1), float(r2), inv_area2,
-                                          tv, dparams, out_x, out_y, out_depth, out_w, out_var, out_prim)
+                        zero_div |= _emit(
+                            primitive[t],
+                            total,
+                            px,
+                            py,
+                            float(r0),
+                            float(r1),
+                            float(r2),
+                            inv_area2,
+                            tv,
+                            dparams,
+                            out_x,
+                            out_y,
+                            out_depth,
+                            out_w,
+                            out_var,
+                            out_prim,
+                        )
                         total += 1
                     r0 += e_dx[0]
                     r1 += e_dx[1]
@@ -259,8 +300,9 @@ def _scan(x, y, zndc, inv_w, vary, primitive, active, params, dparams, mode, out
     return total
 
 
-def rasterize_chunks(wt: WindowTriangles, rs: RasterState,
-                     active: np.ndarray | ColumnPlan | None = None) -> Iterator[tuple[Fragments, dict]]:
+def rasterize_chunks(
+    wt: WindowTriangles, rs: RasterState, active: np.ndarray | ColumnPlan | None = None
+) -> Iterator[tuple[Fragments, dict]]:
     """``rasterize`` over consecutive runs of triangles of at most ``CHUNK_FRAGMENTS`` bounding-box pixels each
     (a triangle larger alone), in order: a draw's memory stays bounded whatever its size. A draw that rasterizes
     more than ``MAX_DRAW_FRAGMENTS`` fragments raises ``PipelineError`` before any is written (hostile input: a
@@ -274,8 +316,10 @@ def rasterize_chunks(wt: WindowTriangles, rs: RasterState,
     if total > MAX_DRAW_FRAGMENTS:  # bounding boxes overestimate thin triangles: count exactly
         covered = _walk(wt, rs, SCAN_COUNT)
         if int(covered.sum()) > MAX_DRAW_FRAGMENTS:
-            raise PipelineError(f"draw rasterizes {int(covered.sum())} fragments, more than the limit of "
-                                f"{MAX_DRAW_FRAGMENTS}", register=id_of("NUMVERTICES"))
+            raise PipelineError(
+                f"draw rasterizes {int(covered.sum())} fragments, more than the limit of {MAX_DRAW_FRAGMENTS}",
+                register=id_of("NUMVERTICES"),
+            )
     ends = np.flatnonzero(np.diff(np.cumsum(bounds) // CHUNK_FRAGMENTS)) + 1
     for lo, hi in itertools.pairwise([0, *ends.tolist(), len(wt)]):
         part = wt if (lo, hi) == (0, len(wt)) else wt.select(slice(lo, hi))
@@ -289,8 +333,14 @@ def _plan(wt: WindowTriangles, active: np.ndarray | ColumnPlan | None) -> Column
 
 
 NO_COLUMNS = np.zeros(0, np.int64)
-NO_OUTPUTS = (np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.float32), np.empty(0, np.float32),
-              np.empty((0, 0), np.float32), np.empty(0, np.int32))  # the outputs of walks that write none
+NO_OUTPUTS = (
+    np.empty(0, np.int32),
+    np.empty(0, np.int32),
+    np.empty(0, np.float32),
+    np.empty(0, np.float32),
+    np.empty((0, 0), np.float32),
+    np.empty(0, np.int32),
+)  # the outputs of walks that write none
 
 
 def _walk(wt: WindowTriangles, rs: RasterState, mode: int) -> np.ndarray:
@@ -304,9 +354,17 @@ def _walk(wt: WindowTriangles, rs: RasterState, mode: int) -> np.ndarray:
 
 def _scan_inputs(wt: WindowTriangles, rs: RasterState, cols: np.ndarray) -> tuple:
     """``_scan``'s arguments before ``mode``: the triangles, the varying columns ``cols``, the raster state."""
-    return (np.ascontiguousarray(wt.x), np.ascontiguousarray(wt.y), np.ascontiguousarray(wt.zndc),
-            np.ascontiguousarray(wt.inv_w), np.ascontiguousarray(wt.varyings),
-            np.ascontiguousarray(wt.primitive, np.int32), cols, rs.params, rs.dparams)
+    return (
+        np.ascontiguousarray(wt.x),
+        np.ascontiguousarray(wt.y),
+        np.ascontiguousarray(wt.zndc),
+        np.ascontiguousarray(wt.inv_w),
+        np.ascontiguousarray(wt.varyings),
+        np.ascontiguousarray(wt.primitive, np.int32),
+        cols,
+        rs.params,
+        rs.dparams,
+    )
 
 
 def rasterize(wt: WindowTriangles, rs: RasterState, active: np.ndarray | None = None) -> tuple[Fragments, dict]:
@@ -356,8 +414,14 @@ def _normalise(quat: np.ndarray) -> None:
 
 def _outputs(size: int, n_var: int) -> tuple[np.ndarray, ...]:
     """Uninitialised fragment arrays: x, y, depth, w, varyings (size, n_var), primitive."""
-    return (np.empty(size, np.int32), np.empty(size, np.int32), np.empty(size, np.float32),
-            np.empty(size, np.float32), np.empty((size, n_var), np.float32), np.empty(size, np.int32))
+    return (
+        np.empty(size, np.int32),
+        np.empty(size, np.int32),
+        np.empty(size, np.float32),
+        np.empty(size, np.float32),
+        np.empty((size, n_var), np.float32),
+        np.empty(size, np.int32),
+    )
 
 
 def scissor_rejects(rs: RasterState, x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -120,8 +120,7 @@ class GdbClient:
         except TimeoutError:
             raise LinkTimeout("no answer in time", endpoint=self.endpoint, packet=what) from None
         except OSError as err:
-            raise LinkClosed(f"connection failed: {err.strerror or err}", endpoint=self.endpoint, packet=what) \
-                from None
+            raise LinkClosed(f"connection failed: {err.strerror or err}", endpoint=self.endpoint, packet=what) from None
         if not chunk:
             raise LinkClosed("the stub closed the connection", endpoint=self.endpoint, packet=what)
         self._buf += chunk

@@ -86,8 +86,9 @@ def transfer_sizes(in_dim: int, out_dim: int, flags_word: int) -> tuple[int, int
     """(input bytes, output bytes) of a display transfer (unknown pixel formats count 4 bytes a pixel)."""
     flags = E.TransferFlags.from_word(flags_word)
     sx, sy = E.SCALE_SHIFTS.get(flags.scale, (0, 0))
-    (in_w, in_h), (out_w, out_h) = ((access.bits(d, "PPF_IN_DIM", "width"), access.bits(d, "PPF_IN_DIM", "height"))
-                                    for d in (in_dim, out_dim))
+    (in_w, in_h), (out_w, out_h) = (
+        (access.bits(d, "PPF_IN_DIM", "width"), access.bits(d, "PPF_IN_DIM", "height")) for d in (in_dim, out_dim)
+    )
     in_bytes = in_w * in_h * E.BYTES_PER_PIXEL.get(flags.in_format, 4)
     out_px = (out_w >> sx) * (out_h >> sy)
     return in_bytes, out_px * E.BYTES_PER_PIXEL.get(flags.out_format, 4)
@@ -96,8 +97,12 @@ def transfer_sizes(in_dim: int, out_dim: int, flags_word: int) -> tuple[int, int
 def _transfer(w: list[int]) -> GxCommand:
     in_bytes, out_bytes = transfer_sizes(w[3], w[4], w[5])
     src, dst = _phys(w[1], in_bytes, "display transfer input"), _phys(w[2], out_bytes, "display transfer output")
-    return GxCommand(GxId.DISPLAY_TRANSFER, pica.DisplayTransfer(src, dst, w[3], w[4], w[5]),
-                     reads=((src, in_bytes),), writes=((dst, out_bytes),))
+    return GxCommand(
+        GxId.DISPLAY_TRANSFER,
+        pica.DisplayTransfer(src, dst, w[3], w[4], w[5]),
+        reads=((src, in_bytes),),
+        writes=((dst, out_bytes),),
+    )
 
 
 def copy_span(size: int, line: int) -> int:
@@ -114,8 +119,12 @@ def copy_span(size: int, line: int) -> int:
 def _copy(w: list[int]) -> GxCommand:
     in_span, out_span = copy_span(w[3], w[4]), copy_span(w[3], w[5])
     src, dst = _phys(w[1], in_span, "texture copy input"), _phys(w[2], out_span, "texture copy output")
-    return GxCommand(GxId.TEXTURE_COPY, pica.TextureCopy(src, dst, w[3], w[4], w[5], w[6]),
-                     reads=((src, in_span),), writes=((dst, out_span),))
+    return GxCommand(
+        GxId.TEXTURE_COPY,
+        pica.TextureCopy(src, dst, w[3], w[4], w[5], w[6]),
+        reads=((src, in_span),),
+        writes=((dst, out_span),),
+    )
 
 
 def _dma(w: list[int]) -> GxCommand:

@@ -49,8 +49,11 @@ def to_virtual(physical: int, size: int = 1, *, linear_base: int = MAPPINGS[0].v
     """A virtual address of physical ``[physical, physical + size)``; FCRAM through the linear heap at
     ``linear_base`` (the one the program uses)."""
     for m in MAPPINGS:
-        if m.physical <= physical and physical + size <= m.physical + m.size and (
-                m.physical != MAPPINGS[0].physical or m.virtual == linear_base):
+        if (
+            m.physical <= physical
+            and physical + size <= m.physical + m.size
+            and (m.physical != MAPPINGS[0].physical or m.virtual == linear_base)
+        ):
             return m.virtual + physical - m.physical
     raise RecordError(f"physical 0x{physical:08X} (+{size} bytes) is not FCRAM, VRAM or DSP RAM")
 

@@ -82,8 +82,9 @@ def vertex_spans(call: DrawCall) -> list[tuple[int, int]]:
     if vl.count == 0:
         return []
     if vl.count > MAX_DRAW_VERTICES:
-        raise PipelineError(f"draw of {vl.count} vertices exceeds the limit of {MAX_DRAW_VERTICES}",
-                            register=id_of("NUMVERTICES"))
+        raise PipelineError(
+            f"draw of {vl.count} vertices exceeds the limit of {MAX_DRAW_VERTICES}", register=id_of("NUMVERTICES")
+        )
     spans = []
     if call.kind is DrawKind.ELEMENTS:
         spans.append((vl.index_address, vl.count * vl.index_dtype.itemsize))
@@ -105,7 +106,8 @@ def texture_spans(ds: DrawState) -> list[tuple[int, int]]:
             continue
         last = tex.max_level
         size = level_offset(tex.width, tex.height, tex.format, last) + level_bytes(
-            tex.width >> last, tex.height >> last, tex.format)
+            tex.width >> last, tex.height >> last, tex.format
+        )
         spans += [(address, size) for address in tex.addresses]
     return spans
 

@@ -63,8 +63,10 @@ class Progress:
 
     def line(self) -> str:
         rate = self.bytes_read / max(self.seconds, 1e-9) / 1024
-        return (f"record: {self.frames} frame(s), {self.events} events, {self.bytes_read / 1024:.0f} KiB read "
-                f"({rate:.0f} KiB/s), {self.bytes_recorded / 1024:.0f} KiB recorded, {self.seconds:.1f} s")
+        return (
+            f"record: {self.frames} frame(s), {self.events} events, {self.bytes_read / 1024:.0f} KiB read "
+            f"({rate:.0f} KiB/s), {self.bytes_recorded / 1024:.0f} KiB recorded, {self.seconds:.1f} s"
+        )
 
 
 class MirrorMemory(PhysicalMemory):
@@ -83,9 +85,18 @@ class MirrorMemory(PhysicalMemory):
 class Recorder:
     """Records from ``link`` (a handshaken ``GdbClient``, target halted) with ``hooks``; see the module docstring."""
 
-    def __init__(self, link: GdbClient, hooks: list[Hook], *, from_start: bool, frames: int | None = None,
-                 stop_timeout: float = 60.0, progress: Callable[[Progress], None] | None = None,
-                 warn: Callable[[str], None] | None = None, meta: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        link: GdbClient,
+        hooks: list[Hook],
+        *,
+        from_start: bool,
+        frames: int | None = None,
+        stop_timeout: float = 60.0,
+        progress: Callable[[Progress], None] | None = None,
+        warn: Callable[[str], None] | None = None,
+        meta: dict[str, str] | None = None,
+    ) -> None:
         self.link, self.hooks = link, {h.address: h for h in hooks}
         self.from_start, self.frames_wanted, self.stop_timeout = from_start, frames, stop_timeout
         self.progress_cb, self.warn_cb = progress, warn
@@ -101,8 +112,9 @@ class Recorder:
         self.gpu_owned, self.fresh = Intervals(), Intervals()
         self.mirror = MirrorMemory(self.fetch)
         self.sink = DrawReads(self.fetch, self.target, self.warn)
-        self.processor = CommandProcessor(self.mirror, self.sink, GpuState(regs=gxconvert.reset_regs()),
-                                          record_draws=False)
+        self.processor = CommandProcessor(
+            self.mirror, self.sink, GpuState(regs=gxconvert.reset_regs()), record_draws=False
+        )
         self.meta = {"source": "picaemu record", **(meta or {})}
         if not from_start:
             self.meta[unknown_state.META_KEY] = unknown_state.UNKNOWN
@@ -127,8 +139,9 @@ class Recorder:
                 regs = self.link.registers()
                 hook = self.hooks.get(regs[PC])
                 if hook is None:
-                    raise RecordError(f"the program stopped at 0x{regs[PC]:08X} (signal {stop.signal}), "
-                                      "not at a recorded function")
+                    raise RecordError(
+                        f"the program stopped at 0x{regs[PC]:08X} (signal {stop.signal}), not at a recorded function"
+                    )
                 self._handle(hook, regs)
         except KeyboardInterrupt as err:
             self.ended_by = err
@@ -296,5 +309,6 @@ class Recorder:
         if self.progress_cb is None or (not force and now - self._last_progress < PROGRESS_EVERY):
             return
         self._last_progress = now
-        self.progress_cb(Progress(self.frames, len(self.events), self.link.bytes_read, self.bytes_recorded,
-                                  now - self._start))
+        self.progress_cb(
+            Progress(self.frames, len(self.events), self.link.bytes_read, self.bytes_recorded, now - self._start)
+        )

@@ -83,8 +83,10 @@ def find_hooks(path: str | os.PathLike[str]) -> list[Hook]:
                 kind = THUMB_KIND if value & 1 else ARM_KIND
                 hooks[spec.role] = Hook(spec.role, name, value & ~1, kind, spec.command_register)
     if "submit" not in hooks:
-        raise RecordError(f"{path}: no GX submission function ({', '.join(HOOKS[0].names + HOOKS[1].names)}); "
-                          "is the ELF stripped, or not a libctru program?")
+        raise RecordError(
+            f"{path}: no GX submission function ({', '.join(HOOKS[0].names + HOOKS[1].names)}); "
+            "is the ELF stripped, or not a libctru program?"
+        )
     if "present" in hooks:
         hooks.pop("frame", None)
     elif "frame" not in hooks:

@@ -175,7 +175,6 @@ def decode_fields(reg: int | Register, value: int) -> DecodedValue:
     reg = get(reg) if isinstance(reg, int) else reg
     value &= 0xFFFFFFFF
     fields = tuple(
-        FieldValue(f.name, f.lo, f.hi, raw := f.extract(value), f.interpret(raw), f.describe(raw))
-        for f in reg.fields
+        FieldValue(f.name, f.lo, f.hi, raw := f.extract(value), f.interpret(raw), f.describe(raw)) for f in reg.fields
     )
     return DecodedValue(reg, value, fields, value & ~reg.covered_mask & 0xFFFFFFFF)

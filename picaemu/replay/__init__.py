@@ -152,9 +152,17 @@ def default_pipeline(backend: str = "software") -> PipelineSink:
 class Replay:
     """A capture being replayed; see the module docstring."""
 
-    def __init__(self, capture: pica.Capture, *, pipeline: PipelineSink | None = None,
-                 checkpoint_every: int = CHECKPOINT_EVERY, checkpoints: bool = True, record_draws: bool = True,
-                 checkpoint_draws: int = CHECKPOINT_DRAWS, checkpoint_budget: int = CHECKPOINT_BUDGET) -> None:
+    def __init__(
+        self,
+        capture: pica.Capture,
+        *,
+        pipeline: PipelineSink | None = None,
+        checkpoint_every: int = CHECKPOINT_EVERY,
+        checkpoints: bool = True,
+        record_draws: bool = True,
+        checkpoint_draws: int = CHECKPOINT_DRAWS,
+        checkpoint_budget: int = CHECKPOINT_BUDGET,
+    ) -> None:
         """``checkpoints=False`` keeps only the initial one (forward-only headless runs: render, batch, stats);
         ``record_draws=False`` keeps no per-draw record (``draws`` stays empty, ``draw_count`` counts): memory
         that does not grow with the length of the capture (streaming renders of long captures)."""
@@ -173,8 +181,9 @@ class Replay:
         self._recorder = _Recorder(self.unknown_state or self.pipeline, self)
         self.memory = PhysicalMemory()
         self.record_draws = record_draws
-        self.processor = CommandProcessor(self.memory, self._recorder, initial_gpu_state(capture.state),
-                                          record_draws=record_draws)
+        self.processor = CommandProcessor(
+            self.memory, self._recorder, initial_gpu_state(capture.state), record_draws=record_draws
+        )
         if self.unknown_state is not None:
             self.processor.attach(self.unknown_state)
         self.gx = Gx(self.processor)
@@ -236,8 +245,9 @@ class Replay:
         self.sync_memory()
         if not 0 <= face < len(ustate.addresses):
             raise PicaError(f"texture unit {unit} has {len(ustate.addresses)} face(s), not face {face}")
-        return decode_texture(self.memory, ustate.addresses[face], ustate.width, ustate.height, ustate.format.value,
-                              level)
+        return decode_texture(
+            self.memory, ustate.addresses[face], ustate.width, ustate.height, ustate.format.value, level
+        )
 
     # -- the debugger's answers (picaemu.debug.api; each call may move the replay) -----------------------------
     @property
@@ -296,9 +306,16 @@ class Replay:
             by_event.setdefault(d.event, []).append(d.index)
         frames: list[list[EventInfo]] = [[]]
         for i, event in enumerate(self.events):
-            frames[-1].append(EventInfo(i, type(event).__name__, len(frames) - 1, describe(event),
-                                        draws=tuple(by_event.get(i, ())),
-                                        is_list=isinstance(event, pica.CommandList)))
+            frames[-1].append(
+                EventInfo(
+                    i,
+                    type(event).__name__,
+                    len(frames) - 1,
+                    describe(event),
+                    draws=tuple(by_event.get(i, ())),
+                    is_list=isinstance(event, pica.CommandList),
+                )
+            )
             if isinstance(event, pica.FrameEnd) and i + 1 < len(self.events):
                 frames.append([])
         return frames
@@ -366,8 +383,10 @@ class Replay:
         target, current = (position, packets), (self.position, self.packet)
         if forward_only:
             if self._partial or target < current:
-                raise PicaError(f"cannot run forward from event {current[0]} + {current[1]} packets to event "
-                                f"{position} + {packets} packets")
+                raise PicaError(
+                    f"cannot run forward from event {current[0]} + {current[1]} packets to event "
+                    f"{position} + {packets} packets"
+                )
         else:
             nearest = max(at for at in self._checkpoints if at <= target)
             if fresh or self._partial or target < current or nearest > current:
@@ -426,15 +445,24 @@ class Replay:
         ``step`` runs the list of event ``position`` names where it is: ``packets`` run so far and ``resume`` =
         (address, bytes left) of the next one."""
         if self._partial and packets is None:
-            raise PicaError("the position run_to_draw left (inside a command list) cannot be checkpointed; "
-                            "use run_to(event, packets=k)")
+            raise PicaError(
+                "the position run_to_draw left (inside a command list) cannot be checkpointed; "
+                "use run_to(event, packets=k)"
+            )
         if packets is not None and (packets < 1) != (resume is None):
             raise PicaError("a checkpoint inside a command list needs both its packet count and where it resumes")
         self.sync_memory()
-        return Checkpoint(self.position, self.packet if packets is None else packets, self.state.copy(),
-                          snapshot_pages(self.memory), self.gx.gpu.copy(), self.gx.lcd.copy(),
-                          self.processor.draw_count, self.processor.pending_input(),
-                          self._resume if packets is None else resume)
+        return Checkpoint(
+            self.position,
+            self.packet if packets is None else packets,
+            self.state.copy(),
+            snapshot_pages(self.memory),
+            self.gx.gpu.copy(),
+            self.gx.lcd.copy(),
+            self.processor.draw_count,
+            self.processor.pending_input(),
+            self._resume if packets is None else resume,
+        )
 
     def restore(self, cp: Checkpoint) -> None:
         """Put the replay back at ``cp`` (memory, GPU state, external registers, draw count, list position)."""
@@ -443,7 +471,7 @@ class Replay:
         self.processor.load_state(cp.state.copy())
         self.processor.load_pending_input(cp.pending)
         self.processor.draw_count = cp.draw_count
-        del self.processor.draws[cp.draw_count:]
+        del self.processor.draws[cp.draw_count :]
         self.gx.gpu[:], self.gx.lcd[:] = cp.gpu, cp.lcd
         self.pipeline.event(PipelineEventKind.RESTART_PRIMITIVE, self.state)
         self.position, self.packet, self._resume = cp.position, cp.packets, cp.resume
@@ -475,8 +503,18 @@ class Replay:
         if self.record_draws and call.index >= len(self.draws):
             packet = self.packet + call.packet if call.packet >= 0 else -1
             # the draw's own counters dict: a pipeline that batches fragments completes it at the next sync
-            self.draws.append(DrawRecord(call.index, self._current, call.offset, call.kind.value, call.stats,
-                                         call.bounds, packet, bisect.bisect_left(self.frames, self._current)))
+            self.draws.append(
+                DrawRecord(
+                    call.index,
+                    self._current,
+                    call.offset,
+                    call.kind.value,
+                    call.stats,
+                    call.bounds,
+                    packet,
+                    bisect.bisect_left(self.frames, self._current),
+                )
+            )
 
     def _record_compiled(self, facts: list[DrawFacts]) -> None:
         """``_record_draw`` of each draw the command processor's compiled loop ran (``CompiledDraws.each``)."""
@@ -484,8 +522,11 @@ class Replay:
             return
         event, packet, frame = self._current, self.packet, bisect.bisect_left(self.frames, self._current)
         known = len(self.draws)
-        self.draws.extend(DrawRecord(index, event, offset, kind.value, stats, bounds, packet + pk, frame)
-                          for index, kind, offset, pk, _resume, stats, bounds in facts if index >= known)
+        self.draws.extend(
+            DrawRecord(index, event, offset, kind.value, stats, bounds, packet + pk, frame)
+            for index, kind, offset, pk, _resume, stats, bounds in facts
+            if index >= known
+        )
 
     def _next_checkpoint_draw(self, index: int) -> int:
         """The first draw from ``index`` on that ``_checkpoint_after_draw`` may checkpoint after (none: a huge
@@ -499,8 +540,13 @@ class Replay:
         ``DrawCall.packet`` and ``resume``): a checkpoint right after it, so that a jump to any draw of a long list
         replays at most that many draws. Over ``checkpoint_budget`` bytes, every other such checkpoint is dropped
         and the spacing doubles."""
-        if not self.checkpoints or resume is None or resume[1] <= 0 or packet < 0 or \
-                (index + 1) % self.checkpoint_draws:
+        if (
+            not self.checkpoints
+            or resume is None
+            or resume[1] <= 0
+            or packet < 0
+            or (index + 1) % self.checkpoint_draws
+        ):
             return
         at = (self._current, self.packet + packet + 1)
         if at in self._checkpoints:
@@ -528,14 +574,16 @@ class Replay:
         for i in range(len(writes) - 1, -1, -1):
             address, value, width = writes[i]
             if address in JUMP_CHANNEL and width == 4:
-                return writes[:i], JUMP_CHANNEL[address], value, writes[i + 1:]
+                return writes[:i], JUMP_CHANNEL[address], value, writes[i + 1 :]
         return None
 
     def _channel_buffer(self, channel: int) -> tuple[int, int]:
         """(address, bytes) of the command buffer CMDBUF_ADDR/SIZE of ``channel`` name now."""
         regs = self.state.regs
-        return (int(access.value(regs, f"CMDBUF_ADDR{channel}", "address")),
-                int(access.value(regs, f"CMDBUF_SIZE{channel}", "size")))
+        return (
+            int(access.value(regs, f"CMDBUF_ADDR{channel}", "address")),
+            int(access.value(regs, f"CMDBUF_SIZE{channel}", "size")),
+        )
 
     def _run_packets(self, limit: int) -> None:
         """Run ``limit`` more packets (-1: all the rest) of command-list event ``position``; finishes the event
@@ -561,13 +609,24 @@ class Replay:
         self._finish_event()
 
 
-def open(path: str | os.PathLike[str], *, pipeline: PipelineSink | None = None, strict: bool = True,
-         checkpoints: bool = True, record_draws: bool = True, backend: str = "software") -> Replay:
+def open(
+    path: str | os.PathLike[str],
+    *,
+    pipeline: PipelineSink | None = None,
+    strict: bool = True,
+    checkpoints: bool = True,
+    record_draws: bool = True,
+    backend: str = "software",
+) -> Replay:
     """Open a capture (.pica, .ctf or c3dcap directory) for replay; ``backend`` picks the rendering pipeline
     when ``pipeline`` is not given (``default_pipeline``)."""
     capture = load_capture(path, strict=strict)
-    replay = Replay(capture, pipeline=pipeline if pipeline is not None else default_pipeline(backend),
-                    checkpoints=checkpoints, record_draws=record_draws)
+    replay = Replay(
+        capture,
+        pipeline=pipeline if pipeline is not None else default_pipeline(backend),
+        checkpoints=checkpoints,
+        record_draws=record_draws,
+    )
     replay.path = os.fspath(path)
     return replay
 
@@ -578,6 +637,17 @@ def null_replay(capture: pica.Capture) -> Replay:
 
 
 __all__ = [
-    "BACKENDS", "Checkpoint", "DrawRecord", "EventInfo", "Replay", "ReplayError", "default_pipeline", "describe",
-    "initial_gpu_state", "is_capture", "load_capture", "null_replay", "open",
+    "BACKENDS",
+    "Checkpoint",
+    "DrawRecord",
+    "EventInfo",
+    "Replay",
+    "ReplayError",
+    "default_pipeline",
+    "describe",
+    "initial_gpu_state",
+    "is_capture",
+    "load_capture",
+    "null_replay",
+    "open",
 ]

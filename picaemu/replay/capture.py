@@ -46,12 +46,16 @@ def is_capture(path: str | os.PathLike[str]) -> bool:
 def initial_gpu_state(s: pica.InitialState) -> GpuState:
     return GpuState(
         regs=s.regs.astype(np.uint32),
-        vs=ShaderUnitMemory(s.vs_code.astype(np.uint32), s.vs_opdescs.astype(np.uint32),
-                            s.vs_uniforms.astype(np.float32)),
-        gs=ShaderUnitMemory(s.gs_code.astype(np.uint32), s.gs_opdescs.astype(np.uint32),
-                            s.gs_uniforms.astype(np.float32)),
-        lighting_luts=s.lighting_luts.astype(np.uint32), fog_lut=s.fog_lut.astype(np.uint32),
-        proctex_luts=s.proctex_luts.astype(np.uint32), gas_lut=s.gas_lut.astype(np.uint32),
+        vs=ShaderUnitMemory(
+            s.vs_code.astype(np.uint32), s.vs_opdescs.astype(np.uint32), s.vs_uniforms.astype(np.float32)
+        ),
+        gs=ShaderUnitMemory(
+            s.gs_code.astype(np.uint32), s.gs_opdescs.astype(np.uint32), s.gs_uniforms.astype(np.float32)
+        ),
+        lighting_luts=s.lighting_luts.astype(np.uint32),
+        fog_lut=s.fog_lut.astype(np.uint32),
+        proctex_luts=s.proctex_luts.astype(np.uint32),
+        gas_lut=s.gas_lut.astype(np.uint32),
         fixed_attribs=s.fixed_attribs.astype(np.float32),
     )
 

@@ -60,7 +60,6 @@ class EventInfo:
     is_list: bool = False
 
 
-
 @dataclass
 class DrawRecord:
     """One draw as the replay saw it: the one record of a draw that the replay, the debugger's timeline, the API,

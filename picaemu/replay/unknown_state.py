@@ -88,6 +88,11 @@ class UnknownStateWatch(Observer):
             self.warned[reg_id] = True
             self.unknown.append((reg_id, draw))
             name = regtable.get(reg_id).name
-            log.warning("draw #%d reads register 0x%03X (%s) that the capture never wrote: its value 0x%08X is "
-                        "the power-on guess, not what the program set before recording", draw, reg_id, name,
-                        int(regs[reg_id]))
+            log.warning(
+                "draw #%d reads register 0x%03X (%s) that the capture never wrote: its value 0x%08X is "
+                "the power-on guess, not what the program set before recording",
+                draw,
+                reg_id,
+                name,
+                int(regs[reg_id]),
+            )

@@ -46,13 +46,13 @@ class Assembler:
         self.code: list[int] = []
         self.kinds: list[str] = []
         self.descs = DescTable()
-        self.desc_pcs: list[int] = []   # words with a 7-bit descriptor field (all but MAD/MADI)
+        self.desc_pcs: list[int] = []  # words with a 7-bit descriptor field (all but MAD/MADI)
         self.procs: dict[str, tuple[int, int]] = {}
-        self.fixups: list[tuple[int, str, Where]] = []   # CALL/CALLC/CALLU words and their procedures
+        self.fixups: list[tuple[int, str, Where]] = []  # CALL/CALLC/CALLU words and their procedures
         self.shared = decls.shared_pools()
         self.gs_pools = decls.shared_pools()
         self.global_uniforms: dict[str, tuple[str, int, int]] = {}
-        self.last_was_end = False   # a block closed and no instruction since (picasso's rule; spans files)
+        self.last_was_end = False  # a block closed and no instruction since (picasso's rule; spans files)
 
     # ------------------------------------------------------------------ top level
 
@@ -63,9 +63,13 @@ class Assembler:
         dvles = [self._dvle(u) for u in units if not u.nodvle]
         if not dvles:
             raise Where(sources[-1][0] if sources else "<source>", 1).error("no DVLE: every file is .nodvle")
-        data_size = DVLP_HEADER_SIZE + 4 * len(self.code) + OPDESC_SIZE * len(self.descs.values)   # as picasso
-        return Shbin(code=tuple(self.code), opdescs=tuple((d, 0) for d in self.descs.values), dvles=tuple(dvles),
-                     dvlp_unknown=(data_size, 0))
+        data_size = DVLP_HEADER_SIZE + 4 * len(self.code) + OPDESC_SIZE * len(self.descs.values)  # as picasso
+        return Shbin(
+            code=tuple(self.code),
+            opdescs=tuple((d, 0) for d in self.descs.values),
+            dvles=tuple(dvles),
+            dvlp_unknown=(data_size, 0),
+        )
 
     def pools(self, unit: Unit) -> dict[str, decls.Pool]:
         return self.gs_pools if unit.gsh_space else self.shared
@@ -73,7 +77,7 @@ class Assembler:
     def _file(self, path: str, text: str) -> Unit:
         unit = Unit(path)
         for pool in self.shared.values():
-            pool.end = pool.top   # constants restart at the top of each file
+            pool.end = pool.top  # constants restart at the top of each file
         blocks: list[Block] = []
         for lineno, raw in enumerate(text.splitlines(), 1):
             line = strip_comment(raw)
@@ -89,7 +93,7 @@ class Assembler:
                 if not body:
                     continue
             word = body.split(None, 1)[0]
-            args = body[len(word):].strip()
+            args = body[len(word) :].strip()
             args_col = where.column + (body.index(args, len(word)) if args else len(body))
             if word.startswith("."):
                 self._directive(unit, blocks, word.lower(), args, where, args_col)
@@ -237,23 +241,41 @@ class Assembler:
             where = u.entry_where or Where(u.path, 1)
             raise where.error(f"entry procedure '{u.entry}' is not defined")
         start, end = self.procs[u.entry]
-        table = sorted(((uniform_register_raw(letter, first), uniform_register_raw(letter, last), name)
-                        for name, letter, first, last in u.uniforms), key=lambda t: t[0])
+        table = sorted(
+            (
+                (uniform_register_raw(letter, first), uniform_register_raw(letter, last), name)
+                for name, letter, first, last in u.uniforms
+            ),
+            key=lambda t: t[0],
+        )
         symbols, uniforms = b"", []
         for first, last, name in table:
             uniforms.append(Uniform(len(symbols), first, last))
             symbols += name.replace("$", ".").encode("ascii") + b"\0"
         mode = u.gsh or (0, 0, 0, 0)
         return Dvle(
-            shader_type=int(u.is_geo), main_offset=start, main_end=end, input_mask=u.input_mask,
-            output_mask=u.output_mask, merge_outmaps=int(u.merge),
-            gs_mode=mode[0], gs_fixed_start=mode[1], gs_variable_num=mode[2], gs_fixed_num=mode[3],
-            constants=tuple(u.constants), outputs=tuple(u.outputs), uniforms=tuple(uniforms), symbols=symbols,
+            shader_type=int(u.is_geo),
+            main_offset=start,
+            main_end=end,
+            input_mask=u.input_mask,
+            output_mask=u.output_mask,
+            merge_outmaps=int(u.merge),
+            gs_mode=mode[0],
+            gs_fixed_start=mode[1],
+            gs_variable_num=mode[2],
+            gs_fixed_num=mode[3],
+            constants=tuple(u.constants),
+            outputs=tuple(u.outputs),
+            uniforms=tuple(uniforms),
+            symbols=symbols,
         )
 
 
 _DIRECTIVES = {
-    ".proc": Assembler._d_proc, ".else": Assembler._d_else, ".end": Assembler._d_end, ".word": Assembler._d_word,
+    ".proc": Assembler._d_proc,
+    ".else": Assembler._d_else,
+    ".end": Assembler._d_end,
+    ".word": Assembler._d_word,
 }
 
 

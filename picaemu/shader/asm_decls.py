@@ -18,9 +18,25 @@ from picaemu.numeric import to_f24
 from picaemu.shader.asm_model import Block
 from picaemu.shader.asm_syntax import IDENT_RE, Alias, Where, parse_operand, parse_vector, split_args
 
-OUTPUT_PROPS = {"position": 0, "pos": 0, "normalquat": 1, "nquat": 1, "color": 2, "clr": 2, "texcoord0": 3,
-                "tcoord0": 3, "texcoord0w": 4, "tcoord0w": 4, "texcoord1": 5, "tcoord1": 5, "texcoord2": 6,
-                "tcoord2": 6, "7": 7, "view": 8, "dummy": 9}
+OUTPUT_PROPS = {
+    "position": 0,
+    "pos": 0,
+    "normalquat": 1,
+    "nquat": 1,
+    "color": 2,
+    "clr": 2,
+    "texcoord0": 3,
+    "tcoord0": 3,
+    "texcoord0w": 4,
+    "tcoord0w": 4,
+    "texcoord1": 5,
+    "tcoord1": 5,
+    "texcoord2": 6,
+    "tcoord2": 6,
+    "7": 7,
+    "view": 8,
+    "dummy": 9,
+}
 DUMMY = OUTPUT_PROPS["dummy"]
 GS_MODES = {"point": 0, "variable": 1, "subdivision": 1, "fixed": 2, "particle": 2}
 BOOL_WORDS = {"true": 1, "on": 1, "1": 1, "false": 0, "off": 0, "0": 0}
@@ -295,8 +311,11 @@ def d_gsh(a, unit, blocks, args, where):
     if mode == 2 and first_free and start >= first_free:
         raise where.error(f"fixed-mode array c{start} overlaps the uniform pool from c{first_free}")
     unit.gsh = (mode, start, count if mode == 1 else 0, count if mode == 2 else 0)
-    a.gs_pools = {"c": Pool.new(first_free, FILE_SIZES["c"]), "i": Pool.new(0, FILE_SIZES["i"]),
-                  "b": Pool.new(0, GS_BOOLS)}
+    a.gs_pools = {
+        "c": Pool.new(first_free, FILE_SIZES["c"]),
+        "i": Pool.new(0, FILE_SIZES["i"]),
+        "b": Pool.new(0, GS_BOOLS),
+    }
 
 
 def d_entry(a, unit, blocks, args, where):
@@ -311,7 +330,19 @@ def d_nodvle(a, unit, blocks, args, where):
 
 
 DIRECTIVES = {
-    ".fvec": d_fvec, ".ivec": d_ivec, ".bool": d_bool, ".constf": d_constf, ".consti": d_consti,
-    ".constfa": d_constfa, ".setf": d_setf, ".seti": d_seti, ".setb": d_setb, ".alias": d_alias, ".in": d_in,
-    ".out": d_out, ".gsh": d_gsh, ".entry": d_entry, ".nodvle": d_nodvle,
+    ".fvec": d_fvec,
+    ".ivec": d_ivec,
+    ".bool": d_bool,
+    ".constf": d_constf,
+    ".consti": d_consti,
+    ".constfa": d_constfa,
+    ".setf": d_setf,
+    ".seti": d_seti,
+    ".setb": d_setb,
+    ".alias": d_alias,
+    ".in": d_in,
+    ".out": d_out,
+    ".gsh": d_gsh,
+    ".entry": d_entry,
+    ".nodvle": d_nodvle,
 }

@@ -63,8 +63,9 @@ def kept_lanes(name: str, components: tuple[int, ...], k: int) -> tuple[int, ...
 def ignored_bits(name: str, desc: int) -> int:
     """Selector bits of the lanes ``name`` never reads, given its descriptor (picasso's rule)."""
     components = isa.mask_components(desc >> MASK_LO & ((1 << MASK_W) - 1))
-    return sum(_lane_bits(k, lane) for k in range(3) for lane in range(4)
-               if lane not in kept_lanes(name, components, k + 1))
+    return sum(
+        _lane_bits(k, lane) for k in range(3) for lane in range(4) if lane not in kept_lanes(name, components, k + 1)
+    )
 
 
 class DescTable:
@@ -79,8 +80,10 @@ class DescTable:
         """Index of the entry for one use (None: no room left); ``relabel(a, b)`` swaps a and b in emitted
         non-MAD words."""
         care = full & ~ignored_bits(name, value)
-        index = next((i for i, (v, c) in enumerate(zip(self.values, self.cares, strict=True))
-                      if (value ^ v) & care & c == 0), None)
+        index = next(
+            (i for i, (v, c) in enumerate(zip(self.values, self.cares, strict=True)) if (value ^ v) & care & c == 0),
+            None,
+        )
         if index is None:
             if len(self.values) == MAX_DESC:
                 return None

@@ -26,14 +26,13 @@ DESC_FIELD_MASK = (1 << isa.FIELDS[isa.Fmt.F1]["desc"][1]) - 1
 
 @dataclass
 class Block:
-    kind: str            # "proc", "if", "for", "constfa"
-    start: int           # pc of the opening instruction (proc: first instruction)
+    kind: str  # "proc", "if", "for", "constfa"
+    start: int  # pc of the opening instruction (proc: first instruction)
     where: Where
     name: str = ""
     else_pc: int | None = None
     values: list = field(default_factory=list)
-    size: int = 0        # constfa: declared entry count (0: as many as given)
-
+    size: int = 0  # constfa: declared entry count (0: as many as given)
 
 
 @dataclass
@@ -42,17 +41,17 @@ class Unit:
 
     path: str
     aliases: dict[str, Alias] = field(default_factory=dict)
-    uniforms: list[tuple[str, str, int, int]] = field(default_factory=list)   # name, file, first, last
+    uniforms: list[tuple[str, str, int, int]] = field(default_factory=list)  # name, file, first, last
     constants: list[Constant] = field(default_factory=list)
     outputs: list[Output] = field(default_factory=list)
     input_mask: int = 0
     output_mask: int = 0
-    output_used: int = 0   # 4 bits per output register: components already mapped
+    output_used: int = 0  # 4 bits per output register: components already mapped
     merge: bool = False
     entry: str = "main"
     entry_where: Where | None = None
-    gsh: tuple[int, int, int, int] | None = None   # mode, fixed start, variable main count, fixed vertex count
-    compat: bool = False   # bare .gsh / setemit first: a geometry shader on the shared register pool
+    gsh: tuple[int, int, int, int] | None = None  # mode, fixed start, variable main count, fixed vertex count
+    compat: bool = False  # bare .gsh / setemit first: a geometry shader on the shared register pool
     nodvle: bool = False
     labels: dict[str, int] = field(default_factory=dict)
     label_fixups: list[tuple[int, str, Where]] = field(default_factory=list)

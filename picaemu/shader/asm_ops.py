@@ -92,8 +92,9 @@ def mova(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces,
     _count(pieces, 2, mn, where)
     target = pieces[0][0].replace(" ", "").lower()
     if target not in MOVA_MASKS:
-        raise where.at(pieces[0][1]).error(f"mova writes a0 (= a0.x), a1 (= a0.y), a01, a0.x, a0.y or a0.xy, "
-                                           f"not '{pieces[0][0]}'")
+        raise where.at(pieces[0][1]).error(
+            f"mova writes a0 (= a0.x), a1 (= a0.y), a01, a0.x, a0.y or a0.xy, not '{pieces[0][0]}'"
+        )
     s1 = a.operand(unit, pieces[1], where)
     r1 = _src(s1, pieces[1], where, wide=True)
     desc = a._desc(mn, descriptor(mn, MOVA_MASKS[target], [s1]), D1, where)
@@ -115,8 +116,18 @@ def cmp(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, 
         ox, oy = MIRRORED_CMP.get(ox, ox), MIRRORED_CMP.get(oy, oy)
     codes = [isa.CMP_OPS.index(o) if o in isa.CMP_OPS else int(o) for o in (ox, oy)]
     desc = a._desc(mn, descriptor(mn, 0, [s1, s2]), S12, where)
-    a._emit(isa.encode("cmp", src1=_src(s1, p1, where, True), src2=_src(s2, p2, where, False), idx=s1.relative,
-                       cmpx=codes[0], cmpy=codes[1], desc=desc), "cmp")
+    a._emit(
+        isa.encode(
+            "cmp",
+            src1=_src(s1, p1, where, True),
+            src2=_src(s2, p2, where, False),
+            idx=s1.relative,
+            cmpx=codes[0],
+            cmpy=codes[1],
+            desc=desc,
+        ),
+        "cmp",
+    )
 
 
 def mad(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, where: Where) -> None:
@@ -133,8 +144,9 @@ def mad(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, 
     wide_k = 2 if name == "madi" else 1
     raws = [_src(s[k], p[k], where, wide=(k == wide_k)) for k in range(3)]
     desc = a._desc(name, descriptor(name, mask, s), D123, where)
-    a._emit(isa.encode(name, dst=dst, src1=raws[0], src2=raws[1], src3=raws[2], idx=s[wide_k].relative,
-                       desc=desc), name)
+    a._emit(
+        isa.encode(name, dst=dst, src1=raws[0], src2=raws[1], src3=raws[2], idx=s[wide_k].relative, desc=desc), name
+    )
 
 
 def plain(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, where: Where) -> None:
@@ -214,11 +226,19 @@ def setemit(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Piec
 
 
 INSTRUCTIONS = {
-    **{mn: binary for mn in ("add", "dp3", "dp4", "dph", "dst", "mul", "sge", "slt", "max", "min", "dphi", "dsti",
-                             "sgei", "slti")},
+    **{
+        mn: binary
+        for mn in ("add", "dp3", "dp4", "dph", "dst", "mul", "sge", "slt", "max", "min", "dphi", "dsti", "sgei", "slti")
+    },
     **{mn: unary for mn in ("ex2", "lg2", "litp", "flr", "rcp", "rsq", "mov")},
-    "mova": mova, "cmp": cmp, "mad": mad, "madi": mad,
+    "mova": mova,
+    "cmp": cmp,
+    "mad": mad,
+    "madi": mad,
     **{mn: plain for mn in ("nop", "end", "emit", "break")},
     **{mn: flow for mn in ("breakc", "call", "callc", "callu", "jmpc", "jmpu")},
-    "ifu": block, "ifc": block, "for": block, "setemit": setemit,
+    "ifu": block,
+    "ifc": block,
+    "for": block,
+    "setemit": setemit,
 }

@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from picaemu.errors import PicaError
 
 REGISTER_FILES = {"v": 16, "r": 16, "c": 96, "o": 16, "i": 4, "b": 16}
-SWIZZLE_LETTERS = {**{ch: i for i, ch in enumerate("xyzw")}, **{ch: i for i, ch in enumerate("rgba")},
-                   **{ch: i for i, ch in enumerate("stpq")}}
+SWIZZLE_LETTERS = {
+    **{ch: i for i, ch in enumerate("xyzw")},
+    **{ch: i for i, ch in enumerate("rgba")},
+    **{ch: i for i, ch in enumerate("stpq")},
+}
 RELATIVE = {"a0.x": 1, "a0": 1, "a0.y": 2, "a1": 2, "al": 3, "a2": 3, "lcnt": 3}
 OPERAND_RE = re.compile(r"^(-)?\s*([A-Za-z_$][\w$]*)\s*(?:\[([^\]]*)\])?\s*(?:\.([A-Za-z_]+))?$")
 REGISTER_RE = re.compile(r"^([vrcoib])(\d+)$")

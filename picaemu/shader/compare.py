@@ -18,8 +18,18 @@ from picaemu.shader import isa
 from picaemu.shader.disasm import consumed_lanes
 
 NO_DEST = frozenset({"cmp"})
-DVLE_FIELDS = ("shader_type", "main_offset", "main_end", "input_mask", "output_mask", "merge_outmaps", "gs_mode",
-               "gs_fixed_start", "gs_variable_num", "gs_fixed_num")
+DVLE_FIELDS = (
+    "shader_type",
+    "main_offset",
+    "main_end",
+    "input_mask",
+    "output_mask",
+    "merge_outmaps",
+    "gs_mode",
+    "gs_fixed_start",
+    "gs_variable_num",
+    "gs_fixed_num",
+)
 
 
 def _uniform_map(d: Dvle) -> dict[str, tuple[int, int]]:
@@ -41,8 +51,9 @@ def _dvle_differences(k: int, a: Dvle, b: Dvle) -> list[str]:
 
 def _read_view(ins: isa.Instruction) -> tuple:
     """What the hardware takes from the descriptor for ``ins``: write mask and each source's negation/lanes."""
-    srcs = tuple((op.negate, tuple(op.swizzle[lane] for lane in consumed_lanes(ins, k + 1)))
-                 for k, op in enumerate(ins.srcs))
+    srcs = tuple(
+        (op.negate, tuple(op.swizzle[lane] for lane in consumed_lanes(ins, k + 1))) for k, op in enumerate(ins.srcs)
+    )
     return (None if ins.name in NO_DEST else ins.mask, srcs)
 
 

@@ -44,15 +44,36 @@ PER_LANE = {"add", "mul", "sge", "sgei", "slt", "slti", "max", "min", "flr", "mo
 SCALAR_X = {"ex2", "lg2", "rcp", "rsq"}
 # fixed consumed lanes per (mnemonic, source number 1-3)
 FIXED_LANES = {
-    ("dp3", 1): (0, 1, 2), ("dp3", 2): (0, 1, 2), ("dp4", 1): (0, 1, 2, 3), ("dp4", 2): (0, 1, 2, 3),
-    ("dph", 1): (0, 1, 2), ("dph", 2): (0, 1, 2, 3), ("dphi", 1): (0, 1, 2), ("dphi", 2): (0, 1, 2, 3),
-    ("cmp", 1): (0, 1), ("cmp", 2): (0, 1), ("litp", 1): (0, 1, 3),
-    ("dst", 1): (1, 2), ("dst", 2): (1, 3), ("dsti", 1): (1, 2), ("dsti", 2): (1, 3),
+    ("dp3", 1): (0, 1, 2),
+    ("dp3", 2): (0, 1, 2),
+    ("dp4", 1): (0, 1, 2, 3),
+    ("dp4", 2): (0, 1, 2, 3),
+    ("dph", 1): (0, 1, 2),
+    ("dph", 2): (0, 1, 2, 3),
+    ("dphi", 1): (0, 1, 2),
+    ("dphi", 2): (0, 1, 2, 3),
+    ("cmp", 1): (0, 1),
+    ("cmp", 2): (0, 1),
+    ("litp", 1): (0, 1, 3),
+    ("dst", 1): (1, 2),
+    ("dst", 2): (1, 3),
+    ("dsti", 1): (1, 2),
+    ("dsti", 2): (1, 3),
 }
 BASE_NAME = {"dphi": "dph", "dsti": "dst", "sgei": "sge", "slti": "slt", "madi": "mad"}
 MASK_NONE = "_"
-OUTPUT_PROPS = {0: "position", 1: "normalquat", 2: "color", 3: "texcoord0", 4: "texcoord0w", 5: "texcoord1",
-                6: "texcoord2", 7: "7", 8: "view", 9: "dummy"}
+OUTPUT_PROPS = {
+    0: "position",
+    1: "normalquat",
+    2: "color",
+    3: "texcoord0",
+    4: "texcoord0w",
+    5: "texcoord1",
+    6: "texcoord2",
+    7: "7",
+    8: "view",
+    9: "dummy",
+}
 DUMMY_OUTPUT = 9
 
 
@@ -116,8 +137,9 @@ def condition_text(ins: Instruction) -> str:
     return (f"{x} || {y}", f"{x} && {y}", x, y)[ins.condop]
 
 
-def format_instruction(ins: Instruction, names: dict[str, str] | None = None,
-                       labels: dict[int, str] | None = None) -> str:
+def format_instruction(
+    ins: Instruction, names: dict[str, str] | None = None, labels: dict[int, str] | None = None
+) -> str:
     """One instruction in picasso syntax; flow targets appear as labels (or hex addresses)."""
     names = names or {}
     labels = labels or {}
@@ -155,8 +177,9 @@ def format_instruction(ins: Instruction, names: dict[str, str] | None = None,
     return name
 
 
-def listing(code: np.ndarray, opdescs: np.ndarray, start: int = 0, count: int | None = None,
-            names: dict[str, str] | None = None) -> list[str]:
+def listing(
+    code: np.ndarray, opdescs: np.ndarray, start: int = 0, count: int | None = None, names: dict[str, str] | None = None
+) -> list[str]:
     """``0x000: 4E000000  mov r0.xyz, v0`` lines for live state (invalid words are shown as such)."""
     stop = len(code) if count is None else min(len(code), start + count)
     lines = []
@@ -187,9 +210,9 @@ class _Structure:
                 self.procs.setdefault(i.target, i.target + i.num)
         spans = sorted(self.procs.items())
         if any(b0 < a1 for (_a0, a1), (b0, _b1) in pairwise(spans)):
-            self.procs = {0: n}   # overlapping procs: one proc, calls become raw words
+            self.procs = {0: n}  # overlapping procs: one proc, calls become raw words
         self.raw: set[int] = set()
-        self.closes: dict[int, list[str]] = {}   # pc -> ".else"/".end" marks printed before pc, inner first
+        self.closes: dict[int, list[str]] = {}  # pc -> ".else"/".end" marks printed before pc, inner first
 
     def _close(self, pc: int, mark: str) -> None:
         self.closes.setdefault(pc, []).insert(0, mark)
@@ -281,8 +304,11 @@ def _gsh_header(dvle, names: dict[str, str]) -> tuple[list[str], int]:
     if dvle.gs_mode == 2 and dvle.gs_fixed_start >= first:
         first = 0
     regs = f"c{first}"
-    mode = {0: f"point {regs}", 1: f"variable {regs} {dvle.gs_variable_num}",
-            2: f"fixed c{dvle.gs_fixed_start} {regs} {dvle.gs_fixed_num}"}.get(dvle.gs_mode, f"point {regs}")
+    mode = {
+        0: f"point {regs}",
+        1: f"variable {regs} {dvle.gs_variable_num}",
+        2: f"fixed c{dvle.gs_fixed_start} {regs} {dvle.gs_fixed_num}",
+    }.get(dvle.gs_mode, f"point {regs}")
     return [f".gsh {mode}"], first
 
 
@@ -290,9 +316,17 @@ def _float_text(v: float) -> str:
     return repr(float(np.float32(v)))
 
 
-def disassemble(code, opdescs, *, entry: int = 0, main_end: int | None = None, names: dict[str, str] | None = None,
-                header: list[str] | None = None, region: tuple[int, int] | None = None,
-                entry_name: str = "main") -> str:
+def disassemble(
+    code,
+    opdescs,
+    *,
+    entry: int = 0,
+    main_end: int | None = None,
+    names: dict[str, str] | None = None,
+    header: list[str] | None = None,
+    region: tuple[int, int] | None = None,
+    entry_name: str = "main",
+) -> str:
     """A whole program as re-assemblable source. ``code`` holds exactly the program words; ``region`` limits the
     text to the procs starting in [lo, hi) (one file of a multi-DVLE program), the entry proc named ``entry_name``."""
     names = dict(names or {})
@@ -315,7 +349,7 @@ def disassemble(code, opdescs, *, entry: int = 0, main_end: int | None = None, n
     lo, hi = region or (0, len(words))
     pc = lo
     for start, end in [*sorted(p for p in st.procs.items() if lo <= p[0] < hi), (hi, hi)]:
-        if pc < start:   # code outside every proc: a private proc that nothing calls
+        if pc < start:  # code outside every proc: a private proc that nothing calls
             out += st.proc_text(pc, start, f"_code_{pc:03x}", names, labels)
         if start < hi:
             out += st.proc_text(start, end, proc_names[start], names, labels)
@@ -353,8 +387,16 @@ def disassemble_dvle(shbin: Shbin, index: int = 0, region: tuple[int, int] | Non
     if entry_name != "main":
         header.append(f".entry {entry_name}")
     ops = [d for d, _e in shbin.opdescs]
-    return disassemble(shbin.code, ops, entry=dvle.main_offset, main_end=dvle.main_end, names=names,
-                       header=header, region=region, entry_name=entry_name)
+    return disassemble(
+        shbin.code,
+        ops,
+        entry=dvle.main_offset,
+        main_end=dvle.main_end,
+        names=names,
+        header=header,
+        region=region,
+        entry_name=entry_name,
+    )
 
 
 def _calls_from(shbin: Shbin, start: int, end: int) -> list[int]:
@@ -381,10 +423,15 @@ def disassemble_files(shbin: Shbin) -> list[tuple[int, str]]:
         d = shbin.dvles[k]
         prev_end = shbin.dvles[order[j - 1]].main_end if j else 0
         if j and d.main_offset < prev_end:
-            raise ShaderError(f"DVLE {k}'s entry 0x{d.main_offset:03X} lies inside DVLE {order[j - 1]}'s: the "
-                              "programs share code and cannot be split into files")
-        starts.append(0 if not j else min([d.main_offset] + [t for t in _calls_from(shbin, d.main_offset,
-                                                                                     d.main_end) if t >= prev_end]))
+            raise ShaderError(
+                f"DVLE {k}'s entry 0x{d.main_offset:03X} lies inside DVLE {order[j - 1]}'s: the "
+                "programs share code and cannot be split into files"
+            )
+        starts.append(
+            0
+            if not j
+            else min([d.main_offset] + [t for t in _calls_from(shbin, d.main_offset, d.main_end) if t >= prev_end])
+        )
     bounds = [*starts[1:], len(shbin.code)]
     return [(k, disassemble_dvle(shbin, k, (lo, hi))) for k, lo, hi in zip(order, starts, bounds, strict=True)]
 

@@ -44,9 +44,9 @@ MODES = {0: "point", 1: "variable", 2: "fixed"}
 
 @dataclass(frozen=True)
 class GeometryOutput:
-    vertices: np.ndarray      # (M, 16, 4) float32
-    triangles: np.ndarray     # (T, 3) int64
-    winding: np.ndarray       # (T,) bool
+    vertices: np.ndarray  # (M, 16, 4) float32
+    triangles: np.ndarray  # (T, 3) int64
+    winding: np.ndarray  # (T,) bool
 
 
 class EmitCollector:
@@ -77,8 +77,9 @@ class EmitCollector:
         return GeometryOutput(verts, tris, np.array(self.winding, bool))
 
 
-def invocations(setup: ShaderSetup, vertices: np.ndarray,
-                primitive_sizes: Sequence[int] | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def invocations(
+    setup: ShaderSetup, vertices: np.ndarray, primitive_sizes: Sequence[int] | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield (v registers (16, 4), float uniforms (96, 4)) for every GS invocation of the draw."""
     vertices = np.asarray(vertices, np.float32)
     if vertices.ndim != 3 or vertices.shape[2] != 4:
@@ -108,26 +109,34 @@ def invocations(setup: ShaderSetup, vertices: np.ndarray,
                 attrs = vertices[pos + j] if j < g.variable_main else vertices[pos + j, :1]
                 if reg + len(attrs) > len(c):
                     raise PipelineError(f"variable-size primitive of {size} vertices overflows c0-c95")
-                c[reg: reg + len(attrs)] = attrs
+                c[reg : reg + len(attrs)] = attrs
                 reg += len(attrs)
             pos += size
             yield np.zeros((16, 4), np.float32), c
     elif g.mode == 2:
         if g.fixed_stride < k or g.fixed_start + g.fixed_stride * g.fixed_vertices > len(base):
-            raise PipelineError(f"fixed-size GS layout (start c{g.fixed_start}, stride {g.fixed_stride}, "
-                                f"{g.fixed_vertices} vertices) does not fit {k} attributes in c0-c95")
+            raise PipelineError(
+                f"fixed-size GS layout (start c{g.fixed_start}, stride {g.fixed_stride}, "
+                f"{g.fixed_vertices} vertices) does not fit {k} attributes in c0-c95"
+            )
         for start in range(0, n - g.fixed_vertices + 1, g.fixed_vertices):
             c = base.copy()
             for j in range(g.fixed_vertices):
                 r = g.fixed_start + j * g.fixed_stride
-                c[r: r + k] = vertices[start + j]
+                c[r : r + k] = vertices[start + j]
             yield np.zeros((16, 4), np.float32), c
     else:
         raise ShaderError(f"geometry shader mode {g.mode} does not exist (0 point, 1 variable, 2 fixed)")
 
 
-def run_geometry_shader(setup: ShaderSetup, vertices: np.ndarray, primitive_sizes: Sequence[int] | None = None,
-                        *, step_budget: int = STEP_BUDGET, counters: dict | None = None) -> GeometryOutput:
+def run_geometry_shader(
+    setup: ShaderSetup,
+    vertices: np.ndarray,
+    primitive_sizes: Sequence[int] | None = None,
+    *,
+    step_budget: int = STEP_BUDGET,
+    counters: dict | None = None,
+) -> GeometryOutput:
     """Run every GS invocation of a draw on the vectorized engine (one lane, sequential invocations);
     ``counters["shader_instructions"]`` (when given) grows by the instructions the invocations executed."""
     collector = EmitCollector(setup.output_mask)
@@ -151,8 +160,13 @@ def _emit_vector(m: Machine, collector: EmitCollector) -> None:
     m.bank ^= 1
 
 
-def run_geometry_reference(setup: ShaderSetup, vertices: np.ndarray, primitive_sizes: Sequence[int] | None = None,
-                           on_step=None, trace_invocation: int | None = None) -> GeometryOutput:
+def run_geometry_reference(
+    setup: ShaderSetup,
+    vertices: np.ndarray,
+    primitive_sizes: Sequence[int] | None = None,
+    on_step=None,
+    trace_invocation: int | None = None,
+) -> GeometryOutput:
     """The same draw on the scalar reference machine; ``on_step`` sees the steps of ``trace_invocation``."""
     collector = EmitCollector(setup.output_mask)
     machine = ScalarMachine(setup)

@@ -40,12 +40,12 @@ from picaemu.shader.kernel import load_attributes, run_segment, store_outputs
 from picaemu.shader.program import NUM_OUT, NUM_REGS_VR, POOL, program_of
 from picaemu.shader.setup import ShaderSetup
 
-STEP_BUDGET = 200_000            # group steps per batch
+STEP_BUDGET = 200_000  # group steps per batch
 CALL_DEPTH, IF_DEPTH, LOOP_DEPTH = 4, 8, 4
-MAX_CALL_POPS = 4                # the 4th simultaneous CALL pop does not update the pc (hardware bug, §10.2)
-ADDR_WINDOW = (-128, 127)        # relative offsets outside this window count as 0
+MAX_CALL_POPS = 4  # the 4th simultaneous CALL pop does not update the pc (hardware bug, §10.2)
+ADDR_WINDOW = (-128, 127)  # relative offsets outside this window count as 0
 UNIFORM_INDEX_MASK = 0x7F
-POOL_MIN_LANES = 4096            # smaller batches allocate fresh register files (cheap at that size)
+POOL_MIN_LANES = 4096  # smaller batches allocate fresh register files (cheap at that size)
 ALL = slice(None)
 Lanes = slice | np.ndarray
 IDENTITY = (0, 1, 2, 3)
@@ -68,7 +68,7 @@ class Effect:
     jump: int | None = None
     call: tuple[int, int] | None = None
     if_: tuple[int, int] | None = None
-    loop: tuple[int, int, int, int, int] | None = None   # (start, end, left, inc, aL start)
+    loop: tuple[int, int, int, int, int] | None = None  # (start, end, left, inc, aL start)
     is_break: bool = False
     end: bool = False
 
@@ -98,12 +98,12 @@ class Machine:
         self.saved_aL = np.zeros((LOOP_DEPTH, n), np.int32)
         self.cmp = np.zeros((2, n), bool)
         self.bank = 0
-        self.emitter = (0, False, False)     # vtxid, primemit, winding latched by SETEMIT
+        self.emitter = (0, False, False)  # vtxid, primemit, winding latched by SETEMIT
         self.on_emit: Callable[[Machine, Lanes], None] | None = None
         self.step_budget = step_budget
         self.all_lanes = np.arange(n, dtype=np.int64)
-        self._buffers: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # scratch per lane count
-        self._cols = np.empty((3, 4, 1), np.float32)                    # scratch: one uniform per operand
+        self._buffers: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # scratch per lane count
+        self._cols = np.empty((3, 4, 1), np.float32)  # scratch: one uniform per operand
         self.steps = 0
         self.lane_instructions = 0  # instructions executed x active lanes
 
@@ -120,8 +120,15 @@ class Machine:
     def arithmetic(self, ctl: Control, lanes: Lanes, length: int) -> Control:
         """Run ``length`` arithmetic instructions from ``ctl.pc`` on ``lanes`` (compiled); returns the control
         state as of the last of them, for the end-of-step checks."""
-        tops = [m for m in (ctl.calls[-1][0] if ctl.calls else 0, ctl.ifs[-1][0] if ctl.ifs else 0,
-                            ctl.loops[-1][1] if ctl.loops else 0) if m > ctl.pc]
+        tops = [
+            m
+            for m in (
+                ctl.calls[-1][0] if ctl.calls else 0,
+                ctl.ifs[-1][0] if ctl.ifs else 0,
+                ctl.loops[-1][1] if ctl.loops else 0,
+            )
+            if m > ctl.pc
+        ]
         if tops:
             length = min(length, min(tops) - ctl.pc)
         self._count_steps(ctl.pc, length)
@@ -131,8 +138,20 @@ class Machine:
         bufs = self._buffers.get(count)
         if bufs is None:
             bufs = self._buffers[count] = (np.empty((3, 4, count), np.float32), np.empty((4, count), np.float32))
-        run_segment(self.program.plan(ctl.pc, ctl.pc + length), self.vr, self.out[self.bank], self.c, self.a0,
-                    self.aL, self.cmp, self.all_lanes if full else lanes, full, bufs[0], bufs[1], self._cols)
+        run_segment(
+            self.program.plan(ctl.pc, ctl.pc + length),
+            self.vr,
+            self.out[self.bank],
+            self.c,
+            self.a0,
+            self.aL,
+            self.cmp,
+            self.all_lanes if full else lanes,
+            full,
+            bufs[0],
+            bufs[1],
+            self._cols,
+        )
         return ctl if length == 1 else Control(ctl.pc + length - 1, ctl.calls, ctl.ifs, ctl.loops)
 
     def _count_steps(self, pc: int, count: int) -> None:
@@ -234,7 +253,7 @@ class Machine:
     def _union(self, a: Lanes, b: Lanes) -> Lanes:
         if isinstance(a, slice) or isinstance(b, slice):
             return ALL
-        if len(a) + len(b) == self.n:           # groups are disjoint: together they are every lane
+        if len(a) + len(b) == self.n:  # groups are disjoint: together they are every lane
             return ALL
         mask = np.zeros(self.n, bool)
         mask[a] = True
@@ -335,9 +354,20 @@ def _breakc(m, ins, lanes, pc):
 _BREAK = Effect(is_break=True)
 
 _HANDLERS = {
-    "nop": _nop, "end": _end, "break": _break, "breakc": _breakc, "call": _call_h, "callc": _callc,
-    "callu": _callu, "ifu": _ifu, "ifc": _ifc, "loop": _loop, "jmpc": _jmpc, "jmpu": _jmpu,
-    "emit": _emit, "setemit": _setemit,
+    "nop": _nop,
+    "end": _end,
+    "break": _break,
+    "breakc": _breakc,
+    "call": _call_h,
+    "callc": _callc,
+    "callu": _callu,
+    "ifu": _ifu,
+    "ifc": _ifc,
+    "loop": _loop,
+    "jmpc": _jmpc,
+    "jmpu": _jmpu,
+    "emit": _emit,
+    "setemit": _setemit,
 }
 
 
@@ -348,8 +378,9 @@ def load_inputs(m: Machine, setup: ShaderSetup, attributes: np.ndarray) -> None:
         load_attributes(attributes, pairs, m.vr)
 
 
-def run_vertex_shader(setup: ShaderSetup, attributes: np.ndarray, *, step_budget: int = STEP_BUDGET,
-                      counters: dict | None = None) -> np.ndarray:
+def run_vertex_shader(
+    setup: ShaderSetup, attributes: np.ndarray, *, step_budget: int = STEP_BUDGET, counters: dict | None = None
+) -> np.ndarray:
     """Run the vertex shader over N vertices: attributes (N, 16, 4) float32 -> outputs (N, 16, 4) float32;
     ``counters["shader_instructions"]`` (when given) grows by the instructions executed x active lanes."""
     attributes = np.ascontiguousarray(attributes, np.float32)

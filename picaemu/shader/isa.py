@@ -21,32 +21,58 @@ from picaemu.errors import ShaderError
 class Fmt(Enum):
     """Instruction formats (3dbrew naming)."""
 
-    F1 = "1"      # two operands, wide SRC1
-    F1I = "1i"    # two operands, wide SRC2
-    F1U = "1u"    # one operand
-    F1C = "1c"    # compare
-    F2 = "2"      # condition-code flow
-    F3 = "3"      # uniform flow
-    F0 = "0"      # no operands
-    F4 = "4"      # SETEMIT
-    F5 = "5"      # MAD (wide SRC2)
-    F5I = "5i"    # MADI (wide SRC3)
+    F1 = "1"  # two operands, wide SRC1
+    F1I = "1i"  # two operands, wide SRC2
+    F1U = "1u"  # one operand
+    F1C = "1c"  # compare
+    F2 = "2"  # condition-code flow
+    F3 = "3"  # uniform flow
+    F0 = "0"  # no operands
+    F4 = "4"  # SETEMIT
+    F5 = "5"  # MAD (wide SRC2)
+    F5I = "5i"  # MADI (wide SRC3)
 
 
 # opcode (6-bit) -> (mnemonic, format). CMP (0x2E/0x2F) and MAD/MADI (0x30-0x3F) are found by the special rules.
 OPCODES: dict[int, tuple[str, Fmt]] = {
-    0x00: ("add", Fmt.F1), 0x01: ("dp3", Fmt.F1), 0x02: ("dp4", Fmt.F1), 0x03: ("dph", Fmt.F1),
-    0x04: ("dst", Fmt.F1), 0x05: ("ex2", Fmt.F1U), 0x06: ("lg2", Fmt.F1U), 0x07: ("litp", Fmt.F1U),
-    0x08: ("mul", Fmt.F1), 0x09: ("sge", Fmt.F1), 0x0A: ("slt", Fmt.F1), 0x0B: ("flr", Fmt.F1U),
-    0x0C: ("max", Fmt.F1), 0x0D: ("min", Fmt.F1), 0x0E: ("rcp", Fmt.F1U), 0x0F: ("rsq", Fmt.F1U),
-    0x12: ("mova", Fmt.F1U), 0x13: ("mov", Fmt.F1U),
-    0x18: ("dphi", Fmt.F1I), 0x19: ("dsti", Fmt.F1I), 0x1A: ("sgei", Fmt.F1I), 0x1B: ("slti", Fmt.F1I),
-    0x20: ("break", Fmt.F0), 0x21: ("nop", Fmt.F0), 0x22: ("end", Fmt.F0), 0x23: ("breakc", Fmt.F2),
-    0x24: ("call", Fmt.F2), 0x25: ("callc", Fmt.F2), 0x26: ("callu", Fmt.F3), 0x27: ("ifu", Fmt.F3),
-    0x28: ("ifc", Fmt.F2), 0x29: ("loop", Fmt.F3), 0x2A: ("emit", Fmt.F0), 0x2B: ("setemit", Fmt.F4),
-    0x2C: ("jmpc", Fmt.F2), 0x2D: ("jmpu", Fmt.F3),
+    0x00: ("add", Fmt.F1),
+    0x01: ("dp3", Fmt.F1),
+    0x02: ("dp4", Fmt.F1),
+    0x03: ("dph", Fmt.F1),
+    0x04: ("dst", Fmt.F1),
+    0x05: ("ex2", Fmt.F1U),
+    0x06: ("lg2", Fmt.F1U),
+    0x07: ("litp", Fmt.F1U),
+    0x08: ("mul", Fmt.F1),
+    0x09: ("sge", Fmt.F1),
+    0x0A: ("slt", Fmt.F1),
+    0x0B: ("flr", Fmt.F1U),
+    0x0C: ("max", Fmt.F1),
+    0x0D: ("min", Fmt.F1),
+    0x0E: ("rcp", Fmt.F1U),
+    0x0F: ("rsq", Fmt.F1U),
+    0x12: ("mova", Fmt.F1U),
+    0x13: ("mov", Fmt.F1U),
+    0x18: ("dphi", Fmt.F1I),
+    0x19: ("dsti", Fmt.F1I),
+    0x1A: ("sgei", Fmt.F1I),
+    0x1B: ("slti", Fmt.F1I),
+    0x20: ("break", Fmt.F0),
+    0x21: ("nop", Fmt.F0),
+    0x22: ("end", Fmt.F0),
+    0x23: ("breakc", Fmt.F2),
+    0x24: ("call", Fmt.F2),
+    0x25: ("callc", Fmt.F2),
+    0x26: ("callu", Fmt.F3),
+    0x27: ("ifu", Fmt.F3),
+    0x28: ("ifc", Fmt.F2),
+    0x29: ("loop", Fmt.F3),
+    0x2A: ("emit", Fmt.F0),
+    0x2B: ("setemit", Fmt.F4),
+    0x2C: ("jmpc", Fmt.F2),
+    0x2D: ("jmpu", Fmt.F3),
 }
-CMP_OP5 = 0x17          # word >> 27
+CMP_OP5 = 0x17  # word >> 27
 MAD_OP3 = {0b111: ("mad", Fmt.F5), 0b110: ("madi", Fmt.F5I)}  # word >> 29
 OPCODE_OF = {name: op for op, (name, _f) in OPCODES.items()} | {"cmp": CMP_OP5 << 1, "mad": 0x38, "madi": 0x30}
 
@@ -64,12 +90,19 @@ FIELDS: dict[Fmt, dict[str, tuple[int, int]]] = {
     Fmt.F5I: {"desc": (0, 5), "src3": (5, 7), "src2": (12, 5), "src1": (17, 5), "idx": (22, 2), "dst": (24, 5)},
 }
 OPCODE_FIELD = {Fmt.F1C: (27, 5), Fmt.F5: (29, 3), Fmt.F5I: (29, 3)}  # default (26, 6)
-LOOP_INT_WIDTH = 2      # LOOP uses only [23:22] of the uniform field
+LOOP_INT_WIDTH = 2  # LOOP uses only [23:22] of the uniform field
 # which source a relative-address IDX applies to, per format
 RELATIVE_SOURCE = {Fmt.F1: 1, Fmt.F1U: 1, Fmt.F1C: 1, Fmt.F1I: 2, Fmt.F5: 2, Fmt.F5I: 3}
 
-DESC_FIELDS = {"mask": (0, 4), "neg1": (4, 1), "sel1": (5, 8), "neg2": (13, 1), "sel2": (14, 8),
-               "neg3": (22, 1), "sel3": (23, 8)}
+DESC_FIELDS = {
+    "mask": (0, 4),
+    "neg1": (4, 1),
+    "sel1": (5, 8),
+    "neg2": (13, 1),
+    "sel2": (14, 8),
+    "neg3": (22, 1),
+    "sel3": (23, 8),
+}
 IDENTITY_SELECTOR = 0x1B
 COMPONENTS = "xyzw"
 CMP_OPS = ("eq", "ne", "lt", "le", "gt", "ge", "true6", "true7")
@@ -179,19 +212,40 @@ def decode(word: int, opdescs) -> Instruction:
         uniform = f.get("uniform", 0)
         if name == "loop":
             uniform &= (1 << LOOP_INT_WIDTH) - 1
-        return Instruction(word, op, name, fmt, num=f.get("num", 0), target=f.get("target", 0),
-                           condop=f.get("condop", 0), refx=f.get("refx", 0), refy=f.get("refy", 0),
-                           uniform=uniform, vtxid=f.get("vtxid", 0), primemit=f.get("primemit", 0),
-                           winding=f.get("winding", 0))
+        return Instruction(
+            word,
+            op,
+            name,
+            fmt,
+            num=f.get("num", 0),
+            target=f.get("target", 0),
+            condop=f.get("condop", 0),
+            refx=f.get("refx", 0),
+            refy=f.get("refy", 0),
+            uniform=uniform,
+            vtxid=f.get("vtxid", 0),
+            primemit=f.get("primemit", 0),
+            winding=f.get("winding", 0),
+        )
     desc = int(opdescs[f["desc"]]) if f["desc"] < len(opdescs) else 0
     d = {k: bits(desc, lo, w) for k, (lo, w) in DESC_FIELDS.items()}
     rel = RELATIVE_SOURCE[fmt]
     srcs = tuple(
         Operand(f[f"src{k}"], selector_lanes(d[f"sel{k}"]), bool(d[f"neg{k}"]), f["idx"] if k == rel else 0)
-        for k in (1, 2, 3) if f"src{k}" in f
+        for k in (1, 2, 3)
+        if f"src{k}" in f
     )
-    return Instruction(word, op, name, fmt, desc_index=f["desc"], dst=f.get("dst", 0), mask=d["mask"], srcs=srcs,
-                       cmp_ops=(f.get("cmpx", 0), f.get("cmpy", 0)))
+    return Instruction(
+        word,
+        op,
+        name,
+        fmt,
+        desc_index=f["desc"],
+        dst=f.get("dst", 0),
+        mask=d["mask"],
+        srcs=srcs,
+        cmp_ops=(f.get("cmpx", 0), f.get("cmpy", 0)),
+    )
 
 
 def encode(name: str, **fields: int) -> int:
@@ -212,8 +266,11 @@ def encode(name: str, **fields: int) -> int:
     return word
 
 
-def encode_desc(mask: int, sels: tuple[int, int, int] = (IDENTITY_SELECTOR,) * 3,
-                negs: tuple[bool, bool, bool] = (False, False, False)) -> int:
+def encode_desc(
+    mask: int,
+    sels: tuple[int, int, int] = (IDENTITY_SELECTOR,) * 3,
+    negs: tuple[bool, bool, bool] = (False, False, False),
+) -> int:
     """Build an operand descriptor word."""
     out = mask << DESC_FIELDS["mask"][0]
     for k in range(3):

@@ -19,9 +19,33 @@ import numpy as np
 
 from picaemu.shader.isa import Instruction
 
-KOP = {"add": 0, "dp3": 1, "dp4": 2, "dph": 3, "dphi": 3, "dst": 4, "dsti": 4, "ex2": 5, "lg2": 6, "litp": 7,
-       "mul": 8, "sge": 9, "sgei": 9, "slt": 10, "slti": 10, "flr": 11, "max": 12, "min": 13, "rcp": 14, "rsq": 15,
-       "mova": 16, "mov": 17, "cmp": 18, "mad": 19, "madi": 19}
+KOP = {
+    "add": 0,
+    "dp3": 1,
+    "dp4": 2,
+    "dph": 3,
+    "dphi": 3,
+    "dst": 4,
+    "dsti": 4,
+    "ex2": 5,
+    "lg2": 6,
+    "litp": 7,
+    "mul": 8,
+    "sge": 9,
+    "sgei": 9,
+    "slt": 10,
+    "slti": 10,
+    "flr": 11,
+    "max": 12,
+    "min": 13,
+    "rcp": 14,
+    "rsq": 15,
+    "mova": 16,
+    "mov": 17,
+    "cmp": 18,
+    "mad": 19,
+    "madi": 19,
+}
 # plan row columns: op, dst, mask bits x y z w, cmp x/y, then 3 sources x (raw, sel x y z w, negate, idx)
 C_OP, C_DST, C_MASK, C_CMP, C_SRC, SRC_W = 0, 1, 2, 6, 8, 7
 ROW = C_SRC + 3 * SRC_W
@@ -38,12 +62,12 @@ def encode_row(ins: Instruction) -> np.ndarray:
     row = np.zeros(ROW, np.int32)
     row[C_OP] = KOP[ins.name]
     row[C_DST] = ins.dst
-    row[C_MASK:C_MASK + 4] = [(ins.mask >> (3 - i)) & 1 for i in range(4)]
-    row[C_CMP:C_CMP + 2] = ins.cmp_ops
+    row[C_MASK : C_MASK + 4] = [(ins.mask >> (3 - i)) & 1 for i in range(4)]
+    row[C_CMP : C_CMP + 2] = ins.cmp_ops
     for k, op in enumerate(ins.srcs):
         b = C_SRC + k * SRC_W
         row[b] = op.raw
-        row[b + 1:b + 5] = op.swizzle
+        row[b + 1 : b + 5] = op.swizzle
         row[b + 5] = int(op.negate)
         row[b + 6] = op.idx
     return row
@@ -78,7 +102,7 @@ def _source(src, vr, c, a0, aL, lanes, full, buf, col):
             buf[3, j] = reg[s3, i] * sign
         return buf
     sign = np.float32(-1.0) if neg else F1
-    if idx == 0:                            # one value for every lane: a (4, 1) column read with step 0
+    if idx == 0:  # one value for every lane: a (4, 1) column read with step 0
         col[0, 0], col[1, 0] = c[raw - 32, s0] * sign, c[raw - 32, s1] * sign
         col[2, 0], col[3, 0] = c[raw - 32, s2] * sign, c[raw - 32, s3] * sign
         return col
@@ -220,16 +244,19 @@ def run_segment(plan, vr, out, c, a0, aL, cmp, lanes, full, bufs, res, cols):
         op = row[C_OP]
         nsrc = 1 if op in (5, 6, 7, 11, 14, 15, 16, 17) else (3 if op == 19 else 2)
         # operands as column slices, not (row, constant q): a constant argument compiles _source once per value
-        a = _source(row[C_SRC:C_SRC + SRC_W], vr, c, a0, aL, lanes, full, bufs[0], cols[0])
-        b = _source(row[C_SRC + SRC_W:C_SRC + 2 * SRC_W], vr, c, a0, aL, lanes, full, bufs[1], cols[1]) \
-            if nsrc > 1 else a
-        cc = _source(row[C_SRC + 2 * SRC_W:], vr, c, a0, aL, lanes, full, bufs[2], cols[2]) if nsrc > 2 else a
+        a = _source(row[C_SRC : C_SRC + SRC_W], vr, c, a0, aL, lanes, full, bufs[0], cols[0])
+        b = (
+            _source(row[C_SRC + SRC_W : C_SRC + 2 * SRC_W], vr, c, a0, aL, lanes, full, bufs[1], cols[1])
+            if nsrc > 1
+            else a
+        )
+        cc = _source(row[C_SRC + 2 * SRC_W :], vr, c, a0, aL, lanes, full, bufs[2], cols[2]) if nsrc > 2 else a
         if op == 16 or op == 18:
             _flags(op, row, a, b, cmp, a0, lanes, full, m)
             continue
         if op == 7:
             _flags(op, row, a, b, cmp, a0, lanes, full, m)
-        dst = row[C_DST]                      # o n -> out[n]; r n (0x10 + n) -> vr[0x10 + n]
+        dst = row[C_DST]  # o n -> out[n]; r n (0x10 + n) -> vr[0x10 + n]
         target = out[dst] if dst < NUM_OUT else vr[dst]
         if full:
             _compute(op, row, a, b, cc, target)

@@ -33,8 +33,15 @@ from picaemu.shader.setup import CODE_WORDS, ShaderSetup, Unit, dvle_names
 
 META_KEY = "shader_names"
 UNIFORM_PREFIXES = ("c", "i", "b")
-_FIELDS = {"unit": str, "entry": int, "code_words": int, "code": str, "opdescs": str, "opdesc_count": int,
-           "names": dict}
+_FIELDS = {
+    "unit": str,
+    "entry": int,
+    "code_words": int,
+    "code": str,
+    "opdescs": str,
+    "opdesc_count": int,
+    "names": dict,
+}
 
 
 def _digest(words) -> str:
@@ -48,8 +55,15 @@ def program_entry(shbin: Shbin, dvle_index: int, unit: Unit) -> dict:
     code = list(shbin.code)[: CODE_WORDS[unit]]
     opdescs = [d for d, _ in shbin.opdescs]
     names = {reg: name for reg, name in dvle_names(dvle).items() if reg.startswith(UNIFORM_PREFIXES)}
-    return {"unit": unit, "entry": int(dvle.main_offset), "code_words": len(code), "code": _digest(code),
-            "opdescs": _digest(opdescs), "opdesc_count": len(opdescs), "names": names}
+    return {
+        "unit": unit,
+        "entry": int(dvle.main_offset),
+        "code_words": len(code),
+        "code": _digest(code),
+        "opdescs": _digest(opdescs),
+        "opdesc_count": len(opdescs),
+        "names": names,
+    }
 
 
 def entries(meta: dict[str, str]) -> list[dict]:
@@ -81,8 +95,13 @@ def names_for(meta: dict[str, str], setup: ShaderSetup) -> dict[str, str]:
     """Register -> uniform name for the program ``setup`` binds, from the first matching entry."""
     for e in entries(meta):
         n, d = e["code_words"], e["opdesc_count"]
-        if (e["unit"] == setup.unit and e["entry"] == int(setup.entry) and 0 <= n <= len(setup.code)
-                and 0 <= d <= len(setup.opdescs) and _digest(setup.code[:n]) == e["code"]
-                and _digest(setup.opdescs[:d]) == e["opdescs"]):
+        if (
+            e["unit"] == setup.unit
+            and e["entry"] == int(setup.entry)
+            and 0 <= n <= len(setup.code)
+            and 0 <= d <= len(setup.opdescs)
+            and _digest(setup.code[:n]) == e["code"]
+            and _digest(setup.opdescs[:d]) == e["opdescs"]
+        ):
             return dict(e["names"])
     return {}

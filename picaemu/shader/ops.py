@@ -18,7 +18,7 @@ import numpy as np
 F32 = np.float32
 ONE = F32(1.0)
 ZERO = F32(0.0)
-LITP_LIMIT = F32(127.9961)   # 128 - 1/256 as the hardware test reports it
+LITP_LIMIT = F32(127.9961)  # 128 - 1/256 as the hardware test reports it
 
 
 def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -125,8 +125,22 @@ def _always(a, b):
 
 COMPARE = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal, _always, _always)
 
-BINARY = {"add": add, "dp3": dp3, "dp4": dp4, "dph": dph, "dphi": dph, "dst": dst, "dsti": dst, "mul": mul,
-          "sge": sge, "sgei": sge, "slt": slt, "slti": slt, "max": vmax, "min": vmin}
+BINARY = {
+    "add": add,
+    "dp3": dp3,
+    "dp4": dp4,
+    "dph": dph,
+    "dphi": dph,
+    "dst": dst,
+    "dsti": dst,
+    "mul": mul,
+    "sge": sge,
+    "sgei": sge,
+    "slt": slt,
+    "slti": slt,
+    "max": vmax,
+    "min": vmin,
+}
 UNARY = {"ex2": ex2, "lg2": lg2, "rcp": rcp, "rsq": rsq, "flr": flr, "mov": mov}
 TERNARY = {"mad": mad, "madi": mad}
 

@@ -19,9 +19,9 @@ from picaemu.shader.isa import NUM_V, Instruction, decode
 from picaemu.shader.kernel import KOP, encode_row
 from picaemu.shader.setup import ShaderSetup
 
-NUM_REGS_VR = 32                 # v0-v15 then r0-r15
+NUM_REGS_VR = 32  # v0-v15 then r0-r15
 NUM_OUT = 16
-MAX_SEGMENT = 256                # longest arithmetic run compiled into one plan
+MAX_SEGMENT = 256  # longest arithmetic run compiled into one plan
 PROGRAM_CACHE_SIZE = 64
 
 
@@ -54,8 +54,10 @@ class _Pool(threading.local):
         return vr, out
 
     def _views(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        return (self.vr[: NUM_REGS_VR * 4 * n].reshape(NUM_REGS_VR, 4, n),
-                self.out[: 2 * NUM_OUT * 4 * n].reshape(2, NUM_OUT, 4, n))
+        return (
+            self.vr[: NUM_REGS_VR * 4 * n].reshape(NUM_REGS_VR, 4, n),
+            self.out[: 2 * NUM_OUT * 4 * n].reshape(2, NUM_OUT, 4, n),
+        )
 
 
 POOL = _Pool()
@@ -158,8 +160,7 @@ class Program:
                     (o_written if ins.dst < NUM_OUT else r_used).add(ins.dst)
                 if ins.name != "end":
                     work += [pc + 1, ins.target, ins.target + 1, ins.target + ins.num]
-            cached = self.reach[entry] = Reach(tuple(sorted(v_read)), tuple(sorted(o_written)),
-                                               tuple(sorted(r_used)))
+            cached = self.reach[entry] = Reach(tuple(sorted(v_read)), tuple(sorted(o_written)), tuple(sorted(r_used)))
         return cached
 
     def plan(self, start: int, stop: int) -> np.ndarray:
@@ -185,5 +186,3 @@ def program_of(setup: ShaderSetup) -> Program:
     else:
         _PROGRAMS.move_to_end(key)
     return prog
-
-

@@ -16,9 +16,14 @@ from picaemu.shader.interpreter import run_vertex_shader
 from picaemu.shader.setup import ShaderSetup
 
 
-def setup_from_source(text: str, *, floats: Mapping[int, Sequence[float]] | np.ndarray | None = None,
-                      ints: Mapping[int, Sequence[int]] | None = None, bools: Mapping[int, bool] | None = None,
-                      dvle: int = 0) -> ShaderSetup:
+def setup_from_source(
+    text: str,
+    *,
+    floats: Mapping[int, Sequence[float]] | np.ndarray | None = None,
+    ints: Mapping[int, Sequence[int]] | None = None,
+    bools: Mapping[int, bool] | None = None,
+    dvle: int = 0,
+) -> ShaderSetup:
     setup = ShaderSetup.from_dvle(assemble(text), dvle)
     f, i, b = np.array(setup.float_uniforms), np.array(setup.int_uniforms), np.array(setup.bool_uniforms)
     if isinstance(floats, np.ndarray):

@@ -93,7 +93,7 @@ class ScalarMachine:
         if name == "mova":
             for i in ins.components:
                 if i < 2:
-                    self.a0[i] = int(ops.truncate_to_int(srcs[0][i:i + 1])[0])
+                    self.a0[i] = int(ops.truncate_to_int(srcs[0][i : i + 1])[0])
             return None
         if name == "cmp":
             for i in (0, 1):
@@ -108,13 +108,14 @@ class ScalarMachine:
         ty = self.cmp[1] == bool(ins.refy)
         return (tx or ty, tx and ty, tx, ty)[ins.condop]
 
-    def run(self, inputs: np.ndarray, on_step: Callable[[Step], None] | None = None,
-            step_limit: int = STEP_LIMIT) -> np.ndarray:
+    def run(
+        self, inputs: np.ndarray, on_step: Callable[[Step], None] | None = None, step_limit: int = STEP_LIMIT
+    ) -> np.ndarray:
         """Execute from the entry point to END with ``inputs`` (16, 4) already permuted into v0-v15."""
         self.v[:] = inputs
-        calls: list[list[int]] = []      # [end, return]
-        ifs: list[list[int]] = []        # [marker, jump_to]
-        loops: list[list[int]] = []      # [start, end, remaining, inc, saved aL]
+        calls: list[list[int]] = []  # [end, return]
+        ifs: list[list[int]] = []  # [marker, jump_to]
+        loops: list[list[int]] = []  # [start, end, remaining, inc, saved aL]
         pc, steps = self.setup.entry, 0
         while True:
             if not 0 <= pc < self.setup.code_words:
@@ -216,10 +217,22 @@ class ScalarMachine:
     def _record(self, on_step, pc, ins, srcs, result, loops, calls, ifs) -> None:
         if on_step is None:
             return
-        on_step(Step(pc, ins, [[float(x) for x in s] for s in srcs],
-                     None if result is None else [float(x) for x in np.broadcast_to(result, (4,))],
-                     ins.mask, (self.cmp[0], self.cmp[1]), (self.a0[0], self.a0[1]), self.aL, len(loops),
-                     loops[-1][2] if loops else None, len(calls), len(ifs)))
+        on_step(
+            Step(
+                pc,
+                ins,
+                [[float(x) for x in s] for s in srcs],
+                None if result is None else [float(x) for x in np.broadcast_to(result, (4,))],
+                ins.mask,
+                (self.cmp[0], self.cmp[1]),
+                (self.a0[0], self.a0[1]),
+                self.aL,
+                len(loops),
+                loops[-1][2] if loops else None,
+                len(calls),
+                len(ifs),
+            )
+        )
 
 
 def _push(stack: list, entry: list, depth: int) -> None:

@@ -40,34 +40,37 @@ CONSTANT_KIND = {0: "bool", 1: "ivec", 2: "fvec"}
 class GeometryConfig:
     """The geometry-stage fields a GS run needs (from GSH_MISC0/1 and GSH_INPUTBUFFER_CONFIG)."""
 
-    mode: int = 0                  # 0 point, 1 variable-size primitive, 2 fixed-size primitive
-    fixed_vertices: int = 1        # fixed mode: vertices per primitive
-    fixed_stride: int = 1          # fixed mode: uniform registers per vertex
-    fixed_start: int = 0           # fixed mode: first c register receiving vertex data
-    variable_main: int = 1         # variable mode: number of fully defined ("main") vertices
+    mode: int = 0  # 0 point, 1 variable-size primitive, 2 fixed-size primitive
+    fixed_vertices: int = 1  # fixed mode: vertices per primitive
+    fixed_stride: int = 1  # fixed mode: uniform registers per vertex
+    fixed_start: int = 0  # fixed mode: first c register receiving vertex data
+    variable_main: int = 1  # variable mode: number of fully defined ("main") vertices
 
 
 @dataclass(frozen=True)
 class ShaderSetup:
-    code: np.ndarray                          # (4096,) uint32
-    opdescs: np.ndarray                       # (128,) uint32
-    float_uniforms: np.ndarray                # (96, 4) float32
-    int_uniforms: np.ndarray                  # (4, 4) uint8 x, y, z, w
-    bool_uniforms: np.ndarray                 # (16,) bool
+    code: np.ndarray  # (4096,) uint32
+    opdescs: np.ndarray  # (128,) uint32
+    float_uniforms: np.ndarray  # (96, 4) float32
+    int_uniforms: np.ndarray  # (4, 4) uint8 x, y, z, w
+    bool_uniforms: np.ndarray  # (16,) bool
     entry: int = 0
     output_mask: int = 0
-    input_permutation: tuple[int, ...] = tuple(range(NUM_INPUTS))   # input attribute k -> v register
+    input_permutation: tuple[int, ...] = tuple(range(NUM_INPUTS))  # input attribute k -> v register
     num_inputs: int = NUM_INPUTS
     unit: Unit = "vs"
-    num_outputs: int = 0                      # VS: VSH_OUTMAP_TOTAL count; GS / DVLE: set bits of output_mask
+    num_outputs: int = 0  # VS: VSH_OUTMAP_TOTAL count; GS / DVLE: set bits of output_mask
     geometry: GeometryConfig = field(default_factory=GeometryConfig)
-    names: dict[str, str] = field(default_factory=dict, compare=False)   # register -> uniform name (disasm)
+    names: dict[str, str] = field(default_factory=dict, compare=False)  # register -> uniform name (disasm)
 
     def __post_init__(self) -> None:
-        for name, dtype, shape in (("code", np.uint32, (GS_CODE_WORDS,)), ("opdescs", np.uint32, (NUM_OPDESCS,)),
-                                   ("float_uniforms", np.float32, (NUM_FLOAT_UNIFORMS, 4)),
-                                   ("int_uniforms", np.uint8, (NUM_INTS, 4)), ("bool_uniforms", np.bool_,
-                                                                              (NUM_BOOLS,))):
+        for name, dtype, shape in (
+            ("code", np.uint32, (GS_CODE_WORDS,)),
+            ("opdescs", np.uint32, (NUM_OPDESCS,)),
+            ("float_uniforms", np.float32, (NUM_FLOAT_UNIFORMS, 4)),
+            ("int_uniforms", np.uint8, (NUM_INTS, 4)),
+            ("bool_uniforms", np.bool_, (NUM_BOOLS,)),
+        ):
             arr = getattr(self, name)
             if _frozen(arr, dtype, shape):  # an immutable snapshot already (a setup derived from another)
                 continue
@@ -87,12 +90,16 @@ class ShaderSetup:
         """Content key of the program (code + descriptors) for decode caches."""
         return self.code[: self.code_words].tobytes() + self.opdescs.tobytes()
 
-    def with_uniforms(self, *, floats: np.ndarray | None = None, ints: np.ndarray | None = None,
-                      bools: np.ndarray | None = None) -> ShaderSetup:
+    def with_uniforms(
+        self, *, floats: np.ndarray | None = None, ints: np.ndarray | None = None, bools: np.ndarray | None = None
+    ) -> ShaderSetup:
         """A copy with some uniform files replaced (used by the GS for fixed/variable modes and b15)."""
-        setup = replace(self, float_uniforms=self.float_uniforms if floats is None else floats,
-                        int_uniforms=self.int_uniforms if ints is None else ints,
-                        bool_uniforms=self.bool_uniforms if bools is None else bools)
+        setup = replace(
+            self,
+            float_uniforms=self.float_uniforms if floats is None else floats,
+            int_uniforms=self.int_uniforms if ints is None else ints,
+            bool_uniforms=self.bool_uniforms if bools is None else bools,
+        )
         if "program_key" in self.__dict__:  # same code and descriptors: the key carries over
             setup.__dict__["program_key"] = self.__dict__["program_key"]
         return setup
@@ -122,8 +129,7 @@ class ShaderSetup:
         regs = state.regs
         mem = state.vs if unit == "vs" else state.gs
         perm = tuple(
-            access.raw(regs, p + ("ATTRIBUTES_PERMUTATION_LOW" if k < 8 else "ATTRIBUTES_PERMUTATION_HIGH"),
-                       f"attr{k}")
+            access.raw(regs, p + ("ATTRIBUTES_PERMUTATION_LOW" if k < 8 else "ATTRIBUTES_PERMUTATION_HIGH"), f"attr{k}")
             for k in range(NUM_INPUTS)
         )
         out_mask = sum(access.raw(regs, p + "OUTMAP_MASK", f"o{i}") << i for i in range(16))
@@ -137,12 +143,20 @@ class ShaderSetup:
                 variable_main=access.raw(regs, "GSH_MISC1", "main_vertices_minus_1") + 1,
             )
         return cls(
-            code=mem.code, opdescs=mem.opdescs, float_uniforms=_ZERO_FLOATS, int_uniforms=_ZERO_INTS,
-            bool_uniforms=_ZERO_BOOLS, entry=access.raw(regs, p + "ENTRYPOINT", "entry"), output_mask=out_mask,
-            input_permutation=perm, num_inputs=access.raw(regs, p + "INPUTBUFFER_CONFIG", "num_input_minus_1") + 1,
-            unit=unit, geometry=geometry,
-            num_outputs=(access.raw(regs, "VSH_OUTMAP_TOTAL1", "count_minus_1") + 1 if unit == "vs"
-                         else bin(out_mask).count("1")),
+            code=mem.code,
+            opdescs=mem.opdescs,
+            float_uniforms=_ZERO_FLOATS,
+            int_uniforms=_ZERO_INTS,
+            bool_uniforms=_ZERO_BOOLS,
+            entry=access.raw(regs, p + "ENTRYPOINT", "entry"),
+            output_mask=out_mask,
+            input_permutation=perm,
+            num_inputs=access.raw(regs, p + "INPUTBUFFER_CONFIG", "num_input_minus_1") + 1,
+            unit=unit,
+            geometry=geometry,
+            num_outputs=(
+                access.raw(regs, "VSH_OUTMAP_TOTAL1", "count_minus_1") + 1 if unit == "vs" else bin(out_mask).count("1")
+            ),
         )
 
     @classmethod
@@ -152,8 +166,10 @@ class ShaderSetup:
         dvle = shbin.dvles[dvle_index]
         unit: Unit = "gs" if dvle.is_geometry else "vs"
         if len(shbin.code) > CODE_WORDS[unit] or len(shbin.opdescs) > NUM_OPDESCS:
-            raise FormatError(f"program of {len(shbin.code)} words / {len(shbin.opdescs)} descriptors does not "
-                              f"fit the {unit.upper()} unit")
+            raise FormatError(
+                f"program of {len(shbin.code)} words / {len(shbin.opdescs)} descriptors does not "
+                f"fit the {unit.upper()} unit"
+            )
         code = np.zeros(GS_CODE_WORDS, np.uint32)
         code[: len(shbin.code)] = shbin.code
         opdescs = np.zeros(NUM_OPDESCS, np.uint32)
@@ -171,17 +187,36 @@ class ShaderSetup:
                 ints[c.register] = c.ivec
             else:
                 floats[c.register] = f24(np.array(c.data, np.uint32))
-        geometry = GeometryConfig(mode=dvle.gs_mode, fixed_vertices=max(dvle.gs_fixed_num, 1),
-                                  fixed_start=dvle.gs_fixed_start, variable_main=max(dvle.gs_variable_num, 1))
-        return cls(code=code, opdescs=opdescs, float_uniforms=floats, int_uniforms=ints, bool_uniforms=bools,
-                   entry=dvle.main_offset, output_mask=dvle.output_mask, unit=unit, geometry=geometry,
-                   num_outputs=bin(dvle.output_mask).count("1"), names=dvle_names(dvle))
+        geometry = GeometryConfig(
+            mode=dvle.gs_mode,
+            fixed_vertices=max(dvle.gs_fixed_num, 1),
+            fixed_start=dvle.gs_fixed_start,
+            variable_main=max(dvle.gs_variable_num, 1),
+        )
+        return cls(
+            code=code,
+            opdescs=opdescs,
+            float_uniforms=floats,
+            int_uniforms=ints,
+            bool_uniforms=bools,
+            entry=dvle.main_offset,
+            output_mask=dvle.output_mask,
+            unit=unit,
+            geometry=geometry,
+            num_outputs=bin(dvle.output_mask).count("1"),
+            names=dvle_names(dvle),
+        )
 
 
 def _frozen(arr: object, dtype: type, shape: tuple[int, ...]) -> bool:
     """True for an array that owns its read-only data of the given dtype and shape (nothing can change it)."""
-    return (isinstance(arr, np.ndarray) and arr.base is None and not arr.flags.writeable and arr.dtype == dtype
-            and arr.shape == shape)
+    return (
+        isinstance(arr, np.ndarray)
+        and arr.base is None
+        and not arr.flags.writeable
+        and arr.dtype == dtype
+        and arr.shape == shape
+    )
 
 
 def _zeros(shape: tuple[int, ...], dtype: type) -> np.ndarray:

@@ -30,10 +30,21 @@ class TraceRecord:
         """JSON-ready step; ``result`` holds only the components the destination mask writes (None elsewhere)."""
         s = self.step
         result = None if s.result is None else masked_result(s.result, s.mask)
-        return {"pc": s.pc, "word": f"0x{s.instruction.word:08X}", "text": self.text, "sources": s.sources,
-                "result": result, "mask": mask_text(s.mask).lstrip(".") or "xyzw", "cmp": list(s.cmp),
-                "a0": list(s.a0), "aL": s.aL, "loop_depth": s.loop_depth, "loop_remaining": s.loop_remaining,
-                "call_depth": s.call_depth, "if_depth": s.if_depth}
+        return {
+            "pc": s.pc,
+            "word": f"0x{s.instruction.word:08X}",
+            "text": self.text,
+            "sources": s.sources,
+            "result": result,
+            "mask": mask_text(s.mask).lstrip(".") or "xyzw",
+            "cmp": list(s.cmp),
+            "a0": list(s.a0),
+            "aL": s.aL,
+            "loop_depth": s.loop_depth,
+            "loop_remaining": s.loop_remaining,
+            "call_depth": s.call_depth,
+            "if_depth": s.if_depth,
+        }
 
 
 def masked_result(result, mask: int) -> list:
@@ -45,6 +56,7 @@ def masked_result(result, mask: int) -> list:
 def _collector(setup: ShaderSetup, out: list[TraceRecord]):
     def on_step(step: Step) -> None:
         out.append(TraceRecord(step, format_instruction(step.instruction, setup.names)))
+
     return on_step
 
 
@@ -59,8 +71,9 @@ def trace_vertex(setup: ShaderSetup, attributes: np.ndarray) -> list[TraceRecord
     return records
 
 
-def trace_geometry(setup: ShaderSetup, vertices: np.ndarray, primitive_sizes: Sequence[int] | None = None,
-                   invocation: int = 0) -> list[TraceRecord]:
+def trace_geometry(
+    setup: ShaderSetup, vertices: np.ndarray, primitive_sizes: Sequence[int] | None = None, invocation: int = 0
+) -> list[TraceRecord]:
     """Trace GS invocation ``invocation`` of a draw (earlier invocations run untraced for their carried state)."""
     records: list[TraceRecord] = []
     run_geometry_reference(setup, vertices, primitive_sizes, _collector(setup, records), invocation)

@@ -33,7 +33,7 @@ def channel_fields(spec: Packed) -> tuple[int, ...]:
     """(shift R, G, B, A, bits R, G, B, A) of a format's fields (channel "i" feeds R, G and B; bits 0: missing)."""
     shifts, bits = [0] * 4, [0] * 4
     for channel, shift, width in spec.fields:
-        for c in ((0, 1, 2) if channel == "i" else (CHANNELS[channel],)):
+        for c in (0, 1, 2) if channel == "i" else (CHANNELS[channel],):
             shifts[c], bits[c] = shift, width
     return (*shifts, *bits)
 
@@ -60,9 +60,12 @@ def memory_rgba(data, layout, idx: int):  # pragma: no cover - compiled
     size = max(word_bits >> 3, 1)
     at = start + ((n * size) >> nibble)
     last = data.shape[0] - 1  # the bytes past a small texel are read (and dropped) without leaving the region
-    word = (np.int64(data[at]) | np.int64(data[min(at + 1, last)]) * (size > 1) << 8
-            | np.int64(data[min(at + 2, last)]) * (size > 2) << 16
-            | np.int64(data[min(at + 3, last)]) * (size > 3) << 24)
+    word = (
+        np.int64(data[at])
+        | np.int64(data[min(at + 1, last)]) * (size > 1) << 8
+        | np.int64(data[min(at + 2, last)]) * (size > 2) << 16
+        | np.int64(data[min(at + 3, last)]) * (size > 3) << 24
+    )
     word = (word >> (((n & 1) << 2) * nibble)) & ((1 << word_bits) - 1)
     return _channel(word, layout, 0), _channel(word, layout, 1), _channel(word, layout, 2), _channel(word, layout, 3)
 

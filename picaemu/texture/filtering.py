@@ -82,8 +82,12 @@ def _texel(texels, layout, idx: int, border):  # pragma: no cover - compiled
     """The four channels of texel ``idx``, or of the border color (``idx`` = BORDER)."""
     c0, c1, c2, c3 = texel_rgba(texels, layout, max(idx, 0))  # one read per tap (texel 0 stands in for a border)
     border_tap = idx == BORDER
-    return (border[0] if border_tap else c0, border[1] if border_tap else c1, border[2] if border_tap else c2,
-            border[3] if border_tap else c3)
+    return (
+        border[0] if border_tap else c0,
+        border[1] if border_tap else c1,
+        border[2] if border_tap else c2,
+        border[3] if border_tap else c3,
+    )
 
 
 @numba.njit(cache=True)

@@ -18,12 +18,31 @@ from picaemu.regs.blocks.texturing import TEXTURE_FORMATS
 TextureFormat = IntEnum("TextureFormat", {name: code for code, name in TEXTURE_FORMATS.items()})
 
 ALIASES = {
-    "RGBA8888": "RGBA8", "RGB888": "RGB8", "RGB5A1": "RGBA5551", "RGBA4444": "RGBA4", "LA8": "IA8",
-    "RG8": "HILO8", "L8": "I8", "LA4": "IA4", "L4": "I4",
+    "RGBA8888": "RGBA8",
+    "RGB888": "RGB8",
+    "RGB5A1": "RGBA5551",
+    "RGBA4444": "RGBA4",
+    "LA8": "IA8",
+    "RG8": "HILO8",
+    "L8": "I8",
+    "LA4": "IA4",
+    "L4": "I4",
 }
 BITS_PER_TEXEL = {
-    "RGBA8": 32, "RGB8": 24, "RGBA5551": 16, "RGB565": 16, "RGBA4": 16, "IA8": 16, "HILO8": 16,
-    "I8": 8, "A8": 8, "IA4": 8, "I4": 4, "A4": 4, "ETC1": 4, "ETC1A4": 8,
+    "RGBA8": 32,
+    "RGB8": 24,
+    "RGBA5551": 16,
+    "RGB565": 16,
+    "RGBA4": 16,
+    "IA8": 16,
+    "HILO8": 16,
+    "I8": 8,
+    "A8": 8,
+    "IA4": 8,
+    "I4": 4,
+    "A4": 4,
+    "ETC1": 4,
+    "ETC1A4": 8,
 }
 ETC_FORMATS = frozenset({TextureFormat.ETC1, TextureFormat.ETC1A4})
 MIN_SIZE, MAX_SIZE, TILE = 8, 1024, 8

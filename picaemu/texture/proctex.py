@@ -56,18 +56,20 @@ _TABLE = {name: idx for idx, name in PROCTEX_TABLES.items()}
 _MAP = {fld.name: fld for fld in MAP_ENTRY}
 
 Mapping2 = Callable[[np.ndarray, np.ndarray], np.ndarray]
-MAPPINGS: Mapping[str, Mapping2] = MappingProxyType({
-    "U": lambda u, v: u,
-    "U2": lambda u, v: u * u,
-    "V": lambda u, v: v,
-    "V2": lambda u, v: v * v,
-    "(U+V)/2": lambda u, v: (u + v) * np.float32(0.5),
-    "(U2+V2)/2": lambda u, v: (u * u + v * v) * np.float32(0.5),
-    "sqrt(U2+V2)": lambda u, v: np.minimum(np.sqrt(u * u + v * v), 1),
-    "min": np.minimum,
-    "max": np.maximum,
-    "rmax": lambda u, v: np.minimum(((u + v) * np.float32(0.5) + np.sqrt(u * u + v * v)) * np.float32(0.5), 1),
-})
+MAPPINGS: Mapping[str, Mapping2] = MappingProxyType(
+    {
+        "U": lambda u, v: u,
+        "U2": lambda u, v: u * u,
+        "V": lambda u, v: v,
+        "V2": lambda u, v: v * v,
+        "(U+V)/2": lambda u, v: (u + v) * np.float32(0.5),
+        "(U2+V2)/2": lambda u, v: (u * u + v * v) * np.float32(0.5),
+        "sqrt(U2+V2)": lambda u, v: np.minimum(np.sqrt(u * u + v * v), 1),
+        "min": np.minimum,
+        "max": np.maximum,
+        "rmax": lambda u, v: np.minimum(((u + v) * np.float32(0.5) + np.sqrt(u * u + v * v)) * np.float32(0.5), 1),
+    }
+)
 
 
 def _mirror(c: np.ndarray) -> np.ndarray:
@@ -77,22 +79,29 @@ def _mirror(c: np.ndarray) -> np.ndarray:
     return np.where(whole.astype(np.int64) & 1, 1 - frac, frac)
 
 
-CLAMPS: Mapping[str, Callable[[np.ndarray], np.ndarray]] = MappingProxyType({
-    "clamp to zero": lambda c: np.where(c > 1, np.float32(0), c),
-    "clamp to edge": lambda c: np.minimum(c, 1),
-    "symmetrical repeat": lambda c: c - np.floor(c),
-    "mirrored repeat": _mirror,
-    "pulse": lambda c: np.where(c > 0.5, np.float32(1), np.float32(0)),
-})
+CLAMPS: Mapping[str, Callable[[np.ndarray], np.ndarray]] = MappingProxyType(
+    {
+        "clamp to zero": lambda c: np.where(c > 1, np.float32(0), c),
+        "clamp to edge": lambda c: np.minimum(c, 1),
+        "symmetrical repeat": lambda c: c - np.floor(c),
+        "mirrored repeat": _mirror,
+        "pulse": lambda c: np.where(c > 0.5, np.float32(1), np.float32(0)),
+    }
+)
 SHIFT_PARITY = MappingProxyType({"none": None, "odd": 0, "even": 1})  # added to int(c) before (.. // 2) % 2
 SHIFT_STEP = MappingProxyType({"mirrored repeat": 1.0})  # shift amount per clamp mode; others 0.5
 DEFAULT_SHIFT_STEP = 0.5
 # filter name -> (linear within a level, mip mode: None / "nearest" / "linear")
-FILTERS = MappingProxyType({
-    "nearest": (False, None), "linear": (True, None),
-    "nearest mip nearest": (False, "nearest"), "linear mip nearest": (True, "nearest"),
-    "nearest mip linear": (False, "linear"), "linear mip linear": (True, "linear"),
-})
+FILTERS = MappingProxyType(
+    {
+        "nearest": (False, None),
+        "linear": (True, None),
+        "nearest mip nearest": (False, "nearest"),
+        "linear mip nearest": (True, "nearest"),
+        "nearest mip linear": (False, "linear"),
+        "linear mip linear": (True, "linear"),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -130,10 +139,18 @@ class ProctexState:
         def val(reg: str, fld: str) -> int | float | bool | str:
             return access.value(regs, reg, fld)
 
-        fields0 = {k: str(val("TEXUNIT3_PROCTEX0", k))
-                   for k in ("u_clamp", "v_clamp", "rgb_func", "alpha_func", "u_shift", "v_shift")}
-        known = {"u_clamp": CLAMPS, "v_clamp": CLAMPS, "rgb_func": MAPPINGS, "alpha_func": MAPPINGS,
-                 "u_shift": SHIFT_PARITY, "v_shift": SHIFT_PARITY}
+        fields0 = {
+            k: str(val("TEXUNIT3_PROCTEX0", k))
+            for k in ("u_clamp", "v_clamp", "rgb_func", "alpha_func", "u_shift", "v_shift")
+        }
+        known = {
+            "u_clamp": CLAMPS,
+            "v_clamp": CLAMPS,
+            "rgb_func": MAPPINGS,
+            "alpha_func": MAPPINGS,
+            "u_shift": SHIFT_PARITY,
+            "v_shift": SHIFT_PARITY,
+        }
         separate = bool(val("TEXUNIT3_PROCTEX0", "separate_alpha"))
         for k, text in fields0.items():
             if text not in known[k] and (k != "alpha_func" or separate):
@@ -142,7 +159,8 @@ class ProctexState:
         if filt not in FILTERS:
             _unsupported(regs, "TEXUNIT3_PROCTEX4", f"proctex filter {filt}")
         bias_raw = (int(access.raw(regs, "TEXUNIT3_PROCTEX4", "lod_bias_high")) << 8) | int(
-            access.raw(regs, "TEXUNIT3_PROCTEX0", "lod_bias_low"))
+            access.raw(regs, "TEXUNIT3_PROCTEX0", "lod_bias_low")
+        )
         offsets = tuple(int(access.raw(regs, "TEXUNIT3_PROCTEX5", f"offset{k}")) for k in range(4))
         offsets += LEVEL_OFFSETS_4_TO_7
         width = int(val("TEXUNIT3_PROCTEX4", "width"))

@@ -58,8 +58,9 @@ def _level_span(width: int, height: int, fmt: TextureFormat, level: int) -> tupl
     return level_offset(width, height, fmt, level), level_bytes(w, h, fmt), w, h
 
 
-def decode_cached(memory: PhysicalMemory, address: int, width: int, height: int, fmt: TextureFormat | int | str,
-                  level: int) -> np.ndarray:
+def decode_cached(
+    memory: PhysicalMemory, address: int, width: int, height: int, fmt: TextureFormat | int | str, level: int
+) -> np.ndarray:
     """``texture.decode_texture`` of one level, reused across draws while that level's bytes in memory are
     unchanged (compared byte for byte with a copy, so any write is seen); the image is read-only. Keeps the
     ``DECODE_CACHE_ENTRIES`` most recently used levels."""
@@ -101,11 +102,14 @@ class Pyramid:
     first_level: int
 
     @classmethod
-    def load(cls, ustate: TextureUnitState, memory: PhysicalMemory, levels: range,
-             fmt: TextureFormat | None = None) -> Pyramid:
+    def load(
+        cls, ustate: TextureUnitState, memory: PhysicalMemory, levels: range, fmt: TextureFormat | None = None
+    ) -> Pyramid:
         fmt = ustate.format if fmt is None else fmt
-        images = [[decode_cached(memory, addr, ustate.width, ustate.height, fmt, lv) for addr in ustate.addresses]
-                  for lv in levels]
+        images = [
+            [decode_cached(memory, addr, ustate.width, ustate.height, fmt, lv) for addr in ustate.addresses]
+            for lv in levels
+        ]
         # the same decoded images (read-only, unchanged while cached) make the same pyramid: reuse it
         flat = tuple(img for row in images for img in row)
         key = (ustate.addresses, ustate.width, ustate.height, fmt, levels.start, levels.stop)
@@ -124,14 +128,30 @@ class Pyramid:
         sizes = np.array([[img.shape[0] * img.shape[1] for img in row] for row in images], np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes.ravel())[:-1]]).reshape(sizes.shape)
         texels = np.concatenate([img.reshape(-1, 4) for row in images for img in row])
-        return cls(texels, offsets, np.array([row[0].shape[1] for row in images], np.int64),
-                   np.array([row[0].shape[0] for row in images], np.int64), first_level)
+        return cls(
+            texels,
+            offsets,
+            np.array([row[0].shape[1] for row in images], np.int64),
+            np.array([row[0].shape[0] for row in images], np.int64),
+            first_level,
+        )
 
     def fetch(self, ustate: TextureUnitState, level: Arr, face: Arr, ks: Arr, kt: Arr) -> Arr:
         """(F, 4) uint8 texels at integer coordinates (t = 0 bottom), wrapped; border color where it applies."""
-        return filtering.fetch(self.texels, filtering.DECODED, self.offsets, self.widths, self.heights,
-                               _i64(level - self.first_level), _i64(face), _i64(ks), _i64(kt), ustate.wrap_s,
-                               ustate.wrap_t, ustate.border_u8)
+        return filtering.fetch(
+            self.texels,
+            filtering.DECODED,
+            self.offsets,
+            self.widths,
+            self.heights,
+            _i64(level - self.first_level),
+            _i64(face),
+            _i64(ks),
+            _i64(kt),
+            ustate.wrap_s,
+            ustate.wrap_t,
+            ustate.border_u8,
+        )
 
 
 def _i64(a: Arr) -> Arr:
@@ -144,9 +164,20 @@ def _filter(pyr: Pyramid, ustate: TextureUnitState, level: Arr, face: Arr, st: A
         lin = np.full(st.shape[0], linear, np.bool_)
     else:
         lin = np.ascontiguousarray(np.broadcast_to(np.asarray(linear, bool), (st.shape[0],)))
-    return filtering.filter_2d(pyr.texels, filtering.DECODED, pyr.offsets, pyr.widths, pyr.heights,
-                               _i64(level - pyr.first_level), _i64(face), np.ascontiguousarray(st, np.float32), lin,
-                               ustate.wrap_s, ustate.wrap_t, ustate.border_f32)
+    return filtering.filter_2d(
+        pyr.texels,
+        filtering.DECODED,
+        pyr.offsets,
+        pyr.widths,
+        pyr.heights,
+        _i64(level - pyr.first_level),
+        _i64(face),
+        np.ascontiguousarray(st, np.float32),
+        lin,
+        ustate.wrap_s,
+        ustate.wrap_t,
+        ustate.border_f32,
+    )
 
 
 def cube_coords(uvw: Arr) -> tuple[Arr, Arr, Arr]:
@@ -203,8 +234,14 @@ def _taps(ustate: TextureUnitState, n: int, lod: Arr | None) -> int:
     return n_mag * (TAPS_LINEAR if ustate.mag_linear else TAPS_NEAREST) + (n - n_mag) * min_taps
 
 
-def sample(ustate: TextureUnitState, uv: Arr, w: Arr, memory: PhysicalMemory, lod: Arr | None = None,
-           counters: dict | None = None) -> Arr:
+def sample(
+    ustate: TextureUnitState,
+    uv: Arr,
+    w: Arr,
+    memory: PhysicalMemory,
+    lod: Arr | None = None,
+    counters: dict | None = None,
+) -> Arr:
     """The unit's color for every fragment: (F, 4) uint8; (0, 0, 0, 0) when the unit is disabled. ``counters``:
     see the module docstring."""
     n = uv.shape[0]
@@ -234,9 +271,20 @@ def _sample_2d(ustate: TextureUnitState, uv: Arr, memory: PhysicalMemory) -> Arr
     n = uv.shape[0]
     pyr = Pyramid.load(ustate, memory, range(ustate.min_level, ustate.min_level + 1))
     zeros = np.zeros(n, np.int64)  # every fragment's level (relative to the first) and face
-    return filtering.filter_2d(pyr.texels, filtering.DECODED, pyr.offsets, pyr.widths, pyr.heights, zeros, zeros,
-                               np.ascontiguousarray(uv, np.float32), np.full(n, ustate.mag_linear, np.bool_),
-                               ustate.wrap_s, ustate.wrap_t, ustate.border_f32)
+    return filtering.filter_2d(
+        pyr.texels,
+        filtering.DECODED,
+        pyr.offsets,
+        pyr.widths,
+        pyr.heights,
+        zeros,
+        zeros,
+        np.ascontiguousarray(uv, np.float32),
+        np.full(n, ustate.mag_linear, np.bool_),
+        ustate.wrap_s,
+        ustate.wrap_t,
+        ustate.border_f32,
+    )
 
 
 def _mip_sample(pyr: Pyramid, ustate: TextureUnitState, face: Arr, st: Arr, lod: Arr) -> Arr:

@@ -101,8 +101,11 @@ class TextureUnitState:
 
     def _validate(self, regs: np.ndarray, fmt_code: int) -> None:
         if self.type not in TEXTURE_TYPES.values():
-            raise UnsupportedFeature(f"texture unit 0: {self.type}", register=id_of("TEXUNIT0_PARAM"),
-                                     value=int(regs[id_of("TEXUNIT0_PARAM")]))
+            raise UnsupportedFeature(
+                f"texture unit 0: {self.type}",
+                register=id_of("TEXUNIT0_PARAM"),
+                value=int(regs[id_of("TEXUNIT0_PARAM")]),
+            )
         if fmt_code not in TEXTURE_FORMATS:
             raise InvalidTextureFormat(f"undefined texture format code {fmt_code}: {self._where(regs, 'TYPE')}")
         try:

@@ -41,9 +41,33 @@ KINDS = ("packets", "capture", "shbin", "texture", "draw")
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_CAPTURES = REPO / "samples" / "captures"
 SHARED = REPO.parent / "shared" / "captures"
-EDGE_WORDS = np.array([0, 1, 2, 3, 4, 7, 8, 0xFF, 0x100, 0xFFFF, 0x10000, 0x7FFFFF, 0x7FFFFFFF, 0x80000000,
-                       0xFFFFFFFF, 0xFFFFFFFE, 0x18000000, 0x20000000, 0x3F0000, 0x7F0000, 0x7F0001, 0x12345678],
-                      np.uint64)
+EDGE_WORDS = np.array(
+    [
+        0,
+        1,
+        2,
+        3,
+        4,
+        7,
+        8,
+        0xFF,
+        0x100,
+        0xFFFF,
+        0x10000,
+        0x7FFFFF,
+        0x7FFFFFFF,
+        0x80000000,
+        0xFFFFFFFF,
+        0xFFFFFFFE,
+        0x18000000,
+        0x20000000,
+        0x3F0000,
+        0x7F0000,
+        0x7F0001,
+        0x12345678,
+    ],
+    np.uint64,
+)
 TEXTURE_FORMATS = [*range(-1, 16), "RGBA8", "ETC1", "ETC1A4", "bogus"]
 
 
@@ -91,14 +115,14 @@ def mutate_bytes(rng: np.random.Generator, data: bytes, *, keep_length: bool = F
             buf[pos] ^= 1 << int(rng.integers(8))
         elif op == 2:
             pos -= pos % 4
-            buf[pos:pos + 4] = (_word(rng) & 0xFFFFFFFF).to_bytes(4, "little")
+            buf[pos : pos + 4] = (_word(rng) & 0xFFFFFFFF).to_bytes(4, "little")
         elif op == 3:
             del buf[pos:]
         elif op == 4:
             end = min(len(buf), pos + int(rng.integers(1, 257)))
             buf[pos:pos] = buf[pos:end]
         else:
-            del buf[pos:pos + int(rng.integers(1, 257))]
+            del buf[pos : pos + int(rng.integers(1, 257))]
     return bytes(buf)
 
 
@@ -135,8 +159,10 @@ def mutate_capture(rng: np.random.Generator, cap: pica.Capture) -> bytes:
     new = pica.Capture(meta=dict(cap.meta), state=copy.deepcopy(cap.state))
     for _ in range(int(rng.integers(0, 3))):
         new.state.regs[int(rng.integers(new.state.regs.size))] = _word(rng)
-    blobs = [new.blobs.add(mutate_bytes(rng, cap.blobs[i], keep_length=True) if rng.random() < 0.5
-                           else cap.blobs[i]) for i in range(len(cap.blobs))]
+    blobs = [
+        new.blobs.add(mutate_bytes(rng, cap.blobs[i], keep_length=True) if rng.random() < 0.5 else cap.blobs[i])
+        for i in range(len(cap.blobs))
+    ]
     events = [_event_fields(rng, e, blobs) for e in cap.events]
     for _ in range(int(rng.integers(0, 3))):
         i, j = (int(k) for k in rng.integers(len(events), size=2))
@@ -172,8 +198,9 @@ def mutate_program(rng: np.random.Generator, data: bytes) -> bytes:
         if d.constants and rng.random() < 0.3:
             changes["constants"] = tuple(dataclasses.replace(c, register=int(rng.integers(0x80))) for c in d.constants)
         if d.outputs and rng.random() < 0.3:
-            changes["outputs"] = tuple(dataclasses.replace(o, register=int(rng.integers(16)),
-                                                           type=int(rng.integers(12))) for o in d.outputs)
+            changes["outputs"] = tuple(
+                dataclasses.replace(o, register=int(rng.integers(16)), type=int(rng.integers(12))) for o in d.outputs
+            )
         dvles.append(dataclasses.replace(d, **changes))
     mutated = dataclasses.replace(program, code=tuple(code), opdescs=ops, dvles=tuple(dvles))
     try:

@@ -47,8 +47,7 @@ class PacketTarget:
         rng = np.random.default_rng(MEMORY_SEED)
         address, size = RANDOM_MEMORY
         self.memory.write(address, rng.integers(0, 1 << 32, size // 4, dtype=np.uint64).astype("<u4").tobytes())
-        self.processor = CommandProcessor(self.memory, NullPipeline(), record_draws=False,
-                                          byte_budget=FUZZ_BYTE_BUDGET)
+        self.processor = CommandProcessor(self.memory, NullPipeline(), record_draws=False, byte_budget=FUZZ_BYTE_BUDGET)
 
     def run(self, words: np.ndarray, address: int = 0) -> tuple[Outcome, int]:
         """(outcome, packets run) of one buffer; the processor's state is reset first."""
@@ -145,8 +144,9 @@ class HostileDraws:
             state.regs[reg_id] = word & 0xFFFFFFFF
         if self.uniforms is not None:
             state.vs.float_uniforms[:] = self.uniforms
-        self.inner.draw(DrawCall(call.index, call.kind, state, call.memory, call.offset, call.immediate_inputs,
-                                 call.stats))
+        self.inner.draw(
+            DrawCall(call.index, call.kind, state, call.memory, call.offset, call.immediate_inputs, call.stats)
+        )
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
         self.inner.event(kind, state)

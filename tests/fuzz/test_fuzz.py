@@ -16,8 +16,13 @@ from tests.fuzz import targets
 from tests.fuzz.runner import packet_target, quiet, run_one
 from tests.fuzz.strategies import command_buffer, seeds, texture_params
 
-SEEDED = settings(max_examples=60, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SEEDED = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -48,8 +53,9 @@ def test_mutated_shbin_hypothesis(seed: int) -> None:
     run_one("shbin", seed)
 
 
-@pytest.mark.parametrize("kind, count", [("packets", 400), ("capture", 60), ("shbin", 150), ("texture", 150),
-                                         ("draw", 25)])
+@pytest.mark.parametrize(
+    "kind, count", [("packets", 400), ("capture", 60), ("shbin", 150), ("texture", 150), ("draw", 25)]
+)
 def test_mutation_engine_fixed_seeds(kind: str, count: int) -> None:
     """A fixed slice of the campaign's inputs (seeds 0..count-1 of each kind)."""
     outcomes: dict[str, int] = {}
