@@ -5,7 +5,6 @@ rejected, examples in every ``--help``, the first-run note on stderr whether or 
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,32 +119,23 @@ def test_every_help_has_examples(path: tuple[str, ...]) -> None:
     assert code == 0 and ("Examples:" in out or "Examples:" in group_help), path
 
 
-def test_first_run_note_once_on_any_stderr(monkeypatch, tmp_path: Path) -> None:
-    """With the kernel cache empty the note is printed once per run, to a pipe as well as a terminal, and --quiet
-    silences it; with the cache in place nothing is said."""
-    from picaemu.cli import common
+def test_commands_that_replay_say_when_they_compile_long(monkeypatch) -> None:
+    """A command that may compile kernels installs the slow-compile note for its run (said on stderr whether or not
+    it is a terminal); --quiet leaves it out."""
+    from picaemu import numba_cache
 
-    monkeypatch.setattr(common, "kernel_cache_index", lambda: str(tmp_path / "missing.nbi"))
-    monkeypatch.setattr(common, "_noted_first_run", False)
+    installed: list[bool] = []
+
+    class Recorder(numba_cache.SlowCompileNote):
+        def __enter__(self) -> numba_cache.SlowCompileNote:
+            installed.append(True)
+            self.emit("picaemu: compiling a kernel")
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    monkeypatch.setattr(numba_cache, "SlowCompileNote", Recorder)
     code, _, err = invoke("stats", str(CAPTURES / "cube.pica"), "--json")
-    assert code == 0 and err.count(common.FIRST_RUN_NOTE) == 1 and str(tmp_path) in err
-    common.note_first_compile()  # the same run: said once
-    monkeypatch.setattr(common, "_noted_first_run", False)
-    assert invoke("-q", "stats", str(CAPTURES / "cube.pica"), "--json")[2] == ""
-    (tmp_path / "present.nbi").write_bytes(b"")
-    monkeypatch.setattr(common, "kernel_cache_index", lambda: str(tmp_path / "present.nbi"))
-    monkeypatch.setattr(common, "_noted_first_run", False)
-    assert invoke("stats", str(CAPTURES / "cube.pica"), "--json")[2] == ""
-
-
-def test_the_kernel_cache_follows_numba_cache_dir(tmp_path: Path) -> None:
-    """NUMBA_CACHE_DIR (documented in the README) moves the cache the note looks at."""
-    proc = subprocess.run(
-        [sys.executable, "-c", "from picaemu.cli.common import kernel_cache_index as k; print(k())"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
-        timeout=300,
-        check=True,
-    )
-    assert Path(proc.stdout.strip()).is_relative_to(tmp_path)
+    assert code == 0 and installed == [True] and "picaemu: compiling a kernel" in err
+    assert invoke("-q", "stats", str(CAPTURES / "cube.pica"), "--json")[2] == "" and installed == [True]

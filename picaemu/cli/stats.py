@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from picaemu.analysis import stats as st
-from picaemu.cli.common import exclusive, note_first_compile, print_table, quiet_option, reports_errors
+from picaemu.cli.common import compiles_kernels, exclusive, print_table, quiet_option, reports_errors
 from picaemu.formats.files import image_format, is_stdout, refuse_overwrite, save_image
 
 TRANSPOSE_UP_TO = 8
@@ -72,6 +72,7 @@ def _csv(rows: list[dict]) -> str:
 )
 @quiet_option
 @reports_errors
+@compiles_kernels
 def stats(
     capture: Path,
     per: str,
@@ -98,7 +99,6 @@ def stats(
     if map_path is not None:
         image_format(map_path)
         refuse_overwrite(map_path, capture)
-    note_first_compile()
     result = st.collect(capture, fragment_map=kind)
     rows = result.rows if per == "draw" else st.per_frame(result.rows, result.frames)
     if as_json:
