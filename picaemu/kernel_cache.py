@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 STALE_DAYS = 14  # a cache of another source digest unused this long is removed
-MARKER = b"numba"  # a source file that mentions numba compiles (or calls) kernels
+MARKERS = (b"import numba", b"from numba")  # a source file that imports numba compiles (or calls) kernels
 PACKAGE = Path(__file__).resolve().parent
 LOCATOR = "picaemu.numba_cache.SourceTreeLocator"
 # numba's own locators, tried after picaemu's (names numba resolves in ``numba.core.caching``)
@@ -42,11 +42,11 @@ _kernel_dir: Path | None = None
 
 
 def source_digest(root: Path) -> str:
-    """16 hex digits over the path and content of every ``.py`` file under ``root`` that mentions numba."""
+    """16 hex digits over the path and content of every ``.py`` file under ``root`` that imports numba."""
     digest = hashlib.blake2b(digest_size=8)
     for path in sorted(root.rglob("*.py")):
         data = path.read_bytes()
-        if MARKER in data:
+        if any(marker in data for marker in MARKERS):
             digest.update(str(path.relative_to(root)).encode() + b"\0" + data + b"\0")
     return digest.hexdigest()
 

@@ -139,3 +139,28 @@ def test_commands_that_replay_say_when_they_compile_long(monkeypatch) -> None:
     code, _, err = invoke("stats", str(CAPTURES / "cube.pica"), "--json")
     assert code == 0 and installed == [True] and "picaemu: compiling a kernel" in err
     assert invoke("-q", "stats", str(CAPTURES / "cube.pica"), "--json")[2] == "" and installed == [True]
+
+
+def test_the_command_table_matches_the_commands() -> None:
+    """``picaemu --help`` lists the commands from ``COMMANDS`` without importing them: each entry's text is the
+    start of its command's help, and every command of the table runs its own --help."""
+    from picaemu.cli import COMMANDS
+
+    ctx = click.Context(main)
+    for name, (_module, _attribute, text) in COMMANDS.items():
+        command = main.get_command(ctx, name)
+        assert command is not None and command.name == name
+        assert " ".join((command.help or "").split()).startswith(text.removesuffix("...")), name
+    listing = invoke("--help")[1]
+    assert all(f"  {name} " in listing for name in COMMANDS)
+
+
+def test_help_imports_no_emulator() -> None:
+    """``picaemu --help`` stays fast: neither numpy nor numba nor any emulator stage is imported for it."""
+    code = (
+        "import sys\nfrom picaemu.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'numba') or "
+        "m.startswith(('picaemu.replay', 'picaemu.pipeline', 'picaemu.command'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"

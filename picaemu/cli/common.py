@@ -20,12 +20,14 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from picaemu.errors import FormatError, PicaError
-from picaemu.memory import PhysicalMemory
+
+if TYPE_CHECKING:  # the memory (numpy) is loaded by the commands that use it, not by ``picaemu --help``
+    from picaemu.memory import PhysicalMemory
 
 F = TypeVar("F", bound=Callable[..., Any])
 
