@@ -137,7 +137,7 @@ def test_commands_that_replay_say_when_they_compile_long(monkeypatch) -> None:
 
     monkeypatch.setattr(numba_cache, "SlowCompileNote", Recorder)
     code, _, err = invoke("stats", str(CAPTURES / "cube.pica"), "--json")
-    assert code == 0 and installed == [True] and "picaemu: compiling a kernel" in err
+    assert code == 0 and installed == [True] and "picaemu: compiling a kernel" in err and "route: " in err
     assert invoke("-q", "stats", str(CAPTURES / "cube.pica"), "--json")[2] == "" and installed == [True]
 
 

@@ -6,7 +6,8 @@ state (a ``PlanCache`` remembers plans by the identity of the parts, as the draw
 to draws that did not change them), or returns the reason the draw is not covered. ``run(plan, wt, stats)`` runs
 a draw's ``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTERS`` to ``stats``: the same
 pixels and counters as the staged path (``Pipeline._fragments``), or False having written nothing (the caller
-runs the staged path: a big draw, a division by zero the staged path raises on, a texture outside VRAM/FCRAM).
+runs the staged path: a big draw, a division by zero the staged path raises on, a texture outside VRAM/FCRAM;
+``attempt`` returns the kernel's code instead, which ``DECLINED`` names).
 
 Covered: any raster state (scissor included); texture units 0-2 with 2D textures in the 12 ``formats.PACKED``
 formats sampled on one level without a per-fragment LOD (``TextureUnitState.needs_lod`` False: the sampler then
@@ -50,12 +51,21 @@ from picaemu.fused import fragment_kernel as kern
 from picaemu.fused.fragment_kernel import fragment_side
 from picaemu.geometry.clipping import WindowTriangles
 from picaemu.memory import FCRAM, VRAM, PhysicalMemory
-from picaemu.raster.rasterizer import VARYING
+from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, VARYING
 from picaemu.texture import fetch
 from picaemu.texture.formats import ETC_FORMATS, PACKED, level_bytes, level_offset, level_size
 from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
-__all__ = ["FRAGMENT_COUNTERS", "TEXTURE_ADDRESS_SLOT", "FragmentPlan", "PlanCache", "fragment_side", "run"]
+__all__ = [
+    "DECLINED",
+    "FRAGMENT_COUNTERS",
+    "TEXTURE_ADDRESS_SLOT",
+    "FragmentPlan",
+    "PlanCache",
+    "attempt",
+    "fragment_side",
+    "run",
+]
 
 FRAGMENT_COUNTERS = (
     "fragments_rasterized",
@@ -67,6 +77,12 @@ FRAGMENT_COUNTERS = (
     "fragments_written",
 )
 TEXTURE_ADDRESS_SLOT = (0, 1, 2)
+# why ``run`` left a draw to the staged path, by the kernel's return code (the draw's route, ``DrawCall.route``)
+DECLINED = {
+    kern.TOO_MANY_FRAGMENTS: f"too many fragments for one pass (bound {CHUNK_FRAGMENTS})",
+    kern.DIVISION_BY_ZERO: "a division by zero in the rasterizer",
+    kern.TEXTURE_FAULT: "a texture outside VRAM/FCRAM",
+}
 PLAN_CACHE_ENTRIES = 64
 NO_BYTES = np.zeros(0, np.uint8)
 
@@ -313,7 +329,12 @@ class PlanCache:
 
 def run(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> bool:
     """The draw's fragment side through ``fragment_side``; its ``FRAGMENT_COUNTERS`` are added to ``stats``.
-    False: the staged path must run it (nothing was written)."""
+    False: the staged path must run it (nothing was written; ``attempt`` tells why)."""
+    return attempt(plan, wt, stats) == kern.DONE
+
+
+def attempt(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> int:
+    """``run`` that returns the kernel's code: 0 (``DONE``) ran; another one (``DECLINED`` names it) declined."""
     counts = np.zeros(len(FRAGMENT_COUNTERS), np.int64)
     code = fragment_side(
         np.ascontiguousarray(wt.x),
@@ -326,7 +347,7 @@ def run(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> bool:
         counts,
     )
     if code:
-        return False
+        return code
     for key, value in zip(FRAGMENT_COUNTERS, counts.tolist(), strict=True):
         stats[key] = stats.get(key, 0) + value
-    return True
+    return kern.DONE
