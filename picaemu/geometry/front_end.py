@@ -16,8 +16,9 @@ The common case (``plan_for`` decides, per program and output map, remembered):
   draw's stage calls cost little beside its work, and the interpreter reuses pooled register files for it);
 - a vertex shader without flow control (``Program.straight_run``: arithmetic then END), the pipeline's default
   vertex shader seam, no geometry shader;
-- a triangle list of whole triangles with nothing pending in the assembler (the draw neither takes nor leaves
-  vertices across the draw boundary);
+- a triangle list (or a "geometry primitive" draw without the geometry shader, assembled as a list) of whole
+  triangles with nothing pending in the assembler (the draw neither takes nor leaves vertices across the draw
+  boundary); ``picaemu.fused.vertices`` also takes strips and fans;
 - the fixed clip planes only (triangles crossing them are clipped in the kernel, by the staged path's
   ``clipping.clip_classified``).
 
@@ -38,7 +39,7 @@ from picaemu.draw_state import DrawState
 from picaemu.geometry import clipping
 from picaemu.geometry.clipping import KEEP, _align_quaternions, _classify, _cull_count, _cull_gather, _window, extent
 from picaemu.geometry.output_map import COLOR, NUM_COLUMNS, _fill_columns, _source_table
-from picaemu.geometry.primitive_assembly import Assembler, Topology
+from picaemu.geometry.primitive_assembly import TRIPLES, Assembler
 from picaemu.geometry.vertex_loader import VertexBatch
 from picaemu.shader.interpreter import POOL_MIN_LANES
 from picaemu.shader.isa import NUM_C
@@ -110,17 +111,17 @@ def run(
     n = batch.count
     if (
         batch.attributes.shape[0] >= POOL_MIN_LANES
-        or prim.topology is not Topology.LIST
+        or prim.topology.value not in TRIPLES
         or n % 3
         or not clip.fixed_only
-        or not assembler.takes_whole_triangles(Topology.LIST)
+        or not assembler.takes_whole_triangles(prim.topology)
     ):
         return None
     plan = plan_for(ds, batch.attributes.shape[1])
     if plan is None:
         return None
     vp, fb = ds.viewport, ds.framebuffer
-    wt_arrays, (invalid, away, clipped), culled, box = _front_end(
+    wt_arrays, (invalid, away, clipped), culled, box, _ = _front_end(
         batch.attributes,
         plan.pairs,
         plan.plan,
@@ -138,9 +139,9 @@ def run(
         clip.planes,
         clip.offsets,
     )
-    assembler.advance(Topology.LIST, n)
-    wt = clipping.WindowTriangles(*wt_arrays)
     u, t = batch.attributes.shape[0], n // 3
+    assembler.advance(prim.topology, t)
+    wt = clipping.WindowTriangles(*wt_arrays)
     counters.update(
         vertices_shaded=u,
         primitives_assembled=t,
@@ -204,9 +205,10 @@ def _front_end(
     offsets,
 ):  # pragma: no cover - compiled
     """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
-    primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent). ``planes`` / ``offsets``: the fixed
-    clip planes (``ClipState``), against which triangles not wholly inside are clipped (``clipping.clip_classified``,
-    as ``clip_triangles``)."""
+    primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent, the (U, NUM_COLUMNS) float32 output-
+    mapped vertices). ``inverse`` (3T,): the row of each triangle corner, in triangle order (``identity``: rows in
+    order, consecutive triples). ``planes`` / ``offsets``: the clip planes (``ClipState``), against which triangles
+    not wholly inside are clipped (``clipping.clip_classified``, as ``clip_triangles``)."""
     u = attrs.shape[0]
     outputs = _shade(attrs, pairs, plan, floats, written)
     vert = np.empty((u, NUM_COLUMNS), np.float32)
@@ -240,4 +242,4 @@ def _front_end(
         x, y, zndc, inv_w, vary, primitive = ox[:kept], oy[:kept], oz[:kept], ow[:kept], ov[:kept], op[:kept]
     if x.shape[0]:
         box = extent(x, y)
-    return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box
+    return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box, vert
