@@ -1,8 +1,9 @@
-"""Strips, fans and GS-less "geometry primitive" draws through the compiled vertex side (``picaemu.fused.vertices``)
-and the compiled draw loop (``picaemu.fused.loop``) against the staged path (``primitive_assembly.Assembler``):
-random scenes of every topology, arrays and u8 / u16 indices, strips and fans continued across draws without a
-restart (the loop leaves those to Python and keeps the assembler as the staged path would), triangles to clip;
-and the first frames of a real citro2d game (its draws are "geometry primitive" lists)."""
+"""Strips, fans, GS-less "geometry primitive" draws and the user clip plane through the compiled vertex side
+(``picaemu.fused.vertices``) and the compiled draw loop (``picaemu.fused.loop``) against the staged path
+(``primitive_assembly.Assembler``, ``clipping.clip_triangles``): random scenes of every topology, arrays and u8 /
+u16 indices, strips and fans continued across draws without a restart (the loop leaves those to Python and keeps
+the assembler as the staged path would), triangles to clip, a user plane switched on and off between draws; and
+the first frames of a real citro2d game (its draws are "geometry primitive" lists)."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ MINICRAFT = Path(__file__).resolve().parent / "data" / "games" / "minicraft.pica
 STAGED = {"batch_fragments": True, "compiled_draws": False, "fused_vertices": False, "fused_front_end": False}
 
 
-def topology_scene(seed: int, restarts: float = 1.0) -> pica.Capture:
+def topology_scene(seed: int, restarts: float = 1.0, user_plane: bool = False) -> pica.Capture:
     """Random draws of every topology (arrays, u8 and u16 indices with repeats) over clip-space vertices, most
-    inside the clip volume, some crossing it; a draw writes RESTART_PRIMITIVE with probability ``restarts``."""
+    inside the clip volume, some crossing it; a draw writes RESTART_PRIMITIVE with probability ``restarts``;
+    ``user_plane``: every other draw or so enables a random user clip plane through the middle of the screen."""
     rng = np.random.default_rng(seed)
     b = CaptureBuilder(name=f"topologies {seed}")
     b.begin_frame(clear=(0, 0, 0, 255), depth=0)
@@ -44,6 +46,10 @@ def topology_scene(seed: int, restarts: float = 1.0) -> pica.Capture:
     b.vertices([pos.astype(np.float32), rng.uniform(0, 1, (n, 2)).astype(np.float32), rng.uniform(0, 1, (n, 4))])
     for _ in range(16):
         b.set("FACECULLING_CONFIG", mode=int(rng.integers(3)))
+        if user_plane:
+            b.set("FRAGOP_CLIP", enable=int(rng.random() < 0.6))
+            for i, value in enumerate(rng.uniform(-1, 1, 4) * (1, 1, 0.2, 0.2)):
+                b.set(f"FRAGOP_CLIP_DATA{i}", value=float(value))
         topology = TOPOLOGIES[int(rng.integers(4))]
         restart = bool(rng.random() < restarts)
         k = int(rng.integers(1, 7))
@@ -102,6 +108,16 @@ def test_the_compiled_loop_keeps_the_assembler_across_draws_without_restart(seed
     compiled = _assert_compiled_like_staged(topology_scene(200 + seed, restarts=0.4))
     assert 0 < compiled.pipeline.compiled_count <= len(compiled.draws)
     assert (compiled.pipeline.compiled_count < len(compiled.draws)) == (seed != 0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_user_clip_plane_is_clipped_in_the_compiled_vertex_side(seed: int) -> None:
+    capture = topology_scene(300 + seed, user_plane=True)
+    draws, fused = assert_same(capture)
+    assert fused == draws
+    compiled = _assert_compiled_like_staged(capture)
+    assert compiled.pipeline.compiled_count == len(compiled.draws)
+    assert sum(d.stats["primitives_clipped"] + d.stats["primitives_clipped_away"] for d in compiled.draws) > 0
 
 
 def test_minicraft_first_frames_run_compiled_like_the_staged_path() -> None:

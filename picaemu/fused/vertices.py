@@ -25,14 +25,15 @@ starts at parity 0); the triangles come from the assembler's own compiled rule
 ``Assembler`` (``advance``) for a later draw that continues it without a restart.
 
 Not covered (``VertexPlan.of`` answers why, as a str): immediate-mode draws (no plan is asked for), a part of the
-draw's vertex side that failed to decode, the geometry shader, the user clip plane, flow control in the vertex
-shader, memory without VRAM / FCRAM. At run time ``vertex_side`` answers ``ok`` False, having changed nothing,
+draw's vertex side that failed to decode, the geometry shader, flow control in the vertex shader, memory without
+VRAM / FCRAM. At run time ``vertex_side`` answers ``ok`` False, having changed nothing,
 when the draw is not the common case: no vertices, more than ``MAX_DRAW_VERTICES`` or ``POOL_MIN_LANES`` or more
 unique vertices, a list count not a multiple of 3, a strip or fan of fewer than 3 vertices, an index or
 attribute read not wholly inside VRAM or FCRAM (the staged path then raises its named ``MemoryFault``, or reads
 another region). ``run`` also leaves the draw to the staged path when the primitive assembler holds vertices of
 an earlier draw of the same topology (a strip or fan continued without a restart, a list of an incomplete
-triangle). Triangles crossing the clip volume are clipped in the call (the front end's kernel).
+triangle). Triangles crossing the clip volume or the user clip plane are clipped in the call (the front end's
+kernel, ``clipping.classify`` then ``clip_classified``, as the staged path).
 """
 
 from __future__ import annotations
@@ -77,12 +78,13 @@ EMPTY_BOX = (0, 0, -1, -1)  # ``vertex_side``'s box when no triangle is left
 @dataclass(frozen=True)
 class VertexPlan:
     """``topology``: how the draw's stream forms triangles. ``args``: the values ``vertex_side`` takes after the
-    live fields, in its order: the topology's code (``Topology`` value), reads (R, 5) int64 (the
-    columns above; addresses are bytes of vertex index 0), fixed (F,) int64 attributes from the store, the store
-    (16, 4) float32 (live), K the configured attribute count, the front end's pairs / plan rows / written outputs /
-    source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the fixed clip
-    planes (P, 4) and offsets (P,) float64, instructions per vertex, framebuffer width and height, then VRAM (uint8
-    array, live) and its base address, FCRAM and its base address."""
+    live fields, in its order: the topology's code (``Topology`` value), reads (R, 5) int64 (the columns above;
+    addresses are bytes of vertex index 0), fixed (F,) int64 attributes from the store, the store (16, 4) float32
+    (live), K the configured attribute count, the front end's pairs / plan rows / written outputs / source table,
+    quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the clip planes (P, 4) and
+    offsets (P,) float64 (``ClipState``: the fixed ones, then the user plane when enabled), instructions per
+    vertex, framebuffer width and height, then VRAM (uint8 array, live) and its base address, FCRAM and its base
+    address."""
 
     topology: Topology
     args: tuple
@@ -96,8 +98,6 @@ class VertexPlan:
         prim, loader = ds.primitives, ds.loader
         if prim.gs_in_use:
             return "geometry shader"
-        if not ds.clip.fixed_only:
-            return "user clip plane"
         names = {region.name: region for region in memory.regions}
         if "vram" not in names or "fcram" not in names:
             return "memory without VRAM and FCRAM regions"

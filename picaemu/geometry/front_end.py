@@ -8,7 +8,7 @@ staged path (vertex shader -> output map -> primitive assembly -> clip -> viewpo
 ``picaemu.pipeline``) computes — or None when the draw is not the common case, having changed nothing (then the
 caller runs the staged path on the same batch). The fused kernel only calls the stages' own compiled kernels
 (``shader.kernel.load_attributes / run_segment / store_outputs``, ``output_map._fill_columns``,
-``clipping._align_quaternions / _classify / clip_classified / _window / _cull_count / _cull_gather / extent``):
+``clipping._align_quaternions / classify / clip_classified / _window / _cull_count / _cull_gather / extent``):
 there is no second implementation of any rule here.
 
 The common case (``plan_for`` decides, per program and output map, remembered):
@@ -19,8 +19,8 @@ The common case (``plan_for`` decides, per program and output map, remembered):
 - a triangle list (or a "geometry primitive" draw without the geometry shader, assembled as a list) of whole
   triangles with nothing pending in the assembler (the draw neither takes nor leaves vertices across the draw
   boundary); ``picaemu.fused.vertices`` also takes strips and fans;
-- the fixed clip planes only (triangles crossing them are clipped in the kernel, by the staged path's
-  ``clipping.clip_classified``).
+- any clip planes: the fixed ones and the user plane (classified by ``clipping.classify``; triangles crossing
+  them are clipped in the kernel, by the staged path's ``clipping.clip_classified``).
 
 Counters (added only on success): ``vertices_shaded``, ``shader_instructions`` (arithmetic run + END, times the
 unique vertices, as ``Machine.run`` counts a straight program), ``primitives_assembled``, the clip counts
@@ -37,7 +37,7 @@ import numpy as np
 
 from picaemu.draw_state import DrawState
 from picaemu.geometry import clipping
-from picaemu.geometry.clipping import KEEP, _align_quaternions, _classify, _cull_count, _cull_gather, _window, extent
+from picaemu.geometry.clipping import KEEP, _align_quaternions, _cull_count, _cull_gather, _window, classify, extent
 from picaemu.geometry.output_map import COLOR, NUM_COLUMNS, _fill_columns, _source_table
 from picaemu.geometry.primitive_assembly import TRIPLES, Assembler
 from picaemu.geometry.vertex_loader import VertexBatch
@@ -113,7 +113,6 @@ def run(
         batch.attributes.shape[0] >= POOL_MIN_LANES
         or prim.topology.value not in TRIPLES
         or n % 3
-        or not clip.fixed_only
         or not assembler.takes_whole_triangles(prim.topology)
     ):
         return None
@@ -218,7 +217,7 @@ def _front_end(
     if quaternions:
         _align_quaternions(tris)
     classes = np.empty(t, np.int8)
-    _classify(tris, classes)
+    classify(tris, planes, offsets, classes)
     primitive = np.arange(t).astype(np.int32)
     clip_counts = (0, 0, 0)
     if np.any(classes != KEEP):
