@@ -24,16 +24,17 @@ starts at parity 0); the triangles come from the assembler's own compiled rule
 (``kept_positions``: its last two, a fan's centre and last) come back as ``held``, which ``run`` hands to the
 ``Assembler`` (``advance``) for a later draw that continues it without a restart.
 
-Not covered (``VertexPlan.of`` answers why, as a str): immediate-mode draws (no plan is asked for), a part of the
-draw's vertex side that failed to decode, the geometry shader, flow control in the vertex shader, memory without
-VRAM / FCRAM. At run time ``vertex_side`` answers ``ok`` False, having changed nothing,
-when the draw is not the common case: no vertices, more than ``MAX_DRAW_VERTICES`` or ``POOL_MIN_LANES`` or more
-unique vertices, a list count not a multiple of 3, a strip or fan of fewer than 3 vertices, an index or
-attribute read not wholly inside VRAM or FCRAM (the staged path then raises its named ``MemoryFault``, or reads
-another region). ``run`` also leaves the draw to the staged path when the primitive assembler holds vertices of
-an earlier draw of the same topology (a strip or fan continued without a restart, a list of an incomplete
-triangle). Triangles crossing the clip volume or the user clip plane are clipped in the call (the front end's
-kernel, ``clipping.classify`` then ``clip_classified``, as the staged path).
+Not covered (``VertexPlan.of`` answers why, as a str): immediate-mode draws (no plan is asked for), a part of the draw's
+vertex side that failed to decode, the geometry shader, vertex-shader flow control that depends on vertex data (``ifc``
+/ ``callc`` / ``jmpc`` / ``breakc`` reached; flow steered by the bool / int uniforms only is covered:
+``front_end.plan_for``), memory without VRAM / FCRAM. At run time ``vertex_side`` answers ``ok`` False, having changed
+nothing, when the draw is not the common case: no vertices, more than ``MAX_DRAW_VERTICES`` or ``POOL_MIN_LANES`` or
+more unique vertices, a list count not a multiple of 3, a strip or fan of fewer than 3 vertices, an index or attribute
+read not wholly inside VRAM or FCRAM (the staged path then raises its named ``MemoryFault``, or reads another region).
+``run`` also leaves the draw to the staged path when the primitive assembler holds vertices of an earlier draw of the
+same topology (a strip or fan continued without a restart, a list of an incomplete triangle). Triangles crossing the
+clip volume or the user clip plane are clipped in the call (the front end's kernel, ``clipping.classify`` then
+``clip_classified``, as the staged path).
 """
 
 from __future__ import annotations
@@ -80,11 +81,11 @@ class VertexPlan:
     """``topology``: how the draw's stream forms triangles. ``args``: the values ``vertex_side`` takes after the
     live fields, in its order: the topology's code (``Topology`` value), reads (R, 5) int64 (the columns above;
     addresses are bytes of vertex index 0), fixed (F,) int64 attributes from the store, the store (16, 4) float32
-    (live), K the configured attribute count, the front end's pairs / plan rows / written outputs / source table,
-    quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the clip planes (P, 4) and
-    offsets (P,) float64 (``ClipState``: the fixed ones, then the user plane when enabled), instructions per
-    vertex, framebuffer width and height, then VRAM (uint8 array, live) and its base address, FCRAM and its base
-    address."""
+    (live), K the configured attribute count, the front end's pairs / plan rows / segments / written outputs /
+    source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the clip
+    planes (P, 4) and offsets (P,) float64 (``ClipState``: the fixed ones, then the user plane when enabled),
+    instructions per vertex, framebuffer width and height, then VRAM (uint8 array, live) and its base address,
+    FCRAM and its base address."""
 
     topology: Topology
     args: tuple
@@ -106,7 +107,7 @@ class VertexPlan:
         except PicaError as err:  # the staged path raises it at the output map
             return f"output map: {err}"
         if fe is None:
-            return "flow control in the vertex shader (or its entry outside the program)"
+            return "flow control on vertex data in the vertex shader (or its entry outside the program)"
         reads = read_table(loader)
         vp, fb = ds.viewport, ds.framebuffer
         return cls(
@@ -119,6 +120,7 @@ class VertexPlan:
                 int(loader.num_attributes),
                 fe.pairs,
                 fe.plan,
+                fe.segments,
                 fe.written,
                 fe.source,
                 bool(ds.varyings.quaternions),
@@ -151,11 +153,13 @@ def read_table(loader: VertexLoaderState) -> np.ndarray:
 class PlanCache:
     """The last draw's ``VertexPlan.of``, remembered for its loader layout, program, output map, varyings,
     primitives, clip, viewport, framebuffer, memory and fixed store (by identity: the draw-state cache hands the
-    same part objects to draws that did not change them; the uniforms and the draw range are live). One per owner
+    same part objects to draws that did not change them) and, for a program with flow control, the bool and int
+    uniforms its path follows (``front_end.flow_key``); the float uniforms and the draw range are live. One per owner
     (the pipeline): the plan holds the memory's arrays, which must die with their replay."""
 
     def __init__(self) -> None:
         self._key: tuple = ()
+        self._flow: bytes | None = None  # ``front_end.flow_key`` of the last draw: the uniforms a flow path follows
         self._plan: VertexPlan | str = "no draw yet"
 
     def plan_of(self, ds: DrawState, memory: PhysicalMemory, fixed_attribs: np.ndarray) -> VertexPlan | str:
@@ -173,9 +177,15 @@ class PlanCache:
             fixed_attribs,
         )
         last = self._key
-        if last and not ds.failed and all(a is b for a, b in zip(last, key, strict=True)):
+        if (
+            last
+            and not ds.failed
+            and all(a is b for a, b in zip(last, key, strict=True))
+            and (self._flow is None or self._flow == front_end.flow_key(ds))
+        ):
             return self._plan
         self._key, self._plan = key, VertexPlan.of(ds, memory, fixed_attribs)
+        self._flow = None if ds.failed else front_end.flow_key(ds)
         return self._plan
 
 
@@ -332,6 +342,7 @@ def vertex_side(
     num_attributes,
     pairs,
     plan,
+    segments,
     written,
     source,
     quaternions,
@@ -386,6 +397,7 @@ def vertex_side(
         attrs,
         pairs,
         plan,
+        segments,
         floats,
         written,
         corners,
