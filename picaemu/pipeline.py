@@ -415,8 +415,9 @@ class Pipeline:
         )
 
     def compiled_draws(self, draws: fused_loop.CompiledDraws) -> None:
-        """``picaemu.draw.CompiledSink``: the loop ran ``draws`` (triangle lists of whole triangles)."""
-        self.assembler.advance(Topology.LIST, int(draws.rows[:, fused_loop.R_VERTICES].sum()))
+        """``picaemu.draw.CompiledSink``: the loop ran ``draws`` (each starting with nothing buffered in the
+        assembler; ``CompiledDraws.assemble`` leaves the assembler as they and the restarts around them did)."""
+        draws.assemble(self.assembler)
         self.compiled_count += len(draws)
 
     def _fused_vertex_side(
