@@ -115,10 +115,6 @@ def _refusal(ds: DrawState) -> str:
             return "shadow texture"
         if unit.type != "2D":
             return f"{unit.type} texture"
-        if unit.needs_lod:
-            return "mipmapped texture"
-        if unit.format in ETC_FORMATS:
-            return "ETC1 texture"
     return ""
 
 
@@ -161,23 +157,36 @@ def _columns(ds: DrawState, fields: list[str]) -> tuple[np.ndarray, dict[str, li
 
 def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
     """The unit's ``units`` row (``fragment_kernel``)."""
-    level = unit.min_level
-    w, h = level_size(unit.width, unit.height, level)
-    spec = PACKED[unit.format.name]
-    return [
+    fmt = unit.format
+    bias = unit.lod_bias * kern.LOD_BIAS_SCALE
+    assert bias == int(bias), "the LOD bias register holds 1/256 levels"
+    row = [0] * kern.UNIT_INTS
+    row[: kern.U_COL_S] = [
         1,
-        level_offset(unit.width, unit.height, unit.format, level),
-        level_bytes(w, h, unit.format),
-        w,
-        w.bit_length() - 1,
-        h,
-        spec.word_bits,
+        unit.width,
+        unit.width.bit_length() - 1,
+        unit.height,
+        PACKED[fmt.name].word_bits if fmt not in ETC_FORMATS else 0,
         unit.wrap_s,
         unit.wrap_t,
         int(unit.mag_linear),
-        *cols,
-        *fetch.channel_fields(spec),
+        int(unit.min_linear),
+        int(unit.mip_linear),
+        int(unit.needs_lod),
+        unit.min_level,
+        unit.max_level,
+        int(bias),
     ]
+    row[kern.U_COL_S : kern.U_COL_T + 1] = cols
+    if fmt in ETC_FORMATS:
+        row[kern.U_KIND] = fetch.KIND_OF_ETC[fmt]
+    else:
+        row[kern.U_FIELDS : kern.U_KIND] = fetch.channel_fields(PACKED[fmt.name])
+    for level in range(unit.min_level, (unit.max_level if unit.needs_lod else unit.min_level) + 1):
+        w, h = level_size(unit.width, unit.height, level)
+        row[kern.U_OFFSETS + level] = level_offset(unit.width, unit.height, fmt, level)
+        row[kern.U_BYTES + level] = level_bytes(w, h, fmt)
+    return row
 
 
 def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
