@@ -12,9 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from picaemu.builder import CaptureBuilder
+from picaemu.pipeline import Pipeline
+from picaemu.replay import Replay
 from picaemu.texture import lod as lod_mod
 from picaemu.texture.formats import BITS_PER_TEXEL, TextureFormat, level_bytes, level_offset
+from samples.game_scene import rich
 from tests.test_fused_fragments import check
+from tests.test_fused_loop import _facts
 
 FORMATS = sorted(BITS_PER_TEXEL)
 FILTERS = ("nearest", "linear")
@@ -147,3 +151,19 @@ def test_compiled_lod_matches_the_array_rule(seed: int, n: int, bias: int) -> No
     texel[rng.random((n, 2)) < 0.02] = np.nan
     got = lod_mod.compute_lod(x, y, prim, texel, bias / 256)
     np.testing.assert_array_equal(got, numpy_lod(x, y, prim, texel, bias / 256))
+
+
+@pytest.mark.parametrize("strips", [False, True])
+def test_rich_scene_in_the_compiled_loop_matches_the_staged_path(strips: bool) -> None:
+    """``samples.game_scene.rich``: a mipmapped ETC1 atlas in perspective, 200 draws; as triangle lists every draw
+    runs in the command processor's compiled loop, as strips the fragment side still runs fused. Same picture,
+    draws and counters as the staged path (no compiled draws, no fused fragment side)."""
+    capture = rich(200, strips=strips)
+    fast = Replay(capture, checkpoints=False, pipeline=Pipeline(batch_fragments=True))
+    slow = Replay(capture, checkpoints=False, pipeline=Pipeline(compiled_draws=False, fused_fragments=False))
+    fast.run()
+    slow.run()
+    assert np.array_equal(fast.color_buffer(), slow.color_buffer())
+    assert _facts(fast) == _facts(slow)
+    assert fast.pipeline.compiled_count == (0 if strips else 200)
+    assert fast.pipeline.fused_fragment_draws == (200 if strips else 0)

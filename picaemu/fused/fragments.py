@@ -9,13 +9,14 @@ pixels and counters as the staged path (``Pipeline._fragments``), or False havin
 runs the staged path: a big draw, a division by zero the staged path raises on, a texture outside VRAM/FCRAM).
 
 Covered: any raster state (scissor included); texture units 0-2 with 2D textures in the 12 ``formats.PACKED``
-formats sampled on one level without a per-fragment LOD (``TextureUnitState.needs_lod`` False: the sampler then
-reads level ``min_level`` with the magnification filter), any wrap mode and border color; the six TEV stages with
+formats and ETC1 / ETC1A4, on one level (``TextureUnitState.needs_lod`` False: level ``min_level`` with the
+magnification filter) or with the per-fragment LOD (``texture.lod``: bias, min / max level, magnification,
+minification and nearest / linear mip filters), any wrap mode and border color; the six TEV stages with
 the combiner buffer, constants and dot3 (lighting and unit 3 read while disabled read 0); fog disabled; the alpha
 test; every depth / stencil / blend / logic-op / write-mask mode and color / depth format of
 ``fragment_ops.resolve``. Refused (``of`` returns the reason): a fragment state that does not decode, shadow-map
-rendering, fog, fragment lighting, the procedural texture, cube / shadow / projected textures, mipmapped (LOD
-dependent) textures, ETC1 textures, a depth or color buffer outside memory.
+rendering, fog, fragment lighting, the procedural texture, cube / shadow / projected textures, a depth or color buffer
+outside memory.
 
 The command processor's compiled loop (``picaemu.fused.loop``) may call ``fragment_side(x, y, zndc, inv_w,
 varyings, primitive, *plan.args, counts)`` itself (``counts`` (len(FRAGMENT_COUNTERS),) int64 receives the counters,
@@ -26,7 +27,8 @@ address: nothing else in the plan depends on it) before each draw.
 0-2, VRAM base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color,
 depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying
 columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
-UNIT_INTS) int64 (with each format's ``texture.fetch.channel_fields``); the border colors (3, 4) float32;
+UNIT_INTS) int64 (filters, levels and LOD bias, each format's ``texture.fetch.channel_fields`` and texel source
+kind, each level's byte offset and size); the border colors (3, 4) float32;
 ``tev_rows`` (6, TEV_INTS) int64, ``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3) bool;
 the buffer color (4,) uint8; the alpha test's (256,) bool pass table; the VRAM and FCRAM byte arrays;
 ``fragment_ops.OpsParams``, the stencil tables, the depth buffer's bytes and words, the color buffer's bytes and
