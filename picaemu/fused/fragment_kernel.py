@@ -23,9 +23,10 @@ from picaemu.fragment import kernels as fk
 from picaemu.fragment.ops import FATE_OF_COUNTER
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_BYTES, SCAN_BOUND, SCAN_EMIT, _scan
 from picaemu.texture.fetch import decode_level
-from picaemu.texture.filtering import DECODED, filter_2d, round_u8
+from picaemu.texture.filtering import DECODED, cube_face, filter_2d, round_u8
 from picaemu.texture.formats import MAX_SIZE, MIN_SIZE
 from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices, neighbours
+from picaemu.texture.state import CUBE_LOW_MASK
 
 # return codes: 0 done; else the staged path must run the draw (nothing was written to memory)
 DONE, TOO_MANY_FRAGMENTS, DIVISION_BY_ZERO, TEXTURE_FAULT = range(4)
@@ -37,9 +38,11 @@ NUM_INTS = 10
 # units rows: the unit is read (enabled and a TEV source); level 0's width, its log2 and height; texel word bits;
 # wrap codes; magnification, minification and mip filters linear; the LOD changes the result
 # (``TextureUnitState.needs_lod``: else level ``min_level`` with the magnification filter); min and max level; the
-# LOD bias in 1/``LOD_BIAS_SCALE`` levels; its texcoords' columns (-1 reads 1.0); the format's fields
-# (``texture.fetch.channel_fields``: shifts and widths of R, G, B, A) and texel source kind (``fetch.KIND_*``);
-# per level 0..MAX_LEVELS-1 its byte offset from the base, then its byte size (filled for min..max)
+# LOD bias in 1/``LOD_BIAS_SCALE`` levels; its texcoords' columns (-1 reads 1.0); faces (1, or 6 for a cube map,
+# sampled at ``filtering.cube_face`` of (s, t, texcoord0.w)) and the w column; the format's fields
+# (``texture.fetch.channel_fields``: shifts and widths of R, G, B, A) and texel source kind (``fetch.KIND_*``); per
+# level 0..MAX_LEVELS-1 its byte offset from the base, then its byte size (filled for min..max); faces 1-5's
+# address bits inside ``state.CUBE_LOW_MASK`` (the rest are the live base address's: ``state._addresses``)
 (
     U_USED,
     U_WIDTH,
@@ -57,13 +60,17 @@ NUM_INTS = 10
     U_LOD_BIAS,
     U_COL_S,
     U_COL_T,
+    U_FACES,
+    U_COL_W,
     U_FIELDS,
-) = range(17)
+) = range(19)
 U_KIND = U_FIELDS + 8
 U_OFFSETS = U_KIND + 1
 MAX_LEVELS = (MAX_SIZE // MIN_SIZE).bit_length()  # 1024 .. 8 texels: levels 0-7
 U_BYTES = U_OFFSETS + MAX_LEVELS
-UNIT_INTS = U_BYTES + MAX_LEVELS
+U_FACE_LOW = U_BYTES + MAX_LEVELS
+CUBE_FACES = 6
+UNIT_INTS = U_FACE_LOW + CUBE_FACES - 1
 LOD_BIAS_SCALE = 256  # the bias register is signed fixed point 1.4.8: an exact float32 after the division
 # source slots of the (SLOTS, F, 4) uint8 TEV inputs
 ZERO, PRIMARY_SLOT, TEX0, CONSTANT, PREV_A, PREV_B, BUF_READ, BUF_NEXT = 0, 1, 2, 5, 6, 7, 8, 9
@@ -93,10 +100,10 @@ TEV_INTS = 27
 
 
 @numba.njit(cache=True)
-def _filter_level(data, start, row, lv, levels, st, linear, border, out):  # pragma: no cover - compiled
-    """``filtering.filter_2d`` of the fragments whose ``levels`` entry is ``lv``, on level ``lv`` of the texture at
-    byte ``start`` of ``data`` (a memory region), into their rows of ``out`` (F, 4) float32."""
-    pick = np.flatnonzero(levels == lv)
+def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover - compiled
+    """``filtering.filter_2d`` of the fragments whose ``keys`` entry is ``key``, on level ``lv`` of the image at byte
+    ``start`` of ``data`` (a memory region), into their rows of ``out`` (F, 4) float32."""
+    pick = np.flatnonzero(keys == key)
     m = pick.shape[0]
     if m == 0:
         return
@@ -139,28 +146,54 @@ def _filter_level(data, start, row, lv, levels, st, linear, border, out):  # pra
     out[pick] = filtered
 
 
+IN_VRAM, IN_FCRAM = 0, 1
+
+
+@numba.njit(cache=True)
+def _region(ints, vram, fcram, address, size):  # pragma: no cover - compiled
+    """(IN_VRAM or IN_FCRAM, the offset of physical ``address`` in it) when ``size`` bytes there lie wholly inside
+    that region, else (-1, 0)."""
+    if vram.shape[0] and ints[VRAM_BASE] <= address and address + size <= ints[VRAM_BASE] + vram.shape[0]:
+        return IN_VRAM, address - ints[VRAM_BASE]
+    if fcram.shape[0] and ints[FCRAM_BASE] <= address and address + size <= ints[FCRAM_BASE] + fcram.shape[0]:
+        return IN_FCRAM, address - ints[FCRAM_BASE]
+    return -1, 0
+
+
+@numba.njit(cache=True)
+def _coords(row, out_var, st, face):  # pragma: no cover - compiled
+    """The unit's coordinates ``st`` (F, 2) float32 and ``face`` (F,) int64: its texcoords, or for a cube map the
+    face coordinates of the direction (s, t, w) (``sampler.unit_coords``)."""
+    cs, ct, cw = row[U_COL_S], row[U_COL_T], row[U_COL_W]
+    one = np.float32(1.0)
+    for i in range(st.shape[0]):
+        s = out_var[i, cs] if cs >= 0 else one
+        t = out_var[i, ct] if ct >= 0 else one
+        if row[U_FACES] == 1:
+            st[i, 0], st[i, 1], face[i] = s, t, 0
+        else:
+            face[i], st[i, 0], st[i, 1], _ = cube_face(s, t, out_var[i, cw] if cw >= 0 else one)
+
+
 @numba.njit(cache=True)
 def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # pragma: no cover - compiled
     """Unit ``u`` sampled for every fragment into ``out`` (F, 4) uint8 (``sampler.sample`` + rounding, its texels
     read from memory; the per-fragment LOD from the ``lod.neighbours`` ``nb``); returns the texel taps, or -1 when
-    the levels are not wholly inside VRAM or FCRAM."""
+    a face's levels are not wholly inside VRAM or FCRAM."""
     row = units[u]
-    first, needs_lod = row[U_MIN_LEVEL], row[U_NEEDS_LOD] != 0
+    first, needs_lod, faces = row[U_MIN_LEVEL], row[U_NEEDS_LOD] != 0, row[U_FACES]
     last = row[U_MAX_LEVEL] if needs_lod else first
-    address = ints[u] + row[U_OFFSETS + first]
-    size = row[U_OFFSETS + last] + row[U_BYTES + last] - row[U_OFFSETS + first]
-    if vram.shape[0] and ints[VRAM_BASE] <= address and address + size <= ints[VRAM_BASE] + vram.shape[0]:
-        data, start = vram, ints[u] - ints[VRAM_BASE]
-    elif fcram.shape[0] and ints[FCRAM_BASE] <= address and address + size <= ints[FCRAM_BASE] + fcram.shape[0]:
-        data, start = fcram, ints[u] - ints[FCRAM_BASE]
-    else:
-        return -1
+    span = row[U_OFFSETS + last] + row[U_BYTES + last] - row[U_OFFSETS + first]
+    starts = np.empty((faces, 2), np.int64)  # each face's region and the offset of its level 0 there
+    for f in range(faces):
+        base = ints[u] if f == 0 else (ints[u] & ~CUBE_LOW_MASK) | row[U_FACE_LOW + f - 1]
+        which, at = _region(ints, vram, fcram, base + row[U_OFFSETS + first], span)
+        if which < 0:
+            return -1
+        starts[f, 0], starts[f, 1] = which, at - row[U_OFFSETS + first]
     n = out.shape[0]
-    st = np.empty((n, 2), np.float32)
-    cs, ct = row[U_COL_S], row[U_COL_T]
-    for i in range(n):
-        st[i, 0] = out_var[i, cs] if cs >= 0 else np.float32(1.0)
-        st[i, 1] = out_var[i, ct] if ct >= 0 else np.float32(1.0)
+    st, face = np.empty((n, 2), np.float32), np.empty(n, np.int64)
+    _coords(row, out_var, st, face)
     lo = np.full(n, first, np.int64)
     linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
     frac = np.zeros(n, np.float32)
@@ -187,13 +220,11 @@ def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # p
             linear,
         )
     color = np.empty((n, 4), np.float32)
-    for lv in range(first, last + 1):
-        _filter_level(data, start, row, lv, lo, st, linear, border[u], color)
+    _filter_faces(vram, fcram, starts, row, first, last, lo * CUBE_FACES + face, st, linear, border[u], color)
     if needs_lod and row[U_MIP_LINEAR]:  # a fragment with weight 0 keeps the first level's color exactly
         second = np.empty((n, 4), np.float32)
-        blended = np.where(frac != 0, hi, -1)
-        for lv in range(first, last + 1):
-            _filter_level(data, start, row, lv, blended, st, linear, border[u], second)
+        keys = np.where(frac != 0, hi * CUBE_FACES + face, -1)
+        _filter_faces(vram, fcram, starts, row, first, last, keys, st, linear, border[u], second)
         for i in range(n):
             w = frac[i]
             if w != 0:
@@ -201,6 +232,15 @@ def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # p
                     color[i, ch] = np.float32(np.float32(1.0) - w) * color[i, ch] + w * second[i, ch]
     round_u8(color, out)
     return taps
+
+
+@numba.njit(cache=True)
+def _filter_faces(vram, fcram, starts, row, first, last, keys, st, linear, border, out):  # pragma: no cover
+    """``_filter_level`` of every face and level: the fragments whose key is level * CUBE_FACES + face."""
+    for f in range(starts.shape[0]):
+        data = vram if starts[f, 0] == IN_VRAM else fcram
+        for lv in range(first, last + 1):
+            _filter_level(data, starts[f, 1], row, lv, keys, lv * CUBE_FACES + f, st, linear, border, out)
 
 
 @numba.njit(cache=True)

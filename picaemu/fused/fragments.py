@@ -8,15 +8,16 @@ a draw's ``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTER
 pixels and counters as the staged path (``Pipeline._fragments``), or False having written nothing (the caller
 runs the staged path: a big draw, a division by zero the staged path raises on, a texture outside VRAM/FCRAM).
 
-Covered: any raster state (scissor included); texture units 0-2 with 2D textures in the 12 ``formats.PACKED``
-formats and ETC1 / ETC1A4, on one level (``TextureUnitState.needs_lod`` False: level ``min_level`` with the
+Covered: any raster state (scissor included); texture units 0-2 with 2D textures, and unit 0's cube maps (the face
+of each fragment's (s, t, texcoord0.w) by ``filtering.cube_face``, each face read at its own address), in the 12
+``formats.PACKED`` formats and ETC1 / ETC1A4, on one level (``TextureUnitState.needs_lod`` False: level ``min_level`` with the
 magnification filter) or with the per-fragment LOD (``texture.lod``: bias, min / max level, magnification,
 minification and nearest / linear mip filters), any wrap mode and border color; the six TEV stages with
 the combiner buffer, constants and dot3 (lighting and unit 3 read while disabled read 0); fog disabled; the alpha
 test; every depth / stencil / blend / logic-op / write-mask mode and color / depth format of
 ``fragment_ops.resolve``. Refused (``of`` returns the reason): a fragment state that does not decode, shadow-map
-rendering, fog, fragment lighting, the procedural texture, cube / shadow / projected textures, a depth or color buffer
-outside memory.
+rendering, fog, fragment lighting, the procedural texture, shadow (2D and cube) and projected textures, a depth or
+color buffer outside memory.
 
 The command processor's compiled loop (``picaemu.fused.loop``) may call ``fragment_side(x, y, zndc, inv_w,
 varyings, primitive, *plan.args, counts)`` itself (``counts`` (len(FRAGMENT_COUNTERS),) int64 receives the counters,
@@ -55,7 +56,7 @@ from picaemu.memory import FCRAM, VRAM, PhysicalMemory
 from picaemu.raster.rasterizer import VARYING
 from picaemu.texture import fetch
 from picaemu.texture.formats import ETC_FORMATS, PACKED, level_bytes, level_offset, level_size
-from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
+from picaemu.texture.state import CUBE_LOW_MASK, CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
 __all__ = ["FRAGMENT_COUNTERS", "TEXTURE_ADDRESS_SLOT", "FragmentPlan", "PlanCache", "fragment_side", "run"]
 
@@ -70,6 +71,7 @@ FRAGMENT_COUNTERS = (
 )
 TEXTURE_ADDRESS_SLOT = (0, 1, 2)
 PLAN_CACHE_ENTRIES = 64
+W_FIELD = "texcoord0_w"  # a cube map's third coordinate
 NO_BYTES = np.zeros(0, np.uint8)
 
 
@@ -111,11 +113,11 @@ def _refusal(ds: DrawState) -> str:
     if SRC_PROCTEX in used and sstate.proctex_enabled:
         return "procedural texture"
     for unit in _read_units(ds):
-        if unit.type in CUBE_TYPES:
-            return "cube map"
+        if unit.type == "shadow cube":
+            return "shadow cube map"
         if unit.type in SHADOW_TYPES:
             return "shadow texture"
-        if unit.type != "2D":
+        if unit.type not in ("2D", "cube"):
             return f"{unit.type} texture"
     return ""
 
@@ -151,10 +153,16 @@ def _columns(ds: DrawState, fields: list[str]) -> tuple[np.ndarray, dict[str, li
     """The varying columns to interpolate (those of ``fields`` the output map fills) and, per field, each
     component's index among them (-1: unmapped, reads 1.0)."""
     mapped = set(ds.varyings.plan.columns.tolist())
-    wanted = {name: list(range(VARYING[name].start, VARYING[name].stop)) for name in fields}
+    wanted = {name: _varying_columns(name) for name in fields}
     active = sorted({c for cols in wanted.values() for c in cols if c in mapped})
     where = {c: k for k, c in enumerate(active)}
     return np.array(active, np.int64), {name: [where.get(c, -1) for c in cols] for name, cols in wanted.items()}
+
+
+def _varying_columns(name: str) -> list[int]:
+    """The varying columns of a ``Fragments`` field (a slice, or one column)."""
+    cols = VARYING[name]
+    return list(range(cols.start, cols.stop)) if isinstance(cols, slice) else [cols]
 
 
 def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
@@ -179,7 +187,11 @@ def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
         unit.max_level,
         int(bias),
     ]
-    row[kern.U_COL_S : kern.U_COL_T + 1] = cols
+    row[kern.U_COL_S : kern.U_COL_T + 1] = cols[:2]
+    cube = unit.type in CUBE_TYPES
+    row[kern.U_FACES], row[kern.U_COL_W] = (kern.CUBE_FACES, cols[2]) if cube else (1, -1)
+    if cube:
+        row[kern.U_FACE_LOW : kern.U_FACE_LOW + kern.CUBE_FACES - 1] = [a & CUBE_LOW_MASK for a in unit.addresses[1:]]
     if fmt in ETC_FORMATS:
         row[kern.U_KIND] = fetch.KIND_OF_ETC[fmt]
     else:
@@ -229,6 +241,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     used = tstate.sources_used()
     read = _read_units(ds)
     fields = [u.coords for u in read] + (["color"] if tev.SRC_PRIMARY in used else [])
+    fields += [W_FIELD] if any(u.type in CUBE_TYPES for u in read) else []
     active, cols = _columns(ds, fields)
     units = np.zeros((3, kern.UNIT_INTS), np.int64)
     border = np.zeros((3, 4), np.float32)
@@ -237,7 +250,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     slot_of.update({tev.SRC_PRIMARY: kern.PRIMARY_SLOT, tev.SRC_CONSTANT: kern.CONSTANT})
     for unit in read:
         u = unit.unit
-        units[u] = _unit_row(unit, cols[unit.coords])
+        units[u] = _unit_row(unit, cols[unit.coords] + cols.get(W_FIELD, [-1]))
         border[u] = unit.border_f32
         ints[TEXTURE_ADDRESS_SLOT[u]] = unit.addresses[0]
         slot_of[tev.SRC_TEXTURES[u]] = kern.TEX0 + u

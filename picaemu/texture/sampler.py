@@ -182,19 +182,12 @@ def _filter(pyr: Pyramid, ustate: TextureUnitState, level: Arr, face: Arr, st: A
 
 
 def cube_coords(uvw: Arr) -> tuple[Arr, Arr, Arr]:
-    """Direction (F, 3) -> (face (F,) int 0-5 = +X -X +Y -Y +Z -Z, (F, 2) face coordinates, |major axis|)."""
-    u, v, w = uvw[:, 0], uvw[:, 1], uvw[:, 2]
-    au, av, aw = np.abs(u), np.abs(v), np.abs(w)
-    x_major = (au > av) & (au > aw)
-    y_major = ~x_major & (av > aw)
-    major = np.where(x_major, u, np.where(y_major, v, w))
-    s = np.where(x_major, -w, np.where(y_major, np.where(v > 0, u, -u), u))
-    t = np.where(x_major, np.where(u > 0, -v, v), np.where(y_major, w, np.where(w > 0, -v, v)))
-    axis = np.where(x_major, 0, np.where(y_major, 1, 2))
-    face = 2 * axis + (major < 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        st = np.stack([s / major, t / major], axis=1) * np.float32(0.5) + np.float32(0.5)
-    return face.astype(np.intp), np.nan_to_num(st).astype(np.float32), np.abs(major)
+    """Direction (F, 3) -> (face (F,) int 0-5 = +X -X +Y -Y +Z -Z, (F, 2) face coordinates, |major axis|):
+    ``filtering.cube_face`` per fragment."""
+    n = uvw.shape[0]
+    face, st, major = np.empty(n, np.int64), np.empty((n, 2), np.float32), np.empty(n, np.float32)
+    filtering.cube_faces(np.ascontiguousarray(uvw, np.float32), face, st, major)
+    return face.astype(np.intp), st, major
 
 
 def unit_coords(ustate: TextureUnitState, uv: Arr, w: Arr) -> tuple[Arr, Arr, Arr | None]:
