@@ -122,7 +122,8 @@ def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # 
         row[U_FIELDS + 7],
         row[U_KIND],
     )
-    sub_st, sub_linear = st[pick], linear[pick]
+    every = m == keys.shape[0]  # one level and face for all (the usual case): no gather, no scatter
+    sub_st, sub_linear = (st, linear) if every else (st[pick], linear[pick])
     zeros = np.zeros(m, np.int64)
     tables = (
         np.zeros((1, 1), np.int64),
@@ -143,7 +144,10 @@ def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # 
         filtered = filter_2d(texels, DECODED, *tables)
     else:
         filtered = filter_2d(data, layout, *tables)
-    out[pick] = filtered
+    if every:
+        out[:] = filtered
+    else:
+        out[pick] = filtered
 
 
 IN_VRAM, IN_FCRAM = 0, 1

@@ -10,11 +10,11 @@ runs the staged path: a big draw, a division by zero the staged path raises on, 
 
 Covered: any raster state (scissor included); texture units 0-2 with 2D textures, and unit 0's cube maps (the face
 of each fragment's (s, t, texcoord0.w) by ``filtering.cube_face``, each face read at its own address), in the 12
-``formats.PACKED`` formats and ETC1 / ETC1A4, on one level (``TextureUnitState.needs_lod`` False: level ``min_level`` with the
-magnification filter) or with the per-fragment LOD (``texture.lod``: bias, min / max level, magnification,
-minification and nearest / linear mip filters), any wrap mode and border color; the six TEV stages with
-the combiner buffer, constants and dot3 (lighting and unit 3 read while disabled read 0); fog disabled; the alpha
-test; every depth / stencil / blend / logic-op / write-mask mode and color / depth format of
+``formats.PACKED`` formats and ETC1 / ETC1A4, on one level (``TextureUnitState.needs_lod`` False: level
+``min_level`` with the magnification filter) or with the per-fragment LOD (``texture.lod``: bias, min / max level,
+magnification, minification and nearest / linear mip filters), any wrap mode and border color; the six TEV
+stages with the combiner buffer, constants and dot3 (lighting and unit 3 read while disabled read 0); fog
+disabled; the alpha test; every depth / stencil / blend / logic-op / write-mask mode and color / depth format of
 ``fragment_ops.resolve``. Refused (``of`` returns the reason): a fragment state that does not decode, shadow-map
 rendering, fog, fragment lighting, the procedural texture, shadow (2D and cube) and projected textures, a depth or
 color buffer outside memory.

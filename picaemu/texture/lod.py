@@ -33,6 +33,8 @@ TAPS_NEAREST, TAPS_LINEAR = 1, 4  # texels one 2D filter reads per level
 # neighbours' columns: (dx, dy) of each, forward then backward per axis
 NEIGHBOUR_STEPS = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], np.int64)
 FWD_X, BACK_X, FWD_Y, BACK_Y = range(4)
+EMPTY = -1  # an empty slot of ``neighbours``' hash table (the fragments' own keys are >= 0)
+FIBONACCI = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: multiplicative hashing spreads the packed keys
 
 
 @numba.njit(cache=True)
@@ -41,22 +43,40 @@ def _key(x: int, y: int, prim: int) -> int:
 
 
 @numba.njit(cache=True)
+def _slot(table, want, mask, shift):  # pragma: no cover - compiled
+    """The slot of key ``want`` in the open-addressing ``table`` (linear probing from its Fibonacci hash), or of the
+    first empty slot (``EMPTY``) on its probe path."""
+    h = np.int64((np.uint64(want) * np.uint64(FIBONACCI)) >> np.uint64(shift))
+    while table[h] != EMPTY and table[h] != want:
+        h = (h + 1) & mask
+    return h
+
+
+@numba.njit(cache=True)
 def neighbours(x, y, prim):  # pragma: no cover - compiled
     """(F, 4) int64: the index of each fragment's neighbour in the same primitive at x + 1, x - 1, y + 1, y - 1
-    (``NEIGHBOUR_STEPS``), -1 where there is none; the first fragment in draw order where several share a pixel."""
+    (``NEIGHBOUR_STEPS``), -1 where there is none; the first fragment in draw order where several share a pixel.
+    A hash table of the fragments' keys (at most half full), filled in draw order keeping the first of each key."""
     n = x.shape[0]
-    keys = np.empty(n, np.int64)
+    bits = 4
+    while (1 << bits) < 2 * n:
+        bits += 1
+    mask, shift = (1 << bits) - 1, 64 - bits
+    table = np.full(1 << bits, EMPTY, np.int64)  # keys of fragments are >= 0
+    first = np.empty(1 << bits, np.int64)
     for i in range(n):
-        keys[i] = _key(x[i], y[i], prim[i])
-    order = np.argsort(keys, kind="mergesort")  # stable: equal keys keep draw order
-    sorted_keys = keys[order]
+        k = _key(x[i], y[i], prim[i])
+        h = _slot(table, k, mask, shift)
+        if table[h] == EMPTY:
+            table[h], first[h] = k, i
     out = np.full((n, 4), -1, np.int64)
     for i in range(n):
         for j in range(4):
             want = _key(x[i] + NEIGHBOUR_STEPS[j, 0], y[i] + NEIGHBOUR_STEPS[j, 1], prim[i])
-            pos = np.searchsorted(sorted_keys, want)
-            if pos < n and sorted_keys[pos] == want:
-                out[i, j] = order[pos]
+            if want >= 0:  # a step off the screen's left or bottom edge packs to a negative key: no fragment
+                h = _slot(table, want, mask, shift)
+                if table[h] == want:
+                    out[i, j] = first[h]
     return out
 
 
