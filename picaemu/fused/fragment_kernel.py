@@ -100,13 +100,9 @@ TEV_INTS = 27
 
 
 @numba.njit(cache=True)
-def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover - compiled
-    """``filtering.filter_2d`` of the fragments whose ``keys`` entry is ``key``, on level ``lv`` of the image at byte
-    ``start`` of ``data`` (a memory region), into their rows of ``out`` (F, 4) float32."""
-    pick = np.flatnonzero(keys == key)
-    m = pick.shape[0]
-    if m == 0:
-        return
+def _level_filter(data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
+    """``filtering.filter_2d`` of fragments at ``st`` (F, 2) with ``linear`` (F,) on level ``lv`` of the image at
+    byte ``start`` of ``data`` (a memory region): (F, 4) float32."""
     width, height = row[U_WIDTH] >> lv, row[U_HEIGHT] >> lv
     layout = (
         start + row[U_OFFSETS + lv],
@@ -122,8 +118,7 @@ def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # 
         row[U_FIELDS + 7],
         row[U_KIND],
     )
-    every = m == keys.shape[0]  # one level and face for all (the usual case): no gather, no scatter
-    sub_st, sub_linear = (st, linear) if every else (st[pick], linear[pick])
+    m = st.shape[0]
     zeros = np.zeros(m, np.int64)
     tables = (
         np.zeros((1, 1), np.int64),
@@ -131,23 +126,27 @@ def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # 
         np.full(1, height, np.int64),
         zeros,
         zeros,
-        sub_st,
-        sub_linear,
+        st,
+        linear,
         row[U_WRAP_S],
         row[U_WRAP_T],
         border,
     )
-    taps = m + 3 * np.count_nonzero(sub_linear)
-    if taps > width * height:  # more taps than texels: decode the level once, then gather
+    if m + 3 * np.count_nonzero(linear) > width * height:  # more taps than texels: decode the level once, then gather
         texels = np.empty((width * height, 4), np.uint8)
         decode_level(data, layout, texels)
-        filtered = filter_2d(texels, DECODED, *tables)
-    else:
-        filtered = filter_2d(data, layout, *tables)
-    if every:
-        out[:] = filtered
-    else:
-        out[pick] = filtered
+        return filter_2d(texels, DECODED, *tables)
+    return filter_2d(data, layout, *tables)
+
+
+@numba.njit(cache=True)
+def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover - compiled
+    """``_level_filter`` of the fragments whose ``keys`` entry is ``key`` into their rows of ``out`` (F, 4)."""
+    pick = np.flatnonzero(keys == key)
+    if pick.shape[0] == keys.shape[0]:  # every fragment on this level and face: no gather, no scatter
+        out[:] = _level_filter(data, start, row, lv, st, linear, border)
+    elif pick.shape[0]:
+        out[pick] = _level_filter(data, start, row, lv, st[pick], linear[pick], border)
 
 
 IN_VRAM, IN_FCRAM = 0, 1
@@ -198,6 +197,11 @@ def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # p
     n = out.shape[0]
     st, face = np.empty((n, 2), np.float32), np.empty(n, np.int64)
     _coords(row, out_var, st, face)
+    if faces == 1 and not needs_lod:  # the common case: one image, one level, one filter
+        linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
+        data = vram if starts[0, 0] == IN_VRAM else fcram
+        round_u8(_level_filter(data, starts[0, 1], row, first, st, linear, border[u]), out)
+        return n * (TAPS_LINEAR if row[U_MAG_LINEAR] else TAPS_NEAREST)
     lo = np.full(n, first, np.int64)
     linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
     frac = np.zeros(n, np.float32)
