@@ -301,7 +301,6 @@ def test_refusals_are_named() -> None:
     cases: dict[str, Setup] = {
         "shadow cube map": lambda b, rng: b.set("TEXUNIT0_PARAM", type="shadow cube"),
         "shadow texture": lambda b, rng: b.set("TEXUNIT0_PARAM", type="shadow 2D"),
-        "projection texture": lambda b, rng: b.set("TEXUNIT0_PARAM", type="projection"),
         "fog": lambda b, rng: b.fog((10, 20, 30), np.linspace(0, 1, 129)),
     }
     for reason, extra in cases.items():

@@ -189,9 +189,19 @@ VS_CUBE = """
 """
 
 
-def cube_capture(seed: int, fmt: str, size: int, levels: tuple[int, int], filters: tuple[str, str, str], bias: int):
+def cube_capture(
+    seed: int,
+    fmt: str,
+    size: int,
+    levels: tuple[int, int],
+    filters: tuple[str, str, str],
+    bias: int,
+    ttype: str = "cube",
+    w_range: tuple[float, float] = (-1, 1),
+):
     """Three draws of 8 random triangles whose (s, t, w) directions sweep every face of a cube map of random
-    bytes (six faces, each with its own address; ``size`` x ``size`` texels, ``levels`` min..max)."""
+    bytes (six faces, each with its own address; ``size`` x ``size`` texels, ``levels`` min..max); ``ttype``
+    "projection": the same as a projection texture (the first face's bytes, s and t divided by w)."""
     rng = np.random.default_rng(seed)
     b = CaptureBuilder(name=f"fused cube {seed}")
     b.begin_frame(clear=(40, 80, 120, 160), depth=0x400000)
@@ -209,14 +219,16 @@ def cube_capture(seed: int, fmt: str, size: int, levels: tuple[int, int], filter
     for i, address in enumerate(faces[1:]):
         b.set(f"TEXUNIT0_ADDR{i + 2}", address_low=address & CUBE_LOW_MASK)
     mag, minf, mip = filters
-    b.set("TEXUNIT0_PARAM", mag_filter=mag, min_filter=minf, mip_filter=mip, wrap_s=0, wrap_t=2, type="cube")
+    b.set("TEXUNIT0_PARAM", mag_filter=mag, min_filter=minf, mip_filter=mip, wrap_s=0, wrap_t=2, type=ttype)
     b.set("TEXUNIT0_LOD", bias=bias / 256, min_level=levels[0], max_level=levels[1])
     b.set("TEXUNIT_CONFIG", unit0_enable=1, always1=1, clear_cache=1)
     n = 24
     pos = np.column_stack(
         [rng.uniform(20, 380, n), rng.uniform(20, 220, n), rng.uniform(-0.9, 0.9, n), np.ones(n)]
     ).astype(np.float32)
-    b.vertices([pos, rng.uniform(-1, 1, (n, 3)).astype(np.float32), rng.uniform(0, 1, (n, 4)).astype(np.float32)])
+    stw = rng.uniform(-1, 1, (n, 3))
+    stw[:, 2] = rng.uniform(*w_range, n)
+    b.vertices([pos, stw.astype(np.float32), rng.uniform(0, 1, (n, 4)).astype(np.float32)])
     for _ in range(3):
         b.draw(n)
     b.end_frame()
@@ -238,3 +250,20 @@ def test_cube_maps_match_the_staged_path(fmt, log2, lv, filters, bias, seed) -> 
     stats, pipe = assert_same(cube_capture(seed, fmt, 1 << log2, (lo, hi), filters, bias))
     assert pipe.fused_fragment_draws == len(stats) == 3
     assert sum(s["fragments_written"] for s in stats) > 0
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    fmt=st.sampled_from(FORMATS),
+    log2=st.integers(3, 7),
+    top=st.integers(0, 4),
+    filters=st.tuples(*(st.sampled_from(FILTERS) for _ in range(3))),
+    bias=st.integers(-4 * 256, 4 * 256),
+    w_range=st.sampled_from([(-1.0, 1.0), (0.25, 4.0)]),
+    seed=st.integers(0, 2**16),
+)
+def test_projection_textures_match_the_staged_path(fmt, log2, top, filters, bias, w_range, seed) -> None:
+    """s / w, t / w per fragment (w crossing 0 included: NaN and infinities as the staged path's nan_to_num)."""
+    capture = cube_capture(seed, fmt, 1 << log2, (0, min(top, log2 - 3)), filters, bias, "projection", w_range)
+    stats, pipe = assert_same(capture)
+    assert pipe.fused_fragment_draws == len(stats) == 3

@@ -23,7 +23,7 @@ from picaemu.fragment import kernels as fk
 from picaemu.fragment.ops import FATE_OF_COUNTER
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_BYTES, SCAN_BOUND, SCAN_EMIT, _scan
 from picaemu.texture.fetch import decode_level
-from picaemu.texture.filtering import DECODED, cube_face, filter_2d, round_u8
+from picaemu.texture.filtering import DECODED, cube_face, filter_2d, nan_to_num32, round_u8
 from picaemu.texture.formats import MAX_SIZE, MIN_SIZE
 from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices, neighbours
 from picaemu.texture.state import CUBE_LOW_MASK
@@ -39,7 +39,8 @@ NUM_INTS = 10
 # wrap codes; magnification, minification and mip filters linear; the LOD changes the result
 # (``TextureUnitState.needs_lod``: else level ``min_level`` with the magnification filter); min and max level; the
 # LOD bias in 1/``LOD_BIAS_SCALE`` levels; its texcoords' columns (-1 reads 1.0); faces (1, or 6 for a cube map,
-# sampled at ``filtering.cube_face`` of (s, t, texcoord0.w)) and the w column; the format's fields
+# sampled at ``filtering.cube_face`` of (s, t, texcoord0.w)) and the w column; projection (s / w, t / w); the
+# format's fields
 # (``texture.fetch.channel_fields``: shifts and widths of R, G, B, A) and texel source kind (``fetch.KIND_*``); per
 # level 0..MAX_LEVELS-1 its byte offset from the base, then its byte size (filled for min..max); faces 1-5's
 # address bits inside ``state.CUBE_LOW_MASK`` (the rest are the live base address's: ``state._addresses``)
@@ -62,8 +63,9 @@ NUM_INTS = 10
     U_COL_T,
     U_FACES,
     U_COL_W,
+    U_PROJECT,
     U_FIELDS,
-) = range(19)
+) = range(20)
 U_KIND = U_FIELDS + 8
 U_OFFSETS = U_KIND + 1
 MAX_LEVELS = (MAX_SIZE // MIN_SIZE).bit_length()  # 1024 .. 8 texels: levels 0-7
@@ -163,19 +165,23 @@ def _region(ints, vram, fcram, address, size):  # pragma: no cover - compiled
     return -1, 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # w = 0 divides to inf / NaN, as numpy does
 def _coords(row, out_var, st, face):  # pragma: no cover - compiled
-    """The unit's coordinates ``st`` (F, 2) float32 and ``face`` (F,) int64: its texcoords, or for a cube map the
-    face coordinates of the direction (s, t, w) (``sampler.unit_coords``)."""
+    """The unit's coordinates ``st`` (F, 2) float32 and ``face`` (F,) int64 (``sampler.unit_coords``): its
+    texcoords; for a projection texture (s / w, t / w) with NaN -> 0 and infinities clamped (``np.nan_to_num``);
+    for a cube map the face and face coordinates of the direction (s, t, w)."""
     cs, ct, cw = row[U_COL_S], row[U_COL_T], row[U_COL_W]
     one = np.float32(1.0)
     for i in range(st.shape[0]):
         s = out_var[i, cs] if cs >= 0 else one
         t = out_var[i, ct] if ct >= 0 else one
-        if row[U_FACES] == 1:
-            st[i, 0], st[i, 1], face[i] = s, t, 0
+        w = out_var[i, cw] if cw >= 0 else one
+        if row[U_FACES] != 1:
+            face[i], st[i, 0], st[i, 1], _ = cube_face(s, t, w)
+        elif row[U_PROJECT]:
+            st[i, 0], st[i, 1], face[i] = nan_to_num32(np.float32(s / w)), nan_to_num32(np.float32(t / w)), 0
         else:
-            face[i], st[i, 0], st[i, 1], _ = cube_face(s, t, out_var[i, cw] if cw >= 0 else one)
+            st[i, 0], st[i, 1], face[i] = s, t, 0
 
 
 @numba.njit(cache=True)

@@ -8,16 +8,16 @@ a draw's ``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTER
 pixels and counters as the staged path (``Pipeline._fragments``), or False having written nothing (the caller
 runs the staged path: a big draw, a division by zero the staged path raises on, a texture outside VRAM/FCRAM).
 
-Covered: any raster state (scissor included); texture units 0-2 with 2D textures, and unit 0's cube maps (the face
-of each fragment's (s, t, texcoord0.w) by ``filtering.cube_face``, each face read at its own address), in the 12
-``formats.PACKED`` formats and ETC1 / ETC1A4, on one level (``TextureUnitState.needs_lod`` False: level
-``min_level`` with the magnification filter) or with the per-fragment LOD (``texture.lod``: bias, min / max level,
-magnification, minification and nearest / linear mip filters), any wrap mode and border color; the six TEV
-stages with the combiner buffer, constants and dot3 (lighting and unit 3 read while disabled read 0); fog
-disabled; the alpha test; every depth / stencil / blend / logic-op / write-mask mode and color / depth format of
-``fragment_ops.resolve``. Refused (``of`` returns the reason): a fragment state that does not decode, shadow-map
-rendering, fog, fragment lighting, the procedural texture, shadow (2D and cube) and projected textures, a depth or
-color buffer outside memory.
+Covered: any raster state (scissor included); texture units 0-2 with 2D textures, and unit 0's projection textures
+(s / w, t / w) and cube maps (the face of each fragment's (s, t, texcoord0.w) by ``filtering.cube_face``, each face
+read at its own address), in the 12 ``formats.PACKED`` formats and ETC1 / ETC1A4, on one level
+(``TextureUnitState.needs_lod`` False: level ``min_level`` with the magnification filter) or with the per-fragment
+LOD (``texture.lod``: bias, min / max level, magnification, minification and nearest / linear mip filters), any wrap
+mode and border color; the six TEV stages with the combiner buffer, constants and dot3 (lighting and unit 3 read
+while disabled read 0); fog disabled; the alpha test; every depth / stencil / blend / logic-op / write-mask mode and
+color / depth format of ``fragment_ops.resolve``. Refused (``of`` returns the reason): a fragment state that does
+not decode, shadow-map rendering, fog, fragment lighting, the procedural texture, shadow textures (2D and cube), a
+depth or color buffer outside memory.
 
 The command processor's compiled loop (``picaemu.fused.loop``) may call ``fragment_side(x, y, zndc, inv_w,
 varyings, primitive, *plan.args, counts)`` itself (``counts`` (len(FRAGMENT_COUNTERS),) int64 receives the counters,
@@ -71,7 +71,8 @@ FRAGMENT_COUNTERS = (
 )
 TEXTURE_ADDRESS_SLOT = (0, 1, 2)
 PLAN_CACHE_ENTRIES = 64
-W_FIELD = "texcoord0_w"  # a cube map's third coordinate
+W_FIELD = "texcoord0_w"  # a cube map's third coordinate, a projection texture's divisor
+W_TYPES = CUBE_TYPES | {"projection"}
 NO_BYTES = np.zeros(0, np.uint8)
 
 
@@ -117,7 +118,7 @@ def _refusal(ds: DrawState) -> str:
             return "shadow cube map"
         if unit.type in SHADOW_TYPES:
             return "shadow texture"
-        if unit.type not in ("2D", "cube"):
+        if unit.type not in ("2D", "cube", "projection"):
             return f"{unit.type} texture"
     return ""
 
@@ -189,7 +190,9 @@ def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
     ]
     row[kern.U_COL_S : kern.U_COL_T + 1] = cols[:2]
     cube = unit.type in CUBE_TYPES
-    row[kern.U_FACES], row[kern.U_COL_W] = (kern.CUBE_FACES, cols[2]) if cube else (1, -1)
+    row[kern.U_FACES] = kern.CUBE_FACES if cube else 1
+    row[kern.U_COL_W] = cols[2] if unit.type in W_TYPES else -1
+    row[kern.U_PROJECT] = unit.type == "projection"
     if cube:
         row[kern.U_FACE_LOW : kern.U_FACE_LOW + kern.CUBE_FACES - 1] = [a & CUBE_LOW_MASK for a in unit.addresses[1:]]
     if fmt in ETC_FORMATS:
@@ -241,7 +244,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     used = tstate.sources_used()
     read = _read_units(ds)
     fields = [u.coords for u in read] + (["color"] if tev.SRC_PRIMARY in used else [])
-    fields += [W_FIELD] if any(u.type in CUBE_TYPES for u in read) else []
+    fields += [W_FIELD] if any(u.type in W_TYPES for u in read) else []
     active, cols = _columns(ds, fields)
     units = np.zeros((3, kern.UNIT_INTS), np.int64)
     border = np.zeros((3, 4), np.float32)

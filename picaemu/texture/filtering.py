@@ -141,7 +141,7 @@ FLOAT32_MAX = np.float32(np.finfo(np.float32).max)
 
 
 @numba.njit(cache=True)
-def _finite(x):  # pragma: no cover - compiled
+def nan_to_num32(x):  # pragma: no cover - compiled
     """``np.nan_to_num`` of a float32: NaN -> 0, +-inf -> +-FLOAT32_MAX."""
     if x != x:
         return np.float32(0.0)
@@ -164,8 +164,8 @@ def cube_face(u, v, w):  # pragma: no cover - compiled
     half = np.float32(0.5)
     return (
         2 * axis + (1 if major < 0 else 0),
-        _finite(np.float32(np.float32(s / major) * half) + half),
-        _finite(np.float32(np.float32(t / major) * half) + half),
+        nan_to_num32(np.float32(np.float32(s / major) * half) + half),
+        nan_to_num32(np.float32(np.float32(t / major) * half) + half),
         abs(major),
     )
 
