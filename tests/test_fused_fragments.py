@@ -7,7 +7,7 @@ others."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numba
@@ -29,7 +29,7 @@ from samples.game_scene import SCENES
 
 CAPTURES = sorted((Path(__file__).resolve().parent.parent / "samples" / "captures").glob("*.pica"))
 SLOW = {"game_cubes_3000"}
-REFUSED = {"fog": "fog", "game_lit_300": "fog", "lit_sphere": "lighting", "proctex": "procedural texture"}
+REFUSED = {"game_lit_300": "lighting", "lit_sphere": "lighting"}
 
 
 def replay(capture: pica.Capture, **kwargs: bool) -> tuple[list[str], list[dict], Pipeline]:
@@ -124,9 +124,10 @@ VS_UNITS = """
 Setup = Callable[[CaptureBuilder, np.random.Generator], None]
 
 
-def scene(setup: Setup, seed: int = 0, draws: int = 3) -> pica.Capture:
+def scene(setup: Setup, seed: int = 0, draws: int = 3, before: Sequence[Setup] = ()) -> pica.Capture:
     """``draws`` draws of 8 random overlapping triangles (texcoords in -1.5..2.5 for every wrap rule, random colors
-    with alpha) after ``setup`` configured the fragment state; TEV default: texture 0 x primary color."""
+    with alpha) after ``setup`` configured the fragment state, ``before[k]`` run before draw k; TEV default:
+    texture 0 x primary color."""
     rng = np.random.default_rng(seed)
     b = CaptureBuilder(name=f"fused fragments {seed}")
     b.begin_frame(clear=(40, 80, 120, 160), depth=0x400000, stencil=0x35)
@@ -145,7 +146,9 @@ def scene(setup: Setup, seed: int = 0, draws: int = 3) -> pica.Capture:
         rng.uniform(0, 1, (n, 4)).astype(np.float32),
     ]
     b.vertices(attrs)
-    for _ in range(draws):
+    for k in range(draws):
+        if k < len(before):
+            before[k](b, rng)
         b.draw(n)
     b.end_frame()
     return b.capture()
@@ -304,7 +307,6 @@ def test_refusals_are_named() -> None:
         "cube map": lambda b, rng: b.set("TEXUNIT0_PARAM", type="cube"),
         "shadow texture": lambda b, rng: b.set("TEXUNIT0_PARAM", type="shadow 2D"),
         "projection texture": lambda b, rng: b.set("TEXUNIT0_PARAM", type="projection"),
-        "fog": lambda b, rng: b.fog((10, 20, 30), np.linspace(0, 1, 129)),
     }
     for reason, extra in cases.items():
 

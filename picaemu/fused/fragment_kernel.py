@@ -3,11 +3,12 @@
 ``fragment_side`` only calls the stages' own compiled kernels, in the order of the staged path
 (``picaemu.pipeline.Pipeline._fragments``): the rasterizer's ``_scan`` (bound, then emit), the texture filter
 ``filtering.filter_2d`` over a memory texel source (``picaemu.texture.fetch``) and ``round_u8``, the primary color's
-``shading._round_one``, the TEV's ``_stage`` / ``_dot3`` per stage as ``tev.combine`` runs them, the alpha test's
-pass table, and ``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose
-(``fragment_ops.pass_kinds``, once per plan). Its arguments after the triangles are a
-``picaemu.fused.fragments.FragmentPlan``'s ``args`` (that module documents the layout of ``ints`` / ``units`` /
-``tev_rows``); nothing here reads a Python object.
+``shading._round_one``, the procedural texture's ``proctex.texels``, the TEV's ``_stage`` / ``_dot3`` per stage as
+``tev.combine`` runs them, fog's ``fog.fog_colors``, the alpha test's pass table, and
+``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose (``fragment_ops.pass_kinds``,
+once per plan). Its arguments after the triangles are a ``picaemu.fused.fragments.FragmentPlan``'s ``args`` (that
+module documents the layout of ``ints`` / ``units`` / ``tev_rows`` / ``color_ints``); nothing here reads a Python
+object.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from picaemu.color.fog import fog_colors
 from picaemu.color.shading import _round_one
 from picaemu.color.tev import _dot3, _stage
 from picaemu.fragment import kernels as fk
 from picaemu.fragment.ops import FATE_OF_COUNTER
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_BYTES, SCAN_BOUND, SCAN_EMIT, _scan
+from picaemu.texture import proctex
 from picaemu.texture.fetch import decode_level
 from picaemu.texture.filtering import DECODED, filter_2d, round_u8
 
@@ -50,8 +53,12 @@ NUM_INTS = 10
 ) = range(13)
 UNIT_INTS = U_FIELDS + 8
 # source slots of the (SLOTS, F, 4) uint8 TEV inputs
-ZERO, PRIMARY_SLOT, TEX0, CONSTANT, PREV_A, PREV_B, BUF_READ, BUF_NEXT = 0, 1, 2, 5, 6, 7, 8, 9
-NUM_SLOTS = 10
+ZERO, PRIMARY_SLOT, TEX0, CONSTANT, PREV_A, PREV_B, BUF_READ, BUF_NEXT, PROCTEX_SLOT = 0, 1, 2, 5, 6, 7, 8, 9, 10
+NUM_SLOTS = 11
+# color_ints: the procedural texture is read (unit 3 on and a TEV source), its u and v columns (-1 reads 1.0), fog
+# on, fog z flip
+C_PROCTEX, C_PROCTEX_U, C_PROCTEX_V, C_FOG, C_FOG_FLIP = range(5)
+COLOR_INTS = 5
 # tev_rows: stage runs (not a pass-through), RGB source slots x3, alpha source slots x3, RGB op, RGB shift, alpha
 # operand channels x3 and inversions x3, alpha op (the kernel's), alpha shift, dot3, dot3 RGBA, reads the
 # constant, constant RGBA x4, output slot, buffer RGB / alpha update after it
@@ -129,6 +136,20 @@ def _texture(u, ints, units, border, vram, fcram, out_var, out):  # pragma: no c
         filtered = filter_2d(data, layout, *tables)
     round_u8(filtered, out)
     return True
+
+
+@numba.njit(cache=True)
+def _proctex(color_ints, proctex_args, out_var, out):  # pragma: no cover - compiled
+    """Unit 3's texel (``proctex.texels`` on level 0: the plan refuses mip filters) for every fragment into
+    ``out`` (F, 4) uint8; ``proctex_args``: ``ProctexState.kernel_args``."""
+    n = out.shape[0]
+    uv = np.empty((n, 2), np.float32)
+    for k in range(2):
+        c = color_ints[C_PROCTEX_U + k]
+        for i in range(n):
+            uv[i, k] = out_var[i, c] if c >= 0 else np.float32(1.0)
+    codes, reals, maps, colors, levels = proctex_args
+    proctex.texels(codes, reals, maps, colors, levels, uv, np.zeros(n, np.int64), np.full(n, -1), np.zeros(n), out)
 
 
 @numba.njit(cache=True)
@@ -210,6 +231,10 @@ def fragment_side(
     tev_ch,
     tev_inv,
     buffer_color,
+    color_ints,
+    proctex_args,
+    fog_lut,
+    fog_rgb,
     alpha_pass,
     vram,
     fcram,
@@ -281,7 +306,11 @@ def fragment_side(
                 for ch in range(4):
                     c = color_cols[ch]
                     src[PRIMARY_SLOT, i, ch] = _round_one(ov[i, c] if c >= 0 else np.float32(1.0))
+        if color_ints[C_PROCTEX]:
+            _proctex(color_ints, proctex_args, ov, src[PROCTEX_SLOT])
         color = src[_combine(src, tev_rows, tev_ch, tev_inv, buffer_color, ints[USES_BUFFER] != 0)]
+        if color_ints[C_FOG]:
+            fog_colors(fog_lut, fog_rgb, color_ints[C_FOG_FLIP] != 0, od[:n], color)
         alive = n
         if ints[ALPHA_TEST]:
             keep = np.empty(n, np.int64)

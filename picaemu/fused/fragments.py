@@ -1,21 +1,26 @@
-"""Fused fragment side: rasterization, texture units 0-2, TEV, alpha test and the per-fragment operations of one
-draw in ONE compiled call (``fragment_kernel.fragment_side``), for the draws whose state the plan covers.
+"""Fused fragment side: rasterization, texture units 0-2, the procedural texture, TEV, fog, alpha test and the
+per-fragment operations of one draw in ONE compiled call (``fragment_kernel.fragment_side``), for the draws whose
+state the plan covers.
 
 ``FragmentPlan.of(ds, memory)`` packs the draw state's fragment parts into numba-friendly arguments once per
 state (a ``PlanCache`` remembers plans by the identity of the parts, as the draw-state cache hands the same objects
-to draws that did not change them), or returns the reason the draw is not covered. ``run(plan, wt, stats)`` runs
+to draws that did not change them, and by the content of the fog and procedural-texture states, which it makes anew
+at every TEV write), or returns the reason the draw is not covered. ``run(plan, wt, stats)`` runs
 a draw's ``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTERS`` to ``stats``: the same
 pixels and counters as the staged path (``Pipeline._fragments``), or False having written nothing (the caller
 runs the staged path: a big draw, a division by zero the staged path raises on, a texture outside VRAM/FCRAM).
 
 Covered: any raster state (scissor included); texture units 0-2 with 2D textures in the 12 ``formats.PACKED``
 formats sampled on one level without a per-fragment LOD (``TextureUnitState.needs_lod`` False: the sampler then
-reads level ``min_level`` with the magnification filter), any wrap mode and border color; the six TEV stages with
-the combiner buffer, constants and dot3 (lighting and unit 3 read while disabled read 0); fog disabled; the alpha
-test; every depth / stencil / blend / logic-op / write-mask mode and color / depth format of
-``fragment_ops.resolve``. Refused (``of`` returns the reason): a fragment state that does not decode, shadow-map
-rendering, fog, fragment lighting, the procedural texture, cube / shadow / projected textures, mipmapped (LOD
-dependent) textures, ETC1 textures, a depth or color buffer outside memory.
+reads level ``min_level`` with the magnification filter), any wrap mode and border color; the procedural texture
+(unit 3, ``proctex.texels`` on level 0: every clamp, mapping, shift, noise, separate alpha, nearest and linear
+filters); the six TEV stages with the combiner buffer, constants and dot3 (lighting and unit 3 read while disabled
+read 0); fog (``fog.fog_colors``: the LUT by depth, the fog color, z flip); the alpha test; every depth / stencil /
+blend / logic-op / write-mask mode and color / depth format of ``fragment_ops.resolve``. Refused (``of`` returns
+the reason): a state that does not decode (the staged path raises its error at that draw), shadow-map rendering,
+gas, fragment lighting, a mip-filtered procedural texture (its LOD comes from neighbouring fragments), cube /
+shadow / projected textures, mipmapped (LOD dependent) textures, ETC1 textures, a depth or color buffer outside
+memory.
 
 The command processor's compiled loop (``picaemu.fused.loop``) may call ``fragment_side(x, y, zndc, inv_w,
 varyings, primitive, *plan.args, counts)`` itself (``counts`` (len(FRAGMENT_COUNTERS),) int64 receives the counters,
@@ -28,9 +33,12 @@ depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``
 columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
 UNIT_INTS) int64 (with each format's ``texture.fetch.channel_fields``); the border colors (3, 4) float32;
 ``tev_rows`` (6, TEV_INTS) int64, ``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3) bool;
-the buffer color (4,) uint8; the alpha test's (256,) bool pass table; the VRAM and FCRAM byte arrays;
-``fragment_ops.OpsParams``, the stencil tables, the depth buffer's bytes and words, the color buffer's bytes and
-words, and the color pass arguments of the draw's ``OpsPlan``.
+the buffer color (4,) uint8; ``color_ints`` (COLOR_INTS,) int64 [the procedural texture is read, its u and v
+columns among ``active`` (-1: 1.0), fog on, fog z flip]; the procedural texture's ``ProctexState.kernel_args`` (a
+tuple of five arrays); the fog LUT (2, 128) float32 (values, deltas) and color (3,) float32 (the off feature's are
+``NO_PROCTEX`` / ``NO_FOG_*``, of the same types); the alpha test's (256,) bool pass table; the VRAM and FCRAM
+byte arrays; ``fragment_ops.OpsParams``, the stencil tables, the depth buffer's bytes and words, the color buffer's
+bytes and words, and the color pass arguments of the draw's ``OpsPlan``.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from picaemu.geometry.clipping import WindowTriangles
 from picaemu.memory import FCRAM, VRAM, PhysicalMemory
 from picaemu.raster.rasterizer import VARYING
 from picaemu.texture import fetch
+from picaemu.texture import proctex as proctex_mod
 from picaemu.texture.formats import ETC_FORMATS, PACKED, level_bytes, level_offset, level_size
 from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
@@ -69,6 +78,16 @@ FRAGMENT_COUNTERS = (
 TEXTURE_ADDRESS_SLOT = (0, 1, 2)
 PLAN_CACHE_ENTRIES = 64
 NO_BYTES = np.zeros(0, np.uint8)
+# the procedural texture's and fog's arguments when they are off (``ProctexState.kernel_args`` / ``FogState.lut``,
+# ``rgb`` types)
+NO_PROCTEX = (
+    np.zeros(proctex_mod.P_INTS, np.int64),
+    np.zeros(proctex_mod.P_REALS, np.float32),
+    np.zeros((len(proctex_mod.MAP_TABLES), 2, 1), np.float32),
+    np.zeros((2, 1, 4), np.float32),
+    np.zeros((1, 2), np.float32),
+)
+NO_FOG_LUT, NO_FOG_RGB = np.zeros((2, 1), np.float32), np.zeros(3, np.float32)
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,6 +105,8 @@ class FragmentPlan:
             ds.check(Phase.FRAGMENTS)
         except PicaError:
             return "fragment state does not decode"
+        if ds.failed:  # a part of another phase (the staged path raises its error before the fragments)
+            return "draw state does not decode"
         refusal = _refusal(ds)
         if refusal:
             return refusal
@@ -101,13 +122,13 @@ def _refusal(ds: DrawState) -> str:
     sstate = ds.shading
     if ds.shadow is not None:
         return "shadow"
-    if ds.fog.mode != "disabled":
-        return ds.fog.mode  # "fog" or "gas"
+    if ds.fog.mode == "gas":
+        return "gas"
     used = ds.tev.sources_used()
     if used & SRC_LIGHTING and sstate.lighting_enabled:
         return "lighting"
-    if SRC_PROCTEX in used and sstate.proctex_enabled:
-        return "procedural texture"
+    if ds.proctex is not None and ds.proctex.mip is not None:
+        return "procedural texture mipmap"
     for unit in _read_units(ds):
         if unit.type in CUBE_TYPES:
             return "cube map"
@@ -212,12 +233,31 @@ def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarr
     return rows, chans, invs
 
 
+def _color_args(ds: DrawState, cols: dict[str, list[int]]) -> tuple:
+    """``color_ints``, ``proctex`` (``ProctexState.kernel_args``), the fog LUT and color (``FogState.lut`` /
+    ``rgb``): the procedural texture and fog, each a placeholder of the same types when off."""
+    color_ints = np.zeros(kern.COLOR_INTS, np.int64)
+    proctex, fog = ds.proctex, ds.fog
+    if proctex is not None:
+        color_ints[kern.C_PROCTEX] = 1
+        color_ints[kern.C_PROCTEX_U], color_ints[kern.C_PROCTEX_V] = cols[ds.shading.proctex_coords]
+        pt_args = proctex.kernel_args
+    else:
+        pt_args = NO_PROCTEX
+    if fog.mode == "fog":
+        color_ints[kern.C_FOG], color_ints[kern.C_FOG_FLIP] = 1, fog.z_flip
+        return color_ints, pt_args, fog.lut, fog.rgb
+    return color_ints, pt_args, NO_FOG_LUT, NO_FOG_RGB
+
+
 def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     """``FragmentPlan.of`` once the state is known to be covered."""
     tstate = ds.tev
     used = tstate.sources_used()
     read = _read_units(ds)
+    proctex = ds.proctex  # set when unit 3 is on and the TEV reads it
     fields = [u.coords for u in read] + (["color"] if tev.SRC_PRIMARY in used else [])
+    fields += [ds.shading.proctex_coords] if proctex is not None else []
     active, cols = _columns(ds, fields)
     units = np.zeros((3, kern.UNIT_INTS), np.int64)
     border = np.zeros((3, 4), np.float32)
@@ -230,6 +270,8 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
         border[u] = unit.border_f32
         ints[TEXTURE_ADDRESS_SLOT[u]] = unit.addresses[0]
         slot_of[tev.SRC_TEXTURES[u]] = kern.TEX0 + u
+    if proctex is not None:
+        slot_of[SRC_PROCTEX] = kern.PROCTEX_SLOT
     rows, chans, invs = _tev_rows(tstate, slot_of)
     regions = {r.name: r for r in memory.regions}
     vram, fcram = (memory.region_bytes(name) if name in regions else NO_BYTES for name in (VRAM.name, FCRAM.name))
@@ -258,6 +300,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
             chans,
             invs,
             np.array(tstate.buffer_color, np.uint8),
+            *_color_args(ds, cols),
             alpha_pass,
             vram,
             fcram,
@@ -275,9 +318,16 @@ def fragment_parts(ds: DrawState) -> tuple:
     return (ds.varyings, ds.raster, ds.texture0, ds.texture1, ds.texture2, ds.tev, ds.blend, ds.fragment_ops, ds.shadow)
 
 
-def _switches(ds: DrawState) -> tuple[str, bool, bool]:
-    """The fog mode and the lighting and procedural texture enables (all a plan reads of those parts)."""
-    return ds.fog.mode, ds.shading.lighting_enabled, ds.shading.proctex_enabled
+def _switches(ds: DrawState) -> tuple:
+    """What a plan reads of the parts made anew at every TEV write (fog, shading, procedural texture), by content:
+    the fog mode (with the fog color, z flip and LUT when on), the lighting enable, and the procedural texture's
+    coordinates and arrays when the TEV reads it."""
+    fog, proctex = ds.fog, ds.proctex
+    fog_key = (fog.mode, fog.z_flip, fog.rgb.tobytes(), fog.lut.tobytes()) if fog.mode == "fog" else fog.mode
+    pt_key = None
+    if proctex is not None:
+        pt_key = (ds.shading.proctex_coords, *(a.tobytes() for a in proctex.kernel_args), proctex.mip)
+    return fog_key, ds.shading.lighting_enabled, pt_key
 
 
 class PlanCache:
@@ -299,6 +349,8 @@ class PlanCache:
         last = self._last
         if last[0] is ds and last[1] is memory:
             return last[2]
+        if ds.failed:  # a part failed to decode: not covered (the staged path raises its error at this draw)
+            return FragmentPlan.of(ds, memory)
         key = (*fragment_parts(ds), memory)
         ids = (*map(id, key), *_switches(ds))
         plans = self._plans
