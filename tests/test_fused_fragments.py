@@ -29,7 +29,6 @@ from samples.game_scene import SCENES
 
 CAPTURES = sorted((Path(__file__).resolve().parent.parent / "samples" / "captures").glob("*.pica"))
 SLOW = {"game_cubes_3000"}
-REFUSED = {"game_lit_300": "lighting", "lit_sphere": "lighting"}
 
 
 def replay(capture: pica.Capture, **kwargs: bool) -> tuple[list[str], list[dict], Pipeline]:
@@ -58,9 +57,7 @@ def assert_same(capture: pica.Capture, batch: bool = False) -> tuple[list[dict],
 )
 def test_fused_fragments_match_the_stages_on_every_sample(path: Path) -> None:
     stats, pipe = assert_same(pica.read(path))
-    if path.stem in REFUSED:
-        assert pipe.fused_fragment_draws == 0
-    elif path.stem != "gs_sprites":
+    if path.stem != "gs_sprites":
         assert pipe.fused_fragment_draws == len(stats)
 
 
@@ -70,10 +67,7 @@ def test_game_scenes_match_with_fragment_batching(name: str, merged: bool) -> No
     """The replays' configuration (batching on): covered draws run fused, the rest are still batched."""
     stats, pipe = assert_same(SCENES[name](merged=merged), batch=True)
     assert sum(s["fragments_written"] for s in stats) > 0
-    if name == "game_lit_300":
-        assert pipe.fused_fragment_draws == 0 and (merged or pipe.batched_draws > 0)
-    else:
-        assert pipe.fused_fragment_draws == len(stats) and pipe.batched_draws == 0
+    assert pipe.fused_fragment_draws == len(stats) and pipe.batched_draws == 0
 
 
 class Keep(Pipeline):
@@ -93,12 +87,6 @@ def first_draw(capture: pica.Capture, last: bool = False) -> tuple:
     pipe = Keep(fused_fragments=False)
     Replay(capture, checkpoints=False, pipeline=pipe).run()
     return pipe.seen[-1 if last else 0]
-
-
-def test_sample_refusals_are_named() -> None:
-    for stem, reason in REFUSED.items():
-        call, _ = first_draw(pica.read(next(p for p in CAPTURES if p.stem == stem)), last=True)
-        assert ff.FragmentPlan.of(call.draw_state, call.memory) == reason
 
 
 # ---------------------------------------------------------------------------------------------- hand-made draws

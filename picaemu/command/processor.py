@@ -456,9 +456,11 @@ class CommandProcessor:
 
     def plan_words(self) -> bytes:
         """The data-port memories compiled plans read besides registers, as bytes (what a plan key's digest
-        covers): the code and operand descriptors of both shader units, the fog and procedural-texture LUTs."""
+        covers): the code and operand descriptors of both shader units, the fog, procedural-texture and lighting
+        LUTs."""
         st = self.state
-        return self._code.tobytes() + self._opdescs.tobytes() + st.fog_lut.tobytes() + st.proctex_luts.tobytes()
+        luts = (st.fog_lut, st.proctex_luts, st.lighting_luts)
+        return self._code.tobytes() + self._opdescs.tobytes() + b"".join(a.tobytes() for a in luts)
 
     def draws_ran(self, n: int, dirty: int, result: RunResult) -> None:
         """The compiled loop ran ``n`` draws, taking the write groups ``dirty``."""
