@@ -24,6 +24,30 @@ if TYPE_CHECKING:
     from picaemu.observer import StageObserver
 
 
+# a draw's route (``DrawCall.route``): both sides compiled (``picaemu.fused``: the fused vertex and fragment sides,
+# called from the pipeline or from the command processor's compiled loop), or the reference (staged) path with the
+# named reasons of each side that declined, "reference: <reason>[; <reason>]" (a plan's refusal, a run-time
+# decline, an observer, immediate mode...)
+ROUTE_COMPILED = "compiled"
+REFERENCE_PREFIX = "reference: "
+REASON_SEPARATOR = "; "
+
+
+def route_reasons(route: str) -> list[str]:
+    """The reasons a reference ``route`` names, in the order the sides gave them ([] for a compiled one)."""
+    if not route.startswith(REFERENCE_PREFIX):
+        return []
+    return route.removeprefix(REFERENCE_PREFIX).split(REASON_SEPARATOR)
+
+
+def with_reason(route: str, reason: str) -> str:
+    """``route`` after a side declined the draw for ``reason``: a reference route naming it (once)."""
+    reasons = route_reasons(route)
+    if reason in reasons:
+        return route
+    return REFERENCE_PREFIX + REASON_SEPARATOR.join([*reasons, reason])
+
+
 class DrawKind(Enum):
     ARRAYS = "draw arrays"
     ELEMENTS = "draw elements"
@@ -63,6 +87,9 @@ class DrawCall:
     # set by the command processor when it asks for compiled plans (``CompiledSink``): the content of every
     # register and program the plans of this draw's state can depend on; equal keys, equal plans
     plan_key: bytes | None = None
+    # set by the pipeline: how the draw ran, ``ROUTE_COMPILED`` or a reference route (``with_reason``; "": a sink
+    # that does not say, such as ``NullPipeline``); the replay copies it into the draw's ``DrawRecord``
+    route: str = ""
 
     @cached_property
     def draw_state(self) -> DrawState:

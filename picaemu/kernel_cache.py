@@ -1,14 +1,24 @@
-"""Where numba keeps picaemu's compiled kernels on disk, so that a stale one is never run.
+"""Where numba keeps picaemu's compiled kernels on disk, so that a stale one is never run and every checkout of
+the same sources shares one compile; and the note a long compile prints on stderr.
 
 numba's on-disk cache keys a compiled function on its own source file only: when a kernel that another one calls
 is edited (a ``git pull`` into an editable install, a developer's change), the caller's cached machine code still
-holds the old callee and is reused, silently. So, unless the user chose a place (``NUMBA_CACHE_DIR``), picaemu
-points numba at ``<cache home>/picaemu/numba/<digest>``, the digest taken over the content of every picaemu
-source file that compiles kernels: any change to one of them starts an empty cache (one compile, ~15 s). The
-caches of other digests (other checkouts, other versions) are removed after ``STALE_DAYS`` unused.
+holds the old callee and is reused, silently. So picaemu keeps its kernels in a folder named by a digest taken
+over the content of every picaemu source file that compiles kernels (``kernel_dir()``): any change to one of them
+starts an empty folder (one compile). numba's own locator also files a cache under the absolute path of the
+source folder, so each clone or checkout compiled everything again; ``picaemu.numba_cache.SourceTreeLocator``
+files picaemu's kernels under their path *inside the package* and stamps them by content, so every checkout of
+the same version finds the same machine code.
 
-``configure()`` runs when ``picaemu`` is imported, before any kernel module; it never raises (an unusable cache
-home leaves numba's default, ``__pycache__`` beside the sources).
+- ``kernel_dir()`` is ``<cache home>/picaemu/numba/<digest>`` (``$XDG_CACHE_HOME`` or ``~/.cache``), or, when the
+  user chose a folder with ``NUMBA_CACHE_DIR``, ``$NUMBA_CACHE_DIR/picaemu-<digest>``. Folders of other digests
+  under the default base are removed after ``STALE_DAYS`` unused.
+- ``configure()`` runs when ``picaemu`` is imported, before any kernel module, without importing numba: it sets
+  ``NUMBA_CACHE_DIR`` (when unset) and ``NUMBA_CACHE_LOCATOR_CLASSES`` (picaemu's locator first, numba's own after
+  it, for code outside the package); if numba was imported first it updates numba's config as well. It never
+  raises: an unusable cache home leaves numba's defaults (``__pycache__`` beside the sources).
+- ``picaemu.numba_cache.SlowCompileNote`` prints one line on stderr when a compile has run ``SLOW_COMPILE_S``
+  seconds (which kernel, where the cache is) and one when it ends (how long it took), so no run compiles silently.
 """
 
 from __future__ import annotations
@@ -22,15 +32,21 @@ import time
 from pathlib import Path
 
 STALE_DAYS = 14  # a cache of another source digest unused this long is removed
-MARKER = b"numba"  # a source file that mentions numba compiles (or calls) kernels
+MARKERS = (b"import numba", b"from numba")  # a source file that imports numba compiles (or calls) kernels
+PACKAGE = Path(__file__).resolve().parent
+LOCATOR = "picaemu.numba_cache.SourceTreeLocator"
+# numba's own locators, tried after picaemu's (names numba resolves in ``numba.core.caching``)
+NUMBA_LOCATORS = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator", "IPythonCacheLocator")
+SLOW_COMPILE_S = 2.0
+_kernel_dir: Path | None = None
 
 
 def source_digest(root: Path) -> str:
-    """16 hex digits over the path and content of every ``.py`` file under ``root`` that mentions numba."""
+    """16 hex digits over the path and content of every ``.py`` file under ``root`` that imports numba."""
     digest = hashlib.blake2b(digest_size=8)
     for path in sorted(root.rglob("*.py")):
         data = path.read_bytes()
-        if MARKER in data:
+        if any(marker in data for marker in MARKERS):
             digest.update(str(path.relative_to(root)).encode() + b"\0" + data + b"\0")
     return digest.hexdigest()
 
@@ -40,20 +56,39 @@ def cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
 
+def kernel_dir() -> Path | None:
+    """The folder of picaemu's compiled kernels (module docstring); None before ``configure()`` or when no
+    usable folder could be made."""
+    return _kernel_dir
+
+
+def _remove_stale(base: Path, keep: Path) -> None:
+    cutoff = time.time() - STALE_DAYS * 86400
+    for old in base.iterdir():
+        if old != keep and old.is_dir() and old.stat().st_mtime < cutoff:
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def configure() -> None:
-    """Point numba's cache at the directory of this source digest (module docstring)."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return
+    """Point numba's cache for picaemu's kernels at ``kernel_dir()`` (module docstring)."""
+    global _kernel_dir
     with contextlib.suppress(OSError, RuntimeError):
-        base = cache_home() / "picaemu" / "numba"
-        here = base / source_digest(Path(__file__).resolve().parent)
+        digest = source_digest(PACKAGE)
+        chosen = os.environ.get("NUMBA_CACHE_DIR")
+        if chosen:
+            here = Path(chosen) / f"picaemu-{digest}"
+        else:
+            base = cache_home() / "picaemu" / "numba"
+            here = base / digest
         here.mkdir(parents=True, exist_ok=True)
         os.utime(here)  # most recently used
-        cutoff = time.time() - STALE_DAYS * 86400
-        for old in base.iterdir():
-            if old != here and old.is_dir() and old.stat().st_mtime < cutoff:
-                shutil.rmtree(old, ignore_errors=True)
-        os.environ["NUMBA_CACHE_DIR"] = str(here)
+        if not chosen:
+            _remove_stale(here.parent, here)
+            os.environ["NUMBA_CACHE_DIR"] = str(here)
+        _kernel_dir = here
+        locators = ",".join((LOCATOR, *NUMBA_LOCATORS))
+        os.environ.setdefault("NUMBA_CACHE_LOCATOR_CLASSES", locators)
         config = getattr(sys.modules.get("numba"), "config", None)
         if config is not None:  # numba imported first: its config has read the environment already
-            config.CACHE_DIR = str(here)
+            config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+            config.CACHE_LOCATOR_CLASSES = os.environ["NUMBA_CACHE_LOCATOR_CLASSES"]

@@ -14,7 +14,10 @@ over the fragments in rasterization order, with the color stages' ``blend_progra
 (COLOR_OPERATION ``fragment_mode``) the shaded fragments go to ``fragment_ops.resolve_shadow`` instead (no alpha,
 stencil, depth or blend stage, §15.8). A gas draw (either gas pass) raises ``picaemu.color.gas.GasUnsupported``
 before any work (the draw state's ``gas`` part). Writes go straight to emulated memory (framebuffer
-flush/invalidate are no-ops). ``call.stats`` receives the counters listed in ``STAT_KEYS`` and ``time_s``;
+flush/invalidate are no-ops). ``call.stats`` receives the counters listed in ``STAT_KEYS`` and ``time_s``, and
+``call.route`` the draw's route: ``picaemu.draw.ROUTE_COMPILED`` when both its sides ran compiled (below), else
+"reference: <reason>[; <reason>]" naming why each side that did not declined (the vertex side's first): a plan's
+refusal (``VertexPlan.of`` / ``FragmentPlan.of``), a run-time decline, an observer, a seam, immediate mode;
 ``shader_instructions`` (instructions executed x active lanes, VS + GS) and ``texels_fetched`` (texture taps x
 fragments) come from the seams that report them (below).
 
@@ -60,7 +63,7 @@ import numpy as np
 
 from picaemu import allocator, shader
 from picaemu.color import shading
-from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
+from picaemu.draw import ROUTE_COMPILED, DrawCall, DrawKind, PipelineEventKind, with_reason
 from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import UnsupportedFeature
 from picaemu.fragment import batch as fragment_batch
@@ -101,6 +104,16 @@ STAT_KEYS = (
     "shader_instructions",
     "texels_fetched",
 )
+# why a draw took the reference route (``DrawCall.route``) besides the plans' own refusals and run-time declines
+IMMEDIATE_MODE = "immediate mode"
+STAGE_OBSERVER = "stage observer attached"
+VERTEX_SHADER_SEAM = "vertex shader seam replaced"
+COLOR_STAGES_SEAM = "color stages seam replaced"
+FUSED_VERTICES_OFF = "fused vertex side off"
+FUSED_FRAGMENTS_OFF = "fused fragment side off"
+OTHER_BACKEND = "fragments run by another backend"
+MID_PRIMITIVE = "assembler holds an earlier draw's vertices"
+VERTEX_DECLINED = "vertex side declined at run time (vertex count, unique vertices or a read outside memory)"
 # events that concern the vertex side only: a pending fragment batch stays pending across them
 VERTEX_SIDE_EVENTS = frozenset({PipelineEventKind.RESTART_PRIMITIVE, PipelineEventKind.VERTEX_CACHE_CLEAR})
 # (draw state, (U, K<=16, 4) inputs, the draw's counters) -> (U, 16, 4) outputs; adds ``shader_instructions``
@@ -322,6 +335,7 @@ class Pipeline:
         start = time.perf_counter()
         stats = call.stats
         stats.update(dict.fromkeys(STAT_KEYS, 0))
+        call.route = ROUTE_COMPILED  # until a side declines (``_decline``)
         try:
             self._draw(call, stats)
         except BaseException:
@@ -341,8 +355,9 @@ class Pipeline:
             ds.vertex_range if arrays else None, call.kind, self._batch_targets
         ):
             self.flush()  # the pending draws' pixels first: this draw's vertices may lie in their render targets
-        fused = self._fused_vertex_side(call, stats) if arrays else None
-        if fused is None:
+        fused = self._fused_vertex_side(call, stats) if arrays else IMMEDIATE_MODE
+        if isinstance(fused, str):
+            self._decline(call, fused)
             batch = load_batch(
                 ds.vertex_range if arrays else None,
                 call.state.fixed_attribs,
@@ -359,14 +374,20 @@ class Pipeline:
             if batch.count == 0:
                 return
             ds.check(Phase.VERTICES)
-            fused = self._fused_front_end(ds, batch, stats) if observer is None else None
-            if fused is None:
+            front = self._fused_front_end(ds, batch, stats) if observer is None else None
+            if front is None:
                 wt = self._staged_front_end(call, ds, batch, stats)
-                fused = wt, (window_bounds(wt, fb) if len(wt) else None)
+                front = wt, (window_bounds(wt, fb) if len(wt) else None)
+            fused = front
         wt, bounds = fused
         if bounds is not None:
             call.bounds = bounds
         self._fragment_side(call, wt)
+
+    @staticmethod
+    def _decline(call: DrawCall, reason: str) -> None:
+        """A side declined the draw: ``call.route`` becomes a reference route that names ``reason`` too."""
+        call.route = with_reason(call.route, reason)
 
     def compiled_plans(self, call: DrawCall) -> fused_loop.CompiledPlans | None:
         """``picaemu.draw.CompiledSink``: the plans of this draw's state (``fused_loop.PlanCache``) when the
@@ -394,30 +415,32 @@ class Pipeline:
         )
 
     def compiled_draws(self, draws: fused_loop.CompiledDraws) -> None:
-        """``picaemu.draw.CompiledSink``: the loop ran ``draws`` (triangle lists of whole triangles)."""
-        self.assembler.advance(Topology.LIST, int(draws.rows[:, fused_loop.R_VERTICES].sum()))
+        """``picaemu.draw.CompiledSink``: the loop ran ``draws`` (each starting with nothing buffered in the
+        assembler; ``CompiledDraws.assemble`` leaves the assembler as they and the restarts around them did)."""
+        draws.assemble(self.assembler)
         self.compiled_count += len(draws)
 
     def _fused_vertex_side(
         self, call: DrawCall, stats: dict
-    ) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
-        """``picaemu.fused.vertices``: the common draw's loading and geometry in one compiled call (None: not the
-        common case, or it is off, or a stage observer watches the vertices, or the vertex shader seam replaced)."""
-        if (
-            not self.fused_vertices
-            or not self.fused_front_end
-            or self.stage_observer is not None
-            or self.vertex_shader is not run_vertex_shader
-        ):
-            return None
+    ) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | str:
+        """``picaemu.fused.vertices``: the common draw's loading and geometry in one compiled call, or why not (a
+        str: not the common case, or it is off, or a stage observer watches the vertices, or the vertex shader
+        seam replaced)."""
+        if not self.fused_vertices or not self.fused_front_end:
+            return FUSED_VERTICES_OFF
+        if self.stage_observer is not None:
+            return STAGE_OBSERVER
+        if self.vertex_shader is not run_vertex_shader:
+            return VERTEX_SHADER_SEAM
         ds = call.draw_state
         plan = self._vertex_plans.plan_of(ds, call.memory, call.state.fixed_attribs)
         if isinstance(plan, str):
-            return None
+            return plan
         result = vertices.run(plan, ds, call.kind, self.assembler, stats)
-        if result is not None:
-            self.fused_draws += 1
-            self.fused_vertex_draws += 1
+        if result is None:
+            return VERTEX_DECLINED if self.assembler.takes_whole_triangles(Topology.LIST) else MID_PRIMITIVE
+        self.fused_draws += 1
+        self.fused_vertex_draws += 1
         return result
 
     def _fused_front_end(
@@ -464,7 +487,10 @@ class Pipeline:
         """The draw's fragment side now, or deferred into the pending batch (``picaemu.fragment.batch``). A draw
         the fused fragment side covers runs now (after the pending batch): one compiled call costs less than
         waiting to join a batch (bench/RESULTS.md)."""
-        if not self._may_defer(call) or self._fused_plan(call) is not None:
+        plan = self._fused_plan(call)
+        if isinstance(plan, str):
+            self._decline(call, plan)
+        if not self._may_defer(call) or not isinstance(plan, str):
             self.flush()
             self._fragments(call, wt, call.stats)
             return
@@ -613,26 +639,31 @@ class Pipeline:
             FragmentFates(frags.x, frags.y, fate, fb.color_write, ds.shadow is not None, frags, tev, before, after),
         )
 
-    def _fused_plan(self, call: DrawCall) -> fused_frags.FragmentPlan | None:
-        """The draw's ``picaemu.fused.fragments`` plan, or None: not covered, the fused side is off, the stage
-        observer or the color stages seam is set, or ``_fragments`` is replaced (another backend)."""
-        if (
-            not self.fused_fragments
-            or self.stage_observer is not None
-            or self.color_stages is not default_color_stages
-            or type(self)._fragments is not Pipeline._fragments
-        ):
-            return None
-        plan = self._fragment_plans.get(call.draw_state, call.memory)
-        return None if isinstance(plan, str) else plan
+    def _fused_plan(self, call: DrawCall) -> fused_frags.FragmentPlan | str:
+        """The draw's ``picaemu.fused.fragments`` plan, or why not (a str): not covered, the fused side is off, the
+        stage observer or the color stages seam is set, or ``_fragments`` is replaced (another backend)."""
+        if not self.fused_fragments:
+            return FUSED_FRAGMENTS_OFF
+        if self.stage_observer is not None:
+            return STAGE_OBSERVER
+        if self.color_stages is not default_color_stages:
+            return COLOR_STAGES_SEAM
+        if type(self)._fragments is not Pipeline._fragments:
+            return OTHER_BACKEND
+        return self._fragment_plans.get(call.draw_state, call.memory)
 
     def _fused_fragments(self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict) -> bool:
         """The draw's fragment side in one compiled call (False: no plan, or the plan declined the draw — too
         big, a division by zero, a texture outside VRAM/FCRAM — having written nothing; the staged path runs)."""
         plan = self._fused_plan(call)
-        done = plan is not None and fused_frags.run(plan, wt, stats)
-        self.fused_fragment_draws += done
-        return done
+        if isinstance(plan, str):
+            return False  # ``_fragment_side`` named the reason
+        code = fused_frags.attempt(plan, wt, stats)
+        if code:
+            self._decline(call, fused_frags.DECLINED.get(code, f"fragment side declined (code {code})"))
+            return False
+        self.fused_fragment_draws += 1
+        return True
 
     def _stages(self, ds: DrawState) -> ColorStages:
         """The draw's color stages, once it has fragments (its fragment-phase state is checked first)."""

@@ -10,6 +10,10 @@ compares the two; ``tests/test_draw_state.py`` checks that both give the same pi
   are transformed on the CPU, computes bit-identical positions.
 - ``lit(n)``: n small spheres lit by 4 directional lights, in fog; one modelview upload per draw (dyadic
   translations of dyadic positions, so the merged twin's CPU translation rounds as the shader's does).
+- ``rich(n)``: a voxel game's ground: n triangle strips (4 quads each) receding in perspective, sampling one
+  mipmapped ETC1 atlas (128x128, 5 levels, linear min / mip filters: every fragment takes its own LOD) bound at two
+  addresses (rebound every 8 draws), a draw per strip from its own first vertex; ``fog=True`` adds fog. The
+  merged twin draws the same triangles as one triangle list in the order and vertex order the strips assemble.
 - ``sprites(n)``: citro2d-style 2D sprites: n alpha-blended quads from one vertex buffer, a draw per sprite from
   its own first vertex that rebinds the sprite's texture (4 addresses, same texels).
 
@@ -247,12 +251,120 @@ def sprites(n: int = 1000, *, merged: bool = False) -> pica.Capture:
     return b.capture()
 
 
+ATLAS_SIZE, ATLAS_LEVELS, ATLAS_TILES = 128, 5, 4  # 128..8 texels, 4x4 tiles
+STRIP_QUADS = 4
+
+
+def etc1_atlas(seed: int = 3) -> bytes:
+    """Every level of a 128x128 ETC1 atlas of 4x4 tiles (grass, dirt, stone, ... colors, noisy pixels): blocks in
+    individual mode, both sub-blocks the tile's color, random modifier tables and pixel indices. A coarser level
+    keeps each tile's color, so the mips look like the base level."""
+    rng = np.random.default_rng(seed)
+    palette = rng.integers(2, 14, (ATLAS_TILES, ATLAS_TILES, 3))  # 4-bit colors of each tile
+    out = []
+    for level in range(ATLAS_LEVELS):
+        size = ATLAS_SIZE >> level
+        blocks = (size // 4) ** 2
+        b = np.arange(blocks)
+        tile, sub = b >> 2, b & 3  # the decode's block order: 8x8 tiles row-major, four 4x4 blocks in Z order
+        by = (tile // (size // 8)) * 2 + (sub >> 1)
+        bx = (tile % (size // 8)) * 2 + (sub & 1)
+        across = size // 4  # blocks per row
+        color = palette[by * ATLAS_TILES // across, bx * ATLAS_TILES // across].astype(np.uint64)
+        word = np.zeros(blocks, np.uint64)
+        for c, shift in enumerate((60, 52, 44)):  # R1 G1 B1, and the same for sub-block 2 (shift - 4)
+            word |= color[:, c] << np.uint64(shift) | color[:, c] << np.uint64(shift - 4)
+        word |= rng.integers(0, 4, blocks).astype(np.uint64) << np.uint64(37)  # table of sub-block 1
+        word |= rng.integers(0, 4, blocks).astype(np.uint64) << np.uint64(34)
+        word |= rng.integers(0, 1 << 32, blocks, dtype=np.uint64)  # pixel index bits
+        out.append(word.astype("<u8").tobytes())
+    return b"".join(out)
+
+
+def _strip_ground(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(positions (n * V, 4), texcoords (n * V, 2)) of n strips of ``STRIP_QUADS`` quads on a ground plane in eye
+    space (y = -1, z from -1 into the distance), V = 2 * (quads + 1) vertices each; dyadic values."""
+    cols = 20
+    pos, uv = [], []
+    for i in range(n):
+        r, c = divmod(i, cols)
+        z0, z1 = -1 - r * 0.75, -1 - (r + 1) * 0.75
+        x = (c - cols / 2) * STRIP_QUADS * 0.5 + np.arange(STRIP_QUADS + 1) * 0.5
+        v0 = (r % ATLAS_TILES) / ATLAS_TILES
+        strip = np.zeros((2 * (STRIP_QUADS + 1), 4), np.float32)
+        strip[0::2, 0], strip[1::2, 0] = x, x
+        strip[:, 1] = -1
+        strip[0::2, 2], strip[1::2, 2] = z0, z1
+        strip[:, 3] = 1
+        tc = np.zeros((len(strip), 2), np.float32)
+        tc[0::2, 0] = tc[1::2, 0] = np.arange(STRIP_QUADS + 1) / STRIP_QUADS
+        tc[0::2, 1], tc[1::2, 1] = v0, v0 + 1 / ATLAS_TILES
+        pos.append(strip)
+        uv.append(tc)
+    return np.concatenate(pos), np.concatenate(uv)
+
+
+def _strip_as_list(count: int) -> np.ndarray:
+    """Vertex indices of one strip's triangles as the assembler emits them (odd triangles swap their first two)."""
+    tris = [(i + 1, i, i + 2) if i % 2 else (i, i + 1, i + 2) for i in range(count - 2)]
+    return np.array(tris, np.int64).ravel()
+
+
+def rich(n: int = 1000, *, merged: bool = False, fog: bool = False, strips: bool = True) -> pica.Capture:
+    """``n`` strips of ground sampling a mipmapped ETC1 atlas in perspective (module docstring); ``strips=False``
+    draws each strip's triangles as a triangle list instead (the same triangles, draw for draw)."""
+    b = CaptureBuilder(name=f"{n} rich strips{' fog' if fog else ''}{' merged' if merged else ''}")
+    b.begin_frame(clear=(120, 160, 220, 255), depth=0)
+    b.shader(VS_MODEL)
+    b.uniforms(0, tilt_perspective(np.radians(60), 400 / 240, 1.0, 64.0))
+    b.uniforms(4, np.eye(4, dtype=np.float32))
+    b.depth_test(True, "greater")
+    atlas = etc1_atlas()
+    addresses = [b.upload(atlas, vram=True) for _ in range(2)]
+    b.set("TEXUNIT0_DIM", width=ATLAS_SIZE, height=ATLAS_SIZE)
+    b.set("TEXUNIT0_TYPE", format="ETC1")
+    b.set(
+        "TEXUNIT0_PARAM",
+        mag_filter="nearest",
+        min_filter="linear",
+        mip_filter="linear",
+        wrap_s="repeat",
+        wrap_t="repeat",
+        type="2D",
+    )
+    b.set("TEXUNIT0_LOD", bias=0.0, min_level=0, max_level=ATLAS_LEVELS - 1)
+    b.set("TEXUNIT_CONFIG", unit0_enable=1, always1=1, clear_cache=1)
+    b.tev(0, rgb=("texture 0", "primary color"), combine="modulate")
+    b.passthrough_tev()
+    if fog:
+        b.fog((120, 160, 220), np.clip(np.linspace(0.0, 1.0, 129) * 1.5 - 0.2, 0, 1))
+    pos, uv = _strip_ground(n)
+    per = 2 * (STRIP_QUADS + 1)
+    shade = np.tile(np.linspace(0.75, 1.0, per, dtype=np.float32)[:, None], (n, 4))
+    as_list = np.concatenate([_strip_as_list(per) + per * i for i in range(n)])
+    if merged:
+        b.set("TEXUNIT0_ADDR1", address=addresses[0])
+        b.vertices([pos[as_list], uv[as_list], shade[as_list]])
+        b.draw(len(as_list))
+    else:
+        if not strips:
+            pos, uv, shade, per = pos[as_list], uv[as_list], shade[as_list], 3 * (per - 2)
+        b.vertices([pos, uv, shade])
+        for i in range(n):
+            if i % 8 == 0:
+                b.set("TEXUNIT0_ADDR1", address=addresses[(i // 8) % 2])
+            b.draw(per, "triangle strip" if strips else "triangle list", first=per * i)
+    b.end_frame()
+    return b.capture()
+
+
 SCENES: dict[str, Callable[..., pica.Capture]] = {
     "game_cubes_300": lambda merged=False: cubes(300, merged=merged),
     "game_cubes_1000": lambda merged=False: cubes(1000, merged=merged),
     "game_cubes_3000": lambda merged=False: cubes(3000, merged=merged),
     "game_lit_300": lambda merged=False: lit(300, merged=merged),
     "game_sprites_1000": lambda merged=False: sprites(1000, merged=merged),
+    "game_rich_1000": lambda merged=False: rich(1000, merged=merged),
 }
 
 

@@ -157,10 +157,20 @@ def test_zero_area_triangles_always_dropped():
     assert len(kept) == 0 and culled == 1
 
 
-def test_fixed_plane_kernel_matches_the_generic_plane_path():
-    # the compiled classifier writes the fixed planes out term by term; the numpy path evaluates FIXED_PLANES as
-    # a matrix product: they must agree everywhere, on plane boundaries and with non-finite positions too
-    rng = np.random.default_rng(5)
+def _classes_matrix(tris: np.ndarray, clip: ClipState) -> np.ndarray:
+    """(T,) int8 classes against the planes of ``clip`` as one float64 matrix product (readable oracle)."""
+    pos = tris[:, :, om.POS].astype(np.float64)
+    finite = np.isfinite(pos).all(axis=(1, 2))
+    with np.errstate(invalid="ignore"):  # inf * 0 in the product (those rows are INVALID anyway)
+        inside = (pos @ clip.planes.T + clip.offsets) >= -clipping.INSIDE_EPS  # (T, 3, P)
+    rejected = (~inside).all(axis=1).any(axis=1)
+    classes = np.where(inside.all(axis=(1, 2)), clipping.KEEP, np.where(rejected, clipping.REJECT, clipping.STRADDLE))
+    return np.where(finite, classes, clipping.INVALID).astype(np.int8)
+
+
+def _boundary_triangles(seed: int) -> np.ndarray:
+    """Random (4000, 3, C) triangles, many on the fixed planes' boundaries, some with non-finite positions."""
+    rng = np.random.default_rng(seed)
     tris = rng.uniform(-2, 2, (4000, 3, om.NUM_COLUMNS)).astype(np.float32)
     w = tris[:, :, 3]
     tris[:1000, :, 0] = w[:1000] * rng.choice([-1, 1], (1000, 3))  # x = +-w
@@ -168,11 +178,36 @@ def test_fixed_plane_kernel_matches_the_generic_plane_path():
     tris[2000:2500, :, 3] = rng.choice([clipping.W_MIN, np.float32(clipping.W_MIN), 0.0], (500, 3))
     tris[2500:2600, 1, rng.integers(0, 4)] = np.nan
     tris[2600:2700, 2, rng.integers(0, 4)] = -np.inf
+    return tris
+
+
+def test_fixed_plane_kernel_matches_the_generic_plane_path():
+    # the compiled classifier writes the fixed planes out term by term; the generic one sums every plane's terms,
+    # the oracle takes a matrix product: they must agree everywhere, on plane boundaries and with non-finite
+    # positions too
+    tris = _boundary_triangles(5)
     clip = plain_clip()
     kernel = clipping._classes(tris, clip)
-    with np.errstate(invalid="ignore"):  # inf * 0 in the matrix product (those rows are INVALID anyway)
-        assert np.array_equal(kernel, clipping._classes_numpy(tris, clip))
+    generic = np.empty_like(kernel)
+    clipping._classify_planes(tris, clip.planes, clip.offsets, generic)
+    assert np.array_equal(kernel, generic)
+    assert np.array_equal(kernel, _classes_matrix(tris, clip))
     assert set(np.unique(kernel).tolist()) == {clipping.KEEP, clipping.REJECT, clipping.STRADDLE, clipping.INVALID}
+
+
+def test_user_plane_classes_match_the_matrix_form():
+    """With the user plane (x + y >= 0, exact in float64 for these inputs) the generic classifier agrees with the
+    matrix product, boundary vertices included."""
+    regs = np.zeros(0x300, np.uint32)
+    regs[id_of("FRAGOP_CLIP")] = 1
+    regs[id_of("FRAGOP_CLIP_DATA0")] = to_f24(1.0)
+    regs[id_of("FRAGOP_CLIP_DATA1")] = to_f24(1.0)
+    clip = ClipState.from_regs(regs)
+    tris = _boundary_triangles(6)
+    tris[3000:3500, :, 1] = -tris[3000:3500, :, 0]  # on the user plane
+    kernel = clipping._classes(tris, clip)
+    assert np.array_equal(kernel, _classes_matrix(tris, clip))
+    assert not np.array_equal(kernel, clipping._classes(tris, plain_clip()))  # the user plane matters
 
 
 @pytest.mark.parametrize("mode", [0, 1, 2, 3])

@@ -2,7 +2,7 @@
 sample capture and random scenes replayed with ``Pipeline(fused_front_end=False)`` and ``True`` give the same
 memory (every region, byte for byte), the same per-draw statistics and the same draw bounds — and the fused path
 really served draws (clipping included; and fell back for flow control, strips, partial triangles and the geometry
-shader)."""
+shader); the assembler's bookkeeping for callers that form triangles themselves."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from picaemu.formats import pica
 
 from picaemu.builder import CaptureBuilder
-from picaemu.geometry.primitive_assembly import Assembler, Topology
+from picaemu.geometry.primitive_assembly import Assembler, Topology, kept_positions, triangle_positions
 from picaemu.pipeline import Pipeline
 from picaemu.replay import Replay
 from samples._common import VS_TEX
@@ -124,12 +124,13 @@ def test_random_scenes_take_every_route() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_assembler_advance_leaves_the_state_assemble_leaves(seed: int) -> None:
-    """``Assembler.advance`` (the fused path's bookkeeping) equals ``assemble`` whenever ``takes_whole_triangles``
-    holds and the list is whole triangles; otherwise the caller assembles (checked here too)."""
+    """``Assembler.advance`` (the fused paths' bookkeeping: the triangles formed and the vertices held, by the
+    shared ``triangle_positions`` / ``kept_positions`` at parity 0) equals ``assemble`` whenever
+    ``takes_whole_triangles`` holds, for every topology; otherwise the caller assembles (checked here too)."""
     rng = np.random.default_rng(seed)
     staged, fused = Assembler(), Assembler()
     for _ in range(40):
-        topology = Topology(int(rng.choice([0, 0, 0, 1, 2])))
+        topology = Topology(int(rng.choice([0, 0, 0, 1, 2, 3])))
         n = int(rng.integers(0, 8))
         verts = rng.uniform(0, 1, (n, 5)).astype(np.float32)
         if rng.random() < 0.2:
@@ -138,8 +139,9 @@ def test_assembler_advance_leaves_the_state_assemble_leaves(seed: int) -> None:
         before = fused.takes_whole_triangles(topology)
         assert before == (staged.pending is None or staged.topology is not topology)
         staged.assemble(topology, verts)
-        if topology is Topology.LIST and n % 3 == 0 and before:
-            fused.advance(topology, n)
+        if before:
+            triangles = triangle_positions(topology.value, n, 0).shape[0]
+            fused.advance(topology, triangles, verts[kept_positions(topology.value, n)])
         else:
             fused.assemble(topology, verts)
         assert (fused.topology, fused.parity) == (staged.topology, staged.parity)

@@ -1,13 +1,18 @@
-"""numba's on-disk cache location (picaemu.kernel_cache): a digest of the kernel sources names it, so an edit to
-any kernel file (one another kernel calls included) starts an empty cache instead of reusing stale machine code;
-a user's NUMBA_CACHE_DIR wins."""
+"""numba's on-disk cache of picaemu's kernels (picaemu.kernel_cache, picaemu.numba_cache): a digest of the kernel
+sources names its folder, so an edit to any kernel file (one another kernel calls included) starts an empty cache
+instead of reusing stale machine code; a user's NUMBA_CACHE_DIR chooses where that folder goes; two checkouts of
+the same sources share one compile; a long compile says so."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from picaemu import kernel_cache
 
@@ -26,11 +31,16 @@ def test_the_digest_covers_the_kernel_files_only(tmp_path: Path) -> None:
 
 
 def _cache_dir(env: dict[str, str]) -> str:
-    code = "import picaemu, os, numba; print(os.environ['NUMBA_CACHE_DIR']); print(numba.config.CACHE_DIR)"
+    """picaemu's kernel folder in a fresh interpreter (numba's config agrees with the environment)."""
+    code = (
+        "import picaemu, os, numba; from picaemu import kernel_cache as k; print(k.kernel_dir()); "
+        "print(os.environ['NUMBA_CACHE_DIR'] == numba.config.CACHE_DIR); "
+        "print(numba.config.CACHE_LOCATOR_CLASSES.split(',')[0])"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300, check=True
     ).stdout.split()
-    assert out[0] == out[1]
+    assert out[1:] == ["True", kernel_cache.LOCATOR]
     return out[0]
 
 
@@ -45,4 +55,76 @@ def test_import_points_numba_at_the_digest_directory_unless_the_user_chose(tmp_p
     os.utime(stale, (0, 0))  # unused for decades: removed at the next import
     _cache_dir(env)
     assert not stale.exists()
-    assert _cache_dir({**env, "NUMBA_CACHE_DIR": str(tmp_path / "mine")}) == str(tmp_path / "mine")
+    digest = kernel_cache.source_digest(root)
+    assert _cache_dir({**env, "NUMBA_CACHE_DIR": str(tmp_path / "mine")}) == str(
+        tmp_path / "mine" / f"picaemu-{digest}"
+    )
+
+
+_LOAD_ETC1 = """
+import json, sys
+sys.meta_path = [f for f in sys.meta_path if "editable" not in str(getattr(f, "__module__", ""))]
+import numpy as np
+import picaemu
+from picaemu.texture import etc1
+out = np.zeros((8, 8, 4), np.uint8)
+etc1._decode(np.zeros(4, np.uint64), False, 8, 8, out)
+stats = etc1._decode.stats
+print(json.dumps([etc1.__file__, str(picaemu.kernel_cache.kernel_dir()), sum(stats.cache_hits.values()),
+                  sum(stats.cache_misses.values())]))
+"""
+
+
+def _run_copy(package_parent: Path, home: Path) -> tuple[str, str, int, int]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES")}
+    env.update(XDG_CACHE_HOME=str(home), PYTHONPATH=str(package_parent))
+    out = subprocess.run(
+        [sys.executable, "-c", _LOAD_ETC1],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+        cwd=home.parent,  # not the repository: the copy on PYTHONPATH is the one imported (editable finder gone)
+    )
+    return tuple(json.loads(out.stdout))  # type: ignore[return-value]
+
+
+def test_two_checkouts_of_the_same_sources_share_the_compiled_kernels(tmp_path: Path) -> None:
+    """A second checkout (another folder, fresh file times) loads the first one's machine code: numba's own
+    locator would file it under the absolute source folder and compile again."""
+    package = Path(kernel_cache.__file__).resolve().parent
+    for name in ("a", "b"):
+        shutil.copytree(package, tmp_path / name / "picaemu", ignore=shutil.ignore_patterns("__pycache__"))
+    home = tmp_path / "home"
+    first = _run_copy(tmp_path / "a", home)
+    second = _run_copy(tmp_path / "b", home)
+    assert first[0].startswith(str(tmp_path / "a")) and second[0].startswith(str(tmp_path / "b"))
+    assert first[1] == second[1] and Path(first[1]).is_relative_to(home)
+    assert first[2:] == (0, 1)  # compiled in the first checkout
+    assert second[2:] == (1, 0)  # loaded in the second
+    assert any((Path(first[1]) / "texture").glob("etc1._decode-*.nbi"))  # filed by its path inside the package
+
+
+def test_a_long_compile_says_so_and_a_short_one_does_not() -> None:
+    """SlowCompileNote: a compile running past its mark prints a line as it passes it and one at its end; a
+    compile under the mark prints nothing; a load from the cache is no compile."""
+    import numba
+
+    from picaemu.numba_cache import SlowCompileNote
+
+    def body(x):  # a fresh function: never compiled, never cached
+        total = 0.0
+        for i in range(x.size):
+            total += np.sin(x[i]) * np.cos(x[i])
+        return total
+
+    lines: list[str] = []
+    with SlowCompileNote(lines.append, after_s=0.0) as note:
+        numba.njit(body)(np.ones(3))
+    assert len(lines) == 2 and "compiling" in lines[0] and "body" in lines[0], lines
+    assert lines[1].startswith("picaemu: compiled ") and note.slow_compiles[0][0].endswith("body")
+    quiet: list[str] = []
+    with SlowCompileNote(quiet.append, after_s=600.0):
+        numba.njit(body)(np.ones(3))
+    assert quiet == []

@@ -128,6 +128,54 @@ def test_spot_direction_scale_is_2047():
     assert p[0, 0] == 255
 
 
+# LUT entry 1000 / 4095 whose difference to the next entry is +k / 2047: the end entries extrapolate along it
+END_ENTRY = 1000 / 4095
+
+
+def _end_entry(diff: int) -> int:
+    return 1000 | diff << 12
+
+
+@pytest.mark.parametrize(
+    ("spot", "signed", "entry", "diff", "expected"),
+    [
+        # L = (0, 0.6, 0.8), P = (0, 1, 1): -L.P = 1.4 -> p = 358.4, entry 255 (clamped), f = 103.4 (not clamped)
+        (2047, 0, 255, 1, t255(END_ENTRY + 103.4 / 2047)),  # 75; clamping x first gave f = 1: 62
+        # signed: p = 179.2 -> entry 127, f = 52.2
+        (2047, 1, 127, 2, t255(END_ENTRY + 52.2 * 2 / 2047)),  # 75; clamping gave 62
+        # signed, P = (0, -1, -1): -L.P = -1.4 -> p = -179.2, i = -128 (entry 128), f = -51.2
+        (-2047, 1, 128, 2, t255(END_ENTRY - 51.2 * 2 / 2047)),  # 49; clamping gave f = 0: 62
+    ],
+)
+def test_spot_input_past_the_table_extrapolates(spot: int, signed: int, entry: int, diff: int, expected: int):
+    """A spot direction longer than 1: the index is clamped to the table, the interpolation weight is not
+    (pica-pipeline.md §12.2; Azahar's lookup), so the end entry's difference extrapolates."""
+    s = lit_state(spot_disable0=0)
+    light_dir(s, 0, 0, 3, 4)  # L = (0, 0.6, 0.8)
+    raw = spot & 0x1FFF  # 13-bit two's complement, / 2047
+    put(s, "LIGHT0_SPOTDIR_XY", x=0, y=raw)
+    put(s, "LIGHT0_SPOTDIR_Z", z=raw)
+    put(s, "LIGHTING_LUTINPUT_SELECT", sp_input=4)
+    put(s, "LIGHTING_LUTINPUT_ABS", sp_abs_disable=signed)
+    color(s, "LIGHT0_SPECULAR0", 0, 255, 0)
+    s.lighting_luts[8, entry] = _end_entry(diff)  # SP0
+    _, q = run(s)
+    assert q[0, 1] == expected
+
+
+def test_bump_normal_without_renormalisation_extrapolates():
+    """Normal map texel (255, 255, 255) with z kept: N = (1, 1, 1), L = (0.6, 0, 0.8), so L.N = 1.4 feeds D0:
+    entry 255 at f = 103.4."""
+    s = lit_state(d0_disable=0)
+    put(s, "LIGHTING_CONFIG0", bump_mode=1, bump_unit=2, bump_no_renorm=1)
+    put(s, "LIGHTING_LUTINPUT_SELECT", d0_input=3)  # L.N
+    light_dir(s, 0, 3, 0, 4)
+    color(s, "LIGHT0_SPECULAR0", 255, 0, 0)
+    s.lighting_luts[0, 255] = _end_entry(1)
+    _, q = run(s, textures={2: np.array([[255, 255, 255, 255]], np.uint8)})
+    assert q[0, 0] == t255(END_ENTRY + 103.4 / 2047) == 75
+
+
 def test_quaternion_rotates_normal():
     s = lit_state()
     light_dir(s, 0, 4, 0, 3)

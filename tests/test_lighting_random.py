@@ -165,12 +165,12 @@ def rotate(q, v):
 
 def lut(tables, row, x, signed):
     if signed:
-        p = max(-1.0, min(1.0, x)) * 128
+        p = x * 128  # the index is clamped, the weight p - i is not (pica-pipeline.md §12.2)
         i = max(-128, min(127, math.floor(p)))
         e = int(tables[row][i & 0xFF])
     else:
-        p = max(0.0, min(1.0, x)) * 256
-        i = min(255, math.floor(p))
+        p = x * 256
+        i = max(0, min(255, math.floor(p)))
         e = int(tables[row][i])
     diff = ((e >> 12) & 0x7FF) / 2047 * (-1 if e >> 23 & 1 else 1)
     return (e & 0xFFF) / 4095 + diff * (p - i)

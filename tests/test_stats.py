@@ -134,7 +134,7 @@ def test_stats_cli(captures_dir: Path, tmp_path: Path) -> None:
         ],
     )
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output)
+    doc = json.loads(res.stdout)  # the routes' summary line goes to stderr
     assert doc["per"] == "frame" and doc["rows"][1]["fragments_written"] == TRIANGLE_AREA
     assert (tmp_path / "p.png").is_file() and (tmp_path / "m.png").is_file()
     res = runner.invoke(main, ["stats", str(captures_dir / "scene1_triangle"), "--csv"])

@@ -323,25 +323,33 @@ class CaptureBuilder:
         cmd.write_many("ATTRIBBUFFER0_OFFSET", [address - ATTRIB_BASE, config1, config2])
         return n
 
-    def draw(self, count: int, topology: str = "triangle list", first: int = 0) -> None:
-        """Draw arrays: ``count`` vertices from vertex ``first``."""
+    def draw(self, count: int, topology: str = "triangle list", first: int = 0, *, restart: bool = True) -> None:
+        """Draw arrays: ``count`` vertices from vertex ``first`` (``restart`` False: no RESTART_PRIMITIVE before
+        it, so that a strip or fan continues the previous draw's)."""
         cmd = self.list
         self.set("PRIMITIVE_CONFIG", 0x2, topology=topology)
-        cmd.write("RESTART_PRIMITIVE", 1)
+        if restart:
+            cmd.write("RESTART_PRIMITIVE", 1)
         cmd.write("INDEXBUFFER_CONFIG", 0x80000000)
         cmd.write("NUMVERTICES", count)
         cmd.write("VERTEX_OFFSET", first)
         self._kick("DRAWARRAYS", indexed=False, triangles=False)
 
     def draw_indexed(
-        self, indices: Sequence[int] | np.ndarray, topology: str = "triangle list", *, index_type: str = "u16"
+        self,
+        indices: Sequence[int] | np.ndarray,
+        topology: str = "triangle list",
+        *,
+        index_type: str = "u16",
+        restart: bool = True,
     ) -> None:
-        """Draw elements with a u16 (or, ``index_type="u8"``, u8) index buffer."""
+        """Draw elements with a u16 (or, ``index_type="u8"``, u8) index buffer (``restart`` as in ``draw``)."""
         idx = np.asarray(indices, {"u8": "<u1", "u16": "<u2"}[index_type])
         address = self.upload(idx.tobytes())
         cmd = self.list
         self.set("PRIMITIVE_CONFIG", 0x2, topology=topology)
-        cmd.write("RESTART_PRIMITIVE", 1)
+        if restart:
+            cmd.write("RESTART_PRIMITIVE", 1)
         self.set("INDEXBUFFER_CONFIG", offset=address - ATTRIB_BASE, format=int(index_type == "u16"))
         cmd.write("NUMVERTICES", idx.size)
         cmd.write("VERTEX_OFFSET", 0)

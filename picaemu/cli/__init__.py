@@ -11,6 +11,7 @@ program killed by the broken pipe). ``picaemu --quiet CMD`` (or ``CMD --quiet``)
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 from typing import Any
@@ -120,48 +121,71 @@ def main() -> None:
     """
 
 
-def _register() -> None:
-    from picaemu.cli.batch import batch
-    from picaemu.cli.convert import convert
-    from picaemu.cli.debug import dump, fragment, history, mesh, state, trace
-    from picaemu.cli.decode import decode
-    from picaemu.cli.diff_backends import diff_backends
-    from picaemu.cli.diff_images import diff_images
-    from picaemu.cli.find import bookmarks, find, footprint
-    from picaemu.cli.gui import gui
-    from picaemu.cli.record import record
-    from picaemu.cli.regs import regs_command
-    from picaemu.cli.render import render
-    from picaemu.cli.shader import shader
-    from picaemu.cli.stats import stats
-    from picaemu.cli.surface import surface
-    from picaemu.cli.texture import texture
-
-    for command in (
-        batch,
-        bookmarks,
-        convert,
-        decode,
-        diff_backends,
-        diff_images,
-        dump,
-        find,
-        footprint,
-        fragment,
-        gui,
-        history,
-        mesh,
-        record,
-        regs_command,
-        render,
-        shader,
-        state,
-        stats,
-        surface,
-        texture,
-        trace,
-    ):
-        main.add_command(command)
+# name -> (module under picaemu.cli, attribute, the start of its help): ``picaemu --help`` lists the
+# commands from here without importing them (the emulator behind them takes a second to import); a command's
+# module is imported when it runs or shows its own help. tests/test_cli_conventions.py checks the sentences.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "batch": ("batch", "batch", "Replay every capture in INPUTS headlessly; write every frame's top..."),
+    "bookmarks": ("find", "bookmarks", "The capture's debug markers (and the draws each groups) and your..."),
+    "convert": ("convert", "convert", "Convert the capture SOURCE (.pica, .ctf or c3dcap directory) to..."),
+    "decode": ("decode", "decode", "Decode the command buffer FILE (little-endian u32 words) and print..."),
+    "diff-backends": (
+        "diff_backends",
+        "diff_backends",
+        "Render CAPTURE with both backends; write the two pictures and their...",
+    ),
+    "diff-images": (
+        "diff_images",
+        "diff_images",
+        "Compare every picture under OUT_DIR with the one at the same path...",
+    ),
+    "dump": ("debug", "dump", "Every event of a capture in order (like apitrace dump): GX commands..."),
+    "find": ("find", "find", "Find register writes or draws in a capture: by register, written..."),
+    "footprint": ("find", "footprint", "A draw's footprint as a picture (PNG): the render target after the..."),
+    "fragment": ("debug", "fragment", "One fragment stage by stage: texture lookups (s, t, LOD, texel)..."),
+    "gui": ("gui", "gui", "Open the debugger, optionally on CAPTURE (.pica, .ctf or c3dcap..."),
+    "history": ("debug", "history", "Pixel history: every fragment that reached pixel X,Y, in draw order..."),
+    "mesh": ("debug", "mesh", "A draw's vertices at one stage of the geometry front end."),
+    "record": ("record", "record", "Record the GPU commands of a running 3DS program into a .pica capture."),
+    "regs": ("regs", "regs_command", "Show REGISTER (name, GPUREG_ name, alias, 0xID, an external..."),
+    "render": ("render", "render", "Run the command list CMDLIST (little-endian u32 words) and write the..."),
+    "shader": ("shader", "shader", "Shader binaries: disassemble, assemble, run."),
+    "state": ("debug", "state", "Every stage's decoded state at a draw (vertex input, shaders..."),
+    "stats": ("stats", "stats", "Replay CAPTURE and report what every draw (or frame) did."),
+    "surface": ("surface", "surface", "Any memory of a capture decoded as a texture, color or depth surface."),
+    "texture": ("texture", "texture", "Decode and encode PICA200 texture data."),
+    "trace": ("debug", "trace", "One vertex through its shader, instruction by instruction: source..."),
+}
 
 
-_register()
+def _shorten(text: str, limit: int) -> str:
+    """``text`` cut at a word to fit ``limit`` characters, with "..." where it was cut (click's own rule)."""
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 3, 0)].rsplit(" ", 1)[0].rstrip(",;:") + "..."
+
+
+def _lazy_commands(group: click.Group) -> None:
+    """Give ``group`` the commands of ``COMMANDS``, each imported on first use."""
+
+    def list_commands(ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attribute, _ = COMMANDS[name]
+        return getattr(importlib.import_module(f"picaemu.cli.{module}"), attribute)
+
+    def format_commands(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        rows = [(name, _shorten(COMMANDS[name][2], limit)) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    group.list_commands = list_commands  # type: ignore[method-assign]
+    group.get_command = get_command  # type: ignore[method-assign]
+    group.format_commands = format_commands  # type: ignore[method-assign]
+
+
+_lazy_commands(main)

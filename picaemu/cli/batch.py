@@ -41,7 +41,7 @@ from picaemu.analysis.imagediff import (
 )
 from picaemu.batch import report
 from picaemu.batch.task import OK, decode_result, make_task
-from picaemu.cli.common import exclusive, info, note_first_compile, print_table, quiet_option, reports_errors
+from picaemu.cli.common import compiles_kernels, exclusive, info, print_table, quiet_option, reports_errors
 from picaemu.errors import PicaError
 from picaemu.formats.files import refuse_overwrite, write_atomic
 from picaemu.replay import BACKENDS, default_pipeline
@@ -280,6 +280,7 @@ def _summary(outcomes: list[Outcome]) -> None:
 )
 @quiet_option
 @reports_errors
+@compiles_kernels
 def batch(
     inputs: tuple[Path, ...],
     out_dir: Path,
@@ -305,7 +306,6 @@ def batch(
         raise click.UsageError("no captures found in the inputs")
     if backend != "software":
         default_pipeline(backend)  # one clear line now (BackendUnavailable) rather than a failure per capture
-    note_first_compile()
     out_dir.mkdir(parents=True, exist_ok=True)
     tasks = [
         make_task(name, str(s), timeout, backend=backend)

@@ -1,6 +1,6 @@
 """Helpers every subcommand shares: error reporting (one line, exit status 2, no traceback), informational lines
-(stderr, silenced by ``--quiet``), option checks, plain tables, number parsing and the first-run note (numba
-compiling into an empty cache).
+(stderr, silenced by ``--quiet``), option checks, plain tables, number parsing and the note of a long kernel
+compile (``compiles_kernels``).
 
 Every CLI error is exactly one line ``error: ...`` on stderr (``fail``; multi-line messages such as construct's
 are joined; an ``OSError`` names its file). A broken pipe (``picaemu regs | head``) is not an error: it ends the
@@ -15,28 +15,24 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import os
 import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from picaemu.errors import FormatError, PicaError
-from picaemu.memory import PhysicalMemory
+
+if TYPE_CHECKING:  # the memory (numpy) is loaded by the commands that use it, not by ``picaemu --help``
+    from picaemu.memory import PhysicalMemory
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_BAD_INPUT = 2
-FIRST_RUN_NOTE = (
-    "picaemu: first run since the install: compiling the emulator's kernels into numba's cache "
-    "(about 15 s on a 2-core machine, once; NUMBA_CACHE_DIR moves the cache)"
-)
 QUIET_KEY = "picaemu.quiet"
-_noted_first_run = False
 
 
 def one_line(text: str) -> str:
@@ -145,27 +141,21 @@ def exclusive(**options: object) -> None:
         raise click.UsageError(f"{names} cannot be used together")
 
 
-def kernel_cache_index() -> str | None:
-    """The file numba's cache keeps for one of picaemu's kernels (the rasterizer's; it stands for all), or None
-    when numba's cache layout is not the one known here."""
-    from picaemu.raster import rasterizer
+def compiles_kernels(func: F) -> F:
+    """Mark a command that may compile numba kernels: while it runs, a compile longer than
+    ``kernel_cache.SLOW_COMPILE_S`` says so on stderr (which kernel, the cache folder, then the seconds taken),
+    whether or not stderr is a terminal; ``--quiet`` silences it (``picaemu.numba_cache.SlowCompileNote``)."""
 
-    try:
-        return rasterizer._scan._cache._cache_file._index_path
-    except AttributeError:
-        return None
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if is_quiet():
+            return func(*args, **kwargs)
+        from picaemu.numba_cache import SlowCompileNote
 
+        with SlowCompileNote(lambda line: click.echo(line, err=True)):
+            return func(*args, **kwargs)
 
-def note_first_compile() -> None:
-    """Say on stderr, once per run and whether or not stderr is a terminal, that this run compiles numba's kernels
-    (their on-disk cache is empty: a fresh install, or a new ``NUMBA_CACHE_DIR``), so that the first run's seconds
-    are not silent. ``--quiet`` silences it."""
-    global _noted_first_run
-    index = kernel_cache_index()
-    if index is None or os.path.exists(index) or _noted_first_run:
-        return
-    _noted_first_run = True
-    info(f"{FIRST_RUN_NOTE} [{os.path.dirname(index)}]")
+    return wrapper  # type: ignore[return-value]
 
 
 def examples(*lines: str) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 import click
 
 from picaemu import replay as rp
-from picaemu.cli.common import examples, exclusive, reports_errors
+from picaemu.cli.common import compiles_kernels, examples, exclusive, reports_errors
 from picaemu.command.listing import UniformUploads, packet_text
 from picaemu.debug.api import STAGES, UNITS
 from picaemu.debug.fragment import report_lines
@@ -49,6 +49,7 @@ def _echo_json(value: object) -> None:
 @click.option("--frame", type=int, default=None, help="Frame whose draws count (default: the last with draws).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: pixel, frame, fragments.")
 @reports_errors
+@compiles_kernels
 def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None:
     """Pixel history: every fragment that reached pixel X,Y, in draw order, with its fate and the color
     before and after it.
@@ -90,6 +91,7 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
     help="Print the program the unit runs at the draw as picasso source (for render --edit vs.shader=@F).",
 )
 @reports_errors
+@compiles_kernels
 def state(capture: Path, draw: int, other: int | None, external: bool, as_json: bool, shader: str | None) -> None:
     """Every stage's decoded state at a draw (vertex input, shaders, raster, textures, TEV, fog, lighting,
     per-fragment operations, render targets), or with --diff what differs between two draws (registers by table
@@ -146,6 +148,7 @@ def _flat(item: dict | list) -> bool:
 )
 @click.option("--csv", "as_csv", is_flag=True, help="CSV rows instead of JSON.")
 @reports_errors
+@compiles_kernels
 def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
     """A draw's vertices at one stage of the geometry front end."""
     data = rp.open(capture).mesh(draw, stage)
@@ -174,6 +177,7 @@ def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
 @click.option("--unit", type=click.Choice(UNITS), default="vs", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per step.")
 @reports_errors
+@compiles_kernels
 def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool) -> None:
     """One vertex through its shader, instruction by instruction: source values read, the result written under
     the destination mask.
@@ -191,6 +195,7 @@ def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool) -> No
 @CAPTURE
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event.")
 @reports_errors
+@compiles_kernels
 def dump(capture: Path, as_json: bool) -> None:
     """Every event of a capture in order (like apitrace dump): GX commands, memory writes, frame ends, and the
     packets each command list ran, decoded (uniform uploads as vectors).
@@ -241,6 +246,7 @@ def dump(capture: Path, as_json: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (Debugger.debug_fragment's as_dict()).")
 @reports_errors
+@compiles_kernels
 def fragment(capture: Path, draw: int, pixel: str, index: int, as_json: bool) -> None:
     """One fragment stage by stage: texture lookups (s, t, LOD, texel), lighting, each TEV stage's operands,
     output and combiner buffer, fog, every per-fragment test with the values it compared, and the buffers before

@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from picaemu.cli.common import examples, note_first_compile, reports_errors
+from picaemu.cli.common import compiles_kernels, examples, reports_errors
 from picaemu.draw import PipelineSink
 from picaemu.formats.files import save_image
 
@@ -71,11 +71,11 @@ def _one_draw(capture: Path, out_dir: Path, draw: int) -> None:
 )
 @click.option("--draw", type=int, default=None, help="Compare one draw (its render target right after it).")
 @reports_errors
+@compiles_kernels
 def diff_backends(capture: Path, out_dir: Path, frame: int | None, target: str, draw: int | None) -> None:
     """Render CAPTURE with both backends; write the two pictures and their difference."""
     from picaemu.gl.compare import compare, difference_image
 
-    note_first_compile()
     if draw is not None:
         _one_draw(capture, out_dir, draw)
         return

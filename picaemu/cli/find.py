@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from picaemu import replay as rp
-from picaemu.cli.common import examples, reports_errors
+from picaemu.cli.common import compiles_kernels, examples, reports_errors
 from picaemu.debug.find import program_table
 from picaemu.formats.files import refuse_overwrite, save_image
 
@@ -62,6 +62,7 @@ def _number(_ctx: click.Context, _param: click.Parameter, text: str | None) -> i
 @click.option("--programs", is_flag=True, help="List the shader programs and how many draws run each.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @reports_errors
+@compiles_kernels
 def find(
     capture: Path,
     register: str | None,
@@ -106,6 +107,7 @@ def find(
 @click.option("--step", type=int, default=4, show_default=True, help="Keep every STEP-th pixel of every STEP-th row.")
 @click.option("--zoom", is_flag=True, help="Show the region around the draw (3x its bounds), not the whole target.")
 @reports_errors
+@compiles_kernels
 def footprint(capture: Path, output: Path, draw: int, step: int, zoom: bool) -> None:
     """A draw's footprint as a picture (PNG): the render target after the draw, the pixels the draw wrote at
     full brightness, pixels where all its fragments were killed tinted red, the rest dimmed, its bounds in yellow.
@@ -130,6 +132,7 @@ def footprint(capture: Path, output: Path, draw: int, step: int, zoom: bool) -> 
 @click.option("--remove", "remove_name", default=None, metavar="NAME", help="Remove a bookmark.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: markers and bookmarks.")
 @reports_errors
+@compiles_kernels
 def bookmarks(
     capture: Path,
     add_name: str | None,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import click
 import numpy as np
 
-from picaemu.cli.common import INT, exclusive, load_memory_blocks, note_first_compile, quiet_option, reports_errors
+from picaemu.cli.common import INT, compiles_kernels, exclusive, load_memory_blocks, quiet_option, reports_errors
 from picaemu.cli.render_capture import capture_options, is_capture, render_capture
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink
@@ -137,6 +137,7 @@ Examples:
 @capture_options
 @quiet_option
 @reports_errors
+@compiles_kernels
 def render(
     cmdlist: Path,
     mem: tuple[str, ...],
@@ -167,7 +168,6 @@ def render(
         if out is not None:
             image_format(out)  # an unknown suffix fails now, not after the replay
             refuse_overwrite(out, cmdlist, *(spec.partition("=")[2] for spec in mem))
-    note_first_compile()
     backend = str(capture.pop("backend", "software"))
     if is_capture(cmdlist):
         if mem or fills or base:

@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from picaemu.cli.common import examples, fail, reports_errors
+from picaemu.cli.common import compiles_kernels, examples, fail, reports_errors
 from picaemu.errors import FormatError, PicaError
 from picaemu.formats import shbin as shbin_format
 from picaemu.formats.files import refuse_overwrite, write_atomic, write_text
@@ -162,6 +162,7 @@ def _vec(values) -> list[float]:
 @click.option("--trace", is_flag=True, help="print every executed instruction with its values")
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 @reports_errors
+@compiles_kernels
 def run(file: str, dvle: int, sets: tuple[str, ...], trace: bool, as_json: bool) -> None:
     """Run one input through a DVLE of FILE.shbin and print its outputs."""
     from picaemu.shader import run_geometry_shader, run_vertex_shader

@@ -1,9 +1,8 @@
 """``picaemu stats CAPTURE``: per-draw or per-frame statistics of a replay (table, CSV or JSON on stdout), the
 statistics figure (``picaemu.analysis.plot``: fragment fates, geometry, time; PNG, SVG or PDF) and ATTILA-style
-fragment maps. Counters come from ``picaemu.analysis.stats``; see docs/captures.md. The table is tab-separated when
-stdout
-is not a terminal (nothing is cut); on a terminal a capture of up to ``TRANSPOSE_UP_TO`` rows is shown with the
-counters down the side."""
+fragment maps. Counters and routes come from ``picaemu.analysis.stats``; see docs/captures.md. The routes' summary
+line goes to stderr (none with ``--quiet``). The table is tab-separated when stdout is not a terminal (nothing is
+cut); on a terminal a capture of up to ``TRANSPOSE_UP_TO`` rows is shown with the counters down the side."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from pathlib import Path
 import click
 
 from picaemu.analysis import stats as st
-from picaemu.cli.common import exclusive, note_first_compile, print_table, quiet_option, reports_errors
+from picaemu.cli.common import compiles_kernels, exclusive, info, print_table, quiet_option, reports_errors
 from picaemu.formats.files import image_format, is_stdout, refuse_overwrite, save_image
 
 TRANSPOSE_UP_TO = 8
@@ -72,6 +71,7 @@ def _csv(rows: list[dict]) -> str:
 )
 @quiet_option
 @reports_errors
+@compiles_kernels
 def stats(
     capture: Path,
     per: str,
@@ -83,7 +83,8 @@ def stats(
     """Replay CAPTURE and report what every draw (or frame) did.
 
     time_ms is each draw's replay time; kernels_ms the time it spent loading or compiling numba kernels (not in
-    time_ms).
+    time_ms). route is "compiled" when both sides of the draw ran in compiled code, else "reference: <reason>";
+    per frame, compiled counts those draws, and a summary line on stderr counts every route.
     """
     from picaemu.analysis import plot as stats_plot
 
@@ -98,7 +99,6 @@ def stats(
     if map_path is not None:
         image_format(map_path)
         refuse_overwrite(map_path, capture)
-    note_first_compile()
     result = st.collect(capture, fragment_map=kind)
     rows = result.rows if per == "draw" else st.per_frame(result.rows, result.frames)
     if as_json:
@@ -110,6 +110,7 @@ def stats(
         _table(rows, f"{capture.name}: per {per}{missing}")
     if plot is not None:
         stats_plot.save(stats_plot.figure(rows, per, f"{capture.name}: per {per}"), plot)
+    info(st.route_summary(result.rows))
     if kind is not None and map_path is not None:
         if not result.fragment_maps:
             click.echo("warning: no fragments were rasterized; no fragment map written", err=True)

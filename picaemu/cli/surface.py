@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from picaemu import replay as rp
-from picaemu.cli.common import INT, examples, fail, reports_errors
+from picaemu.cli.common import INT, compiles_kernels, examples, fail, reports_errors
 from picaemu.debug import surface as sf
 from picaemu.formats.files import image_format
 from picaemu.formats.image import write_rgba
@@ -65,6 +65,7 @@ def _pair(text: str | None, kind: type, sep: str, what: str) -> tuple | None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="PNG of the displayed picture.")
 @click.option("--pixel", default=None, metavar="X,Y", help="Print this pixel's raw word and decoded value (JSON).")
 @reports_errors
+@compiles_kernels
 def surface(
     capture: Path,
     address: int,

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from picaemu.cli.common import INT, examples, fail, reports_errors
+from picaemu.cli.common import INT, compiles_kernels, examples, fail, reports_errors
 from picaemu.formats.files import image_format, refuse_overwrite, write_atomic
 from picaemu.formats.image import read_rgba, write_rgba
 from picaemu.texture import decode_texture, encode_texture, texture_format
@@ -43,6 +43,7 @@ def texture() -> None:
 @click.option("--offset", default=0, type=INT, show_default=True, help="Byte offset of level 0 in the file.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="PNG to write.")
 @reports_errors
+@compiles_kernels
 def decode_cmd(source: Path, fmt: str, width: int, height: int, level: int, offset: int, output: Path) -> None:
     """Decode texture data in SOURCE to a PNG (row 0 of the PNG = first row in memory = top of the image)."""
     if source.stat().st_size > MAX_FILE:
@@ -67,6 +68,7 @@ def decode_cmd(source: Path, fmt: str, width: int, height: int, level: int, offs
 @click.option("--format", "fmt", required=True, help="Texture format name or code (not ETC1/ETC1A4).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="File to write.")
 @reports_errors
+@compiles_kernels
 def encode_cmd(source: Path, fmt: str, output: Path) -> None:
     """Encode the image SOURCE (PNG or any Pillow format; top row first) as one tiled texture level."""
     refuse_overwrite(output, source)

@@ -19,9 +19,10 @@ length of ``pos + view`` is the distance that drives distance attenuation), V th
 ``diffuse += (diffuse_n * LNc * shadow_p + ambient_n) * DA * SP`` and
 ``specular += (D0 * spec0_n * G0 + D1 * R * spec1_n * G1) * clampHL * DA * SP * shadow_s``; the Fresnel LUT of the
 last slot replaces the selected alpha(s); global ambient is added to the diffuse rgb. Each LUT input (N.H, V.H,
-N.V, L.N, -L.P, cos phi) is chosen by 0x1D1, read unsigned (clamped, ``|x|`` for two-sided lights) or signed by
-0x1D0, scaled by 0x1D2 (the spot direction P is each stored 13-bit signed field / 2047, so 0x7FF reads 1.0); a
-LUT that is disabled (0x1C4) or absent from the LUT configuration reads 1.0 (RG/RB read RR instead). Zero-length
+N.V, L.N, -L.P, cos phi) is chosen by 0x1D1, read unsigned (``|x|`` for two-sided lights, else ``max(x, 0)``) or
+signed by 0x1D0 (the table index is clamped, the input is not: past the table's end the value extrapolates,
+``lighting_luts``), scaled by 0x1D2 (the spot direction P is each stored 13-bit signed field / 2047, so 0x7FF reads
+1.0); a LUT that is disabled (0x1C4) or absent from the LUT configuration reads 1.0 (RG/RB read RR instead). Zero-length
 vectors normalize to zero (no NaN reaches the output).
 """
 

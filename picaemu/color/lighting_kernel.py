@@ -40,15 +40,19 @@ GEO_COLUMNS = 12  # per-fragment geometry: normal, tangent, unit view, raw view
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
 def _lut(value, diff, lut_id, x, signed):  # pragma: no cover - compiled
+    """Entry ``floor(x * steps)`` clamped to the table, interpolated by the distance of the UNCLAMPED ``x * steps``
+    from it: an input outside [0, 1] (unsigned) or [-1, 1] (signed), such as -L.P with a spot direction longer
+    than 1 or N.H with a bump normal not renormalised, extrapolates along the end entry's difference, as the
+    hardware does (``picaemu.color.lighting_luts``)."""
     if x != x:  # NaN (0 * Inf in a dot product) would floor to INT64_MIN: an index outside the table
         x = 0.0
     if signed:
-        p = min(max(x, -1.0), 1.0) * SIGNED_STEPS
+        p = x * SIGNED_STEPS
         i = min(max(math.floor(p), -SIGNED_STEPS), SIGNED_STEPS - 1)
         idx = int(i) & LAST
     else:
-        p = min(max(x, 0.0), 1.0) * UNSIGNED_STEPS
-        i = min(math.floor(p), LAST)
+        p = x * UNSIGNED_STEPS
+        i = min(max(math.floor(p), 0), LAST)
         idx = int(i)
     return value[lut_id, idx] + diff[lut_id, idx] * (p - i)
 

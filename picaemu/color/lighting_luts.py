@@ -10,9 +10,13 @@ raw / 4095 and its signed difference raw / 2047 (the scale the hardware-tested e
 exactly 1.0; citro3d encodes with 4096/2048 — at most 1/4096 apart). Decoding is cached by table content.
 
 Sampling (done per fragment by ``picaemu.color.lighting_kernel``): an input x gives ``value[i] + diff[i] * f``, where
-- unsigned: x clamped to [0, 1], ``p = 256 x``, ``i = clamp(floor p, 0, 255)``, ``f = p - i``;
-- signed:   x clamped to [-1, 1], ``p = 128 x``, ``i = clamp(floor p, -128, 127)``, ``f = p - i``, entry ``i & 0xFF``
+- unsigned: ``p = 256 x``, ``i = clamp(floor p, 0, 255)``, ``f = p - i``;
+- signed:   ``p = 128 x``, ``i = clamp(floor p, -128, 127)``, ``f = p - i``, entry ``i & 0xFF``
   (entries 0-127 cover [0, 1), 128-255 cover [-1, 0)).
+Only the index is clamped: x itself is not (pica-pipeline.md §12.2, Azahar's lookup), so an input past the table's
+end (-L.P with a spot direction longer than 1, a dot product with a bump normal that was not renormalised) gives
+``f`` > 1 (or < 0) and the value extrapolates along the end entry's difference. Distance attenuation clamps its
+input to [0, 1] before the lookup (its own rule).
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ from picaemu.command import kernel as K
 from picaemu.draw import DrawCall, is_compiled_sink
 from picaemu.fused import loop
 
+CURSOR_ARG, EVENTS_ARG = 16, 19  # positions of ``cursor`` and ``events`` in ``K.run``'s arguments
+
 if TYPE_CHECKING:
     from picaemu.command.processor import CommandProcessor, RunResult
 
@@ -42,6 +44,7 @@ class CompiledDriver:
         self._digest_of_table: bytes | None = None  # of the programs the table's plans ran
         self._rows = np.zeros((loop.ROWS, loop.ROW_LEN), np.int64)
         self._fstate = np.zeros(loop.FSTATE_LEN, np.int64)
+        self._held = np.zeros(loop.HELD_SHAPE, np.float32)
 
     def forget(self) -> None:
         """Another state was loaded: no plans, no pending draw, the program digest taken again (the table stays;
@@ -94,7 +97,7 @@ class CompiledDriver:
         table = self.table
         fstate[loop.FS_CURRENT] = table.current
         start = time.perf_counter()
-        status = loop.run(*args, *table.args(), self._rows, fstate)
+        status = loop.run(*args, *table.args(), self._rows, self._held, fstate)
         table.current = int(fstate[loop.FS_CURRENT])
         if not fstate[loop.FS_PENDING] and status != K.S_DECLINED:
             self.pending = None  # the loop ran it (a declined one is the processor's again, with its groups)
@@ -102,7 +105,8 @@ class CompiledDriver:
         if n:
             processor.draws_ran(n, int(fstate[loop.FS_DIRTY]), result)
             # the sink may raise (the replay's stop after a draw): the log and the events first, as after a stop
-            cursor = args[16]
+            cursor, events = args[CURSOR_ARG], args[EVENTS_ARG]
+            restart_after = loop._restarted(events, fstate[loop.FS_EVENTS], cursor[K.K_NEV])
             processor.sync_cursor(cursor, address)
             processor.pipeline.compiled_draws(
                 loop.CompiledDraws(  # type: ignore[attr-defined]
@@ -111,6 +115,8 @@ class CompiledDriver:
                     address,
                     args[0].size,
                     time.perf_counter() - start,
+                    self._held[: fstate[loop.FS_HELD]],
+                    bool(restart_after),
                 )
             )
         return status

@@ -1,13 +1,15 @@
 """The fused fragment side's compiled kernel: one draw's window triangles -> pixels in memory, in one call.
 
 ``fragment_side`` only calls the stages' own compiled kernels, in the order of the staged path
-(``picaemu.pipeline.Pipeline._fragments``): the rasterizer's ``_scan`` (bound, then emit), the texture filter
-``filtering.filter_2d`` over a memory texel source (``picaemu.texture.fetch``) and ``round_u8``, the primary color's
-``shading._round_one``, the procedural texture's ``proctex.texels``, fragment lighting's ``light_fragments``, the TEV's
-``_stage`` / ``_dot3`` per stage as ``tev.combine`` runs them, fog's ``fog.fog_colors``, the alpha test's pass table,
-and ``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose (``fragment_ops.pass_kinds``,
-once per plan). Its arguments after the triangles are a ``picaemu.fused.fragments.FragmentPlan``'s ``args`` (that module
-documents the layout of ``ints`` / ``units`` / ``tev_rows`` / ``color_ints``); nothing here reads a Python object.
+(``picaemu.pipeline.Pipeline._fragments``): the rasterizer's ``_scan`` (bound, then emit), the level of detail and
+level choice of ``picaemu.texture.lod`` (``neighbours`` once per draw, ``lods_of``, ``mip_choices``), the texture
+filter ``filtering.filter_2d`` per level over a memory texel source (``picaemu.texture.fetch``: packed formats and
+ETC1 / ETC1A4), the mip blend and ``round_u8``, the primary color's ``shading._round_one``, the procedural texture's
+``proctex.texels``, fragment lighting's ``light_fragments``, the TEV's ``_stage`` / ``_dot3`` per stage as
+``tev.combine`` runs them, fog's ``fog.fog_colors``, the alpha test's pass table, and ``fragment.kernels.run_passes``
+with the passes ``fragment_ops.resolve`` would choose (``fragment_ops.pass_kinds``, once per plan). Its arguments
+after the triangles are a ``picaemu.fused.fragments.FragmentPlan``'s ``args`` (that module documents the layout of
+``ints`` / ``units`` / ``tev_rows`` / ``color_ints``); nothing here reads a Python object.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ from picaemu.raster.rasterizer import (
 )
 from picaemu.texture import proctex
 from picaemu.texture.fetch import decode_level
-from picaemu.texture.filtering import DECODED, filter_2d, round_u8
+from picaemu.texture.filtering import DECODED, cube_face, filter_2d, nan_to_num32, round_u8
+from picaemu.texture.formats import MAX_SIZE, MIN_SIZE
+from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices, neighbours
+from picaemu.texture.state import CUBE_LOW_MASK
 
 # return codes: 0 done; else the staged path must run the draw (nothing was written to memory)
 DONE, TOO_MANY_FRAGMENTS, DIVISION_BY_ZERO, TEXTURE_FAULT = range(4)
@@ -41,25 +46,45 @@ RASTERIZED, SCISSORED, TEXELS, KILLED_ALPHA, KILLED_STENCIL, KILLED_DEPTH, WRITT
 # ints: texture addresses of units 0-2 (slots 0-2), then these
 VRAM_BASE, FCRAM_BASE, USES_BUFFER, ALPHA_TEST, PRIMARY, DEPTH_KIND, COLOR_KIND = range(3, 10)
 NUM_INTS = 10
-# units rows: the unit is read (enabled and a TEV source), its level's byte offset from the base and size, the
-# level's width, its log2 and height, texel word bits, wrap codes, linear filter, its texcoords' columns (-1 reads
-# 1.0), the format's fields (``texture.fetch.channel_fields``: shifts and widths of R, G, B, A)
+# units rows: the unit is read (enabled and a TEV source); level 0's width, its log2 and height; texel word bits;
+# wrap codes; magnification, minification and mip filters linear; the LOD changes the result
+# (``TextureUnitState.needs_lod``: else level ``min_level`` with the magnification filter); min and max level; the
+# LOD bias in 1/``LOD_BIAS_SCALE`` levels; its texcoords' columns (-1 reads 1.0); faces (1, or 6 for a cube map,
+# sampled at ``filtering.cube_face`` of (s, t, texcoord0.w)) and the w column; projection (s / w, t / w); the
+# format's fields
+# (``texture.fetch.channel_fields``: shifts and widths of R, G, B, A) and texel source kind (``fetch.KIND_*``); per
+# level 0..MAX_LEVELS-1 its byte offset from the base, then its byte size (filled for min..max); faces 1-5's
+# address bits inside ``state.CUBE_LOW_MASK`` (the rest are the live base address's: ``state._addresses``)
 (
     U_USED,
-    U_OFFSET,
-    U_BYTES,
     U_WIDTH,
     U_WIDTH_LOG2,
     U_HEIGHT,
     U_WORD_BITS,
     U_WRAP_S,
     U_WRAP_T,
-    U_LINEAR,
+    U_MAG_LINEAR,
+    U_MIN_LINEAR,
+    U_MIP_LINEAR,
+    U_NEEDS_LOD,
+    U_MIN_LEVEL,
+    U_MAX_LEVEL,
+    U_LOD_BIAS,
     U_COL_S,
     U_COL_T,
+    U_FACES,
+    U_COL_W,
+    U_PROJECT,
     U_FIELDS,
-) = range(13)
-UNIT_INTS = U_FIELDS + 8
+) = range(20)
+U_KIND = U_FIELDS + 8
+U_OFFSETS = U_KIND + 1
+MAX_LEVELS = (MAX_SIZE // MIN_SIZE).bit_length()  # 1024 .. 8 texels: levels 0-7
+U_BYTES = U_OFFSETS + MAX_LEVELS
+U_FACE_LOW = U_BYTES + MAX_LEVELS
+CUBE_FACES = 6
+UNIT_INTS = U_FACE_LOW + CUBE_FACES - 1
+LOD_BIAS_SCALE = 256  # the bias register is signed fixed point 1.4.8: an exact float32 after the division
 # source slots of the (SLOTS, F, 4) uint8 TEV inputs
 ZERO, PRIMARY_SLOT, TEX0, CONSTANT, PREV_A, PREV_B, BUF_READ, BUF_NEXT = 0, 1, 2, 5, 6, 7, 8, 9
 PROCTEX_SLOT, LIGHT_PRIMARY, LIGHT_SECONDARY = 10, 11, 12
@@ -94,58 +119,159 @@ TEV_INTS = 27
 
 
 @numba.njit(cache=True)
-def _texture(u, ints, units, border, vram, fcram, out_var, out):  # pragma: no cover - compiled
-    """Unit ``u`` sampled for every fragment into ``out`` (F, 4) uint8 (``sampler._sample_2d`` + rounding, its
-    texels read from memory); False when the level is not wholly inside VRAM or FCRAM."""
-    address, size = ints[u] + units[u, U_OFFSET], units[u, U_BYTES]
-    if vram.shape[0] and ints[VRAM_BASE] <= address and address + size <= ints[VRAM_BASE] + vram.shape[0]:
-        data, start = vram, address - ints[VRAM_BASE]
-    elif fcram.shape[0] and ints[FCRAM_BASE] <= address and address + size <= ints[FCRAM_BASE] + fcram.shape[0]:
-        data, start = fcram, address - ints[FCRAM_BASE]
-    else:
-        return False
-    n = out.shape[0]
-    uv = np.empty((n, 2), np.float32)
-    cs, ct = units[u, U_COL_S], units[u, U_COL_T]
-    for i in range(n):
-        uv[i, 0] = out_var[i, cs] if cs >= 0 else np.float32(1.0)
-        uv[i, 1] = out_var[i, ct] if ct >= 0 else np.float32(1.0)
-    width = units[u, U_WIDTH]
+def _level_filter(data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
+    """``filtering.filter_2d`` of fragments at ``st`` (F, 2) with ``linear`` (F,) on level ``lv`` of the image at
+    byte ``start`` of ``data`` (a memory region): (F, 4) float32."""
+    width, height = row[U_WIDTH] >> lv, row[U_HEIGHT] >> lv
     layout = (
-        start,
-        units[u, U_WIDTH_LOG2],
-        units[u, U_WORD_BITS],
-        units[u, U_FIELDS],
-        units[u, U_FIELDS + 1],
-        units[u, U_FIELDS + 2],
-        units[u, U_FIELDS + 3],
-        units[u, U_FIELDS + 4],
-        units[u, U_FIELDS + 5],
-        units[u, U_FIELDS + 6],
-        units[u, U_FIELDS + 7],
+        start + row[U_OFFSETS + lv],
+        row[U_WIDTH_LOG2] - lv,
+        row[U_WORD_BITS],
+        row[U_FIELDS],
+        row[U_FIELDS + 1],
+        row[U_FIELDS + 2],
+        row[U_FIELDS + 3],
+        row[U_FIELDS + 4],
+        row[U_FIELDS + 5],
+        row[U_FIELDS + 6],
+        row[U_FIELDS + 7],
+        row[U_KIND],
     )
-    height, linear = units[u, U_HEIGHT], units[u, U_LINEAR] != 0
-    zeros = np.zeros(n, np.int64)
+    m = st.shape[0]
+    zeros = np.zeros(m, np.int64)
     tables = (
         np.zeros((1, 1), np.int64),
         np.full(1, width, np.int64),
         np.full(1, height, np.int64),
         zeros,
         zeros,
-        uv,
-        np.full(n, linear, np.bool_),
-        units[u, U_WRAP_S],
-        units[u, U_WRAP_T],
-        border[u],
+        st,
+        linear,
+        row[U_WRAP_S],
+        row[U_WRAP_T],
+        border,
     )
-    if n * (4 if linear else 1) > width * height:  # more taps than texels: decode the level once, then gather
+    if m + 3 * np.count_nonzero(linear) > width * height:  # more taps than texels: decode the level once, then gather
         texels = np.empty((width * height, 4), np.uint8)
         decode_level(data, layout, texels)
-        filtered = filter_2d(texels, DECODED, *tables)
-    else:
-        filtered = filter_2d(data, layout, *tables)
-    round_u8(filtered, out)
-    return True
+        return filter_2d(texels, DECODED, *tables)
+    return filter_2d(data, layout, *tables)
+
+
+@numba.njit(cache=True)
+def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover - compiled
+    """``_level_filter`` of the fragments whose ``keys`` entry is ``key`` into their rows of ``out`` (F, 4)."""
+    pick = np.flatnonzero(keys == key)
+    if pick.shape[0] == keys.shape[0]:  # every fragment on this level and face: no gather, no scatter
+        out[:] = _level_filter(data, start, row, lv, st, linear, border)
+    elif pick.shape[0]:
+        out[pick] = _level_filter(data, start, row, lv, st[pick], linear[pick], border)
+
+
+IN_VRAM, IN_FCRAM = 0, 1
+
+
+@numba.njit(cache=True)
+def _region(ints, vram, fcram, address, size):  # pragma: no cover - compiled
+    """(IN_VRAM or IN_FCRAM, the offset of physical ``address`` in it) when ``size`` bytes there lie wholly inside
+    that region, else (-1, 0)."""
+    if vram.shape[0] and ints[VRAM_BASE] <= address and address + size <= ints[VRAM_BASE] + vram.shape[0]:
+        return IN_VRAM, address - ints[VRAM_BASE]
+    if fcram.shape[0] and ints[FCRAM_BASE] <= address and address + size <= ints[FCRAM_BASE] + fcram.shape[0]:
+        return IN_FCRAM, address - ints[FCRAM_BASE]
+    return -1, 0
+
+
+@numba.njit(cache=True, error_model="numpy")  # w = 0 divides to inf / NaN, as numpy does
+def _coords(row, out_var, st, face):  # pragma: no cover - compiled
+    """The unit's coordinates ``st`` (F, 2) float32 and ``face`` (F,) int64 (``sampler.unit_coords``): its
+    texcoords; for a projection texture (s / w, t / w) with NaN -> 0 and infinities clamped (``np.nan_to_num``);
+    for a cube map the face and face coordinates of the direction (s, t, w)."""
+    cs, ct, cw = row[U_COL_S], row[U_COL_T], row[U_COL_W]
+    one = np.float32(1.0)
+    for i in range(st.shape[0]):
+        s = out_var[i, cs] if cs >= 0 else one
+        t = out_var[i, ct] if ct >= 0 else one
+        w = out_var[i, cw] if cw >= 0 else one
+        if row[U_FACES] != 1:
+            face[i], st[i, 0], st[i, 1], _ = cube_face(s, t, w)
+        elif row[U_PROJECT]:
+            st[i, 0], st[i, 1], face[i] = nan_to_num32(np.float32(s / w)), nan_to_num32(np.float32(t / w)), 0
+        else:
+            st[i, 0], st[i, 1], face[i] = s, t, 0
+
+
+@numba.njit(cache=True)
+def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # pragma: no cover - compiled
+    """Unit ``u`` sampled for every fragment into ``out`` (F, 4) uint8 (``sampler.sample`` + rounding, its texels
+    read from memory; the per-fragment LOD from the ``lod.neighbours`` ``nb``); returns the texel taps, or -1 when
+    a face's levels are not wholly inside VRAM or FCRAM."""
+    row = units[u]
+    first, needs_lod, faces = row[U_MIN_LEVEL], row[U_NEEDS_LOD] != 0, row[U_FACES]
+    last = row[U_MAX_LEVEL] if needs_lod else first
+    span = row[U_OFFSETS + last] + row[U_BYTES + last] - row[U_OFFSETS + first]
+    starts = np.empty((faces, 2), np.int64)  # each face's region and the offset of its level 0 there
+    for f in range(faces):
+        base = ints[u] if f == 0 else (ints[u] & ~CUBE_LOW_MASK) | row[U_FACE_LOW + f - 1]
+        which, at = _region(ints, vram, fcram, base + row[U_OFFSETS + first], span)
+        if which < 0:
+            return -1
+        starts[f, 0], starts[f, 1] = which, at - row[U_OFFSETS + first]
+    n = out.shape[0]
+    st, face = np.empty((n, 2), np.float32), np.empty(n, np.int64)
+    _coords(row, out_var, st, face)
+    if faces == 1 and not needs_lod:  # the common case: one image, one level, one filter
+        linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
+        data = vram if starts[0, 0] == IN_VRAM else fcram
+        round_u8(_level_filter(data, starts[0, 1], row, first, st, linear, border[u]), out)
+        return n * (TAPS_LINEAR if row[U_MAG_LINEAR] else TAPS_NEAREST)
+    lo = np.full(n, first, np.int64)
+    linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
+    frac = np.zeros(n, np.float32)
+    taps = n * (TAPS_LINEAR if row[U_MAG_LINEAR] else TAPS_NEAREST)
+    hi = lo
+    if needs_lod:  # shading.sample_unit's LOD on level 0's texel coordinates, then lod.mip_choice per fragment
+        texel = np.empty((n, 2), np.float32)
+        size_st = (np.float32(row[U_WIDTH]), np.float32(row[U_HEIGHT]))
+        for i in range(n):
+            texel[i, 0], texel[i, 1] = st[i, 0] * size_st[0], st[i, 1] * size_st[1]
+        lod = np.empty(n, np.float32)
+        lods_of(nb, texel, np.float32(row[U_LOD_BIAS]) / np.float32(LOD_BIAS_SCALE), lod)
+        hi = np.empty(n, np.int64)
+        taps = mip_choices(
+            lod,
+            first,
+            last,
+            row[U_MAG_LINEAR] != 0,
+            row[U_MIN_LINEAR] != 0,
+            row[U_MIP_LINEAR] != 0,
+            lo,
+            hi,
+            frac,
+            linear,
+        )
+    color = np.empty((n, 4), np.float32)
+    _filter_faces(vram, fcram, starts, row, first, last, lo * CUBE_FACES + face, st, linear, border[u], color)
+    if needs_lod and row[U_MIP_LINEAR]:  # a fragment with weight 0 keeps the first level's color exactly
+        second = np.empty((n, 4), np.float32)
+        keys = np.where(frac != 0, hi * CUBE_FACES + face, -1)
+        _filter_faces(vram, fcram, starts, row, first, last, keys, st, linear, border[u], second)
+        for i in range(n):
+            w = frac[i]
+            if w != 0:
+                for ch in range(4):
+                    color[i, ch] = np.float32(np.float32(1.0) - w) * color[i, ch] + w * second[i, ch]
+    round_u8(color, out)
+    return taps
+
+
+@numba.njit(cache=True)
+def _filter_faces(vram, fcram, starts, row, first, last, keys, st, linear, border, out):  # pragma: no cover
+    """``_filter_level`` of every face and level: the fragments whose key is level * CUBE_FACES + face."""
+    for f in range(starts.shape[0]):
+        data = vram if starts[f, 0] == IN_VRAM else fcram
+        for lv in range(first, last + 1):
+            _filter_level(data, starts[f, 1], row, lv, keys, lv * CUBE_FACES + f, st, linear, border, out)
 
 
 @numba.njit(cache=True)
@@ -339,11 +465,16 @@ def fragment_side(
     if n:
         src = np.empty((NUM_SLOTS, n, 4), np.uint8)
         src[ZERO] = 0
+        nb = np.empty((0, 4), np.int64)
+        for u in range(units.shape[0]):
+            if units[u, U_USED] and units[u, U_NEEDS_LOD] and nb.shape[0] == 0:  # one neighbour search per draw
+                nb = neighbours(ox[:n], oy[:n], op[:n])
         for u in range(units.shape[0]):
             if units[u, U_USED]:
-                if not _texture(u, ints, units, tex_border, vram, fcram, ov, src[TEX0 + u]):
+                taps = _texture(u, ints, units, tex_border, vram, fcram, ov, nb, src[TEX0 + u])
+                if taps < 0:
                     return TEXTURE_FAULT
-                local[TEXELS] += n * (4 if units[u, U_LINEAR] else 1)
+                local[TEXELS] += taps
         if ints[PRIMARY]:
             for i in range(n):
                 for ch in range(4):

@@ -2,45 +2,51 @@
 test and the per-fragment operations of one draw in ONE compiled call (``fragment_kernel.fragment_side``), for the
 draws whose state the plan covers.
 
-``FragmentPlan.of(ds, memory)`` packs the draw state's fragment parts into numba-friendly arguments once per state (a
-``PlanCache`` remembers plans by the identity of the parts, as the draw-state cache hands the same objects to draws that
-did not change them, and by the content of the fog, procedural-texture and lighting states, which it makes anew at every
-TEV write), or returns the reason the draw is not covered. ``run(plan, wt, stats)`` runs a draw's
-``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTERS`` to ``stats``: the same pixels and counters as
-the staged path (``Pipeline._fragments``), or False having written nothing (the caller runs the staged path: a big draw,
-a division by zero the staged path raises on, a texture outside VRAM/FCRAM).
+``FragmentPlan.of(ds, memory)`` packs the draw state's fragment parts into numba-friendly arguments once per
+state (a ``PlanCache`` remembers plans by the identity of the parts, as the draw-state cache hands the same objects
+to draws that did not change them, and by the content of the fog, procedural-texture and lighting states, which it
+makes anew at every TEV write), or returns the reason the draw is not covered. ``run(plan, wt, stats)`` runs a
+draw's ``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTERS`` to ``stats``: the same pixels and
+counters as the staged path (``Pipeline._fragments``), or False having written nothing (the caller runs the staged
+path: a big draw, a division by zero the staged path raises on, a texture outside VRAM/FCRAM; ``attempt`` returns
+the kernel's code instead, which ``DECLINED`` names).
 
-Covered: any raster state (scissor included); texture units 0-2 with 2D textures in the 12 ``formats.PACKED`` formats
-sampled on one level without a per-fragment LOD (``TextureUnitState.needs_lod`` False: the sampler then reads level
-``min_level`` with the magnification filter), any wrap mode and border color; the procedural texture (unit 3,
-``proctex.texels`` on level 0: every clamp, mapping, shift, noise, separate alpha, nearest and linear filters); fragment
-lighting (``lighting_kernel.light_fragments`` as ``lighting.compute_lighting`` calls it, bump and tangent maps included;
-while the TEV reads it every enabled unit is sampled, as the staged path does); the six TEV stages with the combiner
-buffer, constants and dot3 (lighting and unit 3 read while disabled read 0); fog (``fog.fog_colors``: the LUT by depth,
-the fog color, z flip); the alpha test; every depth / stencil / blend / logic-op / write-mask mode and color / depth
-format of ``fragment_ops.resolve``. Refused (``of`` returns the reason): a state that does not decode (the staged path
-raises its error at that draw), shadow-map rendering, gas, fragment lighting with a shadow term or a bump map of a
-disabled unit, a mip-filtered procedural texture (its LOD comes from neighbouring fragments), cube / shadow / projected
-textures, mipmapped (LOD dependent) textures, ETC1 textures, a depth or color buffer outside memory.
+Covered: any raster state (scissor included); texture units 0-2 with 2D textures, and unit 0's projection textures
+(s / w, t / w) and cube maps (the face of each fragment's (s, t, texcoord0.w) by ``filtering.cube_face``, each face
+read at its own address), in the 12 ``formats.PACKED`` formats and ETC1 / ETC1A4, on one level
+(``TextureUnitState.needs_lod`` False: level ``min_level`` with the magnification filter) or with the per-fragment
+LOD (``texture.lod``: bias, min / max level, magnification, minification and nearest / linear mip filters), any wrap
+mode and border color; the procedural texture (unit 3, ``proctex.texels`` on level 0: every clamp, mapping, shift,
+noise, separate alpha, nearest and linear filters); fragment lighting (``lighting_kernel.light_fragments`` as
+``lighting.compute_lighting`` calls it, bump and tangent maps included; while the TEV reads it every enabled unit is
+sampled, as the staged path does); the six TEV stages with the combiner buffer, constants and dot3 (lighting and
+unit 3 read while disabled read 0); fog (``fog.fog_colors``: the LUT by depth, the fog color, z flip); the alpha
+test; every depth / stencil / blend / logic-op / write-mask mode and color / depth format of
+``fragment_ops.resolve``. Refused (``of`` returns the reason): a state that does not decode (the staged path raises
+its error at that draw), shadow-map rendering, gas, fragment lighting with a shadow term or a bump map of a disabled
+unit, a mip-filtered procedural texture (its LOD comes from neighbouring fragments), shadow textures (2D and cube), a
+depth or color buffer outside memory.
 
 The command processor's compiled loop (``picaemu.fused.loop``) may call ``fragment_side(x, y, zndc, inv_w, varyings,
 primitive, *plan.args, counts)`` itself (``counts`` (len(FRAGMENT_COUNTERS),) int64 receives the counters, added only
 when it returns 0), writing ``plan.ints[TEXTURE_ADDRESS_SLOT[u]]`` (unit u's texture base physical address: nothing else
 in the plan depends on it) before each draw.
 
-``plan.args`` (``fragment_kernel`` names the indices): ``ints`` (NUM_INTS,) int64 [texture addresses of units 0-2, VRAM
-base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color, depth pass kind,
-color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying columns interpolated;
-``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3, UNIT_INTS) int64 (with each
-format's ``texture.fetch.channel_fields``); the border colors (3, 4) float32; ``tev_rows`` (6, TEV_INTS) int64,
-``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3) bool; the buffer color (4,) uint8; ``color_ints``
-(COLOR_INTS,) int64 [the procedural texture is read, its u and v columns among ``active`` (-1: 1.0), fog on, fog z flip,
-lighting computed, its bump unit, the quaternion's and view's columns]; the procedural texture's
-``ProctexState.kernel_args`` (a tuple of five arrays); lighting's ``lighting.kernel_arrays`` and the LUTs' values and
-differences (a tuple of eight); the fog LUT (2, 128) float32 (values, deltas) and color (3,) float32 (the off feature's
-are ``NO_PROCTEX`` / ``NO_LIGHTING`` / ``NO_FOG_*``, of the same types); the alpha test's (256,) bool pass table; the
-VRAM and FCRAM byte arrays; ``fragment_ops.OpsParams``, the stencil tables, the depth buffer's bytes and words, the
-color buffer's bytes and words, and the color pass arguments of the draw's ``OpsPlan``.
+``plan.args`` (``fragment_kernel`` names the indices): ``ints`` (NUM_INTS,) int64 [texture addresses of units
+0-2, VRAM base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color,
+depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying
+columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
+UNIT_INTS) int64 (filters, levels and LOD bias, each format's ``texture.fetch.channel_fields`` and texel source
+kind, each level's byte offset and size); the border colors (3, 4) float32; ``tev_rows`` (6, TEV_INTS) int64,
+``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3) bool; the buffer color (4,) uint8;
+``color_ints`` (COLOR_INTS,) int64 [the procedural texture is read, its u and v columns among ``active`` (-1: 1.0),
+fog on, fog z flip, lighting computed, its bump unit, the quaternion's and view's columns]; the procedural
+texture's ``ProctexState.kernel_args`` (a tuple of five arrays); lighting's ``lighting.kernel_arrays`` and the
+LUTs' values and differences (a tuple of eight); the fog LUT (2, 128) float32 (values, deltas) and color (3,)
+float32 (the off feature's are ``NO_PROCTEX`` / ``NO_LIGHTING`` / ``NO_FOG_*``, of the same types); the alpha
+test's (256,) bool pass table; the VRAM and FCRAM byte arrays; ``fragment_ops.OpsParams``, the stencil tables, the
+depth buffer's bytes and words, the color buffer's bytes and words, and the color pass arguments of the draw's
+``OpsPlan``.
 """
 
 from __future__ import annotations
@@ -61,13 +67,22 @@ from picaemu.fused import fragment_kernel as kern
 from picaemu.fused.fragment_kernel import fragment_side
 from picaemu.geometry.clipping import WindowTriangles
 from picaemu.memory import FCRAM, VRAM, PhysicalMemory
-from picaemu.raster.rasterizer import VARYING
+from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, VARYING
 from picaemu.texture import fetch
 from picaemu.texture import proctex as proctex_mod
 from picaemu.texture.formats import ETC_FORMATS, PACKED, level_bytes, level_offset, level_size
-from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
+from picaemu.texture.state import CUBE_LOW_MASK, CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
-__all__ = ["FRAGMENT_COUNTERS", "TEXTURE_ADDRESS_SLOT", "FragmentPlan", "PlanCache", "fragment_side", "run"]
+__all__ = [
+    "DECLINED",
+    "FRAGMENT_COUNTERS",
+    "TEXTURE_ADDRESS_SLOT",
+    "FragmentPlan",
+    "PlanCache",
+    "attempt",
+    "fragment_side",
+    "run",
+]
 
 FRAGMENT_COUNTERS = (
     "fragments_rasterized",
@@ -79,7 +94,15 @@ FRAGMENT_COUNTERS = (
     "fragments_written",
 )
 TEXTURE_ADDRESS_SLOT = (0, 1, 2)
+# why ``run`` left a draw to the staged path, by the kernel's return code (the draw's route, ``DrawCall.route``)
+DECLINED = {
+    kern.TOO_MANY_FRAGMENTS: f"too many fragments for one pass (bound {CHUNK_FRAGMENTS})",
+    kern.DIVISION_BY_ZERO: "a division by zero in the rasterizer",
+    kern.TEXTURE_FAULT: "a texture outside VRAM/FCRAM",
+}
 PLAN_CACHE_ENTRIES = 64
+W_FIELD = "texcoord0_w"  # a cube map's third coordinate, a projection texture's divisor
+W_TYPES = CUBE_TYPES | {"projection"}
 NO_BYTES = np.zeros(0, np.uint8)
 # the procedural texture's and fog's arguments when they are off (``ProctexState.kernel_args`` / ``FogState.lut``,
 # ``rgb`` types)
@@ -145,16 +168,12 @@ def _refusal(ds: DrawState) -> str:
     if ds.proctex is not None and ds.proctex.mip is not None:
         return "procedural texture mipmap"
     for unit in _read_units(ds):
-        if unit.type in CUBE_TYPES:
-            return "cube map"
+        if unit.type == "shadow cube":
+            return "shadow cube map"
         if unit.type in SHADOW_TYPES:
             return "shadow texture"
-        if unit.type != "2D":
+        if unit.type not in ("2D", "cube", "projection"):
             return f"{unit.type} texture"
-        if unit.needs_lod:
-            return "mipmapped texture"
-        if unit.format in ETC_FORMATS:
-            return "ETC1 texture"
     return ""
 
 
@@ -191,31 +210,56 @@ def _columns(ds: DrawState, fields: list[str]) -> tuple[np.ndarray, dict[str, li
     """The varying columns to interpolate (those of ``fields`` the output map fills) and, per field, each
     component's index among them (-1: unmapped, reads 1.0)."""
     mapped = set(ds.varyings.plan.columns.tolist())
-    wanted = {name: list(range(VARYING[name].start, VARYING[name].stop)) for name in fields}
+    wanted = {name: _varying_columns(name) for name in fields}
     active = sorted({c for cols in wanted.values() for c in cols if c in mapped})
     where = {c: k for k, c in enumerate(active)}
     return np.array(active, np.int64), {name: [where.get(c, -1) for c in cols] for name, cols in wanted.items()}
 
 
+def _varying_columns(name: str) -> list[int]:
+    """The varying columns of a ``Fragments`` field (a slice, or one column)."""
+    cols = VARYING[name]
+    return list(range(cols.start, cols.stop)) if isinstance(cols, slice) else [cols]
+
+
 def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
     """The unit's ``units`` row (``fragment_kernel``)."""
-    level = unit.min_level
-    w, h = level_size(unit.width, unit.height, level)
-    spec = PACKED[unit.format.name]
-    return [
+    fmt = unit.format
+    bias = unit.lod_bias * kern.LOD_BIAS_SCALE
+    assert bias == int(bias), "the LOD bias register holds 1/256 levels"
+    row = [0] * kern.UNIT_INTS
+    row[: kern.U_COL_S] = [
         1,
-        level_offset(unit.width, unit.height, unit.format, level),
-        level_bytes(w, h, unit.format),
-        w,
-        w.bit_length() - 1,
-        h,
-        spec.word_bits,
+        unit.width,
+        unit.width.bit_length() - 1,
+        unit.height,
+        PACKED[fmt.name].word_bits if fmt not in ETC_FORMATS else 0,
         unit.wrap_s,
         unit.wrap_t,
         int(unit.mag_linear),
-        *cols,
-        *fetch.channel_fields(spec),
+        int(unit.min_linear),
+        int(unit.mip_linear),
+        int(unit.needs_lod),
+        unit.min_level,
+        unit.max_level,
+        int(bias),
     ]
+    row[kern.U_COL_S : kern.U_COL_T + 1] = cols[:2]
+    cube = unit.type in CUBE_TYPES
+    row[kern.U_FACES] = kern.CUBE_FACES if cube else 1
+    row[kern.U_COL_W] = cols[2] if unit.type in W_TYPES else -1
+    row[kern.U_PROJECT] = unit.type == "projection"
+    if cube:
+        row[kern.U_FACE_LOW : kern.U_FACE_LOW + kern.CUBE_FACES - 1] = [a & CUBE_LOW_MASK for a in unit.addresses[1:]]
+    if fmt in ETC_FORMATS:
+        row[kern.U_KIND] = fetch.KIND_OF_ETC[fmt]
+    else:
+        row[kern.U_FIELDS : kern.U_KIND] = fetch.channel_fields(PACKED[fmt.name])
+    for level in range(unit.min_level, (unit.max_level if unit.needs_lod else unit.min_level) + 1):
+        w, h = level_size(unit.width, unit.height, level)
+        row[kern.U_OFFSETS + level] = level_offset(unit.width, unit.height, fmt, level)
+        row[kern.U_BYTES + level] = level_bytes(w, h, fmt)
+    return row
 
 
 def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -288,6 +332,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     fields = [u.coords for u in read] + (["color"] if tev.SRC_PRIMARY in used else [])
     fields += [ds.shading.proctex_coords] if proctex is not None else []
     fields += ["quat", "view"] if _lit(ds) else []
+    fields += [W_FIELD] if any(u.type in W_TYPES for u in read) else []
     active, cols = _columns(ds, fields)
     units = np.zeros((3, kern.UNIT_INTS), np.int64)
     border = np.zeros((3, 4), np.float32)
@@ -296,7 +341,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     slot_of.update({tev.SRC_PRIMARY: kern.PRIMARY_SLOT, tev.SRC_CONSTANT: kern.CONSTANT})
     for unit in read:
         u = unit.unit
-        units[u] = _unit_row(unit, cols[unit.coords])
+        units[u] = _unit_row(unit, cols[unit.coords] + cols.get(W_FIELD, [-1]))
         border[u] = unit.border_f32
         ints[TEXTURE_ADDRESS_SLOT[u]] = unit.addresses[0]
         slot_of[tev.SRC_TEXTURES[u]] = kern.TEX0 + u
@@ -401,7 +446,12 @@ class PlanCache:
 
 def run(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> bool:
     """The draw's fragment side through ``fragment_side``; its ``FRAGMENT_COUNTERS`` are added to ``stats``.
-    False: the staged path must run it (nothing was written)."""
+    False: the staged path must run it (nothing was written; ``attempt`` tells why)."""
+    return attempt(plan, wt, stats) == kern.DONE
+
+
+def attempt(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> int:
+    """``run`` that returns the kernel's code: 0 (``DONE``) ran; another one (``DECLINED`` names it) declined."""
     counts = np.zeros(len(FRAGMENT_COUNTERS), np.int64)
     code = fragment_side(
         np.ascontiguousarray(wt.x),
@@ -414,7 +464,7 @@ def run(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> bool:
         counts,
     )
     if code:
-        return False
+        return code
     for key, value in zip(FRAGMENT_COUNTERS, counts.tolist(), strict=True):
         stats[key] = stats.get(key, 0) + value
-    return True
+    return kern.DONE

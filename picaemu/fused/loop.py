@@ -20,9 +20,13 @@ untouched (Python asks the sink for that state's plans and hands the draw back, 
 - the vertex and fragment sides both accept the draw at run time (they answer before writing anything).
 
 Pipeline events the kernel queues between draws (a restart with every draw, cache clears, flushes) reach the
-pipeline when the loop returns, after the draws it ran: for the draws the loop may run (whole-triangle lists
-into a pipeline with no fragment batch pending) their only effect, the assembler's strip parity, is dropped at
-the next change of topology, so their order relative to those draws changes nothing.
+pipeline when the loop returns, after the draws it ran (the pipeline has no fragment batch pending while the
+loop runs, so only the restart acts on what the loop's draws see). The loop follows the restarts itself: a draw
+runs only when the assembler holds nothing of its topology (``_starts_fresh``: a restart queued since the
+previous draw, a previous draw of this call that left nothing of that topology buffered, or the draw Python
+handed over after asking its assembler); a strip or fan continued without a restart goes to Python. The rows
+record each draw's topology and whether a restart preceded it, the last draw's buffered vertices come back in
+``held``, and ``CompiledDraws.assemble`` leaves the pipeline's assembler as the staged path would.
 
 Live fields are read from the registers at each draw with field positions taken from the register table
 (``LIVE_FIELDS``): vertex count, first vertex, index buffer offset and format, the attribute base, and the base
@@ -30,7 +34,8 @@ address of texture units 0-2 (written into the fragment plan's ``TEXTURE_ADDRESS
 
 Row columns (``R_*``): draw index, kind (``K.D_ARRAYS`` / ``K.D_ELEMENTS``), the trigger packet's word position,
 the buffer's packet count at the trigger, 1 when the trigger was its packet's last write, the word position after
-it, the vertex count, then the vertex counters (``VERTEX_COUNTERS``), the fragment counters
+it, the vertex count, the topology (``Topology`` value), 1 when a restart was queued since the previous draw,
+then the vertex counters (``VERTEX_COUNTERS``), the fragment counters
 (``FRAGMENT_COUNTERS``) and the 12.4 extent box (x lo, x hi, y lo, y hi; meaningful when a triangle was kept).
 """
 
@@ -48,6 +53,7 @@ from picaemu.draw import DrawCall, DrawKind
 from picaemu.draw_state import PLAN_DATA_UPLOADS, WRITE_GROUPS, Group
 from picaemu.fused.fragments import FRAGMENT_COUNTERS, TEXTURE_ADDRESS_SLOT, FragmentPlan, fragment_side
 from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
+from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import Assembler, Topology
 from picaemu.geometry.vertex_loader import INDEX_DTYPES
 from picaemu.regs import access, blocks, id_of
@@ -102,16 +108,22 @@ PROGRAM_GROUPS = int(PLAN_DATA_UPLOADS)  # writes that may change what a plan ke
 INDEX_U16 = next(code for code, name in blocks.geometry.INDEX_TYPES.items() if INDEX_DTYPES[name].itemsize == 2)
 TEXTURE_SLOTS = np.array(TEXTURE_ADDRESS_SLOT, np.int64)
 
-R_INDEX, R_KIND, R_STOP_POS, R_PACKETS, R_DONE, R_POS, R_VERTICES = range(7)
-R_VERTEX = 7  # + VERTEX_COUNTERS
+R_INDEX, R_KIND, R_STOP_POS, R_PACKETS, R_DONE, R_POS, R_VERTICES, R_TOPOLOGY, R_RESTART = range(9)
+R_VERTEX = 9  # + VERTEX_COUNTERS
+R_ASSEMBLED = R_VERTEX + VERTEX_COUNTERS.index("primitives_assembled")
 R_FRAGMENT = R_VERTEX + len(VERTEX_COUNTERS)  # + FRAGMENT_COUNTERS
 R_BOX = R_FRAGMENT + len(FRAGMENT_COUNTERS)  # 4 columns
 ROW_LEN = R_BOX + 4
 ROWS = 1024  # rows per chunk: the loop returns to Python when they are full
 # fstate slots: rows filled, groups the loop's draws took, draw limit, a pending draw to run first and its groups,
-# the plan table's current slot
-FS_ROWS, FS_DIRTY, FS_LIMIT, FS_PENDING, FS_PENDING_DIRTY, FS_CURRENT = range(6)
-FSTATE_LEN = 6
+# the plan table's current slot; the assembler as the loop's draws left it: the last draw's topology + 1 (0: no
+# draw yet in this call), the vertices it left buffered (rows of ``held``), the queued events already looked at
+FS_ROWS, FS_DIRTY, FS_LIMIT, FS_PENDING, FS_PENDING_DIRTY, FS_CURRENT, FS_TOPOLOGY, FS_HELD, FS_EVENTS = range(9)
+FSTATE_LEN = 9
+HELD_SHAPE = (2, NUM_COLUMNS)  # ``held``: the vertices the last draw left buffered (float32)
+# RESTART_PRIMITIVE: the queued event that empties the assembler when its ``restart`` bit is set
+_RESTART = access.locate("RESTART_PRIMITIVE", "restart")
+RESTART_ID, RESTART_GATE = _RESTART[0], ((1 << _RESTART[1].width) - 1) << _RESTART[1].lo
 TABLE_SLOTS = 8  # plans the loop switches between by register content
 S_ROWS_FULL, S_DECLINED = K.S_ROWS_FULL, K.S_DECLINED
 
@@ -134,6 +146,7 @@ class CompiledPlans:
 
 
 COUNTER_NAMES = (*VERTEX_COUNTERS, *FRAGMENT_COUNTERS)  # columns R_VERTEX .. R_BOX
+TOPOLOGIES = tuple(Topology)  # by code (column R_TOPOLOGY)
 
 
 @dataclass(frozen=True)
@@ -147,6 +160,22 @@ class CompiledDraws:
     address: int  # physical address of the buffer (0: not in emulated memory)
     words: int  # words in the buffer
     seconds: float  # wall time of the loop call: each draw's ``time_s`` is an equal share
+    held: np.ndarray  # (k <= 2, NUM_COLUMNS) float32 vertices the last draw left buffered (valid during the call)
+    restart_after: bool  # a restart was queued after the last draw (it empties the assembler)
+
+    def assemble(self, assembler: Assembler) -> None:
+        """Bring ``assembler`` to the state the staged path leaves after these draws and the restarts queued
+        between and after them (rows ``R_TOPOLOGY``, ``R_RESTART``, ``R_ASSEMBLED``): from the last restart on
+        (nothing before it shows), each draw starting with nothing buffered (the loop's rule)."""
+        restarts = np.flatnonzero(self.rows[:, R_RESTART])
+        first = int(restarts[-1]) if restarts.size else 0
+        if restarts.size:
+            assembler.reset()
+        last = len(self) - 1
+        for i, (topology, triangles) in enumerate(self.rows[first:, [R_TOPOLOGY, R_ASSEMBLED]].tolist(), first):
+            assembler.advance(TOPOLOGIES[topology], triangles, self.held if i == last else None)
+        if self.restart_after:
+            assembler.reset()
 
     def __len__(self) -> int:
         return self.rows.shape[0]
@@ -197,16 +226,42 @@ def _watched_hold(regs, watched):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _draw(regs, fu, kind, watched, vertex_args, fragment_args, fragment_ints, row):  # pragma: no cover - compiled
-    """Run the draw the registers describe into ``row``; False (nothing written) when a side refuses it."""
-    if not _watched_hold(regs, watched):
+def _restarted(events, start, end):  # pragma: no cover - compiled
+    """Whether one of the queued events ``events[start:end]`` restarts primitive assembly."""
+    for e in range(start, end):  # noqa: SIM110 - a generator in numba costs more than the loop
+        if events[e, 0] == RESTART_ID and events[e, 1] & RESTART_GATE:
+            return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _starts_fresh(topology, handed, restart, fstate):  # pragma: no cover - compiled
+    """Whether a draw of ``topology`` starts with nothing buffered in the assembler (and a strip parity of 0): the
+    draw Python handed over (it asked its assembler), a restart queued since the loop's previous draw, or a
+    previous draw of this call that left nothing of this topology buffered. Otherwise only Python's assembler
+    knows (the loop's first draw after a return to Python)."""
+    if handed or restart:
+        return True
+    last = fstate[FS_TOPOLOGY] - 1
+    return last >= 0 and (last != topology or fstate[FS_HELD] == 0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _draw(
+    regs, fu, kind, handed, restart, watched, vertex_args, fragment_args, fragment_ints, row, held, fstate
+):  # pragma: no cover - compiled
+    """Run the draw the registers describe into ``row``, the vertices it leaves buffered into ``held`` and the
+    ``FS_TOPOLOGY`` / ``FS_HELD`` slots; False (nothing written) when a side refuses it or the assembler may hold
+    vertices of an earlier draw (``_starts_fresh``)."""
+    topology = vertex_args[0]
+    if not _watched_hold(regs, watched) or not _starts_fresh(topology, handed, restart, fstate):
         return False
     count = _live(regs, F_COUNT)
     index_address = _live(regs, F_BASE) + _live(regs, F_INDEX_OFFSET)  # as ``VertexLoaderState.with_range``
     for u in range(TEXTURE_SLOTS.shape[0]):
         fragment_ints[TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)
     vcounts = row[R_VERTEX:R_FRAGMENT]
-    ok, tris, box = vertex_side(
+    ok, tris, box, kept = vertex_side(
         kind == K.D_ELEMENTS,
         count,
         _live(regs, F_FIRST),
@@ -221,9 +276,11 @@ def _draw(regs, fu, kind, watched, vertex_args, fragment_args, fragment_ints, ro
     fcounts = row[R_FRAGMENT:R_BOX]
     if fragment_side(tris[0], tris[1], tris[2], tris[3], tris[4], tris[5], *fragment_args, fcounts) != 0:
         return False
-    row[R_VERTICES] = count
+    row[R_VERTICES], row[R_TOPOLOGY], row[R_RESTART] = count, topology, restart
     for j in range(4):
         row[R_BOX + j] = box[j]
+    fstate[FS_TOPOLOGY], fstate[FS_HELD] = topology + 1, kept.shape[0]
+    held[: kept.shape[0]] = kept
     return True
 
 
@@ -292,12 +349,14 @@ def run(
     fragment_args,
     fragment_ints,
     rows,
+    held,
     fstate,
 ):  # pragma: no cover - compiled
     """``K.run`` until something needs Python that is not a draw this loop can run (module docstring); returns
     the kernel's status, ``S_ROWS_FULL``, or ``S_DECLINED`` when the pending draw (``fstate[FS_PENDING]``: the
     trigger the kernel last stopped at, whose groups Python already took into ``FS_PENDING_DIRTY``) is left to
-    Python. The plans are ``PlanTable.args``: ``count`` slots, slot ``fstate[FS_CURRENT]`` current."""
+    Python. The plans are ``PlanTable.args``: ``count`` slots, slot ``fstate[FS_CURRENT]`` current. ``held``
+    (``HELD_SHAPE``) float32 receives the vertices the last draw left buffered (``FS_HELD`` rows)."""
     while True:
         if fstate[FS_ROWS] >= rows.shape[0]:
             return S_ROWS_FULL
@@ -306,7 +365,8 @@ def run(
         ):
             return K.S_DRAWS_FULL
         j = fstate[FS_CURRENT]
-        if fstate[FS_PENDING]:
+        handed = fstate[FS_PENDING] != 0
+        if handed:
             fstate[FS_PENDING] = 0
             dirty = fstate[FS_PENDING_DIRTY]
             status = S_DECLINED
@@ -353,9 +413,13 @@ def run(
         kind = K.D_ARRAYS if reg == _ARRAYS_ID else K.D_ELEMENTS
         row = rows[fstate[FS_ROWS]]
         row[:] = 0
-        if not _draw(regs, fu, kind, watched[j], vertex_args[j], fragment_args[j], fragment_ints[j], row):
+        restart = _restarted(events, fstate[FS_EVENTS], cursor[K.K_NEV])
+        if not _draw(
+            regs, fu, kind, handed, restart, watched[j], vertex_args[j], fragment_args[j], fragment_ints[j], row,
+            held, fstate,
+        ):  # fmt: skip
             return status
-        fstate[FS_CURRENT] = j
+        fstate[FS_CURRENT], fstate[FS_EVENTS] = j, cursor[K.K_NEV]
         _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row, fstate)
         if cursor[K.K_DRAWS] > fstate[FS_LIMIT]:  # the last draw it may run: Python acts after it
             return S_ROWS_FULL
@@ -435,17 +499,18 @@ class PlanCache:
 
     def plans(self, call: DrawCall, assembler: Assembler) -> CompiledPlans | None:
         """``plans_for(call)``, remembered by ``call.plan_key`` (when set); None while ``assembler`` holds vertices
-        of an unfinished primitive (the loop's draws start whole triangles)."""
-        if not assembler.takes_whole_triangles(Topology.LIST):
-            return None
+        of an unfinished primitive of the draw's topology (the loop's draws start with nothing buffered)."""
         key = call.plan_key
         if key is None:
-            return plans_for(call)
-        plans = self._plans.get(key, self)
-        if plans is self:
-            plans = self._plans[key] = plans_for(call)
-            if len(self._plans) > PLAN_CACHE_ENTRIES:
-                self._plans.popitem(last=False)
+            plans = plans_for(call)
+        else:
+            plans = self._plans.get(key, self)  # type: ignore[arg-type]
+            if plans is self:
+                plans = self._plans[key] = plans_for(call)
+                if len(self._plans) > PLAN_CACHE_ENTRIES:
+                    self._plans.popitem(last=False)
+        if plans is None or not assembler.takes_whole_triangles(plans.vertices.topology):  # type: ignore[union-attr]
+            return None
         return plans  # type: ignore[return-value]
 
 

@@ -17,14 +17,24 @@ live array: the plan holds the store itself, which uploads write in place). f32 
 payloads kept, as the staged path's byte copy). Reads go straight to the region arrays and do not mark pages live
 (``PhysicalMemory.live_pages``): a read changes no page, and every writer marks the pages it writes.
 
-Not covered (``VertexPlan.of`` answers why, as a str): immediate-mode draws (no plan is asked for), a part of the
-draw's vertex side that failed to decode, the geometry shader, a topology other than a triangle list, the user
-clip plane, flow control in the vertex shader, memory without VRAM / FCRAM. At run time ``vertex_side`` answers
-``ok`` False, having changed nothing, when the draw is not the common case: no vertices, more than
-``MAX_DRAW_VERTICES`` or ``POOL_MIN_LANES`` or more unique vertices, a count not a multiple of 3, an index or
-attribute read not wholly inside VRAM or FCRAM (the staged path then raises its named ``MemoryFault``, or reads
-another region). ``run`` also leaves the draw to the staged path when the primitive assembler holds vertices of
-an earlier draw. Triangles crossing the clip volume are clipped in the call (the front end's kernel).
+Covered topologies: triangle lists, "geometry primitive" draws without the geometry shader (citro3d's indexed
+lists: assembled as lists), strips and fans, each starting with nothing buffered in the assembler (so a strip
+starts at parity 0); the triangles come from the assembler's own compiled rule
+(``primitive_assembly.triangle_positions``) and the vertices a strip or fan leaves buffered
+(``kept_positions``: its last two, a fan's centre and last) come back as ``held``, which ``run`` hands to the
+``Assembler`` (``advance``) for a later draw that continues it without a restart.
+
+Not covered (``VertexPlan.of`` answers why, as a str): immediate-mode draws (no plan is asked for), a part of the draw's
+vertex side that failed to decode, the geometry shader, vertex-shader flow control that depends on vertex data (``ifc``
+/ ``callc`` / ``jmpc`` / ``breakc`` reached; flow steered by the bool / int uniforms only is covered:
+``front_end.plan_for``), memory without VRAM / FCRAM. At run time ``vertex_side`` answers ``ok`` False, having changed
+nothing, when the draw is not the common case: no vertices, more than ``MAX_DRAW_VERTICES`` or ``POOL_MIN_LANES`` or
+more unique vertices, a list count not a multiple of 3, a strip or fan of fewer than 3 vertices, an index or attribute
+read not wholly inside VRAM or FCRAM (the staged path then raises its named ``MemoryFault``, or reads another region).
+``run`` also leaves the draw to the staged path when the primitive assembler holds vertices of an earlier draw of the
+same topology (a strip or fan continued without a restart, a list of an incomplete triangle). Triangles crossing the
+clip volume or the user clip plane are clipped in the call (the front end's kernel, ``clipping.classify`` then
+``clip_classified``, as the staged path).
 """
 
 from __future__ import annotations
@@ -39,7 +49,7 @@ from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import PicaError
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import NUM_COLUMNS
-from picaemu.geometry.primitive_assembly import Assembler, Topology
+from picaemu.geometry.primitive_assembly import TRIPLES, Assembler, Topology, kept_positions, triangle_positions
 from picaemu.geometry.vertex_loader import DEFAULT_COMPONENTS, ELEMENT_DTYPES, MAX_DRAW_VERTICES, VertexLoaderState
 from picaemu.memory import PhysicalMemory
 from picaemu.shader.interpreter import POOL_MIN_LANES
@@ -62,18 +72,22 @@ S8, U8, S16, F32 = range(4)
 ITEM_SIZES = np.array([1, 1, 2, 4], np.int64)
 # columns of the (R, 5) int64 read table: one row per loaded attribute
 ATTRIBUTE, ADDRESS, STRIDE, FORMAT, COMPONENTS = range(5)
+ASSEMBLED = VERTEX_COUNTERS.index("primitives_assembled")
 EMPTY_BOX = (0, 0, -1, -1)  # ``vertex_side``'s box when no triangle is left
 
 
 @dataclass(frozen=True)
 class VertexPlan:
-    """``args``: the values ``vertex_side`` takes after the live fields, in its order: reads (R, 5) int64 (the
-    columns above; addresses are bytes of vertex index 0), fixed (F,) int64 attributes from the store, the store
-    (16, 4) float32 (live), K the configured attribute count, the front end's pairs / plan rows / written outputs /
-    source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the fixed clip
-    planes (P, 4) and offsets (P,) float64, instructions per vertex, framebuffer width and height, then VRAM (uint8
-    array, live) and its base address, FCRAM and its base address."""
+    """``topology``: how the draw's stream forms triangles. ``args``: the values ``vertex_side`` takes after the
+    live fields, in its order: the topology's code (``Topology`` value), reads (R, 5) int64 (the columns above;
+    addresses are bytes of vertex index 0), fixed (F,) int64 attributes from the store, the store (16, 4) float32
+    (live), K the configured attribute count, the front end's pairs / plan rows / segments / written outputs /
+    source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the clip
+    planes (P, 4) and offsets (P,) float64 (``ClipState``: the fixed ones, then the user plane when enabled),
+    instructions per vertex, framebuffer width and height, then VRAM (uint8 array, live) and its base address,
+    FCRAM and its base address."""
 
+    topology: Topology
     args: tuple
 
     @classmethod
@@ -85,10 +99,6 @@ class VertexPlan:
         prim, loader = ds.primitives, ds.loader
         if prim.gs_in_use:
             return "geometry shader"
-        if prim.topology is not Topology.LIST:
-            return f"topology {prim.topology.name.lower()}, not a triangle list"
-        if not ds.clip.fixed_only:
-            return "user clip plane"
         names = {region.name: region for region in memory.regions}
         if "vram" not in names or "fcram" not in names:
             return "memory without VRAM and FCRAM regions"
@@ -97,17 +107,20 @@ class VertexPlan:
         except PicaError as err:  # the staged path raises it at the output map
             return f"output map: {err}"
         if fe is None:
-            return "flow control in the vertex shader (or its entry outside the program)"
+            return "flow control on vertex data in the vertex shader (or its entry outside the program)"
         reads = read_table(loader)
         vp, fb = ds.viewport, ds.framebuffer
         return cls(
+            prim.topology,
             (
+                prim.topology.value,
                 reads,
                 np.array(loader.fixed, np.int64),
                 fixed_attribs,
                 int(loader.num_attributes),
                 fe.pairs,
                 fe.plan,
+                fe.segments,
                 fe.written,
                 fe.source,
                 bool(ds.varyings.quaternions),
@@ -125,7 +138,7 @@ class VertexPlan:
                 int(names["vram"].base),
                 memory.region_bytes("fcram"),
                 int(names["fcram"].base),
-            )
+            ),
         )
 
 
@@ -140,11 +153,13 @@ def read_table(loader: VertexLoaderState) -> np.ndarray:
 class PlanCache:
     """The last draw's ``VertexPlan.of``, remembered for its loader layout, program, output map, varyings,
     primitives, clip, viewport, framebuffer, memory and fixed store (by identity: the draw-state cache hands the
-    same part objects to draws that did not change them; the uniforms and the draw range are live). One per owner
+    same part objects to draws that did not change them) and, for a program with flow control, the bool and int
+    uniforms its path follows (``front_end.flow_key``); the float uniforms and the draw range are live. One per owner
     (the pipeline): the plan holds the memory's arrays, which must die with their replay."""
 
     def __init__(self) -> None:
         self._key: tuple = ()
+        self._flow: bytes | None = None  # ``front_end.flow_key`` of the last draw: the uniforms a flow path follows
         self._plan: VertexPlan | str = "no draw yet"
 
     def plan_of(self, ds: DrawState, memory: PhysicalMemory, fixed_attribs: np.ndarray) -> VertexPlan | str:
@@ -162,9 +177,15 @@ class PlanCache:
             fixed_attribs,
         )
         last = self._key
-        if last and not ds.failed and all(a is b for a, b in zip(last, key, strict=True)):
+        if (
+            last
+            and not ds.failed
+            and all(a is b for a, b in zip(last, key, strict=True))
+            and (self._flow is None or self._flow == front_end.flow_key(ds))
+        ):
             return self._plan
         self._key, self._plan = key, VertexPlan.of(ds, memory, fixed_attribs)
+        self._flow = None if ds.failed else front_end.flow_key(ds)
         return self._plan
 
 
@@ -174,11 +195,11 @@ def run(
     """The draw's culled window triangles and window bounds (None when no triangle is left), its counters added to
     ``stats``, the assembler advanced; or None (nothing changed): the staged path runs the draw (module
     docstring). ``kind``: ARRAYS or ELEMENTS, the range from ``ds.vertex_range``."""
-    if not assembler.takes_whole_triangles(Topology.LIST):
+    if not assembler.takes_whole_triangles(plan.topology):
         return None
     vr = ds.vertex_range
     counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
-    ok, arrays, box = vertex_side(
+    ok, arrays, box, held = vertex_side(
         kind is DrawKind.ELEMENTS,
         vr.count,
         vr.first,
@@ -190,7 +211,7 @@ def run(
     )
     if not ok:
         return None
-    assembler.advance(Topology.LIST, vr.count)
+    assembler.advance(plan.topology, int(counts[ASSEMBLED]), held)
     for key, value in zip(VERTEX_COUNTERS, counts.tolist(), strict=True):
         stats[key] = stats.get(key, 0) + value
     wt = clipping.WindowTriangles(*arrays)
@@ -301,6 +322,12 @@ def _empty():  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
+def _none_held():  # pragma: no cover - compiled
+    """No vertex left buffered (``vertex_side``'s held rows of a failure)."""
+    return np.empty((0, NUM_COLUMNS), np.float32)
+
+
+@numba.njit(cache=True)
 def vertex_side(
     kind_elements,
     count,
@@ -308,12 +335,14 @@ def vertex_side(
     index_address,
     index_u16,
     floats,
+    topology,
     reads,
     fixed,
     fixed_values,
     num_attributes,
     pairs,
     plan,
+    segments,
     written,
     source,
     quaternions,
@@ -333,35 +362,46 @@ def vertex_side(
     fcram_base,
     counts,
 ):  # pragma: no cover
-    """(ok, (x, y, zndc, inv_w, varyings, primitive), (x0, y0, x1, y1)): one draw's vertex side (module
+    """(ok, (x, y, zndc, inv_w, varyings, primitive), (x0, y0, x1, y1), held): one draw's vertex side (module
     docstring), the arrays as ``clipping.WindowTriangles`` after culling, the box as ``clipping.window_box``
-    (``EMPTY_BOX`` when no triangle is left); ``counts`` (len(VERTEX_COUNTERS),) int64 receives the counters.
-    ok False: not the common case, ``counts`` untouched. Live fields: ``kind_elements`` (bool), ``count``
-    (NUMVERTICES), ``first`` (VERTEX_OFFSET), ``index_address`` (bytes), ``index_u16`` (bool), ``floats`` (96, 4)
-    float32 VS float uniforms; the rest is ``VertexPlan.args``."""
-    if count == 0 or count % 3 or count > MAX_DRAW_VERTICES or (not kind_elements and count >= POOL_MIN_LANES):
-        return False, _empty(), EMPTY_BOX
+    (``EMPTY_BOX`` when no triangle is left), held the (k <= 2, NUM_COLUMNS) float32 output-mapped vertices the
+    draw leaves buffered in the assembler (``kept_positions``: a strip's last two, a fan's centre and last);
+    ``counts`` (len(VERTEX_COUNTERS),) int64 receives the counters. ok False: not the common case, ``counts``
+    untouched. Live fields: ``kind_elements`` (bool), ``count`` (NUMVERTICES), ``first`` (VERTEX_OFFSET),
+    ``index_address`` (bytes), ``index_u16`` (bool), ``floats`` (96, 4) float32 VS float uniforms; the rest is
+    ``VertexPlan.args``. The draw starts with nothing buffered and a strip parity of 0 (the callers' check:
+    ``Assembler.takes_whole_triangles``)."""
+    triples = topology == TRIPLES[0] or topology == TRIPLES[1]
+    if (
+        count == 0
+        or (count % 3 if triples else count < 3)
+        or count > MAX_DRAW_VERTICES
+        or (not kind_elements and count >= POOL_MIN_LANES)
+    ):
+        return False, _empty(), EMPTY_BOX, _none_held()
     ok, stream = _stream(kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base)
     if not ok:
-        return False, _empty(), EMPTY_BOX
+        return False, _empty(), EMPTY_BOX, _none_held()
     if kind_elements:
         unique, inverse = _unique(stream)
     else:
         unique, inverse = stream, np.arange(count)
     u = unique.shape[0]
     if u >= POOL_MIN_LANES:
-        return False, _empty(), EMPTY_BOX
+        return False, _empty(), EMPTY_BOX, _none_held()
     ok, attrs = _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
     if not ok:
-        return False, _empty(), EMPTY_BOX
-    arrays, (invalid, away, clipped), culled, extent = front_end._front_end(
+        return False, _empty(), EMPTY_BOX, _none_held()
+    corners = inverse if triples else inverse[triangle_positions(topology, count, 0).ravel()]
+    arrays, (invalid, away, clipped), culled, extent, vert = front_end._front_end(
         attrs,
         pairs,
         plan,
+        segments,
         floats,
         written,
-        inverse,
-        not kind_elements,
+        corners,
+        triples and not kind_elements,
         source,
         quaternions,
         half_w,
@@ -372,9 +412,13 @@ def vertex_side(
         planes,
         offsets,
     )
-    kept = arrays[0].shape[0]
-    totals = (count, u, u, instructions * u, count // 3, invalid, away, clipped, culled, kept)
+    kept = kept_positions(topology, count)
+    held = np.empty((kept.shape[0], NUM_COLUMNS), np.float32)
+    for i in range(kept.shape[0]):
+        held[i] = vert[inverse[kept[i]]]
+    triangles = corners.shape[0] // 3
+    totals = (count, u, u, instructions * u, triangles, invalid, away, clipped, culled, arrays[0].shape[0])
     for i in range(len(totals)):
         counts[i] = totals[i]
-    box = clipping.window_box(extent, width, height) if kept else EMPTY_BOX
-    return True, arrays, box
+    box = clipping.window_box(extent, width, height) if arrays[0].shape[0] else EMPTY_BOX
+    return True, arrays, box, held

@@ -25,13 +25,12 @@ both; zero-area triangles are always dropped; kept clockwise triangles are reord
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numba
 import numpy as np
 
 from picaemu.errors import PipelineError
-from picaemu.geometry.output_map import POS, QUAT
+from picaemu.geometry.output_map import QUAT
 from picaemu.regs import access, id_of
 
 SUBPIXEL = 16  # 12.4 fixed point
@@ -48,8 +47,6 @@ FIXED_PLANES = (
     ((0.0, 0.0, 1.0, 1.0), 0.0),  # far: z + w
     ((0.0, 0.0, 0.0, 1.0), -W_MIN),  # w > 0
 )
-FIXED_PLANE_ARRAY = np.array([p for p, _ in FIXED_PLANES], np.float64)
-FIXED_OFFSET_ARRAY = np.array([o for _, o in FIXED_PLANES], np.float64)
 CULL_DROPS = {0: 0, 1: 1, 2: -1, 3: 0}  # cull mode -> sign of the area that is dropped (0 = none)
 
 
@@ -71,11 +68,6 @@ class ClipState:
             planes.append(user)
             offsets.append(0.0)
         return cls(np.array(planes, np.float64), np.array(offsets, np.float64))
-
-    @cached_property
-    def fixed_only(self) -> bool:
-        """True when the planes are the fixed ones (no user plane): ``_classify`` serves them."""
-        return bool(np.array_equal(self.planes, FIXED_PLANE_ARRAY) and np.array_equal(self.offsets, FIXED_OFFSET_ARRAY))
 
 
 @dataclass(frozen=True)
@@ -213,7 +205,7 @@ def _classify(tris, out):  # pragma: no cover - compiled
     STRADDLE / INVALID. Their coefficients are 0 or +-1 with at most two non-zero terms with the offset, so every
     distance ``offset + sum(coefficient * position)`` is one float64 rounding whatever the summation order; it is
     written out here plane by plane (bit p of a vertex's mask: outside plane p), without the zero terms (a test
-    holds it to the matrix form of ``_classes_numpy``)."""
+    holds it to ``_classify_planes`` and to a matrix form)."""
     for t in range(tris.shape[0]):
         finite = True
         for i in range(3):
@@ -247,23 +239,50 @@ def _classify(tris, out):  # pragma: no cover - compiled
         out[t] = KEEP if any_out == 0 else (REJECT if all_out != 0 else STRADDLE)
 
 
+@numba.njit(cache=True)
+def _classify_planes(tris, planes, offsets, out):  # pragma: no cover - compiled
+    """``_classify`` against any (P, 4) float64 ``planes`` / (P,) ``offsets`` (the fixed ones and the user plane):
+    a vertex is outside plane p when ``offset + a x + b y + c z + d w`` (float64, summed in that order, as
+    ``_clip_polygons`` measures it) is below ``-INSIDE_EPS``. On the fixed planes it agrees with ``_classify``
+    (their sums are one rounding whatever the order)."""
+    for t in range(tris.shape[0]):
+        finite = True
+        for i in range(3):
+            for k in range(4):
+                finite &= np.isfinite(tris[t, i, k])
+        if not finite:
+            out[t] = INVALID
+            continue
+        inside, rejected = True, False
+        for p in range(planes.shape[0]):
+            outside = 0
+            for i in range(3):
+                d = offsets[p]
+                for k in range(4):
+                    d += planes[p, k] * np.float64(tris[t, i, k])
+                outside += not d >= -INSIDE_EPS
+            inside &= outside == 0
+            rejected |= outside == 3
+        out[t] = KEEP if inside else (REJECT if rejected else STRADDLE)
+
+
+@numba.njit(cache=True)
+def classify(tris, planes, offsets, out):  # pragma: no cover - compiled
+    """Class (``KEEP`` / ``REJECT`` / ``STRADDLE`` / ``INVALID``) of each (T, 3, C) float32 triangle into ``out``
+    (T,) int8, against the ``ClipState`` planes: ``_classify`` when they are the fixed ones (a ``ClipState`` has
+    the user plane after them, or nothing), else ``_classify_planes``. Shared by ``clip_triangles`` and the fused
+    front end."""
+    if planes.shape[0] == len(FIXED_PLANES):
+        _classify(tris, out)
+    else:
+        _classify_planes(tris, planes, offsets, out)
+
+
 def _classes(tris: np.ndarray, clip: ClipState) -> np.ndarray:
-    """(T,) int8 class of every triangle (``_classify`` for the fixed planes; numpy for a user plane)."""
-    if clip.fixed_only:
-        out = np.empty(tris.shape[0], np.int8)
-        _classify(np.ascontiguousarray(tris, np.float32), out)  # the kernel reads columns 0-3 in place
-        return out
-    return _classes_numpy(tris, clip)
-
-
-def _classes_numpy(tris: np.ndarray, clip: ClipState) -> np.ndarray:
-    """(T,) int8 classes against any planes (float64, one matrix product)."""
-    pos = tris[:, :, POS].astype(np.float64)
-    finite = np.isfinite(pos).all(axis=(1, 2))
-    inside = (pos @ clip.planes.T + clip.offsets) >= -INSIDE_EPS  # (T, 3, P)
-    rejected = (~inside).all(axis=1).any(axis=1)
-    classes = np.where(inside.all(axis=(1, 2)), KEEP, np.where(rejected, REJECT, STRADDLE))
-    return np.where(finite, classes, INVALID).astype(np.int8)
+    """(T,) int8 class of every triangle (``classify``)."""
+    out = np.empty(tris.shape[0], np.int8)
+    classify(np.ascontiguousarray(tris, np.float32), clip.planes, clip.offsets, out)  # columns 0-3 read in place
+    return out
 
 
 def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:

@@ -8,23 +8,26 @@ staged path (vertex shader -> output map -> primitive assembly -> clip -> viewpo
 ``picaemu.pipeline``) computes — or None when the draw is not the common case, having changed nothing (then the
 caller runs the staged path on the same batch). The fused kernel only calls the stages' own compiled kernels
 (``shader.kernel.load_attributes / run_segment / store_outputs``, ``output_map._fill_columns``,
-``clipping._align_quaternions / _classify / clip_classified / _window / _cull_count / _cull_gather / extent``):
+``clipping._align_quaternions / classify / clip_classified / _window / _cull_count / _cull_gather / extent``):
 there is no second implementation of any rule here.
 
 The common case (``plan_for`` decides, per program and output map, remembered):
 - fewer than ``POOL_MIN_LANES`` unique vertices (the small draws whose fixed cost this path removes; a large
   draw's stage calls cost little beside its work, and the interpreter reuses pooled register files for it);
-- a vertex shader without flow control (``Program.straight_run``: arithmetic then END), the pipeline's default
+- a vertex shader whose flow control depends on the bool / int uniforms only (``Program.straight_run``:
+  arithmetic then END; else ``interpreter.UniformTrace``: the arithmetic runs every vertex executes, traced once
+  per program and uniforms, run back to back with the loop counter aL each ran under), the pipeline's default
   vertex shader seam, no geometry shader;
-- a triangle list of whole triangles with nothing pending in the assembler (the draw neither takes nor leaves
-  vertices across the draw boundary);
-- the fixed clip planes only (triangles crossing them are clipped in the kernel, by the staged path's
-  ``clipping.clip_classified``).
+- a triangle list (or a "geometry primitive" draw without the geometry shader, assembled as a list) of whole
+  triangles with nothing pending in the assembler (the draw neither takes nor leaves vertices across the draw
+  boundary); ``picaemu.fused.vertices`` also takes strips and fans;
+- any clip planes: the fixed ones and the user plane (classified by ``clipping.classify``; triangles crossing
+  them are clipped in the kernel, by the staged path's ``clipping.clip_classified``).
 
-Counters (added only on success): ``vertices_shaded``, ``shader_instructions`` (arithmetic run + END, times the
-unique vertices, as ``Machine.run`` counts a straight program), ``primitives_assembled``, the clip counts
-(``primitives_invalid``, ``primitives_clipped_away``, ``primitives_clipped``), ``primitives_culled``,
-``primitives_rasterized``.
+Counters (added only on success): ``vertices_shaded``, ``shader_instructions`` (the instructions one vertex executes,
+flow instructions and END included, times the unique vertices, as ``Machine.run`` counts them),
+``primitives_assembled``, the clip counts (``primitives_invalid``, ``primitives_clipped_away``, ``primitives_clipped``),
+``primitives_culled``, ``primitives_rasterized``.
 """
 
 from __future__ import annotations
@@ -36,11 +39,11 @@ import numpy as np
 
 from picaemu.draw_state import DrawState
 from picaemu.geometry import clipping
-from picaemu.geometry.clipping import KEEP, _align_quaternions, _classify, _cull_count, _cull_gather, _window, extent
+from picaemu.geometry.clipping import KEEP, _align_quaternions, _cull_count, _cull_gather, _window, classify, extent
 from picaemu.geometry.output_map import COLOR, NUM_COLUMNS, _fill_columns, _source_table
-from picaemu.geometry.primitive_assembly import Assembler, Topology
+from picaemu.geometry.primitive_assembly import TRIPLES, Assembler
 from picaemu.geometry.vertex_loader import VertexBatch
-from picaemu.shader.interpreter import POOL_MIN_LANES
+from picaemu.shader.interpreter import POOL_MIN_LANES, uniform_trace
 from picaemu.shader.isa import NUM_C
 from picaemu.shader.kernel import NUM_OUT, load_attributes, run_segment, store_outputs
 from picaemu.shader.program import NUM_REGS_VR, program_of
@@ -51,32 +54,53 @@ NO_PAIRS = np.zeros((0, 2), np.int64)
 
 @dataclass(frozen=True)
 class FrontEndPlan:
-    """What the fused kernel needs of one program + output map: the arithmetic run's plan rows (K, ROW) int32,
-    the (P, 2) int64 input pairs, the (16,) bool written outputs, the (22,) int64 output-map source table and
-    the instructions executed per vertex."""
+    """What the fused kernel needs of one program + output map (+ uniforms, for a program with flow control): the
+    plan rows (K, ROW) int32 of the arithmetic runs every vertex executes, in order, and the (S, 3) int64 segments
+    table (first row, row past the last, aL while they run); the (P, 2) int64 input pairs, the (16,) bool written
+    outputs, the (22,) int64 output-map source table, the instructions executed per vertex, and the bool + int
+    uniform bytes the path was traced under (None: a straight program, which no uniform steers)."""
 
     plan: np.ndarray
+    segments: np.ndarray
     pairs: np.ndarray
     written: np.ndarray
     source: np.ndarray
     instructions: int
+    uniforms: bytes | None
 
 
-_last: tuple[tuple, FrontEndPlan | None] | None = None  # the last draw's (key objects, plan): checked by identity
+_last: tuple[tuple, FrontEndPlan | None, bytes | None] | None = None  # the last draw's (key objects, plan, flow key)
+
+
+def flow_key(ds: DrawState) -> bytes | None:
+    """What besides the program the path of ``ds``'s vertex shader depends on: None for a straight program (or an
+    entry outside the program), else the bool and int uniform bytes (``UniformTrace`` follows them)."""
+    setup = ds.vs_program
+    entry = setup.entry
+    if not 0 <= entry < setup.code_words or program_of(setup).straight_run(entry):
+        return None
+    return ds.vs.bool_uniforms.tobytes() + ds.vs.int_uniforms.tobytes()
 
 
 def plan_for(ds: DrawState, num_inputs: int) -> FrontEndPlan | None:
-    """The fused plan of the draw's VS program and output map (None: the program has flow control, or the draw
-    uses the geometry shader). Remembered for the last program / output map / mask / input count (by identity:
-    the draw-state cache hands the same part objects to draws that did not change them)."""
+    """The fused plan of the draw's VS program and output map (None: the program reaches flow control that
+    depends on vertex data, or fails, or the draw uses the geometry shader). Remembered for the last program /
+    output map / mask / input count (by identity: the draw-state cache hands the same part objects to draws that
+    did not change them) and, for a program with flow control, its bool and int uniforms (``flow_key``)."""
     global _last
     prim = ds.primitives
     key = (ds.vs_program, ds.output_map, prim.vs_outmap_mask, num_inputs, prim.gs_in_use)
     last = _last
-    if last is not None and last[0][0] is key[0] and last[0][1] is key[1] and last[0][2:] == key[2:]:
+    if (
+        last is not None
+        and last[0][0] is key[0]
+        and last[0][1] is key[1]
+        and last[0][2:] == key[2:]
+        and (last[2] is None or last[2] == flow_key(ds))
+    ):
         return last[1]
     plan = None if prim.gs_in_use else _build_plan(ds, num_inputs)
-    _last = (key, plan)
+    _last = (key, plan, flow_key(ds))
     return plan
 
 
@@ -88,16 +112,27 @@ def _build_plan(ds: DrawState, num_inputs: int) -> FrontEndPlan | None:
     if not 0 <= entry < setup.code_words:
         return None  # the staged path names the error
     run = program.straight_run(entry)
-    if not run:
-        return None
+    uniforms = None
+    if run:
+        runs, instructions = [(entry, run, 0)], run + 1
+    else:
+        trace = uniform_trace(ds.vs)
+        if trace is None or not trace.segments:
+            return None
+        runs, instructions, uniforms = trace.segments, trace.lane_instructions, flow_key(ds)
     pairs = program.input_pairs(entry, setup.input_permutation, min(setup.num_inputs, num_inputs))
     source, _ = _source_table(ds.output_map, ds.primitives.vs_outmap_mask)  # raises as map_outputs would
+    stops = np.cumsum([length for _, length, _ in runs])
+    table = [(stop - length, stop, al) for stop, (_, length, al) in zip(stops, runs, strict=True)]
+    segments = np.array(table, np.int64)
     return FrontEndPlan(
-        program.plan(entry, entry + run),
+        np.concatenate([program.plan(pc, pc + length) for pc, length, _ in runs]),
+        segments.reshape(-1, 3),
         NO_PAIRS if pairs is None else pairs,
         program.written_outputs(entry),
         source,
-        run + 1,
+        instructions,
+        uniforms,
     )
 
 
@@ -110,20 +145,20 @@ def run(
     n = batch.count
     if (
         batch.attributes.shape[0] >= POOL_MIN_LANES
-        or prim.topology is not Topology.LIST
+        or prim.topology.value not in TRIPLES
         or n % 3
-        or not clip.fixed_only
-        or not assembler.takes_whole_triangles(Topology.LIST)
+        or not assembler.takes_whole_triangles(prim.topology)
     ):
         return None
     plan = plan_for(ds, batch.attributes.shape[1])
     if plan is None:
         return None
     vp, fb = ds.viewport, ds.framebuffer
-    wt_arrays, (invalid, away, clipped), culled, box = _front_end(
+    wt_arrays, (invalid, away, clipped), culled, box, _ = _front_end(
         batch.attributes,
         plan.pairs,
         plan.plan,
+        plan.segments,
         ds.vs.float_uniforms,
         plan.written,
         batch.inverse,
@@ -138,9 +173,9 @@ def run(
         clip.planes,
         clip.offsets,
     )
-    assembler.advance(Topology.LIST, n)
-    wt = clipping.WindowTriangles(*wt_arrays)
     u, t = batch.attributes.shape[0], n // 3
+    assembler.advance(prim.topology, t)
+    wt = clipping.WindowTriangles(*wt_arrays)
     counters.update(
         vertices_shaded=u,
         primitives_assembled=t,
@@ -155,8 +190,9 @@ def run(
 
 
 @numba.njit(cache=True)
-def _shade(attrs, pairs, plan, floats, written):  # pragma: no cover - compiled
-    """The straight VS program on every row of ``attrs`` (U, K, 4): (U, 16, 4) float32 outputs, through the
+def _shade(attrs, pairs, plan, segments, floats, written):  # pragma: no cover - compiled
+    """The VS program's path (``FrontEndPlan``: its arithmetic runs ``plan[first:stop]`` in order, each with aL
+    set as the sequencer has it) on every row of ``attrs`` (U, K, 4): (U, 16, 4) float32 outputs, through the
     interpreter's kernels on register files laid out and initialised as ``interpreter.Machine``'s."""
     u = attrs.shape[0]
     vr = np.zeros((NUM_REGS_VR, 4, u), np.float32)
@@ -165,20 +201,16 @@ def _shade(attrs, pairs, plan, floats, written):  # pragma: no cover - compiled
     c[:NUM_C] = floats
     if pairs.shape[0]:
         load_attributes(attrs, pairs, vr)
-    run_segment(
-        plan,
-        vr,
-        out,
-        c,
-        np.zeros((2, u), np.int32),
-        np.zeros(u, np.int32),
-        np.zeros((2, u), np.bool_),
+    a0, al, cmp = np.zeros((2, u), np.int32), np.zeros(u, np.int32), np.zeros((2, u), np.bool_)
+    lanes, bufs, res, cols = (
         np.arange(u),
-        True,
         np.empty((3, 4, u), np.float32),
         np.empty((4, u), np.float32),
         np.empty((3, 4, 1), np.float32),
     )
+    for s in range(segments.shape[0]):
+        al[:] = segments[s, 2]
+        run_segment(plan[segments[s, 0] : segments[s, 1]], vr, out, c, a0, al, cmp, lanes, True, bufs, res, cols)
     result = np.empty((u, NUM_OUT, 4), np.float32)
     store_outputs(out, written, result)
     return result
@@ -189,6 +221,7 @@ def _front_end(
     attrs,
     pairs,
     plan,
+    segments,
     floats,
     written,
     inverse,
@@ -204,11 +237,12 @@ def _front_end(
     offsets,
 ):  # pragma: no cover - compiled
     """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
-    primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent). ``planes`` / ``offsets``: the fixed
-    clip planes (``ClipState``), against which triangles not wholly inside are clipped (``clipping.clip_classified``,
-    as ``clip_triangles``)."""
+    primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent, the (U, NUM_COLUMNS) float32 output-
+    mapped vertices). ``inverse`` (3T,): the row of each triangle corner, in triangle order (``identity``: rows in
+    order, consecutive triples). ``planes`` / ``offsets``: the clip planes (``ClipState``), against which triangles
+    not wholly inside are clipped (``clipping.clip_classified``, as ``clip_triangles``)."""
     u = attrs.shape[0]
-    outputs = _shade(attrs, pairs, plan, floats, written)
+    outputs = _shade(attrs, pairs, plan, segments, floats, written)
     vert = np.empty((u, NUM_COLUMNS), np.float32)
     _fill_columns(outputs.reshape(u, 4 * NUM_OUT), source, COLOR.start, COLOR.stop, vert)
     t = inverse.shape[0] // 3
@@ -216,7 +250,7 @@ def _front_end(
     if quaternions:
         _align_quaternions(tris)
     classes = np.empty(t, np.int8)
-    _classify(tris, classes)
+    classify(tris, planes, offsets, classes)
     primitive = np.arange(t).astype(np.int32)
     clip_counts = (0, 0, 0)
     if np.any(classes != KEEP):
@@ -240,4 +274,4 @@ def _front_end(
         x, y, zndc, inv_w, vary, primitive = ox[:kept], oy[:kept], oz[:kept], ow[:kept], ov[:kept], op[:kept]
     if x.shape[0]:
         box = extent(x, y)
-    return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box
+    return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box, vert

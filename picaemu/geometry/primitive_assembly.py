@@ -2,8 +2,7 @@
 
 Receives the topology (PRIMITIVE_CONFIG.topology, 0x25E) and the vertices of one draw in submission order as
 rows ``(N, C) float32`` (post output-map, see ``picaemu.geometry.output_map``); returns ``(T, 3, C) float32`` — the
-three
-vertices of every triangle, in the order the hardware assembles them — and updates the ``Assembler``:
+three vertices of every triangle, in the order the hardware assembles them — and updates the ``Assembler``:
 
 - list (0) and geometry primitives (3): (v0 v1 v2), (v3 v4 v5), ...
 - strip (1): (v0 v1 v2), (v2 v1 v3), (v2 v3 v4), (v4 v3 v5), ... (odd triangles swap their first two vertices)
@@ -13,6 +12,11 @@ Lists return a view of the stream (consecutive triples need no gather): the call
 Vertices of an incomplete primitive stay buffered in the ``Assembler`` and continue into the next draw, as on
 hardware (pica-pipeline.md §5); RESTART_PRIMITIVE (0x25F) and a topology change reset it (``reset()``). Winding
 flags of geometry-shader primitives belong to the geometry-shader path and are not handled here.
+
+The rule lives in two compiled functions, ``triangle_positions`` (which stream positions form each triangle) and
+``kept_positions`` (which stay buffered), shared by the ``Assembler`` and the compiled vertex side
+(``picaemu.fused.vertices``), which forms a draw's triangles itself and hands the ``Assembler`` the state it leaves
+(``advance``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+import numba
 import numpy as np
 
 
@@ -30,43 +35,40 @@ class Topology(Enum):
     GEOMETRY = 3
 
 
-def _list_tris(n: int, parity: int) -> np.ndarray:
-    t = n // 3
-    return np.arange(3 * t, dtype=np.int64).reshape(t, 3)
+LIST, STRIP, FAN, GEOMETRY = (t.value for t in Topology)  # the codes the compiled functions take
+# topologies whose triangles are consecutive triples of the stream (a GS-less "geometry primitive" draw too)
+TRIPLES = (LIST, GEOMETRY)
 
 
-def _strip_tris(n: int, parity: int) -> np.ndarray:
-    i = np.arange(max(n - 2, 0), dtype=np.int64)
-    odd = ((i + parity) & 1).astype(bool)
-    tris = np.stack([i, i + 1, i + 2], axis=1)
-    tris[odd, 0], tris[odd, 1] = i[odd] + 1, i[odd]
-    return tris
+@numba.njit(cache=True)
+def triangle_positions(topology: int, n: int, parity: int) -> np.ndarray:  # pragma: no cover - compiled
+    """(T, 3) int64 stream positions of the triangles a stream of ``n`` vertices forms under ``topology``
+    (``Topology`` value), ``parity`` the triangles emitted before it since the last restart (strips: a triangle
+    of odd parity swaps its first two vertices). The one assembly rule: the staged ``Assembler`` and the compiled
+    vertex side (``picaemu.fused.vertices``) both call it."""
+    if topology in (STRIP, FAN):
+        t = max(n - 2, 0)
+        tris = np.empty((t, 3), np.int64)
+        for i in range(t):
+            if topology == FAN:
+                tris[i, 0], tris[i, 1], tris[i, 2] = 0, i + 1, i + 2
+            elif (i + parity) & 1:
+                tris[i, 0], tris[i, 1], tris[i, 2] = i + 1, i, i + 2
+            else:
+                tris[i, 0], tris[i, 1], tris[i, 2] = i, i + 1, i + 2
+        return tris
+    return np.arange(3 * (n // 3)).reshape(n // 3, 3)
 
 
-def _fan_tris(n: int, parity: int) -> np.ndarray:
-    i = np.arange(max(n - 2, 0), dtype=np.int64)
-    return np.stack([np.zeros_like(i), i + 1, i + 2], axis=1)
-
-
-# topology -> (triangle index builder, which stream positions to keep for the next draw)
-def _keep_list(n: int) -> np.ndarray:
+@numba.njit(cache=True)
+def kept_positions(topology: int, n: int) -> np.ndarray:  # pragma: no cover - compiled
+    """(k <= 2,) int64 stream positions of the vertices a stream of ``n`` vertices leaves buffered for the next
+    draw: a list's incomplete triangle, a strip's last two, a fan's centre and last."""
+    if topology == STRIP:
+        return np.arange(max(n - 2, 0), n)
+    if topology == FAN:
+        return np.arange(n) if n <= 2 else np.array([0, n - 1])
     return np.arange(n - n % 3, n)
-
-
-def _keep_strip(n: int) -> np.ndarray:
-    return np.arange(max(n - 2, 0), n)
-
-
-def _keep_fan(n: int) -> np.ndarray:
-    return np.arange(n) if n <= 2 else np.array([0, n - 1])
-
-
-ASSEMBLY = {
-    Topology.LIST: (_list_tris, _keep_list),
-    Topology.STRIP: (_strip_tris, _keep_strip),
-    Topology.FAN: (_fan_tris, _keep_fan),
-    Topology.GEOMETRY: (_list_tris, _keep_list),
-}
 
 
 @dataclass
@@ -85,27 +87,29 @@ class Assembler:
         """(N, C) vertices of one draw -> (T, 3, C) triangle vertices (buffered vertices first)."""
         self._switch(topology)
         stream = vertices if self.pending is None else np.concatenate([self.pending, vertices])
-        build, keep = ASSEMBLY[topology]
         n = stream.shape[0]
-        kept = keep(n)
+        kept = kept_positions(topology.value, n)
         self.pending = stream[kept].copy() if kept.shape[0] else None
-        if topology in (Topology.LIST, Topology.GEOMETRY):  # consecutive triples: a view, no gather
+        if topology.value in TRIPLES:  # consecutive triples: a view, no gather
             t = n // 3
             self.parity = (self.parity + t) & 1
             return stream[: 3 * t].reshape(t, 3, stream.shape[1])
-        tris = build(n, self.parity)
+        tris = triangle_positions(topology.value, n, self.parity)
         self.parity = (self.parity + tris.shape[0]) & 1
         return stream[tris]
 
     def takes_whole_triangles(self, topology: Topology) -> bool:
-        """True when a draw of ``topology`` starts with no vertex pending (its first vertex starts a primitive)."""
+        """True when a draw of ``topology`` starts with no vertex pending (its first vertex starts a primitive;
+        a strip's parity is then 0: only a reset or a change of topology empties a strip's buffer)."""
         return self.pending is None or topology is not self.topology
 
-    def advance(self, topology: Topology, n: int) -> None:
-        """The state ``assemble`` leaves after a triangle list of n vertices, n a multiple of 3, that started with
-        no vertex pending (``takes_whole_triangles``): for callers that formed the triangles themselves."""
+    def advance(self, topology: Topology, triangles: int, held: np.ndarray | None = None) -> None:
+        """The state ``assemble`` leaves after a draw of ``topology`` that started with no vertex pending
+        (``takes_whole_triangles``) and formed ``triangles`` triangles, ``held`` the (k, C) vertices it left
+        buffered (``kept_positions``; None: none): for callers that formed the triangles themselves."""
         self._switch(topology)
-        self.parity = (self.parity + n // 3) & 1
+        self.parity = (self.parity + triangles) & 1
+        self.pending = None if held is None or not held.shape[0] else held.copy()
 
     def _switch(self, topology: Topology) -> None:
         """A change of topology drops the pending vertices and the parity."""

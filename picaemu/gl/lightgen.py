@@ -103,12 +103,12 @@ double lut(int id, double x, bool signed_in) {{  // lighting_kernel._lut
     double i;
     int idx;
     if (signed_in) {{
-        p = clamp(x, -1.0LF, 1.0LF) * 128.0LF;
+        p = x * 128.0LF;  // the index is clamped, the weight p - i is not (extrapolation past the ends)
         i = clamp(floor(p), -128.0LF, 127.0LF);
         idx = int(i) & 255;
     }} else {{
-        p = clamp(x, 0.0LF, 1.0LF) * 256.0LF;
-        i = min(floor(p), 255.0LF);
+        p = x * 256.0LF;
+        i = clamp(floor(p), 0.0LF, 255.0LF);
         idx = int(i);
     }}
     vec2 e = texelFetch(u_luts, ivec2(idx, id), 0).rg;

@@ -7,7 +7,8 @@ write) -> draw -> packet:
 - ``events``: the capture's events; ``position`` = how many have been applied (0 = initial state).
 - ``frames``: for frame i, the index of its FrameEnd event; ``run_to_frame(i)`` stops right after it.
 - ``draws``: ``DrawRecord`` per draw (global index, event index, byte offset of the trigger packet, kind, the
-  pipeline's counters) — complete after ``index()`` (one pass over the whole capture), else as far as replayed.
+  pipeline's counters, the route it took: compiled or reference with the reasons) — complete after ``index()``
+  (one pass over the whole capture), else as far as replayed.
 - ``packets(event)``: the packets of a command-list event, decoded from memory as it was when the list ran.
 - ``run_to(n)`` puts the replay in the state after n events; ``run_to(n, packets=k)`` additionally runs the
   first k packets of command-list event n (a ``CommandList``, or a register write that kicks a list; packets
@@ -44,7 +45,7 @@ import numpy as np
 
 from picaemu.command.packets import Packet, list_packets
 from picaemu.command.processor import CommandProcessor
-from picaemu.draw import DrawCall, NullPipeline, PipelineEventKind, PipelineSink, is_compiled_sink
+from picaemu.draw import ROUTE_COMPILED, DrawCall, NullPipeline, PipelineEventKind, PipelineSink, is_compiled_sink
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
@@ -513,6 +514,7 @@ class Replay:
                     call.bounds,
                     packet,
                     bisect.bisect_left(self.frames, self._current),
+                    route=call.route,
                 )
             )
 
@@ -523,7 +525,7 @@ class Replay:
         event, packet, frame = self._current, self.packet, bisect.bisect_left(self.frames, self._current)
         known = len(self.draws)
         self.draws.extend(
-            DrawRecord(index, event, offset, kind.value, stats, bounds, packet + pk, frame)
+            DrawRecord(index, event, offset, kind.value, stats, bounds, packet + pk, frame, route=ROUTE_COMPILED)
             for index, kind, offset, pk, _resume, stats, bounds in facts
             if index >= known
         )

@@ -74,6 +74,7 @@ class DrawRecord:
     packet: int = -1  # index of its trigger packet in its event's command list (-1: not inside a list)
     frame: int = 0  # frames ended before its event
     nonfinite: bool = False  # its vertex-shader outputs held NaN/inf (noted while the debugger indexes)
+    route: str = ""  # how it ran: ``picaemu.draw.ROUTE_COMPILED`` or "reference: <reason>" (``DrawCall.route``)
 
     @property
     def list_packet(self) -> int:

@@ -20,6 +20,10 @@ LOOP > IF > CALL > JMP, ring-buffer stack overflow, aL save/restore), including 
 converged batch (the common case) costs one group step per instruction. A step budget per batch turns a
 runaway program into ShaderError naming the pc.
 
+``UniformTrace`` runs this sequencer for one lane without the arithmetic: when every flow instruction a program
+reaches depends on the uniforms only, it yields the arithmetic runs every vertex executes (with the aL each runs
+under) and the instruction count, which the compiled front end (``picaemu.geometry.front_end``) runs back to back.
+
 Arithmetic. Each program content is decoded once (``Program``, cached by code + descriptor bytes) into plan rows;
 a run of consecutive arithmetic instructions that no scope end interrupts executes in one call of the compiled
 ``kernel.run_segment`` — still one instruction at a time over all of the group's lanes, through one masked
@@ -120,17 +124,7 @@ class Machine:
     def arithmetic(self, ctl: Control, lanes: Lanes, length: int) -> Control:
         """Run ``length`` arithmetic instructions from ``ctl.pc`` on ``lanes`` (compiled); returns the control
         state as of the last of them, for the end-of-step checks."""
-        tops = [
-            m
-            for m in (
-                ctl.calls[-1][0] if ctl.calls else 0,
-                ctl.ifs[-1][0] if ctl.ifs else 0,
-                ctl.loops[-1][1] if ctl.loops else 0,
-            )
-            if m > ctl.pc
-        ]
-        if tops:
-            length = min(length, min(tops) - ctl.pc)
+        length = _clamped(ctl, length)
         self._count_steps(ctl.pc, length)
         full = isinstance(lanes, slice)
         count = self.n if full else len(lanes)
@@ -152,7 +146,7 @@ class Machine:
             bufs[1],
             self._cols,
         )
-        return ctl if length == 1 else Control(ctl.pc + length - 1, ctl.calls, ctl.ifs, ctl.loops)
+        return _last_of(ctl, length)
 
     def _count_steps(self, pc: int, count: int) -> None:
         self.steps += count
@@ -352,6 +346,69 @@ def _breakc(m, ins, lanes, pc):
 
 
 _BREAK = Effect(is_break=True)
+
+
+def _clamped(ctl: Control, length: int) -> int:
+    """``length`` cut at the innermost scope end after ``ctl.pc`` (the step's end-of-step checks happen there)."""
+    tops = [
+        m
+        for m in (
+            ctl.calls[-1][0] if ctl.calls else 0,
+            ctl.ifs[-1][0] if ctl.ifs else 0,
+            ctl.loops[-1][1] if ctl.loops else 0,
+        )
+        if m > ctl.pc
+    ]
+    return min(length, min(tops) - ctl.pc) if tops else length
+
+
+def _last_of(ctl: Control, length: int) -> Control:
+    """The control state as of the last of ``length`` arithmetic instructions from ``ctl.pc``."""
+    return ctl if length == 1 else Control(ctl.pc + length - 1, ctl.calls, ctl.ifs, ctl.loops)
+
+
+# flow instructions whose outcome depends on a lane's condition flags (or that emit primitives)
+DATA_FLOW = frozenset({"breakc", "callc", "ifc", "jmpc", "emit", "setemit"})
+
+
+class _DataFlow(Exception):
+    """A ``DATA_FLOW`` instruction was reached (``UniformTrace``)."""
+
+
+class UniformTrace(Machine):
+    """The sequencer of one lane without its arithmetic. When every flow instruction a program reaches depends on
+    the bool / int uniforms only (none of ``DATA_FLOW``), every vertex takes the same path: ``segments`` records
+    its arithmetic runs in order as (pc, length, aL at their start) and ``lane_instructions`` the instructions one
+    vertex executes (``Machine.run``'s count), so that a compiled caller runs those runs back to back
+    (``picaemu.geometry.front_end``)."""
+
+    def __init__(self, setup: ShaderSetup) -> None:
+        super().__init__(setup, 1)
+        self.segments: list[tuple[int, int, int]] = []
+
+    def arithmetic(self, ctl: Control, lanes: Lanes, length: int) -> Control:
+        length = _clamped(ctl, length)
+        self._count_steps(ctl.pc, length)
+        self.lane_instructions += length
+        self.segments.append((ctl.pc, length, int(self.aL[0])))
+        return _last_of(ctl, length)
+
+    def execute(self, pc: int, lanes: Lanes) -> list[tuple[Lanes, Effect]]:
+        if self.program.instruction(pc).name in DATA_FLOW:
+            raise _DataFlow
+        return super().execute(pc, lanes)
+
+
+def uniform_trace(setup: ShaderSetup) -> UniformTrace | None:
+    """The run ``UniformTrace`` of ``setup``'s program and uniforms, or None: a reached flow instruction depends on
+    lane data, or the program fails (the interpreter names the error when it runs it)."""
+    trace = UniformTrace(setup)
+    try:
+        trace.run()
+    except (_DataFlow, ShaderError):
+        return None
+    return trace
+
 
 _HANDLERS = {
     "nop": _nop,

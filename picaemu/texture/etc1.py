@@ -9,7 +9,9 @@ sub-blocks 1 / 2; individual mode: R1 63-60, R2 59-56, G1 55-52, G2 51-48, B1 47
 differential mode: R 63-59, dR 58-56, G 55-51, dG 50-48, B 47-43, dB 42-40 (5-bit base, signed 3-bit delta added
 for sub-block 2 and wrapped to 5 bits, then 5->8 replication). Pixel n = 4x + y takes its modifier index from bit n
 (LSB: small/large) and bit 16+n (MSB: negate). Flip 0: sub-block 1 is x < 2; flip 1: sub-block 1 is y < 2.
-Every channel is clamp(base + modifier, 0, 255). One compiled loop over all blocks (numba, cached).
+Every channel is clamp(base + modifier, 0, 255). One compiled loop over all blocks (numba, cached), calling the
+per-pixel rule ``texel``; ``memory_texel`` reads one texel of a level straight from memory by the same rule (the
+fused fragment path's ETC texel source, ``picaemu.texture.fetch``).
 """
 
 from __future__ import annotations
@@ -38,19 +40,59 @@ def _expand5(v: int) -> int:
 
 
 @numba.njit(cache=True)
-def _base_colors(word: np.uint64, base: np.ndarray) -> None:
-    """base[sub, channel] of one block, expanded to 8 bits."""
-    diff = _field(word, DIFF_BIT, 1)
-    for c in range(3):
-        if diff:
-            b = _field(word, DIFFERENTIAL_SHIFTS[c, 0], 5)
+def _base(word: np.uint64, second: int, c: int) -> int:
+    """Channel c's 8-bit base color of sub-block ``second`` (0 or 1) of a block's color word."""
+    if _field(word, DIFF_BIT, 1):
+        b = _field(word, DIFFERENTIAL_SHIFTS[c, 0], 5)
+        if second:
             d = _field(word, DIFFERENTIAL_SHIFTS[c, 1], 3)
-            d = d - 8 if d >= 4 else d
-            base[0, c] = _expand5(b)
-            base[1, c] = _expand5((b + d) & 0x1F)
-        else:
-            base[0, c] = _field(word, INDIVIDUAL_SHIFTS[c, 0], 4) * 0x11
-            base[1, c] = _field(word, INDIVIDUAL_SHIFTS[c, 1], 4) * 0x11
+            b = (b + (d - 8 if d >= 4 else d)) & 0x1F
+        return _expand5(b)
+    return _field(word, INDIVIDUAL_SHIFTS[c, second], 4) * 0x11
+
+
+@numba.njit(cache=True)
+def texel(color: np.uint64, alpha: np.uint64, with_alpha: bool, x: int, y: int):  # pragma: no cover - compiled
+    """(R, G, B, A) uint8 of the pixel at column x, row y (0-3, row 0 = top) of one block (module docstring)."""
+    n = BLOCK * x + y
+    second = int(y >= 2) if _field(color, FLIP_BIT, 1) else int(x >= 2)
+    table = _field(color, TABLE2_SHIFT if second else TABLE1_SHIFT, 3)
+    mod = MODIFIERS[table, _field(color, n, 1)]
+    if _field(color, MSB_SHIFT + n, 1):
+        mod = -mod
+    a = _field(alpha, ALPHA_BITS * n, ALPHA_BITS) * 0x11 if with_alpha else 255
+    return (
+        np.uint8(min(max(_base(color, second, 0) + mod, 0), 255)),
+        np.uint8(min(max(_base(color, second, 1) + mod, 0), 255)),
+        np.uint8(min(max(_base(color, second, 2) + mod, 0), 255)),
+        np.uint8(a),
+    )
+
+
+@numba.njit(cache=True)
+def block_index(x: int, y: int, width_log2: int) -> int:
+    """The block holding image column x, row y (row 0 = top) of a level ``1 << width_log2`` texels wide."""
+    tile = ((y >> 3) << (width_log2 - 3)) + (x >> 3)
+    return (tile << 2) + (((y >> 2) & 1) << 1) + ((x >> 2) & 1)
+
+
+@numba.njit(cache=True)
+def _u64(data, at: int) -> np.uint64:  # pragma: no cover - compiled
+    """The little-endian u64 at byte ``at`` of ``data``."""
+    word = np.uint64(0)
+    for k in range(8):
+        word |= np.uint64(data[at + k]) << np.uint64(8 * k)
+    return word
+
+
+@numba.njit(cache=True)
+def memory_texel(data, start: int, width_log2: int, with_alpha: bool, x: int, y: int):  # pragma: no cover
+    """``texel`` at image column x, row y of the ETC1 / ETC1A4 level stored at byte ``start`` of ``data`` (a
+    memory region's bytes): the block's words read where they lie, nothing decoded besides this texel."""
+    step = 2 if with_alpha else 1
+    at = start + block_index(x, y, width_log2) * 8 * step
+    alpha = _u64(data, at) if with_alpha else np.uint64(0)
+    return texel(_u64(data, at + 8 * (step - 1)), alpha, with_alpha, x & (BLOCK - 1), y & (BLOCK - 1))
 
 
 @numba.njit(cache=True)
@@ -58,26 +100,17 @@ def _decode(words: np.ndarray, with_alpha: bool, width: int, height: int, out: n
     step = 2 if with_alpha else 1
     nblocks = words.size // step
     tiles_per_row = width // TILE
-    base = np.empty((2, 3), np.int32)
     for b in range(nblocks):
         color = words[b * step + step - 1]
         alpha = words[b * step] if with_alpha else np.uint64(0)
         tile, sub = b >> 2, b & 3
         y0 = (tile // tiles_per_row) * TILE + (sub >> 1) * BLOCK
         x0 = (tile % tiles_per_row) * TILE + (sub & 1) * BLOCK
-        _base_colors(color, base)
-        flip = _field(color, FLIP_BIT, 1)
-        tables = (_field(color, TABLE1_SHIFT, 3), _field(color, TABLE2_SHIFT, 3))
         for x in range(BLOCK):
             for y in range(BLOCK):
-                n = BLOCK * x + y
-                second = int(y >= 2) if flip else int(x >= 2)
-                mod = MODIFIERS[tables[second], _field(color, n, 1)]
-                if _field(color, MSB_SHIFT + n, 1):
-                    mod = -mod
-                for c in range(3):
-                    out[y0 + y, x0 + x, c] = min(max(base[second, c] + mod, 0), 255)
-                out[y0 + y, x0 + x, 3] = _field(alpha, ALPHA_BITS * n, ALPHA_BITS) * 0x11 if with_alpha else 255
+                out[y0 + y, x0 + x, 0], out[y0 + y, x0 + x, 1], out[y0 + y, x0 + x, 2], out[y0 + y, x0 + x, 3] = texel(
+                    color, alpha, with_alpha, x, y
+                )
 
 
 def decode_etc(data: np.ndarray, width: int, height: int, *, with_alpha: bool) -> np.ndarray:

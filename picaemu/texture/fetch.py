@@ -2,11 +2,13 @@
 path (``picaemu.fused.fragments``), which ``filtering.filter_2d`` / ``fetch`` read through
 ``filtering.texel_rgba``.
 
-A memory source is a memory region's (R,) uint8 bytes with a layout, a tuple of 11 ints: ``start`` (the byte
-offset in the region of one level of a tiled non-ETC texture), ``width_log2`` (its width, a power of two),
+A memory source is a memory region's (R,) uint8 bytes with a layout, a tuple of 12 ints: ``start`` (the byte
+offset in the region of one level of a tiled texture), ``width_log2`` (its width, a power of two),
 ``word_bits`` (4, 8, 16, 24 or 32), then per channel R G B A the field's shift in the texel word and its width in
 bits (0: the format lacks the channel, which reads ``decode.MISSING``) — ``channel_fields`` of the format's
-``formats.Packed`` entry, the table ``decode.unpack_words`` reads. A field widens to 8 bits by bit replication
+``formats.Packed`` entry, the table ``decode.unpack_words`` reads — and the kind: ``KIND_PACKED``, or
+``KIND_ETC1`` / ``KIND_ETC1A4`` (word and fields unused: the texel is ``etc1.memory_texel``'s, the rule
+``etc1`` decodes whole levels by). A field widens to 8 bits by bit replication
 (``decode.expand_lut``'s rule, computed by ``fragment.kernels._expand``, the framebuffer's). Texel ``idx`` is
 image row ``idx >> width_log2`` (0 = top, memory-row order as the decoded images) and column
 ``idx & (width - 1)``, found in memory by the 8x8 Morton tiling of ``decode``. ``decode_level`` decodes a whole
@@ -21,11 +23,14 @@ import numba
 import numpy as np
 
 from picaemu.fragment.kernels import _expand
+from picaemu.texture import etc1
 from picaemu.texture.decode import CHANNELS, MISSING, MORTON8
-from picaemu.texture.formats import TILE, Packed
+from picaemu.texture.formats import TILE, Packed, TextureFormat
 
-LAYOUT_START, LAYOUT_WIDTH_LOG2, LAYOUT_WORD_BITS, LAYOUT_SHIFTS, LAYOUT_BITS = 0, 1, 2, 3, 7  # indices in a layout
-LAYOUT_INTS = 11
+LAYOUT_START, LAYOUT_WIDTH_LOG2, LAYOUT_WORD_BITS, LAYOUT_SHIFTS, LAYOUT_BITS, LAYOUT_KIND = 0, 1, 2, 3, 7, 11
+LAYOUT_INTS = 12
+KIND_PACKED, KIND_ETC1, KIND_ETC1A4 = range(3)  # layout[LAYOUT_KIND]
+KIND_OF_ETC = {TextureFormat.ETC1: KIND_ETC1, TextureFormat.ETC1A4: KIND_ETC1A4}
 
 
 @cache
@@ -48,9 +53,21 @@ def _channel(word: int, layout, c: int):  # pragma: no cover - compiled
     return np.uint8(field if bits == 8 else _expand(field, bits))
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def memory_rgba(data, layout, idx: int):  # pragma: no cover - compiled
-    """The four uint8 channels of texel ``idx`` of the memory source ``data``, ``layout`` (module docstring)."""
+    """The four uint8 channels of texel ``idx`` of the memory source ``data``, ``layout`` (module docstring).
+    Not inlined by numba (its inliner wants one return); LLVM inlines it into the filter's loop."""
+    kind = layout[LAYOUT_KIND]
+    if kind != KIND_PACKED:
+        log2 = layout[LAYOUT_WIDTH_LOG2]
+        y, x = idx >> log2, idx & ((1 << log2) - 1)
+        return etc1.memory_texel(data, layout[LAYOUT_START], log2, kind == KIND_ETC1A4, x, y)
+    return _packed_rgba(data, layout, idx)
+
+
+@numba.njit(cache=True, inline="always")
+def _packed_rgba(data, layout, idx: int):  # pragma: no cover - compiled
+    """``memory_rgba`` of a packed (non-ETC) format."""
     # no branches (numba's inliner wants each variable assigned once; a select costs less than a misprediction)
     start, log2, word_bits = layout[LAYOUT_START], layout[LAYOUT_WIDTH_LOG2], layout[LAYOUT_WORD_BITS]
     y = idx >> log2  # no division

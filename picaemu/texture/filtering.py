@@ -11,7 +11,8 @@ Texel row t (0 = bottom) is memory row n_t - 1 - t.
 ``fetch``: one texel per fragment at integer coordinates -> (F, 4) uint8. ``filter_2d``: nearest
 (k = floor(s * n)) or bilinear (p = s * n - 0.5, texels floor(p) and floor(p) + 1, weights from the fraction) per
 fragment -> (F, 4) float32 (not rounded, so levels can still be blended). ``round_u8``: the sampler's final
-rounding of those colors to uint8.
+rounding of those colors to uint8. ``cube_face``: a direction's cube face and face coordinates (the sampler's and
+the fused fragment kernel's one rule).
 
 A texel source (``texels``, ``layout`` of ``fetch`` / ``filter_2d``) is either the decoded (N, 4) uint8 array
 with ``layout`` = ``DECODED``, or a memory region's bytes with a ``picaemu.texture.fetch`` layout tuple (one image
@@ -134,6 +135,47 @@ def filter_2d(texels, layout, offsets, widths, heights, level, face, st, linear,
                 a3 = np.float32(a3 + weight * t3)
         out[i, 0], out[i, 1], out[i, 2], out[i, 3] = a0, a1, a2, a3
     return out
+
+
+FLOAT32_MAX = np.float32(np.finfo(np.float32).max)
+
+
+@numba.njit(cache=True)
+def nan_to_num32(x):  # pragma: no cover - compiled
+    """``np.nan_to_num`` of a float32: NaN -> 0, +-inf -> +-FLOAT32_MAX."""
+    if x != x:
+        return np.float32(0.0)
+    return min(max(x, -FLOAT32_MAX), FLOAT32_MAX)
+
+
+@numba.njit(cache=True, error_model="numpy")  # a zero major axis divides to inf / NaN, as in numpy
+def cube_face(u, v, w):  # pragma: no cover - compiled
+    """A direction (float32 u, v, w) -> (face 0-5 = +X -X +Y -Y +Z -Z, face coordinates s, t (float32, NaN -> 0,
+    infinities clamped to the largest float32), |major axis|): the major axis is the largest |component| (x before
+    y before z on ties lost by strict comparison); s, t = the face's two other components (signed per face) / major,
+    * 0.5 + 0.5."""
+    au, av, aw = abs(u), abs(v), abs(w)
+    if au > av and au > aw:
+        axis, major, s, t = 0, u, -w, -v if u > 0 else v
+    elif av > aw:
+        axis, major, s, t = 1, v, u if v > 0 else -u, w
+    else:
+        axis, major, s, t = 2, w, u, -v if w > 0 else v
+    half = np.float32(0.5)
+    return (
+        2 * axis + (1 if major < 0 else 0),
+        nan_to_num32(np.float32(np.float32(s / major) * half) + half),
+        nan_to_num32(np.float32(np.float32(t / major) * half) + half),
+        abs(major),
+    )
+
+
+@numba.njit(cache=True)
+def cube_faces(uvw, face, st, major) -> None:  # pragma: no cover - compiled
+    """``cube_face`` of every direction of ``uvw`` (F, 3) float32 into ``face`` (F,) int64, ``st`` (F, 2) float32
+    and ``major`` (F,) float32."""
+    for i in range(uvw.shape[0]):
+        face[i], st[i, 0], st[i, 1], major[i] = cube_face(uvw[i, 0], uvw[i, 1], uvw[i, 2])
 
 
 @numba.njit(cache=True)

@@ -14,7 +14,8 @@ Model (pica-pipeline.md §10, pica-formats.md §1.3/§1.9):
   from the fraction (float32, rounded half up; hardware weight precision is unknown). Each texel index is
   wrapped on its own (``filtering.wrap``); clamp-to-border texels read the border color.
 - LOD: lod <= 0 -> magnification filter on level ``min_level``; otherwise lod clamped to [min, max], minification
-  filter on level round(lod) (mip filter nearest) or a blend of floor/ceil levels (mip filter linear).
+  filter on level round(lod) (mip filter nearest) or a blend of floor/ceil levels (mip filter linear): the
+  compiled per-fragment rule ``lod.mip_choice``, which the fused fragment kernel calls too.
 - shadow types: nearest texel, read as RGBA8 whatever the format register says, depth-compared by
   ``picaemu.fragment.shadow.shadow_compare`` (stored depth = bytes 0-2 big-endian, intensity = byte 3; lit when stored
   >=
@@ -38,10 +39,10 @@ from picaemu.memory import PhysicalMemory
 from picaemu.texture import filtering
 from picaemu.texture.decode import decode_level, read_source
 from picaemu.texture.formats import TextureFormat, level_bytes, level_offset, level_size, texture_format
+from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, mip_choices
 from picaemu.texture.state import CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
 Arr = np.ndarray
-TAPS_NEAREST, TAPS_LINEAR = 1, 4  # texels one 2D filter reads per level
 DECODE_CACHE_ENTRIES = 8
 # (address, width, height, format, level) -> (the level's bytes when decoded, the read-only decoded image)
 _decoded: OrderedDict[tuple, tuple[bytes, np.ndarray]] = OrderedDict()
@@ -181,19 +182,12 @@ def _filter(pyr: Pyramid, ustate: TextureUnitState, level: Arr, face: Arr, st: A
 
 
 def cube_coords(uvw: Arr) -> tuple[Arr, Arr, Arr]:
-    """Direction (F, 3) -> (face (F,) int 0-5 = +X -X +Y -Y +Z -Z, (F, 2) face coordinates, |major axis|)."""
-    u, v, w = uvw[:, 0], uvw[:, 1], uvw[:, 2]
-    au, av, aw = np.abs(u), np.abs(v), np.abs(w)
-    x_major = (au > av) & (au > aw)
-    y_major = ~x_major & (av > aw)
-    major = np.where(x_major, u, np.where(y_major, v, w))
-    s = np.where(x_major, -w, np.where(y_major, np.where(v > 0, u, -u), u))
-    t = np.where(x_major, np.where(u > 0, -v, v), np.where(y_major, w, np.where(w > 0, -v, v)))
-    axis = np.where(x_major, 0, np.where(y_major, 1, 2))
-    face = 2 * axis + (major < 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        st = np.stack([s / major, t / major], axis=1) * np.float32(0.5) + np.float32(0.5)
-    return face.astype(np.intp), np.nan_to_num(st).astype(np.float32), np.abs(major)
+    """Direction (F, 3) -> (face (F,) int 0-5 = +X -X +Y -Y +Z -Z, (F, 2) face coordinates, |major axis|):
+    ``filtering.cube_face`` per fragment."""
+    n = uvw.shape[0]
+    face, st, major = np.empty(n, np.int64), np.empty((n, 2), np.float32), np.empty(n, np.float32)
+    filtering.cube_faces(np.ascontiguousarray(uvw, np.float32), face, st, major)
+    return face.astype(np.intp), st, major
 
 
 def unit_coords(ustate: TextureUnitState, uv: Arr, w: Arr) -> tuple[Arr, Arr, Arr | None]:
@@ -224,14 +218,9 @@ def _add(counters: dict | None, taps: int) -> None:
         counters["texels_fetched"] = counters.get("texels_fetched", 0) + int(taps)
 
 
-def _taps(ustate: TextureUnitState, n: int, lod: Arr | None) -> int:
-    """Texels fetched for ``n`` fragments (module docstring)."""
-    if lod is None or not ustate.needs_lod:
-        return n * (TAPS_LINEAR if ustate.mag_linear else TAPS_NEAREST)
-    mag = ~(np.nan_to_num(lod, nan=-np.inf) > 0)
-    n_mag = int(mag.sum())
-    min_taps = (TAPS_LINEAR if ustate.min_linear else TAPS_NEAREST) * (2 if ustate.mip_linear else 1)
-    return n_mag * (TAPS_LINEAR if ustate.mag_linear else TAPS_NEAREST) + (n - n_mag) * min_taps
+def _taps(ustate: TextureUnitState, n: int) -> int:
+    """Texels fetched for ``n`` fragments sampled on one level with the magnification filter."""
+    return n * (TAPS_LINEAR if ustate.mag_linear else TAPS_NEAREST)
 
 
 def sample(
@@ -248,21 +237,21 @@ def sample(
     if not ustate.enabled:
         return np.zeros((n, 4), np.uint8)
     if ustate.type == "2D" and (lod is None or not ustate.needs_lod):  # the common case, in fewer steps
-        _add(counters, n * (TAPS_LINEAR if ustate.mag_linear else TAPS_NEAREST))
+        _add(counters, _taps(ustate, n))
         return _round(_sample_2d(ustate, uv, memory))
     face, st, ref = unit_coords(ustate, uv, w)
     if ref is not None:
         pyr = Pyramid.load(ustate, memory, range(ustate.min_level, ustate.min_level + 1), TextureFormat.RGBA8)
         _add(counters, n * TAPS_NEAREST)
         return _shadow(pyr, ustate, face, st, ref)
-    _add(counters, _taps(ustate, n, lod))
     if lod is None or not ustate.needs_lod:
+        _add(counters, _taps(ustate, n))
         levels = range(ustate.min_level, ustate.min_level + 1)
         pyr = Pyramid.load(ustate, memory, levels)
         level = np.full(n, ustate.min_level, np.intp)
         return _round(_filter(pyr, ustate, level, face, st, ustate.mag_linear))
     pyr = Pyramid.load(ustate, memory, range(ustate.min_level, ustate.max_level + 1))
-    return _round(_mip_sample(pyr, ustate, face, st, lod))
+    return _round(_mip_sample(pyr, ustate, face, st, lod, counters))
 
 
 def _sample_2d(ustate: TextureUnitState, uv: Arr, memory: PhysicalMemory) -> Arr:
@@ -287,18 +276,20 @@ def _sample_2d(ustate: TextureUnitState, uv: Arr, memory: PhysicalMemory) -> Arr
     )
 
 
-def _mip_sample(pyr: Pyramid, ustate: TextureUnitState, face: Arr, st: Arr, lod: Arr) -> Arr:
-    lod = np.where(np.isnan(lod), -np.inf, lod)  # no usable derivative: magnification
-    mag = lod <= 0
-    lod_c = np.clip(lod, ustate.min_level, ustate.max_level).astype(np.float32)
-    linear = np.where(mag, ustate.mag_linear, ustate.min_linear)
+def _mip_sample(pyr: Pyramid, ustate: TextureUnitState, face: Arr, st: Arr, lod: Arr, counters: dict | None) -> Arr:
+    """The levels and filters ``lod.mip_choice`` picks per fragment, sampled and blended: (F, 4) float32."""
+    n = lod.shape[0]
+    lo, hi = np.empty(n, np.int64), np.empty(n, np.int64)
+    frac, linear = np.empty(n, np.float32), np.empty(n, np.bool_)
+    lod32 = np.ascontiguousarray(lod, np.float32)
+    u = ustate
+    taps = mip_choices(lod32, u.min_level, u.max_level, u.mag_linear, u.min_linear, u.mip_linear, lo, hi, frac, linear)
+    _add(counters, taps)
+    first = _filter(pyr, ustate, lo, face, st, linear)
     if not ustate.mip_linear:
-        level = np.where(mag, ustate.min_level, np.floor(lod_c + np.float32(0.5))).astype(np.intp)
-        return _filter(pyr, ustate, np.minimum(level, ustate.max_level), face, st, linear)
-    lo = np.where(mag, ustate.min_level, np.floor(lod_c)).astype(np.intp)
-    hi = np.minimum(lo + 1, ustate.max_level)
-    frac = np.where(mag, 0.0, lod_c - lo).astype(np.float32)[:, None]
-    return (1 - frac) * _filter(pyr, ustate, lo, face, st, linear) + frac * _filter(pyr, ustate, hi, face, st, linear)
+        return first
+    w = frac[:, None]
+    return (1 - w) * first + w * _filter(pyr, ustate, hi, face, st, linear)
 
 
 def _round(color: Arr) -> Arr:

@@ -33,6 +33,9 @@ CUBE_FACE_REGS = tuple(f"TEXUNIT0_ADDR{i}" for i in range(2, 7))
 CUBE_TYPES = frozenset({"cube", "shadow cube"})
 SHADOW_TYPES = frozenset({"shadow 2D", "shadow cube"})
 DEFAULT_COORDS = ("texcoord0", "texcoord1", "texcoord2")
+_LOW_FIELD = locate(CUBE_FACE_REGS[0], "address_low")[1]
+# faces -X..-Z: their address is the +X face's (ADDR1's) bits outside this mask, and their own ADDRn bits inside it
+CUBE_LOW_MASK = ((1 << _LOW_FIELD.width) - 1) * _LOW_FIELD.scale
 
 
 @dataclass(frozen=True)
@@ -144,9 +147,7 @@ def _addresses(regs: np.ndarray, unit: int, cube: bool) -> tuple[int, ...]:
     base = int(access.value(regs, ADDR_REGS[unit], "address"))
     if not cube:
         return (base,)
-    low_field = locate(CUBE_FACE_REGS[0], "address_low")[1]
-    low_mask = ((1 << low_field.width) - 1) * low_field.scale
-    high = base & ~low_mask
+    high = base & ~CUBE_LOW_MASK
     return (base, *(high | int(access.value(regs, name, "address_low")) for name in CUBE_FACE_REGS))
 
 

@@ -1,0 +1,143 @@
+"""The numba side of picaemu's kernel cache (``picaemu.kernel_cache`` chooses the folder without importing numba):
+the locator that files picaemu's kernels by their path inside the package, and the note a long compile prints.
+
+``SourceTreeLocator`` (named in ``NUMBA_CACHE_LOCATOR_CLASSES`` by ``kernel_cache.configure``): a kernel defined in
+a file of the ``picaemu`` package is cached in ``kernel_cache.kernel_dir()/<the file's folder inside the
+package>`` and stamped by the file's content (numba's own locators use the absolute folder of the file, so every
+clone compiled afresh). Files outside the package, or a run where no kernel folder could be made, fall through to
+numba's own locators.
+
+``SlowCompileNote``: while installed, a compile still running after ``kernel_cache.SLOW_COMPILE_S`` seconds says
+so in one line (the kernel, the cache folder), and its end in another (seconds taken). numba's "numba:compile"
+event fires only for a compile, never for a load from the cache; nested compiles (callees) belong to their
+outermost one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from numba.core import caching, event
+
+from picaemu import kernel_cache
+
+
+class SourceTreeLocator(caching._CacheLocator):
+    """numba cache locator for kernels in picaemu's own source files (module docstring)."""
+
+    def __init__(self, py_func: Any, py_file: str, folder: Path) -> None:
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = str(folder)
+
+    def get_cache_path(self) -> str:
+        return self._cache_path
+
+    def get_source_stamp(self) -> str:
+        """The content of the source file (not its time stamp: a fresh clone has new ones)."""
+        st = os.stat(self._py_file)
+        return _content_hash(self._py_file, st.st_mtime_ns, st.st_size)
+
+    def get_disambiguator(self) -> str:
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> SourceTreeLocator | None:
+        home = kernel_cache.kernel_dir()
+        if home is None:
+            return None
+        try:
+            inside = Path(py_file).resolve().relative_to(kernel_cache.PACKAGE)
+        except (ValueError, OSError):
+            return None
+        self = cls(py_func, py_file, home.joinpath(*inside.parent.parts))
+        try:
+            self.ensure_cache_path()
+        except OSError:
+            return None
+        return self
+
+
+_hashes: dict[tuple[str, int, int], str] = {}
+
+
+def _content_hash(path: str, mtime_ns: int, size: int) -> str:
+    key = (path, mtime_ns, size)
+    if key not in _hashes:
+        with open(path, "rb") as fh:
+            _hashes[key] = hashlib.sha256(fh.read()).hexdigest()
+    return _hashes[key]
+
+
+class SlowCompileNote(event.Listener):
+    """A compile that runs ``after_s`` seconds says so through ``emit`` (module docstring). A context manager;
+    ``slow_compiles`` lists (kernel, seconds) of each compile it announced."""
+
+    EVENT = "numba:compile"
+
+    def __init__(self, emit: Callable[[str], None], after_s: float | None = None) -> None:
+        self.emit = emit
+        self.after_s = kernel_cache.SLOW_COMPILE_S if after_s is None else after_s
+        self.slow_compiles: list[tuple[str, float]] = []
+        self._depth = 0
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._name = ""
+        self._started = 0.0
+        self._said = False
+
+    def __enter__(self) -> SlowCompileNote:
+        event.register(self.EVENT, self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        event.unregister(self.EVENT, self)
+        self._stop_timer()
+
+    def on_start(self, ev: event.Event) -> None:
+        self._depth += 1
+        if self._depth == 1:
+            with self._lock:
+                self._name, self._started, self._said = _kernel_name(ev.data), time.perf_counter(), False
+                self._timer = threading.Timer(self.after_s, self._announce)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def on_end(self, ev: event.Event) -> None:
+        self._depth -= 1
+        if self._depth:
+            return
+        self._stop_timer()
+        if self._said:
+            seconds = time.perf_counter() - self._started
+            self.slow_compiles.append((self._name, seconds))
+            self.emit(f"picaemu: compiled {self._name} in {seconds:.1f} s (kept for the next runs)")
+
+    def _announce(self) -> None:
+        with self._lock:
+            if self._timer is None:  # the compile ended meanwhile
+                return
+            self._said = True
+            where = kernel_cache.kernel_dir() or os.environ.get("NUMBA_CACHE_DIR") or "numba's default folder"
+            self.emit(
+                f"picaemu: compiling {self._name}: not in the kernel cache yet (a first run, or a new kind of "
+                f"draw); kept in {where} ..."
+            )
+
+    def _stop_timer(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+
+def _kernel_name(data: Any) -> str:
+    dispatcher = data.get("dispatcher") if isinstance(data, dict) else None
+    func = getattr(dispatcher, "py_func", None)
+    return f"{func.__module__}.{func.__qualname__}" if func is not None else "a kernel"
