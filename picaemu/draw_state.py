@@ -79,6 +79,9 @@ class Group(enum.IntFlag):
 
 TEXTURE_UNITS = (Group.TEXTURE0, Group.TEXTURE1, Group.TEXTURE2)
 PROGRAM_UPLOADS = Group.VS_PROGRAM | Group.GS_PROGRAM  # the groups that code / operand-descriptor uploads mark
+# the groups whose writes may change a data-port memory that compiled plans read besides registers (shader code and
+# operand descriptors, the fog, procedural-texture and lighting LUTs): their content is digested into the plans' keys
+PLAN_DATA_UPLOADS = PROGRAM_UPLOADS | Group.FOG | Group.PROCTEX | Group.LIGHTING
 
 # (group, ((first register, last register), ...)) inclusive ranges by table name; ids in a range that the table
 # does not name belong to the group too. Registers in no range (triggers, interrupts, command-buffer jumps) are

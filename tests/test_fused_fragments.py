@@ -7,7 +7,7 @@ others."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numba
@@ -29,7 +29,6 @@ from samples.game_scene import SCENES
 
 CAPTURES = sorted((Path(__file__).resolve().parent.parent / "samples" / "captures").glob("*.pica"))
 SLOW = {"game_cubes_3000"}
-REFUSED = {"fog": "fog", "game_lit_300": "fog", "lit_sphere": "lighting", "proctex": "procedural texture"}
 
 
 def replay(capture: pica.Capture, **kwargs: bool) -> tuple[list[str], list[dict], Pipeline]:
@@ -58,9 +57,7 @@ def assert_same(capture: pica.Capture, batch: bool = False) -> tuple[list[dict],
 )
 def test_fused_fragments_match_the_stages_on_every_sample(path: Path) -> None:
     stats, pipe = assert_same(pica.read(path))
-    if path.stem in REFUSED:
-        assert pipe.fused_fragment_draws == 0
-    elif path.stem != "gs_sprites":
+    if path.stem != "gs_sprites":
         assert pipe.fused_fragment_draws == len(stats)
 
 
@@ -70,10 +67,7 @@ def test_game_scenes_match_with_fragment_batching(name: str, merged: bool) -> No
     """The replays' configuration (batching on): covered draws run fused, the rest are still batched."""
     stats, pipe = assert_same(SCENES[name](merged=merged), batch=True)
     assert sum(s["fragments_written"] for s in stats) > 0
-    if name == "game_lit_300":
-        assert pipe.fused_fragment_draws == 0 and (merged or pipe.batched_draws > 0)
-    else:
-        assert pipe.fused_fragment_draws == len(stats) and pipe.batched_draws == 0
+    assert pipe.fused_fragment_draws == len(stats) and pipe.batched_draws == 0
 
 
 class Keep(Pipeline):
@@ -93,12 +87,6 @@ def first_draw(capture: pica.Capture, last: bool = False) -> tuple:
     pipe = Keep(fused_fragments=False)
     Replay(capture, checkpoints=False, pipeline=pipe).run()
     return pipe.seen[-1 if last else 0]
-
-
-def test_sample_refusals_are_named() -> None:
-    for stem, reason in REFUSED.items():
-        call, _ = first_draw(pica.read(next(p for p in CAPTURES if p.stem == stem)), last=True)
-        assert ff.FragmentPlan.of(call.draw_state, call.memory) == reason
 
 
 # ---------------------------------------------------------------------------------------------- hand-made draws
@@ -124,9 +112,10 @@ VS_UNITS = """
 Setup = Callable[[CaptureBuilder, np.random.Generator], None]
 
 
-def scene(setup: Setup, seed: int = 0, draws: int = 3) -> pica.Capture:
+def scene(setup: Setup, seed: int = 0, draws: int = 3, before: Sequence[Setup] = ()) -> pica.Capture:
     """``draws`` draws of 8 random overlapping triangles (texcoords in -1.5..2.5 for every wrap rule, random colors
-    with alpha) after ``setup`` configured the fragment state; TEV default: texture 0 x primary color."""
+    with alpha) after ``setup`` configured the fragment state, ``before[k]`` run before draw k; TEV default:
+    texture 0 x primary color."""
     rng = np.random.default_rng(seed)
     b = CaptureBuilder(name=f"fused fragments {seed}")
     b.begin_frame(clear=(40, 80, 120, 160), depth=0x400000, stencil=0x35)
@@ -145,7 +134,9 @@ def scene(setup: Setup, seed: int = 0, draws: int = 3) -> pica.Capture:
         rng.uniform(0, 1, (n, 4)).astype(np.float32),
     ]
     b.vertices(attrs)
-    for _ in range(draws):
+    for k in range(draws):
+        if k < len(before):
+            before[k](b, rng)
         b.draw(n)
     b.end_frame()
     return b.capture()
@@ -301,7 +292,6 @@ def test_refusals_are_named() -> None:
     cases: dict[str, Setup] = {
         "shadow cube map": lambda b, rng: b.set("TEXUNIT0_PARAM", type="shadow cube"),
         "shadow texture": lambda b, rng: b.set("TEXUNIT0_PARAM", type="shadow 2D"),
-        "fog": lambda b, rng: b.fog((10, 20, 30), np.linspace(0, 1, 129)),
     }
     for reason, extra in cases.items():
 

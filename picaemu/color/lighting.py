@@ -270,9 +270,9 @@ def _light(regs: np.ndarray, n: int) -> LightState:
 # --- packing for the compiled kernel (picaemu.color.lighting_kernel) --------------------------------------------------
 
 
-def _packed(ls: LightingState) -> tuple[np.ndarray, ...]:
-    """The kernel's arrays of a lighting state, packed on its first draw and kept on the (frozen, per-draw-state)
-    object: the draws that share the state share them."""
+def kernel_arrays(ls: LightingState) -> tuple[np.ndarray, ...]:
+    """The kernel's arrays of a lighting state (``light_fragments``'s ``lparams`` .. ``ambient``), packed on its
+    first draw and kept on the (frozen, per-draw-state) object: the draws that share the state share them."""
     packed = ls.__dict__.get("_kernel_arrays")
     if packed is None:
         packed = (*_pack_lights(ls), *_pack_slots(ls), _pack_flags(ls), ls.ambient.astype(np.float32))
@@ -372,7 +372,7 @@ def compute_lighting(
         shadow = _texture(textures, lstate.shadow.unit, "shadow", n)
         if lstate.shadow.invert:
             shadow = np.float32(1.0) - shadow
-    lparams, lflags, slots, scale, flags, ambient = _packed(lstate)
+    lparams, lflags, slots, scale, flags, ambient = kernel_arrays(lstate)
     K.light_fragments(
         np.ascontiguousarray(frags.quat, np.float32),
         np.ascontiguousarray(frags.view, np.float32),
@@ -392,4 +392,4 @@ def compute_lighting(
     return primary, secondary
 
 
-__all__ = ["NUM_LIGHTS", "LightState", "LightingState", "LutInput", "ShadowConfig", "compute_lighting"]
+__all__ = ["NUM_LIGHTS", "LightState", "LightingState", "LutInput", "ShadowConfig", "compute_lighting", "kernel_arrays"]

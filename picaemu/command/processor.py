@@ -32,7 +32,7 @@ from picaemu.command import kernel as K
 from picaemu.command.draw_log import DrawLog, TriggerRegisters
 from picaemu.command.packets import as_words, truncation_message, unpack_header
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink, is_compiled_sink
-from picaemu.draw_state import ALL, PROGRAM_UPLOADS, WRITE_GROUPS, DrawStateCache
+from picaemu.draw_state import ALL, PLAN_DATA_UPLOADS, WRITE_GROUPS, DrawStateCache
 from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket, WorkBudgetExceeded
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
@@ -295,7 +295,7 @@ class CommandProcessor:
         them."""
         dirty = int(self._counters[K.C_DIRTY])
         self._counters[K.C_DIRTY] = 0
-        if dirty & PROGRAM_UPLOADS and self._compiled is not None:
+        if dirty & PLAN_DATA_UPLOADS and self._compiled is not None:
             self._compiled.programs_changed()
         return dirty
 
@@ -454,9 +454,13 @@ class CommandProcessor:
         """Packets run when the running chain entered emulated memory (0 outside a chain)."""
         return self._list_start or 0
 
-    def program_words(self) -> bytes:
-        """The code and operand descriptors of both shader units, as bytes (what a program digest covers)."""
-        return self._code.tobytes() + self._opdescs.tobytes()
+    def plan_words(self) -> bytes:
+        """The data-port memories compiled plans read besides registers, as bytes (what a plan key's digest
+        covers): the code and operand descriptors of both shader units, the fog, procedural-texture and lighting
+        LUTs."""
+        st = self.state
+        luts = (st.fog_lut, st.proctex_luts, st.lighting_luts)
+        return self._code.tobytes() + self._opdescs.tobytes() + b"".join(a.tobytes() for a in luts)
 
     def draws_ran(self, n: int, dirty: int, result: RunResult) -> None:
         """The compiled loop ran ``n`` draws, taking the write groups ``dirty``."""

@@ -2,11 +2,12 @@
 (``picaemu.fused.loop``), and the two moments it acts.
 
 Owns the plans the sink last offered (``picaemu.draw.CompiledSink``), the loop's ``PlanTable``, the draw trigger
-handed to the loop next (with the write groups taken for it), the program digest that plan keys carry, and the
-loop's row and state arrays. Receives, from ``picaemu.command.processor.CommandProcessor``:
+handed to the loop next (with the write groups taken for it), the digest of the programs and LUTs (the data-port
+memories plans read: ``CommandProcessor.plan_words``) that plan keys carry, and the loop's row and state arrays.
+Receives, from ``picaemu.command.processor.CommandProcessor``:
 
 - ``leave(processor, call, dirty)`` at a draw trigger Python met (the loop declined it or had no plans): keys the
-  call (``DrawCall.plan_key``: program digest + the ``loop.PLAN_KEY_IDS`` registers), asks the sink for plans,
+  call (``DrawCall.plan_key``: that digest + the ``loop.PLAN_KEY_IDS`` registers), asks the sink for plans,
   installs them in the table, and answers whether the loop runs this very draw (True: the processor only keeps
   going);
 - ``run(processor, args, address, result)`` in place of ``K.run`` while plans are active (``active``): runs the
@@ -51,7 +52,8 @@ class CompiledDriver:
         self.plans, self.pending, self._digest = None, None, None
 
     def programs_changed(self) -> None:
-        """Code or operand descriptors were uploaded: take the digest again at the next key."""
+        """Code, operand descriptors or a fog / procedural-texture LUT may have been uploaded
+        (``draw_state.PLAN_DATA_UPLOADS``): take the digest again at the next key."""
         self._digest = None
 
     def active(self, processor: CommandProcessor) -> loop.CompiledPlans | None:
@@ -68,7 +70,7 @@ class CompiledDriver:
             self.plans = None
             return False
         if self._digest is None:
-            self._digest = hashlib.blake2b(processor.program_words(), digest_size=16).digest()
+            self._digest = hashlib.blake2b(processor.plan_words(), digest_size=16).digest()
             if self._digest != self._digest_of_table:
                 self.table.clear()  # its plans ran other programs
                 self._digest_of_table = self._digest

@@ -4,12 +4,12 @@
 (``picaemu.pipeline.Pipeline._fragments``): the rasterizer's ``_scan`` (bound, then emit), the level of detail and
 level choice of ``picaemu.texture.lod`` (``neighbours`` once per draw, ``lods_of``, ``mip_choices``), the texture
 filter ``filtering.filter_2d`` per level over a memory texel source (``picaemu.texture.fetch``: packed formats and
-ETC1 / ETC1A4), the mip blend and ``round_u8``, the primary color's
-``shading._round_one``, the TEV's ``_stage`` / ``_dot3`` per stage as ``tev.combine`` runs them, the alpha test's
-pass table, and ``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose
-(``fragment_ops.pass_kinds``, once per plan). Its arguments after the triangles are a
-``picaemu.fused.fragments.FragmentPlan``'s ``args`` (that module documents the layout of ``ints`` / ``units`` /
-``tev_rows``); nothing here reads a Python object.
+ETC1 / ETC1A4), the mip blend and ``round_u8``, the primary color's ``shading._round_one``, the procedural texture's
+``proctex.texels``, fragment lighting's ``light_fragments``, the TEV's ``_stage`` / ``_dot3`` per stage as
+``tev.combine`` runs them, fog's ``fog.fog_colors``, the alpha test's pass table, and ``fragment.kernels.run_passes``
+with the passes ``fragment_ops.resolve`` would choose (``fragment_ops.pass_kinds``, once per plan). Its arguments
+after the triangles are a ``picaemu.fused.fragments.FragmentPlan``'s ``args`` (that module documents the layout of
+``ints`` / ``units`` / ``tev_rows`` / ``color_ints``); nothing here reads a Python object.
 """
 
 from __future__ import annotations
@@ -17,11 +17,22 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from picaemu.color.fog import fog_colors
+from picaemu.color.lighting_kernel import G_BUMP, light_fragments
 from picaemu.color.shading import _round_one
 from picaemu.color.tev import _dot3, _stage
 from picaemu.fragment import kernels as fk
 from picaemu.fragment.ops import FATE_OF_COUNTER
-from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_BYTES, SCAN_BOUND, SCAN_EMIT, _scan
+from picaemu.raster.rasterizer import (
+    CHUNK_FRAGMENTS,
+    FRAGMENT_BYTES,
+    ONE_PASS_BYTES,
+    SCAN_BOUND,
+    SCAN_EMIT,
+    _scan,
+    normalise_quaternions,
+)
+from picaemu.texture import proctex
 from picaemu.texture.fetch import decode_level
 from picaemu.texture.filtering import DECODED, cube_face, filter_2d, nan_to_num32, round_u8
 from picaemu.texture.formats import MAX_SIZE, MIN_SIZE
@@ -76,7 +87,13 @@ UNIT_INTS = U_FACE_LOW + CUBE_FACES - 1
 LOD_BIAS_SCALE = 256  # the bias register is signed fixed point 1.4.8: an exact float32 after the division
 # source slots of the (SLOTS, F, 4) uint8 TEV inputs
 ZERO, PRIMARY_SLOT, TEX0, CONSTANT, PREV_A, PREV_B, BUF_READ, BUF_NEXT = 0, 1, 2, 5, 6, 7, 8, 9
-NUM_SLOTS = 10
+PROCTEX_SLOT, LIGHT_PRIMARY, LIGHT_SECONDARY = 10, 11, 12
+NUM_SLOTS = 13
+# color_ints: the procedural texture is read (unit 3 on and a TEV source), its u and v columns (-1 reads 1.0), fog
+# on, fog z flip, fragment lighting computed, its bump unit, the columns of the quaternion (x4) and view (x3)
+C_PROCTEX, C_PROCTEX_U, C_PROCTEX_V, C_FOG, C_FOG_FLIP, C_LIGHTING, C_BUMP_UNIT, C_QUAT = range(8)
+C_VIEW = C_QUAT + 4
+COLOR_INTS = C_VIEW + 3
 # tev_rows: stage runs (not a pass-through), RGB source slots x3, alpha source slots x3, RGB op, RGB shift, alpha
 # operand channels x3 and inversions x3, alpha op (the kernel's), alpha shift, dot3, dot3 RGBA, reads the
 # constant, constant RGBA x4, output slot, buffer RGB / alpha update after it
@@ -258,6 +275,52 @@ def _filter_faces(vram, fcram, starts, row, first, last, keys, st, linear, borde
 
 
 @numba.njit(cache=True)
+def _columns(color_ints, first, count, out_var, n):  # pragma: no cover - compiled
+    """(n, count) float32: the varying columns ``color_ints[first:first + count]`` of the first ``n`` fragments
+    (-1 reads 1.0)."""
+    out = np.empty((n, count), np.float32)
+    for k in range(count):
+        c = color_ints[first + k]
+        for i in range(n):
+            out[i, k] = out_var[i, c] if c >= 0 else np.float32(1.0)
+    return out
+
+
+@numba.njit(cache=True)
+def _proctex(color_ints, proctex_args, out_var, out):  # pragma: no cover - compiled
+    """Unit 3's texel (``proctex.texels`` on level 0: the plan refuses mip filters) for every fragment into
+    ``out`` (F, 4) uint8; ``proctex_args``: ``ProctexState.kernel_args``."""
+    n = out.shape[0]
+    uv = _columns(color_ints, C_PROCTEX_U, 2, out_var, n)
+    codes, reals, maps, colors, levels = proctex_args
+    proctex.texels(codes, reals, maps, colors, levels, uv, np.zeros(n, np.int64), np.full(n, -1), np.zeros(n), out)
+
+
+@numba.njit(cache=True)
+def _lighting(color_ints, lighting, out_var, src):  # pragma: no cover - compiled
+    """Fragment lighting's primary and secondary colors into their slots of ``src`` (``light_fragments`` as
+    ``lighting.compute_lighting`` calls it, the bump unit's texels from its slot; the plan refuses a shadow term);
+    ``lighting``: ``lighting.kernel_arrays`` and the LUTs' values and differences."""
+    lparams, lflags, slots, scale, gflags, ambient, value, diff = lighting
+    n = src.shape[1]
+    bump = np.empty((0, 4), np.float32)
+    if gflags[G_BUMP]:
+        texels = src[TEX0 + color_ints[C_BUMP_UNIT]]
+        bump = np.empty((n, 4), np.float32)
+        for i in range(n):
+            for ch in range(4):
+                bump[i, ch] = np.float32(texels[i, ch]) / np.float32(255.0)
+    quat, view = _columns(color_ints, C_QUAT, 4, out_var, n), _columns(color_ints, C_VIEW, 3, out_var, n)
+    if np.all(color_ints[C_QUAT : C_QUAT + 4] >= 0):  # as the rasterizer gives a fully mapped quaternion
+        normalise_quaternions(quat)
+    no_shadow = np.empty((0, 4), np.float32)
+    primary, secondary = src[LIGHT_PRIMARY], src[LIGHT_SECONDARY]
+    light_fragments(
+        quat, view, bump, no_shadow, lparams, lflags, slots, scale, gflags, ambient, value, diff, primary, secondary
+    )
+
+
+@numba.njit(cache=True)
 def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int:  # pragma: no cover - compiled
     """The six TEV stages over the source slots ``src`` (SLOTS, F, 4) as ``tev.combine`` runs them; returns the
     slot holding the last stage's output."""
@@ -336,6 +399,11 @@ def fragment_side(
     tev_ch,
     tev_inv,
     buffer_color,
+    color_ints,
+    proctex_args,
+    lighting,
+    fog_lut,
+    fog_rgb,
     alpha_pass,
     vram,
     fcram,
@@ -412,7 +480,13 @@ def fragment_side(
                 for ch in range(4):
                     c = color_cols[ch]
                     src[PRIMARY_SLOT, i, ch] = _round_one(ov[i, c] if c >= 0 else np.float32(1.0))
+        if color_ints[C_LIGHTING]:
+            _lighting(color_ints, lighting, ov, src)
+        if color_ints[C_PROCTEX]:
+            _proctex(color_ints, proctex_args, ov, src[PROCTEX_SLOT])
         color = src[_combine(src, tev_rows, tev_ch, tev_inv, buffer_color, ints[USES_BUFFER] != 0)]
+        if color_ints[C_FOG]:
+            fog_colors(fog_lut, fog_rgb, color_ints[C_FOG_FLIP] != 0, od[:n], color)
         alive = n
         if ints[ALPHA_TEST]:
             keep = np.empty(n, np.int64)

@@ -1,40 +1,52 @@
-"""Fused fragment side: rasterization, texture units 0-2, TEV, alpha test and the per-fragment operations of one
-draw in ONE compiled call (``fragment_kernel.fragment_side``), for the draws whose state the plan covers.
+"""Fused fragment side: rasterization, texture units 0-2, the procedural texture, fragment lighting, TEV, fog, alpha
+test and the per-fragment operations of one draw in ONE compiled call (``fragment_kernel.fragment_side``), for the
+draws whose state the plan covers.
 
 ``FragmentPlan.of(ds, memory)`` packs the draw state's fragment parts into numba-friendly arguments once per
 state (a ``PlanCache`` remembers plans by the identity of the parts, as the draw-state cache hands the same objects
-to draws that did not change them), or returns the reason the draw is not covered. ``run(plan, wt, stats)`` runs
-a draw's ``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTERS`` to ``stats``: the same
-pixels and counters as the staged path (``Pipeline._fragments``), or False having written nothing (the caller
-runs the staged path: a big draw, a division by zero the staged path raises on, a texture outside VRAM/FCRAM;
-``attempt`` returns the kernel's code instead, which ``DECLINED`` names).
+to draws that did not change them, and by the content of the fog, procedural-texture and lighting states, which it
+makes anew at every TEV write), or returns the reason the draw is not covered. ``run(plan, wt, stats)`` runs a
+draw's ``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTERS`` to ``stats``: the same pixels and
+counters as the staged path (``Pipeline._fragments``), or False having written nothing (the caller runs the staged
+path: a big draw, a division by zero the staged path raises on, a texture outside VRAM/FCRAM; ``attempt`` returns
+the kernel's code instead, which ``DECLINED`` names).
 
 Covered: any raster state (scissor included); texture units 0-2 with 2D textures, and unit 0's projection textures
 (s / w, t / w) and cube maps (the face of each fragment's (s, t, texcoord0.w) by ``filtering.cube_face``, each face
 read at its own address), in the 12 ``formats.PACKED`` formats and ETC1 / ETC1A4, on one level
 (``TextureUnitState.needs_lod`` False: level ``min_level`` with the magnification filter) or with the per-fragment
 LOD (``texture.lod``: bias, min / max level, magnification, minification and nearest / linear mip filters), any wrap
-mode and border color; the six TEV stages with the combiner buffer, constants and dot3 (lighting and unit 3 read
-while disabled read 0); fog disabled; the alpha test; every depth / stencil / blend / logic-op / write-mask mode and
-color / depth format of ``fragment_ops.resolve``. Refused (``of`` returns the reason): a fragment state that does
-not decode, shadow-map rendering, fog, fragment lighting, the procedural texture, shadow textures (2D and cube), a
+mode and border color; the procedural texture (unit 3, ``proctex.texels`` on level 0: every clamp, mapping, shift,
+noise, separate alpha, nearest and linear filters); fragment lighting (``lighting_kernel.light_fragments`` as
+``lighting.compute_lighting`` calls it, bump and tangent maps included; while the TEV reads it every enabled unit is
+sampled, as the staged path does); the six TEV stages with the combiner buffer, constants and dot3 (lighting and
+unit 3 read while disabled read 0); fog (``fog.fog_colors``: the LUT by depth, the fog color, z flip); the alpha
+test; every depth / stencil / blend / logic-op / write-mask mode and color / depth format of
+``fragment_ops.resolve``. Refused (``of`` returns the reason): a state that does not decode (the staged path raises
+its error at that draw), shadow-map rendering, gas, fragment lighting with a shadow term or a bump map of a disabled
+unit, a mip-filtered procedural texture (its LOD comes from neighbouring fragments), shadow textures (2D and cube), a
 depth or color buffer outside memory.
 
-The command processor's compiled loop (``picaemu.fused.loop``) may call ``fragment_side(x, y, zndc, inv_w,
-varyings, primitive, *plan.args, counts)`` itself (``counts`` (len(FRAGMENT_COUNTERS),) int64 receives the counters,
-added only when it returns 0), writing ``plan.ints[TEXTURE_ADDRESS_SLOT[u]]`` (unit u's texture base physical
-address: nothing else in the plan depends on it) before each draw.
+The command processor's compiled loop (``picaemu.fused.loop``) may call ``fragment_side(x, y, zndc, inv_w, varyings,
+primitive, *plan.args, counts)`` itself (``counts`` (len(FRAGMENT_COUNTERS),) int64 receives the counters, added only
+when it returns 0), writing ``plan.ints[TEXTURE_ADDRESS_SLOT[u]]`` (unit u's texture base physical address: nothing else
+in the plan depends on it) before each draw.
 
 ``plan.args`` (``fragment_kernel`` names the indices): ``ints`` (NUM_INTS,) int64 [texture addresses of units
 0-2, VRAM base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color,
 depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying
 columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
 UNIT_INTS) int64 (filters, levels and LOD bias, each format's ``texture.fetch.channel_fields`` and texel source
-kind, each level's byte offset and size); the border colors (3, 4) float32;
-``tev_rows`` (6, TEV_INTS) int64, ``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3) bool;
-the buffer color (4,) uint8; the alpha test's (256,) bool pass table; the VRAM and FCRAM byte arrays;
-``fragment_ops.OpsParams``, the stencil tables, the depth buffer's bytes and words, the color buffer's bytes and
-words, and the color pass arguments of the draw's ``OpsPlan``.
+kind, each level's byte offset and size); the border colors (3, 4) float32; ``tev_rows`` (6, TEV_INTS) int64,
+``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3) bool; the buffer color (4,) uint8;
+``color_ints`` (COLOR_INTS,) int64 [the procedural texture is read, its u and v columns among ``active`` (-1: 1.0),
+fog on, fog z flip, lighting computed, its bump unit, the quaternion's and view's columns]; the procedural
+texture's ``ProctexState.kernel_args`` (a tuple of five arrays); lighting's ``lighting.kernel_arrays`` and the
+LUTs' values and differences (a tuple of eight); the fog LUT (2, 128) float32 (values, deltas) and color (3,)
+float32 (the off feature's are ``NO_PROCTEX`` / ``NO_LIGHTING`` / ``NO_FOG_*``, of the same types); the alpha
+test's (256,) bool pass table; the VRAM and FCRAM byte arrays; ``fragment_ops.OpsParams``, the stencil tables, the
+depth buffer's bytes and words, the color buffer's bytes and words, and the color pass arguments of the draw's
+``OpsPlan``.
 """
 
 from __future__ import annotations
@@ -44,6 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from picaemu.color import lighting as lighting_mod
 from picaemu.color import tev
 from picaemu.color.shading import SRC_LIGHTING, SRC_PROCTEX
 from picaemu.draw_state import DrawState, Phase
@@ -56,6 +69,7 @@ from picaemu.geometry.clipping import WindowTriangles
 from picaemu.memory import FCRAM, VRAM, PhysicalMemory
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, VARYING
 from picaemu.texture import fetch
+from picaemu.texture import proctex as proctex_mod
 from picaemu.texture.formats import ETC_FORMATS, PACKED, level_bytes, level_offset, level_size
 from picaemu.texture.state import CUBE_LOW_MASK, CUBE_TYPES, SHADOW_TYPES, TextureUnitState
 
@@ -90,6 +104,26 @@ PLAN_CACHE_ENTRIES = 64
 W_FIELD = "texcoord0_w"  # a cube map's third coordinate, a projection texture's divisor
 W_TYPES = CUBE_TYPES | {"projection"}
 NO_BYTES = np.zeros(0, np.uint8)
+# the procedural texture's and fog's arguments when they are off (``ProctexState.kernel_args`` / ``FogState.lut``,
+# ``rgb`` types)
+NO_PROCTEX = (
+    np.zeros(proctex_mod.P_INTS, np.int64),
+    np.zeros(proctex_mod.P_REALS, np.float32),
+    np.zeros((len(proctex_mod.MAP_TABLES), 2, 1), np.float32),
+    np.zeros((2, 1, 4), np.float32),
+    np.zeros((1, 2), np.float32),
+)
+NO_FOG_LUT, NO_FOG_RGB = np.zeros((2, 1), np.float32), np.zeros(3, np.float32)
+NO_LIGHTING = (  # ``lighting_mod.kernel_arrays`` and the LUTs' types
+    np.zeros((1, 1), np.float32),
+    np.zeros((1, 1), np.int32),
+    np.zeros((1, 1), np.int32),
+    np.zeros(1, np.float32),
+    np.zeros(1, np.int32),
+    np.zeros(1, np.float32),
+    np.zeros((1, 1), np.float32),
+    np.zeros((1, 1), np.float32),
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,6 +141,8 @@ class FragmentPlan:
             ds.check(Phase.FRAGMENTS)
         except PicaError:
             return "fragment state does not decode"
+        if ds.failed:  # a part of another phase (the staged path raises its error before the fragments)
+            return "draw state does not decode"
         refusal = _refusal(ds)
         if refusal:
             return refusal
@@ -119,16 +155,18 @@ class FragmentPlan:
 
 def _refusal(ds: DrawState) -> str:
     """Why the fused kernel does not cover ``ds`` ("" when it does)."""
-    sstate = ds.shading
     if ds.shadow is not None:
         return "shadow"
-    if ds.fog.mode != "disabled":
-        return ds.fog.mode  # "fog" or "gas"
-    used = ds.tev.sources_used()
-    if used & SRC_LIGHTING and sstate.lighting_enabled:
-        return "lighting"
-    if SRC_PROCTEX in used and sstate.proctex_enabled:
-        return "procedural texture"
+    if ds.fog.mode == "gas":
+        return "gas"
+    lighting = ds.lighting  # set when lighting is on and the TEV reads it
+    if lighting is not None and lighting.enabled:
+        if lighting.shadow is not None:
+            return "lighting shadow"
+        if lighting.bump_mode != "none" and not ds.textures[lighting.bump_unit].enabled:
+            return "lighting bump map of a disabled unit"  # the staged path raises
+    if ds.proctex is not None and ds.proctex.mip is not None:
+        return "procedural texture mipmap"
     for unit in _read_units(ds):
         if unit.type == "shadow cube":
             return "shadow cube map"
@@ -140,9 +178,11 @@ def _refusal(ds: DrawState) -> str:
 
 
 def _read_units(ds: DrawState) -> list[TextureUnitState]:
-    """The enabled texture units whose color the TEV reads."""
+    """The enabled texture units whose color the TEV reads, or every enabled unit while the TEV reads fragment
+    lighting (as the staged path samples them, for the bump and shadow inputs)."""
     used = ds.tev.sources_used()
-    return [u for u in ds.textures if u.enabled and tev.SRC_TEXTURES[u.unit] in used]
+    every = bool(used & SRC_LIGHTING) and ds.shading.lighting_enabled
+    return [u for u in ds.textures if u.enabled and (every or tev.SRC_TEXTURES[u.unit] in used)]
 
 
 def _ops_args(ds: DrawState, memory: PhysicalMemory) -> tuple:
@@ -254,12 +294,44 @@ def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarr
     return rows, chans, invs
 
 
+def _color_args(ds: DrawState, cols: dict[str, list[int]]) -> tuple:
+    """``color_ints``, ``proctex`` (``ProctexState.kernel_args``), ``lighting`` (``lighting_mod.kernel_arrays`` and
+    the LUTs), the fog LUT and color (``FogState.lut`` / ``rgb``): each a placeholder of the same types when off."""
+    color_ints = np.zeros(kern.COLOR_INTS, np.int64)
+    proctex, fog = ds.proctex, ds.fog
+    light_args = NO_LIGHTING
+    if _lit(ds):
+        ls = ds.lighting
+        color_ints[kern.C_LIGHTING], color_ints[kern.C_BUMP_UNIT] = 1, ls.bump_unit
+        color_ints[kern.C_QUAT : kern.C_QUAT + 4] = cols["quat"]
+        color_ints[kern.C_VIEW : kern.C_VIEW + 3] = cols["view"]
+        light_args = (*lighting_mod.kernel_arrays(ls), ls.luts.value, ls.luts.diff)
+    if proctex is not None:
+        color_ints[kern.C_PROCTEX] = 1
+        color_ints[kern.C_PROCTEX_U], color_ints[kern.C_PROCTEX_V] = cols[ds.shading.proctex_coords]
+        pt_args = proctex.kernel_args
+    else:
+        pt_args = NO_PROCTEX
+    if fog.mode == "fog":
+        color_ints[kern.C_FOG], color_ints[kern.C_FOG_FLIP] = 1, fog.z_flip
+        return color_ints, pt_args, light_args, fog.lut, fog.rgb
+    return color_ints, pt_args, light_args, NO_FOG_LUT, NO_FOG_RGB
+
+
+def _lit(ds: DrawState) -> bool:
+    """Fragment lighting is computed (on, and read by the TEV): else its TEV sources read 0."""
+    return ds.lighting is not None and ds.lighting.enabled
+
+
 def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     """``FragmentPlan.of`` once the state is known to be covered."""
     tstate = ds.tev
     used = tstate.sources_used()
     read = _read_units(ds)
+    proctex = ds.proctex  # set when unit 3 is on and the TEV reads it
     fields = [u.coords for u in read] + (["color"] if tev.SRC_PRIMARY in used else [])
+    fields += [ds.shading.proctex_coords] if proctex is not None else []
+    fields += ["quat", "view"] if _lit(ds) else []
     fields += [W_FIELD] if any(u.type in W_TYPES for u in read) else []
     active, cols = _columns(ds, fields)
     units = np.zeros((3, kern.UNIT_INTS), np.int64)
@@ -273,6 +345,10 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
         border[u] = unit.border_f32
         ints[TEXTURE_ADDRESS_SLOT[u]] = unit.addresses[0]
         slot_of[tev.SRC_TEXTURES[u]] = kern.TEX0 + u
+    if proctex is not None:
+        slot_of[SRC_PROCTEX] = kern.PROCTEX_SLOT
+    if _lit(ds):
+        slot_of[tev.SRC_LIGHT_PRIMARY], slot_of[tev.SRC_LIGHT_SECONDARY] = kern.LIGHT_PRIMARY, kern.LIGHT_SECONDARY
     rows, chans, invs = _tev_rows(tstate, slot_of)
     regions = {r.name: r for r in memory.regions}
     vram, fcram = (memory.region_bytes(name) if name in regions else NO_BYTES for name in (VRAM.name, FCRAM.name))
@@ -301,6 +377,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
             chans,
             invs,
             np.array(tstate.buffer_color, np.uint8),
+            *_color_args(ds, cols),
             alpha_pass,
             vram,
             fcram,
@@ -318,9 +395,20 @@ def fragment_parts(ds: DrawState) -> tuple:
     return (ds.varyings, ds.raster, ds.texture0, ds.texture1, ds.texture2, ds.tev, ds.blend, ds.fragment_ops, ds.shadow)
 
 
-def _switches(ds: DrawState) -> tuple[str, bool, bool]:
-    """The fog mode and the lighting and procedural texture enables (all a plan reads of those parts)."""
-    return ds.fog.mode, ds.shading.lighting_enabled, ds.shading.proctex_enabled
+def _switches(ds: DrawState) -> tuple:
+    """What a plan reads of the parts made anew at every TEV write (fog, shading, procedural texture), by content:
+    the fog mode (with the fog color, z flip and LUT when on), the lighting enable, and the procedural texture's
+    coordinates and arrays when the TEV reads it."""
+    fog, proctex = ds.fog, ds.proctex
+    fog_key = (fog.mode, fog.z_flip, fog.rgb.tobytes(), fog.lut.tobytes()) if fog.mode == "fog" else fog.mode
+    pt_key = light_key = None
+    if proctex is not None:
+        pt_key = (ds.shading.proctex_coords, *(a.tobytes() for a in proctex.kernel_args), proctex.mip)
+    ls = ds.lighting
+    if ls is not None and ls.enabled:
+        arrays = (*lighting_mod.kernel_arrays(ls), ls.luts.value, ls.luts.diff)
+        light_key = (ls.shadow, ls.bump_mode, ls.bump_unit, *(a.tobytes() for a in arrays))
+    return fog_key, ds.shading.lighting_enabled, pt_key, light_key
 
 
 class PlanCache:
@@ -342,6 +430,8 @@ class PlanCache:
         last = self._last
         if last[0] is ds and last[1] is memory:
             return last[2]
+        if ds.failed:  # a part failed to decode: not covered (the staged path raises its error at this draw)
+            return FragmentPlan.of(ds, memory)
         key = (*fragment_parts(ds), memory)
         ids = (*map(id, key), *_switches(ds))
         plans = self._plans

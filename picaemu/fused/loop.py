@@ -12,9 +12,9 @@ A draw trigger is run here when all of these hold, else the loop returns the tri
 untouched (Python asks the sink for that state's plans and hands the draw back, or renders it):
 - only *live* write groups were written since the previous draw (``LIVE_GROUPS``: float uniforms, the draw
   range, the primitive configuration, texture base addresses) — or others, but the registers then hold the key
-  values of one of the table's states (no program upload: its digest is part of the plans' keys, Python's to
-  check) — and every *watched* register (the primitive and geometry-stage configuration, the VS bool / int
-  uniforms) holds the value the current plans were made under;
+  values of one of the table's states (no program or LUT upload, ``PLAN_DATA_UPLOADS``: their digest is part of
+  the plans' keys, Python's to check) — and every *watched* register (the primitive and geometry-stage
+  configuration, the VS bool / int uniforms) holds the value the current plans were made under;
 - the draw index is at most the plans' ``draw_limit`` (the replay's stop-after and mid-list checkpoint draws:
   the loop returns right after running that one, and the sink acts on it);
 - the vertex and fragment sides both accept the draw at run time (they answer before writing anything).
@@ -50,7 +50,7 @@ import numpy as np
 from picaemu.command import kernel as K
 from picaemu.command.draw_log import KINDS
 from picaemu.draw import DrawCall, DrawKind
-from picaemu.draw_state import PROGRAM_UPLOADS, WRITE_GROUPS, Group
+from picaemu.draw_state import PLAN_DATA_UPLOADS, WRITE_GROUPS, Group
 from picaemu.fused.fragments import FRAGMENT_COUNTERS, TEXTURE_ADDRESS_SLOT, FragmentPlan, fragment_side
 from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
 from picaemu.geometry.output_map import NUM_COLUMNS
@@ -104,7 +104,7 @@ PLAN_KEY_IDS = np.union1d(
     np.flatnonzero((WRITE_GROUPS[: K.NUM_REGS] != 0) & ((WRITE_GROUPS[: K.NUM_REGS] & LIVE_GROUPS) == 0)), WATCHED_IDS
 )
 PLAN_CACHE_ENTRIES = 64
-PROGRAM_GROUPS = int(PROGRAM_UPLOADS)
+PROGRAM_GROUPS = int(PLAN_DATA_UPLOADS)  # writes that may change what a plan key digests: Python keys anew
 INDEX_U16 = next(code for code, name in blocks.geometry.INDEX_TYPES.items() if INDEX_DTYPES[name].itemsize == 2)
 TEXTURE_SLOTS = np.array(TEXTURE_ADDRESS_SLOT, np.int64)
 

@@ -2,7 +2,7 @@
 
 A port of ``picaemu.color.lighting_kernel.light_fragments`` for one fragment, unrolled per active light slot with
 the switches as compile-time constants. The structural part comes from the kernel's own packing
-(``picaemu.color.lighting._packed``: per-light flags and LUT ids, the LUT slots' activity/input/sign, the global
+(``picaemu.color.lighting.kernel_arrays``: per-light flags and LUT ids, the LUT slots' activity/input/sign, the global
 switches), so the two implementations read one description; ``lighting_key(ls) -> LightingKey`` keeps it and
 ``lighting_rows(ls) -> (LIGHT_ROWS, 4) float32`` packs the values (per-light parameters in the kernel's ``LP_*``
 columns, the slot scales, the global ambient) for ``shadergen.uniform_block``.
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from picaemu.color import lighting_kernel as K
-from picaemu.color.lighting import LightingState, _packed
+from picaemu.color.lighting import LightingState, kernel_arrays
 from picaemu.geometry import output_map as om
 from picaemu.regs.blocks.lighting import NUM_LIGHTS
 
@@ -52,7 +52,7 @@ class LightingKey:
 def lighting_key(ls: LightingState) -> LightingKey:
     if not ls.enabled:
         return LightingKey(False, (), (), (), None, None, False)
-    _, lflags, slots, _, gflags, _ = _packed(ls)
+    _, lflags, slots, _, gflags, _ = kernel_arrays(ls)
     return LightingKey(
         True,
         tuple(map(tuple, lflags.tolist())),
@@ -77,7 +77,7 @@ def lighting_rows(ls: LightingState | None) -> np.ndarray:
     rows = np.zeros((LIGHT_ROWS, 4), np.float32)
     if ls is None or not ls.enabled:
         return rows
-    lparams, _, _, scale, _, ambient = _packed(ls)
+    lparams, _, _, scale, _, ambient = kernel_arrays(ls)
     flat = rows.reshape(-1)
     flat[: lparams.size] = lparams.reshape(-1)
     base = NUM_LIGHTS * K.LP_COUNT

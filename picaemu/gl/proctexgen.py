@@ -118,7 +118,7 @@ const int PT_T2[16] = int[16]({_ints(NOISE_T2)});
 int pt_div(int a, int b) {{ int q = a / b; return (a % b != 0 && a < 0) ? q - 1 : q; }}  // numpy //
 int pt_mod(int a, int b) {{ return a - b * pt_div(a, b); }}  // numpy %
 
-float pt_lut128(int layer, float x) {{  // proctex.lut128 (x finite)
+float pt_lut128(int layer, float x) {{  // proctex._lut (x finite)
     precise float p = max(x, 0.0) * 128.0;
     float i = min(floor(p), 127.0);
     vec2 e = texelFetch(u_pt_luts, ivec2(int(i), layer), 0).rg;

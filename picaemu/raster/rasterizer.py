@@ -395,21 +395,25 @@ def _rasterize(wt: WindowTriangles, rs: RasterState, plan: ColumnPlan, bound: in
     _check_division(counts)
     out_x, out_y, out_depth, out_w, out_var, out_prim = (a[:total] for a in outputs)
     if plan.quat is not None:
-        _normalise(out_var[:, plan.quat : plan.quat + 4])
+        normalise_quaternions(out_var[:, plan.quat : plan.quat + 4])
     killed = int(counts[:, 1].sum())
     frags = Fragments(x=out_x, y=out_y, depth=out_depth, w=out_w, primitive=out_prim, **plan.fields_of(out_var))
     return frags, {"fragments_rasterized": total + killed, "killed_scissor": killed}
 
 
-def _normalise(quat: np.ndarray) -> None:
+@numba.njit(cache=True)
+def normalise_quaternions(quat):  # pragma: no cover - compiled
     """Normalise (F, 4) float32 quaternions in place where their squared length is > 0: the squares in float32,
-    summed in float64 in component order, scaled by 1 / sqrt in float64 (a quaternion of length 0 or NaN stays)."""
-    squares = quat * quat
-    n2 = squares[:, 0].astype(np.float64)
-    for c in range(1, 4):
-        n2 += squares[:, c]
-    rows = np.flatnonzero(n2 > 0.0)
-    quat[rows] = (quat[rows] * (1.0 / np.sqrt(n2[rows]))[:, None]).astype(np.float32)
+    summed in float64 in component order, scaled by 1 / sqrt in float64 (a quaternion of length 0 or NaN stays).
+    The fused fragment kernel calls it too, on the quaternions it interpolates for lighting."""
+    for i in range(quat.shape[0]):
+        n2 = np.float64(quat[i, 0] * quat[i, 0])
+        for c in range(1, 4):
+            n2 += quat[i, c] * quat[i, c]
+        if n2 > 0.0:
+            scale = 1.0 / np.sqrt(n2)
+            for c in range(4):
+                quat[i, c] = np.float32(quat[i, c] * scale)
 
 
 def _outputs(size: int, n_var: int) -> tuple[np.ndarray, ...]:

@@ -11,11 +11,14 @@ comes from level 0 (min LOD when that is larger).
 
 Evaluation per texel: ``u, v = |u|, |v|``; shift offsets from the pre-noise coordinates; optional noise (``noise``)
 displaces u and v by ``amplitude * noise`` (amplitude: the signed 16-bit field / 4095); the shifts are added; each
-coordinate goes through its clamp mode; the RGB mapping function F(u, v) in [0, 1] indexes the RGB map (``lut128``),
+coordinate goes through its clamp mode; the RGB mapping function F(u, v) in [0, 1] indexes the RGB map (``_lut``),
 whose result g selects ``offset_L + g (width_L - 1)`` in the color table of mip level L (nearest: entry rounded half
 up; linear: entry + frac · 2 · difference). Alpha is the color table's, or with ``separate_alpha`` the alpha map at
-the alpha function. Map tables read ``clamp(value / 4095 + f · diff / 4095, 0, 1)`` (``lut128``); colors are bytes;
-linear results are truncated.
+the alpha function. Map tables read ``clamp(value / 4095 + f · diff / 4095, 0, 1)`` at ``p = 128 x``,
+``i = min(floor p, 127)``, ``f = p - i`` (``_lut``; x NaN reads entry 0); colors are bytes; linear results are
+truncated. The evaluation is one compiled rule, ``texels`` (float32 throughout, as the reference computes;
+the mix of two mip levels float64), reading ``ProctexState.kernel_args``: the staged ``sample_proctex`` (which picks
+the levels) and the fused fragment kernel (``picaemu.fused.fragment_kernel``) both call it.
 
 Raise ``UnsupportedFeature`` naming the register: codes the reference leaves undefined (clamp 5-7, mapping 10-15,
 shift 3, filter 6-7), and a color table that runs past entry 255 (offset + width - 1 > 255) at a level the filter
@@ -24,10 +27,12 @@ can reach.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 
+import numba
 import numpy as np
 
 from picaemu import numeric
@@ -55,39 +60,9 @@ U8_MAX = 255
 _TABLE = {name: idx for idx, name in PROCTEX_TABLES.items()}
 _MAP = {fld.name: fld for fld in MAP_ENTRY}
 
-Mapping2 = Callable[[np.ndarray, np.ndarray], np.ndarray]
-MAPPINGS: Mapping[str, Mapping2] = MappingProxyType(
-    {
-        "U": lambda u, v: u,
-        "U2": lambda u, v: u * u,
-        "V": lambda u, v: v,
-        "V2": lambda u, v: v * v,
-        "(U+V)/2": lambda u, v: (u + v) * np.float32(0.5),
-        "(U2+V2)/2": lambda u, v: (u * u + v * v) * np.float32(0.5),
-        "sqrt(U2+V2)": lambda u, v: np.minimum(np.sqrt(u * u + v * v), 1),
-        "min": np.minimum,
-        "max": np.maximum,
-        "rmax": lambda u, v: np.minimum(((u + v) * np.float32(0.5) + np.sqrt(u * u + v * v)) * np.float32(0.5), 1),
-    }
-)
-
-
-def _mirror(c: np.ndarray) -> np.ndarray:
-    """Mirrored repeat: frac(c) when int(c) is even, 1 - frac(c) when odd."""
-    whole = np.trunc(c)
-    frac = c - whole
-    return np.where(whole.astype(np.int64) & 1, 1 - frac, frac)
-
-
-CLAMPS: Mapping[str, Callable[[np.ndarray], np.ndarray]] = MappingProxyType(
-    {
-        "clamp to zero": lambda c: np.where(c > 1, np.float32(0), c),
-        "clamp to edge": lambda c: np.minimum(c, 1),
-        "symmetrical repeat": lambda c: c - np.floor(c),
-        "mirrored repeat": _mirror,
-        "pulse": lambda c: np.where(c > 0.5, np.float32(1), np.float32(0)),
-    }
-)
+# mapping functions and clamp modes by name; a name's index is its code in the compiled rule (``texel``)
+MAPPINGS = ("U", "U2", "V", "V2", "(U+V)/2", "(U2+V2)/2", "sqrt(U2+V2)", "min", "max", "rmax")
+CLAMPS = ("clamp to zero", "clamp to edge", "symmetrical repeat", "mirrored repeat", "pulse")
 SHIFT_PARITY = MappingProxyType({"none": None, "odd": 0, "even": 1})  # added to int(c) before (.. // 2) % 2
 SHIFT_STEP = MappingProxyType({"mirrored repeat": 1.0})  # shift amount per clamp mode; others 0.5
 DEFAULT_SHIFT_STEP = 0.5
@@ -188,6 +163,29 @@ class ProctexState:
             color_diff=decode_colors(luts[_TABLE["color difference"]], signed=True),
         )
 
+    @cached_property
+    def kernel_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(codes, reals, maps, colors, levels): this state as the compiled rule reads it (``texel``)."""
+        parity = {name: -1 if p is None else p for name, p in SHIFT_PARITY.items()}
+        codes = np.zeros(P_INTS, np.int64)
+        codes[P_U_CLAMP], codes[P_V_CLAMP] = CLAMPS.index(self.u_clamp), CLAMPS.index(self.v_clamp)
+        codes[P_RGB_FUNC] = MAPPINGS.index(self.rgb_func)
+        codes[P_ALPHA_FUNC] = MAPPINGS.index(self.alpha_func) if self.separate_alpha else -1
+        codes[P_NOISE], codes[P_LINEAR] = self.noise_enable, self.linear
+        codes[P_U_PARITY], codes[P_V_PARITY] = parity[self.u_shift], parity[self.v_shift]
+        reals = np.zeros(P_REALS, np.float32)
+        reals[R_U_STEP] = SHIFT_STEP.get(self.u_clamp, DEFAULT_SHIFT_STEP)
+        reals[R_V_STEP] = SHIFT_STEP.get(self.v_clamp, DEFAULT_SHIFT_STEP)
+        reals[R_U_AMP], reals[R_V_AMP] = self.amplitude
+        reals[R_U_PHASE], reals[R_V_PHASE] = self.phase
+        reals[R_U_FREQ], reals[R_V_FREQ] = (NOISE_CELLS * f for f in self.frequency)
+        maps = np.stack([np.stack(self.maps[name]) for name in MAP_TABLES]).astype(np.float32)
+        colors = np.stack([self.color, np.float32(2.0) * self.color_diff.astype(np.float32)]).astype(np.float32)
+        level = np.arange(MAX_LEVEL + 1)
+        width = np.maximum(np.right_shift(self.width, level), 1).astype(np.float32)
+        levels = np.stack([np.asarray(self.offsets, np.float32), width - np.float32(1)], axis=1)
+        return codes, reals, maps, colors, np.ascontiguousarray(levels)
+
 
 def _amplitude(regs: np.ndarray, reg: str, axis: str) -> float:
     """Noise amplitude: the 16-bit two's-complement field / ``AMPLITUDE_ONE``."""
@@ -216,84 +214,223 @@ def decode_colors(raw: np.ndarray, *, signed: bool) -> np.ndarray:
     return np.stack(chans, axis=1).astype(np.int16)
 
 
-def lut128(table: tuple[np.ndarray, np.ndarray], x: np.ndarray) -> np.ndarray:
-    """``clamp(value[i] + f · diff[i], 0, 1)`` with ``p = 128 x``, ``i = min(floor p, 127)`` (x >= 0), ``f = p - i``."""
-    value, diff = table
-    p = np.maximum(numeric.finite(x), 0) * np.float32(MAP_ENTRIES)  # NaN -> entry 0
-    i = np.minimum(np.floor(p), MAP_ENTRIES - 1)
-    idx = i.astype(np.int64)
-    return np.clip(value[idx] + diff[idx] * (p - i).astype(np.float32), 0, 1)
+# ---------------------------------------------------------------------------------- the compiled per-texel rule
+# ``ProctexState.kernel_args``: the state as the arrays the compiled rule reads (``texel``), in this order:
+# ``codes`` (P_INTS,) int64, ``reals`` (P_REALS,) float32, ``maps`` (3, 2, 128) float32 (``MAP_TABLES`` x
+# value / difference), ``colors`` (2, 256, 4) float32 (color, 2 x color difference), ``levels`` (8, 2) float32
+# (color-table offset, width - 1 of each mip level).
+# codes: clamp mode of u and v (index in CLAMPS), RGB and alpha mapping (index in MAPPINGS; alpha -1: the color
+# table's alpha), noise on, shift parity added to int(c) of u and v (-1: no shift), linear within a level
+P_U_CLAMP, P_V_CLAMP, P_RGB_FUNC, P_ALPHA_FUNC, P_NOISE, P_U_PARITY, P_V_PARITY, P_LINEAR = range(8)
+P_INTS = 8
+# reals: shift step of u and v, noise amplitude of u and v, phase of u and v, 9 x frequency of u and v
+R_U_STEP, R_V_STEP, R_U_AMP, R_V_AMP, R_U_PHASE, R_V_PHASE, R_U_FREQ, R_V_FREQ = range(8)
+P_REALS = 8
+MAP_TABLES = ("noise", "RGB map", "alpha map")
+M_NOISE, M_RGB, M_ALPHA = range(3)
+CLAMP_ZERO, CLAMP_EDGE, CLAMP_REPEAT, CLAMP_MIRROR, CLAMP_PULSE = range(len(CLAMPS))
+F_U, F_U2, F_V, F_V2, F_MEAN, F_MEAN2, F_LENGTH, F_MIN, F_MAX, F_RMAX = range(len(MAPPINGS))
+F32_HALF, F32_ONE = np.float32(0.5), np.float32(1.0)
 
 
-def _rand1(k: np.ndarray) -> np.ndarray:
+@numba.njit(cache=True, inline="always")
+def _int(x, bits):  # pragma: no cover - compiled
+    """A float32 truncated to a ``bits``-bit signed integer as numpy's cast gives it (x86): the lowest value for NaN
+    and out-of-range values (a cast numba leaves undefined)."""
+    limit = np.float32(2.0 ** (bits - 1))
+    if not (-limit <= x < limit):
+        return -(np.int64(1) << (bits - 1))
+    return np.int64(x)
+
+
+@numba.njit(cache=True, inline="always")
+def _finite(x):  # pragma: no cover - compiled
+    """``numeric.finite`` of one float32."""
+    if x != x:
+        return np.float32(0.0)
+    if x == np.inf:
+        return numeric.FINITE_LIMIT
+    return -numeric.FINITE_LIMIT if x == -np.inf else x
+
+
+@numba.njit(cache=True, inline="always")
+def _lut(maps, table, x):  # pragma: no cover - compiled
+    """One value of map table ``table`` (module docstring)."""
+    p = np.maximum(_finite(x), np.float32(0.0)) * np.float32(MAP_ENTRIES)
+    i = np.minimum(np.floor(p), np.float32(MAP_ENTRIES - 1))
+    k = np.int64(i)
+    y = maps[table, 0, k] + maps[table, 1, k] * (p - i)
+    return np.minimum(np.maximum(y, np.float32(0.0)), F32_ONE)
+
+
+@numba.njit(cache=True, inline="always")
+def _rand1(k):  # pragma: no cover - compiled
     return ((((k % 9) + 2) * 3) & 0xF) ^ NOISE_T1[(k // 9) & 0xF]
 
 
-def _rand2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+@numba.njit(cache=True, inline="always")
+def _rand2(a, b):  # pragma: no cover - compiled
     """The lattice gradient from a = rand1(x) and b = rand1(y), in [-1, 1]."""
-    b = b + np.where((a & 3) == 1, 4, 0)
+    b = b + (4 if (a & 3) == 1 else 0)
     b = b ^ ((a & 1) * 6)
     b = ((b + 10 + a) & 0xF) ^ NOISE_T2[a]
-    return (-1.0 + b * (2.0 / 15.0)).astype(np.float32)
+    return np.float32(-1.0 + b * (2.0 / 15.0))
 
 
-def noise(ps: ProctexState, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """The noise value at (u, v) (F,) float32, about [-1, 1]: gradient lattice smoothed by the noise LUT."""
-    x = np.float32(NOISE_CELLS * ps.frequency[0]) * np.abs(u + np.float32(ps.phase[0]))
-    y = np.float32(NOISE_CELLS * ps.frequency[1]) * np.abs(v + np.float32(ps.phase[1]))
-    xi = np.trunc(x).astype(np.int32)
-    yi = np.trunc(y).astype(np.int32)
-    fx = (x - xi).astype(np.float32)
-    fy = (y - yi).astype(np.float32)
+@numba.njit(cache=True, inline="always")
+def _noise(reals, maps, u, v):  # pragma: no cover - compiled
+    """The noise value at (u, v), about [-1, 1]: gradient lattice smoothed by the noise LUT."""
+    x = reals[R_U_FREQ] * np.abs(u + reals[R_U_PHASE])
+    y = reals[R_V_FREQ] * np.abs(v + reals[R_V_PHASE])
+    xi, yi = _int(np.trunc(x), 32), _int(np.trunc(y), 32)
+    fx, fy = np.float32(np.float64(x) - xi), np.float32(np.float64(y) - yi)
     s = fx + fy
     ax0, ax1, by0, by1 = _rand1(xi), _rand1(xi + 1), _rand1(yi), _rand1(yi + 1)
     g0 = _rand2(ax0, by0) * s
-    g1 = _rand2(ax1, by0) * (s - 1)
-    g2 = _rand2(ax0, by1) * (s - 1)
-    g3 = _rand2(ax1, by1) * (s - 2)
-    sx = lut128(ps.maps["noise"], fx)
-    sy = lut128(ps.maps["noise"], fy)
-    return _lerp(_lerp(g0, g1, sx), _lerp(g2, g3, sx), sy)
+    g1 = _rand2(ax1, by0) * (s - F32_ONE)
+    g2 = _rand2(ax0, by1) * (s - F32_ONE)
+    g3 = _rand2(ax1, by1) * (s - np.float32(2.0))
+    sx, sy = _lut(maps, M_NOISE, fx), _lut(maps, M_NOISE, fy)
+    lo, hi = g0 + (g1 - g0) * sx, g2 + (g3 - g2) * sx
+    return lo + (hi - lo) * sy
 
 
-def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
-    return a + (b - a) * t
+@numba.njit(cache=True, inline="always")
+def _shift(c, parity, step):  # pragma: no cover - compiled
+    """Shift offset from a pre-noise coordinate: ``step`` when (int(c) + parity) // 2 is odd."""
+    if parity < 0:
+        return np.float32(0.0)
+    return step * np.float32(((_int(np.trunc(c), 64) + parity) // 2) % 2)
 
 
-def _shift(c: np.ndarray, mode: str, clamp: str) -> np.ndarray:
-    parity = SHIFT_PARITY[mode]
-    if parity is None:
-        return np.zeros_like(c)
-    step = np.float32(SHIFT_STEP.get(clamp, DEFAULT_SHIFT_STEP))
-    return step * (((np.trunc(c).astype(np.int64) + parity) // 2) % 2).astype(np.float32)
+@numba.njit(cache=True, inline="always")
+def _clamp(c, mode):  # pragma: no cover - compiled
+    """Clamp mode ``mode`` (index in ``CLAMPS``) of a coordinate."""
+    if mode == CLAMP_ZERO:
+        return np.float32(0.0) if c > 1 else c
+    if mode == CLAMP_EDGE:
+        return np.minimum(c, F32_ONE)
+    if mode == CLAMP_REPEAT:
+        return c - np.floor(c)
+    if mode == CLAMP_MIRROR:  # frac(c) when int(c) is even, 1 - frac(c) when odd
+        whole = np.trunc(c)
+        frac = c - whole
+        return F32_ONE - frac if _int(whole, 64) & 1 else frac
+    return F32_ONE if c > F32_HALF else np.float32(0.0)  # pulse
+
+
+@numba.njit(cache=True, inline="always")
+def _mapping(u, v, func):  # pragma: no cover - compiled
+    """Mapping function ``func`` (index in ``MAPPINGS``) of (u, v)."""
+    if func == F_U:
+        return u
+    if func == F_U2:
+        return u * u
+    if func == F_V:
+        return v
+    if func == F_V2:
+        return v * v
+    if func == F_MEAN:
+        return (u + v) * F32_HALF
+    if func == F_MEAN2:
+        return (u * u + v * v) * F32_HALF
+    if func == F_LENGTH:
+        return np.minimum(np.sqrt(u * u + v * v), F32_ONE)
+    if func == F_MIN:
+        return np.minimum(u, v)
+    if func == F_MAX:
+        return np.maximum(u, v)
+    return np.minimum(((u + v) * F32_HALF + np.sqrt(u * u + v * v)) * F32_HALF, F32_ONE)  # rmax
+
+
+@numba.njit(cache=True, inline="always")
+def _coordinates(codes, reals, maps, u, v):  # pragma: no cover - compiled
+    """(u, v) after abs, noise, shift and clamp."""
+    u, v = np.abs(_finite(u)), np.abs(_finite(v))
+    u_shift = _shift(v, codes[P_U_PARITY], reals[R_U_STEP])
+    v_shift = _shift(u, codes[P_V_PARITY], reals[R_V_STEP])
+    if codes[P_NOISE]:
+        n = _noise(reals, maps, u, v)
+        u, v = np.abs(u + n * reals[R_U_AMP]), np.abs(v + n * reals[R_V_AMP])
+    return _clamp(u + u_shift, codes[P_U_CLAMP]), _clamp(v + v_shift, codes[P_V_CLAMP])
+
+
+@numba.njit(cache=True, inline="always")
+def _entry(levels, last, linear, g, level):  # pragma: no cover - compiled
+    """The color-table entry at position g in [0, 1] of mip ``level`` and the fraction toward the next one: nearest
+    rounds half up (C ``round`` on positive indices), fraction 0; linear truncates."""
+    index = levels[level, 0] + g * levels[level, 1]
+    zero = np.float32(0.0)
+    if not linear:
+        return np.int64(np.minimum(np.maximum(np.floor(index + F32_HALF), zero), last)), zero
+    i = np.minimum(np.maximum(np.floor(index), zero), last)
+    return np.int64(i), index - i
+
+
+@numba.njit(cache=True, inline="always")
+def _color(colors, linear, k, f, ch):  # pragma: no cover - compiled
+    """Channel ``ch`` (float32 0..255) of color-table entry ``k``, plus f x 2 x its difference when linear."""
+    c = colors[0, k, ch]
+    return c + f * colors[1, k, ch] if linear else c
+
+
+@numba.njit(cache=True, inline="always")
+def _texel(codes, reals, maps, colors, levels, u, v, lo, hi, t, out, i):  # pragma: no cover - compiled
+    """The procedural texel at texture coordinates (u, v) into ``out[i]`` RGBA, from mip level ``lo``, or with
+    ``hi`` >= 0 from levels ``lo`` and ``hi`` mixed by ``t`` (float64) (the arrays: ``kernel_args``)."""
+    cu, cv = _coordinates(codes, reals, maps, u, v)
+    g = _lut(maps, M_RGB, _mapping(cu, cv, codes[P_RGB_FUNC]))
+    linear = codes[P_LINEAR] != 0
+    last = np.float32(colors.shape[1] - 1)
+    k, f = _entry(levels, last, linear, g, lo)
+    k2, f2 = _entry(levels, last, linear, g, hi) if hi >= 0 else (k, f)
+    separate = codes[P_ALPHA_FUNC] >= 0
+    for ch in range(3 if separate else 4):
+        a = _color(colors, linear, k, f, ch)
+        c = np.float64(a)
+        if hi >= 0:  # a + (b - a) t: the difference in float32, the step in float64
+            c += np.float64(_color(colors, linear, k2, f2, ch) - a) * t
+        out[i, ch] = np.uint8(np.minimum(np.maximum(np.trunc(c), 0.0), float(U8_MAX)))
+    if separate:
+        out[i, 3] = np.uint8(_lut(maps, M_ALPHA, _mapping(cu, cv, codes[P_ALPHA_FUNC])) * np.float32(U8_MAX))
+
+
+@numba.njit(cache=True)
+def texels(codes, reals, maps, colors, levels, uv, lo, hi, t, out):  # pragma: no cover - compiled
+    """The procedural texel of every fragment (the one rule: module docstring): ``uv`` (F, 2) float32 texture
+    coordinates, mip levels ``lo`` / ``hi`` (F,) int64 (``hi`` -1: ``lo`` alone), ``t`` (F,) float64 their mix
+    -> ``out`` (F, 4) uint8 RGBA; the state's arrays are ``ProctexState.kernel_args``."""
+    for i in range(uv.shape[0]):
+        _texel(codes, reals, maps, colors, levels, uv[i, 0], uv[i, 1], lo[i], hi[i], t[i], out, i)
+
+
+@numba.njit(cache=True)
+def _coordinates_all(codes, reals, maps, uv, out):  # pragma: no cover - compiled
+    for i in range(uv.shape[0]):
+        out[i, 0], out[i, 1] = _coordinates(codes, reals, maps, uv[i, 0], uv[i, 1])
+
+
+@numba.njit(cache=True)
+def _noise_all(reals, maps, u, v, out):  # pragma: no cover - compiled
+    for i in range(u.shape[0]):
+        out[i] = _noise(reals, maps, u[i], v[i])
 
 
 def coordinates(ps: ProctexState, uv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(u, v) after abs, noise, shift and clamp, each (F,) float32."""
-    uv = np.abs(numeric.finite(uv))  # NaN / Inf coordinates (a shader's 0 * Inf) -> 0 / a large finite value
-    u, v = uv[:, 0], uv[:, 1]
-    u_shift = _shift(v, ps.u_shift, ps.u_clamp)
-    v_shift = _shift(u, ps.v_shift, ps.v_clamp)
-    if ps.noise_enable:
-        n = noise(ps, u, v)
-        u, v = np.abs(u + n * np.float32(ps.amplitude[0])), np.abs(v + n * np.float32(ps.amplitude[1]))
-    return CLAMPS[ps.u_clamp](u + u_shift), CLAMPS[ps.v_clamp](v + v_shift)
+    codes, reals, maps, _, _ = ps.kernel_args
+    out = np.empty((len(uv), 2), np.float32)
+    _coordinates_all(codes, reals, maps, np.ascontiguousarray(uv, np.float32), out)
+    return out[:, 0], out[:, 1]
 
 
-def _level_color(ps: ProctexState, g: np.ndarray, level: int | np.ndarray) -> np.ndarray:
-    """Color-table lookup at position g in [0, 1] of mip ``level`` (an int, or (F,) ints) -> (F,4) float32 0..255.
-    Nearest rounds half up (C ``round`` on positive indices)."""
-    offset = np.asarray(ps.offsets, np.float32)[level]
-    width = np.maximum(np.right_shift(ps.width, level), 1).astype(np.float32)
-    index = offset + g * (width - 1)
-    last = ps.color.shape[0] - 1
-    color = ps.color.astype(np.float32)
-    if not ps.linear:
-        return color[np.clip(np.floor(index + np.float32(0.5)), 0, last).astype(np.intp)]
-    i = np.clip(np.floor(index), 0, last)
-    frac = (index - i).astype(np.float32)[:, None]
-    idx = i.astype(np.intp)
-    return color[idx] + frac * (np.float32(2.0) * ps.color_diff.astype(np.float32))[idx]
+def noise(ps: ProctexState, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The noise value at (u, v) (F,) float32 (coordinates after abs), about [-1, 1]: gradient lattice smoothed by
+    the noise LUT."""
+    _, reals, maps, _, _ = ps.kernel_args
+    out = np.empty(len(u), np.float32)
+    _noise_all(reals, maps, np.ascontiguousarray(u, np.float32), np.ascontiguousarray(v, np.float32), out)
+    return out
 
 
 def proctex_lod(ps: ProctexState, duv_dx: np.ndarray, duv_dy: np.ndarray) -> np.ndarray:
@@ -310,24 +447,24 @@ def proctex_lod(ps: ProctexState, duv_dx: np.ndarray, duv_dy: np.ndarray) -> np.
 
 
 def sample_proctex(ps: ProctexState, uv: np.ndarray, lod: np.ndarray | None = None) -> np.ndarray:
-    """Procedural texels (F,4) uint8 RGBA at ``uv`` (F,2) (see the module docstring)."""
-    u, v = coordinates(ps, uv)
+    """Procedural texels (F,4) uint8 RGBA at ``uv`` (F,2) (see the module docstring): the mip levels are picked
+    here, the texels are ``texels``'s."""
+    n = len(uv)
     lod = None if lod is None else numeric.finite(lod)
-    g = lut128(ps.maps["RGB map"], MAPPINGS[ps.rgb_func](u, v))
+    hi, t = np.full(n, -1, np.int64), np.zeros(n, np.float64)
     if ps.mip is None or lod is None:
-        rgba = _level_color(ps, g, ps.min_lod if ps.mip is not None else 0)
+        lo = np.full(n, ps.min_lod if ps.mip is not None else 0, np.int64)
     elif ps.mip == "nearest":
-        rgba = _level_color(ps, g, np.clip(np.round(lod), 0, MAX_LEVEL).astype(np.int64))
-    else:
+        lo = np.clip(np.round(lod), 0, MAX_LEVEL).astype(np.int64)
+    else:  # the mix of two levels is float64 (the float32 LOD minus an integer level)
         lo = np.clip(np.floor(lod), 0, MAX_LEVEL).astype(np.int64)
-        t = (np.asarray(lod, np.float32) - lo)[:, None]
+        t = np.asarray(lod, np.float32) - lo
         hi = np.minimum(lo + 1, MAX_LEVEL)
-        rgba = _lerp(_level_color(ps, g, lo), _level_color(ps, g, hi), t)
-    out = np.clip(np.trunc(rgba), 0, U8_MAX).astype(np.uint8)
-    if ps.separate_alpha:
-        alpha = lut128(ps.maps["alpha map"], MAPPINGS[ps.alpha_func](u, v))
-        out[:, 3] = (alpha * np.float32(U8_MAX)).astype(np.uint8)
+    if n and int(lo.max()) > MAX_LEVEL:
+        raise IndexError(f"proctex level {int(lo.max())} past level {MAX_LEVEL}")
+    out = np.empty((n, 4), np.uint8)
+    texels(*ps.kernel_args, np.ascontiguousarray(uv, np.float32), lo, hi, t, out)
     return out
 
 
-__all__ = ["ProctexState", "lut128", "noise", "proctex_lod", "sample_proctex"]
+__all__ = ["ProctexState", "coordinates", "noise", "proctex_lod", "sample_proctex", "texels"]
