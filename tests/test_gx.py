@@ -90,6 +90,13 @@ def test_display_transfer_rejects_growth(gx: Gx) -> None:
         _transfer(gx, VRAM, FCRAM, (8, 8), (16, 8), 0)
 
 
+def test_display_transfer_names_a_bad_output_format_with_flip_and_crop(gx: Gx) -> None:
+    """Output format 6 with flip + crop (fuzz capture seed 304275: a KeyError in the crop skew, read before the
+    format was checked) is the named error."""
+    with pytest.raises(GxError, match="output format 6 is not a pixel format"):
+        _transfer(gx, VRAM, FCRAM, (16, 8), (16, 8), 0x6005)  # flip, crop, RGBA8 -> format 6
+
+
 def test_block32_bit_changes_nothing(gx: Gx) -> None:
     """Bit 16 set: the same bytes as without it (the console draws the same picture)."""
     img = _image(16, 8)

@@ -200,6 +200,8 @@ def display_transfer(
             flags.in_format,
             flags.out_format,
         )
+    _check_format(flags.in_format, "input")
+    _check_format(flags.out_format, "output")  # before the flip + crop skew reads its bytes per pixel
     in_w, in_h = in_dim
     sx, sy = SCALE_SHIFTS[flags.scale]
     out_w, out_h = out_dim[0] >> sx, out_dim[1] >> sy
