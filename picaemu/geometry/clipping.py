@@ -200,6 +200,16 @@ FIXED_PLANES_MASK = (1 << len(FIXED_PLANES)) - 1  # bit p: plane p of FIXED_PLAN
 
 
 @numba.njit(cache=True)
+def _finite(tris, t):  # pragma: no cover - compiled
+    """Every position component (columns 0-3) of triangle ``t`` is finite (else the triangle is ``INVALID``)."""
+    finite = True
+    for i in range(3):
+        for k in range(4):
+            finite &= np.isfinite(tris[t, i, k])
+    return finite
+
+
+@numba.njit(cache=True)
 def _classify(tris, out):  # pragma: no cover - compiled
     """Class of each (T, 3, C) triangle (position in columns 0-3) against ``FIXED_PLANES``: KEEP / REJECT /
     STRADDLE / INVALID. Their coefficients are 0 or +-1 with at most two non-zero terms with the offset, so every
@@ -207,11 +217,7 @@ def _classify(tris, out):  # pragma: no cover - compiled
     written out here plane by plane (bit p of a vertex's mask: outside plane p), without the zero terms (a test
     holds it to ``_classify_planes`` and to a matrix form)."""
     for t in range(tris.shape[0]):
-        finite = True
-        for i in range(3):
-            for k in range(4):
-                finite &= np.isfinite(tris[t, i, k])
-        if not finite:
+        if not _finite(tris, t):
             out[t] = INVALID
             continue
         any_out = 0
@@ -246,11 +252,7 @@ def _classify_planes(tris, planes, offsets, out):  # pragma: no cover - compiled
     ``_clip_polygons`` measures it) is below ``-INSIDE_EPS``. On the fixed planes it agrees with ``_classify``
     (their sums are one rounding whatever the order)."""
     for t in range(tris.shape[0]):
-        finite = True
-        for i in range(3):
-            for k in range(4):
-                finite &= np.isfinite(tris[t, i, k])
-        if not finite:
+        if not _finite(tris, t):
             out[t] = INVALID
             continue
         inside, rejected = True, False
