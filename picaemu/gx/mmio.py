@@ -11,7 +11,8 @@ cleared, PPF TRIGGER bit 8 (done) with bit 0 cleared.
 
 ``lower(event)`` turns a ``.pica`` GX event (CommandList, MemoryFill, DisplayTransfer, TextureCopy, Present,
 RegWrite) into (physical address, value, width) writes; ``Gx.apply`` replays it through ``write`` — so captures
-of GX commands and CiTrace register streams take one path.
+of GX commands and CiTrace register streams take one path. RequestDma has no register form (the CPU's DMA
+engine copies memory): ``apply`` performs it with ``engines.dma_copy``; FlushCacheRegions does nothing.
 """
 
 from __future__ import annotations
@@ -161,7 +162,12 @@ class Gx:
 
     # -- events ------------------------------------------------------------------------------------------
     def apply(self, event: pica.Event) -> None:
-        """Replay one GX / register event (MemoryWrite, FrameEnd and Marker are not GX events: no-op)."""
+        """Replay one GX / register event: a DMA copies memory (no register is involved); the rest as their
+        register writes (MemoryWrite, FrameEnd, Marker and FlushCacheRegions: no-op)."""
+        if isinstance(event, pica.RequestDma):
+            E.dma_copy(self.memory, event.src, event.dst, event.size)
+            self.counts["DMA copies"] += 1
+            return
         for address, value, width in lower(event):
             self.write(address, value, width)
 
