@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 import picaemu
 from picaemu.cli import main
+from picaemu.debug import state_views
 from picaemu.errors import PicaError
 from samples.generate import CAPTURES
 
@@ -98,7 +99,8 @@ def test_external_registers_at_a_draw() -> None:
     color = replay.pipeline_state(0)["framebuffer"]["color_address"]
     assert ext["PSC0_START"]["fields"]["address"] == color and ext["PSC0_START"]["address"] == 0x10400010
     cli = json.loads(run("state", str(TRIANGLE), "--draw", "0", "--external", "--json"))
-    assert cli == json.loads(json.dumps(ext))
+    assert cli == json.loads(json.dumps(state_views.state_document(ext)))
+    assert cli["schema"] == 1 and cli["PSC0_START"]["address"] == "0x10400010"
 
 
 def test_texture_at_a_draw_and_any_surface() -> None:
@@ -130,7 +132,7 @@ def test_cli_state_diff_mesh_trace_dump() -> None:
     diff = json.loads(run("state", str(CUBES), "--draw", "4", "--diff", "3", "--json"))
     assert "c4" in diff["float_uniforms"]["vs"] and "GPUREG_TEXUNIT0_ADDR1" in diff["registers"]
     csv_rows = run("mesh", str(TRIANGLE), "--draw", "0", "--stage", "clipped", "--csv").splitlines()
-    assert csv_rows[0] == "triangle,vertex,x,y,z,w" and len(csv_rows) == 4
+    assert csv_rows[0] == "triangle,vertex,position.x,position.y,position.z,position.w" and len(csv_rows) == 4
     trace = [
         json.loads(line) for line in run("trace", str(TRIANGLE), "--draw", "0", "--vertex", "1", "--json").splitlines()
     ]

@@ -3,8 +3,10 @@
 - ``picaemu history CAPTURE --pixel X,Y [--frame N] [--json]``: every fragment at a pixel;
 - ``picaemu fragment CAPTURE --draw N --pixel X,Y [--index K] [--json]``: one fragment stage by stage;
 - ``picaemu state CAPTURE --draw N [--diff M] [--json] [--shader vs|gs]``: every stage's decoded state, or what
-  changed, or the program a unit runs as re-assemblable source;
-- ``picaemu mesh CAPTURE --draw N --stage input|vs|gs|clipped [--csv]``: vertices at a stage;
+  changed, or the program a unit runs as re-assemblable source (JSON: ``state_views.state_document``, a
+  ``"schema"`` number and addresses as hex strings);
+- ``picaemu mesh CAPTURE --draw N --stage input|vs|gs|clipped [--csv]``: vertices at a stage (CSV: one row per
+  vertex, columns named by the output map's semantics, ``picaemu.debug.mesh_table``);
 - ``picaemu trace CAPTURE --draw N --vertex V [--unit vs|gs] [--json]``: one vertex through its shader;
 - ``picaemu dump CAPTURE``: every event of a capture, command lists decoded packet by packet (``apitrace dump``).
 
@@ -24,6 +26,7 @@ import click
 from picaemu import replay as rp
 from picaemu.cli.common import compiles_kernels, examples, exclusive, reports_errors
 from picaemu.command.listing import UniformUploads, packet_text
+from picaemu.debug import state_views
 from picaemu.debug.api import STAGES, UNITS
 from picaemu.debug.fragment import report_lines
 from picaemu.errors import PicaError
@@ -83,7 +86,12 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
     is_flag=True,
     help="The external GPU registers (memory fill, LCD framebuffer, transfer engine) at the draw instead.",
 )
-@click.option("--json", "as_json", is_flag=True, help="JSON instead of indented text.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='JSON instead of indented text: {"schema": 1, ...}, addresses as "0x1F000000" strings.',
+)
 @click.option(
     "--shader",
     type=click.Choice(UNITS),
@@ -109,7 +117,7 @@ def state(capture: Path, draw: int, other: int | None, external: bool, as_json: 
     else:
         value = replay.diff(other, draw) if other is not None else replay.pipeline_state(draw)
     if as_json:
-        _echo_json(value)
+        _echo_json(state_views.state_document(value))
     else:
         _print_tree(value, 0)
 
@@ -146,27 +154,28 @@ def _flat(item: dict | list) -> bool:
     show_default=True,
     help="input: loader output; vs / gs: shader output registers; clipped: clip-space triangles.",
 )
-@click.option("--csv", "as_csv", is_flag=True, help="CSV rows instead of JSON.")
+@click.option(
+    "--csv",
+    "as_csv",
+    is_flag=True,
+    help="CSV instead of JSON: one row per vertex, columns named by semantic (position.x, color.r, texcoord0.u...).",
+)
 @reports_errors
 @compiles_kernels
 def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
     """A draw's vertices at one stage of the geometry front end."""
-    data = rp.open(capture).mesh(draw, stage)
+    replay = rp.open(capture)
     if not as_csv:
+        data = replay.mesh(draw, stage)
         _echo_json({"draw": draw, "stage": stage, "shape": list(data.shape), "vertices": data.tolist()})
         return
+    names, rows = replay.debugger.mesh_table(draw, stage)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    if stage == "clipped":
-        writer.writerow(["triangle", "vertex", "x", "y", "z", "w"])
-        for t, tri in enumerate(data):
-            for v, pos in enumerate(tri):
-                writer.writerow([t, v, *(repr(float(c)) for c in pos)])
-    else:
-        writer.writerow(["vertex", "register", "x", "y", "z", "w"])
-        for v, regs in enumerate(data):
-            for r, vec in enumerate(regs):
-                writer.writerow([v, r, *(repr(float(c)) for c in vec)])
+    writer.writerow(names if stage == "clipped" else ["vertex", *names])
+    for v, row in enumerate(rows):
+        values = [repr(float(c)) for c in row]
+        writer.writerow([int(row[0]), int(row[1]), *values[2:]] if stage == "clipped" else [v, *values])
     click.echo(out.getvalue(), nl=False)
 
 

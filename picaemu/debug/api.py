@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from picaemu import draw_state as ds_mod
-from picaemu.debug import bookmarks, fragment, probe, state_views
+from picaemu.debug import bookmarks, fragment, mesh_table, probe, state_views
 from picaemu.debug import find as find_mod
 from picaemu.debug import surface as surface_mod
 from picaemu.debug.edit_replay import Editor, EditResult
@@ -169,6 +169,12 @@ class Debugger:
                 raise PicaError(f"draw {draw} does not use the geometry shader")
             return dv.gs_outputs
         return {"input": dv.inputs, "vs": dv.outputs, "clipped": dv.clipped}[stage]
+
+    def mesh_table(self, draw: int, stage: str = "vs") -> tuple[list[str], np.ndarray]:
+        """``mesh(draw, stage)`` as one row per vertex with named columns (``picaemu.debug.mesh_table``: the
+        output map's semantics, position.x ... texcoord0.u ..., for the unit that feeds the rasterizer)."""
+        data = self.mesh(draw, stage)
+        return mesh_table.vertex_table(data, stage, self.session.state_at_draw(draw).regs)
 
     def _vertices(self, draw: int) -> state_views.DrawVertices:
         self._draw(draw)
