@@ -156,12 +156,18 @@ def condition_text(ins: Instruction) -> str:
 
 
 def format_instruction(
-    ins: Instruction, names: dict[str, str] | None = None, labels: dict[int, str] | None = None, exact: bool = False
+    ins: Instruction,
+    names: dict[str, str] | None = None,
+    labels: dict[int, str] | None = None,
+    exact: bool = False,
+    procs: dict[int, str] | None = None,
 ) -> str:
-    """One instruction in picasso syntax; flow targets appear as labels (or hex addresses); ``exact``: every
-    selector lane of the sources (module doc)."""
+    """One instruction in picasso syntax; jump targets appear as ``labels``, call targets as ``procs`` (else
+    labels), either else as hex addresses; ``exact``: every selector lane of the sources (module doc)."""
     names = names or {}
     labels = labels or {}
+    if procs and ins.name in ("call", "callc", "callu"):
+        labels = procs
 
     def source(k: int) -> str:
         return operand_text(ins, k, names, exact)
@@ -295,7 +301,7 @@ class _Structure:
     def _file_of(self, pc: int) -> int:
         return next((k for k, (lo, hi) in enumerate(self.files) if lo <= pc < hi), -1)
 
-    def proc_text(self, start: int, end: int, name: str, names: dict[str, str], labels: dict[int, str]) -> list[str]:
+    def proc_text(self, start: int, end: int, name: str, names: dict[str, str], procs: dict[int, str]) -> list[str]:
         out, depth = [f".proc {name}"], 1
         for pc in range(start, end + 1):
             for mark in self.closes.get(pc, []):
@@ -308,10 +314,14 @@ class _Structure:
                 out.append(f"{self.labels[pc]}:")
             i = self.ins[pc]
             if i is None or pc in self.raw:
-                text = format_instruction(i, names, labels, exact=True) if i is not None else "invalid opcode"
+                text = (
+                    format_instruction(i, names, self.labels, exact=True, procs=procs)
+                    if i is not None
+                    else "invalid opcode"
+                )
                 out.append("    " * depth + f".word 0x{self.words[pc]:08X} ; {text}")
                 continue
-            out.append("    " * depth + format_instruction(i, names, labels, exact=True))
+            out.append("    " * depth + format_instruction(i, names, self.labels, exact=True, procs=procs))
             depth += i.name in ("ifu", "ifc", "loop")
         out.append(".end")
         return out
@@ -394,7 +404,6 @@ def disassemble(
         start: entry_name if start == entry else f"{'_code' if start in st.gaps else 'proc'}_{start:03x}"
         for start in st.procs
     }
-    labels = {**st.labels, **proc_names}
     out = list(header or [])
     if entry not in proc_names:
         out.append(f"; entry point 0x{entry:03X} is inside a larger proc")
@@ -404,7 +413,7 @@ def disassemble(
         mine = own_lo <= start < own_hi
         if not mine:
             out.append(f"; 0x{start:03X}-0x{end - 1:03X}: code of another DVLE, its registers unnamed")
-        out += st.proc_text(start, end, proc_names[start], names if mine else {}, labels)
+        out += st.proc_text(start, end, proc_names[start], names if mine else {}, proc_names)
     return "\n".join(out) + "\n"
 
 
