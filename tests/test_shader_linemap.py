@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from picaemu.formats import shbin
 
 from picaemu.cli import main
-from picaemu.formats import shbin
 from picaemu.shader import linemap
 from picaemu.shader.asm import assemble_with_map
-from picaemu.shader.disasm import disassemble_files
+from picaemu.shader.disasm_shbin import disassemble_files
 
 SRC = Path(__file__).parent / "data" / "shader_src"
 
@@ -39,7 +39,7 @@ def test_map_names_the_line_of_every_word_and_padding_goes_to_its_directive() ->
     s, lm = assemble_with_map([("a.vsh", src)])
     # mov (2), ifu (3), the NOP an empty body needs (inserted by the .end on line 4), end (5)
     assert [lm.at(pc) for pc in range(len(s.code))] == ["a.vsh:2", "a.vsh:3", "a.vsh:4", "a.vsh:5"]
-    assert lm.matches(s.code) and not lm.matches(list(s.code[:-1]) + [0])
+    assert lm.matches(s.code) and not lm.matches([*s.code[:-1], 0])
 
 
 def test_asm_writes_the_sidecar_and_run_trace_shows_source_lines(tmp_path: Path) -> None:
@@ -65,7 +65,7 @@ def test_bad_or_mismatched_map_is_a_named_warning(tmp_path: Path, content: str |
     out = _assembled(tmp_path)
     mp = tmp_path / "sparks.shbin.map"
     if content is None:  # a map of other code: the split files assembled alone give a different program
-        other, lm = assemble_with_map([("x", disassemble_files(shbin.parse(out.read_bytes()))[1][1])])
+        _other, lm = assemble_with_map([("x", disassemble_files(shbin.parse(out.read_bytes()))[1][1])])
         mp.write_text(lm.to_json())
     else:
         mp.write_text(content)

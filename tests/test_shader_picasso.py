@@ -18,7 +18,7 @@ from picaemu.shader import isa
 from picaemu.shader.asm import assemble
 from picaemu.shader.asm_syntax import AssemblyError
 from picaemu.shader.compare import differences
-from picaemu.shader.disasm import disassemble_dvle, disassemble_files
+from picaemu.shader.disasm_shbin import disassemble_dvle, disassemble_files
 
 DATA = Path(__file__).parent / "data" / "shbin"
 ID = isa.IDENTITY_SELECTOR

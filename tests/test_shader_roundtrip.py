@@ -14,7 +14,7 @@ from picaemu.formats import shbin
 
 from picaemu.shader import isa
 from picaemu.shader.asm import assemble
-from picaemu.shader.disasm import disassemble_dvle, disassemble_files
+from picaemu.shader.disasm_shbin import disassemble_dvle, disassemble_files
 
 SRC = Path(__file__).parent / "data" / "shader_src"
 BINS = Path(__file__).parent / "data" / "shbin"

@@ -71,8 +71,8 @@ def shader() -> None:
 @reports_errors
 def disasm(file: str, dvle: int, listing: bool, split_dir: str | None) -> None:
     """Disassemble FILE.shbin into picasso syntax."""
-    from picaemu.shader.disasm import disassemble_dvle, disassemble_files
     from picaemu.shader.disasm import listing as make_listing
+    from picaemu.shader.disasm_shbin import disassemble_dvle, disassemble_files
     from picaemu.shader.setup import dvle_names
 
     sb = _load(file)
