@@ -8,8 +8,9 @@ pica-shader-isa.md with ``ifu/ifc … .else … .end`` and ``for … .end`` bloc
 inverted forms and MAD becomes MADI automatically when the uniform is the second (third) operand (the ``…i``
 mnemonics are accepted too); ADD/MUL/DP3/DP4 and CMP swap their sources when only the second is a uniform (an
 extension: picasso refuses those). Operand descriptors are shared as picasso shares them
-(``picaemu.shader.asm_descs``), with the lanes picasso ignores filled canonically (``disasm.canonical_swizzle``),
-so disassembling the output and re-assembling it reproduces the same words. Padding NOPs go where picasso puts
+(``picaemu.shader.asm_descs``), each use bringing its swizzles as written (``asm_model.descriptor``), so
+disassembling the output and re-assembling it reproduces the same words. ``assemble_with_map`` also returns the
+source line of every word (``picaemu.shader.linemap``). Padding NOPs go where picasso puts
 them: at ``.else``/``.end`` after a block end with no instruction since, after a jump or call, after a BREAKC that
 ends a loop, and in an empty body. Errors: ``AssemblyError`` naming file, line and column.
 """
