@@ -185,19 +185,32 @@ def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
 @click.option("--vertex", type=int, required=True, help="Vertex (or GS invocation with --unit gs).")
 @click.option("--unit", type=click.Choice(UNITS), default="vs", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per step.")
+@click.option(
+    "--map",
+    "map_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="the SHBIN (or its .shbin.map) the draw's shader came from: each step shows its source file:line",
+)
 @reports_errors
 @compiles_kernels
-def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool) -> None:
+def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool, map_path: str | None) -> None:
     """One vertex through its shader, instruction by instruction: source values read, the result written under
-    the destination mask.
+    the destination mask (and, with --map, the source line of each instruction).
     """
-    steps = rp.open(capture).shader_trace(draw, vertex, unit)
+    from picaemu.shader import linemap
+
+    line_map, messages = linemap.caught(linemap.read, map_path) if map_path else (None, [])
+    replay = rp.open(capture)
+    steps, more = linemap.caught(replay.shader_trace, draw, vertex, unit, line_map)
+    for message in messages + more:
+        click.echo(f"warning: {message}", err=True)
     for step in steps:
         if as_json:
             click.echo(json.dumps(step))
         else:
             result = "" if step["result"] is None else f" -> {step['result']}"
-            click.echo(f"{step['pc']:04X}  {step['text']:<40} {step['sources']}{result}")
+            where = f"  ; {step['source']}" if "source" in step else ""
+            click.echo(f"{step['pc']:04X}  {step['text']:<40} {step['sources']}{result}{where}")
 
 
 @click.command("dump", epilog=examples("picaemu dump samples/captures/triangle.pica"))

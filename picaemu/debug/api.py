@@ -51,6 +51,7 @@ from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.errors import PicaError
 from picaemu.fragment import framebuffer as fbm
+from picaemu.shader import linemap
 from picaemu.shader.setup import register_uniforms
 from picaemu.state import GpuState
 
@@ -180,10 +181,12 @@ class Debugger:
         self._draw(draw)
         return probe.record_vertices(self.session, draw)
 
-    def shader_trace(self, draw: int, vertex: int, unit: str = "vs") -> list[dict[str, Any]]:
+    def shader_trace(self, draw: int, vertex: int, unit: str = "vs", line_map: Any = None) -> list[dict[str, Any]]:
         """Vertex ``vertex`` of ``draw`` (or GS invocation ``vertex`` with ``unit="gs"``) through its shader: one
         dict per executed instruction (pc, text, the source values read, the result, the destination write
-        mask; ``result`` holds only the components the mask writes)."""
+        mask; ``result`` holds only the components the mask writes). With a ``picaemu.shader.linemap.LineMap``
+        that matches the draw's shader code, each dict also has ``"source": "file:line"`` (a mismatch is a
+        ``LineMapWarning``)."""
         if unit not in UNITS:
             raise PicaError(f"unknown shader unit {unit!r}: vs or gs")
         dv = self._vertices(draw)
@@ -195,7 +198,13 @@ class Debugger:
             if not 0 <= vertex < len(dv.inputs):
                 raise PicaError(f"draw {draw} loads {len(dv.inputs)} vertices; there is no vertex {vertex}")
             records = state_views.trace_vertex(setup, dv.inputs[vertex])
-        return [r.as_dict() for r in records]
+        line_map = linemap.check(line_map, setup.code, f"draw {draw} ({unit})")
+        steps = [r.as_dict() for r in records]
+        for step in steps if line_map is not None else []:
+            where = line_map.at(step["pc"])
+            if where:
+                step["source"] = where
+        return steps
 
     # -- state -------------------------------------------------------------------------------------------
     def pipeline_state(self, draw: int) -> dict[str, Any]:

@@ -274,9 +274,9 @@ class Replay:
         """Vertices of ``draw`` at ``stage``: "input", "vs", "gs" or "clipped" (``Debugger.mesh``)."""
         return self.debugger.mesh(draw, stage)
 
-    def shader_trace(self, draw: int, vertex: int, unit: str = "vs") -> list[dict]:
+    def shader_trace(self, draw: int, vertex: int, unit: str = "vs", line_map=None) -> list[dict]:
         """Vertex ``vertex`` of ``draw`` through its shader, one dict per instruction (``Debugger.shader_trace``)."""
-        return self.debugger.shader_trace(draw, vertex, unit)
+        return self.debugger.shader_trace(draw, vertex, unit, line_map)
 
     def pipeline_state(self, draw: int) -> dict:
         """Every stage's decoded state at ``draw`` as plain data (``Debugger.pipeline_state``)."""
