@@ -53,7 +53,7 @@ from picaemu.gx import Gx, lcd, mmio
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 from picaemu.replay.capture import initial_gpu_state, is_capture, load_capture
-from picaemu.replay.checkpoint import Checkpoint, restore_pages, snapshot_pages
+from picaemu.replay.checkpoint import Checkpoint, PageStore, distinct_page_bytes, restore_pages
 from picaemu.replay.records import DrawRecord, EventInfo, describe
 from picaemu.state import GpuState
 
@@ -201,6 +201,7 @@ class Replay:
         self._debugger: Debugger | None = None
         self._resume: tuple[int, int] | None = None  # where the half-run list of event ``position`` continues
         self._packets: dict[int, tuple[list[Packet], PicaError | None]] = {}
+        self._pages = PageStore(self.memory)  # checkpoints share the pages that did not change between them
         self._checkpoints: dict[tuple[int, int], Checkpoint] = {(0, 0): self.checkpoint()}
 
     # -- views -------------------------------------------------------------------------------------------
@@ -457,7 +458,7 @@ class Replay:
             self.position,
             self.packet if packets is None else packets,
             self.state.copy(),
-            snapshot_pages(self.memory),
+            self._pages.snapshot(),
             self.gx.gpu.copy(),
             self.gx.lcd.copy(),
             self.processor.draw_count,
@@ -488,8 +489,8 @@ class Replay:
     # -- internals ---------------------------------------------------------------------------------------
     @property
     def checkpoint_bytes(self) -> int:
-        """Memory-page bytes held by the replay's checkpoints."""
-        return sum(cp.nbytes for cp in self._checkpoints.values())
+        """Bytes of the distinct memory pages the replay's checkpoints hold (a page they share counts once)."""
+        return distinct_page_bytes(list(self._checkpoints.values()))
 
     def checkpoint_list(self) -> list[Checkpoint]:
         """The checkpoints the replay keeps, in position order."""
@@ -554,11 +555,11 @@ class Replay:
         if at in self._checkpoints:
             return
         cp = self._checkpoints[at] = self.checkpoint(packets=at[1], resume=resume)
-        self._checkpoint_bytes += cp.nbytes
+        self._checkpoint_bytes += cp.fresh_bytes
         if self._checkpoint_bytes > self.checkpoint_budget:
             mids = sorted(k for k in self._checkpoints if k[1])
             for key in mids[::2]:
-                self._checkpoint_bytes -= self._checkpoints.pop(key).nbytes
+                self._checkpoint_bytes -= self._checkpoints.pop(key).fresh_bytes
             self.checkpoint_draws *= 2
 
     def _finish_event(self) -> None:
