@@ -39,7 +39,7 @@ from __future__ import annotations
 import bisect
 import os
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -262,14 +262,16 @@ class Replay:
             self._debugger = Debugger(weakref.proxy(self))  # no cycle: the replay is freed when unreferenced
         return self._debugger
 
-    def pixel_history(self, x: int, y: int, frame: int | None = None) -> list[PixelFragment]:
-        """Every fragment at PNG pixel (x, y) of the color buffer (``render --target color``) in ``frame`` (default:
-        the last frame with draws), in draw order; see ``picaemu.debug.api.PixelFragment``."""
-        return self.debugger.pixel_history(x, y, frame)
+    def pixel_history(self, x: int, y: int, frame: int | None = None, **pick: Any) -> list[PixelFragment]:
+        """Every fragment at pixel (x, y) of one render target in ``frame`` (default: the last frame with draws), in
+        draw order; ``pick``: ``space="buffer"|"screen"``, ``screen``, ``eye``, ``all_targets``
+        (``Debugger.pixel_history``; see ``picaemu.debug.api.PixelFragment``)."""
+        return self.debugger.pixel_history(x, y, frame, **pick)
 
-    def debug_fragment(self, draw: int, x: int, y: int, index: int = 0) -> FragmentDebug:
-        """Fragment ``index`` of ``draw`` at PNG pixel (x, y), stage by stage (``Debugger.debug_fragment``)."""
-        return self.debugger.debug_fragment(draw, x, y, index)
+    def debug_fragment(self, draw: int, x: int, y: int, index: int = 0, **pick: Any) -> FragmentDebug:
+        """Fragment ``index`` of ``draw`` at pixel (x, y), stage by stage; ``pick``: ``space``, ``screen``, ``eye``
+        (``Debugger.debug_fragment``)."""
+        return self.debugger.debug_fragment(draw, x, y, index, **pick)
 
     def mesh(self, draw: int, stage: str = "vs") -> np.ndarray:
         """Vertices of ``draw`` at ``stage``: "input", "vs", "gs" or "clipped" (``Debugger.mesh``)."""

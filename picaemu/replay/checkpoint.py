@@ -18,6 +18,7 @@ command processor's partially received input and, inside a command list, where t
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,7 +56,7 @@ def _runs(index: np.ndarray) -> list[tuple[int, int, int]]:
     """(first position in ``index``, first page, end page) of each run of consecutive page numbers."""
     starts = np.flatnonzero(np.diff(index) != 1) + 1
     bounds = np.concatenate(([0], starts, [index.size])).tolist()
-    return [(a, int(index[a]), int(index[b - 1]) + 1) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    return [(a, int(index[a]), int(index[b - 1]) + 1) for a, b in itertools.pairwise(bounds) if b > a]
 
 
 class PageStore:
@@ -93,7 +94,7 @@ class PageStore:
                 block = full[dirty]
                 block.flags.writeable = False
                 self._shadow[region.name][dirty] = block
-                for i, row in zip(dirty.tolist(), block):
+                for i, row in zip(dirty.tolist(), block, strict=True):
                     table[i] = row
             out[region.name] = RegionPages(live, table[live], int(dirty.size) * PAGE)
         return out
@@ -105,7 +106,7 @@ def restore_pages(memory: PhysicalMemory, pages: Pages) -> None:
         full, live = _pages(memory, region.name)
         saved = pages[region.name]
         full[np.setdiff1d(live, saved.index, assume_unique=True)] = 0
-        for i, page in zip(saved.index.tolist(), saved.pages):
+        for i, page in zip(saved.index.tolist(), saved.pages, strict=True):
             full[i] = page
         memory.mark_live(region.name, saved.index)  # a checkpoint of another replay (an edit's fork) names new pages
 
