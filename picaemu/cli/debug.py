@@ -96,8 +96,8 @@ def _echo_json(value: object) -> None:
 def history(
     capture: Path, pixel: str, screen: str, eye: str, buffer: bool, all_targets: bool, frame: int | None, as_json: bool
 ) -> None:
-    """Pixel history: every fragment that reached pixel X,Y of the render target the picture shows, in draw
-    order, with its fate and the color before and after it.
+    """Pixel history: every fragment that reached pixel X,Y, in draw order, of the render target the picture
+    shows, with its fate and the color before and after it.
     """
     x, y = _pixel(pixel)
     replay = rp.open(capture)
