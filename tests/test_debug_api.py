@@ -121,11 +121,17 @@ def run(*args: str) -> str:
 
 
 def test_cli_history_json_is_the_api_answer() -> None:
-    out = json.loads(run("history", str(BLENDING), "--pixel", "100,209", "--json"))
+    out = json.loads(run("history", str(BLENDING), "--buffer", "--pixel", "100,209", "--json"))
     api = picaemu.open(BLENDING).pixel_history(100, 209)
-    assert out["pixel"] == [100, 209] and out["frame"] == 0
+    assert out["pixel"] == [100, 209] and out["frame"] == 0 and out["space"] == "buffer"
     assert out["fragments"] == json.loads(json.dumps([f.as_dict() for f in api]))
     assert [f["fate"] for f in out["fragments"]] == ["written"] * 3
+    # the same pixel picked on the top screen picture: the 240x400 buffer is shown turned, buffer (x, y) at screen
+    # column y, row 239 - x (a transfer without flip or downscale; picaemu.gx.lcd.lcd_to_memory)
+    screen = json.loads(run("history", str(BLENDING), "--pixel", "209,139", "--json"))
+    assert screen["space"] == "screen" and screen["fragments"] == out["fragments"]
+    assert {f["target"]["format"] for f in out["fragments"]} == {"RGBA8"}
+    assert {(f["target"]["width"], f["target"]["height"]) for f in out["fragments"]} == {(240, 400)}
 
 
 def test_cli_state_diff_mesh_trace_dump() -> None:

@@ -1,7 +1,9 @@
 """The debugger's answers on the command line, over the same engine the GUI uses (``picaemu.debug.api``):
 
-- ``picaemu history CAPTURE --pixel X,Y [--frame N] [--json]``: every fragment at a pixel;
-- ``picaemu fragment CAPTURE --draw N --pixel X,Y [--index K] [--json]``: one fragment stage by stage;
+- ``picaemu history CAPTURE --pixel X,Y [--screen top|bottom] [--eye left|right] [--buffer] [--all-targets]
+  [--frame N] [--json]``: every fragment at a pixel of one render target;
+- ``picaemu fragment CAPTURE --draw N --pixel X,Y [--screen ...] [--eye ...] [--buffer] [--index K] [--json]``:
+  one fragment stage by stage;
 - ``picaemu state CAPTURE --draw N [--diff M] [--json] [--shader vs|gs]``: every stage's decoded state, or what
   changed, or the program a unit runs as re-assemblable source (JSON: ``state_views.state_document``, a
   ``"schema"`` number and addresses as hex strings);
@@ -10,8 +12,10 @@
 - ``picaemu trace CAPTURE --draw N --vertex V [--unit vs|gs] [--json]``: one vertex through its shader;
 - ``picaemu dump CAPTURE``: every event of a capture, command lists decoded packet by packet (``apitrace dump``).
 
-Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: X = column,
-Y = row, row 0 at the top.
+``--pixel X,Y`` addresses the screen picture ``picaemu render --screen top|bottom [--eye]`` writes (column, row
+from the top; traced back to its render target through the display transfer, ``picaemu.debug.screen_map``);
+with ``--buffer`` the color buffer as ``picaemu render --target color`` writes it to PNG (portrait, row 0 at the
+top) of the render target the screen shows.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from picaemu.debug import state_views
 from picaemu.debug.api import STAGES, UNITS
 from picaemu.debug.fragment import report_lines
 from picaemu.errors import PicaError
+from picaemu.gx.lcd import EYES, SCREENS
 
 CAPTURE = click.argument("capture", type=click.Path(exists=True, path_type=Path))
 
@@ -42,27 +47,76 @@ def _pixel(text: str) -> tuple[int, int]:
     return x, y
 
 
+def _pick_options(command):
+    """--screen / --eye / --buffer: which picture the --pixel coordinates address."""
+    for option in reversed(
+        (
+            click.option(
+                "--screen",
+                type=click.Choice(tuple(SCREENS)),
+                default="top",
+                show_default=True,
+                help="The screen picture X,Y address (as `picaemu render --screen` writes it); with --buffer, the "
+                "screen whose render target to look at.",
+            ),
+            click.option("--eye", type=click.Choice(EYES), default="left", show_default=True, help="Stereo eye."),
+            click.option(
+                "--buffer",
+                is_flag=True,
+                help="X,Y address the color buffer PNG (`render --target color`: portrait, row 0 = top) instead.",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def _pick(screen: str, eye: str, buffer: bool) -> dict[str, str]:
+    return {"space": "buffer" if buffer else "screen", "screen": screen, "eye": eye}
+
+
 def _echo_json(value: object) -> None:
     click.echo(json.dumps(value, indent=1))
 
 
-@click.command("history", epilog=examples("picaemu history samples/captures/blending.pica --pixel 120,200 --json"))
+@click.command(
+    "history",
+    epilog=examples(
+        "picaemu history samples/captures/blending.pica --pixel 200,120 --json",
+        "picaemu history samples/captures/blending.pica --buffer --pixel 120,200",
+    ),
+)
 @CAPTURE
-@click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the color buffer PNG (row 0 = top).")
+@click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the picture (row 0 = top).")
+@_pick_options
+@click.option("--all-targets", is_flag=True, help="Fragments of every render target of the frame at the pixel.")
 @click.option("--frame", type=int, default=None, help="Frame whose draws count (default: the last with draws).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object: pixel, frame, fragments.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object: pixel, frame, fragments (each names its target)."
+)
 @reports_errors
 @compiles_kernels
-def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None:
-    """Pixel history: every fragment that reached pixel X,Y, in draw order, with its fate and the color
-    before and after it.
+def history(
+    capture: Path, pixel: str, screen: str, eye: str, buffer: bool, all_targets: bool, frame: int | None, as_json: bool
+) -> None:
+    """Pixel history: every fragment that reached pixel X,Y, in draw order, of the render target the picture
+    shows, with its fate and the color before and after it.
     """
     x, y = _pixel(pixel)
     replay = rp.open(capture)
-    fragments = replay.pixel_history(x, y, frame)
+    fragments = replay.pixel_history(x, y, frame, all_targets=all_targets, **_pick(screen, eye, buffer))
     chosen = replay.debugger.frame(frame)
     if as_json:
-        _echo_json({"pixel": [x, y], "frame": chosen, "fragments": [f.as_dict() for f in fragments]})
+        _echo_json(
+            {
+                "pixel": [x, y],
+                "space": "buffer" if buffer else "screen",
+                "screen": screen,
+                "eye": eye,
+                "frame": chosen,
+                "fragments": [f.as_dict() for f in fragments],
+            }
+        )
         return
     click.echo(f"pixel ({x}, {y}), frame {chosen}: {len(fragments)} fragment(s)")
 
@@ -73,7 +127,7 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
         click.echo(
             f"draw {f.draw:5d} prim {f.primitive if f.primitive is not None else '-':>5} depth "
             f"{num(f.depth):>9} {f.fate:<24} tev {f.tev} color {f.color_before} -> {f.color_after} "
-            f"depth buffer {num(f.depth_before)} -> {num(f.depth_after)}"
+            f"depth buffer {num(f.depth_before)} -> {num(f.depth_after)} target {f.target['address']}"
         )
 
 
@@ -258,7 +312,8 @@ def dump(capture: Path, as_json: bool) -> None:
 )
 @CAPTURE
 @click.option("--draw", type=int, required=True, help="The draw whose fragment to debug.")
-@click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the color buffer PNG (row 0 = top).")
+@click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the picture (row 0 = top).")
+@_pick_options
 @click.option(
     "--index",
     type=int,
@@ -269,13 +324,15 @@ def dump(capture: Path, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (Debugger.debug_fragment's as_dict()).")
 @reports_errors
 @compiles_kernels
-def fragment(capture: Path, draw: int, pixel: str, index: int, as_json: bool) -> None:
+def fragment(
+    capture: Path, draw: int, pixel: str, screen: str, eye: str, buffer: bool, index: int, as_json: bool
+) -> None:
     """One fragment stage by stage: texture lookups (s, t, LOD, texel), lighting, each TEV stage's operands,
     output and combiner buffer, fog, every per-fragment test with the values it compared, and the buffers before
     and after.
     """
     x, y = _pixel(pixel)
-    frag = rp.open(capture).debug_fragment(draw, x, y, index)
+    frag = rp.open(capture).debug_fragment(draw, x, y, index, **_pick(screen, eye, buffer))
     if as_json:
         _echo_json(frag.as_dict())
         return

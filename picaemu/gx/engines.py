@@ -227,9 +227,35 @@ def display_transfer(
     image = image[:out_h, :out_w]
     if flags.flip:
         image = image[::-1]
-        if flags.crop:  # the hardware's skew with flip + crop (register sizes, as the tested reference)
-            dst += (in_w - out_dim[0]) * (out_dim[1] - 1) * BYTES_PER_PIXEL[flags.out_format]
-    write_image(memory, dst, np.ascontiguousarray(image), flags.out_format, flags.tiled_out)
+    write_image(
+        memory,
+        output_start(dst, in_dim, out_dim, flags),
+        np.ascontiguousarray(image),
+        flags.out_format,
+        flags.tiled_out,
+    )
+
+
+def output_start(dst: int, in_dim: tuple[int, int], out_dim: tuple[int, int], flags: TransferFlags) -> int:
+    """Where a display transfer's first output pixel goes: ``dst``, or with flip + crop the hardware's skew
+    (in_w - out_w) (out_h - 1) pixels later (register sizes, as the tested reference)."""
+    if flags.flip and flags.crop:
+        return dst + (in_dim[0] - out_dim[0]) * (out_dim[1] - 1) * BYTES_PER_PIXEL[flags.out_format]
+    return dst
+
+
+@dataclass(frozen=True)
+class TransferRecord:
+    """One display transfer as it ran (``Gx.transfer_log``): input / output addresses, register dimensions
+    (width, height) in pixels and the decoded flags; ``event`` is the capture event that ran it (set by the
+    caller that keeps the log, -1 until then)."""
+
+    src: int
+    dst: int
+    in_dim: tuple[int, int]
+    out_dim: tuple[int, int]
+    flags: TransferFlags
+    event: int = -1
 
 
 def raw_copy_size(out_dim: tuple[int, int], flags: TransferFlags) -> int:
