@@ -341,10 +341,10 @@ def explain(session: Session, draw: int) -> Why:
     stages += _fragment_stages(stats)
     fates = watcher.fates
     colored = colors_written(regs, fates)
-    written = stats["fragments_written"]
-    stages.append(Stage("color write mask", "fragments", written, written if colored else 0))
-    fb = fbm.FramebufferState.from_regs(regs) if written else None
-    alive = _written_pixels(fates, fb, colored) if fb is not None else np.zeros(0, bool)
+    written = stats["fragments_written"]  # counted only when COLORBUFFER_WRITE is on
+    stages.append(Stage("color write mask", "fragments", stages[-1].out, written if colored else 0))
+    fb = _framebuffer(regs)
+    alive = _written_pixels(fates, fb, colored) if fb is not None and written else np.zeros(0, bool)
     pixels = int(alive.sum())
     hiders = overdraw(session, draw, fb, alive, _box(fates)) if pixels else []
     left = int(alive.sum())
@@ -353,6 +353,14 @@ def explain(session: Session, draw: int) -> Why:
     verdict, decisive = _verdict(stages)
     facts = Facts(session, draw, regs, stats, watcher, winding, hiders, shown, fb)
     return Why(draw, tl.draws[draw].frame, verdict, tuple(stages), DETAILS[decisive](facts, stages))
+
+
+def _framebuffer(regs: np.ndarray) -> fbm.FramebufferState | None:
+    """The draw's render targets, or None when its registers name none usable (then it wrote no pixel either)."""
+    try:
+        return fbm.FramebufferState.from_regs(regs)
+    except PicaError:
+        return None
 
 
 def _verdict(stages: list[Stage]) -> tuple[str, str]:

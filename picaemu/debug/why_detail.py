@@ -13,6 +13,7 @@ import numpy as np
 
 from picaemu import regs as regtable
 from picaemu.debug.probe import scissor_rect
+from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment.ops import Fate
 from picaemu.geometry import clipping
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from picaemu.debug.why import DrawWatcher, Stage
 
 VISIBLE = "visible"
+SHOWING_EVENTS = (pica.DisplayTransfer, pica.TextureCopy, pica.Present)
 CHANNELS = ("red", "green", "blue", "alpha")
 # the fixed clip planes of ``clipping.FIXED_PLANES``, named in the same order
 PLANE_NAMES = ("right (x > w)", "left (x < -w)", "top (y > w)", "bottom (y < -w)", "near (z > 0)", "far (z < -w)")
@@ -45,6 +47,15 @@ def reg_text(regs: np.ndarray, name: str, fields: tuple[str, ...] = ()) -> str:
 
 def count_text(n: int, unit: str) -> str:
     return f"{n} {unit[:-1] if n == 1 else unit}"
+
+
+def all_of(n: int, unit: str) -> str:
+    """ "all 2 triangles" / "the 1 triangle"."""
+    return f"the 1 {unit[:-1]}" if n == 1 else f"all {n} {unit}"
+
+
+def verb(n: int, plural: str, singular: str) -> str:
+    return singular if n == 1 else plural
 
 
 @dataclass(frozen=True)
@@ -95,7 +106,8 @@ def _clipped(f: Facts, stages: list[Stage]) -> str:
     if f.stats["primitives_clipped"]:
         parts.append(f"{f.stats['primitives_clipped']} cut to nothing")
     return (
-        f"all {count_text(assembled, 'triangles')} lie outside the clip volume (-w <= x, y <= w, -w <= z <= 0): "
+        f"{all_of(assembled, 'triangles')} {verb(assembled, 'lie', 'lies')} outside the clip volume "
+        "(-w <= x, y <= w, -w <= z <= 0): "
         f"{', '.join(parts)}; {reg_text(f.regs, 'FRAGOP_CLIP')}"
     )
 
@@ -104,15 +116,15 @@ def _culled(f: Facts, stages: list[Stage]) -> str:
     drop = clipping.CULL_DROPS[regtable.access.raw(f.regs, "FACECULLING_CONFIG", "mode")]
     n = _stage(stages, "face culling").into
     winding = "counter-clockwise" if drop > 0 else "clockwise"
-    return f"{reg_text(f.regs, 'FACECULLING_CONFIG')}; all {count_text(n, 'triangles')} are {winding}"
+    return f"{reg_text(f.regs, 'FACECULLING_CONFIG')}; {all_of(n, 'triangles')} {verb(n, 'are', 'is')} {winding}"
 
 
 def _degenerate(f: Facts, stages: list[Stage]) -> str:
     zero = _stage(stages, "zero area")
     if zero.into and not zero.out:
         text = (
-            f"all {count_text(zero.into, 'triangles')} left after culling have zero area in window coordinates "
-            "(12.4 fixed point): their vertices are collinear or coincide"
+            f"{all_of(zero.into, 'triangles')} {verb(zero.into, 'have', 'has')} zero area in window coordinates "
+            f"(12.4 fixed point): {verb(zero.into, 'their', 'its')} vertices are collinear or coincide"
         )
         culled = _stage(stages, "face culling")
         if culled.into != culled.out:
@@ -120,12 +132,13 @@ def _degenerate(f: Facts, stages: list[Stage]) -> str:
         return text
     raster = _stage(stages, "rasterization")
     size = f" of the {f.fb.width}x{f.fb.height} render target" if f.fb is not None else ""
-    return f"the {count_text(raster.into, 'triangles')} that reached the rasterizer cover no pixel centre{size}"
+    covers = verb(raster.into, "cover", "covers")
+    return f"the {count_text(raster.into, 'triangles')} that reached the rasterizer {covers} no pixel centre{size}"
 
 
 def _killed(what: str, text: str) -> Any:
     def detail(f: Facts, stages: list[Stage]) -> str:
-        return f"{text(f)}; all {count_text(_stage(stages, what).into, 'fragments')} that reached the {what} failed it"
+        return f"{text(f)}; {all_of(_stage(stages, what).into, 'fragments')} that reached the {what} failed it"
 
     return detail
 
@@ -178,10 +191,14 @@ def _target(f: Facts) -> str:
 
 def _not_displayed(f: Facts, stages: list[Stage]) -> str:
     n = count_text(_stage(stages, "display").into, "pixels")
-    return (
+    text = (
         f"its {n} went into the color buffer {_target(f)}, which no later display transfer, texture copy, "
         "present, LCD framebuffer or texture reads"
     )
+    later = f.session.replay.events[f.session.timeline.draws[f.draw].event + 1 :]
+    if not any(isinstance(ev, SHOWING_EVENTS) for ev in later):
+        text += " (the capture ends before any display transfer, texture copy or present)"
+    return text
 
 
 def _visible(f: Facts, stages: list[Stage]) -> str:
