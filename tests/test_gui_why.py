@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from picaemu.gui.panels.why import DECIDED
+from picaemu.gui.panels.why import DECIDED, WhyPanel
 from PySide6.QtCore import Qt
 
 from picaemu import replay as rp
@@ -51,6 +51,13 @@ def test_why_button_on_the_selected_draw(qtbot, window, tmp_path: Path) -> None:
     settle(qtbot, window)
     shot = shots(tmp_path) / "why_panel.png"
     assert window.grab().save(str(shot)) and shot.stat().st_size > 1000
+    alone = WhyPanel()  # the picture of docs/images/gui_why.png: the same answer in a panel of its own
+    qtbot.addWidget(alone)
+    alone.resize(760, 430)
+    alone.show_why(expected)
+    alone.show()
+    shot = shots(tmp_path) / "why_panel_only.png"
+    assert alone.grab().save(str(shot)) and shot.stat().st_size > 1000
 
 
 def test_why_menu_action_asks_for_the_current_draw(qtbot, window) -> None:

@@ -4,7 +4,7 @@ detail text head a table of stages (in, out, unit); the stage that decided the v
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -40,6 +40,7 @@ class WhyPanel(QWidget):
         self.table.setHorizontalHeaderLabels(HEADERS)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.table.horizontalHeader().setStretchLastSection(True)
         top = QHBoxLayout()
         top.addWidget(self.button)
@@ -70,7 +71,11 @@ class WhyPanel(QWidget):
         for row, s in enumerate(answer.stages):
             for col, text in enumerate((s.stage, str(s.into), str(s.out), s.unit)):
                 item = QTableWidgetItem(text)
+                if col in (1, 2):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if s.stage == decided:
                     item.setBackground(QBrush(DECIDED))
                 self.table.setItem(row, col, item)
         self.table.resizeColumnsToContents()
+        if decided is not None:
+            self.table.scrollToItem(self.table.item(list(STAGES).index(decided), 0))
