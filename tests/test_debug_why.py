@@ -79,6 +79,24 @@ def test_clipped() -> None:
     assert "2 beyond the near (z > 0) plane" in answer.detail and answer.detail.endswith("FRAGOP_CLIP = off")
 
 
+@pytest.mark.parametrize(
+    ("mode", "face_culled"),
+    [("none", 0), ("cull counter-clockwise (keep clockwise)", 1), ("cull clockwise (keep counter-clockwise)", 1)],
+)
+def test_cull_split_adds_up_to_the_pipeline_counter(mode: str, face_culled: int) -> None:
+    """One counter-clockwise, one clockwise and one zero-area triangle: the observer's split (face culling, zero
+    area) matches the pipeline's ``primitives_culled`` (``explain`` checks the sum) for every cull mode."""
+    ccw = [[60, 60, 0.5, 1], [120, 60, 0.5, 1], [60, 120, 0.5, 1]]
+    cw = [[200, 60, 0.5, 1], [200, 120, 0.5, 1], [260, 60, 0.5, 1]]
+    flat = [[300, 60, 0.5, 1], [320, 80, 0.5, 1], [340, 100, 0.5, 1]]
+    replay = scene(lambda b: b.cull(mode), pos=np.array([*ccw, *cw, *flat], np.float32))
+    answer = why(replay)
+    c = counts(answer)
+    assert c["face culling"] == (3, 3 - face_culled) and c["zero area"] == (3 - face_culled, 2 - face_culled)
+    assert replay.draws[0].stats["primitives_culled"] == face_culled + 1
+    assert answer.verdict == "visible"
+
+
 def test_degenerate_zero_area() -> None:
     line = np.array([[10, 10, 0.5, 1], [20, 20, 0.5, 1], [30, 30, 0.5, 1]], np.float32)
     answer = why(scene(pos=line))

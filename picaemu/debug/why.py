@@ -37,7 +37,7 @@ import numpy as np
 
 from picaemu import regs as regtable
 from picaemu.debug import state_views
-from picaemu.debug.probe import observing, rerun
+from picaemu.debug.probe import rerun, rerun_observed
 from picaemu.debug.session import Session
 from picaemu.debug.why_detail import CHANNELS, DETAILS, VISIBLE, Facts
 from picaemu.draw import DrawCall
@@ -328,13 +328,7 @@ def explain(session: Session, draw: int) -> Why:
     state = session.state_at_draw(draw)
     regs = state.regs
     watcher = DrawWatcher(draw)
-    session.goto(tl.before_draw(draw))
-    with observing(session, watcher):
-        try:
-            session.advance(tl.after_draw(draw))
-        except BaseException:
-            session.mark_dirty()
-            raise
+    rerun_observed(session, tl.before_draw(draw), tl.after_draw(draw), watcher)
     stats = dict(watcher.call.stats) if watcher.call is not None else dict(tl.draws[draw].stats)
     cull_mode = regtable.access.raw(regs, "FACECULLING_CONFIG", "mode")
     stages, winding = _geometry_stages(stats, watcher, cull_mode)
