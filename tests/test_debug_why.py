@@ -48,7 +48,7 @@ def counts(answer: Why) -> dict[str, tuple[int, int]]:
 
 def test_visible_rectangle_every_stage_counted() -> None:
     answer = why(scene())
-    assert answer.verdict == "visible" and list(counts(answer)) == list(STAGES)
+    assert answer.verdict == "visible" and list(counts(answer)) == list(STAGES) and answer.decided_by == "visible"
     c = counts(answer)
     assert c["vertices loaded"] == (6, 6) and c["primitives assembled"] == (6, 2) and c["clipping"] == (2, 2)
     assert c["face culling"] == (2, 2) and c["zero area"] == (2, 2) and c["rasterization"] == (2, RECT)
@@ -67,6 +67,7 @@ def test_no_vertices() -> None:
 def test_culled() -> None:
     answer = why(scene(lambda b: b.cull("cull counter-clockwise (keep clockwise)")))
     assert answer.verdict == "culled" and counts(answer)["face culling"] == (2, 0)
+    assert answer.decided_by == "face culling"
     assert answer.detail == (
         "FACECULLING_CONFIG = cull counter-clockwise (keep clockwise); all 2 triangles are counter-clockwise"
     )

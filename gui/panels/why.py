@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from picaemu.debug.why import STAGES, VISIBLE, Why
+from picaemu.debug.why import STAGES, Why
 
 HEADERS = ("stage", "in", "out", "unit")
 DECIDED = QColor(255, 200, 200)  # the row of the stage that removed everything
@@ -59,14 +59,7 @@ class WhyPanel(QWidget):
             return
         self.verdict.setText(f"<b>draw {answer.draw} (frame {answer.frame}): {answer.verdict}</b>")
         self.detail.setText(answer.detail)
-        decided = next(
-            (
-                s.stage
-                for s in answer.stages
-                if answer.verdict != VISIBLE and STAGES[s.stage][1] == answer.verdict and s.into > 0 and s.out == 0
-            ),
-            None,
-        )
+        decided = answer.decided_by
         self.table.setRowCount(len(answer.stages))
         for row, s in enumerate(answer.stages):
             for col, text in enumerate((s.stage, str(s.into), str(s.out), s.unit)):
@@ -77,5 +70,5 @@ class WhyPanel(QWidget):
                     item.setBackground(QBrush(DECIDED))
                 self.table.setItem(row, col, item)
         self.table.resizeColumnsToContents()
-        if decided is not None:
+        if decided in STAGES:
             self.table.scrollToItem(self.table.item(list(STAGES).index(decided), 0))

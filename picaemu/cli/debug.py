@@ -28,6 +28,7 @@ from picaemu.cli.common import compiles_kernels, examples, exclusive, reports_er
 from picaemu.command.listing import UniformUploads, packet_text
 from picaemu.debug.api import STAGES, UNITS
 from picaemu.debug.fragment import report_lines
+from picaemu.debug.why import REMOVING
 from picaemu.errors import PicaError
 
 CAPTURE = click.argument("capture", type=click.Path(exists=True, path_type=Path))
@@ -287,5 +288,5 @@ def why(capture: Path, draw: int, frame: int | None, as_json: bool) -> None:
     click.echo(f"draw {answer.draw} (frame {answer.frame}): {answer.verdict}")
     click.echo(f"  {answer.detail}")
     for s in answer.stages:
-        lost = f"  -{s.into - s.out}" if s.out < s.into else ""
+        lost = f"  -{s.into - s.out}" if s.stage in REMOVING and s.out < s.into else ""
         click.echo(f"  {s.stage:<22} {s.into:>9} -> {s.out:<9} {s.unit}{lost}")

@@ -19,13 +19,15 @@ stage observer asking for the triangles before and after clipping and for every 
   holding that fragment's own shaded color (quantized to the buffer's format), so a later translucent draw that
   lets this one show through does not count;
 - display: the color buffer must be read by something after the draw: a display transfer's or texture copy's
-  source, a present, the LCD framebuffers at the capture's end, or a later draw's texture.
+  source, a present, the LCD framebuffers as the replay holds them after the draw's frame, or a later draw's
+  texture.
 
-Stages are ``Stage(stage, unit, in, out)`` in pipeline order (``STAGES``: name -> verdict when it removes all
-that reached it); the verdict is the first stage with ``in > 0`` and ``out == 0`` (``no-vertices`` when the draw
-asks for none), else ``visible``. ``detail`` names the register that decided it with its value and meaning, from
-the register table (``picaemu.regs``). Units: vertices, triangles, fragments, then pixels (overdraw and display
-count the distinct pixels the draw left its color in). JSON: docs/why.md.
+Stages are ``Stage(stage, unit, into, out)`` (JSON "in" / "out") in pipeline order (``STAGES``: name -> verdict
+when it removes all that reached it); the verdict is the first stage with ``in > 0`` and ``out == 0``
+(``no-vertices`` when the draw asks for none), else ``visible``; ``Why.decided_by`` names that stage (``VISIBLE``
+when none). ``detail`` names the register that decided it with its value and meaning, from the register table
+(``picaemu.regs``). Units: vertices, triangles, fragments, then pixels (overdraw and display count the distinct
+pixels the draw left its color in). JSON: docs/why.md.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ STAGES: dict[str, tuple[str, str]] = {
     "overdraw": ("pixels", "overdrawn"),
     "display": ("pixels", "not-displayed"),
 }
+# stages whose in and out count the same things, so that in - out is what the stage removed
+REMOVING = frozenset(STAGES) - {"vertices loaded", "vertices shaded", "primitives assembled", "rasterization"}
 VERDICTS = (VISIBLE, *dict.fromkeys(v for _, v in STAGES.values()))
 # what a present can scan: the panel's memory rows (scanlines, the top screen's wide mode included) times the stride
 PRESENT_ROWS = {s: lcd.RESET_ROWS[s] * lcd.SCANLINES_PER_ROW[s] for s in lcd.RESET_ROWS}
@@ -91,13 +95,15 @@ class Stage:
 
 @dataclass(frozen=True)
 class Why:
-    """The answer for one draw: its global index and frame, the verdict, the stage table and the detail text."""
+    """The answer for one draw: its global index and frame, the verdict, the stage table, the detail text and the
+    stage that decided the verdict (``decided_by``: a ``STAGES`` name, or ``VISIBLE``; not in the JSON)."""
 
     draw: int
     frame: int
     verdict: str
     stages: tuple[Stage, ...]
     detail: str
+    decided_by: str = VISIBLE
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -346,7 +352,7 @@ def explain(session: Session, draw: int) -> Why:
     stages += [Stage("overdraw", "pixels", pixels, left), Stage("display", "pixels", left, left if shown else 0)]
     verdict, decisive = _verdict(stages)
     facts = Facts(session, draw, regs, stats, watcher, winding, hiders, shown, fb)
-    return Why(draw, tl.draws[draw].frame, verdict, tuple(stages), DETAILS[decisive](facts, stages))
+    return Why(draw, tl.draws[draw].frame, verdict, tuple(stages), DETAILS[decisive](facts, stages), decisive)
 
 
 def _framebuffer(regs: np.ndarray) -> fbm.FramebufferState | None:
