@@ -155,6 +155,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "surface": ("surface", "surface", "Any memory of a capture decoded as a texture, color or depth surface."),
     "texture": ("texture", "texture", "Decode and encode PICA200 texture data."),
     "trace": ("debug", "trace", "One vertex through its shader, instruction by instruction: source..."),
+    "why": ("debug", "why", "Where a draw's work went, stage by stage (vertices, triangles..."),
 }
 
 

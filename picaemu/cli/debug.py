@@ -10,6 +10,8 @@
 - ``picaemu mesh CAPTURE --draw N --stage input|vs|gs|clipped [--csv]``: vertices at a stage (CSV: one row per
   vertex, columns named by the output map's semantics, ``picaemu.debug.mesh_table``);
 - ``picaemu trace CAPTURE --draw N --vertex V [--unit vs|gs] [--json]``: one vertex through its shader;
+- ``picaemu why CAPTURE --draw N [--frame F] [--json]``: where a draw's work went, stage by stage, and why it
+  shows nothing (or ``visible``);
 - ``picaemu dump CAPTURE``: every event of a capture, command lists decoded packet by packet (``apitrace dump``).
 
 ``--pixel X,Y`` addresses the screen picture ``picaemu render --screen top|bottom [--eye]`` writes (column, row
@@ -33,6 +35,7 @@ from picaemu.command.listing import UniformUploads, packet_text
 from picaemu.debug import state_views
 from picaemu.debug.api import STAGES, UNITS
 from picaemu.debug.fragment import report_lines
+from picaemu.debug.why import REMOVING
 from picaemu.errors import PicaError
 from picaemu.gx.lcd import EYES, SCREENS
 
@@ -338,3 +341,31 @@ def fragment(
         return
     for line in report_lines(frag):
         click.echo(line)
+
+
+@click.command("why", epilog=examples("picaemu why samples/captures/cube.pica --draw 0 --json"))
+@CAPTURE
+@click.option("--draw", type=int, required=True, help="The draw (global index; with --frame, its index in the frame).")
+@click.option("--frame", type=int, default=None, help="Count --draw within this frame (from 0).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: draw, frame, verdict, stages, detail.")
+@reports_errors
+@compiles_kernels
+def why(capture: Path, draw: int, frame: int | None, as_json: bool) -> None:
+    """Where a draw's work went, stage by stage (vertices, triangles assembled, clipped, culled, zero-area,
+    fragments rasterized, killed by scissor / alpha / stencil / depth, written, masked, overdrawn later in the
+    frame, shown by a display transfer or present), and one verdict: the first stage that removed all of it, or
+    visible; the detail names the register that decided it.
+    """
+    replay = rp.open(capture)  # held: the debugger refers to it weakly
+    debugger = replay.debugger
+    if frame is not None:
+        draw = debugger.draw_of(frame, draw)
+    answer = debugger.why(draw)
+    if as_json:
+        _echo_json(answer.as_dict())
+        return
+    click.echo(f"draw {answer.draw} (frame {answer.frame}): {answer.verdict}")
+    click.echo(f"  {answer.detail}")
+    for s in answer.stages:
+        lost = f"  -{s.into - s.out}" if s.stage in REMOVING and s.out < s.into else ""
+        click.echo(f"  {s.stage:<22} {s.into:>9} -> {s.out:<9} {s.unit}{lost}")

@@ -21,6 +21,8 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
   made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed);
 - ``surface_view(address, format, width, height, tiled, after_draw)``: any memory as texture, color or depth
   pixels with the raw words behind them (``picaemu.debug.surface``);
+- ``why(draw)``: where the draw's work went stage by stage and the verdict (``picaemu.debug.why.Why``);
+  ``draw_of(frame, n)``: the global index of draw ``n`` of a frame;
 - ``footprint(draw, step, zoom)``: the draw's thumbnail, its own pixels highlighted (``picaemu.debug.footprint``);
 - ``markers()``: the capture's marker groups; ``bookmarks()``, ``add_bookmark(name, draw)``,
   ``rename_bookmark(old, new)``, ``remove_bookmark(name)``: the user's bookmarks, kept beside the capture file
@@ -304,6 +306,20 @@ class Debugger:
         if la != lb:
             out["attribute_buffers"] = _changed(la, lb)
         return {k: v for k, v in out.items() if v}
+
+    def why(self, draw: int):
+        """Where draw ``draw``'s work went, stage by stage, and its verdict (``picaemu.debug.why.explain``)."""
+        from picaemu.debug.why import explain
+
+        self._draw(draw)
+        return explain(self.session, draw)
+
+    def draw_of(self, frame: int, n: int) -> int:
+        """The global index of draw ``n`` (from 0) of frame ``frame``."""
+        in_frame = [d.index for d in self.session.timeline.draws if d.frame == frame]
+        if not 0 <= n < len(in_frame):
+            raise PicaError(f"frame {frame} has {len(in_frame)} draw(s); there is no draw {n} in it")
+        return in_frame[n]
 
     def footprint(self, draw: int, step: int = 4, zoom: bool = False) -> Footprint:
         """Draw ``draw``'s footprint: ``image`` (ceil(H/step), ceil(W/step), 3) uint8, the target after the draw
