@@ -93,14 +93,14 @@ def capture_names(paths: list[Path]) -> list[str]:
 
 def find_inputs(paths: tuple[Path, ...]) -> list[Path]:
     """Captures named on the command line; plain directories are searched (c3dcap scenes, .pica, .ctf)."""
-    from picaemu.replay import is_capture
+    from picaemu.replay import CAPTURE_SUFFIXES, claims_capture
 
     found: list[Path] = []
     for p in paths:
-        if is_capture(p):
+        if claims_capture(p):
             found.append(p)
         elif p.is_dir():
-            found += sorted(q for q in p.rglob("*") if q.suffix in (".pica", ".ctf") or (q / "manifest.json").is_file())
+            found += sorted(q for q in p.rglob("*") if q.suffix in CAPTURE_SUFFIXES or (q / "manifest.json").is_file())
     return found
 
 
