@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
+from picaemu.formats import pica
 
 from picaemu import replay as rp
 from picaemu.cli import main
-from picaemu.formats import pica
 from picaemu.gx.lcd import LcdError
 from picaemu.replay.info import capture_info
 from picaemu.replay.trim import TrimError, overwritten_first, parse_frames, trim
