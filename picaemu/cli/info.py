@@ -91,8 +91,8 @@ def info_command(capture: Path, as_json: bool) -> None:
 @click.command(
     "trim",
     epilog=examples(
-        f"picaemu trim {GAME} --frames 20-22 -o scratch/minicraft_20-22.pica",
-        "picaemu trim samples/captures/animation.pica --frames 2 -o scratch/frame2.pica",
+        f"picaemu trim {GAME} --frames 20-22 -o minicraft_20-22.pica",
+        "picaemu trim samples/captures/animation.pica --frames 2 -o frame2.pica",
     ),
 )
 @click.argument("capture", type=click.Path(exists=True, path_type=Path))
