@@ -186,8 +186,10 @@ class UniformUploads:
                 "words": [],
             }
 
-    def lines(self, p: PacketEvent) -> list[str]:
-        out: list[str] = []
+    def vectors(self, p: PacketEvent) -> list[tuple[str, int, list[int], bool]]:
+        """(unit "VSH" | "GSH", uniform row, words as uploaded, float32 mode) of every vector ``p`` completes;
+        the row is the index as the upload reached it (rows past c95 included: the hardware drops those)."""
+        out: list[tuple[str, int, list[int], bool]] = []
         for target, value in zip(packet_targets(p), p.params, strict=True):
             for unit, u in self._units.items():
                 if target == u["index_id"]:
@@ -195,9 +197,14 @@ class UniformUploads:
                 elif target in u["data"]:
                     u["words"].append(value)
                     if len(u["words"]) == (4 if u["f32"] else 3):
-                        out.append(f"{unit.lower()} c{u['at']} = ({', '.join(_vector(u['words'], u['f32']))})")
+                        out.append((unit, u["at"], u["words"], u["f32"]))
                         u["at"], u["words"] = u["at"] + 1, []
         return out
+
+    def lines(self, p: PacketEvent) -> list[str]:
+        return [
+            f"{unit.lower()} c{row} = ({', '.join(_vector(words, f32))})" for unit, row, words, f32 in self.vectors(p)
+        ]
 
 
 def _vector(words: list[int], f32: bool) -> list[str]:

@@ -1,0 +1,213 @@
+"""The checks of one draw, over its decoded draw state (``picaemu.draw_state``) and emulated memory: vertex input
+(attribute and index reads against the memory the capture defined), textures, render targets, shader programs
+and their uniforms, and the registers the draw reads that the capture never set.
+
+``DrawChecks(extents, report)`` is called once per draw (``check(call)``) by the linter's pipeline sink;
+``report(code, message, key)`` receives each problem (``key``: what makes two reports the same problem, so that
+the linter lists a problem once with the count of draws that repeat it). A part of the draw state that failed
+to decode is not checked (the draw fails in the pipeline for its own reason).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from picaemu import regs as regtable
+from picaemu.draw import DrawCall, DrawKind
+from picaemu.draw_state import PARTS, DrawState, Failed, Part
+from picaemu.errors import PicaError
+from picaemu.geometry.vertex_loader import AttributeRead, VertexLoaderState, read_indices, split_variable_primitives
+from picaemu.lint.extents import Extents
+from picaemu.lint.shader_flow import program_facts
+from picaemu.memory import PhysicalMemory
+from picaemu.replay.unknown_state import ReadLog
+from picaemu.shader.setup import ShaderSetup
+from picaemu.texture.formats import level_bytes, level_offset
+from picaemu.texture.state import TextureUnitState
+
+Report = Callable[[str, str, Hashable], None]
+READ_CACHE = 256  # part values whose register reads are remembered
+TEXTURE_PARTS = frozenset(f"texture{u}" for u in range(3))
+
+
+def _get(ds: DrawState, name: str) -> Any:
+    """Part ``name`` of the draw state, None when it failed to decode."""
+    value = getattr(ds, name)
+    return None if isinstance(value, Failed) else value
+
+
+class DrawChecks:
+    """See the module docstring. ``written``: (NUM_REGS,) bool, the registers the capture has set so far (the
+    linter's observer fills it)."""
+
+    def __init__(self, extents: Extents, written: np.ndarray, report: Report) -> None:
+        self.extents = extents
+        self.written = written
+        self.report = report
+        self._reads: OrderedDict[int, tuple[Any, frozenset[int]]] = OrderedDict()
+        self._warned = np.zeros_like(written)
+
+    def check(self, call: DrawCall) -> None:
+        ds = call.draw_state
+        if call.kind is not DrawKind.IMMEDIATE:
+            self._vertex_input(call, ds)
+        for unit in range(3):
+            texture = _get(ds, f"texture{unit}")
+            if texture is not None and texture.enabled:
+                self._texture(call.memory, texture)
+        fb = _get(ds, "framebuffer")
+        if fb is not None:
+            self._targets(fb)
+        for name in ("vs", "gs"):
+            setup = _get(ds, name)
+            if setup is not None:
+                self._shader(setup)
+        self._uninitialized(call, ds)
+
+    # -- vertex input --------------------------------------------------------------------------------------
+    def _vertex_input(self, call: DrawCall, ds: DrawState) -> None:
+        vl: VertexLoaderState | None = _get(ds, "vertex_range")
+        if vl is None or vl.count == 0:
+            return
+        if call.kind is DrawKind.ELEMENTS and not self._index_buffer(call.memory, vl):
+            return
+        try:
+            indices = read_indices(vl, call.kind, call.memory)
+            primitives = _get(ds, "primitives")
+            if primitives is not None and primitives.variable_primitives:
+                indices = split_variable_primitives(indices)[0]
+        except PicaError:
+            return  # the pipeline names these itself (too many vertices, a variable primitive past the stream)
+        if indices.size == 0:
+            return
+        lo, hi = int(indices.min()), int(indices.max())
+        for read in vl.reads:
+            self._attribute(call, read, lo, hi)
+
+    def _index_buffer(self, memory: PhysicalMemory, vl: VertexLoaderState) -> bool:
+        """Check the index buffer; True when its indices can be read."""
+        size = vl.count * vl.index_dtype.itemsize
+        where = f"index buffer at 0x{vl.index_address:08X} ({vl.count} x {vl.index_dtype.itemsize} bytes)"
+        if vl.index_address % vl.index_dtype.itemsize:
+            self.report("misaligned-address", f"{where} is not aligned to its index size", ("index", vl.index_address))
+        if not memory.contains(vl.index_address, size):
+            self.report("attribute-out-of-memory", f"{where} is outside physical memory", ("index", vl.index_address))
+            return False
+        if not self.extents.holds(vl.index_address, size):
+            self.report(
+                "attribute-out-of-memory", f"{where} reads memory the capture never wrote", ("index", vl.index_address)
+            )
+        return True
+
+    def _attribute(self, call: DrawCall, read: AttributeRead, lo: int, hi: int) -> None:
+        item = read.dtype.itemsize
+        vertex = item * read.components
+        what = f"attribute {read.attribute} (loader {read.loader}, buffer 0x{read.address:08X}, stride {read.stride})"
+        key = ("attribute", read.address, read.stride)
+        if read.address % item or read.stride % item:
+            self.report("misaligned-address", f"{what} is not aligned to its {item}-byte elements", key)
+        start, size = read.address + read.stride * lo, read.stride * (hi - lo) + vertex
+        if not call.memory.contains(start, size):
+            self.report("attribute-out-of-memory", f"{what}: vertices {lo}..{hi} are outside physical memory", key)
+            return
+        if self.extents.holds(start, size):
+            return
+        end = self.extents.end_of(start)
+        if call.kind is DrawKind.ELEMENTS and end is not None and start + vertex <= end and read.stride:
+            held = (end - read.address - vertex) // read.stride + 1
+            self.report("index-out-of-range", f"index {hi} of {what}: its buffer holds {held} vertices", key)
+            return
+        self.report("attribute-out-of-memory", f"{what}: vertices {lo}..{hi} read memory the capture never wrote", key)
+
+    # -- textures, render targets ------------------------------------------------------------------------------
+    def _texture(self, memory: PhysicalMemory, t: TextureUnitState) -> None:
+        levels = t.max_level if t.mipmapped else 0
+        try:
+            size = level_offset(t.width, t.height, t.format, levels) + level_bytes(
+                t.width >> levels, t.height >> levels, t.format
+            )
+        except PicaError:
+            return  # an invalid size: the texture unit's own error
+        for face, address in enumerate(t.addresses):
+            what = f"texture unit {t.unit} ({t.width}x{t.height} {t.format.name}, {levels + 1} level(s))"
+            where = f" face {face}" if len(t.addresses) > 1 else ""
+            if not memory.contains(address, size):
+                text = f"{what}{where} at 0x{address:08X} ({size} bytes) is outside physical memory"
+            elif not self.extents.holds(address, size):
+                text = f"{what}{where} at 0x{address:08X} ({size} bytes) reads memory the capture never wrote"
+            else:
+                continue
+            self.report("texture-out-of-memory", text, ("texture", address, size))
+
+    def _targets(self, fb: Any) -> None:
+        color = fb.color_read or fb.color_write
+        depth = fb.depth_read or fb.depth_write or fb.stencil_read or fb.stencil_write
+        pixels = fb.width * fb.height
+        c0, d0 = fb.color_address, fb.depth_address
+        c1, d1 = c0 + pixels * fb.color_bpp, d0 + pixels * fb.depth_bpp
+        if color and depth and c0 < d1 and d0 < c1:
+            self.report(
+                "target-overlap",
+                f"color buffer 0x{c0:08X}..0x{c1:08X} and depth buffer 0x{d0:08X}..0x{d1:08X} "
+                f"({fb.width}x{fb.height}) overlap",
+                ("targets", c0, d0),
+            )
+
+    # -- shaders -----------------------------------------------------------------------------------------
+    def _shader(self, setup: ShaderSetup) -> None:
+        facts = program_facts(setup)
+        unit = setup.unit
+        if facts.no_end is not None:
+            key = ("shader", unit, setup.program_key, setup.entry)
+            self.report("shader-no-end", f"{unit} program (entry 0x{setup.entry:03X}): {facts.no_end}", key)
+            return
+        rows = np.array(facts.uniforms, np.int64)
+        if rows.size == 0:
+            return
+        bad = rows[~np.isfinite(setup.float_uniforms[rows]).all(axis=1)]
+        if bad.size:
+            values = ", ".join(f"c{r} = {tuple(setup.float_uniforms[r].tolist())}" for r in bad[:3])
+            self.report("nonfinite-uniform", f"{unit} program reads {values}", ("uniform", unit, *bad.tolist()))
+
+    # -- registers read, never set ------------------------------------------------------------------------------
+    def _uninitialized(self, call: DrawCall, ds: DrawState) -> None:
+        """One finding per draw that is the first to read registers no packet set, naming them all."""
+        fresh = [r for r in sorted(self._draw_reads(call, ds)) if not self.written[r] and not self._warned[r]]
+        if not fresh:
+            return
+        self._warned[fresh] = True
+        regs = call.state.regs
+        names = ", ".join(f"{regtable.get(r).name} = 0x{int(regs[r]):X}" for r in fresh)
+        self.report("uninitialized-state", f"the draw reads {len(fresh)} register(s) no packet set: {names}", None)
+
+    def _draw_reads(self, call: DrawCall, ds: DrawState) -> set[int]:
+        """Register ids the decoders of the draw's parts read (a disabled texture unit's registers excepted),
+        each part probed once per value: a part value reused from an earlier draw reads what it read then."""
+        built = ds.__dict__
+        out: set[int] = set()
+        for part in PARTS:
+            value = built[part.name]
+            if isinstance(value, Failed) or (part.name in TEXTURE_PARTS and not value.enabled):
+                continue
+            known = self._reads.get(id(value))
+            if known is None or known[0] is not value:
+                known = self._reads[id(value)] = (value, self._probe(part, call, built))
+                if len(self._reads) > READ_CACHE:
+                    self._reads.popitem(last=False)
+            out |= known[1]
+        return out
+
+    @staticmethod
+    def _probe(part: Part, call: DrawCall, built: dict[str, Any]) -> frozenset[int]:
+        """The register ids ``part``'s builder reads (``picaemu.replay.unknown_state``'s logging view)."""
+        probe = call.state.regs.view(ReadLog)
+        probe.reads = set()
+        with contextlib.suppress(Exception):  # a part that fails again: the reads made before the failure count
+            part.build(replace(call.state, regs=probe), built)
+        return frozenset(probe.reads)

@@ -1,0 +1,249 @@
+"""The linter: replays a capture once without rendering and collects ``Finding``s.
+
+``lint(capture) -> list[Finding]`` builds a ``picaemu.replay.Replay`` whose pipeline is ``_LintSink`` (renders
+nothing; runs ``picaemu.lint.draws.DrawChecks`` on every draw's decoded state) with ``_PacketWatch`` attached to
+the command processor (packets past the register file, float-uniform uploads past c95, which registers the
+capture sets, where each packet sits in its list). Around every event it checks what the event itself does: GX
+commands (alignment, list size and allocation, the finalize interrupt, display transfers reading a render
+target in another format) and keeps ``Extents`` of the memory the capture has defined so far.
+
+A problem found at many draws (the same attribute buffer, the same texture) is one finding, at its first draw,
+whose message counts the later draws. A replay fault (a truncated packet, a jump outside memory, a GX command the
+hardware rejects) is a ``command-fault`` finding and ends the run: later events depend on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable
+
+import numpy as np
+
+from picaemu import regs as regtable
+from picaemu.command.listing import UniformUploads, packet_targets
+from picaemu.command.processor import MIRRORED
+from picaemu.draw import DrawCall, NullPipeline
+from picaemu.errors import PicaError
+from picaemu.formats import pica
+from picaemu.gx import convert as gxconvert
+from picaemu.gx import engines
+from picaemu.lint.draws import DrawChecks
+from picaemu.lint.extents import Extents
+from picaemu.lint.rules import Finding
+from picaemu.observer import Observer, PacketEvent, WriteEvent
+from picaemu.replay import Replay, ReplayError
+from picaemu.replay.unknown_state import is_unknown
+from picaemu.shader.isa import NUM_C
+
+LIST_ALIGN = 16  # bytes: GX command lists are submitted in whole 16-byte units (citro3d pads with a finalize)
+GX_ALIGN = 8  # bytes: GX engines take addresses in 8-byte units (the registers hold address >> 3)
+FILL_ENABLE = 1  # bit 0 of a memory-fill unit's control word: the unit runs
+# a write to one of these VS registers also sets its GS twin when the GS shares the VS configuration: counted as
+# setting both (whether the GS shares it is state, read at the draw; a warning must not depend on it)
+MIRROR_OF = {regtable.id_of(f"VSH_{name}"): regtable.id_of(f"GSH_{name}") for name in MIRRORED}
+
+
+class _Collector:
+    """Findings in order, one per problem key; later repeats are counted into the first finding's message."""
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self._first: dict[Hashable, int] = {}
+        self._repeats: dict[int, int] = {}
+        self.event = 0
+        self.draw = -1
+        self.offset = -1
+        self.buffer = 0
+        self.packet = -1
+
+    def add(self, code: str, message: str, key: Hashable | None = None, **where: int) -> None:
+        key = (code, key) if key is not None else None
+        if key is not None and key in self._first:
+            i = self._first[key]
+            self._repeats[i] = self._repeats.get(i, 0) + 1
+            return
+        place = {"event": self.event, "draw": self.draw, "offset": self.offset, "buffer": self.buffer}
+        place["packet"] = self.packet
+        place.update(where)
+        if key is not None:
+            self._first[key] = len(self.findings)
+        self.findings.append(Finding(code, message=message, **place))
+
+    def result(self) -> list[Finding]:
+        out = list(self.findings)
+        for i, n in self._repeats.items():
+            out[i] = dataclasses.replace(out[i], message=f"{out[i].message} (and {n} later draw(s) or packet(s))")
+        return out
+
+
+class _PacketWatch(Observer):
+    """Packet-level checks, and which registers the capture sets (``written``)."""
+
+    def __init__(self, out: _Collector, written: np.ndarray) -> None:
+        self.out = out
+        self.written = written
+        self.uploads = UniformUploads()
+        self.packets = 0  # packets of the current event's list (kick buffers outside memory not counted)
+
+    def on_packet(self, event: PacketEvent) -> None:
+        packet = self.packets if event.buffer else -1
+        self.packets += bool(event.buffer)
+        self.out.buffer = event.buffer  # a draw's findings name the buffer of its trigger packet, seen last
+        where = {"offset": event.offset, "buffer": event.buffer, "packet": packet}
+        targets = packet_targets(event)
+        if targets[-1] >= regtable.NUM_REGS:
+            bad = [t for t in targets if t >= regtable.NUM_REGS]
+            text = f"packet writes register id 0x{bad[0]:X}" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")
+            self.out.add("register-out-of-range", f"{text}; ids stop at 0x{regtable.NUM_REGS - 1:X}", **where)
+        dropped = [(unit, row) for unit, row, _words, _f32 in self.uploads.vectors(event) if row >= NUM_C]
+        if dropped:
+            unit, row = dropped[0]
+            text = f"{unit} float-uniform upload reaches c{row} ({len(dropped)} vector(s) past c{NUM_C - 1} dropped)"
+            self.out.add("uniform-index-overflow", text, **where)
+
+    def on_write(self, event: WriteEvent) -> None:
+        if event.id < regtable.NUM_REGS:
+            self.written[event.id] = True
+            self.written[MIRROR_OF.get(event.id, event.id)] = True
+
+
+class _LintSink(NullPipeline):
+    """Renders nothing; checks every draw and records the render targets it writes."""
+
+    def __init__(self, out: _Collector, checks: DrawChecks, extents: Extents, targets: dict[int, tuple]) -> None:
+        super().__init__()
+        self.out, self.checks, self.extents, self.targets = out, checks, extents, targets
+
+    def draw(self, call: DrawCall) -> None:
+        self.out.draw, self.out.offset, self.out.packet = call.index, call.offset, call.packet
+        try:
+            self.checks.check(call)
+            fb = call.draw_state.need("framebuffer")
+        except PicaError:
+            return
+        finally:
+            self.out.draw = self.out.offset = self.out.packet = -1
+            self.out.buffer = 0
+        pixels = fb.width * fb.height
+        if fb.color_write:
+            self.extents.add(fb.color_address, fb.color_address + pixels * fb.color_bpp)
+            self.targets[fb.color_address] = (fb.color_format, call.index)
+        if fb.depth_write or fb.stencil_write:
+            self.extents.add(fb.depth_address, fb.depth_address + pixels * fb.depth_bpp)
+
+
+def _initially_set(capture: pica.Capture) -> np.ndarray:
+    """(NUM_REGS,) bool: registers the capture's initial state sets (a value other than the power-on one), or
+    none for a capture whose initial state is unknown."""
+    if is_unknown(capture.meta):
+        return np.zeros(regtable.NUM_REGS, bool)
+    return np.asarray(capture.state.regs, np.uint32) != gxconvert.reset_regs().astype(np.uint32)
+
+
+class Linter:
+    """One lint run over ``capture``; ``run()`` returns the findings (see the module docstring)."""
+
+    def __init__(self, capture: pica.Capture) -> None:
+        self.capture = capture
+        self.out = _Collector()
+        self.extents = Extents()
+        self.targets: dict[int, tuple] = {}  # color buffer address -> (format drawn, draw index)
+        written = _initially_set(capture)
+        self.watch = _PacketWatch(self.out, written)
+        sink = _LintSink(self.out, DrawChecks(self.extents, written, self.out.add), self.extents, self.targets)
+        self.replay = Replay(capture, pipeline=sink, checkpoints=False, record_draws=False)
+        self.replay.processor.attach(self.watch)
+        for address, blob in capture.state.memory:
+            self.extents.add(address, address + len(capture.blobs[blob]))
+
+    def run(self) -> list[Finding]:
+        for index, event in enumerate(self.capture.events):
+            self.out.event, self.watch.packets = index, 0
+            self._before(event)
+            try:
+                self.replay.step()
+            except PicaError as err:
+                cause = err.cause if isinstance(err, ReplayError) else err
+                offset = getattr(cause, "offset", None)
+                self.out.add("command-fault", f"{cause} (the lint stops here)", offset=-1 if offset is None else offset)
+                break
+            self._after(event)
+        return self.out.result()
+
+    # -- GX events -----------------------------------------------------------------------------------------
+    def _before(self, event: pica.Event) -> None:
+        if isinstance(event, pica.CommandList):
+            self._list(event)
+        elif isinstance(event, pica.DisplayTransfer | pica.TextureCopy):
+            self._aligned(f"{type(event).__name__} source", event.src)
+            self._aligned(f"{type(event).__name__} destination", event.dst)
+            if isinstance(event, pica.DisplayTransfer):
+                self._transfer_format(event)
+        elif isinstance(event, pica.MemoryFill):
+            for unit in event.units:
+                if unit.control & FILL_ENABLE:
+                    self._aligned("MemoryFill start", unit.start)
+                    self._aligned("MemoryFill end", unit.end)
+
+    def _aligned(self, what: str, address: int, unit: int = GX_ALIGN) -> None:
+        if address % unit:
+            self.out.add("misaligned-address", f"{what} 0x{address:08X} is not a multiple of {unit} bytes")
+
+    def _list(self, event: pica.CommandList) -> None:
+        where = f"command list 0x{event.address:08X} ({event.size} bytes)"
+        self._aligned(where + ": address", event.address)
+        if event.size % LIST_ALIGN:
+            self.out.add("list-size", f"{where}: size is not a multiple of {LIST_ALIGN} bytes")
+        if not self.extents.holds(event.address, event.size):
+            end = self.extents.end_of(event.address)
+            written = "none of it" if end is None else f"only {end - event.address} bytes"
+            self.out.add("list-size", f"{where} runs past the memory the capture wrote ({written})")
+
+    def _transfer_format(self, event: pica.DisplayTransfer) -> None:
+        flags = engines.TransferFlags.from_word(event.flags)
+        drawn = self.targets.get(event.src)
+        reads = engines.TRANSFER_FORMATS.get(flags.in_format)
+        if flags.texture_copy or drawn is None or reads is None or reads == drawn[0]:
+            return
+        self.out.add(
+            "transfer-format-mismatch",
+            f"display transfer reads 0x{event.src:08X} as {reads.name}; draw {drawn[1]} drew it as {drawn[0].name}",
+        )
+
+    def _after(self, event: pica.Event) -> None:
+        if isinstance(event, pica.CommandList):
+            run = self.replay.gx.last_run
+            if run is not None and not run.finalized:
+                self.out.add(
+                    "list-no-finalize",
+                    f"command list 0x{event.address:08X} ({event.size} bytes) ends without raising the P3D interrupt",
+                )
+        elif isinstance(event, pica.MemoryWrite):
+            size = len(self.capture.blobs[event.blob])
+            self.extents.add(event.address, event.address + size)
+            for address in [a for a in self.targets if event.address <= a < event.address + size]:
+                del self.targets[address]  # the CPU overwrote the render target: its drawn format is gone
+        elif isinstance(event, pica.MemoryFill):
+            for unit in event.units:
+                if unit.control & FILL_ENABLE:
+                    self.extents.add(unit.start, unit.end)
+        elif isinstance(event, pica.DisplayTransfer):
+            self._transfer_output(event)
+        elif isinstance(event, pica.TextureCopy):
+            width, gap = engines.copy_line(event.out_line)
+            lines = -(-event.size // width) if width else 1
+            self.extents.add(event.dst, event.dst + event.size + (lines - 1) * gap)
+
+    def _transfer_output(self, event: pica.DisplayTransfer) -> None:
+        flags = engines.TransferFlags.from_word(event.flags)
+        out_dim = (event.out_dim & 0xFFFF, event.out_dim >> 16)
+        try:
+            size = engines.raw_copy_size(out_dim, flags)
+        except engines.GxError:
+            return
+        self.extents.add(event.dst, event.dst + size)
+
+
+def lint(capture: pica.Capture) -> list[Finding]:
+    """Every finding of ``capture``, in replay order (see the module docstring)."""
+    return Linter(capture).run()
