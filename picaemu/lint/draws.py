@@ -87,8 +87,10 @@ class DrawChecks:
         if indices.size == 0:
             return
         lo, hi = int(indices.min()), int(indices.max())
+        reported: set[int] = set()  # loaders already named: their other attributes read the same buffer
         for read in vl.reads:
-            self._attribute(call, read, lo, hi)
+            if read.loader not in reported and self._attribute(call, read, lo, hi):
+                reported.add(read.loader)
 
     def _index_buffer(self, memory: PhysicalMemory, vl: VertexLoaderState) -> bool:
         """Check the index buffer; True when its indices can be read."""
@@ -105,25 +107,28 @@ class DrawChecks:
             )
         return True
 
-    def _attribute(self, call: DrawCall, read: AttributeRead, lo: int, hi: int) -> None:
+    def _attribute(self, call: DrawCall, read: AttributeRead, lo: int, hi: int) -> bool:
+        """Check one attribute's reads of vertices ``lo``..``hi``; True when it reported a problem."""
         item = read.dtype.itemsize
         vertex = item * read.components
         what = f"attribute {read.attribute} (loader {read.loader}, buffer 0x{read.address:08X}, stride {read.stride})"
         key = ("attribute", read.address, read.stride)
-        if read.address % item or read.stride % item:
+        misaligned = bool(read.address % item or read.stride % item)
+        if misaligned:
             self.report("misaligned-address", f"{what} is not aligned to its {item}-byte elements", key)
         start, size = read.address + read.stride * lo, read.stride * (hi - lo) + vertex
         if not call.memory.contains(start, size):
             self.report("attribute-out-of-memory", f"{what}: vertices {lo}..{hi} are outside physical memory", key)
-            return
+            return True
         if self.extents.holds(start, size):
-            return
+            return misaligned
         end = self.extents.end_of(start)
         if call.kind is DrawKind.ELEMENTS and end is not None and start + vertex <= end and read.stride:
             held = (end - read.address - vertex) // read.stride + 1
             self.report("index-out-of-range", f"index {hi} of {what}: its buffer holds {held} vertices", key)
-            return
+            return True
         self.report("attribute-out-of-memory", f"{what}: vertices {lo}..{hi} read memory the capture never wrote", key)
+        return True
 
     # -- textures, render targets ------------------------------------------------------------------------------
     def _texture(self, memory: PhysicalMemory, t: TextureUnitState) -> None:
