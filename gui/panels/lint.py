@@ -23,12 +23,7 @@ Row = tuple[Finding, Cursor]
 
 def where(f: Finding) -> str:
     """``event E / draw D / packet P @0xOFFSET``, the parts that are known."""
-    parts = [f"event {f.event}"]
-    if f.draw >= 0:
-        parts.append(f"draw {f.draw}")
-    if f.packet >= 0:
-        parts.append(f"packet {f.packet}")
-    text = " / ".join(parts)
+    text = " / ".join(f"{name} {value}" for name, value in f.place())
     return text + (f" @0x{f.offset:X}" if f.offset >= 0 else "")
 
 

@@ -1,8 +1,9 @@
-"""The checks of one draw, over its decoded draw state (``picaemu.draw_state``) and emulated memory: vertex input
+"""The checks of one draw, over its decoded draw state (``picaemu.draw_state``) and emulated memory, with the spans
+``picaemu.record.reads`` computes for the recorder,: vertex input
 (attribute and index reads against the memory the capture defined), textures, render targets, shader programs
 and their uniforms, and the registers the draw reads that the capture never set.
 
-``DrawChecks(extents, report)`` is called once per draw (``check(call)``) by the linter's pipeline sink;
+``DrawChecks(defined, written, report)`` is called once per draw (``check(call)``) by the linter's pipeline sink;
 ``report(code, message, key)`` receives each problem (``key``: what makes two reports the same problem, so that
 the linter lists a problem once with the count of draws that repeat it). A part of the draw state that failed
 to decode is not checked (the draw fails in the pipeline for its own reason).
@@ -23,12 +24,11 @@ from picaemu.draw import DrawCall, DrawKind
 from picaemu.draw_state import PARTS, DrawState, Failed, Part
 from picaemu.errors import PicaError
 from picaemu.geometry.vertex_loader import AttributeRead, VertexLoaderState, read_indices, split_variable_primitives
-from picaemu.lint.extents import Extents
 from picaemu.lint.shader_flow import program_facts
 from picaemu.memory import PhysicalMemory
+from picaemu.record.reads import Intervals, target_spans, texture_bytes
 from picaemu.replay.unknown_state import ReadLog
 from picaemu.shader.setup import ShaderSetup
-from picaemu.texture.formats import level_bytes, level_offset
 from picaemu.texture.state import TextureUnitState
 
 Report = Callable[[str, str, Hashable], None]
@@ -46,8 +46,8 @@ class DrawChecks:
     """See the module docstring. ``written``: (NUM_REGS,) bool, the registers the capture has set so far (the
     linter's observer fills it)."""
 
-    def __init__(self, extents: Extents, written: np.ndarray, report: Report) -> None:
-        self.extents = extents
+    def __init__(self, defined: Intervals, written: np.ndarray, report: Report) -> None:
+        self.defined = defined
         self.written = written
         self.report = report
         self._reads: OrderedDict[int, tuple[Any, frozenset[int]]] = OrderedDict()
@@ -61,9 +61,7 @@ class DrawChecks:
             texture = _get(ds, f"texture{unit}")
             if texture is not None and texture.enabled:
                 self._texture(call.memory, texture)
-        fb = _get(ds, "framebuffer")
-        if fb is not None:
-            self._targets(fb)
+        self._targets(ds)
         for name in ("vs", "gs"):
             setup = _get(ds, name)
             if setup is not None:
@@ -101,7 +99,7 @@ class DrawChecks:
         if not memory.contains(vl.index_address, size):
             self.report("attribute-out-of-memory", f"{where} is outside physical memory", ("index", vl.index_address))
             return False
-        if not self.extents.holds(vl.index_address, size):
+        if not self.defined.covers(vl.index_address, vl.index_address + size):
             self.report(
                 "attribute-out-of-memory", f"{where} reads memory the capture never wrote", ("index", vl.index_address)
             )
@@ -120,9 +118,9 @@ class DrawChecks:
         if not call.memory.contains(start, size):
             self.report("attribute-out-of-memory", f"{what}: vertices {lo}..{hi} are outside physical memory", key)
             return True
-        if self.extents.holds(start, size):
+        if self.defined.covers(start, start + size):
             return misaligned
-        end = self.extents.end_of(start)
+        end = self.defined.end_of(start)
         if call.kind is DrawKind.ELEMENTS and end is not None and start + vertex <= end and read.stride:
             held = (end - read.address - vertex) // read.stride + 1
             self.report("index-out-of-range", f"index {hi} of {what}: its buffer holds {held} vertices", key)
@@ -132,35 +130,33 @@ class DrawChecks:
 
     # -- textures, render targets ------------------------------------------------------------------------------
     def _texture(self, memory: PhysicalMemory, t: TextureUnitState) -> None:
-        levels = t.max_level if t.mipmapped else 0
         try:
-            size = level_offset(t.width, t.height, t.format, levels) + level_bytes(
-                t.width >> levels, t.height >> levels, t.format
-            )
+            size = texture_bytes(t)
         except PicaError:
             return  # an invalid size: the texture unit's own error
+        what = f"texture unit {t.unit} ({t.width}x{t.height} {t.format.name}, {t.max_level + 1} level(s))"
         for face, address in enumerate(t.addresses):
-            what = f"texture unit {t.unit} ({t.width}x{t.height} {t.format.name}, {levels + 1} level(s))"
-            where = f" face {face}" if len(t.addresses) > 1 else ""
+            where = f"{what}{f' face {face}' if len(t.addresses) > 1 else ''} at 0x{address:08X} ({size} bytes)"
             if not memory.contains(address, size):
-                text = f"{what}{where} at 0x{address:08X} ({size} bytes) is outside physical memory"
-            elif not self.extents.holds(address, size):
-                text = f"{what}{where} at 0x{address:08X} ({size} bytes) reads memory the capture never wrote"
+                text = f"{where} is outside physical memory"
+            elif not self.defined.covers(address, address + size):
+                text = f"{where} reads memory the capture never wrote"
             else:
                 continue
             self.report("texture-out-of-memory", text, ("texture", address, size))
 
-    def _targets(self, fb: Any) -> None:
-        color = fb.color_read or fb.color_write
-        depth = fb.depth_read or fb.depth_write or fb.stencil_read or fb.stencil_write
-        pixels = fb.width * fb.height
-        c0, d0 = fb.color_address, fb.depth_address
-        c1, d1 = c0 + pixels * fb.color_bpp, d0 + pixels * fb.depth_bpp
-        if color and depth and c0 < d1 and d0 < c1:
+    def _targets(self, ds: DrawState) -> None:
+        try:
+            spans = target_spans(ds)
+        except PicaError:
+            return
+        if len(spans) < 2:
+            return
+        (c0, color), (d0, depth) = spans
+        if c0 < d0 + depth and d0 < c0 + color:
             self.report(
                 "target-overlap",
-                f"color buffer 0x{c0:08X}..0x{c1:08X} and depth buffer 0x{d0:08X}..0x{d1:08X} "
-                f"({fb.width}x{fb.height}) overlap",
+                f"color buffer 0x{c0:08X}..0x{c0 + color:08X} and depth buffer 0x{d0:08X}..0x{d0 + depth:08X} overlap",
                 ("targets", c0, d0),
             )
 

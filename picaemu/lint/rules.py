@@ -144,6 +144,11 @@ class Finding:
     def severity(self) -> Severity:
         return self.rule.severity
 
+    def place(self) -> list[tuple[str, int]]:
+        """Where the finding is, the parts that are known: ("event", E), then ("draw", D), ("packet", P)."""
+        parts = [("event", self.event), ("draw", self.draw), ("packet", self.packet)]
+        return [(name, value) for name, value in parts if name == "event" or value >= 0]
+
     @property
     def text(self) -> str:
         """The message followed by the rule's fix."""

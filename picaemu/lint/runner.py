@@ -5,7 +5,9 @@ nothing; runs ``picaemu.lint.draws.DrawChecks`` on every draw's decoded state) w
 the command processor (packets past the register file, float-uniform uploads past c95, which registers the
 capture sets, where each packet sits in its list). Around every event it checks what the event itself does: GX
 commands (alignment, list size and allocation, the finalize interrupt, display transfers reading a render
-target in another format) and keeps ``Extents`` of the memory the capture has defined so far.
+target in another format) and keeps the memory the capture has defined so far (``Intervals``: initial memory
+blocks, CPU writes, fills, transfer and copy outputs, the render targets draws write): a read outside it reads
+what the console happened to hold there, which the capture does not know.
 
 A problem found at many draws (the same attribute buffer, the same texture) is one finding, at its first draw,
 whose message counts the later draws. A replay fault (a truncated packet, a jump outside memory, a GX command the
@@ -28,9 +30,9 @@ from picaemu.formats import pica
 from picaemu.gx import convert as gxconvert
 from picaemu.gx import engines
 from picaemu.lint.draws import DrawChecks
-from picaemu.lint.extents import Extents
 from picaemu.lint.rules import Finding
 from picaemu.observer import Observer, PacketEvent, WriteEvent
+from picaemu.record.reads import Intervals
 from picaemu.replay import Replay, ReplayError
 from picaemu.replay.unknown_state import is_unknown
 from picaemu.shader.isa import NUM_C
@@ -110,9 +112,9 @@ class _PacketWatch(Observer):
 class _LintSink(NullPipeline):
     """Renders nothing; checks every draw and records the render targets it writes."""
 
-    def __init__(self, out: _Collector, checks: DrawChecks, extents: Extents, targets: dict[int, tuple]) -> None:
+    def __init__(self, out: _Collector, checks: DrawChecks, defined: Intervals, targets: dict[int, tuple]) -> None:
         super().__init__()
-        self.out, self.checks, self.extents, self.targets = out, checks, extents, targets
+        self.out, self.checks, self.defined, self.targets = out, checks, defined, targets
 
     def draw(self, call: DrawCall) -> None:
         self.out.draw, self.out.offset, self.out.packet = call.index, call.offset, call.packet
@@ -126,10 +128,10 @@ class _LintSink(NullPipeline):
             self.out.buffer = 0
         pixels = fb.width * fb.height
         if fb.color_write:
-            self.extents.add(fb.color_address, fb.color_address + pixels * fb.color_bpp)
+            self.defined.add(fb.color_address, fb.color_address + pixels * fb.color_bpp)
             self.targets[fb.color_address] = (fb.color_format, call.index)
         if fb.depth_write or fb.stencil_write:
-            self.extents.add(fb.depth_address, fb.depth_address + pixels * fb.depth_bpp)
+            self.defined.add(fb.depth_address, fb.depth_address + pixels * fb.depth_bpp)
 
 
 def _initially_set(capture: pica.Capture) -> np.ndarray:
@@ -146,15 +148,15 @@ class Linter:
     def __init__(self, capture: pica.Capture) -> None:
         self.capture = capture
         self.out = _Collector()
-        self.extents = Extents()
+        self.defined = Intervals()
         self.targets: dict[int, tuple] = {}  # color buffer address -> (format drawn, draw index)
         written = _initially_set(capture)
         self.watch = _PacketWatch(self.out, written)
-        sink = _LintSink(self.out, DrawChecks(self.extents, written, self.out.add), self.extents, self.targets)
+        sink = _LintSink(self.out, DrawChecks(self.defined, written, self.out.add), self.defined, self.targets)
         self.replay = Replay(capture, pipeline=sink, checkpoints=False, record_draws=False)
         self.replay.processor.attach(self.watch)
         for address, blob in capture.state.memory:
-            self.extents.add(address, address + len(capture.blobs[blob]))
+            self.defined.add(address, address + len(capture.blobs[blob]))
 
     def run(self) -> list[Finding]:
         for index, event in enumerate(self.capture.events):
@@ -194,8 +196,8 @@ class Linter:
         self._aligned(where + ": address", event.address)
         if event.size % LIST_ALIGN:
             self.out.add("list-size", f"{where}: size is not a multiple of {LIST_ALIGN} bytes")
-        if not self.extents.holds(event.address, event.size):
-            end = self.extents.end_of(event.address)
+        if not self.defined.covers(event.address, event.address + event.size):
+            end = self.defined.end_of(event.address)
             written = "none of it" if end is None else f"only {end - event.address} bytes"
             self.out.add("list-size", f"{where} runs past the memory the capture wrote ({written})")
 
@@ -220,19 +222,19 @@ class Linter:
                 )
         elif isinstance(event, pica.MemoryWrite):
             size = len(self.capture.blobs[event.blob])
-            self.extents.add(event.address, event.address + size)
+            self.defined.add(event.address, event.address + size)
             for address in [a for a in self.targets if event.address <= a < event.address + size]:
                 del self.targets[address]  # the CPU overwrote the render target: its drawn format is gone
         elif isinstance(event, pica.MemoryFill):
             for unit in event.units:
                 if unit.control & FILL_ENABLE:
-                    self.extents.add(unit.start, unit.end)
+                    self.defined.add(unit.start, unit.end)
         elif isinstance(event, pica.DisplayTransfer):
             self._transfer_output(event)
         elif isinstance(event, pica.TextureCopy):
             width, gap = engines.copy_line(event.out_line)
             lines = -(-event.size // width) if width else 1
-            self.extents.add(event.dst, event.dst + event.size + (lines - 1) * gap)
+            self.defined.add(event.dst, event.dst + event.size + (lines - 1) * gap)
 
     def _transfer_output(self, event: pica.DisplayTransfer) -> None:
         flags = engines.TransferFlags.from_word(event.flags)
@@ -241,7 +243,7 @@ class Linter:
             size = engines.raw_copy_size(out_dim, flags)
         except engines.GxError:
             return
-        self.extents.add(event.dst, event.dst + size)
+        self.defined.add(event.dst, event.dst + size)
 
 
 def lint(capture: pica.Capture) -> list[Finding]:

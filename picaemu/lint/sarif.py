@@ -41,12 +41,7 @@ def sarif_rules() -> list[dict[str, object]]:
 
 def logical_name(f: Finding) -> str:
     """Where a finding is in the capture: ``event[E]``, then ``/draw[D]`` and ``/packet[P]`` when known."""
-    parts = [f"event[{f.event}]"]
-    if f.draw >= 0:
-        parts.append(f"draw[{f.draw}]")
-    if f.packet >= 0:
-        parts.append(f"packet[{f.packet}]")
-    return "/".join(parts)
+    return "/".join(f"{name}[{value}]" for name, value in f.place())
 
 
 def _result(f: Finding, capture_uri: str) -> dict[str, object]:
