@@ -1,7 +1,7 @@
-"""The checks of one draw, over its decoded draw state (``picaemu.draw_state``) and emulated memory, with the spans
-``picaemu.record.reads`` computes for the recorder,: vertex input
-(attribute and index reads against the memory the capture defined), textures, render targets, shader programs
-and their uniforms, and the registers the draw reads that the capture never set.
+"""The checks of one draw, over its decoded draw state (``picaemu.draw_state``) and emulated memory: vertex input
+(attribute and index reads against the memory the capture defined), textures and render targets (with the sizes
+``picaemu.record.reads`` computes for the recorder), shader programs and their uniforms, and the registers the
+draw reads that the capture never set.
 
 ``DrawChecks(defined, written, report)`` is called once per draw (``check(call)``) by the linter's pipeline sink;
 ``report(code, message, key)`` receives each problem (``key``: what makes two reports the same problem, so that
