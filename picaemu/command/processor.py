@@ -457,6 +457,11 @@ class CommandProcessor:
 
     # -- compiled draws (picaemu.fused.driver calls these) ---------------------------------------------------
     @property
+    def buffer(self) -> int:
+        """Physical address of the command buffer running now (0: one outside emulated memory)."""
+        return self._buffer
+
+    @property
     def list_start(self) -> int:
         """Packets run when the running chain entered emulated memory (0 outside a chain)."""
         return self._list_start or 0

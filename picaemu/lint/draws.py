@@ -1,39 +1,41 @@
 """The checks of one draw, over its decoded draw state (``picaemu.draw_state``) and emulated memory: vertex input
 (attribute and index reads against the memory the capture defined), textures and render targets (with the sizes
-``picaemu.record.reads`` computes for the recorder), shader programs and their uniforms, and the registers the
-draw reads that the capture never set.
+``picaemu.record.reads`` computes for the recorder), shader programs and their uniforms.
 
-``DrawChecks(defined, written, report)`` is called once per draw (``check(call)``) by the linter's pipeline sink;
+``DrawChecks(defined, report)`` is called once per draw (``check(call)``) by the linter's pipeline sink;
 ``report(code, message, key)`` receives each problem (``key``: what makes two reports the same problem, so that
 the linter lists a problem once with the count of draws that repeat it). A part of the draw state that failed
 to decode is not checked (the draw fails in the pipeline for its own reason).
+
+Each group of checks depends on a few parts of the draw state (and for memory reads on ``defined``, whose
+``version`` the linter bumps when it grows): when those are the same objects as at an earlier check of the group,
+its reports are repeated instead of computed again (parts are immutable and shared while no write touches them).
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from picaemu import regs as regtable
 from picaemu.draw import DrawCall, DrawKind
-from picaemu.draw_state import PARTS, DrawState, Failed, Part
+from picaemu.draw_state import DrawState, Failed
 from picaemu.errors import PicaError
 from picaemu.geometry.vertex_loader import AttributeRead, VertexLoaderState, read_indices, split_variable_primitives
 from picaemu.lint.shader_flow import program_facts
 from picaemu.memory import PhysicalMemory
 from picaemu.record.reads import Intervals, target_spans, texture_bytes
-from picaemu.replay.unknown_state import ReadLog
 from picaemu.shader.setup import ShaderSetup
 from picaemu.texture.state import TextureUnitState
 
 Report = Callable[[str, str, Hashable], None]
-READ_CACHE = 256  # part values whose register reads are remembered
-TEXTURE_PARTS = frozenset(f"texture{u}" for u in range(3))
+Reports = list[tuple[str, str, Hashable]]
+
+
+def _same(a: object, b: object) -> bool:
+    """The same object (a version number: the same value)."""
+    return a is b or (type(a) is int and a == b)
 
 
 def _get(ds: DrawState, name: str) -> Any:
@@ -43,30 +45,41 @@ def _get(ds: DrawState, name: str) -> Any:
 
 
 class DrawChecks:
-    """See the module docstring. ``written``: (NUM_REGS,) bool, the registers the capture has set so far (the
-    linter's observer fills it)."""
+    """See the module docstring."""
 
-    def __init__(self, defined: Intervals, written: np.ndarray, report: Report) -> None:
+    def __init__(self, defined: Intervals, report: Report) -> None:
         self.defined = defined
-        self.written = written
-        self.report = report
-        self._reads: OrderedDict[int, tuple[Any, frozenset[int]]] = OrderedDict()
-        self._warned = np.zeros_like(written)
+        self.version = 0  # bumped by the linter whenever ``defined`` grows
+        self._report = report
+        self._out: Reports = []
+        self._memo: dict[str, tuple[tuple, Reports]] = {}  # group -> (the objects it depended on, its reports)
+
+    def report(self, code: str, message: str, key: Hashable) -> None:
+        self._out.append((code, message, key))
+
+    def _group(self, name: str, token: tuple, run: Callable[[], None]) -> None:
+        """Run check group ``name`` unless ``token`` (objects compared by identity) is what it last ran on."""
+        last = self._memo.get(name)
+        if last is None or len(last[0]) != len(token) or not all(map(_same, last[0], token)):
+            self._out = []
+            run()
+            last = self._memo[name] = (token, self._out)
+        for code, message, key in last[1]:
+            self._report(code, message, key)
 
     def check(self, call: DrawCall) -> None:
         ds = call.draw_state
+        version = self.version
         if call.kind is not DrawKind.IMMEDIATE:
-            self._vertex_input(call, ds)
-        for unit in range(3):
-            texture = _get(ds, f"texture{unit}")
-            if texture is not None and texture.enabled:
-                self._texture(call.memory, texture)
-        self._targets(ds)
+            vl = ds.vertex_range
+            self._group("vertices", (vl, call.kind, version), lambda: self._vertex_input(call, ds))
+        textures = tuple(ds.textures)
+        self._group("textures", (*textures, version), lambda: self._textures(call.memory, ds))
+        self._group("targets", (ds.framebuffer,), lambda: self._targets(ds))
         for name in ("vs", "gs"):
             setup = _get(ds, name)
             if setup is not None:
-                self._shader(setup)
-        self._uninitialized(call, ds)
+                self._group(name, (setup,), lambda setup=setup: self._shader(setup))
 
     # -- vertex input --------------------------------------------------------------------------------------
     def _vertex_input(self, call: DrawCall, ds: DrawState) -> None:
@@ -129,6 +142,12 @@ class DrawChecks:
         return True
 
     # -- textures, render targets ------------------------------------------------------------------------------
+    def _textures(self, memory: PhysicalMemory, ds: DrawState) -> None:
+        for unit in range(3):
+            texture = _get(ds, f"texture{unit}")
+            if texture is not None and texture.enabled:
+                self._texture(memory, texture)
+
     def _texture(self, memory: PhysicalMemory, t: TextureUnitState) -> None:
         try:
             size = texture_bytes(t)
@@ -175,40 +194,3 @@ class DrawChecks:
         if bad.size:
             values = ", ".join(f"c{r} = {tuple(setup.float_uniforms[r].tolist())}" for r in bad[:3])
             self.report("nonfinite-uniform", f"{unit} program reads {values}", ("uniform", unit, *bad.tolist()))
-
-    # -- registers read, never set ------------------------------------------------------------------------------
-    def _uninitialized(self, call: DrawCall, ds: DrawState) -> None:
-        """One finding per draw that is the first to read registers no packet set, naming them all."""
-        fresh = [r for r in sorted(self._draw_reads(call, ds)) if not self.written[r] and not self._warned[r]]
-        if not fresh:
-            return
-        self._warned[fresh] = True
-        regs = call.state.regs
-        names = ", ".join(f"{regtable.get(r).name} = 0x{int(regs[r]):X}" for r in fresh)
-        self.report("uninitialized-state", f"the draw reads {len(fresh)} register(s) no packet set: {names}", None)
-
-    def _draw_reads(self, call: DrawCall, ds: DrawState) -> set[int]:
-        """Register ids the decoders of the draw's parts read (a disabled texture unit's registers excepted),
-        each part probed once per value: a part value reused from an earlier draw reads what it read then."""
-        built = ds.__dict__
-        out: set[int] = set()
-        for part in PARTS:
-            value = built[part.name]
-            if isinstance(value, Failed) or (part.name in TEXTURE_PARTS and not value.enabled):
-                continue
-            known = self._reads.get(id(value))
-            if known is None or known[0] is not value:
-                known = self._reads[id(value)] = (value, self._probe(part, call, built))
-                if len(self._reads) > READ_CACHE:
-                    self._reads.popitem(last=False)
-            out |= known[1]
-        return out
-
-    @staticmethod
-    def _probe(part: Part, call: DrawCall, built: dict[str, Any]) -> frozenset[int]:
-        """The register ids ``part``'s builder reads (``picaemu.replay.unknown_state``'s logging view)."""
-        probe = call.state.regs.view(ReadLog)
-        probe.reads = set()
-        with contextlib.suppress(Exception):  # a part that fails again: the reads made before the failure count
-            part.build(replace(call.state, regs=probe), built)
-        return frozenset(probe.reads)

@@ -1,9 +1,10 @@
 """The linter: replays a capture once without rendering and collects ``Finding``s.
 
 ``lint(capture) -> list[Finding]`` builds a ``picaemu.replay.Replay`` whose pipeline is ``_LintSink`` (renders
-nothing; runs ``picaemu.lint.draws.DrawChecks`` on every draw's decoded state) with ``_PacketWatch`` attached to
-the command processor (packets past the register file, float-uniform uploads past c95, which registers the
-capture sets, where each packet sits in its list). Around every event it checks what the event itself does: GX
+nothing; runs ``picaemu.lint.draws.DrawChecks`` and ``picaemu.lint.unset.UnsetRegisters`` on every draw's decoded
+state). No observer watches the command processor (it would cost several renders): after each list
+``picaemu.lint.scan.PacketScan`` walks the buffers the run executed (packets past the register file, uploads past
+c95, the registers the capture sets). Around every event it checks what the event itself does: GX
 commands (alignment, list size and allocation, the finalize interrupt, display transfers reading a render
 target in another format) and keeps the memory the capture has defined so far (``Intervals``: initial memory
 blocks, CPU writes, fills, transfer and copy outputs, the render targets draws write): a read outside it reads
@@ -22,8 +23,6 @@ from collections.abc import Hashable
 import numpy as np
 
 from picaemu import regs as regtable
-from picaemu.command.listing import UniformUploads, packet_targets
-from picaemu.command.processor import MIRRORED
 from picaemu.draw import DrawCall, NullPipeline
 from picaemu.errors import PicaError
 from picaemu.formats import pica
@@ -31,18 +30,18 @@ from picaemu.gx import convert as gxconvert
 from picaemu.gx import engines
 from picaemu.lint.draws import DrawChecks
 from picaemu.lint.rules import Finding
-from picaemu.observer import Observer, PacketEvent, WriteEvent
+from picaemu.lint.scan import PacketScan
+from picaemu.lint.unset import UnsetRegisters
+from picaemu.lint.unset import message as unset_message
 from picaemu.record.reads import Intervals
+from picaemu.regs.external import P3D_BASE
 from picaemu.replay import Replay, ReplayError
 from picaemu.replay.unknown_state import is_unknown
-from picaemu.shader.isa import NUM_C
 
 LIST_ALIGN = 16  # bytes: GX command lists are submitted in whole 16-byte units (citro3d pads with a finalize)
 GX_ALIGN = 8  # bytes: GX engines take addresses in 8-byte units (the registers hold address >> 3)
+P3D_WINDOW = (P3D_BASE, P3D_BASE + 4 * regtable.NUM_REGS)  # internal registers as physical addresses
 FILL_ENABLE = 1  # bit 0 of a memory-fill unit's control word: the unit runs
-# a write to one of these VS registers also sets its GS twin when the GS shares the VS configuration: counted as
-# setting both (whether the GS shares it is state, read at the draw; a warning must not depend on it)
-MIRROR_OF = {regtable.id_of(f"VSH_{name}"): regtable.id_of(f"GSH_{name}") for name in MIRRORED}
 
 
 class _Collector:
@@ -64,12 +63,21 @@ class _Collector:
             i = self._first[key]
             self._repeats[i] = self._repeats.get(i, 0) + 1
             return
-        place = {"event": self.event, "draw": self.draw, "offset": self.offset, "buffer": self.buffer}
-        place["packet"] = self.packet
+        place = self.place()
         place.update(where)
         if key is not None:
             self._first[key] = len(self.findings)
         self.findings.append(Finding(code, message=message, **place))
+
+    def place(self) -> dict[str, int]:
+        """Where the replay is: event, draw, offset, buffer, packet."""
+        return {
+            "event": self.event,
+            "draw": self.draw,
+            "offset": self.offset,
+            "buffer": self.buffer,
+            "packet": self.packet,
+        }
 
     def result(self) -> list[Finding]:
         out = list(self.findings)
@@ -78,60 +86,32 @@ class _Collector:
         return out
 
 
-class _PacketWatch(Observer):
-    """Packet-level checks, and which registers the capture sets (``written``)."""
-
-    def __init__(self, out: _Collector, written: np.ndarray) -> None:
-        self.out = out
-        self.written = written
-        self.uploads = UniformUploads()
-        self.packets = 0  # packets of the current event's list (kick buffers outside memory not counted)
-
-    def on_packet(self, event: PacketEvent) -> None:
-        packet = self.packets if event.buffer else -1
-        self.packets += bool(event.buffer)
-        self.out.buffer = event.buffer  # a draw's findings name the buffer of its trigger packet, seen last
-        where = {"offset": event.offset, "buffer": event.buffer, "packet": packet}
-        targets = packet_targets(event)
-        if targets[-1] >= regtable.NUM_REGS:
-            bad = [t for t in targets if t >= regtable.NUM_REGS]
-            text = f"packet writes register id 0x{bad[0]:X}" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")
-            self.out.add("register-out-of-range", f"{text}; ids stop at 0x{regtable.NUM_REGS - 1:X}", **where)
-        dropped = [(unit, row) for unit, row, _words, _f32 in self.uploads.vectors(event) if row >= NUM_C]
-        if dropped:
-            unit, row = dropped[0]
-            text = f"{unit} float-uniform upload reaches c{row} ({len(dropped)} vector(s) past c{NUM_C - 1} dropped)"
-            self.out.add("uniform-index-overflow", text, **where)
-
-    def on_write(self, event: WriteEvent) -> None:
-        if event.id < regtable.NUM_REGS:
-            self.written[event.id] = True
-            self.written[MIRROR_OF.get(event.id, event.id)] = True
-
-
 class _LintSink(NullPipeline):
     """Renders nothing; checks every draw and records the render targets it writes."""
 
-    def __init__(self, out: _Collector, checks: DrawChecks, defined: Intervals, targets: dict[int, tuple]) -> None:
+    def __init__(self, linter: Linter) -> None:
         super().__init__()
-        self.out, self.checks, self.defined, self.targets = out, checks, defined, targets
+        self.linter = linter
 
     def draw(self, call: DrawCall) -> None:
-        self.out.draw, self.out.offset, self.out.packet = call.index, call.offset, call.packet
+        lt = self.linter
+        out = lt.out
+        out.draw, out.offset, out.packet, out.buffer = call.index, call.offset, call.packet, lt.processor.buffer
         try:
-            self.checks.check(call)
+            lt.checks.check(call)
+            lt.unset.note(call, out.place())
             fb = call.draw_state.need("framebuffer")
         except PicaError:
             return
         finally:
-            self.out.draw = self.out.offset = self.out.packet = -1
-            self.out.buffer = 0
+            out.draw = out.offset = out.packet = -1
+            out.buffer = 0
         pixels = fb.width * fb.height
         if fb.color_write:
-            self.defined.add(fb.color_address, fb.color_address + pixels * fb.color_bpp)
-            self.targets[fb.color_address] = (fb.color_format, call.index)
+            lt.define(fb.color_address, fb.color_address + pixels * fb.color_bpp)
+            lt.targets[fb.color_address] = (fb.color_format, call.index)
         if fb.depth_write or fb.stencil_write:
-            self.defined.add(fb.depth_address, fb.depth_address + pixels * fb.depth_bpp)
+            lt.define(fb.depth_address, fb.depth_address + pixels * fb.depth_bpp)
 
 
 def _initially_set(capture: pica.Capture) -> np.ndarray:
@@ -151,16 +131,23 @@ class Linter:
         self.defined = Intervals()
         self.targets: dict[int, tuple] = {}  # color buffer address -> (format drawn, draw index)
         written = _initially_set(capture)
-        self.watch = _PacketWatch(self.out, written)
-        sink = _LintSink(self.out, DrawChecks(self.defined, written, self.out.add), self.defined, self.targets)
-        self.replay = Replay(capture, pipeline=sink, checkpoints=False, record_draws=False)
-        self.replay.processor.attach(self.watch)
+        self.checks = DrawChecks(self.defined, self.out.add)
+        self.unset = UnsetRegisters(written)
+        self.scan = PacketScan(written, self.out.add)
+        self.replay = Replay(capture, pipeline=_LintSink(self), checkpoints=False, record_draws=False)
+        self.processor = self.replay.processor
         for address, blob in capture.state.memory:
-            self.defined.add(address, address + len(capture.blobs[blob]))
+            self.define(address, address + len(capture.blobs[blob]))
+
+    def define(self, start: int, end: int) -> None:
+        """The capture has written ``[start, end)``."""
+        if not self.defined.covers(start, end):
+            self.defined.add(start, end)
+            self.checks.version += 1
 
     def run(self) -> list[Finding]:
         for index, event in enumerate(self.capture.events):
-            self.out.event, self.watch.packets = index, 0
+            self.out.event = index
             self._before(event)
             try:
                 self.replay.step()
@@ -170,7 +157,9 @@ class Linter:
                 self.out.add("command-fault", f"{cause} (the lint stops here)", offset=-1 if offset is None else offset)
                 break
             self._after(event)
-        return self.out.result()
+        for place, registers in self.unset.findings():
+            self.out.add("uninitialized-state", unset_message(registers), **place)
+        return sorted(self.out.result(), key=lambda f: f.event)  # stable: replay order within an event
 
     # -- GX events -----------------------------------------------------------------------------------------
     def _before(self, event: pica.Event) -> None:
@@ -213,28 +202,33 @@ class Linter:
         )
 
     def _after(self, event: pica.Event) -> None:
+        run = self.replay.gx.last_run
+        if isinstance(event, pica.CommandList | pica.RegWrite) and run is not None:
+            self.replay.gx.last_run = None
+            self.scan.run_buffers(self.replay.memory, run)
         if isinstance(event, pica.CommandList):
-            run = self.replay.gx.last_run
             if run is not None and not run.finalized:
                 self.out.add(
                     "list-no-finalize",
                     f"command list 0x{event.address:08X} ({event.size} bytes) ends without raising the P3D interrupt",
                 )
+        elif isinstance(event, pica.RegWrite) and P3D_WINDOW[0] <= event.address < P3D_WINDOW[1]:
+            self.scan.written[(event.address - P3D_WINDOW[0]) // 4] = True  # an internal register set directly
         elif isinstance(event, pica.MemoryWrite):
             size = len(self.capture.blobs[event.blob])
-            self.defined.add(event.address, event.address + size)
+            self.define(event.address, event.address + size)
             for address in [a for a in self.targets if event.address <= a < event.address + size]:
                 del self.targets[address]  # the CPU overwrote the render target: its drawn format is gone
         elif isinstance(event, pica.MemoryFill):
             for unit in event.units:
                 if unit.control & FILL_ENABLE:
-                    self.defined.add(unit.start, unit.end)
+                    self.define(unit.start, unit.end)
         elif isinstance(event, pica.DisplayTransfer):
             self._transfer_output(event)
         elif isinstance(event, pica.TextureCopy):
             width, gap = engines.copy_line(event.out_line)
             lines = -(-event.size // width) if width else 1
-            self.defined.add(event.dst, event.dst + event.size + (lines - 1) * gap)
+            self.define(event.dst, event.dst + event.size + (lines - 1) * gap)
 
     def _transfer_output(self, event: pica.DisplayTransfer) -> None:
         flags = engines.TransferFlags.from_word(event.flags)
@@ -243,7 +237,7 @@ class Linter:
             size = engines.raw_copy_size(out_dim, flags)
         except engines.GxError:
             return
-        self.defined.add(event.dst, event.dst + size)
+        self.define(event.dst, event.dst + size)
 
 
 def lint(capture: pica.Capture) -> list[Finding]:
