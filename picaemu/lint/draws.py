@@ -88,16 +88,19 @@ class DrawChecks:
             return
         if call.kind is DrawKind.ELEMENTS and not self._index_buffer(call.memory, vl):
             return
-        try:
-            indices = read_indices(vl, call.kind, call.memory)
-            primitives = _get(ds, "primitives")
-            if primitives is not None and primitives.variable_primitives:
-                indices = split_variable_primitives(indices)[0]
-        except PicaError:
-            return  # the pipeline names these itself (too many vertices, a variable primitive past the stream)
-        if indices.size == 0:
-            return
-        lo, hi = int(indices.min()), int(indices.max())
+        if call.kind is DrawKind.ARRAYS:
+            lo, hi = vl.first, vl.first + vl.count - 1
+        else:
+            try:
+                indices = read_indices(vl, call.kind, call.memory)
+                primitives = _get(ds, "primitives")
+                if primitives is not None and primitives.variable_primitives:
+                    indices = split_variable_primitives(indices)[0]
+            except PicaError:
+                return  # the pipeline names these itself (too many vertices, a variable primitive past the stream)
+            if indices.size == 0:
+                return
+            lo, hi = int(indices.min()), int(indices.max())
         reported: set[int] = set()  # loaders already named: their other attributes read the same buffer
         for read in vl.reads:
             if read.loader not in reported and self._attribute(call, read, lo, hi):

@@ -45,6 +45,8 @@ class UnsetRegisters:
         self._seen = np.zeros(regtable.NUM_REGS, bool)  # read at some draw already
         self._first: dict[int, tuple[dict[str, int], int]] = {}  # register -> (place of its first read, value)
         self._previous: DrawState | None = None
+        self._counted = -1  # registers set or seen when ``_parts`` was worked out
+        self._parts: list[Part] = []
         self._probes: dict[str, OrderedDict[bytes, frozenset[int]]] = {part.name: OrderedDict() for part in PARTS}
 
     def note(self, call: DrawCall, place: dict[str, int]) -> None:
@@ -53,19 +55,26 @@ class UnsetRegisters:
         if ds is previous:
             return
         built = ds.__dict__
-        for part in PARTS:
+        for part in self._open():
             value = built[part.name]
             if previous is not None and previous.__dict__[part.name] is value:
                 continue
             if isinstance(value, Failed) or (part.name in TEXTURE_PARTS and not value.enabled):
                 continue
-            ids = PART_IDS[part.name]
-            if not (~self.written[ids] & ~self._seen[ids]).any():
-                continue
             for reg in sorted(self._reads(part, call, built)):
                 if not self.written[reg] and not self._seen[reg]:
                     self._seen[reg] = True
                     self._first[reg] = (place, int(call.state.regs[reg]))
+
+    def _open(self) -> list[Part]:
+        """The parts one of whose named registers is still a candidate (not set so far, not seen read); worked
+        out again only when a register was set or seen since."""
+        count = int(np.count_nonzero(self.written)) + len(self._first)
+        if count != self._counted:
+            self._counted = count
+            candidate = ~self.written & ~self._seen
+            self._parts = [part for part in PARTS if candidate[PART_IDS[part.name]].any()]
+        return self._parts
 
     def _reads(self, part: Part, call: DrawCall, built: dict[str, Any]) -> frozenset[int]:
         """The registers ``part`` reads at this draw, probed once per content of its key registers."""

@@ -71,7 +71,9 @@ class Intervals:
         return out
 
     def covers(self, lo: int, hi: int) -> bool:
-        return not self.missing(lo, hi)
+        """Whether [lo, hi) is covered: touching ranges merge, so one range holds it all (an empty one is)."""
+        end = self.end_of(lo)
+        return hi <= lo or (end is not None and hi <= end)
 
     def end_of(self, address: int) -> int | None:
         """The end of the range that holds ``address``; None when no range does."""
