@@ -190,7 +190,7 @@ class DrawChecks:
             key = ("shader", unit, setup.program_key, setup.entry)
             self.report("shader-no-end", f"{unit} program (entry 0x{setup.entry:03X}): {facts.no_end}", key)
             return
-        rows = np.array(facts.uniforms, np.int64)
+        rows = facts.uniforms
         if rows.size == 0:
             return
         bad = rows[~np.isfinite(setup.float_uniforms[rows]).all(axis=1)]

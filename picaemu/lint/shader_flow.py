@@ -31,6 +31,7 @@ CONDITIONAL = frozenset({"ifc", "callc", "jmpc", "breakc"})  # outcomes depend o
 FLAG_COMBINATIONS = ((False, False), (False, True), (True, False), (True, True))
 LOOP_REMAINING = 2  # column of a loop frame ([start, end, remaining, increment, saved aL]) holding the count
 _CACHE_SIZE = 64
+NONE = np.zeros(0, np.int64)
 
 Stacks = tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]
 
@@ -38,20 +39,20 @@ Stacks = tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...], tuple[t
 @dataclass(frozen=True)
 class ProgramFacts:
     """What the walk found: ``no_end`` (None: every path ends; else what goes wrong, with the pc), ``uniforms``
-    (sorted float-uniform rows c0-c95 that reachable instructions name; a relatively addressed operand counts its
-    base row) and ``extent`` (code words up to the last non-zero one)."""
+    ((U,) int64 sorted float-uniform rows c0-c95 that reachable instructions name; a relatively addressed operand
+    counts its base row) and ``extent`` (code words up to the last non-zero one)."""
 
     no_end: str | None
-    uniforms: tuple[int, ...]
+    uniforms: np.ndarray  # (U,) int64
     extent: int
 
 
-_FACTS: OrderedDict[bytes, ProgramFacts] = OrderedDict()
+_FACTS: OrderedDict[tuple[bytes, int, bytes], ProgramFacts] = OrderedDict()
 
 
 def program_facts(setup: ShaderSetup) -> ProgramFacts:
     """The facts of ``setup``'s program from its entry point with its boolean uniforms (remembered by content)."""
-    key = setup.program_key + np.int64(setup.entry).tobytes() + setup.bool_uniforms.tobytes()
+    key = (setup.program_key, setup.entry, setup.bool_uniforms.tobytes())  # the program key's hash is kept
     facts = _FACTS.get(key)
     if facts is None:
         facts = _FACTS[key] = _walk(setup)
@@ -81,11 +82,11 @@ def _walk(setup: ShaderSetup) -> ProgramFacts:
         pc, stacks = work.pop()
         if not 0 <= pc < extent:
             where = "leaves code memory" if not 0 <= pc < setup.code_words else "runs past the program's last word"
-            return ProgramFacts(f"a path {where} (pc 0x{pc:03X}, the program ends at 0x{extent:03X})", (), extent)
+            return ProgramFacts(f"a path {where} (pc 0x{pc:03X}, the program ends at 0x{extent:03X})", NONE, extent)
         try:
             ins = program.instruction(pc)
         except ShaderError as err:
-            return ProgramFacts(f"a path reaches an invalid instruction at pc 0x{pc:03X}: {err}", (), extent)
+            return ProgramFacts(f"a path reaches an invalid instruction at pc 0x{pc:03X}: {err}", NONE, extent)
         uniforms.update(op.raw - FIRST_C for op in ins.srcs if FIRST_C <= op.raw < FIRST_C + NUM_C)
         if ins.name == "end":
             continue
@@ -95,7 +96,7 @@ def _walk(setup: ShaderSetup) -> ProgramFacts:
             try:
                 jump, is_break = (None, False) if ins.srcs else machine.flow(ins, pc, calls, ifs, loops)
             except ShaderError as err:  # BREAK outside a loop, SETEMIT of a vertex that does not exist
-                return ProgramFacts(f"{err} (pc 0x{pc:03X})", (), extent)
+                return ProgramFacts(f"{err} (pc 0x{pc:03X})", NONE, extent)
             if ins.name == "loop":
                 loops[-1][LOOP_REMAINING] = 0
             nxt = machine.sequence(pc, jump, is_break, calls, ifs, loops)
@@ -103,4 +104,4 @@ def _walk(setup: ShaderSetup) -> ProgramFacts:
             if state not in seen:
                 seen.add(state)
                 work.append(state)
-    return ProgramFacts(None, tuple(sorted(uniforms)), extent)
+    return ProgramFacts(None, np.array(sorted(uniforms), np.int64), extent)
