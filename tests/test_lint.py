@@ -19,6 +19,7 @@ from picaemu.cli import main
 from picaemu.command.packets import header_word, list_packets
 from picaemu.gx.engines import TRANSFER_FORMATS
 from picaemu.lint import RULE_OF, RULES, Finding, Severity, lint
+from picaemu.lint.rules import rules_markdown, with_rules_table
 from picaemu.lint.sarif import sarif_log
 from picaemu.regs import access
 from picaemu.shader import asm
@@ -272,3 +273,9 @@ def test_sarif_structure(tmp_path: Path) -> None:
         assert loc["logicalLocations"][0]["fullyQualifiedName"].startswith("event[")
     assert sarif_log([], "x.pica")["runs"][0]["results"] == []
     assert not list(tmp_path.glob(".lint.sarif.*"))  # written through a temporary file, renamed
+
+
+def test_docs_table_is_the_rule_table() -> None:
+    """docs/lint.md shows the rule table as ``rules_markdown`` generates it (regenerate: ``with_rules_table``)."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "lint.md").read_text()
+    assert with_rules_table(text) == text and rules_markdown() in text

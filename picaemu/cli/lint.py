@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from picaemu.cli.common import examples, info, print_table, reports_errors
+from picaemu.cli.common import compiles_kernels, examples, info, print_table, quiet_option, reports_errors
 
 EXIT_FINDINGS = 1
 COLUMNS = ["severity", "code", "event", "draw", "packet", "offset", "message"]
@@ -29,7 +29,9 @@ COLUMNS = ["severity", "code", "event", "draw", "packet", "offset", "message"]
 @click.argument("capture", type=click.Path(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help='Print {"findings": [...]} instead of the table.')
 @click.option("--sarif", type=click.Path(path_type=Path), help="Also write the findings as SARIF 2.1.0 (- = stdout).")
+@quiet_option
 @reports_errors
+@compiles_kernels
 def lint(capture: Path, as_json: bool, sarif: Path | None) -> int:
     """Validate CAPTURE's command buffers like a graphics API validation layer: what would hang, fault or draw
     garbage on the console (errors) and what is legal but suspicious (warnings), each with the event, draw and

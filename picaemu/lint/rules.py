@@ -115,6 +115,21 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 RULE_OF: dict[str, Rule] = {rule.code: rule for rule in RULES}
+DOCS_BEGIN = "<!-- rules table: generated from picaemu.lint.rules.RULES by rules_markdown(); do not edit -->"
+DOCS_END = "<!-- end of the rules table -->"
+
+
+def rules_markdown() -> str:
+    """The rules as the Markdown table docs/lint.md shows between ``DOCS_BEGIN`` and ``DOCS_END``."""
+    rows = [f"| `{r.code}` | {r.severity.value} | {r.summary} | {r.fix} |" for r in RULES]
+    return "\n".join(["| code | severity | finds | fix |", "|---|---|---|---|", *rows])
+
+
+def with_rules_table(text: str) -> str:
+    """``text`` (docs/lint.md) with the table between its markers generated afresh."""
+    head, _, rest = text.partition(DOCS_BEGIN + "\n")
+    _, _, tail = rest.partition(DOCS_END)
+    return f"{head}{DOCS_BEGIN}\n{rules_markdown()}\n{DOCS_END}{tail}"
 
 
 @dataclass(frozen=True)
