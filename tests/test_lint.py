@@ -11,12 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from picaemu.formats import pica
+from picaemu.formats import citrace, pica
 
 from picaemu import regs as regtable
 from picaemu.builder import CaptureBuilder
 from picaemu.cli import main
 from picaemu.command.packets import header_word, list_packets
+from picaemu.errors import PicaError
+from picaemu.gx import convert as gxconvert
 from picaemu.gx.engines import TRANSFER_FORMATS
 from picaemu.lint import RULE_OF, RULES, Finding, Severity, lint
 from picaemu.lint.rules import rules_markdown, with_rules_table
@@ -25,6 +27,7 @@ from picaemu.regs import access
 from picaemu.shader import asm
 from picaemu.shader.isa import decode, encode
 from samples._common import VS_COLOR, color_frame
+from tests.fuzz.mutate import make_input
 
 POS = np.array([[200, 210, 0.5, 1], [80, 30, 0.5, 1], [320, 30, 0.5, 1]], np.float32)
 COL = np.array([[1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1]], np.float32)
@@ -279,3 +282,15 @@ def test_docs_table_is_the_rule_table() -> None:
     """docs/lint.md shows the rule table as ``rules_markdown`` generates it (regenerate: ``with_rules_table``)."""
     text = (Path(__file__).resolve().parent.parent / "docs" / "lint.md").read_text()
     assert with_rules_table(text) == text and rules_markdown() in text
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 3))
+def test_mutated_captures_lint_without_crashing(seed: int) -> None:
+    """The fuzz campaign's mutated captures (tests/fuzz): lint answers with findings, never an internal error."""
+    data = make_input("capture", seed)
+    try:
+        cap = gxconvert.from_citrace(citrace.parse(data)) if data.startswith(citrace.MAGIC) else pica.parse(data)
+    except PicaError:
+        return
+    for f in lint(cap):
+        assert f.code in RULE_OF and f.event >= 0

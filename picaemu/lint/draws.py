@@ -168,10 +168,9 @@ class DrawChecks:
             self.report("texture-out-of-memory", text, ("texture", address, size))
 
     def _targets(self, ds: DrawState) -> None:
-        try:
-            spans = target_spans(ds)
-        except PicaError:
+        if _get(ds, "framebuffer") is None:
             return
+        spans = target_spans(ds)
         if len(spans) < 2:
             return
         (c0, color), (d0, depth) = spans
