@@ -159,7 +159,8 @@ class Linter:
             self._after(event)
         for place, registers in self.unset.findings():
             self.out.add("uninitialized-state", unset_message(registers), **place)
-        return sorted(self.out.result(), key=lambda f: f.event)  # stable: replay order within an event
+        # in capture order: by event, then by packet (the event's own findings first); stable otherwise
+        return sorted(self.out.result(), key=lambda f: (f.event, f.packet))
 
     # -- GX events -----------------------------------------------------------------------------------------
     def _before(self, event: pica.Event) -> None:
@@ -241,5 +242,5 @@ class Linter:
 
 
 def lint(capture: pica.Capture) -> list[Finding]:
-    """Every finding of ``capture``, in replay order (see the module docstring)."""
+    """Every finding of ``capture``, by event, then packet (see the module docstring)."""
     return Linter(capture).run()
