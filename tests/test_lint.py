@@ -229,8 +229,16 @@ def test_uninitialized_state(tmp_path: Path) -> None:
     cap = finished(frame())
     f = check(cap, "uninitialized-state", tmp_path, offset=offset_of(cap, "DRAWARRAYS"), draw=0)
     assert "GPUREG_SCISSORTEST_POS" in f.message
+    assert "INTUNIFORM" not in f.message  # a program without LOOP does not read the integer uniforms
     set_first = finished(frame(lambda b: b.list.write("SCISSORTEST_POS", 0)))
     assert "SCISSORTEST_POS" not in the(lint(set_first), "uninitialized-state").message
+
+
+def test_a_loop_reads_its_integer_uniform() -> None:
+    src = VS_COLOR.replace(".proc main\n", ".ivec loops\n.proc main\n    for loops\n        mov r0, inpos\n    .end\n")
+    cap = finished(frame(lambda b: b.shader(src)))
+    message = the(lint(cap), "uninitialized-state").message
+    assert "GPUREG_VSH_INTUNIFORM_I0" in message and "INTUNIFORM_I1" not in message
 
 
 def test_transfer_format_mismatch(tmp_path: Path) -> None:

@@ -29,6 +29,8 @@ from picaemu.shader.setup import ShaderSetup
 MAX_STATES = 1 << 16
 CONDITIONAL = frozenset({"ifc", "callc", "jmpc", "breakc"})  # outcomes depend on the compare flags
 FLAG_COMBINATIONS = ((False, False), (False, True), (True, False), (True, True))
+BOOL_FLOW = frozenset({"ifu", "callu", "jmpu"})  # flow on a boolean uniform
+BOOL_INDEX = 0xF  # the uniform field's bits that pick b0-b15 (the reference interpreter's ``uniform & 0xF``)
 LOOP_REMAINING = 2  # column of a loop frame ([start, end, remaining, increment, saved aL]) holding the count
 _CACHE_SIZE = 64
 NONE = np.zeros(0, np.int64)
@@ -40,11 +42,14 @@ Stacks = tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...], tuple[t
 class ProgramFacts:
     """What the walk found: ``no_end`` (None: every path ends; else what goes wrong, with the pc), ``uniforms``
     ((U,) int64 sorted float-uniform rows c0-c95 that reachable instructions name; a relatively addressed operand
-    counts its base row) and ``extent`` (code words up to the last non-zero one)."""
+    counts its base row), ``extent`` (code words up to the last non-zero one) and the integer and boolean uniforms
+    the walk met."""
 
     no_end: str | None
     uniforms: np.ndarray  # (U,) int64
     extent: int
+    ints: frozenset[int] = frozenset()  # integer uniforms i0-i3 a reachable LOOP reads
+    bools: frozenset[int] = frozenset()  # boolean uniforms b0-b15 a reachable IFU / CALLU / JMPU reads
 
 
 _FACTS: OrderedDict[tuple[bytes, int, bytes], ProgramFacts] = OrderedDict()
@@ -76,6 +81,8 @@ def _walk(setup: ShaderSetup) -> ProgramFacts:
     machine = ScalarMachine(setup)
     machine.on_emit = lambda _machine: None  # EMIT is not flow
     uniforms: set[int] = set()
+    ints: set[int] = set()
+    bools: set[int] = set()
     start: tuple[int, Stacks] = (setup.entry, ((), (), ()))
     seen, work = {start}, [start]
     while work and len(seen) < MAX_STATES:
@@ -88,6 +95,10 @@ def _walk(setup: ShaderSetup) -> ProgramFacts:
         except ShaderError as err:
             return ProgramFacts(f"a path reaches an invalid instruction at pc 0x{pc:03X}: {err}", NONE, extent)
         uniforms.update(op.raw - FIRST_C for op in ins.srcs if FIRST_C <= op.raw < FIRST_C + NUM_C)
+        if ins.name == "loop":
+            ints.add(ins.uniform)
+        elif ins.name in BOOL_FLOW:
+            bools.add(ins.uniform & BOOL_INDEX)
         if ins.name == "end":
             continue
         for flags in FLAG_COMBINATIONS if ins.name in CONDITIONAL else FLAG_COMBINATIONS[:1]:
@@ -104,4 +115,4 @@ def _walk(setup: ShaderSetup) -> ProgramFacts:
             if state not in seen:
                 seen.add(state)
                 work.append(state)
-    return ProgramFacts(None, np.array(sorted(uniforms), np.int64), extent)
+    return ProgramFacts(None, np.array(sorted(uniforms), np.int64), extent, frozenset(ints), frozenset(bools))

@@ -1,7 +1,8 @@
 """``uninitialized-state``: the registers a draw reads that no packet of the capture sets.
 
 Which registers a draw reads is what its draw-state decoders read (``picaemu.draw_state.PARTS``; a disabled
-texture unit's registers excepted): a part is rebuilt with the register file swapped for the logging view of
+texture unit's registers excepted, and the integer / boolean uniform registers the bound program's reachable
+LOOP / IFU / CALLU / JMPU instructions do not name: ``picaemu.lint.shader_flow``): a part is rebuilt with the register file swapped for the logging view of
 ``picaemu.replay.unknown_state`` (``ReadLog``). A part is probed only when its value is new at this draw (an
 unchanged part read the same registers at an earlier draw) and when one of its groups' named registers is still
 a candidate (not set so far and not yet seen read). Probes are remembered per part by the content of its groups'
@@ -25,7 +26,9 @@ import numpy as np
 from picaemu import regs as regtable
 from picaemu.draw import DrawCall
 from picaemu.draw_state import PARTS, WRITE_GROUPS, DrawState, Failed, Group, Part
+from picaemu.lint.shader_flow import program_facts
 from picaemu.replay.unknown_state import ReadLog
+from picaemu.shader.setup import NUM_INTS, REG_PREFIX, ShaderSetup
 
 TEXTURE_PARTS = frozenset(f"texture{u}" for u in range(3))
 NAMED = np.zeros(regtable.NUM_REGS, bool)
@@ -35,6 +38,11 @@ VALUE_GROUPS = Group.TEXTURE_ADDRESS | Group.DRAW_RANGE | Group.VS_UNIFORMS | Gr
 _VALUES = WRITE_GROUPS[: regtable.NUM_REGS] & int(VALUE_GROUPS)
 KEY_IDS = {name: ids[_VALUES[ids] == 0] for name, ids in PART_IDS.items()}  # what a probe is remembered by
 PROBES_KEPT = 64  # per part
+# per shader unit part: (BOOLUNIFORM id, (INTUNIFORM_I0..I3 ids)), the registers ``ShaderSetup`` reads for uniforms
+UNIFORM_REGS = {
+    unit: (regtable.id_of(f"{p}BOOLUNIFORM"), tuple(regtable.id_of(f"{p}INTUNIFORM_I{i}") for i in range(NUM_INTS)))
+    for unit, p in REG_PREFIX.items()
+}
 
 
 class UnsetRegisters:
@@ -61,7 +69,10 @@ class UnsetRegisters:
                 continue
             if isinstance(value, Failed) or (part.name in TEXTURE_PARTS and not value.enabled):
                 continue
-            for reg in sorted(self._reads(part, call, built)):
+            reads = self._reads(part, call, built)
+            if part.name in UNIFORM_REGS and value is not None:
+                reads = reads - _unused_uniforms(part.name, value)
+            for reg in sorted(reads):
                 if not self.written[reg] and not self._seen[reg]:
                     self._seen[reg] = True
                     self._first[reg] = (place, int(call.state.regs[reg]))
@@ -94,6 +105,15 @@ class UnsetRegisters:
             if not self.written[reg]:
                 by_draw.setdefault(place["draw"], (place, []))[1].append((reg, value))
         return [by_draw[d] for d in sorted(by_draw)]
+
+
+def _unused_uniforms(unit: str, setup: ShaderSetup) -> frozenset[int]:
+    """The integer and boolean uniform registers of ``unit`` its bound program never reads (the decoder reads them
+    all: a program without LOOP does not depend on them)."""
+    facts = program_facts(setup)
+    bools, ints = UNIFORM_REGS[unit]
+    unused = {reg for k, reg in enumerate(ints) if k not in facts.ints}
+    return frozenset(unused | ({bools} if not facts.bools else set()))
 
 
 def _probe(part: Part, call: DrawCall, built: dict[str, Any]) -> frozenset[int]:
