@@ -1,13 +1,14 @@
 """``uninitialized-state``: the registers a draw reads that no packet of the capture sets.
 
-Which registers a draw reads is what its draw-state decoders read (``picaemu.draw_state.PARTS``; a disabled
-texture unit's registers excepted, and the integer / boolean uniform registers the bound program's reachable
-LOOP / IFU / CALLU / JMPU instructions do not name: ``picaemu.lint.shader_flow``): a part is rebuilt with the register file swapped for the logging view of
-``picaemu.replay.unknown_state`` (``ReadLog``). A part is probed only when its value is new at this draw (an
-unchanged part read the same registers at an earlier draw) and when one of its groups' named registers is still
-a candidate (not set so far and not yet seen read). Probes are remembered per part by the content of its groups'
-registers minus ``VALUE_GROUPS`` (addresses, vertex counts, uniforms: values no decoder branches on to decide
-which registers it reads), so a draw that only rebinds a texture or moves a vertex range probes nothing.
+Which registers a draw reads is what its draw-state decoders read (``picaemu.draw_state.PARTS``; a disabled texture
+unit's registers excepted, and the integer / boolean uniform registers the bound program's reachable LOOP / IFU /
+CALLU / JMPU instructions do not name: ``picaemu.lint.shader_flow``): a part is rebuilt with the register file
+swapped for the logging view of ``picaemu.replay.unknown_state`` (``ReadLog``). A part is probed only when its
+value is new at this draw (an unchanged part read the same registers at an earlier draw) and when one of its
+groups' named registers is still a candidate (not set so far and not yet seen read). Probes are remembered per part
+by the content of its groups' registers minus ``VALUE_GROUPS`` (addresses, vertex counts, uniforms: values no
+decoder branches on to decide which registers it reads), so a draw that only rebinds a texture or moves a vertex
+range probes nothing.
 
 ``note(call, place)`` runs at each draw; ``findings()`` at the end of the capture keeps the registers that no
 packet set anywhere in it (a register set only later still counts as set, as the rule says) and groups them by
