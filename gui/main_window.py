@@ -132,6 +132,7 @@ class MainWindow(QMainWindow):
             ("Statistics", self.stats),
             ("Python", self.console),
             ("Edit and replay", self.edit_replay),
+            ("Lint", self.finding.lint),
         )
         for title, w in bottom_docks:
             self._dock(title, w, bottom)

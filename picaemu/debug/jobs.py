@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from picaemu import lint as lint_mod
 from picaemu.debug import find as find_mod
 from picaemu.debug import fragment as fragment_mod
 from picaemu.debug import probe, state_views
@@ -23,6 +24,7 @@ from picaemu.debug.snapshot import Snapshot, take
 from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.errors import PicaError
 from picaemu.formats import pica
+from picaemu.lint import Finding
 from picaemu.replay import Replay
 
 
@@ -198,3 +200,19 @@ def search(session: Session, text: str) -> list[find_mod.Hit]:
 def programs(session: Session) -> list[dict]:
     """The capture's shader programs (``find.program_table``)."""
     return find_mod.program_table(session.draw_states)
+
+
+def lint(session: Session) -> list[tuple[Finding, Cursor]]:
+    """The capture's lint findings (``picaemu.lint``), each with the position that shows it: right after its
+    draw, after its packet, or after its event."""
+    tl = session.timeline
+    out = []
+    for f in lint_mod.lint(session.replay.capture):
+        if tl is not None and 0 <= f.draw < len(tl.draws):
+            cursor = tl.after_draw(f.draw)
+        elif tl is not None and f.packet >= 0 and f.event < len(tl.events):
+            cursor = tl.normalize(f.event, f.packet + 1)
+        else:
+            cursor = Cursor(min(f.event + 1, len(session.replay.events)), 0)
+        out.append((f, cursor))
+    return out
