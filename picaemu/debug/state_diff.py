@@ -214,15 +214,23 @@ def _attribute_diff(a: GpuState, b: GpuState) -> Any:
     return _changed(la, lb) if la != lb else {}
 
 
+def uniform_names(meta: dict[str, str], state: GpuState) -> dict[str, dict[str, str]]:
+    """Unit -> register -> uniform name of the programs ``state`` runs, when the capture's metadata ``meta``
+    carries them (``picaemu.shader.names``); units without a valid program give none."""
+    from picaemu.shader import ShaderSetup, names
+
+    out = {}
+    for unit in _units(state, state):
+        try:
+            out[unit] = names.names_for(meta, ShaderSetup.from_state(state, unit))
+        except PicaError:
+            continue
+    return out
+
+
 def session_view(session: Session, draw: int) -> DrawView:
     """``draw_view`` of draw ``draw`` of an indexed debugger session (moves it to just before the draw, so that
     the textures are hashed as the draw read them)."""
     session.goto(session.timeline.before_draw(draw))
     state = session.state_at_draw(draw)
-    names = {}
-    for unit in _units(state, state):
-        try:
-            names[unit] = session.uniform_names(state, unit)
-        except PicaError:  # a unit without a valid program has no names to give
-            continue
-    return draw_view(state, session.replay.memory, names)
+    return draw_view(state, session.replay.memory, uniform_names(session.replay.capture.meta, state))

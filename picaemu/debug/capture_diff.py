@@ -1,0 +1,411 @@
+"""Where two captures part (issue 27 item 3): ``diff_captures(a, b) -> CaptureDiff``, behind ``picaemu diff`` and
+the GUI's side-by-side comparison. Qt-free.
+
+The two captures (or one capture under two backends) are aligned frame by frame and draw by draw: draw k of
+frame f of A is compared with draw k of frame f of B. The first aligned draw whose output differs is found in
+two passes, each replay running once:
+
+1. Each capture is replayed once, forward, under ``OutputWatch`` (a wrapper of its pipeline): at every
+   ``every``-th draw of a frame and after the last draw of every event it takes a checksum (CRC-32) of every
+   render target the capture's draws have used so far (color and depth/stencil bytes in memory), and at every
+   frame end a digest of both screens. The compiled draw loop stops only at those points
+   (``CompiledPlans.with_limit``), so the replay keeps its speed. The checksums are compared at the aligned
+   draws where both sides took one.
+2. From the last aligned point where the checksums agreed to the first where they differ, both replays step draw
+   by draw (``Replay.run_to_draw``, forward from the replay's checkpoint before them: every frame start and every
+   64 events) and compare their render targets byte for byte; the
+   first draw after which they differ is ``first_draw``. With ``every=1`` every draw is a point: a difference
+   that a later draw of the same ``every`` draws hides again is then found too (with larger ``every`` it is not:
+   both captures agree at the next point).
+
+At ``first_draw`` the result holds the state difference (``picaemu.debug.state_diff``, A the "a" side: registers
+by field, uniforms by name, textures by content hash, shader programs by disassembly) and the pixels of the draw's
+render target that differ right after it (count and inclusive bounding box in PNG coordinates of the color buffer,
+x = column, y = row, row 0 at the top; color and depth/stencil apart). A frame whose draws agree but whose screens
+differ (a display transfer, a fill) is ``first_frame`` with ``first_draw`` None; captures whose frames hold
+different numbers of draws part at the first draw one side lacks (``missing``: the side without it). A memory
+fill or transfer into a render target between two draws shows at the next draw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import weakref
+import zlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from picaemu.analysis.imagediff import compare_arrays
+from picaemu.debug import state_diff
+from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink
+from picaemu.errors import PicaError
+from picaemu.formats import pica
+from picaemu.fragment import framebuffer as fbm
+from picaemu.replay import Replay, default_pipeline, load_capture
+from picaemu.state import GpuState
+
+if TYPE_CHECKING:
+    from picaemu.fused.loop import CompiledDraws, CompiledPlans
+
+EVERY = 32  # draws of a frame between two output checksums
+# pass 2 seeks from the replay's event-boundary checkpoints (every 64 events and every frame start) and runs
+# forward: a draw replays in microseconds, a mid-list checkpoint copies every live page of memory
+NO_MID_LIST_CHECKPOINTS = 1 << 40
+SCHEMA = 1
+Target = tuple[int, int]  # (physical address, bytes) of a render target
+SCREENS = ("top", "bottom")
+
+
+def targets_of(regs: np.ndarray) -> tuple[Target, ...]:
+    """The color and depth/stencil buffers the registers name, as memory ranges; () when they name none."""
+    try:
+        fb = fbm.FramebufferState.from_regs(regs)
+        fb.check_size()
+    except PicaError:
+        return ()
+    pixels = fb.width * fb.height
+    return (fb.color_address, pixels * fb.color_bpp), (fb.depth_address, pixels * fb.depth_bpp)
+
+
+class OutputWatch:
+    """A pipeline wrapper that takes the output checksums of pass 1 (module docstring). ``points``: draw index ->
+    checksum of the render targets after it; ``screens``: per frame end, the digest of both screens."""
+
+    def __init__(self, inner: PipelineSink, every: int = EVERY) -> None:
+        self.inner = inner
+        self.every = max(1, every)
+        self.replay: weakref.ref[Replay] | None = None
+        self.targets: dict[Target, int] = {}  # every render target used so far -> its first draw, in that order
+        self.points: dict[int, int] = {}
+        self.screens: list[bytes] = []
+        self.frame_start = 0  # index of the first draw of the current frame
+        self.draws = 0  # draws seen
+        self.pointed = -1  # the last draw with a point
+        self.recording = True
+
+    @property
+    def stage_observer(self):
+        return self.inner.stage_observer
+
+    @stage_observer.setter
+    def stage_observer(self, value) -> None:
+        self.inner.stage_observer = value
+
+    def attach(self, replay: Replay) -> None:
+        self.replay = weakref.ref(replay)
+
+    def _memory(self):
+        replay = self.replay() if self.replay is not None else None
+        if replay is None:
+            raise PicaError("the output watch is not attached to a replay")
+        return replay
+
+    def _boundary(self, draw: int) -> int:
+        """The last draw of ``draw``'s group of ``every`` draws of its frame."""
+        return self.frame_start + ((draw - self.frame_start) // self.every + 1) * self.every - 1
+
+    def _use(self, regs: np.ndarray, draw: int) -> None:
+        for target in targets_of(regs):
+            self.targets.setdefault(target, draw)
+
+    def used_by(self, draw: int) -> list[Target]:
+        """The render targets the draws up to ``draw`` used, in first-use order."""
+        return [target for target, first in self.targets.items() if first <= draw]
+
+    def checksum(self, draw: int) -> int:
+        """CRC-32 of the render targets the draws up to ``draw`` used, one after the other, as memory holds them
+        now (after a sync). A checksum, not a cryptographic hash: two different contents agree with odds of
+        2^-32, and pass 2 compares bytes."""
+        replay = self._memory()
+        self.inner.event(PipelineEventKind.MEMORY_SYNC, replay.state)
+        crc = 0
+        for address, size in self.used_by(draw):
+            crc = zlib.crc32(replay.memory.bytes(address, size, "render target"), crc)
+        return crc
+
+    def _after(self, last: int, force: bool = False) -> None:
+        self.draws = last + 1
+        if self.recording and (force or last == self._boundary(last)) and last > self.pointed:
+            self.points[last], self.pointed = self.checksum(last), last
+
+    # -- PipelineSink ------------------------------------------------------------------------------------
+    def draw(self, call: DrawCall) -> None:
+        self._use(call.state.regs, call.index)
+        self.inner.draw(call)
+        self._after(call.index)
+
+    def event(self, kind: PipelineEventKind, state: GpuState) -> None:
+        self.inner.event(kind, state)
+        if kind is not PipelineEventKind.DRAWS_COMPLETE or not self.recording:
+            return
+        replay = self._memory()  # the event that just ended is ``position - 1``
+        if self.draws and self.pointed < self.draws - 1:
+            self._after(self.draws - 1, force=True)
+        if isinstance(replay.events[replay.position - 1], pica.FrameEnd):
+            self.screens.append(self._screens(replay))
+            self.frame_start = self.draws
+
+    def _screens(self, replay: Replay) -> bytes:
+        h = hashlib.blake2b(digest_size=16)  # a few per capture: a real hash
+        for screen in SCREENS:
+            try:
+                h.update(np.ascontiguousarray(replay.screen(screen)))
+            except PicaError as err:  # a screen the capture never set up: its reason is its content
+                h.update(str(err).encode())
+        return h.digest()
+
+    # -- CompiledSink (offered only when the inner pipeline is one) --------------------------------------
+    def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
+        plans = self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None  # type: ignore[attr-defined]
+        if plans is None:
+            return None
+        self._use(call.state.regs, call.index)  # the loop may come back to these plans later without asking
+        return plans.with_limit(self._boundary(call.index)) if self.recording else plans
+
+    def compiled_draws(self, draws: CompiledDraws) -> None:
+        self.inner.compiled_draws(draws)  # type: ignore[attr-defined]
+        self._after(int(draws.rows[-1, 0]))
+
+    def compiled_allowed(self) -> bool:
+        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()  # type: ignore[attr-defined]
+
+
+@dataclass
+class Side:
+    """One replayed capture: its label, backend, replay and output watch."""
+
+    label: str
+    backend: str
+    replay: Replay
+    watch: OutputWatch
+
+    @property
+    def draws(self) -> int:
+        return len(self.replay.draws)
+
+    def frame_draws(self) -> list[list[int]]:
+        """Per frame (a final frame without a FrameEnd included), the indices of its draws."""
+        frames: list[list[int]] = [[] for _ in range(len(self.replay.frames) + 1)]
+        for d in self.replay.draws:
+            frames[d.frame].append(d.index)
+        return frames if frames[-1] else frames[:-1]
+
+    def info(self) -> dict[str, Any]:
+        return {"capture": self.label, "backend": self.backend, "frames": len(self.replay.frames), "draws": self.draws}
+
+
+def open_side(source: str | os.PathLike[str] | pica.Capture, backend: str = "software", every: int = EVERY) -> Side:
+    """Replay a capture (path or in-memory) once under an ``OutputWatch`` (pass 1)."""
+    capture = source if isinstance(source, pica.Capture) else load_capture(source)
+    watch = OutputWatch(default_pipeline(backend), every)
+    replay = Replay(capture, pipeline=watch, checkpoint_draws=NO_MID_LIST_CHECKPOINTS)
+    watch.attach(replay)
+    replay.index()
+    watch.recording = False
+    label = capture.meta.get("name", "capture") if isinstance(source, pica.Capture) else os.fspath(source)
+    return Side(label, backend, replay, watch)
+
+
+@dataclass(frozen=True)
+class CaptureDiff:
+    """The comparison (module docstring); ``as_dict()`` is ``picaemu diff --json`` (docs/diff.md)."""
+
+    a: dict[str, Any]
+    b: dict[str, Any]
+    first_draw: int | None = None  # in A
+    first_draw_b: int | None = None
+    frame: int | None = None
+    draw_in_frame: int | None = None
+    missing: str | None = None
+    first_frame: int | None = None  # a frame whose screens differ while its draws agree
+    state: dict[str, Any] | None = None
+    pixels: dict[str, Any] | None = None
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    pictures: tuple[np.ndarray, np.ndarray] | None = None  # A's and B's color buffers after the draw (H, W, 4)
+
+    @property
+    def equal(self) -> bool:
+        return self.first_draw is None and self.first_draw_b is None and self.first_frame is None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "equal": self.equal,
+            "a": self.a,
+            "b": self.b,
+            "first_draw": self.first_draw,
+            "first_draw_b": self.first_draw_b,
+            "frame": self.frame,
+            "draw_in_frame": self.draw_in_frame,
+            "missing": self.missing,
+            "first_frame": self.first_frame,
+            "state": self.state,
+            "pixels": self.pixels,
+            "frames": self.frames,
+        }
+
+    def summary(self) -> str:
+        if self.equal:
+            return f"equal: {self.a['draws']} draws in {self.a['frames']} frame(s), every output the same"
+        if self.first_draw is None and self.first_draw_b is None:
+            return f"frame {self.first_frame}: the draws agree, the screens differ"
+        if self.missing:
+            d = self.first_draw if self.first_draw is not None else self.first_draw_b
+            other = "a" if self.missing == "b" else "b"
+            return f"frame {self.frame}: draw {d} of {other} has no counterpart in {self.missing}"
+        where = f"draw {self.first_draw}" + (
+            f" (draw {self.first_draw_b} of b)" if self.first_draw_b != self.first_draw else ""
+        )
+        return f"first differing draw: {where}, frame {self.frame}, draw {self.draw_in_frame} of the frame"
+
+
+def diff_captures(
+    a: str | os.PathLike[str] | pica.Capture,
+    b: str | os.PathLike[str] | pica.Capture,
+    *,
+    backend_a: str = "software",
+    backend_b: str = "software",
+    every: int = EVERY,
+) -> CaptureDiff:
+    """Compare two captures (module docstring)."""
+    return compare_sides(open_side(a, backend_a, every), open_side(b, backend_b, every))
+
+
+def compare_sides(sa: Side, sb: Side) -> CaptureDiff:
+    """Find where two replayed sides part (pass 2) and describe it."""
+    fa, fb = sa.frame_draws(), sb.frame_draws()
+    frames = [
+        {
+            "frame": f,
+            "draws_a": len(fa[f]) if f < len(fa) else None,
+            "draws_b": len(fb[f]) if f < len(fb) else None,
+            "screens_equal": _screen_equal(sa, sb, f),
+        }
+        for f in range(max(len(fa), len(fb)))
+    ]
+    base = {"a": sa.info(), "b": sb.info(), "frames": frames}
+    lo = 0  # pairs[lo:] are not known to agree
+    pairs: list[tuple[int, int, int, int]] = []  # (frame, k, draw of A, draw of B)
+    for f in range(min(len(fa), len(fb))):
+        start = len(pairs)
+        pairs += [(f, k, da, db) for k, (da, db) in enumerate(zip(fa[f], fb[f], strict=False))]
+        for i in range(start, len(pairs)):
+            da, db = pairs[i][2:]
+            pa, pb = sa.watch.points.get(da), sb.watch.points.get(db)
+            if pa is None or pb is None:
+                continue
+            if pa == pb:
+                lo = i + 1
+                continue
+            return _describe(sa, sb, pairs, _scan(sa, sb, pairs, lo, i + 1), base)
+        if len(fa[f]) != len(fb[f]) or frames[f]["screens_equal"] is False:
+            found = _scan(sa, sb, pairs, lo, len(pairs)) if lo < len(pairs) else None
+            if found is not None:
+                return _describe(sa, sb, pairs, found, base)
+            if len(fa[f]) != len(fb[f]):
+                return _missing(fa[f], fb[f], f, base)
+            return CaptureDiff(**base, first_frame=f)
+    if len(fa) != len(fb):  # one side has frames the other lacks
+        f = min(len(fa), len(fb))
+        return _missing(fa[f] if f < len(fa) else [], fb[f] if f < len(fb) else [], f, base)
+    return CaptureDiff(**base)
+
+
+def _screen_equal(sa: Side, sb: Side, frame: int) -> bool | None:
+    a, b = sa.watch.screens, sb.watch.screens
+    return a[frame] == b[frame] if frame < len(a) and frame < len(b) else None
+
+
+def _missing(da: list[int], db: list[int], frame: int, base: dict) -> CaptureDiff:
+    k = min(len(da), len(db))
+    if len(da) > k:
+        return CaptureDiff(**base, first_draw=da[k], frame=frame, draw_in_frame=k, missing="b")
+    return CaptureDiff(**base, first_draw_b=db[k], frame=frame, draw_in_frame=k, missing="a")
+
+
+def _scan(sa: Side, sb: Side, pairs: list, lo: int, hi: int) -> int | None:
+    """Index into ``pairs`` of the first pair in [lo, hi) after which the render targets differ, None if none."""
+    ra, rb = sa.replay, sb.replay
+    for i in range(lo, hi):
+        da, db = pairs[i][2:]
+        ra.run_to_draw(da)
+        rb.run_to_draw(db)
+        ta, tb = sa.watch.used_by(da), sb.watch.used_by(db)
+        if len(ta) != len(tb):
+            return i
+        for (addr_a, size_a), (addr_b, size_b) in zip(ta, tb, strict=True):
+            if size_a != size_b or not np.array_equal(
+                ra.memory.bytes(addr_a, size_a, "render target"), rb.memory.bytes(addr_b, size_b, "render target")
+            ):
+                return i
+    return None
+
+
+def _view_at(side: Side, draw: int) -> state_diff.DrawView:
+    """The state difference's view of ``draw``: the replay right before its trigger packet (memory as the draw
+    reads it), or right after the draw when it is not in a command list."""
+    replay = side.replay
+    record = replay.draws[draw]
+    if record.packet >= 0 and replay._list_kick(record.event) is not None:
+        replay.run_to(record.event, packets=record.packet)
+        state = replay.state
+    else:
+        replay.run_to_draw(draw)
+        state = replay.state
+    names = state_diff.uniform_names(replay.capture.meta, state)
+    return state_diff.draw_view(state, replay.memory, names)
+
+
+def _describe(sa: Side, sb: Side, pairs: list, found: int | None, base: dict) -> CaptureDiff:
+    if found is None:  # pass 2 compares what pass 1 hashed: they cannot disagree
+        raise RuntimeError("the output checksums differ but no draw's render targets do")
+    frame, k, da, db = pairs[found]
+    state = state_diff.state_diff(_view_at(sa, da), _view_at(sb, db))
+    sa.replay.run_to_draw(da)
+    sb.replay.run_to_draw(db)
+    pixels, pictures = _pixels(sa.replay, sb.replay)
+    return CaptureDiff(
+        **base,
+        first_draw=da,
+        first_draw_b=db,
+        frame=frame,
+        draw_in_frame=k,
+        state=state,
+        pixels=pixels,
+        pictures=pictures,
+    )
+
+
+def _region(mask: np.ndarray) -> dict[str, Any]:
+    """{"count", "bbox": [x0, y0, x1, y1] inclusive, None when empty} of a (H, W) bool mask, row 0 = top."""
+    ys, xs = np.nonzero(mask)
+    box = [int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())] if len(xs) else None
+    return {"count": len(xs), "bbox": box}
+
+
+def _pixels(ra: Replay, rb: Replay) -> tuple[dict[str, Any] | None, tuple[np.ndarray, np.ndarray] | None]:
+    """The pixels of the current draw's render target that differ between the two replays (module docstring)."""
+    try:
+        fa, fb = ra.framebuffer_state(), rb.framebuffer_state()
+    except PicaError as err:
+        return {"error": str(err)}, None
+    target = {
+        "color_address": f"0x{fa.color_address:08X}",
+        "color_format": fa.color_format.name,
+        "depth_address": f"0x{fa.depth_address:08X}",
+        "depth_format": fa.depth_format.name,
+        "size": [fa.width, fa.height],
+    }
+    ca, cb = ra.color_buffer(), rb.color_buffer()
+    if ca.shape != cb.shape:
+        return {
+            "target": target,
+            "error": f"the render targets differ in size: {fa.width}x{fa.height} vs {fb.width}x{fb.height}",
+        }, (ca, cb)
+    _, _, _, bad = compare_arrays(ca, cb, 0)
+    bad |= ca[..., 3] != cb[..., 3]  # compare_arrays looks at RGB (the screens'); a render target has alpha
+    (za, sa), (zb, sb) = ra.depth_buffer(), rb.depth_buffer()
+    return {"target": target, "color": _region(bad), "depth": _region((za != zb) | (sa != sb))}, (ca, cb)
