@@ -20,9 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from picaemu.formats import pica  # noqa: E402
+
 from picaemu import numeric  # noqa: E402
 from picaemu.debug.capture_diff import diff_captures  # noqa: E402
-from picaemu.formats import pica  # noqa: E402
 from picaemu.regs import id_of  # noqa: E402
 from picaemu.replay import Replay, load_capture  # noqa: E402
 
@@ -43,8 +44,7 @@ def uniform_variant(capture: pica.Capture, draw: int, delta: float = 8.0) -> pic
     index, write = next(
         (i, e)
         for i, e in enumerate(capture.events[: record.event])
-        if isinstance(e, pica.MemoryWrite)
-        and e.address <= listed.address < e.address + len(capture.blobs[e.blob])  # type: ignore[union-attr]
+        if isinstance(e, pica.MemoryWrite) and e.address <= listed.address < e.address + len(capture.blobs[e.blob])  # type: ignore[union-attr]
     )
     data = bytearray(capture.blobs[write.blob])
     base = listed.address - write.address + packet.offset  # type: ignore[union-attr]

@@ -11,8 +11,10 @@ JSON-ready data with empty sections left out:
 - ``"registers"``: configuration registers whose word differs, by table name:
   ``{"GPUREG_TEXENV0_SOURCE": {"id": "0x0C0", "a": "0x00300030", "b": "0x00300031", "fields": {"rgb_src0":
   ["texture 0", "primary color"]}}}`` (ids and words as hex strings; ``fields`` holds the fields whose meaning
-  differs, as [a, b]). Data ports, triggers and jumps are left out: their stored word is the last one written,
-  not state (what they feed is compared below);
+  differs, as [a, b]). Only the registers a draw reads: configuration registers some stage's state is built
+  from (``draw_state.WRITE_GROUPS``); data ports, triggers, jumps, data-port index registers and the command
+  processor's own (command-buffer sizes and addresses, interrupts) are left out (what the ports feed is compared
+  below);
 - ``"uniforms"``: per shader unit ("vs", and "gs" when either side uses the geometry shader), float ``c0``-``c95``
   as [x, y, z, w], integer ``i0``-``i3``, boolean ``b0``-``b15``: ``{"vs": {"c4": {"a": [...], "b": [...],
   "name": "modelView"}}}`` (``name`` when the capture names the uniform);
@@ -42,7 +44,7 @@ from picaemu.debug.find import program_hash
 from picaemu.errors import PicaError
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access
-from picaemu.regs.schema import FieldType, RegKind
+from picaemu.regs.schema import Action, FieldType, RegKind
 from picaemu.state import GpuState
 
 if TYPE_CHECKING:
@@ -51,7 +53,16 @@ if TYPE_CHECKING:
 UNITS = ("vs", "gs")
 HASH_DIGITS = 8  # program hashes as ``find --programs`` shows them
 DIFF_CONTEXT = 2  # lines of context around each change of a program diff
-_STATE_IDS = np.array([r.id for r in regtable.all_registers() if r.kind is RegKind.CONFIG], np.int64)
+# the registers a draw reads: configuration registers some stage's state is built from (``WRITE_GROUPS``), the
+# index registers of data ports (where the next upload goes) excepted
+_STATE_IDS = np.array(
+    [
+        r.id
+        for r in regtable.all_registers()
+        if r.kind is RegKind.CONFIG and ds_mod.WRITE_GROUPS[r.id] and r.action is not Action.PORT_INDEX
+    ],
+    np.int64,
+)
 
 
 @dataclass(frozen=True)
