@@ -94,9 +94,10 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
 @compiles_kernels
 def state(capture: Path, draw: int, other: int | None, external: bool, as_json: bool, shader: str | None) -> None:
     """Every stage's decoded state at a draw (vertex input, shaders, raster, textures, TEV, fog, lighting,
-    per-fragment operations, render targets), or with --diff what differs between two draws (registers by table
-    name, float uniforms c0..c95 as vectors, int and bool uniforms, texture bindings, attribute buffers), or with
-    --external the external GPU registers decoded by the register table.
+    per-fragment operations, render targets), or with --diff what differs from draw M (registers by field,
+    uniforms c0..c95 / i0..i3 / b0..b15 by name, textures by binding and content hash, shader programs by
+    disassembly, attribute buffers: docs/diff.md), or with --external the external GPU registers decoded by the
+    register table.
     """
     exclusive(diff=other, shader=shader, external=external)
     exclusive(json=as_json, shader=shader)
