@@ -19,12 +19,14 @@ two passes, each replay running once:
    both captures agree at the next point).
 
 At ``first_draw`` the result holds the state difference (``picaemu.debug.state_diff``, A the "a" side: registers
-by field, uniforms by name, textures by content hash, shader programs by disassembly) and the pixels of the draw's
-render target that differ right after it (count and inclusive bounding box in PNG coordinates of the color buffer,
-x = column, y = row, row 0 at the top; color and depth/stencil apart). A frame whose draws agree but whose screens
-differ (a display transfer, a fill) is ``first_frame`` with ``first_draw`` None; captures whose frames hold
-different numbers of draws part at the first draw one side lacks (``missing``: the side without it). A memory
-fill or transfer into a render target between two draws shows at the next draw.
+by field, uniforms by name, textures by content hash, shader programs by disassembly; taken right after the draw,
+where the registers and programs are the draw's and the textures' bytes are the ones it read unless it renders
+into its own texture) and the pixels of the draw's render target that differ right after it (count and inclusive
+bounding box in PNG coordinates of the color buffer, x = column, y = row, row 0 at the top; color and
+depth/stencil apart). A frame whose draws agree but whose screens differ (a display transfer, a fill) is
+``first_frame`` with ``first_draw`` None; captures whose frames hold different numbers of draws part at the first
+draw one side lacks (``missing``: the side without it). A memory fill or transfer into a render target between two
+draws shows at the next draw.
 """
 
 from __future__ import annotations
@@ -344,28 +346,19 @@ def _scan(sa: Side, sb: Side, pairs: list, lo: int, hi: int) -> int | None:
     return None
 
 
-def _view_at(side: Side, draw: int) -> state_diff.DrawView:
-    """The state difference's view of ``draw``: the replay right before its trigger packet (memory as the draw
-    reads it), or right after the draw when it is not in a command list."""
+def _view(side: Side) -> state_diff.DrawView:
+    """The state difference's view of the draw the replay has just run (``_scan`` leaves both there): registers and
+    shader memories are the draw's, memory differs from what it read only in its own render targets."""
     replay = side.replay
-    record = replay.draws[draw]
-    if record.packet >= 0 and replay._list_kick(record.event) is not None:
-        replay.run_to(record.event, packets=record.packet)
-        state = replay.state
-    else:
-        replay.run_to_draw(draw)
-        state = replay.state
-    names = state_diff.uniform_names(replay.capture.meta, state)
-    return state_diff.draw_view(state, replay.memory, names)
+    names = state_diff.uniform_names(replay.capture.meta, replay.state)
+    return state_diff.draw_view(replay.state, replay.memory, names)
 
 
 def _describe(sa: Side, sb: Side, pairs: list, found: int | None, base: dict) -> CaptureDiff:
     if found is None:  # pass 2 compares what pass 1 hashed: they cannot disagree
         raise RuntimeError("the output checksums differ but no draw's render targets do")
     frame, k, da, db = pairs[found]
-    state = state_diff.state_diff(_view_at(sa, da), _view_at(sb, db))
-    sa.replay.run_to_draw(da)
-    sb.replay.run_to_draw(db)
+    state = state_diff.state_diff(_view(sa), _view(sb))
     pixels, pictures = _pixels(sa.replay, sb.replay)
     return CaptureDiff(
         **base,
