@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner, Result
 from picaemu.formats import pica
 
@@ -169,3 +170,15 @@ def test_state_diff_names_the_program_change_within_one_capture(tmp_path: Path) 
     diff = json.loads(out.stdout)
     assert diff["shaders"]["vs"]["a"] != diff["shaders"]["vs"]["b"]
     assert "+    mov o1, v1.zyxw" in diff["shaders"]["vs"]["diff"]
+
+
+def test_one_capture_under_two_backends() -> None:
+    """The cube sample drawn by the OpenGL backend is the software pipeline's picture, draw for draw."""
+    from picaemu.errors import BackendUnavailable
+    from samples.generate import CAPTURES
+
+    try:
+        result = diff_captures(CAPTURES / "cube.pica", CAPTURES / "cube.pica", backend_b="gl")
+    except BackendUnavailable as err:
+        pytest.skip(f"no OpenGL here: {err}")
+    assert result.equal and result.b["backend"] == "gl" and result.a["draws"] == 1

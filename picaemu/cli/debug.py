@@ -111,8 +111,22 @@ def state(capture: Path, draw: int, other: int | None, external: bool, as_json: 
         value = replay.diff(other, draw) if other is not None else replay.pipeline_state(draw)
     if as_json:
         _echo_json(value)
+    elif other is not None:
+        print_difference(value, 0)
     else:
         _print_tree(value, 0)
+
+
+def print_difference(diff: dict, depth: int) -> None:
+    """A state difference (``picaemu.debug.state_diff``) as indented text, program diffs line by line."""
+    shaders = diff.get("shaders", {})
+    _print_tree({k: v for k, v in diff.items() if k != "shaders"}, depth)
+    if shaders:
+        click.echo(f"{'  ' * depth}shaders:")
+    for unit, change in shaders.items():
+        click.echo(f"{'  ' * (depth + 1)}{unit}: {change['a']} -> {change['b']}")
+        for line in change["diff"]:
+            click.echo(f"{'  ' * (depth + 2)}{line}")
 
 
 def _print_tree(value: object, depth: int) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from picaemu.cli.common import compiles_kernels, examples, info, reports_errors
-from picaemu.cli.debug import _print_tree
+from picaemu.cli.debug import _print_tree, print_difference
 from picaemu.replay import BACKENDS
 
 EXIT_DIFFERENT = 1
@@ -66,7 +66,7 @@ def diff(a: Path, b: Path | None, as_json: bool, backends: tuple[str, ...], ever
             _print_tree(result.pixels, 1)
         if result.state is not None:
             click.echo("state (a -> b):" if result.state else "state: the same")
-            _print_tree(result.state, 1)
+            print_difference(result.state, 1)
     info(f"a: {result.a['capture']} ({backend_a}), b: {result.b['capture']} ({backend_b})")
     if not result.equal:
         raise SystemExit(EXIT_DIFFERENT)
