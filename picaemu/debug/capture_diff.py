@@ -2,19 +2,18 @@
 the GUI's side-by-side comparison. Qt-free.
 
 The two captures (or one capture under two backends) are aligned frame by frame and draw by draw: draw k of
-frame f of A is compared with draw k of frame f of B. The first aligned draw whose output differs is found in
-two passes, each replay running once:
+frame f of A is compared with draw k of frame f of B. Both are replayed frame by frame, each frame once (pass 1),
+and a frame where they part is looked at again draw by draw (pass 2); a replay keeps one checkpoint, at the start
+of the frame being compared, so memory stays near a render's:
 
-1. Each capture is replayed once, forward, under ``OutputWatch`` (a wrapper of its pipeline): at every
-   ``every``-th draw of a frame and after the last draw of every event it takes a checksum (CRC-32) of every
-   render target the capture's draws have used so far (color and depth/stencil bytes in memory), and at every
-   frame end a digest of both screens. The compiled draw loop stops only at those points
-   (``CompiledPlans.with_limit``), so the replay keeps its speed. The checksums are compared at the aligned
-   draws where both sides took one.
-2. From the last aligned point where the checksums agreed to the first where they differ, both replays step draw
-   by draw (``Replay.run_to_draw``, forward from the replay's checkpoint before them: every frame start and every
-   64 events) and compare their render targets byte for byte; the
-   first draw after which they differ is ``first_draw``. With ``every=1`` every draw is a point: a difference
+1. Under ``OutputWatch`` (a wrapper of the replay's pipeline), at every ``every``-th draw of a frame and after
+   the last draw of every event, a checksum (CRC-32) of every render target the capture's draws have used so far
+   (color and depth/stencil bytes in memory), and at every frame end a digest of both screens. The compiled draw
+   loop stops only at those points (``CompiledPlans.with_limit``), so the replay keeps its speed. The checksums
+   are compared at the aligned draws where both sides took one.
+2. From the last aligned point where the checksums agreed to the first where they differ, both replays go back to
+   the frame's start, step draw by draw (``Replay.run_to_draw``) and compare their render targets byte for byte;
+   the first draw after which they differ is ``first_draw``. With ``every=1`` every draw is a point: a difference
    that a later draw of the same ``every`` draws hides again is then found too (with larger ``every`` it is not:
    both captures agree at the next point).
 
@@ -46,16 +45,13 @@ from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink, is_compiled_
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
-from picaemu.replay import Replay, default_pipeline, load_capture
+from picaemu.replay import Checkpoint, Replay, default_pipeline, load_capture
 from picaemu.state import GpuState
 
 if TYPE_CHECKING:
     from picaemu.fused.loop import CompiledDraws, CompiledPlans
 
 EVERY = 32  # draws of a frame between two output checksums
-# pass 2 seeks from the replay's event-boundary checkpoints (every 64 events and every frame start) and runs
-# forward: a draw replays in microseconds, a mid-list checkpoint copies every live page of memory
-NO_MID_LIST_CHECKPOINTS = 1 << 40
 SCHEMA = 1
 Target = tuple[int, int]  # (physical address, bytes) of a render target
 SCREENS = ("top", "bottom")
@@ -177,36 +173,46 @@ class OutputWatch:
 
 @dataclass
 class Side:
-    """One replayed capture: its label, backend, replay and output watch."""
+    """One capture being compared: its label, backend, replay (without checkpoints of its own) and output watch;
+    ``start``: the replay at the start of the frame being compared (the one checkpoint kept)."""
 
     label: str
     backend: str
     replay: Replay
     watch: OutputWatch
+    start: Checkpoint | None = None
 
     @property
-    def draws(self) -> int:
-        return len(self.replay.draws)
+    def frame_count(self) -> int:
+        """Frames of the capture: one per FrameEnd, and a last one for events after the last FrameEnd."""
+        frames, events = self.replay.frames, len(self.replay.events)
+        return len(frames) + (events > (frames[-1] + 1 if frames else 0))
 
-    def frame_draws(self) -> list[list[int]]:
-        """Per frame (a final frame without a FrameEnd included), the indices of its draws."""
-        frames: list[list[int]] = [[] for _ in range(len(self.replay.frames) + 1)]
-        for d in self.replay.draws:
-            frames[d.frame].append(d.index)
-        return frames if frames[-1] else frames[:-1]
+    def run_frame(self, frame: int) -> list[int]:
+        """Pass 1 over frame ``frame`` (the replay stands at its start): returns the indices of its draws."""
+        replay = self.replay
+        self.start = replay.checkpoint()
+        first = len(replay.draws)
+        replay.run_to(replay.frames[frame] + 1 if frame < len(replay.frames) else len(replay.events))
+        return [d.index for d in replay.draws[first:]]
+
+    def rewind(self) -> None:
+        """Back to the start of the frame being compared, for pass 2."""
+        self.watch.recording = False
+        self.replay.restore(self.start)  # type: ignore[arg-type]
+        self.replay.indexed = True  # pass 2 seeks only to draws already recorded: run_to_draw must not run on
 
     def info(self) -> dict[str, Any]:
-        return {"capture": self.label, "backend": self.backend, "frames": len(self.replay.frames), "draws": self.draws}
+        replay = self.replay
+        return {"capture": self.label, "backend": self.backend, "frames": self.frame_count, "draws": len(replay.draws)}
 
 
 def open_side(source: str | os.PathLike[str] | pica.Capture, backend: str = "software", every: int = EVERY) -> Side:
-    """Replay a capture (path or in-memory) once under an ``OutputWatch`` (pass 1)."""
+    """A capture (path or in-memory) ready to be replayed under an ``OutputWatch``."""
     capture = source if isinstance(source, pica.Capture) else load_capture(source)
     watch = OutputWatch(default_pipeline(backend), every)
-    replay = Replay(capture, pipeline=watch, checkpoint_draws=NO_MID_LIST_CHECKPOINTS)
+    replay = Replay(capture, pipeline=watch, checkpoints=False)
     watch.attach(replay)
-    replay.index()
-    watch.recording = False
     label = capture.meta.get("name", "capture") if isinstance(source, pica.Capture) else os.fspath(source)
     return Side(label, backend, replay, watch)
 
@@ -277,43 +283,76 @@ def diff_captures(
 
 
 def compare_sides(sa: Side, sb: Side) -> CaptureDiff:
-    """Find where two replayed sides part (pass 2) and describe it."""
-    fa, fb = sa.frame_draws(), sb.frame_draws()
-    frames = [
-        {
-            "frame": f,
-            "draws_a": len(fa[f]) if f < len(fa) else None,
-            "draws_b": len(fb[f]) if f < len(fb) else None,
-            "screens_equal": _screen_equal(sa, sb, f),
-        }
-        for f in range(max(len(fa), len(fb)))
-    ]
-    base = {"a": sa.info(), "b": sb.info(), "frames": frames}
+    """Run both sides frame by frame (pass 1) until a frame parts them, then find where (pass 2) and describe it."""
+    frames: list[dict[str, Any]] = []  # the table of the result: one row per frame compared
+    for f in range(max(sa.frame_count, sb.frame_count)):
+        fa = sa.run_frame(f) if f < sa.frame_count else None
+        fb = sb.run_frame(f) if f < sb.frame_count else None
+        frames.append(
+            {
+                "frame": f,
+                "draws_a": None if fa is None else len(fa),
+                "draws_b": None if fb is None else len(fb),
+                "screens_equal": _screen_equal(sa, sb, f),
+            }
+        )
+        if fa is None or fb is None:  # one side has frames the other lacks
+            return _missing(sa, sb, fa or [], fb or [], frames)
+        found = _compare_frame(sa, sb, fa, fb, frames)
+        if found is not None:
+            return found
+    return CaptureDiff(sa.info(), sb.info(), frames=frames)
+
+
+def _compare_frame(sa: Side, sb: Side, fa: list[int], fb: list[int], frames: list[dict]) -> CaptureDiff | None:
+    """None when the last frame of ``frames`` agrees on both sides (draws ``fa``, ``fb``), else the result."""
+    f = frames[-1]["frame"]
+    pairs = [(f, k, da, db) for k, (da, db) in enumerate(zip(fa, fb, strict=False))]
     lo = 0  # pairs[lo:] are not known to agree
-    pairs: list[tuple[int, int, int, int]] = []  # (frame, k, draw of A, draw of B)
-    for f in range(min(len(fa), len(fb))):
-        start = len(pairs)
-        pairs += [(f, k, da, db) for k, (da, db) in enumerate(zip(fa[f], fb[f], strict=False))]
-        for i in range(start, len(pairs)):
-            da, db = pairs[i][2:]
-            pa, pb = sa.watch.points.get(da), sb.watch.points.get(db)
-            if pa is None or pb is None:
-                continue
-            if pa == pb:
-                lo = i + 1
-                continue
-            return _describe(sa, sb, pairs, _scan(sa, sb, pairs, lo, i + 1), base)
-        if len(fa[f]) != len(fb[f]) or frames[f]["screens_equal"] is False:
-            found = _scan(sa, sb, pairs, lo, len(pairs)) if lo < len(pairs) else None
-            if found is not None:
-                return _describe(sa, sb, pairs, found, base)
-            if len(fa[f]) != len(fb[f]):
-                return _missing(fa[f], fb[f], f, base)
-            return CaptureDiff(**base, first_frame=f)
-    if len(fa) != len(fb):  # one side has frames the other lacks
-        f = min(len(fa), len(fb))
-        return _missing(fa[f] if f < len(fa) else [], fb[f] if f < len(fb) else [], f, base)
-    return CaptureDiff(**base)
+    for i, (_, _, da, db) in enumerate(pairs):
+        pa, pb = sa.watch.points.get(da), sb.watch.points.get(db)
+        if pa is None or pb is None:
+            continue
+        if pa != pb:
+            return _scan_and_describe(sa, sb, pairs, lo, i + 1, frames)
+        lo = i + 1
+    if len(fa) == len(fb) and frames[-1]["screens_equal"] is not False:
+        return None
+    found = _scan_and_describe(sa, sb, pairs, lo, len(pairs), frames, required=False) if lo < len(pairs) else None
+    if found is not None:
+        return found
+    if len(fa) != len(fb):
+        return _missing(sa, sb, fa, fb, frames)
+    return CaptureDiff(sa.info(), sb.info(), first_frame=f, frames=frames)
+
+
+def _scan_and_describe(
+    sa: Side, sb: Side, pairs: list, lo: int, hi: int, frames: list[dict], required: bool = True
+) -> CaptureDiff | None:
+    """Pass 2 over ``pairs[lo:hi]`` from the frame's start: the result at the first draw whose render targets
+    differ; None when none does (``required``: pass 1 said one does)."""
+    sa.rewind()
+    sb.rewind()
+    found = _scan(sa, sb, pairs, lo, hi)
+    if found is None:
+        if required:  # pass 2 compares what pass 1 hashed: they cannot disagree
+            raise RuntimeError("the output checksums differ but no draw's render targets do")
+        return None
+    frame, k, da, db = pairs[found]
+    state = state_diff.state_diff(_view(sa), _view(sb))
+    pixels, pictures = _pixels(sa.replay, sb.replay)
+    return CaptureDiff(
+        sa.info(),
+        sb.info(),
+        first_draw=da,
+        first_draw_b=db,
+        frame=frame,
+        draw_in_frame=k,
+        state=state,
+        pixels=pixels,
+        frames=frames,
+        pictures=pictures,
+    )
 
 
 def _screen_equal(sa: Side, sb: Side, frame: int) -> bool | None:
@@ -321,11 +360,12 @@ def _screen_equal(sa: Side, sb: Side, frame: int) -> bool | None:
     return a[frame] == b[frame] if frame < len(a) and frame < len(b) else None
 
 
-def _missing(da: list[int], db: list[int], frame: int, base: dict) -> CaptureDiff:
-    k = min(len(da), len(db))
+def _missing(sa: Side, sb: Side, da: list[int], db: list[int], frames: list[dict]) -> CaptureDiff:
+    """The result when the last frame of ``frames`` holds more draws on one side (``da``, ``db``)."""
+    f, k = frames[-1]["frame"], min(len(da), len(db))
     if len(da) > k:
-        return CaptureDiff(**base, first_draw=da[k], frame=frame, draw_in_frame=k, missing="b")
-    return CaptureDiff(**base, first_draw_b=db[k], frame=frame, draw_in_frame=k, missing="a")
+        return CaptureDiff(sa.info(), sb.info(), first_draw=da[k], frame=f, draw_in_frame=k, missing="b", frames=frames)
+    return CaptureDiff(sa.info(), sb.info(), first_draw_b=db[k], frame=f, draw_in_frame=k, missing="a", frames=frames)
 
 
 def _scan(sa: Side, sb: Side, pairs: list, lo: int, hi: int) -> int | None:
@@ -352,24 +392,6 @@ def _view(side: Side) -> state_diff.DrawView:
     replay = side.replay
     names = state_diff.uniform_names(replay.capture.meta, replay.state)
     return state_diff.draw_view(replay.state, replay.memory, names)
-
-
-def _describe(sa: Side, sb: Side, pairs: list, found: int | None, base: dict) -> CaptureDiff:
-    if found is None:  # pass 2 compares what pass 1 hashed: they cannot disagree
-        raise RuntimeError("the output checksums differ but no draw's render targets do")
-    frame, k, da, db = pairs[found]
-    state = state_diff.state_diff(_view(sa), _view(sb))
-    pixels, pictures = _pixels(sa.replay, sb.replay)
-    return CaptureDiff(
-        **base,
-        first_draw=da,
-        first_draw_b=db,
-        frame=frame,
-        draw_in_frame=k,
-        state=state,
-        pixels=pixels,
-        pictures=pictures,
-    )
 
 
 def _region(mask: np.ndarray) -> dict[str, Any]:
