@@ -97,6 +97,8 @@ def test_a_moved_uniform_is_the_first_differing_draw() -> None:
     # the 20x10 rectangle moved 4 pixels along its 20-pixel side: 4 x 10 pixels at each end changed
     assert result.pixels["color"] == {"count": 80, "bbox": [100, 100, 109, 123]}
     assert result.pixels["depth"] == result.pixels["color"]  # the rectangles write depth too, at z 0.5
+    picture_a, picture_b = result.pictures  # the color buffers right after the draw, row 0 at the top
+    assert picture_a.shape == (400, 240, 4) and int((picture_a != picture_b).any(axis=2).sum()) == 80
     assert result.pixels["target"]["color_format"] == "RGBA8"
 
 
