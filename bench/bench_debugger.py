@@ -6,14 +6,20 @@ snapshot, registers/pipeline state, textures, shader, mesh vertices; median over
 included); and the edit-and-replay round trip (``Editor.edit``: restore, edit, replay to the frame end, both
 pictures and the diff) at an early, a middle and the last draw.
 
+Side by side (issue #26's target): ``picaemu render`` of a capture against the debugger's open + index + one pixel
+history + one fragment debug of the same capture, each in its own fresh process (wall time of the process, peak
+RSS from ``resource.getrusage(RUSAGE_CHILDREN)``), with the debugger's own open / history / fragment / jump times.
+
 Run from the repository root: ``python bench/bench_debugger.py [--captures samples/captures/game_cubes_1000.pica]``
-(a first run compiles the kernels; the figures are of a second, warm process). Prints a Markdown table.
+(a first run compiles the kernels; the figures are of a second, warm process). Prints Markdown tables.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,7 +33,64 @@ from picaemu.debug import jobs, probe  # noqa: E402
 from picaemu.debug.edit_replay import Editor  # noqa: E402
 from picaemu.debug.session import Session  # noqa: E402
 
-DEFAULT = [ROOT / "samples" / "captures" / f"{name}.pica" for name in ("game_cubes_1000", "game_sprites_1000")]
+DEFAULT = [ROOT / "samples" / "captures" / f"{name}.pica" for name in ("game_cubes_1000", "game_sprites_1000")] + [
+    ROOT / "tests" / "data" / "games" / "minicraft.pica"
+]
+
+DEBUGGER_RUN = """
+import json, sys, time
+import numpy as np
+import picaemu
+start = time.perf_counter()
+replay = picaemu.open(sys.argv[1])
+dbg = replay.debugger
+opened = time.perf_counter() - start
+tl = dbg.timeline
+at = time.perf_counter()
+history = replay.pixel_history(200, 120, space="screen")
+hist = time.perf_counter() - at
+at = time.perf_counter()
+if history:
+    replay.debug_fragment(history[-1].draw, 200, 120, space="screen")
+frag = time.perf_counter() - at
+jumps = []
+for draw in np.random.default_rng(5).integers(0, len(tl.draws), 20):
+    at = time.perf_counter()
+    dbg.session.goto(tl.after_draw(int(draw)))
+    jumps.append(time.perf_counter() - at)
+print(json.dumps({"open": opened, "history": hist, "fragments": len(history), "fragment": frag,
+                  "jump_median": float(np.median(jumps)), "jump_max": max(jumps),
+                  "checkpoints": dbg.session.checkpoint_bytes, "total": opened + hist + frag}))
+"""
+
+
+def _child(argv: list[str]) -> tuple[float, float, str]:
+    """(wall s, peak RSS MiB, stdout) of one fresh process (RUSAGE_CHILDREN holds the largest child so far, so
+    each measurement runs in a fresh helper that reports its own child's figure)."""
+    probe_code = (
+        "import resource, subprocess, sys, time, json; t = time.perf_counter(); "
+        "out = subprocess.run(sys.argv[1:], check=True, capture_output=True, text=True).stdout; "
+        "print(json.dumps([time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, out]))"
+    )
+    wall, rss_kib, out = json.loads(
+        subprocess.run([sys.executable, "-c", probe_code, *argv], check=True, capture_output=True, text=True).stdout
+    )
+    return wall, rss_kib / 1024, out
+
+
+def side_by_side(path: Path) -> str:
+    """One row: render vs debugger (open + index + pixel history + fragment debug) time and peak memory."""
+    render_wall, render_rss, _ = _child(
+        [str(Path(sys.executable).parent / "picaemu"), "render", str(path), "-o", "/tmp/bench_debugger_render.png"]
+    )
+    dbg_wall, dbg_rss, out = _child([sys.executable, "-c", DEBUGGER_RUN, str(path)])
+    f = json.loads(out)
+    return (
+        f"| {path.name} | {render_wall:.1f} s / {render_rss:.0f} MiB | {dbg_wall:.1f} s / {dbg_rss:.0f} MiB | "
+        f"x{dbg_wall / render_wall:.2f} / x{dbg_rss / render_rss:.2f} | {f['open']:.1f} | "
+        f"{f['history'] * 1e3:.0f} ({f['fragments']}) | {f['fragment'] * 1e3:.0f} | "
+        f"{f['jump_median'] * 1e3:.1f} / {f['jump_max'] * 1e3:.1f} | {f['checkpoints'] / 2**20:.0f} MiB |"
+    )
 
 
 def busiest_pixel(session: Session) -> tuple[int, int]:
@@ -113,7 +176,18 @@ def panels_and_edits(path: Path, jumps: int = 10) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--captures", nargs="*", type=Path, default=DEFAULT)
+    parser.add_argument("--side-by-side-only", action="store_true", help="Only the render vs debugger table.")
     args = parser.parse_args()
+    print(
+        "| capture | render: wall / peak RSS | debugger open+index+history+fragment: wall / peak RSS | ratio "
+        "| open s | screen pixel history ms (fragments) | fragment debug ms | jump ms median / max | checkpoints |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for path in args.captures:
+        print(side_by_side(path), flush=True)
+    if args.side_by_side_only:
+        return
+    print()
     print("| capture | draws | open ms | jump ms median / max | step fwd / back ms | pixel history ms | checkpoints |")
     print("|---|---|---|---|---|---|---|")
     for path in args.captures:

@@ -24,11 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from picaemu.formats import json_stream
+from picaemu.formats.memory_runs import merge_blocks
+from picaemu.formats.pica_events import CACHE_REGIONS
+
 from picaemu.errors import FormatError
 
 FORMAT = "c3dcap-1"
 MANIFEST = "manifest.json"
-MAX_MANIFEST_BYTES = 64 << 20
+MAX_MANIFEST_BYTES = 1 << 30  # read one event at a time (``json_stream``): a real game's manifest is ~423 MB
 MAX_BLOB_BYTES = 256 << 20
 SCREENS = {"top": 0, "bottom": 1}
 
@@ -111,6 +115,8 @@ class _Loader:
         self.root = root
         self.manifest = root / MANIFEST
         self._blobs: dict[str, bytes] = {}
+        self._files: dict[int, str] = {}  # address -> file name of each CPU-written block at the previous command
+        self._runs: dict[tuple[tuple[int, str | None], ...], bytes] = {}
 
     def blob(self, name: object, where: str, size: int) -> bytes:
         key = str(name)
@@ -121,21 +127,39 @@ class _Loader:
         return self._blobs[key]
 
     def allocations(self, items: object, where: str) -> tuple[Allocation, ...]:
+        """The live allocations of one GX command, address-contiguous blocks merged into runs (CPU-written blocks
+        and the others apart; written blocks whose file changed since the previous command apart from the rest):
+        see ``memory_runs``."""
         if not isinstance(items, list):
             raise FormatError(f"{where}: 'memory' must be a list", path=str(self.manifest))
-        out = []
+        blocks: list[tuple[str, int, int, str, str | None]] = []  # region, address, size, tag, file name
         for i, a in enumerate(items):
             w = f"{where} memory[{i}]"
             if not isinstance(a, dict):
                 raise FormatError(f"{w}: not an object", path=str(self.manifest))
-            size = _int(a, "size", w, self.manifest)
-            data = self.blob(a["file"], w, size) if a.get("file") is not None else None
-            out.append(
-                Allocation(
-                    str(a.get("region", "")), _int(a, "paddr", w, self.manifest), size, str(a.get("tag", "")), data
-                )
+            size, name = _int(a, "size", w, self.manifest), a.get("file")
+            if name is not None:
+                self.blob(name, w, size)
+            blocks.append(
+                (str(a.get("region", "")), _int(a, "paddr", w, self.manifest), size, str(a.get("tag", "")), name)
             )
-        return tuple(out)
+        files = {b[1]: b[4] for b in blocks if b[4] is not None}
+        group = [(b[4] is None) * 2 + (self._files.get(b[1]) != b[4]) for b in blocks]
+        self._files = files
+        runs = merge_blocks([(b[1], b[2]) for b in blocks], group)
+        return tuple(self._run([blocks[i] for i in run]) for run in runs)
+
+    def _run(self, blocks: list[tuple[str, int, int, str, str | None]]) -> Allocation:
+        """One allocation for address-contiguous ``blocks``; a run's joined bytes are built once and shared."""
+        region, address, _, tag, name = blocks[0]
+        size = sum(b[2] for b in blocks)
+        tag = tag if len(blocks) == 1 else f"{len(blocks)} allocations from {tag or hex(address)}"
+        if name is None:
+            return Allocation(region, address, size, tag, None)
+        key = tuple((b[1], b[4]) for b in blocks)
+        if key not in self._runs:
+            self._runs[key] = b"".join(self._blobs[str(b[4])] for b in blocks)
+        return Allocation(region, address, size, tag, self._runs[key])
 
     def gx(self, e: dict[str, Any], seq: int, where: str) -> GxCommand:
         m = self.manifest
@@ -168,7 +192,28 @@ class _Loader:
         if kind == "TextureCopy":
             keys = ("in_paddr", "out_paddr", "size", "in_line", "out_line", "flags")
             return GxCommand(seq, kind, {k: _int(e, k, where, m) for k in keys}, memory)
+        if kind == "RequestDma":
+            args = {k: _int(e, k, where, m) for k in ("src_paddr", "dst_paddr", "size")}
+            args["flush"] = int(bool(e.get("flush", 0)))
+            return GxCommand(seq, kind, args, memory)
+        if kind == "FlushCacheRegions":
+            regions = e.get("regions", [])
+            if not isinstance(regions, list) or len(regions) > CACHE_REGIONS:
+                raise FormatError(f"{where}: 'regions' must be a list of at most {CACHE_REGIONS}", path=str(m))
+            pairs = [(_int(r, "paddr", f"{where} region", m), _int(r, "size", f"{where} region", m)) for r in regions]
+            return GxCommand(seq, kind, {"regions": tuple(pairs)}, memory)
         raise FormatError(f"{where}: unknown gx_cmd {kind!r}", path=str(m))
+
+    def event(self, e: object, i: int) -> SceneEvent:
+        """Event ``i`` of the manifest, checked."""
+        if not isinstance(e, dict):
+            raise FormatError(f"event #{i} is not an object", path=str(self.manifest))
+        where = f"event #{e.get('seq', i)}"
+        if e.get("type") == "present":
+            return self.present(e, i, where)
+        if e.get("type") == "gx":
+            return self.gx(e, i, where)
+        raise FormatError(f"{where}: unknown event type {e.get('type')!r}", path=str(self.manifest))
 
     def present(self, e: dict[str, Any], seq: int, where: str) -> Present:
         m = self.manifest
@@ -197,28 +242,18 @@ def read(path: str | os.PathLike[str]) -> Scene:
     if loader.manifest.stat().st_size > MAX_MANIFEST_BYTES:
         raise FormatError("manifest.json is implausibly large", path=str(loader.manifest))
     try:
-        doc = json.loads(loader.manifest.read_bytes())
+        text = loader.manifest.read_bytes().decode()
+        doc, events_at = json_stream.members(text, "events")
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise FormatError(f"manifest.json is not JSON: {err}", path=str(loader.manifest)) from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-        raise FormatError(f"manifest format is {got!r}, expected {FORMAT!r}", path=str(loader.manifest))
-    events = doc.get("events")
-    if not isinstance(events, list):
+    if doc.get("format") != FORMAT:
+        raise FormatError(f"manifest format is {doc.get('format')!r}, expected {FORMAT!r}", path=str(loader.manifest))
+    if events_at is None:
         raise FormatError("manifest has no 'events' list", path=str(loader.manifest))
     mmap = doc.get("memory_map") if isinstance(doc.get("memory_map"), dict) else {}
     scene = Scene(str(doc.get("scene", root.name)), {k: v for k, v in mmap.items() if isinstance(v, int)})
-    for i, e in enumerate(events):
-        if not isinstance(e, dict):
-            raise FormatError(f"event #{i} is not an object", path=str(loader.manifest))
-        seq = e.get("seq", i)
-        where = f"event #{seq}"
-        if e.get("type") == "present":
-            scene.events.append(loader.present(e, i, where))
-        elif e.get("type") == "gx":
-            scene.events.append(loader.gx(e, i, where))
-        else:
-            raise FormatError(f"{where}: unknown event type {e.get('type')!r}", path=str(loader.manifest))
+    for i, e in enumerate(json_stream.items(text, events_at)):  # one event's objects at a time
+        scene.events.append(loader.event(e, i))
     return scene
 
 

@@ -3,7 +3,7 @@
 A capture is an initial state plus an ordered event stream, the ATTILA trace idea applied to the 3DS GPU.
 Full layout in docs/pica-format.md. All integers little-endian::
 
-    header   8 s magic b"PICAcap\\x1a", u16 major (1), u16 minor (0), u32 section count
+    header   8 s magic b"PICAcap\\x1a", u16 major (1), u16 minor (1), u32 section count
     section  4 s tag, u8 codec (0 raw, 1 zstd, 2 zlib), 3 pad, u64 raw size, u64 stored size, u32 CRC-32 of the
              stored bytes, then the stored bytes. Tags, in this order: META, STAT, BLOB, EVNT; unknown tags skip.
     META     u16 count, then (u16-prefixed utf-8 key, u32-prefixed utf-8 value) pairs; keys in use: ``source``,
@@ -23,7 +23,9 @@ u32; ``fog_lut`` (128,) u32; ``proctex_luts`` (6, 256) u32; ``gas_lut`` (16,) u3
 ``read``/``parse`` check every size against the bytes that remain before allocating and raise ``FormatError``
 with the byte offset of the fault (inside a compressed section: the section header's offset, and the byte within
 the decompressed section in the message); with ``strict=False`` a damaged event stream yields the events before
-the fault and ``Capture.damage`` holds the error. ``write`` is atomic (temporary file in the same folder + rename).
+the fault and ``Capture.damage`` holds the error. ``write`` is atomic (temporary file in the same folder + rename);
+``build``/``write`` first merge consecutive address-contiguous memory writes into one (``merged``; the replayed
+memory is the same) and store only the blobs the capture uses.
 """
 
 from __future__ import annotations
@@ -42,20 +44,24 @@ import construct as cs
 import numpy as np
 import zstandard
 from picaemu.formats.files import write_atomic
+from picaemu.formats.memory_runs import merge_writes
 from picaemu.formats.pica_events import (
     BODIES,
+    CACHE_REGIONS,
     TYPE_OF,
     CommandList,
     DisplayTransfer,
     Event,
     EventType,
     FillUnit,
+    FlushCacheRegions,
     FrameEnd,
     Marker,
     MemoryFill,
     MemoryWrite,
     Present,
     RegWrite,
+    RequestDma,
     TextureCopy,
     event_fields,
     event_from,
@@ -65,13 +71,14 @@ from picaemu.errors import FormatError
 
 MAGIC = b"PICAcap\x1a"
 VERSION_MAJOR = 1
-VERSION_MINOR = 0
+VERSION_MINOR = 1  # 1.1: RequestDma and FlushCacheRegions events
 MAX_SECTION_BYTES = 1 << 31  # a decompressed section (or blob) larger than 2 GiB is refused as corrupt
 MAX_BLOBS = 1 << 20
 MAX_META_ENTRIES = 4096
 
 
 __all__ = [
+    "CACHE_REGIONS",
     "MAGIC",
     "BlobStore",
     "Capture",
@@ -81,6 +88,7 @@ __all__ = [
     "Event",
     "EventType",
     "FillUnit",
+    "FlushCacheRegions",
     "FrameEnd",
     "InitialState",
     "Marker",
@@ -88,8 +96,10 @@ __all__ = [
     "MemoryWrite",
     "Present",
     "RegWrite",
+    "RequestDma",
     "TextureCopy",
     "build",
+    "merged",
     "parse",
     "read",
     "write",
@@ -469,8 +479,27 @@ def _build_events(events: list[Event]) -> bytes:
     return b"".join(out)
 
 
-def build(capture: Capture, *, codec: Codec = Codec.ZSTD) -> bytes:
-    """The bytes of a .pica file for ``capture``."""
+def merged(capture: Capture) -> Capture:
+    """``capture`` with consecutive address-contiguous memory writes merged (``memory_runs.merge_writes``) and a
+    blob store that holds only the blobs it uses (the same metadata, state arrays and other events)."""
+    store = BlobStore()
+    kept: dict[int, int] = {}
+
+    def keep(index: int) -> int:
+        if index not in kept:
+            kept[index] = store.add(capture.blobs[index])
+        return kept[index]
+
+    memory = [(address, keep(blob)) for address, blob in capture.state.memory]
+    events = merge_writes(capture.events, capture.blobs, keep, store.add)
+    state = InitialState(**{**vars(capture.state), "memory": memory})
+    return Capture(dict(capture.meta), state, store, events, capture.damage)
+
+
+def build(capture: Capture, *, codec: Codec = Codec.ZSTD, merge: bool = True) -> bytes:
+    """The bytes of a .pica file for ``capture`` (``merge``: of ``merged(capture)``, see the module docstring)."""
+    if merge:
+        capture = merged(capture)
     meta = cs.Int16ul.build(len(capture.meta)) + b"".join(
         _META_KEY.build(k) + _META_VALUE.build(v) for k, v in capture.meta.items()
     )
@@ -484,6 +513,6 @@ def build(capture: Capture, *, codec: Codec = Codec.ZSTD) -> bytes:
     return header + b"".join(sections)
 
 
-def write(path: str | os.PathLike[str], capture: Capture, *, codec: Codec = Codec.ZSTD) -> None:
-    """Write ``capture`` to ``path`` atomically."""
-    write_atomic(path, build(capture, codec=codec))
+def write(path: str | os.PathLike[str], capture: Capture, *, codec: Codec = Codec.ZSTD, merge: bool = True) -> None:
+    """Write ``capture`` to ``path`` atomically (``merge``: see ``build``)."""
+    write_atomic(path, build(capture, codec=codec, merge=merge))

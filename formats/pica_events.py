@@ -26,6 +26,8 @@ class EventType(IntEnum):
     PRESENT = 7
     FRAME_END = 8
     MARKER = 9
+    REQUEST_DMA = 10  # minor version 1
+    FLUSH_CACHE_REGIONS = 11  # minor version 1
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,29 @@ class TextureCopy:
 
 
 @dataclass(frozen=True)
+class RequestDma:
+    """GX RequestDma: ``size`` bytes copied from physical ``src`` to ``dst`` by the CPU-side DMA engine (no GPU
+    register is involved; usually linear heap -> VRAM). ``flush``: non-zero when the application flushed the
+    source from the CPU data cache first (kept for the record; a replay has no cache)."""
+
+    src: int
+    dst: int
+    size: int
+    flush: int = 0
+
+
+CACHE_REGIONS = 3  # FlushCacheRegions carries three (address, size) pairs
+
+
+@dataclass(frozen=True)
+class FlushCacheRegions:
+    """GX FlushCacheRegions: three (physical address, bytes) ranges flushed from the CPU data cache (a pair of
+    size 0 is unused). No GPU work: a replay does nothing; kept so a capture lists every GX command."""
+
+    regions: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
 class Present:
     """A screen (0 top, 1 bottom) scans out: left/right-eye framebuffers, FB_FORMAT word, stride, select."""
 
@@ -118,7 +143,19 @@ class Marker:
     text: str
 
 
-Event = MemoryWrite | RegWrite | CommandList | MemoryFill | DisplayTransfer | TextureCopy | Present | FrameEnd | Marker
+Event = (
+    MemoryWrite
+    | RegWrite
+    | CommandList
+    | MemoryFill
+    | DisplayTransfer
+    | TextureCopy
+    | Present
+    | FrameEnd
+    | Marker
+    | RequestDma
+    | FlushCacheRegions
+)
 
 _U32 = cs.Int32ul
 _FILL_UNIT = cs.Struct("start" / _U32, "end" / _U32, "value" / _U32, "control" / _U32)
@@ -143,6 +180,14 @@ BODIES: dict[EventType, tuple[type, cs.Construct]] = {
     ),
     EventType.FRAME_END: (FrameEnd, cs.Struct()),
     EventType.MARKER: (Marker, cs.Struct("text" / cs.PascalString(cs.Int16ul, "utf8"))),
+    EventType.REQUEST_DMA: (
+        RequestDma,
+        cs.Struct("src" / _U32, "dst" / _U32, "size" / _U32, "flush" / cs.Int8ul),
+    ),
+    EventType.FLUSH_CACHE_REGIONS: (
+        FlushCacheRegions,
+        cs.Struct("regions" / cs.Array(CACHE_REGIONS, cs.Struct("address" / _U32, "size" / _U32))),
+    ),
 }
 TYPE_OF = {cls: kind for kind, (cls, _) in BODIES.items()}
 REG_WIDTHS = (1, 2, 4, 8)
@@ -152,6 +197,8 @@ def event_fields(event: Event) -> dict[str, Any]:
     values = {f.name: getattr(event, f.name) for f in fields(event)}
     if isinstance(event, MemoryFill):
         values["units"] = [vars(u) for u in event.units]
+    if isinstance(event, FlushCacheRegions):  # a count other than CACHE_REGIONS fails in the builder
+        values["regions"] = [{"address": a, "size": n} for a, n in event.regions]
     return values
 
 
@@ -160,6 +207,8 @@ def event_from(kind: EventType, body: cs.Container, offset: int) -> Event:
     values = {k: v for k, v in body.items() if not k.startswith("_")}
     if cls is MemoryFill:
         values["units"] = tuple(FillUnit(u.start, u.end, u.value, u.control) for u in values["units"])
+    if cls is FlushCacheRegions:
+        values["regions"] = tuple((r.address, r.size) for r in values["regions"])
     if cls is RegWrite and values["width"] not in REG_WIDTHS:
         raise FormatError(f"register write of width {values['width']}", offset=offset)
     return cls(**values)

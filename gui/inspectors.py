@@ -5,6 +5,8 @@ and the results they show, kept beside ``main_window`` rather than in it.
   picked in the framebuffer view; its render-target buttons use the pipeline state the window receives.
 - Fragment (``panels.fragment``): "Debug fragment" on a pixel-history row runs ``jobs.fragment``; a double-click on
   a row goes to that row's draw.
+- Why? (``panels.why``): its button (and Debug > Why?) runs ``jobs.why`` on the current draw: the draw selected in
+  the Draws list or the statistics table (a click runs to it), or the last one at the window's position.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from picaemu.gui.panels.fragment import FragmentPanel
 from picaemu.gui.panels.surface import SurfacePanel
+from picaemu.gui.panels.why import WhyPanel
 from picaemu.gui.worker import JobResult
 
 from picaemu.debug import jobs
@@ -23,11 +26,11 @@ if TYPE_CHECKING:
 
 
 class Inspectors:
-    KINDS = ("surface", "fragment")
+    KINDS = ("surface", "fragment", "why")
 
     def __init__(self, win: MainWindow) -> None:
         self.win = win
-        self.surface, self.fragment = SurfacePanel(), FragmentPanel()
+        self.surface, self.fragment, self.why = SurfacePanel(), FragmentPanel(), WhyPanel()
 
     def connect(self) -> None:
         """Wire the panels to the window's other panels (they exist once the window has built them)."""
@@ -36,6 +39,16 @@ class Inspectors:
         win.history.goto_draw.connect(win.run_to_draw)
         win.history.debug_wanted.connect(self._request_fragment)
         self.surface.wanted.connect(self._request_surface)
+        self.why.why_wanted.connect(self.request_why)
+
+    def request_why(self) -> int | None:
+        """Ask why the current draw shows what it shows; the job's id (None before the first draw)."""
+        draw = self.win._current_draw()
+        if draw is None:
+            self.why.show_why(None, "no draw has run yet at this position")
+            return None
+        self.win.docks["Why?"].raise_()
+        return self.win.worker.submit("why", partial(jobs.why, draw=draw))
 
     def _request_surface(self, request: tuple) -> None:
         if self.win.timeline is not None:
@@ -54,7 +67,11 @@ class Inspectors:
         """Show a (not stale) result of one of ``KINDS``, its error in the panel; False for any other kind."""
         if result.kind not in self.KINDS:
             return False
-        show = self.surface.show_surface if result.kind == "surface" else self.fragment.show_fragment
+        show = {
+            "surface": self.surface.show_surface,
+            "fragment": self.fragment.show_fragment,
+            "why": self.why.show_why,
+        }[result.kind]
         try:
             if result.error is not None:
                 show(None, result.error_text)

@@ -129,6 +129,7 @@ class MainWindow(QMainWindow):
             ("Draws", self.draws),
             ("Pixel history", self.history),
             ("Fragment", self.inspectors.fragment),
+            ("Why?", self.inspectors.why),
             ("Shader", self.shader),
             ("Mesh", self.mesh),
             ("Statistics", self.stats),
@@ -195,6 +196,7 @@ class MainWindow(QMainWindow):
         self._action(debug, "Go to end", lambda: self.timeline and self.move_to(self.timeline.end), "End")
         self._action(debug, "Find…", self.finding.focus_find, "Ctrl+F")
         self._action(debug, "Bookmark here…", self.commands.ask_bookmark, "Ctrl+B")
+        self._action(debug, "Why? (current draw)", self.inspectors.request_why, "Ctrl+Y")
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())

@@ -10,8 +10,15 @@ kernel_cache.configure()  # before any kernel module: numba's cache must not han
 
 
 def __getattr__(name: str) -> Any:  # ``picaemu.open`` without importing the emulator on ``import picaemu``
-    if name == "open":
+    if name in LAZY:
         from picaemu.replay import open
 
         return open
     raise AttributeError(f"module 'picaemu' has no attribute {name!r}")
+
+
+LAZY = ("open",)  # attributes ``__getattr__`` provides on first use
+
+
+def __dir__() -> list[str]:  # ``dir(picaemu)`` lists the lazy attributes too (tab completion, help())
+    return sorted({*globals(), *LAZY})

@@ -56,6 +56,10 @@ def _gx(event: pica.Event) -> bytes:
             event.flags,
             0,
         ]
+    elif isinstance(event, pica.RequestDma):
+        words = [0, to_virtual(event.src), to_virtual(event.dst), event.size, 0, 0, 0, 0]
+    elif isinstance(event, pica.FlushCacheRegions):
+        words = [5] + [w for a, n in event.regions for w in ((to_virtual(a), n) if n else (0, 0))] + [0]
     else:
         raise ValueError(f"{type(event).__name__} cannot be played by gx_player")
     return _words(GX, *words)

@@ -60,3 +60,9 @@ def test_gui_launcher_imports_qt_only_inside_the_command() -> None:
     names = {a.name for n in top if isinstance(n, ast.Import) for a in n.names}
     names |= {n.module for n in top if isinstance(n, ast.ImportFrom) and n.module}
     assert not [m for m in names if m.startswith(QT)]
+
+
+def test_dir_lists_the_lazy_open() -> None:
+    import picaemu
+
+    assert "open" in dir(picaemu) and callable(picaemu.open)

@@ -165,3 +165,21 @@ def test_samples_pass_against_their_references(tmp_path: Path) -> None:
     assert code == 0, stdout + stderr
     assert set(statuses(tmp_path / "out").values()) == {"ok"}
     assert len(statuses(tmp_path / "out")) == len(list(CAPTURES.glob("*.pica")))
+
+
+def test_one_reference_picture_per_capture_and_named_size_mismatch(tmp_path: Path) -> None:
+    """``REFDIR/<capture>.png`` is compared with the capture's last frame; a size mismatch is named in the
+    summary table's error column."""
+    animation = CAPTURES / "animation.pica"
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    shutil.copy(REFERENCE / "animation" / "0003.png", refs / "animation.png")  # the last of its 4 frames
+    code, stdout, stderr = run("batch", str(animation), "-o", str(tmp_path / "out"), "--compare", str(refs))
+    assert code == 0, stderr
+    assert statuses(tmp_path / "out") == {"animation": "ok"}
+    Image.fromarray(np.zeros((10, 20, 3), np.uint8)).save(refs / "animation.png")
+    code, stdout, _ = run("batch", str(animation), "-o", str(tmp_path / "out"), "--compare", str(refs))
+    assert code == EXIT_REGRESSED
+    row = dict(zip(stdout.splitlines()[0].split("\t"), stdout.splitlines()[1].split("\t"), strict=True))
+    assert row["status"] == "regression"
+    assert row["error"] == "animation/0003.png: size 400x240 differs from the reference's 20x10"

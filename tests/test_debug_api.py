@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 import picaemu
 from picaemu.cli import main
+from picaemu.debug import state_views
 from picaemu.errors import PicaError
 from samples.generate import CAPTURES
 
@@ -102,7 +103,8 @@ def test_external_registers_at_a_draw() -> None:
     color = replay.pipeline_state(0)["framebuffer"]["color_address"]
     assert ext["PSC0_START"]["fields"]["address"] == color and ext["PSC0_START"]["address"] == 0x10400010
     cli = json.loads(run("state", str(TRIANGLE), "--draw", "0", "--external", "--json"))
-    assert cli == json.loads(json.dumps(ext))
+    assert cli == json.loads(json.dumps(state_views.state_document(ext)))
+    assert cli["schema"] == 1 and cli["PSC0_START"]["address"] == "0x10400010"
 
 
 def test_texture_at_a_draw_and_any_surface() -> None:
@@ -123,18 +125,24 @@ def run(*args: str) -> str:
 
 
 def test_cli_history_json_is_the_api_answer() -> None:
-    out = json.loads(run("history", str(BLENDING), "--pixel", "100,209", "--json"))
+    out = json.loads(run("history", str(BLENDING), "--buffer", "--pixel", "100,209", "--json"))
     api = picaemu.open(BLENDING).pixel_history(100, 209)
-    assert out["pixel"] == [100, 209] and out["frame"] == 0
+    assert out["pixel"] == [100, 209] and out["frame"] == 0 and out["space"] == "buffer"
     assert out["fragments"] == json.loads(json.dumps([f.as_dict() for f in api]))
     assert [f["fate"] for f in out["fragments"]] == ["written"] * 3
+    # the same pixel picked on the top screen picture: the 240x400 buffer is shown turned, buffer (x, y) at screen
+    # column y, row 239 - x (a transfer without flip or downscale; picaemu.gx.lcd.lcd_to_memory)
+    screen = json.loads(run("history", str(BLENDING), "--pixel", "209,139", "--json"))
+    assert screen["space"] == "screen" and screen["fragments"] == out["fragments"]
+    assert {f["target"]["format"] for f in out["fragments"]} == {"RGBA8"}
+    assert {(f["target"]["width"], f["target"]["height"]) for f in out["fragments"]} == {(240, 400)}
 
 
 def test_cli_state_diff_mesh_trace_dump() -> None:
     diff = json.loads(run("state", str(CUBES), "--draw", "4", "--diff", "3", "--json"))
     assert "c4" in diff["uniforms"]["vs"] and "GPUREG_TEXUNIT0_ADDR1" in diff["registers"]
     csv_rows = run("mesh", str(TRIANGLE), "--draw", "0", "--stage", "clipped", "--csv").splitlines()
-    assert csv_rows[0] == "triangle,vertex,x,y,z,w" and len(csv_rows) == 4
+    assert csv_rows[0] == "triangle,vertex,position.x,position.y,position.z,position.w" and len(csv_rows) == 4
     trace = [
         json.loads(line) for line in run("trace", str(TRIANGLE), "--draw", "0", "--vertex", "1", "--json").splitlines()
     ]

@@ -193,10 +193,12 @@ def test_pixel_history_carries_buffer_depths(scene: Path) -> None:
 
 
 def test_cli_fragment_json_is_the_api_answer(scene: Path) -> None:
-    result = CliRunner().invoke(main, ["fragment", str(scene), "--draw", "1", "--pixel", "74,135", "--json"])
+    result = CliRunner().invoke(
+        main, ["fragment", str(scene), "--draw", "1", "--buffer", "--pixel", "74,135", "--json"]
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == json.loads(json.dumps(picaemu.open(scene).debug_fragment(1, *PIXEL).as_dict()))
-    text = CliRunner().invoke(main, ["fragment", str(scene), "--draw", "2", "--pixel", "74,135"])
+    text = CliRunner().invoke(main, ["fragment", str(scene), "--draw", "2", "--buffer", "--pixel", "74,135"])
     assert text.exit_code == 0 and "depth test" in text.output and "stage 0" in text.output
 
 

@@ -67,7 +67,7 @@ def test_blobs_are_deduplicated() -> None:
 def test_header_bytes_by_hand() -> None:
     data = pica.build(_sample())
     assert data[:8] == b"PICAcap\x1a"
-    assert struct.unpack_from("<HHI", data, 8) == (1, 0, 4)
+    assert struct.unpack_from("<HHI", data, 8) == (1, pica.VERSION_MINOR, 4)
     assert data[16:20] == b"META"  # first section tag right after the 16-byte header
     codec, raw, stored, crc = data[20], *struct.unpack_from("<QQI", data, 24)
     assert codec == 0 and raw == stored
@@ -145,8 +145,8 @@ def test_non_strict_read_keeps_events_before_the_fault() -> None:
 
 def test_blob_declaring_a_huge_size() -> None:
     cap = pica.Capture()
-    cap.blobs.add(b"abc")
-    data = bytearray(pica.build(cap, codec=pica.Codec.RAW))
+    cap.blobs.add(b"abc")  # no event uses it: kept only without merging (``merged`` drops unused blobs)
+    data = bytearray(pica.build(cap, codec=pica.Codec.RAW, merge=False))
     at = data.index(b"BLOB") + 28 + 4  # section header, blob count
     struct.pack_into("<Q", data, at + 1, 1 << 40)  # raw_size of blob 0
     sec = data.index(b"BLOB")

@@ -84,7 +84,11 @@ def test_gx_command_words_decode() -> None:
     tc = gxcmd.decode(_words(4, 0x30000000, 0x30010000, 64, 1 << 16 | 2, 2, 8))
     assert tc.reads == ((0x20000000, 80),) and tc.writes == ((0x20010000, 64),)
     dma = gxcmd.decode(_words(0, 0x30000000, 0x1F000000, 0x40))
-    assert dma.dma == (0x20000000, 0x18000000, 0x40)
+    assert dma.event == pica.RequestDma(0x20000000, 0x18000000, 0x40)
+    assert dma.reads == ((0x20000000, 0x40),) and dma.writes == ((0x18000000, 0x40),)
+    flush = gxcmd.decode(_words(5, 0x30000000, 0x100, 0x1F000000, 0x20, 0, 0))
+    assert flush.event == pica.FlushCacheRegions(((0x20000000, 0x100), (0x18000000, 0x20), (0, 0)))
+    assert flush.reads == flush.writes == ()
     with pytest.raises(RecordError, match="0x09"):
         gxcmd.decode(_words(9))
     with pytest.raises(RecordError, match="command list"):

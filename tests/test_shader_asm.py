@@ -10,7 +10,8 @@ from picaemu.formats import shbin
 from picaemu.shader import ShaderSetup, run_vertex_shader
 from picaemu.shader.asm import assemble
 from picaemu.shader.asm_syntax import AssemblyError
-from picaemu.shader.disasm import disassemble_dvle, format_instruction, listing
+from picaemu.shader.disasm import format_instruction, listing
+from picaemu.shader.disasm_shbin import disassemble_dvle
 from picaemu.shader.isa import decode
 
 

@@ -18,7 +18,7 @@ from picaemu.shader import isa
 from picaemu.shader.asm import assemble
 from picaemu.shader.asm_syntax import AssemblyError
 from picaemu.shader.compare import differences
-from picaemu.shader.disasm import disassemble_dvle, disassemble_files
+from picaemu.shader.disasm_shbin import disassemble_dvle, disassemble_files
 
 DATA = Path(__file__).parent / "data" / "shbin"
 ID = isa.IDENTITY_SELECTOR
@@ -133,9 +133,10 @@ def test_nodvle_file_provides_procedures_only() -> None:
 
 
 def test_descriptors_are_shared_on_the_bits_both_uses_read() -> None:
-    """mov r0.xy reads only src1.xy; dp4 r1.xy reads all of both sources: one entry, holding dp4's src2 lanes."""
+    """mov r0.xy reads only src1.xy; dp4 r1.xy reads all of both sources: one entry, holding dp4's src2 lanes.
+    The src3 field no use has keeps the 0 (selector xxxx) of the mov that created the entry, as in picasso."""
     s = assemble(".proc main\n    mov r0.xy, v0\n    dp4 r1.xy, v1, v2.xyzx\n    end\n.end\n")
-    assert [d for d, _ in s.opdescs] == [isa.encode_desc(0xC, (ID, 0b00011000, ID))]
+    assert [d for d, _ in s.opdescs] == [isa.encode_desc(0xC, (ID, 0b00011000, 0))]
     assert s.code[0] & 0x7F == s.code[1] & 0x7F == 0
 
 

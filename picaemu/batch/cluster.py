@@ -18,7 +18,7 @@ from typing import Any
 from picaemu.batch.task import FAILED, failed_result, pack, render_task
 from picaemu.errors import PicaError
 
-CONNECT_TIMEOUT = "30s"
+CONNECT_TIMEOUT = "4s"  # a wrong address fails within seconds (distributed retries the connection until then)
 
 
 class ClusterError(PicaError):

@@ -144,6 +144,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "find": ("find", "find", "Find register writes or draws in a capture: by register, written..."),
     "footprint": ("find", "footprint", "A draw's footprint as a picture (PNG): the render target after the..."),
     "fragment": ("debug", "fragment", "One fragment stage by stage: texture lookups (s, t, LOD, texel)..."),
+    "info": ("info", "info_command", "What CAPTURE holds, without rendering it: format and version, frames..."),
     "gui": ("gui", "gui", "Open the debugger, optionally on CAPTURE (.pica, .ctf or c3dcap..."),
     "history": ("debug", "history", "Pixel history: every fragment that reached pixel X,Y, in draw order..."),
     "mesh": ("debug", "mesh", "A draw's vertices at one stage of the geometry front end."),
@@ -155,7 +156,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "stats": ("stats", "stats", "Replay CAPTURE and report what every draw (or frame) did."),
     "surface": ("surface", "surface", "Any memory of a capture decoded as a texture, color or depth surface."),
     "texture": ("texture", "texture", "Decode and encode PICA200 texture data."),
+    "trim": ("info", "trim_command", "Cut CAPTURE down to frames A..B: a .pica whose replay of those frames..."),
     "trace": ("debug", "trace", "One vertex through its shader, instruction by instruction: source..."),
+    "why": ("debug", "why", "Where a draw's work went, stage by stage (vertices, triangles..."),
 }
 
 

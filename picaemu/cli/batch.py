@@ -5,7 +5,8 @@ capture, named by its file's stem or its scene folder's name (repeats get -2, -3
 once, forwards, and the top screen after every frame is written to ``OUTDIR/<name>/<NNNN>.png`` (frame number,
 4 digits; a capture without a frame end: its final state as ``0000.png``). References use the same layout,
 ``REFDIR/<name>/<NNNN>.png``, so ``--update-references`` simply writes the outputs there and ``picaemu
-diff-images REFDIR OUTDIR`` compares the same pairs.
+diff-images REFDIR OUTDIR`` compares the same pairs. A capture whose reference is one picture,
+``REFDIR/<name>.png`` (and no ``REFDIR/<name>/`` folder), has its last frame compared with it.
 
 With ``--compare REFDIR`` every frame is compared (``picaemu.analysis.imagediff``: a channel differing by more than
 ``--threshold`` is a bad pixel; PSNR), diff pictures go to ``OUTDIR/<name>/<NNNN>.diff.png``. The reports
@@ -93,14 +94,14 @@ def capture_names(paths: list[Path]) -> list[str]:
 
 def find_inputs(paths: tuple[Path, ...]) -> list[Path]:
     """Captures named on the command line; plain directories are searched (c3dcap scenes, .pica, .ctf)."""
-    from picaemu.replay import is_capture
+    from picaemu.replay import CAPTURE_SUFFIXES, claims_capture
 
     found: list[Path] = []
     for p in paths:
-        if is_capture(p):
+        if claims_capture(p):
             found.append(p)
         elif p.is_dir():
-            found += sorted(q for q in p.rglob("*") if q.suffix in (".pica", ".ctf") or (q / "manifest.json").is_file())
+            found += sorted(q for q in p.rglob("*") if q.suffix in CAPTURE_SUFFIXES or (q / "manifest.json").is_file())
     return found
 
 
@@ -143,6 +144,12 @@ def compare(outcome: Outcome, out_dir: Path, ref_dir: Path, threshold: int) -> N
     ``missing output`` check. Sets the outcome's status and worst values."""
     keys = {c.key for c in outcome.checks}
     ref_folder = ref_dir / outcome.name
+    single = ref_dir / f"{outcome.name}.png"  # one picture for the capture: its last frame
+    if not ref_folder.is_dir() and single.is_file() and outcome.checks:
+        last = outcome.checks[-1].key
+        outcome.checks[-1] = check_pair(last, single, out_dir / last, threshold, diff_path_for(out_dir, last))
+        _settle(outcome)
+        return
     extra = (
         sorted(
             f"{outcome.name}/{p.name}"
@@ -159,6 +166,11 @@ def compare(outcome: Outcome, out_dir: Path, ref_dir: Path, threshold: int) -> N
     for c in outcome.checks:
         if c.status == MISSING_OUTPUT:
             c.error = "the reference has this frame; the capture rendered fewer"
+    _settle(outcome)
+
+
+def _settle(outcome: Outcome) -> None:
+    """The outcome's worst values and status from its checks."""
     diffs = [c.max_diff for c in outcome.checks if c.max_diff is not None]
     outcome.max_diff = max(diffs) if diffs else None
     outcome.bad_pixels = sum(c.bad_pixels or 0 for c in outcome.checks) if diffs else None
@@ -205,6 +217,15 @@ def write_reports(
         report.write_junit(outcomes, junit)
 
 
+def _error(outcome: Outcome) -> str:
+    """The capture's error, else the first frame's that has one (a size mismatch, a missing frame) and how many
+    more do."""
+    if outcome.error:
+        return outcome.error
+    errors = [f"{c.key}: {c.error}" for c in outcome.checks if c.error]
+    return errors[0] + (f" (+{len(errors) - 1} more)" if len(errors) > 1 else "") if errors else ""
+
+
 def _summary(outcomes: list[Outcome]) -> None:
     print_table(
         [
@@ -216,7 +237,7 @@ def _summary(outcomes: list[Outcome]) -> None:
                 "seconds": f"{o.seconds:.2f}",
                 "max diff": "" if o.max_diff is None else o.max_diff,
                 "bad pixels": "" if o.bad_pixels is None else o.bad_pixels,
-                "error": o.error,
+                "error": _error(o),
             }
             for o in outcomes
         ],

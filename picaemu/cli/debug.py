@@ -1,15 +1,23 @@
 """The debugger's answers on the command line, over the same engine the GUI uses (``picaemu.debug.api``):
 
-- ``picaemu history CAPTURE --pixel X,Y [--frame N] [--json]``: every fragment at a pixel;
-- ``picaemu fragment CAPTURE --draw N --pixel X,Y [--index K] [--json]``: one fragment stage by stage;
+- ``picaemu history CAPTURE --pixel X,Y [--screen top|bottom] [--eye left|right] [--buffer] [--all-targets]
+  [--frame N] [--json]``: every fragment at a pixel of one render target;
+- ``picaemu fragment CAPTURE --draw N --pixel X,Y [--screen ...] [--eye ...] [--buffer] [--index K] [--json]``:
+  one fragment stage by stage;
 - ``picaemu state CAPTURE --draw N [--diff M] [--json] [--shader vs|gs]``: every stage's decoded state, or what
-  changed, or the program a unit runs as re-assemblable source;
-- ``picaemu mesh CAPTURE --draw N --stage input|vs|gs|clipped [--csv]``: vertices at a stage;
+  changed, or the program a unit runs as re-assemblable source (JSON: ``state_views.state_document``, a
+  ``"schema"`` number and addresses as hex strings);
+- ``picaemu mesh CAPTURE --draw N --stage input|vs|gs|clipped [--csv]``: vertices at a stage (CSV: one row per
+  vertex, columns named by the output map's semantics, ``picaemu.debug.mesh_table``);
 - ``picaemu trace CAPTURE --draw N --vertex V [--unit vs|gs] [--json]``: one vertex through its shader;
+- ``picaemu why CAPTURE --draw N [--frame F] [--json]``: where a draw's work went, stage by stage, and why it
+  shows nothing (or ``visible``);
 - ``picaemu dump CAPTURE``: every event of a capture, command lists decoded packet by packet (``apitrace dump``).
 
-Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: X = column,
-Y = row, row 0 at the top.
+``--pixel X,Y`` addresses the screen picture ``picaemu render --screen top|bottom [--eye]`` writes (column, row
+from the top; traced back to its render target through the display transfer, ``picaemu.debug.screen_map``);
+with ``--buffer`` the color buffer as ``picaemu render --target color`` writes it to PNG (portrait, row 0 at the
+top) of the render target the screen shows.
 """
 
 from __future__ import annotations
@@ -24,9 +32,12 @@ import click
 from picaemu import replay as rp
 from picaemu.cli.common import compiles_kernels, examples, exclusive, reports_errors
 from picaemu.command.listing import UniformUploads, packet_text
+from picaemu.debug import state_views
 from picaemu.debug.api import STAGES, UNITS
 from picaemu.debug.fragment import report_lines
+from picaemu.debug.why import REMOVING
 from picaemu.errors import PicaError
+from picaemu.gx.lcd import EYES, SCREENS
 
 CAPTURE = click.argument("capture", type=click.Path(exists=True, path_type=Path))
 
@@ -39,27 +50,76 @@ def _pixel(text: str) -> tuple[int, int]:
     return x, y
 
 
+def _pick_options(command):
+    """--screen / --eye / --buffer: which picture the --pixel coordinates address."""
+    for option in reversed(
+        (
+            click.option(
+                "--screen",
+                type=click.Choice(tuple(SCREENS)),
+                default="top",
+                show_default=True,
+                help="The screen picture X,Y address (as `picaemu render --screen` writes it); with --buffer, the "
+                "screen whose render target to look at.",
+            ),
+            click.option("--eye", type=click.Choice(EYES), default="left", show_default=True, help="Stereo eye."),
+            click.option(
+                "--buffer",
+                is_flag=True,
+                help="X,Y address the color buffer PNG (`render --target color`: portrait, row 0 = top) instead.",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def _pick(screen: str, eye: str, buffer: bool) -> dict[str, str]:
+    return {"space": "buffer" if buffer else "screen", "screen": screen, "eye": eye}
+
+
 def _echo_json(value: object) -> None:
     click.echo(json.dumps(value, indent=1))
 
 
-@click.command("history", epilog=examples("picaemu history samples/captures/blending.pica --pixel 120,200 --json"))
+@click.command(
+    "history",
+    epilog=examples(
+        "picaemu history samples/captures/blending.pica --pixel 200,120 --json",
+        "picaemu history samples/captures/blending.pica --buffer --pixel 120,200",
+    ),
+)
 @CAPTURE
-@click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the color buffer PNG (row 0 = top).")
+@click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the picture (row 0 = top).")
+@_pick_options
+@click.option("--all-targets", is_flag=True, help="Fragments of every render target of the frame at the pixel.")
 @click.option("--frame", type=int, default=None, help="Frame whose draws count (default: the last with draws).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object: pixel, frame, fragments.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object: pixel, frame, fragments (each names its target)."
+)
 @reports_errors
 @compiles_kernels
-def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None:
-    """Pixel history: every fragment that reached pixel X,Y, in draw order, with its fate and the color
-    before and after it.
+def history(
+    capture: Path, pixel: str, screen: str, eye: str, buffer: bool, all_targets: bool, frame: int | None, as_json: bool
+) -> None:
+    """Pixel history: every fragment that reached pixel X,Y, in draw order, of the render target the picture
+    shows, with its fate and the color before and after it.
     """
     x, y = _pixel(pixel)
     replay = rp.open(capture)
-    fragments = replay.pixel_history(x, y, frame)
+    fragments = replay.pixel_history(x, y, frame, all_targets=all_targets, **_pick(screen, eye, buffer))
     chosen = replay.debugger.frame(frame)
     if as_json:
-        _echo_json({"pixel": [x, y], "frame": chosen, "fragments": [f.as_dict() for f in fragments]})
+        _echo_json(
+            {
+                "pixel": [x, y],
+                "space": "buffer" if buffer else "screen",
+                "screen": screen,
+                "eye": eye,
+                "frame": chosen,
+                "fragments": [f.as_dict() for f in fragments],
+            }
+        )
         return
     click.echo(f"pixel ({x}, {y}), frame {chosen}: {len(fragments)} fragment(s)")
 
@@ -70,7 +130,7 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
         click.echo(
             f"draw {f.draw:5d} prim {f.primitive if f.primitive is not None else '-':>5} depth "
             f"{num(f.depth):>9} {f.fate:<24} tev {f.tev} color {f.color_before} -> {f.color_after} "
-            f"depth buffer {num(f.depth_before)} -> {num(f.depth_after)}"
+            f"depth buffer {num(f.depth_before)} -> {num(f.depth_after)} target {f.target['address']}"
         )
 
 
@@ -83,7 +143,12 @@ def history(capture: Path, pixel: str, frame: int | None, as_json: bool) -> None
     is_flag=True,
     help="The external GPU registers (memory fill, LCD framebuffer, transfer engine) at the draw instead.",
 )
-@click.option("--json", "as_json", is_flag=True, help="JSON instead of indented text.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='JSON instead of indented text: {"schema": 1, ...}, addresses as "0x1F000000" strings.',
+)
 @click.option(
     "--shader",
     type=click.Choice(UNITS),
@@ -110,7 +175,7 @@ def state(capture: Path, draw: int, other: int | None, external: bool, as_json: 
     else:
         value = replay.diff(other, draw) if other is not None else replay.pipeline_state(draw)
     if as_json:
-        _echo_json(value)
+        _echo_json(state_views.state_document(value))
     elif other is not None:
         print_difference(value, 0)
     else:
@@ -161,27 +226,28 @@ def _flat(item: dict | list) -> bool:
     show_default=True,
     help="input: loader output; vs / gs: shader output registers; clipped: clip-space triangles.",
 )
-@click.option("--csv", "as_csv", is_flag=True, help="CSV rows instead of JSON.")
+@click.option(
+    "--csv",
+    "as_csv",
+    is_flag=True,
+    help="CSV instead of JSON: one row per vertex, columns named by semantic (position.x, color.r, texcoord0.u...).",
+)
 @reports_errors
 @compiles_kernels
 def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
     """A draw's vertices at one stage of the geometry front end."""
-    data = rp.open(capture).mesh(draw, stage)
+    replay = rp.open(capture)
     if not as_csv:
+        data = replay.mesh(draw, stage)
         _echo_json({"draw": draw, "stage": stage, "shape": list(data.shape), "vertices": data.tolist()})
         return
+    names, rows = replay.debugger.mesh_table(draw, stage)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    if stage == "clipped":
-        writer.writerow(["triangle", "vertex", "x", "y", "z", "w"])
-        for t, tri in enumerate(data):
-            for v, pos in enumerate(tri):
-                writer.writerow([t, v, *(repr(float(c)) for c in pos)])
-    else:
-        writer.writerow(["vertex", "register", "x", "y", "z", "w"])
-        for v, regs in enumerate(data):
-            for r, vec in enumerate(regs):
-                writer.writerow([v, r, *(repr(float(c)) for c in vec)])
+    writer.writerow(names if stage == "clipped" else ["vertex", *names])
+    for v, row in enumerate(rows):
+        values = [repr(float(c)) for c in row]
+        writer.writerow([int(row[0]), int(row[1]), *values[2:]] if stage == "clipped" else [v, *values])
     click.echo(out.getvalue(), nl=False)
 
 
@@ -191,19 +257,32 @@ def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
 @click.option("--vertex", type=int, required=True, help="Vertex (or GS invocation with --unit gs).")
 @click.option("--unit", type=click.Choice(UNITS), default="vs", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per step.")
+@click.option(
+    "--map",
+    "map_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="the SHBIN (or its .shbin.map) the draw's shader came from: each step shows its source file:line",
+)
 @reports_errors
 @compiles_kernels
-def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool) -> None:
+def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool, map_path: str | None) -> None:
     """One vertex through its shader, instruction by instruction: source values read, the result written under
-    the destination mask.
+    the destination mask (and, with --map, the source line of each instruction).
     """
-    steps = rp.open(capture).shader_trace(draw, vertex, unit)
+    from picaemu.shader import linemap
+
+    line_map, messages = linemap.caught(linemap.read, map_path) if map_path else (None, [])
+    replay = rp.open(capture)
+    steps, more = linemap.caught(replay.shader_trace, draw, vertex, unit, line_map)
+    for message in messages + more:
+        click.echo(f"warning: {message}", err=True)
     for step in steps:
         if as_json:
             click.echo(json.dumps(step))
         else:
             result = "" if step["result"] is None else f" -> {step['result']}"
-            click.echo(f"{step['pc']:04X}  {step['text']:<40} {step['sources']}{result}")
+            where = f"  ; {step['source']}" if "source" in step else ""
+            click.echo(f"{step['pc']:04X}  {step['text']:<40} {step['sources']}{result}{where}")
 
 
 @click.command("dump", epilog=examples("picaemu dump samples/captures/triangle.pica"))
@@ -251,7 +330,8 @@ def dump(capture: Path, as_json: bool) -> None:
 )
 @CAPTURE
 @click.option("--draw", type=int, required=True, help="The draw whose fragment to debug.")
-@click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the color buffer PNG (row 0 = top).")
+@click.option("--pixel", required=True, metavar="X,Y", help="Column and row of the picture (row 0 = top).")
+@_pick_options
 @click.option(
     "--index",
     type=int,
@@ -262,15 +342,45 @@ def dump(capture: Path, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (Debugger.debug_fragment's as_dict()).")
 @reports_errors
 @compiles_kernels
-def fragment(capture: Path, draw: int, pixel: str, index: int, as_json: bool) -> None:
+def fragment(
+    capture: Path, draw: int, pixel: str, screen: str, eye: str, buffer: bool, index: int, as_json: bool
+) -> None:
     """One fragment stage by stage: texture lookups (s, t, LOD, texel), lighting, each TEV stage's operands,
     output and combiner buffer, fog, every per-fragment test with the values it compared, and the buffers before
     and after.
     """
     x, y = _pixel(pixel)
-    frag = rp.open(capture).debug_fragment(draw, x, y, index)
+    frag = rp.open(capture).debug_fragment(draw, x, y, index, **_pick(screen, eye, buffer))
     if as_json:
         _echo_json(frag.as_dict())
         return
     for line in report_lines(frag):
         click.echo(line)
+
+
+@click.command("why", epilog=examples("picaemu why samples/captures/cube.pica --draw 0 --json"))
+@CAPTURE
+@click.option("--draw", type=int, required=True, help="The draw (global index; with --frame, its index in the frame).")
+@click.option("--frame", type=int, default=None, help="Count --draw within this frame (from 0).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: draw, frame, verdict, stages, detail.")
+@reports_errors
+@compiles_kernels
+def why(capture: Path, draw: int, frame: int | None, as_json: bool) -> None:
+    """Where a draw's work went, stage by stage (vertices, triangles assembled, clipped, culled, zero-area,
+    fragments rasterized, killed by scissor / alpha / stencil / depth, written, masked, overdrawn later in the
+    frame, shown by a display transfer or present), and one verdict: the first stage that removed all of it, or
+    visible; the detail names the register that decided it.
+    """
+    replay = rp.open(capture)  # held: the debugger refers to it weakly
+    debugger = replay.debugger
+    if frame is not None:
+        draw = debugger.draw_of(frame, draw)
+    answer = debugger.why(draw)
+    if as_json:
+        _echo_json(answer.as_dict())
+        return
+    click.echo(f"draw {answer.draw} (frame {answer.frame}): {answer.verdict}")
+    click.echo(f"  {answer.detail}")
+    for s in answer.stages:
+        lost = f"  -{s.into - s.out}" if s.stage in REMOVING and s.out < s.into else ""
+        click.echo(f"  {s.stage:<22} {s.into:>9} -> {s.out:<9} {s.unit}{lost}")

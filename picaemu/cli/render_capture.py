@@ -105,7 +105,8 @@ def capture_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def is_capture(path: Path) -> bool:
-    return rp.is_capture(path)
+    """A capture, or a file named like one (a foreign ``.pica`` fails as ``NotACapture``, not as command words)."""
+    return rp.claims_capture(path)
 
 
 def capture_image(

@@ -71,11 +71,18 @@ def shader() -> None:
 @reports_errors
 def disasm(file: str, dvle: int, listing: bool, split_dir: str | None) -> None:
     """Disassemble FILE.shbin into picasso syntax."""
-    from picaemu.shader.disasm import disassemble_dvle, disassemble_files
     from picaemu.shader.disasm import listing as make_listing
+    from picaemu.shader.disasm_shbin import disassemble_dvle, disassemble_files
     from picaemu.shader.setup import dvle_names
 
     sb = _load(file)
+    if split_dir is None and not listing and len(sb.dvles) > 1:
+        click.echo(
+            f"note: {file} holds {len(sb.dvles)} DVLEs; this text is DVLE {dvle}'s view of the whole program "
+            f"(it assembles alone to the same code); --split DIR writes one file per DVLE that assemble back "
+            "to this SHBIN",
+            err=True,
+        )
     if split_dir is not None:
         Path(split_dir).mkdir(parents=True, exist_ok=True)
         for k, text in disassemble_files(sb):
@@ -87,8 +94,10 @@ def disasm(file: str, dvle: int, listing: bool, split_dir: str | None) -> None:
         fail(f"{file} has {len(sb.dvles)} DVLE(s); --dvle {dvle} does not exist")
     if listing:
         ops = np.array([d for d, _e in sb.opdescs] + [0] * (128 - len(sb.opdescs)), np.uint32)
-        for line in make_listing(np.array(sb.code, np.uint32), ops, names=dvle_names(sb.dvles[dvle])):
-            click.echo(line)
+        line_map = _line_map(file, sb.code)
+        for pc, line in enumerate(make_listing(np.array(sb.code, np.uint32), ops, names=dvle_names(sb.dvles[dvle]))):
+            where = line_map.at(pc) if line_map is not None else None
+            click.echo(line + (f"  ; {where}" if where else ""))
         return
     click.echo(disassemble_dvle(sb, dvle), nl=False)
 
@@ -108,20 +117,22 @@ def asm(sources: tuple[str, ...], output: str | None, reference: str | None) -> 
 
     With --compare, report whether the result is equivalent to REFERENCE (same code, output maps, constants and
     uniforms; descriptors equal in every bit the instructions read): exit status 0 when it is, 1 when not."""
-    from picaemu.shader.asm import assemble
+    from picaemu.shader import linemap
+    from picaemu.shader.asm import assemble_with_map
     from picaemu.shader.compare import differences
 
     if output is None and reference is None:
         fail("give -o OUT.shbin, --compare REFERENCE.shbin, or both")
     if output is not None:
         refuse_overwrite(output, *sources)
-    result = assemble([(s, _source_text(s)) for s in sources])
+    result, lines = assemble_with_map([(s, _source_text(s)) for s in sources])
     data = shbin_format.build(result)
     if output is not None:
         write_atomic(output, data)
+        map_path = linemap.write(output, lines)
         click.echo(
             f"{output}: {len(result.code)} instructions, {len(result.opdescs)} operand descriptors, "
-            f"{len(result.dvles)} DVLE(s), {len(data)} bytes"
+            f"{len(result.dvles)} DVLE(s), {len(data)} bytes; line map {map_path}"
         )
     if reference is not None:
         diffs = differences(result, _load(reference))
@@ -132,6 +143,22 @@ def asm(sources: tuple[str, ...], output: str | None, reference: str | None) -> 
         click.echo(f"{'not equivalent to' if diffs else 'equivalent to'} {reference}")
         if diffs:
             raise SystemExit(1)
+
+
+def _line_map(path: str, code):
+    """The matching sidecar line map of a SHBIN (``picaemu.shader.linemap``); its warnings go to stderr."""
+    from picaemu.shader import linemap
+
+    line_map, messages = linemap.caught(linemap.load, path, code)
+    for message in messages:
+        click.echo(f"warning: {message}", err=True)
+    return line_map
+
+
+def _with_source(step: dict, line_map) -> dict:
+    """A trace step dict plus ``"source": "file:line"`` when the line map knows its pc."""
+    where = line_map.at(step["pc"]) if line_map is not None else None
+    return {**step, "source": where} if where else step
 
 
 def _parse_sets(sets: tuple[str, ...]) -> dict[str, list[float]]:
@@ -173,6 +200,7 @@ def run(file: str, dvle: int, sets: tuple[str, ...], trace: bool, as_json: bool)
     if not 0 <= dvle < len(sb.dvles):
         fail(f"{file} has {len(sb.dvles)} DVLE(s); --dvle {dvle} does not exist")
     setup = ShaderSetup.from_dvle(sb, dvle)
+    line_map = _line_map(file, sb.code) if trace else None
     values = _parse_sets(sets)
     floats, ints, bools = (np.array(setup.float_uniforms), np.array(setup.int_uniforms), np.array(setup.bool_uniforms))
     v = np.zeros((16, 4), np.float32)
@@ -204,11 +232,11 @@ def run(file: str, dvle: int, sets: tuple[str, ...], trace: bool, as_json: bool)
         records = trace_geometry(setup, v[None]) if trace else []
     if as_json:
         if trace:
-            report["trace"] = [r.as_dict() for r in records]
+            report["trace"] = [_with_source(r.as_dict(), line_map) for r in records]
         click.echo(json.dumps(report))
         return
     if trace:
-        for line in format_trace(records):
+        for line in format_trace(records, line_map):
             click.echo(line)
     if "outputs" in report:
         for name, vec in report["outputs"].items():

@@ -10,6 +10,7 @@ Receives a ``picaemu.replay.Replay``; produces answers about any position of it:
   overlays);
 - ``state_views``: readable views of a state (bound textures, shader setup with uniform names, a draw's vertices
   through the geometry front end);
+- ``why`` (with ``why_detail``): where a draw's work went, stage by stage, and why it shows nothing;
 - ``snapshot`` / ``jobs``: immutable snapshots of a position and the jobs the GUI's worker runs to get them.
 
 ``picaemu.gui`` shows these in Qt; nothing here imports Qt.

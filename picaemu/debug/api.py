@@ -4,8 +4,10 @@ object ``picaemu.open()`` returns (``Replay.pixel_history`` and the other calls 
 Receives a ``Replay``; indexes it once (``Session.index``: one rendering pass that records every packet, write,
 draw, each draw's register state and window bounds, with the replay's checkpoints) and answers, for any draw:
 
-- ``pixel_history(x, y, frame)``: every fragment at a pixel, in draw order (``PixelFragment``);
-- ``debug_fragment(draw, x, y, index)``: one fragment stage by stage (``picaemu.debug.fragment.FragmentDebug``);
+- ``pixel_history(x, y, frame, space=, screen=, eye=, all_targets=)``: every fragment at a pixel of one render
+  target (every target with ``all_targets``), in draw order (``PixelFragment``, naming its target);
+- ``debug_fragment(draw, x, y, index, space=, screen=, eye=)``: one fragment stage by stage
+  (``picaemu.debug.fragment.FragmentDebug``);
 - ``mesh(draw, stage)``: vertices at a stage of the geometry front end ("input", "vs", "gs", "clipped");
 - ``shader_trace(draw, vertex, unit)``: one vertex (or GS invocation) instruction by instruction;
 - ``pipeline_state(draw)``: every stage's decoded state as plain data (``picaemu.draw_state.DrawState``);
@@ -20,6 +22,8 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
   made at the draw, beside the original (``picaemu.debug.edit_replay.EditResult``; the session is not changed);
 - ``surface_view(address, format, width, height, tiled, after_draw)``: any memory as texture, color or depth
   pixels with the raw words behind them (``picaemu.debug.surface``);
+- ``why(draw)``: where the draw's work went stage by stage and the verdict (``picaemu.debug.why.Why``);
+  ``draw_of(frame, n)``: the global index of draw ``n`` of a frame;
 - ``footprint(draw, step, zoom)``: the draw's thumbnail, its own pixels highlighted (``picaemu.debug.footprint``);
 - ``markers()``: the capture's marker groups; ``bookmarks()``, ``add_bookmark(name, draw)``,
   ``rename_bookmark(old, new)``, ``remove_bookmark(name)``: the user's bookmarks, kept beside the capture file
@@ -27,8 +31,11 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
 - ``find(register=, value=, field=, texture=, shader=)``: writes or draws matching (``picaemu.debug.find``), and
   ``programs()``: each draw's shader programs by hash, for ``find(shader=...)``.
 
-Pixel coordinates address the color buffer as ``picaemu render --target color`` writes it to PNG: x = column,
-y = row, row 0 at the top. Calls move the replay (it is left where the last answer was computed).
+Pixel coordinates (``space="buffer"``, the default) address the color buffer as ``picaemu render --target color``
+writes it to PNG: x = column, y = row, row 0 at the top, of the render target the chosen screen shows; with
+``space="screen"`` they address the screen picture ``picaemu render --screen top|bottom [--eye]`` writes and are
+traced back to the render target (``picaemu.debug.pick``). Calls move the replay (it is left where the last answer
+was computed).
 """
 
 from __future__ import annotations
@@ -41,17 +48,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from picaemu import draw_state as ds_mod
-from picaemu.debug import bookmarks, fragment, probe, state_diff, state_views
+from picaemu.debug import bookmarks, fragment, mesh_table, probe, state_diff, state_views
 from picaemu.debug import find as find_mod
+from picaemu.debug import pick as pick_mod
 from picaemu.debug import surface as surface_mod
 from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.edits import Edit
 from picaemu.debug.footprint import Footprint
 from picaemu.debug.footprint import footprint as footprint_of
+from picaemu.debug.screen_map import RenderTarget
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.errors import PicaError
-from picaemu.fragment import framebuffer as fbm
+from picaemu.shader import linemap
 from picaemu.shader.setup import register_uniforms
 from picaemu.state import GpuState
 
@@ -79,6 +88,7 @@ class PixelFragment:
     color_after: tuple[int, ...]
     depth_before: float | None = None
     depth_after: float | None = None
+    target: dict[str, Any] | None = None  # the render target: address (hex text), format, width, height
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -122,39 +132,89 @@ class Debugger:
         return start, end
 
     # -- pixels ------------------------------------------------------------------------------------------
-    def pixel_history(self, x: int, y: int, frame: int | None = None) -> list[PixelFragment]:
-        """Every fragment of ``frame``'s draws at PNG pixel (x, y) of the color buffer, in draw order: only the
-        draws whose window bounds hold the pixel are re-run, each from its nearest checkpoint."""
+    def pixel_history(
+        self,
+        x: int,
+        y: int,
+        frame: int | None = None,
+        *,
+        space: str = "buffer",
+        screen: str = "top",
+        eye: str = "left",
+        all_targets: bool = False,
+    ) -> list[PixelFragment]:
+        """Every fragment of ``frame``'s draws at pixel (x, y), in draw order: (x, y) in ``space`` "buffer" (the
+        colour-buffer PNG of the target ``screen`` / ``eye`` shows) or "screen" (the ``screen`` / ``eye`` picture;
+        ``picaemu.debug.pick``). Only the draws into that render target whose window bounds hold the pixel are
+        re-run, each from its nearest checkpoint; with ``all_targets``, the draws into every render target of the
+        frame at the same colour-buffer pixel. Each fragment names its target. A screen pixel's history covers the
+        draws of the frame its display transfer ran in, up to that transfer (what the picture shows)."""
         tl, session = self.session.timeline, self.session
         start, end = self._frame_span(frame)
-        targets: dict[bytes, tuple[int, int] | None] = {}  # framebuffer registers -> the pixel in window space
-        draws: list[tuple[int, tuple[int, int]]] = []
+        at = pick_mod.pick(session, (start, end), x, y, space=space, screen=screen, eye=eye)
+        if at.event >= 0:  # a screen pixel: the draws of the frame its transfer ran in, up to the transfer
+            end = tl.normalize(at.event, 0)
+            start = self._frame_span(tl.frame_of(end))[0]
+        targets: dict[bytes, tuple[RenderTarget, tuple[int, int]] | None] = {}  # framebuffer registers -> pixel
+        draws: list[tuple[int, RenderTarget, tuple[int, int]]] = []
         for d in tl.draws:
             if not start <= tl.before_draw(d.index) < end:
                 continue
-            regs = session.state_at_draw(d.index).regs
-            key = regs[FRAMEBUFFER_IDS].tobytes()
+            key = session.state_at_draw(d.index).regs[pick_mod.FRAMEBUFFER_IDS].tobytes()
             if key not in targets:
-                targets[key] = _window_pixel(regs, x, y)
-            window = targets[key]
-            if window is not None and d.may_cover(window):
-                draws.append((d.index, window))
+                targets[key] = pick_mod.target_pixel(pick_mod.draw_target(session, d.index), at, all_targets)
+            found = targets[key]
+            if found is not None and d.may_cover(found[1]):
+                draws.append((d.index, *found))
         return [
             PixelFragment(
-                draw, f.primitive, f.depth, f.fate, f.tev, f.color_before, f.color_after, f.depth_before, f.depth_after
+                draw,
+                f.primitive,
+                f.depth,
+                f.fate,
+                f.tev,
+                f.color_before,
+                f.color_after,
+                f.depth_before,
+                f.depth_after,
+                target.as_dict(),
             )
-            for draw, window in draws
+            for draw, target, window in draws
             for f in probe.probe_draw(session, draw, window).fragments
         ]
 
-    def debug_fragment(self, draw: int, x: int, y: int, index: int = 0) -> fragment.FragmentDebug:
-        """Fragment ``index`` of ``draw`` at PNG pixel (x, y) of the color buffer, stage by stage: texture lookups,
-        lighting, each TEV stage's operands and output, fog, every per-fragment test with its values, the buffers
-        before and after (``picaemu.debug.fragment.FragmentDebug``; ``as_dict()`` for JSON)."""
-        self._draw(draw)
-        window = _window_pixel(self.session.state_at_draw(draw).regs, x, y)
-        if window is None:
+    def debug_fragment(
+        self,
+        draw: int,
+        x: int,
+        y: int,
+        index: int = 0,
+        *,
+        space: str = "buffer",
+        screen: str = "top",
+        eye: str = "left",
+    ) -> fragment.FragmentDebug:
+        """Fragment ``index`` of ``draw`` at pixel (x, y), stage by stage: texture lookups, lighting, each TEV
+        stage's operands and output, fog, every per-fragment test with its values, the buffers before and after
+        (``picaemu.debug.fragment.FragmentDebug``; ``as_dict()`` for JSON, naming the render target). (x, y) is in
+        the draw's colour-buffer PNG (``space="buffer"``) or in the ``screen`` / ``eye`` picture at the end of the
+        draw's frame (``space="screen"``: the pixel must come from the draw's render target)."""
+        fb = pick_mod.draw_target(self.session, self._draw(draw).index)
+        if fb is None:
             raise PicaError(f"draw {draw} names no usable color buffer")
+        if space == "screen":
+            at = pick_mod.pick(
+                self.session, self._frame_span(self._draw(draw).frame), x, y, space=space, screen=screen, eye=eye
+            )
+            if at.target != RenderTarget.of(fb):
+                raise PicaError(
+                    f"{screen} screen pixel ({x}, {y}) shows render target {at.target.text()}; draw {draw} drew into "
+                    f"{RenderTarget.of(fb).text()}"
+                )
+            x, y = at.x, at.y
+        elif space != "buffer":
+            raise PicaError(f"unknown coordinate space {space!r}: one of buffer, screen")
+        window = pick_mod.window_pixel(fb, x, y)
         return fragment.debug_fragment(self.session, draw, window, index)
 
     # -- vertices ----------------------------------------------------------------------------------------
@@ -171,14 +231,22 @@ class Debugger:
             return dv.gs_outputs
         return {"input": dv.inputs, "vs": dv.outputs, "clipped": dv.clipped}[stage]
 
+    def mesh_table(self, draw: int, stage: str = "vs") -> tuple[list[str], np.ndarray]:
+        """``mesh(draw, stage)`` as one row per vertex with named columns (``picaemu.debug.mesh_table``: the
+        output map's semantics, position.x ... texcoord0.u ..., for the unit that feeds the rasterizer)."""
+        data = self.mesh(draw, stage)
+        return mesh_table.vertex_table(data, stage, self.session.state_at_draw(draw).regs)
+
     def _vertices(self, draw: int) -> state_views.DrawVertices:
         self._draw(draw)
         return probe.record_vertices(self.session, draw)
 
-    def shader_trace(self, draw: int, vertex: int, unit: str = "vs") -> list[dict[str, Any]]:
+    def shader_trace(self, draw: int, vertex: int, unit: str = "vs", line_map: Any = None) -> list[dict[str, Any]]:
         """Vertex ``vertex`` of ``draw`` (or GS invocation ``vertex`` with ``unit="gs"``) through its shader: one
         dict per executed instruction (pc, text, the source values read, the result, the destination write
-        mask; ``result`` holds only the components the mask writes)."""
+        mask; ``result`` holds only the components the mask writes). With a ``picaemu.shader.linemap.LineMap``
+        that matches the draw's shader code, each dict also has ``"source": "file:line"`` (a mismatch is a
+        ``LineMapWarning``)."""
         if unit not in UNITS:
             raise PicaError(f"unknown shader unit {unit!r}: vs or gs")
         dv = self._vertices(draw)
@@ -190,7 +258,13 @@ class Debugger:
             if not 0 <= vertex < len(dv.inputs):
                 raise PicaError(f"draw {draw} loads {len(dv.inputs)} vertices; there is no vertex {vertex}")
             records = state_views.trace_vertex(setup, dv.inputs[vertex])
-        return [r.as_dict() for r in records]
+        line_map = linemap.check(line_map, setup.code, f"draw {draw} ({unit})")
+        steps = [r.as_dict() for r in records]
+        for step in steps if line_map is not None else []:
+            where = line_map.at(step["pc"])
+            if where:
+                step["source"] = where
+        return steps
 
     # -- state -------------------------------------------------------------------------------------------
     def pipeline_state(self, draw: int) -> dict[str, Any]:
@@ -218,6 +292,20 @@ class Debugger:
         self._draw(draw_b)
         a = state_diff.session_view(self.session, draw_a)
         return state_diff.state_diff(a, state_diff.session_view(self.session, draw_b))
+
+    def why(self, draw: int):
+        """Where draw ``draw``'s work went, stage by stage, and its verdict (``picaemu.debug.why.explain``)."""
+        from picaemu.debug.why import explain
+
+        self._draw(draw)
+        return explain(self.session, draw)
+
+    def draw_of(self, frame: int, n: int) -> int:
+        """The global index of draw ``n`` (from 0) of frame ``frame``."""
+        in_frame = [d.index for d in self.session.timeline.draws if d.frame == frame]
+        if not 0 <= n < len(in_frame):
+            raise PicaError(f"frame {frame} has {len(in_frame)} draw(s); there is no draw {n} in it")
+        return in_frame[n]
 
     def footprint(self, draw: int, step: int = 4, zoom: bool = False) -> Footprint:
         """Draw ``draw``'s footprint: ``image`` (ceil(H/step), ceil(W/step), 3) uint8, the target after the draw
@@ -386,22 +474,6 @@ def changed_paths(a: Any, b: Any, prefix: str = "") -> set[str]:
                 out |= sub | {f"{prefix}{key}"}
         return out
     return {prefix.rstrip(".")} if a != b else set()
-
-
-FRAMEBUFFER_IDS = np.flatnonzero(ds_mod.WRITE_GROUPS[: ds_mod.NUM_REGS] & int(ds_mod.Group.FRAMEBUFFER))
-
-
-def _window_pixel(regs: np.ndarray, x: int, y: int) -> tuple[int, int] | None:
-    """PNG pixel (x, y) of the color buffer the registers name, in window coordinates (y up); None when the
-    registers name no usable buffer; ``PicaError`` when the pixel lies outside it."""
-    try:
-        fb = fbm.FramebufferState.from_regs(regs)
-        fb.check_size()
-    except PicaError:
-        return None
-    if not (0 <= x < fb.width and 0 <= y < fb.height):
-        raise PicaError(f"pixel ({x}, {y}) is outside the {fb.width}x{fb.height} color buffer")
-    return x, fb.height - 1 - y
 
 
 def uniform_files(state: GpuState, unit: str) -> dict[str, dict[str, Any]]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,6 +37,9 @@ from picaemu.debug.timeline import BreakKind, Breakpoint, Cursor, register_id
 from picaemu.errors import PicaError
 from picaemu.regs import access
 from picaemu.state import GpuState
+
+if TYPE_CHECKING:
+    from picaemu.texture.state import TextureUnitState
 
 HASH_DIGITS = 8  # program hashes are shown (and usually typed) this long
 TEXTURE_GROUPS = (
@@ -137,22 +141,50 @@ def _distinct(states: list[GpuState], groups: int) -> tuple[np.ndarray, np.ndarr
     return first, inverse.reshape(-1)
 
 
-def _texture_draws(states: list[GpuState], address: int) -> np.ndarray:
-    """(D,) bool: draws with an enabled unit 0-2 whose faces include ``address``."""
+def bound_textures(regs: np.ndarray) -> list[TextureUnitState]:
+    """The enabled texture units 0-2 of a register file, decoded (a unit the registers configure invalidly
+    samples nothing and is left out)."""
     from picaemu.texture.state import NUM_UNITS, TextureUnitState
 
+    units = []
+    for unit in range(NUM_UNITS):
+        if not access.raw(regs, "TEXUNIT_CONFIG", f"unit{unit}_enable"):
+            continue
+        try:
+            units.append(TextureUnitState.from_regs(regs, unit))
+        except PicaError:
+            continue
+    return units
+
+
+def _texture_draws(states: list[GpuState], address: int) -> np.ndarray:
+    """(D,) bool: draws with an enabled unit 0-2 whose faces include ``address``."""
     first, inverse = _distinct(states, TEXTURE_GROUPS)
-    hit = np.zeros(len(first), bool)
-    for k, d in enumerate(first.tolist()):
-        regs = states[d].regs
-        for unit in range(NUM_UNITS):
-            if not access.raw(regs, "TEXUNIT_CONFIG", f"unit{unit}_enable"):
-                continue
-            try:
-                hit[k] |= address in TextureUnitState.from_regs(regs, unit).addresses
-            except PicaError:
-                continue  # a unit the registers configure invalidly samples nothing
+    hit = np.array([any(address in u.addresses for u in bound_textures(states[d].regs)) for d in first.tolist()], bool)
     return hit[inverse] if len(first) else np.zeros(0, bool)
+
+
+def texture_table(states: list[GpuState]) -> list[dict]:
+    """Every distinct texture the draws sample (enabled units 0-2), in first-use order: {"address" (level 0, the
+    first cube face), "format" (name), "width", "height" (texels), "type", "draws" (count), "first", "last"}.
+    Decoded once per distinct combination of the texture registers."""
+    first, inverse = _distinct(states, TEXTURE_GROUPS)
+    bound = [
+        {(u.addresses[0], u.format.name, u.width, u.height, u.type) for u in bound_textures(states[d].regs)}
+        for d in first.tolist()
+    ]
+    table: dict[tuple, dict] = {}
+    for draw, combination in enumerate(inverse.tolist()):
+        for key in sorted(bound[combination]):
+            address, fmt, width, height, kind = key
+            row = table.setdefault(
+                key,
+                {"address": address, "format": fmt, "width": width, "height": height, "type": kind, "draws": 0,
+                 "first": draw, "last": draw},
+            )  # fmt: skip
+            row["draws"] += 1
+            row["last"] = draw
+    return list(table.values())
 
 
 def parse_shader_key(key: str) -> tuple[str, int | None]:

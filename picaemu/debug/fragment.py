@@ -26,6 +26,7 @@ import numpy as np
 from picaemu import draw_state as ds_mod
 from picaemu.debug import probe
 from picaemu.debug.pixel import PixelObserver
+from picaemu.debug.screen_map import RenderTarget
 from picaemu.debug.session import Session
 from picaemu.errors import PicaError
 from picaemu.fragment import framebuffer as fbm
@@ -101,6 +102,7 @@ class FragmentDebug:
     color_after: RGBA | None
     depth_before: float | None
     depth_after: float | None
+    target: dict[str, Any] | None = None  # the render target: address (hex text), format, width, height
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -292,6 +294,7 @@ def debug_fragment(session: Session, draw: int, window: tuple[int, int], index: 
         record.color_after,
         record.depth_before,
         record.depth_after,
+        RenderTarget.of(fbm.FramebufferState.from_regs(state.regs)).as_dict(),
     )
 
 

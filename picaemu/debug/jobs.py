@@ -206,6 +206,13 @@ def fragment(session: Session, draw: int, window: tuple[int, int], index: int) -
     return fragment_mod.debug_fragment(session, draw, window, index)
 
 
+def why(session: Session, draw: int):
+    """Where ``draw``'s work went and its verdict (``picaemu.debug.why.explain``)."""
+    from picaemu.debug.why import explain
+
+    return explain(session, draw)
+
+
 def search(session: Session, text: str) -> list[find_mod.Hit]:
     """The search box: ``text`` in ``find.parse_query``'s words, answered by ``find.find``."""
     return find_mod.find(session, **find_mod.parse_query(text))

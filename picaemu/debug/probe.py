@@ -117,8 +117,14 @@ def observing(session: Session, observer: StageObserver) -> Iterator[None]:
 def rerun(session: Session, start: Cursor, end: Cursor, on_fates: Callable[[DrawCall, FragmentFates], None]) -> None:
     """Replay from ``start`` (nearest checkpoint) through every draw up to ``end`` with ``on_fates`` receiving
     each draw's fragment fates; a failure leaves the session marked for a restore on its next move."""
+    rerun_observed(session, start, end, FateWatcher(on_fates))
+
+
+def rerun_observed(session: Session, start: Cursor, end: Cursor, observer: StageObserver) -> None:
+    """Replay from ``start`` (nearest checkpoint) through every draw up to ``end`` with ``observer`` as the
+    pipeline's stage observer; a failure leaves the session marked for a restore on its next move."""
     session.goto(start)
-    with observing(session, FateWatcher(on_fates)):
+    with observing(session, observer):
         try:
             session.advance(end)
         except BaseException:
@@ -291,13 +297,7 @@ def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:
     ``state_views.VertexRecorder`` as the pipeline's stage observer (no stage re-implemented here)."""
     tl = session._need_timeline()
     recorder = state_views.VertexRecorder(draw)
-    session.goto(tl.before_draw(draw))
-    with observing(session, recorder):
-        try:
-            session.advance(tl.after_draw(draw))
-        except BaseException:
-            session.mark_dirty()
-            raise
+    rerun_observed(session, tl.before_draw(draw), tl.after_draw(draw), recorder)
     return recorder.result()
 
 

@@ -6,6 +6,8 @@ attached and builds the ``Timeline`` (every packet, write and draw; see ``picaem
 - a read-only ``GpuState`` copy at every draw trigger (registers, shader memories, LUTs; arrays equal to the
   previous draw's are shared, so a draw costs its 3 KiB register file plus what changed), so the register
   inspector, texture bindings and shader view of any draw need no replay at all;
+- every display transfer (``transfers``: ``picaemu.gx.engines.TransferRecord`` with its event), so that a screen
+  pixel maps back to its render target (``picaemu.debug.screen_map``);
 - the replay's own checkpoints (one checkpoint policy: ``Replay``'s, see ``picaemu.replay``): at the start, every
   ``checkpoint_every`` events, at every frame end and after every ``memory_every``-th draw inside command lists
   (``Replay.checkpoint_draws``; K measured in ``bench/bench_gui.py``), within ``Replay.checkpoint_budget``.
@@ -18,6 +20,7 @@ moving is raised as the ``PicaError`` it is, and the session restores from a che
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 
@@ -27,6 +30,7 @@ from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
 from picaemu.formats import pica
+from picaemu.gx.engines import TransferRecord
 from picaemu.observer import Observer, PacketEvent, StageObserver, WriteEvent
 from picaemu.replay import Checkpoint, Replay, load_capture
 from picaemu.replay.records import EventInfo, describe
@@ -107,6 +111,7 @@ class Session:
         self.path = path
         self.timeline: Timeline | None = None
         self.draw_states: list[GpuState] = []
+        self.transfers: list[TransferRecord] = []  # display transfers of the capture, in order (screen_map)
         self.fault: PicaError | None = None
         self.cursor = Cursor(0, 0)
         self._dirty = False
@@ -136,7 +141,8 @@ class Session:
         replay = self.replay
         if replay.position or replay.packet:
             replay.run_to(0)
-        self.draw_states, self.fault = [], None
+        self.draw_states, self.transfers, self.fault = [], [], None
+        transfers = replay.gx.transfer_log = []
         obs = _IndexObserver(self)
         events: list[EventInfo] = []
         writes: list[tuple[int, int, int, int]] = []
@@ -153,6 +159,8 @@ class Session:
                         replay.step()
                     except PicaError as err:
                         self.fault = err
+                self.transfers += [dataclasses.replace(t, event=i) for t in transfers]
+                transfers.clear()
                 for call, state in obs.draw_calls:
                     replay.draws[call.index].nonfinite = call.index in nonfinite.draws
                     self.draw_states.append(state)
@@ -175,6 +183,7 @@ class Session:
                     progress(i + 1, len(replay.events))
         finally:
             replay.processor.detach(obs)
+            replay.gx.transfer_log = None
             pipeline.stage_observer = previous
         frame_ends = tuple(e.index for e in events if e.kind == "FrameEnd")
         draws = tuple(replay.draws[: len(self.draw_states)])

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -289,3 +290,35 @@ class VertexRecorder(StageObserver):
         if missing:
             raise PicaError(f"draw {self.draw} produced no {missing[0]} (it has no vertices, or failed first)")
         return DrawVertices(**self.parts)
+
+
+# -- the state as a JSON document (``picaemu state --json``) -------------------------------------------------
+STATE_SCHEMA = 1  # version of the ``picaemu state --json`` document; raise it when a key changes meaning
+
+
+def _address_key(key: object) -> bool:
+    """Whether a state key holds emulated physical addresses: ``address``, ``addresses``, ``base``, ``*_address``."""
+    return isinstance(key, str) and (key in ("address", "addresses", "base") or key.endswith("_address"))
+
+
+def _hex(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | list):
+        return value
+    return [_hex(v) for v in value] if isinstance(value, list) else f"0x{value:08X}"
+
+
+def _hex_addresses(value: Any, key: object = None) -> Any:
+    if isinstance(value, dict):
+        return {k: _hex_addresses(v, k) for k, v in value.items()}
+    if _address_key(key):
+        return _hex(value)
+    if isinstance(value, list):
+        return [_hex_addresses(v) for v in value]
+    return value
+
+
+def state_document(value: dict[str, Any]) -> dict[str, Any]:
+    """A state answer (``pipeline_state``, ``diff``, ``external_registers``) as the JSON document the CLI prints:
+    ``"schema": STATE_SCHEMA`` first, every address (``_address_key``; a diff's [before, after] pair too) as a
+    "0x1F000000" string; other numbers stay numbers."""
+    return {"schema": STATE_SCHEMA, **_hex_addresses(value)}

@@ -131,7 +131,16 @@ class BreakKind(Enum):
     SHADER_NONFINITE = "shader NaN/inf"
 
 
-_GX_KINDS = ("CommandList", "MemoryFill", "DisplayTransfer", "TextureCopy", "Present", "RegWrite")
+_GX_KINDS = (
+    "CommandList",
+    "MemoryFill",
+    "DisplayTransfer",
+    "TextureCopy",
+    "RequestDma",
+    "FlushCacheRegions",
+    "Present",
+    "RegWrite",
+)
 
 
 @dataclass(frozen=True)

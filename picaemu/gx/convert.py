@@ -7,10 +7,13 @@
   hardware unit every ``.pica`` uses.
 - ``from_scene(scene)``: present -> Present (and FrameEnd after every top-screen present that follows a GX
   command); gx -> MemoryWrite of every linear block with CPU bytes (README rule: reload at each command; a block
-  with ``file: null`` carries no CPU bytes and is not written, so it keeps what earlier transfers left), then
-  the command; a command list's own bytes are written at its address before it runs.
+  with ``file: null`` carries no CPU bytes and is not written, so it keeps what earlier transfers left; the
+  reader hands adjacent blocks over merged into runs, one write each), then the command (every GX command:
+  ProcessCommandList, MemoryFill, DisplayTransfer, TextureCopy, RequestDma, FlushCacheRegions); a command
+  list's own bytes are written at its address before it runs.
 - ``to_citrace(capture, layout)``: the reverse, with GX events lowered to register writes; returns the trace and
-  a list of what the CiTrace format cannot hold (markers, GS state, LUTs, initial memory is emitted as loads).
+  a list of what the CiTrace format cannot hold (markers, GS state, LUTs, RequestDma copies; initial memory is
+  emitted as loads; FlushCacheRegions does nothing and is dropped).
 """
 
 from __future__ import annotations
@@ -116,10 +119,15 @@ def _scene_command(cap: pica.Capture, cmd: c3dcap.GxCommand) -> None:
             for s in ("in", "out")
         ]
         cap.events.append(pica.DisplayTransfer(a["in_paddr"], a["out_paddr"], dims[0], dims[1], a["flags"]))
-    else:  # TextureCopy
+    elif cmd.kind == "TextureCopy":
         cap.events.append(
             pica.TextureCopy(a["in_paddr"], a["out_paddr"], a["size"], a["in_line"], a["out_line"], a["flags"])
         )
+    elif cmd.kind == "RequestDma":
+        cap.events.append(pica.RequestDma(a["src_paddr"], a["dst_paddr"], a["size"], a["flush"]))
+    else:  # FlushCacheRegions
+        regions = a["regions"] + ((0, 0),) * (pica.CACHE_REGIONS - len(a["regions"]))
+        cap.events.append(pica.FlushCacheRegions(regions))
 
 
 def from_scene(scene: c3dcap.Scene) -> pica.Capture:
@@ -172,7 +180,7 @@ def to_citrace(cap: pica.Capture, layout: citrace.Layout = citrace.Layout.NEW) -
     trace = citrace.CiTrace(arrays=arrays, layout=layout)
     els = trace.elements
     els += [citrace.MemoryLoad(addr, cap.blobs[blob]) for addr, blob in s.memory]
-    markers = 0
+    markers = dmas = 0
     for event in cap.events:
         if isinstance(event, pica.FrameEnd):
             els.append(citrace.FrameMarker())
@@ -180,6 +188,8 @@ def to_citrace(cap: pica.Capture, layout: citrace.Layout = citrace.Layout.NEW) -
             els.append(citrace.MemoryLoad(event.address, cap.blobs[event.blob]))
         elif isinstance(event, pica.Marker):
             markers += 1
+        elif isinstance(event, pica.RequestDma):
+            dmas += 1
         else:
             for address, value, width in lower(event):
                 if layout is citrace.Layout.LEGACY and address in CMDBUF_SIZE_REGS:
@@ -195,4 +205,6 @@ def to_citrace(cap: pica.Capture, layout: citrace.Layout = citrace.Layout.NEW) -
                     els.append(citrace.RegisterWrite(address, value, width))
     if markers:
         lost.append(f"{markers} user marker(s)")
+    if dmas:  # a CiTrace has memory loads and register writes only; the DMA engine is no GPU register
+        lost.append(f"{dmas} RequestDma copy(ies): CiTrace cannot hold a DMA, so the copied bytes are missing")
     return trace, lost

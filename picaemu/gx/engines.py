@@ -1,4 +1,5 @@
-"""The external engines as functions over emulated memory: memory fill, display transfer, texture copy.
+"""The external engines as functions over emulated memory: memory fill, display transfer, texture copy, and the
+DMA copy of GX RequestDma.
 
 Receives physical byte addresses and decoded parameters (``TransferFlags`` from the PPF flags word); reads and
 writes ``PhysicalMemory`` in place, whole images at once (numpy gathers/scatters, no per-pixel Python).
@@ -15,6 +16,10 @@ writes ``PhysicalMemory`` in place, whole images at once (numpy gathers/scatters
   (``picaemu.gx.mmio`` lowers it to the texture-copy registers).
 - ``texture_copy``: a raw copy of ``size`` bytes (rounded down to 16) read in lines of ``in_width`` bytes with
   ``in_gap`` bytes skipped after each, written in lines of ``out_width`` / ``out_gap`` (gap 0 = contiguous).
+
+- ``dma_copy``: ``size`` bytes from ``src`` to ``dst`` as they are (GX RequestDma, 3dbrew "GSP Shared Memory"
+  command 0: words 1-3 = source, destination, size; the CPU-side DMA engine, no GPU register). Both ranges must
+  lie inside one mapped region each (``MemoryFault`` otherwise) and a copy is at most ``MAX_DMA`` bytes.
 
 Hardware behaviour that is not known or hangs the console raises ``GxError``: downscale mode 3, output larger
 than input, a texture copy of size 0 or with a zero line width.
@@ -51,6 +56,7 @@ SCALE_SHIFTS = {0: (0, 0), 1: (1, 0), 2: (1, 1)}  # downscale mode -> (x shift, 
 TILE = 8
 FILL_PATTERN_BYTES = {0: 2, 1: 3, 2: 4, 3: 3}  # PSCn_CONTROL.width code -> bytes of the repeated pattern
 COPY_UNIT = 16  # texture copy sizes, line widths and gaps count 16-byte units
+MAX_DMA = 16 << 20  # bytes: larger than VRAM (6 MiB), the usual destination; a bigger copy is a decoding fault
 
 
 class GxError(PicaError):
@@ -110,6 +116,14 @@ def memory_fill(memory: PhysicalMemory, start: int, end: int, value: int, width_
     whole = (end - start) // pattern_len * pattern_len
     target[:whole].reshape(-1, pattern_len)[:] = pattern  # one broadcast store of every full pattern
     target[whole:] = pattern[: end - start - whole]
+
+
+def dma_copy(memory: PhysicalMemory, src: int, dst: int, size: int) -> None:
+    """GX RequestDma: copy ``size`` bytes from ``src`` to ``dst`` (overlap: as if read whole first)."""
+    if not 0 <= size <= MAX_DMA:
+        raise GxError(f"DMA of {size} bytes from 0x{src:08X} to 0x{dst:08X}: more than {MAX_DMA} bytes")
+    if size:
+        memory.write(dst, memory.read(src, size, "DMA source"), "DMA destination")
 
 
 def tiled_offsets(width: int, height: int) -> np.ndarray:
@@ -213,9 +227,35 @@ def display_transfer(
     image = image[:out_h, :out_w]
     if flags.flip:
         image = image[::-1]
-        if flags.crop:  # the hardware's skew with flip + crop (register sizes, as the tested reference)
-            dst += (in_w - out_dim[0]) * (out_dim[1] - 1) * BYTES_PER_PIXEL[flags.out_format]
-    write_image(memory, dst, np.ascontiguousarray(image), flags.out_format, flags.tiled_out)
+    write_image(
+        memory,
+        output_start(dst, in_dim, out_dim, flags),
+        np.ascontiguousarray(image),
+        flags.out_format,
+        flags.tiled_out,
+    )
+
+
+def output_start(dst: int, in_dim: tuple[int, int], out_dim: tuple[int, int], flags: TransferFlags) -> int:
+    """Where a display transfer's first output pixel goes: ``dst``, or with flip + crop the hardware's skew
+    (in_w - out_w) (out_h - 1) pixels later (register sizes, as the tested reference)."""
+    if flags.flip and flags.crop:
+        return dst + (in_dim[0] - out_dim[0]) * (out_dim[1] - 1) * BYTES_PER_PIXEL[flags.out_format]
+    return dst
+
+
+@dataclass(frozen=True)
+class TransferRecord:
+    """One display transfer as it ran (``Gx.transfer_log``): input / output addresses, register dimensions
+    (width, height) in pixels and the decoded flags; ``event`` is the capture event that ran it (set by the
+    caller that keeps the log, -1 until then)."""
+
+    src: int
+    dst: int
+    in_dim: tuple[int, int]
+    out_dim: tuple[int, int]
+    flags: TransferFlags
+    event: int = -1
 
 
 def raw_copy_size(out_dim: tuple[int, int], flags: TransferFlags) -> int:

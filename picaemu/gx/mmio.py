@@ -6,12 +6,14 @@ uint32 = 0x10202000 + 4i) and drives a ``CommandProcessor`` (internal registers,
 A write is: bounds check -> byte-lane merge -> act only on the trigger registers (fill CONTROL with bit 0 set,
 PPF TRIGGER bit 0, any internal register through the command processor, so a write to CMDBUF_JUMP0 runs the
 command list named by CMDBUF_ADDR0/SIZE0; transfer-flag bits of unknown meaning are ignored with one warning per
-pattern). Engines finish at once: fill CONTROL gets bit 1 (finished) with bit 0
+pattern; with ``transfer_log`` set to a list, each display transfer is appended to it as an
+``engines.TransferRecord``). Engines finish at once: fill CONTROL gets bit 1 (finished) with bit 0
 cleared, PPF TRIGGER bit 8 (done) with bit 0 cleared.
 
 ``lower(event)`` turns a ``.pica`` GX event (CommandList, MemoryFill, DisplayTransfer, TextureCopy, Present,
 RegWrite) into (physical address, value, width) writes; ``Gx.apply`` replays it through ``write`` — so captures
-of GX commands and CiTrace register streams take one path.
+of GX commands and CiTrace register streams take one path. RequestDma has no register form (the CPU's DMA
+engine copies memory): ``apply`` performs it with ``engines.dma_copy``; FlushCacheRegions does nothing.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ class Gx:
         self.counts: Counter[str] = Counter()
         self._warned_flags: set[int] = set()
         self.last_run: RunResult | None = None
+        # display transfers that ran, when a caller asks for them (the debugger maps screen pixels through them)
+        self.transfer_log: list[E.TransferRecord] | None = None
 
     # -- writes ------------------------------------------------------------------------------------------
     def write(self, address: int, value: int, width: int = 4) -> None:
@@ -152,7 +156,10 @@ class Gx:
             )
             self.counts["texture copies"] += 1
         else:
-            E.display_transfer(self.memory, src, dst, self._dims("PPF_IN_DIM"), self._dims("PPF_OUT_DIM"), flags)
+            in_dim, out_dim = self._dims("PPF_IN_DIM"), self._dims("PPF_OUT_DIM")
+            E.display_transfer(self.memory, src, dst, in_dim, out_dim, flags)
+            if self.transfer_log is not None:
+                self.transfer_log.append(E.TransferRecord(src, dst, in_dim, out_dim, flags))
             self.counts["display transfers"] += 1
         word = self._word("PPF_TRIGGER")
         self.gpu[access.ext_index("PPF_TRIGGER")] = word & ~access.put("PPF_TRIGGER", "start", 1) | access.put(
@@ -161,7 +168,12 @@ class Gx:
 
     # -- events ------------------------------------------------------------------------------------------
     def apply(self, event: pica.Event) -> None:
-        """Replay one GX / register event (MemoryWrite, FrameEnd and Marker are not GX events: no-op)."""
+        """Replay one GX / register event: a DMA copies memory (no register is involved); the rest as their
+        register writes (MemoryWrite, FrameEnd, Marker and FlushCacheRegions: no-op)."""
+        if isinstance(event, pica.RequestDma):
+            E.dma_copy(self.memory, event.src, event.dst, event.size)
+            self.counts["DMA copies"] += 1
+            return
         for address, value, width in lower(event):
             self.write(address, value, width)
 

@@ -4,13 +4,13 @@ memory ranges the engine reads (CPU data the capture must hold) and writes (GPU 
 Layout (3dbrew "GSP Shared Memory"; word 0 bits 0-7 = command id; addresses are application virtual addresses,
 translated with ``picaemu.record.memmap``)::
 
-    0 RequestDma          1 source, 2 destination, 3 size
+    0 RequestDma          1 source, 2 destination, 3 size (bytes); 4-7 unused
     1 ProcessCommandList  1 address, 2 size (bytes), 3 flags (bit 0 -> update gas), 7 flush (non-zero)
     2 MemoryFill          1 start0, 2 value0, 3 end0, 4 start1, 5 value1, 6 end1, 7 control (low 16: unit 0,
                           high 16: unit 1); a unit whose start is 0 is skipped
     3 DisplayTransfer     1 input, 2 output, 3 input dims, 4 output dims, 5 flags
     4 TextureCopy         1 input, 2 output, 3 size, 4 input line, 5 output line, 6 flags
-    5 FlushCacheRegions   1-6 three (address, size) pairs: no GPU work
+    5 FlushCacheRegions   1-6 three (address, size) pairs: no GPU work (a pair of size 0 is unused)
 
 Sizes of transfer images come from the same tables the engines use (``picaemu.gx.engines``).
 """
@@ -46,14 +46,12 @@ class GxId(IntEnum):
 
 @dataclass(frozen=True)
 class GxCommand:
-    """One decoded GX command: its event (None for DMA and cache flushes), the physical ranges the engine reads
-    and writes, and for a DMA the (source, destination, size) copy."""
+    """One decoded GX command: its event and the physical ranges the engine reads and writes."""
 
     id: GxId
-    event: pica.Event | None = None
+    event: pica.Event
     reads: tuple[Range, ...] = ()
     writes: tuple[Range, ...] = ()
-    dma: tuple[int, int, int] | None = None
 
 
 def _phys(word: int, size: int, what: str) -> int:
@@ -129,7 +127,13 @@ def _copy(w: list[int]) -> GxCommand:
 
 def _dma(w: list[int]) -> GxCommand:
     src, dst = _phys(w[1], w[3], "DMA source"), _phys(w[2], w[3], "DMA destination")
-    return GxCommand(GxId.REQUEST_DMA, reads=((src, w[3]),), writes=((dst, w[3]),), dma=(src, dst, w[3]))
+    return GxCommand(GxId.REQUEST_DMA, pica.RequestDma(src, dst, w[3]), reads=((src, w[3]),), writes=((dst, w[3]),))
+
+
+def _flush(w: list[int]) -> GxCommand:
+    pairs = [(w[i], w[i + 1]) for i in (1, 3, 5)]
+    regions = tuple((_phys(a, n, f"cache flush region {k}"), n) if n else (0, 0) for k, (a, n) in enumerate(pairs))
+    return GxCommand(GxId.FLUSH_CACHE_REGIONS, pica.FlushCacheRegions(regions))
 
 
 DECODERS = {
@@ -138,7 +142,7 @@ DECODERS = {
     GxId.MEMORY_FILL: _fill,
     GxId.DISPLAY_TRANSFER: _transfer,
     GxId.TEXTURE_COPY: _copy,
-    GxId.FLUSH_CACHE_REGIONS: lambda w: GxCommand(GxId.FLUSH_CACHE_REGIONS),
+    GxId.FLUSH_CACHE_REGIONS: _flush,
 }
 
 

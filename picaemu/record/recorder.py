@@ -7,7 +7,9 @@ Per stop (the program halted at a hook's entry; arguments per ARM EABI, see ``pi
   list is first fetched, then run through the recorder's own ``CommandProcessor`` over ``MirrorMemory`` with the
   ``DrawReads`` sink: every range a draw reads (vertex arrays, index buffer, textures, mip levels, cube faces) and
   every buffer a jump lands in is fetched from the target before the processor looks at it. Engines: display
-  transfer / texture copy inputs are fetched; DMA copies its source's bytes to the destination.
+  transfer / texture copy / DMA inputs are fetched; a DMA is a RequestDma event (the replay copies, so a DMA
+  out of GPU-written memory copies what the GPU wrote) and the mirror copies too; a FlushCacheRegions is an event
+  with no work.
 - present: a Present event (virtual framebuffer addresses made physical); the top screen's present ends a frame
   (FrameEnd). ``gfxSwapBuffers`` (when ``gspPresentBuffer`` is not linked) ends a frame without a Present.
 
@@ -36,6 +38,7 @@ from picaemu.command.processor import CommandProcessor
 from picaemu.errors import LinkClosed, LinkError, PicaError, RecordError
 from picaemu.formats import pica
 from picaemu.gx import convert as gxconvert
+from picaemu.gx import engines as E
 from picaemu.gx.lcd import RESET_ROWS
 from picaemu.memory import PhysicalMemory
 from picaemu.record import gxcmd, memmap
@@ -153,9 +156,10 @@ class Recorder:
         return self.capture()
 
     def capture(self) -> pica.Capture:
-        """The capture of every complete frame so far."""
+        """The capture of every complete frame so far; consecutive adjacent memory writes (separate fetches of
+        neighbouring ranges) are merged into one (``pica.merged``)."""
         state = pica.InitialState(regs=gxconvert.reset_regs(), gpu_regs=gxconvert.reset_gpu_regs())
-        return pica.Capture(dict(self.meta), state, self.blobs, self.events[: self.complete])
+        return pica.merged(pica.Capture(dict(self.meta), state, self.blobs, self.events[: self.complete]))
 
     def _leave(self, installed: list[Hook]) -> None:
         """Best effort: stop a running target, take the breakpoints out, detach. A dead link is left alone."""
@@ -196,11 +200,8 @@ class Recorder:
                 return
             for address, size in cmd.reads:
                 self.fetch(address, size)
-            if cmd.dma is not None:
-                src, dst, size = cmd.dma
-                data = self.mirror.read(src, size, "DMA source")
-                self.events.append(pica.MemoryWrite(dst, self.blobs.add(data)))
-                self.mirror.write(dst, data, "DMA destination")
+            if isinstance(cmd.event, pica.RequestDma):  # the mirror follows the copy as the replay will make it
+                E.dma_copy(self.mirror, cmd.event.src, cmd.event.dst, cmd.event.size)
         except LinkError:
             raise
         except PicaError as err:
@@ -208,8 +209,7 @@ class Recorder:
             return
         for address, size in cmd.writes:
             self.gpu_owned.add(address, address + size)
-        if cmd.event is not None:
-            self.events.append(cmd.event)
+        self.events.append(cmd.event)
 
     def _command_list(self, event: pica.CommandList) -> None:
         self.fetch(event.address, event.size)

@@ -39,7 +39,7 @@ from __future__ import annotations
 import bisect
 import os
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -52,8 +52,17 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.gx import Gx, lcd, mmio
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
-from picaemu.replay.capture import initial_gpu_state, is_capture, load_capture
-from picaemu.replay.checkpoint import Checkpoint, restore_pages, snapshot_pages
+from picaemu.replay.capture import (
+    CAPTURE_SUFFIXES,
+    CaptureKind,
+    NotACapture,
+    claims_capture,
+    initial_gpu_state,
+    is_capture,
+    load_capture,
+    load_capture_kind,
+)
+from picaemu.replay.checkpoint import Checkpoint, PageStore, distinct_page_bytes, restore_pages
 from picaemu.replay.records import DrawRecord, EventInfo, describe
 from picaemu.state import GpuState
 
@@ -201,6 +210,7 @@ class Replay:
         self._debugger: Debugger | None = None
         self._resume: tuple[int, int] | None = None  # where the half-run list of event ``position`` continues
         self._packets: dict[int, tuple[list[Packet], PicaError | None]] = {}
+        self._pages = PageStore(self.memory)  # checkpoints share the pages that did not change between them
         self._checkpoints: dict[tuple[int, int], Checkpoint] = {(0, 0): self.checkpoint()}
 
     # -- views -------------------------------------------------------------------------------------------
@@ -261,22 +271,24 @@ class Replay:
             self._debugger = Debugger(weakref.proxy(self))  # no cycle: the replay is freed when unreferenced
         return self._debugger
 
-    def pixel_history(self, x: int, y: int, frame: int | None = None) -> list[PixelFragment]:
-        """Every fragment at PNG pixel (x, y) of the color buffer (``render --target color``) in ``frame`` (default:
-        the last frame with draws), in draw order; see ``picaemu.debug.api.PixelFragment``."""
-        return self.debugger.pixel_history(x, y, frame)
+    def pixel_history(self, x: int, y: int, frame: int | None = None, **pick: Any) -> list[PixelFragment]:
+        """Every fragment at pixel (x, y) of one render target in ``frame`` (default: the last frame with draws), in
+        draw order; ``pick``: ``space="buffer"|"screen"``, ``screen``, ``eye``, ``all_targets``
+        (``Debugger.pixel_history``; see ``picaemu.debug.api.PixelFragment``)."""
+        return self.debugger.pixel_history(x, y, frame, **pick)
 
-    def debug_fragment(self, draw: int, x: int, y: int, index: int = 0) -> FragmentDebug:
-        """Fragment ``index`` of ``draw`` at PNG pixel (x, y), stage by stage (``Debugger.debug_fragment``)."""
-        return self.debugger.debug_fragment(draw, x, y, index)
+    def debug_fragment(self, draw: int, x: int, y: int, index: int = 0, **pick: Any) -> FragmentDebug:
+        """Fragment ``index`` of ``draw`` at pixel (x, y), stage by stage; ``pick``: ``space``, ``screen``, ``eye``
+        (``Debugger.debug_fragment``)."""
+        return self.debugger.debug_fragment(draw, x, y, index, **pick)
 
     def mesh(self, draw: int, stage: str = "vs") -> np.ndarray:
         """Vertices of ``draw`` at ``stage``: "input", "vs", "gs" or "clipped" (``Debugger.mesh``)."""
         return self.debugger.mesh(draw, stage)
 
-    def shader_trace(self, draw: int, vertex: int, unit: str = "vs") -> list[dict]:
+    def shader_trace(self, draw: int, vertex: int, unit: str = "vs", line_map=None) -> list[dict]:
         """Vertex ``vertex`` of ``draw`` through its shader, one dict per instruction (``Debugger.shader_trace``)."""
-        return self.debugger.shader_trace(draw, vertex, unit)
+        return self.debugger.shader_trace(draw, vertex, unit, line_map)
 
     def pipeline_state(self, draw: int) -> dict:
         """Every stage's decoded state at ``draw`` as plain data (``Debugger.pipeline_state``)."""
@@ -457,7 +469,7 @@ class Replay:
             self.position,
             self.packet if packets is None else packets,
             self.state.copy(),
-            snapshot_pages(self.memory),
+            self._pages.snapshot(),
             self.gx.gpu.copy(),
             self.gx.lcd.copy(),
             self.processor.draw_count,
@@ -488,8 +500,8 @@ class Replay:
     # -- internals ---------------------------------------------------------------------------------------
     @property
     def checkpoint_bytes(self) -> int:
-        """Memory-page bytes held by the replay's checkpoints."""
-        return sum(cp.nbytes for cp in self._checkpoints.values())
+        """Bytes of the distinct memory pages the replay's checkpoints hold (a page they share counts once)."""
+        return distinct_page_bytes(list(self._checkpoints.values()))
 
     def checkpoint_list(self) -> list[Checkpoint]:
         """The checkpoints the replay keeps, in position order."""
@@ -554,11 +566,11 @@ class Replay:
         if at in self._checkpoints:
             return
         cp = self._checkpoints[at] = self.checkpoint(packets=at[1], resume=resume)
-        self._checkpoint_bytes += cp.nbytes
+        self._checkpoint_bytes += cp.fresh_bytes
         if self._checkpoint_bytes > self.checkpoint_budget:
             mids = sorted(k for k in self._checkpoints if k[1])
             for key in mids[::2]:
-                self._checkpoint_bytes -= self._checkpoints.pop(key).nbytes
+                self._checkpoint_bytes -= self._checkpoints.pop(key).fresh_bytes
             self.checkpoint_draws *= 2
 
     def _finish_event(self) -> None:
@@ -640,16 +652,21 @@ def null_replay(capture: pica.Capture) -> Replay:
 
 __all__ = [
     "BACKENDS",
+    "CAPTURE_SUFFIXES",
+    "CaptureKind",
     "Checkpoint",
     "DrawRecord",
     "EventInfo",
+    "NotACapture",
     "Replay",
     "ReplayError",
+    "claims_capture",
     "default_pipeline",
     "describe",
     "initial_gpu_state",
     "is_capture",
     "load_capture",
+    "load_capture_kind",
     "null_replay",
     "open",
 ]

@@ -1,16 +1,24 @@
 """Replay checkpoints: everything one replay position depends on, copied, so a replay can return to it.
 
-``snapshot_pages(memory) -> Pages`` copies the non-zero 4 KiB pages of every memory region (region name ->
-(page indices (n,) int64, (n, PAGE) uint8)); ``restore_pages(memory, pages)`` zeroes every other page and writes
-them back. Both look only at the pages some access has reached (``PhysicalMemory.live_pages``): the rest are
-zero, so a checkpoint costs in proportion to the memory a capture uses, not to the size of FCRAM. ``Checkpoint``
-bundles the pages with the GPU state, the external GPU / LCD registers, the draw count,
-the command processor's partially received input and, inside a command list, where the list continues.
+Memory is kept as a page table of 4 KiB pages shared between checkpoints (copy-on-write in effect): a
+``PageStore`` (one per replay) remembers memory as its last checkpoint saw it (a shadow copy, backed by the OS only
+where pages were touched) and the saved page object of each page. ``PageStore.snapshot() -> Pages`` compares the
+live pages (``PhysicalMemory.live_pages``: the only ones that may be non-zero) with the shadow in one numpy pass,
+copies only the pages that changed since the previous checkpoint (one (k, PAGE) uint8 block; each page is a
+read-only row view of it) and references the saved page objects of every other page. So a capture's checkpoints
+cost the pages the GPU, the engines and the CPU wrote between them, not a copy of all used memory each. A draw or
+a transfer writes memory through numpy views (the compiled kernels included), so dirtiness is found by comparing,
+not by tracking writes: no writer needs to report what it wrote.
+
+``restore_pages(memory, pages)`` zeroes the live pages the checkpoint does not name and writes back those it does.
+``Checkpoint`` bundles the pages with the GPU state, the external GPU / LCD registers, the draw count, the
+command processor's partially received input and, inside a command list, where the list continues.
 ``picaemu.replay.Replay.checkpoint()`` / ``restore(cp)`` take and apply them.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +27,21 @@ from picaemu.command.processor import PendingInput
 from picaemu.memory import PAGE, PhysicalMemory
 from picaemu.state import GpuState
 
-Pages = dict[str, tuple[np.ndarray, np.ndarray]]  # region -> (indices of non-zero 4 KiB pages, (n, PAGE) uint8)
+_ZERO = np.zeros(PAGE, np.uint8)
+_ZERO.flags.writeable = False
+
+
+@dataclass(frozen=True)
+class RegionPages:
+    """The saved pages of one region: page numbers (n,) int64 ascending and (n,) object, each a read-only
+    (PAGE,) uint8 array that later checkpoints share while the page stays unchanged."""
+
+    index: np.ndarray
+    pages: np.ndarray
+    fresh: int  # bytes this checkpoint copied (pages that changed since the store's previous checkpoint)
+
+
+Pages = dict[str, RegionPages]  # region name -> its saved pages
 
 
 def _pages(memory: PhysicalMemory, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -30,31 +52,77 @@ def _pages(memory: PhysicalMemory, name: str) -> tuple[np.ndarray, np.ndarray]:
     return full, live[live < full.shape[0]]
 
 
-def snapshot_pages(memory: PhysicalMemory) -> Pages:
-    """Copies of the non-zero 4 KiB pages of every memory region."""
-    out = {}
-    for region in memory.regions:
-        full, live = _pages(memory, region.name)
-        rows = full[live]
-        used = rows.view(np.uint64).any(axis=1)
-        out[region.name] = (live[used], rows[used])
-    return out
+def _runs(index: np.ndarray) -> list[tuple[int, int, int]]:
+    """(first position in ``index``, first page, end page) of each run of consecutive page numbers."""
+    starts = np.flatnonzero(np.diff(index) != 1) + 1
+    bounds = np.concatenate(([0], starts, [index.size])).tolist()
+    return [(a, int(index[a]), int(index[b - 1]) + 1) for a, b in itertools.pairwise(bounds) if b > a]
+
+
+class PageStore:
+    """One replay's page table: the shadow of memory at the last checkpoint and each page's saved object (see the
+    module docstring). Invariant: ``table[name][i]`` holds the bytes of ``shadow[name][i]``."""
+
+    def __init__(self, memory: PhysicalMemory) -> None:
+        self.memory = memory
+        self._shadow: dict[str, np.ndarray] = {}
+        self._table: dict[str, np.ndarray] = {}
+        for region in memory.regions:
+            count = region.size // PAGE
+            self._shadow[region.name] = np.zeros((count, PAGE), np.uint8)  # untouched pages cost no RSS
+            table = np.empty(count, object)
+            table.fill(_ZERO)
+            self._table[region.name] = table
+
+    def _changed(self, name: str, full: np.ndarray, live: np.ndarray) -> np.ndarray:
+        """(len(live),) bool: which live pages differ from the shadow (compared a run of pages at a time, as u64)."""
+        shadow = self._shadow[name]
+        changed = np.zeros(live.size, bool)
+        for at, first, end in _runs(live):
+            now, then = full[first:end].view(np.uint64), shadow[first:end].view(np.uint64)
+            changed[at : at + end - first] = (now != then).any(axis=1)
+        return changed
+
+    def snapshot(self) -> Pages:
+        """The live pages of every region: the changed ones copied, the rest shared with earlier checkpoints."""
+        out: Pages = {}
+        for region in self.memory.regions:
+            full, live = _pages(self.memory, region.name)
+            table = self._table[region.name]
+            dirty = live[self._changed(region.name, full, live)]
+            if dirty.size:
+                block = full[dirty]
+                block.flags.writeable = False
+                self._shadow[region.name][dirty] = block
+                for i, row in zip(dirty.tolist(), block, strict=True):
+                    table[i] = row
+            out[region.name] = RegionPages(live, table[live], int(dirty.size) * PAGE)
+        return out
 
 
 def restore_pages(memory: PhysicalMemory, pages: Pages) -> None:
-    """Memory as ``snapshot_pages`` saw it (every other page zero)."""
+    """Memory as the checkpoint saw it (every page it does not name is zero)."""
     for region in memory.regions:
         full, live = _pages(memory, region.name)
-        full[live] = 0
-        used, saved = pages[region.name]
-        full[used] = saved
-        memory.mark_live(region.name, used)  # a checkpoint of another replay (an edit's fork) names new pages
+        saved = pages[region.name]
+        full[np.setdiff1d(live, saved.index, assume_unique=True)] = 0
+        for i, page in zip(saved.index.tolist(), saved.pages, strict=True):
+            full[i] = page
+        memory.mark_live(region.name, saved.index)  # a checkpoint of another replay (an edit's fork) names new pages
+
+
+def distinct_page_bytes(checkpoints: list[Checkpoint]) -> int:
+    """Bytes of the distinct saved pages ``checkpoints`` hold together (pages they share count once)."""
+    seen = {id(p) for cp in checkpoints for saved in cp.pages.values() for p in saved.pages}
+    seen.discard(id(_ZERO))
+    return len(seen) * PAGE
 
 
 @dataclass(frozen=True)
 class Checkpoint:
     """A replay position, copied: ``position`` events applied plus the first ``packets`` packets of command-list
-    event ``position`` (0 = none). Arrays are private copies; ``Replay.restore`` copies them again."""
+    event ``position`` (0 = none). Arrays are private copies or shared read-only pages; ``Replay.restore`` copies
+    them again."""
 
     position: int
     packets: int
@@ -72,5 +140,11 @@ class Checkpoint:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of memory pages the checkpoint holds (the GPU state adds ~70 KiB)."""
-        return sum(int(saved.nbytes) for _, saved in self.pages.values())
+        """Bytes of memory the checkpoint stands for (pages shared with other checkpoints included; the GPU state
+        adds ~70 KiB)."""
+        return sum(int(saved.index.size) * PAGE for saved in self.pages.values())
+
+    @property
+    def fresh_bytes(self) -> int:
+        """Bytes of pages this checkpoint copied: those that changed since the previous checkpoint was taken."""
+        return sum(saved.fresh for saved in self.pages.values())

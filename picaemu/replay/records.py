@@ -35,6 +35,11 @@ def describe(event: pica.Event) -> str:
         return f"{name} " + ", ".join(f"0x{u.start:08X}..0x{u.end:08X}={u.value:08X}" for u in event.units)
     if isinstance(event, pica.DisplayTransfer | pica.TextureCopy):
         return f"{name} 0x{event.src:08X} -> 0x{event.dst:08X}"
+    if isinstance(event, pica.RequestDma):
+        return f"{name} 0x{event.src:08X} -> 0x{event.dst:08X} ({event.size} bytes)"
+    if isinstance(event, pica.FlushCacheRegions):
+        used = [f"0x{a:08X} ({n} bytes)" for a, n in event.regions if n]
+        return f"{name} " + (", ".join(used) or "nothing")
     if isinstance(event, pica.Present):
         return f"{name} screen {event.screen} 0x{event.left:08X}"
     if isinstance(event, pica.RegWrite):

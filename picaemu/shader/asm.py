@@ -8,8 +8,9 @@ pica-shader-isa.md with ``ifu/ifc … .else … .end`` and ``for … .end`` bloc
 inverted forms and MAD becomes MADI automatically when the uniform is the second (third) operand (the ``…i``
 mnemonics are accepted too); ADD/MUL/DP3/DP4 and CMP swap their sources when only the second is a uniform (an
 extension: picasso refuses those). Operand descriptors are shared as picasso shares them
-(``picaemu.shader.asm_descs``), with the lanes picasso ignores filled canonically (``disasm.canonical_swizzle``),
-so disassembling the output and re-assembling it reproduces the same words. Padding NOPs go where picasso puts
+(``picaemu.shader.asm_descs``), each use bringing its swizzles as written (``asm_model.descriptor``), so
+disassembling the output and re-assembling it reproduces the same words. ``assemble_with_map`` also returns the
+source line of every word (``picaemu.shader.linemap``). Padding NOPs go where picasso puts
 them: at ``.else``/``.end`` after a block end with no instruction since, after a jump or call, after a BREAKC that
 ends a loop, and in an empty body. Errors: ``AssemblyError`` naming file, line and column.
 """
@@ -39,6 +40,7 @@ from picaemu.shader.asm_model import (
 )
 from picaemu.shader.asm_ops import INSTRUCTIONS
 from picaemu.shader.asm_syntax import IDENT_RE, AssemblyError, Operand, Where, parse_operand, strip_comment
+from picaemu.shader.linemap import LineMap, code_digest
 
 
 class Assembler:
@@ -53,11 +55,17 @@ class Assembler:
         self.gs_pools = decls.shared_pools()
         self.global_uniforms: dict[str, tuple[str, int, int]] = {}
         self.last_was_end = False  # a block closed and no instruction since (picasso's rule; spans files)
+        self.file_index = 0
+        self.line = 0  # the source line being read: every word emitted now belongs to it (the line map)
+        self.lines: list[tuple[int, int]] = []  # per code word: (file index, 1-based line)
 
     # ------------------------------------------------------------------ top level
 
     def assemble(self, sources: list[tuple[str, str]]) -> Shbin:
-        units = [self._file(path, text) for path, text in sources]
+        units = []
+        for k, (path, text) in enumerate(sources):
+            self.file_index = k
+            units.append(self._file(path, text))
         for pc, name, where in self.fixups:
             self._resolve(pc, name, where)
         dvles = [self._dvle(u) for u in units if not u.nodvle]
@@ -85,6 +93,7 @@ class Assembler:
             if not body:
                 continue
             where = Where(path, lineno, len(line) - len(body) + 1)
+            self.line = lineno
             label, colon, rest = body.partition(":")
             if colon and IDENT_RE.match(label.strip()) and not body.startswith("."):
                 self._label(unit, label.strip(), where)
@@ -120,6 +129,7 @@ class Assembler:
     def _emit(self, word: int, kind: str) -> int:
         self.code.append(word)
         self.kinds.append(kind)
+        self.lines.append((self.file_index, self.line))
         return len(self.code) - 1
 
     def _desc(self, name: str, value: int, full: int, where: Where) -> int:
@@ -281,9 +291,17 @@ _DIRECTIVES = {
 
 def assemble(sources: list[tuple[str, str]] | str) -> Shbin:
     """Assemble one source text (``str``) or several ``(path, text)`` files into a SHBIN."""
+    return assemble_with_map(sources)[0]
+
+
+def assemble_with_map(sources: list[tuple[str, str]] | str) -> tuple[Shbin, LineMap]:
+    """``assemble`` plus the line map of the code (``picaemu.shader.linemap``; file names as given)."""
     if isinstance(sources, str):
         sources = [("<source>", sources)]
-    return Assembler().assemble(sources)
+    a = Assembler()
+    result = a.assemble(sources)
+    names = tuple(path for path, _text in sources)
+    return result, LineMap(names, tuple(a.lines), code_digest(result.code))
 
 
-__all__ = ["AssemblyError", "assemble", "descriptor"]
+__all__ = ["AssemblyError", "assemble", "assemble_with_map", "descriptor"]

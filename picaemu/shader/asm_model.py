@@ -1,8 +1,10 @@
 """The assembler's data: mnemonic tables, the open-block and per-file records, and the word-building rules that
 both the assembler (``picaemu.shader.asm``) and its instruction encoders (``picaemu.shader.asm_ops``) use.
 
-Operand descriptors keep the written swizzle in the lanes picasso keeps and the identity elsewhere
-(``descriptor``); flow instructions carry a target and a count in their F2 fields (``flow_fields``).
+Operand descriptors hold what picasso stores for one use (``descriptor``): the write mask, and every source's
+negation and four selector lanes exactly as written (a short swizzle repeats its last letter), including the lanes
+the instruction never reads; the source fields an instruction does not have are 0 (selector ``xxxx``). Flow
+instructions carry a target and a count in their F2 fields (``flow_fields``).
 """
 
 from __future__ import annotations
@@ -11,9 +13,7 @@ from dataclasses import dataclass, field
 
 from picaemu.formats.shbin import Constant, Output
 from picaemu.shader import isa
-from picaemu.shader.asm_descs import kept_lanes
 from picaemu.shader.asm_syntax import Alias, Operand, Where
-from picaemu.shader.disasm import canonical_swizzle
 
 INVERTED = {"dph": "dphi", "dst": "dsti", "sge": "sgei", "slt": "slti"}
 COMMUTATIVE = {"add", "mul", "dp3", "dp4"}
@@ -73,11 +73,10 @@ def flow_fields(target: int, num: int, where: Where) -> int:
     return target << t_lo | num << n_lo
 
 
-def descriptor(mn: str, mask: int, ops: list[Operand]) -> int:
-    """Descriptor word: the written swizzles in the lanes picasso keeps, the identity elsewhere (module doc)."""
-    comps = isa.mask_components(mask)
-    sels, negs = [isa.IDENTITY_SELECTOR] * 3, [False] * 3
+def descriptor(mask: int, ops: list[Operand]) -> int:
+    """Descriptor word of one use: ``mask`` and the sources as written; absent sources all 0 (module doc)."""
+    sels, negs = [0] * 3, [False] * 3
     for k, op in enumerate(ops):
-        sels[k] = isa.lanes_selector(canonical_swizzle(op.swizzle, kept_lanes(mn, comps, k + 1)))
+        sels[k] = isa.lanes_selector(op.swizzle)
         negs[k] = op.negate
     return isa.encode_desc(mask, tuple(sels), tuple(negs))  # type: ignore[arg-type]

@@ -75,7 +75,7 @@ def binary(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Piece
     r1 = _src(s1, p1, where, wide=not inverted)
     r2 = _src(s2, p2, where, wide=inverted)
     rel = s2.relative if inverted else s1.relative
-    desc = a._desc(name, descriptor(name, mask, [s1, s2]), D12, where)
+    desc = a._desc(name, descriptor(mask, [s1, s2]), D12, where)
     a._emit(isa.encode(name, dst=dst, src1=r1, src2=r2, idx=rel, desc=desc), name)
 
 
@@ -84,7 +84,7 @@ def unary(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces
     dst, mask = _dest(a, unit, pieces[0], where)
     s1 = a.operand(unit, pieces[1], where)
     r1 = _src(s1, pieces[1], where, wide=True)
-    desc = a._desc(mn, descriptor(mn, mask, [s1]), D1, where)
+    desc = a._desc(mn, descriptor(mask, [s1]), D1, where)
     a._emit(isa.encode(mn, dst=dst, src1=r1, idx=s1.relative, desc=desc), mn)
 
 
@@ -97,7 +97,7 @@ def mova(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces,
         )
     s1 = a.operand(unit, pieces[1], where)
     r1 = _src(s1, pieces[1], where, wide=True)
-    desc = a._desc(mn, descriptor(mn, MOVA_MASKS[target], [s1]), D1, where)
+    desc = a._desc(mn, descriptor(MOVA_MASKS[target], [s1]), D1, where)
     a._emit(isa.encode(mn, dst=0, src1=r1, idx=s1.relative, desc=desc), mn)
 
 
@@ -115,7 +115,7 @@ def cmp(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, 
         s1, s2, p1, p2 = s2, s1, p2, p1
         ox, oy = MIRRORED_CMP.get(ox, ox), MIRRORED_CMP.get(oy, oy)
     codes = [isa.CMP_OPS.index(o) if o in isa.CMP_OPS else int(o) for o in (ox, oy)]
-    desc = a._desc(mn, descriptor(mn, 0, [s1, s2]), S12, where)
+    desc = a._desc(mn, descriptor(0, [s1, s2]), S12, where)
     a._emit(
         isa.encode(
             "cmp",
@@ -143,7 +143,7 @@ def mad(a: Assembler, unit: Unit, blocks: list[Block], mn: str, pieces: Pieces, 
     name = "madi" if _wide(s[2]) else "mad"
     wide_k = 2 if name == "madi" else 1
     raws = [_src(s[k], p[k], where, wide=(k == wide_k)) for k in range(3)]
-    desc = a._desc(name, descriptor(name, mask, s), D123, where)
+    desc = a._desc(name, descriptor(mask, s), D123, where)
     a._emit(
         isa.encode(name, dst=dst, src1=raws[0], src2=raws[1], src3=raws[2], idx=s[wide_k].relative, desc=desc), name
     )

@@ -3,17 +3,21 @@
 Two products:
 - ``format_instruction(ins, names, labels) -> str``: one instruction (``dp4 o0.x, projection[0], r0``), used by the
   listing, traces and the GUI on live state;
-- ``disassemble(code, opdescs, ...)`` / ``disassemble_dvle(shbin, i)``: a whole program as source — uniform,
-  constant and output declarations, ``.proc`` blocks (the entry proc and every CALL target), structured
-  ``ifu/ifc … .else … .end`` and ``for … .end`` blocks, and labels for jump targets. Flow that does not nest
-  (overlapping scopes) is printed as ``.word 0x…`` with the decoded form in a comment, which re-assembles to the
-  same word at the same address.
+- ``disassemble(code, opdescs, ...)``: a whole program as source — ``.proc`` blocks (the entry proc, every CALL
+  target, and each stretch of code outside them as a private ``_code_…`` proc), structured ``ifu/ifc … .else …
+  .end`` and ``for … .end`` blocks, and labels for jump targets (within one source file). Flow that does not nest
+  (overlapping scopes, a jump into another file) is printed as ``.word 0x…`` with the decoded form in a comment,
+  which re-assembles to the same word at the same address. The declarations of a SHBIN's DVLEs come from
+  ``picaemu.shader.disasm_shbin``.
 
-Swizzles show only the lanes picasso keeps for the instruction (``asm_descs.kept_lanes``: the lanes it reads,
-plus every lane of operands picasso compares whole; picasso shares descriptors and leaves junk in the other
-lanes): nothing when those lanes are the identity, else lanes x..last kept, where a lane not kept shows its
-identity component. The assembler fills the other lanes by the same rule, so disassemble -> assemble reproduces
-every word and descriptor of its own output.
+Swizzles: the whole-program text (``disassemble``, ``exact=True`` in ``format_instruction``) prints every selector
+lane of the descriptor, in the shortest form that re-expands to it (a short swizzle repeats its last letter), and
+the assembler stores what is written, lanes no instruction reads included, as picasso does
+(``asm_model.descriptor``). Each use of a shared descriptor then brings back the entry's final word, and the
+sharing rule (``asm_descs``) rebuilds the same table: disassemble -> assemble reproduces every code word and
+descriptor of a file laid out by picasso or by picaemu. Traces, listings and the GUI (``exact=False``) show only
+the lanes picasso keeps for the instruction (``asm_descs.kept_lanes``; nothing when they are the identity), since
+the other lanes of a shared descriptor hold another instruction's swizzle.
 """
 
 from __future__ import annotations
@@ -23,8 +27,6 @@ from itertools import pairwise
 import numpy as np
 
 from picaemu.errors import ShaderError
-from picaemu.formats.shbin import OUTPUT_TYPES, Shbin
-from picaemu.numeric import f24
 from picaemu.shader.asm_descs import kept_lanes
 from picaemu.shader.isa import (
     CMP_OPS,
@@ -38,7 +40,6 @@ from picaemu.shader.isa import (
     dest_name,
     source_name,
 )
-from picaemu.shader.setup import dvle_names
 
 PER_LANE = {"add", "mul", "sge", "sgei", "slt", "slti", "max", "min", "flr", "mov", "mad", "madi"}
 SCALAR_X = {"ex2", "lg2", "rcp", "rsq"}
@@ -62,19 +63,6 @@ FIXED_LANES = {
 }
 BASE_NAME = {"dphi": "dph", "dsti": "dst", "sgei": "sge", "slti": "slt", "madi": "mad"}
 MASK_NONE = "_"
-OUTPUT_PROPS = {
-    0: "position",
-    1: "normalquat",
-    2: "color",
-    3: "texcoord0",
-    4: "texcoord0w",
-    5: "texcoord1",
-    6: "texcoord2",
-    7: "7",
-    8: "view",
-    9: "dummy",
-}
-DUMMY_OUTPUT = 9
 
 
 def consumed_lanes(ins: Instruction, k: int) -> tuple[int, ...]:
@@ -99,10 +87,21 @@ def canonical_swizzle(swizzle: tuple[int, ...], lanes: tuple[int, ...]) -> tuple
 
 
 def swizzle_text(swizzle: tuple[int, ...], lanes: tuple[int, ...]) -> str:
+    """The ``lanes`` of ``swizzle`` (x..last of them; a lane not among them shows its identity component)."""
     if not lanes or all(swizzle[i] == i for i in lanes):
         return ""
     canon = canonical_swizzle(swizzle, lanes)
     return "." + "".join(COMPONENTS[c] for c in canon[: max(lanes) + 1])
+
+
+def exact_swizzle_text(swizzle: tuple[int, ...]) -> str:
+    """All four lanes, shortened while the dropped lanes repeat the last letter kept (picasso's expansion)."""
+    if tuple(swizzle) == (0, 1, 2, 3):
+        return ""
+    n = 4
+    while n > 1 and swizzle[n - 2] == swizzle[n - 1] == swizzle[3]:
+        n -= 1
+    return "." + "".join(COMPONENTS[c] for c in swizzle[:n])
 
 
 def mask_text(mask: int) -> str:
@@ -125,10 +124,14 @@ def _register_text(raw: int, idx: int, names: dict[str, str]) -> str:
     return f"{name or reg}[{rel}]"
 
 
-def operand_text(ins: Instruction, k: int, names: dict[str, str]) -> str:
+def operand_text(ins: Instruction, k: int, names: dict[str, str], exact: bool = False) -> str:
+    """Source ``k`` (1-3): every selector lane (``exact``) or only the lanes picasso keeps (module doc)."""
     op: Operand = ins.srcs[k - 1]
     text = _register_text(op.raw, op.idx, names)
-    return ("-" if op.negate else "") + text + swizzle_text(op.swizzle, kept_lanes(ins.name, ins.components, k))
+    lanes = (
+        exact_swizzle_text(op.swizzle) if exact else swizzle_text(op.swizzle, kept_lanes(ins.name, ins.components, k))
+    )
+    return ("-" if op.negate else "") + text + lanes
 
 
 def condition_text(ins: Instruction) -> str:
@@ -138,25 +141,35 @@ def condition_text(ins: Instruction) -> str:
 
 
 def format_instruction(
-    ins: Instruction, names: dict[str, str] | None = None, labels: dict[int, str] | None = None
+    ins: Instruction,
+    names: dict[str, str] | None = None,
+    labels: dict[int, str] | None = None,
+    exact: bool = False,
+    procs: dict[int, str] | None = None,
 ) -> str:
-    """One instruction in picasso syntax; flow targets appear as labels (or hex addresses)."""
+    """One instruction in picasso syntax; jump targets appear as ``labels``, call targets as ``procs`` (else
+    labels), either else as hex addresses; ``exact``: every selector lane of the sources (module doc)."""
     names = names or {}
     labels = labels or {}
+    if procs and ins.name in ("call", "callc", "callu"):
+        labels = procs
+
+    def source(k: int) -> str:
+        return operand_text(ins, k, names, exact)
 
     def target(addr: int) -> str:
         return labels.get(addr, f"0x{addr:03X}")
 
     name = ins.name
     if ins.fmt in (Fmt.F1, Fmt.F1I, Fmt.F1U, Fmt.F5, Fmt.F5I):
-        srcs = ", ".join(operand_text(ins, k, names) for k in range(1, len(ins.srcs) + 1))
+        srcs = ", ".join(source(k) for k in range(1, len(ins.srcs) + 1))
         if name == "mova":
             return f"mova a0{mask_text(ins.mask & 0xC) if ins.mask & 0xC != 0xC else '.xy'}, {srcs}"
         dst = dest_name(ins.dst)
         return f"{BASE_NAME.get(name, name)} {names.get(dst, dst)}{mask_text(ins.mask)}, {srcs}"
     if name == "cmp":
         ox, oy = (CMP_OPS[c] for c in ins.cmp_ops)
-        return f"cmp {operand_text(ins, 1, names)}, {ox}, {oy}, {operand_text(ins, 2, names)}"
+        return f"cmp {source(1)}, {ox}, {oy}, {source(2)}"
     if name in ("breakc",):
         return f"breakc {condition_text(ins)}"
     if name in ("ifc",):
@@ -199,7 +212,14 @@ def listing(
 class _Structure:
     """Block boundaries of one program: procs, structured ifs/loops, labels and unstructured words."""
 
-    def __init__(self, words: list[int], ins: list[Instruction | None], entry: int, main_end: int) -> None:
+    def __init__(
+        self,
+        words: list[int],
+        ins: list[Instruction | None],
+        entry: int,
+        main_end: int,
+        files: list[tuple[int, int]] | None = None,
+    ) -> None:
         n = len(ins)
         self.words = words
         self.ins = ins
@@ -211,6 +231,16 @@ class _Structure:
         spans = sorted(self.procs.items())
         if any(b0 < a1 for (_a0, a1), (b0, _b1) in pairwise(spans)):
             self.procs = {0: n}  # overlapping procs: one proc, calls become raw words
+        # code outside every proc (dead code, another DVLE's entry) is a private proc of its own, so that its
+        # blocks close and its jumps get labels like any other code
+        self.gaps: set[int] = set()
+        pc = 0
+        for start, end in [*sorted(self.procs.items()), (n, n)]:
+            if pc < start:
+                self.procs[pc] = start
+                self.gaps.add(pc)
+            pc = max(pc, end)
+        self.files = files or [(0, n)]  # source files (labels are local to their file)
         self.raw: set[int] = set()
         self.closes: dict[int, list[str]] = {}  # pc -> ".else"/".end" marks printed before pc, inner first
 
@@ -248,9 +278,15 @@ class _Structure:
                     if self.procs.get(i.target) != i.target + i.num:
                         self.raw.add(pc)
                 elif i.name in ("jmpc", "jmpu"):
-                    self.labels.setdefault(i.target, f"l_{i.target:03x}")
+                    if self._file_of(pc) == self._file_of(i.target):
+                        self.labels.setdefault(i.target, f"l_{i.target:03x}")
+                    else:  # a label cannot name code of another file
+                        self.raw.add(pc)
 
-    def proc_text(self, start: int, end: int, name: str, names: dict[str, str], labels: dict[int, str]) -> list[str]:
+    def _file_of(self, pc: int) -> int:
+        return next((k for k, (lo, hi) in enumerate(self.files) if lo <= pc < hi), -1)
+
+    def proc_text(self, start: int, end: int, name: str, names: dict[str, str], procs: dict[int, str]) -> list[str]:
         out, depth = [f".proc {name}"], 1
         for pc in range(start, end + 1):
             for mark in self.closes.get(pc, []):
@@ -263,57 +299,17 @@ class _Structure:
                 out.append(f"{self.labels[pc]}:")
             i = self.ins[pc]
             if i is None or pc in self.raw:
-                text = format_instruction(i, names, labels) if i is not None else "invalid opcode"
+                text = (
+                    format_instruction(i, names, self.labels, exact=True, procs=procs)
+                    if i is not None
+                    else "invalid opcode"
+                )
                 out.append("    " * depth + f".word 0x{self.words[pc]:08X} ; {text}")
                 continue
-            out.append("    " * depth + format_instruction(i, names, labels))
+            out.append("    " * depth + format_instruction(i, names, self.labels, exact=True, procs=procs))
             depth += i.name in ("ifu", "ifc", "loop")
         out.append(".end")
         return out
-
-
-def _uniform_decls(names: dict[str, str], letter: str, count: int, keyword: str, first_free: int = 0) -> list[str]:
-    """Sequential declarations reproducing the register positions of named uniforms (gaps as private), counting
-    from ``first_free`` (a geometry shader's own pool)."""
-    lines, reg = [], first_free
-    groups: list[tuple[int, str, int]] = []
-    for r in range(count):
-        label = names.get(f"{letter}{r}")
-        if label is None:
-            continue
-        base = label.split("[")[0]
-        if groups and groups[-1][1] == base and groups[-1][0] + groups[-1][2] == r and "[" in label:
-            groups[-1] = (groups[-1][0], base, groups[-1][2] + 1)
-        else:
-            groups.append((r, base, 1))
-    for first, base, size in groups:
-        if first > reg:
-            lines.append(f"{keyword} _gap{letter}{reg}[{first - reg}]")
-        lines.append(f"{keyword} {base}" + (f"[{size}]" if "[" in names[f"{letter}{first}"] else ""))
-        reg = first + size
-    return lines
-
-
-def _gsh_header(dvle, names: dict[str, str]) -> tuple[list[str], int]:
-    """The ``.gsh`` line of a geometry DVLE and the first float register of its pool. A geometry DVLE with dummy
-    outputs but no merge flag came from a bare (compatibility) ``.gsh``."""
-    if any(o.type == DUMMY_OUTPUT for o in dvle.outputs) and not dvle.merge_outmaps:
-        return [".gsh"], 0
-    floats = [int(k[1:]) for k in names if k.startswith("c")]
-    first = min(floats, default=0)
-    if dvle.gs_mode == 2 and dvle.gs_fixed_start >= first:
-        first = 0
-    regs = f"c{first}"
-    mode = {
-        0: f"point {regs}",
-        1: f"variable {regs} {dvle.gs_variable_num}",
-        2: f"fixed c{dvle.gs_fixed_start} {regs} {dvle.gs_fixed_num}",
-    }.get(dvle.gs_mode, f"point {regs}")
-    return [f".gsh {mode}"], first
-
-
-def _float_text(v: float) -> str:
-    return repr(float(np.float32(v)))
 
 
 def disassemble(
@@ -326,9 +322,13 @@ def disassemble(
     header: list[str] | None = None,
     region: tuple[int, int] | None = None,
     entry_name: str = "main",
+    files: list[tuple[int, int]] | None = None,
+    own: tuple[int, int] | None = None,
 ) -> str:
     """A whole program as re-assemblable source. ``code`` holds exactly the program words; ``region`` limits the
-    text to the procs starting in [lo, hi) (one file of a multi-DVLE program), the entry proc named ``entry_name``."""
+    text to the procs starting in [lo, hi) (one file of a multi-DVLE program), the entry proc named ``entry_name``;
+    ``files``: the code range of every source file (a jump into another file is printed as ``.word``); ``own``: the
+    range whose registers ``names`` describes (code of another DVLE shows plain registers)."""
     names = dict(names or {})
     words = [int(w) for w in code]
     if not 0 <= entry < max(len(words), 1):
@@ -339,103 +339,20 @@ def disassemble(
             ins.append(decode(w, opdescs))
         except ShaderError:
             ins.append(None)
-    st = _Structure(words, ins, entry, len(words) if main_end is None else main_end)
+    st = _Structure(words, ins, entry, len(words) if main_end is None else main_end, files)
     st.build()
-    proc_names = {start: (entry_name if start == entry else f"proc_{start:03x}") for start in st.procs}
-    labels = {**st.labels, **proc_names}
+    proc_names = {
+        start: entry_name if start == entry else f"{'_code' if start in st.gaps else 'proc'}_{start:03x}"
+        for start in st.procs
+    }
     out = list(header or [])
     if entry not in proc_names:
         out.append(f"; entry point 0x{entry:03X} is inside a larger proc")
     lo, hi = region or (0, len(words))
-    pc = lo
-    for start, end in [*sorted(p for p in st.procs.items() if lo <= p[0] < hi), (hi, hi)]:
-        if pc < start:  # code outside every proc: a private proc that nothing calls
-            out += st.proc_text(pc, start, f"_code_{pc:03x}", names, labels)
-        if start < hi:
-            out += st.proc_text(start, end, proc_names[start], names, labels)
-        pc = max(pc, end)
+    own_lo, own_hi = own or (0, len(words))
+    for start, end in sorted(p for p in st.procs.items() if lo <= p[0] < hi):
+        mine = own_lo <= start < own_hi
+        if not mine:
+            out.append(f"; 0x{start:03X}-0x{end - 1:03X}: code of another DVLE, its registers unnamed")
+        out += st.proc_text(start, end, proc_names[start], names if mine else {}, proc_names)
     return "\n".join(out) + "\n"
-
-
-def disassemble_dvle(shbin: Shbin, index: int = 0, region: tuple[int, int] | None = None) -> str:
-    """Source text of DVLE ``index`` with its declarations (uniform names, constants, outputs, GS mode); with
-    ``region``, only the code of [lo, hi) (see ``disassemble_files``)."""
-    dvle = shbin.dvles[index]
-    names = {k: v for k, v in dvle_names(dvle).items() if not k.startswith("o")}
-    header = [f"; disassembled by picaemu from DVLE {index} ({'geometry' if dvle.is_geometry else 'vertex'})"]
-    first_free = 0
-    if dvle.is_geometry:
-        gsh, first_free = _gsh_header(dvle, names)
-        header += gsh
-    header += _uniform_decls(names, "c", 96, ".fvec", first_free) + _uniform_decls(names, "i", 4, ".ivec")
-    header += _uniform_decls(names, "b", 16, ".bool")
-    header += [f".in {names[f'v{r}']} v{r}" for r in range(16) if f"v{r}" in names]
-    for c in dvle.constants:
-        if c.type == 2:
-            vals = ", ".join(_float_text(f24(int(v))) for v in c.data)
-            header.append(f".setf c{c.register}({vals})")
-        elif c.type == 1:
-            header.append(f".seti i{c.register}({', '.join(str(v) for v in c.ivec)})")
-        else:
-            header.append(f".setb b{c.register} {'true' if c.data[0] & 1 else 'false'}")
-    for o in dvle.outputs:  # NAME aliases the whole register (first entry of it); the mask is the register's
-        prop = OUTPUT_PROPS.get(o.type, str(o.type))
-        alias = "-" if f"o{o.register}" in names else f"out_{OUTPUT_TYPES.get(o.type, 'x')}_{o.register}"
-        header.append(f".out {alias} {prop} o{o.register}{mask_text(_table_mask_to_desc(o.mask))}")
-        names.setdefault(f"o{o.register}", alias)
-    entry_name = "main" if region is None or index == 0 else f"main{index}"
-    if entry_name != "main":
-        header.append(f".entry {entry_name}")
-    ops = [d for d, _e in shbin.opdescs]
-    return disassemble(
-        shbin.code,
-        ops,
-        entry=dvle.main_offset,
-        main_end=dvle.main_end,
-        names=names,
-        header=header,
-        region=region,
-        entry_name=entry_name,
-    )
-
-
-def _calls_from(shbin: Shbin, start: int, end: int) -> list[int]:
-    """Targets of the CALL/CALLC/CALLU words in [start, end)."""
-    out = []
-    for w in shbin.code[start:end]:
-        try:
-            i = decode(int(w), [0] * 128)
-        except ShaderError:
-            continue
-        if i.name in ("call", "callc", "callu"):
-            out.append(i.target)
-    return out
-
-
-def disassemble_files(shbin: Shbin) -> list[tuple[int, str]]:
-    """One source file per DVLE, in code order, as picasso lays files out (each file's code after the previous
-    file's): [(dvle index, text)]. File k holds the code from its first proc (its entry, or a proc it calls that
-    lies after the previous file's entry proc) up to the next file's; assembling the texts in this order gives an
-    equivalent SHBIN. DVLEs whose entry procs overlap cannot be split: ``ShaderError``."""
-    order = sorted(range(len(shbin.dvles)), key=lambda k: shbin.dvles[k].main_offset)
-    starts = []
-    for j, k in enumerate(order):
-        d = shbin.dvles[k]
-        prev_end = shbin.dvles[order[j - 1]].main_end if j else 0
-        if j and d.main_offset < prev_end:
-            raise ShaderError(
-                f"DVLE {k}'s entry 0x{d.main_offset:03X} lies inside DVLE {order[j - 1]}'s: the "
-                "programs share code and cannot be split into files"
-            )
-        starts.append(
-            0
-            if not j
-            else min([d.main_offset] + [t for t in _calls_from(shbin, d.main_offset, d.main_end) if t >= prev_end])
-        )
-    bounds = [*starts[1:], len(shbin.code)]
-    return [(k, disassemble_dvle(shbin, k, (lo, hi))) for k, lo, hi in zip(order, starts, bounds, strict=True)]
-
-
-def _table_mask_to_desc(mask: int) -> int:
-    """Output-table mask (bit 0 = x) -> descriptor-style mask (bit 3 = x)."""
-    return sum(8 >> i for i in range(4) if mask & (1 << i))

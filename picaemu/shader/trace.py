@@ -17,6 +17,7 @@ import numpy as np
 
 from picaemu.shader.disasm import format_instruction, mask_text
 from picaemu.shader.geometry import run_geometry_reference
+from picaemu.shader.linemap import LineMap
 from picaemu.shader.reference import ScalarMachine, Step
 from picaemu.shader.setup import ShaderSetup
 
@@ -84,7 +85,8 @@ def _vec(values: list[float]) -> str:
     return "(" + ", ".join(f"{v:.6g}" for v in values) + ")"
 
 
-def format_trace(records: list[TraceRecord]) -> list[str]:
+def format_trace(records: list[TraceRecord], line_map: LineMap | None = None) -> list[str]:
+    """One line per step; with ``line_map``, each ends with the ``file:line`` of its instruction."""
     lines = []
     for r in records:
         s = r.step
@@ -95,5 +97,6 @@ def format_trace(records: list[TraceRecord]) -> list[str]:
             state += f" loop={s.loop_depth}:{s.loop_remaining}"
         if s.call_depth:
             state += f" call={s.call_depth}"
-        lines.append(f"0x{s.pc:03X}  {r.text:<40} {srcs}{res}  [{state}]")
+        where = line_map.at(s.pc) if line_map is not None else None
+        lines.append(f"0x{s.pc:03X}  {r.text:<40} {srcs}{res}  [{state}]" + (f"  ; {where}" if where else ""))
     return lines

@@ -86,7 +86,7 @@ def run_capture(data: bytes) -> Outcome:
 def run_shbin(data: bytes) -> Outcome:
     """Parse, disassemble and run every DVLE of a SHBIN on one vertex (see the module docstring)."""
     from picaemu.shader import ShaderSetup, run_vertex_shader
-    from picaemu.shader.disasm import disassemble_dvle
+    from picaemu.shader.disasm_shbin import disassemble_dvle
     from picaemu.shader.geometry import run_geometry_shader
 
     try:
