@@ -129,6 +129,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "bookmarks": ("find", "bookmarks", "The capture's debug markers (and the draws each groups) and your..."),
     "convert": ("convert", "convert", "Convert the capture SOURCE (.pica, .ctf or c3dcap directory) to..."),
     "decode": ("decode", "decode", "Decode the command buffer FILE (little-endian u32 words) and print..."),
+    "diff": ("diff", "diff", "Compare two captures draw by draw (or one capture under two backends):..."),
     "diff-backends": (
         "diff_backends",
         "diff_backends",
