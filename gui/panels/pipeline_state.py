@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from picaemu.formats.files import write_text
-from picaemu.gui.models.state_tree import StateTreeModel, value_text
+from picaemu.gui.models.state_tree import CHANGED_HTML, StateTreeModel, value_text
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QTreeView, QVBoxLayout, QWidget
 
@@ -62,9 +62,11 @@ class PipelineStatePanel(QWidget):
         if state is None:
             self.label.setText("no draw has run yet at this position")
             return
+        if previous is None:  # the first draw of the capture: nothing to compare with
+            self.label.setText(f"draw {draw}: the first draw (no earlier draw to compare with)")
+            return
         parts = {p.split(".")[0] for p in self.changed}
-        since = f"draw {draw - 1}" if draw else "nothing (the first draw)"
-        self.label.setText(f"draw {draw}: {len(parts)} stage part(s) changed since {since} (highlighted)")
+        self.label.setText(f"draw {draw}: {len(parts)} stage part(s) changed since draw {draw - 1} (highlighted)")
 
     def edit_selected(self) -> tuple[str, str] | None:
         """Emit ``edit_wanted`` for the selected leaf row; (path, shown) or None when no leaf is selected."""
@@ -87,7 +89,7 @@ class PipelineStatePanel(QWidget):
         return (
             "<!doctype html><meta charset=utf-8><title>picaemu pipeline state, draw "
             f"{self.draw}</title><style>table{{border-collapse:collapse}}td{{border:1px solid #bbb;"
-            "padding:2px 6px;font-family:monospace}}.changed{{background:#ffeca0}}</style>"
+            f"padding:2px 6px;font-family:monospace}}.changed{{background:{CHANGED_HTML}}}</style>"
             f"<h1>Pipeline state at draw {self.draw}</h1>" + "".join(rows)
         )
 
