@@ -159,7 +159,7 @@ def test_pipeline_state_values_and_html_export(qtbot, small_window, tmp_path: Pa
     qtbot.waitUntil(lambda: panel.draw == 5, timeout=WAIT_MS)
     assert "fragment_ops" not in panel.state
     texts = _tree_texts(panel.model)
-    assert not [t for t in texts if "<" in t and ">" in t or t == "None"]
+    assert not [t for t in texts if ("<" in t and ">" in t) or t == "None"]
     digits = [n.replace(".", "").lstrip("0") for t in texts for n in re.findall(r"\d+\.\d+", t)]
     assert max(len(d) for d in digits) <= 9, "floats printed past float32 precision"
     rows = {panel.model.index(r, 0).data(): panel.model.index(r, 1).data() for r in range(panel.model.rowCount())}
@@ -194,9 +194,9 @@ def test_enum_breakpoints_accept_the_tables_spellings_and_refuse_others(qtbot, s
     win = small_window
     open_scene(qtbot, win, MINICRAFT)
     hits = {
-        spelling: Breakpoint(
-            BreakKind.REGISTER_WRITE, "GPUREG_TEXUNIT0_PARAM", field="wrap_s", equals=spelling
-        ).hits(win.timeline)
+        spelling: Breakpoint(BreakKind.REGISTER_WRITE, "GPUREG_TEXUNIT0_PARAM", field="wrap_s", equals=spelling).hits(
+            win.timeline
+        )
         for spelling in ("clamp to border", "clamptoborder", "CLAMP_TO_BORDER")
     }
     assert len(hits["clamp to border"]) == 342
