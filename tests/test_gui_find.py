@@ -168,7 +168,8 @@ def test_thumbnails_are_footprints_built_only_for_visible_rows(qtbot, window, tm
     settle(qtbot, window)
     assert 0 in visible_draws(panel)
     assert batches and all(visible for _, visible in batches)  # never a row that was not on screen
-    assert sorted(d for draws, _ in batches for d in draws) == sorted(panel.model.requested)  # each asked once
+    # each asked for, again only when a move stopped its batch before it was built (Worker.preempted)
+    assert {d for draws, _ in batches for d in draws} == panel.model.requested
     assert len(panel.model.requested) < 400 and 500 not in panel.model.requested  # the middle was never shown
     panel.grab().save(str(shots(tmp_path) / "draws_top.png"))
     icon = panel.model.data(panel.model.index(3, 0), Qt.ItemDataRole.DecorationRole)
