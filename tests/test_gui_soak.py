@@ -122,6 +122,7 @@ def test_debugger_soak_keeps_none_true_false_counts(qtbot, tmp_path: Path) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # 1,500 steps over 40 frames: over the suite's 600 s on a busy 2-core machine
 def test_debugger_soak_on_a_real_game(qtbot, tmp_path: Path) -> None:
     """The same 1,500 steps over minicraft (issue 26: a GUI soak over a real game's 40 frames)."""
     _soak(qtbot, tmp_path, GAME)
