@@ -309,7 +309,9 @@ def _draw(
     for j in range(4):
         row[R_BOX + j] = box[j]
     fstate[FS_TOPOLOGY], fstate[FS_HELD] = topology + 1, kept.shape[0]
-    held[: kept.shape[0]] = kept
+    for i in range(kept.shape[0]):  # element copies: an array assignment compiles numba's shape-mismatch error
+        for c in range(kept.shape[1]):
+            held[i, c] = kept[i, c]
     return True
 
 
