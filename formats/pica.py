@@ -340,7 +340,7 @@ def _parse_state(payload: bytes, base: int, nblobs: int) -> InitialState:
     count = r.u32("memory block count")
     r.need(8 * count, "memory block table")
     table = np.frombuffer(r.take(8 * count, "memory block table"), "<u4").reshape(count, 2)
-    bad = np.flatnonzero(table[:, 1] >= nblobs) if count else []
+    bad = np.flatnonzero(table[:, 1] >= nblobs) if count else np.zeros(0, np.intp)
     if len(bad):
         raise FormatError(
             f"initial memory block {bad[0]} names missing blob {table[bad[0], 1]}",

@@ -58,7 +58,7 @@ from picaemu.debug.footprint import Footprint
 from picaemu.debug.footprint import footprint as footprint_of
 from picaemu.debug.screen_map import RenderTarget
 from picaemu.debug.session import Session
-from picaemu.debug.timeline import Cursor
+from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.errors import PicaError
 from picaemu.shader import linemap
 from picaemu.shader.setup import register_uniforms
@@ -104,7 +104,7 @@ class Debugger:
         self.editor = Editor(self.session)
 
     @property
-    def timeline(self):
+    def timeline(self) -> Timeline:
         return self.session.timeline
 
     def _draw(self, draw: int):

@@ -61,7 +61,7 @@ def footprints(
     for again; the debugger stops a batch when a move waits)."""
     from picaemu.debug.footprint import footprint
 
-    images = {}
+    images: dict[int, np.ndarray] = {}
     for d in draws:
         if images and stop():
             break

@@ -38,7 +38,7 @@ from picaemu.debug import state_views
 from picaemu.debug.pixel import PixelObserver, PixelValues, read_pixel
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
-from picaemu.draw import DrawCall
+from picaemu.draw import DrawCall, observed_sink
 from picaemu.errors import PicaError
 from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment.framebuffer import FramebufferState
@@ -105,7 +105,7 @@ class ProbeMismatch(PicaError):
 @contextmanager
 def observing(session: Session, observer: StageObserver) -> Iterator[None]:
     """Attach ``observer`` as the session pipeline's stage observer for the duration of the block."""
-    pipeline = session.replay.pipeline
+    pipeline = observed_sink(session.replay.pipeline)
     previous = pipeline.stage_observer
     pipeline.stage_observer = observer
     try:
@@ -265,7 +265,7 @@ def probe_draw(
 ) -> DrawProbe:
     """Re-run ``draw`` with the fragment observer attached; see the module docstring (``observer``: the
     ``PixelObserver`` to attach when probing a pixel; a plain one by default)."""
-    tl = session._need_timeline()
+    tl = session.timeline
     session.goto(tl.before_draw(draw))
     fb = FramebufferState.from_regs(session.state_at_draw(draw).regs)
     rec = _Recording(draw, pixel, fb)
@@ -295,7 +295,7 @@ def probe_draw(
 def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:
     """Draw ``draw``'s geometry as the pipeline computes it: the draw re-run from its nearest checkpoint with a
     ``state_views.VertexRecorder`` as the pipeline's stage observer (no stage re-implemented here)."""
-    tl = session._need_timeline()
+    tl = session.timeline
     recorder = state_views.VertexRecorder(draw)
     rerun_observed(session, tl.before_draw(draw), tl.after_draw(draw), recorder)
     return recorder.result()
@@ -307,7 +307,7 @@ def frame_fragment_map(session: Session, cursor: Cursor, kind: str = "depth-comp
     re-run from its start with ``picaemu.analysis.stats.FragmentCounter`` as the fragment observer."""
     from picaemu.analysis.stats import FragmentCounter
 
-    tl = session._need_timeline()
+    tl = session.timeline
     frame = tl.frame_of(cursor)
     if frame and cursor == Cursor(tl.frame_ends[frame - 1] + 1, 0):
         frame -= 1  # right after a FrameEnd: the frame that just ended (what the screen shows)
@@ -323,7 +323,7 @@ def frame_fragment_map(session: Session, cursor: Cursor, kind: str = "depth-comp
 def candidate_draws(session: Session, pixel: tuple[int, int], until: Cursor | None = None) -> list[int]:
     """The draws before ``until`` (default: the end) whose triangles' window bounds hold ``pixel`` (recorded while
     indexing): the only draws that can have rasterized a fragment there."""
-    tl = session._need_timeline()
+    tl = session.timeline
     stop = until if until is not None else tl.end
     return [d.index for d in tl.draws if tl.after_draw(d.index) <= stop and d.may_cover(pixel)]
 
@@ -332,7 +332,7 @@ def draws_at_pixel(session: Session, pixel: tuple[int, int], until: Cursor | Non
     """The draws before ``until`` (default: the end) that rasterized a fragment at window pixel ``pixel``
     (scissor-rejected ones included): each candidate draw (``candidate_draws``) re-run from its nearest checkpoint
     with a light fragment observer."""
-    tl = session._need_timeline()
+    tl = session.timeline
     hits: list[int] = []
 
     def seen(call: DrawCall, fates: FragmentFates) -> None:

@@ -39,13 +39,21 @@ from __future__ import annotations
 import bisect
 import os
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from picaemu.command.packets import Packet, list_packets
 from picaemu.command.processor import CommandProcessor
-from picaemu.draw import ROUTE_COMPILED, DrawCall, NullPipeline, PipelineEventKind, PipelineSink, is_compiled_sink
+from picaemu.draw import (
+    ROUTE_COMPILED,
+    CompiledSink,
+    DrawCall,
+    NullPipeline,
+    PipelineEventKind,
+    PipelineSink,
+    is_compiled_sink,
+)
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
@@ -126,12 +134,12 @@ class _Recorder:
         return plans.with_limit(limit if self.stop_after is None else min(limit, self.stop_after))
 
     def compiled_allowed(self) -> bool:
-        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()  # type: ignore[attr-defined]
+        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
 
     def compiled_draws(self, draws: CompiledDraws) -> None:
         """Record the loop's draws; the last may be a checkpoint draw or the draw to stop after (the loop stops
         after its plans' limit)."""
-        self.inner.compiled_draws(draws)  # type: ignore[attr-defined]  (offered plans: a CompiledSink)
+        cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
         replay = self._replay()
         facts = draws.each()
         if replay is not None:
