@@ -535,8 +535,14 @@ class Replay:
                     packet,
                     bisect.bisect_left(self.frames, self._current),
                     route=call.route,
+                    call_site=self._call_site(call.index, call.offset),
                 )
             )
+
+    def _call_site(self, index: int, offset: int) -> pica.CallSite | None:
+        """The recorded call site of draw ``index`` when its trigger offset agrees (``pica_calls``)."""
+        site = self.capture.call_sites.get(index)
+        return site if site is not None and site.offset == offset else None
 
     def _record_compiled(self, facts: list[DrawFacts]) -> None:
         """``_record_draw`` of each draw the command processor's compiled loop ran (``CompiledDraws.each``)."""
@@ -545,7 +551,18 @@ class Replay:
         event, packet, frame = self._current, self.packet, bisect.bisect_left(self.frames, self._current)
         known = len(self.draws)
         self.draws.extend(
-            DrawRecord(index, event, offset, kind.value, stats, bounds, packet + pk, frame, route=ROUTE_COMPILED)
+            DrawRecord(
+                index,
+                event,
+                offset,
+                kind.value,
+                stats,
+                bounds,
+                packet + pk,
+                frame,
+                route=ROUTE_COMPILED,
+                call_site=self._call_site(index, offset),
+            )
             for index, kind, offset, pk, _resume, stats, bounds in facts
             if index >= known
         )
