@@ -5,10 +5,15 @@ sources, result, flags and a watch list.
 
 Requests go out through ``wanted(request)``: ``("shader", unit)``, ``("trace", unit, index)``, ``("source",
 unit)`` ("Edit source…": the program as picasso source, for the edit-and-replay panel); the main window answers
-with ``show_shader`` / ``show_trace`` (the source goes to the edit panel).
+with ``show_shader`` / ``show_trace`` (the source goes to the edit panel). "Line map…" reads the ``X.shbin.map`` that
+``picaemu shader asm`` writes (``picaemu.shader.linemap``): while it matches the shown program's code, the listing
+and the trace's steps show the source file:line of each instruction; a bad or mismatched map is said in the panel.
 """
 
 from __future__ import annotations
+
+import warnings
+from pathlib import Path
 
 from picaemu.gui.models.table import TableModel, compact
 from picaemu.gui.rows import add_rows
@@ -16,6 +21,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -30,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from picaemu.debug.state_views import ShaderView
+from picaemu.shader import linemap
 from picaemu.shader.trace import masked_result
 
 TRACE_HEADERS = ("Step", "PC", "Instruction", "Sources", "Result", "cmp", "a0", "aL")
@@ -94,6 +101,12 @@ class ShaderPanel(QWidget):
         self.trace_button = QPushButton("Trace vertex")
         self.edit_source = QPushButton("Edit source…")
         self.edit_source.setToolTip("Edit the program at the current draw and replay the frame (Edit and replay)")
+        self.map_button = QPushButton("Line map…")
+        self.map_button.setToolTip(
+            "Show the source file:line of each instruction (X.shbin.map from picaemu shader asm)"
+        )
+        self.map_label = QLabel("")
+        self.map_label.setWordWrap(True)
         self.slider = QSlider()
         self.slider.setOrientation(self.slider.orientation().Horizontal)
         self.back, self.forward = QPushButton("◀ step"), QPushButton("step ▶")
@@ -115,6 +128,7 @@ class ShaderPanel(QWidget):
             lay,
             (self.unit, self.index_label, self.vertex, self.trace_button),
             (QLabel("watch"), self.watch, self.edit_source),
+            (self.map_button, self.map_label),
         )
         lay.addWidget(split, 2)
         lay.addLayout(steps)
@@ -126,11 +140,13 @@ class ShaderPanel(QWidget):
         )
         self.slider.valueChanged.connect(self.select_step)
         self.edit_source.clicked.connect(lambda: self.wanted.emit(("source", self.unit.currentText())))
+        self.map_button.clicked.connect(self._choose_map)
         self.back.clicked.connect(lambda: self.slider.setValue(self.slider.value() - 1))
         self.forward.clicked.connect(lambda: self.slider.setValue(self.slider.value() + 1))
         self.watch.editingFinished.connect(lambda: self.select_step(self.slider.value()))
         self.view: ShaderView | None = None
         self.records: list = []
+        self.line_map: linemap.LineMap | None = None  # as read; shown while it matches the program's code
 
     def _unit_changed(self, unit: str) -> None:
         what = "GS invocation" if unit == "gs" else "vertex"
@@ -138,10 +154,40 @@ class ShaderPanel(QWidget):
         self.trace_button.setText(f"Trace {what}")
         self.wanted.emit(("shader", unit))
 
+    def _choose_map(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Shader line map", "", "Line maps (*.map *.shbin);;All files (*)")
+        if path:
+            self.load_line_map(path)
+
+    def load_line_map(self, path: str) -> None:
+        """Read the line map of ``path`` (a SHBIN or its ``.map``); the listing and the trace show source lines
+        while it matches the shown program's code (a bad map is said in the panel, never raised)."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", linemap.LineMapWarning)
+            self.line_map = linemap.read(path)
+        self.map_label.setText(str(caught[0].message) if caught else "")
+        if self.view is not None:
+            self.show_shader(self.view)
+
+    def _source(self, pc: int) -> str | None:
+        """``file:line`` of the instruction at ``pc`` when a line map matches the shown program."""
+        lm, view = self.line_map, self.view
+        if lm is None or view is None or not lm.matches(view.setup.code):
+            return None
+        return lm.at(pc)
+
     def show_shader(self, view: ShaderView) -> None:
         self.view = view
         self.listing.clear()
-        self.listing.addItems(list(view.lines))
+        lines = list(view.lines)
+        lm = self.line_map
+        if lm is not None:
+            if lm.matches(view.setup.code):
+                lines = [f"{text}  ; {self._source(pc)}" if self._source(pc) else text for pc, text in enumerate(lines)]
+                self.map_label.setText(f"source lines from {', '.join(Path(f).name for f in lm.files)}")
+            else:
+                self.map_label.setText("line-map-mismatch: the map was written for other code; source lines not shown")
+        self.listing.addItems(lines)
         if 0 <= view.entry < self.listing.count():
             self.listing.item(view.entry).setBackground(QColor(200, 230, 255))
         setup = view.setup
@@ -173,4 +219,6 @@ class ShaderPanel(QWidget):
             self.listing.setCurrentRow(pc)
         names = self.watch.text().split()
         values = watch_values(self.records, step, names)
-        self.watch_label.setText(f"step {step}, pc 0x{pc:03X}: " + "  ".join(f"{k}={v}" for k, v in values.items()))
+        source = self._source(pc)
+        where = f"step {step}, pc 0x{pc:03X}" + (f" ({source})" if source else "")
+        self.watch_label.setText(f"{where}: " + "  ".join(f"{k}={v}" for k, v in values.items()))
