@@ -179,7 +179,7 @@ class Debugger:
                 target.as_dict(),
             )
             for draw, target, window in draws
-            for f in probe.probe_draw(session, draw, window).fragments
+            for f in probe.pixel_fragments(session, draw, window)
         ]
 
     def debug_fragment(
