@@ -79,7 +79,7 @@ class MainWindow(QMainWindow):
         self.path = ""
         self.last_error = ""
         self.target = Cursor(0, 0)
-        self.history_pixel: tuple[int, int] | None = None  # the picked pixel, re-asked at every position
+        self.history_pixel: tuple[str, int, int] | None = None  # (view, x, y) picked, re-asked at every position
         self.opening = ""  # the capture being opened (``path`` changes once it has opened)
         self._recent_on_open = False
         self._build_panels()
@@ -152,6 +152,7 @@ class MainWindow(QMainWindow):
         self.stats.run_to_draw.connect(self.run_to_draw)
         self.draws.run_to_draw.connect(self.run_to_draw)
         self.framebuffer.pixel_picked.connect(self.pick_pixel)
+        self.framebuffer.screen_picked.connect(self.pick_in_view)
         self.framebuffer.overlays_wanted.connect(self._request_probe)
         self.framebuffer.backend_diff_wanted.connect(self._request_backend_diff)
         self.textures.wanted.connect(self._request_texture)
@@ -368,11 +369,16 @@ class MainWindow(QMainWindow):
         return self.worker.submit("edit", partial(jobs.edit, draw=draw, edits=changes, scope=scope))
 
     def pick_pixel(self, x: int, y: int) -> int | None:
+        """Pixel history of window pixel (x, y) of the render target at the position."""
+        return self.pick_in_view("color", x, y)
+
+    def pick_in_view(self, view: str, x: int, y: int) -> int | None:
+        """Pixel history of the pixel picked in ``view`` (``picaemu.debug.history.view_history``)."""
         if self.timeline is None:
             return None
-        self.history_pixel = (x, y)
-        self.history.label.setText(f"pixel x={x} y={y}: replaying draws …")
-        return self.worker.submit("history", partial(jobs.history, pixel=(x, y), cursor=self.target))
+        self.history_pixel = (view, x, y)
+        self.history.label.setText(f"{view} pixel ({x}, {y}): replaying draws …")
+        return self.worker.submit("history", partial(jobs.history, view=view, x=x, y=y, cursor=self.target))
 
     def _after_move(self, snap: Snapshot) -> None:
         draw = snap.last_draw
@@ -381,7 +387,8 @@ class MainWindow(QMainWindow):
         if self.framebuffer.frame_map_box.isChecked():
             self.worker.submit("frame_map", partial(jobs.fragment_map, cursor=snap.cursor, kind="depth-complexity"))
         if self.history_pixel is not None:  # the picked pixel's history, recomputed for the new position
-            self.worker.submit("history", partial(jobs.history, pixel=self.history_pixel, cursor=snap.cursor))
+            view, x, y = self.history_pixel
+            self.worker.submit("history", partial(jobs.history, view=view, x=x, y=y, cursor=snap.cursor))
         self.worker.submit("textures", partial(jobs.textures, cursor=snap.cursor))
         self.worker.submit("shader", partial(jobs.shader, cursor=snap.cursor, unit=self.shader.unit.currentText()))
         if draw is not None:
@@ -417,6 +424,8 @@ class MainWindow(QMainWindow):
             self.shader.show_trace(result.error_text, [])
         elif result.kind == "edit":  # a bad edit is named in the panel, the window goes on
             self.edit_replay.show_error(result.error_text)
+        elif result.kind == "history":  # a pick no draw or transfer explains: named in the panel
+            self.history.show_error(result.error_text)
         else:
             self.show_error(f"{result.kind} failed", result.error_text)
         if result.kind == "open":  # the previous capture, title and recent files stay as they were
@@ -436,7 +445,7 @@ class MainWindow(QMainWindow):
             self._remember(self.path)
         self.history_pixel = None  # a pick on the previous capture means nothing here
         self._console_scope.clear()  # the console's names belonged to the previous session
-        self.history.show_history(None, [])
+        self.history.show_history(None)
         self.timeline = tl = opened.timeline
         self.setWindowTitle(f"picaemu debugger — {os.path.basename(self.path)}")
         self.commands.set_timeline(tl, self.path, opened.markers)
@@ -524,7 +533,7 @@ class MainWindow(QMainWindow):
 
     def _got_history(self, result: JobResult) -> None:
         where = self.snapshot.cursor.text() if self.snapshot is not None else ""
-        self.history.show_history(self.history_pixel, result.value, where)
+        self.history.show_history(result.value, where)
 
     # -- breakpoints and settings ------------------------------------------------------------------------
     def _bp_key(self) -> str:

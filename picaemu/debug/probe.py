@@ -332,10 +332,7 @@ def frame_fragment_map(session: Session, cursor: Cursor, kind: str = "depth-comp
     from picaemu.analysis.stats import FragmentCounter
 
     tl = session._need_timeline()
-    frame = tl.frame_of(cursor)
-    if frame and cursor == Cursor(tl.frame_ends[frame - 1] + 1, 0):
-        frame -= 1  # right after a FrameEnd: the frame that just ended (what the screen shows)
-    start = Cursor(tl.frame_ends[frame - 1] + 1, 0) if frame else Cursor(0, 0)
+    start = tl.frame_start(tl.frame_shown(cursor))
     counter = FragmentCounter(kind)
     rerun(session, start, cursor, counter.observe)
     if not counter.maps:
