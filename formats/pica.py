@@ -72,6 +72,7 @@ from picaemu.errors import FormatError
 MAGIC = b"PICAcap\x1a"
 VERSION_MAJOR = 1
 VERSION_MINOR = 1  # 1.1: RequestDma and FlushCacheRegions events
+MINOR_1_EVENTS = (RequestDma, FlushCacheRegions)  # a file holding one is written as 1.1
 MAX_SECTION_BYTES = 1 << 31  # a decompressed section (or blob) larger than 2 GiB is refused as corrupt
 MAX_BLOBS = 1 << 20
 MAX_META_ENTRIES = 4096
@@ -509,7 +510,9 @@ def build(capture: Capture, *, codec: Codec = Codec.ZSTD, merge: bool = True) ->
         _section(b"BLOB", _build_blobs(capture.blobs, codec), Codec.RAW),
         _section(b"EVNT", _build_events(capture.events), codec),
     ]
-    header = _HEADER.build({"magic": MAGIC, "major": VERSION_MAJOR, "minor": VERSION_MINOR, "count": len(sections)})
+    # 1.0 unless a 1.1 event is there: a capture without one stays readable by 1.0 readers, byte for byte
+    minor = VERSION_MINOR if any(isinstance(e, MINOR_1_EVENTS) for e in capture.events) else 0
+    header = _HEADER.build({"magic": MAGIC, "major": VERSION_MAJOR, "minor": minor, "count": len(sections)})
     return header + b"".join(sections)
 
 

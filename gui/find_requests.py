@@ -7,6 +7,8 @@ than in it (as ``gui.inspectors`` does for the Surface and Fragment docks):
   an earlier capture or kind of thumbnail is dropped, but still frees the next.
 - Statistics (``panels.stats``): a frame row runs to the frame's end; its button turns the framebuffer view's
   whole-frame overlay on.
+- Lint (``panels.lint``): ``picaemu lint`` on the worker (``jobs.lint``), asked for once a capture has opened (after
+  the requests of the opening, which go first) and by the panel's Run button; a finding runs the window to it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from picaemu.gui.panels.find import FindPanel
+from picaemu.gui.panels.lint import LintPanel
 from picaemu.gui.worker import JobResult
+from PySide6.QtCore import QTimer
 
 from picaemu.debug import jobs
 
@@ -24,17 +28,20 @@ if TYPE_CHECKING:
 
 
 class FindRequests:
-    KINDS = ("search", "programs", "footprints")
+    KINDS = ("search", "programs", "footprints", "lint")
 
     def __init__(self, win: MainWindow) -> None:
         self.win = win
         self.find = FindPanel()
+        self.lint = LintPanel()
 
     def connect(self) -> None:
         """Wire the panels to the window (they exist once the window has built them)."""
         win = self.win
         self.find.run_to.connect(win.move_to)
         self.find.search.connect(self.search)
+        self.lint.run_to.connect(win.move_to)
+        self.lint.wanted.connect(self.request_lint)
         win.stats.run_to.connect(win.move_to)
         win.stats.frame_map_wanted.connect(win.framebuffer.show_frame_map)
         win.draws.thumbnails_wanted.connect(self._request_footprints)
@@ -42,7 +49,15 @@ class FindRequests:
     def opened(self) -> None:
         """A capture has opened: no hits of the previous one; its programs for the picker."""
         self.find.clear()
+        self.lint.clear()
         self.win.worker.submit("programs", jobs.programs)
+        QTimer.singleShot(0, self.lint.request)  # after the window's first snapshot request
+
+    def request_lint(self) -> int | None:
+        """The Lint panel's run on the worker (``jobs.lint``); the findings go back to the panel."""
+        if self.win.timeline is None:
+            return self.lint.show_error("open a capture first")
+        return self.win.worker.submit("lint", jobs.lint)
 
     def focus_find(self) -> None:
         """Ctrl+F: show the Find panel with its search box focused."""
@@ -70,8 +85,10 @@ class FindRequests:
             self._footprints(result)
         elif result.stale:
             pass  # a newer query or program list is on its way
-        elif result.error is not None:
-            self.find.show_error(result.error_text)  # a query the engine refuses: said in the panel, no dialog
+        elif result.error is not None:  # said in the panel, no dialog
+            (self.lint if result.kind == "lint" else self.find).show_error(result.error_text)
+        elif result.kind == "lint":
+            self.lint.show_findings(result.value)
         elif result.kind == "search":
             self.find.show_hits(result.value)
         else:

@@ -15,6 +15,7 @@ import os
 from functools import partial
 from pathlib import Path
 
+from picaemu.gui.comparison import Comparisons
 from picaemu.gui.find_requests import FindRequests
 from picaemu.gui.inspectors import Inspectors
 from picaemu.gui.panels.breakpoints import BreakpointPanel
@@ -81,6 +82,7 @@ class MainWindow(QMainWindow):
         self.target = Cursor(0, 0)
         self.history_pixel: tuple[str, int, int] | None = None  # (view, x, y) picked, re-asked at every position
         self.opening = ""  # the capture being opened (``path`` changes once it has opened)
+        self.open_at_draw: int | None = None  # where the capture being opened opens (else ``opening_position``)
         self._recent_on_open = False
         self._build_panels()
         self._build_menus()
@@ -109,6 +111,7 @@ class MainWindow(QMainWindow):
         self.edit_replay = EditReplayPanel()
         self.inspectors = Inspectors(self)  # the Surface and Fragment docks
         self.finding = FindRequests(self)  # the Find dock; thumbnails, statistics and search requests
+        self.comparisons = Comparisons(self)  # state differences between draws, captures side by side
         self.find = self.finding.find
         left, right, bottom = (
             Qt.DockWidgetArea.LeftDockWidgetArea,
@@ -132,6 +135,7 @@ class MainWindow(QMainWindow):
             ("Statistics", self.stats),
             ("Python", self.console),
             ("Edit and replay", self.edit_replay),
+            ("Lint", self.finding.lint),
         )
         for title, w in bottom_docks:
             self._dock(title, w, bottom)
@@ -158,6 +162,7 @@ class MainWindow(QMainWindow):
         self.textures.wanted.connect(self._request_texture)
         self.inspectors.connect()
         self.finding.connect()
+        self.comparisons.connect()
         self.shader.wanted.connect(self._shader_request)
         self.breakpoints.changed.connect(self._save_breakpoints)
         self.registers.edit_wanted.connect(self._propose_edit)
@@ -179,6 +184,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "Open…", self._open_dialog, "Ctrl+O")
         self._action(file_menu, "Open c3dcap scene folder…", self._open_folder_dialog)
         self._action(file_menu, "Open raw command list…", self._open_raw_dialog)
+        self._action(file_menu, "Compare with capture…", self._compare_dialog)
         self.recent_menu = file_menu.addMenu("Recent")
         self._fill_recent()
         self._action(file_menu, "Quit", self.close, "Ctrl+Q")
@@ -259,6 +265,11 @@ class MainWindow(QMainWindow):
             self.open_raw(path, int(text, 0), dumps)
         except Exception as err:
             self.show_error("Open raw command list", f"{type(err).__name__}: {err}")
+
+    def _compare_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with capture", "", FILE_FILTER)
+        if path:
+            self.comparisons.compare_with(str(Path(path).parent) if Path(path).name == "manifest.json" else path)
 
     def _remember(self, path: str) -> None:
         recent = [p for p in self._recent() if p != path]
@@ -383,7 +394,7 @@ class MainWindow(QMainWindow):
     def _after_move(self, snap: Snapshot) -> None:
         draw = snap.last_draw
         self.edit_replay.set_draw(draw)
-        self.worker.submit("pipeline_state", partial(jobs.pipeline_state, cursor=snap.cursor))
+        self.comparisons.request_state()
         if self.framebuffer.frame_map_box.isChecked():
             self.worker.submit("frame_map", partial(jobs.fragment_map, cursor=snap.cursor, kind="depth-complexity"))
         if self.history_pixel is not None:  # the picked pixel's history, recomputed for the new position
@@ -398,7 +409,12 @@ class MainWindow(QMainWindow):
 
     # -- results -----------------------------------------------------------------------------------------
     def _on_result(self, result: JobResult) -> None:
-        if self.finding.handle(result) or result.stale or self.inspectors.handle(result):
+        if (
+            self.finding.handle(result)
+            or result.stale
+            or self.inspectors.handle(result)
+            or self.comparisons.handle(result)
+        ):
             return
         if result.error is not None:
             self._failed(result)
@@ -453,6 +469,7 @@ class MainWindow(QMainWindow):
         self.draws.set_draws(tl)
         self.finding.opened()
         self.breakpoints.set_breakpoints(self._load_breakpoints())
+        self.pipeline_state.set_draw_count(len(tl.draws))
         fault = opened.fault
         if fault is not None:
             self.show_error(
@@ -460,7 +477,8 @@ class MainWindow(QMainWindow):
                 f"the capture stops replaying at a fault: {type(fault).__name__}: "
                 f"{fault}\nEverything before it can be inspected.",
             )
-        self.move_to(opening_position(tl))
+        draw, self.open_at_draw = self.open_at_draw, None
+        self.move_to(tl.after_draw(draw) if draw is not None and 0 <= draw < len(tl.draws) else opening_position(tl))
 
     def _got_snapshot(self, result: JobResult) -> None:
         snap: Snapshot = result.value

@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 
 STALE_DAYS = 14  # a cache of another source digest unused this long is removed
-MARKERS = (b"import numba", b"from numba")  # a source file that imports numba compiles (or calls) kernels
+# a file whose code kernels run, or whose constants they hold
+MARKERS = (b"import numba", b"from numba", b"# picaemu: kernel constants")
 PACKAGE = Path(__file__).resolve().parent
 LOCATOR = "picaemu.numba_cache.SourceTreeLocator"
 # numba's own locators, tried after picaemu's (names numba resolves in ``numba.core.caching``)

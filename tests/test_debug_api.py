@@ -83,10 +83,14 @@ def test_pipeline_state_and_diff_name_what_changed() -> None:
     assert state["framebuffer"]["color_format"] == "RGBA8" and state["texture0"]["enabled"]
     diff = replay.diff(3, 4)
     assert set(diff["registers"]) == {"GPUREG_TEXUNIT0_ADDR1"}
-    assert {"c4", "c6"} <= set(diff["float_uniforms"]["vs"])
-    before, after = diff["float_uniforms"]["vs"]["c4"]
-    assert len(before) == 4 and before != after
-    assert diff["textures"]["0"]["addresses"][0] != diff["textures"]["0"]["addresses"][1]
+    assert diff["registers"]["GPUREG_TEXUNIT0_ADDR1"]["fields"] == {"address": ["0x180BB800", "0x180BBC00"]}
+    assert {"c4", "c6"} <= set(diff["uniforms"]["vs"])
+    c4 = diff["uniforms"]["vs"]["c4"]
+    assert len(c4["a"]) == 4 and c4["a"] != c4["b"] and c4["name"] == "model[0]"
+    texture = diff["textures"]["0"]
+    assert texture["changed"] == ["addresses"]  # the same picture uploaded twice: equal content hashes
+    assert texture["a"]["hash"] == texture["b"]["hash"] and len(texture["a"]["hash"]) == 32
+    assert "shaders" not in diff
     assert replay.diff(3, 3) == {}
 
 
@@ -136,7 +140,7 @@ def test_cli_history_json_is_the_api_answer() -> None:
 
 def test_cli_state_diff_mesh_trace_dump() -> None:
     diff = json.loads(run("state", str(CUBES), "--draw", "4", "--diff", "3", "--json"))
-    assert "c4" in diff["float_uniforms"]["vs"] and "GPUREG_TEXUNIT0_ADDR1" in diff["registers"]
+    assert "c4" in diff["uniforms"]["vs"] and "GPUREG_TEXUNIT0_ADDR1" in diff["registers"]
     csv_rows = run("mesh", str(TRIANGLE), "--draw", "0", "--stage", "clipped", "--csv").splitlines()
     assert csv_rows[0] == "triangle,vertex,position.x,position.y,position.z,position.w" and len(csv_rows) == 4
     trace = [

@@ -67,11 +67,17 @@ def test_blobs_are_deduplicated() -> None:
 def test_header_bytes_by_hand() -> None:
     data = pica.build(_sample())
     assert data[:8] == b"PICAcap\x1a"
-    assert struct.unpack_from("<HHI", data, 8) == (1, pica.VERSION_MINOR, 4)
+    assert struct.unpack_from("<HHI", data, 8) == (1, 0, 4)  # no 1.1 event: a 1.0 file
     assert data[16:20] == b"META"  # first section tag right after the 16-byte header
     codec, raw, stored, crc = data[20], *struct.unpack_from("<QQI", data, 24)
     assert codec == 0 and raw == stored
     assert crc == zlib.crc32(data[44 : 44 + stored])
+
+
+def test_a_file_with_a_dma_event_is_version_1_1() -> None:
+    capture = _sample()
+    capture.events.append(pica.RequestDma(0x18000000, 0x18100000, 16))
+    assert struct.unpack_from("<HH", pica.build(capture), 8) == (1, pica.VERSION_MINOR)
 
 
 def test_write_is_atomic(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """Register inspector panel: every register at the current position (internal, then the external GPU registers),
 grouped by block, decoded fields,
 highlight of what changed since the previous draw; "changed only", copy as JSON, and a state diff between a
-marked position ("Mark A") and the current one; "Edit…" hands the selected register or field to the edit-and-replay
+marked position ("Mark A") and the current one: the registers here, and (``state_diff_wanted(A's draw)``) the whole
+state difference of the two draws — uniforms, textures and shader programs too — in the pipeline-state panel;
+"Edit…" hands the selected register or field to the edit-and-replay
 panel (``edit_wanted``: the edit text that sets it to its current value, to change and replay)."""
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from picaemu.debug.timeline import Cursor
 
 class RegisterPanel(QWidget):
     edit_wanted = Signal(str)
+    state_diff_wanted = Signal(int)  # the draw at A: the whole state difference from it to the current draw
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -62,6 +65,7 @@ class RegisterPanel(QWidget):
         self.find.returnPressed.connect(self._find)
         self.snapshot: Snapshot | None = None
         self.marked: tuple[Cursor, np.ndarray] | None = None
+        self.marked_draw: int | None = None
         self.diffing = False
 
     def show_snapshot(self, snap: Snapshot) -> None:
@@ -86,6 +90,7 @@ class RegisterPanel(QWidget):
     def mark_a(self) -> None:
         if self.snapshot is not None:
             self.marked = (self.snapshot.cursor, self.snapshot.regs.copy())
+            self.marked_draw = self.snapshot.last_draw
             self.mark.setText(f"A = {self.snapshot.cursor.text()}")
 
     def show_diff(self) -> None:
@@ -97,7 +102,12 @@ class RegisterPanel(QWidget):
         self.changed_only.setChecked(True)
         self.model.set_changed_only(True)
         n = int((self.marked[1] != self.snapshot.regs).sum())
-        self.info.setText(f"diff {self.marked[0].text()} → {self.snapshot.cursor.text()}: {n} registers differ")
+        text = f"diff {self.marked[0].text()} → {self.snapshot.cursor.text()}: {n} registers differ"
+        a, b = self.marked_draw, self.snapshot.last_draw
+        if a is not None and b is not None and a != b:
+            text += f"; draw {a} → draw {b} with uniforms, textures and shaders: Pipeline state"
+            self.state_diff_wanted.emit(a)
+        self.info.setText(text)
 
     def edit_selected(self) -> str | None:
         """Emit ``edit_wanted`` with the edit text of the selected row (None when nothing editable is selected)."""

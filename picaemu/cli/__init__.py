@@ -129,6 +129,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "bookmarks": ("find", "bookmarks", "The capture's debug markers (and the draws each groups) and your..."),
     "convert": ("convert", "convert", "Convert the capture SOURCE (.pica, .ctf or c3dcap directory) to..."),
     "decode": ("decode", "decode", "Decode the command buffer FILE (little-endian u32 words) and print..."),
+    "diff": ("diff", "diff", "Compare two captures draw by draw (or one capture under two backends):..."),
     "diff-backends": (
         "diff_backends",
         "diff_backends",
@@ -146,6 +147,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "info": ("info", "info_command", "What CAPTURE holds, without rendering it: format and version, frames..."),
     "gui": ("gui", "gui", "Open the debugger, optionally on CAPTURE (.pica, .ctf or c3dcap..."),
     "history": ("debug", "history", "Pixel history: every fragment that reached pixel X,Y, in draw order..."),
+    "lint": ("lint", "lint", "Validate CAPTURE's command buffers like a graphics API validation layer:..."),
     "mesh": ("debug", "mesh", "A draw's vertices at one stage of the geometry front end."),
     "record": ("record", "record", "Record the GPU commands of a running 3DS program into a .pica capture."),
     "regs": ("regs", "regs_command", "Show REGISTER (name, GPUREG_ name, alias, 0xID, an external..."),

@@ -159,9 +159,10 @@ def history(
 @compiles_kernels
 def state(capture: Path, draw: int, other: int | None, external: bool, as_json: bool, shader: str | None) -> None:
     """Every stage's decoded state at a draw (vertex input, shaders, raster, textures, TEV, fog, lighting,
-    per-fragment operations, render targets), or with --diff what differs between two draws (registers by table
-    name, float uniforms c0..c95 as vectors, int and bool uniforms, texture bindings, attribute buffers), or with
-    --external the external GPU registers decoded by the register table.
+    per-fragment operations, render targets), or with --diff what differs from draw M (registers by field,
+    uniforms c0..c95 / i0..i3 / b0..b15 by name, textures by binding and content hash, shader programs by
+    disassembly, attribute buffers: docs/diff.md), or with --external the external GPU registers decoded by the
+    register table.
     """
     exclusive(diff=other, shader=shader, external=external)
     exclusive(json=as_json, shader=shader)
@@ -175,8 +176,22 @@ def state(capture: Path, draw: int, other: int | None, external: bool, as_json: 
         value = replay.diff(other, draw) if other is not None else replay.pipeline_state(draw)
     if as_json:
         _echo_json(state_views.state_document(value))
+    elif other is not None:
+        print_difference(value, 0)
     else:
         _print_tree(value, 0)
+
+
+def print_difference(diff: dict, depth: int) -> None:
+    """A state difference (``picaemu.debug.state_diff``) as indented text, program diffs line by line."""
+    shaders = diff.get("shaders", {})
+    _print_tree({k: v for k, v in diff.items() if k != "shaders"}, depth)
+    if shaders:
+        click.echo(f"{'  ' * depth}shaders:")
+    for unit, change in shaders.items():
+        click.echo(f"{'  ' * (depth + 1)}{unit}: {change['a']} -> {change['b']}")
+        for line in change["diff"]:
+            click.echo(f"{'  ' * (depth + 2)}{line}")
 
 
 def _print_tree(value: object, depth: int) -> None:

@@ -31,10 +31,25 @@ def display_problem(environ: dict[str, str] | os._Environ[str], platform: str = 
     )
 
 
-@click.command("gui", epilog=examples("picaemu gui samples/captures/cube.pica", "picaemu gui"))
+@click.command(
+    "gui",
+    epilog=examples(
+        "picaemu gui samples/captures/cube.pica",
+        "picaemu gui a.pica --compare b.pica     # side by side at the first draw where they part",
+        "picaemu gui",
+    ),
+)
 @click.argument("capture", required=False, type=click.Path(exists=True, path_type=Path))
-def gui(capture: Path | None) -> None:
+@click.option(
+    "--compare",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="A second capture: both open side by side at the first draw whose output differs (picaemu diff).",
+)
+def gui(capture: Path | None, compare: Path | None) -> None:
     """Open the debugger, optionally on CAPTURE (.pica, .ctf or c3dcap scene directory)."""
+    if compare is not None and capture is None:
+        raise click.UsageError("--compare needs a CAPTURE to compare with")
     problem = display_problem(os.environ)
     if problem is not None:
         fail(problem)
@@ -42,4 +57,4 @@ def gui(capture: Path | None) -> None:
         from picaemu.gui.app import run
     except ImportError as err:
         fail(f"the debugger needs PySide6 ({err}); install picaemu[gui]")
-    raise SystemExit(run(str(capture) if capture else None))
+    raise SystemExit(run(str(capture) if capture else None, str(compare) if compare else None))

@@ -186,18 +186,35 @@ class UniformUploads:
                 "words": [],
             }
 
-    def lines(self, p: PacketEvent) -> list[str]:
-        out: list[str] = []
+    def vectors(self, p: PacketEvent) -> list[tuple[str, int, list[int], bool]]:
+        """(unit "VSH" | "GSH", uniform row, words as uploaded, float32 mode) of every vector ``p`` completes;
+        the row is the index as the upload reached it (rows past c95 included: the hardware drops those)."""
+        if not p.consecutive:  # every word to one register: a FIFO's words at once
+            return self._feed(p.id, p.params)
+        out: list[tuple[str, int, list[int], bool]] = []
         for target, value in zip(packet_targets(p), p.params, strict=True):
-            for unit, u in self._units.items():
-                if target == u["index_id"]:
-                    u["at"], u["f32"], u["words"] = u["index"].extract(value), bool(u["mode"].extract(value)), []
-                elif target in u["data"]:
-                    u["words"].append(value)
-                    if len(u["words"]) == (4 if u["f32"] else 3):
-                        out.append(f"{unit.lower()} c{u['at']} = ({', '.join(_vector(u['words'], u['f32']))})")
-                        u["at"], u["words"] = u["at"] + 1, []
+            out += self._feed(target, (value,))
         return out
+
+    def _feed(self, target: int, values: tuple[int, ...]) -> list[tuple[str, int, list[int], bool]]:
+        """``values`` written one after the other to register ``target``."""
+        out: list[tuple[str, int, list[int], bool]] = []
+        for unit, u in self._units.items():
+            if target == u["index_id"]:  # each write restarts the upload: the last one counts
+                u["at"], u["f32"], u["words"] = u["index"].extract(values[-1]), bool(u["mode"].extract(values[-1])), []
+            elif target in u["data"]:
+                words, need = u["words"], 4 if u["f32"] else 3
+                words.extend(values)
+                while len(words) >= need:
+                    out.append((unit, u["at"], words[:need], u["f32"]))
+                    del words[:need]
+                    u["at"] += 1
+        return out
+
+    def lines(self, p: PacketEvent) -> list[str]:
+        return [
+            f"{unit.lower()} c{row} = ({', '.join(_vector(words, f32))})" for unit, row, words, f32 in self.vectors(p)
+        ]
 
 
 def _vector(words: list[int], f32: bool) -> list[str]:

@@ -67,7 +67,14 @@ _PORT_NUMBERS = {
 }
 _INDEX_FIELDS = ("index", "offset")
 _SELECT_FIELDS = ("mode", "table", "lut")
-_MIRRORED = ("BOOLUNIFORM", "INTUNIFORM_I0", "INTUNIFORM_I1", "INTUNIFORM_I2", "INTUNIFORM_I3", "OUTMAP_MASK")
+MIRRORED = (  # VS config registers the GS unit mirrors when it shares the VS configuration
+    "BOOLUNIFORM",
+    "INTUNIFORM_I0",
+    "INTUNIFORM_I1",
+    "INTUNIFORM_I2",
+    "INTUNIFORM_I3",
+    "OUTMAP_MASK",
+)
 _SILENT_ACTIONS = {Action.CODE_TRANSFER_END, Action.PORT_INDEX}
 _EVENTS = {
     Action.VERTEX_CACHE_CLEAR: PipelineEventKind.VERTEX_CACHE_CLEAR,
@@ -103,7 +110,7 @@ def build_tables() -> tuple[np.ndarray, np.ndarray]:
         elif reg.action is not None and reg.action not in _SILENT_ACTIONS:
             action[reg.id] = K.A_STOP
     delta = regtable.id_of("VSH_BOOLUNIFORM") - regtable.id_of("GSH_BOOLUNIFORM")
-    for name in _MIRRORED:
+    for name in MIRRORED:
         action[regtable.id_of(f"VSH_{name}")] = K.A_MIRROR
     com_id, com = access.locate("VSH_COM_MODE", "gs_config")
     gs_id, gs_use = access.locate("GEOSTAGE_CONFIG", "gs_use")
@@ -449,6 +456,11 @@ class CommandProcessor:
             self._account(result, before)
 
     # -- compiled draws (picaemu.fused.driver calls these) ---------------------------------------------------
+    @property
+    def buffer(self) -> int:
+        """Physical address of the command buffer running now (0: one outside emulated memory)."""
+        return self._buffer
+
     @property
     def list_start(self) -> int:
         """Packets run when the running chain entered emulated memory (0 outside a chain)."""

@@ -11,7 +11,8 @@ draw, each draw's register state and window bounds, with the replay's checkpoint
 - ``mesh(draw, stage)``: vertices at a stage of the geometry front end ("input", "vs", "gs", "clipped");
 - ``shader_trace(draw, vertex, unit)``: one vertex (or GS invocation) instruction by instruction;
 - ``pipeline_state(draw)``: every stage's decoded state as plain data (``picaemu.draw_state.DrawState``);
-- ``diff(draw_a, draw_b)``: registers, float / int / bool uniforms as vectors, texture bindings, attribute buffers;
+- ``diff(draw_a, draw_b)``: the structured state difference (``picaemu.debug.state_diff``): registers by field,
+  uniforms by name, textures by binding and content hash, shader programs by disassembly, attribute buffers;
 - ``external_registers(draw)``: the external GPU registers (memory fill, LCD framebuffer, transfer engine) at a
   draw, decoded by the register table;
 - ``texture(draw, unit, level, face)`` and ``surface(address, format, width, height)``: decoded RGBA pictures;
@@ -47,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from picaemu import draw_state as ds_mod
-from picaemu.debug import bookmarks, fragment, history, mesh_table, probe, state_views
+from picaemu.debug import bookmarks, fragment, history, mesh_table, probe, state_diff, state_views
 from picaemu.debug import find as find_mod
 from picaemu.debug import pick as pick_mod
 from picaemu.debug import surface as surface_mod
@@ -269,28 +270,13 @@ class Debugger:
         return state_views.external_json(self.session.replay.gx.gpu)
 
     def diff(self, draw_a: int, draw_b: int) -> dict[str, Any]:
-        """What differs between the states at two draws: {"registers": {name: {id, before, after}},
-        "float_uniforms": {unit: {"c5": [before xyzw, after xyzw]}}, "int_uniforms", "bool_uniforms",
-        "textures": {unit: {field: [before, after]}}, "attribute_buffers": {...}}; empty sections left out."""
+        """What differs between the states at two draws (``picaemu.debug.state_diff.state_diff``, ``draw_a`` the
+        "a" side): registers by field, uniforms by name, textures by binding and content hash, shader programs by
+        disassembly, attribute buffers; empty sections left out."""
         self._draw(draw_a)
         self._draw(draw_b)
-        a, b = self.session.state_at_draw(draw_a), self.session.state_at_draw(draw_b)
-        out: dict[str, Any] = {"registers": state_views.diff_json(a.regs, b.regs)}
-        for unit in UNITS:
-            fa, fb = uniform_files(a, unit), uniform_files(b, unit)
-            for kind in ("float_uniforms", "int_uniforms", "bool_uniforms"):
-                changed = {k: [fa[kind][k], fb[kind][k]] for k in fa[kind] if fa[kind][k] != fb[kind][k]}
-                if changed:
-                    out.setdefault(kind, {})[unit] = changed
-        ta, tb = state_views.bound_textures(a), state_views.bound_textures(b)
-        textures = {str(x.unit): _changed(plain(x), plain(y)) for x, y in zip(ta, tb, strict=True) if x != y}
-        if textures:
-            out["textures"] = textures
-        la = plain(ds_mod.build_draw_state(a).vertex_range)
-        lb = plain(ds_mod.build_draw_state(b).vertex_range)
-        if la != lb:
-            out["attribute_buffers"] = _changed(la, lb)
-        return {k: v for k, v in out.items() if v}
+        a = state_diff.session_view(self.session, draw_a)
+        return state_diff.state_diff(a, state_diff.session_view(self.session, draw_b))
 
     def why(self, draw: int):
         """Where draw ``draw``'s work went, stage by stage, and its verdict (``picaemu.debug.why.explain``)."""
@@ -484,13 +470,6 @@ def uniform_files(state: GpuState, unit: str) -> dict[str, dict[str, Any]]:
     ints = {f"i{i}": list(v) for i, v in enumerate(int_list)}
     bools = {f"b{i}": v for i, v in enumerate(bool_list)}
     return {"float_uniforms": floats, "int_uniforms": ints, "bool_uniforms": bools}
-
-
-def _changed(a: Any, b: Any) -> Any:
-    """Fields of two plain dicts that differ, as [before, after]."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return {k: [a.get(k), b.get(k)] for k in sorted(set(a) | set(b), key=str) if a.get(k) != b.get(k)}
-    return [a, b]
 
 
 def plain(value: Any) -> Any:

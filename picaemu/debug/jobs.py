@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from picaemu import lint as lint_mod
 from picaemu.debug import find as find_mod
 from picaemu.debug import fragment as fragment_mod
 from picaemu.debug import history as history_mod
@@ -24,6 +25,7 @@ from picaemu.debug.snapshot import Snapshot, take
 from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.errors import PicaError
 from picaemu.formats import pica
+from picaemu.lint import Finding
 from picaemu.replay import Replay
 
 
@@ -140,16 +142,39 @@ def history(session: Session, view: str, x: int, y: int, cursor: Cursor) -> hist
     return history_mod.view_history(session, cursor, view, x, y)
 
 
-def pipeline_state(session: Session, cursor: Cursor) -> tuple[int | None, dict | None, dict | None]:
-    """(the last draw at ``cursor``, its pipeline state, the state of the draw before it) as plain data
-    (``picaemu.debug.api.pipeline_state_of``); no replay needed."""
+def pipeline_state(
+    session: Session, cursor: Cursor, base: int | None = None
+) -> tuple[int | None, dict | None, dict | None, int | None]:
+    """(the last draw at ``cursor``, its pipeline state, the state it is compared with, that draw) as plain data
+    (``picaemu.debug.api.pipeline_state_of``): the state at draw ``base`` when given (and another draw), else the
+    draw before; no replay needed."""
     from picaemu.debug.api import pipeline_state_of
 
     draw = session.timeline.last_draw(cursor)
     if draw is None:
-        return None, None, None
-    previous = pipeline_state_of(session.state_at_draw(draw - 1)) if draw else None
-    return draw, pipeline_state_of(session.state_at_draw(draw)), previous
+        return None, None, None, None
+    since = base if base is not None and base != draw and 0 <= base < len(session.timeline.draws) else draw - 1
+    previous = pipeline_state_of(session.state_at_draw(since)) if since >= 0 else None
+    return draw, pipeline_state_of(session.state_at_draw(draw)), previous, since if since >= 0 else None
+
+
+def state_diff(session: Session, draw_a: int, draw_b: int) -> tuple[int, int, dict]:
+    """(draw_a, draw_b, what differs between their states) (``picaemu.debug.state_diff``: registers by field,
+    uniforms by name, textures by content hash, shader programs by disassembly)."""
+    from picaemu.debug import state_diff as sd
+
+    for draw in (draw_a, draw_b):
+        if not 0 <= draw < len(session.timeline.draws):
+            raise PicaError(f"draw {draw} outside 0..{len(session.timeline.draws) - 1}")
+    return draw_a, draw_b, sd.state_diff(sd.session_view(session, draw_a), sd.session_view(session, draw_b))
+
+
+def capture_diff(_session: Session | None, path_a: str, path_b: str):
+    """Where two capture files part (``picaemu.debug.capture_diff.diff_captures``; fresh replays of both, the
+    session is not used)."""
+    from picaemu.debug.capture_diff import diff_captures
+
+    return diff_captures(path_a, path_b)
 
 
 def fragment_map(session: Session, cursor: Cursor, kind: str) -> np.ndarray:
@@ -201,3 +226,19 @@ def search(session: Session, text: str) -> list[find_mod.Hit]:
 def programs(session: Session) -> list[dict]:
     """The capture's shader programs (``find.program_table``)."""
     return find_mod.program_table(session.draw_states)
+
+
+def lint(session: Session) -> list[tuple[Finding, Cursor]]:
+    """The capture's lint findings (``picaemu.lint``), each with the position that shows it: right after its
+    draw, after its packet, or after its event."""
+    tl = session.timeline
+    out = []
+    for f in lint_mod.lint(session.replay.capture):
+        if tl is not None and 0 <= f.draw < len(tl.draws):
+            cursor = tl.after_draw(f.draw)
+        elif tl is not None and f.packet >= 0 and f.event < len(tl.events):
+            cursor = tl.normalize(f.event, f.packet + 1)
+        else:
+            cursor = Cursor(min(f.event + 1, len(session.replay.events)), 0)
+        out.append((f, cursor))
+    return out

@@ -27,7 +27,7 @@ from picaemu.command import kernel as K
 from picaemu.draw import DrawCall, is_compiled_sink
 from picaemu.fused import loop
 
-CURSOR_ARG, EVENTS_ARG = 16, 19  # positions of ``cursor`` and ``events`` in ``K.run``'s arguments
+FU_ARG, CURSOR_ARG, EVENTS_ARG = 5, 16, 19  # positions of ``fu``, ``cursor`` and ``events`` in ``K.run``'s arguments
 
 if TYPE_CHECKING:
     from picaemu.command.processor import CommandProcessor, RunResult
@@ -45,6 +45,8 @@ class CompiledDriver:
         self._rows = np.zeros((loop.ROWS, loop.ROW_LEN), np.int64)
         self._fstate = np.zeros(loop.FSTATE_LEN, np.int64)
         self._held = np.zeros(loop.HELD_SHAPE, np.float32)
+        self._links = np.zeros((loop.NUM_LINKS, 2), np.int64)
+        self._command: tuple[object, tuple[int, int]] = (None, (0, 0))  # the kernel arguments' kind, ``K.run``'s entry
 
     def forget(self) -> None:
         """Another state was loaded: no plans, no pending draw, the program digest taken again (the table stays;
@@ -96,8 +98,14 @@ class CompiledDriver:
             fstate[loop.FS_PENDING], fstate[loop.FS_PENDING_DIRTY] = 1, self.pending
         table = self.table
         fstate[loop.FS_CURRENT] = table.current
+        links = self._links
+        kind = loop.arguments_kind(args)
+        if kind != self._command[0]:
+            self._command = (kind, loop.COMMAND.entry(*args))
+        links[loop.LINK_COMMAND], links[loop.LINK_FRAGMENT_SIDE] = self._command[1], table.fragment_side()
+        links[loop.LINK_VERTEX_SIDE] = table.vertex_side(args[FU_ARG][0])
         start = time.perf_counter()
-        status = loop.run(*args, *table.args(), self._rows, self._held, fstate)
+        status = loop.run(*args, *table.args(), links, self._rows, self._held, fstate)
         table.current = int(fstate[loop.FS_CURRENT])
         if not fstate[loop.FS_PENDING] and status != K.S_DECLINED:
             self.pending = None  # the loop ran it (a declined one is the processor's again, with its groups)

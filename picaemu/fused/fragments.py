@@ -63,7 +63,7 @@ from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import MemoryFault, PicaError
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import alpha_pass_table
-from picaemu.fused import fragment_kernel as kern
+from picaemu.fused import features, layout
 from picaemu.fused.fragment_kernel import fragment_side
 from picaemu.geometry.clipping import WindowTriangles
 from picaemu.memory import FCRAM, VRAM, PhysicalMemory
@@ -96,9 +96,9 @@ FRAGMENT_COUNTERS = (
 TEXTURE_ADDRESS_SLOT = (0, 1, 2)
 # why ``run`` left a draw to the staged path, by the kernel's return code (the draw's route, ``DrawCall.route``)
 DECLINED = {
-    kern.TOO_MANY_FRAGMENTS: f"too many fragments for one pass (bound {CHUNK_FRAGMENTS})",
-    kern.DIVISION_BY_ZERO: "a division by zero in the rasterizer",
-    kern.TEXTURE_FAULT: "a texture outside VRAM/FCRAM",
+    layout.TOO_MANY_FRAGMENTS: f"too many fragments for one pass (bound {CHUNK_FRAGMENTS})",
+    layout.DIVISION_BY_ZERO: "a division by zero in the rasterizer",
+    layout.TEXTURE_FAULT: "a texture outside VRAM/FCRAM",
 }
 PLAN_CACHE_ENTRIES = 64
 W_FIELD = "texcoord0_w"  # a cube map's third coordinate, a projection texture's divisor
@@ -225,10 +225,10 @@ def _varying_columns(name: str) -> list[int]:
 def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
     """The unit's ``units`` row (``fragment_kernel``)."""
     fmt = unit.format
-    bias = unit.lod_bias * kern.LOD_BIAS_SCALE
+    bias = unit.lod_bias * layout.LOD_BIAS_SCALE
     assert bias == int(bias), "the LOD bias register holds 1/256 levels"
-    row = [0] * kern.UNIT_INTS
-    row[: kern.U_COL_S] = [
+    row = [0] * layout.UNIT_INTS
+    row[: layout.U_COL_S] = [
         1,
         unit.width,
         unit.width.bit_length() - 1,
@@ -244,52 +244,53 @@ def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
         unit.max_level,
         int(bias),
     ]
-    row[kern.U_COL_S : kern.U_COL_T + 1] = cols[:2]
+    row[layout.U_COL_S : layout.U_COL_T + 1] = cols[:2]
     cube = unit.type in CUBE_TYPES
-    row[kern.U_FACES] = kern.CUBE_FACES if cube else 1
-    row[kern.U_COL_W] = cols[2] if unit.type in W_TYPES else -1
-    row[kern.U_PROJECT] = unit.type == "projection"
+    row[layout.U_FACES] = layout.CUBE_FACES if cube else 1
+    row[layout.U_COL_W] = cols[2] if unit.type in W_TYPES else -1
+    row[layout.U_PROJECT] = unit.type == "projection"
     if cube:
-        row[kern.U_FACE_LOW : kern.U_FACE_LOW + kern.CUBE_FACES - 1] = [a & CUBE_LOW_MASK for a in unit.addresses[1:]]
+        low = layout.U_FACE_LOW
+        row[low : low + layout.CUBE_FACES - 1] = [a & CUBE_LOW_MASK for a in unit.addresses[1:]]
     if fmt in ETC_FORMATS:
-        row[kern.U_KIND] = fetch.KIND_OF_ETC[fmt]
+        row[layout.U_KIND] = fetch.KIND_OF_ETC[fmt]
     else:
-        row[kern.U_FIELDS : kern.U_KIND] = fetch.channel_fields(PACKED[fmt.name])
+        row[layout.U_FIELDS : layout.U_KIND] = fetch.channel_fields(PACKED[fmt.name])
     for level in range(unit.min_level, (unit.max_level if unit.needs_lod else unit.min_level) + 1):
         w, h = level_size(unit.width, unit.height, level)
-        row[kern.U_OFFSETS + level] = level_offset(unit.width, unit.height, fmt, level)
-        row[kern.U_BYTES + level] = level_bytes(w, h, fmt)
+        row[layout.U_OFFSETS + level] = level_offset(unit.width, unit.height, fmt, level)
+        row[layout.U_BYTES + level] = level_bytes(w, h, fmt)
     return row
 
 
 def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``tev_rows``, ``tev_ch``, ``tev_inv`` of the six stages; ``slot_of``: source code -> input slot (the
     combiner's own sources are placed here: previous, buffer, constant)."""
-    rows = np.zeros((tev.NUM_STAGES, kern.TEV_INTS), np.int64)
+    rows = np.zeros((tev.NUM_STAGES, layout.TEV_INTS), np.int64)
     chans = np.zeros((tev.NUM_STAGES, 3, 3), np.int64)
     invs = np.zeros((tev.NUM_STAGES, 3), np.bool_)
-    prev = kern.ZERO
+    prev = layout.ZERO
     for stage in tstate.stages:
         row, k = rows[stage.index], stage.index
         if k < tev.BUFFER_STAGES:
-            row[kern.T_RGB_UPDATE], row[kern.T_ALPHA_UPDATE] = tstate.rgb_update[k], tstate.alpha_update[k]
+            row[layout.T_RGB_UPDATE], row[layout.T_ALPHA_UPDATE] = tstate.rgb_update[k], tstate.alpha_update[k]
         if stage.passthrough:
             continue
         plan = stage.plan
-        slots = {**slot_of, tev.SRC_PREVIOUS: prev, tev.SRC_BUFFER: kern.BUF_READ, None: kern.ZERO}
+        slots = {**slot_of, tev.SRC_PREVIOUS: prev, tev.SRC_BUFFER: layout.BUF_READ, None: layout.ZERO}
         sources = tev.operand_sources(stage)
-        out = kern.PREV_B if prev == kern.PREV_A else kern.PREV_A
-        row[kern.T_ACTIVE] = 1
-        row[kern.T_RGB_SRC : kern.T_RGB_SRC + 3] = [slots[c] for c in sources["RGB"]]
-        row[kern.T_ALPHA_SRC : kern.T_ALPHA_SRC + 3] = [slots[c] for c in sources["alpha"]]
-        row[kern.T_RGB_OP], row[kern.T_RGB_SHIFT] = stage.rgb_op, stage.rgb_shift
-        row[kern.T_ALPHA_CH : kern.T_ALPHA_CH + 3] = plan.alpha_ch
-        row[kern.T_ALPHA_INV : kern.T_ALPHA_INV + 3] = plan.alpha_inv
-        row[kern.T_ALPHA_OP], row[kern.T_ALPHA_SHIFT] = plan.alpha_op, stage.alpha_shift
-        row[kern.T_DOT3], row[kern.T_DOT3_RGBA] = plan.dot3, stage.rgb_op == tev.OP_DOT3_RGBA
-        row[kern.T_READS_CONSTANT] = tev.SRC_CONSTANT in (*sources["RGB"], *sources["alpha"])
-        row[kern.T_CONSTANT : kern.T_CONSTANT + 4] = stage.constant
-        row[kern.T_OUT] = prev = out
+        out = layout.PREV_B if prev == layout.PREV_A else layout.PREV_A
+        row[layout.T_ACTIVE] = 1
+        row[layout.T_RGB_SRC : layout.T_RGB_SRC + 3] = [slots[c] for c in sources["RGB"]]
+        row[layout.T_ALPHA_SRC : layout.T_ALPHA_SRC + 3] = [slots[c] for c in sources["alpha"]]
+        row[layout.T_RGB_OP], row[layout.T_RGB_SHIFT] = stage.rgb_op, stage.rgb_shift
+        row[layout.T_ALPHA_CH : layout.T_ALPHA_CH + 3] = plan.alpha_ch
+        row[layout.T_ALPHA_INV : layout.T_ALPHA_INV + 3] = plan.alpha_inv
+        row[layout.T_ALPHA_OP], row[layout.T_ALPHA_SHIFT] = plan.alpha_op, stage.alpha_shift
+        row[layout.T_DOT3], row[layout.T_DOT3_RGBA] = plan.dot3, stage.rgb_op == tev.OP_DOT3_RGBA
+        row[layout.T_READS_CONSTANT] = tev.SRC_CONSTANT in (*sources["RGB"], *sources["alpha"])
+        row[layout.T_CONSTANT : layout.T_CONSTANT + 4] = stage.constant
+        row[layout.T_OUT] = prev = out
         chans[k], invs[k] = plan.rgb_ch, plan.rgb_inv
     return rows, chans, invs
 
@@ -297,25 +298,31 @@ def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarr
 def _color_args(ds: DrawState, cols: dict[str, list[int]]) -> tuple:
     """``color_ints``, ``proctex`` (``ProctexState.kernel_args``), ``lighting`` (``lighting_mod.kernel_arrays`` and
     the LUTs), the fog LUT and color (``FogState.lut`` / ``rgb``): each a placeholder of the same types when off."""
-    color_ints = np.zeros(kern.COLOR_INTS, np.int64)
+    color_ints = np.zeros(layout.COLOR_INTS, np.int64)
     proctex, fog = ds.proctex, ds.fog
     light_args = NO_LIGHTING
     if _lit(ds):
         ls = ds.lighting
-        color_ints[kern.C_LIGHTING], color_ints[kern.C_BUMP_UNIT] = 1, ls.bump_unit
-        color_ints[kern.C_QUAT : kern.C_QUAT + 4] = cols["quat"]
-        color_ints[kern.C_VIEW : kern.C_VIEW + 3] = cols["view"]
-        light_args = (*lighting_mod.kernel_arrays(ls), ls.luts.value, ls.luts.diff)
+        color_ints[layout.C_LIGHTING], color_ints[layout.C_BUMP_UNIT] = 1, ls.bump_unit
+        color_ints[layout.C_QUAT : layout.C_QUAT + 4] = cols["quat"]
+        color_ints[layout.C_VIEW : layout.C_VIEW + 3] = cols["view"]
+        light_args = _writable((*lighting_mod.kernel_arrays(ls), ls.luts.value, ls.luts.diff))
     if proctex is not None:
-        color_ints[kern.C_PROCTEX] = 1
-        color_ints[kern.C_PROCTEX_U], color_ints[kern.C_PROCTEX_V] = cols[ds.shading.proctex_coords]
-        pt_args = proctex.kernel_args
+        color_ints[layout.C_PROCTEX] = 1
+        color_ints[layout.C_PROCTEX_U], color_ints[layout.C_PROCTEX_V] = cols[ds.shading.proctex_coords]
+        pt_args = _writable(proctex.kernel_args)
     else:
         pt_args = NO_PROCTEX
     if fog.mode == "fog":
-        color_ints[kern.C_FOG], color_ints[kern.C_FOG_FLIP] = 1, fog.z_flip
-        return color_ints, pt_args, light_args, fog.lut, fog.rgb
+        color_ints[layout.C_FOG], color_ints[layout.C_FOG_FLIP] = 1, fog.z_flip
+        return (color_ints, pt_args, light_args, *_writable((fog.lut, fog.rgb)))
     return color_ints, pt_args, light_args, NO_FOG_LUT, NO_FOG_RGB
+
+
+def _writable(arrays: tuple) -> tuple:
+    """``arrays`` with read-only ones copied: the off features' placeholders are writable, and a plan with a
+    feature on must have the same numba types, or ``fragment_side`` is compiled once more for it."""
+    return tuple(a if a.flags.writeable else a.copy() for a in arrays)
 
 
 def _lit(ds: DrawState) -> bool:
@@ -334,35 +341,36 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     fields += ["quat", "view"] if _lit(ds) else []
     fields += [W_FIELD] if any(u.type in W_TYPES for u in read) else []
     active, cols = _columns(ds, fields)
-    units = np.zeros((3, kern.UNIT_INTS), np.int64)
+    units = np.zeros((3, layout.UNIT_INTS), np.int64)
     border = np.zeros((3, 4), np.float32)
-    ints = np.zeros(kern.NUM_INTS, np.int64)
-    slot_of = {code: kern.ZERO for code in range(16)}  # disabled units, lighting and unit 3 read 0 (refused if on)
-    slot_of.update({tev.SRC_PRIMARY: kern.PRIMARY_SLOT, tev.SRC_CONSTANT: kern.CONSTANT})
+    ints = np.zeros(layout.NUM_INTS, np.int64)
+    slot_of = {code: layout.ZERO for code in range(16)}  # disabled units, lighting and unit 3 read 0 (refused if on)
+    slot_of.update({tev.SRC_PRIMARY: layout.PRIMARY_SLOT, tev.SRC_CONSTANT: layout.CONSTANT})
     for unit in read:
         u = unit.unit
         units[u] = _unit_row(unit, cols[unit.coords] + cols.get(W_FIELD, [-1]))
         border[u] = unit.border_f32
         ints[TEXTURE_ADDRESS_SLOT[u]] = unit.addresses[0]
-        slot_of[tev.SRC_TEXTURES[u]] = kern.TEX0 + u
+        slot_of[tev.SRC_TEXTURES[u]] = layout.TEX0 + u
     if proctex is not None:
-        slot_of[SRC_PROCTEX] = kern.PROCTEX_SLOT
+        slot_of[SRC_PROCTEX] = layout.PROCTEX_SLOT
     if _lit(ds):
-        slot_of[tev.SRC_LIGHT_PRIMARY], slot_of[tev.SRC_LIGHT_SECONDARY] = kern.LIGHT_PRIMARY, kern.LIGHT_SECONDARY
+        slot_of[tev.SRC_LIGHT_PRIMARY], slot_of[tev.SRC_LIGHT_SECONDARY] = layout.LIGHT_PRIMARY, layout.LIGHT_SECONDARY
     rows, chans, invs = _tev_rows(tstate, slot_of)
     regions = {r.name: r for r in memory.regions}
     vram, fcram = (memory.region_bytes(name) if name in regions else NO_BYTES for name in (VRAM.name, FCRAM.name))
-    ints[kern.VRAM_BASE] = regions[VRAM.name].base if VRAM.name in regions else 0
-    ints[kern.FCRAM_BASE] = regions[FCRAM.name].base if FCRAM.name in regions else 0
-    ints[kern.USES_BUFFER] = tev.SRC_BUFFER in used
+    ints[layout.VRAM_BASE] = regions[VRAM.name].base if VRAM.name in regions else 0
+    ints[layout.FCRAM_BASE] = regions[FCRAM.name].base if FCRAM.name in regions else 0
+    ints[layout.USES_BUFFER] = tev.SRC_BUFFER in used
     blend = ds.blend
-    ints[kern.ALPHA_TEST] = blend.alpha_test
-    ints[kern.PRIMARY] = tev.SRC_PRIMARY in used
+    ints[layout.ALPHA_TEST] = blend.alpha_test
+    ints[layout.PRIMARY] = tev.SRC_PRIMARY in used
     depth_kind, color_kind, ops_args = ops
-    ints[kern.DEPTH_KIND], ints[kern.COLOR_KIND] = depth_kind, color_kind
+    ints[layout.DEPTH_KIND], ints[layout.COLOR_KIND] = depth_kind, color_kind
     alpha_pass = np.array(alpha_pass_table(blend))  # a writeable copy: one numba type for every plan
     color_cols = np.array(cols.get("color", [-1] * 4), np.int64)
     rs = ds.raster
+    color = _color_args(ds, cols)
     return FragmentPlan(
         ints,
         (
@@ -377,13 +385,36 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
             chans,
             invs,
             np.array(tstate.buffer_color, np.uint8),
-            *_color_args(ds, cols),
+            *color,
             alpha_pass,
             vram,
             fcram,
             *ops_args,
+            _links(ints, units, border, vram, fcram, *color),
         ),
     )
+
+
+# values of the types ``fragment_side`` passes its features (``features.LINK_*``): varyings (F, A) float32, LOD
+# neighbours (F, 4) int64, one slot's texels (F, 4) uint8, all slots (SLOTS, F, 4) uint8, depths (F,) float32
+_VARYINGS, _NEIGHBOURS = np.zeros((0, 0), np.float32), np.zeros((0, 4), np.int64)
+_TEXELS, _SLOTS, _DEPTHS = np.zeros((0, 4), np.uint8), np.zeros((0, 0, 4), np.uint8), np.zeros(0, np.float32)
+
+
+def _links(ints, units, border, vram, fcram, color_ints, pt_args, light_args, fog_lut, fog_rgb) -> np.ndarray:
+    """The plan's ``links`` (NUM_LINKS, 2) int64: the entries (``numba_link.Linked.entry``) of the feature kernels
+    its state turns on (0 for the others, which ``fragment_side`` does not call), each compiled on first use."""
+    links = np.zeros((features.NUM_LINKS, 2), np.int64)
+    if units[:, layout.U_USED].any():
+        sample = (0, ints, units, border, vram, fcram, _VARYINGS, _NEIGHBOURS, _TEXELS)
+        links[features.LINK_TEXTURE] = features.TEXTURE.entry(*sample)
+    if color_ints[layout.C_LIGHTING]:
+        links[features.LINK_LIGHTING] = features.LIGHTING.entry(color_ints, light_args, _VARYINGS, _SLOTS)
+    if color_ints[layout.C_PROCTEX]:
+        links[features.LINK_PROCTEX] = features.PROCTEX.entry(color_ints, pt_args, _VARYINGS, _TEXELS)
+    if color_ints[layout.C_FOG]:
+        links[features.LINK_FOG] = features.FOG.entry(color_ints, fog_lut, fog_rgb, _DEPTHS, _TEXELS)
+    return links
 
 
 def fragment_parts(ds: DrawState) -> tuple:
@@ -447,7 +478,7 @@ class PlanCache:
 def run(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> bool:
     """The draw's fragment side through ``fragment_side``; its ``FRAGMENT_COUNTERS`` are added to ``stats``.
     False: the staged path must run it (nothing was written; ``attempt`` tells why)."""
-    return attempt(plan, wt, stats) == kern.DONE
+    return attempt(plan, wt, stats) == layout.DONE
 
 
 def attempt(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> int:
@@ -467,4 +498,4 @@ def attempt(plan: FragmentPlan, wt: WindowTriangles, stats: dict) -> int:
         return code
     for key, value in zip(FRAGMENT_COUNTERS, counts.tolist(), strict=True):
         stats[key] = stats.get(key, 0) + value
-    return kern.DONE
+    return layout.DONE

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.command import kernel as K
 from picaemu.command.draw_log import KINDS
 from picaemu.draw import DrawCall, DrawKind
@@ -126,6 +127,40 @@ _RESTART = access.locate("RESTART_PRIMITIVE", "restart")
 RESTART_ID, RESTART_GATE = _RESTART[0], ((1 << _RESTART[1].width) - 1) << _RESTART[1].lo
 TABLE_SLOTS = 8  # plans the loop switches between by register content
 S_ROWS_FULL, S_DECLINED = K.S_ROWS_FULL, K.S_DECLINED
+# the kernels the loop calls by address (``picaemu.numba_link``: each compiled once, on its own): their slots in the
+# loop's ``links`` argument, their link ids (``picaemu.fused.features`` holds 0-3)
+LINK_COMMAND, LINK_VERTEX_SIDE, LINK_FRAGMENT_SIDE = range(3)
+NUM_LINKS = 3
+COMMAND_ID, FRAGMENT_SIDE_ID, VERTEX_SIDE_ID = 4, 5, 6
+COMMAND = numba_link.register(COMMAND_ID, K.run, numba.types.int64)
+FRAGMENT_SIDE = numba_link.register(FRAGMENT_SIDE_ID, fragment_side, numba.types.int64)
+# values of the types the loop passes ``fragment_side`` around a plan's arguments: the triangles as
+# ``vertex_side`` gives them (x, y (T, 3) int64; zndc, 1/w (T, 3) float32; varyings (T, 3, V) float32; primitive (T,)
+# int32), then the row's fragment counters (int64)
+_TRIANGLES = (
+    np.zeros((0, 3), np.int64),
+    np.zeros((0, 3), np.int64),
+    np.zeros((0, 3), np.float32),
+    np.zeros((0, 3), np.float32),
+    np.zeros((0, 3, NUM_COLUMNS - 4), np.float32),
+    np.zeros(0, np.int32),
+)
+_COUNTS = np.zeros(len(FRAGMENT_COUNTERS), np.int64)
+_VERTEX_COUNTS = np.zeros(len(VERTEX_COUNTERS), np.int64)
+_LIVE = (False, 0, 0, 0, False)  # ``vertex_side``'s live fields: elements, count, first, index address, u16
+# ``vertex_side`` answers (ok, the triangles, the 12.4 box, the vertices it leaves buffered (k, NUM_COLUMNS))
+VERTEX_SIDE = numba_link.register(
+    VERTEX_SIDE_ID,
+    vertex_side,
+    numba.types.Tuple(
+        (
+            numba.types.boolean,
+            numba.typeof(_TRIANGLES),
+            numba.types.UniTuple(numba.types.int64, 4),
+            numba.typeof(np.zeros((0, NUM_COLUMNS), np.float32)),
+        )
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -248,7 +283,7 @@ def _starts_fresh(topology, handed, restart, fstate):  # pragma: no cover - comp
 
 @numba.njit(cache=True, nogil=True)
 def _draw(
-    regs, fu, kind, handed, restart, watched, vertex_args, fragment_args, fragment_ints, row, held, fstate
+    regs, fu, kind, handed, restart, watched, vertex_args, fragment_args, links, row, held, fstate
 ):  # pragma: no cover - compiled
     """Run the draw the registers describe into ``row``, the vertices it leaves buffered into ``held`` and the
     ``FS_TOPOLOGY`` / ``FS_HELD`` slots; False (nothing written) when a side refuses it or the assembler may hold
@@ -259,22 +294,16 @@ def _draw(
     count = _live(regs, F_COUNT)
     index_address = _live(regs, F_BASE) + _live(regs, F_INDEX_OFFSET)  # as ``VertexLoaderState.with_range``
     for u in range(TEXTURE_SLOTS.shape[0]):
-        fragment_ints[TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)
+        fragment_args[0][TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)  # the plan's ``ints``
     vcounts = row[R_VERTEX:R_FRAGMENT]
-    ok, tris, box, kept = vertex_side(
-        kind == K.D_ELEMENTS,
-        count,
-        _live(regs, F_FIRST),
-        index_address,
-        _live(regs, F_INDEX_FORMAT) == INDEX_U16,
-        fu[0],
-        *vertex_args,
-        vcounts,
-    )
+    live = (kind == K.D_ELEMENTS, count, _live(regs, F_FIRST), index_address, _live(regs, F_INDEX_FORMAT) == INDEX_U16)
+    arguments = live + (fu[0],) + vertex_args + (vcounts,)  # noqa: RUF005 - numba builds tuples by concatenation
+    ok, tris, box, kept = numba_link.call(VERTEX_SIDE_ID, links[LINK_VERTEX_SIDE], arguments)
     if not ok:
         return False
     fcounts = row[R_FRAGMENT:R_BOX]
-    if fragment_side(tris[0], tris[1], tris[2], tris[3], tris[4], tris[5], *fragment_args, fcounts) != 0:
+    triangles = (tris[0], tris[1], tris[2], tris[3], tris[4], tris[5])
+    if numba_link.call(FRAGMENT_SIDE_ID, links[LINK_FRAGMENT_SIDE], triangles + fragment_args + (fcounts,)) != 0:
         return False
     row[R_VERTICES], row[R_TOPOLOGY], row[R_RESTART] = count, topology, restart
     for j in range(4):
@@ -347,7 +376,8 @@ def run(
     watched,
     vertex_args,
     fragment_args,
-    fragment_ints,
+    slots,
+    links,
     rows,
     held,
     fstate,
@@ -371,32 +401,36 @@ def run(
             dirty = fstate[FS_PENDING_DIRTY]
             status = S_DECLINED
         else:
-            status = K.run(
-                words,
-                end,
-                regs,
-                action,
-                layout,
-                fu,
-                code,
-                opdescs,
-                lighting,
-                fog,
-                proctex,
-                gas,
-                fixed,
-                pending,
-                counters,
-                immediate,
-                cursor,
-                records,
-                packet_records,
-                events,
-                record,
-                groups,
-                draw_info,
-                shadow,
-                changes,
+            status = numba_link.call(
+                COMMAND_ID,
+                links[LINK_COMMAND],
+                (
+                    words,
+                    end,
+                    regs,
+                    action,
+                    layout,
+                    fu,
+                    code,
+                    opdescs,
+                    lighting,
+                    fog,
+                    proctex,
+                    gas,
+                    fixed,
+                    pending,
+                    counters,
+                    immediate,
+                    cursor,
+                    records,
+                    packet_records,
+                    events,
+                    record,
+                    groups,
+                    draw_info,
+                    shadow,
+                    changes,
+                ),
             )
             if status != K.S_STOP:
                 return status
@@ -415,8 +449,8 @@ def run(
         row[:] = 0
         restart = _restarted(events, fstate[FS_EVENTS], cursor[K.K_NEV])
         if not _draw(
-            regs, fu, kind, handed, restart, watched[j], vertex_args[j], fragment_args[j], fragment_ints[j], row,
-            held, fstate,
+            regs, fu, kind, handed, restart, watched[j], numba_link.load(vertex_args, slots[j, 0]),
+            numba_link.load(fragment_args, slots[j, 1]), links, row, held, fstate,
         ):  # fmt: skip
             return status
         fstate[FS_CURRENT], fstate[FS_EVENTS] = j, cursor[K.K_NEV]
@@ -425,14 +459,14 @@ def run(
             return S_ROWS_FULL
 
 
-def _kind(value: object) -> object:
+def arguments_kind(value: object) -> object:
     """What numba's type of ``value`` depends on (arrays: dtype, dimensions, layout, writeable, aligned; tuples:
     their items; scalars: their class), without numba's ``typeof`` (~0.5 ms for a plan's arguments)."""
     if isinstance(value, np.ndarray):
         f = value.flags
         return (value.dtype.str, value.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
     if isinstance(value, tuple):
-        return (type(value), tuple(_kind(v) for v in value))
+        return (type(value), tuple(arguments_kind(v) for v in value))
     if type(value) is int:  # numba types an int past int64's range as uint64
         return int, -(1 << 63) <= value < 1 << 63
     return type(value)
@@ -451,10 +485,29 @@ class PlanTable:
         self._type: tuple | None = None
         self._next = 0  # the slot replaced when the table is full
         self._args: tuple | None = None
+        self._fragment_side: tuple[int, int] | None = None  # its entry for the table's plan type
+        self._vertex_side: tuple[int, int] | None = None  # the same of ``vertex_side``
+        self._slots = np.zeros((TABLE_SLOTS, 2), np.int64)  # where each plan's vertex and fragment arguments are
+        self._stored: list[tuple[numba_link.Stored, numba_link.Stored]] = []  # kept there
 
     def clear(self) -> None:
         self.plans.clear()
+        self._stored.clear()
         self._type, self._next, self._args, self.current = None, 0, None, 0
+        self._fragment_side = self._vertex_side = None
+
+    def fragment_side(self) -> tuple[int, int]:
+        """The entry of ``fragment_side`` compiled for the table's plan type (compiled on first use)."""
+        if self._fragment_side is None:
+            self._fragment_side = FRAGMENT_SIDE.entry(*_TRIANGLES, *self.plans[0].fragments.args, _COUNTS)
+        return self._fragment_side
+
+    def vertex_side(self, floats: np.ndarray) -> tuple[int, int]:
+        """The entry of ``vertex_side`` compiled for the table's plan type and the VS uniforms' ``floats``."""
+        if self._vertex_side is None:
+            sample = (*_LIVE, floats, *self.plans[0].vertices.args, _VERTEX_COUNTS)
+            self._vertex_side = VERTEX_SIDE.entry(*sample)
+        return self._vertex_side
 
     def install(self, plans: CompiledPlans, regs: np.ndarray) -> None:
         """Make ``plans`` (made under the registers ``regs``) current, adding it to the table if new."""
@@ -462,30 +515,35 @@ class PlanTable:
             if known.vertices is plans.vertices and known.fragments is plans.fragments:
                 self.current = j
                 return
-        kind = (_kind(plans.vertices.args), _kind(plans.fragments.args))
+        kind = (arguments_kind(plans.vertices.args), arguments_kind(plans.fragments.args))
         if kind != self._type:
             self.clear()
             self._type = kind
+        stored = (numba_link.Stored(plans.vertices.args), numba_link.Stored(plans.fragments.args))
         if len(self.plans) < TABLE_SLOTS:
             j = len(self.plans)
             self.plans.append(plans)
+            self._stored.append(stored)
         else:
             j, self._next = self._next, (self._next + 1) % TABLE_SLOTS
-            self.plans[j] = plans
+            self.plans[j], self._stored[j] = plans, stored
         self.keys[j] = regs[PLAN_KEY_IDS]
+        self._slots[j] = stored[0].address, stored[1].address
         self.current, self._args = j, None
 
     def args(self) -> tuple:
-        """The loop's arguments after the kernel's, in ``run``'s order (slots past the plans repeat the first)."""
+        """The loop's arguments after the kernel's, in ``run``'s order: the first plan's arguments give the types
+        of every slot's (``slots``: where ``numba_link.Stored`` keeps each plan's vertex and fragment arguments)."""
         if self._args is None:
             padded = self.plans + [self.plans[0]] * (TABLE_SLOTS - len(self.plans))
+            first = self.plans[0]
             self._args = (
                 self.keys,
                 len(self.plans),
                 np.stack([p.watched for p in padded]),
-                tuple(p.vertices.args for p in padded),
-                tuple(p.fragments.args for p in padded),
-                tuple(p.fragments.ints for p in padded),
+                first.vertices.args,
+                first.fragments.args,
+                self._slots,
             )
         return self._args
 

@@ -83,9 +83,9 @@ class VertexPlan:
     addresses are bytes of vertex index 0), fixed (F,) int64 attributes from the store, the store (16, 4) float32
     (live), K the configured attribute count, the front end's pairs / plan rows / segments / written outputs /
     source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the clip
-    planes (P, 4) and offsets (P,) float64 (``ClipState``: the fixed ones, then the user plane when enabled),
-    instructions per vertex, framebuffer width and height, then VRAM (uint8 array, live) and its base address,
-    FCRAM and its base address."""
+    planes (P, 4) and offsets (P,) float64 (``ClipState``: the fixed ones, then the user plane when enabled), the
+    shader interpreter's address (``front_end.shader_entry``), instructions per vertex, framebuffer width and
+    height, then VRAM (uint8 array, live) and its base address, FCRAM and its base address."""
 
     topology: Topology
     args: tuple
@@ -131,6 +131,7 @@ class VertexPlan:
                 int(clipping.CULL_DROPS[vp.cull_mode]),
                 ds.clip.planes,
                 ds.clip.offsets,
+                front_end.shader_entry(),
                 int(fe.instructions),
                 int(fb.width),
                 int(fb.height),
@@ -353,6 +354,7 @@ def vertex_side(
     drop_sign,
     planes,
     offsets,
+    shader,
     instructions,
     width,
     height,
@@ -411,6 +413,7 @@ def vertex_side(
         drop_sign,
         planes,
         offsets,
+        shader,
     )
     kept = kept_positions(topology, count)
     held = np.empty((kept.shape[0], NUM_COLUMNS), np.float32)

@@ -32,11 +32,13 @@ flow instructions and END included, times the unique vertices, as ``Machine.run`
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.draw_state import DrawState
 from picaemu.geometry import clipping
 from picaemu.geometry.clipping import KEEP, _align_quaternions, _cull_count, _cull_gather, _window, classify, extent
@@ -45,11 +47,40 @@ from picaemu.geometry.primitive_assembly import TRIPLES, Assembler
 from picaemu.geometry.vertex_loader import VertexBatch
 from picaemu.shader.interpreter import POOL_MIN_LANES, uniform_trace
 from picaemu.shader.isa import NUM_C
-from picaemu.shader.kernel import NUM_OUT, load_attributes, run_segment, store_outputs
+from picaemu.shader.kernel import NUM_OUT, ROW, load_attributes, run_segment, store_outputs
 from picaemu.shader.program import NUM_REGS_VR, program_of
 
 UNIFORM_ROWS = 128  # c0-c95 then rows of 1.0 for relative reads past c95 (as ``interpreter.Machine.c``)
 NO_PAIRS = np.zeros((0, 2), np.int64)
+# the shader interpreter's ``run_segment``, called by address (``picaemu.numba_link``: compiled once, on its own)
+SHADER_ID = 7
+SHADER = numba_link.register(SHADER_ID, run_segment, numba.types.none)
+
+
+@functools.cache
+def shader_entry() -> np.ndarray:
+    """The entry ((2,) int64, ``numba_link.Linked.entry``) of ``run_segment`` for the arguments ``_shade``
+    passes it (compiled on first use): plan rows (K, ROW) int32; vr (R, 4, U), out (16, 4, U) float32; c (128, 4)
+    float32; a0 (2, U), aL (U,) int32; cmp (2, U) bool; lanes (U,) int64; full; scratch (3, 4, U), (4, U),
+    (3, 4, 1) float32."""
+    f32 = np.float32
+    return np.array(
+        SHADER.entry(
+            np.zeros((0, ROW), np.int32),
+            np.zeros((NUM_REGS_VR, 4, 0), f32),
+            np.zeros((NUM_OUT, 4, 0), f32),
+            np.zeros((UNIFORM_ROWS, 4), f32),
+            np.zeros((2, 0), np.int32),
+            np.zeros(0, np.int32),
+            np.zeros((2, 0), np.bool_),
+            np.zeros(0, np.int64),
+            True,
+            np.zeros((3, 4, 0), f32),
+            np.zeros((4, 0), f32),
+            np.zeros((3, 4, 1), f32),
+        ),
+        np.int64,
+    )
 
 
 @dataclass(frozen=True)
@@ -172,6 +203,7 @@ def run(
         clipping.CULL_DROPS[vp.cull_mode],
         clip.planes,
         clip.offsets,
+        shader_entry(),
     )
     u, t = batch.attributes.shape[0], n // 3
     assembler.advance(prim.topology, t)
@@ -190,7 +222,7 @@ def run(
 
 
 @numba.njit(cache=True)
-def _shade(attrs, pairs, plan, segments, floats, written):  # pragma: no cover - compiled
+def _shade(attrs, pairs, plan, segments, floats, written, shader):  # pragma: no cover - compiled
     """The VS program's path (``FrontEndPlan``: its arithmetic runs ``plan[first:stop]`` in order, each with aL
     set as the sequencer has it) on every row of ``attrs`` (U, K, 4): (U, 16, 4) float32 outputs, through the
     interpreter's kernels on register files laid out and initialised as ``interpreter.Machine``'s."""
@@ -210,7 +242,8 @@ def _shade(attrs, pairs, plan, segments, floats, written):  # pragma: no cover -
     )
     for s in range(segments.shape[0]):
         al[:] = segments[s, 2]
-        run_segment(plan[segments[s, 0] : segments[s, 1]], vr, out, c, a0, al, cmp, lanes, True, bufs, res, cols)
+        rows = plan[segments[s, 0] : segments[s, 1]]
+        numba_link.call(SHADER_ID, shader, (rows, vr, out, c, a0, al, cmp, lanes, True, bufs, res, cols))
     result = np.empty((u, NUM_OUT, 4), np.float32)
     store_outputs(out, written, result)
     return result
@@ -235,6 +268,7 @@ def _front_end(
     drop_sign,
     planes,
     offsets,
+    shader,
 ):  # pragma: no cover - compiled
     """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
     primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent, the (U, NUM_COLUMNS) float32 output-
@@ -242,7 +276,7 @@ def _front_end(
     order, consecutive triples). ``planes`` / ``offsets``: the clip planes (``ClipState``), against which triangles
     not wholly inside are clipped (``clipping.clip_classified``, as ``clip_triangles``)."""
     u = attrs.shape[0]
-    outputs = _shade(attrs, pairs, plan, segments, floats, written)
+    outputs = _shade(attrs, pairs, plan, segments, floats, written, shader)
     vert = np.empty((u, NUM_COLUMNS), np.float32)
     _fill_columns(outputs.reshape(u, 4 * NUM_OUT), source, COLOR.start, COLOR.stop, vert)
     t = inverse.shape[0] // 3

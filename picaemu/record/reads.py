@@ -12,7 +12,8 @@ mirror of memory, and at each draw this sink names
 
 Shader code, uniforms and LUTs travel inside the command list itself. A draw whose registers do not decode (the
 same error the replay would raise) is reported through ``warn`` and records nothing more.
-``Intervals`` is the small set of disjoint half-open byte ranges the recorder keeps its bookkeeping in.
+``Intervals`` is the small set of disjoint half-open byte ranges the recorder keeps its bookkeeping in (and
+``picaemu lint`` the memory a capture defines).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from picaemu.geometry.vertex_loader import MAX_DRAW_VERTICES
 from picaemu.regs import id_of
 from picaemu.state import GpuState
 from picaemu.texture.formats import level_bytes, level_offset
-from picaemu.texture.state import NUM_UNITS
+from picaemu.texture.state import NUM_UNITS, TextureUnitState
 
 RangeSink = Callable[[int, int], None]
 
@@ -70,7 +71,14 @@ class Intervals:
         return out
 
     def covers(self, lo: int, hi: int) -> bool:
-        return not self.missing(lo, hi)
+        """Whether [lo, hi) is covered: touching ranges merge, so one range holds it all (an empty one is)."""
+        end = self.end_of(lo)
+        return hi <= lo or (end is not None and hi <= end)
+
+    def end_of(self, address: int) -> int | None:
+        """The end of the range that holds ``address``; None when no range does."""
+        i = bisect.bisect_right(self._lo, address) - 1
+        return self._hi[i] if i >= 0 and address < self._hi[i] else None
 
 
 def vertex_spans(call: DrawCall) -> list[tuple[int, int]]:
@@ -97,18 +105,21 @@ def vertex_spans(call: DrawCall) -> list[tuple[int, int]]:
     return spans
 
 
+def texture_bytes(tex: TextureUnitState) -> int:
+    """Bytes of one face of a texture unit's texture, every mip level up to ``max_level`` included."""
+    last = tex.max_level
+    return level_offset(tex.width, tex.height, tex.format, last) + level_bytes(
+        tex.width >> last, tex.height >> last, tex.format
+    )
+
+
 def texture_spans(ds: DrawState) -> list[tuple[int, int]]:
     """(address, bytes) of every face of every enabled texture unit of a draw, all mip levels included."""
     spans = []
     for unit in range(NUM_UNITS):
         tex = ds.need(f"texture{unit}")
-        if not tex.enabled:
-            continue
-        last = tex.max_level
-        size = level_offset(tex.width, tex.height, tex.format, last) + level_bytes(
-            tex.width >> last, tex.height >> last, tex.format
-        )
-        spans += [(address, size) for address in tex.addresses]
+        if tex.enabled:
+            spans += [(address, texture_bytes(tex)) for address in tex.addresses]
     return spans
 
 

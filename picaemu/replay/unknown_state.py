@@ -33,7 +33,7 @@ UNKNOWN = "unknown"
 log = logging.getLogger("picaemu.replay")
 
 
-class _ReadLog(np.ndarray):
+class ReadLog(np.ndarray):
     """A view of the register file that adds every id read through Python indexing to ``reads``."""
 
     reads: set[int]
@@ -69,7 +69,7 @@ class UnknownStateWatch(Observer):
 
     def draw(self, call: DrawCall) -> None:
         regs = call.state.regs
-        probe = regs.view(_ReadLog)
+        probe = regs.view(ReadLog)
         probe.reads = set()
         call.state.regs = probe
         try:

@@ -1,0 +1,66 @@
+"""``picaemu lint`` beside a plain render of the same capture (issue #27 target: lint ≤ 2× render).
+
+Per capture, best of ``--runs`` of each, alternating, in one process after a warm-up of each (numba's cache
+loaded, page faults paid): *render* = a ``Replay`` with the software pipeline and no checkpoints run through every
+event, then the top screen read (what ``picaemu render`` does after loading); *lint* = ``picaemu.lint.lint`` of
+the loaded capture (its own replay without rendering, every check). Loading the capture file is not timed in
+either. Run from the repository root: ``python bench/bench_lint.py [--runs 3] [CAPTURE ...]`` (default: the
+1000-draw samples and the game capture). Prints a Markdown table for bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from picaemu.lint import lint  # noqa: E402
+from picaemu.replay import Replay  # noqa: E402
+from picaemu.replay.capture import load_capture  # noqa: E402
+
+DEFAULT = [*sorted(ROOT.glob("samples/captures/*1000*.pica")), ROOT / "tests/data/games/minicraft.pica"]
+
+
+def render_s(capture) -> float:
+    start = time.perf_counter()
+    replay = Replay(capture, checkpoints=False)
+    replay.run()
+    replay.screen()
+    return time.perf_counter() - start
+
+
+def lint_s(capture) -> tuple[float, int]:
+    start = time.perf_counter()
+    findings = lint(capture)
+    return time.perf_counter() - start, len(findings)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("captures", nargs="*", type=Path, default=DEFAULT)
+    args = parser.parse_args()
+    print("| capture | draws | render ms | lint ms | lint ÷ render | findings |")
+    print("|---|---|---|---|---|---|")
+    for path in args.captures:
+        capture = load_capture(path)
+        render_s(capture), lint_s(capture)  # warm-up
+        renders, lints = [], []
+        for _ in range(args.runs):
+            renders.append(render_s(capture))
+            seconds, count = lint_s(capture)
+            lints.append(seconds)
+        draws = Replay(capture, checkpoints=False, record_draws=False)
+        draws.run()
+        r, n = min(renders), min(lints)
+        print(
+            f"| {path.name} | {draws.processor.draw_count} | {1000 * r:.0f} | {1000 * n:.0f} | ×{n / r:.2f} | {count} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,426 @@
+"""Where two captures part (issue 27 item 3): ``diff_captures(a, b) -> CaptureDiff``, behind ``picaemu diff`` and
+the GUI's side-by-side comparison. Qt-free.
+
+The two captures (or one capture under two backends) are aligned frame by frame and draw by draw: draw k of
+frame f of A is compared with draw k of frame f of B. Both are replayed frame by frame, each frame once (pass 1),
+and a frame where they part is looked at again draw by draw (pass 2); a replay keeps one checkpoint, at the start
+of the frame being compared, so memory stays near a render's:
+
+1. Under ``OutputWatch`` (a wrapper of the replay's pipeline), at every ``every``-th draw of a frame and after
+   the last draw of every event, a checksum (CRC-32) of every render target the capture's draws have used so far
+   (color and depth/stencil bytes in memory), and at every frame end a digest of both screens. The compiled draw
+   loop stops only at those points (``CompiledPlans.with_limit``), so the replay keeps its speed. The checksums
+   are compared at the aligned draws where both sides took one.
+2. From the last aligned point where the checksums agreed to the first where they differ, both replays go back to
+   the frame's start, step draw by draw (``Replay.run_to_draw``) and compare their render targets byte for byte;
+   the first draw after which they differ is ``first_draw``. With ``every=1`` every draw is a point: a difference
+   that a later draw of the same ``every`` draws hides again is then found too (with larger ``every`` it is not:
+   both captures agree at the next point).
+
+At ``first_draw`` the result holds the state difference (``picaemu.debug.state_diff``, A the "a" side: registers
+by field, uniforms by name, textures by content hash, shader programs by disassembly; taken right after the draw,
+where the registers and programs are the draw's and the textures' bytes are the ones it read unless it renders
+into its own texture) and the pixels of the draw's render target that differ right after it (count and inclusive
+bounding box in PNG coordinates of the color buffer, x = column, y = row, row 0 at the top; color and
+depth/stencil apart). A frame whose draws agree but whose screens differ (a display transfer, a fill) is
+``first_frame`` with ``first_draw`` None; captures whose frames hold different numbers of draws part at the first
+draw one side lacks (``missing``: the side without it). A memory fill or transfer into a render target between two
+draws shows at the next draw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import weakref
+import zlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from picaemu.analysis.imagediff import compare_arrays
+from picaemu.debug import state_diff
+from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink
+from picaemu.errors import PicaError
+from picaemu.formats import pica
+from picaemu.fragment import framebuffer as fbm
+from picaemu.replay import Checkpoint, Replay, default_pipeline, load_capture
+from picaemu.state import GpuState
+
+if TYPE_CHECKING:
+    from picaemu.fused.loop import CompiledDraws, CompiledPlans
+
+EVERY = 32  # draws of a frame between two output checksums
+SCHEMA = 1
+Target = tuple[int, int]  # (physical address, bytes) of a render target
+SCREENS = ("top", "bottom")
+
+
+def targets_of(regs: np.ndarray) -> tuple[Target, ...]:
+    """The color and depth/stencil buffers the registers name, as memory ranges; () when they name none."""
+    try:
+        fb = fbm.FramebufferState.from_regs(regs)
+        fb.check_size()
+    except PicaError:
+        return ()
+    pixels = fb.width * fb.height
+    return (fb.color_address, pixels * fb.color_bpp), (fb.depth_address, pixels * fb.depth_bpp)
+
+
+class OutputWatch:
+    """A pipeline wrapper that takes the output checksums of pass 1 (module docstring). ``points``: draw index ->
+    checksum of the render targets after it; ``screens``: per frame end, the digest of both screens."""
+
+    def __init__(self, inner: PipelineSink, every: int = EVERY) -> None:
+        self.inner = inner
+        self.every = max(1, every)
+        self.replay: weakref.ref[Replay] | None = None
+        self.targets: dict[Target, int] = {}  # every render target used so far -> its first draw, in that order
+        self.points: dict[int, int] = {}
+        self.screens: list[bytes] = []
+        self.frame_start = 0  # index of the first draw of the current frame
+        self.draws = 0  # draws seen
+        self.pointed = -1  # the last draw with a point
+        self.recording = True
+
+    @property
+    def stage_observer(self):
+        return self.inner.stage_observer
+
+    @stage_observer.setter
+    def stage_observer(self, value) -> None:
+        self.inner.stage_observer = value
+
+    def attach(self, replay: Replay) -> None:
+        self.replay = weakref.ref(replay)
+
+    def _memory(self):
+        replay = self.replay() if self.replay is not None else None
+        if replay is None:
+            raise PicaError("the output watch is not attached to a replay")
+        return replay
+
+    def _boundary(self, draw: int) -> int:
+        """The last draw of ``draw``'s group of ``every`` draws of its frame."""
+        return self.frame_start + ((draw - self.frame_start) // self.every + 1) * self.every - 1
+
+    def _use(self, regs: np.ndarray, draw: int) -> None:
+        for target in targets_of(regs):
+            self.targets.setdefault(target, draw)
+
+    def used_by(self, draw: int) -> list[Target]:
+        """The render targets the draws up to ``draw`` used, in first-use order."""
+        return [target for target, first in self.targets.items() if first <= draw]
+
+    def checksum(self, draw: int) -> int:
+        """CRC-32 of the render targets the draws up to ``draw`` used, one after the other, as memory holds them
+        now (after a sync). A checksum, not a cryptographic hash: two different contents agree with odds of
+        2^-32, and pass 2 compares bytes."""
+        replay = self._memory()
+        self.inner.event(PipelineEventKind.MEMORY_SYNC, replay.state)
+        crc = 0
+        for address, size in self.used_by(draw):
+            crc = zlib.crc32(replay.memory.bytes(address, size, "render target"), crc)
+        return crc
+
+    def _after(self, last: int, force: bool = False) -> None:
+        self.draws = last + 1
+        if self.recording and (force or last == self._boundary(last)) and last > self.pointed:
+            self.points[last], self.pointed = self.checksum(last), last
+
+    # -- PipelineSink ------------------------------------------------------------------------------------
+    def draw(self, call: DrawCall) -> None:
+        self._use(call.state.regs, call.index)
+        self.inner.draw(call)
+        self._after(call.index)
+
+    def event(self, kind: PipelineEventKind, state: GpuState) -> None:
+        self.inner.event(kind, state)
+        if kind is not PipelineEventKind.DRAWS_COMPLETE or not self.recording:
+            return
+        replay = self._memory()  # the event that just ended is ``position - 1``
+        if self.draws and self.pointed < self.draws - 1:
+            self._after(self.draws - 1, force=True)
+        if isinstance(replay.events[replay.position - 1], pica.FrameEnd):
+            self.screens.append(self._screens(replay))
+            self.frame_start = self.draws
+
+    def _screens(self, replay: Replay) -> bytes:
+        h = hashlib.blake2b(digest_size=16)  # a few per capture: a real hash
+        for screen in SCREENS:
+            try:
+                h.update(np.ascontiguousarray(replay.screen(screen)))
+            except PicaError as err:  # a screen the capture never set up: its reason is its content
+                h.update(str(err).encode())
+        return h.digest()
+
+    # -- CompiledSink (offered only when the inner pipeline is one) --------------------------------------
+    def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
+        plans = self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None  # type: ignore[attr-defined]
+        if plans is None:
+            return None
+        self._use(call.state.regs, call.index)  # the loop may come back to these plans later without asking
+        return plans.with_limit(self._boundary(call.index)) if self.recording else plans
+
+    def compiled_draws(self, draws: CompiledDraws) -> None:
+        self.inner.compiled_draws(draws)  # type: ignore[attr-defined]
+        self._after(int(draws.rows[-1, 0]))
+
+    def compiled_allowed(self) -> bool:
+        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()  # type: ignore[attr-defined]
+
+
+@dataclass
+class Side:
+    """One capture being compared: its label, backend, replay (without checkpoints of its own) and output watch;
+    ``start``: the replay at the start of the frame being compared (the one checkpoint kept)."""
+
+    label: str
+    backend: str
+    replay: Replay
+    watch: OutputWatch
+    start: Checkpoint | None = None
+
+    @property
+    def frame_count(self) -> int:
+        """Frames of the capture: one per FrameEnd, and a last one for events after the last FrameEnd."""
+        frames, events = self.replay.frames, len(self.replay.events)
+        return len(frames) + (events > (frames[-1] + 1 if frames else 0))
+
+    def run_frame(self, frame: int) -> list[int]:
+        """Pass 1 over frame ``frame`` (the replay stands at its start): returns the indices of its draws."""
+        replay = self.replay
+        self.start = replay.checkpoint()
+        first = len(replay.draws)
+        replay.run_to(replay.frames[frame] + 1 if frame < len(replay.frames) else len(replay.events))
+        return [d.index for d in replay.draws[first:]]
+
+    def rewind(self) -> None:
+        """Back to the start of the frame being compared, for pass 2."""
+        self.watch.recording = False
+        self.replay.restore(self.start)  # type: ignore[arg-type]
+        self.replay.indexed = True  # pass 2 seeks only to draws already recorded: run_to_draw must not run on
+
+    def info(self) -> dict[str, Any]:
+        replay = self.replay
+        return {"capture": self.label, "backend": self.backend, "frames": self.frame_count, "draws": len(replay.draws)}
+
+
+def open_side(source: str | os.PathLike[str] | pica.Capture, backend: str = "software", every: int = EVERY) -> Side:
+    """A capture (path or in-memory) ready to be replayed under an ``OutputWatch``."""
+    capture = source if isinstance(source, pica.Capture) else load_capture(source)
+    watch = OutputWatch(default_pipeline(backend), every)
+    replay = Replay(capture, pipeline=watch, checkpoints=False)
+    watch.attach(replay)
+    label = capture.meta.get("name", "capture") if isinstance(source, pica.Capture) else os.fspath(source)
+    return Side(label, backend, replay, watch)
+
+
+@dataclass(frozen=True)
+class CaptureDiff:
+    """The comparison (module docstring); ``as_dict()`` is ``picaemu diff --json`` (docs/diff.md)."""
+
+    a: dict[str, Any]
+    b: dict[str, Any]
+    first_draw: int | None = None  # in A
+    first_draw_b: int | None = None
+    frame: int | None = None
+    draw_in_frame: int | None = None
+    missing: str | None = None
+    first_frame: int | None = None  # a frame whose screens differ while its draws agree
+    state: dict[str, Any] | None = None
+    pixels: dict[str, Any] | None = None
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    pictures: tuple[np.ndarray, np.ndarray] | None = None  # A's and B's color buffers after the draw (H, W, 4)
+
+    @property
+    def equal(self) -> bool:
+        return self.first_draw is None and self.first_draw_b is None and self.first_frame is None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "equal": self.equal,
+            "a": self.a,
+            "b": self.b,
+            "first_draw": self.first_draw,
+            "first_draw_b": self.first_draw_b,
+            "frame": self.frame,
+            "draw_in_frame": self.draw_in_frame,
+            "missing": self.missing,
+            "first_frame": self.first_frame,
+            "state": self.state,
+            "pixels": self.pixels,
+            "frames": self.frames,
+        }
+
+    def summary(self) -> str:
+        if self.equal:
+            return f"equal: {self.a['draws']} draws in {self.a['frames']} frame(s), every output the same"
+        if self.first_draw is None and self.first_draw_b is None:
+            return f"frame {self.first_frame}: the draws agree, the screens differ"
+        if self.missing:
+            d = self.first_draw if self.first_draw is not None else self.first_draw_b
+            other = "a" if self.missing == "b" else "b"
+            return f"frame {self.frame}: draw {d} of {other} has no counterpart in {self.missing}"
+        where = f"draw {self.first_draw}" + (
+            f" (draw {self.first_draw_b} of b)" if self.first_draw_b != self.first_draw else ""
+        )
+        return f"first differing draw: {where}, frame {self.frame}, draw {self.draw_in_frame} of the frame"
+
+
+def diff_captures(
+    a: str | os.PathLike[str] | pica.Capture,
+    b: str | os.PathLike[str] | pica.Capture,
+    *,
+    backend_a: str = "software",
+    backend_b: str = "software",
+    every: int = EVERY,
+) -> CaptureDiff:
+    """Compare two captures (module docstring)."""
+    return compare_sides(open_side(a, backend_a, every), open_side(b, backend_b, every))
+
+
+def compare_sides(sa: Side, sb: Side) -> CaptureDiff:
+    """Run both sides frame by frame (pass 1) until a frame parts them, then find where (pass 2) and describe it."""
+    frames: list[dict[str, Any]] = []  # the table of the result: one row per frame compared
+    for f in range(max(sa.frame_count, sb.frame_count)):
+        fa = sa.run_frame(f) if f < sa.frame_count else None
+        fb = sb.run_frame(f) if f < sb.frame_count else None
+        frames.append(
+            {
+                "frame": f,
+                "draws_a": None if fa is None else len(fa),
+                "draws_b": None if fb is None else len(fb),
+                "screens_equal": _screen_equal(sa, sb, f),
+            }
+        )
+        if fa is None or fb is None:  # one side has frames the other lacks
+            return _missing(sa, sb, fa or [], fb or [], frames)
+        found = _compare_frame(sa, sb, fa, fb, frames)
+        if found is not None:
+            return found
+    return CaptureDiff(sa.info(), sb.info(), frames=frames)
+
+
+def _compare_frame(sa: Side, sb: Side, fa: list[int], fb: list[int], frames: list[dict]) -> CaptureDiff | None:
+    """None when the last frame of ``frames`` agrees on both sides (draws ``fa``, ``fb``), else the result."""
+    f = frames[-1]["frame"]
+    pairs = [(f, k, da, db) for k, (da, db) in enumerate(zip(fa, fb, strict=False))]
+    lo = 0  # pairs[lo:] are not known to agree
+    for i, (_, _, da, db) in enumerate(pairs):
+        pa, pb = sa.watch.points.get(da), sb.watch.points.get(db)
+        if pa is None or pb is None:
+            continue
+        if pa != pb:
+            return _scan_and_describe(sa, sb, pairs, lo, i + 1, frames)
+        lo = i + 1
+    if len(fa) == len(fb) and frames[-1]["screens_equal"] is not False:
+        return None
+    found = _scan_and_describe(sa, sb, pairs, lo, len(pairs), frames, required=False) if lo < len(pairs) else None
+    if found is not None:
+        return found
+    if len(fa) != len(fb):
+        return _missing(sa, sb, fa, fb, frames)
+    return CaptureDiff(sa.info(), sb.info(), first_frame=f, frames=frames)
+
+
+def _scan_and_describe(
+    sa: Side, sb: Side, pairs: list, lo: int, hi: int, frames: list[dict], required: bool = True
+) -> CaptureDiff | None:
+    """Pass 2 over ``pairs[lo:hi]`` from the frame's start: the result at the first draw whose render targets
+    differ; None when none does (``required``: pass 1 said one does)."""
+    sa.rewind()
+    sb.rewind()
+    found = _scan(sa, sb, pairs, lo, hi)
+    if found is None:
+        if required:  # pass 2 compares what pass 1 hashed: they cannot disagree
+            raise RuntimeError("the output checksums differ but no draw's render targets do")
+        return None
+    frame, k, da, db = pairs[found]
+    state = state_diff.state_diff(_view(sa), _view(sb))
+    pixels, pictures = _pixels(sa.replay, sb.replay)
+    return CaptureDiff(
+        sa.info(),
+        sb.info(),
+        first_draw=da,
+        first_draw_b=db,
+        frame=frame,
+        draw_in_frame=k,
+        state=state,
+        pixels=pixels,
+        frames=frames,
+        pictures=pictures,
+    )
+
+
+def _screen_equal(sa: Side, sb: Side, frame: int) -> bool | None:
+    a, b = sa.watch.screens, sb.watch.screens
+    return a[frame] == b[frame] if frame < len(a) and frame < len(b) else None
+
+
+def _missing(sa: Side, sb: Side, da: list[int], db: list[int], frames: list[dict]) -> CaptureDiff:
+    """The result when the last frame of ``frames`` holds more draws on one side (``da``, ``db``)."""
+    f, k = frames[-1]["frame"], min(len(da), len(db))
+    if len(da) > k:
+        return CaptureDiff(sa.info(), sb.info(), first_draw=da[k], frame=f, draw_in_frame=k, missing="b", frames=frames)
+    return CaptureDiff(sa.info(), sb.info(), first_draw_b=db[k], frame=f, draw_in_frame=k, missing="a", frames=frames)
+
+
+def _scan(sa: Side, sb: Side, pairs: list, lo: int, hi: int) -> int | None:
+    """Index into ``pairs`` of the first pair in [lo, hi) after which the render targets differ, None if none."""
+    ra, rb = sa.replay, sb.replay
+    for i in range(lo, hi):
+        da, db = pairs[i][2:]
+        ra.run_to_draw(da)
+        rb.run_to_draw(db)
+        ta, tb = sa.watch.used_by(da), sb.watch.used_by(db)
+        if len(ta) != len(tb):
+            return i
+        for (addr_a, size_a), (addr_b, size_b) in zip(ta, tb, strict=True):
+            if size_a != size_b or not np.array_equal(
+                ra.memory.bytes(addr_a, size_a, "render target"), rb.memory.bytes(addr_b, size_b, "render target")
+            ):
+                return i
+    return None
+
+
+def _view(side: Side) -> state_diff.DrawView:
+    """The state difference's view of the draw the replay has just run (``_scan`` leaves both there): registers and
+    shader memories are the draw's, memory differs from what it read only in its own render targets."""
+    replay = side.replay
+    names = state_diff.uniform_names(replay.capture.meta, replay.state)
+    return state_diff.draw_view(replay.state, replay.memory, names)
+
+
+def _region(mask: np.ndarray) -> dict[str, Any]:
+    """{"count", "bbox": [x0, y0, x1, y1] inclusive, None when empty} of a (H, W) bool mask, row 0 = top."""
+    ys, xs = np.nonzero(mask)
+    box = [int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())] if len(xs) else None
+    return {"count": len(xs), "bbox": box}
+
+
+def _pixels(ra: Replay, rb: Replay) -> tuple[dict[str, Any] | None, tuple[np.ndarray, np.ndarray] | None]:
+    """The pixels of the current draw's render target that differ between the two replays (module docstring)."""
+    try:
+        fa, fb = ra.framebuffer_state(), rb.framebuffer_state()
+    except PicaError as err:
+        return {"error": str(err)}, None
+    target = {
+        "color_address": f"0x{fa.color_address:08X}",
+        "color_format": fa.color_format.name,
+        "depth_address": f"0x{fa.depth_address:08X}",
+        "depth_format": fa.depth_format.name,
+        "size": [fa.width, fa.height],
+    }
+    ca, cb = ra.color_buffer(), rb.color_buffer()
+    if ca.shape != cb.shape:
+        return {
+            "target": target,
+            "error": f"the render targets differ in size: {fa.width}x{fa.height} vs {fb.width}x{fb.height}",
+        }, (ca, cb)
+    _, _, _, bad = compare_arrays(ca, cb, 0)
+    bad |= ca[..., 3] != cb[..., 3]  # compare_arrays looks at RGB (the screens'); a render target has alpha
+    (za, sa), (zb, sb) = ra.depth_buffer(), rb.depth_buffer()
+    return {"target": target, "color": _region(bad), "depth": _region((za != zb) | (sa != sb))}, (ca, cb)

@@ -1,0 +1,281 @@
+"""The fused fragment side's features, each a kernel compiled on its own and called by address
+(``picaemu.numba_link``): the texture units (``texture``), fragment lighting (``lighting``), the procedural texture
+(``proctex``) and fog (``fog``). ``fragment_kernel.fragment_side`` calls the ones its plan turns on, through the
+addresses in the plan's ``links`` (``LINK_*`` slots, filled by ``picaemu.fused.fragments`` for the features the
+state uses): a capture that never fogs never compiles fog, and no feature is compiled again inside its caller.
+
+Each feature only calls the stages' own compiled kernels: the level of detail and level choice of
+``picaemu.texture.lod``, the texture filter ``filtering.filter_2d`` per level over a memory texel source
+(``picaemu.texture.fetch``: packed formats and ETC1 / ETC1A4), the mip blend and ``round_u8``; the procedural
+texture's ``proctex.texels``; fragment lighting's ``light_fragments``; fog's ``fog.fog_colors``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types
+
+from picaemu import numba_link
+from picaemu.color.fog import fog_colors
+from picaemu.color.lighting_kernel import G_BUMP, light_fragments
+from picaemu.fused.layout import (
+    C_BUMP_UNIT,
+    C_FOG_FLIP,
+    C_PROCTEX_U,
+    C_QUAT,
+    C_VIEW,
+    CUBE_FACES,
+    FCRAM_BASE,
+    LIGHT_PRIMARY,
+    LIGHT_SECONDARY,
+    LOD_BIAS_SCALE,
+    TEX0,
+    U_BYTES,
+    U_COL_S,
+    U_COL_T,
+    U_COL_W,
+    U_FACE_LOW,
+    U_FACES,
+    U_FIELDS,
+    U_HEIGHT,
+    U_KIND,
+    U_LOD_BIAS,
+    U_MAG_LINEAR,
+    U_MAX_LEVEL,
+    U_MIN_LEVEL,
+    U_MIN_LINEAR,
+    U_MIP_LINEAR,
+    U_NEEDS_LOD,
+    U_OFFSETS,
+    U_PROJECT,
+    U_WIDTH,
+    U_WIDTH_LOG2,
+    U_WORD_BITS,
+    U_WRAP_S,
+    U_WRAP_T,
+    VRAM_BASE,
+)
+from picaemu.raster.rasterizer import normalise_quaternions
+from picaemu.texture import proctex
+from picaemu.texture.fetch import decode_level
+from picaemu.texture.filtering import DECODED, cube_face, filter_2d, nan_to_num32, round_u8
+from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices
+from picaemu.texture.state import CUBE_LOW_MASK
+
+
+@numba.njit(cache=True)
+def _level_filter(data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
+    """``filtering.filter_2d`` of fragments at ``st`` (F, 2) with ``linear`` (F,) on level ``lv`` of the image at
+    byte ``start`` of ``data`` (a memory region): (F, 4) float32."""
+    width, height = row[U_WIDTH] >> lv, row[U_HEIGHT] >> lv
+    layout = (
+        start + row[U_OFFSETS + lv],
+        row[U_WIDTH_LOG2] - lv,
+        row[U_WORD_BITS],
+        row[U_FIELDS],
+        row[U_FIELDS + 1],
+        row[U_FIELDS + 2],
+        row[U_FIELDS + 3],
+        row[U_FIELDS + 4],
+        row[U_FIELDS + 5],
+        row[U_FIELDS + 6],
+        row[U_FIELDS + 7],
+        row[U_KIND],
+    )
+    m = st.shape[0]
+    zeros = np.zeros(m, np.int64)
+    tables = (
+        np.zeros((1, 1), np.int64),
+        np.full(1, width, np.int64),
+        np.full(1, height, np.int64),
+        zeros,
+        zeros,
+        st,
+        linear,
+        row[U_WRAP_S],
+        row[U_WRAP_T],
+        border,
+    )
+    if m + 3 * np.count_nonzero(linear) > width * height:  # more taps than texels: decode the level once, then gather
+        texels = np.empty((width * height, 4), np.uint8)
+        decode_level(data, layout, texels)
+        return filter_2d(texels, DECODED, *tables)
+    return filter_2d(data, layout, *tables)
+
+
+@numba.njit(cache=True)
+def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover - compiled
+    """``_level_filter`` of the fragments whose ``keys`` entry is ``key`` into their rows of ``out`` (F, 4)."""
+    pick = np.flatnonzero(keys == key)
+    if pick.shape[0] == keys.shape[0]:  # every fragment on this level and face: no gather, no scatter
+        out[:] = _level_filter(data, start, row, lv, st, linear, border)
+    elif pick.shape[0]:
+        out[pick] = _level_filter(data, start, row, lv, st[pick], linear[pick], border)
+
+
+IN_VRAM, IN_FCRAM = 0, 1
+
+
+@numba.njit(cache=True)
+def _region(ints, vram, fcram, address, size):  # pragma: no cover - compiled
+    """(IN_VRAM or IN_FCRAM, the offset of physical ``address`` in it) when ``size`` bytes there lie wholly inside
+    that region, else (-1, 0)."""
+    if vram.shape[0] and ints[VRAM_BASE] <= address and address + size <= ints[VRAM_BASE] + vram.shape[0]:
+        return IN_VRAM, address - ints[VRAM_BASE]
+    if fcram.shape[0] and ints[FCRAM_BASE] <= address and address + size <= ints[FCRAM_BASE] + fcram.shape[0]:
+        return IN_FCRAM, address - ints[FCRAM_BASE]
+    return -1, 0
+
+
+@numba.njit(cache=True, error_model="numpy")  # w = 0 divides to inf / NaN, as numpy does
+def _coords(row, out_var, st, face):  # pragma: no cover - compiled
+    """The unit's coordinates ``st`` (F, 2) float32 and ``face`` (F,) int64 (``sampler.unit_coords``): its
+    texcoords; for a projection texture (s / w, t / w) with NaN -> 0 and infinities clamped (``np.nan_to_num``);
+    for a cube map the face and face coordinates of the direction (s, t, w)."""
+    cs, ct, cw = row[U_COL_S], row[U_COL_T], row[U_COL_W]
+    one = np.float32(1.0)
+    for i in range(st.shape[0]):
+        s = out_var[i, cs] if cs >= 0 else one
+        t = out_var[i, ct] if ct >= 0 else one
+        w = out_var[i, cw] if cw >= 0 else one
+        if row[U_FACES] != 1:
+            face[i], st[i, 0], st[i, 1], _ = cube_face(s, t, w)
+        elif row[U_PROJECT]:
+            st[i, 0], st[i, 1], face[i] = nan_to_num32(np.float32(s / w)), nan_to_num32(np.float32(t / w)), 0
+        else:
+            st[i, 0], st[i, 1], face[i] = s, t, 0
+
+
+@numba.njit(cache=True)
+def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # pragma: no cover - compiled
+    """Unit ``u`` sampled for every fragment into ``out`` (F, 4) uint8 (``sampler.sample`` + rounding, its texels
+    read from memory; the per-fragment LOD from the ``lod.neighbours`` ``nb``); returns the texel taps, or -1 when
+    a face's levels are not wholly inside VRAM or FCRAM."""
+    row = units[u]
+    first, needs_lod, faces = row[U_MIN_LEVEL], row[U_NEEDS_LOD] != 0, row[U_FACES]
+    last = row[U_MAX_LEVEL] if needs_lod else first
+    span = row[U_OFFSETS + last] + row[U_BYTES + last] - row[U_OFFSETS + first]
+    starts = np.empty((faces, 2), np.int64)  # each face's region and the offset of its level 0 there
+    for f in range(faces):
+        base = ints[u] if f == 0 else (ints[u] & ~CUBE_LOW_MASK) | row[U_FACE_LOW + f - 1]
+        which, at = _region(ints, vram, fcram, base + row[U_OFFSETS + first], span)
+        if which < 0:
+            return -1
+        starts[f, 0], starts[f, 1] = which, at - row[U_OFFSETS + first]
+    n = out.shape[0]
+    st, face = np.empty((n, 2), np.float32), np.empty(n, np.int64)
+    _coords(row, out_var, st, face)
+    if faces == 1 and not needs_lod:  # the common case: one image, one level, one filter
+        linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
+        data = vram if starts[0, 0] == IN_VRAM else fcram
+        round_u8(_level_filter(data, starts[0, 1], row, first, st, linear, border[u]), out)
+        return n * (TAPS_LINEAR if row[U_MAG_LINEAR] else TAPS_NEAREST)
+    lo = np.full(n, first, np.int64)
+    linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
+    frac = np.zeros(n, np.float32)
+    taps = n * (TAPS_LINEAR if row[U_MAG_LINEAR] else TAPS_NEAREST)
+    hi = lo
+    if needs_lod:  # shading.sample_unit's LOD on level 0's texel coordinates, then lod.mip_choice per fragment
+        texel = np.empty((n, 2), np.float32)
+        size_st = (np.float32(row[U_WIDTH]), np.float32(row[U_HEIGHT]))
+        for i in range(n):
+            texel[i, 0], texel[i, 1] = st[i, 0] * size_st[0], st[i, 1] * size_st[1]
+        lod = np.empty(n, np.float32)
+        lods_of(nb, texel, np.float32(row[U_LOD_BIAS]) / np.float32(LOD_BIAS_SCALE), lod)
+        hi = np.empty(n, np.int64)
+        taps = mip_choices(
+            lod,
+            first,
+            last,
+            row[U_MAG_LINEAR] != 0,
+            row[U_MIN_LINEAR] != 0,
+            row[U_MIP_LINEAR] != 0,
+            lo,
+            hi,
+            frac,
+            linear,
+        )
+    color = np.empty((n, 4), np.float32)
+    _filter_faces(vram, fcram, starts, row, first, last, lo * CUBE_FACES + face, st, linear, border[u], color)
+    if needs_lod and row[U_MIP_LINEAR]:  # a fragment with weight 0 keeps the first level's color exactly
+        second = np.empty((n, 4), np.float32)
+        keys = np.where(frac != 0, hi * CUBE_FACES + face, -1)
+        _filter_faces(vram, fcram, starts, row, first, last, keys, st, linear, border[u], second)
+        for i in range(n):
+            w = frac[i]
+            if w != 0:
+                for ch in range(4):
+                    color[i, ch] = np.float32(np.float32(1.0) - w) * color[i, ch] + w * second[i, ch]
+    round_u8(color, out)
+    return taps
+
+
+@numba.njit(cache=True)
+def _filter_faces(vram, fcram, starts, row, first, last, keys, st, linear, border, out):  # pragma: no cover
+    """``_filter_level`` of every face and level: the fragments whose key is level * CUBE_FACES + face."""
+    for f in range(starts.shape[0]):
+        data = vram if starts[f, 0] == IN_VRAM else fcram
+        for lv in range(first, last + 1):
+            _filter_level(data, starts[f, 1], row, lv, keys, lv * CUBE_FACES + f, st, linear, border, out)
+
+
+@numba.njit(cache=True)
+def _columns(color_ints, first, count, out_var, n):  # pragma: no cover - compiled
+    """(n, count) float32: the varying columns ``color_ints[first:first + count]`` of the first ``n`` fragments
+    (-1 reads 1.0)."""
+    out = np.empty((n, count), np.float32)
+    for k in range(count):
+        c = color_ints[first + k]
+        for i in range(n):
+            out[i, k] = out_var[i, c] if c >= 0 else np.float32(1.0)
+    return out
+
+
+@numba.njit(cache=True)
+def _proctex(color_ints, proctex_args, out_var, out):  # pragma: no cover - compiled
+    """Unit 3's texel (``proctex.texels`` on level 0: the plan refuses mip filters) for every fragment into
+    ``out`` (F, 4) uint8; ``proctex_args``: ``ProctexState.kernel_args``."""
+    n = out.shape[0]
+    uv = _columns(color_ints, C_PROCTEX_U, 2, out_var, n)
+    codes, reals, maps, colors, levels = proctex_args
+    proctex.texels(codes, reals, maps, colors, levels, uv, np.zeros(n, np.int64), np.full(n, -1), np.zeros(n), out)
+
+
+@numba.njit(cache=True)
+def _lighting(color_ints, lighting, out_var, src):  # pragma: no cover - compiled
+    """Fragment lighting's primary and secondary colors into their slots of ``src`` (``light_fragments`` as
+    ``lighting.compute_lighting`` calls it, the bump unit's texels from its slot; the plan refuses a shadow term);
+    ``lighting``: ``lighting.kernel_arrays`` and the LUTs' values and differences."""
+    lparams, lflags, slots, scale, gflags, ambient, value, diff = lighting
+    n = src.shape[1]
+    bump = np.empty((0, 4), np.float32)
+    if gflags[G_BUMP]:
+        texels = src[TEX0 + color_ints[C_BUMP_UNIT]]
+        bump = np.empty((n, 4), np.float32)
+        for i in range(n):
+            for ch in range(4):
+                bump[i, ch] = np.float32(texels[i, ch]) / np.float32(255.0)
+    quat, view = _columns(color_ints, C_QUAT, 4, out_var, n), _columns(color_ints, C_VIEW, 3, out_var, n)
+    if np.all(color_ints[C_QUAT : C_QUAT + 4] >= 0):  # as the rasterizer gives a fully mapped quaternion
+        normalise_quaternions(quat)
+    no_shadow = np.empty((0, 4), np.float32)
+    primary, secondary = src[LIGHT_PRIMARY], src[LIGHT_SECONDARY]
+    light_fragments(
+        quat, view, bump, no_shadow, lparams, lflags, slots, scale, gflags, ambient, value, diff, primary, secondary
+    )
+
+
+@numba.njit(cache=True)
+def _fog(color_ints, fog_lut, fog_rgb, depth, color):  # pragma: no cover - compiled
+    """Fog (``fog.fog_colors``) over ``color`` (F, 4) uint8 by the fragments' ``depth`` (at least F)."""
+    fog_colors(fog_lut, fog_rgb, color_ints[C_FOG_FLIP] != 0, depth[: color.shape[0]], color)
+
+
+# ``links`` slots of the plan: the feature kernels by address
+LINK_TEXTURE, LINK_LIGHTING, LINK_PROCTEX, LINK_FOG = range(4)
+NUM_LINKS = 4
+TEXTURE = numba_link.register(LINK_TEXTURE, _texture, types.int64)
+LIGHTING = numba_link.register(LINK_LIGHTING, _lighting, types.none)
+PROCTEX = numba_link.register(LINK_PROCTEX, _proctex, types.none)
+FOG = numba_link.register(LINK_FOG, _fog, types.none)

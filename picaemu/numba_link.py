@@ -1,0 +1,218 @@
+"""Compiled kernels that call each other by address: each compiled and cached once, on its own, when first needed.
+
+Numba links the whole code of a compiled callee into every compiled caller, then optimises and emits it again
+there: a kernel at depth d of a call chain is compiled d times, and a caller pays for every feature any of its
+callees might use. The route's chain (draw loop -> draw -> fragment side -> texture units, lighting, procedural
+texture, fog) made a first run cost minutes of CPU. A ``Linked`` kernel is called instead through the address of
+its native entry point (``call``), which the caller receives at run time in an int64 ``addresses`` array: the
+callee is compiled once, in its own library, when a plan first needs it (``Linked.address``); a feature no draw
+uses is never compiled; and a caller's cached code stays valid across processes, since it holds no address.
+
+The call is numba's own calling convention (the one a linked call uses), so arrays, tuples and exceptions cross
+it as they would a linked call. Its safety rests on the caller and the callee agreeing on the argument types: a
+kernel's entry is a pair (address, fingerprint of the argument and return types it was compiled for), and the call
+compares the fingerprint with the one of the types the caller passes before it jumps (``LinkTypeError``, a picaemu
+bug). An entry of 0 (a kernel the plan said it would not need) raises ``LinkError`` in the caller instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.core.errors import TypingError
+from numba.extending import intrinsic
+
+from picaemu.errors import PicaError
+
+
+class LinkError(PicaError):
+    """A compiled caller reached a linked kernel whose address it was not given (a plan bug)."""
+
+
+class LinkTypeError(PicaError):
+    """A linked kernel was asked for with argument types other than its compiled callers pass (a picaemu bug)."""
+
+
+def fingerprint(argtypes: tuple[types.Type, ...], returns: types.Type) -> int:
+    """63 bits that name a call's argument and return types (the same in every process)."""
+    text = repr((tuple(str(t) for t in argtypes), str(returns))).encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little") >> 1
+
+
+@dataclass
+class Linked:
+    """A kernel compiled on its own and called by address; ``returns``: its return type (numba's), fixed so that
+    a caller compiles without compiling it."""
+
+    kernel: Any  # a numba dispatcher
+    returns: types.Type
+    _entries: dict[tuple[types.Type, ...], tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.kernel.py_func.__module__}.{self.kernel.py_func.__qualname__}"
+
+    def entry(self, *sample: Any) -> tuple[int, int]:
+        """(address, fingerprint) of the kernel compiled for arguments of the types of ``sample`` (values of the
+        types its callers pass), compiled or loaded from the kernel cache on first use."""
+        argtypes = tuple(numba.typeof(v) for v in sample)
+        found = self._entries.get(argtypes)
+        if found is not None:
+            return found
+        self.kernel.compile(argtypes)
+        result = self.kernel.overloads[argtypes]
+        if result.signature.return_type != self.returns:
+            raise LinkTypeError(f"{self.name} returns {result.signature.return_type}, declared {self.returns}")
+        address = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
+        found = self._entries[argtypes] = (address, fingerprint(argtypes, self.returns))
+        return found
+
+
+LINKS: dict[int, Linked] = {}
+
+
+def register(link_id: int, kernel: Any, returns: types.Type) -> Linked:
+    """Make ``kernel`` the linked kernel number ``link_id`` (a module constant the callers name)."""
+    if link_id in LINKS:
+        raise ValueError(f"link id {link_id} is taken by {LINKS[link_id].name}")
+    LINKS[link_id] = Linked(kernel, returns)
+    return LINKS[link_id]
+
+
+@intrinsic(prefer_literal=True)
+def call(typingctx: Any, link_id: Any, entry: Any, args: Any) -> Any:
+    """``call(LINK_ID, entry, (arg, ...))``: the linked kernel ``LINK_ID`` (a constant) at ``entry`` ((2,) int64:
+    ``Linked.entry``) with these arguments; returns what it returns."""
+    if not isinstance(link_id, types.IntegerLiteral) or link_id.literal_value not in LINKS:
+        raise TypingError("numba_link.call: the first argument must be a registered link id constant")
+    if not isinstance(entry, types.Array) or entry.dtype != types.int64 or entry.layout != "C":
+        raise TypingError("numba_link.call: the entry must be a C-contiguous (2,) int64 array (Linked.entry)")
+    if not isinstance(args, types.BaseTuple):
+        raise TypingError("numba_link.call(LINK_ID, entry, args): args must be a tuple")
+    linked = LINKS[link_id.literal_value]
+    passed = tuple(args.types)
+    argtypes = tuple(types.unliteral(t) for t in passed)  # a constant argument is passed as its type's value
+    restype = linked.returns
+    expected = fingerprint(argtypes, restype)
+
+    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+        _, pair, packed = llargs
+        data = context.make_array(entry)(context, builder, pair).data
+        where = builder.load(data)
+        printed = builder.load(builder.gep(data, [context.get_constant(types.intp, 1)]))
+        with cgutils.if_unlikely(builder, cgutils.is_null(builder, where)):
+            context.call_conv.return_user_exc(builder, LinkError, (f"{linked.name} was not linked",))
+        other = builder.icmp_unsigned("!=", printed, context.get_constant(types.int64, expected))
+        with cgutils.if_unlikely(builder, other):
+            names = ", ".join(map(str, argtypes))
+            message = f"{linked.name} was compiled for other argument types than this caller passes ({names})"
+            context.call_conv.return_user_exc(builder, LinkTypeError, (message,))
+        fnty = context.call_conv.get_function_type(restype, argtypes)
+        fn = builder.inttoptr(where, fnty.as_pointer())
+        values = [
+            context.cast(builder, value, was, to)
+            for value, was, to in zip(cgutils.unpack_tuple(builder, packed, len(passed)), passed, argtypes, strict=True)
+        ]
+        status, result = context.call_conv.call_function(builder, fn, restype, argtypes, values)
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        return result
+
+    return restype(link_id, entry, args), codegen
+
+
+# Values kept in native form: a compiled loop that switches between several plans by a run-time index would index
+# a tuple of tuples of arrays, which numba lowers as a switch copying every member in every case (compile time grows
+# with slots x members: 8 slots of a fragment plan cost ~50 s of CPU). ``Stored`` keeps one plan's argument tuple
+# at an address instead; the loop loads the slot it needs (``load``), one load whatever the number of slots.
+
+
+def _data_model(context: Any, ty: types.Type) -> Any:
+    return context.data_model_manager[ty]
+
+
+@intrinsic
+def size_of(typingctx: Any, value: Any) -> Any:
+    """The bytes ``value``'s native form takes (``store``)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+        size = context.get_abi_sizeof(_data_model(context, value).get_data_type())
+        return context.get_constant(types.int64, size)
+
+    return types.int64(value), codegen
+
+
+@intrinsic
+def store(typingctx: Any, value: Any, address: Any) -> Any:
+    """Keep ``value`` at ``address`` (``size_of(value)`` bytes), holding a reference to each of its arrays."""
+
+    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+        native, where = llargs
+        model = _data_model(context, value)
+        context.nrt.incref(builder, value, native)
+        builder.store(model.as_data(builder, native), builder.inttoptr(where, model.get_data_type().as_pointer()))
+        return context.get_dummy_value()
+
+    return types.none(value, address), codegen
+
+
+def _loaded(context: Any, builder: Any, ty: types.Type, where: Any) -> Any:
+    model = _data_model(context, ty)
+    return model.from_data(builder, builder.load(builder.inttoptr(where, model.get_data_type().as_pointer())))
+
+
+@intrinsic
+def load(typingctx: Any, like: Any, address: Any) -> Any:
+    """The value of ``like``'s type kept at ``address`` by ``store`` (a new reference)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+        native = _loaded(context, builder, like, llargs[1])
+        context.nrt.incref(builder, like, native)
+        return native
+
+    return like(like, address), codegen
+
+
+@intrinsic
+def release(typingctx: Any, like: Any, address: Any) -> Any:
+    """Drop the references ``store`` took for the value of ``like``'s type at ``address``."""
+
+    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+        context.nrt.decref(builder, like, _loaded(context, builder, like, llargs[1]))
+        return context.get_dummy_value()
+
+    return types.none(like, address), codegen
+
+
+@numba.njit(cache=True)
+def _keep(value, address, action):  # pragma: no cover - compiled
+    """``size_of`` (action 0), ``store`` (1) or ``release`` (2) of ``value``'s type at ``address``."""
+    if action == 0:
+        return size_of(value)
+    if action == 1:
+        store(value, address)
+    else:
+        release(value, address)
+    return 0
+
+
+class Stored:
+    """``value`` (a tuple of arrays and numbers, as numba types it) kept in native form for compiled code to
+    ``load`` from ``address``; its arrays stay alive until this object goes."""
+
+    def __init__(self, value: tuple) -> None:
+        self._buffer = np.zeros(int(_keep(value, 0, 0)), np.uint8)
+        self.address = int(self._buffer.ctypes.data)
+        _keep(value, self.address, 1)
+        weakref.finalize(self, _drop, value, self._buffer)
+
+
+def _drop(value: tuple, buffer: np.ndarray) -> None:
+    _keep(value, buffer.ctypes.data, 2)

@@ -1,0 +1,126 @@
+"""picaemu.numba_link: kernels called by address, and values kept in native form for compiled code to load."""
+
+from __future__ import annotations
+
+import gc
+
+import numba
+import numpy as np
+import pytest
+
+from picaemu import numba_link
+from picaemu.numba_link import LinkError, LinkTypeError
+
+SCALE_ID, NOTHING_ID, FAILS_ID = 100, 101, 102
+
+
+@numba.njit
+def _scale(values, out, factor):  # pragma: no cover - compiled
+    if factor < 0:
+        raise ValueError("negative factor")
+    for i in range(values.shape[0]):
+        out[i] = values[i] * factor
+    return values.shape[0]
+
+
+@numba.njit
+def _nothing(values):  # pragma: no cover - compiled
+    values[0] = 7.0
+
+
+SCALE = numba_link.register(SCALE_ID, _scale, numba.types.int64)
+NOTHING = numba_link.register(NOTHING_ID, _nothing, numba.types.none)
+WRONG = numba_link.register(FAILS_ID, _scale, numba.types.float64)  # declared other than it returns
+
+
+@numba.njit
+def _caller(entry, values, factor):  # pragma: no cover - compiled
+    out = np.zeros(values.shape[0], np.float64)
+    n = numba_link.call(SCALE_ID, entry, (values, out, factor))
+    return n, out
+
+
+@numba.njit
+def _caller_constant(entry, values):  # pragma: no cover - compiled
+    out = np.zeros(values.shape[0], np.float64)
+    numba_link.call(SCALE_ID, entry, (values, out, 2))  # a literal 2: passed as the int64 the callee takes
+    return out
+
+
+@numba.njit
+def _caller_none(entry, values):  # pragma: no cover - compiled
+    numba_link.call(NOTHING_ID, entry, (values,))
+
+
+@numba.njit
+def _load_sum(like, address):  # pragma: no cover - compiled
+    kept = numba_link.load(like, address)
+    return kept[0].sum() + kept[1][1] + kept[2]
+
+
+VALUES = np.arange(4, dtype=np.float64)
+
+
+def _entry(linked: numba_link.Linked, *sample: object) -> np.ndarray:
+    return np.array(linked.entry(*sample), np.int64)
+
+
+def test_call_by_address_passes_arrays_and_returns_the_result() -> None:
+    entry = _entry(SCALE, VALUES, np.zeros(4), 3)
+    n, out = _caller(entry, VALUES, 3)
+    assert n == 4
+    assert out.tolist() == [0.0, 3.0, 6.0, 9.0]
+
+
+def test_a_constant_argument_is_passed_as_its_type() -> None:
+    out = _caller_constant(_entry(SCALE, VALUES, np.zeros(4), 3), VALUES)
+    assert out.tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_a_kernel_returning_nothing_writes_through_its_arrays() -> None:
+    values = np.zeros(2)
+    _caller_none(_entry(NOTHING, values), values)
+    assert values[0] == 7.0
+
+
+def test_the_callee_exception_reaches_the_caller() -> None:
+    with pytest.raises(ValueError, match="negative factor"):
+        _caller(_entry(SCALE, VALUES, np.zeros(4), 3), VALUES, -1)
+
+
+def test_an_empty_entry_is_a_named_error_not_a_jump() -> None:
+    with pytest.raises(LinkError, match="_scale was not linked"):
+        _caller(np.zeros(2, np.int64), VALUES, 3)
+
+
+def test_an_entry_compiled_for_other_types_is_refused() -> None:
+    other = _entry(SCALE, VALUES.astype(np.float32), np.zeros(4, np.float32), 3)  # float32 arrays, not float64
+    with pytest.raises(LinkTypeError, match="other argument types"):
+        _caller(other, VALUES, 3)
+
+
+def test_a_declared_return_type_is_checked_when_compiled() -> None:
+    with pytest.raises(LinkTypeError, match="returns int64, declared float64"):
+        WRONG.entry(VALUES, np.zeros(4), 3)
+
+
+def test_a_link_id_is_registered_once() -> None:
+    with pytest.raises(ValueError, match="taken"):
+        numba_link.register(SCALE_ID, _nothing, numba.types.none)
+
+
+def test_fingerprints_name_argument_and_return_types() -> None:
+    f64, i64 = numba.typeof(VALUES), numba.types.int64
+    assert numba_link.fingerprint((f64, i64), i64) == numba_link.fingerprint((f64, i64), i64)
+    assert numba_link.fingerprint((f64, i64), i64) != numba_link.fingerprint((i64, f64), i64)
+    assert numba_link.fingerprint((f64,), i64) != numba_link.fingerprint((f64,), numba.types.none)
+
+
+def test_a_stored_value_stays_loadable_after_its_maker_lets_go() -> None:
+    value = (np.arange(5, dtype=np.float64), np.array([0, 40], np.int64), 2)
+    like = (np.zeros(1), np.zeros(1, np.int64), 0)
+    stored = numba_link.Stored(value)
+    del value
+    gc.collect()
+    assert _load_sum(like, stored.address) == 10.0 + 40 + 2
+    assert _load_sum(like, stored.address) == 52.0  # a load takes its own reference: the value stays
