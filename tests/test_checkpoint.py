@@ -77,7 +77,7 @@ def test_game_jumps_replay_less_than_the_checkpoint_work() -> None:
     def worst_jump_work(session: Session) -> int:
         tl = session.index()
         starts = [cp.at for cp in session.checkpoints]
-        ends = [tuple(tl.after_draw(d.index)) for d in tl.draws]
+        ends = [(c.event, c.packet) for c in (tl.after_draw(d.index) for d in tl.draws)]
         worst = 0
         for d in tl.draws:
             start = starts[bisect.bisect_right(starts, ends[d.index]) - 1]
