@@ -76,7 +76,8 @@ class GpuState:
         )
 
 
-def _frozen(a: np.ndarray, prev: np.ndarray | None) -> np.ndarray:
+def frozen_copy(a: np.ndarray, prev: np.ndarray | None) -> np.ndarray:
+    """``prev`` (a read-only array) when ``a`` equals it, else a read-only copy of ``a``."""
     if prev is not None and np.array_equal(a, prev):
         return prev
     out = a.copy()
@@ -86,14 +87,17 @@ def _frozen(a: np.ndarray, prev: np.ndarray | None) -> np.ndarray:
 
 def _unit(mem: ShaderUnitMemory, prev: ShaderUnitMemory | None) -> ShaderUnitMemory:
     return ShaderUnitMemory(
-        *(_frozen(getattr(mem, n), getattr(prev, n) if prev else None) for n in ("code", "opdescs", "float_uniforms"))
+        *(
+            frozen_copy(getattr(mem, n), getattr(prev, n) if prev else None)
+            for n in ("code", "opdescs", "float_uniforms")
+        )
     )
 
 
 def share_unchanged(state: GpuState, prev: GpuState | None) -> GpuState:
     """A read-only copy of ``state`` that reuses ``prev``'s arrays (a read-only copy too) where they are equal."""
     arrays = {
-        n: _frozen(getattr(state, n), getattr(prev, n) if prev else None)
+        n: frozen_copy(getattr(state, n), getattr(prev, n) if prev else None)
         for n in ("regs", "lighting_luts", "fog_lut", "proctex_luts", "gas_lut", "fixed_attribs")
     }
     return GpuState(

@@ -73,7 +73,7 @@ from picaemu.replay.checkpoint import (
     restore_pages,
 )
 from picaemu.replay.records import DrawRecord, EventInfo, describe
-from picaemu.state import GpuState, share_unchanged
+from picaemu.state import GpuState, frozen_copy, share_unchanged
 
 if TYPE_CHECKING:
     from picaemu.debug.api import Debugger, PixelFragment
@@ -224,6 +224,7 @@ class Replay:
         self._resume: tuple[int, int] | None = None  # where the half-run list of event ``position`` continues
         self._packets: dict[int, tuple[list[Packet], PicaError | None]] = {}
         self._last_state: GpuState | None = None  # the GPU state the last checkpoint copied
+        self._last_checkpoint_regs: tuple[np.ndarray, ...] = ()  # and its external GPU / LCD registers
         self._pages = PageStore(self.memory)  # checkpoints share the pages that did not change between them
         self._checkpoints: dict[tuple[int, int], Checkpoint] = {(0, 0): self.checkpoint()}
 
@@ -484,12 +485,19 @@ class Replay:
             self.packet if packets is None else packets,
             self._state_copy(),
             self._pages.snapshot(),
-            self.gx.gpu.copy(),
-            self.gx.lcd.copy(),
+            *self._registers_copy(),
             self.processor.draw_count,
             self.processor.pending_input(),
             self._resume if packets is None else resume,
         )
+
+    def _registers_copy(self) -> tuple[np.ndarray, np.ndarray]:
+        """Read-only copies of the external GPU and LCD registers, the last checkpoint's where equal."""
+        last = self._last_checkpoint_regs
+        self._last_checkpoint_regs = tuple(
+            frozen_copy(a, last[i] if last else None) for i, a in enumerate((self.gx.gpu, self.gx.lcd))
+        )
+        return self._last_checkpoint_regs
 
     def _state_copy(self) -> GpuState:
         """A read-only copy of the GPU state sharing the arrays that equal the last copy's (``share_unchanged``:

@@ -29,7 +29,7 @@ import numpy as np
 
 from picaemu.command.processor import PendingInput
 from picaemu.memory import PAGE, PhysicalMemory
-from picaemu.state import GpuState
+from picaemu.state import GpuState, frozen_copy
 
 # a vertex shaded costs about six fragments rasterized (bench/RESULTS.md, work model: 248 ns vs 42 ns, compiled)
 VERTEX_WORK = 6
@@ -81,6 +81,7 @@ class PageStore:
 
     def __init__(self, memory: PhysicalMemory) -> None:
         self.memory = memory
+        self._live: dict[str, np.ndarray] = {}  # the live page numbers the last snapshot named (shared while equal)
         self._shadow: dict[str, np.ndarray] = {}
         self._table: dict[str, np.ndarray] = {}
         for region in memory.regions:
@@ -112,6 +113,8 @@ class PageStore:
                 self._shadow[region.name][dirty] = block
                 for i, row in zip(dirty.tolist(), block, strict=True):
                     table[i] = row
+            live = frozen_copy(live, self._live.get(region.name))
+            self._live[region.name] = live
             out[region.name] = RegionPages(live, table[live], int(dirty.size) * PAGE)
         return out
 
