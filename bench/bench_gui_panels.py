@@ -115,12 +115,17 @@ def measure(path: Path, jumps: int) -> list[str]:
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def cli(description: str, run, jumps: int) -> None:
+    """Parse ``--capture`` / ``--jumps`` (default ``jumps``) and print ``run(capture, jumps)``'s Markdown lines."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--capture", type=Path, default=DEFAULT)
-    parser.add_argument("--jumps", type=int, default=15)
+    parser.add_argument("--jumps", type=int, default=jumps)
     args = parser.parse_args()
-    print("\n".join(measure(args.capture, args.jumps)))
+    print("\n".join(run(args.capture, args.jumps)))
+
+
+def main() -> None:
+    cli(__doc__.splitlines()[0], measure, 15)
 
 
 if __name__ == "__main__":

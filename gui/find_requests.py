@@ -75,7 +75,8 @@ class FindRequests:
     def _request_footprints(self, draws: list[int]) -> None:
         if self.win.timeline is not None:
             zoom = self.win.draws.zoom.isChecked()
-            self.win.worker.submit("footprints", partial(jobs.footprints, draws=draws, zoom=zoom))
+            stop = self.win.worker.preempted  # a move waiting stops the batch between two draws
+            self.win.worker.submit("footprints", partial(jobs.footprints, draws=draws, zoom=zoom, stop=stop))
 
     def handle(self, result: JobResult) -> bool:
         """Show a result of one of ``KINDS`` (errors in the panels); False for any other kind."""

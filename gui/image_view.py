@@ -17,6 +17,8 @@ from PySide6.QtWidgets import QWidget
 
 ZOOM_STEP = 1.25
 MIN_ZOOM, MAX_ZOOM = 0.125, 64.0
+RECT_RGB = (255, 220, 0)  # outline of the rectangles drawn over the picture (the scissor box)
+MARK_RGB = (255, 0, 255)  # outline of the picked pixel
 
 
 def to_qimage(img: np.ndarray) -> QImage:
@@ -38,7 +40,7 @@ class ImageView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.setMinimumSize(160, 120)
+        self.setMinimumSize(120, 80)  # small enough for a picture in a dock of the 1366x768 default layout
         self.setMouseTracking(True)
         self.image: np.ndarray | None = None
         self._qimage: QImage | None = None
@@ -100,13 +102,13 @@ class ImageView(QWidget):
         p.drawImage(0, 0, self._qimage)
         for ov in self._overlays:
             p.drawImage(0, 0, ov)
-        pen = QPen(QColor(255, 220, 0))
+        pen = QPen(QColor(*RECT_RGB))
         pen.setCosmetic(True)
         p.setPen(pen)
         for x, y, w, h in self._rects:
             p.drawRect(QRectF(x, y, w, h))
         if self.mark is not None:
-            pen.setColor(QColor(255, 0, 255))
+            pen.setColor(QColor(*MARK_RGB))
             p.setPen(pen)
             p.drawRect(QRectF(self.mark[0], self.mark[1], 1, 1))
 

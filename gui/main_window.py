@@ -15,8 +15,10 @@ import os
 from functools import partial
 from pathlib import Path
 
+from picaemu.gui import layout
 from picaemu.gui.comparison import Comparisons
 from picaemu.gui.find_requests import FindRequests
+from picaemu.gui.follow_ups import FollowUps
 from picaemu.gui.inspectors import Inspectors
 from picaemu.gui.panels.breakpoints import BreakpointPanel
 from picaemu.gui.panels.commands import CommandPanel
@@ -70,7 +72,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.settings = settings if settings is not None else QSettings("picaemu", "debugger")
         self.setWindowTitle("picaemu debugger")
-        self.resize(1400, 900)
+        self.resize(*layout.default_size(self.screen().availableGeometry().size().toTuple()))
         self.setAcceptDrops(True)
         self.worker = Worker()
         self.worker.done.connect(self._on_result)
@@ -92,11 +94,11 @@ class MainWindow(QMainWindow):
         self.restoreState(self.settings.value("state", b""))
 
     # -- construction ------------------------------------------------------------------------------------
-    def _dock(self, title: str, widget, area: Qt.DockWidgetArea) -> QDockWidget:
+    def _dock(self, title: str, widget) -> QDockWidget:
+        """A dock for ``widget``, placed by ``default_layout``."""
         dock = QDockWidget(title, self)
         dock.setObjectName(title)
         dock.setWidget(widget)
-        self.addDockWidget(area, dock)
         self.docks[title] = dock
         return dock
 
@@ -113,41 +115,29 @@ class MainWindow(QMainWindow):
         self.finding = FindRequests(self)  # the Find dock; thumbnails, statistics and search requests
         self.comparisons = Comparisons(self)  # state differences between draws, captures side by side
         self.find = self.finding.find
-        left, right, bottom = (
-            Qt.DockWidgetArea.LeftDockWidgetArea,
-            Qt.DockWidgetArea.RightDockWidgetArea,
-            Qt.DockWidgetArea.BottomDockWidgetArea,
-        )
-        self._dock("Command stream", self.commands, left)
-        self._dock("Breakpoints", self.breakpoints, left)
-        self._dock("Find", self.find, left)
-        self._dock("Registers", self.registers, right)
-        self._dock("Textures", self.textures, right)
-        self._dock("Pipeline state", self.pipeline_state, right)
-        self._dock("Surface", self.inspectors.surface, right)
-        bottom_docks = (
-            ("Draws", self.draws),
-            ("Pixel history", self.history),
-            ("Fragment", self.inspectors.fragment),
-            ("Why?", self.inspectors.why),
-            ("Shader", self.shader),
-            ("Mesh", self.mesh),
-            ("Statistics", self.stats),
-            ("Python", self.console),
-            ("Edit and replay", self.edit_replay),
-            ("Lint", self.finding.lint),
-        )
-        for title, w in bottom_docks:
-            self._dock(title, w, bottom)
-        self.tabifyDockWidget(self.docks["Breakpoints"], self.docks["Find"])
-        self.tabifyDockWidget(self.docks["Registers"], self.docks["Textures"])
-        for title in ("Pipeline state", "Surface"):
-            self.tabifyDockWidget(self.docks["Registers"], self.docks[title])
-        for title, _ in bottom_docks[1:]:
-            self.tabifyDockWidget(self.docks["Draws"], self.docks[title])
-        self.docks["Registers"].raise_()
-        self.docks["Breakpoints"].raise_()
-        self.docks["Draws"].raise_()
+        self.follow_ups = FollowUps(self)  # what a move asks for after its snapshot
+        widgets = {
+            "Command stream": self.commands,
+            "Draws": self.draws,
+            "Find": self.find,
+            "Breakpoints": self.breakpoints,
+            "Lint": self.finding.lint,
+            "Registers": self.registers,
+            "Pipeline state": self.pipeline_state,
+            "Pixel history": self.history,
+            "Fragment": self.inspectors.fragment,
+            "Why?": self.inspectors.why,
+            "Textures": self.textures,
+            "Surface": self.inspectors.surface,
+            "Shader": self.shader,
+            "Mesh": self.mesh,
+            "Statistics": self.stats,
+            "Python": self.console,
+            "Edit and replay": self.edit_replay,
+        }
+        for title, widget in widgets.items():
+            self._dock(title, widget)
+        self.default_layout()
         self._sized = False
         self.commands.run_to.connect(self.move_to)
         self.console.submitted.connect(self.run_console)
@@ -163,11 +153,28 @@ class MainWindow(QMainWindow):
         self.inspectors.connect()
         self.finding.connect()
         self.comparisons.connect()
+        self.follow_ups.connect()
         self.shader.wanted.connect(self._shader_request)
         self.breakpoints.changed.connect(self._save_breakpoints)
         self.registers.edit_wanted.connect(self._propose_edit)
         self.pipeline_state.edit_wanted.connect(self._propose_state_edit)
         self.edit_replay.replay_wanted.connect(self.request_edit)
+
+    def default_layout(self) -> None:
+        """The layout of a first start (``gui.layout``); sizes follow once the window is shown."""
+        layout.arrange(self, self.docks)
+
+    def _update_hidden(self, on: bool) -> None:
+        self.follow_ups.update_hidden = on
+        if on and self.snapshot is not None:
+            self.follow_ups.after_move(self.snapshot)
+
+    def reset_layout(self) -> None:
+        """View › Default layout: the first start's layout and sizes, whatever was saved."""
+        self.default_layout()
+        for dock in self.docks.values():  # docks the user closed come back
+            dock.show()
+        layout.size(self, self.docks)
 
     def _action(self, menu, text: str, slot, shortcut: str | None = None) -> QAction:
         action = QAction(text, self)
@@ -202,6 +209,11 @@ class MainWindow(QMainWindow):
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        view.addSeparator()
+        self._action(view, "Default layout", self.reset_layout)
+        hidden = self._action(view, "Update hidden panels", self._update_hidden)
+        hidden.setCheckable(True)
+        hidden.setToolTip("after every move, also compute the panels behind other tabs (slower moves)")
 
     # -- opening -----------------------------------------------------------------------------------------
     def open_path(self, path: str) -> int:
@@ -303,7 +315,8 @@ class MainWindow(QMainWindow):
             return None
         self.target = cursor
         self.status.setText(f"going to {cursor.text()} …")
-        return self.worker.submit("snapshot", partial(jobs.snapshot, cursor=cursor))
+        self.follow_ups.cancel()
+        return self.worker.submit("snapshot", partial(jobs.snapshot, cursor=cursor), urgent=True)
 
     def step(self, unit: Unit, forward: bool = True) -> int | None:
         if self.timeline is None:
@@ -390,22 +403,6 @@ class MainWindow(QMainWindow):
         self.history_pixel = (view, x, y)
         self.history.label.setText(f"{view} pixel ({x}, {y}): replaying draws …")
         return self.worker.submit("history", partial(jobs.history, view=view, x=x, y=y, cursor=self.target))
-
-    def _after_move(self, snap: Snapshot) -> None:
-        draw = snap.last_draw
-        self.edit_replay.set_draw(draw)
-        self.comparisons.request_state()
-        if self.framebuffer.frame_map_box.isChecked():
-            self.worker.submit("frame_map", partial(jobs.fragment_map, cursor=snap.cursor, kind="depth-complexity"))
-        if self.history_pixel is not None:  # the picked pixel's history, recomputed for the new position
-            view, x, y = self.history_pixel
-            self.worker.submit("history", partial(jobs.history, view=view, x=x, y=y, cursor=snap.cursor))
-        self.worker.submit("textures", partial(jobs.textures, cursor=snap.cursor))
-        self.worker.submit("shader", partial(jobs.shader, cursor=snap.cursor, unit=self.shader.unit.currentText()))
-        if draw is not None:
-            self.worker.submit("vertices", partial(jobs.vertices, draw=draw))
-        else:
-            self.mesh.show_message("no draw has run yet at this position")
 
     # -- results -----------------------------------------------------------------------------------------
     def _on_result(self, result: JobResult) -> None:
@@ -498,7 +495,7 @@ class MainWindow(QMainWindow):
         self.framebuffer.show_snapshot(snap)
         self.stats.set_current_draw(snap.last_draw)
         self.draws.select(snap.last_draw)
-        self._after_move(snap)
+        self.follow_ups.after_move(snap)
 
     def _got_textures(self, result: JobResult) -> None:
         self.textures.set_bound(result.value[1])
@@ -568,11 +565,11 @@ class MainWindow(QMainWindow):
             self.settings.setValue(self._bp_key(), json.dumps([bp.to_dict() for bp in bps]))
 
     def showEvent(self, event) -> None:
-        """First show without a saved layout: give the framebuffer most of the room."""
+        """First show without a saved layout: the default layout's sizes (the picture gets most of the room)."""
         super().showEvent(event)
         if not self._sized and not self.settings.value("state"):
             self._sized = True
-            self.resizeDocks([self.docks["Draws"]], [max(self.height() // 3, 200)], Qt.Orientation.Vertical)
+            layout.size(self, self.docks)
 
     def closeEvent(self, event) -> None:
         self.settings.setValue("geometry", self.saveGeometry())

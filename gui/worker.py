@@ -3,19 +3,24 @@
 ``Worker.submit(kind, fn)`` queues ``fn(session)`` under ``kind`` and returns a request id. Requests of the same
 kind coalesce: a newer one replaces one still waiting, and ``JobResult``s of superseded ids are flagged ``stale``
 (the GUI drops them), so the newest request wins and scrubbing never builds a backlog. Jobs run one at a time in
-submission order on a daemon Python thread; every result (value or exception, with the time it took) comes back
-through the ``done`` Qt signal, delivered queued on the GUI thread. ``set_session`` jobs replace the session.
+submission order on a daemon Python thread, except that ``urgent`` requests (a move) go first and ``LOW`` kinds
+(draw thumbnails) wait until nothing else is queued; ``preempted()`` tells a long ``LOW`` job (from the worker
+thread) to stop early. ``cancel(kinds)`` drops the waiting requests of those kinds and flags the results of any
+running one stale (a jump cancels the previous position's follow-up work). Every result (value or exception,
+with the time it took) comes back through the ``done`` Qt signal, delivered queued on the GUI thread.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
+
+LOW = frozenset({"footprints"})  # kinds that run only when nothing else waits (they take 100s of ms a batch)
 
 
 @dataclass(frozen=True)
@@ -50,14 +55,29 @@ class Worker(QObject):
         self._thread = threading.Thread(target=self._loop, name="picaemu-replay", daemon=True)
         self._thread.start()
 
-    def submit(self, kind: str, fn: Callable[[Any], Any]) -> int:
+    def submit(self, kind: str, fn: Callable[[Any], Any], *, urgent: bool = False) -> int:
         with self._cond:
             self._next_id += 1
             self._pending.pop(kind, None)
-            self._pending[kind] = (self._next_id, fn)
+            job = (self._next_id, fn)
+            self._pending = {kind: job, **self._pending} if urgent else {**self._pending, kind: job}
             self._latest[kind] = self._next_id
             self._cond.notify()
             return self._next_id
+
+    def cancel(self, kinds: Iterable[str]) -> None:
+        """Drop the waiting requests of ``kinds``; a running one's result comes back stale."""
+        with self._cond:
+            for kind in kinds:
+                self._pending.pop(kind, None)
+                if kind in self._latest:
+                    self._next_id += 1
+                    self._latest[kind] = self._next_id
+
+    def preempted(self) -> bool:
+        """Whether a job that is not ``LOW`` waits (asked by a running ``LOW`` job, on the worker thread)."""
+        with self._cond:
+            return any(kind not in LOW for kind in self._pending)
 
     def is_latest(self, result: JobResult) -> bool:
         with self._cond:
@@ -82,7 +102,7 @@ class Worker(QObject):
                     self._cond.wait()
                 if self._stop:
                     return
-                kind = next(iter(self._pending))
+                kind = next((k for k in self._pending if k not in LOW), next(iter(self._pending)))
                 job_id, fn = self._pending.pop(kind)
                 self._busy = True
             start = time.perf_counter()

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from picaemu.cli import EXIT_BROKEN_PIPE, main
+from picaemu.cli import COMMANDS, EXIT_BROKEN_PIPE, main
 from samples.generate import CAPTURES, REFERENCE
 
 REPO = Path(__file__).resolve().parent.parent
@@ -105,20 +105,40 @@ def test_bottom_screen_never_set_up_is_one_line(tmp_path: Path) -> None:
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
+    """Every command under ``group`` (the lazy table of ``picaemu.cli.COMMANDS`` included), groups and their
+    subcommands alike."""
+    ctx = click.Context(group)
     found = []
-    for name, command in sorted(group.commands.items()):
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
         found.append(((*prefix, name), command))
         if isinstance(command, click.Group):
             found += _commands(command, (*prefix, name))
     return found
 
 
-@pytest.mark.parametrize("path", [p for p, _ in _commands(main)])
+EVERY_COMMAND = [path for path, _ in _commands(main)]
+
+
+def test_the_walk_sees_every_command() -> None:
+    """Each entry of ``COMMANDS`` and the subcommands of the groups among them."""
+    top = {path[0] for path in EVERY_COMMAND}
+    assert top == set(COMMANDS) and ("shader", "run") in EVERY_COMMAND and ("texture", "encode") in EVERY_COMMAND
+
+
+@pytest.mark.parametrize("path", [(), *EVERY_COMMAND], ids=lambda p: " ".join(p) or "picaemu")
 def test_every_help_has_examples(path: tuple[str, ...]) -> None:
-    """Each command's --help shows examples (a subcommand's are in its group's help)."""
+    """Each --help screen (``picaemu``, every command, every subcommand) ends with its own examples: command
+    lines of that command, naming only repository files that exist."""
     code, out, _ = invoke(*path, "--help")
-    group_help = invoke(path[0], "--help")[1] if len(path) > 1 else ""
-    assert code == 0 and ("Examples:" in out or "Examples:" in group_help), path
+    assert code == 0 and "Examples:" in out, path
+    lines = [line.strip() for line in out.split("Examples:", 1)[1].splitlines() if line.strip()]
+    assert any(line.startswith(" ".join(("picaemu", *path))) for line in lines), lines
+    top = tuple(f"{entry.name}/" for entry in REPO.iterdir() if entry.is_dir() and not entry.name.startswith("."))
+    for line in lines:
+        for word in line.split():
+            if word.startswith(top):
+                assert (REPO / word.split("=")[-1]).exists(), f"{' '.join(path)} --help names {word}"
 
 
 def test_commands_that_replay_say_when_they_compile_long(monkeypatch) -> None:

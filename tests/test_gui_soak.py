@@ -35,6 +35,8 @@ CHECK_EVERY = 50
 MAX_DROP = 100  # a binding that drops references (6.12.0: ~40 a step) passes this within a few steps
 MAX_GROWTH = 5000  # the debugger grows ~0.7 references to None a step (caches; not a binding fault): a leak fails
 CAPTURE = REPO / "samples" / "captures" / "texture_formats.pica"  # 22 draws in one frame
+GAME = REPO / "tests" / "data" / "games" / "minicraft.pica"  # a real game: 40 frames, 507 draws, 9,569 events
+MAX_OBJECT_GROWTH = 20_000  # gc-tracked objects after the warm-up (the session's caches level off well below)
 PANELS = ("Registers", "Textures", "Draws", "Pixel history", "Shader", "Mesh", "Statistics")
 
 
@@ -53,9 +55,12 @@ def _check_drift(baseline: tuple[int, int, int] | None, when: str) -> None:
 
 
 def _step(win: MainWindow, i: int) -> None:
-    """Step i of the soak: mostly draw steps forward then back, some packet steps, panels, pixel picks."""
+    """Step i of the soak: mostly draw steps forward then back, some packet steps, panels, pixel picks; every 97th
+    step jumps a frame (so a long soak covers a multi-frame capture)."""
     phase = i % 60
-    if phase < 25:
+    if i % 97 == 0:
+        win.step(Unit.FRAME, forward=(i // 97) % 3 != 2)
+    elif phase < 25:
         win.step(Unit.DRAW, forward=True)
     elif phase < 50:
         win.step(Unit.DRAW, forward=False)
@@ -83,26 +88,41 @@ def _run_until_idle(win: MainWindow) -> None:
     raise AssertionError("the replay worker stayed busy for 60 s")
 
 
-def test_debugger_soak_keeps_none_true_false_counts(qtbot, tmp_path: Path) -> None:
+def _soak(qtbot, tmp_path: Path, capture: Path) -> None:
+    """1,500 steps over ``capture``: no error, no drift of the None / True / False counts, no growth of the objects
+    the collector tracks beyond ``MAX_OBJECT_GROWTH`` after the warm-up."""
     ballast = [None, True, False] * 200_000  # keeps the counts far from zero if the binding drops references
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.resize(1200, 800)
     win.show()
     try:
-        open_scene(qtbot, win, CAPTURE)
-        baseline = None
+        open_scene(qtbot, win, capture)
+        baseline, objects = None, 0
         for i in range(STEPS):
             _step(win, i)
             _run_until_idle(win)
             if i == WARMUP:
                 settle(qtbot, win)
-                baseline = _counts()
+                baseline, objects = _counts(), len(gc.get_objects())
             elif baseline is not None and i % CHECK_EVERY == 0:
                 _check_drift(baseline, f"step {i}")
         settle(qtbot, win)
         assert win.last_error == "" and win.snapshot is not None
         _check_drift(baseline, f"after {STEPS} steps")
+        growth = len(gc.get_objects()) - objects
+        assert growth < MAX_OBJECT_GROWTH, f"{growth} more objects after {STEPS} steps than after the warm-up"
     finally:
         win.worker.stop()
         del ballast
+
+
+def test_debugger_soak_keeps_none_true_false_counts(qtbot, tmp_path: Path) -> None:
+    _soak(qtbot, tmp_path, CAPTURE)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)  # 1,500 steps over 40 frames: over the suite's 600 s on a busy 2-core machine
+def test_debugger_soak_on_a_real_game(qtbot, tmp_path: Path) -> None:
+    """The same 1,500 steps over minicraft (issue 26: a GUI soak over a real game's 40 frames)."""
+    _soak(qtbot, tmp_path, GAME)

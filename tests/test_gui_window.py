@@ -47,6 +47,7 @@ def window(qtbot, tmp_path):
     win = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
     win.resize(1500, 950)
+    win.follow_ups.update_hidden = True  # these tests read panels behind other tabs (View › Update hidden panels)
     win.show()
     yield win
     win.worker.stop()

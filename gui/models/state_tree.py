@@ -8,13 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from picaemu.gui.models.headers import NodeTree
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTreeView
 
 Index = QModelIndex | QPersistentModelIndex
-CHANGED = QBrush(QColor(255, 236, 160))
+CHANGED_HTML = "#ffeca0"  # changed rows: the tree's highlight and the HTML export's, one colour
+CHANGED = QBrush(QColor(CHANGED_HTML))
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 MAX_LIST_ROWS = 96  # longer lists of structures show their first rows
 
 
@@ -28,10 +31,25 @@ class StateNode:
     children: list[StateNode] = field(default_factory=list, repr=False)
 
 
+def float_text(value: float) -> str:
+    """A float as the hardware holds it: the shortest text that reads back as the same float32 (``0.1``, not
+    ``0.10000000149011612``); values beyond float32's range as ``%.7g``."""
+    single = np.float32(value) if abs(value) < FLOAT32_MAX or not np.isfinite(value) else None
+    return str(single) if single is not None else f"{value:.7g}"
+
+
 def value_text(key: str, value: Any) -> str:
-    """A value as the tree shows it: addresses in hex, a list of plain values on one line."""
+    """A value as the tree shows it: addresses in hex, a list of plain values on one line, tuples in parentheses,
+    floats at float32 precision (``float_text``), a part or value that is absent (None: a disabled stage) as
+    "off"."""
+    if value is None:
+        return "off"
     if isinstance(value, list):
         return ", ".join(value_text(key, v) for v in value) if value else "[]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(value_text(key, v) for v in value) + ")"
+    if isinstance(value, float | np.floating):
+        return float_text(float(value))
     if "address" in key and isinstance(value, int) and not isinstance(value, bool):
         return f"0x{value:08X}"
     return str(value)

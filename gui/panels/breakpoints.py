@@ -3,10 +3,10 @@ remove. ``changed(list[Breakpoint])`` fires on every edit; the main window persi
 
 from __future__ import annotations
 
+from picaemu.gui.rows import add_rows
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -36,12 +36,12 @@ class BreakpointPanel(QWidget):
         self.remove = QPushButton("Remove")
         self.list = QListWidget()
         self.error = QLabel("")
-        form = QHBoxLayout()
-        for w in (self.kind, self.register, self.value, self.mask, self.field, self.draw, self.add, self.remove):
-            form.addWidget(w)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        lay.addLayout(form)
+        add_rows(
+            lay, (self.kind, self.register, self.draw), (self.value, self.mask), (self.field, self.add, self.remove)
+        )
+        self.error.setWordWrap(True)  # a refusal lists the valid values: it wraps rather than widening the dock
         lay.addWidget(self.error)
         lay.addWidget(self.list)
         self.add.clicked.connect(self._add)

@@ -12,11 +12,11 @@ to run ``picaemu.debug.jobs.edit``; ``show_result`` shows what comes back; "Reve
 from __future__ import annotations
 
 from picaemu.gui.image_view import ImageView
-from PySide6.QtCore import Signal
+from picaemu.gui.rows import add_rows
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -71,9 +71,6 @@ class EditReplayPanel(QWidget):
         self.revert.clicked.connect(self.clear)
 
     def _build(self) -> None:
-        top = QHBoxLayout()
-        for w in (self.draw_label, self.line, self.add, self.remove, self.scope, self.replay, self.revert):
-            top.addWidget(w)
         left = QWidget()
         left_lay = QVBoxLayout(left)
         left_lay.setContentsMargins(0, 0, 0, 0)
@@ -89,13 +86,17 @@ class EditReplayPanel(QWidget):
             lay.addWidget(QLabel(name))
             lay.addWidget(view, 1)
             pictures.addWidget(box)
-        split = QSplitter()
+        for view in self.views.values():  # three pictures side by side must fit the dock column
+            view.setMinimumWidth(100)
+        for box in (self.edits, self.source):  # short boxes: the dock column holds other docks above
+            box.setMinimumHeight(40)
+        split = QSplitter(Qt.Orientation.Vertical)  # edits above the pictures: the dock column is narrow
         split.addWidget(left)
         split.addWidget(pictures)
         split.setStretchFactor(1, 3)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        lay.addLayout(top)
+        add_rows(lay, (self.draw_label, self.line, self.add), (self.remove, self.scope, self.replay, self.revert))
         lay.addWidget(self.summary)
         lay.addWidget(split, 1)
 

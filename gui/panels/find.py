@@ -81,9 +81,12 @@ class FindPanel(QWidget):
             self.programs.addItem(f"{row['program']} ({row['draws']} draws)", f"shader {row['program'].split()[1]}")
 
     def clear(self) -> None:
+        """No hits, no query: a new capture opened (its draws and programs are not the previous one's)."""
         self.hits = []
         self.model.set_rows(())
         self.label.setText("")
+        self.query.clear()
+        self.asked = ""
 
     def show_hits(self, hits: list[Hit]) -> None:
         self.hits = hits

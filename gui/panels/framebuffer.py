@@ -13,9 +13,13 @@ from the software result as an overlay and the figures (``backend_diff_wanted()`
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from picaemu.gui.image_view import ImageView, save_png
-from PySide6.QtCore import Qt, Signal
+from picaemu.gui.legend import legend_html
+from picaemu.gui.rows import add_rows
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -112,34 +116,35 @@ class FramebufferPanel(QWidget):
         self.gl_image, self.gl_info = ImageView(), QLabel("")
         self.gl_info.setWordWrap(True)  # the figures line must not widen the GL side
         self.gl_diff: BackendDiff | None = None
+        self._gl_timer = QTimer(self)  # the seconds a GL rendering has taken so far, shown while it runs
+        self._gl_timer.setInterval(1000)
+        self._gl_timer.timeout.connect(self._gl_tick)
+        self._gl_waiting, self._gl_used = 0.0, False
         self.image = ImageView()
         self.info = QLabel("no capture")
         self.pick_info = QLabel("")
+        self.legend = QLabel("")  # what the colours of the overlays shown mean (hidden when none is)
+        self.legend_names: list[str] = []  # the overlays the legend explains
+        self._drawn: list[str] = []  # the overlays over the software picture
+        self.legend.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        for widgets in (
+        add_rows(
+            lay,
             (self.view_box, QLabel("depth"), self.lo, self.hi, self.save, self.gl_box),
-            (
-                QLabel("overlays:"),
-                *self._probe_boxes(),
-                self.scissor,
-                self.frame_map_box,
-                QLabel("opacity"),
-                self.opacity,
-            ),
-        ):
-            row = QHBoxLayout()
-            for w in widgets:
-                row.addWidget(w)
-            row.addStretch(1)
-            lay.addLayout(row)
+            (QLabel("overlays:"), *self._probe_boxes(), self.scissor, self.frame_map_box, self.opacity),
+        )
+        lay.addWidget(self.legend)
+        self.legend.hide()
         lay.addWidget(self.info)
         pictures = QHBoxLayout()
         pictures.addWidget(self.image, 1)
-        gl_side = QVBoxLayout()
+        self.gl_side = QWidget()  # a widget, so that hiding it gives its room back to the picture
+        gl_side = QVBoxLayout(self.gl_side)
+        gl_side.setContentsMargins(0, 0, 0, 0)
         gl_side.addWidget(self.gl_info)
         gl_side.addWidget(self.gl_image, 1)
-        pictures.addLayout(gl_side, 1)
+        pictures.addWidget(self.gl_side, 1)
         lay.addLayout(pictures, 1)
         lay.addWidget(self.pick_info)
         self._show_gl(False)
@@ -172,27 +177,44 @@ class FramebufferPanel(QWidget):
         if self._wants_probe():
             self.overlays_wanted.emit()
         if self.gl_box.isChecked():
-            self.backend_diff_wanted.emit()
+            self._ask_gl()
+
+    def _ask_gl(self) -> None:
+        """Ask for the GL rendering; until it comes, the GL side counts the seconds (the first use starts EGL and
+        compiles the GL programs, which can take a minute on a busy machine)."""
+        self._gl_waiting = time.monotonic()
+        self._gl_tick()
+        self._gl_timer.start()
+        self.backend_diff_wanted.emit()
+
+    def _gl_tick(self) -> None:
+        seconds = time.monotonic() - self._gl_waiting
+        first = "" if self._gl_used else " (the first use starts EGL and compiles the GL programs)"
+        self.gl_info.setText(f"rendering the draw with OpenGL … {seconds:.0f} s{first}")
 
     def _show_gl(self, on: bool) -> None:
-        self.gl_image.setVisible(on)
-        self.gl_info.setVisible(on)
+        self.gl_side.setVisible(on)
 
     def _gl_toggled(self, on: bool) -> None:
         self._show_gl(on)
         if on:
             self.gl_diff = None
-            self.gl_info.setText("rendering the draw with OpenGL …")
-            self.backend_diff_wanted.emit()
+            self._ask_gl()
+        else:
+            self._gl_timer.stop()
 
     def set_backend_diff(self, diff: BackendDiff | None, error: str = "") -> None:
         """The current draw by both backends, or ``error`` (one line: no EGL, no draw yet)."""
         self.gl_diff = diff
+        self._gl_timer.stop()
+        self._gl_used = True
         if diff is None:
             self.gl_image.set_image(None)
             self.gl_info.setText(error)
+            self.show_legend(self._drawn)
             return
         self.gl_info.setText("OpenGL: " + diff.summary())
+        self.show_legend(self._drawn)
         self.gl_image.set_image(diff.gl[..., :3])
         self.gl_image.set_overlays([with_opacity(difference_overlay(diff), self.opacity.value())])
 
@@ -238,21 +260,38 @@ class FramebufferPanel(QWidget):
             self.info.setText(snap.errors.get(self.view, f"no {self.view} image"))
             return
         self.info.setText(snap.fb_text if self.view in TARGET_VIEWS else f"{self.view} screen (LCD output)")
-        overlays, rects = [], []
+        overlays, rects, names = [], [], []
         if self.view in TARGET_VIEWS:
             if self.probe is not None and self.probe.edges.shape == pic.shape[:2]:
                 if self.overdraw.isChecked():
                     overlays.append(overdraw_overlay(self.probe))
-                overlays += [fate_overlay(self.probe, fate) for fate, box in self.fate_boxes.items() if box.isChecked()]
+                    names.append("overdraw")
+                for fate, box in self.fate_boxes.items():
+                    if box.isChecked():
+                        overlays.append(fate_overlay(self.probe, fate))
+                        names.append(box.text())
                 if self.wire.isChecked():
                     overlays.append(wireframe_overlay(self.probe))
+                    names.append("wireframe")
             if self.frame_map_box.isChecked() and self.frame_map is not None and self.frame_map.shape == pic.shape[:2]:
                 overlays.append(count_overlay(self.frame_map))
+                names.append("frame complexity")
             if self.scissor.isChecked():
                 mode, rect = scissor_rect(snap.regs, pic.shape[0])
                 rects = [rect] if rect else []
+                names += ["scissor"] if rect else []
                 self.info.setText(self.info.text() + f"; scissor {mode}")
         self.image.set_overlays([with_opacity(o, self.opacity.value()) for o in overlays], rects)
+        self._drawn = names
+        self.show_legend(names)
+
+    def show_legend(self, names: list[str]) -> None:
+        """The legend line of the overlays ``names`` drawn now (and of the GL difference when it is shown)."""
+        if self.gl_box.isChecked() and self.gl_diff is not None:
+            names = [*names, "GL difference"]
+        self.legend_names = names
+        self.legend.setText(legend_html(names))
+        self.legend.setVisible(bool(names))
 
     def describe_pixel(self, column: int, row: int) -> str:
         snap = self.snapshot

@@ -1,7 +1,7 @@
 """Mesh view: the current draw's vertex-loader inputs (v0-v15 per loaded vertex, or per submitted vertex of an
 immediate-mode draw), vertex-shader outputs (o0-o15), geometry-shader outputs (o0-o15 of every EMIT, with the
 triangles they form) when the draw uses a GS, and triangles before / after clipping, with a simple rotatable 3D
-view (orthographic, QPainter) of the clip-space triangles (x / w, y / w, z / w)."""
+view (orthographic, QPainter) of the clip-space triangles (x / w, y / w, z / w), framed on the draw."""
 
 from __future__ import annotations
 
@@ -26,8 +26,12 @@ def _cell(row: tuple, c: int) -> str:
     return str(row[0]) if c == 0 else _vec(row[1][c - 1])
 
 
+FILL = 0.9  # share of the 3D view the draw's bounds fill
+
+
 class MeshView3D(QWidget):
-    """Orthographic view of (T, 3, 4) clip-space triangles; drag to rotate."""
+    """Orthographic view of (T, 3, 4) clip-space triangles, framed on them (a sprite of a few pixels fills the view
+    as a full-screen mesh does); drag to rotate."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -40,8 +44,8 @@ class MeshView3D(QWidget):
         self.tris = np.asarray(tris, np.float32)
         self.update()
 
-    def projected(self) -> np.ndarray:
-        """(T, 3, 2) screen points of the triangles after the divide by w and the view rotation."""
+    def rotated(self) -> np.ndarray:
+        """(T, 3, 2) points of the triangles after the divide by w and the view rotation (x right, y up)."""
         if not len(self.tris):
             return np.zeros((0, 3, 2))
         w = np.where(np.abs(self.tris[..., 3:4]) > 1e-12, self.tris[..., 3:4], 1.0)
@@ -50,8 +54,20 @@ class MeshView3D(QWidget):
         x = p[..., 0] * cy + p[..., 2] * sy
         z = -p[..., 0] * sy + p[..., 2] * cy
         y = p[..., 1] * cp - z * sp
-        scale = 0.45 * min(self.width(), self.height())
-        return np.stack([self.width() / 2 + x * scale, self.height() / 2 - y * scale], axis=-1)
+        return np.stack([x, y], axis=-1)
+
+    def projected(self) -> np.ndarray:
+        """(T, 3, 2) widget points: the draw framed, its rotated bounds filling ``FILL`` of the view, centred."""
+        pts = self.rotated()
+        finite = pts[np.isfinite(pts).all(axis=-1)]
+        if not len(finite):
+            return pts
+        lo, hi = finite.min(axis=0), finite.max(axis=0)
+        centre, extent = (lo + hi) / 2, max(float((hi - lo).max()), 1e-6)
+        scale = FILL * min(self.width(), self.height()) / extent
+        x = self.width() / 2 + (pts[..., 0] - centre[0]) * scale
+        y = self.height() / 2 - (pts[..., 1] - centre[1]) * scale
+        return np.stack([x, y], axis=-1)
 
     def paintEvent(self, event) -> None:
         p = QPainter(self)
@@ -83,6 +99,7 @@ class MeshPanel(QWidget):
         self.clipped = TableModel(("Triangle", "v0", "v1", "v2"), _cell, parent=self)
         self.view3d = MeshView3D()
         self.label = QLabel("select a draw")
+        self.label.setWordWrap(True)
         tabs = QTabWidget()
         for model, title in (
             (self.inputs, "loader inputs"),

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from picaemu.formats.files import write_text
-from picaemu.gui.models.state_tree import StateTreeModel, value_text
+from picaemu.gui.models.state_tree import CHANGED_HTML, StateTreeModel, value_text
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -156,10 +156,10 @@ class PipelineStatePanel(QWidget):
         if state is None:
             self.label.setText("no draw has run yet at this position")
             return
-        parts = {p.split(".")[0] for p in self.changed}
-        if since is None:
-            self.label.setText(f"draw {draw}: the first draw (nothing to compare with)")
+        if previous is None:  # the first draw of the capture: nothing to compare with
+            self.label.setText(f"draw {draw}: the first draw (no earlier draw to compare with)")
             return
+        parts = {p.split(".")[0] for p in self.changed}
         self.label.setText(f"draw {draw}: {len(parts)} stage part(s) differ from draw {since} (highlighted)")
 
     def edit_selected(self) -> tuple[str, str] | None:
@@ -183,7 +183,7 @@ class PipelineStatePanel(QWidget):
         return (
             "<!doctype html><meta charset=utf-8><title>picaemu pipeline state, draw "
             f"{self.draw}</title><style>table{{border-collapse:collapse}}td{{border:1px solid #bbb;"
-            "padding:2px 6px;font-family:monospace}}.changed{{background:#ffeca0}}</style>"
+            f"padding:2px 6px;font-family:monospace}}.changed{{background:{CHANGED_HTML}}}</style>"
             f"<h1>Pipeline state at draw {self.draw}</h1>" + "".join(rows)
         )
 

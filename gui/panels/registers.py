@@ -12,11 +12,11 @@ import json
 
 import numpy as np
 from picaemu.gui.models.registers import RegisterModel
+from picaemu.gui.rows import add_rows
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -49,12 +49,9 @@ class RegisterPanel(QWidget):
         self.edit = QPushButton("Edit…")
         self.edit.setToolTip("Edit the selected register or field at the current draw and replay the frame")
         self.info = QLabel("")
-        row = QHBoxLayout()
-        for w in (self.find, self.changed_only, self.copy, self.mark, self.diff, self.edit):
-            row.addWidget(w)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        lay.addLayout(row)
+        add_rows(lay, (self.find, self.changed_only), (self.copy, self.mark, self.diff, self.edit))
         lay.addWidget(self.info)
         lay.addWidget(self.view)
         self.changed_only.toggled.connect(self.model.set_changed_only)

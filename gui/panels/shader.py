@@ -11,6 +11,7 @@ with ``show_shader`` / ``show_trace`` (the source goes to the edit panel).
 from __future__ import annotations
 
 from picaemu.gui.models.table import TableModel, compact
+from picaemu.gui.rows import add_rows
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
@@ -102,17 +103,7 @@ class ShaderPanel(QWidget):
         self.trace_view = QTableView()
         compact(self.trace_view)
         self.trace_view.setModel(self.trace_model)
-        top, steps = QHBoxLayout(), QHBoxLayout()
-        for w in (
-            self.unit,
-            self.index_label,
-            self.vertex,
-            self.trace_button,
-            QLabel("watch"),
-            self.watch,
-            self.edit_source,
-        ):
-            top.addWidget(w)
+        steps = QHBoxLayout()
         for w in (self.back, self.slider, self.forward):
             steps.addWidget(w)
         split = QSplitter()
@@ -120,7 +111,11 @@ class ShaderPanel(QWidget):
         split.addWidget(self.uniform_view)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        lay.addLayout(top)
+        add_rows(
+            lay,
+            (self.unit, self.index_label, self.vertex, self.trace_button),
+            (QLabel("watch"), self.watch, self.edit_source),
+        )
         lay.addWidget(split, 2)
         lay.addLayout(steps)
         lay.addWidget(self.watch_label)
@@ -157,11 +152,13 @@ class ShaderPanel(QWidget):
         rows += [(f"i{i}", *(str(int(x)) for x in setup.int_uniforms[i])) for i in range(len(setup.int_uniforms))]
         rows += [(f"b{i}", str(bool(b)), "", "", "") for i, b in enumerate(setup.bool_uniforms)]
         self.uniforms.set_rows(tuple(rows))
+        self.uniform_view.resizeColumnsToContents()  # whole numbers, never cut to "…"
 
     def show_trace(self, what: str, records: list) -> None:
         """``what`` names the traced vertex / invocation (``vertex 3``, ``GS invocation 0``)."""
         self.records = records
         self.trace_model.set_rows(tuple(enumerate(records)))
+        self.trace_view.resizeColumnsToContents()  # the table scrolls sideways rather than cutting its cells
         self.slider.setRange(0, max(len(records) - 1, 0))
         self.slider.setValue(0)
         self.select_step(0)

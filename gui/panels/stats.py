@@ -80,7 +80,26 @@ def _table(rows_model: TableModel) -> tuple[QTableView, QSortFilterProxyModel]:
     header.setTextElideMode(Qt.TextElideMode.ElideNone)
     header.setResizeContentsPrecision(0)  # size columns from the visible rows only (1000 draws stay lazy)
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setSortIndicatorShown(True)
+    header.sortIndicatorChanged.connect(lambda column, _: show_column(view, column))
     return view, proxy
+
+
+def show_column(view: QTableView, column: int) -> None:
+    """Scroll ``view`` sideways so that ``column`` (just sorted on) is on screen."""
+    model = view.model()
+    if model.rowCount():
+        view.scrollTo(model.index(view.rowAt(0) if view.rowAt(0) >= 0 else 0, column))
+    else:
+        view.horizontalScrollBar().setValue(view.horizontalHeader().sectionPosition(column))
+
+
+def sort_text(view: QTableView) -> str:
+    """ "sorted by <column> (ascending|descending)" for ``view``'s sort indicator."""
+    header = view.horizontalHeader()
+    name = view.model().headerData(header.sortIndicatorSection(), Qt.Orientation.Horizontal)
+    order = "ascending" if header.sortIndicatorOrder() == Qt.SortOrder.AscendingOrder else "descending"
+    return f"sorted by {name} ({order})"
 
 
 class StatsPanel(QWidget):
@@ -128,13 +147,16 @@ class StatsPanel(QWidget):
         split.addWidget(figure_area)
         split.addWidget(tabs)
         top = QHBoxLayout()
-        top.addWidget(self.label)
-        top.addWidget(self.hover, 1)
+        top.addWidget(self.label, 1)
         top.addWidget(self.frame_map)
+        self.hover.setWordWrap(True)
+        self.label.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addLayout(top)
+        lay.addWidget(self.hover)
         lay.addWidget(split, 1)
+        self.draw_view.horizontalHeader().sortIndicatorChanged.connect(self._show_count)
         self.draw_view.clicked.connect(self._activated)
         self.draw_view.activated.connect(self._activated)
         self.frame_view.clicked.connect(self._frame_activated)
@@ -171,10 +193,13 @@ class StatsPanel(QWidget):
         self.rows = [draw_row(d) for d in tl.draws] if tl is not None else []
         self.per_draw.set_rows(tuple(self.rows))
         self.per_frame.set_rows(tuple(frame_rows(self.rows)))
-        self.label.setText(f"{len(self.rows)} draws")
+        self._show_count()
         self.figure.clear()
         stats_plot.figure(self.rows, "draw", current=self.current, into=self.figure)
         self._redraw.start()
+
+    def _show_count(self, *_) -> None:
+        self.label.setText(f"{len(self.rows)} draws, {sort_text(self.draw_view)}")
 
     def set_current_draw(self, draw: int | None) -> None:
         """Mark ``draw`` in the figure and select its row (wherever the sort put it) without running anywhere."""

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 from picaemu.gui.image_view import ImageView
+from picaemu.gui.rows import add_rows
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -97,31 +97,23 @@ class SurfacePanel(QWidget):
         grid.addWidget(self.address, 0, 1)
         grid.addWidget(self.format, 0, 2)
         grid.addWidget(self.tiled, 0, 3)
-        size = QHBoxLayout()
-        for w in (self.width_box, QLabel("×"), self.height_box, self.decode, self.color_target, self.depth_target):
-            size.addWidget(w)
-        grid.addWidget(QLabel("size"), 1, 0)
-        grid.addLayout(size, 1, 1, 1, 3)
-        view = QHBoxLayout()
-        for w in (
-            *self.channels.values(),
-            self.plane,
-            self.auto,
-            self.lo,
-            self.hi,
-            self.lcd,
-            QLabel("zoom"),
-            self.zoom,
-        ):
-            view.addWidget(w)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addLayout(grid)
-        lay.addLayout(view)
+        add_rows(
+            lay,
+            (QLabel("size"), self.width_box, QLabel("×"), self.height_box, self.decode),
+            (QLabel("this draw's"), self.color_target, self.depth_target),
+            (*self.channels.values(), self.plane, self.auto),
+            (QLabel("range"), self.lo, self.hi),
+            (self.lcd, QLabel("zoom"), self.zoom),
+        )
         lay.addWidget(self.info)
         lay.addWidget(self.image, 1)
         lay.addWidget(self.hover)
         lay.addWidget(self.pick_label)
+        for label in (self.info, self.hover, self.pick_label):  # long read-outs wrap instead of widening the dock
+            label.setWordWrap(True)
 
     # -- requests ----------------------------------------------------------------------------------------
     def request(self) -> None:

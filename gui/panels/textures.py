@@ -37,6 +37,7 @@ class TexturePanel(QWidget):
         super().__init__(parent)
         self.units = QListWidget()
         self.units.setMaximumHeight(90)
+        self.units.setMinimumHeight(40)
         self.channel = QComboBox()
         self.channel.addItems(CHANNEL_MODES)
         self.face, self.level = QSpinBox(), QSpinBox()

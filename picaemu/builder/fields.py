@@ -49,10 +49,10 @@ class BuilderError(PicaError):
 def encode_field(reg: regtable.Register, fld: Field, value: int | float | bool | str) -> int:
     """The raw bits of ``value`` for ``fld`` (enum names, floats, addresses and fixed point as the table says)."""
     if isinstance(value, str):
-        names = {name.lower(): raw for raw, name in (fld.enum or {}).items()}
-        if value.lower() not in names:
-            raise BuilderError(f"{reg.name}.{fld.name}: {value!r} is not one of {sorted(names)}")
-        raw = names[value.lower()]
+        found = fld.enum_raw(value)
+        if found is None:
+            raise BuilderError(f"{reg.name}.{fld.name}: {value!r} is not one of {', '.join(fld.enum_names())}")
+        raw = found
     elif fld.type in FLOAT_FORMATS:
         raw = int(numeric.encode_float(float(value), FLOAT_FORMATS[fld.type]))
     elif fld.type is FieldType.FIXED and fld.fixed is not None:

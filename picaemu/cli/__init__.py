@@ -18,7 +18,15 @@ from typing import Any
 
 import click
 
-from picaemu.cli.common import EXIT_BAD_INPUT, deferred_warnings, error_line, error_text, one_line, quiet_option
+from picaemu.cli.common import (
+    EXIT_BAD_INPUT,
+    deferred_warnings,
+    error_line,
+    error_text,
+    examples,
+    one_line,
+    quiet_option,
+)
 from picaemu.errors import PicaError
 
 EXIT_INTERNAL = 3
@@ -110,7 +118,16 @@ class Main(click.Group):
         return EXIT_BAD_INPUT
 
 
-@click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=Main,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=examples(
+        "picaemu render samples/captures/cube.pica -o cube.png",
+        "picaemu info tests/data/games/minicraft.pica",
+        "picaemu gui samples/captures/cube.pica",
+        "picaemu render --help",
+    ),
+)
 @click.version_option(package_name="picaemu")
 @quiet_option
 def main() -> None:

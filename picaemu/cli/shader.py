@@ -58,7 +58,14 @@ def shader() -> None:
     """Shader binaries: disassemble, assemble, run."""
 
 
-@shader.command("disasm")
+@shader.command(
+    "disasm",
+    epilog=examples(
+        "picaemu shader disasm tests/data/captures/shaders/vs_tex.shbin > vs.vsh",
+        "picaemu shader disasm tests/data/captures/shaders/vs_tex.shbin --listing",
+        "picaemu shader disasm tests/data/captures/shaders/vs_color.shbin --split src/",
+    ),
+)
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--dvle", default=0, show_default=True, help="which DVLE (executable) of the file")
 @click.option("--listing", is_flag=True, help="address/word listing instead of re-assemblable source")
@@ -102,7 +109,14 @@ def disasm(file: str, dvle: int, listing: bool, split_dir: str | None) -> None:
     click.echo(disassemble_dvle(sb, dvle), nl=False)
 
 
-@shader.command("asm")
+@shader.command(
+    "asm",
+    epilog=examples(
+        "picaemu shader asm vs.vsh -o vs.shbin",
+        "picaemu shader asm vs.vsh --compare tests/data/captures/shaders/vs_tex.shbin",
+        "picaemu shader asm main.vsh sprite.gsh -o both.shbin",
+    ),
+)
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="SHBIN file to write")
 @click.option(
@@ -182,7 +196,15 @@ def _vec(values) -> list[float]:
     return [float(x) for x in values]
 
 
-@shader.command("run")
+@shader.command(
+    "run",
+    epilog=examples(
+        "picaemu shader run tests/data/captures/shaders/vs_tex.shbin --set v0=1,2,3,1 \\",
+        "    --set c0=1,0,0,0 --set c1=0,1,0,0 --set c2=0,0,1,0 --set c3=0,0,0,1 \\",
+        "    --set c4=2,0,0,0 --set c5=0,2,0,0 --set c6=0,0,2,0 --set c7=0,0,0,1     # o0 = (2, 4, 6, 1)",
+        "picaemu shader run tests/data/captures/shaders/vs_color.shbin --set v0=1,2,3,1 --trace --json",
+    ),
+)
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--dvle", default=0, show_default=True, help="which DVLE (executable) of the file")
 @click.option("--set", "sets", multiple=True, help="register=values, e.g. v0=1,2,3,1  c4=0,0,0,1  i0=3,0,1,0  b2=1")

@@ -34,7 +34,13 @@ def texture() -> None:
     """Decode and encode PICA200 texture data."""
 
 
-@texture.command("decode")
+@texture.command(
+    "decode",
+    epilog=examples(
+        "picaemu texture decode sphere.bin --format RGBA4 --width 64 --height 64 -o sphere.png",
+        "picaemu texture decode mips.bin --format ETC1 --width 128 --height 128 --level 1 -o level1.png",
+    ),
+)
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", required=True, help="Texture format name or code 0-13.")
 @click.option("--width", required=True, type=INT, help="Level-0 width in texels (power of two, 8-1024).")
@@ -63,7 +69,13 @@ def decode_cmd(source: Path, fmt: str, width: int, height: int, level: int, offs
     )
 
 
-@texture.command("encode")
+@texture.command(
+    "encode",
+    epilog=examples(
+        "picaemu texture encode tests/golden/lit_sphere.png --format RGBA4 -o sphere.bin",
+        "picaemu texture encode tests/golden/lit_sphere.png --format LA8 -o sphere_la8.bin",
+    ),
+)
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", required=True, help="Texture format name or code (not ETC1/ETC1A4).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="File to write.")

@@ -403,12 +403,16 @@ class Debugger:
         return state_views.shader_source(self.session.state_at_draw(draw), unit)
 
 
+NOT_STATE = ("failed", "fragment_ops")  # DrawState fields that are not state to read: the failed parts (each shows
+# its error in place) and the compiled fragment passes' plan (built from framebuffer, depth_stencil, blend_program)
+
+
 def pipeline_state_of(state: GpuState) -> dict[str, Any]:
     """Every stage's decoded state as plain data: ``DrawState`` field -> dict (a part whose registers are invalid
     gives {"error": text}), plus "tev_equations" (each TEV stage written out, ``tev_equations``) and the shader
     units' uniform files as vectors ("vs_uniforms", and "gs_uniforms" when the geometry shader is in use)."""
     ds = ds_mod.build_draw_state(state)
-    out = {f.name: plain(getattr(ds, f.name)) for f in dataclasses.fields(ds) if f.name != "failed"}
+    out = {f.name: plain(getattr(ds, f.name)) for f in dataclasses.fields(ds) if f.name not in NOT_STATE}
     if not isinstance(ds.tev, ds_mod.Failed):
         out["tev_equations"] = tev_equations(ds.tev)
     out["vs_uniforms"] = uniform_files(state, "vs")

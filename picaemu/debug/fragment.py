@@ -318,7 +318,8 @@ def sections(frag: FragmentDebug) -> dict[str, dict[str, Any]]:
         }
     }
     for t in frag.textures:
-        out[f"texture {t.unit}"] = {"s": t.s, "t": t.t, "lod": t.lod, "texel": t.texel}
+        lod = "not used (the unit's filter needs none)" if t.lod is None else t.lod
+        out[f"texture {t.unit}"] = {"s": t.s, "t": t.t, "lod": lod, "texel": t.texel}
     if frag.lighting:
         out["lighting"] = dict(frag.lighting)
     for st in frag.tev:

@@ -54,11 +54,20 @@ def opened(session: Session) -> Opened:
     return Opened(session.timeline, session.fault, tuple(marker_groups(session.timeline, session.replay.events)))
 
 
-def footprints(session: Session, draws: list[int], zoom: bool = False) -> tuple[Timeline, bool, dict[int, np.ndarray]]:
-    """(the timeline they belong to, ``zoom``, draw -> ``picaemu.debug.footprint`` thumbnail (h, w, 3) uint8)."""
+def footprints(
+    session: Session, draws: list[int], zoom: bool = False, stop: Callable[[], bool] = lambda: False
+) -> tuple[Timeline, bool, dict[int, np.ndarray]]:
+    """(the timeline they belong to, ``zoom``, draw -> ``picaemu.debug.footprint`` thumbnail (h, w, 3) uint8).
+    ``stop()`` is asked before each draw: when it says so, the draws built so far come back (the rest are asked
+    for again; the debugger stops a batch when a move waits)."""
     from picaemu.debug.footprint import footprint
 
-    return session.timeline, zoom, {d: footprint(session, d, zoom=zoom).image for d in draws}
+    images = {}
+    for d in draws:
+        if images and stop():
+            break
+        images[d] = footprint(session, d, zoom=zoom).image
+    return session.timeline, zoom, images
 
 
 def snapshot(session: Session, cursor: Cursor) -> Snapshot:

@@ -200,12 +200,12 @@ class Breakpoint:
         )
 
     def validate(self) -> None:
-        """``PicaError`` when the breakpoint names no register the table knows, or a field it does not have (a
-        write breakpoint)."""
+        """``PicaError`` when the breakpoint names no register the table knows, a field it does not have, or a value
+        the field cannot hold (an enum name the table does not define: the message lists the valid ones)."""
         if self.kind is BreakKind.REGISTER_WRITE:
             reg_id = register_id(self.register)
             if self.field:
-                _field(reg_id, self.field)
+                field_equals(_field(reg_id, self.field), 0, self.equals)
 
     def matches(self, reg_id: int, word: int) -> bool:
         """Whether a write of ``word`` to ``reg_id`` meets the value / mask / field conditions."""
@@ -215,21 +215,7 @@ class Breakpoint:
                 return False
         if self.field:
             fld = _field(reg_id, self.field)
-            raw = fld.extract(word)
-            wanted = self.equals.strip()
-            meaning = fld.interpret(raw)
-            if wanted.lower() in ("true", "false"):
-                return bool(meaning) == (wanted.lower() == "true")
-            try:
-                return raw == int(wanted, 0)
-            except ValueError:
-                pass
-            if isinstance(meaning, float):
-                try:
-                    return meaning == float(wanted)
-                except ValueError:
-                    return False
-            return str(meaning).lower() == wanted.lower()  # an enum name
+            return field_equals(fld, fld.extract(word), self.equals)
         return True
 
     def hits(self, tl: Timeline) -> list[Cursor]:
@@ -252,6 +238,29 @@ def register_id(text: str, what: str = "breakpoint") -> int:
     if not 0 <= reg_id < regtable.NUM_REGS:
         raise PicaError(f"{what} names no register: {text!r} (ids are 0x000-0x{regtable.NUM_REGS - 1:03X})")
     return reg_id
+
+
+def field_equals(fld: regtable.Field, raw: int, wanted: str) -> bool:
+    """Whether field value ``raw`` is ``wanted``: true/false, a raw number, a float (float fields), or an enum name in
+    any spelling the table's name has (``regtable.Field.enum_raw``). ``PicaError`` for text the field cannot
+    hold, naming the valid enum names."""
+    text = wanted.strip()
+    meaning = fld.interpret(raw)
+    if text.lower() in ("true", "false"):
+        return bool(meaning) == (text.lower() == "true")
+    try:
+        return raw == int(text, 0)
+    except ValueError:
+        pass
+    if fld.enum is not None:
+        wanted_raw = fld.enum_raw(text)
+        if wanted_raw is None:
+            raise PicaError(f"field {fld.name} has no value {text!r} (valid: {', '.join(fld.enum_names())})")
+        return raw == wanted_raw
+    try:
+        return isinstance(meaning, float) and meaning == float(text)
+    except ValueError:
+        raise PicaError(f"field {fld.name} ({fld.type.value}) cannot be {text!r}: give a number") from None
 
 
 def _field(reg_id: int, name: str) -> regtable.Field:

@@ -7,7 +7,9 @@ that the common state covers, built from the same stage kernels as the staged pi
 - ``vertices``: the vertex loader and the fused vertex front end (``picaemu.geometry.front_end``) as one
   compiled call, from a ``VertexPlan`` (arrays packed once per loader / program / output-map state);
 - ``fragments``: rasterization, texture units, TEV, alpha test and the per-fragment operations as one compiled
-  call, from a ``FragmentPlan`` (arrays packed once per fragment state);
+  call (``fragment_kernel``), from a ``FragmentPlan`` (arrays packed once per fragment state, ``layout`` names
+  their slots); ``features``: the texture units, fragment lighting, the procedural texture and fog, each a
+  kernel of its own that the fragment side calls by address (``picaemu.numba_link``) when its plan uses it;
 - ``loop``: the command processor's compiled loop, extended to run a draw whose state did not change since the
   plans were made (only live fields moved: uniforms, the draw range, texture addresses) or whose state is one of
   the last few it has plans for, without leaving compiled code;
@@ -15,5 +17,5 @@ that the common state covers, built from the same stage kernels as the staged pi
   over next).
 
 A draw outside the common state (or any observed draw) takes the staged pipeline; both give the same pixels and
-counters (``tests/test_fused.py``).
+counters (``tests/test_fused_*.py``, ``tests/test_route.py``).
 """

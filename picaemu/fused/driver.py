@@ -27,8 +27,6 @@ from picaemu.command import kernel as K
 from picaemu.draw import DrawCall, is_compiled_sink
 from picaemu.fused import loop
 
-FU_ARG, CURSOR_ARG, EVENTS_ARG = 5, 16, 19  # positions of ``fu``, ``cursor`` and ``events`` in ``K.run``'s arguments
-
 if TYPE_CHECKING:
     from picaemu.command.processor import CommandProcessor, RunResult
 
@@ -103,9 +101,9 @@ class CompiledDriver:
         if kind != self._command[0]:
             self._command = (kind, loop.COMMAND.entry(*args))
         links[loop.LINK_COMMAND], links[loop.LINK_FRAGMENT_SIDE] = self._command[1], table.fragment_side()
-        links[loop.LINK_VERTEX_SIDE] = table.vertex_side(args[FU_ARG][0])
+        links[loop.LINK_VERTEX_SIDE] = table.vertex_side(args[loop.A_FU][0])
         start = time.perf_counter()
-        status = loop.run(*args, *table.args(), links, self._rows, self._held, fstate)
+        status = loop.run(args, *table.args(), links, self._rows, self._held, fstate)
         table.current = int(fstate[loop.FS_CURRENT])
         if not fstate[loop.FS_PENDING] and status != K.S_DECLINED:
             self.pending = None  # the loop ran it (a declined one is the processor's again, with its groups)
@@ -113,7 +111,7 @@ class CompiledDriver:
         if n:
             processor.draws_ran(n, int(fstate[loop.FS_DIRTY]), result)
             # the sink may raise (the replay's stop after a draw): the log and the events first, as after a stop
-            cursor, events = args[CURSOR_ARG], args[EVENTS_ARG]
+            cursor, events = args[loop.A_CURSOR], args[loop.A_EVENTS]
             restart_after = loop._restarted(events, fstate[loop.FS_EVENTS], cursor[K.K_NEV])
             processor.sync_cursor(cursor, address)
             processor.pipeline.compiled_draws(

@@ -105,13 +105,21 @@ def _level_filter(data, start, row, lv, st, linear, border):  # pragma: no cover
 
 
 @numba.njit(cache=True)
+def _put(out, rows, colors):  # pragma: no cover - compiled
+    """``out[rows] = colors`` element by element (an array assignment compiles numba's shape-mismatch error)."""
+    for k in range(rows.shape[0]):
+        for ch in range(4):
+            out[rows[k], ch] = colors[k, ch]
+
+
+@numba.njit(cache=True)
 def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover - compiled
     """``_level_filter`` of the fragments whose ``keys`` entry is ``key`` into their rows of ``out`` (F, 4)."""
     pick = np.flatnonzero(keys == key)
     if pick.shape[0] == keys.shape[0]:  # every fragment on this level and face: no gather, no scatter
-        out[:] = _level_filter(data, start, row, lv, st, linear, border)
+        _put(out, np.arange(keys.shape[0]), _level_filter(data, start, row, lv, st, linear, border))
     elif pick.shape[0]:
-        out[pick] = _level_filter(data, start, row, lv, st[pick], linear[pick], border)
+        _put(out, pick, _level_filter(data, start, row, lv, st[pick], linear[pick], border))
 
 
 IN_VRAM, IN_FCRAM = 0, 1

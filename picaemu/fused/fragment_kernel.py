@@ -125,11 +125,13 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int: 
                 )
             prev = row[T_OUT]
         if uses_buffer:
-            src[BUF_READ] = src[BUF_NEXT]
-            if row[T_RGB_UPDATE]:
-                src[BUF_NEXT, :, :3] = src[prev, :, :3]
-            if row[T_ALPHA_UPDATE]:
-                src[BUF_NEXT, :, 3] = src[prev, :, 3]
+            # element loops: an array assignment compiles numba's shape-mismatch error (seconds of compile time)
+            rgb, alpha = row[T_RGB_UPDATE] != 0, row[T_ALPHA_UPDATE] != 0
+            for i in range(n):
+                for ch in range(4):
+                    src[BUF_READ, i, ch] = src[BUF_NEXT, i, ch]
+                    if (rgb and ch < 3) or (alpha and ch == 3):
+                        src[BUF_NEXT, i, ch] = src[prev, i, ch]
     return prev
 
 

@@ -1,11 +1,13 @@
 """The compiled draw loop: the command kernel's loop (``picaemu.command.kernel.run``) that also runs draw triggers
 itself, without leaving compiled code, while it has plans for their state.
 
-Receives the kernel's arguments, then a ``PlanTable``'s arguments (up to ``TABLE_SLOTS`` states' plans: each a
-``picaemu.fused.vertices.VertexPlan`` and ``picaemu.fused.fragments.FragmentPlan`` with the values of the
-``PLAN_KEY_IDS`` registers it was made under and of the ``WATCHED`` ones), the rows array it fills (one per draw it
-ran) and ``fstate`` (int64 slots ``FS_*``: rows filled, the write groups its draws took, the last draw it may run,
-a draw handed over to run first, the current table slot). Produces pixels in emulated memory, the kernel's own
+Receives the kernel's arguments as one tuple (``KERNEL_ARGS``), then a ``PlanTable``'s arguments (up to
+``TABLE_SLOTS`` states' plans: each a ``picaemu.fused.vertices.VertexPlan`` and ``picaemu.fused.fragments.FragmentPlan``
+kept in native form, with the values of the ``PLAN_KEY_IDS`` registers it was made under and of the ``WATCHED``
+ones), the entries of the kernels it calls by address (``LINK_*``: the command kernel, ``vertex_side``,
+``fragment_side``), the rows array it fills (one per draw it ran) and ``fstate`` (int64 slots ``FS_*``: rows
+filled, the write groups its draws took, the last draw it may run, a draw handed over to run first, the current
+table slot). Produces pixels in emulated memory, the kernel's own
 draw log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drives it for the command processor.
 
 A draw trigger is run here when all of these hold, else the loop returns the trigger's ``S_STOP`` to Python
@@ -41,6 +43,7 @@ then the vertex counters (``VERTEX_COUNTERS``), the fragment counters
 
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -127,6 +130,11 @@ _RESTART = access.locate("RESTART_PRIMITIVE", "restart")
 RESTART_ID, RESTART_GATE = _RESTART[0], ((1 << _RESTART[1].width) - 1) << _RESTART[1].lo
 TABLE_SLOTS = 8  # plans the loop switches between by register content
 S_ROWS_FULL, S_DECLINED = K.S_ROWS_FULL, K.S_DECLINED
+# positions of ``K.run``'s arguments in the loop's ``kernel`` tuple (``KERNEL_ARGS``: K.run's parameters)
+KERNEL_ARGS = tuple(inspect.signature(K.run.py_func).parameters)
+A_REGS, A_FU, A_COUNTERS, A_CURSOR, A_EVENTS, A_DRAW_INFO, A_SHADOW, A_CHANGES = (
+    KERNEL_ARGS.index(name) for name in ("regs", "fu", "counters", "cursor", "events", "draw_info", "shadow", "changes")
+)
 # the kernels the loop calls by address (``picaemu.numba_link``: each compiled once, on its own): their slots in the
 # loop's ``links`` argument, their link ids (``picaemu.fused.features`` holds 0-3)
 LINK_COMMAND, LINK_VERTEX_SIDE, LINK_FRAGMENT_SIDE = range(3)
@@ -309,7 +317,9 @@ def _draw(
     for j in range(4):
         row[R_BOX + j] = box[j]
     fstate[FS_TOPOLOGY], fstate[FS_HELD] = topology + 1, kept.shape[0]
-    held[: kept.shape[0]] = kept
+    for i in range(kept.shape[0]):  # element copies: an array assignment compiles numba's shape-mismatch error
+        for c in range(kept.shape[1]):
+            held[i, c] = kept[i, c]
     return True
 
 
@@ -346,47 +356,16 @@ def _match(regs, keys, count, first):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def run(
-    words,
-    end,
-    regs,
-    action,
-    layout,
-    fu,
-    code,
-    opdescs,
-    lighting,
-    fog,
-    proctex,
-    gas,
-    fixed,
-    pending,
-    counters,
-    immediate,
-    cursor,
-    records,
-    packet_records,
-    events,
-    record,
-    groups,
-    draw_info,
-    shadow,
-    changes,
-    keys,
-    count,
-    watched,
-    vertex_args,
-    fragment_args,
-    slots,
-    links,
-    rows,
-    held,
-    fstate,
+    kernel, keys, count, watched, vertex_args, fragment_args, slots, links, rows, held, fstate
 ):  # pragma: no cover - compiled
-    """``K.run`` until something needs Python that is not a draw this loop can run (module docstring); returns
-    the kernel's status, ``S_ROWS_FULL``, or ``S_DECLINED`` when the pending draw (``fstate[FS_PENDING]``: the
-    trigger the kernel last stopped at, whose groups Python already took into ``FS_PENDING_DIRTY``) is left to
-    Python. The plans are ``PlanTable.args``: ``count`` slots, slot ``fstate[FS_CURRENT]`` current. ``held``
-    (``HELD_SHAPE``) float32 receives the vertices the last draw left buffered (``FS_HELD`` rows)."""
+    """``K.run`` (``kernel``: its arguments, ``KERNEL_ARGS``) until something needs Python that is not a draw this
+    loop can run (module docstring); returns the kernel's status, ``S_ROWS_FULL``, or ``S_DECLINED`` when the
+    pending draw (``fstate[FS_PENDING]``: the trigger the kernel last stopped at, whose groups Python already took
+    into ``FS_PENDING_DIRTY``) is left to Python. The plans are ``PlanTable.args``: ``count`` slots, slot
+    ``fstate[FS_CURRENT]`` current. ``held`` (``HELD_SHAPE``) float32 receives the vertices the last draw left
+    buffered (``FS_HELD`` rows)."""
+    regs, fu, counters, cursor = kernel[A_REGS], kernel[A_FU], kernel[A_COUNTERS], kernel[A_CURSOR]
+    events, draw_info, shadow, changes = kernel[A_EVENTS], kernel[A_DRAW_INFO], kernel[A_SHADOW], kernel[A_CHANGES]
     while True:
         if fstate[FS_ROWS] >= rows.shape[0]:
             return S_ROWS_FULL
@@ -401,37 +380,7 @@ def run(
             dirty = fstate[FS_PENDING_DIRTY]
             status = S_DECLINED
         else:
-            status = numba_link.call(
-                COMMAND_ID,
-                links[LINK_COMMAND],
-                (
-                    words,
-                    end,
-                    regs,
-                    action,
-                    layout,
-                    fu,
-                    code,
-                    opdescs,
-                    lighting,
-                    fog,
-                    proctex,
-                    gas,
-                    fixed,
-                    pending,
-                    counters,
-                    immediate,
-                    cursor,
-                    records,
-                    packet_records,
-                    events,
-                    record,
-                    groups,
-                    draw_info,
-                    shadow,
-                    changes,
-                ),
-            )
+            status = numba_link.call(COMMAND_ID, links[LINK_COMMAND], kernel)
             if status != K.S_STOP:
                 return status
             dirty = counters[K.C_DIRTY]

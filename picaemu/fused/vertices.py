@@ -250,16 +250,23 @@ def _stream(
 
 @numba.njit(cache=True)
 def _unique(stream):  # pragma: no cover - compiled
-    """(sorted distinct values (U,), inverse (N,) int64): ``np.unique(stream, return_inverse=True)``."""
-    ordered = np.sort(stream)
-    unique = np.empty_like(ordered)
+    """(sorted distinct values (U,), inverse (N,) int64): ``np.unique(stream, return_inverse=True)`` for u8 / u16
+    indices (a presence table over their range: no sort, whose compiled code costs seconds of compile time)."""
+    lo = stream.min()
+    slot = np.full(stream.max() - lo + 1, -1, np.int64)
+    for i in range(stream.shape[0]):
+        slot[stream[i] - lo] = 0
     u = 0
-    for i in range(ordered.shape[0]):
-        if u == 0 or ordered[i] != unique[u - 1]:
-            unique[u] = ordered[i]
+    for v in range(slot.shape[0]):
+        if slot[v] == 0:
+            slot[v] = u
             u += 1
-    unique = unique[:u]
-    return unique, np.searchsorted(unique, stream).astype(np.int64)
+    unique = np.empty(u, np.int64)
+    inverse = np.empty(stream.shape[0], np.int64)
+    for i in range(stream.shape[0]):
+        inverse[i] = slot[stream[i] - lo]
+        unique[inverse[i]] = stream[i]
+    return unique, inverse
 
 
 @numba.njit(cache=True)
@@ -418,7 +425,8 @@ def vertex_side(
     kept = kept_positions(topology, count)
     held = np.empty((kept.shape[0], NUM_COLUMNS), np.float32)
     for i in range(kept.shape[0]):
-        held[i] = vert[inverse[kept[i]]]
+        for c in range(NUM_COLUMNS):  # element copies: an array assignment compiles numba's shape-mismatch error
+            held[i, c] = vert[inverse[kept[i]], c]
     triangles = corners.shape[0] // 3
     totals = (count, u, u, instructions * u, triangles, invalid, away, clipped, culled, arrays[0].shape[0])
     for i in range(len(totals)):

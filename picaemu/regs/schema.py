@@ -85,6 +85,11 @@ _FLOATS = {
 }
 
 
+def enum_key(name: str) -> str:
+    """An enum name with case and word separators (spaces, ``_``, ``-``) dropped: what ``Field.enum_raw`` compares."""
+    return "".join(c for c in name.lower() if c not in " _-")
+
+
 @dataclass(frozen=True)
 class Field:
     """A bit field ``lo``..``hi`` (inclusive) of a register."""
@@ -127,6 +132,17 @@ class Field:
         if t is FieldType.ADDRESS:
             return raw * self.scale
         return raw
+
+    def enum_raw(self, text: str) -> int | None:
+        """The raw value an enum name spells, or None. Every spelling of a table name is accepted: case-blind, with
+        spaces, underscores or nothing between its words (``not equal``, ``NOT_EQUAL``, ``notequal``)."""
+        key = enum_key(text)
+        matches = [raw for raw, name in (self.enum or {}).items() if enum_key(name) == key]
+        return matches[0] if len(matches) == 1 else None
+
+    def enum_names(self) -> list[str]:
+        """The enum's names as a user types them (words joined by ``_``), in raw-value order."""
+        return [name.replace(" ", "_") for _, name in sorted((self.enum or {}).items())]
 
     def describe(self, raw: int) -> str:
         """Human-readable text of a raw value."""
