@@ -5,7 +5,9 @@ TCP on 127.0.0.1 and records every frame. Prints, per sample: seconds per frame 
 loads the command processor's compiled kernels), requests and bytes read; and, measured in the same run on a
 fresh qemu, the baselines that bound it: the round trip of one minimal request (``m`` of 4 bytes) and the bulk
 rate of ``m`` at the stub's packet size. Needs qemu-user and gcc-arm-linux-gnueabihf.
-Run: ``.venv/bin/python bench/bench_record.py [--samples cube,texture_formats,animation]``.
+With ``--call-sites`` each sample is also played as a program that calls a draw function per draw, recorded
+without and with call sites (``record --call-sites``: a stop, the write-position read and the unwind per draw).
+Run: ``.venv/bin/python bench/bench_record.py [--samples cube,texture_formats,animation] [--call-sites]``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import itertools
 
 from picaemu.formats import pica
 
+from picaemu.record.callsites import DEFAULT_DEPTH, CallSites, find_draw_hooks
 from picaemu.record.gdb import GdbClient
 from picaemu.record.recorder import Recorder
 from picaemu.record.symbols import find_hooks
@@ -37,20 +40,27 @@ def _serve(player: Path, script: Path) -> tuple[object, int]:
     return qemu, port
 
 
-def record_sample(player: Path, name: str, work: Path) -> None:
+def record_sample(player: Path, name: str, work: Path, draws: bool = False, call_sites: bool = False) -> None:
+    """Record every frame of sample ``name``; ``draws``: the program also calls its draw function per draw;
+    ``call_sites``: the recorder stops there too (``record --call-sites``)."""
     script = work / f"{name}.gxs"
-    script.write_bytes(gx_script.script(pica.read(SAMPLES / f"{name}.pica")))
+    script.write_bytes(gx_script.script(pica.read(SAMPLES / f"{name}.pica"), draws=draws))
     qemu, port = _serve(player, script)
     frame_ends: list[float] = []  # when each frame's FrameEnd was recorded
     start = time.perf_counter()
     with GdbClient("127.0.0.1", port) as link:
         link.handshake()
         link.stop_reason()
+        hooks, sites = find_hooks(player), None
+        if call_sites:
+            draw_hooks, globals_at = find_draw_hooks(player, (gx_script.DRAW_FUNCTION,))
+            hooks, sites = hooks + draw_hooks, CallSites.attach(link, player, globals_at, DEFAULT_DEPTH)
         recorder = Recorder(
             link,
-            find_hooks(player),
+            hooks,
             from_start=True,
             progress=lambda p: p.frames > len(frame_ends) and frame_ends.append(time.perf_counter()),
+            call_sites=sites,
         )
         capture = recorder.run()
         total = time.perf_counter() - start
@@ -59,10 +69,11 @@ def record_sample(player: Path, name: str, work: Path) -> None:
     first = frame_ends[0] - start if frame_ends else total
     rest = [b - a for a, b in itertools.pairwise(frame_ends)]
     later = f", later frames {min(rest) * 1e3:.0f}-{max(rest) * 1e3:.0f} ms" if rest else ""
+    mode = " (call sites)" if call_sites else " (draw calls)" if draws else ""
     print(
-        f"{name:16s} {recorder.frames} frame(s) in {total:.2f} s: first frame {first:.2f} s{later}; "
+        f"{name + mode:16s} {recorder.frames} frame(s) in {total:.2f} s: first frame {first:.2f} s{later}; "
         f"{requests} requests, {read / 1024:.0f} KiB read, {recorder.bytes_recorded / 1024:.0f} KiB recorded, "
-        f"{len(capture.events)} events"
+        f"{len(capture.events)} events, {len(capture.call_sites)} call sites"
     )
 
 
@@ -94,6 +105,11 @@ def baselines(player: Path, work: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", default="cube,texture_formats,lit_sphere,animation")
+    parser.add_argument(
+        "--call-sites",
+        action="store_true",
+        help="Each sample also as a program with a draw call per draw, recorded without and with --call-sites.",
+    )
     args = parser.parse_args()
     why = gx_script.tools_missing()
     if why:
@@ -103,6 +119,9 @@ def main() -> None:
         player = gx_script.build(work)
         for name in args.samples.split(","):
             record_sample(player, name, work)
+            if args.call_sites:
+                record_sample(player, name, work, draws=True)
+                record_sample(player, name, work, draws=True, call_sites=True)
         baselines(player, work)
 
 

@@ -5,7 +5,8 @@ Full layout in docs/pica-format.md. All integers little-endian::
 
     header   8 s magic b"PICAcap\\x1a", u16 major (1), u16 minor (1), u32 section count
     section  4 s tag, u8 codec (0 raw, 1 zstd, 2 zlib), 3 pad, u64 raw size, u64 stored size, u32 CRC-32 of the
-             stored bytes, then the stored bytes. Tags, in this order: META, STAT, BLOB, EVNT; unknown tags skip.
+             stored bytes, then the stored bytes. Tags, in this order: META, STAT, BLOB, EVNT, then the optional
+             CALL (per-draw call sites, ``pica_calls``); unknown tags skip.
     META     u16 count, then (u16-prefixed utf-8 key, u32-prefixed utf-8 value) pairs; keys in use: ``source``,
              ``scene``, ``shader_names`` (optional JSON: uniform names of bound programs, ``picaemu.shader.names``)
     STAT     the fixed arrays of ``InitialState`` (``STATE_ARRAYS``, in order), u32 block count,
@@ -31,20 +32,19 @@ memory is the same) and store only the blobs the capture uses.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
 import construct as cs
 import numpy as np
-import zstandard
+from picaemu.formats import pica_calls
 from picaemu.formats.files import write_atomic
 from picaemu.formats.memory_runs import merge_writes
+from picaemu.formats.pica_calls import CallFrame, CallSite
 from picaemu.formats.pica_events import (
     BODIES,
     CACHE_REGIONS,
@@ -66,6 +66,7 @@ from picaemu.formats.pica_events import (
     event_fields,
     event_from,
 )
+from picaemu.formats.pica_io import MAX_SECTION_BYTES, Codec, Reader, compress, decompress
 
 from picaemu.errors import FormatError
 
@@ -73,7 +74,6 @@ MAGIC = b"PICAcap\x1a"
 VERSION_MAJOR = 1
 VERSION_MINOR = 1  # 1.1: RequestDma and FlushCacheRegions events
 MINOR_1_EVENTS = (RequestDma, FlushCacheRegions)  # a file holding one is written as 1.1
-MAX_SECTION_BYTES = 1 << 31  # a decompressed section (or blob) larger than 2 GiB is refused as corrupt
 MAX_BLOBS = 1 << 20
 MAX_META_ENTRIES = 4096
 
@@ -82,6 +82,8 @@ __all__ = [
     "CACHE_REGIONS",
     "MAGIC",
     "BlobStore",
+    "CallFrame",
+    "CallSite",
     "Capture",
     "Codec",
     "CommandList",
@@ -106,12 +108,6 @@ __all__ = [
     "write",
     "write_atomic",
 ]
-
-
-class Codec(IntEnum):
-    RAW = 0
-    ZSTD = 1
-    ZLIB = 2
 
 
 # name -> (dtype, shape) of every fixed array of the initial state, in file order
@@ -187,7 +183,7 @@ class BlobStore:
         raw = self._raw[index]
         if raw is None:
             codec, raw_size, stored, offset = self._stored[index]
-            raw = _decompress(codec, stored, raw_size, offset)
+            raw = decompress(codec, stored, raw_size, offset)
             self._raw[index] = raw
         return raw
 
@@ -205,37 +201,7 @@ class Capture:
     blobs: BlobStore = field(default_factory=BlobStore)
     events: list[Event] = field(default_factory=list)
     damage: FormatError | None = None  # set by a non-strict read that stopped at a fault
-
-
-# ------------------------------------------------------------------------------------------- compression
-def _compress(codec: Codec, data: bytes) -> bytes:
-    if codec is Codec.ZSTD:
-        return zstandard.ZstdCompressor(level=3, write_content_size=True).compress(data)
-    if codec is Codec.ZLIB:
-        return zlib.compress(data, 6)
-    return data
-
-
-def _decompress(codec: Codec | int, stored: bytes, raw_size: int, offset: int) -> bytes:
-    if raw_size > MAX_SECTION_BYTES:
-        raise FormatError(f"declared size {raw_size} is implausibly large", offset=offset)
-    try:
-        if codec == Codec.RAW:
-            out = stored
-        elif codec == Codec.ZSTD:
-            out = zstandard.ZstdDecompressor().decompress(stored, max_output_size=max(raw_size, 1))
-        elif codec == Codec.ZLIB:
-            inflater = zlib.decompressobj()
-            out = inflater.decompress(stored, raw_size)
-            if inflater.unconsumed_tail:
-                raise FormatError("zlib data longer than declared", offset=offset)
-        else:
-            raise FormatError(f"unknown codec {codec}", offset=offset)
-    except (zstandard.ZstdError, zlib.error) as err:
-        raise FormatError(f"corrupt compressed data: {err}", offset=offset) from None
-    if len(out) != raw_size:
-        raise FormatError(f"data decompresses to {len(out)} bytes, header says {raw_size}", offset=offset)
-    return bytes(out)
+    call_sites: dict[int, CallSite] = field(default_factory=dict)  # draw index -> where the program made it
 
 
 # ------------------------------------------------------------------------------------------------- sections
@@ -251,48 +217,10 @@ _BLOB_ENTRY = cs.Struct("codec" / cs.Int8ul, "raw_size" / cs.Int64ul, "stored_si
 _STATE_BYTES = sum(np.dtype(dt).itemsize * int(np.prod(shape)) for dt, shape in STATE_ARRAYS.values())
 
 
-class _Reader:
-    """A cursor over bytes that names the absolute offset of whatever it fails to read."""
-
-    def __init__(self, data: bytes, base: int = 0) -> None:
-        self.data, self.pos, self.base = data, 0, base
-        self._stream = io.BytesIO(data)
-
-    @property
-    def offset(self) -> int:
-        return self.base + self.pos
-
-    def remaining(self) -> int:
-        return len(self.data) - self.pos
-
-    def need(self, size: int, what: str) -> None:
-        if size < 0 or size > self.remaining():
-            raise FormatError(f"{what} needs {size} bytes, only {self.remaining()} remain", offset=self.offset)
-
-    def take(self, size: int, what: str) -> bytes:
-        self.need(size, what)
-        chunk = self.data[self.pos : self.pos + size]
-        self.pos += size
-        return chunk
-
-    def parse(self, con: cs.Construct, what: str) -> Any:
-        start = self.offset
-        self._stream.seek(self.pos)
-        try:
-            value = con.parse_stream(self._stream)
-        except (cs.ConstructError, UnicodeDecodeError) as err:
-            raise FormatError(f"bad {what}: {type(err).__name__}", offset=start) from None
-        self.pos = self._stream.tell()
-        return value
-
-    def u32(self, what: str) -> int:
-        return int.from_bytes(self.take(4, what), "little")
-
-
 def _parse_sections(data: bytes) -> dict[bytes, tuple[bytes, int, int, bool]]:
     """tag -> (raw payload, absolute offset of the stored bytes, offset of the section header, compressed);
     checks header, sizes and CRCs."""
-    r = _Reader(data)
+    r = Reader(data)
     r.need(_HEADER.sizeof(), "file header")
     head = r.parse(_HEADER, "file header")
     if head.magic != MAGIC:
@@ -311,7 +239,7 @@ def _parse_sections(data: bytes) -> dict[bytes, tuple[bytes, int, int, bool]]:
             raise FormatError(f"section {sec.tag!r} fails its CRC-32 check", offset=at)
         if sec.tag == b"BLOB" and sec.codec != Codec.RAW:
             raise FormatError("BLOB section must be stored raw", offset=at)
-        payload = _decompress(sec.codec, stored, sec.raw_size, at)
+        payload = decompress(sec.codec, stored, sec.raw_size, at)
         sections[sec.tag] = (payload, at + _SECTION.sizeof(), at, sec.codec != Codec.RAW)
     missing = [t for t in (b"STAT", b"BLOB", b"EVNT") if t not in sections]
     if missing:
@@ -320,7 +248,7 @@ def _parse_sections(data: bytes) -> dict[bytes, tuple[bytes, int, int, bool]]:
 
 
 def _parse_meta(payload: bytes, base: int) -> dict[str, str]:
-    r = _Reader(payload, base)
+    r = Reader(payload, base)
     count = int.from_bytes(r.take(2, "META count"), "little")
     if count > MAX_META_ENTRIES:
         raise FormatError(f"{count} metadata entries", offset=base)
@@ -332,7 +260,7 @@ def _parse_meta(payload: bytes, base: int) -> dict[str, str]:
 
 
 def _parse_state(payload: bytes, base: int, nblobs: int) -> InitialState:
-    r = _Reader(payload, base)
+    r = Reader(payload, base)
     arrays = {}
     for name, (dtype, shape) in STATE_ARRAYS.items():
         nbytes = np.dtype(dtype).itemsize * int(np.prod(shape))
@@ -340,7 +268,7 @@ def _parse_state(payload: bytes, base: int, nblobs: int) -> InitialState:
     count = r.u32("memory block count")
     r.need(8 * count, "memory block table")
     table = np.frombuffer(r.take(8 * count, "memory block table"), "<u4").reshape(count, 2)
-    bad = np.flatnonzero(table[:, 1] >= nblobs) if count else []
+    bad = np.flatnonzero(table[:, 1] >= nblobs) if count else np.zeros(0, np.intp)
     if len(bad):
         raise FormatError(
             f"initial memory block {bad[0]} names missing blob {table[bad[0], 1]}",
@@ -350,7 +278,7 @@ def _parse_state(payload: bytes, base: int, nblobs: int) -> InitialState:
 
 
 def _parse_blobs(payload: bytes, base: int) -> BlobStore:
-    r = _Reader(payload, base)
+    r = Reader(payload, base)
     count = r.u32("blob count")
     if count > MAX_BLOBS or count * _BLOB_ENTRY.sizeof() > r.remaining():
         raise FormatError(f"blob table of {count} entries does not fit", offset=base)
@@ -368,7 +296,7 @@ def _parse_blobs(payload: bytes, base: int) -> BlobStore:
 
 
 def _parse_events(payload: bytes, base: int, nblobs: int, strict: bool) -> tuple[list[Event], FormatError | None]:
-    r = _Reader(payload, base)
+    r = Reader(payload, base)
     count = r.u32("event count")
     if count > r.remaining():
         raise FormatError(f"{count} events cannot fit in {r.remaining()} bytes", offset=base)
@@ -423,7 +351,8 @@ def parse(data: bytes, *, strict: bool = True) -> Capture:
         damage = FormatError(
             f"{inner} [byte 0x{damage.offset - base:X} of the decompressed EVNT section]", offset=header_at
         )
-    return Capture(meta, state, blobs, events, damage)
+    calls = _in_section(sections, pica_calls.TAG, pica_calls.parse) if pica_calls.TAG in sections else {}
+    return Capture(meta, state, blobs, events, damage, calls)
 
 
 def read(path: str | os.PathLike[str], *, strict: bool = True) -> Capture:
@@ -436,7 +365,7 @@ def read(path: str | os.PathLike[str], *, strict: bool = True) -> Capture:
 
 # ------------------------------------------------------------------------------------------------- writing
 def _section(tag: bytes, payload: bytes, codec: Codec) -> bytes:
-    stored = _compress(codec, payload)
+    stored = compress(codec, payload)
     head = _SECTION.build(
         {"tag": tag, "codec": codec, "raw_size": len(payload), "stored_size": len(stored), "crc": zlib.crc32(stored)}
     )
@@ -447,7 +376,7 @@ def _build_blobs(store: BlobStore, codec: Codec) -> bytes:
     entries, chunks, offset = [], [], 0
     for i in range(len(store)):
         raw = store[i]
-        packed = _compress(codec, raw)
+        packed = compress(codec, raw)
         use = codec if len(packed) < len(raw) else Codec.RAW
         stored = packed if use is codec else raw
         entries.append(
@@ -494,7 +423,7 @@ def merged(capture: Capture) -> Capture:
     memory = [(address, keep(blob)) for address, blob in capture.state.memory]
     events = merge_writes(capture.events, capture.blobs, keep, store.add)
     state = InitialState(**{**vars(capture.state), "memory": memory})
-    return Capture(dict(capture.meta), state, store, events, capture.damage)
+    return Capture(dict(capture.meta), state, store, events, capture.damage, dict(capture.call_sites))
 
 
 def build(capture: Capture, *, codec: Codec = Codec.ZSTD, merge: bool = True) -> bytes:
@@ -510,6 +439,8 @@ def build(capture: Capture, *, codec: Codec = Codec.ZSTD, merge: bool = True) ->
         _section(b"BLOB", _build_blobs(capture.blobs, codec), Codec.RAW),
         _section(b"EVNT", _build_events(capture.events), codec),
     ]
+    if capture.call_sites:  # optional: a capture without call sites stays byte for byte what it was
+        sections.append(_section(pica_calls.TAG, pica_calls.build(capture.call_sites), codec))
     # 1.0 unless a 1.1 event is there: a capture without one stays readable by 1.0 readers, byte for byte
     minor = VERSION_MINOR if any(isinstance(e, MINOR_1_EVENTS) for e in capture.events) else 0
     header = _HEADER.build({"magic": MAGIC, "major": VERSION_MAJOR, "minor": minor, "count": len(sections)})

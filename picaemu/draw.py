@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 
+from picaemu.errors import PicaError
 from picaemu.memory import PhysicalMemory
 from picaemu.state import GpuState
 
@@ -113,15 +114,27 @@ class PipelineEventKind(Enum):
 
 
 class PipelineSink(Protocol):
-    """What the command processor calls. Implementations must not keep ``call.state`` without copying it.
-    ``stage_observer`` (``picaemu.observer.StageObserver`` or None) is told what each stage computed, where the
-    sink runs stages at all."""
-
-    stage_observer: StageObserver | None
+    """What the command processor calls. Implementations must not keep ``call.state`` without copying it."""
 
     def draw(self, call: DrawCall) -> None: ...
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None: ...
+
+
+@runtime_checkable
+class ObservedSink(PipelineSink, Protocol):
+    """A sink that runs the stages: ``stage_observer`` (``picaemu.observer.StageObserver`` or None) is told what
+    each stage computed. The debugger attaches its observers there; wrappers that only count or time draws
+    (``picaemu.batch.task``, ``picaemu.analysis.stats``) need not offer it."""
+
+    stage_observer: StageObserver | None
+
+
+def observed_sink(sink: PipelineSink) -> ObservedSink:
+    """``sink`` as an ``ObservedSink``, or PicaError naming its type (the debugger needs the stages)."""
+    if not isinstance(sink, ObservedSink):
+        raise PicaError(f"the pipeline {type(sink).__name__} runs no stages a stage observer could watch")
+    return sink
 
 
 @runtime_checkable
@@ -145,7 +158,7 @@ class CompiledSink(Protocol):
 _COMPILED_SINK_TYPES: dict[type, bool] = {}
 
 
-def is_compiled_sink(sink: object) -> bool:
+def is_compiled_sink(sink: object) -> TypeGuard[CompiledSink]:
     """``isinstance(sink, CompiledSink)``, remembered per type (a protocol check walks its members: ~2 us)."""
     kind = type(sink)
     known = _COMPILED_SINK_TYPES.get(kind)

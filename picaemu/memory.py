@@ -13,6 +13,7 @@ instead of scanning 134 MiB of regions.
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,11 +90,13 @@ class PhysicalMemory:
         raw = self.bytes(address, count * dt.itemsize, who)
         return raw.view(dt) if address % dt.alignment == 0 else raw.copy().view(dt)
 
-    def read(self, address: int, size: int, who: str = "read") -> bytes:
+    def read(self, address: int, size: int, who: str = "read") -> builtins.bytes:  # ``bytes`` names the method
         """A copy of ``size`` bytes at ``address``."""
         return self.bytes(address, size, who).tobytes()
 
-    def write(self, address: int, data: bytes | bytearray | memoryview | np.ndarray, who: str = "write") -> None:
+    def write(
+        self, address: int, data: builtins.bytes | bytearray | memoryview | np.ndarray, who: str = "write"
+    ) -> None:
         """Copy ``data`` into memory at ``address``."""
         src = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data.view(np.uint8).ravel()
         self.bytes(address, src.size, who)[:] = src

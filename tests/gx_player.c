@@ -13,6 +13,11 @@
  *   1 MEMORY   vaddr, size, size bytes padded to a multiple of 4
  *   2 GX       8 command words
  *   3 PRESENT  screen, swap, fb_a, fb_b, stride, mode
+ *   4 DRAW     buffer vaddr, word offset, caller: a draw call (for `picaemu record --call-sites`). The command list
+ *              is already written; like citro3d's C3D_DrawArrays, the draw function playerDraw is entered while
+ *              libctru's globals gpuCmdBuf / gpuCmdBufOffset point just before its trigger packet. It is reached
+ *              through draw_mesh (caller 0) or draw_sprite (caller 1), from the lines marked CALL-SITE below
+ *              (tests/test_record_qemu.py finds them by those marks).
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -29,7 +34,27 @@
 #define VRAM_SIZE 0x00600000u
 #define MAGIC 0x4C505847u /* "GXPL" */
 
-volatile uint32_t submitted, presented; /* keeps the hook functions from being optimised away */
+volatile uint32_t submitted, presented, drawn; /* keeps the hook functions from being optimised away */
+uint32_t *gpuCmdBuf; /* libctru's gpu.c globals: the command buffer and its next free word */
+uint32_t gpuCmdBufSize, gpuCmdBufOffset;
+
+__attribute__((noinline, used)) void playerDraw(uint32_t count)
+{
+    drawn += count;
+}
+
+/* the work after each call keeps it a call (not a tail jump), so the caller has a frame to unwind */
+__attribute__((noinline)) static void draw_mesh(uint32_t count)
+{
+    playerDraw(count); /* CALL-SITE: draw_mesh */
+    drawn ^= 1;
+}
+
+__attribute__((noinline)) static void draw_sprite(uint32_t count)
+{
+    playerDraw(count + 1); /* CALL-SITE: draw_sprite */
+    drawn ^= 2;
+}
 
 __attribute__((noinline, used)) int32_t gspSubmitGxCommand(const uint32_t gxCommand[8])
 {
@@ -106,6 +131,14 @@ int main(int argc, char **argv)
             gspPresentBuffer(w[i], w[i + 1], (const void *)(uintptr_t)w[i + 2], (const void *)(uintptr_t)w[i + 3],
                              w[i + 4], w[i + 5]);
             i += 6;
+        } else if (kind == 4 && i + 3 <= n) {
+            gpuCmdBuf = (uint32_t *)(uintptr_t)w[i];
+            gpuCmdBufOffset = w[i + 1];
+            if (w[i + 2] & 1)
+                draw_sprite(w[i + 1]); /* CALL-SITE: main-sprite */
+            else
+                draw_mesh(w[i + 1]); /* CALL-SITE: main-mesh */
+            i += 3;
         } else {
             fprintf(stderr, "gx_player: bad record kind %u at word %zu\n", kind, i - 1);
             return 2;

@@ -3,7 +3,8 @@
 
 The script replays what the sample's CPU did: every MemoryWrite becomes a copy to the virtual address (linear heap
 0x30000000, VRAM 0x1F000000), every GX event the 8 command words an application hands to gspSubmitGxCommand
-(layout: picaemu.record.gxcmd), every Present a gspPresentBuffer call. FrameEnd needs no record (the top screen's
+(layout: picaemu.record.gxcmd), every Present a gspPresentBuffer call, and (``draws=True``) every draw a call of the
+player's draw function. FrameEnd needs no record (the top screen's
 present ends a frame). Register writes cannot be expressed: samples holding them are not used.
 """
 
@@ -26,7 +27,8 @@ REFERENCE = HERE.parent / "samples" / "reference"
 SOURCE = HERE / "gx_player.c"
 CROSS_GCC = "arm-linux-gnueabihf-gcc"
 QEMU = "qemu-arm"
-MAGIC, END, MEMORY, GX, PRESENT = 0x4C505847, 0, 1, 2, 3
+MAGIC, END, MEMORY, GX, PRESENT, DRAW = 0x4C505847, 0, 1, 2, 3, 4
+DRAW_FUNCTION = "playerDraw"  # gx_player's stand-in for C3D_DrawArrays (record --call-sites --draw-symbol)
 
 
 def _words(*values: int) -> bytes:
@@ -65,13 +67,33 @@ def _gx(event: pica.Event) -> bytes:
     return _words(GX, *words)
 
 
-def script(capture: pica.Capture) -> bytes:
-    """The gx_player script of ``capture`` (see the module docstring)."""
+def draw_triggers(capture: pica.Capture) -> dict[int, list[int]]:
+    """event index -> byte offsets of the draw trigger packets in that command list (the replay's draws)."""
+    from picaemu.replay import Replay
+
+    replay = Replay(capture, checkpoints=False)
+    replay.run()
+    out: dict[int, list[int]] = {}
+    for draw in replay.draws:
+        out.setdefault(draw.event, []).append(draw.offset)
+    return out
+
+
+def script(capture: pica.Capture, *, draws: bool = False) -> bytes:
+    """The gx_player script of ``capture`` (see the module docstring); ``draws``: a DRAW record before each
+    command list's submission per draw in it, made by draw_mesh for even draws and draw_sprite for odd ones."""
     out = [_words(MAGIC)]
+    triggers = draw_triggers(capture) if draws else {}
+    count = 0
     writes = [(a, capture.blobs[b]) for a, b in capture.state.memory]
     for address, data in writes:
         out.append(_words(MEMORY, to_virtual(address, len(data)), len(data)) + data + bytes(-len(data) % 4))
-    for event in capture.events:
+    for at, event in enumerate(capture.events):
+        entry = 0  # like citro3d, a draw is entered before its state packets: just past the previous trigger
+        for offset in triggers.get(at, []):
+            assert isinstance(event, pica.CommandList)
+            out.append(_words(DRAW, to_virtual(event.address), entry // 4, count % 2))
+            entry, count = offset + 8, count + 1
         if isinstance(event, pica.MemoryWrite):
             data = capture.blobs[event.blob]
             out.append(_words(MEMORY, to_virtual(event.address, len(data)), len(data)) + data + bytes(-len(data) % 4))
@@ -105,10 +127,11 @@ def tools_missing() -> str | None:
 
 
 def build(out_dir: Path) -> Path:
-    """Compile gx_player statically for 32-bit ARM (ARM instruction set, symbols kept)."""
+    """Compile gx_player statically for 32-bit ARM (ARM instruction set, symbols and DWARF kept: line table and
+    call-frame information for ``record --call-sites``)."""
     binary = out_dir / "gx_player.elf"
     subprocess.run(
-        [CROSS_GCC, "-static", "-O1", "-marm", "-g0", "-o", str(binary), str(SOURCE)],
+        [CROSS_GCC, "-static", "-O1", "-marm", "-g", "-o", str(binary), str(SOURCE)],
         check=True,
         capture_output=True,
         timeout=120,

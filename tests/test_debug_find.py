@@ -16,7 +16,8 @@ import picaemu
 from picaemu.cli import main
 from picaemu.debug import find as F
 from picaemu.errors import PicaError
-from samples.game_scene import TEXTURES
+from picaemu.texture import encode_texture
+from samples.game_scene import TEXTURES, _checker
 
 CAPTURE = Path(__file__).resolve().parent.parent / "samples" / "captures" / "game_cubes_1000.pica"
 TEXTURE_BYTES = 16 * 16 * 4  # the scene's 16x16 RGBA8 checkerboards
@@ -30,11 +31,20 @@ def debugger():
 
 @pytest.fixture(scope="module")
 def texture_addresses() -> list[int]:
-    """The 8 textures' addresses: the capture's memory writes of one checkerboard's size, in upload order."""
+    """The 8 textures' addresses, in upload order: where the capture's memory writes hold the encoded checkerboard
+    (the writer merges adjacent uploads into one write, so each write is searched in texture-sized steps)."""
     cap = pica.read(CAPTURE)
-    found = [
-        e.address for e in cap.events if isinstance(e, pica.MemoryWrite) and len(cap.blobs[e.blob]) == TEXTURE_BYTES
-    ]
+    texels = bytes(encode_texture(_checker(), "RGBA8"))
+    found = []
+    for e in cap.events:
+        if isinstance(e, pica.MemoryWrite):
+            blob = cap.blobs[e.blob]
+            at = [
+                k
+                for k in range(0, len(blob) - TEXTURE_BYTES + 1, TEXTURE_BYTES)
+                if blob[k : k + TEXTURE_BYTES] == texels
+            ]
+            found += [e.address + k for k in at]
     assert len(found) == TEXTURES
     return found
 

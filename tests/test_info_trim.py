@@ -69,7 +69,7 @@ def test_info_draws_agree_with_a_rendering_replay() -> None:
     replay.run()
     assert got.draws == len(replay.draws) == 300
     assert got.draws_per_frame == [sum(1 for d in replay.draws if d.frame == f) for f in range(len(replay.frames))]
-    assert [row["program"] for row in got.shaders] == ["vs d18f6025@0x0"]  # README: find --shader d18f6025
+    assert [row["program"] for row in got.shaders] == ["vs 316a665f@0x0"]  # README: find --shader 316a665f
     assert len(got.textures) == 8 and sum(row["draws"] for row in got.textures) == 300
     assert {row["address"] for row in got.textures} == {
         0x180BB800 + 0x400 * k for k in range(8)

@@ -36,10 +36,12 @@ def player(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return gx_script.build(tmp_path_factory.mktemp("gx_player"))
 
 
-def _record(player: Path, sample: str, tmp: Path, *args: str, source: Path | None = None) -> tuple[pica.Capture, str]:
+def _record(
+    player: Path, sample: str, tmp: Path, *args: str, draws: bool = False, source: Path | None = None
+) -> tuple[pica.Capture, str]:
     """Record the CPU side of ``source`` (default: the bundled sample ``sample``) played by gx_player."""
     script = tmp / f"{sample}.gxs"
-    script.write_bytes(gx_script.script(pica.read(source or SAMPLES / "captures" / f"{sample}.pica")))
+    script.write_bytes(gx_script.script(pica.read(source or SAMPLES / "captures" / f"{sample}.pica"), draws=draws))
     port = gx_script.free_port()
     qemu = gx_script.serve(player, script, port)
     try:
@@ -92,6 +94,45 @@ def test_recording_from_a_frame_boundary(player: Path, tmp_path: Path) -> None:
     shots = gx_script.top_screens(capture)
     for f, shot in enumerate(shots, start=1):
         assert np.array_equal(shot, gx_script.reference("animation", f)), f"frame {f}"
+
+
+def _marked_lines() -> dict[str, int]:
+    """CALL-SITE mark -> its line in tests/gx_player.c."""
+    lines = gx_script.SOURCE.read_text().splitlines()
+    return {line.split("CALL-SITE: ")[1].split()[0]: n for n, line in enumerate(lines, 1) if "CALL-SITE: " in line}
+
+
+@pytest.mark.parametrize("sample", ["animation", "gs_sprites"])
+def test_call_sites_name_the_calling_functions_and_lines(player: Path, tmp_path: Path, sample: str) -> None:
+    capture, output = _record(
+        player, sample, tmp_path, "--from-start", "--call-sites", "--draw-symbol", gx_script.DRAW_FUNCTION, draws=True
+    )
+    assert "warning" not in output
+    marks = _marked_lines()
+    replay = Replay(capture, checkpoints=False)
+    replay.run()
+    assert replay.draws and len(capture.call_sites) == len(replay.draws), output
+    assert f"call sites of {len(replay.draws)} draw(s)" in output
+    for draw in replay.draws:
+        caller = "draw_sprite" if draw.index % 2 else "draw_mesh"
+        site = draw.call_site
+        assert site is not None and site.offset == draw.offset, draw.index
+        inner, outer = site.frames[:2]
+        assert (inner.function, inner.line) == (caller, marks[caller]), site.text()
+        assert inner.file.endswith("tests/gx_player.c")
+        main_mark = "main-sprite" if draw.index % 2 else "main-mesh"
+        assert (outer.function, outer.line) == ("main", marks[main_mark]), site.text()
+    frames = gx_script.top_screens(capture)  # the call sites change nothing of the replay
+    assert np.array_equal(frames[0], gx_script.reference(sample))
+
+
+def test_call_sites_need_a_draw_function(player: Path, tmp_path: Path) -> None:
+    out = tmp_path / "x.pica"
+    result = CliRunner().invoke(
+        main, ["record", "--gdb", "127.0.0.1:1", "--elf", str(player), "-o", str(out), "--call-sites"]
+    )
+    assert result.exit_code != 0
+    assert result.output.count("error:") == 1 and "--draw-symbol" in result.output
 
 
 def _screens(capture: pica.Capture) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -267,7 +267,7 @@ class CaptureBuilder:
         """Record the DVLE's uniform names in the capture metadata (``picaemu.shader.names``)."""
         from picaemu.shader import names
 
-        entry = names.program_entry(program, dvle, unit)  # type: ignore[arg-type]
+        entry = names.program_entry(program, dvle, unit)
         if entry["names"]:
             names.add_entry(self.cap.meta, entry)
 

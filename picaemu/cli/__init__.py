@@ -90,7 +90,7 @@ class Main(click.Group):
             except BrokenPipeError:
                 return _pipe_closed()
             return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
-        except no_args as err:  # type: ignore[misc]  # bare ``picaemu``: the help text, as click prints it
+        except no_args as err:  # bare ``picaemu``: the help text, as click prints it
             err.show()
             return err.exit_code
         except click.UsageError as err:
@@ -206,7 +206,7 @@ def _lazy_commands(group: click.Group) -> None:
             formatter.write_dl(rows)
 
     group.list_commands = list_commands  # type: ignore[method-assign]
-    group.get_command = get_command  # type: ignore[method-assign]
+    group.get_command = get_command  # type: ignore[method-assign, assignment]
     group.format_commands = format_commands  # type: ignore[method-assign]
 
 

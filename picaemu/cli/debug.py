@@ -12,7 +12,8 @@
 - ``picaemu trace CAPTURE --draw N --vertex V [--unit vs|gs] [--json]``: one vertex through its shader;
 - ``picaemu why CAPTURE --draw N [--frame F] [--json]``: where a draw's work went, stage by stage, and why it
   shows nothing (or ``visible``);
-- ``picaemu dump CAPTURE``: every event of a capture, command lists decoded packet by packet (``apitrace dump``).
+- ``picaemu dump CAPTURE``: every event of a capture, command lists decoded packet by packet (``apitrace dump``),
+  and each draw's recorded call site (``record --call-sites``).
 
 ``--pixel X,Y`` addresses the screen picture ``picaemu render --screen top|bottom [--eye]`` writes (column, row
 from the top; traced back to its render target through the display transfer, ``picaemu.debug.screen_map``);
@@ -285,6 +286,12 @@ def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool, map_p
             click.echo(f"{step['pc']:04X}  {step['text']:<40} {step['sources']}{result}{where}")
 
 
+def _call_sites_json(records: list, draws: list[int]) -> dict[str, object]:
+    """{"call_sites": {draw: [frame, ...]}} for the draws of one event that have a recorded call site."""
+    sites = {str(d): [vars(f) for f in records[d].call_site.frames] for d in draws if records[d].call_site}
+    return {"call_sites": sites} if sites else {}
+
+
 @click.command("dump", epilog=examples("picaemu dump samples/captures/triangle.pica"))
 @CAPTURE
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event.")
@@ -309,6 +316,7 @@ def dump(capture: Path, as_json: bool) -> None:
                         "text": event.text,
                         "draws": list(event.draws),
                         "packets": len(event.packets),
+                        **_call_sites_json(timeline.draws, event.draws),
                     }
                 )
             )
@@ -321,6 +329,10 @@ def dump(capture: Path, as_json: bool) -> None:
         for packet in event.packets:
             for line in packet_text(packet) + uploads.lines(packet):
                 click.echo(f"    {line}")
+        for draw in event.draws:
+            site = timeline.draws[draw].call_site
+            if site is not None:
+                click.echo(f"    draw {draw} called from {site.text()}")
     if session.fault is not None:
         raise PicaError(str(session.fault))
 

@@ -2,7 +2,8 @@
 
 Finds the hooks in the ELF (``picaemu.record.symbols``), connects (``GdbClient``: handshake, no-ack mode when
 offered), records (``Recorder``) until ``--frames`` frames are complete, the program exits, Ctrl-C, or the link
-fails, and writes the complete frames atomically. Progress and warnings go to stderr. Exit status 0 when the
+fails, and writes the complete frames atomically. ``--call-sites`` also stops in the draw functions and stores
+each draw's caller backtrace (``picaemu.record.callsites``). Progress and warnings go to stderr. Exit status 0 when the
 recording ended by design (frames reached, program exited, Ctrl-C), 2 after a link or recording error (the
 capture of the frames before it is still written). Guide: docs/capturing.md.
 """
@@ -17,6 +18,8 @@ import click
 from picaemu.cli.common import EXIT_BAD_INPUT, examples, reports_errors
 from picaemu.errors import FormatError, TargetExited
 from picaemu.formats import pica
+from picaemu.formats.pica_calls import MAX_FRAMES
+from picaemu.record.callsites import DEFAULT_DEPTH, CallSites, find_draw_hooks
 from picaemu.record.gdb import GdbClient
 from picaemu.record.recorder import Progress, Recorder
 from picaemu.record.symbols import find_hooks
@@ -55,6 +58,7 @@ class _Reporter:
     epilog=examples(
         "picaemu record --gdb 192.168.1.20:4003 --elf app.elf --from-start --frames 10 -o app.pica",
         "picaemu record --gdb 127.0.0.1:24689 --elf app.elf -o app.pica",
+        "picaemu record --gdb 127.0.0.1:24689 --elf app.elf --call-sites --frames 2 -o app.pica",
     ),
 )
 @click.option(
@@ -92,18 +96,53 @@ class _Reporter:
     show_default=True,
     help="Seconds the program may run between two stops in recorded functions.",
 )
+@click.option(
+    "--call-sites",
+    is_flag=True,
+    help="Also stop in the draw functions and store each draw's caller backtrace (function, file, line).",
+)
+@click.option(
+    "--draw-symbol",
+    "draw_symbols",
+    multiple=True,
+    metavar="NAME",
+    help="A further draw function for --call-sites (repeatable); citro3d's and citro2d's are found by name.",
+)
+@click.option(
+    "--call-site-depth",
+    type=click.IntRange(1, MAX_FRAMES),
+    default=DEFAULT_DEPTH,
+    show_default=True,
+    help="Backtrace frames kept per draw (--call-sites).",
+)
 @reports_errors
 def record(
-    endpoint: str, elf: Path, frames: int | None, from_start: bool, output: Path, timeout: float, stop_timeout: float
+    endpoint: str,
+    elf: Path,
+    frames: int | None,
+    from_start: bool,
+    output: Path,
+    timeout: float,
+    stop_timeout: float,
+    call_sites: bool,
+    draw_symbols: tuple[str, ...],
+    call_site_depth: int,
 ) -> None:
     """Record the GPU commands of a running 3DS program into a .pica capture."""
     host, port = parse_endpoint(endpoint)
     hooks = find_hooks(elf)
+    if draw_symbols and not call_sites:
+        raise click.UsageError("--draw-symbol needs --call-sites")
+    globals_at = None
+    if call_sites:
+        draw_hooks, globals_at = find_draw_hooks(elf, draw_symbols)
+        hooks += draw_hooks
     out = _Reporter()
     out.say(f"record: {', '.join(h.name for h in hooks)} in {elf.name}; connecting to {host}:{port}")
     with GdbClient(host, port, timeout=timeout) as link:
         link.handshake()
         link.stop_reason()
+        sites = None if globals_at is None else CallSites.attach(link, elf, globals_at, call_site_depth)
         recorder = Recorder(
             link,
             hooks,
@@ -117,6 +156,7 @@ def record(
                 "record.stub": endpoint,
                 "record.start": "program start" if from_start else "frame boundary",
             },
+            call_sites=sites,
         )
         capture = recorder.run()
     pica.write(output, capture)
@@ -125,6 +165,7 @@ def record(
     out.say(
         f"wrote {output}: {frames_done} complete frame(s), {len(capture.events)} events, "
         f"{recorder.bytes_recorded / 1024:.0f} KiB of memory"
+        + (f", call sites of {len(capture.call_sites)} draw(s)" if sites is not None else "")
     )
     if isinstance(ended, KeyboardInterrupt):
         out.say("record: stopped by Ctrl-C")

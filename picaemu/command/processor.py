@@ -548,7 +548,7 @@ class CommandProcessor:
                 if self._leave_to_loop(call, dirty):
                     return None
             else:  # the loop handed it back: ``_take_for`` ran when it was first left to it
-                self._compiled.pending = None  # type: ignore[union-attr]
+                self._compiled.pending = None
                 dirty, call.states = declined, self.draw_states
             self._draw(call, dirty)
             result.draws += 1

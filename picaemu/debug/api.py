@@ -58,7 +58,7 @@ from picaemu.debug.footprint import Footprint
 from picaemu.debug.footprint import footprint as footprint_of
 from picaemu.debug.screen_map import RenderTarget
 from picaemu.debug.session import Session
-from picaemu.debug.timeline import Cursor
+from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.errors import PicaError
 from picaemu.shader import linemap
 from picaemu.shader.setup import register_uniforms
@@ -66,6 +66,7 @@ from picaemu.state import GpuState
 
 if TYPE_CHECKING:
     from picaemu.replay import Replay
+    from picaemu.replay.records import DrawRecord
 
 STAGES = ("input", "vs", "gs", "clipped")
 UNITS = ("vs", "gs")
@@ -104,7 +105,7 @@ class Debugger:
         self.editor = Editor(self.session)
 
     @property
-    def timeline(self):
+    def timeline(self) -> Timeline:
         return self.session.timeline
 
     def _draw(self, draw: int):
@@ -256,7 +257,7 @@ class Debugger:
         """Every stage's decoded state at ``draw`` as plain data (``pipeline_state_of``)."""
         self._draw(draw)
         state = self.session.state_at_draw(draw)
-        out = pipeline_state_of(state)
+        out = with_call_site(pipeline_state_of(state), self._draw(draw))
         names = self.session.uniform_names(state, "vs")
         if names:
             out["vs_uniform_names"] = names
@@ -419,6 +420,14 @@ def pipeline_state_of(state: GpuState) -> dict[str, Any]:
     if isinstance(ds.primitives, ds_mod.Primitives) and ds.primitives.gs_in_use:
         out["gs_uniforms"] = uniform_files(state, "gs")
     return out
+
+
+def with_call_site(state: dict[str, Any], record: DrawRecord) -> dict[str, Any]:
+    """``state`` plus "call_site": the draw's recorded backtrace (``record --call-sites``), innermost first, one
+    {"function", "file", "line", "address"} per frame; unchanged when none was recorded."""
+    if record.call_site is not None:
+        state["call_site"] = [dataclasses.asdict(f) for f in record.call_site.frames]
+    return state
 
 
 def tev_equations(tev: Any) -> list[str]:

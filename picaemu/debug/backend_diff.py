@@ -99,7 +99,7 @@ class _GLFirst(Observer):
 def backend_diff(session: Session, draw: int) -> BackendDiff:
     """See the module docstring."""
     pipeline = gl_pipeline(session)
-    tl = session._need_timeline()
+    tl = session.timeline
     session.goto(tl.before_draw(draw))
     observer = _GLFirst(draw, pipeline)
     processor = session.replay.processor

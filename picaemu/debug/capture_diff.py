@@ -35,13 +35,13 @@ import os
 import weakref
 import zlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from picaemu.analysis.imagediff import compare_arrays
 from picaemu.debug import state_diff
-from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink
+from picaemu.draw import CompiledSink, DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink, observed_sink
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
@@ -50,6 +50,7 @@ from picaemu.state import GpuState
 
 if TYPE_CHECKING:
     from picaemu.fused.loop import CompiledDraws, CompiledPlans
+    from picaemu.observer import StageObserver
 
 EVERY = 32  # draws of a frame between two output checksums
 SCHEMA = 1
@@ -85,12 +86,12 @@ class OutputWatch:
         self.recording = True
 
     @property
-    def stage_observer(self):
-        return self.inner.stage_observer
+    def stage_observer(self) -> StageObserver | None:
+        return observed_sink(self.inner).stage_observer
 
     @stage_observer.setter
-    def stage_observer(self, value) -> None:
-        self.inner.stage_observer = value
+    def stage_observer(self, value: StageObserver | None) -> None:
+        observed_sink(self.inner).stage_observer = value
 
     def attach(self, replay: Replay) -> None:
         self.replay = weakref.ref(replay)
@@ -157,18 +158,18 @@ class OutputWatch:
 
     # -- CompiledSink (offered only when the inner pipeline is one) --------------------------------------
     def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
-        plans = self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None  # type: ignore[attr-defined]
+        plans = self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None
         if plans is None:
             return None
         self._use(call.state.regs, call.index)  # the loop may come back to these plans later without asking
         return plans.with_limit(self._boundary(call.index)) if self.recording else plans
 
     def compiled_draws(self, draws: CompiledDraws) -> None:
-        self.inner.compiled_draws(draws)  # type: ignore[attr-defined]
+        cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
         self._after(int(draws.rows[-1, 0]))
 
     def compiled_allowed(self) -> bool:
-        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()  # type: ignore[attr-defined]
+        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
 
 
 @dataclass
@@ -199,7 +200,7 @@ class Side:
     def rewind(self) -> None:
         """Back to the start of the frame being compared, for pass 2."""
         self.watch.recording = False
-        self.replay.restore(self.start)  # type: ignore[arg-type]
+        self.replay.restore(self.start)
         self.replay.indexed = True  # pass 2 seeks only to draws already recorded: run_to_draw must not run on
 
     def info(self) -> dict[str, Any]:

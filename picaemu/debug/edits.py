@@ -251,7 +251,7 @@ def _vector(text: str, where: str) -> tuple[float, float, float, float]:
         raise EditError(f"{where}: {text!r} is not a vector (x, y, z, w)") from None
     if len(values) != 4:
         raise EditError(f"{where}: {text!r} has {len(values)} components, not 4")
-    return values  # type: ignore[return-value]
+    return values
 
 
 def parse_edit(text: str) -> Edit:

@@ -84,7 +84,7 @@ def find(
     """The hits of the module docstring, sorted by cursor; ``PicaError`` for no criterion, a register (or field)
     the table does not know, a field without its register, a malformed shader key, or write and draw criteria
     mixed."""
-    tl = session._need_timeline()
+    tl = session.timeline
     if field and register is None:
         raise PicaError(f"find: field condition {field!r} needs its register")
     if register is None and value is None and texture is None and shader is None:

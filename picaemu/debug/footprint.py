@@ -52,7 +52,7 @@ class Footprint:
 
 def footprint(session: Session, draw: int, step: int = THUMB_STEP, zoom: bool = False) -> Footprint:
     """Draw ``draw``'s footprint (module docstring); ``PicaError`` for a draw outside the capture or a step < 1."""
-    tl = session._need_timeline()
+    tl = session.timeline
     if not 0 <= draw < len(tl.draws):
         raise PicaError(f"draw {draw} outside 0..{len(tl.draws) - 1}")
     if step < 1:

@@ -44,7 +44,7 @@ def target_draws(
     session: Session, span: Span, at: BufferPixel, all_targets: bool = False
 ) -> list[tuple[int, RenderTarget, tuple[int, int]]]:
     """(draw, its render target, window pixel) of the draws in ``span`` whose target and bounds hold ``at``."""
-    tl, (start, end) = session._need_timeline(), span
+    tl, (start, end) = session.timeline, span
     targets: dict[bytes, tuple[RenderTarget, tuple[int, int]] | None] = {}  # framebuffer registers -> pixel
     out = []
     for d in tl.draws:
@@ -97,7 +97,7 @@ def view_pick(session: Session, cursor: Cursor, view: str, x: int, y: int) -> Bu
 
 def view_history(session: Session, cursor: Cursor, view: str, x: int, y: int) -> ViewHistory:
     """The history of the pixel picked at (x, y) in ``view`` at ``cursor`` (module docstring)."""
-    tl = session._need_timeline()
+    tl = session.timeline
     at = view_pick(session, cursor, view, x, y)
     span = shown_span(tl, at, (tl.frame_start(tl.frame_shown(cursor)), cursor))
     records = tuple(

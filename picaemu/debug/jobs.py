@@ -62,7 +62,7 @@ def footprints(
     for again; the debugger stops a batch when a move waits)."""
     from picaemu.debug.footprint import footprint
 
-    images = {}
+    images: dict[int, np.ndarray] = {}
     for d in draws:
         if images and stop():
             break
@@ -157,14 +157,16 @@ def pipeline_state(
     """(the last draw at ``cursor``, its pipeline state, the state it is compared with, that draw) as plain data
     (``picaemu.debug.api.pipeline_state_of``): the state at draw ``base`` when given (and another draw), else the
     draw before; no replay needed."""
-    from picaemu.debug.api import pipeline_state_of
+    from picaemu.debug.api import pipeline_state_of, with_call_site
 
     draw = session.timeline.last_draw(cursor)
     if draw is None:
         return None, None, None, None
     since = base if base is not None and base != draw and 0 <= base < len(session.timeline.draws) else draw - 1
-    previous = pipeline_state_of(session.state_at_draw(since)) if since >= 0 else None
-    return draw, pipeline_state_of(session.state_at_draw(draw)), previous, since if since >= 0 else None
+    draws = session.timeline.draws
+    previous = with_call_site(pipeline_state_of(session.state_at_draw(since)), draws[since]) if since >= 0 else None
+    state = with_call_site(pipeline_state_of(session.state_at_draw(draw)), draws[draw])
+    return draw, state, previous, since if since >= 0 else None
 
 
 def state_diff(session: Session, draw_a: int, draw_b: int) -> tuple[int, int, dict]:

@@ -43,7 +43,7 @@ def draw_target(session: Session, draw: int) -> FramebufferState | None:
 
 def frame_targets(session: Session, start: Cursor, end: Cursor) -> list[FramebufferState]:
     """The distinct render targets (address, format, size) the draws between ``start`` and ``end`` drew into."""
-    tl = session._need_timeline()
+    tl = session.timeline
     seen: dict[RenderTarget, FramebufferState] = {}
     keys: set[bytes] = set()  # framebuffer registers already decoded
     for d in tl.draws:

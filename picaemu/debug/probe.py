@@ -40,7 +40,7 @@ from picaemu.debug import state_views
 from picaemu.debug.pixel import PixelObserver, PixelValues, read_pixel
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
-from picaemu.draw import DrawCall
+from picaemu.draw import DrawCall, observed_sink
 from picaemu.errors import PicaError
 from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment.framebuffer import FramebufferState
@@ -107,7 +107,7 @@ class ProbeMismatch(PicaError):
 @contextmanager
 def observing(session: Session, observer: StageObserver) -> Iterator[None]:
     """Attach ``observer`` as the session pipeline's stage observer for the duration of the block."""
-    pipeline = session.replay.pipeline
+    pipeline = observed_sink(session.replay.pipeline)
     previous = pipeline.stage_observer
     pipeline.stage_observer = observer
     try:
@@ -294,7 +294,7 @@ def _run_probe(
 ) -> tuple[_Recording, PixelValues | None, PixelValues | None]:
     """Re-run ``draw`` from before its trigger with ``observer`` (a pixel's; a ``FateWatcher`` without a pixel)
     attached: what it recorded, and the pixel's buffer values before and after the draw (None without one)."""
-    tl = session._need_timeline()
+    tl = session.timeline
     session.goto(tl.before_draw(draw))
     fb = FramebufferState.from_regs(session.state_at_draw(draw).regs)
     rec = _Recording(draw, pixel, fb)
@@ -319,7 +319,7 @@ def _run_probe(
 def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:
     """Draw ``draw``'s geometry as the pipeline computes it: the draw re-run from its nearest checkpoint with a
     ``state_views.VertexRecorder`` as the pipeline's stage observer (no stage re-implemented here)."""
-    tl = session._need_timeline()
+    tl = session.timeline
     recorder = state_views.VertexRecorder(draw)
     rerun_observed(session, tl.before_draw(draw), tl.after_draw(draw), recorder)
     return recorder.result()
@@ -331,7 +331,7 @@ def frame_fragment_map(session: Session, cursor: Cursor, kind: str = "depth-comp
     re-run from its start with ``picaemu.analysis.stats.FragmentCounter`` as the fragment observer."""
     from picaemu.analysis.stats import FragmentCounter
 
-    tl = session._need_timeline()
+    tl = session.timeline
     start = tl.frame_start(tl.frame_shown(cursor))
     counter = FragmentCounter(kind)
     rerun(session, start, cursor, counter.observe)
@@ -344,7 +344,7 @@ def frame_fragment_map(session: Session, cursor: Cursor, kind: str = "depth-comp
 def candidate_draws(session: Session, pixel: tuple[int, int], until: Cursor | None = None) -> list[int]:
     """The draws before ``until`` (default: the end) whose triangles' window bounds hold ``pixel`` (recorded while
     indexing): the only draws that can have rasterized a fragment there."""
-    tl = session._need_timeline()
+    tl = session.timeline
     stop = until if until is not None else tl.end
     return [d.index for d in tl.draws if tl.after_draw(d.index) <= stop and d.may_cover(pixel)]
 
@@ -353,7 +353,7 @@ def draws_at_pixel(session: Session, pixel: tuple[int, int], until: Cursor | Non
     """The draws before ``until`` (default: the end) that rasterized a fragment at window pixel ``pixel``
     (scissor-rejected ones included): each candidate draw (``candidate_draws``) re-run from its nearest checkpoint
     with a light fragment observer."""
-    tl = session._need_timeline()
+    tl = session.timeline
     hits: list[int] = []
 
     def seen(call: DrawCall, fates: FragmentFates) -> None:

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from picaemu.debug.timeline import Cursor, Timeline
-from picaemu.draw import DrawCall
+from picaemu.draw import DrawCall, observed_sink
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.gx.engines import TransferRecord
@@ -83,7 +83,7 @@ class Session:
         replay.checkpoints = True  # the session moves around: it needs the replay's checkpoints
         replay.checkpoint_draws = max(1, memory_every)
         self.path = path
-        self.timeline: Timeline | None = None
+        self._timeline: Timeline | None = None
         self.draw_states: list[GpuState] = []
         self.transfers: list[TransferRecord] = []  # display transfers of the capture, in order (screen_map)
         self.fault: PicaError | None = None
@@ -122,7 +122,7 @@ class Session:
         writes: list[tuple[int, int, int, int]] = []
         frame = 0
         nonfinite = _NonfiniteObserver()
-        pipeline = replay.pipeline
+        pipeline = observed_sink(replay.pipeline)
         previous, pipeline.stage_observer = pipeline.stage_observer, nonfinite
         replay.processor.attach(obs)
         try:
@@ -161,15 +161,16 @@ class Session:
             pipeline.stage_observer = previous
         frame_ends = tuple(e.index for e in events if e.kind == "FrameEnd")
         draws = tuple(replay.draws[: len(self.draw_states)])
-        self.timeline = Timeline(tuple(events), draws, np.array(writes, np.int64).reshape(-1, 4), frame_ends)
-        self._dirty, self.cursor = True, self.timeline.end
+        writes_array = np.array(writes, np.int64).reshape(-1, 4)
+        self._timeline = timeline = Timeline(tuple(events), draws, writes_array, frame_ends)
+        self._dirty, self.cursor = True, timeline.end
         if len(draws) > 1 and self.fault is None:
             # indexing watches every draw, so the compiled draw loop (picaemu.fused.loop) has not run: run the draws
             # from the checkpoint before the one before the last (the last one may be a checkpoint's) now, so that
             # the first jump does not pay for loading the loop (~0.1 s)
-            self.goto(self.timeline.after_draw(draws[-2].index))
-            self.goto(self.timeline.end)
-        return self.timeline
+            self.goto(timeline.after_draw(draws[-2].index))
+            self.goto(timeline.end)
+        return timeline
 
     def goto(self, target: Cursor) -> None:
         """Put the replay in the state at ``target``, from the checkpoint nearest it (module docstring)."""
@@ -181,7 +182,7 @@ class Session:
         self._move(target, forward_only=True)
 
     def _move(self, target: Cursor, *, forward_only: bool) -> None:
-        tl = self._need_timeline()
+        tl = self.timeline
         target = tl.normalize(target.event, target.packet)
         if (
             target == self.cursor
@@ -200,10 +201,12 @@ class Session:
             raise
         self.cursor, self._dirty = target, False
 
-    def _need_timeline(self) -> Timeline:
-        if self.timeline is None:
+    @property
+    def timeline(self) -> Timeline:
+        """The index built by ``index`` (PicaError before it ran)."""
+        if self._timeline is None:
             raise PicaError("the capture has not been indexed yet")
-        return self.timeline
+        return self._timeline
 
     def mark_dirty(self) -> None:
         """Memory or state was changed behind the session's back (probes): restore on the next move."""
@@ -244,7 +247,7 @@ def _read_limited(path: str | os.PathLike[str]) -> bytes:
 
 
 def raw_capture(
-    command_list: str | os.PathLike[str], address: int, memory: list[tuple[int, str | os.PathLike[str]]] = ()
+    command_list: str | os.PathLike[str], address: int, memory: Sequence[tuple[int, str | os.PathLike[str]]] = ()
 ) -> pica.Capture:
     """A one-frame capture from a raw command list (little-endian u32 words, run at physical ``address``) and
     memory dumps ``(address, path)``: power-on registers, the dumps, the list, one FrameEnd."""

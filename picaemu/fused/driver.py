@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from picaemu.command import kernel as K
-from picaemu.draw import DrawCall, is_compiled_sink
+from picaemu.draw import CompiledSink, DrawCall, is_compiled_sink
 from picaemu.fused import loop
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class CompiledDriver:
                 self._digest_of_table = self._digest
         regs = processor.state.regs
         call.plan_key = self._digest + regs[loop.PLAN_KEY_IDS].tobytes()
-        self.plans = processor.pipeline.compiled_plans(call)  # type: ignore[attr-defined]
+        self.plans = processor.pipeline.compiled_plans(call)
         if self.plans is None:
             return False
         self.table.install(self.plans, regs)  # current: the loop runs the draws after this one with them
@@ -114,8 +114,8 @@ class CompiledDriver:
             cursor, events = args[loop.A_CURSOR], args[loop.A_EVENTS]
             restart_after = loop._restarted(events, fstate[loop.FS_EVENTS], cursor[K.K_NEV])
             processor.sync_cursor(cursor, address)
-            processor.pipeline.compiled_draws(
-                loop.CompiledDraws(  # type: ignore[attr-defined]
+            cast(CompiledSink, processor.pipeline).compiled_draws(  # it offered the plans: a CompiledSink
+                loop.CompiledDraws(
                     self._rows[:n],
                     result.packets - processor.list_start,
                     address,

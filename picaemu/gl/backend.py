@@ -217,7 +217,7 @@ class GLPipeline(Pipeline):
 
     def __init__(self, **kwargs: object) -> None:
         context = shared_context()
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)
         self.context = context
         self.targets = TargetCache()
         self.textures = TextureCache()

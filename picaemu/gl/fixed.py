@@ -136,7 +136,7 @@ class FixedState:
             )
         elif b.logic_op != LOGIC_COPY:
             logic = LOGIC[b.logic_op]
-        return cls(stencil, depth, mask, blend, logic)  # type: ignore[arg-type]
+        return cls(stencil, depth, mask, blend, logic)
 
     def apply(self, previous: FixedState | None) -> None:
         """Make the GL state this one (every call when ``previous`` is None)."""

@@ -122,7 +122,7 @@ class Target:
                 data.ctypes.data_as(ctypes.c_void_p),
             )
         else:
-            depth, stencil = fbm.split_depth_word(words, k.format)  # type: ignore[arg-type]
+            depth, stencil = fbm.split_depth_word(words, k.format)
             packed = np.empty((words.shape[0], 2), np.uint32)
             packed[:, 0] = (depth.astype(np.float32) * np.float32(DEPTH_SCALE)).view(np.uint32)
             packed[:, 1] = stencil
@@ -169,7 +169,7 @@ class Target:
                 packed.ctypes.data_as(ctypes.c_void_p),
             )
             depth = (packed[:, 0].view(np.float32).astype(np.float64) / DEPTH_SCALE).astype(np.uint32)
-            words = fbm.join_depth_word(depth, (packed[:, 1] & 0xFF).astype(np.uint8), k.format)  # type: ignore[arg-type]
+            words = fbm.join_depth_word(depth, (packed[:, 1] & 0xFF).astype(np.uint8), k.format)
         fbm.scatter_pixels(buf, pixels, words, k.bpp)
 
 

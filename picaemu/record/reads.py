@@ -138,12 +138,20 @@ def target_spans(ds: DrawState) -> list[tuple[int, int]]:
 class DrawReads:
     """The recorder's pipeline: hands each draw's reads to ``fetch`` and its render targets to ``target``."""
 
-    def __init__(self, fetch: RangeSink, target: RangeSink, warn: Callable[[str], None]) -> None:
-        self.fetch, self.target, self.warn = fetch, target, warn
+    def __init__(
+        self,
+        fetch: RangeSink,
+        target: RangeSink,
+        warn: Callable[[str], None],
+        on_draw: Callable[[DrawCall], None] | None = None,
+    ) -> None:
+        self.fetch, self.target, self.warn, self.on_draw = fetch, target, warn, on_draw
         self.draws = 0
 
     def draw(self, call: DrawCall) -> None:
         self.draws += 1
+        if self.on_draw is not None:  # the recorder matches the draw to the call that made it
+            self.on_draw(call)
         try:
             for span in vertex_spans(call) + texture_spans(call.draw_state):
                 self.fetch(*span)

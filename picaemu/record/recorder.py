@@ -10,6 +10,9 @@ Per stop (the program halted at a hook's entry; arguments per ARM EABI, see ``pi
   transfer / texture copy / DMA inputs are fetched; a DMA is a RequestDma event (the replay copies, so a DMA
   out of GPU-written memory copies what the GPU wrote) and the mirror copies too; a FlushCacheRegions is an event
   with no work.
+- draw function (``--call-sites``, ``picaemu.record.callsites``): the command-buffer write position and a
+  backtrace; each draw the processor then meets in a submitted list gets the call that wrote it
+  (``Capture.call_sites``, kept for the draws of complete frames).
 - present: a Present event (virtual framebuffer addresses made physical); the top screen's present ends a frame
   (FrameEnd). ``gfxSwapBuffers`` (when ``gspPresentBuffer`` is not linked) ends a frame without a Present.
 
@@ -35,13 +38,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from picaemu.command.processor import CommandProcessor
-from picaemu.errors import LinkClosed, LinkError, PicaError, RecordError
+from picaemu.draw import DrawCall
+from picaemu.errors import LinkClosed, LinkError, PicaError, RecordError, TargetExited
 from picaemu.formats import pica
 from picaemu.gx import convert as gxconvert
 from picaemu.gx import engines as E
 from picaemu.gx.lcd import RESET_ROWS
 from picaemu.memory import PhysicalMemory
 from picaemu.record import gxcmd, memmap
+from picaemu.record.callsites import CallSites
 from picaemu.record.gdb import GdbClient
 from picaemu.record.reads import DrawReads, Intervals
 from picaemu.record.symbols import Hook
@@ -99,6 +104,7 @@ class Recorder:
         progress: Callable[[Progress], None] | None = None,
         warn: Callable[[str], None] | None = None,
         meta: dict[str, str] | None = None,
+        call_sites: CallSites | None = None,
     ) -> None:
         self.link, self.hooks = link, {h.address: h for h in hooks}
         self.from_start, self.frames_wanted, self.stop_timeout = from_start, frames, stop_timeout
@@ -114,7 +120,9 @@ class Recorder:
         self.ended_by: BaseException | None = None
         self.gpu_owned, self.fresh = Intervals(), Intervals()
         self.mirror = MirrorMemory(self.fetch)
-        self.sink = DrawReads(self.fetch, self.target, self.warn)
+        self.call_sites = call_sites
+        self.complete_draws = 0  # draws up to the last FrameEnd
+        self.sink = DrawReads(self.fetch, self.target, self.warn, None if call_sites is None else self._draw_made)
         self.processor = CommandProcessor(
             self.mirror, self.sink, GpuState(regs=gxconvert.reset_regs()), record_draws=False
         )
@@ -159,11 +167,15 @@ class Recorder:
         """The capture of every complete frame so far; consecutive adjacent memory writes (separate fetches of
         neighbouring ranges) are merged into one (``pica.merged``)."""
         state = pica.InitialState(regs=gxconvert.reset_regs(), gpu_regs=gxconvert.reset_gpu_regs())
-        return pica.merged(pica.Capture(dict(self.meta), state, self.blobs, self.events[: self.complete]))
+        sites = {} if self.call_sites is None else self.call_sites.before(self.complete_draws)
+        return pica.merged(
+            pica.Capture(dict(self.meta), state, self.blobs, self.events[: self.complete], call_sites=sites)
+        )
 
     def _leave(self, installed: list[Hook]) -> None:
-        """Best effort: stop a running target, take the breakpoints out, detach. A dead link is left alone."""
-        if isinstance(self.ended_by, LinkClosed):
+        """Best effort: stop a running target, take the breakpoints out, detach. A dead link or an exited program
+        is left alone (nothing to clean up)."""
+        if isinstance(self.ended_by, (LinkClosed, TargetExited)):
             return
         try:
             self.link.drain()
@@ -182,6 +194,12 @@ class Recorder:
                 self._submit(self.link.read_memory(regs[hook.command_register], gxcmd.COMMAND_BYTES))
         elif hook.role == "present":
             self._present(regs)
+        elif hook.role == "draw":
+            if self.recording and self.call_sites is not None:
+                try:
+                    self.call_sites.on_call(regs)
+                except RecordError as err:
+                    self.warn(f"call site at {hook.name} skipped: {err}")
         elif self.recording:  # "frame": gfxSwapBuffers without gspPresentBuffer
             self._frame_end()
         else:
@@ -219,7 +237,13 @@ class Recorder:
             raise
         except PicaError as err:  # the replay will meet the same error; record the list as it is
             self.warn(f"command list at 0x{event.address:08X}: {err}")
+        if self.call_sites is not None:
+            self.call_sites.after_list(event.address, event.size)
         self.events.append(event)
+
+    def _draw_made(self, call: DrawCall) -> None:
+        assert self.call_sites is not None
+        self.call_sites.on_draw(call.index, self.processor.buffer, call.offset)
 
     def _present(self, regs: list[int]) -> None:
         screen, swap, fb_a, fb_b = regs[:ARG_REGS]
@@ -251,6 +275,7 @@ class Recorder:
         self.events.append(pica.FrameEnd())
         self.frames += 1
         self.complete = len(self.events)
+        self.complete_draws = self.processor.draw_count
         self._progress(force=True)
 
     # -- memory ------------------------------------------------------------------------------------------

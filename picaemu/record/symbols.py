@@ -54,22 +54,44 @@ class Hook:
     command_register: int | None = None
 
 
-def function_symbols(path: str | os.PathLike[str]) -> dict[str, int]:
-    """name -> value of every function symbol of the ELF at ``path``."""
+@dataclass(frozen=True)
+class Symbol:
+    """One ELF symbol: ``value`` (bit 0 set for a Thumb function), ``size`` in bytes, ``type`` (``STT_FUNC``,
+    ``STT_OBJECT``)."""
+
+    name: str
+    value: int
+    size: int
+    type: str
+
+
+def elf_symbols(path: str | os.PathLike[str], types: tuple[str, ...] = ("STT_FUNC",)) -> dict[str, Symbol]:
+    """name -> the first non-zero symbol of one of ``types`` in the ARM ELF at ``path``."""
     try:
         with open(path, "rb") as fh:
             elf = ELFFile(fh)
             if elf.get_machine_arch() != "ARM":
                 raise RecordError(f"{path}: an ELF for {elf.get_machine_arch()}, not ARM")
-            out: dict[str, int] = {}
+            out: dict[str, Symbol] = {}
             for section in elf.iter_sections():
                 if isinstance(section, SymbolTableSection):
                     for sym in section.iter_symbols():
-                        if sym["st_info"]["type"] == "STT_FUNC" and sym["st_value"]:
-                            out.setdefault(sym.name, int(sym["st_value"]))
+                        kind = sym["st_info"]["type"]
+                        if kind in types and sym["st_value"] and sym.name not in out:
+                            out[sym.name] = Symbol(sym.name, int(sym["st_value"]), int(sym["st_size"]), kind)
             return out
     except ELFError as err:
         raise RecordError(f"{path}: not a readable ELF ({err})") from None
+
+
+def function_symbols(path: str | os.PathLike[str]) -> dict[str, int]:
+    """name -> value of every function symbol of the ELF at ``path``."""
+    return {name: sym.value for name, sym in elf_symbols(path).items()}
+
+
+def hook_at(role: str, name: str, value: int, command_register: int | None = None) -> Hook:
+    """The hook for function ``name`` whose symbol value is ``value`` (Thumb: odd, breakpoint kind 2)."""
+    return Hook(role, name, value & ~1, THUMB_KIND if value & 1 else ARM_KIND, command_register)
 
 
 def find_hooks(path: str | os.PathLike[str]) -> list[Hook]:
@@ -79,9 +101,7 @@ def find_hooks(path: str | os.PathLike[str]) -> list[Hook]:
     for spec in HOOKS:
         for name in spec.names:
             if spec.role not in hooks and name in symbols:
-                value = symbols[name]
-                kind = THUMB_KIND if value & 1 else ARM_KIND
-                hooks[spec.role] = Hook(spec.role, name, value & ~1, kind, spec.command_register)
+                hooks[spec.role] = hook_at(spec.role, name, symbols[name], spec.command_register)
     if "submit" not in hooks:
         raise RecordError(
             f"{path}: no GX submission function ({', '.join(HOOKS[0].names + HOOKS[1].names)}); "

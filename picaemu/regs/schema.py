@@ -9,8 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TypeVar
+
+import numpy as np
 
 from picaemu import numeric
+
+_Word = TypeVar("_Word", int, np.ndarray)  # Field.extract works on one register word or an array of them
 
 
 class RegKind(Enum):
@@ -111,7 +116,8 @@ class Field:
     def mask(self) -> int:
         return ((1 << self.width) - 1) << self.lo
 
-    def extract(self, value: int) -> int:
+    def extract(self, value: _Word) -> _Word:
+        """The field's bits of ``value`` (an int, or an integer array: each element), shifted down to bit 0."""
         return (value >> self.lo) & ((1 << self.width) - 1)
 
     def interpret(self, raw: int) -> int | float | bool | str:

@@ -41,13 +41,21 @@ from __future__ import annotations
 import bisect
 import os
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from picaemu.command.packets import Packet, list_packets
 from picaemu.command.processor import CommandProcessor
-from picaemu.draw import ROUTE_COMPILED, DrawCall, NullPipeline, PipelineEventKind, PipelineSink, is_compiled_sink
+from picaemu.draw import (
+    ROUTE_COMPILED,
+    CompiledSink,
+    DrawCall,
+    NullPipeline,
+    PipelineEventKind,
+    PipelineSink,
+    is_compiled_sink,
+)
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
@@ -135,12 +143,12 @@ class _Recorder:
         return plans.with_limit(limit if self.stop_after is None else min(limit, self.stop_after))
 
     def compiled_allowed(self) -> bool:
-        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()  # type: ignore[attr-defined]
+        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
 
     def compiled_draws(self, draws: CompiledDraws) -> None:
         """Record the loop's draws; the last may be a checkpoint draw or the draw to stop after (the loop stops
         after its plans' limit)."""
-        self.inner.compiled_draws(draws)  # type: ignore[attr-defined]  (offered plans: a CompiledSink)
+        cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
         replay = self._replay()
         facts = draws.each()
         if replay is not None:
@@ -555,8 +563,14 @@ class Replay:
                     packet,
                     bisect.bisect_left(self.frames, self._current),
                     route=call.route,
+                    call_site=self._call_site(call.index, call.offset),
                 )
             )
+
+    def _call_site(self, index: int, offset: int) -> pica.CallSite | None:
+        """The recorded call site of draw ``index`` when its trigger offset agrees (``pica_calls``)."""
+        site = self.capture.call_sites.get(index)
+        return site if site is not None and site.offset == offset else None
 
     def _record_compiled(self, facts: list[DrawFacts]) -> None:
         """``_record_draw`` of each draw the command processor's compiled loop ran (``CompiledDraws.each``)."""
@@ -565,7 +579,18 @@ class Replay:
         event, packet, frame = self._current, self.packet, bisect.bisect_left(self.frames, self._current)
         known = len(self.draws)
         self.draws.extend(
-            DrawRecord(index, event, offset, kind.value, stats, bounds, packet + pk, frame, route=ROUTE_COMPILED)
+            DrawRecord(
+                index,
+                event,
+                offset,
+                kind.value,
+                stats,
+                bounds,
+                packet + pk,
+                frame,
+                route=ROUTE_COMPILED,
+                call_site=self._call_site(index, offset),
+            )
             for index, kind, offset, pk, _resume, stats, bounds in facts
             if index >= known
         )

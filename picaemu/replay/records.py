@@ -80,6 +80,7 @@ class DrawRecord:
     frame: int = 0  # frames ended before its event
     nonfinite: bool = False  # its vertex-shader outputs held NaN/inf (noted while the debugger indexes)
     route: str = ""  # how it ran: ``picaemu.draw.ROUTE_COMPILED`` or "reference: <reason>" (``DrawCall.route``)
+    call_site: pica.CallSite | None = None  # where the program made it (``record --call-sites``; None: not recorded)
 
     @property
     def list_packet(self) -> int:

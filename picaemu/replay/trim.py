@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+from collections.abc import Sequence
 
 from picaemu.command import kernel as K
 from picaemu.errors import PicaError
@@ -82,13 +83,13 @@ def overwritten_first(events: list[pica.Event], blobs: pica.BlobStore) -> list[t
     return merged
 
 
-def _covered(address: int, size: int, ranges: list[tuple[int, int]]) -> bool:
+def _covered(address: int, size: int, ranges: Sequence[tuple[int, int]]) -> bool:
     """[address, address + size) lies inside one of the merged sorted ``ranges``."""
     k = bisect.bisect_right(ranges, (address, 1 << 64)) - 1
     return k >= 0 and ranges[k][1] >= address + size
 
 
-def memory_blocks(memory: PhysicalMemory, skip: list[tuple[int, int]] = ()) -> list[tuple[int, bytes]]:
+def memory_blocks(memory: PhysicalMemory, skip: Sequence[tuple[int, int]] = ()) -> list[tuple[int, bytes]]:
     """(physical address, bytes) of every run of consecutive pages holding a non-zero byte and not lying inside
     one of the merged sorted ranges ``skip``, in address order."""
     blocks: list[tuple[int, bytes]] = []
@@ -118,7 +119,7 @@ def _check_no_pending(replay: Replay, frame: int) -> None:
         )
 
 
-def initial_state(replay: Replay, blobs: pica.BlobStore, skip: list[tuple[int, int]] = ()) -> pica.InitialState:
+def initial_state(replay: Replay, blobs: pica.BlobStore, skip: Sequence[tuple[int, int]] = ()) -> pica.InitialState:
     """The replay's current position as an initial state, its memory blocks (but those inside ``skip``, see
     ``memory_blocks``) added to ``blobs``."""
     s = replay.state

@@ -147,7 +147,7 @@ def parse_operand(text: str, aliases: dict[str, Alias], where: Where) -> Operand
         written = tuple(dict.fromkeys(base.swizzle if written is None else (base.swizzle[w] for w in written)))
     if written is None:
         written = (0, 1, 2, 3)
-    return Operand(base.kind, index, sw, written, bool(neg) != base.negate, rel)  # type: ignore[arg-type]
+    return Operand(base.kind, index, sw, written, bool(neg) != base.negate, rel)
 
 
 def parse_condition(text: str, where: Where) -> dict[str, int]:

@@ -256,7 +256,8 @@ def encode(name: str, **fields: int) -> int:
     if fmt is None:
         fmt = OPCODES[OPCODE_OF[name]][1]
     lo, _width = OPCODE_FIELD.get(fmt, (26, 6))
-    opcode = {"cmp": CMP_OP5, "mad": 0b111, "madi": 0b110}.get(name, OPCODE_OF.get(name))
+    special = {"cmp": CMP_OP5, "mad": 0b111, "madi": 0b110}
+    opcode = special[name] if name in special else OPCODE_OF[name]
     word = opcode << lo
     for key, value in fields.items():
         flo, fw = FIELDS[fmt][key]

@@ -142,6 +142,9 @@ class Program:
         inputs, outputs and register-file clearing cover only what the program uses."""
         cached = self.reach.get(entry)
         if cached is None:
+            v_read: set[int]
+            o_written: set[int]
+            r_used: set[int]
             v_read, o_written, r_used = set(), set(), set()
             seen: set[int] = set()
             work = [entry]

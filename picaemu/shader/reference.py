@@ -127,7 +127,8 @@ class ScalarMachine:
                 ins = decode(int(self.setup.code[pc]), self.setup.opdescs)
             except ShaderError as err:
                 raise ShaderError(str(err), pc=pc) from None
-            jump, is_break, srcs, result = None, False, [], None
+            srcs: list[np.ndarray] = []
+            jump, is_break, result = None, False, None
             if ins.name == "end":
                 self._record(on_step, pc, ins, srcs, result, loops, calls, ifs)
                 return self.o[self.bank].copy()

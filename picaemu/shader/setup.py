@@ -220,7 +220,7 @@ def _frozen(arr: object, dtype: type, shape: tuple[int, ...]) -> bool:
 
 
 def _zeros(shape: tuple[int, ...], dtype: type) -> np.ndarray:
-    arr = np.zeros(shape, dtype)
+    arr: np.ndarray = np.zeros(shape, dtype)
     arr.flags.writeable = False
     return arr
 
