@@ -232,7 +232,7 @@ class Replay:
         self._resume: tuple[int, int] | None = None  # where the half-run list of event ``position`` continues
         self._packets: dict[int, tuple[list[Packet], PicaError | None]] = {}
         self._last_state: GpuState | None = None  # the GPU state the last checkpoint copied
-        self._last_checkpoint_regs: tuple[np.ndarray, ...] = ()  # and its external GPU / LCD registers
+        self._last_checkpoint_regs: tuple[np.ndarray, np.ndarray] | None = None  # and its external GPU / LCD registers
         self._pages = PageStore(self.memory)  # checkpoints share the pages that did not change between them
         self._checkpoints: dict[tuple[int, int], Checkpoint] = {(0, 0): self.checkpoint()}
 
@@ -502,9 +502,8 @@ class Replay:
     def _registers_copy(self) -> tuple[np.ndarray, np.ndarray]:
         """Read-only copies of the external GPU and LCD registers, the last checkpoint's where equal."""
         last = self._last_checkpoint_regs
-        self._last_checkpoint_regs = tuple(
-            frozen_copy(a, last[i] if last else None) for i, a in enumerate((self.gx.gpu, self.gx.lcd))
-        )
+        gpu = frozen_copy(self.gx.gpu, last[0] if last else None)
+        self._last_checkpoint_regs = gpu, frozen_copy(self.gx.lcd, last[1] if last else None)
         return self._last_checkpoint_regs
 
     def _state_copy(self) -> GpuState:
