@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -286,7 +287,7 @@ def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool, map_p
             click.echo(f"{step['pc']:04X}  {step['text']:<40} {step['sources']}{result}{where}")
 
 
-def _call_sites_json(records: list, draws: list[int]) -> dict[str, object]:
+def _call_sites_json(records: Sequence, draws: Sequence[int]) -> dict[str, object]:
     """{"call_sites": {draw: [frame, ...]}} for the draws of one event that have a recorded call site."""
     sites = {str(d): [vars(f) for f in records[d].call_site.frames] for d in draws if records[d].call_site}
     return {"call_sites": sites} if sites else {}

@@ -157,6 +157,8 @@ class ProgramInfo:
             if rule.type != "OFFSET":
                 return None
             saved[reg] = rule.arg
+        if fde.cie is None:  # an FDE without its CIE: no return-address register to unwind by
+            return None
         return FrameRule(row["cfa"].reg, row["cfa"].offset, saved, fde.cie.header["return_address_register"])
 
     # -- unwinding ---------------------------------------------------------------------------------------
