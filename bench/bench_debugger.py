@@ -1,10 +1,10 @@
 """Debugger operations at game scale, on the bundled game-like captures (samples/game_scene.py): opening (read +
-index: one rendering pass with draw-boundary checkpoints), a jump to random draws (median, max), one draw step
-forward and back, pixel history of the busiest pixel of the frame (every fragment of every draw there, with its
-fate), the checkpoint memory held; the worker's side of a panel refresh after a jump (``picaemu.debug.jobs``:
-snapshot, registers/pipeline state, textures, shader, mesh vertices; median over random draws, Qt painting not
-included); and the edit-and-replay round trip (``Editor.edit``: restore, edit, replay to the frame end, both
-pictures and the diff) at an early, a middle and the last draw.
+index: one rendering pass with draw-boundary checkpoints), a jump to every draw in a random order (median, max),
+one draw step forward and back, pixel history of the busiest pixel of the capture (every fragment of every draw
+there, with its fate), the checkpoint memory held; the worker's side of a panel refresh after a jump
+(``picaemu.debug.jobs``: snapshot, registers/pipeline state, textures, shader, mesh vertices; median over random
+draws, Qt painting not included); and the edit-and-replay round trip (``Editor.edit``: restore, edit, replay to
+the frame end, both pictures and the diff) at an early, a middle and the last draw.
 
 Side by side (issue #26's target): ``picaemu render`` of a capture against the debugger's open + index + one pixel
 history + one fragment debug of the same capture, each in its own fresh process (wall time of the process, peak
@@ -112,14 +112,14 @@ def ms(start: float) -> float:
     return (time.perf_counter() - start) * 1e3
 
 
-def measure(path: Path, jumps: int = 40) -> str:
+def measure(path: Path) -> str:
+    """One row: open, a jump to every draw (in a random order), a step, the busiest pixel's history."""
     start = time.perf_counter()
     session = Session.open(path)
     tl = session.index()
     opened = ms(start)
-    rng = np.random.default_rng(5)
     times = []
-    for draw in rng.integers(0, len(tl.draws), jumps):
+    for draw in np.random.default_rng(5).permutation(len(tl.draws)):
         start = time.perf_counter()
         session.goto(tl.after_draw(int(draw)))
         times.append(ms(start))
@@ -188,7 +188,10 @@ def main() -> None:
     if args.side_by_side_only:
         return
     print()
-    print("| capture | draws | open ms | jump ms median / max | step fwd / back ms | pixel history ms | checkpoints |")
+    print(
+        "| capture | draws | open ms | jump to every draw, ms median / max | step fwd / back ms | pixel history ms "
+        "| checkpoints |"
+    )
     print("|---|---|---|---|---|---|---|")
     for path in args.captures:
         print(measure(path), flush=True)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QDockWidget
 
 from picaemu.debug import jobs
 from picaemu.debug.snapshot import Snapshot
+from picaemu.debug.timeline import Cursor
 
 if TYPE_CHECKING:
     from picaemu.gui.main_window import MainWindow
@@ -38,6 +39,14 @@ POSITION_KINDS = (*PANELS, "texture", "frame_map", "probe", "backend_diff")
 def on_screen(dock: QDockWidget) -> bool:
     """Whether ``dock`` shows: open, and not a tab behind another (Qt hides those)."""
     return dock.isVisible() and not dock.visibleRegion().isEmpty()
+
+
+def _history_job(picked: tuple[str, int, int] | None, cursor: Cursor) -> Callable | None:
+    """The pixel history of the pixel picked as (view, x, y) at ``cursor`` (None: nothing picked)."""
+    if picked is None:
+        return None
+    view, x, y = picked
+    return partial(jobs.history, view=view, x=x, y=y, cursor=cursor)
 
 
 class FollowUps:
@@ -82,7 +91,7 @@ class FollowUps:
             "textures": partial(jobs.textures, cursor=cursor),
             "shader": partial(jobs.shader, cursor=cursor, unit=win.shader.unit.currentText()),
             "vertices": None if draw is None else partial(jobs.vertices, draw=draw),
-            "history": partial(jobs.history, pixel=win.history_pixel, cursor=cursor),
+            "history": _history_job(win.history_pixel, cursor),
         }[kind]
         if job is None:
             win.mesh.show_message("no draw has run yet at this position")

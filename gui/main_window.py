@@ -82,7 +82,7 @@ class MainWindow(QMainWindow):
         self.path = ""
         self.last_error = ""
         self.target = Cursor(0, 0)
-        self.history_pixel: tuple[int, int] | None = None  # the picked pixel, re-asked at every position
+        self.history_pixel: tuple[str, int, int] | None = None  # (view, x, y) picked, re-asked at every position
         self.opening = ""  # the capture being opened (``path`` changes once it has opened)
         self.open_at_draw: int | None = None  # where the capture being opened opens (else ``opening_position``)
         self._recent_on_open = False
@@ -146,6 +146,7 @@ class MainWindow(QMainWindow):
         self.stats.run_to_draw.connect(self.run_to_draw)
         self.draws.run_to_draw.connect(self.run_to_draw)
         self.framebuffer.pixel_picked.connect(self.pick_pixel)
+        self.framebuffer.screen_picked.connect(self.pick_in_view)
         self.framebuffer.overlays_wanted.connect(self._request_probe)
         self.framebuffer.backend_diff_wanted.connect(self._request_backend_diff)
         self.textures.wanted.connect(self._request_texture)
@@ -392,11 +393,16 @@ class MainWindow(QMainWindow):
         return self.worker.submit("edit", partial(jobs.edit, draw=draw, edits=changes, scope=scope))
 
     def pick_pixel(self, x: int, y: int) -> int | None:
+        """Pixel history of window pixel (x, y) of the render target at the position."""
+        return self.pick_in_view("color", x, y)
+
+    def pick_in_view(self, view: str, x: int, y: int) -> int | None:
+        """Pixel history of the pixel picked in ``view`` (``picaemu.debug.history.view_history``)."""
         if self.timeline is None:
             return None
-        self.history_pixel = (x, y)
-        self.history.label.setText(f"pixel x={x} y={y}: replaying draws …")
-        return self.worker.submit("history", partial(jobs.history, pixel=(x, y), cursor=self.target))
+        self.history_pixel = (view, x, y)
+        self.history.label.setText(f"{view} pixel ({x}, {y}): replaying draws …")
+        return self.worker.submit("history", partial(jobs.history, view=view, x=x, y=y, cursor=self.target))
 
     # -- results -----------------------------------------------------------------------------------------
     def _on_result(self, result: JobResult) -> None:
@@ -431,6 +437,8 @@ class MainWindow(QMainWindow):
             self.shader.show_trace(result.error_text, [])
         elif result.kind == "edit":  # a bad edit is named in the panel, the window goes on
             self.edit_replay.show_error(result.error_text)
+        elif result.kind == "history":  # a pick no draw or transfer explains: named in the panel
+            self.history.show_error(result.error_text)
         else:
             self.show_error(f"{result.kind} failed", result.error_text)
         if result.kind == "open":  # the previous capture, title and recent files stay as they were
@@ -450,7 +458,7 @@ class MainWindow(QMainWindow):
             self._remember(self.path)
         self.history_pixel = None  # a pick on the previous capture means nothing here
         self._console_scope.clear()  # the console's names belonged to the previous session
-        self.history.show_history(None, [])
+        self.history.show_history(None)
         self.timeline = tl = opened.timeline
         self.setWindowTitle(f"picaemu debugger — {os.path.basename(self.path)}")
         self.commands.set_timeline(tl, self.path, opened.markers)
@@ -540,7 +548,7 @@ class MainWindow(QMainWindow):
 
     def _got_history(self, result: JobResult) -> None:
         where = self.snapshot.cursor.text() if self.snapshot is not None else ""
-        self.history.show_history(self.history_pixel, result.value, where)
+        self.history.show_history(result.value, where)
 
     # -- breakpoints and settings ------------------------------------------------------------------------
     def _bp_key(self) -> str:

@@ -113,11 +113,18 @@ class StageObserver:
     in rasterization order: tiled pixel indices (L,) int64 (``picaemu.fragment.framebuffer.pixel_index``), fragment
     depth quantized to the buffer (L,) uint32, the buffer's depth (L,) uint32 and stencil (L,) uint8 each was
     tested against, and the two tests' outcomes (L,) bool.
+
+    ``fragment_window`` (with ``fragment_fates``): None, or a box (x0, y0, x1, y1) of window pixels, inclusive;
+    the pipeline then runs the fragment stages only for the rasterized fragments inside it (every hook and
+    ``FragmentFates`` see only them) and leaves the draw's other pixels unrendered, for a probe that restores the
+    replay afterwards. A fragment's texture LOD reads its neighbours at x +- 1 and y +- 1 (``picaemu.texture.lod``),
+    so the box must reach one pixel beyond the pixels watched for their values to be exact.
     """
 
     fragment_values = False
     fragment_tests = False
     fragment_fates = False
+    fragment_window: tuple[int, int, int, int] | None = None
 
     def on_vertices(self, call: DrawCall, batch: VertexBatch) -> None:
         return None

@@ -48,7 +48,7 @@ the pipeline makes no call and no copy. An observer that asks for fates (``fragm
 per draw that reaches the rasterizer (possibly with no fragments), with every rasterized fragment
 (scissor-rejected ones included), its ``fragment_ops.Fate``, TEV output and its pixel's color before and after it,
 as the compiled pass recorded them (``fragment_ops.FragmentLog``); without an observer none of that is computed
-(docs/render.md).
+(docs/render.md). Its ``fragment_window`` narrows that to the fragments in a box (a probe of one pixel).
 """
 
 from __future__ import annotations
@@ -626,8 +626,8 @@ class Pipeline:
                     stages = stages or self._stages(ds)
                     self._fragment_ops(ds, stages, call.memory, fb, frags, stats, None)
             return
-        parts = [
-            self._observed_chunk(ds, call.memory, fb, frags, rstats, stats)
+        parts = [  # only the fragments in the observer's window, when it names one (``StageObserver``)
+            self._observed_chunk(ds, call.memory, fb, frags.within(observer.fragment_window), rstats, stats)
             for frags, rstats in rasterize_chunks(wt, dataclasses.replace(rs, scissor_mode=0), active)
         ]
         frags = Fragments.concat([f for f, _, _ in parts])  # rasterize_chunks yields >= 1 chunk

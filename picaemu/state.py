@@ -13,7 +13,9 @@ Shapes and dtypes (all numpy, owned here, mutated only by ``picaemu.command.proc
 - ``fixed_attribs``: (16, 4) float32 default attribute values (0-11 used)
 
 Int and bool uniforms, entry points, permutations and masks are ordinary registers (read them through
-``picaemu.regs.access``). ``copy()`` gives an independent snapshot (used for per-draw records and checkpoints).
+``picaemu.regs.access``). ``copy()`` gives an independent snapshot; ``share_unchanged(state, prev)`` a read-only one
+that reuses ``prev``'s arrays where they are equal (per-draw records and checkpoints: a copy costs the register file
+plus what changed, not ~70 KiB).
 """
 
 from __future__ import annotations
@@ -72,3 +74,32 @@ class GpuState:
             self.gas_lut.copy(),
             self.fixed_attribs.copy(),
         )
+
+
+def frozen_copy(a: np.ndarray, prev: np.ndarray | None) -> np.ndarray:
+    """``prev`` (a read-only array) when ``a`` equals it, else a read-only copy of ``a``."""
+    if prev is not None and np.array_equal(a, prev):
+        return prev
+    out = a.copy()
+    out.flags.writeable = False
+    return out
+
+
+def _unit(mem: ShaderUnitMemory, prev: ShaderUnitMemory | None) -> ShaderUnitMemory:
+    return ShaderUnitMemory(
+        *(
+            frozen_copy(getattr(mem, n), getattr(prev, n) if prev else None)
+            for n in ("code", "opdescs", "float_uniforms")
+        )
+    )
+
+
+def share_unchanged(state: GpuState, prev: GpuState | None) -> GpuState:
+    """A read-only copy of ``state`` that reuses ``prev``'s arrays (a read-only copy too) where they are equal."""
+    arrays = {
+        n: frozen_copy(getattr(state, n), getattr(prev, n) if prev else None)
+        for n in ("regs", "lighting_luts", "fog_lut", "proctex_luts", "gas_lut", "fixed_attribs")
+    }
+    return GpuState(
+        vs=_unit(state.vs, prev.vs if prev else None), gs=_unit(state.gs, prev.gs if prev else None), **arrays
+    )

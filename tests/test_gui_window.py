@@ -137,11 +137,11 @@ def test_scene1_pixel_history_and_overlays(qtbot, window: MainWindow, captures_d
     x, y = 90, 200  # landscape centroid (200, 90) of the triangle under the tilt projection
     fb.image.pick(x, 399 - y)
     assert f"window x={x} y={y}" in fb.pick_info.text()
-    qtbot.waitUntil(lambda: window.history.model.rowCount() == 2, timeout=WAIT_MS)
-    rows = window.history.model.rows
-    assert [f.draw for f in rows] == [0, 1] and all(f.fate == "written" for f in rows)
-    assert all(abs(c - 85) <= 2 for c in rows[1].blended[:3])
-    assert window.history.model.index(1, 7).data() == "written"
+    qtbot.waitUntil(lambda: window.history.model.rowCount() == 1, timeout=WAIT_MS)
+    rows = window.history.model.rows  # frame 1's draw (frame 1 cleared draw 0's triangle to the background)
+    assert [f.draw for f in rows] == [1] and rows[0].fate == "written" and rows[0].color_before == (48, 48, 48, 255)
+    assert all(abs(c - 85) <= 2 for c in rows[0].blended[:3])
+    assert window.history.model.index(0, 7).data() == "written"
     fb.wire.setChecked(True)
     fb.overdraw.setChecked(True)
     qtbot.waitUntil(lambda: fb.probe is not None, timeout=WAIT_MS)
@@ -180,7 +180,7 @@ def test_exact_fates_history_and_fail_overlays(qtbot, qtmodeltester, window: Mai
             hist.grab().save(str(tmp_path / "pixel_history_before_after.png"))
     # the rasterizer knows a scissor-rejected fragment's primitive; it was never shaded
     assert hist.model.index(0, 1).data() in ("0", "1") and hist.model.index(0, 6).data() == "—"
-    assert "1 fragments, 1 killed" in hist.label.text()
+    assert "1 fragment of 1 draw into this target, 1 killed" in hist.label.text()
     qtmodeltester.check(hist.model, force_py=True)
     fb.depth_fail.setChecked(True)
     qtbot.waitUntil(lambda: fb.probe is not None, timeout=WAIT_MS)
@@ -258,16 +258,17 @@ def test_errors_keep_the_app_alive(qtbot, window: MainWindow, tmp_path: Path, ca
 
 
 def test_pixel_history_follows_the_position(qtbot, window: MainWindow, captures_dir: Path) -> None:
-    """The picked pixel's history is asked again at every move and says up to which position it goes."""
+    """The picked pixel's history is asked again at every move and says up to which position it goes (the draws of
+    the frame shown there: scene 1 draws the triangle once in each of its two frames)."""
     open_scene(qtbot, window, captures_dir / "scene1_triangle")
     tl = window.timeline
     x, y = 90, 200  # inside both draws' triangle (scene 1)
     goto(qtbot, window, tl.end)
     window.pick_pixel(x, y)
     settle(qtbot, window)
-    assert window.history.model.rowCount() == 2
+    assert [f.draw for f in window.history.model.rows] == [1]
     goto(qtbot, window, tl.after_draw(0))
-    qtbot.waitUntil(lambda: window.history.model.rowCount() == 1, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: [f.draw for f in window.history.model.rows] == [0], timeout=WAIT_MS)
     assert tl.after_draw(0).text() in window.history.label.text()
 
 

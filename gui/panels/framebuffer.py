@@ -3,7 +3,8 @@ screens at the current position; zoom / pan / pick (window coordinates and raw +
 the last draw computed by the software rasterizer (wireframe, overdraw; depth-test and stencil-test fail maps
 from the pipeline's exact per-fragment fates) and the scissor box; save PNG.
 
-``pixel_picked(x, y)`` (window coordinates, y up) is emitted for picks on render-target views;
+``pixel_picked(x, y)`` (window coordinates, y up) is emitted for picks on render-target views,
+``screen_picked(screen, column, row)`` for picks on the screens (the picture's column and row from the top);
 ``overlays_wanted()`` asks the main window for a probe of the current draw (``set_probe``). The "GL beside
 software" toggle shows the current draw rendered by the OpenGL backend next to the picture, with the difference
 from the software result as an overlay and the figures (``backend_diff_wanted()`` asks for
@@ -83,6 +84,7 @@ def with_opacity(overlay: np.ndarray, percent: int) -> np.ndarray:
 
 class FramebufferPanel(QWidget):
     pixel_picked = Signal(int, int)
+    screen_picked = Signal(str, int, int)
     overlays_wanted = Signal()
     frame_map_wanted = Signal()
     backend_diff_wanted = Signal()
@@ -320,6 +322,8 @@ class FramebufferPanel(QWidget):
         self.pick_info.setText(self.describe_pixel(column, row))
         if self.view in TARGET_VIEWS and "color" in self.snapshot.images:
             self.pixel_picked.emit(column, self.snapshot.images["color"].shape[0] - 1 - row)
+        elif self.view not in TARGET_VIEWS:
+            self.screen_picked.emit(self.view, column, row)
 
     def _save(self) -> None:
         pic = self.picture()

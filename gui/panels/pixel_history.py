@@ -3,7 +3,12 @@ primitive, interpolated inputs, TEV output, and its exact fate (written, or the 
 test that killed it, from the pipeline's fragment observer) with the blended color written, and the color and
 depth buffers before and after it. Scissor-rejected fragments were never interpolated or shaded: their input
 cells read "—". Double-clicking a row emits ``goto_draw(draw)``; "Debug fragment" on the selected row
-emits ``debug_wanted((draw, window pixel, index of the fragment among the draw's at the pixel))``."""
+emits ``debug_wanted((draw, window pixel, index of the fragment among the draw's at the pixel))``.
+
+The pixel is picked in whichever picture the framebuffer panel shows: the render target at the position (its draws
+in the frame so far) or a screen (traced back through the display transfer that showed it to the render target it
+came from: that target's draws in the frame the transfer ran in, up to it). Only the picked target's draws are
+listed (``picaemu.debug.history``); the label names the target and the pixel in it."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from PySide6.QtCore import QModelIndex, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QPushButton, QTableView, QVBoxLayout, QWidget
 
+from picaemu.debug.history import ViewHistory
 from picaemu.debug.probe import FragmentRecord
 from picaemu.fragment.ops import Fate
 
@@ -34,6 +40,7 @@ FATE_COLUMN = HEADERS.index("Fate")
 KILLED = QColor(255, 210, 210)
 WRITTEN = QColor(210, 255, 210)
 NONE = "—"
+PICK_HINT = "pick a pixel in the framebuffer view: the render target or a screen"
 
 
 def _vec(v: tuple | None, digits: int = 4) -> str:
@@ -42,6 +49,10 @@ def _vec(v: tuple | None, digits: int = 4) -> str:
 
 def _ints(v: tuple | None) -> str:
     return "" if v is None else "(" + ", ".join(str(x) for x in v) + ")"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _num(v: float | int | None, fmt: str) -> str:
@@ -77,7 +88,8 @@ class PixelHistoryPanel(QWidget):
         self.view.setModel(self.model)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.label = QLabel("pick a pixel in the framebuffer view")
+        self.label = QLabel(PICK_HINT)
+        self.label.setWordWrap(True)
         self.debug = QPushButton("Debug fragment")
         top = QHBoxLayout()
         top.addWidget(self.label, 1)
@@ -109,12 +121,22 @@ class PixelHistoryPanel(QWidget):
             return None
         return WRITTEN if f.code is Fate.WRITTEN else KILLED
 
-    def show_history(self, pixel: tuple[int, int] | None, records: list[FragmentRecord], where: str = "") -> None:
-        """The fragments at ``pixel`` up to position ``where`` (None: no pixel picked)."""
-        self.model.set_rows(tuple(records))
-        if pixel is None:
-            self.label.setText("pick a pixel in the framebuffer view")
+    def show_history(self, history: ViewHistory | None, where: str = "") -> None:
+        """The picked pixel's fragments up to position ``where`` (None: no pixel picked)."""
+        records = () if history is None else history.fragments
+        self.model.set_rows(records)
+        if history is None:
+            self.label.setText(PICK_HINT)
             return
         killed = sum(f.code is not Fate.WRITTEN for f in records)
+        draws = len({f.draw for f in records})
         at = f" up to {where}" if where else ""
-        self.label.setText(f"pixel x={pixel[0]} y={pixel[1]}{at}: {len(records)} fragments, {killed} killed")
+        self.label.setText(
+            f"{history.text()}{at}: {_count(len(records), 'fragment')} of {_count(draws, 'draw')} into this target, "
+            f"{killed} killed"
+        )
+
+    def show_error(self, text: str) -> None:
+        """A pick that could not be traced (outside the target, a screen pixel no transfer wrote)."""
+        self.model.set_rows(())
+        self.label.setText(text)

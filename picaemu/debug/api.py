@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from picaemu import draw_state as ds_mod
-from picaemu.debug import bookmarks, fragment, mesh_table, probe, state_diff, state_views
+from picaemu.debug import bookmarks, fragment, history, mesh_table, probe, state_diff, state_views
 from picaemu.debug import find as find_mod
 from picaemu.debug import pick as pick_mod
 from picaemu.debug import surface as surface_mod
@@ -128,9 +128,8 @@ class Debugger:
         frame = self.frame(frame)
         if not 0 <= frame <= len(ends):
             raise PicaError(f"frame {frame} outside 0..{max(len(ends) - 1, 0)}")
-        start = Cursor(ends[frame - 1] + 1, 0) if frame else Cursor(0, 0)
         end = Cursor(ends[frame] + 1, 0) if frame < len(ends) else tl.end
-        return start, end
+        return tl.frame_start(frame), end
 
     # -- pixels ------------------------------------------------------------------------------------------
     def pixel_history(
@@ -150,23 +149,9 @@ class Debugger:
         re-run, each from its nearest checkpoint; with ``all_targets``, the draws into every render target of the
         frame at the same colour-buffer pixel. Each fragment names its target. A screen pixel's history covers the
         draws of the frame its display transfer ran in, up to that transfer (what the picture shows)."""
-        tl, session = self.session.timeline, self.session
-        start, end = self._frame_span(frame)
-        at = pick_mod.pick(session, (start, end), x, y, space=space, screen=screen, eye=eye)
-        if at.event >= 0:  # a screen pixel: the draws of the frame its transfer ran in, up to the transfer
-            end = tl.normalize(at.event, 0)
-            start = self._frame_span(tl.frame_of(end))[0]
-        targets: dict[bytes, tuple[RenderTarget, tuple[int, int]] | None] = {}  # framebuffer registers -> pixel
-        draws: list[tuple[int, RenderTarget, tuple[int, int]]] = []
-        for d in tl.draws:
-            if not start <= tl.before_draw(d.index) < end:
-                continue
-            key = session.state_at_draw(d.index).regs[pick_mod.FRAMEBUFFER_IDS].tobytes()
-            if key not in targets:
-                targets[key] = pick_mod.target_pixel(pick_mod.draw_target(session, d.index), at, all_targets)
-            found = targets[key]
-            if found is not None and d.may_cover(found[1]):
-                draws.append((d.index, *found))
+        session, span = self.session, self._frame_span(frame)
+        at = pick_mod.pick(session, span, x, y, space=space, screen=screen, eye=eye)
+        draws = history.target_draws(session, history.shown_span(session.timeline, at, span), at, all_targets)
         return [
             PixelFragment(
                 draw,
@@ -181,7 +166,7 @@ class Debugger:
                 target.as_dict(),
             )
             for draw, target, window in draws
-            for f in probe.probe_draw(session, draw, window).fragments
+            for f in probe.pixel_fragments(session, draw, window)
         ]
 
     def debug_fragment(

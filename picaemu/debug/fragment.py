@@ -1,13 +1,13 @@
 """Fragment debugging: one fragment of one draw, stage by stage, as the pipeline computed it. Qt-free.
 
 ``debug_fragment(session, draw, window, index) -> FragmentDebug`` re-runs ``draw`` from its nearest checkpoint
-through ``probe.probe_draw`` with a ``FragmentWatcher`` attached as the pipeline's stage observer: the texture units,
-lighting, TEV stages and fog report their per-fragment values through ``picaemu.observer.StageObserver``'s fragment
-hooks, the depth/stencil tests their stored values (``fragment_tests``), and the fragment observer every fragment's
-fate. Nothing is recomputed here: the watcher keeps the rows of the asked pixel, and this module joins them in
-rasterization order (the k-th fragment of the pixel that passed the scissor is the k-th shaded row there; the k-th
-that reached the depth/stencil tests is the k-th tested one) and adds the draw's test configuration from its
-decoded ``DrawState``.
+through ``probe.pixel_fragments`` (only the pixel's 3x3 neighbourhood shaded) with a ``FragmentWatcher`` attached
+as the pipeline's stage observer: the texture units, lighting, TEV stages and fog report their per-fragment values
+through ``picaemu.observer.StageObserver``'s fragment hooks, the depth/stencil tests their stored values
+(``fragment_tests``), and the fragment observer every fragment's fate. Nothing is recomputed here: the watcher
+keeps the rows of the asked pixel, and this module joins them in rasterization order (the k-th fragment of the pixel
+that passed the scissor is the k-th shaded row there; the k-th that reached the depth/stencil tests is the k-th
+tested one) and adds the draw's test configuration from its decoded ``DrawState``.
 
 ``window`` is the pixel in window coordinates (x right, y up); ``index`` picks one of the draw's fragments at that
 pixel (0 = the first rasterized; overlapping triangles of one draw give several). Values: colors RGBA 0..255,
@@ -249,7 +249,7 @@ def debug_fragment(session: Session, draw: int, window: tuple[int, int], index: 
     from picaemu.debug.api import tev_equations
 
     watcher = FragmentWatcher(window)
-    records = probe.probe_draw(session, draw, window, watcher).fragments
+    records = probe.pixel_fragments(session, draw, window, watcher)
     if not 0 <= index < len(records):
         raise PicaError(
             f"draw {draw} rasterized {len(records)} fragment(s) at window pixel {window}; there is no fragment {index}"

@@ -15,6 +15,7 @@ import numpy as np
 from picaemu import lint as lint_mod
 from picaemu.debug import find as find_mod
 from picaemu.debug import fragment as fragment_mod
+from picaemu.debug import history as history_mod
 from picaemu.debug import probe, state_views
 from picaemu.debug import surface as surface_mod
 from picaemu.debug.bookmarks import MarkerGroup, marker_groups
@@ -144,8 +145,10 @@ def backend_diff(session: Session, draw: int):
     return both(session, draw)
 
 
-def history(session: Session, pixel: tuple[int, int], cursor: Cursor) -> list[probe.FragmentRecord]:
-    return probe.pixel_history(session, pixel, cursor)
+def history(session: Session, view: str, x: int, y: int, cursor: Cursor) -> history_mod.ViewHistory:
+    """The history of the pixel picked at (x, y) in ``view`` at ``cursor`` (``picaemu.debug.history``): the
+    picked render target's draws only."""
+    return history_mod.view_history(session, cursor, view, x, y)
 
 
 def pipeline_state(

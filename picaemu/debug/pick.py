@@ -45,9 +45,12 @@ def frame_targets(session: Session, start: Cursor, end: Cursor) -> list[Framebuf
     """The distinct render targets (address, format, size) the draws between ``start`` and ``end`` drew into."""
     tl = session.timeline
     seen: dict[RenderTarget, FramebufferState] = {}
+    keys: set[bytes] = set()  # framebuffer registers already decoded
     for d in tl.draws:
         if start <= tl.before_draw(d.index) < end:
-            fb = draw_target(session, d.index)
+            key = session.state_at_draw(d.index).regs[FRAMEBUFFER_IDS].tobytes()
+            fb = None if key in keys else draw_target(session, d.index)
+            keys.add(key)
             if fb is not None:
                 seen.setdefault(RenderTarget.of(fb), fb)
     return list(seen.values())

@@ -35,9 +35,9 @@ class PixelObserver(StageObserver):
     fragment_fates = True
 
     def __init__(self) -> None:
-        self.target = -1  # tiled pixel index, set by probe_draw
+        self.target = -1  # tiled pixel index, set by the probe (picaemu.debug.probe)
         self.tests: list[tuple[int, int, int, bool, bool]] = []
-        self.fates_to: Callable[[DrawCall, FragmentFates], None] | None = None  # set by probe_draw
+        self.fates_to: Callable[[DrawCall, FragmentFates], None] | None = None  # set by the probe (picaemu.debug.probe)
 
     def on_fragments(self, call: DrawCall, fates: FragmentFates) -> None:
         if self.fates_to is not None:

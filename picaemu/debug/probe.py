@@ -23,7 +23,9 @@ top of the render target, window y = H - 1 - row) it returns:
   the pixel's shading (``picaemu.debug.fragment``).
 
 The probe leaves the render target modified; the session is marked dirty and restores on its next move.
-``pixel_history(session, pixel, until)`` probes each draw whose recorded window bounds hold the pixel.
+``pixel_fragments(session, draw, pixel)``: the same fragment records, with only the pixel's neighbourhood shaded
+(``StageObserver.fragment_window``). ``pixel_history(session, pixel, until)`` runs it for each draw whose recorded
+window bounds hold the pixel.
 """
 
 from __future__ import annotations
@@ -265,16 +267,41 @@ def probe_draw(
 ) -> DrawProbe:
     """Re-run ``draw`` with the fragment observer attached; see the module docstring (``observer``: the
     ``PixelObserver`` to attach when probing a pixel; a plain one by default)."""
+    if pixel is not None:
+        observer = observer or PixelObserver()
+    rec, start, end = _run_probe(session, draw, pixel, observer)
+    stats = dict(rec.call.stats) if rec.call is not None else {}
+    fates = rec.fate_counts()
+    overdraw = (fates.sum(axis=0, dtype=np.int64) - fates[Fate.SCISSOR]).astype(np.uint16)
+    records = () if pixel is None else _records(rec, observer, start, end)
+    return DrawProbe(draw, overdraw, _edges(rec.primitives()), fates, records, stats)
+
+
+def pixel_fragments(
+    session: Session, draw: int, pixel: tuple[int, int], observer: PixelObserver | None = None
+) -> tuple[FragmentRecord, ...]:
+    """``probe_draw(session, draw, pixel, observer).fragments`` (the same records), with only the pixel's 3x3
+    neighbourhood shaded and tested (``StageObserver.fragment_window``: the pixel and the neighbours its texture
+    LOD reads): a wide draw's re-run costs its rasterization, not its whole fragment side."""
+    observer = observer or PixelObserver()
+    observer.fragment_window = (pixel[0] - 1, pixel[1] - 1, pixel[0] + 1, pixel[1] + 1)
+    rec, start, end = _run_probe(session, draw, pixel, observer)
+    return _records(rec, observer, start, end)
+
+
+def _run_probe(
+    session: Session, draw: int, pixel: tuple[int, int] | None, observer: PixelObserver | None
+) -> tuple[_Recording, PixelValues | None, PixelValues | None]:
+    """Re-run ``draw`` from before its trigger with ``observer`` (a pixel's; a ``FateWatcher`` without a pixel)
+    attached: what it recorded, and the pixel's buffer values before and after the draw (None without one)."""
     tl = session.timeline
     session.goto(tl.before_draw(draw))
     fb = FramebufferState.from_regs(session.state_at_draw(draw).regs)
     rec = _Recording(draw, pixel, fb)
     watcher: StageObserver = FateWatcher(rec.on_fates)
-    if pixel is not None:
-        watcher = observer = observer or PixelObserver()
-        observer.fates_to = rec.on_fates
     start = None
-    if pixel is not None:
+    if pixel is not None and observer is not None:
+        watcher, observer.fates_to = observer, rec.on_fates
         session.replay.sync_memory()
         start = read_pixel(session.replay.memory, fb, pixel)
         observer.target = int(
@@ -285,11 +312,8 @@ def probe_draw(
             session.advance(tl.after_draw(draw))
     finally:
         session.mark_dirty()
-    stats = dict(rec.call.stats) if rec.call is not None else {}
-    fates = rec.fate_counts()
-    overdraw = (fates.sum(axis=0, dtype=np.int64) - fates[Fate.SCISSOR]).astype(np.uint16)
-    records = () if pixel is None else _records(rec, observer, start, read_pixel(session.replay.memory, fb, pixel))
-    return DrawProbe(draw, overdraw, _edges(rec.primitives()), fates, records, stats)
+    end = None if start is None else read_pixel(session.replay.memory, fb, pixel)
+    return rec, start, end
 
 
 def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:
@@ -308,10 +332,7 @@ def frame_fragment_map(session: Session, cursor: Cursor, kind: str = "depth-comp
     from picaemu.analysis.stats import FragmentCounter
 
     tl = session.timeline
-    frame = tl.frame_of(cursor)
-    if frame and cursor == Cursor(tl.frame_ends[frame - 1] + 1, 0):
-        frame -= 1  # right after a FrameEnd: the frame that just ended (what the screen shows)
-    start = Cursor(tl.frame_ends[frame - 1] + 1, 0) if frame else Cursor(0, 0)
+    start = tl.frame_start(tl.frame_shown(cursor))
     counter = FragmentCounter(kind)
     rerun(session, start, cursor, counter.observe)
     if not counter.maps:
@@ -350,7 +371,7 @@ def pixel_history(session: Session, pixel: tuple[int, int], until: Cursor | None
     from its nearest checkpoint."""
     out: list[FragmentRecord] = []
     for d in candidate_draws(session, pixel, until):
-        out += probe_draw(session, d, pixel).fragments
+        out += pixel_fragments(session, d, pixel)
     return out
 
 

@@ -34,36 +34,10 @@ from picaemu.gx.engines import TransferRecord
 from picaemu.observer import Observer, PacketEvent, StageObserver, WriteEvent
 from picaemu.replay import Checkpoint, Replay, load_capture
 from picaemu.replay.records import EventInfo, describe
-from picaemu.state import GpuState, ShaderUnitMemory
+from picaemu.state import GpuState, share_unchanged
 
 MEMORY_EVERY = 8  # K: bench/results/gui.md
 Progress = Callable[[int, int], None]
-
-
-def _frozen(a: np.ndarray, prev: np.ndarray | None) -> np.ndarray:
-    if prev is not None and np.array_equal(a, prev):
-        return prev
-    out = a.copy()
-    out.flags.writeable = False
-    return out
-
-
-def _unit(mem: ShaderUnitMemory, prev: ShaderUnitMemory | None) -> ShaderUnitMemory:
-    return ShaderUnitMemory(
-        *(_frozen(getattr(mem, n), getattr(prev, n) if prev else None) for n in ("code", "opdescs", "float_uniforms"))
-    )
-
-
-def share_unchanged(state: GpuState, prev: GpuState | None) -> GpuState:
-    """A read-only copy of ``state`` that reuses ``prev``'s arrays where they are equal (per-draw records cost
-    the register file plus what changed, not ~70 KiB each)."""
-    arrays = {
-        n: _frozen(getattr(state, n), getattr(prev, n) if prev else None)
-        for n in ("regs", "lighting_luts", "fog_lut", "proctex_luts", "gas_lut", "fixed_attribs")
-    }
-    return GpuState(
-        vs=_unit(state.vs, prev.vs if prev else None), gs=_unit(state.gs, prev.gs if prev else None), **arrays
-    )
 
 
 class _IndexObserver(Observer):

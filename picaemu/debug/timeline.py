@@ -80,6 +80,16 @@ class Timeline:
     def frame_of(self, cursor: Cursor) -> int:
         return bisect.bisect_left(self.frame_ends, cursor.event)
 
+    def frame_start(self, frame: int) -> Cursor:
+        """The position right after the FrameEnd of ``frame - 1`` (the start for frame 0)."""
+        return Cursor(self.frame_ends[frame - 1] + 1, 0) if frame else Cursor(0, 0)
+
+    def frame_shown(self, cursor: Cursor) -> int:
+        """The frame whose draws ``cursor`` comes after: ``frame_of``, except right after a FrameEnd, where it is
+        the frame that just ended (what the buffers and the screens still show)."""
+        frame = self.frame_of(cursor)
+        return frame - 1 if frame and cursor == self.frame_start(frame) else frame
+
     @cached_property
     def _draw_ends(self) -> list[Cursor]:
         return [self.after_draw(d.index) for d in self.draws]

@@ -14,8 +14,10 @@ write) -> draw -> packet:
   first k packets of command-list event n (a ``CommandList``, or a register write that kicks a list; packets
   counted along the list's jumps, as ``CommandProcessor.run_at(..., packet_limit=k)`` counts them). Going
   backwards restores the nearest checkpoint at or before the target (taken every ``checkpoint_every`` events and
-  at every frame start, and inside command lists after every ``checkpoint_draws``-th draw, within
-  ``checkpoint_budget`` bytes) and replays forward; going forward past a checkpoint starts from it too.
+  at every frame start, and inside command lists after every ``checkpoint_draws``-th draw and after any draw that
+  brings the work since the last checkpoint to ``checkpoint_work``: ``picaemu.replay.checkpoint.draw_work``, so a
+  frame of expensive draws gets one after each of them; within ``checkpoint_budget`` bytes) and replays forward;
+  going forward past a checkpoint starts from it too.
   ``run_to_draw(d)`` stops inside a command list right after draw d.
 - ``checkpoint() -> Checkpoint`` copies the current position (GPU state, sparse 4 KiB pages of memory, external
   registers, the processor's partially received input, where a half-run list continues); ``restore(cp)`` puts
@@ -70,9 +72,16 @@ from picaemu.replay.capture import (
     load_capture,
     load_capture_kind,
 )
-from picaemu.replay.checkpoint import Checkpoint, PageStore, distinct_page_bytes, restore_pages
+from picaemu.replay.checkpoint import (
+    CHECKPOINT_WORK,
+    Checkpoint,
+    PageStore,
+    distinct_page_bytes,
+    draw_work,
+    restore_pages,
+)
 from picaemu.replay.records import DrawRecord, EventInfo, describe
-from picaemu.state import GpuState
+from picaemu.state import GpuState, frozen_copy, share_unchanged
 
 if TYPE_CHECKING:
     from picaemu.debug.api import Debugger, PixelFragment
@@ -116,7 +125,7 @@ class _Recorder:
         replay = self._replay()
         if replay is not None:
             replay._record_draw(call)
-            replay._checkpoint_after_draw(call.index, call.packet, call.resume)
+            replay._checkpoint_after_draw(call.index, call.packet, call.resume, draw_work(call.stats))
         if self.stop_after is not None and call.index == self.stop_after:
             raise _StopAfterDraw
 
@@ -145,7 +154,8 @@ class _Recorder:
         if replay is not None:
             replay._record_compiled(facts)
             index, _kind, _offset, packet, resume, _stats, _bounds = facts[-1]
-            replay._checkpoint_after_draw(index, packet, resume)
+            work = sum(draw_work(f[5]) for f in facts)  # the loop stops only at checkpoint_draws: the batch's work
+            replay._checkpoint_after_draw(index, packet, resume, work)
         if self.stop_after is not None and facts[-1][0] == self.stop_after:
             raise _StopAfterDraw
 
@@ -180,6 +190,7 @@ class Replay:
         record_draws: bool = True,
         checkpoint_draws: int = CHECKPOINT_DRAWS,
         checkpoint_budget: int = CHECKPOINT_BUDGET,
+        checkpoint_work: int = CHECKPOINT_WORK,
     ) -> None:
         """``checkpoints=False`` keeps only the initial one (forward-only headless runs: render, batch, stats);
         ``record_draws=False`` keeps no per-draw record (``draws`` stays empty, ``draw_count`` counts): memory
@@ -191,6 +202,8 @@ class Replay:
         self.checkpoint_every = max(1, checkpoint_every)
         self.checkpoint_draws = max(1, checkpoint_draws)
         self.checkpoint_budget = checkpoint_budget
+        self.checkpoint_work = max(1, checkpoint_work)
+        self._work = 0  # draw work (``draw_work``) run since the last checkpoint was taken or restored
         self._checkpoint_bytes = 0
         self.checkpoints = checkpoints
         self.pipeline = pipeline if pipeline is not None else default_pipeline()
@@ -218,6 +231,8 @@ class Replay:
         self._debugger: Debugger | None = None
         self._resume: tuple[int, int] | None = None  # where the half-run list of event ``position`` continues
         self._packets: dict[int, tuple[list[Packet], PicaError | None]] = {}
+        self._last_state: GpuState | None = None  # the GPU state the last checkpoint copied
+        self._last_checkpoint_regs: tuple[np.ndarray, np.ndarray] | None = None  # and its external GPU / LCD registers
         self._pages = PageStore(self.memory)  # checkpoints share the pages that did not change between them
         self._checkpoints: dict[tuple[int, int], Checkpoint] = {(0, 0): self.checkpoint()}
 
@@ -476,14 +491,26 @@ class Replay:
         return Checkpoint(
             self.position,
             self.packet if packets is None else packets,
-            self.state.copy(),
+            self._state_copy(),
             self._pages.snapshot(),
-            self.gx.gpu.copy(),
-            self.gx.lcd.copy(),
+            *self._registers_copy(),
             self.processor.draw_count,
             self.processor.pending_input(),
             self._resume if packets is None else resume,
         )
+
+    def _registers_copy(self) -> tuple[np.ndarray, np.ndarray]:
+        """Read-only copies of the external GPU and LCD registers, the last checkpoint's where equal."""
+        last = self._last_checkpoint_regs
+        gpu = frozen_copy(self.gx.gpu, last[0] if last else None)
+        self._last_checkpoint_regs = gpu, frozen_copy(self.gx.lcd, last[1] if last else None)
+        return self._last_checkpoint_regs
+
+    def _state_copy(self) -> GpuState:
+        """A read-only copy of the GPU state sharing the arrays that equal the last copy's (``share_unchanged``:
+        a checkpoint costs the register file plus what changed)."""
+        self._last_state = share_unchanged(self.state, self._last_state)
+        return self._last_state
 
     def restore(self, cp: Checkpoint) -> None:
         """Put the replay back at ``cp`` (memory, GPU state, external registers, draw count, list position)."""
@@ -496,7 +523,7 @@ class Replay:
         self.gx.gpu[:], self.gx.lcd[:] = cp.gpu, cp.lcd
         self.pipeline.event(PipelineEventKind.RESTART_PRIMITIVE, self.state)
         self.position, self.packet, self._resume = cp.position, cp.packets, cp.resume
-        self._partial = False
+        self._partial, self._work = False, 0
 
     def sync_memory(self) -> None:
         """Make emulated memory hold everything the pipeline rendered (``PipelineEventKind.MEMORY_SYNC``: the
@@ -574,20 +601,23 @@ class Replay:
             return 1 << 62
         return (index + self.checkpoint_draws) // self.checkpoint_draws * self.checkpoint_draws - 1
 
-    def _checkpoint_after_draw(self, index: int, packet: int, resume: tuple[int, int] | None) -> None:
-        """Every ``checkpoint_draws``-th draw that ends its packet inside a command list (draw ``index``, its
-        ``DrawCall.packet`` and ``resume``): a checkpoint right after it, so that a jump to any draw of a long list
-        replays at most that many draws. Over ``checkpoint_budget`` bytes, every other such checkpoint is dropped
-        and the spacing doubles."""
+    def _checkpoint_after_draw(self, index: int, packet: int, resume: tuple[int, int] | None, work: int) -> None:
+        """After draw ``index`` (its ``DrawCall.packet`` and ``resume``; ``work``: ``draw_work`` of the draws run
+        since the last call) when it ends its packet inside a command list and is a ``checkpoint_draws``-th draw or
+        brings the work since the last checkpoint to ``checkpoint_work``: a checkpoint right after it, so that a
+        jump to any draw of a long list replays at most that many draws or that much work. Over
+        ``checkpoint_budget`` bytes, every other such checkpoint is dropped and both spacings double."""
+        self._work += work
         if (
             not self.checkpoints
             or resume is None
             or resume[1] <= 0
             or packet < 0
-            or (index + 1) % self.checkpoint_draws
+            or ((index + 1) % self.checkpoint_draws and self._work < self.checkpoint_work)
         ):
             return
         at = (self._current, self.packet + packet + 1)
+        self._work = 0
         if at in self._checkpoints:
             return
         cp = self._checkpoints[at] = self.checkpoint(packets=at[1], resume=resume)
@@ -597,13 +627,20 @@ class Replay:
             for key in mids[::2]:
                 self._checkpoint_bytes -= self._checkpoints.pop(key).fresh_bytes
             self.checkpoint_draws *= 2
+            self.checkpoint_work *= 2
 
     def _finish_event(self) -> None:
-        """Event ``position`` is complete: move on, take the periodic / frame-start checkpoint."""
+        """Event ``position`` is complete: move on, take the periodic / frame-start checkpoint, or one after a
+        list whose last draws brought the work since the last checkpoint to ``checkpoint_work``."""
         event = self.events[self.position]
         self.position += 1
         self.packet, self._resume = 0, None
-        if self.checkpoints and (self.position % self.checkpoint_every == 0 or isinstance(event, pica.FrameEnd)):
+        if self.checkpoints and (
+            self.position % self.checkpoint_every == 0
+            or isinstance(event, pica.FrameEnd)
+            or self._work >= self.checkpoint_work
+        ):
+            self._work = 0
             self._checkpoints.setdefault((self.position, 0), self.checkpoint())
 
     def _list_kick(self, index: int) -> tuple[list[Write], int, int, list[Write]] | None:

@@ -14,6 +14,10 @@ not by tracking writes: no writer needs to report what it wrote.
 ``Checkpoint`` bundles the pages with the GPU state, the external GPU / LCD registers, the draw count, the
 command processor's partially received input and, inside a command list, where the list continues.
 ``picaemu.replay.Replay.checkpoint()`` / ``restore(cp)`` take and apply them.
+
+Where a replay takes them is its policy (``picaemu.replay``); ``draw_work(stats)`` prices a draw for it from its
+counters, in fragment-equivalents, so that the replay can take a checkpoint after each expensive draw rather than
+after a fixed number of draws: since checkpoints share pages, one after a wide draw costs the pages that draw wrote.
 """
 
 from __future__ import annotations
@@ -25,7 +29,13 @@ import numpy as np
 
 from picaemu.command.processor import PendingInput
 from picaemu.memory import PAGE, PhysicalMemory
-from picaemu.state import GpuState
+from picaemu.state import GpuState, frozen_copy
+
+# a vertex shaded costs about six fragments rasterized (bench/RESULTS.md, work model: 248 ns vs 42 ns, compiled)
+VERTEX_WORK = 6
+# draw work (fragment-equivalents) between two checkpoints inside command lists: about a third of a 400x240 screen,
+# ~15 ms of replay on the busy 2-core VM (bench/RESULTS.md, "Debugger at real-game size")
+CHECKPOINT_WORK = 32768
 
 _ZERO = np.zeros(PAGE, np.uint8)
 _ZERO.flags.writeable = False
@@ -59,12 +69,19 @@ def _runs(index: np.ndarray) -> list[tuple[int, int, int]]:
     return [(a, int(index[a]), int(index[b - 1]) + 1) for a, b in itertools.pairwise(bounds) if b > a]
 
 
+def draw_work(stats: dict[str, int | float]) -> int:
+    """A draw's replay work in fragment-equivalents, from its counters (``DrawCall.stats``): fragments rasterized
+    plus ``VERTEX_WORK`` per vertex shaded (0 for counters not filled yet: a fragment batch still pending)."""
+    return int(stats.get("fragments_rasterized", 0)) + VERTEX_WORK * int(stats.get("vertices_shaded", 0))
+
+
 class PageStore:
     """One replay's page table: the shadow of memory at the last checkpoint and each page's saved object (see the
     module docstring). Invariant: ``table[name][i]`` holds the bytes of ``shadow[name][i]``."""
 
     def __init__(self, memory: PhysicalMemory) -> None:
         self.memory = memory
+        self._live: dict[str, np.ndarray] = {}  # the live page numbers the last snapshot named (shared while equal)
         self._shadow: dict[str, np.ndarray] = {}
         self._table: dict[str, np.ndarray] = {}
         for region in memory.regions:
@@ -96,6 +113,8 @@ class PageStore:
                 self._shadow[region.name][dirty] = block
                 for i, row in zip(dirty.tolist(), block, strict=True):
                     table[i] = row
+            live = frozen_copy(live, self._live.get(region.name))
+            self._live[region.name] = live
             out[region.name] = RegionPages(live, table[live], int(dirty.size) * PAGE)
         return out
 

@@ -5,7 +5,7 @@ command processor with a pipeline that renders nothing (``_DrawLog``, a ``NullPi
 decoded and applied as on the GPU, the engines (fills, transfers, copies, DMA) move memory as in a replay, so the
 draw triggers counted, the shader programs bound and the textures sampled are those of a real replay, while no
 vertex is shaded and no pixel drawn. Each draw keeps a read-only copy of its state that shares every array equal
-to the previous draw's (``picaemu.debug.session.share_unchanged``); programs are hashed once per distinct code
+to the previous draw's (``picaemu.state.share_unchanged``); programs are hashed once per distinct code
 and textures decoded once per distinct set of texture registers (``picaemu.debug.find``).
 
 ``CaptureInfo.as_dict()`` is the JSON answer (``schema`` 1): ``path``, ``format`` ({"kind", "version"}), ``bytes``
@@ -32,7 +32,7 @@ from picaemu.regs import access
 from picaemu.regs.external import SCREENS, TRANSFER_FORMATS
 from picaemu.replay import Replay
 from picaemu.replay.capture import load_capture_kind
-from picaemu.state import GpuState
+from picaemu.state import GpuState, share_unchanged
 
 SCHEMA = 1
 SCREEN_NAMES = ("top", "bottom")  # Present.screen 0 / 1
@@ -50,8 +50,6 @@ class _DrawLog(NullPipeline):
         self.replay: Replay | None = None
 
     def draw(self, call: DrawCall) -> None:
-        from picaemu.debug.session import share_unchanged
-
         self.states.append(share_unchanged(call.state, self.states[-1] if self.states else None))
         self.events.append(self.replay.position if self.replay is not None else 0)
 
