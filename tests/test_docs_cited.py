@@ -13,13 +13,26 @@ from tests.test_docs import DOCS, REPO
 LINK = re.compile(r"\]\((?!https?:|mailto:|#)([^)\s]+)\)")
 MARKDOWN_NAME = re.compile(r"(?<![\w./-])(\w[\w./-]*\.md)\b")
 BACKTICKED = re.compile(r"`([^`\s]+)`")
-TOP_FOLDERS = tuple(f"{entry.name}/" for entry in REPO.iterdir() if entry.is_dir() and not entry.name.startswith("."))
 PLACEHOLDER = re.compile(r"[<>*{}$…]|\.\.\.|NNNN")
 
 
 def ignored_outputs() -> list[str]:
+    """The output folders the repository ignores (``samples/out/``, ``/out/`` as ``out/``)."""
     lines = (REPO / ".gitignore").read_text().splitlines()
-    return [line for line in lines if line.endswith("/") and "/" in line[:-1]]
+    return [line.lstrip("/") for line in lines if line.endswith("/") and "/" in line[:-1]]
+
+
+def top_folders() -> tuple[str, ...]:
+    """The repository's own top-level folders (a citation starts with one), not the ignored ones a run makes."""
+    ignored = set(ignored_outputs())
+    return tuple(
+        f"{e.name}/"
+        for e in REPO.iterdir()
+        if e.is_dir() and not e.name.startswith(".") and f"{e.name}/" not in ignored
+    )
+
+
+TOP_FOLDERS = top_folders()
 
 
 def cited(doc: Path) -> set[str]:
