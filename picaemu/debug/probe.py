@@ -3,7 +3,7 @@ and read what the compiled fragment pass recorded. Qt-free. Headless replays pay
 while a probe runs (STYLE section 8); no stage is wrapped or re-implemented here.
 
 ``probe_draw(session, draw, pixel=None) -> DrawProbe`` moves the session to just before ``draw``'s trigger,
-attaches a stage observer that asks for fates (``on_fragments`` receives ``picaemu.pipeline.FragmentFates``:
+attaches a stage observer that asks for fates (``on_fragments`` receives ``picaemu.pipeline_seams.FragmentFates``:
 every rasterized fragment, scissor rejects included, with its ``picaemu.fragment.ops.Fate``, interpolated inputs,
 TEV output and its pixel's color before and after it) and runs the trigger packet. In image orientation (row 0 =
 top of the render target, window y = H - 1 - row) it returns:
