@@ -76,8 +76,9 @@ def test_open_session_without_a_path_or_capture_is_refused() -> None:
 
 
 def test_a_capture_diff_side_cannot_rewind_before_it_ran_a_frame() -> None:
-    from picaemu.debug.capture_diff import open_side
     from picaemu.formats import pica
+
+    from picaemu.debug.capture_diff import open_side
 
     side = open_side(pica.Capture())
     with pytest.raises(PicaError, match="rewind before run_frame"):  # was: Replay.restore(None)
@@ -88,5 +89,5 @@ def test_texture_formats_are_one_enum_with_the_register_table() -> None:
     from picaemu.regs.blocks.texturing import TEXTURE_FORMATS
     from picaemu.texture.formats import TextureFormat
 
-    assert TEXTURE_FORMATS == {f.value: f.name for f in TextureFormat}
+    assert {f.value: f.name for f in TextureFormat} == TEXTURE_FORMATS
     assert TextureFormat(0xD) is TextureFormat.ETC1A4 and TextureFormat["RGBA8"] == 0
