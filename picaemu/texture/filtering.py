@@ -27,7 +27,7 @@ import math
 
 import numba
 import numpy as np
-from numba.core import types
+from numba.core.types.containers import BaseTuple  # not in numba's partial stubs (core/types/*.pyi)
 from numba.extending import overload
 
 from picaemu.regs.blocks.texturing import WRAP_MODES
@@ -73,7 +73,7 @@ def texel_rgba(texels, layout, idx: int):
 
 @overload(texel_rgba, inline="always")
 def _texel_rgba(texels, layout, idx):  # pragma: no cover - typing
-    if isinstance(layout, types.BaseTuple):
+    if isinstance(layout, BaseTuple):
         return lambda texels, layout, idx: memory_rgba(texels, layout, idx)
     return lambda texels, layout, idx: (texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3])
 
