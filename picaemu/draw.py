@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 import numpy as np
 
 from picaemu.errors import PicaError
+from picaemu.geometry.vertex_loader import DrawKind
 from picaemu.memory import PhysicalMemory
 from picaemu.state import GpuState
 
@@ -57,12 +58,6 @@ def with_reason(route: str, reason: str) -> str:
     if reason in reasons:
         return route
     return REFERENCE_PREFIX + REASON_SEPARATOR.join([*reasons, reason])
-
-
-class DrawKind(Enum):
-    ARRAYS = "draw arrays"
-    ELEMENTS = "draw elements"
-    IMMEDIATE = "immediate"
 
 
 @dataclass
