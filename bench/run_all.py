@@ -238,7 +238,7 @@ BENCHES: tuple[Bench, ...] = (
     ),
     Bench(
         "bench_compile.py",
-        (),
+        ("--cases", "1"),
         (
             Figure(
                 "first draw, empty cache: numba compiling",
@@ -252,7 +252,7 @@ BENCHES: tuple[Bench, ...] = (
     ),
     Bench(
         "fuzz.py",
-        ("--count", "packets=2000", "--count", "capture=40", "--count", "shbin=40"),
+        ("--count", "packets=2000", "--count", "capture=40", "--count", "shbin=40", "--no-baseline"),
         (
             Figure("crashes", r"^\w+ +\d+ inputs .* crashes " + NUMBER, "", "max"),
             Figure("hangs", r"^\w+ +\d+ inputs .* hangs " + NUMBER, "", "max"),
