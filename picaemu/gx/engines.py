@@ -113,9 +113,14 @@ def memory_fill(memory: PhysicalMemory, start: int, end: int, value: int, width_
     pattern_len = FILL_PATTERN_BYTES[width_code & 3]
     pattern = np.frombuffer((value & 0xFFFFFFFF).to_bytes(4, "little")[:pattern_len], np.uint8)
     target = memory.bytes(start, end - start, "memory fill")
-    whole = (end - start) // pattern_len * pattern_len
-    target[:whole].reshape(-1, pattern_len)[:] = pattern  # one broadcast store of every full pattern
-    target[whole:] = pattern[: end - start - whole]
+    # byte i gets pattern[i % pattern_len]: store the pattern once, then copy the filled prefix after itself (its
+    # length stays a multiple of the pattern's), so a fill of N bytes is log2(N) block copies, not N/3 tiny stores
+    done = min(pattern_len, target.size)
+    target[:done] = pattern[:done]
+    while done < target.size:
+        step = min(done, target.size - done)
+        target[done : done + step] = target[:step]
+        done += step
 
 
 def dma_copy(memory: PhysicalMemory, src: int, dst: int, size: int) -> None:
@@ -155,11 +160,11 @@ def read_image(memory: PhysicalMemory, address: int, width: int, height: int, fm
     pixels = _pixel_offsets(width, height, tiled)
     if bpp in WORD_DTYPES:  # whole-pixel words: one gather
         words = raw.view(WORD_DTYPES[bpp])[pixels].astype(np.uint32)
-    else:
-        offsets = pixels * bpp
-        words = np.zeros(offsets.size, np.uint32)
+    else:  # 3-byte pixels: one gather of byte rows, then little-endian words
+        rows = raw.reshape(-1, bpp)[pixels]
+        words = np.zeros(pixels.size, np.uint32)
         for i in range(bpp):
-            words |= raw[offsets + i].astype(np.uint32) << np.uint32(8 * i)
+            words |= rows[:, i].astype(np.uint32) << np.uint32(8 * i)
     return decode_color(words, cf).reshape(height, width, 4)
 
 
@@ -174,10 +179,8 @@ def write_image(memory: PhysicalMemory, address: int, image: np.ndarray, fmt: in
     pixels = _pixel_offsets(width, height, tiled)
     if bpp in WORD_DTYPES:  # whole-pixel words: one scatter
         out.view(WORD_DTYPES[bpp])[pixels] = words
-    else:
-        offsets = pixels * bpp
-        for i in range(bpp):
-            out[offsets + i] = (words >> np.uint32(8 * i)).astype(np.uint8)
+    else:  # 3-byte pixels: the low bytes of each little-endian word, stored as one scatter of byte rows
+        out.reshape(-1, bpp)[pixels] = words.astype("<u4").view(np.uint8).reshape(-1, 4)[:, :bpp]
     memory.write(address, out, "display transfer output")
 
 
