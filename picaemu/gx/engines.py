@@ -160,11 +160,11 @@ def read_image(memory: PhysicalMemory, address: int, width: int, height: int, fm
     pixels = _pixel_offsets(width, height, tiled)
     if bpp in WORD_DTYPES:  # whole-pixel words: one gather
         words = raw.view(WORD_DTYPES[bpp])[pixels].astype(np.uint32)
-    else:  # 3-byte pixels: one gather of byte rows, then little-endian words
-        rows = raw.reshape(-1, bpp)[pixels]
-        words = np.zeros(pixels.size, np.uint32)
+    else:
+        offsets = pixels * bpp
+        words = np.zeros(offsets.size, np.uint32)
         for i in range(bpp):
-            words |= rows[:, i].astype(np.uint32) << np.uint32(8 * i)
+            words |= raw[offsets + i].astype(np.uint32) << np.uint32(8 * i)
     return decode_color(words, cf).reshape(height, width, 4)
 
 
@@ -179,8 +179,10 @@ def write_image(memory: PhysicalMemory, address: int, image: np.ndarray, fmt: in
     pixels = _pixel_offsets(width, height, tiled)
     if bpp in WORD_DTYPES:  # whole-pixel words: one scatter
         out.view(WORD_DTYPES[bpp])[pixels] = words
-    else:  # 3-byte pixels: the low bytes of each little-endian word, stored as one scatter of byte rows
-        out.reshape(-1, bpp)[pixels] = words.astype("<u4").view(np.uint8).reshape(-1, 4)[:, :bpp]
+    else:
+        offsets = pixels * bpp
+        for i in range(bpp):
+            out[offsets + i] = (words >> np.uint32(8 * i)).astype(np.uint8)
     memory.write(address, out, "display transfer output")
 
 
