@@ -1,6 +1,16 @@
-"""Shader-unit throughput: a 20-instruction transform + lighting vertex shader over 100 k vertices (uniform flow
-and a divergent IFC variant) and the fixed cost of a 4-vertex draw. Prints vertices/s, vertex-instructions/s
-and microseconds per small batch. Run: ``.venv/bin/python bench/bench_shader.py [--vertices N]``."""
+"""Shader-unit throughput: a 20-instruction transform + lighting vertex shader (19 arithmetic instructions + END)
+over 100 k vertices (uniform flow and a divergent IFC variant) and the fixed cost of a 4-vertex draw.
+
+What a figure counts: one ``run_vertex_shader`` call on N vertices = load the 4 attributes the program reads (of the
+16 in the (N, 16, 4) float32 input), run the program on every vertex, pack the (N, 16, 4) float32 result (3 outputs
+written, 13 zeroed): about 25.6 MB written per 100 k vertices, so half the time is moving memory, not computing.
+Timed after one warm-up call of the same size (kernels loaded, decode cache and register pool filled). Prints, in
+CPU time of this process (user + system), the best and the median of ``--repeat`` calls as vertices/s and
+vertex-instructions/s, the best wall times, numba's target CPU (a machine without AVX-512 runs other code) and the
+load average before and after — on a shared 2-core VM CPU time still grows with the load (caches, memory bus).
+Why the sixth session's 18.0 M vertices/s did not reproduce: bench/RESULTS.md, "Checking a figure".
+
+Run: ``.venv/bin/python bench/bench_shader.py [--vertices N] [--repeat N]``."""
 
 from __future__ import annotations
 
