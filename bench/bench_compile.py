@@ -10,7 +10,7 @@ shader, clipping, rasterizer, depth test, color write: the kernels of issue #4),
 shading (+ TEV, fog, blending), and the README's main job ``picaemu render samples/captures/triangle.pica`` (+ the
 command processor and the shader interpreter).
 
-Run: ``.venv/bin/python bench/bench_compile.py [--repeat N]``
+Run: ``.venv/bin/python bench/bench_compile.py [--repeat N] [--cases 1 2 3]`` (``--cases 1``: the quickest case).
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ runs (fewer repeats, fewer scenes): compare them with RESULTS.md's as a check of
 ratios, and rerun one benchmark alone with its default settings for the exact figure.
 
 Run from the repository root: ``python bench/run_all.py [--only NAME ...] [--skip NAME ...] [--keep DIR]``
-(``--keep`` saves every benchmark's whole output there). About 10-15 minutes on the project's 2-core VM with a
-warm kernel cache (bench/RESULTS.md); a cold cache adds the first compile (several minutes).
+(``--keep`` saves every benchmark's whole output there; ``--read DIR`` rebuilds the table from such a folder).
+About 7 minutes of wall time (2 of CPU) on the project's 2-core VM at load 6-7 with a warm kernel cache
+(bench/RESULTS.md, "Checking a figure"); with a cold cache the first benchmarks compile the kernels first.
 """
 
 from __future__ import annotations
