@@ -39,12 +39,15 @@ NUMBER = r"([-\d.,]+)"
 @dataclass(frozen=True)
 class Figure:
     """One headline figure: ``pattern`` is a regular expression (multiline) whose first group is the value; with
-    ``pick`` "max" or "min" the figure is the largest / smallest value over every match (a column of a table)."""
+    ``pick`` "max" or "min" the figure is the largest / smallest value over every match (a column of a table).
+    ``clock`` says whether the benchmark timed it in wall time (most do) or in CPU time of its process: on a shared
+    machine a wall-time figure moves with the load far more than a CPU-time one."""
 
     label: str
     pattern: str
     unit: str = ""
     pick: str = "first"
+    clock: str = "wall"  # what the benchmark times: "wall" (perf_counter: grows with the load) or "CPU"
 
 
 @dataclass(frozen=True)
@@ -83,9 +86,11 @@ BENCHES: tuple[Bench, ...] = (
         "bench_shader.py",
         (),
         (
-            Figure("20-instruction shader, 100 k vertices (CPU)", r"^uniform flow.*-> " + NUMBER, "M vertices/s"),
-            Figure("divergent IFC vs uniform flow", r"^divergent IFC.*\(" + NUMBER + "x", "x the time"),
-            Figure("4-vertex draw", r"^4-vertex draw : " + NUMBER, "us"),
+            Figure(
+                "20-instruction shader, 100 k vertices", r"^uniform flow.*-> " + NUMBER, "M vertices/s", clock="CPU"
+            ),
+            Figure("divergent IFC vs uniform flow", r"^divergent IFC.*\(" + NUMBER + "x", "x the time", clock="CPU"),
+            Figure("4-vertex draw", r"^4-vertex draw : " + NUMBER, "us", clock="CPU"),
         ),
     ),
     Bench(
@@ -129,8 +134,10 @@ BENCHES: tuple[Bench, ...] = (
         "bench_lighting.py",
         (),
         (
-            Figure("fragment lighting, 2 lights", r"^lighting:.*= " + NUMBER + " M frag/s", "M fragments/s"),
-            Figure("procedural texture", r"^proctex:.*= " + NUMBER + " M texel/s", "M texels/s"),
+            Figure(
+                "fragment lighting, 2 lights", r"^lighting:.*= " + NUMBER + " M frag/s", "M fragments/s", clock="CPU"
+            ),
+            Figure("procedural texture", r"^proctex:.*= " + NUMBER + " M texel/s", "M texels/s", clock="CPU"),
         ),
     ),
     Bench(
@@ -161,6 +168,7 @@ BENCHES: tuple[Bench, ...] = (
                 r"^\|[^|]+\|[^|]+\|[^|]+\|[^|]+\|\s*" + NUMBER + r" \| (?:yes|NO)",
                 "ms",
                 "max",
+                "CPU",
             ),
             Figure("`picaemu render` start to PNG", r"^`picaemu render` sample.*?: " + NUMBER + " s wall", "s (wall)"),
         ),
@@ -308,15 +316,18 @@ def figures(bench: Bench, outcome: Outcome) -> list[tuple[str, str, str]]:
 
 def table(results: list[tuple[Bench, Outcome]]) -> list[str]:
     """The Markdown table of every benchmark's headline figures (one row per figure), with its run's times."""
-    lines = ["| benchmark (short settings) | figure | value | unit | run wall / CPU s |", "|---|---|---|---|---|"]
+    lines = [
+        "| benchmark (short settings) | figure | value | unit | timed in | run wall / CPU s |",
+        "|---|---|---|---|---|---|",
+    ]
     for bench, outcome in results:
         name = f"`{bench.script} {' '.join(bench.args)}`".replace(" `", "`")
         times = f"{outcome.wall_s:.0f} / {outcome.cpu_s:.0f}" if outcome.wall_s else "—"
         if outcome.problem:
-            lines.append(f"| {name} | — | {outcome.problem.replace('|', '/')} | | {times} |")
+            lines.append(f"| {name} | — | {outcome.problem.replace('|', '/')} | | | {times} |")
             continue
-        for label, value, unit in figures(bench, outcome):
-            lines.append(f"| {name} | {label} | {value} | {unit} | {times} |")
+        for (label, value, unit), fig in zip(figures(bench, outcome), bench.figures, strict=True):
+            lines.append(f"| {name} | {label} | {value} | {unit} | {fig.clock} | {times} |")
             name = times = ""
     return lines
 
@@ -341,17 +352,18 @@ def _git(*args: str) -> str:
 
 
 def bandwidth_gbs() -> float:
-    """A machine calibration: best of 5 copies of a 64 MiB numpy array, GB/s read + written. Compare it between
-    machines before comparing figures: most of picaemu's large-batch figures move more bytes than they compute."""
+    """A machine calibration: the best of 10 copies of a 64 MiB numpy array, GB/s read + written per second of CPU
+    time (wall time would measure the other jobs' share of the core). Compare it between machines before comparing
+    their figures."""
     import numpy as np
 
     src = np.ones(2**24, np.float32)
-    dst = np.empty_like(src)
+    dst = np.zeros_like(src)  # pages touched before the timing
     best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
+    for _ in range(10):
+        start = time.process_time()
         np.copyto(dst, src)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return 2 * src.nbytes / best / 1e9
 
 
@@ -377,7 +389,7 @@ def machine() -> list[str]:
     now = datetime.datetime.now(datetime.UTC)
     return [
         f"- machine: {_cpu_model()}, {os.cpu_count()} cores, {_meminfo_gib()} RAM; numba target CPU "
-        f"{llvmlite.binding.get_host_cpu_name()}; memory copy {bandwidth_gbs():.1f} GB/s",
+        f"{llvmlite.binding.get_host_cpu_name()}; memory copy {bandwidth_gbs():.1f} GB/s (CPU time)",
         f"- software: Python {platform.python_version()}, numpy {numpy.__version__}, numba {numba.__version__}",
         f"- date: {now:%Y-%m-%d %H:%M} UTC; commit {commit}",
         f"- kernel cache: {kernel_cache_state()}",

@@ -69,11 +69,11 @@ def test_table_rows_name_the_bench_once_and_say_why_a_bench_gave_nothing(run_all
         [(shader, run_all.Outcome(SHADER, wall_s=3.4, cpu_s=1.2)), (bench(run_all, "fuzz.py"), failed)]
     )
     assert lines[:2] == [
-        "| benchmark (short settings) | figure | value | unit | run wall / CPU s |",
-        "|---|---|---|---|---|",
+        "| benchmark (short settings) | figure | value | unit | timed in | run wall / CPU s |",
+        "|---|---|---|---|---|---|",
     ]
     assert (
-        lines[2] == "| `bench_shader.py` | 20-instruction shader, 100 k vertices (CPU) | 10.33 | M vertices/s | 3 / 1 |"
+        lines[2] == "| `bench_shader.py` | 20-instruction shader, 100 k vertices | 10.33 | M vertices/s | CPU | 3 / 1 |"
     )
     assert lines[3].startswith("|  | divergent IFC vs uniform flow | 1.39 |")
     assert lines[5].startswith("| `fuzz.py --count packets=2000")
@@ -99,6 +99,6 @@ def test_read_mode_rebuilds_the_table_from_saved_outputs(run_all, tmp_path, caps
     (tmp_path / "bench_shader.py.out").write_text(SHADER)
     run_all.main(["--only", "bench_shader", "--read", str(tmp_path)])
     out = capsys.readouterr().out
-    assert "| `bench_shader.py` | 20-instruction shader, 100 k vertices (CPU) | 10.33 | M vertices/s | — |" in out
+    assert "| `bench_shader.py` | 20-instruction shader, 100 k vertices | 10.33 | M vertices/s | CPU | — |" in out
     assert f"outputs read from {tmp_path}" in out
     assert "- machine: " in out and "- kernel cache: " in out
