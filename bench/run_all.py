@@ -47,7 +47,7 @@ class Figure:
     pattern: str
     unit: str = ""
     pick: str = "first"
-    clock: str = "wall"  # what the benchmark times: "wall" (perf_counter: grows with the load) or "CPU"
+    clock: str = "wall"  # what the benchmark times: "wall" (perf_counter: grows with the load), "CPU", "—" (a count)
 
 
 @dataclass(frozen=True)
@@ -263,8 +263,8 @@ BENCHES: tuple[Bench, ...] = (
         "fuzz.py",
         ("--count", "packets=2000", "--count", "capture=40", "--count", "shbin=40", "--no-baseline"),
         (
-            Figure("crashes", r"^\w+ +\d+ inputs .* crashes " + NUMBER, "", "max"),
-            Figure("hangs", r"^\w+ +\d+ inputs .* hangs " + NUMBER, "", "max"),
+            Figure("crashes", r"^\w+ +\d+ inputs .* crashes " + NUMBER, "", "max", "—"),
+            Figure("hangs", r"^\w+ +\d+ inputs .* hangs " + NUMBER, "", "max", "—"),
         ),
     ),
 )
