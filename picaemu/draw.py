@@ -8,6 +8,8 @@ memories at the trigger, live: copy it if you keep it) and ``call.memory``, and 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
 # called from the pipeline or from the command processor's compiled loop), or the reference (staged) path with the
 # named reasons of each side that declined, "reference: <reason>[; <reason>]" (a plan's refusal, a run-time
 # decline, an observer, immediate mode...)
+# the clock draws are timed with (``stats["time_s"]``): wall time; a benchmark on a shared machine may set
+# ``time.thread_time`` to count the replaying thread's CPU time instead (``bench/bench_work_model.py --cpu``)
+clock: Callable[[], float] = time.perf_counter
 ROUTE_COMPILED = "compiled"
 REFERENCE_PREFIX = "reference: "
 REASON_SEPARATOR = "; "
