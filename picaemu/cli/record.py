@@ -3,9 +3,11 @@
 Finds the hooks in the ELF (``picaemu.record.symbols``), connects (``GdbClient``: handshake, no-ack mode when
 offered), records (``Recorder``) until ``--frames`` frames are complete, the program exits, Ctrl-C, or the link
 fails, and writes the complete frames atomically. ``--call-sites`` also stops in the draw functions and stores
-each draw's caller backtrace (``picaemu.record.callsites``). Progress and warnings go to stderr. Exit status 0 when the
-recording ended by design (frames reached, program exited, Ctrl-C), 2 after a link or recording error (the
-capture of the frames before it is still written). Guide: docs/capturing.md.
+each draw's caller backtrace (``picaemu.record.callsites``). ``--live`` (``picaemu.record.live``) replaces the
+file with the capture of the complete frames at every frame end and prints one line per frame on stdout.
+Progress and warnings go to stderr. Exit status 0 when the recording ended by design (frames reached, program
+exited, Ctrl-C), 2 after a link or recording error (the capture of the frames before it is still written).
+Guide: docs/capturing.md.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from picaemu.formats import pica
 from picaemu.formats.pica_calls import MAX_FRAMES
 from picaemu.record.callsites import DEFAULT_DEPTH, CallSites, find_draw_hooks
 from picaemu.record.gdb import GdbClient
+from picaemu.record.live import LiveCapture
 from picaemu.record.recorder import Progress, Recorder
 from picaemu.record.symbols import find_hooks
 
@@ -59,6 +62,7 @@ class _Reporter:
         "picaemu record --gdb 192.168.1.20:4003 --elf app.elf --from-start --frames 10 -o app.pica",
         "picaemu record --gdb 127.0.0.1:24689 --elf app.elf -o app.pica",
         "picaemu record --gdb 127.0.0.1:24689 --elf app.elf --call-sites --frames 2 -o app.pica",
+        "picaemu record --gdb 127.0.0.1:24689 --elf app.elf --live -o app.pica",
     ),
 )
 @click.option(
@@ -115,6 +119,11 @@ class _Reporter:
     show_default=True,
     help="Backtrace frames kept per draw (--call-sites).",
 )
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Rewrite the file (atomically) with every complete frame as it ends; one line per frame on stdout.",
+)
 @reports_errors
 def record(
     endpoint: str,
@@ -127,6 +136,7 @@ def record(
     call_sites: bool,
     draw_symbols: tuple[str, ...],
     call_site_depth: int,
+    live: bool,
 ) -> None:
     """Record the GPU commands of a running 3DS program into a .pica capture."""
     host, port = parse_endpoint(endpoint)
@@ -158,8 +168,12 @@ def record(
             },
             call_sites=sites,
         )
+        stream = LiveCapture(output, recorder, lambda line: click.echo(line.text())) if live else None
         capture = recorder.run()
-    pica.write(output, capture)
+    if stream is None:
+        pica.write(output, capture)
+    else:  # the file already holds every complete frame; written once more in case none completed
+        stream.write()
     ended = recorder.ended_by
     frames_done = sum(isinstance(e, pica.FrameEnd) for e in capture.events)
     out.say(

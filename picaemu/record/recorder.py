@@ -61,6 +61,19 @@ SCREEN_ROWS = RESET_ROWS  # framebuffer rows per screen
 PROGRESS_EVERY = 0.5  # seconds between progress lines inside a frame
 
 
+@dataclass(frozen=True)
+class FrameDone:
+    """What ``Recorder.on_frame`` hears at each frame end: frame ``frame`` (from 0) is complete; ``events`` are its
+    events (its FrameEnd last, memory writes not yet merged), ``draws`` its draws, ``bytes_recorded`` the memory it
+    recorded; ``stopped_at`` is when the stop that ended it arrived (``time.perf_counter``)."""
+
+    frame: int
+    events: list[pica.Event]
+    draws: int
+    bytes_recorded: int
+    stopped_at: float
+
+
 @dataclass
 class Progress:
     frames: int
@@ -105,10 +118,13 @@ class Recorder:
         warn: Callable[[str], None] | None = None,
         meta: dict[str, str] | None = None,
         call_sites: CallSites | None = None,
+        on_frame: Callable[[FrameDone], None] | None = None,
     ) -> None:
         self.link, self.hooks = link, {h.address: h for h in hooks}
         self.from_start, self.frames_wanted, self.stop_timeout = from_start, frames, stop_timeout
-        self.progress_cb, self.warn_cb = progress, warn
+        self.progress_cb, self.warn_cb, self.on_frame = progress, warn, on_frame
+        self.stopped_at = 0.0  # when the last stop arrived (perf_counter)
+        self._frame_bytes = 0  # bytes_recorded at the last frame end
         self.recording = from_start
         self.linear_base = memmap.MAPPINGS[0].virtual
         self.blobs = pica.BlobStore()
@@ -147,6 +163,7 @@ class Recorder:
                     self.link.step()
                     self.link.set_breakpoint(hook.address, hook.kind)
                 stop = self.link.resume(self.stop_timeout)
+                self.stopped_at = time.perf_counter()
                 regs = self.link.registers()
                 hook = self.hooks.get(regs[PC])
                 if hook is None:
@@ -166,11 +183,20 @@ class Recorder:
     def capture(self) -> pica.Capture:
         """The capture of every complete frame so far; consecutive adjacent memory writes (separate fetches of
         neighbouring ranges) are merged into one (``pica.merged``)."""
-        state = pica.InitialState(regs=gxconvert.reset_regs(), gpu_regs=gxconvert.reset_gpu_regs())
-        sites = {} if self.call_sites is None else self.call_sites.before(self.complete_draws)
         return pica.merged(
-            pica.Capture(dict(self.meta), state, self.blobs, self.events[: self.complete], call_sites=sites)
+            pica.Capture(
+                dict(self.meta), self.initial_state(), self.blobs, self.events[: self.complete], call_sites=self.sites()
+            )
         )
+
+    @staticmethod
+    def initial_state() -> pica.InitialState:
+        """A recording starts from the GPU's power-on registers."""
+        return pica.InitialState(regs=gxconvert.reset_regs(), gpu_regs=gxconvert.reset_gpu_regs())
+
+    def sites(self) -> dict[int, pica.CallSite]:
+        """The call sites of the draws of the complete frames."""
+        return {} if self.call_sites is None else self.call_sites.before(self.complete_draws)
 
     def _leave(self, installed: list[Hook]) -> None:
         """Best effort: stop a running target, take the breakpoints out, detach. A dead link or an exited program
@@ -273,10 +299,20 @@ class Recorder:
 
     def _frame_end(self) -> None:
         self.events.append(pica.FrameEnd())
+        done = FrameDone(
+            self.frames,
+            self.events[self.complete :],
+            self.processor.draw_count - self.complete_draws,
+            self.bytes_recorded - self._frame_bytes,
+            self.stopped_at,
+        )
         self.frames += 1
         self.complete = len(self.events)
         self.complete_draws = self.processor.draw_count
+        self._frame_bytes = self.bytes_recorded
         self._progress(force=True)
+        if self.on_frame is not None:
+            self.on_frame(done)
 
     # -- memory ------------------------------------------------------------------------------------------
     def fetch(self, address: int, size: int) -> None:
