@@ -62,6 +62,7 @@ class _Reporter:
         "picaemu record --gdb 192.168.1.20:4003 --elf app.elf --from-start --frames 10 -o app.pica",
         "picaemu record --gdb 127.0.0.1:24689 --elf app.elf -o app.pica",
         "picaemu record --gdb 127.0.0.1:24689 --elf app.elf --call-sites --frames 2 -o app.pica",
+        "picaemu record --gdb 127.0.0.1:24689 --elf app.elf --call-sites --call-sites-every 10 -o app.pica",
         "picaemu record --gdb 127.0.0.1:24689 --elf app.elf --live -o app.pica",
     ),
 )
@@ -120,6 +121,14 @@ class _Reporter:
     help="Backtrace frames kept per draw (--call-sites).",
 )
 @click.option(
+    "--call-sites-every",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="With --call-sites: stop in the draw functions in every N-th frame only (the others run at full speed).",
+)
+@click.option(
     "--live",
     is_flag=True,
     help="Rewrite the file (atomically) with every complete frame as it ends; one line per frame on stdout.",
@@ -136,13 +145,14 @@ def record(
     call_sites: bool,
     draw_symbols: tuple[str, ...],
     call_site_depth: int,
+    call_sites_every: int,
     live: bool,
 ) -> None:
     """Record the GPU commands of a running 3DS program into a .pica capture."""
     host, port = parse_endpoint(endpoint)
     hooks = find_hooks(elf)
-    if draw_symbols and not call_sites:
-        raise click.UsageError("--draw-symbol needs --call-sites")
+    if (draw_symbols or call_sites_every > 1) and not call_sites:
+        raise click.UsageError("--draw-symbol and --call-sites-every need --call-sites")
     globals_at = None
     if call_sites:
         draw_hooks, globals_at = find_draw_hooks(elf, draw_symbols)
@@ -165,8 +175,10 @@ def record(
                 "record.elf": elf.name,
                 "record.stub": endpoint,
                 "record.start": "program start" if from_start else "frame boundary",
+                **({"record.call_sites_every": str(call_sites_every)} if call_sites and call_sites_every > 1 else {}),
             },
             call_sites=sites,
+            call_sites_every=call_sites_every,
         )
         stream = LiveCapture(output, recorder, lambda line: click.echo(line.text())) if live else None
         capture = recorder.run()

@@ -119,6 +119,7 @@ class Recorder:
         meta: dict[str, str] | None = None,
         call_sites: CallSites | None = None,
         on_frame: Callable[[FrameDone], None] | None = None,
+        call_sites_every: int = 1,
     ) -> None:
         self.link, self.hooks = link, {h.address: h for h in hooks}
         self.from_start, self.frames_wanted, self.stop_timeout = from_start, frames, stop_timeout
@@ -136,7 +137,9 @@ class Recorder:
         self.ended_by: BaseException | None = None
         self.gpu_owned, self.fresh = Intervals(), Intervals()
         self.mirror = MirrorMemory(self.fetch)
-        self.call_sites = call_sites
+        self.call_sites, self.call_sites_every = call_sites, max(1, call_sites_every)
+        self.installed: dict[int, Hook] = {}  # address -> hook whose breakpoint is in
+        self.steps_over: bool | None = None  # whether the stub's single step ignores breakpoints (_step_off)
         self.complete_draws = 0  # draws up to the last FrameEnd
         self.sink = DrawReads(self.fetch, self.target, self.warn, None if call_sites is None else self._draw_made)
         self.processor = CommandProcessor(
@@ -151,17 +154,14 @@ class Recorder:
     # -- the loop ----------------------------------------------------------------------------------------
     def run(self) -> pica.Capture:
         """Record until ``frames`` frames are complete, the link fails or Ctrl-C; returns the complete frames."""
-        installed: list[Hook] = []
         try:
             for hook in self.hooks.values():
-                self.link.set_breakpoint(hook.address, hook.kind)
-                installed.append(hook)
+                if hook.role != "draw" or self._sampled(0):
+                    self._install(hook)
             hook: Hook | None = None
             while self.frames_wanted is None or self.frames < self.frames_wanted:
-                if hook is not None:  # step off the breakpoint we stand on: out, one instruction, back in
-                    self.link.clear_breakpoint(hook.address, hook.kind)
-                    self.link.step()
-                    self.link.set_breakpoint(hook.address, hook.kind)
+                if hook is not None and hook.address in self.installed:
+                    self._step_off(hook)
                 stop = self.link.resume(self.stop_timeout)
                 self.stopped_at = time.perf_counter()
                 regs = self.link.registers()
@@ -176,9 +176,44 @@ class Recorder:
         except (LinkError, RecordError) as err:
             self.ended_by = err
         finally:
-            self._leave(installed)
+            self._leave()
         self._progress(force=True)
         return self.capture()
+
+    def _install(self, hook: Hook) -> None:
+        self.link.set_breakpoint(hook.address, hook.kind)
+        self.installed[hook.address] = hook
+
+    def _uninstall(self, hook: Hook) -> None:
+        del self.installed[hook.address]
+        self.link.clear_breakpoint(hook.address, hook.kind)
+
+    def _step_off(self, hook: Hook) -> None:
+        """Execute the instruction the program stands on, under the breakpoint of ``hook``. A stub whose single
+        step ignores breakpoints (qemu) needs just the step; others would stop at the breakpoint again without
+        executing anything, and need it taken out for the step (two more requests; on qemu those also discard
+        translated code, the larger cost). The first step tells which (``steps_over``): a step that does not leave
+        the hook's address made no progress."""
+        if self.steps_over is not False:
+            self.link.step()
+            if self.steps_over is None:
+                self.steps_over = self.link.registers()[PC] != hook.address
+            if self.steps_over:
+                return
+        self.link.clear_breakpoint(hook.address, hook.kind)
+        self.link.step()
+        self.link.set_breakpoint(hook.address, hook.kind)
+
+    def _sampled(self, frame: int) -> bool:
+        """Whether call sites are recorded in frame ``frame`` (``call_sites_every``)."""
+        return self.call_sites is not None and frame % self.call_sites_every == 0
+
+    def _sample_next_frame(self) -> None:
+        """At a frame end: the draw breakpoints in for the next frame when it is sampled, out otherwise."""
+        want = self._sampled(self.frames)
+        for hook in self.hooks.values():
+            if hook.role == "draw" and want != (hook.address in self.installed):
+                (self._install if want else self._uninstall)(hook)
 
     def capture(self) -> pica.Capture:
         """The capture of every complete frame so far; consecutive adjacent memory writes (separate fetches of
@@ -198,7 +233,7 @@ class Recorder:
         """The call sites of the draws of the complete frames."""
         return {} if self.call_sites is None else self.call_sites.before(self.complete_draws)
 
-    def _leave(self, installed: list[Hook]) -> None:
+    def _leave(self) -> None:
         """Best effort: stop a running target, take the breakpoints out, detach. A dead link or an exited program
         is left alone (nothing to clean up)."""
         if isinstance(self.ended_by, (LinkClosed, TargetExited)):
@@ -207,8 +242,8 @@ class Recorder:
             self.link.drain()
             if self.ended_by is not None:
                 self.link.interrupt()
-            for hook in installed:
-                self.link.clear_breakpoint(hook.address, hook.kind)
+            for hook in list(self.installed.values()):
+                self._uninstall(hook)
             self.link.detach()
         except LinkError as err:
             self.warn(f"could not detach cleanly: {err}")
@@ -310,6 +345,8 @@ class Recorder:
         self.complete = len(self.events)
         self.complete_draws = self.processor.draw_count
         self._frame_bytes = self.bytes_recorded
+        if self.call_sites_every > 1:
+            self._sample_next_frame()
         self._progress(force=True)
         if self.on_frame is not None:
             self.on_frame(done)
