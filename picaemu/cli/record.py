@@ -18,21 +18,14 @@ from pathlib import Path
 import click
 
 from picaemu.cli.common import EXIT_BAD_INPUT, examples, reports_errors
-from picaemu.errors import FormatError, TargetExited
+from picaemu.errors import TargetExited
 from picaemu.formats import pica
 from picaemu.formats.pica_calls import MAX_FRAMES
 from picaemu.record.callsites import DEFAULT_DEPTH, CallSites, find_draw_hooks
-from picaemu.record.gdb import GdbClient
-from picaemu.record.live import LiveCapture
+from picaemu.record.gdb import GdbClient, parse_endpoint
+from picaemu.record.live import LiveCapture, recording_meta
 from picaemu.record.recorder import Progress, Recorder
 from picaemu.record.symbols import find_hooks
-
-
-def parse_endpoint(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise FormatError(f"--gdb wants HOST:PORT, got {text!r}")
-    return host.strip("[]"), int(port)
 
 
 class _Reporter:
@@ -172,9 +165,7 @@ def record(
             progress=out.progress,
             warn=lambda m: out.say(f"warning: {m}"),
             meta={
-                "record.elf": elf.name,
-                "record.stub": endpoint,
-                "record.start": "program start" if from_start else "frame boundary",
+                **recording_meta(str(elf), endpoint, from_start),
                 **({"record.call_sites_every": str(call_sites_every)} if call_sites and call_sites_every > 1 else {}),
             },
             call_sites=sites,

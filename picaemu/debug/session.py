@@ -186,10 +186,10 @@ class Session:
         writes_array = np.array(self._writes, np.int64).reshape(-1, 4)
         self._timeline = timeline = Timeline(tuple(self._infos), draws, writes_array, frame_ends)
         self._dirty, self.cursor = True, timeline.end
-        if len(draws) > 1 and self.fault is None:
+        if start == 0 and len(draws) > 1 and self.fault is None:
             # indexing watches every draw, so the compiled draw loop (picaemu.fused.loop) has not run: run the draws
             # from the checkpoint before the one before the last (the last one may be a checkpoint's) now, so that
-            # the first jump does not pay for loading the loop (~0.1 s)
+            # the first jump does not pay for loading the loop (~0.1 s; once: ``extend`` finds it loaded)
             self.goto(timeline.after_draw(draws[-2].index))
             self.goto(timeline.end)
         return timeline

@@ -27,7 +27,7 @@ import socket
 import time
 from dataclasses import dataclass
 
-from picaemu.errors import LinkClosed, LinkProtocolError, LinkTimeout, TargetExited
+from picaemu.errors import FormatError, LinkClosed, LinkProtocolError, LinkTimeout, TargetExited
 
 MAX_PACKET = 1 << 20  # longest reply body accepted (bytes between '$' and '#')
 DEFAULT_PACKET_SIZE = 4096  # what a stub that names no PacketSize is assumed to take
@@ -76,6 +76,14 @@ def expand_rle(body: bytes) -> bytes:
             out.append(body[i])
             i += 1
     return bytes(out)
+
+
+def parse_endpoint(text: str) -> tuple[str, int]:
+    """(host, port) of ``HOST:PORT`` (``[::1]:PORT`` too); ``FormatError`` otherwise."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise FormatError(f"--gdb wants HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
 
 
 def parse_hex(text: str, what: str) -> bytes:

@@ -41,6 +41,15 @@ class FrameLine:
         )
 
 
+def recording_meta(elf: str, endpoint: str, from_start: bool) -> dict[str, str]:
+    """The metadata a recording's capture carries: the ELF's file name, the stub, where recording started."""
+    return {
+        "record.elf": os.path.basename(elf),
+        "record.stub": endpoint,
+        "record.start": "program start" if from_start else "frame boundary",
+    }
+
+
 class LiveCapture:
     """Keeps ``path`` equal to the capture of ``recorder``'s complete frames (see the module docstring)."""
 
