@@ -27,6 +27,8 @@ from picaemu.record.live import LiveCapture, recording_meta
 from picaemu.record.recorder import Progress, Recorder
 from picaemu.record.symbols import find_hooks
 
+EVERY_HELP = "With --call-sites: stop in the draw functions in every N-th frame only (default 1: in every frame)."
+
 
 class _Reporter:
     """Progress on stderr: one rewritten line on a terminal, a line per update otherwise."""
@@ -113,14 +115,7 @@ class _Reporter:
     show_default=True,
     help="Backtrace frames kept per draw (--call-sites).",
 )
-@click.option(
-    "--call-sites-every",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    metavar="N",
-    help="With --call-sites: stop in the draw functions in every N-th frame only (the others run at full speed).",
-)
+@click.option("--call-sites-every", type=click.IntRange(min=1), default=1, metavar="N", help=EVERY_HELP)
 @click.option(
     "--live",
     is_flag=True,
