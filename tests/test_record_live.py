@@ -18,11 +18,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from picaemu.formats import pica
 from picaemu.formats.pica_growing import GrowingFile
 
+from picaemu.cli import main
 from tests import gx_script
 from tests.conftest import REPO
+from tests.fake_stub import FakeStub
 
 SAMPLE = REPO / "samples" / "captures" / "animation.pica"
 GAME = REPO / "tests" / "data" / "games" / "minicraft.pica"
@@ -163,3 +166,17 @@ def test_ctrl_c_leaves_a_complete_file(player: Path, tmp_path: Path) -> None:
     assert len(_frames(capture)) == 2 and capture.damage is None
     for f, shot in enumerate(gx_script.top_screens(capture)):
         assert np.array_equal(shot, gx_script.reference("animation", f)), f"frame {f}"
+
+
+@needs_qemu
+@pytest.mark.parametrize("mode", ["garbage", "checksum", "huge", "disconnect", "silent"])
+def test_hostile_stubs_end_a_live_recording_with_one_error_line(player: Path, tmp_path: Path, mode: str) -> None:
+    """``record --live`` against the scripted stubs of tests/fake_stub.py: one ``error:`` line, exit status 2, and
+    no file but a valid capture (none is written before the first frame)."""
+    stub = FakeStub(mode=mode)
+    stub.start()
+    out = tmp_path / "live.pica"
+    args = ["record", "--gdb", f"127.0.0.1:{stub.port}", "--elf", str(player), "--live", "-o", str(out)]
+    result = CliRunner().invoke(main, [*args, "--timeout", "1", "--stop-timeout", "1"])
+    assert result.exit_code == 2 and result.output.count("error:") == 1, result.output
+    assert not out.exists() or pica.read(out).events == []
