@@ -10,7 +10,8 @@ frames it lacks (jobs of one kind coalesce, so frames that arrive while one is i
 - Pause (Live › Pause): the recorder thread waits at the next frame end, the program halted in its present; the
   session then holds every frame up to there and every panel works on them. Resume lets it go on.
 - Detach (Live › Detach, closing the window): recording ends at the next frame end (or at once when paused) and the
-  program runs on without breakpoints.
+  program runs on without breakpoints. Opening another capture meanwhile leaves it open: the recording goes on
+  into the file, the window no longer follows.
 
 ``latencies``: per frame, seconds from the stop that ended it on the target (the top-screen present: the program
 has submitted the whole frame) to the window showing that frame's end (the snapshot result handled).
@@ -152,6 +153,8 @@ class LiveAttach(QObject):
     # -- frames into the session -------------------------------------------------------------------------
     def _frame(self, done: FrameDone) -> None:
         self.frames.append(done)
+        if self._shown and self.win.path != self.output:  # another capture was opened meanwhile: leave it be
+            return
         # urgent: ahead of the follow-up work the last move asked for (lint, pipeline state, thumbnails)
         self.win.worker.submit("live", partial(self._grow, frames=tuple(self.frames)), urgent=True)
 
