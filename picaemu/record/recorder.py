@@ -27,6 +27,12 @@ Recording starts at the first hook (``from_start``, the program halted before it
 first frame boundary, in which case ``meta["initial_state"] = "unknown"`` makes the replay warn about registers
 read before the capture wrote them (``picaemu.replay.unknown_state``). ``run`` always returns a capture of the complete
 frames recorded so far; what ended it (a ``LinkError``, ``RecordError``, Ctrl-C) is in ``ended_by``.
+
+Each frame end is reported to ``on_frame`` (a ``FrameDone``: the frame's events, draws, bytes and when its last stop
+arrived; ``picaemu.record.live`` writes the growing file from it), with the program halted in its present.
+Stepping off a breakpoint is one single step when the stub's step ignores breakpoints (qemu), else the breakpoint
+comes out for the step (``_step_off``). ``call_sites_every`` N > 1 keeps the draw breakpoints in during frames
+0, N, 2N, ... only (``--call-sites-every``).
 """
 
 from __future__ import annotations
