@@ -64,6 +64,7 @@ class LiveAttach(QObject):
         self._waiting: tuple[Cursor, int] | None = None  # (snapshot cursor, frames) whose display is timed
         self._pause, self._go = threading.Event(), threading.Event()
         self._thread: threading.Thread | None = None
+        self._detach = False  # asked before the recorder existed
 
     def build_menu(self) -> None:
         menu = self.win.menuBar().addMenu("&Live")
@@ -79,7 +80,7 @@ class LiveAttach(QObject):
         host, port = parse_endpoint(endpoint)
         hooks = find_hooks(elf)
         self.frames, self.session, self.output, self.latencies, self._shown = [], None, output, {}, 0
-        self.running, self.paused = True, False
+        self.running, self.paused, self._detach = True, False, False
         self._pause.clear()
         self._go.clear()
         meta = recording_meta(elf, endpoint, from_start)
@@ -97,6 +98,8 @@ class LiveAttach(QObject):
                 live = LiveCapture(output, recorder)
                 recorder.on_frame = partial(self._frame_done, live.frame_done)
                 self.recorder = recorder
+                if self._detach:  # detached while connecting: record nothing, leave the program running
+                    recorder.frames_wanted = 0
                 recorder.run()
                 live.write()
             ended = recorder.ended_by
@@ -121,6 +124,7 @@ class LiveAttach(QObject):
     def pause(self) -> None:
         """Stop the program at the next frame end."""
         if self.running:
+            self._go.clear()  # a resume given while running must not let this pause through
             self._pause.set()
             self.win.status.setText("live: pausing at the next frame end …")
 
@@ -132,6 +136,7 @@ class LiveAttach(QObject):
     def detach(self) -> None:
         """End the recording at the next frame end (at once when paused); the program runs on."""
         recorder = self.recorder
+        self._detach = True
         if recorder is not None and self.running:
             recorder.frames_wanted = recorder.frames + (0 if self.paused else 1)
         self.resume()

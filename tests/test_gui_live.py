@@ -36,17 +36,27 @@ def _showing_end(win, frames: int) -> bool:
     return _frames(win) == frames and snap is not None and snap.cursor == win.timeline.end
 
 
-def test_a_live_session_follows_pauses_and_resumes(qtbot, window, tmp_path: Path) -> None:  # noqa: F811
-    player = gx_script.build(tmp_path)
+@pytest.fixture(scope="module")
+def player(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return gx_script.build(tmp_path_factory.mktemp("gx_player"))
+
+
+def _serve(player: Path, tmp_path: Path, sleep_ms: int):
+    """qemu serving gx_player playing the animation sample, asleep ``sleep_ms`` in the middle of frame 2."""
     script = tmp_path / "animation.gxs"
-    script.write_bytes(gx_script.script(pica.read(SAMPLE), waits={_mid_frame_2(pica.read(SAMPLE)): SLEEP_MS}))
+    script.write_bytes(gx_script.script(pica.read(SAMPLE), waits={_mid_frame_2(pica.read(SAMPLE)): sleep_ms}))
     port = gx_script.free_port()
     qemu = gx_script.serve(player, script, port)
+    gx_script.wait_listening(port, qemu)
+    return qemu, f"127.0.0.1:{port}"
+
+
+def test_a_live_session_follows_pauses_and_resumes(qtbot, window, player: Path, tmp_path: Path) -> None:  # noqa: F811
+    qemu, endpoint = _serve(player, tmp_path, SLEEP_MS)
     out = tmp_path / "live.pica"
     try:
-        gx_script.wait_listening(port, qemu)
         live = window.live
-        live.start(f"127.0.0.1:{port}", str(player), str(out), from_start=True)
+        live.start(endpoint, str(player), str(out), from_start=True)
         qtbot.waitUntil(lambda: _showing_end(window, 2), timeout=WAIT_MS)
         assert qemu.poll() is None and live.running  # frame 1 on screen, the program asleep in frame 2
         assert np.array_equal(window.snapshot.images["top"], gx_script.reference("animation", 1))
@@ -69,6 +79,26 @@ def test_a_live_session_follows_pauses_and_resumes(qtbot, window, tmp_path: Path
         qtbot.waitUntil(lambda: 3 in live.latencies, timeout=WAIT_MS)  # timed once the window has shown it
         assert sorted(live.latencies) == [0, 1, 2, 3]
         print("live latencies (s):", {f: round(t, 3) for f, t in live.latencies.items()})
+    finally:
+        if qemu.poll() is None:
+            qemu.kill()
+        qemu.wait()
+
+
+def test_detach_lets_the_program_run_on(qtbot, window, player: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Detach while the program runs: the recording ends at the next frame end (frame 2's), the program goes on
+    without breakpoints to its normal exit, and the file holds the three complete frames."""
+    qemu, endpoint = _serve(player, tmp_path, 1500)
+    out = tmp_path / "live.pica"
+    try:
+        live = window.live
+        live.start(endpoint, str(player), str(out), from_start=True)
+        qtbot.waitUntil(lambda: _frames(window) == 2, timeout=WAIT_MS)
+        live.detach()
+        qtbot.waitUntil(lambda: not live.running, timeout=WAIT_MS)
+        assert qemu.wait(timeout=60) == 0 and window.last_error == ""
+        assert len(live.frames) == 3
+        assert len([e for e in pica.read(out).events if isinstance(e, pica.FrameEnd)]) == 3
     finally:
         if qemu.poll() is None:
             qemu.kill()
