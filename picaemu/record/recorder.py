@@ -161,9 +161,9 @@ class Recorder:
     def run(self) -> pica.Capture:
         """Record until ``frames`` frames are complete, the link fails or Ctrl-C; returns the complete frames."""
         try:
-            for hook in self.hooks.values():
-                if hook.role != "draw" or self._sampled(0):
-                    self._install(hook)
+            for each in self.hooks.values():
+                if each.role != "draw" or self._sampled(0):
+                    self._install(each)
             hook: Hook | None = None
             while self.frames_wanted is None or self.frames < self.frames_wanted:
                 if hook is not None and hook.address in self.installed:
