@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 
 from picaemu.gui import layout
+from picaemu.gui.attach import LiveAttach
 from picaemu.gui.comparison import Comparisons
 from picaemu.gui.find_requests import FindRequests
 from picaemu.gui.follow_ups import FollowUps
@@ -87,6 +88,7 @@ class MainWindow(QMainWindow):
         self.open_at_draw: int | None = None  # where the capture being opened opens (else ``opening_position``)
         self._recent_on_open = False
         self._build_panels()
+        self.live = LiveAttach(self)  # File › Attach…: a live session (gui/attach.py)
         self._build_menus()
         self.status = QLabel("open a capture (File › Open, or drop it here)")
         self.statusBar().addWidget(self.status, 1)
@@ -192,6 +194,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "Open c3dcap scene folder…", self._open_folder_dialog)
         self._action(file_menu, "Open raw command list…", self._open_raw_dialog)
         self._action(file_menu, "Compare with capture…", self._compare_dialog)
+        self._action(file_menu, "Attach to a running program…", self.live.attach_dialog)
         self.recent_menu = file_menu.addMenu("Recent")
         self._fill_recent()
         self._action(file_menu, "Quit", self.close, "Ctrl+Q")
@@ -206,6 +209,7 @@ class MainWindow(QMainWindow):
         self._action(debug, "Find…", self.finding.focus_find, "Ctrl+F")
         self._action(debug, "Bookmark here…", self.commands.ask_bookmark, "Ctrl+B")
         self._action(debug, "Why? (current draw)", self.inspectors.request_why, "Ctrl+Y")
+        self.live.build_menu()
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
@@ -409,6 +413,7 @@ class MainWindow(QMainWindow):
         if (
             self.finding.handle(result)
             or result.stale
+            or self.live.handle(result)
             or self.inspectors.handle(result)
             or self.comparisons.handle(result)
         ):
@@ -459,14 +464,9 @@ class MainWindow(QMainWindow):
         self.history_pixel = None  # a pick on the previous capture means nothing here
         self._console_scope.clear()  # the console's names belonged to the previous session
         self.history.show_history(None)
-        self.timeline = tl = opened.timeline
         self.setWindowTitle(f"picaemu debugger — {os.path.basename(self.path)}")
-        self.commands.set_timeline(tl, self.path, opened.markers)
-        self.stats.set_timeline(tl)
-        self.draws.set_draws(tl)
-        self.finding.opened()
-        self.breakpoints.set_breakpoints(self._load_breakpoints())
-        self.pipeline_state.set_draw_count(len(tl.draws))
+        self.show_timeline(opened, plot=not self.live.running)  # a live session plots when it pauses or ends
+        tl = opened.timeline
         fault = opened.fault
         if fault is not None:
             self.show_error(
@@ -476,6 +476,17 @@ class MainWindow(QMainWindow):
             )
         draw, self.open_at_draw = self.open_at_draw, None
         self.move_to(tl.after_draw(draw) if draw is not None and 0 <= draw < len(tl.draws) else opening_position(tl))
+
+    def show_timeline(self, opened: jobs.Opened, *, plot: bool = True) -> None:
+        """The panels that list events and draws, on a new timeline (an open; a live session's new frames:
+        ``plot=False`` leaves the statistics figure as it was)."""
+        self.timeline = tl = opened.timeline
+        self.commands.set_timeline(tl, self.path, opened.markers)
+        self.stats.set_timeline(tl, plot=plot)
+        self.draws.set_draws(tl)
+        self.finding.opened()
+        self.breakpoints.set_breakpoints(self._load_breakpoints())
+        self.pipeline_state.set_draw_count(len(tl.draws))
 
     def _got_snapshot(self, result: JobResult) -> None:
         snap: Snapshot = result.value
@@ -575,5 +586,6 @@ class MainWindow(QMainWindow):
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState())
         self.settings.sync()
+        self.live.detach()
         self.worker.stop()
         super().closeEvent(event)
