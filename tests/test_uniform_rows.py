@@ -61,6 +61,6 @@ def test_rows_of_an_overflowing_upload() -> None:
     vsh_index = regtable.id_of("VSH_FLOATUNIFORM_INDEX")
     data = regtable.id_of("VSH_FLOATUNIFORM_DATA0")
     targets = np.array([vsh_index] + [data] * 9, np.int64)
-    values = np.array([94] + list(range(9)), np.uint32)
+    values = np.array([94, *range(9)], np.uint32)
     [(done, unit, rows)] = UniformUploads().rows(targets, values)
     assert unit == "VSH" and done.tolist() == [3, 6, 9] and rows.tolist() == [94, 95, 96]
