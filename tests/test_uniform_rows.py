@@ -37,7 +37,7 @@ def _writes(packets: list[PacketEvent]) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _state(uploads: UniformUploads) -> list[tuple[int, bool, list[int]]]:
-    return [(u["at"], u["f32"], u["words"]) for u in uploads._units.values()]
+    return [(u.at, u.f32, u.words) for u in uploads._units.values()]
 
 
 @settings(max_examples=300, deadline=None)

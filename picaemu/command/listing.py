@@ -20,6 +20,7 @@ import numpy as np
 from picaemu import regs as regtable
 from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
 from picaemu.regs import RegKind
+from picaemu.regs.schema import Field
 
 JsonValue = int | float | bool | str | None
 WORDS_PER_VECTOR = {False: 3, True: 4}  # float-uniform FIFO words per vector: packed float24, float32 (mode bit)
@@ -167,6 +168,20 @@ def write_text(w: WriteEvent) -> str:
     return text + (f"  {fields}" if fields else "")
 
 
+@dataclass
+class _UploadUnit:
+    """One unit's float-uniform upload state (``UniformUploads``): its index register's id and fields, its data
+    registers, the row the upload has reached, the mode and the words of the vector under way."""
+
+    index_id: int
+    index: Field
+    mode: Field
+    data: frozenset[int]
+    at: int = 0
+    f32: bool = False
+    words: list[int] = field(default_factory=list)
+
+
 class UniformUploads:
     """Turns the float-uniform FIFO words of a command list into the vectors they upload: feed it packets in
     order (``lines(packet)``), it returns ``c5 = (x, y, z, w)`` lines for every vector a packet completes. Tracks
@@ -176,20 +191,11 @@ class UniformUploads:
     packet scan: only where each vector lands)."""
 
     def __init__(self) -> None:
-        self._units = {}
+        self._units: dict[str, _UploadUnit] = {}
         for unit in ("VSH", "GSH"):
             index = regtable.by_name(f"{unit}_FLOATUNIFORM_INDEX")
             data = [r.id for r in regtable.all_registers() if r.name.startswith(f"GPUREG_{unit}_FLOATUNIFORM_DATA")]
-            self._units[unit] = {
-                "index_id": index.id,
-                "index": index.field("index"),
-                "mode": index.field("mode"),
-                "data": set(data),
-                "data_ids": np.array(sorted(data), np.int64),
-                "at": 0,
-                "f32": False,
-                "words": [],
-            }
+            self._units[unit] = _UploadUnit(index.id, index.field("index"), index.field("mode"), frozenset(data))
 
     def vectors(self, p: PacketEvent) -> list[tuple[str, int, list[int], bool]]:
         """(unit "VSH" | "GSH", uniform row, words as uploaded, float32 mode) of every vector ``p`` completes;
@@ -205,15 +211,15 @@ class UniformUploads:
         """``values`` written one after the other to register ``target``."""
         out: list[tuple[str, int, list[int], bool]] = []
         for unit, u in self._units.items():
-            if target == u["index_id"]:  # each write restarts the upload: the last one counts
-                u["at"], u["f32"], u["words"] = u["index"].extract(values[-1]), bool(u["mode"].extract(values[-1])), []
-            elif target in u["data"]:
-                words, need = u["words"], WORDS_PER_VECTOR[u["f32"]]
+            if target == u.index_id:  # each write restarts the upload: the last one counts
+                u.at, u.f32, u.words = u.index.extract(values[-1]), bool(u.mode.extract(values[-1])), []
+            elif target in u.data:
+                words, need = u.words, WORDS_PER_VECTOR[u.f32]
                 words.extend(values)
                 while len(words) >= need:
-                    out.append((unit, u["at"], words[:need], u["f32"]))
+                    out.append((unit, u.at, words[:need], u.f32))
                     del words[:need]
-                    u["at"] += 1
+                    u.at += 1
         return out
 
     def rows(self, targets: np.ndarray, values: np.ndarray) -> list[tuple[np.ndarray, str, np.ndarray]]:
@@ -221,27 +227,27 @@ class UniformUploads:
         complete, as ``vectors`` would name them one write at a time (and the state it keeps advanced the same
         way): per unit with any, (positions in ``targets`` of the writes that complete a vector, unit, their
         rows)."""
-        out = []
+        out: list[tuple[np.ndarray, str, np.ndarray]] = []
         for unit, u in self._units.items():
-            at = np.flatnonzero((targets == u["index_id"]) | np.isin(targets, u["data_ids"]))
+            at = np.flatnonzero((targets == u.index_id) | np.isin(targets, np.fromiter(u.data, np.int64)))
             if at.size == 0:
                 continue
-            index = targets[at] == u["index_id"]
+            index = targets[at] == u.index_id
             segment = np.cumsum(index)  # 0: the upload going on before these writes; k: from the k-th index write
             marks = values[at[index]].astype(np.int64)
-            start = np.concatenate(([u["at"]], u["index"].extract(marks)))
-            f32 = np.concatenate(([u["f32"]], u["mode"].extract(marks).astype(bool)))
+            start = np.concatenate(([u.at], u.index.extract(marks)))
+            f32 = np.concatenate(([u.f32], u.mode.extract(marks).astype(bool)))
             carry = np.zeros(start.size, np.int64)
-            carry[0] = len(u["words"])
+            carry[0] = len(u.words)
             data = np.cumsum(~index)
             words = carry[segment] + data - np.concatenate(([0], data[index]))[segment]  # words of its upload so far
             need = np.where(f32, WORDS_PER_VECTOR[True], WORDS_PER_VECTOR[False])[segment]
             done = ~index & (words % need == 0)
             out.append((at[done], unit, start[segment[done]] + words[done] // need[done] - 1))
             last, total, k = int(segment[-1]), int(words[-1]), int(need[-1])
-            held = (u["words"] if last == 0 else []) + values[at[~index & (segment == last)]].tolist()
-            u["at"], u["f32"] = int(start[last]) + total // k, bool(f32[last])
-            u["words"] = held[len(held) - total % k :]
+            held = (u.words if last == 0 else []) + values[at[~index & (segment == last)]].tolist()
+            u.at, u.f32 = int(start[last]) + total // k, bool(f32[last])
+            u.words = held[len(held) - total % k :]
         return out
 
     def lines(self, p: PacketEvent) -> list[str]:

@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from picaemu.analysis.imagediff import compare_arrays
 from picaemu.debug import state_diff
 from picaemu.draw import CompiledSink, DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink, observed_sink
 from picaemu.draw_state import PARTS
@@ -72,7 +71,7 @@ def _crc(views: list[np.ndarray]) -> int:
     """CRC-32 of ``views`` one after the other."""
     crc = 0
     for v in views:
-        crc = zlib.crc32(v, crc)
+        crc = zlib.crc32(v.data, crc)
     return crc
 
 
@@ -164,7 +163,7 @@ class OutputWatch:
         if self.reference is None:
             size = sum(v.size for v in views)
             if self._content_bytes + size <= COPY_BUDGET:
-                self.contents[place] = b"".join(views)  # one copy (bytes compare with memcmp)
+                self.contents[place] = b"".join(v.data for v in views)  # one copy (bytes compare with memcmp)
                 self._content_bytes += size
             else:
                 self.contents[place] = _crc(views)
@@ -172,7 +171,7 @@ class OutputWatch:
         kept = self.reference.contents.get(place)
         if kept is None:  # A has no point here: the pair is not compared
             return DIFFERS
-        same = _crc(views) == kept if isinstance(kept, int) else b"".join(views) == kept
+        same = _crc(views) == kept if isinstance(kept, int) else b"".join(v.data for v in views) == kept
         return place if same else DIFFERS
 
     def _after(self, last: int, force: bool = False, packet: int = -1, resume: tuple[int, int] | None = None) -> None:
@@ -214,7 +213,7 @@ class OutputWatch:
         h = hashlib.blake2b(digest_size=16)  # a few per capture: a real hash
         for screen in SCREENS:
             try:
-                h.update(np.ascontiguousarray(replay.screen(screen)))
+                h.update(np.ascontiguousarray(replay.screen(screen)).data)
             except PicaError as err:  # a screen the capture never set up: its reason is its content
                 h.update(str(err).encode())
         return h.digest()
@@ -265,6 +264,8 @@ class Side:
     def rewind(self, before: int) -> None:
         """Back to the last checkpoint of the frame being compared before draw ``before`` (its start when none
         is), for pass 2: from there the replay reaches every later draw as pass 1 did."""
+        if self.start is None:
+            raise PicaError("rewind before run_frame: there is no frame start to go back to")
         self.watch.recording = False
         kept = [cp for draw, cp in self.watch.kept if draw < before]
         self.replay.restore(kept[-1] if kept else self.start)
@@ -492,7 +493,6 @@ def _pixels(ra: Replay, rb: Replay) -> tuple[dict[str, Any] | None, tuple[np.nda
             "target": target,
             "error": f"the render targets differ in size: {fa.width}x{fa.height} vs {fb.width}x{fb.height}",
         }, (ca, cb)
-    _, _, _, bad = compare_arrays(ca, cb, 0)
-    bad |= ca[..., 3] != cb[..., 3]  # compare_arrays looks at RGB (the screens'); a render target has alpha
+    bad = (ca != cb).any(axis=2)  # every channel, alpha too (a render target has it; screens' diffs look at RGB)
     (za, sa), (zb, sb) = ra.depth_buffer(), rb.depth_buffer()
     return {"target": target, "color": _region(bad), "depth": _region((za != zb) | (sa != sb))}, (ca, cb)

@@ -201,5 +201,5 @@ class DrawChecks:
             return
         bad = rows[~np.isfinite(values).all(axis=1)]
         if bad.size:
-            values = ", ".join(f"c{r} = {tuple(setup.float_uniforms[r].tolist())}" for r in bad[:3])
-            self.report("nonfinite-uniform", f"{unit} program reads {values}", ("uniform", unit, *bad.tolist()))
+            named = ", ".join(f"c{r} = {tuple(setup.float_uniforms[r].tolist())}" for r in bad[:3])
+            self.report("nonfinite-uniform", f"{unit} program reads {named}", ("uniform", unit, *bad.tolist()))

@@ -32,7 +32,8 @@ from picaemu.command.packets import (
     ID_SHIFT,
     _walk,
 )
-from picaemu.command.processor import MIRRORED, RunResult
+from picaemu.command.results import RunResult
+from picaemu.command.tables import MIRRORED
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import Action
 from picaemu.shader.isa import NUM_C
