@@ -1,5 +1,5 @@
 """``picaemu.debug.capture_diff`` on frames long enough for pass 2 to start from a checkpoint kept in pass 1
-(``KEEP`` points of ``EVERY`` draws) and for side A's kept render-target copies to run past their budget (CRC-32
+(every ``KEEP_DRAWS`` draws) and for side A's kept render-target copies to run past their budget (CRC-32
 points): the result is the one the plain way gives (pass 2 from the frame's start, every point kept as bytes)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from picaemu.debug import capture_diff
 from picaemu.debug.capture_diff import diff_captures
 from samples._common import VS_COLOR, rect, solid
 
-DRAWS = 300  # one frame: past KEEP * EVERY = 256 draws, so one checkpoint is kept before the late draws
+DRAWS = 300  # one frame: past KEEP_DRAWS = 256 draws, so one checkpoint is kept before the late draws
 COLUMNS = 40  # 10x10-pixel cells of the 400x240 screen
 
 
@@ -45,7 +45,7 @@ def long_frame(moved: int | None = None, covered: int | None = None, red: bool =
 def _plain(monkeypatch: pytest.MonkeyPatch, a: pica.Capture, b: pica.Capture) -> dict:
     """The result without kept checkpoints (pass 2 from the frame's start) and with every point kept as bytes."""
     with monkeypatch.context() as m:
-        m.setattr(capture_diff, "KEEP", 0)
+        m.setattr(capture_diff, "KEEP_DRAWS", 0)
         m.setattr(capture_diff, "COPY_BUDGET", 1 << 40)
         return diff_captures(a, b).as_dict()
 
@@ -67,7 +67,7 @@ def test_a_difference_one_draw_hides_again_past_the_kept_checkpoint(monkeypatch:
     result = diff_captures(a, b, every=1)
     assert (result.first_draw, result.pixels["color"]["count"]) == (270, 64)
     with monkeypatch.context() as m:
-        m.setattr(capture_diff, "KEEP", 0)
+        m.setattr(capture_diff, "KEEP_DRAWS", 0)
         assert diff_captures(a, b, every=1).as_dict() == result.as_dict()
 
 

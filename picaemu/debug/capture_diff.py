@@ -4,8 +4,8 @@ the GUI's side-by-side comparison. Qt-free.
 The two captures (or one capture under two backends) are aligned frame by frame and draw by draw: draw k of
 frame f of A is compared with draw k of frame f of B. Both are replayed frame by frame, each frame once (pass 1),
 A's frame first, then B's; a frame where they part is looked at again draw by draw (pass 2). A replay keeps the
-checkpoint at the start of the frame being compared and, inside it, one every ``KEEP`` points (taken where pass 1
-stops anyway); they are dropped at the next frame, so memory stays near a render's:
+checkpoint at the start of the frame being compared and, inside it, one at the first point ``KEEP_DRAWS`` draws
+or more after the last (where pass 1 stops anyway); they are dropped at the next frame, so memory stays near a render's:
 
 1. Under ``OutputWatch`` (a wrapper of the replay's pipeline), at every ``every``-th draw of a frame and after
    the last draw of every event, a point: the bytes of every render target the capture's draws have used so far
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 EVERY = 32  # draws of a frame between two points (output comparisons)
 COPY_BUDGET = 64 << 20  # bytes of render-target copies side A keeps per frame (then CRC-32 values)
 DIFFERS = -1  # side B's token of a point whose content differs from side A's
-KEEP = 8  # points between two checkpoints a side keeps in the frame being compared (where pass 2 starts)
+KEEP_DRAWS = 256  # draws of a frame between two checkpoints a side keeps (where pass 2 starts; 0: none)
 SCHEMA = 1
 Target = tuple[int, int]  # (physical address, bytes) of a render target
 SCREENS = ("top", "bottom")
@@ -115,7 +115,7 @@ class OutputWatch:
         self.pointed = -1  # the last draw with a point
         self.recording = True
         self.kept: list[tuple[int, Checkpoint]] = []  # (draw, replay checkpoint right after it) in this frame
-        self._frame_points = 0  # points taken in this frame
+        self._kept_at = -1  # the draw of the last checkpoint kept (the frame's start - 1)
         self.reference: OutputWatch | None = None  # side B: side A's watch, whose frame has run already
         self.contents: dict[int, bytes | int] = {}  # side A: place in the frame -> its render targets' bytes
         self._content_bytes = 0  # bytes ``contents`` holds (past ``COPY_BUDGET``: CRC-32 values instead)
@@ -176,20 +176,21 @@ class OutputWatch:
 
     def _after(self, last: int, force: bool = False, packet: int = -1, resume: tuple[int, int] | None = None) -> None:
         """After draw ``last`` (its ``DrawCall.packet`` and ``resume``): a point at a group's last draw (``force``:
-        at the last draw of an event), and at every ``KEEP``-th point of the frame a checkpoint where the draw ends
-        its packet inside a command list (the places the replay itself checkpoints)."""
+        at the last draw of an event); at a point ``KEEP_DRAWS`` draws or more after the frame's start or the last one
+        kept, a checkpoint when the draw ends its packet inside a command list (where the replay itself would)."""
         self.draws = last + 1
         if self.recording and (force or last == self._boundary(last)) and last > self.pointed:
             self.points[last], self.pointed = self.point(last), last
-            self._frame_points += 1
-            if KEEP and self._frame_points % KEEP == 0 and packet >= 0 and resume is not None and resume[1] > 0:
+            due = KEEP_DRAWS and last - self._kept_at >= KEEP_DRAWS
+            if due and packet >= 0 and resume is not None and resume[1] > 0:
                 replay = self._memory()
                 cp = replay.checkpoint(packets=replay.packet + packet + 1, resume=resume)
                 self.kept.append((last, cp))
+                self._kept_at = last
 
     def new_frame(self) -> None:
         """Pass 1 starts a frame: the checkpoints and contents of the last one are dropped."""
-        self.kept, self._frame_points = [], 0
+        self.kept, self._kept_at = [], self.draws - 1
         self.contents, self._content_bytes = {}, 0
 
     # -- PipelineSink ------------------------------------------------------------------------------------
