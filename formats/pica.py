@@ -63,6 +63,7 @@ from picaemu.formats.pica_events import (
     RegWrite,
     RequestDma,
     TextureCopy,
+    compiled_body,
     event_fields,
     event_from,
 )
@@ -308,7 +309,9 @@ def _parse_events(payload: bytes, base: int, nblobs: int, strict: bool) -> tuple
             if code not in EventType.__members__.values():
                 raise FormatError(f"unknown event type {code}", offset=at)
             kind = EventType(code)
-            event = event_from(kind, r.parse(BODIES[kind][1], f"{kind.name} event"), at)
+            fast = compiled_body(kind)
+            body = fast[0] if fast is not None and r.remaining() >= fast[1] else BODIES[kind][1]
+            event = event_from(kind, r.parse(body, f"{kind.name} event"), at)
             if isinstance(event, MemoryWrite) and event.blob >= nblobs:
                 raise FormatError(f"memory write names missing blob {event.blob}", offset=at)
             events.append(event)
