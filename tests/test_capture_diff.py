@@ -156,7 +156,7 @@ def test_cli_exit_status_json_and_text(tmp_path: Path) -> None:
     assert out["first_draw"] == 6 and out["pixels"]["color"]["count"] == 80 and "c1" in out["state"]["uniforms"]["vs"]
     text = _run("diff", str(a), str(b))
     assert text.exit_code == 1 and text.stdout.startswith("first differing draw: draw 6, frame 1")
-    assert "c1:" in text.stdout
+    assert "    c1 (projection[1]): " in text.stdout and " -> " in text.stdout  # the uniform, A -> B
     missing = _run("diff", str(a), str(tmp_path / "nope.pica"))
     assert missing.exit_code == 2 and missing.stderr.startswith("error:")
     (tmp_path / "bad.pica").write_bytes(b"not a capture")

@@ -141,6 +141,14 @@ def test_cli_history_json_is_the_api_answer() -> None:
 def test_cli_state_diff_mesh_trace_dump() -> None:
     diff = json.loads(run("state", str(CUBES), "--draw", "4", "--diff", "3", "--json"))
     assert "c4" in diff["uniforms"]["vs"] and "GPUREG_TEXUNIT0_ADDR1" in diff["registers"]
+    # the text: grouped by register (its changed fields under it), uniform and texture unit, each A -> B
+    text = run("state", str(CUBES), "--draw", "4", "--diff", "3").splitlines()
+    reg = diff["registers"]["GPUREG_TEXUNIT0_ADDR1"]
+    at = text.index(f"  GPUREG_TEXUNIT0_ADDR1 ({reg['id']}): {reg['a']} -> {reg['b']}")
+    old, new = reg["fields"]["address"]
+    assert text[at + 1] == f"    address: {old} -> {new}" and text[0] == "registers:"
+    c4 = diff["uniforms"]["vs"]["c4"]
+    assert f"    c4 ({c4['name']}): {c4['a']} -> {c4['b']}" in text
     csv_rows = run("mesh", str(TRIANGLE), "--draw", "0", "--stage", "clipped", "--csv").splitlines()
     assert csv_rows[0] == "triangle,vertex,position.x,position.y,position.z,position.w" and len(csv_rows) == 4
     trace = [

@@ -186,15 +186,45 @@ def state(capture: Path, draw: int, other: int | None, external: bool, as_json: 
 
 
 def print_difference(diff: dict, depth: int) -> None:
-    """A state difference (``picaemu.debug.state_diff``) as indented text, program diffs line by line."""
-    shaders = diff.get("shaders", {})
-    _print_tree({k: v for k, v in diff.items() if k != "shaders"}, depth)
-    if shaders:
-        click.echo(f"{'  ' * depth}shaders:")
-    for unit, change in shaders.items():
-        click.echo(f"{'  ' * (depth + 1)}{unit}: {change['a']} -> {change['b']}")
-        for line in change["diff"]:
-            click.echo(f"{'  ' * (depth + 2)}{line}")
+    """A state difference (``picaemu.debug.state_diff``; docs/diff.md) as indented text, one line per register,
+    uniform, texture or buffer with its value at A -> its value at B, the register's changed fields under it and
+    program diffs line by line."""
+    pad = "  " * depth
+    for section, body in diff.items():
+        click.echo(f"{pad}{section}:")
+        for line in _difference_lines(section, body):
+            click.echo(f"{pad}  {line}")
+
+
+def _difference_lines(section: str, body: dict) -> list[str]:
+    """The lines of one section of a state difference (``print_difference``)."""
+    out: list[str] = []
+    if section == "registers":
+        for name, reg in body.items():
+            out.append(f"{name} ({reg['id']}): {reg['a']} -> {reg['b']}")
+            out.extend(f"  {field}: {a} -> {b}" for field, (a, b) in reg.get("fields", {}).items())
+    elif section == "uniforms":
+        for unit, regs in body.items():
+            out.append(f"{unit}:")
+            for reg, u in regs.items():
+                label = f"{reg} ({u['name']})" if u.get("name") else reg
+                out.append(f"  {label}: {u['a']} -> {u['b']}")
+    elif section == "textures":
+        for unit, tex in body.items():
+            changed = tex.get("changed") or sorted(set(tex["a"]) | set(tex["b"]))
+            parts = [f"{key} {tex['a'].get(key)} -> {tex['b'].get(key)}" for key in changed]
+            out.append(f"unit {unit}: " + "; ".join(parts))
+    elif section == "shaders":
+        for unit, change in body.items():
+            out.append(f"{unit}: {change['a']} -> {change['b']}")
+            out.extend(f"  {line}" for line in change["diff"])
+    elif isinstance(body, dict):
+        for key, value in body.items():
+            pair = isinstance(value, list | tuple) and len(value) == 2
+            out.append(f"{key}: {value[0]} -> {value[1]}" if pair else f"{key}: {value}")
+    else:
+        out.append(str(body))
+    return out
 
 
 def _print_tree(value: object, depth: int) -> None:
