@@ -47,37 +47,50 @@ def _captures(tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
-def test_a_deleted_window_frees_its_session(qtbot, tmp_path: Path) -> None:
+def _opened(qtbot, tmp_path: Path) -> list[weakref.ref]:
+    """A window with a capture open, deleted: weak references to it, its worker and its session."""
     win = _window(tmp_path)
     open_scene(qtbot, win, _captures(tmp_path)[0])
     assert win.worker.session is not None
-    refs = weakref.ref(win), weakref.ref(win.worker.session), weakref.ref(win.worker)
+    refs = [weakref.ref(win), weakref.ref(win.worker.session), weakref.ref(win.worker)]
     _delete(win)
-    del win
+    return refs
+
+
+def test_a_deleted_window_frees_its_session(qtbot, tmp_path: Path) -> None:
+    refs = _opened(qtbot, tmp_path)
     gc.collect()
     assert [ref() for ref in refs] == [None, None, None]
 
 
-def test_capture_b_window_goes_with_a_and_is_replaced_once_closed(qtbot, tmp_path: Path) -> None:
+def _partner(qtbot, win: MainWindow, b: Path) -> MainWindow:
+    win.comparisons.compare_with(str(b))
+    qtbot.waitUntil(lambda: win.comparisons.partner is not None, timeout=WAIT_MS)
+    partner = win.comparisons.partner
+    qtbot.waitUntil(lambda: partner.snapshot is not None and partner.path == str(b), timeout=WAIT_MS)
+    return partner
+
+
+def _compared(qtbot, tmp_path: Path) -> list[weakref.ref]:
+    """A comparison, B's window closed by the user, a second comparison, then A's window deleted: weak references
+    to both B windows and all three sessions."""
     a, b = _captures(tmp_path)
     win = _window(tmp_path)
     try:
         open_scene(qtbot, win, a)
-        win.comparisons.compare_with(str(b))
-        qtbot.waitUntil(lambda: win.comparisons.partner is not None, timeout=WAIT_MS)
-        first = win.comparisons.partner
-        qtbot.waitUntil(lambda: first.snapshot is not None, timeout=WAIT_MS)
+        first = _partner(qtbot, win, b)
+        refs = [weakref.ref(first), weakref.ref(first.worker.session)]
         _delete(first)  # the user closes B's window: it is deleted, and forgotten
         assert win.comparisons.partner is None
-        del first
-        win.comparisons.compare_with(str(b))  # a new B window, with a running worker
-        qtbot.waitUntil(lambda: win.comparisons.partner is not None, timeout=WAIT_MS)
-        partner = win.comparisons.partner
-        qtbot.waitUntil(lambda: partner.snapshot is not None and partner.path == str(b), timeout=WAIT_MS)
-        refs = weakref.ref(partner), weakref.ref(partner.worker.session), weakref.ref(win.worker.session)
-        del partner
+        second = _partner(qtbot, win, b)  # a new B window, with a running worker
+        assert second is not first
+        refs += [weakref.ref(second), weakref.ref(second.worker.session), weakref.ref(win.worker.session)]
     finally:
         _delete(win)  # closing A closes B
-    del win
+    return refs
+
+
+def test_capture_b_window_goes_with_a_and_is_replaced_once_closed(qtbot, tmp_path: Path) -> None:
+    refs = _compared(qtbot, tmp_path)
     gc.collect()
-    assert [ref() for ref in refs] == [None, None, None]
+    assert [ref() for ref in refs] == [None] * 5

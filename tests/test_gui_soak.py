@@ -31,8 +31,9 @@ from tests.test_gui_window import open_scene, settle
 
 pytestmark = pytest.mark.gui
 STEPS = 1500
-# the real game's soak in the default suite: 300 steps (3 frame jumps), ~2 min; PICAEMU_SOAK_STEPS=1500 runs the
-# issue's full length (over 10 minutes on the 2-core VM: 640 MB resident and flat over the first 7 minutes)
+# the real game's soak in the default suite: 300 steps (3 frame jumps), ~20 s; PICAEMU_SOAK_STEPS=1500 runs the
+# issue's full length: 76-112 s of steps on the busy 2-core VM, 650 MB resident and flat (bench/RESULTS.md; the
+# "over 10 minutes" once measured was a process holding every earlier test's window: tests/test_gui_lifetime.py)
 GAME_STEPS = int(os.environ.get("PICAEMU_SOAK_STEPS", "300"))
 WARMUP = 160  # steps before the baseline: every draw visited once, first-time caches and widgets filled
 CHECK_EVERY = 50
