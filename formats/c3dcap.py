@@ -177,7 +177,8 @@ class _Loader:
         if kind == "ProcessCommandList":
             size = _int(e, "cmdlist_size_bytes", where, m)
             data = _file(self.root, e.get("cmdlist_file"), where, size)
-            flags = e.get("flags") if isinstance(e.get("flags"), dict) else {}
+            flags = e.get("flags")
+            flags = flags if isinstance(flags, dict) else {}
             args = {
                 "address": _int(e, "cmdlist_paddr", where, m),
                 "size": size,
@@ -190,8 +191,8 @@ class _Loader:
             keys = ("in_paddr", "out_paddr", "in_width", "in_height", "out_width", "out_height", "flags")
             return GxCommand(seq, kind, {k: _int(e, k, where, m) for k in keys}, memory)
         if kind == "TextureCopy":
-            keys = ("in_paddr", "out_paddr", "size", "in_line", "out_line", "flags")
-            return GxCommand(seq, kind, {k: _int(e, k, where, m) for k in keys}, memory)
+            copy_keys = ("in_paddr", "out_paddr", "size", "in_line", "out_line", "flags")
+            return GxCommand(seq, kind, {k: _int(e, k, where, m) for k in copy_keys}, memory)
         if kind == "RequestDma":
             args = {k: _int(e, k, where, m) for k in ("src_paddr", "dst_paddr", "size")}
             args["flush"] = int(bool(e.get("flush", 0)))
@@ -250,7 +251,8 @@ def read(path: str | os.PathLike[str]) -> Scene:
         raise FormatError(f"manifest format is {doc.get('format')!r}, expected {FORMAT!r}", path=str(loader.manifest))
     if events_at is None:
         raise FormatError("manifest has no 'events' list", path=str(loader.manifest))
-    mmap = doc.get("memory_map") if isinstance(doc.get("memory_map"), dict) else {}
+    mmap = doc.get("memory_map")
+    mmap = mmap if isinstance(mmap, dict) else {}
     scene = Scene(str(doc.get("scene", root.name)), {k: v for k, v in mmap.items() if isinstance(v, int)})
     for i, e in enumerate(json_stream.items(text, events_at)):  # one event's objects at a time
         scene.events.append(loader.event(e, i))

@@ -32,6 +32,16 @@ if TYPE_CHECKING:
 ROUTE_COMPILED = "compiled"
 REFERENCE_PREFIX = "reference: "
 REASON_SEPARATOR = "; "
+# why a draw took the reference route besides the plans' own refusals and run-time declines (``picaemu.pipeline``)
+IMMEDIATE_MODE = "immediate mode"
+STAGE_OBSERVER = "stage observer attached"
+VERTEX_SHADER_SEAM = "vertex shader seam replaced"
+COLOR_STAGES_SEAM = "color stages seam replaced"
+FUSED_VERTICES_OFF = "fused vertex side off"
+FUSED_FRAGMENTS_OFF = "fused fragment side off"
+OTHER_BACKEND = "fragments run by another backend"
+MID_PRIMITIVE = "assembler holds an earlier draw's vertices"
+VERTEX_DECLINED = "vertex side declined at run time (vertex count, unique vertices or a read outside memory)"
 
 
 def route_reasons(route: str) -> list[str]:

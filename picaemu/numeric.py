@@ -110,21 +110,37 @@ def encode_float(value: float | np.ndarray, fmt: FloatFormat) -> int | np.ndarra
     return int(out) if np.ndim(value) == 0 else out
 
 
+@overload
+def f24(raw: int) -> float: ...
+@overload
+def f24(raw: np.ndarray) -> np.ndarray: ...
 def f24(raw: int | np.ndarray) -> float | np.ndarray:
     """float24 (1.7.16) raw bits -> float32."""
     return decode_float(raw, FLOAT24)
 
 
+@overload
+def to_f24(value: float) -> int: ...
+@overload
+def to_f24(value: np.ndarray) -> np.ndarray: ...
 def to_f24(value: float | np.ndarray) -> int | np.ndarray:
     """float32 -> float24 (1.7.16) raw bits (mantissa truncated)."""
     return encode_float(value, FLOAT24)
 
 
+@overload
+def f16(raw: int) -> float: ...
+@overload
+def f16(raw: np.ndarray) -> np.ndarray: ...
 def f16(raw: int | np.ndarray) -> float | np.ndarray:
     """float16 (1.5.10) raw bits -> float32."""
     return decode_float(raw, FLOAT16)
 
 
+@overload
+def to_f16(value: float) -> int: ...
+@overload
+def to_f16(value: np.ndarray) -> np.ndarray: ...
 def to_f16(value: float | np.ndarray) -> int | np.ndarray:
     """float32 -> float16 (1.5.10) raw bits (mantissa truncated)."""
     return encode_float(value, FLOAT16)
@@ -142,15 +158,19 @@ def finite(x: npt.ArrayLike) -> np.ndarray:
     """float32 array with NaN -> 0 and +-Inf -> +-``FINITE_LIMIT``: what a float becomes before it can pick a table
     entry. A GPU value that is NaN or Inf (a NaN depth scale, a shader's 0 * Inf) must never turn into an index:
     numpy's cast of NaN gives INT64_MIN, which indexes outside any table."""
-    return np.nan_to_num(np.asarray(x, np.float32), nan=0.0, posinf=FINITE_LIMIT, neginf=-FINITE_LIMIT)
+    return np.nan_to_num(np.asarray(x, np.float32), nan=0.0, posinf=float(FINITE_LIMIT), neginf=-float(FINITE_LIMIT))
 
 
-def signed(raw: int | np.ndarray, bits: int) -> int | np.ndarray:
+@overload
+def signed(raw: int | np.integer, bits: int) -> int: ...
+@overload
+def signed(raw: np.ndarray, bits: int) -> np.ndarray: ...
+def signed(raw: int | np.integer | np.ndarray, bits: int) -> int | np.ndarray:
     """Two's-complement ``bits``-bit field -> signed integer."""
     sign_bit = 1 << (bits - 1)
     if isinstance(raw, np.ndarray):
-        r = raw.astype(np.int64) & ((1 << bits) - 1)
-        return (r ^ sign_bit) - sign_bit
+        field = raw.astype(np.int64) & ((1 << bits) - 1)
+        return (field ^ sign_bit) - sign_bit
     r = int(raw) & ((1 << bits) - 1)
     return (r ^ sign_bit) - sign_bit
 

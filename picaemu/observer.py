@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from picaemu.geometry.vertex_loader import VertexBatch
-    from picaemu.pipeline import FragmentFates
+    from picaemu.pipeline_seams import FragmentFates
     from picaemu.raster.fragments import Fragments
 
 
@@ -104,7 +104,7 @@ class StageObserver:
 
     With ``fragment_fates = True`` the pipeline runs the recorded fragment pass and calls ``on_fragments(call,
     fates)`` once per draw that reaches the rasterizer (possibly with no fragments) with a
-    ``picaemu.pipeline.FragmentFates``: every rasterized fragment (scissor-rejected ones included), its
+    ``picaemu.pipeline_seams.FragmentFates``: every rasterized fragment (scissor-rejected ones included), its
     ``Fate``, TEV output and its pixel's color before and after it, as the pass recorded them.
 
     With ``fragment_tests = True`` the pipeline runs the recorded fragment pass (fragment by fragment, same

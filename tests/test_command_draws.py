@@ -19,7 +19,8 @@ from picaemu.command import kernel as K
 from picaemu.command.builder import CommandBuilder
 from picaemu.command.draw_log import FIRST_ROWS
 from picaemu.command.listing import ListingObserver
-from picaemu.command.processor import ACTION_TABLE, CommandProcessor, RunResult
+from picaemu.command.processor import CommandProcessor, RunResult
+from picaemu.command.tables import ACTION_TABLE
 from picaemu.draw import DrawKind, NullPipeline
 from picaemu.memory import PhysicalMemory
 from picaemu.state import GpuState

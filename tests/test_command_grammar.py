@@ -16,7 +16,8 @@ from picaemu.command import kernel as K
 from picaemu.command import packets
 from picaemu.command.listing import ListingObserver
 from picaemu.command.packets import COMMAND_BUFFER, HEADER, PACKET, expand_mask, list_packets, unpack_header
-from picaemu.command.processor import ACTION_TABLE, CommandProcessor
+from picaemu.command.processor import CommandProcessor
+from picaemu.command.tables import ACTION_TABLE
 
 UNUSED_BITS = 0xFFFFFFFF & ~sum(bits << shift for shift, bits in packets.header_fields().values())
 PLAIN_IDS = [i for i in range(K.NUM_REGS) if ACTION_TABLE[i] == K.A_PLAIN]  # no side effect: a store only

@@ -112,8 +112,8 @@ def run_local(tasks: list[dict[str, Any]], jobs: int) -> Iterator[bytes]:
                     if died:
                         gone.append(w)
                     yield result
-                elif (t := kill_time(w)) is not None and now > t:
-                    task, seconds = w.task, now - w.started
+                elif (task := w.task) is not None and (t := kill_time(w)) is not None and now > t:
+                    seconds = now - w.started
                     w.process.kill()
                     w.task = None
                     gone.append(w)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +32,9 @@ from picaemu.formats import shbin as shbin_format
 from picaemu.gx import convert as gxconvert
 from picaemu.regs import access, by_name
 from picaemu.texture import encode_texture, texture_format
+
+if TYPE_CHECKING:
+    from picaemu.shader.setup import Unit
 
 LINEAR_BASE, LINEAR_SIZE = 0x20100000, 0x02000000
 VRAM_BASE, VRAM_SIZE = 0x18000000, 0x00600000
@@ -104,8 +108,8 @@ class CaptureBuilder:
             raise BuilderError("no command list is open: call begin_frame() first")
         return self.cmd
 
-    def set(self, reg: str | int, mask: int = 0xF, **values: int | float | bool | str) -> None:
-        """Write ``reg`` composed from named field values."""
+    def set(self, reg: str | int, mask: int = 0xF, /, **values: int | float | bool | str) -> None:
+        """Write ``reg`` composed from named field values (``reg`` and ``mask`` positional: no field shadows them)."""
         self.list.write(reg, compose(reg, **values), mask)
 
     def marker(self, text: str) -> None:
@@ -263,7 +267,7 @@ class CaptureBuilder:
         self._names(program, dvle, "gs")
         return entry
 
-    def _names(self, program: shbin_format.Shbin, dvle: int, unit: str) -> None:
+    def _names(self, program: shbin_format.Shbin, dvle: int, unit: Unit) -> None:
         """Record the DVLE's uniform names in the capture metadata (``picaemu.shader.names``)."""
         from picaemu.shader import names
 

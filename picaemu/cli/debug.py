@@ -35,11 +35,12 @@ from picaemu import replay as rp
 from picaemu.cli.common import compiles_kernels, examples, exclusive, reports_errors
 from picaemu.command.listing import UniformUploads, packet_text
 from picaemu.debug import state_views
-from picaemu.debug.api import STAGES, UNITS
+from picaemu.debug.api import STAGES
 from picaemu.debug.fragment import report_lines
 from picaemu.debug.why import REMOVING
 from picaemu.errors import PicaError
 from picaemu.gx.lcd import EYES, SCREENS
+from picaemu.shader.setup import UNITS
 
 CAPTURE = click.argument("capture", type=click.Path(exists=True, path_type=Path))
 

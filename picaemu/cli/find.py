@@ -148,15 +148,14 @@ def bookmarks(
         raise click.UsageError("--add needs --draw")
     replay = rp.open(capture)  # the debugger holds its replay weakly
     debugger = replay.debugger
-    marks = (
-        debugger.add_bookmark(add_name, draw)
-        if add_name is not None
-        else debugger.rename_bookmark(*rename)
-        if rename
-        else debugger.remove_bookmark(remove_name)
-        if remove_name is not None
-        else debugger.bookmarks()
-    )
+    if add_name is not None and draw is not None:
+        marks = debugger.add_bookmark(add_name, draw)
+    elif rename:
+        marks = debugger.rename_bookmark(*rename)
+    elif remove_name is not None:
+        marks = debugger.remove_bookmark(remove_name)
+    else:
+        marks = debugger.bookmarks()
     groups = debugger.markers()
     if as_json:
         click.echo(

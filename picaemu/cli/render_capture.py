@@ -208,9 +208,9 @@ def render_capture(
         save(output)
     elif all_frames:
         with contextlib.ExitStack() as stack:
-            sink = stack.enter_context(open(os.devnull, "w")) if is_quiet() else sys.stderr
+            progress = stack.enter_context(open(os.devnull, "w")) if is_quiet() else sys.stderr
             frames = stack.enter_context(
-                click.progressbar(range(len(replay.frames)), label="rendering frames", file=sink, show_pos=True)
+                click.progressbar(range(len(replay.frames)), label="rendering frames", file=progress, show_pos=True)
             )
             for i in frames:
                 replay.run_to_frame(i)

@@ -10,7 +10,9 @@ picture; with ``--lcd`` in the LCD orientation, mapped back through ``picaemu.gx
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import click
 
@@ -21,10 +23,11 @@ from picaemu.formats.files import image_format
 from picaemu.formats.image import write_rgba
 from picaemu.gx.lcd import lcd_to_memory
 
+_T = TypeVar("_T", int, float)
 
-def _pair(text: str | None, kind: type, sep: str, what: str) -> tuple | None:
-    if text is None:
-        return None
+
+def _pair(text: str, kind: Callable[[str], _T], sep: str, what: str) -> tuple[_T, _T]:
+    """Two ``kind`` values of ``text`` separated by ``sep``; click's BadParameter naming ``what`` otherwise."""
     try:
         a, b = (kind(v) for v in text.lower().split(sep))
     except ValueError:
@@ -91,7 +94,8 @@ def surface(
         replay.run()
     s = replay.debugger.surface_view(address, fmt, width, height, not linear, after_draw)
     if output is not None:
-        picture = sf.render_surface(s, channels, _pair(value_range, float, ",", "LO,HI"), plane, lcd)
+        depth_range = None if value_range is None else _pair(value_range, float, ",", "LO,HI")
+        picture = sf.render_surface(s, channels, depth_range, plane, lcd)
         write_rgba(output, picture)
         click.echo(f"{s.format} {width}x{height} at 0x{address:08X} ({'linear' if linear else 'tiled'}) -> {output}")
     if pixel is not None:

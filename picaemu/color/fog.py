@@ -23,6 +23,7 @@ from functools import cached_property
 import numba
 import numpy as np
 
+from picaemu import numeric
 from picaemu.errors import UnsupportedFeature
 from picaemu.regs import access, id_of
 from picaemu.regs.blocks.tev import FOG_MODES
@@ -53,7 +54,7 @@ class FogState:
         values, deltas = decode_lut(state.fog_lut)
         return cls(
             mode=MODE_NAMES[code],
-            color=tuple(access.raw(regs, "FOG_COLOR", ch) for ch in "rgb"),
+            color=access.rgb(regs, "FOG_COLOR"),
             z_flip=bool(access.raw(regs, "TEXENV_UPDATE_BUFFER", "fog_z_flip")),
             values=values,
             deltas=deltas,
@@ -74,9 +75,8 @@ def decode_lut(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(128,) raw uint32 entries -> (values, deltas), each (128,) float32."""
     raw = raw.astype(np.int64)
     values = ((raw >> LUT_VALUE_SHIFT) & ((1 << LUT_VALUE_BITS) - 1)) / LUT_ONE
-    delta = raw & ((1 << LUT_DELTA_BITS) - 1)
-    delta = np.where(delta >= 1 << (LUT_DELTA_BITS - 1), delta - (1 << LUT_DELTA_BITS), delta) / LUT_ONE
-    return values.astype(np.float32), delta.astype(np.float32)
+    deltas = numeric.signed(raw, LUT_DELTA_BITS) / LUT_ONE  # the low LUT_DELTA_BITS bits, two's complement
+    return values.astype(np.float32), deltas.astype(np.float32)
 
 
 @numba.njit(cache=True)

@@ -372,6 +372,8 @@ def compute_lighting(
         shadow = _texture(textures, lstate.shadow.unit, "shadow", n)
         if lstate.shadow.invert:
             shadow = np.float32(1.0) - shadow
+    if lstate.luts is None:
+        raise ValueError("an enabled LightingState needs its decoded LUTs (LightingState.from_regs decodes them)")
     lparams, lflags, slots, scale, flags, ambient = kernel_arrays(lstate)
     K.light_fragments(
         np.ascontiguousarray(frags.quat, np.float32),

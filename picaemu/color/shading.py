@@ -128,10 +128,12 @@ def sample_unit(
     """(F, 4) uint8 color of one texture unit, with the per-fragment LOD when the unit's filtering needs it;
     reported to ``observer.on_texture`` when one is given."""
     uv = unit_uv(frags, ustate.coords)
-    lod = st = None
-    if observer is not None or (ustate.enabled and ustate.needs_lod):
-        _, st, _ = sampler.unit_coords(ustate, uv, frags.texcoord0_w)
-    if ustate.enabled and ustate.needs_lod:
+    needs_lod = ustate.enabled and ustate.needs_lod
+    if observer is None and not needs_lod:
+        return sampler.sample(ustate, uv, frags.texcoord0_w, memory, None, counters)
+    _, st, _ = sampler.unit_coords(ustate, uv, frags.texcoord0_w)
+    lod = None
+    if needs_lod:
         texel = st * np.array([ustate.width, ustate.height], np.float32)
         lod = lod_mod.compute_lod(frags.x, frags.y, frags.primitive, texel, ustate.lod_bias)
     color = sampler.sample(ustate, uv, frags.texcoord0_w, memory, lod, counters)

@@ -161,19 +161,19 @@ class TevStage:
     @classmethod
     def _decode(cls, regs: np.ndarray, n: int) -> TevStage:
         name = STAGE_NAMES[n]
-        sources = access.raws(regs, f"{name}_SOURCE", _SOURCE_FIELDS)
-        operands = access.raws(regs, f"{name}_OPERAND", _OPERAND_FIELDS)
+        s0, s1, s2, s3, s4, s5 = access.raws(regs, f"{name}_SOURCE", _SOURCE_FIELDS)
+        o0, o1, o2, o3, o4, o5 = access.raws(regs, f"{name}_OPERAND", _OPERAND_FIELDS)
         rgb_op, alpha_op = access.raws(regs, f"{name}_COMBINER", ("rgb_combine", "alpha_combine"))
         rgb_scale, alpha_scale = access.raws(regs, f"{name}_SCALE", ("rgb_scale", "alpha_scale"))
         stage = cls(
             index=n,
-            rgb_sources=sources[:3],
-            alpha_sources=sources[3:],
-            rgb_operands=operands[:3],
-            alpha_operands=operands[3:],
+            rgb_sources=(s0, s1, s2),
+            alpha_sources=(s3, s4, s5),
+            rgb_operands=(o0, o1, o2),
+            alpha_operands=(o3, o4, o5),
             rgb_op=rgb_op,
             alpha_op=alpha_op,
-            constant=access.raws(regs, f"{name}_COLOR", ("r", "g", "b", "a")),
+            constant=access.rgba(regs, f"{name}_COLOR"),
             rgb_shift=SCALE_SHIFT[rgb_scale],
             alpha_shift=SCALE_SHIFT[alpha_scale],
         )
@@ -304,7 +304,7 @@ class TevState:
     def from_regs(cls, regs: np.ndarray) -> TevState:
         return cls(
             stages=tuple(TevStage.from_regs(regs, n) for n in range(NUM_STAGES)),
-            buffer_color=access.raws(regs, "TEXENV_BUFFER_COLOR", ("r", "g", "b", "a")),
+            buffer_color=access.rgba(regs, "TEXENV_BUFFER_COLOR"),
             rgb_update=tuple(bool(v) for v in access.raws(regs, "TEXENV_UPDATE_BUFFER", _RGB_UPDATE_FIELDS)),
             alpha_update=tuple(bool(v) for v in access.raws(regs, "TEXENV_UPDATE_BUFFER", _ALPHA_UPDATE_FIELDS)),
         )
@@ -392,7 +392,7 @@ def slot_source(stage: TevStage, kind: str, slot: int) -> int | None:
     """The source code a slot of ``stage`` ("RGB" or "alpha") reads after the stage-0 rules (module docstring);
     None: it reads 0."""
     codes = stage.rgb_sources if kind == "RGB" else stage.alpha_sources
-    code = codes[slot]
+    code: int | None = codes[slot]
     if stage.index == 0 and kind == "RGB" and slot < 2 and code == SRC_PREVIOUS:
         code = codes[2] if codes[2] != SRC_PREVIOUS else None
     if stage.index == 0 and code == SRC_BUFFER:
@@ -406,7 +406,8 @@ def operand_sources(stage: TevStage) -> dict[str, tuple[int | None, int | None, 
     out = {}
     for kind, n in (("RGB", stage.plan.rgb_slots), ("alpha", stage.plan.alpha_slots)):
         got = [slot_source(stage, kind, s) for s in range(n)]
-        out[kind] = tuple(got + [got[0] if got else SRC_PREVIOUS] * (3 - len(got)))
+        a, b, c = got + [got[0] if got else SRC_PREVIOUS] * (3 - len(got))
+        out[kind] = (a, b, c)
     return out
 
 
@@ -464,11 +465,12 @@ def _slot_arrays(
         for code in codes:
             if code not in resolved:
                 resolved[code] = _resolve(stage, code, inputs, previous, buffer, count)
-        arrays[kind] = tuple(resolved[code] for code in codes)
+        a, b, c = codes
+        arrays[kind] = (resolved[a], resolved[b], resolved[c])
     return arrays
 
 
-def operand_values(stage: TevStage, arrays: dict[str, tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray]:
+def operand_values(stage: TevStage, arrays: Mapping[str, tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray]:
     """What the combine function of ``stage`` receives: (3, F, 3) uint8 RGB operands and (3, F) uint8 alpha
     operands ((0, F) for dot3 RGBA) after the operand modifiers of ``RGB_OPERAND_TABLE`` / ``ALPHA_OPERAND_TABLE``
     (the kernels apply the same tables inline). For observers only: the stage's output comes from ``run_stage``."""
@@ -497,7 +499,7 @@ def run_stage(
     previous: np.ndarray,
     buffer: np.ndarray,
     count: int,
-    arrays: dict[str, tuple[np.ndarray, ...]] | None = None,
+    arrays: Mapping[str, tuple[np.ndarray, ...]] | None = None,
 ) -> np.ndarray:
     """One stage over ``count`` fragments: (count, 4) uint8 (``arrays``: its ``_slot_arrays`` when already
     resolved)."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from picaemu import regs as regtable
 from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
 from picaemu.regs import RegKind
+from picaemu.regs.schema import Field
 
 JsonValue = int | float | bool | str | None
 
@@ -164,6 +165,20 @@ def write_text(w: WriteEvent) -> str:
     return text + (f"  {fields}" if fields else "")
 
 
+@dataclass
+class _UploadUnit:
+    """One unit's float-uniform upload state (``UniformUploads``): its index register's id and fields, its data
+    registers, the row the upload has reached, the mode and the words of the vector under way."""
+
+    index_id: int
+    index: Field
+    mode: Field
+    data: frozenset[int]
+    at: int = 0
+    f32: bool = False
+    words: list[int] = field(default_factory=list)
+
+
 class UniformUploads:
     """Turns the float-uniform FIFO words of a command list into the vectors they upload: feed it packets in
     order (``lines(packet)``), it returns ``c5 = (x, y, z, w)`` lines for every vector a packet completes. Tracks
@@ -172,19 +187,11 @@ class UniformUploads:
     per vector (W, Z, Y, X)."""
 
     def __init__(self) -> None:
-        self._units = {}
+        self._units: dict[str, _UploadUnit] = {}
         for unit in ("VSH", "GSH"):
             index = regtable.by_name(f"{unit}_FLOATUNIFORM_INDEX")
             data = [r.id for r in regtable.all_registers() if r.name.startswith(f"GPUREG_{unit}_FLOATUNIFORM_DATA")]
-            self._units[unit] = {
-                "index_id": index.id,
-                "index": index.field("index"),
-                "mode": index.field("mode"),
-                "data": set(data),
-                "at": 0,
-                "f32": False,
-                "words": [],
-            }
+            self._units[unit] = _UploadUnit(index.id, index.field("index"), index.field("mode"), frozenset(data))
 
     def vectors(self, p: PacketEvent) -> list[tuple[str, int, list[int], bool]]:
         """(unit "VSH" | "GSH", uniform row, words as uploaded, float32 mode) of every vector ``p`` completes;
@@ -200,15 +207,15 @@ class UniformUploads:
         """``values`` written one after the other to register ``target``."""
         out: list[tuple[str, int, list[int], bool]] = []
         for unit, u in self._units.items():
-            if target == u["index_id"]:  # each write restarts the upload: the last one counts
-                u["at"], u["f32"], u["words"] = u["index"].extract(values[-1]), bool(u["mode"].extract(values[-1])), []
-            elif target in u["data"]:
-                words, need = u["words"], 4 if u["f32"] else 3
+            if target == u.index_id:  # each write restarts the upload: the last one counts
+                u.at, u.f32, u.words = u.index.extract(values[-1]), bool(u.mode.extract(values[-1])), []
+            elif target in u.data:
+                words, need = u.words, 4 if u.f32 else 3
                 words.extend(values)
                 while len(words) >= need:
-                    out.append((unit, u["at"], words[:need], u["f32"]))
+                    out.append((unit, u.at, words[:need], u.f32))
                     del words[:need]
-                    u["at"] += 1
+                    u.at += 1
         return out
 
     def lines(self, p: PacketEvent) -> list[str]:

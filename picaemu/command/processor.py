@@ -6,8 +6,8 @@ and on triggers calls the pipeline through ``picaemu.draw.PipelineSink``: draws,
 restart/cache/flush events. Follows CMDBUF_JUMP0/1 into emulated memory and stops at a finalize that raises the
 P3D interrupt (the Azahar model: a byte of the value equal to IRQ_CMP's, with IRQ_AUTOSTOP set).
 
-The walk is the compiled loop of ``picaemu.command.kernel``; this module builds its tables from the register
-table, acts on the stops it reports and feeds observers. When nothing needs Python at a draw (the NullPipeline
+The walk is the compiled loop of ``picaemu.command.kernel`` over the tables of ``picaemu.command.tables``; this
+module acts on the stops it reports and feeds observers. When nothing needs Python at a draw (the NullPipeline
 itself, no observer: ``picaemu decode``-style runs) the decode-only action table keeps draws in the loop, which
 records them for ``draws``. Every write ORs its ``write_groups`` bits into a dirty mask that each draw takes
 (``take_dirty``). Bad buffers raise ``CommandBufferError`` subclasses
@@ -22,164 +22,42 @@ to a buffer already run raise ``JumpCycle``.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from picaemu import regs as regtable
 from picaemu.command import kernel as K
+from picaemu.command.delivery import deliver
 from picaemu.command.draw_log import DrawLog, TriggerRegisters
-from picaemu.command.packets import as_words, truncation_message, unpack_header
-from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineEventKind, PipelineSink, is_compiled_sink
+from picaemu.command.packets import as_words, truncation_message
+from picaemu.command.results import PendingInput, RunResult
+from picaemu.command.tables import (
+    ACTION_TABLE,
+    DECODE_ONLY_ACTIONS,
+    DEFAULT_BYTE_BUDGET,
+    EVENT_CAPACITY,
+    EVENT_OF_REG,
+    IDEMPOTENT,
+    IMMEDIATE_CAPACITY,
+    MAX_JUMPS,
+    PORT_LAYOUT,
+    RECORD_CAPACITY,
+    RESET_VALUES,
+    STOP_ACTIONS,
+)
+from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineSink, is_compiled_sink
 from picaemu.draw_state import ALL, PLAN_DATA_UPLOADS, WRITE_GROUPS, DrawStateCache
 from picaemu.errors import CommandBufferError, JumpCycle, MisalignedBuffer, TruncatedPacket, WorkBudgetExceeded
 from picaemu.memory import PhysicalMemory
-from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
-from picaemu.regs import Action, Port, RegKind, access
+from picaemu.observer import Observer, TriggerEvent
+from picaemu.regs import Action, access
 from picaemu.state import GpuState
 
 if TYPE_CHECKING:
     from picaemu.fused.driver import CompiledDriver
 
 log = logging.getLogger("picaemu.command")
-
-IMMEDIATE_CAPACITY = 65536
-RECORD_CAPACITY = 65536
-EVENT_CAPACITY = 1024
-MAX_JUMPS = 4096
-DEFAULT_BYTE_BUDGET = 64 << 20  # command bytes one run may execute: far above any real list (hundreds of KiB)
-# GSP's initialisation of the interrupt registers (reference §1.1)
-RESET_VALUES = {"IRQ_CMP": 0x12345678, "IRQ_MASK": 0xFFFFFFF0, "IRQ_AUTOSTOP": 1}
-
-_PORT_NUMBERS = {
-    Port.VSH_FLOAT_UNIFORM: K.P_VS_FLOAT,
-    Port.VSH_CODE: K.P_VS_CODE,
-    Port.VSH_OPDESC: K.P_VS_OPDESC,
-    Port.GSH_FLOAT_UNIFORM: K.P_GS_FLOAT,
-    Port.GSH_CODE: K.P_GS_CODE,
-    Port.GSH_OPDESC: K.P_GS_OPDESC,
-    Port.FIXED_ATTRIB: K.P_FIXED,
-    Port.LIGHTING_LUT: K.P_LIGHTING,
-    Port.FOG_LUT: K.P_FOG,
-    Port.PROCTEX_LUT: K.P_PROCTEX,
-    Port.GAS_LUT: K.P_GAS,
-}
-_INDEX_FIELDS = ("index", "offset")
-_SELECT_FIELDS = ("mode", "table", "lut")
-MIRRORED = (  # VS config registers the GS unit mirrors when it shares the VS configuration
-    "BOOLUNIFORM",
-    "INTUNIFORM_I0",
-    "INTUNIFORM_I1",
-    "INTUNIFORM_I2",
-    "INTUNIFORM_I3",
-    "OUTMAP_MASK",
-)
-_SILENT_ACTIONS = {Action.CODE_TRANSFER_END, Action.PORT_INDEX}
-_EVENTS = {
-    Action.VERTEX_CACHE_CLEAR: PipelineEventKind.VERTEX_CACHE_CLEAR,
-    Action.RESTART_PRIMITIVE: PipelineEventKind.RESTART_PRIMITIVE,
-    Action.EARLYDEPTH_CLEAR: PipelineEventKind.EARLYDEPTH_CLEAR,
-    Action.FRAMEBUFFER_FLUSH: PipelineEventKind.FRAMEBUFFER_FLUSH,
-    Action.FRAMEBUFFER_INVALIDATE: PipelineEventKind.FRAMEBUFFER_INVALIDATE,
-}
-
-
-def _field_of(reg: regtable.Register, names: tuple[str, ...]) -> regtable.Field | None:
-    return next((f for f in reg.fields if f.name in names), None)
-
-
-def build_tables() -> tuple[np.ndarray, np.ndarray]:
-    """(action codes per register id, port layout) for the compiled loop, from the register table."""
-    action = np.zeros(K.NUM_REGS, np.int32)
-    layout = np.zeros((K.NUM_PORTS, 8), np.int64)
-    for reg in regtable.all_registers():
-        if reg.kind is RegKind.DATA_PORT:
-            action[reg.id] = K.A_PORT + _PORT_NUMBERS[reg.port]
-        elif reg.action is Action.PORT_INDEX:
-            pn = _PORT_NUMBERS[reg.port]
-            action[reg.id] = K.A_INDEX + pn
-            idx = _field_of(reg, _INDEX_FIELDS)
-            sel = _field_of(reg, _SELECT_FIELDS)
-            layout[pn, K.L_INDEX_REG] = reg.id
-            layout[pn, K.L_INDEX_LO], layout[pn, K.L_INDEX_WIDTH] = idx.lo, idx.width
-            if sel is not None:
-                layout[pn, K.L_SEL_LO], layout[pn, K.L_SEL_WIDTH] = sel.lo, sel.width
-        elif reg.action in _EVENTS:
-            action[reg.id] = K.A_EVENT
-        elif reg.action is not None and reg.action not in _SILENT_ACTIONS:
-            action[reg.id] = K.A_STOP
-    delta = regtable.id_of("VSH_BOOLUNIFORM") - regtable.id_of("GSH_BOOLUNIFORM")
-    for name in MIRRORED:
-        action[regtable.id_of(f"VSH_{name}")] = K.A_MIRROR
-    com_id, com = access.locate("VSH_COM_MODE", "gs_config")
-    gs_id, gs_use = access.locate("GEOSTAGE_CONFIG", "gs_use")
-    attr_id, num_attr = access.locate("VSH_NUM_ATTR", "num_attrs_minus_1")
-    layout[0, K.G_COM_MODE_REG], layout[0, K.G_COM_MODE_LO] = com_id, com.lo
-    layout[0, K.G_GS_USE_REG], layout[0, K.G_GS_USE_LO], layout[0, K.G_GS_USE_WIDTH] = gs_id, gs_use.lo, gs_use.width
-    layout[0, K.G_MIRROR_DELTA] = delta
-    layout[0, K.G_NUM_ATTR_REG] = attr_id
-    layout[K.P_FIXED, K.L_SEL_LO], layout[K.P_FIXED, K.L_SEL_WIDTH] = num_attr.lo, num_attr.width
-    return action, layout
-
-
-def decode_only_actions(action: np.ndarray) -> np.ndarray:
-    """The action table for runs whose pipeline renders nothing and that nobody observes: draw triggers are
-    counted and recorded in the compiled loop (A_DRAW + kind) and pipeline events are plain writes."""
-    out = action.copy()
-    for reg in regtable.all_registers():
-        if reg.action is Action.DRAW_ARRAYS:
-            out[reg.id] = K.A_DRAW + K.D_ARRAYS
-        elif reg.action is Action.DRAW_ELEMENTS:
-            out[reg.id] = K.A_DRAW + K.D_ELEMENTS
-        elif action[reg.id] == K.A_EVENT:
-            out[reg.id] = K.A_PLAIN
-    return out
-
-
-ACTION_TABLE, PORT_LAYOUT = build_tables()
-DECODE_ONLY_ACTIONS = decode_only_actions(ACTION_TABLE)
-_STOP_ACTIONS = {r.id: r.action for r in regtable.all_registers() if ACTION_TABLE[r.id] == K.A_STOP}
-# events that only reset state: one in a row has the effect of several (the compiled draw loop queues one restart per
-# draw it runs; they reach the pipeline when it returns)
-IDEMPOTENT_EVENTS = frozenset({PipelineEventKind.RESTART_PRIMITIVE, PipelineEventKind.VERTEX_CACHE_CLEAR})
-# register id -> (pipeline event, bit mask that must be set for the event to happen; 0 = any write)
-_EVENT_OF_REG = {
-    r.id: (_EVENTS[r.action], r.field("restart").mask if r.action is Action.RESTART_PRIMITIVE else 0)
-    for r in regtable.all_registers()
-    if ACTION_TABLE[r.id] == K.A_EVENT
-}
-_IDEMPOTENT = np.zeros(K.NUM_REGS, bool)  # by register id: its event is in IDEMPOTENT_EVENTS
-_IDEMPOTENT[[reg for reg, (kind, _gate) in _EVENT_OF_REG.items() if kind in IDEMPOTENT_EVENTS]] = True
-
-
-@dataclass
-class RunResult:
-    """What one ``run`` did."""
-
-    packets: int = 0
-    writes: int = 0
-    draws: int = 0
-    jumps: int = 0
-    bytes_run: int = 0  # command bytes executed, over every buffer of the chain
-    finalized: bool = False
-    dropped_port_words: int = 0
-    ignored_writes: int = 0
-    stopped_at_limit: bool = False
-    buffers: list[tuple[int, int]] = field(default_factory=list)  # (address, size) of every buffer run
-    # after a stop at the packet limit: (address, bytes left) of the rest of the buffer, where a later
-    # ``run_at(*resume)`` continues the same chain
-    resume: tuple[int, int] | None = None
-
-
-@dataclass(frozen=True)
-class PendingInput:
-    """Input a command list has sent but the processor has not consumed yet: words of partial data-port vectors
-    and immediate-mode vertices not yet drawn (copies; see ``CommandProcessor.pending_input``)."""
-
-    ports: np.ndarray  # (NUM_PORTS, 4) uint32 words received of each port's current vector
-    counters: np.ndarray  # (COUNTERS_LEN,) int64 kernel counters (pending word counts, immediate count, ...)
-    immediate: np.ndarray  # (n, 16, 4) float32 immediate-mode vertices submitted since the last draw
 
 
 class CommandProcessor:
@@ -414,15 +292,24 @@ class CommandProcessor:
                     self._counters, self._immediate, cursor, self._records, self._packet_records, self._events,
                     record, self._groups, log.info, log.shadow, log.changes,
                 )  # fmt: skip
-                plans = None if record or self._compiled is None else self._compiled.active(self)
-                status = K.run(*args) if plans is None else self._compiled.run(self, args, plans, address, result)
+                driver = None if record else self._compiled
+                plans = None if driver is None else driver.active(self)
+                status = (
+                    K.run(*args) if driver is None or plans is None else driver.run(self, args, plans, address, result)
+                )
                 if cursor[K.K_DRAWS] != self.draw_count:  # draws handled in the loop took the dirty groups
                     self.draw_states.invalidate(ALL)
                     result.draws += int(cursor[K.K_DRAWS]) - self.draw_count
                     self.draw_count = int(cursor[K.K_DRAWS])
                 log.end, log.nchanges = int(cursor[K.K_NDRAW]), int(cursor[K.K_NCHANGE])
                 if record:
-                    self._notify(words, address, cursor)
+                    deliver(
+                        self.observers,
+                        words,
+                        address,
+                        self._packet_records[: cursor[K.K_NPK]],
+                        self._records[: cursor[K.K_NREC]],
+                    )
                     cursor[K.K_NREC] = cursor[K.K_NPK] = 0
                 if cursor[K.K_NEV]:
                     self._dispatch_events(cursor, address)
@@ -493,13 +380,13 @@ class CommandProcessor:
         cursor[K.K_NEV] = 0
         events = self._events[:n]
         if not self.observers and n > 1:  # a run of one idempotent event (a restart per compiled draw) acts once
-            repeat = (events[1:, 0] == events[:-1, 0]) & (events[1:, 1] == events[:-1, 1]) & _IDEMPOTENT[events[1:, 0]]
+            repeat = (events[1:, 0] == events[:-1, 0]) & (events[1:, 1] == events[:-1, 1]) & IDEMPOTENT[events[1:, 0]]
             if repeat.any():
                 events = events[np.concatenate(([True], ~repeat))]
         for reg_id, value, pos in events.tolist():
-            kind, gate = _EVENT_OF_REG[reg_id]
+            kind, gate, action = EVENT_OF_REG[reg_id]
             for obs in self.observers:
-                obs.on_trigger(TriggerEvent(address, 4 * pos, reg_id, regtable.get(reg_id).action.value, value))
+                obs.on_trigger(TriggerEvent(address, 4 * pos, reg_id, action.value, value))
             if gate & value or not gate:
                 self.pipeline.event(kind, self.state)
 
@@ -533,7 +420,7 @@ class CommandProcessor:
         value = slots[K.K_STOP_VALUE] & 0xFFFFFFFF
         offset = 4 * slots[K.K_STOP_PACKET]
         regs = self.state.regs
-        action = _STOP_ACTIONS[reg_id]
+        action = STOP_ACTIONS[reg_id]
         for obs in self.observers:
             obs.on_trigger(TriggerEvent(address, offset, reg_id, action.value, value))
         if action in (Action.DRAW_ARRAYS, Action.DRAW_ELEMENTS):
@@ -542,13 +429,14 @@ class CommandProcessor:
             packet = result.packets - (self._list_start or 0) + slots[K.K_PACKETS] - done
             resume = (address + 4 * slots[K.K_POS], 4 * (size - slots[K.K_POS])) if done and address else None
             call = DrawCall(self.draw_count, kind, self.state, self.memory, offset, packet=packet, resume=resume)
-            declined = None if self._compiled is None else self._compiled.pending
-            if declined is None:
+            driver = self._compiled
+            declined = None if driver is None else driver.pending
+            if driver is None or declined is None:
                 dirty = self._take_for(call)
                 if self._leave_to_loop(call, dirty):
                     return None
             else:  # the loop handed it back: ``_take_for`` ran when it was first left to it
-                self._compiled.pending = None
+                driver.pending = None
                 dirty, call.states = declined, self.draw_states
             self._draw(call, dirty)
             result.draws += 1
@@ -605,27 +493,5 @@ class CommandProcessor:
         call = DrawCall(self.draw_count, DrawKind.IMMEDIATE, self.state, self.memory, offset, inputs, packet=packet)
         self._draw(call, self._take_for(call))
 
-    def _notify(self, words: np.ndarray, address: int, cursor: np.ndarray) -> None:
-        packets = self._packet_records[: cursor[K.K_NPK]]
-        writes = self._records[: cursor[K.K_NREC]]
-        pk = 0
-        for pos, reg_id, value, lanes in writes.tolist():
-            while pk < len(packets) and packets[pk, 0] <= pos:
-                self._emit_packet(words, address, int(packets[pk, 0]))
-                pk += 1
-            event = WriteEvent(address, 4 * pos, reg_id, value & 0xFFFFFFFF, lanes)
-            for obs in self.observers:
-                obs.on_write(event)
-        while pk < len(packets):
-            self._emit_packet(words, address, int(packets[pk, 0]))
-            pk += 1
 
-    def _emit_packet(self, words: np.ndarray, address: int, pos: int) -> None:
-        reg_id, mask, extra, consecutive = unpack_header(int(words[pos + 1]))
-        params = (int(words[pos]), *words[pos + 2 : pos + 2 + extra].tolist())
-        event = PacketEvent(address, 4 * pos, reg_id, mask, consecutive, params)
-        for obs in self.observers:
-            obs.on_packet(event)
-
-
-__all__ = ["CommandBufferError", "CommandProcessor", "RunResult", "TriggerRegisters", "build_tables"]
+__all__ = ["CommandBufferError", "CommandProcessor", "PendingInput", "RunResult", "TriggerRegisters"]

@@ -52,6 +52,7 @@ from picaemu.debug import bookmarks, fragment, history, mesh_table, probe, state
 from picaemu.debug import find as find_mod
 from picaemu.debug import pick as pick_mod
 from picaemu.debug import surface as surface_mod
+from picaemu.debug.bookmarks import Bookmark, MarkerGroup  # the method ``bookmarks`` hides the module in the class
 from picaemu.debug.edit_replay import Editor, EditResult
 from picaemu.debug.edits import Edit
 from picaemu.debug.footprint import Footprint
@@ -61,7 +62,7 @@ from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.errors import PicaError
 from picaemu.shader import linemap
-from picaemu.shader.setup import register_uniforms
+from picaemu.shader.setup import Unit, register_uniforms, shader_unit
 from picaemu.state import GpuState
 
 if TYPE_CHECKING:
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
     from picaemu.replay.records import DrawRecord
 
 STAGES = ("input", "vs", "gs", "clipped")
-UNITS = ("vs", "gs")
 
 
 @dataclass(frozen=True)
@@ -85,11 +85,11 @@ class PixelFragment:
     depth: float | None
     fate: str
     tev: tuple[int, ...] | None
-    color_before: tuple[int, ...]
-    color_after: tuple[int, ...]
-    depth_before: float | None = None
-    depth_after: float | None = None
-    target: dict[str, Any] | None = None  # the render target: address (hex text), format, width, height
+    color_before: tuple[int, ...] | None  # ``probe.FragmentRecord``'s: the probe fills both for every fragment
+    color_after: tuple[int, ...] | None
+    depth_before: float | None
+    depth_after: float | None
+    target: dict[str, Any]  # the render target: address (hex text), format, width, height
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -233,8 +233,7 @@ class Debugger:
         mask; ``result`` holds only the components the mask writes). With a ``picaemu.shader.linemap.LineMap``
         that matches the draw's shader code, each dict also has ``"source": "file:line"`` (a mismatch is a
         ``LineMapWarning``)."""
-        if unit not in UNITS:
-            raise PicaError(f"unknown shader unit {unit!r}: vs or gs")
+        shader_unit(unit)  # PicaError for an unknown unit, before any work
         dv = self._vertices(draw)
         state = self.session.state_at_draw(draw)
         setup = state_views.shader_setup(state, unit, self.session.uniform_names(state, unit))
@@ -300,7 +299,7 @@ class Debugger:
         return footprint_of(self.session, draw, step, zoom)
 
     # -- markers and bookmarks ---------------------------------------------------------------------------
-    def markers(self) -> list[bookmarks.MarkerGroup]:
+    def markers(self) -> list[MarkerGroup]:
         """One group per capture ``Marker`` event: its text and the events / draws after it."""
         return bookmarks.marker_groups(self.session.timeline, self.session.replay.events)
 
@@ -310,18 +309,18 @@ class Debugger:
             raise PicaError("this replay was not opened from a file: there is nowhere to keep bookmarks")
         return path
 
-    def bookmarks(self) -> list[bookmarks.Bookmark]:
+    def bookmarks(self) -> list[Bookmark]:
         return bookmarks.load(self._capture_path())
 
-    def add_bookmark(self, name: str, draw: int) -> list[bookmarks.Bookmark]:
+    def add_bookmark(self, name: str, draw: int) -> list[Bookmark]:
         """Bookmark the position right after ``draw`` as ``name``; returns every bookmark."""
         self._draw(draw)
         return bookmarks.add(self._capture_path(), name, self.session.timeline.after_draw(draw))
 
-    def rename_bookmark(self, old: str, new: str) -> list[bookmarks.Bookmark]:
+    def rename_bookmark(self, old: str, new: str) -> list[Bookmark]:
         return bookmarks.rename(self._capture_path(), old, new)
 
-    def remove_bookmark(self, name: str) -> list[bookmarks.Bookmark]:
+    def remove_bookmark(self, name: str) -> list[Bookmark]:
         return bookmarks.remove(self._capture_path(), name)
 
     # -- search ------------------------------------------------------------------------------------------
@@ -398,8 +397,7 @@ class Debugger:
     def shader_source(self, draw: int, unit: str = "vs") -> str:
         """Re-assemblable picasso source of the program ``unit`` runs at ``draw`` (``state_views.shader_source``):
         the text a shader edit starts from."""
-        if unit not in UNITS:
-            raise PicaError(f"unknown shader unit {unit!r}: vs or gs")
+        shader_unit(unit)  # PicaError for an unknown unit, before any work
         self._draw(draw)
         return state_views.shader_source(self.session.state_at_draw(draw), unit)
 
@@ -474,7 +472,7 @@ def changed_paths(a: Any, b: Any, prefix: str = "") -> set[str]:
     return {prefix.rstrip(".")} if a != b else set()
 
 
-def uniform_files(state: GpuState, unit: str) -> dict[str, dict[str, Any]]:
+def uniform_files(state: GpuState, unit: Unit) -> dict[str, dict[str, Any]]:
     """A unit's uniforms by register name: float ``c0``-``c95`` as [x, y, z, w], int ``i0``-``i3`` as [x, y, z, w],
     bool ``b0``-``b15``."""
     mem = state.vs if unit == "vs" else state.gs

@@ -64,18 +64,16 @@ def marker_groups(tl: Timeline, events: Sequence[pica.Event]) -> list[MarkerGrou
     """One group per ``Marker`` event of the timeline (module docstring); ``events`` are the capture's (the
     timeline's events mirror them one to one; the marker's text is taken from the capture, not a display line)."""
     out: list[MarkerGroup] = []
-    markers = [e.index for e in tl.events if isinstance(events[e.index], pica.Marker)]
-    for k, m in enumerate(markers):
+    markers = [(e.index, marker) for e in tl.events if isinstance(marker := events[e.index], pica.Marker)]
+    for k, (m, marker) in enumerate(markers):
         frame = tl.events[m].frame
         end = m + 1
-        stop = markers[k + 1] if k + 1 < len(markers) else len(tl.events)
+        stop = markers[k + 1][0] if k + 1 < len(markers) else len(tl.events)
         while end < stop and tl.events[end].frame == frame:
             end += 1
         draws = [d for e in range(m + 1, end) for d in tl.events[e].draws]
         out.append(
-            MarkerGroup(
-                events[m].text, frame, m, range(m + 1, end), range(draws[0], draws[-1] + 1) if draws else range(0)
-            )
+            MarkerGroup(marker.text, frame, m, range(m + 1, end), range(draws[0], draws[-1] + 1) if draws else range(0))
         )
     return out
 

@@ -151,7 +151,7 @@ class OutputWatch:
         h = hashlib.blake2b(digest_size=16)  # a few per capture: a real hash
         for screen in SCREENS:
             try:
-                h.update(np.ascontiguousarray(replay.screen(screen)))
+                h.update(np.ascontiguousarray(replay.screen(screen)).data)
             except PicaError as err:  # a screen the capture never set up: its reason is its content
                 h.update(str(err).encode())
         return h.digest()
@@ -199,6 +199,8 @@ class Side:
 
     def rewind(self) -> None:
         """Back to the start of the frame being compared, for pass 2."""
+        if self.start is None:
+            raise PicaError("rewind before run_frame: there is no frame start to go back to")
         self.watch.recording = False
         self.replay.restore(self.start)
         self.replay.indexed = True  # pass 2 seeks only to draws already recorded: run_to_draw must not run on

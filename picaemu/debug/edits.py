@@ -143,7 +143,7 @@ class UniformEdit:
         builder.write(index_reg, word)
 
     def packets(self, state: GpuState, builder: CommandBuilder) -> bool:
-        if np.array_equal(self._memory(state)[self.index], np.float32(self.vector)):
+        if np.array_equal(self._memory(state)[self.index], np.array(self.vector, np.float32)):
             return False
         self._upload(state, builder, self.vector)
         return True
@@ -192,7 +192,8 @@ class ShaderEdit:
             return RegisterEdit(f"{prefix}_BOOLUNIFORM", f"b{c.register}", bool(c.data[0] & 1))
         if c.type == 1:
             return RegisterEdit(f"{prefix}_INTUNIFORM_I{c.register}", None, int(c.data[0]))
-        return UniformEdit(self.unit, c.register, tuple(float(numeric.f24(w & 0xFFFFFF)) for w in c.data))
+        x, y, z, w = (float(numeric.f24(word & 0xFFFFFF)) for word in c.data)
+        return UniformEdit(self.unit, c.register, (x, y, z, w))
 
     def text(self) -> str:
         return f"{self.unit}.shader=<{len(self.code)} words, entry 0x{self.entry:03X}>"

@@ -85,14 +85,13 @@ def find(
     the table does not know, a field without its register, a malformed shader key, or write and draw criteria
     mixed."""
     tl = session.timeline
-    if field and register is None:
-        raise PicaError(f"find: field condition {field!r} needs its register")
+    condition = _field_condition(register, field) if field else None
     if register is None and value is None and texture is None and shader is None:
         raise PicaError("find needs a criterion: register, value, texture or shader")
     if (register is not None or value is not None) and (texture is not None or shader is not None):
         raise PicaError("find: register/value (writes) and texture/shader (draws) cannot be combined")
     if register is not None or value is not None:
-        return _writes(session, register, value, field)
+        return _writes(session, register, value, condition)
     keep = np.ones(len(tl.draws), bool)
     texts = [""] * len(tl.draws)
     if texture is not None:
@@ -105,8 +104,20 @@ def find(
     return [Hit(tl.after_draw(d), d, f"draw {d}: {texts[d]}") for d in np.flatnonzero(keep).tolist()]
 
 
-def _writes(session: Session, register: str | None, value: int | None, field: str) -> list[Hit]:
-    """Write hits; a ``field`` condition (``name=meaning``) is a write breakpoint's (``Breakpoint.matches``)."""
+def _field_condition(register: str | None, field: str) -> Breakpoint:
+    """The write breakpoint of a ``field`` condition (``name=meaning``) on ``register``: its ``matches`` filters."""
+    if register is None:
+        raise PicaError(f"find: field condition {field!r} needs its register")
+    name, sep, meaning = field.partition("=")
+    if not sep or not name.strip() or not meaning.strip():
+        raise PicaError(f"find: field condition {field!r}: expected FIELD=MEANING (e.g. depth_func=greater)")
+    bp = Breakpoint(BreakKind.REGISTER_WRITE, register, field=name.strip(), equals=meaning.strip())
+    bp.validate()
+    return bp
+
+
+def _writes(session: Session, register: str | None, value: int | None, condition: Breakpoint | None) -> list[Hit]:
+    """Write hits; ``condition``: a field condition's breakpoint (``_field_condition``)."""
     from picaemu import regs as regtable
 
     tl = session.timeline
@@ -115,13 +126,8 @@ def _writes(session: Session, register: str | None, value: int | None, field: st
         rows = rows[rows[:, 2] == register_id(register, "search")]
     if value is not None:
         rows = rows[(rows[:, 3] & 0xFFFFFFFF) == (value & 0xFFFFFFFF)]
-    if field:
-        name, sep, meaning = field.partition("=")
-        if not sep or not name.strip() or not meaning.strip():
-            raise PicaError(f"find: field condition {field!r}: expected FIELD=MEANING (e.g. depth_func=greater)")
-        bp = Breakpoint(BreakKind.REGISTER_WRITE, register, field=name.strip(), equals=meaning.strip())
-        bp.validate()
-        rows = rows[[bp.matches(int(reg), int(word) & 0xFFFFFFFF) for reg, word in rows[:, 2:].tolist()]]
+    if condition is not None:
+        rows = rows[[condition.matches(int(reg), int(word) & 0xFFFFFFFF) for reg, word in rows[:, 2:].tolist()]]
     out = []
     for e, p, reg, word in rows.tolist():
         cursor = tl.normalize(e, p + 1)
@@ -201,11 +207,11 @@ def parse_shader_key(key: str) -> tuple[str, int | None]:
 def draw_programs(states: list[GpuState]) -> list[str]:
     """Per draw, the programs it runs: ``"vs 1a2b3c4d@0x0"``, plus ``", gs ..."`` when the geometry shader is in
     use. Hashed once per distinct code / descriptor array (the index shares unchanged arrays between draws)."""
-    from picaemu.shader.setup import REG_PREFIX
+    from picaemu.shader.setup import REG_PREFIX, Unit
 
     hashes: dict[tuple[int, int], str] = {}
 
-    def text(state: GpuState, unit: str) -> str:
+    def text(state: GpuState, unit: Unit) -> str:
         mem = state.vs if unit == "vs" else state.gs
         key = (id(mem.code), id(mem.opdescs))
         if key not in hashes:

@@ -153,6 +153,12 @@ def _rgba(values: np.ndarray) -> RGBA:
     return tuple(int(v) for v in values)
 
 
+def _rgb(values: np.ndarray) -> tuple[int, int, int]:
+    """An RGB operand ((3,) uint8) as ints."""
+    r, g, b = (int(v) for v in values)
+    return r, g, b
+
+
 def _textures(chunk: dict[str, Any], row: int) -> tuple[TextureLookup, ...]:
     return tuple(
         TextureLookup(
@@ -173,7 +179,7 @@ def _tev(chunk: dict[str, Any], row: int, tstate: Any, equations: list[str]) -> 
                 equations[stage],
                 st.passthrough,
                 tuple(TEV_SOURCES.get(st.rgb_sources[s], str(st.rgb_sources[s])) for s in rgb_slots),
-                tuple(_rgba(rgb[s, row]) for s in rgb_slots),
+                tuple(_rgb(rgb[s, row]) for s in rgb_slots),
                 tuple(TEV_SOURCES.get(st.alpha_sources[s], str(st.alpha_sources[s])) for s in alpha_slots),
                 tuple(int(alpha[s, row]) for s in alpha_slots if s < alpha.shape[0]),
                 _rgba(output[row]),
@@ -260,7 +266,9 @@ def debug_fragment(session: Session, draw: int, window: tuple[int, int], index: 
     shaded_k = sum(r.code is not Fate.SCISSOR for r in records[:index])
     tested_k = sum(r.code in probe.TESTED for r in records[:index])
     tested = watcher.tests[tested_k] if watcher.tests and record.code in probe.TESTED else None
-    textures, tev, lighting, fog, final_alpha = (), (), None, None, None
+    textures: tuple[TextureLookup, ...] = ()
+    tev: tuple[TevStageValues, ...] = ()
+    lighting, fog, final_alpha = None, None, None
     if record.code is not Fate.SCISSOR:
         chunk, row = watcher.shaded(shaded_k)
         textures = _textures(chunk, row)
@@ -271,7 +279,8 @@ def debug_fragment(session: Session, draw: int, window: tuple[int, int], index: 
         if factor is not None:
             fog = {"factor": float(factor[row]), "color": list(ds.fog.color), "result": _rgba(fogged[row])}
         final_alpha = int(fogged[row][3])
-    coords = None if record.texcoord0 is None else (record.texcoord0, record.texcoord1, record.texcoord2)
+    t0, t1, t2 = record.texcoord0, record.texcoord1, record.texcoord2  # set together (shaded fragments)
+    coords = None if t0 is None or t1 is None or t2 is None else (t0, t1, t2)
     return FragmentDebug(
         draw,
         window,
@@ -336,8 +345,8 @@ def sections(frag: FragmentDebug) -> dict[str, dict[str, Any]]:
         out[f"TEV stage {st.stage}"] = values | {"output": st.output}
     if frag.fog:
         out["fog"] = dict(frag.fog)
-    for t in frag.tests:
-        out[f"{t.test} test"] = {"result": RESULT_TEXT[t.passed] if t.enabled else "off"} | t.values
+    for test in frag.tests:
+        out[f"{test.test} test"] = {"result": RESULT_TEXT[test.passed] if test.enabled else "off"} | test.values
     out["buffers"] = {
         "color before": frag.color_before,
         "color written": frag.color_written,

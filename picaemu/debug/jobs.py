@@ -36,7 +36,12 @@ def open_session(
     progress: Callable[[int, int], None] | None = None,
 ) -> Session:
     """Open and index a capture file / directory, or an in-memory capture."""
-    session = Session(Replay(capture, checkpoints=False), path=label) if capture is not None else Session.open(path)
+    if capture is not None:
+        session = Session(Replay(capture, checkpoints=False), path=label)
+    elif path is not None:
+        session = Session.open(path)
+    else:
+        raise PicaError("open_session needs a capture path or an in-memory capture")
     session.index(progress)
     return session
 

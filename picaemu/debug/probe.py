@@ -3,7 +3,7 @@ and read what the compiled fragment pass recorded. Qt-free. Headless replays pay
 while a probe runs (STYLE section 8); no stage is wrapped or re-implemented here.
 
 ``probe_draw(session, draw, pixel=None) -> DrawProbe`` moves the session to just before ``draw``'s trigger,
-attaches a stage observer that asks for fates (``on_fragments`` receives ``picaemu.pipeline.FragmentFates``:
+attaches a stage observer that asks for fates (``on_fragments`` receives ``picaemu.pipeline_seams.FragmentFates``:
 every rasterized fragment, scissor rejects included, with its ``picaemu.fragment.ops.Fate``, interpolated inputs,
 TEV output and its pixel's color before and after it) and runs the trigger packet. In image orientation (row 0 =
 top of the render target, window y = H - 1 - row) it returns:
@@ -269,11 +269,11 @@ def probe_draw(
     ``PixelObserver`` to attach when probing a pixel; a plain one by default)."""
     if pixel is not None:
         observer = observer or PixelObserver()
-    rec, start, end = _run_probe(session, draw, pixel, observer)
+    rec, values = _run_probe(session, draw, pixel, observer)
     stats = dict(rec.call.stats) if rec.call is not None else {}
     fates = rec.fate_counts()
     overdraw = (fates.sum(axis=0, dtype=np.int64) - fates[Fate.SCISSOR]).astype(np.uint16)
-    records = () if pixel is None else _records(rec, observer, start, end)
+    records = () if values is None or observer is None else _records(rec, observer, *values)
     return DrawProbe(draw, overdraw, _edges(rec.primitives()), fates, records, stats)
 
 
@@ -285,15 +285,17 @@ def pixel_fragments(
     LOD reads): a wide draw's re-run costs its rasterization, not its whole fragment side."""
     observer = observer or PixelObserver()
     observer.fragment_window = (pixel[0] - 1, pixel[1] - 1, pixel[0] + 1, pixel[1] + 1)
-    rec, start, end = _run_probe(session, draw, pixel, observer)
-    return _records(rec, observer, start, end)
+    rec, values = _run_probe(session, draw, pixel, observer)
+    assert values is not None  # a pixel with its observer: the pixel's values are read
+    return _records(rec, observer, *values)
 
 
 def _run_probe(
     session: Session, draw: int, pixel: tuple[int, int] | None, observer: PixelObserver | None
-) -> tuple[_Recording, PixelValues | None, PixelValues | None]:
+) -> tuple[_Recording, tuple[PixelValues, PixelValues] | None]:
     """Re-run ``draw`` from before its trigger with ``observer`` (a pixel's; a ``FateWatcher`` without a pixel)
-    attached: what it recorded, and the pixel's buffer values before and after the draw (None without one)."""
+    attached: what it recorded, and the pixel's buffer values before and after the draw (None without a pixel and
+    its observer)."""
     tl = session.timeline
     session.goto(tl.before_draw(draw))
     fb = FramebufferState.from_regs(session.state_at_draw(draw).regs)
@@ -312,8 +314,9 @@ def _run_probe(
             session.advance(tl.after_draw(draw))
     finally:
         session.mark_dirty()
-    end = None if start is None else read_pixel(session.replay.memory, fb, pixel)
-    return rec, start, end
+    if pixel is None or start is None:
+        return rec, None
+    return rec, (start, read_pixel(session.replay.memory, fb, pixel))
 
 
 def record_vertices(session: Session, draw: int) -> state_views.DrawVertices:

@@ -221,8 +221,9 @@ class Session:
         """Register -> uniform name of the program ``unit`` runs in ``state``, when the capture carries them
         (``picaemu.shader.names``); {} otherwise."""
         from picaemu.shader import ShaderSetup, names
+        from picaemu.shader.setup import shader_unit
 
-        return names.names_for(self.replay.capture.meta, ShaderSetup.from_state(state, unit))
+        return names.names_for(self.replay.capture.meta, ShaderSetup.from_state(state, shader_unit(unit)))
 
 
 # ---------------------------------------------------------------------------------------------- raw captures

@@ -45,12 +45,12 @@ from picaemu.errors import PicaError
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access
 from picaemu.regs.schema import Action, FieldType, RegKind
+from picaemu.shader.setup import REG_PREFIX, UNITS, Unit
 from picaemu.state import GpuState
 
 if TYPE_CHECKING:
     from picaemu.debug.session import Session
 
-UNITS = ("vs", "gs")
 HASH_DIGITS = 8  # program hashes as ``find --programs`` shows them
 DIFF_CONTEXT = 2  # lines of context around each change of a program diff
 # the registers a draw reads: configuration registers some stage's state is built from (``WRITE_GROUPS``), the
@@ -85,7 +85,7 @@ def texture_hash(memory: PhysicalMemory, tex: state_views.BoundTexture) -> str:
         size = sum(level_bytes(tex.width >> j, tex.height >> j, fmt) for j in range(tex.levels))
         digest = hashlib.blake2b(digest_size=16)
         for address in tex.addresses:
-            digest.update(memory.bytes(address, size, f"texture unit {tex.unit}"))
+            digest.update(memory.bytes(address, size, f"texture unit {tex.unit}").data)
     except (PicaError, KeyError, ValueError) as err:
         return f"unreadable: {err}"
     return digest.hexdigest()
@@ -151,7 +151,7 @@ def _gs_in_use(state: GpuState) -> bool:
     return access.raw(state.regs, "GEOSTAGE_CONFIG", "gs_use") == ds_mod.GS_IN_USE
 
 
-def _units(a: GpuState, b: GpuState) -> tuple[str, ...]:
+def _units(a: GpuState, b: GpuState) -> tuple[Unit, ...]:
     return UNITS if _gs_in_use(a) or _gs_in_use(b) else UNITS[:1]
 
 
@@ -182,10 +182,8 @@ def _texture_diff(a: tuple[dict, ...], b: tuple[dict, ...]) -> dict[str, dict[st
     return out
 
 
-def program_key(state: GpuState, unit: str) -> str:
+def program_key(state: GpuState, unit: Unit) -> str:
     """``HASH@0xENTRY`` of the program ``unit`` runs (``find --programs``'s key)."""
-    from picaemu.shader.setup import REG_PREFIX
-
     mem = state.vs if unit == "vs" else state.gs
     entry = access.raw(state.regs, REG_PREFIX[unit] + "ENTRYPOINT", "entry")
     return f"{program_hash(mem.code, mem.opdescs)[:HASH_DIGITS]}@0x{entry:X}"
@@ -199,7 +197,7 @@ def _program_text(state: GpuState, unit: str) -> list[str]:
 
 
 def _shader_diff(a: GpuState, b: GpuState) -> dict[str, dict[str, Any]]:
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for unit in _units(a, b):
         ka, kb = program_key(a, unit), program_key(b, unit)
         if ka != kb:
@@ -230,7 +228,7 @@ def uniform_names(meta: dict[str, str], state: GpuState) -> dict[str, dict[str, 
     carries them (``picaemu.shader.names``); units without a valid program give none."""
     from picaemu.shader import ShaderSetup, names
 
-    out = {}
+    out: dict[str, dict[str, str]] = {}
     for unit in _units(state, state):
         try:
             out[unit] = names.names_for(meta, ShaderSetup.from_state(state, unit))

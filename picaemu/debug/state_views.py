@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from picaemu.memory import PhysicalMemory
 from picaemu.observer import StageObserver
 from picaemu.regs import access
 from picaemu.state import GpuState
+
+if TYPE_CHECKING:  # picaemu.shader loads the compiled kernels: imported where a view needs it
+    from picaemu.shader import ShaderSetup
 
 CHANNEL_MODES = ("RGB", "A", "R", "G", "B")
 _CHANNEL_INDEX = {"R": 0, "G": 1, "B": 2, "A": 3}
@@ -163,19 +166,20 @@ def channel_view(rgba: np.ndarray, mode: str) -> np.ndarray:
 @dataclass(frozen=True)
 class ShaderView:
     unit: str
-    setup: object  # picaemu.shader.ShaderSetup
+    setup: ShaderSetup
     lines: tuple[str, ...]
     entry: int
 
 
-def shader_setup(state: GpuState, unit: str = "vs", names: dict[str, str] | None = None):
+def shader_setup(state: GpuState, unit: str = "vs", names: dict[str, str] | None = None) -> ShaderSetup:
     """``ShaderSetup.from_state`` with ``names`` (register -> uniform name, e.g. from
     ``picaemu.shader.names.names_for``) as ``setup.names`` (listings and traces show them)."""
     from dataclasses import replace
 
     from picaemu.shader import ShaderSetup
+    from picaemu.shader.setup import shader_unit
 
-    setup = ShaderSetup.from_state(state, unit)
+    setup = ShaderSetup.from_state(state, shader_unit(unit))
     return replace(setup, names=dict(names)) if names else setup
 
 
@@ -188,7 +192,7 @@ def shader_view(state: GpuState, unit: str = "vs", names: dict[str, str] | None 
     return ShaderView(unit, setup, lines, int(setup.entry))
 
 
-def program_end(setup) -> int:
+def program_end(setup: ShaderSetup) -> int:
     """Words of code memory a listing shows: through the last non-zero word (and the entry point); the zeros past
     it are unwritten memory, not program."""
     used = np.flatnonzero(setup.code[: setup.code_words])
@@ -204,14 +208,14 @@ def shader_source(state: GpuState, unit: str = "vs") -> str:
     return disassemble(setup.code[: program_end(setup)], setup.opdescs, entry=int(setup.entry))
 
 
-def trace_vertex(setup: object, inputs: np.ndarray) -> list:
+def trace_vertex(setup: ShaderSetup, inputs: np.ndarray) -> list:
     """The instruction trace of one vertex: ``picaemu.shader.trace.TraceRecord`` per executed step."""
     from picaemu.shader.trace import trace_vertex as trace
 
     return trace(setup, inputs)
 
 
-def trace_geometry(setup: object, dv: DrawVertices, invocation: int) -> list:
+def trace_geometry(setup: ShaderSetup, dv: DrawVertices, invocation: int) -> list:
     """The instruction trace of GS invocation ``invocation`` of a draw (``dv`` from ``VertexRecorder``)."""
     from picaemu.shader.trace import trace_geometry as trace
 
@@ -273,11 +277,14 @@ class VertexRecorder(StageObserver):
         if call.index == self.draw:
             from picaemu.shader.geometry import invocations
 
+            gs = call.draw_state.gs
+            if gs is None:  # the pipeline reports geometry only for a draw that runs its geometry shader
+                raise PicaError(f"draw {call.index}: geometry output without a geometry shader")
             self.parts.update(
                 gs_inputs=inputs.copy(),
                 gs_outputs=outputs.copy(),
                 gs_triangles=triangles.copy(),
-                gs_invocations=sum(1 for _ in invocations(call.draw_state.gs, inputs, sizes)),
+                gs_invocations=sum(1 for _ in invocations(gs, inputs, sizes)),
             )
 
     def on_triangles(self, call: DrawCall, assembled: np.ndarray, clipped: np.ndarray) -> None:

@@ -129,13 +129,14 @@ def auto_range(surface: Surface, plane: str = "depth") -> tuple[float, float]:
 
 
 def _plane(surface: Surface, plane: str) -> np.ndarray:
-    if not surface.is_depth:
+    depth, stencil = surface.depth, surface.stencil
+    if depth is None or stencil is None:
         raise SurfaceError(f"{surface.format} is a color format: it has no {plane} plane")
     if plane not in PLANES:
         raise SurfaceError(f"unknown plane {plane!r}: depth or stencil")
     if plane == "stencil" and surface.format != "D24S8":
         raise SurfaceError(f"{surface.format} holds no stencil")
-    return surface.depth if plane == "depth" else surface.stencil.astype(np.float64)
+    return depth if plane == "depth" else stencil.astype(np.float64)
 
 
 def render_surface(
@@ -146,7 +147,8 @@ def render_surface(
     lcd_view: bool = False,
 ) -> np.ndarray:
     """The picture to display (module docstring): (H, W, 4) uint8, or (W, H, 4) with ``lcd_view``."""
-    if surface.is_depth:
+    rgba = surface.rgba
+    if rgba is None:  # a depth surface
         values = _plane(surface, plane)
         lo, hi = depth_range if depth_range is not None else auto_range(surface, plane)
         span = hi - lo if hi > lo else 1.0
@@ -156,12 +158,12 @@ def render_surface(
         if not channels or set(channels) - set(CHANNELS):
             raise SurfaceError(f"channels {channels!r}: a non-empty subset of r, g, b, a")
         wanted = sorted({CHANNELS[c] for c in channels})
-        out = np.zeros_like(surface.rgba)
+        out = np.zeros_like(rgba)
         if len(wanted) == 1:  # one channel alone reads best as grey
-            out[..., :3] = surface.rgba[..., wanted[0], None]
+            out[..., :3] = rgba[..., wanted[0], None]
         else:
             rgb = [c for c in wanted if c < 3]
-            out[..., rgb] = surface.rgba[..., rgb]
+            out[..., rgb] = rgba[..., rgb]
     out[..., 3] = 255
     return lcd.upright(out) if lcd_view else out
 
@@ -173,12 +175,13 @@ def readout(surface: Surface, x: int, y: int) -> dict[str, Any]:
         raise SurfaceError(f"pixel ({x}, {y}) is outside the {surface.width}x{surface.height} surface")
     raw = None if surface.words is None else int(surface.words[y, x])
     out: dict[str, Any] = {"x": x, "y": y, "raw": raw}
-    if not surface.is_depth:
+    if surface.rgba is not None:
         return out | {"rgba": tuple(int(v) for v in surface.rgba[y, x])}
+    depth = _plane(surface, "depth")
     dfmt = DEPTH_FORMATS[surface.format]
     depth_raw, stencil = (int(v[0]) for v in fbm.split_depth_word(np.array([raw], np.uint32), dfmt))
     return out | {
-        "depth": float(surface.depth[y, x]),
+        "depth": float(depth[y, x]),
         "depth_raw": depth_raw,
         "stencil": stencil if surface.format == "D24S8" else None,
     }

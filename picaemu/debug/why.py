@@ -341,14 +341,16 @@ def explain(session: Session, draw: int) -> Why:
     stages += _fragment_stages(stats)
     fates = watcher.fates
     colored = colors_written(regs, fates)
-    written = stats["fragments_written"]  # counted only when COLORBUFFER_WRITE is on
+    written = int(stats["fragments_written"])  # counted only when COLORBUFFER_WRITE is on
     stages.append(Stage("color write mask", "fragments", stages[-1].out, written if colored else 0))
     fb = _framebuffer(regs)
     alive = _written_pixels(fates, fb, colored) if fb is not None and written else np.zeros(0, bool)
     pixels = int(alive.sum())
-    hiders = overdraw(session, draw, fb, alive, _box(fates)) if pixels else []
+    hiders = []
+    if pixels and fb is not None and fates is not None:  # pixels: the draw had a target and wrote fragments
+        hiders = overdraw(session, draw, fb, alive, _box(fates))
     left = int(alive.sum())
-    shown = shown_by(session, draw, fb) if left else None
+    shown = shown_by(session, draw, fb) if left and fb is not None else None
     stages += [Stage("overdraw", "pixels", pixels, left), Stage("display", "pixels", left, left if shown else 0)]
     verdict, decisive = _verdict(stages)
     facts = Facts(session, draw, regs, stats, watcher, winding, hiders, shown, fb)

@@ -6,6 +6,7 @@ counter-clockwise"). ``DETAILS``: stage name (or "visible") -> function of (``Fa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -136,7 +137,7 @@ def _degenerate(f: Facts, stages: list[Stage]) -> str:
     return f"the {count_text(raster.into, 'triangles')} that reached the rasterizer {covers} no pixel centre{size}"
 
 
-def _killed(what: str, text: str) -> Any:
+def _killed(what: str, text: Callable[[Facts], str]) -> Any:
     def detail(f: Facts, stages: list[Stage]) -> str:
         return f"{text(f)}; {all_of(_stage(stages, what).into, 'fragments')} that reached the {what} failed it"
 
@@ -185,8 +186,8 @@ def _overdrawn(f: Facts, stages: list[Stage]) -> str:
 
 
 def _target(f: Facts) -> str:
-    fb = f.fb
-    return f"{reg_text(f.regs, 'COLORBUFFER_LOC')} ({fb.width}x{fb.height} {fb.color_format.name})"
+    fb, where = f.fb, reg_text(f.regs, "COLORBUFFER_LOC")
+    return where if fb is None else f"{where} ({fb.width}x{fb.height} {fb.color_format.name})"
 
 
 def _not_displayed(f: Facts, stages: list[Stage]) -> str:

@@ -97,7 +97,7 @@ class BlendState:
             fragment_mode=FRAGMENT_MODES[mode],
             blending=blending,
             **bf,
-            constant=tuple(access.raw(regs, "BLEND_COLOR", ch) for ch in "rgba"),
+            constant=access.rgba(regs, "BLEND_COLOR"),
             logic_op=access.raw(regs, "LOGIC_OP", "op"),
             alpha_test=bool(access.raw(regs, "FRAGOP_ALPHA_TEST", "enable")),
             alpha_func=access.raw(regs, "FRAGOP_ALPHA_TEST", "func"),
@@ -165,15 +165,20 @@ class BlendProgram:
 
     @classmethod
     def build(cls, mode: BlendMode, bstate: BlendState | None = None) -> BlendProgram:
-        """The program of ``bstate`` (mode BLEND or LOGIC), or the REPLACE program (``bstate`` None)."""
+        """The program of ``bstate`` (mode BLEND or LOGIC), or the REPLACE program (``bstate`` None); ValueError for
+        BLEND or LOGIC without a ``bstate``."""
+        if bstate is None and mode is not BlendMode.REPLACE:
+            raise ValueError(f"a {mode.name} blend program needs the BlendState")
         kinds, chans, inverts = (
             _factor_arrays(bstate)
-            if mode is BlendMode.BLEND
+            if bstate is not None and mode is BlendMode.BLEND
             else (np.zeros((2, 4), np.int64), np.zeros((2, 4), np.int64), np.zeros((2, 4), np.bool_))
         )
         codes = [bstate.rgb_equation] * 3 + [bstate.alpha_equation] if bstate is not None else [0] * 4
         eqs = [rules.EQUATIONS[code] for code in codes]
-        logic = LOGIC_TABLES[bstate.logic_op] if mode is BlendMode.LOGIC else np.zeros(4, np.int64)
+        logic = (
+            LOGIC_TABLES[bstate.logic_op] if bstate is not None and mode is BlendMode.LOGIC else np.zeros(4, np.int64)
+        )
         constant = bstate.constant if bstate is not None else (0, 0, 0, 0)
         return cls(mode, np.array(eqs, np.int64), kinds, chans, inverts, np.array(constant, np.uint8), logic)
 
@@ -233,4 +238,5 @@ def blend_channel(row, s: int, sa: int, d: int, da: int, sat: int) -> int:  # pr
     f0 = _select(row[1], row[2], row[3], s, sa, d, da, sat)
     f1 = _select(row[4], row[5], row[6], s, sa, d, da, sat)
     v = _equation(row[0], s * f0, d * f1)
-    return min(np.int64(np.uint64(max(v, 0)) // np.uint64(255)), 255)  # = min(max(v // 255, 0), 255), faster
+    # = min(max(v // 255, 0), 255), faster; mypy joins min(int64, int) to a comparable protocol, numba to int64
+    return min(np.int64(np.uint64(max(v, 0)) // np.uint64(255)), 255)  # type: ignore[return-value]

@@ -40,6 +40,7 @@ class DepthStencilState:
     @classmethod
     def from_regs(cls, regs: np.ndarray) -> DepthStencilState:
         st, op, dm = "STENCIL_TEST", "STENCIL_OP", "DEPTH_COLOR_MASK"
+        red, green, blue, alpha = access.raws(regs, dm, ("red", "green", "blue", "alpha"))
         return cls(
             stencil_enable=bool(access.raw(regs, st, "enable")),
             stencil_func=access.raw(regs, st, "func"),
@@ -52,7 +53,7 @@ class DepthStencilState:
             depth_test=bool(access.raw(regs, dm, "depth_test")),
             depth_func=access.raw(regs, dm, "depth_func"),
             depth_write=bool(access.raw(regs, dm, "depth_write")),
-            color_mask=tuple(bool(access.raw(regs, dm, c)) for c in ("red", "green", "blue", "alpha")),
+            color_mask=(bool(red), bool(green), bool(blue), bool(alpha)),
         )
 
     def stencil_active(self, fmt: DepthFormat) -> bool:

@@ -38,6 +38,7 @@ from enum import Enum
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from picaemu.errors import PipelineError, UnsupportedFeature
 from picaemu.memory import PhysicalMemory
@@ -110,7 +111,7 @@ def _pixel_indices(x, y, width, height, flipped):  # pragma: no cover - compiled
     return out
 
 
-def morton8(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def morton8(x: npt.ArrayLike, y: npt.ArrayLike) -> np.ndarray:
     """Index inside an 8x8 tile of in-tile coordinates (x, y), y counted from the first stored row."""
     xs, ys = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(y, np.int64))
     # an 8x8 buffer in flipped orientation is a single tile whose rows are stored in y order
@@ -139,7 +140,7 @@ def scatter_words(buf: np.ndarray, offsets: np.ndarray, words: np.ndarray, bpp: 
         buf[offsets + i] = ((w >> np.uint32(8 * i)) & np.uint32(0xFF)).astype(np.uint8)
 
 
-WORD_DTYPES = {2: np.dtype("<u2"), 4: np.dtype("<u4")}
+WORD_DTYPES: dict[int, np.dtype] = {2: np.dtype("<u2"), 4: np.dtype("<u4")}
 
 
 def gather_pixels(buf: np.ndarray, pixels: np.ndarray, bpp: int) -> np.ndarray:

@@ -45,9 +45,9 @@ def packer(layout: tuple[tuple[int, int, int], ...]) -> tuple[int, ...]:
 
 # ---------------------------------------------------------------------------------------------- shared pieces
 @numba.njit(cache=True, inline="always")
-def _read_word(buf, offset: int, bpp: int) -> int:  # pragma: no cover - compiled
+def _read_word(buf, offset: int, bpp: int) -> np.int64 | int:  # pragma: no cover - compiled
     """Little-endian ``bpp``-byte word at byte ``offset`` of ``buf`` (uint8, any alignment)."""
-    word = 0
+    word: np.int64 | int = 0
     for b in range(bpp):
         word |= np.int64(buf[offset + b]) << (8 * b)
     return word
@@ -100,9 +100,9 @@ def _passes(mask: int, a: int, b: int) -> bool:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _quantize(frag_depth, depth_max: int) -> int:  # pragma: no cover - compiled
+def _quantize(frag_depth, depth_max: int) -> np.int64:  # pragma: no cover - compiled
     """``framebuffer.quantize_depth`` of one fragment (NaN -> 0)."""
-    d = np.float64(frag_depth)
+    d: float = np.float64(frag_depth)
     d = min(max(d, 0.0), 1.0) if d == d else 0.0
     return np.int64(d * depth_max)
 

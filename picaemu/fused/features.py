@@ -7,7 +7,7 @@ state uses): a capture that never fogs never compiles fog, and no feature is com
 Each feature only calls the stages' own compiled kernels: the level of detail and level choice of
 ``picaemu.texture.lod``, the texture filter ``filtering.filter_2d`` per level over a memory texel source
 (``picaemu.texture.fetch``: packed formats and ETC1 / ETC1A4), the mip blend and ``round_u8``; the procedural
-texture's ``proctex.texels``; fragment lighting's ``light_fragments``; fog's ``fog.fog_colors``.
+texture's ``proctex.texels_level0``; fragment lighting's ``light_fragments``; fog's ``fog.fog_colors``.
 """
 
 from __future__ import annotations
@@ -59,17 +59,15 @@ from picaemu.fused.layout import (
 from picaemu.raster.rasterizer import normalise_quaternions
 from picaemu.texture import proctex
 from picaemu.texture.fetch import decode_level
-from picaemu.texture.filtering import DECODED, cube_face, filter_2d, nan_to_num32, round_u8
+from picaemu.texture.filtering import DECODED, cube_face, filter_2d, nan_to_num32, nearest_u8, round_u8
 from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices
 from picaemu.texture.state import CUBE_LOW_MASK
 
 
-@numba.njit(cache=True)
-def _level_filter(data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
-    """``filtering.filter_2d`` of fragments at ``st`` (F, 2) with ``linear`` (F,) on level ``lv`` of the image at
-    byte ``start`` of ``data`` (a memory region): (F, 4) float32."""
-    width, height = row[U_WIDTH] >> lv, row[U_HEIGHT] >> lv
-    layout = (
+@numba.njit(cache=True, inline="always")
+def _layout(start, row, lv):  # pragma: no cover - compiled
+    """The ``picaemu.texture.fetch`` layout of level ``lv`` of the unit ``row``'s image at byte ``start``."""
+    return (
         start + row[U_OFFSETS + lv],
         row[U_WIDTH_LOG2] - lv,
         row[U_WORD_BITS],
@@ -83,6 +81,14 @@ def _level_filter(data, start, row, lv, st, linear, border):  # pragma: no cover
         row[U_FIELDS + 7],
         row[U_KIND],
     )
+
+
+@numba.njit(cache=True)
+def _level_filter(data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
+    """``filtering.filter_2d`` of fragments at ``st`` (F, 2) with ``linear`` (F,) on level ``lv`` of the image at
+    byte ``start`` of ``data`` (a memory region): (F, 4) float32."""
+    width, height = row[U_WIDTH] >> lv, row[U_HEIGHT] >> lv
+    layout = _layout(start, row, lv)
     m = st.shape[0]
     zeros = np.zeros(m, np.int64)
     tables = (
@@ -142,14 +148,15 @@ def _coords(row, out_var, st, face):  # pragma: no cover - compiled
     texcoords; for a projection texture (s / w, t / w) with NaN -> 0 and infinities clamped (``np.nan_to_num``);
     for a cube map the face and face coordinates of the direction (s, t, w)."""
     cs, ct, cw = row[U_COL_S], row[U_COL_T], row[U_COL_W]
+    cube, project = row[U_FACES] != 1, row[U_PROJECT] != 0  # in registers: not reloaded after each store
     one = np.float32(1.0)
     for i in range(st.shape[0]):
         s = out_var[i, cs] if cs >= 0 else one
         t = out_var[i, ct] if ct >= 0 else one
         w = out_var[i, cw] if cw >= 0 else one
-        if row[U_FACES] != 1:
+        if cube:
             face[i], st[i, 0], st[i, 1], _ = cube_face(s, t, w)
-        elif row[U_PROJECT]:
+        elif project:
             st[i, 0], st[i, 1], face[i] = nan_to_num32(np.float32(s / w)), nan_to_num32(np.float32(t / w)), 0
         else:
             st[i, 0], st[i, 1], face[i] = s, t, 0
@@ -175,10 +182,14 @@ def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # p
     st, face = np.empty((n, 2), np.float32), np.empty(n, np.int64)
     _coords(row, out_var, st, face)
     if faces == 1 and not needs_lod:  # the common case: one image, one level, one filter
-        linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
         data = vram if starts[0, 0] == IN_VRAM else fcram
+        if not row[U_MAG_LINEAR]:
+            w, h = row[U_WIDTH] >> first, row[U_HEIGHT] >> first
+            nearest_u8(data, _layout(starts[0, 1], row, first), w, h, st, row[U_WRAP_S], row[U_WRAP_T], border[u], out)
+            return n * TAPS_NEAREST
+        linear = np.full(n, True)
         round_u8(_level_filter(data, starts[0, 1], row, first, st, linear, border[u]), out)
-        return n * (TAPS_LINEAR if row[U_MAG_LINEAR] else TAPS_NEAREST)
+        return n * TAPS_LINEAR
     lo = np.full(n, first, np.int64)
     linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
     frac = np.zeros(n, np.float32)
@@ -242,12 +253,11 @@ def _columns(color_ints, first, count, out_var, n):  # pragma: no cover - compil
 
 @numba.njit(cache=True)
 def _proctex(color_ints, proctex_args, out_var, out):  # pragma: no cover - compiled
-    """Unit 3's texel (``proctex.texels`` on level 0: the plan refuses mip filters) for every fragment into
-    ``out`` (F, 4) uint8; ``proctex_args``: ``ProctexState.kernel_args``."""
-    n = out.shape[0]
-    uv = _columns(color_ints, C_PROCTEX_U, 2, out_var, n)
+    """Unit 3's texel (``proctex.texels_level0``: the plan refuses mip filters) for every fragment into ``out``
+    (F, 4) uint8; ``proctex_args``: ``ProctexState.kernel_args``."""
+    uv = _columns(color_ints, C_PROCTEX_U, 2, out_var, out.shape[0])
     codes, reals, maps, colors, levels = proctex_args
-    proctex.texels(codes, reals, maps, colors, levels, uv, np.zeros(n, np.int64), np.full(n, -1), np.zeros(n), out)
+    proctex.texels_level0(codes, reals, maps, colors, levels, uv, out)
 
 
 @numba.njit(cache=True)

@@ -1,7 +1,7 @@
 """The fused fragment side's compiled kernel: one draw's window triangles -> pixels in memory, in one call.
 
-``fragment_side`` runs the stages in the order of the staged path (``picaemu.pipeline.Pipeline._fragments``): the
-rasterizer's ``_scan`` (bound, then emit), ``neighbours`` once per draw for the level of detail, the texture units,
+``fragment_side`` runs the stages in the order of the staged path (``pipeline_fragments.FragmentSide._fragments``):
+the rasterizer's ``_scan`` (bound, then emit), ``neighbours`` once per draw for the level of detail, the texture units,
 the primary color's ``shading._round_one``, fragment lighting, the procedural texture, the TEV's ``_stage`` /
 ``_dot3`` per stage as ``tev.combine`` runs them, fog, the alpha test's pass table, and
 ``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose (``fragment_ops.pass_kinds``,

@@ -16,7 +16,7 @@ Covered: any raster state (scissor included); texture units 0-2 with 2D textures
 read at its own address), in the 12 ``formats.PACKED`` formats and ETC1 / ETC1A4, on one level
 (``TextureUnitState.needs_lod`` False: level ``min_level`` with the magnification filter) or with the per-fragment
 LOD (``texture.lod``: bias, min / max level, magnification, minification and nearest / linear mip filters), any wrap
-mode and border color; the procedural texture (unit 3, ``proctex.texels`` on level 0: every clamp, mapping, shift,
+mode and border color; the procedural texture (unit 3, ``proctex.texels_level0``: every clamp, mapping, shift,
 noise, separate alpha, nearest and linear filters); fragment lighting (``lighting_kernel.light_fragments`` as
 ``lighting.compute_lighting`` calls it, bump and tangent maps included; while the TEV reads it every enabled unit is
 sampled, as the staged path does); the six TEV stages with the combiner buffer, constants and dot3 (lighting and

@@ -59,7 +59,7 @@ class ClipState:
 
     @classmethod
     def from_regs(cls, regs: np.ndarray) -> ClipState:
-        planes = [p for p, _ in FIXED_PLANES]
+        planes: list[tuple[float, ...]] = [p for p, _ in FIXED_PLANES]
         offsets = [o for _, o in FIXED_PLANES]
         if access.raw(regs, "FRAGOP_CLIP", "enable"):
             user = tuple(float(access.value(regs, f"FRAGOP_CLIP_DATA{i}", "value")) for i in range(4))
@@ -106,7 +106,7 @@ class WindowTriangles:
     def __len__(self) -> int:
         return int(self.x.shape[0])
 
-    def select(self, index: np.ndarray) -> WindowTriangles:
+    def select(self, index: np.ndarray | slice) -> WindowTriangles:
         return WindowTriangles(
             self.x[index],
             self.y[index],

@@ -88,7 +88,8 @@ class OutputMapState:
         codes = []
         for i in range(count):
             name = f"SH_OUTMAP_O{i}"
-            row = tuple(access.raw(regs, name, c) for c in COMPONENTS)
+            x, y, z, w = access.raws(regs, name, COMPONENTS)
+            row = (x, y, z, w)
             for code in row:
                 if code != UNUSED_CODE and code not in SEMANTIC_COLUMN:
                     raise UnsupportedFeature(

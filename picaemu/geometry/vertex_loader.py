@@ -46,9 +46,14 @@ MAX_SLOTS = 12
 PAD_FIRST = 12  # slot codes 12-15: padding of 4 * (code - 11) bytes
 MAX_DRAW_VERTICES = 1 << 20
 DEFAULT_COMPONENTS = np.array([0.0, 0.0, 0.0, 1.0], np.float32)
-ELEMENT_DTYPES = {"s8": np.dtype("<i1"), "u8": np.dtype("<u1"), "s16": np.dtype("<i2"), "f32": np.dtype("<f4")}
+ELEMENT_DTYPES: dict[str, np.dtype] = {
+    "s8": np.dtype("<i1"),
+    "u8": np.dtype("<u1"),
+    "s16": np.dtype("<i2"),
+    "f32": np.dtype("<f4"),
+}
 F32 = ELEMENT_DTYPES["f32"]
-INDEX_DTYPES = {"u8": np.dtype("<u1"), "u16": np.dtype("<u2")}
+INDEX_DTYPES: dict[str, np.dtype] = {"u8": np.dtype("<u1"), "u16": np.dtype("<u2")}
 
 
 @dataclass(frozen=True)

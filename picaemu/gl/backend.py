@@ -23,6 +23,7 @@ import ctypes
 import logging
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from OpenGL import GL as gl
@@ -41,7 +42,7 @@ from picaemu.gl import glsl_lib, proctexgen, rules, shadergen
 from picaemu.gl.context import shared_context
 from picaemu.gl.fixed import FixedState
 from picaemu.gl.lightgen import LUT_BINDING
-from picaemu.gl.targets import COLOR, DEPTH, TargetCache, TargetKey
+from picaemu.gl.targets import TargetCache, TargetKey
 from picaemu.gl.textures import TableTexture, TextureCache, as_sampled, byte_ranges, lighting_table
 from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
@@ -163,12 +164,10 @@ class Plan:
         return cls(
             parts,
             tuple(map(as_sampled, shadergen.units_used(ds))),
-            ds.lighting.luts if shadergen.lighting_used(ds) else None,
+            ds.lighting.luts if ds.lighting is not None else None,  # set when the TEV reads lit colors
             ds.proctex,
-            TargetKey(COLOR, fb.color_address, fb.color_format, fb.width, fb.height, fb.flipped),
-            TargetKey(DEPTH, fb.depth_address, fb.depth_format, fb.width, fb.height, fb.flipped)
-            if depth_used
-            else None,
+            TargetKey(fb.color_address, fb.color_format, fb.width, fb.height, fb.flipped),
+            TargetKey(fb.depth_address, fb.depth_format, fb.width, fb.height, fb.flipped) if depth_used else None,
             fixed,
             program,
             size_location,
@@ -215,7 +214,7 @@ def siblings(primitive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class GLPipeline(Pipeline):
     """See the module docstring; ``BackendUnavailable`` when no EGL context can be made."""
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:  # Pipeline's keyword arguments
         context = shared_context()
         super().__init__(**kwargs)
         self.context = context
@@ -312,10 +311,11 @@ class GLPipeline(Pipeline):
         depth = self.targets.claim(plan.depth, memory) if plan.depth is not None else None
         for unit in plan.units:
             self.textures.bind(unit, memory, unit.unit, self.targets.epoch)
-        if plan.luts is not None:
-            self.luts.bind(plan.luts, lambda: lighting_table(plan.luts))
-        if plan.proctex is not None:
-            self.proctex_luts.bind(plan.proctex, lambda: proctexgen.proctex_table(plan.proctex))
+        luts, proctex = plan.luts, plan.proctex  # locals: the closures see them narrowed
+        if luts is not None:
+            self.luts.bind(luts, lambda: lighting_table(luts))
+        if proctex is not None:
+            self.proctex_luts.bind(proctex, lambda: proctexgen.proctex_table(proctex))
         self.targets.framebuffer(color, depth)
         fb = ds.framebuffer
         plan.fixed.apply(self._fixed)

@@ -96,16 +96,10 @@ def _stage_key(stage: tev.TevStage) -> StageKey | None:
     return None if stage.passthrough else dataclasses.replace(stage, constant=NO_CONSTANT)
 
 
-def lighting_used(ds: DrawState) -> bool:
-    """The TEV reads the fragment lighting colors and lighting is on (``picaemu.color.shading.lighting_state`` sets
-    ``ds.lighting`` exactly then)."""
-    return ds.lighting is not None
-
-
 def units_used(ds: DrawState) -> tuple[TextureUnitState, ...]:
     """The enabled texture units the TEV or the fragment lighting (bump map, shadow term) reads."""
     used = ds.tev.sources_used()
-    lit = lightgen.units_read(ds.lighting) if lighting_used(ds) else frozenset()
+    lit = lightgen.units_read(ds.lighting) if ds.lighting is not None else frozenset()
     return tuple(u for u in ds.textures if u.enabled and (tev.SRC_TEXTURES[u.unit] in used or u.unit in lit))
 
 
@@ -130,7 +124,7 @@ def program_key(ds: DrawState, depth_out: bool, quantize: bool) -> ProgramKey:
         depth_out=depth_out,
         w_buffer=ds.raster.w_buffer,
         quantize=tuple((ch, bits) for ch, _, bits in layout) if quantize else None,
-        lighting=lightgen.lighting_key(ds.lighting) if lighting_used(ds) else None,
+        lighting=lightgen.lighting_key(ds.lighting) if ds.lighting is not None else None,
         proctex=proctexgen.proctex_key(ds.proctex, COORD_COLUMNS[ds.shading.proctex_coords])
         if ds.proctex is not None
         else None,
@@ -164,7 +158,7 @@ def uniform_block(ds: DrawState, depth_max: int) -> bytes:
     floats[16, :3] = ds.fog.color
     floats[17:49] = np.asarray(ds.fog.values, np.float32).reshape(32, 4)
     floats[49:81] = np.asarray(ds.fog.deltas, np.float32).reshape(32, 4)
-    floats[FOG_ROWS:PROCTEX_ROW] = lightgen.lighting_rows(ds.lighting if lighting_used(ds) else None)
+    floats[FOG_ROWS:PROCTEX_ROW] = lightgen.lighting_rows(ds.lighting)
     rows[PROCTEX_ROW:SHADOW_ROW] = proctexgen.proctex_rows(ds.proctex)
     rows[SHADOW_ROW, 0] = ds.textures[0].shadow_bias & ~1  # bit 0 is the orthographic flag (shadow.shadow_compare)
     return rows.tobytes()

@@ -37,16 +37,20 @@ COLOR, DEPTH = "color", "depth"
 
 @dataclass(frozen=True)
 class TargetKey:
-    kind: str
     address: int
-    format: fbm.ColorFormat | fbm.DepthFormat
+    format: fbm.ColorFormat | fbm.DepthFormat  # its type says which buffer: ``kind``
     width: int
     height: int
     flipped: bool
 
     @property
+    def kind(self) -> str:
+        return COLOR if isinstance(self.format, fbm.ColorFormat) else DEPTH
+
+    @property
     def bpp(self) -> int:
-        return fbm.COLOR_BPP[self.format] if self.kind == COLOR else fbm.DEPTH_BPP[self.format]  # type: ignore[index]
+        fmt = self.format
+        return fbm.COLOR_BPP[fmt] if isinstance(fmt, fbm.ColorFormat) else fbm.DEPTH_BPP[fmt]
 
     @property
     def size(self) -> int:
@@ -106,7 +110,7 @@ class Target:
         k = self.key
         words = fbm.gather_pixels(buf, window_pixels(k.width, k.height, k.flipped), k.bpp)
         gl.glBindTexture(gl.GL_TEXTURE_2D, self.texture)
-        if k.kind == COLOR:
+        if isinstance(k.format, fbm.ColorFormat):
             if k.format is not fbm.ColorFormat.RGBA8:
                 words = fbm.decode_color(words, k.format).view(">u4").astype(np.uint32)  # r g b a -> word
             data = np.ascontiguousarray(words, np.uint32)
@@ -150,7 +154,7 @@ class Target:
             gl.glFramebufferTexture2D(gl.GL_READ_FRAMEBUFFER, point, gl.GL_TEXTURE_2D, self.texture, 0)
         gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, fbo)
         gl.glPixelStorei(gl.GL_PACK_ALIGNMENT, 4)
-        if k.kind == COLOR:
+        if isinstance(k.format, fbm.ColorFormat):
             words = np.empty(k.width * k.height, np.uint32)
             raw.glReadPixels(
                 0, 0, k.width, k.height, gl.GL_RGBA, gl.GL_UNSIGNED_INT_8_8_8_8, words.ctypes.data_as(ctypes.c_void_p)

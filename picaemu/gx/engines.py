@@ -51,7 +51,8 @@ TRANSFER_FORMATS = {
 }
 BYTES_PER_PIXEL = {0: 4, 1: 3, 2: 2, 3: 2, 4: 2}
 SIXTEEN_BIT = frozenset({2, 3, 4})
-WORD_DTYPES = {4: np.dtype("<u4"), 2: np.dtype("<u2")}  # pixel sizes that are whole little-endian words
+# pixel sizes that are whole little-endian words
+WORD_DTYPES: dict[int, np.dtype] = {4: np.dtype("<u4"), 2: np.dtype("<u2")}
 SCALE_SHIFTS = {0: (0, 0), 1: (1, 0), 2: (1, 1)}  # downscale mode -> (x shift, y shift)
 TILE = 8
 FILL_PATTERN_BYTES = {0: 2, 1: 3, 2: 4, 3: 3}  # PSCn_CONTROL.width code -> bytes of the repeated pattern

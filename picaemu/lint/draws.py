@@ -14,6 +14,7 @@ its reports are repeated instead of computed again (parts are immutable and shar
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -79,7 +80,7 @@ class DrawChecks:
         for name in ("vs", "gs"):
             setup = _get(ds, name)
             if setup is not None:
-                self._group(name, (setup,), lambda setup=setup: self._shader(setup))
+                self._group(name, (setup,), functools.partial(self._shader, setup))
 
     # -- vertex input --------------------------------------------------------------------------------------
     def _vertex_input(self, call: DrawCall, ds: DrawState) -> None:

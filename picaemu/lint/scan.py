@@ -33,7 +33,8 @@ from picaemu.command.packets import (
     MASK_SHIFT,
     _walk,
 )
-from picaemu.command.processor import MIRRORED, RunResult
+from picaemu.command.results import RunResult
+from picaemu.command.tables import MIRRORED
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import PacketEvent
 from picaemu.regs import Action

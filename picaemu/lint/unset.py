@@ -40,7 +40,7 @@ _VALUES = WRITE_GROUPS[: regtable.NUM_REGS] & int(VALUE_GROUPS)
 KEY_IDS = {name: ids[_VALUES[ids] == 0] for name, ids in PART_IDS.items()}  # what a probe is remembered by
 PROBES_KEPT = 64  # per part
 # per shader unit part: (BOOLUNIFORM id, (INTUNIFORM_I0..I3 ids)), the registers ``ShaderSetup`` reads for uniforms
-UNIFORM_REGS = {
+UNIFORM_REGS: dict[str, tuple[int, tuple[int, ...]]] = {  # draw-state part ("vs", "gs") -> (bool, ints)
     unit: (regtable.id_of(f"{p}BOOLUNIFORM"), tuple(regtable.id_of(f"{p}INTUNIFORM_I{i}") for i in range(NUM_INTS)))
     for unit, p in REG_PREFIX.items()
 }

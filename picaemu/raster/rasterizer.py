@@ -48,13 +48,15 @@ ONE_PASS_BYTES = 64 << 20  # bounding-box-sized output arrays up to this size; b
 CHUNK_FRAGMENTS = 1 << 22  # ``rasterize_chunks``: bounding-box pixels per run of triangles (~2 M fragments)
 MAX_DRAW_FRAGMENTS = 1 << 27  # a draw rasterizing more (1400 full 400x240 layers) is refused as hostile
 SCAN_BOUND, SCAN_COUNT, SCAN_EMIT = range(3)  # what a ``_scan`` walk does
-VARYING = {  # Fragments field -> columns of the varyings array (vertex columns minus the 4 position columns)
+QUAT = slice(om.QUAT.start - 4, om.QUAT.stop - 4)  # the quaternion columns of the varyings array
+# Fragments field -> columns of the varyings array (vertex columns minus the 4 position columns)
+VARYING: dict[str, slice | int] = {
     "color": slice(om.COLOR.start - 4, om.COLOR.stop - 4),
     "texcoord0": slice(om.TC0.start - 4, om.TC0.stop - 4),
     "texcoord0_w": om.TC0W - 4,
     "texcoord1": slice(om.TC1.start - 4, om.TC1.stop - 4),
     "texcoord2": slice(om.TC2.start - 4, om.TC2.stop - 4),
-    "quat": slice(om.QUAT.start - 4, om.QUAT.stop - 4),
+    "quat": QUAT,
     "view": slice(om.VIEW.start - 4, om.VIEW.stop - 4),
 }
 
@@ -120,7 +122,7 @@ class ColumnPlan:
         """The plan of the varying columns ``active`` (any shape; None = all ``n_var``)."""
         columns = range(n_var) if active is None else sorted({int(c) for c in np.asarray(active).ravel()})
         position = {c: k for k, c in enumerate(columns)}
-        quat = range(VARYING["quat"].start, VARYING["quat"].stop)
+        quat = range(QUAT.start, QUAT.stop)
         return cls(
             np.array(columns, np.int64),
             position[quat[0]] if all(c in position for c in quat) else None,

@@ -137,9 +137,9 @@ class Recorder:
         """Record until ``frames`` frames are complete, the link fails or Ctrl-C; returns the complete frames."""
         installed: list[Hook] = []
         try:
-            for hook in self.hooks.values():
-                self.link.set_breakpoint(hook.address, hook.kind)
-                installed.append(hook)
+            for each in self.hooks.values():
+                self.link.set_breakpoint(each.address, each.kind)
+                installed.append(each)
             hook: Hook | None = None
             while self.frames_wanted is None or self.frames < self.frames_wanted:
                 if hook is not None:  # step off the breakpoint we stand on: out, one instruction, back in

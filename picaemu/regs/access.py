@@ -53,6 +53,18 @@ def raws(regs: np.ndarray, reg_name: str, field_names: tuple[str, ...]) -> tuple
     return word_raws(int(regs[_bits_many(reg_name, field_names)[0]]), reg_name, field_names)
 
 
+def rgba(regs: np.ndarray, reg_name: str) -> tuple[int, int, int, int]:
+    """The raw "r", "g", "b", "a" fields of a color register (one register read)."""
+    r, g, b, a = raws(regs, reg_name, ("r", "g", "b", "a"))
+    return r, g, b, a
+
+
+def rgb(regs: np.ndarray, reg_name: str) -> tuple[int, int, int]:
+    """The raw "r", "g", "b" fields of a color register (one register read)."""
+    r, g, b = raws(regs, reg_name, ("r", "g", "b"))
+    return r, g, b
+
+
 def word_raws(word_value: int, reg_name: str, field_names: tuple[str, ...]) -> tuple[int, ...]:
     """The raw bits of several fields of ``reg_name`` in the word ``word_value``."""
     return tuple((word_value >> lo) & mask for lo, mask in _bits_many(reg_name, field_names)[1])

@@ -38,23 +38,17 @@ before the fault stays usable.
 
 from __future__ import annotations
 
-import bisect
 import os
-import weakref
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from picaemu.command.packets import Packet, list_packets
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import (
-    ROUTE_COMPILED,
-    CompiledSink,
-    DrawCall,
     NullPipeline,
     PipelineEventKind,
     PipelineSink,
-    is_compiled_sink,
 )
 from picaemu.errors import PicaError
 from picaemu.formats import pica
@@ -62,6 +56,7 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.gx import Gx, lcd, mmio
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
+from picaemu.replay.answers import DebuggerAnswers
 from picaemu.replay.capture import (
     CAPTURE_SUFFIXES,
     CaptureKind,
@@ -76,18 +71,14 @@ from picaemu.replay.checkpoint import (
     CHECKPOINT_WORK,
     Checkpoint,
     PageStore,
-    distinct_page_bytes,
-    draw_work,
-    restore_pages,
 )
+from picaemu.replay.checkpointing import Checkpointing
+from picaemu.replay.recorder import BACKENDS, Recorder, StopAfterDraw, default_pipeline
 from picaemu.replay.records import DrawRecord, EventInfo, describe
-from picaemu.state import GpuState, frozen_copy, share_unchanged
+from picaemu.state import GpuState
 
 if TYPE_CHECKING:
-    from picaemu.debug.api import Debugger, PixelFragment
-    from picaemu.debug.edit_replay import EditResult
-    from picaemu.debug.fragment import FragmentDebug
-    from picaemu.fused.loop import CompiledDraws, CompiledPlans, DrawFacts
+    from picaemu.debug.api import Debugger
 from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
 
 CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
@@ -107,77 +98,7 @@ class ReplayError(PicaError):
         self.cause = cause
 
 
-class _StopAfterDraw(Exception):
-    """Internal: unwinds the command processor right after the requested draw."""
-
-
-class _Recorder:
-    """A PipelineSink wrapper: records every draw (no per-packet cost) and can stop after one. It holds its replay
-    weakly, so a ``Replay`` has no reference cycle and is freed as soon as its last reference goes."""
-
-    def __init__(self, inner: PipelineSink, replay: Replay) -> None:
-        self.inner = inner
-        self._replay = weakref.ref(replay)
-        self.stop_after: int | None = None
-
-    def draw(self, call: DrawCall) -> None:
-        self.inner.draw(call)
-        replay = self._replay()
-        if replay is not None:
-            replay._record_draw(call)
-            replay._checkpoint_after_draw(call.index, call.packet, call.resume, draw_work(call.stats))
-        if self.stop_after is not None and call.index == self.stop_after:
-            raise _StopAfterDraw
-
-    def event(self, kind: PipelineEventKind, state: GpuState) -> None:
-        self.inner.event(kind, state)
-
-    def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
-        """The inner sink's plans (``picaemu.draw.CompiledSink``), limited so that the loop stops after the draw
-        to stop after and after the draws that may take a mid-list checkpoint (``compiled_draws`` acts on them)."""
-        replay = self._replay()
-        plans = self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None
-        if plans is None or replay is None:
-            return None
-        limit = replay._next_checkpoint_draw(call.index)
-        return plans.with_limit(limit if self.stop_after is None else min(limit, self.stop_after))
-
-    def compiled_allowed(self) -> bool:
-        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
-
-    def compiled_draws(self, draws: CompiledDraws) -> None:
-        """Record the loop's draws; the last may be a checkpoint draw or the draw to stop after (the loop stops
-        after its plans' limit)."""
-        cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
-        replay = self._replay()
-        facts = draws.each()
-        if replay is not None:
-            replay._record_compiled(facts)
-            index, _kind, _offset, packet, resume, _stats, _bounds = facts[-1]
-            work = sum(draw_work(f[5]) for f in facts)  # the loop stops only at checkpoint_draws: the batch's work
-            replay._checkpoint_after_draw(index, packet, resume, work)
-        if self.stop_after is not None and facts[-1][0] == self.stop_after:
-            raise _StopAfterDraw
-
-
-BACKENDS = ("software", "gl")  # rendering backends a replay can use; software is the default and the reference
-
-
-def default_pipeline(backend: str = "software") -> PipelineSink:
-    """The rendering pipeline of ``backend``: "software" (``picaemu.pipeline.Pipeline``, the reference) or "gl"
-    (``picaemu.gl.GLPipeline``: OpenGL through headless EGL; ``BackendUnavailable`` without it)."""
-    if backend == "gl":
-        from picaemu.gl import GLPipeline
-
-        return GLPipeline()
-    if backend != "software":
-        raise PicaError(f"unknown rendering backend {backend!r} (choose from {', '.join(BACKENDS)})")
-    from picaemu.pipeline import Pipeline
-
-    return Pipeline(batch_fragments=True)  # replays and the CLI sync memory before reading it
-
-
-class Replay:
+class Replay(Checkpointing, DebuggerAnswers):
     """A capture being replayed; see the module docstring."""
 
     def __init__(
@@ -209,7 +130,7 @@ class Replay:
         self.pipeline = pipeline if pipeline is not None else default_pipeline()
         # a capture recorded mid-program: warn about registers read before the capture wrote them
         self.unknown_state = UnknownStateWatch(self.pipeline) if is_unknown(capture.meta) else None
-        self._recorder = _Recorder(self.unknown_state or self.pipeline, self)
+        self._recorder = Recorder(self.unknown_state or self.pipeline, self)
         self.memory = PhysicalMemory()
         self.record_draws = record_draws
         self.processor = CommandProcessor(
@@ -237,10 +158,6 @@ class Replay:
         self._checkpoints: dict[tuple[int, int], Checkpoint] = {(0, 0): self.checkpoint()}
 
     # -- views -------------------------------------------------------------------------------------------
-    @property
-    def state(self) -> GpuState:
-        return self.processor.state
-
     @property
     def frame(self) -> int:
         """Index of the frame the next event belongs to."""
@@ -282,56 +199,6 @@ class Replay:
         return decode_texture(
             self.memory, ustate.addresses[face], ustate.width, ustate.height, ustate.format.value, level
         )
-
-    # -- the debugger's answers (picaemu.debug.api; each call may move the replay) -----------------------------
-    @property
-    def debugger(self) -> Debugger:
-        """The debugger engine over this replay, indexed on first use (one rendering pass; it turns the replay's
-        checkpoints on)."""
-        if self._debugger is None:
-            from picaemu.debug.api import Debugger
-
-            self._debugger = Debugger(weakref.proxy(self))  # no cycle: the replay is freed when unreferenced
-        return self._debugger
-
-    def pixel_history(self, x: int, y: int, frame: int | None = None, **pick: Any) -> list[PixelFragment]:
-        """Every fragment at pixel (x, y) of one render target in ``frame`` (default: the last frame with draws), in
-        draw order; ``pick``: ``space="buffer"|"screen"``, ``screen``, ``eye``, ``all_targets``
-        (``Debugger.pixel_history``; see ``picaemu.debug.api.PixelFragment``)."""
-        return self.debugger.pixel_history(x, y, frame, **pick)
-
-    def debug_fragment(self, draw: int, x: int, y: int, index: int = 0, **pick: Any) -> FragmentDebug:
-        """Fragment ``index`` of ``draw`` at pixel (x, y), stage by stage; ``pick``: ``space``, ``screen``, ``eye``
-        (``Debugger.debug_fragment``)."""
-        return self.debugger.debug_fragment(draw, x, y, index, **pick)
-
-    def mesh(self, draw: int, stage: str = "vs") -> np.ndarray:
-        """Vertices of ``draw`` at ``stage``: "input", "vs", "gs" or "clipped" (``Debugger.mesh``)."""
-        return self.debugger.mesh(draw, stage)
-
-    def shader_trace(self, draw: int, vertex: int, unit: str = "vs", line_map=None) -> list[dict]:
-        """Vertex ``vertex`` of ``draw`` through its shader, one dict per instruction (``Debugger.shader_trace``)."""
-        return self.debugger.shader_trace(draw, vertex, unit, line_map)
-
-    def pipeline_state(self, draw: int) -> dict:
-        """Every stage's decoded state at ``draw`` as plain data (``Debugger.pipeline_state``)."""
-        return self.debugger.pipeline_state(draw)
-
-    def external_registers(self, draw: int) -> dict:
-        """The external GPU registers at ``draw``, decoded (``Debugger.external_registers``)."""
-        return self.debugger.external_registers(draw)
-
-    def diff(self, draw_a: int, draw_b: int) -> dict:
-        """What differs between the states at two draws (``Debugger.diff``)."""
-        return self.debugger.diff(draw_a, draw_b)
-
-    def surface(self, address: int, fmt: str, width: int, height: int, level: int = 0) -> np.ndarray:
-        """Any memory decoded as a texture format, any size (``Debugger.surface``)."""
-        return self.debugger.surface(address, fmt, width, height, level)
-
-    def edit(self, draw: int, edits: list, scope: str = "from") -> EditResult:
-        """The rest of ``draw``'s frame re-rendered with edits made at it, beside the original (``Debugger.edit``)."""
-        return self.debugger.edit(draw, edits, scope)
 
     def outline(self) -> list[list[EventInfo]]:
         """Frames -> events (with their draws), after indexing the whole capture; trailing events after the last
@@ -469,165 +336,17 @@ class Replay:
         self._recorder.stop_after = draw
         try:
             self.step()
-        except _StopAfterDraw:
+        except StopAfterDraw:
             self._partial = True
             self.sync_memory()  # as run_to returns: a batching or GL pipeline's pixels reach memory
         finally:
             self._recorder.stop_after = None
 
-    # -- checkpoints -------------------------------------------------------------------------------------
-    def checkpoint(self, *, packets: int | None = None, resume: tuple[int, int] | None = None) -> Checkpoint:
-        """A copy of the current position (not kept by the replay; see ``restore``). An observer called while
-        ``step`` runs the list of event ``position`` names where it is: ``packets`` run so far and ``resume`` =
-        (address, bytes left) of the next one."""
-        if self._partial and packets is None:
-            raise PicaError(
-                "the position run_to_draw left (inside a command list) cannot be checkpointed; "
-                "use run_to(event, packets=k)"
-            )
-        if packets is not None and (packets < 1) != (resume is None):
-            raise PicaError("a checkpoint inside a command list needs both its packet count and where it resumes")
-        self.sync_memory()
-        return Checkpoint(
-            self.position,
-            self.packet if packets is None else packets,
-            self._state_copy(),
-            self._pages.snapshot(),
-            *self._registers_copy(),
-            self.processor.draw_count,
-            self.processor.pending_input(),
-            self._resume if packets is None else resume,
-        )
-
-    def _registers_copy(self) -> tuple[np.ndarray, np.ndarray]:
-        """Read-only copies of the external GPU and LCD registers, the last checkpoint's where equal."""
-        last = self._last_checkpoint_regs
-        gpu = frozen_copy(self.gx.gpu, last[0] if last else None)
-        self._last_checkpoint_regs = gpu, frozen_copy(self.gx.lcd, last[1] if last else None)
-        return self._last_checkpoint_regs
-
-    def _state_copy(self) -> GpuState:
-        """A read-only copy of the GPU state sharing the arrays that equal the last copy's (``share_unchanged``:
-        a checkpoint costs the register file plus what changed)."""
-        self._last_state = share_unchanged(self.state, self._last_state)
-        return self._last_state
-
-    def restore(self, cp: Checkpoint) -> None:
-        """Put the replay back at ``cp`` (memory, GPU state, external registers, draw count, list position)."""
-        self.sync_memory()  # what the pipeline holds elsewhere goes to memory first, then is overwritten
-        restore_pages(self.memory, cp.pages)
-        self.processor.load_state(cp.state.copy())
-        self.processor.load_pending_input(cp.pending)
-        self.processor.draw_count = cp.draw_count
-        del self.processor.draws[cp.draw_count :]
-        self.gx.gpu[:], self.gx.lcd[:] = cp.gpu, cp.lcd
-        self.pipeline.event(PipelineEventKind.RESTART_PRIMITIVE, self.state)
-        self.position, self.packet, self._resume = cp.position, cp.packets, cp.resume
-        self._partial, self._work = False, 0
-
-    def sync_memory(self) -> None:
-        """Make emulated memory hold everything the pipeline rendered (``PipelineEventKind.MEMORY_SYNC``: the
-        software pipeline runs its pending fragment batch, ``picaemu.gl`` writes its render targets back); called
-        before every
-        event that is not a command list, checkpoint, restore and view, and when ``run_to`` returns."""
-        self.pipeline.event(PipelineEventKind.MEMORY_SYNC, self.state)
-
     # -- internals ---------------------------------------------------------------------------------------
-    @property
-    def checkpoint_bytes(self) -> int:
-        """Bytes of the distinct memory pages the replay's checkpoints hold (a page they share counts once)."""
-        return distinct_page_bytes(list(self._checkpoints.values()))
-
-    def checkpoint_list(self) -> list[Checkpoint]:
-        """The checkpoints the replay keeps, in position order."""
-        return [self._checkpoints[at] for at in sorted(self._checkpoints)]
-
     @property
     def draw_count(self) -> int:
         """Draws run so far (also without ``record_draws``)."""
         return self.processor.draw_count
-
-    def _record_draw(self, call: DrawCall) -> None:
-        if self.record_draws and call.index >= len(self.draws):
-            packet = self.packet + call.packet if call.packet >= 0 else -1
-            # the draw's own counters dict: a pipeline that batches fragments completes it at the next sync
-            self.draws.append(
-                DrawRecord(
-                    call.index,
-                    self._current,
-                    call.offset,
-                    call.kind.value,
-                    call.stats,
-                    call.bounds,
-                    packet,
-                    bisect.bisect_left(self.frames, self._current),
-                    route=call.route,
-                    call_site=self._call_site(call.index, call.offset),
-                )
-            )
-
-    def _call_site(self, index: int, offset: int) -> pica.CallSite | None:
-        """The recorded call site of draw ``index`` when its trigger offset agrees (``pica_calls``)."""
-        site = self.capture.call_sites.get(index)
-        return site if site is not None and site.offset == offset else None
-
-    def _record_compiled(self, facts: list[DrawFacts]) -> None:
-        """``_record_draw`` of each draw the command processor's compiled loop ran (``CompiledDraws.each``)."""
-        if not self.record_draws:
-            return
-        event, packet, frame = self._current, self.packet, bisect.bisect_left(self.frames, self._current)
-        known = len(self.draws)
-        self.draws.extend(
-            DrawRecord(
-                index,
-                event,
-                offset,
-                kind.value,
-                stats,
-                bounds,
-                packet + pk,
-                frame,
-                route=ROUTE_COMPILED,
-                call_site=self._call_site(index, offset),
-            )
-            for index, kind, offset, pk, _resume, stats, bounds in facts
-            if index >= known
-        )
-
-    def _next_checkpoint_draw(self, index: int) -> int:
-        """The first draw from ``index`` on that ``_checkpoint_after_draw`` may checkpoint after (none: a huge
-        number)."""
-        if not self.checkpoints:
-            return 1 << 62
-        return (index + self.checkpoint_draws) // self.checkpoint_draws * self.checkpoint_draws - 1
-
-    def _checkpoint_after_draw(self, index: int, packet: int, resume: tuple[int, int] | None, work: int) -> None:
-        """After draw ``index`` (its ``DrawCall.packet`` and ``resume``; ``work``: ``draw_work`` of the draws run
-        since the last call) when it ends its packet inside a command list and is a ``checkpoint_draws``-th draw or
-        brings the work since the last checkpoint to ``checkpoint_work``: a checkpoint right after it, so that a
-        jump to any draw of a long list replays at most that many draws or that much work. Over
-        ``checkpoint_budget`` bytes, every other such checkpoint is dropped and both spacings double."""
-        self._work += work
-        if (
-            not self.checkpoints
-            or resume is None
-            or resume[1] <= 0
-            or packet < 0
-            or ((index + 1) % self.checkpoint_draws and self._work < self.checkpoint_work)
-        ):
-            return
-        at = (self._current, self.packet + packet + 1)
-        self._work = 0
-        if at in self._checkpoints:
-            return
-        cp = self._checkpoints[at] = self.checkpoint(packets=at[1], resume=resume)
-        self._checkpoint_bytes += cp.fresh_bytes
-        if self._checkpoint_bytes > self.checkpoint_budget:
-            mids = sorted(k for k in self._checkpoints if k[1])
-            for key in mids[::2]:
-                self._checkpoint_bytes -= self._checkpoints.pop(key).fresh_bytes
-            self.checkpoint_draws *= 2
-            self.checkpoint_work *= 2
 
     def _finish_event(self) -> None:
         """Event ``position`` is complete: move on, take the periodic / frame-start checkpoint, or one after a

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from picaemu.command.processor import PendingInput
+from picaemu.command.results import PendingInput
 from picaemu.memory import PAGE, PhysicalMemory
 from picaemu.state import GpuState, frozen_copy
 

@@ -128,7 +128,9 @@ def _local(a, unit, letter: str, size: int, name: str, where: Where) -> int:
 
 
 def _float_const(reg: int, values: list[float]) -> Constant:
-    return Constant(CONST_TYPES["c"], reg, tuple(int(to_f24(v)) for v in values))
+    """A float constant of the four ``values`` (``parse_vector``: always four)."""
+    x, y, z, w = (to_f24(v) for v in values)
+    return Constant(CONST_TYPES["c"], reg, (x, y, z, w))
 
 
 def _int_const(reg: int, values: list[float], where: Where) -> Constant:
@@ -236,9 +238,10 @@ def d_in(a, unit, blocks, args, where):
             raise where.error(f"'{parts[1]}' is not an input register")
         reg = op.index
     else:
-        reg = next((i for i in range(INPUTS) if not unit.input_mask >> i & 1), None)
-        if reg is None:
+        free = next((i for i in range(INPUTS) if not unit.input_mask >> i & 1), None)
+        if free is None:
             raise where.error("too many inputs")
+        reg = free
     define(unit, parts[0], Alias("v", reg), where)
     unit.input_mask |= 1 << reg
     unit.uniforms.append((parts[0], "v", reg, reg))
@@ -265,9 +268,10 @@ def d_out(a, unit, blocks, args, where):
         lanes = set(op.swizzle) if "." in parts[2] or op.swizzle != (0, 1, 2, 3) else prop_lanes
     else:
         lanes = prop_lanes
-        reg = next((i for i in range(limit) if not unit.output_mask >> i & 1), None)
-        if reg is None:
+        free = next((i for i in range(limit) if not unit.output_mask >> i & 1), None)
+        if free is None:
             raise where.error("out of output registers")
+        reg = free
     mask = sum(1 << lane for lane in lanes)
     if unit.output_used >> 4 * reg & mask:
         raise where.error("this output collides with one declared before")

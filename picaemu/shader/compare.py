@@ -85,8 +85,8 @@ def differences(ours: Shbin, theirs: Shbin) -> list[str]:
     if len(ours.code) != len(theirs.code):
         out.append(f"{len(ours.code)} instruction words != {len(theirs.code)}")
     descs = [[d for d, _e in s.opdescs] + [0] * (128 - len(s.opdescs)) for s in (ours, theirs)]
-    for pc, (a, b) in enumerate(zip(ours.code, theirs.code, strict=False)):
-        diff = _word_difference(pc, a, b, *descs)
+    for pc, (word_a, word_b) in enumerate(zip(ours.code, theirs.code, strict=False)):
+        diff = _word_difference(pc, word_a, word_b, *descs)
         if diff is not None:
             out.append(diff)
     return out

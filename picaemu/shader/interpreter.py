@@ -127,7 +127,7 @@ class Machine:
         length = _clamped(ctl, length)
         self._count_steps(ctl.pc, length)
         full = isinstance(lanes, slice)
-        count = self.n if full else len(lanes)
+        count = self.n if isinstance(lanes, slice) else len(lanes)
         self.lane_instructions += length * count
         bufs = self._buffers.get(count)
         if bufs is None:

@@ -20,15 +20,26 @@ from typing import Literal
 
 import numpy as np
 
-from picaemu.errors import FormatError
+from picaemu.errors import FormatError, PicaError
 from picaemu.formats.shbin import Shbin
 from picaemu.numeric import f24
 from picaemu.regs import access, id_of
 from picaemu.state import GS_CODE_WORDS, NUM_FLOAT_UNIFORMS, NUM_OPDESCS, VS_CODE_WORDS, GpuState
 
 Unit = Literal["vs", "gs"]
-REG_PREFIX = {"vs": "GPUREG_VSH_", "gs": "GPUREG_GSH_"}
+UNITS: tuple[Unit, ...] = ("vs", "gs")
+REG_PREFIX: dict[Unit, str] = {"vs": "GPUREG_VSH_", "gs": "GPUREG_GSH_"}
 CODE_WORDS = {"vs": VS_CODE_WORDS, "gs": GS_CODE_WORDS}
+
+
+def shader_unit(name: str) -> Unit:
+    """``name`` as a shader unit ("vs" or "gs"); PicaError for any other name."""
+    for unit in UNITS:
+        if name == unit:
+            return unit
+    raise PicaError(f"unknown shader unit {name!r}: vs or gs")
+
+
 NUM_INPUTS = 16
 NUM_BOOLS = 16
 NUM_INTS = 4
@@ -238,7 +249,7 @@ def _uniform_reg_names(unit: Unit) -> tuple[str, ...]:
     return (p + "BOOLUNIFORM", *(f"{p}INTUNIFORM_I{i}" for i in range(NUM_INTS)))
 
 
-_UNIFORM_REG_IDS = {unit: np.array([id_of(n) for n in _uniform_reg_names(unit)]) for unit in REG_PREFIX}
+_UNIFORM_REG_IDS = {unit: np.array([id_of(n) for n in _uniform_reg_names(unit)]) for unit in UNITS}
 
 
 def register_uniforms(regs: np.ndarray, unit: Unit) -> tuple[list[bool], list[tuple[int, ...]]]:

@@ -30,7 +30,7 @@ ALPHA_BITS = 4
 
 
 @numba.njit(cache=True, inline="always")
-def _field(word: np.uint64, shift: int, width: int) -> int:
+def _field(word: np.uint64, shift: int, width: int) -> np.int64:
     return np.int64((word >> np.uint64(shift)) & np.uint64((1 << width) - 1))
 
 

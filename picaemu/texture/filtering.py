@@ -11,8 +11,8 @@ Texel row t (0 = bottom) is memory row n_t - 1 - t.
 ``fetch``: one texel per fragment at integer coordinates -> (F, 4) uint8. ``filter_2d``: nearest
 (k = floor(s * n)) or bilinear (p = s * n - 0.5, texels floor(p) and floor(p) + 1, weights from the fraction) per
 fragment -> (F, 4) float32 (not rounded, so levels can still be blended). ``round_u8``: the sampler's final
-rounding of those colors to uint8. ``cube_face``: a direction's cube face and face coordinates (the sampler's and
-the fused fragment kernel's one rule).
+rounding of those colors to uint8; ``nearest_u8``: both at once for one image filtered nearest. ``cube_face``:
+a direction's cube face and face coordinates (the sampler's and the fused fragment kernel's one rule).
 
 A texel source (``texels``, ``layout`` of ``fetch`` / ``filter_2d``) is either the decoded (N, 4) uint8 array
 with ``layout`` = ``DECODED``, or a memory region's bytes with a ``picaemu.texture.fetch`` layout tuple (one image
@@ -27,7 +27,7 @@ import math
 
 import numba
 import numpy as np
-from numba.core import types
+from numba.core.types.containers import BaseTuple  # not in numba's partial stubs (core/types/*.pyi)
 from numba.extending import overload
 
 from picaemu.regs.blocks.texturing import WRAP_MODES
@@ -73,7 +73,7 @@ def texel_rgba(texels, layout, idx: int):
 
 @overload(texel_rgba, inline="always")
 def _texel_rgba(texels, layout, idx):  # pragma: no cover - typing
-    if isinstance(layout, types.BaseTuple):
+    if isinstance(layout, BaseTuple):
         return lambda texels, layout, idx: memory_rgba(texels, layout, idx)
     return lambda texels, layout, idx: (texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3])
 
@@ -89,6 +89,24 @@ def _texel(texels, layout, idx: int, border):  # pragma: no cover - compiled
         border[2] if border_tap else c2,
         border[3] if border_tap else c3,
     )
+
+
+@numba.njit(cache=True, inline="always")
+def _nearest(texels, layout, offset: int, w: int, h: int, s, t, wrap_s: int, wrap_t: int, border):  # pragma: no cover
+    """The texel nearest texture coordinates (s, t): k = floor(s * w), floor(t * h), wrapped."""
+    idx = _texel_index(offset, w, h, math.floor(s * w), math.floor(t * h), wrap_s, wrap_t)
+    return _texel(texels, layout, idx, border)
+
+
+@numba.njit(cache=True)
+def nearest_u8(texels, layout, w: int, h: int, st, wrap_s: int, wrap_t: int, border, out) -> None:  # pragma: no cover
+    """``filter_2d`` + ``round_u8`` of one image (offset 0, size w x h) filtered nearest at every ``st`` (F, 2)
+    into ``out`` (F, 4) uint8, without the float32 colors between (a nearest texel rounds to itself)."""
+    b = (border[0], border[1], border[2], border[3])
+    for i in range(st.shape[0]):
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _nearest(
+            texels, layout, 0, w, h, st[i, 0], st[i, 1], wrap_s, wrap_t, b
+        )
 
 
 @numba.njit(cache=True)
@@ -109,9 +127,9 @@ def filter_2d(texels, layout, offsets, widths, heights, level, face, st, linear,
         lv = level[i]
         w, h, offset = widths[lv], heights[lv], offsets[lv, face[i]]
         if not linear[i]:
-            ks, kt = math.floor(st[i, 0] * w), math.floor(st[i, 1] * h)
-            idx = _texel_index(offset, w, h, ks, kt, wrap_s, wrap_t)
-            out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _texel(texels, layout, idx, border)
+            out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _nearest(
+                texels, layout, offset, w, h, st[i, 0], st[i, 1], wrap_s, wrap_t, border
+            )
             continue
         ps, pt = st[i, 0] * w - np.float32(0.5), st[i, 1] * h - np.float32(0.5)
         fs, ft = math.floor(ps), math.floor(pt)

@@ -5,17 +5,15 @@ aliases such as "RGB5A1", "LA8", "RG8", "L8", "LA4", "L4" are accepted). ``PACKE
 one little-endian word per texel (``word_bits`` = 4, 8, 16, 24 or 32) holding fields ``(channel, shift, bits)``;
 channel "i" (intensity) feeds R, G and B. A channel with no field reads 0 (R, G, B) or 255 (A). Widths expand to 8
 bits by bit replication (1 bit -> 0/255). Also here: the texture size rules and the errors of the texture package.
+``TextureFormat`` (the enum of the format codes) is defined with the register table, ``picaemu.regs.blocks.texturing``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
 
 from picaemu.errors import PicaError
-from picaemu.regs.blocks.texturing import TEXTURE_FORMATS
-
-TextureFormat = IntEnum("TextureFormat", {name: code for code, name in TEXTURE_FORMATS.items()})
+from picaemu.regs.blocks.texturing import TEXTURE_FORMATS, TextureFormat
 
 ALIASES = {
     "RGBA8888": "RGBA8",

@@ -38,7 +38,7 @@ FIBONACCI = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: multiplicative hashing s
 
 
 @numba.njit(cache=True)
-def _key(x: int, y: int, prim: int) -> int:
+def _key(x: int, y: int, prim: int) -> np.int64:
     return (np.int64(prim) << (2 * COORD_BITS)) | (np.int64(y) << COORD_BITS) | np.int64(x)
 
 

@@ -81,7 +81,7 @@ class TextureUnitState:
             height=access.raw(regs, f"{p}_DIM", "height"),
             format=TextureFormat(fmt_code) if fmt_code in TEXTURE_FORMATS else TextureFormat.RGBA8,
             addresses=_addresses(regs, unit, ttype in CUBE_TYPES),
-            border=tuple(access.raw(regs, f"{p}_BORDER_COLOR", ch) for ch in "rgba"),
+            border=access.rgba(regs, f"{p}_BORDER_COLOR"),
             mag_linear=bool(access.raw(regs, f"{p}_PARAM", "mag_filter")),
             min_linear=bool(access.raw(regs, f"{p}_PARAM", "min_filter")),
             mip_linear=bool(access.raw(regs, f"{p}_PARAM", "mip_filter")),

@@ -6,6 +6,8 @@ live in ``proctex``. Units 1 and 2 have no cube faces, shadow register or textur
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 from picaemu.regs.blocks._build import f, reg
 from picaemu.regs.schema import FieldType, Register
 
@@ -23,22 +25,28 @@ WRAP_MODES = {
     7: "repeat (7)",
 }
 TEXTURE_TYPES = {0: "2D", 1: "cube", 2: "shadow 2D", 3: "projection", 4: "shadow cube", 5: "disabled"}
-TEXTURE_FORMATS = {
-    0x0: "RGBA8",
-    0x1: "RGB8",
-    0x2: "RGBA5551",
-    0x3: "RGB565",
-    0x4: "RGBA4",
-    0x5: "IA8",
-    0x6: "HILO8",
-    0x7: "I8",
-    0x8: "A8",
-    0x9: "IA4",
-    0xA: "I4",
-    0xB: "A4",
-    0xC: "ETC1",
-    0xD: "ETC1A4",
-}
+
+
+class TextureFormat(IntEnum):
+    """The texture formats by the code of the TEXUNITn_TYPE ``format`` field (codes 14 and 15 name no format)."""
+
+    RGBA8 = 0x0
+    RGB8 = 0x1
+    RGBA5551 = 0x2
+    RGB565 = 0x3
+    RGBA4 = 0x4
+    IA8 = 0x5
+    HILO8 = 0x6
+    I8 = 0x7
+    A8 = 0x8
+    IA4 = 0x9
+    I4 = 0xA
+    A4 = 0xB
+    ETC1 = 0xC
+    ETC1A4 = 0xD
+
+
+TEXTURE_FORMATS = {fmt.value: fmt.name for fmt in TextureFormat}
 UNIT3_COORDS = {0: "texcoord0", 1: "texcoord1", 2: "texcoord2"}
 UNIT2_COORDS = {0: "texcoord2", 1: "texcoord1"}
 CUBE_FACES = ("-X", "+Y", "-Y", "+Z", "-Z")  # ADDR2..ADDR6; ADDR1 is +X
