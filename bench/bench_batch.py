@@ -5,11 +5,12 @@ worker processes (-j 1, the baseline, and -j 2) and on a Dask LocalCluster of 1,
 (the Dask workers are up and have loaded the kernels; the local pool starts its workers on every run, so its
 second run includes start-up).
 
-Run: ``python bench/bench_batch.py`` (needs the [cluster] extra).
+Run: ``python bench/bench_batch.py [--repeat N] [--no-dask]`` (Dask settings need the [cluster] extra).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -26,11 +27,11 @@ from picaemu.cli.batch import capture_names, find_inputs  # noqa: E402
 REPEAT = 3  # the sample set three times: 54 captures, so that no single long capture bounds the batch
 
 
-def tasks() -> list[dict]:
+def tasks(repeat: int = REPEAT) -> list[dict]:
     sources = find_inputs((ROOT / "samples" / "captures",))
     return [
         make_task(f"{n}-{k}", str(s), 600.0)
-        for k in range(REPEAT)
+        for k in range(repeat)
         for s, n in zip(sources, capture_names(sources), strict=True)
     ]
 
@@ -46,9 +47,11 @@ def timed(run) -> tuple[float, int]:
 
 
 def main() -> None:
-    from distributed import LocalCluster
-
-    work = tasks()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=REPEAT, help="times the sample set is in the batch")
+    ap.add_argument("--no-dask", action="store_true", help="local worker processes only (no [cluster] extra needed)")
+    args = ap.parse_args()
+    work = tasks(args.repeat)
     print(f"{len(work)} captures; machine: see bench/RESULTS.md")
     print(f"{'setting':28s} {'first s':>8s} {'second s':>9s} {'captures/min':>13s} {'frames':>7s}")
     baseline = None
@@ -58,6 +61,10 @@ def main() -> None:
         rate = 60 * len(work) / second
         baseline = baseline or rate
         print(f"{f'local -j {jobs}':28s} {first:8.1f} {second:9.1f} {rate:13.1f} {frames:7d}  x{rate / baseline:.2f}")
+    if args.no_dask:
+        return
+    from distributed import LocalCluster
+
     for workers in (1, 2, 4):
         with (
             tempfile.TemporaryDirectory() as tmp,

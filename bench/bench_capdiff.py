@@ -6,13 +6,15 @@ The variant is made by rewriting the float24 words of the last vertex-shader flo
 draw's trigger in the captured command list (same packet, same size: only the uploaded value changes).
 
 Run from the repository root: ``python bench/bench_capdiff.py [--capture samples/captures/game_cubes_1000.pica]
-[--draw 500]`` (a first run compiles the kernels; the figures are of the warm process). Prints a Markdown table.
+[--draw 500] [--repeat 5]`` (a first run compiles the kernels; the figures are of the warm process): medians of
+the seconds and of each diff's ratio to the render run just before it. Prints a Markdown table.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,6 +32,8 @@ from picaemu.regs import id_of  # noqa: E402
 from picaemu.replay import Replay, load_capture  # noqa: E402
 
 DEFAULT = ROOT / "samples" / "captures" / "game_cubes_1000.pica"
+
+CLOCK = [time.perf_counter]  # ``--cpu``: time.process_time (the kernels run on the calling thread)
 
 
 def uniform_variant(capture: pica.Capture, draw: int, delta: float = 8.0) -> pica.Capture:
@@ -69,9 +73,9 @@ def _uniforms_at(capture: pica.Capture, draw: int) -> np.ndarray:
 
 
 def seconds(fn) -> tuple[float, object]:
-    start = time.perf_counter()
+    start = CLOCK[0]()
     value = fn()
-    return time.perf_counter() - start, value
+    return CLOCK[0]() - start, value
 
 
 def render(capture: pica.Capture) -> None:
@@ -84,8 +88,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--capture", type=Path, action="append", help="default: the 1000-draw cubes scene")
     parser.add_argument("--draw", type=int, default=500)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--cpu", action="store_true", help="time with the process's CPU clock (steadier than wall on a busy machine)"
+    )
     args = parser.parse_args()
+    if args.cpu:
+        CLOCK[0] = time.process_time
     print(f"| capture | render | diff, equal | diff, draw {args.draw} differs | same, `--every 1` | changed pixels |")
     print("|---|---|---|---|---|---|")
     for path in args.capture or [DEFAULT]:
@@ -93,30 +102,36 @@ def main() -> None:
 
 
 def measure(path: Path, draw: int, repeat: int) -> str:
-    """One table row: the best of ``repeat`` runs of each (a uniform variant only where one can be made)."""
+    """One table row: per kind of diff, the median over ``repeat`` runs of its seconds and of its ratio to the
+    render run just before it (a pair sees about the same load on a busy machine); a uniform variant only where
+    one can be made."""
     capture = load_capture(path)
     try:
         variant: pica.Capture | None = uniform_variant(capture, draw)
     except SystemExit as why:
         variant, note = None, str(why)
     render(capture)  # loads the kernels
-    rows = []
+    kinds = {"equal": lambda: diff_captures(capture, capture)}
+    if variant is not None:
+        kinds["differs"] = lambda: diff_captures(capture, variant)
+        kinds["exact"] = lambda: diff_captures(capture, variant, every=1)
+    renders: list[float] = []
+    runs: dict[str, list[tuple[float, float]]] = {kind: [] for kind in kinds}
+    pixels = 0
     for _ in range(repeat):
-        t_render, _ = seconds(lambda: render(capture))
-        t_equal, same = seconds(lambda: diff_captures(capture, capture))
-        assert same.equal, same.summary()
-        if variant is None:
-            rows.append((t_render, t_equal))
-            continue
-        t_differ, result = seconds(lambda: diff_captures(capture, variant))
-        t_exact, exact = seconds(lambda: diff_captures(capture, variant, every=1))
-        assert result.first_draw == exact.first_draw == draw, (result.summary(), exact.summary())
-        rows.append((t_render, t_equal, t_differ, t_exact, result.pixels["color"]["count"]))
-    best = [min(col) for col in zip(*rows, strict=True)]
-    r = best[0]
-    cells = [f"{s:.3f} s (×{s / r:.1f})" for s in best[1:4]]
-    rest = " | ".join([*cells[1:], str(best[4])]) if variant is not None else f"— ({note}) | — | —"
-    return f"| {path.name} | {r:.3f} s | {cells[0]} | {rest} |"
+        for kind, fn in kinds.items():
+            t_render, _ = seconds(lambda: render(capture))
+            t, result = seconds(fn)
+            renders.append(t_render)
+            runs[kind].append((t, t / t_render))
+            assert result.equal if kind == "equal" else result.first_draw == draw, result.summary()
+            pixels = pixels if kind == "equal" else result.pixels["color"]["count"]
+    cells = [
+        f"{statistics.median(t for t, _ in runs[kind]):.3f} s (×{statistics.median(x for _, x in runs[kind]):.1f})"
+        for kind in kinds
+    ]
+    rest = " | ".join([*cells[1:], str(pixels)]) if variant is not None else f"— ({note}) | — | —"
+    return f"| {path.name} | {statistics.median(renders):.3f} s | {cells[0]} | {rest} |"
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ shader, clipping, rasterizer, depth test, color write: the kernels of issue #4),
 shading (+ TEV, fog, blending), and the README's main job ``picaemu render samples/captures/triangle.pica`` (+ the
 command processor and the shader interpreter).
 
-Run: ``.venv/bin/python bench/bench_compile.py [--repeat N]``
+Run: ``.venv/bin/python bench/bench_compile.py [--repeat N] [--cases 1 2 3]`` (``--cases 1``: the quickest case).
 """
 
 from __future__ import annotations
@@ -72,6 +72,9 @@ def _run(snippet: str, cache: str) -> tuple[float, float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=1, help="fresh-cache rounds per case")
+    ap.add_argument(
+        "--cases", nargs="*", type=int, help="only these cases, by number from 1 (the order printed): 1 is quickest"
+    )
     args = ap.parse_args()
     bench = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,7 +85,9 @@ def main() -> None:
                 capture="samples/captures/triangle.pica", out=os.path.join(tmp, "t.png")
             ),
         }
-        for name, snippet in cases.items():
+        chosen = [name for k, name in enumerate(cases, 1) if not args.cases or k in args.cases]
+        for name in chosen:
+            snippet = cases[name]
             for _ in range(args.repeat):
                 cache = tempfile.mkdtemp(dir=tmp)
                 for label in ("fresh cache", "from cache"):

@@ -7,7 +7,11 @@ fresh qemu, the baselines that bound it: the round trip of one minimal request (
 rate of ``m`` at the stub's packet size. Needs qemu-user and gcc-arm-linux-gnueabihf.
 With ``--call-sites`` each sample is also played as a program that calls a draw function per draw, recorded
 without and with call sites (``record --call-sites``: a stop, the write-position read and the unwind per draw).
-Run: ``.venv/bin/python bench/bench_record.py [--samples cube,texture_formats,animation] [--call-sites]``.
+``--repeat N`` plays each sample's frames N times over (the later ones record nothing new: the steady state), so
+that the frame rate of later frames (median, frames/s) is measured apart from the first frame's setup; with
+``--every K`` call sites are also recorded every K-th frame only (``record --call-sites-every K``).
+Run: ``.venv/bin/python bench/bench_record.py [--samples cube,texture_formats,animation] [--call-sites]
+[--repeat 4] [--every 3]``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import itertools
+import statistics
 
 from picaemu.formats import pica
 
@@ -40,11 +45,22 @@ def _serve(player: Path, script: Path) -> tuple[object, int]:
     return qemu, port
 
 
-def record_sample(player: Path, name: str, work: Path, draws: bool = False, call_sites: bool = False) -> None:
-    """Record every frame of sample ``name``; ``draws``: the program also calls its draw function per draw;
-    ``call_sites``: the recorder stops there too (``record --call-sites``)."""
+def record_sample(
+    player: Path,
+    name: str,
+    work: Path,
+    draws: bool = False,
+    call_sites: bool = False,
+    repeat: int = 1,
+    every: int = 1,
+) -> None:
+    """Record every frame of sample ``name`` (its frames played ``repeat`` times over); ``draws``: the program
+    also calls its draw function per draw; ``call_sites``: the recorder stops there too (``record --call-sites``),
+    in every ``every``-th frame."""
     script = work / f"{name}.gxs"
-    script.write_bytes(gx_script.script(pica.read(SAMPLES / f"{name}.pica"), draws=draws))
+    capture = pica.read(SAMPLES / f"{name}.pica")
+    capture.events = capture.events * repeat
+    script.write_bytes(gx_script.script(capture, draws=draws))
     qemu, port = _serve(player, script)
     frame_ends: list[float] = []  # when each frame's FrameEnd was recorded
     start = time.perf_counter()
@@ -61,6 +77,7 @@ def record_sample(player: Path, name: str, work: Path, draws: bool = False, call
             from_start=True,
             progress=lambda p: p.frames > len(frame_ends) and frame_ends.append(time.perf_counter()),
             call_sites=sites,
+            call_sites_every=every,
         )
         capture = recorder.run()
         total = time.perf_counter() - start
@@ -68,8 +85,15 @@ def record_sample(player: Path, name: str, work: Path, draws: bool = False, call
     qemu.wait(timeout=30)
     first = frame_ends[0] - start if frame_ends else total
     rest = [b - a for a, b in itertools.pairwise(frame_ends)]
-    later = f", later frames {min(rest) * 1e3:.0f}-{max(rest) * 1e3:.0f} ms" if rest else ""
-    mode = " (call sites)" if call_sites else " (draw calls)" if draws else ""
+    median = statistics.median(rest) if rest else 0.0
+    later = (
+        f", later frames {min(rest) * 1e3:.0f}-{max(rest) * 1e3:.0f} ms (median {median * 1e3:.0f} ms, "
+        f"{1 / median:.2f} frames/s)"
+        if rest
+        else ""
+    )
+    mode = f" (call sites, every {every})" if call_sites and every > 1 else " (call sites)" if call_sites else ""
+    mode = mode or (" (draw calls)" if draws else "")
     print(
         f"{name + mode:16s} {recorder.frames} frame(s) in {total:.2f} s: first frame {first:.2f} s{later}; "
         f"{requests} requests, {read / 1024:.0f} KiB read, {recorder.bytes_recorded / 1024:.0f} KiB recorded, "
@@ -110,6 +134,8 @@ def main() -> None:
         action="store_true",
         help="Each sample also as a program with a draw call per draw, recorded without and with --call-sites.",
     )
+    parser.add_argument("--repeat", type=int, default=1, help="Play each sample's frames this many times over.")
+    parser.add_argument("--every", type=int, default=0, help="Also record call sites every K-th frame only.")
     args = parser.parse_args()
     why = gx_script.tools_missing()
     if why:
@@ -118,10 +144,12 @@ def main() -> None:
         work = Path(tmp)
         player = gx_script.build(work)
         for name in args.samples.split(","):
-            record_sample(player, name, work)
+            record_sample(player, name, work, repeat=args.repeat)
             if args.call_sites:
-                record_sample(player, name, work, draws=True)
-                record_sample(player, name, work, draws=True, call_sites=True)
+                record_sample(player, name, work, draws=True, repeat=args.repeat)
+                record_sample(player, name, work, draws=True, call_sites=True, repeat=args.repeat)
+                if args.every > 1:
+                    record_sample(player, name, work, draws=True, call_sites=True, repeat=args.repeat, every=args.every)
         baselines(player, work)
 
 

@@ -1,12 +1,26 @@
-"""Shader-unit throughput: a 20-instruction transform + lighting vertex shader over 100 k vertices (uniform flow
-and a divergent IFC variant) and the fixed cost of a 4-vertex draw. Prints vertices/s, vertex-instructions/s
-and microseconds per small batch. Run: ``.venv/bin/python bench/bench_shader.py [--vertices N]``."""
+"""Shader-unit throughput: a 20-instruction transform + lighting vertex shader (19 arithmetic instructions + END)
+over 100 k vertices (uniform flow and a divergent IFC variant) and the fixed cost of a 4-vertex draw.
+
+What a figure counts: one ``run_vertex_shader`` call on N vertices = load the 4 attributes the program reads (of the
+16 in the (N, 16, 4) float32 input), run the program on every vertex, pack the (N, 16, 4) float32 result (3 outputs
+written, 13 zeroed): about 25.6 MB written per 100 k vertices, so half the time is moving memory, not computing.
+Timed after one warm-up call of the same size (kernels loaded, decode cache and register pool filled). Prints, in
+CPU time of this process (user + system), the best and the median of ``--repeat`` calls as vertices/s and
+vertex-instructions/s, the best wall times, numba's target CPU (a machine without AVX-512 runs other code) and the
+load average before and after — on a shared 2-core VM CPU time still grows with the load (caches, memory bus).
+Why the sixth session's 18.0 M vertices/s did not reproduce: bench/RESULTS.md, "Checking a figure".
+
+Run: ``.venv/bin/python bench/bench_shader.py [--vertices N] [--repeat N]``."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import time
+from dataclasses import dataclass
 
+import llvmlite.binding
 import numpy as np
 
 from picaemu.shader import run_vertex_shader
@@ -69,20 +83,38 @@ def _inputs(n: int) -> np.ndarray:
     return a
 
 
-WALL: dict[str, float] = {}
+@dataclass
+class Timing:
+    """CPU and wall seconds of ``repeat`` calls: the best (least disturbed) and the median (typical)."""
+
+    cpu: list[float]
+    wall: list[float]
+
+    def best(self) -> float:
+        return min(self.cpu)
+
+    def median(self) -> float:
+        return statistics.median(self.cpu)
+
+    def wall_best(self) -> float:
+        return min(self.wall)
 
 
-def _best(fn, repeat: int, name: str) -> float:
-    """Best-of-``repeat`` CPU time of this process (the machine is shared; wall time, kept in ``WALL``,
-    includes waiting for other jobs)."""
-    best = wall = float("inf")
+def _time(fn, repeat: int) -> Timing:
+    """CPU time of this process (``time.process_time``: user + system, all threads) and wall time of each of
+    ``repeat`` calls. The machine is shared: wall time includes waiting for other jobs, CPU time does not, but
+    CPU time still grows when other jobs share the caches and memory bus (see bench/results/shader.md)."""
+    timing = Timing([], [])
     for _ in range(repeat):
         t, w = time.process_time(), time.perf_counter()
         fn()
-        best = min(best, time.process_time() - t)
-        wall = min(wall, time.perf_counter() - w)
-    WALL[name] = wall
-    return best
+        timing.cpu.append(time.process_time() - t)
+        timing.wall.append(time.perf_counter() - w)
+    return timing
+
+
+def _rate(n: int, seconds: float) -> str:
+    return f"{n / seconds / 1e6:.2f}"
 
 
 def main() -> None:
@@ -90,28 +122,40 @@ def main() -> None:
     ap.add_argument("--vertices", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=9)
     args = ap.parse_args()
+    load_before = os.getloadavg()
     plain = _setup(HEADER + TAIL)
     divergent = _setup(HEADER + DIVERGENT + TAIL)
-    n_instr = (HEADER + TAIL).count("\n    ") - 0  # instructions executed per vertex (uniform flow)
+    n_instr = (HEADER + TAIL).count("\n    ")  # instructions executed per vertex (uniform flow), END included
     big = _inputs(args.vertices)
-    run_vertex_shader(plain, big[:8])  # warm caches (decode)
-    run_vertex_shader(divergent, big[:8])
-    t_plain = _best(lambda: run_vertex_shader(plain, big), args.repeat, "plain")
-    t_div = _best(lambda: run_vertex_shader(divergent, big), args.repeat, "divergent")
+    run_vertex_shader(plain, big)  # warm: decode cache, the pooled register files of this size, page faults
+    run_vertex_shader(divergent, big)
+    plain_t = _time(lambda: run_vertex_shader(plain, big), args.repeat)
+    div_t = _time(lambda: run_vertex_shader(divergent, big), args.repeat)
     small = big[:4]
-    t_small = _best(lambda: [run_vertex_shader(plain, small) for _ in range(100)], args.repeat, "small") / 100
+    small_t = _time(lambda: [run_vertex_shader(plain, small) for _ in range(100)], args.repeat)
     n = args.vertices
     print(
-        f"uniform flow  : {n_instr} instructions x {n} vertices in {t_plain * 1e3:.1f} ms -> "
-        f"{n / t_plain / 1e6:.2f} M vertices/s, {n * n_instr / t_plain / 1e6:.1f} M vertex-instructions/s"
+        f"one call of run_vertex_shader on {n} vertices: load 4 of 16 attributes, run the program, pack the "
+        f"({n}, 16, 4) float32 result; {n_instr} instructions per vertex ({n_instr - 1} arithmetic + END); "
+        f"CPU time of this process (user + system), best and median of {args.repeat}"
     )
     print(
-        f"divergent IFC : {n} vertices in {t_div * 1e3:.1f} ms -> {n / t_div / 1e6:.2f} M vertices/s "
-        f"({t_div / t_plain:.2f}x the uniform-flow time)"
+        f"uniform flow  : {n_instr} instructions x {n} vertices in {plain_t.best() * 1e3:.1f} ms -> "
+        f"{_rate(n, plain_t.best())} M vertices/s (median {_rate(n, plain_t.median())}), "
+        f"{n * n_instr / plain_t.best() / 1e6:.1f} M vertex-instructions/s"
     )
-    print(f"4-vertex draw : {t_small * 1e6:.0f} us per batch")
-    walls = f"{WALL['plain'] * 1e3:.1f} ms, {WALL['divergent'] * 1e3:.1f} ms, {WALL['small'] * 1e4:.0f} us"
-    print(f"(CPU time of this process; best wall times: {walls})")
+    print(
+        f"divergent IFC : {n} vertices in {div_t.best() * 1e3:.1f} ms -> {_rate(n, div_t.best())} M vertices/s "
+        f"({div_t.best() / plain_t.best():.2f}x the uniform-flow time)"
+    )
+    print(f"4-vertex draw : {small_t.best() * 1e4:.0f} us per batch (median {small_t.median() * 1e4:.0f} us)")
+    walls = f"{plain_t.wall_best() * 1e3:.1f} ms, {div_t.wall_best() * 1e3:.1f} ms, {small_t.wall_best() * 1e4:.0f} us"
+    print(f"best wall times: {walls}")
+    load_after = os.getloadavg()
+    print(
+        f"machine: numba target {llvmlite.binding.get_host_cpu_name()}, {os.cpu_count()} cores, "
+        f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after"
+    )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@ kernel loading, summed per frame; after a first, warming replay of the same capt
 frame costs what its work costs in the best case; more is per-draw overhead, features slower than Gouraud
 (textures, lighting, blending), the reference route (``route`` column of ``picaemu stats``).
 
-Run from the repository root: ``python bench/bench_work_model.py [CAPTURE ...] [--frames N] [--repeats R]``.
+``--cpu`` times every draw by the replaying thread's CPU time (``picaemu.draw.clock = time.thread_time``) instead of
+wall time: on a machine shared with other jobs, wall-time unit costs and frames swing by x2-3 between runs.
+
+Run from the repository root: ``python bench/bench_work_model.py [CAPTURE ...] [--frames N] [--repeats R] [--cpu]``.
 Prints Markdown tables for bench/RESULTS.md.
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from picaemu.formats import pica  # noqa: E402
 
+from picaemu import draw as draw_mod  # noqa: E402
 from picaemu.analysis import stats as st  # noqa: E402
 from picaemu.builder import CaptureBuilder  # noqa: E402
 from samples._common import SCREEN, VS_COLOR  # noqa: E402
@@ -94,8 +99,13 @@ def main() -> None:
     parser.add_argument(
         "--vertices", type=int, default=4095, help="off-screen draw size (the compiled vertex side takes < 4096)"
     )
+    parser.add_argument("--cpu", action="store_true", help="time draws by thread CPU time, not wall time")
     args = parser.parse_args()
+    if args.cpu:
+        draw_mod.clock = time.thread_time
+    clock = "thread CPU time" if args.cpu else "wall time"
     fragment, vertex, fill_route, shade_route = unit_costs(QUADS, args.vertices, args.repeats)
+    print(f"draws timed in {clock}")
     print(f"cost per fragment rasterized: {fragment * 1e6:.2f} ns (full-screen Gouraud quads, route {fill_route})")
     print(f"cost per vertex shaded: {vertex * 1e6:.1f} ns (an off-screen draw of {args.vertices}, route {shade_route})")
     print()

@@ -195,6 +195,7 @@ def main() -> None:
         help="compile the numba kernels with bounds checks (own cache dir): out-of-bounds reads crash",
     )
     ap.add_argument("--json", type=Path, help="also write the figures as JSON")
+    ap.add_argument("--no-baseline", action="store_true", help="skip timing the unmutated seed inputs")
     ap.add_argument("--replay", nargs=2, metavar=("KIND", "SEED"), help="run one input, with its traceback")
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -216,7 +217,8 @@ def main() -> None:
         f"picaemu fuzz campaign: {counts}, seeds from {args.start}, jobs {args.jobs}, hang {args.hang} s, "
         f"boundscheck {args.boundscheck}; machine: {os.cpu_count()} cores"
     )
-    baseline()
+    if not args.no_baseline:
+        baseline()
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(args.jobs) as pool:

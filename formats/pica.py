@@ -63,6 +63,7 @@ from picaemu.formats.pica_events import (
     RegWrite,
     RequestDma,
     TextureCopy,
+    compiled_body,
     event_fields,
     event_from,
 )
@@ -308,7 +309,9 @@ def _parse_events(payload: bytes, base: int, nblobs: int, strict: bool) -> tuple
             if code not in EventType.__members__.values():
                 raise FormatError(f"unknown event type {code}", offset=at)
             kind = EventType(code)
-            event = event_from(kind, r.parse(BODIES[kind][1], f"{kind.name} event"), at)
+            fast = compiled_body(kind)
+            body = fast[0] if fast is not None and r.remaining() >= fast[1] else BODIES[kind][1]
+            event = event_from(kind, r.parse(body, f"{kind.name} event"), at)
             if isinstance(event, MemoryWrite) and event.blob >= nblobs:
                 raise FormatError(f"memory write names missing blob {event.blob}", offset=at)
             events.append(event)
@@ -364,7 +367,7 @@ def read(path: str | os.PathLike[str], *, strict: bool = True) -> Capture:
 
 
 # ------------------------------------------------------------------------------------------------- writing
-def _section(tag: bytes, payload: bytes, codec: Codec) -> bytes:
+def section(tag: bytes, payload: bytes, codec: Codec) -> bytes:
     stored = compress(codec, payload)
     head = _SECTION.build(
         {"tag": tag, "codec": codec, "raw_size": len(payload), "stored_size": len(stored), "crc": zlib.crc32(stored)}
@@ -372,22 +375,28 @@ def _section(tag: bytes, payload: bytes, codec: Codec) -> bytes:
     return head + stored
 
 
-def _build_blobs(store: BlobStore, codec: Codec) -> bytes:
-    entries, chunks, offset = [], [], 0
-    for i in range(len(store)):
-        raw = store[i]
-        packed = compress(codec, raw)
-        use = codec if len(packed) < len(raw) else Codec.RAW
-        stored = packed if use is codec else raw
+def pack_blob(raw: bytes, codec: Codec) -> tuple[Codec, int, bytes]:
+    """(codec used, raw size, stored bytes) of one blob: compressed when that is smaller, raw otherwise."""
+    packed = compress(codec, raw)
+    return (codec, len(raw), packed) if len(packed) < len(raw) else (Codec.RAW, len(raw), raw)
+
+
+def blob_payload(packed: list[tuple[Codec, int, bytes]]) -> bytes:
+    """The BLOB section's payload from every blob's ``pack_blob`` result, in index order."""
+    entries, offset = [], 0
+    for use, raw_size, stored in packed:
         entries.append(
-            _BLOB_ENTRY.build({"codec": use, "raw_size": len(raw), "stored_size": len(stored), "offset": offset})
+            _BLOB_ENTRY.build({"codec": use, "raw_size": raw_size, "stored_size": len(stored), "offset": offset})
         )
-        chunks.append(stored)
         offset += len(stored)
-    return _U32.build(len(store)) + b"".join(entries) + b"".join(chunks)
+    return _U32.build(len(packed)) + b"".join(entries) + b"".join(stored for _, _, stored in packed)
 
 
-def _build_state(state: InitialState) -> bytes:
+def _build_blobs(store: BlobStore, codec: Codec) -> bytes:
+    return blob_payload([pack_blob(store[i], codec) for i in range(len(store))])
+
+
+def build_state(state: InitialState) -> bytes:
     parts = []
     for name, (dtype, shape) in STATE_ARRAYS.items():
         arr = np.asarray(getattr(state, name))
@@ -398,15 +407,17 @@ def _build_state(state: InitialState) -> bytes:
     return b"".join(parts) + _U32.build(len(table)) + table.tobytes()
 
 
+def event_bytes(i: int, event: Event) -> bytes:
+    """Event #``i`` as stored in the EVNT section (type byte + body)."""
+    kind = TYPE_OF[type(event)]
+    try:
+        return bytes([kind]) + BODIES[kind][1].build(event_fields(event))
+    except cs.ConstructError as err:  # a field value the format cannot hold (e.g. 2**31 in a u8)
+        raise FormatError(f"event #{i} ({type(event).__name__}) cannot be written: {err}") from None
+
+
 def _build_events(events: list[Event]) -> bytes:
-    out = [_U32.build(len(events))]
-    for i, event in enumerate(events):
-        kind = TYPE_OF[type(event)]
-        try:
-            out.append(bytes([kind]) + BODIES[kind][1].build(event_fields(event)))
-        except cs.ConstructError as err:  # a field value the format cannot hold (e.g. 2**31 in a u8)
-            raise FormatError(f"event #{i} ({type(event).__name__}) cannot be written: {err}") from None
-    return b"".join(out)
+    return _U32.build(len(events)) + b"".join(event_bytes(i, e) for i, e in enumerate(events))
 
 
 def merged(capture: Capture) -> Capture:
@@ -430,19 +441,41 @@ def build(capture: Capture, *, codec: Codec = Codec.ZSTD, merge: bool = True) ->
     """The bytes of a .pica file for ``capture`` (``merge``: of ``merged(capture)``, see the module docstring)."""
     if merge:
         capture = merged(capture)
-    meta = cs.Int16ul.build(len(capture.meta)) + b"".join(
-        _META_KEY.build(k) + _META_VALUE.build(v) for k, v in capture.meta.items()
+    return assemble(
+        capture.meta,
+        section(b"STAT", build_state(capture.state), codec),
+        _build_blobs(capture.blobs, codec),
+        _build_events(capture.events),
+        capture.call_sites,
+        any(isinstance(e, MINOR_1_EVENTS) for e in capture.events),
+        codec,
+    )
+
+
+def assemble(
+    meta: dict[str, str],
+    state_section: bytes,
+    blobs: bytes,
+    events: bytes,
+    call_sites: dict[int, CallSite],
+    minor_1: bool,
+    codec: Codec,
+) -> bytes:
+    """A .pica file from its parts: the metadata, the STAT section as built (``section``), the BLOB and EVNT
+    payloads, the call sites (no CALL section without any) and whether a 1.1 event is there."""
+    meta_payload = cs.Int16ul.build(len(meta)) + b"".join(
+        _META_KEY.build(k) + _META_VALUE.build(v) for k, v in meta.items()
     )
     sections = [
-        _section(b"META", meta, Codec.RAW),
-        _section(b"STAT", _build_state(capture.state), codec),
-        _section(b"BLOB", _build_blobs(capture.blobs, codec), Codec.RAW),
-        _section(b"EVNT", _build_events(capture.events), codec),
+        section(b"META", meta_payload, Codec.RAW),
+        state_section,
+        section(b"BLOB", blobs, Codec.RAW),
+        section(b"EVNT", events, codec),
     ]
-    if capture.call_sites:  # optional: a capture without call sites stays byte for byte what it was
-        sections.append(_section(pica_calls.TAG, pica_calls.build(capture.call_sites), codec))
+    if call_sites:  # optional: a capture without call sites stays byte for byte what it was
+        sections.append(section(pica_calls.TAG, pica_calls.build(call_sites), codec))
     # 1.0 unless a 1.1 event is there: a capture without one stays readable by 1.0 readers, byte for byte
-    minor = VERSION_MINOR if any(isinstance(e, MINOR_1_EVENTS) for e in capture.events) else 0
+    minor = VERSION_MINOR if minor_1 else 0
     header = _HEADER.build({"magic": MAGIC, "major": VERSION_MAJOR, "minor": minor, "count": len(sections)})
     return header + b"".join(sections)
 

@@ -7,6 +7,7 @@ Part of ``picaemu.formats.pica`` (which re-exports every name here); bytes <-> t
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 from enum import IntEnum
 from typing import Any
@@ -190,6 +191,22 @@ BODIES: dict[EventType, tuple[type, cs.Construct]] = {
     ),
 }
 TYPE_OF = {cls: kind for kind, (cls, _) in BODIES.items()}
+
+
+@functools.cache
+def compiled_body(kind: EventType) -> tuple[cs.Construct, int] | None:
+    """A fixed-size body's construct compiled to Python (construct's ``compile()``: the same grammar, parsed ~3x
+    faster) and its size in bytes; None for a variable-size body (a Marker's text). The compiled parser is only for
+    a whole body: on fewer bytes it fails with ``struct.error``, so a short tail goes through ``BODIES`` for its
+    named ``StreamError``."""
+    con = BODIES[kind][1]
+    try:
+        size = con.sizeof()
+    except cs.SizeofError:
+        return None
+    return con.compile(), size
+
+
 REG_WIDTHS = (1, 2, 4, 8)
 
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import os
 from functools import partial
-from pathlib import Path
 
 from picaemu.gui import layout
+from picaemu.gui.attach import LiveAttach
 from picaemu.gui.comparison import Comparisons
 from picaemu.gui.find_requests import FindRequests
 from picaemu.gui.follow_ups import FollowUps
 from picaemu.gui.inspectors import Inspectors
+from picaemu.gui.opening import Opening
 from picaemu.gui.panels.breakpoints import BreakpointPanel
 from picaemu.gui.panels.commands import CommandPanel
 from picaemu.gui.panels.console import ConsolePanel
@@ -36,15 +37,12 @@ from picaemu.gui.panels.textures import TexturePanel
 from picaemu.gui.worker import JobResult, Worker
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox
 
 from picaemu.debug import console, jobs
-from picaemu.debug.session import address_from_name, raw_capture
 from picaemu.debug.snapshot import Snapshot
 from picaemu.debug.timeline import Breakpoint, Cursor, Timeline, Unit, breakpoint_stops
 
-MAX_RECENT = 8
-FILE_FILTER = "Captures (*.pica *.ctf manifest.json);;All files (*)"
 STEP_KEYS = {  # (unit, forward) -> shortcut
     (Unit.PACKET, True): "F10",
     (Unit.PACKET, False): "Shift+F10",
@@ -67,7 +65,7 @@ def opening_position(tl: Timeline) -> Cursor:
     return tl.end
 
 
-class MainWindow(QMainWindow):
+class MainWindow(Opening, QMainWindow):
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
         self.settings = settings if settings is not None else QSettings("picaemu", "debugger")
@@ -87,6 +85,7 @@ class MainWindow(QMainWindow):
         self.open_at_draw: int | None = None  # where the capture being opened opens (else ``opening_position``)
         self._recent_on_open = False
         self._build_panels()
+        self.live = LiveAttach(self)  # File › Attach…: a live session (gui/attach.py)
         self._build_menus()
         self.status = QLabel("open a capture (File › Open, or drop it here)")
         self.statusBar().addWidget(self.status, 1)
@@ -192,6 +191,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "Open c3dcap scene folder…", self._open_folder_dialog)
         self._action(file_menu, "Open raw command list…", self._open_raw_dialog)
         self._action(file_menu, "Compare with capture…", self._compare_dialog)
+        self._action(file_menu, "Attach to a running program…", self.live.attach_dialog)
         self.recent_menu = file_menu.addMenu("Recent")
         self._fill_recent()
         self._action(file_menu, "Quit", self.close, "Ctrl+Q")
@@ -206,6 +206,7 @@ class MainWindow(QMainWindow):
         self._action(debug, "Find…", self.finding.focus_find, "Ctrl+F")
         self._action(debug, "Bookmark here…", self.commands.ask_bookmark, "Ctrl+B")
         self._action(debug, "Why? (current draw)", self.inspectors.request_why, "Ctrl+Y")
+        self.live.build_menu()
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
@@ -214,100 +215,6 @@ class MainWindow(QMainWindow):
         hidden = self._action(view, "Update hidden panels", self._update_hidden)
         hidden.setCheckable(True)
         hidden.setToolTip("after every move, also compute the panels behind other tabs (slower moves)")
-
-    # -- opening -----------------------------------------------------------------------------------------
-    def open_path(self, path: str) -> int:
-        """Open a capture; the window (title, breakpoints, recent files) changes only once it has opened."""
-        self.opening, self._recent_on_open = str(path), True
-        self.status.setText(f"opening {path} …")
-        worker = self.worker
-
-        def job(_):
-            session = jobs.open_session(path, progress=self._progress_callback())
-            worker.session = session
-            return jobs.opened(session)
-
-        return worker.submit("open", job)
-
-    def open_raw(self, command_list: str, address: int, dumps: list[str]) -> int:
-        capture = raw_capture(command_list, address, [(address_from_name(p), p) for p in dumps])
-        self.opening, self._recent_on_open = str(command_list), False
-        worker = self.worker
-
-        def job(_):
-            session = jobs.open_session(capture=capture, label=command_list, progress=self._progress_callback())
-            worker.session = session
-            return jobs.opened(session)
-
-        return worker.submit("open", job)
-
-    def _progress_callback(self):
-        """A callback for the worker thread: reports indexing progress in whole percents (queued signal)."""
-        last = [-1]
-
-        def report(done: int, total: int) -> None:
-            percent = 100 * done // max(total, 1)
-            if percent != last[0]:
-                last[0] = percent
-                self.worker.progress.emit(f"indexing {os.path.basename(self.opening)}: {percent}%")
-
-        return report
-
-    def _open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open capture", "", FILE_FILTER)
-        if path:
-            self.open_path(str(Path(path).parent) if Path(path).name == "manifest.json" else path)
-
-    def _open_folder_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open c3dcap scene folder")
-        if path:
-            self.open_path(path)
-
-    def _open_raw_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Raw command list (u32 words)", "", "Binary (*.bin);;All (*)")
-        if not path:
-            return
-        text, ok = QInputDialog.getText(self, "Load address", "physical address of the list", text="0x20100000")
-        if not ok:
-            return
-        dumps, _ = QFileDialog.getOpenFileNames(
-            self, "Memory dumps named by hex address (optional)", "", "Binary (*.bin);;All (*)"
-        )
-        try:
-            self.open_raw(path, int(text, 0), dumps)
-        except Exception as err:
-            self.show_error("Open raw command list", f"{type(err).__name__}: {err}")
-
-    def _compare_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Compare with capture", "", FILE_FILTER)
-        if path:
-            self.comparisons.compare_with(str(Path(path).parent) if Path(path).name == "manifest.json" else path)
-
-    def _remember(self, path: str) -> None:
-        recent = [p for p in self._recent() if p != path]
-        self.settings.setValue("recent", json.dumps([path, *recent][:MAX_RECENT]))
-        self._fill_recent()
-
-    def _recent(self) -> list[str]:
-        try:
-            return list(json.loads(self.settings.value("recent", "[]")))
-        except (TypeError, ValueError):
-            return []
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        for path in self._recent():
-            self.recent_menu.addAction(path, partial(self.open_path, path))
-
-    def dragEnterEvent(self, event) -> None:
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
-
-    def dropEvent(self, event) -> None:
-        urls = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
-        if urls:
-            p = Path(urls[0])
-            self.open_path(str(p.parent) if p.name == "manifest.json" else str(p))
 
     # -- moving ------------------------------------------------------------------------------------------
     def move_to(self, cursor: Cursor) -> int | None:
@@ -409,6 +316,7 @@ class MainWindow(QMainWindow):
         if (
             self.finding.handle(result)
             or result.stale
+            or self.live.handle(result)
             or self.inspectors.handle(result)
             or self.comparisons.handle(result)
         ):
@@ -459,14 +367,9 @@ class MainWindow(QMainWindow):
         self.history_pixel = None  # a pick on the previous capture means nothing here
         self._console_scope.clear()  # the console's names belonged to the previous session
         self.history.show_history(None)
-        self.timeline = tl = opened.timeline
         self.setWindowTitle(f"picaemu debugger — {os.path.basename(self.path)}")
-        self.commands.set_timeline(tl, self.path, opened.markers)
-        self.stats.set_timeline(tl)
-        self.draws.set_draws(tl)
-        self.finding.opened()
-        self.breakpoints.set_breakpoints(self._load_breakpoints())
-        self.pipeline_state.set_draw_count(len(tl.draws))
+        self.show_timeline(opened, plot=not self.live.running)  # a live session plots when it pauses or ends
+        tl = opened.timeline
         fault = opened.fault
         if fault is not None:
             self.show_error(
@@ -476,6 +379,17 @@ class MainWindow(QMainWindow):
             )
         draw, self.open_at_draw = self.open_at_draw, None
         self.move_to(tl.after_draw(draw) if draw is not None and 0 <= draw < len(tl.draws) else opening_position(tl))
+
+    def show_timeline(self, opened: jobs.Opened, *, plot: bool = True) -> None:
+        """The panels that list events and draws, on a new timeline (an open; a live session's new frames:
+        ``plot=False`` leaves the statistics figure as it was)."""
+        self.timeline = tl = opened.timeline
+        self.commands.set_timeline(tl, self.path, opened.markers)
+        self.stats.set_timeline(tl, plot=plot)
+        self.draws.set_draws(tl)
+        self.finding.opened()
+        self.breakpoints.set_breakpoints(self._load_breakpoints())
+        self.pipeline_state.set_draw_count(len(tl.draws))
 
     def _got_snapshot(self, result: JobResult) -> None:
         snap: Snapshot = result.value
@@ -575,6 +489,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState())
         self.settings.sync()
+        self.live.detach()
         self.worker.stop()
         self.comparisons.close_partner()  # capture B's window goes with this one
         super().closeEvent(event)

@@ -11,7 +11,7 @@ kernel_cache.configure()  # before any kernel module: numba's cache must not han
 
 def __getattr__(name: str) -> Any:  # ``picaemu.open`` without importing the emulator on ``import picaemu``
     if name in LAZY:
-        from picaemu.replay import open
+        from picaemu.debug.replay import open  # a replay with the debugger's answers as methods
 
         return open
     raise AttributeError(f"module 'picaemu' has no attribute {name!r}")

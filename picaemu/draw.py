@@ -8,6 +8,8 @@ memories at the trigger, live: copy it if you keep it) and ``call.memory``, and 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 import numpy as np
 
 from picaemu.errors import PicaError
+from picaemu.geometry.vertex_loader import DrawKind
 from picaemu.memory import PhysicalMemory
 from picaemu.state import GpuState
 
@@ -29,6 +32,9 @@ if TYPE_CHECKING:
 # called from the pipeline or from the command processor's compiled loop), or the reference (staged) path with the
 # named reasons of each side that declined, "reference: <reason>[; <reason>]" (a plan's refusal, a run-time
 # decline, an observer, immediate mode...)
+# the clock draws are timed with (``stats["time_s"]``): wall time; a benchmark on a shared machine may set
+# ``time.thread_time`` to count the replaying thread's CPU time instead (``bench/bench_work_model.py --cpu``)
+clock: Callable[[], float] = time.perf_counter
 ROUTE_COMPILED = "compiled"
 REFERENCE_PREFIX = "reference: "
 REASON_SEPARATOR = "; "
@@ -57,12 +63,6 @@ def with_reason(route: str, reason: str) -> str:
     if reason in reasons:
         return route
     return REFERENCE_PREFIX + REASON_SEPARATOR.join([*reasons, reason])
-
-
-class DrawKind(Enum):
-    ARRAYS = "draw arrays"
-    ELEMENTS = "draw elements"
-    IMMEDIATE = "immediate"
 
 
 @dataclass

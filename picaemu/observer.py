@@ -12,13 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from picaemu.draw import DrawCall
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import numpy as np
 
+    from picaemu.draw import DrawCall
     from picaemu.geometry.vertex_loader import VertexBatch
     from picaemu.pipeline_seams import FragmentFates
     from picaemu.raster.fragments import Fragments

@@ -73,7 +73,9 @@ def packet(payload: bytes, *, good: bool = True) -> bytes:
 
 class FakeStub(threading.Thread):
     """Serves ``program`` with behaviour ``mode``: "good", "garbage", "checksum", "huge", "silent",
-    "error", "disconnect" (after ``after`` requests), "exit" (the program exits at its end)."""
+        "error", "disconnect" (after ``after`` requests), "exit" (the program exits at its end), "retrap" (a single step
+    from a breakpoint stops there again without executing: the breakpoint must be taken out first, as on stubs that
+    patch a breakpoint instruction into memory; otherwise a step ignores breakpoints, as qemu's does)."""
 
     def __init__(self, program: FakeProgram | None = None, mode: str = "good", *, after: int = 0) -> None:
         super().__init__(daemon=True)
@@ -85,6 +87,7 @@ class FakeStub(threading.Thread):
         self.next = 0
         self.noack = False
         self.last = b""
+        self.breakpoints: set[int] = set()
 
     def run(self) -> None:
         conn, _ = self.server.accept()
@@ -138,6 +141,8 @@ class FakeStub(threading.Thread):
         if body == "?":
             return packet(b"S05")
         if body[:2] in ("Z0", "z0"):
+            address = int(body[3:].split(",")[0], 16)
+            (self.breakpoints.add if body[0] == "Z" else self.breakpoints.discard)(address)
             return packet(b"OK")
         if body == "g":
             return packet(b"".join(struct.pack("<I", r).hex().encode() for r in self.regs))
@@ -147,7 +152,8 @@ class FakeStub(threading.Thread):
             addr, size = (int(x, 16) for x in body[1:].split(","))
             return packet(self.program.read(addr, size).hex().encode())
         if body == "s":
-            self.regs[15] += 4
+            if mode != "retrap" or self.regs[15] not in self.breakpoints:
+                self.regs[15] += 4
             return packet(b"T05")
         if body == "c":
             return self.cont()

@@ -18,6 +18,7 @@
  *              libctru's globals gpuCmdBuf / gpuCmdBufOffset point just before its trigger packet. It is reached
  *              through draw_mesh (caller 0) or draw_sprite (caller 1), from the lines marked CALL-SITE below
  *              (tests/test_record_qemu.py finds them by those marks).
+ *   5 WAIT     milliseconds: the program sleeps (a frame that takes long: `picaemu record --live` tests).
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -139,6 +140,9 @@ int main(int argc, char **argv)
             else
                 draw_mesh(w[i + 1]); /* CALL-SITE: main-mesh */
             i += 3;
+        } else if (kind == 5 && i + 1 <= n) {
+            usleep(w[i] * 1000u);
+            i += 1;
         } else {
             fprintf(stderr, "gx_player: bad record kind %u at word %zu\n", kind, i - 1);
             return 2;

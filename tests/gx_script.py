@@ -27,7 +27,7 @@ REFERENCE = HERE.parent / "samples" / "reference"
 SOURCE = HERE / "gx_player.c"
 CROSS_GCC = "arm-linux-gnueabihf-gcc"
 QEMU = "qemu-arm"
-MAGIC, END, MEMORY, GX, PRESENT, DRAW = 0x4C505847, 0, 1, 2, 3, 4
+MAGIC, END, MEMORY, GX, PRESENT, DRAW, WAIT = 0x4C505847, 0, 1, 2, 3, 4, 5
 DRAW_FUNCTION = "playerDraw"  # gx_player's stand-in for C3D_DrawArrays (record --call-sites --draw-symbol)
 
 
@@ -79,9 +79,10 @@ def draw_triggers(capture: pica.Capture) -> dict[int, list[int]]:
     return out
 
 
-def script(capture: pica.Capture, *, draws: bool = False) -> bytes:
+def script(capture: pica.Capture, *, draws: bool = False, waits: dict[int, int] | None = None) -> bytes:
     """The gx_player script of ``capture`` (see the module docstring); ``draws``: a DRAW record before each
-    command list's submission per draw in it, made by draw_mesh for even draws and draw_sprite for odd ones."""
+    command list's submission per draw in it, made by draw_mesh for even draws and draw_sprite for odd ones;
+    ``waits``: event index -> milliseconds the program sleeps before playing that event."""
     out = [_words(MAGIC)]
     triggers = draw_triggers(capture) if draws else {}
     count = 0
@@ -89,6 +90,8 @@ def script(capture: pica.Capture, *, draws: bool = False) -> bytes:
     for address, data in writes:
         out.append(_words(MEMORY, to_virtual(address, len(data)), len(data)) + data + bytes(-len(data) % 4))
     for at, event in enumerate(capture.events):
+        if waits and at in waits:
+            out.append(_words(WAIT, waits[at]))
         entry = 0  # like citro3d, a draw is entered before its state packets: just past the previous trigger
         for offset in triggers.get(at, []):
             assert isinstance(event, pica.CommandList)

@@ -15,6 +15,7 @@ import picaemu
 from picaemu.builder import CaptureBuilder, tilt_ortho
 from picaemu.cli import main
 from picaemu.debug import bookmarks as bm
+from picaemu.debug.replay import DebugReplay
 from picaemu.debug.timeline import Cursor
 from picaemu.errors import FormatError, PicaError
 from samples._common import VS_COLOR
@@ -121,7 +122,7 @@ def test_malformed_bookmark_files_and_in_memory_replays_are_named(capture: Path)
         path.write_text(text)
         with pytest.raises(FormatError, match="bookmark file"):
             bm.load(capture)
-    in_memory = picaemu.replay.Replay(pica.read(capture))
+    in_memory = DebugReplay(pica.read(capture))
     with pytest.raises(PicaError, match="nowhere to keep bookmarks"):
         in_memory.debugger.bookmarks()
     assert bm.add(capture.with_name("other.pica"), "a", Cursor(1, 2)) == [bm.Bookmark(1, 2, "a")]

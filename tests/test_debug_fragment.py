@@ -31,10 +31,10 @@ from picaemu.formats import pica
 import picaemu
 from picaemu.builder import CaptureBuilder
 from picaemu.cli import main
+from picaemu.debug.replay import DebugReplay
 from picaemu.errors import PicaError
 from picaemu.observer import StageObserver
 from picaemu.raster import rasterizer
-from picaemu.replay import Replay
 from picaemu.texture import encode_texture
 from samples._common import SCREEN, VS_TEX, rect, rect_uv
 from samples.generate import CAPTURES
@@ -259,7 +259,7 @@ def test_fragment_hooks_only_for_an_observer_that_asks(scene: Path) -> None:
     six TEV stages and a fog call per shaded chunk (one chunk per draw here: 5 draws), and no depth/stencil hooks
     unless it asks for ``fragment_tests``."""
     for values, want in ((False, {}), (True, {"tev": 6 * 5, "fog": 5})):
-        replay = Replay(pica.read(scene))
+        replay = DebugReplay(pica.read(scene))
         replay.pipeline.stage_observer = observer = _Counting(values)
         replay.run()
         assert observer.calls == want

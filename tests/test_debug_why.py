@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from picaemu import replay as rp
 from picaemu.builder import CaptureBuilder
 from picaemu.cli import main
+from picaemu.debug import replay as drp
+from picaemu.debug.replay import DebugReplay
 from picaemu.debug.why import STAGES, VERDICTS, Why
 from picaemu.errors import PicaError
-from picaemu.replay import Replay
 from samples._common import color_frame, rect, solid
 from samples.generate import CAPTURES
 
@@ -26,7 +26,7 @@ RECT = 100 * 60  # fragments of rect(50, 50, 150, 110): pixel centres inside a 1
 WHITE = (1.0, 1.0, 1.0, 1.0)
 
 
-def scene(setup: Callable[[CaptureBuilder], None] = lambda b: None, pos: np.ndarray | None = None) -> Replay:
+def scene(setup: Callable[[CaptureBuilder], None] = lambda b: None, pos: np.ndarray | None = None) -> DebugReplay:
     """One frame: ``setup`` then one draw (a white rectangle unless ``pos`` says otherwise)."""
     b = CaptureBuilder(name="why")
     color_frame(b, (0, 0, 0, 255))
@@ -35,10 +35,10 @@ def scene(setup: Callable[[CaptureBuilder], None] = lambda b: None, pos: np.ndar
     setup(b)
     b.draw(len(pos))
     b.end_frame()
-    return Replay(b.capture())
+    return DebugReplay(b.capture())
 
 
-def why(replay: Replay, draw: int = 0) -> Why:
+def why(replay: DebugReplay, draw: int = 0) -> Why:
     return replay.debugger.why(draw)
 
 
@@ -166,7 +166,7 @@ def test_color_writes_off() -> None:
     assert answer.verdict == "color-mask" and answer.detail.startswith("COLORBUFFER_WRITE = 0: color writes are off")
 
 
-def overdraw_scene(cover_alpha: float) -> Replay:
+def overdraw_scene(cover_alpha: float) -> DebugReplay:
     """Draw 0: a white rectangle; draw 1: a larger red one over it with alpha ``cover_alpha`` (blended)."""
     b = CaptureBuilder(name="overdraw")
     color_frame(b, (0, 0, 0, 255))
@@ -176,7 +176,7 @@ def overdraw_scene(cover_alpha: float) -> Replay:
     b.draw(6)
     b.draw(6, first=6)
     b.end_frame()
-    return Replay(b.capture())
+    return DebugReplay(b.capture())
 
 
 def test_overdrawn_by_an_opaque_draw() -> None:
@@ -222,7 +222,7 @@ def test_every_verdict_is_named() -> None:
 
 @pytest.mark.parametrize("name", ["triangle", "cube", "blending", "lit_sphere", "gs_sprites", "ssaa_transfer"])
 def test_bundled_samples_are_visible(name: str) -> None:
-    replay = rp.open(CAPTURES / f"{name}.pica")
+    replay = drp.open(CAPTURES / f"{name}.pica")
     last = len(replay.debugger.timeline.draws) - 1
     answer = replay.debugger.why(last)
     assert answer.verdict == "visible", answer.detail
@@ -232,7 +232,7 @@ def test_bundled_samples_are_visible(name: str) -> None:
 def test_minicraft_draws() -> None:
     """A real citro2d game: a visible sprite; a 32x32 tile the next draw covers whole (frame 17); and the last
     frame's draws, which the capture ends before showing."""
-    replay = rp.open(MINICRAFT)
+    replay = drp.open(MINICRAFT)
     answer = replay.debugger.why(8)
     assert answer.verdict == "visible" and answer.frame == 1
     assert "the display transfer from 0x18000000 reads it" in answer.detail

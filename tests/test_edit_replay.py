@@ -15,6 +15,7 @@ from picaemu.builder import CaptureBuilder
 from picaemu.cli import main
 from picaemu.command.builder import CommandBuilder
 from picaemu.debug.edits import RegisterEdit, ShaderEdit, UniformEdit, edit_for_state_row, edit_text, parse_edit
+from picaemu.debug.replay import DebugReplay
 from picaemu.errors import EditError
 from picaemu.regs import RegKind
 from picaemu.replay import Replay
@@ -47,7 +48,7 @@ HIDDEN_AREA, SIDE_AREA, FRONT_AREA = 60 * 60, 50 * 50, 100 * 100
 
 
 def scene() -> Replay:
-    return Replay(scene_capture())
+    return DebugReplay(scene_capture())
 
 
 def scene_capture() -> pica.Capture:

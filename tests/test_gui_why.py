@@ -15,7 +15,7 @@ pytest.importorskip("pytestqt")
 from picaemu.gui.panels.why import DECIDED, WhyPanel
 from PySide6.QtCore import Qt
 
-from picaemu import replay as rp
+from picaemu.debug import replay as drp
 from picaemu.debug.why import STAGES
 from tests import test_gui_window
 from tests.test_gui_find import shots
@@ -38,7 +38,7 @@ def test_why_button_on_the_selected_draw(qtbot, window, tmp_path: Path) -> None:
     panel = window.inspectors.why
     qtbot.mouseClick(panel.button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.table.rowCount() > 0, timeout=WAIT_MS)
-    replay = rp.open(STENCIL)
+    replay = drp.open(STENCIL)
     expected = replay.debugger.why(0)
     assert panel.verdict.text() == "<b>draw 0 (frame 0): color-mask</b>"
     assert panel.detail.text() == expected.detail

@@ -10,6 +10,7 @@ from picaemu.command.builder import CommandBuilder
 from picaemu.command.processor import CommandProcessor
 from picaemu.errors import MemoryFault
 from picaemu.gx import Gx, GxError, lcd, lower
+from picaemu.gx.engines import memory_fill
 from tests.reference_tables import MORTON as REFERENCE_MORTON
 
 VRAM, FCRAM = 0x18000000, 0x20000000
@@ -51,6 +52,19 @@ def test_memory_fill_widths(gx: Gx, control: int, pattern: bytes) -> None:
         gx.write(0x10400010 + offset, value)
     assert gx.memory.read(VRAM, 28) == (pattern * 12)[:24] + bytes(4)
     assert gx.gpu_word(0x1040001C) & 3 == 2  # finished set, busy cleared
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 24, 1000, 4099, 400 * 240 * 3 + 1])
+@pytest.mark.parametrize(("width_code", "pattern"), [(0, b"\x44\x33"), (1, b"\x44\x33\x22"), (2, b"\x44\x33\x22\x11")])
+def test_memory_fill_repeats_the_pattern_over_any_length(gx: Gx, size: int, width_code: int, pattern: bytes) -> None:
+    """Byte i of the range is pattern[i % len(pattern)] (the fill copies its filled prefix in doubling blocks);
+    the bytes after the range keep their contents."""
+    start = VRAM + 5
+    before = bytes(range(256)) * (size // 256 + 2)
+    gx.memory.write(start, before)
+    memory_fill(gx.memory, start, start + size, 0x11223344, width_code)
+    assert gx.memory.read(start, size) == (pattern * (size // len(pattern) + 1))[:size]
+    assert gx.memory.read(start + size, 7) == before[size : size + 7]
 
 
 def test_display_transfer_tiled_rgba8_to_linear_rgb8(gx: Gx) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from picaemu.formats import c3dcap, json_stream, pica
 
+from picaemu.debug.replay import DebugReplay
 from picaemu.debug.timeline import BreakKind, Breakpoint, breakpoint_stops
 from picaemu.gx import convert
 from picaemu.replay import Replay, ReplayError
@@ -89,7 +90,7 @@ def test_c3dcap_gx_commands_are_checked(tmp_path: Path) -> None:
 
 
 def test_the_debugger_lists_every_gx_command(tmp_path: Path) -> None:
-    replay = Replay(convert.from_scene(c3dcap.read(_dma_scene(tmp_path))))
+    replay = DebugReplay(convert.from_scene(c3dcap.read(_dma_scene(tmp_path))))
     timeline = replay.debugger.timeline
     kinds = [e.kind for e in timeline.events]
     assert "RequestDma" in kinds and "FlushCacheRegions" in kinds

@@ -117,6 +117,25 @@ def test_records_the_animation_sample_frame_for_frame() -> None:
         assert np.array_equal(image, gx_script.reference("animation", f)), f"frame {f}"
 
 
+@pytest.mark.parametrize("mode", ["good", "retrap"])
+def test_stepping_off_a_breakpoint_with_it_in_or_out(mode: str) -> None:
+    """A stub whose single step ignores breakpoints is stepped off with one ``s`` per stop; one whose step stops at
+    the breakpoint again (found at the first stop) gets ``z0``, ``s``, ``Z0``. The capture is the same."""
+    sample = pica.read(SAMPLES / "captures" / "animation.pica")
+    stub = FakeStub(FakeProgram.from_capture(sample), mode)
+    recorder, capture = _record(stub)
+    assert recorder.frames == 4 and recorder.steps_over is (mode == "good")
+    log = [body[:2] for body in stub.requests]
+    steps = [i for i, body in enumerate(log) if body == "s"]
+    assert len(steps) > 4 and log[steps[0] + 1] == "g"  # the first step is checked: did it leave the breakpoint?
+    if mode == "good":
+        assert {log[i + 1] for i in steps[1:]} == {"c"} and "z0" not in log
+    else:
+        assert {(log[i - 1], log[i + 1]) for i in steps[2:]} == {("z0", "Z0")}
+    for f, image in enumerate(gx_script.top_screens(capture)):
+        assert np.array_equal(image, gx_script.reference("animation", f)), f"frame {f}"
+
+
 def test_gpu_output_is_never_read_back() -> None:
     """The render target is cleared by a memory fill, the framebuffer written by a display transfer: neither is
     read from the program (its bytes there are garbage the replay must not see)."""

@@ -126,6 +126,30 @@ def test_call_sites_name_the_calling_functions_and_lines(player: Path, tmp_path:
     assert np.array_equal(frames[0], gx_script.reference(sample))
 
 
+def test_call_sites_every_second_frame(player: Path, tmp_path: Path) -> None:
+    """``--call-sites-every 2``: the draws of frames 0 and 2 have their call site, those of frames 1 and 3 none
+    (the draw breakpoints are out), and the pictures are the same."""
+    capture, output = _record(
+        player,
+        "animation",
+        tmp_path,
+        "--from-start",
+        "--call-sites",
+        "--draw-symbol",
+        gx_script.DRAW_FUNCTION,
+        "--call-sites-every",
+        "2",
+        draws=True,
+    )
+    assert "warning" not in output and capture.meta["record.call_sites_every"] == "2"
+    replay = Replay(capture, checkpoints=False)
+    replay.run()
+    frame_of = {draw.index: draw.frame for draw in replay.draws}
+    assert sorted(capture.call_sites) == [i for i, f in frame_of.items() if f % 2 == 0] and len(frame_of) == 4
+    for f, shot in enumerate(gx_script.top_screens(capture)):
+        assert np.array_equal(shot, gx_script.reference("animation", f)), f"frame {f}"
+
+
 def test_call_sites_need_a_draw_function(player: Path, tmp_path: Path) -> None:
     out = tmp_path / "x.pica"
     result = CliRunner().invoke(

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import click
 
-from picaemu import replay as rp
 from picaemu.cli.common import compiles_kernels, examples, exclusive, reports_errors
 from picaemu.command.listing import UniformUploads, packet_text
+from picaemu.debug import replay as drp
 from picaemu.debug import state_views
 from picaemu.debug.api import STAGES
 from picaemu.debug.fragment import report_lines
@@ -109,7 +109,7 @@ def history(
     shows, with its fate and the color before and after it.
     """
     x, y = _pixel(pixel)
-    replay = rp.open(capture)
+    replay = drp.open(capture)
     fragments = replay.pixel_history(x, y, frame, all_targets=all_targets, **_pick(screen, eye, buffer))
     chosen = replay.debugger.frame(frame)
     if as_json:
@@ -169,7 +169,7 @@ def state(capture: Path, draw: int, other: int | None, external: bool, as_json: 
     """
     exclusive(diff=other, shader=shader, external=external)
     exclusive(json=as_json, shader=shader)
-    replay = rp.open(capture)
+    replay = drp.open(capture)
     if shader is not None:
         click.echo(replay.debugger.shader_source(draw, shader), nl=False)
         return
@@ -239,7 +239,7 @@ def _flat(item: dict | list) -> bool:
 @compiles_kernels
 def mesh(capture: Path, draw: int, stage: str, as_csv: bool) -> None:
     """A draw's vertices at one stage of the geometry front end."""
-    replay = rp.open(capture)
+    replay = drp.open(capture)
     if not as_csv:
         data = replay.mesh(draw, stage)
         _echo_json({"draw": draw, "stage": stage, "shape": list(data.shape), "vertices": data.tolist()})
@@ -275,7 +275,7 @@ def trace(capture: Path, draw: int, vertex: int, unit: str, as_json: bool, map_p
     from picaemu.shader import linemap
 
     line_map, messages = linemap.caught(linemap.read, map_path) if map_path else (None, [])
-    replay = rp.open(capture)
+    replay = drp.open(capture)
     steps, more = linemap.caught(replay.shader_trace, draw, vertex, unit, line_map)
     for message in messages + more:
         click.echo(f"warning: {message}", err=True)
@@ -303,7 +303,7 @@ def dump(capture: Path, as_json: bool) -> None:
     """Every event of a capture in order (like apitrace dump): GX commands, memory writes, frame ends, and the
     packets each command list ran, decoded (uniform uploads as vectors).
     """
-    replay = rp.open(capture, checkpoints=False)
+    replay = drp.open(capture, checkpoints=False)
     from picaemu.debug.session import Session
 
     session = Session(replay)
@@ -364,7 +364,7 @@ def fragment(
     and after.
     """
     x, y = _pixel(pixel)
-    frag = rp.open(capture).debug_fragment(draw, x, y, index, **_pick(screen, eye, buffer))
+    frag = drp.open(capture).debug_fragment(draw, x, y, index, **_pick(screen, eye, buffer))
     if as_json:
         _echo_json(frag.as_dict())
         return
@@ -385,7 +385,7 @@ def why(capture: Path, draw: int, frame: int | None, as_json: bool) -> None:
     frame, shown by a display transfer or present), and one verdict: the first stage that removed all of it, or
     visible; the detail names the register that decided it.
     """
-    replay = rp.open(capture)  # held: the debugger refers to it weakly
+    replay = drp.open(capture)  # held: the debugger refers to it weakly
     debugger = replay.debugger
     if frame is not None:
         draw = debugger.draw_of(frame, draw)

@@ -42,7 +42,7 @@ EXIT_DIFFERENT = 1
     type=click.IntRange(1, None),
     default=32,
     show_default=True,
-    help="Draws of a frame between two output checksums (1: after every draw; finds a difference a later "
+    help="Draws of a frame between two output comparisons (1: after every draw; finds a difference a later "
     "draw hides again).",
 )
 @reports_errors

@@ -35,7 +35,7 @@ def render_with(path: Path, backend: str, frame: int | None, target: str) -> tup
 
 
 def _one_draw(capture: Path, out_dir: Path, draw: int) -> None:
-    from picaemu.replay import open as open_capture
+    from picaemu.debug.replay import open as open_capture
 
     replay = open_capture(capture)  # kept: the debugger holds it weakly
     d = replay.debugger.backend_diff(draw)

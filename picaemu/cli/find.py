@@ -14,8 +14,8 @@ from pathlib import Path
 
 import click
 
-from picaemu import replay as rp
 from picaemu.cli.common import compiles_kernels, examples, reports_errors
+from picaemu.debug import replay as drp
 from picaemu.debug.find import program_table
 from picaemu.formats.files import refuse_overwrite, save_image
 
@@ -74,7 +74,7 @@ def find(
     as_json: bool,
 ) -> None:
     """Find register writes or draws in a capture: by register, written value, texture address or shader."""
-    replay = rp.open(capture)  # the debugger holds its replay weakly
+    replay = drp.open(capture)  # the debugger holds its replay weakly
     debugger = replay.debugger
     if programs:
         for row in program_table(debugger.session.draw_states):
@@ -113,7 +113,7 @@ def footprint(capture: Path, output: Path, draw: int, step: int, zoom: bool) -> 
     full brightness, pixels where all its fragments were killed tinted red, the rest dimmed, its bounds in yellow.
     """
     refuse_overwrite(output, capture)
-    replay = rp.open(capture)  # the debugger holds its replay weakly
+    replay = drp.open(capture)  # the debugger holds its replay weakly
     save_image(output, replay.debugger.footprint(draw, step, zoom).image)
 
 
@@ -146,7 +146,7 @@ def bookmarks(
     """
     if add_name is not None and draw is None:
         raise click.UsageError("--add needs --draw")
-    replay = rp.open(capture)  # the debugger holds its replay weakly
+    replay = drp.open(capture)  # the debugger holds its replay weakly
     debugger = replay.debugger
     if add_name is not None and draw is not None:
         marks = debugger.add_bookmark(add_name, draw)

@@ -3,9 +3,11 @@
 Finds the hooks in the ELF (``picaemu.record.symbols``), connects (``GdbClient``: handshake, no-ack mode when
 offered), records (``Recorder``) until ``--frames`` frames are complete, the program exits, Ctrl-C, or the link
 fails, and writes the complete frames atomically. ``--call-sites`` also stops in the draw functions and stores
-each draw's caller backtrace (``picaemu.record.callsites``). Progress and warnings go to stderr. Exit status 0 when the
-recording ended by design (frames reached, program exited, Ctrl-C), 2 after a link or recording error (the
-capture of the frames before it is still written). Guide: docs/capturing.md.
+each draw's caller backtrace (``picaemu.record.callsites``). ``--live`` (``picaemu.record.live``) replaces the
+file with the capture of the complete frames at every frame end and prints one line per frame on stdout.
+Progress and warnings go to stderr. Exit status 0 when the recording ended by design (frames reached, program
+exited, Ctrl-C), 2 after a link or recording error (the capture of the frames before it is still written).
+Guide: docs/capturing.md.
 """
 
 from __future__ import annotations
@@ -16,20 +18,16 @@ from pathlib import Path
 import click
 
 from picaemu.cli.common import EXIT_BAD_INPUT, examples, reports_errors
-from picaemu.errors import FormatError, TargetExited
+from picaemu.errors import TargetExited
 from picaemu.formats import pica
 from picaemu.formats.pica_calls import MAX_FRAMES
 from picaemu.record.callsites import DEFAULT_DEPTH, CallSites, find_draw_hooks
-from picaemu.record.gdb import GdbClient
+from picaemu.record.gdb import GdbClient, parse_endpoint
+from picaemu.record.live import LiveCapture, recording_meta
 from picaemu.record.recorder import Progress, Recorder
 from picaemu.record.symbols import find_hooks
 
-
-def parse_endpoint(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise FormatError(f"--gdb wants HOST:PORT, got {text!r}")
-    return host.strip("[]"), int(port)
+EVERY_HELP = "With --call-sites: stop in the draw functions in every N-th frame only (default 1: in every frame)."
 
 
 class _Reporter:
@@ -59,6 +57,8 @@ class _Reporter:
         "picaemu record --gdb 192.168.1.20:4003 --elf app.elf --from-start --frames 10 -o app.pica",
         "picaemu record --gdb 127.0.0.1:24689 --elf app.elf -o app.pica",
         "picaemu record --gdb 127.0.0.1:24689 --elf app.elf --call-sites --frames 2 -o app.pica",
+        "picaemu record --gdb 127.0.0.1:24689 --elf app.elf --call-sites --call-sites-every 10 -o app.pica",
+        "picaemu record --gdb 127.0.0.1:24689 --elf app.elf --live -o app.pica",
     ),
 )
 @click.option(
@@ -115,6 +115,12 @@ class _Reporter:
     show_default=True,
     help="Backtrace frames kept per draw (--call-sites).",
 )
+@click.option("--call-sites-every", type=click.IntRange(min=1), default=1, metavar="N", help=EVERY_HELP)
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Rewrite the file (atomically) with every complete frame as it ends; one line per frame on stdout.",
+)
 @reports_errors
 def record(
     endpoint: str,
@@ -127,12 +133,14 @@ def record(
     call_sites: bool,
     draw_symbols: tuple[str, ...],
     call_site_depth: int,
+    call_sites_every: int,
+    live: bool,
 ) -> None:
     """Record the GPU commands of a running 3DS program into a .pica capture."""
     host, port = parse_endpoint(endpoint)
     hooks = find_hooks(elf)
-    if draw_symbols and not call_sites:
-        raise click.UsageError("--draw-symbol needs --call-sites")
+    if (draw_symbols or call_sites_every > 1) and not call_sites:
+        raise click.UsageError("--draw-symbol and --call-sites-every need --call-sites")
     globals_at = None
     if call_sites:
         draw_hooks, globals_at = find_draw_hooks(elf, draw_symbols)
@@ -152,14 +160,18 @@ def record(
             progress=out.progress,
             warn=lambda m: out.say(f"warning: {m}"),
             meta={
-                "record.elf": elf.name,
-                "record.stub": endpoint,
-                "record.start": "program start" if from_start else "frame boundary",
+                **recording_meta(str(elf), endpoint, from_start),
+                **({"record.call_sites_every": str(call_sites_every)} if call_sites and call_sites_every > 1 else {}),
             },
             call_sites=sites,
+            call_sites_every=call_sites_every,
         )
+        stream = LiveCapture(output, recorder, lambda line: click.echo(line.text())) if live else None
         capture = recorder.run()
-    pica.write(output, capture)
+    if stream is None:
+        pica.write(output, capture)
+    else:  # the file already holds every complete frame; written once more in case none completed
+        stream.write()
     ended = recorder.ended_by
     frames_done = sum(isinstance(e, pica.FrameEnd) for e in capture.events)
     out.say(

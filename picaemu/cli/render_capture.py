@@ -29,6 +29,7 @@ import numpy as np
 
 from picaemu import replay as rp
 from picaemu.cli.common import is_quiet
+from picaemu.debug import replay as drp
 from picaemu.debug.edit_replay import SCOPES
 from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink
 from picaemu.errors import EditError
@@ -247,7 +248,7 @@ def render_edited(
     for dest in (output, original, diff):
         if dest is not None:
             refuse_overwrite(dest, path)
-    result = rp.open(path).edit(draws.pop(), [text for _, text in parsed], scope)
+    result = drp.open(path).edit(draws.pop(), [text for _, text in parsed], scope)
     written = []
     for dest, image in ((output, result.edited), (original, result.original), (diff, result.diff)):
         if dest is not None:

@@ -16,8 +16,8 @@ from typing import TypeVar
 
 import click
 
-from picaemu import replay as rp
 from picaemu.cli.common import INT, compiles_kernels, examples, fail, reports_errors
+from picaemu.debug import replay as drp
 from picaemu.debug import surface as sf
 from picaemu.formats.files import image_format
 from picaemu.formats.image import write_rgba
@@ -89,7 +89,7 @@ def surface(
         fail("nothing to do: give -o OUT.png and/or --pixel X,Y")
     if output is not None:
         image_format(output)
-    replay = rp.open(capture)
+    replay = drp.open(capture)
     if after_draw is None:
         replay.run()
     s = replay.debugger.surface_view(address, fmt, width, height, not linear, after_draw)

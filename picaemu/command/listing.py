@@ -15,12 +15,15 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from picaemu import regs as regtable
 from picaemu.observer import Observer, PacketEvent, TriggerEvent, WriteEvent
 from picaemu.regs import RegKind
 from picaemu.regs.schema import Field
 
 JsonValue = int | float | bool | str | None
+WORDS_PER_VECTOR = {False: 3, True: 4}  # float-uniform FIFO words per vector: packed float24, float32 (mode bit)
 
 
 @dataclass
@@ -184,7 +187,8 @@ class UniformUploads:
     order (``lines(packet)``), it returns ``c5 = (x, y, z, w)`` lines for every vector a packet completes. Tracks
     each unit's ``FLOATUNIFORM_INDEX`` (index field, mode bit: float32 words, else packed float24) the way the
     command processor applies them: 3 words per float24 vector (W:Z:Y:X, most significant first), 4 float32 words
-    per vector (W, Z, Y, X)."""
+    per vector (W, Z, Y, X). ``rows(targets, values)`` follows the same rule over arrays of writes (the linter's
+    packet scan: only where each vector lands)."""
 
     def __init__(self) -> None:
         self._units: dict[str, _UploadUnit] = {}
@@ -210,12 +214,40 @@ class UniformUploads:
             if target == u.index_id:  # each write restarts the upload: the last one counts
                 u.at, u.f32, u.words = u.index.extract(values[-1]), bool(u.mode.extract(values[-1])), []
             elif target in u.data:
-                words, need = u.words, 4 if u.f32 else 3
+                words, need = u.words, WORDS_PER_VECTOR[u.f32]
                 words.extend(values)
                 while len(words) >= need:
                     out.append((unit, u.at, words[:need], u.f32))
                     del words[:need]
                     u.at += 1
+        return out
+
+    def rows(self, targets: np.ndarray, values: np.ndarray) -> list[tuple[np.ndarray, str, np.ndarray]]:
+        """The vectors that register writes ``targets`` (ids) / ``values`` (words), made one after the other,
+        complete, as ``vectors`` would name them one write at a time (and the state it keeps advanced the same
+        way): per unit with any, (positions in ``targets`` of the writes that complete a vector, unit, their
+        rows)."""
+        out: list[tuple[np.ndarray, str, np.ndarray]] = []
+        for unit, u in self._units.items():
+            at = np.flatnonzero((targets == u.index_id) | np.isin(targets, np.fromiter(u.data, np.int64)))
+            if at.size == 0:
+                continue
+            index = targets[at] == u.index_id
+            segment = np.cumsum(index)  # 0: the upload going on before these writes; k: from the k-th index write
+            marks = values[at[index]].astype(np.int64)
+            start = np.concatenate(([u.at], u.index.extract(marks)))
+            f32 = np.concatenate(([u.f32], u.mode.extract(marks).astype(bool)))
+            carry = np.zeros(start.size, np.int64)
+            carry[0] = len(u.words)
+            data = np.cumsum(~index)
+            words = carry[segment] + data - np.concatenate(([0], data[index]))[segment]  # words of its upload so far
+            need = np.where(f32, WORDS_PER_VECTOR[True], WORDS_PER_VECTOR[False])[segment]
+            done = ~index & (words % need == 0)
+            out.append((at[done], unit, start[segment[done]] + words[done] // need[done] - 1))
+            last, total, k = int(segment[-1]), int(words[-1]), int(need[-1])
+            held = (u.words if last == 0 else []) + values[at[~index & (segment == last)]].tolist()
+            u.at, u.f32 = int(start[last]) + total // k, bool(f32[last])
+            u.words = held[len(held) - total % k :]
         return out
 
     def lines(self, p: PacketEvent) -> list[str]:

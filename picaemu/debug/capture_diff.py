@@ -3,19 +3,23 @@ the GUI's side-by-side comparison. Qt-free.
 
 The two captures (or one capture under two backends) are aligned frame by frame and draw by draw: draw k of
 frame f of A is compared with draw k of frame f of B. Both are replayed frame by frame, each frame once (pass 1),
-and a frame where they part is looked at again draw by draw (pass 2); a replay keeps one checkpoint, at the start
-of the frame being compared, so memory stays near a render's:
+A's frame first, then B's; a frame where they part is looked at again draw by draw (pass 2). A replay keeps the
+checkpoint at the start of the frame being compared and, inside it, one at the first point ``KEEP_DRAWS`` draws
+or more after the last (where pass 1 stops anyway); they are dropped at the next frame, so memory stays near a render's:
 
 1. Under ``OutputWatch`` (a wrapper of the replay's pipeline), at every ``every``-th draw of a frame and after
-   the last draw of every event, a checksum (CRC-32) of every render target the capture's draws have used so far
-   (color and depth/stencil bytes in memory), and at every frame end a digest of both screens. The compiled draw
-   loop stops only at those points (``CompiledPlans.with_limit``), so the replay keeps its speed. The checksums
-   are compared at the aligned draws where both sides took one.
-2. From the last aligned point where the checksums agreed to the first where they differ, both replays go back to
-   the frame's start, step draw by draw (``Replay.run_to_draw``) and compare their render targets byte for byte;
-   the first draw after which they differ is ``first_draw``. With ``every=1`` every draw is a point: a difference
-   that a later draw of the same ``every`` draws hides again is then found too (with larger ``every`` it is not:
-   both captures agree at the next point).
+   the last draw of every event, a point: the bytes of every render target the capture's draws have used so far
+   (color and depth/stencil in memory, one after the other). Side A keeps a copy of them per point (up to
+   ``COPY_BUDGET`` bytes a frame, then their CRC-32); side B, running the same frame after it, compares its own
+   with A's at the same place in the frame (memcmp: cheaper than hashing both). At every frame end a digest of
+   both screens. The compiled draw loop stops only at those points (``CompiledPlans.with_limit``), so the
+   replay keeps its speed. The points are compared at the aligned draws where both sides took one.
+2. From the last aligned point where the sides agreed to the first where they differ, both replays go back to
+   the last checkpoint they kept before it (the frame's start when none is), step draw by draw
+   (``Replay.run_to_draw``) and compare their render targets byte for byte; the first draw after which they
+   differ is ``first_draw``. With ``every=1`` every draw is a point: a difference that a later draw of the same
+   ``every`` draws hides again is then found too (with larger ``every`` it is not: both captures agree at the
+   next point).
 
 At ``first_draw`` the result holds the state difference (``picaemu.debug.state_diff``, A the "a" side: registers
 by field, uniforms by name, textures by content hash, shader programs by disassembly; taken right after the draw,
@@ -34,14 +38,14 @@ import hashlib
 import os
 import weakref
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from picaemu.analysis.imagediff import compare_arrays
 from picaemu.debug import state_diff
 from picaemu.draw import CompiledSink, DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink, observed_sink
+from picaemu.draw_state import PARTS
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
@@ -52,14 +56,38 @@ if TYPE_CHECKING:
     from picaemu.fused.loop import CompiledDraws, CompiledPlans
     from picaemu.observer import StageObserver
 
-EVERY = 32  # draws of a frame between two output checksums
+EVERY = 32  # draws of a frame between two points (output comparisons)
+COPY_BUDGET = 64 << 20  # bytes of render-target copies side A keeps per frame (then CRC-32 values)
+DIFFERS = -1  # side B's token of a point whose content differs from side A's
+KEEP_DRAWS = 256  # draws of a frame between two checkpoints a side keeps (where pass 2 starts; 0: none)
 SCHEMA = 1
 Target = tuple[int, int]  # (physical address, bytes) of a render target
 SCREENS = ("top", "bottom")
+_FRAMEBUFFER_IDS = next(part for part in PARTS if part.name == "framebuffer").register_ids()
+_TARGETS: dict[bytes, tuple[Target, ...]] = {}  # framebuffer registers' content -> targets_of (64 kept)
+
+
+def _crc(views: list[np.ndarray]) -> int:
+    """CRC-32 of ``views`` one after the other."""
+    crc = 0
+    for v in views:
+        crc = zlib.crc32(v.data, crc)
+    return crc
 
 
 def targets_of(regs: np.ndarray) -> tuple[Target, ...]:
-    """The color and depth/stencil buffers the registers name, as memory ranges; () when they name none."""
+    """The color and depth/stencil buffers the registers name, as memory ranges; () when they name none
+    (remembered by the content of the registers the draw state's framebuffer part reads)."""
+    key = regs[_FRAMEBUFFER_IDS].tobytes()
+    found = _TARGETS.get(key)
+    if found is None:
+        found = _TARGETS[key] = _targets_of(regs)
+        if len(_TARGETS) > 64:
+            _TARGETS.pop(next(iter(_TARGETS)))
+    return found
+
+
+def _targets_of(regs: np.ndarray) -> tuple[Target, ...]:
     try:
         fb = fbm.FramebufferState.from_regs(regs)
         fb.check_size()
@@ -70,8 +98,10 @@ def targets_of(regs: np.ndarray) -> tuple[Target, ...]:
 
 
 class OutputWatch:
-    """A pipeline wrapper that takes the output checksums of pass 1 (module docstring). ``points``: draw index ->
-    checksum of the render targets after it; ``screens``: per frame end, the digest of both screens."""
+    """A pipeline wrapper that takes the output points of pass 1 (module docstring). ``points``: draw index -> the
+    point's token: on side A (no ``reference``) the draw's place in its frame, whose render-target content it keeps
+    in ``contents``; on side B (``reference``: A's watch) the same place when its content equals A's there, else
+    ``DIFFERS``; ``screens``: per frame end, the digest of both screens."""
 
     def __init__(self, inner: PipelineSink, every: int = EVERY) -> None:
         self.inner = inner
@@ -84,6 +114,11 @@ class OutputWatch:
         self.draws = 0  # draws seen
         self.pointed = -1  # the last draw with a point
         self.recording = True
+        self.kept: list[tuple[int, Checkpoint]] = []  # (draw, replay checkpoint right after it) in this frame
+        self._kept_at = -1  # the draw of the last checkpoint kept (the frame's start - 1)
+        self.reference: OutputWatch | None = None  # side B: side A's watch, whose frame has run already
+        self.contents: dict[int, bytes | int] = {}  # side A: place in the frame -> its render targets' bytes
+        self._content_bytes = 0  # bytes ``contents`` holds (past ``COPY_BUDGET``: CRC-32 values instead)
 
     @property
     def stage_observer(self) -> StageObserver | None:
@@ -114,27 +149,55 @@ class OutputWatch:
         """The render targets the draws up to ``draw`` used, in first-use order."""
         return [target for target, first in self.targets.items() if first <= draw]
 
-    def checksum(self, draw: int) -> int:
-        """CRC-32 of the render targets the draws up to ``draw`` used, one after the other, as memory holds them
-        now (after a sync). A checksum, not a cryptographic hash: two different contents agree with odds of
-        2^-32, and pass 2 compares bytes."""
+    def _views(self, draw: int) -> list[np.ndarray]:
+        """Live views of the render targets the draws up to ``draw`` used, as memory holds them now (after a sync)."""
         replay = self._memory()
         self.inner.event(PipelineEventKind.MEMORY_SYNC, replay.state)
-        crc = 0
-        for address, size in self.used_by(draw):
-            crc = zlib.crc32(replay.memory.bytes(address, size, "render target"), crc)
-        return crc
+        return [replay.memory.bytes(address, size, "render target") for address, size in self.used_by(draw)]
 
-    def _after(self, last: int, force: bool = False) -> None:
+    def point(self, draw: int) -> int:
+        """The token of a point after ``draw`` (class docstring). Contents compare as the render targets' bytes one
+        after the other; a frame's copies on side A stop at ``COPY_BUDGET`` bytes, later points keep a CRC-32 (two
+        different contents agree with odds of 2^-32; pass 2 compares bytes)."""
+        place, views = draw - self.frame_start, self._views(draw)
+        if self.reference is None:
+            size = sum(v.size for v in views)
+            if self._content_bytes + size <= COPY_BUDGET:
+                self.contents[place] = b"".join(v.data for v in views)  # one copy (bytes compare with memcmp)
+                self._content_bytes += size
+            else:
+                self.contents[place] = _crc(views)
+            return place
+        kept = self.reference.contents.get(place)
+        if kept is None:  # A has no point here: the pair is not compared
+            return DIFFERS
+        same = _crc(views) == kept if isinstance(kept, int) else b"".join(v.data for v in views) == kept
+        return place if same else DIFFERS
+
+    def _after(self, last: int, force: bool = False, packet: int = -1, resume: tuple[int, int] | None = None) -> None:
+        """After draw ``last`` (its ``DrawCall.packet`` and ``resume``): a point at a group's last draw (``force``:
+        at the last draw of an event); at a point ``KEEP_DRAWS`` draws or more after the frame's start or the last one
+        kept, a checkpoint when the draw ends its packet inside a command list (where the replay itself would)."""
         self.draws = last + 1
         if self.recording and (force or last == self._boundary(last)) and last > self.pointed:
-            self.points[last], self.pointed = self.checksum(last), last
+            self.points[last], self.pointed = self.point(last), last
+            due = KEEP_DRAWS and last - self._kept_at >= KEEP_DRAWS
+            if due and packet >= 0 and resume is not None and resume[1] > 0:
+                replay = self._memory()
+                cp = replay.checkpoint(packets=replay.packet + packet + 1, resume=resume)
+                self.kept.append((last, cp))
+                self._kept_at = last
+
+    def new_frame(self) -> None:
+        """Pass 1 starts a frame: the checkpoints and contents of the last one are dropped."""
+        self.kept, self._kept_at = [], self.draws - 1
+        self.contents, self._content_bytes = {}, 0
 
     # -- PipelineSink ------------------------------------------------------------------------------------
     def draw(self, call: DrawCall) -> None:
         self._use(call.state.regs, call.index)
         self.inner.draw(call)
-        self._after(call.index)
+        self._after(call.index, packet=call.packet, resume=call.resume)
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
         self.inner.event(kind, state)
@@ -166,7 +229,8 @@ class OutputWatch:
 
     def compiled_draws(self, draws: CompiledDraws) -> None:
         cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
-        self._after(int(draws.rows[-1, 0]))
+        index, _kind, _offset, packet, resume, _stats, _bounds = replace(draws, rows=draws.rows[-1:]).each()[0]
+        self._after(index, packet=packet, resume=resume)
 
     def compiled_allowed(self) -> bool:
         return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
@@ -193,16 +257,19 @@ class Side:
         """Pass 1 over frame ``frame`` (the replay stands at its start): returns the indices of its draws."""
         replay = self.replay
         self.start = replay.checkpoint()
+        self.watch.new_frame()
         first = len(replay.draws)
         replay.run_to(replay.frames[frame] + 1 if frame < len(replay.frames) else len(replay.events))
         return [d.index for d in replay.draws[first:]]
 
-    def rewind(self) -> None:
-        """Back to the start of the frame being compared, for pass 2."""
+    def rewind(self, before: int) -> None:
+        """Back to the last checkpoint of the frame being compared before draw ``before`` (its start when none
+        is), for pass 2: from there the replay reaches every later draw as pass 1 did."""
         if self.start is None:
             raise PicaError("rewind before run_frame: there is no frame start to go back to")
         self.watch.recording = False
-        self.replay.restore(self.start)
+        kept = [cp for draw, cp in self.watch.kept if draw < before]
+        self.replay.restore(kept[-1] if kept else self.start)
         self.replay.indexed = True  # pass 2 seeks only to draws already recorded: run_to_draw must not run on
 
     def info(self) -> dict[str, Any]:
@@ -215,6 +282,9 @@ def open_side(source: str | os.PathLike[str] | pica.Capture, backend: str = "sof
     capture = source if isinstance(source, pica.Capture) else load_capture(source)
     watch = OutputWatch(default_pipeline(backend), every)
     replay = Replay(capture, pipeline=watch, checkpoints=False)
+    # the diff seeks by the replay's DrawRecords; the processor's per-draw register snapshots (its draw log, which
+    # every restore trims) it never reads
+    replay.processor.record_draws = False
     watch.attach(replay)
     label = capture.meta.get("name", "capture") if isinstance(source, pica.Capture) else os.fspath(source)
     return Side(label, backend, replay, watch)
@@ -287,6 +357,7 @@ def diff_captures(
 
 def compare_sides(sa: Side, sb: Side) -> CaptureDiff:
     """Run both sides frame by frame (pass 1) until a frame parts them, then find where (pass 2) and describe it."""
+    sb.watch.reference = sa.watch  # B compares its points with A's as it runs
     frames: list[dict[str, Any]] = []  # the table of the result: one row per frame compared
     for f in range(max(sa.frame_count, sb.frame_count)):
         fa = sa.run_frame(f) if f < sa.frame_count else None
@@ -332,14 +403,14 @@ def _compare_frame(sa: Side, sb: Side, fa: list[int], fb: list[int], frames: lis
 def _scan_and_describe(
     sa: Side, sb: Side, pairs: list, lo: int, hi: int, frames: list[dict], required: bool = True
 ) -> CaptureDiff | None:
-    """Pass 2 over ``pairs[lo:hi]`` from the frame's start: the result at the first draw whose render targets
-    differ; None when none does (``required``: pass 1 said one does)."""
-    sa.rewind()
-    sb.rewind()
+    """Pass 2 over ``pairs[lo:hi]`` from the last kept checkpoint before them: the result at the first draw whose
+    render targets differ; None when none does (``required``: pass 1 said one does)."""
+    sa.rewind(pairs[lo][2])
+    sb.rewind(pairs[lo][3])
     found = _scan(sa, sb, pairs, lo, hi)
     if found is None:
         if required:  # pass 2 compares what pass 1 hashed: they cannot disagree
-            raise RuntimeError("the output checksums differ but no draw's render targets do")
+            raise RuntimeError("the outputs differ at a point but no draw's render targets do")
         return None
     frame, k, da, db = pairs[found]
     state = state_diff.state_diff(_view(sa), _view(sb))
@@ -382,9 +453,9 @@ def _scan(sa: Side, sb: Side, pairs: list, lo: int, hi: int) -> int | None:
         if len(ta) != len(tb):
             return i
         for (addr_a, size_a), (addr_b, size_b) in zip(ta, tb, strict=True):
-            if size_a != size_b or not np.array_equal(
-                ra.memory.bytes(addr_a, size_a, "render target"), rb.memory.bytes(addr_b, size_b, "render target")
-            ):
+            if size_a != size_b or bytes(ra.memory.bytes(addr_a, size_a, "render target")) != bytes(
+                rb.memory.bytes(addr_b, size_b, "render target")
+            ):  # bytes: one copy each, then memcmp (array_equal builds a boolean array)
                 return i
     return None
 
@@ -423,7 +494,6 @@ def _pixels(ra: Replay, rb: Replay) -> tuple[dict[str, Any] | None, tuple[np.nda
             "target": target,
             "error": f"the render targets differ in size: {fa.width}x{fa.height} vs {fb.width}x{fb.height}",
         }, (ca, cb)
-    _, _, _, bad = compare_arrays(ca, cb, 0)
-    bad |= ca[..., 3] != cb[..., 3]  # compare_arrays looks at RGB (the screens'); a render target has alpha
+    bad = (ca != cb).any(axis=2)  # every channel, alpha too (a render target has it; screens' diffs look at RGB)
     (za, sa), (zb, sb) = ra.depth_buffer(), rb.depth_buffer()
     return {"target": target, "color": _region(bad), "depth": _region((za != zb) | (sa != sb))}, (ca, cb)

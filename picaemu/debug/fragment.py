@@ -252,7 +252,7 @@ def _tests(
 def debug_fragment(session: Session, draw: int, window: tuple[int, int], index: int = 0) -> FragmentDebug:
     """Fragment ``index`` of ``draw`` at window pixel ``window`` (module docstring). ``PicaError`` when the draw
     rasterized no such fragment there."""
-    from picaemu.debug.api import tev_equations
+    from picaemu.debug.state_views import tev_equations
 
     watcher = FragmentWatcher(window)
     records = probe.pixel_fragments(session, draw, window, watcher)

@@ -20,13 +20,14 @@ from picaemu.debug import probe, state_views
 from picaemu.debug import surface as surface_mod
 from picaemu.debug.bookmarks import MarkerGroup, marker_groups
 from picaemu.debug.edit_replay import Editor, EditResult
+from picaemu.debug.replay import DebugReplay
 from picaemu.debug.session import Session
 from picaemu.debug.snapshot import Snapshot, take
 from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.lint import Finding
-from picaemu.replay import Replay
+from picaemu.replay import load_capture
 
 
 def open_session(
@@ -36,10 +37,12 @@ def open_session(
     progress: Callable[[int, int], None] | None = None,
 ) -> Session:
     """Open and index a capture file / directory, or an in-memory capture."""
-    if capture is not None:
-        session = Session(Replay(capture, checkpoints=False), path=label)
+    if capture is not None:  # a DebugReplay: the Python console's ``replay`` answers as ``picaemu.open``'s does
+        session = Session(DebugReplay(capture, checkpoints=False), path=label)
     elif path is not None:
-        session = Session.open(path)
+        replay = DebugReplay(load_capture(path))
+        replay.path = str(path)
+        session = Session(replay, path=str(path))
     else:
         raise PicaError("open_session needs a capture path or an in-memory capture")
     session.index(progress)

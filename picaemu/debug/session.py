@@ -12,6 +12,9 @@ attached and builds the ``Timeline`` (every packet, write and draw; see ``picaem
   ``checkpoint_every`` events, at every frame end and after every ``memory_every``-th draw inside command lists
   (``Replay.checkpoint_draws``; K measured in ``bench/bench_gui.py``), within ``Replay.checkpoint_budget``.
 
+``extend(events)`` appends complete frames of a live recording (``picaemu.record.live``, the GUI's File › Attach)
+and indexes only them, so the timeline grows frame by frame at the cost of the new frames.
+
 ``goto(cursor)`` moves the replay with ``Replay.run_to(event, packets=k)``, which starts from the checkpoint
 nearest the target whichever way it lies; ``advance(cursor)`` runs forward through every packet (probes re-running
 one draw). A fault while indexing is kept in ``fault`` (the timeline covers everything before it); a fault while
@@ -89,6 +92,9 @@ class Session:
         self.fault: PicaError | None = None
         self.cursor = Cursor(0, 0)
         self._dirty = False
+        self._infos: list[EventInfo] = []  # what ``index`` / ``extend`` built so far (the timeline's parts)
+        self._writes: list[tuple[int, int, int, int]] = []
+        self._frame = 0
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], **kw) -> Session:
@@ -116,17 +122,33 @@ class Session:
         if replay.position or replay.packet:
             replay.run_to(0)
         self.draw_states, self.transfers, self.fault = [], [], None
+        self._infos, self._writes, self._frame = [], [], 0
+        return self._index_from(0, progress)
+
+    def extend(self, events: Sequence[pica.Event], call_sites: dict[int, pica.CallSite] | None = None) -> Timeline:
+        """Append ``events`` (complete frames of a live recording: ``picaemu.record.live``; memory writes name
+        blobs of the capture's own store) and index them; returns the grown timeline. The replay first goes to the
+        end of what was there (the user may have moved), then on through the new events exactly as ``index``
+        would have; a fault met earlier stops indexing there, as it does in ``index``."""
+        replay, start = self.replay, len(self.replay.events)
+        self.goto(self.timeline.end)
+        replay.events.extend(events)  # the capture's own list (``Replay.events`` is ``capture.events``)
+        replay.frames.extend(start + i for i, e in enumerate(events) if isinstance(e, pica.FrameEnd))
+        replay.capture.call_sites.update(call_sites or {})
+        return self._index_from(start, None)
+
+    def _index_from(self, start: int, progress: Progress | None) -> Timeline:
+        """Index events ``start ..`` (the replay stands at ``start``) onto what is indexed before them."""
+        replay = self.replay
         transfers = replay.gx.transfer_log = []
         obs = _IndexObserver(self)
-        events: list[EventInfo] = []
-        writes: list[tuple[int, int, int, int]] = []
-        frame = 0
         nonfinite = _NonfiniteObserver()
         pipeline = observed_sink(replay.pipeline)
         previous, pipeline.stage_observer = pipeline.stage_observer, nonfinite
         replay.processor.attach(obs)
         try:
-            for i, ev in enumerate(replay.events):
+            for i in range(start, len(replay.events)):
+                ev = replay.events[i]
                 obs.event, obs.packets, obs.draw_calls = i, [], []
                 if self.fault is None:
                     try:
@@ -138,13 +160,13 @@ class Session:
                 for call, state in obs.draw_calls:
                     replay.draws[call.index].nonfinite = call.index in nonfinite.draws
                     self.draw_states.append(state)
-                writes += obs.writes
+                self._writes += obs.writes
                 obs.writes = []
-                events.append(
+                self._infos.append(
                     EventInfo(
                         i,
                         type(ev).__name__,
-                        frame,
+                        self._frame,
                         describe(ev),
                         tuple(obs.packets),
                         tuple(c.index for c, _ in obs.draw_calls),
@@ -152,22 +174,22 @@ class Session:
                     )
                 )
                 if isinstance(ev, pica.FrameEnd):
-                    frame += 1
+                    self._frame += 1
                 if progress is not None:
                     progress(i + 1, len(replay.events))
         finally:
             replay.processor.detach(obs)
             replay.gx.transfer_log = None
             pipeline.stage_observer = previous
-        frame_ends = tuple(e.index for e in events if e.kind == "FrameEnd")
+        frame_ends = tuple(e.index for e in self._infos if e.kind == "FrameEnd")
         draws = tuple(replay.draws[: len(self.draw_states)])
-        writes_array = np.array(writes, np.int64).reshape(-1, 4)
-        self._timeline = timeline = Timeline(tuple(events), draws, writes_array, frame_ends)
+        writes_array = np.array(self._writes, np.int64).reshape(-1, 4)
+        self._timeline = timeline = Timeline(tuple(self._infos), draws, writes_array, frame_ends)
         self._dirty, self.cursor = True, timeline.end
-        if len(draws) > 1 and self.fault is None:
+        if start == 0 and len(draws) > 1 and self.fault is None:
             # indexing watches every draw, so the compiled draw loop (picaemu.fused.loop) has not run: run the draws
             # from the checkpoint before the one before the last (the last one may be a checkpoint's) now, so that
-            # the first jump does not pay for loading the loop (~0.1 s)
+            # the first jump does not pay for loading the loop (~0.1 s; once: ``extend`` finds it loaded)
             self.goto(timeline.after_draw(draws[-2].index))
             self.goto(timeline.end)
         return timeline

@@ -156,7 +156,7 @@ def _units(a: GpuState, b: GpuState) -> tuple[Unit, ...]:
 
 
 def _uniform_diff(a: DrawView, b: DrawView) -> dict[str, dict[str, Any]]:
-    from picaemu.debug.api import uniform_files
+    from picaemu.debug.state_views import uniform_files
 
     out: dict[str, dict[str, Any]] = {}
     for unit in _units(a.state, b.state):
@@ -216,7 +216,7 @@ def _changed(a: Any, b: Any) -> Any:
 
 
 def _attribute_diff(a: GpuState, b: GpuState) -> Any:
-    from picaemu.debug.api import plain
+    from picaemu.debug.state_views import plain
 
     la = plain(ds_mod.build_draw_state(a).vertex_range)
     lb = plain(ds_mod.build_draw_state(b).vertex_range)

@@ -19,6 +19,8 @@ table and decodes through the stage modules' public functions; nothing holds har
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from picaemu import draw_state as ds_mod
 from picaemu import regs as regtable
 from picaemu.command.listing import decoded_fields
 from picaemu.draw import DrawCall
@@ -34,6 +37,7 @@ from picaemu.geometry.vertex_loader import NUM_INPUTS
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import StageObserver
 from picaemu.regs import access
+from picaemu.shader.setup import Unit, register_uniforms
 from picaemu.state import GpuState
 
 if TYPE_CHECKING:  # picaemu.shader loads the compiled kernels: imported where a view needs it
@@ -329,3 +333,70 @@ def state_document(value: dict[str, Any]) -> dict[str, Any]:
     ``"schema": STATE_SCHEMA`` first, every address (``_address_key``; a diff's [before, after] pair too) as a
     "0x1F000000" string; other numbers stay numbers."""
     return {"schema": STATE_SCHEMA, **_hex_addresses(value)}
+
+
+def tev_equations(tev: Any) -> list[str]:
+    """One line per TEV stage: ``stage 0: rgb = modulate(texture 0 [src.rgb], primary color [src.rgb]) x1;
+    alpha = replace(texture 0 [src.a]) x1`` (sources and operands by name; pass-through stages say so)."""
+    from picaemu.regs.blocks.tev import ALPHA_OPERANDS, COMBINE_OPS, RGB_OPERANDS, TEV_SOURCES
+
+    def args(sources: tuple, operands: tuple, table: dict, slots: tuple[int, ...]) -> str:
+        return ", ".join(
+            f"{TEV_SOURCES.get(sources[i], sources[i])} [{table.get(operands[i], operands[i])}]" for i in slots
+        )
+
+    lines = []
+    for stage in tev.stages:
+        if stage.passthrough:
+            lines.append(f"stage {stage.index}: previous (pass-through)")
+            continue
+        rgb = (
+            f"rgb = {COMBINE_OPS.get(stage.rgb_op, stage.rgb_op)}("
+            f"{args(stage.rgb_sources, stage.rgb_operands, RGB_OPERANDS, stage.slots_read('RGB'))})"
+            f" x{1 << stage.rgb_shift}"
+        )
+        alpha_slots = stage.slots_read("alpha")
+        alpha = (
+            "alpha from the dot3 result"
+            if not alpha_slots
+            else f"alpha = {COMBINE_OPS.get(stage.alpha_op, stage.alpha_op)}("
+            f"{args(stage.alpha_sources, stage.alpha_operands, ALPHA_OPERANDS, alpha_slots)})"
+            f" x{1 << stage.alpha_shift}"
+        )
+        lines.append(f"stage {stage.index}: {rgb}; {alpha}")
+    return lines
+
+
+def uniform_files(state: GpuState, unit: Unit) -> dict[str, dict[str, Any]]:
+    """A unit's uniforms by register name: float ``c0``-``c95`` as [x, y, z, w], int ``i0``-``i3`` as [x, y, z, w],
+    bool ``b0``-``b15``."""
+    mem = state.vs if unit == "vs" else state.gs
+    floats = {f"c{i}": [float(v) for v in mem.float_uniforms[i]] for i in range(len(mem.float_uniforms))}
+    bool_list, int_list = register_uniforms(state.regs, unit)
+    ints = {f"i{i}": list(v) for i, v in enumerate(int_list)}
+    bools = {f"b{i}": v for i, v in enumerate(bool_list)}
+    return {"float_uniforms": floats, "int_uniforms": ints, "bool_uniforms": bools}
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready data from decoded state: dataclasses -> dicts, enums -> names, arrays -> lists (large ones
+    summarised by shape), failed parts -> {"error": text}."""
+    if isinstance(value, ds_mod.Failed):
+        return {"error": str(value.error)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.repr}
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, np.ndarray):
+        return value.tolist() if value.size <= 64 else {"shape": list(value.shape), "dtype": str(value.dtype)}
+    if isinstance(value, np.dtype):
+        return str(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list | frozenset | set):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return f"<{type(value).__name__}>"  # an execution plan (compiled-pass tables), not state to read

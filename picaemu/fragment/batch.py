@@ -32,11 +32,10 @@ from collections import OrderedDict
 
 import numpy as np
 
-from picaemu.draw import DrawKind
 from picaemu.draw_state import DrawState, Phase
 from picaemu.fragment.framebuffer import FramebufferState
 from picaemu.fragment.ops import Fate
-from picaemu.geometry.vertex_loader import AttributeRead, VertexLoaderState
+from picaemu.geometry.vertex_loader import AttributeRead, DrawKind, VertexLoaderState
 from picaemu.texture.formats import level_bytes
 from picaemu.texture.state import TextureUnitState
 

@@ -18,11 +18,11 @@ Receives, from ``picaemu.command.processor.CommandProcessor``:
 from __future__ import annotations
 
 import hashlib
-import time
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from picaemu import draw as draw_mod
 from picaemu.command import kernel as K
 from picaemu.draw import CompiledSink, DrawCall, is_compiled_sink
 from picaemu.fused import loop
@@ -102,7 +102,7 @@ class CompiledDriver:
             self._command = (kind, loop.COMMAND.entry(*args))
         links[loop.LINK_COMMAND], links[loop.LINK_FRAGMENT_SIDE] = self._command[1], table.fragment_side()
         links[loop.LINK_VERTEX_SIDE] = table.vertex_side(args[loop.A_FU][0])
-        start = time.perf_counter()
+        start = draw_mod.clock()
         status = loop.run(args, *table.args(), links, self._rows, self._held, fstate)
         table.current = int(fstate[loop.FS_CURRENT])
         if not fstate[loop.FS_PENDING] and status != K.S_DECLINED:
@@ -120,7 +120,7 @@ class CompiledDriver:
                     result.packets - processor.list_start,
                     address,
                     args[0].size,
-                    time.perf_counter() - start,
+                    draw_mod.clock() - start,
                     self._held[: fstate[loop.FS_HELD]],
                     bool(restart_after),
                 )

@@ -301,8 +301,8 @@ def _color_args(ds: DrawState, cols: dict[str, list[int]]) -> tuple:
     color_ints = np.zeros(layout.COLOR_INTS, np.int64)
     proctex, fog = ds.proctex, ds.fog
     light_args = NO_LIGHTING
-    if _lit(ds):
-        ls = ds.lighting
+    ls = ds.lighting
+    if ls is not None and ls.enabled:  # ``_lit``
         color_ints[layout.C_LIGHTING], color_ints[layout.C_BUMP_UNIT] = 1, ls.bump_unit
         color_ints[layout.C_QUAT : layout.C_QUAT + 4] = cols["quat"]
         color_ints[layout.C_VIEW : layout.C_VIEW + 3] = cols["view"]

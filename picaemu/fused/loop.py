@@ -510,15 +510,15 @@ class PlanCache:
         key = call.plan_key
         if key is None:
             plans = plans_for(call)
+        elif key in self._plans:  # None too: a state the loop does not cover
+            plans = self._plans[key]
         else:
-            plans = self._plans.get(key, self)  # type: ignore[arg-type]
-            if plans is self:
-                plans = self._plans[key] = plans_for(call)
-                if len(self._plans) > PLAN_CACHE_ENTRIES:
-                    self._plans.popitem(last=False)
-        if plans is None or not assembler.takes_whole_triangles(plans.vertices.topology):  # type: ignore[union-attr]
+            plans = self._plans[key] = plans_for(call)
+            if len(self._plans) > PLAN_CACHE_ENTRIES:
+                self._plans.popitem(last=False)
+        if plans is None or not assembler.takes_whole_triangles(plans.vertices.topology):
             return None
-        return plans  # type: ignore[return-value]
+        return plans
 
 
 def plans_for(call: DrawCall) -> CompiledPlans | None:

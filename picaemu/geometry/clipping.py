@@ -418,7 +418,8 @@ def _cull_gather(x, y, zndc, inv_w, varyings, primitive, drop_sign, ox, oy, oz, 
             oy[n, k] = y[t, src]
             oz[n, k] = zndc[t, src]
             ow[n, k] = inv_w[t, src]
-            ov[n, k] = varyings[t, src]
+            for v in range(varyings.shape[2]):  # not a row assignment: that compiles numba's shape-mismatch error
+                ov[n, k, v] = varyings[t, src, v]
         op[n] = primitive[t]
         n += 1
     return n

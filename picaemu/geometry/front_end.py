@@ -230,7 +230,9 @@ def _shade(attrs, pairs, plan, segments, floats, written, shader):  # pragma: no
     vr = np.zeros((NUM_REGS_VR, 4, u), np.float32)
     out = np.zeros((NUM_OUT, 4, u), np.float32)
     c = np.ones((UNIFORM_ROWS, 4), np.float32)
-    c[:NUM_C] = floats
+    for r in range(NUM_C):  # element by element: an array assignment compiles numba's shape-mismatch error (3 s)
+        for k in range(4):
+            c[r, k] = floats[r, k]
     if pairs.shape[0]:
         load_attributes(attrs, pairs, vr)
     a0, al, cmp = np.zeros((2, u), np.int32), np.zeros(u, np.int32), np.zeros((2, u), np.bool_)

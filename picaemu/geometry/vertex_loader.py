@@ -29,15 +29,26 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from enum import Enum
 from functools import lru_cache
 
 import numpy as np
 
-from picaemu.draw import DrawKind
 from picaemu.errors import MemoryFault, PipelineError, UnsupportedFeature
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
+
+
+class DrawKind(Enum):
+    """How a draw fetches its vertices: the trigger register it wrote (arrays: consecutive; elements: through
+    an index buffer) or immediate-mode vertices fed through the fixed-attribute port (``picaemu.draw``'s
+    ``DrawCall.kind``)."""
+
+    ARRAYS = "draw arrays"
+    ELEMENTS = "draw elements"
+    IMMEDIATE = "immediate"
+
 
 NUM_INPUTS = 16
 NUM_ATTRIBS = 12

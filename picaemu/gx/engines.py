@@ -114,9 +114,14 @@ def memory_fill(memory: PhysicalMemory, start: int, end: int, value: int, width_
     pattern_len = FILL_PATTERN_BYTES[width_code & 3]
     pattern = np.frombuffer((value & 0xFFFFFFFF).to_bytes(4, "little")[:pattern_len], np.uint8)
     target = memory.bytes(start, end - start, "memory fill")
-    whole = (end - start) // pattern_len * pattern_len
-    target[:whole].reshape(-1, pattern_len)[:] = pattern  # one broadcast store of every full pattern
-    target[whole:] = pattern[: end - start - whole]
+    # byte i gets pattern[i % pattern_len]: store the pattern once, then copy the filled prefix after itself (its
+    # length stays a multiple of the pattern's), so a fill of N bytes is log2(N) block copies, not N/3 tiny stores
+    done = min(pattern_len, target.size)
+    target[:done] = pattern[:done]
+    while done < target.size:
+        step = min(done, target.size - done)
+        target[done : done + step] = target[:step]
+        done += step
 
 
 def dma_copy(memory: PhysicalMemory, src: int, dst: int, size: int) -> None:

@@ -14,7 +14,7 @@ its reports are repeated instead of computed again (parts are immutable and shar
 
 from __future__ import annotations
 
-import functools
+import math
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -58,29 +58,30 @@ class DrawChecks:
     def report(self, code: str, message: str, key: Hashable) -> None:
         self._out.append((code, message, key))
 
-    def _group(self, name: str, token: tuple, run: Callable[[], None]) -> None:
-        """Run check group ``name`` unless ``token`` (objects compared by identity) is what it last ran on."""
+    def _group(self, name: str, token: tuple, run: Callable[..., None], *args: Any) -> None:
+        """Run check group ``name`` (``run(*args)``) unless ``token`` (objects compared by identity) is what it last
+        ran on."""
         last = self._memo.get(name)
         if last is None or len(last[0]) != len(token) or not all(map(_same, last[0], token)):
             self._out = []
-            run()
+            run(*args)
             last = self._memo[name] = (token, self._out)
         for code, message, key in last[1]:
             self._report(code, message, key)
 
     def check(self, call: DrawCall) -> None:
         ds = call.draw_state
+        parts = ds.__dict__  # the parts by name (a failed one is a ``Failed``)
         version = self.version
         if call.kind is not DrawKind.IMMEDIATE:
-            vl = ds.vertex_range
-            self._group("vertices", (vl, call.kind, version), lambda: self._vertex_input(call, ds))
-        textures = tuple(ds.textures)
-        self._group("textures", (*textures, version), lambda: self._textures(call.memory, ds))
-        self._group("targets", (ds.framebuffer,), lambda: self._targets(ds))
+            self._group("vertices", (parts["vertex_range"], call.kind, version), self._vertex_input, call, ds)
+        token = (parts["texture0"], parts["texture1"], parts["texture2"], version)
+        self._group("textures", token, self._textures, call.memory, ds)
+        self._group("targets", (parts["framebuffer"],), self._targets, ds)
         for name in ("vs", "gs"):
-            setup = _get(ds, name)
-            if setup is not None:
-                self._group(name, (setup,), functools.partial(self._shader, setup))
+            setup = parts[name]
+            if setup is not None and not isinstance(setup, Failed):
+                self._group(name, (setup,), self._shader, setup)
 
     # -- vertex input --------------------------------------------------------------------------------------
     def _vertex_input(self, call: DrawCall, ds: DrawState) -> None:
@@ -109,29 +110,31 @@ class DrawChecks:
 
     def _index_buffer(self, memory: PhysicalMemory, vl: VertexLoaderState) -> bool:
         """Check the index buffer; True when its indices can be read."""
-        size = vl.count * vl.index_dtype.itemsize
-        where = f"index buffer at 0x{vl.index_address:08X} ({vl.count} x {vl.index_dtype.itemsize} bytes)"
-        if vl.index_address % vl.index_dtype.itemsize:
-            self.report("misaligned-address", f"{where} is not aligned to its index size", ("index", vl.index_address))
+        item = vl.index_dtype.itemsize
+        size = vl.count * item
+        key = ("index", vl.index_address)
+        where = f"index buffer at 0x{vl.index_address:08X} ({vl.count} x {item} bytes)"  # once per vertex range
+        if vl.index_address % item:
+            self.report("misaligned-address", f"{where} is not aligned to its index size", key)
         if not memory.contains(vl.index_address, size):
-            self.report("attribute-out-of-memory", f"{where} is outside physical memory", ("index", vl.index_address))
+            self.report("attribute-out-of-memory", f"{where} is outside physical memory", key)
             return False
         if not self.defined.covers(vl.index_address, vl.index_address + size):
-            self.report(
-                "attribute-out-of-memory", f"{where} reads memory the capture never wrote", ("index", vl.index_address)
-            )
+            self.report("attribute-out-of-memory", f"{where} reads memory the capture never wrote", key)
         return True
 
     def _attribute(self, call: DrawCall, read: AttributeRead, lo: int, hi: int) -> bool:
         """Check one attribute's reads of vertices ``lo``..``hi``; True when it reported a problem."""
         item = read.dtype.itemsize
         vertex = item * read.components
+        misaligned = bool(read.address % item or read.stride % item)
+        start, size = read.address + read.stride * lo, read.stride * (hi - lo) + vertex
+        if not misaligned and self.defined.covers(start, start + size) and call.memory.contains(start, size):
+            return False  # the common case: no text to build
         what = f"attribute {read.attribute} (loader {read.loader}, buffer 0x{read.address:08X}, stride {read.stride})"
         key = ("attribute", read.address, read.stride)
-        misaligned = bool(read.address % item or read.stride % item)
         if misaligned:
             self.report("misaligned-address", f"{what} is not aligned to its {item}-byte elements", key)
-        start, size = read.address + read.stride * lo, read.stride * (hi - lo) + vertex
         if not call.memory.contains(start, size):
             self.report("attribute-out-of-memory", f"{what}: vertices {lo}..{hi} are outside physical memory", key)
             return True
@@ -157,15 +160,15 @@ class DrawChecks:
             size = texture_bytes(t)
         except PicaError:
             return  # an invalid size: the texture unit's own error
-        what = f"texture unit {t.unit} ({t.width}x{t.height} {t.format.name}, {t.max_level + 1} level(s))"
         for face, address in enumerate(t.addresses):
+            if self.defined.covers(address, address + size) and memory.contains(address, size):
+                continue  # the common case: no text to build
+            what = f"texture unit {t.unit} ({t.width}x{t.height} {t.format.name}, {t.max_level + 1} level(s))"
             where = f"{what}{f' face {face}' if len(t.addresses) > 1 else ''} at 0x{address:08X} ({size} bytes)"
             if not memory.contains(address, size):
                 text = f"{where} is outside physical memory"
-            elif not self.defined.covers(address, address + size):
-                text = f"{where} reads memory the capture never wrote"
             else:
-                continue
+                text = f"{where} reads memory the capture never wrote"
             self.report("texture-out-of-memory", text, ("texture", address, size))
 
     def _targets(self, ds: DrawState) -> None:
@@ -193,7 +196,10 @@ class DrawChecks:
         rows = facts.uniforms
         if rows.size == 0:
             return
-        bad = rows[~np.isfinite(setup.float_uniforms[rows]).all(axis=1)]
+        values = setup.float_uniforms.take(rows, axis=0)
+        if math.isfinite(values.sum()):  # every value finite (a float32 sum that overflows: the exact test below)
+            return
+        bad = rows[~np.isfinite(values).all(axis=1)]
         if bad.size:
-            values = ", ".join(f"c{r} = {tuple(setup.float_uniforms[r].tolist())}" for r in bad[:3])
-            self.report("nonfinite-uniform", f"{unit} program reads {values}", ("uniform", unit, *bad.tolist()))
+            named = ", ".join(f"c{r} = {tuple(setup.float_uniforms[r].tolist())}" for r in bad[:3])
+            self.report("nonfinite-uniform", f"{unit} program reads {named}", ("uniform", unit, *bad.tolist()))

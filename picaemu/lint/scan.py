@@ -8,8 +8,9 @@ jump trigger ends a buffer, the byte count the run executed ends the last. Heade
 (field positions from ``picaemu.command.packets``); per packet it finds
 
 - ``register-out-of-range``: a target id past 0x2FF;
-- ``uniform-index-overflow``: float-uniform vectors past c95 (only the packets that touch a float-uniform port go
-  through ``picaemu.command.listing.UniformUploads``, which follows the index as the processor does);
+- ``uniform-index-overflow``: float-uniform vectors past c95 (the writes of the packets that touch a float-uniform
+  port go through ``picaemu.command.listing.UniformUploads.rows``, which follows the index as the processor does,
+  over arrays: no Python work per packet);
 - ``written``: every register id a packet sets (a VS register the GS mirrors sets its twin too).
 
 Packets are numbered along the chain, kick buffer excluded, as ``DrawRecord.packet`` numbers them.
@@ -29,14 +30,11 @@ from picaemu.command.packets import (
     EXTRA_SHIFT,
     ID_MASK,
     ID_SHIFT,
-    MASK_BITS,
-    MASK_SHIFT,
     _walk,
 )
 from picaemu.command.results import RunResult
 from picaemu.command.tables import MIRRORED
 from picaemu.memory import PhysicalMemory
-from picaemu.observer import PacketEvent
 from picaemu.regs import Action
 from picaemu.shader.isa import NUM_C
 
@@ -102,27 +100,41 @@ class PacketScan:
                 buffer=address,
                 packet=first + k,
             )
-        for k in np.flatnonzero(UNIFORM_PORTS[ids] | UNIFORM_PORTS[np.minimum(lasts, ID_MASK)]).tolist():
-            self._uniforms(words, int(starts[k]), int(headers[k]), int(counts[k]), address, first + k)
+        ports = np.flatnonzero(UNIFORM_PORTS[ids] | UNIFORM_PORTS[np.minimum(lasts, ID_MASK)])
+        if ports.size:
+            self._uniforms(words, starts[ports], ids[ports], counts[ports], step[ports], address, first + ports)
         return first + starts.size
 
-    def _uniforms(self, words: np.ndarray, pos: int, header: int, count: int, address: int, packet: int) -> None:
-        params = (int(words[pos]), *words[pos + 2 : pos + 1 + count].tolist())
-        event = PacketEvent(
-            address,
-            4 * pos,
-            header >> ID_SHIFT & ID_MASK,
-            header >> MASK_SHIFT & MASK_BITS,
-            bool(header >> CONSECUTIVE_SHIFT & 1),
-            params,
-        )
-        dropped = [(unit, row) for unit, row, _words, _f32 in self.uploads.vectors(event) if row >= NUM_C]
-        if dropped:
-            unit, row = dropped[0]
+    def _uniforms(
+        self,
+        words: np.ndarray,
+        starts: np.ndarray,
+        ids: np.ndarray,
+        counts: np.ndarray,
+        step: np.ndarray,
+        address: int,
+        numbers: np.ndarray,
+    ) -> None:
+        """Follow the float-uniform uploads of the packets at ``starts`` (their header fields; ``numbers``: their
+        packet numbers) write by write; report each packet that sends vectors past c95."""
+        within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        targets = np.repeat(ids, counts) + within * np.repeat(step, counts)
+        values = words[np.repeat(starts, counts) + within + (within > 0)]  # parameter 0 sits before the header
+        packet = np.repeat(np.arange(starts.size), counts)
+        dropped = [
+            (int(w), unit, int(r))
+            for done, unit, rows in self.uploads.rows(targets, values)
+            for w, r in zip(done[rows >= NUM_C].tolist(), rows[rows >= NUM_C].tolist(), strict=True)
+        ]
+        by_packet: dict[int, list[tuple[str, int]]] = {}
+        for w, unit, row in sorted(dropped):
+            by_packet.setdefault(int(packet[w]), []).append((unit, row))
+        for k, vectors in sorted(by_packet.items()):
+            unit, row = vectors[0]
             self.report(
                 "uniform-index-overflow",
-                f"{unit} float-uniform upload reaches c{row} ({len(dropped)} vector(s) past c{NUM_C - 1} dropped)",
-                offset=4 * pos,
+                f"{unit} float-uniform upload reaches c{row} ({len(vectors)} vector(s) past c{NUM_C - 1} dropped)",
+                offset=4 * int(starts[k]),
                 buffer=address,
-                packet=packet,
+                packet=int(numbers[k]),
             )

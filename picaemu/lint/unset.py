@@ -27,7 +27,7 @@ import numpy as np
 from picaemu import regs as regtable
 from picaemu.draw import DrawCall
 from picaemu.draw_state import PARTS, WRITE_GROUPS, DrawState, Failed, Group, Part
-from picaemu.lint.shader_flow import program_facts
+from picaemu.lint.shader_flow import ProgramFacts, program_facts
 from picaemu.replay.unknown_state import ReadLog
 from picaemu.shader.setup import NUM_INTS, REG_PREFIX, ShaderSetup
 
@@ -56,7 +56,10 @@ class UnsetRegisters:
         self._previous: DrawState | None = None
         self._counted = -1  # registers set or seen when ``_parts`` was worked out
         self._parts: list[Part] = []
-        self._probes: dict[str, OrderedDict[bytes, frozenset[int]]] = {part.name: OrderedDict() for part in PARTS}
+        self._probes: dict[str, OrderedDict[bytes, np.ndarray]] = {part.name: OrderedDict() for part in PARTS}
+        self._candidate = np.zeros(regtable.NUM_REGS, bool)  # neither set nor seen, as of ``_counted``
+        self._last_fresh: dict[str, tuple[np.ndarray, int, list[int]]] = {}  # part -> (reads, count, candidates)
+        self._last_unused: dict[str, tuple[ProgramFacts, frozenset[int]]] = {}  # unit -> (facts, its unused)
 
     def note(self, call: DrawCall, place: dict[str, int]) -> None:
         ds = call.draw_state
@@ -64,19 +67,38 @@ class UnsetRegisters:
         if ds is previous:
             return
         built = ds.__dict__
-        for part in self._open():
+        parts = self._open()
+        if previous is not None:  # only the parts whose value is new at this draw
+            before = previous.__dict__
+            parts = [part for part in parts if built[part.name] is not before[part.name]]
+        for part in parts:
             value = built[part.name]
-            if previous is not None and previous.__dict__[part.name] is value:
-                continue
             if isinstance(value, Failed) or (part.name in TEXTURE_PARTS and not value.enabled):
                 continue
-            reads = self._reads(part, call, built)
-            if part.name in UNIFORM_REGS and value is not None:
-                reads = reads - _unused_uniforms(part.name, value)
-            for reg in sorted(reads):
-                if not self.written[reg] and not self._seen[reg]:
+            fresh = self._fresh(part.name, self._reads(part, call, built))
+            if fresh and part.name in UNIFORM_REGS and value is not None:
+                unused = self._unused(part.name, value)
+                fresh = [reg for reg in fresh if reg not in unused]
+            for reg in fresh:
+                if not self._seen[reg]:  # another part of this draw may have read it first
                     self._seen[reg] = True
                     self._first[reg] = (place, int(call.state.regs[reg]))
+
+    def _fresh(self, name: str, reads: np.ndarray) -> list[int]:
+        """The registers of ``reads`` that are still candidates, in order; the same list again while ``reads`` is
+        the same array (a probe remembered) and no register was set or seen since."""
+        last = self._last_fresh.get(name)
+        if last is None or last[0] is not reads or last[1] != self._counted:
+            last = self._last_fresh[name] = (reads, self._counted, reads[self._candidate[reads]].tolist())
+        return last[2]
+
+    def _unused(self, unit: str, setup: ShaderSetup) -> frozenset[int]:
+        """``_unused_uniforms``, remembered per program's facts (they are shared while the program is)."""
+        facts = program_facts(setup)
+        last = self._last_unused.get(unit)
+        if last is None or last[0] is not facts:
+            last = self._last_unused[unit] = (facts, _unused_uniforms(unit, facts))
+        return last[1]
 
     def _open(self) -> list[Part]:
         """The parts one of whose named registers is still a candidate (not set so far, not seen read); worked
@@ -84,12 +106,13 @@ class UnsetRegisters:
         count = int(np.count_nonzero(self.written)) + len(self._first)
         if count != self._counted:
             self._counted = count
-            candidate = ~self.written & ~self._seen
+            self._candidate = candidate = ~self.written & ~self._seen
             self._parts = [part for part in PARTS if candidate[PART_IDS[part.name]].any()]
         return self._parts
 
-    def _reads(self, part: Part, call: DrawCall, built: dict[str, Any]) -> frozenset[int]:
-        """The registers ``part`` reads at this draw, probed once per content of its key registers."""
+    def _reads(self, part: Part, call: DrawCall, built: dict[str, Any]) -> np.ndarray:
+        """(R,) int64 sorted: the registers ``part`` reads at this draw, probed once per content of its key
+        registers."""
         memo = self._probes[part.name]
         key = call.state.regs[KEY_IDS[part.name]].tobytes()
         reads = memo.get(key)
@@ -108,22 +131,21 @@ class UnsetRegisters:
         return [by_draw[d] for d in sorted(by_draw)]
 
 
-def _unused_uniforms(unit: str, setup: ShaderSetup) -> frozenset[int]:
-    """The integer and boolean uniform registers of ``unit`` its bound program never reads (the decoder reads them
-    all: a program without LOOP does not depend on them)."""
-    facts = program_facts(setup)
+def _unused_uniforms(unit: str, facts: ProgramFacts) -> frozenset[int]:
+    """The integer and boolean uniform registers of ``unit`` its bound program (``facts``) never reads (the decoder
+    reads them all: a program without LOOP does not depend on them)."""
     bools, ints = UNIFORM_REGS[unit]
     unused = {reg for k, reg in enumerate(ints) if k not in facts.ints}
     return frozenset(unused | ({bools} if not facts.bools else set()))
 
 
-def _probe(part: Part, call: DrawCall, built: dict[str, Any]) -> frozenset[int]:
-    """The register ids ``part``'s builder reads."""
+def _probe(part: Part, call: DrawCall, built: dict[str, Any]) -> np.ndarray:
+    """(R,) int64 sorted: the register ids ``part``'s builder reads."""
     probe = call.state.regs.view(ReadLog)
     probe.reads = set()
     with contextlib.suppress(Exception):  # a part that fails again: the reads made before the failure count
         part.build(replace(call.state, regs=probe), built)
-    return frozenset(probe.reads)
+    return np.array(sorted(probe.reads), np.int64)
 
 
 def message(registers: list[tuple[int, int]]) -> str:

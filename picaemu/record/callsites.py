@@ -7,7 +7,10 @@ by name in the ELF, plus any ``--draw-symbol``), and at each such stop
 1. reads the command-buffer write position from libctru's globals (``CMDBUF_GLOBALS``: ``gpuCmdBuf``, a pointer
    to the buffer, and ``gpuCmdBufOffset``, the next free word; position = buffer + 4 x offset, one read when the
    two lie within ``ADJACENT_BYTES``), and
-2. unwinds the caller's stack to a short backtrace (``picaemu.record.unwind``).
+2. unwinds the caller's stack to a short backtrace (``picaemu.record.unwind``); its reads of saved registers lie
+   just above the stack pointer, so they go through a ``StackWindow``: one read of ``STACK_WINDOW`` bytes at the
+   first slot serves the frames above it (a read the stub refuses there, at the top of a stack, falls back to
+   reading each slot alone).
 
 When the recorder's command processor later meets a draw trigger at physical address T in a submitted list, the
 call that made it is the pending call with the highest write position at or before T in the same buffer (a draw
@@ -23,7 +26,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from picaemu.errors import RecordError
+from picaemu.errors import LinkProtocolError, RecordError
 from picaemu.formats.pica_calls import CallFrame, CallSite
 from picaemu.record import memmap
 from picaemu.record.gdb import GdbClient
@@ -36,6 +39,7 @@ CMDBUF_GLOBALS = ("gpuCmdBuf", "gpuCmdBufOffset")  # libctru's gpu.c: u32 *gpuCm
 ADJACENT_BYTES = 64  # read both globals with one request when they lie this close
 DEFAULT_DEPTH = 4  # backtrace frames kept per draw
 WORD = 4
+STACK_WINDOW = 256  # bytes read at once for the unwinder: a few small frames (gx_player's take 8-16 bytes each)
 
 
 def find_draw_hooks(path: str | os.PathLike[str], extra: tuple[str, ...] = ()) -> tuple[list[Hook], tuple[int, int]]:
@@ -57,6 +61,24 @@ def find_draw_hooks(path: str | os.PathLike[str], extra: tuple[str, ...] = ()) -
         )
     hooks = [hook_at("draw", n, symbols[n].value) for n in names]
     return hooks, (symbols[CMDBUF_GLOBALS[0]].value, symbols[CMDBUF_GLOBALS[1]].value)
+
+
+class StackWindow:
+    """``read`` through one read of ``size`` bytes at the first address asked for (see the module docstring)."""
+
+    def __init__(self, read: Callable[[int, int], bytes], size: int = STACK_WINDOW) -> None:
+        self.read, self.size = read, size
+        self.lo, self.data = 0, b""
+
+    def __call__(self, address: int, size: int) -> bytes:
+        at = address - self.lo
+        if self.data and at >= 0 and at + size <= len(self.data):
+            return self.data[at : at + size]
+        try:
+            self.lo, self.data = address, self.read(address, max(size, self.size))
+        except LinkProtocolError:  # the window crosses the end of the stack's mapping
+            self.lo, self.data = address, self.read(address, size)
+        return self.data[:size]
 
 
 @dataclass
@@ -92,7 +114,7 @@ class CallSites:
         """A stop at a draw function's entry with registers ``regs``; a write position outside GPU-visible
         memory raises ``RecordError`` (the globals are not libctru's)."""
         position = memmap.to_physical(self.write_position(), WORD, "command buffer write position")
-        frames = self.info.backtrace(regs, self.read, self.depth)
+        frames = self.info.backtrace(regs, StackWindow(self.read), self.depth)
         i = bisect.bisect_right(self._positions, position)
         self._positions.insert(i, position)
         self._frames.insert(i, frames)

@@ -13,8 +13,11 @@ Speaks to any stub that implements the protocol (Luma3DS's Rosalina, Azahar/Citr
 - memory reads are split into requests the stub's ``PacketSize`` can answer (hex doubles the bytes).
 
 Socket: TCP_NODELAY, since every exchange is one small packet each way and Nagle's algorithm would add tens of
-milliseconds to each. Registers: ``registers()`` returns the first 16 32-bit words of ``g`` (r0-r15 on ARM,
-little-endian target assumed: the 3DS's ARM11 is).
+milliseconds to each. In acknowledgement mode (stubs without no-ack mode: qemu 7) the ``+`` for a reply travels
+in front of the next request, in the same segment: the stub, which waits for it before reading on, then wakes
+once per request instead of twice (a 4-byte read's round trip under qemu-arm fell from 93-190 us to 32-101 us
+on the busy 2-core VM); ``close`` sends one still due. Registers: ``registers()`` returns the first 16 32-bit
+words of ``g`` (r0-r15 on ARM, little-endian target assumed: the 3DS's ARM11 is).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import socket
 import time
 from dataclasses import dataclass
 
-from picaemu.errors import LinkClosed, LinkProtocolError, LinkTimeout, TargetExited
+from picaemu.errors import FormatError, LinkClosed, LinkProtocolError, LinkTimeout, TargetExited
 
 MAX_PACKET = 1 << 20  # longest reply body accepted (bytes between '$' and '#')
 DEFAULT_PACKET_SIZE = 4096  # what a stub that names no PacketSize is assumed to take
@@ -75,6 +78,14 @@ def expand_rle(body: bytes) -> bytes:
     return bytes(out)
 
 
+def parse_endpoint(text: str) -> tuple[str, int]:
+    """(host, port) of ``HOST:PORT`` (``[::1]:PORT`` too); ``FormatError`` otherwise."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise FormatError(f"--gdb wants HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
 def parse_hex(text: str, what: str) -> bytes:
     if len(text) % 2 or not set(text.encode("latin-1")) <= HEX_DIGITS:
         raise LinkProtocolError(f"{what}: reply {text[:40]!r} is not hex bytes")
@@ -92,6 +103,7 @@ class GdbClient:
         self.features: dict[str, str] = {}
         self.bytes_read = 0  # target memory bytes received
         self.requests = 0
+        self._ack_due = False  # the last reply's "+" goes out with the next write
         self._buf = bytearray()
         try:
             self._sock = socket.create_connection((host, port), timeout=timeout)
@@ -107,6 +119,8 @@ class GdbClient:
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
+            if self._ack_due:
+                self._sock.sendall(ACK)
             self._sock.close()
 
     # -- bytes -------------------------------------------------------------------------------------------
@@ -126,6 +140,8 @@ class GdbClient:
         self._buf += chunk
 
     def _write(self, data: bytes, what: str) -> None:
+        if self._ack_due:
+            data, self._ack_due = ACK + data, False
         try:
             self._sock.sendall(data)
         except OSError as err:
@@ -169,8 +185,7 @@ class GdbClient:
         for _ in range(MAX_RETRIES + 1):
             body, good = self._read_frame(deadline, what)
             if good:
-                if self.ack_mode:
-                    self._write(ACK, what)
+                self._ack_due = self.ack_mode
                 return expand_rle(body).decode("latin-1")
             if not self.ack_mode:
                 break

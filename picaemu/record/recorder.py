@@ -27,6 +27,12 @@ Recording starts at the first hook (``from_start``, the program halted before it
 first frame boundary, in which case ``meta["initial_state"] = "unknown"`` makes the replay warn about registers
 read before the capture wrote them (``picaemu.replay.unknown_state``). ``run`` always returns a capture of the complete
 frames recorded so far; what ended it (a ``LinkError``, ``RecordError``, Ctrl-C) is in ``ended_by``.
+
+Each frame end is reported to ``on_frame`` (a ``FrameDone``: the frame's events, draws, bytes and when its last stop
+arrived; ``picaemu.record.live`` writes the growing file from it), with the program halted in its present.
+Stepping off a breakpoint is one single step when the stub's step ignores breakpoints (qemu), else the breakpoint
+comes out for the step (``_step_off``). ``call_sites_every`` N > 1 keeps the draw breakpoints in during frames
+0, N, 2N, ... only (``--call-sites-every``).
 """
 
 from __future__ import annotations
@@ -59,6 +65,19 @@ SP, PC = 13, 15
 ARG_REGS = 4
 SCREEN_ROWS = RESET_ROWS  # framebuffer rows per screen
 PROGRESS_EVERY = 0.5  # seconds between progress lines inside a frame
+
+
+@dataclass(frozen=True)
+class FrameDone:
+    """What ``Recorder.on_frame`` hears at each frame end: frame ``frame`` (from 0) is complete; ``events`` are its
+    events (its FrameEnd last, memory writes not yet merged), ``draws`` its draws, ``bytes_recorded`` the memory it
+    recorded; ``stopped_at`` is when the stop that ended it arrived (``time.perf_counter``)."""
+
+    frame: int
+    events: list[pica.Event]
+    draws: int
+    bytes_recorded: int
+    stopped_at: float
 
 
 @dataclass
@@ -105,10 +124,14 @@ class Recorder:
         warn: Callable[[str], None] | None = None,
         meta: dict[str, str] | None = None,
         call_sites: CallSites | None = None,
+        on_frame: Callable[[FrameDone], None] | None = None,
+        call_sites_every: int = 1,
     ) -> None:
         self.link, self.hooks = link, {h.address: h for h in hooks}
         self.from_start, self.frames_wanted, self.stop_timeout = from_start, frames, stop_timeout
-        self.progress_cb, self.warn_cb = progress, warn
+        self.progress_cb, self.warn_cb, self.on_frame = progress, warn, on_frame
+        self.stopped_at = 0.0  # when the last stop arrived (perf_counter)
+        self._frame_bytes = 0  # bytes_recorded at the last frame end
         self.recording = from_start
         self.linear_base = memmap.MAPPINGS[0].virtual
         self.blobs = pica.BlobStore()
@@ -120,7 +143,9 @@ class Recorder:
         self.ended_by: BaseException | None = None
         self.gpu_owned, self.fresh = Intervals(), Intervals()
         self.mirror = MirrorMemory(self.fetch)
-        self.call_sites = call_sites
+        self.call_sites, self.call_sites_every = call_sites, max(1, call_sites_every)
+        self.installed: dict[int, Hook] = {}  # address -> hook whose breakpoint is in
+        self.steps_over: bool | None = None  # whether the stub's single step ignores breakpoints (_step_off)
         self.complete_draws = 0  # draws up to the last FrameEnd
         self.sink = DrawReads(self.fetch, self.target, self.warn, None if call_sites is None else self._draw_made)
         self.processor = CommandProcessor(
@@ -135,18 +160,16 @@ class Recorder:
     # -- the loop ----------------------------------------------------------------------------------------
     def run(self) -> pica.Capture:
         """Record until ``frames`` frames are complete, the link fails or Ctrl-C; returns the complete frames."""
-        installed: list[Hook] = []
         try:
             for each in self.hooks.values():
-                self.link.set_breakpoint(each.address, each.kind)
-                installed.append(each)
+                if each.role != "draw" or self._sampled(0):
+                    self._install(each)
             hook: Hook | None = None
             while self.frames_wanted is None or self.frames < self.frames_wanted:
-                if hook is not None:  # step off the breakpoint we stand on: out, one instruction, back in
-                    self.link.clear_breakpoint(hook.address, hook.kind)
-                    self.link.step()
-                    self.link.set_breakpoint(hook.address, hook.kind)
+                if hook is not None and hook.address in self.installed:
+                    self._step_off(hook)
                 stop = self.link.resume(self.stop_timeout)
+                self.stopped_at = time.perf_counter()
                 regs = self.link.registers()
                 hook = self.hooks.get(regs[PC])
                 if hook is None:
@@ -159,20 +182,64 @@ class Recorder:
         except (LinkError, RecordError) as err:
             self.ended_by = err
         finally:
-            self._leave(installed)
+            self._leave()
         self._progress(force=True)
         return self.capture()
+
+    def _install(self, hook: Hook) -> None:
+        self.link.set_breakpoint(hook.address, hook.kind)
+        self.installed[hook.address] = hook
+
+    def _uninstall(self, hook: Hook) -> None:
+        del self.installed[hook.address]
+        self.link.clear_breakpoint(hook.address, hook.kind)
+
+    def _step_off(self, hook: Hook) -> None:
+        """Execute the instruction the program stands on, under the breakpoint of ``hook``. A stub whose single
+        step ignores breakpoints (qemu) needs just the step; others would stop at the breakpoint again without
+        executing anything, and need it taken out for the step (two more requests; on qemu those also discard
+        translated code, the larger cost). The first step tells which (``steps_over``): a step that does not leave
+        the hook's address made no progress."""
+        if self.steps_over is not False:
+            self.link.step()
+            if self.steps_over is None:
+                self.steps_over = self.link.registers()[PC] != hook.address
+            if self.steps_over:
+                return
+        self.link.clear_breakpoint(hook.address, hook.kind)
+        self.link.step()
+        self.link.set_breakpoint(hook.address, hook.kind)
+
+    def _sampled(self, frame: int) -> bool:
+        """Whether call sites are recorded in frame ``frame`` (``call_sites_every``)."""
+        return self.call_sites is not None and frame % self.call_sites_every == 0
+
+    def _sample_next_frame(self) -> None:
+        """At a frame end: the draw breakpoints in for the next frame when it is sampled, out otherwise."""
+        want = self._sampled(self.frames)
+        for hook in self.hooks.values():
+            if hook.role == "draw" and want != (hook.address in self.installed):
+                (self._install if want else self._uninstall)(hook)
 
     def capture(self) -> pica.Capture:
         """The capture of every complete frame so far; consecutive adjacent memory writes (separate fetches of
         neighbouring ranges) are merged into one (``pica.merged``)."""
-        state = pica.InitialState(regs=gxconvert.reset_regs(), gpu_regs=gxconvert.reset_gpu_regs())
-        sites = {} if self.call_sites is None else self.call_sites.before(self.complete_draws)
         return pica.merged(
-            pica.Capture(dict(self.meta), state, self.blobs, self.events[: self.complete], call_sites=sites)
+            pica.Capture(
+                dict(self.meta), self.initial_state(), self.blobs, self.events[: self.complete], call_sites=self.sites()
+            )
         )
 
-    def _leave(self, installed: list[Hook]) -> None:
+    @staticmethod
+    def initial_state() -> pica.InitialState:
+        """A recording starts from the GPU's power-on registers."""
+        return pica.InitialState(regs=gxconvert.reset_regs(), gpu_regs=gxconvert.reset_gpu_regs())
+
+    def sites(self) -> dict[int, pica.CallSite]:
+        """The call sites of the draws of the complete frames."""
+        return {} if self.call_sites is None else self.call_sites.before(self.complete_draws)
+
+    def _leave(self) -> None:
         """Best effort: stop a running target, take the breakpoints out, detach. A dead link or an exited program
         is left alone (nothing to clean up)."""
         if isinstance(self.ended_by, (LinkClosed, TargetExited)):
@@ -181,8 +248,8 @@ class Recorder:
             self.link.drain()
             if self.ended_by is not None:
                 self.link.interrupt()
-            for hook in installed:
-                self.link.clear_breakpoint(hook.address, hook.kind)
+            for hook in list(self.installed.values()):
+                self._uninstall(hook)
             self.link.detach()
         except LinkError as err:
             self.warn(f"could not detach cleanly: {err}")
@@ -273,10 +340,22 @@ class Recorder:
 
     def _frame_end(self) -> None:
         self.events.append(pica.FrameEnd())
+        done = FrameDone(
+            self.frames,
+            self.events[self.complete :],
+            self.processor.draw_count - self.complete_draws,
+            self.bytes_recorded - self._frame_bytes,
+            self.stopped_at,
+        )
         self.frames += 1
         self.complete = len(self.events)
         self.complete_draws = self.processor.draw_count
+        self._frame_bytes = self.bytes_recorded
+        if self.call_sites_every > 1:
+            self._sample_next_frame()
         self._progress(force=True)
+        if self.on_frame is not None:
+            self.on_frame(done)
 
     # -- memory ------------------------------------------------------------------------------------------
     def fetch(self, address: int, size: int) -> None:

@@ -78,6 +78,8 @@ class ProgramInfo:
         self._line_lo = [r[0] for r in rows]
         self._lines = rows
         self._fde_lo = [lo for lo, _, _ in self._fdes]
+        self._frames: dict[int, CallFrame] = {}  # lookups by code address, kept: a program calls from few places
+        self._rules: dict[int, FrameRule | None] = {}
 
     @property
     def has_lines(self) -> bool:
@@ -132,11 +134,19 @@ class ProgramInfo:
         return self._lines[i][1], self._lines[i][2]
 
     def frame_at(self, address: int) -> CallFrame:
-        file, line = self.line_at(address)
-        return CallFrame(address, self.function_at(address), file, line)
+        frame = self._frames.get(address)
+        if frame is None:
+            file, line = self.line_at(address)
+            frame = self._frames[address] = CallFrame(address, self.function_at(address), file, line)
+        return frame
 
     def rule_at(self, address: int) -> FrameRule | None:
         """The CFI row in force at ``address``; None without an FDE or with a rule this unwinder does not follow."""
+        if address not in self._rules:
+            self._rules[address] = self._rule_at(address)
+        return self._rules[address]
+
+    def _rule_at(self, address: int) -> FrameRule | None:
         i = bisect.bisect_right(self._fde_lo, address) - 1
         if i < 0 or address >= self._fdes[i][1]:
             return None

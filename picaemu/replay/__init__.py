@@ -39,7 +39,6 @@ before the fault stays usable.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -56,7 +55,6 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.gx import Gx, lcd, mmio
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
-from picaemu.replay.answers import DebuggerAnswers
 from picaemu.replay.capture import (
     CAPTURE_SUFFIXES,
     CaptureKind,
@@ -75,11 +73,8 @@ from picaemu.replay.checkpoint import (
 from picaemu.replay.checkpointing import Checkpointing
 from picaemu.replay.recorder import BACKENDS, Recorder, StopAfterDraw, default_pipeline
 from picaemu.replay.records import DrawRecord, EventInfo, describe
-from picaemu.state import GpuState
-
-if TYPE_CHECKING:
-    from picaemu.debug.api import Debugger
 from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
+from picaemu.state import GpuState
 
 CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
 CHECKPOINT_DRAWS = 32  # draws between checkpoints inside a command list (doubled while over the budget;
@@ -98,7 +93,7 @@ class ReplayError(PicaError):
         self.cause = cause
 
 
-class Replay(Checkpointing, DebuggerAnswers):
+class Replay(Checkpointing):
     """A capture being replayed; see the module docstring."""
 
     def __init__(
@@ -149,7 +144,6 @@ class Replay(Checkpointing, DebuggerAnswers):
         self.indexed = False
         self._current = 0
         self._partial = False  # True after run_to_draw stopped inside a command list (packet count unknown)
-        self._debugger: Debugger | None = None
         self._resume: tuple[int, int] | None = None  # where the half-run list of event ``position`` continues
         self._packets: dict[int, tuple[list[Packet], PicaError | None]] = {}
         self._last_state: GpuState | None = None  # the GPU state the last checkpoint copied
@@ -183,14 +177,11 @@ class Replay(Checkpointing, DebuggerAnswers):
         self.sync_memory()
         return fbm.read_depth_image(self.memory, self.framebuffer_state())
 
-    def texture(self, unit: int, level: int = 0, face: int = 0, *, draw: int | None = None) -> np.ndarray:
-        """Mip ``level`` (cube ``face``) of the texture bound to ``unit`` now — or, with ``draw``, as bound and in
-        memory at that draw: (H, W, 4) uint8 RGBA, row 0 = top."""
+    def texture(self, unit: int, level: int = 0, face: int = 0) -> np.ndarray:
+        """Mip ``level`` (cube ``face``) of the texture bound to ``unit`` now: (H, W, 4) uint8 RGBA, row 0 = top
+        (``picaemu.debug.replay.DebugReplay.texture`` also as bound at a draw)."""
         from picaemu.texture import decode_texture
         from picaemu.texture.state import TextureUnitState
-
-        if draw is not None:
-            return self.debugger.texture(draw, unit, level, face)
 
         ustate = TextureUnitState.from_regs(self.state.regs, unit)
         self.sync_memory()
@@ -412,11 +403,13 @@ def open(
     checkpoints: bool = True,
     record_draws: bool = True,
     backend: str = "software",
+    kind: type[Replay] = Replay,
 ) -> Replay:
     """Open a capture (.pica, .ctf or c3dcap directory) for replay; ``backend`` picks the rendering pipeline
-    when ``pipeline`` is not given (``default_pipeline``)."""
+    when ``pipeline`` is not given (``default_pipeline``); ``kind``: the class (``picaemu.debug.replay.DebugReplay``
+    adds the debugger's answers)."""
     capture = load_capture(path, strict=strict)
-    replay = Replay(
+    replay = kind(
         capture,
         pipeline=pipeline if pipeline is not None else default_pipeline(backend),
         checkpoints=checkpoints,

@@ -1,34 +1,42 @@
-"""The debugger's answers as ``Replay`` methods (``DebuggerAnswers``, which ``picaemu.replay.Replay`` mixes in):
-each forwards to the replay's ``picaemu.debug.api.Debugger``, made and indexed on first use, and may move the
-replay."""
+"""``DebugReplay``: a ``picaemu.replay.Replay`` with the debugger's answers as methods, what ``picaemu.open``
+returns. Each answer forwards to the replay's ``picaemu.debug.api.Debugger``, made and indexed on first use, and may
+move the replay. (The replay layer knows nothing of the debugger built on it: this module adds it from above.)"""
 
 from __future__ import annotations
 
+import os
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from picaemu.debug.api import Debugger, PixelFragment
-    from picaemu.debug.edit_replay import EditResult
-    from picaemu.debug.fragment import FragmentDebug
+from picaemu.debug.api import Debugger, PixelFragment
+from picaemu.debug.edit_replay import EditResult
+from picaemu.debug.fragment import FragmentDebug
+from picaemu.draw import PipelineSink
+from picaemu.replay import Replay
+from picaemu.replay import open as open_replay
 
 
-class DebuggerAnswers:
-    """``Replay``'s debugger shortcuts (``Replay.__init__`` sets ``_debugger`` to None)."""
+class DebugReplay(Replay):
+    """A replay with the debugger's answers (module docstring)."""
 
-    _debugger: Debugger | None
+    _debugger: Debugger | None = None
 
     @property
     def debugger(self) -> Debugger:
         """The debugger engine over this replay, indexed on first use (one rendering pass; it turns the replay's
         checkpoints on)."""
         if self._debugger is None:
-            from picaemu.debug.api import Debugger
-
             self._debugger = Debugger(weakref.proxy(self))  # no cycle: the replay is freed when unreferenced
         return self._debugger
+
+    def texture(self, unit: int, level: int = 0, face: int = 0, *, draw: int | None = None) -> np.ndarray:
+        """``Replay.texture``, or with ``draw`` the texture as bound and in memory at that draw
+        (``Debugger.texture``)."""
+        if draw is not None:
+            return self.debugger.texture(draw, unit, level, face)
+        return super().texture(unit, level, face)
 
     def pixel_history(self, x: int, y: int, frame: int | None = None, **pick: Any) -> list[PixelFragment]:
         """Every fragment at pixel (x, y) of one render target in ``frame`` (default: the last frame with draws), in
@@ -68,3 +76,26 @@ class DebuggerAnswers:
     def edit(self, draw: int, edits: list, scope: str = "from") -> EditResult:
         """The rest of ``draw``'s frame re-rendered with edits made at it, beside the original (``Debugger.edit``)."""
         return self.debugger.edit(draw, edits, scope)
+
+
+def open(
+    path: str | os.PathLike[str],
+    *,
+    pipeline: PipelineSink | None = None,
+    strict: bool = True,
+    checkpoints: bool = True,
+    record_draws: bool = True,
+    backend: str = "software",
+) -> DebugReplay:
+    """``picaemu.replay.open`` as a ``DebugReplay`` (``picaemu.open``)."""
+    replay = open_replay(
+        path,
+        pipeline=pipeline,
+        strict=strict,
+        checkpoints=checkpoints,
+        record_draws=record_draws,
+        backend=backend,
+        kind=DebugReplay,
+    )
+    assert isinstance(replay, DebugReplay)
+    return replay
