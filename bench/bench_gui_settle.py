@@ -42,9 +42,11 @@ def measure(path: Path, jumps: int) -> list[str]:
     win.worker.done.connect(lambda _: handled.__setitem__(0, handled[0] + 1))
 
     def settled() -> bool:
+        """The worker idle, nothing delivered meanwhile, and no thumbnail batch out or about to be asked (the rows a
+        jump scrolled into view ask from their paint: without this a jump's thumbnails were timed with the next)."""
         before = handled[0]
         app.processEvents()
-        return win.worker.idle and handled[0] == before and win.snapshot is not None
+        return win.worker.idle and handled[0] == before and win.snapshot is not None and not win.draws.model.waiting
 
     win.open_path(str(path))
     wait(app, settled)

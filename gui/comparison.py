@@ -20,6 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from picaemu.gui.worker import JobResult
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
 from picaemu.debug import jobs
@@ -108,13 +109,25 @@ class Comparisons:
         partner = self._open_partner(result.b["capture"], result.first_draw_b)
         partner.pipeline_state.show_diff(title, result.state or {})
 
+    def close_partner(self) -> None:
+        """Close capture B's window (it deletes itself on close), if one is open."""
+        if self.partner is not None:
+            self.partner.close()
+
+    def _forget_partner(self) -> None:
+        self.partner = None
+
     def _open_partner(self, path: str, draw: int | None) -> MainWindow:
         """Capture B in a second window, the right half of the screen (this window the left), at ``draw``."""
         from picaemu.gui.main_window import MainWindow
 
         win = self.win
         if self.partner is None:
-            self.partner = MainWindow(win.settings)
+            self.partner = partner = MainWindow(win.settings)
+            # closing B's window stops its worker for good: delete it then (with its session) and open a new one
+            # for the next comparison
+            partner.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            partner.destroyed.connect(self._forget_partner)
         partner = self.partner
         screen = (win.screen() or QGuiApplication.primaryScreen()).availableGeometry()
         half = screen.width() // 2

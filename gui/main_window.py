@@ -72,7 +72,7 @@ class MainWindow(Opening, QMainWindow):
         self.setWindowTitle("picaemu debugger")
         self.resize(*layout.default_size(self.screen().availableGeometry().size().toTuple()))
         self.setAcceptDrops(True)
-        self.worker = Worker()
+        self.worker = Worker(self)  # a child: deleted with the window (see gui.worker)
         self.worker.done.connect(self._on_result)
         self.worker.progress.connect(lambda text: self.status.setText(text))
         self.timeline: Timeline | None = None
@@ -491,4 +491,5 @@ class MainWindow(Opening, QMainWindow):
         self.settings.sync()
         self.live.detach()
         self.worker.stop()
+        self.comparisons.close_partner()  # capture B's window goes with this one
         super().closeEvent(event)

@@ -8,6 +8,11 @@ submission order on a daemon Python thread, except that ``urgent`` requests (a m
 thread) to stop early. ``cancel(kinds)`` drops the waiting requests of those kinds and flags the results of any
 running one stale (a jump cancels the previous position's follow-up work). Every result (value or exception,
 with the time it took) comes back through the ``done`` Qt signal, delivered queued on the GUI thread.
+
+The worker is a Qt child of its window (``Worker(window)``): deleting the window deletes the worker and drops its
+signal connections. A parentless worker would keep them, and the bound methods they hold, from C++ where the Python
+collector cannot see them: every closed window would then keep its session (checkpoints, pictures: 50-400 MB) for
+the life of the process.
 """
 
 from __future__ import annotations
@@ -43,8 +48,8 @@ class Worker(QObject):
     done = Signal(object)  # JobResult
     progress = Signal(str)  # free text from long jobs (indexing), emitted from the worker thread
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.session: Any = None
         self._cond = threading.Condition()
         self._pending: dict[str, tuple[int, Callable[[Any], Any]]] = {}
@@ -113,7 +118,9 @@ class Worker(QObject):
             result = JobResult(job_id, kind, value, error, time.perf_counter() - start)
             with self._cond:
                 self._busy = False
-                stale = self._latest.get(kind) != job_id or self._stop
+                if self._stop:  # stopped while the job ran: its window is closing (may be gone): send nothing
+                    return
+                stale = self._latest.get(kind) != job_id
             if not stale:
                 self.done.emit(result)
             else:

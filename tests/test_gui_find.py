@@ -154,8 +154,10 @@ def test_thumbnails_are_footprints_built_only_for_visible_rows(qtbot, window, tm
 
     panel = window.draws
     window.docks["Draws"].raise_()
-    batches: list[tuple[list[int], bool]] = []  # each request, and whether all its rows were on screen then
-    panel.model.wanted.connect(lambda draws: batches.append((draws, all(panel.row_visible(d) for d in draws))))
+    batches: list[tuple[list[int], bool, bool]] = []  # each request, whether all its rows were on screen, waiting
+    panel.model.wanted.connect(
+        lambda draws: batches.append((draws, all(panel.row_visible(d) for d in draws), panel.model.waiting))
+    )
     open_scene(qtbot, window, CAPTURE)
     qtbot.waitUntil(lambda: set(visible_draws(panel)) <= set(panel.model.icons), timeout=WAIT_MS)
     settle(qtbot, window)
@@ -167,9 +169,13 @@ def test_thumbnails_are_footprints_built_only_for_visible_rows(qtbot, window, tm
     qtbot.waitUntil(lambda: set(visible_draws(panel)) <= set(panel.model.icons), timeout=WAIT_MS)
     settle(qtbot, window)
     assert 0 in visible_draws(panel)
-    assert batches and all(visible for _, visible in batches)  # never a row that was not on screen
+    # a batch out counts as waiting (bench_gui_settle waits for it), and once every row on screen has its icon nothing
+    # is out or about to be asked
+    assert all(waiting for *_, waiting in batches)
+    qtbot.waitUntil(lambda: not panel.model.waiting, timeout=WAIT_MS)
+    assert batches and all(visible for _, visible, _ in batches)  # never a row that was not on screen
     # each asked for, again only when a move stopped its batch before it was built (Worker.preempted)
-    assert {d for draws, _ in batches for d in draws} == panel.model.requested
+    assert {d for draws, *_ in batches for d in draws} == panel.model.requested
     assert len(panel.model.requested) < 400 and 500 not in panel.model.requested  # the middle was never shown
     panel.grab().save(str(shots(tmp_path) / "draws_top.png"))
     icon = panel.model.data(panel.model.index(3, 0), Qt.ItemDataRole.DecorationRole)

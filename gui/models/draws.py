@@ -76,6 +76,11 @@ class DrawListModel(QAbstractListModel):
             return icon
         return None
 
+    @property
+    def waiting(self) -> bool:
+        """A batch is out, or painted rows are about to ask for one (the event loop has not run the flush yet)."""
+        return self.busy or self._flush.isActive()
+
     def _want(self, draw: int) -> None:
         if draw not in self.pending:
             self.pending.add(draw)
