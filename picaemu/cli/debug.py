@@ -218,12 +218,10 @@ def _difference_lines(section: str, body: dict) -> list[str]:
         for unit, change in body.items():
             out.append(f"{unit}: {change['a']} -> {change['b']}")
             out.extend(f"  {line}" for line in change["diff"])
-    elif isinstance(body, dict):
+    else:  # attribute buffers and any section the schema adds later: {KEY: [a, b]}
         for key, value in body.items():
             pair = isinstance(value, list | tuple) and len(value) == 2
             out.append(f"{key}: {value[0]} -> {value[1]}" if pair else f"{key}: {value}")
-    else:
-        out.append(str(body))
     return out
 
 
