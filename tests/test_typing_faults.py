@@ -82,7 +82,7 @@ def test_a_capture_diff_side_cannot_rewind_before_it_ran_a_frame() -> None:
 
     side = open_side(pica.Capture())
     with pytest.raises(PicaError, match="rewind before run_frame"):  # was: Replay.restore(None)
-        side.rewind()
+        side.rewind(0)
 
 
 def test_texture_formats_are_one_enum_with_the_register_table() -> None:
