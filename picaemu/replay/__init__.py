@@ -82,6 +82,7 @@ CHECKPOINT_DRAWS = 32  # draws between checkpoints inside a command list (double
 CHECKPOINT_BUDGET = 512 * 1024 * 1024  # bytes of mid-list checkpoints a replay keeps
 JUMP_CHANNEL = {mmio.CMDBUF_JUMP0: 0, mmio.CMDBUF_JUMP0 + 4: 1}  # MMIO address of CMDBUF_JUMP0/1 -> channel
 Write = tuple[int, int, int]  # (MMIO address, value, width), as ``mmio.lower`` gives them
+Kick = tuple[list[Write], int, int, list[Write]]  # ``Replay._list_kick``
 
 
 class ReplayError(PicaError):
@@ -146,6 +147,7 @@ class Replay(Checkpointing):
         self._partial = False  # True after run_to_draw stopped inside a command list (packet count unknown)
         self._resume: tuple[int, int] | None = None  # where the half-run list of event ``position`` continues
         self._packets: dict[int, tuple[list[Packet], PicaError | None]] = {}
+        self._kicks: dict[int, Kick | None] = {}  # ``_list_kick`` per event index
         self._last_state: GpuState | None = None  # the GPU state the last checkpoint copied
         self._last_checkpoint_regs: tuple[np.ndarray, np.ndarray] | None = None  # and its external GPU / LCD registers
         self._pages = PageStore(self.memory)  # checkpoints share the pages that did not change between them
@@ -353,9 +355,15 @@ class Replay(Checkpointing):
             self._work = 0
             self._checkpoints.setdefault((self.position, 0), self.checkpoint())
 
-    def _list_kick(self, index: int) -> tuple[list[Write], int, int, list[Write]] | None:
+    def _list_kick(self, index: int) -> Kick | None:
         """(writes before the jump, jump channel, value written to it, writes after) of an event that kicks a
-        command list through CMDBUF_JUMP0/1 (GX ProcessCommandList, a CiTrace register write); None otherwise."""
+        command list through CMDBUF_JUMP0/1 (GX ProcessCommandList, a CiTrace register write); None otherwise.
+        Remembered per event (events are only ever appended): seeks ask it at every step and draw."""
+        if index not in self._kicks:
+            self._kicks[index] = self._lower_kick(index)
+        return self._kicks[index]
+
+    def _lower_kick(self, index: int) -> Kick | None:
         writes = mmio.lower(self.events[index])
         for i in range(len(writes) - 1, -1, -1):
             address, value, width = writes[i]
