@@ -107,13 +107,7 @@ def primary_color_u8(frags: Fragments) -> np.ndarray:
 class PrimaryColorStages:
     """Color = interpolated primary color; no alpha test; the source replaces the destination."""
 
-    def shade(
-        self,
-        frags: Fragments,
-        memory: PhysicalMemory,
-        counters: dict | None = None,
-        observer: StageObserver | None = None,
-    ) -> np.ndarray:
+    def shade(self, frags: Fragments, *_: object) -> np.ndarray:  # memory, counters, observer: not read
         return primary_color_u8(frags)
 
     def alpha_test(self, color: np.ndarray) -> np.ndarray:

@@ -13,7 +13,6 @@ import numpy as np
 from picaemu.debug.api import Debugger, PixelFragment
 from picaemu.debug.edit_replay import EditResult
 from picaemu.debug.fragment import FragmentDebug
-from picaemu.draw import PipelineSink
 from picaemu.replay import Replay
 from picaemu.replay import open as open_replay
 
@@ -78,24 +77,9 @@ class DebugReplay(Replay):
         return self.debugger.edit(draw, edits, scope)
 
 
-def open(
-    path: str | os.PathLike[str],
-    *,
-    pipeline: PipelineSink | None = None,
-    strict: bool = True,
-    checkpoints: bool = True,
-    record_draws: bool = True,
-    backend: str = "software",
-) -> DebugReplay:
-    """``picaemu.replay.open`` as a ``DebugReplay`` (``picaemu.open``)."""
-    replay = open_replay(
-        path,
-        pipeline=pipeline,
-        strict=strict,
-        checkpoints=checkpoints,
-        record_draws=record_draws,
-        backend=backend,
-        kind=DebugReplay,
-    )
+def open(path: str | os.PathLike[str], **options: Any) -> DebugReplay:
+    """``picaemu.replay.open(path, **options)`` (pipeline, strict, checkpoints, record_draws, backend) as a
+    ``DebugReplay``: what ``picaemu.open`` is."""
+    replay = open_replay(path, **options, kind=DebugReplay)
     assert isinstance(replay, DebugReplay)
     return replay
