@@ -185,7 +185,13 @@ def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # p
         data = vram if starts[0, 0] == IN_VRAM else fcram
         if not row[U_MAG_LINEAR]:
             w, h = row[U_WIDTH] >> first, row[U_HEIGHT] >> first
-            nearest_u8(data, _layout(starts[0, 1], row, first), w, h, st, row[U_WRAP_S], row[U_WRAP_T], border[u], out)
+            layout = _layout(starts[0, 1], row, first)
+            if n > w * h:  # more taps than texels: decode the level once, then gather (as ``_level_filter`` does)
+                texels = np.empty((w * h, 4), np.uint8)
+                decode_level(data, layout, texels)
+                nearest_u8(texels, DECODED, w, h, st, row[U_WRAP_S], row[U_WRAP_T], border[u], out)
+            else:
+                nearest_u8(data, layout, w, h, st, row[U_WRAP_S], row[U_WRAP_T], border[u], out)
             return n * TAPS_NEAREST
         linear = np.full(n, True)
         round_u8(_level_filter(data, starts[0, 1], row, first, st, linear, border[u]), out)
