@@ -226,10 +226,43 @@ class GdbClient:
 
     def registers(self) -> list[int]:
         """r0-r15 as unsigned ints (the first 16 little-endian words of the ``g`` reply)."""
-        data = parse_hex(self.request("g"), "g")
+        return self._registers(self.request("g"))
+
+    def _registers(self, reply: str) -> list[int]:
+        data = parse_hex(reply, "g")
         if len(data) < 4 * REGISTER_WORDS:
             raise self._error(f"register reply holds {len(data)} bytes, fewer than {4 * REGISTER_WORDS}", "g")
         return [int.from_bytes(data[4 * i : 4 * i + 4], "little") for i in range(REGISTER_WORDS)]
+
+    def exchange(self, payloads: list[str]) -> list[str]:
+        """The replies to ``payloads``, in order. In no-ack mode they all go out in one write before the first
+        reply is read: one round trip for all. In acknowledgement mode one by one: a stub sends each reply and
+        waits for its ``+`` before it reads on, and one that reads requests ahead in blocks (qemu-user) would take
+        an early ``+`` for part of a request, so nothing can be sent ahead."""
+        if self.ack_mode or len(payloads) < 2:
+            return [self.request(p) for p in payloads]
+        self.requests += len(payloads)
+        self._write(b"".join(frame(p) for p in payloads), payloads[0][:24])
+        return [self._read_packet(p[:24]) for p in payloads]
+
+    def registers_and_memory(self, ranges: list[tuple[int, int]]) -> tuple[list[int], list[bytes | None]]:
+        """r0-r15 and the memory ``ranges`` ((virtual address, bytes), each at most ``read_chunk``) in one
+        ``exchange``; a range the stub refuses, answers short or wrongly is None (the caller reads what it needs
+        again, and meets any error there)."""
+        requests = [f"m{at:x},{size:x}" for at, size in ranges]
+        replies = self.exchange(["g", *requests])
+        memory: list[bytes | None] = []
+        for (at, size), what, reply in zip(ranges, requests, replies[1:], strict=True):
+            try:
+                data: bytes | None = self._memory_reply(reply, at, size, what)
+            except LinkProtocolError:
+                data = None
+            if data is not None and len(data) == size:
+                self.bytes_read += size
+                memory.append(data)
+            else:
+                memory.append(None)
+        return self._registers(replies[0]), memory
 
     @property
     def read_chunk(self) -> int:
@@ -242,15 +275,18 @@ class GdbClient:
             at = address + len(out)
             want = min(self.read_chunk, size - len(out))
             what = f"m{at:x},{want:x}"
-            reply = self.request(what)
-            if reply.startswith("E") and len(reply) == 3:
-                raise self._error(f"the stub refused to read {want} bytes at 0x{at:08X} ({reply})", what)
-            data = parse_hex(reply, what)
-            if not data or len(data) > want:
-                raise self._error(f"asked for {want} bytes at 0x{at:08X}, got {len(data)}", what)
-            out += data
+            out += self._memory_reply(self.request(what), at, want, what)
         self.bytes_read += size
         return bytes(out)
+
+    def _memory_reply(self, reply: str, at: int, want: int, what: str) -> bytes:
+        """The bytes of an ``m`` reply for ``want`` bytes at ``at`` (fewer when the stub stops short)."""
+        if reply.startswith("E") and len(reply) == 3:
+            raise self._error(f"the stub refused to read {want} bytes at 0x{at:08X} ({reply})", what)
+        data = parse_hex(reply, what)
+        if not data or len(data) > want:
+            raise self._error(f"asked for {want} bytes at 0x{at:08X}, got {len(data)}", what)
+        return data
 
     def set_breakpoint(self, address: int, kind: int = 4) -> None:
         """A software breakpoint (``Z0``); ``kind`` 4 for ARM code, 2 for Thumb."""
