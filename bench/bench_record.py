@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import itertools
 import statistics
+from collections.abc import Callable
 
 from picaemu.formats import pica
 
@@ -53,10 +54,10 @@ def record_sample(
     call_sites: bool = False,
     repeat: int = 1,
     every: int = 1,
-) -> None:
+) -> float:
     """Record every frame of sample ``name`` (its frames played ``repeat`` times over); ``draws``: the program
     also calls its draw function per draw; ``call_sites``: the recorder stops there too (``record --call-sites``),
-    in every ``every``-th frame."""
+    in every ``every``-th frame. Returns the median later frame in ms (0 with one frame)."""
     script = work / f"{name}.gxs"
     capture = pica.read(SAMPLES / f"{name}.pica")
     capture.events = capture.events * repeat
@@ -99,19 +100,30 @@ def record_sample(
         f"{requests} requests, {read / 1024:.0f} KiB read, {recorder.bytes_recorded / 1024:.0f} KiB recorded, "
         f"{len(capture.events)} events, {len(capture.call_sites)} call sites"
     )
+    return median * 1e3
 
 
-def baselines(player: Path, work: Path) -> None:
-    script = work / "cube.gxs"
+def _median_us(action: Callable[[], object], n: int) -> float:
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e6
+
+
+def baselines(player: Path, work: Path, sample: str, frame_ms: float | None) -> None:
+    """Round trip of a 4-byte read, the bulk read rate, and the floor of a draw stop: ``g``, a single step, and a
+    bare stop (``c`` at a breakpoint, which qemu reports again at once: nothing runs, nothing is read). With
+    ``frame_ms`` (a frame without call sites) also the best frame-rate ratio a stop per draw could reach. Played:
+    ``sample`` with its draw calls."""
+    script = work / "floor.gxs"  # the sample with its draw calls: the first one is where the stops are timed
+    script.write_bytes(gx_script.script(pica.read(SAMPLES / f"{sample}.pica"), draws=True))
     qemu, port = _serve(player, script)
     with GdbClient("127.0.0.1", port) as link:
         link.handshake()
         sp = link.registers()[13]
-        n = 2000
-        t = time.perf_counter()
-        for _ in range(n):
-            link.read_memory(sp, 4)
-        rtt = (time.perf_counter() - t) / n
+        rtt = _median_us(lambda: link.read_memory(sp, 4), 2000)
         t = time.perf_counter()
         size = 0
         while time.perf_counter() - t < 1.0:
@@ -119,9 +131,28 @@ def baselines(player: Path, work: Path) -> None:
             size += link.read_chunk
         rate = size / (time.perf_counter() - t)
         print(
-            f"baseline: round trip of one 4-byte read {rtt * 1e6:.0f} us; bulk reads of {link.read_chunk} bytes "
+            f"baseline: round trip of one 4-byte read {rtt:.0f} us (median); bulk reads of {link.read_chunk} bytes "
             f"(stub PacketSize 0x{link.packet_size:X}, no-ack mode {not link.ack_mode}) {rate / 1024:.0f} KiB/s"
         )
+        draw = find_draw_hooks(player, (gx_script.DRAW_FUNCTION,))[0][0]
+        link.set_breakpoint(draw.address, draw.kind)
+        link.resume(30.0)
+        g = _median_us(link.registers, 2000)
+        stop = _median_us(lambda: link.resume(30.0), 2000)
+        link.clear_breakpoint(draw.address, draw.kind)
+        step = _median_us(link.step, 500)
+        floor = 2 * stop + g + 2 * rtt  # breakpoint + step-off, registers, write position, stack window
+        line = (
+            f"floor: g {g:.0f} us, bare stop {stop:.0f} us, step {step:.0f} us (medians); a draw stop with its reads "
+            f"(2 stops, g, 2 m) >= {floor:.0f} us, one stop with nothing read >= {stop:.0f} us"
+        )
+        if frame_ms:
+            per_draw = frame_ms * 1e3 / 1000
+            line += (
+                f"; a 1000-draw frame of {frame_ms:.0f} ms without call sites: best ratio "
+                f"{per_draw / (per_draw + floor):.2f} (one bare stop per draw: {per_draw / (per_draw + stop):.2f})"
+            )
+        print(line)
         link.detach()
     qemu.wait(timeout=30)
 
@@ -143,14 +174,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         player = gx_script.build(work)
+        frame_ms = None
         for name in args.samples.split(","):
             record_sample(player, name, work, repeat=args.repeat)
             if args.call_sites:
-                record_sample(player, name, work, draws=True, repeat=args.repeat)
-                record_sample(player, name, work, draws=True, call_sites=True, repeat=args.repeat)
+                frame_ms = record_sample(player, name, work, draws=True, repeat=args.repeat)
+                with_sites = record_sample(player, name, work, draws=True, call_sites=True, repeat=args.repeat)
+                if frame_ms and with_sites:
+                    print(f"{name}: with call sites at {frame_ms / with_sites:.3f} of the frame rate without")
                 if args.every > 1:
                     record_sample(player, name, work, draws=True, call_sites=True, repeat=args.repeat, every=args.every)
-        baselines(player, work)
+        baselines(player, work, name, frame_ms)
 
 
 if __name__ == "__main__":
