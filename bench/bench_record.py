@@ -9,9 +9,11 @@ With ``--call-sites`` each sample is also played as a program that calls a draw 
 without and with call sites (``record --call-sites``: a stop, the write-position read and the unwind per draw).
 ``--repeat N`` plays each sample's frames N times over (the later ones record nothing new: the steady state), so
 that the frame rate of later frames (median, frames/s) is measured apart from the first frame's setup; with
-``--every K`` call sites are also recorded every K-th frame only (``record --call-sites-every K``).
+``--every K`` call sites are also recorded every K-th frame only (``record --call-sites-every K``). With
+``--link-delay MS`` call sites are also recorded through tests/noack_proxy.py adding MS a round trip (a console over
+Wi-Fi), with the client in acknowledgement mode and in no-ack mode (a draw stop's reads sent with its registers).
 Run: ``.venv/bin/python bench/bench_record.py [--samples cube,texture_formats,animation] [--call-sites]
-[--repeat 4] [--every 3]``.
+[--repeat 4] [--every 3] [--link-delay 1]``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from picaemu.record.gdb import GdbClient
 from picaemu.record.recorder import Recorder
 from picaemu.record.symbols import find_hooks
 from tests import gx_script
+from tests.noack_proxy import NoAckProxy
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 
@@ -54,15 +57,21 @@ def record_sample(
     call_sites: bool = False,
     repeat: int = 1,
     every: int = 1,
+    relay: tuple[bool, float] | None = None,
 ) -> float:
     """Record every frame of sample ``name`` (its frames played ``repeat`` times over); ``draws``: the program
     also calls its draw function per draw; ``call_sites``: the recorder stops there too (``record --call-sites``),
-    in every ``every``-th frame. Returns the median later frame in ms (0 with one frame)."""
+    in every ``every``-th frame; ``relay`` (no-ack mode offered, delay in s): through a ``NoAckProxy``, a link with
+    that much more latency per round trip. Returns the median later frame in ms (0 with one frame)."""
     script = work / f"{name}.gxs"
     capture = pica.read(SAMPLES / f"{name}.pica")
     capture.events = capture.events * repeat
     script.write_bytes(gx_script.script(capture, draws=draws))
     qemu, port = _serve(player, script)
+    if relay is not None:
+        proxy = NoAckProxy(("127.0.0.1", port), offer_noack=relay[0], delay=relay[1])
+        proxy.start()
+        port = proxy.port
     frame_ends: list[float] = []  # when each frame's FrameEnd was recorded
     start = time.perf_counter()
     with GdbClient("127.0.0.1", port) as link:
@@ -95,6 +104,8 @@ def record_sample(
     )
     mode = f" (call sites, every {every})" if call_sites and every > 1 else " (call sites)" if call_sites else ""
     mode = mode or (" (draw calls)" if draws else "")
+    if relay is not None:
+        mode += f" ({'no-ack' if relay[0] else 'ack'}, +{relay[1] * 1e3:g} ms a round trip)"
     print(
         f"{name + mode:16s} {recorder.frames} frame(s) in {total:.2f} s: first frame {first:.2f} s{later}; "
         f"{requests} requests, {read / 1024:.0f} KiB read, {recorder.bytes_recorded / 1024:.0f} KiB recorded, "
@@ -167,6 +178,12 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=1, help="Play each sample's frames this many times over.")
     parser.add_argument("--every", type=int, default=0, help="Also record call sites every K-th frame only.")
+    parser.add_argument(
+        "--link-delay",
+        type=float,
+        default=0.0,
+        help="Also record call sites through a relay adding this many ms a round trip, in ack and no-ack mode.",
+    )
     args = parser.parse_args()
     why = gx_script.tools_missing()
     if why:
@@ -184,6 +201,9 @@ def main() -> None:
                     print(f"{name}: with call sites at {frame_ms / with_sites:.3f} of the frame rate without")
                 if args.every > 1:
                     record_sample(player, name, work, draws=True, call_sites=True, repeat=args.repeat, every=args.every)
+                for noack in (False, True) if args.link_delay > 0 else ():
+                    relay = (noack, args.link_delay / 1e3)
+                    record_sample(player, name, work, draws=True, call_sites=True, repeat=args.repeat, relay=relay)
         baselines(player, work, name, frame_ms)
 
 

@@ -8,7 +8,9 @@ and was acknowledged (qemu-user reads requests ahead in blocks and waits for eac
 request sent early would be taken for a bad acknowledgement). The interrupt byte goes through at once.
 
 ``segments`` counts the client's writes that carried at least one request, ``requests`` the requests: a client
-that sends its requests together writes fewer segments than requests.
+that sends its requests together writes fewer segments than requests. ``delay`` (seconds) holds each such write
+back before it is relayed: a slower link (a console over Wi-Fi) with that much more latency per round trip.
+``offer_noack=False`` passes the stub's features through unchanged (the client stays in acknowledgement mode).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import collections
 import select
 import socket
 import threading
+import time
 
 NOACK_FEATURE = b";QStartNoAckMode+"
 OK_REPLY = b"$OK#9a"
@@ -44,9 +47,9 @@ def _frame(body: bytes) -> bytes:
 class NoAckProxy(threading.Thread):
     """See the module docstring; ``port`` is where the client connects."""
 
-    def __init__(self, upstream: tuple[str, int]) -> None:
+    def __init__(self, upstream: tuple[str, int], *, offer_noack: bool = True, delay: float = 0.0) -> None:
         super().__init__(daemon=True)
-        self.upstream = upstream
+        self.upstream, self.offer_noack, self.delay = upstream, offer_noack, delay
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
         self.segments = 0
@@ -76,6 +79,8 @@ class NoAckProxy(threading.Thread):
                         data = data.replace(b"\x03", b"")
                     from_client += data
                     got = _packets(from_client)
+                    if got and self.delay:
+                        time.sleep(self.delay)
                     self.segments += bool(got)
                     self.requests += len(got)
                     queue.extend(got)
@@ -83,7 +88,7 @@ class NoAckProxy(threading.Thread):
                     from_stub += data
                     for body in _packets(from_stub):
                         stub.sendall(b"+")
-                        if pending is not None and pending.startswith(b"qSupported"):
+                        if self.offer_noack and pending is not None and pending.startswith(b"qSupported"):
                             body += NOACK_FEATURE
                         client.sendall(_frame(body))
                         if not (body.startswith(b"O") and body != b"OK" and pending in (b"c", b"s")):
