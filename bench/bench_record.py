@@ -2,7 +2,8 @@
 
 The ARM stand-in program of the tests (tests/gx_player.c) plays a sample's CPU side; the recorder attaches over
 TCP on 127.0.0.1 and records every frame. Prints, per sample: seconds per frame (first frame apart: it also
-loads the command processor's compiled kernels), requests and bytes read; and, measured in the same run on a
+loads the command processor's compiled kernels; wall time, and the CPU time of the recorder and of qemu in later
+frames), requests and bytes read; and, measured in the same run on a
 fresh qemu, the baselines that bound it: the round trip of one minimal request (``m`` of 4 bytes) and the bulk
 rate of ``m`` at the stub's packet size. Needs qemu-user and gcc-arm-linux-gnueabihf.
 With ``--call-sites`` each sample is also played as a program that calls a draw function per draw, recorded
@@ -19,6 +20,7 @@ Run: ``.venv/bin/python bench/bench_record.py [--samples cube,texture_formats,an
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -34,7 +36,7 @@ from picaemu.formats import pica
 
 from picaemu.record.callsites import DEFAULT_DEPTH, CallSites, find_draw_hooks
 from picaemu.record.gdb import GdbClient
-from picaemu.record.recorder import Recorder
+from picaemu.record.recorder import Progress, Recorder
 from picaemu.record.symbols import find_hooks
 from tests import gx_script
 from tests.noack_proxy import NoAckProxy
@@ -47,6 +49,15 @@ def _serve(player: Path, script: Path) -> tuple[object, int]:
     qemu = gx_script.serve(player, script, port)
     gx_script.wait_listening(port, qemu)
     return qemu, port
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (Linux /proc), 0 where that cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def record_sample(
@@ -73,6 +84,13 @@ def record_sample(
         proxy.start()
         port = proxy.port
     frame_ends: list[float] = []  # when each frame's FrameEnd was recorded
+    cpu_ends: list[tuple[float, float]] = []  # CPU seconds of the recorder and of qemu then
+
+    def frame_done(p: Progress) -> None:
+        if p.frames > len(frame_ends):
+            frame_ends.append(time.perf_counter())
+            cpu_ends.append((time.process_time(), _cpu_seconds(qemu.pid)))
+
     start = time.perf_counter()
     with GdbClient("127.0.0.1", port) as link:
         link.handshake()
@@ -85,7 +103,7 @@ def record_sample(
             link,
             hooks,
             from_start=True,
-            progress=lambda p: p.frames > len(frame_ends) and frame_ends.append(time.perf_counter()),
+            progress=frame_done,
             call_sites=sites,
             call_sites_every=every,
         )
@@ -96,9 +114,12 @@ def record_sample(
     first = frame_ends[0] - start if frame_ends else total
     rest = [b - a for a, b in itertools.pairwise(frame_ends)]
     median = statistics.median(rest) if rest else 0.0
+    own, qemu_cpu = (
+        statistics.median(b[i] - a[i] for a, b in itertools.pairwise(cpu_ends)) if rest else 0.0 for i in (0, 1)
+    )
     later = (
         f", later frames {min(rest) * 1e3:.0f}-{max(rest) * 1e3:.0f} ms (median {median * 1e3:.0f} ms, "
-        f"{1 / median:.2f} frames/s)"
+        f"{1 / median:.2f} frames/s; CPU a frame, median: recorder {own * 1e3:.0f} ms, qemu {qemu_cpu * 1e3:.0f} ms)"
         if rest
         else ""
     )
@@ -149,13 +170,16 @@ def baselines(player: Path, work: Path, sample: str, frame_ms: float | None) -> 
         link.set_breakpoint(draw.address, draw.kind)
         link.resume(30.0)
         g = _median_us(link.registers, 2000)
+        qemu_cpu = _cpu_seconds(qemu.pid)
         stop = _median_us(lambda: link.resume(30.0), 2000)
+        stop_cpu = (_cpu_seconds(qemu.pid) - qemu_cpu) / 2000 * 1e6
         link.clear_breakpoint(draw.address, draw.kind)
         step = _median_us(link.step, 500)
         floor = 2 * stop + g + 2 * rtt  # breakpoint + step-off, registers, write position, stack window
         line = (
-            f"floor: g {g:.0f} us, bare stop {stop:.0f} us, step {step:.0f} us (medians); a draw stop with its reads "
-            f"(2 stops, g, 2 m) >= {floor:.0f} us, one stop with nothing read >= {stop:.0f} us"
+            f"floor: g {g:.0f} us, bare stop {stop:.0f} us (qemu CPU {stop_cpu:.0f} us each), step {step:.0f} us "
+            f"(medians); a draw stop with its reads (2 stops, g, 2 m) >= {floor:.0f} us, one stop with nothing read "
+            f">= {stop:.0f} us"
         )
         if frame_ms:
             per_draw = frame_ms * 1e3 / 1000
