@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import itertools
 import statistics
-from collections.abc import Callable
 
 from picaemu.formats import pica
 
+from bench.bench_draw_state import median_us
 from picaemu.record.callsites import DEFAULT_DEPTH, CallSites, find_draw_hooks
 from picaemu.record.gdb import GdbClient
 from picaemu.record.recorder import Progress, Recorder
@@ -135,15 +135,6 @@ def record_sample(
     return median * 1e3
 
 
-def _median_us(action: Callable[[], object], n: int) -> float:
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e6
-
-
 def baselines(player: Path, work: Path, sample: str, frame_ms: float | None) -> None:
     """Round trip of a 4-byte read, the bulk read rate, and the floor of a draw stop: ``g``, a single step, and a
     bare stop (``c`` at a breakpoint, which qemu reports again at once: nothing runs, nothing is read). With
@@ -155,7 +146,7 @@ def baselines(player: Path, work: Path, sample: str, frame_ms: float | None) -> 
     with GdbClient("127.0.0.1", port) as link:
         link.handshake()
         sp = link.registers()[13]
-        rtt = _median_us(lambda: link.read_memory(sp, 4), 2000)
+        rtt = median_us(lambda: link.read_memory(sp, 4), 2000)
         t = time.perf_counter()
         size = 0
         while time.perf_counter() - t < 1.0:
@@ -169,12 +160,12 @@ def baselines(player: Path, work: Path, sample: str, frame_ms: float | None) -> 
         draw = find_draw_hooks(player, (gx_script.DRAW_FUNCTION,))[0][0]
         link.set_breakpoint(draw.address, draw.kind)
         link.resume(30.0)
-        g = _median_us(link.registers, 2000)
+        g = median_us(link.registers, 2000)
         qemu_cpu = _cpu_seconds(qemu.pid)
-        stop = _median_us(lambda: link.resume(30.0), 2000)
+        stop = median_us(lambda: link.resume(30.0), 2000)
         stop_cpu = (_cpu_seconds(qemu.pid) - qemu_cpu) / 2000 * 1e6
         link.clear_breakpoint(draw.address, draw.kind)
-        step = _median_us(link.step, 500)
+        step = median_us(link.step, 500)
         floor = 2 * stop + g + 2 * rtt  # breakpoint + step-off, registers, write position, stack window
         line = (
             f"floor: g {g:.0f} us, bare stop {stop:.0f} us (qemu CPU {stop_cpu:.0f} us each), step {step:.0f} us "
