@@ -245,9 +245,9 @@ class GdbClient:
 
     def exchange(self, payloads: list[str]) -> list[str]:
         """The replies to ``payloads``, in order. In no-ack mode they all go out in one write before the first
-        reply is read: one round trip for all. In acknowledgement mode one by one: a stub sends each reply and
-        waits for its ``+`` before it reads on, and one that reads requests ahead in blocks (qemu-user) would take
-        an early ``+`` for part of a request, so nothing can be sent ahead."""
+        reply is read: one round trip for all. In acknowledgement mode one by one: a stub sends each reply and then
+        waits for its ``+``, qemu-user with a one-byte read of the socket, where a request sent ahead would be read,
+        taken for a bad acknowledgement (the reply is sent again) and lost."""
         if self.ack_mode or len(payloads) < 2:
             return [self.request(p) for p in payloads]
         self.requests += len(payloads)

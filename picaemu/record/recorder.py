@@ -193,7 +193,7 @@ class Recorder:
         sites = self.call_sites
         if sites is None or self.link.ack_mode or not self.recording or not self._draws_in():
             return self.link.registers(), []
-        ranges = sites.prefetch()
+        ranges = [(at, size) for at, size in sites.prefetch() if size <= self.link.read_chunk]
         regs, data = self.link.registers_and_memory(ranges)
         return regs, [(at, d) for (at, _), d in zip(ranges, data, strict=True) if d is not None]
 
