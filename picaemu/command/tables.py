@@ -133,3 +133,23 @@ EVENT_OF_REG = {
 }
 IDEMPOTENT = np.zeros(K.NUM_REGS, bool)  # by register id: its event is in IDEMPOTENT_EVENTS
 IDEMPOTENT[[reg for reg, (kind, _gate, _action) in EVENT_OF_REG.items() if kind in IDEMPOTENT_EVENTS]] = True
+
+
+def collapse_idempotent(events: list[list[int]]) -> list[list[int]]:
+    """``events`` ([register id, value, word position] rows, stream order) with each idempotent event kept only at
+    its last occurrence in every run of idempotent events: one of them has the effect of several, and they commute
+    with one another (a restart empties the assembler, a vertex cache clear changes nothing), so the pipeline sees
+    one restart and one cache clear where the compiled draw loop queued a pair per draw it ran."""
+    out: list[list[int]] = []
+    seen: set[tuple[int, int]] = set()
+    for row in reversed(events):
+        reg, value = row[0], row[1]
+        if IDEMPOTENT[reg]:
+            if (reg, value) in seen:
+                continue
+            seen.add((reg, value))
+        else:
+            seen.clear()
+        out.append(row)
+    out.reverse()
+    return out
