@@ -23,6 +23,14 @@ DEFAULT_BYTE_BUDGET = 64 << 20  # command bytes one run may execute: far above a
 # GSP's initialisation of the interrupt registers (reference §1.1)
 RESET_VALUES = {"IRQ_CMP": 0x12345678, "IRQ_MASK": 0xFFFFFFF0, "IRQ_AUTOSTOP": 1}
 
+
+def raises_interrupt(regs: np.ndarray, value: int) -> bool:
+    """Whether a finalize write of ``value`` raises P3D with auto-stop on (the Azahar model): a byte of the value
+    equals the same byte of IRQ_CMP, and IRQ_AUTOSTOP is enabled. ``regs``: the (0x300,) uint32 register file."""
+    cmp_value = access.word(regs, "IRQ_CMP")
+    hit = any((value >> s & 0xFF) == (cmp_value >> s & 0xFF) for s in (0, 8, 16, 24))
+    return hit and bool(access.raw(regs, "IRQ_AUTOSTOP", "enable"))
+
 _PORT_NUMBERS = {
     Port.VSH_FLOAT_UNIFORM: K.P_VS_FLOAT,
     Port.VSH_CODE: K.P_VS_CODE,

@@ -24,15 +24,18 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from picaemu.draw import DrawCall, NullPipeline
 from picaemu.formats import pica
 from picaemu.regs import access
 from picaemu.regs.external import SCREENS, TRANSFER_FORMATS
-from picaemu.replay import Replay
 from picaemu.replay.capture import load_capture_kind
+from picaemu.replay.scan import Unmodelled, scan_draws
 from picaemu.state import GpuState, share_unchanged
+
+if TYPE_CHECKING:
+    from picaemu.replay import Replay
 
 SCHEMA = 1
 SCREEN_NAMES = ("top", "bottom")  # Present.screen 0 / 1
@@ -121,11 +124,10 @@ def screen_summary(events: list[pica.Event]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def capture_info(path: str | os.PathLike[str]) -> CaptureInfo:
-    """The summary of the capture at ``path`` (a ``ReplayError`` when an event fails)."""
-    from picaemu.debug.find import program_table, texture_table
+def _replay_draws(capture: pica.Capture) -> tuple[list[GpuState], list[int]]:
+    """``scan_draws``'s answer from a full replay (engines and all) with a pipeline that renders nothing."""
+    from picaemu.replay import Replay
 
-    capture, kind = load_capture_kind(path)
     sink = _DrawLog()
     replay = Replay(capture, pipeline=sink, checkpoints=False, record_draws=False)
     sink.replay = replay
@@ -133,9 +135,21 @@ def capture_info(path: str | os.PathLike[str]) -> CaptureInfo:
         replay.run()
     finally:
         sink.replay = None
-    frames = replay.frames
+    return sink.states, sink.events
+
+
+def capture_info(path: str | os.PathLike[str]) -> CaptureInfo:
+    """The summary of the capture at ``path`` (a ``ReplayError`` when an event fails)."""
+    from picaemu.debug.find import program_table, texture_table
+
+    capture, kind = load_capture_kind(path)
+    try:
+        states, draw_events = scan_draws(capture)
+    except Unmodelled:
+        states, draw_events = _replay_draws(capture)
+    frames = [i for i, e in enumerate(capture.events) if isinstance(e, pica.FrameEnd)]
     per_frame = [0] * (len(frames) + 1)
-    for event in sink.events:
+    for event in draw_events:
         per_frame[bisect.bisect_left(frames, event)] += 1
     return CaptureInfo(
         path=os.fspath(path),
@@ -146,8 +160,8 @@ def capture_info(path: str | os.PathLike[str]) -> CaptureInfo:
         draws_per_frame=per_frame[:-1],
         draws_after_last_frame=per_frame[-1],
         memory=memory_summary(capture),
-        shaders=program_table(sink.states),
-        textures=texture_table(sink.states),
+        shaders=program_table(states),
+        textures=texture_table(states),
         screens=screen_summary(capture.events),
     )
 

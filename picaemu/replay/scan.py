@@ -1,0 +1,140 @@
+"""A quick scan of a capture for ``picaemu info``: the GPU state at every draw, without the engines, the compiled
+command loop or a pipeline (``scan_draws(capture) -> (states, events)``).
+
+Command lists run through ``picaemu.command.walk.RegisterWalk`` (plain Python: no compiled kernel is called, so
+numba's registries are never loaded). Emulated memory is not built: a command list's bytes are assembled from the
+memory writes before it (initial blocks, then MemoryWrite events in order), the only writers of memory the scan
+models. The engines (fills, display transfers, DMA) do not run: where one writes bytes a later command list reads,
+or where a transfer's output extent is not simple (texture-copy mode, TextureCopy), the scan gives up.
+
+Whatever the scan does not model raises ``Unmodelled`` — those engine cases, register-write events, a capture whose
+initial state is unknown (its replay warns about registers read before they were written), memory outside the
+mapped regions, and everything ``RegisterWalk`` refuses — and the caller replays the capture instead, which gives the
+same answer (or the error or warnings a replay gives). tests/test_info.py checks both routes agree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from picaemu.command.walk import RegisterWalk, Unmodelled
+from picaemu.errors import MemoryFault
+from picaemu.formats import pica
+from picaemu.memory import PhysicalMemory
+from picaemu.regs import access
+from picaemu.regs.external import P3D_BASE, P3D_IDS
+from picaemu.replay.capture import initial_gpu_state
+from picaemu.state import GpuState, share_unchanged
+
+_REGIONS = PhysicalMemory()  # for its mapping rule only (the OS backs untouched regions with no pages)
+_PASSIVE = (pica.Present, pica.FrameEnd, pica.Marker, pica.FlushCacheRegions)  # no GPU or memory effect
+
+
+def _check_mapped(address: int, size: int, who: str) -> None:
+    """``PhysicalMemory.find``'s rule (an access lies wholly inside one region); its regions are never touched."""
+    try:
+        _REGIONS.find(address, size, who)
+    except MemoryFault as err:
+        raise Unmodelled(str(err)) from err
+
+
+class _MemoryLog:
+    """Emulated memory as the ordered list of its writes: (event index, start, end, blob), the initial blocks at
+    event -1; plus the extents the engines write (event index, start, end)."""
+
+    def __init__(self, capture: pica.Capture) -> None:
+        self.blobs = capture.blobs
+        rows = [(-1, address, blob) for address, blob in capture.state.memory]
+        rows += [(i, e.address, e.blob) for i, e in enumerate(capture.events) if isinstance(e, pica.MemoryWrite)]
+        for _, address, blob in rows:
+            _check_mapped(address, self.blobs.size(blob), "memory write")
+        self.when = np.array([r[0] for r in rows], np.int64)
+        self.start = np.array([r[1] for r in rows], np.int64)
+        self.end = self.start + np.array([self.blobs.size(r[2]) for r in rows], np.int64)
+        self.blob = [r[2] for r in rows]
+        self.engines: list[tuple[int, int, int]] = []
+
+    def engine(self, event: int, start: int, end: int) -> None:
+        self.engines.append((event, start, end))
+
+    def read(self, event: int, address: int, size: int) -> bytes:
+        """The ``size`` bytes at ``address`` as event ``event`` finds them."""
+        _check_mapped(address, size, "command list")
+        end = address + size
+        if any(s < end and address < e for _, s, e in self.engines):
+            raise Unmodelled(f"an engine wrote memory of the command list at 0x{address:08X}")
+        out = bytearray(size)
+        hits = (self.when < event) & (self.start < end) & (self.end > address)
+        for w in np.flatnonzero(hits).tolist():
+            lo, hi = max(int(self.start[w]), address), min(int(self.end[w]), end)
+            data = self.blobs[self.blob[w]]
+            out[lo - address : hi - address] = data[lo - int(self.start[w]) : hi - int(self.start[w])]
+        return bytes(out)
+
+
+def _engine_extents(event: pica.Event) -> list[tuple[int, int]]:
+    """The byte ranges an engine event writes (a display transfer: from its first output pixel, its output
+    dimensions in the output format's pixels)."""
+    from picaemu.gx import engines as E
+
+    if isinstance(event, pica.MemoryFill):
+        return [(u.start, u.end) for u in event.units]
+    if isinstance(event, pica.RequestDma):
+        return [(event.dst, event.dst + event.size)]
+    if isinstance(event, pica.DisplayTransfer):
+        flags = E.TransferFlags.from_word(event.flags)
+        if not flags.texture_copy and flags.out_format in E.BYTES_PER_PIXEL:
+            in_dim = access.bits(event.in_dim, "PPF_IN_DIM", "width"), access.bits(event.in_dim, "PPF_IN_DIM", "height")
+            out_dim = (
+                access.bits(event.out_dim, "PPF_OUT_DIM", "width"),
+                access.bits(event.out_dim, "PPF_OUT_DIM", "height"),
+            )
+            start = min(event.dst, E.output_start(event.dst, in_dim, out_dim, flags))
+            end = (
+                E.output_start(event.dst, in_dim, out_dim, flags)
+                + out_dim[0] * out_dim[1] * E.BYTES_PER_PIXEL[flags.out_format]
+            )
+            return [(start, end)]
+    raise Unmodelled(f"{type(event).__name__} events of this kind")
+
+
+def _kick(walk: RegisterWalk, event: pica.CommandList) -> None:
+    """The register writes a CommandList lowers to (``picaemu.gx.mmio.lower``), each through the P3D window."""
+    from picaemu.gx.mmio import lower
+
+    for address, value, width in lower(event):
+        if width != 4 or not P3D_BASE <= address < P3D_BASE + 4 * P3D_IDS or address % 4:
+            raise Unmodelled(f"a write of {width} bytes at 0x{address:08X}")
+        walk.write((address - P3D_BASE) >> 2, value)
+
+
+def scan_draws(capture: pica.Capture) -> tuple[list[GpuState], list[int]]:
+    """(the state at every draw, read-only and sharing arrays equal to the previous draw's; the event index of each
+    draw); ``Unmodelled`` when the capture needs more than the scan models (module docstring)."""
+    from picaemu.replay.unknown_state import is_unknown
+
+    if is_unknown(capture.meta):
+        raise Unmodelled("a capture whose initial state is unknown")
+    memory = _MemoryLog(capture)
+    state = initial_gpu_state(capture.state)
+    states: list[GpuState] = []
+    events: list[int] = []
+    index = 0
+
+    def on_draw() -> None:
+        states.append(share_unchanged(state, states[-1] if states else None))
+        events.append(index)
+
+    walk = RegisterWalk(state, lambda address, size: memory.read(index, address, size), on_draw)
+    for index, event in enumerate(capture.events):
+        if isinstance(event, pica.CommandList):
+            _kick(walk, event)
+        elif isinstance(event, (pica.MemoryWrite, *_PASSIVE)):
+            continue
+        else:
+            for start, end in _engine_extents(event):
+                memory.engine(index, start, end)
+    return states, events
+
+
+__all__ = ["Unmodelled", "scan_draws"]
