@@ -25,8 +25,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from picaemu.command import kernel as K
-from picaemu.command.packets import header_word, unpack_header
+from picaemu.command import codes as K
+from picaemu.command.packets import LANE_MASKS, header_word, unpack_header
 from picaemu.command.tables import (
     ACTION_TABLE,
     DEFAULT_BYTE_BUDGET,
@@ -38,7 +38,7 @@ from picaemu.command.tables import (
 from picaemu.regs import Action, access
 from picaemu.state import NUM_FLOAT_UNIFORMS, GpuState
 
-_LANES = [int(m) for m in K.LANE_MASKS]
+_LANES = LANE_MASKS.tolist()
 _ACTIONS = ACTION_TABLE.tolist()
 _LAYOUT = PORT_LAYOUT.tolist()
 _CAPACITY = K.CODE_CAPACITY.tolist()

@@ -12,16 +12,19 @@ and textures decoded once per distinct set of texture registers (``picaemu.debug
 (of the file, or of the scene folder's files), ``frames`` (FrameEnd events), ``events`` (count by event kind),
 ``draws`` (total), ``draws_per_frame`` (one count per frame, draws after the last frame end apart in
 ``draws_after_last_frame``), ``memory`` (initial blocks and bytes, memory-write events and bytes, distinct
-contents and their bytes), ``shaders`` (``find.program_table``: "vs HASH@ENTRY[, gs ...]", draws, first, last),
-``textures`` (``find.texture_table``, addresses as "0x..." strings), ``screens`` (per screen: presents, pixel
+contents and their bytes), ``shaders`` (``draw_tables.program_table``: "vs HASH@ENTRY[, gs ...]", draws, first, last),
+``textures`` (``draw_tables.texture_table``, addresses as "0x..." strings), ``screens`` (per screen: presents, pixel
 format names, distinct framebuffer addresses as "0x..." strings).
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,15 +141,19 @@ def _replay_draws(capture: pica.Capture) -> tuple[list[GpuState], list[int]]:
     return sink.states, sink.events
 
 
-def capture_info(path: str | os.PathLike[str]) -> CaptureInfo:
-    """The summary of the capture at ``path`` (a ``ReplayError`` when an event fails)."""
-    from picaemu.debug.find import program_table, texture_table
+def capture_info(
+    path: str | os.PathLike[str], *, replaying: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
+) -> CaptureInfo:
+    """The summary of the capture at ``path`` (a ``ReplayError`` when an event fails). A capture the quick scan
+    does not model is replayed inside ``replaying()`` (the CLI's note on long kernel compiles)."""
+    from picaemu.debug.draw_tables import program_table, texture_table
 
     capture, kind = load_capture_kind(path)
     try:
         states, draw_events = scan_draws(capture)
     except Unmodelled:
-        states, draw_events = _replay_draws(capture)
+        with replaying():
+            states, draw_events = _replay_draws(capture)
     frames = [i for i, e in enumerate(capture.events) if isinstance(e, pica.FrameEnd)]
     per_frame = [0] * (len(frames) + 1)
     for event in draw_events:

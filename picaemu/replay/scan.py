@@ -20,6 +20,8 @@ import numpy as np
 from picaemu.command.walk import RegisterWalk, Unmodelled
 from picaemu.errors import MemoryFault
 from picaemu.formats import pica
+from picaemu.gx.lowering import lower
+from picaemu.gx.transfer_layout import BYTES_PER_PIXEL, TransferFlags, output_start
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access
 from picaemu.regs.external import P3D_BASE, P3D_IDS
@@ -75,33 +77,29 @@ class _MemoryLog:
 def _engine_extents(event: pica.Event) -> list[tuple[int, int]]:
     """The byte ranges an engine event writes (a display transfer: from its first output pixel, its output
     dimensions in the output format's pixels)."""
-    from picaemu.gx import engines as E
-
     if isinstance(event, pica.MemoryFill):
         return [(u.start, u.end) for u in event.units]
     if isinstance(event, pica.RequestDma):
         return [(event.dst, event.dst + event.size)]
     if isinstance(event, pica.DisplayTransfer):
-        flags = E.TransferFlags.from_word(event.flags)
-        if not flags.texture_copy and flags.out_format in E.BYTES_PER_PIXEL:
+        flags = TransferFlags.from_word(event.flags)
+        if not flags.texture_copy and flags.out_format in BYTES_PER_PIXEL:
             in_dim = access.bits(event.in_dim, "PPF_IN_DIM", "width"), access.bits(event.in_dim, "PPF_IN_DIM", "height")
             out_dim = (
                 access.bits(event.out_dim, "PPF_OUT_DIM", "width"),
                 access.bits(event.out_dim, "PPF_OUT_DIM", "height"),
             )
-            start = min(event.dst, E.output_start(event.dst, in_dim, out_dim, flags))
+            start = min(event.dst, output_start(event.dst, in_dim, out_dim, flags))
             end = (
-                E.output_start(event.dst, in_dim, out_dim, flags)
-                + out_dim[0] * out_dim[1] * E.BYTES_PER_PIXEL[flags.out_format]
+                output_start(event.dst, in_dim, out_dim, flags)
+                + out_dim[0] * out_dim[1] * BYTES_PER_PIXEL[flags.out_format]
             )
             return [(start, end)]
     raise Unmodelled(f"{type(event).__name__} events of this kind")
 
 
 def _kick(walk: RegisterWalk, event: pica.CommandList) -> None:
-    """The register writes a CommandList lowers to (``picaemu.gx.mmio.lower``), each through the P3D window."""
-    from picaemu.gx.mmio import lower
-
+    """The register writes a CommandList lowers to (``picaemu.gx.lowering.lower``), each through the P3D window."""
     for address, value, width in lower(event):
         if width != 4 or not P3D_BASE <= address < P3D_BASE + 4 * P3D_IDS or address % 4:
             raise Unmodelled(f"a write of {width} bytes at 0x{address:08X}")
