@@ -70,7 +70,8 @@ class RegisterWalk:
         self.run([value & 0xFFFFFFFF, header_word(reg_id, 1, byte_enable)])
 
     def run(self, words: list[int]) -> None:
-        """Run a buffer outside emulated memory and every buffer its jumps chain to."""
+        """Run a buffer outside emulated memory and every buffer its jumps chain to; ``state.regs`` is current
+        after it."""
         visited: set[tuple[int, int]] = set()
         budget = DEFAULT_BYTE_BUDGET - 4 * len(words)
         jump = self._buffer(words)
@@ -84,6 +85,7 @@ class RegisterWalk:
             budget -= size
             data = self._read(target, size)
             jump = self._buffer(np.frombuffer(data, "<u4").tolist())
+        self.state.regs[:] = self.regs
 
     def _buffer(self, words: list[int]) -> tuple[int, int] | None:
         """Run one buffer; (target, size) of the jump that ends it, or None (its end, or a finalize)."""
