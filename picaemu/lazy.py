@@ -20,11 +20,23 @@ from collections.abc import Callable
 from typing import Any
 
 
-def lazy_exports(package: str, exports: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """(``__getattr__``, ``__dir__``) for ``package``, whose public ``name`` lives in ``package.<exports[name]>``."""
+def lazy_exports(
+    package: str, exports: dict[str, str], *, rest: str | None = None
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """(``__getattr__``, ``__dir__``) for ``package``, whose public ``name`` lives in ``package.<exports[name]>``;
+    with ``rest``, any other name in the ``__all__`` of ``package.<rest>`` (imported when such a name is asked
+    for, or by ``dir``)."""
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
+        dunder = name.startswith("__")  # (``__path__``, ``__wrapped__`` ... probes are no exports)
+        if (
+            module is None
+            and rest is not None
+            and not dunder
+            and name in importlib.import_module(f"{package}.{rest}").__all__
+        ):
+            module = rest
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(f"{package}.{module}"), name)
@@ -32,7 +44,8 @@ def lazy_exports(package: str, exports: dict[str, str]) -> tuple[Callable[[str],
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*vars(sys.modules[package]), *exports})
+        names = [] if rest is None else importlib.import_module(f"{package}.{rest}").__all__
+        return sorted({*vars(sys.modules[package]), *exports, *names})
 
     return __getattr__, __dir__
 

@@ -44,6 +44,7 @@ _LAYOUT = PORT_LAYOUT.tolist()
 _CAPACITY = K.CODE_CAPACITY.tolist()
 _DRAWS = (Action.DRAW_ARRAYS, Action.DRAW_ELEMENTS)
 _JUMPS = {Action.JUMP0: 0, Action.JUMP1: 1}
+_FINALIZED = (-1, -1)  # ``_write``'s answer for a finalize that ends the run (no jump has a negative target)
 
 
 class Unmodelled(Exception):
@@ -101,15 +102,15 @@ class RegisterWalk:
                 reg = reg0 + k if consecutive else reg0
                 stop = self._write(reg, words[pos] if k == 0 else words[pos + 1 + k], mask)
                 if stop is not None:
-                    return None if stop == () else stop
+                    return None if stop is _FINALIZED else stop
             pos += 2 + extra + (extra & 1)
         return None
 
     def _store(self, reg: int, value: int, mask: int) -> None:
         self.regs[reg] = (self.regs[reg] & ~mask | value & mask) & 0xFFFFFFFF
 
-    def _write(self, reg: int, value: int, mask: int) -> tuple[int, int] | tuple[()] | None:
-        """Apply one write; a jump's (target, size), ``()`` for a finalize that stops the run, else None."""
+    def _write(self, reg: int, value: int, mask: int) -> tuple[int, int] | None:
+        """Apply one write; a jump's (target, size), ``_FINALIZED`` for a finalize that stops the run, else None."""
         if reg >= K.NUM_REGS:
             raise Unmodelled(f"write to register id 0x{reg:X} (>= 0x300)")
         self._store(reg, value, mask)
@@ -126,7 +127,7 @@ class RegisterWalk:
             self._store(reg - _LAYOUT[0][K.G_MIRROR_DELTA], value, mask)
         return None
 
-    def _stop(self, reg: int, value: int) -> tuple[int, int] | tuple[()] | None:
+    def _stop(self, reg: int, value: int) -> tuple[int, int] | None:
         action = STOP_ACTIONS[reg]
         if action in _DRAWS:
             self.state.regs[:] = self.regs
@@ -141,7 +142,7 @@ class RegisterWalk:
         elif action is Action.FINALIZE:
             self.state.regs[:] = self.regs
             if raises_interrupt(self.state.regs, value):
-                return ()
+                return _FINALIZED
         return None
 
     # -- data ports ---------------------------------------------------------------------------------------

@@ -56,16 +56,7 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.gx import Gx, lcd, mmio
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
-from picaemu.replay.capture import (
-    CAPTURE_SUFFIXES,
-    CaptureKind,
-    NotACapture,
-    claims_capture,
-    initial_gpu_state,
-    is_capture,
-    load_capture,
-    load_capture_kind,
-)
+from picaemu.replay.capture import initial_gpu_state, load_capture
 from picaemu.replay.checkpoint import (
     CHECKPOINT_WORK,
     Checkpoint,
@@ -435,21 +426,13 @@ def null_replay(capture: pica.Capture) -> Replay:
 
 __all__ = [
     "BACKENDS",
-    "CAPTURE_SUFFIXES",
-    "CaptureKind",
     "Checkpoint",
     "DrawRecord",
     "EventInfo",
-    "NotACapture",
     "Replay",
     "ReplayError",
-    "claims_capture",
     "default_pipeline",
     "describe",
-    "initial_gpu_state",
-    "is_capture",
-    "load_capture",
-    "load_capture_kind",
     "null_replay",
     "open",
 ]

@@ -1,12 +1,14 @@
 """What a capture holds, without rendering it: ``capture_info(path) -> CaptureInfo`` (``picaemu info``).
 
-The capture is read (``load_capture_kind``: any format picaemu reads) and its events are run once through the
-command processor with a pipeline that renders nothing (``_DrawLog``, a ``NullPipeline``): the command lists are
-decoded and applied as on the GPU, the engines (fills, transfers, copies, DMA) move memory as in a replay, so the
-draw triggers counted, the shader programs bound and the textures sampled are those of a real replay, while no
-vertex is shaded and no pixel drawn. Each draw keeps a read-only copy of its state that shares every array equal
-to the previous draw's (``picaemu.state.share_unchanged``); programs are hashed once per distinct code
-and textures decoded once per distinct set of texture registers (``picaemu.debug.find``).
+The capture is read (``load_capture_kind``: any format picaemu reads) and scanned (``picaemu.replay.scan``: its
+command lists run through a plain-Python walk of the register file, with no engine, no pipeline and no compiled
+code, so ``picaemu info`` imports no numba). A capture the scan does not model (register-write events, an engine
+writing memory a later command list reads, immediate mode, ...) is replayed instead: run once through the command
+processor with a pipeline that renders nothing (``_DrawLog``, a ``NullPipeline``), the engines moving memory as in
+a replay; both give the draws, the shader programs bound and the textures sampled of a real replay, while no vertex
+is shaded and no pixel drawn (tests/test_walk.py checks they agree). Each draw keeps a read-only copy of its state
+that shares every array equal to the previous draw's (``picaemu.state.share_unchanged``); programs are hashed once
+per distinct code and textures decoded once per distinct set of texture registers (``picaemu.debug.draw_tables``).
 
 ``CaptureInfo.as_dict()`` is the JSON answer (``schema`` 1): ``path``, ``format`` ({"kind", "version"}), ``bytes``
 (of the file, or of the scene folder's files), ``frames`` (FrameEnd events), ``events`` (count by event kind),
