@@ -154,6 +154,21 @@ def test_scan_gives_up_where_an_engine_wrote_a_command_list(tmp_path: Path) -> N
     assert capture_info(path).draws == len(_replay_draws(capture)[0])
 
 
+def test_what_an_engine_refuses_fails_info_as_it_fails_a_replay(tmp_path: Path) -> None:
+    """A fill that ends before it starts: the scan leaves it to the replay, whose error ``info`` reports."""
+    from picaemu.replay import ReplayError
+
+    capture = load_capture(SAMPLES / "triangle.pica")
+    bad = pica.FillUnit(0x18000100, 0x18000000, 0, 0x201)
+    capture.events.insert(0, pica.MemoryFill((bad, pica.FillUnit(0, 0, 0, 0))))
+    with pytest.raises(Unmodelled, match="ends before it starts"):
+        scan_draws(capture)
+    path = tmp_path / "bad_fill.pica"
+    pica.write(path, capture)
+    with pytest.raises(ReplayError, match="memory fill"):
+        capture_info(path)
+
+
 def test_scan_refuses_register_write_events() -> None:
     """CiTrace register streams kick their lists through MMIO writes: a replay answers for them."""
     from picaemu.replay.capture import load_capture_kind

@@ -38,16 +38,24 @@ def _lower_command_list(e: pica.CommandList) -> list[Write]:
     ]
 
 
+def started_fill_units(e: pica.MemoryFill) -> list[tuple[str, pica.FillUnit]]:
+    """(register prefix, unit) of each fill unit the event starts (its CONTROL word has the busy bit set)."""
+    return [
+        (u, unit)
+        for u, unit in zip(FILL_UNITS, e.units, strict=True)
+        if access.bits(unit.control, f"{u}_CONTROL", "busy")
+    ]
+
+
 def _lower_fill(e: pica.MemoryFill) -> list[Write]:
     out: list[Write] = []
-    for u, unit in zip(FILL_UNITS, e.units, strict=True):
-        if access.bits(unit.control, f"{u}_CONTROL", "busy"):
-            out += [
-                (_address(f"{u}_START"), access.put_address(f"{u}_START", "address", unit.start), 4),
-                (_address(f"{u}_END"), access.put_address(f"{u}_END", "address", unit.end), 4),
-                (_address(f"{u}_VALUE"), unit.value, 4),
-                (_address(f"{u}_CONTROL"), unit.control, 4),
-            ]
+    for u, unit in started_fill_units(e):
+        out += [
+            (_address(f"{u}_START"), access.put_address(f"{u}_START", "address", unit.start), 4),
+            (_address(f"{u}_END"), access.put_address(f"{u}_END", "address", unit.end), 4),
+            (_address(f"{u}_VALUE"), unit.value, 4),
+            (_address(f"{u}_CONTROL"), unit.control, 4),
+        ]
     return out
 
 

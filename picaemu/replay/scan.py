@@ -4,13 +4,18 @@ command loop or a pipeline (``scan_draws(capture) -> (states, events)``).
 Command lists run through ``picaemu.command.walk.RegisterWalk`` (plain Python: no compiled kernel is called, so
 numba's registries are never loaded). Emulated memory is not built: a command list's bytes are assembled from the
 memory writes before it (initial blocks, then MemoryWrite events in order), the only writers of memory the scan
-models. The engines (fills, display transfers, DMA) do not run: where one writes bytes a later command list reads,
-or where a transfer's output extent is not simple (texture-copy mode, TextureCopy), the scan gives up.
+models. Every event is lowered to its register writes as a replay lowers it (``picaemu.gx.lowering.lower``, which
+checks a Present's screen ...). The engines do not run: memory fills and display transfers only mark the bytes
+they write, and their parameters are checked where a replay's engine would refuse them (formats, downscale mode, a
+fill ending before its start, memory outside the mapped regions).
 
-Whatever the scan does not model raises ``Unmodelled`` — those engine cases, register-write events, a capture whose
-initial state is unknown (its replay warns about registers read before they were written), memory outside the
-mapped regions, and everything ``RegisterWalk`` refuses — and the caller replays the capture instead, which gives the
-same answer (or the error or warnings a replay gives). tests/test_info.py checks both routes agree.
+Whatever the scan does not model raises ``Unmodelled`` — an engine writing bytes a later command list reads, DMA
+and texture copies (and display transfers in texture-copy mode), register-write events, a capture whose initial
+state is unknown (its replay warns about registers read before they were written), and everything
+``RegisterWalk`` refuses — and the caller replays the capture instead, which gives the same answer (or the error or
+warnings a replay gives). tests/test_walk.py checks both routes agree. An engine parameter the scan does not check
+(an output larger than the input, a tiled image not a whole number of tiles) fails a replay but not the scan:
+``info`` then summarises a capture that ``render`` would stop at.
 """
 
 from __future__ import annotations
@@ -18,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from picaemu.command.walk import RegisterWalk, Unmodelled
-from picaemu.errors import MemoryFault
+from picaemu.errors import MemoryFault, PicaError
 from picaemu.formats import pica
-from picaemu.gx.lowering import lower
-from picaemu.gx.transfer_layout import BYTES_PER_PIXEL, TransferFlags, output_start
+from picaemu.gx.lowering import Write, lower, started_fill_units
+from picaemu.gx.transfer_layout import BYTES_PER_PIXEL, SCALE_SHIFTS, TransferFlags, output_start
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access
 from picaemu.regs.external import P3D_BASE, P3D_IDS
@@ -75,32 +80,39 @@ class _MemoryLog:
 
 
 def _engine_extents(event: pica.Event) -> list[tuple[int, int]]:
-    """The byte ranges an engine event writes (a display transfer: from its first output pixel, its output
-    dimensions in the output format's pixels)."""
+    """The byte ranges an engine event writes (a fill: from its start rounded down to the 8 bytes its register
+    holds; a display transfer: from its first output pixel, its output dimensions in the output format's pixels).
+    What the engine would refuse (a fill ending before it starts, an invalid format or downscale mode, memory
+    outside the mapped regions) is ``Unmodelled``: the replay reports it."""
     if isinstance(event, pica.MemoryFill):
-        return [(u.start, u.end) for u in event.units]
-    if isinstance(event, pica.RequestDma):
-        return [(event.dst, event.dst + event.size)]
+        out = []
+        for _, unit in started_fill_units(event):
+            start = unit.start & ~7
+            if unit.end <= start:
+                raise Unmodelled("a memory fill that ends before it starts")
+            _check_mapped(start, unit.end - start, "memory fill")
+            out.append((start, unit.end))
+        return out
     if isinstance(event, pica.DisplayTransfer):
         flags = TransferFlags.from_word(event.flags)
-        if not flags.texture_copy and flags.out_format in BYTES_PER_PIXEL:
+        formats_valid = flags.in_format in BYTES_PER_PIXEL and flags.out_format in BYTES_PER_PIXEL
+        if not flags.texture_copy and formats_valid and flags.scale in SCALE_SHIFTS:
             in_dim = access.bits(event.in_dim, "PPF_IN_DIM", "width"), access.bits(event.in_dim, "PPF_IN_DIM", "height")
             out_dim = (
                 access.bits(event.out_dim, "PPF_OUT_DIM", "width"),
                 access.bits(event.out_dim, "PPF_OUT_DIM", "height"),
             )
-            start = min(event.dst, output_start(event.dst, in_dim, out_dim, flags))
-            end = (
-                output_start(event.dst, in_dim, out_dim, flags)
-                + out_dim[0] * out_dim[1] * BYTES_PER_PIXEL[flags.out_format]
-            )
+            first = output_start(event.dst, in_dim, out_dim, flags)
+            start, end = min(event.dst, first), first + out_dim[0] * out_dim[1] * BYTES_PER_PIXEL[flags.out_format]
+            _check_mapped(event.src, in_dim[0] * in_dim[1] * BYTES_PER_PIXEL[flags.in_format], "display transfer input")
+            _check_mapped(start, end - start, "display transfer output")
             return [(start, end)]
     raise Unmodelled(f"{type(event).__name__} events of this kind")
 
 
-def _kick(walk: RegisterWalk, event: pica.CommandList) -> None:
-    """The register writes a CommandList lowers to (``picaemu.gx.lowering.lower``), each through the P3D window."""
-    for address, value, width in lower(event):
+def _kick(walk: RegisterWalk, writes: list[Write]) -> None:
+    """A CommandList's register writes (``picaemu.gx.lowering.lower``), each through the P3D window."""
+    for address, value, width in writes:
         if width != 4 or not P3D_BASE <= address < P3D_BASE + 4 * P3D_IDS or address % 4:
             raise Unmodelled(f"a write of {width} bytes at 0x{address:08X}")
         walk.write((address - P3D_BASE) >> 2, value)
@@ -125,11 +137,13 @@ def scan_draws(capture: pica.Capture) -> tuple[list[GpuState], list[int]]:
 
     walk = RegisterWalk(state, lambda address, size: memory.read(index, address, size), on_draw)
     for index, event in enumerate(capture.events):
+        try:
+            writes = lower(event)  # its register writes, checked as a replay lowers them (a Present's screen ...)
+        except PicaError as err:
+            raise Unmodelled(str(err)) from err
         if isinstance(event, pica.CommandList):
-            _kick(walk, event)
-        elif isinstance(event, (pica.MemoryWrite, *_PASSIVE)):
-            continue
-        else:
+            _kick(walk, writes)
+        elif not isinstance(event, (pica.MemoryWrite, *_PASSIVE)):
             for start, end in _engine_extents(event):
                 memory.engine(index, start, end)
     return states, events
