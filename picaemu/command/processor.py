@@ -45,6 +45,7 @@ from picaemu.command.tables import (
     RESET_VALUES,
     STOP_ACTIONS,
     collapse_idempotent,
+    raises_interrupt,
 )
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineSink, is_compiled_sink
 from picaemu.draw_state import ALL, PLAN_DATA_UPLOADS, WRITE_GROUPS, DrawStateCache
@@ -450,10 +451,8 @@ class CommandProcessor:
         return None
 
     def _interrupt(self, value: int) -> bool:
-        """True when a finalize write raises P3D with auto-stop on (Azahar model)."""
-        cmp_value = access.word(self.state.regs, "IRQ_CMP")
-        hit = any((value >> s & 0xFF) == (cmp_value >> s & 0xFF) for s in (0, 8, 16, 24))
-        return hit and bool(access.raw(self.state.regs, "IRQ_AUTOSTOP", "enable"))
+        """True when a finalize write raises P3D with auto-stop on (``tables.raises_interrupt``)."""
+        return raises_interrupt(self.state.regs, value)
 
     def _take_for(self, call: DrawCall) -> int:
         """The write groups since the previous draw, which ``call``'s draw state no longer reuses; returns them."""
