@@ -54,6 +54,11 @@ COLUMN_DOCS: dict[str, tuple[str, str, str]] = {
     "vertices": ("vertices", "vertices", "vertex count the draw asks for"),
     "vertices_loaded": ("vertices loaded", "vertices", "vertices the loader fetched"),
     "vertices_shaded": ("vertices shaded", "vertices", "vertex-shader invocations (each unique index once)"),
+    "vertices_nonfinite": (
+        "vertices not finite",
+        "vertices",
+        "shaded vertices with a NaN or an infinity in an output register",
+    ),
     "primitives_assembled": ("primitives assembled", "triangles", "triangles primitive assembly formed"),
     "primitives_invalid": ("primitives invalid", "triangles", "triangles skipped for non-finite positions"),
     "primitives_clipped": ("primitives clipped", "triangles", "triangles the clipper cut"),
