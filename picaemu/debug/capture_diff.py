@@ -114,7 +114,9 @@ class OutputWatch:
         self.draws = 0  # draws seen
         self.pointed = -1  # the last draw with a point
         self.recording = True
+        self.quiet = False  # side B past its first differing point of the frame: no more points (pass 2 looks there)
         self.kept: list[tuple[int, Checkpoint]] = []  # (draw, replay checkpoint right after it) in this frame
+        self.marks: list[Mark] = []  # light restart positions in this frame, ascending draws
         self._kept_at = -1  # the draw of the last checkpoint kept (the frame's start - 1)
         self.reference: OutputWatch | None = None  # side B: side A's watch, whose frame has run already
         self.contents: dict[int, bytes | int] = {}  # side A: place in the frame -> its render targets' bytes
@@ -172,25 +174,54 @@ class OutputWatch:
         if kept is None:  # A has no point here: the pair is not compared
             return DIFFERS
         same = _crc(views) == kept if isinstance(kept, int) else b"".join(v.data for v in views) == kept
+        self.quiet = (
+            not same
+        )  # (it was False) the frame's first difference: pass 2 starts before it, later points go unread
         return place if same else DIFFERS
 
     def _after(self, last: int, force: bool = False, packet: int = -1, resume: tuple[int, int] | None = None) -> None:
         """After draw ``last`` (its ``DrawCall.packet`` and ``resume``): a point at a group's last draw (``force``:
-        at the last draw of an event); at a point ``KEEP_DRAWS`` draws or more after the frame's start or the last one
-        kept, a checkpoint when the draw ends its packet inside a command list (where the replay itself would)."""
+        at the last draw of an event) and, when the draw ends its packet inside a command list (where the replay
+        itself would checkpoint), a restart position for pass 2 (``_keep``)."""
         self.draws = last + 1
-        if self.recording and (force or last == self._boundary(last)) and last > self.pointed:
-            self.points[last], self.pointed = self.point(last), last
-            due = KEEP_DRAWS and last - self._kept_at >= KEEP_DRAWS
-            if due and packet >= 0 and resume is not None and resume[1] > 0:
-                replay = self._memory()
-                cp = replay.checkpoint(packets=replay.packet + packet + 1, resume=resume)
-                self.kept.append((last, cp))
-                self._kept_at = last
+        if self.pointing and (force or last == self._boundary(last)) and last > self.pointed:
+            token = self.point(last)
+            self.points[last], self.pointed = token, last
+            if KEEP_DRAWS and not self.quiet and packet >= 0 and resume is not None and resume[1] > 0:
+                self._keep(last, token, packet, resume)
+
+    def _keep(self, last: int, token: int, packet: int, resume: tuple[int, int]) -> None:
+        """A restart position after draw ``last``, inside the command list being run: a ``Mark`` when a checkpoint
+        was kept earlier in the same list and the render targets' bytes are known here (side A's copy, which side
+        B's agreeing point equals); otherwise a full checkpoint at the list's first point and every ``KEEP_DRAWS``
+        draws."""
+        replay = self._memory()
+        packets = replay.packet + packet + 1
+        base = self.kept[-1][1] if self.kept and self.kept[-1][1].position == replay.position else None
+        source = self.contents if self.reference is None else self.reference.contents
+        content = source.get(token)
+        if base is not None and isinstance(content, bytes):
+            self.marks.append(Mark(last, replay.checkpoint_within(base, packets=packets, resume=resume), content))
+        elif base is None or last - self._kept_at >= KEEP_DRAWS:
+            self.kept.append((last, replay.checkpoint(packets=packets, resume=resume)))
+            self._kept_at = last
+
+    @property
+    def pointing(self) -> bool:
+        """Pass 1 takes points (not in pass 2, nor on side B past its first difference of the frame)."""
+        return self.recording and not self.quiet
+
+    def restart(self, before: int) -> Checkpoint | Mark | None:
+        """The last restart position of this frame before draw ``before`` (None: the frame's start)."""
+        best: tuple[int, Checkpoint | Mark] | None = None
+        for draw, position in [*self.kept, *((m.draw, m) for m in self.marks)]:
+            if draw < before and (best is None or draw > best[0]):
+                best = draw, position
+        return None if best is None else best[1]
 
     def new_frame(self) -> None:
-        """Pass 1 starts a frame: the checkpoints and contents of the last one are dropped."""
-        self.kept, self._kept_at = [], self.draws - 1
+        """Pass 1 starts a frame: the checkpoints, marks and contents of the last one are dropped."""
+        self.kept, self._kept_at, self.marks, self.quiet = [], self.draws - 1, [], False
         self.contents, self._content_bytes = {}, 0
 
     # -- PipelineSink ------------------------------------------------------------------------------------
@@ -225,7 +256,7 @@ class OutputWatch:
         if plans is None:
             return None
         self._use(call.state.regs, call.index)  # the loop may come back to these plans later without asking
-        return plans.with_limit(self._boundary(call.index)) if self.recording else plans
+        return plans.with_limit(self._boundary(call.index)) if self.pointing else plans
 
     def compiled_draws(self, draws: CompiledDraws) -> None:
         cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
@@ -234,6 +265,18 @@ class OutputWatch:
 
     def compiled_allowed(self) -> bool:
         return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A light restart position of pass 2 (``OutputWatch._keep``): ``checkpoint`` is the replay right after draw
+    ``draw`` inside a command list except for memory, which is that of a full checkpoint kept earlier in the same
+    list (``Replay.checkpoint_within``); since then only draws wrote memory, into the render targets, whose bytes
+    at the point are ``content`` (``OutputWatch.used_by(draw)`` one after the other)."""
+
+    draw: int
+    checkpoint: Checkpoint
+    content: bytes
 
 
 @dataclass
@@ -263,13 +306,21 @@ class Side:
         return [d.index for d in replay.draws[first:]]
 
     def rewind(self, before: int) -> None:
-        """Back to the last checkpoint of the frame being compared before draw ``before`` (its start when none
-        is), for pass 2: from there the replay reaches every later draw as pass 1 did."""
+        """Back to the last restart position of the frame being compared before draw ``before`` (a kept checkpoint
+        or a ``Mark``; its start when none is), for pass 2: from there the replay reaches every later draw as pass
+        1 did."""
         if self.start is None:
             raise PicaError("rewind before run_frame: there is no frame start to go back to")
         self.watch.recording = False
-        kept = [cp for draw, cp in self.watch.kept if draw < before]
-        self.replay.restore(kept[-1] if kept else self.start)
+        position = self.watch.restart(before)
+        if isinstance(position, Mark):
+            self.replay.restore(position.checkpoint)
+            content, at = np.frombuffer(position.content, np.uint8), 0
+            for address, size in self.watch.used_by(position.draw):
+                self.replay.memory.bytes(address, size, "render target")[:] = content[at : at + size]
+                at += size
+        else:
+            self.replay.restore(self.start if position is None else position)
         self.replay.indexed = True  # pass 2 seeks only to draws already recorded: run_to_draw must not run on
 
     def info(self) -> dict[str, Any]:
@@ -494,6 +545,7 @@ def _pixels(ra: Replay, rb: Replay) -> tuple[dict[str, Any] | None, tuple[np.nda
             "target": target,
             "error": f"the render targets differ in size: {fa.width}x{fa.height} vs {fb.width}x{fb.height}",
         }, (ca, cb)
-    bad = (ca != cb).any(axis=2)  # every channel, alpha too (a render target has it; screens' diffs look at RGB)
+    # every channel, alpha too (a render target has it; screens' diffs look at RGB): RGBA as one uint32 a pixel
+    bad = ca.view(np.uint32)[..., 0] != cb.view(np.uint32)[..., 0]
     (za, sa), (zb, sb) = ra.depth_buffer(), rb.depth_buffer()
     return {"target": target, "color": _region(bad), "depth": _region((za != zb) | (sa != sb))}, (ca, cb)
