@@ -34,261 +34,34 @@ draws shows at the next draw.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import weakref
-import zlib
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from picaemu.debug import state_diff
-from picaemu.draw import CompiledSink, DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink, observed_sink
-from picaemu.draw_state import PARTS
+from picaemu.debug.output_watch import EVERY, Mark, OutputWatch
+from picaemu.debug.shared_prefix import shared_events
 from picaemu.errors import PicaError
 from picaemu.formats import pica
-from picaemu.fragment import framebuffer as fbm
 from picaemu.replay import Checkpoint, Replay, default_pipeline, load_capture
-from picaemu.state import GpuState
 
-if TYPE_CHECKING:
-    from picaemu.fused.loop import CompiledDraws, CompiledPlans
-    from picaemu.observer import StageObserver
-
-EVERY = 32  # draws of a frame between two points (output comparisons)
-COPY_BUDGET = 64 << 20  # bytes of render-target copies side A keeps per frame (then CRC-32 values)
-DIFFERS = -1  # side B's token of a point whose content differs from side A's
-KEEP_DRAWS = 256  # draws of a frame between two checkpoints a side keeps (where pass 2 starts; 0: none)
 SCHEMA = 1
-Target = tuple[int, int]  # (physical address, bytes) of a render target
-SCREENS = ("top", "bottom")
-_FRAMEBUFFER_IDS = next(part for part in PARTS if part.name == "framebuffer").register_ids()
-_TARGETS: dict[bytes, tuple[Target, ...]] = {}  # framebuffer registers' content -> targets_of (64 kept)
-
-
-def _crc(views: list[np.ndarray]) -> int:
-    """CRC-32 of ``views`` one after the other."""
-    crc = 0
-    for v in views:
-        crc = zlib.crc32(v.data, crc)
-    return crc
-
-
-def targets_of(regs: np.ndarray) -> tuple[Target, ...]:
-    """The color and depth/stencil buffers the registers name, as memory ranges; () when they name none
-    (remembered by the content of the registers the draw state's framebuffer part reads)."""
-    key = regs[_FRAMEBUFFER_IDS].tobytes()
-    found = _TARGETS.get(key)
-    if found is None:
-        found = _TARGETS[key] = _targets_of(regs)
-        if len(_TARGETS) > 64:
-            _TARGETS.pop(next(iter(_TARGETS)))
-    return found
-
-
-def _targets_of(regs: np.ndarray) -> tuple[Target, ...]:
-    try:
-        fb = fbm.FramebufferState.from_regs(regs)
-        fb.check_size()
-    except PicaError:
-        return ()
-    pixels = fb.width * fb.height
-    return (fb.color_address, pixels * fb.color_bpp), (fb.depth_address, pixels * fb.depth_bpp)
-
-
-class OutputWatch:
-    """A pipeline wrapper that takes the output points of pass 1 (module docstring). ``points``: draw index -> the
-    point's token: on side A (no ``reference``) the draw's place in its frame, whose render-target content it keeps
-    in ``contents``; on side B (``reference``: A's watch) the same place when its content equals A's there, else
-    ``DIFFERS``; ``screens``: per frame end, the digest of both screens."""
-
-    def __init__(self, inner: PipelineSink, every: int = EVERY) -> None:
-        self.inner = inner
-        self.every = max(1, every)
-        self.replay: weakref.ref[Replay] | None = None
-        self.targets: dict[Target, int] = {}  # every render target used so far -> its first draw, in that order
-        self.points: dict[int, int] = {}
-        self.screens: list[bytes] = []
-        self.frame_start = 0  # index of the first draw of the current frame
-        self.draws = 0  # draws seen
-        self.pointed = -1  # the last draw with a point
-        self.recording = True
-        self.quiet = False  # side B past its first differing point of the frame: no more points (pass 2 looks there)
-        self.kept: list[tuple[int, Checkpoint]] = []  # (draw, replay checkpoint right after it) in this frame
-        self.marks: list[Mark] = []  # light restart positions in this frame, ascending draws
-        self._kept_at = -1  # the draw of the last checkpoint kept (the frame's start - 1)
-        self.reference: OutputWatch | None = None  # side B: side A's watch, whose frame has run already
-        self.contents: dict[int, bytes | int] = {}  # side A: place in the frame -> its render targets' bytes
-        self._content_bytes = 0  # bytes ``contents`` holds (past ``COPY_BUDGET``: CRC-32 values instead)
-
-    @property
-    def stage_observer(self) -> StageObserver | None:
-        return observed_sink(self.inner).stage_observer
-
-    @stage_observer.setter
-    def stage_observer(self, value: StageObserver | None) -> None:
-        observed_sink(self.inner).stage_observer = value
-
-    def attach(self, replay: Replay) -> None:
-        self.replay = weakref.ref(replay)
-
-    def _memory(self):
-        replay = self.replay() if self.replay is not None else None
-        if replay is None:
-            raise PicaError("the output watch is not attached to a replay")
-        return replay
-
-    def _boundary(self, draw: int) -> int:
-        """The last draw of ``draw``'s group of ``every`` draws of its frame."""
-        return self.frame_start + ((draw - self.frame_start) // self.every + 1) * self.every - 1
-
-    def _use(self, regs: np.ndarray, draw: int) -> None:
-        for target in targets_of(regs):
-            self.targets.setdefault(target, draw)
-
-    def used_by(self, draw: int) -> list[Target]:
-        """The render targets the draws up to ``draw`` used, in first-use order."""
-        return [target for target, first in self.targets.items() if first <= draw]
-
-    def _views(self, draw: int) -> list[np.ndarray]:
-        """Live views of the render targets the draws up to ``draw`` used, as memory holds them now (after a sync)."""
-        replay = self._memory()
-        self.inner.event(PipelineEventKind.MEMORY_SYNC, replay.state)
-        return [replay.memory.bytes(address, size, "render target") for address, size in self.used_by(draw)]
-
-    def point(self, draw: int) -> int:
-        """The token of a point after ``draw`` (class docstring). Contents compare as the render targets' bytes one
-        after the other; a frame's copies on side A stop at ``COPY_BUDGET`` bytes, later points keep a CRC-32 (two
-        different contents agree with odds of 2^-32; pass 2 compares bytes)."""
-        place, views = draw - self.frame_start, self._views(draw)
-        if self.reference is None:
-            size = sum(v.size for v in views)
-            if self._content_bytes + size <= COPY_BUDGET:
-                self.contents[place] = b"".join(v.data for v in views)  # one copy (bytes compare with memcmp)
-                self._content_bytes += size
-            else:
-                self.contents[place] = _crc(views)
-            return place
-        kept = self.reference.contents.get(place)
-        if kept is None:  # A has no point here: the pair is not compared
-            return DIFFERS
-        same = _crc(views) == kept if isinstance(kept, int) else b"".join(v.data for v in views) == kept
-        self.quiet = (
-            not same
-        )  # (it was False) the frame's first difference: pass 2 starts before it, later points go unread
-        return place if same else DIFFERS
-
-    def _after(self, last: int, force: bool = False, packet: int = -1, resume: tuple[int, int] | None = None) -> None:
-        """After draw ``last`` (its ``DrawCall.packet`` and ``resume``): a point at a group's last draw (``force``:
-        at the last draw of an event) and, when the draw ends its packet inside a command list (where the replay
-        itself would checkpoint), a restart position for pass 2 (``_keep``)."""
-        self.draws = last + 1
-        if self.pointing and (force or last == self._boundary(last)) and last > self.pointed:
-            token = self.point(last)
-            self.points[last], self.pointed = token, last
-            if KEEP_DRAWS and not self.quiet and packet >= 0 and resume is not None and resume[1] > 0:
-                self._keep(last, token, packet, resume)
-
-    def _keep(self, last: int, token: int, packet: int, resume: tuple[int, int]) -> None:
-        """A restart position after draw ``last``, inside the command list being run: a ``Mark`` when a checkpoint
-        was kept earlier in the same list and the render targets' bytes are known here (side A's copy, which side
-        B's agreeing point equals); otherwise a full checkpoint at the list's first point and every ``KEEP_DRAWS``
-        draws."""
-        replay = self._memory()
-        packets = replay.packet + packet + 1
-        base = self.kept[-1][1] if self.kept and self.kept[-1][1].position == replay.position else None
-        source = self.contents if self.reference is None else self.reference.contents
-        content = source.get(token)
-        if base is not None and isinstance(content, bytes):
-            self.marks.append(Mark(last, replay.checkpoint_within(base, packets=packets, resume=resume), content))
-        elif base is None or last - self._kept_at >= KEEP_DRAWS:
-            self.kept.append((last, replay.checkpoint(packets=packets, resume=resume)))
-            self._kept_at = last
-
-    @property
-    def pointing(self) -> bool:
-        """Pass 1 takes points (not in pass 2, nor on side B past its first difference of the frame)."""
-        return self.recording and not self.quiet
-
-    def restart(self, before: int) -> Checkpoint | Mark | None:
-        """The last restart position of this frame before draw ``before`` (None: the frame's start)."""
-        best: tuple[int, Checkpoint | Mark] | None = None
-        for draw, position in [*self.kept, *((m.draw, m) for m in self.marks)]:
-            if draw < before and (best is None or draw > best[0]):
-                best = draw, position
-        return None if best is None else best[1]
-
-    def new_frame(self) -> None:
-        """Pass 1 starts a frame: the checkpoints, marks and contents of the last one are dropped."""
-        self.kept, self._kept_at, self.marks, self.quiet = [], self.draws - 1, [], False
-        self.contents, self._content_bytes = {}, 0
-
-    # -- PipelineSink ------------------------------------------------------------------------------------
-    def draw(self, call: DrawCall) -> None:
-        self._use(call.state.regs, call.index)
-        self.inner.draw(call)
-        self._after(call.index, packet=call.packet, resume=call.resume)
-
-    def event(self, kind: PipelineEventKind, state: GpuState) -> None:
-        self.inner.event(kind, state)
-        if kind is not PipelineEventKind.DRAWS_COMPLETE or not self.recording:
-            return
-        replay = self._memory()  # the event that just ended is ``position - 1``
-        if self.draws and self.pointed < self.draws - 1:
-            self._after(self.draws - 1, force=True)
-        if isinstance(replay.events[replay.position - 1], pica.FrameEnd):
-            self.screens.append(self._screens(replay))
-            self.frame_start = self.draws
-
-    def _screens(self, replay: Replay) -> bytes:
-        h = hashlib.blake2b(digest_size=16)  # a few per capture: a real hash
-        for screen in SCREENS:
-            try:
-                h.update(np.ascontiguousarray(replay.screen(screen)).data)
-            except PicaError as err:  # a screen the capture never set up: its reason is its content
-                h.update(str(err).encode())
-        return h.digest()
-
-    # -- CompiledSink (offered only when the inner pipeline is one) --------------------------------------
-    def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
-        plans = self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None
-        if plans is None:
-            return None
-        self._use(call.state.regs, call.index)  # the loop may come back to these plans later without asking
-        return plans.with_limit(self._boundary(call.index)) if self.pointing else plans
-
-    def compiled_draws(self, draws: CompiledDraws) -> None:
-        cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
-        index, _kind, _offset, packet, resume, _stats, _bounds = replace(draws, rows=draws.rows[-1:]).each()[0]
-        self._after(index, packet=packet, resume=resume)
-
-    def compiled_allowed(self) -> bool:
-        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
-
-
-@dataclass(frozen=True)
-class Mark:
-    """A light restart position of pass 2 (``OutputWatch._keep``): ``checkpoint`` is the replay right after draw
-    ``draw`` inside a command list except for memory, which is that of a full checkpoint kept earlier in the same
-    list (``Replay.checkpoint_within``); since then only draws wrote memory, into the render targets, whose bytes
-    at the point are ``content`` (``OutputWatch.used_by(draw)`` one after the other)."""
-
-    draw: int
-    checkpoint: Checkpoint
-    content: bytes
 
 
 @dataclass
 class Side:
     """One capture being compared: its label, backend, replay (without checkpoints of its own) and output watch;
-    ``start``: the replay at the start of the frame being compared (the one checkpoint kept)."""
+    ``start``: the replay at the start of the frame being compared (the one checkpoint kept); ``resumed``: side B
+    took over side A's replay inside the frame it runs next (``adopt``)."""
 
     label: str
     backend: str
     replay: Replay
     watch: OutputWatch
     start: Checkpoint | None = None
+    resumed: bool = False
 
     @property
     def frame_count(self) -> int:
@@ -296,14 +69,45 @@ class Side:
         frames, events = self.replay.frames, len(self.replay.events)
         return len(frames) + (events > (frames[-1] + 1 if frames else 0))
 
+    def frame_end(self, frame: int) -> int:
+        """The event position right after frame ``frame``."""
+        frames = self.replay.frames
+        return frames[frame] + 1 if frame < len(frames) else len(self.replay.events)
+
     def run_frame(self, frame: int) -> list[int]:
-        """Pass 1 over frame ``frame`` (the replay stands at its start): returns the indices of its draws."""
+        """Pass 1 over frame ``frame`` (the replay stands at its start, or inside it after ``adopt``): returns the
+        indices of its draws."""
         replay = self.replay
-        self.start = replay.checkpoint()
-        self.watch.new_frame()
-        first = len(replay.draws)
-        replay.run_to(replay.frames[frame] + 1 if frame < len(replay.frames) else len(replay.events))
+        if self.resumed:
+            self.resumed, first = False, self.watch.frame_start
+        else:
+            self.start = replay.checkpoint()
+            self.watch.new_frame()
+            first = len(replay.draws)
+        replay.run_to(self.frame_end(frame))
         return [d.index for d in replay.draws[first:]]
+
+    def follow(self, lead: Side, draws: list[int]) -> list[int]:
+        """Side B's frame whose events and every event before are side A's (A's frame ``draws``, just run): A's
+        draws, points and screens, without replaying it."""
+        known = len(self.replay.draws)
+        self.replay.draws.extend(lead.replay.draws[known : known + len(draws)])
+        self.watch.follow(lead.watch, draws)
+        return list(draws)
+
+    def adopt(self, lead: Side, frame: int) -> None:
+        """Side B starts where side A stood at the first event whose inputs differ (``OutputWatch.handover``,
+        inside or at the start of frame ``frame``): A's replay state there and its record of everything before."""
+        handover = lead.watch.handover
+        if handover is None:
+            raise RuntimeError("side A never reached the first differing event it was to hand over")
+        replay = self.replay
+        replay.restore(handover.checkpoint)
+        replay.draws.extend(lead.replay.draws[len(replay.draws) : handover.draws])
+        self.watch.take_over(handover, lead.watch)
+        self.resumed = handover.event > (self.frame_end(frame - 1) if frame else 0)
+        if self.resumed:  # inside the frame: A's start of it is B's
+            self.start = lead.start
 
     def rewind(self, before: int) -> None:
         """Back to the last restart position of the frame being compared before draw ``before`` (a kept checkpoint
@@ -409,10 +213,19 @@ def diff_captures(
 def compare_sides(sa: Side, sb: Side) -> CaptureDiff:
     """Run both sides frame by frame (pass 1) until a frame parts them, then find where (pass 2) and describe it."""
     sb.watch.reference = sa.watch  # B compares its points with A's as it runs
+    shared = _shared(sa, sb)  # B follows A over these events, then starts from A's state (module docstring)
+    sa.watch.hand_over_at = shared if shared else -1
+    following = shared > 0
     frames: list[dict[str, Any]] = []  # the table of the result: one row per frame compared
     for f in range(max(sa.frame_count, sb.frame_count)):
         fa = sa.run_frame(f) if f < sa.frame_count else None
-        fb = sb.run_frame(f) if f < sb.frame_count else None
+        if following and fa is not None and sb.frame_end(f) <= shared:
+            fb: list[int] | None = sb.follow(sa, fa)
+        else:
+            if following and f < sb.frame_count:
+                sb.adopt(sa, f)
+                following = False
+            fb = sb.run_frame(f) if f < sb.frame_count else None
         frames.append(
             {
                 "frame": f,
@@ -427,6 +240,20 @@ def compare_sides(sa: Side, sb: Side) -> CaptureDiff:
         if found is not None:
             return found
     return CaptureDiff(sa.info(), sb.info(), frames=frames)
+
+
+def _shared(sa: Side, sb: Side) -> int:
+    """Leading events side B can take from side A (``shared_events``): none unless both sides render alike
+    (same backend, same points, the same unknown-state watch) and the shared events run a command list (without
+    draws to skip, taking over A's state costs B more than running them)."""
+    ra, rb = sa.replay, sb.replay
+    if sa.backend != sb.backend or sa.watch.every != sb.watch.every:
+        return 0
+    if (ra.unknown_state is None) != (rb.unknown_state is None):
+        return 0
+    shared = shared_events(ra.capture, rb.capture)
+    lists = (pica.CommandList, pica.RegWrite)  # a register write may kick a list (CiTrace)
+    return shared if any(isinstance(e, lists) for e in ra.events[:shared]) else 0
 
 
 def _compare_frame(sa: Side, sb: Side, fa: list[int], fb: list[int], frames: list[dict]) -> CaptureDiff | None:
