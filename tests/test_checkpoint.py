@@ -15,6 +15,7 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.memory import PAGE, PhysicalMemory
 from picaemu.replay import Replay, load_capture
 from picaemu.replay.checkpoint import CHECKPOINT_WORK, PageStore, distinct_page_bytes, draw_work, restore_pages
+from picaemu.state import frozen_copy
 
 GAME = Path(__file__).parent / "data" / "games" / "minicraft.pica"
 VRAM = 0x18000000
@@ -88,3 +89,14 @@ def test_game_jumps_replay_less_than_the_checkpoint_work() -> None:
     assert worst_jump_work(Session(Replay(load_capture(GAME)))) < CHECKPOINT_WORK
     sparse = Replay(load_capture(GAME), checkpoint_work=1 << 60)
     assert worst_jump_work(Session(sparse)) > 10 * CHECKPOINT_WORK
+
+
+def test_a_checkpoint_shares_arrays_only_when_their_bytes_are_equal() -> None:
+    """``frozen_copy`` shares the previous copy by bytes: -0.0 is not 0.0 (a shader's 1 / x tells them apart)."""
+    prev = frozen_copy(np.zeros((2, 4), np.float32), None)
+    assert not prev.flags.writeable
+    assert frozen_copy(np.zeros((2, 4), np.float32), prev) is prev
+    negative = frozen_copy(np.full((2, 4), -0.0, np.float32), prev)
+    assert negative is not prev and np.signbit(negative).all() and not negative.flags.writeable
+    assert frozen_copy(np.zeros(8, np.float32), prev) is not prev  # another shape
+    assert frozen_copy(np.zeros((2, 4), np.int32), prev) is not prev  # another dtype

@@ -27,6 +27,7 @@ from picaemu.draw_state import PARTS
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.fragment import framebuffer as fbm
+from picaemu.gx import lcd
 from picaemu.replay import Checkpoint, Replay
 from picaemu.state import GpuState
 
@@ -251,10 +252,16 @@ class OutputWatch:
         self.kept, self._kept_at, self.marks, self.quiet = list(h.kept), h.kept_at, list(h.marks), False
 
     def _screens(self, replay: Replay) -> bytes:
+        """A digest of what both screens show: each picture's shape and RGB in memory order (the pictures
+        ``Replay.screen`` shows, unturned; alpha, which no screen shows, zeroed), or the reason it has none."""
+        replay.sync_memory()
         h = hashlib.blake2b(digest_size=16)  # a few per capture: a real hash
         for screen in SCREENS:
             try:
-                h.update(np.ascontiguousarray(replay.screen(screen)).data)
+                rows = lcd.screen_rows(replay.memory, replay.gx.gpu, screen)
+                rows[:, :, 3] = 0
+                h.update(repr(rows.shape).encode())
+                h.update(rows.data)
             except PicaError as err:  # a screen the capture never set up: its reason is its content
                 h.update(str(err).encode())
         return h.digest()
