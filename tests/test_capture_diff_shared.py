@@ -40,11 +40,9 @@ def two_lists(moved: int | None = None, clear: int = 0x20) -> pica.Capture:
     return b.capture()
 
 
-def _plain(monkeypatch: pytest.MonkeyPatch, a: pica.Capture, b: pica.Capture, every: int) -> dict:
+def _plain(a: pica.Capture, b: pica.Capture, every: int = capture_diff.EVERY) -> dict:
     """The result when side B replays everything itself."""
-    with monkeypatch.context() as m:
-        m.setattr(capture_diff, "shared_events", lambda a, b: 0)
-        return diff_captures(a, b, every=every).as_dict()
+    return diff_captures(a, b, every=every, share=False).as_dict()
 
 
 def _calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -92,7 +90,7 @@ def test_a_difference_in_one_upload_is_found_from_side_a_state(
     assert (result.first_draw, result.first_draw_b, result.frame) == (moved, moved, 0)
     assert result.pixels["color"]["count"] > 0 and result.state == {}  # only the vertices differ
     assert calls == (["adopt 0 inside"] if moved >= SPLIT else [])
-    assert result.as_dict() == _plain(monkeypatch, a, b, every)
+    assert result.as_dict() == _plain(a, b, every)
 
 
 def test_pass_2_starts_from_a_restart_position_side_a_kept() -> None:
@@ -110,7 +108,7 @@ def test_captures_that_differ_only_late_follow_the_earlier_frames(monkeypatch: p
     calls = _calls(monkeypatch)
     result = diff_captures(a, b)
     assert (result.first_draw, result.frame) == (6, 1) and calls == ["follow", "adopt 1 inside"]
-    assert result.as_dict() == _plain(monkeypatch, a, b, capture_diff.EVERY)
+    assert result.as_dict() == _plain(a, b)
 
 
 def test_captures_that_differ_in_their_first_event_share_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,15 +117,18 @@ def test_captures_that_differ_in_their_first_event_share_nothing(monkeypatch: py
     calls = _calls(monkeypatch)
     result = diff_captures(a, b)
     assert result.first_draw == 0 and calls == []
-    assert result.as_dict() == _plain(monkeypatch, a, b, capture_diff.EVERY)
+    assert result.as_dict() == _plain(a, b)
 
 
-def test_equal_captures_replay_side_b_not_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_equal_captures_replay_side_b_not_at_all() -> None:
     sa, sb = open_side(scene()), open_side(scene())
     result = compare_sides(sa, sb)
     assert result.equal and sb.replay.position == 0 and sb.replay.draw_count == 0
     assert result.b["draws"] == result.a["draws"] == 9 and [f["screens_equal"] for f in result.frames] == [True] * 2
-    assert result.as_dict() == _plain(monkeypatch, scene(), scene(), capture_diff.EVERY)
+    assert result.as_dict() == _plain(scene(), scene())
+    replayed = open_side(scene())
+    assert compare_sides(open_side(scene()), replayed, share=False).equal
+    assert replayed.replay.position == len(replayed.replay.events) and replayed.replay.draw_count == 9
 
 
 def test_sides_that_render_differently_share_nothing() -> None:

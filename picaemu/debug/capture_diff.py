@@ -3,23 +3,32 @@ the GUI's side-by-side comparison. Qt-free.
 
 The two captures (or one capture under two backends) are aligned frame by frame and draw by draw: draw k of
 frame f of A is compared with draw k of frame f of B. Both are replayed frame by frame, each frame once (pass 1),
-A's frame first, then B's; a frame where they part is looked at again draw by draw (pass 2). A replay keeps the
-checkpoint at the start of the frame being compared and, inside it, one at the first point ``KEEP_DRAWS`` draws
-or more after the last (where pass 1 stops anyway); they are dropped at the next frame, so memory stays near a render's:
+A's frame first, then B's; a frame where they part is looked at again draw by draw (pass 2). Memory stays near a
+render's: what a side keeps of a frame (its start, restart positions, copies) is dropped at the next frame.
 
-1. Under ``OutputWatch`` (a wrapper of the replay's pipeline), at every ``every``-th draw of a frame and after
-   the last draw of every event, a point: the bytes of every render target the capture's draws have used so far
-   (color and depth/stencil in memory, one after the other). Side A keeps a copy of them per point (up to
-   ``COPY_BUDGET`` bytes a frame, then their CRC-32); side B, running the same frame after it, compares its own
-   with A's at the same place in the frame (memcmp: cheaper than hashing both). At every frame end a digest of
-   both screens. The compiled draw loop stops only at those points (``CompiledPlans.with_limit``), so the
-   replay keeps its speed. The points are compared at the aligned draws where both sides took one.
+0. Shared prefix (``picaemu.debug.shared_prefix``): when both sides render alike (same backend, same points) and
+   the captures start from the same state, the leading events whose inputs are equal reach equal states on both
+   sides. Side B does not replay them: a frame made only of them it takes from A (``Side.follow``: A's draws,
+   points and screens), and at the first event that differs (when the events before it run a command list) it
+   starts from A's replay state there (``OutputWatch.handover``, ``Side.adopt``) with A's record of the frame so
+   far. Equal captures cost one replay; ``share=False`` replays everything on both sides (the same result).
+1. Under ``OutputWatch`` (``picaemu.debug.output_watch``, a wrapper of the replay's pipeline), at every
+   ``every``-th draw of a frame and after the last draw of every event, a point: the bytes of every render
+   target the capture's draws have used so far (color and depth/stencil in memory, one after the other). Side A
+   keeps a copy of them per point (up to ``COPY_BUDGET`` bytes a frame, then their CRC-32); side B, running the
+   same frame after it, compares its own with A's at the same place in the frame (memcmp: cheaper than hashing
+   both) and takes no more points after the first that differs. At every frame end a digest of both screens.
+   The compiled draw loop stops only at those points (``CompiledPlans.with_limit``), so the replay keeps its
+   speed. The points are compared at the aligned draws where both sides took one. At each point inside a
+   command list a side keeps a restart position for pass 2: a full checkpoint at the list's first, then a
+   ``Mark`` (GPU state and position over that checkpoint's memory plus the point's render-target copy: inside
+   a list only draws write memory, into their render targets).
 2. From the last aligned point where the sides agreed to the first where they differ, both replays go back to
-   the last checkpoint they kept before it (the frame's start when none is), step draw by draw
-   (``Replay.run_to_draw``) and compare their render targets byte for byte; the first draw after which they
-   differ is ``first_draw``. With ``every=1`` every draw is a point: a difference that a later draw of the same
-   ``every`` draws hides again is then found too (with larger ``every`` it is not: both captures agree at the
-   next point).
+   the last restart position before it (the frame's start when none is: usually the agreeing point itself), step
+   draw by draw (``Replay.run_to_draw``) and compare their render targets byte for byte; the first draw after
+   which they differ is ``first_draw``. With ``every=1`` every draw is a point: a difference that a later draw
+   of the same ``every`` draws hides again is then found too (with larger ``every`` it is not: both captures
+   agree at the next point).
 
 At ``first_draw`` the result holds the state difference (``picaemu.debug.state_diff``, A the "a" side: registers
 by field, uniforms by name, textures by content hash, shader programs by disassembly; taken right after the draw,
@@ -205,15 +214,17 @@ def diff_captures(
     backend_a: str = "software",
     backend_b: str = "software",
     every: int = EVERY,
+    share: bool = True,
 ) -> CaptureDiff:
-    """Compare two captures (module docstring)."""
-    return compare_sides(open_side(a, backend_a, every), open_side(b, backend_b, every))
+    """Compare two captures (module docstring); ``share=False``: side B replays the events it shares with A too
+    (the same result, at the cost of replaying them)."""
+    return compare_sides(open_side(a, backend_a, every), open_side(b, backend_b, every), share=share)
 
 
-def compare_sides(sa: Side, sb: Side) -> CaptureDiff:
+def compare_sides(sa: Side, sb: Side, *, share: bool = True) -> CaptureDiff:
     """Run both sides frame by frame (pass 1) until a frame parts them, then find where (pass 2) and describe it."""
     sb.watch.reference = sa.watch  # B compares its points with A's as it runs
-    shared = _shared(sa, sb)  # B follows A over these events, then starts from A's state (module docstring)
+    shared = _shared(sa, sb) if share else 0  # B follows A over these events, then starts from A's state
     sa.watch.hand_over_at = shared if shared else -1
     following = shared > 0
     frames: list[dict[str, Any]] = []  # the table of the result: one row per frame compared
