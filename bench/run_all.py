@@ -190,6 +190,11 @@ BENCHES: tuple[Bench, ...] = (
     Bench("bench_lint.py", ("--runs", "1", GAME), (Figure(f"lint ÷ render, {CUBES}", cell(CUBES, 4), "x"),)),
     Bench("bench_find.py", ("--captures", GAME), (Figure(f"open {CUBES}", cell(CUBES, 2), "ms"),)),
     Bench(
+        "bench_info.py",
+        ("--runs", "3"),
+        (Figure("`picaemu info` minicraft, start to finish, median", cell("this checkout", 1), "s", clock="CPU"),),
+    ),
+    Bench(
         "bench_debugger.py",
         ("--captures", GAME),
         (

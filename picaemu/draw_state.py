@@ -1,8 +1,9 @@
 """Per-draw state: every stage's registers decoded once, and reused while no write touches them.
 
-Owns the map from register ids and data ports to *write groups* (``Group``: one bit per group, the partition
-``GROUP_RANGES`` / ``PORT_GROUPS`` below), the list of state *parts* (``PARTS``: each a builder and the groups it
-reads), and ``DrawStateCache``, which keeps the parts built for the previous draw.
+Reads the map from register ids and data ports to *write groups* (``Group``: one bit per group, the partition
+``GROUP_RANGES`` / ``PORT_GROUPS`` of ``picaemu.write_groups``, re-exported here); owns the list of state *parts*
+(``PARTS``: each a builder and the groups it reads), and ``DrawStateCache``, which keeps the parts built for the
+previous draw.
 
 Receives, at every draw trigger, the ``GpuState`` and the bitmask of write groups the command processor saw
 written since the previous draw (``CommandProcessor`` feeds ``DrawStateCache.invalidate``; ``ALL`` when unknown,
@@ -29,7 +30,6 @@ import numpy as np
 from picaemu.color import gas, shading
 from picaemu.color.fog import FogState
 from picaemu.color.tev import TevState
-from picaemu.command import kernel as K
 from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import BlendProgram, BlendState, blend_program
@@ -40,156 +40,22 @@ from picaemu.geometry.output_map import QUAT, OutputMapState
 from picaemu.geometry.primitive_assembly import Topology
 from picaemu.geometry.vertex_loader import VertexLoaderState
 from picaemu.raster.rasterizer import ColumnPlan, RasterState
-from picaemu.regs import NUM_REGS, access, id_of
+from picaemu.regs import NUM_REGS, access
 from picaemu.shader.setup import ShaderSetup
 from picaemu.state import GpuState
 from picaemu.texture.state import NUM_UNITS, TextureUnitState, TexturingState
-
-GS_IN_USE = 2  # GEOSTAGE_CONFIG.gs_use: the geometry shader forms the primitives
-ALL = -1  # every group: "anything may have changed"
-
-
-class Group(enum.IntFlag):
-    """Write groups: the registers and data ports that one kind of stage state reads."""
-
-    FRAMEBUFFER = enum.auto()
-    RASTER = enum.auto()  # culling, viewport, clipping, depth map, scissor
-    OUTPUT_MAP = enum.auto()
-    TEXTURE_CONFIG = enum.auto()  # TEXUNIT_CONFIG: enables and coordinate routing of every unit
-    TEXTURE0 = enum.auto()
-    TEXTURE1 = enum.auto()
-    TEXTURE2 = enum.auto()
-    TEXTURE_ADDRESS = enum.auto()  # the level-0 / +X face address of units 0-2: rebound between most draws
-    PROCTEX = enum.auto()
-    TEV = enum.auto()
-    FOG = enum.auto()
-    GAS = enum.auto()
-    FRAGOP = enum.auto()  # color operation, blending, logic op, alpha/stencil/depth tests
-    SHADOW = enum.auto()
-    LIGHTING = enum.auto()
-    LOADER = enum.auto()  # attribute buffers, formats, fixed attributes
-    DRAW_RANGE = enum.auto()  # index buffer, vertex count, first vertex
-    PRIMITIVE = enum.auto()  # topology and geometry-stage mode: written with every draw call
-    SHADER_CONFIG = enum.auto()  # shared-unit configuration, output counts, geometry shader modes
-    VS_PROGRAM = enum.auto()
-    VS_UNIFORMS = enum.auto()
-    GS_PROGRAM = enum.auto()
-    GS_UNIFORMS = enum.auto()
-
-
-TEXTURE_UNITS = (Group.TEXTURE0, Group.TEXTURE1, Group.TEXTURE2)
-PROGRAM_UPLOADS = Group.VS_PROGRAM | Group.GS_PROGRAM  # the groups that code / operand-descriptor uploads mark
-# the groups whose writes may change a data-port memory that compiled plans read besides registers (shader code and
-# operand descriptors, the fog, procedural-texture and lighting LUTs): their content is digested into the plans' keys
-PLAN_DATA_UPLOADS = PROGRAM_UPLOADS | Group.FOG | Group.PROCTEX | Group.LIGHTING
-
-# (group, ((first register, last register), ...)) inclusive ranges by table name; ids in a range that the table
-# does not name belong to the group too. Registers in no range (triggers, interrupts, command-buffer jumps) are
-# read by no stage and invalidate nothing.
-GROUP_RANGES: tuple[tuple[Group, tuple[tuple[str, str], ...]], ...] = (
-    (
-        Group.RASTER,
-        (
-            ("FACECULLING_CONFIG", "DEPTHMAP_OFFSET"),
-            ("EARLYDEPTH_FUNC", "EARLYDEPTH_TEST1"),
-            ("SCISSORTEST_MODE", "RENDERBUF_DIM"),
-        ),
-    ),
-    (
-        Group.OUTPUT_MAP,
-        (
-            ("SH_OUTMAP_TOTAL", "SH_OUTMAP_O6"),
-            ("SH_OUTATTR_MODE", "SH_OUTATTR_MODE"),
-            ("SH_OUTATTR_CLOCK", "SH_OUTATTR_CLOCK"),
-        ),
-    ),
-    (Group.TEXTURE_CONFIG, (("TEXUNIT_CONFIG", "TEXUNIT_CONFIG"),)),
-    (Group.TEXTURE0, (("TEXUNIT0_BORDER_COLOR", "TEXUNIT0_LOD"), ("TEXUNIT0_ADDR2", "TEXUNIT0_TYPE"))),
-    (
-        Group.TEXTURE_ADDRESS,
-        (("TEXUNIT0_ADDR1", "TEXUNIT0_ADDR1"), ("TEXUNIT1_ADDR", "TEXUNIT1_ADDR"), ("TEXUNIT2_ADDR", "TEXUNIT2_ADDR")),
-    ),
-    (Group.LIGHTING, (("LIGHTING_ENABLE0", "LIGHTING_ENABLE0"), ("LIGHT0_SPECULAR0", "LIGHTING_LIGHT_PERMUTATION"))),
-    (Group.TEXTURE1, (("TEXUNIT1_BORDER_COLOR", "TEXUNIT1_LOD"), ("TEXUNIT1_TYPE", "TEXUNIT1_TYPE"))),
-    (Group.TEXTURE2, (("TEXUNIT2_BORDER_COLOR", "TEXUNIT2_LOD"), ("TEXUNIT2_TYPE", "TEXUNIT2_TYPE"))),
-    (Group.PROCTEX, (("TEXUNIT3_PROCTEX0", "PROCTEX_LUT_DATA7"),)),
-    (Group.TEV, (("TEXENV0_SOURCE", "TEXENV_UPDATE_BUFFER"), ("TEXENV4_SOURCE", "TEXENV_BUFFER_COLOR"))),
-    (Group.FOG, (("FOG_COLOR", "FOG_COLOR"), ("FOG_LUT_INDEX", "FOG_LUT_DATA7"))),
-    (Group.GAS, (("GAS_ATTENUATION", "GAS_ACCMAX"), ("GAS_LIGHT_XY", "GAS_DELTAZ_DEPTH"))),
-    (Group.FRAGOP, (("COLOR_OPERATION", "DEPTH_COLOR_MASK"),)),
-    (Group.FRAMEBUFFER, (("COLORBUFFER_READ", "FRAMEBUFFER_DIM"),)),
-    (Group.SHADOW, (("FRAGOP_SHADOW", "FRAGOP_SHADOW"),)),
-    (
-        Group.LOADER,
-        (
-            ("ATTRIBBUFFERS_LOC", "ATTRIBBUFFER11_CONFIG2"),
-            ("FIXEDATTRIB_INDEX", "FIXEDATTRIB_DATA2"),
-            ("VSH_NUM_ATTR", "VSH_NUM_ATTR"),
-        ),
-    ),
-    (Group.DRAW_RANGE, (("INDEXBUFFER_CONFIG", "NUMVERTICES"), ("VERTEX_OFFSET", "VERTEX_OFFSET"))),
-    (
-        Group.PRIMITIVE,
-        (
-            ("GEOSTAGE_CONFIG", "GEOSTAGE_CONFIG"),
-            ("GEOSTAGE_CONFIG2", "GEOSTAGE_CONFIG2"),
-            ("PRIMITIVE_CONFIG", "PRIMITIVE_CONFIG"),
-        ),
-    ),
-    (
-        Group.SHADER_CONFIG,
-        (("VSH_COM_MODE", "VSH_COM_MODE"), ("VSH_OUTMAP_TOTAL1", "GSH_MISC0"), ("GSH_MISC1", "GSH_MISC1")),
-    ),
-    (
-        Group.GS_UNIFORMS,
-        (("GSH_BOOLUNIFORM", "GSH_INTUNIFORM_I3"), ("GSH_FLOATUNIFORM_INDEX", "GSH_FLOATUNIFORM_DATA7")),
-    ),
-    (
-        Group.GS_PROGRAM,
-        (("GSH_INPUTBUFFER_CONFIG", "GSH_CODETRANSFER_END"), ("GSH_CODETRANSFER_INDEX", "GSH_OPDESCS_DATA7")),
-    ),
-    (
-        Group.VS_UNIFORMS,
-        (("VSH_BOOLUNIFORM", "VSH_INTUNIFORM_I3"), ("VSH_FLOATUNIFORM_INDEX", "VSH_FLOATUNIFORM_DATA7")),
-    ),
-    (
-        Group.VS_PROGRAM,
-        (("VSH_INPUTBUFFER_CONFIG", "VSH_CODETRANSFER_END"), ("VSH_CODETRANSFER_INDEX", "VSH_OPDESCS_DATA7")),
-    ),
+from picaemu.write_groups import (
+    ALL,
+    GS_IN_USE,
+    TEXTURE_UNITS,
+    WRITE_GROUPS,
+    Group,
 )
-
-# data port (the command kernel's port numbers) -> the group its words land in
-PORT_GROUPS: dict[int, Group] = {
-    K.P_VS_FLOAT: Group.VS_UNIFORMS,
-    K.P_VS_CODE: Group.VS_PROGRAM,
-    K.P_VS_OPDESC: Group.VS_PROGRAM,
-    K.P_GS_FLOAT: Group.GS_UNIFORMS,
-    K.P_GS_CODE: Group.GS_PROGRAM,
-    K.P_GS_OPDESC: Group.GS_PROGRAM,
-    K.P_FIXED: Group.LOADER,
-    K.P_LIGHTING: Group.LIGHTING,
-    K.P_FOG: Group.FOG,
-    K.P_PROCTEX: Group.PROCTEX,
-    K.P_GAS: Group.GAS,
-}
-
-
-def write_group_table() -> np.ndarray:
-    """(NUM_REGS + NUM_PORTS,) int64: the group bit of every register id, then of every data port (index
-    ``NUM_REGS + port``); 0 for ids no stage reads."""
-    table = np.zeros(NUM_REGS + K.NUM_PORTS, np.int64)
-    for group, ranges in GROUP_RANGES:
-        for first, last in ranges:
-            lo, hi = id_of(first), id_of(last)
-            if table[lo : hi + 1].any():
-                raise ValueError(f"register range {first}..{last} overlaps another group")
-            table[lo : hi + 1] = int(group)
-    for port, group in PORT_GROUPS.items():
-        table[NUM_REGS + port] = int(group)
-    return table
-
-
-WRITE_GROUPS = write_group_table()
+from picaemu.write_groups import GROUP_RANGES as GROUP_RANGES
+from picaemu.write_groups import PLAN_DATA_UPLOADS as PLAN_DATA_UPLOADS
+from picaemu.write_groups import PORT_GROUPS as PORT_GROUPS
+from picaemu.write_groups import PROGRAM_UPLOADS as PROGRAM_UPLOADS
+from picaemu.write_groups import write_group_table as write_group_table
 
 
 class Phase(enum.Enum):

@@ -328,6 +328,7 @@ class Pipeline(FragmentSide):
         prim, observer = ds.primitives, self.stage_observer
         outputs = self.vertex_shader(ds, batch.attributes, stats)
         stats["vertices_shaded"] = int(outputs.shape[0])
+        stats["vertices_nonfinite"] = int(np.count_nonzero(~np.isfinite(outputs).reshape(len(outputs), -1).all(1)))
         if observer is not None:
             observer.on_vertex_outputs(call, outputs)
         if prim.gs_in_use:

@@ -42,6 +42,7 @@ STAT_KEYS = (
     "vertices",
     "vertices_loaded",
     "vertices_shaded",
+    "vertices_nonfinite",
     "primitives_assembled",
     "primitives_invalid",
     "primitives_clipped",

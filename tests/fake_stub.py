@@ -83,6 +83,7 @@ class FakeStub(threading.Thread):
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
         self.requests: list[str] = []
+        self.batches: list[int] = []  # requests per received segment that held any (a client sending ahead: > 1)
         self.regs = [0] * 16
         self.next = 0
         self.noack = False
@@ -101,6 +102,7 @@ class FakeStub(threading.Thread):
                 if not chunk:
                     return
                 buf += chunk
+                before = len(self.requests)
                 while True:
                     buf = buf.lstrip(b"+")
                     if buf[:1] == b"-":  # a NAK: send the last reply again
@@ -124,6 +126,8 @@ class FakeStub(threading.Thread):
                     if reply is not None:
                         self.last = reply
                         conn.sendall(reply)
+                if len(self.requests) > before:
+                    self.batches.append(len(self.requests) - before)
 
     def answer(self, body: str) -> bytes | None:
         mode = self.mode

@@ -11,7 +11,7 @@ from picaemu.formats import pica
 from picaemu.formats.shbin import Output
 
 from picaemu.builder import BuilderError, CaptureBuilder, compose, outmap, tilt_ortho
-from picaemu.command.packets import list_packets
+from picaemu.command.packet_list import list_packets
 from picaemu.replay import Replay
 from samples._common import VS_COLOR
 from tests.test_replay import check_scene1

@@ -12,7 +12,7 @@ from picaemu.formats import pica, pica_calls
 
 from picaemu.cli import main
 from picaemu.errors import FormatError
-from picaemu.record.callsites import CallSites
+from picaemu.record.callsites import STACK_WINDOW, CallSites, StackWindow
 from picaemu.replay import Replay
 from tests.conftest import REPO
 
@@ -100,3 +100,25 @@ def test_each_trigger_takes_the_last_call_before_it_in_its_buffer() -> None:
     assert sites.sites[0].frames[0].function == "call1" and sites.sites[1].frames[0].function == "call3"
     sites.on_draw(2, 0x20002000, 0x10)
     assert sites.sites[2].frames[0].function == "call4" and sites.before(2).keys() == {0, 1}
+
+
+def test_reads_that_came_with_the_registers_are_not_asked_again() -> None:
+    """``prefetch`` names the globals (one read: they are adjacent) and, once a draw stop was seen, a stack window
+    at its stack pointer; ``on_call`` and ``StackWindow`` take what was read with the registers first."""
+    memory = {0x100: (0x30001000).to_bytes(4, "little") + (4).to_bytes(4, "little")}
+    asked: list[tuple[int, int]] = []
+
+    def read(address: int, size: int) -> bytes:
+        asked.append((address, size))
+        return memory.get(address, bytes(size))[:size]
+
+    sites = CallSites(_Info(), read, (0x100, 0x104))
+    assert sites.prefetch() == [(0x100, 8)]
+    regs = [0] * 13 + [0x800, 0, 0]
+    sites.on_call(regs)
+    assert asked == [(0x100, 8)] and sites.prefetch() == [(0x100, 8), (0x800, STACK_WINDOW)]
+    sites.on_call(regs, [(0x100, memory[0x100])])
+    assert asked == [(0x100, 8)] and sites._positions == [0x20001010, 0x20001010]
+    window = StackWindow(read, chunks=[(0x800, bytes(range(STACK_WINDOW)))])
+    assert window(0x810, 8) == bytes(range(16, 24)) and asked == [(0x100, 8)]
+    assert window(0x800 + STACK_WINDOW, 4) == bytes(4) and asked[-1] == (0x800 + STACK_WINDOW, STACK_WINDOW)

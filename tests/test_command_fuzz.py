@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from picaemu.command.builder import CommandBuilder
-from picaemu.command.packets import list_packets
+from picaemu.command.packet_list import list_packets
 from picaemu.command.processor import CommandProcessor
 from picaemu.errors import PicaError
 

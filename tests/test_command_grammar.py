@@ -15,7 +15,8 @@ from picaemu import regs
 from picaemu.command import kernel as K
 from picaemu.command import packets
 from picaemu.command.listing import ListingObserver
-from picaemu.command.packets import COMMAND_BUFFER, HEADER, PACKET, expand_mask, list_packets, unpack_header
+from picaemu.command.packet_list import list_packets
+from picaemu.command.packets import COMMAND_BUFFER, HEADER, PACKET, expand_mask, unpack_header
 from picaemu.command.processor import CommandProcessor
 from picaemu.command.tables import ACTION_TABLE
 

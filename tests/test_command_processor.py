@@ -7,7 +7,8 @@ import pytest
 
 from picaemu.command.builder import CommandBuilder
 from picaemu.command.listing import ListingObserver
-from picaemu.command.packets import PACKET, header_word, list_packets
+from picaemu.command.packet_list import list_packets
+from picaemu.command.packets import PACKET, header_word
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, DrawKind, PipelineEventKind
 from picaemu.errors import JumpCycle, MemoryFault, MisalignedBuffer, TruncatedPacket

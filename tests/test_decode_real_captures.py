@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from picaemu.command.listing import ListingObserver
-from picaemu.command.packets import list_packets
+from picaemu.command.packet_list import list_packets
 from picaemu.command.processor import CommandProcessor
 
 ROW = re.compile(r"^([0-9a-f]{4}): \S+ \(0x([0-9A-F]{3})\)\s+mask=([0-9A-F]) (same|incr) n=(\d+)\s*(.*)$")

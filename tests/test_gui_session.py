@@ -15,6 +15,7 @@ from picaemu.debug import jobs, probe, state_views
 from picaemu.debug.footprint import DIM
 from picaemu.debug.session import Session, address_from_name, raw_capture
 from picaemu.debug.timeline import BreakKind, Breakpoint, Cursor, Unit, breakpoint_stops
+from picaemu.draw import ROUTE_COMPILED
 from picaemu.errors import PicaError
 from picaemu.fragment.ops import Fate
 from picaemu.replay import Replay
@@ -161,6 +162,10 @@ def test_breakpoint_on_nonfinite_shader_output() -> None:
     s = Session(Replay(cap))
     tl = s.index()
     assert [d.nonfinite for d in tl.draws] == [False, True, False]
+    # indexing leaves the draws on the compiled route, which counts the vertices (no stage observer)
+    assert [d.route for d in tl.draws] == [ROUTE_COMPILED] * 3
+    assert [d.stats["vertices_nonfinite"] > 0 for d in tl.draws] == [False, True, False]
+    assert tl.draws[1].stats["vertices_nonfinite"] == tl.draws[1].stats["vertices_shaded"]
     assert breakpoint_stops([Breakpoint(BreakKind.SHADER_NONFINITE)], tl) == [tl.after_draw(1)]
 
 

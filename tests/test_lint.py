@@ -16,7 +16,8 @@ from picaemu.formats import citrace, pica
 from picaemu import regs as regtable
 from picaemu.builder import CaptureBuilder
 from picaemu.cli import main
-from picaemu.command.packets import header_word, list_packets
+from picaemu.command.packet_list import list_packets
+from picaemu.command.packets import header_word
 from picaemu.errors import PicaError
 from picaemu.gx import convert as gxconvert
 from picaemu.gx.engines import TRANSFER_FORMATS

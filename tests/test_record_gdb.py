@@ -136,6 +136,26 @@ def test_stepping_off_a_breakpoint_with_it_in_or_out(mode: str) -> None:
         assert np.array_equal(image, gx_script.reference("animation", f)), f"frame {f}"
 
 
+@pytest.mark.parametrize("noack", [True, False])
+def test_registers_and_memory_go_together_only_in_no_ack_mode(noack: bool) -> None:
+    """In no-ack mode ``g`` and the reads leave in one segment and the replies are taken in order; in
+    acknowledgement mode one request at a time. A refused read is None, not an error."""
+    stub = FakeStub(FakeProgram(memory={0x1000 + i: i for i in range(8)}))
+    link = _connect(stub)
+    link.handshake()
+    link.ack_mode = not noack  # a stub without no-ack mode: the client never asked for it
+    stub.noack = noack
+    stub.regs = list(range(100, 116))
+    regs, memory = link.registers_and_memory([(0x1000, 4), (0x1004, 4)])
+    assert regs == list(range(100, 116)) and memory == [bytes([0, 1, 2, 3]), bytes([4, 5, 6, 7])]
+    stub.mode = "error"
+    regs, memory = link.registers_and_memory([(0x1000, 4)])
+    assert regs[15] == 115 and memory == [None]
+    link.close()
+    stub.join(2)
+    assert stub.batches[2:] == ([3, 2] if noack else [1] * 5), stub.batches
+
+
 def test_gpu_output_is_never_read_back() -> None:
     """The render target is cleared by a memory fill, the framebuffer written by a display transfer: neither is
     read from the program (its bytes there are garbage the replay must not see)."""

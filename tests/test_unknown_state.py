@@ -10,7 +10,7 @@ import pytest
 from picaemu.formats import pica
 
 from picaemu import regs
-from picaemu.command.packets import list_packets
+from picaemu.command.packet_list import list_packets
 from picaemu.replay import Replay
 from tests.conftest import REPO
 

@@ -148,14 +148,23 @@ def compiles_kernels(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if is_quiet():
-            return func(*args, **kwargs)
-        from picaemu.numba_cache import SlowCompileNote
-
-        with SlowCompileNote(lambda line: click.echo(line, err=True)):
+        with compile_notes():
             return func(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def compile_notes() -> Iterator[None]:
+    """``compiles_kernels``'s note around part of a command (one that compiles only on some inputs: ``picaemu
+    info`` when it has to replay): numba is imported only when the note is installed, never under ``--quiet``."""
+    if is_quiet():
+        yield
+        return
+    from picaemu.numba_cache import SlowCompileNote
+
+    with SlowCompileNote(lambda line: click.echo(line, err=True)):
+        yield
 
 
 def examples(*lines: str) -> str:

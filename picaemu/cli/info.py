@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from picaemu.cli.common import compiles_kernels, examples, info, reports_errors
+from picaemu.cli.common import compile_notes, compiles_kernels, examples, info, reports_errors
 
 GAME = "tests/data/games/minicraft.pica"
 
@@ -74,13 +74,12 @@ def _text(d: dict[str, Any]) -> list[str]:
 @click.argument("capture", type=click.Path(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (schema 1).")
 @reports_errors
-@compiles_kernels
 def info_command(capture: Path, as_json: bool) -> None:
     """What CAPTURE holds, without rendering it: format and version, frames, events by kind, draws per frame,
     memory blocks and bytes, shader programs (by hash), textures (address, format, size), screens presented."""
     from picaemu.replay.info import capture_info
 
-    answer = capture_info(capture).as_dict()
+    answer = capture_info(capture, replaying=compile_notes).as_dict()
     if as_json:
         click.echo(json.dumps(answer))
         return

@@ -36,6 +36,44 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
+from picaemu.command.codes import (  # the loop's codes (``K.A_PLAIN`` ... as the other modules read them)
+    A_DRAW,
+    A_EVENT,
+    A_INDEX,
+    A_MIRROR,
+    A_PLAIN,
+    A_PORT,
+    A_STOP,
+    CODE_CAPACITY,
+    G_COM_MODE_LO,
+    G_COM_MODE_REG,
+    G_GS_USE_LO,
+    G_GS_USE_REG,
+    G_GS_USE_WIDTH,
+    G_MIRROR_DELTA,
+    G_NUM_ATTR_REG,
+    GS_PORT_DELTA,
+    L_INDEX_LO,
+    L_INDEX_REG,
+    L_INDEX_WIDTH,
+    L_SEL_LO,
+    L_SEL_WIDTH,
+    NUM_REGS,
+    P_FIXED,
+    P_FOG,
+    P_GAS,
+    P_GS_CODE,
+    P_GS_FLOAT,
+    P_LIGHTING,
+    P_PROCTEX,
+    P_VS_CODE,
+    P_VS_FLOAT,
+)
+from picaemu.command.codes import D_ARRAYS as D_ARRAYS
+from picaemu.command.codes import D_ELEMENTS as D_ELEMENTS
+from picaemu.command.codes import NUM_PORTS as NUM_PORTS
+from picaemu.command.codes import P_GS_OPDESC as P_GS_OPDESC
+from picaemu.command.codes import P_VS_OPDESC as P_VS_OPDESC
 from picaemu.command.packets import (
     CONSECUTIVE_SHIFT,
     EXTRA_BITS,
@@ -47,28 +85,6 @@ from picaemu.command.packets import (
     MASK_SHIFT,
 )
 
-NUM_REGS = 0x300
-
-# action codes
-A_PLAIN = 0
-A_PORT = 1  # + port number (1..11)
-A_INDEX = 20  # + port number: index register of that port
-A_MIRROR = 40  # VS config register mirrored into the GS unit when the GS shares the VS configuration
-A_STOP = 60  # Python handles it now (draw, jump, finalize)
-A_DRAW = 61  # + draw kind (D_ARRAYS / D_ELEMENTS): a draw counted and recorded in the loop (decode-only)
-A_EVENT = 70  # queued for Python (restart, cache clear, flush ...): handled at the next stop, in order
-
-# port numbers (rows of ``layout`` / ``pending``)
-P_VS_FLOAT, P_VS_CODE, P_VS_OPDESC, P_GS_FLOAT, P_GS_CODE, P_GS_OPDESC = 1, 2, 3, 4, 5, 6
-P_FIXED, P_LIGHTING, P_FOG, P_PROCTEX, P_GAS = 7, 8, 9, 10, 11
-NUM_PORTS = 12  # row 0 of ``pending`` / ``layout`` belongs to no port (port numbers start at 1)
-GS_PORT_DELTA = P_GS_FLOAT - P_VS_FLOAT  # the GS ports follow the VS ports in the same order
-
-# layout columns: index register id, index field lo/width, second field (mode / table) lo/width
-L_INDEX_REG, L_INDEX_LO, L_INDEX_WIDTH, L_SEL_LO, L_SEL_WIDTH = 0, 1, 2, 3, 4
-# globals row 0 of layout: mirror control
-G_COM_MODE_REG, G_COM_MODE_LO, G_GS_USE_REG, G_GS_USE_LO, G_GS_USE_WIDTH, G_MIRROR_DELTA = 0, 1, 2, 3, 4, 5
-G_NUM_ATTR_REG = 6
 # counters
 C_DROPPED = 0  # port words that fell outside their memory (index out of range)
 C_IGNORED = 1  # writes to ids >= 0x300
@@ -90,8 +106,7 @@ K_RECORD_DRAWS = 13  # 1: the loop's draws fill draw_info / changes; 0: they are
 K_NCHANGE = 14  # entries of changes filled
 CURSOR_LEN = 15
 
-# draw kinds and draw_info columns
-D_ARRAYS, D_ELEMENTS = 0, 1
+# draw_info columns
 DI_INDEX, DI_KIND, DI_BUFFER, DI_OFFSET, DI_DIRTY, DI_CHANGES = range(6)  # DI_OFFSET in bytes; DI_CHANGES:
 DRAW_INFO_LEN = 6  # where the draw's entries of ``changes`` end (they start where the previous row's end)
 SNAPSHOT_BLOCK = 16  # registers compared at once against the shadow (NUM_REGS is a multiple)
@@ -103,7 +118,6 @@ S_EVENTS_FULL, S_DRAWS_FULL = 8, 9
 # handed (the trigger last stopped at) is left to Python
 S_ROWS_FULL, S_DECLINED = 10, 11
 
-CODE_CAPACITY = np.array([0, 0, 512, 128, 0, 4096, 128], dtype=np.int64)  # by port: VS code, VS opdesc, GS ...
 LUT_SIZES_PROCTEX = np.array([128, 128, 128, 128, 256, 256], dtype=np.int64)
 
 

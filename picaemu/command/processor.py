@@ -38,13 +38,14 @@ from picaemu.command.tables import (
     DEFAULT_BYTE_BUDGET,
     EVENT_CAPACITY,
     EVENT_OF_REG,
-    IDEMPOTENT,
     IMMEDIATE_CAPACITY,
     MAX_JUMPS,
     PORT_LAYOUT,
     RECORD_CAPACITY,
     RESET_VALUES,
     STOP_ACTIONS,
+    collapse_idempotent,
+    raises_interrupt,
 )
 from picaemu.draw import DrawCall, DrawKind, NullPipeline, PipelineSink, is_compiled_sink
 from picaemu.draw_state import ALL, PLAN_DATA_UPLOADS, WRITE_GROUPS, DrawStateCache
@@ -378,12 +379,10 @@ class CommandProcessor:
         """Hand queued pipeline events (restart, cache clear, flush, ...) to the pipeline, in stream order."""
         n = int(cursor[K.K_NEV])
         cursor[K.K_NEV] = 0
-        events = self._events[:n]
-        if not self.observers and n > 1:  # a run of one idempotent event (a restart per compiled draw) acts once
-            repeat = (events[1:, 0] == events[:-1, 0]) & (events[1:, 1] == events[:-1, 1]) & IDEMPOTENT[events[1:, 0]]
-            if repeat.any():
-                events = events[np.concatenate(([True], ~repeat))]
-        for reg_id, value, pos in events.tolist():
+        events = self._events[:n].tolist()
+        if not self.observers and n > 1:  # idempotent events (a restart per compiled draw) act once a run
+            events = collapse_idempotent(events)
+        for reg_id, value, pos in events:
             kind, gate, action = EVENT_OF_REG[reg_id]
             for obs in self.observers:
                 obs.on_trigger(TriggerEvent(address, 4 * pos, reg_id, action.value, value))
@@ -452,10 +451,8 @@ class CommandProcessor:
         return None
 
     def _interrupt(self, value: int) -> bool:
-        """True when a finalize write raises P3D with auto-stop on (Azahar model)."""
-        cmp_value = access.word(self.state.regs, "IRQ_CMP")
-        hit = any((value >> s & 0xFF) == (cmp_value >> s & 0xFF) for s in (0, 8, 16, 24))
-        return hit and bool(access.raw(self.state.regs, "IRQ_AUTOSTOP", "enable"))
+        """True when a finalize write raises P3D with auto-stop on (``tables.raises_interrupt``)."""
+        return raises_interrupt(self.state.regs, value)
 
     def _take_for(self, call: DrawCall) -> int:
         """The write groups since the previous draw, which ``call``'s draw state no longer reuses; returns them."""

@@ -1,7 +1,7 @@
 """The compiled command loop's tables, built once from the declarative register table (``picaemu.regs``): the
 action code of every register id (``ACTION_TABLE``; ``DECODE_ONLY_ACTIONS`` for runs nobody renders or observes),
 the data ports' layout (``PORT_LAYOUT``), and which register writes are pipeline events (``EVENT_OF_REG``). The
-codes are ``picaemu.command.kernel``'s ``A_*`` / ``P_*`` / ``L_*`` / ``G_*``; ``picaemu.command.processor`` acts on
+codes are ``picaemu.command.codes``' ``A_*`` / ``P_*`` / ``L_*`` / ``G_*``; ``picaemu.command.processor`` acts on
 the stops they cause.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from picaemu import regs as regtable
-from picaemu.command import kernel as K
+from picaemu.command import codes as K
 from picaemu.draw import PipelineEventKind
 from picaemu.regs import Action, Port, RegKind, access
 
@@ -22,6 +22,15 @@ MAX_JUMPS = 4096
 DEFAULT_BYTE_BUDGET = 64 << 20  # command bytes one run may execute: far above any real list (hundreds of KiB)
 # GSP's initialisation of the interrupt registers (reference §1.1)
 RESET_VALUES = {"IRQ_CMP": 0x12345678, "IRQ_MASK": 0xFFFFFFF0, "IRQ_AUTOSTOP": 1}
+
+
+def raises_interrupt(regs: np.ndarray, value: int) -> bool:
+    """Whether a finalize write of ``value`` raises P3D with auto-stop on (the Azahar model): a byte of the value
+    equals the same byte of IRQ_CMP, and IRQ_AUTOSTOP is enabled. ``regs``: the (0x300,) uint32 register file."""
+    cmp_value = access.word(regs, "IRQ_CMP")
+    hit = any((value >> s & 0xFF) == (cmp_value >> s & 0xFF) for s in (0, 8, 16, 24))
+    return hit and bool(access.raw(regs, "IRQ_AUTOSTOP", "enable"))
+
 
 _PORT_NUMBERS = {
     Port.VSH_FLOAT_UNIFORM: K.P_VS_FLOAT,
@@ -133,3 +142,23 @@ EVENT_OF_REG = {
 }
 IDEMPOTENT = np.zeros(K.NUM_REGS, bool)  # by register id: its event is in IDEMPOTENT_EVENTS
 IDEMPOTENT[[reg for reg, (kind, _gate, _action) in EVENT_OF_REG.items() if kind in IDEMPOTENT_EVENTS]] = True
+
+
+def collapse_idempotent(events: list[list[int]]) -> list[list[int]]:
+    """``events`` ([register id, value, word position] rows, stream order) with each idempotent event kept only at
+    its last occurrence in every run of idempotent events: one of them has the effect of several, and they commute
+    with one another (a restart empties the assembler, a vertex cache clear changes nothing), so the pipeline sees
+    one restart and one cache clear where the compiled draw loop queued a pair per draw it ran."""
+    out: list[list[int]] = []
+    seen: set[tuple[int, int]] = set()
+    for row in reversed(events):
+        reg, value = row[0], row[1]
+        if IDEMPOTENT[reg]:
+            if (reg, value) in seen:
+                continue
+            seen.add((reg, value))
+        else:
+            seen.clear()
+        out.append(row)
+    out.reverse()
+    return out

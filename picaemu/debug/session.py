@@ -30,11 +30,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from picaemu.debug.timeline import Cursor, Timeline
-from picaemu.draw import DrawCall, observed_sink
+from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
 from picaemu.formats import pica
 from picaemu.gx.engines import TransferRecord
-from picaemu.observer import Observer, PacketEvent, StageObserver, WriteEvent
+from picaemu.observer import Observer, PacketEvent, WriteEvent
 from picaemu.replay import Checkpoint, Replay, load_capture
 from picaemu.replay.records import EventInfo, describe
 from picaemu.state import GpuState, share_unchanged
@@ -65,17 +65,6 @@ class _IndexObserver(Observer):
         states = self.session.draw_states
         prev = self.draw_calls[-1][1] if self.draw_calls else states[-1] if states else None
         self.draw_calls.append((call, share_unchanged(call.state, prev)))
-
-
-class _NonfiniteObserver(StageObserver):
-    """Notes the draws whose vertex-shader outputs hold NaN/inf (one ``isfinite`` per draw while indexing)."""
-
-    def __init__(self) -> None:
-        self.draws: set[int] = set()
-
-    def on_vertex_outputs(self, call: DrawCall, outputs: np.ndarray) -> None:
-        if not np.isfinite(outputs).all():
-            self.draws.add(call.index)
 
 
 class Session:
@@ -142,9 +131,6 @@ class Session:
         replay = self.replay
         transfers = replay.gx.transfer_log = []
         obs = _IndexObserver(self)
-        nonfinite = _NonfiniteObserver()
-        pipeline = observed_sink(replay.pipeline)
-        previous, pipeline.stage_observer = pipeline.stage_observer, nonfinite
         replay.processor.attach(obs)
         try:
             for i in range(start, len(replay.events)):
@@ -158,7 +144,8 @@ class Session:
                 self.transfers += [dataclasses.replace(t, event=i) for t in transfers]
                 transfers.clear()
                 for call, state in obs.draw_calls:
-                    replay.draws[call.index].nonfinite = call.index in nonfinite.draws
+                    # the route counts them (``vertices_nonfinite``): no stage observer, the draws stay compiled
+                    replay.draws[call.index].nonfinite = call.stats.get("vertices_nonfinite", 0) > 0
                     self.draw_states.append(state)
                 self._writes += obs.writes
                 obs.writes = []
@@ -180,7 +167,6 @@ class Session:
         finally:
             replay.processor.detach(obs)
             replay.gx.transfer_log = None
-            pipeline.stage_observer = previous
         frame_ends = tuple(e.index for e in self._infos if e.kind == "FrameEnd")
         draws = tuple(replay.draws[: len(self.draw_states)])
         writes_array = np.array(self._writes, np.int64).reshape(-1, 4)

@@ -65,6 +65,7 @@ VERTEX_COUNTERS = (
     "primitives_clipped",
     "primitives_culled",
     "primitives_rasterized",
+    "vertices_nonfinite",
 )
 # element formats of the read table, by code: s8, u8, s16, f32
 DTYPE_CODES = {ELEMENT_DTYPES[name]: code for code, name in enumerate(("s8", "u8", "s16", "f32"))}
@@ -402,7 +403,7 @@ def vertex_side(
     if not ok:
         return False, _empty(), EMPTY_BOX, _none_held()
     corners = inverse if triples else inverse[triangle_positions(topology, count, 0).ravel()]
-    arrays, (invalid, away, clipped), culled, extent, vert = front_end._front_end(
+    arrays, (invalid, away, clipped), culled, extent, vert, nonfinite = front_end._front_end(
         attrs,
         pairs,
         plan,
@@ -428,7 +429,7 @@ def vertex_side(
         for c in range(NUM_COLUMNS):  # element copies: an array assignment compiles numba's shape-mismatch error
             held[i, c] = vert[inverse[kept[i]], c]
     triangles = corners.shape[0] // 3
-    totals = (count, u, u, instructions * u, triangles, invalid, away, clipped, culled, arrays[0].shape[0])
+    totals = (count, u, u, instructions * u, triangles, invalid, away, clipped, culled, arrays[0].shape[0], nonfinite)
     for i in range(len(totals)):
         counts[i] = totals[i]
     box = clipping.window_box(extent, width, height) if arrays[0].shape[0] else EMPTY_BOX

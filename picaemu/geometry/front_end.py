@@ -24,10 +24,11 @@ The common case (``plan_for`` decides, per program and output map, remembered):
 - any clip planes: the fixed ones and the user plane (classified by ``clipping.classify``; triangles crossing
   them are clipped in the kernel, by the staged path's ``clipping.clip_classified``).
 
-Counters (added only on success): ``vertices_shaded``, ``shader_instructions`` (the instructions one vertex executes,
-flow instructions and END included, times the unique vertices, as ``Machine.run`` counts them),
-``primitives_assembled``, the clip counts (``primitives_invalid``, ``primitives_clipped_away``, ``primitives_clipped``),
-``primitives_culled``, ``primitives_rasterized``.
+Counters (added only on success): ``vertices_shaded``, ``vertices_nonfinite`` (shaded vertices with a NaN or an
+infinity in any output register: the debugger's "shader output not finite" break reads it),
+``shader_instructions`` (the instructions one vertex executes, flow instructions and END included, times the unique
+vertices, as ``Machine.run`` counts them), ``primitives_assembled``, the clip counts (``primitives_invalid``,
+``primitives_clipped_away``, ``primitives_clipped``), ``primitives_culled``, ``primitives_rasterized``.
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ def run(
     if plan is None:
         return None
     vp, fb = ds.viewport, ds.framebuffer
-    wt_arrays, (invalid, away, clipped), culled, box, _ = _front_end(
+    wt_arrays, (invalid, away, clipped), culled, box, _, nonfinite = _front_end(
         batch.attributes,
         plan.pairs,
         plan.plan,
@@ -210,6 +211,7 @@ def run(
     wt = clipping.WindowTriangles(*wt_arrays)
     counters.update(
         vertices_shaded=u,
+        vertices_nonfinite=nonfinite,
         primitives_assembled=t,
         primitives_invalid=invalid,
         primitives_clipped_away=away,
@@ -274,11 +276,13 @@ def _front_end(
 ):  # pragma: no cover - compiled
     """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
     primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent, the (U, NUM_COLUMNS) float32 output-
-    mapped vertices). ``inverse`` (3T,): the row of each triangle corner, in triangle order (``identity``: rows in
-    order, consecutive triples). ``planes`` / ``offsets``: the clip planes (``ClipState``), against which triangles
-    not wholly inside are clipped (``clipping.clip_classified``, as ``clip_triangles``)."""
+    mapped vertices, the number of vertices with an output not finite). ``inverse`` (3T,): the row of each
+    triangle corner, in triangle order (``identity``: rows in order, consecutive triples). ``planes`` /
+    ``offsets``: the clip planes (``ClipState``), against which triangles not wholly inside are clipped
+    (``clipping.clip_classified``, as ``clip_triangles``)."""
     u = attrs.shape[0]
     outputs = _shade(attrs, pairs, plan, segments, floats, written, shader)
+    nonfinite = nonfinite_rows(outputs, written)
     vert = np.empty((u, NUM_COLUMNS), np.float32)
     _fill_columns(outputs.reshape(u, 4 * NUM_OUT), source, COLOR.start, COLOR.stop, vert)
     t = inverse.shape[0] // 3
@@ -310,4 +314,20 @@ def _front_end(
         x, y, zndc, inv_w, vary, primitive = ox[:kept], oy[:kept], oz[:kept], ow[:kept], ov[:kept], op[:kept]
     if x.shape[0]:
         box = extent(x, y)
-    return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box, vert
+    return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box, vert, nonfinite
+
+
+@numba.njit(cache=True)
+def nonfinite_rows(outputs, written):  # pragma: no cover - compiled
+    """How many rows of ``outputs`` (U, 16, 4) float32 hold a NaN or an infinity in a ``written`` (16,) register
+    (the others are 0). x * 0 is 0 for a finite x and NaN otherwise: a sum of them tests a register without a
+    branch per component (a branch per component cost ~1 us for a 24-vertex draw)."""
+    rows = 0
+    for i in range(outputs.shape[0]):
+        acc = np.float32(0.0)
+        for o in range(outputs.shape[1]):
+            if written[o]:
+                for c in range(4):
+                    acc += outputs[i, o, c] * np.float32(0.0)
+        rows += acc != acc
+    return rows

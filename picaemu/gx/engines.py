@@ -35,8 +35,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from picaemu.errors import PicaError
 from picaemu.fragment.framebuffer import ColorFormat, decode_color, encode_color, morton8
+from picaemu.gx.transfer_layout import (
+    BYTES_PER_PIXEL,
+    SCALE_SHIFTS,
+    GxError,
+    TransferFlags,
+    check_format,
+    output_start,
+)
+from picaemu.gx.transfer_layout import raw_copy_size as raw_copy_size
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access
 
@@ -49,62 +57,13 @@ TRANSFER_FORMATS = {
     3: ColorFormat.RGB5A1,
     4: ColorFormat.RGBA4,
 }
-BYTES_PER_PIXEL = {0: 4, 1: 3, 2: 2, 3: 2, 4: 2}
 SIXTEEN_BIT = frozenset({2, 3, 4})
 # pixel sizes that are whole little-endian words
 WORD_DTYPES: dict[int, np.dtype] = {4: np.dtype("<u4"), 2: np.dtype("<u2")}
-SCALE_SHIFTS = {0: (0, 0), 1: (1, 0), 2: (1, 1)}  # downscale mode -> (x shift, y shift)
 TILE = 8
 FILL_PATTERN_BYTES = {0: 2, 1: 3, 2: 4, 3: 3}  # PSCn_CONTROL.width code -> bytes of the repeated pattern
 COPY_UNIT = 16  # texture copy sizes, line widths and gaps count 16-byte units
 MAX_DMA = 16 << 20  # bytes: larger than VRAM (6 MiB), the usual destination; a bigger copy is a decoding fault
-
-
-class GxError(PicaError):
-    """An external-engine command that hardware would reject or hang on; names the engine and the parameter."""
-
-
-@dataclass(frozen=True)
-class TransferFlags:
-    """The PPF flags word, decoded (bit layout: register PPF_FLAGS of ``picaemu.regs.external``)."""
-
-    flip: bool
-    linear_in: bool
-    tiled_out: bool
-    crop: bool
-    texture_copy: bool
-    in_format: int
-    out_format: int
-    block32: bool
-    scale: int
-
-    @classmethod
-    def from_word(cls, word: int) -> TransferFlags:
-        names = (
-            "flip",
-            "linear_to_tiled",
-            "no_tiling",
-            "crop",
-            "texture_copy",
-            "in_format",
-            "out_format",
-            "block32",
-            "scale",
-        )
-        flip, to_tiled, no_tiling, crop, texture_copy, in_format, out_format, block32, scale = (
-            access.bits(word, "PPF_FLAGS", name) for name in names
-        )
-        return cls(
-            flip=bool(flip),
-            linear_in=bool(to_tiled),  # linear -> tiled, and linear -> linear (linear_to_tiled + no_tiling)
-            tiled_out=bool(to_tiled) != bool(no_tiling),  # linear -> tiled, and tiled -> tiled (no_tiling only)
-            crop=bool(crop),
-            texture_copy=bool(texture_copy),
-            in_format=in_format,
-            out_format=out_format,
-            block32=bool(block32),
-            scale=scale,
-        )
 
 
 def memory_fill(memory: PhysicalMemory, start: int, end: int, value: int, width_code: int) -> None:
@@ -147,8 +106,7 @@ def _pixel_offsets(width: int, height: int, tiled: bool) -> np.ndarray:
 
 
 def _check_format(code: int, what: str) -> ColorFormat:
-    if code not in TRANSFER_FORMATS:
-        raise GxError(f"display transfer: {what} format {code} is not a pixel format")
+    check_format(code, what)
     return TRANSFER_FORMATS[code]
 
 
@@ -242,14 +200,6 @@ def display_transfer(
     )
 
 
-def output_start(dst: int, in_dim: tuple[int, int], out_dim: tuple[int, int], flags: TransferFlags) -> int:
-    """Where a display transfer's first output pixel goes: ``dst``, or with flip + crop the hardware's skew
-    (in_w - out_w) (out_h - 1) pixels later (register sizes, as the tested reference)."""
-    if flags.flip and flags.crop:
-        return dst + (in_dim[0] - out_dim[0]) * (out_dim[1] - 1) * BYTES_PER_PIXEL[flags.out_format]
-    return dst
-
-
 @dataclass(frozen=True)
 class TransferRecord:
     """One display transfer as it ran (``Gx.transfer_log``): input / output addresses, register dimensions
@@ -262,16 +212,6 @@ class TransferRecord:
     out_dim: tuple[int, int]
     flags: TransferFlags
     event: int = -1
-
-
-def raw_copy_size(out_dim: tuple[int, int], flags: TransferFlags) -> int:
-    """Bytes a display transfer with flag bit 3 copies unchanged: the output size (after downscale) times the
-    output format's bytes per pixel."""
-    if flags.scale not in SCALE_SHIFTS:
-        raise GxError("display transfer: downscale mode 3 is invalid")
-    _check_format(flags.out_format, "output")
-    sx, sy = SCALE_SHIFTS[flags.scale]
-    return (out_dim[0] >> sx) * (out_dim[1] >> sy) * BYTES_PER_PIXEL[flags.out_format]
 
 
 def _line_addresses(base: int, size: int, width: int, gap: int) -> np.ndarray:

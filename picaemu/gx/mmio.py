@@ -10,17 +10,17 @@ pattern; with ``transfer_log`` set to a list, each display transfer is appended 
 ``engines.TransferRecord``). Engines finish at once: fill CONTROL gets bit 1 (finished) with bit 0
 cleared, PPF TRIGGER bit 8 (done) with bit 0 cleared.
 
-``lower(event)`` turns a ``.pica`` GX event (CommandList, MemoryFill, DisplayTransfer, TextureCopy, Present,
-RegWrite) into (physical address, value, width) writes; ``Gx.apply`` replays it through ``write`` — so captures
-of GX commands and CiTrace register streams take one path. RequestDma has no register form (the CPU's DMA
-engine copies memory): ``apply`` performs it with ``engines.dma_copy``; FlushCacheRegions does nothing.
+``lower(event)`` (``picaemu.gx.lowering``) turns a ``.pica`` GX event (CommandList, MemoryFill, DisplayTransfer,
+TextureCopy, Present, RegWrite) into (physical address, value, width) writes; ``Gx.apply`` replays it through
+``write`` — so captures of GX commands and CiTrace register streams take one path. RequestDma has no register
+form (the CPU's DMA engine copies memory): ``apply`` performs it with ``engines.dma_copy``; FlushCacheRegions does
+nothing.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
 
 import numpy as np
 
@@ -29,11 +29,13 @@ from picaemu.command.builder import CommandBuilder
 from picaemu.command.processor import CommandProcessor, RunResult
 from picaemu.formats import pica
 from picaemu.gx import engines as E
-from picaemu.regs import access, id_of
-from picaemu.regs.external import FILL_UNITS, GPU_BASE, GPU_WORDS, LCD_BASE, LCD_WORDS, P3D_BASE, P3D_IDS, SCREENS
+from picaemu.gx.lowering import CMDBUF_JUMP0 as CMDBUF_JUMP0
+from picaemu.gx.lowering import Write as Write
+from picaemu.gx.lowering import lower as lower
+from picaemu.regs import access
+from picaemu.regs.external import FILL_UNITS, GPU_BASE, GPU_WORDS, LCD_BASE, LCD_WORDS, P3D_BASE, P3D_IDS
 
 log = logging.getLogger("picaemu.gx")
-Write = tuple[int, int, int]  # (physical address, value, width in bytes)
 
 
 # GPU register word index whose start bit starts an engine -> (register, start field, memory-fill unit or None: the
@@ -44,11 +46,6 @@ TRIGGERS: dict[int, tuple[str, str, int | None]] = {
     **{access.ext_index(f"{unit}_CONTROL"): (f"{unit}_CONTROL", "busy", u) for u, unit in enumerate(FILL_UNITS)},
 }
 TRANSFER_FLAGS_KNOWN = regtable.by_name("PPF_FLAGS").covered_mask  # flag bits with a known meaning
-
-
-def _address(name: str) -> int:
-    """Physical address of an external register."""
-    return regtable.by_name(name).id
 
 
 class Gx:
@@ -176,101 +173,3 @@ class Gx:
             return
         for address, value, width in lower(event):
             self.write(address, value, width)
-
-
-def _p3d(name: str) -> int:
-    """Physical address of an internal register in the P3D window."""
-    return P3D_BASE + 4 * id_of(name)
-
-
-CMDBUF_SIZE0, CMDBUF_ADDR0, CMDBUF_JUMP0 = _p3d("CMDBUF_SIZE0"), _p3d("CMDBUF_ADDR0"), _p3d("CMDBUF_JUMP0")
-
-
-def _lower_command_list(e: pica.CommandList) -> list[Write]:
-    size = access.put_address("CMDBUF_SIZE0", "size", -(-e.size // 8) * 8)  # whole 8-byte units, rounded up
-    return [
-        (CMDBUF_SIZE0, size, 4),
-        (CMDBUF_ADDR0, access.put_address("CMDBUF_ADDR0", "address", e.address), 4),
-        (CMDBUF_JUMP0, 1, 4),
-    ]
-
-
-def _lower_fill(e: pica.MemoryFill) -> list[Write]:
-    out: list[Write] = []
-    for u, unit in zip(FILL_UNITS, e.units, strict=True):
-        if access.bits(unit.control, f"{u}_CONTROL", "busy"):
-            out += [
-                (_address(f"{u}_START"), access.put_address(f"{u}_START", "address", unit.start), 4),
-                (_address(f"{u}_END"), access.put_address(f"{u}_END", "address", unit.end), 4),
-                (_address(f"{u}_VALUE"), unit.value, 4),
-                (_address(f"{u}_CONTROL"), unit.control, 4),
-            ]
-    return out
-
-
-def _ppf_addresses(src: int, dst: int) -> list[Write]:
-    return [
-        (_address("PPF_IN_ADDR"), access.put_address("PPF_IN_ADDR", "address", src), 4),
-        (_address("PPF_OUT_ADDR"), access.put_address("PPF_OUT_ADDR", "address", dst), 4),
-    ]
-
-
-def _lower_transfer(e: pica.DisplayTransfer) -> list[Write]:
-    """A display transfer; with the texture_copy flag (raw copy) the contiguous texture copy of the output's bytes."""
-    dims = [(_address("PPF_OUT_DIM"), e.out_dim, 4), (_address("PPF_IN_DIM"), e.in_dim, 4)]
-    if access.bits(e.flags, "PPF_FLAGS", "texture_copy"):
-        out_dim = (access.bits(e.out_dim, "PPF_OUT_DIM", "width"), access.bits(e.out_dim, "PPF_OUT_DIM", "height"))
-        size = E.raw_copy_size(out_dim, E.TransferFlags.from_word(e.flags))
-        dims += [
-            (_address("PPF_COPY_SIZE"), size, 4),
-            (_address("PPF_COPY_IN"), 0, 4),
-            (_address("PPF_COPY_OUT"), 0, 4),
-        ]
-    return [
-        *_ppf_addresses(e.src, e.dst),
-        *dims,
-        (_address("PPF_FLAGS"), e.flags, 4),
-        (_address("PPF_TRIGGER"), access.put("PPF_TRIGGER", "start", 1), 4),
-    ]
-
-
-def _lower_copy(e: pica.TextureCopy) -> list[Write]:
-    return [
-        *_ppf_addresses(e.src, e.dst),
-        (_address("PPF_COPY_SIZE"), e.size, 4),
-        (_address("PPF_COPY_IN"), e.in_line, 4),
-        (_address("PPF_COPY_OUT"), e.out_line, 4),
-        (_address("PPF_FLAGS"), e.flags | access.put("PPF_FLAGS", "texture_copy", 1), 4),
-        (_address("PPF_TRIGGER"), access.put("PPF_TRIGGER", "start", 1), 4),
-    ]
-
-
-def _lower_present(e: pica.Present) -> list[Write]:
-    if e.screen not in (0, 1):
-        raise E.GxError(f"present on screen {e.screen} (0 top, 1 bottom)")
-    pdc = SCREENS[e.screen]
-    second = access.bits(e.select, f"{pdc}_SELECT", "second")
-    left, right = (f"{pdc}_LEFT_B", f"{pdc}_RIGHT_B") if second else (f"{pdc}_LEFT_A", f"{pdc}_RIGHT_A")
-    return [
-        (_address(left), e.left, 4),
-        (_address(right), e.right, 4),
-        (_address(f"{pdc}_STRIDE"), e.stride, 4),
-        (_address(f"{pdc}_FORMAT"), e.format, 4),
-        (_address(f"{pdc}_SELECT"), access.put(f"{pdc}_SELECT", "second", second), 4),
-    ]
-
-
-_LOWER: dict[type, Callable[..., list[Write]]] = {
-    pica.CommandList: _lower_command_list,
-    pica.MemoryFill: _lower_fill,
-    pica.DisplayTransfer: _lower_transfer,
-    pica.TextureCopy: _lower_copy,
-    pica.Present: _lower_present,
-    pica.RegWrite: lambda e: [(e.address, e.value, e.width)],
-}
-
-
-def lower(event: pica.Event) -> list[Write]:
-    """The register writes that perform ``event`` ([] for events that are not GX commands)."""
-    handler = _LOWER.get(type(event))
-    return handler(event) if handler else []

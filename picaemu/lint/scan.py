@@ -3,7 +3,7 @@
 
 After a command-list event the linter hands ``PacketScan.run_buffers`` the run's result (``RunResult.buffers``:
 every buffer of the chain in order, the kick buffer outside memory first; ``bytes_run``). Each buffer is walked
-by the command processor's own packet walker (``picaemu.command.packets._walk``, compiled) up to what ran: a
+by the command processor's own packet walker (``picaemu.command.packet_list._walk``, compiled) up to what ran: a
 jump trigger ends a buffer, the byte count the run executed ends the last. Headers are decoded over arrays
 (field positions from ``picaemu.command.packets``); per packet it finds
 
@@ -24,13 +24,13 @@ import numpy as np
 
 from picaemu import regs as regtable
 from picaemu.command.listing import UniformUploads
+from picaemu.command.packet_list import _walk
 from picaemu.command.packets import (
     CONSECUTIVE_SHIFT,
     EXTRA_BITS,
     EXTRA_SHIFT,
     ID_MASK,
     ID_SHIFT,
-    _walk,
 )
 from picaemu.command.results import RunResult
 from picaemu.command.tables import MIRRORED

@@ -16,8 +16,14 @@ Socket: TCP_NODELAY, since every exchange is one small packet each way and Nagle
 milliseconds to each. In acknowledgement mode (stubs without no-ack mode: qemu 7) the ``+`` for a reply travels
 in front of the next request, in the same segment: the stub, which waits for it before reading on, then wakes
 once per request instead of twice (a 4-byte read's round trip under qemu-arm fell from 93-190 us to 32-101 us
-on the busy 2-core VM); ``close`` sends one still due. Registers: ``registers()`` returns the first 16 32-bit
-words of ``g`` (r0-r15 on ARM, little-endian target assumed: the 3DS's ARM11 is).
+on the busy 2-core VM); ``close`` sends one still due. Likewise the stub's ``+`` for a request arrives alone, before
+the reply (for ``c`` and ``s`` long before it): ``SO_RCVLOWAT`` of 2 bytes keeps the client asleep until more
+follows (a bare stop under qemu 110 -> 101 us, median). Nothing is lost by it: a lone ``+`` needs no answer, and a
+lone ``-`` is not answered either (a stub NAKing a request is met by the reply timeout, as before).
+
+Registers: ``registers()`` returns the first 16 32-bit words of ``g`` (r0-r15 on ARM, little-endian target assumed:
+the 3DS's ARM11 is). ``exchange`` sends several requests at once in no-ack mode (one round trip);
+``registers_and_memory`` is ``g`` with reads in one exchange (``picaemu.record.callsites``).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ MAX_READ_CHUNK = 0x8000  # bytes per memory-read request, whatever the stub offe
 MIN_READ_CHUNK = 16
 MAX_RETRIES = 3
 RECV_BYTES = 1 << 16
+RECV_LOW_WATER = 2  # wake for no lone byte: a stub's "+" for a request is followed by the reply (see below)
 ACK, NAK, START, END, NOTIFY, RLE, INTERRUPT = b"+", b"-", b"$", b"#", b"%", ord("*"), b"\x03"
 RLE_BIAS = 29  # '*' followed by chr(n + 29) repeats the previous character n more times
 HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
@@ -110,6 +117,8 @@ class GdbClient:
         except OSError as err:
             raise LinkClosed(f"cannot connect: {err.strerror or err}", endpoint=self.endpoint) from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with contextlib.suppress(OSError, AttributeError):  # not on every platform: an optimisation only
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, RECV_LOW_WATER)
 
     def __enter__(self) -> GdbClient:
         return self
@@ -226,10 +235,43 @@ class GdbClient:
 
     def registers(self) -> list[int]:
         """r0-r15 as unsigned ints (the first 16 little-endian words of the ``g`` reply)."""
-        data = parse_hex(self.request("g"), "g")
+        return self._registers(self.request("g"))
+
+    def _registers(self, reply: str) -> list[int]:
+        data = parse_hex(reply, "g")
         if len(data) < 4 * REGISTER_WORDS:
             raise self._error(f"register reply holds {len(data)} bytes, fewer than {4 * REGISTER_WORDS}", "g")
         return [int.from_bytes(data[4 * i : 4 * i + 4], "little") for i in range(REGISTER_WORDS)]
+
+    def exchange(self, payloads: list[str]) -> list[str]:
+        """The replies to ``payloads``, in order. In no-ack mode they all go out in one write before the first
+        reply is read: one round trip for all. In acknowledgement mode one by one: a stub sends each reply and then
+        waits for its ``+``, qemu-user with a one-byte read of the socket, where a request sent ahead would be read,
+        taken for a bad acknowledgement (the reply is sent again) and lost."""
+        if self.ack_mode or len(payloads) < 2:
+            return [self.request(p) for p in payloads]
+        self.requests += len(payloads)
+        self._write(b"".join(frame(p) for p in payloads), payloads[0][:24])
+        return [self._read_packet(p[:24]) for p in payloads]
+
+    def registers_and_memory(self, ranges: list[tuple[int, int]]) -> tuple[list[int], list[bytes | None]]:
+        """r0-r15 and the memory ``ranges`` ((virtual address, bytes), each at most ``read_chunk``) in one
+        ``exchange``; a range the stub refuses, answers short or wrongly is None (the caller reads what it needs
+        again, and meets any error there)."""
+        requests = [f"m{at:x},{size:x}" for at, size in ranges]
+        replies = self.exchange(["g", *requests])
+        memory: list[bytes | None] = []
+        for (at, size), what, reply in zip(ranges, requests, replies[1:], strict=True):
+            try:
+                data: bytes | None = self._memory_reply(reply, at, size, what)
+            except LinkProtocolError:
+                data = None
+            if data is not None and len(data) == size:
+                self.bytes_read += size
+                memory.append(data)
+            else:
+                memory.append(None)
+        return self._registers(replies[0]), memory
 
     @property
     def read_chunk(self) -> int:
@@ -242,15 +284,18 @@ class GdbClient:
             at = address + len(out)
             want = min(self.read_chunk, size - len(out))
             what = f"m{at:x},{want:x}"
-            reply = self.request(what)
-            if reply.startswith("E") and len(reply) == 3:
-                raise self._error(f"the stub refused to read {want} bytes at 0x{at:08X} ({reply})", what)
-            data = parse_hex(reply, what)
-            if not data or len(data) > want:
-                raise self._error(f"asked for {want} bytes at 0x{at:08X}, got {len(data)}", what)
-            out += data
+            out += self._memory_reply(self.request(what), at, want, what)
         self.bytes_read += size
         return bytes(out)
+
+    def _memory_reply(self, reply: str, at: int, want: int, what: str) -> bytes:
+        """The bytes of an ``m`` reply for ``want`` bytes at ``at`` (fewer when the stub stops short)."""
+        if reply.startswith("E") and len(reply) == 3:
+            raise self._error(f"the stub refused to read {want} bytes at 0x{at:08X} ({reply})", what)
+        data = parse_hex(reply, what)
+        if not data or len(data) > want:
+            raise self._error(f"asked for {want} bytes at 0x{at:08X}, got {len(data)}", what)
+        return data
 
     def set_breakpoint(self, address: int, kind: int = 4) -> None:
         """A software breakpoint (``Z0``); ``kind`` 4 for ARM code, 2 for Thumb."""

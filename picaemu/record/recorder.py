@@ -31,7 +31,8 @@ frames recorded so far; what ended it (a ``LinkError``, ``RecordError``, Ctrl-C)
 Each frame end is reported to ``on_frame`` (a ``FrameDone``: the frame's events, draws, bytes and when its last stop
 arrived; ``picaemu.record.live`` writes the growing file from it), with the program halted in its present.
 Stepping off a breakpoint is one single step when the stub's step ignores breakpoints (qemu), else the breakpoint
-comes out for the step (``_step_off``). ``call_sites_every`` N > 1 keeps the draw breakpoints in during frames
+comes out for the step (``_step_off``). On a stub in no-ack mode a draw stop's reads go with its register request
+(``_stopped``). ``call_sites_every`` N > 1 keeps the draw breakpoints in during frames
 0, N, 2N, ... only (``--call-sites-every``).
 """
 
@@ -52,7 +53,7 @@ from picaemu.gx import engines as E
 from picaemu.gx.lcd import RESET_ROWS
 from picaemu.memory import PhysicalMemory
 from picaemu.record import gxcmd, memmap
-from picaemu.record.callsites import CallSites
+from picaemu.record.callsites import CallSites, Chunk
 from picaemu.record.gdb import GdbClient
 from picaemu.record.reads import DrawReads, Intervals
 from picaemu.record.symbols import Hook
@@ -170,13 +171,13 @@ class Recorder:
                     self._step_off(hook)
                 stop = self.link.resume(self.stop_timeout)
                 self.stopped_at = time.perf_counter()
-                regs = self.link.registers()
+                regs, chunks = self._stopped()
                 hook = self.hooks.get(regs[PC])
                 if hook is None:
                     raise RecordError(
                         f"the program stopped at 0x{regs[PC]:08X} (signal {stop.signal}), not at a recorded function"
                     )
-                self._handle(hook, regs)
+                self._handle(hook, regs, chunks)
         except KeyboardInterrupt as err:
             self.ended_by = err
         except (LinkError, RecordError) as err:
@@ -185,6 +186,19 @@ class Recorder:
             self._leave()
         self._progress(force=True)
         return self.capture()
+
+    def _stopped(self) -> tuple[list[int], list[Chunk]]:
+        """The registers at a stop, and the memory a draw stop reads when the stub takes several requests at once
+        (no-ack mode) and draw breakpoints are in: asked for in the same round trip (``CallSites.prefetch``)."""
+        sites = self.call_sites
+        if sites is None or self.link.ack_mode or not self.recording or not self._draws_in():
+            return self.link.registers(), []
+        ranges = [(at, size) for at, size in sites.prefetch() if size <= self.link.read_chunk]
+        regs, data = self.link.registers_and_memory(ranges)
+        return regs, [(at, d) for (at, _), d in zip(ranges, data, strict=True) if d is not None]
+
+    def _draws_in(self) -> bool:
+        return any(hook.role == "draw" for hook in self.installed.values())
 
     def _install(self, hook: Hook) -> None:
         self.link.set_breakpoint(hook.address, hook.kind)
@@ -254,7 +268,7 @@ class Recorder:
         except LinkError as err:
             self.warn(f"could not detach cleanly: {err}")
 
-    def _handle(self, hook: Hook, regs: list[int]) -> None:
+    def _handle(self, hook: Hook, regs: list[int], chunks: list[Chunk]) -> None:
         if hook.role == "submit":
             if self.recording:
                 assert hook.command_register is not None
@@ -264,7 +278,7 @@ class Recorder:
         elif hook.role == "draw":
             if self.recording and self.call_sites is not None:
                 try:
-                    self.call_sites.on_call(regs)
+                    self.call_sites.on_call(regs, chunks)
                 except RecordError as err:
                     self.warn(f"call site at {hook.name} skipped: {err}")
         elif self.recording:  # "frame": gfxSwapBuffers without gspPresentBuffer

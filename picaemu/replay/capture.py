@@ -14,7 +14,6 @@ import numpy as np
 
 from picaemu.errors import FormatError
 from picaemu.formats import c3dcap, citrace, pica
-from picaemu.gx import convert as gxconvert
 from picaemu.state import GpuState, ShaderUnitMemory
 
 CAPTURE_SUFFIXES = (".pica", ".ctf")  # file names that claim to be a capture (c3dcap scenes are directories)
@@ -40,12 +39,16 @@ def load_capture_kind(path: str | os.PathLike[str], *, strict: bool = True) -> t
     """``load_capture`` and the ``CaptureKind`` it read."""
     p = Path(path)
     if c3dcap.is_scene(p):
+        from picaemu.gx import convert as gxconvert  # the c3dcap / CiTrace mapping runs a command processor
+
         return gxconvert.from_scene(c3dcap.read(p)), CaptureKind("c3dcap", c3dcap.FORMAT)
     if p.is_dir():
         raise FormatError("directory is not a c3dcap scene (no manifest.json)", path=str(p))
     with p.open("rb") as fh:
         head = fh.read(12)
     if head.startswith(citrace.MAGIC):
+        from picaemu.gx import convert as gxconvert
+
         trace = citrace.read(p, strict=strict)
         return gxconvert.from_citrace(trace), CaptureKind("citrace", f"{citrace.VERSION}, {trace.layout.value} layout")
     if head[:8] == pica.MAGIC:

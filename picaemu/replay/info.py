@@ -1,38 +1,46 @@
 """What a capture holds, without rendering it: ``capture_info(path) -> CaptureInfo`` (``picaemu info``).
 
-The capture is read (``load_capture_kind``: any format picaemu reads) and its events are run once through the
-command processor with a pipeline that renders nothing (``_DrawLog``, a ``NullPipeline``): the command lists are
-decoded and applied as on the GPU, the engines (fills, transfers, copies, DMA) move memory as in a replay, so the
-draw triggers counted, the shader programs bound and the textures sampled are those of a real replay, while no
-vertex is shaded and no pixel drawn. Each draw keeps a read-only copy of its state that shares every array equal
-to the previous draw's (``picaemu.state.share_unchanged``); programs are hashed once per distinct code
-and textures decoded once per distinct set of texture registers (``picaemu.debug.find``).
+The capture is read (``load_capture_kind``: any format picaemu reads) and scanned (``picaemu.replay.scan``: its
+command lists run through a plain-Python walk of the register file, with no engine, no pipeline and no compiled
+code, so ``picaemu info`` imports no numba). A capture the scan does not model (register-write events, an engine
+writing memory a later command list reads, immediate mode, ...) is replayed instead: run once through the command
+processor with a pipeline that renders nothing (``_DrawLog``, a ``NullPipeline``), the engines moving memory as in
+a replay; both give the draws, the shader programs bound and the textures sampled of a real replay, while no vertex
+is shaded and no pixel drawn (tests/test_walk.py checks they agree). Each draw keeps a read-only copy of its state
+that shares every array equal to the previous draw's (``picaemu.state.share_unchanged``); programs are hashed once
+per distinct code and textures decoded once per distinct set of texture registers (``picaemu.debug.draw_tables``).
 
 ``CaptureInfo.as_dict()`` is the JSON answer (``schema`` 1): ``path``, ``format`` ({"kind", "version"}), ``bytes``
 (of the file, or of the scene folder's files), ``frames`` (FrameEnd events), ``events`` (count by event kind),
 ``draws`` (total), ``draws_per_frame`` (one count per frame, draws after the last frame end apart in
 ``draws_after_last_frame``), ``memory`` (initial blocks and bytes, memory-write events and bytes, distinct
-contents and their bytes), ``shaders`` (``find.program_table``: "vs HASH@ENTRY[, gs ...]", draws, first, last),
-``textures`` (``find.texture_table``, addresses as "0x..." strings), ``screens`` (per screen: presents, pixel
+contents and their bytes), ``shaders`` (``draw_tables.program_table``: "vs HASH@ENTRY[, gs ...]", draws, first, last),
+``textures`` (``draw_tables.texture_table``, addresses as "0x..." strings), ``screens`` (per screen: presents, pixel
 format names, distinct framebuffer addresses as "0x..." strings).
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from picaemu.draw import DrawCall, NullPipeline
 from picaemu.formats import pica
 from picaemu.regs import access
 from picaemu.regs.external import SCREENS, TRANSFER_FORMATS
-from picaemu.replay import Replay
 from picaemu.replay.capture import load_capture_kind
+from picaemu.replay.scan import Unmodelled, scan_draws
 from picaemu.state import GpuState, share_unchanged
+
+if TYPE_CHECKING:
+    from picaemu.replay import Replay
 
 SCHEMA = 1
 SCREEN_NAMES = ("top", "bottom")  # Present.screen 0 / 1
@@ -121,11 +129,10 @@ def screen_summary(events: list[pica.Event]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def capture_info(path: str | os.PathLike[str]) -> CaptureInfo:
-    """The summary of the capture at ``path`` (a ``ReplayError`` when an event fails)."""
-    from picaemu.debug.find import program_table, texture_table
+def _replay_draws(capture: pica.Capture) -> tuple[list[GpuState], list[int]]:
+    """``scan_draws``'s answer from a full replay (engines and all) with a pipeline that renders nothing."""
+    from picaemu.replay import Replay
 
-    capture, kind = load_capture_kind(path)
     sink = _DrawLog()
     replay = Replay(capture, pipeline=sink, checkpoints=False, record_draws=False)
     sink.replay = replay
@@ -133,9 +140,25 @@ def capture_info(path: str | os.PathLike[str]) -> CaptureInfo:
         replay.run()
     finally:
         sink.replay = None
-    frames = replay.frames
+    return sink.states, sink.events
+
+
+def capture_info(
+    path: str | os.PathLike[str], *, replaying: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
+) -> CaptureInfo:
+    """The summary of the capture at ``path`` (a ``ReplayError`` when an event fails). A capture the quick scan
+    does not model is replayed inside ``replaying()`` (the CLI's note on long kernel compiles)."""
+    from picaemu.debug.draw_tables import program_table, texture_table
+
+    capture, kind = load_capture_kind(path)
+    try:
+        states, draw_events = scan_draws(capture)
+    except Unmodelled:
+        with replaying():
+            states, draw_events = _replay_draws(capture)
+    frames = [i for i, e in enumerate(capture.events) if isinstance(e, pica.FrameEnd)]
     per_frame = [0] * (len(frames) + 1)
-    for event in sink.events:
+    for event in draw_events:
         per_frame[bisect.bisect_left(frames, event)] += 1
     return CaptureInfo(
         path=os.fspath(path),
@@ -146,8 +169,8 @@ def capture_info(path: str | os.PathLike[str]) -> CaptureInfo:
         draws_per_frame=per_frame[:-1],
         draws_after_last_frame=per_frame[-1],
         memory=memory_summary(capture),
-        shaders=program_table(sink.states),
-        textures=texture_table(sink.states),
+        shaders=program_table(states),
+        textures=texture_table(states),
         screens=screen_summary(capture.events),
     )
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from picaemu.formats import citrace, pica, shbin
 
-from picaemu.command.packets import list_packets
+from picaemu.command.packet_list import list_packets
 from picaemu.command.processor import CommandProcessor
 from picaemu.draw import DrawCall, NullPipeline, PipelineEventKind, PipelineSink
 from picaemu.errors import PicaError

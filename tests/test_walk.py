@@ -1,0 +1,200 @@
+"""The plain-Python command walk (``picaemu.command.walk``) and ``picaemu info``'s quick scan
+(``picaemu.replay.scan``) against the command processor (the compiled loop) and a full replay: the same draws, and
+at each draw the same register file, shader code and operand descriptors; what the walk does not model it refuses
+(``Unmodelled``) exactly where the processor drops, ignores or batches something, or fails."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from picaemu.formats import pica
+
+from picaemu.command import codes as K
+from picaemu.command.kernel import C_DROPPED, C_IGNORED
+from picaemu.command.packets import header_word
+from picaemu.command.processor import CommandProcessor
+from picaemu.command.tables import ACTION_TABLE, MIRRORED
+from picaemu.command.walk import RegisterWalk, Unmodelled
+from picaemu.errors import MemoryFault, PicaError
+from picaemu.regs import access, id_of
+from picaemu.replay import load_capture
+from picaemu.replay.info import _DrawLog, _replay_draws, capture_info
+from picaemu.replay.scan import scan_draws
+from picaemu.state import GpuState
+
+ROOT = Path(__file__).resolve().parent.parent
+GAME = ROOT / "tests/data/games/minicraft.pica"
+SAMPLES = ROOT / "samples/captures"
+
+
+def assert_same_draws(got: list[GpuState], want: list[GpuState]) -> None:
+    """Draw by draw: the register file, and both units' code and operand descriptors."""
+    assert len(got) == len(want)
+    for d, (a, b) in enumerate(zip(got, want, strict=True)):
+        assert np.array_equal(a.regs, b.regs), f"draw {d}: registers {np.flatnonzero(a.regs != b.regs)}"
+        for unit in ("vs", "gs"):
+            ua, ub = getattr(a, unit), getattr(b, unit)
+            assert np.array_equal(ua.code, ub.code) and np.array_equal(ua.opdescs, ub.opdescs), f"draw {d} {unit}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [GAME, *(SAMPLES / n for n in ("game_cubes_300.pica", "gs_sprites.pica", "texture_formats.pica", "fog.pica"))],
+    ids=lambda p: p.name,
+)
+def test_scan_matches_a_replay_on_real_captures(path: Path) -> None:
+    capture = load_capture(path)
+    states, events = scan_draws(capture)
+    want_states, want_events = _replay_draws(capture)
+    assert events == want_events
+    assert_same_draws(states, want_states)
+
+
+# ------------------------------------------------------------------------------------------- random buffers
+# every register the loop does more than store (ports, index registers, triggers, events, mirrors), the registers
+# those read (shader configuration, jump channels, interrupts), texture registers, and any id at all
+_ACTIVE = [int(i) for i in np.flatnonzero(ACTION_TABLE != K.A_PLAIN)]
+_READ = [
+    id_of(n)
+    for n in (
+        "VSH_COM_MODE",
+        "GEOSTAGE_CONFIG",
+        "VSH_NUM_ATTR",
+        "CMDBUF_ADDR0",
+        "CMDBUF_SIZE0",
+        "CMDBUF_ADDR1",
+        "CMDBUF_SIZE1",
+        "IRQ_CMP",
+        "IRQ_AUTOSTOP",
+        "TEXUNIT_CONFIG",
+        "TEXUNIT0_ADDR1",
+        "VSH_ENTRYPOINT",
+        *(f"VSH_{m}" for m in MIRRORED),
+    )
+]
+_DRAWS = [id_of("DRAWARRAYS")] * 12 + [id_of("DRAWELEMENTS")] * 6  # weighted: most buffers have draws
+_ids = st.sampled_from(_ACTIVE + _READ + _DRAWS + [0x300]) | st.integers(0, 0x2FF)
+_words = st.integers(0, 127) | st.integers(0, 0xFFFFFFFF) | st.sampled_from([0x12345678, 0x18000000 >> 3, 16])
+
+
+@st.composite
+def _buffer(draw: st.DrawFn) -> list[int]:
+    out: list[int] = []
+    for _ in range(draw(st.integers(1, 40))):
+        extra = draw(st.integers(0, 6))
+        mask = draw(st.sampled_from([0xF, 0xF, 0x1, 0x3, 0x8]))
+        out += [draw(_words), header_word(draw(_ids), extra + 1, mask, draw(st.booleans()))]
+        out += [draw(_words) for _ in range(extra)] + [0] * (extra % 2)
+    return out
+
+
+def _processor_run(words: list[int]) -> tuple[CommandProcessor, _DrawLog, PicaError | None, GpuState]:
+    sink = _DrawLog()
+    proc = CommandProcessor(pipeline=sink)
+    start = proc.state.copy()
+    error = None
+    try:
+        proc.run(np.array(words, np.uint32))
+    except PicaError as err:
+        error = err
+    return proc, sink, error, start
+
+
+def _walk_run(words: list[int], start: GpuState, proc: CommandProcessor) -> list[GpuState] | Unmodelled:
+    from picaemu.state import share_unchanged
+
+    states: list[GpuState] = []
+
+    def read(address: int, size: int) -> bytes:
+        try:
+            return proc.memory.read(address, size)
+        except MemoryFault as err:
+            raise Unmodelled(str(err)) from err
+
+    walk = RegisterWalk(start, read, lambda: states.append(share_unchanged(start, states[-1] if states else None)))
+    try:
+        walk.run(words)
+    except Unmodelled as refused:
+        return refused
+    return states
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_buffer())
+def test_walk_matches_the_processor_on_random_buffers(words: list[int]) -> None:
+    proc, sink, error, start = _processor_run(words)
+    walked = _walk_run(words, start, proc)  # memory stays as the processor left it: nothing here writes memory
+    if isinstance(walked, Unmodelled):  # refused: the processor failed, dropped or ignored words, or went immediate
+        dropped = int(proc._counters[C_DROPPED]) or int(proc._counters[C_IGNORED])
+        assert error is not None or dropped or "immediate-mode" in str(walked), walked
+        return
+    assert error is None, error
+    assert_same_draws(walked, sink.states)
+    assert np.array_equal(start.regs, proc.state.regs)
+
+
+# ---------------------------------------------------------------------------------------------- the scan
+def test_scan_gives_up_where_an_engine_wrote_a_command_list(tmp_path: Path) -> None:
+    """A fill over the bytes of a later command list: the scan refuses, ``info`` replays and agrees with it."""
+    capture = load_capture(SAMPLES / "triangle.pica")
+    at = next(i for i, e in enumerate(capture.events) if isinstance(e, pica.CommandList))
+    cl = capture.events[at]
+    unit = pica.FillUnit(cl.address + cl.size - 8, cl.address + cl.size, 0, 0x201)
+    capture.events.insert(at, pica.MemoryFill((unit, pica.FillUnit(0, 0, 0, 0))))
+    with pytest.raises(Unmodelled, match="engine wrote memory"):
+        scan_draws(capture)
+    path = tmp_path / "filled.pica"
+    pica.write(path, capture)
+    assert capture_info(path).draws == len(_replay_draws(capture)[0])
+
+
+def test_what_an_engine_refuses_fails_info_as_it_fails_a_replay(tmp_path: Path) -> None:
+    """A fill that ends before it starts: the scan leaves it to the replay, whose error ``info`` reports."""
+    from picaemu.replay import ReplayError
+
+    capture = load_capture(SAMPLES / "triangle.pica")
+    bad = pica.FillUnit(0x18000100, 0x18000000, 0, 0x201)
+    capture.events.insert(0, pica.MemoryFill((bad, pica.FillUnit(0, 0, 0, 0))))
+    with pytest.raises(Unmodelled, match="ends before it starts"):
+        scan_draws(capture)
+    path = tmp_path / "bad_fill.pica"
+    pica.write(path, capture)
+    with pytest.raises(ReplayError, match="memory fill"):
+        capture_info(path)
+
+
+def test_scan_refuses_register_write_events() -> None:
+    """CiTrace register streams kick their lists through MMIO writes: a replay answers for them."""
+    from picaemu.replay.capture import load_capture_kind
+
+    capture, _ = load_capture_kind(ROOT / "tests/data/captures/citrace/scene1_triangle.ctf")
+    with pytest.raises(Unmodelled, match="RegWrite"):
+        scan_draws(capture)
+
+
+def test_info_imports_no_numba() -> None:
+    """``picaemu info`` on the game capture loads no compiled code (numba's import and its registries are most of
+    the start-up of a command that renders)."""
+    code = (
+        "import sys\nfrom picaemu.cli import main\ntry:\n    main(['info', sys.argv[1]])\nexcept SystemExit:\n"
+        "    pass\nprint('MODULES', sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'llvmlite')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(GAME)], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    assert "draws: 507" in out and out.splitlines()[-1] == "MODULES []", out[-400:]
+
+
+def test_interrupt_rule_reads_irq_registers() -> None:
+    """``raises_interrupt``: a byte of the finalize value equal to IRQ_CMP's, with auto-stop on."""
+    from picaemu.command.tables import raises_interrupt
+
+    regs = CommandProcessor().state.regs
+    cmp_value = access.word(regs, "IRQ_CMP")
+    assert raises_interrupt(regs, cmp_value & 0xFF) and not raises_interrupt(regs, ~cmp_value & 0xFFFFFFFF)
