@@ -193,11 +193,9 @@ class OutputWatch:
 
     def restart(self, before: int) -> Checkpoint | Mark | None:
         """The last restart position of this frame before draw ``before`` (None: the frame's start)."""
-        best: tuple[int, Checkpoint | Mark] | None = None
-        for draw, position in [*self.kept, *((m.draw, m) for m in self.marks)]:
-            if draw < before and (best is None or draw > best[0]):
-                best = draw, position
-        return None if best is None else best[1]
+        positions: list[tuple[int, Checkpoint | Mark]] = [*self.kept, *((m.draw, m) for m in self.marks)]
+        earlier = [(draw, position) for draw, position in positions if draw < before]
+        return max(earlier, key=lambda p: p[0])[1] if earlier else None
 
     def new_frame(self) -> None:
         """Pass 1 starts a frame: the checkpoints, marks and contents of the last one are dropped."""
