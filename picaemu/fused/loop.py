@@ -223,13 +223,21 @@ class CompiledDraws:
     def __len__(self) -> int:
         return self.rows.shape[0]
 
-    def each(self) -> list[DrawFacts]:
-        """Per draw, what a ``DrawCall`` of it would hold: (index, kind, byte offset, packet, resume, stats, bounds)
-        as ``DrawFacts`` tuples."""
+    def first_from(self, index: int) -> int:
+        """The row of the first draw numbered ``index`` or later (``len(self)`` when none is)."""
+        return int(np.searchsorted(self.rows[:, R_INDEX], index))
+
+    def totals(self, *names: str) -> tuple[int, ...]:
+        """The sums over these draws of the counters ``names`` (``COUNTER_NAMES``)."""
+        return tuple(int(self.rows[:, R_VERTEX + COUNTER_NAMES.index(n)].sum()) for n in names)
+
+    def each(self, first: int = 0) -> list[DrawFacts]:
+        """Per draw from row ``first`` on, what a ``DrawCall`` of it would hold: (index, kind, byte offset, packet,
+        resume, stats, bounds) as ``DrawFacts`` tuples."""
         share = self.seconds / max(len(self), 1)
         address, words, base = self.address, self.words, self.packet_base
         out = []
-        for row in self.rows.tolist():
+        for row in self.rows[first:].tolist():
             done = row[R_DONE]
             stats = dict(zip(COUNTER_NAMES, row[R_VERTEX:R_BOX], strict=True))
             stats["time_s"] = share

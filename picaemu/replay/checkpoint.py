@@ -69,10 +69,18 @@ def _runs(index: np.ndarray) -> list[tuple[int, int, int]]:
     return [(a, int(index[a]), int(index[b - 1]) + 1) for a, b in itertools.pairwise(bounds) if b > a]
 
 
+WORK_COUNTERS = ("fragments_rasterized", "vertices_shaded")  # what ``draw_work`` weighs
+
+
 def draw_work(stats: dict[str, int | float]) -> int:
     """A draw's replay work in fragment-equivalents, from its counters (``DrawCall.stats``): fragments rasterized
     plus ``VERTEX_WORK`` per vertex shaded (0 for counters not filled yet: a fragment batch still pending)."""
-    return int(stats.get("fragments_rasterized", 0)) + VERTEX_WORK * int(stats.get("vertices_shaded", 0))
+    return work_of(*(int(stats.get(name, 0)) for name in WORK_COUNTERS))
+
+
+def work_of(fragments: int, vertices: int) -> int:
+    """``draw_work`` of ``fragments`` rasterized and ``vertices`` shaded (one draw's, or several draws' sums)."""
+    return fragments + VERTEX_WORK * vertices
 
 
 class PageStore:

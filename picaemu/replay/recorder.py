@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, cast
 from picaemu.draw import ROUTE_COMPILED, CompiledSink, DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink
 from picaemu.errors import PicaError
 from picaemu.formats import pica
-from picaemu.replay.checkpoint import draw_work
+from picaemu.replay.checkpoint import WORK_COUNTERS, draw_work, work_of
 from picaemu.replay.records import DrawRecord
 from picaemu.state import GpuState
 
 if TYPE_CHECKING:
-    from picaemu.fused.loop import CompiledDraws, CompiledPlans, DrawFacts
+    from picaemu.fused.loop import CompiledDraws, CompiledPlans
     from picaemu.replay import Replay
 
 
@@ -63,13 +63,12 @@ class Recorder:
         after its plans' limit)."""
         cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
         replay = self._replay()
-        facts = draws.each()
+        index, _kind, _offset, packet, resume, _stats, _bounds = draws.each(len(draws) - 1)[0]
         if replay is not None:
-            record_compiled(replay, facts)
-            index, _kind, _offset, packet, resume, _stats, _bounds = facts[-1]
-            work = sum(draw_work(f[5]) for f in facts)  # the loop stops only at checkpoint_draws: the batch's work
+            record_compiled(replay, draws)
+            work = work_of(*draws.totals(*WORK_COUNTERS))  # the loop stops only at checkpoint_draws: the batch's
             replay._checkpoint_after_draw(index, packet, resume, work)
-        if self.stop_after is not None and facts[-1][0] == self.stop_after:
+        if self.stop_after is not None and index == self.stop_after:
             raise StopAfterDraw
 
 
@@ -117,12 +116,14 @@ def _call_site(replay: Replay, index: int, offset: int) -> pica.CallSite | None:
     return site if site is not None and site.offset == offset else None
 
 
-def record_compiled(replay: Replay, facts: list[DrawFacts]) -> None:
-    """``record_draw`` of each draw the command processor's compiled loop ran (``CompiledDraws.each``)."""
+def record_compiled(replay: Replay, draws: CompiledDraws) -> None:
+    """``record_draw`` of each draw the command processor's compiled loop ran that the replay has not recorded yet
+    (a draw run again after a seek is recorded already: no Python work per draw then)."""
     if not replay.record_draws:
         return
     event, packet, frame = replay._current, replay.packet, bisect.bisect_left(replay.frames, replay._current)
     known = len(replay.draws)
+    facts = draws.each(draws.first_from(known))
     replay.draws.extend(
         DrawRecord(
             index,
@@ -137,5 +138,4 @@ def record_compiled(replay: Replay, facts: list[DrawFacts]) -> None:
             call_site=_call_site(replay, index, offset),
         )
         for index, kind, offset, pk, _resume, stats, bounds in facts
-        if index >= known
     )
