@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import weakref
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -274,7 +274,7 @@ class OutputWatch:
 
     def compiled_draws(self, draws: CompiledDraws) -> None:
         cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
-        index, _kind, _offset, packet, resume, _stats, _bounds = replace(draws, rows=draws.rows[-1:]).each()[0]
+        index, _kind, _offset, packet, resume, _stats, _bounds = draws.each(len(draws) - 1)[0]
         self._after(index, packet=packet, resume=resume)
 
     def compiled_allowed(self) -> bool:
