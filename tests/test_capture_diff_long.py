@@ -8,7 +8,7 @@ import pytest
 from picaemu.formats import pica
 
 from picaemu.builder import CaptureBuilder, tilt_ortho
-from picaemu.debug import capture_diff
+from picaemu.debug import output_watch
 from picaemu.debug.capture_diff import diff_captures
 from samples._common import VS_COLOR, rect, solid
 
@@ -45,8 +45,8 @@ def long_frame(moved: int | None = None, covered: int | None = None, red: bool =
 def _plain(monkeypatch: pytest.MonkeyPatch, a: pica.Capture, b: pica.Capture) -> dict:
     """The result without kept checkpoints (pass 2 from the frame's start) and with every point kept as bytes."""
     with monkeypatch.context() as m:
-        m.setattr(capture_diff, "KEEP_DRAWS", 0)
-        m.setattr(capture_diff, "COPY_BUDGET", 1 << 40)
+        m.setattr(output_watch, "KEEP_DRAWS", 0)
+        m.setattr(output_watch, "COPY_BUDGET", 1 << 40)
         return diff_captures(a, b).as_dict()
 
 
@@ -67,14 +67,14 @@ def test_a_difference_one_draw_hides_again_past_the_kept_checkpoint(monkeypatch:
     result = diff_captures(a, b, every=1)
     assert (result.first_draw, result.pixels["color"]["count"]) == (270, 64)
     with monkeypatch.context() as m:
-        m.setattr(capture_diff, "KEEP_DRAWS", 0)
+        m.setattr(output_watch, "KEEP_DRAWS", 0)
         assert diff_captures(a, b, every=1).as_dict() == result.as_dict()
 
 
 def test_points_past_the_copy_budget_compare_by_checksum(monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = long_frame(), long_frame(moved=200)
     with monkeypatch.context() as m:
-        m.setattr(capture_diff, "COPY_BUDGET", 2 << 20)  # a few points of 768 KB as bytes, the rest as CRC-32
+        m.setattr(output_watch, "COPY_BUDGET", 2 << 20)  # a few points of 768 KB as bytes, the rest as CRC-32
         budgeted = diff_captures(a, b).as_dict()
         assert diff_captures(a, a).equal
     assert budgeted["first_draw"] == 200 and budgeted == _plain(monkeypatch, a, b)

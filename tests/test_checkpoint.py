@@ -9,12 +9,17 @@ import bisect
 from pathlib import Path
 
 import numpy as np
+import pytest
+from picaemu.formats import pica
 
 from picaemu.debug.session import Session
+from picaemu.errors import PicaError
 from picaemu.fragment import framebuffer as fbm
 from picaemu.memory import PAGE, PhysicalMemory
 from picaemu.replay import Replay, load_capture
 from picaemu.replay.checkpoint import CHECKPOINT_WORK, PageStore, distinct_page_bytes, draw_work, restore_pages
+from picaemu.state import frozen_copy
+from tests.test_capture_diff_long import long_frame
 
 GAME = Path(__file__).parent / "data" / "games" / "minicraft.pica"
 VRAM = 0x18000000
@@ -88,3 +93,35 @@ def test_game_jumps_replay_less_than_the_checkpoint_work() -> None:
     assert worst_jump_work(Session(Replay(load_capture(GAME)))) < CHECKPOINT_WORK
     sparse = Replay(load_capture(GAME), checkpoint_work=1 << 60)
     assert worst_jump_work(Session(sparse)) > 10 * CHECKPOINT_WORK
+
+
+def test_a_checkpoint_shares_arrays_only_when_their_bytes_are_equal() -> None:
+    """``frozen_copy`` shares the previous copy by bytes: -0.0 is not 0.0 (a shader's 1 / x tells them apart)."""
+    prev = frozen_copy(np.zeros((2, 4), np.float32), None)
+    assert not prev.flags.writeable
+    assert frozen_copy(np.zeros((2, 4), np.float32), prev) is prev
+    negative = frozen_copy(np.full((2, 4), -0.0, np.float32), prev)
+    assert negative is not prev and np.signbit(negative).all() and not negative.flags.writeable
+    assert frozen_copy(np.zeros(8, np.float32), prev) is not prev  # another shape
+    assert frozen_copy(np.zeros((2, 4), np.int32), prev) is not prev  # another dtype
+
+
+def test_a_checkpoint_within_a_list_needs_a_base_inside_the_same_list() -> None:
+    """``checkpoint_within`` shares its base's memory: a base at an event boundary, in another list or past the
+    position is refused by name; one earlier in the same list gives the position with the base's pages."""
+    replay = Replay(long_frame(), checkpoints=False)
+    event = next(i for i, e in enumerate(replay.events) if isinstance(e, pica.CommandList))
+    replay.run_to(event)
+    boundary = replay.checkpoint()
+    replay.run_to(event, packets=40)
+    base = replay.checkpoint()
+    replay.run_to(event, packets=80)
+    resume = replay.checkpoint().resume  # where the list continues after 80 packets
+    assert resume is not None
+    with pytest.raises(PicaError, match="checkpoint_within needs a base inside the same list"):
+        replay.checkpoint_within(boundary, packets=80, resume=resume)
+    with pytest.raises(PicaError, match="checkpoint_within needs a base"):
+        replay.checkpoint_within(base, packets=30, resume=resume)
+    light = replay.checkpoint_within(base, packets=80, resume=resume)
+    assert (light.position, light.packets, light.pages) == (event, 80, base.pages)
+    assert light.draw_count == replay.draw_count > base.draw_count

@@ -124,3 +124,25 @@ def test_bad_framebuffer_registers_raise_named_errors():
         fbm.FramebufferState.from_regs(fb_regs(color_fmt=5))
     with pytest.raises(PipelineError, match="8x8"):
         fbm.FramebufferState.from_regs(fb_regs(width=12)).check_size()
+
+
+@pytest.mark.parametrize("color_fmt", [f.value for f in ColorFormat])
+@pytest.mark.parametrize("depth_fmt", [f.value for f in DepthFormat])
+def test_images_read_whole_words_as_the_bytes_say(color_fmt, depth_fmt):
+    """``read_color_image`` / ``read_depth_image`` read aligned 2- and 4-byte pixels as words: the same pixels as
+    assembling every pixel byte by byte (``gather_words``), for every format, at an address 8 bytes past a word."""
+    fb = fbm.FramebufferState.from_regs(
+        fb_regs(color_fmt=color_fmt, depth_fmt=depth_fmt, color_addr=0x18000008, depth_addr=0x18100008)
+    )
+    mem = PhysicalMemory()
+    rng = np.random.default_rng(color_fmt * 8 + depth_fmt)
+    mem.write(0x18000000, rng.integers(0, 256, 0x101000, np.uint8).tobytes())
+    yy, x = np.mgrid[0:16, 0:16]
+    index = fbm.pixel_index(x, 15 - yy, 16, 16, fb.flipped).ravel()  # row 0 = the top
+    color = fbm.gather_words(fb.color_bytes(mem), index * fb.color_bpp, fb.color_bpp)
+    expected = fbm.decode_color(color, fb.color_format).reshape(16, 16, 4)
+    assert np.array_equal(fbm.read_color_image(mem, fb), expected)
+    depth = fbm.gather_words(fb.depth_bytes(mem), index * fb.depth_bpp, fb.depth_bpp)
+    z, s = fbm.split_depth_word(depth, fb.depth_format)
+    got_z, got_s = fbm.read_depth_image(mem, fb)
+    assert np.array_equal(got_z, z.reshape(16, 16)) and np.array_equal(got_s, s.reshape(16, 16))

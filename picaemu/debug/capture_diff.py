@@ -3,23 +3,32 @@ the GUI's side-by-side comparison. Qt-free.
 
 The two captures (or one capture under two backends) are aligned frame by frame and draw by draw: draw k of
 frame f of A is compared with draw k of frame f of B. Both are replayed frame by frame, each frame once (pass 1),
-A's frame first, then B's; a frame where they part is looked at again draw by draw (pass 2). A replay keeps the
-checkpoint at the start of the frame being compared and, inside it, one at the first point ``KEEP_DRAWS`` draws
-or more after the last (where pass 1 stops anyway); they are dropped at the next frame, so memory stays near a render's:
+A's frame first, then B's; a frame where they part is looked at again draw by draw (pass 2). Memory stays near a
+render's: what a side keeps of a frame (its start, restart positions, copies) is dropped at the next frame.
 
-1. Under ``OutputWatch`` (a wrapper of the replay's pipeline), at every ``every``-th draw of a frame and after
-   the last draw of every event, a point: the bytes of every render target the capture's draws have used so far
-   (color and depth/stencil in memory, one after the other). Side A keeps a copy of them per point (up to
-   ``COPY_BUDGET`` bytes a frame, then their CRC-32); side B, running the same frame after it, compares its own
-   with A's at the same place in the frame (memcmp: cheaper than hashing both). At every frame end a digest of
-   both screens. The compiled draw loop stops only at those points (``CompiledPlans.with_limit``), so the
-   replay keeps its speed. The points are compared at the aligned draws where both sides took one.
+0. Shared prefix (``picaemu.debug.shared_prefix``): when both sides render alike (same backend, same points) and
+   the captures start from the same state, the leading events whose inputs are equal reach equal states on both
+   sides. Side B does not replay them: a frame made only of them it takes from A (``Side.follow``: A's draws,
+   points and screens), and at the first event that differs (when the events before it run a command list) it
+   starts from A's replay state there (``OutputWatch.handover``, ``Side.adopt``) with A's record of the frame so
+   far. Equal captures cost one replay; ``share=False`` replays everything on both sides (the same result).
+1. Under ``OutputWatch`` (``picaemu.debug.output_watch``, a wrapper of the replay's pipeline), at every
+   ``every``-th draw of a frame and after the last draw of every event, a point: the bytes of every render
+   target the capture's draws have used so far (color and depth/stencil in memory, one after the other). Side A
+   keeps a copy of them per point (up to ``COPY_BUDGET`` bytes a frame, then their CRC-32); side B, running the
+   same frame after it, compares its own with A's at the same place in the frame (memcmp: cheaper than hashing
+   both) and takes no more points after the first that differs. At every frame end a digest of both screens.
+   The compiled draw loop stops only at those points (``CompiledPlans.with_limit``), so the replay keeps its
+   speed. The points are compared at the aligned draws where both sides took one. At each point inside a
+   command list a side keeps a restart position for pass 2: a full checkpoint at the list's first, then a
+   ``Mark`` (GPU state and position over that checkpoint's memory plus the point's render-target copy: inside
+   a list only draws write memory, into their render targets).
 2. From the last aligned point where the sides agreed to the first where they differ, both replays go back to
-   the last checkpoint they kept before it (the frame's start when none is), step draw by draw
-   (``Replay.run_to_draw``) and compare their render targets byte for byte; the first draw after which they
-   differ is ``first_draw``. With ``every=1`` every draw is a point: a difference that a later draw of the same
-   ``every`` draws hides again is then found too (with larger ``every`` it is not: both captures agree at the
-   next point).
+   the last restart position before it (the frame's start when none is: usually the agreeing point itself), step
+   draw by draw (``Replay.run_to_draw``) and compare their render targets byte for byte; the first draw after
+   which they differ is ``first_draw``. With ``every=1`` every draw is a point: a difference that a later draw
+   of the same ``every`` draws hides again is then found too (with larger ``every`` it is not: both captures
+   agree at the next point).
 
 At ``first_draw`` the result holds the state difference (``picaemu.debug.state_diff``, A the "a" side: registers
 by field, uniforms by name, textures by content hash, shader programs by disassembly; taken right after the draw,
@@ -34,218 +43,34 @@ draws shows at the next draw.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import weakref
-import zlib
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from picaemu.debug import state_diff
-from picaemu.draw import CompiledSink, DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink, observed_sink
-from picaemu.draw_state import PARTS
+from picaemu.debug.output_watch import EVERY, Mark, OutputWatch
+from picaemu.debug.shared_prefix import shared_events
 from picaemu.errors import PicaError
 from picaemu.formats import pica
-from picaemu.fragment import framebuffer as fbm
 from picaemu.replay import Checkpoint, Replay, default_pipeline, load_capture
-from picaemu.state import GpuState
 
-if TYPE_CHECKING:
-    from picaemu.fused.loop import CompiledDraws, CompiledPlans
-    from picaemu.observer import StageObserver
-
-EVERY = 32  # draws of a frame between two points (output comparisons)
-COPY_BUDGET = 64 << 20  # bytes of render-target copies side A keeps per frame (then CRC-32 values)
-DIFFERS = -1  # side B's token of a point whose content differs from side A's
-KEEP_DRAWS = 256  # draws of a frame between two checkpoints a side keeps (where pass 2 starts; 0: none)
 SCHEMA = 1
-Target = tuple[int, int]  # (physical address, bytes) of a render target
-SCREENS = ("top", "bottom")
-_FRAMEBUFFER_IDS = next(part for part in PARTS if part.name == "framebuffer").register_ids()
-_TARGETS: dict[bytes, tuple[Target, ...]] = {}  # framebuffer registers' content -> targets_of (64 kept)
-
-
-def _crc(views: list[np.ndarray]) -> int:
-    """CRC-32 of ``views`` one after the other."""
-    crc = 0
-    for v in views:
-        crc = zlib.crc32(v.data, crc)
-    return crc
-
-
-def targets_of(regs: np.ndarray) -> tuple[Target, ...]:
-    """The color and depth/stencil buffers the registers name, as memory ranges; () when they name none
-    (remembered by the content of the registers the draw state's framebuffer part reads)."""
-    key = regs[_FRAMEBUFFER_IDS].tobytes()
-    found = _TARGETS.get(key)
-    if found is None:
-        found = _TARGETS[key] = _targets_of(regs)
-        if len(_TARGETS) > 64:
-            _TARGETS.pop(next(iter(_TARGETS)))
-    return found
-
-
-def _targets_of(regs: np.ndarray) -> tuple[Target, ...]:
-    try:
-        fb = fbm.FramebufferState.from_regs(regs)
-        fb.check_size()
-    except PicaError:
-        return ()
-    pixels = fb.width * fb.height
-    return (fb.color_address, pixels * fb.color_bpp), (fb.depth_address, pixels * fb.depth_bpp)
-
-
-class OutputWatch:
-    """A pipeline wrapper that takes the output points of pass 1 (module docstring). ``points``: draw index -> the
-    point's token: on side A (no ``reference``) the draw's place in its frame, whose render-target content it keeps
-    in ``contents``; on side B (``reference``: A's watch) the same place when its content equals A's there, else
-    ``DIFFERS``; ``screens``: per frame end, the digest of both screens."""
-
-    def __init__(self, inner: PipelineSink, every: int = EVERY) -> None:
-        self.inner = inner
-        self.every = max(1, every)
-        self.replay: weakref.ref[Replay] | None = None
-        self.targets: dict[Target, int] = {}  # every render target used so far -> its first draw, in that order
-        self.points: dict[int, int] = {}
-        self.screens: list[bytes] = []
-        self.frame_start = 0  # index of the first draw of the current frame
-        self.draws = 0  # draws seen
-        self.pointed = -1  # the last draw with a point
-        self.recording = True
-        self.kept: list[tuple[int, Checkpoint]] = []  # (draw, replay checkpoint right after it) in this frame
-        self._kept_at = -1  # the draw of the last checkpoint kept (the frame's start - 1)
-        self.reference: OutputWatch | None = None  # side B: side A's watch, whose frame has run already
-        self.contents: dict[int, bytes | int] = {}  # side A: place in the frame -> its render targets' bytes
-        self._content_bytes = 0  # bytes ``contents`` holds (past ``COPY_BUDGET``: CRC-32 values instead)
-
-    @property
-    def stage_observer(self) -> StageObserver | None:
-        return observed_sink(self.inner).stage_observer
-
-    @stage_observer.setter
-    def stage_observer(self, value: StageObserver | None) -> None:
-        observed_sink(self.inner).stage_observer = value
-
-    def attach(self, replay: Replay) -> None:
-        self.replay = weakref.ref(replay)
-
-    def _memory(self):
-        replay = self.replay() if self.replay is not None else None
-        if replay is None:
-            raise PicaError("the output watch is not attached to a replay")
-        return replay
-
-    def _boundary(self, draw: int) -> int:
-        """The last draw of ``draw``'s group of ``every`` draws of its frame."""
-        return self.frame_start + ((draw - self.frame_start) // self.every + 1) * self.every - 1
-
-    def _use(self, regs: np.ndarray, draw: int) -> None:
-        for target in targets_of(regs):
-            self.targets.setdefault(target, draw)
-
-    def used_by(self, draw: int) -> list[Target]:
-        """The render targets the draws up to ``draw`` used, in first-use order."""
-        return [target for target, first in self.targets.items() if first <= draw]
-
-    def _views(self, draw: int) -> list[np.ndarray]:
-        """Live views of the render targets the draws up to ``draw`` used, as memory holds them now (after a sync)."""
-        replay = self._memory()
-        self.inner.event(PipelineEventKind.MEMORY_SYNC, replay.state)
-        return [replay.memory.bytes(address, size, "render target") for address, size in self.used_by(draw)]
-
-    def point(self, draw: int) -> int:
-        """The token of a point after ``draw`` (class docstring). Contents compare as the render targets' bytes one
-        after the other; a frame's copies on side A stop at ``COPY_BUDGET`` bytes, later points keep a CRC-32 (two
-        different contents agree with odds of 2^-32; pass 2 compares bytes)."""
-        place, views = draw - self.frame_start, self._views(draw)
-        if self.reference is None:
-            size = sum(v.size for v in views)
-            if self._content_bytes + size <= COPY_BUDGET:
-                self.contents[place] = b"".join(v.data for v in views)  # one copy (bytes compare with memcmp)
-                self._content_bytes += size
-            else:
-                self.contents[place] = _crc(views)
-            return place
-        kept = self.reference.contents.get(place)
-        if kept is None:  # A has no point here: the pair is not compared
-            return DIFFERS
-        same = _crc(views) == kept if isinstance(kept, int) else b"".join(v.data for v in views) == kept
-        return place if same else DIFFERS
-
-    def _after(self, last: int, force: bool = False, packet: int = -1, resume: tuple[int, int] | None = None) -> None:
-        """After draw ``last`` (its ``DrawCall.packet`` and ``resume``): a point at a group's last draw (``force``:
-        at the last draw of an event); at a point ``KEEP_DRAWS`` draws or more after the frame's start or the last one
-        kept, a checkpoint when the draw ends its packet inside a command list (where the replay itself would)."""
-        self.draws = last + 1
-        if self.recording and (force or last == self._boundary(last)) and last > self.pointed:
-            self.points[last], self.pointed = self.point(last), last
-            due = KEEP_DRAWS and last - self._kept_at >= KEEP_DRAWS
-            if due and packet >= 0 and resume is not None and resume[1] > 0:
-                replay = self._memory()
-                cp = replay.checkpoint(packets=replay.packet + packet + 1, resume=resume)
-                self.kept.append((last, cp))
-                self._kept_at = last
-
-    def new_frame(self) -> None:
-        """Pass 1 starts a frame: the checkpoints and contents of the last one are dropped."""
-        self.kept, self._kept_at = [], self.draws - 1
-        self.contents, self._content_bytes = {}, 0
-
-    # -- PipelineSink ------------------------------------------------------------------------------------
-    def draw(self, call: DrawCall) -> None:
-        self._use(call.state.regs, call.index)
-        self.inner.draw(call)
-        self._after(call.index, packet=call.packet, resume=call.resume)
-
-    def event(self, kind: PipelineEventKind, state: GpuState) -> None:
-        self.inner.event(kind, state)
-        if kind is not PipelineEventKind.DRAWS_COMPLETE or not self.recording:
-            return
-        replay = self._memory()  # the event that just ended is ``position - 1``
-        if self.draws and self.pointed < self.draws - 1:
-            self._after(self.draws - 1, force=True)
-        if isinstance(replay.events[replay.position - 1], pica.FrameEnd):
-            self.screens.append(self._screens(replay))
-            self.frame_start = self.draws
-
-    def _screens(self, replay: Replay) -> bytes:
-        h = hashlib.blake2b(digest_size=16)  # a few per capture: a real hash
-        for screen in SCREENS:
-            try:
-                h.update(np.ascontiguousarray(replay.screen(screen)).data)
-            except PicaError as err:  # a screen the capture never set up: its reason is its content
-                h.update(str(err).encode())
-        return h.digest()
-
-    # -- CompiledSink (offered only when the inner pipeline is one) --------------------------------------
-    def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
-        plans = self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None
-        if plans is None:
-            return None
-        self._use(call.state.regs, call.index)  # the loop may come back to these plans later without asking
-        return plans.with_limit(self._boundary(call.index)) if self.recording else plans
-
-    def compiled_draws(self, draws: CompiledDraws) -> None:
-        cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
-        index, _kind, _offset, packet, resume, _stats, _bounds = replace(draws, rows=draws.rows[-1:]).each()[0]
-        self._after(index, packet=packet, resume=resume)
-
-    def compiled_allowed(self) -> bool:
-        return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
 
 
 @dataclass
 class Side:
     """One capture being compared: its label, backend, replay (without checkpoints of its own) and output watch;
-    ``start``: the replay at the start of the frame being compared (the one checkpoint kept)."""
+    ``start``: the replay at the start of the frame being compared (the one checkpoint kept); ``resumed``: side B
+    took over side A's replay inside the frame it runs next (``adopt``)."""
 
     label: str
     backend: str
     replay: Replay
     watch: OutputWatch
     start: Checkpoint | None = None
+    resumed: bool = False
 
     @property
     def frame_count(self) -> int:
@@ -253,23 +78,62 @@ class Side:
         frames, events = self.replay.frames, len(self.replay.events)
         return len(frames) + (events > (frames[-1] + 1 if frames else 0))
 
+    def frame_end(self, frame: int) -> int:
+        """The event position right after frame ``frame``."""
+        frames = self.replay.frames
+        return frames[frame] + 1 if frame < len(frames) else len(self.replay.events)
+
     def run_frame(self, frame: int) -> list[int]:
-        """Pass 1 over frame ``frame`` (the replay stands at its start): returns the indices of its draws."""
+        """Pass 1 over frame ``frame`` (the replay stands at its start, or inside it after ``adopt``): returns the
+        indices of its draws."""
         replay = self.replay
-        self.start = replay.checkpoint()
-        self.watch.new_frame()
-        first = len(replay.draws)
-        replay.run_to(replay.frames[frame] + 1 if frame < len(replay.frames) else len(replay.events))
+        if self.resumed:
+            self.resumed, first = False, self.watch.frame_start
+        else:
+            self.start = replay.checkpoint()
+            self.watch.new_frame()
+            first = len(replay.draws)
+        replay.run_to(self.frame_end(frame))
         return [d.index for d in replay.draws[first:]]
 
+    def follow(self, lead: Side, draws: list[int]) -> list[int]:
+        """Side B's frame whose events and every event before are side A's (A's frame ``draws``, just run): A's
+        draws, points and screens, without replaying it."""
+        known = len(self.replay.draws)
+        self.replay.draws.extend(lead.replay.draws[known : known + len(draws)])
+        self.watch.follow(lead.watch, draws)
+        return list(draws)
+
+    def adopt(self, lead: Side, frame: int) -> None:
+        """Side B starts where side A stood at the first event whose inputs differ (``OutputWatch.handover``,
+        inside or at the start of frame ``frame``): A's replay state there and its record of everything before."""
+        handover = lead.watch.handover
+        if handover is None:
+            raise RuntimeError("side A never reached the first differing event it was to hand over")
+        replay = self.replay
+        replay.restore(handover.checkpoint)
+        replay.draws.extend(lead.replay.draws[len(replay.draws) : handover.draws])
+        self.watch.take_over(handover, lead.watch)
+        self.resumed = handover.event > (self.frame_end(frame - 1) if frame else 0)
+        if self.resumed:  # inside the frame: A's start of it is B's
+            self.start = lead.start
+
     def rewind(self, before: int) -> None:
-        """Back to the last checkpoint of the frame being compared before draw ``before`` (its start when none
-        is), for pass 2: from there the replay reaches every later draw as pass 1 did."""
+        """Back to the last restart position of the frame being compared before draw ``before`` (a kept checkpoint
+        or a ``Mark``; its start when none is), for pass 2: from there the replay reaches every later draw as pass
+        1 did."""
         if self.start is None:
             raise PicaError("rewind before run_frame: there is no frame start to go back to")
         self.watch.recording = False
-        kept = [cp for draw, cp in self.watch.kept if draw < before]
-        self.replay.restore(kept[-1] if kept else self.start)
+        position = self.watch.restart(before)
+        if isinstance(position, Mark):
+            self.replay.restore(position.checkpoint)
+            content, at = np.frombuffer(position.content, np.uint8), 0
+            for address, size in self.watch.used_by(position.draw):
+                self.replay.memory.bytes(address, size, "render target")[:] = content[at : at + size]
+                at += size
+        else:
+            self.replay.restore(self.start if position is None else position)
         self.replay.indexed = True  # pass 2 seeks only to draws already recorded: run_to_draw must not run on
 
     def info(self) -> dict[str, Any]:
@@ -350,18 +214,29 @@ def diff_captures(
     backend_a: str = "software",
     backend_b: str = "software",
     every: int = EVERY,
+    share: bool = True,
 ) -> CaptureDiff:
-    """Compare two captures (module docstring)."""
-    return compare_sides(open_side(a, backend_a, every), open_side(b, backend_b, every))
+    """Compare two captures (module docstring); ``share=False``: side B replays the events it shares with A too
+    (the same result, at the cost of replaying them)."""
+    return compare_sides(open_side(a, backend_a, every), open_side(b, backend_b, every), share=share)
 
 
-def compare_sides(sa: Side, sb: Side) -> CaptureDiff:
+def compare_sides(sa: Side, sb: Side, *, share: bool = True) -> CaptureDiff:
     """Run both sides frame by frame (pass 1) until a frame parts them, then find where (pass 2) and describe it."""
     sb.watch.reference = sa.watch  # B compares its points with A's as it runs
+    shared = _shared(sa, sb) if share else 0  # B follows A over these events, then starts from A's state
+    sa.watch.hand_over_at = shared if shared else -1
+    following = shared > 0
     frames: list[dict[str, Any]] = []  # the table of the result: one row per frame compared
     for f in range(max(sa.frame_count, sb.frame_count)):
         fa = sa.run_frame(f) if f < sa.frame_count else None
-        fb = sb.run_frame(f) if f < sb.frame_count else None
+        if following and fa is not None and sb.frame_end(f) <= shared:
+            fb: list[int] | None = sb.follow(sa, fa)
+        else:
+            if following and f < sb.frame_count:
+                sb.adopt(sa, f)
+                following = False
+            fb = sb.run_frame(f) if f < sb.frame_count else None
         frames.append(
             {
                 "frame": f,
@@ -376,6 +251,20 @@ def compare_sides(sa: Side, sb: Side) -> CaptureDiff:
         if found is not None:
             return found
     return CaptureDiff(sa.info(), sb.info(), frames=frames)
+
+
+def _shared(sa: Side, sb: Side) -> int:
+    """Leading events side B can take from side A (``shared_events``): none unless both sides render alike
+    (same backend, same points, the same unknown-state watch) and the shared events run a command list (without
+    draws to skip, taking over A's state costs B more than running them)."""
+    ra, rb = sa.replay, sb.replay
+    if sa.backend != sb.backend or sa.watch.every != sb.watch.every:
+        return 0
+    if (ra.unknown_state is None) != (rb.unknown_state is None):
+        return 0
+    shared = shared_events(ra.capture, rb.capture)
+    lists = (pica.CommandList, pica.RegWrite)  # a register write may kick a list (CiTrace)
+    return shared if any(isinstance(e, lists) for e in ra.events[:shared]) else 0
 
 
 def _compare_frame(sa: Side, sb: Side, fa: list[int], fb: list[int], frames: list[dict]) -> CaptureDiff | None:
@@ -494,6 +383,7 @@ def _pixels(ra: Replay, rb: Replay) -> tuple[dict[str, Any] | None, tuple[np.nda
             "target": target,
             "error": f"the render targets differ in size: {fa.width}x{fa.height} vs {fb.width}x{fb.height}",
         }, (ca, cb)
-    bad = (ca != cb).any(axis=2)  # every channel, alpha too (a render target has it; screens' diffs look at RGB)
+    # every channel, alpha too (a render target has it; screens' diffs look at RGB): RGBA as one uint32 a pixel
+    bad = ca.view(np.uint32)[..., 0] != cb.view(np.uint32)[..., 0]
     (za, sa), (zb, sb) = ra.depth_buffer(), rb.depth_buffer()
     return {"target": target, "color": _region(bad), "depth": _region((za != zb) | (sa != sb))}, (ca, cb)

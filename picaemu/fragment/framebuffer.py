@@ -314,13 +314,13 @@ def read_color_image(memory: PhysicalMemory, fb: FramebufferState, step: int = 1
     """The color buffer as (H, W, 4) uint8 RGBA, row 0 = top of the picture; with ``step`` > 1 only every
     ``step``-th pixel of every ``step``-th row ((ceil(H / step), ceil(W / step), 4): thumbnails)."""
     pixels = _image_pixels(fb.width, fb.height, fb.flipped, step)
-    words = gather_words(fb.color_bytes(memory), pixels.ravel() * fb.color_bpp, fb.color_bpp)
+    words = gather_pixels(fb.color_bytes(memory), pixels.ravel(), fb.color_bpp)
     return decode_color(words, fb.color_format).reshape(*pixels.shape, 4)
 
 
 def read_depth_image(memory: PhysicalMemory, fb: FramebufferState) -> tuple[np.ndarray, np.ndarray]:
     """The depth buffer as ((H, W) uint32 depth, (H, W) uint8 stencil), row 0 = top of the picture."""
     pixels = _image_pixels(fb.width, fb.height, fb.flipped, 1)
-    words = gather_words(fb.depth_bytes(memory), pixels.ravel() * fb.depth_bpp, fb.depth_bpp)
+    words = gather_pixels(fb.depth_bytes(memory), pixels.ravel(), fb.depth_bpp)
     depth, stencil = split_depth_word(words, fb.depth_format)
     return depth.reshape(fb.height, fb.width), stencil.reshape(fb.height, fb.width)

@@ -124,6 +124,12 @@ def memory_image(memory: PhysicalMemory, cfg: ScreenConfig) -> np.ndarray:
 
 def screen_image(memory: PhysicalMemory, gpu: np.ndarray, screen: str = "top", eye: str = "left") -> np.ndarray:
     """The upright landscape picture of ``screen`` ("top"/"bottom") as (height, width, 3) uint8 RGB."""
+    return upright(screen_rows(memory, gpu, screen, eye)[:, :, :3])
+
+
+def screen_rows(memory: PhysicalMemory, gpu: np.ndarray, screen: str = "top", eye: str = "left") -> np.ndarray:
+    """The framebuffer ``screen`` shows, in memory order: a new (rows, row_length, 4) uint8 RGBA array whose RGB
+    ``screen_image`` turns upright (the LCD shows no alpha). Compares two screens without turning them."""
     if screen not in SCREENS or eye not in EYES:
         raise LcdError(f"no screen {screen!r} / eye {eye!r}")
     cfg = ScreenConfig.from_regs(gpu, SCREENS[screen], eye)
@@ -131,7 +137,7 @@ def screen_image(memory: PhysicalMemory, gpu: np.ndarray, screen: str = "top", e
         raise LcdError(
             f"the capture never set up the {screen} screen (no present names a framebuffer for it): nothing to show"
         )
-    return upright(memory_image(memory, cfg)[:, :, :3])
+    return memory_image(memory, cfg)
 
 
 def upright(rows: np.ndarray) -> np.ndarray:

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from picaemu.command.processor import CommandProcessor
@@ -72,6 +74,30 @@ class Checkpointing:
             self.processor.draw_count,
             self.processor.pending_input(),
             self._resume if packets is None else resume,
+        )
+
+    def checkpoint_within(self, base: Checkpoint, *, packets: int, resume: tuple[int, int]) -> Checkpoint:
+        """A light copy of the current position inside the command list of event ``position`` (``packets`` run so
+        far, the next one at ``resume``), whose memory is ``base``'s: a checkpoint taken earlier inside the same
+        list. It costs the GPU state and registers (shared with the last copy where unchanged), not a page scan;
+        restoring it is exact only once the caller writes back every byte that changed since ``base``: inside one
+        list only draws write memory, into their render targets (``picaemu.debug.capture_diff`` keeps them)."""
+        if base.position != self.position or not 0 < base.packets <= packets:
+            raise PicaError(
+                f"checkpoint_within needs a base inside the same list before the position: base at event "
+                f"{base.position} + {base.packets} packets, now event {self.position} + {packets} packets"
+            )
+        self.sync_memory()
+        gpu, lcd = self._registers_copy()
+        return dataclasses.replace(
+            base,
+            packets=packets,
+            state=self._state_copy(),
+            gpu=gpu,
+            lcd=lcd,
+            draw_count=self.processor.draw_count,
+            pending=self.processor.pending_input(),
+            resume=resume,
         )
 
     def _registers_copy(self) -> tuple[np.ndarray, np.ndarray]:
