@@ -37,8 +37,9 @@ in the plan depends on it) before each draw.
 depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying
 columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
 UNIT_INTS) int64 (filters, levels and LOD bias, each format's ``texture.fetch.channel_fields`` and texel source
-kind, each level's byte offset and size); the border colors (3, 4) float32; ``tev_rows`` (6, TEV_INTS) int64,
-``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3) bool; the buffer color (4,) uint8;
+kind, each level's byte offset and size); the border colors (3, 4) float32; ``tev_rows`` (6, TEV_INTS) int64 (the
+rows of ``TevState.program``, sources as slots), ``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3)
+bool; the buffer color (4,) uint8;
 ``color_ints`` (COLOR_INTS,) int64 [the procedural texture is read, its u and v columns among ``active`` (-1: 1.0),
 fog on, fog z flip, lighting computed, its bump unit, the quaternion's and view's columns]; the procedural
 texture's ``ProctexState.kernel_args`` (a tuple of five arrays); lighting's ``lighting.kernel_arrays`` and the
