@@ -375,7 +375,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     vram, fcram = (memory.region_bytes(name) if name in regions else NO_BYTES for name in (VRAM.name, FCRAM.name))
     ints[layout.VRAM_BASE] = regions[VRAM.name].base if VRAM.name in regions else 0
     ints[layout.FCRAM_BASE] = regions[FCRAM.name].base if FCRAM.name in regions else 0
-    ints[layout.USES_BUFFER] = tev.SRC_BUFFER in used
+    ints[layout.USES_BUFFER] = tstate.program.uses_buffer
     blend = ds.blend
     ints[layout.ALPHA_TEST] = blend.alpha_test
     ints[layout.PRIMARY] = tev.SRC_PRIMARY in used
