@@ -1,4 +1,5 @@
-"""The six-stage texture combiner (TEV), in the hardware's 8-bit fixed point.
+"""The six-stage texture combiner (TEV), in the hardware's 8-bit fixed point: its decoding and the readable
+reference that runs it.
 
 Receives a ``TevState`` (decoded once per draw from registers 0x0C0-0x0FD) and the per-fragment source colors as
 a dict ``{source code: (F, 4) or (4,) uint8 RGBA}`` (0 primary color, 1/2 fragment lighting primary/secondary,
@@ -6,14 +7,13 @@ a dict ``{source code: (F, 4) or (4,) uint8 RGBA}`` (0 primary color, 1/2 fragme
 
 Per stage (integer maths, divisions truncate toward zero, as Azahar's software renderer; HW rounding is unknown):
 three sources per RGB and alpha, an operand modifier each (``RGB_OPERANDS`` / ``ALPHA_OPERANDS``), a combine
-function (``_combine_one``; dot3 in ``_stage``), then ``min(255, result << scale)`` (scale code 3 acts as x1). Stage
-0: an RGB "previous" in slot 0 or 1 reads RGB slot 2's source (0 if that is "previous" too); every other "previous"
-of stage 0 (alpha slots, RGB slot 2) reads 0, and so does "previous buffer". Dot3 RGBA puts the dot product into
-alpha too, scaled by the alpha scale (the RGB channels by the RGB scale). Combiner buffer: stage 0 reads 0, stage 1
-the initial color (0x0FD), stage k+1 what stage k-1 left when its update bit (0x0E0 bits 8-15, stages 0-3) is set.
-Undefined source/operand/op codes in the slots a stage reads raise ``UnsupportedFeature``. The per-fragment loops
-are compiled (numba, cached): one pass per active stage over all four output channels (dot3 its own pass), with the
-op and operand choices passed as scalars; per-draw decoding is Python.
+function (``tev_kernels._combine_one``; dot3 in ``tev_kernels._dot3``), then ``min(255, result << scale)`` (scale
+code 3 acts as x1). Dot3 RGBA puts the dot product into alpha too, scaled by the alpha scale (the RGB channels by the
+RGB scale). The sequencing (pass-through stages, the stage-0 source rules, "previous", the combiner buffer and its
+one-stage delay) is ``TevState.program`` (``picaemu.color.tev_program``): ``combine`` runs its rows. Undefined
+source/operand/op codes in the slots a stage reads raise ``UnsupportedFeature``. The per-fragment loops are
+compiled (``picaemu.color.tev_kernels``): one pass per active stage over all four output channels (dot3 its own
+pass), with the op and operand choices passed as scalars; per-draw decoding is Python.
 """
 
 from __future__ import annotations
@@ -24,9 +24,31 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-import numba
 import numpy as np
 
+from picaemu.color.tev_kernels import (
+    OP_DOT3_RGB,
+    OP_DOT3_RGBA,
+    OP_REPLACE,
+    _dot3,
+    _stage,
+)
+from picaemu.color.tev_program import (  # noqa: F401 - the source codes and stage counts, re-exported
+    BUFFER_STAGES,
+    NUM_STAGES,
+    READS_BUFFER_COLOR,
+    READS_ZERO,
+    SRC_BUFFER,
+    SRC_CONSTANT,
+    SRC_LIGHT_PRIMARY,
+    SRC_LIGHT_SECONDARY,
+    SRC_PREVIOUS,
+    SRC_PRIMARY,
+    SRC_TEXTURES,
+    StageRow,
+    TevProgram,
+    program,
+)
 from picaemu.errors import UnsupportedFeature
 from picaemu.regs import NUM_REGS, access, id_of
 from picaemu.regs.blocks.tev import ALPHA_OPERANDS, COMBINE_OPS, RGB_OPERANDS, SCALES, TEV_SOURCES
@@ -34,30 +56,7 @@ from picaemu.regs.blocks.tev import ALPHA_OPERANDS, COMBINE_OPS, RGB_OPERANDS, S
 if TYPE_CHECKING:
     from picaemu.observer import StageObserver
 
-NUM_STAGES = 6
-BUFFER_STAGES = 4  # stages whose output can reach the combiner buffer
-_SRC = {name: code for code, name in TEV_SOURCES.items()}
-SRC_PRIMARY, SRC_LIGHT_PRIMARY, SRC_LIGHT_SECONDARY = (
-    _SRC["primary color"],
-    _SRC["fragment primary color"],
-    _SRC["fragment secondary color"],
-)
-SRC_TEXTURES = tuple(_SRC[f"texture {i}"] for i in range(4))
-SRC_BUFFER, SRC_CONSTANT, SRC_PREVIOUS = _SRC["previous buffer"], _SRC["constant"], _SRC["previous"]
 _OP = {name: code for code, name in COMBINE_OPS.items()}
-OP_REPLACE, OP_MODULATE, OP_ADD, OP_ADD_SIGNED, OP_LERP = (
-    _OP["replace"],
-    _OP["modulate"],
-    _OP["add"],
-    _OP["add signed"],
-    _OP["interpolate"],
-)
-OP_SUBTRACT, OP_DOT3_RGB, OP_DOT3_RGBA, OP_MUL_ADD = (
-    _OP["subtract"],
-    _OP["dot3 RGB"],
-    _OP["dot3 RGBA"],
-    _OP["multiply then add"],
-)
 ARITY = {
     _OP[name]: n
     for name, n in {  # operand slots each combine op reads
@@ -107,32 +106,6 @@ ALPHA_OPERAND_TABLE = {
 }
 assert len(RGB_OPERAND_TABLE) == len(RGB_OPERANDS) and len(ALPHA_OPERAND_TABLE) == len(ALPHA_OPERANDS)
 assert len(ARITY) == len(COMBINE_OPS)
-
-
-@numba.njit(cache=True, inline="always", error_model="numpy")
-def _div_trunc(x: int, d: int) -> int:
-    """Integer division truncating toward zero (C semantics)."""
-    return -((-x) // d) if x < 0 else x // d
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _combine_one(op: int, a: int, b: int, c: int) -> int:
-    """One channel of every combine op but dot3 (see the reference table), 8-bit integers in and out."""
-    if op == OP_REPLACE:
-        return a
-    if op == OP_MODULATE:
-        return a * b // 255
-    if op == OP_ADD:
-        return min(a + b, 255)
-    if op == OP_ADD_SIGNED:
-        return min(max(a + b - 128, 0), 255)
-    if op == OP_LERP:
-        return (a * c + b * (255 - c)) // 255
-    if op == OP_SUBTRACT:
-        return max(a - b, 0)
-    if op == OP_MUL_ADD:
-        return min((a * b + 255 * c) // 255, 255)
-    return min(a + b, 255) * c // 255  # add then multiply
 
 
 STAGE_NAMES = tuple(f"TEXENV{n}" for n in range(NUM_STAGES))
@@ -317,109 +290,21 @@ class TevState:
     def _sources_used(self) -> frozenset[int]:
         return frozenset().union(*(s.sources_read() for s in self.stages if not s.passthrough))
 
-
-@numba.njit(cache=True, error_model="numpy")  # every divisor is a constant: no division-by-zero branches
-def _operate(x: int, y: int, z: int, inv0: bool, inv1: bool, inv2: bool, op: int, shift: int) -> int:
-    """One output channel from its three operand values: inverted (255 - v) where asked, combined, scaled."""
-    x = 255 - x if inv0 else x
-    y = 255 - y if inv1 else y
-    z = 255 - z if inv2 else z
-    return min(_combine_one(op, x, y, z) << shift, 255)
-
-
-@numba.njit(cache=True)
-def _stage(
-    r0,
-    r1,
-    r2,
-    a0,
-    a1,
-    a2,
-    rgb_ch,
-    rgb_inv,
-    rgb_op,
-    rgb_shift,
-    alpha_ch,
-    alpha_inv,
-    alpha_op,
-    alpha_shift,
-    with_rgb,
-    out,
-) -> None:  # pragma: no cover - compiled
-    """Output channels of one stage for every fragment, in one pass: RGB (when ``with_rgb``; dot3 is ``_dot3``'s)
-    from r0-r2, operand j of channel ch reading channel ``rgb_ch[3 * j + ch]``, and alpha from a0-a2, operand j
-    reading ``alpha_ch[j]``; sources (F, 4) uint8; the choices arrive as tuples of scalars, so that they stay in
-    registers and the compiler hoists the op selection."""
-    k00, k01, k02, k10, k11, k12, k20, k21, k22 = rgb_ch
-    i0, i1, i2 = rgb_inv
-    c0, c1, c2 = alpha_ch
-    j0, j1, j2 = alpha_inv
-    for i in range(out.shape[0]):
-        if with_rgb:
-            out[i, 0] = _operate(
-                np.int64(r0[i, k00]), np.int64(r1[i, k10]), np.int64(r2[i, k20]), i0, i1, i2, rgb_op, rgb_shift
-            )
-            out[i, 1] = _operate(
-                np.int64(r0[i, k01]), np.int64(r1[i, k11]), np.int64(r2[i, k21]), i0, i1, i2, rgb_op, rgb_shift
-            )
-            out[i, 2] = _operate(
-                np.int64(r0[i, k02]), np.int64(r1[i, k12]), np.int64(r2[i, k22]), i0, i1, i2, rgb_op, rgb_shift
-            )
-        out[i, 3] = _operate(
-            np.int64(a0[i, c0]), np.int64(a1[i, c1]), np.int64(a2[i, c2]), j0, j1, j2, alpha_op, alpha_shift
-        )
-
-
-@numba.njit(cache=True, error_model="numpy")  # every divisor is a constant: no division-by-zero branches
-def _dot3(r0, r1, rgb_ch, rgb_inv, shift, rgba, alpha_shift, out) -> None:  # pragma: no cover - compiled
-    """Dot3 of the first two RGB operands into out[:, :3] scaled by ``shift`` (and, when ``rgba``, into out[:, 3]
-    scaled by ``alpha_shift``)."""
-    for i in range(out.shape[0]):
-        total = 0
-        for ch in range(3):
-            x, y = np.int64(r0[i, rgb_ch[0, ch]]), np.int64(r1[i, rgb_ch[1, ch]])
-            x = 255 - x if rgb_inv[0] else x
-            y = 255 - y if rgb_inv[1] else y
-            total += _div_trunc((2 * x - 255) * (2 * y - 255) + 128, 256)
-        dot = min(max(total, 0), 255)
-        v = min(dot << shift, 255)
-        out[i, 0] = out[i, 1] = out[i, 2] = v
-        if rgba:
-            out[i, 3] = min(dot << alpha_shift, 255)
-
-
-def slot_source(stage: TevStage, kind: str, slot: int) -> int | None:
-    """The source code a slot of ``stage`` ("RGB" or "alpha") reads after the stage-0 rules (module docstring);
-    None: it reads 0."""
-    codes = stage.rgb_sources if kind == "RGB" else stage.alpha_sources
-    code: int | None = codes[slot]
-    if stage.index == 0 and kind == "RGB" and slot < 2 and code == SRC_PREVIOUS:
-        code = codes[2] if codes[2] != SRC_PREVIOUS else None
-    if stage.index == 0 and code == SRC_BUFFER:
-        return None
-    return code
-
-
-def operand_sources(stage: TevStage) -> dict[str, tuple[int | None, int | None, int | None]]:
-    """The source code each of the three operand slots of "RGB" and "alpha" reads (``slot_source``; None: 0);
-    slots the op does not read repeat slot 0 (or "previous" when none is read), as the kernel reads all three."""
-    out = {}
-    for kind, n in (("RGB", stage.plan.rgb_slots), ("alpha", stage.plan.alpha_slots)):
-        got = [slot_source(stage, kind, s) for s in range(n)]
-        a, b, c = got + [got[0] if got else SRC_PREVIOUS] * (3 - len(got))
-        out[kind] = (a, b, c)
-    return out
+    @cached_property
+    def program(self) -> TevProgram:
+        """The per-draw stage program every TEV consumer runs (``picaemu.color.tev_program``)."""
+        return program(self)
 
 
 def _resolve(
-    stage: TevStage,
+    row: StageRow,
     code: int | None,
     inputs: Mapping[int, np.ndarray],
     previous: np.ndarray,
     buffer: np.ndarray,
     count: int,
 ) -> np.ndarray:
-    """The (count, 4) uint8 array of source ``code`` (``slot_source``) for ``stage``."""
+    """The (count, 4) uint8 array of source ``code`` (one of ``row``'s resolved sources; None reads 0)."""
     if code is None:
         return np.zeros((count, 4), np.uint8)
     if code == SRC_PREVIOUS:
@@ -427,9 +312,9 @@ def _resolve(
     if code == SRC_BUFFER:
         return buffer
     if code == SRC_CONSTANT:
-        return _filled(stage.constant, count)
+        return _filled(row.stage.constant, count)
     if code not in inputs:
-        raise UnsupportedFeature(f"TEV stage {stage.index} reads source {TEV_SOURCES.get(code, code)}, not provided")
+        raise UnsupportedFeature(f"TEV stage {row.index} reads source {TEV_SOURCES.get(code, code)}, not provided")
     color = inputs[code]
     if (
         isinstance(color, np.ndarray)
@@ -456,15 +341,15 @@ def _filled(color: tuple[int, ...] | np.ndarray, count: int) -> np.ndarray:
 
 
 def _slot_arrays(
-    stage: TevStage, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray, count: int
+    row: StageRow, inputs: Mapping[int, np.ndarray], previous: np.ndarray, buffer: np.ndarray, count: int
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """The three (count, 4) uint8 arrays the kernel reads for "RGB" and for "alpha" (``operand_sources``)."""
+    """The three (count, 4) uint8 arrays the kernel reads for "RGB" and for "alpha" (``row``'s sources)."""
     resolved: dict[int | None, np.ndarray] = {}
     arrays = {}
-    for kind, codes in operand_sources(stage).items():
+    for kind, codes in (("RGB", row.rgb_sources), ("alpha", row.alpha_sources)):
         for code in codes:
             if code not in resolved:
-                resolved[code] = _resolve(stage, code, inputs, previous, buffer, count)
+                resolved[code] = _resolve(row, code, inputs, previous, buffer, count)
         a, b, c = codes
         arrays[kind] = (resolved[a], resolved[b], resolved[c])
     return arrays
@@ -493,18 +378,10 @@ def operand_values(stage: TevStage, arrays: Mapping[str, tuple[np.ndarray, ...]]
     return rgb, np.array(alpha, np.uint8).reshape(len(alpha), count)
 
 
-def run_stage(
-    stage: TevStage,
-    inputs: Mapping[int, np.ndarray],
-    previous: np.ndarray,
-    buffer: np.ndarray,
-    count: int,
-    arrays: Mapping[str, tuple[np.ndarray, ...]] | None = None,
-) -> np.ndarray:
-    """One stage over ``count`` fragments: (count, 4) uint8 (``arrays``: its ``_slot_arrays`` when already
-    resolved)."""
+def run_stage(stage: TevStage, arrays: Mapping[str, tuple[np.ndarray, ...]], count: int) -> np.ndarray:
+    """One stage over ``count`` fragments whose operand slots read ``arrays`` (``_slot_arrays``): (count, 4)
+    uint8."""
     plan = stage.plan
-    arrays = _slot_arrays(stage, inputs, previous, buffer, count) if arrays is None else arrays
     out = np.empty((count, 4), np.uint8)
     if plan.dot3:  # its own kernel, compiled the first time a draw uses it
         _dot3(
@@ -535,42 +412,35 @@ def run_stage(
     return out
 
 
-def _observed_stage(
-    stage: TevStage,
-    inputs: Mapping[int, np.ndarray],
-    previous: np.ndarray,
-    buffer: np.ndarray,
-    count: int,
-    observer: StageObserver,
-) -> np.ndarray:
-    """``run_stage`` (or the pass-through) reporting the stage's operands, output and buffer to ``observer``."""
-    arrays = _slot_arrays(stage, inputs, previous, buffer, count)
-    out = previous if stage.passthrough else run_stage(stage, inputs, previous, buffer, count, arrays)
-    observer.on_tev_stage(stage.index, *operand_values(stage, arrays), out, buffer)
-    return out
+def _buffer(row: StageRow, outputs: Mapping[int, np.ndarray]) -> np.ndarray:
+    """The combiner buffer ``row``'s stage reads: RGB and alpha from the outputs the program names."""
+    rgb = outputs[row.buffer_rgb]
+    if row.buffer_alpha == row.buffer_rgb:
+        return rgb
+    mixed = rgb.copy()
+    mixed[:, 3] = outputs[row.buffer_alpha][:, 3]
+    return mixed
 
 
 def combine(
     tstate: TevState, inputs: Mapping[int, np.ndarray], count: int, observer: StageObserver | None = None
 ) -> np.ndarray:
-    """Run all six stages for ``count`` fragments: (count, 4) uint8; an ``observer`` receives ``on_tev_stage``
-    for each of the six stages (``picaemu.observer.StageObserver``)."""
-    previous = np.zeros((count, 4), np.uint8)
-    buffer_read = previous
-    uses_buffer = SRC_BUFFER in tstate.sources_used()
-    buffer_next = _filled(tstate.buffer_color, count) if uses_buffer else previous
-    for stage in tstate.stages:
+    """Run the rows of ``tstate.program`` for ``count`` fragments: (count, 4) uint8; an ``observer`` receives
+    ``on_tev_stage(stage, rgb operands, alpha operands, output, buffer)`` for each of the six stages
+    (``picaemu.observer.StageObserver``; a pass-through stage's output is its "previous")."""
+    prog = tstate.program
+    zero = np.zeros((count, 4), np.uint8)
+    outputs = {READS_ZERO: zero}  # by stage index, and what else "previous" / "previous buffer" may read
+    if prog.uses_buffer:
+        outputs[READS_BUFFER_COLOR] = _filled(prog.buffer_color, count)
+    for row in prog.rows:
+        if not row.active and observer is None:
+            continue
+        previous = outputs[row.previous]
+        buffer = _buffer(row, outputs) if observer is not None or row.reads(SRC_BUFFER) else zero
+        arrays = _slot_arrays(row, inputs, previous, buffer, count)
+        out = run_stage(row.stage, arrays, count) if row.active else previous
         if observer is not None:
-            previous = _observed_stage(stage, inputs, previous, buffer_read, count, observer)
-        elif not stage.passthrough:
-            previous = run_stage(stage, inputs, previous, buffer_read, count)
-        buffer_read = buffer_next
-        if uses_buffer and stage.index < BUFFER_STAGES:
-            rgb_up, alpha_up = tstate.rgb_update[stage.index], tstate.alpha_update[stage.index]
-            if rgb_up or alpha_up:
-                buffer_next = buffer_next.copy()
-                if rgb_up:
-                    buffer_next[:, :3] = previous[:, :3]
-                if alpha_up:
-                    buffer_next[:, 3] = previous[:, 3]
-    return previous
+            observer.on_tev_stage(row.index, *operand_values(row.stage, arrays), out, buffer)
+        outputs[row.index] = out
+    return outputs[prog.result]

@@ -24,7 +24,7 @@ from picaemu.fragment.ops import FATE_OF_COUNTER
 from picaemu.fused.features import LINK_FOG, LINK_LIGHTING, LINK_PROCTEX, LINK_TEXTURE
 from picaemu.fused.layout import (
     ALPHA_TEST,
-    BUF_NEXT,
+    BUF_COLOR,
     BUF_READ,
     C_FOG,
     C_LIGHTING,
@@ -49,7 +49,8 @@ from picaemu.fused.layout import (
     T_ALPHA_OP,
     T_ALPHA_SHIFT,
     T_ALPHA_SRC,
-    T_ALPHA_UPDATE,
+    T_BUFFER_ALPHA,
+    T_BUFFER_RGB,
     T_CONSTANT,
     T_DOT3,
     T_DOT3_RGBA,
@@ -58,7 +59,7 @@ from picaemu.fused.layout import (
     T_RGB_OP,
     T_RGB_SHIFT,
     T_RGB_SRC,
-    T_RGB_UPDATE,
+    T_SPLIT_BUFFER,
     TEX0,
     TEXELS,
     TEXTURE_FAULT,
@@ -75,64 +76,64 @@ from picaemu.texture.lod import neighbours
 
 @numba.njit(cache=True)
 def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int:  # pragma: no cover - compiled
-    """The six TEV stages over the source slots ``src`` (SLOTS, F, 4) as ``tev.combine`` runs them; returns the
-    slot holding the last stage's output."""
+    """The stages of a ``tev_program.TevProgram`` (its rows in slots: ``fragments._tev_rows``) over the source slots
+    ``src`` (SLOTS, F, 4), as ``tev.combine`` runs them; returns the slot holding the last stage's output."""
     n = src.shape[1]
     if uses_buffer:
         for i in range(n):
             for ch in range(4):
-                src[BUF_NEXT, i, ch] = buffer_color[ch]
-    prev = ZERO
+                src[BUF_COLOR, i, ch] = buffer_color[ch]
+    last = ZERO
     for k in range(tev_rows.shape[0]):
         row = tev_rows[k]
-        if row[T_ACTIVE]:
-            if row[T_READS_CONSTANT]:
-                for i in range(n):
-                    for ch in range(4):
-                        src[CONSTANT, i, ch] = row[T_CONSTANT + ch]
-            out = src[row[T_OUT]]
-            dot3_rgba = row[T_DOT3_RGBA] != 0
-            if row[T_DOT3]:
-                _dot3(
-                    src[row[T_RGB_SRC]],
-                    src[row[T_RGB_SRC + 1]],
-                    tev_ch[k],
-                    tev_inv[k],
-                    row[T_RGB_SHIFT],
-                    dot3_rgba,
-                    row[T_ALPHA_SHIFT],
-                    out,
-                )
-            if not dot3_rgba:
-                ch, inv = tev_ch[k], tev_inv[k]
-                _stage(
-                    src[row[T_RGB_SRC]],
-                    src[row[T_RGB_SRC + 1]],
-                    src[row[T_RGB_SRC + 2]],
-                    src[row[T_ALPHA_SRC]],
-                    src[row[T_ALPHA_SRC + 1]],
-                    src[row[T_ALPHA_SRC + 2]],
-                    (ch[0, 0], ch[0, 1], ch[0, 2], ch[1, 0], ch[1, 1], ch[1, 2], ch[2, 0], ch[2, 1], ch[2, 2]),
-                    (inv[0], inv[1], inv[2]),
-                    row[T_RGB_OP],
-                    row[T_RGB_SHIFT],
-                    (row[T_ALPHA_CH], row[T_ALPHA_CH + 1], row[T_ALPHA_CH + 2]),
-                    (row[T_ALPHA_INV] != 0, row[T_ALPHA_INV + 1] != 0, row[T_ALPHA_INV + 2] != 0),
-                    row[T_ALPHA_OP],
-                    row[T_ALPHA_SHIFT],
-                    row[T_DOT3] == 0,
-                    out,
-                )
-            prev = row[T_OUT]
-        if uses_buffer:
-            # element loops: an array assignment compiles numba's shape-mismatch error (seconds of compile time)
-            rgb, alpha = row[T_RGB_UPDATE] != 0, row[T_ALPHA_UPDATE] != 0
+        if not row[T_ACTIVE]:
+            continue
+        # element loops: an array assignment compiles numba's shape-mismatch error (seconds of compile time)
+        if row[T_READS_CONSTANT]:
             for i in range(n):
                 for ch in range(4):
-                    src[BUF_READ, i, ch] = src[BUF_NEXT, i, ch]
-                    if (rgb and ch < 3) or (alpha and ch == 3):
-                        src[BUF_NEXT, i, ch] = src[prev, i, ch]
-    return prev
+                    src[CONSTANT, i, ch] = row[T_CONSTANT + ch]
+        if row[T_SPLIT_BUFFER]:
+            rgb, alpha = src[row[T_BUFFER_RGB]], src[row[T_BUFFER_ALPHA]]
+            for i in range(n):
+                for ch in range(3):
+                    src[BUF_READ, i, ch] = rgb[i, ch]
+                src[BUF_READ, i, 3] = alpha[i, 3]
+        out = src[row[T_OUT]]
+        dot3_rgba = row[T_DOT3_RGBA] != 0
+        if row[T_DOT3]:
+            _dot3(
+                src[row[T_RGB_SRC]],
+                src[row[T_RGB_SRC + 1]],
+                tev_ch[k],
+                tev_inv[k],
+                row[T_RGB_SHIFT],
+                dot3_rgba,
+                row[T_ALPHA_SHIFT],
+                out,
+            )
+        if not dot3_rgba:
+            ch, inv = tev_ch[k], tev_inv[k]
+            _stage(
+                src[row[T_RGB_SRC]],
+                src[row[T_RGB_SRC + 1]],
+                src[row[T_RGB_SRC + 2]],
+                src[row[T_ALPHA_SRC]],
+                src[row[T_ALPHA_SRC + 1]],
+                src[row[T_ALPHA_SRC + 2]],
+                (ch[0, 0], ch[0, 1], ch[0, 2], ch[1, 0], ch[1, 1], ch[1, 2], ch[2, 0], ch[2, 1], ch[2, 2]),
+                (inv[0], inv[1], inv[2]),
+                row[T_RGB_OP],
+                row[T_RGB_SHIFT],
+                (row[T_ALPHA_CH], row[T_ALPHA_CH + 1], row[T_ALPHA_CH + 2]),
+                (row[T_ALPHA_INV] != 0, row[T_ALPHA_INV + 1] != 0, row[T_ALPHA_INV + 2] != 0),
+                row[T_ALPHA_OP],
+                row[T_ALPHA_SHIFT],
+                row[T_DOT3] == 0,
+                out,
+            )
+        last = row[T_OUT]
+    return last
 
 
 @numba.njit(cache=True)

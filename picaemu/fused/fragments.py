@@ -37,8 +37,9 @@ in the plan depends on it) before each draw.
 depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying
 columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
 UNIT_INTS) int64 (filters, levels and LOD bias, each format's ``texture.fetch.channel_fields`` and texel source
-kind, each level's byte offset and size); the border colors (3, 4) float32; ``tev_rows`` (6, TEV_INTS) int64,
-``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3) bool; the buffer color (4,) uint8;
+kind, each level's byte offset and size); the border colors (3, 4) float32; ``tev_rows`` (6, TEV_INTS) int64 (the
+rows of ``TevState.program``, sources as slots), ``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3)
+bool; the buffer color (4,) uint8;
 ``color_ints`` (COLOR_INTS,) int64 [the procedural texture is read, its u and v columns among ``active`` (-1: 1.0),
 fog on, fog z flip, lighting computed, its bump unit, the quaternion's and view's columns]; the procedural
 texture's ``ProctexState.kernel_args`` (a tuple of five arrays); lighting's ``lighting.kernel_arrays`` and the
@@ -263,34 +264,47 @@ def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
     return row
 
 
-def _tev_rows(tstate: tev.TevState, slot_of: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``tev_rows``, ``tev_ch``, ``tev_inv`` of the six stages; ``slot_of``: source code -> input slot (the
-    combiner's own sources are placed here: previous, buffer, constant)."""
+def _stage_slot(ref: int) -> int:
+    """The slot of a program's reference to a stage output (``tev_program``: a stage index, ``READS_ZERO`` or
+    ``READS_BUFFER_COLOR``)."""
+    if ref == tev.READS_ZERO:
+        return layout.ZERO
+    return layout.BUF_COLOR if ref == tev.READS_BUFFER_COLOR else layout.STAGE_OUT + ref
+
+
+def _tev_rows(program: tev.TevProgram, slot_of: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``tev_rows``, ``tev_ch``, ``tev_inv``: the program's rows with their sources in slots; ``slot_of``: source
+    code -> input slot (the combiner's own sources are placed here: previous, buffer, constant)."""
     rows = np.zeros((tev.NUM_STAGES, layout.TEV_INTS), np.int64)
     chans = np.zeros((tev.NUM_STAGES, 3, 3), np.int64)
     invs = np.zeros((tev.NUM_STAGES, 3), np.bool_)
-    prev = layout.ZERO
-    for stage in tstate.stages:
-        row, k = rows[stage.index], stage.index
-        if k < tev.BUFFER_STAGES:
-            row[layout.T_RGB_UPDATE], row[layout.T_ALPHA_UPDATE] = tstate.rgb_update[k], tstate.alpha_update[k]
-        if stage.passthrough:
+    for prow in program.rows:
+        if not prow.active:
             continue
-        plan = stage.plan
-        slots = {**slot_of, tev.SRC_PREVIOUS: prev, tev.SRC_BUFFER: layout.BUF_READ, None: layout.ZERO}
-        sources = tev.operand_sources(stage)
-        out = layout.PREV_B if prev == layout.PREV_A else layout.PREV_A
+        stage, k = prow.stage, prow.index
+        plan, row = stage.plan, rows[k]
+        buffer = _stage_slot(prow.buffer_rgb), _stage_slot(prow.buffer_alpha)
+        split = buffer[0] != buffer[1]
+        buffer_slot = layout.BUF_READ if split else buffer[0]
+        slots = {
+            **slot_of,
+            tev.SRC_PREVIOUS: _stage_slot(prow.previous),
+            tev.SRC_BUFFER: buffer_slot,
+            None: layout.ZERO,
+        }
         row[layout.T_ACTIVE] = 1
-        row[layout.T_RGB_SRC : layout.T_RGB_SRC + 3] = [slots[c] for c in sources["RGB"]]
-        row[layout.T_ALPHA_SRC : layout.T_ALPHA_SRC + 3] = [slots[c] for c in sources["alpha"]]
+        row[layout.T_RGB_SRC : layout.T_RGB_SRC + 3] = [slots[c] for c in prow.rgb_sources]
+        row[layout.T_ALPHA_SRC : layout.T_ALPHA_SRC + 3] = [slots[c] for c in prow.alpha_sources]
         row[layout.T_RGB_OP], row[layout.T_RGB_SHIFT] = stage.rgb_op, stage.rgb_shift
         row[layout.T_ALPHA_CH : layout.T_ALPHA_CH + 3] = plan.alpha_ch
         row[layout.T_ALPHA_INV : layout.T_ALPHA_INV + 3] = plan.alpha_inv
         row[layout.T_ALPHA_OP], row[layout.T_ALPHA_SHIFT] = plan.alpha_op, stage.alpha_shift
         row[layout.T_DOT3], row[layout.T_DOT3_RGBA] = plan.dot3, stage.rgb_op == tev.OP_DOT3_RGBA
-        row[layout.T_READS_CONSTANT] = tev.SRC_CONSTANT in (*sources["RGB"], *sources["alpha"])
+        row[layout.T_READS_CONSTANT] = prow.reads(tev.SRC_CONSTANT)
         row[layout.T_CONSTANT : layout.T_CONSTANT + 4] = stage.constant
-        row[layout.T_OUT] = prev = out
+        row[layout.T_OUT] = layout.STAGE_OUT + k
+        row[layout.T_SPLIT_BUFFER] = split and prow.reads(tev.SRC_BUFFER)
+        row[layout.T_BUFFER_RGB], row[layout.T_BUFFER_ALPHA] = buffer
         chans[k], invs[k] = plan.rgb_ch, plan.rgb_inv
     return rows, chans, invs
 
@@ -356,12 +370,12 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
         slot_of[SRC_PROCTEX] = layout.PROCTEX_SLOT
     if _lit(ds):
         slot_of[tev.SRC_LIGHT_PRIMARY], slot_of[tev.SRC_LIGHT_SECONDARY] = layout.LIGHT_PRIMARY, layout.LIGHT_SECONDARY
-    rows, chans, invs = _tev_rows(tstate, slot_of)
+    rows, chans, invs = _tev_rows(tstate.program, slot_of)
     regions = {r.name: r for r in memory.regions}
     vram, fcram = (memory.region_bytes(name) if name in regions else NO_BYTES for name in (VRAM.name, FCRAM.name))
     ints[layout.VRAM_BASE] = regions[VRAM.name].base if VRAM.name in regions else 0
     ints[layout.FCRAM_BASE] = regions[FCRAM.name].base if FCRAM.name in regions else 0
-    ints[layout.USES_BUFFER] = tev.SRC_BUFFER in used
+    ints[layout.USES_BUFFER] = tstate.program.uses_buffer
     blend = ds.blend
     ints[layout.ALPHA_TEST] = blend.alpha_test
     ints[layout.PRIMARY] = tev.SRC_PRIMARY in used

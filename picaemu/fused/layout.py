@@ -7,6 +7,7 @@ codes. Plain data read by the compiled kernels (``fragment_kernel``, ``features`
 
 from __future__ import annotations
 
+from picaemu.color.tev_program import NUM_STAGES
 from picaemu.texture.formats import MAX_SIZE, MIN_SIZE
 
 # return codes: 0 done; else the staged path must run the draw (nothing was written to memory)
@@ -55,18 +56,22 @@ U_FACE_LOW = U_BYTES + MAX_LEVELS
 CUBE_FACES = 6
 UNIT_INTS = U_FACE_LOW + CUBE_FACES - 1
 LOD_BIAS_SCALE = 256  # the bias register is signed fixed point 1.4.8: an exact float32 after the division
-# source slots of the (SLOTS, F, 4) uint8 TEV inputs
-ZERO, PRIMARY_SLOT, TEX0, CONSTANT, PREV_A, PREV_B, BUF_READ, BUF_NEXT = 0, 1, 2, 5, 6, 7, 8, 9
-PROCTEX_SLOT, LIGHT_PRIMARY, LIGHT_SECONDARY = 10, 11, 12
-NUM_SLOTS = 13
+# source slots of the (SLOTS, F, 4) uint8 TEV inputs: the constant of the running stage, the buffer a stage reads
+# when its RGB and alpha come from different places (else the sources name that place), the initial buffer color,
+# then each stage's output (``STAGE_OUT + k``: the program's rows name stage outputs by index)
+ZERO, PRIMARY_SLOT, TEX0, CONSTANT, BUF_READ, BUF_COLOR = 0, 1, 2, 5, 6, 7
+PROCTEX_SLOT, LIGHT_PRIMARY, LIGHT_SECONDARY = 8, 9, 10
+STAGE_OUT = 11
+NUM_SLOTS = STAGE_OUT + NUM_STAGES
 # color_ints: the procedural texture is read (unit 3 on and a TEV source), its u and v columns (-1 reads 1.0), fog
 # on, fog z flip, fragment lighting computed, its bump unit, the columns of the quaternion (x4) and view (x3)
 C_PROCTEX, C_PROCTEX_U, C_PROCTEX_V, C_FOG, C_FOG_FLIP, C_LIGHTING, C_BUMP_UNIT, C_QUAT = range(8)
 C_VIEW = C_QUAT + 4
 COLOR_INTS = C_VIEW + 3
-# tev_rows: stage runs (not a pass-through), RGB source slots x3, alpha source slots x3, RGB op, RGB shift, alpha
-# operand channels x3 and inversions x3, alpha op (the kernel's), alpha shift, dot3, dot3 RGBA, reads the
-# constant, constant RGBA x4, output slot, buffer RGB / alpha update after it
+# tev_rows (``tev_program.StageRow``s in slots): stage computes (not a pass-through), RGB source slots x3, alpha
+# source slots x3, RGB op, RGB shift, alpha operand channels x3 and inversions x3, alpha op (the kernel's), alpha
+# shift, dot3, dot3 RGBA, reads the constant, constant RGBA x4, output slot, BUF_READ is made for it (it reads the
+# buffer, whose RGB and alpha come from different slots), the slots of the buffer's RGB and alpha
 (
     T_ACTIVE,
     T_RGB_SRC,
@@ -82,7 +87,8 @@ COLOR_INTS = C_VIEW + 3
     T_READS_CONSTANT,
     T_CONSTANT,
     T_OUT,
-    T_RGB_UPDATE,
-    T_ALPHA_UPDATE,
-) = (0, 1, 4, 7, 8, 9, 12, 15, 16, 17, 18, 19, 20, 24, 25, 26)
-TEV_INTS = 27
+    T_SPLIT_BUFFER,
+    T_BUFFER_RGB,
+    T_BUFFER_ALPHA,
+) = (0, 1, 4, 7, 8, 9, 12, 15, 16, 17, 18, 19, 20, 24, 25, 26, 27)
+TEV_INTS = 28

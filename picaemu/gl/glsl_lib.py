@@ -255,7 +255,7 @@ ivec4 primary_u8(vec4 c) {  // picaemu.color.shading.primary_color: rint(clamp(c
 
 int div_trunc(int x, int d) { return x < 0 ? -((-x) / d) : x / d; }
 
-// picaemu.color.tev._combine_one (one op, three operand vectors)
+// picaemu.color.tev_kernels._combine_one (one op, three operand vectors)
 ivec4 tev_op(int op, ivec4 a, ivec4 b, ivec4 c) {
     if (op == 0) return a;
     if (op == 1) return a * b / 255;

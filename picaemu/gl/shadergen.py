@@ -1,21 +1,23 @@
 """Generated fragment shaders: one GLSL program per *program key*, the structural part of a draw's state.
 
-``program_key(ds) -> ProgramKey`` keeps what changes the code (TEV sources/operands/ops/scales and buffer bits,
-each used texture unit's type, filters, wrap modes and coordinate set, fog on/z-flip, alpha test function,
-scissor mode, depth output and W-buffer, the color format's quantization); ``uniform_block(ds)`` packs the values
-(TEV constants and buffer color, border colors, LOD bias and levels, alpha reference, scissor box, depth map,
-fog color and LUT) into the std140 block of ``glsl_lib.UNIFORM_BLOCK``, so draws that differ only in values share
-a program. ``fragment_source(key)`` writes the shader.
+``program_key(ds) -> ProgramKey`` keeps what changes the code (the rows of the TEV program, ``tev.TevProgram``:
+sources/operands/ops/scales and where "previous" and the combiner buffer come from; each used texture unit's type,
+filters, wrap modes and coordinate set, fog on/z-flip, alpha test function, scissor mode, depth output and W-buffer,
+the color format's quantization); ``uniform_block(ds)`` packs the values (TEV constants and buffer color, border
+colors, LOD bias and levels, alpha reference, scissor box, depth map, fog color and LUT) into the std140 block of
+``glsl_lib.UNIFORM_BLOCK``, so draws that differ only in values share a program. ``fragment_source(key)`` writes the
+shader.
 
 The shader mirrors the software path fragment by fragment: perspective-correct varyings divided by the interpolated
 1/w, depth = z/w * scale + offset (times w in W-buffer mode) clamped and truncated to the buffer's integer q
 (written as q / 2^24, ``picaemu.gl.targets``), texture units (``picaemu.texture.sampler``: type transforms, wrap,
 nearest/bilinear with its float32 weights, LOD from the neighbours' coordinates as the software takes them
-(``glsl_lib.derivative_function``), mip selection), primary color rounding, the six TEV stages in integers
-(``picaemu.color.tev``), fog (``picaemu.color.fog``), alpha test, scissor; shadow textures (depth compare of the
-nearest texel, ``picaemu.fragment.shadow.shadow_compare``); fragment lighting (``picaemu.gl.lightgen``) and the
-procedural texture (``picaemu.gl.proctexgen``) when the TEV reads them. Shadow-map rendering and gas modes are not
-generated: those draws go to the software pipeline (``picaemu.gl.rules``).
+(``glsl_lib.derivative_function``), mip selection), primary color rounding, the TEV program's stages in integers
+(``picaemu.color.tev_program``, one ``out{i}`` per stage that computes), fog (``picaemu.color.fog``), alpha test,
+scissor; shadow textures (depth compare of the nearest texel, ``picaemu.fragment.shadow.shadow_compare``); fragment
+lighting (``picaemu.gl.lightgen``) and the procedural texture (``picaemu.gl.proctexgen``) when the TEV reads them.
+Shadow-map rendering and gas modes are not generated: those draws go to the software pipeline
+(``picaemu.gl.rules``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ COORD_COLUMNS = {"texcoord0": om.TC0.start - 4, "texcoord1": om.TC1.start - 4, "
 TC0W_COLUMN, COLOR_COLUMN = om.TC0W - 4, om.COLOR.start - 4
 RGBA = "rgba"
 NO_CONSTANT = (0, 0, 0, 0)
-StageKey = tev.TevStage  # with ``NO_CONSTANT``: the stage's constant color is a uniform, not code
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,8 @@ class UnitKey:
 
 @dataclass(frozen=True)
 class ProgramKey:
-    stages: tuple[StageKey | None, ...]  # None: a passthrough stage
-    rgb_update: tuple[bool, ...]
-    alpha_update: tuple[bool, ...]
-    uses_buffer: bool
+    stages: tuple[tev.StageRow | None, ...]  # the TEV program's rows, constants ``NO_CONSTANT``; None: pass-through
+    tev_result: int  # the stage whose output is the combiner's (``TevProgram.result``)
     units: tuple[UnitKey | None, ...]  # None: the unit is not read (or disabled: reads 0)
     fog: bool
     fog_z_flip: bool
@@ -91,9 +90,9 @@ def unit_key(ustate: TextureUnitState) -> UnitKey:
     )
 
 
-def _stage_key(stage: tev.TevStage) -> StageKey | None:
-    """The stage without its constant color (a uniform), None for a passthrough stage."""
-    return None if stage.passthrough else dataclasses.replace(stage, constant=NO_CONSTANT)
+def _stage_key(row: tev.StageRow) -> tev.StageRow | None:
+    """The program row without its stage's constant color (a uniform), None for a pass-through stage."""
+    return dataclasses.replace(row, stage=dataclasses.replace(row.stage, constant=NO_CONSTANT)) if row.active else None
 
 
 def units_used(ds: DrawState) -> tuple[TextureUnitState, ...]:
@@ -107,15 +106,12 @@ def program_key(ds: DrawState, depth_out: bool, quantize: bool) -> ProgramKey:
     """The structural state of a draw (``depth_out``: it uses the depth buffer; ``quantize``: its color is written
     unblended into a buffer of fewer than 8 bits per channel)."""
     ts = ds.tev
-    used = ts.sources_used()
     read = {u.unit for u in units_used(ds)}
     units = tuple(unit_key(u) if u.unit in read else None for u in ds.textures)
     layout = fbm.COLOR_LAYOUTS[ds.framebuffer.color_format]
     return ProgramKey(
-        stages=tuple(_stage_key(s) for s in ts.stages),
-        rgb_update=ts.rgb_update,
-        alpha_update=ts.alpha_update,
-        uses_buffer=tev.SRC_BUFFER in used,
+        stages=tuple(_stage_key(row) for row in ts.program.rows),
+        tev_result=ts.program.result,
         units=units,
         fog=ds.fog.mode == "fog",
         fog_z_flip=ds.fog.z_flip,
@@ -242,30 +238,36 @@ def _shadow_lookup(key: UnitKey) -> list[str]:
     ]
 
 
-def _source(stage: StageKey, kind: str, slot: int) -> str:
-    """The variable a slot reads, with stage 0's rules (``picaemu.color.tev._resolve``)."""
-    codes = stage.rgb_sources if kind == "RGB" else stage.alpha_sources
-    code: int | None = codes[slot]
-    if stage.index == 0 and kind == "RGB" and slot < 2 and code == tev.SRC_PREVIOUS:
-        code = codes[2] if codes[2] != tev.SRC_PREVIOUS else None
-    if code is None or (stage.index == 0 and code == tev.SRC_BUFFER):
+def _stage_value(ref: int) -> str:
+    """The ivec4 a program's reference to a stage output names (``tev_program``)."""
+    if ref == tev.READS_ZERO:
         return "ivec4(0)"
+    return "u_tev_buffer" if ref == tev.READS_BUFFER_COLOR else f"out{ref}"
+
+
+def _source(row: tev.StageRow, kind: str, slot: int) -> str:
+    """The ivec4 a slot reads (the program's resolved source: stage 0's rules, "previous", the buffer)."""
+    code = (row.rgb_sources if kind == "RGB" else row.alpha_sources)[slot]
+    if code is None:
+        return "ivec4(0)"
+    if code == tev.SRC_PREVIOUS:
+        return _stage_value(row.previous)
+    if code == tev.SRC_BUFFER:
+        rgb, alpha = _stage_value(row.buffer_rgb), _stage_value(row.buffer_alpha)
+        return rgb if row.buffer_rgb == row.buffer_alpha else f"ivec4({rgb}.rgb, {alpha}.a)"
     names = {
-        tev.SRC_PREVIOUS: "prev",
-        tev.SRC_BUFFER: "buf_read",
-        tev.SRC_CONSTANT: f"u_tev_const[{stage.index}]",
+        tev.SRC_CONSTANT: f"u_tev_const[{row.index}]",
         tev.SRC_PRIMARY: "s_prim",
-        **{tev.SRC_TEXTURES[u]: f"s_tex{u}" for u in range(3)},
+        **{tev.SRC_TEXTURES[u]: f"s_tex{u}" for u in range(4)},
         tev.SRC_LIGHT_PRIMARY: "s_lp",
         tev.SRC_LIGHT_SECONDARY: "s_ls",
-        tev.SRC_TEXTURES[3]: "s_tex3",
     }
     return names[code]
 
 
-def _operand(stage: StageKey, kind: str, slot: int) -> str:
+def _operand(row: tev.StageRow, kind: str, slot: int) -> str:
     """An ivec4 operand expression (RGB operands fill .rgb, alpha operands every channel)."""
-    src = _source(stage, kind, slot)
+    src, stage = _source(row, kind, slot), row.stage
     if kind == "RGB":
         channels, inverted = tev.RGB_OPERAND_TABLE[stage.rgb_operands[slot]]
         expr = f"ivec4({src}.{''.join(RGBA[c] for c in channels)}, 0)"
@@ -275,12 +277,12 @@ def _operand(stage: StageKey, kind: str, slot: int) -> str:
     return f"(255 - {expr})" if inverted else expr
 
 
-def _stage(stage: StageKey) -> list[str]:
-    i = stage.index
-    rgb_n = tev.ARITY[stage.rgb_op]
-    rgb = [_operand(stage, "RGB", s) if s < rgb_n else "ivec4(0)" for s in range(3)]
+def _stage(row: tev.StageRow) -> list[str]:
+    """GLSL lines that set ``ivec4 out{i}``, the output of the program row of stage i (``tev.run_stage``)."""
+    stage, i = row.stage, row.index
+    rgb = [_operand(row, "RGB", s) if s < stage.plan.rgb_slots else "ivec4(0)" for s in range(3)]
     lines = [f"// stage {i}"]
-    if stage.rgb_op in (tev.OP_DOT3_RGB, tev.OP_DOT3_RGBA):
+    if stage.plan.dot3:
         lines.append(f"int dot{i} = tev_dot3(({rgb[0]}).rgb, ({rgb[1]}).rgb);")
         lines.append(f"ivec3 rgb{i} = ivec3(min(dot{i} << {stage.rgb_shift}, 255));")
     else:
@@ -288,26 +290,17 @@ def _stage(stage: StageKey) -> list[str]:
     if stage.rgb_op == tev.OP_DOT3_RGBA:
         lines.append(f"int alpha{i} = min(dot{i} << {stage.alpha_shift}, 255);")
     else:
-        alpha_n = tev.ARITY[stage.alpha_op]
-        alpha = [_operand(stage, "alpha", s) if s < alpha_n else "ivec4(0)" for s in range(3)]
+        alpha = [_operand(row, "alpha", s) if s < stage.plan.alpha_slots else "ivec4(0)" for s in range(3)]
         lines.append(f"int alpha{i} = min(tev_op({stage.alpha_op}, {', '.join(alpha)}).a << {stage.alpha_shift}, 255);")
-    lines.append(f"prev = ivec4(rgb{i}, alpha{i});")
+    lines.append(f"ivec4 out{i} = ivec4(rgb{i}, alpha{i});")
     return lines
 
 
 def _tev(key: ProgramKey) -> list[str]:
-    """``picaemu.color.tev.combine``: stages and the combiner buffer."""
-    lines = ["ivec4 prev = ivec4(0);", "ivec4 buf_read = ivec4(0);", "ivec4 buf_next = u_tev_buffer;"]
-    for index, stage in enumerate(key.stages):
-        if stage is not None:
-            lines += _stage(stage)
-        lines.append("buf_read = buf_next;")
-        if key.uses_buffer and index < tev.BUFFER_STAGES:
-            if key.rgb_update[index]:
-                lines.append("buf_next.rgb = prev.rgb;")
-            if key.alpha_update[index]:
-                lines.append("buf_next.a = prev.a;")
-    return lines
+    """The rows of the draw's ``tev.TevProgram`` (as ``picaemu.color.tev.combine`` runs them): each stage that
+    computes sets its ``out{i}``; ``prev`` is the combiner's output."""
+    lines = [line for row in key.stages if row is not None for line in _stage(row)]
+    return [*lines, f"ivec4 prev = {_stage_value(key.tev_result)};"]
 
 
 def _depth(key: ProgramKey) -> list[str]:
