@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-DEFAULT_COUNTS = {"packets": 60000, "capture": 12000, "shbin": 8000, "texture": 6000, "draw": 3000}
+DEFAULT_COUNTS = {"packets": 60000, "capture": 12000, "shbin": 8000, "texture": 6000, "draw": 3000, "info": 6000}
 HANG_SECONDS = 20.0
 MEMORY_LIMIT_MB = 500.0
 
@@ -158,10 +158,11 @@ def baseline() -> None:
 
 
 def report(kind: str, t: Tally) -> dict:
-    named = sum(n for o, n in t.outcomes.items() if o != "ok")
+    ok = sum(n for o, n in t.outcomes.items() if o.startswith("ok"))  # info: "ok (replayed)", "ok, replay ..."
+    named = sum(t.outcomes.values()) - ok
     print(
         f"{kind:8s} {t.inputs:7d} inputs in {t.seconds:7.1f} s ({t.inputs / max(t.seconds, 1e-9):7.1f}/s)"
-        f"  packets {t.packets:9d}  ok {t.outcomes['ok']:6d}  named errors {named:6d}  crashes {len(t.crashes)}"
+        f"  packets {t.packets:9d}  ok {ok:6d}  named errors {named:6d}  crashes {len(t.crashes)}"
         f"  hangs {len(t.hangs)}  slowest {t.slowest:.2f} s  peak {t.peak_mb:.0f} MB"
         f"  over {MEMORY_LIMIT_MB:.0f} MB {len(t.over_memory)}"
     )

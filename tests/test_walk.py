@@ -27,6 +27,7 @@ from picaemu.replay import load_capture
 from picaemu.replay.info import _DrawLog, _replay_draws, capture_info
 from picaemu.replay.scan import scan_draws
 from picaemu.state import GpuState
+from tests.fuzz.targets import draws_differ
 
 ROOT = Path(__file__).resolve().parent.parent
 GAME = ROOT / "tests/data/games/minicraft.pica"
@@ -35,12 +36,8 @@ SAMPLES = ROOT / "samples/captures"
 
 def assert_same_draws(got: list[GpuState], want: list[GpuState]) -> None:
     """Draw by draw: the register file, and both units' code and operand descriptors."""
-    assert len(got) == len(want)
-    for d, (a, b) in enumerate(zip(got, want, strict=True)):
-        assert np.array_equal(a.regs, b.regs), f"draw {d}: registers {np.flatnonzero(a.regs != b.regs)}"
-        for unit in ("vs", "gs"):
-            ua, ub = getattr(a, unit), getattr(b, unit)
-            assert np.array_equal(ua.code, ub.code) and np.array_equal(ua.opdescs, ub.opdescs), f"draw {d} {unit}"
+    difference = draws_differ(got, want)
+    assert difference is None, difference
 
 
 @pytest.mark.parametrize(
