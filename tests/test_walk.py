@@ -5,6 +5,7 @@ at each draw the same register file, shader code and operand descriptors; what t
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -164,6 +165,42 @@ def test_what_an_engine_refuses_fails_info_as_it_fails_a_replay(tmp_path: Path) 
     pica.write(path, capture)
     with pytest.raises(ReplayError, match="memory fill"):
         capture_info(path)
+
+
+@pytest.mark.parametrize(
+    "in_dim, out_dim, message",
+    [
+        (0x19000F0, 0x00000F0, "empty image"),  # output 240x0 (info fuzz seeds 500183, 503414)
+        (0x00000F0, 0x19000F0, "empty image"),  # input 240x0 (info fuzz seed 500535)
+        (0x18000F0, 0x19000F0, "larger than the input"),  # output 240x400 from a 240x384 input
+        (0x19000F4, 0x19000F4, "whole number of 8x8 tiles"),  # a tiled input 244 pixels wide
+    ],
+)
+def test_scan_refuses_a_display_transfer_the_engine_refuses(
+    tmp_path: Path, in_dim: int, out_dim: int, message: str
+) -> None:
+    """The engine's checks of a display transfer (``check_transfer``) hold in the scan too: ``info`` reports the
+    replay's error instead of summarising a capture that ``render`` stops at (the info fuzz kind's finding)."""
+    from picaemu.replay import ReplayError
+
+    capture = load_capture(SAMPLES / "triangle.pica")
+    at = next(i for i, e in enumerate(capture.events) if isinstance(e, pica.DisplayTransfer))
+    capture.events[at] = dataclasses.replace(capture.events[at], in_dim=in_dim, out_dim=out_dim)
+    with pytest.raises(Unmodelled, match=message):
+        scan_draws(capture)
+    path = tmp_path / "bad_transfer.pica"
+    pica.write(path, capture)
+    with pytest.raises(ReplayError, match=message):
+        capture_info(path)
+
+
+@pytest.mark.parametrize("seed", [500183, 500535, 503414])
+def test_info_fuzz_seeds_end_in_the_replays_error(seed: int) -> None:
+    """Mutated captures of the info fuzz kind whose display transfer the engine refuses: ``info`` ends in the
+    replay's named error (it summarised them before ``check_transfer`` was shared with the scan)."""
+    from tests.fuzz.runner import run_one
+
+    assert run_one("info", seed) == ("ReplayError", 0)
 
 
 def test_scan_refuses_register_write_events() -> None:
