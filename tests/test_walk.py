@@ -203,6 +203,24 @@ def test_info_fuzz_seeds_end_in_the_replays_error(seed: int) -> None:
     assert run_one("info", seed) == ("ReplayError", 0)
 
 
+def test_info_cli_on_a_refused_fuzz_seed_prints_one_error_line(tmp_path: Path) -> None:
+    """``picaemu info`` on info fuzz seed 500183 (a display transfer of an empty image): exit status 2 and one
+    ``error:`` line naming the event, no traceback."""
+    from click.testing import CliRunner
+
+    from picaemu.cli import main
+    from tests.fuzz.mutate import make_input
+
+    path = tmp_path / "seed.pica"
+    path.write_bytes(make_input("info", 500183))  # type: ignore[arg-type]
+    result = CliRunner().invoke(main, ["info", str(path)])
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: event #0 (DisplayTransfer"), result.stderr
+    assert "empty image" in lines[0]
+
+
 def test_scan_refuses_register_write_events() -> None:
     """CiTrace register streams kick their lists through MMIO writes: a replay answers for them."""
     from picaemu.replay.capture import load_capture_kind
