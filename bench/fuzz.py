@@ -154,6 +154,7 @@ def baseline() -> None:
     for name, items, run in (
         ("capture", capture_seeds(), targets.run_capture),
         ("shbin", shbin_seeds(), targets.run_shbin),
+        ("info", capture_seeds(), targets.run_info),
         ("draw", [c for _, c in sample_captures()], lambda c: targets.run_hostile_draws(c, [])),
     ):
         t0 = time.perf_counter()
