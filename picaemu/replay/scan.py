@@ -12,10 +12,10 @@ ending before its start; memory outside the mapped regions).
 
 Whatever the scan does not model raises ``Unmodelled`` — an engine writing bytes a later command list reads, DMA
 and texture copies (and display transfers in texture-copy mode), register-write events, a capture whose initial
-state is unknown (its replay warns about registers read before they were written), and everything
-``RegisterWalk`` refuses — and the caller replays the capture instead, which gives the same answer (or the error or
-warnings a replay gives). tests/test_walk.py checks both routes agree, and the fuzz campaign's ``info`` kind
-(bench/fuzz.py) on mutated captures.
+state is unknown (its replay warns about registers read before they were written), more than
+``SCAN_BYTE_BUDGET`` command bytes in all, and everything ``RegisterWalk`` refuses — and the caller replays the
+capture instead, which gives the same answer (or the error or warnings a replay gives). tests/test_walk.py checks
+both routes agree, and the fuzz campaign's ``info`` kind (bench/fuzz.py) on mutated captures.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ from picaemu.replay.capture import initial_gpu_state
 from picaemu.state import GpuState, share_unchanged
 
 _REGIONS = PhysicalMemory()  # for its mapping rule only (the OS backs untouched regions with no pages)
+# command bytes the scan walks in all before it gives way to the compiled replay: the largest sample walks 0.47 MB
+# (game_cubes_3000, minicraft 0.12 MB); plain Python walks ~13 MB/s, the compiled loop ~10 times faster, so a
+# small hostile file naming many 8 MB command lists is replayed instead of taking minutes here
+SCAN_BYTE_BUDGET = 8 << 20
 _PASSIVE = (pica.Present, pica.FrameEnd, pica.Marker, pica.FlushCacheRegions)  # no GPU or memory effect
 
 
@@ -137,7 +141,7 @@ def scan_draws(capture: pica.Capture) -> tuple[list[GpuState], list[int]]:
         states.append(share_unchanged(state, states[-1] if states else None))
         events.append(index)
 
-    walk = RegisterWalk(state, lambda address, size: memory.read(index, address, size), on_draw)
+    walk = RegisterWalk(state, lambda address, size: memory.read(index, address, size), on_draw, SCAN_BYTE_BUDGET)
     for index, event in enumerate(capture.events):
         try:
             writes = lower(event)  # its register writes, checked as a replay lowers them (a Present's screen ...)
