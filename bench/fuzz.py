@@ -1,5 +1,6 @@
-"""picaemu's long fuzz campaign: mutated command buffers, captures, SHBINs, texture parameters and hostile draw
-state, each input in a watched worker process; counts outcomes, crashes, hangs and peak memory.
+"""picaemu's long fuzz campaign: mutated command buffers, captures, SHBINs, texture parameters, hostile draw
+state and ``picaemu info`` on mutated captures, each input in a watched worker process; counts outcomes, crashes,
+hangs and peak memory.
 
     python bench/fuzz.py                              # the default campaign (about 20 minutes on 2 cores)
     python bench/fuzz.py --count packets=2000 --count capture=500 --jobs 2
@@ -9,7 +10,9 @@ Inputs are ``tests.fuzz.mutate.make_input(kind, seed)`` (deterministic), run by 
 A worker runs seeds in order and reports each as a JSON line; the parent kills a worker that is silent for
 ``--hang`` seconds (a hang: that seed) or dies (a crash: that seed) and starts a new one at the next seed.
 Memory: each worker resets its peak RSS (``/proc/self/clear_refs``) before an input and reads ``VmHWM`` after
-it. A crash is any exception other than a PicaError, or a dead worker. The baseline printed first is the seed
+it. A crash is any exception other than a PicaError (for ``info``: also its scan and a replay finding different
+draws, ``tests.fuzz.targets.run_info``), or a dead worker; ``info`` outcomes "ok (replayed)" (the scan gave way to
+a replay) and "ok, replay ERROR" (info answered, a replay failed) count as ok. The baseline printed first is the seed
 inputs (unmutated) of each kind, in the same run. Results go to stdout and ``--json``.
 """
 
@@ -30,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-DEFAULT_COUNTS = {"packets": 60000, "capture": 12000, "shbin": 8000, "texture": 6000, "draw": 3000}
+DEFAULT_COUNTS = {"packets": 60000, "capture": 12000, "shbin": 8000, "texture": 6000, "draw": 3000, "info": 6000}
 HANG_SECONDS = 20.0
 MEMORY_LIMIT_MB = 500.0
 
@@ -79,6 +82,7 @@ class Tally:
     crashes: list[str] = field(default_factory=list)
     hangs: list[int] = field(default_factory=list)
     slowest: float = 0.0
+    slowest_seed: int = -1
     peak_mb: float = 0.0
     over_memory: list[int] = field(default_factory=list)
     seconds: float = 0.0
@@ -86,7 +90,8 @@ class Tally:
     def add(self, rec: dict) -> None:
         self.inputs += 1
         self.packets += int(rec.get("packets") or 0)
-        self.slowest = max(self.slowest, float(rec["seconds"]))
+        if float(rec["seconds"]) > self.slowest:
+            self.slowest, self.slowest_seed = float(rec["seconds"]), int(rec["seed"])
         self.peak_mb = max(self.peak_mb, float(rec["peak_mb"]))
         if float(rec["peak_mb"]) > MEMORY_LIMIT_MB:
             self.over_memory.append(int(rec["seed"]))
@@ -149,6 +154,7 @@ def baseline() -> None:
     for name, items, run in (
         ("capture", capture_seeds(), targets.run_capture),
         ("shbin", shbin_seeds(), targets.run_shbin),
+        ("info", capture_seeds(), targets.run_info),
         ("draw", [c for _, c in sample_captures()], lambda c: targets.run_hostile_draws(c, [])),
     ):
         t0 = time.perf_counter()
@@ -158,11 +164,12 @@ def baseline() -> None:
 
 
 def report(kind: str, t: Tally) -> dict:
-    named = sum(n for o, n in t.outcomes.items() if o != "ok")
+    ok = sum(n for o, n in t.outcomes.items() if o.startswith("ok"))  # info: "ok (replayed)", "ok, replay ..."
+    named = sum(t.outcomes.values()) - ok
     print(
         f"{kind:8s} {t.inputs:7d} inputs in {t.seconds:7.1f} s ({t.inputs / max(t.seconds, 1e-9):7.1f}/s)"
-        f"  packets {t.packets:9d}  ok {t.outcomes['ok']:6d}  named errors {named:6d}  crashes {len(t.crashes)}"
-        f"  hangs {len(t.hangs)}  slowest {t.slowest:.2f} s  peak {t.peak_mb:.0f} MB"
+        f"  packets {t.packets:9d}  ok {ok:6d}  named errors {named:6d}  crashes {len(t.crashes)}"
+        f"  hangs {len(t.hangs)}  slowest {t.slowest:.2f} s (seed {t.slowest_seed})  peak {t.peak_mb:.0f} MB"
         f"  over {MEMORY_LIMIT_MB:.0f} MB {len(t.over_memory)}"
     )
     print(f"         errors: {dict(t.outcomes.most_common())}")
@@ -177,6 +184,7 @@ def report(kind: str, t: Tally) -> dict:
         "crashes": t.crashes,
         "hangs": t.hangs,
         "slowest_s": t.slowest,
+        "slowest_seed": t.slowest_seed,
         "peak_mb": t.peak_mb,
         "over_memory": t.over_memory,
         "seconds": round(t.seconds, 1),

@@ -266,7 +266,17 @@ BENCHES: tuple[Bench, ...] = (
     ),
     Bench(
         "fuzz.py",
-        ("--count", "packets=2000", "--count", "capture=40", "--count", "shbin=40", "--no-baseline"),
+        (
+            "--count",
+            "packets=2000",
+            "--count",
+            "capture=40",
+            "--count",
+            "shbin=40",
+            "--count",
+            "info=40",
+            "--no-baseline",
+        ),
         (
             Figure("crashes", r"^\w+ +\d+ inputs .* crashes " + NUMBER, "", "max", "—"),
             Figure("hangs", r"^\w+ +\d+ inputs .* hangs " + NUMBER, "", "max", "—"),

@@ -5,6 +5,7 @@ at each draw the same register file, shader code and operand descriptors; what t
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +28,7 @@ from picaemu.replay import load_capture
 from picaemu.replay.info import _DrawLog, _replay_draws, capture_info
 from picaemu.replay.scan import scan_draws
 from picaemu.state import GpuState
+from tests.fuzz.targets import draws_differ
 
 ROOT = Path(__file__).resolve().parent.parent
 GAME = ROOT / "tests/data/games/minicraft.pica"
@@ -35,12 +37,8 @@ SAMPLES = ROOT / "samples/captures"
 
 def assert_same_draws(got: list[GpuState], want: list[GpuState]) -> None:
     """Draw by draw: the register file, and both units' code and operand descriptors."""
-    assert len(got) == len(want)
-    for d, (a, b) in enumerate(zip(got, want, strict=True)):
-        assert np.array_equal(a.regs, b.regs), f"draw {d}: registers {np.flatnonzero(a.regs != b.regs)}"
-        for unit in ("vs", "gs"):
-            ua, ub = getattr(a, unit), getattr(b, unit)
-            assert np.array_equal(ua.code, ub.code) and np.array_equal(ua.opdescs, ub.opdescs), f"draw {d} {unit}"
+    difference = draws_differ(got, want)
+    assert difference is None, difference
 
 
 @pytest.mark.parametrize(
@@ -167,6 +165,92 @@ def test_what_an_engine_refuses_fails_info_as_it_fails_a_replay(tmp_path: Path) 
     pica.write(path, capture)
     with pytest.raises(ReplayError, match="memory fill"):
         capture_info(path)
+
+
+@pytest.mark.parametrize(
+    "in_dim, out_dim, message",
+    [
+        (0x19000F0, 0x00000F0, "empty image"),  # output 240x0 (info fuzz seeds 500183, 503414)
+        (0x00000F0, 0x19000F0, "empty image"),  # input 240x0 (info fuzz seed 500535)
+        (0x18000F0, 0x19000F0, "larger than the input"),  # output 240x400 from a 240x384 input
+        (0x19000F4, 0x19000F4, "whole number of 8x8 tiles"),  # a tiled input 244 pixels wide
+    ],
+)
+def test_scan_refuses_a_display_transfer_the_engine_refuses(
+    tmp_path: Path, in_dim: int, out_dim: int, message: str
+) -> None:
+    """The engine's checks of a display transfer (``check_transfer``) hold in the scan too: ``info`` reports the
+    replay's error instead of summarising a capture that ``render`` stops at (the info fuzz kind's finding)."""
+    from picaemu.replay import ReplayError
+
+    capture = load_capture(SAMPLES / "triangle.pica")
+    at = next(i for i, e in enumerate(capture.events) if isinstance(e, pica.DisplayTransfer))
+    capture.events[at] = dataclasses.replace(capture.events[at], in_dim=in_dim, out_dim=out_dim)
+    with pytest.raises(Unmodelled, match=message):
+        scan_draws(capture)
+    path = tmp_path / "bad_transfer.pica"
+    pica.write(path, capture)
+    with pytest.raises(ReplayError, match=message):
+        capture_info(path)
+
+
+@pytest.mark.parametrize("seed", [500183, 500535, 503414])
+def test_info_fuzz_seeds_end_in_the_replays_error(seed: int) -> None:
+    """Mutated captures of the info fuzz kind whose display transfer the engine refuses: ``info`` ends in the
+    replay's named error (it summarised them before ``check_transfer`` was shared with the scan)."""
+    from tests.fuzz.runner import run_one
+
+    assert run_one("info", seed) == ("ReplayError", 0)
+
+
+def test_info_cli_on_a_refused_fuzz_seed_prints_one_error_line(tmp_path: Path) -> None:
+    """``picaemu info`` on info fuzz seed 500183 (a display transfer of an empty image): exit status 2 and one
+    ``error:`` line naming the event, no traceback."""
+    from click.testing import CliRunner
+
+    from picaemu.cli import main
+    from tests.fuzz.mutate import make_input
+
+    path = tmp_path / "seed.pica"
+    path.write_bytes(make_input("info", 500183))  # type: ignore[arg-type]
+    result = CliRunner().invoke(main, ["info", str(path)])
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: event #0 (DisplayTransfer"), result.stderr
+    assert "empty image" in lines[0]
+
+
+def test_scan_gives_way_to_a_replay_past_its_byte_budget(tmp_path: Path) -> None:
+    """A 1.2 kB file naming ten 8 MB command lists (of untouched, zero memory): the plain-Python scan would walk
+    80 MB (~6 s of CPU here, minutes for a few hundred lists); past ``SCAN_BYTE_BUDGET`` in all it refuses before
+    reading them and ``info`` replays, with the same draws."""
+    from picaemu.replay.scan import SCAN_BYTE_BUDGET
+
+    capture = load_capture(SAMPLES / "triangle.pica")
+    at = next(i for i, e in enumerate(capture.events) if isinstance(e, pica.CommandList))
+    size = (8 << 20) - 8  # the largest CMDBUF_SIZE (20 bits of 8-byte units)
+    capture.events[at:at] = [pica.CommandList(address=0x20800000, size=size)] * 10
+    assert 10 * size > SCAN_BYTE_BUDGET
+    calls: list[int] = []
+    walk = RegisterWalk(GpuState(), lambda a, n: calls.append(n) or bytes(n), lambda: None, total_bytes=1 << 20)
+    with pytest.raises(Unmodelled, match="total budget"):
+        walk.run(
+            [
+                0x20800000 >> 3,
+                header_word(id_of("CMDBUF_ADDR0"), 1, 0xF),
+                size >> 3,
+                header_word(id_of("CMDBUF_SIZE0"), 1, 0xF),
+                1,
+                header_word(id_of("CMDBUF_JUMP0"), 1, 0xF),
+            ]
+        )
+    assert calls == []  # refused before the 8 MB were read
+    with pytest.raises(Unmodelled, match="total budget"):
+        scan_draws(capture)
+    path = tmp_path / "many_lists.pica"
+    pica.write(path, capture)
+    assert capture_info(path).draws == len(_replay_draws(capture)[0]) == 1
 
 
 def test_scan_refuses_register_write_events() -> None:

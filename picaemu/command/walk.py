@@ -15,7 +15,8 @@ them; CMDBUF jumps are followed into memory and a finalize that raises the inter
 
 Anything the walk does not model raises ``Unmodelled`` (the caller replays with the command processor instead,
 which reports it as a replay does): immediate-mode vertices, dropped port words, writes to ids >= 0x300, a
-truncated or misaligned buffer, a jump cycle, the byte budget, memory the reader cannot give. tests/test_walk.py
+truncated or misaligned buffer, a jump cycle, the byte budget (per run, and ``total_bytes`` over all runs), memory
+the reader cannot give. tests/test_walk.py
 checks the walk against the command processor draw by draw.
 """
 
@@ -57,10 +58,18 @@ def _field(value: int, lo: int, width: int) -> int:
 
 class RegisterWalk:
     """Applies command buffers to ``state`` (see the module docstring). ``read(address, size)`` gives ``size``
-    bytes of emulated memory (raising ``Unmodelled`` when it cannot); ``on_draw()`` is called at each draw."""
+    bytes of emulated memory (raising ``Unmodelled`` when it cannot); ``on_draw()`` is called at each draw;
+    ``total_bytes`` bounds the command bytes of all runs together (each run also has the processor's budget)."""
 
-    def __init__(self, state: GpuState, read: Callable[[int, int], bytes], on_draw: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        state: GpuState,
+        read: Callable[[int, int], bytes],
+        on_draw: Callable[[], None],
+        total_bytes: int | None = None,
+    ) -> None:
         self.state = state
+        self._left = total_bytes  # command bytes the walk may still run (None: no bound beyond each run's)
         self.regs: list[int] = state.regs.tolist()
         self._read = read
         self._on_draw = on_draw
@@ -75,6 +84,7 @@ class RegisterWalk:
         after it."""
         visited: set[tuple[int, int]] = set()
         budget = DEFAULT_BYTE_BUDGET - 4 * len(words)
+        self._spend(4 * len(words))
         jump = self._buffer(words)
         jumps = 0
         while jump is not None:
@@ -84,9 +94,16 @@ class RegisterWalk:
                 raise Unmodelled(f"jump to 0x{target:08X} ({size} bytes): a cycle, misaligned or over the budget")
             visited.add((target, size))
             budget -= size
+            self._spend(size)
             data = self._read(target, size)
             jump = self._buffer(np.frombuffer(data, "<u4").tolist())
         self.state.regs[:] = self.regs
+
+    def _spend(self, size: int) -> None:
+        if self._left is not None:
+            self._left -= size
+            if self._left < 0:
+                raise Unmodelled("more command bytes than the walk's total budget (the compiled loop is faster)")
 
     def _buffer(self, words: list[int]) -> tuple[int, int] | None:
         """Run one buffer; (target, size) of the jump that ends it, or None (its end, or a finalize)."""

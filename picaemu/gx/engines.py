@@ -39,9 +39,12 @@ from picaemu.fragment.framebuffer import ColorFormat, decode_color, encode_color
 from picaemu.gx.transfer_layout import (
     BYTES_PER_PIXEL,
     SCALE_SHIFTS,
+    TILE,
     GxError,
     TransferFlags,
     check_format,
+    check_tiles,
+    check_transfer,
     output_start,
 )
 from picaemu.gx.transfer_layout import raw_copy_size as raw_copy_size
@@ -60,7 +63,6 @@ TRANSFER_FORMATS = {
 SIXTEEN_BIT = frozenset({2, 3, 4})
 # pixel sizes that are whole little-endian words
 WORD_DTYPES: dict[int, np.dtype] = {4: np.dtype("<u4"), 2: np.dtype("<u2")}
-TILE = 8
 FILL_PATTERN_BYTES = {0: 2, 1: 3, 2: 4, 3: 3}  # PSCn_CONTROL.width code -> bytes of the repeated pattern
 COPY_UNIT = 16  # texture copy sizes, line widths and gaps count 16-byte units
 MAX_DMA = 16 << 20  # bytes: larger than VRAM (6 MiB), the usual destination; a bigger copy is a decoding fault
@@ -113,8 +115,8 @@ def _check_format(code: int, what: str) -> ColorFormat:
 def read_image(memory: PhysicalMemory, address: int, width: int, height: int, fmt: int, tiled: bool) -> np.ndarray:
     """(height, width, 4) uint8 RGBA of an image in memory (transfer format enum), memory-row order."""
     cf, bpp = _check_format(fmt, "input"), BYTES_PER_PIXEL[fmt]
-    if tiled and (width % TILE or height % TILE):
-        raise GxError(f"tiled image {width}x{height} is not a whole number of 8x8 tiles")
+    if tiled:
+        check_tiles(width, height, "tiled image")
     raw = memory.bytes(address, width * height * bpp, "display transfer input")
     pixels = _pixel_offsets(width, height, tiled)
     if bpp in WORD_DTYPES:  # whole-pixel words: one gather
@@ -131,8 +133,8 @@ def write_image(memory: PhysicalMemory, address: int, image: np.ndarray, fmt: in
     """Encode (H, W, 4) uint8 RGBA with transfer format ``fmt`` and store it (tiled or linear) at ``address``."""
     height, width = image.shape[:2]
     cf, bpp = _check_format(fmt, "output"), BYTES_PER_PIXEL[fmt]
-    if tiled and (width % TILE or height % TILE):
-        raise GxError(f"tiled output {width}x{height} is not a whole number of 8x8 tiles")
+    if tiled:
+        check_tiles(width, height, "tiled output")
     words = encode_color(image.reshape(-1, 4), cf)
     out = np.zeros(width * height * bpp, np.uint8)
     pixels = _pixel_offsets(width, height, tiled)
@@ -168,8 +170,6 @@ def display_transfer(
     flags: TransferFlags,
 ) -> None:
     """Run one display transfer (see the module docstring). ``in_dim``/``out_dim`` are (width, height)."""
-    if flags.scale not in SCALE_SHIFTS:
-        raise GxError("display transfer: downscale mode 3 is invalid")
     if (flags.in_format == 1 and flags.out_format != 1) or (
         flags.in_format in SIXTEEN_BIT and flags.out_format in (0, 1)
     ):
@@ -178,16 +178,8 @@ def display_transfer(
             flags.in_format,
             flags.out_format,
         )
-    _check_format(flags.in_format, "input")
-    _check_format(flags.out_format, "output")  # before the flip + crop skew reads its bytes per pixel
-    in_w, in_h = in_dim
-    sx, sy = SCALE_SHIFTS[flags.scale]
-    out_w, out_h = out_dim[0] >> sx, out_dim[1] >> sy
-    if in_w == 0 or in_h == 0 or out_w == 0 or out_h == 0:
-        raise GxError(f"display transfer: empty image (input {in_w}x{in_h}, output {out_w}x{out_h})")
-    image = downscale(read_image(memory, src, in_w, in_h, flags.in_format, not flags.linear_in), flags.scale)
-    if out_w > image.shape[1] or out_h > image.shape[0]:
-        raise GxError(f"display transfer: output {out_w}x{out_h} is larger than the input {in_w}x{in_h}")
+    out_w, out_h = check_transfer(in_dim, out_dim, flags)  # before the flip + crop skew reads its bytes per pixel
+    image = downscale(read_image(memory, src, *in_dim, flags.in_format, not flags.linear_in), flags.scale)
     image = image[:out_h, :out_w]
     if flags.flip:
         image = image[::-1]

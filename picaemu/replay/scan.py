@@ -6,16 +6,16 @@ numba's registries are never loaded). Emulated memory is not built: a command li
 memory writes before it (initial blocks, then MemoryWrite events in order), the only writers of memory the scan
 models. Every event is lowered to its register writes as a replay lowers it (``picaemu.gx.lowering.lower``, which
 checks a Present's screen ...). The engines do not run: memory fills and display transfers only mark the bytes
-they write, and their parameters are checked where a replay's engine would refuse them (formats, downscale mode, a
-fill ending before its start, memory outside the mapped regions).
+they write, and their parameters are checked where a replay's engine would refuse them (a display transfer's by
+the engine's own ``check_transfer``: formats, downscale mode, empty or oversized images, partial tiles; a fill
+ending before its start; memory outside the mapped regions).
 
 Whatever the scan does not model raises ``Unmodelled`` — an engine writing bytes a later command list reads, DMA
 and texture copies (and display transfers in texture-copy mode), register-write events, a capture whose initial
-state is unknown (its replay warns about registers read before they were written), and everything
-``RegisterWalk`` refuses — and the caller replays the capture instead, which gives the same answer (or the error or
-warnings a replay gives). tests/test_walk.py checks both routes agree. An engine parameter the scan does not check
-(an output larger than the input, a tiled image not a whole number of tiles) fails a replay but not the scan:
-``info`` then summarises a capture that ``render`` would stop at.
+state is unknown (its replay warns about registers read before they were written), more than
+``SCAN_BYTE_BUDGET`` command bytes in all, and everything ``RegisterWalk`` refuses — and the caller replays the
+capture instead, which gives the same answer (or the error or warnings a replay gives). tests/test_walk.py checks
+both routes agree, and the fuzz campaign's ``info`` kind (bench/fuzz.py) on mutated captures.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from picaemu.command.walk import RegisterWalk, Unmodelled
 from picaemu.errors import MemoryFault, PicaError
 from picaemu.formats import pica
 from picaemu.gx.lowering import Write, lower, started_fill_units
-from picaemu.gx.transfer_layout import BYTES_PER_PIXEL, SCALE_SHIFTS, TransferFlags, output_start
+from picaemu.gx.transfer_layout import BYTES_PER_PIXEL, GxError, TransferFlags, check_transfer, output_start
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access
 from picaemu.regs.external import P3D_BASE, P3D_IDS
@@ -34,6 +34,10 @@ from picaemu.replay.capture import initial_gpu_state
 from picaemu.state import GpuState, share_unchanged
 
 _REGIONS = PhysicalMemory()  # for its mapping rule only (the OS backs untouched regions with no pages)
+# command bytes the scan walks in all before it gives way to the compiled replay: the largest sample walks 0.47 MB
+# (game_cubes_3000, minicraft 0.12 MB); plain Python walks ~13 MB/s, the compiled loop ~10 times faster, so a
+# small hostile file naming many 8 MB command lists is replayed instead of taking minutes here
+SCAN_BYTE_BUDGET = 8 << 20
 _PASSIVE = (pica.Present, pica.FrameEnd, pica.Marker, pica.FlushCacheRegions)  # no GPU or memory effect
 
 
@@ -82,8 +86,8 @@ class _MemoryLog:
 def _engine_extents(event: pica.Event) -> list[tuple[int, int]]:
     """The byte ranges an engine event writes (a fill: from its start rounded down to the 8 bytes its register
     holds; a display transfer: from its first output pixel, its output dimensions in the output format's pixels).
-    What the engine would refuse (a fill ending before it starts, an invalid format or downscale mode, memory
-    outside the mapped regions) is ``Unmodelled``: the replay reports it."""
+    What the engine would refuse (a fill ending before it starts, a display transfer's parameters as
+    ``check_transfer`` checks them, memory outside the mapped regions) is ``Unmodelled``: the replay reports it."""
     if isinstance(event, pica.MemoryFill):
         out = []
         for _, unit in started_fill_units(event):
@@ -93,20 +97,22 @@ def _engine_extents(event: pica.Event) -> list[tuple[int, int]]:
             _check_mapped(start, unit.end - start, "memory fill")
             out.append((start, unit.end))
         return out
-    if isinstance(event, pica.DisplayTransfer):
-        flags = TransferFlags.from_word(event.flags)
-        formats_valid = flags.in_format in BYTES_PER_PIXEL and flags.out_format in BYTES_PER_PIXEL
-        if not flags.texture_copy and formats_valid and flags.scale in SCALE_SHIFTS:
-            in_dim = access.bits(event.in_dim, "PPF_IN_DIM", "width"), access.bits(event.in_dim, "PPF_IN_DIM", "height")
-            out_dim = (
-                access.bits(event.out_dim, "PPF_OUT_DIM", "width"),
-                access.bits(event.out_dim, "PPF_OUT_DIM", "height"),
-            )
-            first = output_start(event.dst, in_dim, out_dim, flags)
-            start, end = min(event.dst, first), first + out_dim[0] * out_dim[1] * BYTES_PER_PIXEL[flags.out_format]
-            _check_mapped(event.src, in_dim[0] * in_dim[1] * BYTES_PER_PIXEL[flags.in_format], "display transfer input")
-            _check_mapped(start, end - start, "display transfer output")
-            return [(start, end)]
+    flags = TransferFlags.from_word(event.flags) if isinstance(event, pica.DisplayTransfer) else None
+    if isinstance(event, pica.DisplayTransfer) and flags is not None and not flags.texture_copy:
+        in_dim = access.bits(event.in_dim, "PPF_IN_DIM", "width"), access.bits(event.in_dim, "PPF_IN_DIM", "height")
+        out_dim = (
+            access.bits(event.out_dim, "PPF_OUT_DIM", "width"),
+            access.bits(event.out_dim, "PPF_OUT_DIM", "height"),
+        )
+        try:
+            check_transfer(in_dim, out_dim, flags)  # the engine's own checks
+        except GxError as err:
+            raise Unmodelled(str(err)) from err
+        first = output_start(event.dst, in_dim, out_dim, flags)
+        start, end = min(event.dst, first), first + out_dim[0] * out_dim[1] * BYTES_PER_PIXEL[flags.out_format]
+        _check_mapped(event.src, in_dim[0] * in_dim[1] * BYTES_PER_PIXEL[flags.in_format], "display transfer input")
+        _check_mapped(start, end - start, "display transfer output")
+        return [(start, end)]
     raise Unmodelled(f"{type(event).__name__} events of this kind")
 
 
@@ -135,7 +141,7 @@ def scan_draws(capture: pica.Capture) -> tuple[list[GpuState], list[int]]:
         states.append(share_unchanged(state, states[-1] if states else None))
         events.append(index)
 
-    walk = RegisterWalk(state, lambda address, size: memory.read(index, address, size), on_draw)
+    walk = RegisterWalk(state, lambda address, size: memory.read(index, address, size), on_draw, SCAN_BYTE_BUDGET)
     for index, event in enumerate(capture.events):
         try:
             writes = lower(event)  # its register writes, checked as a replay lowers them (a Present's screen ...)

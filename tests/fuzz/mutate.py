@@ -14,6 +14,8 @@ Every input is a pure function of ``(kind, seed)`` (``make_input``), so any find
 - ``shbin``: a seed SHBIN (the samples' vertex and geometry shaders) with the same byte mutations, or mutated
   inside (code words, operand descriptors, DVLE entry / end, constants, outputs) and built again.
 - ``texture``: random texture bytes with arbitrary format, size, level and offset.
+- ``info``: captures mutated as for ``capture`` (the same mutations, its own random stream: other files) for
+  ``picaemu info``.
 - ``draw``: a sample capture whose draws get register fields (float fields mostly) overwritten with NaN, Inf,
   huge and random raw values, and sometimes NaN/Inf/huge VS float uniforms.
 """
@@ -37,7 +39,7 @@ from picaemu.regs import RegKind
 from picaemu.regs.schema import _FLOATS, Field
 from tests.fuzz.targets import Edit, TextureParams
 
-KINDS = ("packets", "capture", "shbin", "texture", "draw")
+KINDS = ("packets", "capture", "shbin", "texture", "draw", "info")  # new kinds last: the rng streams stay
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_CAPTURES = REPO / "samples" / "captures"
 SHARED = REPO.parent / "shared" / "captures"
@@ -273,7 +275,7 @@ def make_input(kind: str, seed: int) -> object:
     rng = np.random.default_rng([KINDS.index(kind), seed])
     if kind == "packets":
         return random_packets(rng, int(rng.integers(1, 96)))
-    if kind == "capture":
+    if kind in ("capture", "info"):  # info: more captures mutated the same way, from a stream of their own
         if rng.random() < 0.6:
             captures = sample_captures()
             return mutate_capture(rng, captures[int(rng.integers(len(captures)))][1])

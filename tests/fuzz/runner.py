@@ -28,6 +28,8 @@ def run_one(kind: str, seed: int) -> tuple[str, int]:
         return packet_target().run(value)  # type: ignore[arg-type]
     if kind == "capture":
         return targets.run_capture(value), 0  # type: ignore[arg-type]
+    if kind == "info":
+        return targets.run_info(value), 0  # type: ignore[arg-type]
     if kind == "shbin":
         return targets.run_shbin(value), 0  # type: ignore[arg-type]
     if kind == "texture":

@@ -9,10 +9,16 @@ the ``PicaError`` it ended with. Any other exception escapes: that is a crash, t
 - ``run_texture(params)``: ``decode_texture`` of random bytes with arbitrary format / size / level / offset.
 - ``run_hostile_draws(capture, edits, uniforms)``: a capture replayed with register fields and float uniforms
   overwritten at every draw (NaN, Inf, huge values) through the real pipeline.
+- ``run_info(data)``: ``picaemu info`` on .pica or CiTrace .ctf bytes (``capture_info`` on a file, then the CLI's
+  text and JSON forms, or the CLI's one-line error); where the quick scan models the capture and a replay runs to
+  the end, ``draws_differ`` checks both walks of the commands found the same draws.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -154,3 +160,74 @@ class HostileDraws:
 
 def run_hostile_draws(capture: pica.Capture, edits: Sequence[Edit], uniforms: np.ndarray | None = None) -> Outcome:
     return _replay(capture, HostileDraws(edits, uniforms))
+
+
+def draws_differ(got: list[GpuState], want: list[GpuState]) -> str | None:
+    """Where two walks' states at each draw disagree (None when they agree): the number of draws, then draw by
+    draw the register file and both units' code and operand descriptors."""
+    if len(got) != len(want):
+        return f"{len(got)} draws != {len(want)}"
+    for d, (a, b) in enumerate(zip(got, want, strict=True)):
+        if not np.array_equal(a.regs, b.regs):
+            return f"draw {d}: registers {np.flatnonzero(a.regs != b.regs).tolist()[:20]} differ"
+        for unit in ("vs", "gs"):
+            ua, ub = getattr(a, unit), getattr(b, unit)
+            if not (np.array_equal(ua.code, ub.code) and np.array_equal(ua.opdescs, ub.opdescs)):
+                return f"draw {d}: {unit} code or operand descriptors differ"
+    return None
+
+
+class Disagreement(AssertionError):
+    """``picaemu info``'s scan and a replay found different draws in the same capture: a bug (a crash)."""
+
+
+def _info_cli(path: str) -> Outcome:
+    """What ``picaemu info PATH`` (and ``--json``) does, in process: the summary's text and JSON forms, or the
+    error's one-line form (``picaemu.cli.common.reports_errors``)."""
+    from picaemu.cli.common import error_text
+    from picaemu.cli.info import _text
+    from picaemu.replay.info import capture_info
+
+    try:
+        answer = capture_info(path).as_dict()
+    except PicaError as err:
+        if not error_text(err).strip():
+            raise AssertionError(f"{type(err).__name__} without a message") from err
+        return outcome_of(err)
+    json.dumps(answer)
+    _text(answer)
+    return "ok"
+
+
+def run_info(data: bytes) -> Outcome:
+    """``picaemu info`` on capture bytes, and the scan against a replay (see the module docstring). A replay that
+    fails where the scan did not is counted apart (``ok, replay ERROR``): the scan does not check every engine
+    parameter (``picaemu.replay.scan``)."""
+    from picaemu.replay.capture import load_capture
+    from picaemu.replay.info import _replay_draws
+    from picaemu.replay.scan import Unmodelled, scan_draws
+
+    fd, path = tempfile.mkstemp(suffix=".capture", prefix="picaemu-fuzz-info-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        outcome = _info_cli(path)
+        if outcome != "ok":
+            return outcome
+        capture = load_capture(path)
+    finally:
+        os.unlink(path)
+    try:
+        scanned = scan_draws(capture)
+    except Unmodelled:
+        return "ok (replayed)"
+    try:
+        replayed = _replay_draws(capture)
+    except PicaError as err:
+        return f"ok, replay {outcome_of(err)}"
+    if scanned[1] != replayed[1]:  # the event of each draw: the draws per frame
+        raise Disagreement(f"scan and replay draw in events {scanned[1][:20]}... != {replayed[1][:20]}...")
+    difference = draws_differ(scanned[0], replayed[0])
+    if difference is not None:
+        raise Disagreement(f"scan and replay disagree: {difference}")
+    return "ok"

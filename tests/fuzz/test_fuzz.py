@@ -54,7 +54,7 @@ def test_mutated_shbin_hypothesis(seed: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "kind, count", [("packets", 400), ("capture", 60), ("shbin", 150), ("texture", 150), ("draw", 25)]
+    "kind, count", [("packets", 400), ("capture", 60), ("shbin", 150), ("texture", 150), ("draw", 25), ("info", 60)]
 )
 def test_mutation_engine_fixed_seeds(kind: str, count: int) -> None:
     """A fixed slice of the campaign's inputs (seeds 0..count-1 of each kind)."""
@@ -66,5 +66,5 @@ def test_mutation_engine_fixed_seeds(kind: str, count: int) -> None:
             raise AssertionError(f"crash on {kind} seed {seed}: {type(err).__name__}: {err}") from err
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     assert sum(outcomes.values()) == count
-    if kind in ("capture", "draw", "packets"):  # the mutations reach past the parsers: some inputs run through
+    if kind in ("capture", "draw", "packets", "info"):  # the mutations reach past the parsers: some inputs run through
         assert outcomes.get("ok", 0) > 0, outcomes
