@@ -323,22 +323,35 @@ def clip_classified(tris, classes, planes, offsets):  # pragma: no cover - compi
                 good &= np.isfinite(cut[f, i, k])
             good &= cut[f, i, 3] > 0
         ok[f] = good
-    kept = int(np.count_nonzero(classes == KEEP)) + int(np.count_nonzero(ok))
+    good_cut = 0
+    for f in range(cut.shape[0]):  # loops, not np.count_nonzero (compile time)
+        good_cut += ok[f]
+    kept = good_cut
+    for t in range(tris.shape[0]):
+        kept += classes[t] == KEEP
     out = np.empty((kept, 3, tris.shape[2]), np.float32)
     source = np.empty(kept, np.int64)
     n = p = 0
     for t in range(tris.shape[0]):
         if classes[t] == KEEP:
-            out[n] = tris[t]
+            _copy_triangle(tris, t, out, n)
             source[n] = t
             n += 1
         while p < cut.shape[0] and cut_idx[src[p]] == t:  # the fan of triangle t, in order
             if ok[p]:
-                out[n] = cut[p]
+                _copy_triangle(cut, p, out, n)
                 source[n] = t
                 n += 1
             p += 1
-    return out, source, cut.shape[0] - int(np.count_nonzero(ok))
+    return out, source, cut.shape[0] - good_cut
+
+
+@numba.njit(cache=True, inline="always")
+def _copy_triangle(src, i, out, n):  # pragma: no cover - compiled
+    """out[n] = src[i], element by element: an array assignment compiles numba's shape-mismatch error (seconds)."""
+    for v in range(3):
+        for c in range(src.shape[2]):
+            out[n, v, c] = src[i, v, c]
 
 
 @numba.njit(cache=True)

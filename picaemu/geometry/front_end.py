@@ -42,7 +42,7 @@ import numpy as np
 from picaemu import numba_link
 from picaemu.draw_state import DrawState
 from picaemu.geometry import clipping
-from picaemu.geometry.clipping import KEEP, _align_quaternions, _cull_count, _cull_gather, _window, classify, extent
+from picaemu.geometry.clipping import _align_quaternions, _cull_count, _cull_gather, _window, classify, extent
 from picaemu.geometry.output_map import COLOR, NUM_COLUMNS, _fill_columns, _source_table
 from picaemu.geometry.primitive_assembly import TRIPLES, Assembler
 from picaemu.geometry.vertex_loader import VertexBatch
@@ -292,15 +292,16 @@ def _front_end(
     classes = np.empty(t, np.int8)
     classify(tris, planes, offsets, classes)
     primitive = np.arange(t).astype(np.int32)
+    invalid = away = straddle = 0
+    for k in range(t):  # loops, not array comparisons and np.count_nonzero (compile time)
+        invalid += classes[k] == clipping.INVALID
+        away += classes[k] == clipping.REJECT
+        straddle += classes[k] == clipping.STRADDLE
     clip_counts = (0, 0, 0)
-    if np.any(classes != KEEP):
+    if invalid or away or straddle:  # a class other than KEEP
         tris, src, dropped = clipping.clip_classified(tris, classes, planes, offsets)
         primitive = src.astype(np.int32)
-        clip_counts = (
-            int(np.count_nonzero(classes == clipping.INVALID)) + dropped,
-            int(np.count_nonzero(classes == clipping.REJECT)),
-            int(np.count_nonzero(classes == clipping.STRADDLE)),
-        )
+        clip_counts = (invalid + dropped, away, straddle)
     t = tris.shape[0]
     x, y = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
     zndc, inv_w = np.empty((t, 3), np.float32), np.empty((t, 3), np.float32)
