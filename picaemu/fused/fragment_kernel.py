@@ -250,15 +250,14 @@ def fragment_side(
             numba_link.call(LINK_FOG, links[LINK_FOG], (color_ints, fog_lut, fog_rgb, od, color))
         alive = n
         if ints[ALPHA_TEST]:
-            keep = np.empty(n, np.int64)
             alive = 0
-            for i in range(n):
-                keep[alive] = i
-                alive += alpha_pass[color[i, 3]]
+            for i in range(n):  # the survivors moved to the front in place (fancy indexing: compile time)
+                if alpha_pass[color[i, 3]]:
+                    ox[alive], oy[alive], od[alive] = ox[i], oy[i], od[i]
+                    for ch in range(4):
+                        color[alive, ch] = color[i, ch]
+                    alive += 1
             local[KILLED_ALPHA] += n - alive
-            if alive < n:
-                keep = keep[:alive]
-                ox, oy, od, color = ox[keep], oy[keep], od[keep], color[keep]
         if alive:  # ``fragment_ops.resolve``'s passes, chosen once per plan (``fragment_ops.pass_kinds``)
             killed = np.zeros(3, np.int64)
             survived = fk.run_passes(
