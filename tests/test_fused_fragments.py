@@ -292,6 +292,11 @@ def test_refusals_are_named() -> None:
     cases: dict[str, Setup] = {
         "shadow cube map": lambda b, rng: b.set("TEXUNIT0_PARAM", type="shadow cube"),
         "shadow texture": lambda b, rng: b.set("TEXUNIT0_PARAM", type="shadow 2D"),
+        # the depth buffer over the color buffer: the staged path's interleaved pass (the fused side never compiles it)
+        ff.INTERLEAVED_BUFFERS: lambda b, rng: (
+            b.set("DEPTHBUFFER_LOC", address=b.color),
+            b.depth_test(True, "greater or equal"),
+        ),
     }
     for reason, extra in cases.items():
 

@@ -62,6 +62,7 @@ from picaemu.color import tev
 from picaemu.color.shading import SRC_LIGHTING, SRC_PROCTEX
 from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import MemoryFault, PicaError
+from picaemu.fragment import kernels as fk
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import alpha_pass_table
 from picaemu.fused import features, layout
@@ -102,6 +103,10 @@ DECLINED = {
     layout.TEXTURE_FAULT: "a texture outside VRAM/FCRAM",
 }
 PLAN_CACHE_ENTRIES = 64
+# the reason a plan names for color and depth buffers that share bytes (a color write can change a later fragment's
+# stored depth: ``fragment.kernels.interleaved`` runs them fragment by fragment, on the staged path; the overlap
+# is also lint's ``target-overlap`` error), so that the fused side never compiles that pass
+INTERLEAVED_BUFFERS = "color and depth buffers share bytes"
 W_FIELD = "texcoord0_w"  # a cube map's third coordinate, a projection texture's divisor
 W_TYPES = CUBE_TYPES | {"projection"}
 NO_BYTES = np.zeros(0, np.uint8)
@@ -151,6 +156,8 @@ class FragmentPlan:
             ops = _ops_args(ds, memory)
         except MemoryFault:
             return "render target outside memory"
+        if ops[0] == fk.INTERLEAVED:
+            return INTERLEAVED_BUFFERS
         return _build(ds, memory, ops)
 
 
