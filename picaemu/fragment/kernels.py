@@ -363,96 +363,11 @@ def run_passes(
     write_mask,
 ) -> int:  # pragma: no cover - compiled
     """The per-fragment operations of the fragments ``x`` .. ``color`` by the passes of ``depth_kind`` /
-    ``color_kind``: the killed ones counted in ``counts``, each fate -> ``fate`` when it has one entry per fragment;
-    returns the number of survivors. ``depth_words_view`` / ``color_words_view``: the buffers as uint32 words (for
-    the word passes, else empty); the rest as the passes above take them."""
-    if depth_kind == INTERLEAVED:
-        no_colors = np.zeros((0, 4), np.uint8)
-        return interleaved(
-            x,
-            y,
-            depth,
-            color,
-            p,
-            depth_buf,
-            stencil_new,
-            counts,
-            fate_of,
-            color_buf,
-            fate,
-            no_colors,
-            no_colors,
-            np.zeros(0, np.uint32),
-            np.zeros(0, np.uint8),
-            layout,
-            pk,
-            mask,
-            r0,
-            r1,
-            r2,
-            r3,
-            logic,
-        )
-    return separate_passes(
-        depth_kind,
-        color_kind,
-        x,
-        y,
-        depth,
-        color,
-        p,
-        depth_buf,
-        depth_words_view,
-        stencil_new,
-        counts,
-        fate,
-        fate_of,
-        color_buf,
-        color_words_view,
-        layout,
-        pk,
-        mask,
-        r0,
-        r1,
-        r2,
-        r3,
-        logic,
-        logic_table,
-        write_mask,
-    )
-
-
-@numba.njit(cache=True, error_model="numpy")
-def separate_passes(
-    depth_kind,
-    color_kind,
-    x,
-    y,
-    depth,
-    color,
-    p,
-    depth_buf,
-    depth_words_view,
-    stencil_new,
-    counts,
-    fate,
-    fate_of,
-    color_buf,
-    color_words_view,
-    layout,
-    pk,
-    mask,
-    r0,
-    r1,
-    r2,
-    r3,
-    logic,
-    logic_table,
-    write_mask,
-) -> int:  # pragma: no cover - compiled
-    """``run_passes`` for every depth kind but ``INTERLEAVED``: the depth/stencil pass, then the color pass, over
-    the survivors. The fused fragment side calls it directly (its plans refuse buffers that share bytes), so a
-    capture whose buffers never overlap never compiles ``interleaved``."""
+    ``color_kind`` (any kind but ``INTERLEAVED``, whose pass ``interleaved`` its caller runs: the fused fragment
+    side's plans refuse buffers that share bytes, so a capture whose buffers never overlap never compiles it): the
+    killed ones counted in ``counts``, each fate -> ``fate`` when it has one entry per fragment; returns the number
+    of survivors. ``depth_words_view`` / ``color_words_view``: the buffers as uint32 words (for the word passes,
+    else empty); the rest as the passes above take them."""
     n = x.shape[0]
     survivors = np.arange(n).astype(np.int32)
     survived = n

@@ -251,6 +251,15 @@ def resolve(
     x, y = np.ascontiguousarray(x, np.int32), np.ascontiguousarray(y, np.int32)
     depth, color = np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8)
     if log is not None and log.full:
+        depth_kind = fk.INTERLEAVED
+        logged = (log.fate, log.before, log.after, log.stored_depth, log.stored_stencil)
+    else:
+        fate = NO_FATE if log is None else log.fate
+        depth_kind, color_kind, depth_words, color_words = pass_kinds(
+            p, plan, depth_buf, color_buf, fate.shape[0] == x.shape[0]
+        )
+        logged = (fate, NO_COLORS, NO_COLORS, NO_WORDS, NO_BYTES)
+    if depth_kind == fk.INTERLEAVED:  # both passes fragment by fragment: a full log, or buffers that share bytes
         counts[fk.SURVIVED] = fk.interleaved(
             x,
             y,
@@ -262,18 +271,10 @@ def resolve(
             counts,
             FATE_OF_COUNTER,
             color_buf,
-            log.fate,
-            log.before,
-            log.after,
-            log.stored_depth,
-            log.stored_stencil,
+            *logged,
             *plan.byte_color_args,
         )
     else:
-        fate = NO_FATE if log is None else log.fate
-        depth_kind, color_kind, depth_words, color_words = pass_kinds(
-            p, plan, depth_buf, color_buf, fate.shape[0] == x.shape[0]
-        )
         counts[fk.SURVIVED] = fk.run_passes(
             depth_kind,
             color_kind,

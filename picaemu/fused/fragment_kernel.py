@@ -260,7 +260,7 @@ def fragment_side(
             local[KILLED_ALPHA] += n - alive
         if alive:  # ``fragment_ops.resolve``'s passes, chosen once per plan (``fragment_ops.pass_kinds``)
             killed = np.zeros(3, np.int64)
-            survived = fk.separate_passes(
+            survived = fk.run_passes(
                 ints[DEPTH_KIND],
                 ints[COLOR_KIND],
                 ox[:alive],
