@@ -257,14 +257,15 @@ def _texture_part(unit: int) -> Part:
 S, A, V, F = Phase.SETUP, Phase.VERTEX_ARRAYS, Phase.VERTICES, Phase.FRAGMENTS
 _TEXTURES = Group.TEXTURE_CONFIG | Group.TEXTURE0 | Group.TEXTURE1 | Group.TEXTURE2 | Group.TEXTURE_ADDRESS
 _SHADING = _TEXTURES | Group.TEV | Group.FOG | Group.FRAGOP | Group.LIGHTING | Group.PROCTEX
+_LOADER = Group.LOADER | Group.ATTRIBUTE_ADDRESS
 _SHADERS = Group.PRIMITIVE | Group.SHADER_CONFIG | Group.VS_PROGRAM | Group.GS_PROGRAM
 # parts that read data-port memories (code, uniforms, LUTs) besides registers take memo=False
 PARTS: tuple[Part, ...] = (
     Part("gas", Group.FRAGOP | Group.TEV, S, _gas),
     Part("framebuffer", Group.FRAMEBUFFER, S, _framebuffer),
     Part("primitives", Group.PRIMITIVE | Group.VS_PROGRAM | Group.GS_PROGRAM, S, _primitives),
-    Part("loader", Group.LOADER, A, lambda state, built: VertexLoaderState.layout_from_regs(state.regs)),
-    Part("vertex_range", Group.LOADER | Group.DRAW_RANGE, A, _vertex_range),
+    Part("loader", _LOADER, A, lambda state, built: VertexLoaderState.layout_from_regs(state.regs)),
+    Part("vertex_range", _LOADER | Group.DRAW_RANGE, A, _vertex_range),
     Part(
         "vs_program",
         Group.SHADER_CONFIG | Group.VS_PROGRAM,

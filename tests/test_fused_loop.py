@@ -144,3 +144,75 @@ def test_live_texture_rebinds_and_draw_ranges_are_read_at_each_draw() -> None:
     assert len(np.unique(image.reshape(-1, 4), axis=0)) > 4  # both textures show
     assert np.array_equal(compiled.color_buffer(), staged.color_buffer())
     assert _facts(compiled) == _facts(staged)
+
+
+
+def _own_buffers(n: int = 10, hostile: int | None = None) -> pica.Capture:
+    """A vertex buffer per draw, as a citro3d game keeps one per object: each draw writes its layout again (the
+    same values) and points loader 0 at its own buffer (``ATTRIBBUFFER0_OFFSET``); odd draws also move the
+    attribute base (``ATTRIBBUFFERS_LOC``) down and the offset up by the same amount. ``hostile``: that draw's
+    offset points past memory."""
+    from picaemu.builder import ATTRIB_BASE
+    from samples._common import SCREEN, VS_TEX
+    from samples.game_scene import _checker
+
+    b = CaptureBuilder(name="own buffers")
+    b.begin_frame(clear=(0, 0, 0, 255), depth=0)
+    b.shader(VS_TEX)
+    b.uniforms(0, SCREEN)
+    b.texture(0, _checker(), "RGBA8")
+    b.tev(0, rgb=("texture 0", "primary color"), combine="modulate")
+    b.passthrough_tev()
+    quad = np.array(
+        [[0, 0, 0, 1], [16, 0, 0, 1], [16, 16, 0, 1], [0, 0, 0, 1], [16, 16, 0, 1], [0, 16, 0, 1]], np.float32
+    )
+    uv = np.array([[0, 0], [1, 0], [1, 1], [0, 0], [1, 1], [0, 1]], np.float32)
+    for i in range(n):
+        shade = np.full((6, 4), 0.3 + 0.07 * i, np.float32)
+        b.vertices([quad + np.float32([20 * i, 20 + 3 * i, 0, 0]), uv, shade])
+        address = b.cap.events[-1].address  # the buffer's upload
+        if i % 2:
+            b.set("ATTRIBBUFFERS_LOC", base=ATTRIB_BASE - 0x1000)
+            b.set("ATTRIBBUFFER0_OFFSET", offset=address - ATTRIB_BASE + 0x1000)
+        if i == hostile:
+            b.set("ATTRIBBUFFER0_OFFSET", offset=0x07FFFFF0)
+        b.draw(6)
+    b.end_frame()
+    return b.capture()
+
+
+def test_a_vertex_buffer_per_draw_stays_in_the_loop() -> None:
+    """The attribute base and the loaders' offsets are live (read at each draw into the plan's read table), and
+    the layout's registers written again with the same values match the table's key: every draw runs in the
+    loop from one plan, with the pixels and facts of the staged path."""
+    from picaemu.fused import loop
+
+    calls = []
+    original = loop.run
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return original(*args)
+
+    capture = _own_buffers()
+    loop.run = counted
+    try:
+        compiled = _replay(capture, True, checkpoints=False)
+    finally:
+        loop.run = original
+    staged = _replay(capture, False, checkpoints=False)
+    assert compiled.pipeline.compiled_count == len(compiled.draws) == 10
+    assert len(calls) <= 3  # not one return to Python per draw
+    assert len(np.unique(compiled.color_buffer().reshape(-1, 4), axis=0)) > 10  # every quad shows its own shade
+    assert np.array_equal(compiled.color_buffer(), staged.color_buffer())
+    assert _facts(compiled) == _facts(staged)
+
+
+def test_a_hostile_loader_offset_reaches_python_and_its_named_error() -> None:
+    errors = []
+    for compiled in (True, False):
+        with pytest.raises(ReplayError) as err:
+            _replay(_own_buffers(hostile=5), compiled, checkpoints=False)
+        assert isinstance(err.value.cause, MemoryFault)
+        errors.append(str(err.value))
+    assert errors[0] == errors[1]

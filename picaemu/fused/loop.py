@@ -13,10 +13,11 @@ draw log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drive
 A draw trigger is run here when all of these hold, else the loop returns the trigger's ``S_STOP`` to Python
 untouched (Python asks the sink for that state's plans and hands the draw back, or renders it):
 - only *live* write groups were written since the previous draw (``LIVE_GROUPS``: float uniforms, the draw
-  range, the primitive configuration, texture base addresses) — or others, but the registers then hold the key
-  values of one of the table's states (no program or LUT upload, ``PLAN_DATA_UPLOADS``: their digest is part of
-  the plans' keys, Python's to check) — and every *watched* register (the primitive and geometry-stage
-  configuration, the VS bool / int uniforms) holds the value the current plans were made under;
+  range, the primitive configuration, texture base addresses, attribute buffer addresses) — or others, but the
+  registers then hold the key values of one of the table's states (no program or LUT upload,
+  ``PLAN_DATA_UPLOADS``: their digest is part of the plans' keys, Python's to check) — and every *watched*
+  register (the primitive and geometry-stage configuration, the VS bool / int uniforms) holds the value the
+  current plans were made under;
 - the draw index is at most the plans' ``draw_limit`` (the replay's stop-after and mid-list checkpoint draws:
   the loop returns right after running that one, and the sink acts on it);
 - the vertex and fragment sides both accept the draw at run time (they answer before writing anything).
@@ -31,8 +32,10 @@ record each draw's topology and whether a restart preceded it, the last draw's b
 ``held``, and ``CompiledDraws.assemble`` leaves the pipeline's assembler as the staged path would.
 
 Live fields are read from the registers at each draw with field positions taken from the register table
-(``LIVE_FIELDS``): vertex count, first vertex, index buffer offset and format, the attribute base, and the base
-address of texture units 0-2 (written into the fragment plan's ``TEXTURE_ADDRESS_SLOT`` entries).
+(``LIVE_FIELDS``): vertex count, first vertex, index buffer offset and format, the attribute base, the base
+address of texture units 0-2 (written into the fragment plan's ``TEXTURE_ADDRESS_SLOT`` entries) and each
+loader's offset (with the base, written into the vertex plan's read table: a game's vertex buffer per object
+shares its layout's plans).
 
 Row columns (``R_*``): draw index, kind (``K.D_ARRAYS`` / ``K.D_ELEMENTS``), the trigger packet's word position,
 the buffer's packet count at the trigger, 1 when the trigger was its packet's last write, the word position after
@@ -56,13 +59,24 @@ from picaemu.command.draw_log import KINDS
 from picaemu.draw import DrawCall, DrawKind
 from picaemu.draw_state import PLAN_DATA_UPLOADS, WRITE_GROUPS, Group
 from picaemu.fused.fragments import FRAGMENT_COUNTERS, TEXTURE_ADDRESS_SLOT, FragmentPlan, fragment_side
+from picaemu.fused.vertices import ADDRESS as READ_ADDRESS
+from picaemu.fused.vertices import LOADER as READ_LOADER
+from picaemu.fused.vertices import OFFSET as READ_OFFSET
 from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
 from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import Assembler, Topology
 from picaemu.geometry.vertex_loader import INDEX_DTYPES
 from picaemu.regs import access, blocks, id_of
+from picaemu.regs.blocks.geometry import NUM_LOADERS
 
-LIVE_GROUPS = int(Group.VS_UNIFORMS | Group.GS_UNIFORMS | Group.DRAW_RANGE | Group.PRIMITIVE | Group.TEXTURE_ADDRESS)
+LIVE_GROUPS = int(
+    Group.VS_UNIFORMS
+    | Group.GS_UNIFORMS
+    | Group.DRAW_RANGE
+    | Group.PRIMITIVE
+    | Group.TEXTURE_ADDRESS
+    | Group.ATTRIBUTE_ADDRESS
+)
 # registers of live groups whose value the plans depend on: they must hold the value the plans were made under
 WATCHED = (
     "GEOSTAGE_CONFIG",
@@ -88,8 +102,10 @@ LIVE_NAMES = (
     ("TEXUNIT0_ADDR1", "address"),
     ("TEXUNIT1_ADDR", "address"),
     ("TEXUNIT2_ADDR", "address"),
+    *((f"ATTRIBBUFFER{j}_OFFSET", "offset") for j in range(NUM_LOADERS)),
 )
 F_COUNT, F_FIRST, F_INDEX_OFFSET, F_INDEX_FORMAT, F_BASE, F_TEXTURE = range(6)  # F_TEXTURE + unit
+F_LOADER = F_TEXTURE + 3  # + loader: its OFFSET
 
 
 def _live_fields() -> np.ndarray:
@@ -308,7 +324,11 @@ def _draw(
     if not _watched_hold(regs, watched) or not _starts_fresh(topology, handed, restart, fstate):
         return False
     count = _live(regs, F_COUNT)
-    index_address = _live(regs, F_BASE) + _live(regs, F_INDEX_OFFSET)  # as ``VertexLoaderState.with_range``
+    base = _live(regs, F_BASE)
+    index_address = base + _live(regs, F_INDEX_OFFSET)  # as ``VertexLoaderState.with_range``
+    reads = vertex_args[1]  # the plan's read table: this draw's attribute addresses, as ``_loader_reads``
+    for r in range(reads.shape[0]):
+        reads[r, READ_ADDRESS] = base + _live(regs, F_LOADER + reads[r, READ_LOADER]) + reads[r, READ_OFFSET]
     for u in range(TEXTURE_SLOTS.shape[0]):
         fragment_args[0][TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)  # the plan's ``ints``
     vcounts = row[R_VERTEX:R_FRAGMENT]
