@@ -4,7 +4,8 @@ draw whose state changed, the replay's stop and checkpoint draws, and hostile li
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -39,7 +40,26 @@ def _facts(replay: Replay) -> list[tuple]:
     ]
 
 
-@pytest.mark.parametrize("scene", ["game_cubes_300", "game_sprites_1000", "game_lit_300"])
+@contextmanager
+def _loop_calls() -> Iterator[list[int]]:
+    """A list that gains an item at each call of the compiled loop (``CompiledDriver.run``) inside the block."""
+    from picaemu.fused.driver import CompiledDriver
+
+    calls: list[int] = []
+    original = CompiledDriver.run
+
+    def counted(self, *args):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return original(self, *args)
+
+    CompiledDriver.run = counted  # type: ignore[method-assign]
+    try:
+        yield calls
+    finally:
+        CompiledDriver.run = original  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("scene", ["game_cubes_300", "game_sprites_1000", "game_lit_300", "game_objects_300"])
 def test_compiled_draws_match_python_draws(scene: str) -> None:
     capture = SCENES[scene]()
     compiled, staged = _replay(capture, True, checkpoints=False), _replay(capture, False, checkpoints=False)
@@ -54,20 +74,8 @@ def test_every_cube_runs_compiled_and_states_switch_inside_the_loop() -> None:
     """cubes: texture rebinds are live, the TEV and blend switches (every 10th and 7th draw) go back and forth
     between four states, which the loop's plan table holds after the first time each is seen; clipped cubes at
     the screen edge run compiled too. So every draw is compiled and the loop returns to Python a few times only."""
-    from picaemu.fused import loop
-
-    calls = []
-    original = loop.run
-
-    def counted(*args):  # type: ignore[no-untyped-def]
-        calls.append(1)
-        return original(*args)
-
-    loop.run = counted
-    try:
+    with _loop_calls() as calls:
         replay = _replay(SCENES["game_cubes_300"](), True, checkpoints=False)
-    finally:
-        loop.run = original
     assert any(d.stats["primitives_clipped"] for d in replay.draws)
     assert replay.pipeline.compiled_count == len(replay.draws) == 300
     assert len(calls) <= 10  # the first draw of each of the four states, the frame's events: not 68 switches
@@ -146,7 +154,6 @@ def test_live_texture_rebinds_and_draw_ranges_are_read_at_each_draw() -> None:
     assert _facts(compiled) == _facts(staged)
 
 
-
 def _own_buffers(n: int = 10, hostile: int | None = None) -> pica.Capture:
     """A vertex buffer per draw, as a citro3d game keeps one per object: each draw writes its layout again (the
     same values) and points loader 0 at its own buffer (``ATTRIBBUFFER0_OFFSET``); odd draws also move the
@@ -185,21 +192,9 @@ def test_a_vertex_buffer_per_draw_stays_in_the_loop() -> None:
     """The attribute base and the loaders' offsets are live (read at each draw into the plan's read table), and
     the layout's registers written again with the same values match the table's key: every draw runs in the
     loop from one plan, with the pixels and facts of the staged path."""
-    from picaemu.fused import loop
-
-    calls = []
-    original = loop.run
-
-    def counted(*args):  # type: ignore[no-untyped-def]
-        calls.append(1)
-        return original(*args)
-
     capture = _own_buffers()
-    loop.run = counted
-    try:
+    with _loop_calls() as calls:
         compiled = _replay(capture, True, checkpoints=False)
-    finally:
-        loop.run = original
     staged = _replay(capture, False, checkpoints=False)
     assert compiled.pipeline.compiled_count == len(compiled.draws) == 10
     assert len(calls) <= 3  # not one return to Python per draw

@@ -239,6 +239,11 @@ class CompiledDraws:
     def __len__(self) -> int:
         return self.rows.shape[0]
 
+    @property
+    def first_index(self) -> int:
+        """The draw number of the first draw (the loop runs at least one a call)."""
+        return int(self.rows[0, R_INDEX])
+
     def first_from(self, index: int) -> int:
         """The row of the first draw numbered ``index`` or later (``len(self)`` when none is)."""
         return int(np.searchsorted(self.rows[:, R_INDEX], index))
@@ -476,6 +481,11 @@ class PlanTable:
         self._stored.clear()
         self._type, self._next, self._args, self.current = None, 0, None, 0
         self._fragment_side = self._vertex_side = None
+
+    @property
+    def kind(self) -> tuple | None:
+        """What the numba types of the table's arguments depend on (``arguments_kind`` of its plans)."""
+        return self._type
 
     def fragment_side(self) -> tuple[int, int]:
         """The entry of ``fragment_side`` compiled for the table's plan type (compiled on first use)."""
