@@ -34,6 +34,7 @@ class Group(enum.IntFlag):
     TEXTURE_ADDRESS = enum.auto()  # the level-0 / +X face address of units 0-2: rebound between most draws
     PROCTEX = enum.auto()
     TEV = enum.auto()
+    TEV_COLOR = enum.auto()  # the stages' constant colors and the combiner buffer's initial color: a material's tint
     FOG = enum.auto()
     GAS = enum.auto()
     FRAGOP = enum.auto()  # color operation, blending, logic op, alpha/stencil/depth tests
@@ -89,7 +90,20 @@ GROUP_RANGES: tuple[tuple[Group, tuple[tuple[str, str], ...]], ...] = (
     (Group.TEXTURE1, (("TEXUNIT1_BORDER_COLOR", "TEXUNIT1_LOD"), ("TEXUNIT1_TYPE", "TEXUNIT1_TYPE"))),
     (Group.TEXTURE2, (("TEXUNIT2_BORDER_COLOR", "TEXUNIT2_LOD"), ("TEXUNIT2_TYPE", "TEXUNIT2_TYPE"))),
     (Group.PROCTEX, (("TEXUNIT3_PROCTEX0", "PROCTEX_LUT_DATA7"),)),
-    (Group.TEV, (("TEXENV0_SOURCE", "TEXENV_UPDATE_BUFFER"), ("TEXENV4_SOURCE", "TEXENV_BUFFER_COLOR"))),
+    (
+        Group.TEV,
+        (
+            ("TEXENV0_SOURCE", "TEXENV0_COMBINER"),
+            *((f"TEXENV{i}_SCALE", f"TEXENV{i + 1}_COMBINER") for i in (0, 1, 2, 4)),
+            ("TEXENV3_SCALE", "TEXENV_UPDATE_BUFFER"),
+            ("TEXENV4_SOURCE", "TEXENV4_COMBINER"),
+            ("TEXENV5_SCALE", "TEXENV5_SCALE"),
+        ),
+    ),
+    (
+        Group.TEV_COLOR,
+        (*((f"TEXENV{i}_COLOR", f"TEXENV{i}_COLOR") for i in range(6)), ("TEXENV_BUFFER_COLOR", "TEXENV_BUFFER_COLOR")),
+    ),
     (Group.FOG, (("FOG_COLOR", "FOG_COLOR"), ("FOG_LUT_INDEX", "FOG_LUT_DATA7"))),
     (Group.GAS, (("GAS_ATTENUATION", "GAS_ACCMAX"), ("GAS_LIGHT_XY", "GAS_DELTAZ_DEPTH"))),
     (Group.FRAGOP, (("COLOR_OPERATION", "DEPTH_COLOR_MASK"),)),

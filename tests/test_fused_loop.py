@@ -211,3 +211,31 @@ def test_a_hostile_loader_offset_reaches_python_and_its_named_error() -> None:
         assert isinstance(err.value.cause, MemoryFault)
         errors.append(str(err.value))
     assert errors[0] == errors[1]
+
+
+def test_tev_colors_are_live_a_tint_per_draw_stays_in_the_loop() -> None:
+    """A material tint per draw (stage 1: previous x constant + the buffer's initial color, both written before
+    every draw with new values): the loop reads the colors at each draw, one plan serves every draw, and the
+    pixels and facts are the staged path's."""
+
+    def tint(b: CaptureBuilder, i: int, addresses: tuple[int, int]) -> None:
+        b.tev(
+            1,
+            rgb=("previous", "constant", "previous buffer"),
+            alpha=("previous",),
+            combine="multiply then add",
+            alpha_combine="replace",
+            color=(255 - 20 * i, 128 + 10 * i, 40 * (i % 6), 255),
+        )
+        b.set("TEXENV_BUFFER_COLOR", r=3 * i, g=0, b=5 * i, a=255)
+
+    capture = _sprites_with(tint)
+    with _loop_calls() as calls:
+        compiled = _replay(capture, True, checkpoints=False)
+    staged = _replay(capture, False, checkpoints=False)
+    assert compiled.pipeline.compiled_count == 12
+    assert len(calls) <= 3
+    image = compiled.color_buffer()
+    assert len(np.unique(image.reshape(-1, 4), axis=0)) >= 2 * 12  # each quad's checkerboard in its own tint
+    assert np.array_equal(image, staged.color_buffer())
+    assert _facts(compiled) == _facts(staged)

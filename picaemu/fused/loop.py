@@ -13,7 +13,7 @@ draw log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drive
 A draw trigger is run here when all of these hold, else the loop returns the trigger's ``S_STOP`` to Python
 untouched (Python asks the sink for that state's plans and hands the draw back, or renders it):
 - only *live* write groups were written since the previous draw (``LIVE_GROUPS``: float uniforms, the draw
-  range, the primitive configuration, texture base addresses, attribute buffer addresses) — or others, but the
+  range, the primitive configuration, texture and attribute buffer addresses, TEV colors) — or others, but the
   registers then hold the key values of one of the table's states (no program or LUT upload,
   ``PLAN_DATA_UPLOADS``: their digest is part of the plans' keys, Python's to check) — and every *watched*
   register (the primitive and geometry-stage configuration, the VS bool / int uniforms) holds the value the
@@ -33,9 +33,10 @@ record each draw's topology and whether a restart preceded it, the last draw's b
 
 Live fields are read from the registers at each draw with field positions taken from the register table
 (``LIVE_FIELDS``): vertex count, first vertex, index buffer offset and format, the attribute base, the base
-address of texture units 0-2 (written into the fragment plan's ``TEXTURE_ADDRESS_SLOT`` entries) and each
-loader's offset (with the base, written into the vertex plan's read table: a game's vertex buffer per object
-shares its layout's plans).
+address of texture units 0-2 (written into the fragment plan's ``TEXTURE_ADDRESS_SLOT`` entries), the TEV's
+constant and buffer colors (``LIVE_COLORS``, into its TEV rows and buffer color: a material's tint shares its
+plans) and each loader's offset (with the base, written into the vertex plan's read table: a game's vertex buffer
+per object shares its layout's plans).
 
 Row columns (``R_*``): draw index, kind (``K.D_ARRAYS`` / ``K.D_ELEMENTS``), the trigger packet's word position,
 the buffer's packet count at the trigger, 1 when the trigger was its packet's last write, the word position after
@@ -58,7 +59,15 @@ from picaemu.command import kernel as K
 from picaemu.command.draw_log import KINDS
 from picaemu.draw import DrawCall, DrawKind
 from picaemu.draw_state import PLAN_DATA_UPLOADS, WRITE_GROUPS, Group
-from picaemu.fused.fragments import FRAGMENT_COUNTERS, TEXTURE_ADDRESS_SLOT, FragmentPlan, fragment_side
+from picaemu.fused.fragments import (
+    ARG_BUFFER_COLOR,
+    ARG_TEV_ROWS,
+    FRAGMENT_COUNTERS,
+    TEXTURE_ADDRESS_SLOT,
+    FragmentPlan,
+    fragment_side,
+)
+from picaemu.fused.layout import T_CONSTANT
 from picaemu.fused.vertices import ADDRESS as READ_ADDRESS
 from picaemu.fused.vertices import LOADER as READ_LOADER
 from picaemu.fused.vertices import OFFSET as READ_OFFSET
@@ -76,6 +85,7 @@ LIVE_GROUPS = int(
     | Group.PRIMITIVE
     | Group.TEXTURE_ADDRESS
     | Group.ATTRIBUTE_ADDRESS
+    | Group.TEV_COLOR
 )
 # registers of live groups whose value the plans depend on: they must hold the value the plans were made under
 WATCHED = (
@@ -117,6 +127,11 @@ def _live_fields() -> np.ndarray:
 
 
 LIVE_FIELDS = _live_fields()
+# the TEV's live colors: (register id, lowest bit of r, g, b, a) of each stage's constant, then the buffer's
+COLOR_NAMES = (*(f"TEXENV{i}_COLOR" for i in range(6)), "TEXENV_BUFFER_COLOR")
+LIVE_COLORS = np.array(
+    [(id_of(name), *(access.locate(name, ch)[1].lo for ch in "rgba")) for name in COLOR_NAMES], np.int64
+)
 # registers whose content determines the plans: every register a stage reads (``WRITE_GROUPS``) outside the live
 # groups, and the watched ones (their values are part of the plans); the shader programs come in by a digest
 # (``picaemu.fused.driver``)
@@ -144,7 +159,7 @@ HELD_SHAPE = (2, NUM_COLUMNS)  # ``held``: the vertices the last draw left buffe
 # RESTART_PRIMITIVE: the queued event that empties the assembler when its ``restart`` bit is set
 _RESTART = access.locate("RESTART_PRIMITIVE", "restart")
 RESTART_ID, RESTART_GATE = _RESTART[0], ((1 << _RESTART[1].width) - 1) << _RESTART[1].lo
-TABLE_SLOTS = 8  # plans the loop switches between by register content
+TABLE_SLOTS = 32  # plans the loop switches between by register content
 S_ROWS_FULL, S_DECLINED = K.S_ROWS_FULL, K.S_DECLINED
 # positions of ``K.run``'s arguments in the loop's ``kernel`` tuple (``KERNEL_ARGS``: K.run's parameters)
 KERNEL_ARGS = tuple(inspect.signature(K.run.py_func).parameters)
@@ -290,6 +305,20 @@ def _live(regs, row):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _live_colors(regs, tev_rows, buffer_color):  # pragma: no cover - compiled
+    """Each TEV stage's constant color into its ``tev_rows`` row, the buffer's initial color (``LIVE_COLORS``)."""
+    stages = tev_rows.shape[0]
+    for k in range(LIVE_COLORS.shape[0]):
+        word = np.int64(regs[LIVE_COLORS[k, 0]])
+        for c in range(4):
+            value = (word >> LIVE_COLORS[k, 1 + c]) & 0xFF
+            if k < stages:
+                tev_rows[k, T_CONSTANT + c] = value
+            else:
+                buffer_color[c] = value
+
+
+@numba.njit(cache=True, nogil=True)
 def _watched_hold(regs, watched):  # pragma: no cover - compiled
     for j in range(WATCHED_IDS.shape[0]):  # noqa: SIM110 - a generator in numba costs more than the loop
         if regs[WATCHED_IDS[j]] != watched[j]:
@@ -336,6 +365,7 @@ def _draw(
         reads[r, READ_ADDRESS] = base + _live(regs, F_LOADER + reads[r, READ_LOADER]) + reads[r, READ_OFFSET]
     for u in range(TEXTURE_SLOTS.shape[0]):
         fragment_args[0][TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)  # the plan's ``ints``
+    _live_colors(regs, fragment_args[ARG_TEV_ROWS], fragment_args[ARG_BUFFER_COLOR])
     vcounts = row[R_VERTEX:R_FRAGMENT]
     live = (kind == K.D_ELEMENTS, count, _live(regs, F_FIRST), index_address, _live(regs, F_INDEX_FORMAT) == INDEX_U16)
     arguments = live + (fu[0],) + vertex_args + (vcounts,)  # noqa: RUF005 - numba builds tuples by concatenation
