@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from picaemu.command.processor import CommandProcessor, RunResult
 
 
+_LOOP_READY: set[tuple] = set()  # the (command arguments, plan table) kinds ``loop.run`` has machine code for
+
+
 class CompiledDriver:
     """One processor's compiled-draw state (module docstring)."""
 
@@ -48,7 +51,6 @@ class CompiledDriver:
         self._links = np.zeros((loop.NUM_LINKS, 2), np.int64)
         self._command: tuple[object, tuple[int, int]] = (None, (0, 0))  # the kernel arguments' kind, ``K.run``'s entry
         self._command_args: tuple = ()  # the arguments that kind was taken of (held: their objects stay these)
-        self._loop_kind: tuple = (None, None)  # the command and plan kinds ``loop.run`` was made ready for
 
     def forget(self) -> None:
         """Another state was loaded: no plans, no pending draw, the program digest taken again (the table stays;
@@ -109,9 +111,10 @@ class CompiledDriver:
         links[loop.LINK_COMMAND], links[loop.LINK_FRAGMENT_SIDE] = self._command[1], table.fragment_side()
         links[loop.LINK_VERTEX_SIDE] = table.vertex_side(args[loop.A_FU][0])
         arguments = (args, *table.args(), links, self._rows, self._held, fstate)
-        if (self._command[0], table.kind) != self._loop_kind:  # load (or compile) it before the clock starts
+        kind = (self._command[0], table.kind)
+        if kind not in _LOOP_READY:  # load (or compile) it before the clock starts, once a process
             loop.run.compile(tuple(numba.typeof(value) for value in arguments))
-            self._loop_kind = (self._command[0], table.kind)
+            _LOOP_READY.add(kind)
         start = draw_mod.clock()
         status = loop.run(*arguments)
         table.current = int(fstate[loop.FS_CURRENT])
