@@ -488,6 +488,9 @@ def arguments_kind(value: object) -> object:
     return type(value)
 
 
+_ENTRIES: dict[tuple, tuple[int, int]] = {}  # ``PlanTable``'s kernel entries by the kind of their arguments
+
+
 class PlanTable:
     """The plans the loop may switch between without Python (``TABLE_SLOTS``), each with the values of the
     ``PLAN_KEY_IDS`` registers it was made under (``keys``); all of one numba argument type (the loop indexes
@@ -518,16 +521,23 @@ class PlanTable:
         return self._type
 
     def fragment_side(self) -> tuple[int, int]:
-        """The entry of ``fragment_side`` compiled for the table's plan type (compiled on first use)."""
+        """The entry of ``fragment_side`` compiled for the table's plan type (compiled on first use; remembered
+        for the process by that type's ``arguments_kind``: numba's ``typeof`` of a plan costs ~5 ms)."""
         if self._fragment_side is None:
-            self._fragment_side = FRAGMENT_SIDE.entry(*_TRIANGLES, *self.plans[0].fragments.args, _COUNTS)
+            kind = ("fragments", self._type)
+            if kind not in _ENTRIES:
+                _ENTRIES[kind] = FRAGMENT_SIDE.entry(*_TRIANGLES, *self.plans[0].fragments.args, _COUNTS)
+            self._fragment_side = _ENTRIES[kind]
         return self._fragment_side
 
     def vertex_side(self, floats: np.ndarray) -> tuple[int, int]:
         """The entry of ``vertex_side`` compiled for the table's plan type and the VS uniforms' ``floats``."""
         if self._vertex_side is None:
-            sample = (*_LIVE, floats, *self.plans[0].vertices.args, _VERTEX_COUNTS)
-            self._vertex_side = VERTEX_SIDE.entry(*sample)
+            kind = ("vertices", self._type, arguments_kind(floats))
+            if kind not in _ENTRIES:
+                sample = (*_LIVE, floats, *self.plans[0].vertices.args, _VERTEX_COUNTS)
+                _ENTRIES[kind] = VERTEX_SIDE.entry(*sample)
+            self._vertex_side = _ENTRIES[kind]
         return self._vertex_side
 
     def install(self, plans: CompiledPlans, regs: np.ndarray) -> None:
