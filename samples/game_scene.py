@@ -10,7 +10,9 @@ compares the two; ``tests/test_draw_state.py`` checks that both give the same pi
   are transformed on the CPU, computes bit-identical positions.
 - ``cubes(n, objects=True)``: the same cubes drawn as a citro3d game draws objects: each from its own vertex
   buffer (the attribute layout written again, ``ATTRIBBUFFER0_OFFSET`` pointing at the object's buffer) with
-  texture unit 0 written whole before each draw (``C3D_TexBind``: size, filters, address, format, cache clear).
+  texture unit 0 written whole before each draw (``C3D_TexBind``: size, filters, address, format, cache clear)
+  and a material color per object (TEV stage 1 modulates by its constant color, white with an alpha of its own
+  that no combiner reads, so the picture stays the merged twin's).
 - ``lit(n)``: n small spheres lit by 4 directional lights, in fog; one modelview upload per draw (dyadic
   translations of dyadic positions, so the merged twin's CPU translation rounds as the shader's does).
 - ``rich(n)``: a voxel game's ground: n triangle strips (4 quads each) receding in perspective, sampling one
@@ -133,6 +135,8 @@ def _cubes_frame(b: CaptureBuilder, n: int, merged: bool, objects: bool = False)
     addresses = [b.texture(0, _checker(), "RGBA8") for _ in range(TEXTURES)]
     b.tev(0, rgb=("texture 0", "primary color"), combine="modulate")
     b.passthrough_tev()
+    if objects and not merged:  # a material color per object: white, so that the picture is the merged twin's
+        b.tev(1, rgb=("previous", "constant"), alpha=("previous",), combine="modulate", alpha_combine="replace")
     pos, uv, col = _cube_mesh()
     if merged:
         world = np.concatenate([pos @ _cube_model(i, n).T for i in range(n)]).astype(np.float32)
@@ -147,6 +151,7 @@ def _cubes_frame(b: CaptureBuilder, n: int, merged: bool, objects: bool = False)
         if objects:  # a vertex buffer and a texture per object, the layout and the whole unit written again
             b.vertices([pos, uv, col])
             _bind_whole(b, addresses[i % TEXTURES])
+            b.set("TEXENV1_COLOR", r=255, g=255, b=255, a=i % 256)  # its alpha is not read: only the value moves
         elif i % 4 == 0:
             b.set(TEXUNIT_ADDR[0], address=addresses[(i // 4) % TEXTURES])
         if i % 10 == 0:
