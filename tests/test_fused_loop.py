@@ -93,15 +93,18 @@ def test_stop_after_a_draw_and_checkpoints_match() -> None:
         assert sorted(compiled._checkpoints) == sorted(staged._checkpoints)
 
 
-def _sprites_with(edit: Callable[[CaptureBuilder, int, tuple[int, int]], None], n: int = 12) -> pica.Capture:
+def _sprites_with(
+    edit: Callable[[CaptureBuilder, int, tuple[int, int]], None], n: int = 12, program: str | None = None
+) -> pica.Capture:
     """A run of compiled-eligible textured draws, each binding the first of two textures (a checkerboard, a
-    gradient); ``edit(b, i, addresses)`` may change something before draw i."""
+    gradient); ``edit(b, i, addresses)`` may change something before draw i; ``program``: the vertex shader
+    (``VS_TEX``'s inputs and outputs)."""
     from samples._common import SCREEN, VS_TEX
     from samples.game_scene import _checker
 
     b = CaptureBuilder(name="edited sprites")
     b.begin_frame(clear=(0, 0, 0, 255), depth=0)
-    b.shader(VS_TEX)
+    b.shader(program or VS_TEX)
     b.uniforms(0, SCREEN)
     gradient = np.zeros((16, 16, 4), np.uint8)
     gradient[..., 0], gradient[..., 3] = np.arange(16)[None, :] * 16, 255
@@ -238,4 +241,23 @@ def test_tev_colors_are_live_a_tint_per_draw_stays_in_the_loop() -> None:
     image = compiled.color_buffer()
     assert len(np.unique(image.reshape(-1, 4), axis=0)) >= 2 * 12  # each quad's checkerboard in its own tint
     assert np.array_equal(image, staged.color_buffer())
+    assert _facts(compiled) == _facts(staged)
+
+
+def test_a_bool_uniform_toggled_between_draws_switches_plans_inside_the_loop() -> None:
+    """A vertex program whose color depends on a bool uniform (``ifu``), the uniform toggled before every draw:
+    the two states' plans sit in the table, and the loop switches between them by the watched register's value
+    instead of returning to Python at each draw."""
+    from tests.test_front_end import VS_FLOW
+
+    def toggle(b: CaptureBuilder, i: int, addresses: tuple[int, int]) -> None:
+        b.list.write("VSH_BOOLUNIFORM", 0x7FFF0000 | (i % 2))
+
+    capture = _sprites_with(toggle, program=VS_FLOW)
+    with _loop_calls() as calls:
+        compiled = _replay(capture, True, checkpoints=False)
+    staged = _replay(capture, False, checkpoints=False)
+    assert compiled.pipeline.compiled_count == 12
+    assert len(calls) <= 4  # the first draw of each value, not one return a draw
+    assert np.array_equal(compiled.color_buffer(), staged.color_buffer())
     assert _facts(compiled) == _facts(staged)

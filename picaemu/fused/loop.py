@@ -451,7 +451,9 @@ def run(
             if status != K.S_STOP:
                 return status
             dirty = counters[K.C_DIRTY]
-            if dirty & ~LIVE_GROUPS:  # another state: one of the table's, or Python's to plan
+            # another state: one of the table's, or Python's to plan (a watched register, such as a bool uniform
+            # toggled between draws, is keyed too: a state with the other value may be in the table)
+            if dirty & ~LIVE_GROUPS or not _watched_hold(regs, watched[j]):
                 if dirty & PROGRAM_GROUPS:
                     return status
                 j = _match(regs, keys, count, j)
