@@ -86,21 +86,19 @@ class Side:
     def run_frame(self, frame: int) -> list[int]:
         """Pass 1 over frame ``frame`` (the replay stands at its start, or inside it after ``adopt``): returns the
         indices of its draws."""
-        replay = self.replay
+        replay, watch = self.replay, self.watch
         if self.resumed:
-            self.resumed, first = False, self.watch.frame_start
+            self.resumed, first = False, watch.frame_start
         else:
             self.start = replay.checkpoint()
-            self.watch.new_frame()
-            first = len(replay.draws)
+            watch.new_frame()
+            first = watch.draws
         replay.run_to(self.frame_end(frame))
-        return [d.index for d in replay.draws[first:]]
+        return list(range(first, watch.draws))
 
     def follow(self, lead: Side, draws: list[int]) -> list[int]:
         """Side B's frame whose events and every event before are side A's (A's frame ``draws``, just run): A's
         draws, points and screens, without replaying it."""
-        known = len(self.replay.draws)
-        self.replay.draws.extend(lead.replay.draws[known : known + len(draws)])
         self.watch.follow(lead.watch, draws)
         return list(draws)
 
@@ -112,7 +110,6 @@ class Side:
             raise RuntimeError("side A never reached the first differing event it was to hand over")
         replay = self.replay
         replay.restore(handover.checkpoint)
-        replay.draws.extend(lead.replay.draws[len(replay.draws) : handover.draws])
         self.watch.take_over(handover, lead.watch)
         self.resumed = handover.event > (self.frame_end(frame - 1) if frame else 0)
         if self.resumed:  # inside the frame: A's start of it is B's
@@ -134,21 +131,22 @@ class Side:
                 at += size
         else:
             self.replay.restore(self.start if position is None else position)
-        self.replay.indexed = True  # pass 2 seeks only to draws already recorded: run_to_draw must not run on
+
+    def seek(self, draw: int) -> None:
+        """Pass 2: right after draw ``draw`` of the frame being compared (``rewind`` went back before it)."""
+        self.replay.run_to_draw_at(draw, *self.watch.position_of(draw))
 
     def info(self) -> dict[str, Any]:
-        replay = self.replay
-        return {"capture": self.label, "backend": self.backend, "frames": self.frame_count, "draws": len(replay.draws)}
+        return {"capture": self.label, "backend": self.backend, "frames": self.frame_count, "draws": self.watch.draws}
 
 
 def open_side(source: str | os.PathLike[str] | pica.Capture, backend: str = "software", every: int = EVERY) -> Side:
     """A capture (path or in-memory) ready to be replayed under an ``OutputWatch``."""
     capture = source if isinstance(source, pica.Capture) else load_capture(source)
     watch = OutputWatch(default_pipeline(backend), every)
-    replay = Replay(capture, pipeline=watch, checkpoints=False)
-    # the diff seeks by the replay's DrawRecords; the processor's per-draw register snapshots (its draw log, which
-    # every restore trims) it never reads
-    replay.processor.record_draws = False
+    # no draw records (their per-draw Python work was a sixth of a render): the watch notes where each draw sits
+    # (``OutputWatch.position_of``), which is all pass 2 seeks by; nor the processor's draw log (register snapshots)
+    replay = Replay(capture, pipeline=watch, checkpoints=False, record_draws=False)
     watch.attach(replay)
     label = capture.meta.get("name", "capture") if isinstance(source, pica.Capture) else os.fspath(source)
     return Side(label, backend, replay, watch)
@@ -336,8 +334,8 @@ def _scan(sa: Side, sb: Side, pairs: list, lo: int, hi: int) -> int | None:
     ra, rb = sa.replay, sb.replay
     for i in range(lo, hi):
         da, db = pairs[i][2:]
-        ra.run_to_draw(da)
-        rb.run_to_draw(db)
+        sa.seek(da)
+        sb.seek(db)
         ta, tb = sa.watch.used_by(da), sb.watch.used_by(db)
         if len(ta) != len(tb):
             return i

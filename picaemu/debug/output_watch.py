@@ -14,6 +14,7 @@ which side B's agreeing point equals). Where no copy is kept (past the budget), 
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import weakref
 import zlib
@@ -99,6 +100,7 @@ class OutputWatch:
         self.reference: OutputWatch | None = None  # side B: side A's watch, whose frame has run already
         self.contents: dict[int, bytes | int] = {}  # side A: place in the frame -> its render targets' bytes
         self._content_bytes = 0  # bytes ``contents`` holds (past ``COPY_BUDGET``: CRC-32 values instead)
+        self.positions: list[tuple[int, int, np.ndarray]] = []  # (first draw, event, packets) per run of draws
         self.hand_over_at = -1  # side A: the event position at which to record a ``Handover`` for side B
         self.handover: Handover | None = None
 
@@ -159,10 +161,28 @@ class OutputWatch:
         )  # (it was False) the frame's first difference: pass 2 starts before it, later points go unread
         return place if same else DIFFERS
 
+    def _place(self, first: int, packets: np.ndarray) -> None:
+        """Pass 1 ran draws ``first`` .. ``first + len(packets) - 1`` in one go, at these packets (``DrawCall.packet``
+        / ``CompiledDraws.packets``, -1 outside a list) of the replay's current run of a list: where pass 2 finds
+        them (``position_of``; the diff's replays keep no draw records)."""
+        replay = self._memory()
+        at = np.where(packets >= 0, packets + replay.packet, -1)  # packets of the list the replay ran before
+        self.positions.append((first, replay.position, at))
+
+    def position_of(self, draw: int) -> tuple[int, int]:
+        """(event, packet) of a draw of this frame pass 1 ran (``DrawRecord.event`` / ``.packet``)."""
+        i = bisect.bisect_right(self.positions, draw, key=lambda p: p[0]) - 1
+        if i < 0 or draw - self.positions[i][0] >= len(self.positions[i][2]):
+            raise PicaError(f"draw {draw} is not one the output watch saw run in this frame")
+        first, event, packets = self.positions[i]
+        return event, int(packets[draw - first])
+
     def _after(self, last: int, force: bool = False, packet: int = -1, resume: tuple[int, int] | None = None) -> None:
-        """After draw ``last`` (its ``DrawCall.packet`` and ``resume``): a point at a group's last draw (``force``:
-        at the last draw of an event) and, when the draw ends its packet inside a command list (where the replay
-        itself would checkpoint), a restart position for pass 2 (``_keep``)."""
+        """After draw ``last`` (its ``DrawCall.packet`` and ``resume``) in pass 1: a point at a group's last draw
+        (``force``: at the last draw of an event) and, when the draw ends its packet inside a command list (where
+        the replay itself would checkpoint), a restart position for pass 2 (``_keep``)."""
+        if not self.recording:
+            return
         self.draws = last + 1
         if self.pointing and (force or last == self._boundary(last)) and last > self.pointed:
             token = self.point(last)
@@ -200,12 +220,14 @@ class OutputWatch:
     def new_frame(self) -> None:
         """Pass 1 starts a frame: the checkpoints, marks and contents of the last one are dropped."""
         self.kept, self._kept_at, self.marks, self.quiet = [], self.draws - 1, [], False
-        self.contents, self._content_bytes = {}, 0
+        self.contents, self._content_bytes, self.positions = {}, 0, []
 
     # -- PipelineSink ------------------------------------------------------------------------------------
     def draw(self, call: DrawCall) -> None:
         self._use(call.state.regs, call.index)
         self.inner.draw(call)
+        if self.recording:
+            self._place(call.index, np.array([call.packet]))
         self._after(call.index, packet=call.packet, resume=call.resume)
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
@@ -230,6 +252,7 @@ class OutputWatch:
                 list(self.kept),
                 self._kept_at,
                 list(self.marks),
+                list(self.positions),
             )
 
     def follow(self, lead: OutputWatch, draws: list[int]) -> None:
@@ -248,6 +271,7 @@ class OutputWatch:
         self.screens, self.targets = list(h.screens), dict(h.targets)
         self.frame_start, self.draws, self.pointed = h.frame_start, h.draws, h.pointed
         self.kept, self._kept_at, self.marks, self.quiet = list(h.kept), h.kept_at, list(h.marks), False
+        self.positions = list(h.positions)
 
     def _screens(self, replay: Replay) -> bytes:
         """A digest of what both screens show: each picture's shape and RGB in memory order (the pictures
@@ -275,6 +299,8 @@ class OutputWatch:
     def compiled_draws(self, draws: CompiledDraws) -> None:
         cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
         index, _kind, _offset, packet, resume, _stats, _bounds = draws.each(len(draws) - 1)[0]
+        if self.recording:
+            self._place(index + 1 - len(draws), draws.packets())  # the loop's draws are consecutive
         self._after(index, packet=packet, resume=resume)
 
     def compiled_allowed(self) -> bool:
@@ -286,7 +312,7 @@ class Handover:
     """Side A's replay and watch at event ``event`` (the first whose inputs differ between the captures, see
     ``picaemu.debug.capture_diff.shared_events``), where side B starts: the checkpoint there and A's record of
     everything before (draws run, the frame's first draw, the last point, render targets used, screens, and the
-    restart positions of the frame so far)."""
+    restart positions and draw positions of the frame so far)."""
 
     event: int
     checkpoint: Checkpoint
@@ -298,6 +324,7 @@ class Handover:
     kept: list[tuple[int, Checkpoint]]
     kept_at: int
     marks: list[Mark]
+    positions: list[tuple[int, int, np.ndarray]]
 
 
 @dataclass(frozen=True)

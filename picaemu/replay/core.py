@@ -313,7 +313,12 @@ class Replay(Checkpointing):
         self.index()
         if not 0 <= draw < len(self.draws):
             raise PicaError(f"draw {draw} outside 0..{len(self.draws) - 1}")
-        event, packet = self.draws[draw].event, self.draws[draw].packet
+        record = self.draws[draw]
+        self.run_to_draw_at(draw, record.event, record.packet)
+
+    def run_to_draw_at(self, draw: int, event: int, packet: int) -> None:
+        """``run_to_draw`` given where the draw sits (its ``DrawRecord.event`` and ``.packet``): for a replay without
+        draw records (``record_draws=False``) whose pipeline noted them (``picaemu.debug.output_watch``)."""
         if packet >= 0 and self._list_kick(event) is not None:  # a packet position: from the nearest checkpoint
             self.run_to(event, packets=packet + 1)
             return
