@@ -89,8 +89,8 @@ class Side:
         replay, watch = self.replay, self.watch
         if self.resumed:
             self.resumed, first = False, watch.frame_start
-        else:
-            self.start = replay.checkpoint()
+        else:  # at the capture's start, the checkpoint the replay took there
+            self.start = replay.checkpoint_list()[0] if replay.position == 0 else replay.checkpoint()
             watch.new_frame()
             first = watch.draws
         replay.run_to(self.frame_end(frame))

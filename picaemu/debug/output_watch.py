@@ -15,7 +15,6 @@ which side B's agreeing point equals). Where no copy is kept (past the budget), 
 from __future__ import annotations
 
 import bisect
-import hashlib
 import weakref
 import zlib
 from dataclasses import dataclass
@@ -80,7 +79,7 @@ class OutputWatch:
     """A pipeline wrapper that takes the output points of pass 1 (module docstring). ``points``: draw index -> the
     point's token: on side A (no ``reference``) the draw's place in its frame, whose render-target content it keeps
     in ``contents``; on side B (``reference``: A's watch) the same place when its content equals A's there, else
-    ``DIFFERS``; ``screens``: per frame end, the digest of both screens."""
+    ``DIFFERS``; ``screens``: per frame end, the content of both screens (the last frame's; b"" before it)."""
 
     def __init__(self, inner: PipelineSink, every: int = EVERY) -> None:
         self.inner = inner
@@ -162,12 +161,10 @@ class OutputWatch:
         return place if same else DIFFERS
 
     def _place(self, first: int, packets: np.ndarray) -> None:
-        """Pass 1 ran draws ``first`` .. ``first + len(packets) - 1`` in one go, at these packets (``DrawCall.packet``
-        / ``CompiledDraws.packets``, -1 outside a list) of the replay's current run of a list: where pass 2 finds
-        them (``position_of``; the diff's replays keep no draw records)."""
-        replay = self._memory()
-        at = np.where(packets >= 0, packets + replay.packet, -1)  # packets of the list the replay ran before
-        self.positions.append((first, replay.position, at))
+        """Pass 1 ran draws ``first`` .. ``first + len(packets) - 1`` in one go, at these packets of the replay's
+        current event (``DrawRecord.packet``: counted from the list's start, -1 outside a list): where pass 2
+        finds them (``position_of``; the diff's replays keep no draw records)."""
+        self.positions.append((first, self._memory().position, packets))
 
     def position_of(self, draw: int) -> tuple[int, int]:
         """(event, packet) of a draw of this frame pass 1 ran (``DrawRecord.event`` / ``.packet``)."""
@@ -227,7 +224,8 @@ class OutputWatch:
         self._use(call.state.regs, call.index)
         self.inner.draw(call)
         if self.recording:
-            self._place(call.index, np.array([call.packet]))
+            packet = call.packet + self._memory().packet if call.packet >= 0 else -1
+            self._place(call.index, np.array([packet]))
         self._after(call.index, packet=call.packet, resume=call.resume)
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
@@ -238,6 +236,8 @@ class OutputWatch:
         if self.draws and self.pointed < self.draws - 1:
             self._after(self.draws - 1, force=True)
         if isinstance(replay.events[replay.position - 1], pica.FrameEnd):
+            if self.screens:  # the frame before has been compared (``capture_diff``): its screens are not kept
+                self.screens[-1] = b""
             self.screens.append(self._screens(replay))
             self.frame_start = self.draws
         if replay.position == self.hand_over_at and self.handover is None:
@@ -274,19 +274,20 @@ class OutputWatch:
         self.positions = list(h.positions)
 
     def _screens(self, replay: Replay) -> bytes:
-        """A digest of what both screens show: each picture's shape and RGB in memory order (the pictures
-        ``Replay.screen`` shows, unturned; alpha, which no screen shows, zeroed), or the reason it has none."""
+        """What both screens show: each picture's shape and RGB in memory order (the pictures ``Replay.screen``
+        shows, unturned; alpha, which no screen shows, zeroed), or the reason it has none, one after the other
+        (the bytes themselves: both sides' are compared once, right after the frame, and a copy costs a tenth of
+        hashing them)."""
         replay.sync_memory()
-        h = hashlib.blake2b(digest_size=16)  # a few per capture: a real hash
+        parts: list[bytes | memoryview] = []
         for screen in SCREENS:
             try:
                 rows = lcd.screen_rows(replay.memory, replay.gx.gpu, screen)
                 rows[:, :, 3] = 0
-                h.update(repr(rows.shape).encode())
-                h.update(rows.data)
+                parts += [repr(rows.shape).encode(), rows.data]
             except PicaError as err:  # a screen the capture never set up: its reason is its content
-                h.update(str(err).encode())
-        return h.digest()
+                parts.append(str(err).encode())
+        return b"\0".join(parts)
 
     # -- CompiledSink (offered only when the inner pipeline is one) --------------------------------------
     def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
@@ -299,8 +300,8 @@ class OutputWatch:
     def compiled_draws(self, draws: CompiledDraws) -> None:
         cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
         index, _kind, _offset, packet, resume, _stats, _bounds = draws.each(len(draws) - 1)[0]
-        if self.recording:
-            self._place(index + 1 - len(draws), draws.packets())  # the loop's draws are consecutive
+        if self.recording:  # the loop's draws are consecutive, inside a list
+            self._place(index + 1 - len(draws), draws.packets() + self._memory().packet)
         self._after(index, packet=packet, resume=resume)
 
     def compiled_allowed(self) -> bool:
