@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from picaemu.debug import state_diff
-from picaemu.debug.output_watch import EVERY, Mark, OutputWatch
+from picaemu.debug.output_watch import EVERY, Mark, OutputWatch, Paused
 from picaemu.debug.shared_prefix import shared_events
 from picaemu.errors import PicaError
 from picaemu.formats import pica
@@ -71,6 +71,8 @@ class Side:
     watch: OutputWatch
     start: Checkpoint | None = None
     resumed: bool = False
+    ahead: int | None = None  # lockstep: the event position the frame run in steps (``advance``) ends at
+    first: int = 0  # lockstep: the frame's first draw
 
     @property
     def frame_count(self) -> int:
@@ -86,15 +88,43 @@ class Side:
     def run_frame(self, frame: int) -> list[int]:
         """Pass 1 over frame ``frame`` (the replay stands at its start, or inside it after ``adopt``): returns the
         indices of its draws."""
+        self.begin_frame(frame)
+        return self.finish_frame()
+
+    def begin_frame(self, frame: int) -> None:
+        """Pass 1 starts frame ``frame`` (the replay stands at its start, or inside it after ``adopt``); it runs
+        in ``advance`` steps and ``finish_frame``."""
         replay, watch = self.replay, self.watch
         if self.resumed:
-            self.resumed, first = False, watch.frame_start
+            self.resumed, self.first = False, watch.frame_start
         else:  # at the capture's start, the checkpoint the replay took there
             self.start = replay.checkpoint_list()[0] if replay.position == 0 else replay.checkpoint()
             watch.new_frame()
-            first = watch.draws
-        replay.run_to(self.frame_end(frame))
-        return list(range(first, watch.draws))
+            self.first = watch.draws
+        self.ahead = self.frame_end(frame)
+
+    def advance(self, place: int) -> None:
+        """Side A in lockstep (side B's watch calls it before comparing a point): run the frame on until a point
+        ``place`` draws into the frame or further (pausing there, ``OutputWatch.pause_at``), or to its end."""
+        watch = self.watch
+        if self.ahead is None or watch.pointed >= watch.frame_start + place:
+            return
+        watch.pause_at = place
+        try:
+            self.replay.run_to(self.ahead)
+            self.ahead = None
+        except Paused as stop:
+            self.replay.stopped_within(stop.packets, stop.resume)
+        finally:
+            watch.pause_at = None
+
+    def finish_frame(self, points: bool = True) -> list[int]:
+        """The rest of the frame (``points=False``: without taking any more); returns the indices of its draws."""
+        self.watch.quiet = self.watch.quiet or not points
+        if self.ahead is not None:
+            self.replay.run_to(self.ahead)
+            self.ahead = None
+        return list(range(self.first, self.watch.draws))
 
     def follow(self, lead: Side, draws: list[int]) -> list[int]:
         """Side B's frame whose events and every event before are side A's (A's frame ``draws``, just run): A's
@@ -227,6 +257,13 @@ def compare_sides(sa: Side, sb: Side, *, share: bool = True) -> CaptureDiff:
     following = shared > 0
     frames: list[dict[str, Any]] = []  # the table of the result: one row per frame compared
     for f in range(max(sa.frame_count, sb.frame_count)):
+        if not following and f < sa.frame_count and f < sb.frame_count:
+            fa, fb = _lockstep(sa, sb, f)
+            frames.append(_frame_row(sa, sb, f, fa, fb))
+            found = _compare_frame(sa, sb, fa, fb, frames)
+            if found is not None:
+                return found
+            continue
         fa = sa.run_frame(f) if f < sa.frame_count else None
         if following and fa is not None and sb.frame_end(f) <= shared:
             fb: list[int] | None = sb.follow(sa, fa)
@@ -235,20 +272,36 @@ def compare_sides(sa: Side, sb: Side, *, share: bool = True) -> CaptureDiff:
                 sb.adopt(sa, f)
                 following = False
             fb = sb.run_frame(f) if f < sb.frame_count else None
-        frames.append(
-            {
-                "frame": f,
-                "draws_a": None if fa is None else len(fa),
-                "draws_b": None if fb is None else len(fb),
-                "screens_equal": _screen_equal(sa, sb, f),
-            }
-        )
+        frames.append(_frame_row(sa, sb, f, fa, fb))
         if fa is None or fb is None:  # one side has frames the other lacks
             return _missing(sa, sb, fa or [], fb or [], frames)
         found = _compare_frame(sa, sb, fa, fb, frames)
         if found is not None:
             return found
     return CaptureDiff(sa.info(), sb.info(), frames=frames)
+
+
+def _lockstep(sa: Side, sb: Side, frame: int) -> tuple[list[int], list[int]]:
+    """Pass 1 over a frame both sides replay from its start: B runs it, and before comparing each point runs A on
+    to the same place (``Side.advance``); A's rest of the frame, past B's last point, then runs without points (B
+    takes none after its first difference). Returns both frames' draws."""
+    sa.begin_frame(frame)
+    sb.watch.pull = sa.advance
+    try:
+        fb = sb.run_frame(frame)
+    finally:
+        sb.watch.pull = None
+    return sa.finish_frame(points=False), fb
+
+
+def _frame_row(sa: Side, sb: Side, f: int, fa: list[int] | None, fb: list[int] | None) -> dict[str, Any]:
+    """The result's row of frame ``f`` (draws ``fa``, ``fb``; None: the side has no such frame)."""
+    return {
+        "frame": f,
+        "draws_a": None if fa is None else len(fa),
+        "draws_b": None if fb is None else len(fb),
+        "screens_equal": _screen_equal(sa, sb, f),
+    }
 
 
 def _shared(sa: Side, sb: Side) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import weakref
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -100,6 +101,8 @@ class OutputWatch:
         self.contents: dict[int, bytes | int] = {}  # side A: place in the frame -> its render targets' bytes
         self._content_bytes = 0  # bytes ``contents`` holds (past ``COPY_BUDGET``: CRC-32 values instead)
         self.positions: list[tuple[int, int, np.ndarray]] = []  # (first draw, event, packets) per run of draws
+        self.pause_at: int | None = None  # side A in lockstep: raise ``Paused`` at a point this far into the frame
+        self.pull: Callable[[int], None] | None = None  # side B in lockstep: runs side A on to a place of the frame
         self.hand_over_at = -1  # side A: the event position at which to record a ``Handover`` for side B
         self.handover: Handover | None = None
 
@@ -151,6 +154,8 @@ class OutputWatch:
             else:
                 self.contents[place] = _crc(views)
             return place
+        if self.pull is not None:  # lockstep: side A runs on to this place first
+            self.pull(place)
         kept = self.reference.contents.get(place)
         if kept is None:  # A has no point here: the pair is not compared
             return DIFFERS
@@ -184,8 +189,11 @@ class OutputWatch:
         if self.pointing and (force or last == self._boundary(last)) and last > self.pointed:
             token = self.point(last)
             self.points[last], self.pointed = token, last
-            if KEEP_DRAWS and not self.quiet and packet >= 0 and resume is not None and resume[1] > 0:
-                self._keep(last, token, packet, resume)
+            clean = packet >= 0 and resume is not None and resume[1] > 0  # a position the replay can stand at
+            if KEEP_DRAWS and not self.quiet and clean:
+                self._keep(last, token, packet, resume)  # type: ignore[arg-type]
+            if clean and self.pause_at is not None and last - self.frame_start >= self.pause_at:
+                raise Paused(self._memory().packet + packet + 1, resume)  # type: ignore[arg-type]
 
     def _keep(self, last: int, token: int, packet: int, resume: tuple[int, int]) -> None:
         """A restart position after draw ``last``, inside the command list being run: a ``Mark`` when a checkpoint
@@ -306,6 +314,16 @@ class OutputWatch:
 
     def compiled_allowed(self) -> bool:
         return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
+
+
+class Paused(Exception):
+    """Raised out of a replay's run by a watch with ``pause_at`` set, right after a point that far into the frame
+    or further, at a position the replay can stand at inside a command list: ``packets`` of its event run, the
+    next at ``resume`` (``Replay.stopped_within`` puts the replay there; a ``run_to`` goes on from it)."""
+
+    def __init__(self, packets: int, resume: tuple[int, int]) -> None:
+        super().__init__(f"paused after {packets} packets of the list")
+        self.packets, self.resume = packets, resume
 
 
 @dataclass(frozen=True)

@@ -332,6 +332,14 @@ class Replay(Checkpointing):
         finally:
             self._recorder.stop_after = None
 
+    def stopped_within(self, packets: int, resume: tuple[int, int]) -> None:
+        """The pipeline stopped the run (raised out of it) right after a draw inside the command list of event
+        ``position``, where ``packets`` of it had run and the next starts at ``resume`` (a draw that ended its
+        packet: a position a checkpoint can name). The replay stands there, as after ``run_to(position,
+        packets=packets)``: ``run_to`` goes on from it."""
+        self.packet, self._resume, self._partial = packets, resume, False
+        self.sync_memory()
+
     # -- internals ---------------------------------------------------------------------------------------
     @property
     def draw_count(self) -> int:
@@ -398,6 +406,7 @@ class Replay(Checkpointing):
         except PicaError as err:
             raise ReplayError(index, describe(self.events[index]), err) from err
         self._finish_event()
+        self.pipeline.event(PipelineEventKind.DRAWS_COMPLETE, self.state)  # as ``step`` ends an event
 
 
 def open(
