@@ -3,8 +3,9 @@ the GUI's side-by-side comparison. Qt-free.
 
 The two captures (or one capture under two backends) are aligned frame by frame and draw by draw: draw k of
 frame f of A is compared with draw k of frame f of B. Both are replayed frame by frame, each frame once (pass 1),
-A's frame first, then B's; a frame where they part is looked at again draw by draw (pass 2). Memory stays near a
-render's: what a side keeps of a frame (its start, restart positions, copies) is dropped at the next frame.
+in lockstep: B runs the frame and runs A on to each place it compares; a frame where they part is looked at again
+draw by draw (pass 2). Memory stays near a render's: what a side keeps of a frame (its start, restart positions,
+copies) is dropped at the next frame. Neither replay keeps draw records: the watch notes where each draw sits.
 
 0. Shared prefix (``picaemu.debug.shared_prefix``): when both sides render alike (same backend, same points) and
    the captures start from the same state, the leading events whose inputs are equal reach equal states on both
@@ -15,20 +16,23 @@ render's: what a side keeps of a frame (its start, restart positions, copies) is
 1. Under ``OutputWatch`` (``picaemu.debug.output_watch``, a wrapper of the replay's pipeline), at every
    ``every``-th draw of a frame and after the last draw of every event, a point: the bytes of every render
    target the capture's draws have used so far (color and depth/stencil in memory, one after the other). Side A
-   keeps a copy of them per point (up to ``COPY_BUDGET`` bytes a frame, then their CRC-32); side B, running the
-   same frame after it, compares its own with A's at the same place in the frame (memcmp: cheaper than hashing
-   both) and takes no more points after the first that differs. At every frame end a digest of both screens.
+   keeps a copy of them per point (up to ``COPY_BUDGET`` bytes a frame, then their CRC-32); side B compares its
+   own with A's at the same place in the frame (memcmp: cheaper than hashing both) and takes no more points
+   after the first that differs. Lockstep (``_lockstep``): before comparing, B runs A on to that place
+   (``Side.advance``: A pauses right after its point there, ``output_watch.Paused``); once B's frame is over, A
+   runs the rest of its frame without points, so neither takes points past B's first difference. (A frame B
+   takes from A, or in which it adopts A's state, runs A's whole frame first.) At every frame end both screens.
    The compiled draw loop stops only at those points (``CompiledPlans.with_limit``), so the replay keeps its
    speed. The points are compared at the aligned draws where both sides took one. At each point inside a
    command list a side keeps a restart position for pass 2: a full checkpoint at the list's first, then a
    ``Mark`` (GPU state and position over that checkpoint's memory plus the point's render-target copy: inside
    a list only draws write memory, into their render targets).
-2. From the last aligned point where the sides agreed to the first where they differ, both replays go back to
-   the last restart position before it (the frame's start when none is: usually the agreeing point itself), step
-   draw by draw (``Replay.run_to_draw``) and compare their render targets byte for byte; the first draw after
-   which they differ is ``first_draw``. With ``every=1`` every draw is a point: a difference that a later draw
-   of the same ``every`` draws hides again is then found too (with larger ``every`` it is not: both captures
-   agree at the next point).
+2. From the last aligned point where the sides agreed to the first where they differ, both replays go back to the last
+   restart position before it (the frame's start when none is: usually the agreeing point itself), step draw by draw
+   (``Side.seek``: ``Replay.run_to_draw_at`` where the watch saw the draw) and compare their render targets byte for
+   byte; the first draw after which they differ is ``first_draw``. With ``every=1`` every draw is a point: a difference
+   that a later draw of the same ``every`` draws hides again is then found too (with larger ``every`` it is not: both
+   captures agree at the next point).
 
 At ``first_draw`` the result holds the state difference (``picaemu.debug.state_diff``, A the "a" side: registers
 by field, uniforms by name, textures by content hash, shader programs by disassembly; taken right after the draw,
@@ -257,21 +261,7 @@ def compare_sides(sa: Side, sb: Side, *, share: bool = True) -> CaptureDiff:
     following = shared > 0
     frames: list[dict[str, Any]] = []  # the table of the result: one row per frame compared
     for f in range(max(sa.frame_count, sb.frame_count)):
-        if not following and f < sa.frame_count and f < sb.frame_count:
-            fa, fb = _lockstep(sa, sb, f)
-            frames.append(_frame_row(sa, sb, f, fa, fb))
-            found = _compare_frame(sa, sb, fa, fb, frames)
-            if found is not None:
-                return found
-            continue
-        fa = sa.run_frame(f) if f < sa.frame_count else None
-        if following and fa is not None and sb.frame_end(f) <= shared:
-            fb: list[int] | None = sb.follow(sa, fa)
-        else:
-            if following and f < sb.frame_count:
-                sb.adopt(sa, f)
-                following = False
-            fb = sb.run_frame(f) if f < sb.frame_count else None
+        fa, fb, following = _run_frames(sa, sb, f, shared, following)
         frames.append(_frame_row(sa, sb, f, fa, fb))
         if fa is None or fb is None:  # one side has frames the other lacks
             return _missing(sa, sb, fa or [], fb or [], frames)
@@ -279,6 +269,23 @@ def compare_sides(sa: Side, sb: Side, *, share: bool = True) -> CaptureDiff:
         if found is not None:
             return found
     return CaptureDiff(sa.info(), sb.info(), frames=frames)
+
+
+def _run_frames(
+    sa: Side, sb: Side, f: int, shared: int, following: bool
+) -> tuple[list[int] | None, list[int] | None, bool]:
+    """Pass 1 over frame ``f``: both frames' draws (None: the side has no such frame) and whether B still follows
+    A (the first ``shared`` events are both's). A frame both replay from its start runs in lockstep; a frame made
+    only of shared events B takes from A's run; in the frame of the first event that differs B adopts A's state."""
+    if not following and f < sa.frame_count and f < sb.frame_count:
+        return (*_lockstep(sa, sb, f), False)
+    fa = sa.run_frame(f) if f < sa.frame_count else None
+    if following and fa is not None and sb.frame_end(f) <= shared:
+        return fa, sb.follow(sa, fa), True
+    if following and f < sb.frame_count:
+        sb.adopt(sa, f)
+        following = False
+    return fa, (sb.run_frame(f) if f < sb.frame_count else None), following
 
 
 def _lockstep(sa: Side, sb: Side, frame: int) -> tuple[list[int], list[int]]:

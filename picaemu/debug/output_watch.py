@@ -3,12 +3,14 @@ output points of a replay (its render targets' bytes every ``every`` draws of a 
 screens at every frame end), and the restart positions pass 2 starts from (kept checkpoints and ``Mark``).
 
 Side A (no ``reference``) keeps a copy of the render targets' bytes per point (``COPY_BUDGET`` bytes a frame, then
-CRC-32 values); side B, run after it over the same frame, compares its own with them and stops taking points
-after the first that differs (pass 2 looks before it). Restart positions: inside a command list only draws write
-memory, into their render targets; so at the first point of a list a side keeps a full checkpoint and at every
-later point of the list a ``Mark``: the replay's position, GPU state and registers there (``Replay.
-checkpoint_within``) over that checkpoint's memory, with the render targets' bytes of the point (side A's copy,
-which side B's agreeing point equals). Where no copy is kept (past the budget), a full checkpoint every
+CRC-32 values); side B compares its own with them and stops taking points after the first that differs (pass 2 looks
+before it). In lockstep B's ``pull`` first runs A on to the place, and A, with ``pause_at`` set, raises ``Paused`` out
+of its replay right after a point that far (at a position inside a list the replay can stand at). Each draw's place in
+its event (``position_of``) is noted as it runs: the diff's replays keep no draw records. Restart positions: inside a
+command list only draws write memory, into their render targets; so at the first point of a list a side keeps a full
+checkpoint and at every later point of the list a ``Mark``: the replay's position, GPU state and registers there
+(``Replay.checkpoint_within``) over that checkpoint's memory, with the render targets' bytes of the point (side A's
+copy, which side B's agreeing point equals). Where no copy is kept (past the budget), a full checkpoint every
 ``KEEP_DRAWS`` draws. All are dropped at the next frame.
 """
 
