@@ -3,8 +3,9 @@ the GUI's side-by-side comparison. Qt-free.
 
 The two captures (or one capture under two backends) are aligned frame by frame and draw by draw: draw k of
 frame f of A is compared with draw k of frame f of B. Both are replayed frame by frame, each frame once (pass 1),
-A's frame first, then B's; a frame where they part is looked at again draw by draw (pass 2). Memory stays near a
-render's: what a side keeps of a frame (its start, restart positions, copies) is dropped at the next frame.
+in lockstep: B runs the frame and runs A on to each place it compares; a frame where they part is looked at again
+draw by draw (pass 2). Memory stays near a render's: what a side keeps of a frame (its start, restart positions,
+copies) is dropped at the next frame. Neither replay keeps draw records: the watch notes where each draw sits.
 
 0. Shared prefix (``picaemu.debug.shared_prefix``): when both sides render alike (same backend, same points) and
    the captures start from the same state, the leading events whose inputs are equal reach equal states on both
@@ -15,20 +16,23 @@ render's: what a side keeps of a frame (its start, restart positions, copies) is
 1. Under ``OutputWatch`` (``picaemu.debug.output_watch``, a wrapper of the replay's pipeline), at every
    ``every``-th draw of a frame and after the last draw of every event, a point: the bytes of every render
    target the capture's draws have used so far (color and depth/stencil in memory, one after the other). Side A
-   keeps a copy of them per point (up to ``COPY_BUDGET`` bytes a frame, then their CRC-32); side B, running the
-   same frame after it, compares its own with A's at the same place in the frame (memcmp: cheaper than hashing
-   both) and takes no more points after the first that differs. At every frame end a digest of both screens.
+   keeps a copy of them per point (up to ``COPY_BUDGET`` bytes a frame, then their CRC-32); side B compares its
+   own with A's at the same place in the frame (memcmp: cheaper than hashing both) and takes no more points
+   after the first that differs. Lockstep (``_lockstep``): before comparing, B runs A on to that place
+   (``Side.advance``: A pauses right after its point there, ``output_watch.Paused``); once B's frame is over, A
+   runs the rest of its frame without points, so neither takes points past B's first difference. (A frame B
+   takes from A, or in which it adopts A's state, runs A's whole frame first.) At every frame end both screens.
    The compiled draw loop stops only at those points (``CompiledPlans.with_limit``), so the replay keeps its
    speed. The points are compared at the aligned draws where both sides took one. At each point inside a
    command list a side keeps a restart position for pass 2: a full checkpoint at the list's first, then a
    ``Mark`` (GPU state and position over that checkpoint's memory plus the point's render-target copy: inside
    a list only draws write memory, into their render targets).
-2. From the last aligned point where the sides agreed to the first where they differ, both replays go back to
-   the last restart position before it (the frame's start when none is: usually the agreeing point itself), step
-   draw by draw (``Replay.run_to_draw``) and compare their render targets byte for byte; the first draw after
-   which they differ is ``first_draw``. With ``every=1`` every draw is a point: a difference that a later draw
-   of the same ``every`` draws hides again is then found too (with larger ``every`` it is not: both captures
-   agree at the next point).
+2. From the last aligned point where the sides agreed to the first where they differ, both replays go back to the last
+   restart position before it (the frame's start when none is: usually the agreeing point itself), step draw by draw
+   (``Side.seek``: ``Replay.run_to_draw_at`` where the watch saw the draw) and compare their render targets byte for
+   byte; the first draw after which they differ is ``first_draw``. With ``every=1`` every draw is a point: a difference
+   that a later draw of the same ``every`` draws hides again is then found too (with larger ``every`` it is not: both
+   captures agree at the next point).
 
 At ``first_draw`` the result holds the state difference (``picaemu.debug.state_diff``, A the "a" side: registers
 by field, uniforms by name, textures by content hash, shader programs by disassembly; taken right after the draw,
@@ -50,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from picaemu.debug import state_diff
-from picaemu.debug.output_watch import EVERY, Mark, OutputWatch
+from picaemu.debug.output_watch import EVERY, Mark, OutputWatch, Paused
 from picaemu.debug.shared_prefix import shared_events
 from picaemu.errors import PicaError
 from picaemu.formats import pica
@@ -71,6 +75,8 @@ class Side:
     watch: OutputWatch
     start: Checkpoint | None = None
     resumed: bool = False
+    ahead: int | None = None  # lockstep: the event position the frame run in steps (``advance``) ends at
+    first: int = 0  # lockstep: the frame's first draw
 
     @property
     def frame_count(self) -> int:
@@ -86,21 +92,47 @@ class Side:
     def run_frame(self, frame: int) -> list[int]:
         """Pass 1 over frame ``frame`` (the replay stands at its start, or inside it after ``adopt``): returns the
         indices of its draws."""
-        replay = self.replay
+        self.begin_frame(frame)
+        return self.finish_frame()
+
+    def begin_frame(self, frame: int) -> None:
+        """Pass 1 starts frame ``frame`` (the replay stands at its start, or inside it after ``adopt``); it runs
+        in ``advance`` steps and ``finish_frame``."""
+        replay, watch = self.replay, self.watch
         if self.resumed:
-            self.resumed, first = False, self.watch.frame_start
-        else:
-            self.start = replay.checkpoint()
-            self.watch.new_frame()
-            first = len(replay.draws)
-        replay.run_to(self.frame_end(frame))
-        return [d.index for d in replay.draws[first:]]
+            self.resumed, self.first = False, watch.frame_start
+        else:  # at the capture's start, the checkpoint the replay took there
+            self.start = replay.checkpoint_list()[0] if replay.position == 0 else replay.checkpoint()
+            watch.new_frame()
+            self.first = watch.draws
+        self.ahead = self.frame_end(frame)
+
+    def advance(self, place: int) -> None:
+        """Side A in lockstep (side B's watch calls it before comparing a point): run the frame on until a point
+        ``place`` draws into the frame or further (pausing there, ``OutputWatch.pause_at``), or to its end."""
+        watch = self.watch
+        if self.ahead is None or watch.pointed >= watch.frame_start + place:
+            return
+        watch.pause_at = place
+        try:
+            self.replay.run_to(self.ahead)
+            self.ahead = None
+        except Paused as stop:
+            self.replay.stopped_within(stop.packets, stop.resume)
+        finally:
+            watch.pause_at = None
+
+    def finish_frame(self, points: bool = True) -> list[int]:
+        """The rest of the frame (``points=False``: without taking any more); returns the indices of its draws."""
+        self.watch.quiet = self.watch.quiet or not points
+        if self.ahead is not None:
+            self.replay.run_to(self.ahead)
+            self.ahead = None
+        return list(range(self.first, self.watch.draws))
 
     def follow(self, lead: Side, draws: list[int]) -> list[int]:
         """Side B's frame whose events and every event before are side A's (A's frame ``draws``, just run): A's
         draws, points and screens, without replaying it."""
-        known = len(self.replay.draws)
-        self.replay.draws.extend(lead.replay.draws[known : known + len(draws)])
         self.watch.follow(lead.watch, draws)
         return list(draws)
 
@@ -112,7 +144,6 @@ class Side:
             raise RuntimeError("side A never reached the first differing event it was to hand over")
         replay = self.replay
         replay.restore(handover.checkpoint)
-        replay.draws.extend(lead.replay.draws[len(replay.draws) : handover.draws])
         self.watch.take_over(handover, lead.watch)
         self.resumed = handover.event > (self.frame_end(frame - 1) if frame else 0)
         if self.resumed:  # inside the frame: A's start of it is B's
@@ -134,21 +165,22 @@ class Side:
                 at += size
         else:
             self.replay.restore(self.start if position is None else position)
-        self.replay.indexed = True  # pass 2 seeks only to draws already recorded: run_to_draw must not run on
+
+    def seek(self, draw: int) -> None:
+        """Pass 2: right after draw ``draw`` of the frame being compared (``rewind`` went back before it)."""
+        self.replay.run_to_draw_at(draw, *self.watch.position_of(draw))
 
     def info(self) -> dict[str, Any]:
-        replay = self.replay
-        return {"capture": self.label, "backend": self.backend, "frames": self.frame_count, "draws": len(replay.draws)}
+        return {"capture": self.label, "backend": self.backend, "frames": self.frame_count, "draws": self.watch.draws}
 
 
 def open_side(source: str | os.PathLike[str] | pica.Capture, backend: str = "software", every: int = EVERY) -> Side:
     """A capture (path or in-memory) ready to be replayed under an ``OutputWatch``."""
     capture = source if isinstance(source, pica.Capture) else load_capture(source)
     watch = OutputWatch(default_pipeline(backend), every)
-    replay = Replay(capture, pipeline=watch, checkpoints=False)
-    # the diff seeks by the replay's DrawRecords; the processor's per-draw register snapshots (its draw log, which
-    # every restore trims) it never reads
-    replay.processor.record_draws = False
+    # no draw records (their per-draw Python work was a sixth of a render): the watch notes where each draw sits
+    # (``OutputWatch.position_of``), which is all pass 2 seeks by; nor the processor's draw log (register snapshots)
+    replay = Replay(capture, pipeline=watch, checkpoints=False, record_draws=False)
     watch.attach(replay)
     label = capture.meta.get("name", "capture") if isinstance(source, pica.Capture) else os.fspath(source)
     return Side(label, backend, replay, watch)
@@ -229,28 +261,54 @@ def compare_sides(sa: Side, sb: Side, *, share: bool = True) -> CaptureDiff:
     following = shared > 0
     frames: list[dict[str, Any]] = []  # the table of the result: one row per frame compared
     for f in range(max(sa.frame_count, sb.frame_count)):
-        fa = sa.run_frame(f) if f < sa.frame_count else None
-        if following and fa is not None and sb.frame_end(f) <= shared:
-            fb: list[int] | None = sb.follow(sa, fa)
-        else:
-            if following and f < sb.frame_count:
-                sb.adopt(sa, f)
-                following = False
-            fb = sb.run_frame(f) if f < sb.frame_count else None
-        frames.append(
-            {
-                "frame": f,
-                "draws_a": None if fa is None else len(fa),
-                "draws_b": None if fb is None else len(fb),
-                "screens_equal": _screen_equal(sa, sb, f),
-            }
-        )
+        fa, fb, following = _run_frames(sa, sb, f, shared, following)
+        frames.append(_frame_row(sa, sb, f, fa, fb))
         if fa is None or fb is None:  # one side has frames the other lacks
             return _missing(sa, sb, fa or [], fb or [], frames)
         found = _compare_frame(sa, sb, fa, fb, frames)
         if found is not None:
             return found
     return CaptureDiff(sa.info(), sb.info(), frames=frames)
+
+
+def _run_frames(
+    sa: Side, sb: Side, f: int, shared: int, following: bool
+) -> tuple[list[int] | None, list[int] | None, bool]:
+    """Pass 1 over frame ``f``: both frames' draws (None: the side has no such frame) and whether B still follows
+    A (the first ``shared`` events are both's). A frame both replay from its start runs in lockstep; a frame made
+    only of shared events B takes from A's run; in the frame of the first event that differs B adopts A's state."""
+    if not following and f < sa.frame_count and f < sb.frame_count:
+        return (*_lockstep(sa, sb, f), False)
+    fa = sa.run_frame(f) if f < sa.frame_count else None
+    if following and fa is not None and sb.frame_end(f) <= shared:
+        return fa, sb.follow(sa, fa), True
+    if following and f < sb.frame_count:
+        sb.adopt(sa, f)
+        following = False
+    return fa, (sb.run_frame(f) if f < sb.frame_count else None), following
+
+
+def _lockstep(sa: Side, sb: Side, frame: int) -> tuple[list[int], list[int]]:
+    """Pass 1 over a frame both sides replay from its start: B runs it, and before comparing each point runs A on
+    to the same place (``Side.advance``); A's rest of the frame, past B's last point, then runs without points (B
+    takes none after its first difference). Returns both frames' draws."""
+    sa.begin_frame(frame)
+    sb.watch.pull = sa.advance
+    try:
+        fb = sb.run_frame(frame)
+    finally:
+        sb.watch.pull = None
+    return sa.finish_frame(points=False), fb
+
+
+def _frame_row(sa: Side, sb: Side, f: int, fa: list[int] | None, fb: list[int] | None) -> dict[str, Any]:
+    """The result's row of frame ``f`` (draws ``fa``, ``fb``; None: the side has no such frame)."""
+    return {
+        "frame": f,
+        "draws_a": None if fa is None else len(fa),
+        "draws_b": None if fb is None else len(fb),
+        "screens_equal": _screen_equal(sa, sb, f),
+    }
 
 
 def _shared(sa: Side, sb: Side) -> int:
@@ -336,8 +394,8 @@ def _scan(sa: Side, sb: Side, pairs: list, lo: int, hi: int) -> int | None:
     ra, rb = sa.replay, sb.replay
     for i in range(lo, hi):
         da, db = pairs[i][2:]
-        ra.run_to_draw(da)
-        rb.run_to_draw(db)
+        sa.seek(da)
+        sb.seek(db)
         ta, tb = sa.watch.used_by(da), sb.watch.used_by(db)
         if len(ta) != len(tb):
             return i

@@ -3,20 +3,23 @@ output points of a replay (its render targets' bytes every ``every`` draws of a 
 screens at every frame end), and the restart positions pass 2 starts from (kept checkpoints and ``Mark``).
 
 Side A (no ``reference``) keeps a copy of the render targets' bytes per point (``COPY_BUDGET`` bytes a frame, then
-CRC-32 values); side B, run after it over the same frame, compares its own with them and stops taking points
-after the first that differs (pass 2 looks before it). Restart positions: inside a command list only draws write
-memory, into their render targets; so at the first point of a list a side keeps a full checkpoint and at every
-later point of the list a ``Mark``: the replay's position, GPU state and registers there (``Replay.
-checkpoint_within``) over that checkpoint's memory, with the render targets' bytes of the point (side A's copy,
-which side B's agreeing point equals). Where no copy is kept (past the budget), a full checkpoint every
+CRC-32 values); side B compares its own with them and stops taking points after the first that differs (pass 2 looks
+before it). In lockstep B's ``pull`` first runs A on to the place, and A, with ``pause_at`` set, raises ``Paused`` out
+of its replay right after a point that far (at a position inside a list the replay can stand at). Each draw's place in
+its event (``position_of``) is noted as it runs: the diff's replays keep no draw records. Restart positions: inside a
+command list only draws write memory, into their render targets; so at the first point of a list a side keeps a full
+checkpoint and at every later point of the list a ``Mark``: the replay's position, GPU state and registers there
+(``Replay.checkpoint_within``) over that checkpoint's memory, with the render targets' bytes of the point (side A's
+copy, which side B's agreeing point equals). Where no copy is kept (past the budget), a full checkpoint every
 ``KEEP_DRAWS`` draws. All are dropped at the next frame.
 """
 
 from __future__ import annotations
 
-import hashlib
+import bisect
 import weakref
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -79,7 +82,7 @@ class OutputWatch:
     """A pipeline wrapper that takes the output points of pass 1 (module docstring). ``points``: draw index -> the
     point's token: on side A (no ``reference``) the draw's place in its frame, whose render-target content it keeps
     in ``contents``; on side B (``reference``: A's watch) the same place when its content equals A's there, else
-    ``DIFFERS``; ``screens``: per frame end, the digest of both screens."""
+    ``DIFFERS``; ``screens``: per frame end, the content of both screens (the last frame's; b"" before it)."""
 
     def __init__(self, inner: PipelineSink, every: int = EVERY) -> None:
         self.inner = inner
@@ -99,6 +102,9 @@ class OutputWatch:
         self.reference: OutputWatch | None = None  # side B: side A's watch, whose frame has run already
         self.contents: dict[int, bytes | int] = {}  # side A: place in the frame -> its render targets' bytes
         self._content_bytes = 0  # bytes ``contents`` holds (past ``COPY_BUDGET``: CRC-32 values instead)
+        self.positions: list[tuple[int, int, np.ndarray]] = []  # (first draw, event, packets) per run of draws
+        self.pause_at: int | None = None  # side A in lockstep: raise ``Paused`` at a point this far into the frame
+        self.pull: Callable[[int], None] | None = None  # side B in lockstep: runs side A on to a place of the frame
         self.hand_over_at = -1  # side A: the event position at which to record a ``Handover`` for side B
         self.handover: Handover | None = None
 
@@ -150,6 +156,8 @@ class OutputWatch:
             else:
                 self.contents[place] = _crc(views)
             return place
+        if self.pull is not None:  # lockstep: side A runs on to this place first
+            self.pull(place)
         kept = self.reference.contents.get(place)
         if kept is None:  # A has no point here: the pair is not compared
             return DIFFERS
@@ -159,16 +167,35 @@ class OutputWatch:
         )  # (it was False) the frame's first difference: pass 2 starts before it, later points go unread
         return place if same else DIFFERS
 
+    def _place(self, first: int, packets: np.ndarray) -> None:
+        """Pass 1 ran draws ``first`` .. ``first + len(packets) - 1`` in one go, at these packets of the replay's
+        current event (``DrawRecord.packet``: counted from the list's start, -1 outside a list): where pass 2
+        finds them (``position_of``; the diff's replays keep no draw records)."""
+        self.positions.append((first, self._memory().position, packets))
+
+    def position_of(self, draw: int) -> tuple[int, int]:
+        """(event, packet) of a draw of this frame pass 1 ran (``DrawRecord.event`` / ``.packet``)."""
+        i = bisect.bisect_right(self.positions, draw, key=lambda p: p[0]) - 1
+        if i < 0 or draw - self.positions[i][0] >= len(self.positions[i][2]):
+            raise PicaError(f"draw {draw} is not one the output watch saw run in this frame")
+        first, event, packets = self.positions[i]
+        return event, int(packets[draw - first])
+
     def _after(self, last: int, force: bool = False, packet: int = -1, resume: tuple[int, int] | None = None) -> None:
-        """After draw ``last`` (its ``DrawCall.packet`` and ``resume``): a point at a group's last draw (``force``:
-        at the last draw of an event) and, when the draw ends its packet inside a command list (where the replay
-        itself would checkpoint), a restart position for pass 2 (``_keep``)."""
+        """After draw ``last`` (its ``DrawCall.packet`` and ``resume``) in pass 1: a point at a group's last draw
+        (``force``: at the last draw of an event) and, when the draw ends its packet inside a command list (where
+        the replay itself would checkpoint), a restart position for pass 2 (``_keep``)."""
+        if not self.recording:
+            return
         self.draws = last + 1
         if self.pointing and (force or last == self._boundary(last)) and last > self.pointed:
             token = self.point(last)
             self.points[last], self.pointed = token, last
-            if KEEP_DRAWS and not self.quiet and packet >= 0 and resume is not None and resume[1] > 0:
-                self._keep(last, token, packet, resume)
+            clean = packet >= 0 and resume is not None and resume[1] > 0  # a position the replay can stand at
+            if KEEP_DRAWS and not self.quiet and clean:
+                self._keep(last, token, packet, resume)  # type: ignore[arg-type]
+            if clean and self.pause_at is not None and last - self.frame_start >= self.pause_at:
+                raise Paused(self._memory().packet + packet + 1, resume)  # type: ignore[arg-type]
 
     def _keep(self, last: int, token: int, packet: int, resume: tuple[int, int]) -> None:
         """A restart position after draw ``last``, inside the command list being run: a ``Mark`` when a checkpoint
@@ -200,12 +227,15 @@ class OutputWatch:
     def new_frame(self) -> None:
         """Pass 1 starts a frame: the checkpoints, marks and contents of the last one are dropped."""
         self.kept, self._kept_at, self.marks, self.quiet = [], self.draws - 1, [], False
-        self.contents, self._content_bytes = {}, 0
+        self.contents, self._content_bytes, self.positions = {}, 0, []
 
     # -- PipelineSink ------------------------------------------------------------------------------------
     def draw(self, call: DrawCall) -> None:
         self._use(call.state.regs, call.index)
         self.inner.draw(call)
+        if self.recording:
+            packet = call.packet + self._memory().packet if call.packet >= 0 else -1
+            self._place(call.index, np.array([packet]))
         self._after(call.index, packet=call.packet, resume=call.resume)
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
@@ -216,6 +246,8 @@ class OutputWatch:
         if self.draws and self.pointed < self.draws - 1:
             self._after(self.draws - 1, force=True)
         if isinstance(replay.events[replay.position - 1], pica.FrameEnd):
+            if self.screens:  # the frame before has been compared (``capture_diff``): its screens are not kept
+                self.screens[-1] = b""
             self.screens.append(self._screens(replay))
             self.frame_start = self.draws
         if replay.position == self.hand_over_at and self.handover is None:
@@ -230,6 +262,7 @@ class OutputWatch:
                 list(self.kept),
                 self._kept_at,
                 list(self.marks),
+                list(self.positions),
             )
 
     def follow(self, lead: OutputWatch, draws: list[int]) -> None:
@@ -248,21 +281,23 @@ class OutputWatch:
         self.screens, self.targets = list(h.screens), dict(h.targets)
         self.frame_start, self.draws, self.pointed = h.frame_start, h.draws, h.pointed
         self.kept, self._kept_at, self.marks, self.quiet = list(h.kept), h.kept_at, list(h.marks), False
+        self.positions = list(h.positions)
 
     def _screens(self, replay: Replay) -> bytes:
-        """A digest of what both screens show: each picture's shape and RGB in memory order (the pictures
-        ``Replay.screen`` shows, unturned; alpha, which no screen shows, zeroed), or the reason it has none."""
+        """What both screens show: each picture's shape and RGB in memory order (the pictures ``Replay.screen``
+        shows, unturned; alpha, which no screen shows, zeroed), or the reason it has none, one after the other
+        (the bytes themselves: both sides' are compared once, right after the frame, and a copy costs a tenth of
+        hashing them)."""
         replay.sync_memory()
-        h = hashlib.blake2b(digest_size=16)  # a few per capture: a real hash
+        parts: list[bytes | memoryview] = []
         for screen in SCREENS:
             try:
                 rows = lcd.screen_rows(replay.memory, replay.gx.gpu, screen)
                 rows[:, :, 3] = 0
-                h.update(repr(rows.shape).encode())
-                h.update(rows.data)
+                parts += [repr(rows.shape).encode(), rows.data]
             except PicaError as err:  # a screen the capture never set up: its reason is its content
-                h.update(str(err).encode())
-        return h.digest()
+                parts.append(str(err).encode())
+        return b"\0".join(parts)
 
     # -- CompiledSink (offered only when the inner pipeline is one) --------------------------------------
     def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
@@ -275,10 +310,22 @@ class OutputWatch:
     def compiled_draws(self, draws: CompiledDraws) -> None:
         cast(CompiledSink, self.inner).compiled_draws(draws)  # it offered the plans: a CompiledSink
         index, _kind, _offset, packet, resume, _stats, _bounds = draws.each(len(draws) - 1)[0]
+        if self.recording:  # the loop's draws are consecutive, inside a list
+            self._place(index + 1 - len(draws), draws.packets() + self._memory().packet)
         self._after(index, packet=packet, resume=resume)
 
     def compiled_allowed(self) -> bool:
         return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
+
+
+class Paused(Exception):
+    """Raised out of a replay's run by a watch with ``pause_at`` set, right after a point that far into the frame
+    or further, at a position the replay can stand at inside a command list: ``packets`` of its event run, the
+    next at ``resume`` (``Replay.stopped_within`` puts the replay there; a ``run_to`` goes on from it)."""
+
+    def __init__(self, packets: int, resume: tuple[int, int]) -> None:
+        super().__init__(f"paused after {packets} packets of the list")
+        self.packets, self.resume = packets, resume
 
 
 @dataclass(frozen=True)
@@ -286,7 +333,7 @@ class Handover:
     """Side A's replay and watch at event ``event`` (the first whose inputs differ between the captures, see
     ``picaemu.debug.capture_diff.shared_events``), where side B starts: the checkpoint there and A's record of
     everything before (draws run, the frame's first draw, the last point, render targets used, screens, and the
-    restart positions of the frame so far)."""
+    restart positions and draw positions of the frame so far)."""
 
     event: int
     checkpoint: Checkpoint
@@ -298,6 +345,7 @@ class Handover:
     kept: list[tuple[int, Checkpoint]]
     kept_at: int
     marks: list[Mark]
+    positions: list[tuple[int, int, np.ndarray]]
 
 
 @dataclass(frozen=True)

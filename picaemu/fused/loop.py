@@ -267,13 +267,18 @@ class CompiledDraws:
         """The sums over these draws of the counters ``names`` (``COUNTER_NAMES``)."""
         return tuple(int(self.rows[:, R_VERTEX + COUNTER_NAMES.index(n)].sum()) for n in names)
 
+    def packets(self) -> np.ndarray:
+        """Per draw, the number of its trigger packet (``DrawFacts``' packet): packets counted from where the
+        running list started, the trigger's own included unless the loop moved past it."""
+        return self.packet_base + self.rows[:, R_PACKETS] - self.rows[:, R_DONE]
+
     def each(self, first: int = 0) -> list[DrawFacts]:
         """Per draw from row ``first`` on, what a ``DrawCall`` of it would hold: (index, kind, byte offset, packet,
         resume, stats, bounds) as ``DrawFacts`` tuples."""
         share = self.seconds / max(len(self), 1)
-        address, words, base = self.address, self.words, self.packet_base
+        address, words = self.address, self.words
         out = []
-        for row in self.rows[first:].tolist():
+        for row, packet in zip(self.rows[first:].tolist(), self.packets()[first:].tolist(), strict=True):
             done = row[R_DONE]
             stats = dict(zip(COUNTER_NAMES, row[R_VERTEX:R_BOX], strict=True))
             stats["time_s"] = share
@@ -282,7 +287,7 @@ class CompiledDraws:
                     row[R_INDEX],
                     KINDS[row[R_KIND]],
                     4 * row[R_STOP_POS],
-                    base + row[R_PACKETS] - done,
+                    packet,
                     (address + 4 * row[R_POS], 4 * (words - row[R_POS])) if done and address else None,
                     stats,
                     tuple(row[R_BOX:ROW_LEN]) if stats["primitives_rasterized"] else None,

@@ -313,7 +313,12 @@ class Replay(Checkpointing):
         self.index()
         if not 0 <= draw < len(self.draws):
             raise PicaError(f"draw {draw} outside 0..{len(self.draws) - 1}")
-        event, packet = self.draws[draw].event, self.draws[draw].packet
+        record = self.draws[draw]
+        self.run_to_draw_at(draw, record.event, record.packet)
+
+    def run_to_draw_at(self, draw: int, event: int, packet: int) -> None:
+        """``run_to_draw`` given where the draw sits (its ``DrawRecord.event`` and ``.packet``): for a replay without
+        draw records (``record_draws=False``) whose pipeline noted them (``picaemu.debug.output_watch``)."""
         if packet >= 0 and self._list_kick(event) is not None:  # a packet position: from the nearest checkpoint
             self.run_to(event, packets=packet + 1)
             return
@@ -326,6 +331,14 @@ class Replay(Checkpointing):
             self.sync_memory()  # as run_to returns: a batching or GL pipeline's pixels reach memory
         finally:
             self._recorder.stop_after = None
+
+    def stopped_within(self, packets: int, resume: tuple[int, int]) -> None:
+        """The pipeline stopped the run (raised out of it) right after a draw inside the command list of event
+        ``position``, where ``packets`` of it had run and the next starts at ``resume`` (a draw that ended its
+        packet: a position a checkpoint can name). The replay stands there, as after ``run_to(position,
+        packets=packets)``: ``run_to`` goes on from it."""
+        self.packet, self._resume, self._partial = packets, resume, False
+        self.sync_memory()
 
     # -- internals ---------------------------------------------------------------------------------------
     @property
@@ -393,6 +406,7 @@ class Replay(Checkpointing):
         except PicaError as err:
             raise ReplayError(index, describe(self.events[index]), err) from err
         self._finish_event()
+        self.pipeline.event(PipelineEventKind.DRAWS_COMPLETE, self.state)  # as ``step`` ends an event
 
 
 def open(
