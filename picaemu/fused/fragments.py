@@ -140,6 +140,23 @@ class FragmentPlan:
     ints: np.ndarray
     args: tuple
 
+    @property
+    def active(self) -> np.ndarray:
+        """(A,) int64 the varying columns the plan interpolates (``ov``'s columns in the kernels)."""
+        return self.args[3]
+
+    @property
+    def alpha_pass(self) -> np.ndarray:
+        """(256,) bool the alpha test's pass table (every alpha passes while the test is off)."""
+        return self.args[16]
+
+    @property
+    def shading_args(self) -> tuple:
+        """``fragment_kernel.shade_fragments``' arguments after the fragments and before ``local``: ``ints``,
+        ``color_cols`` .. the fog color, VRAM, FCRAM and ``links`` of ``args``."""
+        a = self.args
+        return (a[0], *a[4:16], a[17], a[18], a[-1])
+
     @classmethod
     def of(cls, ds: DrawState, memory: PhysicalMemory) -> FragmentPlan | str:
         """The plan of ``ds``'s fragment state drawing into ``memory``, or why the draw is not covered."""
