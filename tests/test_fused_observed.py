@@ -18,19 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from picaemu.formats import pica
 
+from picaemu import draw as draw_mod
 from picaemu.builder import CaptureBuilder
 from picaemu.debug import probe
 from picaemu.debug.fragment import FragmentWatcher
 from picaemu.debug.session import Session
-from picaemu.draw import (
-    FRAGMENT_VALUES_WATCHED,
-    FUSED_FRAGMENTS_OFF,
-    FUSED_VERTICES_OFF,
-    ROUTE_COMPILED,
-    TESTS_WITHOUT_FATES,
-    DrawCall,
-    observed_sink,
-)
+from picaemu.draw import ROUTE_COMPILED, DrawCall, observed_sink
 from picaemu.observer import StageObserver
 from picaemu.pipeline import FragmentFates, Pipeline
 from picaemu.replay import Replay
@@ -191,7 +184,9 @@ def assert_probes_alike(session: Session, draw: int, pixel: tuple[int, int]) -> 
     assert pipe.recorded_fragment_draws == before + 2  # both probes ran on the compiled route
     staged(session, True)
     try:
-        reference = probes(session, draw, pixel, f"reference: {FUSED_VERTICES_OFF}; {FUSED_FRAGMENTS_OFF}")
+        reference = probes(
+            session, draw, pixel, f"reference: {draw_mod.FUSED_VERTICES_OFF}; {draw_mod.FUSED_FRAGMENTS_OFF}"
+        )
     finally:
         staged(session, False)
     for a, b in zip(compiled[:3], reference[:3], strict=True):
@@ -236,7 +231,10 @@ def test_what_the_compiled_route_does_not_record_is_named() -> None:
     class TestsOnly(StageObserver):
         fragment_tests = True
 
-    for observer, reason in ((FragmentWatcher((1, 1)), FRAGMENT_VALUES_WATCHED), (TestsOnly(), TESTS_WITHOUT_FATES)):
+    for observer, reason in (
+        (FragmentWatcher((1, 1)), draw_mod.FRAGMENT_VALUES_WATCHED),
+        (TestsOnly(), draw_mod.TESTS_WITHOUT_FATES),
+    ):
         pipe = Pipeline(compiled_draws=False, stage_observer=observer)
         rep = Replay(capture, checkpoints=False, pipeline=pipe)
         rep.run()

@@ -151,11 +151,10 @@ class FragmentPlan:
         return self.args[16]
 
     @property
-    def shading_args(self) -> tuple:
-        """``fragment_kernel.shade_fragments``' arguments after the fragments and before ``local``: ``ints``,
-        ``color_cols`` .. the fog color, VRAM, FCRAM and ``links`` of ``args``."""
+    def shading_args(self) -> tuple[tuple, tuple]:
+        """``fragment_kernel.shade_fragments``' ``texturing`` and ``coloring`` (``args``' entries of those names)."""
         a = self.args
-        return (a[0], *a[4:16], a[17], a[18], a[-1])
+        return (a[0], a[4], a[5], a[6], a[17], a[18], a[-1]), a[7:16]
 
     @classmethod
     def of(cls, ds: DrawState, memory: PhysicalMemory) -> FragmentPlan | str:
