@@ -12,8 +12,9 @@ RSS from ``resource.getrusage(RUSAGE_CHILDREN)``), with the debugger's own open 
 
 Run from the repository root: ``python bench/bench_debugger.py [--captures samples/captures/game_cubes_1000.pica]``
 (a first run compiles the kernels; the figures are of a second, warm process). Prints Markdown tables.
-``--probes-only``: only the in-process table (open, jumps, pixel history, and the probes of the busiest pixel's last
-draw: its overlays, ``probe.probe_draw``, and the fragment debugger, ``fragment.debug_fragment``); ``--cpu``: its
+``--probes-only``: only the in-process table (open, jumps, pixel history, the probes of the busiest pixel's last
+draw: its overlays, ``probe.probe_draw``, and the fragment debugger, ``fragment.debug_fragment``; the last frame's
+fragment map, ``probe.frame_fragment_map``; the overlays of the draw with the largest window box); ``--cpu``: its
 times in CPU seconds of this process (``time.process_time``: a shared machine's load swings wall time).
 """
 
@@ -150,11 +151,28 @@ def measure(path: Path) -> str:
         start = clock()
         fragment.debug_fragment(session, history[-1].draw, pixel, len(history) - 1 - _first_of_last(history))
         probes = f"{overlay:.0f} ({p.route}) / {ms(start):.0f}"
+    start = clock()
+    probe.frame_fragment_map(session, tl.end)
+    frame_map = ms(start)
+    largest = max(tl.draws, key=_area).index
+    start = clock()
+    big = probe.probe_draw(session, largest)
+    big_probe = f"{ms(start):.0f} (draw {largest}, {int(big.overdraw.sum())} fragments, {big.route})"
     return (
         f"| {path.name} | {len(tl.draws)} | {opened:.0f} | {statistics.median(times):.1f} / {max(times):.1f} | "
         f"{forward:.1f} / {back:.1f} | {hist:.0f} ({len(history)} fragments, "
-        f"{len(probe.candidate_draws(session, pixel))} draws) | {probes} | {session.checkpoint_bytes / 2**20:.0f} MiB |"
+        f"{len(probe.candidate_draws(session, pixel))} draws) | {probes} | {frame_map:.0f} | {big_probe} | "
+        f"{session.checkpoint_bytes / 2**20:.0f} MiB |"
     )
+
+
+def _area(draw: object) -> int:
+    """Window-box pixels of a timeline draw (0 without bounds)."""
+    bounds = getattr(draw, "bounds", None)
+    if bounds is None:
+        return 0
+    x0, y0, x1, y1 = bounds
+    return (x1 - x0 + 1) * (y1 - y0 + 1)
 
 
 def _first_of_last(history: list) -> int:
@@ -225,9 +243,10 @@ def main() -> None:
 def _measure_table(captures: list[Path]) -> None:
     print(
         "| capture | draws | open ms | jump to every draw, ms median / max | step fwd / back ms | pixel history ms "
-        "| last draw there: overlay probe ms (route) / fragment debug ms | checkpoints |"
+        "| last draw there: overlay probe ms (route) / fragment debug ms | last frame's fragment map ms "
+        "| overlay probe of the largest draw ms | checkpoints |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for path in captures:
         print(measure(path), flush=True)
 

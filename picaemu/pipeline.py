@@ -48,7 +48,10 @@ the pipeline makes no call and no copy. An observer that asks for fates (``fragm
 per draw that reaches the rasterizer (possibly with no fragments), with every rasterized fragment
 (scissor-rejected ones included), its ``fragment_ops.Fate``, TEV output and its pixel's color before and after it,
 as the compiled pass recorded them (``fragment_ops.FragmentLog``); without an observer none of that is computed
-(docs/render.md). Its ``fragment_window`` narrows that to the fragments in a box (a probe of one pixel).
+(docs/render.md). Its ``fragment_window`` narrows that to the fragments in a box (a probe of one pixel). Such a
+draw stays on the compiled route (``picaemu.fused.observed``); one whose observer asks for per-fragment values
+takes the staged color stages, one whose observer overrides a vertex hook the staged vertex side, each named in
+``call.route``.
 """
 
 from __future__ import annotations

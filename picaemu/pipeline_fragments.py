@@ -4,9 +4,10 @@ window triangles to pixels in memory and to its fragment counters.
 A draw the fused fragment side covers (``picaemu.fused.fragments``: one compiled call) runs at once; otherwise its
 fragments run stage by stage (``_fragments``: rasterizer chunks -> color stages -> alpha test -> fragment
 operations), or join the pending batch of draws with the same fragment state (``batch_fragments``,
-``picaemu.fragment.batch``), which ``flush`` runs. With a stage observer the staged path records what it asks for
-(``Recording``, ``FragmentFates``, the depth/stencil test values). ``_decline`` names why a side took the reference
-route in ``call.route``.
+``picaemu.fragment.batch``), which ``flush`` runs. A draw a stage observer of fates watches is recorded
+(``_recorded``: ``Recording``, ``FragmentFates``, the depth/stencil test values): with the fused plan's compiled
+shading when the plan covers it (``picaemu.fused.observed``; the route stays compiled), else with the staged color
+stages. ``_decline`` names why a side took the reference route in ``call.route``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from picaemu.memory import PhysicalMemory
 from picaemu.observer import StageObserver
 from picaemu.pipeline_seams import ColorStages, FragmentFates, Recording, default_color_stages
 from picaemu.raster.fragments import Fragments
-from picaemu.raster.rasterizer import MAX_DRAW_FRAGMENTS, rasterize_chunks, scissor_rejects
+from picaemu.raster.rasterizer import MAX_DRAW_FRAGMENTS, SCISSOR_INCLUDE, rasterize_chunks, scissor_rejects
 
 STAT_KEYS = (
     "vertices",
@@ -283,12 +284,17 @@ class FragmentSide:
         ds = call.draw_state
         fb, columns = ds.framebuffer, ds.varyings.plan
         raster_columns = columns if stages is None else observed.raw_columns(columns)
+        # the scissor off (its test is applied after), or the observer's window as an include box: only the window's
+        # fragments are emitted, in rasterization order; the scan still counts every fragment of the draw
+        window = observer.fragment_window
+        rs = dataclasses.replace(ds.raster, scissor_mode=0)
+        if window is not None:
+            rs = dataclasses.replace(rs, scissor_mode=SCISSOR_INCLUDE, scissor=window)
         parts = []
-        for frags, rstats in rasterize_chunks(wt, dataclasses.replace(ds.raster, scissor_mode=0), raster_columns):
-            chunk = frags.within(observer.fragment_window)  # only those in the observer's window, when it names one
-            parts.append(self._observed_chunk(ds, call.memory, fb, chunk, rstats, stats, stages))
+        for frags, rstats in rasterize_chunks(wt, rs, raster_columns):
+            parts.append(self._observed_chunk(ds, call.memory, fb, frags, rstats, stats, stages))
             if raster_columns is not columns:
-                observed.normalise(chunk, columns)
+                observed.normalise(frags, columns)
         frags = Fragments.concat([f for f, _, _ in parts])  # rasterize_chunks yields >= 1 chunk
         tev, fate, before, after = (
             np.concatenate(a) for a in zip(*((t, g.fate, g.before, g.after) for _, t, g in parts), strict=True)

@@ -24,6 +24,8 @@ from picaemu.debug import probe
 from picaemu.debug.fragment import FragmentWatcher
 from picaemu.debug.session import Session
 from picaemu.draw import ROUTE_COMPILED, DrawCall, observed_sink
+from picaemu.fused import fragments as ff
+from picaemu.fused.layout import TEXTURE_FAULT
 from picaemu.observer import StageObserver
 from picaemu.pipeline import FragmentFates, Pipeline
 from picaemu.replay import Replay
@@ -64,10 +66,17 @@ def recorded(
         rep.run_to_frame(frames - 1)
     else:
         rep.run()
-    memory = rep.memory
-    digests = [hashlib.sha256(memory.region_bytes(r.name).tobytes()).hexdigest() for r in memory.regions]
-    stats = [{k: v for k, v in d.stats.items() if k != "time_s"} for d in rep.draws]
-    return rec, digests, stats, [d.route for d in rep.draws], pipe
+    return rec, digests(rep), draw_stats(rep), [d.route for d in rep.draws], pipe
+
+
+def digests(rep: Replay) -> list[str]:
+    """The digest of every memory region after the replay."""
+    return [hashlib.sha256(rep.memory.region_bytes(r.name).tobytes()).hexdigest() for r in rep.memory.regions]
+
+
+def draw_stats(rep: Replay) -> list[dict]:
+    """Each draw's statistics without the time."""
+    return [{k: v for k, v in d.stats.items() if k != "time_s"} for d in rep.draws]
 
 
 def assert_same_fates(one: FragmentFates, other: FragmentFates, where: str) -> None:
@@ -240,3 +249,29 @@ def test_what_the_compiled_route_does_not_record_is_named() -> None:
         rep.run()
         assert {d.route for d in rep.draws} == {f"reference: {reason}"}
         assert pipe.recorded_fragment_draws == 0
+
+
+def test_a_declined_compiled_shading_falls_back_having_recorded_nothing() -> None:
+    """A plan whose texture lies outside VRAM/FCRAM: the compiled shading declines before any write, the draw is
+    recorded with the staged stages (the same records as the oracle) and its route names the decline."""
+    capture = scene(lambda b, rng: b.texture(0, texture(rng), "RGBA8"))
+    rec_a, mem_a, stats_a, _, _ = recorded(capture, False)
+    rec = Recorder()
+    pipe = Pipeline(compiled_draws=False, stage_observer=rec)
+    plans = pipe._fragment_plans
+    real_get = plans.get
+
+    def outside(ds, memory):
+        plan = real_get(ds, memory)
+        ints = plan.ints.copy()
+        ints[ff.TEXTURE_ADDRESS_SLOT[0]] = 0x10000000  # no region there
+        return ff.FragmentPlan(ints, (ints, *plan.args[1:]))
+
+    plans.get = outside  # type: ignore[method-assign]
+    rep = Replay(capture, checkpoints=False, pipeline=pipe)
+    rep.run()
+    assert draw_stats(rep) == stats_a and digests(rep) == mem_a
+    for (_, a), (_, b) in zip(rec_a.fates, rec.fates, strict=True):
+        assert_same_fates(a, b, "declined draw")
+    assert {d.route for d in rep.draws} == {f"reference: {ff.DECLINED[TEXTURE_FAULT]}"}
+    assert pipe.recorded_fragment_draws == 0
