@@ -29,7 +29,9 @@ from picaemu.fused.layout import TEXTURE_FAULT
 from picaemu.observer import StageObserver
 from picaemu.pipeline import FragmentFates, Pipeline
 from picaemu.replay import Replay
+from tests.test_fused_color import proctex_setup, proctex_states
 from tests.test_fused_fragments import scene, texture
+from tests.test_fused_textures import FILTERS, FORMATS, max_level, random_texture
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples" / "captures"
@@ -107,7 +109,12 @@ def assert_recorded_alike(capture: pica.Capture, frames: int = 0) -> tuple[list[
 @st.composite
 def fragment_states(draw: st.DrawFn) -> dict:
     return {
-        "format": draw(st.sampled_from(["RGBA8", "RGB565", "A8", "IA8", "RGBA4", "LA4"])),
+        "format": draw(st.sampled_from(FORMATS)),
+        "log2": draw(st.tuples(st.integers(3, 7), st.integers(3, 7))),
+        "levels": draw(st.tuples(st.integers(0, 4), st.integers(0, 4))),
+        "filters": draw(st.tuples(*(st.sampled_from(FILTERS) for _ in range(3)))),
+        "bias": draw(st.integers(-2 * 256, 2 * 256)),
+        "wrap": draw(st.tuples(st.integers(0, 3), st.integers(0, 3))),
         "scissor": draw(st.sampled_from([0, 1, 3])),
         "alpha": draw(st.sampled_from([None, "less", "greater", "equal", "not equal"])),
         "alpha_ref": draw(st.integers(0, 255)),
@@ -124,7 +131,10 @@ def fragment_states(draw: st.DrawFn) -> dict:
 
 def state_setup(s: dict):
     def setup(b: CaptureBuilder, rng: np.random.Generator) -> None:
-        b.texture(0, texture(rng), s["format"])
+        size = (1 << s["log2"][0], 1 << s["log2"][1])
+        top = max_level(size)
+        levels = tuple(sorted(min(v, top) for v in s["levels"]))
+        random_texture(b, rng, s["format"], size, levels, s["filters"], s["bias"] / 256, s["wrap"])
         if s["scissor"]:
             b.set("SCISSORTEST_MODE", mode=s["scissor"])
             b.set("SCISSORTEST_POS", x1=90, y1=60)
@@ -156,6 +166,13 @@ def test_random_states_record_alike_on_both_routes(state: dict) -> None:
     stats, routes, pipe = assert_recorded_alike(scene(state_setup(state), state["seed"]))
     assert pipe.recorded_fragment_draws == len(stats) == 3
     assert set(routes) == {ROUTE_COMPILED}
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(proctex_states())
+def test_random_procedural_textures_record_alike_on_both_routes(state: tuple) -> None:
+    stats, routes, pipe = assert_recorded_alike(scene(proctex_setup(*state)))
+    assert pipe.recorded_fragment_draws == len(stats) == 3 and set(routes) == {ROUTE_COMPILED}
 
 
 @pytest.mark.parametrize("stem", [*PROBED, "game_lit_300"])
