@@ -256,15 +256,17 @@ def _texture_part(unit: int) -> Part:
 
 S, A, V, F = Phase.SETUP, Phase.VERTEX_ARRAYS, Phase.VERTICES, Phase.FRAGMENTS
 _TEXTURES = Group.TEXTURE_CONFIG | Group.TEXTURE0 | Group.TEXTURE1 | Group.TEXTURE2 | Group.TEXTURE_ADDRESS
-_SHADING = _TEXTURES | Group.TEV | Group.FOG | Group.FRAGOP | Group.LIGHTING | Group.PROCTEX
+_TEV = Group.TEV | Group.TEV_COLOR
+_SHADING = _TEXTURES | _TEV | Group.FOG | Group.FRAGOP | Group.LIGHTING | Group.PROCTEX
+_LOADER = Group.LOADER | Group.ATTRIBUTE_ADDRESS
 _SHADERS = Group.PRIMITIVE | Group.SHADER_CONFIG | Group.VS_PROGRAM | Group.GS_PROGRAM
 # parts that read data-port memories (code, uniforms, LUTs) besides registers take memo=False
 PARTS: tuple[Part, ...] = (
-    Part("gas", Group.FRAGOP | Group.TEV, S, _gas),
+    Part("gas", Group.FRAGOP | _TEV, S, _gas),
     Part("framebuffer", Group.FRAMEBUFFER, S, _framebuffer),
     Part("primitives", Group.PRIMITIVE | Group.VS_PROGRAM | Group.GS_PROGRAM, S, _primitives),
-    Part("loader", Group.LOADER, A, lambda state, built: VertexLoaderState.layout_from_regs(state.regs)),
-    Part("vertex_range", Group.LOADER | Group.DRAW_RANGE, A, _vertex_range),
+    Part("loader", _LOADER, A, lambda state, built: VertexLoaderState.layout_from_regs(state.regs)),
+    Part("vertex_range", _LOADER | Group.DRAW_RANGE, A, _vertex_range),
     Part(
         "vs_program",
         Group.SHADER_CONFIG | Group.VS_PROGRAM,
@@ -280,19 +282,19 @@ PARTS: tuple[Part, ...] = (
     Part("viewport", Group.RASTER, V, lambda state, built: clipping.ViewportState.from_regs(state.regs)),
     Part("raster", Group.RASTER | Group.FRAMEBUFFER, V, _raster),
     *(_texture_part(u) for u in range(NUM_UNITS)),
-    Part("tev", Group.TEV, F, lambda state, built: TevState.from_regs(state.regs)),
-    Part("fog", Group.TEV | Group.FOG, F, lambda state, built: FogState.from_state(state), memo=False),
+    Part("tev", _TEV, F, lambda state, built: TevState.from_regs(state.regs)),
+    Part("fog", _TEV | Group.FOG, F, lambda state, built: FogState.from_state(state), memo=False),
     Part("blend", Group.FRAGOP, F, lambda state, built: BlendState.from_regs(state.regs)),
     Part(
         "lighting",
-        Group.TEV | Group.LIGHTING,
+        _TEV | Group.LIGHTING,
         F,
         lambda state, built: shading.lighting_state(state, _need(built, "tev")),
         memo=False,
     ),
     Part(
         "proctex",
-        Group.TEV | Group.PROCTEX | Group.TEXTURE_CONFIG,
+        _TEV | Group.PROCTEX | Group.TEXTURE_CONFIG,
         F,
         lambda state, built: shading.proctex_state(state, _need(built, "tev")),
         memo=False,

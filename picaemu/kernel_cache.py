@@ -4,11 +4,13 @@ the same sources shares one compile; and the note a long compile prints on stder
 numba's on-disk cache keys a compiled function on its own source file only: when a kernel that another one calls
 is edited (a ``git pull`` into an editable install, a developer's change), the caller's cached machine code still
 holds the old callee and is reused, silently. So picaemu keeps its kernels in a folder named by a digest taken
-over the content of every picaemu source file that compiles kernels (``kernel_dir()``): any change to one of them
-starts an empty folder (one compile). numba's own locator also files a cache under the absolute path of the
-source folder, so each clone or checkout compiled everything again; ``picaemu.numba_cache.SourceTreeLocator``
-files picaemu's kernels under their path *inside the package* and stamps them by content, so every checkout of
-the same version finds the same machine code.
+over the content of every picaemu source file that compiles kernels, or holds constants that compiled code
+freezes (marked ``# picaemu: kernel constants``: the register table's blocks, the write groups, the command
+codes, the plan layout) (``kernel_dir()``): any change to one of them starts an empty folder (one compile).
+numba's own locator also files a cache under the absolute path of the source folder, so each clone or checkout
+compiled everything again; ``picaemu.numba_cache.SourceTreeLocator`` files picaemu's kernels under their path
+*inside the package* and stamps them by content, so every checkout of the same version finds the same machine
+code.
 
 - ``kernel_dir()`` is ``<cache home>/picaemu/numba/<digest>`` (``$XDG_CACHE_HOME`` or ``~/.cache``), or, when the
   user chose a folder with ``NUMBA_CACHE_DIR``, ``$NUMBA_CACHE_DIR/picaemu-<digest>``. Folders of other digests

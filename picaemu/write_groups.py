@@ -4,6 +4,9 @@ into its dirty mask). ``picaemu.draw_state`` rebuilds a draw's parts from them (
 debugger and ``picaemu info`` group draws by them without loading the stages.
 """
 
+# picaemu: kernel constants (register ids, field positions and write groups compiled code freezes: a change
+# must recompile, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 import enum
@@ -12,6 +15,7 @@ import numpy as np
 
 from picaemu.command import codes as K
 from picaemu.regs import NUM_REGS, id_of
+from picaemu.regs.blocks.geometry import NUM_LOADERS
 
 GS_IN_USE = 2  # GEOSTAGE_CONFIG.gs_use: the geometry shader forms the primitives
 ALL = -1  # every group: "anything may have changed"
@@ -30,12 +34,14 @@ class Group(enum.IntFlag):
     TEXTURE_ADDRESS = enum.auto()  # the level-0 / +X face address of units 0-2: rebound between most draws
     PROCTEX = enum.auto()
     TEV = enum.auto()
+    TEV_COLOR = enum.auto()  # the stages' constant colors and the combiner buffer's initial color: a material's tint
     FOG = enum.auto()
     GAS = enum.auto()
     FRAGOP = enum.auto()  # color operation, blending, logic op, alpha/stencil/depth tests
     SHADOW = enum.auto()
     LIGHTING = enum.auto()
-    LOADER = enum.auto()  # attribute buffers, formats, fixed attributes
+    LOADER = enum.auto()  # attribute formats, loader layouts (components, stride), fixed attributes
+    ATTRIBUTE_ADDRESS = enum.auto()  # the attribute base and each loader's offset: a vertex buffer per object
     DRAW_RANGE = enum.auto()  # index buffer, vertex count, first vertex
     PRIMITIVE = enum.auto()  # topology and geometry-stage mode: written with every draw call
     SHADER_CONFIG = enum.auto()  # shared-unit configuration, output counts, geometry shader modes
@@ -43,13 +49,16 @@ class Group(enum.IntFlag):
     VS_UNIFORMS = enum.auto()
     GS_PROGRAM = enum.auto()
     GS_UNIFORMS = enum.auto()
+    # not a kind of state: marked (with the memory's own group) by the data ports whose memories compiled plans
+    # read besides registers: shader code and operand descriptors, the fog, procedural-texture and lighting LUTs
+    DATA_UPLOAD = enum.auto()
 
 
 TEXTURE_UNITS = (Group.TEXTURE0, Group.TEXTURE1, Group.TEXTURE2)
 PROGRAM_UPLOADS = Group.VS_PROGRAM | Group.GS_PROGRAM  # the groups that code / operand-descriptor uploads mark
-# the groups whose writes may change a data-port memory that compiled plans read besides registers (shader code and
-# operand descriptors, the fog, procedural-texture and lighting LUTs): their content is digested into the plans' keys
-PLAN_DATA_UPLOADS = PROGRAM_UPLOADS | Group.FOG | Group.PROCTEX | Group.LIGHTING
+# a write to a data-port memory that compiled plans read besides registers (their content is digested into the
+# plans' keys); register writes of those groups (an entry point, a LUT index) are keyed as registers
+PLAN_DATA_UPLOADS = Group.DATA_UPLOAD
 
 # (group, ((first register, last register), ...)) inclusive ranges by table name; ids in a range that the table
 # does not name belong to the group too. Registers in no range (triggers, interrupts, command-buffer jumps) are
@@ -81,7 +90,20 @@ GROUP_RANGES: tuple[tuple[Group, tuple[tuple[str, str], ...]], ...] = (
     (Group.TEXTURE1, (("TEXUNIT1_BORDER_COLOR", "TEXUNIT1_LOD"), ("TEXUNIT1_TYPE", "TEXUNIT1_TYPE"))),
     (Group.TEXTURE2, (("TEXUNIT2_BORDER_COLOR", "TEXUNIT2_LOD"), ("TEXUNIT2_TYPE", "TEXUNIT2_TYPE"))),
     (Group.PROCTEX, (("TEXUNIT3_PROCTEX0", "PROCTEX_LUT_DATA7"),)),
-    (Group.TEV, (("TEXENV0_SOURCE", "TEXENV_UPDATE_BUFFER"), ("TEXENV4_SOURCE", "TEXENV_BUFFER_COLOR"))),
+    (
+        Group.TEV,
+        (
+            ("TEXENV0_SOURCE", "TEXENV0_COMBINER"),
+            *((f"TEXENV{i}_SCALE", f"TEXENV{i + 1}_COMBINER") for i in (0, 1, 2, 4)),
+            ("TEXENV3_SCALE", "TEXENV_UPDATE_BUFFER"),
+            ("TEXENV4_SOURCE", "TEXENV4_COMBINER"),
+            ("TEXENV5_SCALE", "TEXENV5_SCALE"),
+        ),
+    ),
+    (
+        Group.TEV_COLOR,
+        (*((f"TEXENV{i}_COLOR", f"TEXENV{i}_COLOR") for i in range(6)), ("TEXENV_BUFFER_COLOR", "TEXENV_BUFFER_COLOR")),
+    ),
     (Group.FOG, (("FOG_COLOR", "FOG_COLOR"), ("FOG_LUT_INDEX", "FOG_LUT_DATA7"))),
     (Group.GAS, (("GAS_ATTENUATION", "GAS_ACCMAX"), ("GAS_LIGHT_XY", "GAS_DELTAZ_DEPTH"))),
     (Group.FRAGOP, (("COLOR_OPERATION", "DEPTH_COLOR_MASK"),)),
@@ -90,9 +112,17 @@ GROUP_RANGES: tuple[tuple[Group, tuple[tuple[str, str], ...]], ...] = (
     (
         Group.LOADER,
         (
-            ("ATTRIBBUFFERS_LOC", "ATTRIBBUFFER11_CONFIG2"),
+            ("ATTRIBBUFFERS_FORMAT_LOW", "ATTRIBBUFFERS_FORMAT_HIGH"),
+            *((f"ATTRIBBUFFER{j}_CONFIG1", f"ATTRIBBUFFER{j}_CONFIG2") for j in range(NUM_LOADERS)),
             ("FIXEDATTRIB_INDEX", "FIXEDATTRIB_DATA2"),
             ("VSH_NUM_ATTR", "VSH_NUM_ATTR"),
+        ),
+    ),
+    (
+        Group.ATTRIBUTE_ADDRESS,
+        (
+            ("ATTRIBBUFFERS_LOC", "ATTRIBBUFFERS_LOC"),
+            *((f"ATTRIBBUFFER{j}_OFFSET", f"ATTRIBBUFFER{j}_OFFSET") for j in range(NUM_LOADERS)),
         ),
     ),
     (Group.DRAW_RANGE, (("INDEXBUFFER_CONFIG", "NUMVERTICES"), ("VERTEX_OFFSET", "VERTEX_OFFSET"))),
@@ -129,15 +159,15 @@ GROUP_RANGES: tuple[tuple[Group, tuple[tuple[str, str], ...]], ...] = (
 # data port (the command kernel's port numbers) -> the group its words land in
 PORT_GROUPS: dict[int, Group] = {
     K.P_VS_FLOAT: Group.VS_UNIFORMS,
-    K.P_VS_CODE: Group.VS_PROGRAM,
-    K.P_VS_OPDESC: Group.VS_PROGRAM,
+    K.P_VS_CODE: Group.VS_PROGRAM | Group.DATA_UPLOAD,
+    K.P_VS_OPDESC: Group.VS_PROGRAM | Group.DATA_UPLOAD,
     K.P_GS_FLOAT: Group.GS_UNIFORMS,
-    K.P_GS_CODE: Group.GS_PROGRAM,
-    K.P_GS_OPDESC: Group.GS_PROGRAM,
+    K.P_GS_CODE: Group.GS_PROGRAM | Group.DATA_UPLOAD,
+    K.P_GS_OPDESC: Group.GS_PROGRAM | Group.DATA_UPLOAD,
     K.P_FIXED: Group.LOADER,
-    K.P_LIGHTING: Group.LIGHTING,
-    K.P_FOG: Group.FOG,
-    K.P_PROCTEX: Group.PROCTEX,
+    K.P_LIGHTING: Group.LIGHTING | Group.DATA_UPLOAD,
+    K.P_FOG: Group.FOG | Group.DATA_UPLOAD,
+    K.P_PROCTEX: Group.PROCTEX | Group.DATA_UPLOAD,
     K.P_GAS: Group.GAS,
 }
 

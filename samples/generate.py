@@ -40,7 +40,15 @@ SAMPLES = (
     "proctex",
     "gs_sprites",
 )
-GAME = ("game_cubes_300", "game_cubes_1000", "game_cubes_3000", "game_lit_300", "game_sprites_1000", "game_rich_1000")
+GAME = (
+    "game_cubes_300",
+    "game_cubes_1000",
+    "game_cubes_3000",
+    "game_objects_300",
+    "game_lit_300",
+    "game_sprites_1000",
+    "game_rich_1000",
+)
 ALL = SAMPLES + GAME
 ROOT = Path(__file__).resolve().parent
 REFERENCE = ROOT / "reference"

@@ -51,7 +51,12 @@ def test_every_register_a_stage_could_read_has_a_group() -> None:
     assert ungrouped == UNGROUPED
     ports = WRITE_GROUPS[NUM_REGS:]
     assert all(ports[p] for p in D.PORT_GROUPS) and ports[0] == 0
-    assert all(bin(int(g)).count("1") <= 1 for g in WRITE_GROUPS)  # a partition: one group per id
+    kinds = WRITE_GROUPS & ~int(Group.DATA_UPLOAD)
+    assert all(bin(int(g)).count("1") <= 1 for g in kinds)  # a partition: one group per id
+    # the upload bit: exactly the ports whose memories plans digest (code, descriptors, fog/proctex/lighting LUTs)
+    uploads = {p for p in D.PORT_GROUPS if ports[p] & Group.DATA_UPLOAD}
+    assert uploads == {K.P_VS_CODE, K.P_VS_OPDESC, K.P_GS_CODE, K.P_GS_OPDESC, K.P_LIGHTING, K.P_FOG, K.P_PROCTEX}
+    assert not (WRITE_GROUPS[:NUM_REGS] & Group.DATA_UPLOAD).any()  # register writes are keyed as registers
 
 
 class Traced(np.ndarray):
@@ -109,8 +114,15 @@ def test_kernel_marks_the_group_of_each_register_written() -> None:
     assert cp.take_dirty() == 0  # taking clears
     for name, group in (
         ("TEXUNIT0_ADDR1", Group.TEXTURE_ADDRESS),
+        ("ATTRIBBUFFERS_LOC", Group.ATTRIBUTE_ADDRESS),
+        ("ATTRIBBUFFER7_OFFSET", Group.ATTRIBUTE_ADDRESS),
+        ("ATTRIBBUFFER7_CONFIG2", Group.LOADER),
+        ("ATTRIBBUFFERS_FORMAT_HIGH", Group.LOADER),
         ("TEXUNIT0_PARAM", Group.TEXTURE0),
         ("TEXENV3_COMBINER", Group.TEV),
+        ("TEXENV3_COLOR", Group.TEV_COLOR),
+        ("TEXENV_BUFFER_COLOR", Group.TEV_COLOR),
+        ("TEXENV5_SCALE", Group.TEV),
         ("BLEND_FUNC", Group.FRAGOP),
         ("NUMVERTICES", Group.DRAW_RANGE),
         ("PRIMITIVE_CONFIG", Group.PRIMITIVE),
@@ -142,9 +154,9 @@ def test_kernel_marks_port_uploads_by_what_they_fill() -> None:
     cb.upload_float_uniforms("VSH", 4, [(1.0, 2.0, 3.0, 4.0)])
     assert Group(run_words(cb, cp).take_dirty()) == Group.VS_UNIFORMS | Group.GS_UNIFORMS
     for index_reg, data_reg, group in (
-        ("FOG_LUT_INDEX", "FOG_LUT_DATA0", Group.FOG),
-        ("LIGHTING_LUT_INDEX", "LIGHTING_LUT_DATA0", Group.LIGHTING),
-        ("PROCTEX_LUT", "PROCTEX_LUT_DATA0", Group.PROCTEX),
+        ("FOG_LUT_INDEX", "FOG_LUT_DATA0", Group.FOG | Group.DATA_UPLOAD),
+        ("LIGHTING_LUT_INDEX", "LIGHTING_LUT_DATA0", Group.LIGHTING | Group.DATA_UPLOAD),
+        ("PROCTEX_LUT", "PROCTEX_LUT_DATA0", Group.PROCTEX | Group.DATA_UPLOAD),
     ):
         cb = CommandBuilder()
         cb.write(index_reg, 0)

@@ -11,8 +11,9 @@ Receives, from ``picaemu.command.processor.CommandProcessor``:
   installs them in the table, and answers whether the loop runs this very draw (True: the processor only keeps
   going);
 - ``run(processor, args, address, result)`` in place of ``K.run`` while plans are active (``active``): runs the
-  loop, hands the draws it ran to the sink (``compiled_draws``) after bringing the processor's draw count, draw
-  log and queued events up to date, and returns the loop's status.
+  loop (its machine code loaded or compiled for the arguments' types before its time is taken: a draw's
+  ``time_s`` holds no kernel loading), hands the draws it ran to the sink (``compiled_draws``) after bringing
+  the processor's draw count, draw log and queued events up to date, and returns the loop's status.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, cast
 
+import numba
 import numpy as np
 
 from picaemu import draw as draw_mod
@@ -29,6 +31,9 @@ from picaemu.fused import loop
 
 if TYPE_CHECKING:
     from picaemu.command.processor import CommandProcessor, RunResult
+
+
+_LOOP_READY: set[tuple] = set()  # the (command arguments, plan table) kinds ``loop.run`` has machine code for
 
 
 class CompiledDriver:
@@ -105,8 +110,13 @@ class CompiledDriver:
             self._command_args = args
         links[loop.LINK_COMMAND], links[loop.LINK_FRAGMENT_SIDE] = self._command[1], table.fragment_side()
         links[loop.LINK_VERTEX_SIDE] = table.vertex_side(args[loop.A_FU][0])
+        arguments = (args, *table.args(), links, self._rows, self._held, fstate)
+        kind = (self._command[0], table.kind)
+        if kind not in _LOOP_READY:  # load (or compile) it before the clock starts, once a process
+            loop.run.compile(tuple(numba.typeof(value) for value in arguments))
+            _LOOP_READY.add(kind)
         start = draw_mod.clock()
-        status = loop.run(args, *table.args(), links, self._rows, self._held, fstate)
+        status = loop.run(*arguments)
         table.current = int(fstate[loop.FS_CURRENT])
         if not fstate[loop.FS_PENDING] and status != K.S_DECLINED:
             self.pending = None  # the loop ran it (a declined one is the processor's again, with its groups)

@@ -32,7 +32,8 @@ depth or color buffer outside memory.
 The command processor's compiled loop (``picaemu.fused.loop``) may call ``fragment_side(x, y, zndc, inv_w, varyings,
 primitive, *plan.args, counts)`` itself (``counts`` (len(FRAGMENT_COUNTERS),) int64 receives the counters, added only
 when it returns 0), writing ``plan.ints[TEXTURE_ADDRESS_SLOT[u]]`` (unit u's texture base physical address: nothing else
-in the plan depends on it) before each draw.
+in the plan depends on it), each stage's constant color into ``plan.args[ARG_TEV_ROWS]`` and the buffer's initial
+color into ``plan.args[ARG_BUFFER_COLOR]`` (read only there) before each draw.
 
 ``plan.args`` (``fragment_kernel`` names the indices): ``ints`` (NUM_INTS,) int64 [texture addresses of units
 0-2, VRAM base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color,
@@ -98,6 +99,9 @@ FRAGMENT_COUNTERS = (
     "fragments_written",
 )
 TEXTURE_ADDRESS_SLOT = (0, 1, 2)
+# where the loop writes a draw's TEV constant colors (``tev_rows``' T_CONSTANT columns of every stage) and the
+# combiner buffer's initial color: their positions in ``FragmentPlan.args``
+ARG_TEV_ROWS, ARG_BUFFER_COLOR = 7, 10
 # why ``run`` left a draw to the staged path, by the kernel's return code (the draw's route, ``DrawCall.route``)
 DECLINED = {
     layout.TOO_MANY_FRAGMENTS: f"too many fragments for one pass (bound {CHUNK_FRAGMENTS})",

@@ -13,10 +13,11 @@ draw log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drive
 A draw trigger is run here when all of these hold, else the loop returns the trigger's ``S_STOP`` to Python
 untouched (Python asks the sink for that state's plans and hands the draw back, or renders it):
 - only *live* write groups were written since the previous draw (``LIVE_GROUPS``: float uniforms, the draw
-  range, the primitive configuration, texture base addresses) — or others, but the registers then hold the key
-  values of one of the table's states (no program or LUT upload, ``PLAN_DATA_UPLOADS``: their digest is part of
-  the plans' keys, Python's to check) — and every *watched* register (the primitive and geometry-stage
-  configuration, the VS bool / int uniforms) holds the value the current plans were made under;
+  range, the primitive configuration, texture and attribute buffer addresses, TEV colors) — or others, but the
+  registers then hold the key values of one of the table's states (no program or LUT upload,
+  ``PLAN_DATA_UPLOADS``: their digest is part of the plans' keys, Python's to check) — and every *watched*
+  register (the primitive and geometry-stage configuration, the VS bool / int uniforms) holds the value the
+  current plans were made under;
 - the draw index is at most the plans' ``draw_limit`` (the replay's stop-after and mid-list checkpoint draws:
   the loop returns right after running that one, and the sink acts on it);
 - the vertex and fragment sides both accept the draw at run time (they answer before writing anything).
@@ -31,8 +32,11 @@ record each draw's topology and whether a restart preceded it, the last draw's b
 ``held``, and ``CompiledDraws.assemble`` leaves the pipeline's assembler as the staged path would.
 
 Live fields are read from the registers at each draw with field positions taken from the register table
-(``LIVE_FIELDS``): vertex count, first vertex, index buffer offset and format, the attribute base, and the base
-address of texture units 0-2 (written into the fragment plan's ``TEXTURE_ADDRESS_SLOT`` entries).
+(``LIVE_FIELDS``): vertex count, first vertex, index buffer offset and format, the attribute base, the base
+address of texture units 0-2 (written into the fragment plan's ``TEXTURE_ADDRESS_SLOT`` entries), the TEV's
+constant and buffer colors (``LIVE_COLORS``, into its TEV rows and buffer color: a material's tint shares its
+plans) and each loader's offset (with the base, written into the vertex plan's read table: a game's vertex buffer
+per object shares its layout's plans).
 
 Row columns (``R_*``): draw index, kind (``K.D_ARRAYS`` / ``K.D_ELEMENTS``), the trigger packet's word position,
 the buffer's packet count at the trigger, 1 when the trigger was its packet's last write, the word position after
@@ -55,14 +59,34 @@ from picaemu.command import kernel as K
 from picaemu.command.draw_log import KINDS
 from picaemu.draw import DrawCall, DrawKind
 from picaemu.draw_state import PLAN_DATA_UPLOADS, WRITE_GROUPS, Group
-from picaemu.fused.fragments import FRAGMENT_COUNTERS, TEXTURE_ADDRESS_SLOT, FragmentPlan, fragment_side
+from picaemu.fused.fragments import (
+    ARG_BUFFER_COLOR,
+    ARG_TEV_ROWS,
+    FRAGMENT_COUNTERS,
+    TEXTURE_ADDRESS_SLOT,
+    FragmentPlan,
+    fragment_side,
+)
+from picaemu.fused.layout import T_CONSTANT
+from picaemu.fused.vertices import ADDRESS as READ_ADDRESS
+from picaemu.fused.vertices import LOADER as READ_LOADER
+from picaemu.fused.vertices import OFFSET as READ_OFFSET
 from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
 from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import Assembler, Topology
 from picaemu.geometry.vertex_loader import INDEX_DTYPES
 from picaemu.regs import access, blocks, id_of
+from picaemu.regs.blocks.geometry import NUM_LOADERS
 
-LIVE_GROUPS = int(Group.VS_UNIFORMS | Group.GS_UNIFORMS | Group.DRAW_RANGE | Group.PRIMITIVE | Group.TEXTURE_ADDRESS)
+LIVE_GROUPS = int(
+    Group.VS_UNIFORMS
+    | Group.GS_UNIFORMS
+    | Group.DRAW_RANGE
+    | Group.PRIMITIVE
+    | Group.TEXTURE_ADDRESS
+    | Group.ATTRIBUTE_ADDRESS
+    | Group.TEV_COLOR
+)
 # registers of live groups whose value the plans depend on: they must hold the value the plans were made under
 WATCHED = (
     "GEOSTAGE_CONFIG",
@@ -88,8 +112,10 @@ LIVE_NAMES = (
     ("TEXUNIT0_ADDR1", "address"),
     ("TEXUNIT1_ADDR", "address"),
     ("TEXUNIT2_ADDR", "address"),
+    *((f"ATTRIBBUFFER{j}_OFFSET", "offset") for j in range(NUM_LOADERS)),
 )
 F_COUNT, F_FIRST, F_INDEX_OFFSET, F_INDEX_FORMAT, F_BASE, F_TEXTURE = range(6)  # F_TEXTURE + unit
+F_LOADER = F_TEXTURE + 3  # + loader: its OFFSET
 
 
 def _live_fields() -> np.ndarray:
@@ -101,6 +127,11 @@ def _live_fields() -> np.ndarray:
 
 
 LIVE_FIELDS = _live_fields()
+# the TEV's live colors: (register id, lowest bit of r, g, b, a) of each stage's constant, then the buffer's
+COLOR_NAMES = (*(f"TEXENV{i}_COLOR" for i in range(6)), "TEXENV_BUFFER_COLOR")
+LIVE_COLORS = np.array(
+    [(id_of(name), *(access.locate(name, ch)[1].lo for ch in "rgba")) for name in COLOR_NAMES], np.int64
+)
 # registers whose content determines the plans: every register a stage reads (``WRITE_GROUPS``) outside the live
 # groups, and the watched ones (their values are part of the plans); the shader programs come in by a digest
 # (``picaemu.fused.driver``)
@@ -128,7 +159,7 @@ HELD_SHAPE = (2, NUM_COLUMNS)  # ``held``: the vertices the last draw left buffe
 # RESTART_PRIMITIVE: the queued event that empties the assembler when its ``restart`` bit is set
 _RESTART = access.locate("RESTART_PRIMITIVE", "restart")
 RESTART_ID, RESTART_GATE = _RESTART[0], ((1 << _RESTART[1].width) - 1) << _RESTART[1].lo
-TABLE_SLOTS = 8  # plans the loop switches between by register content
+TABLE_SLOTS = 32  # plans the loop switches between by register content
 S_ROWS_FULL, S_DECLINED = K.S_ROWS_FULL, K.S_DECLINED
 # positions of ``K.run``'s arguments in the loop's ``kernel`` tuple (``KERNEL_ARGS``: K.run's parameters)
 KERNEL_ARGS = tuple(inspect.signature(K.run.py_func).parameters)
@@ -223,6 +254,11 @@ class CompiledDraws:
     def __len__(self) -> int:
         return self.rows.shape[0]
 
+    @property
+    def first_index(self) -> int:
+        """The draw number of the first draw (the loop runs at least one a call)."""
+        return int(self.rows[0, R_INDEX])
+
     def first_from(self, index: int) -> int:
         """The row of the first draw numbered ``index`` or later (``len(self)`` when none is)."""
         return int(np.searchsorted(self.rows[:, R_INDEX], index))
@@ -269,6 +305,20 @@ def _live(regs, row):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _live_colors(regs, tev_rows, buffer_color):  # pragma: no cover - compiled
+    """Each TEV stage's constant color into its ``tev_rows`` row, the buffer's initial color (``LIVE_COLORS``)."""
+    stages = tev_rows.shape[0]
+    for k in range(LIVE_COLORS.shape[0]):
+        word = np.int64(regs[LIVE_COLORS[k, 0]])
+        for c in range(4):
+            value = (word >> LIVE_COLORS[k, 1 + c]) & 0xFF
+            if k < stages:
+                tev_rows[k, T_CONSTANT + c] = value
+            else:
+                buffer_color[c] = value
+
+
+@numba.njit(cache=True, nogil=True)
 def _watched_hold(regs, watched):  # pragma: no cover - compiled
     for j in range(WATCHED_IDS.shape[0]):  # noqa: SIM110 - a generator in numba costs more than the loop
         if regs[WATCHED_IDS[j]] != watched[j]:
@@ -308,9 +358,14 @@ def _draw(
     if not _watched_hold(regs, watched) or not _starts_fresh(topology, handed, restart, fstate):
         return False
     count = _live(regs, F_COUNT)
-    index_address = _live(regs, F_BASE) + _live(regs, F_INDEX_OFFSET)  # as ``VertexLoaderState.with_range``
+    base = _live(regs, F_BASE)
+    index_address = base + _live(regs, F_INDEX_OFFSET)  # as ``VertexLoaderState.with_range``
+    reads = vertex_args[1]  # the plan's read table: this draw's attribute addresses, as ``_loader_reads``
+    for r in range(reads.shape[0]):
+        reads[r, READ_ADDRESS] = base + _live(regs, F_LOADER + reads[r, READ_LOADER]) + reads[r, READ_OFFSET]
     for u in range(TEXTURE_SLOTS.shape[0]):
         fragment_args[0][TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)  # the plan's ``ints``
+    _live_colors(regs, fragment_args[ARG_TEV_ROWS], fragment_args[ARG_BUFFER_COLOR])
     vcounts = row[R_VERTEX:R_FRAGMENT]
     live = (kind == K.D_ELEMENTS, count, _live(regs, F_FIRST), index_address, _live(regs, F_INDEX_FORMAT) == INDEX_U16)
     arguments = live + (fu[0],) + vertex_args + (vcounts,)  # noqa: RUF005 - numba builds tuples by concatenation
@@ -396,7 +451,9 @@ def run(
             if status != K.S_STOP:
                 return status
             dirty = counters[K.C_DIRTY]
-            if dirty & ~LIVE_GROUPS:  # another state: one of the table's, or Python's to plan
+            # another state: one of the table's, or Python's to plan (a watched register, such as a bool uniform
+            # toggled between draws, is keyed too: a state with the other value may be in the table)
+            if dirty & ~LIVE_GROUPS or not _watched_hold(regs, watched[j]):
                 if dirty & PROGRAM_GROUPS:
                     return status
                 j = _match(regs, keys, count, j)
@@ -433,6 +490,9 @@ def arguments_kind(value: object) -> object:
     return type(value)
 
 
+_ENTRIES: dict[tuple, tuple[int, int]] = {}  # ``PlanTable``'s kernel entries by the kind of their arguments
+
+
 class PlanTable:
     """The plans the loop may switch between without Python (``TABLE_SLOTS``), each with the values of the
     ``PLAN_KEY_IDS`` registers it was made under (``keys``); all of one numba argument type (the loop indexes
@@ -457,17 +517,29 @@ class PlanTable:
         self._type, self._next, self._args, self.current = None, 0, None, 0
         self._fragment_side = self._vertex_side = None
 
+    @property
+    def kind(self) -> tuple | None:
+        """What the numba types of the table's arguments depend on (``arguments_kind`` of its plans)."""
+        return self._type
+
     def fragment_side(self) -> tuple[int, int]:
-        """The entry of ``fragment_side`` compiled for the table's plan type (compiled on first use)."""
+        """The entry of ``fragment_side`` compiled for the table's plan type (compiled on first use; remembered
+        for the process by that type's ``arguments_kind``: numba's ``typeof`` of a plan costs ~5 ms)."""
         if self._fragment_side is None:
-            self._fragment_side = FRAGMENT_SIDE.entry(*_TRIANGLES, *self.plans[0].fragments.args, _COUNTS)
+            kind = ("fragments", self._type)
+            if kind not in _ENTRIES:
+                _ENTRIES[kind] = FRAGMENT_SIDE.entry(*_TRIANGLES, *self.plans[0].fragments.args, _COUNTS)
+            self._fragment_side = _ENTRIES[kind]
         return self._fragment_side
 
     def vertex_side(self, floats: np.ndarray) -> tuple[int, int]:
         """The entry of ``vertex_side`` compiled for the table's plan type and the VS uniforms' ``floats``."""
         if self._vertex_side is None:
-            sample = (*_LIVE, floats, *self.plans[0].vertices.args, _VERTEX_COUNTS)
-            self._vertex_side = VERTEX_SIDE.entry(*sample)
+            kind = ("vertices", self._type, arguments_kind(floats))
+            if kind not in _ENTRIES:
+                sample = (*_LIVE, floats, *self.plans[0].vertices.args, _VERTEX_COUNTS)
+                _ENTRIES[kind] = VERTEX_SIDE.entry(*sample)
+            self._vertex_side = _ENTRIES[kind]
         return self._vertex_side
 
     def install(self, plans: CompiledPlans, regs: np.ndarray) -> None:

@@ -71,8 +71,9 @@ VERTEX_COUNTERS = (
 DTYPE_CODES = {ELEMENT_DTYPES[name]: code for code, name in enumerate(("s8", "u8", "s16", "f32"))}
 S8, U8, S16, F32 = range(4)
 ITEM_SIZES = np.array([1, 1, 2, 4], np.int64)
-# columns of the (R, 5) int64 read table: one row per loaded attribute
-ATTRIBUTE, ADDRESS, STRIDE, FORMAT, COMPONENTS = range(5)
+# columns of the (R, 7) int64 read table: one row per loaded attribute (the loop rewrites ADDRESS from the live
+# ATTRIBBUFFERS_LOC and the loader's OFFSET before each draw, keeping LOADER and OFFSET: bytes into its vertex)
+ATTRIBUTE, ADDRESS, STRIDE, FORMAT, COMPONENTS, LOADER, OFFSET = range(7)
 ASSEMBLED = VERTEX_COUNTERS.index("primitives_assembled")
 EMPTY_BOX = (0, 0, -1, -1)  # ``vertex_side``'s box when no triangle is left
 
@@ -80,7 +81,7 @@ EMPTY_BOX = (0, 0, -1, -1)  # ``vertex_side``'s box when no triangle is left
 @dataclass(frozen=True)
 class VertexPlan:
     """``topology``: how the draw's stream forms triangles. ``args``: the values ``vertex_side`` takes after the
-    live fields, in its order: the topology's code (``Topology`` value), reads (R, 5) int64 (the columns above;
+    live fields, in its order: the topology's code (``Topology`` value), reads (R, 7) int64 (the columns above;
     addresses are bytes of vertex index 0), fixed (F,) int64 attributes from the store, the store (16, 4) float32
     (live), K the configured attribute count, the front end's pairs / plan rows / segments / written outputs /
     source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the clip
@@ -145,11 +146,12 @@ class VertexPlan:
 
 
 def read_table(loader: VertexLoaderState) -> np.ndarray:
-    """(R, 5) int64: one row per loaded attribute of ``loader``'s layout, columns ``ATTRIBUTE`` .. ``COMPONENTS``
+    """(R, 7) int64: one row per loaded attribute of ``loader``'s layout, columns ``ATTRIBUTE`` .. ``OFFSET``
     (addresses in bytes, of vertex index 0; formats as ``DTYPE_CODES``)."""
-    return np.array(
-        [(r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components) for r in loader.reads], np.int64
-    ).reshape(-1, 5)
+    rows = [
+        (r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components, r.loader, r.offset) for r in loader.reads
+    ]
+    return np.array(rows, np.int64).reshape(-1, 7)
 
 
 class PlanCache:

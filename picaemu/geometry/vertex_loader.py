@@ -37,6 +37,7 @@ import numpy as np
 from picaemu.errors import MemoryFault, PipelineError, UnsupportedFeature
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
+from picaemu.regs.blocks.geometry import NUM_LOADERS
 from picaemu.state import GpuState
 
 
@@ -52,7 +53,6 @@ class DrawKind(Enum):
 
 NUM_INPUTS = 16
 NUM_ATTRIBS = 12
-NUM_LOADERS = 12
 MAX_SLOTS = 12
 PAD_FIRST = 12  # slot codes 12-15: padding of 4 * (code - 11) bytes
 MAX_DRAW_VERTICES = 1 << 20
@@ -73,10 +73,11 @@ class AttributeRead:
 
     attribute: int
     loader: int
-    address: int  # of vertex index 0
+    address: int  # of vertex index 0: ATTRIBBUFFERS_LOC + the loader's OFFSET + ``offset``
     stride: int
     dtype: np.dtype
     components: int
+    offset: int = 0  # bytes from the start of the loader's vertex
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ def _loader_reads(regs: np.ndarray, j: int, base: int, formats: dict) -> dict[in
             continue
         dtype, comps = formats[code]
         off = _align(off, dtype.itemsize)
-        out[code] = AttributeRead(code, j, start + off, stride, dtype, comps)
+        out[code] = AttributeRead(code, j, start + off, stride, dtype, comps, off)
         off += dtype.itemsize * comps
     return out
 
@@ -277,7 +278,9 @@ def _layout_plan(reads: tuple[AttributeRead, ...]) -> CopyPlan:
     plan = []
     for run in _vec4_runs(reads):
         first = run[0]
-        merged = AttributeRead(first.attribute, first.loader, first.address, first.stride, F32, 4 * len(run))
+        merged = AttributeRead(
+            first.attribute, first.loader, first.address, first.stride, F32, 4 * len(run), first.offset
+        )
         plan.append((merged if len(run) > 1 else None, tuple(run)))
     return tuple(plan)
 

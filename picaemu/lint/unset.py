@@ -35,7 +35,14 @@ TEXTURE_PARTS = frozenset(f"texture{u}" for u in range(3))
 NAMED = np.zeros(regtable.NUM_REGS, bool)
 NAMED[[r.id for r in regtable.all_registers() if r.id < regtable.NUM_REGS]] = True
 PART_IDS = {part.name: part.register_ids()[NAMED[part.register_ids()]] for part in PARTS}
-VALUE_GROUPS = Group.TEXTURE_ADDRESS | Group.DRAW_RANGE | Group.VS_UNIFORMS | Group.GS_UNIFORMS
+VALUE_GROUPS = (
+    Group.TEXTURE_ADDRESS
+    | Group.ATTRIBUTE_ADDRESS
+    | Group.TEV_COLOR
+    | Group.DRAW_RANGE
+    | Group.VS_UNIFORMS
+    | Group.GS_UNIFORMS
+)
 _VALUES = WRITE_GROUPS[: regtable.NUM_REGS] & int(VALUE_GROUPS)
 KEY_IDS = {name: ids[_VALUES[ids] == 0] for name, ids in PART_IDS.items()}  # what a probe is remembered by
 PROBES_KEPT = 64  # per part

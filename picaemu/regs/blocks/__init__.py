@@ -1,5 +1,7 @@
 """Register data, one module per block of the map (``ALL_BLOCKS``); ``picaemu.regs`` validates and indexes it."""
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from picaemu.regs.blocks import (
     fragops,
     framebuffer,

@@ -1,5 +1,7 @@
 """Small constructors that keep the block tables short (data in, schema objects out)."""
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from collections.abc import Mapping

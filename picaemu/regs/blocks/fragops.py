@@ -1,5 +1,7 @@
 """Fragment color operations (0x100-0x104): color operation mode, blending, logic op, blend color, alpha test."""
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, reg

@@ -4,6 +4,8 @@ Transcribed from pica-registers.md §3.2 / §7. ``COMPARE_FUNCS`` is the compare
 and depth tests; the ids 0x108-0x10F, 0x119-0x11A and 0x11F are unknown and stay out of the table.
 """
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, reg

@@ -4,6 +4,8 @@ Also holds, as data, the gas-LUT entry layout (``GAS_LUT_ENTRY``: entries 0-7 ar
 sign encoding is unknown, entries 8-15 unsigned colors) and the split of the 16 entries.
 """
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, port_range, reg

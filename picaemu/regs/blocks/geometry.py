@@ -1,6 +1,8 @@
 """Geometry pipeline registers (0x200-0x27F): vertex arrays, index buffer, draw triggers, fixed attributes,
 command-buffer channels, shader-unit routing and primitive assembly."""
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, port_range, reg
@@ -23,9 +25,12 @@ def _attr_fmt(i: int, lo: int) -> list:
     ]
 
 
+NUM_LOADERS = 12  # attribute buffers (loaders), each with an OFFSET, CONFIG1 and CONFIG2 register
+
+
 def _loaders() -> list[Register]:
     regs: list[Register] = []
-    for j in range(12):
+    for j in range(NUM_LOADERS):
         b = 0x203 + 3 * j
         regs += [
             reg(

@@ -5,6 +5,8 @@ Also holds, as data, the layout of one lighting-LUT entry (``LUT_ENTRY``: the FI
 LUT ids of 0x1C5 (``LUT_IDS``), so that ``picaemu.color.lighting`` needs no bit position of its own.
 """
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, port_range, reg

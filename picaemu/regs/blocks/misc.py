@@ -1,5 +1,7 @@
 """Miscellaneous / interrupt registers (0x000-0x03F)."""
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, reg

@@ -5,6 +5,8 @@ alpha-map tables, ``COLOR_ENTRY`` for the color and color-difference tables, who
 table sizes, and the color-LUT offsets of mip levels 4-7, which no register holds.
 """
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, port_range, reg

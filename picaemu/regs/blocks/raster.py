@@ -4,6 +4,8 @@ Transcribed from pica-registers.md §3.2 / §4 (ids the reference calls unknown 
 ``UNKNOWN_0xNNN``). ``SEMANTICS`` is the output-map semantic enum shared by the seven SH_OUTMAP_O registers.
 """
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, reg

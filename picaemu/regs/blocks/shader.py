@@ -1,5 +1,7 @@
 """Shader units: geometry (0x280-0x2AF) and vertex (0x2B0-0x2DF), one layout at two bases."""
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, port_range, reg

@@ -4,6 +4,8 @@ The gas registers 0x0E4/0x0E5 sit in this range but live in the ``gas`` block. S
 0x0C0 + 8n for n < 4 and at 0x0C0 + 8(n + 2) for n >= 4.
 """
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from picaemu.regs.blocks._build import f, port_range, reg

@@ -4,6 +4,8 @@
 live in ``proctex``. Units 1 and 2 have no cube faces, shadow register or texture type: they are always 2D.
 """
 
+# picaemu: kernel constants (register ids and field positions compiled code freezes, ``picaemu.kernel_cache``)
+
 from __future__ import annotations
 
 from enum import IntEnum
