@@ -12,6 +12,10 @@ RSS from ``resource.getrusage(RUSAGE_CHILDREN)``), with the debugger's own open 
 
 Run from the repository root: ``python bench/bench_debugger.py [--captures samples/captures/game_cubes_1000.pica]``
 (a first run compiles the kernels; the figures are of a second, warm process). Prints Markdown tables.
+``--probes-only``: only the in-process table (open, jumps, pixel history, the probes of the busiest pixel's last
+draw: its overlays, ``probe.probe_draw``, and the fragment debugger, ``fragment.debug_fragment``; the last frame's
+fragment map, ``probe.frame_fragment_map``; the overlays of the draw with the largest window box); ``--cpu``: its
+times in CPU seconds of this process (``time.process_time``: a shared machine's load swings wall time).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from picaemu.debug import jobs, probe  # noqa: E402
+from picaemu.debug import fragment, jobs, probe  # noqa: E402
 from picaemu.debug.edit_replay import Editor  # noqa: E402
 from picaemu.debug.session import Session  # noqa: E402
 
@@ -108,38 +112,72 @@ def busiest_pixel(session: Session) -> tuple[int, int]:
     return int(x), int(y)
 
 
+clock = time.perf_counter  # ``--cpu``: time.process_time
+
+
 def ms(start: float) -> float:
-    return (time.perf_counter() - start) * 1e3
+    return (clock() - start) * 1e3
 
 
 def measure(path: Path) -> str:
-    """One row: open, a jump to every draw (in a random order), a step, the busiest pixel's history."""
-    start = time.perf_counter()
+    """One row: open, a jump to every draw (in a random order), a step, the busiest pixel's history, an overlay
+    probe of the last draw there and the fragment debugger on its last fragment."""
+    start = clock()
     session = Session.open(path)
     tl = session.index()
     opened = ms(start)
     times = []
     for draw in np.random.default_rng(5).permutation(len(tl.draws)):
-        start = time.perf_counter()
+        start = clock()
         session.goto(tl.after_draw(int(draw)))
         times.append(ms(start))
     middle = len(tl.draws) // 2
     session.goto(tl.after_draw(middle))
-    start = time.perf_counter()
+    start = clock()
     session.goto(tl.after_draw(middle + 1))
     forward = ms(start)
-    start = time.perf_counter()
+    start = clock()
     session.goto(tl.after_draw(middle))
     back = ms(start)
     pixel = busiest_pixel(session)
-    start = time.perf_counter()
+    start = clock()
     history = probe.pixel_history(session, pixel)
     hist = ms(start)
+    probes = "-"
+    if history:
+        start = clock()
+        p = probe.probe_draw(session, history[-1].draw)
+        overlay = ms(start)
+        start = clock()
+        fragment.debug_fragment(session, history[-1].draw, pixel, len(history) - 1 - _first_of_last(history))
+        probes = f"{overlay:.0f} ({p.route}) / {ms(start):.0f}"
+    start = clock()
+    probe.frame_fragment_map(session, tl.end)
+    frame_map = ms(start)
+    largest = max(tl.draws, key=_area).index
+    start = clock()
+    big = probe.probe_draw(session, largest)
+    big_probe = f"{ms(start):.0f} (draw {largest}, {int(big.overdraw.sum())} fragments, {big.route})"
     return (
         f"| {path.name} | {len(tl.draws)} | {opened:.0f} | {statistics.median(times):.1f} / {max(times):.1f} | "
         f"{forward:.1f} / {back:.1f} | {hist:.0f} ({len(history)} fragments, "
-        f"{len(probe.candidate_draws(session, pixel))} draws) | {session.checkpoint_bytes / 2**20:.0f} MiB |"
+        f"{len(probe.candidate_draws(session, pixel))} draws) | {probes} | {frame_map:.0f} | {big_probe} | "
+        f"{session.checkpoint_bytes / 2**20:.0f} MiB |"
     )
+
+
+def _area(draw: object) -> int:
+    """Window-box pixels of a timeline draw (0 without bounds)."""
+    bounds = getattr(draw, "bounds", None)
+    if bounds is None:
+        return 0
+    x0, y0, x1, y1 = bounds
+    return (x1 - x0 + 1) * (y1 - y0 + 1)
+
+
+def _first_of_last(history: list) -> int:
+    """The index in ``history`` of the last draw's first fragment."""
+    return next(k for k, f in enumerate(history) if f.draw == history[-1].draw)
 
 
 PANELS = {  # panel -> the job its refresh runs after a jump to ``draw``
@@ -177,7 +215,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--captures", nargs="*", type=Path, default=DEFAULT)
     parser.add_argument("--side-by-side-only", action="store_true", help="Only the render vs debugger table.")
+    parser.add_argument("--probes-only", action="store_true", help="Only the in-process table (module docstring).")
+    parser.add_argument("--cpu", action="store_true", help="In-process times in CPU seconds (time.process_time).")
     args = parser.parse_args()
+    global clock
+    clock = time.process_time if args.cpu else time.perf_counter
+    if args.probes_only:
+        _measure_table(args.captures)
+        return
     print(
         "| capture | render: wall / peak RSS | debugger open+index+history+fragment: wall / peak RSS | ratio "
         "| open s | screen pixel history ms (fragments) | fragment debug ms | jump ms median / max | checkpoints |"
@@ -188,17 +233,22 @@ def main() -> None:
     if args.side_by_side_only:
         return
     print()
-    print(
-        "| capture | draws | open ms | jump to every draw, ms median / max | step fwd / back ms | pixel history ms "
-        "| checkpoints |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    for path in args.captures:
-        print(measure(path), flush=True)
+    _measure_table(args.captures)
     print("\n| capture | panel job after a jump, median ms | edit and replay round trip (depth func always) |")
     print("|---|---|---|")
     for path in args.captures:
         print(panels_and_edits(path), flush=True)
+
+
+def _measure_table(captures: list[Path]) -> None:
+    print(
+        "| capture | draws | open ms | jump to every draw, ms median / max | step fwd / back ms | pixel history ms "
+        "| last draw there: overlay probe ms (route) / fragment debug ms | last frame's fragment map ms "
+        "| overlay probe of the largest draw ms | checkpoints |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for path in captures:
+        print(measure(path), flush=True)
 
 
 if __name__ == "__main__":

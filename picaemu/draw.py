@@ -40,7 +40,10 @@ REFERENCE_PREFIX = "reference: "
 REASON_SEPARATOR = "; "
 # why a draw took the reference route besides the plans' own refusals and run-time declines (``picaemu.pipeline``)
 IMMEDIATE_MODE = "immediate mode"
-STAGE_OBSERVER = "stage observer attached"
+VERTICES_WATCHED = "stage observer watches vertices"
+# the observed compiled route (``picaemu.fused.observed``) records fates and test values, not per-stage values
+FRAGMENT_VALUES_WATCHED = "stage observer watches fragment values (textures, lighting, TEV stages, fog)"
+TESTS_WITHOUT_FATES = "stage observer watches depth/stencil tests without fates"
 VERTEX_SHADER_SEAM = "vertex shader seam replaced"
 COLOR_STAGES_SEAM = "color stages seam replaced"
 FUSED_VERTICES_OFF = "fused vertex side off"

@@ -106,6 +106,11 @@ class StageObserver:
     ``picaemu.pipeline_seams.FragmentFates``: every rasterized fragment (scissor-rejected ones included), its
     ``Fate``, TEV output and its pixel's color before and after it, as the pass recorded them.
 
+    Route: an observer of fates (and tests) keeps a covered draw on the compiled route (``picaemu.fused.observed``:
+    the fused plan's compiled shading, fates recorded by the compiled passes); one that asks for ``fragment_values``
+    sends the draw's fragment side to the staged stages, and one that overrides a vertex hook its vertex side
+    (``watches_vertices``), each named in the draw's route.
+
     With ``fragment_tests = True`` the pipeline runs the recorded fragment pass (fragment by fragment, same
     results) and calls ``on_depth_stencil(pixels, depth, stored_depth, stored_stencil, stencil_pass,
     depth_pass)`` per chunk of a draw that reads the depth/stencil buffer, for the fragments that reached the tests
@@ -174,6 +179,17 @@ class StageObserver:
 
     def on_fragments(self, call: DrawCall, fates: FragmentFates) -> None:
         return None
+
+
+VERTEX_HOOKS = ("on_vertices", "on_vertex_outputs", "on_geometry", "on_triangles")
+
+
+def watches_vertices(observer: StageObserver | None) -> bool:
+    """``observer`` overrides a vertex hook (``VERTEX_HOOKS``): the pipeline then runs the draw's vertex side
+    stage by stage, which makes those calls; an observer of fragments only leaves it on the compiled route."""
+    return observer is not None and any(
+        getattr(type(observer), name) is not getattr(StageObserver, name) for name in VERTEX_HOOKS
+    )
 
 
 class FateWatcher(StageObserver):

@@ -48,7 +48,10 @@ the pipeline makes no call and no copy. An observer that asks for fates (``fragm
 per draw that reaches the rasterizer (possibly with no fragments), with every rasterized fragment
 (scissor-rejected ones included), its ``fragment_ops.Fate``, TEV output and its pixel's color before and after it,
 as the compiled pass recorded them (``fragment_ops.FragmentLog``); without an observer none of that is computed
-(docs/render.md). Its ``fragment_window`` narrows that to the fragments in a box (a probe of one pixel).
+(docs/render.md). Its ``fragment_window`` narrows that to the fragments in a box (a probe of one pixel). Such a
+draw stays on the compiled route (``picaemu.fused.observed``); one whose observer asks for per-fragment values
+takes the staged color stages, one whose observer overrides a vertex hook the staged vertex side, each named in
+``call.route``.
 """
 
 from __future__ import annotations
@@ -67,9 +70,9 @@ from picaemu.draw import (
     MID_PRIMITIVE,
     OTHER_BACKEND,
     ROUTE_COMPILED,
-    STAGE_OBSERVER,
     VERTEX_DECLINED,
     VERTEX_SHADER_SEAM,
+    VERTICES_WATCHED,
     DrawCall,
     DrawKind,
     PipelineEventKind,
@@ -85,7 +88,7 @@ from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import map_outputs, slot_registers
 from picaemu.geometry.primitive_assembly import Assembler, Topology
 from picaemu.geometry.vertex_loader import VertexBatch, load_batch
-from picaemu.observer import StageObserver
+from picaemu.observer import StageObserver, watches_vertices
 from picaemu.pipeline_fragments import STAT_KEYS, FragmentSide
 from picaemu.pipeline_seams import (
     ColorStages,
@@ -109,10 +112,10 @@ __all__ = [  # the seams, records and route reasons live beside, and are this mo
     "IMMEDIATE_MODE",
     "MID_PRIMITIVE",
     "OTHER_BACKEND",
-    "STAGE_OBSERVER",
     "STAT_KEYS",
     "VERTEX_DECLINED",
     "VERTEX_SHADER_SEAM",
+    "VERTICES_WATCHED",
     "ColorStages",
     "FragmentFates",
     "GeometryShader",
@@ -172,6 +175,7 @@ class Pipeline(FragmentSide):
         self.fused_vertex_draws = 0  # of those, draws the fused vertex side (loading included) served
         self.fused_fragments = fused_fragments
         self.fused_fragment_draws = 0  # draws whose fragment side ``picaemu.fused.fragments`` ran
+        self.recorded_fragment_draws = 0  # observed draws whose fates the compiled route recorded (fused.observed)
         self._vertex_plans = vertices.PlanCache()
         self._fragment_plans = fused_frags.PlanCache()
         self.batch_fragments = batch_fragments
@@ -245,7 +249,7 @@ class Pipeline(FragmentSide):
             if batch.count == 0:
                 return
             ds.check(Phase.VERTICES)
-            front = self._fused_front_end(ds, batch, stats) if observer is None else None
+            front = self._fused_front_end(ds, batch, stats) if not watches_vertices(observer) else None
             if front is None:
                 wt = self._staged_front_end(call, ds, batch, stats)
                 front = wt, (window_bounds(wt, fb) if len(wt) else None)
@@ -294,8 +298,8 @@ class Pipeline(FragmentSide):
         seam replaced)."""
         if not self.fused_vertices or not self.fused_front_end:
             return FUSED_VERTICES_OFF
-        if self.stage_observer is not None:
-            return STAGE_OBSERVER
+        if watches_vertices(self.stage_observer):
+            return VERTICES_WATCHED
         if self.vertex_shader is not run_vertex_shader:
             return VERTEX_SHADER_SEAM
         ds = call.draw_state

@@ -4,9 +4,10 @@ window triangles to pixels in memory and to its fragment counters.
 A draw the fused fragment side covers (``picaemu.fused.fragments``: one compiled call) runs at once; otherwise its
 fragments run stage by stage (``_fragments``: rasterizer chunks -> color stages -> alpha test -> fragment
 operations), or join the pending batch of draws with the same fragment state (``batch_fragments``,
-``picaemu.fragment.batch``), which ``flush`` runs. With a stage observer the staged path records what it asks for
-(``Recording``, ``FragmentFates``, the depth/stencil test values). ``_decline`` names why a side took the reference
-route in ``call.route``.
+``picaemu.fragment.batch``), which ``flush`` runs. A draw a stage observer of fates watches is recorded
+(``_recorded``: ``Recording``, ``FragmentFates``, the depth/stencil test values): with the fused plan's compiled
+shading when the plan covers it (``picaemu.fused.observed``; the route stays compiled), else with the staged color
+stages. ``_decline`` names why a side took the reference route in ``call.route``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from picaemu.draw import (
     COLOR_STAGES_SEAM,
     FUSED_FRAGMENTS_OFF,
     OTHER_BACKEND,
-    STAGE_OBSERVER,
     DrawCall,
     with_reason,
 )
@@ -31,12 +31,13 @@ from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.ops import Fate, FragmentLog
 from picaemu.fused import fragments as fused_frags
+from picaemu.fused import observed
 from picaemu.geometry import clipping
 from picaemu.memory import PhysicalMemory
 from picaemu.observer import StageObserver
 from picaemu.pipeline_seams import ColorStages, FragmentFates, Recording, default_color_stages
 from picaemu.raster.fragments import Fragments
-from picaemu.raster.rasterizer import MAX_DRAW_FRAGMENTS, rasterize_chunks, scissor_rejects
+from picaemu.raster.rasterizer import MAX_DRAW_FRAGMENTS, SCISSOR_INCLUDE, rasterize_chunks, scissor_rejects
 
 STAT_KEYS = (
     "vertices",
@@ -91,6 +92,7 @@ class FragmentSide:
     batched_draws: int
     fused_fragments: bool
     fused_fragment_draws: int
+    recorded_fragment_draws: int
     _fragment_plans: fused_frags.PlanCache
     _batch: list[tuple[DrawCall, clipping.WindowTriangles]]
     _batch_key: tuple | None
@@ -238,20 +240,61 @@ class FragmentSide:
         ds = call.draw_state
         fb, active, rs = ds.framebuffer, ds.varyings.plan, ds.raster
         observer = self.stage_observer
+        if observer is not None and observer.fragment_fates:
+            self._observed_fragments(call, wt, stats, observer)
+            return
         if self._fused_fragments(call, wt, stats):
             return
-        if observer is None or not observer.fragment_fates:
-            stages = None
-            for frags, rstats in rasterize_chunks(wt, rs, active):  # in order: bounded memory for any draw
-                _add(stats, rstats)
-                if len(frags):
-                    stages = stages or self._stages(ds)
-                    self._fragment_ops(ds, stages, call.memory, fb, frags, stats, None)
-            return
-        parts = [  # only the fragments in the observer's window, when it names one (``StageObserver``)
-            self._observed_chunk(ds, call.memory, fb, frags.within(observer.fragment_window), rstats, stats)
-            for frags, rstats in rasterize_chunks(wt, dataclasses.replace(rs, scissor_mode=0), active)
-        ]
+        stages = None
+        for frags, rstats in rasterize_chunks(wt, rs, active):  # in order: bounded memory for any draw
+            _add(stats, rstats)
+            if len(frags):
+                stages = stages or self._stages(ds)
+                self._fragment_ops(ds, stages, call.memory, fb, frags, stats, None)
+
+    def _observed_fragments(
+        self, call: DrawCall, wt: clipping.WindowTriangles, stats: dict, observer: StageObserver
+    ) -> None:
+        """The draw recorded for an observer of fates: on the compiled route when the fused plan covers it
+        (``picaemu.fused.observed``), else (or when the compiled shading declines, having written nothing) with
+        the staged color stages."""
+        plan = self._fused_plan(call)
+        if not isinstance(plan, str):
+            before = dict(stats)
+            try:
+                self._recorded(call, wt, stats, observer, observed.CompiledColorStages.of(plan, call.draw_state))
+                self.recorded_fragment_draws += 1
+                return
+            except observed.Declined as declined:
+                stats.clear()
+                stats.update(before)
+                self._decline(call, declined.reason)
+        self._recorded(call, wt, stats, observer, None)
+
+    def _recorded(
+        self,
+        call: DrawCall,
+        wt: clipping.WindowTriangles,
+        stats: dict,
+        observer: StageObserver,
+        stages: observed.CompiledColorStages | None,
+    ) -> None:
+        """Every rasterized fragment (the scissor applied after rasterization) through ``stages`` (None: the
+        staged ones), recorded: ``observer.on_fragments`` gets the draw's ``FragmentFates``."""
+        ds = call.draw_state
+        fb, columns = ds.framebuffer, ds.varyings.plan
+        raster_columns = columns if stages is None else observed.raw_columns(columns)
+        # the scissor off (its test is applied after), or the observer's window as an include box: only the window's
+        # fragments are emitted, in rasterization order; the scan still counts every fragment of the draw
+        window = observer.fragment_window
+        rs = dataclasses.replace(ds.raster, scissor_mode=0)
+        if window is not None:
+            rs = dataclasses.replace(rs, scissor_mode=SCISSOR_INCLUDE, scissor=window)
+        parts = []
+        for frags, rstats in rasterize_chunks(wt, rs, raster_columns):
+            parts.append(self._observed_chunk(ds, call.memory, fb, frags, rstats, stats, stages))
+            if raster_columns is not columns:
+                observed.normalise(frags, columns)
         frags = Fragments.concat([f for f, _, _ in parts])  # rasterize_chunks yields >= 1 chunk
         tev, fate, before, after = (
             np.concatenate(a) for a in zip(*((t, g.fate, g.before, g.after) for _, t, g in parts), strict=True)
@@ -263,11 +306,14 @@ class FragmentSide:
 
     def _fused_plan(self, call: DrawCall) -> fused_frags.FragmentPlan | str:
         """The draw's ``picaemu.fused.fragments`` plan, or why not (a str): not covered, the fused side is off, the
-        stage observer or the color stages seam is set, or ``_fragments`` is replaced (another backend)."""
+        stage observer watches what the compiled route does not record (``observed.refusal``), the color stages
+        seam is set, or ``_fragments`` is replaced (another backend). With an observer of fates the plan serves the
+        recorded compiled route (``_observed_fragments``), else one ``fused.fragments`` call."""
         if not self.fused_fragments:
             return FUSED_FRAGMENTS_OFF
-        if self.stage_observer is not None:
-            return STAGE_OBSERVER
+        refusal = observed.refusal(self.stage_observer)
+        if refusal:
+            return refusal
         if self.color_stages is not default_color_stages:
             return COLOR_STAGES_SEAM
         if type(self)._fragments is not FragmentSide._fragments:
@@ -300,9 +346,11 @@ class FragmentSide:
         frags: Fragments,
         rstats: dict,
         stats: dict,
+        stages: ColorStages | None = None,
     ) -> tuple[Fragments, np.ndarray, FragmentLog]:
-        """Fragments rasterized with the scissor off: the scissor applied here, then the fragment stages, recorded;
-        returns (every fragment, (F, 4) uint8 TEV output, the log of the fragment operations)."""
+        """Fragments rasterized with the scissor off: the scissor applied here, then the fragment stages (``stages``,
+        or the draw's staged ones), recorded; returns (every fragment, (F, 4) uint8 TEV output, the log of the
+        fragment operations)."""
         rejected = scissor_rejects(ds.raster, frags.x, frags.y)
         _add(stats, dict(rstats, killed_scissor=int(rejected.sum())))
         log = FragmentLog.start(np.where(rejected, np.uint8(Fate.SCISSOR), np.uint8(Fate.WRITTEN)))
@@ -311,7 +359,7 @@ class FragmentSide:
         if len(kept):
             self._fragment_ops(
                 ds,
-                self._stages(ds),
+                stages or self._stages(ds),
                 memory,
                 fb,
                 frags.select(kept) if len(kept) < len(frags) else frags,

@@ -13,16 +13,17 @@ import pytest
 
 import picaemu
 from picaemu.debug import fragment, probe
+from picaemu.debug.pixel import PixelObserver
 from picaemu.debug.session import Session
-from picaemu.raster.fragments import Fragments
 from samples.generate import CAPTURES
 
 GAME = Path(__file__).parent / "data" / "games" / "minicraft.pica"
 
 
 def _whole_draw(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make every window hold the whole draw (the probe before the window existed)."""
-    monkeypatch.setattr(Fragments, "within", lambda self, box: self)
+    """Make every pixel probe's window the whole draw (the probe before the window existed): its observer keeps
+    no window."""
+    monkeypatch.setattr(PixelObserver, "fragment_window", property(lambda self: None, lambda self, box: None))
 
 
 def _pixels(session: Session, draws: list[int], per_draw: int, seed: int) -> list[tuple[int, tuple[int, int]]]:

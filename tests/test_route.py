@@ -18,6 +18,7 @@ from picaemu.formats import pica
 from picaemu.analysis import stats as st
 from picaemu.builder import CaptureBuilder
 from picaemu.cli import main
+from picaemu.debug.state_views import VertexRecorder
 from picaemu.draw import ROUTE_COMPILED, DrawCall, DrawKind, route_reasons, with_reason
 from picaemu.fused import fragments as ff
 from picaemu.fused.fragment_kernel import TEXTURE_FAULT
@@ -25,9 +26,9 @@ from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import (
     IMMEDIATE_MODE,
     MID_PRIMITIVE,
-    STAGE_OBSERVER,
     VERTEX_DECLINED,
     VERTEX_SHADER_SEAM,
+    VERTICES_WATCHED,
     Pipeline,
 )
 from picaemu.replay import Replay
@@ -101,9 +102,17 @@ def test_sample_routes(stem: str, expected: str) -> None:
     assert set(routes(pica.read(SAMPLES / f"{stem}.pica"), compiled_draws=False)) == {expected}
 
 
-def test_an_observer_names_itself_once() -> None:
+def test_a_fates_observer_keeps_the_compiled_route() -> None:
+    """``stats --fragment-map`` watches fates: recorded on the compiled route (``picaemu.fused.observed``)."""
     rows = st.collect(SAMPLES / "triangle.pica", fragment_map="overdraw").rows
-    assert [r["route"] for r in rows] == [f"reference: {STAGE_OBSERVER}"]
+    assert [r["route"] for r in rows] == [ROUTE_COMPILED]
+
+
+def test_an_observer_of_vertices_names_itself_once() -> None:
+    pipe = Pipeline(compiled_draws=False, stage_observer=VertexRecorder(0))
+    rep = Replay(pica.read(SAMPLES / "triangle.pica"), checkpoints=False, pipeline=pipe)
+    rep.run()
+    assert [d.route for d in rep.draws] == [f"reference: {VERTICES_WATCHED}"]
 
 
 def test_the_compiled_loop_records_its_draws_as_compiled() -> None:

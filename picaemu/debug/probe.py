@@ -2,6 +2,14 @@
 and read what the compiled fragment pass recorded. Qt-free. Headless replays pay nothing: the observers exist only
 while a probe runs (STYLE section 8); no stage is wrapped or re-implemented here.
 
+Route: the probe's observers watch fates and depth/stencil tests only, so a draw the fused fragment side covers
+stays on the compiled route while it is probed (``picaemu.fused.observed``: the fused plan's compiled shading, the
+fates, colors and test values recorded as arrays by the compiled per-fragment pass; its vertex side stays compiled
+too, as no probe watches vertices); the draw's route (``DrawCall.route``) names why one did not
+(``picaemu stats --per draw``'s reasons: the plan's refusals, a texture outside memory). The fragment debugger's
+watcher (``picaemu.debug.fragment``) asks for per-stage values, which only the staged stages report: its re-run
+takes them, named "stage observer watches fragment values".
+
 ``probe_draw(session, draw, pixel=None) -> DrawProbe`` moves the session to just before ``draw``'s trigger,
 attaches a stage observer that asks for fates (``on_fragments`` receives ``picaemu.pipeline_seams.FragmentFates``:
 every rasterized fragment, scissor rejects included, with its ``picaemu.fragment.ops.Fate``, interpolated inputs,
@@ -13,6 +21,7 @@ top of the render target, window y = H - 1 - row) it returns:
 - ``overdraw``: (H, W) uint16 fragments per pixel that passed the scissor (the ones that were shaded);
 - ``edges``: (H, W) bool pixels on the boundary of a primitive's coverage (the wireframe as the rasterizer
   covered it; a pixel shows the last primitive that was shaded there);
+- ``route``: the draw's route while it was probed (``picaemu.draw.DrawCall.route``);
 - with ``pixel = (x, y)`` in window coordinates (y up), ``fragments``: one ``FragmentRecord`` per rasterized
   fragment of the draw at that pixel, in rasterization order, with its fate and the color buffer's pixel before
   and after it, as the pass recorded them. Fragments that passed the scissor carry their interpolated inputs and
@@ -97,6 +106,7 @@ class DrawProbe:
     fates: np.ndarray
     fragments: tuple[FragmentRecord, ...] = ()
     stats: dict = field(default_factory=dict)
+    route: str = ""  # the draw's route while probed (``DrawCall.route``: "compiled", or "reference: <reasons>")
 
 
 class ProbeMismatch(PicaError):
@@ -274,7 +284,8 @@ def probe_draw(
     fates = rec.fate_counts()
     overdraw = (fates.sum(axis=0, dtype=np.int64) - fates[Fate.SCISSOR]).astype(np.uint16)
     records = () if values is None or observer is None else _records(rec, observer, *values)
-    return DrawProbe(draw, overdraw, _edges(rec.primitives()), fates, records, stats)
+    route = rec.call.route if rec.call is not None else ""
+    return DrawProbe(draw, overdraw, _edges(rec.primitives()), fates, records, stats, route)
 
 
 def pixel_fragments(

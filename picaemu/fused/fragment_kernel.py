@@ -137,6 +137,50 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int: 
 
 
 @numba.njit(cache=True)
+def shade_fragments(ox, oy, op, od, ov, texturing, coloring, local):  # pragma: no cover - compiled
+    """The color of each of the n = ``ox.shape[0]`` fragments (window ``ox``, ``oy`` (n,) int32, primitive ``op``
+    (n,) int32, depth ``od`` (n,) float32, the plan's ``active`` varyings ``ov`` (n, A) float32, quaternions as
+    interpolated): texture units, primary color, lighting, procedural texture, TEV and fog, as ``fragment_side``
+    shades them; adds the texel taps to ``local[TEXELS]``. ``texturing``: (ints, color_cols, units, tex_border,
+    vram, fcram, links); ``coloring``: (tev_rows, tev_ch, tev_inv, buffer_color, color_ints, proctex_args,
+    lighting, fog_lut, fog_rgb) (``fragment_side``'s arguments of those names). Returns (DONE, (n, 4) uint8
+    colors) or (TEXTURE_FAULT, anything). ``fragment_side`` calls it; so does the observed compiled route
+    (``picaemu.fused.observed``), which records what the per-fragment passes do to each fragment."""
+    ints, color_cols, units, tex_border, vram, fcram, links = texturing
+    tev_rows, tev_ch, tev_inv, buffer_color, color_ints, proctex_args, lighting, fog_lut, fog_rgb = coloring
+    n = ox.shape[0]
+    src = np.empty((NUM_SLOTS, n, 4), np.uint8)
+    src[ZERO] = 0
+    nb = np.empty((0, 4), np.int64)
+    for u in range(units.shape[0]):
+        if units[u, U_USED] and units[u, U_NEEDS_LOD] and nb.shape[0] == 0:  # one neighbour search per draw
+            nb = neighbours(ox, oy, op)
+    for u in range(units.shape[0]):
+        if units[u, U_USED]:
+            taps = numba_link.call(
+                LINK_TEXTURE,
+                links[LINK_TEXTURE],
+                (u, ints, units, tex_border, vram, fcram, ov, nb, src[TEX0 + u]),
+            )
+            if taps < 0:
+                return TEXTURE_FAULT, src[ZERO]
+            local[TEXELS] += taps
+    if ints[PRIMARY]:
+        for i in range(n):
+            for ch in range(4):
+                c = color_cols[ch]
+                src[PRIMARY_SLOT, i, ch] = _round_one(ov[i, c] if c >= 0 else np.float32(1.0))
+    if color_ints[C_LIGHTING]:
+        numba_link.call(LINK_LIGHTING, links[LINK_LIGHTING], (color_ints, lighting, ov, src))
+    if color_ints[C_PROCTEX]:
+        numba_link.call(LINK_PROCTEX, links[LINK_PROCTEX], (color_ints, proctex_args, ov, src[PROCTEX_SLOT]))
+    color = src[_combine(src, tev_rows, tev_ch, tev_inv, buffer_color, ints[USES_BUFFER] != 0)]
+    if color_ints[C_FOG]:
+        numba_link.call(LINK_FOG, links[LINK_FOG], (color_ints, fog_lut, fog_rgb, od, color))
+    return DONE, color
+
+
+@numba.njit(cache=True)
 def fragment_side(
     x,
     y,
@@ -220,34 +264,11 @@ def fragment_side(
         local[SCISSORED] += tri[k, 1]
     local[RASTERIZED] = n + local[SCISSORED]
     if n:
-        src = np.empty((NUM_SLOTS, n, 4), np.uint8)
-        src[ZERO] = 0
-        nb = np.empty((0, 4), np.int64)
-        for u in range(units.shape[0]):
-            if units[u, U_USED] and units[u, U_NEEDS_LOD] and nb.shape[0] == 0:  # one neighbour search per draw
-                nb = neighbours(ox[:n], oy[:n], op[:n])
-        for u in range(units.shape[0]):
-            if units[u, U_USED]:
-                taps = numba_link.call(
-                    LINK_TEXTURE,
-                    links[LINK_TEXTURE],
-                    (u, ints, units, tex_border, vram, fcram, ov, nb, src[TEX0 + u]),
-                )
-                if taps < 0:
-                    return TEXTURE_FAULT
-                local[TEXELS] += taps
-        if ints[PRIMARY]:
-            for i in range(n):
-                for ch in range(4):
-                    c = color_cols[ch]
-                    src[PRIMARY_SLOT, i, ch] = _round_one(ov[i, c] if c >= 0 else np.float32(1.0))
-        if color_ints[C_LIGHTING]:
-            numba_link.call(LINK_LIGHTING, links[LINK_LIGHTING], (color_ints, lighting, ov, src))
-        if color_ints[C_PROCTEX]:
-            numba_link.call(LINK_PROCTEX, links[LINK_PROCTEX], (color_ints, proctex_args, ov, src[PROCTEX_SLOT]))
-        color = src[_combine(src, tev_rows, tev_ch, tev_inv, buffer_color, ints[USES_BUFFER] != 0)]
-        if color_ints[C_FOG]:
-            numba_link.call(LINK_FOG, links[LINK_FOG], (color_ints, fog_lut, fog_rgb, od, color))
+        texturing = (ints, color_cols, units, tex_border, vram, fcram, links)
+        coloring = (tev_rows, tev_ch, tev_inv, buffer_color, color_ints, proctex_args, lighting, fog_lut, fog_rgb)
+        code, color = shade_fragments(ox[:n], oy[:n], op[:n], od[:n], ov[:n], texturing, coloring, local)
+        if code:
+            return code
         alive = n
         if ints[ALPHA_TEST]:
             alive = 0

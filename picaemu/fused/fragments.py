@@ -9,7 +9,9 @@ makes anew at every TEV write), or returns the reason the draw is not covered. `
 draw's ``clipping.WindowTriangles`` through it and adds the ``FRAGMENT_COUNTERS`` to ``stats``: the same pixels and
 counters as the staged path (``Pipeline._fragments``), or False having written nothing (the caller runs the staged
 path: a big draw, a division by zero the staged path raises on, a texture outside VRAM/FCRAM; ``attempt`` returns
-the kernel's code instead, which ``DECLINED`` names).
+the kernel's code instead, which ``DECLINED`` names). A draw a stage observer of fates watches uses the same plan
+through ``picaemu.fused.observed`` (its shading, ``fragment_kernel.shade_fragments``, with the recorded
+per-fragment pass).
 
 Covered: any raster state (scissor included); texture units 0-2 with 2D textures, and unit 0's projection textures
 (s / w, t / w) and cube maps (the face of each fragment's (s, t, texcoord0.w) by ``filtering.cube_face``, each face
@@ -143,6 +145,22 @@ class FragmentPlan:
 
     ints: np.ndarray
     args: tuple
+
+    @property
+    def active(self) -> np.ndarray:
+        """(A,) int64 the varying columns the plan interpolates (``ov``'s columns in the kernels)."""
+        return self.args[3]
+
+    @property
+    def alpha_pass(self) -> np.ndarray:
+        """(256,) bool the alpha test's pass table (every alpha passes while the test is off)."""
+        return self.args[16]
+
+    @property
+    def shading_args(self) -> tuple[tuple, tuple]:
+        """``fragment_kernel.shade_fragments``' ``texturing`` and ``coloring`` (``args``' entries of those names)."""
+        a = self.args
+        return (a[0], a[4], a[5], a[6], a[17], a[18], a[-1]), a[7:16]
 
     @classmethod
     def of(cls, ds: DrawState, memory: PhysicalMemory) -> FragmentPlan | str:

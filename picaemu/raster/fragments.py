@@ -51,14 +51,6 @@ class Fragments:
     def select(self, mask_or_index: np.ndarray) -> Fragments:
         return Fragments(**{f.name: getattr(self, f.name)[mask_or_index] for f in fields(self)})
 
-    def within(self, box: tuple[int, int, int, int] | None) -> Fragments:
-        """The fragments inside window box (x0, y0, x1, y1), inclusive, in order (all of them for None)."""
-        if box is None:
-            return self
-        x0, y0, x1, y1 = box
-        keep = (self.x >= x0) & (self.x <= x1) & (self.y >= y0) & (self.y <= y1)
-        return self if keep.all() else self.select(keep)
-
     @classmethod
     def concat(cls, parts: list[Fragments]) -> Fragments:
         """The batches one after the other (the one batch itself when there is one)."""
