@@ -6,8 +6,10 @@ state uses): a capture that never fogs never compiles fog, and no feature is com
 
 Each feature only calls the stages' own compiled kernels: the level of detail and level choice of
 ``picaemu.texture.lod``, the texture filter ``filtering.filter_2d`` per level over a memory texel source
-(``picaemu.texture.fetch``: packed formats and ETC1 / ETC1A4), the mip blend and ``round_u8``; the procedural
-texture's ``proctex.texels_level0``; fragment lighting's ``light_fragments``; fog's ``fog.fog_colors``.
+(``picaemu.texture.fetch``: packed formats and ETC1 / ETC1A4) or over the level as decoded in the memory's
+``picaemu.texture.level_cache`` (whose ``level_texels`` is the one rule of when a level is worth decoding), the
+mip blend and ``round_u8``; the procedural texture's ``proctex.texels_level0``; fragment lighting's
+``light_fragments``; fog's ``fog.fog_colors``.
 """
 
 from __future__ import annotations
@@ -58,8 +60,8 @@ from picaemu.fused.layout import (
 )
 from picaemu.raster.rasterizer import normalise_quaternions
 from picaemu.texture import proctex
-from picaemu.texture.fetch import decode_level
 from picaemu.texture.filtering import DECODED, cube_face, filter_2d, nan_to_num32, nearest_u8, round_u8
+from picaemu.texture.level_cache import level_texels
 from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices
 from picaemu.texture.state import CUBE_LOW_MASK
 
@@ -84,15 +86,20 @@ def _layout(start, row, lv):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _level_filter(data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
+def _level_filter(cache, region, data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
     """``filtering.filter_2d`` of fragments at ``st`` (F, 2) with ``linear`` (F,) on level ``lv`` of the image at
-    byte ``start`` of ``data`` (a memory region): (F, 4) float32."""
+    byte ``start`` of ``data`` (memory region ``region``): (F, 4) float32; the level's texels decoded
+    (``level_cache.level_texels``: the cache's rule) or read from memory tap by tap."""
     width, height = row[U_WIDTH] >> lv, row[U_HEIGHT] >> lv
     layout = _layout(start, row, lv)
     m = st.shape[0]
+    taps = m
+    for i in range(m):  # a loop, not np.count_nonzero (0.4 s of compile)
+        taps += 3 * linear[i]
+    texels, at = level_texels(cache, region, data, layout, height, row[U_BYTES + lv], taps)
     zeros = np.zeros(m, np.int64)
     tables = (
-        np.zeros((1, 1), np.int64),
+        np.full((1, 1), at, np.int64),
         np.full(1, width, np.int64),
         np.full(1, height, np.int64),
         zeros,
@@ -103,12 +110,7 @@ def _level_filter(data, start, row, lv, st, linear, border):  # pragma: no cover
         row[U_WRAP_T],
         border,
     )
-    taps = m
-    for i in range(m):  # a loop, not np.count_nonzero (0.4 s of compile)
-        taps += 3 * linear[i]
-    if taps > width * height:  # more taps than texels: decode the level once, then gather
-        texels = np.empty((width * height, 4), np.uint8)
-        decode_level(data, layout, texels)
+    if texels.shape[0]:
         return filter_2d(texels, DECODED, *tables)
     return filter_2d(data, layout, *tables)
 
@@ -122,13 +124,13 @@ def _put(out, rows, colors):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover - compiled
+def _filter_level(cache, region, data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover
     """``_level_filter`` of the fragments whose ``keys`` entry is ``key`` into their rows of ``out`` (F, 4)."""
     pick = np.flatnonzero(keys == key)
     if pick.shape[0] == keys.shape[0]:  # every fragment on this level and face: no gather, no scatter
-        _put(out, np.arange(keys.shape[0]), _level_filter(data, start, row, lv, st, linear, border))
+        _put(out, np.arange(keys.shape[0]), _level_filter(cache, region, data, start, row, lv, st, linear, border))
     elif pick.shape[0]:
-        _put(out, pick, _level_filter(data, start, row, lv, st[pick], linear[pick], border))
+        _put(out, pick, _level_filter(cache, region, data, start, row, lv, st[pick], linear[pick], border))
 
 
 IN_VRAM, IN_FCRAM = 0, 1
@@ -166,10 +168,12 @@ def _coords(row, out_var, st, face):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # pragma: no cover - compiled
+def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  # pragma: no cover - compiled
     """Unit ``u`` sampled for every fragment into ``out`` (F, 4) uint8 (``sampler.sample`` + rounding, its texels
-    read from memory; the per-fragment LOD from the ``lod.neighbours`` ``nb``); returns the texel taps, or -1 when
-    a face's levels are not wholly inside VRAM or FCRAM."""
+    read from memory or the memory's ``level_cache``; the per-fragment LOD from the ``lod.neighbours`` ``nb``);
+    ``textures``: (the border colors (3, 4) float32, the ``level_cache``). Returns the texel taps, or -1 when a
+    face's levels are not wholly inside VRAM or FCRAM."""
+    border, cache = textures
     row = units[u]
     first, needs_lod, faces = row[U_MIN_LEVEL], row[U_NEEDS_LOD] != 0, row[U_FACES]
     last = row[U_MAX_LEVEL] if needs_lod else first
@@ -189,15 +193,14 @@ def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # p
         if not row[U_MAG_LINEAR]:
             w, h = row[U_WIDTH] >> first, row[U_HEIGHT] >> first
             layout = _layout(starts[0, 1], row, first)
-            if n > w * h:  # more taps than texels: decode the level once, then gather (as ``_level_filter`` does)
-                texels = np.empty((w * h, 4), np.uint8)
-                decode_level(data, layout, texels)
-                nearest_u8(texels, DECODED, w, h, st, row[U_WRAP_S], row[U_WRAP_T], border[u], out)
+            texels, at = level_texels(cache, starts[0, 0], data, layout, h, row[U_BYTES + first], n)
+            if texels.shape[0]:
+                nearest_u8(texels, DECODED, at, w, h, st, row[U_WRAP_S], row[U_WRAP_T], border[u], out)
             else:
-                nearest_u8(data, layout, w, h, st, row[U_WRAP_S], row[U_WRAP_T], border[u], out)
+                nearest_u8(data, layout, 0, w, h, st, row[U_WRAP_S], row[U_WRAP_T], border[u], out)
             return n * TAPS_NEAREST
         linear = np.full(n, True)
-        round_u8(_level_filter(data, starts[0, 1], row, first, st, linear, border[u]), out)
+        round_u8(_level_filter(cache, starts[0, 0], data, starts[0, 1], row, first, st, linear, border[u]), out)
         return n * TAPS_LINEAR
     lo = np.full(n, first, np.int64)
     linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
@@ -225,13 +228,13 @@ def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # p
             linear,
         )
     color = np.empty((n, 4), np.float32)
-    _filter_faces(vram, fcram, starts, row, first, last, lo * CUBE_FACES + face, st, linear, border[u], color)
+    _filter_faces(cache, vram, fcram, starts, row, first, last, lo * CUBE_FACES + face, st, linear, border[u], color)
     if needs_lod and row[U_MIP_LINEAR]:  # a fragment with weight 0 keeps the first level's color exactly
         second = np.empty((n, 4), np.float32)
         keys = np.empty(n, np.int64)
         for i in range(n):  # a loop, not np.where (1.2 s of compile)
             keys[i] = hi[i] * CUBE_FACES + face[i] if frac[i] != 0 else -1
-        _filter_faces(vram, fcram, starts, row, first, last, keys, st, linear, border[u], second)
+        _filter_faces(cache, vram, fcram, starts, row, first, last, keys, st, linear, border[u], second)
         for i in range(n):
             w = frac[i]
             if w != 0:
@@ -242,12 +245,13 @@ def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # p
 
 
 @numba.njit(cache=True)
-def _filter_faces(vram, fcram, starts, row, first, last, keys, st, linear, border, out):  # pragma: no cover
+def _filter_faces(cache, vram, fcram, starts, row, first, last, keys, st, linear, border, out):  # pragma: no cover
     """``_filter_level`` of every face and level: the fragments whose key is level * CUBE_FACES + face."""
     for f in range(starts.shape[0]):
-        data = vram if starts[f, 0] == IN_VRAM else fcram
+        region, start = starts[f, 0], starts[f, 1]
+        data = vram if region == IN_VRAM else fcram
         for lv in range(first, last + 1):
-            _filter_level(data, starts[f, 1], row, lv, keys, lv * CUBE_FACES + f, st, linear, border, out)
+            _filter_level(cache, region, data, start, row, lv, keys, lv * CUBE_FACES + f, st, linear, border, out)
 
 
 @numba.njit(cache=True)

@@ -150,7 +150,7 @@ def fragment_side(
     active,
     color_cols,
     units,
-    tex_border,
+    textures,
     tev_rows,
     tev_ch,
     tev_inv,
@@ -231,7 +231,7 @@ def fragment_side(
                 taps = numba_link.call(
                     LINK_TEXTURE,
                     links[LINK_TEXTURE],
-                    (u, ints, units, tex_border, vram, fcram, ov, nb, src[TEX0 + u]),
+                    (u, ints, units, textures, vram, fcram, ov, nb, src[TEX0 + u]),
                 )
                 if taps < 0:
                     return TEXTURE_FAULT
