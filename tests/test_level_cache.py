@@ -88,8 +88,10 @@ def test_a_full_cache_starts_over_and_a_level_larger_than_the_pool_is_not_kept()
     small = (entries, top, np.empty((TEXELS - 8, 4), np.uint8), np.empty(SIZE, np.uint8))
     top[:] = 0
     texels, at = level_texels(small, 0, data, LAYOUT, HEIGHT, SIZE, TEXELS + 1)
-    assert (texels.shape[0], at, top[T_ENTRIES], top[T_TEXELS]) == (TEXELS, 0, 0, 0)
+    assert (texels.shape[0], at, top[T_ENTRIES], top[T_TEXELS]) == (TEXELS, 0, 0, 0)  # decoded, not kept
     assert np.array_equal(texels, _decoded(data))
+    for _ in range(2):  # their demand adds up past its texels, but only a draw tapping more alone decodes it
+        assert _lookup(small, data, TEXELS // 2 + 1) is None
 
 
 def _texture_scene(fmt: str, before: list) -> tuple[pica.Capture, list[int]]:

@@ -22,7 +22,7 @@ texels start in ``pool`` (-1: not decoded) and its bytes in ``raw``, and its siz
 entries in use, texels and raw bytes allocated; ``pool`` (POOL_TEXELS, 4) uint8 decoded texels (memory-row order,
 as ``fetch.decode_level``); ``raw`` (RAW_BYTES,) uint8 the decoded levels' bytes. Space is handed out in order and
 taken back all at once: a level that does not fit empties the cache first. A level larger than the whole pool is
-decoded for the draw alone (the draw's taps exceed its texels) and not kept.
+never kept: a draw that alone taps more texels than it holds decodes it for itself, others read it from memory.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def level_texels(cache, region: int, data, layout, height: int, size: int, taps:
     them) when decoded (module docstring: the rule), or (an empty array, 0): read each tap from memory."""
     entries, top, pool, raw = cache
     texels = (1 << layout[LAYOUT_WIDTH_LOG2]) * height
-    start = layout[LAYOUT_START]
+    start, own = layout[LAYOUT_START], taps
     e = _find(entries, top[T_ENTRIES], region, layout, height)
     if e >= 0:
         row = entries[e]
@@ -131,7 +131,9 @@ def level_texels(cache, region: int, data, layout, height: int, size: int, taps:
         if e >= 0:
             entries[e, E_TAPS] = taps
         return pool[:0], 0
-    if texels > pool.shape[0] or size > raw.shape[0]:  # never kept: decoded for this draw alone
+    if texels > pool.shape[0] or size > raw.shape[0]:  # never kept: decoded for a draw tapping more texels alone
+        if own <= texels:
+            return pool[:0], 0
         alone = np.empty((texels, 4), np.uint8)
         decode_level(data, layout, alone)
         return alone, 0
