@@ -16,7 +16,7 @@ from picaemu.texture import level_cache
 from picaemu.texture.decode import decode_level as staged_decode
 from picaemu.texture.fetch import KIND_ETC1, decode_level
 from picaemu.texture.formats import TextureFormat, level_bytes
-from picaemu.texture.level_cache import T_ENTRIES, T_TEXELS, level_texels
+from picaemu.texture.level_cache import NOT_DECODED, T_ENTRIES, T_TEXELS, level_at
 from tests.test_fused_fragments import assert_same, scene
 from tests.test_fused_loop import _facts
 from tests.test_fused_textures import random_texture
@@ -40,8 +40,8 @@ def _decoded(data: np.ndarray, layout: tuple = LAYOUT) -> np.ndarray:
 
 def _lookup(cache: tuple, data: np.ndarray, taps: int, region: int = 0, layout: tuple = LAYOUT) -> np.ndarray | None:
     """The level's decoded texels from the cache, or None (read from memory)."""
-    texels, at = level_texels(cache, region, data, layout, HEIGHT, SIZE, taps)
-    return texels[at : at + TEXELS].copy() if texels.shape[0] else None
+    at = level_at(cache, region, data, layout, HEIGHT, SIZE, taps)
+    return None if at == NOT_DECODED else cache[2][at : at + TEXELS].copy()
 
 
 def test_a_level_is_decoded_once_the_taps_asked_of_it_exceed_its_texels() -> None:
@@ -73,7 +73,7 @@ def test_a_level_whose_bytes_changed_is_decoded_again(where: int) -> None:
     assert not np.array_equal(after, before)
 
 
-def test_a_full_cache_starts_over_and_a_level_larger_than_the_pool_is_not_kept() -> None:
+def test_a_full_cache_starts_over_and_a_level_larger_than_the_pool_is_never_kept() -> None:
     entries, top, _, _ = level_cache.new()
     cache = (entries, top, np.empty((2 * TEXELS, 4), np.uint8), np.empty(2 * SIZE, np.uint8))
     data = np.zeros(4096, np.uint8)
@@ -87,11 +87,9 @@ def test_a_full_cache_starts_over_and_a_level_larger_than_the_pool_is_not_kept()
     assert _lookup(cache, data, 1, layout=layouts[0]) is None  # gone with the rest
     small = (entries, top, np.empty((TEXELS - 8, 4), np.uint8), np.empty(SIZE, np.uint8))
     top[:] = 0
-    texels, at = level_texels(small, 0, data, LAYOUT, HEIGHT, SIZE, TEXELS + 1)
-    assert (texels.shape[0], at, top[T_ENTRIES], top[T_TEXELS]) == (TEXELS, 0, 0, 0)  # decoded, not kept
-    assert np.array_equal(texels, _decoded(data))
-    for _ in range(2):  # their demand adds up past its texels, but only a draw tapping more alone decodes it
-        assert _lookup(small, data, TEXELS // 2 + 1) is None
+    for _ in range(2):  # larger than the whole pool: read from memory, however many taps
+        assert _lookup(small, data, 4 * TEXELS) is None
+    assert top[T_TEXELS] == 0
 
 
 def _texture_scene(fmt: str, before: list) -> tuple[pica.Capture, list[int]]:

@@ -6,9 +6,10 @@ the thousand such draws of a game frame sampling one atlas decode its texels man
 a level once decoded, for every later draw that samples it, in whatever compiled call (the command processor's
 draw loop or the pipeline's fused fragment side).
 
-The one rule of when a level is decoded (``level_texels``): when the taps asked of it — this draw's, plus those
-of earlier draws since it was last decoded or changed — exceed the texels it holds (a draw alone that taps more
-texels than the level holds decodes it at once; a run of small draws decodes it once their taps add up to that).
+The one rule of when a level is decoded (``level_at``): when the taps asked of it — this draw's, plus those of
+earlier draws since it was last decoded or changed — exceed the texels it holds (a draw alone that taps more texels
+than the level holds decodes it at once; a run of small draws decodes it once their taps add up to that). A texture
+unit asks once per level (and cube face) it taps, with that level's taps.
 
 Exact by construction: a decoded level is used only while the level's bytes in memory equal the copy taken
 when it was decoded (compared at each lookup, ~0.3 us for 8 KiB), so anything that wrote them since — a draw
@@ -21,8 +22,9 @@ Layout (``new``): a tuple of four arrays, held by every fragment plan drawing in
 texels start in ``pool`` (-1: not decoded) and its bytes in ``raw``, and its size in bytes; ``top`` (3,) int64:
 entries in use, texels and raw bytes allocated; ``pool`` (POOL_TEXELS, 4) uint8 decoded texels (memory-row order,
 as ``fetch.decode_level``); ``raw`` (RAW_BYTES,) uint8 the decoded levels' bytes. Space is handed out in order and
-taken back all at once: a level that does not fit empties the cache first. A level larger than the whole pool is
-never kept: a draw that alone taps more texels than it holds decodes it for itself, others read it from memory.
+taken back all at once: a level that does not fit empties the cache first. A level larger than the whole pool
+(over 512 x 1024 texels) is read from memory tap by tap (a draw taps at most a few texels per pixel of a 400 x 240
+target: rarely more than such a level holds).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import weakref
 import numba
 import numpy as np
 
+from picaemu.texture.etc1 import _u64
 from picaemu.texture.fetch import LAYOUT_INTS, LAYOUT_START, LAYOUT_WIDTH_LOG2, decode_level
 
 ENTRIES, POOL_TEXELS, RAW_BYTES = 256, 1 << 19, 1 << 21  # 2 MiB of decoded texels, 2 MiB of raw bytes
@@ -82,13 +85,12 @@ def _find(entries, count: int, region: int, layout, height: int) -> int:  # prag
 
 @numba.njit(cache=True)
 def _same_bytes(raw, at: int, data, start: int, size: int) -> bool:  # pragma: no cover - compiled
-    """``raw[at:at + size] == data[start:start + size]``, 8 bytes a step (no early exit: LLVM vectorises it)."""
+    """``raw[at:at + size] == data[start:start + size]``, 8 bytes a step and no early exit (LLVM vectorises it)."""
     whole = size & ~7
-    mine, theirs = raw[at : at + whole].view(np.uint64), data[start : start + whole].view(np.uint64)
     diff = np.uint64(0)
-    for i in range(whole >> 3):
-        diff |= mine[i] ^ theirs[i]
-    for i in range(whole, size):
+    for i in range(0, whole, 8):
+        diff |= _u64(raw, at + i) ^ _u64(data, start + i)
+    for i in range(whole, size):  # a level under 8 bytes (a hostile level count)
         diff |= np.uint64(raw[at + i] ^ data[start + i])
     return diff == 0
 
@@ -111,32 +113,26 @@ def _keep(entries, top, e: int, region: int, layout, height: int) -> int:  # pra
 
 
 @numba.njit(cache=True)
-def level_texels(cache, region: int, data, layout, height: int, size: int, taps: int):  # pragma: no cover
-    """The level of ``data`` (memory region ``region``'s bytes) at the ``fetch`` layout ``layout``, ``height``
-    rows, ``size`` bytes, that a draw taps ``taps`` times: (texels (N, 4) uint8, the offset of its texel 0 in
-    them) when decoded (module docstring: the rule), or (an empty array, 0): read each tap from memory."""
+def level_at(cache, region: int, data, layout, height: int, size: int, taps: int) -> int:  # pragma: no cover
+    """Where in ``pool`` (``cache[2]``) the level of ``data`` (memory region ``region``'s bytes) at the ``fetch``
+    layout ``layout``, ``height`` rows, ``size`` bytes, that a draw taps ``taps`` times, starts decoded (module
+    docstring: the rule), or ``NOT_DECODED``: read each tap from memory."""
     entries, top, pool, raw = cache
     texels = (1 << layout[LAYOUT_WIDTH_LOG2]) * height
-    start, own = layout[LAYOUT_START], taps
+    start = layout[LAYOUT_START]
     e = _find(entries, top[T_ENTRIES], region, layout, height)
     if e >= 0:
         row = entries[e]
         if row[E_TEXELS] != NOT_DECODED:
             if _same_bytes(raw, row[E_RAW], data, start, size):
-                return pool, row[E_TEXELS]
+                return row[E_TEXELS]
             row[E_TEXELS], row[E_TAPS] = NOT_DECODED, 0  # written since: decoded again on demand
         taps += row[E_TAPS]
-    if taps <= texels:  # not yet worth decoding: remember the demand
+    if taps <= texels or texels > pool.shape[0] or size > raw.shape[0]:  # not yet worth it, or never kept
         e = _keep(entries, top, e, region, layout, height)
         if e >= 0:
             entries[e, E_TAPS] = taps
-        return pool[:0], 0
-    if texels > pool.shape[0] or size > raw.shape[0]:  # never kept: decoded for a draw tapping more texels alone
-        if own <= texels:
-            return pool[:0], 0
-        alone = np.empty((texels, 4), np.uint8)
-        decode_level(data, layout, alone)
-        return alone, 0
+        return NOT_DECODED
     no_row = e < 0 and top[T_ENTRIES] == entries.shape[0]
     if no_row or top[T_TEXELS] + texels > pool.shape[0] or top[T_RAW] + size > raw.shape[0]:
         top[T_ENTRIES] = top[T_TEXELS] = top[T_RAW] = 0  # full: start over
@@ -149,4 +145,4 @@ def level_texels(cache, region: int, data, layout, height: int, size: int, taps:
     for i in range(size):
         raw[row[E_RAW] + i] = data[start + i]
     decode_level(data, layout, pool[row[E_TEXELS] : row[E_TEXELS] + texels])
-    return pool, row[E_TEXELS]
+    return row[E_TEXELS]
