@@ -182,6 +182,7 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
     n = out.shape[0]
     st, face = np.empty((n, 2), np.float32), np.empty(n, np.int64)
     _coords(row, out_var, st, face)
+    simple = faces == 1 and not needs_lod  # the common case: one image, one level, one filter
     lo = np.full(n, first, np.int64)
     linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
     frac = np.zeros(n, np.float32)
@@ -210,13 +211,16 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
     blend = needs_lod and row[U_MIP_LINEAR] != 0  # a fragment with weight 0 keeps the first level's color exactly
     keys, second_keys = np.empty(n, np.int64), np.empty(n, np.int64)  # level * CUBE_FACES + face (-1: none)
     demand = np.zeros((last + 1) * CUBE_FACES, np.int64)  # the taps of each key
-    for i in range(n):  # a loop, not np.where (1.2 s of compile)
-        keys[i] = lo[i] * CUBE_FACES + face[i]
-        second_keys[i] = hi[i] * CUBE_FACES + face[i] if blend and frac[i] != 0 else -1
-        each = TAPS_LINEAR if linear[i] else TAPS_NEAREST
-        demand[keys[i]] += each
-        if second_keys[i] >= 0:
-            demand[second_keys[i]] += each
+    if simple:
+        demand[first * CUBE_FACES] = taps
+    else:
+        for i in range(n):  # a loop, not np.where (1.2 s of compile)
+            keys[i] = lo[i] * CUBE_FACES + face[i]
+            second_keys[i] = hi[i] * CUBE_FACES + face[i] if blend and frac[i] != 0 else -1
+            each = TAPS_LINEAR if linear[i] else TAPS_NEAREST
+            demand[keys[i]] += each
+            if second_keys[i] >= 0:
+                demand[second_keys[i]] += each
     at = np.full(demand.shape[0], NOT_DECODED, np.int64)  # where each key's level starts in the cache's pool
     for key in range(first * CUBE_FACES, demand.shape[0]):  # the one place a unit asks the cache, once per level
         if demand[key]:
@@ -225,13 +229,15 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
             layout = _layout(starts[f, 1], row, lv)
             at[key] = level_at(cache, starts[f, 0], data, layout, row[U_HEIGHT] >> lv, row[U_BYTES + lv], demand[key])
     pool = cache[2]
-    if faces == 1 and not needs_lod and not row[U_MAG_LINEAR]:  # one image filtered nearest: straight to uint8
+    if simple:
+        decoded, data = at[first * CUBE_FACES], vram if starts[0, 0] == IN_VRAM else fcram
+        if row[U_MAG_LINEAR]:
+            round_u8(_level_filter(pool, decoded, data, starts[0, 1], row, first, st, linear, border[u]), out)
+            return taps
         w, h, wrap_s, wrap_t = row[U_WIDTH] >> first, row[U_HEIGHT] >> first, row[U_WRAP_S], row[U_WRAP_T]
-        key = first * CUBE_FACES
-        if at[key] != NOT_DECODED:
-            nearest_u8(pool, DECODED, at[key], w, h, st, wrap_s, wrap_t, border[u], out)
+        if decoded != NOT_DECODED:  # filtered nearest: straight to uint8
+            nearest_u8(pool, DECODED, decoded, w, h, st, wrap_s, wrap_t, border[u], out)
         else:
-            data = vram if starts[0, 0] == IN_VRAM else fcram
             nearest_u8(data, _layout(starts[0, 1], row, first), 0, w, h, st, wrap_s, wrap_t, border[u], out)
         return taps
     color = np.empty((n, 4), np.float32)
