@@ -183,37 +183,37 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
     st, face = np.empty((n, 2), np.float32), np.empty(n, np.int64)
     _coords(row, out_var, st, face)
     simple = faces == 1 and not needs_lod  # the common case: one image, one level, one filter
-    lo = np.full(n, first, np.int64)
-    linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
-    frac = np.zeros(n, np.float32)
     taps = n * (TAPS_LINEAR if row[U_MAG_LINEAR] else TAPS_NEAREST)
-    hi = lo
-    if needs_lod:  # shading.sample_unit's LOD on level 0's texel coordinates, then lod.mip_choice per fragment
-        texel = np.empty((n, 2), np.float32)
-        size_st = (np.float32(row[U_WIDTH]), np.float32(row[U_HEIGHT]))
-        for i in range(n):
-            texel[i, 0], texel[i, 1] = st[i, 0] * size_st[0], st[i, 1] * size_st[1]
-        lod = np.empty(n, np.float32)
-        lods_of(nb, texel, np.float32(row[U_LOD_BIAS]) / np.float32(LOD_BIAS_SCALE), lod)
-        hi = np.empty(n, np.int64)
-        taps = mip_choices(
-            lod,
-            first,
-            last,
-            row[U_MAG_LINEAR] != 0,
-            row[U_MIN_LINEAR] != 0,
-            row[U_MIP_LINEAR] != 0,
-            lo,
-            hi,
-            frac,
-            linear,
-        )
+    demand = np.zeros((last + 1) * CUBE_FACES, np.int64)  # the taps of each level and face, by key (below)
     blend = needs_lod and row[U_MIP_LINEAR] != 0  # a fragment with weight 0 keeps the first level's color exactly
-    keys, second_keys = np.empty(n, np.int64), np.empty(n, np.int64)  # level * CUBE_FACES + face (-1: none)
-    demand = np.zeros((last + 1) * CUBE_FACES, np.int64)  # the taps of each key
-    if simple:
+    if simple:  # no per-fragment arrays: a draw of a few dozen fragments pays for each allocation
         demand[first * CUBE_FACES] = taps
     else:
+        lo = np.full(n, first, np.int64)
+        linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
+        frac = np.zeros(n, np.float32)
+        hi = lo
+        if needs_lod:  # shading.sample_unit's LOD on level 0's texel coordinates, then lod.mip_choice per fragment
+            texel = np.empty((n, 2), np.float32)
+            size_st = (np.float32(row[U_WIDTH]), np.float32(row[U_HEIGHT]))
+            for i in range(n):
+                texel[i, 0], texel[i, 1] = st[i, 0] * size_st[0], st[i, 1] * size_st[1]
+            lod = np.empty(n, np.float32)
+            lods_of(nb, texel, np.float32(row[U_LOD_BIAS]) / np.float32(LOD_BIAS_SCALE), lod)
+            hi = np.empty(n, np.int64)
+            taps = mip_choices(
+                lod,
+                first,
+                last,
+                row[U_MAG_LINEAR] != 0,
+                row[U_MIN_LINEAR] != 0,
+                row[U_MIP_LINEAR] != 0,
+                lo,
+                hi,
+                frac,
+                linear,
+            )
+        keys, second_keys = np.empty(n, np.int64), np.empty(n, np.int64)  # level * CUBE_FACES + face (-1: none)
         for i in range(n):  # a loop, not np.where (1.2 s of compile)
             keys[i] = lo[i] * CUBE_FACES + face[i]
             second_keys[i] = hi[i] * CUBE_FACES + face[i] if blend and frac[i] != 0 else -1
@@ -232,7 +232,8 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
     if simple:
         decoded, data = at[first * CUBE_FACES], vram if starts[0, 0] == IN_VRAM else fcram
         if row[U_MAG_LINEAR]:
-            round_u8(_level_filter(pool, decoded, data, starts[0, 1], row, first, st, linear, border[u]), out)
+            everyone = np.full(n, True)
+            round_u8(_level_filter(pool, decoded, data, starts[0, 1], row, first, st, everyone, border[u]), out)
             return taps
         w, h, wrap_s, wrap_t = row[U_WIDTH] >> first, row[U_HEIGHT] >> first, row[U_WRAP_S], row[U_WRAP_T]
         if decoded != NOT_DECODED:  # filtered nearest: straight to uint8
