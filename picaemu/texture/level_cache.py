@@ -12,7 +12,7 @@ than the level holds decodes it at once; a run of small draws decodes it once th
 unit asks once per level (and cube face) it taps, with that level's taps.
 
 Exact by construction: a decoded level is used only while the level's bytes in memory equal the copy taken
-when it was decoded (compared at each lookup, ~0.3 us for 8 KiB), so anything that wrote them since — a draw
+when it was decoded (compared at each lookup: ~0.2 us for 8 KiB), so anything that wrote them since — a draw
 rendering into the texture, a CPU upload, a memory fill, a display transfer, a checkpoint restore — makes the
 next lookup decode the level again; nothing has to tell the cache.
 
