@@ -36,9 +36,9 @@ def random_texture(
     bias: float,
     wrap: tuple[int, int],
     unit: int = 0,
-) -> None:
+) -> int:
     """Bind a texture of random bytes (every level ``levels[1]`` holds) to ``unit``, with these LOD registers and
-    (mag, min, mip) filters."""
+    (mag, min, mip) filters; returns its address."""
     width, height = size
     tf = TextureFormat[fmt]
     top = levels[1]
@@ -60,6 +60,7 @@ def random_texture(
     )
     b.set(f"{p}_LOD", bias=bias, min_level=levels[0], max_level=levels[1])
     b.set("TEXUNIT_CONFIG", **{f"unit{unit}_enable": 1}, always1=1, clear_cache=1)
+    return address
 
 
 def max_level(size: tuple[int, int]) -> int:

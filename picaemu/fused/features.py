@@ -6,8 +6,10 @@ state uses): a capture that never fogs never compiles fog, and no feature is com
 
 Each feature only calls the stages' own compiled kernels: the level of detail and level choice of
 ``picaemu.texture.lod``, the texture filter ``filtering.filter_2d`` per level over a memory texel source
-(``picaemu.texture.fetch``: packed formats and ETC1 / ETC1A4), the mip blend and ``round_u8``; the procedural
-texture's ``proctex.texels_level0``; fragment lighting's ``light_fragments``; fog's ``fog.fog_colors``.
+(``picaemu.texture.fetch``: packed formats and ETC1 / ETC1A4) or over the level as decoded in the memory's
+``picaemu.texture.level_cache`` (whose ``level_at`` is the one rule of when a level is worth decoding), the
+mip blend and ``round_u8``; the procedural texture's ``proctex.texels_level0``; fragment lighting's
+``light_fragments``; fog's ``fog.fog_colors``.
 """
 
 from __future__ import annotations
@@ -58,8 +60,8 @@ from picaemu.fused.layout import (
 )
 from picaemu.raster.rasterizer import normalise_quaternions
 from picaemu.texture import proctex
-from picaemu.texture.fetch import decode_level
 from picaemu.texture.filtering import DECODED, cube_face, filter_2d, nan_to_num32, nearest_u8, round_u8
+from picaemu.texture.level_cache import NOT_DECODED, level_at
 from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices
 from picaemu.texture.state import CUBE_LOW_MASK
 
@@ -84,17 +86,16 @@ def _layout(start, row, lv):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _level_filter(data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
+def _level_filter(pool, at, data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
     """``filtering.filter_2d`` of fragments at ``st`` (F, 2) with ``linear`` (F,) on level ``lv`` of the image at
-    byte ``start`` of ``data`` (a memory region): (F, 4) float32."""
-    width, height = row[U_WIDTH] >> lv, row[U_HEIGHT] >> lv
-    layout = _layout(start, row, lv)
+    byte ``start`` of ``data`` (a memory region): (F, 4) float32; its texels read from the level cache's ``pool``
+    from texel ``at`` (``_texture`` asks the cache), or from memory tap by tap (``at`` = ``NOT_DECODED``)."""
     m = st.shape[0]
     zeros = np.zeros(m, np.int64)
     tables = (
-        np.zeros((1, 1), np.int64),
-        np.full(1, width, np.int64),
-        np.full(1, height, np.int64),
+        np.full((1, 1), max(at, 0), np.int64),
+        np.full(1, row[U_WIDTH] >> lv, np.int64),
+        np.full(1, row[U_HEIGHT] >> lv, np.int64),
         zeros,
         zeros,
         st,
@@ -103,14 +104,9 @@ def _level_filter(data, start, row, lv, st, linear, border):  # pragma: no cover
         row[U_WRAP_T],
         border,
     )
-    taps = m
-    for i in range(m):  # a loop, not np.count_nonzero (0.4 s of compile)
-        taps += 3 * linear[i]
-    if taps > width * height:  # more taps than texels: decode the level once, then gather
-        texels = np.empty((width * height, 4), np.uint8)
-        decode_level(data, layout, texels)
-        return filter_2d(texels, DECODED, *tables)
-    return filter_2d(data, layout, *tables)
+    if at != NOT_DECODED:
+        return filter_2d(pool, DECODED, *tables)
+    return filter_2d(data, _layout(start, row, lv), *tables)
 
 
 @numba.njit(cache=True)
@@ -122,13 +118,13 @@ def _put(out, rows, colors):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _filter_level(data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover - compiled
+def _filter_level(pool, at, data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover
     """``_level_filter`` of the fragments whose ``keys`` entry is ``key`` into their rows of ``out`` (F, 4)."""
     pick = np.flatnonzero(keys == key)
     if pick.shape[0] == keys.shape[0]:  # every fragment on this level and face: no gather, no scatter
-        _put(out, np.arange(keys.shape[0]), _level_filter(data, start, row, lv, st, linear, border))
+        _put(out, np.arange(keys.shape[0]), _level_filter(pool, at, data, start, row, lv, st, linear, border))
     elif pick.shape[0]:
-        _put(out, pick, _level_filter(data, start, row, lv, st[pick], linear[pick], border))
+        _put(out, pick, _level_filter(pool, at, data, start, row, lv, st[pick], linear[pick], border))
 
 
 IN_VRAM, IN_FCRAM = 0, 1
@@ -166,10 +162,12 @@ def _coords(row, out_var, st, face):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # pragma: no cover - compiled
+def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  # pragma: no cover - compiled
     """Unit ``u`` sampled for every fragment into ``out`` (F, 4) uint8 (``sampler.sample`` + rounding, its texels
-    read from memory; the per-fragment LOD from the ``lod.neighbours`` ``nb``); returns the texel taps, or -1 when
-    a face's levels are not wholly inside VRAM or FCRAM."""
+    read from memory or the memory's ``level_cache``; the per-fragment LOD from the ``lod.neighbours`` ``nb``);
+    ``textures``: (the border colors (3, 4) float32, the ``level_cache``). Returns the texel taps, or -1 when a
+    face's levels are not wholly inside VRAM or FCRAM."""
+    border, cache = textures
     row = units[u]
     first, needs_lod, faces = row[U_MIN_LEVEL], row[U_NEEDS_LOD] != 0, row[U_FACES]
     last = row[U_MAX_LEVEL] if needs_lod else first
@@ -184,54 +182,70 @@ def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # p
     n = out.shape[0]
     st, face = np.empty((n, 2), np.float32), np.empty(n, np.int64)
     _coords(row, out_var, st, face)
-    if faces == 1 and not needs_lod:  # the common case: one image, one level, one filter
-        data = vram if starts[0, 0] == IN_VRAM else fcram
-        if not row[U_MAG_LINEAR]:
-            w, h = row[U_WIDTH] >> first, row[U_HEIGHT] >> first
-            layout = _layout(starts[0, 1], row, first)
-            if n > w * h:  # more taps than texels: decode the level once, then gather (as ``_level_filter`` does)
-                texels = np.empty((w * h, 4), np.uint8)
-                decode_level(data, layout, texels)
-                nearest_u8(texels, DECODED, w, h, st, row[U_WRAP_S], row[U_WRAP_T], border[u], out)
-            else:
-                nearest_u8(data, layout, w, h, st, row[U_WRAP_S], row[U_WRAP_T], border[u], out)
-            return n * TAPS_NEAREST
-        linear = np.full(n, True)
-        round_u8(_level_filter(data, starts[0, 1], row, first, st, linear, border[u]), out)
-        return n * TAPS_LINEAR
-    lo = np.full(n, first, np.int64)
-    linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
-    frac = np.zeros(n, np.float32)
+    simple = faces == 1 and not needs_lod  # the common case: one image, one level, one filter
     taps = n * (TAPS_LINEAR if row[U_MAG_LINEAR] else TAPS_NEAREST)
-    hi = lo
-    if needs_lod:  # shading.sample_unit's LOD on level 0's texel coordinates, then lod.mip_choice per fragment
-        texel = np.empty((n, 2), np.float32)
-        size_st = (np.float32(row[U_WIDTH]), np.float32(row[U_HEIGHT]))
-        for i in range(n):
-            texel[i, 0], texel[i, 1] = st[i, 0] * size_st[0], st[i, 1] * size_st[1]
-        lod = np.empty(n, np.float32)
-        lods_of(nb, texel, np.float32(row[U_LOD_BIAS]) / np.float32(LOD_BIAS_SCALE), lod)
-        hi = np.empty(n, np.int64)
-        taps = mip_choices(
-            lod,
-            first,
-            last,
-            row[U_MAG_LINEAR] != 0,
-            row[U_MIN_LINEAR] != 0,
-            row[U_MIP_LINEAR] != 0,
-            lo,
-            hi,
-            frac,
-            linear,
-        )
-    color = np.empty((n, 4), np.float32)
-    _filter_faces(vram, fcram, starts, row, first, last, lo * CUBE_FACES + face, st, linear, border[u], color)
-    if needs_lod and row[U_MIP_LINEAR]:  # a fragment with weight 0 keeps the first level's color exactly
-        second = np.empty((n, 4), np.float32)
-        keys = np.empty(n, np.int64)
+    demand = np.zeros((last + 1) * CUBE_FACES, np.int64)  # the taps of each level and face, by key (below)
+    blend = needs_lod and row[U_MIP_LINEAR] != 0  # a fragment with weight 0 keeps the first level's color exactly
+    if simple:  # no per-fragment arrays: a draw of a few dozen fragments pays for each allocation
+        demand[first * CUBE_FACES] = taps
+    else:
+        lo = np.full(n, first, np.int64)
+        linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
+        frac = np.zeros(n, np.float32)
+        hi = lo
+        if needs_lod:  # shading.sample_unit's LOD on level 0's texel coordinates, then lod.mip_choice per fragment
+            texel = np.empty((n, 2), np.float32)
+            size_st = (np.float32(row[U_WIDTH]), np.float32(row[U_HEIGHT]))
+            for i in range(n):
+                texel[i, 0], texel[i, 1] = st[i, 0] * size_st[0], st[i, 1] * size_st[1]
+            lod = np.empty(n, np.float32)
+            lods_of(nb, texel, np.float32(row[U_LOD_BIAS]) / np.float32(LOD_BIAS_SCALE), lod)
+            hi = np.empty(n, np.int64)
+            taps = mip_choices(
+                lod,
+                first,
+                last,
+                row[U_MAG_LINEAR] != 0,
+                row[U_MIN_LINEAR] != 0,
+                row[U_MIP_LINEAR] != 0,
+                lo,
+                hi,
+                frac,
+                linear,
+            )
+        keys, second_keys = np.empty(n, np.int64), np.empty(n, np.int64)  # level * CUBE_FACES + face (-1: none)
         for i in range(n):  # a loop, not np.where (1.2 s of compile)
-            keys[i] = hi[i] * CUBE_FACES + face[i] if frac[i] != 0 else -1
-        _filter_faces(vram, fcram, starts, row, first, last, keys, st, linear, border[u], second)
+            keys[i] = lo[i] * CUBE_FACES + face[i]
+            second_keys[i] = hi[i] * CUBE_FACES + face[i] if blend and frac[i] != 0 else -1
+            each = TAPS_LINEAR if linear[i] else TAPS_NEAREST
+            demand[keys[i]] += each
+            if second_keys[i] >= 0:
+                demand[second_keys[i]] += each
+    at = np.full(demand.shape[0], NOT_DECODED, np.int64)  # where each key's level starts in the cache's pool
+    for key in range(first * CUBE_FACES, demand.shape[0]):  # the one place a unit asks the cache, once per level
+        if demand[key]:
+            lv, f = key // CUBE_FACES, key % CUBE_FACES
+            data = vram if starts[f, 0] == IN_VRAM else fcram
+            layout = _layout(starts[f, 1], row, lv)
+            at[key] = level_at(cache, starts[f, 0], data, layout, row[U_HEIGHT] >> lv, row[U_BYTES + lv], demand[key])
+    pool = cache[2]
+    if simple:
+        decoded, data = at[first * CUBE_FACES], vram if starts[0, 0] == IN_VRAM else fcram
+        if row[U_MAG_LINEAR]:
+            everyone = np.full(n, True)
+            round_u8(_level_filter(pool, decoded, data, starts[0, 1], row, first, st, everyone, border[u]), out)
+            return taps
+        w, h, wrap_s, wrap_t = row[U_WIDTH] >> first, row[U_HEIGHT] >> first, row[U_WRAP_S], row[U_WRAP_T]
+        if decoded != NOT_DECODED:  # filtered nearest: straight to uint8
+            nearest_u8(pool, DECODED, decoded, w, h, st, wrap_s, wrap_t, border[u], out)
+        else:
+            nearest_u8(data, _layout(starts[0, 1], row, first), 0, w, h, st, wrap_s, wrap_t, border[u], out)
+        return taps
+    color = np.empty((n, 4), np.float32)
+    _filter_faces(pool, at, vram, fcram, starts, row, first, last, keys, st, linear, border[u], color)
+    if blend:
+        second = np.empty((n, 4), np.float32)
+        _filter_faces(pool, at, vram, fcram, starts, row, first, last, second_keys, st, linear, border[u], second)
         for i in range(n):
             w = frac[i]
             if w != 0:
@@ -242,12 +256,15 @@ def _texture(u, ints, units, border, vram, fcram, out_var, nb, out) -> int:  # p
 
 
 @numba.njit(cache=True)
-def _filter_faces(vram, fcram, starts, row, first, last, keys, st, linear, border, out):  # pragma: no cover
-    """``_filter_level`` of every face and level: the fragments whose key is level * CUBE_FACES + face."""
+def _filter_faces(pool, at, vram, fcram, starts, row, first, last, keys, st, linear, border, out):  # pragma: no cover
+    """``_filter_level`` of every face and level: the fragments whose key is level * CUBE_FACES + face, each level
+    read from the cache's ``pool`` at ``at[key]`` or from memory (``NOT_DECODED``)."""
     for f in range(starts.shape[0]):
-        data = vram if starts[f, 0] == IN_VRAM else fcram
+        region, start = starts[f, 0], starts[f, 1]
+        data = vram if region == IN_VRAM else fcram
         for lv in range(first, last + 1):
-            _filter_level(data, starts[f, 1], row, lv, keys, lv * CUBE_FACES + f, st, linear, border, out)
+            key = lv * CUBE_FACES + f
+            _filter_level(pool, at[key], data, start, row, lv, keys, key, st, linear, border, out)
 
 
 @numba.njit(cache=True)

@@ -141,12 +141,12 @@ def shade_fragments(ox, oy, op, od, ov, texturing, coloring, local):  # pragma: 
     """The color of each of the n = ``ox.shape[0]`` fragments (window ``ox``, ``oy`` (n,) int32, primitive ``op``
     (n,) int32, depth ``od`` (n,) float32, the plan's ``active`` varyings ``ov`` (n, A) float32, quaternions as
     interpolated): texture units, primary color, lighting, procedural texture, TEV and fog, as ``fragment_side``
-    shades them; adds the texel taps to ``local[TEXELS]``. ``texturing``: (ints, color_cols, units, tex_border,
+    shades them; adds the texel taps to ``local[TEXELS]``. ``texturing``: (ints, color_cols, units, textures,
     vram, fcram, links); ``coloring``: (tev_rows, tev_ch, tev_inv, buffer_color, color_ints, proctex_args,
     lighting, fog_lut, fog_rgb) (``fragment_side``'s arguments of those names). Returns (DONE, (n, 4) uint8
     colors) or (TEXTURE_FAULT, anything). ``fragment_side`` calls it; so does the observed compiled route
     (``picaemu.fused.observed``), which records what the per-fragment passes do to each fragment."""
-    ints, color_cols, units, tex_border, vram, fcram, links = texturing
+    ints, color_cols, units, textures, vram, fcram, links = texturing
     tev_rows, tev_ch, tev_inv, buffer_color, color_ints, proctex_args, lighting, fog_lut, fog_rgb = coloring
     n = ox.shape[0]
     src = np.empty((NUM_SLOTS, n, 4), np.uint8)
@@ -160,7 +160,7 @@ def shade_fragments(ox, oy, op, od, ov, texturing, coloring, local):  # pragma: 
             taps = numba_link.call(
                 LINK_TEXTURE,
                 links[LINK_TEXTURE],
-                (u, ints, units, tex_border, vram, fcram, ov, nb, src[TEX0 + u]),
+                (u, ints, units, textures, vram, fcram, ov, nb, src[TEX0 + u]),
             )
             if taps < 0:
                 return TEXTURE_FAULT, src[ZERO]
@@ -194,7 +194,7 @@ def fragment_side(
     active,
     color_cols,
     units,
-    tex_border,
+    textures,
     tev_rows,
     tev_ch,
     tev_inv,
@@ -264,7 +264,7 @@ def fragment_side(
         local[SCISSORED] += tri[k, 1]
     local[RASTERIZED] = n + local[SCISSORED]
     if n:
-        texturing = (ints, color_cols, units, tex_border, vram, fcram, links)
+        texturing = (ints, color_cols, units, textures, vram, fcram, links)
         coloring = (tev_rows, tev_ch, tev_inv, buffer_color, color_ints, proctex_args, lighting, fog_lut, fog_rgb)
         code, color = shade_fragments(ox[:n], oy[:n], op[:n], od[:n], ov[:n], texturing, coloring, local)
         if code:

@@ -40,7 +40,8 @@ color into ``plan.args[ARG_BUFFER_COLOR]`` (read only there) before each draw.
 depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying
 columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
 UNIT_INTS) int64 (filters, levels and LOD bias, each format's ``texture.fetch.channel_fields`` and texel source
-kind, each level's byte offset and size); the border colors (3, 4) float32; ``tev_rows`` (6, TEV_INTS) int64 (the
+kind, each level's byte offset and size); the texture arguments (the border colors (3, 4) float32, the memory's
+``texture.level_cache``: decoded levels shared by the draws); ``tev_rows`` (6, TEV_INTS) int64 (the
 rows of ``TevState.program``, sources as slots), ``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3)
 bool; the buffer color (4,) uint8;
 ``color_ints`` (COLOR_INTS,) int64 [the procedural texture is read, its u and v columns among ``active`` (-1: 1.0),
@@ -73,7 +74,7 @@ from picaemu.fused.fragment_kernel import fragment_side
 from picaemu.geometry.clipping import WindowTriangles
 from picaemu.memory import FCRAM, VRAM, PhysicalMemory
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, VARYING
-from picaemu.texture import fetch
+from picaemu.texture import fetch, level_cache
 from picaemu.texture import proctex as proctex_mod
 from picaemu.texture.formats import ETC_FORMATS, PACKED, level_bytes, level_offset, level_size
 from picaemu.texture.state import CUBE_LOW_MASK, CUBE_TYPES, SHADOW_TYPES, TextureUnitState
@@ -414,6 +415,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     color_cols = np.array(cols.get("color", [-1] * 4), np.int64)
     rs = ds.raster
     color = _color_args(ds, cols)
+    textures = (border, level_cache.for_memory(memory))
     return FragmentPlan(
         ints,
         (
@@ -423,7 +425,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
             active,
             color_cols,
             units,
-            border,
+            textures,
             rows,
             chans,
             invs,
@@ -433,7 +435,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
             vram,
             fcram,
             *ops_args,
-            _links(ints, units, border, vram, fcram, *color),
+            _links(ints, units, textures, vram, fcram, *color),
         ),
     )
 
@@ -444,12 +446,12 @@ _VARYINGS, _NEIGHBOURS = np.zeros((0, 0), np.float32), np.zeros((0, 4), np.int64
 _TEXELS, _SLOTS, _DEPTHS = np.zeros((0, 4), np.uint8), np.zeros((0, 0, 4), np.uint8), np.zeros(0, np.float32)
 
 
-def _links(ints, units, border, vram, fcram, color_ints, pt_args, light_args, fog_lut, fog_rgb) -> np.ndarray:
+def _links(ints, units, textures, vram, fcram, color_ints, pt_args, light_args, fog_lut, fog_rgb) -> np.ndarray:
     """The plan's ``links`` (NUM_LINKS, 2) int64: the entries (``numba_link.Linked.entry``) of the feature kernels
     its state turns on (0 for the others, which ``fragment_side`` does not call), each compiled on first use."""
     links = np.zeros((features.NUM_LINKS, 2), np.int64)
     if units[:, layout.U_USED].any():
-        sample = (0, ints, units, border, vram, fcram, _VARYINGS, _NEIGHBOURS, _TEXELS)
+        sample = (0, ints, units, textures, vram, fcram, _VARYINGS, _NEIGHBOURS, _TEXELS)
         links[features.LINK_TEXTURE] = features.TEXTURE.entry(*sample)
     if color_ints[layout.C_LIGHTING]:
         links[features.LINK_LIGHTING] = features.LIGHTING.entry(color_ints, light_args, _VARYINGS, _SLOTS)

@@ -12,7 +12,7 @@ bits (0: the format lacks the channel, which reads ``decode.MISSING``) — ``cha
 (``decode.expand_lut``'s rule, computed by ``fragment.kernels._expand``, the framebuffer's). Texel ``idx`` is
 image row ``idx >> width_log2`` (0 = top, memory-row order as the decoded images) and column
 ``idx & (width - 1)``, found in memory by the 8x8 Morton tiling of ``decode``. ``decode_level`` decodes a whole
-level this way (for draws that tap more texels than the level holds).
+level this way (into ``level_cache``, for the levels draws tap more texels of than they hold).
 """
 
 from __future__ import annotations

@@ -99,13 +99,13 @@ def _nearest(texels, layout, offset: int, w: int, h: int, s, t, wrap_s: int, wra
 
 
 @numba.njit(cache=True)
-def nearest_u8(texels, layout, w: int, h: int, st, wrap_s: int, wrap_t: int, border, out) -> None:  # pragma: no cover
-    """``filter_2d`` + ``round_u8`` of one image (offset 0, size w x h) filtered nearest at every ``st`` (F, 2)
-    into ``out`` (F, 4) uint8, without the float32 colors between (a nearest texel rounds to itself)."""
+def nearest_u8(texels, layout, offset: int, w: int, h: int, st, wrap_s, wrap_t, border, out):  # pragma: no cover
+    """``filter_2d`` + ``round_u8`` of one image (at texel ``offset``, size w x h) filtered nearest at every ``st``
+    (F, 2) into ``out`` (F, 4) uint8, without the float32 colors between (a nearest texel rounds to itself)."""
     b = (border[0], border[1], border[2], border[3])
     for i in range(st.shape[0]):
         out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _nearest(
-            texels, layout, 0, w, h, st[i, 0], st[i, 1], wrap_s, wrap_t, b
+            texels, layout, offset, w, h, st[i, 0], st[i, 1], wrap_s, wrap_t, b
         )
 
 

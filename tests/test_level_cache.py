@@ -1,0 +1,162 @@
+"""The fused fragment path's decoded-level cache (``picaemu.texture.level_cache``): when a level is decoded (the
+taps asked of it add up to its texels), what it decodes (``fetch.decode_level``, the staged decoder's texels), and
+that a decoded level is never used once its bytes changed — directly, and in whole replays against the staged path:
+draws rendering into the texture they sample (one compiled loop call), a CPU upload between the loop's calls."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from picaemu.formats import pica
+
+from picaemu.builder import CaptureBuilder
+from picaemu.pipeline import Pipeline
+from picaemu.replay import Replay
+from picaemu.texture import level_cache
+from picaemu.texture.decode import decode_level as staged_decode
+from picaemu.texture.fetch import KIND_ETC1, decode_level
+from picaemu.texture.formats import TextureFormat, level_bytes
+from picaemu.texture.level_cache import NOT_DECODED, T_ENTRIES, T_TEXELS, level_at
+from tests.test_fused_fragments import assert_same, scene
+from tests.test_fused_loop import _facts
+from tests.test_fused_textures import random_texture
+
+WIDTH_LOG2, HEIGHT, START = 5, 16, 256  # an ETC1 level of 32 x 16 texels at byte 256
+TEXELS, SIZE = (1 << WIDTH_LOG2) * HEIGHT, level_bytes(1 << WIDTH_LOG2, HEIGHT, TextureFormat.ETC1)
+LAYOUT = (START, WIDTH_LOG2, 4, 0, 0, 0, 0, 0, 0, 0, 0, KIND_ETC1)
+
+
+def _memory(seed: int = 0) -> np.ndarray:
+    data = np.zeros(4096, np.uint8)
+    data[START : START + SIZE] = np.random.default_rng(seed).integers(0, 256, SIZE, dtype=np.uint8)
+    return data
+
+
+def _decoded(data: np.ndarray, layout: tuple = LAYOUT) -> np.ndarray:
+    """The level as the staged decoder gives it, in memory-row order (W * H, 4)."""
+    image = staged_decode(data[layout[0] : layout[0] + SIZE], TextureFormat.ETC1, 1 << WIDTH_LOG2, HEIGHT)
+    return image.reshape(-1, 4)
+
+
+def _lookup(cache: tuple, data: np.ndarray, taps: int, region: int = 0, layout: tuple = LAYOUT) -> np.ndarray | None:
+    """The level's decoded texels from the cache, or None (read from memory)."""
+    at = level_at(cache, region, data, layout, HEIGHT, SIZE, taps)
+    return None if at == NOT_DECODED else cache[2][at : at + TEXELS].copy()
+
+
+def test_a_level_is_decoded_once_the_taps_asked_of_it_exceed_its_texels() -> None:
+    cache, data = level_cache.new(), _memory()
+    assert _lookup(cache, data, TEXELS // 2) is None
+    assert _lookup(cache, data, TEXELS // 2) is None  # exactly its texels: not yet
+    got = _lookup(cache, data, 1)
+    assert got is not None
+    assert np.array_equal(got, _decoded(data))
+    one = np.empty((TEXELS, 4), np.uint8)
+    decode_level(data, LAYOUT, one)
+    assert np.array_equal(got, one)
+    assert cache[1][T_TEXELS] == TEXELS  # decoded once: later lookups use it
+    assert np.array_equal(_lookup(cache, data, 1), got)
+    assert cache[1][T_TEXELS] == TEXELS
+    assert _lookup(cache, data, 1, region=1) is None  # another region's level at the same offset: its own row
+    assert _lookup(cache, data, TEXELS + 1, region=2) is not None  # a draw alone tapping more: decoded at once
+
+
+@pytest.mark.parametrize("where", [0, SIZE // 2, SIZE - 1])
+def test_a_level_whose_bytes_changed_is_decoded_again(where: int) -> None:
+    cache, data = level_cache.new(), _memory()
+    before = _lookup(cache, data, TEXELS + 1)
+    data[START + where] ^= 0x5A
+    assert _lookup(cache, data, 1) is None  # never the old texels; its demand starts over
+    after = _lookup(cache, data, TEXELS)
+    assert after is not None
+    assert np.array_equal(after, _decoded(data))
+    assert not np.array_equal(after, before)
+
+
+def test_a_full_cache_starts_over_and_a_level_larger_than_the_pool_is_never_kept() -> None:
+    entries, top, _, _ = level_cache.new()
+    cache = (entries, top, np.empty((2 * TEXELS, 4), np.uint8), np.empty(2 * SIZE, np.uint8))
+    data = np.zeros(4096, np.uint8)
+    data[START : START + 3 * SIZE] = np.random.default_rng(1).integers(0, 256, 3 * SIZE, dtype=np.uint8)
+    layouts = [(START + k * SIZE, *LAYOUT[1:]) for k in range(3)]
+    for k, layout in enumerate(layouts):
+        got = _lookup(cache, data, TEXELS + 1, layout=layout)
+        assert got is not None
+        assert np.array_equal(got, _decoded(data, layout))
+        assert top[T_ENTRIES] == (1 if k == 2 else k + 1)  # the third did not fit: the cache started over
+    assert _lookup(cache, data, 1, layout=layouts[0]) is None  # gone with the rest
+    small = (entries, top, np.empty((TEXELS - 8, 4), np.uint8), np.empty(SIZE, np.uint8))
+    top[:] = 0
+    for _ in range(2):  # larger than the whole pool: read from memory, however many taps
+        assert _lookup(small, data, 4 * TEXELS) is None
+    assert top[T_TEXELS] == 0
+
+
+def _texture_scene(fmt: str, before: list) -> tuple[pica.Capture, list[int]]:
+    """``tests.test_fused_fragments.scene`` (3 draws of the same 8 random triangles: each taps more texels than the
+    texture holds; no depth test, so each draw's colors land) sampling a 16 x 32 texture of random bytes,
+    ``before[k]`` run before draw k with its address."""
+    address: list[int] = []
+
+    def setup(b: CaptureBuilder, rng: np.random.Generator) -> None:
+        address.append(random_texture(b, rng, fmt, (16, 32), (0, 0), ("nearest", "linear", "nearest"), 0.0, (2, 3)))
+        b.depth_test(False)
+
+    steps = [lambda b, rng, f=f: f(b, address[0]) for f in before]
+    return scene(setup, 7, draws=3, before=steps), address
+
+
+def _assert_loop_matches_staged(capture: pica.Capture) -> Replay:
+    """Staged and the compiled loop agree on every region's bytes and every draw's facts; returns the loop's."""
+    fast = Replay(capture, checkpoints=False, pipeline=Pipeline(batch_fragments=True))
+    slow = Replay(capture, checkpoints=False, pipeline=Pipeline(compiled_draws=False, fused_fragments=False))
+    fast.run()
+    slow.run()
+    for region in fast.memory.regions:
+        assert np.array_equal(fast.memory.region_bytes(region.name), slow.memory.region_bytes(region.name))
+    assert _facts(fast) == _facts(slow)
+    return fast
+
+
+COVERED = 124 * 1024  # a byte offset in the scene's color buffer from which its triangles cover 2 KiB
+
+
+def _texture_bytes(replay: Replay, address: int, fmt: str) -> bytes:
+    return replay.memory.bytes(address, level_bytes(16, 32, TextureFormat[fmt])).tobytes()
+
+
+@pytest.mark.parametrize("fmt", ["ETC1", "RGBA8"])
+def test_draws_rendering_into_the_texture_they_sample_match_the_staged_path(fmt: str) -> None:
+    """The color buffer overlaps the texture (its bytes from ``COVERED`` on, which the draws' triangles cover, are
+    the texture's; the depth buffer moves to the old color buffer, away from it): each draw samples the texture and
+    renders into it, all three in one state, so in one call of the compiled loop."""
+
+    def into_texture(b: CaptureBuilder, address: int) -> None:
+        b.set("DEPTHBUFFER_LOC", address=b.color)
+        b.set("COLORBUFFER_LOC", address=address - COVERED)
+
+    capture, address = _texture_scene(fmt, [into_texture])
+    assert_same(capture)
+    fast = _assert_loop_matches_staged(capture)
+    assert fast.pipeline.compiled_count == 3
+    unchanged, _ = _texture_scene(fmt, [])
+    untouched = Replay(unchanged, checkpoints=False)
+    untouched.run()
+    assert _texture_bytes(fast, address[0], fmt) != _texture_bytes(untouched, address[0], fmt)  # it was written
+    assert level_cache.for_memory(fast.memory)[1][T_TEXELS] > 16 * 32  # so decoded again after the first draw
+
+
+def test_a_cpu_upload_between_loop_calls_is_seen() -> None:
+    """Draw 0 decodes the texture into the cache; new bytes are uploaded over it before draw 1 (the loop returns
+    to Python for the upload); draws 1 and 2 sample the new bytes."""
+
+    def upload(b: CaptureBuilder, address: int) -> None:
+        b.marker("upload")
+        fresh = np.random.default_rng(9).integers(0, 256, level_bytes(16, 32, TextureFormat.ETC1), dtype=np.uint8)
+        b.upload(fresh, vram=True, address=address)
+
+    capture, _ = _texture_scene("ETC1", [lambda b, address: None, upload])
+    assert_same(capture)
+    fast = _assert_loop_matches_staged(capture)
+    assert fast.pipeline.compiled_count == 3
+    assert level_cache.for_memory(fast.memory)[1][T_TEXELS] == 2 * 16 * 32  # before and after the upload
