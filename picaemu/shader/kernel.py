@@ -266,9 +266,10 @@ def run_segment(plan, vr, out, c, a0, aL, cmp, lanes, full, bufs, res, cols):
             _flags(op, row, a, b, cmp, a0, lanes, full, m)
         dst = row[C_DST]  # o n -> out[n]; r n (0x10 + n) -> vr[0x10 + n]
         target = out[dst] if dst < NUM_OUT else vr[dst]
-        _compute(op, row, a, b, cc, target if full else res)  # one call site: ``_compute`` is inlined
-        if full:
+        if full:  # two sites of the inlined ``_compute``: one site (``target if full else res``) compiled ~1.8 s
+            _compute(op, row, a, b, cc, target)  # faster but ran ~4 % slower (bench_shader.py, 100 k vertices)
             continue
+        _compute(op, row, a, b, cc, res)
         for comp in range(4):
             if row[C_MASK + comp]:
                 for j in range(m):
