@@ -421,29 +421,13 @@ def vertex_side(
         for t in range(positions.shape[0]):
             for k in range(3):
                 corners[3 * t + k] = inverse[positions[t, k]]
+    uniforms, identity = front_end.uniform_table(floats), triples and not kind_elements
+    shading = (attrs, pairs, plan, segments, uniforms, written, corners, identity, source, quaternions)
+    window = (half_w, half_h, vx, vy, drop_sign, planes, offsets, shader)
     arrays, (invalid, away, clipped), culled, extent, vert, nonfinite = numba_link.call(
         FRONT_END_ID,
         front_end_link,
-        (
-            attrs,
-            pairs,
-            plan,
-            segments,
-            front_end.uniform_table(floats),
-            written,
-            corners,
-            triples and not kind_elements,
-            source,
-            quaternions,
-            half_w,
-            half_h,
-            vx,
-            vy,
-            drop_sign,
-            planes,
-            offsets,
-            shader,
-        ),
+        shading + window,  # ``front_end._front_end``'s arguments
     )
     kept = kept_positions(topology, count)
     held = np.empty((kept.shape[0], NUM_COLUMNS), np.float32)

@@ -347,7 +347,7 @@ NO_OUTPUTS = (
 )  # the outputs of walks that write none
 
 
-def _walk(wt: WindowTriangles, rs: RasterState, mode: int) -> np.ndarray:
+def _walk(wt: WindowTriangles, rs: RasterState, mode: np.int64) -> np.ndarray:
     """(T,) int64 per triangle: its bounding-box pixels (SCAN_BOUND) or its fragments, scissored ones included
     (SCAN_COUNT)."""
     counts = np.zeros((len(wt), 3), np.int64)
