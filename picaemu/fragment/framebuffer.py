@@ -106,8 +106,8 @@ def tiled_pixel(x: int, y: int, width: int, height: int, flipped: bool) -> int: 
 @numba.njit(cache=True)
 def _pixel_indices(x, y, width, height, flipped):  # pragma: no cover - compiled
     out = np.empty(x.shape[0], np.int64)
-    for i in range(x.shape[0]):
-        out[i] = tiled_pixel(x[i], y[i], width, height, flipped)
+    for i in range(x.shape[0]):  # int32 coordinates, as the fragment passes pass them: ``tiled_pixel`` compiles once
+        out[i] = tiled_pixel(np.int32(x[i]), np.int32(y[i]), width, height, flipped)
     return out
 
 

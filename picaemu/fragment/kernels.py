@@ -233,7 +233,8 @@ def _color_one(
         if p.color_read:
             _decode_pixel(color_buf, offset, p.color_bpp, layout, dst, 0)
         else:
-            dst[0, :] = 0  # reads disabled: the destination reads 0
+            for ch in range(4):  # reads disabled: the destination reads 0 (a loop: a slice fill compiles more)
+                dst[0, ch] = 0
         if p.blend_mode == BlendMode.BLEND:
             s0, s1, s2, s3 = np.int64(color[i, 0]), np.int64(color[i, 1]), np.int64(color[i, 2]), np.int64(color[i, 3])
             d0, d1, d2, d3 = np.int64(dst[0, 0]), np.int64(dst[0, 1]), np.int64(dst[0, 2]), np.int64(dst[0, 3])
@@ -369,7 +370,9 @@ def run_passes(
     of survivors. ``depth_words_view`` / ``color_words_view``: the buffers as uint32 words (for the word passes,
     else empty); the rest as the passes above take them."""
     n = x.shape[0]
-    survivors = np.arange(n).astype(np.int32)
+    survivors = np.empty(n, np.int32)
+    for i in range(n):  # not np.arange(n).astype(np.int32): two compiled numpy functions of their own
+        survivors[i] = i
     survived = n
     if depth_kind == DEPTH_WORDS:
         survived = depth_words(x, y, depth, p, depth_words_view, survivors)

@@ -44,10 +44,12 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.draw import DrawKind
 from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import PicaError
 from picaemu.geometry import clipping, front_end
+from picaemu.geometry.front_end import FRONT_END_ID
 from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import TRIPLES, Assembler, Topology, kept_positions, triangle_positions
 from picaemu.geometry.vertex_loader import DEFAULT_COMPONENTS, ELEMENT_DTYPES, MAX_DRAW_VERTICES, VertexLoaderState
@@ -86,7 +88,8 @@ class VertexPlan:
     (live), K the configured attribute count, the front end's pairs / plan rows / segments / written outputs /
     source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the clip
     planes (P, 4) and offsets (P,) float64 (``ClipState``: the fixed ones, then the user plane when enabled), the
-    shader interpreter's address (``front_end.shader_entry``), instructions per vertex, framebuffer width and
+    shader interpreter's address (``front_end.shader_entry``), the front end's (``front_end.front_end_entry``: the
+    vertex side calls it by address), instructions per vertex, framebuffer width and
     height, then VRAM (uint8 array, live) and its base address, FCRAM and its base address."""
 
     topology: Topology
@@ -134,6 +137,7 @@ class VertexPlan:
                 ds.clip.planes,
                 ds.clip.offsets,
                 front_end.shader_entry(),
+                front_end.front_end_entry(fe, bool(ds.varyings.quaternions), ds.clip.planes, ds.clip.offsets),
                 int(fe.instructions),
                 int(fb.width),
                 int(fb.height),
@@ -238,11 +242,13 @@ def _stream(
     kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base
 ):  # pragma: no cover - compiled
     """(ok, (N,) int64 vertex indices in submission order); ok False: the index buffer is outside VRAM/FCRAM."""
+    stream = np.empty(count, np.int64)
     if not kind_elements:
-        return True, np.arange(first, first + count)
+        for i in range(count):  # not np.arange(first, first + count): another compiled variant of arange
+            stream[i] = first + i
+        return True, stream
     size = 2 if index_u16 else 1
     region, off = _region(index_address, count * size, vram, vram_base, fcram, fcram_base)
-    stream = np.empty(count, np.int64)
     if off < 0:
         return False, stream
     for i in range(count):
@@ -254,9 +260,14 @@ def _stream(
 @numba.njit(cache=True)
 def _unique(stream):  # pragma: no cover - compiled
     """(sorted distinct values (U,), inverse (N,) int64): ``np.unique(stream, return_inverse=True)`` for u8 / u16
-    indices (a presence table over their range: no sort, whose compiled code costs seconds of compile time)."""
-    lo = stream.min()
-    slot = np.full(stream.max() - lo + 1, -1, np.int64)
+    indices (a presence table over their range: no sort, whose compiled code costs seconds of compile time; the range
+    and the table by loops, not ``min`` / ``max`` / ``np.full``, for the same reason)."""
+    lo = hi = stream[0]
+    for i in range(stream.shape[0]):
+        lo, hi = min(lo, stream[i]), max(hi, stream[i])
+    slot = np.empty(hi - lo + 1, np.int64)
+    for v in range(slot.shape[0]):
+        slot[v] = -1
     for i in range(stream.shape[0]):
         slot[stream[i] - lo] = 0
     u = 0
@@ -365,6 +376,7 @@ def vertex_side(
     planes,
     offsets,
     shader,
+    front_end_link,
     instructions,
     width,
     height,
@@ -404,26 +416,20 @@ def vertex_side(
     ok, attrs = _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
     if not ok:
         return False, _empty(), EMPTY_BOX, _none_held()
-    corners = inverse if triples else inverse[triangle_positions(topology, count, 0).ravel()]
-    arrays, (invalid, away, clipped), culled, extent, vert, nonfinite = front_end._front_end(
-        attrs,
-        pairs,
-        plan,
-        segments,
-        floats,
-        written,
-        corners,
-        triples and not kind_elements,
-        source,
-        quaternions,
-        half_w,
-        half_h,
-        vx,
-        vy,
-        drop_sign,
-        planes,
-        offsets,
-        shader,
+    corners = inverse
+    if not triples:  # element by element: a fancy index compiles numba's advanced-indexing machinery
+        positions = triangle_positions(topology, count, 0)
+        corners = np.empty(positions.size, np.int64)
+        for t in range(positions.shape[0]):
+            for k in range(3):
+                corners[3 * t + k] = inverse[positions[t, k]]
+    uniforms, identity = front_end.uniform_table(floats), triples and not kind_elements
+    shading = (attrs, pairs, plan, segments, uniforms, written, corners, identity, source, quaternions)
+    window = (half_w, half_h, vx, vy, drop_sign, planes, offsets, shader)
+    arrays, (invalid, away, clipped), culled, extent, vert, nonfinite = numba_link.call(
+        FRONT_END_ID,
+        front_end_link,
+        shading + window,  # ``front_end._front_end``'s arguments
     )
     kept = kept_positions(topology, count)
     held = np.empty((kept.shape[0], NUM_COLUMNS), np.float32)

@@ -147,9 +147,10 @@ def align_quaternions_reference(tris: np.ndarray) -> None:
 
 
 @numba.njit(cache=True)
-def _clip_polygons(tris, planes, offsets):  # pragma: no cover - compiled
-    """Sutherland-Hodgman of each triangle against every plane, fan-triangulated; returns (tris, source index)."""
-    t_count, _, c = tris.shape
+def _clip_polygons(tris, cut_idx, planes, offsets):  # pragma: no cover - compiled
+    """Sutherland-Hodgman of the triangles ``tris[cut_idx]`` against every plane, fan-triangulated; returns (tris,
+    index into ``cut_idx`` of each one's source)."""
+    t_count, c = cut_idx.shape[0], tris.shape[2]
     p_count = planes.shape[0]
     cap = 3 + p_count + 1
     out = np.empty((t_count * (cap - 2), 3, c), np.float32)
@@ -161,7 +162,7 @@ def _clip_polygons(tris, planes, offsets):  # pragma: no cover - compiled
         cur = 0
         for i in range(3):
             for k in range(c):
-                poly[0, i, k] = tris[t, i, k]
+                poly[0, i, k] = tris[cut_idx[t], i, k]
         n = 3
         for p in range(p_count):
             for i in range(n):
@@ -313,8 +314,18 @@ def clip_classified(tris, classes, planes, offsets):  # pragma: no cover - compi
     position or a w <= 0 — huge coordinates (~1e28) can overflow or cancel while interpolating — is dropped), in
     submission order, a fan taking its triangle's place. Returns ((T', 3, C) float32, (T',) int64 source triangle,
     fan triangles dropped). Compiled so that the fused front end clips without leaving compiled code."""
-    cut_idx = np.flatnonzero(classes == STRADDLE)
-    cut, src = _clip_polygons(tris[cut_idx], planes, offsets)
+    # the STRADDLE triangles' indices by loops, not np.flatnonzero of an array comparison and a fancy index
+    # (each compiles numba's own machinery: ~1 s of a first run)
+    straddle = 0
+    for t in range(classes.shape[0]):
+        straddle += classes[t] == STRADDLE
+    cut_idx = np.empty(straddle, np.int64)
+    straddle = 0
+    for t in range(classes.shape[0]):
+        if classes[t] == STRADDLE:
+            cut_idx[straddle] = t
+            straddle += 1
+    cut, src = _clip_polygons(tris, cut_idx, planes, offsets)
     ok = np.empty(cut.shape[0], np.bool_)
     for f in range(cut.shape[0]):
         good = True

@@ -56,6 +56,9 @@ NO_PAIRS = np.zeros((0, 2), np.int64)
 # the shader interpreter's ``run_segment``, called by address (``picaemu.numba_link``: compiled once, on its own)
 SHADER_ID = 7
 SHADER = numba_link.register(SHADER_ID, run_segment, numba.types.none)
+# ``_front_end``, called by address from ``picaemu.fused.vertices.vertex_side`` (registered below it): compiled once, on
+# its own, instead of optimised and emitted again inside the vertex side's machine code (~2 s of a first run)
+FRONT_END_ID = 8
 
 
 @functools.cache
@@ -191,7 +194,7 @@ def run(
         plan.pairs,
         plan.plan,
         plan.segments,
-        ds.vs.float_uniforms,
+        uniform_table(ds.vs.float_uniforms),
         plan.written,
         batch.inverse,
         batch.identity,
@@ -224,17 +227,25 @@ def run(
 
 
 @numba.njit(cache=True)
-def _shade(attrs, pairs, plan, segments, floats, written, shader):  # pragma: no cover - compiled
-    """The VS program's path (``FrontEndPlan``: its arithmetic runs ``plan[first:stop]`` in order, each with aL
-    set as the sequencer has it) on every row of ``attrs`` (U, K, 4): (U, 16, 4) float32 outputs, through the
-    interpreter's kernels on register files laid out and initialised as ``interpreter.Machine``'s."""
-    u = attrs.shape[0]
-    vr = np.zeros((NUM_REGS_VR, 4, u), np.float32)
-    out = np.zeros((NUM_OUT, 4, u), np.float32)
+def uniform_table(floats):  # pragma: no cover - compiled
+    """The (UNIFORM_ROWS, 4) float32 uniform table the shader reads: the (96, 4) float uniforms ``floats``, then rows
+    of 1.0 (as ``interpreter.Machine.c``)."""
     c = np.ones((UNIFORM_ROWS, 4), np.float32)
     for r in range(NUM_C):  # element by element: an array assignment compiles numba's shape-mismatch error (3 s)
         for k in range(4):
             c[r, k] = floats[r, k]
+    return c
+
+
+@numba.njit(cache=True)
+def _shade(attrs, pairs, plan, segments, c, written, shader):  # pragma: no cover - compiled
+    """The VS program's path (``FrontEndPlan``: its arithmetic runs ``plan[first:stop]`` in order, each with aL
+    set as the sequencer has it) on every row of ``attrs`` (U, K, 4): (U, 16, 4) float32 outputs, through the
+    interpreter's kernels on register files laid out and initialised as ``interpreter.Machine``'s; ``c``: the
+    ``uniform_table``."""
+    u = attrs.shape[0]
+    vr = np.zeros((NUM_REGS_VR, 4, u), np.float32)
+    out = np.zeros((NUM_OUT, 4, u), np.float32)
     if pairs.shape[0]:
         load_attributes(attrs, pairs, vr)
     a0, al, cmp = np.zeros((2, u), np.int32), np.zeros(u, np.int32), np.zeros((2, u), np.bool_)
@@ -259,7 +270,7 @@ def _front_end(
     pairs,
     plan,
     segments,
-    floats,
+    uniforms,
     written,
     inverse,
     identity,
@@ -276,22 +287,31 @@ def _front_end(
 ):  # pragma: no cover - compiled
     """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
     primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent, the (U, NUM_COLUMNS) float32 output-
-    mapped vertices, the number of vertices with an output not finite). ``inverse`` (3T,): the row of each
+    mapped vertices, the number of vertices with an output not finite). ``uniforms``: the ``uniform_table`` of the VS
+    float uniforms. ``inverse`` (3T,): the row of each
     triangle corner, in triangle order (``identity``: rows in order, consecutive triples). ``planes`` /
     ``offsets``: the clip planes (``ClipState``), against which triangles not wholly inside are clipped
     (``clipping.clip_classified``, as ``clip_triangles``)."""
     u = attrs.shape[0]
-    outputs = _shade(attrs, pairs, plan, segments, floats, written, shader)
+    outputs = _shade(attrs, pairs, plan, segments, uniforms, written, shader)
     nonfinite = nonfinite_rows(outputs, written)
     vert = np.empty((u, NUM_COLUMNS), np.float32)
     _fill_columns(outputs.reshape(u, 4 * NUM_OUT), source, COLOR.start, COLOR.stop, vert)
     t = inverse.shape[0] // 3
-    tris = (vert if identity else vert[inverse]).reshape(t, 3, NUM_COLUMNS)
+    if identity:
+        tris = vert.reshape(t, 3, NUM_COLUMNS)
+    else:  # element by element: a fancy index compiles numba's advanced-indexing machinery
+        tris = np.empty((t, 3, NUM_COLUMNS), np.float32)
+        for k in range(3 * t):
+            for c in range(NUM_COLUMNS):
+                tris[k // 3, k % 3, c] = vert[inverse[k], c]
     if quaternions:
         _align_quaternions(tris)
     classes = np.empty(t, np.int8)
     classify(tris, planes, offsets, classes)
-    primitive = np.arange(t).astype(np.int32)
+    primitive = np.empty(t, np.int32)
+    for k in range(t):  # loops, not np.arange / astype (each a compiled numpy function of its own)
+        primitive[k] = k
     invalid = away = straddle = 0
     for k in range(t):  # loops, not array comparisons and np.count_nonzero (compile time)
         invalid += classes[k] == clipping.INVALID
@@ -300,7 +320,9 @@ def _front_end(
     clip_counts = (0, 0, 0)
     if invalid or away or straddle:  # a class other than KEEP
         tris, src, dropped = clipping.clip_classified(tris, classes, planes, offsets)
-        primitive = src.astype(np.int32)
+        primitive = np.empty(src.shape[0], np.int32)
+        for k in range(src.shape[0]):
+            primitive[k] = src[k]
         clip_counts = (invalid + dropped, away, straddle)
     t = tris.shape[0]
     x, y = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
@@ -308,9 +330,10 @@ def _front_end(
     vary = np.empty((t, 3, NUM_COLUMNS - 4), np.float32)
     box = (0, 0, 0, 0)
     _window(tris, half_w, half_h, vx, vy, x, y, zndc, inv_w, vary)
-    if t and _cull_count(x, y, drop_sign):
-        ox, oy = np.empty_like(x), np.empty_like(y)
-        oz, ow, ov, op = np.empty_like(zndc), np.empty_like(inv_w), np.empty_like(vary), np.empty_like(primitive)
+    if t and _cull_count(x, y, drop_sign):  # np.empty, not np.empty_like: the same compiled allocations as above
+        ox, oy = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
+        oz, ow = np.empty((t, 3), np.float32), np.empty((t, 3), np.float32)
+        ov, op = np.empty((t, 3, NUM_COLUMNS - 4), np.float32), np.empty(t, np.int32)
         kept = _cull_gather(x, y, zndc, inv_w, vary, primitive, drop_sign, ox, oy, oz, ow, ov, op)
         x, y, zndc, inv_w, vary, primitive = ox[:kept], oy[:kept], oz[:kept], ow[:kept], ov[:kept], op[:kept]
     if x.shape[0]:
@@ -332,3 +355,60 @@ def nonfinite_rows(outputs, written):  # pragma: no cover - compiled
                     acc += outputs[i, o, c] * np.float32(0.0)
         rows += acc != acc
     return rows
+
+
+_C = numba.types.Array
+# what ``_front_end`` returns, declared so that its callers compile without compiling it (``numba_link.Linked``)
+FRONT_END = numba_link.register(
+    FRONT_END_ID,
+    _front_end,
+    numba.types.Tuple(
+        (
+            numba.types.Tuple(
+                (
+                    _C(numba.types.int64, 2, "C"),
+                    _C(numba.types.int64, 2, "C"),
+                    _C(numba.types.float32, 2, "C"),
+                    _C(numba.types.float32, 2, "C"),
+                    _C(numba.types.float32, 3, "C"),
+                    _C(numba.types.int32, 1, "C"),
+                )
+            ),
+            numba.types.UniTuple(numba.types.int64, 3),
+            numba.types.int64,
+            numba.types.UniTuple(numba.types.int64, 4),
+            _C(numba.types.float32, 2, "C"),
+            numba.types.int64,
+        )
+    ),
+)
+
+
+def front_end_entry(plan: FrontEndPlan, quaternions: bool, planes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The entry ((2,) int64, ``numba_link.Linked.entry``) of ``_front_end`` for the arguments
+    ``picaemu.fused.vertices.vertex_side`` passes it with this plan and these clip planes (compiled on first use):
+    attributes (U, K, 4), the ``uniform_table`` (UNIFORM_ROWS, 4) float32, the corners' rows (3T,) int64."""
+    f32 = np.float32
+    return np.array(
+        FRONT_END.entry(
+            np.zeros((0, 1, 4), f32),
+            plan.pairs,
+            plan.plan,
+            plan.segments,
+            np.ones((UNIFORM_ROWS, 4), f32),
+            plan.written,
+            np.zeros(0, np.int64),
+            True,
+            plan.source,
+            quaternions,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0,
+            planes,
+            offsets,
+            shader_entry(),
+        ),
+        np.int64,
+    )

@@ -47,7 +47,9 @@ FRAGMENT_BYTES = 20  # x, y, depth, w, primitive: 4 bytes each, plus 4 per inter
 ONE_PASS_BYTES = 64 << 20  # bounding-box-sized output arrays up to this size; beyond, count first
 CHUNK_FRAGMENTS = 1 << 22  # ``rasterize_chunks``: bounding-box pixels per run of triangles (~2 M fragments)
 MAX_DRAW_FRAGMENTS = 1 << 27  # a draw rasterizing more (1400 full 400x240 layers) is refused as hostile
-SCAN_BOUND, SCAN_COUNT, SCAN_EMIT = range(3)  # what a ``_scan`` walk does
+# what a ``_scan`` walk does; numpy ints, not Python ints: numba types a Python int constant passed to a compiled
+# function as its literal value and compiles the callee once per value (``_scan`` twice, ~1.5 s of CPU)
+SCAN_BOUND, SCAN_COUNT, SCAN_EMIT = (np.int64(mode) for mode in range(3))
 QUAT = slice(om.QUAT.start - 4, om.QUAT.stop - 4)  # the quaternion columns of the varyings array
 # Fragments field -> columns of the varyings array (vertex columns minus the 4 position columns)
 VARYING: dict[str, slice | int] = {
@@ -345,7 +347,7 @@ NO_OUTPUTS = (
 )  # the outputs of walks that write none
 
 
-def _walk(wt: WindowTriangles, rs: RasterState, mode: int) -> np.ndarray:
+def _walk(wt: WindowTriangles, rs: RasterState, mode: np.int64) -> np.ndarray:
     """(T,) int64 per triangle: its bounding-box pixels (SCAN_BOUND) or its fragments, scissored ones included
     (SCAN_COUNT)."""
     counts = np.zeros((len(wt), 3), np.int64)

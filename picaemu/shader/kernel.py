@@ -243,14 +243,22 @@ def run_segment(plan, vr, out, c, a0, aL, cmp, lanes, full, bufs, res, cols):
         row = plan[k]
         op = row[C_OP]
         nsrc = 1 if op in (5, 6, 7, 11, 14, 15, 16, 17) else (3 if op == 19 else 2)
-        # operands as column slices, not (row, constant q): a constant argument compiles _source once per value
-        a = _source(row[C_SRC : C_SRC + SRC_W], vr, c, a0, aL, lanes, full, bufs[0], cols[0])
-        b = (
-            _source(row[C_SRC + SRC_W : C_SRC + 2 * SRC_W], vr, c, a0, aL, lanes, full, bufs[1], cols[1])
-            if nsrc > 1
-            else a
-        )
-        cc = _source(row[C_SRC + 2 * SRC_W :], vr, c, a0, aL, lanes, full, bufs[2], cols[2]) if nsrc > 2 else a
+        # one call site of the inlined ``_source`` for the 1-3 operands (three sites cost ~1.5 s of compile time)
+        a = b = cc = cols[0]  # placeholders of the operands' type
+        for q in range(nsrc):
+            fetched = _source(
+                row[C_SRC + q * SRC_W : C_SRC + (q + 1) * SRC_W], vr, c, a0, aL, lanes, full, bufs[q], cols[q]
+            )
+            if q == 0:
+                a = fetched
+            elif q == 1:
+                b = fetched
+            else:
+                cc = fetched
+        if nsrc < 2:
+            b = a
+        if nsrc < 3:
+            cc = a
         if op == 16 or op == 18:
             _flags(op, row, a, b, cmp, a0, lanes, full, m)
             continue
@@ -258,8 +266,8 @@ def run_segment(plan, vr, out, c, a0, aL, cmp, lanes, full, bufs, res, cols):
             _flags(op, row, a, b, cmp, a0, lanes, full, m)
         dst = row[C_DST]  # o n -> out[n]; r n (0x10 + n) -> vr[0x10 + n]
         target = out[dst] if dst < NUM_OUT else vr[dst]
-        if full:
-            _compute(op, row, a, b, cc, target)
+        if full:  # two sites of the inlined ``_compute``: one site (``target if full else res``) compiled ~1.8 s
+            _compute(op, row, a, b, cc, target)  # faster but ran ~4 % slower (bench_shader.py, 100 k vertices)
             continue
         _compute(op, row, a, b, cc, res)
         for comp in range(4):
