@@ -312,10 +312,9 @@ def _port_word(
     if port == P_FIXED:
         done = _fixed_word(val, regs, layout, fixed, pending, counters, immediate)
         return 0, done and counters[C_IMM_COUNT] >= immediate.shape[0]
-    elif port == P_LIGHTING:
-        _lut_word(port, val, regs, layout, lighting, False, counters)
-    elif port == P_PROCTEX:
-        _lut_word(port, val, regs, layout, proctex, True, counters)
+    elif port in (P_LIGHTING, P_PROCTEX):  # a run-time bool: a literal one compiled ``_lut_word`` twice
+        proctex_sizes = port == P_PROCTEX
+        _lut_word(port, val, regs, layout, proctex if proctex_sizes else lighting, proctex_sizes, counters)
     elif port == P_FOG:
         at = _table_index(port, regs, layout, fog.shape[0], counters)
         if at >= 0:

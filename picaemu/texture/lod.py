@@ -65,7 +65,7 @@ def neighbours(x, y, prim):  # pragma: no cover - compiled
     table = np.full(1 << bits, EMPTY, np.int64)  # keys of fragments are >= 0
     first = np.empty(1 << bits, np.int64)
     for i in range(n):
-        k = _key(x[i], y[i], prim[i])
+        k = _key(np.int64(x[i]), np.int64(y[i]), prim[i])  # the types of the neighbours' keys: one compile
         h = _slot(table, k, mask, shift)
         if table[h] == EMPTY:
             table[h], first[h] = k, i
