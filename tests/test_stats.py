@@ -239,24 +239,14 @@ def test_stats_replays_through_the_compiled_loop() -> None:
     """``picaemu stats`` times the route a render takes: the draws run in the compiled draw loop (a few loop
     calls for 300 draws, not one Python draw each), their counters are the staged path's, and the loop's draws
     share each call's time."""
-    from picaemu.fused.driver import CompiledDriver
     from picaemu.pipeline import Pipeline
     from picaemu.replay import Replay
     from samples.game_scene import SCENES
+    from tests.test_fused_loop import _loop_calls
 
     capture = SCENES["game_objects_300"]()
-    calls: list[int] = []
-    original = CompiledDriver.run
-
-    def counted(self, *args):  # type: ignore[no-untyped-def]
-        calls.append(1)
-        return original(self, *args)
-
-    CompiledDriver.run = counted  # type: ignore[method-assign]
-    try:
+    with _loop_calls() as calls:
         rows = collect(capture).rows
-    finally:
-        CompiledDriver.run = original  # type: ignore[method-assign]
     assert len(rows) == 300 and {r["route"] for r in rows} == {"compiled"}
     assert 1 <= len(calls) <= 10  # the first draw of each of the scene's four states, the frame's events
     assert all(r["time_ms"] >= 0 for r in rows) and sum(r["time_ms"] for r in rows) > 0
