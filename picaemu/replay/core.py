@@ -68,9 +68,13 @@ from picaemu.replay.records import DrawRecord, EventInfo, describe
 from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
 from picaemu.state import GpuState
 
-CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
-CHECKPOINT_DRAWS = 32  # draws between checkpoints inside a command list (doubled while over the budget;
-# the debugger session asks for 8)
+# events between event-boundary checkpoints: events without draws (memory uploads, fills) replay in ~5 us each, so
+# 256 of them cost about one checkpoint (draws bring their own by their work, below)
+CHECKPOINT_EVERY = 256
+# draws between checkpoints inside a command list (doubled while over the budget; the debugger session asks for 8):
+# the compiled loop replays 256 small draws in 3-10 ms, and a checkpoint costs 0.3-0.5 ms (its page compare and
+# copies), so a first replay pays ~5 % for them where one every 32 draws cost 30-70 % (bench/RESULTS.md)
+CHECKPOINT_DRAWS = 256
 CHECKPOINT_BUDGET = 512 * 1024 * 1024  # bytes of mid-list checkpoints a replay keeps
 JUMP_CHANNEL = {mmio.CMDBUF_JUMP0: 0, mmio.CMDBUF_JUMP0 + 4: 1}  # MMIO address of CMDBUF_JUMP0/1 -> channel
 Write = tuple[int, int, int]  # (MMIO address, value, width), as ``mmio.lower`` gives them

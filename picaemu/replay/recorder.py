@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 from picaemu.draw import ROUTE_COMPILED, CompiledSink, DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink
 from picaemu.errors import PicaError
 from picaemu.formats import pica
-from picaemu.replay.checkpoint import WORK_COUNTERS, draw_work, work_of
+from picaemu.replay.checkpoint import VERTEX_WORK, WORK_COUNTERS, draw_work, work_of
 from picaemu.replay.records import DrawRecord
 from picaemu.state import GpuState
 
@@ -47,13 +47,15 @@ class Recorder:
 
     def compiled_plans(self, call: DrawCall) -> CompiledPlans | None:
         """The inner sink's plans (``picaemu.draw.CompiledSink``), limited so that the loop stops after the draw
-        to stop after and after the draws that may take a mid-list checkpoint (``compiled_draws`` acts on them)."""
+        to stop after and after the draws that may take a mid-list checkpoint, by their number or by the work
+        since the last checkpoint (``compiled_draws`` acts on them)."""
         replay = self._replay()
         plans = self.inner.compiled_plans(call) if is_compiled_sink(self.inner) else None
         if plans is None or replay is None:
             return None
         limit = replay._next_checkpoint_draw(call.index)
-        return plans.with_limit(limit if self.stop_after is None else min(limit, self.stop_after))
+        plans = plans.with_limit(limit if self.stop_after is None else min(limit, self.stop_after))
+        return plans.with_work(max(1, replay._work_left()), VERTEX_WORK) if replay.checkpoints else plans
 
     def compiled_allowed(self) -> bool:
         return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
