@@ -8,7 +8,8 @@ write) -> draw -> packet:
 - ``frames``: for frame i, the index of its FrameEnd event; ``run_to_frame(i)`` stops right after it.
 - ``draws``: ``DrawRecord`` per draw (global index, event index, byte offset of the trigger packet, kind, the
   pipeline's counters, the route it took: compiled or reference with the reasons) — complete after ``index()``
-  (one pass over the whole capture), else as far as replayed.
+  (one pass over the whole capture), else as far as replayed (a ``DrawRecords`` sequence: the compiled loop's
+  records are made when first read).
 - ``packets(event)``: the packets of a command-list event, decoded from memory as it was when the list ran.
 - ``run_to(n)`` puts the replay in the state after n events; ``run_to(n, packets=k)`` additionally runs the
   first k packets of command-list event n (a ``CommandList``, or a register write that kicks a list; packets
@@ -64,7 +65,7 @@ from picaemu.replay.checkpoint import (
 )
 from picaemu.replay.checkpointing import Checkpointing
 from picaemu.replay.recorder import BACKENDS, Recorder, StopAfterDraw, default_pipeline
-from picaemu.replay.records import DrawRecord, EventInfo, describe
+from picaemu.replay.records import DrawRecord, DrawRecords, EventInfo, describe
 from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
 from picaemu.state import GpuState
 
@@ -137,7 +138,7 @@ class Replay(Checkpointing):
             self.memory.write(address, capture.blobs[blob], f"initial memory block at 0x{address:08X}")
         self.position = 0
         self.packet = 0  # packets of command-list event ``position`` already run (0 = none)
-        self.draws: list[DrawRecord] = []
+        self.draws = DrawRecords()
         self.indexed = False
         self._current = 0
         self._partial = False  # True after run_to_draw stopped inside a command list (packet count unknown)
