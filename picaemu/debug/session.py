@@ -8,11 +8,11 @@ attached and builds the ``Timeline`` (every packet, write and draw; see ``picaem
   inspector, texture bindings and shader view of any draw need no replay at all;
 - every display transfer (``transfers``: ``picaemu.gx.engines.TransferRecord`` with its event), so that a screen
   pixel maps back to its render target (``picaemu.debug.screen_map``);
-- the replay's own checkpoints (one checkpoint policy: ``Replay``'s, see ``picaemu.replay``): at the start, every
-  ``checkpoint_every`` events, at every frame end and after every ``memory_every``-th draw inside command lists
-  (``Replay.checkpoint_draws``; K measured in ``bench/bench_gui.py``) or draw that brings the draw work since the
-  last one to ``memory_work`` (``Replay.checkpoint_work``), within ``Replay.checkpoint_budget``: denser than a
-  plain replay's, since the debugger moves back and forth where a replay mostly runs forward.
+- the replay's own checkpoints (one checkpoint policy: ``Replay``'s, see ``picaemu.replay``): at the start, at
+  every frame end, after every ``memory_every``-th draw inside command lists (``Replay.checkpoint_draws``; K
+  measured in ``bench/bench_gui.py``) and after any draw or event that brings the work since the last one to
+  ``memory_work`` (``Replay.checkpoint_work``: 256 events without draws), within ``Replay.checkpoint_budget``:
+  denser than a plain replay's, since the debugger moves back and forth where a replay mostly runs forward.
 
 ``extend(events)`` appends complete frames of a live recording (``picaemu.record.live``, the GUI's File › Attach)
 and indexes only them, so the timeline grows frame by frame at the cost of the new frames.

@@ -14,10 +14,11 @@ write) -> draw -> packet:
 - ``run_to(n)`` puts the replay in the state after n events; ``run_to(n, packets=k)`` additionally runs the
   first k packets of command-list event n (a ``CommandList``, or a register write that kicks a list; packets
   counted along the list's jumps, as ``CommandProcessor.run_at(..., packet_limit=k)`` counts them). Going
-  backwards restores the nearest checkpoint at or before the target (taken every ``checkpoint_every`` events and
-  at every frame start, and inside command lists after every ``checkpoint_draws``-th draw and after any draw that
-  brings the work since the last checkpoint to ``checkpoint_work``: ``picaemu.replay.checkpoint.draw_work``, so a
-  frame of expensive draws gets one after each of them; within ``checkpoint_budget`` bytes) and replays forward;
+  backwards restores the nearest checkpoint at or before the target (taken every ``checkpoint_every`` events, at
+  every frame start, after any event and, inside command lists, after any draw that brings the work since the last
+  checkpoint to ``checkpoint_work`` (``picaemu.replay.checkpoint.draw_work`` and ``EVENT_WORK``: a frame of
+  expensive draws gets one after each of them), and after every ``checkpoint_draws``-th draw; within
+  ``checkpoint_budget`` bytes) and replays forward;
   going forward past a checkpoint starts from it too.
   ``run_to_draw(d)`` stops inside a command list right after draw d.
 - ``checkpoint() -> Checkpoint`` copies the current position (GPU state, sparse 4 KiB pages of memory, external
@@ -60,6 +61,7 @@ from picaemu.regs import access, id_of
 from picaemu.replay.capture import initial_gpu_state, load_capture
 from picaemu.replay.checkpoint import (
     CHECKPOINT_WORK,
+    EVENT_WORK,
     Checkpoint,
     PageStore,
 )
@@ -69,9 +71,9 @@ from picaemu.replay.records import DrawRecord, DrawRecords, EventInfo, describe
 from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
 from picaemu.state import GpuState
 
-# events between event-boundary checkpoints: events without draws (memory uploads, fills) replay in ~5 us each, so
-# 256 of them cost about one checkpoint (draws bring their own by their work, below)
-CHECKPOINT_EVERY = 256
+# events between event-boundary checkpoints whatever their work (each event's own replay counts as ``EVENT_WORK``
+# towards ``checkpoint_work``, so cheap events bring one every 2048, the session's every 256)
+CHECKPOINT_EVERY = 4096
 # draws between checkpoints inside a command list (doubled while over the budget; the debugger session asks for 8):
 # the compiled loop replays 256 small draws in 3-10 ms, and a checkpoint costs 0.3-0.5 ms (its page compare and
 # copies), so a first replay pays ~5 % for them where one every 32 draws cost 30-70 % (bench/RESULTS.md)
@@ -117,7 +119,7 @@ class Replay(Checkpointing):
         self.checkpoint_draws = max(1, checkpoint_draws)
         self.checkpoint_budget = checkpoint_budget
         self.checkpoint_work = max(1, checkpoint_work)
-        self._work = 0  # draw work (``draw_work``) run since the last checkpoint was taken or restored
+        self._work = 0  # work (``draw_work``, ``EVENT_WORK``) run since the last checkpoint was taken or restored
         self._checkpoint_bytes = 0
         self.checkpoints = checkpoints
         self.pipeline = pipeline if pipeline is not None else default_pipeline()
@@ -352,11 +354,13 @@ class Replay(Checkpointing):
         return self.processor.draw_count
 
     def _finish_event(self) -> None:
-        """Event ``position`` is complete: move on, take the periodic / frame-start checkpoint, or one after a
-        list whose last draws brought the work since the last checkpoint to ``checkpoint_work``."""
+        """Event ``position`` is complete: move on, take the periodic / frame-start checkpoint, or one after an
+        event that brought the work since the last checkpoint (its draws', and ``EVENT_WORK`` an event) to
+        ``checkpoint_work``."""
         event = self.events[self.position]
         self.position += 1
         self.packet, self._resume = 0, None
+        self._work += EVENT_WORK
         if self.checkpoints and (
             self.position % self.checkpoint_every == 0
             or isinstance(event, pica.FrameEnd)
