@@ -58,8 +58,9 @@ from picaemu.geometry.vertex_loader import MAX_DRAW_VERTICES
 from picaemu.shader.geometry import MODES, InvocationTrace, fixed_layout_error, invocation_traces, output_keep
 from picaemu.shader.interpreter import POOL_MIN_LANES
 from picaemu.shader.isa import NUM_C, OPCODES, Instruction, Operand
-from picaemu.shader.kernel import NUM_OUT, encode_row
+from picaemu.shader.kernel import NUM_OUT, ROW, encode_row
 from picaemu.shader.program import NUM_REGS_VR, Program, program_of
+from picaemu.shader.setup import ShaderSetup
 
 # event codes of the events table (module docstring)
 EVENT_CODES = {"arith": 0, "setemit": 1, "emit": 2}
@@ -89,23 +90,32 @@ def plan_args(ds: DrawState, fe: FrontEndPlan, loading: tuple, window: tuple, li
         return "geometry shader with a topology other than 3 (geometry primitives)"
     if setup is None:
         return "geometry shader in use without its setup"
+    slots = np.array(slot_registers(prim.vs_outmap_mask), np.int64)
+    gs = invocation_args(setup, len(slots))
+    if isinstance(gs, str):
+        return gs
+    vs = (fe.pairs, fe.plan, fe.segments, fe.written, slots, int(fe.instructions))
+    *view, width, height = window
+    mapped = (*passthrough(gs[2]), fe.source, *view)
+    return (loading, vs, gs, mapped, links, width, height)
+
+
+def invocation_args(setup: ShaderSetup, attributes: int) -> tuple | str:
+    """``run_invocations``' ``gs`` tables for the GS ``setup`` fed ``attributes`` attributes per vertex: (config (6,)
+    int64, permutation (16,) int64, kept outputs (16,) bool, then ``_tables``), or a str naming why the program is
+    not covered (module docstring)."""
     g = setup.geometry
     if g.mode not in MODES:
         return f"geometry shader mode {g.mode} does not exist (0 point, 1 variable, 2 fixed)"
-    slots = np.array(slot_registers(prim.vs_outmap_mask), np.int64)
-    if g.mode == FIXED and (error := fixed_layout_error(setup, len(slots))):
+    if g.mode == FIXED and (error := fixed_layout_error(setup, attributes)):
         return error
     traces = invocation_traces(setup)
     if isinstance(traces, str):
         return traces
-    keep = output_keep(setup.output_mask)
-    config = np.array([g.mode, setup.num_inputs, g.fixed_start, g.fixed_stride, g.fixed_vertices, g.variable_main])
+    config = [g.mode, setup.num_inputs, g.fixed_start, g.fixed_stride, g.fixed_vertices, g.variable_main]
     permutation = np.array(setup.input_permutation, np.int64)
-    gs = (config.astype(np.int64), permutation, keep, *_tables(program_of(setup), traces))
-    vs = (fe.pairs, fe.plan, fe.segments, fe.written, slots, int(fe.instructions))
-    *view, width, height = window
-    mapped = (*passthrough(keep), fe.source, *view)
-    return (loading, vs, gs, mapped, links, width, height)
+    keep = output_keep(setup.output_mask)
+    return (np.array(config, np.int64), permutation, keep, *_tables(program_of(setup), traces))
 
 
 def _tables(program: Program, traces: list[InvocationTrace]) -> tuple[np.ndarray, ...]:
@@ -125,7 +135,7 @@ def _tables(program: Program, traces: list[InvocationTrace]) -> tuple[np.ndarray
                 events.append((EVENT_CODES[kind], *fields, *(0,) * (3 - len(fields))))  # type: ignore[arg-type]
         starts.append(len(events))
         emits.append(sum(kind == "emit" for kind, *_ in trace.events))
-    plan = np.concatenate(rows) if rows else np.zeros((0, encode_row_width()), np.int32)
+    plan = np.concatenate(rows) if rows else np.zeros((0, ROW), np.int32)
     return (
         np.ascontiguousarray(plan, np.int32),
         np.array(events, np.int64).reshape(-1, 4),
@@ -133,11 +143,6 @@ def _tables(program: Program, traces: list[InvocationTrace]) -> tuple[np.ndarray
         np.array(emits, np.int64),
         np.array([t.lane_instructions for t in traces], np.int64),
     )
-
-
-def encode_row_width() -> int:
-    """Columns of a plan row (``shader.kernel.ROW``)."""
-    return int(encode_row(_mov(0)).shape[0])
 
 
 def _mov(reg: int) -> Instruction:
