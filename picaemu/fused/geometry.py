@@ -132,7 +132,7 @@ def _tables(program: Program, traces: list[InvocationTrace]) -> tuple[np.ndarray
                 events.append((ARITH, stop, stop + end - pc, al))
                 stop += end - pc
             else:
-                events.append((EVENT_CODES[kind], *fields, *(0,) * (3 - len(fields))))  # type: ignore[arg-type]
+                events.append((EVENT_CODES[kind], *fields, *(0,) * (3 - len(fields))))
         starts.append(len(events))
         emits.append(sum(kind == "emit" for kind, *_ in trace.events))
     plan = np.concatenate(rows) if rows else np.zeros((0, ROW), np.int32)

@@ -122,8 +122,8 @@ class VertexPlan:
         quaternions, planes, offsets = bool(ds.varyings.quaternions), ds.clip.planes, ds.clip.offsets
         view = (quaternions, *_viewport(vp), int(clipping.CULL_DROPS[vp.cull_mode]), planes, offsets)
         links = (front_end.shader_entry(), front_end.front_end_entry(fe, quaternions, planes, offsets))
-        regions = (memory.region_bytes("vram"), int(names["vram"].base))
-        regions += (memory.region_bytes("fcram"), int(names["fcram"].base))
+        vram, fcram = names["vram"], names["fcram"]
+        regions = (memory.region_bytes("vram"), int(vram.base), memory.region_bytes("fcram"), int(fcram.base))
         if prim.gs_in_use:
             loading = (reads, fixed, fixed_attribs, int(loader.num_attributes), *regions)
             args = geometry.plan_args(ds, fe, loading, (*view, int(fb.width), int(fb.height)), links)
