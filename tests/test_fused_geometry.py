@@ -77,17 +77,17 @@ GS_STRIP = """
 .out oclr color
 .proc main
     ifu b15
+        mov oclr, v1
         setemit 2, prim
         mov opos, v0
-        mov oclr, v1
         emit
     .else
-        setemit 0
-        mov opos, v0
-        emit
-        setemit 1
         add opos, v0, v1
+        setemit 0
+        emit
+        mov opos, v0
         mov oclr, v1
+        setemit 1
         emit
     .end
     end
@@ -117,17 +117,17 @@ GS_VARIABLE = """
 .out opos position
 .out oclr color
 .proc main
-    setemit 0
-    mov opos, c1
-    mov oclr, c2
-    emit
-    setemit 1
-    mov opos, c3
-    emit
-    setemit 2, prim
-    mov opos, c4
     mov r0, c0
+    setemit 1
+    add opos, c3, r0
     mul oclr, r0, c2
+    emit
+    setemit 0
+    mov oclr, c2
+    mov opos, c1
+    emit
+    setemit 2, prim inv
+    mov opos, c4
     emit
     end
 .end
