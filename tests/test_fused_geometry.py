@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 from picaemu.formats import pica
 
 from picaemu.builder import CaptureBuilder
-from picaemu.draw import ROUTE_COMPILED
+from picaemu.draw import GEOMETRY_SHADER_SEAM, ROUTE_COMPILED
 from picaemu.errors import PicaError
 from picaemu.fused.geometry import invocation_args, run_invocations
 from picaemu.fused.vertices import VertexPlan
 from picaemu.geometry.front_end import shader_entry
+from picaemu.pipeline_seams import run_geometry_shader as run_geometry_seam
 from picaemu.replay import Replay
 from picaemu.shader import ShaderSetup, run_geometry_shader
 from picaemu.shader.asm import assemble
@@ -288,3 +289,12 @@ def test_the_gs_sample_runs_compiled() -> None:
     plan = VertexPlan.of(call.draw_state, call.memory, call.state.fixed_attribs)
     assert isinstance(plan, VertexPlan) and plan.geometry and call.route == ROUTE_COMPILED
     assert call.stats["primitives_rasterized"] == 48 and call.stats["shader_instructions"] == 744
+
+
+def test_a_replaced_geometry_shader_seam_runs_staged() -> None:
+    def seam(ds, attributes, sizes, counters=None):
+        return run_geometry_seam(ds, attributes, sizes, counters)
+
+    pipe = Recorder(compiled_draws=False, geometry_shader=seam)
+    Replay(gs_scene(0), checkpoints=False, pipeline=pipe).run()
+    assert {call.route for call in pipe.calls} == {f"reference: {GEOMETRY_SHADER_SEAM}"}

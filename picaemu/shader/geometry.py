@@ -264,4 +264,4 @@ def invocation_traces(setup: ShaderSetup) -> list[InvocationTrace] | str:
         if bools[B15] and end == al:
             return traces
         bools[B15], al = True, end
-    raise ShaderError(f"geometry shader invocations did not settle in {MAX_TRACES} paths (aL {al})")
+    return f"geometry shader invocations did not settle in {MAX_TRACES} paths (aL {al})"  # see the docstring
