@@ -43,6 +43,8 @@ slots were written: the staged path then runs the draw (and raises its named err
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numba
 import numpy as np
 
@@ -77,6 +79,8 @@ NUM_SLOTS = EMITTED - SLOT
 EMPTY_BOX = (0, 0, -1, -1)  # no triangle left (``vertices.EMPTY_BOX``)
 MOV = next(op for op, (name, _) in OPCODES.items() if name == "mov")
 IDENTITY = (0, 1, 2, 3)
+MEMO_ENTRIES = 32  # GS programs x uniforms whose tables ``_program_args`` keeps
+_MEMO: OrderedDict[tuple, tuple[tuple, tuple] | str] = OrderedDict()
 
 
 def plan_args(ds: DrawState, fe: FrontEndPlan, loading: tuple, window: tuple, links: tuple) -> tuple | str:
@@ -91,13 +95,36 @@ def plan_args(ds: DrawState, fe: FrontEndPlan, loading: tuple, window: tuple, li
     if setup is None:
         return "geometry shader in use without its setup"
     slots = np.array(slot_registers(prim.vs_outmap_mask), np.int64)
-    gs = invocation_args(setup, len(slots))
-    if isinstance(gs, str):
-        return gs
+    program = _program_args(setup, len(slots))
+    if isinstance(program, str):
+        return program
+    gs, through = program
     vs = (fe.pairs, fe.plan, fe.segments, fe.written, slots, int(fe.instructions))
     *view, width, height = window
-    mapped = (*passthrough(gs[2]), fe.source, *view)
-    return (loading, vs, gs, mapped, links, width, height)
+    return (loading, vs, gs, (*through, fe.source, *view), links, width, height)
+
+
+def _program_args(setup: ShaderSetup, attributes: int) -> tuple[tuple, tuple] | str:
+    """(``invocation_args``, ``passthrough`` of its kept outputs), or the refusal, remembered for the last
+    ``MEMO_ENTRIES`` GS programs, entries, configurations and bool / int uniforms (the float uniforms are live: a
+    draw that changes only those re-plans in a lookup instead of ~250 us of tracing)."""
+    key = (
+        setup.program_key,
+        setup.entry,
+        setup.geometry,
+        setup.num_inputs,
+        setup.input_permutation,
+        setup.output_mask,
+        setup.bool_uniforms.tobytes() + setup.int_uniforms.tobytes(),
+        attributes,
+    )
+    found = _MEMO.get(key)
+    if found is None:
+        gs = invocation_args(setup, attributes)
+        found = _MEMO[key] = gs if isinstance(gs, str) else (gs, passthrough(gs[2]))
+        if len(_MEMO) > MEMO_ENTRIES:
+            _MEMO.popitem(last=False)
+    return found
 
 
 def invocation_args(setup: ShaderSetup, attributes: int) -> tuple | str:
