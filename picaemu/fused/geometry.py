@@ -57,7 +57,14 @@ from picaemu.geometry.front_end import uniform_table as _uniform_table
 from picaemu.geometry.output_map import NUM_COLUMNS, slot_registers
 from picaemu.geometry.primitive_assembly import Topology
 from picaemu.geometry.vertex_loader import MAX_DRAW_VERTICES
-from picaemu.shader.geometry import MODES, InvocationTrace, fixed_layout_error, invocation_traces, output_keep
+from picaemu.shader.geometry import (
+    MODES,
+    NUM_SLOTS,
+    InvocationTrace,
+    fixed_layout_error,
+    invocation_traces,
+    output_keep,
+)
 from picaemu.shader.interpreter import POOL_MIN_LANES
 from picaemu.shader.isa import NUM_C, OPCODES, Instruction, Operand
 from picaemu.shader.kernel import NUM_OUT, ROW, encode_row
@@ -73,9 +80,10 @@ POINT, VARIABLE, FIXED = MODES  # GS input modes (``MODES``: 0 point, 1 variable
 MODE, INPUTS, START, STRIDE, GROUP, MAIN = range(6)
 # slots of the invocations' (9,) int64 state: output bank, the SETEMIT latch (vtxid, primemit, winding), the emit
 # buffer's three slots (-1: not written yet), vertices emitted, triangles emitted
-BANK, VTXID, PRIMEMIT, WINDING, SLOT, EMITTED, TRIANGLES = 0, 1, 2, 3, 4, 7, 8
-NUM_STATE = 9
-NUM_SLOTS = EMITTED - SLOT
+BANK, VTXID, PRIMEMIT, WINDING, SLOT = range(5)
+EMITTED = SLOT + NUM_SLOTS
+TRIANGLES = EMITTED + 1
+NUM_STATE = TRIANGLES + 1
 EMPTY_BOX = (0, 0, -1, -1)  # no triangle left (``vertices.EMPTY_BOX``)
 MOV = next(op for op, (name, _) in OPCODES.items() if name == "mov")
 IDENTITY = (0, 1, 2, 3)

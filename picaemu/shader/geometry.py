@@ -47,6 +47,7 @@ from picaemu.shader.interpreter import STEP_BUDGET, Control, DataFlow, Effect, L
 from picaemu.shader.reference import ScalarMachine
 from picaemu.shader.setup import ShaderSetup
 
+# picaemu: kernel constants (NUM_SLOTS and MODES: ``picaemu.fused.geometry``'s kernels freeze them)
 NUM_SLOTS = 3
 B15 = 15
 MODES = {0: "point", 1: "variable", 2: "fixed"}
