@@ -66,6 +66,7 @@ from picaemu.draw import (
     COLOR_STAGES_SEAM,
     FUSED_FRAGMENTS_OFF,
     FUSED_VERTICES_OFF,
+    GEOMETRY_SHADER_SEAM,
     IMMEDIATE_MODE,
     MID_PRIMITIVE,
     OTHER_BACKEND,
@@ -109,6 +110,7 @@ __all__ = [  # the seams, records and route reasons live beside, and are this mo
     "COLOR_STAGES_SEAM",
     "FUSED_FRAGMENTS_OFF",
     "FUSED_VERTICES_OFF",
+    "GEOMETRY_SHADER_SEAM",
     "IMMEDIATE_MODE",
     "MID_PRIMITIVE",
     "OTHER_BACKEND",
@@ -295,7 +297,7 @@ class Pipeline(FragmentSide):
     ) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | str:
         """``picaemu.fused.vertices``: the common draw's loading and geometry in one compiled call, or why not (a
         str: not the common case, or it is off, or a stage observer watches the vertices, or the vertex shader
-        seam replaced)."""
+        seam, or for a GS draw the geometry shader seam, replaced)."""
         if not self.fused_vertices or not self.fused_front_end:
             return FUSED_VERTICES_OFF
         if watches_vertices(self.stage_observer):
@@ -303,6 +305,8 @@ class Pipeline(FragmentSide):
         if self.vertex_shader is not run_vertex_shader:
             return VERTEX_SHADER_SEAM
         ds = call.draw_state
+        if ds.primitives.gs_in_use and self.geometry_shader is not run_geometry_shader:
+            return GEOMETRY_SHADER_SEAM
         plan = self._vertex_plans.plan_of(ds, call.memory, call.state.fixed_attribs)
         if isinstance(plan, str):
             return plan

@@ -95,7 +95,7 @@ def test_hand_made_draws_name_the_seam_and_immediate_mode() -> None:
         ("lit_sphere", "compiled"),
         ("proctex", "compiled"),
         ("game_rich_1000", "compiled"),
-        ("gs_sprites", "reference: geometry shader"),
+        ("gs_sprites", "compiled"),
     ],
 )
 def test_sample_routes(stem: str, expected: str) -> None:

@@ -609,7 +609,7 @@ def plans_for(call: DrawCall) -> CompiledPlans | None:
     if ds.failed:
         return None
     vertices = VertexPlan.of(ds, call.memory, call.state.fixed_attribs)
-    if isinstance(vertices, str):
+    if isinstance(vertices, str) or vertices.geometry:  # a GS draw runs compiled from the pipeline
         return None
     fragments = FragmentPlan.of(ds, call.memory)
     if isinstance(fragments, str):

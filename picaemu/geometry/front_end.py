@@ -118,13 +118,14 @@ def flow_key(ds: DrawState) -> bytes | None:
 
 
 def plan_for(ds: DrawState, num_inputs: int) -> FrontEndPlan | None:
-    """The fused plan of the draw's VS program and output map (None: the program reaches flow control that
-    depends on vertex data, or fails, or the draw uses the geometry shader). Remembered for the last program /
-    output map / mask / input count (by identity: the draw-state cache hands the same part objects to draws that
-    did not change them) and, for a program with flow control, its bool and int uniforms (``flow_key``)."""
+    """The fused plan of the draw's VS program and output map (None: the program reaches flow control that depends on
+    vertex data, or fails). With the geometry shader in use the output map applies to the GS's outputs
+    (``gs_outmap_mask``: ``picaemu.fused.geometry`` runs that draw; ``run`` declines it). Remembered for the last
+    program / output map / mask / input count (by identity: the draw-state cache hands the same part objects to draws
+    that did not change them) and, for a program with flow control, its bool and int uniforms (``flow_key``)."""
     global _last
     prim = ds.primitives
-    key = (ds.vs_program, ds.output_map, prim.vs_outmap_mask, num_inputs, prim.gs_in_use)
+    key = (ds.vs_program, ds.output_map, prim.vs_outmap_mask, num_inputs, prim.gs_in_use, prim.gs_outmap_mask)
     last = _last
     if (
         last is not None
@@ -134,7 +135,7 @@ def plan_for(ds: DrawState, num_inputs: int) -> FrontEndPlan | None:
         and (last[2] is None or last[2] == flow_key(ds))
     ):
         return last[1]
-    plan = None if prim.gs_in_use else _build_plan(ds, num_inputs)
+    plan = _build_plan(ds, num_inputs)
     _last = (key, plan, flow_key(ds))
     return plan
 
@@ -156,7 +157,9 @@ def _build_plan(ds: DrawState, num_inputs: int) -> FrontEndPlan | None:
             return None
         runs, instructions, uniforms = trace.segments, trace.lane_instructions, flow_key(ds)
     pairs = program.input_pairs(entry, setup.input_permutation, min(setup.num_inputs, num_inputs))
-    source, _ = _source_table(ds.output_map, ds.primitives.vs_outmap_mask)  # raises as map_outputs would
+    prim = ds.primitives
+    mapped = prim.gs_outmap_mask if prim.gs_in_use else prim.vs_outmap_mask  # the unit whose outputs are mapped
+    source, _ = _source_table(ds.output_map, mapped)  # raises as map_outputs would
     stops = np.cumsum([length for _, length, _ in runs])
     table = [(stop - length, stop, al) for stop, (_, length, al) in zip(stops, runs, strict=True)]
     segments = np.array(table, np.int64)
@@ -180,6 +183,7 @@ def run(
     n = batch.count
     if (
         batch.attributes.shape[0] >= POOL_MIN_LANES
+        or prim.gs_in_use
         or prim.topology.value not in TRIPLES
         or n % 3
         or not assembler.takes_whole_triangles(prim.topology)
