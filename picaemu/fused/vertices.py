@@ -9,12 +9,13 @@ vertex, index buffer address and format, the VS float uniforms). Produces what t
 box the pipeline stores in ``call.bounds`` (``clipping.window_box``) and the counters ``VERTEX_COUNTERS``.
 
 Loading follows ``picaemu.geometry.vertex_loader``'s rules (no second layout rule: the plan's read table comes
-from ``VertexLoaderState.reads``, which walked the loaders' slots and padding): draw-arrays loads vertices
-``first .. first + count - 1``; draw-elements reads u8/u16 indices and loads (and shades) each distinct index
-once, in increasing order, with ``inverse`` giving each submitted vertex's row; elements convert to float without
-normalisation, missing components come from ``DEFAULT_COMPONENTS``, fixed attributes from the state's store (a
-live array: the plan holds the store itself, which uploads write in place). f32 elements are moved as bytes (NaN
-payloads kept, as the staged path's byte copy). Reads go straight to the region arrays and do not mark pages live
+from ``VertexLoaderState.reads``, which walked the loaders' slots and padding; no second element rule: the element
+sizes and signs are ``vertex_loader.ELEMENT_FORMATS``'s tables): draw-arrays loads vertices ``first .. first +
+count - 1``; draw-elements reads u8/u16 indices and loads (and shades) each distinct index once, in increasing
+order, with ``inverse`` giving each submitted vertex's row; elements convert to float without normalisation,
+missing components come from ``DEFAULT_COMPONENTS``, fixed attributes from the state's store (a live array: the
+plan holds the store itself, which uploads write in place). f32 elements are moved as bytes (NaN payloads kept, as
+the staged path's byte copy). Reads go straight to the region arrays and do not mark pages live
 (``PhysicalMemory.live_pages``): a read changes no page, and every writer marks the pages it writes.
 
 Covered topologies: triangle lists, "geometry primitive" draws without the geometry shader (citro3d's indexed
@@ -52,7 +53,14 @@ from picaemu.geometry import clipping, front_end
 from picaemu.geometry.front_end import FRONT_END_ID
 from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import TRIPLES, Assembler, Topology, kept_positions, triangle_positions
-from picaemu.geometry.vertex_loader import DEFAULT_COMPONENTS, ELEMENT_DTYPES, MAX_DRAW_VERTICES, VertexLoaderState
+from picaemu.geometry.vertex_loader import (
+    DEFAULT_COMPONENTS,
+    ELEMENT_SIGNED,
+    ELEMENT_SIZES,
+    F32_FORMAT,
+    MAX_DRAW_VERTICES,
+    VertexLoaderState,
+)
 from picaemu.memory import PhysicalMemory
 from picaemu.shader.interpreter import POOL_MIN_LANES
 
@@ -69,10 +77,6 @@ VERTEX_COUNTERS = (
     "primitives_rasterized",
     "vertices_nonfinite",
 )
-# element formats of the read table, by code: s8, u8, s16, f32
-DTYPE_CODES = {ELEMENT_DTYPES[name]: code for code, name in enumerate(("s8", "u8", "s16", "f32"))}
-S8, U8, S16, F32 = range(4)
-ITEM_SIZES = np.array([1, 1, 2, 4], np.int64)
 # columns of the (R, 7) int64 read table: one row per loaded attribute (the loop rewrites ADDRESS from the live
 # ATTRIBBUFFERS_LOC and the loader's OFFSET before each draw, keeping LOADER and OFFSET: bytes into its vertex)
 ATTRIBUTE, ADDRESS, STRIDE, FORMAT, COMPONENTS, LOADER, OFFSET = range(7)
@@ -151,10 +155,8 @@ class VertexPlan:
 
 def read_table(loader: VertexLoaderState) -> np.ndarray:
     """(R, 7) int64: one row per loaded attribute of ``loader``'s layout, columns ``ATTRIBUTE`` .. ``OFFSET``
-    (addresses in bytes, of vertex index 0; formats as ``DTYPE_CODES``)."""
-    rows = [
-        (r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components, r.loader, r.offset) for r in loader.reads
-    ]
+    (addresses in bytes, of vertex index 0; formats as ``vertex_loader.ELEMENT_FORMATS`` codes)."""
+    rows = [(r.attribute, r.address, r.stride, r.format, r.components, r.loader, r.offset) for r in loader.reads]
     return np.array(rows, np.int64).reshape(-1, 7)
 
 
@@ -285,14 +287,14 @@ def _unique(stream):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def _element(region, p, code):  # pragma: no cover - compiled
-    """The integer element of format ``code`` (s8 / u8 / s16) at byte ``p`` of ``region``, as float32."""
-    value = np.int64(region[p])
-    if code == S16:
-        value |= np.int64(region[p + 1]) << 8
-        if value >= 1 << 15:
-            value -= 1 << 16
-    elif code == S8 and value >= 1 << 7:
-        value -= 1 << 8
+    """The integer element of format ``code`` at byte ``p`` of ``region``, as float32: ``ELEMENT_SIZES[code]``
+    little-endian bytes, two's complement when ``ELEMENT_SIGNED[code]`` (``vertex_loader.ELEMENT_FORMATS``)."""
+    size = ELEMENT_SIZES[code]
+    value = np.int64(0)
+    for b in range(size):
+        value |= np.int64(region[p + b]) << (8 * b)
+    if ELEMENT_SIGNED[code] and value >= np.int64(1) << (8 * size - 1):
+        value -= np.int64(1) << (8 * size)
     return np.float32(value)
 
 
@@ -309,7 +311,7 @@ def _load(
     for r in range(reads.shape[0]):
         a, address, stride = reads[r, ATTRIBUTE], reads[r, ADDRESS], reads[r, STRIDE]
         code, comps = reads[r, FORMAT], reads[r, COMPONENTS]
-        item = ITEM_SIZES[code]
+        item = ELEMENT_SIZES[code]
         region, off = _region(
             address + stride * lo, stride * (hi - lo) + item * comps, vram, vram_base, fcram, fcram_base
         )
@@ -320,7 +322,7 @@ def _load(
             src = zero + stride * unique[i]
             dst = (i * k + a) * 4
             for c in range(comps):
-                if code == F32:
+                if code == F32_FORMAT:
                     for b in range(4):
                         raw[(dst + c) * 4 + b] = region[src + 4 * c + b]
                 else:
