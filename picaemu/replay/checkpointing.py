@@ -142,6 +142,10 @@ class Checkpointing:
             return 1 << 62
         return (index + self.checkpoint_draws) // self.checkpoint_draws * self.checkpoint_draws - 1
 
+    def _work_left(self) -> int:
+        """The draw work (``draw_work``) that brings the work since the last checkpoint to ``checkpoint_work``."""
+        return self.checkpoint_work - self._work
+
     def _checkpoint_after_draw(self, index: int, packet: int, resume: tuple[int, int] | None, work: int) -> None:
         """After draw ``index`` (its ``DrawCall.packet`` and ``resume``; ``work``: ``draw_work`` of the draws run
         since the last call) when it ends its packet inside a command list and is a ``checkpoint_draws``-th draw or
