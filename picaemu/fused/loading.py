@@ -2,7 +2,8 @@
 index stream, its distinct vertices and their attributes, read straight from the memory regions.
 
 Loading follows ``picaemu.geometry.vertex_loader``'s rules (no second layout rule: the read table comes from
-``VertexLoaderState.reads``, which walked the loaders' slots and padding, ``read_table``): draw-arrays loads vertices
+``VertexLoaderState.reads``, which walked the loaders' slots and padding, ``read_table``; no second element rule:
+the element sizes and signs are ``vertex_loader.ELEMENT_FORMATS``'s tables): draw-arrays loads vertices
 ``first .. first + count - 1``; draw-elements reads u8/u16 indices (``_stream``) and loads (and shades) each distinct
 index once, in increasing order, with ``inverse`` giving each submitted vertex's row (``_unique``); elements
 convert to float without normalisation, missing components come from ``DEFAULT_COMPONENTS``, fixed attributes from
@@ -17,12 +18,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from picaemu.geometry.vertex_loader import DEFAULT_COMPONENTS, ELEMENT_DTYPES, VertexLoaderState
+from picaemu.geometry.vertex_loader import (
+    DEFAULT_COMPONENTS,
+    ELEMENT_SIGNED,
+    ELEMENT_SIZES,
+    F32_FORMAT,
+    VertexLoaderState,
+)
 
-# element formats of the read table, by code: s8, u8, s16, f32
-DTYPE_CODES = {ELEMENT_DTYPES[name]: code for code, name in enumerate(("s8", "u8", "s16", "f32"))}
-S8, U8, S16, F32 = range(4)
-ITEM_SIZES = np.array([1, 1, 2, 4], np.int64)
 # columns of the (R, 7) int64 read table: one row per loaded attribute (the loop rewrites ADDRESS from the live
 # ATTRIBBUFFERS_LOC and the loader's OFFSET before each draw, keeping LOADER and OFFSET: bytes into its vertex)
 ATTRIBUTE, ADDRESS, STRIDE, FORMAT, COMPONENTS, LOADER, OFFSET = range(7)
@@ -30,10 +33,8 @@ ATTRIBUTE, ADDRESS, STRIDE, FORMAT, COMPONENTS, LOADER, OFFSET = range(7)
 
 def read_table(loader: VertexLoaderState) -> np.ndarray:
     """(R, 7) int64: one row per loaded attribute of ``loader``'s layout, columns ``ATTRIBUTE`` .. ``OFFSET``
-    (addresses in bytes, of vertex index 0; formats as ``DTYPE_CODES``)."""
-    rows = [
-        (r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components, r.loader, r.offset) for r in loader.reads
-    ]
+    (addresses in bytes, of vertex index 0; formats as ``vertex_loader.ELEMENT_FORMATS`` codes)."""
+    rows = [(r.attribute, r.address, r.stride, r.format, r.components, r.loader, r.offset) for r in loader.reads]
     return np.array(rows, np.int64).reshape(-1, 7)
 
 
@@ -96,14 +97,14 @@ def _unique(stream):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def _element(region, p, code):  # pragma: no cover - compiled
-    """The integer element of format ``code`` (s8 / u8 / s16) at byte ``p`` of ``region``, as float32."""
-    value = np.int64(region[p])
-    if code == S16:
-        value |= np.int64(region[p + 1]) << 8
-        if value >= 1 << 15:
-            value -= 1 << 16
-    elif code == S8 and value >= 1 << 7:
-        value -= 1 << 8
+    """The integer element of format ``code`` at byte ``p`` of ``region``, as float32: ``ELEMENT_SIZES[code]``
+    little-endian bytes, two's complement when ``ELEMENT_SIGNED[code]`` (``vertex_loader.ELEMENT_FORMATS``)."""
+    size = ELEMENT_SIZES[code]
+    value = np.int64(0)
+    for b in range(size):
+        value |= np.int64(region[p + b]) << (8 * b)
+    if ELEMENT_SIGNED[code] and value >= np.int64(1) << (8 * size - 1):
+        value -= np.int64(1) << (8 * size)
     return np.float32(value)
 
 
@@ -120,7 +121,7 @@ def _load(
     for r in range(reads.shape[0]):
         a, address, stride = reads[r, ATTRIBUTE], reads[r, ADDRESS], reads[r, STRIDE]
         code, comps = reads[r, FORMAT], reads[r, COMPONENTS]
-        item = ITEM_SIZES[code]
+        item = ELEMENT_SIZES[code]
         region, off = _region(
             address + stride * lo, stride * (hi - lo) + item * comps, vram, vram_base, fcram, fcram_base
         )
@@ -131,7 +132,7 @@ def _load(
             src = zero + stride * unique[i]
             dst = (i * k + a) * 4
             for c in range(comps):
-                if code == F32:
+                if code == F32_FORMAT:
                     for b in range(4):
                         raw[(dst + c) * 4 + b] = region[src + 4 * c + b]
                 else:

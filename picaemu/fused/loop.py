@@ -24,8 +24,8 @@ untouched (Python asks the sink for that state's plans and hands the draw back, 
 - the vertex and fragment sides both accept the draw at run time (they answer before writing anything).
 
 Pipeline events the kernel queues between draws (a restart with every draw, cache clears, flushes) reach the
-pipeline when the loop returns, after the draws it ran (the pipeline has no fragment batch pending while the
-loop runs, so only the restart acts on what the loop's draws see). The loop follows the restarts itself: a draw
+pipeline when the loop returns, after the draws it ran (the pipeline defers no work, so only the restart acts
+on what the loop's draws see). The loop follows the restarts itself: a draw
 runs only when the assembler holds nothing of its topology (``_starts_fresh``: a restart queued since the
 previous draw, a previous draw of this call that left nothing of that topology buffered, or the draw Python
 handed over after asking its assembler); a strip or fan continued without a restart goes to Python. The rows

@@ -89,7 +89,7 @@ def default_pipeline(backend: str = "software") -> PipelineSink:
         raise PicaError(f"unknown rendering backend {backend!r} (choose from {', '.join(BACKENDS)})")
     from picaemu.pipeline import Pipeline
 
-    return Pipeline(batch_fragments=True)  # replays and the CLI sync memory before reading it
+    return Pipeline()  # the compiled route (``Route.COMPILED``)
 
 
 def record_draw(replay: Replay, call: DrawCall) -> None:
