@@ -275,7 +275,7 @@ def test_gs_draws_are_the_same_compiled_and_staged(seed: int) -> None:
     capture = gs_scene(seed)
     draws, fused = assert_same(capture)
     assert fused == draws == 8
-    pipe = Recorder(compiled_draws=False)
+    pipe = Recorder()  # a Pipeline subclass: the pipeline runs every draw (the loop leaves GS draws to it anyway)
     Replay(capture, checkpoints=False, pipeline=pipe).run()
     assert {call.route for call in pipe.calls} == {ROUTE_COMPILED}
     assert sum(call.stats["primitives_rasterized"] for call in pipe.calls) > 0
@@ -295,6 +295,7 @@ def test_a_replaced_geometry_shader_seam_runs_staged() -> None:
     def seam(ds, attributes, sizes, counters=None):
         return run_geometry_seam(ds, attributes, sizes, counters)
 
-    pipe = Recorder(compiled_draws=False, geometry_shader=seam)
+    pipe = Recorder()
+    pipe.geometry_shader = seam
     Replay(gs_scene(0), checkpoints=False, pipeline=pipe).run()
     assert {call.route for call in pipe.calls} == {f"reference: {GEOMETRY_SHADER_SEAM}"}

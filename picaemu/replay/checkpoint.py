@@ -77,7 +77,7 @@ WORK_COUNTERS = ("fragments_rasterized", "vertices_shaded")  # what ``draw_work`
 
 def draw_work(stats: dict[str, int | float]) -> int:
     """A draw's replay work in fragment-equivalents, from its counters (``DrawCall.stats``): fragments rasterized
-    plus ``VERTEX_WORK`` per vertex shaded (0 for counters not filled yet: a fragment batch still pending)."""
+    plus ``VERTEX_WORK`` per vertex shaded (0 for a counter a pipeline did not fill)."""
     return work_of(*(int(stats.get(name, 0)) for name in WORK_COUNTERS))
 
 

@@ -47,8 +47,8 @@ class Checkpointing:
         return self.processor.state
 
     def sync_memory(self) -> None:
-        """Make emulated memory hold everything the pipeline rendered (``PipelineEventKind.MEMORY_SYNC``: the
-        software pipeline runs its pending fragment batch, ``picaemu.gl`` writes its render targets back); called
+        """Make emulated memory hold everything the pipeline rendered (``PipelineEventKind.MEMORY_SYNC``:
+        ``picaemu.gl`` writes its render targets back; the software pipeline writes memory as it draws); called
         before every event that is not a command list, checkpoint, restore and view, and when ``run_to``
         returns."""
         self.pipeline.event(PipelineEventKind.MEMORY_SYNC, self.state)

@@ -290,7 +290,7 @@ class Replay(Checkpointing):
             if position == self.position:
                 if packets > self.packet:
                     self._run_packets(packets - self.packet)  # finishes the event when the list ends first
-                self.sync_memory()  # as on every return: a batching or GL pipeline's pixels reach memory
+                self.sync_memory()  # as on every return: a GL pipeline's pixels reach memory
                 return
             self._run_packets(-1)
         while self.position < position:
@@ -335,7 +335,7 @@ class Replay(Checkpointing):
             self.step()
         except StopAfterDraw:
             self._partial = True
-            self.sync_memory()  # as run_to returns: a batching or GL pipeline's pixels reach memory
+            self.sync_memory()  # as run_to returns: a GL pipeline's pixels reach memory
         finally:
             self._recorder.stop_after = None
 

@@ -69,7 +69,7 @@ class Recorder:
         index, _kind, _offset, packet, resume, _stats, _bounds = draws.each(len(draws) - 1)[0]
         if replay is not None:
             record_compiled(replay, draws)
-            work = work_of(*draws.totals(*WORK_COUNTERS))  # the loop stops only at checkpoint_draws: the batch's
+            work = work_of(*draws.totals(*WORK_COUNTERS))  # the loop stops at the checkpoint draws: its draws'
             replay._checkpoint_after_draw(index, packet, resume, work)
         if self.stop_after is not None and index == self.stop_after:
             raise StopAfterDraw
@@ -96,7 +96,7 @@ def record_draw(replay: Replay, call: DrawCall) -> None:
     """Append ``call``'s ``DrawRecord`` to ``replay.draws`` (once, when the replay records draws)."""
     if replay.record_draws and call.index >= len(replay.draws):
         packet = replay.packet + call.packet if call.packet >= 0 else -1
-        # the draw's own counters dict: a pipeline that batches fragments completes it at the next sync
+        # the draw's own counters dict, shared with the call
         replay.draws.append(
             DrawRecord(
                 call.index,
