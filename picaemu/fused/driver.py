@@ -102,6 +102,7 @@ class CompiledDriver:
         fstate[:] = 0
         fstate[loop.FS_LIMIT] = plans.draw_limit
         fstate[loop.FS_WORK_LEFT], fstate[loop.FS_VERTEX_WORK] = self._work_left, plans.vertex_work
+        fstate[loop.FS_DRAW_WORK] = plans.draw_work
         if self.pending is not None:  # the trigger ``leave`` handed over runs first
             fstate[loop.FS_PENDING], fstate[loop.FS_PENDING_DIRTY] = 1, self.pending
         table = self.table

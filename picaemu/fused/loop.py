@@ -157,10 +157,10 @@ ROWS = 1024  # rows per chunk: the loop returns to Python when they are full
 # fstate slots: rows filled, groups the loop's draws took, draw limit, a pending draw to run first and its groups,
 # the plan table's current slot; the assembler as the loop's draws left it: the last draw's topology + 1 (0: no
 # draw yet in this call), the vertices it left buffered (rows of ``held``), the queued events already looked at;
-# the work the loop may still run (``CompiledPlans.work_left``) and the weight of a vertex shaded in it
+# the work the loop may still run (``CompiledPlans.work_left``), the weight of a vertex shaded and of a draw in it
 FS_ROWS, FS_DIRTY, FS_LIMIT, FS_PENDING, FS_PENDING_DIRTY, FS_CURRENT, FS_TOPOLOGY, FS_HELD, FS_EVENTS = range(9)
-FS_WORK_LEFT, FS_VERTEX_WORK = 9, 10
-FSTATE_LEN = 11
+FS_WORK_LEFT, FS_VERTEX_WORK, FS_DRAW_WORK = 9, 10, 11
+FSTATE_LEN = 12
 HELD_SHAPE = (2, NUM_COLUMNS)  # ``held``: the vertices the last draw left buffered (float32)
 # RESTART_PRIMITIVE: the queued event that empties the assembler when its ``restart`` bit is set
 _RESTART = access.locate("RESTART_PRIMITIVE", "restart")
@@ -212,8 +212,8 @@ VERTEX_SIDE = numba_link.register(
 class CompiledPlans:
     """What the loop needs to run draws of one state: both plans, the watched registers' values, and where it
     returns to Python (the replay's stop and checkpoint points): after draw ``draw_limit``, or after the draw that
-    brings the work it ran to ``work_left`` (a draw's work: fragments rasterized + ``vertex_work`` x vertices
-    shaded, the replay's ``draw_work``)."""
+    brings the work it ran to ``work_left`` (a draw's work: ``draw_work`` + fragments rasterized + ``vertex_work``
+    x vertices shaded, the replay's ``draw_work``)."""
 
     vertices: VertexPlan
     fragments: FragmentPlan
@@ -221,14 +221,16 @@ class CompiledPlans:
     draw_limit: int = 1 << 62  # the last draw the loop may run before returning to Python
     work_left: int = 1 << 62
     vertex_work: int = 0
+    draw_work: int = 0
 
     def with_limit(self, limit: int) -> CompiledPlans:
         """These plans for the draws up to ``limit`` (included) only."""
         return self if limit >= self.draw_limit else dataclasses.replace(self, draw_limit=limit)
 
-    def with_work(self, work_left: int, vertex_work: int) -> CompiledPlans:
-        """These plans for ``work_left`` of work only, a vertex shaded weighing ``vertex_work`` fragments."""
-        return dataclasses.replace(self, work_left=work_left, vertex_work=vertex_work)
+    def with_work(self, work_left: int, vertex_work: int, draw_work: int) -> CompiledPlans:
+        """These plans for ``work_left`` of work only, a vertex shaded weighing ``vertex_work`` fragments and a draw
+        ``draw_work``."""
+        return dataclasses.replace(self, work_left=work_left, vertex_work=vertex_work, draw_work=draw_work)
 
 
 COUNTER_NAMES = (*VERTEX_COUNTERS, *FRAGMENT_COUNTERS)  # columns R_VERTEX .. R_BOX
@@ -492,7 +494,7 @@ def run(
             return status
         fstate[FS_CURRENT], fstate[FS_EVENTS] = j, cursor[K.K_NEV]
         _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row, fstate)
-        fstate[FS_WORK_LEFT] -= row[R_RASTERIZED] + fstate[FS_VERTEX_WORK] * row[R_SHADED]
+        fstate[FS_WORK_LEFT] -= fstate[FS_DRAW_WORK] + row[R_RASTERIZED] + fstate[FS_VERTEX_WORK] * row[R_SHADED]
         if cursor[K.K_DRAWS] > fstate[FS_LIMIT] or fstate[FS_WORK_LEFT] <= 0:  # Python acts after this draw
             return S_ROWS_FULL
 

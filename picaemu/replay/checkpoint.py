@@ -33,6 +33,8 @@ from picaemu.state import GpuState, frozen_copy
 
 # a vertex shaded costs about six fragments rasterized (bench/RESULTS.md, work model: 248 ns vs 42 ns, compiled)
 VERTEX_WORK = 6
+# a draw's fixed cost in the compiled loop (3-10 us: its plans' lookups, the vertex and fragment sides' set-up)
+DRAW_WORK = 128
 # an event's own replay (a memory upload, a fill, a list's packets besides its draws: ~5 us) in fragment-equivalents
 EVENT_WORK = 128
 # work (fragment-equivalents) between two checkpoints: about 3 400x240 screens of draws or 2048 events without draws,
@@ -76,14 +78,14 @@ WORK_COUNTERS = ("fragments_rasterized", "vertices_shaded")  # what ``draw_work`
 
 
 def draw_work(stats: dict[str, int | float]) -> int:
-    """A draw's replay work in fragment-equivalents, from its counters (``DrawCall.stats``): fragments rasterized
-    plus ``VERTEX_WORK`` per vertex shaded (0 for a counter a pipeline did not fill)."""
+    """A draw's replay work in fragment-equivalents, from its counters (``DrawCall.stats``): ``DRAW_WORK``, plus
+    fragments rasterized, plus ``VERTEX_WORK`` per vertex shaded (0 for a counter a pipeline did not fill)."""
     return work_of(*(int(stats.get(name, 0)) for name in WORK_COUNTERS))
 
 
-def work_of(fragments: int, vertices: int) -> int:
-    """``draw_work`` of ``fragments`` rasterized and ``vertices`` shaded (one draw's, or several draws' sums)."""
-    return fragments + VERTEX_WORK * vertices
+def work_of(fragments: int, vertices: int, draws: int = 1) -> int:
+    """``draw_work`` of ``draws`` draws that rasterized ``fragments`` and shaded ``vertices`` in all."""
+    return DRAW_WORK * draws + fragments + VERTEX_WORK * vertices
 
 
 class PageStore:

@@ -74,10 +74,11 @@ from picaemu.state import GpuState
 # events between event-boundary checkpoints whatever their work (each event's own replay counts as ``EVENT_WORK``
 # towards ``checkpoint_work``, so cheap events bring one every 2048, the session's every 256)
 CHECKPOINT_EVERY = 4096
-# draws between checkpoints inside a command list (doubled while over the budget; the debugger session asks for 8):
-# the compiled loop replays 256 small draws in 3-10 ms, and a checkpoint costs 0.3-0.5 ms (its page compare and
-# copies), so a first replay pays ~5 % for them where one every 32 draws cost 30-70 % (bench/RESULTS.md)
-CHECKPOINT_DRAWS = 256
+# draws between checkpoints inside a command list whatever their work (doubled while over the budget; the debugger
+# session asks for 8): the work rule (``DRAW_WORK`` a draw) takes one every ~2000 tiny draws, and 1024 replay in
+# 3-10 ms where a checkpoint costs 0.3-0.7 ms (its page compare and copies; one every 32 draws cost a first replay
+# 30-70 %: bench/RESULTS.md)
+CHECKPOINT_DRAWS = 1024
 CHECKPOINT_BUDGET = 512 * 1024 * 1024  # bytes of mid-list checkpoints a replay keeps
 JUMP_CHANNEL = {mmio.CMDBUF_JUMP0: 0, mmio.CMDBUF_JUMP0 + 4: 1}  # MMIO address of CMDBUF_JUMP0/1 -> channel
 Write = tuple[int, int, int]  # (MMIO address, value, width), as ``mmio.lower`` gives them

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 from picaemu.draw import ROUTE_COMPILED, CompiledSink, DrawCall, PipelineEventKind, PipelineSink, is_compiled_sink
 from picaemu.errors import PicaError
 from picaemu.formats import pica
-from picaemu.replay.checkpoint import VERTEX_WORK, WORK_COUNTERS, draw_work, work_of
+from picaemu.replay.checkpoint import DRAW_WORK, VERTEX_WORK, WORK_COUNTERS, draw_work, work_of
 from picaemu.replay.records import DrawRecord
 from picaemu.state import GpuState
 
@@ -56,7 +56,7 @@ class Recorder:
             return None
         limit = replay._next_checkpoint_draw(call.index)
         plans = plans.with_limit(limit if self.stop_after is None else min(limit, self.stop_after))
-        return plans.with_work(max(1, replay._work_left()), VERTEX_WORK) if replay.checkpoints else plans
+        return plans.with_work(max(1, replay._work_left()), VERTEX_WORK, DRAW_WORK) if replay.checkpoints else plans
 
     def compiled_allowed(self) -> bool:
         return is_compiled_sink(self.inner) and self.inner.compiled_allowed()
@@ -69,7 +69,7 @@ class Recorder:
         index, _kind, _offset, packet, resume, _stats, _bounds = draws.each(len(draws) - 1)[0]
         if replay is not None:
             record_compiled(replay, draws)
-            work = work_of(*draws.totals(*WORK_COUNTERS))  # the loop stops at the checkpoint draws: its draws'
+            work = work_of(*draws.totals(*WORK_COUNTERS), len(draws))  # the loop stops at the checkpoint draws
             replay._checkpoint_after_draw(index, packet, resume, work)
         if self.stop_after is not None and index == self.stop_after:
             raise StopAfterDraw
