@@ -69,7 +69,8 @@ class Recorder:
         index, _kind, _offset, packet, resume, _stats, _bounds = draws.each(len(draws) - 1)[0]
         if replay is not None:
             record_compiled(replay, draws)
-            work = work_of(*draws.totals(*WORK_COUNTERS), len(draws))  # the loop stops at the checkpoint draws
+            fragments, vertices = draws.totals(*WORK_COUNTERS)  # the loop stops at the checkpoint draws
+            work = work_of(fragments, vertices, len(draws))
             replay._checkpoint_after_draw(index, packet, resume, work)
         if self.stop_after is not None and index == self.stop_after:
             raise StopAfterDraw
