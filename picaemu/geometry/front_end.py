@@ -56,35 +56,52 @@ NO_PAIRS = np.zeros((0, 2), np.int64)
 # the shader interpreter's ``run_segment``, called by address (``picaemu.numba_link``: compiled once, on its own)
 SHADER_ID = 7
 SHADER = numba_link.register(SHADER_ID, run_segment, numba.types.none)
+# the clipper, called by address too (it was optimised and emitted again inside ``_front_end``: ~1 s of a first run)
+CLIP_ID = 12
+CLIP = numba_link.register(
+    CLIP_ID,
+    clipping.clip_classified,
+    numba.types.Tuple(
+        (
+            numba.types.Array(numba.types.float32, 3, "C"),
+            numba.types.Array(numba.types.int64, 1, "C"),
+            numba.types.int64,
+        )
+    ),
+)
+L_SHADER, L_CLIP = range(2)  # their rows in ``_front_end``'s ``links`` (``front_end_links``)
+NUM_FRONT_END_LINKS = 2
 # ``_front_end``, called by address from ``picaemu.fused.vertices.vertex_side`` (registered below it): compiled once, on
 # its own, instead of optimised and emitted again inside the vertex side's machine code (~2 s of a first run)
 FRONT_END_ID = 8
 
 
 @functools.cache
-def shader_entry() -> np.ndarray:
-    """The entry ((2,) int64, ``numba_link.Linked.entry``) of ``run_segment`` for the arguments ``_shade``
-    passes it (compiled on first use): plan rows (K, ROW) int32; vr (R, 4, U), out (16, 4, U) float32; c (128, 4)
-    float32; a0 (2, U), aL (U,) int32; cmp (2, U) bool; lanes (U,) int64; full; scratch (3, 4, U), (4, U),
-    (3, 4, 1) float32."""
+def front_end_links() -> np.ndarray:
+    """The entries (``numba_link.Linked.entry``) of the kernels ``_front_end`` calls by address, for the
+    arguments it passes them (compiled on first use): (NUM_FRONT_END_LINKS, 2) int64, row ``L_SHADER``
+    ``run_segment`` (plan rows (K, ROW) int32; vr (R, 4, U), out (16, 4, U) float32; c (128, 4) float32; a0 (2, U),
+    aL (U,) int32; cmp (2, U) bool; lanes (U,) int64; full; scratch (3, 4, U), (4, U), (3, 4, 1) float32), row
+    ``L_CLIP`` ``clipping.clip_classified`` (triangles (T, 3, NUM_COLUMNS) float32, classes (T,) int8, the clip
+    planes (P, 4) and offsets (P,) float64)."""
     f32 = np.float32
-    return np.array(
-        SHADER.entry(
-            np.zeros((0, ROW), np.int32),
-            np.zeros((NUM_REGS_VR, 4, 0), f32),
-            np.zeros((NUM_OUT, 4, 0), f32),
-            np.zeros((UNIFORM_ROWS, 4), f32),
-            np.zeros((2, 0), np.int32),
-            np.zeros(0, np.int32),
-            np.zeros((2, 0), np.bool_),
-            np.zeros(0, np.int64),
-            True,
-            np.zeros((3, 4, 0), f32),
-            np.zeros((4, 0), f32),
-            np.zeros((3, 4, 1), f32),
-        ),
-        np.int64,
+    links = np.zeros((NUM_FRONT_END_LINKS, 2), np.int64)
+    links[L_SHADER] = SHADER.entry(
+        np.zeros((0, ROW), np.int32),
+        np.zeros((NUM_REGS_VR, 4, 0), f32),
+        np.zeros((NUM_OUT, 4, 0), f32),
+        np.zeros((UNIFORM_ROWS, 4), f32),
+        np.zeros((2, 0), np.int32),
+        np.zeros(0, np.int32),
+        np.zeros((2, 0), np.bool_),
+        np.zeros(0, np.int64),
+        True,
+        np.zeros((3, 4, 0), f32),
+        np.zeros((4, 0), f32),
+        np.zeros((3, 4, 1), f32),
     )
+    links[L_CLIP] = CLIP.entry(np.zeros((0, 3, NUM_COLUMNS), f32), np.zeros(0, np.int8), np.zeros((0, 4)), np.zeros(0))
+    return links
 
 
 @dataclass(frozen=True)
@@ -207,7 +224,7 @@ def run(
         clipping.CULL_DROPS[vp.cull_mode],
         clip.planes,
         clip.offsets,
-        shader_entry(),
+        front_end_links(),
     )
     u, t = batch.attributes.shape[0], n // 3
     assembler.advance(prim.topology, t)
@@ -226,7 +243,7 @@ def run(
     return wt, (clipping.window_box(box, fb.width, fb.height) if len(wt) else None)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def uniform_table(floats):  # pragma: no cover - compiled
     """The (UNIFORM_ROWS, 4) float32 uniform table the shader reads: the (96, 4) float uniforms ``floats``, then rows
     of 1.0 (as ``interpreter.Machine.c``)."""
@@ -237,7 +254,7 @@ def uniform_table(floats):  # pragma: no cover - compiled
     return c
 
 
-@numba.njit(cache=True)
+@numba_link.compiled_only()
 def _shade(attrs, pairs, plan, segments, c, written, shader):  # pragma: no cover - compiled
     """The VS program's path (``FrontEndPlan``: its arithmetic runs ``plan[first:stop]`` in order, each with aL
     set as the sequencer has it) on every row of ``attrs`` (U, K, 4): (U, 16, 4) float32 outputs, through the
@@ -264,7 +281,7 @@ def _shade(attrs, pairs, plan, segments, c, written, shader):  # pragma: no cove
     return result
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _front_end(
     attrs,
     pairs,
@@ -283,7 +300,7 @@ def _front_end(
     drop_sign,
     planes,
     offsets,
-    shader,
+    links,
 ):  # pragma: no cover - compiled
     """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
     primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent, the (U, NUM_COLUMNS) float32 output-
@@ -293,7 +310,7 @@ def _front_end(
     ``offsets``: the clip planes (``ClipState``), against which triangles not wholly inside are clipped
     (``clipping.clip_classified``, as ``clip_triangles``)."""
     u = attrs.shape[0]
-    outputs = _shade(attrs, pairs, plan, segments, uniforms, written, shader)
+    outputs = _shade(attrs, pairs, plan, segments, uniforms, written, links[L_SHADER])
     nonfinite = nonfinite_rows(outputs, written)
     vert = np.empty((u, NUM_COLUMNS), np.float32)
     _fill_columns(outputs.reshape(u, 4 * NUM_OUT), source, COLOR.start, COLOR.stop, vert)
@@ -319,7 +336,7 @@ def _front_end(
         straddle += classes[k] == clipping.STRADDLE
     clip_counts = (0, 0, 0)
     if invalid or away or straddle:  # a class other than KEEP
-        tris, src, dropped = clipping.clip_classified(tris, classes, planes, offsets)
+        tris, src, dropped = numba_link.call(CLIP_ID, links[L_CLIP], (tris, classes, planes, offsets))
         primitive = np.empty(src.shape[0], np.int32)
         for k in range(src.shape[0]):
             primitive[k] = src[k]
@@ -341,7 +358,7 @@ def _front_end(
     return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box, vert, nonfinite
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def nonfinite_rows(outputs, written):  # pragma: no cover - compiled
     """How many rows of ``outputs`` (U, 16, 4) float32 hold a NaN or an infinity in a ``written`` (16,) register
     (the others are 0). x * 0 is 0 for a finite x and NaN otherwise: a sum of them tests a register without a
@@ -408,7 +425,7 @@ def front_end_entry(plan: FrontEndPlan, quaternions: bool, planes: np.ndarray, o
             0,
             planes,
             offsets,
-            shader_entry(),
+            front_end_links(),
         ),
         np.int64,
     )
