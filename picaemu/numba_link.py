@@ -13,6 +13,10 @@ it as they would a linked call. Its safety rests on the caller and the callee ag
 kernel's entry is a pair (address, fingerprint of the argument and return types it was compiled for), and the call
 compares the fingerprint with the one of the types the caller passes before it jumps (``LinkTypeError``, a picaemu
 bug). An entry of 0 (a kernel the plan said it would not need) raises ``LinkError`` in the caller instead.
+
+What else keeps a first run's compile short: ``kernel`` (``numba.njit(cache=True)`` without numba's C entry
+wrapper, which picaemu never calls), ``compiled_only`` (a kernel only other kernels call: no Python entry
+either), and Python's garbage collector kept off the heap that was there before a compile (``_FrozenHeap``).
 """
 
 from __future__ import annotations

@@ -7,8 +7,11 @@ the primary color's ``shading._round_one``, fragment lighting, the procedural te
 ``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose (``fragment_ops.pass_kinds``,
 once per plan). The texture units, lighting, the procedural texture and fog are ``picaemu.fused.features``' kernels,
 called by address through the plan's ``links`` (compiled once, on their own, and only for the captures that use
-them). Its arguments after the triangles are a ``picaemu.fused.fragments.FragmentPlan``'s ``args`` (``layout``
-names the slots of ``ints`` / ``units`` / ``tev_rows`` / ``color_ints``); nothing here reads a Python object.
+them); the rasterizer's ``_scan``, the shading (``shade_fragments``) and ``run_passes`` are called by address too
+(``core_links`` fills their rows of ``links``: each compiled once, on its own, instead of optimised and emitted
+again inside ``fragment_side``). Its arguments after the triangles are a
+``picaemu.fused.fragments.FragmentPlan``'s ``args`` (``layout`` names the slots of ``ints`` / ``units`` /
+``tev_rows`` / ``color_ints``); nothing here reads a Python object.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ staged path (vertex shader -> output map -> primitive assembly -> clip -> viewpo
 caller runs the staged path on the same batch). The fused kernel only calls the stages' own compiled kernels
 (``shader.kernel.load_attributes / run_segment / store_outputs``, ``output_map._fill_columns``,
 ``clipping._align_quaternions / classify / clip_classified / _window / _cull_count / _cull_gather / extent``):
-there is no second implementation of any rule here.
+there is no second implementation of any rule here. ``run_segment`` and ``clip_classified`` are called by address
+(``front_end_links``: each compiled once, on its own, not emitted again inside ``_front_end``).
 
 The common case (``plan_for`` decides, per program and output map, remembered):
 - fewer than ``POOL_MIN_LANES`` unique vertices (the small draws whose fixed cost this path removes; a large
