@@ -274,37 +274,10 @@ def fragment_side(
             local[KILLED_ALPHA] += n - alive
         if alive:  # ``fragment_ops.resolve``'s passes, chosen once per plan (``fragment_ops.pass_kinds``)
             killed = np.zeros(3, np.int64)
-            survived = numba_link.call(
-                PASSES_ID,
-                passes,
-                (
-                    ints[DEPTH_KIND],
-                    ints[COLOR_KIND],
-                    ox[:alive],
-                    oy[:alive],
-                    od[:alive],
-                    color[:alive],
-                    p,
-                    depth_buf,
-                    depth_words,
-                    stencil_tables,
-                    killed,
-                    np.zeros(0, np.uint8),
-                    FATE_OF_COUNTER,
-                    color_buf,
-                    color_words,
-                    layout,
-                    pk,
-                    mask,
-                    r0,
-                    r1,
-                    r2,
-                    r3,
-                    logic,
-                    logic_table,
-                    write_mask,
-                ),
-            )
+            fragments = (ints[DEPTH_KIND], ints[COLOR_KIND], ox[:alive], oy[:alive], od[:alive], color[:alive])
+            ops = (p, depth_buf, depth_words, stencil_tables, killed, np.zeros(0, np.uint8), FATE_OF_COUNTER)
+            colors = (color_buf, color_words, layout, pk, mask, r0, r1, r2, r3, logic, logic_table, write_mask)
+            survived = numba_link.call(PASSES_ID, passes, fragments + ops + colors)
             local[KILLED_STENCIL] += killed[fk.KILLED_STENCIL]
             local[KILLED_DEPTH] += killed[fk.KILLED_DEPTH]
             local[WRITTEN] += survived if p.color_write else 0
