@@ -121,20 +121,24 @@ class _FrozenHeap(event.Listener):
     of Python's garbage collector (``gc.freeze``): numba's typing and lowering allocate objects by the million, and
     every full collection they set off walked the whole heap (numpy, numba, the kernels compiled so far) again: 5 s
     of README line 1's 45 s of CPU, 1.4 s frozen (bench/RESULTS.md, "First runs, twelfth session"). The end of the
-    compile (an error's too) unfreezes them. Compiles hold numba's compiler lock: one thread at a time."""
+    compile (an error's too) unfreezes them. Compiles hold numba's compiler lock: one thread at a time. A heap some
+    other code froze (``gc.get_freeze_count()``) is left as it is: unfreezing would undo that code's freeze."""
 
     def __init__(self) -> None:
         self._depth = 0
+        self._froze = False
 
     def on_start(self, ev: event.Event) -> None:
         self._depth += 1
-        if self._depth == 1:
+        if self._depth == 1 and gc.get_freeze_count() == 0:
             gc.freeze()
+            self._froze = True
 
     def on_end(self, ev: event.Event) -> None:
         self._depth -= 1
-        if self._depth == 0:
+        if self._depth == 0 and self._froze:
             gc.unfreeze()
+            self._froze = False
 
 
 event.register("numba:compile", _FrozenHeap())

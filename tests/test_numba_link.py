@@ -167,3 +167,17 @@ def test_the_heap_is_frozen_while_numba_compiles_and_thawed_after() -> None:
         assert probe(np.int64(3)) == 8
     assert len(seen) == 2 and all(count > 0 for count in seen)  # ``probe`` and, inside it, ``_fresh``: frozen
     assert gc.get_freeze_count() == 0
+
+
+@numba.njit
+def _other(x):  # pragma: no cover - compiled
+    return x - 1
+
+
+def test_a_heap_frozen_by_other_code_stays_frozen_after_a_compile() -> None:
+    gc.freeze()
+    try:
+        assert _other(np.int64(3)) == 2
+        assert gc.get_freeze_count() > 0  # not thawed by the compile's end (thawing empties the frozen set)
+    finally:
+        gc.unfreeze()
