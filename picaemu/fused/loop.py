@@ -482,17 +482,7 @@ def run(
             return S_ROWS_FULL
 
 
-def arguments_kind(value: object) -> object:
-    """What numba's type of ``value`` depends on (arrays: dtype, dimensions, layout, writeable, aligned; tuples:
-    their items; scalars: their class), without numba's ``typeof`` (~0.5 ms for a plan's arguments)."""
-    if isinstance(value, np.ndarray):
-        f = value.flags
-        return (value.dtype.str, value.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
-    if isinstance(value, tuple):
-        return (type(value), tuple(arguments_kind(v) for v in value))
-    if type(value) is int:  # numba types an int past int64's range as uint64
-        return int, -(1 << 63) <= value < 1 << 63
-    return type(value)
+arguments_kind = numba_link.arguments_kind  # what numba's type of a value depends on, without ``typeof``
 
 
 _ENTRIES: dict[tuple, tuple[int, int]] = {}  # ``PlanTable``'s kernel entries by the kind of their arguments
