@@ -157,6 +157,7 @@ BENCHES: tuple[Bench, ...] = (
                 Figure(f"{s} frame ÷ merged twin", cell(s, 4), "x")
                 for s in (CUBES, "game_sprites_1000", "game_lit_300")
             ),
+            Figure(f"{CUBES} frame ÷ merged twin, a fresh Replay", cell(CUBES, 9), "x"),
         ),
     ),
     Bench(

@@ -45,6 +45,7 @@ VERTICES_WATCHED = "stage observer watches vertices"
 FRAGMENT_VALUES_WATCHED = "stage observer watches fragment values (textures, lighting, TEV stages, fog)"
 TESTS_WITHOUT_FATES = "stage observer watches depth/stencil tests without fates"
 VERTEX_SHADER_SEAM = "vertex shader seam replaced"
+GEOMETRY_SHADER_SEAM = "geometry shader seam replaced"
 COLOR_STAGES_SEAM = "color stages seam replaced"
 FUSED_VERTICES_OFF = "fused vertex side off"
 FUSED_FRAGMENTS_OFF = "fused fragment side off"
@@ -121,8 +122,9 @@ class PipelineEventKind(Enum):
     # not a GPU event: memory is about to be read or written outside the pipeline (GX engines, CPU writes,
     # checkpoints, views); a pipeline that holds render targets elsewhere (``picaemu.gl``) writes them back
     MEMORY_SYNC = "memory sync"
-    # not a GPU event: the caller is about to read the draws' counters (the replay after each event); a pipeline
-    # that defers work on the draws it was given (fragment batching) finishes it
+    # not a GPU event: the caller is about to read the draws' counters (the replay after each event); a sink
+    # that defers work on the draws it was given finishes it (``picaemu.pipeline.Pipeline`` defers none), an output
+    # watch (``picaemu.debug.output_watch``) takes its place and pictures at each event's end
     DRAWS_COMPLETE = "draws complete"
 
 

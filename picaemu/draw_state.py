@@ -9,7 +9,9 @@ Receives, at every draw trigger, the ``GpuState`` and the bitmask of write group
 written since the previous draw (``CommandProcessor`` feeds ``DrawStateCache.invalidate``; ``ALL`` when unknown,
 e.g. after a checkpoint restore). Produces one frozen ``DrawState`` (one field per part) that the pipeline's
 stages receive; no stage reads the register file itself. A part is rebuilt only when a group it reads was
-written; when nothing was written, the previous ``DrawState`` object itself is returned.
+written; when nothing was written, the previous ``DrawState`` object itself is returned. A part that reads
+registers only is remembered by their content for the whole process (``MEMO_ENTRIES`` per part): a state that
+comes back, in this replay or another, costs a lookup.
 
 A part whose registers are invalid (an ``UnsupportedFeature``, a ``PipelineError`` ...) holds a ``Failed`` value
 instead; ``DrawState.check(phase)`` raises its error when the pipeline reaches that phase, so that a draw fails
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -314,18 +317,22 @@ PARTS: tuple[Part, ...] = (
 )
 assert [p.name for p in PARTS] == [f.name for f in dataclasses.fields(DrawState)][:-1], "PARTS and DrawState differ"
 _READERS: dict[int, tuple[str, ...]] = {}  # a group mask -> the names of the parts that read one of its groups
-MEMO_ENTRIES = 64  # per part: distinct register contents remembered (least recently used dropped)
+MEMO_ENTRIES = 256  # per part: distinct register contents remembered (least recently used dropped)
+# the memos are the process's: a part is a value of its registers, so every replay shares them (a capture replayed
+# again, the two sides of a diff, a debugger and its probes decode a state once); the lock keeps their order whole
+# when replays run on several threads
+_MEMO: dict[str, OrderedDict[bytes, Any]] = {p.name: OrderedDict() for p in PARTS if p.memo}
+_MEMO_IDS = {p.name: p.register_ids() for p in PARTS if p.memo}
+_MEMO_LOCK = threading.Lock()
 
 
 class DrawStateCache:
     """The parts built for the previous draw, dropped as writes touch their groups, and per part a memo of values
-    by register content (see the module docstring and ``Part``)."""
+    by register content, shared by the process (see the module docstring and ``Part``)."""
 
     def __init__(self) -> None:
         self._parts: dict[str, Any] = {}
         self._last: DrawState | None = None
-        self._memo: dict[str, OrderedDict[bytes, Any]] = {p.name: OrderedDict() for p in PARTS if p.memo}
-        self._ids = {p.name: p.register_ids() for p in PARTS if p.memo}
 
     def invalidate(self, groups: int) -> None:
         """Forget every part that reads one of ``groups`` (a ``Group`` bitmask; ``ALL`` forgets everything)."""
@@ -368,15 +375,18 @@ class DrawStateCache:
         """Build one part, through its memo when it has one."""
         if not part.memo:
             return part.build(state, built)
-        memo = self._memo[part.name]
-        key = state.regs[self._ids[part.name]].tobytes()
-        value = memo.get(key, memo)
-        if value is memo:
-            value = memo[key] = part.build(state, built)
+        memo = _MEMO[part.name]
+        key = state.regs[_MEMO_IDS[part.name]].tobytes()
+        with _MEMO_LOCK:
+            value = memo.get(key, memo)
+            if value is not memo:
+                memo.move_to_end(key)
+                return value
+        value = part.build(state, built)  # outside the lock: a failing part raises here and is not remembered
+        with _MEMO_LOCK:
+            memo[key] = value
             if len(memo) > MEMO_ENTRIES:
                 memo.popitem(last=False)
-        else:
-            memo.move_to_end(key)
         return value
 
 

@@ -87,19 +87,6 @@ def fingerprint(argtypes: tuple[types.Type, ...], returns: types.Type) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little") >> 1
 
 
-def arguments_kind(value: object) -> object:
-    """What numba's type of ``value`` depends on (arrays: dtype, dimensions, layout, writeable, aligned; tuples:
-    their items; scalars: their class), without numba's ``typeof`` (~0.5 ms for a plan's arguments)."""
-    if isinstance(value, np.ndarray):
-        f = value.flags
-        return (value.dtype.str, value.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
-    if isinstance(value, tuple):
-        return (type(value), tuple(arguments_kind(v) for v in value))
-    if type(value) is int:  # numba types an int past int64's range as uint64
-        return int, -(1 << 63) <= value < 1 << 63
-    return type(value)
-
-
 @dataclass
 class Linked:
     """A kernel compiled on its own and called by address; ``returns``: its return type (numba's), fixed so that
@@ -116,27 +103,49 @@ class Linked:
 
     def entry(self, *sample: Any) -> tuple[int, int]:
         """(address, fingerprint) of the kernel compiled for arguments of the types of ``sample`` (values of the
-        types its callers pass), compiled or loaded from the kernel cache on first use. A plan asks for its kernels'
-        entries when it is built: known kinds of samples cost no ``typeof`` (~1 ms for a fragment plan's)."""
+        types its callers pass), compiled or loaded from the kernel cache on first use; found again by the
+        arguments' ``arguments_kind`` (numba's ``typeof`` of a plan's arguments costs ~0.5 ms)."""
         kind = arguments_kind(sample)
-        known = self._by_kind.get(kind)
-        if known is not None:
-            return known
-        self._by_kind[kind] = found = self._typed_entry(sample)
-        return found
-
-    def _typed_entry(self, sample: tuple) -> tuple[int, int]:
-        argtypes = tuple(numba.typeof(v) for v in sample)
-        found = self._entries.get(argtypes)
+        found = self._by_kind.get(kind) if kind is not None else None
         if found is not None:
             return found
+        argtypes = tuple(numba.typeof(v) for v in sample)
+        found = self._entries.get(argtypes)
+        if found is None:
+            found = self._entries[argtypes] = self._compiled(argtypes)
+        if kind is not None:
+            self._by_kind[kind] = found
+        return found
+
+    def _compiled(self, argtypes: tuple[types.Type, ...]) -> tuple[int, int]:
         self.kernel.compile(argtypes)
         result = self.kernel.overloads[argtypes]
         if result.signature.return_type != self.returns:
             raise LinkTypeError(f"{self.name} returns {result.signature.return_type}, declared {self.returns}")
         address = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
-        found = self._entries[argtypes] = (address, fingerprint(argtypes, self.returns))
-        return found
+        return address, fingerprint(argtypes, self.returns)
+
+
+_SCALARS = (bool, float, complex, str, type(None))  # classes numba types by class alone
+
+
+def arguments_kind(value: object) -> object:
+    """What numba's type of ``value`` depends on (arrays: dtype, dimensions, layout, writeable, aligned; tuples:
+    their items; scalars: their class), without numba's ``typeof``; None for a value of another kind (numba's
+    type may depend on more than its class: ``Linked.entry`` then asks ``typeof``)."""
+    if isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray or value.dtype.fields is not None:
+            return None
+        f = value.flags
+        return (value.dtype.str, value.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    if isinstance(value, tuple):
+        items = tuple(arguments_kind(v) for v in value)
+        return None if None in items else (type(value), items)
+    if type(value) is int:  # numba types an int past int64's range as uint64
+        return int, -(1 << 63) <= value < 1 << 63
+    if type(value) in _SCALARS or (isinstance(value, np.generic) and not isinstance(value, np.void)):
+        return type(value)
+    return None
 
 
 class _FrozenHeap(event.Listener):

@@ -1,4 +1,4 @@
-"""The rendering pipeline: the only module that knows the stage order (implements ``picaemu.draw.PipelineSink``).
+"""The rendering pipeline: the stage order's readable reference and the route choice (``picaemu.draw.PipelineSink``).
 
 Per draw (``Pipeline.draw(call)``), every stage reads its part of ``call.draw_state`` (``picaemu.draw_state``:
 decoded once, reused across draws while no register write touches it); no stage reads the register file:
@@ -26,15 +26,16 @@ Seams (``picaemu.pipeline_seams``): ``vertex_shader`` / ``geometry_shader`` (def
 triangles on, is ``picaemu.pipeline_fragments.FragmentSide``, which ``Pipeline`` mixes in; this module runs the
 vertex half and chooses the route.
 
-Batching (``batch_fragments=True``, ``picaemu.fragment.batch``): the fragment side of consecutive draws with the
-same fragment state runs once, at ``flush()`` (every event but the vertex side's, a state change, a hazard); the
-draws' counters are complete after it. The common draw's geometry runs in one compiled call
-(``picaemu.geometry.front_end``; ``fused_front_end=False``: stage by stage), and with its vertex loading in one
-compiled call when no stage observer watches the vertices (``picaemu.fused.vertices``; ``fused_vertices=False``:
-the loader first); so does the fragment side of a draw whose state ``picaemu.fused.fragments`` covers when nothing
-observes it (``fused_fragments=False``: stage by stage); such a draw runs at once instead of joining a batch.
-Compiled draws (``compiled_draws=True``): a command processor may run the draws after one in its compiled loop
-while their state stays, with this pipeline's plans (``picaemu.fused.loop``; ``picaemu.draw.CompiledSink``).
+Route (``Pipeline(route=...)``, ``picaemu.pipeline_seams.Route``): ``Route.COMPILED``, the production route, runs
+each side of a draw in one compiled call where its plan covers it: the vertex side by ``picaemu.fused.vertices``
+(loading and geometry), else the loader then ``picaemu.geometry.front_end``'s geometry call, else the stages; the
+fragment side by ``picaemu.fused.fragments``, else the stages; and it offers a command processor the plans to run
+the draws after one in its compiled loop while their state stays (``picaemu.fused.loop``;
+``picaemu.draw.CompiledSink``: ``compiled_allowed``, ``compiled_plans``). ``Route.REFERENCE`` runs every draw stage
+by stage: the readable oracle the differential tests compare the compiled route against. The choice is made in one
+place, ``choose_route`` (per draw: each side's plan, or why the reference path runs it), from the reasons that hold
+for every draw (``_standing``: the route, an observer, a seam, another backend), immediate mode and the plans'
+refusals; a plan's kernel may still decline a draw at run time (having written nothing), also named.
 
 Memory: the first ``Pipeline`` tunes glibc's allocator so that each draw's large arrays reuse heap pages instead
 of faulting fresh ones in (``picaemu.allocator``; values unchanged).
@@ -51,7 +52,7 @@ as the compiled pass recorded them (``fragment_ops.FragmentLog``); without an ob
 (docs/render.md). Its ``fragment_window`` narrows that to the fragments in a box (a probe of one pixel). Such a
 draw stays on the compiled route (``picaemu.fused.observed``); one whose observer asks for per-fragment values
 takes the staged color stages, one whose observer overrides a vertex hook the staged vertex side, each named in
-``call.route``.
+``call.route``. Work is never deferred: each draw's pixels and counters are complete when ``draw`` returns.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ from picaemu.draw import (
     COLOR_STAGES_SEAM,
     FUSED_FRAGMENTS_OFF,
     FUSED_VERTICES_OFF,
+    GEOMETRY_SHADER_SEAM,
     IMMEDIATE_MODE,
     MID_PRIMITIVE,
     OTHER_BACKEND,
@@ -79,11 +81,10 @@ from picaemu.draw import (
 )
 from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import UnsupportedFeature
-from picaemu.fragment import batch as fragment_batch
 from picaemu.fragment import framebuffer as fbm
 from picaemu.fused import fragments as fused_frags
 from picaemu.fused import loop as fused_loop
-from picaemu.fused import vertices
+from picaemu.fused import observed, vertices
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import map_outputs, slot_registers
 from picaemu.geometry.primitive_assembly import Assembler, Topology
@@ -91,10 +92,12 @@ from picaemu.geometry.vertex_loader import VertexBatch, load_batch
 from picaemu.observer import StageObserver, watches_vertices
 from picaemu.pipeline_fragments import STAT_KEYS, FragmentSide
 from picaemu.pipeline_seams import (
+    Choice,
     ColorStages,
     FragmentFates,
     GeometryShader,
     PrimaryColorStages,
+    Route,
     ShadingColorStages,
     VertexShader,
     default_color_stages,
@@ -109,6 +112,7 @@ __all__ = [  # the seams, records and route reasons live beside, and are this mo
     "COLOR_STAGES_SEAM",
     "FUSED_FRAGMENTS_OFF",
     "FUSED_VERTICES_OFF",
+    "GEOMETRY_SHADER_SEAM",
     "IMMEDIATE_MODE",
     "MID_PRIMITIVE",
     "OTHER_BACKEND",
@@ -116,11 +120,13 @@ __all__ = [  # the seams, records and route reasons live beside, and are this mo
     "VERTEX_DECLINED",
     "VERTEX_SHADER_SEAM",
     "VERTICES_WATCHED",
+    "Choice",
     "ColorStages",
     "FragmentFates",
     "GeometryShader",
     "Pipeline",
     "PrimaryColorStages",
+    "Route",
     "ShadingColorStages",
     "VertexShader",
     "default_color_stages",
@@ -129,9 +135,6 @@ __all__ = [  # the seams, records and route reasons live beside, and are this mo
     "run_vertex_shader",
     "window_bounds",
 ]
-
-# events that concern the vertex side only: a pending fragment batch stays pending across them
-VERTEX_SIDE_EVENTS = frozenset({PipelineEventKind.RESTART_PRIMITIVE, PipelineEventKind.VERTEX_CACHE_CLEAR})
 
 
 def window_bounds(wt: clipping.WindowTriangles, fb: fbm.FramebufferState) -> tuple[int, int, int, int]:
@@ -149,60 +152,31 @@ class Pipeline(FragmentSide):
         color_stages: Callable[[DrawState], ColorStages] = default_color_stages,
         geometry_shader: GeometryShader = run_geometry_shader,
         stage_observer: StageObserver | None = None,
-        fused_front_end: bool = True,
-        batch_fragments: bool = False,
-        fused_vertices: bool = True,
-        fused_fragments: bool = True,
-        compiled_draws: bool = True,
+        route: Route = Route.COMPILED,
     ) -> None:
-        """``fused_front_end``: run the common draw's geometry through ``picaemu.geometry.front_end`` (same results
-        as the stages; off: every draw goes stage by stage, as the differential test compares).
-        ``fused_vertices`` (with ``fused_front_end``): load the common draw's vertices and run its geometry in one
-        compiled call, ``picaemu.fused.vertices`` (same results; off: the loader then the front end).
-        ``batch_fragments``: run the fragment side of consecutive draws with the same fragment state at once
-        (``picaemu.fragment.batch``); only for owners that send ``PipelineEventKind.MEMORY_SYNC`` (or call
-        ``flush``) before reading memory or a draw's counters, as ``picaemu.replay`` does. ``fused_fragments``:
-        run a covered, unobserved draw's fragment side in one compiled call (``picaemu.fused.fragments``; same
-        results; off: stage by stage, as the differential test compares). ``compiled_draws``: offer a command
-        processor the plans to run the draws after one in its compiled loop while their state stays
-        (``picaemu.fused.loop``; ``picaemu.draw.CompiledSink``)."""
+        """``route``: ``Route.COMPILED`` (production) or ``Route.REFERENCE`` (every draw stage by stage: the oracle
+        the differential tests compare against); ``choose_route`` applies it to each draw."""
         self.vertex_shader = vertex_shader
         self.geometry_shader = geometry_shader
         self.color_stages = color_stages
-        self.fused_front_end = fused_front_end
-        self.fused_draws = 0  # draws the fused front end served (the differential test checks it is used)
-        self.fused_vertices = fused_vertices
-        self.fused_vertex_draws = 0  # of those, draws the fused vertex side (loading included) served
-        self.fused_fragments = fused_fragments
-        self.fused_fragment_draws = 0  # draws whose fragment side ``picaemu.fused.fragments`` ran
-        self.recorded_fragment_draws = 0  # observed draws whose fates the compiled route recorded (fused.observed)
+        self.route = route
+        # draws each compiled part served (the tests check they are used): the geometry (``picaemu.fused.vertices``
+        # or ``geometry.front_end``), of those the vertex side with its loading, the fragment side, an observed
+        # draw's recorded fragment side (``picaemu.fused.observed``), and the command processor's compiled loop
+        self.fused_draws = self.fused_vertex_draws = self.fused_fragment_draws = 0
+        self.recorded_fragment_draws = self.compiled_count = 0
         self._vertex_plans = vertices.PlanCache()
         self._fragment_plans = fused_frags.PlanCache()
-        self.batch_fragments = batch_fragments
-        self.compiled = compiled_draws
-        self.compiled_count = 0  # draws the command processor's compiled loop ran with this pipeline's plans
         self._plan_cache = fused_loop.PlanCache()
-        self.batched_draws = 0  # draws whose fragment side ran in a batch of two or more
-        self._batch: list[tuple[DrawCall, clipping.WindowTriangles]] = []
-        self._batch_key: tuple | None = None  # the pending batch's ``fragment_batch.fragment_key``, and its ids
-        self._batch_ids: tuple[int, ...] = ()
-        # the last deferrable draw's fragment key (held: its ids stay unique) and ids, how many draws in a row had
-        # it, and how many had the state before it
-        self._last_key: tuple | None = None
-        self._last_ids: tuple[int, ...] = ()
-        self._run = self._prior_run = 0
-        self._batch_targets: tuple[fragment_batch.Range, ...] = ()
-        self._batch_bound = 0  # sum over the batch's draws of triangles x window-box pixels (>= its fragments)
+        self._choice = Choice(FUSED_VERTICES_OFF, False, FUSED_FRAGMENTS_OFF)  # the running draw's
         self.stage_observer = stage_observer  # picaemu.observer.StageObserver: what each stage computed
         self.assembler = Assembler()
         allocator.keep_freed_memory()  # large per-draw arrays reuse heap pages (picaemu.allocator)
 
     def event(self, kind: PipelineEventKind, state: GpuState) -> None:
-        """Restart resets the assembler; cache clear, flush, invalidate and early-depth clear change nothing
-        visible here (no cross-draw vertex cache, writes go straight to memory, early depth not modelled). Every
-        event but the vertex side's (restart, vertex cache clear) first runs the pending fragment batch."""
-        if kind not in VERTEX_SIDE_EVENTS:
-            self.flush()
+        """Restart resets the assembler; cache clear, flush, invalidate, early-depth clear and the replay's own
+        events change nothing here (no cross-draw vertex cache, writes go straight to memory, early depth not
+        modelled)."""
         if kind is PipelineEventKind.RESTART_PRIMITIVE:
             self.assembler.reset()
 
@@ -213,76 +187,55 @@ class Pipeline(FragmentSide):
         call.route = ROUTE_COMPILED  # until a side declines (``_decline``)
         try:
             self._draw(call, stats)
-        except BaseException:
-            self.flush()  # the draws before this one finish as they would have without batching
-            raise
         finally:
             stats["time_s"] = draw_mod.clock() - start
 
-    def _draw(self, call: DrawCall, stats: dict) -> None:
+    def choose_route(self, call: DrawCall) -> Choice:
+        """THE route choice: per side of ``call``, its compiled plan or why the reference path runs it (the reasons
+        of the sides that run reach ``call.route``; a plan's kernel may still decline at run time, also named).
+        Reasons that hold for every draw come first (``_standing``), then immediate mode, a replaced geometry
+        shader seam for a draw that uses it, and the plans' refusals (``VertexPlan.of``, ``FragmentPlan.of``)."""
+        vertex, fragment = self._standing()
         ds = call.draw_state
-        ds.check(Phase.SETUP)
-        prim, fb = ds.primitives, ds.framebuffer
-        arrays = call.kind is not DrawKind.IMMEDIATE
-        if arrays:
-            ds.check(Phase.VERTEX_ARRAYS)
-        if self._batch and fragment_batch.reads_targets(
-            ds.vertex_range if arrays else None, call.kind, self._batch_targets
-        ):
-            self.flush()  # the pending draws' pixels first: this draw's vertices may lie in their render targets
-        fused = self._fused_vertex_side(call, stats) if arrays else IMMEDIATE_MODE
-        if isinstance(fused, str):
-            self._decline(call, fused)
-            batch = load_batch(
-                ds.vertex_range if arrays else None,
-                call.state.fixed_attribs,
-                call.kind,
-                call.memory,
-                call.immediate_inputs,
-                prim.variable_primitives,
-                configured_only=True,
-            )
-            stats.update(vertices=batch.count, vertices_loaded=int(batch.attributes.shape[0]))
-            observer = self.stage_observer
-            if observer is not None:
-                observer.on_vertices(call, batch)
-            if batch.count == 0:
-                return
-            ds.check(Phase.VERTICES)
-            front = self._fused_front_end(ds, batch, stats) if not watches_vertices(observer) else None
-            if front is None:
-                wt = self._staged_front_end(call, ds, batch, stats)
-                front = wt, (window_bounds(wt, fb) if len(wt) else None)
-            fused = front
-        wt, bounds = fused
-        if bounds is not None:
-            call.bounds = bounds
-        self._fragment_side(call, wt)
+        if call.kind is DrawKind.IMMEDIATE:
+            plan: vertices.VertexPlan | str = IMMEDIATE_MODE
+        elif not vertex and ds.primitives.gs_in_use and self.geometry_shader is not run_geometry_shader:
+            plan = GEOMETRY_SHADER_SEAM
+        else:
+            plan = vertex or self._vertex_plans.plan_of(ds, call.memory, call.state.fixed_attribs)
+        return Choice(plan, not vertex, fragment or self._fragment_plans.get(ds, call.memory))
+
+    def _standing(self) -> tuple[str, str]:
+        """The reasons (vertex side, fragment side; "" none) every draw of this pipeline takes the reference path
+        for: the reference route chosen, a stage observer that watches the vertices or fragment values the compiled
+        route does not record (``observed.refusal``), a seam replaced, another backend's ``_fragments``."""
+        if self.route is Route.REFERENCE:
+            return FUSED_VERTICES_OFF, FUSED_FRAGMENTS_OFF
+        observer = self.stage_observer
+        vertex = (
+            VERTICES_WATCHED
+            if watches_vertices(observer)
+            else (VERTEX_SHADER_SEAM if self.vertex_shader is not run_vertex_shader else "")
+        )
+        fragment = observed.refusal(observer) or (
+            COLOR_STAGES_SEAM
+            if self.color_stages is not default_color_stages
+            else (OTHER_BACKEND if type(self)._fragments is not FragmentSide._fragments else "")
+        )
+        return vertex, fragment
+
+    def compiled_allowed(self) -> bool:
+        """``picaemu.draw.CompiledSink``: the command processor's loop may run draws with this pipeline's plans:
+        no standing reason (``_standing``), no observer at all, and a plain ``Pipeline`` (a subclass may change
+        any stage or watch each draw)."""
+        return type(self) is Pipeline and self.stage_observer is None and self._standing() == ("", "")
 
     def compiled_plans(self, call: DrawCall) -> fused_loop.CompiledPlans | None:
         """``picaemu.draw.CompiledSink``: the plans of this draw's state (``fused_loop.PlanCache``) when the
-        default stages run and nothing watches the draws (a subclass, which may change any stage or watch each
-        draw, is offered none); the pending fragment batch runs first."""
+        loop is allowed (``compiled_allowed``) and no processor observer watches the draw."""
         if call.observed or not self.compiled_allowed():
             return None
-        plans = self._plan_cache.plans(call, self.assembler)
-        if plans is not None:
-            self.flush()  # the loop writes pixels at once: the batched draws before it first
-        return plans
-
-    def compiled_allowed(self) -> bool:
-        """``picaemu.draw.CompiledSink``: compiled draws are on, this is a plain ``Pipeline`` (a subclass may change
-        any stage or watch each draw) with its default stages and fused sides, and no observer watches."""
-        return (
-            self.compiled
-            and type(self) is Pipeline
-            and self.stage_observer is None
-            and self.color_stages is default_color_stages
-            and self.vertex_shader is run_vertex_shader
-            and self.fused_front_end
-            and self.fused_vertices
-            and self.fused_fragments
-        )
+        return self._plan_cache.plans(call, self.assembler)
 
     def compiled_draws(self, draws: fused_loop.CompiledDraws) -> None:
         """``picaemu.draw.CompiledSink``: the loop ran ``draws`` (each starting with nothing buffered in the
@@ -290,39 +243,66 @@ class Pipeline(FragmentSide):
         draws.assemble(self.assembler)
         self.compiled_count += len(draws)
 
-    def _fused_vertex_side(
-        self, call: DrawCall, stats: dict
-    ) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | str:
-        """``picaemu.fused.vertices``: the common draw's loading and geometry in one compiled call, or why not (a
-        str: not the common case, or it is off, or a stage observer watches the vertices, or the vertex shader
-        seam replaced)."""
-        if not self.fused_vertices or not self.fused_front_end:
-            return FUSED_VERTICES_OFF
-        if watches_vertices(self.stage_observer):
-            return VERTICES_WATCHED
-        if self.vertex_shader is not run_vertex_shader:
-            return VERTEX_SHADER_SEAM
+    def _draw(self, call: DrawCall, stats: dict) -> None:
         ds = call.draw_state
-        plan = self._vertex_plans.plan_of(ds, call.memory, call.state.fixed_attribs)
+        ds.check(Phase.SETUP)
+        if call.kind is not DrawKind.IMMEDIATE:
+            ds.check(Phase.VERTEX_ARRAYS)
+        self._choice = choice = self.choose_route(call)
+        front = self._fused_vertex_side(call, choice.vertex, stats)
+        if isinstance(front, str):
+            self._decline(call, front)
+            loaded = self._loaded_vertex_side(call, choice.front_end, stats)
+            if loaded is None:
+                return  # no vertices
+            front = loaded
+        wt, bounds = front
+        if bounds is not None:
+            call.bounds = bounds
+        self._fragment_side(call, wt)
+
+    def _fused_vertex_side(
+        self, call: DrawCall, plan: vertices.VertexPlan | str, stats: dict
+    ) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | str:
+        """``picaemu.fused.vertices``: the draw's loading and geometry in one compiled call by ``plan``, or why not
+        (a str: the route choice's reason, or the kernel's run-time decline)."""
         if isinstance(plan, str):
             return plan
-        result = vertices.run(plan, ds, call.kind, self.assembler, stats)
+        result = vertices.run(plan, call.draw_state, call.kind, self.assembler, stats)
         if result is None:
             return VERTEX_DECLINED if self.assembler.takes_whole_triangles(Topology.LIST) else MID_PRIMITIVE
         self.fused_draws += 1
         self.fused_vertex_draws += 1
         return result
 
-    def _fused_front_end(
-        self, ds: DrawState, batch: VertexBatch, stats: dict
+    def _loaded_vertex_side(
+        self, call: DrawCall, compiled_front_end: bool, stats: dict
     ) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
-        """``picaemu.geometry.front_end``: the common draw's geometry in one compiled call (None: not the common
-        case, or the front end is off or the vertex shader seam replaced)."""
-        if not self.fused_front_end or self.vertex_shader is not run_vertex_shader:
+        """The vertex loader, then the geometry: in ``geometry.front_end``'s compiled call when allowed and it covers
+        the draw, else stage by stage; None when the draw has no vertices."""
+        ds, observer = call.draw_state, self.stage_observer
+        arrays = call.kind is not DrawKind.IMMEDIATE
+        batch = load_batch(
+            ds.vertex_range if arrays else None,
+            call.state.fixed_attribs,
+            call.kind,
+            call.memory,
+            call.immediate_inputs,
+            ds.primitives.variable_primitives,
+            configured_only=True,
+        )
+        stats.update(vertices=batch.count, vertices_loaded=int(batch.attributes.shape[0]))
+        if observer is not None:
+            observer.on_vertices(call, batch)
+        if batch.count == 0:
             return None
-        result = front_end.run(ds, batch, self.assembler, stats)
-        self.fused_draws += result is not None
-        return result
+        ds.check(Phase.VERTICES)
+        front = front_end.run(ds, batch, self.assembler, stats) if compiled_front_end else None
+        if front is not None:
+            self.fused_draws += 1
+            return front
+        wt = self._staged_front_end(call, ds, batch, stats)
+        return wt, (window_bounds(wt, ds.framebuffer) if len(wt) else None)
 
     def _staged_front_end(
         self, call: DrawCall, ds: DrawState, batch: VertexBatch, stats: dict

@@ -6,13 +6,16 @@ draw state, the inputs and the draw's stats dict, to which they add ``shader_ins
 function of the draw state; default ``default_color_stages``: ``picaemu.color.shading``; ``PrimaryColorStages`` =
 interpolated primary color only; ``shade(frags, memory, counters)`` adds ``texels_fetched``). ``FragmentFates``: what
 an observer that asks for fates gets per draw; ``Recording``: the observed fragment path's record of a chunk.
+``Route`` (``Pipeline(route=...)``) and ``Choice`` (what ``Pipeline.choose_route`` answers per draw) are the route
+choice's types.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from enum import Enum
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
@@ -26,6 +29,30 @@ from picaemu.memory import PhysicalMemory
 from picaemu.observer import StageObserver
 from picaemu.raster.fragments import Fragments
 from picaemu.regs import id_of
+
+if TYPE_CHECKING:
+    from picaemu.fused.fragments import FragmentPlan
+    from picaemu.fused.vertices import VertexPlan
+
+
+class Route(Enum):
+    """How a ``picaemu.pipeline.Pipeline`` runs its draws."""
+
+    # production: each side of a draw on its compiled plan (``picaemu.fused``; the command processor's compiled
+    # loop runs the draws after one while their state stays) where the plan covers it, else the reference path
+    COMPILED = "compiled"
+    # the readable staged path for every draw: the oracle the differential tests compare the compiled route against
+    REFERENCE = "reference"
+
+
+class Choice(NamedTuple):
+    """One draw's route (``Pipeline.choose_route``): per side, the compiled plan that serves it or (a str) why the
+    reference path runs it."""
+
+    vertex: VertexPlan | str  # ``picaemu.fused.vertices``: the draw's loading and geometry in one compiled call
+    front_end: bool  # when the loader runs instead: its geometry may go through ``geometry.front_end``'s call
+    fragment: FragmentPlan | str  # ``picaemu.fused.fragments`` (or, observed, ``picaemu.fused.observed``)
+
 
 # (draw state, (U, K<=16, 4) inputs, the draw's counters) -> (U, 16, 4) outputs; adds ``shader_instructions``
 VertexShader = Callable[[DrawState, np.ndarray, dict], np.ndarray]

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from picaemu.formats import pica
 
-from picaemu.debug.session import Session
+from picaemu.debug.session import MEMORY_WORK, Session
 from picaemu.errors import PicaError
 from picaemu.fragment import framebuffer as fbm
 from picaemu.memory import PAGE, PhysicalMemory
 from picaemu.replay import Replay, load_capture
-from picaemu.replay.checkpoint import CHECKPOINT_WORK, PageStore, distinct_page_bytes, draw_work, restore_pages
+from picaemu.replay.checkpoint import PageStore, distinct_page_bytes, draw_work, restore_pages
 from picaemu.state import frozen_copy
 from tests.test_capture_diff_long import long_frame
 
@@ -74,7 +74,7 @@ def test_game_checkpoints_share_pages_and_jumps_stay_exact() -> None:
 
 
 def test_game_jumps_replay_less_than_the_checkpoint_work() -> None:
-    """A checkpoint follows every draw that brings the draw work since the last one to ``CHECKPOINT_WORK``
+    """A checkpoint follows every draw that brings the draw work since the last one to the session's ``MEMORY_WORK``
     (``draw_work``: fragments rasterized + ``VERTEX_WORK`` per vertex shaded), so on minicraft (wide 2D frames of
     8-17 draws, up to 192,000 fragments a draw) a jump to the end of any draw replays less than that much draw work;
     without the rule (``checkpoint_work`` unbounded) some jumps replay 8 draws, over ten times as much."""
@@ -90,9 +90,8 @@ def test_game_jumps_replay_less_than_the_checkpoint_work() -> None:
             worst = max(worst, sum(draw_work(e.stats) for e in run))
         return worst
 
-    assert worst_jump_work(Session(Replay(load_capture(GAME)))) < CHECKPOINT_WORK
-    sparse = Replay(load_capture(GAME), checkpoint_work=1 << 60)
-    assert worst_jump_work(Session(sparse)) > 10 * CHECKPOINT_WORK
+    assert worst_jump_work(Session(Replay(load_capture(GAME)))) < MEMORY_WORK
+    assert worst_jump_work(Session(Replay(load_capture(GAME)), memory_work=1 << 60)) > 10 * MEMORY_WORK
 
 
 def test_a_checkpoint_shares_arrays_only_when_their_bytes_are_equal() -> None:

@@ -19,6 +19,7 @@ from picaemu.fused import fragments as ff
 from picaemu.pipeline import Pipeline
 from picaemu.replay import Replay, ReplayError
 from tests.test_fused_fragments import Setup, assert_same, first_draw, scene, texture
+from tests.test_pipeline import PerDraw, reference
 
 MINICRAFT = Path(__file__).resolve().parent / "data" / "games" / "minicraft.pica"
 WORDS = st.integers(0, 2**32 - 1)
@@ -115,9 +116,8 @@ def test_builder_fog_with_proctex_and_refusals_are_named() -> None:
 
 
 # ------------------------------------------------------------------------------------------------ real content
-def _run(capture: pica.Capture, frames: int, **kwargs: bool) -> tuple[list[tuple], np.ndarray, Pipeline]:
-    """(per-draw facts without the time, the color buffer, the pipeline) after ``frames`` frames."""
-    pipe = Pipeline(batch_fragments=True, **kwargs)
+def _run(capture: pica.Capture, frames: int, pipe: Pipeline) -> tuple[list[tuple], np.ndarray, Pipeline]:
+    """(per-draw facts without the time, the color buffer, the pipeline) after ``frames`` frames with ``pipe``."""
     replay = Replay(capture, checkpoints=False, pipeline=pipe)
     replay.run_to_frame(frames - 1)
     facts = [(d.index, d.bounds, {k: v for k, v in d.stats.items() if k != "time_s"}) for d in replay.draws]
@@ -129,8 +129,8 @@ def test_minicraft_procedural_texture_frames_match_the_stages() -> None:
     geometry shader, which the compiled loop's vertex side does not cover: the loop's own run of proctex and fog
     plans is the next test's.)"""
     capture = pica.read(MINICRAFT)
-    staged = _run(capture, 2, fused_fragments=False, compiled_draws=False)
-    fused = _run(capture, 2, compiled_draws=False)
+    staged = _run(capture, 2, reference())
+    fused = _run(capture, 2, PerDraw())
     assert fused[0] == staged[0] and np.array_equal(fused[1], staged[1])
     assert fused[2].fused_fragment_draws == len(staged[0]) == 16
 
@@ -150,8 +150,8 @@ def test_a_lut_upload_that_leaves_the_registers_reaches_the_loop() -> None:
         b.depth_test(False)  # every draw writes its fragments
 
     capture = scene(setup, draws=5, before=[fog(one), fog(one), fog(two), fog(one), fog(two)])
-    staged = _run(capture, 1, fused_fragments=False, compiled_draws=False)
-    looped = _run(capture, 1)
+    staged = _run(capture, 1, reference())
+    looped = _run(capture, 1, Pipeline())
     assert looped[0] == staged[0] and np.array_equal(looped[1], staged[1])
     assert looped[2].compiled_count > 0
 
@@ -173,9 +173,9 @@ def test_a_state_that_fails_to_decode_raises_the_staged_error_at_its_draw(reason
 
     capture = scene(setup, before=[lambda b, rng: None, lambda b, rng: bad(b)])
     errors = []
-    for kwargs in ({"fused_fragments": False, "compiled_draws": False}, {"compiled_draws": compiled}):
+    for pipeline in (reference(), Pipeline() if compiled else PerDraw()):
         with pytest.raises(ReplayError) as caught:
-            Replay(capture, checkpoints=False, pipeline=Pipeline(**kwargs)).run()
+            Replay(capture, checkpoints=False, pipeline=pipeline).run()
         errors.append((type(caught.value.cause), str(caught.value)))
     assert errors[0] == errors[1]
 

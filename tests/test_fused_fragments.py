@@ -1,6 +1,6 @@
 """The fused fragment side (``picaemu.fused.fragments``) against the staged path it stands for: every bundled sample
-capture, the game scenes and hand-made draws of each covered feature, replayed with ``Pipeline(fused_fragments=
-False)`` and ``True``, give the same memory (every region, byte for byte) and the same per-draw statistics — and
+capture, the game scenes and hand-made draws of each covered feature, replayed on the reference route and the
+compiled one, give the same memory (every region, byte for byte) and the same per-draw statistics — and
 the fused side really served the covered draws (``Pipeline.fused_fragment_draws``) and named why it refused the
 others."""
 
@@ -20,20 +20,20 @@ from picaemu.fused import fragments as ff
 from picaemu.fused.fragment_kernel import DIVISION_BY_ZERO, TEXTURE_FAULT, TOO_MANY_FRAGMENTS
 from picaemu.geometry.clipping import WindowTriangles
 from picaemu.memory import PhysicalMemory
-from picaemu.pipeline import Pipeline
+from picaemu.pipeline import Pipeline, Route
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS
 from picaemu.replay import Replay
 from picaemu.texture.formats import PACKED
 from samples._common import SCREEN
 from samples.game_scene import SCENES
+from tests.test_pipeline import PerDraw, reference
 
 CAPTURES = sorted((Path(__file__).resolve().parent.parent / "samples" / "captures").glob("*.pica"))
 SLOW = {"game_cubes_3000"}
 
 
-def replay(capture: pica.Capture, **kwargs: bool) -> tuple[list[str], list[dict], Pipeline]:
+def replay(capture: pica.Capture, pipe: Pipeline) -> tuple[list[str], list[dict], Pipeline]:
     """(memory digests of every region, per-draw statistics without the time, the pipeline) of a whole replay."""
-    pipe = Pipeline(compiled_draws=False, **kwargs)  # its own fused side (tests/test_fused_loop.py: the loop)
     rep = Replay(capture, checkpoints=False, pipeline=pipe)
     rep.run()
     memory = rep.memory
@@ -41,10 +41,12 @@ def replay(capture: pica.Capture, **kwargs: bool) -> tuple[list[str], list[dict]
     return digests, [{k: v for k, v in d.stats.items() if k != "time_s"} for d in rep.draws], pipe
 
 
-def assert_same(capture: pica.Capture, batch: bool = False) -> tuple[list[dict], Pipeline]:
-    """Staged and fused agree on memory and every draw's statistics; returns the fused run's stats and pipeline."""
-    mem_a, stats_a, _ = replay(capture, fused_fragments=False, batch_fragments=batch)
-    mem_b, stats_b, pipe = replay(capture, fused_fragments=True, batch_fragments=batch)
+def assert_same(capture: pica.Capture, compiled: Pipeline | None = None) -> tuple[list[dict], Pipeline]:
+    """The reference route and the compiled one (default: without the compiled loop, each draw through the
+    pipeline's own fused sides: ``PerDraw``) agree on memory and every draw's statistics; returns the compiled run's
+    stats and pipeline."""
+    mem_a, stats_a, _ = replay(capture, reference())
+    mem_b, stats_b, pipe = replay(capture, PerDraw() if compiled is None else compiled)
     assert len(stats_a) == len(stats_b)
     for i, (one, other) in enumerate(zip(stats_a, stats_b, strict=True)):
         assert one == other, f"draw {i}"
@@ -63,18 +65,18 @@ def test_fused_fragments_match_the_stages_on_every_sample(path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["game_cubes_300", "game_sprites_1000", "game_lit_300"])
 @pytest.mark.parametrize("merged", [False, True])
-def test_game_scenes_match_with_fragment_batching(name: str, merged: bool) -> None:
-    """The replays' configuration (batching on): covered draws run fused, the rest are still batched."""
-    stats, pipe = assert_same(SCENES[name](merged=merged), batch=True)
+def test_game_scenes_match_on_the_compiled_route(name: str, merged: bool) -> None:
+    """The replays' pipeline (the compiled loop on): every draw runs compiled, in the loop or the fused sides."""
+    stats, pipe = assert_same(SCENES[name](merged=merged), Pipeline())
     assert sum(s["fragments_written"] for s in stats) > 0
-    assert pipe.fused_fragment_draws == len(stats) and pipe.batched_draws == 0
+    assert pipe.fused_fragment_draws + pipe.compiled_count == len(stats)
 
 
 class Keep(Pipeline):
     """Remembers each draw's call and window triangles as they reach the fragment side."""
 
-    def __init__(self, **kwargs: bool) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, route: Route = Route.COMPILED) -> None:
+        super().__init__(route=route)
         self.seen: list = []
 
     def _fused_fragments(self, call, wt, stats):
@@ -83,8 +85,8 @@ class Keep(Pipeline):
 
 
 def first_draw(capture: pica.Capture, last: bool = False) -> tuple:
-    """(call, window triangles) of the capture's first (or last) draw, replayed with the fused side off."""
-    pipe = Keep(fused_fragments=False)
+    """(call, window triangles) of the capture's first (or last) draw, replayed on the reference route."""
+    pipe = Keep(Route.REFERENCE)
     Replay(capture, checkpoints=False, pipeline=pipe).run()
     return pipe.seen[-1 if last else 0]
 
@@ -347,7 +349,7 @@ def _from_compiled(x, y, zndc, inv_w, vary, primitive, args, counts):  # pragma:
 
 def test_fragment_side_is_callable_from_compiled_code() -> None:
     """Called from another compiled function it draws what the Python entry draws (memory and counters)."""
-    pipe = Keep(fused_fragments=False)
+    pipe = Keep(Route.REFERENCE)
     rep = Replay(
         scene(lambda b, rng: b.texture(0, texture(rng), "RGBA4", filter="linear")), checkpoints=False, pipeline=pipe
     )
@@ -372,7 +374,7 @@ def test_fragment_side_is_callable_from_compiled_code() -> None:
 def test_big_and_dividing_draws_are_declined_having_written_nothing() -> None:
     """More bounding-box pixels than one rasterizer chunk, or a perspective divisor of 0 (the staged path raises
     ZeroDivisionError): ``fragment_side`` returns its code before any write; ``run`` answers False."""
-    pipe = Keep(fused_fragments=False)
+    pipe = Keep(Route.REFERENCE)
     Replay(scene(lambda b, rng: b.texture(0, texture(rng), "RGBA8")), checkpoints=False, pipeline=pipe).run()
     call, wt = pipe.seen[0]
     plan = ff.FragmentPlan.of(call.draw_state, call.memory)

@@ -16,10 +16,12 @@ from picaemu.errors import MemoryFault
 from picaemu.pipeline import Pipeline
 from picaemu.replay import Replay, ReplayError
 from samples.game_scene import SCENES
+from tests.test_pipeline import PerDraw
 
 
 def _replay(capture: pica.Capture, compiled: bool, **kwargs) -> Replay:
-    replay = Replay(capture, pipeline=Pipeline(batch_fragments=True, compiled_draws=compiled), **kwargs)
+    """A whole replay: with the compiled loop (``compiled``), else each draw through the pipeline (``PerDraw``)."""
+    replay = Replay(capture, pipeline=Pipeline() if compiled else PerDraw(), **kwargs)
     replay.run()
     return replay
 
@@ -84,8 +86,8 @@ def test_every_cube_runs_compiled_and_states_switch_inside_the_loop() -> None:
 def test_stop_after_a_draw_and_checkpoints_match() -> None:
     capture = SCENES["game_cubes_300"]()
     for target in (0, 5, 37, 150, 299):
-        compiled = Replay(capture, pipeline=Pipeline(batch_fragments=True))
-        staged = Replay(capture, pipeline=Pipeline(batch_fragments=True, compiled_draws=False))
+        compiled = Replay(capture, pipeline=Pipeline())
+        staged = Replay(capture, pipeline=PerDraw())
         compiled.run_to_draw(target)
         staged.run_to_draw(target)
         assert _facts(compiled) == _facts(staged)

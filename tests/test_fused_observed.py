@@ -1,6 +1,6 @@
 """Observers on the compiled route (``picaemu.fused.observed``): a stage observer that asks for fragment fates and
-depth/stencil test values gets, with the fused fragment side on, exactly what the staged path (the oracle: the same
-pipeline with ``fused_fragments=False``) records — every ``FragmentFates`` field (fates, fragments, TEV output,
+depth/stencil test values gets, on the compiled route, exactly what the staged path (the oracle: the same pipeline
+with ``route=Route.REFERENCE``) records — every ``FragmentFates`` field (fates, fragments, TEV output,
 colors before and after), every depth/stencil test report, memory and per-draw statistics — on random fragment
 states (hypothesis), the bundled samples and a Minicraft frame; the debugger's probes (fates, overdraw, edges, a
 pixel's ``FragmentRecord``s, pixel history) give the same results on both routes, and the compiled route really
@@ -27,7 +27,7 @@ from picaemu.draw import ROUTE_COMPILED, DrawCall, observed_sink
 from picaemu.fused import fragments as ff
 from picaemu.fused.layout import TEXTURE_FAULT
 from picaemu.observer import StageObserver
-from picaemu.pipeline import FragmentFates, Pipeline
+from picaemu.pipeline import FragmentFates, Pipeline, Route
 from picaemu.replay import Replay
 from tests.test_fused_color import proctex_setup, proctex_states
 from tests.test_fused_fragments import scene, texture
@@ -62,7 +62,7 @@ def recorded(
     """A replay (whole, or its first ``frames``) with a ``Recorder``: (it, memory digests, per-draw stats without
     the time, routes, pipeline)."""
     rec = Recorder()
-    pipe = Pipeline(compiled_draws=False, stage_observer=rec, fused_fragments=fused)
+    pipe = Pipeline(stage_observer=rec, route=Route.COMPILED if fused else Route.REFERENCE)
     rep = Replay(capture, checkpoints=False, pipeline=pipe)
     if frames:
         rep.run_to_frame(frames - 1)
@@ -192,7 +192,7 @@ def test_a_minicraft_frame_records_alike_on_both_routes() -> None:
 def staged(session: Session, on: bool) -> None:
     """Send the session pipeline's observed draws to the staged oracle (``on``) or back to the compiled route."""
     pipe = observed_sink(session.replay.pipeline)
-    pipe.fused_fragments = pipe.fused_vertices = not on
+    pipe.route = Route.REFERENCE if on else Route.COMPILED
 
 
 def probes(session: Session, draw: int, pixel: tuple[int, int], route: str) -> tuple:
@@ -261,7 +261,7 @@ def test_what_the_compiled_route_does_not_record_is_named() -> None:
         (FragmentWatcher((1, 1)), draw_mod.FRAGMENT_VALUES_WATCHED),
         (TestsOnly(), draw_mod.TESTS_WITHOUT_FATES),
     ):
-        pipe = Pipeline(compiled_draws=False, stage_observer=observer)
+        pipe = Pipeline(stage_observer=observer)
         rep = Replay(capture, checkpoints=False, pipeline=pipe)
         rep.run()
         assert {d.route for d in rep.draws} == {f"reference: {reason}"}
@@ -274,7 +274,7 @@ def test_a_declined_compiled_shading_falls_back_having_recorded_nothing() -> Non
     capture = scene(lambda b, rng: b.texture(0, texture(rng), "RGBA8"))
     rec_a, mem_a, stats_a, _, _ = recorded(capture, False)
     rec = Recorder()
-    pipe = Pipeline(compiled_draws=False, stage_observer=rec)
+    pipe = Pipeline(stage_observer=rec)
     plans = pipe._fragment_plans
     real_get = plans.get
 

@@ -21,6 +21,7 @@ from samples._common import SCREEN
 from samples.game_scene import rich
 from tests.test_fused_fragments import assert_same, check
 from tests.test_fused_loop import _facts
+from tests.test_pipeline import reference
 
 FORMATS = sorted(BITS_PER_TEXEL)
 FILTERS = ("nearest", "linear")
@@ -160,10 +161,10 @@ def test_compiled_lod_matches_the_array_rule(seed: int, n: int, bias: int) -> No
 def test_rich_scene_in_the_compiled_loop_matches_the_staged_path(strips: bool) -> None:
     """``samples.game_scene.rich``: a mipmapped ETC1 atlas in perspective, 200 draws; as triangle lists and as
     strips every draw runs in the command processor's compiled loop. Same picture, draws and counters as the
-    staged path (no compiled draws, no fused fragment side)."""
+    reference route."""
     capture = rich(200, strips=strips)
-    fast = Replay(capture, checkpoints=False, pipeline=Pipeline(batch_fragments=True))
-    slow = Replay(capture, checkpoints=False, pipeline=Pipeline(compiled_draws=False, fused_fragments=False))
+    fast = Replay(capture, checkpoints=False, pipeline=Pipeline())
+    slow = Replay(capture, checkpoints=False, pipeline=reference())
     fast.run()
     slow.run()
     assert np.array_equal(fast.color_buffer(), slow.color_buffer())

@@ -19,10 +19,10 @@ from picaemu.replay import Replay
 from samples._common import VS_TEX
 from tests.test_fused_loop import _facts
 from tests.test_fused_vertices import assert_same
+from tests.test_pipeline import reference
 
 TOPOLOGIES = ("triangle list", "triangle strip", "triangle fan", "geometry primitive")
 MINICRAFT = Path(__file__).resolve().parent / "data" / "games" / "minicraft.pica"
-STAGED = {"batch_fragments": True, "compiled_draws": False, "fused_vertices": False, "fused_front_end": False}
 
 
 def topology_scene(seed: int, restarts: float = 1.0, user_plane: bool = False) -> pica.Capture:
@@ -63,8 +63,8 @@ def topology_scene(seed: int, restarts: float = 1.0, user_plane: bool = False) -
     return b.capture()
 
 
-def _replay(capture: pica.Capture, **kwargs: bool) -> Replay:
-    replay = Replay(capture, pipeline=Pipeline(**kwargs), checkpoints=False)
+def _replay(capture: pica.Capture, pipeline: Pipeline) -> Replay:
+    replay = Replay(capture, pipeline=pipeline, checkpoints=False)
     replay.run()
     return replay
 
@@ -72,7 +72,7 @@ def _replay(capture: pica.Capture, **kwargs: bool) -> Replay:
 def _assert_compiled_like_staged(capture: pica.Capture) -> Replay:
     """The compiled loop and the staged path give the same pixels, draw facts (counters, bounds) and assembler
     state; returns the compiled replay."""
-    compiled, staged = _replay(capture, batch_fragments=True), _replay(capture, **STAGED)
+    compiled, staged = _replay(capture, Pipeline()), _replay(capture, reference())
     assert np.array_equal(compiled.color_buffer(), staged.color_buffer())
     assert _facts(compiled) == _facts(staged)
     one, other = compiled.pipeline.assembler, staged.pipeline.assembler
@@ -123,8 +123,8 @@ def test_the_user_clip_plane_is_clipped_in_the_compiled_vertex_side(seed: int) -
 def test_minicraft_first_frames_run_compiled_like_the_staged_path() -> None:
     """The real citro2d game's title frames (indexed "geometry primitive" lists, triangles to clip)."""
     runs = []
-    for kwargs in ({"batch_fragments": True}, STAGED):
-        replay = Replay(pica.read(MINICRAFT), pipeline=Pipeline(**kwargs), checkpoints=False)
+    for pipeline in (Pipeline(), reference()):
+        replay = Replay(pica.read(MINICRAFT), pipeline=pipeline, checkpoints=False)
         replay.run_to_frame(2)
         runs.append(replay)
     compiled, staged = runs

@@ -1,5 +1,5 @@
-"""The fused vertex side (``picaemu.fused.vertices``) against the staged loader + front end it stands for: every
-bundled sample capture and game scene replayed with ``Pipeline(fused_vertices=False)`` and ``True`` gives the same
+"""The fused vertex side (``picaemu.fused.vertices``) against the staged loader + stages it stands for: every
+bundled sample capture and game scene replayed on the reference route and the compiled one gives the same
 memory, per-draw statistics and bounds, and the fused side served the common draws; hand-made draws check the
 loaded values against hand-typed bytes (every element format and component count, padding slots, u8 / u16
 indices with repeats, fixed attributes changed between draws), the window triangles bit for bit against the staged
@@ -26,15 +26,17 @@ from picaemu.geometry.output_map import COLOR, NUM_COLUMNS, QUAT
 from picaemu.geometry.primitive_assembly import Topology
 from picaemu.geometry.vertex_loader import VertexLoaderState, load_batch
 from picaemu.memory import PhysicalMemory
-from picaemu.pipeline import Pipeline
+from picaemu.pipeline import Pipeline, Route
 from picaemu.replay import Replay, ReplayError
 from picaemu.state import GpuState
 from samples._common import VS_TEX
 from samples.game_scene import SCENES
-from tests.test_front_end import CAPTURES, SLOW, VS_FLOW, random_scene, replay_both
+from tests.test_front_end import CAPTURES, SLOW, VS_FLOW, Ways, random_scene, replay_both
+from tests.test_pipeline import PerDraw, reference
 from tests.test_vertex_loader import BASE, TYPES, configure, loader, set_reg
 
-WAYS = ({"fused_vertices": False, "compiled_draws": False}, {"fused_vertices": True, "compiled_draws": False})
+ROUTES = (Route.REFERENCE, Route.COMPILED)
+WAYS: Ways = (reference, PerDraw)  # the oracle, then the compiled route without the loop (its own fused sides)
 # the colour and quaternion varying columns of WindowTriangles.varyings (output map columns past the position)
 COLOR_VARYING = slice(COLOR.start - 4, COLOR.stop - 4)
 QUAT_VARYING = slice(QUAT.start - 4, QUAT.stop - 4)
@@ -48,7 +50,7 @@ assert "mov outq" in VS_QUAT
 
 def assert_same(capture: pica.Capture) -> tuple[int, int]:
     """Both ways give the same memory, per-draw stats and bounds; returns (draws, draws the fused side served)."""
-    (mem_a, draws_a, *_), (mem_b, draws_b, _, _, pipe) = replay_both(capture, WAYS)
+    (mem_a, draws_a, *_), (mem_b, draws_b, _, pipe) = replay_both(capture, WAYS)
     assert len(draws_a) == len(draws_b)
     for i, (one, other) in enumerate(zip(draws_a, draws_b, strict=True)):
         assert one == other, f"draw {i}"
@@ -64,7 +66,7 @@ def test_every_sample_is_the_same_with_the_fused_vertex_side(path: Path) -> None
     if path.stem.startswith(("game_cubes", "game_sprites", "game_lit")):
         assert fused == draws  # the common draw these scenes are made of (clipping included)
     if path.stem == "gs_sprites":
-        assert fused == 0  # geometry shader
+        assert fused == draws  # the geometry shader's draw: picaemu.fused.geometry
 
 
 @pytest.mark.parametrize("name", ["game_cubes_300", "game_lit_300", "game_sprites_1000"])
@@ -85,8 +87,8 @@ def test_random_scenes_are_the_same(seed: int) -> None:
 class Recorder(Pipeline):
     """Keeps every draw call and every rasterized draw's window triangles (what the fragment side receives)."""
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, route: Route = Route.COMPILED) -> None:
+        super().__init__(route=route)
         self.calls: list[DrawCall] = []
         self.triangles: list[clipping.WindowTriangles] = []
 
@@ -100,12 +102,12 @@ class Recorder(Pipeline):
 
 
 def replay_both_ways(capture: pica.Capture) -> tuple[list[clipping.WindowTriangles], Recorder]:
-    """Replay with the fused vertex side off and on: the window triangles agree bit for bit (and the stats,
+    """Replay on the reference route and the compiled one: the window triangles agree bit for bit (and the stats,
     bounds and memory, ``assert_same``); returns the fused way's triangles and pipeline."""
     assert_same(capture)
     runs = []
-    for kwargs in WAYS:
-        pipe = Recorder(**kwargs)
+    for route in ROUTES:
+        pipe = Recorder(route=route)
         Replay(capture, checkpoints=False, pipeline=pipe).run()
         runs.append(pipe)
     staged, fused = runs
@@ -273,9 +275,9 @@ def faulting(where: str) -> pica.Capture:
 @pytest.mark.parametrize("where, who", [("vertices", "loader 0"), ("indices", "index buffer")])
 def test_reads_outside_memory_fall_back_to_the_named_fault(where: str, who: str) -> None:
     messages = []
-    for kwargs in WAYS:
+    for make in WAYS:
         with pytest.raises(ReplayError, match=who) as err:
-            Replay(faulting(where), checkpoints=False, pipeline=Pipeline(**kwargs)).run()
+            Replay(faulting(where), checkpoints=False, pipeline=make()).run()
         assert isinstance(err.value.__cause__, MemoryFault)
         messages.append(str(err.value))
     assert messages[0] == messages[1]
@@ -285,7 +287,8 @@ def test_plans_name_what_they_do_not_cover() -> None:
     pipe = Recorder()
     Replay(pica.read(Path(CAPTURES[0]).parent / "gs_sprites.pica"), checkpoints=False, pipeline=pipe).run()
     call = pipe.calls[0]
-    assert VertexPlan.of(call.draw_state, call.memory, call.state.fixed_attribs) == "geometry shader"
+    gs = VertexPlan.of(call.draw_state, call.memory, call.state.fixed_attribs)
+    assert isinstance(gs, VertexPlan) and gs.geometry  # picaemu.fused.geometry (tests/test_fused_geometry.py)
     b = frame()
     b.vertices([TRIANGLE, np.zeros((3, 2), np.float32), np.ones((3, 4), np.float32)])
     b.draw(3, "triangle strip")
@@ -314,7 +317,7 @@ def test_vertex_side_is_callable_from_compiled_code(kind: DrawKind) -> None:
     else:
         b.draw_indexed([2, 0, 1])
     b.end_frame()
-    pipe = Recorder(fused_vertices=False)
+    pipe = Recorder(route=Route.REFERENCE)
     Replay(b.capture(), checkpoints=False, pipeline=pipe).run()
     call = pipe.calls[0]
     ds = call.draw_state

@@ -20,6 +20,7 @@ from picaemu.texture.level_cache import NOT_DECODED, T_ENTRIES, T_TEXELS, level_
 from tests.test_fused_fragments import assert_same, scene
 from tests.test_fused_loop import _facts
 from tests.test_fused_textures import random_texture
+from tests.test_pipeline import reference
 
 WIDTH_LOG2, HEIGHT, START = 5, 16, 256  # an ETC1 level of 32 x 16 texels at byte 256
 TEXELS, SIZE = (1 << WIDTH_LOG2) * HEIGHT, level_bytes(1 << WIDTH_LOG2, HEIGHT, TextureFormat.ETC1)
@@ -108,8 +109,8 @@ def _texture_scene(fmt: str, before: list) -> tuple[pica.Capture, list[int]]:
 
 def _assert_loop_matches_staged(capture: pica.Capture) -> Replay:
     """Staged and the compiled loop agree on every region's bytes and every draw's facts; returns the loop's."""
-    fast = Replay(capture, checkpoints=False, pipeline=Pipeline(batch_fragments=True))
-    slow = Replay(capture, checkpoints=False, pipeline=Pipeline(compiled_draws=False, fused_fragments=False))
+    fast = Replay(capture, checkpoints=False, pipeline=Pipeline())
+    slow = Replay(capture, checkpoints=False, pipeline=reference())
     fast.run()
     slow.run()
     for region in fast.memory.regions:

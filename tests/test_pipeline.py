@@ -21,12 +21,22 @@ from picaemu.fragment.framebuffer import FramebufferState, read_color_image, rea
 from picaemu.memory import PhysicalMemory
 from picaemu.numeric import to_f24
 from picaemu.observer import FateWatcher
-from picaemu.pipeline import Pipeline, PrimaryColorStages
+from picaemu.pipeline import Pipeline, PrimaryColorStages, Route
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
 
 W = H = 32
 COLOR_ADDR, DEPTH_ADDR, VBO = 0x18000000, 0x18100000, 0x20000000
+
+
+class PerDraw(Pipeline):
+    """The compiled route without the command processor's compiled loop (a ``Pipeline`` subclass is never offered
+    its plans: ``compiled_allowed``): every draw through the pipeline's own compiled sides, which tests count."""
+
+
+def reference() -> Pipeline:
+    """The staged oracle the compiled route is compared against (``Route.REFERENCE``)."""
+    return Pipeline(route=Route.REFERENCE)
 
 
 def identity_vs(ds: DrawState, attributes: np.ndarray, counters: dict | None = None) -> np.ndarray:

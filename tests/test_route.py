@@ -24,16 +24,20 @@ from picaemu.fused import fragments as ff
 from picaemu.fused.fragment_kernel import TEXTURE_FAULT
 from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import (
+    FUSED_FRAGMENTS_OFF,
+    FUSED_VERTICES_OFF,
     IMMEDIATE_MODE,
     MID_PRIMITIVE,
     VERTEX_DECLINED,
     VERTEX_SHADER_SEAM,
     VERTICES_WATCHED,
+    Choice,
     Pipeline,
+    Route,
 )
 from picaemu.replay import Replay
 from samples._common import SCREEN
-from tests.test_pipeline import VBO, identity_vs, make_state, put
+from tests.test_pipeline import VBO, PerDraw, identity_vs, make_state, put
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples" / "captures"
@@ -53,9 +57,10 @@ VS = """
 """
 
 
-def routes(capture: pica.Capture, **kwargs: object) -> list[str]:
-    """Every draw's route in a whole replay with ``Pipeline(**kwargs)``."""
-    rep = Replay(capture, checkpoints=False, pipeline=Pipeline(**kwargs))
+def routes(capture: pica.Capture, pipeline: Pipeline | None = None) -> list[str]:
+    """Every draw's route in a whole replay with ``pipeline`` (default: ``PerDraw``, each draw through the
+    pipeline's own sides)."""
+    rep = Replay(capture, checkpoints=False, pipeline=PerDraw() if pipeline is None else pipeline)
     rep.run()
     return [d.route for d in rep.draws]
 
@@ -95,11 +100,11 @@ def test_hand_made_draws_name_the_seam_and_immediate_mode() -> None:
         ("lit_sphere", "compiled"),
         ("proctex", "compiled"),
         ("game_rich_1000", "compiled"),
-        ("gs_sprites", "reference: geometry shader"),
+        ("gs_sprites", "compiled"),
     ],
 )
 def test_sample_routes(stem: str, expected: str) -> None:
-    assert set(routes(pica.read(SAMPLES / f"{stem}.pica"), compiled_draws=False)) == {expected}
+    assert set(routes(pica.read(SAMPLES / f"{stem}.pica"))) == {expected}
 
 
 def test_a_fates_observer_keeps_the_compiled_route() -> None:
@@ -108,8 +113,16 @@ def test_a_fates_observer_keeps_the_compiled_route() -> None:
     assert [r["route"] for r in rows] == [ROUTE_COMPILED]
 
 
+def test_the_reference_route_names_both_sides_and_offers_no_loop() -> None:
+    pipe = Pipeline(route=Route.REFERENCE)
+    assert not pipe.compiled_allowed() and Pipeline().compiled_allowed() and not PerDraw().compiled_allowed()
+    reasons = [FUSED_VERTICES_OFF, FUSED_FRAGMENTS_OFF]
+    assert routes(pica.read(SAMPLES / "triangle.pica"), pipe) == ["reference: " + "; ".join(reasons)]
+    assert pipe.fused_draws == pipe.fused_fragment_draws == pipe.compiled_count == 0
+
+
 def test_an_observer_of_vertices_names_itself_once() -> None:
-    pipe = Pipeline(compiled_draws=False, stage_observer=VertexRecorder(0))
+    pipe = Pipeline(stage_observer=VertexRecorder(0))
     rep = Replay(pica.read(SAMPLES / "triangle.pica"), checkpoints=False, pipeline=pipe)
     rep.run()
     assert [d.route for d in rep.draws] == [f"reference: {VERTICES_WATCHED}"]
@@ -138,7 +151,7 @@ def test_run_time_declines_are_named() -> None:
     b._kick("DRAWARRAYS", indexed=False, triangles=False)
     b.draw(3)
     b.end_frame()
-    assert routes(b.capture(), compiled_draws=False) == [
+    assert routes(b.capture()) == [
         f"reference: {VERTEX_DECLINED}",
         f"reference: {MID_PRIMITIVE}",
         ROUTE_COMPILED,
@@ -148,27 +161,21 @@ def test_run_time_declines_are_named() -> None:
 def test_a_fragment_kernel_decline_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernel's code reaches the route through ``DECLINED`` (the staged path then draws it)."""
     monkeypatch.setattr(ff, "attempt", lambda plan, wt, stats: TEXTURE_FAULT)
-    assert routes(pica.read(SAMPLES / "triangle.pica"), compiled_draws=False) == [
-        f"reference: {ff.DECLINED[TEXTURE_FAULT]}"
-    ]
+    assert routes(pica.read(SAMPLES / "triangle.pica")) == [f"reference: {ff.DECLINED[TEXTURE_FAULT]}"]
 
 
 class Spy(Pipeline):
-    """Notes, per draw, what each side answered: the oracle of the route."""
+    """Notes, per draw, what the route choice answered for each side: the oracle of the route. (A subclass: the
+    compiled loop is not offered.)"""
 
     def __init__(self) -> None:
-        super().__init__(compiled_draws=False)
+        super().__init__()
         self.sides: dict[int, list] = {}
 
-    def _fused_vertex_side(self, call, stats):  # type: ignore[no-untyped-def]
-        out = super()._fused_vertex_side(call, stats)
-        self.sides.setdefault(call.index, []).append(out if isinstance(out, str) else True)
-        return out
-
-    def _fused_plan(self, call):  # type: ignore[no-untyped-def]
-        plan = super()._fused_plan(call)
-        self.sides.setdefault(call.index, []).append(plan if isinstance(plan, str) else True)
-        return plan
+    def choose_route(self, call: DrawCall) -> Choice:
+        choice = super().choose_route(call)
+        self.sides[call.index] = [side if isinstance(side, str) else True for side in (choice.vertex, choice.fragment)]
+        return choice
 
 
 def first_frames(capture: pica.Capture, frames: int) -> pica.Capture:
@@ -187,7 +194,7 @@ def test_minicraft_routes_follow_what_each_side_did(minicraft: pica.Capture) -> 
     rep = Replay(minicraft, checkpoints=False, pipeline=spy)
     rep.run()
     assert len(rep.draws) == 24
-    declines = set(ff.DECLINED.values())  # the fragment kernel's run-time declines (not seen by the spy)
+    declines = {*ff.DECLINED.values(), VERTEX_DECLINED, MID_PRIMITIVE}  # the kernels' run-time declines
     for d in rep.draws:
         refusals = {a for a in spy.sides[d.index] if isinstance(a, str)}
         reasons = set(route_reasons(d.route))

@@ -239,10 +239,10 @@ def test_stats_replays_through_the_compiled_loop() -> None:
     """``picaemu stats`` times the route a render takes: the draws run in the compiled draw loop (a few loop
     calls for 300 draws, not one Python draw each), their counters are the staged path's, and the loop's draws
     share each call's time."""
-    from picaemu.pipeline import Pipeline
     from picaemu.replay import Replay
     from samples.game_scene import SCENES
     from tests.test_fused_loop import _loop_calls
+    from tests.test_pipeline import reference
 
     capture = SCENES["game_objects_300"]()
     with _loop_calls() as calls:
@@ -250,7 +250,7 @@ def test_stats_replays_through_the_compiled_loop() -> None:
     assert len(rows) == 300 and {r["route"] for r in rows} == {"compiled"}
     assert 1 <= len(calls) <= 10  # the first draw of each of the scene's four states, the frame's events
     assert all(r["time_ms"] >= 0 for r in rows) and sum(r["time_ms"] for r in rows) > 0
-    staged = Replay(capture, pipeline=Pipeline(compiled_draws=False), checkpoints=False)
+    staged = Replay(capture, pipeline=reference(), checkpoints=False)
     staged.run()
     for row, draw in zip(rows, staged.draws, strict=True):
         counters = {k: v for k, v in draw.stats.items() if k != "time_s"}

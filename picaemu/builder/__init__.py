@@ -29,8 +29,10 @@ from picaemu.builder.fields import BuilderError, compose, encode_field, fog_lut,
 from picaemu.command.builder import CommandBuilder
 from picaemu.formats import pica
 from picaemu.formats import shbin as shbin_format
+from picaemu.geometry.vertex_loader import ELEMENT_FORMATS
 from picaemu.gx import convert as gxconvert
 from picaemu.regs import access, by_name
+from picaemu.regs.blocks import geometry as geometry_regs
 from picaemu.texture import encode_texture, texture_format
 
 if TYPE_CHECKING:
@@ -45,7 +47,8 @@ RGBA8, RGB8 = 0, 1  # transfer / LCD pixel format codes (PPF_FLAGS, PDC0_FORMAT)
 # FB_FORMAT word citro3d/libctru write for the top screen: RGB8, rows doubled (2D), burst 1 (0x141)
 LCD_MODE_RGB8 = access.compose("PDC0_FORMAT", pixel_format=RGB8, double=1, burst=1)
 FILL_32BIT = access.compose("PSC0_CONTROL", busy=1, width=2)  # memory fill control: start, 32-bit pattern
-ATTRIB_TYPES = {"s8": (0, "<i1"), "u8": (1, "<u1"), "s16": (2, "<i2"), "f32": (3, "<f4")}  # name -> (code, dtype)
+# element name -> (attrN_type code, dtype): the vertex loader's table (``vertex_loader.ELEMENT_FORMATS``)
+ATTRIB_TYPES = {name: (code, ELEMENT_FORMATS[code]) for code, name in geometry_regs.ATTRIB_TYPES.items()}
 TEV_STAGE_REGS = (0xC0, 0xC8, 0xD0, 0xD8, 0xF0, 0xF8)  # TEXENVi_SOURCE ids
 TEXUNIT_REGS = ("TEXUNIT0", "TEXUNIT1", "TEXUNIT2")
 TEXUNIT_ADDR = ("TEXUNIT0_ADDR1", "TEXUNIT1_ADDR", "TEXUNIT2_ADDR")

@@ -29,8 +29,7 @@ import numpy as np
 
 from picaemu import replay as rp
 from picaemu.cli.common import is_quiet
-from picaemu.debug import replay as drp
-from picaemu.debug.edit_replay import SCOPES
+from picaemu.debug.edits import SCOPES
 from picaemu.draw import DrawCall, PipelineEventKind, PipelineSink
 from picaemu.errors import EditError
 from picaemu.formats.files import refuse_overwrite, save_image
@@ -248,6 +247,8 @@ def render_edited(
     for dest in (output, original, diff):
         if dest is not None:
             refuse_overwrite(dest, path)
+    from picaemu.debug import replay as drp  # the debugger only for --edit: a plain render does not import it
+
     result = drp.open(path).edit(draws.pop(), [text for _, text in parsed], scope)
     written = []
     for dest, image in ((output, result.edited), (original, result.original), (diff, result.diff)):

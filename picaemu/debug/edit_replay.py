@@ -33,15 +33,13 @@ import numpy as np
 
 from picaemu.analysis.imagediff import diff_picture
 from picaemu.command.builder import CommandBuilder
-from picaemu.debug.edits import Edit, parse_edit
+from picaemu.debug.edits import SCOPES, Edit, parse_edit
 from picaemu.debug.session import Session
 from picaemu.debug.timeline import Cursor
 from picaemu.errors import EditError
 from picaemu.fragment import framebuffer as fbm
 from picaemu.replay import Checkpoint, Replay, default_pipeline
 from picaemu.replay.records import DrawRecord
-
-SCOPES = ("from", "draw")  # "from this draw on" (default), "this draw only"
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,8 @@ from picaemu.errors import EditError, PicaError
 from picaemu.regs import RegKind
 from picaemu.state import GpuState
 
+SCOPES = ("from", "draw")  # an edit applies "from this draw on" (the default) or to "this draw only"
+
 UNIT_PREFIX = {"vs": "VSH", "gs": "GSH"}
 CODE_WORDS = {"vs": 512, "gs": 4096}  # addressable code memory per unit (picaemu.shader.setup.CODE_WORDS)
 NUM_FLOAT_UNIFORMS = 96

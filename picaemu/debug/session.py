@@ -8,9 +8,11 @@ attached and builds the ``Timeline`` (every packet, write and draw; see ``picaem
   inspector, texture bindings and shader view of any draw need no replay at all;
 - every display transfer (``transfers``: ``picaemu.gx.engines.TransferRecord`` with its event), so that a screen
   pixel maps back to its render target (``picaemu.debug.screen_map``);
-- the replay's own checkpoints (one checkpoint policy: ``Replay``'s, see ``picaemu.replay``): at the start, every
-  ``checkpoint_every`` events, at every frame end and after every ``memory_every``-th draw inside command lists
-  (``Replay.checkpoint_draws``; K measured in ``bench/bench_gui.py``), within ``Replay.checkpoint_budget``.
+- the replay's own checkpoints (one checkpoint policy: ``Replay``'s, see ``picaemu.replay``): at the start, at
+  every frame end, after every ``memory_every``-th draw inside command lists (``Replay.checkpoint_draws``; K
+  measured in ``bench/bench_gui.py``) and after any draw or event that brings the work since the last one to
+  ``memory_work`` (``Replay.checkpoint_work``: 256 events without draws), within ``Replay.checkpoint_budget``:
+  denser than a plain replay's, since the debugger moves back and forth where a replay mostly runs forward.
 
 ``extend(events)`` appends complete frames of a live recording (``picaemu.record.live``, the GUI's File › Attach)
 and indexes only them, so the timeline grows frame by frame at the cost of the new frames.
@@ -40,6 +42,9 @@ from picaemu.replay.records import EventInfo, describe
 from picaemu.state import GpuState, share_unchanged
 
 MEMORY_EVERY = 8  # K: bench/results/gui.md
+# draw work between checkpoints (``picaemu.replay.checkpoint.draw_work``): ~1.5 ms of compiled replay, so that a jump
+# on a 2D game's wide draws replays a few ms (minicraft: 2 ms median / 10-20 ms worst, bench_debugger.py)
+MEMORY_WORK = 32768
 Progress = Callable[[int, int], None]
 
 
@@ -70,10 +75,13 @@ class _IndexObserver(Observer):
 class Session:
     """A replay the debugger can move around in; see the module docstring."""
 
-    def __init__(self, replay: Replay, *, path: str = "", memory_every: int = MEMORY_EVERY) -> None:
+    def __init__(
+        self, replay: Replay, *, path: str = "", memory_every: int = MEMORY_EVERY, memory_work: int = MEMORY_WORK
+    ) -> None:
         self.replay = replay
         replay.checkpoints = True  # the session moves around: it needs the replay's checkpoints
         replay.checkpoint_draws = max(1, memory_every)
+        replay.checkpoint_work = max(1, memory_work)
         self.path = path
         self._timeline: Timeline | None = None
         self.draw_states: list[GpuState] = []

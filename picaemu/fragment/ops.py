@@ -47,7 +47,6 @@ from picaemu.regs import access, id_of
 ALWAYS_PASSES = 0b111  # pass mask of a disabled test (``rules.COMPARE``)
 NO_BYTES = np.zeros(0, np.uint8)
 NO_COLORS = np.zeros((0, 4), np.uint8)
-NO_DEPTHS, NO_STENCILS = np.zeros(0, np.uint32), np.zeros(0, np.uint8)
 NO_WORDS = np.zeros(0, np.uint32)  # a buffer the word passes do not read
 WORD_BYTES = 4  # pixel size of the word passes
 LITTLE_ENDIAN_HOST = sys.byteorder == "little"  # uint32 views then read words in the buffers' byte order
@@ -85,17 +84,6 @@ class FragmentLog:
     after: np.ndarray
     stored_depth: np.ndarray
     stored_stencil: np.ndarray
-
-    @classmethod
-    def fates_only(cls, n: int) -> FragmentLog:
-        """A log that records only the fates of ``n`` live fragments (no colors, no test values): the split compiled
-        passes serve it (the fragment batch's per-draw counters)."""
-        return cls(np.zeros(n, np.uint8), NO_COLORS, NO_COLORS, NO_DEPTHS, NO_STENCILS)
-
-    @property
-    def full(self) -> bool:
-        """Colors and test values are recorded (the per-fragment pass), not only the fates."""
-        return self.before.shape[0] == self.fate.shape[0]
 
     @classmethod
     def start(cls, fate: np.ndarray) -> FragmentLog:
@@ -250,15 +238,12 @@ def resolve(
     counts = np.zeros(3, np.int64)
     x, y = np.ascontiguousarray(x, np.int32), np.ascontiguousarray(y, np.int32)
     depth, color = np.ascontiguousarray(depth, np.float32), np.ascontiguousarray(color, np.uint8)
-    if log is not None and log.full:
+    if log is not None:
         depth_kind = fk.INTERLEAVED
         logged = (log.fate, log.before, log.after, log.stored_depth, log.stored_stencil)
     else:
-        fate = NO_FATE if log is None else log.fate
-        depth_kind, color_kind, depth_words, color_words = pass_kinds(
-            p, plan, depth_buf, color_buf, fate.shape[0] == x.shape[0]
-        )
-        logged = (fate, NO_COLORS, NO_COLORS, NO_WORDS, NO_BYTES)
+        depth_kind, color_kind, depth_words, color_words = pass_kinds(p, plan, depth_buf, color_buf, False)
+        logged = (NO_FATE, NO_COLORS, NO_COLORS, NO_WORDS, NO_BYTES)
     if depth_kind == fk.INTERLEAVED:  # both passes fragment by fragment: a full log, or buffers that share bytes
         counts[fk.SURVIVED] = fk.interleaved(
             x,
@@ -287,7 +272,7 @@ def resolve(
             depth_words,
             plan.stencil_tables,
             counts,
-            fate,
+            NO_FATE,  # the split passes record no fates (the recorded pass is the interleaved one)
             FATE_OF_COUNTER,
             color_buf,
             color_words,

@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from picaemu import draw as draw_mod
+from picaemu import numba_link
 from picaemu.command import kernel as K
 from picaemu.draw import CompiledSink, DrawCall, is_compiled_sink
 from picaemu.fused import loop
@@ -51,6 +52,7 @@ class CompiledDriver:
         self._links = np.zeros((loop.NUM_LINKS, 2), np.int64)
         self._command: tuple[object, tuple[int, int]] = (None, (0, 0))  # the kernel arguments' kind, ``K.run``'s entry
         self._command_args: tuple = ()  # the arguments that kind was taken of (held: their objects stay these)
+        self._work_left = 0  # of the plans' ``work_left``, what the loop has not run yet
 
     def forget(self) -> None:
         """Another state was loaded: no plans, no pending draw, the program digest taken again (the table stays;
@@ -85,6 +87,7 @@ class CompiledDriver:
         self.plans = processor.pipeline.compiled_plans(call)
         if self.plans is None:
             return False
+        self._work_left = self.plans.work_left  # what the loop's calls with these plans may run, in all
         self.table.install(self.plans, regs)  # current: the loop runs the draws after this one with them
         if self.plans.draw_limit < call.index:
             return False
@@ -98,14 +101,15 @@ class CompiledDriver:
         fstate = self._fstate
         fstate[:] = 0
         fstate[loop.FS_LIMIT] = plans.draw_limit
+        fstate[loop.FS_WORK_LEFT], fstate[loop.FS_VERTEX_WORK] = self._work_left, plans.vertex_work
         if self.pending is not None:  # the trigger ``leave`` handed over runs first
             fstate[loop.FS_PENDING], fstate[loop.FS_PENDING_DIRTY] = 1, self.pending
         table = self.table
         fstate[loop.FS_CURRENT] = table.current
         links = self._links
         if not _same_objects(args, self._command_args):  # a new buffer, or the first call (~10 us: once a buffer)
-            kind = loop.arguments_kind(args)
-            if kind != self._command[0]:
+            kind = numba_link.arguments_kind(args)
+            if kind is None or kind != self._command[0]:
                 self._command = (kind, loop.COMMAND.entry(*args))
             self._command_args = args
         links[loop.LINK_COMMAND], links[loop.LINK_FRAGMENT_SIDE] = self._command[1], table.fragment_side()
@@ -118,6 +122,7 @@ class CompiledDriver:
         start = draw_mod.clock()
         status = loop.run(*arguments)
         table.current = int(fstate[loop.FS_CURRENT])
+        self._work_left = int(fstate[loop.FS_WORK_LEFT])
         if not fstate[loop.FS_PENDING] and status != K.S_DECLINED:
             self.pending = None  # the loop ran it (a declined one is the processor's again, with its groups)
         n = int(fstate[loop.FS_ROWS])
@@ -143,7 +148,7 @@ class CompiledDriver:
 
 def _same_objects(args: tuple, known: tuple) -> bool:
     """Whether ``args`` holds the very arrays of ``known`` and other values of the same classes: then their numba
-    types, and so ``loop.arguments_kind`` and the kernel entry, are the same (an array object keeps its dtype,
+    types, and so ``numba_link.arguments_kind`` and the kernel entry, are the same (an array object keeps its dtype,
     dimensions, layout and flags; the numbers among the kernel's arguments are counts and flags)."""
     if len(args) != len(known):
         return False

@@ -18,13 +18,14 @@ untouched (Python asks the sink for that state's plans and hands the draw back, 
   ``PLAN_DATA_UPLOADS``: their digest is part of the plans' keys, Python's to check) — and every *watched*
   register (the primitive and geometry-stage configuration, the VS bool / int uniforms) holds the value the
   current plans were made under;
-- the draw index is at most the plans' ``draw_limit`` (the replay's stop-after and mid-list checkpoint draws:
-  the loop returns right after running that one, and the sink acts on it);
+- the draw index is at most the plans' ``draw_limit``, and the work the loop ran with these plans has not reached
+  their ``work_left`` (the replay's stop-after and mid-list checkpoint draws: the loop returns right after running
+  that one, and the sink acts on it);
 - the vertex and fragment sides both accept the draw at run time (they answer before writing anything).
 
 Pipeline events the kernel queues between draws (a restart with every draw, cache clears, flushes) reach the
-pipeline when the loop returns, after the draws it ran (the pipeline has no fragment batch pending while the
-loop runs, so only the restart acts on what the loop's draws see). The loop follows the restarts itself: a draw
+pipeline when the loop returns, after the draws it ran (the pipeline defers no work, so only the restart acts
+on what the loop's draws see). The loop follows the restarts itself: a draw
 runs only when the assembler holds nothing of its topology (``_starts_fresh``: a restart queued since the
 previous draw, a previous draw of this call that left nothing of that topology buffered, or the draw Python
 handed over after asking its assembler); a strip or fan continued without a restart goes to Python. The rows
@@ -47,6 +48,7 @@ then the vertex counters (``VERTEX_COUNTERS``), the fragment counters
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -146,15 +148,19 @@ TEXTURE_SLOTS = np.array(TEXTURE_ADDRESS_SLOT, np.int64)
 R_INDEX, R_KIND, R_STOP_POS, R_PACKETS, R_DONE, R_POS, R_VERTICES, R_TOPOLOGY, R_RESTART = range(9)
 R_VERTEX = 9  # + VERTEX_COUNTERS
 R_ASSEMBLED = R_VERTEX + VERTEX_COUNTERS.index("primitives_assembled")
+R_SHADED = R_VERTEX + VERTEX_COUNTERS.index("vertices_shaded")
 R_FRAGMENT = R_VERTEX + len(VERTEX_COUNTERS)  # + FRAGMENT_COUNTERS
+R_RASTERIZED = R_FRAGMENT + FRAGMENT_COUNTERS.index("fragments_rasterized")
 R_BOX = R_FRAGMENT + len(FRAGMENT_COUNTERS)  # 4 columns
 ROW_LEN = R_BOX + 4
 ROWS = 1024  # rows per chunk: the loop returns to Python when they are full
 # fstate slots: rows filled, groups the loop's draws took, draw limit, a pending draw to run first and its groups,
 # the plan table's current slot; the assembler as the loop's draws left it: the last draw's topology + 1 (0: no
-# draw yet in this call), the vertices it left buffered (rows of ``held``), the queued events already looked at
+# draw yet in this call), the vertices it left buffered (rows of ``held``), the queued events already looked at;
+# the work the loop may still run (``CompiledPlans.work_left``) and the weight of a vertex shaded in it
 FS_ROWS, FS_DIRTY, FS_LIMIT, FS_PENDING, FS_PENDING_DIRTY, FS_CURRENT, FS_TOPOLOGY, FS_HELD, FS_EVENTS = range(9)
-FSTATE_LEN = 9
+FS_WORK_LEFT, FS_VERTEX_WORK = 9, 10
+FSTATE_LEN = 11
 HELD_SHAPE = (2, NUM_COLUMNS)  # ``held``: the vertices the last draw left buffered (float32)
 # RESTART_PRIMITIVE: the queued event that empties the assembler when its ``restart`` bit is set
 _RESTART = access.locate("RESTART_PRIMITIVE", "restart")
@@ -204,19 +210,25 @@ VERTEX_SIDE = numba_link.register(
 
 @dataclass(frozen=True)
 class CompiledPlans:
-    """What the loop needs to run draws of one state: both plans, the watched registers' values, and the last
-    draw index it may run before returning to Python (the replay's stop and checkpoint points)."""
+    """What the loop needs to run draws of one state: both plans, the watched registers' values, and where it
+    returns to Python (the replay's stop and checkpoint points): after draw ``draw_limit``, or after the draw that
+    brings the work it ran to ``work_left`` (a draw's work: fragments rasterized + ``vertex_work`` x vertices
+    shaded, the replay's ``draw_work``)."""
 
     vertices: VertexPlan
     fragments: FragmentPlan
     watched: np.ndarray  # (len(WATCHED),) uint32
     draw_limit: int = 1 << 62  # the last draw the loop may run before returning to Python
+    work_left: int = 1 << 62
+    vertex_work: int = 0
 
     def with_limit(self, limit: int) -> CompiledPlans:
         """These plans for the draws up to ``limit`` (included) only."""
-        if limit >= self.draw_limit:
-            return self
-        return CompiledPlans(self.vertices, self.fragments, self.watched, limit)
+        return self if limit >= self.draw_limit else dataclasses.replace(self, draw_limit=limit)
+
+    def with_work(self, work_left: int, vertex_work: int) -> CompiledPlans:
+        """These plans for ``work_left`` of work only, a vertex shaded weighing ``vertex_work`` fragments."""
+        return dataclasses.replace(self, work_left=work_left, vertex_work=vertex_work)
 
 
 COUNTER_NAMES = (*VERTEX_COUNTERS, *FRAGMENT_COUNTERS)  # columns R_VERTEX .. R_BOX
@@ -467,6 +479,8 @@ def run(
         reg = cursor[K.K_STOP_ID]
         if (reg != _ARRAYS_ID and reg != _ELEMENTS_ID) or cursor[K.K_DRAWS] > fstate[FS_LIMIT]:
             return status
+        if fstate[FS_WORK_LEFT] <= 0 and not handed:  # the work ran out at the previous draw: Python's turn
+            return status
         kind = K.D_ARRAYS if reg == _ARRAYS_ID else K.D_ELEMENTS
         row = rows[fstate[FS_ROWS]]
         row[:] = 0
@@ -478,14 +492,9 @@ def run(
             return status
         fstate[FS_CURRENT], fstate[FS_EVENTS] = j, cursor[K.K_NEV]
         _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row, fstate)
-        if cursor[K.K_DRAWS] > fstate[FS_LIMIT]:  # the last draw it may run: Python acts after it
+        fstate[FS_WORK_LEFT] -= row[R_RASTERIZED] + fstate[FS_VERTEX_WORK] * row[R_SHADED]
+        if cursor[K.K_DRAWS] > fstate[FS_LIMIT] or fstate[FS_WORK_LEFT] <= 0:  # Python acts after this draw
             return S_ROWS_FULL
-
-
-arguments_kind = numba_link.arguments_kind  # what numba's type of a value depends on, without ``typeof``
-
-
-_ENTRIES: dict[tuple, tuple[int, int]] = {}  # ``PlanTable``'s kernel entries by the kind of their arguments
 
 
 class PlanTable:
@@ -518,23 +527,15 @@ class PlanTable:
         return self._type
 
     def fragment_side(self) -> tuple[int, int]:
-        """The entry of ``fragment_side`` compiled for the table's plan type (compiled on first use; remembered
-        for the process by that type's ``arguments_kind``: numba's ``typeof`` of a plan costs ~5 ms)."""
+        """The entry of ``fragment_side`` compiled for the table's plan type (compiled on first use)."""
         if self._fragment_side is None:
-            kind = ("fragments", self._type)
-            if kind not in _ENTRIES:
-                _ENTRIES[kind] = FRAGMENT_SIDE.entry(*_TRIANGLES, *self.plans[0].fragments.args, _COUNTS)
-            self._fragment_side = _ENTRIES[kind]
+            self._fragment_side = FRAGMENT_SIDE.entry(*_TRIANGLES, *self.plans[0].fragments.args, _COUNTS)
         return self._fragment_side
 
     def vertex_side(self, floats: np.ndarray) -> tuple[int, int]:
         """The entry of ``vertex_side`` compiled for the table's plan type and the VS uniforms' ``floats``."""
         if self._vertex_side is None:
-            kind = ("vertices", self._type, arguments_kind(floats))
-            if kind not in _ENTRIES:
-                sample = (*_LIVE, floats, *self.plans[0].vertices.args, _VERTEX_COUNTS)
-                _ENTRIES[kind] = VERTEX_SIDE.entry(*sample)
-            self._vertex_side = _ENTRIES[kind]
+            self._vertex_side = VERTEX_SIDE.entry(*_LIVE, floats, *self.plans[0].vertices.args, _VERTEX_COUNTS)
         return self._vertex_side
 
     def install(self, plans: CompiledPlans, regs: np.ndarray) -> None:
@@ -543,8 +544,8 @@ class PlanTable:
             if known.vertices is plans.vertices and known.fragments is plans.fragments:
                 self.current = j
                 return
-        kind = (arguments_kind(plans.vertices.args), arguments_kind(plans.fragments.args))
-        if kind != self._type:
+        kind = (numba_link.arguments_kind(plans.vertices.args), numba_link.arguments_kind(plans.fragments.args))
+        if kind is None or kind != self._type:  # None: a kind ``arguments_kind`` cannot name
             self.clear()
             self._type = kind
         stored = (numba_link.Stored(plans.vertices.args), numba_link.Stored(plans.fragments.args))
@@ -608,7 +609,7 @@ def plans_for(call: DrawCall) -> CompiledPlans | None:
     if ds.failed:
         return None
     vertices = VertexPlan.of(ds, call.memory, call.state.fixed_attribs)
-    if isinstance(vertices, str):
+    if isinstance(vertices, str) or vertices.geometry:  # a GS draw runs compiled from the pipeline
         return None
     fragments = FragmentPlan.of(ds, call.memory)
     if isinstance(fragments, str):

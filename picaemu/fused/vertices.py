@@ -8,14 +8,13 @@ vertex, index buffer address and format, the VS float uniforms). Produces what t
 ``load_batch`` (``configured_only``) then ``front_end.run`` — the culled ``WindowTriangles`` arrays, the window
 box the pipeline stores in ``call.bounds`` (``clipping.window_box``) and the counters ``VERTEX_COUNTERS``.
 
-Loading follows ``picaemu.geometry.vertex_loader``'s rules (no second layout rule: the plan's read table comes
-from ``VertexLoaderState.reads``, which walked the loaders' slots and padding): draw-arrays loads vertices
-``first .. first + count - 1``; draw-elements reads u8/u16 indices and loads (and shades) each distinct index
-once, in increasing order, with ``inverse`` giving each submitted vertex's row; elements convert to float without
-normalisation, missing components come from ``DEFAULT_COMPONENTS``, fixed attributes from the state's store (a
-live array: the plan holds the store itself, which uploads write in place). f32 elements are moved as bytes (NaN
-payloads kept, as the staged path's byte copy). Reads go straight to the region arrays and do not mark pages live
-(``PhysicalMemory.live_pages``): a read changes no page, and every writer marks the pages it writes.
+Loading is ``picaemu.fused.loading``'s (``vertex_loader``'s rules; the fixed attributes come from the state's store, a
+live array: the plan holds the store itself, which uploads write in place).
+
+A draw with the geometry shader in use gets a plan too (``VertexPlan.geometry``: its args are
+``picaemu.fused.geometry.plan_args``'), which ``run`` hands to ``geometry.geometry_side`` (loading, VS, the GS
+invocations, then this front end on the emitted triangles, in one compiled call); the command loop leaves such a
+draw to the pipeline (``loop.plans_for``). It does not touch the primitive assembler, as the staged GS path.
 
 Covered topologies: triangle lists, "geometry primitive" draws without the geometry shader (citro3d's indexed
 lists: assembled as lists), strips and fans, each starting with nothing buffered in the assembler (so a strip
@@ -25,16 +24,16 @@ starts at parity 0); the triangles come from the assembler's own compiled rule
 ``Assembler`` (``advance``) for a later draw that continues it without a restart.
 
 Not covered (``VertexPlan.of`` answers why, as a str): immediate-mode draws (no plan is asked for), a part of the draw's
-vertex side that failed to decode, the geometry shader, vertex-shader flow control that depends on vertex data (``ifc``
-/ ``callc`` / ``jmpc`` / ``breakc`` reached; flow steered by the bool / int uniforms only is covered:
-``front_end.plan_for``), memory without VRAM / FCRAM. At run time ``vertex_side`` answers ``ok`` False, having changed
-nothing, when the draw is not the common case: no vertices, more than ``MAX_DRAW_VERTICES`` or ``POOL_MIN_LANES`` or
-more unique vertices, a list count not a multiple of 3, a strip or fan of fewer than 3 vertices, an index or attribute
-read not wholly inside VRAM or FCRAM (the staged path then raises its named ``MemoryFault``, or reads another region).
-``run`` also leaves the draw to the staged path when the primitive assembler holds vertices of an earlier draw of the
-same topology (a strip or fan continued without a restart, a list of an incomplete triangle). Triangles crossing the
-clip volume or the user clip plane are clipped in the call (the front end's kernel, ``clipping.classify`` then
-``clip_classified``, as the staged path).
+vertex side that failed to decode, the geometry shader's own refusals (``picaemu.fused.geometry``), vertex-shader flow
+control that depends on vertex data (``ifc`` / ``callc`` / ``jmpc`` / ``breakc`` reached; flow steered by the bool / int
+uniforms only is covered: ``front_end.plan_for``), memory without VRAM / FCRAM. At run time ``vertex_side`` answers
+``ok`` False, having changed nothing, when the draw is not the common case: no vertices, more than ``MAX_DRAW_VERTICES``
+or ``POOL_MIN_LANES`` or more unique vertices, a list count not a multiple of 3, a strip or fan of fewer than 3
+vertices, an index or attribute read not wholly inside VRAM or FCRAM (the staged path then raises its named
+``MemoryFault``, or reads another region). ``run`` also leaves the draw to the staged path when the primitive assembler
+holds vertices of an earlier draw of the same topology (a strip or fan continued without a restart, a list of an
+incomplete triangle). Triangles crossing the clip volume or the user clip plane are clipped in the call (the front end's
+kernel, ``clipping.classify`` then ``clip_classified``, as the staged path).
 """
 
 from __future__ import annotations
@@ -48,11 +47,13 @@ from picaemu import numba_link
 from picaemu.draw import DrawKind
 from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import PicaError
+from picaemu.fused import geometry
+from picaemu.fused.loading import ADDRESS, LOADER, OFFSET, _load, _stream, _unique, read_table
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.front_end import FRONT_END_ID
 from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import TRIPLES, Assembler, Topology, kept_positions, triangle_positions
-from picaemu.geometry.vertex_loader import DEFAULT_COMPONENTS, ELEMENT_DTYPES, MAX_DRAW_VERTICES, VertexLoaderState
+from picaemu.geometry.vertex_loader import MAX_DRAW_VERTICES
 from picaemu.memory import PhysicalMemory
 from picaemu.shader.interpreter import POOL_MIN_LANES
 
@@ -69,15 +70,19 @@ VERTEX_COUNTERS = (
     "primitives_rasterized",
     "vertices_nonfinite",
 )
-# element formats of the read table, by code: s8, u8, s16, f32
-DTYPE_CODES = {ELEMENT_DTYPES[name]: code for code, name in enumerate(("s8", "u8", "s16", "f32"))}
-S8, U8, S16, F32 = range(4)
-ITEM_SIZES = np.array([1, 1, 2, 4], np.int64)
-# columns of the (R, 7) int64 read table: one row per loaded attribute (the loop rewrites ADDRESS from the live
-# ATTRIBBUFFERS_LOC and the loader's OFFSET before each draw, keeping LOADER and OFFSET: bytes into its vertex)
-ATTRIBUTE, ADDRESS, STRIDE, FORMAT, COMPONENTS, LOADER, OFFSET = range(7)
 ASSEMBLED = VERTEX_COUNTERS.index("primitives_assembled")
-EMPTY_BOX = (0, 0, -1, -1)  # ``vertex_side``'s box when no triangle is left
+EMPTY_BOX = geometry.EMPTY_BOX  # ``vertex_side``'s box when no triangle is left
+__all__ = [
+    "ADDRESS",
+    "LOADER",
+    "OFFSET",
+    "VERTEX_COUNTERS",
+    "PlanCache",
+    "VertexPlan",
+    "read_table",
+    "run",
+    "vertex_side",
+]
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,7 @@ class VertexPlan:
 
     topology: Topology
     args: tuple
+    geometry: bool = False  # a geometry-shader draw: ``args`` are ``geometry.geometry_side``'s (``geometry.plan_args``)
 
     @classmethod
     def of(cls, ds: DrawState, memory: PhysicalMemory, fixed_attribs: np.ndarray) -> VertexPlan | str:
@@ -102,8 +108,6 @@ class VertexPlan:
         if any(phase is not Phase.FRAGMENTS for phase, _ in ds.failed):
             return "a part of the vertex side failed to decode"
         prim, loader = ds.primitives, ds.loader
-        if prim.gs_in_use:
-            return "geometry shader"
         names = {region.name: region for region in memory.regions}
         if "vram" not in names or "fcram" not in names:
             return "memory without VRAM and FCRAM regions"
@@ -113,57 +117,34 @@ class VertexPlan:
             return f"output map: {err}"
         if fe is None:
             return "flow control on vertex data in the vertex shader (or its entry outside the program)"
-        reads = read_table(loader)
+        reads, fixed = read_table(loader), np.array(loader.fixed, np.int64)
         vp, fb = ds.viewport, ds.framebuffer
-        return cls(
-            prim.topology,
-            (
-                prim.topology.value,
-                reads,
-                np.array(loader.fixed, np.int64),
-                fixed_attribs,
-                int(loader.num_attributes),
-                fe.pairs,
-                fe.plan,
-                fe.segments,
-                fe.written,
-                fe.source,
-                bool(ds.varyings.quaternions),
-                float(vp.half_width),
-                float(vp.half_height),
-                float(vp.x),
-                float(vp.y),
-                int(clipping.CULL_DROPS[vp.cull_mode]),
-                ds.clip.planes,
-                ds.clip.offsets,
-                front_end.front_end_links(),
-                front_end.front_end_entry(fe, bool(ds.varyings.quaternions), ds.clip.planes, ds.clip.offsets),
-                int(fe.instructions),
-                int(fb.width),
-                int(fb.height),
-                memory.region_bytes("vram"),
-                int(names["vram"].base),
-                memory.region_bytes("fcram"),
-                int(names["fcram"].base),
-            ),
-        )
+        quaternions, planes, offsets = bool(ds.varyings.quaternions), ds.clip.planes, ds.clip.offsets
+        view = (quaternions, *_viewport(vp), int(clipping.CULL_DROPS[vp.cull_mode]), planes, offsets)
+        links = (front_end.front_end_links(), front_end.front_end_entry(fe, quaternions, planes, offsets))
+        vram, fcram = names["vram"], names["fcram"]
+        regions = (memory.region_bytes("vram"), int(vram.base), memory.region_bytes("fcram"), int(fcram.base))
+        if prim.gs_in_use:
+            loading = (reads, fixed, fixed_attribs, int(loader.num_attributes), *regions)
+            args = geometry.plan_args(ds, fe, loading, (*view, int(fb.width), int(fb.height)), links)
+            return args if isinstance(args, str) else cls(prim.topology, args, geometry=True)
+        shading = (fe.pairs, fe.plan, fe.segments, fe.written, fe.source)
+        inputs = (prim.topology.value, reads, fixed, fixed_attribs, int(loader.num_attributes))
+        tail = (int(fe.instructions), int(fb.width), int(fb.height), *regions)
+        return cls(prim.topology, (*inputs, *shading, *view, *links, *tail))
 
 
-def read_table(loader: VertexLoaderState) -> np.ndarray:
-    """(R, 7) int64: one row per loaded attribute of ``loader``'s layout, columns ``ATTRIBUTE`` .. ``OFFSET``
-    (addresses in bytes, of vertex index 0; formats as ``DTYPE_CODES``)."""
-    rows = [
-        (r.attribute, r.address, r.stride, DTYPE_CODES[r.dtype], r.components, r.loader, r.offset) for r in loader.reads
-    ]
-    return np.array(rows, np.int64).reshape(-1, 7)
+def _viewport(vp: clipping.ViewportState) -> tuple[float, float, float, float]:
+    """The viewport's half width, half height, x and y, as the kernels take them."""
+    return float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y)
 
 
 class PlanCache:
-    """The last draw's ``VertexPlan.of``, remembered for its loader layout, program, output map, varyings,
-    primitives, clip, viewport, framebuffer, memory and fixed store (by identity: the draw-state cache hands the
-    same part objects to draws that did not change them) and, for a program with flow control, the bool and int
-    uniforms its path follows (``front_end.flow_key``); the float uniforms and the draw range are live. One per owner
-    (the pipeline): the plan holds the memory's arrays, which must die with their replay."""
+    """The last draw's ``VertexPlan.of``, remembered for its loader layout, program, output map, varyings, primitives,
+    clip, viewport, framebuffer, memory, fixed store and GS setup (by identity: the draw-state cache hands the same part
+    objects to draws that did not change them) and, for a program with flow control, the bool and int uniforms its path
+    follows (``front_end.flow_key``); the float uniforms and the draw range are live. One per owner (the pipeline): the
+    plan holds the memory's arrays, which must die with their replay."""
 
     def __init__(self) -> None:
         self._key: tuple = ()
@@ -183,6 +164,7 @@ class PlanCache:
             ds.framebuffer,
             memory,
             fixed_attribs,
+            ds.gs,
         )
         last = self._key
         if (
@@ -201,138 +183,28 @@ def run(
     plan: VertexPlan, ds: DrawState, kind: DrawKind, assembler: Assembler, stats: dict
 ) -> tuple[clipping.WindowTriangles, tuple[int, int, int, int] | None] | None:
     """The draw's culled window triangles and window bounds (None when no triangle is left), its counters added to
-    ``stats``, the assembler advanced; or None (nothing changed): the staged path runs the draw (module
-    docstring). ``kind``: ARRAYS or ELEMENTS, the range from ``ds.vertex_range``."""
-    if not assembler.takes_whole_triangles(plan.topology):
-        return None
+    ``stats``, the assembler advanced (not for a GS draw: the GS forms the triangles); or None (nothing changed): the
+    staged path runs the draw (module docstring). ``kind``: ARRAYS or ELEMENTS, the range from ``ds.vertex_range``."""
     vr = ds.vertex_range
-    counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
-    ok, arrays, box, held = vertex_side(
-        kind is DrawKind.ELEMENTS,
-        vr.count,
-        vr.first,
-        vr.index_address,
-        vr.index_dtype.itemsize == 2,
-        ds.vs.float_uniforms,
-        *plan.args,
-        counts,
-    )
-    if not ok:
-        return None
-    assembler.advance(plan.topology, int(counts[ASSEMBLED]), held)
+    live = (kind is DrawKind.ELEMENTS, vr.count, vr.first, vr.index_address, vr.index_dtype.itemsize == 2)
+    if plan.geometry:
+        assert ds.gs is not None  # the plan exists for a draw with the GS unit in use only
+        ok, arrays, box, totals = geometry.geometry_side(*live, ds.vs.float_uniforms, ds.gs.float_uniforms, *plan.args)
+        if not ok:
+            return None
+        counts = np.array(totals, np.int64)
+    else:
+        if not assembler.takes_whole_triangles(plan.topology):
+            return None
+        counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
+        ok, arrays, box, held = vertex_side(*live, ds.vs.float_uniforms, *plan.args, counts)
+        if not ok:
+            return None
+        assembler.advance(plan.topology, int(counts[ASSEMBLED]), held)
     for key, value in zip(VERTEX_COUNTERS, counts.tolist(), strict=True):
         stats[key] = stats.get(key, 0) + value
     wt = clipping.WindowTriangles(*arrays)
     return wt, (box if len(wt) else None)
-
-
-@numba.njit(cache=True)
-def _region(address, size, vram, vram_base, fcram, fcram_base):  # pragma: no cover - compiled
-    """(region bytes, offset of ``address``) of the region holding ``[address, address + size)``; offset -1 when
-    neither VRAM nor FCRAM holds it wholly."""
-    for region, base in ((vram, vram_base), (fcram, fcram_base)):
-        off = address - base
-        if off >= 0 and off + size <= region.shape[0]:
-            return region, off
-    return vram, -1
-
-
-@numba.njit(cache=True)
-def _stream(
-    kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base
-):  # pragma: no cover - compiled
-    """(ok, (N,) int64 vertex indices in submission order); ok False: the index buffer is outside VRAM/FCRAM."""
-    stream = np.empty(count, np.int64)
-    if not kind_elements:
-        for i in range(count):  # not np.arange(first, first + count): another compiled variant of arange
-            stream[i] = first + i
-        return True, stream
-    size = 2 if index_u16 else 1
-    region, off = _region(index_address, count * size, vram, vram_base, fcram, fcram_base)
-    if off < 0:
-        return False, stream
-    for i in range(count):
-        p = off + i * size
-        stream[i] = np.int64(region[p]) | (np.int64(region[p + 1]) << 8 if index_u16 else 0)
-    return True, stream
-
-
-@numba.njit(cache=True)
-def _unique(stream):  # pragma: no cover - compiled
-    """(sorted distinct values (U,), inverse (N,) int64): ``np.unique(stream, return_inverse=True)`` for u8 / u16
-    indices (a presence table over their range: no sort, whose compiled code costs seconds of compile time; the range
-    and the table by loops, not ``min`` / ``max`` / ``np.full``, for the same reason)."""
-    lo = hi = stream[0]
-    for i in range(stream.shape[0]):
-        lo, hi = min(lo, stream[i]), max(hi, stream[i])
-    slot = np.empty(hi - lo + 1, np.int64)
-    for v in range(slot.shape[0]):
-        slot[v] = -1
-    for i in range(stream.shape[0]):
-        slot[stream[i] - lo] = 0
-    u = 0
-    for v in range(slot.shape[0]):
-        if slot[v] == 0:
-            slot[v] = u
-            u += 1
-    unique = np.empty(u, np.int64)
-    inverse = np.empty(stream.shape[0], np.int64)
-    for i in range(stream.shape[0]):
-        inverse[i] = slot[stream[i] - lo]
-        unique[inverse[i]] = stream[i]
-    return unique, inverse
-
-
-@numba.njit(cache=True)
-def _element(region, p, code):  # pragma: no cover - compiled
-    """The integer element of format ``code`` (s8 / u8 / s16) at byte ``p`` of ``region``, as float32."""
-    value = np.int64(region[p])
-    if code == S16:
-        value |= np.int64(region[p + 1]) << 8
-        if value >= 1 << 15:
-            value -= 1 << 16
-    elif code == S8 and value >= 1 << 7:
-        value -= 1 << 8
-    return np.float32(value)
-
-
-@numba.njit(cache=True)
-def _load(
-    unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base
-):  # pragma: no cover - compiled
-    """(ok, (U, K, 4) float32 attributes of the ``unique`` (increasing) vertex indices); ok False: an attribute's
-    span of vertices is not wholly inside VRAM or FCRAM."""
-    u, k = unique.shape[0], num_attributes
-    flat = np.zeros(u * k * 4, np.float32)
-    raw = flat.view(np.uint8)  # f32 elements land as their bytes
-    lo, hi = unique[0], unique[u - 1]
-    for r in range(reads.shape[0]):
-        a, address, stride = reads[r, ATTRIBUTE], reads[r, ADDRESS], reads[r, STRIDE]
-        code, comps = reads[r, FORMAT], reads[r, COMPONENTS]
-        item = ITEM_SIZES[code]
-        region, off = _region(
-            address + stride * lo, stride * (hi - lo) + item * comps, vram, vram_base, fcram, fcram_base
-        )
-        if off < 0:
-            return False, flat.reshape((u, k, 4))
-        zero = off - stride * lo  # offset of vertex index 0 (only indices lo..hi are read)
-        for i in range(u):
-            src = zero + stride * unique[i]
-            dst = (i * k + a) * 4
-            for c in range(comps):
-                if code == F32:
-                    for b in range(4):
-                        raw[(dst + c) * 4 + b] = region[src + 4 * c + b]
-                else:
-                    flat[dst + c] = _element(region, src + item * c, code)
-            for c in range(comps, 4):
-                flat[dst + c] = DEFAULT_COMPONENTS[c]
-    for f in range(fixed.shape[0]):
-        a = fixed[f]
-        for i in range(u):
-            for c in range(4):
-                flat[(i * k + a) * 4 + c] = fixed_values[a, c]
-    return True, flat.reshape((u, k, 4))
 
 
 @numba.njit(cache=True)

@@ -78,29 +78,40 @@ FRONT_END_ID = 8
 
 
 @functools.cache
-def front_end_links() -> np.ndarray:
-    """The entries (``numba_link.Linked.entry``) of the kernels ``_front_end`` calls by address, for the
-    arguments it passes them (compiled on first use): (NUM_FRONT_END_LINKS, 2) int64, row ``L_SHADER``
-    ``run_segment`` (plan rows (K, ROW) int32; vr (R, 4, U), out (16, 4, U) float32; c (128, 4) float32; a0 (2, U),
-    aL (U,) int32; cmp (2, U) bool; lanes (U,) int64; full; scratch (3, 4, U), (4, U), (3, 4, 1) float32), row
-    ``L_CLIP`` ``clipping.clip_classified`` (triangles (T, 3, NUM_COLUMNS) float32, classes (T,) int8, the clip
-    planes (P, 4) and offsets (P,) float64)."""
+def shader_entry() -> np.ndarray:
+    """The entry ((2,) int64, ``numba_link.Linked.entry``) of ``run_segment`` for the arguments ``_shade``
+    passes it (compiled on first use): plan rows (K, ROW) int32; vr (R, 4, U), out (16, 4, U) float32; c (128, 4)
+    float32; a0 (2, U), aL (U,) int32; cmp (2, U) bool; lanes (U,) int64; full; scratch (3, 4, U), (4, U),
+    (3, 4, 1) float32."""
     f32 = np.float32
-    links = np.zeros((NUM_FRONT_END_LINKS, 2), np.int64)
-    links[L_SHADER] = SHADER.entry(
-        np.zeros((0, ROW), np.int32),
-        np.zeros((NUM_REGS_VR, 4, 0), f32),
-        np.zeros((NUM_OUT, 4, 0), f32),
-        np.zeros((UNIFORM_ROWS, 4), f32),
-        np.zeros((2, 0), np.int32),
-        np.zeros(0, np.int32),
-        np.zeros((2, 0), np.bool_),
-        np.zeros(0, np.int64),
-        True,
-        np.zeros((3, 4, 0), f32),
-        np.zeros((4, 0), f32),
-        np.zeros((3, 4, 1), f32),
+    return np.array(
+        SHADER.entry(
+            np.zeros((0, ROW), np.int32),
+            np.zeros((NUM_REGS_VR, 4, 0), f32),
+            np.zeros((NUM_OUT, 4, 0), f32),
+            np.zeros((UNIFORM_ROWS, 4), f32),
+            np.zeros((2, 0), np.int32),
+            np.zeros(0, np.int32),
+            np.zeros((2, 0), np.bool_),
+            np.zeros(0, np.int64),
+            True,
+            np.zeros((3, 4, 0), f32),
+            np.zeros((4, 0), f32),
+            np.zeros((3, 4, 1), f32),
+        ),
+        np.int64,
     )
+
+
+@functools.cache
+def front_end_links() -> np.ndarray:
+    """The entries (``numba_link.Linked.entry``) of the kernels ``_front_end`` calls by address, compiled on first
+    use: (NUM_FRONT_END_LINKS, 2) int64, row ``L_SHADER`` ``shader_entry()``, row ``L_CLIP``
+    ``clipping.clip_classified`` for triangles (T, 3, NUM_COLUMNS) float32, classes (T,) int8, the clip planes
+    (P, 4) and offsets (P,) float64."""
+    links = np.zeros((NUM_FRONT_END_LINKS, 2), np.int64)
+    links[L_SHADER] = shader_entry()
+    f32 = np.float32
     links[L_CLIP] = CLIP.entry(np.zeros((0, 3, NUM_COLUMNS), f32), np.zeros(0, np.int8), np.zeros((0, 4)), np.zeros(0))
     return links
 
@@ -136,13 +147,14 @@ def flow_key(ds: DrawState) -> bytes | None:
 
 
 def plan_for(ds: DrawState, num_inputs: int) -> FrontEndPlan | None:
-    """The fused plan of the draw's VS program and output map (None: the program reaches flow control that
-    depends on vertex data, or fails, or the draw uses the geometry shader). Remembered for the last program /
-    output map / mask / input count (by identity: the draw-state cache hands the same part objects to draws that
-    did not change them) and, for a program with flow control, its bool and int uniforms (``flow_key``)."""
+    """The fused plan of the draw's VS program and output map (None: the program reaches flow control that depends on
+    vertex data, or fails). With the geometry shader in use the output map applies to the GS's outputs
+    (``gs_outmap_mask``: ``picaemu.fused.geometry`` runs that draw; ``run`` declines it). Remembered for the last
+    program / output map / mask / input count (by identity: the draw-state cache hands the same part objects to draws
+    that did not change them) and, for a program with flow control, its bool and int uniforms (``flow_key``)."""
     global _last
     prim = ds.primitives
-    key = (ds.vs_program, ds.output_map, prim.vs_outmap_mask, num_inputs, prim.gs_in_use)
+    key = (ds.vs_program, ds.output_map, prim.vs_outmap_mask, num_inputs, prim.gs_in_use, prim.gs_outmap_mask)
     last = _last
     if (
         last is not None
@@ -152,7 +164,7 @@ def plan_for(ds: DrawState, num_inputs: int) -> FrontEndPlan | None:
         and (last[2] is None or last[2] == flow_key(ds))
     ):
         return last[1]
-    plan = None if prim.gs_in_use else _build_plan(ds, num_inputs)
+    plan = _build_plan(ds, num_inputs)
     _last = (key, plan, flow_key(ds))
     return plan
 
@@ -174,7 +186,9 @@ def _build_plan(ds: DrawState, num_inputs: int) -> FrontEndPlan | None:
             return None
         runs, instructions, uniforms = trace.segments, trace.lane_instructions, flow_key(ds)
     pairs = program.input_pairs(entry, setup.input_permutation, min(setup.num_inputs, num_inputs))
-    source, _ = _source_table(ds.output_map, ds.primitives.vs_outmap_mask)  # raises as map_outputs would
+    prim = ds.primitives
+    mapped = prim.gs_outmap_mask if prim.gs_in_use else prim.vs_outmap_mask  # the unit whose outputs are mapped
+    source, _ = _source_table(ds.output_map, mapped)  # raises as map_outputs would
     stops = np.cumsum([length for _, length, _ in runs])
     table = [(stop - length, stop, al) for stop, (_, length, al) in zip(stops, runs, strict=True)]
     segments = np.array(table, np.int64)
@@ -198,6 +212,7 @@ def run(
     n = batch.count
     if (
         batch.attributes.shape[0] >= POOL_MIN_LANES
+        or prim.gs_in_use
         or prim.topology.value not in TRIPLES
         or n % 3
         or not assembler.takes_whole_triangles(prim.topology)

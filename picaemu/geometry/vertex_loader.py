@@ -16,14 +16,20 @@ the fixed-attribute store, emulated memory and the draw kind; returns a ``Vertex
 Loader layout (pica-pipeline.md §1.2): each of the 12 loaders walks its component slots with a running byte
 offset; an attribute slot aligns the offset to its element size, a padding slot (12-15) aligns to 4 and skips
 4-16 bytes. Attribute a of vertex v is read at ``base + loader_offset + slot_offset + stride * v``; elements
-convert to float without normalisation; missing components come from (0, 0, 0, 1). A loader naming an attribute
-overrides the fixed-attribute bit (3dbrew); a later loader naming the same attribute wins. An attribute that is
-neither fixed nor loaded would keep a value from an earlier vertex ("vertex retention") on hardware; that is not
-emulated and raises ``UnsupportedFeature``.
+(``ELEMENT_FORMATS``) convert to float without normalisation; missing components come from
+``DEFAULT_COMPONENTS``. A loader naming an attribute overrides the fixed-attribute bit (3dbrew); a later loader
+naming the same attribute wins. An attribute that is neither fixed nor loaded would keep a value from an earlier
+vertex ("vertex retention") on hardware; that is not emulated and raises ``UnsupportedFeature``.
 
 Limits: a draw of more than ``MAX_DRAW_VERTICES`` raises ``PipelineError``; a read outside memory raises
 ``MemoryFault`` naming the loader or the index buffer.
+
+The element rules here (``ELEMENT_FORMATS`` and the tables made from it, ``DEFAULT_COMPONENTS``, the layout in
+``AttributeRead``) are also the compiled loader's (``picaemu.fused.vertices`` freezes them: this file is part of
+the kernel cache's digest).
 """
+
+# picaemu: kernel constants (element tables ``picaemu.fused.vertices`` freezes, ``picaemu.kernel_cache``)
 
 from __future__ import annotations
 
@@ -37,7 +43,7 @@ import numpy as np
 from picaemu.errors import MemoryFault, PipelineError, UnsupportedFeature
 from picaemu.memory import PhysicalMemory
 from picaemu.regs import access, id_of
-from picaemu.regs.blocks.geometry import NUM_LOADERS
+from picaemu.regs.blocks.geometry import ATTRIB_TYPES, NUM_LOADERS
 from picaemu.state import GpuState
 
 
@@ -56,14 +62,16 @@ NUM_ATTRIBS = 12
 MAX_SLOTS = 12
 PAD_FIRST = 12  # slot codes 12-15: padding of 4 * (code - 11) bytes
 MAX_DRAW_VERTICES = 1 << 20
-DEFAULT_COMPONENTS = np.array([0.0, 0.0, 0.0, 1.0], np.float32)
-ELEMENT_DTYPES: dict[str, np.dtype] = {
-    "s8": np.dtype("<i1"),
-    "u8": np.dtype("<u1"),
-    "s16": np.dtype("<i2"),
-    "f32": np.dtype("<f4"),
-}
+DEFAULT_COMPONENTS = np.array([0.0, 0.0, 0.0, 1.0], np.float32)  # x, y, z, w of a component no element gives
+# THE element formats, by the attrN_type code (``ATTRIB_TYPES``: 0 s8, 1 u8, 2 s16, 3 f32): little-endian, two's
+# complement when signed, converted to float without normalisation. The staged loader reads elements as these
+# dtypes; the compiled one (``picaemu.fused.vertices``) by the tables below, made from them.
+ELEMENT_FORMATS: tuple[np.dtype, ...] = (np.dtype("<i1"), np.dtype("<u1"), np.dtype("<i2"), np.dtype("<f4"))
+ELEMENT_DTYPES: dict[str, np.dtype] = {ATTRIB_TYPES[code]: dtype for code, dtype in enumerate(ELEMENT_FORMATS)}
+ELEMENT_SIZES = np.array([d.itemsize for d in ELEMENT_FORMATS], np.int64)  # bytes per element, by code
+ELEMENT_SIGNED = np.array([d.kind == "i" for d in ELEMENT_FORMATS], np.bool_)  # two's complement, by code
 F32 = ELEMENT_DTYPES["f32"]
+F32_FORMAT = ELEMENT_FORMATS.index(F32)  # its elements are moved as bytes (NaN payloads kept)
 INDEX_DTYPES: dict[str, np.dtype] = {"u8": np.dtype("<u1"), "u16": np.dtype("<u2")}
 
 
@@ -75,9 +83,14 @@ class AttributeRead:
     loader: int
     address: int  # of vertex index 0: ATTRIBBUFFERS_LOC + the loader's OFFSET + ``offset``
     stride: int
-    dtype: np.dtype
+    format: int  # the element format's code (``ELEMENT_FORMATS``)
     components: int
     offset: int = 0  # bytes from the start of the loader's vertex
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The element's dtype (``ELEMENT_FORMATS``)."""
+        return ELEMENT_FORMATS[self.format]
 
 
 @dataclass(frozen=True)
@@ -110,11 +123,11 @@ class VertexLoaderState:
                 f"{num} vertex attributes configured; the loader has {NUM_ATTRIBS}",
                 register=id_of("ATTRIBBUFFERS_FORMAT_HIGH"),
             )
-        formats = {}
+        formats = {}  # attribute -> (element format code, components)
         for a in range(NUM_ATTRIBS):
             reg = "ATTRIBBUFFERS_FORMAT_LOW" if a < 8 else "ATTRIBBUFFERS_FORMAT_HIGH"
             formats[a] = (
-                ELEMENT_DTYPES[str(access.value(regs, reg, f"attr{a}_type"))],
+                access.raw(regs, reg, f"attr{a}_type"),
                 access.raw(regs, reg, f"attr{a}_components_minus_1") + 1,
             )
         reads: dict[int, AttributeRead] = {}
@@ -169,10 +182,11 @@ def _loader_reads(regs: np.ndarray, j: int, base: int, formats: dict) -> dict[in
         if code >= PAD_FIRST:
             off = _align(off, 4) + 4 * (code - PAD_FIRST + 1)
             continue
-        dtype, comps = formats[code]
-        off = _align(off, dtype.itemsize)
-        out[code] = AttributeRead(code, j, start + off, stride, dtype, comps, off)
-        off += dtype.itemsize * comps
+        element, comps = formats[code]
+        size = ELEMENT_FORMATS[element].itemsize
+        off = _align(off, size)
+        out[code] = AttributeRead(code, j, start + off, stride, element, comps, off)
+        off += size * comps
     return out
 
 
@@ -239,7 +253,7 @@ def gather_attribute(
     # assignment, others gather its rows (the ndarray constructor: as_strided costs ~5x more)
     rows = np.ndarray((hi - lo + 1, size), np.uint8, span, 0, (read.stride, 1))
     dst = out[:, :comps]
-    if read.dtype == F32 and dst.strides[1] == F32.itemsize:
+    if read.format == F32_FORMAT and dst.strides[1] == F32.itemsize:
         # no conversion: move each vertex's bytes as one element (numpy copies (U, 4) floats row by row, ~2x slower)
         vertex = _vertex_dtype(size)
         src, dst = rows.view(vertex)[:, 0], dst.view(vertex)[:, 0]
@@ -279,7 +293,7 @@ def _layout_plan(reads: tuple[AttributeRead, ...]) -> CopyPlan:
     for run in _vec4_runs(reads):
         first = run[0]
         merged = AttributeRead(
-            first.attribute, first.loader, first.address, first.stride, F32, 4 * len(run), first.offset
+            first.attribute, first.loader, first.address, first.stride, F32_FORMAT, 4 * len(run), first.offset
         )
         plan.append((merged if len(run) > 1 else None, tuple(run)))
     return tuple(plan)
@@ -296,7 +310,7 @@ def _vec4_runs(reads: tuple[AttributeRead, ...]) -> list[list[AttributeRead]]:
             and read.loader == prev.loader
             and read.attribute == prev.attribute + 1
             and read.address == prev.address + 4 * F32.itemsize
-            and all(r.dtype == F32 and r.components == 4 for r in (prev, read))
+            and all(r.format == F32_FORMAT and r.components == 4 for r in (prev, read))
         ):
             runs[-1].append(read)
         else:

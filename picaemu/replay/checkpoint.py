@@ -33,9 +33,12 @@ from picaemu.state import GpuState, frozen_copy
 
 # a vertex shaded costs about six fragments rasterized (bench/RESULTS.md, work model: 248 ns vs 42 ns, compiled)
 VERTEX_WORK = 6
-# draw work (fragment-equivalents) between two checkpoints inside command lists: about a third of a 400x240 screen,
-# ~15 ms of replay on the busy 2-core VM (bench/RESULTS.md, "Debugger at real-game size")
-CHECKPOINT_WORK = 32768
+# an event's own replay (a memory upload, a fill, a list's packets besides its draws: ~5 us) in fragment-equivalents
+EVENT_WORK = 128
+# work (fragment-equivalents) between two checkpoints: about 3 400x240 screens of draws or 2048 events without draws,
+# ~10 ms of compiled replay (42 ns a fragment), where a checkpoint costs 0.3-0.7 ms (the debugger's session asks
+# for an eighth)
+CHECKPOINT_WORK = 262144
 
 _ZERO = np.zeros(PAGE, np.uint8)
 _ZERO.flags.writeable = False
@@ -74,7 +77,7 @@ WORK_COUNTERS = ("fragments_rasterized", "vertices_shaded")  # what ``draw_work`
 
 def draw_work(stats: dict[str, int | float]) -> int:
     """A draw's replay work in fragment-equivalents, from its counters (``DrawCall.stats``): fragments rasterized
-    plus ``VERTEX_WORK`` per vertex shaded (0 for counters not filled yet: a fragment batch still pending)."""
+    plus ``VERTEX_WORK`` per vertex shaded (0 for a counter a pipeline did not fill)."""
     return work_of(*(int(stats.get(name, 0)) for name in WORK_COUNTERS))
 
 

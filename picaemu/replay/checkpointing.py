@@ -47,8 +47,8 @@ class Checkpointing:
         return self.processor.state
 
     def sync_memory(self) -> None:
-        """Make emulated memory hold everything the pipeline rendered (``PipelineEventKind.MEMORY_SYNC``: the
-        software pipeline runs its pending fragment batch, ``picaemu.gl`` writes its render targets back); called
+        """Make emulated memory hold everything the pipeline rendered (``PipelineEventKind.MEMORY_SYNC``:
+        ``picaemu.gl`` writes its render targets back; the software pipeline writes memory as it draws); called
         before every event that is not a command list, checkpoint, restore and view, and when ``run_to``
         returns."""
         self.pipeline.event(PipelineEventKind.MEMORY_SYNC, self.state)
@@ -141,6 +141,10 @@ class Checkpointing:
         if not self.checkpoints:
             return 1 << 62
         return (index + self.checkpoint_draws) // self.checkpoint_draws * self.checkpoint_draws - 1
+
+    def _work_left(self) -> int:
+        """The draw work (``draw_work``) that brings the work since the last checkpoint to ``checkpoint_work``."""
+        return self.checkpoint_work - self._work
 
     def _checkpoint_after_draw(self, index: int, packet: int, resume: tuple[int, int] | None, work: int) -> None:
         """After draw ``index`` (its ``DrawCall.packet`` and ``resume``; ``work``: ``draw_work`` of the draws run

@@ -8,15 +8,17 @@ write) -> draw -> packet:
 - ``frames``: for frame i, the index of its FrameEnd event; ``run_to_frame(i)`` stops right after it.
 - ``draws``: ``DrawRecord`` per draw (global index, event index, byte offset of the trigger packet, kind, the
   pipeline's counters, the route it took: compiled or reference with the reasons) — complete after ``index()``
-  (one pass over the whole capture), else as far as replayed.
+  (one pass over the whole capture), else as far as replayed (a ``DrawRecords`` sequence: the compiled loop's
+  records are made when first read).
 - ``packets(event)``: the packets of a command-list event, decoded from memory as it was when the list ran.
 - ``run_to(n)`` puts the replay in the state after n events; ``run_to(n, packets=k)`` additionally runs the
   first k packets of command-list event n (a ``CommandList``, or a register write that kicks a list; packets
   counted along the list's jumps, as ``CommandProcessor.run_at(..., packet_limit=k)`` counts them). Going
-  backwards restores the nearest checkpoint at or before the target (taken every ``checkpoint_every`` events and
-  at every frame start, and inside command lists after every ``checkpoint_draws``-th draw and after any draw that
-  brings the work since the last checkpoint to ``checkpoint_work``: ``picaemu.replay.checkpoint.draw_work``, so a
-  frame of expensive draws gets one after each of them; within ``checkpoint_budget`` bytes) and replays forward;
+  backwards restores the nearest checkpoint at or before the target (taken every ``checkpoint_every`` events, at
+  every frame start, after any event and, inside command lists, after any draw that brings the work since the last
+  checkpoint to ``checkpoint_work`` (``picaemu.replay.checkpoint.draw_work`` and ``EVENT_WORK``: a frame of
+  expensive draws gets one after each of them), and after every ``checkpoint_draws``-th draw; within
+  ``checkpoint_budget`` bytes) and replays forward;
   going forward past a checkpoint starts from it too.
   ``run_to_draw(d)`` stops inside a command list right after draw d.
 - ``checkpoint() -> Checkpoint`` copies the current position (GPU state, sparse 4 KiB pages of memory, external
@@ -59,18 +61,23 @@ from picaemu.regs import access, id_of
 from picaemu.replay.capture import initial_gpu_state, load_capture
 from picaemu.replay.checkpoint import (
     CHECKPOINT_WORK,
+    EVENT_WORK,
     Checkpoint,
     PageStore,
 )
 from picaemu.replay.checkpointing import Checkpointing
 from picaemu.replay.recorder import BACKENDS, Recorder, StopAfterDraw, default_pipeline
-from picaemu.replay.records import DrawRecord, EventInfo, describe
+from picaemu.replay.records import DrawRecord, DrawRecords, EventInfo, describe
 from picaemu.replay.unknown_state import UnknownStateWatch, is_unknown
 from picaemu.state import GpuState
 
-CHECKPOINT_EVERY = 64  # events between event-boundary checkpoints
-CHECKPOINT_DRAWS = 32  # draws between checkpoints inside a command list (doubled while over the budget;
-# the debugger session asks for 8)
+# events between event-boundary checkpoints whatever their work (each event's own replay counts as ``EVENT_WORK``
+# towards ``checkpoint_work``, so cheap events bring one every 2048, the session's every 256)
+CHECKPOINT_EVERY = 4096
+# draws between checkpoints inside a command list (doubled while over the budget; the debugger session asks for 8):
+# the compiled loop replays 256 small draws in 3-10 ms, and a checkpoint costs 0.3-0.5 ms (its page compare and
+# copies), so a first replay pays ~5 % for them where one every 32 draws cost 30-70 % (bench/RESULTS.md)
+CHECKPOINT_DRAWS = 256
 CHECKPOINT_BUDGET = 512 * 1024 * 1024  # bytes of mid-list checkpoints a replay keeps
 JUMP_CHANNEL = {mmio.CMDBUF_JUMP0: 0, mmio.CMDBUF_JUMP0 + 4: 1}  # MMIO address of CMDBUF_JUMP0/1 -> channel
 Write = tuple[int, int, int]  # (MMIO address, value, width), as ``mmio.lower`` gives them
@@ -112,7 +119,7 @@ class Replay(Checkpointing):
         self.checkpoint_draws = max(1, checkpoint_draws)
         self.checkpoint_budget = checkpoint_budget
         self.checkpoint_work = max(1, checkpoint_work)
-        self._work = 0  # draw work (``draw_work``) run since the last checkpoint was taken or restored
+        self._work = 0  # work (``draw_work``, ``EVENT_WORK``) run since the last checkpoint was taken or restored
         self._checkpoint_bytes = 0
         self.checkpoints = checkpoints
         self.pipeline = pipeline if pipeline is not None else default_pipeline()
@@ -133,7 +140,7 @@ class Replay(Checkpointing):
             self.memory.write(address, capture.blobs[blob], f"initial memory block at 0x{address:08X}")
         self.position = 0
         self.packet = 0  # packets of command-list event ``position`` already run (0 = none)
-        self.draws: list[DrawRecord] = []
+        self.draws = DrawRecords()
         self.indexed = False
         self._current = 0
         self._partial = False  # True after run_to_draw stopped inside a command list (packet count unknown)
@@ -283,7 +290,7 @@ class Replay(Checkpointing):
             if position == self.position:
                 if packets > self.packet:
                     self._run_packets(packets - self.packet)  # finishes the event when the list ends first
-                self.sync_memory()  # as on every return: a batching or GL pipeline's pixels reach memory
+                self.sync_memory()  # as on every return: a GL pipeline's pixels reach memory
                 return
             self._run_packets(-1)
         while self.position < position:
@@ -328,7 +335,7 @@ class Replay(Checkpointing):
             self.step()
         except StopAfterDraw:
             self._partial = True
-            self.sync_memory()  # as run_to returns: a batching or GL pipeline's pixels reach memory
+            self.sync_memory()  # as run_to returns: a GL pipeline's pixels reach memory
         finally:
             self._recorder.stop_after = None
 
@@ -347,11 +354,13 @@ class Replay(Checkpointing):
         return self.processor.draw_count
 
     def _finish_event(self) -> None:
-        """Event ``position`` is complete: move on, take the periodic / frame-start checkpoint, or one after a
-        list whose last draws brought the work since the last checkpoint to ``checkpoint_work``."""
+        """Event ``position`` is complete: move on, take the periodic / frame-start checkpoint, or one after an
+        event that brought the work since the last checkpoint (its draws', and ``EVENT_WORK`` an event) to
+        ``checkpoint_work``."""
         event = self.events[self.position]
         self.position += 1
         self.packet, self._resume = 0, None
+        self._work += EVENT_WORK
         if self.checkpoints and (
             self.position % self.checkpoint_every == 0
             or isinstance(event, pica.FrameEnd)

@@ -1,10 +1,13 @@
 """The records of a replay's index: ``EventInfo`` per capture event and ``DrawRecord`` per draw, the one shape
-of each that the replay, the debugger's timeline, the API, the CLI and the GUI share, and ``describe(event)``,
-the one line that names an event everywhere."""
+of each that the replay, the debugger's timeline, the API, the CLI and the GUI share, ``DrawRecords`` (a replay's
+``draws``: the compiled loop's records made when first read), and ``describe(event)``, the one line that names an
+event everywhere."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from picaemu import regs as regtable
 from picaemu.formats import pica
@@ -93,3 +96,48 @@ class DrawRecord:
             return False
         x0, y0, x1, y1 = self.bounds
         return x0 <= pixel[0] <= x1 and y0 <= pixel[1] <= y1
+
+
+class DrawRecords(Sequence[DrawRecord]):
+    """A replay's ``draws``: its ``DrawRecord`` in draw order. The draws of a compiled loop call arrive as a batch
+    (``defer``: their count and a function that makes their records from a copy of the loop's rows) and become
+    records when the sequence is first read past its length: a forward run that reads no record makes none
+    (~3 us a draw)."""
+
+    def __init__(self) -> None:
+        self._records: list[DrawRecord] = []
+        self._deferred: list[Callable[[], list[DrawRecord]]] = []
+        self._count = 0
+
+    def _settle(self) -> list[DrawRecord]:
+        for make in self._deferred:
+            self._records.extend(make())
+        self._deferred.clear()
+        return self._records
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, i: int) -> DrawRecord: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[DrawRecord]: ...
+    def __getitem__(self, i: int | slice) -> DrawRecord | list[DrawRecord]:
+        return self._settle()[i]
+
+    def __iter__(self) -> Iterator[DrawRecord]:
+        return iter(self._settle())
+
+    def append(self, record: DrawRecord) -> None:
+        self._settle().append(record)
+        self._count += 1
+
+    def defer(self, count: int, make: Callable[[], list[DrawRecord]]) -> None:
+        """The next ``count`` records are ``make()``'s, made when first read."""
+        self._deferred.append(make)
+        self._count += count
+
+    def clear(self) -> None:
+        self._records.clear()
+        self._deferred.clear()
+        self._count = 0

@@ -23,6 +23,16 @@ the triangle (slot 0, 1, 2) — first two swapped when WINDING is set — is emi
 
 Returns ``GeometryOutput``: ``vertices`` (M, 16, 4) float32 (o0-o15 of each EMIT; registers outside the output
 mask are 0), ``triangles`` (T, 3) int64 indices into ``vertices`` in rasterization order, ``winding`` (T,) bool.
+
+For the compiled route (``picaemu.fused.geometry``), ``invocation_traces(setup)`` runs the interpreter's sequencer
+without the arithmetic (``InvocationTrace``, an ``interpreter.UniformTrace``) when every flow instruction the program
+reaches depends on the bool / int uniforms only: each invocation then follows the same path but for b15 and the
+loop register aL it starts with (aL carries over from the invocation before; it changes only the aL of the
+arithmetic runs before the first LOOP). Each trace lists the invocation's *events* in order — arithmetic runs
+``("arith", pc, stop pc, aL)``, ``("setemit", vtxid, primemit, winding)`` and ``("emit",)`` — and the instructions
+it executes. Trace 0 is the first invocation's (b15 as configured, aL 0); the next starts where the previous
+ended (b15 true, its final aL), until one starts and ends alike: every later invocation runs that last trace (a
+path's final aL is its start or a constant, so at most 3 traces).
 """
 
 from __future__ import annotations
@@ -33,10 +43,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from picaemu.errors import PipelineError, ShaderError
-from picaemu.shader.interpreter import STEP_BUDGET, Machine
+from picaemu.shader.interpreter import STEP_BUDGET, Control, DataFlow, Effect, Lanes, Machine, UniformTrace
 from picaemu.shader.reference import ScalarMachine
 from picaemu.shader.setup import ShaderSetup
 
+# picaemu: kernel constants (NUM_SLOTS and MODES: ``picaemu.fused.geometry``'s kernels freeze them)
 NUM_SLOTS = 3
 B15 = 15
 MODES = {0: "point", 1: "variable", 2: "fixed"}
@@ -53,7 +64,7 @@ class EmitCollector:
     """The emit buffer and the emitted-primitive list of one GS unit."""
 
     def __init__(self, output_mask: int) -> None:
-        self.keep = np.array([(output_mask >> i) & 1 for i in range(16)], bool)
+        self.keep = output_keep(output_mask)
         self.vertices: list[np.ndarray] = []
         self.slots: list[int | None] = [None] * NUM_SLOTS
         self.triangles: list[tuple[int, int, int]] = []
@@ -75,6 +86,22 @@ class EmitCollector:
         verts = np.array(self.vertices, np.float32).reshape(-1, 16, 4)
         tris = np.array(self.triangles, np.int64).reshape(-1, 3)
         return GeometryOutput(verts, tris, np.array(self.winding, bool))
+
+
+def output_keep(output_mask: int) -> np.ndarray:
+    """(16,) bool: the output registers GSH_OUTMAP_MASK ``output_mask`` enables (an EMIT keeps only those)."""
+    return np.array([(output_mask >> i) & 1 for i in range(16)], bool)
+
+
+def fixed_layout_error(setup: ShaderSetup, attributes: int) -> str | None:
+    """Why fixed-size mode's layout cannot hold ``attributes`` attributes per vertex in c0-c95 (None: it fits)."""
+    g = setup.geometry
+    if g.fixed_stride < attributes or g.fixed_start + g.fixed_stride * g.fixed_vertices > len(setup.float_uniforms):
+        return (
+            f"fixed-size GS layout (start c{g.fixed_start}, stride {g.fixed_stride}, "
+            f"{g.fixed_vertices} vertices) does not fit {attributes} attributes in c0-c95"
+        )
+    return None
 
 
 def invocations(
@@ -114,11 +141,9 @@ def invocations(
             pos += size
             yield np.zeros((16, 4), np.float32), c
     elif g.mode == 2:
-        if g.fixed_stride < k or g.fixed_start + g.fixed_stride * g.fixed_vertices > len(base):
-            raise PipelineError(
-                f"fixed-size GS layout (start c{g.fixed_start}, stride {g.fixed_stride}, "
-                f"{g.fixed_vertices} vertices) does not fit {k} attributes in c0-c95"
-            )
+        error = fixed_layout_error(setup, k)
+        if error:
+            raise PipelineError(error)
         for start in range(0, n - g.fixed_vertices + 1, g.fixed_vertices):
             c = base.copy()
             for j in range(g.fixed_vertices):
@@ -182,3 +207,62 @@ def run_geometry_reference(
         machine.run(v, on_step if k == trace_invocation else None)
         bools[B15] = True
     return collector.result()
+
+
+MAX_TRACES = 3  # distinct invocation paths: the first, then at most two until b15 and aL settle (module docstring)
+
+
+class InvocationTrace(UniformTrace):
+    """One GS invocation's sequencer without its arithmetic (``UniformTrace``), starting with loop register ``al``:
+    ``events`` lists its arithmetic runs, SETEMITs and EMITs in order (module docstring), ``lane_instructions`` the
+    instructions it executes. EMIT and SETEMIT go through the interpreter's own handlers (SETEMIT's vertex-id check,
+    the latch); any other flow on lane data raises ``DataFlow``."""
+
+    def __init__(self, setup: ShaderSetup, al: int) -> None:
+        super().__init__(setup)
+        self.aL[0] = al
+        self.events: list[tuple] = []
+        self.on_emit = _record_emit
+
+    def arithmetic(self, ctl: Control, lanes: Lanes, length: int) -> Control:
+        last = super().arithmetic(ctl, lanes, length)
+        pc, run, al = self.segments[-1]
+        self.events.append(("arith", pc, pc + run, al))
+        return last
+
+    def execute(self, pc: int, lanes: Lanes) -> list[tuple[Lanes, Effect]]:
+        name = self.program.instruction(pc).name
+        if name not in ("emit", "setemit"):
+            return super().execute(pc, lanes)
+        outcome = Machine.execute(self, pc, lanes)  # EMIT reaches ``_record_emit`` through its handler
+        if name == "setemit":
+            vtxid, primemit, winding = self.emitter
+            self.events.append(("setemit", vtxid, int(primemit), int(winding)))
+        return outcome
+
+
+def _record_emit(m: Machine, lanes: Lanes) -> None:
+    assert isinstance(m, InvocationTrace)
+    m.events.append(("emit",))
+
+
+def invocation_traces(setup: ShaderSetup) -> list[InvocationTrace] | str:
+    """The traces of a GS draw's invocations (module docstring): invocation i runs trace ``min(i, len - 1)``; or
+    a str naming why the program has none (flow on lane data, or an error the staged runner raises)."""
+    bools = np.array(setup.bool_uniforms)
+    traces: list[InvocationTrace] = []
+    al = 0
+    while len(traces) < MAX_TRACES:
+        trace = InvocationTrace(setup.with_uniforms(bools=bools.copy()), al)
+        try:
+            trace.run()
+        except DataFlow:
+            return "flow control on data in the geometry shader (ifc / callc / jmpc / breakc reached)"
+        except ShaderError as err:
+            return f"geometry shader: {err}"
+        traces.append(trace)
+        end = int(trace.aL[0])
+        if bools[B15] and end == al:
+            return traces
+        bools[B15], al = True, end
+    return f"geometry shader invocations did not settle in {MAX_TRACES} paths (aL {al})"  # see the docstring

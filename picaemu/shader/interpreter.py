@@ -371,7 +371,7 @@ def _last_of(ctl: Control, length: int) -> Control:
 DATA_FLOW = frozenset({"breakc", "callc", "ifc", "jmpc", "emit", "setemit"})
 
 
-class _DataFlow(Exception):
+class DataFlow(Exception):
     """A ``DATA_FLOW`` instruction was reached (``UniformTrace``)."""
 
 
@@ -395,7 +395,7 @@ class UniformTrace(Machine):
 
     def execute(self, pc: int, lanes: Lanes) -> list[tuple[Lanes, Effect]]:
         if self.program.instruction(pc).name in DATA_FLOW:
-            raise _DataFlow
+            raise DataFlow
         return super().execute(pc, lanes)
 
 
@@ -405,7 +405,7 @@ def uniform_trace(setup: ShaderSetup) -> UniformTrace | None:
     trace = UniformTrace(setup)
     try:
         trace.run()
-    except (_DataFlow, ShaderError):
+    except (DataFlow, ShaderError):
         return None
     return trace
 
