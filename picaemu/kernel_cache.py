@@ -35,7 +35,9 @@ from pathlib import Path
 
 STALE_DAYS = 14  # a cache of another source digest unused this long is removed
 # a file whose code kernels run, or whose constants they hold
-MARKERS = (b"import numba", b"from numba", b"# picaemu: kernel constants")
+# what makes a file part of the digest: numba, picaemu's kernel decorators (``numba_link.kernel`` /
+# ``compiled_only``), or constants that compiled code freezes
+MARKERS = (b"import numba", b"from numba", b"from picaemu import numba_link", b"# picaemu: kernel constants")
 PACKAGE = Path(__file__).resolve().parent
 LOCATOR = "picaemu.numba_cache.SourceTreeLocator"
 # numba's own locators, tried after picaemu's (names numba resolves in ``numba.core.caching``)

@@ -13,10 +13,15 @@ it as they would a linked call. Its safety rests on the caller and the callee ag
 kernel's entry is a pair (address, fingerprint of the argument and return types it was compiled for), and the call
 compares the fingerprint with the one of the types the caller passes before it jumps (``LinkTypeError``, a picaemu
 bug). An entry of 0 (a kernel the plan said it would not need) raises ``LinkError`` in the caller instead.
+
+What else keeps a first run's compile short: ``kernel`` (``numba.njit(cache=True)`` without numba's C entry
+wrapper, which picaemu never calls), ``compiled_only`` (a kernel only other kernels call: no Python entry
+either), and Python's garbage collector kept off the heap that was there before a compile (``_FrozenHeap``).
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import weakref
 from dataclasses import dataclass, field
@@ -25,8 +30,9 @@ from typing import Any
 import numba
 import numpy as np
 from numba import types
-from numba.core import cgutils
+from numba.core import cgutils, event
 from numba.core.errors import TypingError
+from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
 
 from picaemu.errors import PicaError
@@ -38,6 +44,41 @@ class LinkError(PicaError):
 
 class LinkTypeError(PicaError):
     """A linked kernel was asked for with argument types other than its compiled callers pass (a picaemu bug)."""
+
+
+class CompiledOnlyError(PicaError):
+    """Python called a kernel that only compiled code may call (``compiled_only``; a picaemu bug)."""
+
+
+class _CompiledOnly(CPUDispatcher):
+    """A dispatcher whose kernels have no Python entry: a call from Python raises instead of jumping to none."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = f"{self.py_func.__module__}.{self.py_func.__qualname__}"
+        raise CompiledOnlyError(f"{name} is compiled without a Python entry: only compiled code may call it")
+
+
+def kernel(**options: Any) -> Any:
+    """``numba.njit(cache=True, **options)`` without numba's C entry wrapper, made for first-class function values,
+    which picaemu does not use (a tenth of the code a first run compiled)."""
+    return numba.njit(cache=True, no_cfunc_wrapper=True, **options)
+
+
+def compiled_only(**options: Any) -> Any:
+    """``numba.njit(cache=True, **options)`` for a kernel that only other kernels call: compiled without numba's
+    two entry wrappers, the one Python calls (unboxing each argument: a few thousand LLVM instructions for a kernel
+    taking plan tuples) and the C one (for first-class function values, which picaemu does not use). Together they
+    were a third of the code a first run compiles; a call from Python raises ``CompiledOnlyError``."""
+
+    def decorate(func: Any) -> Any:
+        if numba.config.DISABLE_JIT:
+            return func
+        targetoptions = {"nopython": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True, **options}
+        dispatcher = _CompiledOnly(py_func=func, locals={}, targetoptions=targetoptions)
+        dispatcher.enable_caching()
+        return dispatcher
+
+    return decorate
 
 
 def fingerprint(argtypes: tuple[types.Type, ...], returns: types.Type) -> int:
@@ -106,6 +147,33 @@ def arguments_kind(value: object) -> object:
         return type(value)
     return None
 
+
+class _FrozenHeap(event.Listener):
+    """While numba compiles (its outermost "numba:compile" event), the objects alive before the compile are kept out
+    of Python's garbage collector (``gc.freeze``): numba's typing and lowering allocate objects by the million, and
+    every full collection they set off walked the whole heap (numpy, numba, the kernels compiled so far) again: 5 s
+    of README line 1's 45 s of CPU, 1.4 s frozen (bench/RESULTS.md, "First runs, twelfth session"). The end of the
+    compile (an error's too) unfreezes them. Compiles hold numba's compiler lock: one thread at a time. A heap some
+    other code froze (``gc.get_freeze_count()``) is left as it is: unfreezing would undo that code's freeze."""
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._froze = False
+
+    def on_start(self, ev: event.Event) -> None:
+        self._depth += 1
+        if self._depth == 1 and gc.get_freeze_count() == 0:
+            gc.freeze()
+            self._froze = True
+
+    def on_end(self, ev: event.Event) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._froze:
+            gc.unfreeze()
+            self._froze = False
+
+
+event.register("numba:compile", _FrozenHeap())
 
 LINKS: dict[int, Linked] = {}
 

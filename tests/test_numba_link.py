@@ -7,6 +7,7 @@ import gc
 import numba
 import numpy as np
 import pytest
+from numba.core import event
 
 from picaemu import numba_link
 from picaemu.numba_link import LinkError, LinkTypeError
@@ -124,3 +125,59 @@ def test_a_stored_value_stays_loadable_after_its_maker_lets_go() -> None:
     gc.collect()
     assert _load_sum(like, stored.address) == 10.0 + 40 + 2
     assert _load_sum(like, stored.address) == 52.0  # a load takes its own reference: the value stays
+
+
+@numba_link.compiled_only()
+def _inner(values, pair):  # pragma: no cover - compiled
+    return values.sum() + pair[1][0]
+
+
+@numba.njit
+def _outer(values):  # pragma: no cover - compiled
+    return _inner(values, (values, values)) + 1.0
+
+
+def test_a_compiled_only_kernel_runs_from_compiled_code_and_refuses_python() -> None:
+    values = np.array([1.0, 2.0, 3.0])
+    assert _outer(values) == 8.0  # 6 + values[0] + 1
+    with pytest.raises(numba_link.CompiledOnlyError, match="_inner"):
+        _inner(values, (values, values))
+
+
+@numba.njit
+def _fresh(x):  # pragma: no cover - compiled
+    return x + 1
+
+
+def test_the_heap_is_frozen_while_numba_compiles_and_thawed_after() -> None:
+    seen: list[int] = []
+
+    @numba.njit
+    def probe(x):  # pragma: no cover - compiled
+        return _fresh(x) * 2
+
+    class Watch(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            seen.append(gc.get_freeze_count())
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    with event.install_listener("numba:compile", Watch()):
+        assert probe(np.int64(3)) == 8
+    assert len(seen) == 2 and all(count > 0 for count in seen)  # ``probe`` and, inside it, ``_fresh``: frozen
+    assert gc.get_freeze_count() == 0
+
+
+@numba.njit
+def _other(x):  # pragma: no cover - compiled
+    return x - 1
+
+
+def test_a_heap_frozen_by_other_code_stays_frozen_after_a_compile() -> None:
+    gc.freeze()
+    try:
+        assert _other(np.int64(3)) == 2
+        assert gc.get_freeze_count() > 0  # not thawed by the compile's end (thawing empties the frozen set)
+    finally:
+        gc.unfreeze()

@@ -25,9 +25,9 @@ write mask and its shift in the word.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.fragment import framebuffer as fbm
 from picaemu.fragment.blend import BlendMode, blend_channel, logic_pixel
 
@@ -44,7 +44,7 @@ def packer(layout: tuple[tuple[int, int, int], ...]) -> tuple[int, ...]:
 
 
 # ---------------------------------------------------------------------------------------------- shared pieces
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _read_word(buf, offset: int, bpp: int) -> np.int64 | int:  # pragma: no cover - compiled
     """Little-endian ``bpp``-byte word at byte ``offset`` of ``buf`` (uint8, any alignment)."""
     word: np.int64 | int = 0
@@ -53,13 +53,13 @@ def _read_word(buf, offset: int, bpp: int) -> np.int64 | int:  # pragma: no cove
     return word
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _write_word(buf, offset: int, word: int, bpp: int) -> None:  # pragma: no cover - compiled
     for b in range(bpp):
         buf[offset + b] = (word >> (8 * b)) & 0xFF
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _pack(src, row: int, pk) -> int:  # pragma: no cover - compiled
     """The pixel word of 8-bit channels ``src[row]``: each channel's top bits at its shift."""
     return (
@@ -70,7 +70,7 @@ def _pack(src, row: int, pk) -> int:  # pragma: no cover - compiled
     )
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _expand(v: int, bits: int) -> int:  # pragma: no cover - compiled
     """Bit replication of a ``bits``-wide value to 8 bits (``framebuffer._expand``)."""
     out = 0
@@ -81,7 +81,7 @@ def _expand(v: int, bits: int) -> int:  # pragma: no cover - compiled
     return out & 0xFF
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _decode_pixel(buf, offset: int, bpp: int, layout, out, row: int) -> None:  # pragma: no cover - compiled
     """The pixel word at byte ``offset`` as 8-bit RGBA into ``out[row]`` (channels the format lacks read 255:
     ``framebuffer.decode_color``); layout (C, 3) (channel, shift, bits)."""
@@ -93,13 +93,13 @@ def _decode_pixel(buf, offset: int, bpp: int, layout, out, row: int) -> None:  #
         out[row, ch] = v if bits == 8 else _expand(v, bits)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _passes(mask: int, a: int, b: int) -> bool:  # pragma: no cover - compiled
     """``a FUNC b`` for the function whose ``rules.COMPARE`` mask is ``mask`` (no branch, no table load)."""
     return (mask >> (np.int64(a >= b) + np.int64(a > b))) & 1 != 0
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _quantize(frag_depth, depth_max: int) -> np.int64:  # pragma: no cover - compiled
     """``framebuffer.quantize_depth`` of one fragment (NaN -> 0)."""
     d: float = np.float64(frag_depth)
@@ -108,7 +108,7 @@ def _quantize(frag_depth, depth_max: int) -> np.int64:  # pragma: no cover - com
 
 
 # ---------------------------------------------------------------------------------------------- word passes
-@numba.njit(cache=True)
+@numba_link.compiled_only()
 def depth_words(x, y, depth, p, words, survivors) -> int:  # pragma: no cover - compiled
     """Depth test + write of every fragment, stencil inactive (its stored bits stay), no fates; the stored word is
     always read, then dropped when reads are disabled. Survivors' indices -> ``survivors``; returns their number."""
@@ -131,7 +131,7 @@ def depth_words(x, y, depth, p, words, survivors) -> int:  # pragma: no cover - 
     return n
 
 
-@numba.njit(cache=True)
+@numba_link.compiled_only()
 def replace_words(survivors, x, y, color, p, words, pk) -> None:  # pragma: no cover - compiled
     flipped = p.flipped != 0
     for j in range(survivors.shape[0]):
@@ -139,7 +139,7 @@ def replace_words(survivors, x, y, color, p, words, pk) -> None:  # pragma: no c
         words[fbm.tiled_pixel(x[i], y[i], p.width, p.height, flipped)] = _pack(color, i, pk)
 
 
-@numba.njit(cache=True)
+@numba_link.compiled_only()
 def logic_words(survivors, x, y, color, p, words, pk, table, write_mask: int) -> None:  # pragma: no cover - compiled
     """``table``: the op's ``blend.LOGIC_TABLES`` row widened to words (each entry 0 or 0xFFFFFFFF);
     ``write_mask``: the word bits of the channels the color mask writes (the others keep the read value)."""
@@ -156,7 +156,7 @@ def logic_words(survivors, x, y, color, p, words, pk, table, write_mask: int) ->
         words[pixel] = (out & write_mask) | (d & ~write_mask)
 
 
-@numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
+@numba_link.compiled_only(error_model="numpy")  # its only divisor (blending's 255) is a constant
 def blend_words(survivors, x, y, color, p, words, r0, r1, r2, r3) -> None:  # pragma: no cover - compiled
     """Blending into 8-bit-per-channel pixels; r0..r3 the rows of channels R G B A (module doc)."""
     keep = np.int64(0xFFFFFFFF) if p.color_read else np.int64(0)
@@ -176,7 +176,7 @@ def blend_words(survivors, x, y, color, p, words, r0, r1, r2, r3) -> None:  # pr
 
 
 # ---------------------------------------------------------------------------------------------- byte passes
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _depth_stencil(p, frag_depth, buf, offset, stencil_new) -> int:  # pragma: no cover - compiled
     """Test one fragment against its pixel's stored word, store the new word when it changes; returns the counter
     index of its fate (KILLED_STENCIL, KILLED_DEPTH or SURVIVED)."""
@@ -199,7 +199,7 @@ def _depth_stencil(p, frag_depth, buf, offset, stencil_new) -> int:  # pragma: n
     return SURVIVED if d_pass else KILLED_DEPTH
 
 
-@numba.njit(cache=True)
+@numba_link.compiled_only()
 def depth_stencil_pass(
     x, y, depth, p, depth_buf, stencil_new, counts, fate, fate_of, survivors
 ) -> int:  # pragma: no cover - compiled
@@ -221,7 +221,7 @@ def depth_stencil_pass(
     return n
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba_link.kernel(inline="always", error_model="numpy")
 def _color_one(
     i, offset, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic, dst, out
 ) -> None:  # pragma: no cover - compiled
@@ -252,7 +252,7 @@ def _color_one(
     _write_word(color_buf, offset, _pack(out, 0, pk), p.color_bpp)
 
 
-@numba.njit(cache=True, error_model="numpy")  # its only divisor (blending's 255) is a constant
+@numba_link.compiled_only(error_model="numpy")  # its only divisor (blending's 255) is a constant
 def color_pass(
     survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic
 ) -> None:  # pragma: no cover - compiled
@@ -267,7 +267,7 @@ def color_pass(
         _color_one(i, offset, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic, dst, out)
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba_link.kernel(error_model="numpy")
 def interleaved(
     x,
     y,
@@ -335,7 +335,7 @@ def interleaved(
 
 
 # ---------------------------------------------------------------------------------------------- dispatch
-@numba.njit(cache=True, error_model="numpy")
+@numba_link.kernel(error_model="numpy")
 def run_passes(
     depth_kind,
     color_kind,

@@ -14,7 +14,6 @@ mip blend and ``round_u8``; the procedural texture's ``proctex.texels_level0``; 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import types
 
@@ -66,7 +65,7 @@ from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices
 from picaemu.texture.state import CUBE_LOW_MASK
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _layout(start, row, lv):  # pragma: no cover - compiled
     """The ``picaemu.texture.fetch`` layout of level ``lv`` of the unit ``row``'s image at byte ``start``."""
     return (
@@ -85,7 +84,7 @@ def _layout(start, row, lv):  # pragma: no cover - compiled
     )
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _level_filter(pool, at, data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
     """``filtering.filter_2d`` of fragments at ``st`` (F, 2) with ``linear`` (F,) on level ``lv`` of the image at
     byte ``start`` of ``data`` (a memory region): (F, 4) float32; its texels read from the level cache's ``pool``
@@ -109,7 +108,7 @@ def _level_filter(pool, at, data, start, row, lv, st, linear, border):  # pragma
     return filter_2d(data, _layout(start, row, lv), *tables)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _put(out, rows, colors):  # pragma: no cover - compiled
     """``out[rows] = colors`` element by element (an array assignment compiles numba's shape-mismatch error)."""
     for k in range(rows.shape[0]):
@@ -117,7 +116,7 @@ def _put(out, rows, colors):  # pragma: no cover - compiled
             out[rows[k], ch] = colors[k, ch]
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _filter_level(pool, at, data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover
     """``_level_filter`` of the fragments whose ``keys`` entry is ``key`` into their rows of ``out`` (F, 4)."""
     pick = np.flatnonzero(keys == key)
@@ -130,7 +129,7 @@ def _filter_level(pool, at, data, start, row, lv, keys, key, st, linear, border,
 IN_VRAM, IN_FCRAM = 0, 1
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _region(ints, vram, fcram, address, size):  # pragma: no cover - compiled
     """(IN_VRAM or IN_FCRAM, the offset of physical ``address`` in it) when ``size`` bytes there lie wholly inside
     that region, else (-1, 0)."""
@@ -141,7 +140,7 @@ def _region(ints, vram, fcram, address, size):  # pragma: no cover - compiled
     return -1, 0
 
 
-@numba.njit(cache=True, error_model="numpy")  # w = 0 divides to inf / NaN, as numpy does
+@numba_link.kernel(error_model="numpy")  # w = 0 divides to inf / NaN, as numpy does
 def _coords(row, out_var, st, face):  # pragma: no cover - compiled
     """The unit's coordinates ``st`` (F, 2) float32 and ``face`` (F,) int64 (``sampler.unit_coords``): its
     texcoords; for a projection texture (s / w, t / w) with NaN -> 0 and infinities clamped (``np.nan_to_num``);
@@ -161,7 +160,7 @@ def _coords(row, out_var, st, face):  # pragma: no cover - compiled
             st[i, 0], st[i, 1], face[i] = s, t, 0
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  # pragma: no cover - compiled
     """Unit ``u`` sampled for every fragment into ``out`` (F, 4) uint8 (``sampler.sample`` + rounding, its texels
     read from memory or the memory's ``level_cache``; the per-fragment LOD from the ``lod.neighbours`` ``nb``);
@@ -255,7 +254,7 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
     return taps
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _filter_faces(pool, at, vram, fcram, starts, row, first, last, keys, st, linear, border, out):  # pragma: no cover
     """``_filter_level`` of every face and level: the fragments whose key is level * CUBE_FACES + face, each level
     read from the cache's ``pool`` at ``at[key]`` or from memory (``NOT_DECODED``)."""
@@ -267,7 +266,7 @@ def _filter_faces(pool, at, vram, fcram, starts, row, first, last, keys, st, lin
             _filter_level(pool, at[key], data, start, row, lv, keys, key, st, linear, border, out)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _columns(color_ints, first, count, out_var, n):  # pragma: no cover - compiled
     """(n, count) float32: the varying columns ``color_ints[first:first + count]`` of the first ``n`` fragments
     (-1 reads 1.0)."""
@@ -279,7 +278,7 @@ def _columns(color_ints, first, count, out_var, n):  # pragma: no cover - compil
     return out
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _proctex(color_ints, proctex_args, out_var, out):  # pragma: no cover - compiled
     """Unit 3's texel (``proctex.texels_level0``: the plan refuses mip filters) for every fragment into ``out``
     (F, 4) uint8; ``proctex_args``: ``ProctexState.kernel_args``."""
@@ -288,7 +287,7 @@ def _proctex(color_ints, proctex_args, out_var, out):  # pragma: no cover - comp
     proctex.texels_level0(codes, reals, maps, colors, levels, uv, out)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _lighting(color_ints, lighting, out_var, src):  # pragma: no cover - compiled
     """Fragment lighting's primary and secondary colors into their slots of ``src`` (``light_fragments`` as
     ``lighting.compute_lighting`` calls it, the bump unit's texels from its slot; the plan refuses a shadow term);
@@ -312,7 +311,7 @@ def _lighting(color_ints, lighting, out_var, src):  # pragma: no cover - compile
     )
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _fog(color_ints, fog_lut, fog_rgb, depth, color):  # pragma: no cover - compiled
     """Fog (``fog.fog_colors``) over ``color`` (F, 4) uint8 by the fragments' ``depth`` (at least F)."""
     fog_colors(fog_lut, fog_rgb, color_ints[C_FOG_FLIP] != 0, depth[: color.shape[0]], color)

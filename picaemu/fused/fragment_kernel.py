@@ -7,14 +7,19 @@ the primary color's ``shading._round_one``, fragment lighting, the procedural te
 ``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose (``fragment_ops.pass_kinds``,
 once per plan). The texture units, lighting, the procedural texture and fog are ``picaemu.fused.features``' kernels,
 called by address through the plan's ``links`` (compiled once, on their own, and only for the captures that use
-them). Its arguments after the triangles are a ``picaemu.fused.fragments.FragmentPlan``'s ``args`` (``layout``
-names the slots of ``ints`` / ``units`` / ``tev_rows`` / ``color_ints``); nothing here reads a Python object.
+them); the rasterizer's ``_scan``, the shading (``shade_fragments``) and ``run_passes`` are called by address too
+(``core_links`` fills their rows of ``links``: each compiled once, on its own, instead of optimised and emitted
+again inside ``fragment_side``). Its arguments after the triangles are a
+``picaemu.fused.fragments.FragmentPlan``'s ``args`` (``layout`` names the slots of ``ints`` / ``units`` /
+``tev_rows`` / ``color_ints``); nothing here reads a Python object.
 """
 
 from __future__ import annotations
 
-import numba
+import inspect
+
 import numpy as np
+from numba import types
 
 from picaemu import numba_link
 from picaemu.color.shading import _round_one
@@ -22,6 +27,7 @@ from picaemu.color.tev import _dot3, _stage
 from picaemu.fragment import kernels as fk
 from picaemu.fragment.ops import FATE_OF_COUNTER
 from picaemu.fused.features import LINK_FOG, LINK_LIGHTING, LINK_PROCTEX, LINK_TEXTURE
+from picaemu.fused.features import NUM_LINKS as NUM_FEATURE_LINKS
 from picaemu.fused.layout import (
     ALPHA_TEST,
     BUF_COLOR,
@@ -74,7 +80,7 @@ from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_
 from picaemu.texture.lod import neighbours
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int:  # pragma: no cover - compiled
     """The stages of a ``tev_program.TevProgram`` (its rows in slots: ``fragments._tev_rows``) over the source slots
     ``src`` (SLOTS, F, 4), as ``tev.combine`` runs them; returns the slot holding the last stage's output."""
@@ -136,7 +142,7 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int: 
     return last
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def shade_fragments(ox, oy, op, od, ov, texturing, coloring, local):  # pragma: no cover - compiled
     """The color of each of the n = ``ox.shape[0]`` fragments (window ``ox``, ``oy`` (n,) int32, primitive ``op``
     (n,) int32, depth ``od`` (n,) float32, the plan's ``active`` varyings ``ov`` (n, A) float32, quaternions as
@@ -180,7 +186,7 @@ def shade_fragments(ox, oy, op, od, ov, texturing, coloring, local):  # pragma: 
     return DONE, color
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def fragment_side(
     x,
     y,
@@ -232,31 +238,16 @@ def fragment_side(
     tri = np.zeros((t, 3), np.int64)
     no_var = np.empty((0, 0), np.float32)
     no_i, no_f = np.empty(0, np.int32), np.empty(0, np.float32)
-    bound = _scan(
-        x,
-        y,
-        zndc,
-        inv_w,
-        vary,
-        primitive,
-        active,
-        raster,
-        dparams,
-        SCAN_BOUND,
-        no_i,
-        no_i,
-        no_f,
-        no_f,
-        no_var,
-        no_i,
-        tri,
-    )
+    scan, passes = links[LINK_SCAN], links[LINK_PASSES]
+    # ``_scan``'s arguments (numba builds tuples by concatenation, not unpacking)
+    triangles, bounding = (x, y, zndc, inv_w, vary, primitive, active, raster, dparams), (SCAN_BOUND, no_i, no_i)
+    bound = numba_link.call(SCAN_ID, scan, triangles + bounding + (no_f, no_f, no_var, no_i, tri))
     if bound >= CHUNK_FRAGMENTS or bound * (FRAGMENT_BYTES + 4 * active.shape[0]) > ONE_PASS_BYTES:
         return TOO_MANY_FRAGMENTS  # the staged path chunks or counts first
     ox, oy, op = np.empty(bound, np.int32), np.empty(bound, np.int32), np.empty(bound, np.int32)
     od, ow = np.empty(bound, np.float32), np.empty(bound, np.float32)
     ov = np.empty((bound, active.shape[0]), np.float32)
-    n = _scan(x, y, zndc, inv_w, vary, primitive, active, raster, dparams, SCAN_EMIT, ox, oy, od, ow, ov, op, tri)
+    n = numba_link.call(SCAN_ID, scan, triangles + (SCAN_EMIT, ox, oy, od, ow, ov, op, tri))  # noqa: RUF005
     local = np.zeros(counts.shape[0], np.int64)
     for k in range(t):
         if tri[k, 2]:
@@ -266,7 +257,9 @@ def fragment_side(
     if n:
         texturing = (ints, color_cols, units, textures, vram, fcram, links)
         coloring = (tev_rows, tev_ch, tev_inv, buffer_color, color_ints, proctex_args, lighting, fog_lut, fog_rgb)
-        code, color = shade_fragments(ox[:n], oy[:n], op[:n], od[:n], ov[:n], texturing, coloring, local)
+        code, color = numba_link.call(
+            SHADE_ID, links[LINK_SHADE], (ox[:n], oy[:n], op[:n], od[:n], ov[:n], texturing, coloring, local)
+        )
         if code:
             return code
         alive = n
@@ -281,35 +274,82 @@ def fragment_side(
             local[KILLED_ALPHA] += n - alive
         if alive:  # ``fragment_ops.resolve``'s passes, chosen once per plan (``fragment_ops.pass_kinds``)
             killed = np.zeros(3, np.int64)
-            survived = fk.run_passes(
-                ints[DEPTH_KIND],
-                ints[COLOR_KIND],
-                ox[:alive],
-                oy[:alive],
-                od[:alive],
-                color[:alive],
-                p,
-                depth_buf,
-                depth_words,
-                stencil_tables,
-                killed,
-                np.zeros(0, np.uint8),
-                FATE_OF_COUNTER,
-                color_buf,
-                color_words,
-                layout,
-                pk,
-                mask,
-                r0,
-                r1,
-                r2,
-                r3,
-                logic,
-                logic_table,
-                write_mask,
-            )
+            fragments = (ints[DEPTH_KIND], ints[COLOR_KIND], ox[:alive], oy[:alive], od[:alive], color[:alive])
+            ops = (p, depth_buf, depth_words, stencil_tables, killed, np.zeros(0, np.uint8), FATE_OF_COUNTER)
+            colors = (color_buf, color_words, layout, pk, mask, r0, r1, r2, r3, logic, logic_table, write_mask)
+            survived = numba_link.call(PASSES_ID, passes, fragments + ops + colors)
             local[KILLED_STENCIL] += killed[fk.KILLED_STENCIL]
             local[KILLED_DEPTH] += killed[fk.KILLED_DEPTH]
             local[WRITTEN] += survived if p.color_write else 0
     counts += local
     return DONE
+
+
+# The rasterizer, the shading and the per-fragment passes, called by address (``picaemu.numba_link``): each compiled
+# once, on its own, instead of optimised and emitted again inside ``fragment_side``'s machine code. Their entries
+# are rows of the plan's ``links`` after the features' (``features.LINK_*``), filled by ``core_links``.
+LINK_SCAN, LINK_SHADE, LINK_PASSES = range(NUM_FEATURE_LINKS, NUM_FEATURE_LINKS + 3)
+NUM_LINKS = NUM_FEATURE_LINKS + 3
+SCAN_ID, SHADE_ID, PASSES_ID = 9, 10, 11
+SCAN = numba_link.register(SCAN_ID, _scan, types.int64)
+SHADE = numba_link.register(SHADE_ID, shade_fragments, types.Tuple((types.int64, types.Array(types.uint8, 2, "C"))))
+PASSES = numba_link.register(PASSES_ID, fk.run_passes, types.int64)
+# ``fragment_side``'s parameters that a plan's ``args`` fill (``FragmentPlan``), ``links`` the last of them
+PLAN_PARAMS = tuple(inspect.signature(fragment_side.py_func).parameters)[6:-1]
+# values of the types ``fragment_side`` passes its callees: the triangles (x, y (T, 3) int64; zndc, 1/w (T, 3)
+# float32; varyings (T, 3, V) float32; primitive (T,) int32), fragments' int32 / float32 columns, varyings (F, A)
+# float32, per-triangle scan counts and fragment counters (int64)
+_TRIANGLES = (
+    np.zeros((0, 3), np.int64),
+    np.zeros((0, 3), np.int64),
+    np.zeros((0, 3), np.float32),
+    np.zeros((0, 3), np.float32),
+    np.zeros((0, 3, 0), np.float32),
+    np.zeros(0, np.int32),
+)
+_I32, _F32, _VARYINGS = np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros((0, 0), np.float32)
+_INT64_2D, _INT64, _COLORS = np.zeros((0, 3), np.int64), np.zeros(0, np.int64), np.zeros((0, 4), np.uint8)
+_FATE_OF_COUNTER = FATE_OF_COUNTER.view()  # as compiled code types a global array: read-only
+_FATE_OF_COUNTER.flags.writeable = False
+# ``shade_fragments``' ``texturing`` (then ``links``) and ``coloring``: these plan arguments
+_TEXTURING = ("ints", "color_cols", "units", "textures", "vram", "fcram")
+_COLORING = (
+    "tev_rows",
+    "tev_ch",
+    "tev_inv",
+    "buffer_color",
+    "color_ints",
+    "proctex_args",
+    "lighting",
+    "fog_lut",
+    "fog_rgb",
+)
+
+
+def core_links(args: tuple, links: np.ndarray) -> None:
+    """Fill ``links``' rows LINK_SCAN, LINK_SHADE and LINK_PASSES with the entries (``numba_link.Linked.entry``)
+    of ``_scan``, ``shade_fragments`` and ``run_passes`` for the types ``fragment_side`` passes them with a plan
+    whose ``args`` before ``links`` are ``args`` (compiled on first use)."""
+    a = dict(zip(PLAN_PARAMS[:-1], args, strict=True))
+    i32, f32 = _I32, _F32
+    scan = (*_TRIANGLES, a["active"], a["raster"], a["dparams"], SCAN_BOUND, i32, i32, f32, f32, _VARYINGS, i32)
+    links[LINK_SCAN] = SCAN.entry(*scan, _INT64_2D)
+    texturing = (*(a[k] for k in _TEXTURING), links)
+    coloring = tuple(a[k] for k in _COLORING)
+    links[LINK_SHADE] = SHADE.entry(i32, i32, i32, f32, _VARYINGS, texturing, coloring, _INT64)
+    ops = ("p", "depth_buf", "depth_words", "stencil_tables")
+    colors = ("color_buf", "color_words", "layout", "pk", "mask", "r0", "r1", "r2", "r3", "logic", "logic_table")
+    links[LINK_PASSES] = PASSES.entry(
+        0,
+        0,
+        i32,
+        i32,
+        f32,
+        _COLORS,
+        *(a[k] for k in ops),
+        _INT64,
+        np.zeros(0, np.uint8),
+        _FATE_OF_COUNTER,
+        *(a[k] for k in colors),
+        a["write_mask"],
+    )

@@ -70,7 +70,7 @@ from picaemu.fragment import kernels as fk
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import alpha_pass_table
 from picaemu.fused import features, layout
-from picaemu.fused.fragment_kernel import fragment_side
+from picaemu.fused.fragment_kernel import NUM_LINKS, core_links, fragment_side
 from picaemu.geometry.clipping import WindowTriangles
 from picaemu.memory import FCRAM, VRAM, PhysicalMemory
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, VARYING
@@ -416,28 +416,27 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     rs = ds.raster
     color = _color_args(ds, cols)
     textures = (border, level_cache.for_memory(memory))
-    return FragmentPlan(
+    args = (
         ints,
-        (
-            ints,
-            rs.params,
-            rs.dparams,
-            active,
-            color_cols,
-            units,
-            textures,
-            rows,
-            chans,
-            invs,
-            np.array(tstate.buffer_color, np.uint8),
-            *color,
-            alpha_pass,
-            vram,
-            fcram,
-            *ops_args,
-            _links(ints, units, textures, vram, fcram, *color),
-        ),
+        rs.params,
+        rs.dparams,
+        active,
+        color_cols,
+        units,
+        textures,
+        rows,
+        chans,
+        invs,
+        np.array(tstate.buffer_color, np.uint8),
+        *color,
+        alpha_pass,
+        vram,
+        fcram,
+        *ops_args,
     )
+    links = _links(ints, units, textures, vram, fcram, *color)
+    core_links(args, links)
+    return FragmentPlan(ints, (*args, links))
 
 
 # values of the types ``fragment_side`` passes its features (``features.LINK_*``): varyings (F, A) float32, LOD
@@ -449,7 +448,7 @@ _TEXELS, _SLOTS, _DEPTHS = np.zeros((0, 4), np.uint8), np.zeros((0, 0, 4), np.ui
 def _links(ints, units, textures, vram, fcram, color_ints, pt_args, light_args, fog_lut, fog_rgb) -> np.ndarray:
     """The plan's ``links`` (NUM_LINKS, 2) int64: the entries (``numba_link.Linked.entry``) of the feature kernels
     its state turns on (0 for the others, which ``fragment_side`` does not call), each compiled on first use."""
-    links = np.zeros((features.NUM_LINKS, 2), np.int64)
+    links = np.zeros((NUM_LINKS, 2), np.int64)
     if units[:, layout.U_USED].any():
         sample = (0, ints, units, textures, vram, fcram, _VARYINGS, _NEIGHBOURS, _TEXELS)
         links[features.LINK_TEXTURE] = features.TEXTURE.entry(*sample)

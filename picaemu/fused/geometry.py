@@ -52,7 +52,15 @@ from picaemu import numba_link
 from picaemu.draw_state import DrawState
 from picaemu.fused.loading import _load, _stream, _unique
 from picaemu.geometry import clipping
-from picaemu.geometry.front_end import FRONT_END_ID, SHADER_ID, UNIFORM_ROWS, FrontEndPlan, _shade, nonfinite_rows
+from picaemu.geometry.front_end import (
+    FRONT_END_ID,
+    L_SHADER,
+    SHADER_ID,
+    UNIFORM_ROWS,
+    FrontEndPlan,
+    _shade,
+    nonfinite_rows,
+)
 from picaemu.geometry.front_end import uniform_table as _uniform_table
 from picaemu.geometry.output_map import NUM_COLUMNS, slot_registers
 from picaemu.geometry.primitive_assembly import Topology
@@ -96,7 +104,7 @@ def plan_args(ds: DrawState, fe: FrontEndPlan, loading: tuple, window: tuple, li
     docstring). ``fe``: ``front_end.plan_for`` of the draw (the VS plan, the output map of the GS outputs);
     ``loading``: (reads, fixed, fixed store, K, VRAM, its base, FCRAM, its base); ``window``: (quaternions, half
     width, half height, x, y, cull drop sign, clip planes, offsets, framebuffer width, height); ``links``: the
-    entries of ``run_segment`` and ``_front_end`` (``front_end.shader_entry`` / ``front_end_entry``)."""
+    entries of the front end's callees and of ``_front_end`` (``front_end.front_end_links`` / ``front_end_entry``)."""
     prim, setup = ds.primitives, ds.gs
     if prim.topology is not Topology.GEOMETRY:
         return "geometry shader with a topology other than 3 (geometry primitives)"
@@ -367,7 +375,8 @@ def geometry_side(
     rest is ``plan_args``."""
     reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base = loading
     pairs, plan, segments, written, slots, vs_instructions = vs
-    shader, front_end_link = links
+    callees, front_end_link = links  # ``front_end.front_end_links()``, ``_front_end``'s entry
+    shader = callees[L_SHADER]
     variable = gs[0][MODE] == VARIABLE
     if count == 0 or count > MAX_DRAW_VERTICES or (not kind_elements and (variable or count >= POOL_MIN_LANES)):
         return _declined()
@@ -403,7 +412,7 @@ def geometry_side(
     )
     corners = triangles.reshape(3 * t)
     shading = (emitted, pass_pairs, pass_rows, pass_segments, uniforms, gs[2], corners, False, source, quaternions)
-    window = (half_w, half_h, vx, vy, drop_sign, planes, offsets, shader)
+    window = (half_w, half_h, vx, vy, drop_sign, planes, offsets, callees)
     arrays, (invalid, away, clipped), culled, extent, _, _ = numba_link.call(
         FRONT_END_ID,
         front_end_link,

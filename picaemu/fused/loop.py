@@ -317,13 +317,13 @@ DrawFacts = tuple[
 ]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba_link.kernel(nogil=True, inline="always")
 def _live(regs, row):  # pragma: no cover - compiled
     """Live field ``row`` of ``LIVE_FIELDS`` (in bytes for address fields)."""
     return ((np.int64(regs[LIVE_FIELDS[row, 0]]) >> LIVE_FIELDS[row, 1]) & LIVE_FIELDS[row, 2]) * LIVE_FIELDS[row, 3]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba_link.kernel(nogil=True)
 def _live_colors(regs, tev_rows, buffer_color):  # pragma: no cover - compiled
     """Each TEV stage's constant color into its ``tev_rows`` row, the buffer's initial color (``LIVE_COLORS``)."""
     stages = tev_rows.shape[0]
@@ -337,7 +337,7 @@ def _live_colors(regs, tev_rows, buffer_color):  # pragma: no cover - compiled
                 buffer_color[c] = value
 
 
-@numba.njit(cache=True, nogil=True)
+@numba_link.kernel(nogil=True)
 def _watched_hold(regs, watched):  # pragma: no cover - compiled
     for j in range(WATCHED_IDS.shape[0]):  # noqa: SIM110 - a generator in numba costs more than the loop
         if regs[WATCHED_IDS[j]] != watched[j]:
@@ -345,7 +345,7 @@ def _watched_hold(regs, watched):  # pragma: no cover - compiled
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@numba_link.kernel(nogil=True)
 def _restarted(events, start, end):  # pragma: no cover - compiled
     """Whether one of the queued events ``events[start:end]`` restarts primitive assembly."""
     for e in range(start, end):  # noqa: SIM110 - a generator in numba costs more than the loop
@@ -354,7 +354,7 @@ def _restarted(events, start, end):  # pragma: no cover - compiled
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@numba_link.kernel(nogil=True)
 def _starts_fresh(topology, handed, restart, fstate):  # pragma: no cover - compiled
     """Whether a draw of ``topology`` starts with nothing buffered in the assembler (and a strip parity of 0): the
     draw Python handed over (it asked its assembler), a restart queued since the loop's previous draw, or a
@@ -366,7 +366,7 @@ def _starts_fresh(topology, handed, restart, fstate):  # pragma: no cover - comp
     return last >= 0 and (last != topology or fstate[FS_HELD] == 0)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba_link.compiled_only(nogil=True)
 def _draw(
     regs, fu, kind, handed, restart, watched, vertex_args, fragment_args, links, row, held, fstate
 ):  # pragma: no cover - compiled
@@ -405,7 +405,7 @@ def _draw(
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@numba_link.compiled_only(nogil=True)
 def _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row, fstate):  # pragma: no cover
     """Book a draw ``_draw`` ran at the trigger the kernel stopped at: its row, its log entry, its groups."""
     row[R_INDEX] = cursor[K.K_DRAWS]
@@ -420,7 +420,7 @@ def _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row
     K._record_draw(cursor, kind, cursor[K.K_STOP_PACKET], regs, dirty, draw_info, shadow, changes)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba_link.kernel(nogil=True)
 def _match(regs, keys, count, first):  # pragma: no cover - compiled
     """The table slot whose key registers (``PLAN_KEY_IDS``) hold the values of ``regs`` (slot ``first`` tried
     first), or -1."""
@@ -436,7 +436,7 @@ def _match(regs, keys, count, first):  # pragma: no cover - compiled
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba_link.kernel(nogil=True)
 def run(
     kernel, keys, count, watched, vertex_args, fragment_args, slots, links, rows, held, fstate
 ):  # pragma: no cover - compiled

@@ -93,9 +93,9 @@ class VertexPlan:
     (live), K the configured attribute count, the front end's pairs / plan rows / segments / written outputs /
     source table, quaternions, viewport half width, half height, x, y (floats), the cull drop sign, the clip
     planes (P, 4) and offsets (P,) float64 (``ClipState``: the fixed ones, then the user plane when enabled), the
-    shader interpreter's address (``front_end.shader_entry``), the front end's (``front_end.front_end_entry``: the
-    vertex side calls it by address), instructions per vertex, framebuffer width and
-    height, then VRAM (uint8 array, live) and its base address, FCRAM and its base address."""
+    entries of the kernels the front end calls by address (``front_end.front_end_links``), the front end's
+    (``front_end.front_end_entry``: the vertex side calls it by address), instructions per vertex, framebuffer
+    width and height, then VRAM (uint8 array, live) and its base address, FCRAM and its base address."""
 
     topology: Topology
     args: tuple
@@ -121,7 +121,7 @@ class VertexPlan:
         vp, fb = ds.viewport, ds.framebuffer
         quaternions, planes, offsets = bool(ds.varyings.quaternions), ds.clip.planes, ds.clip.offsets
         view = (quaternions, *_viewport(vp), int(clipping.CULL_DROPS[vp.cull_mode]), planes, offsets)
-        links = (front_end.shader_entry(), front_end.front_end_entry(fe, quaternions, planes, offsets))
+        links = (front_end.front_end_links(), front_end.front_end_entry(fe, quaternions, planes, offsets))
         vram, fcram = names["vram"], names["fcram"]
         regions = (memory.region_bytes("vram"), int(vram.base), memory.region_bytes("fcram"), int(fcram.base))
         if prim.gs_in_use:

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.errors import PipelineError
 from picaemu.geometry.output_map import QUAT
 from picaemu.regs import access, id_of
@@ -124,7 +124,7 @@ def align_quaternions(tris: np.ndarray) -> None:
     _align_quaternions(tris)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _align_quaternions(tris):  # pragma: no cover - compiled
     """``align_quaternions``: the float32 dot product summed as (x + y) + (z + w), the order numpy's einsum takes
     in ``align_quaternions_reference`` (checked bit for bit by a test)."""
@@ -146,7 +146,7 @@ def align_quaternions_reference(tris: np.ndarray) -> None:
     tris[:, 1:, QUAT] = np.where(flip[:, :, None], -q[:, 1:], q[:, 1:])
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _clip_polygons(tris, cut_idx, planes, offsets):  # pragma: no cover - compiled
     """Sutherland-Hodgman of the triangles ``tris[cut_idx]`` against every plane, fan-triangulated; returns (tris,
     index into ``cut_idx`` of each one's source)."""
@@ -200,7 +200,7 @@ KEEP, REJECT, STRADDLE, INVALID = range(4)  # triangle classes of ``_classify``
 FIXED_PLANES_MASK = (1 << len(FIXED_PLANES)) - 1  # bit p: plane p of FIXED_PLANES
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _finite(tris, t):  # pragma: no cover - compiled
     """Every position component (columns 0-3) of triangle ``t`` is finite (else the triangle is ``INVALID``)."""
     finite = True
@@ -210,7 +210,7 @@ def _finite(tris, t):  # pragma: no cover - compiled
     return finite
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _classify(tris, out):  # pragma: no cover - compiled
     """Class of each (T, 3, C) triangle (position in columns 0-3) against ``FIXED_PLANES``: KEEP / REJECT /
     STRADDLE / INVALID. Their coefficients are 0 or +-1 with at most two non-zero terms with the offset, so every
@@ -246,7 +246,7 @@ def _classify(tris, out):  # pragma: no cover - compiled
         out[t] = KEEP if any_out == 0 else (REJECT if all_out != 0 else STRADDLE)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _classify_planes(tris, planes, offsets, out):  # pragma: no cover - compiled
     """``_classify`` against any (P, 4) float64 ``planes`` / (P,) ``offsets`` (the fixed ones and the user plane):
     a vertex is outside plane p when ``offset + a x + b y + c z + d w`` (float64, summed in that order, as
@@ -269,7 +269,7 @@ def _classify_planes(tris, planes, offsets, out):  # pragma: no cover - compiled
         out[t] = KEEP if inside else (REJECT if rejected else STRADDLE)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def classify(tris, planes, offsets, out):  # pragma: no cover - compiled
     """Class (``KEEP`` / ``REJECT`` / ``STRADDLE`` / ``INVALID``) of each (T, 3, C) float32 triangle into ``out``
     (T,) int8, against the ``ClipState`` planes: ``_classify`` when they are the fixed ones (a ``ClipState`` has
@@ -307,7 +307,7 @@ def clip_triangles(tris: np.ndarray, clip: ClipState) -> tuple[np.ndarray, np.nd
     return out, source, counts
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def clip_classified(tris, classes, planes, offsets):  # pragma: no cover - compiled
     """``clip_triangles`` after ``_classify``: the KEEP triangles and the fans of the STRADDLE ones (clipped by
     ``_clip_polygons`` against the (P, 4) float64 ``planes`` / (P,) ``offsets``; a fan triangle with a non-finite
@@ -357,7 +357,7 @@ def clip_classified(tris, classes, planes, offsets):  # pragma: no cover - compi
     return out, source, cut.shape[0] - good_cut
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _copy_triangle(src, i, out, n):  # pragma: no cover - compiled
     """out[n] = src[i], element by element: an array assignment compiles numba's shape-mismatch error (seconds)."""
     for v in range(3):
@@ -365,7 +365,7 @@ def _copy_triangle(src, i, out, n):  # pragma: no cover - compiled
             out[n, v, c] = src[i, v, c]
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _window(tris, half_width, half_height, vx, vy, x, y, zndc, inv_w, vary):  # pragma: no cover - compiled
     """The body of ``to_window`` per vertex, in float64 with the same operations and order as the formula in the
     module docstring (so the results match a numpy evaluation of it bit for bit), without temporaries."""
@@ -415,7 +415,7 @@ def signed_area(wt: WindowTriangles) -> np.ndarray:
     return (x[:, 1] - x[:, 0]) * (y[:, 2] - y[:, 0]) - (x[:, 2] - x[:, 0]) * (y[:, 1] - y[:, 0])
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _cull_count(x, y, drop_sign: int) -> int:  # pragma: no cover - compiled
     """How many (T, 3) int64 triangles ``cull`` would drop or reorder: zero-area ones, those whose area has the
     sign ``drop_sign`` (0: none) and the kept clockwise ones (the area of ``signed_area``, int64 as numpy's)."""
@@ -427,7 +427,7 @@ def _cull_count(x, y, drop_sign: int) -> int:  # pragma: no cover - compiled
     return count
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _cull_gather(x, y, zndc, inv_w, varyings, primitive, drop_sign, ox, oy, oz, ow, ov, op):  # pragma: no cover
     """``cull_reference`` in one pass: the kept triangles into the ``o*`` arrays (clockwise ones with vertices 1
     and 2 swapped); returns how many were kept."""
@@ -503,7 +503,7 @@ def cull_reference(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles
     return kept, int((~keep).sum())
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def extent(x, y):  # pragma: no cover - compiled
     """(min x, max x, min y, max y) of (T, 3) int64 vertex coordinates (T >= 1)."""
     x_lo = x_hi = x[0, 0]
@@ -515,7 +515,7 @@ def extent(x, y):  # pragma: no cover - compiled
     return x_lo, x_hi, y_lo, y_hi
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def window_box(box: tuple[int, int, int, int], width: int, height: int) -> tuple[int, int, int, int]:
     """(x0, y0, x1, y1): the inclusive window-pixel box around an ``extent`` (12.4 fixed point), clamped to a
     ``width`` x ``height`` framebuffer (a pixel centre outside it cannot be covered). Compiled: the fused vertex

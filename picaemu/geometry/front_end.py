@@ -9,7 +9,8 @@ staged path (vertex shader -> output map -> primitive assembly -> clip -> viewpo
 caller runs the staged path on the same batch). The fused kernel only calls the stages' own compiled kernels
 (``shader.kernel.load_attributes / run_segment / store_outputs``, ``output_map._fill_columns``,
 ``clipping._align_quaternions / classify / clip_classified / _window / _cull_count / _cull_gather / extent``):
-there is no second implementation of any rule here.
+there is no second implementation of any rule here. ``run_segment`` and ``clip_classified`` are called by address
+(``front_end_links``: each compiled once, on its own, not emitted again inside ``_front_end``).
 
 The common case (``plan_for`` decides, per program and output map, remembered):
 - fewer than ``POOL_MIN_LANES`` unique vertices (the small draws whose fixed cost this path removes; a large
@@ -56,6 +57,21 @@ NO_PAIRS = np.zeros((0, 2), np.int64)
 # the shader interpreter's ``run_segment``, called by address (``picaemu.numba_link``: compiled once, on its own)
 SHADER_ID = 7
 SHADER = numba_link.register(SHADER_ID, run_segment, numba.types.none)
+# the clipper, called by address too (it was optimised and emitted again inside ``_front_end``: ~1 s of a first run)
+CLIP_ID = 12
+CLIP = numba_link.register(
+    CLIP_ID,
+    clipping.clip_classified,
+    numba.types.Tuple(
+        (
+            numba.types.Array(numba.types.float32, 3, "C"),
+            numba.types.Array(numba.types.int64, 1, "C"),
+            numba.types.int64,
+        )
+    ),
+)
+L_SHADER, L_CLIP = range(2)  # their rows in ``_front_end``'s ``links`` (``front_end_links``)
+NUM_FRONT_END_LINKS = 2
 # ``_front_end``, called by address from ``picaemu.fused.vertices.vertex_side`` (registered below it): compiled once, on
 # its own, instead of optimised and emitted again inside the vertex side's machine code (~2 s of a first run)
 FRONT_END_ID = 8
@@ -85,6 +101,19 @@ def shader_entry() -> np.ndarray:
         ),
         np.int64,
     )
+
+
+@functools.cache
+def front_end_links() -> np.ndarray:
+    """The entries (``numba_link.Linked.entry``) of the kernels ``_front_end`` calls by address, compiled on first
+    use: (NUM_FRONT_END_LINKS, 2) int64, row ``L_SHADER`` ``shader_entry()``, row ``L_CLIP``
+    ``clipping.clip_classified`` for triangles (T, 3, NUM_COLUMNS) float32, classes (T,) int8, the clip planes
+    (P, 4) and offsets (P,) float64."""
+    links = np.zeros((NUM_FRONT_END_LINKS, 2), np.int64)
+    links[L_SHADER] = shader_entry()
+    f32 = np.float32
+    links[L_CLIP] = CLIP.entry(np.zeros((0, 3, NUM_COLUMNS), f32), np.zeros(0, np.int8), np.zeros((0, 4)), np.zeros(0))
+    return links
 
 
 @dataclass(frozen=True)
@@ -211,7 +240,7 @@ def run(
         clipping.CULL_DROPS[vp.cull_mode],
         clip.planes,
         clip.offsets,
-        shader_entry(),
+        front_end_links(),
     )
     u, t = batch.attributes.shape[0], n // 3
     assembler.advance(prim.topology, t)
@@ -230,7 +259,7 @@ def run(
     return wt, (clipping.window_box(box, fb.width, fb.height) if len(wt) else None)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def uniform_table(floats):  # pragma: no cover - compiled
     """The (UNIFORM_ROWS, 4) float32 uniform table the shader reads: the (96, 4) float uniforms ``floats``, then rows
     of 1.0 (as ``interpreter.Machine.c``)."""
@@ -241,7 +270,7 @@ def uniform_table(floats):  # pragma: no cover - compiled
     return c
 
 
-@numba.njit(cache=True)
+@numba_link.compiled_only()
 def _shade(attrs, pairs, plan, segments, c, written, shader):  # pragma: no cover - compiled
     """The VS program's path (``FrontEndPlan``: its arithmetic runs ``plan[first:stop]`` in order, each with aL
     set as the sequencer has it) on every row of ``attrs`` (U, K, 4): (U, 16, 4) float32 outputs, through the
@@ -268,7 +297,7 @@ def _shade(attrs, pairs, plan, segments, c, written, shader):  # pragma: no cove
     return result
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _front_end(
     attrs,
     pairs,
@@ -287,7 +316,7 @@ def _front_end(
     drop_sign,
     planes,
     offsets,
-    shader,
+    links,
 ):  # pragma: no cover - compiled
     """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
     primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent, the (U, NUM_COLUMNS) float32 output-
@@ -297,7 +326,7 @@ def _front_end(
     ``offsets``: the clip planes (``ClipState``), against which triangles not wholly inside are clipped
     (``clipping.clip_classified``, as ``clip_triangles``)."""
     u = attrs.shape[0]
-    outputs = _shade(attrs, pairs, plan, segments, uniforms, written, shader)
+    outputs = _shade(attrs, pairs, plan, segments, uniforms, written, links[L_SHADER])
     nonfinite = nonfinite_rows(outputs, written)
     vert = np.empty((u, NUM_COLUMNS), np.float32)
     _fill_columns(outputs.reshape(u, 4 * NUM_OUT), source, COLOR.start, COLOR.stop, vert)
@@ -323,7 +352,7 @@ def _front_end(
         straddle += classes[k] == clipping.STRADDLE
     clip_counts = (0, 0, 0)
     if invalid or away or straddle:  # a class other than KEEP
-        tris, src, dropped = clipping.clip_classified(tris, classes, planes, offsets)
+        tris, src, dropped = numba_link.call(CLIP_ID, links[L_CLIP], (tris, classes, planes, offsets))
         primitive = np.empty(src.shape[0], np.int32)
         for k in range(src.shape[0]):
             primitive[k] = src[k]
@@ -345,7 +374,7 @@ def _front_end(
     return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box, vert, nonfinite
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def nonfinite_rows(outputs, written):  # pragma: no cover - compiled
     """How many rows of ``outputs`` (U, 16, 4) float32 hold a NaN or an infinity in a ``written`` (16,) register
     (the others are 0). x * 0 is 0 for a finite x and NaN otherwise: a sum of them tests a register without a
@@ -412,7 +441,7 @@ def front_end_entry(plan: FrontEndPlan, quaternions: bool, planes: np.ndarray, o
             0,
             planes,
             offsets,
-            shader_entry(),
+            front_end_links(),
         ),
         np.int64,
     )

@@ -32,9 +32,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.errors import PipelineError
 from picaemu.geometry import output_map as om
 from picaemu.geometry.clipping import WindowTriangles
@@ -150,7 +150,7 @@ class ColumnPlan:
         return out
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _emit(
     prim, k, px, py, w0, w1, w2, inv_area2, tv, dparams, out_x, out_y, out_depth, out_w, out_var, out_prim
 ) -> bool:  # pragma: no cover - compiled
@@ -174,7 +174,7 @@ def _emit(
     return den == 0.0
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _span(r, e_dx, x0: int, x1: int) -> tuple[int, int]:  # pragma: no cover - compiled
     """First and last pixel of a row in [x0, x1] where every ``r[i] + (px - x0) * e_dx[i] >= 0`` (r: the edge
     values at x0): exact integer bounds of the convex span (empty when first > last)."""
@@ -189,7 +189,7 @@ def _span(r, e_dx, x0: int, x1: int) -> tuple[int, int]:  # pragma: no cover - c
     return lo, hi
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba_link.kernel(error_model="numpy")
 def _scan(
     x,
     y,
@@ -405,7 +405,7 @@ def _rasterize(wt: WindowTriangles, rs: RasterState, plan: ColumnPlan, bound: in
     return frags, {"fragments_rasterized": total + killed, "killed_scissor": killed}
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def normalise_quaternions(quat):  # pragma: no cover - compiled
     """Normalise (F, 4) float32 quaternions in place where their squared length is > 0: the squares in float32,
     summed in float64 in component order, scaled by 1 / sqrt in float64 (a quaternion of length 0 or NaN stays).

@@ -14,9 +14,9 @@ the differential test keeps the two equal.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.shader.isa import Instruction
 
 KOP = {
@@ -73,7 +73,7 @@ def encode_row(ins: Instruction) -> np.ndarray:
     return row
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba_link.kernel(error_model="numpy")
 def _mul(a, b):
     p = a * b
     if p != p and a == a and b == b:
@@ -81,7 +81,7 @@ def _mul(a, b):
     return p
 
 
-@numba.njit(cache=True, error_model="numpy", inline="always")
+@numba_link.kernel(error_model="numpy", inline="always")
 def _source(src, vr, c, a0, aL, lanes, full, buf, col):
     """One operand for every lane, from its ``SRC_W`` plan columns ``src`` (raw, sel x y z w, negate, idx): a
     (4, M) view of the register when no copy is needed, a (4, 1) column for a plain uniform (read with lane step
@@ -119,12 +119,12 @@ def _source(src, vr, c, a0, aL, lanes, full, buf, col):
     return buf
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba_link.kernel(error_model="numpy")
 def _max0(x):
     return x if (x > F0 or x != x) else F0
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba_link.kernel(error_model="numpy")
 def _binop(op, a, b):
     if op == 0:
         return a + b
@@ -139,7 +139,7 @@ def _binop(op, a, b):
     return a if a < b else b
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba_link.kernel(error_model="numpy")
 def _flags(op, row, a, b, cmp, a0, lanes, full, vr_lanes):
     """MOVA, CMP and LITP's flag side effects."""
     m = vr_lanes if full else lanes.shape[0]
@@ -172,7 +172,7 @@ def _flags(op, row, a, b, cmp, a0, lanes, full, vr_lanes):
                 cmp[comp, i] = a[3 * comp, j * sa] >= F0
 
 
-@numba.njit(cache=True, error_model="numpy", inline="always")
+@numba_link.kernel(error_model="numpy", inline="always")
 def _compute(op, row, a, b, cc, dest):
     """Masked result components of ``op`` into ``dest`` (4, M); every lane's inputs are read before it is
     written, so sources may alias the destination. A source with one column is the same for every lane."""
@@ -233,7 +233,7 @@ def _compute(op, row, a, b, cc, dest):
             dest[3, j] = r3
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba_link.kernel(error_model="numpy")
 def run_segment(plan, vr, out, c, a0, aL, cmp, lanes, full, bufs, res, cols):
     """Execute the plan rows in order on ``lanes`` (``full``: lanes are 0..N-1 in order). ``bufs`` (3, 4, M),
     ``res`` (4, M) and ``cols`` (3, 4, 1) float32 are scratch space for M = the lane count (allocated by the
@@ -276,7 +276,7 @@ def run_segment(plan, vr, out, c, a0, aL, cmp, lanes, full, bufs, res, cols):
                     target[comp, lanes[j]] = res[comp, j]
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def load_attributes(attributes, pairs, vr):
     """vr[reg, :, i] = attributes[i, k, :] for each (k, reg) row of ``pairs`` (one pass over the vertices)."""
     for i in range(attributes.shape[0]):
@@ -286,7 +286,7 @@ def load_attributes(attributes, pairs, vr):
                 vr[reg, comp, i] = attributes[i, k, comp]
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def store_outputs(out, written, result):
     """result[i, o, :] = out[o, :, i] where ``written[o]``, else 0 — every element of ``result`` written once, in
     memory order (so ``result`` can come uninitialised from ``np.empty``)."""
