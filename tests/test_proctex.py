@@ -17,7 +17,15 @@ from picaemu import numeric
 from picaemu.errors import UnsupportedFeature
 from picaemu.regs import access, id_of
 from picaemu.state import GpuState
-from picaemu.texture.proctex import ProctexState, coordinates, noise, proctex_lod, sample_proctex
+from picaemu.texture.proctex import (
+    ProctexState,
+    coordinates,
+    noise,
+    proctex_lod,
+    sample_proctex,
+    texels,
+    texels_level0,
+)
 
 SCALE = 4096 / 4095
 
@@ -258,3 +266,26 @@ def test_luts_through_the_command_processor():
     proc.run(b.words())
     c = round(position(0.6))
     assert texel(proc.state, 0.3, 0.6) == [c, 255 - c, 2 * c, 200]
+
+
+@pytest.mark.parametrize("separate", [False, True])
+def test_level0_runs_of_equal_coordinates_match_each_texel(separate: bool):
+    """``texels_level0`` copies the previous texel for a fragment whose (u, v) equal the previous one's: the same
+    texels as every fragment computed on its own (``texels``), across runs, sign changes (-0.0 and 0.0, -u and u:
+    the rule takes |u| first) and NaN (equal to nothing), with noise on."""
+    s = _noise_state(True)
+    if separate:
+        put(s, "TEXUNIT3_PROCTEX0", separate_alpha=1, alpha_func=3)
+    ps = ProctexState.from_state(s)
+    rng = np.random.default_rng(4)
+    picks = rng.uniform(-1.5, 1.5, (6, 2)).astype(np.float32)
+    specials = np.array([[0.0, 0.0], [-0.0, 0.0], [0.0, -0.0], [np.nan, 0.2], [np.nan, 0.2], [0.3, 0.4]], np.float32)
+    rows = np.concatenate([picks, specials, -picks[::-1]])
+    uv = np.ascontiguousarray(np.repeat(rows, rng.integers(1, 5, len(rows)), axis=0))  # runs of equal pairs
+    n = len(uv)
+    codes, reals, maps, colors, levels = ps.kernel_args
+    run = np.empty((n, 4), np.uint8)
+    texels_level0(codes, reals, maps, colors, levels, uv, run)
+    each = np.empty((n, 4), np.uint8)
+    texels(codes, reals, maps, colors, levels, uv, np.zeros(n, np.int64), np.full(n, -1), np.zeros(n), each)
+    assert (run == each).all()
