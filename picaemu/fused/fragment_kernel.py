@@ -24,6 +24,7 @@ from numba import types
 from picaemu import numba_link
 from picaemu.color.shading import _round_one
 from picaemu.color.tev import _dot3, _stage
+from picaemu.color.tev_kernels import OP_ADD, OP_LERP, OP_MODULATE, OP_REPLACE, OP_SUBTRACT
 from picaemu.fragment import kernels as fk
 from picaemu.fragment.ops import FATE_OF_COUNTER
 from picaemu.fused.features import LINK_FOG, LINK_LIGHTING, LINK_PROCTEX, LINK_TEXTURE
@@ -80,19 +81,83 @@ from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_
 from picaemu.texture.lod import neighbours
 
 
+@numba_link.kernel(inline="always")
+def _fixed(row, slot, c0, c1, c2, inverted) -> int:  # pragma: no cover - compiled
+    """The value every fragment's operand reading channels c0, c1, c2 of ``slot`` has when that is the same for all
+    of them (the zero slot, or the stage's constant with those channels equal; ``inverted``: 255 - it), else -1."""
+    if slot == ZERO:
+        value = 0
+    elif slot == CONSTANT and row[T_CONSTANT + c0] == row[T_CONSTANT + c1] == row[T_CONSTANT + c2]:
+        value = row[T_CONSTANT + c0]
+    else:
+        return -1
+    return 255 - value if inverted else value
+
+
+@numba_link.kernel(inline="always")
+def _kept(op, b_value, c_value) -> int:  # pragma: no cover - compiled
+    """Which operand (0 or 1) combine op ``op`` returns unchanged when its operands b and c have the fixed values
+    ``b_value`` / ``c_value`` (-1: not fixed), or -1: replace; modulate by 255, add or subtract 0 (a); interpolate
+    with c = 255 (a) or 0 (b). Exact in integers: (a 255 + b 0) // 255 = a."""
+    if op == OP_REPLACE or (op == OP_MODULATE and b_value == 255):
+        return 0
+    if op in (OP_ADD, OP_SUBTRACT) and b_value == 0:
+        return 0
+    if op == OP_LERP and c_value == 255:
+        return 0
+    return 1 if op == OP_LERP and c_value == 0 else -1
+
+
+@numba_link.kernel()
+def _reproduced(row, ch, inv) -> int:  # pragma: no cover - compiled
+    """The source slot whose colors stage ``row`` (channels ``ch``, inversions ``inv``: ``tev_ch`` / ``tev_inv``)
+    outputs unchanged, or -1: no scaling, its RGB op keeping an uninverted operand that reads R, G, B of that
+    slot, its alpha op one that reads A of it (citro2d's last stage, a fade by a constant of alpha 0, is one).
+    Never the constant or split-buffer slots, which later stages fill again."""
+    if row[T_DOT3] or row[T_RGB_SHIFT] or row[T_ALPHA_SHIFT]:
+        return -1
+    b, c = row[T_RGB_SRC + 1], row[T_RGB_SRC + 2]
+    j = _kept(
+        row[T_RGB_OP],
+        _fixed(row, b, ch[1, 0], ch[1, 1], ch[1, 2], inv[1]),
+        _fixed(row, c, ch[2, 0], ch[2, 1], ch[2, 2], inv[2]),
+    )
+    if j < 0 or inv[j] or ch[j, 0] != 0 or ch[j, 1] != 1 or ch[j, 2] != 2:
+        return -1
+    alpha_b, alpha_c = row[T_ALPHA_SRC + 1], row[T_ALPHA_SRC + 2]
+    b_ch, c_ch = row[T_ALPHA_CH + 1], row[T_ALPHA_CH + 2]
+    k = _kept(
+        row[T_ALPHA_OP],
+        _fixed(row, alpha_b, b_ch, b_ch, b_ch, row[T_ALPHA_INV + 1] != 0),
+        _fixed(row, alpha_c, c_ch, c_ch, c_ch, row[T_ALPHA_INV + 2] != 0),
+    )
+    slot = row[T_RGB_SRC + j]
+    if k < 0 or row[T_ALPHA_SRC + k] != slot or row[T_ALPHA_CH + k] != 3 or row[T_ALPHA_INV + k]:
+        return -1
+    return -1 if slot in (CONSTANT, BUF_READ) else slot
+
+
 @numba_link.kernel()
 def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int:  # pragma: no cover - compiled
     """The stages of a ``tev_program.TevProgram`` (its rows in slots: ``fragments._tev_rows``) over the source slots
-    ``src`` (SLOTS, F, 4), as ``tev.combine`` runs them; returns the slot holding the last stage's output."""
+    ``src`` (SLOTS, F, 4), as ``tev.combine`` runs them; returns the slot holding the last stage's output. A stage
+    that outputs one of its sources unchanged (``_reproduced``, by the constants of this draw) runs no pass: its
+    output slot names that source (``alias``) for the stages after it."""
     n = src.shape[1]
     if uses_buffer:
         for i in range(n):
             for ch in range(4):
                 src[BUF_COLOR, i, ch] = buffer_color[ch]
+    alias = np.arange(NUM_SLOTS)
     last = ZERO
     for k in range(tev_rows.shape[0]):
         row = tev_rows[k]
         if not row[T_ACTIVE]:
+            continue
+        last = row[T_OUT]
+        same = _reproduced(row, tev_ch[k], tev_inv[k])
+        if same >= 0:
+            alias[last] = alias[same]
             continue
         # element loops: an array assignment compiles numba's shape-mismatch error (seconds of compile time)
         if row[T_READS_CONSTANT]:
@@ -100,17 +165,19 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int: 
                 for ch in range(4):
                     src[CONSTANT, i, ch] = row[T_CONSTANT + ch]
         if row[T_SPLIT_BUFFER]:
-            rgb, alpha = src[row[T_BUFFER_RGB]], src[row[T_BUFFER_ALPHA]]
+            rgb, alpha = src[alias[row[T_BUFFER_RGB]]], src[alias[row[T_BUFFER_ALPHA]]]
             for i in range(n):
                 for ch in range(3):
                     src[BUF_READ, i, ch] = rgb[i, ch]
                 src[BUF_READ, i, 3] = alpha[i, 3]
-        out = src[row[T_OUT]]
+        out = src[last]
+        rgb_src = (alias[row[T_RGB_SRC]], alias[row[T_RGB_SRC + 1]], alias[row[T_RGB_SRC + 2]])
+        alpha_src = (alias[row[T_ALPHA_SRC]], alias[row[T_ALPHA_SRC + 1]], alias[row[T_ALPHA_SRC + 2]])
         dot3_rgba = row[T_DOT3_RGBA] != 0
         if row[T_DOT3]:
             _dot3(
-                src[row[T_RGB_SRC]],
-                src[row[T_RGB_SRC + 1]],
+                src[rgb_src[0]],
+                src[rgb_src[1]],
                 tev_ch[k],
                 tev_inv[k],
                 row[T_RGB_SHIFT],
@@ -121,12 +188,12 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int: 
         if not dot3_rgba:
             ch, inv = tev_ch[k], tev_inv[k]
             _stage(
-                src[row[T_RGB_SRC]],
-                src[row[T_RGB_SRC + 1]],
-                src[row[T_RGB_SRC + 2]],
-                src[row[T_ALPHA_SRC]],
-                src[row[T_ALPHA_SRC + 1]],
-                src[row[T_ALPHA_SRC + 2]],
+                src[rgb_src[0]],
+                src[rgb_src[1]],
+                src[rgb_src[2]],
+                src[alpha_src[0]],
+                src[alpha_src[1]],
+                src[alpha_src[2]],
                 (ch[0, 0], ch[0, 1], ch[0, 2], ch[1, 0], ch[1, 1], ch[1, 2], ch[2, 0], ch[2, 1], ch[2, 2]),
                 (inv[0], inv[1], inv[2]),
                 row[T_RGB_OP],
@@ -138,8 +205,7 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int: 
                 row[T_DOT3] == 0,
                 out,
             )
-        last = row[T_OUT]
-    return last
+    return alias[last]
 
 
 @numba_link.kernel()
