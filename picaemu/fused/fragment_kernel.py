@@ -3,7 +3,8 @@
 ``fragment_side`` runs the stages in the order of the staged path (``pipeline_fragments.FragmentSide._fragments``):
 the rasterizer's ``_scan`` (bound, then emit), ``neighbours`` once per draw for the level of detail, the texture units,
 the primary color's ``shading._round_one``, fragment lighting, the procedural texture, the TEV's ``_stage`` /
-``_dot3`` per stage as ``tev.combine`` runs them, fog, the alpha test's pass table, and
+``_dot3`` per stage as ``tev.combine`` runs them (``_combine``; a stage that outputs one of its sources unchanged by
+the draw's constants runs none: ``_reproduced``), fog, the alpha test's pass table, and
 ``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose (``fragment_ops.pass_kinds``,
 once per plan). The texture units, lighting, the procedural texture and fog are ``picaemu.fused.features``' kernels,
 called by address through the plan's ``links`` (compiled once, on their own, and only for the captures that use
@@ -12,6 +13,12 @@ them); the rasterizer's ``_scan``, the shading (``shade_fragments``) and ``run_p
 again inside ``fragment_side``). Its arguments after the triangles are a
 ``picaemu.fused.fragments.FragmentPlan``'s ``args`` (``layout`` names the slots of ``ints`` / ``units`` /
 ``tev_rows`` / ``color_ints``); nothing here reads a Python object.
+
+Each stage is a pass over all of a draw's fragments (up to ``CHUNK_FRAGMENTS``), its arrays far larger than the
+caches: running the shading in blocks of 1-64 k fragments instead was measured slower or no faster (minicraft's
+draws, thirteenth session: the stages are bound by their arithmetic, and the sequential streams prefetch well), and
+all of a draw's texels are read before any of its pixels is written (a draw sampling its own target reads them as
+they were).
 """
 
 from __future__ import annotations
