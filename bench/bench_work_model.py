@@ -5,7 +5,8 @@
 2. Cost per vertex shaded: one large off-screen draw (``--vertices`` distinct vertices, a triangle list wholly
    outside the view, so every triangle is clipped away: no fragment), its time / its vertices.
 
-Both are the median over ``--repeats`` frames of the calibration capture. Then each frame of each capture (default:
+Both are the median over ``--repeats`` frames of a calibration capture of their own (one per kind: a loop call's
+draws share its time). Then each frame of each capture (default:
 ``tests/data/games/minicraft.pica`` when present and the bundled game samples ``samples/captures/game_*.pica``)
 is timed the way ``picaemu stats`` times it (``picaemu.analysis.stats.collect``: per-draw replay time without
 kernel loading, summed per frame; after a first, warming replay of the same capture) and printed beside
@@ -46,7 +47,9 @@ QUADS = 8  # full-screen quads per calibration frame
 
 
 def calibration(quads: int, vertices: int, repeats: int) -> pica.Capture:
-    """``repeats`` frames of ``quads`` full-screen Gouraud quads then one off-screen draw of ``vertices``."""
+    """``repeats`` frames of ``quads`` full-screen Gouraud quads, or (``quads`` 0) of one off-screen draw of
+    ``vertices``. The two kinds are timed in captures of their own: the compiled loop runs a frame's draws in one
+    call and ``stats`` gives each draw an equal share of it, so a frame mixing them would price each by both."""
     b = CaptureBuilder(name="work model calibration")
     rng = np.random.default_rng(0)
     quad = np.array(
@@ -66,7 +69,8 @@ def calibration(quads: int, vertices: int, repeats: int) -> pica.Capture:
         b.vertices([pos, colors])
         for _ in range(quads):
             b.draw(6)
-        b.draw(n, first=6)
+        if not quads:
+            b.draw(n, first=6)
         b.end_frame()
     return b.capture()
 
@@ -79,10 +83,8 @@ def warm_rows(capture: pica.Capture | Path) -> st.Statistics:
 
 def unit_costs(quads: int, vertices: int, repeats: int) -> tuple[float, float, str, str]:
     """(ms per fragment rasterized, ms per vertex shaded, each calibration draw kind's route)."""
-    rows = warm_rows(calibration(quads, vertices, repeats)).rows
-    per_frame = quads + 1
-    fills = [r for i, r in enumerate(rows) if i % per_frame < quads]
-    shades = [r for i, r in enumerate(rows) if i % per_frame == quads]
+    fills = warm_rows(calibration(quads, vertices, repeats)).rows
+    shades = warm_rows(calibration(0, vertices, repeats)).rows
     assert all(r["fragments_rasterized"] == WIDTH * HEIGHT for r in fills)
     assert all(r["fragments_rasterized"] == 0 and r["vertices_shaded"] > 0 for r in shades)
     fragment = statistics.median(r["time_ms"] / r["fragments_rasterized"] for r in fills)

@@ -14,9 +14,9 @@ from picaemu.pipeline import Pipeline
 from picaemu.replay import Replay
 from picaemu.texture import level_cache
 from picaemu.texture.decode import decode_level as staged_decode
-from picaemu.texture.fetch import KIND_ETC1, decode_level
+from picaemu.texture.fetch import KIND_ETC1, KIND_ETC1A4, KIND_PACKED, decode_level
 from picaemu.texture.formats import TextureFormat, level_bytes
-from picaemu.texture.level_cache import NOT_DECODED, T_ENTRIES, T_TEXELS, level_at
+from picaemu.texture.level_cache import NOT_DECODED, T_ENTRIES, T_TEXELS, TAP_COST_OF, level_at
 from tests.test_fused_fragments import assert_same, scene
 from tests.test_fused_loop import _facts
 from tests.test_fused_textures import random_texture
@@ -45,10 +45,11 @@ def _lookup(cache: tuple, data: np.ndarray, taps: int, region: int = 0, layout: 
     return None if at == NOT_DECODED else cache[2][at : at + TEXELS].copy()
 
 
-def test_a_level_is_decoded_once_the_taps_asked_of_it_exceed_its_texels() -> None:
+def test_a_level_is_decoded_once_the_taps_asked_of_it_cost_more_than_decoding_it() -> None:
     cache, data = level_cache.new(), _memory()
-    assert _lookup(cache, data, TEXELS // 2) is None
-    assert _lookup(cache, data, TEXELS // 2) is None  # exactly its texels: not yet
+    enough = TEXELS // TAP_COST_OF[KIND_ETC1]  # the most taps that cost no more than decoding the level
+    assert _lookup(cache, data, enough // 2) is None
+    assert _lookup(cache, data, enough - enough // 2) is None  # not yet
     got = _lookup(cache, data, 1)
     assert got is not None
     assert np.array_equal(got, _decoded(data))
@@ -60,6 +61,31 @@ def test_a_level_is_decoded_once_the_taps_asked_of_it_exceed_its_texels() -> Non
     assert cache[1][T_TEXELS] == TEXELS
     assert _lookup(cache, data, 1, region=1) is None  # another region's level at the same offset: its own row
     assert _lookup(cache, data, TEXELS + 1, region=2) is not None  # a draw alone tapping more: decoded at once
+
+
+def test_a_packed_level_is_decoded_once_the_taps_exceed_its_texels() -> None:
+    """A packed format's tap read from memory costs about one decoded texel (``TAP_COST_OF``)."""
+    cache, data = level_cache.new(), _memory()
+    rgba8 = (START, WIDTH_LOG2, 32, 24, 16, 8, 0, 8, 8, 8, 8, KIND_PACKED)
+    size = level_bytes(1 << WIDTH_LOG2, HEIGHT, TextureFormat.RGBA8)
+    assert level_at(cache, 0, data, rgba8, HEIGHT, size, TEXELS) == NOT_DECODED
+    at = level_at(cache, 0, data, rgba8, HEIGHT, size, 1)
+    assert at != NOT_DECODED
+    expected = staged_decode(data[START : START + size], TextureFormat.RGBA8, 1 << WIDTH_LOG2, HEIGHT)
+    assert np.array_equal(cache[2][at : at + TEXELS], expected.reshape(-1, 4))
+
+
+@pytest.mark.parametrize("fmt", ["ETC1", "ETC1A4"])
+@pytest.mark.parametrize(("width_log2", "height"), [(3, 8), (5, 16), (6, 8), (3, 64)])
+def test_an_etc_level_decodes_as_the_staged_decoder_does(fmt: str, width_log2: int, height: int) -> None:
+    """``decode_level`` decodes an ETC level a block at a time: the staged decoder's texels, memory-row order."""
+    kind = KIND_ETC1 if fmt == "ETC1" else KIND_ETC1A4
+    size = level_bytes(1 << width_log2, height, TextureFormat[fmt])
+    data = np.random.default_rng(width_log2 * height).integers(0, 256, 64 + size, dtype=np.uint8)
+    texels = np.empty(((1 << width_log2) * height, 4), np.uint8)
+    decode_level(data, (64, width_log2, 4, 0, 0, 0, 0, 0, 0, 0, 0, kind), texels)
+    expected = staged_decode(data[64 : 64 + size], TextureFormat[fmt], 1 << width_log2, height)
+    assert np.array_equal(texels, expected.reshape(-1, 4))
 
 
 @pytest.mark.parametrize("where", [0, SIZE // 2, SIZE - 1])

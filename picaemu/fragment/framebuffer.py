@@ -170,20 +170,20 @@ def _expand(v: np.ndarray, bits: int) -> np.ndarray:
 
 def encode_color(colors: np.ndarray, fmt: ColorFormat) -> np.ndarray:
     """(F, 4) uint8 r g b a -> (F,) uint32 pixel words (truncating to the channel widths)."""
-    c = colors.astype(np.uint32)
-    out = np.zeros(c.shape[0], np.uint32)
-    for ch, shift, bits in COLOR_LAYOUTS[fmt]:
-        out |= (c[:, ch] >> np.uint32(8 - bits)) << np.uint32(shift)
+    out = np.zeros(colors.shape[0], np.uint32)
+    for ch, shift, bits in COLOR_LAYOUTS[fmt]:  # one channel widened at a time (not the whole (F, 4) array)
+        out |= (colors[:, ch] >> np.uint8(8 - bits)).astype(np.uint32) << np.uint32(shift)
     return out
 
 
 def decode_color(words: np.ndarray, fmt: ColorFormat) -> np.ndarray:
     """(F,) pixel words -> (F, 4) uint8 r g b a (alpha 255 when the format has none)."""
-    w = words.astype(np.uint32)
-    out = np.full((w.shape[0], 4), 255, np.uint32)
+    w = np.asarray(words, np.uint32)
+    out = np.full((w.shape[0], 4), 255, np.uint8)
     for ch, shift, bits in COLOR_LAYOUTS[fmt]:
-        out[:, ch] = _expand((w >> np.uint32(shift)) & np.uint32((1 << bits) - 1), bits)
-    return out.astype(np.uint8)
+        field = (w >> np.uint32(shift)) & np.uint32((1 << bits) - 1)
+        out[:, ch] = field if bits == 8 else _expand(field, bits)  # 8 bits: already what replication gives
+    return out
 
 
 def depth_max(fmt: DepthFormat) -> int:

@@ -86,13 +86,21 @@ def _u64(data, at: int) -> np.uint64:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def memory_texel(data, start: int, width_log2: int, with_alpha: bool, x: int, y: int):  # pragma: no cover
-    """``texel`` at image column x, row y of the ETC1 / ETC1A4 level stored at byte ``start`` of ``data`` (a
-    memory region's bytes): the block's words read where they lie, nothing decoded besides this texel."""
+def memory_block(data, start: int, width_log2: int, with_alpha: bool, x: int, y: int):  # pragma: no cover
+    """(color word, alpha word) of the block holding image column x, row y of the ETC1 / ETC1A4 level stored at
+    byte ``start`` of ``data`` (a memory region's bytes), read where they lie (alpha 0 for ETC1)."""
     step = 2 if with_alpha else 1
     at = start + block_index(x, y, width_log2) * 8 * step
     alpha = _u64(data, at) if with_alpha else np.uint64(0)
-    return texel(_u64(data, at + 8 * (step - 1)), alpha, with_alpha, x & (BLOCK - 1), y & (BLOCK - 1))
+    return _u64(data, at + 8 * (step - 1)), alpha
+
+
+@numba.njit(cache=True)
+def memory_texel(data, start: int, width_log2: int, with_alpha: bool, x: int, y: int):  # pragma: no cover
+    """``texel`` at image column x, row y of the ETC1 / ETC1A4 level stored at byte ``start`` of ``data``:
+    ``memory_block``'s words, nothing decoded besides this texel."""
+    color, alpha = memory_block(data, start, width_log2, with_alpha, x, y)
+    return texel(color, alpha, with_alpha, x & (BLOCK - 1), y & (BLOCK - 1))
 
 
 @numba.njit(cache=True)

@@ -7,9 +7,12 @@ a level once decoded, for every later draw that samples it, in whatever compiled
 draw loop or the pipeline's fused fragment side).
 
 The one rule of when a level is decoded (``level_at``): when the taps asked of it — this draw's, plus those of
-earlier draws since it was last decoded or changed — exceed the texels it holds (a draw alone that taps more texels
-than the level holds decodes it at once; a run of small draws decodes it once their taps add up to that). A texture
-unit asks once per level (and cube face) it taps, with that level's taps.
+earlier draws since it was last decoded or changed — cost more read from memory than decoding the level would
+(``TAP_COST``: a tap read from memory costs about as much as decoding one texel of a packed format, about three
+of an ETC format, whose tap decodes from its block's words): a draw alone that taps that much decodes the level at
+once; a run of small draws decodes it once their taps add up to that, having spent at most what decoding costs
+(the rent-or-buy rule: never more than twice the better choice made in hindsight). A texture unit asks once per
+level (and cube face) it taps, with that level's taps.
 
 Exact by construction: a decoded level is used only while the level's bytes in memory equal the copy taken
 when it was decoded (compared at each lookup: ~0.2 us for 8 KiB), so anything that wrote them since — a draw
@@ -34,7 +37,16 @@ import weakref
 import numba
 import numpy as np
 
-from picaemu.texture.fetch import LAYOUT_INTS, LAYOUT_START, LAYOUT_WIDTH_LOG2, decode_level
+from picaemu.texture.fetch import (
+    KIND_ETC1,
+    KIND_ETC1A4,
+    KIND_PACKED,
+    LAYOUT_INTS,
+    LAYOUT_KIND,
+    LAYOUT_START,
+    LAYOUT_WIDTH_LOG2,
+    decode_level,
+)
 
 ENTRIES, POOL_TEXELS, RAW_BYTES = 256, 1 << 19, 1 << 21  # 2 MiB of decoded texels, 2 MiB of raw bytes
 K_REGION, K_LAYOUT = 0, 1  # key columns: the region code, then the layout tuple
@@ -44,6 +56,8 @@ E_TAPS, E_TEXELS, E_RAW, E_BYTES = range(KEY_INTS, KEY_INTS + 4)
 ENTRY_INTS = E_BYTES + 1
 T_ENTRIES, T_TEXELS, T_RAW = range(3)  # ``top`` slots
 NOT_DECODED = -1
+TAP_COST_OF = {KIND_PACKED: 1, KIND_ETC1: 3, KIND_ETC1A4: 3}  # a memory tap / one texel of ``decode_level``
+TAP_COST = np.array([TAP_COST_OF[kind] for kind in sorted(TAP_COST_OF)], np.int64)  # by ``fetch`` layout kind
 
 
 def new() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -129,7 +143,8 @@ def level_at(cache, region: int, data, layout, height: int, size: int, taps: int
                 return row[E_TEXELS]
             row[E_TEXELS], row[E_TAPS] = NOT_DECODED, 0  # written since: decoded again on demand
         taps += row[E_TAPS]
-    if taps <= texels or texels > pool.shape[0] or size > raw.shape[0]:  # not yet worth it, or never kept
+    worth = taps * TAP_COST[layout[LAYOUT_KIND]] > texels
+    if not worth or texels > pool.shape[0] or size > raw.shape[0]:  # not yet worth it, or never kept
         e = _keep(entries, top, e, region, layout, height)
         if e >= 0:
             entries[e, E_TAPS] = taps
