@@ -114,10 +114,12 @@ VS_UNITS = """
 Setup = Callable[[CaptureBuilder, np.random.Generator], None]
 
 
-def scene(setup: Setup, seed: int = 0, draws: int = 3, before: Sequence[Setup] = ()) -> pica.Capture:
+def scene(
+    setup: Setup, seed: int = 0, draws: int = 3, before: Sequence[Setup] = (), color: Sequence[float] | None = None
+) -> pica.Capture:
     """``draws`` draws of 8 random overlapping triangles (texcoords in -1.5..2.5 for every wrap rule, random colors
-    with alpha) after ``setup`` configured the fragment state, ``before[k]`` run before draw k; TEV default:
-    texture 0 x primary color."""
+    with alpha, or every vertex ``color`` (RGBA 0..1)) after ``setup`` configured the fragment state, ``before[k]``
+    run before draw k; TEV default: texture 0 x primary color."""
     rng = np.random.default_rng(seed)
     b = CaptureBuilder(name=f"fused fragments {seed}")
     b.begin_frame(clear=(40, 80, 120, 160), depth=0x400000, stencil=0x35)
@@ -133,7 +135,7 @@ def scene(setup: Setup, seed: int = 0, draws: int = 3, before: Sequence[Setup] =
     attrs = [
         pos,
         *(rng.uniform(-1.5, 2.5, (n, 2)).astype(np.float32) for _ in range(3)),
-        rng.uniform(0, 1, (n, 4)).astype(np.float32),
+        rng.uniform(0, 1, (n, 4)).astype(np.float32) if color is None else np.tile(np.float32(color), (n, 1)),
     ]
     b.vertices(attrs)
     for k in range(draws):

@@ -1,8 +1,9 @@
 """The fused fragment side's TEV (``fragment_kernel._combine``) against the staged path on stages built to sit on
 either side of ``_reproduced``'s rule (a stage that outputs one of its sources unchanged runs no pass): replace,
-modulate by 255, add or subtract 0, interpolate by 255 or 0 (citro2d's fade stage), and the near misses (an
-inverted or swizzled operand, a scale, constant channels that differ by one), with constant colors that change
-between draws of one plan (the compiled loop writes them into the plan before each draw)."""
+modulate by 255 (a constant, or a primary color white on every fragment), add or subtract 0, interpolate by 255 or
+0 (citro2d's fade stage) or between equal operands, and the near misses (an inverted or swizzled operand, a scale,
+constant channels that differ by one, a primary color of alpha 0.5), with constant colors that change between
+draws of one plan (the compiled loop writes them into the plan before each draw)."""
 
 from __future__ import annotations
 
@@ -88,6 +89,11 @@ CASES = {
         combine="interpolate",
     ),
     "interpolate by rgb": dict(rgb=(PREV, TEX, CONST), alpha=(PREV, TEX, CONST), combine="interpolate"),
+    "interpolate between equal operands": dict(rgb=(PREV, PREV, TEX), alpha=(PREV, PREV, TEX), combine="interpolate"),
+    "interpolate between unequal operands": dict(
+        rgb=(PREV, PREV, TEX), rgb_ops=("src.rgb", "src.ggg"), alpha=(PREV, PREV, TEX), combine="interpolate"
+    ),
+    "modulate by the primary color": dict(rgb=(TEX, "primary color"), combine="modulate"),
 }
 COLORS = ((0, 0, 0, 0), (255, 255, 255, 255), (255, 255, 254, 255), (0, 0, 1, 0), (255, 255, 255, 0))
 
@@ -106,12 +112,33 @@ def _case_setup(case: dict, color: tuple, last: bool):
     return setup
 
 
+@pytest.mark.parametrize("primary", [None, (1, 1, 1, 1), (1, 1, 1, 0.5)], ids=["varying", "white", "half alpha"])
 @pytest.mark.parametrize("last", [False, True])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_stages_on_either_side_of_the_identity_rule_match_the_stages(name: str, last: bool) -> None:
-    """Five draws of one plan, one per constant color of ``COLORS`` (the loop writes each into the plan)."""
+def test_stages_on_either_side_of_the_identity_rule_match_the_stages(name: str, last: bool, primary) -> None:
+    """Five draws of one plan, one per constant color of ``COLORS`` (the loop writes each into the plan); the primary
+    color random per vertex, or the same for every fragment (white: a modulate by it reproduces the other operand)."""
     setups = [_case_setup(CASES[name], color, last) for color in COLORS]
-    capture = scene(setups[0], draws=len(COLORS), before=setups)
+    capture = scene(setups[0], draws=len(COLORS), before=setups, color=primary)
     assert_same(capture)
     stats, _ = assert_same(capture, Pipeline())
     assert sum(s["fragments_written"] for s in stats) > 0
+
+
+def test_uniform_slots_are_the_ones_whose_fragments_share_one_color() -> None:
+    """``_uniform`` marks a slot only when every fragment has its first fragment's color: one channel of the last
+    fragment differing, or no fragment at all, leaves the row at -1."""
+    from picaemu.fused.fragment_kernel import _uniform
+    from picaemu.fused.layout import NUM_SLOTS, PRIMARY_SLOT
+
+    src = np.zeros((NUM_SLOTS, 50, 4), np.uint8)
+    src[PRIMARY_SLOT] = (255, 255, 255, 128)
+    uniform = np.full((NUM_SLOTS, 4), -1, np.int64)
+    _uniform(src, PRIMARY_SLOT, uniform)
+    assert uniform[PRIMARY_SLOT].tolist() == [255, 255, 255, 128]
+    src[PRIMARY_SLOT, -1, 2] = 254
+    uniform[:] = -1
+    _uniform(src, PRIMARY_SLOT, uniform)
+    assert uniform[PRIMARY_SLOT].tolist() == [-1] * 4
+    _uniform(src[:, :0], PRIMARY_SLOT, uniform)
+    assert uniform[PRIMARY_SLOT].tolist() == [-1] * 4

@@ -89,67 +89,89 @@ from picaemu.texture.lod import neighbours
 
 
 @numba_link.kernel(inline="always")
-def _fixed(row, slot, c0, c1, c2, inverted) -> int:  # pragma: no cover - compiled
+def _fixed(row, uniform, slot, c0, c1, c2, inverted) -> int:  # pragma: no cover - compiled
     """The value every fragment's operand reading channels c0, c1, c2 of ``slot`` has when that is the same for all
-    of them (the zero slot, or the stage's constant with those channels equal; ``inverted``: 255 - it), else -1."""
-    if slot == ZERO:
-        value = 0
-    elif slot == CONSTANT and row[T_CONSTANT + c0] == row[T_CONSTANT + c1] == row[T_CONSTANT + c2]:
-        value = row[T_CONSTANT + c0]
+    of them (the stage's constant, or a slot whose ``uniform`` row holds every fragment's color, with those channels
+    equal; ``inverted``: 255 - it), else -1."""
+    if slot == CONSTANT:
+        v0, v1, v2 = row[T_CONSTANT + c0], row[T_CONSTANT + c1], row[T_CONSTANT + c2]
     else:
+        v0, v1, v2 = uniform[slot, c0], uniform[slot, c1], uniform[slot, c2]
+    if v0 < 0 or v0 != v1 or v0 != v2:
         return -1
-    return 255 - value if inverted else value
+    return 255 - v0 if inverted else v0
 
 
 @numba_link.kernel(inline="always")
-def _kept(op, b_value, c_value) -> int:  # pragma: no cover - compiled
+def _kept(op, b_value, c_value, same) -> int:  # pragma: no cover - compiled
     """Which operand (0 or 1) combine op ``op`` returns unchanged when its operands b and c have the fixed values
-    ``b_value`` / ``c_value`` (-1: not fixed), or -1: replace; modulate by 255, add or subtract 0 (a); interpolate
-    with c = 255 (a) or 0 (b). Exact in integers: (a 255 + b 0) // 255 = a."""
+    ``b_value`` / ``c_value`` (-1: not fixed) and ``same`` says whether a and b are the same operand, or -1: replace;
+    modulate by 255, add or subtract 0 (a); interpolate with c = 255 (a) or 0 (b), or between equal a and b.
+    Exact in integers: (a 255 + b 0) // 255 = a, (a c + a (255 - c)) // 255 = a."""
     if op == OP_REPLACE or (op == OP_MODULATE and b_value == 255):
         return 0
     if op in (OP_ADD, OP_SUBTRACT) and b_value == 0:
         return 0
-    if op == OP_LERP and c_value == 255:
+    if op == OP_LERP and (c_value == 255 or same):
         return 0
     return 1 if op == OP_LERP and c_value == 0 else -1
 
 
 @numba_link.kernel()
-def _reproduced(row, ch, inv) -> int:  # pragma: no cover - compiled
-    """The source slot whose colors stage ``row`` (channels ``ch``, inversions ``inv``: ``tev_ch`` / ``tev_inv``)
-    outputs unchanged, or -1: no scaling, its RGB op keeping an uninverted operand that reads R, G, B of that
-    slot, its alpha op one that reads A of it (citro2d's last stage, a fade by a constant of alpha 0, is one).
-    Never the constant or split-buffer slots, which later stages fill again."""
+def _reproduced(row, ch, inv, alias, uniform) -> int:  # pragma: no cover - compiled
+    """The source slot whose colors stage ``row`` (channels ``ch``, inversions ``inv``: ``tev_ch`` / ``tev_inv``;
+    its slots read through ``alias``) outputs unchanged, or -1: no scaling, its RGB op keeping an uninverted operand
+    that reads R, G, B of that slot, its alpha op one that reads A of it (``_kept``; ``uniform``: ``_uniform``'s
+    rows). citro2d's last stage, a fade by a constant of alpha 0, is one; so is its sprites' first stage, a
+    texture modulated by a white primary color. Never the constant or split-buffer slots, which stages refill."""
     if row[T_DOT3] or row[T_RGB_SHIFT] or row[T_ALPHA_SHIFT]:
         return -1
-    b, c = row[T_RGB_SRC + 1], row[T_RGB_SRC + 2]
+    a, b, c = alias[row[T_RGB_SRC]], alias[row[T_RGB_SRC + 1]], alias[row[T_RGB_SRC + 2]]
+    same = a == b and inv[0] == inv[1] and ch[0, 0] == ch[1, 0] and ch[0, 1] == ch[1, 1] and ch[0, 2] == ch[1, 2]
     j = _kept(
         row[T_RGB_OP],
-        _fixed(row, b, ch[1, 0], ch[1, 1], ch[1, 2], inv[1]),
-        _fixed(row, c, ch[2, 0], ch[2, 1], ch[2, 2], inv[2]),
+        _fixed(row, uniform, b, ch[1, 0], ch[1, 1], ch[1, 2], inv[1]),
+        _fixed(row, uniform, c, ch[2, 0], ch[2, 1], ch[2, 2], inv[2]),
+        same,
     )
     if j < 0 or inv[j] or ch[j, 0] != 0 or ch[j, 1] != 1 or ch[j, 2] != 2:
         return -1
-    alpha_b, alpha_c = row[T_ALPHA_SRC + 1], row[T_ALPHA_SRC + 2]
-    b_ch, c_ch = row[T_ALPHA_CH + 1], row[T_ALPHA_CH + 2]
+    slot = a if j == 0 else b
+    a, b, c = alias[row[T_ALPHA_SRC]], alias[row[T_ALPHA_SRC + 1]], alias[row[T_ALPHA_SRC + 2]]
+    a_ch, b_ch, c_ch = row[T_ALPHA_CH], row[T_ALPHA_CH + 1], row[T_ALPHA_CH + 2]
+    a_inv, b_inv = row[T_ALPHA_INV] != 0, row[T_ALPHA_INV + 1] != 0
     k = _kept(
         row[T_ALPHA_OP],
-        _fixed(row, alpha_b, b_ch, b_ch, b_ch, row[T_ALPHA_INV + 1] != 0),
-        _fixed(row, alpha_c, c_ch, c_ch, c_ch, row[T_ALPHA_INV + 2] != 0),
+        _fixed(row, uniform, b, b_ch, b_ch, b_ch, b_inv),
+        _fixed(row, uniform, c, c_ch, c_ch, c_ch, row[T_ALPHA_INV + 2] != 0),
+        a == b and a_ch == b_ch and a_inv == b_inv,
     )
-    slot = row[T_RGB_SRC + j]
-    if k < 0 or row[T_ALPHA_SRC + k] != slot or row[T_ALPHA_CH + k] != 3 or row[T_ALPHA_INV + k]:
+    if k < 0 or (a if k == 0 else b) != slot or (a_ch if k == 0 else b_ch) != 3 or (a_inv if k == 0 else b_inv):
         return -1
     return -1 if slot in (CONSTANT, BUF_READ) else slot
 
 
 @numba_link.kernel()
-def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int:  # pragma: no cover - compiled
+def _uniform(src, slot, uniform) -> None:  # pragma: no cover - compiled
+    """``uniform[slot]`` = the color of every fragment in ``src[slot]`` when they all have the same one (a white
+    primary color, a procedural texture read at one coordinate pair), else left at -1 (one compare per fragment up
+    to the first that differs)."""
+    colors = src[slot]
+    for i in range(1, colors.shape[0]):
+        for ch in range(4):
+            if colors[i, ch] != colors[0, ch]:
+                return
+    for ch in range(4):
+        uniform[slot, ch] = colors[0, ch] if colors.shape[0] else -1
+
+
+@numba_link.kernel()
+def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer, uniform) -> int:  # pragma: no cover - compiled
     """The stages of a ``tev_program.TevProgram`` (its rows in slots: ``fragments._tev_rows``) over the source slots
     ``src`` (SLOTS, F, 4), as ``tev.combine`` runs them; returns the slot holding the last stage's output. A stage
-    that outputs one of its sources unchanged (``_reproduced``, by the constants of this draw) runs no pass: its
-    output slot names that source (``alias``) for the stages after it."""
+    that outputs one of its sources unchanged (``_reproduced``, by the constants of this draw and the ``uniform``
+    (SLOTS, 4) colors of the source slots that hold one color, -1 elsewhere) runs no pass: its output slot names that
+    source (``alias``) for the stages after it."""
     n = src.shape[1]
     if uses_buffer:
         for i in range(n):
@@ -162,9 +184,9 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer) -> int: 
         if not row[T_ACTIVE]:
             continue
         last = row[T_OUT]
-        same = _reproduced(row, tev_ch[k], tev_inv[k])
+        same = _reproduced(row, tev_ch[k], tev_inv[k], alias, uniform)
         if same >= 0:
-            alias[last] = alias[same]
+            alias[last] = same
             continue
         # element loops: an array assignment compiles numba's shape-mismatch error (seconds of compile time)
         if row[T_READS_CONSTANT]:
@@ -253,7 +275,14 @@ def shade_fragments(ox, oy, op, od, ov, texturing, coloring, local):  # pragma: 
         numba_link.call(LINK_LIGHTING, links[LINK_LIGHTING], (color_ints, lighting, ov, src))
     if color_ints[C_PROCTEX]:
         numba_link.call(LINK_PROCTEX, links[LINK_PROCTEX], (color_ints, proctex_args, ov, src[PROCTEX_SLOT]))
-    color = src[_combine(src, tev_rows, tev_ch, tev_inv, buffer_color, ints[USES_BUFFER] != 0)]
+    uniform = np.full((NUM_SLOTS, 4), -1, np.int64)  # the slots whose fragments share one color (``_combine``)
+    for ch in range(4):
+        uniform[ZERO, ch] = 0
+    if ints[PRIMARY]:
+        _uniform(src, PRIMARY_SLOT, uniform)
+    if color_ints[C_PROCTEX]:
+        _uniform(src, PROCTEX_SLOT, uniform)
+    color = src[_combine(src, tev_rows, tev_ch, tev_inv, buffer_color, ints[USES_BUFFER] != 0, uniform)]
     if color_ints[C_FOG]:
         numba_link.call(LINK_FOG, links[LINK_FOG], (color_ints, fog_lut, fog_rgb, od, color))
     return DONE, color
