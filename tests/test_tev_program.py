@@ -15,7 +15,7 @@ from picaemu.color.tev import READS_BUFFER_COLOR as COLOR
 from picaemu.color.tev import READS_ZERO as ZERO
 from picaemu.color.tev import TevState, combine
 from picaemu.fused import layout
-from picaemu.fused.fragment_kernel import _combine
+from picaemu.fused.fragment_kernel import _combine, uniform_slots
 from picaemu.fused.fragments import _tev_rows
 from picaemu.pipeline import Pipeline
 from picaemu.regs import access, id_of
@@ -50,7 +50,8 @@ def _buffers(tstate: TevState) -> list[tuple[int, int]]:
 
 
 def _fused(tstate: TevState, inputs: dict[int, np.ndarray], count: int) -> np.ndarray:
-    """The fused kernel's ``_combine`` over ``inputs`` placed in their slots (unprovided sources read 0)."""
+    """The fused kernel's ``_combine`` over ``inputs`` placed in their slots (unprovided sources read 0), with the
+    primary color and procedural texture slots' shared colors (``uniform_slots``) as the fused shading gives them."""
     src = np.zeros((layout.NUM_SLOTS, count, 4), np.uint8)
     slot_of = {code: layout.ZERO for code in range(16)}
     slot_of[tev.SRC_CONSTANT] = layout.CONSTANT
@@ -59,7 +60,8 @@ def _fused(tstate: TevState, inputs: dict[int, np.ndarray], count: int) -> np.nd
         slot_of[code] = INPUT_SLOTS[code]
     rows, chans, invs = _tev_rows(tstate.program, slot_of)
     color = np.array(tstate.buffer_color, np.uint8)
-    return src[_combine(src, rows, chans, invs, color, tstate.program.uses_buffer)].copy()
+    uniform = uniform_slots(src, True, True)
+    return src[_combine(src, rows, chans, invs, color, tstate.program.uses_buffer, uniform)].copy()
 
 
 # ---------------------------------------------------------------------------------------------- hand-made rows
@@ -164,6 +166,10 @@ def test_fused_combine_matches_the_reference(regs: np.ndarray, seed: int) -> Non
     rng = np.random.default_rng(seed)
     count = 24
     inputs = {code: rng.integers(0, 256, (count, 4), np.uint8) for code in SOURCES}
+    for code in SOURCES:  # about half the inputs one color for every fragment (0, 255 or any), per channel
+        if rng.integers(2):
+            one = rng.choice([0, 255, int(rng.integers(256))], 4)
+            inputs[code] = np.tile(one.astype(np.uint8), (count, 1))
     expected = combine(tstate, inputs, count)
     np.testing.assert_array_equal(_fused(tstate, inputs, count), expected)
 

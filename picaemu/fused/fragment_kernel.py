@@ -1,16 +1,16 @@
 """The fused fragment side's compiled kernel: one draw's window triangles -> pixels in memory, in one call.
 
 ``fragment_side`` runs the stages in the order of the staged path (``pipeline_fragments.FragmentSide._fragments``):
-the rasterizer's ``_scan`` (bound, then emit), ``neighbours`` once per draw for the level of detail, the texture units,
-the primary color's ``shading._round_one``, fragment lighting, the procedural texture, the TEV's ``_stage`` /
+the rasterizer's ``_scan`` (bound, then emit), ``neighbours`` once per draw for the level of detail, the texture
+units, the primary color's ``shading._round_one``, fragment lighting, the procedural texture, the TEV's ``_stage`` /
 ``_dot3`` per stage as ``tev.combine`` runs them (``_combine``; a stage that outputs one of its sources unchanged by
-the draw's constants runs none: ``_reproduced``), fog, the alpha test's pass table, and
-``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose (``fragment_ops.pass_kinds``,
-once per plan). The texture units, lighting, the procedural texture and fog are ``picaemu.fused.features``' kernels,
-called by address through the plan's ``links`` (compiled once, on their own, and only for the captures that use
-them); the rasterizer's ``_scan``, the shading (``shade_fragments``) and ``run_passes`` are called by address too
-(``core_links`` fills their rows of ``links``: each compiled once, on its own, instead of optimised and emitted
-again inside ``fragment_side``). Its arguments after the triangles are a
+the draw's constants or by a color all its fragments share runs none: ``_reproduced``), fog, the alpha test's pass
+table, and ``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose
+(``fragment_ops.pass_kinds``, once per plan). The texture units, lighting, the procedural texture and fog are
+``picaemu.fused.features``' kernels, called by address through the plan's ``links`` (compiled once, on their own,
+and only for the captures that use them); the rasterizer's ``_scan``, the shading (``shade_fragments``) and
+``run_passes`` are called by address too (``core_links`` fills their rows of ``links``: each compiled once, on its
+own, instead of optimised and emitted again inside ``fragment_side``). Its arguments after the triangles are a
 ``picaemu.fused.fragments.FragmentPlan``'s ``args`` (``layout`` names the slots of ``ints`` / ``units`` /
 ``tev_rows`` / ``color_ints``); nothing here reads a Python object.
 
@@ -166,6 +166,21 @@ def _uniform(src, slot, uniform) -> None:  # pragma: no cover - compiled
 
 
 @numba_link.kernel()
+def uniform_slots(src, primary, proctex):  # pragma: no cover - compiled
+    """(SLOTS, 4) int64: the color every fragment of a slot of ``src`` shares, -1 where none is known (``_combine``'s
+    ``uniform``): the zero slot; the primary color and procedural texture slots (when ``primary`` / ``proctex``:
+    filled) by ``_uniform``."""
+    uniform = np.full((NUM_SLOTS, 4), -1, np.int64)
+    for ch in range(4):
+        uniform[ZERO, ch] = 0
+    if primary:
+        _uniform(src, PRIMARY_SLOT, uniform)
+    if proctex:
+        _uniform(src, PROCTEX_SLOT, uniform)
+    return uniform
+
+
+@numba_link.kernel()
 def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer, uniform) -> int:  # pragma: no cover - compiled
     """The stages of a ``tev_program.TevProgram`` (its rows in slots: ``fragments._tev_rows``) over the source slots
     ``src`` (SLOTS, F, 4), as ``tev.combine`` runs them; returns the slot holding the last stage's output. A stage
@@ -275,13 +290,7 @@ def shade_fragments(ox, oy, op, od, ov, texturing, coloring, local):  # pragma: 
         numba_link.call(LINK_LIGHTING, links[LINK_LIGHTING], (color_ints, lighting, ov, src))
     if color_ints[C_PROCTEX]:
         numba_link.call(LINK_PROCTEX, links[LINK_PROCTEX], (color_ints, proctex_args, ov, src[PROCTEX_SLOT]))
-    uniform = np.full((NUM_SLOTS, 4), -1, np.int64)  # the slots whose fragments share one color (``_combine``)
-    for ch in range(4):
-        uniform[ZERO, ch] = 0
-    if ints[PRIMARY]:
-        _uniform(src, PRIMARY_SLOT, uniform)
-    if color_ints[C_PROCTEX]:
-        _uniform(src, PROCTEX_SLOT, uniform)
+    uniform = uniform_slots(src, ints[PRIMARY] != 0, color_ints[C_PROCTEX] != 0)
     color = src[_combine(src, tev_rows, tev_ch, tev_inv, buffer_color, ints[USES_BUFFER] != 0, uniform)]
     if color_ints[C_FOG]:
         numba_link.call(LINK_FOG, links[LINK_FOG], (color_ints, fog_lut, fog_rgb, od, color))
