@@ -59,8 +59,7 @@ from picaemu.fused.layout import (
 )
 from picaemu.raster.rasterizer import normalise_quaternions
 from picaemu.texture import proctex
-from picaemu.texture.fetch import KIND_DECODED, LAYOUT_KIND, LAYOUT_SHIFTS
-from picaemu.texture.filtering import cube_face, filter_2d, nan_to_num32, nearest_u8, round_u8
+from picaemu.texture.filtering import DECODED, cube_face, filter_2d, nan_to_num32, nearest_u8, round_u8
 from picaemu.texture.level_cache import NOT_DECODED, level_at
 from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices
 from picaemu.texture.state import CUBE_LOW_MASK
@@ -86,32 +85,27 @@ def _layout(start, row, lv):  # pragma: no cover - compiled
 
 
 @numba_link.kernel()
-def _source(pool, at, data, start, row, lv):  # pragma: no cover - compiled
-    """(bytes, ``picaemu.texture.fetch`` layout) of level ``lv`` of the image at byte ``start`` of ``data`` (a memory
-    region): the level cache's ``pool`` (as bytes) from texel ``at`` when the level is decoded there, else memory
-    read tap by tap (``at`` = ``NOT_DECODED``). One type either way: the filters compile once, not once a source."""
-    if at == NOT_DECODED:
-        return data, _layout(start, row, lv)
-    head = (np.int64(4 * at), np.int64(row[U_WIDTH_LOG2] - lv), np.int64(32))  # numba concatenates, not unpacks
-    return pool.reshape(-1), head + _DECODED_TAIL
-
-
-# a decoded source's layout after start, width and word bits: shifts and widths (unused), the kind
-_DECODED_TAIL = (np.int64(0),) * (LAYOUT_KIND - LAYOUT_SHIFTS) + (np.int64(KIND_DECODED),)
-
-
-@numba_link.kernel()
 def _level_filter(pool, at, data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
     """``filtering.filter_2d`` of fragments at ``st`` (F, 2) with ``linear`` (F,) on level ``lv`` of the image at
     byte ``start`` of ``data`` (a memory region): (F, 4) float32; its texels read from the level cache's ``pool``
     from texel ``at`` (``_texture`` asks the cache), or from memory tap by tap (``at`` = ``NOT_DECODED``)."""
     m = st.shape[0]
     zeros = np.zeros(m, np.int64)
-    source, layout = _source(pool, at, data, start, row, lv)
-    offsets = np.zeros((1, 1), np.int64)
-    widths, heights = np.full(1, row[U_WIDTH] >> lv, np.int64), np.full(1, row[U_HEIGHT] >> lv, np.int64)
-    wrap_s, wrap_t = row[U_WRAP_S], row[U_WRAP_T]
-    return filter_2d(source, layout, offsets, widths, heights, zeros, zeros, st, linear, wrap_s, wrap_t, border)
+    tables = (
+        np.full((1, 1), max(at, 0), np.int64),
+        np.full(1, row[U_WIDTH] >> lv, np.int64),
+        np.full(1, row[U_HEIGHT] >> lv, np.int64),
+        zeros,
+        zeros,
+        st,
+        linear,
+        row[U_WRAP_S],
+        row[U_WRAP_T],
+        border,
+    )
+    if at != NOT_DECODED:
+        return filter_2d(pool, DECODED, *tables)
+    return filter_2d(data, _layout(start, row, lv), *tables)
 
 
 @numba_link.kernel()
@@ -241,8 +235,10 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
             round_u8(_level_filter(pool, decoded, data, starts[0, 1], row, first, st, everyone, border[u]), out)
             return taps
         w, h, wrap_s, wrap_t = row[U_WIDTH] >> first, row[U_HEIGHT] >> first, row[U_WRAP_S], row[U_WRAP_T]
-        source, layout = _source(pool, decoded, data, starts[0, 1], row, first)
-        nearest_u8(source, layout, 0, w, h, st, wrap_s, wrap_t, border[u], out)  # filtered nearest: straight to uint8
+        if decoded != NOT_DECODED:  # filtered nearest: straight to uint8
+            nearest_u8(pool, DECODED, decoded, w, h, st, wrap_s, wrap_t, border[u], out)
+        else:
+            nearest_u8(data, _layout(starts[0, 1], row, first), 0, w, h, st, wrap_s, wrap_t, border[u], out)
         return taps
     color = np.empty((n, 4), np.float32)
     _filter_faces(pool, at, vram, fcram, starts, row, first, last, keys, st, linear, border[u], color)

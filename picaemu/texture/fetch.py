@@ -8,9 +8,7 @@ offset in the region of one level of a tiled texture), ``width_log2`` (its width
 bits (0: the format lacks the channel, which reads ``decode.MISSING``) — ``channel_fields`` of the format's
 ``formats.Packed`` entry, the table ``decode.unpack_words`` reads — and the kind: ``KIND_PACKED``, or
 ``KIND_ETC1`` / ``KIND_ETC1A4`` (word and fields unused: the texel is ``etc1.memory_texel``'s, the rule
-``etc1`` decodes whole levels by), or ``KIND_DECODED``: a level already decoded (by ``decode_level``, into the
-``level_cache``'s pool viewed as bytes), four bytes R G B A a texel from byte ``start`` (so that a decoded level and
-one read from memory are read by one compiled filter, not two). A field widens to 8 bits by bit replication
+``etc1`` decodes whole levels by). A field widens to 8 bits by bit replication
 (``decode.expand_lut``'s rule, computed by ``fragment.kernels._expand``, the framebuffer's). Texel ``idx`` is
 image row ``idx >> width_log2`` (0 = top, memory-row order as the decoded images) and column
 ``idx & (width - 1)``, found in memory by the 8x8 Morton tiling of ``decode``. ``decode_level`` decodes a whole
@@ -31,7 +29,7 @@ from picaemu.texture.formats import TILE, Packed, TextureFormat
 
 LAYOUT_START, LAYOUT_WIDTH_LOG2, LAYOUT_WORD_BITS, LAYOUT_SHIFTS, LAYOUT_BITS, LAYOUT_KIND = 0, 1, 2, 3, 7, 11
 LAYOUT_INTS = 12
-KIND_PACKED, KIND_ETC1, KIND_ETC1A4, KIND_DECODED = range(4)  # layout[LAYOUT_KIND]
+KIND_PACKED, KIND_ETC1, KIND_ETC1A4 = range(3)  # layout[LAYOUT_KIND]
 KIND_OF_ETC = {TextureFormat.ETC1: KIND_ETC1, TextureFormat.ETC1A4: KIND_ETC1A4}
 
 
@@ -60,9 +58,6 @@ def memory_rgba(data, layout, idx: int):  # pragma: no cover - compiled
     """The four uint8 channels of texel ``idx`` of the memory source ``data``, ``layout`` (module docstring).
     Not inlined by numba (its inliner wants one return); LLVM inlines it into the filter's loop."""
     kind = layout[LAYOUT_KIND]
-    if kind == KIND_DECODED:
-        at = layout[LAYOUT_START] + 4 * idx
-        return data[at], data[at + 1], data[at + 2], data[at + 3]
     if kind != KIND_PACKED:
         log2 = layout[LAYOUT_WIDTH_LOG2]
         y, x = idx >> log2, idx & ((1 << log2) - 1)
