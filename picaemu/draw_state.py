@@ -260,7 +260,8 @@ def _texture_part(unit: int) -> Part:
 S, A, V, F = Phase.SETUP, Phase.VERTEX_ARRAYS, Phase.VERTICES, Phase.FRAGMENTS
 _TEXTURES = Group.TEXTURE_CONFIG | Group.TEXTURE0 | Group.TEXTURE1 | Group.TEXTURE2 | Group.TEXTURE_ADDRESS
 _TEV = Group.TEV | Group.TEV_COLOR
-_SHADING = _TEXTURES | _TEV | Group.FOG | Group.FRAGOP | Group.LIGHTING | Group.PROCTEX
+_LIGHTING = Group.LIGHTING | Group.LIGHT_COLOR
+_SHADING = _TEXTURES | _TEV | Group.FOG | Group.FRAGOP | _LIGHTING | Group.PROCTEX
 _LOADER = Group.LOADER | Group.ATTRIBUTE_ADDRESS
 _SHADERS = Group.PRIMITIVE | Group.SHADER_CONFIG | Group.VS_PROGRAM | Group.GS_PROGRAM
 # parts that read data-port memories (code, uniforms, LUTs) besides registers take memo=False
@@ -290,7 +291,7 @@ PARTS: tuple[Part, ...] = (
     Part("blend", Group.FRAGOP, F, lambda state, built: BlendState.from_regs(state.regs)),
     Part(
         "lighting",
-        _TEV | Group.LIGHTING,
+        _TEV | _LIGHTING,
         F,
         lambda state, built: shading.lighting_state(state, _need(built, "tev")),
         memo=False,

@@ -16,6 +16,7 @@ import numpy as np
 from picaemu.command import codes as K
 from picaemu.regs import NUM_REGS, id_of
 from picaemu.regs.blocks.geometry import NUM_LOADERS
+from picaemu.regs.blocks.lighting import NUM_LIGHTS
 
 GS_IN_USE = 2  # GEOSTAGE_CONFIG.gs_use: the geometry shader forms the primitives
 ALL = -1  # every group: "anything may have changed"
@@ -40,6 +41,7 @@ class Group(enum.IntFlag):
     FRAGOP = enum.auto()  # color operation, blending, logic op, alpha/stencil/depth tests
     SHADOW = enum.auto()
     LIGHTING = enum.auto()
+    LIGHT_COLOR = enum.auto()  # each light's four colors and the global ambient: citro3d writes material x light
     LOADER = enum.auto()  # attribute formats, loader layouts (components, stride), fixed attributes
     ATTRIBUTE_ADDRESS = enum.auto()  # the attribute base and each loader's offset: a vertex buffer per object
     DRAW_RANGE = enum.auto()  # index buffer, vertex count, first vertex
@@ -86,7 +88,21 @@ GROUP_RANGES: tuple[tuple[Group, tuple[tuple[str, str], ...]], ...] = (
         Group.TEXTURE_ADDRESS,
         (("TEXUNIT0_ADDR1", "TEXUNIT0_ADDR1"), ("TEXUNIT1_ADDR", "TEXUNIT1_ADDR"), ("TEXUNIT2_ADDR", "TEXUNIT2_ADDR")),
     ),
-    (Group.LIGHTING, (("LIGHTING_ENABLE0", "LIGHTING_ENABLE0"), ("LIGHT0_SPECULAR0", "LIGHTING_LIGHT_PERMUTATION"))),
+    (
+        Group.LIGHTING,
+        (
+            ("LIGHTING_ENABLE0", "LIGHTING_ENABLE0"),
+            *((f"LIGHT{n}_XY", f"LIGHT{n}_ATTENUATION_SCALE") for n in range(NUM_LIGHTS)),
+            ("LIGHTING_NUM_LIGHTS", "LIGHTING_LIGHT_PERMUTATION"),
+        ),
+    ),
+    (
+        Group.LIGHT_COLOR,
+        (
+            *((f"LIGHT{n}_SPECULAR0", f"LIGHT{n}_AMBIENT") for n in range(NUM_LIGHTS)),
+            ("LIGHTING_AMBIENT", "LIGHTING_AMBIENT"),
+        ),
+    ),
     (Group.TEXTURE1, (("TEXUNIT1_BORDER_COLOR", "TEXUNIT1_LOD"), ("TEXUNIT1_TYPE", "TEXUNIT1_TYPE"))),
     (Group.TEXTURE2, (("TEXUNIT2_BORDER_COLOR", "TEXUNIT2_LOD"), ("TEXUNIT2_TYPE", "TEXUNIT2_TYPE"))),
     (Group.PROCTEX, (("TEXUNIT3_PROCTEX0", "PROCTEX_LUT_DATA7"),)),

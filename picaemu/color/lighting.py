@@ -306,6 +306,7 @@ def _pack_lights(ls: LightingState) -> tuple[np.ndarray, np.ndarray]:
         ]
         lflags[k, K.LF_SP_LUT] = LUT_ID[f"SP{light.index}"]
         lflags[k, K.LF_DA_LUT] = LUT_ID[f"DA{light.index}"]
+        lflags[k, K.LF_LIGHT] = light.index
     return lparams, lflags
 
 

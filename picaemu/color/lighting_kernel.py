@@ -5,7 +5,8 @@ Pure arithmetic over packed arrays; ``picaemu.color.lighting`` decodes registers
 - ``quat`` (F,4) f32 x y z w (any length; zero stays zero), ``view`` (F,3) f32; ``bump`` (F,4) f32 0..1 texels of
   the bump unit or (0,4); ``shadow`` (F,4) f32 0..1 shadow term (already inverted if asked) or (0,4).
 - ``lparams`` (S, LP_COUNT) f32 per active slot, columns ``LP_*``; ``lflags`` (S, LF_COUNT) int32, columns ``LF_*``
-  (booleans as 0/1, the light's SP and DA LUT ids).
+  (booleans as 0/1, the light's SP and DA LUT ids, the hardware light it is: the compiled draw loop writes that
+  light's colors into the row's ``LP_DIFFUSE`` .. ``LP_SPEC1`` columns before each draw, ``picaemu.fused.loop``).
 - ``slots`` (7, SL_COUNT) int32 for the LUT slots in ``SLOT_ORDER`` (active, input code of ``INPUT_CODES``,
   signed, LUT id — -1 for SP, whose id is per light) and ``slot_scale`` (7,) f32.
 - ``gflags`` (G_COUNT,) int32 global switches ``G_*``; ``ambient`` (3,) f32; ``value``/``diff`` (24,256) f32 LUTs.
@@ -27,7 +28,8 @@ SL_ACTIVE, SL_INPUT, SL_SIGNED, SL_LUT, SL_COUNT = range(5)
 INPUT_CODES = {"N.H": 0, "V.H": 1, "N.V": 2, "L.N": 3, "-L.P": 4, "cos phi": 5}  # kernel-internal codes
 LP_POS, LP_SPOT, LP_DIFFUSE, LP_AMBIENT, LP_SPEC0, LP_SPEC1 = 0, 3, 6, 9, 12, 15
 LP_BIAS, LP_SCALE, LP_COUNT = 18, 19, 20
-LF_DIRECTIONAL, LF_TWO_SIDED, LF_GEO0, LF_GEO1, LF_SPOT, LF_DIST, LF_SHADOW, LF_SP_LUT, LF_DA_LUT, LF_COUNT = range(10)
+LF_DIRECTIONAL, LF_TWO_SIDED, LF_GEO0, LF_GEO1, LF_SPOT, LF_DIST, LF_SHADOW, LF_SP_LUT, LF_DA_LUT, LF_LIGHT = range(10)
+LF_COUNT = LF_LIGHT + 1  # LF_LIGHT: the hardware light (0-7) of the row (its LIGHTn_* registers)
 (G_FRESNEL_P, G_FRESNEL_S, G_CLAMP, G_CP, G_SHADOW_P, G_SHADOW_S, G_SHADOW_A, G_SHADOW, G_BUMP, G_RENORM, G_COUNT) = (
     range(11)
 )

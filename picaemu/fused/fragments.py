@@ -32,8 +32,10 @@ depth or color buffer outside memory.
 The command processor's compiled loop (``picaemu.fused.loop``) may call ``fragment_side(x, y, zndc, inv_w, varyings,
 primitive, *plan.args, counts)`` itself (``counts`` (len(FRAGMENT_COUNTERS),) int64 receives the counters, added only
 when it returns 0), writing ``plan.ints[TEXTURE_ADDRESS_SLOT[u]]`` (unit u's texture base physical address: nothing else
-in the plan depends on it), each stage's constant color into ``plan.args[ARG_TEV_ROWS]`` and the buffer's initial
-color into ``plan.args[ARG_BUFFER_COLOR]`` (read only there) before each draw.
+in the plan depends on it), each stage's constant color into ``plan.args[ARG_TEV_ROWS]``, the buffer's initial
+color into ``plan.args[ARG_BUFFER_COLOR]`` (read only there) and, while lighting is on, each light's four colors
+and the global ambient into the lighting tuple's ``lparams`` and ``ambient`` (copies the plan owns) before each
+draw.
 
 ``plan.args`` (``fragment_kernel`` names the indices): ``ints`` (NUM_INTS,) int64 [texture addresses of units
 0-2, VRAM base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color,
@@ -100,9 +102,11 @@ FRAGMENT_COUNTERS = (
     "fragments_written",
 )
 TEXTURE_ADDRESS_SLOT = (0, 1, 2)
-# where the loop writes a draw's TEV constant colors (``tev_rows``' T_CONSTANT columns of every stage) and the
-# combiner buffer's initial color: their positions in ``FragmentPlan.args``
-ARG_TEV_ROWS, ARG_BUFFER_COLOR = 7, 10
+# where the loop writes a draw's TEV constant colors (``tev_rows``' T_CONSTANT columns of every stage), the
+# combiner buffer's initial color and the light colors (in the lighting tuple: ``lparams`` and ``ambient``,
+# the plan's own copies): their positions in ``FragmentPlan.args``; ``color_ints`` says whether lighting is on
+ARG_TEV_ROWS, ARG_BUFFER_COLOR, ARG_COLOR_INTS, ARG_LIGHTING = 7, 10, 11, 13
+LIGHT_PARAMS, LIGHT_FLAGS, LIGHT_AMBIENT = 0, 1, 5  # in the lighting tuple (``lighting.kernel_arrays``' order)
 # why ``run`` left a draw to the staged path, by the kernel's return code (the draw's route, ``DrawCall.route``)
 DECLINED = {
     layout.TOO_MANY_FRAGMENTS: f"too many fragments for one pass (bound {CHUNK_FRAGMENTS})",
@@ -350,7 +354,11 @@ def _color_args(ds: DrawState, cols: dict[str, list[int]]) -> tuple:
         color_ints[layout.C_LIGHTING], color_ints[layout.C_BUMP_UNIT] = 1, ls.bump_unit
         color_ints[layout.C_QUAT : layout.C_QUAT + 4] = cols["quat"]
         color_ints[layout.C_VIEW : layout.C_VIEW + 3] = cols["view"]
-        light_args = _writable((*lighting_mod.kernel_arrays(ls), ls.luts.value, ls.luts.diff))
+        lparams, lflags, slots, scale, flags, ambient = lighting_mod.kernel_arrays(ls)
+        # the plan's own copies of what holds light colors: the compiled loop writes each draw's into them
+        light_args = _writable(
+            (lparams.copy(), lflags, slots, scale, flags, ambient.copy(), ls.luts.value, ls.luts.diff)
+        )
     if proctex is not None:
         color_ints[layout.C_PROCTEX] = 1
         color_ints[layout.C_PROCTEX_U], color_ints[layout.C_PROCTEX_V] = cols[ds.shading.proctex_coords]

@@ -13,7 +13,7 @@ draw log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drive
 A draw trigger is run here when all of these hold, else the loop returns the trigger's ``S_STOP`` to Python
 untouched (Python asks the sink for that state's plans and hands the draw back, or renders it):
 - only *live* write groups were written since the previous draw (``LIVE_GROUPS``: float uniforms, the draw
-  range, the primitive configuration, texture and attribute buffer addresses, TEV colors) — or others, but the
+  range, the primitive configuration, texture and attribute buffer addresses, TEV and light colors) — or others, but the
   registers then hold the key values of one of the table's states (no program or LUT upload,
   ``PLAN_DATA_UPLOADS``: their digest is part of the plans' keys, Python's to check) — and every *watched*
   register (the primitive and geometry-stage configuration, the VS bool / int uniforms) holds the value the
@@ -36,8 +36,9 @@ Live fields are read from the registers at each draw with field positions taken 
 (``LIVE_FIELDS``): vertex count, first vertex, index buffer offset and format, the attribute base, the base
 address of texture units 0-2 (written into the fragment plan's ``TEXTURE_ADDRESS_SLOT`` entries), the TEV's
 constant and buffer colors (``LIVE_COLORS``, into its TEV rows and buffer color: a material's tint shares its
-plans) and each loader's offset (with the base, written into the vertex plan's read table: a game's vertex buffer
-per object shares its layout's plans).
+plans), the light colors (``picaemu.fused.live_lights``: a lit material shares its plans too) and each loader's
+offset (with the base, written into the vertex plan's read table: a game's vertex buffer per object shares its
+layout's plans).
 
 Row columns (``R_*``): draw index, kind (``K.D_ARRAYS`` / ``K.D_ELEMENTS``), the trigger packet's word position,
 the buffer's packet count at the trigger, 1 when the trigger was its packet's last write, the word position after
@@ -61,8 +62,11 @@ from picaemu.command import kernel as K
 from picaemu.command.draw_log import KINDS
 from picaemu.draw import DrawCall, DrawKind
 from picaemu.draw_state import PLAN_DATA_UPLOADS, WRITE_GROUPS, Group
+from picaemu.fused import live_lights
 from picaemu.fused.fragments import (
     ARG_BUFFER_COLOR,
+    ARG_COLOR_INTS,
+    ARG_LIGHTING,
     ARG_TEV_ROWS,
     FRAGMENT_COUNTERS,
     TEXTURE_ADDRESS_SLOT,
@@ -88,6 +92,7 @@ LIVE_GROUPS = int(
     | Group.TEXTURE_ADDRESS
     | Group.ATTRIBUTE_ADDRESS
     | Group.TEV_COLOR
+    | Group.LIGHT_COLOR
 )
 # registers of live groups whose value the plans depend on: they must hold the value the plans were made under
 WATCHED = (
@@ -385,6 +390,7 @@ def _draw(
     for u in range(TEXTURE_SLOTS.shape[0]):
         fragment_args[0][TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)  # the plan's ``ints``
     _live_colors(regs, fragment_args[ARG_TEV_ROWS], fragment_args[ARG_BUFFER_COLOR])
+    live_lights.write_colors(regs, fragment_args[ARG_COLOR_INTS], fragment_args[ARG_LIGHTING])
     vcounts = row[R_VERTEX:R_FRAGMENT]
     live = (kind == K.D_ELEMENTS, count, _live(regs, F_FIRST), index_address, _live(regs, F_INDEX_FORMAT) == INDEX_U16)
     arguments = live + (fu[0],) + vertex_args + (vcounts,)  # noqa: RUF005 - numba builds tuples by concatenation

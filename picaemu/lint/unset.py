@@ -39,6 +39,7 @@ VALUE_GROUPS = (
     Group.TEXTURE_ADDRESS
     | Group.ATTRIBUTE_ADDRESS
     | Group.TEV_COLOR
+    | Group.LIGHT_COLOR
     | Group.DRAW_RANGE
     | Group.VS_UNIFORMS
     | Group.GS_UNIFORMS

@@ -94,9 +94,9 @@ def decode_level(data, layout, texels) -> None:  # pragma: no cover - compiled
     time, its words read once for its 16 texels (~3x fewer cycles than a texel at a time)."""
     kind, log2 = layout[LAYOUT_KIND], layout[LAYOUT_WIDTH_LOG2]
     height = texels.shape[0] >> log2
-    if kind == KIND_PACKED:
+    if kind == KIND_PACKED:  # ``_packed_rgba``, not ``memory_rgba``: no per-texel ETC path compiled in here
         for idx in range(texels.shape[0]):
-            texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3] = memory_rgba(data, layout, idx)
+            texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3] = _packed_rgba(data, layout, idx)
         return
     with_alpha = kind == KIND_ETC1A4
     for y0 in range(0, height, etc1.BLOCK):
