@@ -126,19 +126,17 @@ def test_stages_on_either_side_of_the_identity_rule_match_the_stages(name: str, 
 
 
 def test_uniform_slots_are_the_ones_whose_fragments_share_one_color() -> None:
-    """``_uniform`` marks a slot only when every fragment has its first fragment's color: one channel of the last
-    fragment differing, or no fragment at all, leaves the row at -1."""
-    from picaemu.fused.fragment_kernel import _uniform
-    from picaemu.fused.layout import NUM_SLOTS, PRIMARY_SLOT
+    """``uniform_slots`` marks the primary color slot only when every fragment has its first fragment's color (one
+    channel of the last fragment differing leaves the row at -1), and only when asked; the zero slot always."""
+    from picaemu.fused.fragment_kernel import uniform_slots
+    from picaemu.fused.layout import NUM_SLOTS, PRIMARY_SLOT, PROCTEX_SLOT, ZERO
 
     src = np.zeros((NUM_SLOTS, 50, 4), np.uint8)
     src[PRIMARY_SLOT] = (255, 255, 255, 128)
-    uniform = np.full((NUM_SLOTS, 4), -1, np.int64)
-    _uniform(src, PRIMARY_SLOT, uniform)
+    uniform = uniform_slots(src, True, False)
     assert uniform[PRIMARY_SLOT].tolist() == [255, 255, 255, 128]
+    assert uniform[ZERO].tolist() == [0] * 4 and uniform[PROCTEX_SLOT].tolist() == [-1] * 4
+    assert uniform_slots(src, False, True)[PRIMARY_SLOT].tolist() == [-1] * 4
     src[PRIMARY_SLOT, -1, 2] = 254
-    uniform[:] = -1
-    _uniform(src, PRIMARY_SLOT, uniform)
-    assert uniform[PRIMARY_SLOT].tolist() == [-1] * 4
-    _uniform(src[:, :0], PRIMARY_SLOT, uniform)
-    assert uniform[PRIMARY_SLOT].tolist() == [-1] * 4
+    assert uniform_slots(src, True, True)[PRIMARY_SLOT].tolist() == [-1] * 4
+    assert uniform_slots(src, True, True)[PROCTEX_SLOT].tolist() == [0] * 4  # all zero: one color too

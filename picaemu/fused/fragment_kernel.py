@@ -88,7 +88,7 @@ from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_
 from picaemu.texture.lod import neighbours
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _fixed(row, uniform, slot, c0, c1, c2, inverted) -> int:  # pragma: no cover - compiled
     """The value every fragment's operand reading channels c0, c1, c2 of ``slot`` has when that is the same for all
     of them (the stage's constant, or a slot whose ``uniform`` row holds every fragment's color, with those channels
@@ -102,7 +102,7 @@ def _fixed(row, uniform, slot, c0, c1, c2, inverted) -> int:  # pragma: no cover
     return 255 - v0 if inverted else v0
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _kept(op, b_value, c_value, same) -> int:  # pragma: no cover - compiled
     """Which operand (0 or 1) combine op ``op`` returns unchanged when its operands b and c have the fixed values
     ``b_value`` / ``c_value`` (-1: not fixed) and ``same`` says whether a and b are the same operand, or -1: replace;
@@ -152,31 +152,26 @@ def _reproduced(row, ch, inv, alias, uniform) -> int:  # pragma: no cover - comp
 
 
 @numba_link.kernel()
-def _uniform(src, slot, uniform) -> None:  # pragma: no cover - compiled
-    """``uniform[slot]`` = the color of every fragment in ``src[slot]`` when they all have the same one (a white
-    primary color, a procedural texture read at one coordinate pair), else left at -1 (one compare per fragment up
-    to the first that differs)."""
-    colors = src[slot]
-    for i in range(1, colors.shape[0]):
-        for ch in range(4):
-            if colors[i, ch] != colors[0, ch]:
-                return
-    for ch in range(4):
-        uniform[slot, ch] = colors[0, ch] if colors.shape[0] else -1
-
-
-@numba_link.kernel()
 def uniform_slots(src, primary, proctex):  # pragma: no cover - compiled
     """(SLOTS, 4) int64: the color every fragment of a slot of ``src`` shares, -1 where none is known (``_combine``'s
-    ``uniform``): the zero slot; the primary color and procedural texture slots (when ``primary`` / ``proctex``:
-    filled) by ``_uniform``."""
-    uniform = np.full((NUM_SLOTS, 4), -1, np.int64)
-    for ch in range(4):
-        uniform[ZERO, ch] = 0
-    if primary:
-        _uniform(src, PRIMARY_SLOT, uniform)
-    if proctex:
-        _uniform(src, PROCTEX_SLOT, uniform)
+    ``uniform``): the zero slot, and the primary color and procedural texture slots (when ``primary`` /
+    ``proctex``: filled) when every fragment has the first one's color (a white primary color, a procedural texture
+    read at one coordinate pair; one compare per fragment up to the first that differs)."""
+    uniform = np.empty((NUM_SLOTS, 4), np.int64)  # element loops, not np.full: a numpy function compiled less
+    for slot in range(NUM_SLOTS):
+        for ch in range(4):
+            uniform[slot, ch] = 0 if slot == ZERO else -1
+    for slot in (PRIMARY_SLOT, PROCTEX_SLOT):
+        if not (primary if slot == PRIMARY_SLOT else proctex) or src.shape[1] == 0:
+            continue
+        colors, same = src[slot], True
+        for i in range(1, colors.shape[0]):
+            for ch in range(4):
+                same &= colors[i, ch] == colors[0, ch]
+            if not same:
+                break
+        for ch in range(4):
+            uniform[slot, ch] = colors[0, ch] if same else -1
     return uniform
 
 
@@ -192,7 +187,9 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer, uniform)
         for i in range(n):
             for ch in range(4):
                 src[BUF_COLOR, i, ch] = buffer_color[ch]
-    alias = np.arange(NUM_SLOTS)
+    alias = np.empty(NUM_SLOTS, np.int64)  # not np.arange: a numpy function compiled less
+    for slot in range(NUM_SLOTS):
+        alias[slot] = slot
     last = ZERO
     for k in range(tev_rows.shape[0]):
         row = tev_rows[k]
