@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +93,7 @@ class Linked:
 
     kernel: Any  # a numba dispatcher
     returns: types.Type
+    types_only: int = 0  # its last parameters: type references (``types.TypeRef``) its callers do not pass
     _entries: dict[tuple[types.Type, ...], tuple[int, int]] = field(default_factory=dict)
     _by_kind: dict[object, tuple[int, int]] = field(default_factory=dict)  # the same by ``arguments_kind``
 
@@ -118,12 +118,15 @@ class Linked:
         return found
 
     def _compiled(self, argtypes: tuple[types.Type, ...]) -> tuple[int, int]:
+        passed = len(argtypes) - self.types_only
+        if not all(isinstance(t, types.TypeRef) for t in argtypes[passed:]):
+            raise LinkTypeError(f"{self.name}: its last {self.types_only} arguments must be numba types")
         self.kernel.compile(argtypes)
         result = self.kernel.overloads[argtypes]
         if result.signature.return_type != self.returns:
             raise LinkTypeError(f"{self.name} returns {result.signature.return_type}, declared {self.returns}")
         address = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
-        return address, fingerprint(argtypes, self.returns)
+        return address, fingerprint(argtypes[:passed], self.returns)
 
 
 _SCALARS = (bool, float, complex, str, type(None))  # classes numba types by class alone
@@ -131,8 +134,10 @@ _SCALARS = (bool, float, complex, str, type(None))  # classes numba types by cla
 
 def arguments_kind(value: object) -> object:
     """What numba's type of ``value`` depends on (arrays: dtype, dimensions, layout, writeable, aligned; tuples:
-    their items; scalars: their class), without numba's ``typeof``; None for a value of another kind (numba's
-    type may depend on more than its class: ``Linked.entry`` then asks ``typeof``)."""
+    their items; scalars: their class; a numba type: itself), without numba's ``typeof``; None for a value of another
+    kind (numba's type may depend on more than its class: ``Linked.entry`` then asks ``typeof``)."""
+    if isinstance(value, types.Type):
+        return value
     if isinstance(value, np.ndarray):
         if type(value) is not np.ndarray or value.dtype.fields is not None:
             return None
@@ -176,13 +181,18 @@ class _FrozenHeap(event.Listener):
 event.register("numba:compile", _FrozenHeap())
 
 LINKS: dict[int, Linked] = {}
+_ANY_TYPE = types.TypeRef(types.none)  # every type reference has the same native form (an unused pointer)
 
 
-def register(link_id: int, kernel: Any, returns: types.Type) -> Linked:
-    """Make ``kernel`` the linked kernel number ``link_id`` (a module constant the callers name)."""
+def register(link_id: int, kernel: Any, returns: types.Type, types_only: int = 0) -> Linked:
+    """Make ``kernel`` the linked kernel number ``link_id`` (a module constant the callers name). Its last
+    ``types_only`` parameters may be type references (``types.TypeRef``: no value, a type its code depends on, such
+    as the type of a plan it ``load``s) that its callers do not pass: a caller then compiles without knowing them,
+    each entry (``Linked.entry``, given them in its sample) stands for one choice of them, and whoever fills a
+    caller's entries answers for the match (the fingerprint covers the passed arguments only)."""
     if link_id in LINKS:
         raise ValueError(f"link id {link_id} is taken by {LINKS[link_id].name}")
-    LINKS[link_id] = Linked(kernel, returns)
+    LINKS[link_id] = Linked(kernel, returns, types_only)
     return LINKS[link_id]
 
 
@@ -201,6 +211,7 @@ def call(typingctx: Any, link_id: Any, entry: Any, args: Any) -> Any:
     argtypes = tuple(types.unliteral(t) for t in passed)  # a constant argument is passed as its type's value
     restype = linked.returns
     expected = fingerprint(argtypes, restype)
+    erased = (_ANY_TYPE,) * linked.types_only  # a type reference's value is a null pointer, whatever its type
 
     def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
         _, pair, packed = llargs
@@ -214,13 +225,14 @@ def call(typingctx: Any, link_id: Any, entry: Any, args: Any) -> Any:
             names = ", ".join(map(str, argtypes))
             message = f"{linked.name} was compiled for other argument types than this caller passes ({names})"
             context.call_conv.return_user_exc(builder, LinkTypeError, (message,))
-        fnty = context.call_conv.get_function_type(restype, argtypes)
+        fnty = context.call_conv.get_function_type(restype, argtypes + erased)
         fn = builder.inttoptr(where, fnty.as_pointer())
         values = [
             context.cast(builder, value, was, to)
             for value, was, to in zip(cgutils.unpack_tuple(builder, packed, len(passed)), passed, argtypes, strict=True)
         ]
-        status, result = context.call_conv.call_function(builder, fn, restype, argtypes, values)
+        values += [cgutils.get_null_value(context.get_value_type(t)) for t in erased]
+        status, result = context.call_conv.call_function(builder, fn, restype, argtypes + erased, values)
         with cgutils.if_unlikely(builder, status.is_error):
             context.call_conv.return_status_propagate(builder, status)
         return result
@@ -231,11 +243,33 @@ def call(typingctx: Any, link_id: Any, entry: Any, args: Any) -> Any:
 # Values kept in native form: a compiled loop that switches between several plans by a run-time index would index
 # a tuple of tuples of arrays, which numba lowers as a switch copying every member in every case (compile time grows
 # with slots x members: 8 slots of a fragment plan cost ~50 s of CPU). ``Stored`` keeps one plan's argument tuple
-# at an address instead; the loop loads the slot it needs (``load``), one load whatever the number of slots.
+# at an address instead; compiled code loads the one it needs (``load``), one load whatever the number of slots.
+# The stored arrays own nothing (no NRT meminfo, as ``numba.carray``'s): ``Stored`` keeps their numpy arrays alive,
+# and a load takes no references (a draw's load of a plan of ~70 arrays would otherwise take and drop 70 of them).
 
 
 def _data_model(context: Any, ty: types.Type) -> Any:
     return context.data_model_manager[ty]
+
+
+def _storable(ty: types.Type) -> bool:
+    """Whether ``Stored`` keeps values of ``ty``: arrays, numbers, booleans, tuples of these."""
+    if isinstance(ty, types.BaseTuple):
+        return all(_storable(t) for t in ty.types)
+    return isinstance(ty, (types.Array, types.Number, types.Boolean))
+
+
+def _unowned(context: Any, builder: Any, ty: types.Type, native: Any) -> Any:
+    """``native`` (of type ``ty``, ``_storable``) with each array's meminfo and parent object cleared."""
+    if isinstance(ty, types.Array):
+        array = context.make_array(ty)(context, builder, native)
+        array.meminfo = cgutils.get_null_value(array.meminfo.type)
+        array.parent = cgutils.get_null_value(array.parent.type)
+        return array._getvalue()
+    if isinstance(ty, types.BaseTuple):
+        items = [_unowned(context, builder, t, builder.extract_value(native, i)) for i, t in enumerate(ty.types)]
+        return context.make_tuple(builder, ty, items)
+    return native
 
 
 @intrinsic
@@ -251,68 +285,49 @@ def size_of(typingctx: Any, value: Any) -> Any:
 
 @intrinsic
 def store(typingctx: Any, value: Any, address: Any) -> Any:
-    """Keep ``value`` at ``address`` (``size_of(value)`` bytes), holding a reference to each of its arrays."""
+    """Keep ``value`` at ``address`` (``size_of(value)`` bytes), its arrays owning nothing: their memory must stay
+    alive as long as the stored value is loaded (``Stored`` keeps the numpy arrays)."""
+    if not _storable(value):
+        raise TypingError(f"numba_link.store keeps arrays, numbers and tuples of them, not {value}")
 
     def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
         native, where = llargs
         model = _data_model(context, value)
-        context.nrt.incref(builder, value, native)
-        builder.store(model.as_data(builder, native), builder.inttoptr(where, model.get_data_type().as_pointer()))
+        unowned = _unowned(context, builder, value, native)
+        builder.store(model.as_data(builder, unowned), builder.inttoptr(where, model.get_data_type().as_pointer()))
         return context.get_dummy_value()
 
     return types.none(value, address), codegen
 
 
-def _loaded(context: Any, builder: Any, ty: types.Type, where: Any) -> Any:
-    model = _data_model(context, ty)
-    return model.from_data(builder, builder.load(builder.inttoptr(where, model.get_data_type().as_pointer())))
-
-
 @intrinsic
 def load(typingctx: Any, like: Any, address: Any) -> Any:
-    """The value of ``like``'s type kept at ``address`` by ``store`` (a new reference)."""
+    """The value kept at ``address`` by ``store``, of ``like``'s type (``like``: a value of that type or a
+    ``types.TypeRef`` of it); it holds no references (its arrays own nothing)."""
+    kept = like.instance_type if isinstance(like, types.TypeRef) else like
 
     def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
-        native = _loaded(context, builder, like, llargs[1])
-        context.nrt.incref(builder, like, native)
-        return native
+        model = _data_model(context, kept)
+        return model.from_data(builder, builder.load(builder.inttoptr(llargs[1], model.get_data_type().as_pointer())))
 
-    return like(like, address), codegen
-
-
-@intrinsic
-def release(typingctx: Any, like: Any, address: Any) -> Any:
-    """Drop the references ``store`` took for the value of ``like``'s type at ``address``."""
-
-    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
-        context.nrt.decref(builder, like, _loaded(context, builder, like, llargs[1]))
-        return context.get_dummy_value()
-
-    return types.none(like, address), codegen
+    return kept(like, address), codegen
 
 
 @numba.njit(cache=True)
-def _keep(value, address, action):  # pragma: no cover - compiled
-    """``size_of`` (action 0), ``store`` (1) or ``release`` (2) of ``value``'s type at ``address``."""
-    if action == 0:
+def _keep(value, address):  # pragma: no cover - compiled
+    """``size_of`` ``value``'s type (``address`` 0), else ``store`` it at ``address``."""
+    if address == 0:
         return size_of(value)
-    if action == 1:
-        store(value, address)
-    else:
-        release(value, address)
+    store(value, address)
     return 0
 
 
 class Stored:
     """``value`` (a tuple of arrays and numbers, as numba types it) kept in native form for compiled code to
-    ``load`` from ``address``; its arrays stay alive until this object goes."""
+    ``load`` from ``address``; its arrays stay alive as long as this object."""
 
     def __init__(self, value: tuple) -> None:
-        self._buffer = np.zeros(int(_keep(value, 0, 0)), np.uint8)
+        self._value = value  # the arrays' memory: the stored form holds no references
+        self._buffer = np.zeros(int(_keep(value, 0)), np.uint8)
         self.address = int(self._buffer.ctypes.data)
-        _keep(value, self.address, 1)
-        weakref.finalize(self, _drop, value, self._buffer)
-
-
-def _drop(value: tuple, buffer: np.ndarray) -> None:
-    _keep(value, buffer.ctypes.data, 2)
+        _keep(value, self.address)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 
 import numba
 import numpy as np
@@ -12,7 +13,7 @@ from numba.core import event
 from picaemu import numba_link
 from picaemu.numba_link import LinkError, LinkTypeError
 
-SCALE_ID, NOTHING_ID, FAILS_ID = 100, 101, 102
+SCALE_ID, NOTHING_ID, FAILS_ID, TYPED_ID = 100, 101, 102, 103
 
 
 @numba.njit
@@ -125,6 +126,44 @@ def test_a_stored_value_stays_loadable_after_its_maker_lets_go() -> None:
     gc.collect()
     assert _load_sum(like, stored.address) == 10.0 + 40 + 2
     assert _load_sum(like, stored.address) == 52.0  # a load takes its own reference: the value stays
+
+
+@numba_link.compiled_only()
+def _stored_sum(address, scale, kept_type):  # pragma: no cover - compiled
+    kept = numba_link.load(kept_type, address)
+    kept[0][0] = 9.0  # the stored array is the numpy one: the write shows in Python
+    return (kept[0].sum() + kept[1]) * scale
+
+
+TYPED = numba_link.register(TYPED_ID, _stored_sum, numba.types.float64, types_only=1)
+
+
+@numba.njit
+def _typed_caller(entry, address):  # pragma: no cover - compiled
+    return numba_link.call(TYPED_ID, entry, (address, 2.0))  # compiled without the stored value's type
+
+
+def test_a_kernel_typed_by_a_type_reference_is_called_without_it() -> None:
+    value = (np.arange(3, dtype=np.float64), 4)
+    stored = numba_link.Stored(value)
+    kept_type = numba.types.TypeRef(numba.typeof(value))
+    entry = _entry(TYPED, 0, 1.0, kept_type)
+    assert _typed_caller(entry, stored.address) == (9.0 + 1.0 + 2.0 + 4) * 2.0
+    assert value[0][0] == 9.0
+    other = _entry(TYPED, 0, 1.0, numba.types.TypeRef(numba.typeof((np.zeros(2, np.float32), 1))))
+    assert other[1] == entry[1]  # the same fingerprint: the type reference is the filler's to match
+    with pytest.raises(LinkTypeError, match="must be numba types"):
+        TYPED.entry(0, 1.0, 3)
+
+
+def test_a_stored_value_holds_no_references_and_its_loads_take_none() -> None:
+    array = np.arange(5, dtype=np.float64)
+    before = sys.getrefcount(array)
+    stored = numba_link.Stored((array, np.zeros(2, np.int64), 0))
+    like = (np.zeros(1), np.zeros(1, np.int64), 0)
+    for _ in range(3):
+        assert _load_sum(like, stored.address) == 10.0
+    assert sys.getrefcount(array) == before + 1  # the tuple ``Stored`` keeps, nothing else
 
 
 @numba_link.compiled_only()
