@@ -45,7 +45,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-import numba
 import numpy as np
 
 from picaemu import numba_link
@@ -202,7 +201,7 @@ def passthrough(keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return pairs.reshape(-1, 2), rows, np.array([[0, len(regs), 0]], np.int64)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _split(stream):  # pragma: no cover - compiled
     """A variable-size draw's index stream ``N, i1 .. iN, N', ...`` (``vertex_loader.split_variable_primitives``'
     rule): (ok, indices (M,), sizes (P,), firsts (P,): where each primitive's vertices start in ``indices``), all
@@ -221,7 +220,7 @@ def _split(stream):  # pragma: no cover - compiled
     return pos == n, indices[:m], sizes[:p], firsts[:p]
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _deliver(i, inputs, sizes, firsts, config, permutation, floats, vr, c):  # pragma: no cover - compiled
     """Invocation ``i``'s inputs (module docstring, step 3): v0-v15 (``vr[:16]``, lane 0) zeroed then written in
     point mode, c0-c95 of ``c`` the configured ``floats`` (96, 4) then the vertices in the other modes. False: a
@@ -264,7 +263,7 @@ def _deliver(i, inputs, sizes, firsts, config, permutation, floats, vr, c):  # p
     return True
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _invoke(first, stop, tables, regs, st, keep, emitted, triangles, shader):  # pragma: no cover - compiled
     """Events ``first`` .. ``stop`` - 1 of the ``tables`` (plan rows, events) on the register files ``regs`` (vr,
     out (2, 16, 4, 1), c, a0, aL, cmp, lanes, scratch) with the state ``st`` (module docstring, step 3). False: a
@@ -297,7 +296,7 @@ def _invoke(first, stop, tables, regs, st, keep, emitted, triangles, shader):  #
     return True
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def run_invocations(inputs, sizes, firsts, floats, gs, shader):  # pragma: no cover - compiled
     """(ok, emitted (M, 16, 4) float32, triangles (T, 3) int64, instructions executed): every invocation of a draw
     whose GS inputs are ``inputs`` (N, K, 4) float32 (``sizes`` / ``firsts``: the variable-size primitives) with
@@ -342,7 +341,7 @@ def run_invocations(inputs, sizes, firsts, floats, gs, shader):  # pragma: no co
     return True, emitted, triangles[: st[TRIANGLES]], executed
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _declined():  # pragma: no cover - compiled
     """``geometry_side``'s answer when the staged path runs the draw."""
     x = np.empty((0, 3), np.int64)
@@ -351,7 +350,7 @@ def _declined():  # pragma: no cover - compiled
     return False, arrays, EMPTY_BOX, (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def geometry_side(
     kind_elements,
     count,

@@ -15,9 +15,9 @@ staged path then raises its named ``MemoryFault``, or reads another region).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.geometry.vertex_loader import (
     DEFAULT_COMPONENTS,
     ELEMENT_SIGNED,
@@ -38,7 +38,7 @@ def read_table(loader: VertexLoaderState) -> np.ndarray:
     return np.array(rows, np.int64).reshape(-1, 7)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")
 def _region(address, size, vram, vram_base, fcram, fcram_base):  # pragma: no cover - compiled
     """(region bytes, offset of ``address``) of the region holding ``[address, address + size)``; offset -1 when
     neither VRAM nor FCRAM holds it wholly."""
@@ -49,7 +49,7 @@ def _region(address, size, vram, vram_base, fcram, fcram_base):  # pragma: no co
     return vram, -1
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")
 def _stream(
     kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base
 ):  # pragma: no cover - compiled
@@ -69,7 +69,7 @@ def _stream(
     return True, stream
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")
 def _unique(stream):  # pragma: no cover - compiled
     """(sorted distinct values (U,), inverse (N,) int64): ``np.unique(stream, return_inverse=True)`` for u8 / u16
     indices (a presence table over their range: no sort, whose compiled code costs seconds of compile time; the range
@@ -95,7 +95,7 @@ def _unique(stream):  # pragma: no cover - compiled
     return unique, inverse
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")
 def _element(region, p, code):  # pragma: no cover - compiled
     """The integer element of format ``code`` at byte ``p`` of ``region``, as float32: ``ELEMENT_SIZES[code]``
     little-endian bytes, two's complement when ``ELEMENT_SIGNED[code]`` (``vertex_loader.ELEMENT_FORMATS``)."""
@@ -108,7 +108,7 @@ def _element(region, p, code):  # pragma: no cover - compiled
     return np.float32(value)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _load(
     unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base
 ):  # pragma: no cover - compiled

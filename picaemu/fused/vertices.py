@@ -40,7 +40,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from picaemu import numba_link
@@ -207,7 +206,7 @@ def run(
     return wt, (box if len(wt) else None)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _empty():  # pragma: no cover - compiled
     """The WindowTriangles arrays of no triangle (the failure answer's placeholder)."""
     x = np.empty((0, 3), np.int64)
@@ -215,13 +214,13 @@ def _empty():  # pragma: no cover - compiled
     return x, x.copy(), z, z.copy(), np.empty((0, 3, NUM_COLUMNS - 4), np.float32), np.empty(0, np.int32)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _none_held():  # pragma: no cover - compiled
     """No vertex left buffered (``vertex_side``'s held rows of a failure)."""
     return np.empty((0, NUM_COLUMNS), np.float32)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def vertex_side(
     kind_elements,
     count,

@@ -124,7 +124,7 @@ def align_quaternions(tris: np.ndarray) -> None:
     _align_quaternions(tris)
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def _align_quaternions(tris):  # pragma: no cover - compiled
     """``align_quaternions``: the float32 dot product summed as (x + y) + (z + w), the order numpy's einsum takes
     in ``align_quaternions_reference`` (checked bit for bit by a test)."""
@@ -415,7 +415,7 @@ def signed_area(wt: WindowTriangles) -> np.ndarray:
     return (x[:, 1] - x[:, 0]) * (y[:, 2] - y[:, 0]) - (x[:, 2] - x[:, 0]) * (y[:, 1] - y[:, 0])
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def _cull_count(x, y, drop_sign: int) -> int:  # pragma: no cover - compiled
     """How many (T, 3) int64 triangles ``cull`` would drop or reorder: zero-area ones, those whose area has the
     sign ``drop_sign`` (0: none) and the kept clockwise ones (the area of ``signed_area``, int64 as numpy's)."""
@@ -503,7 +503,7 @@ def cull_reference(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles
     return kept, int((~keep).sum())
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def extent(x, y):  # pragma: no cover - compiled
     """(min x, max x, min y, max y) of (T, 3) int64 vertex coordinates (T >= 1)."""
     x_lo = x_hi = x[0, 0]
@@ -515,7 +515,7 @@ def extent(x, y):  # pragma: no cover - compiled
     return x_lo, x_hi, y_lo, y_hi
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def window_box(box: tuple[int, int, int, int], width: int, height: int) -> tuple[int, int, int, int]:
     """(x0, y0, x1, y1): the inclusive window-pixel box around an ``extent`` (12.4 fixed point), clamped to a
     ``width`` x ``height`` framebuffer (a pixel centre outside it cannot be covered). Compiled: the fused vertex

@@ -259,7 +259,7 @@ def run(
     return wt, (clipping.window_box(box, fb.width, fb.height) if len(wt) else None)
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def uniform_table(floats):  # pragma: no cover - compiled
     """The (UNIFORM_ROWS, 4) float32 uniform table the shader reads: the (96, 4) float uniforms ``floats``, then rows
     of 1.0 (as ``interpreter.Machine.c``)."""
@@ -374,7 +374,7 @@ def _front_end(
     return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box, vert, nonfinite
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def nonfinite_rows(outputs, written):  # pragma: no cover - compiled
     """How many rows of ``outputs`` (U, 16, 4) float32 hold a NaN or an infinity in a ``written`` (16,) register
     (the others are 0). x * 0 is 0 for a finite x and NaN otherwise: a sum of them tests a register without a
