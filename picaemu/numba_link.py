@@ -244,82 +244,104 @@ def call(typingctx: Any, link_id: Any, entry: Any, args: Any) -> Any:
 # a tuple of tuples of arrays, which numba lowers as a switch copying every member in every case (compile time grows
 # with slots x members: 8 slots of a fragment plan cost ~50 s of CPU). ``Stored`` keeps one plan's argument tuple
 # at an address instead; compiled code loads the one it needs (``load``), one load whatever the number of slots.
-# The stored arrays own nothing (no NRT meminfo, as ``numba.carray``'s): ``Stored`` keeps their numpy arrays alive,
-# and a load takes no references (a draw's load of a plan of ~70 arrays would otherwise take and drop 70 of them).
+# Python writes the native form itself, after numba's data model of the value's type (``_Layout``): a compiled
+# writer took a compile per plan type (~1.2 s of a first run, for unboxing ~70 arrays). The stored arrays own
+# nothing (no NRT meminfo, as ``numba.carray``'s): ``Stored`` keeps their numpy arrays alive, and a load takes no
+# references (a draw's load of a plan of ~70 arrays would otherwise take and drop 70 of them).
+
+_ARRAY_FIELDS = ("meminfo", "parent", "nitems", "itemsize", "data", "shape", "strides")
 
 
-def _data_model(context: Any, ty: types.Type) -> Any:
-    return context.data_model_manager[ty]
+class _Layout:
+    """Where each leaf of a value of numba type ``ty`` (arrays, numbers, booleans, tuples of them) lies in its native
+    form (numba's data model, the target's ABI sizes and alignments): ``size`` bytes; ``leaves`` in the order of a
+    depth-first walk of the value: (offset, numpy dtype of a scalar, or None for an array)."""
+
+    def __init__(self, ty: types.Type) -> None:
+        from numba.core.registry import cpu_target
+        from numba.np.numpy_support import as_dtype
+
+        self._context = cpu_target.target_context
+        self._as_dtype = as_dtype
+        self.leaves: list[tuple[int, np.dtype | None]] = []
+        data_type = self._context.data_model_manager[ty].get_data_type()
+        self.size = self._place(ty, data_type, 0)
+        if self.size != self._context.get_abi_sizeof(data_type):
+            raise LinkTypeError(f"numba_link.Stored: the layout of {ty} came out at {self.size} bytes")
+
+    def _abi(self, data_type: Any) -> tuple[int, int]:
+        return self._context.get_abi_sizeof(data_type), data_type.get_abi_alignment(self._context.target_data)
+
+    def _place(self, ty: types.Type, data_type: Any, at: int) -> int:
+        """Record the leaves of ``ty`` laid out at offset ``at``; returns the offset after it."""
+        size, _ = self._abi(data_type)
+        if isinstance(ty, types.BaseTuple):
+            offset = at
+            for i, member in enumerate(ty.types):
+                element = data_type.elements[i] if hasattr(data_type, "elements") else data_type.element
+                element_size, align = self._abi(element)
+                offset = -(-offset // align) * align
+                self._place(member, element, offset)
+                offset += element_size
+        elif isinstance(ty, types.Array):
+            fields = tuple(self._context.data_model_manager[ty]._fields)
+            if fields != _ARRAY_FIELDS or any(self._abi(e)[0] % 8 for e in data_type.elements):
+                raise LinkTypeError(f"numba_link.Stored: numba's arrays are laid out as {fields}, not as expected")
+            self.leaves.append((at, None))
+        elif isinstance(ty, (types.Number, types.Boolean)):
+            dtype = np.dtype(np.uint8) if isinstance(ty, types.Boolean) else self._as_dtype(ty)
+            if dtype.itemsize != size:
+                raise LinkTypeError(f"numba_link.Stored: {ty} takes {size} bytes, not {dtype.itemsize}")
+            self.leaves.append((at, dtype))
+        else:
+            raise LinkTypeError(f"numba_link.Stored keeps arrays, numbers and tuples of them, not {ty}")
+        return at + size
+
+    def write(self, value: tuple, buffer: np.ndarray) -> None:
+        """``value`` (of this layout's type) into ``buffer`` (``size`` bytes, 8-aligned)."""
+        leaves = iter(self.leaves)
+        words = buffer.view(np.int64)
+        for item in _flattened(value):
+            offset, dtype = next(leaves)
+            if dtype is None:  # meminfo and parent stay 0: the array owns nothing
+                a = item
+                fields = (a.size, a.itemsize, a.ctypes.data, *a.shape, *a.strides)
+                words[offset // 8 + 2 : offset // 8 + 2 + len(fields)] = fields
+            else:
+                buffer[offset : offset + dtype.itemsize] = np.array([item], dtype).view(np.uint8)
 
 
-def _storable(ty: types.Type) -> bool:
-    """Whether ``Stored`` keeps values of ``ty``: arrays, numbers, booleans, tuples of these."""
-    if isinstance(ty, types.BaseTuple):
-        return all(_storable(t) for t in ty.types)
-    return isinstance(ty, (types.Array, types.Number, types.Boolean))
+def _flattened(value: object) -> list:
+    """The leaves of ``value``, depth first (``_Layout``'s order)."""
+    if isinstance(value, tuple):
+        return [leaf for item in value for leaf in _flattened(item)]
+    return [value]
 
 
-def _unowned(context: Any, builder: Any, ty: types.Type, native: Any) -> Any:
-    """``native`` (of type ``ty``, ``_storable``) with each array's meminfo and parent object cleared."""
-    if isinstance(ty, types.Array):
-        array = context.make_array(ty)(context, builder, native)
-        array.meminfo = cgutils.get_null_value(array.meminfo.type)
-        array.parent = cgutils.get_null_value(array.parent.type)
-        return array._getvalue()
-    if isinstance(ty, types.BaseTuple):
-        items = [_unowned(context, builder, t, builder.extract_value(native, i)) for i, t in enumerate(ty.types)]
-        return context.make_tuple(builder, ty, items)
-    return native
+_LAYOUTS: dict[object, _Layout] = {}  # by ``arguments_kind`` of the values laid out
 
 
-@intrinsic
-def size_of(typingctx: Any, value: Any) -> Any:
-    """The bytes ``value``'s native form takes (``store``)."""
-
-    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
-        size = context.get_abi_sizeof(_data_model(context, value).get_data_type())
-        return context.get_constant(types.int64, size)
-
-    return types.int64(value), codegen
-
-
-@intrinsic
-def store(typingctx: Any, value: Any, address: Any) -> Any:
-    """Keep ``value`` at ``address`` (``size_of(value)`` bytes), its arrays owning nothing: their memory must stay
-    alive as long as the stored value is loaded (``Stored`` keeps the numpy arrays)."""
-    if not _storable(value):
-        raise TypingError(f"numba_link.store keeps arrays, numbers and tuples of them, not {value}")
-
-    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
-        native, where = llargs
-        model = _data_model(context, value)
-        unowned = _unowned(context, builder, value, native)
-        builder.store(model.as_data(builder, unowned), builder.inttoptr(where, model.get_data_type().as_pointer()))
-        return context.get_dummy_value()
-
-    return types.none(value, address), codegen
+def _layout(value: tuple) -> _Layout:
+    kind = arguments_kind(value)
+    found = _LAYOUTS.get(kind) if kind is not None else None
+    if found is None:
+        found = _Layout(numba.typeof(value))
+        if kind is not None:
+            _LAYOUTS[kind] = found
+    return found
 
 
 @intrinsic
 def load(typingctx: Any, like: Any, address: Any) -> Any:
-    """The value kept at ``address`` by ``store``, of ``like``'s type (``like``: a value of that type or a
+    """The value kept at ``address`` by ``Stored``, of ``like``'s type (``like``: a value of that type or a
     ``types.TypeRef`` of it); it holds no references (its arrays own nothing)."""
     kept = like.instance_type if isinstance(like, types.TypeRef) else like
 
     def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
-        model = _data_model(context, kept)
+        model = context.data_model_manager[kept]
         return model.from_data(builder, builder.load(builder.inttoptr(llargs[1], model.get_data_type().as_pointer())))
 
     return kept(like, address), codegen
-
-
-@numba.njit(cache=True)
-def _keep(value, address):  # pragma: no cover - compiled
-    """``size_of`` ``value``'s type (``address`` 0), else ``store`` it at ``address``."""
-    if address == 0:
-        return size_of(value)
-    store(value, address)
-    return 0
 
 
 class Stored:
@@ -328,6 +350,7 @@ class Stored:
 
     def __init__(self, value: tuple) -> None:
         self._value = value  # the arrays' memory: the stored form holds no references
-        self._buffer = np.zeros(int(_keep(value, 0)), np.uint8)
+        layout = _layout(value)
+        self._buffer = np.zeros(-(-layout.size // 8) * 8, np.uint8)
+        layout.write(value, self._buffer)
         self.address = int(self._buffer.ctypes.data)
-        _keep(value, self.address)

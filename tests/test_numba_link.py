@@ -128,6 +128,24 @@ def test_a_stored_value_stays_loadable_after_its_maker_lets_go() -> None:
     assert _load_sum(like, stored.address) == 52.0  # a load takes its own reference: the value stays
 
 
+@numba.njit
+def _load_mixed(like, address):  # pragma: no cover - compiled
+    grid, flag, half, (small, strided), wide = numba_link.load(like, address)
+    return grid[1, 2], grid.shape[1], flag, half, small, strided[1], strided.shape[0], wide
+
+
+def test_a_stored_value_of_mixed_members_reads_back_as_numba_lays_it_out() -> None:
+    value = (
+        np.arange(6, dtype=np.float32).reshape(2, 3),
+        True,
+        np.float32(1.5),
+        (np.int32(7), np.arange(6, dtype=np.int64)[::2]),  # a strided ('A' layout) array after a 4-byte number
+        3.25,
+    )
+    stored = numba_link.Stored(value)
+    assert _load_mixed(value, stored.address) == (5.0, 3, True, 1.5, 7, 2, 3, 3.25)
+
+
 @numba_link.compiled_only()
 def _stored_sum(address, scale, kept_type):  # pragma: no cover - compiled
     kept = numba_link.load(kept_type, address)
