@@ -32,7 +32,9 @@ from numba import types
 from numba.core import cgutils, event
 from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
+from numba.core.typing.npydecl import parse_dtype, parse_shape
 from numba.extending import intrinsic
+from numba.np.arrayobj import _empty_nd_impl, _parse_empty_args
 
 from picaemu.errors import PicaError
 
@@ -238,6 +240,62 @@ def call(typingctx: Any, link_id: Any, entry: Any, args: Any) -> Any:
         return result
 
     return restype(link_id, entry, args), codegen
+
+
+# numpy allocations lowered in place: numba compiles ``np.empty`` / ``np.zeros`` (an overload) once per signature
+# (shape type x dtype) as a function of its own, ~40 ms each, then links it into every caller; a first run met ~60
+# such signatures. ``empty`` and ``zeros`` emit the allocation inside the caller instead.
+
+
+def _allocation(shape: Any, dtype: Any) -> types.Array:
+    nb_dtype, ndim = parse_dtype(dtype), parse_shape(shape)
+    if nb_dtype is None or ndim is None:
+        raise TypingError(f"numba_link: an allocation takes an int or a tuple of ints and a dtype, not {shape} {dtype}")
+    return types.Array(nb_dtype, ndim, "C")
+
+
+def _allocate(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+    arrtype, shapes = _parse_empty_args(context, builder, signature, llargs)
+    return _empty_nd_impl(context, builder, arrtype, shapes)
+
+
+@intrinsic
+def empty(typingctx: Any, shape: Any, dtype: Any) -> Any:
+    """``np.empty(shape, dtype)`` (C order)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+        return _allocate(context, builder, signature, llargs)._getvalue()
+
+    return _allocation(shape, dtype)(shape, dtype), codegen
+
+
+@intrinsic
+def zeros(typingctx: Any, shape: Any, dtype: Any) -> Any:
+    """``np.zeros(shape, dtype)`` (C order)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+        array = _allocate(context, builder, signature, llargs)
+        cgutils.memset(builder, array.data, builder.mul(array.itemsize, array.nitems), 0)
+        return array._getvalue()
+
+    return _allocation(shape, dtype)(shape, dtype), codegen
+
+
+@intrinsic
+def indices(typingctx: Any, count: Any) -> Any:
+    """``np.arange(count)`` (int64)."""
+    if not isinstance(count, types.Integer):
+        raise TypingError(f"numba_link.indices takes an integer count, not {count}")
+    arrtype = types.Array(types.int64, 1, "C")
+
+    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+        n = context.cast(builder, llargs[0], signature.args[0], types.intp)
+        array = _empty_nd_impl(context, builder, arrtype, [n])
+        with cgutils.for_range(builder, n) as loop:
+            builder.store(loop.index, builder.gep(array.data, [loop.index]))
+        return array._getvalue()
+
+    return arrtype(count), codegen
 
 
 # Values kept in native form: a compiled loop that switches between several plans by a run-time index would index

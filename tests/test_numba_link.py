@@ -184,6 +184,18 @@ def test_a_stored_value_holds_no_references_and_its_loads_take_none() -> None:
     assert sys.getrefcount(array) == before + 1  # the tuple ``Stored`` keeps, nothing else
 
 
+@numba.njit
+def _allocations(n):  # pragma: no cover - compiled
+    return numba_link.empty((n, 3), np.float32), numba_link.zeros(n, np.int32), numba_link.indices(n)
+
+
+def test_allocations_lowered_in_place_are_numpys() -> None:
+    empty, zeros, indices = _allocations(4)
+    assert (empty.shape, empty.dtype, empty.flags.c_contiguous) == ((4, 3), np.float32, True)
+    assert zeros.dtype == np.int32 and zeros.tolist() == [0, 0, 0, 0]
+    assert indices.dtype == np.int64 and indices.tolist() == [0, 1, 2, 3]
+
+
 @numba_link.compiled_only()
 def _inner(values, pair):  # pragma: no cover - compiled
     return values.sum() + pair[1][0]

@@ -207,7 +207,7 @@ def _split(stream):  # pragma: no cover - compiled
     rule): (ok, indices (M,), sizes (P,), firsts (P,): where each primitive's vertices start in ``indices``), all
     int64; ok False: a count runs past the stream."""
     n = stream.shape[0]
-    indices, sizes, firsts = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    indices, sizes, firsts = numba_link.empty(n, np.int64), numba_link.empty(n, np.int64), numba_link.empty(n, np.int64)
     pos = m = p = 0
     while pos < n:
         size = stream[pos]
@@ -312,22 +312,22 @@ def run_invocations(inputs, sizes, firsts, floats, gs, shader):  # pragma: no co
     total = 0
     for i in range(count):
         total += emits[min(i, traces - 1)]
-    emitted = np.empty((total, NUM_OUT, 4), np.float32)
-    triangles = np.empty((total, 3), np.int64)
+    emitted = numba_link.empty((total, NUM_OUT, 4), np.float32)
+    triangles = numba_link.empty((total, 3), np.int64)
     f32 = np.float32
     regs = (
-        np.zeros((NUM_REGS_VR, 4, 1), f32),
-        np.zeros((2, NUM_OUT, 4, 1), f32),
+        numba_link.zeros((NUM_REGS_VR, 4, 1), f32),
+        numba_link.zeros((2, NUM_OUT, 4, 1), f32),
         np.ones((UNIFORM_ROWS, 4), f32),
-        np.zeros((2, 1), np.int32),
-        np.zeros(1, np.int32),
-        np.zeros((2, 1), np.bool_),
-        np.zeros(1, np.int64),
-        np.empty((3, 4, 1), f32),
-        np.empty((4, 1), f32),
-        np.empty((3, 4, 1), f32),
+        numba_link.zeros((2, 1), np.int32),
+        numba_link.zeros(1, np.int32),
+        numba_link.zeros((2, 1), np.bool_),
+        numba_link.zeros(1, np.int64),
+        numba_link.empty((3, 4, 1), f32),
+        numba_link.empty((4, 1), f32),
+        numba_link.empty((3, 4, 1), f32),
     )
-    st = np.zeros(NUM_STATE, np.int64)
+    st = numba_link.zeros(NUM_STATE, np.int64)
     for s in range(NUM_SLOTS):
         st[SLOT + s] = -1
     executed = 0
@@ -342,12 +342,17 @@ def run_invocations(inputs, sizes, firsts, floats, gs, shader):  # pragma: no co
 
 
 @numba_link.kernel()
+def no_triangles():  # pragma: no cover - compiled
+    """The ``clipping.WindowTriangles`` arrays of no triangle (a refusal's placeholder)."""
+    x, y = numba_link.empty((0, 3), np.int64), numba_link.empty((0, 3), np.int64)
+    z, w = numba_link.empty((0, 3), np.float32), numba_link.empty((0, 3), np.float32)
+    return x, y, z, w, numba_link.empty((0, 3, NUM_COLUMNS - 4), np.float32), numba_link.empty(0, np.int32)
+
+
+@numba_link.kernel()
 def _declined():  # pragma: no cover - compiled
     """``geometry_side``'s answer when the staged path runs the draw."""
-    x = np.empty((0, 3), np.int64)
-    z = np.empty((0, 3), np.float32)
-    arrays = (x, x.copy(), z, z.copy(), np.empty((0, 3, NUM_COLUMNS - 4), np.float32), np.empty(0, np.int32))
-    return False, arrays, EMPTY_BOX, (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    return False, no_triangles(), EMPTY_BOX, (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
 
 @numba_link.kernel()
@@ -388,7 +393,7 @@ def geometry_side(
     if kind_elements:
         unique, inverse = _unique(stream)
     else:
-        unique, inverse = stream, np.arange(count)
+        unique, inverse = stream, numba_link.indices(count)
     u, n, k = unique.shape[0], inverse.shape[0], slots.shape[0]
     if u >= POOL_MIN_LANES:
         return _declined()
@@ -397,7 +402,7 @@ def geometry_side(
         return _declined()
     uniforms = _uniform_table(vs_floats)
     outputs = _shade(attrs, pairs, plan, segments, uniforms, written, shader)
-    inputs = np.empty((n, k, 4), np.float32)
+    inputs = numba_link.empty((n, k, 4), np.float32)
     for i in range(n):
         for j in range(k):
             for q in range(4):

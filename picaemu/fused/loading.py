@@ -54,7 +54,7 @@ def _stream(
     kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base
 ):  # pragma: no cover - compiled
     """(ok, (N,) int64 vertex indices in submission order); ok False: the index buffer is outside VRAM/FCRAM."""
-    stream = np.empty(count, np.int64)
+    stream = numba_link.empty(count, np.int64)
     if not kind_elements:
         for i in range(count):  # not np.arange(first, first + count): another compiled variant of arange
             stream[i] = first + i
@@ -77,7 +77,7 @@ def _unique(stream):  # pragma: no cover - compiled
     lo = hi = stream[0]
     for i in range(stream.shape[0]):
         lo, hi = min(lo, stream[i]), max(hi, stream[i])
-    slot = np.empty(hi - lo + 1, np.int64)
+    slot = numba_link.empty(hi - lo + 1, np.int64)
     for v in range(slot.shape[0]):
         slot[v] = -1
     for i in range(stream.shape[0]):
@@ -87,8 +87,8 @@ def _unique(stream):  # pragma: no cover - compiled
         if slot[v] == 0:
             slot[v] = u
             u += 1
-    unique = np.empty(u, np.int64)
-    inverse = np.empty(stream.shape[0], np.int64)
+    unique = numba_link.empty(u, np.int64)
+    inverse = numba_link.empty(stream.shape[0], np.int64)
     for i in range(stream.shape[0]):
         inverse[i] = slot[stream[i] - lo]
         unique[inverse[i]] = stream[i]
@@ -115,7 +115,7 @@ def _load(
     """(ok, (U, K, 4) float32 attributes of the ``unique`` (increasing) vertex indices); ok False: an attribute's
     span of vertices is not wholly inside VRAM or FCRAM."""
     u, k = unique.shape[0], num_attributes
-    flat = np.zeros(u * k * 4, np.float32)
+    flat = numba_link.zeros(u * k * 4, np.float32)
     raw = flat.view(np.uint8)  # f32 elements land as their bytes
     lo, hi = unique[0], unique[u - 1]
     for r in range(reads.shape[0]):

@@ -207,17 +207,9 @@ def run(
 
 
 @numba_link.kernel()
-def _empty():  # pragma: no cover - compiled
-    """The WindowTriangles arrays of no triangle (the failure answer's placeholder)."""
-    x = np.empty((0, 3), np.int64)
-    z = np.empty((0, 3), np.float32)
-    return x, x.copy(), z, z.copy(), np.empty((0, 3, NUM_COLUMNS - 4), np.float32), np.empty(0, np.int32)
-
-
-@numba_link.kernel()
 def _none_held():  # pragma: no cover - compiled
     """No vertex left buffered (``vertex_side``'s held rows of a failure)."""
-    return np.empty((0, NUM_COLUMNS), np.float32)
+    return numba_link.empty((0, NUM_COLUMNS), np.float32)
 
 
 @numba_link.kernel()
@@ -273,24 +265,24 @@ def vertex_side(
         or count > MAX_DRAW_VERTICES
         or (not kind_elements and count >= POOL_MIN_LANES)
     ):
-        return False, _empty(), EMPTY_BOX, _none_held()
+        return False, geometry.no_triangles(), EMPTY_BOX, _none_held()
     ok, stream = _stream(kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base)
     if not ok:
-        return False, _empty(), EMPTY_BOX, _none_held()
+        return False, geometry.no_triangles(), EMPTY_BOX, _none_held()
     if kind_elements:
         unique, inverse = _unique(stream)
     else:
-        unique, inverse = stream, np.arange(count)
+        unique, inverse = stream, numba_link.indices(count)
     u = unique.shape[0]
     if u >= POOL_MIN_LANES:
-        return False, _empty(), EMPTY_BOX, _none_held()
+        return False, geometry.no_triangles(), EMPTY_BOX, _none_held()
     ok, attrs = _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
     if not ok:
-        return False, _empty(), EMPTY_BOX, _none_held()
+        return False, geometry.no_triangles(), EMPTY_BOX, _none_held()
     corners = inverse
     if not triples:  # element by element: a fancy index compiles numba's advanced-indexing machinery
         positions = triangle_positions(topology, count, 0)
-        corners = np.empty(positions.size, np.int64)
+        corners = numba_link.empty(positions.size, np.int64)
         for t in range(positions.shape[0]):
             for k in range(3):
                 corners[3 * t + k] = inverse[positions[t, k]]
@@ -303,7 +295,7 @@ def vertex_side(
         shading + window,  # ``front_end._front_end``'s arguments
     )
     kept = kept_positions(topology, count)
-    held = np.empty((kept.shape[0], NUM_COLUMNS), np.float32)
+    held = numba_link.empty((kept.shape[0], NUM_COLUMNS), np.float32)
     for i in range(kept.shape[0]):
         for c in range(NUM_COLUMNS):  # element copies: an array assignment compiles numba's shape-mismatch error
             held[i, c] = vert[inverse[kept[i]], c]

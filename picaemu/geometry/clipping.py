@@ -153,10 +153,10 @@ def _clip_polygons(tris, cut_idx, planes, offsets):  # pragma: no cover - compil
     t_count, c = cut_idx.shape[0], tris.shape[2]
     p_count = planes.shape[0]
     cap = 3 + p_count + 1
-    out = np.empty((t_count * (cap - 2), 3, c), np.float32)
-    src = np.empty(t_count * (cap - 2), np.int64)
-    poly = np.empty((2, cap, c), np.float64)
-    dist = np.empty(cap, np.float64)
+    out = numba_link.empty((t_count * (cap - 2), 3, c), np.float32)
+    src = numba_link.empty(t_count * (cap - 2), np.int64)
+    poly = numba_link.empty((2, cap, c), np.float64)
+    dist = numba_link.empty(cap, np.float64)
     n_out = 0
     for t in range(t_count):
         cur = 0
@@ -319,14 +319,14 @@ def clip_classified(tris, classes, planes, offsets):  # pragma: no cover - compi
     straddle = 0
     for t in range(classes.shape[0]):
         straddle += classes[t] == STRADDLE
-    cut_idx = np.empty(straddle, np.int64)
+    cut_idx = numba_link.empty(straddle, np.int64)
     straddle = 0
     for t in range(classes.shape[0]):
         if classes[t] == STRADDLE:
             cut_idx[straddle] = t
             straddle += 1
     cut, src = _clip_polygons(tris, cut_idx, planes, offsets)
-    ok = np.empty(cut.shape[0], np.bool_)
+    ok = numba_link.empty(cut.shape[0], np.bool_)
     for f in range(cut.shape[0]):
         good = True
         for i in range(3):
@@ -340,8 +340,8 @@ def clip_classified(tris, classes, planes, offsets):  # pragma: no cover - compi
     kept = good_cut
     for t in range(tris.shape[0]):
         kept += classes[t] == KEEP
-    out = np.empty((kept, 3, tris.shape[2]), np.float32)
-    source = np.empty(kept, np.int64)
+    out = numba_link.empty((kept, 3, tris.shape[2]), np.float32)
+    source = numba_link.empty(kept, np.int64)
     n = p = 0
     for t in range(tris.shape[0]):
         if classes[t] == KEEP:

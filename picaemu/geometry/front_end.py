@@ -263,10 +263,10 @@ def run(
 def uniform_table(floats):  # pragma: no cover - compiled
     """The (UNIFORM_ROWS, 4) float32 uniform table the shader reads: the (96, 4) float uniforms ``floats``, then rows
     of 1.0 (as ``interpreter.Machine.c``)."""
-    c = np.ones((UNIFORM_ROWS, 4), np.float32)
-    for r in range(NUM_C):  # element by element: an array assignment compiles numba's shape-mismatch error (3 s)
+    c = numba_link.empty((UNIFORM_ROWS, 4), np.float32)
+    for r in range(UNIFORM_ROWS):  # element by element: an array assignment compiles numba's shape-mismatch error
         for k in range(4):
-            c[r, k] = floats[r, k]
+            c[r, k] = floats[r, k] if r < NUM_C else 1.0
     return c
 
 
@@ -277,22 +277,22 @@ def _shade(attrs, pairs, plan, segments, c, written, shader):  # pragma: no cove
     interpreter's kernels on register files laid out and initialised as ``interpreter.Machine``'s; ``c``: the
     ``uniform_table``."""
     u = attrs.shape[0]
-    vr = np.zeros((NUM_REGS_VR, 4, u), np.float32)
-    out = np.zeros((NUM_OUT, 4, u), np.float32)
+    vr = numba_link.zeros((NUM_REGS_VR, 4, u), np.float32)
+    out = numba_link.zeros((NUM_OUT, 4, u), np.float32)
     if pairs.shape[0]:
         load_attributes(attrs, pairs, vr)
-    a0, al, cmp = np.zeros((2, u), np.int32), np.zeros(u, np.int32), np.zeros((2, u), np.bool_)
+    a0, al, cmp = numba_link.zeros((2, u), np.int32), numba_link.zeros(u, np.int32), numba_link.zeros((2, u), np.bool_)
     lanes, bufs, res, cols = (
-        np.arange(u),
-        np.empty((3, 4, u), np.float32),
-        np.empty((4, u), np.float32),
-        np.empty((3, 4, 1), np.float32),
+        numba_link.indices(u),
+        numba_link.empty((3, 4, u), np.float32),
+        numba_link.empty((4, u), np.float32),
+        numba_link.empty((3, 4, 1), np.float32),
     )
     for s in range(segments.shape[0]):
         al[:] = segments[s, 2]
         rows = plan[segments[s, 0] : segments[s, 1]]
         numba_link.call(SHADER_ID, shader, (rows, vr, out, c, a0, al, cmp, lanes, True, bufs, res, cols))
-    result = np.empty((u, NUM_OUT, 4), np.float32)
+    result = numba_link.empty((u, NUM_OUT, 4), np.float32)
     store_outputs(out, written, result)
     return result
 
@@ -328,21 +328,21 @@ def _front_end(
     u = attrs.shape[0]
     outputs = _shade(attrs, pairs, plan, segments, uniforms, written, links[L_SHADER])
     nonfinite = nonfinite_rows(outputs, written)
-    vert = np.empty((u, NUM_COLUMNS), np.float32)
+    vert = numba_link.empty((u, NUM_COLUMNS), np.float32)
     _fill_columns(outputs.reshape(u, 4 * NUM_OUT), source, COLOR.start, COLOR.stop, vert)
     t = inverse.shape[0] // 3
     if identity:
         tris = vert.reshape(t, 3, NUM_COLUMNS)
     else:  # element by element: a fancy index compiles numba's advanced-indexing machinery
-        tris = np.empty((t, 3, NUM_COLUMNS), np.float32)
+        tris = numba_link.empty((t, 3, NUM_COLUMNS), np.float32)
         for k in range(3 * t):
             for c in range(NUM_COLUMNS):
                 tris[k // 3, k % 3, c] = vert[inverse[k], c]
     if quaternions:
         _align_quaternions(tris)
-    classes = np.empty(t, np.int8)
+    classes = numba_link.empty(t, np.int8)
     classify(tris, planes, offsets, classes)
-    primitive = np.empty(t, np.int32)
+    primitive = numba_link.empty(t, np.int32)
     for k in range(t):  # loops, not np.arange / astype (each a compiled numpy function of its own)
         primitive[k] = k
     invalid = away = straddle = 0
@@ -353,20 +353,20 @@ def _front_end(
     clip_counts = (0, 0, 0)
     if invalid or away or straddle:  # a class other than KEEP
         tris, src, dropped = numba_link.call(CLIP_ID, links[L_CLIP], (tris, classes, planes, offsets))
-        primitive = np.empty(src.shape[0], np.int32)
+        primitive = numba_link.empty(src.shape[0], np.int32)
         for k in range(src.shape[0]):
             primitive[k] = src[k]
         clip_counts = (invalid + dropped, away, straddle)
     t = tris.shape[0]
-    x, y = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
-    zndc, inv_w = np.empty((t, 3), np.float32), np.empty((t, 3), np.float32)
-    vary = np.empty((t, 3, NUM_COLUMNS - 4), np.float32)
+    x, y = numba_link.empty((t, 3), np.int64), numba_link.empty((t, 3), np.int64)
+    zndc, inv_w = numba_link.empty((t, 3), np.float32), numba_link.empty((t, 3), np.float32)
+    vary = numba_link.empty((t, 3, NUM_COLUMNS - 4), np.float32)
     box = (0, 0, 0, 0)
     _window(tris, half_w, half_h, vx, vy, x, y, zndc, inv_w, vary)
     if t and _cull_count(x, y, drop_sign):  # np.empty, not np.empty_like: the same compiled allocations as above
-        ox, oy = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
-        oz, ow = np.empty((t, 3), np.float32), np.empty((t, 3), np.float32)
-        ov, op = np.empty((t, 3, NUM_COLUMNS - 4), np.float32), np.empty(t, np.int32)
+        ox, oy = numba_link.empty((t, 3), np.int64), numba_link.empty((t, 3), np.int64)
+        oz, ow = numba_link.empty((t, 3), np.float32), numba_link.empty((t, 3), np.float32)
+        ov, op = numba_link.empty((t, 3, NUM_COLUMNS - 4), np.float32), numba_link.empty(t, np.int32)
         kept = _cull_gather(x, y, zndc, inv_w, vary, primitive, drop_sign, ox, oy, oz, ow, ov, op)
         x, y, zndc, inv_w, vary, primitive = ox[:kept], oy[:kept], oz[:kept], ow[:kept], ov[:kept], op[:kept]
     if x.shape[0]:
