@@ -50,7 +50,7 @@ import numpy as np
 from picaemu import numba_link
 from picaemu.draw_state import DrawState
 from picaemu.fused.loading import _load, _stream, _unique
-from picaemu.geometry import clipping
+from picaemu.geometry import clipping, front_end
 from picaemu.geometry.front_end import (
     FRONT_END_ID,
     L_SHADER,
@@ -61,7 +61,7 @@ from picaemu.geometry.front_end import (
     nonfinite_rows,
 )
 from picaemu.geometry.front_end import uniform_table as _uniform_table
-from picaemu.geometry.output_map import NUM_COLUMNS, slot_registers
+from picaemu.geometry.output_map import slot_registers
 from picaemu.geometry.primitive_assembly import Topology
 from picaemu.geometry.vertex_loader import MAX_DRAW_VERTICES
 from picaemu.shader.geometry import (
@@ -342,17 +342,9 @@ def run_invocations(inputs, sizes, firsts, floats, gs, shader):  # pragma: no co
 
 
 @numba_link.kernel()
-def no_triangles():  # pragma: no cover - compiled
-    """The ``clipping.WindowTriangles`` arrays of no triangle (a refusal's placeholder)."""
-    x, y = numba_link.empty((0, 3), np.int64), numba_link.empty((0, 3), np.int64)
-    z, w = numba_link.empty((0, 3), np.float32), numba_link.empty((0, 3), np.float32)
-    return x, y, z, w, numba_link.empty((0, 3, NUM_COLUMNS - 4), np.float32), numba_link.empty(0, np.int32)
-
-
-@numba_link.kernel()
 def _declined():  # pragma: no cover - compiled
     """``geometry_side``'s answer when the staged path runs the draw."""
-    return False, no_triangles(), EMPTY_BOX, (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    return False, front_end.no_triangles(), EMPTY_BOX, (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
 
 @numba_link.kernel()
@@ -417,11 +409,13 @@ def geometry_side(
     corners = triangles.reshape(3 * t)
     shading = (emitted, pass_pairs, pass_rows, pass_segments, uniforms, gs[2], corners, False, source, quaternions)
     window = (half_w, half_h, vx, vy, drop_sign, planes, offsets, callees)
-    arrays, (invalid, away, clipped), culled, extent, _, _ = numba_link.call(
+    ok, arrays, (invalid, away, clipped), culled, extent, _, _ = numba_link.call(
         FRONT_END_ID,
         front_end_link,
         shading + window,  # ``front_end._front_end``'s arguments
     )
+    if not ok:  # triangles to clip before the clipper is linked (``front_end.link_clipper``)
+        return _declined()
     kept = arrays[0].shape[0]
     nonfinite = nonfinite_rows(outputs, written)
     totals = (n, u, u, vs_instructions * u + executed, t, invalid, away, clipped, culled, kept, nonfinite)

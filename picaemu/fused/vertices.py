@@ -38,6 +38,7 @@ kernel, ``clipping.classify`` then ``clip_classified``, as the staged path).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -188,7 +189,8 @@ def run(
     live = (kind is DrawKind.ELEMENTS, vr.count, vr.first, vr.index_address, vr.index_dtype.itemsize == 2)
     if plan.geometry:
         assert ds.gs is not None  # the plan exists for a draw with the GS unit in use only
-        ok, arrays, box, totals = geometry.geometry_side(*live, ds.vs.float_uniforms, ds.gs.float_uniforms, *plan.args)
+        floats = (ds.vs.float_uniforms, ds.gs.float_uniforms)
+        ok, arrays, box, totals = _with_clipper(geometry.geometry_side, *live, *floats, *plan.args)
         if not ok:
             return None
         counts = np.array(totals, np.int64)
@@ -196,7 +198,7 @@ def run(
         if not assembler.takes_whole_triangles(plan.topology):
             return None
         counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
-        ok, arrays, box, held = vertex_side(*live, ds.vs.float_uniforms, *plan.args, counts)
+        ok, arrays, box, held = _with_clipper(vertex_side, *live, ds.vs.float_uniforms, *plan.args, counts)
         if not ok:
             return None
         assembler.advance(plan.topology, int(counts[ASSEMBLED]), held)
@@ -204,6 +206,15 @@ def run(
         stats[key] = stats.get(key, 0) + value
     wt = clipping.WindowTriangles(*arrays)
     return wt, (box if len(wt) else None)
+
+
+def _with_clipper(side: Callable[..., tuple], *args: object) -> tuple:
+    """``side(*args)`` (``vertex_side`` or ``geometry_side``), run again when it declined for want of the clipper
+    (``front_end.link_clipper`` links it then; a side that declines changes nothing)."""
+    answer = side(*args)
+    if not answer[0] and front_end.link_clipper():
+        answer = side(*args)
+    return answer
 
 
 @numba_link.kernel()
@@ -265,20 +276,20 @@ def vertex_side(
         or count > MAX_DRAW_VERTICES
         or (not kind_elements and count >= POOL_MIN_LANES)
     ):
-        return False, geometry.no_triangles(), EMPTY_BOX, _none_held()
+        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
     ok, stream = _stream(kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base)
     if not ok:
-        return False, geometry.no_triangles(), EMPTY_BOX, _none_held()
+        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
     if kind_elements:
         unique, inverse = _unique(stream)
     else:
         unique, inverse = stream, numba_link.indices(count)
     u = unique.shape[0]
     if u >= POOL_MIN_LANES:
-        return False, geometry.no_triangles(), EMPTY_BOX, _none_held()
+        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
     ok, attrs = _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
     if not ok:
-        return False, geometry.no_triangles(), EMPTY_BOX, _none_held()
+        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
     corners = inverse
     if not triples:  # element by element: a fancy index compiles numba's advanced-indexing machinery
         positions = triangle_positions(topology, count, 0)
@@ -289,11 +300,13 @@ def vertex_side(
     uniforms, identity = front_end.uniform_table(floats), triples and not kind_elements
     shading = (attrs, pairs, plan, segments, uniforms, written, corners, identity, source, quaternions)
     window = (half_w, half_h, vx, vy, drop_sign, planes, offsets, shader)
-    arrays, (invalid, away, clipped), culled, extent, vert, nonfinite = numba_link.call(
+    ok, arrays, (invalid, away, clipped), culled, extent, vert, nonfinite = numba_link.call(
         FRONT_END_ID,
         front_end_link,
         shading + window,  # ``front_end._front_end``'s arguments
     )
+    if not ok:  # triangles to clip before the clipper is linked (``front_end.link_clipper``)
+        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
     kept = kept_positions(topology, count)
     held = numba_link.empty((kept.shape[0], NUM_COLUMNS), np.float32)
     for i in range(kept.shape[0]):

@@ -57,7 +57,8 @@ NO_PAIRS = np.zeros((0, 2), np.int64)
 # the shader interpreter's ``run_segment``, called by address (``picaemu.numba_link``: compiled once, on its own)
 SHADER_ID = 7
 SHADER = numba_link.register(SHADER_ID, run_segment, numba.types.none)
-# the clipper, called by address too (it was optimised and emitted again inside ``_front_end``: ~1 s of a first run)
+# the clipper, called by address too (it was optimised and emitted again inside ``_front_end``: ~1 s of a first run),
+# and compiled only when a draw first needs it (``link_clipper``: ~1.8 s of a first run that clips nothing)
 CLIP_ID = 12
 CLIP = numba_link.register(
     CLIP_ID,
@@ -70,8 +71,10 @@ CLIP = numba_link.register(
         )
     ),
 )
-L_SHADER, L_CLIP = range(2)  # their rows in ``_front_end``'s ``links`` (``front_end_links``)
-NUM_FRONT_END_LINKS = 2
+# their rows in ``_front_end``'s ``links`` (``front_end_links``), then the row the front end marks when it needed the
+# clipper before it was linked (``link_clipper``)
+L_SHADER, L_CLIP, L_CLIP_WANTED = range(3)
+NUM_FRONT_END_LINKS = 3
 # ``_front_end``, called by address from ``picaemu.fused.vertices.vertex_side`` (registered below it): compiled once, on
 # its own, instead of optimised and emitted again inside the vertex side's machine code (~2 s of a first run)
 FRONT_END_ID = 8
@@ -105,15 +108,34 @@ def shader_entry() -> np.ndarray:
 
 @functools.cache
 def front_end_links() -> np.ndarray:
-    """The entries (``numba_link.Linked.entry``) of the kernels ``_front_end`` calls by address, compiled on first
-    use: (NUM_FRONT_END_LINKS, 2) int64, row ``L_SHADER`` ``shader_entry()``, row ``L_CLIP``
-    ``clipping.clip_classified`` for triangles (T, 3, NUM_COLUMNS) float32, classes (T,) int8, the clip planes
-    (P, 4) and offsets (P,) float64."""
+    """The entries (``numba_link.Linked.entry``) of the kernels ``_front_end`` calls by address: (NUM_FRONT_END_LINKS,
+    2) int64, row ``L_SHADER`` ``shader_entry()`` (compiled on first use), row ``L_CLIP`` 0 until ``link_clipper``
+    fills it. One array for every plan: the clipper, once linked, serves them all."""
     links = np.zeros((NUM_FRONT_END_LINKS, 2), np.int64)
     links[L_SHADER] = shader_entry()
+    return links
+
+
+def link_clipper() -> bool:
+    """Whether the front end asked for the clipper (a draw it declined had triangles to clip, row ``L_CLIP_WANTED``) and
+    it is now linked into ``front_end_links()``: ``clipping.clip_classified`` for triangles (T, 3, NUM_COLUMNS)
+    float32, classes (T,) int8, the clip planes (P, 4) and offsets (P,) float64, compiled (or loaded) now. The
+    callers of a front end that declined (nothing changed) then run the draw again."""
+    links = front_end_links()
+    if not links[L_CLIP_WANTED, 0]:
+        return False
     f32 = np.float32
     links[L_CLIP] = CLIP.entry(np.zeros((0, 3, NUM_COLUMNS), f32), np.zeros(0, np.int8), np.zeros((0, 4)), np.zeros(0))
-    return links
+    links[L_CLIP_WANTED, 0] = 0
+    return True
+
+
+@numba_link.kernel()
+def no_triangles():  # pragma: no cover - compiled
+    """The ``clipping.WindowTriangles`` arrays of no triangle (a refusal's placeholder)."""
+    x, y = numba_link.empty((0, 3), np.int64), numba_link.empty((0, 3), np.int64)
+    z, w = numba_link.empty((0, 3), np.float32), numba_link.empty((0, 3), np.float32)
+    return x, y, z, w, numba_link.empty((0, 3, NUM_COLUMNS - 4), np.float32), numba_link.empty(0, np.int32)
 
 
 @dataclass(frozen=True)
@@ -318,13 +340,13 @@ def _front_end(
     offsets,
     links,
 ):  # pragma: no cover - compiled
-    """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
+    """(ok, (x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
     primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent, the (U, NUM_COLUMNS) float32 output-
-    mapped vertices, the number of vertices with an output not finite). ``uniforms``: the ``uniform_table`` of the VS
-    float uniforms. ``inverse`` (3T,): the row of each
-    triangle corner, in triangle order (``identity``: rows in order, consecutive triples). ``planes`` /
-    ``offsets``: the clip planes (``ClipState``), against which triangles not wholly inside are clipped
-    (``clipping.clip_classified``, as ``clip_triangles``)."""
+    mapped vertices, the number of vertices with an output not finite); ok False (the rest placeholders): triangles
+    to clip and no clipper linked yet (row ``L_CLIP_WANTED`` of ``links`` set: ``link_clipper``). ``uniforms``: the
+    ``uniform_table`` of the VS float uniforms. ``inverse`` (3T,): the row of each triangle corner, in triangle order
+    (``identity``: rows in order, consecutive triples). ``planes`` / ``offsets``: the clip planes (``ClipState``),
+    against which triangles not wholly inside are clipped (``clipping.clip_classified``, as ``clip_triangles``)."""
     u = attrs.shape[0]
     outputs = _shade(attrs, pairs, plan, segments, uniforms, written, links[L_SHADER])
     nonfinite = nonfinite_rows(outputs, written)
@@ -352,6 +374,9 @@ def _front_end(
         straddle += classes[k] == clipping.STRADDLE
     clip_counts = (0, 0, 0)
     if invalid or away or straddle:  # a class other than KEEP
+        if links[L_CLIP, 0] == 0:
+            links[L_CLIP_WANTED, 0] = 1
+            return False, no_triangles(), clip_counts, 0, (0, 0, 0, 0), vert, nonfinite
         tris, src, dropped = numba_link.call(CLIP_ID, links[L_CLIP], (tris, classes, planes, offsets))
         primitive = numba_link.empty(src.shape[0], np.int32)
         for k in range(src.shape[0]):
@@ -371,7 +396,7 @@ def _front_end(
         x, y, zndc, inv_w, vary, primitive = ox[:kept], oy[:kept], oz[:kept], ow[:kept], ov[:kept], op[:kept]
     if x.shape[0]:
         box = extent(x, y)
-    return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box, vert, nonfinite
+    return True, (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box, vert, nonfinite
 
 
 @numba_link.kernel(inline="always")
@@ -397,6 +422,7 @@ FRONT_END = numba_link.register(
     _front_end,
     numba.types.Tuple(
         (
+            numba.types.boolean,
             numba.types.Tuple(
                 (
                     _C(numba.types.int64, 2, "C"),
