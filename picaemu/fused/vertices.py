@@ -38,7 +38,6 @@ kernel, ``clipping.classify`` then ``clip_classified``, as the staged path).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -190,7 +189,7 @@ def run(
     if plan.geometry:
         assert ds.gs is not None  # the plan exists for a draw with the GS unit in use only
         floats = (ds.vs.float_uniforms, ds.gs.float_uniforms)
-        ok, arrays, box, totals = _with_clipper(geometry.geometry_side, *live, *floats, *plan.args)
+        ok, arrays, box, totals = front_end.with_clipper(geometry.geometry_side, *live, *floats, *plan.args)
         if not ok:
             return None
         counts = np.array(totals, np.int64)
@@ -198,7 +197,7 @@ def run(
         if not assembler.takes_whole_triangles(plan.topology):
             return None
         counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
-        ok, arrays, box, held = _with_clipper(vertex_side, *live, ds.vs.float_uniforms, *plan.args, counts)
+        ok, arrays, box, held = front_end.with_clipper(vertex_side, *live, ds.vs.float_uniforms, *plan.args, counts)
         if not ok:
             return None
         assembler.advance(plan.topology, int(counts[ASSEMBLED]), held)
@@ -206,15 +205,6 @@ def run(
         stats[key] = stats.get(key, 0) + value
     wt = clipping.WindowTriangles(*arrays)
     return wt, (box if len(wt) else None)
-
-
-def _with_clipper(side: Callable[..., tuple], *args: object) -> tuple:
-    """``side(*args)`` (``vertex_side`` or ``geometry_side``), run again when it declined for want of the clipper
-    (``front_end.link_clipper`` links it then; a side that declines changes nothing)."""
-    answer = side(*args)
-    if not answer[0] and front_end.link_clipper():
-        answer = side(*args)
-    return answer
 
 
 @numba_link.kernel()

@@ -35,6 +35,7 @@ vertices, as ``Machine.run`` counts them), ``primitives_assembled``, the clip co
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numba
@@ -128,6 +129,15 @@ def link_clipper() -> bool:
     links[L_CLIP] = CLIP.entry(np.zeros((0, 3, NUM_COLUMNS), f32), np.zeros(0, np.int8), np.zeros((0, 4)), np.zeros(0))
     links[L_CLIP_WANTED, 0] = 0
     return True
+
+
+def with_clipper(side: Callable[..., tuple], *args: object) -> tuple:
+    """``side(*args)`` (``_front_end`` or a kernel that calls it and answers ok first), run again when it declined for
+    want of the clipper (``link_clipper`` links it then; a side that declines changes nothing)."""
+    answer = side(*args)
+    if not answer[0] and link_clipper():
+        answer = side(*args)
+    return answer
 
 
 @numba_link.kernel()
@@ -244,7 +254,8 @@ def run(
     if plan is None:
         return None
     vp, fb = ds.viewport, ds.framebuffer
-    wt_arrays, (invalid, away, clipped), culled, box, _, nonfinite = _front_end(
+    _, wt_arrays, (invalid, away, clipped), culled, box, _, nonfinite = with_clipper(  # ok once the clipper is linked
+        _front_end,
         batch.attributes,
         plan.pairs,
         plan.plan,
