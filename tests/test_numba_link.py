@@ -220,6 +220,8 @@ def _fresh(x):  # pragma: no cover - compiled
 
 def test_the_heap_is_frozen_while_numba_compiles_and_thawed_after() -> None:
     seen: list[int] = []
+    thresholds: list[int] = []
+    before = gc.get_threshold()
 
     @numba.njit
     def probe(x):  # pragma: no cover - compiled
@@ -228,6 +230,7 @@ def test_the_heap_is_frozen_while_numba_compiles_and_thawed_after() -> None:
     class Watch(event.Listener):
         def on_start(self, ev: event.Event) -> None:
             seen.append(gc.get_freeze_count())
+            thresholds.append(gc.get_threshold()[0])
 
         def on_end(self, ev: event.Event) -> None:
             pass
@@ -236,6 +239,8 @@ def test_the_heap_is_frozen_while_numba_compiles_and_thawed_after() -> None:
         assert probe(np.int64(3)) == 8
     assert len(seen) == 2 and all(count > 0 for count in seen)  # ``probe`` and, inside it, ``_fresh``: frozen
     assert gc.get_freeze_count() == 0
+    assert thresholds[1] == max(before[0], numba_link.COMPILE_GC_YOUNG)  # inside the outermost compile
+    assert gc.get_threshold() == before
 
 
 @numba.njit
