@@ -14,15 +14,22 @@ kernel's entry is a pair (address, fingerprint of the argument and return types 
 compares the fingerprint with the one of the types the caller passes before it jumps (``LinkTypeError``, a picaemu
 bug). An entry of 0 (a kernel the plan said it would not need) raises ``LinkError`` in the caller instead.
 
+A kernel may also take type references its callers do not pass (``register(..., types_only=n)``): a caller then
+compiles without knowing those types (the compiled loop calls ``_draw`` without its plans' types), and the entry
+stands for one choice of them.
+
 What else keeps a first run's compile short: ``kernel`` (``numba.njit(cache=True)`` without numba's C entry
 wrapper, which picaemu never calls), ``compiled_only`` (a kernel only other kernels call: no Python entry
-either), and Python's garbage collector kept off the heap that was there before a compile (``_FrozenHeap``).
+either), allocations lowered in place (``empty``, ``zeros``, ``indices``: numba compiles each signature of
+``np.empty`` as a function of its own), ``Stored`` values written by Python (no compiled writer per type), and
+Python's garbage collector kept off the heap that was there before a compile (``_FrozenHeap``).
 """
 
 from __future__ import annotations
 
 import gc
 import hashlib
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,22 +139,24 @@ class Linked:
 
 
 _SCALARS = (bool, float, complex, str, type(None))  # classes numba types by class alone
+_ARRAY_FLAGS = 0x503  # of numpy's ``flags.num``: C_CONTIGUOUS 0x1, F_CONTIGUOUS 0x2, ALIGNED 0x100, WRITEABLE 0x400
 
 
 def arguments_kind(value: object) -> object:
     """What numba's type of ``value`` depends on (arrays: dtype, dimensions, layout, writeable, aligned; tuples:
     their items; scalars: their class; a numba type: itself), without numba's ``typeof``; None for a value of another
     kind (numba's type may depend on more than its class: ``Linked.entry`` then asks ``typeof``)."""
+    if type(value) is np.ndarray:
+        if value.dtype.fields is not None:
+            return None
+        return value.dtype, value.ndim, value.flags.num & _ARRAY_FLAGS
+    if isinstance(value, tuple):
+        items = tuple([arguments_kind(v) for v in value])
+        return None if None in items else (type(value), items)
+    if isinstance(value, np.ndarray):  # a subclass
+        return None
     if isinstance(value, types.Type):
         return value
-    if isinstance(value, np.ndarray):
-        if type(value) is not np.ndarray or value.dtype.fields is not None:
-            return None
-        f = value.flags
-        return (value.dtype.str, value.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
-    if isinstance(value, tuple):
-        items = tuple(arguments_kind(v) for v in value)
-        return None if None in items else (type(value), items)
     if type(value) is int:  # numba types an int past int64's range as uint64
         return int, -(1 << 63) <= value < 1 << 63
     if type(value) in _SCALARS or (isinstance(value, np.generic) and not isinstance(value, np.void)):
@@ -322,10 +331,15 @@ def indices(typingctx: Any, count: Any) -> Any:
 _ARRAY_FIELDS = ("meminfo", "parent", "nitems", "itemsize", "data", "shape", "strides")
 
 
+# struct codes (standard sizes) of the scalars a stored value may hold, by numpy dtype
+_CODES = {np.dtype(c): c for c in "bBhHiIqQfd"}  # numpy's type codes of these are struct's
+
+
 class _Layout:
-    """Where each leaf of a value of numba type ``ty`` (arrays, numbers, booleans, tuples of them) lies in its native
-    form (numba's data model, the target's ABI sizes and alignments): ``size`` bytes; ``leaves`` in the order of a
-    depth-first walk of the value: (offset, numpy dtype of a scalar, or None for an array)."""
+    """The native form of a value of numba type ``ty`` (arrays, numbers, booleans, tuples of them) as numba's data
+    model and the target's ABI sizes and alignments lay it out: ``size`` bytes, written by ``struct``
+    (``pack``) from the value's leaves in the order of a depth-first walk (``_leaf_values``): an array's
+    meminfo and parent (0: it owns nothing), item count, item size, data address, shape and strides; a number."""
 
     def __init__(self, ty: types.Type) -> None:
         from numba.core.registry import cpu_target
@@ -333,17 +347,24 @@ class _Layout:
 
         self._context = cpu_target.target_context
         self._as_dtype = as_dtype
-        self.leaves: list[tuple[int, np.dtype | None]] = []
+        self._format = ["="]  # native byte order, standard sizes, padding explicit
         data_type = self._context.data_model_manager[ty].get_data_type()
-        self.size = self._place(ty, data_type, 0)
-        if self.size != self._context.get_abi_sizeof(data_type):
-            raise LinkTypeError(f"numba_link.Stored: the layout of {ty} came out at {self.size} bytes")
+        self.size = self._context.get_abi_sizeof(data_type)
+        end = self._place(ty, data_type, 0, 0)
+        self._pad(end, self.size)
+        self._struct = struct.Struct("".join(self._format))
+        if self._struct.size != self.size:
+            raise LinkTypeError(f"numba_link.Stored: the layout of {ty} came out at {self._struct.size} bytes")
 
     def _abi(self, data_type: Any) -> tuple[int, int]:
         return self._context.get_abi_sizeof(data_type), data_type.get_abi_alignment(self._context.target_data)
 
-    def _place(self, ty: types.Type, data_type: Any, at: int) -> int:
-        """Record the leaves of ``ty`` laid out at offset ``at``; returns the offset after it."""
+    def _pad(self, written: int, at: int) -> None:
+        if at > written:
+            self._format.append(f"{at - written}x")
+
+    def _place(self, ty: types.Type, data_type: Any, at: int, written: int) -> int:
+        """Lay out ``ty`` at offset ``at`` (bytes up to ``written`` already described); returns where it ends."""
         size, _ = self._abi(data_type)
         if isinstance(ty, types.BaseTuple):
             offset = at
@@ -351,48 +372,45 @@ class _Layout:
                 element = data_type.elements[i] if hasattr(data_type, "elements") else data_type.element
                 element_size, align = self._abi(element)
                 offset = -(-offset // align) * align
-                self._place(member, element, offset)
+                written = self._place(member, element, offset, written)
                 offset += element_size
-        elif isinstance(ty, types.Array):
+            return written
+        self._pad(written, at)
+        if isinstance(ty, types.Array):
             fields = tuple(self._context.data_model_manager[ty]._fields)
-            if fields != _ARRAY_FIELDS or any(self._abi(e)[0] % 8 for e in data_type.elements):
+            if fields != _ARRAY_FIELDS or size != 8 * (5 + 2 * ty.ndim):
                 raise LinkTypeError(f"numba_link.Stored: numba's arrays are laid out as {fields}, not as expected")
-            self.leaves.append((at, None))
-        elif isinstance(ty, (types.Number, types.Boolean)):
-            dtype = np.dtype(np.uint8) if isinstance(ty, types.Boolean) else self._as_dtype(ty)
-            if dtype.itemsize != size:
-                raise LinkTypeError(f"numba_link.Stored: {ty} takes {size} bytes, not {dtype.itemsize}")
-            self.leaves.append((at, dtype))
+            self._format.append("q" * (5 + 2 * ty.ndim))
+        elif isinstance(ty, types.Boolean) and size == 1:
+            self._format.append("?")
+        elif isinstance(ty, types.Number) and _CODES.get(self._as_dtype(ty)) and self._as_dtype(ty).itemsize == size:
+            self._format.append(_CODES[self._as_dtype(ty)])
         else:
-            raise LinkTypeError(f"numba_link.Stored keeps arrays, numbers and tuples of them, not {ty}")
+            raise LinkTypeError(f"numba_link.Stored keeps arrays, numbers and tuples of them, not {ty} ({size} bytes)")
         return at + size
 
-    def write(self, value: tuple, buffer: np.ndarray) -> None:
-        """``value`` (of this layout's type) into ``buffer`` (``size`` bytes, 8-aligned)."""
-        leaves = iter(self.leaves)
-        words = buffer.view(np.int64)
-        for item in _flattened(value):
-            offset, dtype = next(leaves)
-            if dtype is None:  # meminfo and parent stay 0: the array owns nothing
-                a = item
-                fields = (a.size, a.itemsize, a.ctypes.data, *a.shape, *a.strides)
-                words[offset // 8 + 2 : offset // 8 + 2 + len(fields)] = fields
-            else:
-                buffer[offset : offset + dtype.itemsize] = np.array([item], dtype).view(np.uint8)
+    def pack(self, value: tuple, buffer: np.ndarray) -> None:
+        """``value`` (of this layout's type) into ``buffer`` (``size`` bytes)."""
+        leaves: list = []
+        _leaf_values(value, leaves)
+        self._struct.pack_into(buffer, 0, *leaves)
 
 
-def _flattened(value: object) -> list:
-    """The leaves of ``value``, depth first (``_Layout``'s order)."""
-    if isinstance(value, tuple):
-        return [leaf for item in value for leaf in _flattened(item)]
-    return [value]
+def _leaf_values(value: tuple, out: list) -> None:
+    """The values ``_Layout`` writes for ``value``, depth first, appended to ``out``."""
+    for item in value:
+        if type(item) is np.ndarray:
+            out += (0, 0, item.size, item.itemsize, item.ctypes.data, *item.shape, *item.strides)
+        elif isinstance(item, tuple):  # named tuples too
+            _leaf_values(item, out)
+        else:
+            out.append(item)
 
 
 _LAYOUTS: dict[object, _Layout] = {}  # by ``arguments_kind`` of the values laid out
 
 
-def _layout(value: tuple) -> _Layout:
-    kind = arguments_kind(value)
+def _layout(value: tuple, kind: object) -> _Layout:
     found = _LAYOUTS.get(kind) if kind is not None else None
     if found is None:
         found = _Layout(numba.typeof(value))
@@ -416,11 +434,12 @@ def load(typingctx: Any, like: Any, address: Any) -> Any:
 
 class Stored:
     """``value`` (a tuple of arrays and numbers, as numba types it) kept in native form for compiled code to
-    ``load`` from ``address``; its arrays stay alive as long as this object."""
+    ``load`` from ``address``; its arrays stay alive as long as this object. ``kind``: ``arguments_kind(value)`` when
+    the caller has it (~80 us for a plan pair)."""
 
-    def __init__(self, value: tuple) -> None:
+    def __init__(self, value: tuple, kind: object = None) -> None:
         self._value = value  # the arrays' memory: the stored form holds no references
-        layout = _layout(value)
-        self._buffer = np.zeros(-(-layout.size // 8) * 8, np.uint8)
-        layout.write(value, self._buffer)
+        layout = _layout(value, arguments_kind(value) if kind is None else kind)
+        self._buffer = np.zeros(-(-layout.size // 8) * 8, np.uint8)  # 8-aligned: numpy aligns its buffers
+        layout.pack(value, self._buffer)
         self.address = int(self._buffer.ctypes.data)
