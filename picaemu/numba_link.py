@@ -393,7 +393,7 @@ class _Layout:
         """``value`` (of this layout's type) into ``buffer`` (``size`` bytes)."""
         leaves: list = []
         _leaf_values(value, leaves)
-        self._struct.pack_into(buffer, 0, *leaves)
+        self._struct.pack_into(buffer.data, 0, *leaves)
 
 
 def _leaf_values(value: tuple, out: list) -> None:
