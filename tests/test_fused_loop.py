@@ -13,9 +13,11 @@ from picaemu.formats import pica
 
 from picaemu.builder import TEXUNIT_ADDR, CaptureBuilder
 from picaemu.errors import MemoryFault
+from picaemu.geometry import front_end
 from picaemu.pipeline import Pipeline
 from picaemu.replay import Replay, ReplayError
 from samples.game_scene import SCENES
+from tests.test_fused_vertices import clipper_unlinked
 from tests.test_pipeline import PerDraw
 
 
@@ -81,6 +83,21 @@ def test_every_cube_runs_compiled_and_states_switch_inside_the_loop() -> None:
     assert any(d.stats["primitives_clipped"] for d in replay.draws)
     assert replay.pipeline.compiled_count == len(replay.draws) == 300
     assert len(calls) <= 10  # the first draw of each of the four states, the frame's events: not 68 switches
+
+
+def test_the_loop_leaves_a_draw_to_clip_to_python_until_the_clipper_is_linked() -> None:
+    """Before the clipper is linked, the loop's first draw with a triangle to clip goes back to Python, which links
+    it and runs that draw compiled; the pictures and facts are the staged path's."""
+    capture = SCENES["game_cubes_300"]()
+    with clipper_unlinked() as links:
+        compiled = _replay(capture, True, checkpoints=False)
+        assert links[front_end.L_CLIP, 0] != 0
+    staged = _replay(capture, False, checkpoints=False)
+    assert np.array_equal(compiled.color_buffer(), staged.color_buffer())
+    assert _facts(compiled) == _facts(staged)
+    pipe = compiled.pipeline
+    assert pipe.fused_vertex_draws == 1  # that draw: compiled, through the pipeline's own fused sides
+    assert pipe.compiled_count + pipe.fused_vertex_draws == len(compiled.draws) == 300
 
 
 def test_stop_after_a_draw_and_checkpoints_match() -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numba
@@ -21,7 +23,7 @@ from picaemu.draw import DrawCall, DrawKind
 from picaemu.errors import MemoryFault
 from picaemu.fused import vertices
 from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
-from picaemu.geometry import clipping
+from picaemu.geometry import clipping, front_end
 from picaemu.geometry.output_map import COLOR, NUM_COLUMNS, QUAT
 from picaemu.geometry.primitive_assembly import Topology
 from picaemu.geometry.vertex_loader import VertexLoaderState, load_batch
@@ -255,6 +257,33 @@ def test_clipping_stays_in_the_call() -> None:
     assert [stats[k] for k in names] == [4, 1, 1, 1, 0, 3]
     assert wt.primitive.tolist() == [0, 1, 1]  # the fan takes its triangle's place
     assert wt.x.max() == (1.0 + 1.0) * 120 * 16  # clipped at x = w: the right edge of the 240-wide viewport
+
+
+@contextmanager
+def clipper_unlinked() -> Iterator[np.ndarray]:
+    """The front end's links as before a first draw to clip: no clipper (restored afterwards)."""
+    links = front_end.front_end_links()
+    kept = links.copy()
+    links[front_end.L_CLIP] = 0
+    try:
+        yield links
+    finally:
+        links[:] = kept
+
+
+def test_the_clipper_is_linked_when_a_draw_first_needs_it() -> None:
+    """A draw with a triangle to clip and no clipper linked: the vertex side declines, the clipper is compiled (or
+    loaded) and linked for every plan, and the same call runs the draw compiled."""
+    b = frame()
+    crossing = TRIANGLE + np.array([0.75, 0, 0, 0], np.float32)  # cut by x = w into a quad
+    b.vertices([crossing, np.zeros((3, 2), np.float32), np.ones((3, 4), np.float32)])
+    b.draw(3)
+    b.end_frame()
+    with clipper_unlinked() as links:
+        (wt,), pipe = replay_both_ways(b.capture())
+        assert links[front_end.L_CLIP, 0] != 0 and links[front_end.L_CLIP_WANTED, 0] == 0
+    assert pipe.fused_vertex_draws == 1 and pipe.calls[0].stats["primitives_clipped"] == 1
+    assert len(wt) == 2  # the quad the cut left, as a fan of two
 
 
 def faulting(where: str) -> pica.Capture:

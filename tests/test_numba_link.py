@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 
 import numba
 import numpy as np
@@ -12,7 +13,7 @@ from numba.core import event
 from picaemu import numba_link
 from picaemu.numba_link import LinkError, LinkTypeError
 
-SCALE_ID, NOTHING_ID, FAILS_ID = 100, 101, 102
+SCALE_ID, NOTHING_ID, FAILS_ID, TYPED_ID = 100, 101, 102, 103
 
 
 @numba.njit
@@ -127,6 +128,74 @@ def test_a_stored_value_stays_loadable_after_its_maker_lets_go() -> None:
     assert _load_sum(like, stored.address) == 52.0  # a load takes its own reference: the value stays
 
 
+@numba.njit
+def _load_mixed(like, address):  # pragma: no cover - compiled
+    grid, flag, half, (small, strided), wide = numba_link.load(like, address)
+    return grid[1, 2], grid.shape[1], flag, half, small, strided[1], strided.shape[0], wide
+
+
+def test_a_stored_value_of_mixed_members_reads_back_as_numba_lays_it_out() -> None:
+    value = (
+        np.arange(6, dtype=np.float32).reshape(2, 3),
+        True,
+        np.float32(1.5),
+        (np.int32(7), np.arange(6, dtype=np.int64)[::2]),  # a strided ('A' layout) array after a 4-byte number
+        3.25,
+    )
+    stored = numba_link.Stored(value)
+    assert _load_mixed(value, stored.address) == (5.0, 3, True, 1.5, 7, 2, 3, 3.25)
+
+
+@numba_link.compiled_only()
+def _stored_sum(address, scale, kept_type):  # pragma: no cover - compiled
+    kept = numba_link.load(kept_type, address)
+    kept[0][0] = 9.0  # the stored array is the numpy one: the write shows in Python
+    return (kept[0].sum() + kept[1]) * scale
+
+
+TYPED = numba_link.register(TYPED_ID, _stored_sum, numba.types.float64, types_only=1)
+
+
+@numba.njit
+def _typed_caller(entry, address):  # pragma: no cover - compiled
+    return numba_link.call(TYPED_ID, entry, (address, 2.0))  # compiled without the stored value's type
+
+
+def test_a_kernel_typed_by_a_type_reference_is_called_without_it() -> None:
+    value = (np.arange(3, dtype=np.float64), 4)
+    stored = numba_link.Stored(value)
+    kept_type = numba.types.TypeRef(numba.typeof(value))
+    entry = _entry(TYPED, 0, 1.0, kept_type)
+    assert _typed_caller(entry, stored.address) == (9.0 + 1.0 + 2.0 + 4) * 2.0
+    assert value[0][0] == 9.0
+    other = _entry(TYPED, 0, 1.0, numba.types.TypeRef(numba.typeof((np.zeros(2, np.float32), 1))))
+    assert other[1] == entry[1]  # the same fingerprint: the type reference is the filler's to match
+    with pytest.raises(LinkTypeError, match="must be numba types"):
+        TYPED.entry(0, 1.0, 3)
+
+
+def test_a_stored_value_holds_no_references_and_its_loads_take_none() -> None:
+    array = np.arange(5, dtype=np.float64)
+    before = sys.getrefcount(array)
+    stored = numba_link.Stored((array, np.zeros(2, np.int64), 0))
+    like = (np.zeros(1), np.zeros(1, np.int64), 0)
+    for _ in range(3):
+        assert _load_sum(like, stored.address) == 10.0
+    assert sys.getrefcount(array) == before + 1  # the tuple ``Stored`` keeps, nothing else
+
+
+@numba.njit
+def _allocations(n):  # pragma: no cover - compiled
+    return numba_link.empty((n, 3), np.float32), numba_link.zeros(n, np.int32), numba_link.indices(n)
+
+
+def test_allocations_lowered_in_place_are_numpys() -> None:
+    empty, zeros, indices = _allocations(4)
+    assert (empty.shape, empty.dtype, empty.flags.c_contiguous) == ((4, 3), np.float32, True)
+    assert zeros.dtype == np.int32 and zeros.tolist() == [0, 0, 0, 0]
+    assert indices.dtype == np.int64 and indices.tolist() == [0, 1, 2, 3]
+
+
 @numba_link.compiled_only()
 def _inner(values, pair):  # pragma: no cover - compiled
     return values.sum() + pair[1][0]
@@ -151,6 +220,8 @@ def _fresh(x):  # pragma: no cover - compiled
 
 def test_the_heap_is_frozen_while_numba_compiles_and_thawed_after() -> None:
     seen: list[int] = []
+    thresholds: list[int] = []
+    before = gc.get_threshold()
 
     @numba.njit
     def probe(x):  # pragma: no cover - compiled
@@ -159,6 +230,7 @@ def test_the_heap_is_frozen_while_numba_compiles_and_thawed_after() -> None:
     class Watch(event.Listener):
         def on_start(self, ev: event.Event) -> None:
             seen.append(gc.get_freeze_count())
+            thresholds.append(gc.get_threshold()[0])
 
         def on_end(self, ev: event.Event) -> None:
             pass
@@ -167,6 +239,8 @@ def test_the_heap_is_frozen_while_numba_compiles_and_thawed_after() -> None:
         assert probe(np.int64(3)) == 8
     assert len(seen) == 2 and all(count > 0 for count in seen)  # ``probe`` and, inside it, ``_fresh``: frozen
     assert gc.get_freeze_count() == 0
+    assert thresholds[1] == max(before[0], numba_link.COMPILE_GC_YOUNG)  # inside the outermost compile
+    assert gc.get_threshold() == before
 
 
 @numba.njit

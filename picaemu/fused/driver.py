@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from picaemu.command.processor import CommandProcessor, RunResult
 
 
-_LOOP_READY: set[tuple] = set()  # the (command arguments, plan table) kinds ``loop.run`` has machine code for
+_LOOP_READY: set[object] = set()  # the command arguments' kinds ``loop.run`` has machine code for (any plans)
 
 
 class CompiledDriver:
@@ -115,8 +115,9 @@ class CompiledDriver:
             self._command_args = args
         links[loop.LINK_COMMAND], links[loop.LINK_FRAGMENT_SIDE] = self._command[1], table.fragment_side()
         links[loop.LINK_VERTEX_SIDE] = table.vertex_side(args[loop.A_FU][0])
+        links[loop.LINK_DRAW] = table.draw(args, links, self._rows, self._held, fstate)
         arguments = (args, *table.args(), links, self._rows, self._held, fstate)
-        kind = (self._command[0], table.kind)
+        kind = self._command[0]
         if kind not in _LOOP_READY:  # load (or compile) it before the clock starts, once a process
             loop.run.compile(tuple(numba.typeof(value) for value in arguments))
             _LOOP_READY.add(kind)

@@ -45,13 +45,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-import numba
 import numpy as np
 
 from picaemu import numba_link
 from picaemu.draw_state import DrawState
 from picaemu.fused.loading import _load, _stream, _unique
-from picaemu.geometry import clipping
+from picaemu.geometry import clipping, front_end
 from picaemu.geometry.front_end import (
     FRONT_END_ID,
     L_SHADER,
@@ -62,7 +61,7 @@ from picaemu.geometry.front_end import (
     nonfinite_rows,
 )
 from picaemu.geometry.front_end import uniform_table as _uniform_table
-from picaemu.geometry.output_map import NUM_COLUMNS, slot_registers
+from picaemu.geometry.output_map import slot_registers
 from picaemu.geometry.primitive_assembly import Topology
 from picaemu.geometry.vertex_loader import MAX_DRAW_VERTICES
 from picaemu.shader.geometry import (
@@ -202,13 +201,13 @@ def passthrough(keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return pairs.reshape(-1, 2), rows, np.array([[0, len(regs), 0]], np.int64)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _split(stream):  # pragma: no cover - compiled
     """A variable-size draw's index stream ``N, i1 .. iN, N', ...`` (``vertex_loader.split_variable_primitives``'
     rule): (ok, indices (M,), sizes (P,), firsts (P,): where each primitive's vertices start in ``indices``), all
     int64; ok False: a count runs past the stream."""
     n = stream.shape[0]
-    indices, sizes, firsts = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    indices, sizes, firsts = numba_link.empty(n, np.int64), numba_link.empty(n, np.int64), numba_link.empty(n, np.int64)
     pos = m = p = 0
     while pos < n:
         size = stream[pos]
@@ -221,7 +220,7 @@ def _split(stream):  # pragma: no cover - compiled
     return pos == n, indices[:m], sizes[:p], firsts[:p]
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _deliver(i, inputs, sizes, firsts, config, permutation, floats, vr, c):  # pragma: no cover - compiled
     """Invocation ``i``'s inputs (module docstring, step 3): v0-v15 (``vr[:16]``, lane 0) zeroed then written in
     point mode, c0-c95 of ``c`` the configured ``floats`` (96, 4) then the vertices in the other modes. False: a
@@ -264,7 +263,7 @@ def _deliver(i, inputs, sizes, firsts, config, permutation, floats, vr, c):  # p
     return True
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _invoke(first, stop, tables, regs, st, keep, emitted, triangles, shader):  # pragma: no cover - compiled
     """Events ``first`` .. ``stop`` - 1 of the ``tables`` (plan rows, events) on the register files ``regs`` (vr,
     out (2, 16, 4, 1), c, a0, aL, cmp, lanes, scratch) with the state ``st`` (module docstring, step 3). False: a
@@ -297,7 +296,7 @@ def _invoke(first, stop, tables, regs, st, keep, emitted, triangles, shader):  #
     return True
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def run_invocations(inputs, sizes, firsts, floats, gs, shader):  # pragma: no cover - compiled
     """(ok, emitted (M, 16, 4) float32, triangles (T, 3) int64, instructions executed): every invocation of a draw
     whose GS inputs are ``inputs`` (N, K, 4) float32 (``sizes`` / ``firsts``: the variable-size primitives) with
@@ -313,22 +312,22 @@ def run_invocations(inputs, sizes, firsts, floats, gs, shader):  # pragma: no co
     total = 0
     for i in range(count):
         total += emits[min(i, traces - 1)]
-    emitted = np.empty((total, NUM_OUT, 4), np.float32)
-    triangles = np.empty((total, 3), np.int64)
+    emitted = numba_link.empty((total, NUM_OUT, 4), np.float32)
+    triangles = numba_link.empty((total, 3), np.int64)
     f32 = np.float32
     regs = (
-        np.zeros((NUM_REGS_VR, 4, 1), f32),
-        np.zeros((2, NUM_OUT, 4, 1), f32),
+        numba_link.zeros((NUM_REGS_VR, 4, 1), f32),
+        numba_link.zeros((2, NUM_OUT, 4, 1), f32),
         np.ones((UNIFORM_ROWS, 4), f32),
-        np.zeros((2, 1), np.int32),
-        np.zeros(1, np.int32),
-        np.zeros((2, 1), np.bool_),
-        np.zeros(1, np.int64),
-        np.empty((3, 4, 1), f32),
-        np.empty((4, 1), f32),
-        np.empty((3, 4, 1), f32),
+        numba_link.zeros((2, 1), np.int32),
+        numba_link.zeros(1, np.int32),
+        numba_link.zeros((2, 1), np.bool_),
+        numba_link.zeros(1, np.int64),
+        numba_link.empty((3, 4, 1), f32),
+        numba_link.empty((4, 1), f32),
+        numba_link.empty((3, 4, 1), f32),
     )
-    st = np.zeros(NUM_STATE, np.int64)
+    st = numba_link.zeros(NUM_STATE, np.int64)
     for s in range(NUM_SLOTS):
         st[SLOT + s] = -1
     executed = 0
@@ -342,16 +341,13 @@ def run_invocations(inputs, sizes, firsts, floats, gs, shader):  # pragma: no co
     return True, emitted, triangles[: st[TRIANGLES]], executed
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _declined():  # pragma: no cover - compiled
     """``geometry_side``'s answer when the staged path runs the draw."""
-    x = np.empty((0, 3), np.int64)
-    z = np.empty((0, 3), np.float32)
-    arrays = (x, x.copy(), z, z.copy(), np.empty((0, 3, NUM_COLUMNS - 4), np.float32), np.empty(0, np.int32))
-    return False, arrays, EMPTY_BOX, (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    return False, front_end.no_triangles(), EMPTY_BOX, (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def geometry_side(
     kind_elements,
     count,
@@ -389,7 +385,7 @@ def geometry_side(
     if kind_elements:
         unique, inverse = _unique(stream)
     else:
-        unique, inverse = stream, np.arange(count)
+        unique, inverse = stream, numba_link.indices(count)
     u, n, k = unique.shape[0], inverse.shape[0], slots.shape[0]
     if u >= POOL_MIN_LANES:
         return _declined()
@@ -398,7 +394,7 @@ def geometry_side(
         return _declined()
     uniforms = _uniform_table(vs_floats)
     outputs = _shade(attrs, pairs, plan, segments, uniforms, written, shader)
-    inputs = np.empty((n, k, 4), np.float32)
+    inputs = numba_link.empty((n, k, 4), np.float32)
     for i in range(n):
         for j in range(k):
             for q in range(4):
@@ -413,11 +409,13 @@ def geometry_side(
     corners = triangles.reshape(3 * t)
     shading = (emitted, pass_pairs, pass_rows, pass_segments, uniforms, gs[2], corners, False, source, quaternions)
     window = (half_w, half_h, vx, vy, drop_sign, planes, offsets, callees)
-    arrays, (invalid, away, clipped), culled, extent, _, _ = numba_link.call(
+    ok, arrays, (invalid, away, clipped), culled, extent, _, _ = numba_link.call(
         FRONT_END_ID,
         front_end_link,
         shading + window,  # ``front_end._front_end``'s arguments
     )
+    if not ok:  # triangles to clip before the clipper is linked (``front_end.link_clipper``)
+        return _declined()
     kept = arrays[0].shape[0]
     nonfinite = nonfinite_rows(outputs, written)
     totals = (n, u, u, vs_instructions * u + executed, t, invalid, away, clipped, culled, kept, nonfinite)

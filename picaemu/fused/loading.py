@@ -15,9 +15,9 @@ staged path then raises its named ``MemoryFault``, or reads another region).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.geometry.vertex_loader import (
     DEFAULT_COMPONENTS,
     ELEMENT_SIGNED,
@@ -38,7 +38,7 @@ def read_table(loader: VertexLoaderState) -> np.ndarray:
     return np.array(rows, np.int64).reshape(-1, 7)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")
 def _region(address, size, vram, vram_base, fcram, fcram_base):  # pragma: no cover - compiled
     """(region bytes, offset of ``address``) of the region holding ``[address, address + size)``; offset -1 when
     neither VRAM nor FCRAM holds it wholly."""
@@ -49,12 +49,12 @@ def _region(address, size, vram, vram_base, fcram, fcram_base):  # pragma: no co
     return vram, -1
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")
 def _stream(
     kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base
 ):  # pragma: no cover - compiled
     """(ok, (N,) int64 vertex indices in submission order); ok False: the index buffer is outside VRAM/FCRAM."""
-    stream = np.empty(count, np.int64)
+    stream = numba_link.empty(count, np.int64)
     if not kind_elements:
         for i in range(count):  # not np.arange(first, first + count): another compiled variant of arange
             stream[i] = first + i
@@ -69,7 +69,7 @@ def _stream(
     return True, stream
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")
 def _unique(stream):  # pragma: no cover - compiled
     """(sorted distinct values (U,), inverse (N,) int64): ``np.unique(stream, return_inverse=True)`` for u8 / u16
     indices (a presence table over their range: no sort, whose compiled code costs seconds of compile time; the range
@@ -77,7 +77,7 @@ def _unique(stream):  # pragma: no cover - compiled
     lo = hi = stream[0]
     for i in range(stream.shape[0]):
         lo, hi = min(lo, stream[i]), max(hi, stream[i])
-    slot = np.empty(hi - lo + 1, np.int64)
+    slot = numba_link.empty(hi - lo + 1, np.int64)
     for v in range(slot.shape[0]):
         slot[v] = -1
     for i in range(stream.shape[0]):
@@ -87,15 +87,15 @@ def _unique(stream):  # pragma: no cover - compiled
         if slot[v] == 0:
             slot[v] = u
             u += 1
-    unique = np.empty(u, np.int64)
-    inverse = np.empty(stream.shape[0], np.int64)
+    unique = numba_link.empty(u, np.int64)
+    inverse = numba_link.empty(stream.shape[0], np.int64)
     for i in range(stream.shape[0]):
         inverse[i] = slot[stream[i] - lo]
         unique[inverse[i]] = stream[i]
     return unique, inverse
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")
 def _element(region, p, code):  # pragma: no cover - compiled
     """The integer element of format ``code`` at byte ``p`` of ``region``, as float32: ``ELEMENT_SIZES[code]``
     little-endian bytes, two's complement when ``ELEMENT_SIGNED[code]`` (``vertex_loader.ELEMENT_FORMATS``)."""
@@ -108,14 +108,14 @@ def _element(region, p, code):  # pragma: no cover - compiled
     return np.float32(value)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _load(
     unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base
 ):  # pragma: no cover - compiled
     """(ok, (U, K, 4) float32 attributes of the ``unique`` (increasing) vertex indices); ok False: an attribute's
     span of vertices is not wholly inside VRAM or FCRAM."""
     u, k = unique.shape[0], num_attributes
-    flat = np.zeros(u * k * 4, np.float32)
+    flat = numba_link.zeros(u * k * 4, np.float32)
     raw = flat.view(np.uint8)  # f32 elements land as their bytes
     lo, hi = unique[0], unique[u - 1]
     for r in range(reads.shape[0]):

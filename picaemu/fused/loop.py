@@ -3,12 +3,13 @@ itself, without leaving compiled code, while it has plans for their state.
 
 Receives the kernel's arguments as one tuple (``KERNEL_ARGS``), then a ``PlanTable``'s arguments (up to
 ``TABLE_SLOTS`` states' plans: each a ``picaemu.fused.vertices.VertexPlan`` and ``picaemu.fused.fragments.FragmentPlan``
-kept in native form, with the values of the ``PLAN_KEY_IDS`` registers it was made under and of the ``WATCHED``
-ones), the entries of the kernels it calls by address (``LINK_*``: the command kernel, ``vertex_side``,
-``fragment_side``), the rows array it fills (one per draw it ran) and ``fstate`` (int64 slots ``FS_*``: rows
-filled, the write groups its draws took, the last draw it may run, a draw handed over to run first, the current
-table slot). Produces pixels in emulated memory, the kernel's own
-draw log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drives it for the command processor.
+kept in native form at an address, with the values of the ``PLAN_KEY_IDS`` registers it was made under and of the
+``WATCHED`` ones), the entries of the kernels it and its draws call by address (``LINK_*``: the command kernel,
+``_draw``, which loads a slot's plans, ``vertex_side``, ``fragment_side``): the loop itself never holds the plans,
+and is compiled once whatever their types, ``_draw`` once per plan type. Then the rows array it fills (one per draw
+it ran) and ``fstate`` (int64 slots ``FS_*``: rows filled, the write groups its draws took, the last draw it may run,
+a draw handed over to run first, the current table slot). Produces pixels in emulated memory, the kernel's own draw
+log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drives it for the command processor.
 
 A draw trigger is run here when all of these hold, else the loop returns the trigger's ``S_STOP`` to Python
 untouched (Python asks the sink for that state's plans and hands the draw back, or renders it):
@@ -177,11 +178,11 @@ KERNEL_ARGS = tuple(inspect.signature(K.run.py_func).parameters)
 A_REGS, A_FU, A_COUNTERS, A_CURSOR, A_EVENTS, A_DRAW_INFO, A_SHADOW, A_CHANGES = (
     KERNEL_ARGS.index(name) for name in ("regs", "fu", "counters", "cursor", "events", "draw_info", "shadow", "changes")
 )
-# the kernels the loop calls by address (``picaemu.numba_link``: each compiled once, on its own): their slots in the
-# loop's ``links`` argument, their link ids (``picaemu.fused.features`` holds 0-3)
-LINK_COMMAND, LINK_VERTEX_SIDE, LINK_FRAGMENT_SIDE = range(3)
-NUM_LINKS = 3
-COMMAND_ID, FRAGMENT_SIDE_ID, VERTEX_SIDE_ID = 4, 5, 6
+# the kernels the loop and its draws call by address (``picaemu.numba_link``: each compiled once, on its own): their
+# slots in the loop's ``links`` argument, their link ids (``picaemu.fused.features`` holds 0-3)
+LINK_COMMAND, LINK_VERTEX_SIDE, LINK_FRAGMENT_SIDE, LINK_DRAW = range(4)
+NUM_LINKS = 4
+COMMAND_ID, FRAGMENT_SIDE_ID, VERTEX_SIDE_ID, DRAW_ID = 4, 5, 6, 13
 COMMAND = numba_link.register(COMMAND_ID, K.run, numba.types.int64)
 FRAGMENT_SIDE = numba_link.register(FRAGMENT_SIDE_ID, fragment_side, numba.types.int64)
 # values of the types the loop passes ``fragment_side`` around a plan's arguments: the triangles as
@@ -373,11 +374,14 @@ def _starts_fresh(topology, handed, restart, fstate):  # pragma: no cover - comp
 
 @numba_link.compiled_only(nogil=True)
 def _draw(
-    regs, fu, kind, handed, restart, watched, vertex_args, fragment_args, links, row, held, fstate
+    regs, fu, kind, handed, restart, watched, slot, links, row, held, fstate, plan_type
 ):  # pragma: no cover - compiled
-    """Run the draw the registers describe into ``row``, the vertices it leaves buffered into ``held`` and the
-    ``FS_TOPOLOGY`` / ``FS_HELD`` slots; False (nothing written) when a side refuses it or the assembler may hold
-    vertices of an earlier draw (``_starts_fresh``)."""
+    """Run the draw the registers describe with the plans stored at ``slot`` (``PlanTable``: a
+    ``numba_link.Stored`` pair of vertex and fragment plan arguments, of type ``plan_type``) into ``row``, the
+    vertices it leaves buffered into ``held`` and the ``FS_TOPOLOGY`` / ``FS_HELD`` slots; False (nothing written)
+    when a side refuses it or the assembler may hold vertices of an earlier draw (``_starts_fresh``). Called by
+    address (``DRAW``): the loop compiles without the plans' types, this once per plan kind."""
+    vertex_args, fragment_args = numba_link.load(plan_type, slot)
     topology = vertex_args[0]
     if not _watched_hold(regs, watched) or not _starts_fresh(topology, handed, restart, fstate):
         return False
@@ -409,6 +413,10 @@ def _draw(
         for c in range(kept.shape[1]):
             held[i, c] = kept[i, c]
     return True
+
+
+DRAW = numba_link.register(DRAW_ID, _draw, numba.types.boolean, types_only=1)
+_PLAN_TYPES: dict[object, numba.types.TypeRef] = {}  # the plan pair's type by ``PlanTable.kind`` (typeof: ~1 ms)
 
 
 @numba_link.compiled_only(nogil=True)
@@ -443,21 +451,16 @@ def _match(regs, keys, count, first):  # pragma: no cover - compiled
 
 
 @numba_link.kernel(nogil=True)
-def run(
-    kernel, keys, count, watched, vertex_args, fragment_args, slots, links, rows, held, fstate
-):  # pragma: no cover - compiled
+def run(kernel, keys, count, watched, slots, links, rows, held, fstate):  # pragma: no cover - compiled
     """``K.run`` (``kernel``: its arguments, ``KERNEL_ARGS``) until something needs Python that is not a draw this
     loop can run (module docstring); returns the kernel's status, ``S_ROWS_FULL``, or ``S_DECLINED`` when the
     pending draw (``fstate[FS_PENDING]``: the trigger the kernel last stopped at, whose groups Python already took
     into ``FS_PENDING_DIRTY``) is left to Python. The plans are ``PlanTable.args``: ``count`` slots, slot
-    ``fstate[FS_CURRENT]`` current. ``held`` (``HELD_SHAPE``) float32 receives the vertices the last draw left
+    ``fstate[FS_CURRENT]`` current, each an address ``_draw`` loads them from (the loop never holds the plans: one
+    machine code whatever their types). ``held`` (``HELD_SHAPE``) float32 receives the vertices the last draw left
     buffered (``FS_HELD`` rows)."""
     regs, fu, counters, cursor = kernel[A_REGS], kernel[A_FU], kernel[A_COUNTERS], kernel[A_CURSOR]
     events, draw_info, shadow, changes = kernel[A_EVENTS], kernel[A_DRAW_INFO], kernel[A_SHADOW], kernel[A_CHANGES]
-    # the current slot's plan arguments, loaded again only when the slot changes: loading takes a reference to each
-    # of their ~70 arrays (and the end of its life drops them), which per draw was a tenth of a small draw's time
-    loaded = fstate[FS_CURRENT]
-    va, fa = numba_link.load(vertex_args, slots[loaded, 0]), numba_link.load(fragment_args, slots[loaded, 1])
     while True:
         if fstate[FS_ROWS] >= rows.shape[0]:
             return S_ROWS_FULL
@@ -493,10 +496,8 @@ def run(
         row = rows[fstate[FS_ROWS]]
         row[:] = 0
         restart = _restarted(events, fstate[FS_EVENTS], cursor[K.K_NEV])
-        if j != loaded:
-            loaded = j
-            va, fa = numba_link.load(vertex_args, slots[j, 0]), numba_link.load(fragment_args, slots[j, 1])
-        if not _draw(regs, fu, kind, handed, restart, watched[j], va, fa, links, row, held, fstate):
+        drawn = (regs, fu, kind, handed, restart, watched[j], slots[j], links, row, held, fstate)
+        if not numba_link.call(DRAW_ID, links[LINK_DRAW], drawn):
             return status
         fstate[FS_CURRENT], fstate[FS_EVENTS] = j, cursor[K.K_NEV]
         _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row, fstate)
@@ -520,14 +521,15 @@ class PlanTable:
         self._args: tuple | None = None
         self._fragment_side: tuple[int, int] | None = None  # its entry for the table's plan type
         self._vertex_side: tuple[int, int] | None = None  # the same of ``vertex_side``
-        self._slots = np.zeros((TABLE_SLOTS, 2), np.int64)  # where each plan's vertex and fragment arguments are
-        self._stored: list[tuple[numba_link.Stored, numba_link.Stored]] = []  # kept there
+        self._draw: tuple[int, int] | None = None  # the same of ``_draw``
+        self._slots = np.zeros(TABLE_SLOTS, np.int64)  # where each plan's (vertex, fragment arguments) pair is
+        self._stored: list[numba_link.Stored] = []  # kept there
 
     def clear(self) -> None:
         self.plans.clear()
         self._stored.clear()
         self._type, self._next, self._args, self.current = None, 0, None, 0
-        self._fragment_side = self._vertex_side = None
+        self._fragment_side = self._vertex_side = self._draw = None
 
     @property
     def kind(self) -> tuple | None:
@@ -546,6 +548,21 @@ class PlanTable:
             self._vertex_side = VERTEX_SIDE.entry(*_LIVE, floats, *self.plans[0].vertices.args, _VERTEX_COUNTS)
         return self._vertex_side
 
+    def draw(self, kernel: tuple, links: np.ndarray, rows: np.ndarray, held: np.ndarray, fstate: np.ndarray) -> tuple:
+        """The entry of ``_draw`` compiled for the table's plan type, ``run``'s ``kernel`` arguments and these
+        arrays of its own (compiled on first use)."""
+        if self._draw is None:
+            first = self.plans[0]
+            plan_type = _PLAN_TYPES.get(self._type) if self._type is not None else None
+            if plan_type is None:
+                plan_type = numba.types.TypeRef(numba.typeof((first.vertices.args, first.fragments.args)))
+                if self._type is not None:
+                    _PLAN_TYPES[self._type] = plan_type
+            regs, fu = kernel[A_REGS], kernel[A_FU]
+            sample = (regs, fu, K.D_ARRAYS, False, False, first.watched, 0, links, rows[0], held, fstate, plan_type)
+            self._draw = DRAW.entry(*sample)
+        return self._draw
+
     def install(self, plans: CompiledPlans, regs: np.ndarray) -> None:
         """Make ``plans`` (made under the registers ``regs``) current, adding it to the table if new."""
         for j, known in enumerate(self.plans):
@@ -553,10 +570,12 @@ class PlanTable:
                 self.current = j
                 return
         kind = (numba_link.arguments_kind(plans.vertices.args), numba_link.arguments_kind(plans.fragments.args))
-        if kind is None or kind != self._type:  # None: a kind ``arguments_kind`` cannot name
+        named = None not in kind  # None: a kind ``arguments_kind`` cannot name
+        if not named or kind != self._type:
             self.clear()
-            self._type = kind
-        stored = (numba_link.Stored(plans.vertices.args), numba_link.Stored(plans.fragments.args))
+            self._type = kind if named else None
+        # ``arguments_kind`` of the pair, from the two kinds at hand (~80 us a plan otherwise)
+        stored = numba_link.Stored((plans.vertices.args, plans.fragments.args), (tuple, kind) if named else None)
         if len(self.plans) < TABLE_SLOTS:
             j = len(self.plans)
             self.plans.append(plans)
@@ -565,23 +584,15 @@ class PlanTable:
             j, self._next = self._next, (self._next + 1) % TABLE_SLOTS
             self.plans[j], self._stored[j] = plans, stored
         self.keys[j] = regs[PLAN_KEY_IDS]
-        self._slots[j] = stored[0].address, stored[1].address
+        self._slots[j] = stored.address
         self.current, self._args = j, None
 
     def args(self) -> tuple:
-        """The loop's arguments after the kernel's, in ``run``'s order: the first plan's arguments give the types
-        of every slot's (``slots``: where ``numba_link.Stored`` keeps each plan's vertex and fragment arguments)."""
+        """The loop's arguments after the kernel's, in ``run``'s order (``slots``: where ``numba_link.Stored`` keeps
+        each plan's vertex and fragment arguments)."""
         if self._args is None:
             padded = self.plans + [self.plans[0]] * (TABLE_SLOTS - len(self.plans))
-            first = self.plans[0]
-            self._args = (
-                self.keys,
-                len(self.plans),
-                np.stack([p.watched for p in padded]),
-                first.vertices.args,
-                first.fragments.args,
-                self._slots,
-            )
+            self._args = (self.keys, len(self.plans), np.stack([p.watched for p in padded]), self._slots)
         return self._args
 
 

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from picaemu import numba_link
@@ -189,7 +188,8 @@ def run(
     live = (kind is DrawKind.ELEMENTS, vr.count, vr.first, vr.index_address, vr.index_dtype.itemsize == 2)
     if plan.geometry:
         assert ds.gs is not None  # the plan exists for a draw with the GS unit in use only
-        ok, arrays, box, totals = geometry.geometry_side(*live, ds.vs.float_uniforms, ds.gs.float_uniforms, *plan.args)
+        floats = (ds.vs.float_uniforms, ds.gs.float_uniforms)
+        ok, arrays, box, totals = front_end.with_clipper(geometry.geometry_side, *live, *floats, *plan.args)
         if not ok:
             return None
         counts = np.array(totals, np.int64)
@@ -197,7 +197,7 @@ def run(
         if not assembler.takes_whole_triangles(plan.topology):
             return None
         counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
-        ok, arrays, box, held = vertex_side(*live, ds.vs.float_uniforms, *plan.args, counts)
+        ok, arrays, box, held = front_end.with_clipper(vertex_side, *live, ds.vs.float_uniforms, *plan.args, counts)
         if not ok:
             return None
         assembler.advance(plan.topology, int(counts[ASSEMBLED]), held)
@@ -207,21 +207,13 @@ def run(
     return wt, (box if len(wt) else None)
 
 
-@numba.njit(cache=True)
-def _empty():  # pragma: no cover - compiled
-    """The WindowTriangles arrays of no triangle (the failure answer's placeholder)."""
-    x = np.empty((0, 3), np.int64)
-    z = np.empty((0, 3), np.float32)
-    return x, x.copy(), z, z.copy(), np.empty((0, 3, NUM_COLUMNS - 4), np.float32), np.empty(0, np.int32)
-
-
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _none_held():  # pragma: no cover - compiled
     """No vertex left buffered (``vertex_side``'s held rows of a failure)."""
-    return np.empty((0, NUM_COLUMNS), np.float32)
+    return numba_link.empty((0, NUM_COLUMNS), np.float32)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def vertex_side(
     kind_elements,
     count,
@@ -274,37 +266,39 @@ def vertex_side(
         or count > MAX_DRAW_VERTICES
         or (not kind_elements and count >= POOL_MIN_LANES)
     ):
-        return False, _empty(), EMPTY_BOX, _none_held()
+        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
     ok, stream = _stream(kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base)
     if not ok:
-        return False, _empty(), EMPTY_BOX, _none_held()
+        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
     if kind_elements:
         unique, inverse = _unique(stream)
     else:
-        unique, inverse = stream, np.arange(count)
+        unique, inverse = stream, numba_link.indices(count)
     u = unique.shape[0]
     if u >= POOL_MIN_LANES:
-        return False, _empty(), EMPTY_BOX, _none_held()
+        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
     ok, attrs = _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
     if not ok:
-        return False, _empty(), EMPTY_BOX, _none_held()
+        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
     corners = inverse
     if not triples:  # element by element: a fancy index compiles numba's advanced-indexing machinery
         positions = triangle_positions(topology, count, 0)
-        corners = np.empty(positions.size, np.int64)
+        corners = numba_link.empty(positions.size, np.int64)
         for t in range(positions.shape[0]):
             for k in range(3):
                 corners[3 * t + k] = inverse[positions[t, k]]
     uniforms, identity = front_end.uniform_table(floats), triples and not kind_elements
     shading = (attrs, pairs, plan, segments, uniforms, written, corners, identity, source, quaternions)
     window = (half_w, half_h, vx, vy, drop_sign, planes, offsets, shader)
-    arrays, (invalid, away, clipped), culled, extent, vert, nonfinite = numba_link.call(
+    ok, arrays, (invalid, away, clipped), culled, extent, vert, nonfinite = numba_link.call(
         FRONT_END_ID,
         front_end_link,
         shading + window,  # ``front_end._front_end``'s arguments
     )
+    if not ok:  # triangles to clip before the clipper is linked (``front_end.link_clipper``)
+        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
     kept = kept_positions(topology, count)
-    held = np.empty((kept.shape[0], NUM_COLUMNS), np.float32)
+    held = numba_link.empty((kept.shape[0], NUM_COLUMNS), np.float32)
     for i in range(kept.shape[0]):
         for c in range(NUM_COLUMNS):  # element copies: an array assignment compiles numba's shape-mismatch error
             held[i, c] = vert[inverse[kept[i]], c]

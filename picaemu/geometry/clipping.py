@@ -124,7 +124,7 @@ def align_quaternions(tris: np.ndarray) -> None:
     _align_quaternions(tris)
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def _align_quaternions(tris):  # pragma: no cover - compiled
     """``align_quaternions``: the float32 dot product summed as (x + y) + (z + w), the order numpy's einsum takes
     in ``align_quaternions_reference`` (checked bit for bit by a test)."""
@@ -153,10 +153,10 @@ def _clip_polygons(tris, cut_idx, planes, offsets):  # pragma: no cover - compil
     t_count, c = cut_idx.shape[0], tris.shape[2]
     p_count = planes.shape[0]
     cap = 3 + p_count + 1
-    out = np.empty((t_count * (cap - 2), 3, c), np.float32)
-    src = np.empty(t_count * (cap - 2), np.int64)
-    poly = np.empty((2, cap, c), np.float64)
-    dist = np.empty(cap, np.float64)
+    out = numba_link.empty((t_count * (cap - 2), 3, c), np.float32)
+    src = numba_link.empty(t_count * (cap - 2), np.int64)
+    poly = numba_link.empty((2, cap, c), np.float64)
+    dist = numba_link.empty(cap, np.float64)
     n_out = 0
     for t in range(t_count):
         cur = 0
@@ -319,14 +319,14 @@ def clip_classified(tris, classes, planes, offsets):  # pragma: no cover - compi
     straddle = 0
     for t in range(classes.shape[0]):
         straddle += classes[t] == STRADDLE
-    cut_idx = np.empty(straddle, np.int64)
+    cut_idx = numba_link.empty(straddle, np.int64)
     straddle = 0
     for t in range(classes.shape[0]):
         if classes[t] == STRADDLE:
             cut_idx[straddle] = t
             straddle += 1
     cut, src = _clip_polygons(tris, cut_idx, planes, offsets)
-    ok = np.empty(cut.shape[0], np.bool_)
+    ok = numba_link.empty(cut.shape[0], np.bool_)
     for f in range(cut.shape[0]):
         good = True
         for i in range(3):
@@ -340,8 +340,8 @@ def clip_classified(tris, classes, planes, offsets):  # pragma: no cover - compi
     kept = good_cut
     for t in range(tris.shape[0]):
         kept += classes[t] == KEEP
-    out = np.empty((kept, 3, tris.shape[2]), np.float32)
-    source = np.empty(kept, np.int64)
+    out = numba_link.empty((kept, 3, tris.shape[2]), np.float32)
+    source = numba_link.empty(kept, np.int64)
     n = p = 0
     for t in range(tris.shape[0]):
         if classes[t] == KEEP:
@@ -415,7 +415,7 @@ def signed_area(wt: WindowTriangles) -> np.ndarray:
     return (x[:, 1] - x[:, 0]) * (y[:, 2] - y[:, 0]) - (x[:, 2] - x[:, 0]) * (y[:, 1] - y[:, 0])
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def _cull_count(x, y, drop_sign: int) -> int:  # pragma: no cover - compiled
     """How many (T, 3) int64 triangles ``cull`` would drop or reorder: zero-area ones, those whose area has the
     sign ``drop_sign`` (0: none) and the kept clockwise ones (the area of ``signed_area``, int64 as numpy's)."""
@@ -503,7 +503,7 @@ def cull_reference(wt: WindowTriangles, cull_mode: int) -> tuple[WindowTriangles
     return kept, int((~keep).sum())
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def extent(x, y):  # pragma: no cover - compiled
     """(min x, max x, min y, max y) of (T, 3) int64 vertex coordinates (T >= 1)."""
     x_lo = x_hi = x[0, 0]
@@ -515,7 +515,7 @@ def extent(x, y):  # pragma: no cover - compiled
     return x_lo, x_hi, y_lo, y_hi
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def window_box(box: tuple[int, int, int, int], width: int, height: int) -> tuple[int, int, int, int]:
     """(x0, y0, x1, y1): the inclusive window-pixel box around an ``extent`` (12.4 fixed point), clamped to a
     ``width`` x ``height`` framebuffer (a pixel centre outside it cannot be covered). Compiled: the fused vertex

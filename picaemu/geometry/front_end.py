@@ -35,6 +35,7 @@ vertices, as ``Machine.run`` counts them), ``primitives_assembled``, the clip co
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numba
@@ -57,7 +58,8 @@ NO_PAIRS = np.zeros((0, 2), np.int64)
 # the shader interpreter's ``run_segment``, called by address (``picaemu.numba_link``: compiled once, on its own)
 SHADER_ID = 7
 SHADER = numba_link.register(SHADER_ID, run_segment, numba.types.none)
-# the clipper, called by address too (it was optimised and emitted again inside ``_front_end``: ~1 s of a first run)
+# the clipper, called by address too (it was optimised and emitted again inside ``_front_end``: ~1 s of a first run),
+# and compiled only when a draw first needs it (``link_clipper``: ~1.8 s of a first run that clips nothing)
 CLIP_ID = 12
 CLIP = numba_link.register(
     CLIP_ID,
@@ -70,8 +72,10 @@ CLIP = numba_link.register(
         )
     ),
 )
-L_SHADER, L_CLIP = range(2)  # their rows in ``_front_end``'s ``links`` (``front_end_links``)
-NUM_FRONT_END_LINKS = 2
+# their rows in ``_front_end``'s ``links`` (``front_end_links``), then the row the front end marks when it needed the
+# clipper before it was linked (``link_clipper``)
+L_SHADER, L_CLIP, L_CLIP_WANTED = range(3)
+NUM_FRONT_END_LINKS = 3
 # ``_front_end``, called by address from ``picaemu.fused.vertices.vertex_side`` (registered below it): compiled once, on
 # its own, instead of optimised and emitted again inside the vertex side's machine code (~2 s of a first run)
 FRONT_END_ID = 8
@@ -105,15 +109,43 @@ def shader_entry() -> np.ndarray:
 
 @functools.cache
 def front_end_links() -> np.ndarray:
-    """The entries (``numba_link.Linked.entry``) of the kernels ``_front_end`` calls by address, compiled on first
-    use: (NUM_FRONT_END_LINKS, 2) int64, row ``L_SHADER`` ``shader_entry()``, row ``L_CLIP``
-    ``clipping.clip_classified`` for triangles (T, 3, NUM_COLUMNS) float32, classes (T,) int8, the clip planes
-    (P, 4) and offsets (P,) float64."""
+    """The entries (``numba_link.Linked.entry``) of the kernels ``_front_end`` calls by address: (NUM_FRONT_END_LINKS,
+    2) int64, row ``L_SHADER`` ``shader_entry()`` (compiled on first use), row ``L_CLIP`` 0 until ``link_clipper``
+    fills it. One array for every plan: the clipper, once linked, serves them all."""
     links = np.zeros((NUM_FRONT_END_LINKS, 2), np.int64)
     links[L_SHADER] = shader_entry()
+    return links
+
+
+def link_clipper() -> bool:
+    """Whether the front end asked for the clipper (a draw it declined had triangles to clip, row ``L_CLIP_WANTED``) and
+    it is now linked into ``front_end_links()``: ``clipping.clip_classified`` for triangles (T, 3, NUM_COLUMNS)
+    float32, classes (T,) int8, the clip planes (P, 4) and offsets (P,) float64, compiled (or loaded) now. The
+    callers of a front end that declined (nothing changed) then run the draw again."""
+    links = front_end_links()
+    if not links[L_CLIP_WANTED, 0]:
+        return False
     f32 = np.float32
     links[L_CLIP] = CLIP.entry(np.zeros((0, 3, NUM_COLUMNS), f32), np.zeros(0, np.int8), np.zeros((0, 4)), np.zeros(0))
-    return links
+    links[L_CLIP_WANTED, 0] = 0
+    return True
+
+
+def with_clipper(side: Callable[..., tuple], *args: object) -> tuple:
+    """``side(*args)`` (``_front_end`` or a kernel that calls it and answers ok first), run again when it declined for
+    want of the clipper (``link_clipper`` links it then; a side that declines changes nothing)."""
+    answer = side(*args)
+    if not answer[0] and link_clipper():
+        answer = side(*args)
+    return answer
+
+
+@numba_link.kernel()
+def no_triangles():  # pragma: no cover - compiled
+    """The ``clipping.WindowTriangles`` arrays of no triangle (a refusal's placeholder)."""
+    x, y = numba_link.empty((0, 3), np.int64), numba_link.empty((0, 3), np.int64)
+    z, w = numba_link.empty((0, 3), np.float32), numba_link.empty((0, 3), np.float32)
+    return x, y, z, w, numba_link.empty((0, 3, NUM_COLUMNS - 4), np.float32), numba_link.empty(0, np.int32)
 
 
 @dataclass(frozen=True)
@@ -222,7 +254,8 @@ def run(
     if plan is None:
         return None
     vp, fb = ds.viewport, ds.framebuffer
-    wt_arrays, (invalid, away, clipped), culled, box, _, nonfinite = _front_end(
+    _, wt_arrays, (invalid, away, clipped), culled, box, _, nonfinite = with_clipper(  # ok once the clipper is linked
+        _front_end,
         batch.attributes,
         plan.pairs,
         plan.plan,
@@ -259,14 +292,14 @@ def run(
     return wt, (clipping.window_box(box, fb.width, fb.height) if len(wt) else None)
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def uniform_table(floats):  # pragma: no cover - compiled
     """The (UNIFORM_ROWS, 4) float32 uniform table the shader reads: the (96, 4) float uniforms ``floats``, then rows
     of 1.0 (as ``interpreter.Machine.c``)."""
-    c = np.ones((UNIFORM_ROWS, 4), np.float32)
-    for r in range(NUM_C):  # element by element: an array assignment compiles numba's shape-mismatch error (3 s)
+    c = numba_link.empty((UNIFORM_ROWS, 4), np.float32)
+    for r in range(UNIFORM_ROWS):  # element by element: an array assignment compiles numba's shape-mismatch error
         for k in range(4):
-            c[r, k] = floats[r, k]
+            c[r, k] = floats[r, k] if r < NUM_C else 1.0
     return c
 
 
@@ -277,22 +310,22 @@ def _shade(attrs, pairs, plan, segments, c, written, shader):  # pragma: no cove
     interpreter's kernels on register files laid out and initialised as ``interpreter.Machine``'s; ``c``: the
     ``uniform_table``."""
     u = attrs.shape[0]
-    vr = np.zeros((NUM_REGS_VR, 4, u), np.float32)
-    out = np.zeros((NUM_OUT, 4, u), np.float32)
+    vr = numba_link.zeros((NUM_REGS_VR, 4, u), np.float32)
+    out = numba_link.zeros((NUM_OUT, 4, u), np.float32)
     if pairs.shape[0]:
         load_attributes(attrs, pairs, vr)
-    a0, al, cmp = np.zeros((2, u), np.int32), np.zeros(u, np.int32), np.zeros((2, u), np.bool_)
+    a0, al, cmp = numba_link.zeros((2, u), np.int32), numba_link.zeros(u, np.int32), numba_link.zeros((2, u), np.bool_)
     lanes, bufs, res, cols = (
-        np.arange(u),
-        np.empty((3, 4, u), np.float32),
-        np.empty((4, u), np.float32),
-        np.empty((3, 4, 1), np.float32),
+        numba_link.indices(u),
+        numba_link.empty((3, 4, u), np.float32),
+        numba_link.empty((4, u), np.float32),
+        numba_link.empty((3, 4, 1), np.float32),
     )
     for s in range(segments.shape[0]):
         al[:] = segments[s, 2]
         rows = plan[segments[s, 0] : segments[s, 1]]
         numba_link.call(SHADER_ID, shader, (rows, vr, out, c, a0, al, cmp, lanes, True, bufs, res, cols))
-    result = np.empty((u, NUM_OUT, 4), np.float32)
+    result = numba_link.empty((u, NUM_OUT, 4), np.float32)
     store_outputs(out, written, result)
     return result
 
@@ -318,31 +351,31 @@ def _front_end(
     offsets,
     links,
 ):  # pragma: no cover - compiled
-    """((x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
+    """(ok, (x, y, zndc, inv_w, varyings, primitive) after culling, (primitives_invalid, primitives_clipped_away,
     primitives_clipped), culled count, (x lo, x hi, y lo, y hi) 12.4 extent, the (U, NUM_COLUMNS) float32 output-
-    mapped vertices, the number of vertices with an output not finite). ``uniforms``: the ``uniform_table`` of the VS
-    float uniforms. ``inverse`` (3T,): the row of each
-    triangle corner, in triangle order (``identity``: rows in order, consecutive triples). ``planes`` /
-    ``offsets``: the clip planes (``ClipState``), against which triangles not wholly inside are clipped
-    (``clipping.clip_classified``, as ``clip_triangles``)."""
+    mapped vertices, the number of vertices with an output not finite); ok False (the rest placeholders): triangles
+    to clip and no clipper linked yet (row ``L_CLIP_WANTED`` of ``links`` set: ``link_clipper``). ``uniforms``: the
+    ``uniform_table`` of the VS float uniforms. ``inverse`` (3T,): the row of each triangle corner, in triangle order
+    (``identity``: rows in order, consecutive triples). ``planes`` / ``offsets``: the clip planes (``ClipState``),
+    against which triangles not wholly inside are clipped (``clipping.clip_classified``, as ``clip_triangles``)."""
     u = attrs.shape[0]
     outputs = _shade(attrs, pairs, plan, segments, uniforms, written, links[L_SHADER])
     nonfinite = nonfinite_rows(outputs, written)
-    vert = np.empty((u, NUM_COLUMNS), np.float32)
+    vert = numba_link.empty((u, NUM_COLUMNS), np.float32)
     _fill_columns(outputs.reshape(u, 4 * NUM_OUT), source, COLOR.start, COLOR.stop, vert)
     t = inverse.shape[0] // 3
     if identity:
         tris = vert.reshape(t, 3, NUM_COLUMNS)
     else:  # element by element: a fancy index compiles numba's advanced-indexing machinery
-        tris = np.empty((t, 3, NUM_COLUMNS), np.float32)
+        tris = numba_link.empty((t, 3, NUM_COLUMNS), np.float32)
         for k in range(3 * t):
             for c in range(NUM_COLUMNS):
                 tris[k // 3, k % 3, c] = vert[inverse[k], c]
     if quaternions:
         _align_quaternions(tris)
-    classes = np.empty(t, np.int8)
+    classes = numba_link.empty(t, np.int8)
     classify(tris, planes, offsets, classes)
-    primitive = np.empty(t, np.int32)
+    primitive = numba_link.empty(t, np.int32)
     for k in range(t):  # loops, not np.arange / astype (each a compiled numpy function of its own)
         primitive[k] = k
     invalid = away = straddle = 0
@@ -352,29 +385,32 @@ def _front_end(
         straddle += classes[k] == clipping.STRADDLE
     clip_counts = (0, 0, 0)
     if invalid or away or straddle:  # a class other than KEEP
+        if links[L_CLIP, 0] == 0:
+            links[L_CLIP_WANTED, 0] = 1
+            return False, no_triangles(), clip_counts, 0, (0, 0, 0, 0), vert, nonfinite
         tris, src, dropped = numba_link.call(CLIP_ID, links[L_CLIP], (tris, classes, planes, offsets))
-        primitive = np.empty(src.shape[0], np.int32)
+        primitive = numba_link.empty(src.shape[0], np.int32)
         for k in range(src.shape[0]):
             primitive[k] = src[k]
         clip_counts = (invalid + dropped, away, straddle)
     t = tris.shape[0]
-    x, y = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
-    zndc, inv_w = np.empty((t, 3), np.float32), np.empty((t, 3), np.float32)
-    vary = np.empty((t, 3, NUM_COLUMNS - 4), np.float32)
+    x, y = numba_link.empty((t, 3), np.int64), numba_link.empty((t, 3), np.int64)
+    zndc, inv_w = numba_link.empty((t, 3), np.float32), numba_link.empty((t, 3), np.float32)
+    vary = numba_link.empty((t, 3, NUM_COLUMNS - 4), np.float32)
     box = (0, 0, 0, 0)
     _window(tris, half_w, half_h, vx, vy, x, y, zndc, inv_w, vary)
     if t and _cull_count(x, y, drop_sign):  # np.empty, not np.empty_like: the same compiled allocations as above
-        ox, oy = np.empty((t, 3), np.int64), np.empty((t, 3), np.int64)
-        oz, ow = np.empty((t, 3), np.float32), np.empty((t, 3), np.float32)
-        ov, op = np.empty((t, 3, NUM_COLUMNS - 4), np.float32), np.empty(t, np.int32)
+        ox, oy = numba_link.empty((t, 3), np.int64), numba_link.empty((t, 3), np.int64)
+        oz, ow = numba_link.empty((t, 3), np.float32), numba_link.empty((t, 3), np.float32)
+        ov, op = numba_link.empty((t, 3, NUM_COLUMNS - 4), np.float32), numba_link.empty(t, np.int32)
         kept = _cull_gather(x, y, zndc, inv_w, vary, primitive, drop_sign, ox, oy, oz, ow, ov, op)
         x, y, zndc, inv_w, vary, primitive = ox[:kept], oy[:kept], oz[:kept], ow[:kept], ov[:kept], op[:kept]
     if x.shape[0]:
         box = extent(x, y)
-    return (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box, vert, nonfinite
+    return True, (x, y, zndc, inv_w, vary, primitive), clip_counts, t - x.shape[0], box, vert, nonfinite
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")
 def nonfinite_rows(outputs, written):  # pragma: no cover - compiled
     """How many rows of ``outputs`` (U, 16, 4) float32 hold a NaN or an infinity in a ``written`` (16,) register
     (the others are 0). x * 0 is 0 for a finite x and NaN otherwise: a sum of them tests a register without a
@@ -397,6 +433,7 @@ FRONT_END = numba_link.register(
     _front_end,
     numba.types.Tuple(
         (
+            numba.types.boolean,
             numba.types.Tuple(
                 (
                     _C(numba.types.int64, 2, "C"),
