@@ -19,6 +19,16 @@ REPO = Path(__file__).resolve().parent.parent
 CAPTURES = REPO / "tests" / "data" / "captures"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _clipper_linked() -> None:
+    """The clipper linked before any test, as in a process that has clipped a draw: tests count the draws the
+    compiled loop ran, and the first draw to clip in a process goes through Python once (``front_end.link_clipper``;
+    ``tests.test_fused_vertices.clipper_unlinked`` unlinks it for the tests of that first draw)."""
+    from picaemu.geometry import front_end
+
+    front_end.link_clipper(always=True)
+
+
 @pytest.fixture(scope="session")
 def captures_dir() -> Path:
     assert CAPTURES.is_dir(), f"{CAPTURES} is missing: the repository is incomplete"

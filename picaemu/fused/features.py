@@ -90,11 +90,13 @@ def _level_filter(pool, at, data, start, row, lv, st, linear, border):  # pragma
     byte ``start`` of ``data`` (a memory region): (F, 4) float32; its texels read from the level cache's ``pool``
     from texel ``at`` (``_texture`` asks the cache), or from memory tap by tap (``at`` = ``NOT_DECODED``)."""
     m = st.shape[0]
-    zeros = np.zeros(m, np.int64)
+    zeros = numba_link.zeros(m, np.int64)
+    offsets, widths, heights = numba_link.empty((1, 1), np.int64), _one(row[U_WIDTH] >> lv), _one(row[U_HEIGHT] >> lv)
+    offsets[0, 0] = max(at, 0)
     tables = (
-        np.full((1, 1), max(at, 0), np.int64),
-        np.full(1, row[U_WIDTH] >> lv, np.int64),
-        np.full(1, row[U_HEIGHT] >> lv, np.int64),
+        offsets,
+        widths,
+        heights,
         zeros,
         zeros,
         st,
@@ -108,6 +110,22 @@ def _level_filter(pool, at, data, start, row, lv, st, linear, border):  # pragma
     return filter_2d(data, _layout(start, row, lv), *tables)
 
 
+@numba_link.kernel(inline="always")
+def _one(value):  # pragma: no cover - compiled
+    """(1,) int64 holding ``value`` (allocated in the caller: ``numba_link.empty``)."""
+    out = numba_link.empty(1, np.int64)
+    out[0] = value
+    return out
+
+
+@numba_link.kernel(inline="always")
+def _filled(n, value, out):  # pragma: no cover - compiled
+    """``out[:n] = value`` element by element; returns ``out``."""
+    for i in range(n):
+        out[i] = value
+    return out
+
+
 @numba_link.kernel()
 def _put(out, rows, colors):  # pragma: no cover - compiled
     """``out[rows] = colors`` element by element (an array assignment compiles numba's shape-mismatch error)."""
@@ -119,11 +137,24 @@ def _put(out, rows, colors):  # pragma: no cover - compiled
 @numba_link.kernel()
 def _filter_level(pool, at, data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover
     """``_level_filter`` of the fragments whose ``keys`` entry is ``key`` into their rows of ``out`` (F, 4)."""
-    pick = np.flatnonzero(keys == key)
-    if pick.shape[0] == keys.shape[0]:  # every fragment on this level and face: no gather, no scatter
-        _put(out, np.arange(keys.shape[0]), _level_filter(pool, at, data, start, row, lv, st, linear, border))
-    elif pick.shape[0]:
-        _put(out, pick, _level_filter(pool, at, data, start, row, lv, st[pick], linear[pick], border))
+    n = keys.shape[0]
+    count = 0
+    for i in range(n):
+        count += keys[i] == key
+    if count == n:  # every fragment on this level and face: no gather, no scatter
+        _put(out, numba_link.indices(n), _level_filter(pool, at, data, start, row, lv, st, linear, border))
+    elif count:  # gathered element by element (numpy's fancy indexing compiles far more)
+        pick, st_pick, linear_pick = (
+            numba_link.empty(count, np.int64),
+            numba_link.empty((count, 2), np.float32),
+            numba_link.empty(count, np.bool_),
+        )
+        k = 0
+        for i in range(n):
+            if keys[i] == key:
+                pick[k], st_pick[k, 0], st_pick[k, 1], linear_pick[k] = i, st[i, 0], st[i, 1], linear[i]
+                k += 1
+        _put(out, pick, _level_filter(pool, at, data, start, row, lv, st_pick, linear_pick, border))
 
 
 IN_VRAM, IN_FCRAM = 0, 1
@@ -171,7 +202,7 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
     first, needs_lod, faces = row[U_MIN_LEVEL], row[U_NEEDS_LOD] != 0, row[U_FACES]
     last = row[U_MAX_LEVEL] if needs_lod else first
     span = row[U_OFFSETS + last] + row[U_BYTES + last] - row[U_OFFSETS + first]
-    starts = np.empty((faces, 2), np.int64)  # each face's region and the offset of its level 0 there
+    starts = numba_link.empty((faces, 2), np.int64)  # each face's region and the offset of its level 0 there
     for f in range(faces):
         base = ints[u] if f == 0 else (ints[u] & ~CUBE_LOW_MASK) | row[U_FACE_LOW + f - 1]
         which, at = _region(ints, vram, fcram, base + row[U_OFFSETS + first], span)
@@ -179,27 +210,27 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
             return -1
         starts[f, 0], starts[f, 1] = which, at - row[U_OFFSETS + first]
     n = out.shape[0]
-    st, face = np.empty((n, 2), np.float32), np.empty(n, np.int64)
+    st, face = numba_link.empty((n, 2), np.float32), numba_link.empty(n, np.int64)
     _coords(row, out_var, st, face)
     simple = faces == 1 and not needs_lod  # the common case: one image, one level, one filter
     taps = n * (TAPS_LINEAR if row[U_MAG_LINEAR] else TAPS_NEAREST)
-    demand = np.zeros((last + 1) * CUBE_FACES, np.int64)  # the taps of each level and face, by key (below)
+    demand = numba_link.zeros((last + 1) * CUBE_FACES, np.int64)  # the taps of each level and face, by key (below)
     blend = needs_lod and row[U_MIP_LINEAR] != 0  # a fragment with weight 0 keeps the first level's color exactly
     if simple:  # no per-fragment arrays: a draw of a few dozen fragments pays for each allocation
         demand[first * CUBE_FACES] = taps
     else:
-        lo = np.full(n, first, np.int64)
-        linear = np.full(n, row[U_MAG_LINEAR] != 0, np.bool_)
-        frac = np.zeros(n, np.float32)
+        lo = _filled(n, first, numba_link.empty(n, np.int64))
+        linear = _filled(n, row[U_MAG_LINEAR] != 0, numba_link.empty(n, np.bool_))
+        frac = numba_link.zeros(n, np.float32)
         hi = lo
         if needs_lod:  # shading.sample_unit's LOD on level 0's texel coordinates, then lod.mip_choice per fragment
-            texel = np.empty((n, 2), np.float32)
+            texel = numba_link.empty((n, 2), np.float32)
             size_st = (np.float32(row[U_WIDTH]), np.float32(row[U_HEIGHT]))
             for i in range(n):
                 texel[i, 0], texel[i, 1] = st[i, 0] * size_st[0], st[i, 1] * size_st[1]
-            lod = np.empty(n, np.float32)
+            lod = numba_link.empty(n, np.float32)
             lods_of(nb, texel, np.float32(row[U_LOD_BIAS]) / np.float32(LOD_BIAS_SCALE), lod)
-            hi = np.empty(n, np.int64)
+            hi = numba_link.empty(n, np.int64)
             taps = mip_choices(
                 lod,
                 first,
@@ -212,7 +243,10 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
                 frac,
                 linear,
             )
-        keys, second_keys = np.empty(n, np.int64), np.empty(n, np.int64)  # level * CUBE_FACES + face (-1: none)
+        keys, second_keys = (
+            numba_link.empty(n, np.int64),
+            numba_link.empty(n, np.int64),
+        )  # level * CUBE_FACES + face (-1: none)
         for i in range(n):  # a loop, not np.where (1.2 s of compile)
             keys[i] = lo[i] * CUBE_FACES + face[i]
             second_keys[i] = hi[i] * CUBE_FACES + face[i] if blend and frac[i] != 0 else -1
@@ -220,7 +254,9 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
             demand[keys[i]] += each
             if second_keys[i] >= 0:
                 demand[second_keys[i]] += each
-    at = np.full(demand.shape[0], NOT_DECODED, np.int64)  # where each key's level starts in the cache's pool
+    at = _filled(
+        demand.shape[0], NOT_DECODED, numba_link.empty(demand.shape[0], np.int64)
+    )  # where each key's level starts in the cache's pool
     for key in range(first * CUBE_FACES, demand.shape[0]):  # the one place a unit asks the cache, once per level
         if demand[key]:
             lv, f = key // CUBE_FACES, key % CUBE_FACES
@@ -231,7 +267,7 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
     if simple:
         decoded, data = at[first * CUBE_FACES], vram if starts[0, 0] == IN_VRAM else fcram
         if row[U_MAG_LINEAR]:
-            everyone = np.full(n, True)
+            everyone = _filled(n, True, numba_link.empty(n, np.bool_))
             round_u8(_level_filter(pool, decoded, data, starts[0, 1], row, first, st, everyone, border[u]), out)
             return taps
         w, h, wrap_s, wrap_t = row[U_WIDTH] >> first, row[U_HEIGHT] >> first, row[U_WRAP_S], row[U_WRAP_T]
@@ -240,10 +276,10 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
         else:
             nearest_u8(data, _layout(starts[0, 1], row, first), 0, w, h, st, wrap_s, wrap_t, border[u], out)
         return taps
-    color = np.empty((n, 4), np.float32)
+    color = numba_link.empty((n, 4), np.float32)
     _filter_faces(pool, at, vram, fcram, starts, row, first, last, keys, st, linear, border[u], color)
     if blend:
-        second = np.empty((n, 4), np.float32)
+        second = numba_link.empty((n, 4), np.float32)
         _filter_faces(pool, at, vram, fcram, starts, row, first, last, second_keys, st, linear, border[u], second)
         for i in range(n):
             w = frac[i]

@@ -117,13 +117,14 @@ def front_end_links() -> np.ndarray:
     return links
 
 
-def link_clipper() -> bool:
-    """Whether the front end asked for the clipper (a draw it declined had triangles to clip, row ``L_CLIP_WANTED``) and
-    it is now linked into ``front_end_links()``: ``clipping.clip_classified`` for triangles (T, 3, NUM_COLUMNS)
-    float32, classes (T,) int8, the clip planes (P, 4) and offsets (P,) float64, compiled (or loaded) now. The
-    callers of a front end that declined (nothing changed) then run the draw again."""
+def link_clipper(*, always: bool = False) -> bool:
+    """Whether the front end asked for the clipper (a draw it declined had triangles to clip, row ``L_CLIP_WANTED``;
+    or ``always``: a test session that counts the draws the loop ran) and it is now linked into
+    ``front_end_links()``: ``clipping.clip_classified`` for triangles (T, 3, NUM_COLUMNS) float32, classes (T,)
+    int8, the clip planes (P, 4) and offsets (P,) float64, compiled (or loaded) now. The callers of a front end that
+    declined (nothing changed) then run the draw again."""
     links = front_end_links()
-    if not links[L_CLIP_WANTED, 0]:
+    if not (always or links[L_CLIP_WANTED, 0]):
         return False
     f32 = np.float32
     links[L_CLIP] = CLIP.entry(np.zeros((0, 3, NUM_COLUMNS), f32), np.zeros(0, np.int8), np.zeros((0, 4)), np.zeros(0))

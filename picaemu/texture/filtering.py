@@ -30,6 +30,7 @@ import numpy as np
 from numba.core.types.containers import BaseTuple  # not in numba's partial stubs (core/types/*.pyi)
 from numba.extending import overload
 
+from picaemu import numba_link
 from picaemu.regs.blocks.texturing import WRAP_MODES
 from picaemu.texture.fetch import memory_rgba
 
@@ -111,7 +112,7 @@ def nearest_u8(texels, layout, offset: int, w: int, h: int, st, wrap_s, wrap_t, 
 
 @numba.njit(cache=True)
 def fetch(texels, layout, offsets, widths, heights, level, face, ks, kt, wrap_s, wrap_t, border):
-    out = np.empty((level.size, 4), np.uint8)
+    out = numba_link.empty((level.size, 4), np.uint8)
     for i in range(level.size):
         lv = level[i]
         idx = _texel_index(offsets[lv, face[i]], widths[lv], heights[lv], ks[i], kt[i], wrap_s, wrap_t)
@@ -122,7 +123,7 @@ def fetch(texels, layout, offsets, widths, heights, level, face, ks, kt, wrap_s,
 @numba.njit(cache=True)
 def filter_2d(texels, layout, offsets, widths, heights, level, face, st, linear, wrap_s, wrap_t, border):
     n = level.size
-    out = np.empty((n, 4), np.float32)  # every row written below
+    out = numba_link.empty((n, 4), np.float32)  # every row written below (allocated here: no np.empty compile)
     for i in range(n):
         lv = level[i]
         w, h, offset = widths[lv], heights[lv], offsets[lv, face[i]]
