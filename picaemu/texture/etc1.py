@@ -86,25 +86,19 @@ def _u64(data, at: int) -> np.uint64:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def memory_block(data, start: int, width_log2: int, with_alpha: bool, x: int, y: int):  # pragma: no cover
-    """(color word, alpha word) of the block holding image column x, row y of the ETC1 / ETC1A4 level stored at
-    byte ``start`` of ``data`` (a memory region's bytes), read where they lie (alpha 0 for ETC1)."""
+def memory_texel(data, start: int, width_log2: int, with_alpha: bool, x: int, y: int):  # pragma: no cover
+    """``texel`` at image column x, row y of the ETC1 / ETC1A4 level stored at byte ``start`` of ``data`` (a
+    memory region's bytes): the block's words read where they lie, nothing decoded besides this texel."""
     step = 2 if with_alpha else 1
     at = start + block_index(x, y, width_log2) * 8 * step
     alpha = _u64(data, at) if with_alpha else np.uint64(0)
-    return _u64(data, at + 8 * (step - 1)), alpha
+    return texel(_u64(data, at + 8 * (step - 1)), alpha, with_alpha, x & (BLOCK - 1), y & (BLOCK - 1))
 
 
 @numba.njit(cache=True)
-def memory_texel(data, start: int, width_log2: int, with_alpha: bool, x: int, y: int):  # pragma: no cover
-    """``texel`` at image column x, row y of the ETC1 / ETC1A4 level stored at byte ``start`` of ``data``:
-    ``memory_block``'s words, nothing decoded besides this texel."""
-    color, alpha = memory_block(data, start, width_log2, with_alpha, x, y)
-    return texel(color, alpha, with_alpha, x & (BLOCK - 1), y & (BLOCK - 1))
-
-
-@numba.njit(cache=True)
-def _decode(words: np.ndarray, with_alpha: bool, width: int, height: int, out: np.ndarray) -> None:
+def decode_blocks(words: np.ndarray, with_alpha: bool, width: int, height: int, out: np.ndarray) -> None:
+    """Every block of a level's ``words`` (u64, alpha word first in ETC1A4) into ``out`` (H, W, 4) uint8, row 0 =
+    top: ``decode_etc``'s loop, and ``texture.fetch.decode_level``'s for a level in emulated memory."""
     step = 2 if with_alpha else 1
     nblocks = words.size // step
     tiles_per_row = width // TILE
@@ -125,5 +119,5 @@ def decode_etc(data: np.ndarray, width: int, height: int, *, with_alpha: bool) -
     """One level of ETC1 (8-byte blocks) or ETC1A4 (16-byte blocks) -> (H, W, 4) uint8."""
     words = np.ascontiguousarray(data).view("<u8").astype(np.uint64)
     out = np.empty((height, width, 4), np.uint8)
-    _decode(words, with_alpha, width, height, out)
+    decode_blocks(words, with_alpha, width, height, out)
     return out

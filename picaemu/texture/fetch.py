@@ -90,21 +90,15 @@ def _packed_rgba(data, layout, idx: int):  # pragma: no cover - compiled
 @numba.njit(cache=True)
 def decode_level(data, layout, texels) -> None:  # pragma: no cover - compiled
     """Every texel of the memory source's level into ``texels`` (W * H, 4) uint8, memory-row order (as
-    ``decode.decode_level``). An ETC level (whole 8 x 8 tiles: ``formats.level_size``) is decoded a block at a
-    time, its words read once for its 16 texels (~3x fewer cycles than a texel at a time)."""
+    ``decode.decode_level``). An ETC level is decoded a block at a time by ``etc1.decode_blocks`` (its words read
+    once for its 16 texels: ~3x fewer cycles than a texel at a time)."""
     kind, log2 = layout[LAYOUT_KIND], layout[LAYOUT_WIDTH_LOG2]
-    height = texels.shape[0] >> log2
     if kind == KIND_PACKED:  # ``_packed_rgba``, not ``memory_rgba``: no per-texel ETC path compiled in here
         for idx in range(texels.shape[0]):
             texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3] = _packed_rgba(data, layout, idx)
         return
     with_alpha = kind == KIND_ETC1A4
-    for y0 in range(0, height, etc1.BLOCK):
-        for x0 in range(0, 1 << log2, etc1.BLOCK):
-            color, alpha = etc1.memory_block(data, layout[LAYOUT_START], log2, with_alpha, x0, y0)
-            for y in range(etc1.BLOCK):
-                for x in range(etc1.BLOCK):
-                    idx = ((y0 + y) << log2) + x0 + x
-                    texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3] = etc1.texel(
-                        color, alpha, with_alpha, x, y
-                    )
+    size = texels.shape[0] if with_alpha else texels.shape[0] >> 1  # 8 or 4 bits a texel
+    start, width = layout[LAYOUT_START], 1 << log2
+    words = data[start : start + size].view(np.uint64)
+    etc1.decode_blocks(words, with_alpha, width, texels.shape[0] >> log2, texels.reshape(-1, width, 4))
