@@ -243,10 +243,8 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
                 frac,
                 linear,
             )
-        keys, second_keys = (
-            numba_link.empty(n, np.int64),
-            numba_link.empty(n, np.int64),
-        )  # level * CUBE_FACES + face (-1: none)
+        # level * CUBE_FACES + face of each fragment's first and second level (-1: none)
+        keys, second_keys = numba_link.empty(n, np.int64), numba_link.empty(n, np.int64)
         for i in range(n):  # a loop, not np.where (1.2 s of compile)
             keys[i] = lo[i] * CUBE_FACES + face[i]
             second_keys[i] = hi[i] * CUBE_FACES + face[i] if blend and frac[i] != 0 else -1
@@ -254,9 +252,8 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
             demand[keys[i]] += each
             if second_keys[i] >= 0:
                 demand[second_keys[i]] += each
-    at = _filled(
-        demand.shape[0], NOT_DECODED, numba_link.empty(demand.shape[0], np.int64)
-    )  # where each key's level starts in the cache's pool
+    keyed = demand.shape[0]
+    at = _filled(keyed, NOT_DECODED, numba_link.empty(keyed, np.int64))  # each key's level in the cache's pool
     for key in range(first * CUBE_FACES, demand.shape[0]):  # the one place a unit asks the cache, once per level
         if demand[key]:
             lv, f = key // CUBE_FACES, key % CUBE_FACES
