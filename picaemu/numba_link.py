@@ -345,6 +345,7 @@ class _Layout:
         from numba.core.registry import cpu_target
         from numba.np.numpy_support import as_dtype
 
+        self.type = ty
         self._context = cpu_target.target_context
         self._as_dtype = as_dtype
         self._format = ["="]  # native byte order, standard sizes, padding explicit
@@ -440,6 +441,7 @@ class Stored:
     def __init__(self, value: tuple, kind: object = None) -> None:
         self._value = value  # the arrays' memory: the stored form holds no references
         layout = _layout(value, arguments_kind(value) if kind is None else kind)
+        self.type = layout.type  # the numba type of ``value`` (what ``load`` needs: ``types.TypeRef(stored.type)``)
         self._buffer = np.zeros(-(-layout.size // 8) * 8, np.uint8)  # 8-aligned: numpy aligns its buffers
         layout.pack(value, self._buffer)
         self.address = int(self._buffer.ctypes.data)

@@ -55,7 +55,6 @@ from picaemu.geometry.front_end import (
     FRONT_END_ID,
     L_SHADER,
     SHADER_ID,
-    UNIFORM_ROWS,
     FrontEndPlan,
     _shade,
     nonfinite_rows,
@@ -318,7 +317,7 @@ def run_invocations(inputs, sizes, firsts, floats, gs, shader):  # pragma: no co
     regs = (
         numba_link.zeros((NUM_REGS_VR, 4, 1), f32),
         numba_link.zeros((2, NUM_OUT, 4, 1), f32),
-        np.ones((UNIFORM_ROWS, 4), f32),
+        _uniform_table(floats),
         numba_link.zeros((2, 1), np.int32),
         numba_link.zeros(1, np.int32),
         numba_link.zeros((2, 1), np.bool_),

@@ -416,7 +416,6 @@ def _draw(
 
 
 DRAW = numba_link.register(DRAW_ID, _draw, numba.types.boolean, types_only=1)
-_PLAN_TYPES: dict[object, numba.types.TypeRef] = {}  # the plan pair's type by ``PlanTable.kind`` (typeof: ~1 ms)
 
 
 @numba_link.compiled_only(nogil=True)
@@ -531,11 +530,6 @@ class PlanTable:
         self._type, self._next, self._args, self.current = None, 0, None, 0
         self._fragment_side = self._vertex_side = self._draw = None
 
-    @property
-    def kind(self) -> tuple | None:
-        """What the numba types of the table's arguments depend on (``arguments_kind`` of its plans)."""
-        return self._type
-
     def fragment_side(self) -> tuple[int, int]:
         """The entry of ``fragment_side`` compiled for the table's plan type (compiled on first use)."""
         if self._fragment_side is None:
@@ -553,11 +547,7 @@ class PlanTable:
         arrays of its own (compiled on first use)."""
         if self._draw is None:
             first = self.plans[0]
-            plan_type = _PLAN_TYPES.get(self._type) if self._type is not None else None
-            if plan_type is None:
-                plan_type = numba.types.TypeRef(numba.typeof((first.vertices.args, first.fragments.args)))
-                if self._type is not None:
-                    _PLAN_TYPES[self._type] = plan_type
+            plan_type = numba.types.TypeRef(self._stored[0].type)  # the stored pair's type (every slot's)
             regs, fu = kernel[A_REGS], kernel[A_FU]
             sample = (regs, fu, K.D_ARRAYS, False, False, first.watched, 0, links, rows[0], held, fstate, plan_type)
             self._draw = DRAW.entry(*sample)

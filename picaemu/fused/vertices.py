@@ -239,7 +239,7 @@ def vertex_side(
     drop_sign,
     planes,
     offsets,
-    shader,
+    callees,
     front_end_link,
     instructions,
     width,
@@ -289,7 +289,7 @@ def vertex_side(
                 corners[3 * t + k] = inverse[positions[t, k]]
     uniforms, identity = front_end.uniform_table(floats), triples and not kind_elements
     shading = (attrs, pairs, plan, segments, uniforms, written, corners, identity, source, quaternions)
-    window = (half_w, half_h, vx, vy, drop_sign, planes, offsets, shader)
+    window = (half_w, half_h, vx, vy, drop_sign, planes, offsets, callees)
     ok, arrays, (invalid, away, clipped), culled, extent, vert, nonfinite = numba_link.call(
         FRONT_END_ID,
         front_end_link,

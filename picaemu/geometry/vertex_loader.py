@@ -25,11 +25,11 @@ Limits: a draw of more than ``MAX_DRAW_VERTICES`` raises ``PipelineError``; a re
 ``MemoryFault`` naming the loader or the index buffer.
 
 The element rules here (``ELEMENT_FORMATS`` and the tables made from it, ``DEFAULT_COMPONENTS``, the layout in
-``AttributeRead``) are also the compiled loader's (``picaemu.fused.vertices`` freezes them: this file is part of
+``AttributeRead``) are also the compiled loader's (``picaemu.fused.loading`` freezes them: this file is part of
 the kernel cache's digest).
 """
 
-# picaemu: kernel constants (element tables ``picaemu.fused.vertices`` freezes, ``picaemu.kernel_cache``)
+# picaemu: kernel constants (element tables ``picaemu.fused.loading`` freezes, ``picaemu.kernel_cache``)
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ MAX_DRAW_VERTICES = 1 << 20
 DEFAULT_COMPONENTS = np.array([0.0, 0.0, 0.0, 1.0], np.float32)  # x, y, z, w of a component no element gives
 # THE element formats, by the attrN_type code (``ATTRIB_TYPES``: 0 s8, 1 u8, 2 s16, 3 f32): little-endian, two's
 # complement when signed, converted to float without normalisation. The staged loader reads elements as these
-# dtypes; the compiled one (``picaemu.fused.vertices``) by the tables below, made from them.
+# dtypes; the compiled one (``picaemu.fused.loading``) by the tables below, made from them.
 ELEMENT_FORMATS: tuple[np.dtype, ...] = (np.dtype("<i1"), np.dtype("<u1"), np.dtype("<i2"), np.dtype("<f4"))
 ELEMENT_DTYPES: dict[str, np.dtype] = {ATTRIB_TYPES[code]: dtype for code, dtype in enumerate(ELEMENT_FORMATS)}
 ELEMENT_SIZES = np.array([d.itemsize for d in ELEMENT_FORMATS], np.int64)  # bytes per element, by code
