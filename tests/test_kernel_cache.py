@@ -68,8 +68,8 @@ import numpy as np
 import picaemu
 from picaemu.texture import etc1
 out = np.zeros((8, 8, 4), np.uint8)
-etc1._decode(np.zeros(4, np.uint64), False, 8, 8, out)
-stats = etc1._decode.stats
+etc1.decode_blocks(np.zeros(4, np.uint64), False, 8, 8, out)
+stats = etc1.decode_blocks.stats
 print(json.dumps([etc1.__file__, str(picaemu.kernel_cache.kernel_dir()), sum(stats.cache_hits.values()),
                   sum(stats.cache_misses.values())]))
 """
@@ -103,7 +103,7 @@ def test_two_checkouts_of_the_same_sources_share_the_compiled_kernels(tmp_path: 
     assert first[1] == second[1] and Path(first[1]).is_relative_to(home)
     assert first[2:] == (0, 1)  # compiled in the first checkout
     assert second[2:] == (1, 0)  # loaded in the second
-    assert any((Path(first[1]) / "texture").glob("etc1._decode-*.nbi"))  # filed by its path inside the package
+    assert any((Path(first[1]) / "texture").glob("etc1.decode_blocks-*.nbi"))  # filed by its path inside the package
 
 
 def test_a_long_compile_says_so_and_a_short_one_does_not() -> None:
