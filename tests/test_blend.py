@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from picaemu.errors import UnsupportedFeature
-from picaemu.fragment.blend import BlendState, alpha_test
+from picaemu.fragment.blend import BlendState, alpha_test, div255
 from picaemu.fragment.reference import alpha_passes, blend_color
 from picaemu.regs import access, id_of
 
@@ -102,6 +102,12 @@ def test_every_destination_factor(factor: int, expected: list[int]) -> None:
 def test_src_alpha_saturate_nontrivial() -> None:
     # Fs = min(As, 255 - Ad) = min(128, 191) = 128 for rgb, 255 for alpha; S white
     assert _blend(_regs(rgb=(14, ZERO), alpha=(14, ZERO)), s=(255, 255, 255, 128), d=D) == [128, 128, 128, 128]
+
+
+def test_division_by_255_without_dividing() -> None:
+    # the compiled blend's quotient (``blend.div255``) for every value the clamped equation can take
+    values = np.arange(255 * 255 + 1)
+    assert [div255(int(v)) for v in values] == (values // 255).tolist()
 
 
 def test_undefined_factor() -> None:

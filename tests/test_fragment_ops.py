@@ -8,6 +8,7 @@ addresses, and color/depth buffers that share bytes."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -165,3 +166,52 @@ def test_recorded_colors_follow_one_pixel_by_hand() -> None:
     assert log.before.tolist() == [[10, 20, 30, 40], [11, 22, 33, 44], [11, 22, 33, 44]]
     assert log.after.tolist() == [[11, 22, 33, 44], [11, 22, 33, 44], [16, 28, 40, 52]]
     assert stats == dict(killed_stencil=0, killed_depth=1, fragments_written=2)
+
+
+@pytest.mark.parametrize("eq", range(5))  # add, subtract, reverse subtract, min, max
+@pytest.mark.parametrize("factors", [(6, 7), (1, 0), (12, 13), (6, 0), (2, 0), (0, 1)])
+@pytest.mark.parametrize("alpha", [255, 128, 0, None])
+@pytest.mark.parametrize("alpha_written", [True, False])
+def test_blend_words_rounds_and_replace_rule_match_the_reference(
+    eq: int, factors: tuple[int, int], alpha: int | None, alpha_written: bool
+) -> None:
+    """The RGBA8 word pass (``kernels.blend_words``: rounds of vector lanes, the overdrawn fragments in later rounds,
+    deep overdraw one a round) and its rule that blending an opaque source by (source alpha, 1 - source alpha) or
+    (one, zero) replaces (``kernels._blend_replaces``), against the scalar reference: every equation, factors
+    fixed by the source alpha, the constant alpha (255) or neither, one source alpha for every fragment (255, 128,
+    0) or random ones, all channels written or not alpha."""
+    regs = np.zeros(0x300, np.uint32)
+    regs[id_of("COLOR_OPERATION")] = access.compose("COLOR_OPERATION", blend_mode=1)
+    rgb_src, rgb_dst = factors
+    regs[id_of("BLEND_FUNC")] = access.compose(
+        "BLEND_FUNC",
+        rgb_equation=eq,
+        alpha_equation=eq,
+        rgb_src=rgb_src,
+        rgb_dst=rgb_dst,
+        alpha_src=rgb_src,
+        alpha_dst=rgb_dst,
+    )
+    regs[id_of("BLEND_COLOR")] = access.compose("BLEND_COLOR", r=10, g=20, b=30, a=255)
+    regs[id_of("DEPTH_COLOR_MASK")] = access.compose(
+        "DEPTH_COLOR_MASK", red=1, green=1, blue=1, alpha=int(alpha_written)
+    )
+    fb = fbm.FramebufferState(
+        W, H, False, COLOR_ADDR, fbm.ColorFormat.RGBA8, DEPTH_ADDR, fbm.DepthFormat.D24, *(True,) * 6
+    )
+    rng = np.random.default_rng(eq * 1000 + rgb_src * 100 + rgb_dst)
+    # 300 fragments over the buffer (some pixels twice: a second round), then 200 on two pixels (deep overdraw)
+    x = np.concatenate([rng.integers(0, W, 300), rng.integers(5, 7, 200)]).astype(np.int32)
+    y = np.concatenate([rng.integers(0, H, 300), np.full(200, 9)]).astype(np.int32)
+    color = rng.integers(0, 256, (500, 4)).astype(np.uint8)
+    if alpha is not None:
+        color[:, 3] = alpha
+    initial = rng.integers(0, 256, SPAN).astype(np.uint8)
+    bstate, ds = BlendState.from_regs(regs), DepthStencilState.from_regs(regs)
+    compiled, scalar = _memory(initial), _memory(initial)
+    stats = dict(killed_stencil=0, killed_depth=0, fragments_written=0)
+    depth = np.zeros(500, np.float32)
+    fragment_ops.resolve(compiled, fb, ds, blend_program(bstate), x, y, depth, color, stats)
+    ref = reference.resolve(scalar, fb, ds, bstate, x, y, depth, color)
+    assert np.array_equal(compiled.bytes(COLOR_ADDR, SPAN), scalar.bytes(COLOR_ADDR, SPAN))
+    assert stats == ref.stats

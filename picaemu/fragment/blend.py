@@ -8,7 +8,8 @@ equations, factors, logic ops) are the data of ``picaemu.fragment.rules``. ``alp
 passes (``picaemu.fragment.kernels``): per channel ``eq(S * Fs, D * Fd) / 255`` clamped to 0..255 (integer
 division truncating; min/max APPLY the factors on PICA), or the 4-bit logic op on all four channels
 (``logic_pixel``). ``factor_rows(program) -> (4, 7) int64`` folds a program's per-draw constants for
-``blend_channel``, the one compiled blend, one channel at a time from scalars (every color pass calls it).
+``blend_channel``, the one compiled blend, one channel at a time from scalars (every color pass calls it; in
+32-bit selects, so that a loop over fragments vectorises).
 Fragment modes other than "default" (gas accumulation, shadow rendering) are not handled here (the caller checks
 ``bstate.fragment_mode``); an undefined blend factor (15) raises ``UnsupportedFeature``. The readable scalar form
 of all of this is ``picaemu.fragment.reference``.
@@ -34,19 +35,6 @@ EQ_MIN, EQ_MAX = int(Equation.MIN), int(Equation.MAX)  # every other equation ad
 ZERO, ONE, SRC, DST, CONST, SATURATE = (int(s) for s in Source)
 # a logic op's truth table widened to 8-bit channels (each entry 0 or 0xFF), for ``logic_pixel``
 LOGIC_TABLES = {code: np.array(table, np.int64) * 0xFF for code, table in rules.LOGIC_OPS.items()}
-
-
-@numba.njit(cache=True)
-def _equation(eq: int, x: int, y: int) -> int:
-    if eq == EQ_SUBTRACT:
-        return x - y
-    if eq == EQ_REVERSE_SUBTRACT:
-        return y - x
-    if eq == EQ_MIN:
-        return min(x, y)
-    if eq == EQ_MAX:
-        return max(x, y)
-    return x + y
 
 
 @numba.njit(cache=True, inline="always")
@@ -219,24 +207,42 @@ def factor_rows(program: BlendProgram) -> np.ndarray:
     return rows
 
 
-@numba.njit(cache=True)
-def _select(sel: int, inv: int, value: int, s: int, sa: int, d: int, da: int, sat: int) -> int:
-    if sel == SEL_CONST:
-        return value
-    v = (
-        s
-        if sel == SEL_SRC
-        else (sa if sel == SEL_SRC_ALPHA else (d if sel == SEL_DST else (da if sel == SEL_DST_ALPHA else sat)))
-    )
-    return 255 - v if inv else v
+@numba.njit(cache=True, inline="always")
+def blend_factor(
+    sel: int, flip: int, value: int, s: int, sa: int, d: int, da: int, sat: int
+) -> int:  # pragma: no cover
+    """A ``factor_rows`` factor of one fragment, ``flip`` 255 when inverted, else 0: selects, not branches (a draw's
+    selectors are the same for every fragment, so a loop over fragments runs them side by side in vector lanes);
+    255 - v as v ^ 255 (0 <= v <= 255)."""
+    v = value
+    v = s if sel == SEL_SRC else v
+    v = sa if sel == SEL_SRC_ALPHA else v
+    v = d if sel == SEL_DST else v
+    v = da if sel == SEL_DST_ALPHA else v
+    v = sat if sel == SEL_SATURATE else v
+    return np.int32(v ^ flip)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
+def div255(v: int) -> int:  # pragma: no cover - compiled
+    """v // 255 for 0 <= v <= 255 * 255 in 32-bit lanes (no division; ``tests/test_blend.py`` checks every v)."""
+    return np.int32((v + 1 + (v >> 8)) >> 8)
+
+
+@numba.njit(cache=True, inline="always")
 def blend_channel(row, s: int, sa: int, d: int, da: int, sat: int) -> int:  # pragma: no cover - compiled
     """One channel of ``blend_pixel`` from scalars: ``row`` a ``factor_rows`` row (as a tuple), ``s``/``d`` the
-    channel's source / destination value, ``sa``/``da`` the alphas, ``sat`` = min(sa, 255 - da)."""
-    f0 = _select(row[1], row[2], row[3], s, sa, d, da, sat)
-    f1 = _select(row[4], row[5], row[6], s, sa, d, da, sat)
-    v = _equation(row[0], s * f0, d * f1)
-    # = min(max(v // 255, 0), 255), faster; mypy joins min(int64, int) to a comparable protocol, numba to int64
-    return min(np.int64(np.uint64(max(v, 0)) // np.uint64(255)), 255)  # type: ignore[return-value]
+    channel's source / destination value, ``sa``/``da`` the alphas, ``sat`` = min(sa, 255 - da). Every value in
+    32 bits (S * F <= 255 * 255) and every choice a select, so that ``kernels.blend_words``' loop over fragments
+    vectorises; the equation's result clamped to 0..255 * 255 before the division is the quotient's clamp to 0..255
+    (65025 // 255 = 255)."""
+    s, sa, d, da, sat = np.int32(s), np.int32(sa), np.int32(d), np.int32(da), np.int32(sat)
+    x = np.int32(s * blend_factor(row[1], np.int32(255 * row[2]), np.int32(row[3]), s, sa, d, da, sat))
+    y = np.int32(d * blend_factor(row[4], np.int32(255 * row[5]), np.int32(row[6]), s, sa, d, da, sat))
+    eq = row[0]
+    v = np.int32(x + y)  # every other equation adds
+    v = np.int32(x - y) if eq == EQ_SUBTRACT else v
+    v = np.int32(y - x) if eq == EQ_REVERSE_SUBTRACT else v
+    v = min(x, y) if eq == EQ_MIN else v
+    v = max(x, y) if eq == EQ_MAX else v
+    return div255(np.int32(min(max(v, np.int32(0)), np.int32(255 * 255))))

@@ -29,7 +29,16 @@ import numpy as np
 
 from picaemu import numba_link
 from picaemu.fragment import framebuffer as fbm
-from picaemu.fragment.blend import BlendMode, blend_channel, logic_pixel
+from picaemu.fragment.blend import (
+    EQ_MIN,
+    EQ_REVERSE_SUBTRACT,
+    SEL_CONST,
+    SEL_SRC_ALPHA,
+    BlendMode,
+    blend_channel,
+    blend_factor,
+    logic_pixel,
+)
 
 KILLED_STENCIL, KILLED_DEPTH, SURVIVED = range(3)  # counter indices of the passes
 # the passes ``run_passes`` runs (``fragment_ops.pass_kinds`` picks them): depth/stencil, then color
@@ -156,23 +165,114 @@ def logic_words(survivors, x, y, color, p, words, pk, table, write_mask: int) ->
         words[pixel] = (out & write_mask) | (d & ~write_mask)
 
 
-@numba_link.compiled_only(error_model="numpy")  # its only divisor (blending's 255) is a constant
-def blend_words(survivors, x, y, color, p, words, r0, r1, r2, r3) -> None:  # pragma: no cover - compiled
-    """Blending into 8-bit-per-channel pixels; r0..r3 the rows of channels R G B A (module doc)."""
-    keep = np.int64(0xFFFFFFFF) if p.color_read else np.int64(0)
+@numba_link.compiled_only()
+def _gather(todo, m: int, x, y, color, p, words, pix, raw, src) -> None:  # pragma: no cover - compiled
+    """Pixel index, stored word and source color (packed R | G << 8 | B << 16 | A << 24) of the fragments
+    ``todo[:m]`` -> ``pix``, ``raw``, ``src``."""
     flipped = p.flipped != 0
-    for j in range(survivors.shape[0]):
-        i = survivors[j]
+    for j in range(m):
+        i = todo[j]
         pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, flipped)
-        word = np.int64(words[pixel]) & keep
-        s0, s1, s2, s3 = np.int64(color[i, 0]), np.int64(color[i, 1]), np.int64(color[i, 2]), np.int64(color[i, 3])
-        d0, d1, d2, d3 = (word >> r0[8]) & 0xFF, (word >> r1[8]) & 0xFF, (word >> r2[8]) & 0xFF, (word >> r3[8]) & 0xFF
+        pix[j], raw[j] = pixel, words[pixel]
+        src[j] = np.uint32(color[i, 0]) | np.uint32(color[i, 1]) << 8 | np.uint32(color[i, 2]) << 16
+        src[j] |= np.uint32(color[i, 3]) << 24
+
+
+@numba_link.compiled_only()
+def _blend_lanes(m: int, src, raw, keep, out, r0, r1, r2, r3) -> None:  # pragma: no cover - compiled
+    """The blended words of ``_gather``'s first ``m`` fragments -> ``out``: no branch and no memory access but
+    the arrays' own, so the loop runs in vector lanes; ``keep``: the read mask of the stored words."""
+    for j in range(m):
+        s, d = np.int32(src[j]), np.int32(raw[j] & keep)
+        s0, s1, s2, s3 = s & 0xFF, (s >> 8) & 0xFF, (s >> 16) & 0xFF, (s >> 24) & 0xFF
+        d0, d1, d2, d3 = (d >> r0[8]) & 0xFF, (d >> r1[8]) & 0xFF, (d >> r2[8]) & 0xFF, (d >> r3[8]) & 0xFF
         sat = min(s3, 255 - d3)
         o0 = blend_channel(r0, s0, s3, d0, d3, sat) if r0[7] else d0
         o1 = blend_channel(r1, s1, s3, d1, d3, sat) if r1[7] else d1
         o2 = blend_channel(r2, s2, s3, d2, d3, sat) if r2[7] else d2
         o3 = blend_channel(r3, s3, s3, d3, d3, sat) if r3[7] else d3
-        words[pixel] = o0 << r0[8] | o1 << r1[8] | o2 << r2[8] | o3 << r3[8]
+        out[j] = np.uint32(np.uint32(o0) << r0[8] | np.uint32(o1) << r1[8] | np.uint32(o2) << r2[8])
+        out[j] |= np.uint32(o3) << r3[8]
+
+
+@numba_link.compiled_only()
+def _commit(todo, m: int, pix, raw, out, words) -> int:  # pragma: no cover - compiled
+    """Write each of the fragments ``todo[:m]``'s ``out`` word, in order, where its pixel still holds the word
+    ``_gather`` read (the blend is a function of the source and that word); move the others, whose pixel an
+    earlier fragment of the round changed, to the front of ``todo`` in order and return their number. Once a
+    pixel changes, its later fragments of the round all wait: each pixel's fragments keep their order."""
+    left = 0
+    for j in range(m):
+        pixel = pix[j]
+        if words[pixel] == raw[j]:
+            words[pixel] = out[j]
+        else:
+            todo[left] = todo[j]
+            left += 1
+    return left
+
+
+@numba_link.kernel(inline="always")
+def _round(todo, m: int, x, y, color, p, words, keep, scratch, r0, r1, r2, r3) -> int:  # pragma: no cover - compiled
+    """One round of ``blend_words`` over ``todo[:m]``; returns the number of fragments left for the next."""
+    pix, raw, src, out = scratch
+    _gather(todo, m, x, y, color, p, words, pix, raw, src)
+    _blend_lanes(m, src, raw, keep, out, r0, r1, r2, r3)
+    return _commit(todo, m, pix, raw, out, words)
+
+
+@numba_link.kernel()
+def _writes_source(row, alpha: int) -> bool:  # pragma: no cover - compiled
+    """Whether the channel of blend row ``row`` (``blend_words``') writes the source value itself for every fragment
+    of source alpha ``alpha``: the channel written, its factors fixed (constants, or that alpha) at 255 for the
+    source and 0 for the destination, and an equation that then gives S x 255 (add, subtract, max)."""
+    fixed = (row[1] == SEL_CONST or row[1] == SEL_SRC_ALPHA) and (row[4] == SEL_CONST or row[4] == SEL_SRC_ALPHA)
+    fs = blend_factor(row[1], 255 * row[2], row[3], 0, alpha, 0, 0, 0)
+    fd = blend_factor(row[4], 255 * row[5], row[6], 0, alpha, 0, 0, 0)
+    return row[7] != 0 and fixed and fs == 255 and fd == 0 and row[0] != EQ_REVERSE_SUBTRACT and row[0] != EQ_MIN
+
+
+@numba_link.kernel()
+def _blend_replaces(survivors, color, r0, r1, r2, r3) -> bool:  # pragma: no cover - compiled
+    """Whether blending by rows r0..r3 writes each of the (at least one) ``survivors``' own color, so that
+    ``replace_words`` gives the same pixels: all of one source alpha, with which every channel ``_writes_source``
+    (citro2d's untextured draws blend an opaque color by its alpha: S x 1 + D x 0)."""
+    alpha = np.int64(color[survivors[0], 3])
+    if not (_writes_source(r0, alpha) and _writes_source(r1, alpha) and _writes_source(r2, alpha)):
+        return False
+    if not _writes_source(r3, alpha):
+        return False
+    for j in range(survivors.shape[0]):  # noqa: SIM110 - a loop, not all() of a generator: compiled code
+        if color[survivors[j], 3] != alpha:
+            return False
+    return True
+
+
+ROUNDS_WORK = 4  # blends a fragment may cost on average (rounds of deep overdraw) before one fragment a round
+
+
+@numba_link.compiled_only()
+def blend_words(survivors, x, y, color, p, words, r0, r1, r2, r3) -> None:  # pragma: no cover - compiled
+    """Blending into 8-bit-per-channel pixels; r0..r3 the rows of channels R G B A (module doc). In rounds: each
+    round reads the pixels of all its fragments, blends them all at once in vector lanes (``_blend_lanes``), then
+    writes them in order (``_commit``); a fragment whose pixel an earlier one of the round changed waits for the
+    next round, which reads that pixel again (it must blend with that fragment's color). Past ``ROUNDS_WORK``
+    blends a fragment on average (many fragments on the same pixels), the rest go one a round. ``survivors`` is
+    overwritten."""
+    keep = np.uint32(0xFFFFFFFF) if p.color_read else np.uint32(0)  # reads disabled: the destination reads 0
+    n = survivors.shape[0]
+    scratch = (
+        numba_link.empty(n, np.int64),
+        numba_link.empty(n, np.uint32),
+        numba_link.empty(n, np.uint32),
+        numba_link.empty(n, np.uint32),
+    )
+    m, work = n, 0
+    while m and work <= ROUNDS_WORK * n:
+        work += m
+        m = _round(survivors, m, x, y, color, p, words, keep, scratch, r0, r1, r2, r3)
+    for j in range(m):
+        _round(survivors[j : j + 1], 1, x, y, color, p, words, keep, scratch, r0, r1, r2, r3)
 
 
 # ---------------------------------------------------------------------------------------------- byte passes
@@ -382,7 +482,9 @@ def run_passes(
     survivors = survivors[:survived]
     if survived and color_kind == COLOR_BYTES:
         color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic)
-    elif survived and color_kind == REPLACE_WORDS:
+    elif survived and (
+        color_kind == REPLACE_WORDS or (color_kind == BLEND_WORDS and _blend_replaces(survivors, color, r0, r1, r2, r3))
+    ):
         replace_words(survivors, x, y, color, p, color_words_view, pk)
     elif survived and color_kind == BLEND_WORDS:
         blend_words(survivors, x, y, color, p, color_words_view, r0, r1, r2, r3)
