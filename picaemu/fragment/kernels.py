@@ -118,15 +118,14 @@ def _quantize(frag_depth, depth_max: int) -> np.int64:  # pragma: no cover - com
 
 # ---------------------------------------------------------------------------------------------- word passes
 @numba_link.compiled_only()
-def depth_words(x, y, depth, p, words, survivors) -> int:  # pragma: no cover - compiled
+def depth_words(pix, depth, p, words, survivors) -> int:  # pragma: no cover - compiled
     """Depth test + write of every fragment, stencil inactive (its stored bits stay), no fates; the stored word is
     always read, then dropped when reads are disabled. Survivors' indices -> ``survivors``; returns their number."""
     keep = np.int64(0xFFFFFFFF) if p.depth_read else np.int64(0)
-    flipped = p.flipped != 0
     write = p.write_depth != 0
     n = 0
-    for i in range(x.shape[0]):
-        pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, flipped)
+    for i in range(pix.shape[0]):
+        pixel = pix[i]
         stored = words[pixel]
         word = np.int64(stored) & keep
         old_d = word & p.depth_max
@@ -141,23 +140,21 @@ def depth_words(x, y, depth, p, words, survivors) -> int:  # pragma: no cover - 
 
 
 @numba_link.compiled_only()
-def replace_words(survivors, x, y, color, p, words, pk) -> None:  # pragma: no cover - compiled
-    flipped = p.flipped != 0
+def replace_words(survivors, pix, color, words, pk) -> None:  # pragma: no cover - compiled
     for j in range(survivors.shape[0]):
         i = survivors[j]
-        words[fbm.tiled_pixel(x[i], y[i], p.width, p.height, flipped)] = _pack(color, i, pk)
+        words[pix[i]] = _pack(color, i, pk)
 
 
 @numba_link.compiled_only()
-def logic_words(survivors, x, y, color, p, words, pk, table, write_mask: int) -> None:  # pragma: no cover - compiled
+def logic_words(survivors, pix, color, p, words, pk, table, write_mask: int) -> None:  # pragma: no cover - compiled
     """``table``: the op's ``blend.LOGIC_TABLES`` row widened to words (each entry 0 or 0xFFFFFFFF);
     ``write_mask``: the word bits of the channels the color mask writes (the others keep the read value)."""
     keep = np.int64(0xFFFFFFFF) if p.color_read else np.int64(0)  # reads disabled: the destination reads 0
     t0, t1, t2, t3 = table
-    flipped = p.flipped != 0
     for j in range(survivors.shape[0]):
         i = survivors[j]
-        pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, flipped)
+        pixel = pix[i]
         d = np.int64(words[pixel]) & keep
         s = _pack(color, i, pk)
         ns, nd = ~s, ~d
@@ -166,13 +163,12 @@ def logic_words(survivors, x, y, color, p, words, pk, table, write_mask: int) ->
 
 
 @numba_link.compiled_only()
-def _gather(todo, m: int, x, y, color, p, words, pix, raw, src) -> None:  # pragma: no cover - compiled
-    """Pixel index, stored word and source color (packed R | G << 8 | B << 16 | A << 24) of the fragments
-    ``todo[:m]`` -> ``pix``, ``raw``, ``src``."""
-    flipped = p.flipped != 0
+def _gather(todo, m: int, pixels, color, words, pix, raw, src) -> None:  # pragma: no cover - compiled
+    """Pixel index (of ``pixels``), stored word and source color (packed R | G << 8 | B << 16 | A << 24) of the
+    fragments ``todo[:m]`` -> ``pix``, ``raw``, ``src``."""
     for j in range(m):
         i = todo[j]
-        pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, flipped)
+        pixel = pixels[i]
         pix[j], raw[j] = pixel, words[pixel]
         src[j] = np.uint32(color[i, 0]) | np.uint32(color[i, 1]) << 8 | np.uint32(color[i, 2]) << 16
         src[j] |= np.uint32(color[i, 3]) << 24
@@ -213,10 +209,10 @@ def _commit(todo, m: int, pix, raw, out, words) -> int:  # pragma: no cover - co
 
 
 @numba_link.kernel(inline="always")
-def _round(todo, m: int, x, y, color, p, words, keep, scratch, r0, r1, r2, r3) -> int:  # pragma: no cover - compiled
+def _round(todo, m: int, pixels, color, words, keep, scratch, r0, r1, r2, r3) -> int:  # pragma: no cover - compiled
     """One round of ``blend_words`` over ``todo[:m]``; returns the number of fragments left for the next."""
     pix, raw, src, out = scratch
-    _gather(todo, m, x, y, color, p, words, pix, raw, src)
+    _gather(todo, m, pixels, color, words, pix, raw, src)
     _blend_lanes(m, src, raw, keep, out, r0, r1, r2, r3)
     return _commit(todo, m, pix, raw, out, words)
 
@@ -252,7 +248,7 @@ ROUNDS_WORK = 4  # blends a fragment may cost on average (rounds of deep overdra
 
 
 @numba_link.compiled_only()
-def blend_words(survivors, x, y, color, p, words, r0, r1, r2, r3) -> None:  # pragma: no cover - compiled
+def blend_words(survivors, pix, color, p, words, r0, r1, r2, r3) -> None:  # pragma: no cover - compiled
     """Blending into 8-bit-per-channel pixels; r0..r3 the rows of channels R G B A (module doc). In rounds: each
     round reads the pixels of all its fragments, blends them all at once in vector lanes (``_blend_lanes``), then
     writes them in order (``_commit``); a fragment whose pixel an earlier one of the round changed waits for the
@@ -270,9 +266,9 @@ def blend_words(survivors, x, y, color, p, words, r0, r1, r2, r3) -> None:  # pr
     m, work = n, 0
     while m and work <= ROUNDS_WORK * n:
         work += m
-        m = _round(survivors, m, x, y, color, p, words, keep, scratch, r0, r1, r2, r3)
+        m = _round(survivors, m, pix, color, words, keep, scratch, r0, r1, r2, r3)
     for j in range(m):
-        _round(survivors[j : j + 1], 1, x, y, color, p, words, keep, scratch, r0, r1, r2, r3)
+        _round(survivors[j : j + 1], 1, pix, color, words, keep, scratch, r0, r1, r2, r3)
 
 
 # ---------------------------------------------------------------------------------------------- byte passes
@@ -301,16 +297,15 @@ def _depth_stencil(p, frag_depth, buf, offset, stencil_new) -> int:  # pragma: n
 
 @numba_link.compiled_only()
 def depth_stencil_pass(
-    x, y, depth, p, depth_buf, stencil_new, counts, fate, fate_of, survivors
+    pix, depth, p, depth_buf, stencil_new, counts, fate, fate_of, survivors
 ) -> int:  # pragma: no cover - compiled
     """Depth/stencil of every fragment in order: the survivors' indices -> ``survivors`` (returns their number),
     the killed ones counted in ``counts``, each fate -> ``fate`` when it has one entry per fragment (from
     ``fate_of``); ``stencil_new`` (3, 256): ``fragment_ops.stencil_tables``."""
-    record = fate.shape[0] == x.shape[0]
+    record = fate.shape[0] == pix.shape[0]
     n = 0
-    for i in range(x.shape[0]):
-        pixel = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0)
-        result = _depth_stencil(p, depth[i], depth_buf, pixel * p.depth_bpp, stencil_new)
+    for i in range(pix.shape[0]):
+        result = _depth_stencil(p, depth[i], depth_buf, pix[i] * p.depth_bpp, stencil_new)
         if record:
             fate[i] = fate_of[result]
         if result == SURVIVED:
@@ -354,7 +349,7 @@ def _color_one(
 
 @numba_link.compiled_only(error_model="numpy")  # its only divisor (blending's 255) is a constant
 def color_pass(
-    survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic
+    survivors, pix, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic
 ) -> None:  # pragma: no cover - compiled
     """Destination read, blend / logic op, write mask and color write of the fragments ``survivors``, any pixel
     size. layout (C, 3) (channel, shift, bits); mask (4,) bool color write mask; r0..r3 the blend rows
@@ -363,7 +358,7 @@ def color_pass(
     out = np.empty((1, 4), np.uint8)
     for j in range(survivors.shape[0]):
         i = survivors[j]
-        offset = fbm.tiled_pixel(x[i], y[i], p.width, p.height, p.flipped != 0) * p.color_bpp
+        offset = pix[i] * p.color_bpp
         _color_one(i, offset, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic, dst, out)
 
 
@@ -470,24 +465,25 @@ def run_passes(
     of survivors. ``depth_words_view`` / ``color_words_view``: the buffers as uint32 words (for the word passes,
     else empty); the rest as the passes above take them."""
     n = x.shape[0]
+    pix = fbm.tiled_pixels(x, y, p.width, p.height, p.flipped != 0)
     survivors = np.empty(n, np.int32)
     for i in range(n):  # not np.arange(n).astype(np.int32): two compiled numpy functions of their own
         survivors[i] = i
     survived = n
     if depth_kind == DEPTH_WORDS:
-        survived = depth_words(x, y, depth, p, depth_words_view, survivors)
+        survived = depth_words(pix, depth, p, depth_words_view, survivors)
         counts[KILLED_DEPTH] += n - survived
     elif depth_kind == DEPTH_BYTES:
-        survived = depth_stencil_pass(x, y, depth, p, depth_buf, stencil_new, counts, fate, fate_of, survivors)
+        survived = depth_stencil_pass(pix, depth, p, depth_buf, stencil_new, counts, fate, fate_of, survivors)
     survivors = survivors[:survived]
     if survived and color_kind == COLOR_BYTES:
-        color_pass(survivors, x, y, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic)
+        color_pass(survivors, pix, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic)
     elif survived and (
         color_kind == REPLACE_WORDS or (color_kind == BLEND_WORDS and _blend_replaces(survivors, color, r0, r1, r2, r3))
     ):
-        replace_words(survivors, x, y, color, p, color_words_view, pk)
+        replace_words(survivors, pix, color, color_words_view, pk)
     elif survived and color_kind == BLEND_WORDS:
-        blend_words(survivors, x, y, color, p, color_words_view, r0, r1, r2, r3)
+        blend_words(survivors, pix, color, p, color_words_view, r0, r1, r2, r3)
     elif survived and color_kind == LOGIC_WORDS:
-        logic_words(survivors, x, y, color, p, color_words_view, pk, logic_table, write_mask)
+        logic_words(survivors, pix, color, p, color_words_view, pk, logic_table, write_mask)
     return survived
