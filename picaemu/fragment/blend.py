@@ -207,7 +207,7 @@ def factor_rows(program: BlendProgram) -> np.ndarray:
     return rows
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def blend_factor(
     sel: int, flip: int, value: int, s: int, sa: int, d: int, da: int, sat: int
 ) -> int:  # pragma: no cover
@@ -223,13 +223,13 @@ def blend_factor(
     return np.int32(v ^ flip)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def div255(v: int) -> int:  # pragma: no cover - compiled
     """v // 255 for 0 <= v <= 255 * 255 in 32-bit lanes (no division; ``tests/test_blend.py`` checks every v)."""
     return np.int32((v + 1 + (v >> 8)) >> 8)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def blend_channel(row, s: int, sa: int, d: int, da: int, sat: int) -> int:  # pragma: no cover - compiled
     """One channel of ``blend_pixel`` from scalars: ``row`` a ``factor_rows`` row (as a tuple), ``s``/``d`` the
     channel's source / destination value, ``sa``/``da`` the alphas, ``sat`` = min(sa, 255 - da). Every value in

@@ -25,7 +25,10 @@ write mask and its shift in the word.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
+from numba import types
 
 from picaemu import numba_link
 from picaemu.fragment import framebuffer as fbm
@@ -163,21 +166,10 @@ def logic_words(survivors, pix, color, p, words, pk, table, write_mask: int) -> 
 
 
 @numba_link.compiled_only()
-def _gather(todo, m: int, pixels, color, words, pix, raw, src) -> None:  # pragma: no cover - compiled
-    """Pixel index (of ``pixels``), stored word and source color (packed R | G << 8 | B << 16 | A << 24) of the
-    fragments ``todo[:m]`` -> ``pix``, ``raw``, ``src``."""
-    for j in range(m):
-        i = todo[j]
-        pixel = pixels[i]
-        pix[j], raw[j] = pixel, words[pixel]
-        src[j] = np.uint32(color[i, 0]) | np.uint32(color[i, 1]) << 8 | np.uint32(color[i, 2]) << 16
-        src[j] |= np.uint32(color[i, 3]) << 24
-
-
-@numba_link.compiled_only()
 def _blend_lanes(m: int, src, raw, keep, out, r0, r1, r2, r3) -> None:  # pragma: no cover - compiled
-    """The blended words of ``_gather``'s first ``m`` fragments -> ``out``: no branch and no memory access but
-    the arrays' own, so the loop runs in vector lanes; ``keep``: the read mask of the stored words."""
+    """The blended words of ``m`` fragments, source colors ``src`` (R | G << 8 | B << 16 | A << 24) over stored
+    words ``raw`` read through the mask ``keep``, -> ``out``: no branch and no memory access but the arrays' own,
+    so the loop runs in vector lanes."""
     for j in range(m):
         s, d = np.int32(src[j]), np.int32(raw[j] & keep)
         s0, s1, s2, s3 = s & 0xFF, (s >> 8) & 0xFF, (s >> 16) & 0xFF, (s >> 24) & 0xFF
@@ -191,84 +183,61 @@ def _blend_lanes(m: int, src, raw, keep, out, r0, r1, r2, r3) -> None:  # pragma
         out[j] |= np.uint32(o3) << r3[8]
 
 
-@numba_link.compiled_only()
-def _commit(todo, m: int, pix, raw, out, words) -> int:  # pragma: no cover - compiled
-    """Write each of the fragments ``todo[:m]``'s ``out`` word, in order, where its pixel still holds the word
-    ``_gather`` read (the blend is a function of the source and that word); move the others, whose pixel an
-    earlier fragment of the round changed, to the front of ``todo`` in order and return their number. Once a
-    pixel changes, its later fragments of the round all wait: each pixel's fragments keep their order."""
-    left = 0
-    for j in range(m):
-        pixel = pix[j]
-        if words[pixel] == raw[j]:
-            words[pixel] = out[j]
-        else:
-            todo[left] = todo[j]
-            left += 1
-    return left
-
-
-@numba_link.kernel(inline="always")
-def _round(todo, m: int, pixels, color, words, keep, scratch, r0, r1, r2, r3) -> int:  # pragma: no cover - compiled
-    """One round of ``blend_words`` over ``todo[:m]``; returns the number of fragments left for the next."""
-    pix, raw, src, out = scratch
-    _gather(todo, m, pixels, color, words, pix, raw, src)
-    _blend_lanes(m, src, raw, keep, out, r0, r1, r2, r3)
-    return _commit(todo, m, pix, raw, out, words)
-
-
-@numba_link.kernel()
-def _writes_source(row, alpha: int) -> bool:  # pragma: no cover - compiled
-    """Whether the channel of blend row ``row`` (``blend_words``') writes the source value itself for every fragment
-    of source alpha ``alpha``: the channel written, its factors fixed (constants, or that alpha) at 255 for the
-    source and 0 for the destination, and an equation that then gives S x 255 (add, subtract, max)."""
-    fixed = (row[1] == SEL_CONST or row[1] == SEL_SRC_ALPHA) and (row[4] == SEL_CONST or row[4] == SEL_SRC_ALPHA)
-    fs = blend_factor(row[1], 255 * row[2], row[3], 0, alpha, 0, 0, 0)
-    fd = blend_factor(row[4], 255 * row[5], row[6], 0, alpha, 0, 0, 0)
-    return row[7] != 0 and fixed and fs == 255 and fd == 0 and row[0] != EQ_REVERSE_SUBTRACT and row[0] != EQ_MIN
-
-
-@numba_link.kernel()
-def _blend_replaces(survivors, color, r0, r1, r2, r3) -> bool:  # pragma: no cover - compiled
-    """Whether blending by rows r0..r3 writes each of the (at least one) ``survivors``' own color, so that
-    ``replace_words`` gives the same pixels: all of one source alpha, with which every channel ``_writes_source``
-    (citro2d's untextured draws blend an opaque color by its alpha: S x 1 + D x 0)."""
-    alpha = np.int64(color[survivors[0], 3])
-    if not (_writes_source(r0, alpha) and _writes_source(r1, alpha) and _writes_source(r2, alpha)):
-        return False
-    if not _writes_source(r3, alpha):
-        return False
-    for j in range(survivors.shape[0]):  # noqa: SIM110 - a loop, not all() of a generator: compiled code
-        if color[survivors[j], 3] != alpha:
-            return False
-    return True
-
-
 ROUNDS_WORK = 4  # blends a fragment may cost on average (rounds of deep overdraw) before one fragment a round
 
 
 @numba_link.compiled_only()
 def blend_words(survivors, pix, color, p, words, r0, r1, r2, r3) -> None:  # pragma: no cover - compiled
-    """Blending into 8-bit-per-channel pixels; r0..r3 the rows of channels R G B A (module doc). In rounds: each
-    round reads the pixels of all its fragments, blends them all at once in vector lanes (``_blend_lanes``), then
-    writes them in order (``_commit``); a fragment whose pixel an earlier one of the round changed waits for the
-    next round, which reads that pixel again (it must blend with that fragment's color). Past ``ROUNDS_WORK``
-    blends a fragment on average (many fragments on the same pixels), the rest go one a round. ``survivors`` is
-    overwritten."""
+    """Blending into 8-bit-per-channel pixels; r0..r3 the rows of channels R G B A (module doc). In rounds over
+    the fragments still to do, ``survivors[start:start + m]``: read each one's stored word and source color, blend
+    them all at once in vector lanes (``_blend_lanes``), then write each result, in order, where its pixel still
+    holds the word read (the blend is a function of the source and that word); the others, whose pixel an earlier
+    fragment of the round changed, move to the front in order for the next round, which reads their pixels again.
+    Once a pixel changes, its later fragments of the round all wait: each pixel's fragments keep their order. Past
+    ``ROUNDS_WORK`` blends a fragment on average (many fragments on the same pixels), the rest go one a round.
+    ``survivors`` is overwritten."""
     keep = np.uint32(0xFFFFFFFF) if p.color_read else np.uint32(0)  # reads disabled: the destination reads 0
     n = survivors.shape[0]
-    scratch = (
-        numba_link.empty(n, np.int64),
-        numba_link.empty(n, np.uint32),
-        numba_link.empty(n, np.uint32),
-        numba_link.empty(n, np.uint32),
-    )
-    m, work = n, 0
-    while m and work <= ROUNDS_WORK * n:
-        work += m
-        m = _round(survivors, m, pix, color, words, keep, scratch, r0, r1, r2, r3)
-    for j in range(m):
-        _round(survivors[j : j + 1], 1, pix, color, words, keep, scratch, r0, r1, r2, r3)
+    at, raw = numba_link.empty(n, np.int64), numba_link.empty(n, np.uint32)
+    src, out = numba_link.empty(n, np.uint32), numba_link.empty(n, np.uint32)
+    start, m, work = 0, n, 0
+    while m:
+        step = m if work <= ROUNDS_WORK * n else 1
+        work += step
+        for j in range(step):
+            i = survivors[start + j]
+            at[j] = pix[i]
+            raw[j] = words[at[j]]
+            src[j] = np.uint32(color[i, 0]) | np.uint32(color[i, 1]) << 8 | np.uint32(color[i, 2]) << 16
+            src[j] |= np.uint32(color[i, 3]) << 24
+        _blend_lanes(step, src, raw, keep, out, r0, r1, r2, r3)
+        left = 0
+        for j in range(step):
+            if words[at[j]] == raw[j]:
+                words[at[j]] = out[j]
+            else:
+                survivors[start + left] = survivors[start + j]
+                left += 1
+        start, m = (start + 1, m - 1) if step < m else (start, left)  # one a round: none waits
+
+
+@numba_link.kernel()
+def _blend_replaces(survivors, color, r0, r1, r2, r3) -> bool:  # pragma: no cover - compiled
+    """Whether blending by rows r0..r3 writes each of the (at least one) ``survivors``' own color, so that
+    ``replace_words`` gives the same pixels: all of one source alpha, with which each channel is written, its
+    factors are fixed (constants, or that alpha) at 255 for the source and 0 for the destination, and its equation
+    then gives S x 255 (add, subtract, max). citro2d's untextured draws blend an opaque color by its alpha."""
+    alpha, zero = np.int32(color[survivors[0], 3]), np.int32(0)
+    for row in (r0, r1, r2, r3):
+        fixed = (row[1] == SEL_CONST or row[1] == SEL_SRC_ALPHA) and (row[4] == SEL_CONST or row[4] == SEL_SRC_ALPHA)
+        fs = blend_factor(row[1], np.int32(255 * row[2]), np.int32(row[3]), zero, alpha, zero, zero, zero)
+        fd = blend_factor(row[4], np.int32(255 * row[5]), np.int32(row[6]), zero, alpha, zero, zero, zero)
+        if not (row[7] and fixed and fs == 255 and fd == 0 and row[0] != EQ_REVERSE_SUBTRACT and row[0] != EQ_MIN):
+            return False
+    for j in range(survivors.shape[0]):  # noqa: SIM110 - a loop, not all() of a generator: compiled code
+        if color[survivors[j], 3] != alpha:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------- byte passes
@@ -457,13 +426,15 @@ def run_passes(
     logic,
     logic_table,
     write_mask,
+    pass_links,
 ) -> int:  # pragma: no cover - compiled
     """The per-fragment operations of the fragments ``x`` .. ``color`` by the passes of ``depth_kind`` /
     ``color_kind`` (any kind but ``INTERLEAVED``, whose pass ``interleaved`` its caller runs: the fused fragment
     side's plans refuse buffers that share bytes, so a capture whose buffers never overlap never compiles it): the
     killed ones counted in ``counts``, each fate -> ``fate`` when it has one entry per fragment; returns the number
     of survivors. ``depth_words_view`` / ``color_words_view``: the buffers as uint32 words (for the word passes,
-    else empty); the rest as the passes above take them."""
+    else empty); ``pass_links``: (NUM_PASS_LINKS, 2) int64, the entries of the passes called by address
+    (``pass_links``); the rest as the passes above take them. Every pass reads the pixel indices computed here."""
     n = x.shape[0]
     pix = fbm.tiled_pixels(x, y, p.width, p.height, p.flipped != 0)
     survivors = np.empty(n, np.int32)
@@ -474,10 +445,12 @@ def run_passes(
         survived = depth_words(pix, depth, p, depth_words_view, survivors)
         counts[KILLED_DEPTH] += n - survived
     elif depth_kind == DEPTH_BYTES:
-        survived = depth_stencil_pass(pix, depth, p, depth_buf, stencil_new, counts, fate, fate_of, survivors)
+        tested = (pix, depth, p, depth_buf, stencil_new, counts, fate, fate_of, survivors)
+        survived = numba_link.call(DEPTH_BYTES_ID, pass_links[PASS_DEPTH_BYTES], tested)
     survivors = survivors[:survived]
     if survived and color_kind == COLOR_BYTES:
-        color_pass(survivors, pix, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic)
+        colored = (survivors, pix, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic)
+        numba_link.call(COLOR_BYTES_ID, pass_links[PASS_COLOR_BYTES], colored)
     elif survived and (
         color_kind == REPLACE_WORDS or (color_kind == BLEND_WORDS and _blend_replaces(survivors, color, r0, r1, r2, r3))
     ):
@@ -485,5 +458,38 @@ def run_passes(
     elif survived and color_kind == BLEND_WORDS:
         blend_words(survivors, pix, color, p, color_words_view, r0, r1, r2, r3)
     elif survived and color_kind == LOGIC_WORDS:
-        logic_words(survivors, pix, color, p, color_words_view, pk, logic_table, write_mask)
+        logic = (survivors, pix, color, p, color_words_view, pk, logic_table, write_mask)
+        numba_link.call(LOGIC_WORDS_ID, pass_links[PASS_LOGIC_WORDS], logic)
     return survived
+
+
+# The byte passes and the logic pass, called by address (``picaemu.numba_link``): each compiled on its own when a
+# draw first needs it, so that a capture of RGBA8 buffers without logic ops (README line 1, the games so far) never
+# compiles them (~1.4 s of CPU). ``run_passes``' ``pass_links`` holds their entries in these rows.
+PASS_DEPTH_BYTES, PASS_COLOR_BYTES, PASS_LOGIC_WORDS = range(3)
+NUM_PASS_LINKS = 3
+DEPTH_BYTES_ID, COLOR_BYTES_ID, LOGIC_WORDS_ID = 20, 21, 22
+DEPTH_BYTES_PASS = numba_link.register(DEPTH_BYTES_ID, depth_stencil_pass, types.int64)
+COLOR_BYTES_PASS = numba_link.register(COLOR_BYTES_ID, color_pass, types.none)
+LOGIC_WORDS_PASS = numba_link.register(LOGIC_WORDS_ID, logic_words, types.none)
+_PARAMS = tuple(inspect.signature(run_passes.py_func).parameters)[:-1]  # those ``pass_links`` takes
+_PIXELS, _SURVIVORS = np.zeros(0, np.int64), np.zeros(0, np.int32)  # values of the types ``run_passes`` passes
+
+
+def pass_links(*args: object) -> np.ndarray:
+    """``run_passes``' ``pass_links`` for its arguments before it, ``args`` (or values of the same types): the
+    entries (``numba_link.Linked.entry``, compiled or loaded on first use) of the passes its depth and color kinds
+    call by address, zero for the others."""
+    a = dict(zip(_PARAMS, args, strict=True))
+    links = np.zeros((NUM_PASS_LINKS, 2), np.int64)
+    pix, survivors, color, p = _PIXELS, _SURVIVORS, a["color"], a["p"]
+    if a["depth_kind"] == DEPTH_BYTES:
+        tested = ("depth", "p", "depth_buf", "stencil_new", "counts", "fate", "fate_of")
+        links[PASS_DEPTH_BYTES] = DEPTH_BYTES_PASS.entry(pix, *(a[k] for k in tested), survivors)
+    if a["color_kind"] == COLOR_BYTES:
+        colored = ("color_buf", "layout", "pk", "mask", "r0", "r1", "r2", "r3", "logic")
+        links[PASS_COLOR_BYTES] = COLOR_BYTES_PASS.entry(survivors, pix, color, p, *(a[k] for k in colored))
+    if a["color_kind"] == LOGIC_WORDS:
+        logic = ("color_words_view", "pk", "logic_table", "write_mask")
+        links[PASS_LOGIC_WORDS] = LOGIC_WORDS_PASS.entry(survivors, pix, color, p, *(a[k] for k in logic))
+    return links

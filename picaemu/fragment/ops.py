@@ -260,7 +260,7 @@ def resolve(
             *plan.byte_color_args,
         )
     else:
-        counts[fk.SURVIVED] = fk.run_passes(
+        args = (
             depth_kind,
             color_kind,
             x,
@@ -279,6 +279,7 @@ def resolve(
             *plan.byte_color_args,
             *plan.logic_args,
         )
+        counts[fk.SURVIVED] = fk.run_passes(*args, fk.pass_links(*args))
     if fault is not None and counts[fk.SURVIVED]:
         raise fault
     stats["killed_stencil"] += int(counts[fk.KILLED_STENCIL])

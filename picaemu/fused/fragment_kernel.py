@@ -385,7 +385,7 @@ def fragment_side(
             fragments = (ints[DEPTH_KIND], ints[COLOR_KIND], ox[:alive], oy[:alive], od[:alive], color[:alive])
             ops = (p, depth_buf, depth_words, stencil_tables, killed, np.zeros(0, np.uint8), FATE_OF_COUNTER)
             colors = (color_buf, color_words, layout, pk, mask, r0, r1, r2, r3, logic, logic_table, write_mask)
-            survived = numba_link.call(PASSES_ID, passes, fragments + ops + colors)
+            survived = numba_link.call(PASSES_ID, passes, fragments + ops + colors + (links[LINK_BYTE_PASSES:],))
             local[KILLED_STENCIL] += killed[fk.KILLED_STENCIL]
             local[KILLED_DEPTH] += killed[fk.KILLED_DEPTH]
             local[WRITTEN] += survived if p.color_write else 0
@@ -395,9 +395,10 @@ def fragment_side(
 
 # The rasterizer, the shading and the per-fragment passes, called by address (``picaemu.numba_link``): each compiled
 # once, on its own, instead of optimised and emitted again inside ``fragment_side``'s machine code. Their entries
-# are rows of the plan's ``links`` after the features' (``features.LINK_*``), filled by ``core_links``.
-LINK_SCAN, LINK_SHADE, LINK_PASSES = range(NUM_FEATURE_LINKS, NUM_FEATURE_LINKS + 3)
-NUM_LINKS = NUM_FEATURE_LINKS + 3
+# are rows of the plan's ``links`` after the features' (``features.LINK_*``), filled by ``core_links``; the rows
+# from LINK_BYTE_PASSES on are ``run_passes``' own ``pass_links`` (``fragment.kernels.pass_links``).
+LINK_SCAN, LINK_SHADE, LINK_PASSES, LINK_BYTE_PASSES = range(NUM_FEATURE_LINKS, NUM_FEATURE_LINKS + 4)
+NUM_LINKS = LINK_BYTE_PASSES + fk.NUM_PASS_LINKS
 SCAN_ID, SHADE_ID, PASSES_ID = 9, 10, 11
 SCAN = numba_link.register(SCAN_ID, _scan, types.int64)
 SHADE = numba_link.register(SHADE_ID, shade_fragments, types.Tuple((types.int64, types.Array(types.uint8, 2, "C"))))
@@ -437,7 +438,8 @@ _COLORING = (
 def core_links(args: tuple, links: np.ndarray) -> None:
     """Fill ``links``' rows LINK_SCAN, LINK_SHADE and LINK_PASSES with the entries (``numba_link.Linked.entry``)
     of ``_scan``, ``shade_fragments`` and ``run_passes`` for the types ``fragment_side`` passes them with a plan
-    whose ``args`` before ``links`` are ``args`` (compiled on first use)."""
+    whose ``args`` before ``links`` are ``args``, and the rows from LINK_BYTE_PASSES with those of the passes its
+    depth and color kinds call by address (compiled on first use)."""
     a = dict(zip(PLAN_PARAMS[:-1], args, strict=True))
     i32, f32 = _I32, _F32
     scan = (*_TRIANGLES, a["active"], a["raster"], a["dparams"], SCAN_BOUND, i32, i32, f32, f32, _VARYINGS, i32)
@@ -447,9 +449,9 @@ def core_links(args: tuple, links: np.ndarray) -> None:
     links[LINK_SHADE] = SHADE.entry(i32, i32, i32, f32, _VARYINGS, texturing, coloring, _INT64)
     ops = ("p", "depth_buf", "depth_words", "stencil_tables")
     colors = ("color_buf", "color_words", "layout", "pk", "mask", "r0", "r1", "r2", "r3", "logic", "logic_table")
-    links[LINK_PASSES] = PASSES.entry(
-        0,
-        0,
+    passes = (
+        a["ints"][DEPTH_KIND],
+        a["ints"][COLOR_KIND],
         i32,
         i32,
         f32,
@@ -461,3 +463,5 @@ def core_links(args: tuple, links: np.ndarray) -> None:
         *(a[k] for k in colors),
         a["write_mask"],
     )
+    links[LINK_BYTE_PASSES:] = fk.pass_links(*passes)
+    links[LINK_PASSES] = PASSES.entry(*passes, links[LINK_BYTE_PASSES:])
