@@ -15,7 +15,7 @@ from picaemu.color.tev import READS_BUFFER_COLOR as COLOR
 from picaemu.color.tev import READS_ZERO as ZERO
 from picaemu.color.tev import TevState, combine
 from picaemu.fused import layout
-from picaemu.fused.fragment_kernel import _combine, uniform_slots
+from picaemu.fused.fragment_kernel import _combine, stage_entry, uniform_slots
 from picaemu.fused.fragments import _tev_rows
 from picaemu.pipeline import Pipeline
 from picaemu.regs import access, id_of
@@ -61,7 +61,8 @@ def _fused(tstate: TevState, inputs: dict[int, np.ndarray], count: int) -> np.nd
     rows, chans, invs = _tev_rows(tstate.program, slot_of)
     color = np.array(tstate.buffer_color, np.uint8)
     uniform = uniform_slots(src, True, True)
-    return src[_combine(src, rows, chans, invs, color, tstate.program.uses_buffer, uniform)].copy()
+    last = _combine(src, rows, chans, invs, color, tstate.program.uses_buffer, uniform, stage_entry())
+    return src[last].copy()
 
 
 # ---------------------------------------------------------------------------------------------- hand-made rows

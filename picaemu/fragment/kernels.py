@@ -456,22 +456,25 @@ def run_passes(
     ):
         replace_words(survivors, pix, color, color_words_view, pk)
     elif survived and color_kind == BLEND_WORDS:
-        blend_words(survivors, pix, color, p, color_words_view, r0, r1, r2, r3)
+        blended = (survivors, pix, color, p, color_words_view, r0, r1, r2, r3)
+        numba_link.call(BLEND_WORDS_ID, pass_links[PASS_BLEND_WORDS], blended)
     elif survived and color_kind == LOGIC_WORDS:
         logic = (survivors, pix, color, p, color_words_view, pk, logic_table, write_mask)
         numba_link.call(LOGIC_WORDS_ID, pass_links[PASS_LOGIC_WORDS], logic)
     return survived
 
 
-# The byte passes and the logic pass, called by address (``picaemu.numba_link``): each compiled on its own when a
-# draw first needs it, so that a capture of RGBA8 buffers without logic ops (README line 1, the games so far) never
-# compiles them (~1.4 s of CPU). ``run_passes``' ``pass_links`` holds their entries in these rows.
-PASS_DEPTH_BYTES, PASS_COLOR_BYTES, PASS_LOGIC_WORDS = range(3)
-NUM_PASS_LINKS = 3
-DEPTH_BYTES_ID, COLOR_BYTES_ID, LOGIC_WORDS_ID = 20, 21, 22
+# The byte passes, the logic pass and blending, called by address (``picaemu.numba_link``): each compiled on its
+# own when a draw first needs it (a capture of RGBA8 buffers without logic ops, README line 1 or the games so far,
+# never compiles the first three: ~1.4 s of CPU), and blending's vector loop is optimised once, not again inside
+# ``run_passes``. ``run_passes``' ``pass_links`` holds their entries in these rows.
+PASS_DEPTH_BYTES, PASS_COLOR_BYTES, PASS_LOGIC_WORDS, PASS_BLEND_WORDS = range(4)
+NUM_PASS_LINKS = 4
+DEPTH_BYTES_ID, COLOR_BYTES_ID, LOGIC_WORDS_ID, BLEND_WORDS_ID = 20, 21, 22, 23
 DEPTH_BYTES_PASS = numba_link.register(DEPTH_BYTES_ID, depth_stencil_pass, types.int64)
 COLOR_BYTES_PASS = numba_link.register(COLOR_BYTES_ID, color_pass, types.none)
 LOGIC_WORDS_PASS = numba_link.register(LOGIC_WORDS_ID, logic_words, types.none)
+BLEND_WORDS_PASS = numba_link.register(BLEND_WORDS_ID, blend_words, types.none)
 _PARAMS = tuple(inspect.signature(run_passes.py_func).parameters)[:-1]  # those ``pass_links`` takes
 _PIXELS, _SURVIVORS = np.zeros(0, np.int64), np.zeros(0, np.int32)  # values of the types ``run_passes`` passes
 
@@ -492,4 +495,7 @@ def pass_links(*args: object) -> np.ndarray:
     if a["color_kind"] == LOGIC_WORDS:
         logic = ("color_words_view", "pk", "logic_table", "write_mask")
         links[PASS_LOGIC_WORDS] = LOGIC_WORDS_PASS.entry(survivors, pix, color, p, *(a[k] for k in logic))
+    if a["color_kind"] == BLEND_WORDS:
+        words, rows = a["color_words_view"], (a["r0"], a["r1"], a["r2"], a["r3"])
+        links[PASS_BLEND_WORDS] = BLEND_WORDS_PASS.entry(survivors, pix, color, p, words, *rows)
     return links

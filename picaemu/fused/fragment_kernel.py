@@ -176,12 +176,15 @@ def uniform_slots(src, primary, proctex):  # pragma: no cover - compiled
 
 
 @numba_link.kernel()
-def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer, uniform) -> int:  # pragma: no cover - compiled
+def _combine(
+    src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer, uniform, stage
+) -> int:  # pragma: no cover - compiled
     """The stages of a ``tev_program.TevProgram`` (its rows in slots: ``fragments._tev_rows``) over the source slots
     ``src`` (SLOTS, F, 4), as ``tev.combine`` runs them; returns the slot holding the last stage's output. A stage
     that outputs one of its sources unchanged (``_reproduced``, by the constants of this draw and the ``uniform``
     (SLOTS, 4) colors of the source slots that hold one color, -1 elsewhere) runs no pass: its output slot names that
-    source (``alias``) for the stages after it."""
+    source (``alias``) for the stages after it. ``stage``: the entry of ``_stage`` (``stage_entry``), called by
+    address: its vector loop is optimised once, not again inside ``_combine`` and ``shade_fragments``."""
     n = src.shape[1]
     if uses_buffer:
         for i in range(n):
@@ -228,7 +231,7 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer, uniform)
             )
         if not dot3_rgba:
             ch, inv = tev_ch[k], tev_inv[k]
-            _stage(
+            operands = (
                 src[rgb_src[0]],
                 src[rgb_src[1]],
                 src[rgb_src[2]],
@@ -246,6 +249,7 @@ def _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, uses_buffer, uniform)
                 row[T_DOT3] == 0,
                 out,
             )
+            numba_link.call(STAGE_ID, stage, operands)
     return alias[last]
 
 
@@ -288,7 +292,8 @@ def shade_fragments(ox, oy, op, od, ov, texturing, coloring, local):  # pragma: 
     if color_ints[C_PROCTEX]:
         numba_link.call(LINK_PROCTEX, links[LINK_PROCTEX], (color_ints, proctex_args, ov, src[PROCTEX_SLOT]))
     uniform = uniform_slots(src, ints[PRIMARY] != 0, color_ints[C_PROCTEX] != 0)
-    color = src[_combine(src, tev_rows, tev_ch, tev_inv, buffer_color, ints[USES_BUFFER] != 0, uniform)]
+    last = _combine(src, tev_rows, tev_ch, tev_inv, buffer_color, ints[USES_BUFFER] != 0, uniform, links[LINK_STAGE])
+    color = src[last]
     if color_ints[C_FOG]:
         numba_link.call(LINK_FOG, links[LINK_FOG], (color_ints, fog_lut, fog_rgb, od, color))
     return DONE, color
@@ -397,9 +402,21 @@ def fragment_side(
 # once, on its own, instead of optimised and emitted again inside ``fragment_side``'s machine code. Their entries
 # are rows of the plan's ``links`` after the features' (``features.LINK_*``), filled by ``core_links``; the rows
 # from LINK_BYTE_PASSES on are ``run_passes``' own ``pass_links`` (``fragment.kernels.pass_links``).
-LINK_SCAN, LINK_SHADE, LINK_PASSES, LINK_BYTE_PASSES = range(NUM_FEATURE_LINKS, NUM_FEATURE_LINKS + 4)
+LINK_SCAN, LINK_SHADE, LINK_PASSES, LINK_STAGE, LINK_BYTE_PASSES = range(NUM_FEATURE_LINKS, NUM_FEATURE_LINKS + 5)
 NUM_LINKS = LINK_BYTE_PASSES + fk.NUM_PASS_LINKS
-SCAN_ID, SHADE_ID, PASSES_ID = 9, 10, 11
+SCAN_ID, SHADE_ID, PASSES_ID, STAGE_ID = 9, 10, 11, 24
+STAGE = numba_link.register(STAGE_ID, _stage, types.none)
+# values of the types ``_combine`` passes ``_stage``: six operand slots, channels, inversions, op and scale of RGB
+# then alpha, whether RGB is combined, the output slot
+_STAGE_SAMPLE = (*(np.zeros((0, 4), np.uint8),) * 6, (0,) * 9, (False,) * 3, 0, 0, (0,) * 3, (False,) * 3, 0, 0)
+_STAGE_SAMPLE += (True, np.zeros((0, 4), np.uint8))
+
+
+def stage_entry() -> np.ndarray:
+    """(2,) int64: the entry of ``_stage`` for ``_combine``'s call (compiled or loaded on first use)."""
+    return np.array(STAGE.entry(*_STAGE_SAMPLE), np.int64)
+
+
 SCAN = numba_link.register(SCAN_ID, _scan, types.int64)
 SHADE = numba_link.register(SHADE_ID, shade_fragments, types.Tuple((types.int64, types.Array(types.uint8, 2, "C"))))
 PASSES = numba_link.register(PASSES_ID, fk.run_passes, types.int64)
@@ -444,6 +461,8 @@ def core_links(args: tuple, links: np.ndarray) -> None:
     i32, f32 = _I32, _F32
     scan = (*_TRIANGLES, a["active"], a["raster"], a["dparams"], SCAN_BOUND, i32, i32, f32, f32, _VARYINGS, i32)
     links[LINK_SCAN] = SCAN.entry(*scan, _INT64_2D)
+    if a["tev_rows"][:, T_ACTIVE].any():  # else no stage to run: never compiled for this plan
+        links[LINK_STAGE] = stage_entry()
     texturing = (*(a[k] for k in _TEXTURING), links)
     coloring = tuple(a[k] for k in _COLORING)
     links[LINK_SHADE] = SHADE.entry(i32, i32, i32, f32, _VARYINGS, texturing, coloring, _INT64)
