@@ -2,21 +2,27 @@
 that a draw compiles only the passes it runs (a first draw on a fresh install pays for what it uses).
 
 Every pass walks fragments in rasterization order and reads/writes pixel words of the tiled buffers in emulated
-memory (``framebuffer.tiled_pixel``). Inputs: ``x``, ``y`` (F,) int32 window pixels (y up), ``depth`` (F,) float32,
-``color`` (F, 4) uint8, ``p`` an ``OpsParams`` (fragment_ops: every field an int), ``survivors`` (S,) int32 indices.
+memory. Inputs: ``pix`` (F,) int64 each fragment's tiled pixel index (``framebuffer.tiled_pixels``, computed once
+by ``run_passes`` in a loop that runs in vector lanes), ``depth`` (F,) float32, ``color`` (F, 4) uint8, ``p`` an
+``OpsParams`` (fragment_ops: every field an int), ``survivors`` (S,) int32 indices (``interleaved`` takes window
+pixels ``x``, ``y`` (F,) int32, y up).
 
 - Word passes, for 32-bit pixels in 4-byte aligned buffers (``words``: a uint32 view, native = little-endian
   order, the byte order of the buffers): ``depth_words`` (depth test + write, stencil inactive, no fates),
   ``replace_words`` (the source replaces the pixel), ``logic_words`` (a logic op on whole words — every channel
   has 8 bits, so a bitwise op on the packed words is the op per channel — with the channel write mask, which
-  also serves masked replace as the logic op "copy"), ``blend_words`` (blending, per-draw factors in scalars).
+  also serves masked replace as the logic op "copy"), ``blend_words`` (blending: each round blends all its
+  fragments in vector lanes, then writes them in order; fragments whose pixel an earlier one changed wait for the
+  next round). ``run_passes`` replaces instead of blending when every survivor has one source alpha with which the
+  blend writes the source itself (``_blend_replaces``).
 - Byte passes, for everything else (2- and 3-byte pixels, unaligned buffers, stencil, buffers that share bytes,
   recorded draws): ``depth_stencil_pass``, ``color_pass``, and ``interleaved`` (both fragment by fragment; it also
   records each fragment's fate and its pixel's color before and after it for the fragment observer).
 
-Helpers that take arrays are inlined by numba (``inline="always"``): a call of a compiled function with array
-arguments costs reference counting per call, which LLVM's inlining does not remove; scalar helpers are left to
-LLVM.
+Helpers that take arrays and run per fragment are inlined by numba (``inline="always"``): a call of a compiled
+function with array arguments costs reference counting per call, which LLVM's inlining does not remove; scalar
+helpers are left to LLVM (numba's inlining of ``blend_channel`` at each of its call sites cost ~10 s of a first
+run). ``run_passes`` calls the byte passes, ``logic_words`` and ``blend_words`` by address (``pass_links``).
 
 Pixel words: ``pk`` packs 8-bit channels into a word (``packer``: 12 ints (channel, shift, 8 - bits) x 4, a missing
 4th channel (0, 0, 8) adds nothing); a ``blend_words`` row (9 ints) is a ``blend.factor_rows`` row, the channel's
