@@ -7,6 +7,12 @@ package>`` and stamped by the file's content (numba's own locators use the absol
 clone compiled afresh). Files outside the package, or a run where no kernel folder could be made, fall through to
 numba's own locators.
 
+Loading a kernel from the cache (``FunctionCache.load_overload``, replaced here for picaemu's kernels only): numba
+refreshes its whole target context first, importing and installing every lowering registry (~0.1 s of a warm
+render's ~1 s), although running machine code needs only the runtime's symbols (``rtsys.initialize``) and the hash
+secret's (added when ``numba.cpython.hashing`` is imported). A compile still refreshes the context itself (numba's
+``CompilerBase``), so a kernel compiled later in the same process sees every registry.
+
 ``SlowCompileNote``: while installed, a compile still running after ``kernel_cache.SLOW_COMPILE_S`` seconds says
 so in one line (the kernel, the cache folder), and its end in another (seconds taken). numba's "numba:compile"
 event fires only for a compile, never for a load from the cache; nested compiles (callees) belong to their
@@ -23,7 +29,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numba.cpython.hashing  # noqa: F401  (the hash secret's symbols, which loaded machine code may name)
 from numba.core import caching, event
+from numba.core.runtime import rtsys
 
 from picaemu import kernel_cache
 
@@ -86,6 +94,21 @@ def _content_hash(path: str, mtime_ns: int, size: int) -> str:
         with open(path, "rb") as fh:
             _hashes[key] = hashlib.sha256(fh.read()).hexdigest()
     return _hashes[key]
+
+
+_NUMBA_LOAD = caching.FunctionCache.load_overload
+
+
+def _load_overload(self: caching.FunctionCache, sig: Any, target_context: Any) -> Any:
+    """numba's ``load_overload`` without refreshing the target context, for picaemu's kernels (module docstring)."""
+    if not isinstance(self._impl.locator, SourceTreeLocator):
+        return _NUMBA_LOAD(self, sig, target_context)
+    rtsys.initialize(target_context)  # once per process: the NRT's symbols
+    with self._guard_against_spurious_io_errors():
+        return self._load_overload(sig, target_context)
+
+
+caching.FunctionCache.load_overload = _load_overload
 
 
 class SlowCompileNote(event.Listener):

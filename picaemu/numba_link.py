@@ -21,7 +21,8 @@ stands for one choice of them.
 What else keeps a first run's compile short: ``kernel`` (``numba.njit(cache=True)`` without numba's C entry
 wrapper, which picaemu never calls), ``compiled_only`` (a kernel only other kernels call: no Python entry
 either), allocations lowered in place (``empty``, ``zeros``, ``indices``: numba compiles each signature of
-``np.empty`` as a function of its own), ``Stored`` values written by Python (no compiled writer per type), and
+``np.empty`` as a function of its own; inside the compiled loop they take pieces of its draw arena,
+``picaemu.numba_arena``), ``Stored`` values written by Python (no compiled writer per type), and
 Python's garbage collector kept off the heap that was there before a compile (``_FrozenHeap``).
 """
 
@@ -41,8 +42,9 @@ from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
 from numba.core.typing.npydecl import parse_dtype, parse_shape
 from numba.extending import intrinsic
-from numba.np.arrayobj import _empty_nd_impl, _parse_empty_args
+from numba.np.arrayobj import _empty_nd_impl, _parse_empty_args, populate_array
 
+from picaemu import numba_arena
 from picaemu.errors import PicaError
 
 
@@ -276,8 +278,39 @@ def _allocation(shape: Any, dtype: Any) -> types.Array:
 
 
 def _allocate(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+    """The array of ``signature``'s return type and the shape ``llargs[0]``: a piece of the thread's draw arena
+    (``picaemu.numba_arena``: owning nothing) when one is open and has room, else numba's allocation."""
     arrtype, shapes = _parse_empty_args(context, builder, signature, llargs)
-    return _empty_nd_impl(context, builder, arrtype, shapes)
+    return _in_arena_or_heap(context, builder, arrtype, shapes)
+
+
+def _in_arena_or_heap(context: Any, builder: Any, arrtype: types.Array, shapes: list) -> Any:
+    datatype = context.get_data_type(arrtype.dtype)
+    itemsize = context.get_constant(types.intp, context.get_abi_sizeof(datatype))
+    nbytes, overflow = itemsize, cgutils.false_bit
+    for size in shapes:
+        product = builder.smul_with_overflow(nbytes, size)
+        nbytes, overflow = builder.extract_value(product, 0), builder.or_(overflow, builder.extract_value(product, 1))
+    piece = numba_arena.take(builder, builder.select(overflow, context.get_constant(types.intp, -1), nbytes))
+    made = cgutils.alloca_once(builder, context.get_value_type(arrtype))
+    with builder.if_else(cgutils.is_null(builder, piece)) as (heap, arena):
+        with heap:  # numba's allocation (and its errors: a size that overflows)
+            builder.store(_empty_nd_impl(context, builder, arrtype, shapes)._getvalue(), made)
+        with arena:
+            array = context.make_array(arrtype)(context, builder)
+            strides = [itemsize] if shapes else []  # C order
+            for size in reversed(shapes[1:]):
+                strides.append(builder.mul(strides[-1], size))
+            populate_array(
+                array,
+                data=builder.bitcast(piece, datatype.as_pointer()),
+                shape=cgutils.pack_array(builder, shapes),
+                strides=cgutils.pack_array(builder, strides[::-1]),
+                itemsize=itemsize,
+                meminfo=None,
+            )
+            builder.store(array._getvalue(), made)
+    return context.make_array(arrtype)(context, builder, value=builder.load(made))
 
 
 @intrinsic
@@ -311,12 +344,24 @@ def indices(typingctx: Any, count: Any) -> Any:
 
     def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
         n = context.cast(builder, llargs[0], signature.args[0], types.intp)
-        array = _empty_nd_impl(context, builder, arrtype, [n])
+        array = _in_arena_or_heap(context, builder, arrtype, [n])
         with cgutils.for_range(builder, n) as loop:
             builder.store(loop.index, builder.gep(array.data, [loop.index]))
         return array._getvalue()
 
     return arrtype(count), codegen
+
+
+@intrinsic
+def arena_restart(typingctx: Any) -> Any:
+    """The calling thread's open draw arena gives its pieces out again from its start (``picaemu.numba_arena``: a
+    draw begins; what the previous one allocated there is dead)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+        numba_arena.restart(builder)
+        return context.get_dummy_value()
+
+    return types.none(), codegen
 
 
 # Values kept in native form: a compiled loop that switches between several plans by a run-time index would index

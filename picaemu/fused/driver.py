@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from picaemu import draw as draw_mod
-from picaemu import numba_link
+from picaemu import numba_arena, numba_link
 from picaemu.command import kernel as K
 from picaemu.draw import CompiledSink, DrawCall, is_compiled_sink
 from picaemu.fused import loop
@@ -50,6 +50,7 @@ class CompiledDriver:
         self._fstate = np.zeros(loop.FSTATE_LEN, np.int64)
         self._held = np.zeros(loop.HELD_SHAPE, np.float32)
         self._links = np.zeros((loop.NUM_LINKS, 2), np.int64)
+        self._arena = np.empty(numba_arena.ARENA_BYTES, np.uint8)  # the loop's draws allocate here (pages on use)
         self._command: tuple[object, tuple[int, int]] = (None, (0, 0))  # the kernel arguments' kind, ``K.run``'s entry
         self._command_args: tuple = ()  # the arguments that kind was taken of (held: their objects stay these)
         self._work_left = 0  # of the plans' ``work_left``, what the loop has not run yet
@@ -122,7 +123,8 @@ class CompiledDriver:
             loop.run.compile(tuple(numba.typeof(value) for value in arguments))
             _LOOP_READY.add(kind)
         start = draw_mod.clock()
-        status = loop.run(*arguments)
+        with numba_arena.opened(self._arena):
+            status = loop.run(*arguments)
         table.current = int(fstate[loop.FS_CURRENT])
         self._work_left = int(fstate[loop.FS_WORK_LEFT])
         if not fstate[loop.FS_PENDING] and status != K.S_DECLINED:

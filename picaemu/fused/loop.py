@@ -496,6 +496,7 @@ def run(kernel, keys, count, watched, slots, links, rows, held, fstate):  # prag
         row[:] = 0
         restart = _restarted(events, fstate[FS_EVENTS], cursor[K.K_NEV])
         drawn = (regs, fu, kind, handed, restart, watched[j], slots[j], links, row, held, fstate)
+        numba_link.arena_restart()  # the previous draw's allocations are dead (``picaemu.numba_arena``)
         if not numba_link.call(DRAW_ID, links[LINK_DRAW], drawn):
             return status
         fstate[FS_CURRENT], fstate[FS_EVENTS] = j, cursor[K.K_NEV]

@@ -27,6 +27,8 @@ from enum import Enum
 import numba
 import numpy as np
 
+from picaemu import numba_link
+
 
 class Topology(Enum):
     LIST = 0
@@ -47,8 +49,8 @@ def triangle_positions(topology: int, n: int, parity: int) -> np.ndarray:  # pra
     of odd parity swaps its first two vertices). The one assembly rule: the staged ``Assembler`` and the compiled
     vertex side (``picaemu.fused.vertices``) both call it."""
     if topology in (STRIP, FAN):
-        t = max(n - 2, 0)
-        tris = np.empty((t, 3), np.int64)
+        t = n - 2 if n > 2 else 0
+        tris = numba_link.empty((t, 3), np.int64)  # lowered in place (numba compiles np.empty / np.arange apart)
         for i in range(t):
             if topology == FAN:
                 tris[i, 0], tris[i, 1], tris[i, 2] = 0, i + 1, i + 2
@@ -57,18 +59,22 @@ def triangle_positions(topology: int, n: int, parity: int) -> np.ndarray:  # pra
             else:
                 tris[i, 0], tris[i, 1], tris[i, 2] = i, i + 1, i + 2
         return tris
-    return np.arange(3 * (n // 3)).reshape(n // 3, 3)
+    return numba_link.indices(3 * (n // 3)).reshape(n // 3, 3)
 
 
 @numba.njit(cache=True)
 def kept_positions(topology: int, n: int) -> np.ndarray:  # pragma: no cover - compiled
     """(k <= 2,) int64 stream positions of the vertices a stream of ``n`` vertices leaves buffered for the next
     draw: a list's incomplete triangle, a strip's last two, a fan's centre and last."""
-    if topology == STRIP:
-        return np.arange(max(n - 2, 0), n)
-    if topology == FAN:
-        return np.arange(n) if n <= 2 else np.array([0, n - 1])
-    return np.arange(n - n % 3, n)
+    if topology == FAN and n > 2:
+        centre_last = numba_link.empty(2, np.int64)
+        centre_last[0], centre_last[1] = 0, n - 1
+        return centre_last
+    first = (n - 2 if n > 2 else 0) if topology == STRIP else 0 if topology == FAN else n - n % 3
+    kept = numba_link.indices(n - first)
+    for i in range(kept.shape[0]):
+        kept[i] += first
+    return kept
 
 
 @dataclass

@@ -223,11 +223,11 @@ def _scan(
     """
     width, height, smode = params[0], params[1], params[2]
     sx1, sy1, sx2, sy2 = params[3], params[4], params[5], params[6]
-    e_row = np.empty(3, np.int64)
-    e_dx = np.empty(3, np.int64)
-    e_dy = np.empty(3, np.int64)
-    bias = np.empty(3, np.int64)
-    tv = np.empty((3, 2 + active.shape[0]), np.float64)
+    e_row = numba_link.empty(3, np.int64)  # lowered in place (and in the loop's draw arena)
+    e_dx = numba_link.empty(3, np.int64)
+    e_dy = numba_link.empty(3, np.int64)
+    bias = numba_link.empty(3, np.int64)
+    tv = numba_link.empty((3, 2 + active.shape[0]), np.float64)
     emit = mode == SCAN_EMIT
     total = 0
     for t in range(x.shape[0]):
