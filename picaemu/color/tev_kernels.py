@@ -44,7 +44,7 @@ def _div_trunc(x: int, d: int) -> int:
 
 
 @numba.njit(cache=True)
-def _combine_one(op: int, a: int, b: int, c: int) -> int:  # pragma: no cover - compiled
+def _combine_one(op: int, a, b, c) -> np.int32:  # pragma: no cover - compiled
     """One channel of every combine op but dot3 (see the reference table), 8-bit integers in and out. Every op's
     value in 32 bits and the op's chosen by selects, not branches (a stage's op is the same for every fragment, so
     that ``_stage``'s loop over fragments runs in vector lanes); quotients by 255 by ``div255`` (multiply then add:
@@ -63,7 +63,7 @@ def _combine_one(op: int, a: int, b: int, c: int) -> int:  # pragma: no cover - 
 
 
 @numba.njit(cache=True)
-def _operate(x: int, y: int, z: int, flips: tuple, op: int, shift: int) -> int:  # pragma: no cover - compiled
+def _operate(x: int, y: int, z: int, flips: tuple, op: int, shift: int) -> np.int32:  # pragma: no cover - compiled
     """One output channel from its three operand values: inverted where ``flips`` (one int each: 255 to invert,
     255 - v = v ^ 255, else 0) asks, combined, scaled."""
     v = _combine_one(op, np.int32(x ^ flips[0]), np.int32(y ^ flips[1]), np.int32(z ^ flips[2]))

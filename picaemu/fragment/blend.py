@@ -210,7 +210,7 @@ def factor_rows(program: BlendProgram) -> np.ndarray:
 @numba.njit(cache=True)
 def blend_factor(
     sel: int, flip: int, value: int, s: int, sa: int, d: int, da: int, sat: int
-) -> int:  # pragma: no cover
+) -> np.int32:  # pragma: no cover
     """A ``factor_rows`` factor of one fragment, ``flip`` 255 when inverted, else 0: selects, not branches (a draw's
     selectors are the same for every fragment, so a loop over fragments runs them side by side in vector lanes);
     255 - v as v ^ 255 (0 <= v <= 255)."""
@@ -224,13 +224,13 @@ def blend_factor(
 
 
 @numba.njit(cache=True)
-def div255(v: int) -> int:  # pragma: no cover - compiled
+def div255(v: int) -> np.int32:  # pragma: no cover - compiled
     """v // 255 for 0 <= v <= 255 * 255 in 32-bit lanes (no division; ``tests/test_blend.py`` checks every v)."""
     return np.int32((v + 1 + (v >> 8)) >> 8)
 
 
 @numba.njit(cache=True)
-def blend_channel(row, s: int, sa: int, d: int, da: int, sat: int) -> int:  # pragma: no cover - compiled
+def blend_channel(row, s, sa, d, da, sat) -> np.int32:  # pragma: no cover - compiled
     """One channel of ``blend_pixel`` from scalars: ``row`` a ``factor_rows`` row (as a tuple), ``s``/``d`` the
     channel's source / destination value, ``sa``/``da`` the alphas, ``sat`` = min(sa, 255 - da). Every value in
     32 bits (S * F <= 255 * 255) and every choice a select, so that ``kernels.blend_words``' loop over fragments

@@ -408,8 +408,8 @@ SCAN_ID, SHADE_ID, PASSES_ID, STAGE_ID = 9, 10, 11, 24
 STAGE = numba_link.register(STAGE_ID, _stage, types.none)
 # values of the types ``_combine`` passes ``_stage``: six operand slots, channels, inversions, op and scale of RGB
 # then alpha, whether RGB is combined, the output slot
-_STAGE_SAMPLE = (*(np.zeros((0, 4), np.uint8),) * 6, (0,) * 9, (False,) * 3, 0, 0, (0,) * 3, (False,) * 3, 0, 0)
-_STAGE_SAMPLE += (True, np.zeros((0, 4), np.uint8))
+_SLOT = np.zeros((0, 4), np.uint8)
+_STAGE_SAMPLE = (*(_SLOT,) * 6, (0,) * 9, (False,) * 3, 0, 0, (0,) * 3, (False,) * 3, 0, 0, True, _SLOT)
 
 
 def stage_entry() -> np.ndarray:
