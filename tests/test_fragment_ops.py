@@ -183,15 +183,8 @@ def test_blend_words_rounds_and_replace_rule_match_the_reference(
     regs = np.zeros(0x300, np.uint32)
     regs[id_of("COLOR_OPERATION")] = access.compose("COLOR_OPERATION", blend_mode=1)
     rgb_src, rgb_dst = factors
-    regs[id_of("BLEND_FUNC")] = access.compose(
-        "BLEND_FUNC",
-        rgb_equation=eq,
-        alpha_equation=eq,
-        rgb_src=rgb_src,
-        rgb_dst=rgb_dst,
-        alpha_src=rgb_src,
-        alpha_dst=rgb_dst,
-    )
+    sides = dict(rgb_src=rgb_src, rgb_dst=rgb_dst, alpha_src=rgb_src, alpha_dst=rgb_dst)  # alpha as RGB
+    regs[id_of("BLEND_FUNC")] = access.compose("BLEND_FUNC", rgb_equation=eq, alpha_equation=eq, **sides)
     regs[id_of("BLEND_COLOR")] = access.compose("BLEND_COLOR", r=10, g=20, b=30, a=255)
     regs[id_of("DEPTH_COLOR_MASK")] = access.compose(
         "DEPTH_COLOR_MASK", red=1, green=1, blue=1, alpha=int(alpha_written)
