@@ -59,8 +59,8 @@ from picaemu.fused.layout import (
 )
 from picaemu.raster.rasterizer import normalise_quaternions
 from picaemu.texture import proctex
-from picaemu.texture.filtering import DECODED, cube_face, filter_2d, nan_to_num32, nearest_u8, round_u8
-from picaemu.texture.level_cache import NOT_DECODED, level_at
+from picaemu.texture.filtering import cube_face, filter_2d, nan_to_num32, nearest_u8, round_u8
+from picaemu.texture.level_cache import NOT_DECODED, level_at, tapped_level
 from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices
 from picaemu.texture.state import CUBE_LOW_MASK
 
@@ -85,29 +85,26 @@ def _layout(start, row, lv):  # pragma: no cover - compiled
 
 
 @numba_link.kernel()
-def _level_filter(pool, at, data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
+def _texels(cache, at, data, start, row, lv, st):  # pragma: no cover - compiled
+    """(decoded texels, where level ``lv`` of the image at byte ``start`` of ``data`` (a memory region) starts in
+    them) for the filters to tap at ``st`` (F, 2): the level cache's ``pool`` from texel ``at`` (``_texture`` asks the
+    cache), or (``at`` = ``NOT_DECODED``) its ``scratch`` from texel 0, the blocks tapped decoded there."""
+    if at != NOT_DECODED:
+        return cache[2], at
+    tapped_level(cache, data, _layout(start, row, lv), row[U_HEIGHT] >> lv, st, row[U_WRAP_S], row[U_WRAP_T])
+    return cache[4], 0
+
+
+@numba_link.kernel()
+def _level_filter(cache, at, data, start, row, lv, st, linear, border):  # pragma: no cover - compiled
     """``filtering.filter_2d`` of fragments at ``st`` (F, 2) with ``linear`` (F,) on level ``lv`` of the image at
-    byte ``start`` of ``data`` (a memory region): (F, 4) float32; its texels read from the level cache's ``pool``
-    from texel ``at`` (``_texture`` asks the cache), or from memory tap by tap (``at`` = ``NOT_DECODED``)."""
+    byte ``start`` of ``data`` (a memory region): (F, 4) float32, its texels as ``_texels`` gives them."""
     m = st.shape[0]
     zeros = numba_link.zeros(m, np.int64)
+    texels, first = _texels(cache, at, data, start, row, lv, st)
     offsets, widths, heights = numba_link.empty((1, 1), np.int64), _one(row[U_WIDTH] >> lv), _one(row[U_HEIGHT] >> lv)
-    offsets[0, 0] = max(at, 0)
-    tables = (
-        offsets,
-        widths,
-        heights,
-        zeros,
-        zeros,
-        st,
-        linear,
-        row[U_WRAP_S],
-        row[U_WRAP_T],
-        border,
-    )
-    if at != NOT_DECODED:
-        return filter_2d(pool, DECODED, *tables)
-    return filter_2d(data, _layout(start, row, lv), *tables)
+    offsets[0, 0] = first
+    return filter_2d(texels, offsets, widths, heights, zeros, zeros, st, linear, row[U_WRAP_S], row[U_WRAP_T], border)
 
 
 @numba_link.kernel(inline="always")
@@ -135,14 +132,14 @@ def _put(out, rows, colors):  # pragma: no cover - compiled
 
 
 @numba_link.kernel()
-def _filter_level(pool, at, data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover
+def _filter_level(cache, at, data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover
     """``_level_filter`` of the fragments whose ``keys`` entry is ``key`` into their rows of ``out`` (F, 4)."""
     n = keys.shape[0]
     count = 0
     for i in range(n):
         count += keys[i] == key
     if count == n:  # every fragment on this level and face: no gather, no scatter
-        _put(out, numba_link.indices(n), _level_filter(pool, at, data, start, row, lv, st, linear, border))
+        _put(out, numba_link.indices(n), _level_filter(cache, at, data, start, row, lv, st, linear, border))
     elif count:  # gathered element by element (numpy's fancy indexing compiles far more)
         pick, st_pick, linear_pick = (
             numba_link.empty(count, np.int64),
@@ -154,7 +151,7 @@ def _filter_level(pool, at, data, start, row, lv, keys, key, st, linear, border,
             if keys[i] == key:
                 pick[k], st_pick[k, 0], st_pick[k, 1], linear_pick[k] = i, st[i, 0], st[i, 1], linear[i]
                 k += 1
-        _put(out, pick, _level_filter(pool, at, data, start, row, lv, st_pick, linear_pick, border))
+        _put(out, pick, _level_filter(cache, at, data, start, row, lv, st_pick, linear_pick, border))
 
 
 IN_VRAM, IN_FCRAM = 0, 1
@@ -260,24 +257,21 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
             data = vram if starts[f, 0] == IN_VRAM else fcram
             layout = _layout(starts[f, 1], row, lv)
             at[key] = level_at(cache, starts[f, 0], data, layout, row[U_HEIGHT] >> lv, row[U_BYTES + lv], demand[key])
-    pool = cache[2]
     if simple:
         decoded, data = at[first * CUBE_FACES], vram if starts[0, 0] == IN_VRAM else fcram
         if row[U_MAG_LINEAR]:
             everyone = _filled(n, True, numba_link.empty(n, np.bool_))
-            round_u8(_level_filter(pool, decoded, data, starts[0, 1], row, first, st, everyone, border[u]), out)
+            round_u8(_level_filter(cache, decoded, data, starts[0, 1], row, first, st, everyone, border[u]), out)
             return taps
+        texels, offset = _texels(cache, decoded, data, starts[0, 1], row, first, st)  # filtered nearest: to uint8
         w, h, wrap_s, wrap_t = row[U_WIDTH] >> first, row[U_HEIGHT] >> first, row[U_WRAP_S], row[U_WRAP_T]
-        if decoded != NOT_DECODED:  # filtered nearest: straight to uint8
-            nearest_u8(pool, DECODED, decoded, w, h, st, wrap_s, wrap_t, border[u], out)
-        else:
-            nearest_u8(data, _layout(starts[0, 1], row, first), 0, w, h, st, wrap_s, wrap_t, border[u], out)
+        nearest_u8(texels, offset, w, h, st, wrap_s, wrap_t, border[u], out)
         return taps
     color = numba_link.empty((n, 4), np.float32)
-    _filter_faces(pool, at, vram, fcram, starts, row, first, last, keys, st, linear, border[u], color)
+    _filter_faces(cache, at, vram, fcram, starts, row, first, last, keys, st, linear, border[u], color)
     if blend:
         second = numba_link.empty((n, 4), np.float32)
-        _filter_faces(pool, at, vram, fcram, starts, row, first, last, second_keys, st, linear, border[u], second)
+        _filter_faces(cache, at, vram, fcram, starts, row, first, last, second_keys, st, linear, border[u], second)
         for i in range(n):
             w = frac[i]
             if w != 0:
@@ -288,15 +282,16 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
 
 
 @numba_link.kernel()
-def _filter_faces(pool, at, vram, fcram, starts, row, first, last, keys, st, linear, border, out):  # pragma: no cover
+def _filter_faces(cache, at, vram, fcram, starts, row, first, last, keys, st, linear, border, out):  # pragma: no cover
     """``_filter_level`` of every face and level: the fragments whose key is level * CUBE_FACES + face, each level
-    read from the cache's ``pool`` at ``at[key]`` or from memory (``NOT_DECODED``)."""
+    read from the cache's ``pool`` at ``at[key]`` or, its tapped blocks decoded, from its ``scratch``
+    (``NOT_DECODED``)."""
     for f in range(starts.shape[0]):
         region, start = starts[f, 0], starts[f, 1]
         data = vram if region == IN_VRAM else fcram
         for lv in range(first, last + 1):
             key = lv * CUBE_FACES + f
-            _filter_level(pool, at[key], data, start, row, lv, keys, key, st, linear, border, out)
+            _filter_level(cache, at[key], data, start, row, lv, keys, key, st, linear, border, out)
 
 
 @numba_link.kernel()

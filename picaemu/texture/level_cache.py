@@ -37,6 +37,7 @@ import weakref
 import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.texture.fetch import (
     KIND_ETC1,
     KIND_ETC1A4,
@@ -45,10 +46,14 @@ from picaemu.texture.fetch import (
     LAYOUT_KIND,
     LAYOUT_START,
     LAYOUT_WIDTH_LOG2,
+    decode_blocks,
     decode_level,
 )
+from picaemu.texture.filtering import TAPPED_BLOCKS, tapped_blocks
+from picaemu.texture.formats import MAX_SIZE
 
 ENTRIES, POOL_TEXELS, RAW_BYTES = 256, 1 << 19, 1 << 21  # 2 MiB of decoded texels, 2 MiB of raw bytes
+SCRATCH_TEXELS = MAX_SIZE * MAX_SIZE  # the largest level
 K_REGION, K_LAYOUT = 0, 1  # key columns: the region code, then the layout tuple
 K_HEIGHT = K_LAYOUT + LAYOUT_INTS
 KEY_INTS = K_HEIGHT + 1
@@ -60,20 +65,24 @@ TAP_COST_OF = {KIND_PACKED: 1, KIND_ETC1: 3, KIND_ETC1A4: 3}  # a memory tap / o
 TAP_COST = np.array([TAP_COST_OF[kind] for kind in sorted(TAP_COST_OF)], np.int64)  # by ``fetch`` layout kind
 
 
-def new() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+Cache = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def new() -> Cache:
     """An empty cache (module docstring); the pools' pages are touched only as levels are decoded into them."""
     return (
         np.zeros((ENTRIES, ENTRY_INTS), np.int64),
         np.zeros(3, np.int64),
         np.empty((POOL_TEXELS, 4), np.uint8),
         np.empty(RAW_BYTES, np.uint8),
+        np.empty((SCRATCH_TEXELS, 4), np.uint8),
     )
 
 
 _CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def for_memory(memory: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def for_memory(memory: object) -> Cache:
     """The cache of levels read from ``memory`` (a ``PhysicalMemory``), made on first use, gone with it."""
     cache = _CACHES.get(memory)
     if cache is None:
@@ -132,7 +141,7 @@ def level_at(cache, region: int, data, layout, height: int, size: int, taps: int
     """Where in ``pool`` (``cache[2]``) the level of ``data`` (memory region ``region``'s bytes) at the ``fetch``
     layout ``layout``, ``height`` rows, ``size`` bytes, that a draw taps ``taps`` times, starts decoded (module
     docstring: the rule), or ``NOT_DECODED``: read each tap from memory."""
-    entries, top, pool, raw = cache
+    entries, top, pool, raw, _ = cache
     texels = (1 << layout[LAYOUT_WIDTH_LOG2]) * height
     start = layout[LAYOUT_START]
     e = _find(entries, top[T_ENTRIES], region, layout, height)
@@ -162,3 +171,19 @@ def level_at(cache, region: int, data, layout, height: int, size: int, taps: int
         raw[row[E_RAW] + i] = data[start + i]
     decode_level(data, layout, pool[row[E_TEXELS] : row[E_TEXELS] + texels])
     return row[E_TEXELS]
+
+
+@numba.njit(cache=True)
+def tapped_level(cache, data, layout, height: int, st, wrap_s: int, wrap_t: int) -> None:  # pragma: no cover
+    """The blocks of the level of ``data`` at the ``fetch`` layout ``layout``, ``height`` rows, that the filters
+    tap at the coordinates ``st`` (F, 2) with these wrap modes (``filtering.tapped_blocks``; every block when any
+    may be) decoded into ``scratch`` (``cache[4]``) from texel 0: the texels of a level ``level_at`` left in memory.
+    Its other texels are stale."""
+    width = 1 << layout[LAYOUT_WIDTH_LOG2]
+    texels = cache[4][: width * height]
+    count = texels.shape[0] >> 4  # 4x4 blocks
+    blocks = numba_link.empty(min(count, st.shape[0] * TAPPED_BLOCKS), np.int64)
+    tapped = tapped_blocks(st, width, height, wrap_s, wrap_t, numba_link.zeros(count, np.uint8), blocks)
+    if tapped < 0:
+        blocks, tapped = numba_link.indices(count), count
+    decode_blocks(data, layout, blocks, tapped, texels)
