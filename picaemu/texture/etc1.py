@@ -16,9 +16,9 @@ emulated memory (the fused fragment path's ETC texels).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.texture.formats import TILE
 
 BLOCK = 4
@@ -29,17 +29,17 @@ DIFFERENTIAL_SHIFTS = np.array([[59, 56], [51, 48], [43, 40]], np.int64)  # (5-b
 ALPHA_BITS = 4
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _field(word: np.uint64, shift: int, width: int) -> np.int64:
     return np.int64((word >> np.uint64(shift)) & np.uint64((1 << width) - 1))
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _expand5(v: int) -> int:
     return (v << 3) | (v >> 2)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _base(word: np.uint64, second: int, c: int) -> int:
     """Channel c's 8-bit base color of sub-block ``second`` (0 or 1) of a block's color word."""
     if _field(word, DIFF_BIT, 1):
@@ -51,7 +51,7 @@ def _base(word: np.uint64, second: int, c: int) -> int:
     return _field(word, INDIVIDUAL_SHIFTS[c, second], 4) * 0x11
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def block_texels(color: np.uint64, alpha: np.uint64, with_alpha: bool, out, first: int, stride: int) -> None:
     """The 16 (R, G, B, A) uint8 texels of one block (module docstring) into rows ``first + y * stride + x`` of
     ``out`` (N, 4) (x, y: the block's column and row, 0-3, row 0 = top)."""
@@ -70,14 +70,14 @@ def block_texels(color: np.uint64, alpha: np.uint64, with_alpha: bool, out, firs
             out[i, 3] = np.uint8(_field(alpha, ALPHA_BITS * n, ALPHA_BITS) * 0x11 if with_alpha else 255)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def block_index(x: int, y: int, width_log2: int) -> int:
     """The block holding image column x, row y (row 0 = top) of a level ``1 << width_log2`` texels wide."""
     tile = ((y >> 3) << (width_log2 - 3)) + (x >> 3)
     return (tile << 2) + (((y >> 2) & 1) << 1) + ((x >> 2) & 1)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def decode_blocks(words: np.ndarray, with_alpha: bool, width: int, height: int, out: np.ndarray) -> None:
     """Every block of a level's ``words`` (u64, alpha word first in ETC1A4) into ``out`` (H, W, 4) uint8, row 0 =
     top: ``decode_etc``'s loop (``texture.fetch.decode_blocks`` decodes a level's blocks in emulated memory by the

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from functools import cache
 
-import numba
 import numpy as np
 
 from picaemu import numba_link
@@ -44,7 +43,7 @@ def channel_fields(spec: Packed) -> tuple[int, ...]:
     return (*shifts, *bits)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _channel(word: int, layout, c: int):  # pragma: no cover - compiled
     """Channel c (uint8) of a texel word (scalars only: LLVM inlines it, branches and all)."""
     bits = layout[LAYOUT_BITS + c]
@@ -54,7 +53,7 @@ def _channel(word: int, layout, c: int):  # pragma: no cover - compiled
     return np.uint8(field if bits == 8 else _expand(field, bits))
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _packed_word(data, layout, x: int, y: int) -> int:  # pragma: no cover - compiled
     """The texel word at image column x, row y (0 = top) of a packed (non-ETC) level."""
     # no branches (a select costs less than a misprediction)
@@ -73,7 +72,7 @@ def _packed_word(data, layout, x: int, y: int) -> int:  # pragma: no cover - com
     return (word >> (((n & 1) << 2) * nibble)) & ((1 << word_bits) - 1)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def decode_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma: no cover - compiled
     """The 4x4 blocks ``blocks[:count]`` of the memory source's level into ``texels`` (W * H, 4) uint8, memory-row
     order (as ``decode.decode_level``); block b covers image rows 4 * (b // (W / 4)) + 0-3 (0 = top) and columns
@@ -102,7 +101,7 @@ def decode_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma: 
                     texels[first + y * width + x, c] = _channel(word, layout, c)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")  # small: no library of its own
 def decode_level(data, layout, texels) -> None:  # pragma: no cover - compiled
     """Every texel of the memory source's level into ``texels`` (W * H, 4) uint8, memory-row order
     (``decode_blocks`` of all its blocks)."""

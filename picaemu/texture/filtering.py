@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from picaemu import numba_link
@@ -35,7 +34,7 @@ CLAMP_EDGE, CLAMP_BORDER, MIRROR = _WRAP["clamp to edge"], _WRAP["clamp to borde
 EDGE_OR_REPEAT, BORDER_OR_REPEAT = _WRAP["edge if >= 0, repeat if < 0"], _WRAP["border if >= size, repeat if < 0"]
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def wrap(k: int, n: int, mode: int) -> int:
     """Texel index in [0, n), or -1 (``BORDER``) where the border color is read."""
     if mode == CLAMP_EDGE:
@@ -52,7 +51,7 @@ def wrap(k: int, n: int, mode: int) -> int:
     return k & (n - 1)  # repeat; codes 6 and 7 behave as repeat
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _texel_index(offset: int, w: int, h: int, ks: int, kt: int, wrap_s: int, wrap_t: int) -> int:
     """Flat texel index (scalars only: array arguments would cost a refcount per call)."""
     s, t = wrap(ks, w, wrap_s), wrap(kt, h, wrap_t)
@@ -61,7 +60,7 @@ def _texel_index(offset: int, w: int, h: int, ks: int, kt: int, wrap_s: int, wra
     return offset + (h - 1 - t) * w + s
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _texel(texels, idx: int, border):  # pragma: no cover - compiled
     """The four channels of texel ``idx``, or of the border color (``idx`` = BORDER)."""
     at = max(idx, 0)  # one read per tap (texel 0 stands in for a border)
@@ -75,14 +74,14 @@ def _texel(texels, idx: int, border):  # pragma: no cover - compiled
     )
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _nearest(texels, offset: int, w: int, h: int, s, t, wrap_s: int, wrap_t: int, border):  # pragma: no cover
     """The texel nearest texture coordinates (s, t): k = floor(s * w), floor(t * h), wrapped."""
     idx = _texel_index(offset, w, h, math.floor(s * w), math.floor(t * h), wrap_s, wrap_t)
     return _texel(texels, idx, border)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def nearest_u8(texels, offset: int, w: int, h: int, st, wrap_s, wrap_t, border, out):  # pragma: no cover
     """``filter_2d`` + ``round_u8`` of one image (at texel ``offset``, size w x h) filtered nearest at every ``st``
     (F, 2) into ``out`` (F, 4) uint8, without the float32 colors between (a nearest texel rounds to itself)."""
@@ -93,7 +92,7 @@ def nearest_u8(texels, offset: int, w: int, h: int, st, wrap_s, wrap_t, border, 
         )
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def fetch(texels, offsets, widths, heights, level, face, ks, kt, wrap_s, wrap_t, border):
     out = numba_link.empty((level.size, 4), np.uint8)
     for i in range(level.size):
@@ -103,7 +102,7 @@ def fetch(texels, offsets, widths, heights, level, face, ks, kt, wrap_s, wrap_t,
     return out
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def filter_2d(texels, offsets, widths, heights, level, face, st, linear, wrap_s, wrap_t, border):
     n = level.size
     out = numba_link.empty((n, 4), np.float32)  # every row written below (allocated here: no np.empty compile)
@@ -143,7 +142,7 @@ TAPPED_BLOCKS = 9  # the most 4x4 blocks one fragment's taps fall in (``tapped_b
 EXACT = 2.0**52  # texel coordinates below this in magnitude are exact in float64 (and their floor in int64)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")  # ``level_cache.tapped_level``'s: no library of its own
 def tapped_blocks(st, w: int, h: int, wrap_s: int, wrap_t: int, seen, blocks) -> int:  # pragma: no cover
     """The 4x4 blocks of a w x h level that ``filter_2d`` or ``nearest_u8`` may tap at the coordinates ``st``
     (F, 2), each once, into ``blocks`` (at least min(F * TAPPED_BLOCKS, W * H / 16) int64); returns their count, or
@@ -177,7 +176,7 @@ def tapped_blocks(st, w: int, h: int, wrap_s: int, wrap_t: int, seen, blocks) ->
 FLOAT32_MAX = np.float32(np.finfo(np.float32).max)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def nan_to_num32(x):  # pragma: no cover - compiled
     """``np.nan_to_num`` of a float32: NaN -> 0, +-inf -> +-FLOAT32_MAX."""
     if x != x:
@@ -185,7 +184,7 @@ def nan_to_num32(x):  # pragma: no cover - compiled
     return min(max(x, -FLOAT32_MAX), FLOAT32_MAX)
 
 
-@numba.njit(cache=True, error_model="numpy")  # a zero major axis divides to inf / NaN, as in numpy
+@numba_link.kernel(error_model="numpy")  # a zero major axis divides to inf / NaN, as in numpy
 def cube_face(u, v, w):  # pragma: no cover - compiled
     """A direction (float32 u, v, w) -> (face 0-5 = +X -X +Y -Y +Z -Z, face coordinates s, t (float32, NaN -> 0,
     infinities clamped to the largest float32), |major axis|): the major axis is the largest |component| (x before
@@ -207,7 +206,7 @@ def cube_face(u, v, w):  # pragma: no cover - compiled
     )
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def cube_faces(uvw, face, st, major) -> None:  # pragma: no cover - compiled
     """``cube_face`` of every direction of ``uvw`` (F, 3) float32 into ``face`` (F,) int64, ``st`` (F, 2) float32
     and ``major`` (F,) float32."""
@@ -215,7 +214,7 @@ def cube_faces(uvw, face, st, major) -> None:  # pragma: no cover - compiled
         face[i], st[i, 0], st[i, 1], major[i] = cube_face(uvw[i, 0], uvw[i, 1], uvw[i, 2])
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def round_u8(color, out):  # pragma: no cover - compiled
     """out = trunc(min(color + 0.5, 255)) in float32, for filtered colors (>= 0)."""
     for i in range(color.shape[0]):

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import weakref
 
-import numba
 import numpy as np
 
 from picaemu import numba_link
@@ -90,7 +89,7 @@ def for_memory(memory: object) -> Cache:
     return cache
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")  # level_at's: no library of its own
 def _find(entries, count: int, region: int, layout, height: int) -> int:  # pragma: no cover - compiled
     """The row of ``entries[:count]`` whose key is (region, layout, height), or -1."""
     for e in range(count):
@@ -105,7 +104,7 @@ def _find(entries, count: int, region: int, layout, height: int) -> int:  # prag
     return -1
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")  # level_at's: no library of its own
 def _same_bytes(raw, at: int, data, start: int, size: int) -> bool:  # pragma: no cover - compiled
     """``raw[at:at + size] == data[start:start + size]``, 8 bytes a step (as uint64 views: LLVM does not always
     merge byte loads into words once this is inlined) and no early exit."""
@@ -119,7 +118,7 @@ def _same_bytes(raw, at: int, data, start: int, size: int) -> bool:  # pragma: n
     return diff == 0
 
 
-@numba.njit(cache=True)
+@numba_link.kernel(inline="always")  # level_at's: no library of its own
 def _keep(entries, top, e: int, region: int, layout, height: int) -> int:  # pragma: no cover - compiled
     """Row ``e``, or a new row keyed (region, layout, height) when ``e`` < 0 (-1 when every row is in use)."""
     if e >= 0:
@@ -136,7 +135,7 @@ def _keep(entries, top, e: int, region: int, layout, height: int) -> int:  # pra
     return e
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def level_at(cache, region: int, data, layout, height: int, size: int, taps: int) -> int:  # pragma: no cover
     """Where in ``pool`` (``cache[2]``) the level of ``data`` (memory region ``region``'s bytes) at the ``fetch``
     layout ``layout``, ``height`` rows, ``size`` bytes, that a draw taps ``taps`` times, starts decoded (module
@@ -173,7 +172,7 @@ def level_at(cache, region: int, data, layout, height: int, size: int, taps: int
     return row[E_TEXELS]
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def tapped_level(cache, data, layout, height: int, st, wrap_s: int, wrap_t: int) -> None:  # pragma: no cover
     """The blocks of the level of ``data`` at the ``fetch`` layout ``layout``, ``height`` rows, that the filters
     tap at the coordinates ``st`` (F, 2) with these wrap modes (``filtering.tapped_blocks``; every block when any
