@@ -89,7 +89,7 @@ def for_memory(memory: object) -> Cache:
     return cache
 
 
-@numba_link.kernel(inline="always")  # level_at's: no library of its own
+@numba_link.kernel()
 def _find(entries, count: int, region: int, layout, height: int) -> int:  # pragma: no cover - compiled
     """The row of ``entries[:count]`` whose key is (region, layout, height), or -1."""
     for e in range(count):
@@ -104,7 +104,7 @@ def _find(entries, count: int, region: int, layout, height: int) -> int:  # prag
     return -1
 
 
-@numba_link.kernel(inline="always")  # level_at's: no library of its own
+@numba_link.kernel()
 def _same_bytes(raw, at: int, data, start: int, size: int) -> bool:  # pragma: no cover - compiled
     """``raw[at:at + size] == data[start:start + size]``, 8 bytes a step (as uint64 views: LLVM does not always
     merge byte loads into words once this is inlined) and no early exit."""
@@ -118,7 +118,7 @@ def _same_bytes(raw, at: int, data, start: int, size: int) -> bool:  # pragma: n
     return diff == 0
 
 
-@numba_link.kernel(inline="always")  # level_at's: no library of its own
+@numba_link.kernel()
 def _keep(entries, top, e: int, region: int, layout, height: int) -> int:  # pragma: no cover - compiled
     """Row ``e``, or a new row keyed (region, layout, height) when ``e`` < 0 (-1 when every row is in use)."""
     if e >= 0:
