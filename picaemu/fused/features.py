@@ -4,10 +4,16 @@
 addresses in the plan's ``links`` (``LINK_*`` slots, filled by ``picaemu.fused.fragments`` for the features the
 state uses): a capture that never fogs never compiles fog, and no feature is compiled again inside its caller.
 
+The texture feature is two kernels: ``_texture`` samples one image on one level (the common case) and hands a
+unit with mipmaps or a cube map to ``_levels``, which it calls by the address ``texture_args`` puts in its
+``textures`` argument, compiled only when a plan first has such a unit (a capture without mipmaps or cube maps
+never compiles the level of detail, the per-fragment level choice or the blend).
+
 Each feature only calls the stages' own compiled kernels: the level of detail and level choice of
-``picaemu.texture.lod``, the texture filter ``filtering.filter_2d`` per level over a memory texel source
-(``picaemu.texture.fetch``: packed formats and ETC1 / ETC1A4) or over the level as decoded in the memory's
-``picaemu.texture.level_cache`` (whose ``level_at`` is the one rule of when a level is worth decoding), the
+``picaemu.texture.lod``, the texture filter ``filtering.filter_2d`` (or ``nearest_u8``) per level over the level's
+texels as decoded in the memory's ``picaemu.texture.level_cache`` — the whole level in its pool once
+``level_at`` (the one rule of when a level is worth decoding) says so, else just the 4x4 blocks the draw taps,
+decoded into its scratch (``tapped_level``: packed formats and ETC1 / ETC1A4 by ``picaemu.texture.fetch``) — the
 mip blend and ``round_u8``; the procedural texture's ``proctex.texels_level0``; fragment lighting's
 ``light_fragments``; fog's ``fog.fog_colors``.
 """

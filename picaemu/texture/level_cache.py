@@ -1,15 +1,17 @@
 """Decoded texture levels kept between draws: the fused fragment path's texel cache, one per emulated memory.
 
-A draw of a few dozen fragments taps fewer texels than its texture's levels hold, so on its own it reads each
-tap's texel from memory (``picaemu.texture.fetch``: an ETC1 tap decodes its block again, ~6x a decoded tap);
-the thousand such draws of a game frame sampling one atlas decode its texels many times over. The cache keeps
-a level once decoded, for every later draw that samples it, in whatever compiled call (the command processor's
-draw loop or the pipeline's fused fragment side).
+A draw of a few dozen fragments taps fewer texels than its texture's levels hold, so on its own it decodes just
+the 4x4 blocks its taps fall in (``tapped_level``: ``filtering.tapped_blocks``, ``fetch.decode_blocks``) into the
+cache's ``scratch`` and filters them there, as the filters read any decoded level; the thousand such draws of a
+game frame sampling one atlas decode its texels many times over. The cache keeps a level once decoded, for every
+later draw that samples it, in whatever compiled call (the command processor's draw loop or the pipeline's fused
+fragment side).
 
 The one rule of when a level is decoded (``level_at``): when the taps asked of it — this draw's, plus those of
-earlier draws since it was last decoded or changed — cost more read from memory than decoding the level would
-(``TAP_COST``: a tap read from memory costs about as much as decoding one texel of a packed format, about three
-of an ETC format, whose tap decodes from its block's words): a draw alone that taps that much decodes the level at
+earlier draws since it was last decoded or changed — cost more served from memory than decoding the level would
+(``TAP_COST``, weighed when each tap read its texel from memory: a tap costs about as much as decoding one texel
+of a packed format, about three of an ETC format; served from the tapped blocks, a tap decodes at most a block,
+whose 16 texels neighbouring taps share): a draw alone that taps that much decodes the level at
 once; a run of small draws decodes it once their taps add up to that, having spent at most what decoding costs
 (the rent-or-buy rule: never more than twice the better choice made in hindsight). A texture unit asks once per
 level (and cube face) it taps, with that level's taps.
@@ -19,15 +21,17 @@ when it was decoded (compared at each lookup: ~0.2 us for 8 KiB), so anything th
 rendering into the texture, a CPU upload, a memory fill, a display transfer, a checkpoint restore — makes the
 next lookup decode the level again; nothing has to tell the cache.
 
-Layout (``new``): a tuple of four arrays, held by every fragment plan drawing into the memory (``for_memory``):
+Layout (``new``): a tuple of five arrays, held by every fragment plan drawing into the memory (``for_memory``):
 ``entries`` (ENTRIES, ENTRY_INTS) int64, a row per level: the key (memory region code, the level's
 ``picaemu.texture.fetch`` layout tuple, its height), the taps asked since it was last decoded, where its decoded
 texels start in ``pool`` (-1: not decoded) and its bytes in ``raw``, and its size in bytes; ``top`` (3,) int64:
 entries in use, texels and raw bytes allocated; ``pool`` (POOL_TEXELS, 4) uint8 decoded texels (memory-row order,
-as ``fetch.decode_level``); ``raw`` (RAW_BYTES,) uint8 the decoded levels' bytes. Space is handed out in order and
-taken back all at once: a level that does not fit empties the cache first. A level larger than the whole pool
-(over 512 x 1024 texels) is read from memory tap by tap (a draw taps at most a few texels per pixel of a 400 x 240
-target: rarely more than such a level holds).
+as ``fetch.decode_level``); ``raw`` (RAW_BYTES,) uint8 the decoded levels' bytes; ``scratch`` (SCRATCH_TEXELS,
+4) uint8, the blocks a draw taps of a level not decoded (``tapped_level``; its pages are touched only as blocks are
+decoded into them). Space in the pool is handed out in order and taken back all at once: a level that does not fit
+empties the cache first.
+A level larger than the whole pool (over 512 x 1024 texels) is never kept: its tapped blocks are decoded at each
+draw (a draw taps at most a few texels per pixel of a 400 x 240 target: rarely more than such a level holds).
 """
 
 from __future__ import annotations
@@ -139,7 +143,7 @@ def _keep(entries, top, e: int, region: int, layout, height: int) -> int:  # pra
 def level_at(cache, region: int, data, layout, height: int, size: int, taps: int) -> int:  # pragma: no cover
     """Where in ``pool`` (``cache[2]``) the level of ``data`` (memory region ``region``'s bytes) at the ``fetch``
     layout ``layout``, ``height`` rows, ``size`` bytes, that a draw taps ``taps`` times, starts decoded (module
-    docstring: the rule), or ``NOT_DECODED``: read each tap from memory."""
+    docstring: the rule), or ``NOT_DECODED``: decode its tapped blocks (``tapped_level``)."""
     entries, top, pool, raw, _ = cache
     texels = (1 << layout[LAYOUT_WIDTH_LOG2]) * height
     start = layout[LAYOUT_START]
