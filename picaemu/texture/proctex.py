@@ -217,7 +217,9 @@ def decode_colors(raw: np.ndarray, *, signed: bool) -> np.ndarray:
 # ``ProctexState.kernel_args``: the state as the arrays the compiled rule reads (``texel``), in this order:
 # ``codes`` (P_INTS,) int64, ``reals`` (P_REALS,) float32, ``maps`` (3, 2, 128) float32 (``MAP_TABLES`` x
 # value / difference), ``colors`` (2, 256, 4) float32 (color, 2 x color difference), ``levels`` (8, 2) float32
-# (color-table offset, width - 1 of each mip level).
+# (color-table offset, width - 1 of each mip level). The helpers the rule calls at several places are compiled once
+# each and called (LLVM inlines them where it pays); only those with one call site are inlined by numba: inlining
+# all of them copied their IR into ``texels_level0`` once per call site (4.6 s of a first run's compile).
 # codes: clamp mode of u and v (index in CLAMPS), RGB and alpha mapping (index in MAPPINGS; alpha -1: the color
 # table's alpha), noise on, shift parity added to int(c) of u and v (-1: no shift), linear within a level
 P_U_CLAMP, P_V_CLAMP, P_RGB_FUNC, P_ALPHA_FUNC, P_NOISE, P_U_PARITY, P_V_PARITY, P_LINEAR = range(8)
@@ -232,7 +234,7 @@ F_U, F_U2, F_V, F_V2, F_MEAN, F_MEAN2, F_LENGTH, F_MIN, F_MAX, F_RMAX = range(le
 F32_HALF, F32_ONE = np.float32(0.5), np.float32(1.0)
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _int(x, bits):  # pragma: no cover - compiled
     """A float32 truncated to a ``bits``-bit signed integer as numpy's cast gives it (x86): the lowest value for NaN
     and out-of-range values (a cast numba leaves undefined)."""
@@ -242,7 +244,7 @@ def _int(x, bits):  # pragma: no cover - compiled
     return np.int64(x)
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _finite(x):  # pragma: no cover - compiled
     """``numeric.finite`` of one float32."""
     if x != x:
@@ -252,7 +254,7 @@ def _finite(x):  # pragma: no cover - compiled
     return -numeric.FINITE_LIMIT if x == -np.inf else x
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _lut(maps, table, x):  # pragma: no cover - compiled
     """One value of map table ``table`` (module docstring)."""
     p = np.maximum(_finite(x), np.float32(0.0)) * np.float32(MAP_ENTRIES)
@@ -262,12 +264,12 @@ def _lut(maps, table, x):  # pragma: no cover - compiled
     return np.minimum(np.maximum(y, np.float32(0.0)), F32_ONE)
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _rand1(k):  # pragma: no cover - compiled
     return ((((k % 9) + 2) * 3) & 0xF) ^ NOISE_T1[(k // 9) & 0xF]
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _rand2(a, b):  # pragma: no cover - compiled
     """The lattice gradient from a = rand1(x) and b = rand1(y), in [-1, 1]."""
     b = b + (4 if (a & 3) == 1 else 0)
@@ -294,7 +296,7 @@ def _noise(reals, maps, u, v):  # pragma: no cover - compiled
     return lo + (hi - lo) * sy
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _shift(c, parity, step):  # pragma: no cover - compiled
     """Shift offset from a pre-noise coordinate: ``step`` when (int(c) + parity) // 2 is odd."""
     if parity < 0:
@@ -302,7 +304,7 @@ def _shift(c, parity, step):  # pragma: no cover - compiled
     return step * np.float32(((_int(np.trunc(c), 64) + parity) // 2) % 2)
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _clamp(c, mode):  # pragma: no cover - compiled
     """Clamp mode ``mode`` (index in ``CLAMPS``) of a coordinate."""
     if mode == CLAMP_ZERO:
@@ -318,7 +320,7 @@ def _clamp(c, mode):  # pragma: no cover - compiled
     return F32_ONE if c > F32_HALF else np.float32(0.0)  # pulse
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _mapping(u, v, func):  # pragma: no cover - compiled
     """Mapping function ``func`` (index in ``MAPPINGS``) of (u, v)."""
     if func == F_U:
@@ -354,7 +356,7 @@ def _coordinates(codes, reals, maps, u, v):  # pragma: no cover - compiled
     return _clamp(u + u_shift, codes[P_U_CLAMP]), _clamp(v + v_shift, codes[P_V_CLAMP])
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _entry(levels, last, linear, g, level):  # pragma: no cover - compiled
     """The color-table entry at position g in [0, 1] of mip ``level`` and the fraction toward the next one: nearest
     rounds half up (C ``round`` on positive indices), fraction 0; linear truncates."""
@@ -366,7 +368,7 @@ def _entry(levels, last, linear, g, level):  # pragma: no cover - compiled
     return np.int64(i), index - i
 
 
-@numba_link.kernel(inline="always")
+@numba_link.kernel()
 def _color(colors, linear, k, f, ch):  # pragma: no cover - compiled
     """Channel ``ch`` (float32 0..255) of color-table entry ``k``, plus f x 2 x its difference when linear."""
     c = colors[0, k, ch]
