@@ -130,6 +130,28 @@ def _filled(n, value, out):  # pragma: no cover - compiled
     return out
 
 
+@numba_link.compiled_only()
+def _picked(keys, key, count, st, linear):  # pragma: no cover - compiled
+    """(coordinates, linear flags, rows) of the ``count`` fragments whose ``keys`` entry is ``key``: ``st``,
+    ``linear`` themselves and no rows when that is every fragment, else copies gathered element by element (numpy's
+    fancy indexing compiles far more). Each array variable is assigned once: numba counts references to a variable
+    assigned twice at every turn of a loop using it."""
+    n = keys.shape[0]
+    if count == n:
+        return st, linear, numba_link.empty(0, np.int64)
+    pick, st_pick, linear_pick = (
+        numba_link.empty(count, np.int64),
+        numba_link.empty((count, 2), np.float32),
+        numba_link.empty(count, np.bool_),
+    )
+    k = 0
+    for i in range(n):
+        if keys[i] == key:
+            pick[k], st_pick[k, 0], st_pick[k, 1], linear_pick[k] = i, st[i, 0], st[i, 1], linear[i]
+            k += 1
+    return st_pick, linear_pick, pick
+
+
 @numba_link.compiled_only(inline="always")  # called once: no library of its own
 def _filter_level(cache, at, data, start, row, lv, keys, key, st, linear, border, out):  # pragma: no cover
     """``_level_filter`` of the fragments whose ``keys`` entry is ``key`` into their rows of ``out`` (F, 4)."""
@@ -139,22 +161,13 @@ def _filter_level(cache, at, data, start, row, lv, keys, key, st, linear, border
         count += keys[i] == key
     if count == 0:
         return
-    pick, st_pick, linear_pick = numba_link.indices(n), st, linear  # every fragment on it: no gather
-    if count < n:  # gathered element by element (numpy's fancy indexing compiles far more)
-        pick, st_pick, linear_pick = (
-            numba_link.empty(count, np.int64),
-            numba_link.empty((count, 2), np.float32),
-            numba_link.empty(count, np.bool_),
-        )
-        k = 0
-        for i in range(n):
-            if keys[i] == key:
-                pick[k], st_pick[k, 0], st_pick[k, 1], linear_pick[k] = i, st[i, 0], st[i, 1], linear[i]
-                k += 1
+    st_pick, linear_pick, pick = _picked(keys, key, count, st, linear)
     colors = _level_filter(cache, at, data, start, row, lv, st_pick, linear_pick, border)
+    gathered = count < n
     for k in range(count):  # an array assignment compiles numba's shape-mismatch error
+        i = pick[k] if gathered else k
         for ch in range(4):
-            out[pick[k], ch] = colors[k, ch]
+            out[i, ch] = colors[k, ch]
 
 
 IN_VRAM, IN_FCRAM = 0, 1
