@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,8 @@ from picaemu.replay import Replay, ReplayError
 from samples.game_scene import SCENES
 from tests.test_fused_vertices import clipper_unlinked
 from tests.test_pipeline import PerDraw
+
+GAME = Path(__file__).parent / "data" / "games" / "minicraft.pica"
 
 
 def _replay(capture: pica.Capture, compiled: bool, **kwargs) -> Replay:
@@ -83,6 +86,22 @@ def test_every_cube_runs_compiled_and_states_switch_inside_the_loop() -> None:
     assert any(d.stats["primitives_clipped"] for d in replay.draws)
     assert replay.pipeline.compiled_count == len(replay.draws) == 300
     assert len(calls) <= 10  # the first draw of each of the four states, the frame's events: not 68 switches
+
+
+def test_plans_of_two_types_share_the_table_so_a_game_alternating_them_stays_in_the_loop() -> None:
+    """minicraft (citro2d) alternates sprites with a procedural texture and untextured quads: plans of two numba
+    types. Each table slot carries the kernel entries of its own plan types, so both kinds stay in the table and the
+    loop runs across the switches (a table of one type, cleared at each switch, made 551 loop calls for its 507
+    draws); the pictures and facts are the staged path's."""
+    capture = pica.read(GAME)
+    with _loop_calls() as calls:
+        compiled = _replay(capture, True, checkpoints=False)
+    staged = _replay(capture, False, checkpoints=False)
+    assert np.array_equal(compiled.color_buffer(), staged.color_buffer())
+    assert _facts(compiled) == _facts(staged)
+    table = compiled.processor._compiled.table  # type: ignore[union-attr]
+    assert len({repr(kind) for kind in table._kinds}) == 2
+    assert len(calls) < len(compiled.draws) // 2
 
 
 def test_the_loop_leaves_a_draw_to_clip_to_python_until_the_clipper_is_linked() -> None:

@@ -12,8 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from picaemu.builder import CaptureBuilder
+from picaemu.fused import features, layout
 from picaemu.pipeline import Pipeline
 from picaemu.replay import Replay
+from picaemu.texture import level_cache
 from picaemu.texture import lod as lod_mod
 from picaemu.texture.formats import BITS_PER_TEXEL, TextureFormat, level_bytes, level_offset
 from picaemu.texture.state import CUBE_LOW_MASK
@@ -269,3 +271,18 @@ def test_projection_textures_match_the_staged_path(fmt, log2, top, filters, bias
     capture = cube_capture(seed, fmt, 1 << log2, (0, min(top, log2 - 3)), filters, bias, "projection", w_range)
     stats, pipe = assert_same(capture)
     assert pipe.fused_fragment_draws == len(stats) == 3
+
+
+def test_mipmaps_and_cube_maps_are_linked_only_for_a_plan_using_them() -> None:
+    """``features.texture_args`` gives ``_texture`` the entry of ``_levels`` (compiling it) only when a used unit
+    has mipmaps or a cube map: a capture of plain 2D textures never compiles the LOD, the level choice or the
+    blend."""
+    units = np.zeros((3, layout.UNIT_INTS), np.int64)
+    units[:, layout.U_FACES] = 1
+    units[0, layout.U_USED] = 1
+    units[1, layout.U_NEEDS_LOD] = 1  # not used
+    units[2, layout.U_FACES] = layout.CUBE_FACES  # not used
+    border, cache, memory = np.zeros((3, 4), np.float32), level_cache.new(), np.zeros(64, np.uint8)
+    assert not features.texture_args(border, cache, units, memory, memory)[2].any()
+    units[1, layout.U_USED] = 1
+    assert features.texture_args(border, cache, units, memory, memory)[2][0] != 0

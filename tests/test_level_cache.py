@@ -1,12 +1,15 @@
 """The fused fragment path's decoded-level cache (``picaemu.texture.level_cache``): when a level is decoded (the
 taps asked of it add up to its texels), what it decodes (``fetch.decode_level``, the staged decoder's texels), and
 that a decoded level is never used once its bytes changed — directly, and in whole replays against the staged path:
-draws rendering into the texture they sample (one compiled loop call), a CPU upload between the loop's calls."""
+draws rendering into the texture they sample (one compiled loop call), a CPU upload between the loop's calls; and
+that a level left in memory filters from its tapped blocks (``tapped_level``) as from the whole level."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from picaemu.formats import pica
 
 from picaemu.builder import CaptureBuilder
@@ -14,9 +17,10 @@ from picaemu.pipeline import Pipeline
 from picaemu.replay import Replay
 from picaemu.texture import level_cache
 from picaemu.texture.decode import decode_level as staged_decode
-from picaemu.texture.fetch import KIND_ETC1, KIND_ETC1A4, KIND_PACKED, decode_level
-from picaemu.texture.formats import TextureFormat, level_bytes
-from picaemu.texture.level_cache import NOT_DECODED, T_ENTRIES, T_TEXELS, TAP_COST_OF, level_at
+from picaemu.texture.fetch import KIND_ETC1, KIND_ETC1A4, KIND_OF_ETC, KIND_PACKED, channel_fields, decode_level
+from picaemu.texture.filtering import filter_2d, nearest_u8
+from picaemu.texture.formats import PACKED, TextureFormat, level_bytes
+from picaemu.texture.level_cache import NOT_DECODED, T_ENTRIES, T_TEXELS, TAP_COST_OF, level_at, tapped_level
 from tests.test_fused_fragments import assert_same, scene
 from tests.test_fused_loop import _facts
 from tests.test_fused_textures import random_texture
@@ -101,8 +105,8 @@ def test_a_level_whose_bytes_changed_is_decoded_again(where: int) -> None:
 
 
 def test_a_full_cache_starts_over_and_a_level_larger_than_the_pool_is_never_kept() -> None:
-    entries, top, _, _ = level_cache.new()
-    cache = (entries, top, np.empty((2 * TEXELS, 4), np.uint8), np.empty(2 * SIZE, np.uint8))
+    entries, top, _, _, scratch = level_cache.new()
+    cache = (entries, top, np.empty((2 * TEXELS, 4), np.uint8), np.empty(2 * SIZE, np.uint8), scratch)
     data = np.zeros(4096, np.uint8)
     data[START : START + 3 * SIZE] = np.random.default_rng(1).integers(0, 256, 3 * SIZE, dtype=np.uint8)
     layouts = [(START + k * SIZE, *LAYOUT[1:]) for k in range(3)]
@@ -112,7 +116,7 @@ def test_a_full_cache_starts_over_and_a_level_larger_than_the_pool_is_never_kept
         assert np.array_equal(got, _decoded(data, layout))
         assert top[T_ENTRIES] == (1 if k == 2 else k + 1)  # the third did not fit: the cache started over
     assert _lookup(cache, data, 1, layout=layouts[0]) is None  # gone with the rest
-    small = (entries, top, np.empty((TEXELS - 8, 4), np.uint8), np.empty(SIZE, np.uint8))
+    small = (entries, top, np.empty((TEXELS - 8, 4), np.uint8), np.empty(SIZE, np.uint8), scratch)
     top[:] = 0
     for _ in range(2):  # larger than the whole pool: read from memory, however many taps
         assert _lookup(small, data, 4 * TEXELS) is None
@@ -187,3 +191,47 @@ def test_a_cpu_upload_between_loop_calls_is_seen() -> None:
     fast = _assert_loop_matches_staged(capture)
     assert fast.pipeline.compiled_count == 3
     assert level_cache.for_memory(fast.memory)[1][T_TEXELS] == 2 * 16 * 32  # before and after the upload
+
+
+TAPPED_FORMATS = ["ETC1", "ETC1A4", "RGBA8", "RGB8", "RGB565", "IA4", "I4", "A4"]
+COORD = st.one_of(
+    st.floats(-3.0, 3.0, width=32),
+    st.sampled_from([0.0, 1.0, -0.0, np.nan, np.inf, -np.inf, 1e30, -1e30]),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    fmt=st.sampled_from(TAPPED_FORMATS),
+    log2=st.tuples(st.integers(3, 6), st.integers(3, 6)),
+    wrap=st.tuples(st.integers(0, 7), st.integers(0, 7)),
+    coords=st.lists(st.tuples(COORD, COORD), min_size=1, max_size=12),
+    seed=st.integers(0, 2**16),
+)
+def test_the_blocks_a_draw_taps_filter_as_the_whole_level(fmt, log2, wrap, coords, seed) -> None:
+    """A level left in memory has just the blocks its taps fall in decoded into the scratch (``tapped_level``):
+    the filters read there exactly what they read from the whole level decoded, at any coordinates (NaN, infinite
+    and huge ones decode every block), over a scratch holding stale bytes."""
+    tf = TextureFormat[fmt]
+    width, height = 1 << log2[0], 1 << log2[1]
+    size = level_bytes(width, height, tf)
+    data = np.random.default_rng(seed).integers(0, 256, 64 + size, dtype=np.uint8)
+    if tf in KIND_OF_ETC:
+        layout = (64, log2[0], 0, 0, 0, 0, 0, 0, 0, 0, 0, KIND_OF_ETC[tf])
+    else:
+        layout = (64, log2[0], PACKED[fmt].word_bits, *channel_fields(PACKED[fmt]), KIND_PACKED)
+    whole = np.empty((width * height, 4), np.uint8)
+    decode_level(data, layout, whole)
+    cache = level_cache.new()
+    cache[4][: width * height] = 0xA5  # stale
+    st_ = np.array(coords, np.float32).reshape(-1, 2)
+    tapped_level(cache, data, layout, height, st_, *wrap)
+    n, border = st_.shape[0], np.array([1, 2, 3, 4], np.uint8)
+    zeros, sizes = np.zeros(n, np.int64), (np.array([width]), np.array([height]))
+    for linear in (False, True):
+        args = (np.zeros((1, 1), np.int64), *sizes, zeros, zeros, st_, np.full(n, linear), *wrap, border)
+        assert np.array_equal(filter_2d(cache[4], *args), filter_2d(whole, *args), equal_nan=True)
+    got, expected = np.empty((n, 4), np.uint8), np.empty((n, 4), np.uint8)
+    nearest_u8(cache[4], 0, width, height, st_, *wrap, border, got)
+    nearest_u8(whole, 0, width, height, st_, *wrap, border, expected)
+    assert np.array_equal(got, expected)

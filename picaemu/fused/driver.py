@@ -29,6 +29,7 @@ from picaemu import numba_arena, numba_link
 from picaemu.command import kernel as K
 from picaemu.draw import CompiledSink, DrawCall, is_compiled_sink
 from picaemu.fused import loop
+from picaemu.fused.plan_table import PlanTable
 
 if TYPE_CHECKING:
     from picaemu.command.processor import CommandProcessor, RunResult
@@ -42,14 +43,13 @@ class CompiledDriver:
 
     def __init__(self) -> None:
         self.plans: loop.CompiledPlans | None = None  # the sink's last offer: the loop runs while they are set
-        self.table = loop.PlanTable()
+        self.table = PlanTable()
         self.pending: int | None = None  # a trigger handed to the loop: the write groups taken for it
         self._digest: bytes | None = None  # of the programs now (None: take it again)
         self._digest_of_table: bytes | None = None  # of the programs the table's plans ran
         self._rows = np.zeros((loop.ROWS, loop.ROW_LEN), np.int64)
         self._fstate = np.zeros(loop.FSTATE_LEN, np.int64)
         self._held = np.zeros(loop.HELD_SHAPE, np.float32)
-        self._links = np.zeros((loop.NUM_LINKS, 2), np.int64)
         self._arena = np.empty(numba_arena.ARENA_BYTES, np.uint8)  # the loop's draws allocate here (pages on use)
         self._command: tuple[object, tuple[int, int]] = (None, (0, 0))  # the kernel arguments' kind, ``K.run``'s entry
         self._command_args: tuple = ()  # the arguments that kind was taken of (held: their objects stay these)
@@ -108,15 +108,12 @@ class CompiledDriver:
             fstate[loop.FS_PENDING], fstate[loop.FS_PENDING_DIRTY] = 1, self.pending
         table = self.table
         fstate[loop.FS_CURRENT] = table.current
-        links = self._links
         if not _same_objects(args, self._command_args):  # a new buffer, or the first call (~10 us: once a buffer)
             kind = numba_link.arguments_kind(args)
             if kind is None or kind != self._command[0]:
                 self._command = (kind, loop.COMMAND.entry(*args))
             self._command_args = args
-        links[loop.LINK_COMMAND], links[loop.LINK_FRAGMENT_SIDE] = self._command[1], table.fragment_side()
-        links[loop.LINK_VERTEX_SIDE] = table.vertex_side(args[loop.A_FU][0])
-        links[loop.LINK_DRAW] = table.draw(args, links, self._rows, self._held, fstate)
+        links = table.links(args, self._command[1], self._rows, self._held, fstate)
         arguments = (args, *table.args(), links, self._rows, self._held, fstate)
         kind = self._command[0]
         if kind not in _LOOP_READY:  # load (or compile) it before the clock starts, once a process

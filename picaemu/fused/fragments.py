@@ -423,7 +423,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     color_cols = np.array(cols.get("color", [-1] * 4), np.int64)
     rs = ds.raster
     color = _color_args(ds, cols)
-    textures = (border, level_cache.for_memory(memory))
+    textures = features.texture_args(border, level_cache.for_memory(memory), units, vram, fcram)
     args = (
         ints,
         rs.params,

@@ -1,12 +1,13 @@
 """The compiled draw loop: the command kernel's loop (``picaemu.command.kernel.run``) that also runs draw triggers
 itself, without leaving compiled code, while it has plans for their state.
 
-Receives the kernel's arguments as one tuple (``KERNEL_ARGS``), then a ``PlanTable``'s arguments (up to
+Receives the kernel's arguments as one tuple (``KERNEL_ARGS``), then a ``plan_table.PlanTable``'s arguments (up to
 ``TABLE_SLOTS`` states' plans: each a ``picaemu.fused.vertices.VertexPlan`` and ``picaemu.fused.fragments.FragmentPlan``
 kept in native form at an address, with the values of the ``PLAN_KEY_IDS`` registers it was made under and of the
-``WATCHED`` ones), the entries of the kernels it and its draws call by address (``LINK_*``: the command kernel,
-``_draw``, which loads a slot's plans, ``vertex_side``, ``fragment_side``): the loop itself never holds the plans,
-and is compiled once whatever their types, ``_draw`` once per plan type. Then the rows array it fills (one per draw
+``WATCHED`` ones), each slot's entries of the kernels it and its draws call by address (``LINK_*``: the command
+kernel, ``_draw``, which loads the slot's plans, ``vertex_side``, ``fragment_side``, the last three compiled for that
+slot's plan types): the loop itself never holds the plans, and is compiled once whatever their types, ``_draw``
+once per plan type, and slots of different types share the table. Then the rows array it fills (one per draw
 it ran) and ``fstate`` (int64 slots ``FS_*``: rows filled, the write groups its draws took, the last draw it may run,
 a draw handed over to run first, the current table slot). Produces pixels in emulated memory, the kernel's own draw
 log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drives it for the command processor.
@@ -188,7 +189,7 @@ FRAGMENT_SIDE = numba_link.register(FRAGMENT_SIDE_ID, fragment_side, numba.types
 # values of the types the loop passes ``fragment_side`` around a plan's arguments: the triangles as
 # ``vertex_side`` gives them (x, y (T, 3) int64; zndc, 1/w (T, 3) float32; varyings (T, 3, V) float32; primitive (T,)
 # int32), then the row's fragment counters (int64)
-_TRIANGLES = (
+TRIANGLES_SAMPLE = (
     np.zeros((0, 3), np.int64),
     np.zeros((0, 3), np.int64),
     np.zeros((0, 3), np.float32),
@@ -196,9 +197,9 @@ _TRIANGLES = (
     np.zeros((0, 3, NUM_COLUMNS - 4), np.float32),
     np.zeros(0, np.int32),
 )
-_COUNTS = np.zeros(len(FRAGMENT_COUNTERS), np.int64)
-_VERTEX_COUNTS = np.zeros(len(VERTEX_COUNTERS), np.int64)
-_LIVE = (False, 0, 0, 0, False)  # ``vertex_side``'s live fields: elements, count, first, index address, u16
+COUNTS_SAMPLE = np.zeros(len(FRAGMENT_COUNTERS), np.int64)
+VERTEX_COUNTS_SAMPLE = np.zeros(len(VERTEX_COUNTERS), np.int64)
+LIVE_SAMPLE = (False, 0, 0, 0, False)  # ``vertex_side``'s live fields: elements, count, first, index address, u16
 # ``vertex_side`` answers (ok, the triangles, the 12.4 box, the vertices it leaves buffered (k, NUM_COLUMNS))
 VERTEX_SIDE = numba_link.register(
     VERTEX_SIDE_ID,
@@ -206,7 +207,7 @@ VERTEX_SIDE = numba_link.register(
     numba.types.Tuple(
         (
             numba.types.boolean,
-            numba.typeof(_TRIANGLES),
+            numba.typeof(TRIANGLES_SAMPLE),
             numba.types.UniTuple(numba.types.int64, 4),
             numba.typeof(np.zeros((0, NUM_COLUMNS), np.float32)),
         )
@@ -376,11 +377,12 @@ def _starts_fresh(topology, handed, restart, fstate):  # pragma: no cover - comp
 def _draw(
     regs, fu, kind, handed, restart, watched, slot, links, row, held, fstate, plan_type
 ):  # pragma: no cover - compiled
-    """Run the draw the registers describe with the plans stored at ``slot`` (``PlanTable``: a
+    """Run the draw the registers describe with the plans stored at ``slot`` (``plan_table.PlanTable``: a
     ``numba_link.Stored`` pair of vertex and fragment plan arguments, of type ``plan_type``) into ``row``, the
     vertices it leaves buffered into ``held`` and the ``FS_TOPOLOGY`` / ``FS_HELD`` slots; False (nothing written)
     when a side refuses it or the assembler may hold vertices of an earlier draw (``_starts_fresh``). Called by
-    address (``DRAW``): the loop compiles without the plans' types, this once per plan kind."""
+    address (``DRAW``): the loop compiles without the plans' types, this once per plan kind; ``links`` the slot's
+    entries (its plans' ``vertex_side`` and ``fragment_side``)."""
     vertex_args, fragment_args = numba_link.load(plan_type, slot)
     topology = vertex_args[0]
     if not _watched_hold(regs, watched) or not _starts_fresh(topology, handed, restart, fstate):
@@ -456,7 +458,8 @@ def run(kernel, keys, count, watched, slots, links, rows, held, fstate):  # prag
     pending draw (``fstate[FS_PENDING]``: the trigger the kernel last stopped at, whose groups Python already took
     into ``FS_PENDING_DIRTY``) is left to Python. The plans are ``PlanTable.args``: ``count`` slots, slot
     ``fstate[FS_CURRENT]`` current, each an address ``_draw`` loads them from (the loop never holds the plans: one
-    machine code whatever their types). ``held`` (``HELD_SHAPE``) float32 receives the vertices the last draw left
+    machine code whatever their types); ``links`` (TABLE_SLOTS, NUM_LINKS, 2) int64 each slot's entries
+    (``PlanTable.links``). ``held`` (``HELD_SHAPE``) float32 receives the vertices the last draw left
     buffered (``FS_HELD`` rows)."""
     regs, fu, counters, cursor = kernel[A_REGS], kernel[A_FU], kernel[A_COUNTERS], kernel[A_CURSOR]
     events, draw_info, shadow, changes = kernel[A_EVENTS], kernel[A_DRAW_INFO], kernel[A_SHADOW], kernel[A_CHANGES]
@@ -474,7 +477,7 @@ def run(kernel, keys, count, watched, slots, links, rows, held, fstate):  # prag
             dirty = fstate[FS_PENDING_DIRTY]
             status = S_DECLINED
         else:
-            status = numba_link.call(COMMAND_ID, links[LINK_COMMAND], kernel)
+            status = numba_link.call(COMMAND_ID, links[0, LINK_COMMAND], kernel)  # every slot holds it
             if status != K.S_STOP:
                 return status
             dirty = counters[K.C_DIRTY]
@@ -495,96 +498,15 @@ def run(kernel, keys, count, watched, slots, links, rows, held, fstate):  # prag
         row = rows[fstate[FS_ROWS]]
         row[:] = 0
         restart = _restarted(events, fstate[FS_EVENTS], cursor[K.K_NEV])
-        drawn = (regs, fu, kind, handed, restart, watched[j], slots[j], links, row, held, fstate)
+        drawn = (regs, fu, kind, handed, restart, watched[j], slots[j], links[j], row, held, fstate)
         numba_link.arena_restart()  # the previous draw's allocations are dead (``picaemu.numba_arena``)
-        if not numba_link.call(DRAW_ID, links[LINK_DRAW], drawn):
+        if not numba_link.call(DRAW_ID, links[j, LINK_DRAW], drawn):  # the slot's own: its plans' types
             return status
         fstate[FS_CURRENT], fstate[FS_EVENTS] = j, cursor[K.K_NEV]
         _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row, fstate)
         fstate[FS_WORK_LEFT] -= fstate[FS_DRAW_WORK] + row[R_RASTERIZED] + fstate[FS_VERTEX_WORK] * row[R_SHADED]
         if cursor[K.K_DRAWS] > fstate[FS_LIMIT] or fstate[FS_WORK_LEFT] <= 0:  # Python acts after this draw
             return S_ROWS_FULL
-
-
-class PlanTable:
-    """The plans the loop may switch between without Python (``TABLE_SLOTS``), each with the values of the
-    ``PLAN_KEY_IDS`` registers it was made under (``keys``); all of one numba argument type (the loop indexes
-    them at run time; a plan of another type starts a new table). Python installs the plans it gets for a draw
-    (``install``); the program digest or the state changing clears the table (``clear``)."""
-
-    def __init__(self) -> None:
-        self.keys = np.zeros((TABLE_SLOTS, PLAN_KEY_IDS.shape[0]), np.uint32)
-        self.plans: list[CompiledPlans] = []
-        self.current = 0
-        self._type: tuple | None = None
-        self._next = 0  # the slot replaced when the table is full
-        self._args: tuple | None = None
-        self._fragment_side: tuple[int, int] | None = None  # its entry for the table's plan type
-        self._vertex_side: tuple[int, int] | None = None  # the same of ``vertex_side``
-        self._draw: tuple[int, int] | None = None  # the same of ``_draw``
-        self._slots = np.zeros(TABLE_SLOTS, np.int64)  # where each plan's (vertex, fragment arguments) pair is
-        self._stored: list[numba_link.Stored] = []  # kept there
-
-    def clear(self) -> None:
-        self.plans.clear()
-        self._stored.clear()
-        self._type, self._next, self._args, self.current = None, 0, None, 0
-        self._fragment_side = self._vertex_side = self._draw = None
-
-    def fragment_side(self) -> tuple[int, int]:
-        """The entry of ``fragment_side`` compiled for the table's plan type (compiled on first use)."""
-        if self._fragment_side is None:
-            self._fragment_side = FRAGMENT_SIDE.entry(*_TRIANGLES, *self.plans[0].fragments.args, _COUNTS)
-        return self._fragment_side
-
-    def vertex_side(self, floats: np.ndarray) -> tuple[int, int]:
-        """The entry of ``vertex_side`` compiled for the table's plan type and the VS uniforms' ``floats``."""
-        if self._vertex_side is None:
-            self._vertex_side = VERTEX_SIDE.entry(*_LIVE, floats, *self.plans[0].vertices.args, _VERTEX_COUNTS)
-        return self._vertex_side
-
-    def draw(self, kernel: tuple, links: np.ndarray, rows: np.ndarray, held: np.ndarray, fstate: np.ndarray) -> tuple:
-        """The entry of ``_draw`` compiled for the table's plan type, ``run``'s ``kernel`` arguments and these
-        arrays of its own (compiled on first use)."""
-        if self._draw is None:
-            first = self.plans[0]
-            plan_type = numba.types.TypeRef(self._stored[0].type)  # the stored pair's type (every slot's)
-            regs, fu = kernel[A_REGS], kernel[A_FU]
-            sample = (regs, fu, K.D_ARRAYS, False, False, first.watched, 0, links, rows[0], held, fstate, plan_type)
-            self._draw = DRAW.entry(*sample)
-        return self._draw
-
-    def install(self, plans: CompiledPlans, regs: np.ndarray) -> None:
-        """Make ``plans`` (made under the registers ``regs``) current, adding it to the table if new."""
-        for j, known in enumerate(self.plans):
-            if known.vertices is plans.vertices and known.fragments is plans.fragments:
-                self.current = j
-                return
-        kind = (numba_link.arguments_kind(plans.vertices.args), numba_link.arguments_kind(plans.fragments.args))
-        named = None not in kind  # None: a kind ``arguments_kind`` cannot name
-        if not named or kind != self._type:
-            self.clear()
-            self._type = kind if named else None
-        # ``arguments_kind`` of the pair, from the two kinds at hand (~80 us a plan otherwise)
-        stored = numba_link.Stored((plans.vertices.args, plans.fragments.args), (tuple, kind) if named else None)
-        if len(self.plans) < TABLE_SLOTS:
-            j = len(self.plans)
-            self.plans.append(plans)
-            self._stored.append(stored)
-        else:
-            j, self._next = self._next, (self._next + 1) % TABLE_SLOTS
-            self.plans[j], self._stored[j] = plans, stored
-        self.keys[j] = regs[PLAN_KEY_IDS]
-        self._slots[j] = stored.address
-        self.current, self._args = j, None
-
-    def args(self) -> tuple:
-        """The loop's arguments after the kernel's, in ``run``'s order (``slots``: where ``numba_link.Stored`` keeps
-        each plan's vertex and fragment arguments)."""
-        if self._args is None:
-            padded = self.plans + [self.plans[0]] * (TABLE_SLOTS - len(self.plans))
-            self._args = (self.keys, len(self.plans), np.stack([p.watched for p in padded]), self._slots)
-        return self._args
 
 
 class PlanCache:

@@ -10,15 +10,15 @@ differential mode: R 63-59, dR 58-56, G 55-51, dG 50-48, B 47-43, dB 42-40 (5-bi
 for sub-block 2 and wrapped to 5 bits, then 5->8 replication). Pixel n = 4x + y takes its modifier index from bit n
 (LSB: small/large) and bit 16+n (MSB: negate). Flip 0: sub-block 1 is x < 2; flip 1: sub-block 1 is y < 2.
 Every channel is clamp(base + modifier, 0, 255). One compiled loop over all blocks (numba, cached), calling the
-per-pixel rule ``texel``; ``memory_texel`` reads one texel of a level straight from memory by the same rule (the
-fused fragment path's ETC texel source, ``picaemu.texture.fetch``).
+block rule ``block_texels``, which ``picaemu.texture.fetch.decode_blocks`` calls too for the blocks of a level in
+emulated memory (the fused fragment path's ETC texels).
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.texture.formats import TILE
 
 BLOCK = 4
@@ -29,17 +29,17 @@ DIFFERENTIAL_SHIFTS = np.array([[59, 56], [51, 48], [43, 40]], np.int64)  # (5-b
 ALPHA_BITS = 4
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _field(word: np.uint64, shift: int, width: int) -> np.int64:
     return np.int64((word >> np.uint64(shift)) & np.uint64((1 << width) - 1))
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _expand5(v: int) -> int:
     return (v << 3) | (v >> 2)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _base(word: np.uint64, second: int, c: int) -> int:
     """Channel c's 8-bit base color of sub-block ``second`` (0 or 1) of a block's color word."""
     if _field(word, DIFF_BIT, 1):
@@ -51,68 +51,46 @@ def _base(word: np.uint64, second: int, c: int) -> int:
     return _field(word, INDIVIDUAL_SHIFTS[c, second], 4) * 0x11
 
 
-@numba.njit(cache=True)
-def texel(color: np.uint64, alpha: np.uint64, with_alpha: bool, x: int, y: int):  # pragma: no cover - compiled
-    """(R, G, B, A) uint8 of the pixel at column x, row y (0-3, row 0 = top) of one block (module docstring)."""
-    n = BLOCK * x + y
-    second = int(y >= 2) if _field(color, FLIP_BIT, 1) else int(x >= 2)
-    table = _field(color, TABLE2_SHIFT if second else TABLE1_SHIFT, 3)
-    mod = MODIFIERS[table, _field(color, n, 1)]
-    if _field(color, MSB_SHIFT + n, 1):
-        mod = -mod
-    a = _field(alpha, ALPHA_BITS * n, ALPHA_BITS) * 0x11 if with_alpha else 255
-    return (
-        np.uint8(min(max(_base(color, second, 0) + mod, 0), 255)),
-        np.uint8(min(max(_base(color, second, 1) + mod, 0), 255)),
-        np.uint8(min(max(_base(color, second, 2) + mod, 0), 255)),
-        np.uint8(a),
-    )
+@numba_link.kernel()
+def block_texels(color: np.uint64, alpha: np.uint64, with_alpha: bool, out, first: int, stride: int) -> None:
+    """The 16 (R, G, B, A) uint8 texels of one block (module docstring) into rows ``first + y * stride + x`` of
+    ``out`` (N, 4) (x, y: the block's column and row, 0-3, row 0 = top)."""
+    flip = _field(color, FLIP_BIT, 1)
+    for y in range(BLOCK):
+        for x in range(BLOCK):
+            n = BLOCK * x + y
+            second = int(y >= 2) if flip else int(x >= 2)
+            table = _field(color, TABLE2_SHIFT if second else TABLE1_SHIFT, 3)
+            mod = MODIFIERS[table, _field(color, n, 1)]
+            if _field(color, MSB_SHIFT + n, 1):
+                mod = -mod
+            i = first + y * stride + x
+            for c in range(3):  # c is no literal: one compile of ``_base``, not one per channel
+                out[i, c] = np.uint8(min(max(_base(color, second, c) + mod, 0), 255))
+            out[i, 3] = np.uint8(_field(alpha, ALPHA_BITS * n, ALPHA_BITS) * 0x11 if with_alpha else 255)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def block_index(x: int, y: int, width_log2: int) -> int:
     """The block holding image column x, row y (row 0 = top) of a level ``1 << width_log2`` texels wide."""
     tile = ((y >> 3) << (width_log2 - 3)) + (x >> 3)
     return (tile << 2) + (((y >> 2) & 1) << 1) + ((x >> 2) & 1)
 
 
-@numba.njit(cache=True)
-def _u64(data, at: int) -> np.uint64:  # pragma: no cover - compiled
-    """The little-endian u64 at byte ``at`` of ``data``."""
-    word = np.uint64(0)
-    for k in range(8):
-        word |= np.uint64(data[at + k]) << np.uint64(8 * k)
-    return word
-
-
-@numba.njit(cache=True)
-def memory_texel(data, start: int, width_log2: int, with_alpha: bool, x: int, y: int):  # pragma: no cover
-    """``texel`` at image column x, row y of the ETC1 / ETC1A4 level stored at byte ``start`` of ``data`` (a
-    memory region's bytes): the block's words read where they lie, nothing decoded besides this texel."""
-    step = 2 if with_alpha else 1
-    at = start + block_index(x, y, width_log2) * 8 * step
-    alpha = _u64(data, at) if with_alpha else np.uint64(0)
-    return texel(_u64(data, at + 8 * (step - 1)), alpha, with_alpha, x & (BLOCK - 1), y & (BLOCK - 1))
-
-
-@numba.njit(cache=True)
+@numba_link.kernel()
 def decode_blocks(words: np.ndarray, with_alpha: bool, width: int, height: int, out: np.ndarray) -> None:
     """Every block of a level's ``words`` (u64, alpha word first in ETC1A4) into ``out`` (H, W, 4) uint8, row 0 =
-    top: ``decode_etc``'s loop, and ``texture.fetch.decode_level``'s for a level in emulated memory."""
+    top: ``decode_etc``'s loop (``texture.fetch.decode_blocks`` decodes a level's blocks in emulated memory by the
+    same ``block_texels``)."""
     step = 2 if with_alpha else 1
-    nblocks = words.size // step
     tiles_per_row = width // TILE
-    for b in range(nblocks):
-        color = words[b * step + step - 1]
+    flat = out.reshape(-1, 4)
+    for b in range(words.size // step):
         alpha = words[b * step] if with_alpha else np.uint64(0)
         tile, sub = b >> 2, b & 3
         y0 = (tile // tiles_per_row) * TILE + (sub >> 1) * BLOCK
         x0 = (tile % tiles_per_row) * TILE + (sub & 1) * BLOCK
-        for x in range(BLOCK):
-            for y in range(BLOCK):
-                out[y0 + y, x0 + x, 0], out[y0 + y, x0 + x, 1], out[y0 + y, x0 + x, 2], out[y0 + y, x0 + x, 3] = texel(
-                    color, alpha, with_alpha, x, y
-                )
+        block_texels(words[b * step + step - 1], alpha, with_alpha, flat, y0 * width + x0, width)
 
 
 def decode_etc(data: np.ndarray, width: int, height: int, *, with_alpha: bool) -> np.ndarray:

@@ -1,27 +1,27 @@
-"""Compiled texel reads straight from emulated memory (no decoded copy): the texel source of the fused fragment
-path (``picaemu.fused.fragments``), which ``filtering.filter_2d`` / ``fetch`` read through
-``filtering.texel_rgba``.
+"""Compiled decoding of texture levels straight from emulated memory: the texels of the fused fragment path
+(``picaemu.fused.fragments``), decoded into the memory's ``level_cache`` — a whole level (``decode_level``) once
+draws tap more of it than it holds, else just the 4x4 blocks a draw taps (``decode_blocks``), which
+``filtering.filter_2d`` / ``nearest_u8`` then filter as they filter any decoded level.
 
-A memory source is a memory region's (R,) uint8 bytes with a layout, a tuple of 12 ints: ``start`` (the byte
-offset in the region of one level of a tiled texture), ``width_log2`` (its width, a power of two),
+A level in memory is a memory region's (R,) uint8 bytes with a layout, a tuple of 12 ints: ``start`` (the byte
+offset in the region of one level of a tiled texture), ``width_log2`` (its width, a power of two, at least 8),
 ``word_bits`` (4, 8, 16, 24 or 32), then per channel R G B A the field's shift in the texel word and its width in
 bits (0: the format lacks the channel, which reads ``decode.MISSING``) — ``channel_fields`` of the format's
 ``formats.Packed`` entry, the table ``decode.unpack_words`` reads — and the kind: ``KIND_PACKED``, or
-``KIND_ETC1`` / ``KIND_ETC1A4`` (word and fields unused: the texel is ``etc1.memory_texel``'s, the rule
+``KIND_ETC1`` / ``KIND_ETC1A4`` (word and fields unused: a block decodes by ``etc1.block_texels``, the rule
 ``etc1`` decodes whole levels by). A field widens to 8 bits by bit replication
-(``decode.expand_lut``'s rule, computed by ``fragment.kernels._expand``, the framebuffer's). Texel ``idx`` is
-image row ``idx >> width_log2`` (0 = top, memory-row order as the decoded images) and column
-``idx & (width - 1)``, found in memory by the 8x8 Morton tiling of ``decode``. ``decode_level`` decodes a whole
-level this way (into ``level_cache``, for the levels draws tap more texels of than they hold).
+(``decode.expand_lut``'s rule, computed by ``fragment.kernels._expand``, the framebuffer's). Decoded texel ``idx``
+is image row ``idx >> width_log2`` (0 = top, memory-row order as the decoded images) and column
+``idx & (width - 1)``, found in memory by the 8x8 Morton tiling of ``decode``.
 """
 
 from __future__ import annotations
 
 from functools import cache
 
-import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.fragment.kernels import _expand
 from picaemu.texture import etc1
 from picaemu.texture.decode import CHANNELS, MISSING, MORTON8
@@ -43,7 +43,7 @@ def channel_fields(spec: Packed) -> tuple[int, ...]:
     return (*shifts, *bits)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _channel(word: int, layout, c: int):  # pragma: no cover - compiled
     """Channel c (uint8) of a texel word (scalars only: LLVM inlines it, branches and all)."""
     bits = layout[LAYOUT_BITS + c]
@@ -53,25 +53,11 @@ def _channel(word: int, layout, c: int):  # pragma: no cover - compiled
     return np.uint8(field if bits == 8 else _expand(field, bits))
 
 
-@numba.njit(cache=True)
-def memory_rgba(data, layout, idx: int):  # pragma: no cover - compiled
-    """The four uint8 channels of texel ``idx`` of the memory source ``data``, ``layout`` (module docstring).
-    Not inlined by numba (its inliner wants one return); LLVM inlines it into the filter's loop."""
-    kind = layout[LAYOUT_KIND]
-    if kind != KIND_PACKED:
-        log2 = layout[LAYOUT_WIDTH_LOG2]
-        y, x = idx >> log2, idx & ((1 << log2) - 1)
-        return etc1.memory_texel(data, layout[LAYOUT_START], log2, kind == KIND_ETC1A4, x, y)
-    return _packed_rgba(data, layout, idx)
-
-
-@numba.njit(cache=True, inline="always")
-def _packed_rgba(data, layout, idx: int):  # pragma: no cover - compiled
-    """``memory_rgba`` of a packed (non-ETC) format."""
-    # no branches (numba's inliner wants each variable assigned once; a select costs less than a misprediction)
+@numba_link.kernel()
+def _packed_word(data, layout, x: int, y: int) -> int:  # pragma: no cover - compiled
+    """The texel word at image column x, row y (0 = top) of a packed (non-ETC) level."""
+    # no branches (a select costs less than a misprediction)
     start, log2, word_bits = layout[LAYOUT_START], layout[LAYOUT_WIDTH_LOG2], layout[LAYOUT_WORD_BITS]
-    y = idx >> log2  # no division
-    x = idx & ((1 << log2) - 1)
     n = ((y & ~(TILE - 1)) << log2) + (x & ~(TILE - 1)) * TILE + MORTON8[y & (TILE - 1), x & (TILE - 1)]
     nibble = np.int64(word_bits == 4)
     size = max(word_bits >> 3, 1)
@@ -83,22 +69,41 @@ def _packed_rgba(data, layout, idx: int):  # pragma: no cover - compiled
         | np.int64(data[min(at + 2, last)]) * (size > 2) << 16
         | np.int64(data[min(at + 3, last)]) * (size > 3) << 24
     )
-    word = (word >> (((n & 1) << 2) * nibble)) & ((1 << word_bits) - 1)
-    return _channel(word, layout, 0), _channel(word, layout, 1), _channel(word, layout, 2), _channel(word, layout, 3)
+    return (word >> (((n & 1) << 2) * nibble)) & ((1 << word_bits) - 1)
 
 
-@numba.njit(cache=True)
-def decode_level(data, layout, texels) -> None:  # pragma: no cover - compiled
-    """Every texel of the memory source's level into ``texels`` (W * H, 4) uint8, memory-row order (as
-    ``decode.decode_level``). An ETC level is decoded a block at a time by ``etc1.decode_blocks`` (its words read
-    once for its 16 texels: ~3x fewer cycles than a texel at a time)."""
+@numba_link.kernel()
+def decode_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma: no cover - compiled
+    """The 4x4 blocks ``blocks[:count]`` of the memory source's level into ``texels`` (W * H, 4) uint8, memory-row
+    order (as ``decode.decode_level``); block b covers image rows 4 * (b // (W / 4)) + 0-3 (0 = top) and columns
+    4 * (b % (W / 4)) + 0-3 (an ETC block; 16 texels of a packed format's 8x8 tile). Other texels are left as they
+    were. An ETC block is decoded by ``etc1.block_texels`` (its words read once for its 16 texels: ~3x fewer cycles
+    than a texel at a time)."""
     kind, log2 = layout[LAYOUT_KIND], layout[LAYOUT_WIDTH_LOG2]
-    if kind == KIND_PACKED:  # ``_packed_rgba``, not ``memory_rgba``: no per-texel ETC path compiled in here
-        for idx in range(texels.shape[0]):
-            texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3] = _packed_rgba(data, layout, idx)
-        return
-    with_alpha = kind == KIND_ETC1A4
-    size = texels.shape[0] if with_alpha else texels.shape[0] >> 1  # 8 or 4 bits a texel
-    start, width = layout[LAYOUT_START], 1 << log2
-    words = data[start : start + size].view(np.uint64)
-    etc1.decode_blocks(words, with_alpha, width, texels.shape[0] >> log2, texels.reshape(-1, width, 4))
+    width, start = 1 << log2, layout[LAYOUT_START]
+    step = 2 if kind == KIND_ETC1A4 else 1  # ETC1A4: the alpha word, then the color word
+    etc_bytes = texels.shape[0] * step >> 1 if kind != KIND_PACKED else 0  # 4 or 8 bits a texel
+    words = data[start : start + etc_bytes].view(np.uint64)
+    row_blocks = log2 - 2  # log2 of the blocks a row of them holds
+    for k in range(count):
+        b = blocks[k]
+        x0, y0 = (b & ((1 << row_blocks) - 1)) << 2, (b >> row_blocks) << 2
+        first = y0 * width + x0
+        if kind != KIND_PACKED:
+            at = etc1.block_index(x0, y0, log2) * step
+            alpha = words[at] if step == 2 else np.uint64(0)
+            etc1.block_texels(words[at + step - 1], alpha, step == 2, texels, first, width)
+            continue
+        for y in range(etc1.BLOCK):
+            for x in range(etc1.BLOCK):
+                word = _packed_word(data, layout, x0 + x, y0 + y)
+                for c in range(4):  # c is no literal: one compile of ``_channel``
+                    texels[first + y * width + x, c] = _channel(word, layout, c)
+
+
+@numba_link.kernel(inline="always")  # small: no library of its own
+def decode_level(data, layout, texels) -> None:  # pragma: no cover - compiled
+    """Every texel of the memory source's level into ``texels`` (W * H, 4) uint8, memory-row order
+    (``decode_blocks`` of all its blocks)."""
+    count = texels.shape[0] >> 4
+    decode_blocks(data, layout, numba_link.indices(count), count, texels)

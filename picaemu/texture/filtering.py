@@ -14,34 +14,27 @@ fragment -> (F, 4) float32 (not rounded, so levels can still be blended). ``roun
 rounding of those colors to uint8; ``nearest_u8``: both at once for one image filtered nearest. ``cube_face``:
 a direction's cube face and face coordinates (the sampler's and the fused fragment kernel's one rule).
 
-A texel source (``texels``, ``layout`` of ``fetch`` / ``filter_2d``) is either the decoded (N, 4) uint8 array
-with ``layout`` = ``DECODED``, or a memory region's bytes with a ``picaemu.texture.fetch`` layout tuple (one image
-read straight from emulated memory, texel index = memory row * width + column, decoded on each tap by its
-``Packed`` fields): ``texel_rgba`` reads either, so that the fused fragment path (``picaemu.fused.fragments``)
-filters by these very kernels. The layout is a tuple of scalars: no reference counting per tap.
+``tapped_blocks``: the 4x4 blocks of a level those filters may tap at given coordinates, so that the fused
+fragment path (``picaemu.fused.fragments``) decodes just those of a level it does not keep decoded
+(``picaemu.texture.level_cache``) and filters every level, decoded whole or in part, by these very kernels.
 """
 
 from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
-from numba.core.types.containers import BaseTuple  # not in numba's partial stubs (core/types/*.pyi)
-from numba.extending import overload
 
 from picaemu import numba_link
 from picaemu.regs.blocks.texturing import WRAP_MODES
-from picaemu.texture.fetch import memory_rgba
 
 BORDER = -1  # "read the border color" marker
-DECODED = 0  # the ``layout`` of a decoded texel array
 _WRAP = {name: code for code, name in WRAP_MODES.items()}
 CLAMP_EDGE, CLAMP_BORDER, MIRROR = _WRAP["clamp to edge"], _WRAP["clamp to border"], _WRAP["mirrored repeat"]
 EDGE_OR_REPEAT, BORDER_OR_REPEAT = _WRAP["edge if >= 0, repeat if < 0"], _WRAP["border if >= size, repeat if < 0"]
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def wrap(k: int, n: int, mode: int) -> int:
     """Texel index in [0, n), or -1 (``BORDER``) where the border color is read."""
     if mode == CLAMP_EDGE:
@@ -58,7 +51,7 @@ def wrap(k: int, n: int, mode: int) -> int:
     return k & (n - 1)  # repeat; codes 6 and 7 behave as repeat
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _texel_index(offset: int, w: int, h: int, ks: int, kt: int, wrap_s: int, wrap_t: int) -> int:
     """Flat texel index (scalars only: array arguments would cost a refcount per call)."""
     s, t = wrap(ks, w, wrap_s), wrap(kt, h, wrap_t)
@@ -67,22 +60,11 @@ def _texel_index(offset: int, w: int, h: int, ks: int, kt: int, wrap_s: int, wra
     return offset + (h - 1 - t) * w + s
 
 
-def texel_rgba(texels, layout, idx: int):
-    """The four uint8 channels of texel ``idx`` (>= 0) of a texel source (module docstring); compiled code only."""
-    return texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3]
-
-
-@overload(texel_rgba, inline="always")
-def _texel_rgba(texels, layout, idx):  # pragma: no cover - typing
-    if isinstance(layout, BaseTuple):
-        return lambda texels, layout, idx: memory_rgba(texels, layout, idx)
-    return lambda texels, layout, idx: (texels[idx, 0], texels[idx, 1], texels[idx, 2], texels[idx, 3])
-
-
-@numba.njit(cache=True, inline="always")
-def _texel(texels, layout, idx: int, border):  # pragma: no cover - compiled
+@numba_link.kernel(inline="always")
+def _texel(texels, idx: int, border):  # pragma: no cover - compiled
     """The four channels of texel ``idx``, or of the border color (``idx`` = BORDER)."""
-    c0, c1, c2, c3 = texel_rgba(texels, layout, max(idx, 0))  # one read per tap (texel 0 stands in for a border)
+    at = max(idx, 0)  # one read per tap (texel 0 stands in for a border)
+    c0, c1, c2, c3 = texels[at, 0], texels[at, 1], texels[at, 2], texels[at, 3]
     border_tap = idx == BORDER
     return (
         border[0] if border_tap else c0,
@@ -92,36 +74,36 @@ def _texel(texels, layout, idx: int, border):  # pragma: no cover - compiled
     )
 
 
-@numba.njit(cache=True, inline="always")
-def _nearest(texels, layout, offset: int, w: int, h: int, s, t, wrap_s: int, wrap_t: int, border):  # pragma: no cover
+@numba_link.kernel(inline="always")
+def _nearest(texels, offset: int, w: int, h: int, s, t, wrap_s: int, wrap_t: int, border):  # pragma: no cover
     """The texel nearest texture coordinates (s, t): k = floor(s * w), floor(t * h), wrapped."""
     idx = _texel_index(offset, w, h, math.floor(s * w), math.floor(t * h), wrap_s, wrap_t)
-    return _texel(texels, layout, idx, border)
+    return _texel(texels, idx, border)
 
 
-@numba.njit(cache=True)
-def nearest_u8(texels, layout, offset: int, w: int, h: int, st, wrap_s, wrap_t, border, out):  # pragma: no cover
+@numba_link.kernel()
+def nearest_u8(texels, offset: int, w: int, h: int, st, wrap_s, wrap_t, border, out):  # pragma: no cover
     """``filter_2d`` + ``round_u8`` of one image (at texel ``offset``, size w x h) filtered nearest at every ``st``
     (F, 2) into ``out`` (F, 4) uint8, without the float32 colors between (a nearest texel rounds to itself)."""
     b = (border[0], border[1], border[2], border[3])
     for i in range(st.shape[0]):
         out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _nearest(
-            texels, layout, offset, w, h, st[i, 0], st[i, 1], wrap_s, wrap_t, b
+            texels, offset, w, h, st[i, 0], st[i, 1], wrap_s, wrap_t, b
         )
 
 
-@numba.njit(cache=True)
-def fetch(texels, layout, offsets, widths, heights, level, face, ks, kt, wrap_s, wrap_t, border):
+@numba_link.kernel()
+def fetch(texels, offsets, widths, heights, level, face, ks, kt, wrap_s, wrap_t, border):
     out = numba_link.empty((level.size, 4), np.uint8)
     for i in range(level.size):
         lv = level[i]
         idx = _texel_index(offsets[lv, face[i]], widths[lv], heights[lv], ks[i], kt[i], wrap_s, wrap_t)
-        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _texel(texels, layout, idx, border)
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _texel(texels, idx, border)
     return out
 
 
-@numba.njit(cache=True)
-def filter_2d(texels, layout, offsets, widths, heights, level, face, st, linear, wrap_s, wrap_t, border):
+@numba_link.kernel()
+def filter_2d(texels, offsets, widths, heights, level, face, st, linear, wrap_s, wrap_t, border):
     n = level.size
     out = numba_link.empty((n, 4), np.float32)  # every row written below (allocated here: no np.empty compile)
     for i in range(n):
@@ -129,7 +111,7 @@ def filter_2d(texels, layout, offsets, widths, heights, level, face, st, linear,
         w, h, offset = widths[lv], heights[lv], offsets[lv, face[i]]
         if not linear[i]:
             out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _nearest(
-                texels, layout, offset, w, h, st[i, 0], st[i, 1], wrap_s, wrap_t, border
+                texels, offset, w, h, st[i, 0], st[i, 1], wrap_s, wrap_t, border
             )
             continue
         ps, pt = st[i, 0] * w - np.float32(0.5), st[i, 1] * h - np.float32(0.5)
@@ -147,7 +129,7 @@ def filter_2d(texels, layout, offsets, widths, heights, level, face, st, linear,
                 weight = (ax if dx else np.float32(1.0) - ax) * wy
                 sx = s1 if dx else s0
                 idx = BORDER if sx == BORDER or t == BORDER else row + sx
-                t0, t1, t2, t3 = _texel(texels, layout, idx, border)
+                t0, t1, t2, t3 = _texel(texels, idx, border)
                 a0 = np.float32(a0 + weight * t0)
                 a1 = np.float32(a1 + weight * t1)
                 a2 = np.float32(a2 + weight * t2)
@@ -156,10 +138,45 @@ def filter_2d(texels, layout, offsets, widths, heights, level, face, st, linear,
     return out
 
 
+TAPPED_BLOCKS = 9  # the most 4x4 blocks one fragment's taps fall in (``tapped_blocks``: 3 x 3 texels)
+EXACT = 2.0**52  # texel coordinates below this in magnitude are exact in float64 (and their floor in int64)
+
+
+@numba_link.kernel(inline="always")  # ``level_cache.tapped_level``'s: no library of its own
+def tapped_blocks(st, w: int, h: int, wrap_s: int, wrap_t: int, seen, blocks) -> int:  # pragma: no cover
+    """The 4x4 blocks of a w x h level that ``filter_2d`` or ``nearest_u8`` may tap at the coordinates ``st``
+    (F, 2), each once, into ``blocks`` (at least min(F * TAPPED_BLOCKS, W * H / 16) int64); returns their count, or
+    -1 when any block may be tapped. Block b holds memory rows 4 * (b // (w / 4)) + 0-3 and columns
+    4 * (b % (w / 4)) + 0-3 (``fetch.decode_blocks``); ``seen`` (W * H / 16,) zeros, marked here. On each axis
+    (x = s * n in float64, as the filters compute it) the nearest texel is k = floor(x) and bilinear taps
+    floor(x - 0.5) and the next, each k - 1, k or k + 1: those three, wrapped (a border read taps nothing). A NaN
+    or huge coordinate (|x| >= EXACT) may tap anything: -1."""
+    count, row_blocks = 0, w >> 2
+    cols, rows = numba_link.empty(3, np.int64), numba_link.empty(3, np.int64)
+    for i in range(st.shape[0]):
+        xs, xt = st[i, 0] * w, st[i, 1] * h
+        if not (abs(xs) < EXACT and abs(xt) < EXACT):
+            return -1
+        ks, kt = math.floor(xs), math.floor(xt)
+        for d in range(3):
+            s, t = wrap(ks + d - 1, w, wrap_s), wrap(kt + d - 1, h, wrap_t)
+            cols[d], rows[d] = BORDER if s == BORDER else s >> 2, BORDER if t == BORDER else (h - 1 - t) >> 2
+        for dt in range(3):
+            for ds in range(3):
+                if rows[dt] == BORDER or cols[ds] == BORDER:
+                    continue
+                b = rows[dt] * row_blocks + cols[ds]
+                if not seen[b]:
+                    seen[b] = 1
+                    blocks[count] = b
+                    count += 1
+    return count
+
+
 FLOAT32_MAX = np.float32(np.finfo(np.float32).max)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def nan_to_num32(x):  # pragma: no cover - compiled
     """``np.nan_to_num`` of a float32: NaN -> 0, +-inf -> +-FLOAT32_MAX."""
     if x != x:
@@ -167,7 +184,7 @@ def nan_to_num32(x):  # pragma: no cover - compiled
     return min(max(x, -FLOAT32_MAX), FLOAT32_MAX)
 
 
-@numba.njit(cache=True, error_model="numpy")  # a zero major axis divides to inf / NaN, as in numpy
+@numba_link.kernel(error_model="numpy")  # a zero major axis divides to inf / NaN, as in numpy
 def cube_face(u, v, w):  # pragma: no cover - compiled
     """A direction (float32 u, v, w) -> (face 0-5 = +X -X +Y -Y +Z -Z, face coordinates s, t (float32, NaN -> 0,
     infinities clamped to the largest float32), |major axis|): the major axis is the largest |component| (x before
@@ -189,7 +206,7 @@ def cube_face(u, v, w):  # pragma: no cover - compiled
     )
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def cube_faces(uvw, face, st, major) -> None:  # pragma: no cover - compiled
     """``cube_face`` of every direction of ``uvw`` (F, 3) float32 into ``face`` (F,) int64, ``st`` (F, 2) float32
     and ``major`` (F,) float32."""
@@ -197,7 +214,7 @@ def cube_faces(uvw, face, st, major) -> None:  # pragma: no cover - compiled
         face[i], st[i, 0], st[i, 1], major[i] = cube_face(uvw[i, 0], uvw[i, 1], uvw[i, 2])
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def round_u8(color, out):  # pragma: no cover - compiled
     """out = trunc(min(color + 0.5, 255)) in float32, for filtered colors (>= 0)."""
     for i in range(color.shape[0]):

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from picaemu import numba_link
 
 COORD_BITS = 12  # window coordinates stay below 4096
 TAPS_NEAREST, TAPS_LINEAR = 1, 4  # texels one 2D filter reads per level
@@ -37,12 +38,12 @@ EMPTY = -1  # an empty slot of ``neighbours``' hash table (the fragments' own ke
 FIBONACCI = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: multiplicative hashing spreads the packed keys
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _key(x: int, y: int, prim: int) -> np.int64:
     return (np.int64(prim) << (2 * COORD_BITS)) | (np.int64(y) << COORD_BITS) | np.int64(x)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _slot(table, want, mask, shift):  # pragma: no cover - compiled
     """The slot of key ``want`` in the open-addressing ``table`` (linear probing from its Fibonacci hash), or of the
     first empty slot (``EMPTY``) on its probe path."""
@@ -52,7 +53,7 @@ def _slot(table, want, mask, shift):  # pragma: no cover - compiled
     return h
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def neighbours(x, y, prim):  # pragma: no cover - compiled
     """(F, 4) int64: the index of each fragment's neighbour in the same primitive at x + 1, x - 1, y + 1, y - 1
     (``NEIGHBOUR_STEPS``), -1 where there is none; the first fragment in draw order where several share a pixel.
@@ -80,7 +81,7 @@ def neighbours(x, y, prim):  # pragma: no cover - compiled
     return out
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _derivative(nb, values, i: int, k: int, fwd: int):  # pragma: no cover - compiled
     """d/dx (fwd = FWD_X) or d/dy (FWD_Y) of column k of ``values`` at fragment i, float32."""
     f, b = nb[i, fwd], nb[i, fwd + 1]
@@ -91,7 +92,7 @@ def _derivative(nb, values, i: int, k: int, fwd: int):  # pragma: no cover - com
     return np.float32(0.0)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def derivatives_of(nb, values, ddx, ddy) -> None:  # pragma: no cover - compiled
     """``ddx``, ``ddy`` (F, k) float32 = d/dx, d/dy of ``values`` (F, k) float32 over ``neighbours`` ``nb``."""
     for i in range(values.shape[0]):
@@ -100,13 +101,13 @@ def derivatives_of(nb, values, ddx, ddy) -> None:  # pragma: no cover - compiled
             ddy[i, k] = _derivative(nb, values, i, k, FWD_Y)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _nan_max(a, b):  # pragma: no cover - compiled
     """max propagating NaN (as numpy's maximum)."""
     return a if a != a or a > b else b
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def lod_at(nb, texel, i: int, bias):  # pragma: no cover - compiled
     """The LOD (float32) of fragment i from its texel coordinates ``texel`` (F, 2) float32 and ``bias`` float32."""
     rho = np.float32(0.0)
@@ -120,7 +121,7 @@ def lod_at(nb, texel, i: int, bias):  # pragma: no cover - compiled
     return np.float32(np.float32(math.log2(np.float64(rho))) + bias)  # log2 rounded once (not float32 libm's)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def lods_of(nb, texel, bias, out) -> None:  # pragma: no cover - compiled
     """``out`` (F,) float32 = ``lod_at`` of every fragment."""
     b = np.float32(bias)
@@ -128,7 +129,7 @@ def lods_of(nb, texel, bias, out) -> None:  # pragma: no cover - compiled
         out[i] = lod_at(nb, texel, i, b)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def mip_choice(lod, min_level, max_level, mag_linear, min_linear, mip_linear):  # pragma: no cover - compiled
     """(first level, second level, weight of the second (float32), bilinear, texel taps) of one fragment's LOD
     (module docstring); a nearest mip filter or a magnified fragment reads the first level only (weight 0)."""
@@ -143,7 +144,7 @@ def mip_choice(lod, min_level, max_level, mag_linear, min_linear, mip_linear):  
     return lo, min(lo + 1, max_level), np.float32(lod_c - np.float32(lo)), min_linear, 2 * taps
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def mip_choices(
     lod, min_level, max_level, mag_linear, min_linear, mip_linear, lo, hi, frac, linear
 ):  # pragma: no cover

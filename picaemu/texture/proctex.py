@@ -32,10 +32,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 
-import numba
 import numpy as np
 
-from picaemu import numeric
+from picaemu import numba_link, numeric
 from picaemu.errors import UnsupportedFeature
 from picaemu.regs import access, id_of
 from picaemu.regs.blocks.proctex import (
@@ -218,7 +217,9 @@ def decode_colors(raw: np.ndarray, *, signed: bool) -> np.ndarray:
 # ``ProctexState.kernel_args``: the state as the arrays the compiled rule reads (``texel``), in this order:
 # ``codes`` (P_INTS,) int64, ``reals`` (P_REALS,) float32, ``maps`` (3, 2, 128) float32 (``MAP_TABLES`` x
 # value / difference), ``colors`` (2, 256, 4) float32 (color, 2 x color difference), ``levels`` (8, 2) float32
-# (color-table offset, width - 1 of each mip level).
+# (color-table offset, width - 1 of each mip level). The helpers the rule calls at several places are compiled once
+# each and called (LLVM inlines them where it pays); only those with one call site are inlined by numba: inlining
+# all of them copied their IR into ``texels_level0`` once per call site (4.6 s of a first run's compile).
 # codes: clamp mode of u and v (index in CLAMPS), RGB and alpha mapping (index in MAPPINGS; alpha -1: the color
 # table's alpha), noise on, shift parity added to int(c) of u and v (-1: no shift), linear within a level
 P_U_CLAMP, P_V_CLAMP, P_RGB_FUNC, P_ALPHA_FUNC, P_NOISE, P_U_PARITY, P_V_PARITY, P_LINEAR = range(8)
@@ -233,7 +234,7 @@ F_U, F_U2, F_V, F_V2, F_MEAN, F_MEAN2, F_LENGTH, F_MIN, F_MAX, F_RMAX = range(le
 F32_HALF, F32_ONE = np.float32(0.5), np.float32(1.0)
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel()
 def _int(x, bits):  # pragma: no cover - compiled
     """A float32 truncated to a ``bits``-bit signed integer as numpy's cast gives it (x86): the lowest value for NaN
     and out-of-range values (a cast numba leaves undefined)."""
@@ -243,7 +244,7 @@ def _int(x, bits):  # pragma: no cover - compiled
     return np.int64(x)
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel()
 def _finite(x):  # pragma: no cover - compiled
     """``numeric.finite`` of one float32."""
     if x != x:
@@ -253,7 +254,7 @@ def _finite(x):  # pragma: no cover - compiled
     return -numeric.FINITE_LIMIT if x == -np.inf else x
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel()
 def _lut(maps, table, x):  # pragma: no cover - compiled
     """One value of map table ``table`` (module docstring)."""
     p = np.maximum(_finite(x), np.float32(0.0)) * np.float32(MAP_ENTRIES)
@@ -263,12 +264,12 @@ def _lut(maps, table, x):  # pragma: no cover - compiled
     return np.minimum(np.maximum(y, np.float32(0.0)), F32_ONE)
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel()
 def _rand1(k):  # pragma: no cover - compiled
     return ((((k % 9) + 2) * 3) & 0xF) ^ NOISE_T1[(k // 9) & 0xF]
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel()
 def _rand2(a, b):  # pragma: no cover - compiled
     """The lattice gradient from a = rand1(x) and b = rand1(y), in [-1, 1]."""
     b = b + (4 if (a & 3) == 1 else 0)
@@ -277,7 +278,7 @@ def _rand2(a, b):  # pragma: no cover - compiled
     return np.float32(-1.0 + b * (2.0 / 15.0))
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _noise(reals, maps, u, v):  # pragma: no cover - compiled
     """The noise value at (u, v), about [-1, 1]: gradient lattice smoothed by the noise LUT."""
     x = reals[R_U_FREQ] * np.abs(u + reals[R_U_PHASE])
@@ -295,7 +296,7 @@ def _noise(reals, maps, u, v):  # pragma: no cover - compiled
     return lo + (hi - lo) * sy
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel()
 def _shift(c, parity, step):  # pragma: no cover - compiled
     """Shift offset from a pre-noise coordinate: ``step`` when (int(c) + parity) // 2 is odd."""
     if parity < 0:
@@ -303,7 +304,7 @@ def _shift(c, parity, step):  # pragma: no cover - compiled
     return step * np.float32(((_int(np.trunc(c), 64) + parity) // 2) % 2)
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel()
 def _clamp(c, mode):  # pragma: no cover - compiled
     """Clamp mode ``mode`` (index in ``CLAMPS``) of a coordinate."""
     if mode == CLAMP_ZERO:
@@ -319,7 +320,7 @@ def _clamp(c, mode):  # pragma: no cover - compiled
     return F32_ONE if c > F32_HALF else np.float32(0.0)  # pulse
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel()
 def _mapping(u, v, func):  # pragma: no cover - compiled
     """Mapping function ``func`` (index in ``MAPPINGS``) of (u, v)."""
     if func == F_U:
@@ -343,7 +344,7 @@ def _mapping(u, v, func):  # pragma: no cover - compiled
     return np.minimum(((u + v) * F32_HALF + np.sqrt(u * u + v * v)) * F32_HALF, F32_ONE)  # rmax
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _coordinates(codes, reals, maps, u, v):  # pragma: no cover - compiled
     """(u, v) after abs, noise, shift and clamp."""
     u, v = np.abs(_finite(u)), np.abs(_finite(v))
@@ -355,7 +356,7 @@ def _coordinates(codes, reals, maps, u, v):  # pragma: no cover - compiled
     return _clamp(u + u_shift, codes[P_U_CLAMP]), _clamp(v + v_shift, codes[P_V_CLAMP])
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel()
 def _entry(levels, last, linear, g, level):  # pragma: no cover - compiled
     """The color-table entry at position g in [0, 1] of mip ``level`` and the fraction toward the next one: nearest
     rounds half up (C ``round`` on positive indices), fraction 0; linear truncates."""
@@ -367,14 +368,14 @@ def _entry(levels, last, linear, g, level):  # pragma: no cover - compiled
     return np.int64(i), index - i
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel()
 def _color(colors, linear, k, f, ch):  # pragma: no cover - compiled
     """Channel ``ch`` (float32 0..255) of color-table entry ``k``, plus f x 2 x its difference when linear."""
     c = colors[0, k, ch]
     return c + f * colors[1, k, ch] if linear else c
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _texel(codes, reals, maps, colors, levels, u, v, lo, hi, t, out, i):  # pragma: no cover - compiled
     """The procedural texel at texture coordinates (u, v) into ``out[i]`` RGBA, from mip level ``lo``, or with
     ``hi`` >= 0 from levels ``lo`` and ``hi`` mixed by ``t`` (float64) (the arrays: ``kernel_args``)."""
@@ -395,14 +396,14 @@ def _texel(codes, reals, maps, colors, levels, u, v, lo, hi, t, out, i):  # prag
         out[i, 3] = np.uint8(_lut(maps, M_ALPHA, _mapping(cu, cv, codes[P_ALPHA_FUNC])) * np.float32(U8_MAX))
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _codes(codes):  # pragma: no cover - compiled
     """``codes`` as a tuple of scalars (and ``_reals`` likewise): the per-texel rule indexes them by constants, so
     the loops keep them in registers instead of reloading them after each store to ``out`` (a third of the time)."""
     return codes[0], codes[1], codes[2], codes[3], codes[4], codes[5], codes[6], codes[7]
 
 
-@numba.njit(cache=True, inline="always")
+@numba_link.kernel(inline="always")
 def _reals(reals):  # pragma: no cover - compiled
     return reals[0], reals[1], reals[2], reals[3], reals[4], reals[5], reals[6], reals[7]
 
@@ -410,7 +411,7 @@ def _reals(reals):  # pragma: no cover - compiled
 assert P_INTS == P_REALS == 8  # the tuples' sizes
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def texels(codes, reals, maps, colors, levels, uv, lo, hi, t, out):  # pragma: no cover - compiled
     """The procedural texel of every fragment (the one rule: module docstring): ``uv`` (F, 2) float32 texture
     coordinates, mip levels ``lo`` / ``hi`` (F,) int64 (``hi`` -1: ``lo`` alone), ``t`` (F,) float64 their mix
@@ -420,7 +421,7 @@ def texels(codes, reals, maps, colors, levels, uv, lo, hi, t, out):  # pragma: n
         _texel(c, r, maps, colors, levels, uv[i, 0], uv[i, 1], lo[i], hi[i], t[i], out, i)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def texels_level0(codes, reals, maps, colors, levels, uv, out):  # pragma: no cover - compiled
     """``texels`` of every fragment on level 0 alone (no mip filter: the fused fragment side's case). A texel is a
     function of (u, v) alone, so a fragment whose coordinates equal the previous one's copies its texel: citro2d
@@ -439,14 +440,14 @@ def texels_level0(codes, reals, maps, colors, levels, uv, out):  # pragma: no co
             last_u, last_v = u, v
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _coordinates_all(codes, reals, maps, uv, out):  # pragma: no cover - compiled
     c, r = _codes(codes), _reals(reals)
     for i in range(uv.shape[0]):
         out[i, 0], out[i, 1] = _coordinates(c, r, maps, uv[i, 0], uv[i, 1])
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _noise_all(reals, maps, u, v, out):  # pragma: no cover - compiled
     r = _reals(reals)
     for i in range(u.shape[0]):

@@ -141,7 +141,6 @@ class Pyramid:
         """(F, 4) uint8 texels at integer coordinates (t = 0 bottom), wrapped; border color where it applies."""
         return filtering.fetch(
             self.texels,
-            filtering.DECODED,
             self.offsets,
             self.widths,
             self.heights,
@@ -167,7 +166,6 @@ def _filter(pyr: Pyramid, ustate: TextureUnitState, level: Arr, face: Arr, st: A
         lin = np.ascontiguousarray(np.broadcast_to(np.asarray(linear, bool), (st.shape[0],)))
     return filtering.filter_2d(
         pyr.texels,
-        filtering.DECODED,
         pyr.offsets,
         pyr.widths,
         pyr.heights,
@@ -262,7 +260,6 @@ def _sample_2d(ustate: TextureUnitState, uv: Arr, memory: PhysicalMemory) -> Arr
     zeros = np.zeros(n, np.int64)  # every fragment's level (relative to the first) and face
     return filtering.filter_2d(
         pyr.texels,
-        filtering.DECODED,
         pyr.offsets,
         pyr.widths,
         pyr.heights,
