@@ -8,9 +8,10 @@ the draw's constants or by a color all its fragments share runs none: ``_reprodu
 table, and ``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose
 (``fragment_ops.pass_kinds``, once per plan). The texture units, lighting, the procedural texture and fog are
 ``picaemu.fused.features``' kernels, called by address through the plan's ``links`` (compiled once, on their own,
-and only for the captures that use them); the rasterizer's ``_scan``, the shading (``shade_fragments``) and
-``run_passes`` are called by address too (``core_links`` fills their rows of ``links``: each compiled once, on its
-own, instead of optimised and emitted again inside ``fragment_side``). Its arguments after the triangles are a
+and only for the captures that use them); the rasterizer's ``_scan``, the shading (``shade_fragments``),
+``run_passes`` and the TEV's ``_stage`` (by ``_combine``) are called by address too (``core_links`` fills their
+rows of ``links``, and ``run_passes``' own passes by address: each compiled once, on its own, instead of optimised
+and emitted again inside its callers). Its arguments after the triangles are a
 ``picaemu.fused.fragments.FragmentPlan``'s ``args`` (``layout`` names the slots of ``ints`` / ``units`` /
 ``tev_rows`` / ``color_ints``); nothing here reads a Python object.
 
