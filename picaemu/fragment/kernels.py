@@ -329,8 +329,8 @@ def color_pass(
     """Destination read, blend / logic op, write mask and color write of the fragments ``survivors``, any pixel
     size. layout (C, 3) (channel, shift, bits); mask (4,) bool color write mask; r0..r3 the blend rows
     (``blend_words``); logic the logic op's ``blend.LOGIC_TABLES`` row."""
-    dst = np.empty((1, 4), np.uint8)
-    out = np.empty((1, 4), np.uint8)
+    dst = numba_link.empty((1, 4), np.uint8)
+    out = numba_link.empty((1, 4), np.uint8)
     for j in range(survivors.shape[0]):
         i = survivors[j]
         offset = pix[i] * p.color_bpp
@@ -371,8 +371,8 @@ def interleaved(
     / ``after`` (F, 4) uint8 and a color buffer (``color_buf``, read even when ``p.color_write`` is 0), the pixel's
     color decoded to RGBA8 before and after each fragment's turn; with ``stored_d`` (F,) / ``stored_s`` (F,), the
     depth and stencil each fragment that reached the tests was tested against (0 when reads are disabled)."""
-    dst = np.empty((1, 4), np.uint8)
-    out = np.empty((1, 4), np.uint8)
+    dst = numba_link.empty((1, 4), np.uint8)
+    out = numba_link.empty((1, 4), np.uint8)
     record = fate.shape[0] == x.shape[0]
     colors = before.shape[0] == x.shape[0] and color_buf.shape[0] > 0
     tests = stored_d.shape[0] == x.shape[0]
@@ -443,7 +443,7 @@ def run_passes(
     (``pass_links``); the rest as the passes above take them. Every pass reads the pixel indices computed here."""
     n = x.shape[0]
     pix = fbm.tiled_pixels(x, y, p.width, p.height, p.flipped != 0)
-    survivors = np.empty(n, np.int32)
+    survivors = numba_link.empty(n, np.int32)
     for i in range(n):  # not np.arange(n).astype(np.int32): two compiled numpy functions of their own
         survivors[i] = i
     survived = n

@@ -316,7 +316,7 @@ def _filter_faces(cache, at, vram, fcram, starts, row, first, last, keys, st, li
 def _columns(color_ints, first, count, out_var, n):  # pragma: no cover - compiled
     """(n, count) float32: the varying columns ``color_ints[first:first + count]`` of the first ``n`` fragments
     (-1 reads 1.0)."""
-    out = np.empty((n, count), np.float32)
+    out = numba_link.empty((n, count), np.float32)
     for k in range(count):
         c = color_ints[first + k]
         for i in range(n):
@@ -340,10 +340,10 @@ def _lighting(color_ints, lighting, out_var, src):  # pragma: no cover - compile
     ``lighting``: ``lighting.kernel_arrays`` and the LUTs' values and differences."""
     lparams, lflags, slots, scale, gflags, ambient, value, diff = lighting
     n = src.shape[1]
-    bump = np.empty((0, 4), np.float32)
+    bump = numba_link.empty((0, 4), np.float32)
     if gflags[G_BUMP]:
         texels = src[TEX0 + color_ints[C_BUMP_UNIT]]
-        bump = np.empty((n, 4), np.float32)
+        bump = numba_link.empty((n, 4), np.float32)
         for i in range(n):
             for ch in range(4):
                 bump[i, ch] = np.float32(texels[i, ch]) / np.float32(255.0)

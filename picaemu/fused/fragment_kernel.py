@@ -158,7 +158,7 @@ def uniform_slots(src, primary, proctex):  # pragma: no cover - compiled
     ``uniform``): the zero slot, and the primary color and procedural texture slots (when ``primary`` /
     ``proctex``: filled) when every fragment has the first one's color (a white primary color, a procedural texture
     read at one coordinate pair; one compare per fragment up to the first that differs)."""
-    uniform = np.empty((NUM_SLOTS, 4), np.int64)  # element loops, not np.full: a numpy function compiled less
+    uniform = numba_link.empty((NUM_SLOTS, 4), np.int64)  # element loops, not np.full: a numpy function compiled less
     for slot in range(NUM_SLOTS):
         for ch in range(4):
             uniform[slot, ch] = 0 if slot == ZERO else -1
@@ -191,7 +191,7 @@ def _combine(
         for i in range(n):
             for ch in range(4):
                 src[BUF_COLOR, i, ch] = buffer_color[ch]
-    alias = np.empty(NUM_SLOTS, np.int64)  # not np.arange: a numpy function compiled less
+    alias = numba_link.empty(NUM_SLOTS, np.int64)  # not np.arange: a numpy function compiled less
     for slot in range(NUM_SLOTS):
         alias[slot] = slot
     last = ZERO
@@ -267,9 +267,9 @@ def shade_fragments(ox, oy, op, od, ov, texturing, coloring, local):  # pragma: 
     ints, color_cols, units, textures, vram, fcram, links = texturing
     tev_rows, tev_ch, tev_inv, buffer_color, color_ints, proctex_args, lighting, fog_lut, fog_rgb = coloring
     n = ox.shape[0]
-    src = np.empty((NUM_SLOTS, n, 4), np.uint8)
+    src = numba_link.empty((NUM_SLOTS, n, 4), np.uint8)
     src[ZERO] = 0
-    nb = np.empty((0, 4), np.int64)
+    nb = numba_link.empty((0, 4), np.int64)
     for u in range(units.shape[0]):
         if units[u, U_USED] and units[u, U_NEEDS_LOD] and nb.shape[0] == 0:  # one neighbour search per draw
             nb = neighbours(ox, oy, op)
@@ -349,20 +349,20 @@ def fragment_side(
     """The fragment side of one draw (``picaemu.fused.fragments``); adds its ``FRAGMENT_COUNTERS`` to ``counts``
     and returns DONE, or returns another code having written nothing (memory, counts)."""
     t = x.shape[0]
-    tri = np.zeros((t, 3), np.int64)
-    no_var = np.empty((0, 0), np.float32)
-    no_i, no_f = np.empty(0, np.int32), np.empty(0, np.float32)
+    tri = numba_link.zeros((t, 3), np.int64)
+    no_var = numba_link.empty((0, 0), np.float32)
+    no_i, no_f = numba_link.empty(0, np.int32), numba_link.empty(0, np.float32)
     scan, passes = links[LINK_SCAN], links[LINK_PASSES]
     # ``_scan``'s arguments (numba builds tuples by concatenation, not unpacking)
     triangles, bounding = (x, y, zndc, inv_w, vary, primitive, active, raster, dparams), (SCAN_BOUND, no_i, no_i)
     bound = numba_link.call(SCAN_ID, scan, triangles + bounding + (no_f, no_f, no_var, no_i, tri))
     if bound >= CHUNK_FRAGMENTS or bound * (FRAGMENT_BYTES + 4 * active.shape[0]) > ONE_PASS_BYTES:
         return TOO_MANY_FRAGMENTS  # the staged path chunks or counts first
-    ox, oy, op = np.empty(bound, np.int32), np.empty(bound, np.int32), np.empty(bound, np.int32)
-    od, ow = np.empty(bound, np.float32), np.empty(bound, np.float32)
-    ov = np.empty((bound, active.shape[0]), np.float32)
+    ox, oy, op = numba_link.empty(bound, np.int32), numba_link.empty(bound, np.int32), numba_link.empty(bound, np.int32)
+    od, ow = numba_link.empty(bound, np.float32), numba_link.empty(bound, np.float32)
+    ov = numba_link.empty((bound, active.shape[0]), np.float32)
     n = numba_link.call(SCAN_ID, scan, triangles + (SCAN_EMIT, ox, oy, od, ow, ov, op, tri))  # noqa: RUF005
-    local = np.zeros(counts.shape[0], np.int64)
+    local = numba_link.zeros(counts.shape[0], np.int64)
     for k in range(t):
         if tri[k, 2]:
             return DIVISION_BY_ZERO
@@ -387,9 +387,9 @@ def fragment_side(
                     alive += 1
             local[KILLED_ALPHA] += n - alive
         if alive:  # ``fragment_ops.resolve``'s passes, chosen once per plan (``fragment_ops.pass_kinds``)
-            killed = np.zeros(3, np.int64)
+            killed = numba_link.zeros(3, np.int64)
             fragments = (ints[DEPTH_KIND], ints[COLOR_KIND], ox[:alive], oy[:alive], od[:alive], color[:alive])
-            ops = (p, depth_buf, depth_words, stencil_tables, killed, np.zeros(0, np.uint8), FATE_OF_COUNTER)
+            ops = (p, depth_buf, depth_words, stencil_tables, killed, numba_link.zeros(0, np.uint8), FATE_OF_COUNTER)
             colors = (color_buf, color_words, layout, pk, mask, r0, r1, r2, r3, logic, logic_table, write_mask)
             survived = numba_link.call(PASSES_ID, passes, fragments + ops + colors + (links[LINK_BYTE_PASSES:],))
             local[KILLED_STENCIL] += killed[fk.KILLED_STENCIL]
