@@ -68,7 +68,7 @@ from picaemu.raster.rasterizer import normalise_quaternions
 from picaemu.texture import proctex
 from picaemu.texture.filtering import cube_face, filter_2d, nan_to_num32, nearest_u8, round_u8
 from picaemu.texture.level_cache import NOT_DECODED, level_at, tapped_level
-from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices
+from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices, neighbours
 from picaemu.texture.state import CUBE_LOW_MASK
 
 
@@ -363,10 +363,12 @@ def _fog(color_ints, fog_lut, fog_rgb, depth, color):  # pragma: no cover - comp
     fog_colors(fog_lut, fog_rgb, color_ints[C_FOG_FLIP] != 0, depth[: color.shape[0]], color)
 
 
-# ``links`` slots of the plan: the feature kernels by address
-LINK_TEXTURE, LINK_LIGHTING, LINK_PROCTEX, LINK_FOG = range(4)
-NUM_LINKS = 4
+# ``links`` slots of the plan: the feature kernels by address (the first four are their link ids too)
+LINK_TEXTURE, LINK_LIGHTING, LINK_PROCTEX, LINK_FOG, LINK_NEIGHBOURS = range(5)
+NUM_LINKS = 5
 TEXTURE = numba_link.register(LINK_TEXTURE, _texture, types.int64)
+NEIGHBOURS_ID = 15  # ``lod.neighbours``: compiled when a plan first has a unit with a level of detail
+NEIGHBOURS = numba_link.register(NEIGHBOURS_ID, neighbours, types.Array(types.int64, 2, "C"))
 LEVELS_ID = 14  # ``_levels``, called by ``_texture`` at the entry ``texture_args`` gives it
 LEVELS = numba_link.register(LEVELS_ID, _levels, types.int64)
 LIGHTING = numba_link.register(LINK_LIGHTING, _lighting, types.none)

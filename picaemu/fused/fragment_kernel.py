@@ -1,19 +1,18 @@
 """The fused fragment side's compiled kernel: one draw's window triangles -> pixels in memory, in one call.
 
-``fragment_side`` runs the stages in the order of the staged path (``pipeline_fragments.FragmentSide._fragments``):
-the rasterizer's ``_scan`` (bound, then emit), ``neighbours`` once per draw for the level of detail, the texture
-units, the primary color's ``shading._round_one``, fragment lighting, the procedural texture, the TEV's ``_stage`` /
-``_dot3`` per stage as ``tev.combine`` runs them (``_combine``; a stage that outputs one of its sources unchanged by
-the draw's constants or by a color all its fragments share runs none: ``_reproduced``), fog, the alpha test's pass
-table, and ``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose
-(``fragment_ops.pass_kinds``, once per plan). The texture units, lighting, the procedural texture and fog are
-``picaemu.fused.features``' kernels, called by address through the plan's ``links`` (compiled once, on their own,
-and only for the captures that use them); the rasterizer's ``_scan``, the shading (``shade_fragments``),
-``run_passes`` and the TEV's ``_stage`` (by ``_combine``) are called by address too (``core_links`` fills their
-rows of ``links``, and ``run_passes``' own passes by address: each compiled once, on its own, instead of optimised
-and emitted again inside its callers). Its arguments after the triangles are a
-``picaemu.fused.fragments.FragmentPlan``'s ``args`` (``layout`` names the slots of ``ints`` / ``units`` /
-``tev_rows`` / ``color_ints``); nothing here reads a Python object.
+``fragment_side`` runs the stages in the order of the staged path (``pipeline_fragments.FragmentSide._fragments``): the
+rasterizer's ``_scan`` (bound, then emit), ``neighbours`` once per draw for the level of detail, the texture units, the
+primary color's ``shading._round_one``, fragment lighting, the procedural texture, the TEV's ``_stage`` / ``_dot3`` per
+stage as ``tev.combine`` runs them (``_combine``; a stage that outputs one of its sources unchanged by the draw's
+constants or by a color all its fragments share runs none: ``_reproduced``), fog, the alpha test's pass table, and
+``fragment.kernels.run_passes`` with the passes ``fragment_ops.resolve`` would choose (``fragment_ops.pass_kinds``, once
+per plan). The texture units, their LOD's ``neighbours``, lighting, the procedural texture and fog are
+``picaemu.fused.features``' kernels, called by address through the plan's ``links`` (compiled once, on their own, and
+only for the captures that use them); the rasterizer's ``_scan``, the shading (``shade_fragments``), ``run_passes`` and
+the TEV's ``_stage`` (by ``_combine``) are called by address too (``core_links`` fills their rows of ``links``, and
+``run_passes``' own passes by address: each compiled once, on its own, instead of optimised and emitted again inside its
+callers). Its arguments after the triangles are a ``picaemu.fused.fragments.FragmentPlan``'s ``args`` (``layout`` names
+the slots of ``ints`` / ``units`` / ``tev_rows`` / ``color_ints``); nothing here reads a Python object.
 
 Each stage is a pass over all of a draw's fragments (up to ``CHUNK_FRAGMENTS``), its arrays far larger than the
 caches: running the shading in blocks of 1-64 k fragments instead was measured slower or no faster (minicraft's
@@ -35,7 +34,7 @@ from picaemu.color.tev import _dot3, _stage
 from picaemu.color.tev_kernels import OP_ADD, OP_LERP, OP_MODULATE, OP_REPLACE, OP_SUBTRACT
 from picaemu.fragment import kernels as fk
 from picaemu.fragment.ops import FATE_OF_COUNTER
-from picaemu.fused.features import LINK_FOG, LINK_LIGHTING, LINK_PROCTEX, LINK_TEXTURE
+from picaemu.fused.features import LINK_FOG, LINK_LIGHTING, LINK_NEIGHBOURS, LINK_PROCTEX, LINK_TEXTURE, NEIGHBOURS_ID
 from picaemu.fused.features import NUM_LINKS as NUM_FEATURE_LINKS
 from picaemu.fused.layout import (
     ALPHA_TEST,
@@ -86,7 +85,6 @@ from picaemu.fused.layout import (
     ZERO,
 )
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_BYTES, SCAN_BOUND, SCAN_EMIT, _scan
-from picaemu.texture.lod import neighbours
 
 
 @numba_link.kernel()
@@ -272,7 +270,7 @@ def shade_fragments(ox, oy, op, od, ov, texturing, coloring, local):  # pragma: 
     nb = numba_link.empty((0, 4), np.int64)
     for u in range(units.shape[0]):
         if units[u, U_USED] and units[u, U_NEEDS_LOD] and nb.shape[0] == 0:  # one neighbour search per draw
-            nb = neighbours(ox, oy, op)
+            nb = numba_link.call(NEIGHBOURS_ID, links[LINK_NEIGHBOURS], (ox, oy, op))  # linked by such a plan only
     for u in range(units.shape[0]):
         if units[u, U_USED]:
             taps = numba_link.call(

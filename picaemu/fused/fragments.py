@@ -451,6 +451,7 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
 # neighbours (F, 4) int64, one slot's texels (F, 4) uint8, all slots (SLOTS, F, 4) uint8, depths (F,) float32
 _VARYINGS, _NEIGHBOURS = np.zeros((0, 0), np.float32), np.zeros((0, 4), np.int64)
 _TEXELS, _SLOTS, _DEPTHS = np.zeros((0, 4), np.uint8), np.zeros((0, 0, 4), np.uint8), np.zeros(0, np.float32)
+_PIXELS = np.zeros(0, np.int32)  # x, y or primitive of the fragments (F,) int32 (``lod.neighbours``' arguments)
 
 
 def _links(ints, units, textures, vram, fcram, color_ints, pt_args, light_args, fog_lut, fog_rgb) -> np.ndarray:
@@ -460,6 +461,8 @@ def _links(ints, units, textures, vram, fcram, color_ints, pt_args, light_args, 
     if units[:, layout.U_USED].any():
         sample = (0, ints, units, textures, vram, fcram, _VARYINGS, _NEIGHBOURS, _TEXELS)
         links[features.LINK_TEXTURE] = features.TEXTURE.entry(*sample)
+    if (units[:, layout.U_USED] & units[:, layout.U_NEEDS_LOD]).any():
+        links[features.LINK_NEIGHBOURS] = features.NEIGHBOURS.entry(_PIXELS, _PIXELS, _PIXELS)
     if color_ints[layout.C_LIGHTING]:
         links[features.LINK_LIGHTING] = features.LIGHTING.entry(color_ints, light_args, _VARYINGS, _SLOTS)
     if color_ints[layout.C_PROCTEX]:
