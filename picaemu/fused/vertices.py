@@ -199,8 +199,8 @@ def run(
         counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
         # writeable, as the loop passes them (a view of its kernel's uniforms): the draw state's read-only array would
         # compile ``vertex_side`` a second time (~1.5 s of a capture's first clipped draw)
-        floats = ds.vs.float_uniforms.copy()
-        ok, arrays, box, held = front_end.with_clipper(vertex_side, *live, floats, *plan.args, counts)
+        uniforms = ds.vs.float_uniforms.copy()
+        ok, arrays, box, held = front_end.with_clipper(vertex_side, *live, uniforms, *plan.args, counts)
         if not ok:
             return None
         assembler.advance(plan.topology, int(counts[ASSEMBLED]), held)
