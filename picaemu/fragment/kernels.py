@@ -322,7 +322,7 @@ def _color_one(
     _write_word(color_buf, offset, _pack(out, 0, pk), p.color_bpp)
 
 
-@numba_link.compiled_only(error_model="numpy")  # its only divisor (blending's 255) is a constant
+@numba_link.compiled_only(error_model="numpy")  # no divisor left (blending's quotient by 255 is ``div255``)
 def color_pass(
     survivors, pix, color, p, color_buf, layout, pk, mask, r0, r1, r2, r3, logic
 ) -> None:  # pragma: no cover - compiled

@@ -378,8 +378,8 @@ FOG = numba_link.register(LINK_FOG, _fog, types.none)
 
 # values of the types ``_texture`` passes ``_levels``: LOD neighbours (F, 4) int64, starts (faces, 2) int64,
 # coordinates (F, 2) float32, faces (F,) int64, texels (F, 4) uint8
-_NEIGHBOURS, _STARTS = np.zeros((0, 4), np.int64), np.zeros((0, 2), np.int64)
-_ST, _FACES, _TEXELS = np.zeros((0, 2), np.float32), np.zeros(0, np.int64), np.zeros((0, 4), np.uint8)
+NEIGHBOURS_SAMPLE, _STARTS = np.zeros((0, 4), np.int64), np.zeros((0, 2), np.int64)
+_ST, _FACES, TEXELS_SAMPLE = np.zeros((0, 2), np.float32), np.zeros(0, np.int64), np.zeros((0, 4), np.uint8)
 
 
 def texture_args(border: np.ndarray, cache: tuple, units: np.ndarray, vram: np.ndarray, fcram: np.ndarray) -> tuple:
@@ -389,6 +389,6 @@ def texture_args(border: np.ndarray, cache: tuple, units: np.ndarray, vram: np.n
     levels = np.zeros(2, np.int64)
     used = units[:, U_USED] != 0
     if (used & ((units[:, U_NEEDS_LOD] != 0) | (units[:, U_FACES] != 1))).any():
-        sample = (units[0], _NEIGHBOURS, cache, border[0], vram, fcram, _STARTS, _ST, _FACES, _TEXELS)
+        sample = (units[0], NEIGHBOURS_SAMPLE, cache, border[0], vram, fcram, _STARTS, _ST, _FACES, TEXELS_SAMPLE)
         levels[:] = LEVELS.entry(*sample)
     return border, cache, levels

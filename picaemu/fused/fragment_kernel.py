@@ -452,10 +452,10 @@ _COLORING = (
 
 
 def core_links(args: tuple, links: np.ndarray) -> None:
-    """Fill ``links``' rows LINK_SCAN, LINK_SHADE and LINK_PASSES with the entries (``numba_link.Linked.entry``)
-    of ``_scan``, ``shade_fragments`` and ``run_passes`` for the types ``fragment_side`` passes them with a plan
-    whose ``args`` before ``links`` are ``args``, and the rows from LINK_BYTE_PASSES with those of the passes its
-    depth and color kinds call by address (compiled on first use)."""
+    """Fill ``links``' rows LINK_SCAN, LINK_SHADE, LINK_PASSES and LINK_STAGE with the entries
+    (``numba_link.Linked.entry``) of ``_scan``, ``shade_fragments``, ``run_passes`` and the TEV's ``_stage`` for the
+    types ``fragment_side`` passes them with a plan whose ``args`` before ``links`` are ``args``, and the rows from
+    LINK_BYTE_PASSES with those of the passes its depth and color kinds call by address (compiled on first use)."""
     a = dict(zip(PLAN_PARAMS[:-1], args, strict=True))
     i32, f32 = _I32, _F32
     scan = (*_TRIANGLES, a["active"], a["raster"], a["dparams"], SCAN_BOUND, i32, i32, f32, f32, _VARYINGS, i32)

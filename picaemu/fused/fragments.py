@@ -42,8 +42,9 @@ draw.
 depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying
 columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
 UNIT_INTS) int64 (filters, levels and LOD bias, each format's ``texture.fetch.channel_fields`` and texel source
-kind, each level's byte offset and size); the texture arguments (the border colors (3, 4) float32, the memory's
-``texture.level_cache``: decoded levels shared by the draws); ``tev_rows`` (6, TEV_INTS) int64 (the
+kind, each level's byte offset and size); the texture arguments (``features.texture_args``: the border colors (3, 4)
+float32, the memory's ``texture.level_cache``: decoded levels shared by the draws, the entry of ``features._levels``
+for mipmaps and cube maps); ``tev_rows`` (6, TEV_INTS) int64 (the
 rows of ``TevState.program``, sources as slots), ``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3)
 bool; the buffer color (4,) uint8;
 ``color_ints`` (COLOR_INTS,) int64 [the procedural texture is read, its u and v columns among ``active`` (-1: 1.0),
@@ -449,9 +450,9 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
 
 # values of the types ``fragment_side`` passes its features (``features.LINK_*``): varyings (F, A) float32, LOD
 # neighbours (F, 4) int64, one slot's texels (F, 4) uint8, all slots (SLOTS, F, 4) uint8, depths (F,) float32
-_VARYINGS, _NEIGHBOURS = np.zeros((0, 0), np.float32), np.zeros((0, 4), np.int64)
-_TEXELS, _SLOTS, _DEPTHS = np.zeros((0, 4), np.uint8), np.zeros((0, 0, 4), np.uint8), np.zeros(0, np.float32)
-_PIXELS = np.zeros(0, np.int32)  # x, y or primitive of the fragments (F,) int32 (``lod.neighbours``' arguments)
+# (``features.NEIGHBOURS_SAMPLE`` / ``TEXELS_SAMPLE``), x, y or primitive of the fragments (F,) int32
+_VARYINGS, _SLOTS, _DEPTHS = np.zeros((0, 0), np.float32), np.zeros((0, 0, 4), np.uint8), np.zeros(0, np.float32)
+_NEIGHBOURS, _TEXELS, _COORDINATES = features.NEIGHBOURS_SAMPLE, features.TEXELS_SAMPLE, np.zeros(0, np.int32)
 
 
 def _links(ints, units, textures, vram, fcram, color_ints, pt_args, light_args, fog_lut, fog_rgb) -> np.ndarray:
@@ -462,7 +463,7 @@ def _links(ints, units, textures, vram, fcram, color_ints, pt_args, light_args, 
         sample = (0, ints, units, textures, vram, fcram, _VARYINGS, _NEIGHBOURS, _TEXELS)
         links[features.LINK_TEXTURE] = features.TEXTURE.entry(*sample)
     if (units[:, layout.U_USED] & units[:, layout.U_NEEDS_LOD]).any():
-        links[features.LINK_NEIGHBOURS] = features.NEIGHBOURS.entry(_PIXELS, _PIXELS, _PIXELS)
+        links[features.LINK_NEIGHBOURS] = features.NEIGHBOURS.entry(_COORDINATES, _COORDINATES, _COORDINATES)
     if color_ints[layout.C_LIGHTING]:
         links[features.LINK_LIGHTING] = features.LIGHTING.entry(color_ints, light_args, _VARYINGS, _SLOTS)
     if color_ints[layout.C_PROCTEX]:

@@ -64,7 +64,9 @@ E_TAPS, E_TEXELS, E_RAW, E_BYTES = range(KEY_INTS, KEY_INTS + 4)
 ENTRY_INTS = E_BYTES + 1
 T_ENTRIES, T_TEXELS, T_RAW = range(3)  # ``top`` slots
 NOT_DECODED = -1
-TAP_COST_OF = {KIND_PACKED: 1, KIND_ETC1: 3, KIND_ETC1A4: 3}  # a memory tap / one texel of ``decode_level``
+# a tap's cost in texels of ``decode_level``, weighed when taps read memory one by one (a tap served from the tapped
+# blocks costs no more: its block's other texels serve its neighbours); not weighed again for the blocks
+TAP_COST_OF = {KIND_PACKED: 1, KIND_ETC1: 3, KIND_ETC1A4: 3}
 TAP_COST = np.array([TAP_COST_OF[kind] for kind in sorted(TAP_COST_OF)], np.int64)  # by ``fetch`` layout kind
 
 
