@@ -127,7 +127,8 @@ def test_stages_on_either_side_of_the_identity_rule_match_the_stages(name: str, 
 
 def test_uniform_slots_are_the_ones_whose_fragments_share_one_color() -> None:
     """``uniform_slots`` marks the primary color slot only when every fragment has its first fragment's color (one
-    channel of the last fragment differing leaves the row at -1), and only when asked; the zero slot always."""
+    channel of the last fragment differing leaves the row at -1, or of a fragment in a later block of 256), and only
+    when asked; the zero slot always."""
     from picaemu.fused.fragment_kernel import uniform_slots
     from picaemu.fused.layout import NUM_SLOTS, PRIMARY_SLOT, PROCTEX_SLOT, ZERO
 
@@ -140,3 +141,10 @@ def test_uniform_slots_are_the_ones_whose_fragments_share_one_color() -> None:
     src[PRIMARY_SLOT, -1, 2] = 254
     assert uniform_slots(src, True, True)[PRIMARY_SLOT].tolist() == [-1] * 4
     assert uniform_slots(src, True, True)[PROCTEX_SLOT].tolist() == [0] * 4  # all zero: one color too
+    many = np.zeros((NUM_SLOTS, 700, 4), np.uint8)  # compared in blocks: a difference in a later block, or none
+    for differs in (None, 256, 699):
+        many[PRIMARY_SLOT] = (1, 2, 3, 4)
+        if differs is not None:
+            many[PRIMARY_SLOT, differs, 3] = 5
+        expected = [1, 2, 3, 4] if differs is None else [-1] * 4
+        assert uniform_slots(many, True, False)[PRIMARY_SLOT].tolist() == expected

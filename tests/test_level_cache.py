@@ -18,7 +18,7 @@ from picaemu.replay import Replay
 from picaemu.texture import level_cache
 from picaemu.texture.decode import decode_level as staged_decode
 from picaemu.texture.fetch import KIND_ETC1, KIND_ETC1A4, KIND_OF_ETC, KIND_PACKED, channel_fields, decode_level
-from picaemu.texture.filtering import filter_2d, nearest_u8
+from picaemu.texture.filtering import filter_2d, nearest_u8, round_u8
 from picaemu.texture.formats import PACKED, TextureFormat, level_bytes
 from picaemu.texture.level_cache import NOT_DECODED, T_ENTRIES, T_TEXELS, TAP_COST_OF, level_at, tapped_level
 from tests.test_fused_fragments import assert_same, scene
@@ -234,4 +234,28 @@ def test_the_blocks_a_draw_taps_filter_as_the_whole_level(fmt, log2, wrap, coord
     got, expected = np.empty((n, 4), np.uint8), np.empty((n, 4), np.uint8)
     nearest_u8(cache[4], 0, width, height, st_, *wrap, border, got)
     nearest_u8(whole, 0, width, height, st_, *wrap, border, expected)
+    assert np.array_equal(got, expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    log2=st.tuples(st.integers(3, 6), st.integers(3, 6)),
+    wrap=st.tuples(st.integers(0, 7), st.integers(0, 7)),
+    coords=st.lists(st.tuples(COORD, COORD), min_size=1, max_size=40),
+    seed=st.integers(0, 2**16),
+)
+def test_nearest_words_are_the_filtered_texels(log2, wrap, coords, seed) -> None:
+    """``nearest_u8`` copies each texel (or the border color) as one word: the bytes ``filter_2d``'s nearest filter
+    gives, rounded by ``round_u8``, channel by channel, with a border color of four different channels, at an image
+    ``offset`` into the texels."""
+    width, height, offset = 1 << log2[0], 1 << log2[1], 16
+    texels = np.random.default_rng(seed).integers(0, 256, (offset + width * height, 4), dtype=np.uint8)
+    st_ = np.array(coords, np.float32).reshape(-1, 2)
+    n, border = st_.shape[0], np.array([10, 20, 130, 250], np.float32)
+    zeros, offsets = np.zeros(n, np.int64), np.full((1, 1), offset, np.int64)
+    filtered = filter_2d(texels, offsets, np.array([width]), np.array([height]), zeros, zeros, st_,
+                         np.zeros(n, np.bool_), *wrap, border)  # fmt: skip
+    expected, got = np.empty((n, 4), np.uint8), np.empty((n, 4), np.uint8)
+    round_u8(filtered, expected)
+    nearest_u8(texels, offset, width, height, st_, *wrap, border, got)
     assert np.array_equal(got, expected)

@@ -270,9 +270,10 @@ def test_luts_through_the_command_processor():
 
 @pytest.mark.parametrize("separate", [False, True])
 def test_level0_runs_of_equal_coordinates_match_each_texel(separate: bool):
-    """``texels_level0`` copies the previous texel for a fragment whose (u, v) equal the previous one's: the same
-    texels as every fragment computed on its own (``texels``), across runs, sign changes (-0.0 and 0.0, -u and u:
-    the rule takes |u| first) and NaN (equal to nothing), with noise on."""
+    """``texels_level0`` (u, v read from varying columns, or 1.0) copies the last texel computed for a fragment whose
+    (u, v) equal the previous one's: the same texels as every fragment computed on its own (``texels``), across
+    runs, sign changes (-0.0 and 0.0, -u and u: the rule takes |u| first) and NaN (equal to nothing), with noise
+    on."""
     s = _noise_state(True)
     if separate:
         put(s, "TEXUNIT3_PROCTEX0", separate_alpha=1, alpha_func=3)
@@ -284,8 +285,13 @@ def test_level0_runs_of_equal_coordinates_match_each_texel(separate: bool):
     uv = np.ascontiguousarray(np.repeat(rows, rng.integers(1, 5, len(rows)), axis=0))  # runs of equal pairs
     n = len(uv)
     codes, reals, maps, colors, levels = ps.kernel_args
-    run = np.empty((n, 4), np.uint8)
-    texels_level0(codes, reals, maps, colors, levels, uv, run)
-    each = np.empty((n, 4), np.uint8)
-    texels(codes, reals, maps, colors, levels, uv, np.zeros(n, np.int64), np.full(n, -1), np.zeros(n), each)
-    assert (run == each).all()
+    vary = np.ascontiguousarray(np.column_stack([rng.uniform(-1, 1, n), uv]), np.float32)  # u, v in columns 1, 2
+    for cu, cv in ((1, 2), (1, -1)):  # -1: the coordinate reads 1.0
+        run = np.empty((n, 4), np.uint8)
+        texels_level0(codes, reals, maps, colors, levels, vary, cu, cv, run)
+        each_uv = uv.copy()
+        if cv < 0:
+            each_uv[:, 1] = 1.0
+        each = np.empty((n, 4), np.uint8)
+        texels(codes, reals, maps, colors, levels, each_uv, np.zeros(n, np.int64), np.full(n, -1), np.zeros(n), each)
+        assert (run == each).all()

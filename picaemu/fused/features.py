@@ -30,6 +30,7 @@ from picaemu.fused.layout import (
     C_BUMP_UNIT,
     C_FOG_FLIP,
     C_PROCTEX_U,
+    C_PROCTEX_V,
     C_QUAT,
     C_VIEW,
     CUBE_FACES,
@@ -327,10 +328,11 @@ def _columns(color_ints, first, count, out_var, n):  # pragma: no cover - compil
 @numba_link.compiled_only()
 def _proctex(color_ints, proctex_args, out_var, out):  # pragma: no cover - compiled
     """Unit 3's texel (``proctex.texels_level0``: the plan refuses mip filters) for every fragment into ``out``
-    (F, 4) uint8; ``proctex_args``: ``ProctexState.kernel_args``."""
-    uv = _columns(color_ints, C_PROCTEX_U, 2, out_var, out.shape[0])
+    (F, 4) uint8, its coordinates read from the varyings ``out_var`` (F, A) in place; ``proctex_args``:
+    ``ProctexState.kernel_args``."""
     codes, reals, maps, colors, levels = proctex_args
-    proctex.texels_level0(codes, reals, maps, colors, levels, uv, out)
+    cu, cv = color_ints[C_PROCTEX_U], color_ints[C_PROCTEX_V]
+    proctex.texels_level0(codes, reals, maps, colors, levels, out_var, cu, cv, out)
 
 
 @numba_link.compiled_only()

@@ -150,12 +150,29 @@ def _reproduced(row, ch, inv, alias, uniform) -> int:  # pragma: no cover - comp
     return -1 if slot in (CONSTANT, BUF_READ) else slot
 
 
+SHARED_BLOCK = 256  # fragments compared between two looks for a difference: a loop without exits vectorises
+
+
+@numba_link.kernel()
+def _shared(words) -> bool:  # pragma: no cover - compiled
+    """Whether every row of ``words`` (F, 1) uint32 (a slot's colors, a word each) equals the first, compared in
+    blocks of SHARED_BLOCK up to the first block that holds a difference."""
+    n = words.shape[0]
+    for start in range(0, n, SHARED_BLOCK):
+        diff = np.uint32(0)
+        for i in range(start, min(start + SHARED_BLOCK, n)):
+            diff |= words[i, 0] ^ words[0, 0]
+        if diff:
+            return False
+    return True
+
+
 @numba_link.kernel()
 def uniform_slots(src, primary, proctex):  # pragma: no cover - compiled
     """(SLOTS, 4) int64: the color every fragment of a slot of ``src`` shares, -1 where none is known (``_combine``'s
     ``uniform``): the zero slot, and the primary color and procedural texture slots (when ``primary`` /
     ``proctex``: filled) when every fragment has the first one's color (a white primary color, a procedural texture
-    read at one coordinate pair; one compare per fragment up to the first that differs)."""
+    read at one coordinate pair; ``_shared``: a word compare per fragment up to the first block that differs)."""
     uniform = numba_link.empty((NUM_SLOTS, 4), np.int64)  # element loops, not np.full: a numpy function compiled less
     for slot in range(NUM_SLOTS):
         for ch in range(4):
@@ -163,12 +180,8 @@ def uniform_slots(src, primary, proctex):  # pragma: no cover - compiled
     for slot in (PRIMARY_SLOT, PROCTEX_SLOT):
         if not (primary if slot == PRIMARY_SLOT else proctex) or src.shape[1] == 0:
             continue
-        colors, same = src[slot], True
-        for i in range(1, colors.shape[0]):
-            for ch in range(4):
-                same &= colors[i, ch] == colors[0, ch]
-            if not same:
-                break
+        colors = src[slot]
+        same = _shared(colors.view(np.uint32))
         for ch in range(4):
             uniform[slot, ch] = colors[0, ch] if same else -1
     return uniform

@@ -84,12 +84,19 @@ def _nearest(texels, offset: int, w: int, h: int, s, t, wrap_s: int, wrap_t: int
 @numba_link.kernel()
 def nearest_u8(texels, offset: int, w: int, h: int, st, wrap_s, wrap_t, border, out):  # pragma: no cover
     """``filter_2d`` + ``round_u8`` of one image (at texel ``offset``, size w x h) filtered nearest at every ``st``
-    (F, 2) into ``out`` (F, 4) uint8, without the float32 colors between (a nearest texel rounds to itself)."""
-    b = (border[0], border[1], border[2], border[3])
+    (F, 2) into ``out`` (F, 4) uint8, without the float32 colors between (a nearest texel rounds to itself).
+    ``texels`` and ``out`` C-contiguous: each texel is copied as one 32-bit word (its four channel bytes in memory
+    order), not channel by channel through the float type the border color shares with it (8.7 -> 3.2 ns a
+    fragment on minicraft's sprites)."""
+    words, out_words = texels.view(np.uint32), out.view(np.uint32)
+    edge = numba_link.empty((1, 4), np.uint8)  # the border color (bytes held in float32) as a texel word
+    for ch in range(4):
+        edge[0, ch] = np.uint8(border[ch])
+    edge_word = edge.view(np.uint32)[0, 0]
     for i in range(st.shape[0]):
-        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _nearest(
-            texels, offset, w, h, st[i, 0], st[i, 1], wrap_s, wrap_t, b
-        )
+        idx = _texel_index(offset, w, h, math.floor(st[i, 0] * w), math.floor(st[i, 1] * h), wrap_s, wrap_t)
+        word = words[max(idx, 0), 0]  # one read per tap (texel 0 stands in for a border)
+        out_words[i, 0] = edge_word if idx == BORDER else word
 
 
 @numba_link.kernel()

@@ -422,22 +422,26 @@ def texels(codes, reals, maps, colors, levels, uv, lo, hi, t, out):  # pragma: n
 
 
 @numba_link.kernel()
-def texels_level0(codes, reals, maps, colors, levels, uv, out):  # pragma: no cover - compiled
-    """``texels`` of every fragment on level 0 alone (no mip filter: the fused fragment side's case). A texel is a
-    function of (u, v) alone, so a fragment whose coordinates equal the previous one's copies its texel: citro2d
-    enables the unit on every draw, its sprites reading one constant coordinate pair (a ~35 ns texel per fragment
-    down to a compare and a copy). Equal floats give equal texels: the rule takes |u|, |v| first (-0.0 = 0.0), and
-    NaN equals nothing."""
+def texels_level0(codes, reals, maps, colors, levels, vary, cu, cv, out):  # pragma: no cover - compiled
+    """``texels`` of the F = ``out.shape[0]`` fragments on level 0 alone (no mip filter: the fused fragment side's
+    case), their u and v read from columns ``cu`` and ``cv`` of the varyings ``vary`` (at least F rows, float32; -1
+    reads 1.0); ``out`` (F, 4) uint8 C-contiguous. A texel is a function of (u, v) alone, so a fragment whose
+    coordinates equal the previous one's copies the texel last computed, as one 32-bit word: citro2d enables the
+    unit on every draw, its sprites reading one constant coordinate pair (a ~35 ns texel per fragment down to a
+    compare and a copy). Equal floats give equal texels: the rule takes |u|, |v| first (-0.0 = 0.0), and NaN
+    equals nothing."""
     c, r = _codes(codes), _reals(reals)
+    words = out.view(np.uint32)
+    one = np.float32(1.0)
     last_u = last_v = np.float32(np.nan)
-    for i in range(uv.shape[0]):
-        u, v = uv[i, 0], uv[i, 1]
+    last = 0
+    for i in range(out.shape[0]):
+        u, v = vary[i, cu] if cu >= 0 else one, vary[i, cv] if cv >= 0 else one
         if u == last_u and v == last_v:
-            for ch in range(4):
-                out[i, ch] = out[i - 1, ch]
+            words[i, 0] = words[last, 0]
         else:
             _texel(c, r, maps, colors, levels, u, v, 0, -1, 0.0, out, i)
-            last_u, last_v = u, v
+            last_u, last_v, last = u, v, i
 
 
 @numba_link.kernel()
