@@ -18,7 +18,8 @@ from picaemu.replay import Replay
 from picaemu.texture import level_cache
 from picaemu.texture.decode import decode_level as staged_decode
 from picaemu.texture.fetch import KIND_ETC1, KIND_ETC1A4, KIND_OF_ETC, KIND_PACKED, channel_fields, decode_level
-from picaemu.texture.filtering import filter_2d, nearest_u8, round_u8
+from picaemu.texture.filtering import BORDER, filter_2d, nearest_u8, round_u8, tapped_blocks
+from picaemu.texture.filtering import wrap as wrap_texel
 from picaemu.texture.formats import PACKED, TextureFormat, level_bytes
 from picaemu.texture.level_cache import NOT_DECODED, T_ENTRIES, T_TEXELS, TAP_COST_OF, level_at, tapped_level
 from tests.test_fused_fragments import assert_same, scene
@@ -259,3 +260,34 @@ def test_nearest_words_are_the_filtered_texels(log2, wrap, coords, seed) -> None
     round_u8(filtered, expected)
     nearest_u8(texels, offset, width, height, st_, *wrap, border, got)
     assert np.array_equal(got, expected)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    log2=st.tuples(st.integers(3, 6), st.integers(3, 6)),
+    wrap=st.tuples(st.integers(0, 7), st.integers(0, 7)),
+    origin=st.tuples(st.floats(-2.5, 2.5, width=32), st.floats(-2.5, 2.5, width=32)),
+    magnify=st.integers(1, 6),
+    side=st.integers(1, 24),
+)
+def test_a_magnified_sprite_taps_every_block_of_its_texels(log2, wrap, origin, magnify, side) -> None:
+    """``tapped_blocks`` skips a fragment whose blocks of k - 1 and k + 1 equal the previous fragment's: runs of
+    fragments magnifying texels (a sprite's rows) still tap exactly the blocks of every fragment's 3 x 3 texels,
+    wrapped fragment by fragment (across block edges, the level's edges and the border)."""
+    width, height = 1 << log2[0], 1 << log2[1]
+    j, i = np.mgrid[0:side, 0 : side * 2]  # rows of fragments, each texel magnified ``magnify`` times
+    st_ = np.stack([origin[0] + i.ravel() / (width * magnify), origin[1] + j.ravel() / (height * magnify)], 1)
+    st_ = st_.astype(np.float32)
+    expected = set()
+    for s, t in st_.astype(np.float64) * (width, height):
+        for ds, dt in np.ndindex(3, 3):
+            ws, wt = (
+                wrap_texel(int(np.floor(s)) + ds - 1, width, wrap[0]),
+                wrap_texel(int(np.floor(t)) + dt - 1, height, wrap[1]),
+            )
+            if ws != BORDER and wt != BORDER:
+                expected.add(((height - 1 - wt) >> 2) * (width >> 2) + (ws >> 2))
+    count = width * height >> 4
+    seen, blocks = np.zeros(count, np.uint8), np.empty(count, np.int64)
+    tapped = tapped_blocks(st_, width, height, *wrap, seen, blocks)
+    assert tapped == len(expected) and set(blocks[:tapped].tolist()) == expected

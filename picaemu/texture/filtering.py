@@ -157,14 +157,24 @@ def tapped_blocks(st, w: int, h: int, wrap_s: int, wrap_t: int, seen, blocks) ->
     4 * (b % (w / 4)) + 0-3 (``fetch.decode_blocks``); ``seen`` (W * H / 16,) zeros, marked here. On each axis
     (x = s * n in float64, as the filters compute it) the nearest texel is k = floor(x) and bilinear taps
     floor(x - 0.5) and the next, each k - 1, k or k + 1: those three, wrapped (a border read taps nothing). A NaN
-    or huge coordinate (|x| >= EXACT) may tap anything: -1."""
+    or huge coordinate (|x| >= EXACT) may tap anything: -1.
+
+    Each wrap mode maps an aligned group of 4 texel coordinates (a block's) to an aligned group of 4, or to the
+    border, as a whole (n is a multiple of 4), so a fragment's blocks depend on its blocks of k - 1 and k + 1 on
+    each axis alone: a fragment whose four equal the previous one's taps no block it did not (a magnified sprite's
+    fragments share them: 13.9 -> 6.3 ns a fragment on minicraft's)."""
     count, row_blocks = 0, w >> 2
     cols, rows = numba_link.empty(3, np.int64), numba_link.empty(3, np.int64)
+    last = (np.int64(0), np.int64(0), np.int64(0), np.int64(0))
     for i in range(st.shape[0]):
         xs, xt = st[i, 0] * w, st[i, 1] * h
         if not (abs(xs) < EXACT and abs(xt) < EXACT):
             return -1
         ks, kt = math.floor(xs), math.floor(xt)
+        key = ((ks - 1) >> 2, (ks + 1) >> 2, (kt - 1) >> 2, (kt + 1) >> 2)
+        if i and key == last:
+            continue
+        last = key
         for d in range(3):
             s, t = wrap(ks + d - 1, w, wrap_s), wrap(kt + d - 1, h, wrap_t)
             cols[d], rows[d] = BORDER if s == BORDER else s >> 2, BORDER if t == BORDER else (h - 1 - t) >> 2
