@@ -80,6 +80,19 @@ def test_a_packed_level_is_decoded_once_the_taps_exceed_its_texels() -> None:
     assert np.array_equal(cache[2][at : at + TEXELS], expected.reshape(-1, 4))
 
 
+@pytest.mark.parametrize("fmt", list(PACKED))
+@pytest.mark.parametrize(("width_log2", "height"), [(3, 8), (5, 16), (3, 64)])
+def test_a_packed_level_decodes_as_the_staged_decoder_does(fmt: str, width_log2: int, height: int) -> None:
+    """``decode_level`` decodes a packed level a block (16 consecutive texels of a tile) at a time through each
+    channel's table: the staged decoder's texels, memory-row order, the level ending where the bytes end."""
+    size = level_bytes(1 << width_log2, height, TextureFormat[fmt])
+    data = np.random.default_rng(width_log2 * height).integers(0, 256, 64 + size, dtype=np.uint8)
+    texels = np.empty(((1 << width_log2) * height, 4), np.uint8)
+    decode_level(data, (64, width_log2, PACKED[fmt].word_bits, *channel_fields(PACKED[fmt]), KIND_PACKED), texels)
+    expected = staged_decode(data[64 : 64 + size], TextureFormat[fmt], 1 << width_log2, height)
+    assert np.array_equal(texels, expected.reshape(-1, 4))
+
+
 @pytest.mark.parametrize("fmt", ["ETC1", "ETC1A4"])
 @pytest.mark.parametrize(("width_log2", "height"), [(3, 8), (5, 16), (6, 8), (3, 64)])
 def test_an_etc_level_decodes_as_the_staged_decoder_does(fmt: str, width_log2: int, height: int) -> None:

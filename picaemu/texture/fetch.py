@@ -54,51 +54,83 @@ def _channel(word: int, layout, c: int):  # pragma: no cover - compiled
 
 
 @numba_link.kernel()
-def _packed_word(data, layout, x: int, y: int) -> int:  # pragma: no cover - compiled
-    """The texel word at image column x, row y (0 = top) of a packed (non-ETC) level."""
+def _packed_word(data, layout, n: int) -> int:  # pragma: no cover - compiled
+    """The word of texel ``n`` (in memory order: 8x8 tiles, Morton order inside) of a packed (non-ETC) level."""
     # no branches (a select costs less than a misprediction)
-    start, log2, word_bits = layout[LAYOUT_START], layout[LAYOUT_WIDTH_LOG2], layout[LAYOUT_WORD_BITS]
-    n = ((y & ~(TILE - 1)) << log2) + (x & ~(TILE - 1)) * TILE + MORTON8[y & (TILE - 1), x & (TILE - 1)]
+    start, word_bits = layout[LAYOUT_START], layout[LAYOUT_WORD_BITS]
     nibble = np.int64(word_bits == 4)
     size = max(word_bits >> 3, 1)
     at = start + ((n * size) >> nibble)
-    last = data.shape[0] - 1  # the bytes past a small texel are read (and dropped) without leaving the region
+    # a texel's own bytes only (the level lies in the region): the bytes past a small one are read again, dropped
+    b1, b2, b3 = min(1, size - 1), min(2, size - 1), min(3, size - 1)
     word = (
         np.int64(data[at])
-        | np.int64(data[min(at + 1, last)]) * (size > 1) << 8
-        | np.int64(data[min(at + 2, last)]) * (size > 2) << 16
-        | np.int64(data[min(at + 3, last)]) * (size > 3) << 24
+        | np.int64(data[at + b1]) * (size > 1) << 8
+        | np.int64(data[at + b2]) * (size > 2) << 16
+        | np.int64(data[at + b3]) * (size > 3) << 24
     )
     return (word >> (((n & 1) << 2) * nibble)) & ((1 << word_bits) - 1)
+
+
+@numba_link.kernel()
+def _channel_table(layout):  # pragma: no cover - compiled
+    """(4, 256) uint8: row c, the value of channel c (``_channel``) for each value of its field (at most 8 bits)."""
+    table = numba_link.empty((4, 256), np.uint8)
+    for c in range(4):
+        for v in range(256):
+            table[c, v] = _channel(v << layout[LAYOUT_SHIFTS + c], layout, c)
+    return table
+
+
+# a 4x4 block's texels are 16 consecutive ones of its 8x8 tile: the column and row in the block of each of them
+BLOCK_X = np.array([x for k in range(16) for y in range(4) for x in range(4) if MORTON8[y, x] == k], np.int64)
+BLOCK_Y = np.array([y for k in range(16) for y in range(4) for x in range(4) if MORTON8[y, x] == k], np.int64)
+
+
+@numba_link.kernel()
+def _packed_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma: no cover - compiled
+    """``decode_blocks`` of a packed level: each block's 16 texel words read in memory order (the block is a
+    quarter of its tile, in Morton order), each channel looked up in ``_channel_table`` (8.3 -> 5.8 ns a texel of
+    RGBA8, 11.5 -> 5.8 of RGB565, against a field test and bit replication per channel and texel)."""
+    log2 = layout[LAYOUT_WIDTH_LOG2]
+    width, row_blocks = 1 << log2, log2 - 2
+    table = _channel_table(layout)
+    shifts = (layout[LAYOUT_SHIFTS], layout[LAYOUT_SHIFTS + 1], layout[LAYOUT_SHIFTS + 2], layout[LAYOUT_SHIFTS + 3])
+    bits = (layout[LAYOUT_BITS], layout[LAYOUT_BITS + 1], layout[LAYOUT_BITS + 2], layout[LAYOUT_BITS + 3])
+    masks = ((1 << bits[0]) - 1, (1 << bits[1]) - 1, (1 << bits[2]) - 1, (1 << bits[3]) - 1)
+    for k in range(count):
+        b = blocks[k]
+        x0, y0 = (b & ((1 << row_blocks) - 1)) << 2, (b >> row_blocks) << 2
+        first = y0 * width + x0
+        n0 = ((y0 & ~(TILE - 1)) << log2) + (x0 & ~(TILE - 1)) * TILE + MORTON8[y0 & (TILE - 1), x0 & (TILE - 1)]
+        for j in range(etc1.BLOCK * etc1.BLOCK):
+            word = _packed_word(data, layout, n0 + j)
+            t = first + BLOCK_Y[j] * width + BLOCK_X[j]
+            for c in range(4):
+                texels[t, c] = table[c, (word >> shifts[c]) & masks[c]]
 
 
 @numba_link.kernel()
 def decode_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma: no cover - compiled
     """The 4x4 blocks ``blocks[:count]`` of the memory source's level into ``texels`` (W * H, 4) uint8, memory-row
     order (as ``decode.decode_level``); block b covers image rows 4 * (b // (W / 4)) + 0-3 (0 = top) and columns
-    4 * (b % (W / 4)) + 0-3 (an ETC block; 16 texels of a packed format's 8x8 tile). Other texels are left as they
-    were. An ETC block is decoded by ``etc1.block_texels`` (its words read once for its 16 texels: ~3x fewer cycles
-    than a texel at a time)."""
+    4 * (b % (W / 4)) + 0-3 (an ETC block; 16 texels of a packed format's 8x8 tile: ``_packed_blocks``). Other
+    texels are left as they were. An ETC block is decoded by ``etc1.block_texels`` (its words read once for its 16
+    texels: ~3x fewer cycles than a texel at a time)."""
     kind, log2 = layout[LAYOUT_KIND], layout[LAYOUT_WIDTH_LOG2]
+    if kind == KIND_PACKED:
+        _packed_blocks(data, layout, blocks, count, texels)
+        return
     width, start = 1 << log2, layout[LAYOUT_START]
     step = 2 if kind == KIND_ETC1A4 else 1  # ETC1A4: the alpha word, then the color word
-    etc_bytes = texels.shape[0] * step >> 1 if kind != KIND_PACKED else 0  # 4 or 8 bits a texel
-    words = data[start : start + etc_bytes].view(np.uint64)
+    words = data[start : start + (texels.shape[0] * step >> 1)].view(np.uint64)  # 4 or 8 bits a texel
     row_blocks = log2 - 2  # log2 of the blocks a row of them holds
     for k in range(count):
         b = blocks[k]
         x0, y0 = (b & ((1 << row_blocks) - 1)) << 2, (b >> row_blocks) << 2
-        first = y0 * width + x0
-        if kind != KIND_PACKED:
-            at = etc1.block_index(x0, y0, log2) * step
-            alpha = words[at] if step == 2 else np.uint64(0)
-            etc1.block_texels(words[at + step - 1], alpha, step == 2, texels, first, width)
-            continue
-        for y in range(etc1.BLOCK):
-            for x in range(etc1.BLOCK):
-                word = _packed_word(data, layout, x0 + x, y0 + y)
-                for c in range(4):  # c is no literal: one compile of ``_channel``
-                    texels[first + y * width + x, c] = _channel(word, layout, c)
+        at = etc1.block_index(x0, y0, log2) * step
+        alpha = words[at] if step == 2 else np.uint64(0)
+        etc1.block_texels(words[at + step - 1], alpha, step == 2, texels, y0 * width + x0, width)
 
 
 @numba_link.kernel(inline="always")  # small: no library of its own
