@@ -162,7 +162,9 @@ def tapped_blocks(st, w: int, h: int, wrap_s: int, wrap_t: int, seen, blocks) ->
     Each wrap mode maps an aligned group of 4 texel coordinates (a block's) to an aligned group of 4, or to the
     border, as a whole (n is a multiple of 4), so a fragment's blocks depend on its blocks of k - 1 and k + 1 on
     each axis alone: a fragment whose four equal the previous one's taps no block it did not (a magnified sprite's
-    fragments share them: 13.9 -> 6.3 ns a fragment on minicraft's)."""
+    fragments share them), and one whose taps all lie inside the level taps the blocks of those four unwrapped
+    (13.9 -> 3.9 ns a fragment on minicraft's sprites, 8.6 -> 4.3 on a 1:1 image; incoherent coordinates outside
+    the level pay 2-8 ns more)."""
     count, row_blocks = 0, w >> 2
     cols, rows = numba_link.empty(3, np.int64), numba_link.empty(3, np.int64)
     last = (np.int64(0), np.int64(0), np.int64(0), np.int64(0))
@@ -175,19 +177,29 @@ def tapped_blocks(st, w: int, h: int, wrap_s: int, wrap_t: int, seen, blocks) ->
         if i and key == last:
             continue
         last = key
+        if 1 <= ks < w - 1 and 1 <= kt < h - 1:  # every tap inside the level, where each wrap mode is the identity
+            for row in ((h - kt) >> 2, (h - 2 - kt) >> 2):  # the memory rows of t = kt - 1 and kt + 1
+                for col in (key[0], key[1]):
+                    count = _mark(row * row_blocks + col, seen, blocks, count)
+            continue
         for d in range(3):
             s, t = wrap(ks + d - 1, w, wrap_s), wrap(kt + d - 1, h, wrap_t)
             cols[d], rows[d] = BORDER if s == BORDER else s >> 2, BORDER if t == BORDER else (h - 1 - t) >> 2
         for dt in range(3):
             for ds in range(3):
-                if rows[dt] == BORDER or cols[ds] == BORDER:
-                    continue
-                b = rows[dt] * row_blocks + cols[ds]
-                if not seen[b]:
-                    seen[b] = 1
-                    blocks[count] = b
-                    count += 1
+                if rows[dt] != BORDER and cols[ds] != BORDER:
+                    count = _mark(rows[dt] * row_blocks + cols[ds], seen, blocks, count)
     return count
+
+
+@numba_link.kernel()
+def _mark(b: int, seen, blocks, count: int) -> int:  # pragma: no cover - compiled
+    """``tapped_blocks``' count after block ``b`` is listed in ``blocks`` (and marked in ``seen``) unless it was."""
+    if seen[b]:
+        return count
+    seen[b] = 1
+    blocks[count] = b
+    return count + 1
 
 
 FLOAT32_MAX = np.float32(np.finfo(np.float32).max)
