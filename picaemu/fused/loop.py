@@ -76,10 +76,11 @@ from picaemu.fused.fragments import (
     fragment_side,
 )
 from picaemu.fused.layout import T_CONSTANT
+from picaemu.fused.stored_items import load_item
 from picaemu.fused.vertices import ADDRESS as READ_ADDRESS
 from picaemu.fused.vertices import LOADER as READ_LOADER
 from picaemu.fused.vertices import OFFSET as READ_OFFSET
-from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
+from picaemu.fused.vertices import P_READS, P_TOPOLOGY, VERTEX_COUNTERS, VertexPlan, vertex_side
 from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import Assembler, Topology
 from picaemu.geometry.vertex_loader import INDEX_DTYPES
@@ -200,7 +201,8 @@ TRIANGLES_SAMPLE = (
 COUNTS_SAMPLE = np.zeros(len(FRAGMENT_COUNTERS), np.int64)
 VERTEX_COUNTS_SAMPLE = np.zeros(len(VERTEX_COUNTERS), np.int64)
 LIVE_SAMPLE = (False, 0, 0, 0, False)  # ``vertex_side``'s live fields: elements, count, first, index address, u16
-# ``vertex_side`` answers (ok, the triangles, the 12.4 box, the vertices it leaves buffered (k, NUM_COLUMNS))
+# ``vertex_side`` answers (ok, the triangles, the 12.4 box, the vertices it leaves buffered (k, NUM_COLUMNS)); its
+# last parameter is its plan's type, which the loop's ``_draw`` does not pass
 VERTEX_SIDE = numba_link.register(
     VERTEX_SIDE_ID,
     vertex_side,
@@ -212,6 +214,7 @@ VERTEX_SIDE = numba_link.register(
             numba.typeof(np.zeros((0, NUM_COLUMNS), np.float32)),
         )
     ),
+    types_only=1,
 )
 
 
@@ -324,9 +327,10 @@ DrawFacts = tuple[
 ]
 
 
-@numba_link.kernel(nogil=True, inline="always")
+@numba_link.kernel(nogil=True)
 def _live(regs, row):  # pragma: no cover - compiled
-    """Live field ``row`` of ``LIVE_FIELDS`` (in bytes for address fields)."""
+    """Live field ``row`` of ``LIVE_FIELDS`` (in bytes for address fields). Not inlined: each inlined site made
+    ``LIVE_FIELDS`` an array value four times (a quarter of ``_draw``'s LLVM IR)."""
     return ((np.int64(regs[LIVE_FIELDS[row, 0]]) >> LIVE_FIELDS[row, 1]) & LIVE_FIELDS[row, 2]) * LIVE_FIELDS[row, 3]
 
 
@@ -375,49 +379,52 @@ def _starts_fresh(topology, handed, restart, fstate):  # pragma: no cover - comp
 
 @numba_link.compiled_only(nogil=True)
 def _draw(
-    regs, fu, kind, handed, restart, watched, slot, links, row, held, fstate, plan_type
+    regs, fu, kind, handed, restart, watched, slot, links, row, held, fstate, vertex_type, fragment_type
 ):  # pragma: no cover - compiled
-    """Run the draw the registers describe with the plans stored at ``slot`` (``plan_table.PlanTable``: a
-    ``numba_link.Stored`` pair of vertex and fragment plan arguments, of type ``plan_type``) into ``row``, the
-    vertices it leaves buffered into ``held`` and the ``FS_TOPOLOGY`` / ``FS_HELD`` slots; False (nothing written)
-    when a side refuses it or the assembler may hold vertices of an earlier draw (``_starts_fresh``). Called by
-    address (``DRAW``): the loop compiles without the plans' types, this once per plan kind; ``links`` the slot's
-    entries (its plans' ``vertex_side`` and ``fragment_side``)."""
-    vertex_args, fragment_args = numba_link.load(plan_type, slot)
-    topology = vertex_args[0]
+    """Run the draw the registers describe with the plans stored at ``slot`` ((2,) int64: where ``numba_link.Stored``
+    keeps the vertex plan's arguments, of type ``vertex_type``, and the fragment plan's, of type ``fragment_type``;
+    ``plan_table.PlanTable``) into ``row``, the vertices it leaves buffered into ``held`` and the ``FS_TOPOLOGY`` /
+    ``FS_HELD`` slots; False (nothing written) when a side refuses it or the assembler may hold vertices of an
+    earlier draw (``_starts_fresh``). Called by address (``DRAW``): the loop compiles without the plans' types, this
+    once per plan kind; ``links`` the slot's entries (its plans' ``vertex_side`` and ``fragment_side``). The vertex
+    side reads its plan where it is stored; only the members written here are loaded before it (a plan loaded
+    whole is copied field by field and reference-counted at each exit: bench/RESULTS.md, "ir30")."""
+    topology = load_item(vertex_type, slot[0], P_TOPOLOGY)
     if not _watched_hold(regs, watched) or not _starts_fresh(topology, handed, restart, fstate):
         return False
     count = _live(regs, F_COUNT)
     base = _live(regs, F_BASE)
     index_address = base + _live(regs, F_INDEX_OFFSET)  # as ``VertexLoaderState.with_range``
-    reads = vertex_args[1]  # the plan's read table: this draw's attribute addresses, as ``_loader_reads``
+    reads = load_item(vertex_type, slot[0], P_READS)  # this draw's attribute addresses, as ``_loader_reads``
     for r in range(reads.shape[0]):
         reads[r, READ_ADDRESS] = base + _live(regs, F_LOADER + reads[r, READ_LOADER]) + reads[r, READ_OFFSET]
-    for u in range(TEXTURE_SLOTS.shape[0]):
-        fragment_args[0][TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)  # the plan's ``ints``
-    _live_colors(regs, fragment_args[ARG_TEV_ROWS], fragment_args[ARG_BUFFER_COLOR])
-    live_lights.write_colors(regs, fragment_args[ARG_COLOR_INTS], fragment_args[ARG_LIGHTING])
     vcounts = row[R_VERTEX:R_FRAGMENT]
-    live = (kind == K.D_ELEMENTS, count, _live(regs, F_FIRST), index_address, _live(regs, F_INDEX_FORMAT) == INDEX_U16)
-    arguments = live + (fu[0],) + vertex_args + (vcounts,)  # noqa: RUF005 - numba builds tuples by concatenation
+    elements, first, u16 = kind == K.D_ELEMENTS, _live(regs, F_FIRST), _live(regs, F_INDEX_FORMAT) == INDEX_U16
+    arguments = (elements, count, first, index_address, u16, fu[0], slot[0], vcounts)
     ok, tris, box, kept = numba_link.call(VERTEX_SIDE_ID, links[LINK_VERTEX_SIDE], arguments)
     if not ok:
         return False
-    fcounts = row[R_FRAGMENT:R_BOX]
+    fragment_args = numba_link.load(fragment_type, slot[1])
+    ints = fragment_args[0]  # the plan's ``ints``
+    for u in range(TEXTURE_SLOTS.shape[0]):
+        ints[TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)
+    _live_colors(regs, fragment_args[ARG_TEV_ROWS], fragment_args[ARG_BUFFER_COLOR])
+    live_lights.write_colors(regs, fragment_args[ARG_COLOR_INTS], fragment_args[ARG_LIGHTING])
     triangles = (tris[0], tris[1], tris[2], tris[3], tris[4], tris[5])
-    if numba_link.call(FRAGMENT_SIDE_ID, links[LINK_FRAGMENT_SIDE], triangles + fragment_args + (fcounts,)) != 0:
-        return False
-    row[R_VERTICES], row[R_TOPOLOGY], row[R_RESTART] = count, topology, restart
-    for j in range(4):
-        row[R_BOX + j] = box[j]
-    fstate[FS_TOPOLOGY], fstate[FS_HELD] = topology + 1, kept.shape[0]
-    for i in range(kept.shape[0]):  # element copies: an array assignment compiles numba's shape-mismatch error
-        for c in range(kept.shape[1]):
-            held[i, c] = kept[i, c]
-    return True
+    fcounts = row[R_FRAGMENT:R_BOX]
+    drawn = numba_link.call(FRAGMENT_SIDE_ID, links[LINK_FRAGMENT_SIDE], triangles + fragment_args + (fcounts,)) == 0
+    if drawn:  # one exit while the fragment plan is held (each exit reference-counts its arrays)
+        row[R_VERTICES], row[R_TOPOLOGY], row[R_RESTART] = count, topology, restart
+        for j in range(4):
+            row[R_BOX + j] = box[j]
+        fstate[FS_TOPOLOGY], fstate[FS_HELD] = topology + 1, kept.shape[0]
+        for i in range(kept.shape[0]):  # element copies: an array assignment compiles numba's shape-mismatch error
+            for c in range(kept.shape[1]):
+                held[i, c] = kept[i, c]
+    return drawn
 
 
-DRAW = numba_link.register(DRAW_ID, _draw, numba.types.boolean, types_only=1)
+DRAW = numba_link.register(DRAW_ID, _draw, numba.types.boolean, types_only=2)
 
 
 @numba_link.compiled_only(nogil=True)
@@ -451,16 +458,18 @@ def _match(regs, keys, count, first):  # pragma: no cover - compiled
     return -1
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.kernel(nogil=True, _nrt=False)
 def run(kernel, keys, count, watched, slots, links, rows, held, fstate):  # pragma: no cover - compiled
     """``K.run`` (``kernel``: its arguments, ``KERNEL_ARGS``) until something needs Python that is not a draw this
     loop can run (module docstring); returns the kernel's status, ``S_ROWS_FULL``, or ``S_DECLINED`` when the
     pending draw (``fstate[FS_PENDING]``: the trigger the kernel last stopped at, whose groups Python already took
     into ``FS_PENDING_DIRTY``) is left to Python. The plans are ``PlanTable.args``: ``count`` slots, slot
-    ``fstate[FS_CURRENT]`` current, each an address ``_draw`` loads them from (the loop never holds the plans: one
-    machine code whatever their types); ``links`` (TABLE_SLOTS, NUM_LINKS, 2) int64 each slot's entries
-    (``PlanTable.links``). ``held`` (``HELD_SHAPE``) float32 receives the vertices the last draw left
-    buffered (``FS_HELD`` rows)."""
+    ``fstate[FS_CURRENT]`` current, each a row of ``slots`` (TABLE_SLOTS, 2) int64: the addresses ``_draw`` and the
+    vertex side read the vertex and the fragment plan from (the loop never holds the plans: one machine code
+    whatever their types); ``links`` (TABLE_SLOTS, NUM_LINKS, 2) int64 each slot's entries (``PlanTable.links``).
+    ``held`` (``HELD_SHAPE``) float32 receives the vertices the last draw left buffered (``FS_HELD`` rows).
+    Compiled without numba's reference counting (``_nrt=False``): it allocates nothing and takes no array from a
+    callee, and the counting of the kernel's ~30 arrays at each of its exits was two thirds of its LLVM IR."""
     regs, fu, counters, cursor = kernel[A_REGS], kernel[A_FU], kernel[A_COUNTERS], kernel[A_CURSOR]
     events, draw_info, shadow, changes = kernel[A_EVENTS], kernel[A_DRAW_INFO], kernel[A_SHADOW], kernel[A_CHANGES]
     while True:
