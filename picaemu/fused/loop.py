@@ -5,11 +5,11 @@ Receives the kernel's arguments as one tuple (``KERNEL_ARGS``), then a ``plan_ta
 ``TABLE_SLOTS`` states' plans: each a ``picaemu.fused.vertices.VertexPlan`` and ``picaemu.fused.fragments.FragmentPlan``
 kept in native form at an address, with the values of the ``PLAN_KEY_IDS`` registers it was made under and of the
 ``WATCHED`` ones), each slot's entries of the kernels it and its draws call by address (``LINK_*``: the command
-kernel, ``_draw``, which loads the slot's plans, ``vertex_side``, ``fragment_side``, the last three compiled for that
-slot's plan types): the loop itself never holds the plans, and is compiled once whatever their types, ``_draw``
-once per plan type, and slots of different types share the table. Then the rows array it fills (one per draw
-it ran) and ``fstate`` (int64 slots ``FS_*``: rows filled, the write groups its draws took, the last draw it may run,
-a draw handed over to run first, the current table slot). Produces pixels in emulated memory, the kernel's own draw
+kernel, ``_draw``, which is given the slot's plan addresses, ``vertex_side``, which reads its plan there, and
+``fragment_side``, the last three compiled for that slot's plan types): the loop itself never holds the plans, and is
+compiled once whatever their types, ``_draw`` once per plan type, and slots of different types share the table.
+Then the rows array it fills (one per draw it ran) and ``fstate`` (int64 slots ``FS_*``: rows filled, the write
+groups its draws took, the last draw it may run, a draw handed over to run first, the current table slot). Produces pixels in emulated memory, the kernel's own draw
 log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drives it for the command processor.
 
 A draw trigger is run here when all of these hold, else the loop returns the trigger's ``S_STOP`` to Python

@@ -239,7 +239,7 @@ def run(
     return wt, (box if len(wt) else None)
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _none_held():  # pragma: no cover - compiled
     """No vertex left buffered (``vertex_side``'s held rows of a failure)."""
     return numba_link.empty((0, NUM_COLUMNS), np.float32)
