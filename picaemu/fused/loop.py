@@ -10,7 +10,8 @@ kernel, ``_draw``, which is given the slot's plan addresses, ``vertex_side``, wh
 compiled once whatever their types, ``_draw`` once per plan type, and slots of different types share the table.
 Then the rows array it fills (one per draw it ran) and ``fstate`` (int64 slots ``FS_*``: rows filled, the write
 groups its draws took, the last draw it may run, a draw handed over to run first, the current table slot). Produces
-pixels in emulated memory, the kernel's own draw log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drives it for the command processor.
+pixels in emulated memory, the kernel's own draw log entries (``_record_draw``) and the rows.
+``picaemu.fused.driver`` drives it for the command processor.
 
 A draw trigger is run here when all of these hold, else the loop returns the trigger's ``S_STOP`` to Python
 untouched (Python asks the sink for that state's plans and hands the draw back, or renders it):
