@@ -328,11 +328,15 @@ DrawFacts = tuple[
 ]
 
 
-@numba_link.kernel(nogil=True)
-def _live(regs, row):  # pragma: no cover - compiled
-    """Live field ``row`` of ``LIVE_FIELDS`` (in bytes for address fields). Not inlined: each inlined site made
-    ``LIVE_FIELDS`` an array value four times (a quarter of ``_draw``'s LLVM IR)."""
-    return ((np.int64(regs[LIVE_FIELDS[row, 0]]) >> LIVE_FIELDS[row, 1]) & LIVE_FIELDS[row, 2]) * LIVE_FIELDS[row, 3]
+@numba_link.compiled_only(nogil=True)
+def _live_fields(regs, out):  # pragma: no cover - compiled
+    """Every live field of ``LIVE_FIELDS`` into ``out`` (its rows' order; in bytes for address fields). One call a
+    draw, not one a field: a field read inlined at each of ``_draw``'s sites made ``LIVE_FIELDS`` an array value four
+    times a site (a quarter of ``_draw``'s LLVM IR), and a kernel of its own called at each site cost 0.4 s of
+    compile (its Python entry)."""
+    for row in range(LIVE_FIELDS.shape[0]):
+        word = np.int64(regs[LIVE_FIELDS[row, 0]])
+        out[row] = ((word >> LIVE_FIELDS[row, 1]) & LIVE_FIELDS[row, 2]) * LIVE_FIELDS[row, 3]
 
 
 @numba_link.kernel(nogil=True)
@@ -393,14 +397,15 @@ def _draw(
     topology = load_item(vertex_type, slot[0], P_TOPOLOGY)
     if not _watched_hold(regs, watched) or not _starts_fresh(topology, handed, restart, fstate):
         return False
-    count = _live(regs, F_COUNT)
-    base = _live(regs, F_BASE)
-    index_address = base + _live(regs, F_INDEX_OFFSET)  # as ``VertexLoaderState.with_range``
+    live = numba_link.empty(LIVE_FIELDS.shape[0], np.int64)
+    _live_fields(regs, live)
+    count, base = live[F_COUNT], live[F_BASE]
+    index_address = base + live[F_INDEX_OFFSET]  # as ``VertexLoaderState.with_range``
     reads = load_item(vertex_type, slot[0], P_READS)  # this draw's attribute addresses, as ``_loader_reads``
     for r in range(reads.shape[0]):
-        reads[r, READ_ADDRESS] = base + _live(regs, F_LOADER + reads[r, READ_LOADER]) + reads[r, READ_OFFSET]
+        reads[r, READ_ADDRESS] = base + live[F_LOADER + reads[r, READ_LOADER]] + reads[r, READ_OFFSET]
     vcounts = row[R_VERTEX:R_FRAGMENT]
-    elements, first, u16 = kind == K.D_ELEMENTS, _live(regs, F_FIRST), _live(regs, F_INDEX_FORMAT) == INDEX_U16
+    elements, first, u16 = kind == K.D_ELEMENTS, live[F_FIRST], live[F_INDEX_FORMAT] == INDEX_U16
     arguments = (elements, count, first, index_address, u16, fu[0], slot[0], vcounts)
     ok, tris, box, kept = numba_link.call(VERTEX_SIDE_ID, links[LINK_VERTEX_SIDE], arguments)
     if not ok:
@@ -408,7 +413,7 @@ def _draw(
     fragment_args = numba_link.load(fragment_type, slot[1])
     ints = fragment_args[0]  # the plan's ``ints``
     for u in range(TEXTURE_SLOTS.shape[0]):
-        ints[TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)
+        ints[TEXTURE_SLOTS[u]] = live[F_TEXTURE + u]
     _live_colors(regs, fragment_args[ARG_TEV_ROWS], fragment_args[ARG_BUFFER_COLOR])
     live_lights.write_colors(regs, fragment_args[ARG_COLOR_INTS], fragment_args[ARG_LIGHTING])
     triangles = (tris[0], tris[1], tris[2], tris[3], tris[4], tris[5])
