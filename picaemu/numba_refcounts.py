@@ -19,6 +19,7 @@ from numba.core import types
 from numba.core.runtime import context
 
 _HOLDS: dict[types.Type, bool] = {}  # whether a value of the type holds an NRT meminfo (``_holds``)
+_NUMBA_GET_MEMINFOS = context.NRTContext.get_meminfos  # numba's own walk (tests compare the two)
 
 
 def _holds(manager: Any, ty: types.Type, builder: Any) -> bool:

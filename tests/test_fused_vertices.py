@@ -354,6 +354,10 @@ def test_vertex_side_is_callable_from_compiled_code(kind: DrawKind) -> None:
     plans = vertices.PlanCache()
     plan = plans.plan_of(ds, call.memory, call.state.fixed_attribs)
     assert plan is plans.plan_of(ds, call.memory, call.state.fixed_attribs)  # remembered by identity
+    assert isinstance(plan, VertexPlan) and len(plan.args) == len(vertices.PLAN_MEMBERS)  # the members' positions
+    assert plan.args[vertices.P_TOPOLOGY] == plan.topology.value and plan.args[vertices.P_READS].shape[1] == 7
+    assert plan.args[vertices.P_VRAM].size == call.memory.region_bytes("vram").size
+    assert plan.args[vertices.P_FCRAM_BASE] == next(r.base for r in call.memory.regions if r.name == "fcram")
     counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
     elements, address = kind is DrawKind.ELEMENTS, ds.vertex_range.index_address
     stored = (plan.stored.address, counts, plan.stored_type)

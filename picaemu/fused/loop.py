@@ -339,7 +339,7 @@ def _live_fields(regs, out):  # pragma: no cover - compiled
         out[row] = ((word >> LIVE_FIELDS[row, 1]) & LIVE_FIELDS[row, 2]) * LIVE_FIELDS[row, 3]
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.compiled_only(nogil=True)
 def _live_colors(regs, tev_rows, buffer_color):  # pragma: no cover - compiled
     """Each TEV stage's constant color into its ``tev_rows`` row, the buffer's initial color (``LIVE_COLORS``)."""
     stages = tev_rows.shape[0]
@@ -353,7 +353,7 @@ def _live_colors(regs, tev_rows, buffer_color):  # pragma: no cover - compiled
                 buffer_color[c] = value
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.compiled_only(nogil=True)
 def _watched_hold(regs, watched):  # pragma: no cover - compiled
     for j in range(WATCHED_IDS.shape[0]):  # noqa: SIM110 - a generator in numba costs more than the loop
         if regs[WATCHED_IDS[j]] != watched[j]:
@@ -370,7 +370,7 @@ def _restarted(events, start, end):  # pragma: no cover - compiled
     return False
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.compiled_only(nogil=True)
 def _starts_fresh(topology, handed, restart, fstate):  # pragma: no cover - compiled
     """Whether a draw of ``topology`` starts with nothing buffered in the assembler (and a strip parity of 0): the
     draw Python handed over (it asked its assembler), a restart queued since the loop's previous draw, or a
@@ -448,7 +448,7 @@ def _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row
     K._record_draw(cursor, kind, cursor[K.K_STOP_PACKET], regs, dirty, draw_info, shadow, changes)
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.compiled_only(nogil=True)
 def _match(regs, keys, count, first):  # pragma: no cover - compiled
     """The table slot whose key registers (``PLAN_KEY_IDS``) hold the values of ``regs`` (slot ``first`` tried
     first), or -1."""

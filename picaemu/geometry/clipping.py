@@ -146,7 +146,7 @@ def align_quaternions_reference(tris: np.ndarray) -> None:
     tris[:, 1:, QUAT] = np.where(flip[:, :, None], -q[:, 1:], q[:, 1:])
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _clip_polygons(tris, cut_idx, planes, offsets):  # pragma: no cover - compiled
     """Sutherland-Hodgman of the triangles ``tris[cut_idx]`` against every plane, fan-triangulated; returns (tris,
     index into ``cut_idx`` of each one's source)."""
@@ -200,7 +200,7 @@ KEEP, REJECT, STRADDLE, INVALID = range(4)  # triangle classes of ``_classify``
 FIXED_PLANES_MASK = (1 << len(FIXED_PLANES)) - 1  # bit p: plane p of FIXED_PLANES
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _finite(tris, t):  # pragma: no cover - compiled
     """Every position component (columns 0-3) of triangle ``t`` is finite (else the triangle is ``INVALID``)."""
     finite = True
@@ -210,7 +210,7 @@ def _finite(tris, t):  # pragma: no cover - compiled
     return finite
 
 
-@numba_link.kernel(_nrt=False)  # no allocation, no array returned: no reference counting
+@numba_link.compiled_only(_nrt=False)  # no allocation, no array returned: no reference counting
 def _classify(tris, out):  # pragma: no cover - compiled
     """Class of each (T, 3, C) triangle (position in columns 0-3) against ``FIXED_PLANES``: KEEP / REJECT /
     STRADDLE / INVALID. Their coefficients are 0 or +-1 with at most two non-zero terms with the offset, so every

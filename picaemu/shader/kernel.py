@@ -73,7 +73,7 @@ def encode_row(ins: Instruction) -> np.ndarray:
     return row
 
 
-@numba_link.kernel(error_model="numpy")
+@numba_link.compiled_only(error_model="numpy")
 def _mul(a, b):
     p = a * b
     if p != p and a == a and b == b:
@@ -119,12 +119,12 @@ def _source(src, vr, c, a0, aL, lanes, full, buf, col):
     return buf
 
 
-@numba_link.kernel(error_model="numpy")
+@numba_link.compiled_only(error_model="numpy")
 def _max0(x):
     return x if (x > F0 or x != x) else F0
 
 
-@numba_link.kernel(error_model="numpy")
+@numba_link.compiled_only(error_model="numpy")
 def _binop(op, a, b):
     if op == 0:
         return a + b
@@ -139,7 +139,7 @@ def _binop(op, a, b):
     return a if a < b else b
 
 
-@numba_link.kernel(error_model="numpy")
+@numba_link.compiled_only(error_model="numpy")
 def _flags(op, row, a, b, cmp, a0, lanes, full, vr_lanes):
     """MOVA, CMP and LITP's flag side effects."""
     m = vr_lanes if full else lanes.shape[0]
