@@ -48,7 +48,7 @@ def get_meminfos(self: context.NRTContext, builder: Any, ty: types.Type, val: An
 
 def install() -> None:
     """Make numba's reference counting use ``get_meminfos`` (idempotent)."""
-    context.NRTContext.get_meminfos = get_meminfos  # type: ignore[method-assign]
+    context.NRTContext.get_meminfos = get_meminfos
 
 
 install()

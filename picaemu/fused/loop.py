@@ -329,7 +329,7 @@ DrawFacts = tuple[
 
 
 @numba_link.compiled_only(nogil=True)
-def _live_fields(regs, out):  # pragma: no cover - compiled
+def _live_values(regs, out):  # pragma: no cover - compiled
     """Every live field of ``LIVE_FIELDS`` into ``out`` (its rows' order; in bytes for address fields). One call a
     draw, not one a field: a field read inlined at each of ``_draw``'s sites made ``LIVE_FIELDS`` an array value four
     times a site (a quarter of ``_draw``'s LLVM IR), and a kernel of its own called at each site cost 0.4 s of
@@ -398,7 +398,7 @@ def _draw(
     if not _watched_hold(regs, watched) or not _starts_fresh(topology, handed, restart, fstate):
         return False
     live = numba_link.empty(LIVE_FIELDS.shape[0], np.int64)
-    _live_fields(regs, live)
+    _live_values(regs, live)
     count, base = live[F_COUNT], live[F_BASE]
     index_address = base + live[F_INDEX_OFFSET]  # as ``VertexLoaderState.with_range``
     reads = load_item(vertex_type, slot[0], P_READS)  # this draw's attribute addresses, as ``_loader_reads``

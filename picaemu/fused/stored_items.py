@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from numba.core import types
+from numba import types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
