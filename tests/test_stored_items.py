@@ -78,7 +78,9 @@ def test_the_walk_finds_numba_s_meminfos_with_fewer_extractions(
     """The same (type, meminfo) list as numba's own walk, from at most as many instructions (a tuple of arrays: a
     fraction of them)."""
     assert context.NRTContext.get_meminfos is numba_refcounts.get_meminfos  # installed on import
-    nrt = cpu_target.target_context.nrt
+    # an NRT context of the test's own: the base context's ``nrt`` property would cache a disabled one, which every
+    # later compile copies (and then fails: "NRT required but not enabled")
+    nrt = context.NRTContext(cpu_target.target_context, True)
     llty = cpu_target.target_context.get_value_type(ty)
 
     def walk() -> tuple[list[types.Type], int]:  # the meminfos found and the instructions emitted
