@@ -3,8 +3,9 @@ compiled call, ``vertex_side``, callable from Python (``run``) and from other co
 
 Receives a ``VertexPlan`` (``VertexPlan.of(ds, memory, fixed_attribs)``: the loader layout, the front end's
 plan, the viewport and framebuffer size and the memory regions, packed once per state and remembered by
-identity of the draw-state parts, ``PlanCache``) and the draw's live fields (draw kind, vertex count, first
-vertex, index buffer address and format, the VS float uniforms). Produces what the staged path computes:
+identity of the draw-state parts, ``PlanCache``; ``vertex_side`` reads it where ``VertexPlan.stored`` keeps it in
+native form, member by member) and the draw's live fields (draw kind, vertex count, first vertex, index buffer
+address and format, the VS float uniforms). Produces what the staged path computes:
 ``load_batch`` (``configured_only``) then ``front_end.run`` — the culled ``WindowTriangles`` arrays, the window
 box the pipeline stores in ``call.bounds`` (``clipping.window_box``) and the counters ``VERTEX_COUNTERS``.
 
