@@ -11,7 +11,8 @@ Loading a kernel from the cache (``FunctionCache.load_overload``, replaced here 
 refreshes its whole target context first, importing and installing every lowering registry (~0.1 s of a warm
 render's ~1 s), although running machine code needs only the runtime's symbols (``rtsys.initialize``) and the hash
 secret's (added when ``numba.cpython.hashing`` is imported). A compile still refreshes the context itself (numba's
-``CompilerBase``), so a kernel compiled later in the same process sees every registry.
+``CompilerBase``), so a kernel compiled later in the same process sees every registry. Any load of a kernel
+whose machine code was not generated yet (``picaemu.numba_lazy``: a callee's) tells it whom to save it again with.
 
 ``SlowCompileNote``: while installed, a compile still running after ``kernel_cache.SLOW_COMPILE_S`` seconds says
 so in one line (the kernel, the cache folder), and its end in another (seconds taken). numba's "numba:compile"
@@ -33,7 +34,7 @@ import numba.cpython.hashing  # noqa: F401  (the hash secret's symbols, which lo
 from numba.core import caching, event
 from numba.core.runtime import rtsys
 
-from picaemu import kernel_cache
+from picaemu import kernel_cache, numba_lazy
 
 
 class SourceTreeLocator(caching._CacheLocator):
@@ -102,10 +103,14 @@ _NUMBA_LOAD = caching.FunctionCache.load_overload
 def _load_overload(self: caching.FunctionCache, sig: Any, target_context: Any) -> Any:
     """numba's ``load_overload`` without refreshing the target context, for picaemu's kernels (module docstring)."""
     if not isinstance(self._impl.locator, SourceTreeLocator):
-        return _NUMBA_LOAD(self, sig, target_context)
-    rtsys.initialize(target_context)  # once per process: the NRT's symbols
-    with self._guard_against_spurious_io_errors():
-        return self._load_overload(sig, target_context)
+        result = _NUMBA_LOAD(self, sig, target_context)
+    else:
+        rtsys.initialize(target_context)  # once per process: the NRT's symbols
+        with self._guard_against_spurious_io_errors():
+            result = self._load_overload(sig, target_context)
+    if result is not None:  # a callee's, saved before its machine code: to be saved again with it
+        numba_lazy.remember_cache(self, sig, result)
+    return result
 
 
 caching.FunctionCache.load_overload = _load_overload

@@ -44,7 +44,7 @@ from numba.core.typing.npydecl import parse_dtype, parse_shape
 from numba.extending import intrinsic
 from numba.np.arrayobj import _empty_nd_impl, _parse_empty_args, populate_array
 
-from picaemu import numba_arena
+from picaemu import numba_arena, numba_lazy  # noqa: F401  (numba_lazy: machine code only where jumped to)
 from picaemu.errors import PicaError
 
 
