@@ -380,6 +380,9 @@ _ARRAY_FIELDS = ("meminfo", "parent", "nitems", "itemsize", "data", "shape", "st
 _CODES = {np.dtype(c): c for c in "bBhHiIqQfd"}  # numpy's type codes of these are struct's
 
 
+_ABI: dict[str, tuple[int, int]] = {}  # an LLVM type's text -> its ABI (size, alignment) on this target
+
+
 class _Layout:
     """The native form of a value of numba type ``ty`` (arrays, numbers, booleans, tuples of them) as numba's data
     model and the target's ABI sizes and alignments lay it out: ``size`` bytes, written by ``struct``
@@ -403,7 +406,11 @@ class _Layout:
             raise LinkTypeError(f"numba_link.Stored: the layout of {ty} came out at {self._struct.size} bytes")
 
     def _abi(self, data_type: Any) -> tuple[int, int]:
-        return self._context.get_abi_sizeof(data_type), data_type.get_abi_alignment(self._context.target_data)
+        """(size, alignment) of an LLVM type; remembered by its text (llvmlite parses a module for each answer)."""
+        text = str(data_type)
+        if text not in _ABI:
+            _ABI[text] = self._context.get_abi_sizeof(data_type), data_type.get_abi_alignment(self._context.target_data)
+        return _ABI[text]
 
     def _pad(self, written: int, at: int) -> None:
         if at > written:
