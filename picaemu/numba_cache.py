@@ -68,6 +68,7 @@ class SourceTreeLocator(caching._CacheLocator):
         return None if folder is None else cls(py_func, py_file, folder)
 
 
+numba_lazy.OWN_LOCATORS = (SourceTreeLocator,)  # its entries may be pending (``picaemu.numba_lazy``)
 _folders: dict[tuple[str, str], Path | None] = {}  # (kernel folder, source file) -> its cache folder, or None
 
 

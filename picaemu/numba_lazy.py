@@ -17,7 +17,8 @@ compiles) links its callees and stops there: a library is *pending* until someth
   installs the real entry, so later calls cost what they always cost.
 - The cache: a pending library is saved as its module's bitcode (kind ``PENDING_KIND``: what callers link), and
   saved again with its machine code (numba's object kind) once something generated it, so a kernel Python calls
-  is code-generated in one run and loaded in the next ones (``_resave``).
+  is code-generated in one run and loaded in the next ones (``_resave``). Only picaemu's own cache folder holds
+  pending entries (``OWN_LOCATORS``): numba code of another package in the process is cached as numba caches it.
 A compile that links a pending callee (loaded from the cache, or compiled in this process) needs nothing more
 from it. The code that runs is unchanged: a callee always ran as linked into its caller's module, which is
 optimised as before. numba's classes are patched for the whole process, so other numba code in it (a user's
@@ -34,6 +35,8 @@ from numba.core import caching, codegen, cpu, dispatcher
 from numba.core.compiler_lock import global_compiler_lock, require_global_compiler_lock
 
 PENDING_KIND = "picaemu-pending-bitcode"  # a cache entry holding a pending library's module, no machine code
+# the cache locators whose entries may be pending (picaemu's own: ``picaemu.numba_cache`` names its locator here)
+OWN_LOCATORS: tuple[type, ...] = ()
 
 
 class LazyLibrary(codegen.JITCodeLibrary):
@@ -175,7 +178,12 @@ def _compile_for_args(self: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def _save_overload(self: caching.FunctionCache, sig: Any, data: Any) -> None:
-    """numba's ``save_overload``; a pending library remembers it, to be saved again with its machine code."""
+    """numba's ``save_overload``. A pending library of picaemu's cache (``OWN_LOCATORS``) is saved pending and
+    remembers the cache, to be saved again with its machine code; another package's gets its machine code first
+    (numba alone could not load a pending entry, and that package's next run may not import picaemu)."""
+    library = getattr(data, "library", None)
+    if isinstance(library, LazyLibrary) and library.pending and not isinstance(self._impl.locator, OWN_LOCATORS):
+        library.ensure_code()
     _NUMBA_SAVE_OVERLOAD(self, sig, data)
     remember_cache(self, sig, data)
 
