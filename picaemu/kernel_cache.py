@@ -16,7 +16,8 @@ code.
   user chose a folder with ``NUMBA_CACHE_DIR``, ``$NUMBA_CACHE_DIR/picaemu-<digest>``. Folders of other digests
   under the default base are removed after ``STALE_DAYS`` unused.
 - ``configure()`` runs when ``picaemu`` is imported, before any kernel module, without importing numba: it sets
-  ``NUMBA_CACHE_DIR`` (when unset) and ``NUMBA_CACHE_LOCATOR_CLASSES`` (picaemu's locator first, numba's own after
+  ``NUMBA_CACHE_DIR`` (when unset; a value a picaemu parent process set, ``PICAEMU_KERNEL_DIR``, counts as unset)
+  and ``NUMBA_CACHE_LOCATOR_CLASSES`` (picaemu's locator first, numba's own after
   it, for code outside the package); if numba was imported first it updates numba's config as well. It never
   raises: an unusable cache home leaves numba's defaults (``__pycache__`` beside the sources).
 - ``picaemu.numba_cache.SlowCompileNote`` prints one line on stderr when a compile has run ``SLOW_COMPILE_S``
@@ -43,6 +44,9 @@ LOCATOR = "picaemu.numba_cache.SourceTreeLocator"
 # numba's own locators, tried after picaemu's (names numba resolves in ``numba.core.caching``)
 NUMBA_LOCATORS = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator", "IPythonCacheLocator")
 SLOW_COMPILE_S = 2.0
+# the kernel folder a picaemu process chose, for the processes it starts (``configure``: the NUMBA_CACHE_DIR they
+# inherit is then picaemu's own choice, not the user's)
+KERNEL_DIR_VARIABLE = "PICAEMU_KERNEL_DIR"
 _kernel_dir: Path | None = None
 
 
@@ -80,6 +84,8 @@ def configure() -> None:
     with contextlib.suppress(OSError, RuntimeError):
         digest = source_digest(PACKAGE)
         chosen = os.environ.get("NUMBA_CACHE_DIR")
+        if chosen and chosen == os.environ.get(KERNEL_DIR_VARIABLE):
+            chosen = None  # set by a picaemu process this one descends from, not by the user
         if chosen:
             here = Path(chosen) / f"picaemu-{digest}"
         else:
@@ -91,6 +97,7 @@ def configure() -> None:
             _remove_stale(here.parent, here)
             os.environ["NUMBA_CACHE_DIR"] = str(here)
         _kernel_dir = here
+        os.environ[KERNEL_DIR_VARIABLE] = str(here)
         locators = ",".join((LOCATOR, *NUMBA_LOCATORS))
         os.environ.setdefault("NUMBA_CACHE_LOCATOR_CLASSES", locators)
         config = getattr(sys.modules.get("numba"), "config", None)

@@ -11,7 +11,14 @@ Loading a kernel from the cache (``FunctionCache.load_overload``, replaced here 
 refreshes its whole target context first, importing and installing every lowering registry (~0.1 s of a warm
 render's ~1 s), although running machine code needs only the runtime's symbols (``rtsys.initialize``) and the hash
 secret's (added when ``numba.cpython.hashing`` is imported). A compile still refreshes the context itself (numba's
-``CompilerBase``), so a kernel compiled later in the same process sees every registry.
+``CompilerBase``), so a kernel compiled later in the same process sees every registry. Any load of a kernel
+whose machine code was not generated yet (``picaemu.numba_lazy``: a callee's) tells it whom to save it again with.
+
+Compiling one kernel in two processes at once (``picaemu.fused.prewarm``'s second compiler beside a first run,
+two commands started together): a compile of a picaemu kernel holds an exclusive lock on
+``<its cache folder>/<module>.<function>.lock`` (``kernel_lock``, ``fcntl.flock``: the system releases it when a
+process ends, however it ends), so the second process waits and then loads the first one's machine code from the
+cache instead of compiling it again; a wait longer than ``LOCK_WAIT_S`` compiles anyway.
 
 ``SlowCompileNote``: while installed, a compile still running after ``kernel_cache.SLOW_COMPILE_S`` seconds says
 so in one line (the kernel, the cache folder), and its end in another (seconds taken). numba's "numba:compile"
@@ -21,19 +28,28 @@ outermost one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numba.cpython.hashing  # noqa: F401  (the hash secret's symbols, which loaded machine code may name)
-from numba.core import caching, event
+from numba.core import caching, dispatcher, event, sigutils
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.runtime import rtsys
 
-from picaemu import kernel_cache
+from picaemu import kernel_cache, numba_lazy
+
+try:
+    import fcntl
+
+    _FLOCK: Any = fcntl.flock
+except ImportError:  # not a POSIX system: kernels compile without the cross-process lock
+    _FLOCK = None
 
 
 class SourceTreeLocator(caching._CacheLocator):
@@ -67,6 +83,7 @@ class SourceTreeLocator(caching._CacheLocator):
         return None if folder is None else cls(py_func, py_file, folder)
 
 
+numba_lazy.OWN_LOCATORS = (SourceTreeLocator,)  # its entries may be pending (``picaemu.numba_lazy``)
 _folders: dict[tuple[str, str], Path | None] = {}  # (kernel folder, source file) -> its cache folder, or None
 
 
@@ -102,13 +119,87 @@ _NUMBA_LOAD = caching.FunctionCache.load_overload
 def _load_overload(self: caching.FunctionCache, sig: Any, target_context: Any) -> Any:
     """numba's ``load_overload`` without refreshing the target context, for picaemu's kernels (module docstring)."""
     if not isinstance(self._impl.locator, SourceTreeLocator):
-        return _NUMBA_LOAD(self, sig, target_context)
-    rtsys.initialize(target_context)  # once per process: the NRT's symbols
-    with self._guard_against_spurious_io_errors():
-        return self._load_overload(sig, target_context)
+        result = _NUMBA_LOAD(self, sig, target_context)
+    else:
+        rtsys.initialize(target_context)  # once per process: the NRT's symbols
+        with self._guard_against_spurious_io_errors():
+            result = self._load_overload(sig, target_context)
+    if result is not None:  # a callee's, saved before its machine code: to be saved again with it
+        numba_lazy.remember_cache(self, sig, result)
+    return result
 
 
 caching.FunctionCache.load_overload = _load_overload
+
+LOCK_WAIT_S = 120.0  # seconds a compile waits for another process compiling the same kernel
+_HELD: dict[str, int] = {}  # lock file -> depth, the locks this process holds (a kernel's callees nest)
+
+
+@contextlib.contextmanager
+def kernel_lock(path: Path) -> Iterator[None]:
+    """Hold the exclusive lock ``path`` (module docstring): wait for another process holding it, at most
+    ``LOCK_WAIT_S`` seconds; nested in this process, the outer hold stands. Unlockable (no such folder, a file
+    system without locks): no lock."""
+    key = str(path)
+    if _FLOCK is None:
+        yield
+        return
+    if key in _HELD:
+        _HELD[key] += 1
+        try:
+            yield
+        finally:
+            _HELD[key] -= 1
+        return
+    try:
+        fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        _acquire(fd)
+        _HELD[key] = 1
+        try:
+            yield
+        finally:
+            del _HELD[key]
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _acquire(fd: int) -> None:
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            _FLOCK(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return  # compile anyway: one compile twice beats waiting on a stuck process
+            time.sleep(0.02)
+        except OSError:
+            return
+
+
+_DISPATCHER: Any = dispatcher.Dispatcher  # (numba's stubs do not declare ``compile``'s replacement)
+_NUMBA_COMPILE = _DISPATCHER.compile
+
+
+def _compile(self: Any, sig: Any) -> Any:
+    """numba's ``Dispatcher.compile``; a picaemu kernel not compiled in this process yet under its lock (module
+    docstring), inside numba's own compiler lock so that this process's threads take it one at a time."""
+    locator = getattr(getattr(self._cache, "_impl", None), "locator", None)
+    if not isinstance(locator, SourceTreeLocator):
+        return _NUMBA_COMPILE(self, sig)
+    args, _ = sigutils.normalize_signature(sig)
+    if tuple(args) in self.overloads:
+        return _NUMBA_COMPILE(self, sig)
+    name = f"{self.py_func.__module__.rsplit('.', 1)[-1]}.{self.py_func.__qualname__}.lock"
+    with global_compiler_lock, kernel_lock(Path(locator.get_cache_path()) / name):
+        return _NUMBA_COMPILE(self, sig)
+
+
+_DISPATCHER.compile = _compile
 
 
 class SlowCompileNote(event.Listener):

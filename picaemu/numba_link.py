@@ -44,7 +44,8 @@ from numba.core.typing.npydecl import parse_dtype, parse_shape
 from numba.extending import intrinsic
 from numba.np.arrayobj import _empty_nd_impl, _parse_empty_args, populate_array
 
-from picaemu import numba_arena
+# numba_lazy: machine code only where jumped to; numba_refcounts: reference counts' IR (both install on import)
+from picaemu import numba_arena, numba_lazy, numba_refcounts  # noqa: F401
 from picaemu.errors import PicaError
 
 
@@ -380,6 +381,9 @@ _ARRAY_FIELDS = ("meminfo", "parent", "nitems", "itemsize", "data", "shape", "st
 _CODES = {np.dtype(c): c for c in "bBhHiIqQfd"}  # numpy's type codes of these are struct's
 
 
+_ABI: dict[str, tuple[int, int]] = {}  # an LLVM type's text -> its ABI (size, alignment) on this target
+
+
 class _Layout:
     """The native form of a value of numba type ``ty`` (arrays, numbers, booleans, tuples of them) as numba's data
     model and the target's ABI sizes and alignments lay it out: ``size`` bytes, written by ``struct``
@@ -403,7 +407,11 @@ class _Layout:
             raise LinkTypeError(f"numba_link.Stored: the layout of {ty} came out at {self._struct.size} bytes")
 
     def _abi(self, data_type: Any) -> tuple[int, int]:
-        return self._context.get_abi_sizeof(data_type), data_type.get_abi_alignment(self._context.target_data)
+        """(size, alignment) of an LLVM type; remembered by its text (llvmlite parses a module for each answer)."""
+        text = str(data_type)
+        if text not in _ABI:
+            _ABI[text] = self._context.get_abi_sizeof(data_type), data_type.get_abi_alignment(self._context.target_data)
+        return _ABI[text]
 
     def _pad(self, written: int, at: int) -> None:
         if at > written:

@@ -291,3 +291,41 @@ def test_every_draw_is_recorded_with_its_register_snapshot() -> None:
     got = [(d.index, d.kind, int(d.regs[0x228])) for d in cp.draws]
     assert got == [(0, DrawKind.ARRAYS, 3), (1, DrawKind.ELEMENTS, 9)]
     assert cp.draws[0].offset == 8 and cp.state.regs[0x228] == 9
+
+
+def _collapse_readably(events: list[list[int]]) -> list[list[int]]:
+    """The rule ``tables.collapse_idempotent`` vectorizes, one event at a time from the end: an idempotent event is
+    dropped when the same (register, value) comes later in its run; any other event ends the run."""
+    from picaemu.command.tables import IDEMPOTENT
+
+    out: list[list[int]] = []
+    seen: set[tuple[int, int]] = set()
+    for row in reversed(events):
+        if IDEMPOTENT[row[0]]:
+            if (row[0], row[1]) in seen:
+                continue
+            seen.add((row[0], row[1]))
+        else:
+            seen.clear()
+        out.append(row)
+    return out[::-1]
+
+
+def test_idempotent_events_collapse_to_their_last_occurrence_in_each_run() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from picaemu.command.tables import EVENT_OF_REG, IDEMPOTENT, collapse_idempotent
+
+    idempotent = [int(r) for r in np.flatnonzero(IDEMPOTENT)]
+    other = [r for r in EVENT_OF_REG if not IDEMPOTENT[r]]
+    row = st.tuples(st.sampled_from(idempotent + other[:2]), st.sampled_from([0, 1, 0xFFFF_FFFF]))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(row, max_size=40))
+    def check(rows: list[tuple[int, int]]) -> None:
+        events = np.array([[reg, value, pos] for pos, (reg, value) in enumerate(rows)], np.int64).reshape(-1, 3)
+        assert collapse_idempotent(events) == _collapse_readably(events.tolist())
+
+    assert other, "a non-idempotent event register to end runs with"
+    check()

@@ -332,9 +332,10 @@ def test_plans_name_what_they_do_not_cover() -> None:
 
 
 @numba.njit
-def _from_compiled(elements, count, index_address, floats, args, counts):
-    """``vertex_side`` called from compiled code, as the command loop calls it (u16 indices, first vertex 0)."""
-    return vertex_side(elements, count, 0, index_address, True, floats, *args, counts)
+def _from_compiled(elements, count, index_address, floats, plan, counts, plan_type):
+    """``vertex_side`` called from compiled code, as the command loop calls it (u16 indices, first vertex 0; the
+    plan where ``VertexPlan.stored`` keeps it)."""
+    return vertex_side(elements, count, 0, index_address, True, floats, plan, counts, plan_type)
 
 
 @pytest.mark.parametrize("kind", [DrawKind.ARRAYS, DrawKind.ELEMENTS])
@@ -353,9 +354,14 @@ def test_vertex_side_is_callable_from_compiled_code(kind: DrawKind) -> None:
     plans = vertices.PlanCache()
     plan = plans.plan_of(ds, call.memory, call.state.fixed_attribs)
     assert plan is plans.plan_of(ds, call.memory, call.state.fixed_attribs)  # remembered by identity
+    assert isinstance(plan, VertexPlan) and len(plan.args) == len(vertices.PLAN_MEMBERS)  # the members' positions
+    assert plan.args[vertices.P_TOPOLOGY] == plan.topology.value and plan.args[vertices.P_READS].shape[1] == 7
+    assert plan.args[vertices.P_VRAM].size == call.memory.region_bytes("vram").size
+    assert plan.args[vertices.P_FCRAM_BASE] == next(r.base for r in call.memory.regions if r.name == "fcram")
     counts = np.zeros(len(VERTEX_COUNTERS), np.int64)
     elements, address = kind is DrawKind.ELEMENTS, ds.vertex_range.index_address
-    ok, result, box, held = _from_compiled(elements, 3, address, ds.vs.float_uniforms, plan.args, counts)
+    stored = (plan.stored.address, counts, plan.stored_type)
+    ok, result, box, held = _from_compiled(elements, 3, address, ds.vs.float_uniforms, *stored)
     assert ok and box == call.bounds and held.shape == (0, NUM_COLUMNS)  # a whole list leaves nothing buffered
     for mine, staged in zip(result, arrays(pipe.triangles[0]), strict=True):
         assert mine.tobytes() == staged.tobytes()
@@ -363,7 +369,7 @@ def test_vertex_side_is_callable_from_compiled_code(kind: DrawKind) -> None:
     assert dict(zip(VERTEX_COUNTERS, counts.tolist(), strict=True)) == stats
     assert stats["vertices_loaded"] == 3 and stats["primitives_rasterized"] == 1
     before = counts.copy()
-    assert not _from_compiled(elements, 4, address, ds.vs.float_uniforms, plan.args, counts)[0]  # 4 % 3
+    assert not _from_compiled(elements, 4, address, ds.vs.float_uniforms, *stored)[0]  # 4 % 3
     assert (counts == before).all()  # a refusal changes nothing
     assert vertices.run(plan, ds, kind, pipe.assembler, {}) is not None
 

@@ -61,6 +61,16 @@ def test_import_points_numba_at_the_digest_directory_unless_the_user_chose(tmp_p
     )
 
 
+def test_a_process_picaemu_starts_keeps_its_kernel_folder() -> None:
+    """A child inherits the NUMBA_CACHE_DIR this process set (``PICAEMU_KERNEL_DIR`` names it as picaemu's own): it
+    is no choice of the user's, so the child finds the same kernels (it once compiled them all again into
+    ``<folder>/picaemu-<digest>``)."""
+    assert (
+        os.environ["NUMBA_CACHE_DIR"] == os.environ[kernel_cache.KERNEL_DIR_VARIABLE] == str(kernel_cache.kernel_dir())
+    )
+    assert _cache_dir(dict(os.environ)) == str(kernel_cache.kernel_dir())
+
+
 _LOAD_ETC1 = """
 import json, sys
 sys.meta_path = [f for f in sys.meta_path if "editable" not in str(getattr(f, "__module__", ""))]

@@ -182,49 +182,53 @@ def render_capture(
         return render_edited(path, output, edits, edit_scope, original, diff, alpha)
     if original is not None or diff is not None:
         raise click.UsageError("--original and --diff go with --edit")
-    start = time.perf_counter()
-    # a forward-only run keeps no checkpoint and, unless it must find a draw, no per-draw record: memory stays
-    # flat however many frames the capture holds
-    written: list[Path] = []
-    sink = _EveryDraw(rp.default_pipeline(backend), output, path, alpha, written) if every_draw else None
-    replay = rp.open(path, checkpoints=False, record_draws=draw is not None, pipeline=sink, backend=backend)
-    chosen = target or ("color" if draw is not None else "screen")
+    from picaemu.fused import prewarm  # (no numba: the second compiler is another process)
 
-    def save(dest: Path) -> None:
-        refuse_overwrite(dest, path)
-        save_image(dest, capture_image(replay, chosen, screen, eye, alpha))
-        written.append(dest)
-        if verbose:
-            click.echo(
-                f"{dest}: event {replay.position}/{len(replay.events)}, {replay.draw_count} draws, "
-                f"{time.perf_counter() - start:.2f} s",
-                err=True,
-            )
+    # a first run on a machine with a second core compiles the fragment side there meanwhile
+    with prewarm.beside(path) if backend == "software" else contextlib.nullcontext():
+        start = time.perf_counter()
+        # a forward-only run keeps no checkpoint and, unless it must find a draw, no per-draw record: memory stays
+        # flat however many frames the capture holds
+        written: list[Path] = []
+        sink = _EveryDraw(rp.default_pipeline(backend), output, path, alpha, written) if every_draw else None
+        replay = rp.open(path, checkpoints=False, record_draws=draw is not None, pipeline=sink, backend=backend)
+        chosen = target or ("color" if draw is not None else "screen")
 
-    if every_draw:
-        replay.run()  # the sink wrote a picture after every draw
-    elif draw is not None:
-        replay.run_to_draw(draw)
-        save(output)
-    elif all_frames:
-        with contextlib.ExitStack() as stack:
-            progress = stack.enter_context(open(os.devnull, "w")) if is_quiet() else sys.stderr
-            frames = stack.enter_context(
-                click.progressbar(range(len(replay.frames)), label="rendering frames", file=progress, show_pos=True)
-            )
-            for i in frames:
-                replay.run_to_frame(i)
-                save(frame_path(output, i))
-    elif frame is not None:
-        replay.run_to_frame(frame)
-        save(output)
-    else:
-        replay.run()
-        save(output)
-    if depth_output is not None:
-        save_image(depth_output, capture_image(replay, "depth"))
-        written.append(depth_output)
-    return written
+        def save(dest: Path) -> None:
+            refuse_overwrite(dest, path)
+            save_image(dest, capture_image(replay, chosen, screen, eye, alpha))
+            written.append(dest)
+            if verbose:
+                click.echo(
+                    f"{dest}: event {replay.position}/{len(replay.events)}, {replay.draw_count} draws, "
+                    f"{time.perf_counter() - start:.2f} s",
+                    err=True,
+                )
+
+        if every_draw:
+            replay.run()  # the sink wrote a picture after every draw
+        elif draw is not None:
+            replay.run_to_draw(draw)
+            save(output)
+        elif all_frames:
+            with contextlib.ExitStack() as stack:
+                progress = stack.enter_context(open(os.devnull, "w")) if is_quiet() else sys.stderr
+                frames = stack.enter_context(
+                    click.progressbar(range(len(replay.frames)), label="rendering frames", file=progress, show_pos=True)
+                )
+                for i in frames:
+                    replay.run_to_frame(i)
+                    save(frame_path(output, i))
+        elif frame is not None:
+            replay.run_to_frame(frame)
+            save(output)
+        else:
+            replay.run()
+            save(output)
+        if depth_output is not None:
+            save_image(depth_output, capture_image(replay, "depth"))
+            written.append(depth_output)
+        return written
 
 
 def split_edit(spec: str) -> tuple[int, str]:

@@ -30,12 +30,12 @@ Arrays (owned by the caller's GpuState and the processor):
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
+from picaemu import numba_link
 from picaemu.command.codes import (  # the loop's codes (``K.A_PLAIN`` ... as the other modules read them)
     A_DRAW,
     A_EVENT,
@@ -121,18 +121,18 @@ S_ROWS_FULL, S_DECLINED = 10, 11
 LUT_SIZES_PROCTEX = np.array([128, 128, 128, 128, 256, 256], dtype=np.int64)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba_link.kernel(nogil=True)
 def _field(value, lo, width):  # pragma: no cover - compiled
     return (value >> lo) & ((1 << width) - 1)
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba_link.kernel(nogil=True, _nrt=False)
 def _set_field(regs, reg, lo, width, v):  # pragma: no cover - compiled
     m = ((1 << width) - 1) << lo
     regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | ((v << lo) & m))
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba_link.kernel(nogil=True, _nrt=False)
 def _masked_store(regs, reg, val, m):  # pragma: no cover - compiled
     """regs[reg] takes the bits of ``val`` that the 32-bit mask ``m`` selects (a write through a lane mask)."""
     regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
@@ -153,7 +153,7 @@ def _as_f32(typingctx, bits):  # pragma: no cover - compiled
     return types.float32(types.uint32), codegen
 
 
-@numba.njit(cache=True, nogil=True)
+@numba_link.kernel(nogil=True)
 def _f24_component(w1, w2, w3, c):  # pragma: no cover - compiled
     """Component ``c`` (0 = x) of a packed float24 vec4 (three words, W:Z:Y:X most significant first) as float32.
 
@@ -174,7 +174,7 @@ def _f24_component(w1, w2, w3, c):  # pragma: no cover - compiled
     return _as_f32(np.uint32(bits))
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
+@numba_link.kernel(nogil=True, _nrt=False, inline="always")
 def _uniform_words(port, words, pos, k0, k1, regs, layout, fu, pending, counters):  # pragma: no cover - compiled
     """Feed parameters k0..k1 of the packet at ``pos`` to a float-uniform port (the words of one non-consecutive
     packet at once: index and mode are read once). Four words W, Z, Y, X (float32 mode) or three packed float24
@@ -215,7 +215,7 @@ def _uniform_words(port, words, pos, k0, k1, regs, layout, fu, pending, counters
     return mirrored
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba_link.kernel(nogil=True, _nrt=False)
 def _advance_index(port, regs, layout):  # pragma: no cover - compiled
     """(index, select field) of a port's index register, which moves on by one."""
     ireg = layout[port, L_INDEX_REG]
@@ -227,7 +227,7 @@ def _advance_index(port, regs, layout):  # pragma: no cover - compiled
     return idx, sel
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba_link.kernel(nogil=True, _nrt=False)
 def _table_index(port, regs, layout, capacity, counters):  # pragma: no cover - compiled
     """The index the next word of an indexed port (code, opdescs, fog, gas) goes to, advancing it; -1 (and a
     dropped word counted) when it is out of range. The caller stores: no table array is passed around."""
@@ -238,7 +238,7 @@ def _table_index(port, regs, layout, capacity, counters):  # pragma: no cover - 
     return -1
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba_link.kernel(nogil=True, _nrt=False)
 def _lut_word(port, val, regs, layout, luts, proctex_sizes, counters):  # pragma: no cover - compiled
     """Store ``val`` in luts[table, index] (table from the select field) and advance the index, wrapping at the
     table size (``luts.shape[1]``, or the proctex size of that table)."""
@@ -250,7 +250,7 @@ def _lut_word(port, val, regs, layout, luts, proctex_sizes, counters):  # pragma
         counters[C_DROPPED] += 1
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
+@numba_link.kernel(nogil=True, _nrt=False, inline="always")
 def _fixed_word(val, regs, layout, fixed, pending, counters, immediate):  # pragma: no cover - compiled
     """Three words make a float24 vec4: a default attribute, or the next attribute of an immediate vertex.
 
@@ -288,14 +288,14 @@ def _fixed_word(val, regs, layout, fixed, pending, counters, immediate):  # prag
     return False
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba_link.kernel(nogil=True, _nrt=False)
 def _shares_config(regs, layout):  # pragma: no cover - compiled
     """The GS unit mirrors the VS configuration (VSH_COM_MODE = 0)."""
     # a one-bit field, read here rather than through _field(..., 1): a constant argument is a second compile
     return (np.int64(regs[layout[0, G_COM_MODE_REG]]) >> layout[0, G_COM_MODE_LO]) & 1 == 0
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba_link.kernel(nogil=True, _nrt=False)
 def _vs_mirrored_to_gs(regs, layout):  # pragma: no cover - compiled
     """VS uniforms and config go to the GS unit too: it shares the VS configuration and no geometry shader is in
     use (GEOSTAGE_CONFIG gs_use = 0)."""
@@ -303,7 +303,7 @@ def _vs_mirrored_to_gs(regs, layout):  # pragma: no cover - compiled
     return gs_use == 0 and _shares_config(regs, layout)
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False, inline="always")
+@numba_link.kernel(nogil=True, _nrt=False, inline="always")
 def _port_word(
     port, val, regs, layout, code, opdescs, lighting, fog, proctex, gas, fixed, pending, counters, immediate
 ):  # pragma: no cover - compiled
@@ -341,7 +341,7 @@ def _port_word(
     return 0, False
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba_link.kernel(nogil=True, _nrt=False)
 def _record(records, cursor, pos, reg, val, lanes):  # pragma: no cover - compiled
     """Append one register write (packet word index, id, value as carried, lane mask) for the observers."""
     r = cursor[K_NREC]
@@ -352,7 +352,7 @@ def _record(records, cursor, pos, reg, val, lanes):  # pragma: no cover - compil
     cursor[K_NREC] = r + 1
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba_link.kernel(nogil=True, _nrt=False)
 def _record_draw(cursor, kind, pos, regs, dirty, draw_info, shadow, changes):  # pragma: no cover - compiled
     """Count a draw; with K_RECORD_DRAWS, append (index, kind, buffer, byte offset, dirty, end of its changes) and
     the registers that differ from ``shadow`` (then equal to ``regs``). Comparing a block at a time with one OR of
@@ -381,7 +381,7 @@ def _record_draw(cursor, kind, pos, regs, dirty, draw_info, shadow, changes):  #
     cursor[K_DRAWS] += 1
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba_link.kernel(nogil=True, _nrt=False)
 def run(
     words,
     end,

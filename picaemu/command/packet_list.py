@@ -3,9 +3,9 @@ also the linter's); the packet layout is ``picaemu.command.packets``'s."""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.command.packets import (
     EXTRA_BITS,
     EXTRA_SHIFT,
@@ -20,7 +20,7 @@ from picaemu.errors import CommandBufferError, MisalignedBuffer, TruncatedPacket
 OK, TRUNCATED, ODD_TAIL = 0, 1, 2
 
 
-@numba.njit(cache=True, nogil=True)
+@numba_link.kernel(nogil=True)
 def _walk(words: np.ndarray, starts: np.ndarray) -> tuple[int, int]:  # pragma: no cover - compiled
     """Fill ``starts`` with the word index of every packet; return (count, status)."""
     pos = 0

@@ -379,9 +379,9 @@ class CommandProcessor:
         """Hand queued pipeline events (restart, cache clear, flush, ...) to the pipeline, in stream order."""
         n = int(cursor[K.K_NEV])
         cursor[K.K_NEV] = 0
-        events = self._events[:n].tolist()
-        if not self.observers and n > 1:  # idempotent events (a restart per compiled draw) act once a run
-            events = collapse_idempotent(events)
+        queued = self._events[:n]
+        # idempotent events (a restart per compiled draw) act once a run
+        events = collapse_idempotent(queued) if not self.observers and n > 1 else queued.tolist()
         for reg_id, value, pos in events:
             kind, gate, action = EVENT_OF_REG[reg_id]
             for obs in self.observers:

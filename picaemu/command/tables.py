@@ -17,7 +17,7 @@ from picaemu.regs import Action, Port, RegKind, access
 # the processor's buffers and budgets (``picaemu.command.processor``)
 IMMEDIATE_CAPACITY = 65536
 RECORD_CAPACITY = 65536
-EVENT_CAPACITY = 1024
+EVENT_CAPACITY = 16384  # rows; the compiled loop queues two a draw (restart, cache clear) and stops when full
 MAX_JUMPS = 4096
 DEFAULT_BYTE_BUDGET = 64 << 20  # command bytes one run may execute: far above any real list (hundreds of KiB)
 # GSP's initialisation of the interrupt registers (reference §1.1)
@@ -144,21 +144,17 @@ IDEMPOTENT = np.zeros(K.NUM_REGS, bool)  # by register id: its event is in IDEMP
 IDEMPOTENT[[reg for reg, (kind, _gate, _action) in EVENT_OF_REG.items() if kind in IDEMPOTENT_EVENTS]] = True
 
 
-def collapse_idempotent(events: list[list[int]]) -> list[list[int]]:
-    """``events`` ([register id, value, word position] rows, stream order) with each idempotent event kept only at
-    its last occurrence in every run of idempotent events: one of them has the effect of several, and they commute
-    with one another (a restart empties the assembler, a vertex cache clear changes nothing), so the pipeline sees
-    one restart and one cache clear where the compiled draw loop queued a pair per draw it ran."""
-    out: list[list[int]] = []
-    seen: set[tuple[int, int]] = set()
-    for row in reversed(events):
-        reg, value = row[0], row[1]
-        if IDEMPOTENT[reg]:
-            if (reg, value) in seen:
-                continue
-            seen.add((reg, value))
-        else:
-            seen.clear()
-        out.append(row)
-    out.reverse()
-    return out
+def collapse_idempotent(events: np.ndarray) -> list[list[int]]:
+    """``events`` ((n, 3) int64 [register id, value, word position] rows, stream order) as lists, with each
+    idempotent event kept only at its last occurrence in every run of idempotent events: one of them has the effect
+    of several, and they commute with one another (a restart empties the assembler, a vertex cache clear changes
+    nothing), so the pipeline sees one restart and one cache clear where the compiled draw loop queued a pair per
+    draw it ran. Vectorized (a 3000-draw list queues 6000): a run is the rows after one non-idempotent event, and of
+    the rows of one run with one (register, value) the last stays."""
+    idempotent = IDEMPOTENT[events[:, 0]]
+    run = np.cumsum(~idempotent)  # the rows of one run share the count of non-idempotent rows up to them
+    key = (run << 42) | (events[:, 0] << 32) | (events[:, 1] & 0xFFFF_FFFF)  # run < 2**21, register id < 2**10
+    _, first_from_end = np.unique(key[::-1], return_index=True)
+    keep = ~idempotent
+    keep[events.shape[0] - 1 - first_from_end] = True
+    return events[keep].tolist()

@@ -5,12 +5,13 @@ Receives the kernel's arguments as one tuple (``KERNEL_ARGS``), then a ``plan_ta
 ``TABLE_SLOTS`` states' plans: each a ``picaemu.fused.vertices.VertexPlan`` and ``picaemu.fused.fragments.FragmentPlan``
 kept in native form at an address, with the values of the ``PLAN_KEY_IDS`` registers it was made under and of the
 ``WATCHED`` ones), each slot's entries of the kernels it and its draws call by address (``LINK_*``: the command
-kernel, ``_draw``, which loads the slot's plans, ``vertex_side``, ``fragment_side``, the last three compiled for that
-slot's plan types): the loop itself never holds the plans, and is compiled once whatever their types, ``_draw``
-once per plan type, and slots of different types share the table. Then the rows array it fills (one per draw
-it ran) and ``fstate`` (int64 slots ``FS_*``: rows filled, the write groups its draws took, the last draw it may run,
-a draw handed over to run first, the current table slot). Produces pixels in emulated memory, the kernel's own draw
-log entries (``_record_draw``) and the rows. ``picaemu.fused.driver`` drives it for the command processor.
+kernel, ``_draw``, which is given the slot's plan addresses, ``vertex_side``, which reads its plan there, and
+``fragment_side``, the last three compiled for that slot's plan types): the loop itself never holds the plans, and is
+compiled once whatever their types, ``_draw`` once per plan type, and slots of different types share the table.
+Then the rows array it fills (one per draw it ran) and ``fstate`` (int64 slots ``FS_*``: rows filled, the write
+groups its draws took, the last draw it may run, a draw handed over to run first, the current table slot). Produces
+pixels in emulated memory, the kernel's own draw log entries (``_record_draw``) and the rows.
+``picaemu.fused.driver`` drives it for the command processor.
 
 A draw trigger is run here when all of these hold, else the loop returns the trigger's ``S_STOP`` to Python
 untouched (Python asks the sink for that state's plans and hands the draw back, or renders it):
@@ -76,10 +77,11 @@ from picaemu.fused.fragments import (
     fragment_side,
 )
 from picaemu.fused.layout import T_CONSTANT
+from picaemu.fused.stored_items import load_item
 from picaemu.fused.vertices import ADDRESS as READ_ADDRESS
 from picaemu.fused.vertices import LOADER as READ_LOADER
 from picaemu.fused.vertices import OFFSET as READ_OFFSET
-from picaemu.fused.vertices import VERTEX_COUNTERS, VertexPlan, vertex_side
+from picaemu.fused.vertices import P_READS, P_TOPOLOGY, VERTEX_COUNTERS, VertexPlan, vertex_side
 from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import Assembler, Topology
 from picaemu.geometry.vertex_loader import INDEX_DTYPES
@@ -200,7 +202,8 @@ TRIANGLES_SAMPLE = (
 COUNTS_SAMPLE = np.zeros(len(FRAGMENT_COUNTERS), np.int64)
 VERTEX_COUNTS_SAMPLE = np.zeros(len(VERTEX_COUNTERS), np.int64)
 LIVE_SAMPLE = (False, 0, 0, 0, False)  # ``vertex_side``'s live fields: elements, count, first, index address, u16
-# ``vertex_side`` answers (ok, the triangles, the 12.4 box, the vertices it leaves buffered (k, NUM_COLUMNS))
+# ``vertex_side`` answers (ok, the triangles, the 12.4 box, the vertices it leaves buffered (k, NUM_COLUMNS)); its
+# last parameter is its plan's type, which the loop's ``_draw`` does not pass
 VERTEX_SIDE = numba_link.register(
     VERTEX_SIDE_ID,
     vertex_side,
@@ -212,6 +215,7 @@ VERTEX_SIDE = numba_link.register(
             numba.typeof(np.zeros((0, NUM_COLUMNS), np.float32)),
         )
     ),
+    types_only=1,
 )
 
 
@@ -324,13 +328,18 @@ DrawFacts = tuple[
 ]
 
 
-@numba_link.kernel(nogil=True, inline="always")
-def _live(regs, row):  # pragma: no cover - compiled
-    """Live field ``row`` of ``LIVE_FIELDS`` (in bytes for address fields)."""
-    return ((np.int64(regs[LIVE_FIELDS[row, 0]]) >> LIVE_FIELDS[row, 1]) & LIVE_FIELDS[row, 2]) * LIVE_FIELDS[row, 3]
+@numba_link.compiled_only(nogil=True)
+def _live_values(regs, out):  # pragma: no cover - compiled
+    """Every live field of ``LIVE_FIELDS`` into ``out`` (its rows' order; in bytes for address fields). One call a
+    draw, not one a field: a field read inlined at each of ``_draw``'s sites made ``LIVE_FIELDS`` an array value four
+    times a site (a quarter of ``_draw``'s LLVM IR), and a kernel of its own called at each site cost 0.4 s of
+    compile (its Python entry)."""
+    for row in range(LIVE_FIELDS.shape[0]):
+        word = np.int64(regs[LIVE_FIELDS[row, 0]])
+        out[row] = ((word >> LIVE_FIELDS[row, 1]) & LIVE_FIELDS[row, 2]) * LIVE_FIELDS[row, 3]
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.compiled_only(nogil=True)
 def _live_colors(regs, tev_rows, buffer_color):  # pragma: no cover - compiled
     """Each TEV stage's constant color into its ``tev_rows`` row, the buffer's initial color (``LIVE_COLORS``)."""
     stages = tev_rows.shape[0]
@@ -344,7 +353,7 @@ def _live_colors(regs, tev_rows, buffer_color):  # pragma: no cover - compiled
                 buffer_color[c] = value
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.compiled_only(nogil=True)
 def _watched_hold(regs, watched):  # pragma: no cover - compiled
     for j in range(WATCHED_IDS.shape[0]):  # noqa: SIM110 - a generator in numba costs more than the loop
         if regs[WATCHED_IDS[j]] != watched[j]:
@@ -361,7 +370,7 @@ def _restarted(events, start, end):  # pragma: no cover - compiled
     return False
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.compiled_only(nogil=True)
 def _starts_fresh(topology, handed, restart, fstate):  # pragma: no cover - compiled
     """Whether a draw of ``topology`` starts with nothing buffered in the assembler (and a strip parity of 0): the
     draw Python handed over (it asked its assembler), a restart queued since the loop's previous draw, or a
@@ -375,49 +384,53 @@ def _starts_fresh(topology, handed, restart, fstate):  # pragma: no cover - comp
 
 @numba_link.compiled_only(nogil=True)
 def _draw(
-    regs, fu, kind, handed, restart, watched, slot, links, row, held, fstate, plan_type
+    regs, fu, kind, handed, restart, watched, slot, links, row, held, fstate, vertex_type, fragment_type
 ):  # pragma: no cover - compiled
-    """Run the draw the registers describe with the plans stored at ``slot`` (``plan_table.PlanTable``: a
-    ``numba_link.Stored`` pair of vertex and fragment plan arguments, of type ``plan_type``) into ``row``, the
-    vertices it leaves buffered into ``held`` and the ``FS_TOPOLOGY`` / ``FS_HELD`` slots; False (nothing written)
-    when a side refuses it or the assembler may hold vertices of an earlier draw (``_starts_fresh``). Called by
-    address (``DRAW``): the loop compiles without the plans' types, this once per plan kind; ``links`` the slot's
-    entries (its plans' ``vertex_side`` and ``fragment_side``)."""
-    vertex_args, fragment_args = numba_link.load(plan_type, slot)
-    topology = vertex_args[0]
+    """Run the draw the registers describe with the plans stored at ``slot`` ((2,) int64: where ``numba_link.Stored``
+    keeps the vertex plan's arguments, of type ``vertex_type``, and the fragment plan's, of type ``fragment_type``;
+    ``plan_table.PlanTable``) into ``row``, the vertices it leaves buffered into ``held`` and the ``FS_TOPOLOGY`` /
+    ``FS_HELD`` slots; False (nothing written) when a side refuses it or the assembler may hold vertices of an
+    earlier draw (``_starts_fresh``). Called by address (``DRAW``): the loop compiles without the plans' types, this
+    once per plan kind; ``links`` the slot's entries (its plans' ``vertex_side`` and ``fragment_side``). The vertex
+    side reads its plan where it is stored; only the members written here are loaded before it (a plan loaded
+    whole is copied field by field and reference-counted at each exit: bench/RESULTS.md, "ir30")."""
+    topology = load_item(vertex_type, slot[0], P_TOPOLOGY)
     if not _watched_hold(regs, watched) or not _starts_fresh(topology, handed, restart, fstate):
         return False
-    count = _live(regs, F_COUNT)
-    base = _live(regs, F_BASE)
-    index_address = base + _live(regs, F_INDEX_OFFSET)  # as ``VertexLoaderState.with_range``
-    reads = vertex_args[1]  # the plan's read table: this draw's attribute addresses, as ``_loader_reads``
+    live = numba_link.empty(LIVE_FIELDS.shape[0], np.int64)
+    _live_values(regs, live)
+    count, base = live[F_COUNT], live[F_BASE]
+    index_address = base + live[F_INDEX_OFFSET]  # as ``VertexLoaderState.with_range``
+    reads = load_item(vertex_type, slot[0], P_READS)  # this draw's attribute addresses, as ``_loader_reads``
     for r in range(reads.shape[0]):
-        reads[r, READ_ADDRESS] = base + _live(regs, F_LOADER + reads[r, READ_LOADER]) + reads[r, READ_OFFSET]
-    for u in range(TEXTURE_SLOTS.shape[0]):
-        fragment_args[0][TEXTURE_SLOTS[u]] = _live(regs, F_TEXTURE + u)  # the plan's ``ints``
-    _live_colors(regs, fragment_args[ARG_TEV_ROWS], fragment_args[ARG_BUFFER_COLOR])
-    live_lights.write_colors(regs, fragment_args[ARG_COLOR_INTS], fragment_args[ARG_LIGHTING])
+        reads[r, READ_ADDRESS] = base + live[F_LOADER + reads[r, READ_LOADER]] + reads[r, READ_OFFSET]
     vcounts = row[R_VERTEX:R_FRAGMENT]
-    live = (kind == K.D_ELEMENTS, count, _live(regs, F_FIRST), index_address, _live(regs, F_INDEX_FORMAT) == INDEX_U16)
-    arguments = live + (fu[0],) + vertex_args + (vcounts,)  # noqa: RUF005 - numba builds tuples by concatenation
+    elements, first, u16 = kind == K.D_ELEMENTS, live[F_FIRST], live[F_INDEX_FORMAT] == INDEX_U16
+    arguments = (elements, count, first, index_address, u16, fu[0], slot[0], vcounts)
     ok, tris, box, kept = numba_link.call(VERTEX_SIDE_ID, links[LINK_VERTEX_SIDE], arguments)
     if not ok:
         return False
-    fcounts = row[R_FRAGMENT:R_BOX]
+    fragment_args = numba_link.load(fragment_type, slot[1])
+    ints = fragment_args[0]  # the plan's ``ints``
+    for u in range(TEXTURE_SLOTS.shape[0]):
+        ints[TEXTURE_SLOTS[u]] = live[F_TEXTURE + u]
+    _live_colors(regs, fragment_args[ARG_TEV_ROWS], fragment_args[ARG_BUFFER_COLOR])
+    live_lights.write_colors(regs, fragment_args[ARG_COLOR_INTS], fragment_args[ARG_LIGHTING])
     triangles = (tris[0], tris[1], tris[2], tris[3], tris[4], tris[5])
-    if numba_link.call(FRAGMENT_SIDE_ID, links[LINK_FRAGMENT_SIDE], triangles + fragment_args + (fcounts,)) != 0:
-        return False
-    row[R_VERTICES], row[R_TOPOLOGY], row[R_RESTART] = count, topology, restart
-    for j in range(4):
-        row[R_BOX + j] = box[j]
-    fstate[FS_TOPOLOGY], fstate[FS_HELD] = topology + 1, kept.shape[0]
-    for i in range(kept.shape[0]):  # element copies: an array assignment compiles numba's shape-mismatch error
-        for c in range(kept.shape[1]):
-            held[i, c] = kept[i, c]
-    return True
+    fcounts = row[R_FRAGMENT:R_BOX]
+    drawn = numba_link.call(FRAGMENT_SIDE_ID, links[LINK_FRAGMENT_SIDE], triangles + fragment_args + (fcounts,)) == 0
+    if drawn:  # one exit while the fragment plan is held (each exit reference-counts its arrays)
+        row[R_VERTICES], row[R_TOPOLOGY], row[R_RESTART] = count, topology, restart
+        for j in range(4):
+            row[R_BOX + j] = box[j]
+        fstate[FS_TOPOLOGY], fstate[FS_HELD] = topology + 1, kept.shape[0]
+        for i in range(kept.shape[0]):  # element copies: an array assignment compiles numba's shape-mismatch error
+            for c in range(kept.shape[1]):
+                held[i, c] = kept[i, c]
+    return drawn
 
 
-DRAW = numba_link.register(DRAW_ID, _draw, numba.types.boolean, types_only=1)
+DRAW = numba_link.register(DRAW_ID, _draw, numba.types.boolean, types_only=2)
 
 
 @numba_link.compiled_only(nogil=True)
@@ -435,7 +448,7 @@ def _commit(cursor, regs, counters, kind, dirty, draw_info, shadow, changes, row
     K._record_draw(cursor, kind, cursor[K.K_STOP_PACKET], regs, dirty, draw_info, shadow, changes)
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.compiled_only(nogil=True)
 def _match(regs, keys, count, first):  # pragma: no cover - compiled
     """The table slot whose key registers (``PLAN_KEY_IDS``) hold the values of ``regs`` (slot ``first`` tried
     first), or -1."""
@@ -451,16 +464,18 @@ def _match(regs, keys, count, first):  # pragma: no cover - compiled
     return -1
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.kernel(nogil=True, _nrt=False)
 def run(kernel, keys, count, watched, slots, links, rows, held, fstate):  # pragma: no cover - compiled
     """``K.run`` (``kernel``: its arguments, ``KERNEL_ARGS``) until something needs Python that is not a draw this
     loop can run (module docstring); returns the kernel's status, ``S_ROWS_FULL``, or ``S_DECLINED`` when the
     pending draw (``fstate[FS_PENDING]``: the trigger the kernel last stopped at, whose groups Python already took
     into ``FS_PENDING_DIRTY``) is left to Python. The plans are ``PlanTable.args``: ``count`` slots, slot
-    ``fstate[FS_CURRENT]`` current, each an address ``_draw`` loads them from (the loop never holds the plans: one
-    machine code whatever their types); ``links`` (TABLE_SLOTS, NUM_LINKS, 2) int64 each slot's entries
-    (``PlanTable.links``). ``held`` (``HELD_SHAPE``) float32 receives the vertices the last draw left
-    buffered (``FS_HELD`` rows)."""
+    ``fstate[FS_CURRENT]`` current, each a row of ``slots`` (TABLE_SLOTS, 2) int64: the addresses ``_draw`` and the
+    vertex side read the vertex and the fragment plan from (the loop never holds the plans: one machine code
+    whatever their types); ``links`` (TABLE_SLOTS, NUM_LINKS, 2) int64 each slot's entries (``PlanTable.links``).
+    ``held`` (``HELD_SHAPE``) float32 receives the vertices the last draw left buffered (``FS_HELD`` rows).
+    Compiled without numba's reference counting (``_nrt=False``): it allocates nothing and takes no array from a
+    callee, and the counting of the kernel's ~30 arrays at each of its exits was two thirds of its LLVM IR."""
     regs, fu, counters, cursor = kernel[A_REGS], kernel[A_FU], kernel[A_COUNTERS], kernel[A_CURSOR]
     events, draw_info, shadow, changes = kernel[A_EVENTS], kernel[A_DRAW_INFO], kernel[A_SHADOW], kernel[A_CHANGES]
     while True:

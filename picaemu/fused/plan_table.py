@@ -51,8 +51,8 @@ class PlanTable:
         self.current = 0
         self._next = 0  # the slot replaced when the table is full
         self._args: tuple | None = None
-        self._slots = np.zeros(TABLE_SLOTS, np.int64)  # where each plan's (vertex, fragment arguments) pair is
-        self._stored: list[numba_link.Stored] = []  # kept there
+        self._slots = np.zeros((TABLE_SLOTS, 2), np.int64)  # where each slot's vertex and fragment arguments are
+        self._stored: list[numba_link.Stored] = []  # the fragment arguments kept there
         self._kinds: list[object] = []  # each slot's ``arguments_kind`` pair (None: one it cannot name)
         self._links = np.zeros((TABLE_SLOTS, NUM_LINKS, 2), np.int64)  # each slot's entries (0: not yet asked)
         self._entries: dict[object, Entries] = {}  # by kind
@@ -72,8 +72,9 @@ class PlanTable:
                 return
         kind = (numba_link.arguments_kind(plans.vertices.args), numba_link.arguments_kind(plans.fragments.args))
         named = None not in kind  # None: a kind ``arguments_kind`` cannot name
-        # ``arguments_kind`` of the pair, from the two kinds at hand (~80 us a plan otherwise)
-        stored = numba_link.Stored((plans.vertices.args, plans.fragments.args), (tuple, kind) if named else None)
+        # the vertex plan's stored form is its own (``VertexPlan.stored``, which the pipeline's vertex side reads too);
+        # the fragment plan's kind is at hand (~80 us a plan otherwise)
+        stored = numba_link.Stored(plans.fragments.args, kind[1])
         if len(self.plans) < TABLE_SLOTS:
             j = len(self.plans)
             self.plans.append(plans)
@@ -83,13 +84,13 @@ class PlanTable:
             j, self._next = self._next, (self._next + 1) % TABLE_SLOTS
             self.plans[j], self._stored[j], self._kinds[j] = plans, stored, kind if named else None
         self.keys[j] = regs[PLAN_KEY_IDS]
-        self._slots[j] = stored.address
+        self._slots[j] = plans.vertices.stored.address, stored.address
         self._links[j] = 0
         self.current, self._args = j, None
 
     def args(self) -> tuple:
         """The loop's arguments after the kernel's, in ``loop.run``'s order (``slots``: where
-        ``numba_link.Stored`` keeps each plan's vertex and fragment arguments)."""
+        ``numba_link.Stored`` keeps each slot's vertex and fragment arguments, a row a slot)."""
         if self._args is None:
             padded = self.plans + [self.plans[0]] * (TABLE_SLOTS - len(self.plans))
             self._args = (self.keys, len(self.plans), np.stack([p.watched for p in padded]), self._slots)
@@ -116,8 +117,10 @@ class PlanTable:
         """The entries of slot ``j``'s plan types (compiled or loaded on first use)."""
         plans = self.plans[j]
         regs, fu = kernel[A_REGS], kernel[A_FU]
-        vertex = VERTEX_SIDE.entry(*loop.LIVE_SAMPLE, fu[0], *plans.vertices.args, loop.VERTEX_COUNTS_SAMPLE)
+        vertex_type = plans.vertices.stored_type
+        vertex = VERTEX_SIDE.entry(*loop.LIVE_SAMPLE, fu[0], 0, loop.VERTEX_COUNTS_SAMPLE, vertex_type)
         fragment = FRAGMENT_SIDE.entry(*loop.TRIANGLES_SAMPLE, *plans.fragments.args, loop.COUNTS_SAMPLE)
-        plan_type = numba.types.TypeRef(self._stored[j].type)  # the stored pair's type
-        sample = (regs, fu, K.D_ARRAYS, False, False, plans.watched, 0, self._links[j], rows[0], held, fstate)
-        return vertex, fragment, DRAW.entry(*sample, plan_type)
+        fragment_type = numba.types.TypeRef(self._stored[j].type)
+        slot = self._slots[j]
+        sample = (regs, fu, K.D_ARRAYS, False, False, plans.watched, slot, self._links[j], rows[0], held, fstate)
+        return vertex, fragment, DRAW.entry(*sample, vertex_type, fragment_type)

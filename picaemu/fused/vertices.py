@@ -3,8 +3,9 @@ compiled call, ``vertex_side``, callable from Python (``run``) and from other co
 
 Receives a ``VertexPlan`` (``VertexPlan.of(ds, memory, fixed_attribs)``: the loader layout, the front end's
 plan, the viewport and framebuffer size and the memory regions, packed once per state and remembered by
-identity of the draw-state parts, ``PlanCache``) and the draw's live fields (draw kind, vertex count, first
-vertex, index buffer address and format, the VS float uniforms). Produces what the staged path computes:
+identity of the draw-state parts, ``PlanCache``; ``vertex_side`` reads it where ``VertexPlan.stored`` keeps it in
+native form, member by member) and the draw's live fields (draw kind, vertex count, first vertex, index buffer
+address and format, the VS float uniforms). Produces what the staged path computes:
 ``load_batch`` (``configured_only``) then ``front_end.run`` — the culled ``WindowTriangles`` arrays, the window
 box the pipeline stores in ``call.bounds`` (``clipping.window_box``) and the counters ``VERTEX_COUNTERS``.
 
@@ -39,7 +40,9 @@ kernel, ``clipping.classify`` then ``clip_classified``, as the staged path).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
+import numba
 import numpy as np
 
 from picaemu import numba_link
@@ -48,6 +51,7 @@ from picaemu.draw_state import DrawState, Phase
 from picaemu.errors import PicaError
 from picaemu.fused import geometry
 from picaemu.fused.loading import ADDRESS, LOADER, OFFSET, _load, _stream, _unique, read_table
+from picaemu.fused.stored_items import load_item
 from picaemu.geometry import clipping, front_end
 from picaemu.geometry.front_end import FRONT_END_ID
 from picaemu.geometry.output_map import NUM_COLUMNS
@@ -70,6 +74,19 @@ VERTEX_COUNTERS = (
     "vertices_nonfinite",
 )
 ASSEMBLED = VERTEX_COUNTERS.index("primitives_assembled")
+# the members of a plan's ``args`` (without the GS), in order (``VertexPlan``): ``vertex_side`` loads each by its
+# position, a constant of its own (numba types a member by a literal index only)
+PLAN_MEMBERS = (
+    *("topology", "reads", "fixed", "fixed_values", "num_attributes"),
+    *("pairs", "program", "segments", "written", "source"),
+    *("quaternions", "half_w", "half_h", "vx", "vy", "drop_sign", "planes", "offsets"),
+    *("callees", "front_end", "instructions", "width", "height", "vram", "vram_base", "fcram", "fcram_base"),
+)
+P_TOPOLOGY, P_READS, P_FIXED, P_FIXED_VALUES, P_NUM_ATTRIBUTES = range(5)
+P_PAIRS, P_PROGRAM, P_SEGMENTS, P_WRITTEN, P_SOURCE = range(5, 10)
+P_QUATERNIONS, P_HALF_W, P_HALF_H, P_VX, P_VY, P_DROP_SIGN, P_PLANES, P_OFFSETS = range(10, 18)
+P_CALLEES, P_FRONT_END, P_INSTRUCTIONS, P_WIDTH, P_HEIGHT = range(18, 23)
+P_VRAM, P_VRAM_BASE, P_FCRAM, P_FCRAM_BASE = range(23, len(PLAN_MEMBERS))
 EMPTY_BOX = geometry.EMPTY_BOX  # ``vertex_side``'s box when no triangle is left
 __all__ = [
     "ADDRESS",
@@ -94,7 +111,8 @@ class VertexPlan:
     planes (P, 4) and offsets (P,) float64 (``ClipState``: the fixed ones, then the user plane when enabled), the
     entries of the kernels the front end calls by address (``front_end.front_end_links``), the front end's
     (``front_end.front_end_entry``: the vertex side calls it by address), instructions per vertex, framebuffer
-    width and height, then VRAM (uint8 array, live) and its base address, FCRAM and its base address."""
+    width and height, then VRAM (uint8 array, live) and its base address, FCRAM and its base address (``PLAN_MEMBERS``
+    names them). ``vertex_side`` reads them where ``stored`` keeps them."""
 
     topology: Topology
     args: tuple
@@ -131,6 +149,16 @@ class VertexPlan:
         inputs = (prim.topology.value, reads, fixed, fixed_attribs, int(loader.num_attributes))
         tail = (int(fe.instructions), int(fb.width), int(fb.height), *regions)
         return cls(prim.topology, (*inputs, *shading, *view, *links, *tail))
+
+    @cached_property
+    def stored(self) -> numba_link.Stored:
+        """``args`` kept in native form, where ``vertex_side`` reads them (made once, living as long as this plan)."""
+        return numba_link.Stored(self.args)
+
+    @cached_property
+    def stored_type(self) -> numba.types.TypeRef:
+        """The type ``vertex_side`` takes ``stored``'s address with."""
+        return numba.types.TypeRef(self.stored.type)
 
 
 def _viewport(vp: clipping.ViewportState) -> tuple[float, float, float, float]:
@@ -200,7 +228,9 @@ def run(
         # writeable, as the loop passes them (a view of its kernel's uniforms): the draw state's read-only array would
         # compile ``vertex_side`` a second time (~1.5 s of a capture's first clipped draw)
         uniforms = ds.vs.float_uniforms.copy()
-        ok, arrays, box, held = front_end.with_clipper(vertex_side, *live, uniforms, *plan.args, counts)
+        ok, arrays, box, held = front_end.with_clipper(
+            vertex_side, *live, uniforms, plan.stored.address, counts, plan.stored_type
+        )
         if not ok:
             return None
         assembler.advance(plan.topology, int(counts[ASSEMBLED]), held)
@@ -210,7 +240,7 @@ def run(
     return wt, (box if len(wt) else None)
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _none_held():  # pragma: no cover - compiled
     """No vertex left buffered (``vertex_side``'s held rows of a failure)."""
     return numba_link.empty((0, NUM_COLUMNS), np.float32)
@@ -218,40 +248,7 @@ def _none_held():  # pragma: no cover - compiled
 
 @numba_link.kernel()
 def vertex_side(
-    kind_elements,
-    count,
-    first,
-    index_address,
-    index_u16,
-    floats,
-    topology,
-    reads,
-    fixed,
-    fixed_values,
-    num_attributes,
-    pairs,
-    plan,
-    segments,
-    written,
-    source,
-    quaternions,
-    half_w,
-    half_h,
-    vx,
-    vy,
-    drop_sign,
-    planes,
-    offsets,
-    callees,
-    front_end_link,
-    instructions,
-    width,
-    height,
-    vram,
-    vram_base,
-    fcram,
-    fcram_base,
-    counts,
+    kind_elements, count, first, index_address, index_u16, floats, plan, counts, plan_type
 ):  # pragma: no cover
     """(ok, (x, y, zndc, inv_w, varyings, primitive), (x0, y0, x1, y1), held): one draw's vertex side (module
     docstring), the arrays as ``clipping.WindowTriangles`` after culling, the box as ``clipping.window_box``
@@ -259,30 +256,52 @@ def vertex_side(
     draw leaves buffered in the assembler (``kept_positions``: a strip's last two, a fan's centre and last);
     ``counts`` (len(VERTEX_COUNTERS),) int64 receives the counters. ok False: not the common case, ``counts``
     untouched. Live fields: ``kind_elements`` (bool), ``count`` (NUMVERTICES), ``first`` (VERTEX_OFFSET),
-    ``index_address`` (bytes), ``index_u16`` (bool), ``floats`` (96, 4) float32 VS float uniforms; the rest is
-    ``VertexPlan.args``. The draw starts with nothing buffered and a strip parity of 0 (the callers' check:
-    ``Assembler.takes_whole_triangles``)."""
+    ``index_address`` (bytes), ``index_u16`` (bool), ``floats`` (96, 4) float32 VS float uniforms; ``plan`` the
+    address where ``numba_link.Stored`` keeps ``VertexPlan.args`` (``VertexPlan.stored``), of type ``plan_type``
+    (a ``types.TypeRef``). Each member is loaded where it is used (``stored_items.load_item``): a member held from
+    the start is reference-counted again at every refusal below (~1 k lines of LLVM IR each). The draw starts with
+    nothing buffered and a strip parity of 0 (the callers' check: ``Assembler.takes_whole_triangles``)."""
+    topology = load_item(plan_type, plan, P_TOPOLOGY)
     triples = topology == TRIPLES[0] or topology == TRIPLES[1]
-    if (
+    ok = not (
         count == 0
         or (count % 3 if triples else count < 3)
         or count > MAX_DRAW_VERTICES
         or (not kind_elements and count >= POOL_MIN_LANES)
-    ):
-        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
-    ok, stream = _stream(kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base)
-    if not ok:
-        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
-    if kind_elements:
-        unique, inverse = _unique(stream)
-    else:
-        unique, inverse = stream, numba_link.indices(count)
-    u = unique.shape[0]
-    if u >= POOL_MIN_LANES:
-        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
-    ok, attrs = _load(unique, reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
-    if not ok:
-        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
+    )
+    # one return (each return site reference-counts the answer's arrays: ~600 lines of LLVM IR), so the refusals
+    # nest instead of returning early
+    arrays, box, held = front_end.no_triangles(), EMPTY_BOX, _none_held()
+    if ok:
+        vram, vram_base = load_item(plan_type, plan, P_VRAM), load_item(plan_type, plan, P_VRAM_BASE)
+        fcram, fcram_base = load_item(plan_type, plan, P_FCRAM), load_item(plan_type, plan, P_FCRAM_BASE)
+        ok, stream = _stream(kind_elements, count, first, index_address, index_u16, vram, vram_base, fcram, fcram_base)
+        if ok:
+            if kind_elements:
+                unique, inverse = _unique(stream)
+            else:
+                unique, inverse = stream, numba_link.indices(count)
+            ok = unique.shape[0] < POOL_MIN_LANES
+            if ok:
+                reads, fixed = load_item(plan_type, plan, P_READS), load_item(plan_type, plan, P_FIXED)
+                fixed_values = load_item(plan_type, plan, P_FIXED_VALUES)
+                num_attributes = load_item(plan_type, plan, P_NUM_ATTRIBUTES)
+                loaded = (reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
+                ok, attrs = _load(unique, *loaded)
+                if ok:
+                    ok, arrays, box, held = _shaded(
+                        kind_elements, count, topology, triples, floats, unique, inverse, attrs, plan, counts, plan_type
+                    )
+    return ok, arrays, box, held
+
+
+@numba_link.kernel(inline="always")
+def _shaded(
+    kind_elements, count, topology, triples, floats, unique, inverse, attrs, plan, counts, plan_type
+):  # pragma: no cover - compiled
+    """``vertex_side``'s answer from its loaded vertices on (``attrs`` of the ``unique`` ones, ``inverse`` each
+    submitted vertex's row): the front end's, or ok False (its arrays hold no triangle) when it declined for want
+    of the clipper (``front_end.link_clipper``). Inlined: one site."""
     corners = inverse
     if not triples:  # element by element: a fancy index compiles numba's advanced-indexing machinery
         positions = triangle_positions(topology, count, 0)
@@ -290,24 +309,41 @@ def vertex_side(
         for t in range(positions.shape[0]):
             for k in range(3):
                 corners[3 * t + k] = inverse[positions[t, k]]
-    uniforms, identity = front_end.uniform_table(floats), triples and not kind_elements
-    shading = (attrs, pairs, plan, segments, uniforms, written, corners, identity, source, quaternions)
-    window = (half_w, half_h, vx, vy, drop_sign, planes, offsets, callees)
+    shading = (
+        attrs,
+        load_item(plan_type, plan, P_PAIRS),
+        load_item(plan_type, plan, P_PROGRAM),
+        load_item(plan_type, plan, P_SEGMENTS),
+        front_end.uniform_table(floats),
+        load_item(plan_type, plan, P_WRITTEN),
+        corners,
+        triples and not kind_elements,  # identity
+        load_item(plan_type, plan, P_SOURCE),
+        load_item(plan_type, plan, P_QUATERNIONS),
+        load_item(plan_type, plan, P_HALF_W),
+        load_item(plan_type, plan, P_HALF_H),
+        load_item(plan_type, plan, P_VX),
+        load_item(plan_type, plan, P_VY),
+        load_item(plan_type, plan, P_DROP_SIGN),
+        load_item(plan_type, plan, P_PLANES),
+        load_item(plan_type, plan, P_OFFSETS),
+        load_item(plan_type, plan, P_CALLEES),
+    )  # ``front_end._front_end``'s arguments
     ok, arrays, (invalid, away, clipped), culled, extent, vert, nonfinite = numba_link.call(
-        FRONT_END_ID,
-        front_end_link,
-        shading + window,  # ``front_end._front_end``'s arguments
+        FRONT_END_ID, load_item(plan_type, plan, P_FRONT_END), shading
     )
-    if not ok:  # triangles to clip before the clipper is linked (``front_end.link_clipper``)
-        return False, front_end.no_triangles(), EMPTY_BOX, _none_held()
-    kept = kept_positions(topology, count)
+    kept = kept_positions(topology, count) if ok else numba_link.empty(0, np.int64)
     held = numba_link.empty((kept.shape[0], NUM_COLUMNS), np.float32)
     for i in range(kept.shape[0]):
         for c in range(NUM_COLUMNS):  # element copies: an array assignment compiles numba's shape-mismatch error
             held[i, c] = vert[inverse[kept[i]], c]
-    triangles = corners.shape[0] // 3
-    totals = (count, u, u, instructions * u, triangles, invalid, away, clipped, culled, arrays[0].shape[0], nonfinite)
-    for i in range(len(totals)):
-        counts[i] = totals[i]
-    box = clipping.window_box(extent, width, height) if arrays[0].shape[0] else EMPTY_BOX
-    return True, arrays, box, held
+    box = EMPTY_BOX
+    if ok:
+        u, triangles, kept_triangles = unique.shape[0], corners.shape[0] // 3, arrays[0].shape[0]
+        shaded = load_item(plan_type, plan, P_INSTRUCTIONS) * u
+        totals = (count, u, u, shaded, triangles, invalid, away, clipped, culled, kept_triangles, nonfinite)
+        for i in range(len(totals)):
+            counts[i] = totals[i]
+        if kept_triangles:
+            box = clipping.window_box(extent, load_item(plan_type, plan, P_WIDTH), load_item(plan_type, plan, P_HEIGHT))
+    return ok, arrays, box, held

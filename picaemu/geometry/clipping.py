@@ -146,7 +146,7 @@ def align_quaternions_reference(tris: np.ndarray) -> None:
     tris[:, 1:, QUAT] = np.where(flip[:, :, None], -q[:, 1:], q[:, 1:])
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _clip_polygons(tris, cut_idx, planes, offsets):  # pragma: no cover - compiled
     """Sutherland-Hodgman of the triangles ``tris[cut_idx]`` against every plane, fan-triangulated; returns (tris,
     index into ``cut_idx`` of each one's source)."""
@@ -200,7 +200,7 @@ KEEP, REJECT, STRADDLE, INVALID = range(4)  # triangle classes of ``_classify``
 FIXED_PLANES_MASK = (1 << len(FIXED_PLANES)) - 1  # bit p: plane p of FIXED_PLANES
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _finite(tris, t):  # pragma: no cover - compiled
     """Every position component (columns 0-3) of triangle ``t`` is finite (else the triangle is ``INVALID``)."""
     finite = True
@@ -210,7 +210,7 @@ def _finite(tris, t):  # pragma: no cover - compiled
     return finite
 
 
-@numba_link.kernel()
+@numba_link.compiled_only(_nrt=False)  # no allocation, no array returned: no reference counting
 def _classify(tris, out):  # pragma: no cover - compiled
     """Class of each (T, 3, C) triangle (position in columns 0-3) against ``FIXED_PLANES``: KEEP / REJECT /
     STRADDLE / INVALID. Their coefficients are 0 or +-1 with at most two non-zero terms with the offset, so every
@@ -246,7 +246,7 @@ def _classify(tris, out):  # pragma: no cover - compiled
         out[t] = KEEP if any_out == 0 else (REJECT if all_out != 0 else STRADDLE)
 
 
-@numba_link.kernel()
+@numba_link.kernel(_nrt=False)  # no allocation, no array returned: no reference counting
 def _classify_planes(tris, planes, offsets, out):  # pragma: no cover - compiled
     """``_classify`` against any (P, 4) float64 ``planes`` / (P,) ``offsets`` (the fixed ones and the user plane):
     a vertex is outside plane p when ``offset + a x + b y + c z + d w`` (float64, summed in that order, as
@@ -269,7 +269,7 @@ def _classify_planes(tris, planes, offsets, out):  # pragma: no cover - compiled
         out[t] = KEEP if inside else (REJECT if rejected else STRADDLE)
 
 
-@numba_link.kernel()
+@numba_link.kernel(_nrt=False)  # no allocation, no array returned: no reference counting
 def classify(tris, planes, offsets, out):  # pragma: no cover - compiled
     """Class (``KEEP`` / ``REJECT`` / ``STRADDLE`` / ``INVALID``) of each (T, 3, C) float32 triangle into ``out``
     (T,) int8, against the ``ClipState`` planes: ``_classify`` when they are the fixed ones (a ``ClipState`` has
@@ -365,7 +365,7 @@ def _copy_triangle(src, i, out, n):  # pragma: no cover - compiled
             out[n, v, c] = src[i, v, c]
 
 
-@numba_link.kernel()
+@numba_link.kernel(_nrt=False)  # no allocation, no array returned: no reference counting
 def _window(tris, half_width, half_height, vx, vy, x, y, zndc, inv_w, vary):  # pragma: no cover - compiled
     """The body of ``to_window`` per vertex, in float64 with the same operations and order as the formula in the
     module docstring (so the results match a numpy evaluation of it bit for bit), without temporaries."""
@@ -427,7 +427,7 @@ def _cull_count(x, y, drop_sign: int) -> int:  # pragma: no cover - compiled
     return count
 
 
-@numba_link.kernel()
+@numba_link.kernel(_nrt=False)  # no allocation, no array returned: no reference counting
 def _cull_gather(x, y, zndc, inv_w, varyings, primitive, drop_sign, ox, oy, oz, ow, ov, op):  # pragma: no cover
     """``cull_reference`` in one pass: the kept triangles into the ``o*`` arrays (clockwise ones with vertices 1
     and 2 swapped); returns how many were kept."""

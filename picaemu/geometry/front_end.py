@@ -141,7 +141,7 @@ def with_clipper(side: Callable[..., tuple], *args: object) -> tuple:
     return answer
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def no_triangles():  # pragma: no cover - compiled
     """The ``clipping.WindowTriangles`` arrays of no triangle (a refusal's placeholder)."""
     x, y = numba_link.empty((0, 3), np.int64), numba_link.empty((0, 3), np.int64)

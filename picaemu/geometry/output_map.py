@@ -28,9 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.errors import PipelineError, UnsupportedFeature
 from picaemu.regs import access, id_of
 
@@ -144,7 +144,7 @@ def _source_table(om: OutputMapState, outmap_mask: int) -> tuple[np.ndarray, int
     return source, int(source.max())
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def _fill_columns(outputs, source, color_lo: int, color_hi: int, vert) -> None:  # pragma: no cover - compiled
     """vert[i, c] = outputs[i, source[c]] (outputs (N, 64): register * 4 + component; 1.0 where source[c] < 0), in
     one pass; the color columns [color_lo, color_hi) made absolute and clamped to 1 (NaN stays NaN)."""

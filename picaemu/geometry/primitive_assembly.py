@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-import numba
 import numpy as np
 
 from picaemu import numba_link
@@ -42,7 +41,7 @@ LIST, STRIP, FAN, GEOMETRY = (t.value for t in Topology)  # the codes the compil
 TRIPLES = (LIST, GEOMETRY)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def triangle_positions(topology: int, n: int, parity: int) -> np.ndarray:  # pragma: no cover - compiled
     """(T, 3) int64 stream positions of the triangles a stream of ``n`` vertices forms under ``topology``
     (``Topology`` value), ``parity`` the triangles emitted before it since the last restart (strips: a triangle
@@ -62,7 +61,7 @@ def triangle_positions(topology: int, n: int, parity: int) -> np.ndarray:  # pra
     return numba_link.indices(3 * (n // 3)).reshape(n // 3, 3)
 
 
-@numba.njit(cache=True)
+@numba_link.kernel()
 def kept_positions(topology: int, n: int) -> np.ndarray:  # pragma: no cover - compiled
     """(k <= 2,) int64 stream positions of the vertices a stream of ``n`` vertices leaves buffered for the next
     draw: a list's incomplete triangle, a strip's last two, a fan's centre and last."""

@@ -73,7 +73,7 @@ def encode_row(ins: Instruction) -> np.ndarray:
     return row
 
 
-@numba_link.kernel(error_model="numpy")
+@numba_link.compiled_only(error_model="numpy")
 def _mul(a, b):
     p = a * b
     if p != p and a == a and b == b:
@@ -119,12 +119,12 @@ def _source(src, vr, c, a0, aL, lanes, full, buf, col):
     return buf
 
 
-@numba_link.kernel(error_model="numpy")
+@numba_link.compiled_only(error_model="numpy")
 def _max0(x):
     return x if (x > F0 or x != x) else F0
 
 
-@numba_link.kernel(error_model="numpy")
+@numba_link.compiled_only(error_model="numpy")
 def _binop(op, a, b):
     if op == 0:
         return a + b
@@ -139,7 +139,7 @@ def _binop(op, a, b):
     return a if a < b else b
 
 
-@numba_link.kernel(error_model="numpy")
+@numba_link.compiled_only(error_model="numpy")
 def _flags(op, row, a, b, cmp, a0, lanes, full, vr_lanes):
     """MOVA, CMP and LITP's flag side effects."""
     m = vr_lanes if full else lanes.shape[0]
@@ -233,11 +233,13 @@ def _compute(op, row, a, b, cc, dest):
             dest[3, j] = r3
 
 
-@numba_link.kernel(error_model="numpy")
+@numba_link.kernel(error_model="numpy", _nrt=False)
 def run_segment(plan, vr, out, c, a0, aL, cmp, lanes, full, bufs, res, cols):
     """Execute the plan rows in order on ``lanes`` (``full``: lanes are 0..N-1 in order). ``bufs`` (3, 4, M),
     ``res`` (4, M) and ``cols`` (3, 4, 1) float32 are scratch space for M = the lane count (allocated by the
-    caller: an ``np.empty`` here would compile numba's allocation machinery too)."""
+    caller: an ``np.empty`` here would compile numba's allocation machinery too). Compiled without numba's
+    reference counting (``_nrt=False``: it allocates nothing and returns no array; the counting of its operand views
+    was a fifth of its LLVM IR)."""
     m = vr.shape[2] if full else lanes.shape[0]
     for k in range(plan.shape[0]):
         row = plan[k]

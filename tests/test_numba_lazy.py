@@ -1,0 +1,135 @@
+"""Machine code only where something jumps (picaemu.numba_lazy): a callee's library keeps its IR for its callers
+and gets no machine code of its own; a call from Python or by address generates it; the cache keeps a callee's
+IR, and its machine code once a run generated it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from picaemu import numba_lazy
+
+
+def _library(dispatcher: object) -> numba_lazy.LazyLibrary:
+    (result,) = dispatcher.overloads.values()  # type: ignore[attr-defined]
+    return result.library
+
+
+def test_a_callee_gets_machine_code_only_when_python_calls_it() -> None:
+    @numba.njit
+    def triple(x):
+        return x * 3
+
+    @numba.njit
+    def caller(x):
+        return triple(x) + 1
+
+    assert caller(4) == 13
+    callee = _library(triple)
+    assert isinstance(callee, numba_lazy.LazyLibrary) and callee.pending  # linked into caller only
+    assert not _library(caller).pending  # Python called it
+    assert triple(5) == 15 and not callee.pending
+    assert triple(6) == 18  # the installed entry, as numba's own
+
+
+def test_a_call_by_address_generates_the_callee() -> None:
+    @numba.njit  # (not cached: a cache outside picaemu's folder gets machine code at once)
+    def halve(x):
+        return x // 2
+
+    @numba.njit
+    def caller(x):
+        return halve(x)
+
+    assert caller(np.int64(9)) == 4
+    library = _library(halve)
+    assert library.pending
+    result = next(iter(halve.overloads.values()))
+    assert library.get_pointer_to_function(result.fndesc.llvm_func_name) != 0
+    assert not library.pending
+
+
+_RUN = """
+import json, sys
+where = sys.argv[3]
+if where == "own":  # the copy of the package on sys.path is the one imported
+    sys.meta_path = [f for f in sys.meta_path if "editable" not in str(getattr(f, "__module__", ""))]
+sys.path.insert(0, sys.argv[1])
+import numba
+if where == "own":
+    from picaemu import lazy_probe as k
+else:
+    if where == "beside picaemu":
+        import picaemu  # installs picaemu.numba_lazy
+    import lazy_probe as k
+if sys.argv[2] == "caller":
+    value, before = k.caller(4), None
+else:
+    k.triple.compile((numba.types.int64,))  # loaded (or compiled), not called yet
+    before = getattr(next(iter(k.triple.overloads.values())).library, "pending", None)
+    value = k.triple(5)
+(result,) = k.triple.overloads.values()
+stats = k.triple.stats
+hits, misses = sum(stats.cache_hits.values()), sum(stats.cache_misses.values())
+print(json.dumps([value, before, getattr(result.library, "pending", None), hits, misses]))
+"""
+
+_KERNELS = """
+import numba
+
+@numba.njit(cache=True)
+def triple(x):
+    return x * 3
+
+@numba.njit(cache=True)
+def caller(x):
+    return triple(x) + 1
+"""
+
+
+def _runner(path: Path, env: dict[str, str]) -> Callable[[str, str], list]:
+    def run(step: str, importing: str) -> list:
+        out = subprocess.run(
+            [sys.executable, "-c", _RUN, str(path), step, importing],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+            check=True,
+            cwd=path,
+        )
+        return json.loads(out.stdout)
+
+    return run
+
+
+def test_picaemu_s_cache_keeps_a_callee_pending_until_a_run_generates_it(tmp_path: Path) -> None:
+    """In picaemu's own cache folder (``numba_cache.SourceTreeLocator``): a copy of the package with a probe module."""
+    package = Path(numba_lazy.__file__).resolve().parent
+    shutil.copytree(package, tmp_path / "picaemu", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "picaemu" / "lazy_probe.py").write_text(_KERNELS)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "home")
+    run = _runner(tmp_path, env)
+    assert run("caller", "own") == [13, None, True, 0, 1]  # compiled for its caller only: IR, no machine code
+    assert run("callee", "own") == [15, True, False, 1, 0]  # loaded pending, generated for Python, saved again
+    assert run("callee", "own") == [15, False, False, 1, 0]  # loaded with its machine code
+
+
+def test_another_package_s_cache_keeps_numba_s_own_entries(tmp_path: Path) -> None:
+    """numba code outside picaemu, compiled in a process that imported picaemu, is cached with its machine code:
+    a later run that does not import picaemu loads it."""
+    (tmp_path / "lazy_probe.py").write_text(_KERNELS)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_LOCATOR_CLASSES"}  # (it would import picaemu)
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    run = _runner(tmp_path, env)
+    assert run("caller", "beside picaemu") == [13, None, False, 0, 1]  # given its machine code to be saved
+    assert run("callee", "plain numba") == [15, None, None, 1, 0]  # plain numba loads it
