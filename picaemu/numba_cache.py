@@ -18,7 +18,8 @@ Compiling one kernel in two processes at once (``picaemu.fused.prewarm``'s secon
 two commands started together): a compile of a picaemu kernel holds an exclusive lock on
 ``<its cache folder>/<module>.<function>.lock`` (``kernel_lock``, ``fcntl.flock``: the system releases it when a
 process ends, however it ends), so the second process waits and then loads the first one's machine code from the
-cache instead of compiling it again; a wait longer than ``LOCK_WAIT_S`` compiles anyway.
+cache instead of compiling it again; a wait longer than ``LOCK_WAIT_S`` compiles anyway. The wait is a compile to
+the waiting process's listeners (``SlowCompileNote`` says so when it lasts): no run waits silently.
 
 ``SlowCompileNote``: while installed, a compile still running after ``kernel_cache.SLOW_COMPILE_S`` seconds says
 so in one line (the kernel, the cache folder), and its end in another (seconds taken). numba's "numba:compile"
@@ -136,10 +137,11 @@ _HELD: dict[str, int] = {}  # lock file -> depth, the locks this process holds (
 
 
 @contextlib.contextmanager
-def kernel_lock(path: Path) -> Iterator[None]:
+def kernel_lock(path: Path, dispatcher: Any = None) -> Iterator[None]:
     """Hold the exclusive lock ``path`` (module docstring): wait for another process holding it, at most
     ``LOCK_WAIT_S`` seconds; nested in this process, the outer hold stands. Unlockable (no such folder, a file
-    system without locks): no lock."""
+    system without locks): no lock. A wait for ``dispatcher``'s compile in another process is a compile to this
+    one's listeners (numba's "numba:compile" event): ``SlowCompileNote`` says so when it lasts."""
     key = str(path)
     if _FLOCK is None:
         yield
@@ -157,7 +159,7 @@ def kernel_lock(path: Path) -> Iterator[None]:
         yield
         return
     try:
-        _acquire(fd)
+        _acquire(fd, dispatcher)
         _HELD[key] = 1
         try:
             yield
@@ -167,18 +169,27 @@ def kernel_lock(path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def _acquire(fd: int) -> None:
-    deadline = time.monotonic() + LOCK_WAIT_S
-    while True:
-        try:
-            _FLOCK(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                return  # compile anyway: one compile twice beats waiting on a stuck process
+def _acquire(fd: int, dispatcher: Any) -> None:
+    if _try_lock(fd) is not False:
+        return
+    with contextlib.ExitStack() as waiting:
+        if dispatcher is not None:  # another process compiles it: a compile all the same
+            waiting.enter_context(event.trigger_event("numba:compile", data={"dispatcher": dispatcher}))
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while _try_lock(fd) is False and time.monotonic() < deadline:
             time.sleep(0.02)
-        except OSError:
-            return
+    # past the deadline: compile anyway, one compile twice beats waiting on a stuck process
+
+
+def _try_lock(fd: int) -> bool | None:
+    """True: locked; False: another process holds it; None: this file cannot be locked."""
+    try:
+        _FLOCK(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return None
 
 
 _DISPATCHER: Any = dispatcher.Dispatcher  # (numba's stubs do not declare ``compile``'s replacement)
@@ -195,7 +206,7 @@ def _compile(self: Any, sig: Any) -> Any:
     if tuple(args) in self.overloads:
         return _NUMBA_COMPILE(self, sig)
     name = f"{self.py_func.__module__.rsplit('.', 1)[-1]}.{self.py_func.__qualname__}.lock"
-    with global_compiler_lock, kernel_lock(Path(locator.get_cache_path()) / name):
+    with global_compiler_lock, kernel_lock(Path(locator.get_cache_path()) / name, self):
         return _NUMBA_COMPILE(self, sig)
 
 

@@ -18,13 +18,25 @@ SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 _HOLD = """
 import sys, time
 from pathlib import Path
+import numba
+from numba.core import event
 from picaemu import numba_cache
-with numba_cache.kernel_lock(Path(sys.argv[1])):
-    print(time.time())
+waits = []
+class Waits(event.Listener):
+    def on_start(self, ev):
+        waits.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Waits())
+def probe(x):
+    return x
+with numba_cache.kernel_lock(Path(sys.argv[1]), numba.njit(probe)):
+    print(time.time(), waits)
 """
 
 
 def test_a_second_process_waits_for_the_lock_a_compile_holds(tmp_path: Path) -> None:
+    """The second process waits until the first lets go, and its wait shows as a compile of the kernel."""
     lock = tmp_path / "kernel.lock"
     with numba_cache.kernel_lock(lock):
         with numba_cache.kernel_lock(lock):  # nested in one process: the outer hold stands
@@ -34,7 +46,9 @@ def test_a_second_process_waits_for_the_lock_a_compile_holds(tmp_path: Path) -> 
         assert other.poll() is None  # still waiting
         released = time.time()
     out, _ = other.communicate(timeout=60)
-    assert float(out) >= released and str(lock) not in numba_cache._HELD
+    acquired, waits = out.split(maxsplit=1)
+    assert float(acquired) >= released and str(lock) not in numba_cache._HELD
+    assert waits.strip() == "['probe']"  # the wait was a compile to its listeners (SlowCompileNote's notes)
 
 
 def test_the_second_compiler_builds_the_first_draw_s_fragment_side() -> None:
