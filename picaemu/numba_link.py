@@ -399,7 +399,7 @@ class _Layout:
         self._as_dtype = as_dtype
         self._format = ["="]  # native byte order, standard sizes, padding explicit
         data_type = self._context.data_model_manager[ty].get_data_type()
-        self.size = self._context.get_abi_sizeof(data_type)
+        self.size, _ = self._abi(data_type)
         end = self._place(ty, data_type, 0, 0)
         self._pad(end, self.size)
         self._struct = struct.Struct("".join(self._format))
