@@ -425,11 +425,11 @@ def texels(codes, reals, maps, colors, levels, uv, lo, hi, t, out):  # pragma: n
 def texels_level0(codes, reals, maps, colors, levels, vary, cu, cv, out):  # pragma: no cover - compiled
     """``texels`` of the F = ``out.shape[0]`` fragments on level 0 alone (no mip filter: the fused fragment side's
     case), their u and v read from columns ``cu`` and ``cv`` of the varyings ``vary`` (at least F rows, float32; -1
-    reads 1.0); ``out`` (F, 4) uint8 C-contiguous. A texel is a function of (u, v) alone, so a fragment whose
-    coordinates equal the previous one's copies the texel last computed, as one 32-bit word: citro2d enables the
-    unit on every draw, its sprites reading one constant coordinate pair (a ~35 ns texel per fragment down to a
-    compare and a copy). Equal floats give equal texels: the rule takes |u|, |v| first (-0.0 = 0.0), and NaN
-    equals nothing."""
+    reads 1.0: the fused plan's column rule, as ``fused.features._columns`` applies it for the other units); ``out``
+    (F, 4) uint8 C-contiguous. A texel is a function of (u, v) alone, so a fragment whose coordinates equal the
+    previous one's copies the texel last computed, as one 32-bit word: citro2d enables the unit on every draw, its
+    sprites reading one constant coordinate pair (a ~35 ns texel per fragment down to a compare and a copy). Equal
+    floats give equal texels: the rule takes |u|, |v| first (-0.0 = 0.0), and NaN equals nothing."""
     c, r = _codes(codes), _reals(reals)
     words = out.view(np.uint32)
     one = np.float32(1.0)
