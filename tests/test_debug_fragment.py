@@ -20,6 +20,7 @@ bottom = image row 4 of the 8x8 texture):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -31,8 +32,11 @@ from picaemu.formats import pica
 import picaemu
 from picaemu.builder import CaptureBuilder
 from picaemu.cli import main
+from picaemu.debug import probe
+from picaemu.debug.fragment import differences, sections
 from picaemu.debug.replay import DebugReplay
 from picaemu.errors import PicaError
+from picaemu.fragment.ops import Fate
 from picaemu.observer import StageObserver
 from picaemu.raster import rasterizer
 from picaemu.texture import encode_texture
@@ -154,6 +158,34 @@ def test_written_fragment_stage_by_stage(scene: Path) -> None:
     assert depth.values["stored"] == pytest.approx(0.75, abs=1e-4)
     assert frag.color_before == (255, 0, 0, 255) and frag.color_after == (*frag.fog["result"][:3], 255)
     assert frag.depth_before == pytest.approx(0.75, abs=1e-4) and frag.depth_after == pytest.approx(0.9, abs=1e-4)
+
+
+def test_fate_and_buffers_come_from_the_compiled_route_and_agree_with_the_reference(scene: Path) -> None:
+    """Every draw of the scene is covered by the compiled route: the fragment's fate and buffers come from it,
+    and the per-stage run (the readable reference) agrees on every compared field."""
+    replay = picaemu.open(scene)
+    for draw, pixel in ((1, PIXEL), (2, PIXEL), (3, PIXEL), (4, MIP_PIXEL)):
+        frag = replay.debug_fragment(draw, *pixel)
+        assert frag.route == "compiled" and frag.reference_differences == ()
+        assert sections(frag)["fragment"]["per-stage values"] == "the readable reference, which agrees with the route"
+        assert "reference differences" not in sections(frag)
+
+
+def test_differences_name_each_field_the_two_runs_disagree_on() -> None:
+    """``differences`` on hand-made records: equal records agree; a changed TEV output and depth are named with
+    both values; a missing fragment is named by the counts."""
+    a = probe.FragmentRecord(1, 74, 264, Fate.WRITTEN, "written", tev=(1, 2, 3, 4), depth_after=0.5)
+    b = dataclasses.replace(a, tev=(1, 2, 3, 5), depth_after=0.25)
+    assert differences((a,), (a,)) == ()
+    assert differences((a, a), (a, b)) == (
+        "fragment 1: tev (1, 2, 3, 4) on the route, (1, 2, 3, 5) in the reference",
+        "fragment 1: depth_after 0.5 on the route, 0.25 in the reference",
+    )
+    assert differences((a,), ()) == ("fragments at the pixel: 1 on the route, 0 in the reference",)
+    frag = picaemu.open(CAPTURES / "lit_sphere.pica").debug_fragment(0, 120, 200)
+    shown = sections(dataclasses.replace(frag, reference_differences=differences((a,), (b,))))
+    assert shown["fragment"]["per-stage values"].endswith("DISAGREES with the route")
+    assert next(iter(shown["reference differences"].values())).startswith("fragment 0: tev")
 
 
 def test_depth_and_stencil_failures_name_their_values(scene: Path) -> None:

@@ -70,7 +70,9 @@ def test_history_rows_debug_a_fragment_and_go_to_its_draw(
     assert values("TEV stage 1")["rgb 1: constant"] == "(55, 155, 205)"
     assert values("TEV stage 2")["output"] == "(101, 235, 200, 255)"
     assert values("depth test")["result"] == "passed" and values("stencil test")["stored"] == "5"
-    assert "draw 1" in frag.label.text() and "written" in frag.label.text()
+    assert "draw 1" in frag.label.text() and "written (compiled route)" in frag.label.text()
+    assert values("fragment")["route"] == "compiled"
+    assert values("fragment")["per-stage values"] == "the readable reference, which agrees with the route"
     qtmodeltester.check(frag.model, force_py=True)
     _shot(frag, tmp_path, "fragment_panel")
     hist.view.selectRow(2)  # the depth-killed fragment of draw 2: its failed test is highlighted

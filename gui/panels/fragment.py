@@ -1,6 +1,7 @@
 """Fragment debugger panel: one fragment of one draw stage by stage — texture lookups, lighting, each TEV stage's
 operands, output and combiner buffer, fog, every per-fragment test with the values it compared, and the buffers
-before and after. The data is ``picaemu.debug.fragment.sections`` of the engine's answer (``picaemu fragment`` on
+before and after, with the route that drew it and whether the per-stage values (the readable reference's) agree
+with it. The data is ``picaemu.debug.fragment.sections`` of the engine's answer (``picaemu fragment`` on
 the command line); this module only shows it as a tree (failed tests highlighted)."""
 
 from __future__ import annotations
@@ -30,9 +31,13 @@ class FragmentPanel(QWidget):
             return
         tree = sections(frag)
         failed = {f"{title}.result" for title, values in tree.items() if values.get("result") == "FAILED"}
+        if frag.reference_differences:  # the per-stage values are not what the route drew: shown as loudly
+            failed |= {"fragment.per-stage values"} | {
+                f"reference differences.{k}" for k in tree["reference differences"]
+            }
         self.model.set_state(tree, failed | {p.split(".")[0] for p in failed})
         self.label.setText(
             f"draw {frag.draw}, window pixel {frag.window}, fragment {frag.index + 1} of "
-            f"{frag.fragments_at_pixel}: {frag.fate}"
+            f"{frag.fragments_at_pixel}: {frag.fate} ({frag.route} route)"
         )
         self.view.expandAll()

@@ -1,13 +1,22 @@
-"""Fragment debugging: one fragment of one draw, stage by stage, as the pipeline computed it. Qt-free.
+"""Fragment debugging: one fragment of one draw, stage by stage. Qt-free.
 
-``debug_fragment(session, draw, window, index) -> FragmentDebug`` re-runs ``draw`` from its nearest checkpoint
-through ``probe.pixel_fragments`` (only the pixel's 3x3 neighbourhood shaded) with a ``FragmentWatcher`` attached
-as the pipeline's stage observer: the texture units, lighting, TEV stages and fog report their per-fragment values
-through ``picaemu.observer.StageObserver``'s fragment hooks, the depth/stencil tests their stored values
-(``fragment_tests``), and the fragment observer every fragment's fate. Nothing is recomputed here: the watcher
-keeps the rows of the asked pixel, and this module joins them in rasterization order (the k-th fragment of the pixel
-that passed the scissor is the k-th shaded row there; the k-th that reached the depth/stencil tests is the k-th
-tested one) and adds the draw's test configuration from its decoded ``DrawState``.
+``debug_fragment(session, draw, window, index) -> FragmentDebug`` re-runs ``draw`` twice from its nearest
+checkpoint through ``probe.pixel_probe`` (only the pixel's 3x3 neighbourhood shaded):
+
+- on the draw's own route (the compiled route for a covered draw, ``route`` names it): the fragment's fate,
+  interpolated inputs, TEV output, and the color and depth buffers before and after it, as the compiled pass
+  recorded them — what the frame shows;
+- with a ``FragmentWatcher`` attached as the pipeline's stage observer, which sends the draw's color stages to the
+  readable reference (the compiled shading keeps no intermediate values, as a GPU keeps none): the texture units,
+  lighting, TEV stages and fog report their per-fragment values through ``picaemu.observer.StageObserver``'s
+  fragment hooks, the depth/stencil tests their stored values (``fragment_tests``).
+
+The two runs are compared fragment by fragment (``differences``: fate, TEV output, color written and after, depth
+after); ``reference_differences`` lists any disagreement, so a per-stage value is never shown for a fragment the
+frame did not draw that way. Nothing is recomputed here: the watcher keeps the rows of the asked pixel, and this
+module joins them in rasterization order (the k-th fragment of the pixel that passed the scissor is the k-th
+shaded row there; the k-th that reached the depth/stencil tests is the k-th tested one) and adds the draw's test
+configuration from its decoded ``DrawState``.
 
 ``window`` is the pixel in window coordinates (x right, y up); ``index`` picks one of the draw's fragments at that
 pixel (0 = the first rasterized; overlapping triangles of one draw give several). Values: colors RGBA 0..255,
@@ -103,6 +112,8 @@ class FragmentDebug:
     depth_before: float | None
     depth_after: float | None
     target: dict[str, Any] | None = None  # the render target: address (hex text), format, width, height
+    route: str = ""  # the draw's route in the run that gave the fate and buffers ("compiled", or "reference: ...")
+    reference_differences: tuple[str, ...] = ()  # where the per-stage run disagrees with it (module docstring)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -254,12 +265,14 @@ def debug_fragment(session: Session, draw: int, window: tuple[int, int], index: 
     rasterized no such fragment there."""
     from picaemu.debug.state_views import tev_equations
 
-    watcher = FragmentWatcher(window)
-    records = probe.pixel_fragments(session, draw, window, watcher)
+    shown = probe.pixel_probe(session, draw, window)
+    records = shown.fragments
     if not 0 <= index < len(records):
         raise PicaError(
             f"draw {draw} rasterized {len(records)} fragment(s) at window pixel {window}; there is no fragment {index}"
         )
+    watcher = FragmentWatcher(window)
+    staged = probe.pixel_fragments(session, draw, window, watcher)
     record = records[index]
     state = session.state_at_draw(draw)
     ds = ds_mod.build_draw_state(state)
@@ -304,7 +317,27 @@ def debug_fragment(session: Session, draw: int, window: tuple[int, int], index: 
         record.depth_before,
         record.depth_after,
         RenderTarget.of(fbm.FramebufferState.from_regs(state.regs)).as_dict(),
+        shown.route,
+        differences(records, staged),
     )
+
+
+COMPARED = ("fate", "tev", "blended", "color_after", "depth_after")  # what both runs of a fragment must agree on
+
+
+def differences(shown: tuple[probe.FragmentRecord, ...], staged: tuple[probe.FragmentRecord, ...]) -> tuple[str, ...]:
+    """Where the per-stage run's fragments (``staged``) disagree with the route's (``shown``) at one pixel: one
+    line per fragment and field of ``COMPARED`` ("fragment 1: tev (1, 2, 3, 4) on the route, (1, 2, 3, 5) in the
+    reference"), or the fragment counts; () when they agree."""
+    if len(shown) != len(staged):
+        return (f"fragments at the pixel: {len(shown)} on the route, {len(staged)} in the reference",)
+    out = []
+    for k, (a, b) in enumerate(zip(shown, staged, strict=True)):
+        for name in COMPARED:
+            ours, theirs = getattr(a, name), getattr(b, name)
+            if ours != theirs:
+                out.append(f"fragment {k}: {name} {ours} on the route, {theirs} in the reference")
+    return tuple(out)
 
 
 RESULT_TEXT = {True: "passed", False: "FAILED", None: "not reached"}
@@ -312,7 +345,8 @@ RESULT_TEXT = {True: "passed", False: "FAILED", None: "not reached"}
 
 def sections(frag: FragmentDebug) -> dict[str, dict[str, Any]]:
     """``frag`` as named sections of named values, in pipeline order (what the GUI's fragment tree and the CLI's
-    text show): "fragment", "texture N", "lighting", "TEV stage N", "fog", "<test> test", "buffers"."""
+    text show): "fragment", "reference differences" (only when there are some), "texture N", "lighting", "TEV stage
+    N", "fog", "<test> test", "buffers"."""
     out: dict[str, dict[str, Any]] = {
         "fragment": {
             "draw": frag.draw,
@@ -324,8 +358,13 @@ def sections(frag: FragmentDebug) -> dict[str, dict[str, Any]]:
             "w": frag.w,
             "primary color": frag.primary_color,
             "texcoords": frag.texcoords,
+            "route": frag.route,
+            "per-stage values": "the readable reference, which "
+            + ("agrees with the route" if not frag.reference_differences else "DISAGREES with the route"),
         }
     }
+    if frag.reference_differences:
+        out["reference differences"] = {str(k): line for k, line in enumerate(frag.reference_differences)}
     for t in frag.textures:
         lod = "not used (the unit's filter needs none)" if t.lod is None else t.lod
         out[f"texture {t.unit}"] = {"s": t.s, "t": t.t, "lod": lod, "texel": t.texel}

@@ -6,9 +6,10 @@ Route: the probe's observers watch fates and depth/stencil tests only, so a draw
 stays on the compiled route while it is probed (``picaemu.fused.observed``: the fused plan's compiled shading, the
 fates, colors and test values recorded as arrays by the compiled per-fragment pass; its vertex side stays compiled
 too, as no probe watches vertices); the draw's route (``DrawCall.route``) names why one did not
-(``picaemu stats --per draw``'s reasons: the plan's refusals, a texture outside memory). The fragment debugger's
-watcher (``picaemu.debug.fragment``) asks for per-stage values, which only the staged stages report: its re-run
-takes them, named "stage observer watches fragment values".
+(``picaemu stats --per draw``'s reasons: the plan's refusals, a texture outside memory). The fragment debugger
+(``picaemu.debug.fragment``) probes the pixel on this route (fate and buffers), then again with a watcher that
+asks for per-stage values, which only the readable reference reports (that run's route says "stage observer
+watches fragment values"), and compares the two.
 
 ``probe_draw(session, draw, pixel=None) -> DrawProbe`` moves the session to just before ``draw``'s trigger,
 attaches a stage observer that asks for fates (``on_fragments`` receives ``picaemu.pipeline_seams.FragmentFates``:
@@ -32,9 +33,9 @@ top of the render target, window y = H - 1 - row) it returns:
   the pixel's shading (``picaemu.debug.fragment``).
 
 The probe leaves the render target modified; the session is marked dirty and restores on its next move.
-``pixel_fragments(session, draw, pixel)``: the same fragment records, with only the pixel's neighbourhood shaded
-(``StageObserver.fragment_window``). ``pixel_history(session, pixel, until)`` runs it for each draw whose recorded
-window bounds hold the pixel.
+``pixel_probe(session, draw, pixel)`` / ``pixel_fragments``: the same fragment records (and the route), with only
+the pixel's neighbourhood shaded (``StageObserver.fragment_window``). ``pixel_history(session, pixel, until)``
+runs it for each draw whose recorded window bounds hold the pixel.
 """
 
 from __future__ import annotations
@@ -288,17 +289,33 @@ def probe_draw(
     return DrawProbe(draw, overdraw, _edges(rec.primitives()), fates, records, stats, route)
 
 
-def pixel_fragments(
+@dataclass(frozen=True)
+class PixelProbe:
+    """A probe of one pixel: its fragments (``FragmentRecord``, in rasterization order) and the draw's route while
+    it was probed (``DrawCall.route``)."""
+
+    fragments: tuple[FragmentRecord, ...]
+    route: str
+
+
+def pixel_probe(
     session: Session, draw: int, pixel: tuple[int, int], observer: PixelObserver | None = None
-) -> tuple[FragmentRecord, ...]:
-    """``probe_draw(session, draw, pixel, observer).fragments`` (the same records), with only the pixel's 3x3
-    neighbourhood shaded and tested (``StageObserver.fragment_window``: the pixel and the neighbours its texture
-    LOD reads): a wide draw's re-run costs its rasterization, not its whole fragment side."""
+) -> PixelProbe:
+    """``probe_draw(session, draw, pixel, observer)``'s records and route, with only the pixel's 3x3 neighbourhood
+    shaded and tested (``StageObserver.fragment_window``: the pixel and the neighbours its texture LOD reads): a
+    wide draw's re-run costs its rasterization, not its whole fragment side."""
     observer = observer or PixelObserver()
     observer.fragment_window = (pixel[0] - 1, pixel[1] - 1, pixel[0] + 1, pixel[1] + 1)
     rec, values = _run_probe(session, draw, pixel, observer)
     assert values is not None  # a pixel with its observer: the pixel's values are read
-    return _records(rec, observer, *values)
+    return PixelProbe(_records(rec, observer, *values), rec.call.route if rec.call is not None else "")
+
+
+def pixel_fragments(
+    session: Session, draw: int, pixel: tuple[int, int], observer: PixelObserver | None = None
+) -> tuple[FragmentRecord, ...]:
+    """``pixel_probe(session, draw, pixel, observer).fragments``: the pixel's fragment records."""
+    return pixel_probe(session, draw, pixel, observer).fragments
 
 
 def _run_probe(
