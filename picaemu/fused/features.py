@@ -48,9 +48,9 @@ from picaemu.fused.layout import (
     U_FIELDS,
     U_HEIGHT,
     U_KIND,
+    U_LAST_LEVEL,
     U_LOD_BIAS,
     U_MAG_LINEAR,
-    U_MAX_LEVEL,
     U_MIN_LEVEL,
     U_MIN_LINEAR,
     U_MIP_LINEAR,
@@ -213,8 +213,7 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
     address. Returns the texel taps, or -1 when a face's levels are not wholly inside VRAM or FCRAM."""
     border, cache, levels = textures
     row = units[u]
-    first, needs_lod, faces = row[U_MIN_LEVEL], row[U_NEEDS_LOD] != 0, row[U_FACES]
-    last = row[U_MAX_LEVEL] if needs_lod else first
+    first, last, needs_lod, faces = row[U_MIN_LEVEL], row[U_LAST_LEVEL], row[U_NEEDS_LOD] != 0, row[U_FACES]
     span = row[U_OFFSETS + last] + row[U_BYTES + last] - row[U_OFFSETS + first]
     starts = numba_link.empty((faces, 2), np.int64)  # each face's region and the offset of its level 0 there
     for f in range(faces):
@@ -249,8 +248,7 @@ def _levels(row, nb, cache, border, vram, fcram, starts, st, face, out) -> int: 
     its level 0 there), coordinates ``st`` (F, 2) and faces ``face`` (F,): each fragment's level(s) by its LOD
     (``lod.lods_of`` / ``mip_choices``), the cache asked once per level and face tapped, each level filtered for
     its fragments, the two levels of a linear mip filter blended. Compiled when a plan first needs it."""
-    first, needs_lod = row[U_MIN_LEVEL], row[U_NEEDS_LOD] != 0
-    last = row[U_MAX_LEVEL] if needs_lod else first
+    first, last, needs_lod = row[U_MIN_LEVEL], row[U_LAST_LEVEL], row[U_NEEDS_LOD] != 0
     n = out.shape[0]
     taps = n * (TAPS_LINEAR if row[U_MAG_LINEAR] else TAPS_NEAREST)
     blend = needs_lod and row[U_MIP_LINEAR] != 0  # a fragment with weight 0 keeps the first level's color exactly

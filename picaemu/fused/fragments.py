@@ -277,7 +277,7 @@ def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
         int(unit.mip_linear),
         int(unit.needs_lod),
         unit.min_level,
-        unit.max_level,
+        unit.last_level,
         int(bias),
     ]
     row[layout.U_COL_S : layout.U_COL_T + 1] = cols[:2]
@@ -292,7 +292,7 @@ def _unit_row(unit: TextureUnitState, cols: list[int]) -> list[int]:
         row[layout.U_KIND] = fetch.KIND_OF_ETC[fmt]
     else:
         row[layout.U_FIELDS : layout.U_KIND] = fetch.channel_fields(PACKED[fmt.name])
-    for level in range(unit.min_level, (unit.max_level if unit.needs_lod else unit.min_level) + 1):
+    for level in range(unit.min_level, unit.last_level + 1):
         w, h = level_size(unit.width, unit.height, level)
         row[layout.U_OFFSETS + level] = level_offset(unit.width, unit.height, fmt, level)
         row[layout.U_BYTES + level] = level_bytes(w, h, fmt)

@@ -19,7 +19,8 @@ VRAM_BASE, FCRAM_BASE, USES_BUFFER, ALPHA_TEST, PRIMARY, DEPTH_KIND, COLOR_KIND 
 NUM_INTS = 10
 # units rows: the unit is read (enabled and a TEV source); level 0's width, its log2 and height; texel word bits;
 # wrap codes; magnification, minification and mip filters linear; the LOD changes the result
-# (``TextureUnitState.needs_lod``: else level ``min_level`` with the magnification filter); min and max level; the
+# (``TextureUnitState.needs_lod``: else level ``min_level`` with the magnification filter); min level and the last
+# level a lookup may read (``TextureUnitState.last_level``: the max level, or the min level without LOD); the
 # LOD bias in 1/``LOD_BIAS_SCALE`` levels; its texcoords' columns (-1 reads 1.0); faces (1, or 6 for a cube map,
 # sampled at ``filtering.cube_face`` of (s, t, texcoord0.w)) and the w column; projection (s / w, t / w); the
 # format's fields
@@ -39,7 +40,7 @@ NUM_INTS = 10
     U_MIP_LINEAR,
     U_NEEDS_LOD,
     U_MIN_LEVEL,
-    U_MAX_LEVEL,
+    U_LAST_LEVEL,
     U_LOD_BIAS,
     U_COL_S,
     U_COL_T,

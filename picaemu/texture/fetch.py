@@ -84,6 +84,22 @@ BLOCK_X = np.array([x for k in range(16) for y in range(4) for x in range(4) if 
 BLOCK_Y = np.array([y for k in range(16) for y in range(4) for x in range(4) if MORTON8[y, x] == k], np.int64)
 
 
+@numba_link.kernel(inline="always")  # two shifts: no library of its own
+def block_origin(b: int, width_log2: int) -> tuple[int, int]:  # pragma: no cover - compiled
+    """The top-left texel (x0, y0), row 0 = top, of block number ``b`` of a level ``1 << width_log2`` texels wide.
+    ``decode_blocks`` numbers a level's 4x4 blocks row by row of blocks from the top: b = (y0 / 4) * (W / 4) +
+    x0 / 4 (``block_number``), whatever the memory order of the format (tiles, ``etc1.block_index``)."""
+    row_blocks = width_log2 - 2  # log2 of the blocks a row of them holds
+    return (b & ((1 << row_blocks) - 1)) << 2, (b >> row_blocks) << 2
+
+
+@numba_link.kernel(inline="always")
+def block_number(col: int, row: int, width: int) -> int:  # pragma: no cover - compiled
+    """The number of the block in block column ``col`` and block row ``row`` (texels 4 col.. and 4 row.., row 0 =
+    top) of a level ``width`` texels wide: ``block_origin``'s inverse."""
+    return row * (width >> 2) + col
+
+
 @numba_link.kernel()
 def _packed_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma: no cover - compiled
     """``decode_blocks`` of a packed level: each block's 16 texel words read in memory order (the block is a
@@ -91,13 +107,12 @@ def _packed_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma:
     RGBA8, 11.5 -> 5.8 of RGB565, against a field test and bit replication per channel and texel); a channel the
     format lacks reads ``MISSING``."""
     log2 = layout[LAYOUT_WIDTH_LOG2]
-    width, row_blocks = 1 << log2, log2 - 2
+    width = 1 << log2
     shifts = (layout[LAYOUT_SHIFTS], layout[LAYOUT_SHIFTS + 1], layout[LAYOUT_SHIFTS + 2], layout[LAYOUT_SHIFTS + 3])
     bits = (layout[LAYOUT_BITS], layout[LAYOUT_BITS + 1], layout[LAYOUT_BITS + 2], layout[LAYOUT_BITS + 3])
     masks = ((1 << bits[0]) - 1, (1 << bits[1]) - 1, (1 << bits[2]) - 1, (1 << bits[3]) - 1)
     for k in range(count):
-        b = blocks[k]
-        x0, y0 = (b & ((1 << row_blocks) - 1)) << 2, (b >> row_blocks) << 2
+        x0, y0 = block_origin(blocks[k], log2)
         first = y0 * width + x0
         n0 = ((y0 & ~(TILE - 1)) << log2) + (x0 & ~(TILE - 1)) * TILE + MORTON8[y0 & (TILE - 1), x0 & (TILE - 1)]
         for j in range(etc1.BLOCK * etc1.BLOCK):
@@ -111,10 +126,10 @@ def _packed_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma:
 @numba_link.kernel()
 def decode_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma: no cover - compiled
     """The 4x4 blocks ``blocks[:count]`` of the memory source's level into ``texels`` (W * H, 4) uint8, memory-row
-    order (as ``decode.decode_level``); block b covers image rows 4 * (b // (W / 4)) + 0-3 (0 = top) and columns
-    4 * (b % (W / 4)) + 0-3 (an ETC block; 16 texels of a packed format's 8x8 tile: ``_packed_blocks``). Other
-    texels are left as they were. An ETC block is decoded by ``etc1.block_texels`` (its words read once for its 16
-    texels: ~3x fewer cycles than a texel at a time)."""
+    order (as ``decode.decode_level``); block b covers the 4x4 texels from ``block_origin(b)`` (an ETC block; 16
+    texels of a packed format's 8x8 tile: ``_packed_blocks``). Other texels are left as they were. An ETC block is
+    decoded by ``etc1.block_texels`` (its words read once for its 16 texels: ~3x fewer cycles than a texel at a
+    time)."""
     kind, log2 = layout[LAYOUT_KIND], layout[LAYOUT_WIDTH_LOG2]
     if kind == KIND_PACKED:
         _packed_blocks(data, layout, blocks, count, texels)
@@ -122,10 +137,8 @@ def decode_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma: 
     width, start = 1 << log2, layout[LAYOUT_START]
     step = 2 if kind == KIND_ETC1A4 else 1  # ETC1A4: the alpha word, then the color word
     words = data[start : start + (texels.shape[0] * step >> 1)].view(np.uint64)  # 4 or 8 bits a texel
-    row_blocks = log2 - 2  # log2 of the blocks a row of them holds
     for k in range(count):
-        b = blocks[k]
-        x0, y0 = (b & ((1 << row_blocks) - 1)) << 2, (b >> row_blocks) << 2
+        x0, y0 = block_origin(blocks[k], log2)
         at = etc1.block_index(x0, y0, log2) * step
         alpha = words[at] if step == 2 else np.uint64(0)
         etc1.block_texels(words[at + step - 1], alpha, step == 2, texels, y0 * width + x0, width)

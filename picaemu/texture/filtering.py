@@ -27,6 +27,7 @@ import numpy as np
 
 from picaemu import numba_link
 from picaemu.regs.blocks.texturing import WRAP_MODES
+from picaemu.texture.fetch import block_number
 
 BORDER = -1  # "read the border color" marker
 _WRAP = {name: code for code, name in WRAP_MODES.items()}
@@ -153,8 +154,8 @@ EXACT = 2.0**52  # texel coordinates below this in magnitude are exact in float6
 def tapped_blocks(st, w: int, h: int, wrap_s: int, wrap_t: int, seen, blocks) -> int:  # pragma: no cover
     """The 4x4 blocks of a w x h level that ``filter_2d`` or ``nearest_u8`` may tap at the coordinates ``st``
     (F, 2), each once, into ``blocks`` (at least min(F * TAPPED_BLOCKS, W * H / 16) int64); returns their count, or
-    -1 when any block may be tapped. Block b holds memory rows 4 * (b // (w / 4)) + 0-3 and columns
-    4 * (b % (w / 4)) + 0-3 (``fetch.decode_blocks``); ``seen`` (W * H / 16,) zeros, marked here. On each axis
+    -1 when any block may be tapped, numbered as ``fetch.decode_blocks`` takes them (``fetch.block_number``);
+    ``seen`` (W * H / 16,) zeros, marked here. On each axis
     (x = s * n in float64, as the filters compute it) the nearest texel is k = floor(x) and bilinear taps
     floor(x - 0.5) and the next, each k - 1, k or k + 1: those three, wrapped (a border read taps nothing). A NaN
     or huge coordinate (|x| >= EXACT) may tap anything: -1.
@@ -165,7 +166,7 @@ def tapped_blocks(st, w: int, h: int, wrap_s: int, wrap_t: int, seen, blocks) ->
     fragments share them), and one whose taps all lie inside the level taps the blocks of those four unwrapped
     (13.9 -> 3.9 ns a fragment on minicraft's sprites, 8.6 -> 4.3 on a 1:1 image; incoherent coordinates outside
     the level pay 2-8 ns more)."""
-    count, row_blocks = 0, w >> 2
+    count = 0
     cols, rows = numba_link.empty(3, np.int64), numba_link.empty(3, np.int64)
     last = (np.int64(0), np.int64(0), np.int64(0), np.int64(0))
     for i in range(st.shape[0]):
@@ -180,7 +181,7 @@ def tapped_blocks(st, w: int, h: int, wrap_s: int, wrap_t: int, seen, blocks) ->
         if 1 <= ks < w - 1 and 1 <= kt < h - 1:  # every tap inside the level, where each wrap mode is the identity
             for row in ((h - kt) >> 2, (h - 2 - kt) >> 2):  # the memory rows of t = kt - 1 and kt + 1
                 for col in (key[0], key[1]):
-                    count = _mark(row * row_blocks + col, seen, blocks, count)
+                    count = _mark(block_number(col, row, w), seen, blocks, count)
             continue
         for d in range(3):
             s, t = wrap(ks + d - 1, w, wrap_s), wrap(kt + d - 1, h, wrap_t)
@@ -188,7 +189,7 @@ def tapped_blocks(st, w: int, h: int, wrap_s: int, wrap_t: int, seen, blocks) ->
         for dt in range(3):
             for ds in range(3):
                 if rows[dt] != BORDER and cols[ds] != BORDER:
-                    count = _mark(rows[dt] * row_blocks + cols[ds], seen, blocks, count)
+                    count = _mark(block_number(cols[ds], rows[dt], w), seen, blocks, count)
     return count
 
 

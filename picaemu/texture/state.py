@@ -142,6 +142,12 @@ class TextureUnitState:
         """True when the per-fragment LOD changes the result (mip levels, or different mag and min filters)."""
         return self.max_level > self.min_level or self.mag_linear != self.min_linear
 
+    @property
+    def last_level(self) -> int:
+        """The last level a lookup may read: ``max_level`` when the LOD changes the result, else ``min_level``
+        (sampled with the magnification filter, ``sampler.sample``)."""
+        return self.max_level if self.needs_lod else self.min_level
+
 
 def _addresses(regs: np.ndarray, unit: int, cube: bool) -> tuple[int, ...]:
     base = int(access.value(regs, ADDR_REGS[unit], "address"))
