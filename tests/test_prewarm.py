@@ -25,6 +25,7 @@ waits = []
 class Waits(event.Listener):
     def on_start(self, ev):
         waits.append(ev.data["dispatcher"].py_func.__name__)
+        print("waiting", flush=True)
     def on_end(self, ev):
         pass
 event.register("numba:compile", Waits())
@@ -42,8 +43,11 @@ def test_a_second_process_waits_for_the_lock_a_compile_holds(tmp_path: Path) -> 
         with numba_cache.kernel_lock(lock):  # nested in one process: the outer hold stands
             assert numba_cache._HELD[str(lock)] == 2
         other = subprocess.Popen([sys.executable, "-c", _HOLD, str(lock)], stdout=subprocess.PIPE, text=True)
-        time.sleep(2.0)
-        assert other.poll() is None  # still waiting
+        assert other.stdout is not None
+        # its wait begins (however long its imports took on a busy machine), and it goes on waiting
+        assert other.stdout.readline().strip() == "waiting"
+        time.sleep(0.2)
+        assert other.poll() is None
         released = time.time()
     out, _ = other.communicate(timeout=60)
     acquired, waits = out.split(maxsplit=1)
