@@ -70,10 +70,9 @@ class PlanTable:
             if known.vertices is plans.vertices and known.fragments is plans.fragments:
                 self.current = j
                 return
-        kind = (numba_link.arguments_kind(plans.vertices.args), numba_link.arguments_kind(plans.fragments.args))
+        kind = (plans.vertices.kind, plans.fragments.kind)  # each plan's, taken once (~50 us a fragment plan)
         named = None not in kind  # None: a kind ``arguments_kind`` cannot name
-        # the vertex plan's stored form is its own (``VertexPlan.stored``, which the pipeline's vertex side reads too);
-        # the fragment plan's kind is at hand (~80 us a plan otherwise)
+        # the vertex plan's stored form is its own (``VertexPlan.stored``, which the pipeline's vertex side reads too)
         stored = numba_link.Stored(plans.fragments.args, kind[1])
         if len(self.plans) < TABLE_SLOTS:
             j = len(self.plans)

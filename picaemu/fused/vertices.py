@@ -151,9 +151,14 @@ class VertexPlan:
         return cls(prim.topology, (*inputs, *shading, *view, *links, *tail))
 
     @cached_property
+    def kind(self) -> object:
+        """``numba_link.arguments_kind(args)`` (the plan table's and ``stored``'s key)."""
+        return numba_link.arguments_kind(self.args)
+
+    @cached_property
     def stored(self) -> numba_link.Stored:
         """``args`` kept in native form, where ``vertex_side`` reads them (made once, living as long as this plan)."""
-        return numba_link.Stored(self.args)
+        return numba_link.Stored(self.args, self.kind)
 
     @cached_property
     def stored_type(self) -> numba.types.TypeRef:
