@@ -12,7 +12,7 @@ remembers the links by both, for the process: a state met before, or another of 
 (another replay's, a game's other materials), costs the kinds of its arguments (~50 us) instead of asking every
 kernel for its entry again (about eight entries, ~250 us a plan; bench/RESULTS.md, "pb31: fresh Replay plan
 building"). A value that chooses an entry in ``feature_links``, ``core_links`` or ``fragment.kernels.pass_links``
-must be one of ``Switches`` (``tests/test_fused_fragments.py`` compares remembered links with links built anew).
+must be one of ``Switches`` (``tests/test_fragment_links.py`` compares remembered links with links built anew).
 """
 
 from __future__ import annotations
