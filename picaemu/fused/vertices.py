@@ -171,6 +171,21 @@ def _viewport(vp: clipping.ViewportState) -> tuple[float, float, float, float]:
     return float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y)
 
 
+# the draw-state parts ``VertexPlan.of`` reads (``PlanCache``'s key, with the memory and the fixed-attribute store)
+VERTEX_PARTS = (
+    "loader",
+    "vs_program",
+    "vs",
+    "output_map",
+    "varyings",
+    "primitives",
+    "clip",
+    "viewport",
+    "framebuffer",
+    "gs",
+)
+
+
 class PlanCache:
     """The last draw's ``VertexPlan.of``, remembered for its loader layout, program, output map, varyings, primitives,
     clip, viewport, framebuffer, memory, fixed store and GS setup (by identity: the draw-state cache hands the same part
