@@ -317,6 +317,16 @@ PARTS: tuple[Part, ...] = (
     ),
 )
 assert [p.name for p in PARTS] == [f.name for f in dataclasses.fields(DrawState)][:-1], "PARTS and DrawState differ"
+
+
+def part_groups(names: tuple[str, ...]) -> int:
+    """The write groups the parts ``names`` read (a ``Group`` bitmask)."""
+    groups = 0
+    for part in PARTS:
+        groups |= part.groups if part.name in names else 0
+    return groups
+
+
 _READERS: dict[int, tuple[str, ...]] = {}  # a group mask -> the names of the parts that read one of its groups
 MEMO_ENTRIES = 256  # per part: distinct register contents remembered (least recently used dropped)
 # the memos are the process's: a part is a value of its registers, so every replay shares them (a capture replayed

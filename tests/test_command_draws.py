@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from picaemu import regs
 from picaemu.command import kernel as K
 from picaemu.command.builder import CommandBuilder
-from picaemu.command.draw_log import FIRST_ROWS
+from picaemu.command.draw_log import CHANGES_PER_ROW, FIRST_ROWS
 from picaemu.command.listing import ListingObserver
 from picaemu.command.processor import CommandProcessor, RunResult
 from picaemu.command.tables import ACTION_TABLE
@@ -305,8 +305,10 @@ def test_snapshots_survive_many_changes_and_state_loaded_between_runs() -> None:
     before the rows do), and a different register file is loaded between two runs: every record still holds the
     exact register file of its draw."""
     plain = [i for i in range(K.NUM_REGS) if ACTION_TABLE[i] == K.A_PLAIN][:200]
+    draws = (FIRST_ROWS * CHANGES_PER_ROW + K.NUM_REGS) // len(plain) + 1  # their changes overflow the first chunk
+    assert draws < FIRST_ROWS
     b = CommandBuilder()
-    for i in range(40):
+    for i in range(draws):
         for j, reg in enumerate(plain):
             b.write(reg, (i * 7919 + j * 104729) & 0xFFFFFFFF)
         b.write("DRAWARRAYS", 1)
@@ -321,4 +323,4 @@ def test_snapshots_survive_many_changes_and_state_loaded_between_runs() -> None:
         runs.append(cp)
     assert runs[0]._draw_log._full  # the change arrays filled and grew (checked before ``draws`` builds them)
     _same_draws(*runs)
-    assert len(runs[0].draws) == 80
+    assert len(runs[0].draws) == 2 * draws

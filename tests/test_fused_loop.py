@@ -88,6 +88,23 @@ def test_every_cube_runs_compiled_and_states_switch_inside_the_loop() -> None:
     assert len(calls) <= 10  # the first draw of each of the four states, the frame's events: not 68 switches
 
 
+def test_states_that_differ_in_their_fragment_side_only_share_a_vertex_plan() -> None:
+    """objects_300's four states (two TEV setups, two blend modes) share one vertex plan: the loop's plan cache
+    keys vertex plans by the registers they depend on (``loop.VERTEX_KEY_IDS``); the flow program's two states,
+    whose bool uniform takes the vertex shader down two paths, get one each. Both draw as the staged path does
+    (``test_compiled_draws_match_python_draws``, ``test_a_bool_uniform_toggled_between_draws_...``)."""
+    from tests.test_front_end import VS_FLOW
+
+    objects = _replay(SCENES["game_objects_300"](), True, checkpoints=False).processor._compiled.table.plans
+    assert len(objects) == 4 and len({id(p.vertices) for p in objects}) == 1
+
+    def toggle(b: CaptureBuilder, i: int, addresses: tuple[int, int]) -> None:
+        b.list.write("VSH_BOOLUNIFORM", 0x7FFF0000 | (i % 2))
+
+    flow = _replay(_sprites_with(toggle, program=VS_FLOW), True, checkpoints=False).processor._compiled.table.plans
+    assert len(flow) == 2 and flow[0].vertices is not flow[1].vertices
+
+
 def test_plans_of_two_types_share_the_table_so_a_game_alternating_them_stays_in_the_loop() -> None:
     """minicraft (citro2d) alternates sprites with a procedural texture and untextured quads: plans of two numba
     types. Each table slot carries the kernel entries of its own plan types, so both kinds stay in the table and the

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import sys
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -11,6 +13,7 @@ import pytest
 from numba.core import event
 
 from picaemu import numba_link
+from picaemu.array_address import data_address
 from picaemu.numba_link import LinkError, LinkTypeError
 
 SCALE_ID, NOTHING_ID, FAILS_ID, TYPED_ID = 100, 101, 102, 103
@@ -255,3 +258,86 @@ def test_a_heap_frozen_by_other_code_stays_frozen_after_a_compile() -> None:
         assert gc.get_freeze_count() > 0  # not thawed by the compile's end (thawing empties the frozen set)
     finally:
         gc.unfreeze()
+
+
+class _Pair(NamedTuple):
+    first: object
+    second: object
+
+
+class _Other(NamedTuple):  # the same fields as ``_Pair``: numba types it as another named tuple
+    first: object
+    second: object
+
+
+class _Sub(np.ndarray):
+    pass
+
+
+def _kind_samples() -> list[object]:
+    """Values whose numba types differ in every way ``arguments_kind`` must tell apart, and some that agree."""
+    base = np.zeros((4, 6), np.float32)
+    readonly = np.arange(6, dtype=np.int64)
+    readonly.flags.writeable = False
+    unaligned = np.zeros(17, np.uint8)[1:].view(np.int32)
+    return [
+        base,
+        np.ones((2, 2), np.float32),  # same type as ``base``
+        base.T,  # F order
+        base[:, ::2],  # neither
+        base[0],
+        np.zeros(4, np.float64),
+        readonly,
+        np.arange(6, dtype=np.int64),
+        unaligned,
+        np.zeros(4, np.int32),
+        (base, 1),
+        (base, 1.5),
+        (base, (1, True)),
+        _Pair(base, 1),
+        _Other(base, 1),
+        1,
+        -(1 << 63),
+        1 << 63,  # past int64: numba's uint64
+        True,
+        2.5,
+        1j,
+        np.int32(3),
+        np.float32(3),
+        np.int64(3),
+        None,
+        numba.types.int64,
+        numba.types.float32,
+    ]
+
+
+def test_equal_argument_kinds_are_equal_numba_types() -> None:
+    """``arguments_kind`` against numba's own ``typeof`` (the independent truth it stands in for): of two values it
+    names, equal kinds have equal types (a kind may be finer: a Python int and an int64 scalar, an unaligned array,
+    which this numba types as an aligned one, are other kinds of the same type: another entry lookup, the same
+    compiled code)."""
+    samples = _kind_samples()
+    kinds = [numba_link.arguments_kind(v) for v in samples]
+    assert None not in kinds
+    typed = [numba.typeof(v) for v in samples]
+    assert len(set(typed)) >= len(samples) - 5  # the samples' types differ, but for a few
+    for i, j in itertools.combinations(range(len(samples)), 2):
+        if kinds[i] == kinds[j]:
+            assert typed[i] == typed[j], (samples[i], samples[j])
+    scalar = next(k for v, k in zip(samples, kinds, strict=True) if type(v) is np.int64)
+    assert kinds[0] == kinds[1] and scalar == numba_link.arguments_kind(np.int64(4))
+
+
+def test_values_of_other_kinds_are_not_named() -> None:
+    structured = np.zeros(3, [("a", np.int32)])
+    for value in (structured, np.zeros(3).view(_Sub), (np.zeros(3), structured), object()):
+        assert numba_link.arguments_kind(value) is None
+
+
+def test_a_data_address_is_where_numpy_keeps_the_first_element() -> None:
+    whole = np.arange(64, dtype=np.float64)
+    readonly = whole[8:]
+    readonly.flags.writeable = False
+    views = (whole, whole[5:], whole[3::4], whole.reshape(8, 8).T, whole[9:9], readonly, whole.view(np.uint8)[3:])
+    for view in views:
+        assert data_address(view) == view.ctypes.data

@@ -488,7 +488,8 @@ _PIXELS, _SURVIVORS = np.zeros(0, np.int64), np.zeros(0, np.int32)  # values of 
 def pass_links(*args: object) -> np.ndarray:
     """``run_passes``' ``pass_links`` for its arguments before it, ``args`` (or values of the same types): the
     entries (``numba_link.Linked.entry``, compiled or loaded on first use) of the passes its depth and color kinds
-    call by address, zero for the others."""
+    call by address, zero for the others. Only the depth and color kinds' values choose (the fused fragment side
+    remembers a plan's links by them and by its arguments' types: ``picaemu.fused.fragment_links``)."""
     a = dict(zip(_PARAMS, args, strict=True))
     links = np.zeros((NUM_PASS_LINKS, 2), np.int64)
     pix, survivors, color, p = _PIXELS, _SURVIVORS, a["color"], a["p"]

@@ -464,16 +464,18 @@ _COLORING = (
 )
 
 
-def core_links(args: tuple, links: np.ndarray) -> None:
+def core_links(args: tuple, links: np.ndarray, stages: bool) -> None:
     """Fill ``links``' rows LINK_SCAN, LINK_SHADE, LINK_PASSES and LINK_STAGE with the entries
-    (``numba_link.Linked.entry``) of ``_scan``, ``shade_fragments``, ``run_passes`` and the TEV's ``_stage`` for the
-    types ``fragment_side`` passes them with a plan whose ``args`` before ``links`` are ``args``, and the rows from
-    LINK_BYTE_PASSES with those of the passes its depth and color kinds call by address (compiled on first use)."""
+    (``numba_link.Linked.entry``) of ``_scan``, ``shade_fragments``, ``run_passes`` and the TEV's ``_stage`` (when
+    ``stages``: a TEV stage of the plan is active) for the types ``fragment_side`` passes them with a plan whose
+    ``args`` before ``links`` are ``args``, and the rows from LINK_BYTE_PASSES with those of the passes its depth and
+    color kinds call by address (compiled on first use). What chooses an entry here besides the arguments' types is
+    one of ``fragment_links.Switches`` (links are remembered by them)."""
     a = dict(zip(PLAN_PARAMS[:-1], args, strict=True))
     i32, f32 = _I32, _F32
     scan = (*_TRIANGLES, a["active"], a["raster"], a["dparams"], SCAN_BOUND, i32, i32, f32, f32, _VARYINGS, i32)
     links[LINK_SCAN] = SCAN.entry(*scan, _INT64_2D)
-    if a["tev_rows"][:, T_ACTIVE].any():  # else no stage to run: never compiled for this plan
+    if stages:  # else no stage to run: never compiled for this plan
         links[LINK_STAGE] = stage_entry()
     texturing = (*(a[k] for k in _TEXTURING), links)
     coloring = tuple(a[k] for k in _COLORING)

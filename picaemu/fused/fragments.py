@@ -61,6 +61,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -72,10 +73,11 @@ from picaemu.errors import MemoryFault, PicaError
 from picaemu.fragment import kernels as fk
 from picaemu.fragment import ops as fragment_ops
 from picaemu.fragment.blend import alpha_pass_table
-from picaemu.fused import features, layout
-from picaemu.fused.fragment_kernel import NUM_LINKS, core_links, fragment_side
+from picaemu.fused import features, fragment_links, layout
+from picaemu.fused.fragment_kernel import fragment_side
 from picaemu.geometry.clipping import WindowTriangles
 from picaemu.memory import FCRAM, VRAM, PhysicalMemory
+from picaemu.numba_link import arguments_kind
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, VARYING
 from picaemu.texture import fetch, level_cache
 from picaemu.texture import proctex as proctex_mod
@@ -147,10 +149,18 @@ NO_LIGHTING = (  # ``lighting_mod.kernel_arrays`` and the LUTs' types
 @dataclass(frozen=True, eq=False)
 class FragmentPlan:
     """One fragment state's arguments of ``fragment_side`` (module docstring): ``ints`` (live texture address
-    slots) and ``args``, the whole argument tuple after the triangles, ``ints`` first."""
+    slots) and ``args``, the whole argument tuple after the triangles, ``ints`` first; ``known_kind``: the kind of
+    ``args`` when its maker took it (``_build``: ``fragment_links.links_of`` does)."""
 
     ints: np.ndarray
     args: tuple
+    known_kind: object = None
+
+    @cached_property
+    def kind(self) -> object:
+        """``numba_link.arguments_kind(args)``: what the types ``fragment_side`` is compiled for with this plan
+        depend on (the plan table's and ``numba_link.Stored``'s key)."""
+        return self.known_kind if self.known_kind is not None else arguments_kind(self.args)
 
     @property
     def active(self) -> np.ndarray:
@@ -443,34 +453,8 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
         fcram,
         *ops_args,
     )
-    links = _links(ints, units, textures, vram, fcram, *color)
-    core_links(args, links)
-    return FragmentPlan(ints, (*args, links))
-
-
-# values of the types ``fragment_side`` passes its features (``features.LINK_*``): varyings (F, A) float32, LOD
-# neighbours (F, 4) int64, one slot's texels (F, 4) uint8, all slots (SLOTS, F, 4) uint8, depths (F,) float32
-# (``features.NEIGHBOURS_SAMPLE`` / ``TEXELS_SAMPLE``), x, y or primitive of the fragments (F,) int32
-_VARYINGS, _SLOTS, _DEPTHS = np.zeros((0, 0), np.float32), np.zeros((0, 0, 4), np.uint8), np.zeros(0, np.float32)
-_NEIGHBOURS, _TEXELS, _COORDINATES = features.NEIGHBOURS_SAMPLE, features.TEXELS_SAMPLE, np.zeros(0, np.int32)
-
-
-def _links(ints, units, textures, vram, fcram, color_ints, pt_args, light_args, fog_lut, fog_rgb) -> np.ndarray:
-    """The plan's ``links`` (NUM_LINKS, 2) int64: the entries (``numba_link.Linked.entry``) of the feature kernels
-    its state turns on (0 for the others, which ``fragment_side`` does not call), each compiled on first use."""
-    links = np.zeros((NUM_LINKS, 2), np.int64)
-    if units[:, layout.U_USED].any():
-        sample = (0, ints, units, textures, vram, fcram, _VARYINGS, _NEIGHBOURS, _TEXELS)
-        links[features.LINK_TEXTURE] = features.TEXTURE.entry(*sample)
-    if (units[:, layout.U_USED] & units[:, layout.U_NEEDS_LOD]).any():
-        links[features.LINK_NEIGHBOURS] = features.NEIGHBOURS.entry(_COORDINATES, _COORDINATES, _COORDINATES)
-    if color_ints[layout.C_LIGHTING]:
-        links[features.LINK_LIGHTING] = features.LIGHTING.entry(color_ints, light_args, _VARYINGS, _SLOTS)
-    if color_ints[layout.C_PROCTEX]:
-        links[features.LINK_PROCTEX] = features.PROCTEX.entry(color_ints, pt_args, _VARYINGS, _TEXELS)
-    if color_ints[layout.C_FOG]:
-        links[features.LINK_FOG] = features.FOG.entry(color_ints, fog_lut, fog_rgb, _DEPTHS, _TEXELS)
-    return links
+    links, kind = fragment_links.links_of(args)
+    return FragmentPlan(ints, (*args, links), kind)
 
 
 def fragment_parts(ds: DrawState) -> tuple:

@@ -64,7 +64,7 @@ from picaemu import numba_link
 from picaemu.command import kernel as K
 from picaemu.command.draw_log import KINDS
 from picaemu.draw import DrawCall, DrawKind
-from picaemu.draw_state import PLAN_DATA_UPLOADS, WRITE_GROUPS, Group
+from picaemu.draw_state import PLAN_DATA_UPLOADS, WRITE_GROUPS, Group, part_groups
 from picaemu.fused import live_lights
 from picaemu.fused.fragments import (
     ARG_BUFFER_COLOR,
@@ -81,7 +81,7 @@ from picaemu.fused.stored_items import load_item
 from picaemu.fused.vertices import ADDRESS as READ_ADDRESS
 from picaemu.fused.vertices import LOADER as READ_LOADER
 from picaemu.fused.vertices import OFFSET as READ_OFFSET
-from picaemu.fused.vertices import P_READS, P_TOPOLOGY, VERTEX_COUNTERS, VertexPlan, vertex_side
+from picaemu.fused.vertices import P_READS, P_TOPOLOGY, VERTEX_COUNTERS, VERTEX_PARTS, VertexPlan, vertex_side
 from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import Assembler, Topology
 from picaemu.geometry.vertex_loader import INDEX_DTYPES
@@ -148,6 +148,11 @@ LIVE_COLORS = np.array(
 # (``picaemu.fused.driver``)
 PLAN_KEY_IDS = np.union1d(
     np.flatnonzero((WRITE_GROUPS[: K.NUM_REGS] != 0) & ((WRITE_GROUPS[: K.NUM_REGS] & LIVE_GROUPS) == 0)), WATCHED_IDS
+)
+# of those, the ones a vertex plan depends on (the groups of the draw-state parts ``VertexPlan.of`` reads, as
+# ``vertices.PlanCache`` keys them) and the watched ones: states equal in these share a vertex plan (``PlanCache``)
+VERTEX_KEY_IDS = np.union1d(
+    np.intersect1d(PLAN_KEY_IDS, np.flatnonzero(WRITE_GROUPS[: K.NUM_REGS] & part_groups(VERTEX_PARTS))), WATCHED_IDS
 )
 PLAN_CACHE_ENTRIES = 64
 PROGRAM_GROUPS = int(PLAN_DATA_UPLOADS)  # writes that may change what a plan key digests: Python keys anew
@@ -530,6 +535,9 @@ class PlanCache:
 
     def __init__(self) -> None:
         self._plans: OrderedDict[bytes, CompiledPlans | None] = OrderedDict()
+        # vertex plans by the program digest and ``VERTEX_KEY_IDS``: states that differ in their fragment side only
+        # (a game's materials) share one (the loop writes each draw's live fields into it before the draw runs)
+        self._vertices: OrderedDict[bytes, VertexPlan | str] = OrderedDict()
 
     def plans(self, call: DrawCall, assembler: Assembler) -> CompiledPlans | None:
         """``plans_for(call)``, remembered by ``call.plan_key`` (when set); None while ``assembler`` holds vertices
@@ -540,22 +548,29 @@ class PlanCache:
         elif key in self._plans:  # None too: a state the loop does not cover
             plans = self._plans[key]
         else:
-            plans = self._plans[key] = plans_for(call)
-            if len(self._plans) > PLAN_CACHE_ENTRIES:
-                self._plans.popitem(last=False)
+            digest = key[: len(key) - 4 * PLAN_KEY_IDS.shape[0]]
+            vertex_key = digest + call.state.regs[VERTEX_KEY_IDS].tobytes()
+            vertices = self._vertices.get(vertex_key)
+            plans = self._plans[key] = plans_for(call, vertices)
+            if vertices is None and plans is not None:
+                self._vertices[vertex_key] = plans.vertices
+            for kept in (self._plans, self._vertices):
+                if len(kept) > PLAN_CACHE_ENTRIES:
+                    kept.popitem(last=False)
         if plans is None or not assembler.takes_whole_triangles(plans.vertices.topology):
             return None
         return plans
 
 
-def plans_for(call: DrawCall) -> CompiledPlans | None:
-    """The plans of ``call``'s draw state, or None: a part failed to decode, or a side does not cover the state.
-    The fragment plan is the loop's own, not one the pipeline's fused fragment side caches: the loop writes each
-    draw's texture addresses into its ``ints``."""
+def plans_for(call: DrawCall, vertices: VertexPlan | str | None = None) -> CompiledPlans | None:
+    """The plans of ``call``'s draw state (its vertex plan ``vertices`` when given), or None: a part failed to
+    decode, or a side does not cover the state. The fragment plan is the loop's own, not one the pipeline's fused
+    fragment side caches: the loop writes each draw's texture addresses into its ``ints``."""
     ds = call.draw_state
     if ds.failed:
         return None
-    vertices = VertexPlan.of(ds, call.memory, call.state.fixed_attribs)
+    if vertices is None:
+        vertices = VertexPlan.of(ds, call.memory, call.state.fixed_attribs)
     if isinstance(vertices, str) or vertices.geometry:  # a GS draw runs compiled from the pipeline
         return None
     fragments = FragmentPlan.of(ds, call.memory)

@@ -52,6 +52,7 @@ class PlanTable:
         self._next = 0  # the slot replaced when the table is full
         self._args: tuple | None = None
         self._slots = np.zeros((TABLE_SLOTS, 2), np.int64)  # where each slot's vertex and fragment arguments are
+        self._watched = np.zeros((TABLE_SLOTS, len(loop.WATCHED)), np.uint32)  # each slot's ``watched`` values
         self._stored: list[numba_link.Stored] = []  # the fragment arguments kept there
         self._kinds: list[object] = []  # each slot's ``arguments_kind`` pair (None: one it cannot name)
         self._links = np.zeros((TABLE_SLOTS, NUM_LINKS, 2), np.int64)  # each slot's entries (0: not yet asked)
@@ -70,10 +71,9 @@ class PlanTable:
             if known.vertices is plans.vertices and known.fragments is plans.fragments:
                 self.current = j
                 return
-        kind = (numba_link.arguments_kind(plans.vertices.args), numba_link.arguments_kind(plans.fragments.args))
+        kind = (plans.vertices.kind, plans.fragments.kind)  # each plan's, taken once (~50 us a fragment plan)
         named = None not in kind  # None: a kind ``arguments_kind`` cannot name
-        # the vertex plan's stored form is its own (``VertexPlan.stored``, which the pipeline's vertex side reads too);
-        # the fragment plan's kind is at hand (~80 us a plan otherwise)
+        # the vertex plan's stored form is its own (``VertexPlan.stored``, which the pipeline's vertex side reads too)
         stored = numba_link.Stored(plans.fragments.args, kind[1])
         if len(self.plans) < TABLE_SLOTS:
             j = len(self.plans)
@@ -84,6 +84,8 @@ class PlanTable:
             j, self._next = self._next, (self._next + 1) % TABLE_SLOTS
             self.plans[j], self._stored[j], self._kinds[j] = plans, stored, kind if named else None
         self.keys[j] = regs[PLAN_KEY_IDS]
+        self._watched[j] = plans.watched
+        self._watched[len(self.plans) :] = self.plans[0].watched  # the slots not in use as the first
         self._slots[j] = plans.vertices.stored.address, stored.address
         self._links[j] = 0
         self.current, self._args = j, None
@@ -92,8 +94,7 @@ class PlanTable:
         """The loop's arguments after the kernel's, in ``loop.run``'s order (``slots``: where
         ``numba_link.Stored`` keeps each slot's vertex and fragment arguments, a row a slot)."""
         if self._args is None:
-            padded = self.plans + [self.plans[0]] * (TABLE_SLOTS - len(self.plans))
-            self._args = (self.keys, len(self.plans), np.stack([p.watched for p in padded]), self._slots)
+            self._args = (self.keys, len(self.plans), self._watched, self._slots)
         return self._args
 
     def links(

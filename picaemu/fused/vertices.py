@@ -151,9 +151,14 @@ class VertexPlan:
         return cls(prim.topology, (*inputs, *shading, *view, *links, *tail))
 
     @cached_property
+    def kind(self) -> object:
+        """``numba_link.arguments_kind(args)`` (the plan table's and ``stored``'s key)."""
+        return numba_link.arguments_kind(self.args)
+
+    @cached_property
     def stored(self) -> numba_link.Stored:
         """``args`` kept in native form, where ``vertex_side`` reads them (made once, living as long as this plan)."""
-        return numba_link.Stored(self.args)
+        return numba_link.Stored(self.args, self.kind)
 
     @cached_property
     def stored_type(self) -> numba.types.TypeRef:
@@ -164,6 +169,21 @@ class VertexPlan:
 def _viewport(vp: clipping.ViewportState) -> tuple[float, float, float, float]:
     """The viewport's half width, half height, x and y, as the kernels take them."""
     return float(vp.half_width), float(vp.half_height), float(vp.x), float(vp.y)
+
+
+# the draw-state parts ``VertexPlan.of`` reads (``PlanCache``'s key, with the memory and the fixed-attribute store)
+VERTEX_PARTS = (
+    "loader",
+    "vs_program",
+    "vs",
+    "output_map",
+    "varyings",
+    "primitives",
+    "clip",
+    "viewport",
+    "framebuffer",
+    "gs",
+)
 
 
 class PlanCache:

@@ -249,7 +249,8 @@ class Replay(Checkpointing):
             self.run_to(index + 1)
             return event
         self._current = index
-        if not isinstance(event, pica.CommandList) and self._list_kick(index) is None:
+        written = isinstance(event, pica.MemoryWrite)  # the commonest event (a game's uploads): never a list kick
+        if written or (not isinstance(event, pica.CommandList) and self._list_kick(index) is None):
             self.sync_memory()  # the engines and the CPU read and write memory the pipeline may hold
         try:
             if isinstance(event, pica.MemoryWrite):

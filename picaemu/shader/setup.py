@@ -41,6 +41,8 @@ def shader_unit(name: str) -> Unit:
 
 
 NUM_INPUTS = 16
+_ATTRS = tuple(f"attr{k}" for k in range(NUM_INPUTS))  # the input permutation registers' fields (8 a register)
+_OUTPUTS = tuple(f"o{i}" for i in range(16))  # the output mask register's fields
 NUM_BOOLS = 16
 NUM_INTS = 4
 GS_MODE_NAMES = ("point", "variable", "fixed")
@@ -139,11 +141,11 @@ class ShaderSetup:
         p = REG_PREFIX[unit]
         regs = state.regs
         mem = state.vs if unit == "vs" else state.gs
-        perm = tuple(
-            access.raw(regs, p + ("ATTRIBUTES_PERMUTATION_LOW" if k < 8 else "ATTRIBUTES_PERMUTATION_HIGH"), f"attr{k}")
-            for k in range(NUM_INPUTS)
+        # one register read per register (a replay builds this at every draw state that rewrote a VS input map)
+        perm = access.raws(regs, p + "ATTRIBUTES_PERMUTATION_LOW", _ATTRS[:8]) + access.raws(
+            regs, p + "ATTRIBUTES_PERMUTATION_HIGH", _ATTRS[8:]
         )
-        out_mask = sum(access.raw(regs, p + "OUTMAP_MASK", f"o{i}") << i for i in range(16))
+        out_mask = sum(bit << i for i, bit in enumerate(access.raws(regs, p + "OUTMAP_MASK", _OUTPUTS)))
         geometry = GeometryConfig()
         if unit == "gs":
             geometry = GeometryConfig(
