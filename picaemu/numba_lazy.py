@@ -19,6 +19,16 @@ compiles) links its callees and stops there: a library is *pending* until someth
   saved again with its machine code (numba's object kind) once something generated it, so a kernel Python calls
   is code-generated in one run and loaded in the next ones (``_resave``). Only picaemu's own cache folder holds
   pending entries (``OWN_LOCATORS``): numba code of another package in the process is cached as numba caches it.
+- Python entries built when Python first calls: numba builds each function's Python entry (its CPython wrapper:
+  unboxing every argument, a few hundred to ~2 k lines of IR) as it lowers it, though Python enters few of
+  picaemu's kernels (4 of the 53 README line 1 compiled): ~2.5 s of its ~35 s of CPU (bench/RESULTS.md, "cp31:
+  README line 1's compile (sixteenth session)"). A kernel of a package in ``OWN_PACKAGES`` (picaemu) gets its
+  entry when Python first calls it (``LazyLibrary.python_entry``): in its library's module while that is pending
+  (optimised and code-generated with it), else in a library of its own that calls the function by name (its
+  machine code is there already). The entries still to build travel with the cached library
+  (``PENDING_KIND``, ``OBJECT_KIND``), so a run that loads it builds them too. Their C entries (numba's cfunc
+  wrappers, for first-class function values, which picaemu never makes: ``numba_link.kernel``'s choice) are not
+  built at all.
 A compile that links a pending callee (loaded from the cache, or compiled in this process) needs nothing more
 from it. The code that runs is unchanged: a callee always ran as linked into its caller's module, which is
 optimised as before. numba's classes are patched for the whole process, so other numba code in it (a user's
@@ -31,10 +41,13 @@ from typing import Any
 
 from llvmlite import binding as ll
 from numba import _dynfunc
-from numba.core import caching, codegen, cpu, dispatcher
+from numba.core import caching, codegen, cpu, dispatcher, lowering
 from numba.core.compiler_lock import global_compiler_lock, require_global_compiler_lock
 
 PENDING_KIND = "picaemu-pending-bitcode"  # a cache entry holding a pending library's module, no machine code
+OBJECT_KIND = "picaemu-object-entries"  # numba's "object" entry with Python entries still to build
+# the packages whose kernels get their Python entries when Python first calls them (module docstring)
+OWN_PACKAGES: tuple[str, ...] = ("picaemu",)
 # the cache locators whose entries may be pending (picaemu's own: ``picaemu.numba_cache`` names its locator here)
 OWN_LOCATORS: tuple[type, ...] = ()
 
@@ -47,6 +60,8 @@ class LazyLibrary(codegen.JITCodeLibrary):
         super().__init__(codegen_, name)
         self.pending = False
         self._resave: tuple[caching.FunctionCache, Any, Any] | None = None  # (cache, signature, compile result)
+        self.entries_wanted: dict[str, bool] = {}  # Python entries not built yet: wrapper name -> releases the GIL
+        self._entry_hosts: dict[str, codegen.CodeLibrary] = {}  # wrapper name -> the library built to hold it
 
     def finalize(self) -> None:
         """numba's ``finalize`` up to the link of the callees: their IR is all a caller takes."""
@@ -86,42 +101,74 @@ class LazyLibrary(codegen.JITCodeLibrary):
         self.ensure_code()
         return super().get_pointer_to_function(name)
 
+    def python_entry(self, context: Any, fndesc: Any, environment: Any) -> tuple[int, codegen.CodeLibrary]:
+        """(address, library holding it) of ``fndesc``'s Python entry, built first if it was left for now: into
+        this library's module while it is pending, else into a library of its own, calling the function by its
+        name (defined by this library's machine code, already in the JIT)."""
+        name = fndesc.llvm_cpython_wrapper_name
+        with global_compiler_lock:
+            self._ensure_finalized()
+            releases_gil = self.entries_wanted.pop(name, None)
+            if releases_gil is not None and self.pending:
+                self._finalized = False  # numba adds IR only to an unfinished library
+                try:
+                    context.create_cpython_wrapper(self, fndesc, environment, None, release_gil=releases_gil)
+                finally:
+                    self._finalized = True
+            elif releases_gil is not None:
+                host = self.codegen.create_library(f"{self.name}.python_entry")
+                context.create_cpython_wrapper(host, fndesc, environment, None, release_gil=releases_gil)
+                self._entry_hosts[name] = host
+            host = self._entry_hosts.get(name, self)
+            return host.get_pointer_to_function(name), host
+
     def serialize_using_object_code(self) -> tuple[str, str, Any]:
+        wanted = dict(self.entries_wanted)
         if self.pending:
-            return (self.name, PENDING_KIND, self._final_module.as_bitcode())
-        return super().serialize_using_object_code()
+            return (self.name, PENDING_KIND, (self._final_module.as_bitcode(), wanted))
+        name, kind, data = super().serialize_using_object_code()
+        return (name, OBJECT_KIND, (data, wanted)) if wanted else (name, kind, data)
 
     @classmethod
     def _unserialize(cls, codegen_: Any, state: tuple[str, str, Any]) -> Any:
         name, kind, data = state
+        if kind == OBJECT_KIND:
+            data, wanted = data
+            library = super()._unserialize(codegen_, (name, "object", data))
+            library.entries_wanted.update(wanted)
+            return library
         if kind != PENDING_KIND:
             return super()._unserialize(codegen_, state)
+        bitcode, wanted = data
         library = codegen_.create_library(name)
         library.enable_object_caching()  # its machine code, once generated, is kept for a save
-        library._final_module = ll.parse_bitcode(data)
+        library._final_module = ll.parse_bitcode(bitcode)
+        library.entries_wanted.update(wanted)
         library.pending = True
         library._finalized = True
         return library
 
 
 class PendingEntry:
-    """The Python entry of a function in a pending library: generates the code on its first use (module
-    docstring). numba keys the function's lowering on its entry object, so this object stays that key."""
+    """The Python entry of a function in a pending library, or of one whose entry is not built yet: generates
+    them on its first use (module docstring). numba keys the function's lowering on its entry object, so this
+    object stays that key."""
 
-    def __init__(self, library: LazyLibrary, fndesc: Any, environment: Any) -> None:
+    def __init__(self, context: Any, library: LazyLibrary, fndesc: Any, environment: Any) -> None:
+        self.context = context
         self.library = library
         self.fndesc = fndesc
         self.environment = environment
         self._entry: Any = None
 
     def entry(self) -> Any:
-        """numba's compiled Python entry (generating the library's machine code first)."""
+        """numba's compiled Python entry (building it and generating the library's machine code first)."""
         if self._entry is None:
-            address = self.library.get_pointer_to_function(self.fndesc.llvm_cpython_wrapper_name)
+            address, host = self.library.python_entry(self.context, self.fndesc, self.environment)
             name = self.fndesc.qualname.split(".")[-1]
             doc = f"compiled wrapper for {self.fndesc.qualname!r}"
             self._entry = _dynfunc.make_function(
-                self.fndesc.lookup_module(), name, doc, address, self.environment, (self.library,)
+                self.fndesc.lookup_module(), name, doc, address, self.environment, (self.library, host)
             )
         return self._entry
 
@@ -137,6 +184,8 @@ _DISPATCHER: Any = dispatcher.Dispatcher  # (numba's stubs do not declare the me
 _NUMBA_ADD_OVERLOAD = _DISPATCHER.add_overload
 _NUMBA_COMPILE_FOR_ARGS = _DISPATCHER._compile_for_args
 _NUMBA_SAVE_OVERLOAD = caching.FunctionCache.save_overload
+_NUMBA_CREATE_CPYTHON_WRAPPER = lowering.Lower.create_cpython_wrapper
+_NUMBA_CREATE_CFUNC_WRAPPER = lowering.Lower.create_cfunc_wrapper
 
 
 def _set_env(self: Any, name: str, environment: Any) -> None:
@@ -151,10 +200,31 @@ def _set_env(self: Any, name: str, environment: Any) -> None:
 def _get_executable(self: Any, library: Any, fndesc: Any, environment: Any) -> Any:
     if isinstance(library, LazyLibrary):
         library._ensure_finalized()
-    if isinstance(library, LazyLibrary) and library.pending:
+    if isinstance(library, LazyLibrary) and (
+        library.pending or fndesc.llvm_cpython_wrapper_name in library.entries_wanted
+    ):
         library.codegen.set_env(self.get_env_name(fndesc), environment)  # deferred: its global comes with the code
-        return PendingEntry(library, fndesc, environment)
+        return PendingEntry(self, library, fndesc, environment)
     return _NUMBA_GET_EXECUTABLE(self, library, fndesc, environment)
+
+
+def _create_cpython_wrapper(self: Any, release_gil: bool = False) -> None:
+    """numba's ``Lower.create_cpython_wrapper``, left for Python's first call for a kernel of ``OWN_PACKAGES``
+    (module docstring)."""
+    if _own(self.fndesc) and isinstance(self.library, LazyLibrary) and not self.genlower:
+        self.library.entries_wanted[self.fndesc.llvm_cpython_wrapper_name] = release_gil
+    else:
+        _NUMBA_CREATE_CPYTHON_WRAPPER(self, release_gil)
+
+
+def _create_cfunc_wrapper(self: Any) -> None:
+    """numba's ``Lower.create_cfunc_wrapper``, skipped for a kernel of ``OWN_PACKAGES`` (module docstring)."""
+    if not _own(self.fndesc):
+        _NUMBA_CREATE_CFUNC_WRAPPER(self)
+
+
+def _own(fndesc: Any) -> bool:
+    return fndesc.modname.split(".")[0] in OWN_PACKAGES
 
 
 def _add_overload(self: Any, result: Any) -> None:
@@ -201,3 +271,5 @@ cpu.CPUContext.get_executable = _get_executable
 _DISPATCHER.add_overload = _add_overload
 _DISPATCHER._compile_for_args = _compile_for_args
 caching.FunctionCache.save_overload = _save_overload
+lowering.Lower.create_cpython_wrapper = _create_cpython_wrapper
+lowering.Lower.create_cfunc_wrapper = _create_cfunc_wrapper

@@ -57,6 +57,60 @@ def test_a_call_by_address_generates_the_callee() -> None:
     assert not library.pending
 
 
+def test_an_own_kernel_gets_its_python_entry_when_python_first_calls_it(monkeypatch: object) -> None:
+    monkeypatch.setattr(numba_lazy, "OWN_PACKAGES", (__name__.split(".")[0],))  # type: ignore[attr-defined]
+
+    @numba.njit(nogil=True)
+    def scaled(values, by):
+        return values * by
+
+    signature = (numba.types.float64[::1], numba.types.float64)
+    scaled.compile(signature)
+    library, fndesc = _library(scaled), scaled.overloads[signature].fndesc
+    assert library.entries_wanted == {fndesc.llvm_cpython_wrapper_name: True}  # not built; releases the GIL
+    assert list(scaled(np.arange(3.0), 2.0)) == [0.0, 2.0, 4.0]
+    assert library.entries_wanted == {} and not library.pending  # built into its module, then code-generated
+    assert list(scaled(np.ones(2), 0.5)) == [0.5, 0.5]  # the installed entry
+
+
+def test_an_own_kernel_called_by_address_first_gets_its_python_entry_in_a_library_of_its_own(
+    monkeypatch: object,
+) -> None:
+    monkeypatch.setattr(numba_lazy, "OWN_PACKAGES", (__name__.split(".")[0],))  # type: ignore[attr-defined]
+
+    @numba.njit
+    def counted(n):
+        if n < 0:
+            raise ValueError("negative count")
+        return np.arange(n) * 3
+
+    signature = (numba.types.int64,)
+    counted.compile(signature)
+    library, fndesc = _library(counted), counted.overloads[signature].fndesc
+    assert library.get_pointer_to_function(fndesc.llvm_func_name) != 0 and not library.pending
+    assert list(counted(4)) == [0, 3, 6, 9]  # its environment (the array's boxing) reached from the new library
+    (host,) = library._entry_hosts.values()
+    assert host is not library and library.entries_wanted == {}
+    try:
+        counted(-1)
+    except ValueError as error:
+        assert str(error) == "negative count"
+    else:
+        raise AssertionError("the kernel's exception did not reach Python")
+
+
+def test_a_kernel_outside_own_packages_gets_numba_s_entries_at_once() -> None:
+    @numba.njit
+    def plus_one(x):
+        return x + 1
+
+    plus_one.compile((numba.types.int64,))
+    library = _library(plus_one)
+    assert library.entries_wanted == {}
+    (result,) = plus_one.overloads.values()
+    assert library.get_pointer_to_function(result.fndesc.llvm_cfunc_wrapper_name) != 0  # numba's C entry too
+
+
 _RUN = """
 import json, sys
 where = sys.argv[3]
@@ -72,6 +126,11 @@ else:
     import lazy_probe as k
 if sys.argv[2] == "caller":
     value, before = k.caller(4), None
+elif sys.argv[2] == "address":  # machine code for a call by address, no Python entry
+    k.triple.compile((numba.types.int64,))
+    (result,) = k.triple.overloads.values()
+    before = sorted(result.library.entries_wanted.values())
+    value = result.library.get_pointer_to_function(result.fndesc.llvm_func_name) != 0
 else:
     k.triple.compile((numba.types.int64,))  # loaded (or compiled), not called yet
     before = getattr(next(iter(k.triple.overloads.values())).library, "pending", None)
@@ -122,6 +181,20 @@ def test_picaemu_s_cache_keeps_a_callee_pending_until_a_run_generates_it(tmp_pat
     assert run("caller", "own") == [13, None, True, 0, 1]  # compiled for its caller only: IR, no machine code
     assert run("callee", "own") == [15, True, False, 1, 0]  # loaded pending, generated for Python, saved again
     assert run("callee", "own") == [15, False, False, 1, 0]  # loaded with its machine code
+
+
+def test_picaemu_s_cache_keeps_the_python_entries_still_to_build(tmp_path: Path) -> None:
+    """A kernel code-generated for a call by address is saved with the Python entry it has not built: a later run
+    that loads it builds the entry on Python's first call (in a library of its own)."""
+    package = Path(numba_lazy.__file__).resolve().parent
+    shutil.copytree(package, tmp_path / "picaemu", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "picaemu" / "lazy_probe.py").write_text(_KERNELS)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "home")
+    run = _runner(tmp_path, env)
+    assert run("address", "own") == [True, [False], False, 0, 1]  # compiled, its entry wanted (keeping the GIL)
+    assert run("address", "own") == [True, [False], False, 1, 0]  # loaded with machine code, the entry still wanted
+    assert run("callee", "own") == [15, False, False, 1, 0]  # loaded, its entry built for Python
 
 
 def test_another_package_s_cache_keeps_numba_s_own_entries(tmp_path: Path) -> None:
