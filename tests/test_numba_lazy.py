@@ -170,14 +170,19 @@ def _runner(path: Path, env: dict[str, str]) -> Callable[[str, str], list]:
     return run
 
 
-def test_picaemu_s_cache_keeps_a_callee_pending_until_a_run_generates_it(tmp_path: Path) -> None:
-    """In picaemu's own cache folder (``numba_cache.SourceTreeLocator``): a copy of the package with a probe module."""
+def _own_copy(tmp_path: Path) -> Callable[[str, str], list]:
+    """A runner of a copy of the package with the probe module, caching in picaemu's own folder under tmp_path."""
     package = Path(numba_lazy.__file__).resolve().parent
     shutil.copytree(package, tmp_path / "picaemu", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "picaemu" / "lazy_probe.py").write_text(_KERNELS)
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES")}
     env["XDG_CACHE_HOME"] = str(tmp_path / "home")
-    run = _runner(tmp_path, env)
+    return _runner(tmp_path, env)
+
+
+def test_picaemu_s_cache_keeps_a_callee_pending_until_a_run_generates_it(tmp_path: Path) -> None:
+    """In picaemu's own cache folder (``numba_cache.SourceTreeLocator``): a copy of the package with a probe module."""
+    run = _own_copy(tmp_path)
     assert run("caller", "own") == [13, None, True, 0, 1]  # compiled for its caller only: IR, no machine code
     assert run("callee", "own") == [15, True, False, 1, 0]  # loaded pending, generated for Python, saved again
     assert run("callee", "own") == [15, False, False, 1, 0]  # loaded with its machine code
@@ -186,12 +191,7 @@ def test_picaemu_s_cache_keeps_a_callee_pending_until_a_run_generates_it(tmp_pat
 def test_picaemu_s_cache_keeps_the_python_entries_still_to_build(tmp_path: Path) -> None:
     """A kernel code-generated for a call by address is saved with the Python entry it has not built: a later run
     that loads it builds the entry on Python's first call (in a library of its own)."""
-    package = Path(numba_lazy.__file__).resolve().parent
-    shutil.copytree(package, tmp_path / "picaemu", ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "picaemu" / "lazy_probe.py").write_text(_KERNELS)
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES")}
-    env["XDG_CACHE_HOME"] = str(tmp_path / "home")
-    run = _runner(tmp_path, env)
+    run = _own_copy(tmp_path)
     assert run("address", "own") == [True, [False], False, 0, 1]  # compiled, its entry wanted (keeping the GIL)
     assert run("address", "own") == [True, [False], False, 1, 0]  # loaded with machine code, the entry still wanted
     assert run("callee", "own") == [15, False, False, 1, 0]  # loaded, its entry built for Python
