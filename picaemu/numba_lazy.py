@@ -115,6 +115,9 @@ class LazyLibrary(codegen.JITCodeLibrary):
                     context.create_cpython_wrapper(self, fndesc, environment, None, release_gil=releases_gil)
                 finally:
                     self._finalized = True
+                # the module callers link, made again with the entry: a run that loads the library from the cache
+                # knows the symbols it defines (the entry's environment among them) from that module
+                self._shared_module = None
             elif releases_gil is not None:
                 host = self.codegen.create_library(f"{self.name}.python_entry")
                 context.create_cpython_wrapper(host, fndesc, environment, None, release_gil=releases_gil)

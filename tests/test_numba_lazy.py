@@ -126,6 +126,8 @@ else:
     import lazy_probe as k
 if sys.argv[2] == "caller":
     value, before = k.caller(4), None
+elif sys.argv[2] == "both":  # linked into its caller first, then called from Python
+    value, before = k.caller(4) + 100 * k.triple(5), None
 elif sys.argv[2] == "address":  # machine code for a call by address, no Python entry
     k.triple.compile((numba.types.int64,))
     (result,) = k.triple.overloads.values()
@@ -195,6 +197,14 @@ def test_picaemu_s_cache_keeps_the_python_entries_still_to_build(tmp_path: Path)
     assert run("address", "own") == [True, [False], False, 0, 1]  # compiled, its entry wanted (keeping the GIL)
     assert run("address", "own") == [True, [False], False, 1, 0]  # loaded with machine code, the entry still wanted
     assert run("callee", "own") == [15, False, False, 1, 0]  # loaded, its entry built for Python
+
+
+def test_a_python_entry_built_after_a_caller_linked_the_kernel_is_cached_with_its_environment(tmp_path: Path) -> None:
+    """The entry reads the kernel's environment (a global the run that loads the library sets by name, if the
+    module callers link names it): built after the caller linked the kernel, it must be in that module too."""
+    run = _own_copy(tmp_path)
+    assert run("both", "own") == [1513, None, False, 0, 1]
+    assert run("callee", "own") == [15, False, False, 1, 0]  # the loaded entry finds its environment
 
 
 def test_another_package_s_cache_keeps_numba_s_own_entries(tmp_path: Path) -> None:
