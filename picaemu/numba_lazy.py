@@ -60,7 +60,8 @@ class LazyLibrary(codegen.JITCodeLibrary):
         super().__init__(codegen_, name)
         self.pending = False
         self._resave: tuple[caching.FunctionCache, Any, Any] | None = None  # (cache, signature, compile result)
-        self.entries_wanted: dict[str, bool] = {}  # Python entries not built yet: wrapper name -> releases the GIL
+        # Python entries not built yet: wrapper name -> (it releases the GIL, the kernel uses numba's NRT)
+        self.entries_wanted: dict[str, tuple[bool, bool]] = {}
         self._entry_hosts: dict[str, codegen.CodeLibrary] = {}  # wrapper name -> the library built to hold it
 
     def finalize(self) -> None:
@@ -108,8 +109,13 @@ class LazyLibrary(codegen.JITCodeLibrary):
         name = fndesc.llvm_cpython_wrapper_name
         with global_compiler_lock:
             self._ensure_finalized()
-            releases_gil = self.entries_wanted.pop(name, None)
-            if releases_gil is not None and self.pending:
+            wanted = self.entries_wanted.pop(name, None)
+            if wanted is not None:
+                # the kernel's NRT setting, as numba's lowering had it (the entry boxes arrays by it); a context a
+                # load from the cache passes is the target's own, without the compile's options
+                releases_gil, nrt = wanted
+                context = context if context.enable_nrt == nrt else context.subtarget(enable_nrt=nrt)
+            if wanted is not None and self.pending:
                 self._finalized = False  # numba adds IR only to an unfinished library
                 try:
                     context.create_cpython_wrapper(self, fndesc, environment, None, release_gil=releases_gil)
@@ -118,7 +124,7 @@ class LazyLibrary(codegen.JITCodeLibrary):
                 # the module callers link, made again with the entry: a run that loads the library from the cache
                 # knows the symbols it defines (the entry's environment among them) from that module
                 self._shared_module = None
-            elif releases_gil is not None:
+            elif wanted is not None:
                 host = self.codegen.create_library(f"{self.name}.python_entry")
                 context.create_cpython_wrapper(host, fndesc, environment, None, release_gil=releases_gil)
                 self._entry_hosts[name] = host
@@ -215,7 +221,7 @@ def _create_cpython_wrapper(self: Any, release_gil: bool = False) -> None:
     """numba's ``Lower.create_cpython_wrapper``, left for Python's first call for a kernel of ``OWN_PACKAGES``
     (module docstring)."""
     if _own(self.fndesc) and isinstance(self.library, LazyLibrary) and not self.genlower:
-        self.library.entries_wanted[self.fndesc.llvm_cpython_wrapper_name] = release_gil
+        self.library.entries_wanted[self.fndesc.llvm_cpython_wrapper_name] = (release_gil, self.context.enable_nrt)
     else:
         _NUMBA_CREATE_CPYTHON_WRAPPER(self, release_gil)
 

@@ -67,7 +67,7 @@ def test_an_own_kernel_gets_its_python_entry_when_python_first_calls_it(monkeypa
     signature = (numba.types.float64[::1], numba.types.float64)
     scaled.compile(signature)
     library, fndesc = _library(scaled), scaled.overloads[signature].fndesc
-    assert library.entries_wanted == {fndesc.llvm_cpython_wrapper_name: True}  # not built; releases the GIL
+    assert library.entries_wanted == {fndesc.llvm_cpython_wrapper_name: (True, True)}  # not built; nogil, NRT
     assert list(scaled(np.arange(3.0), 2.0)) == [0.0, 2.0, 4.0]
     assert library.entries_wanted == {} and not library.pending  # built into its module, then code-generated
     assert list(scaled(np.ones(2), 0.5)) == [0.5, 0.5]  # the installed entry
@@ -124,6 +124,15 @@ else:
     if where == "beside picaemu":
         import picaemu  # installs picaemu.numba_lazy
     import lazy_probe as k
+if sys.argv[2] in ("doubled", "doubled by address"):  # arrays in and out: the entry boxes them with the NRT
+    import numpy as np
+    k.doubled.compile((numba.types.float64[::1],))
+    (result,) = k.doubled.overloads.values()
+    if sys.argv[2] == "doubled":
+        print(json.dumps(k.doubled(np.arange(3.0)).tolist()))
+    else:
+        print(json.dumps(result.library.get_pointer_to_function(result.fndesc.llvm_func_name) != 0))
+    sys.exit()
 if sys.argv[2] == "caller":
     value, before = k.caller(4), None
 elif sys.argv[2] == "both":  # linked into its caller first, then called from Python
@@ -153,6 +162,10 @@ def triple(x):
 @numba.njit(cache=True)
 def caller(x):
     return triple(x) + 1
+
+@numba.njit(cache=True)
+def doubled(values):
+    return values * 2
 """
 
 
@@ -194,9 +207,22 @@ def test_picaemu_s_cache_keeps_the_python_entries_still_to_build(tmp_path: Path)
     """A kernel code-generated for a call by address is saved with the Python entry it has not built: a later run
     that loads it builds the entry on Python's first call (in a library of its own)."""
     run = _own_copy(tmp_path)
-    assert run("address", "own") == [True, [False], False, 0, 1]  # compiled, its entry wanted (keeping the GIL)
-    assert run("address", "own") == [True, [False], False, 1, 0]  # loaded with machine code, the entry still wanted
+    assert run("address", "own") == [True, [[False, True]], False, 0, 1]  # compiled, its entry wanted (GIL, NRT)
+    assert run("address", "own") == [True, [[False, True]], False, 1, 0]  # loaded with machine code, still wanted
     assert run("callee", "own") == [15, False, False, 1, 0]  # loaded, its entry built for Python
+
+
+def test_a_python_entry_built_for_a_kernel_loaded_from_the_cache_boxes_arrays_as_the_kernel_does(
+    tmp_path: Path,
+) -> None:
+    """A load from the cache passes the target's own context (no NRT): the entry is built with the kernel's NRT
+    setting all the same, in the pending library's module or, after a call by address, in a library of its own."""
+    run = _own_copy(tmp_path)
+    assert run("doubled by address", "own") is True  # compiled, machine code for the address, no entry
+    assert run("doubled", "own") == [0.0, 2.0, 4.0]  # loaded with machine code: the entry in a library of its own
+    other = _own_copy(tmp_path / "other")
+    assert other("doubled", "own") == [0.0, 2.0, 4.0]  # compiled, pending, the entry built into its module
+    assert other("doubled", "own") == [0.0, 2.0, 4.0]  # loaded with the entry
 
 
 def test_a_python_entry_built_after_a_caller_linked_the_kernel_is_cached_with_its_environment(tmp_path: Path) -> None:
