@@ -19,16 +19,15 @@ compiles) links its callees and stops there: a library is *pending* until someth
   saved again with its machine code (numba's object kind) once something generated it, so a kernel Python calls
   is code-generated in one run and loaded in the next ones (``_resave``). Only picaemu's own cache folder holds
   pending entries (``OWN_LOCATORS``): numba code of another package in the process is cached as numba caches it.
-- Python entries built when Python first calls: numba builds each function's Python entry (its CPython wrapper:
-  unboxing every argument, a few hundred to ~2 k lines of IR) as it lowers it, though Python enters few of
-  picaemu's kernels (4 of the 53 README line 1 compiled): ~2.5 s of its ~35 s of CPU (bench/RESULTS.md, "cp31:
-  README line 1's compile (sixteenth session)"). A kernel of a package in ``OWN_PACKAGES`` (picaemu) gets its
-  entry when Python first calls it (``LazyLibrary.python_entry``): in its library's module while that is pending
-  (optimised and code-generated with it), else in a library of its own that calls the function by name (its
-  machine code is there already). The entries still to build travel with the cached library
-  (``PENDING_KIND``, ``OBJECT_KIND``), so a run that loads it builds them too. Their C entries (numba's cfunc
-  wrappers, for first-class function values, which picaemu never makes: ``numba_link.kernel``'s choice) are not
-  built at all.
+- Python entries built with the machine code: numba builds each function's Python entry (its CPython wrapper:
+  unboxing every argument, a few hundred to ~2 k lines of IR) as it lowers it, though most of picaemu's kernels
+  are only linked into callers or called by address (README line 1 built 53 entries, for 14 libraries that get
+  machine code; ~2.5 s of its ~35 s of CPU: bench/RESULTS.md, "cp31: README line 1's compile (sixteenth
+  session)"). A kernel of a package in ``OWN_PACKAGES`` (picaemu) gets its entry when its library gets its
+  machine code (``ensure_code`` adds it to the module first, so that the cached machine code has it). A library
+  cached pending keeps the entries it still wants (``PENDING_KIND``): a run that loads it builds them with its
+  code. Their C entries (numba's cfunc wrappers, for first-class function values, which picaemu never makes:
+  ``numba_link.kernel``'s choice) are not built at all.
 A compile that links a pending callee (loaded from the cache, or compiled in this process) needs nothing more
 from it. The code that runs is unchanged: a callee always ran as linked into its caller's module, which is
 optimised as before. numba's classes are patched for the whole process, so other numba code in it (a user's
@@ -45,7 +44,6 @@ from numba.core import caching, codegen, cpu, dispatcher, lowering
 from numba.core.compiler_lock import global_compiler_lock, require_global_compiler_lock
 
 PENDING_KIND = "picaemu-pending-bitcode"  # a cache entry holding a pending library's module, no machine code
-OBJECT_KIND = "picaemu-object-entries"  # numba's "object" entry with Python entries still to build
 # the packages whose kernels get their Python entries when Python first calls them (module docstring)
 OWN_PACKAGES: tuple[str, ...] = ("picaemu",)
 # the cache locators whose entries may be pending (picaemu's own: ``picaemu.numba_cache`` names its locator here)
@@ -62,7 +60,7 @@ class LazyLibrary(codegen.JITCodeLibrary):
         self._resave: tuple[caching.FunctionCache, Any, Any] | None = None  # (cache, signature, compile result)
         # Python entries not built yet: wrapper name -> (it releases the GIL, the kernel uses numba's NRT)
         self.entries_wanted: dict[str, tuple[bool, bool]] = {}
-        self._entry_hosts: dict[str, codegen.CodeLibrary] = {}  # wrapper name -> the library built to hold it
+        self._entry_args: dict[str, tuple[Any, Any, Any]] = {}  # wrapper name -> (context, fndesc, environment)
 
     def finalize(self) -> None:
         """numba's ``finalize`` up to the link of the callees: their IR is all a caller takes."""
@@ -80,11 +78,14 @@ class LazyLibrary(codegen.JITCodeLibrary):
         self._finalized = True
 
     def ensure_code(self) -> None:
-        """Optimise the module and generate its machine code, if still pending; then set the environments of
-        its Python entries and save it again with its machine code, if it was cached pending."""
+        """Add the Python entries still wanted to the module, optimise it and generate its machine code, if still
+        pending; then set the environments of its Python entries and save it again with its machine code, if it
+        was cached pending."""
         with global_compiler_lock:
             if not self.pending:
                 return
+            for name in list(self.entries_wanted):
+                self._add_python_entry(name, *self._entry_args.pop(name))
             self.pending = False
             self._optimize_final_module()
             self._final_module.verify()
@@ -102,50 +103,29 @@ class LazyLibrary(codegen.JITCodeLibrary):
         self.ensure_code()
         return super().get_pointer_to_function(name)
 
-    def python_entry(self, context: Any, fndesc: Any, environment: Any) -> tuple[int, codegen.CodeLibrary]:
-        """(address, library holding it) of ``fndesc``'s Python entry, built first if it was left for now: into
-        this library's module while it is pending, else into a library of its own, calling the function by its
-        name (defined by this library's machine code, already in the JIT)."""
-        name = fndesc.llvm_cpython_wrapper_name
-        with global_compiler_lock:
-            self._ensure_finalized()
-            wanted = self.entries_wanted.pop(name, None)
-            if wanted is not None:
-                # the kernel's NRT setting, as numba's lowering had it (the entry boxes arrays by it); a context a
-                # load from the cache passes is the target's own, without the compile's options
-                releases_gil, nrt = wanted
-                context = context if context.enable_nrt == nrt else context.subtarget(enable_nrt=nrt)
-            if wanted is not None and self.pending:
-                self._finalized = False  # numba adds IR only to an unfinished library
-                try:
-                    context.create_cpython_wrapper(self, fndesc, environment, None, release_gil=releases_gil)
-                finally:
-                    self._finalized = True
-                # the module callers link, made again with the entry: a run that loads the library from the cache
-                # knows the symbols it defines (the entry's environment among them) from that module
-                self._shared_module = None
-            elif wanted is not None:
-                host = self.codegen.create_library(f"{self.name}.python_entry")
-                context.create_cpython_wrapper(host, fndesc, environment, None, release_gil=releases_gil)
-                self._entry_hosts[name] = host
-            host = self._entry_hosts.get(name, self)
-            return host.get_pointer_to_function(name), host
+    def _add_python_entry(self, name: str, context: Any, fndesc: Any, environment: Any) -> None:
+        """numba's Python entry ``name`` of ``fndesc``, into this pending library's module, as numba's lowering
+        would have built it: with the kernel's NRT setting (the entry boxes arrays by it; a context a load from the
+        cache passes is the target's own, without the compile's options)."""
+        releases_gil, nrt = self.entries_wanted.pop(name)
+        context = context if context.enable_nrt == nrt else context.subtarget(enable_nrt=nrt)
+        self._finalized = False  # numba adds IR only to an unfinished library
+        try:
+            context.create_cpython_wrapper(self, fndesc, environment, None, release_gil=releases_gil)
+        finally:
+            self._finalized = True
+        # the module callers link, made again with the entry: a run that loads the library from the cache knows
+        # the symbols it defines (the entry's environment among them) from that module
+        self._shared_module = None
 
     def serialize_using_object_code(self) -> tuple[str, str, Any]:
-        wanted = dict(self.entries_wanted)
         if self.pending:
-            return (self.name, PENDING_KIND, (self._final_module.as_bitcode(), wanted))
-        name, kind, data = super().serialize_using_object_code()
-        return (name, OBJECT_KIND, (data, wanted)) if wanted else (name, kind, data)
+            return (self.name, PENDING_KIND, (self._final_module.as_bitcode(), dict(self.entries_wanted)))
+        return super().serialize_using_object_code()
 
     @classmethod
     def _unserialize(cls, codegen_: Any, state: tuple[str, str, Any]) -> Any:
         name, kind, data = state
-        if kind == OBJECT_KIND:
-            data, wanted = data
-            library = super()._unserialize(codegen_, (name, "object", data))
-            library.entries_wanted.update(wanted)
-            return library
         if kind != PENDING_KIND:
             return super()._unserialize(codegen_, state)
         bitcode, wanted = data
@@ -159,25 +139,23 @@ class LazyLibrary(codegen.JITCodeLibrary):
 
 
 class PendingEntry:
-    """The Python entry of a function in a pending library, or of one whose entry is not built yet: generates
-    them on its first use (module docstring). numba keys the function's lowering on its entry object, so this
-    object stays that key."""
+    """The Python entry of a function in a pending library: builds it and generates the code on its first use
+    (module docstring). numba keys the function's lowering on its entry object, so this object stays that key."""
 
-    def __init__(self, context: Any, library: LazyLibrary, fndesc: Any, environment: Any) -> None:
-        self.context = context
+    def __init__(self, library: LazyLibrary, fndesc: Any, environment: Any) -> None:
         self.library = library
         self.fndesc = fndesc
         self.environment = environment
         self._entry: Any = None
 
     def entry(self) -> Any:
-        """numba's compiled Python entry (building it and generating the library's machine code first)."""
+        """numba's compiled Python entry (generating the library's machine code first)."""
         if self._entry is None:
-            address, host = self.library.python_entry(self.context, self.fndesc, self.environment)
+            address = self.library.get_pointer_to_function(self.fndesc.llvm_cpython_wrapper_name)
             name = self.fndesc.qualname.split(".")[-1]
             doc = f"compiled wrapper for {self.fndesc.qualname!r}"
             self._entry = _dynfunc.make_function(
-                self.fndesc.lookup_module(), name, doc, address, self.environment, (self.library, host)
+                self.fndesc.lookup_module(), name, doc, address, self.environment, (self.library,)
             )
         return self._entry
 
@@ -209,11 +187,12 @@ def _set_env(self: Any, name: str, environment: Any) -> None:
 def _get_executable(self: Any, library: Any, fndesc: Any, environment: Any) -> Any:
     if isinstance(library, LazyLibrary):
         library._ensure_finalized()
-    if isinstance(library, LazyLibrary) and (
-        library.pending or fndesc.llvm_cpython_wrapper_name in library.entries_wanted
-    ):
+    if isinstance(library, LazyLibrary) and library.pending:
         library.codegen.set_env(self.get_env_name(fndesc), environment)  # deferred: its global comes with the code
-        return PendingEntry(self, library, fndesc, environment)
+        name = fndesc.llvm_cpython_wrapper_name
+        if name in library.entries_wanted:  # what its code generation needs to build the entry
+            library._entry_args[name] = (self, fndesc, environment)
+        return PendingEntry(library, fndesc, environment)
     return _NUMBA_GET_EXECUTABLE(self, library, fndesc, environment)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+import pytest
 
 from picaemu import numba_lazy
 
@@ -73,7 +74,7 @@ def test_an_own_kernel_gets_its_python_entry_when_python_first_calls_it(monkeypa
     assert list(scaled(np.ones(2), 0.5)) == [0.5, 0.5]  # the installed entry
 
 
-def test_an_own_kernel_called_by_address_first_gets_its_python_entry_in_a_library_of_its_own(
+def test_an_own_kernel_code_generated_for_a_call_by_address_gets_its_python_entry_with_its_code(
     monkeypatch: object,
 ) -> None:
     monkeypatch.setattr(numba_lazy, "OWN_PACKAGES", (__name__.split(".")[0],))  # type: ignore[attr-defined]
@@ -87,16 +88,12 @@ def test_an_own_kernel_called_by_address_first_gets_its_python_entry_in_a_librar
     signature = (numba.types.int64,)
     counted.compile(signature)
     library, fndesc = _library(counted), counted.overloads[signature].fndesc
+    assert fndesc.llvm_cpython_wrapper_name in library.entries_wanted
     assert library.get_pointer_to_function(fndesc.llvm_func_name) != 0 and not library.pending
-    assert list(counted(4)) == [0, 3, 6, 9]  # its environment (the array's boxing) reached from the new library
-    (host,) = library._entry_hosts.values()
-    assert host is not library and library.entries_wanted == {}
-    try:
+    assert library.entries_wanted == {}  # built into the module before its machine code
+    assert list(counted(4)) == [0, 3, 6, 9]  # its environment (the array's boxing) set
+    with pytest.raises(ValueError, match="negative count"):
         counted(-1)
-    except ValueError as error:
-        assert str(error) == "negative count"
-    else:
-        raise AssertionError("the kernel's exception did not reach Python")
 
 
 def test_a_kernel_outside_own_packages_gets_numba_s_entries_at_once() -> None:
@@ -124,8 +121,11 @@ else:
     if where == "beside picaemu":
         import picaemu  # installs picaemu.numba_lazy
     import lazy_probe as k
-if sys.argv[2] in ("doubled", "doubled by address"):  # arrays in and out: the entry boxes them with the NRT
+if sys.argv[2].startswith("doubled"):  # arrays in and out: the entry boxes them with the NRT
     import numpy as np
+    if sys.argv[2] == "doubled caller":
+        print(json.dumps(k.doubled_sum(np.arange(3.0))))
+        sys.exit()
     k.doubled.compile((numba.types.float64[::1],))
     (result,) = k.doubled.overloads.values()
     if sys.argv[2] == "doubled":
@@ -166,6 +166,10 @@ def caller(x):
 @numba.njit(cache=True)
 def doubled(values):
     return values * 2
+
+@numba.njit(cache=True)
+def doubled_sum(values):
+    return doubled(values).sum()
 """
 
 
@@ -203,26 +207,26 @@ def test_picaemu_s_cache_keeps_a_callee_pending_until_a_run_generates_it(tmp_pat
     assert run("callee", "own") == [15, False, False, 1, 0]  # loaded with its machine code
 
 
-def test_picaemu_s_cache_keeps_the_python_entries_still_to_build(tmp_path: Path) -> None:
-    """A kernel code-generated for a call by address is saved with the Python entry it has not built: a later run
-    that loads it builds the entry on Python's first call (in a library of its own)."""
+def test_picaemu_s_cache_keeps_the_python_entries_a_pending_library_still_wants(tmp_path: Path) -> None:
+    """A kernel code-generated for a call by address is saved with the Python entry built with its code."""
     run = _own_copy(tmp_path)
     assert run("address", "own") == [True, [[False, True]], False, 0, 1]  # compiled, its entry wanted (GIL, NRT)
-    assert run("address", "own") == [True, [[False, True]], False, 1, 0]  # loaded with machine code, still wanted
-    assert run("callee", "own") == [15, False, False, 1, 0]  # loaded, its entry built for Python
+    assert run("address", "own") == [True, [], False, 1, 0]  # loaded with machine code and its entry
+    assert run("callee", "own") == [15, False, False, 1, 0]
 
 
 def test_a_python_entry_built_for_a_kernel_loaded_from_the_cache_boxes_arrays_as_the_kernel_does(
     tmp_path: Path,
 ) -> None:
-    """A load from the cache passes the target's own context (no NRT): the entry is built with the kernel's NRT
-    setting all the same, in the pending library's module or, after a call by address, in a library of its own."""
+    """A load from the cache passes the target's own context (no NRT): the entry of a kernel loaded pending is
+    built with the kernel's NRT setting all the same."""
     run = _own_copy(tmp_path)
-    assert run("doubled by address", "own") is True  # compiled, machine code for the address, no entry
-    assert run("doubled", "own") == [0.0, 2.0, 4.0]  # loaded with machine code: the entry in a library of its own
+    assert run("doubled caller", "own") == 6.0  # compiled for its caller only: cached pending, its entry wanted
+    assert run("doubled", "own") == [0.0, 2.0, 4.0]  # loaded pending: its entry built with its code
+    assert run("doubled", "own") == [0.0, 2.0, 4.0]  # loaded with machine code and its entry
     other = _own_copy(tmp_path / "other")
-    assert other("doubled", "own") == [0.0, 2.0, 4.0]  # compiled, pending, the entry built into its module
-    assert other("doubled", "own") == [0.0, 2.0, 4.0]  # loaded with the entry
+    assert other("doubled by address", "own") is True  # code generated for the address, its entry with it
+    assert other("doubled", "own") == [0.0, 2.0, 4.0]
 
 
 def test_a_python_entry_built_after_a_caller_linked_the_kernel_is_cached_with_its_environment(tmp_path: Path) -> None:
