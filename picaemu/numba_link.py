@@ -36,7 +36,6 @@ from typing import Any
 
 import numba
 import numpy as np
-from llvmlite import ir as llvm_ir
 from numba import types
 from numba.core import cgutils, event
 from numba.core.errors import TypingError
@@ -288,7 +287,7 @@ def _allocate(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
 
 
 def _in_arena_or_heap(context: Any, builder: Any, arrtype: types.Array, shapes: list) -> Any:
-    """A C-order array of ``arrtype`` and the shape ``shapes``, its memory from ``_allocation_function`` (numba's
+    """A C-order array of ``arrtype`` and the shape ``shapes``, its memory from ``numba_arena.allocate`` (numba's
     errors, as ``np.empty``: ValueError when its size overflows, MemoryError when malloc fails)."""
     datatype = context.get_data_type(arrtype.dtype)
     itemsize = context.get_constant(types.intp, context.get_abi_sizeof(datatype))
@@ -301,7 +300,7 @@ def _in_arena_or_heap(context: Any, builder: Any, arrtype: types.Array, shapes: 
     with builder.if_then(overflow, likely=False):
         context.call_conv.return_user_exc(builder, ValueError, (_TOO_BIG,))
     align = context.get_constant(types.uint32, context.get_preferred_array_alignment(arrtype.dtype))
-    taken = builder.call(_allocation_function(context, builder.module), [nbytes, align])
+    taken = numba_arena.allocate(context, builder, nbytes, align)
     cgutils.guard_memory_error(context, builder, builder.extract_value(taken, 1), msg=_NO_MEMORY)
     array = context.make_array(arrtype)(context, builder)
     strides = [itemsize] if shapes else []  # C order
@@ -320,33 +319,6 @@ def _in_arena_or_heap(context: Any, builder: Any, arrtype: types.Array, shapes: 
 
 _TOO_BIG = "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size."  # numba's
 _NO_MEMORY = "Allocation failed (probably too large)."  # numba's MemoryError
-_ALLOCATE = "picaemu_allocate"  # defined in each module that allocates (linkonce_odr: linked modules keep one)
-
-
-def _allocation_function(context: Any, module: Any) -> Any:
-    """``{i8* meminfo, i8* data} picaemu_allocate(i64 nbytes, i32 align)`` in ``module``: a piece of the thread's
-    draw arena (``picaemu.numba_arena``: a null meminfo, owning nothing) when one is open and has room, else numba's
-    allocation (``NRT_MemInfo_alloc_aligned``, as ``np.empty``'s; both null when it fails). One function instead
-    of the allocation's code at each site (``_front_end`` has 16), which numba built and LLVM parsed and optimised
-    at each (README line 1's unoptimised IR: 4 % fewer lines)."""
-    found = module.globals.get(_ALLOCATE)
-    if found is not None:
-        return found
-    voidptr = cgutils.voidptr_t
-    fnty = llvm_ir.FunctionType(llvm_ir.LiteralStructType([voidptr, voidptr]), [cgutils.intp_t, llvm_ir.IntType(32)])
-    found = llvm_ir.Function(module, fnty, _ALLOCATE)
-    found.linkage = "linkonce_odr"
-    nbytes, align = found.args
-    builder = llvm_ir.IRBuilder(found.append_basic_block("entry"))
-    piece = numba_arena.take(builder, nbytes)
-    null = cgutils.get_null_value(voidptr)
-    with builder.if_then(cgutils.is_null(builder, piece)):
-        meminfo = context.nrt.meminfo_alloc_aligned_unchecked(builder, nbytes, align)
-        with builder.if_then(cgutils.is_null(builder, meminfo), likely=False):  # the caller raises MemoryError
-            builder.ret(cgutils.make_anonymous_struct(builder, [null, null]))
-        builder.ret(cgutils.make_anonymous_struct(builder, [meminfo, context.nrt.meminfo_data(builder, meminfo)]))
-    builder.ret(cgutils.make_anonymous_struct(builder, [null, piece]))
-    return found
 
 
 @intrinsic
