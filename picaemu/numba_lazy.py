@@ -19,15 +19,9 @@ compiles) links its callees and stops there: a library is *pending* until someth
   saved again with its machine code (numba's object kind) once something generated it, so a kernel Python calls
   is code-generated in one run and loaded in the next ones (``_resave``). Only picaemu's own cache folder holds
   pending entries (``OWN_LOCATORS``): numba code of another package in the process is cached as numba caches it.
-- Python entries built with the machine code: numba builds each function's Python entry (its CPython wrapper:
-  unboxing every argument, a few hundred to ~2 k lines of IR) as it lowers it, though most of picaemu's kernels
-  are only linked into callers or called by address (README line 1 built 53 entries, for 14 libraries that get
-  machine code; ~2.5 s of its ~35 s of CPU: bench/RESULTS.md, "cp31: README line 1's compile (sixteenth
-  session)"). A kernel of a package in ``OWN_PACKAGES`` (picaemu) gets its entry when its library gets its
-  machine code (``ensure_code`` adds it to the module first, so that the cached machine code has it). A library
-  cached pending keeps the entries it still wants (``PENDING_KIND``): a run that loads it builds them with its
-  code. Their C entries (numba's cfunc wrappers, for first-class function values, which picaemu never makes:
-  ``numba_link.kernel``'s choice) are not built at all.
+numba's C entries (cfunc wrappers, for first-class function values, which picaemu never makes:
+``numba_link.kernel``'s choice) are not built for the kernels of ``OWN_PACKAGES`` (picaemu) at all; its plain
+``numba.njit`` kernels built them.
 A compile that links a pending callee (loaded from the cache, or compiled in this process) needs nothing more
 from it. The code that runs is unchanged: a callee always ran as linked into its caller's module, which is
 optimised as before. numba's classes are patched for the whole process, so other numba code in it (a user's
@@ -44,7 +38,7 @@ from numba.core import caching, codegen, cpu, dispatcher, lowering
 from numba.core.compiler_lock import global_compiler_lock, require_global_compiler_lock
 
 PENDING_KIND = "picaemu-pending-bitcode"  # a cache entry holding a pending library's module, no machine code
-# the packages whose kernels get their Python entries when Python first calls them (module docstring)
+# the packages whose kernels get no C entry (module docstring)
 OWN_PACKAGES: tuple[str, ...] = ("picaemu",)
 # the cache locators whose entries may be pending (picaemu's own: ``picaemu.numba_cache`` names its locator here)
 OWN_LOCATORS: tuple[type, ...] = ()
@@ -58,9 +52,6 @@ class LazyLibrary(codegen.JITCodeLibrary):
         super().__init__(codegen_, name)
         self.pending = False
         self._resave: tuple[caching.FunctionCache, Any, Any] | None = None  # (cache, signature, compile result)
-        # Python entries not built yet: wrapper name -> (it releases the GIL, the kernel uses numba's NRT)
-        self.entries_wanted: dict[str, tuple[bool, bool]] = {}
-        self._entry_args: dict[str, tuple[Any, Any, Any]] = {}  # wrapper name -> (context, fndesc, environment)
 
     def finalize(self) -> None:
         """numba's ``finalize`` up to the link of the callees: their IR is all a caller takes."""
@@ -78,14 +69,11 @@ class LazyLibrary(codegen.JITCodeLibrary):
         self._finalized = True
 
     def ensure_code(self) -> None:
-        """Add the Python entries still wanted to the module, optimise it and generate its machine code, if still
-        pending; then set the environments of its Python entries and save it again with its machine code, if it
-        was cached pending."""
+        """Optimise the module and generate its machine code, if still pending; then set the environments of
+        its Python entries and save it again with its machine code, if it was cached pending."""
         with global_compiler_lock:
             if not self.pending:
                 return
-            for name in list(self.entries_wanted):
-                self._add_python_entry(name, *self._entry_args.pop(name))
             self.pending = False
             self._optimize_final_module()
             self._final_module.verify()
@@ -103,24 +91,9 @@ class LazyLibrary(codegen.JITCodeLibrary):
         self.ensure_code()
         return super().get_pointer_to_function(name)
 
-    def _add_python_entry(self, name: str, context: Any, fndesc: Any, environment: Any) -> None:
-        """numba's Python entry ``name`` of ``fndesc``, into this pending library's module, as numba's lowering
-        would have built it: with the kernel's NRT setting (the entry boxes arrays by it; a context a load from the
-        cache passes is the target's own, without the compile's options)."""
-        releases_gil, nrt = self.entries_wanted.pop(name)
-        context = context if context.enable_nrt == nrt else context.subtarget(enable_nrt=nrt)
-        self._finalized = False  # numba adds IR only to an unfinished library
-        try:
-            context.create_cpython_wrapper(self, fndesc, environment, None, release_gil=releases_gil)
-        finally:
-            self._finalized = True
-        # the module callers link, made again with the entry: a run that loads the library from the cache knows
-        # the symbols it defines (the entry's environment among them) from that module
-        self._shared_module = None
-
     def serialize_using_object_code(self) -> tuple[str, str, Any]:
         if self.pending:
-            return (self.name, PENDING_KIND, (self._final_module.as_bitcode(), dict(self.entries_wanted)))
+            return (self.name, PENDING_KIND, self._final_module.as_bitcode())
         return super().serialize_using_object_code()
 
     @classmethod
@@ -128,19 +101,17 @@ class LazyLibrary(codegen.JITCodeLibrary):
         name, kind, data = state
         if kind != PENDING_KIND:
             return super()._unserialize(codegen_, state)
-        bitcode, wanted = data
         library = codegen_.create_library(name)
         library.enable_object_caching()  # its machine code, once generated, is kept for a save
-        library._final_module = ll.parse_bitcode(bitcode)
-        library.entries_wanted.update(wanted)
+        library._final_module = ll.parse_bitcode(data)
         library.pending = True
         library._finalized = True
         return library
 
 
 class PendingEntry:
-    """The Python entry of a function in a pending library: builds it and generates the code on its first use
-    (module docstring). numba keys the function's lowering on its entry object, so this object stays that key."""
+    """The Python entry of a function in a pending library: generates the code on its first use (module
+    docstring). numba keys the function's lowering on its entry object, so this object stays that key."""
 
     def __init__(self, library: LazyLibrary, fndesc: Any, environment: Any) -> None:
         self.library = library
@@ -171,7 +142,6 @@ _DISPATCHER: Any = dispatcher.Dispatcher  # (numba's stubs do not declare the me
 _NUMBA_ADD_OVERLOAD = _DISPATCHER.add_overload
 _NUMBA_COMPILE_FOR_ARGS = _DISPATCHER._compile_for_args
 _NUMBA_SAVE_OVERLOAD = caching.FunctionCache.save_overload
-_NUMBA_CREATE_CPYTHON_WRAPPER = lowering.Lower.create_cpython_wrapper
 _NUMBA_CREATE_CFUNC_WRAPPER = lowering.Lower.create_cfunc_wrapper
 
 
@@ -189,30 +159,8 @@ def _get_executable(self: Any, library: Any, fndesc: Any, environment: Any) -> A
         library._ensure_finalized()
     if isinstance(library, LazyLibrary) and library.pending:
         library.codegen.set_env(self.get_env_name(fndesc), environment)  # deferred: its global comes with the code
-        name = fndesc.llvm_cpython_wrapper_name
-        if name in library.entries_wanted:  # what its code generation needs to build the entry
-            library._entry_args[name] = (self, fndesc, environment)
         return PendingEntry(library, fndesc, environment)
     return _NUMBA_GET_EXECUTABLE(self, library, fndesc, environment)
-
-
-def _create_cpython_wrapper(self: Any, release_gil: bool = False) -> None:
-    """numba's ``Lower.create_cpython_wrapper``, left for Python's first call for a kernel of ``OWN_PACKAGES``
-    (module docstring)."""
-    if _own(self.fndesc) and isinstance(self.library, LazyLibrary) and not self.genlower:
-        self.library.entries_wanted[self.fndesc.llvm_cpython_wrapper_name] = (release_gil, self.context.enable_nrt)
-    else:
-        _NUMBA_CREATE_CPYTHON_WRAPPER(self, release_gil)
-
-
-def _create_cfunc_wrapper(self: Any) -> None:
-    """numba's ``Lower.create_cfunc_wrapper``, skipped for a kernel of ``OWN_PACKAGES`` (module docstring)."""
-    if not _own(self.fndesc):
-        _NUMBA_CREATE_CFUNC_WRAPPER(self)
-
-
-def _own(fndesc: Any) -> bool:
-    return fndesc.modname.split(".")[0] in OWN_PACKAGES
 
 
 def _add_overload(self: Any, result: Any) -> None:
@@ -233,6 +181,12 @@ def _compile_for_args(self: Any, *args: Any, **kwargs: Any) -> Any:
         if result.entry_point is entry:
             self._insert([t._code for t in argtypes], compiled, result.objectmode)
     return compiled
+
+
+def _create_cfunc_wrapper(self: Any) -> None:
+    """numba's ``Lower.create_cfunc_wrapper``, skipped for a kernel of ``OWN_PACKAGES`` (module docstring)."""
+    if self.fndesc.modname.split(".")[0] not in OWN_PACKAGES:
+        _NUMBA_CREATE_CFUNC_WRAPPER(self)
 
 
 def _save_overload(self: caching.FunctionCache, sig: Any, data: Any) -> None:
@@ -259,5 +213,4 @@ cpu.CPUContext.get_executable = _get_executable
 _DISPATCHER.add_overload = _add_overload
 _DISPATCHER._compile_for_args = _compile_for_args
 caching.FunctionCache.save_overload = _save_overload
-lowering.Lower.create_cpython_wrapper = _create_cpython_wrapper
 lowering.Lower.create_cfunc_wrapper = _create_cfunc_wrapper
