@@ -6,12 +6,12 @@ freed when the draw ends: most are over glibc's per-thread cache sizes, ~40-60 n
 ~6 us a draw of cubes_3000 costs over its merged twin (bench/RESULTS.md, "Start-up, install and a draw's
 references, fourteenth session").
 
-``numba_link.empty`` / ``zeros`` / ``indices`` ask ``take`` first: while a thread has an arena open (``opened``,
-around the compiled loop's call), an allocation that fits is the next 64-byte aligned piece of its buffer, an array
-owning nothing (a null meminfo: no reference counting, no free); otherwise (no arena, another thread, no room) it is
-numba's own allocation. The loop starts each draw's pieces over (``restart``): everything a draw allocates is dead
-when it ends (its results are copied into the loop's rows and held vertices), and nothing the loop allocates reaches
-Python (it returns a status).
+``numba_link.empty`` / ``zeros`` / ``indices`` call ``allocate``, which asks ``take`` first: while a thread has an
+arena open (``opened``, around the compiled loop's call), an allocation that fits is the next 64-byte aligned piece
+of its buffer, an array owning nothing (a null meminfo: no reference counting, no free); otherwise (no arena,
+another thread, no room) it is numba's own allocation. The loop starts each draw's pieces over (``restart``):
+everything a draw allocates is dead when it ends (its results are copied into the loop's rows and held vertices),
+and nothing the loop allocates reaches Python (it returns a status).
 
 The arena is a process-wide int64 record (``ARENA_FIELDS``) the kernels reach by the symbol ``picaemu_arena``, which
 this module gives the JIT's linker, as numba gives it the NRT's: cached machine code names the symbol, never an
@@ -38,6 +38,7 @@ ARENA_BYTES = 8 << 20  # a draw's allocations beyond this come from malloc
 
 _SYMBOL, _THREAD = "picaemu_arena", "picaemu_arena_thread"  # given to the JIT's linker
 _TAKE, _RESTART = "picaemu_arena_take", "picaemu_arena_restart"  # defined in each library that uses them
+_ALLOCATE = "picaemu_allocate"  # (the same)
 
 _ARENA = np.zeros(len(ARENA_FIELDS), np.int64)  # lives as long as the process: the symbol points at it
 ll.add_symbol(_SYMBOL, _ARENA.ctypes.data)
@@ -78,6 +79,16 @@ def take(builder: ir.IRBuilder, nbytes: ir.Value) -> ir.Value:
     return builder.call(_function(builder.module, _TAKE, _define_take), [nbytes])
 
 
+def allocate(context: Any, builder: ir.IRBuilder, nbytes: ir.Value, align: ir.Value) -> ir.Value:
+    """IR: ``{i8* meminfo, i8* data}`` of ``nbytes`` (i64) aligned to ``align`` (i32): a piece of the calling
+    thread's open arena (``take``; a null meminfo: it owns nothing), else numba's allocation (numba target context
+    ``context``'s ``NRT_MemInfo_alloc_aligned``, as ``np.empty``'s; both null when it fails). One function per
+    module (``picaemu_allocate``) instead of the allocation's code at each site (``numba_link.empty`` / ``zeros`` /
+    ``indices``; ``_front_end`` has 16), which numba built and LLVM parsed and optimised at each (README line 1's
+    unoptimised IR: 4 % fewer lines)."""
+    return builder.call(_function(builder.module, _ALLOCATE, lambda fn: _define_allocate(context, fn)), [nbytes, align])
+
+
 def restart(builder: ir.IRBuilder) -> None:
     """IR: the calling thread's open arena gives its pieces out again from its start (a draw begins)."""
     builder.call(_function(builder.module, _RESTART, _define_restart), [])
@@ -85,7 +96,12 @@ def restart(builder: ir.IRBuilder) -> None:
 
 _I64 = ir.IntType(64)
 _BYTES = ir.IntType(8).as_pointer()
-_SIGNATURES = {_TAKE: ir.FunctionType(_BYTES, [_I64]), _RESTART: ir.FunctionType(ir.VoidType(), [])}
+_PAIR = ir.LiteralStructType([_BYTES, _BYTES])
+_SIGNATURES = {
+    _TAKE: ir.FunctionType(_BYTES, [_I64]),
+    _RESTART: ir.FunctionType(ir.VoidType(), []),
+    _ALLOCATE: ir.FunctionType(_PAIR, [_I64, ir.IntType(32)]),
+}
 
 
 def _function(module: ir.Module, name: str, define: Any) -> ir.Function:
@@ -134,6 +150,20 @@ def _define_take(fn: ir.Function) -> None:
     builder.ret(builder.inttoptr(builder.add(builder.load(fields[A_BASE]), taken), _BYTES))
     builder.position_at_end(none)
     builder.ret(ir.Constant(_BYTES, None))
+
+
+def _define_allocate(context: Any, fn: ir.Function) -> None:
+    nbytes, align = fn.args
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    piece = take(builder, nbytes)
+    null = ir.Constant(_BYTES, None)
+    with builder.if_then(builder.icmp_unsigned("==", piece, null)):
+        meminfo = context.nrt.meminfo_alloc_aligned_unchecked(builder, nbytes, align)
+        with builder.if_then(builder.icmp_unsigned("==", meminfo, null), likely=False):  # the caller raises
+            builder.ret(ir.Constant(_PAIR, [None, None]))
+        data = context.nrt.meminfo_data(builder, meminfo)
+        builder.ret(builder.insert_value(builder.insert_value(ir.Constant(_PAIR, None), meminfo, 0), data, 1))
+    builder.ret(builder.insert_value(ir.Constant(_PAIR, [None, None]), piece, 1))
 
 
 def _define_restart(fn: ir.Function) -> None:

@@ -19,6 +19,9 @@ compiles) links its callees and stops there: a library is *pending* until someth
   saved again with its machine code (numba's object kind) once something generated it, so a kernel Python calls
   is code-generated in one run and loaded in the next ones (``_resave``). Only picaemu's own cache folder holds
   pending entries (``OWN_LOCATORS``): numba code of another package in the process is cached as numba caches it.
+numba's C entries (cfunc wrappers, for first-class function values, which picaemu never makes:
+``numba_link.kernel``'s choice) are not built for the kernels of ``OWN_PACKAGES`` (picaemu) at all; its plain
+``numba.njit`` kernels built them.
 A compile that links a pending callee (loaded from the cache, or compiled in this process) needs nothing more
 from it. The code that runs is unchanged: a callee always ran as linked into its caller's module, which is
 optimised as before. numba's classes are patched for the whole process, so other numba code in it (a user's
@@ -31,10 +34,12 @@ from typing import Any
 
 from llvmlite import binding as ll
 from numba import _dynfunc
-from numba.core import caching, codegen, cpu, dispatcher
+from numba.core import caching, codegen, cpu, dispatcher, lowering
 from numba.core.compiler_lock import global_compiler_lock, require_global_compiler_lock
 
 PENDING_KIND = "picaemu-pending-bitcode"  # a cache entry holding a pending library's module, no machine code
+# the packages whose kernels get no C entry (module docstring)
+OWN_PACKAGES: tuple[str, ...] = ("picaemu",)
 # the cache locators whose entries may be pending (picaemu's own: ``picaemu.numba_cache`` names its locator here)
 OWN_LOCATORS: tuple[type, ...] = ()
 
@@ -137,6 +142,7 @@ _DISPATCHER: Any = dispatcher.Dispatcher  # (numba's stubs do not declare the me
 _NUMBA_ADD_OVERLOAD = _DISPATCHER.add_overload
 _NUMBA_COMPILE_FOR_ARGS = _DISPATCHER._compile_for_args
 _NUMBA_SAVE_OVERLOAD = caching.FunctionCache.save_overload
+_NUMBA_CREATE_CFUNC_WRAPPER = lowering.Lower.create_cfunc_wrapper
 
 
 def _set_env(self: Any, name: str, environment: Any) -> None:
@@ -177,6 +183,12 @@ def _compile_for_args(self: Any, *args: Any, **kwargs: Any) -> Any:
     return compiled
 
 
+def _create_cfunc_wrapper(self: Any) -> None:
+    """numba's ``Lower.create_cfunc_wrapper``, skipped for a kernel of ``OWN_PACKAGES`` (module docstring)."""
+    if self.fndesc.modname.split(".")[0] not in OWN_PACKAGES:
+        _NUMBA_CREATE_CFUNC_WRAPPER(self)
+
+
 def _save_overload(self: caching.FunctionCache, sig: Any, data: Any) -> None:
     """numba's ``save_overload``. A pending library of picaemu's cache (``OWN_LOCATORS``) is saved pending and
     remembers the cache, to be saved again with its machine code; another package's gets its machine code first
@@ -201,3 +213,4 @@ cpu.CPUContext.get_executable = _get_executable
 _DISPATCHER.add_overload = _add_overload
 _DISPATCHER._compile_for_args = _compile_for_args
 caching.FunctionCache.save_overload = _save_overload
+lowering.Lower.create_cfunc_wrapper = _create_cfunc_wrapper

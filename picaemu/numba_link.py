@@ -42,10 +42,11 @@ from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
 from numba.core.typing.npydecl import parse_dtype, parse_shape
 from numba.extending import intrinsic
-from numba.np.arrayobj import _empty_nd_impl, _parse_empty_args, populate_array
+from numba.np.arrayobj import _parse_empty_args, populate_array
 
-# numba_lazy: machine code only where jumped to; numba_refcounts: reference counts' IR (both install on import)
-from picaemu import numba_arena, numba_lazy, numba_refcounts  # noqa: F401
+# numba_lazy: machine code only where jumped to; numba_refcounts: reference counts' IR; numba_passes: numba passes
+# at less Python cost (all install on import)
+from picaemu import numba_arena, numba_lazy, numba_passes, numba_refcounts  # noqa: F401
 from picaemu.array_address import data_address
 from picaemu.errors import PicaError
 
@@ -289,32 +290,38 @@ def _allocate(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
 
 
 def _in_arena_or_heap(context: Any, builder: Any, arrtype: types.Array, shapes: list) -> Any:
+    """A C-order array of ``arrtype`` and the shape ``shapes``, its memory from ``numba_arena.allocate`` (numba's
+    errors, as ``np.empty``: ValueError when its size overflows, MemoryError when malloc fails)."""
     datatype = context.get_data_type(arrtype.dtype)
     itemsize = context.get_constant(types.intp, context.get_abi_sizeof(datatype))
-    nbytes, overflow = itemsize, cgutils.false_bit
-    for size in shapes:
-        product = builder.smul_with_overflow(nbytes, size)
-        nbytes, overflow = builder.extract_value(product, 0), builder.or_(overflow, builder.extract_value(product, 1))
-    piece = numba_arena.take(builder, builder.select(overflow, context.get_constant(types.intp, -1), nbytes))
-    made = cgutils.alloca_once(builder, context.get_value_type(arrtype))
-    with builder.if_else(cgutils.is_null(builder, piece)) as (heap, arena):
-        with heap:  # numba's allocation (and its errors: a size that overflows)
-            builder.store(_empty_nd_impl(context, builder, arrtype, shapes)._getvalue(), made)
-        with arena:
-            array = context.make_array(arrtype)(context, builder)
-            strides = [itemsize] if shapes else []  # C order
-            for size in reversed(shapes[1:]):
-                strides.append(builder.mul(strides[-1], size))
-            populate_array(
-                array,
-                data=builder.bitcast(piece, datatype.as_pointer()),
-                shape=cgutils.pack_array(builder, shapes),
-                strides=cgutils.pack_array(builder, strides[::-1]),
-                itemsize=itemsize,
-                meminfo=None,
-            )
-            builder.store(array._getvalue(), made)
-    return context.make_array(arrtype)(context, builder, value=builder.load(made))
+    items, overflow = context.get_constant(types.intp, 1), cgutils.false_bit
+    for size in shapes:  # numba's order: the item count, then the bytes (a zero extent never overflows)
+        product = builder.smul_with_overflow(items, size)
+        items, overflow = builder.extract_value(product, 0), builder.or_(overflow, builder.extract_value(product, 1))
+    product = builder.smul_with_overflow(items, itemsize)
+    nbytes, overflow = builder.extract_value(product, 0), builder.or_(overflow, builder.extract_value(product, 1))
+    with builder.if_then(overflow, likely=False):
+        context.call_conv.return_user_exc(builder, ValueError, (_TOO_BIG,))
+    align = context.get_constant(types.uint32, context.get_preferred_array_alignment(arrtype.dtype))
+    taken = numba_arena.allocate(context, builder, nbytes, align)
+    cgutils.guard_memory_error(context, builder, builder.extract_value(taken, 1), msg=_NO_MEMORY)
+    array = context.make_array(arrtype)(context, builder)
+    strides = [itemsize] if shapes else []  # C order
+    for size in reversed(shapes[1:]):
+        strides.append(builder.mul(strides[-1], size))
+    populate_array(
+        array,
+        data=builder.bitcast(builder.extract_value(taken, 1), datatype.as_pointer()),
+        shape=cgutils.pack_array(builder, shapes),
+        strides=cgutils.pack_array(builder, strides[::-1]),
+        itemsize=itemsize,
+        meminfo=builder.extract_value(taken, 0),
+    )
+    return array
+
+
+_TOO_BIG = "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size."  # numba's
+_NO_MEMORY = "Allocation failed (probably too large)."  # numba's MemoryError
 
 
 @intrinsic

@@ -57,6 +57,25 @@ def test_a_call_by_address_generates_the_callee() -> None:
     assert not library.pending
 
 
+def test_an_own_kernel_gets_no_c_entry_and_another_gets_numba_s(monkeypatch: object) -> None:
+    @numba.njit
+    def plus_one(x):
+        return x + 1
+
+    plus_one.compile((numba.types.int64,))
+    (result,) = plus_one.overloads.values()
+    assert result.library.get_pointer_to_function(result.fndesc.llvm_cfunc_wrapper_name) != 0  # numba's C entry
+    monkeypatch.setattr(numba_lazy, "OWN_PACKAGES", (__name__.split(".")[0],))  # type: ignore[attr-defined]
+
+    @numba.njit
+    def plus_two(x):
+        return x + 2
+
+    assert plus_two(1) == 3
+    (result,) = plus_two.overloads.values()
+    assert result.library.get_pointer_to_function(result.fndesc.llvm_cfunc_wrapper_name) == 0  # none built
+
+
 _RUN = """
 import json, sys
 where = sys.argv[3]

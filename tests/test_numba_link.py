@@ -199,6 +199,30 @@ def test_allocations_lowered_in_place_are_numpys() -> None:
     assert indices.dtype == np.int64 and indices.tolist() == [0, 1, 2, 3]
 
 
+@numba.njit
+def _sized(rows, columns, ours):  # pragma: no cover - compiled
+    if ours:
+        return numba_link.empty((rows, columns), np.int64).shape
+    return np.empty((rows, columns), np.int64).shape
+
+
+def test_allocations_fail_as_numpys_in_numba_do() -> None:
+    """The same errors as numba's ``np.empty``: an overflowing size, a size malloc refuses; a zero extent beside a
+    huge one allocates nothing."""
+    for rows, columns, error in (
+        (1 << 62, 4, ValueError),
+        (1 << 40, 1 << 20, ValueError),
+        (1 << 40, 1 << 10, MemoryError),
+    ):
+        messages = []
+        for ours in (True, False):
+            with pytest.raises(error) as raised:  # 2**64 items; 2**63 bytes; 2**53 bytes (8 PiB)
+                _sized(rows, columns, ours)
+            messages.append(str(raised.value))
+        assert messages[0] == messages[1]
+    assert _sized(1 << 62, 0, True) == _sized(1 << 62, 0, False) == (1 << 62, 0)
+
+
 @numba_link.compiled_only()
 def _inner(values, pair):  # pragma: no cover - compiled
     return values.sum() + pair[1][0]
