@@ -1,5 +1,5 @@
 """The fused fragment path's decoded-level cache (``picaemu.texture.level_cache``): when a level is decoded (the
-taps asked of it add up to its texels), what it decodes (``fetch.decode_level``, the staged decoder's texels), and
+blocks decoded of it add up to its texels), what it decodes (``fetch.decode_level``, the staged decoder's texels), and
 that a decoded level is never used once its bytes changed — directly, and in whole replays against the staged path:
 draws rendering into the texture they sample (one compiled loop call), a CPU upload between the loop's calls; and
 that a level left in memory filters from its tapped blocks (``tapped_level``) as from the whole level."""
@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from picaemu.formats import pica
 
 from picaemu.builder import CaptureBuilder
+from picaemu.memory import PhysicalMemory
 from picaemu.pipeline import Pipeline
+from picaemu.regs.blocks.texturing import WRAP_MODES
 from picaemu.replay import Replay
 from picaemu.texture import level_cache
 from picaemu.texture.decode import decode_level as staged_decode
@@ -21,12 +23,21 @@ from picaemu.texture.fetch import KIND_ETC1, KIND_ETC1A4, KIND_OF_ETC, KIND_PACK
 from picaemu.texture.filtering import BORDER, filter_2d, nearest_u8, round_u8, tapped_blocks
 from picaemu.texture.filtering import wrap as wrap_texel
 from picaemu.texture.formats import PACKED, TextureFormat, level_bytes
-from picaemu.texture.level_cache import NOT_DECODED, T_ENTRIES, T_TEXELS, TAP_COST_OF, level_at, tapped_level
+from picaemu.texture.level_cache import (
+    BLOCK_TEXELS,
+    E_SPENT,
+    NOT_DECODED,
+    T_ENTRIES,
+    T_TEXELS,
+    level_at,
+    tapped_level,
+)
 from tests.test_fused_fragments import assert_same, scene
 from tests.test_fused_loop import _facts
 from tests.test_fused_textures import random_texture
 from tests.test_pipeline import reference
 
+REPEAT = next(code for code, name in WRAP_MODES.items() if name == "repeat")
 WIDTH_LOG2, HEIGHT, START = 5, 16, 256  # an ETC1 level of 32 x 16 texels at byte 256
 TEXELS, SIZE = (1 << WIDTH_LOG2) * HEIGHT, level_bytes(1 << WIDTH_LOG2, HEIGHT, TextureFormat.ETC1)
 LAYOUT = (START, WIDTH_LOG2, 4, 0, 0, 0, 0, 0, 0, 0, 0, KIND_ETC1)
@@ -47,15 +58,31 @@ def _decoded(data: np.ndarray, layout: tuple = LAYOUT) -> np.ndarray:
 def _lookup(cache: tuple, data: np.ndarray, taps: int, region: int = 0, layout: tuple = LAYOUT) -> np.ndarray | None:
     """The level's decoded texels from the cache, or None (read from memory)."""
     at = level_at(cache, region, data, layout, HEIGHT, SIZE, taps)
-    return None if at == NOT_DECODED else cache[2][at : at + TEXELS].copy()
+    return None if at < 0 else cache[2][at : at + TEXELS].copy()
 
 
-def test_a_level_is_decoded_once_the_taps_asked_of_it_cost_more_than_decoding_it() -> None:
+def _book(cache: tuple, data: np.ndarray, at: int, st_: np.ndarray, layout: tuple = LAYOUT) -> int:
+    """``tapped_level`` of ``level_at``'s answer ``at`` at the coordinates ``st_``; the texels it booked."""
+    row = -2 - at
+    before = int(cache[0][row, E_SPENT])
+    tapped_level(cache, at, data, layout, HEIGHT, st_, REPEAT, REPEAT)
+    return int(cache[0][row, E_SPENT]) - before
+
+
+def test_a_level_is_decoded_once_the_blocks_decoded_of_it_reach_its_texels() -> None:
+    """Rent or buy: draws that leave the level in memory book the blocks they decode (16 texels each); a draw
+    decodes the level once those plus a block per tap of its own reach the level's texels."""
     cache, data = level_cache.new(), _memory()
-    enough = TEXELS // TAP_COST_OF[KIND_ETC1]  # the most taps that cost no more than decoding the level
-    assert _lookup(cache, data, enough // 2) is None
-    assert _lookup(cache, data, enough - enough // 2) is None  # not yet
-    got = _lookup(cache, data, 1)
+    corner = np.full((1, 2), 0.01, np.float32)  # one fragment: the 4 blocks around texel (0, 0), repeated
+    at = level_at(cache, 0, data, LAYOUT, HEIGHT, SIZE, 1)
+    assert at < NOT_DECODED  # a row to book on
+    assert _book(cache, data, at, corner) == 4 * BLOCK_TEXELS
+    spent = 4 * BLOCK_TEXELS
+    short = (TEXELS - spent) // BLOCK_TEXELS - 1  # taps whose blocks would not reach the level's texels yet
+    at = level_at(cache, 0, data, LAYOUT, HEIGHT, SIZE, short)
+    assert at < NOT_DECODED
+    assert _book(cache, data, at, corner) == 4 * BLOCK_TEXELS
+    got = _lookup(cache, data, short)  # 8 booked + 16 * short taps >= TEXELS now
     assert got is not None
     assert np.array_equal(got, _decoded(data))
     one = np.empty((TEXELS, 4), np.uint8)
@@ -65,17 +92,28 @@ def test_a_level_is_decoded_once_the_taps_asked_of_it_cost_more_than_decoding_it
     assert np.array_equal(_lookup(cache, data, 1), got)
     assert cache[1][T_TEXELS] == TEXELS
     assert _lookup(cache, data, 1, region=1) is None  # another region's level at the same offset: its own row
-    assert _lookup(cache, data, TEXELS + 1, region=2) is not None  # a draw alone tapping more: decoded at once
+    assert _lookup(cache, data, TEXELS // BLOCK_TEXELS, region=2) is not None  # a draw alone that would: at once
 
 
-def test_a_packed_level_is_decoded_once_the_taps_exceed_its_texels() -> None:
-    """A packed format's tap read from memory costs about one decoded texel (``TAP_COST_OF``)."""
+def test_a_minified_draw_books_every_block_it_decodes() -> None:
+    """A draw whose fragments each fall in other blocks (a texture minified) books all of them: the next such draw
+    decodes the level, instead of every draw decoding most of its blocks."""
+    cache, data = level_cache.new(), _memory()
+    spread = np.stack(np.meshgrid(np.arange(8) / 8 + 1 / 16, np.arange(4) / 4 + 1 / 8), -1).reshape(-1, 2)
+    spread = spread.astype(np.float32)  # 32 fragments, one per 4 x 4 block of the 32 x 16 level
+    at = level_at(cache, 0, data, LAYOUT, HEIGHT, SIZE, 1)  # a draw of 1 tap, to leave the level in memory
+    assert _book(cache, data, at, spread) == TEXELS  # all 32 blocks
+    assert _lookup(cache, data, 1) is not None
+
+
+def test_a_packed_level_is_booked_as_an_etc_one() -> None:
+    """A block decoded costs the same texels whatever the format: a packed level follows the same rule."""
     cache, data = level_cache.new(), _memory()
     rgba8 = (START, WIDTH_LOG2, 32, 24, 16, 8, 0, 8, 8, 8, 8, KIND_PACKED)
     size = level_bytes(1 << WIDTH_LOG2, HEIGHT, TextureFormat.RGBA8)
-    assert level_at(cache, 0, data, rgba8, HEIGHT, size, TEXELS) == NOT_DECODED
-    at = level_at(cache, 0, data, rgba8, HEIGHT, size, 1)
-    assert at != NOT_DECODED
+    assert level_at(cache, 0, data, rgba8, HEIGHT, size, TEXELS // BLOCK_TEXELS - 1) < NOT_DECODED
+    at = level_at(cache, 0, data, rgba8, HEIGHT, size, TEXELS // BLOCK_TEXELS)
+    assert at >= 0
     expected = staged_decode(data[START : START + size], TextureFormat.RGBA8, 1 << WIDTH_LOG2, HEIGHT)
     assert np.array_equal(cache[2][at : at + TEXELS], expected.reshape(-1, 4))
 
@@ -116,6 +154,28 @@ def test_a_level_whose_bytes_changed_is_decoded_again(where: int) -> None:
     assert after is not None
     assert np.array_equal(after, _decoded(data))
     assert not np.array_equal(after, before)
+
+
+def test_a_trusted_call_compares_a_level_once_unless_a_draw_wrote_over_it() -> None:
+    """While a trusted call runs (``level_cache.trusted``: the compiled loop's draws are memory's only writers), a
+    level found equal is not compared again: a change no draw reported goes unseen there (the contract), a draw's
+    reported bytes over it (``wrote``) bring the comparison back, and outside the call every lookup compares."""
+    memory, data = PhysicalMemory(), _memory()
+    cache = level_cache.for_memory(memory)
+    assert _lookup(cache, data, TEXELS) is not None  # decoded
+    with level_cache.trusted(memory):
+        assert _lookup(cache, data, 1) is not None  # compared: equal
+        data[START] ^= 0x5A  # behind the cache's back: breaks the contract, to show the comparison is skipped
+        assert _lookup(cache, data, 1) is not None
+        level_cache.wrote(cache, 0, START + SIZE, START + SIZE + 64)  # a draw's bytes beside the level
+        assert _lookup(cache, data, 1) is not None
+        level_cache.wrote(cache, 1, START, START + 1)  # over the level's offset, in another region
+        assert _lookup(cache, data, 1) is not None
+        level_cache.wrote(cache, 0, START + SIZE - 1, START + SIZE)  # over its last byte: compared, changed
+        assert _lookup(cache, data, 1) is None
+    assert _lookup(cache, data, TEXELS) is not None  # decoded again
+    data[START] ^= 0x5A
+    assert _lookup(cache, data, 1) is None  # no trusted call: compared
 
 
 def test_a_full_cache_starts_over_and_a_level_larger_than_the_pool_is_never_kept() -> None:
@@ -239,7 +299,7 @@ def test_the_blocks_a_draw_taps_filter_as_the_whole_level(fmt, log2, wrap, coord
     cache = level_cache.new()
     cache[4][: width * height] = 0xA5  # stale
     st_ = np.array(coords, np.float32).reshape(-1, 2)
-    tapped_level(cache, data, layout, height, st_, *wrap)
+    tapped_level(cache, NOT_DECODED, data, layout, height, st_, *wrap)
     n, border = st_.shape[0], np.array([1, 2, 3, 4], np.uint8)
     zeros, sizes = np.zeros(n, np.int64), (np.array([width]), np.array([height]))
     for linear in (False, True):

@@ -294,13 +294,23 @@ class FramebufferState:
     def offsets(self, x: np.ndarray, y: np.ndarray, bpp: int) -> np.ndarray:
         return pixel_index(x, y, self.width, self.height, self.flipped) * bpp
 
+    @property
+    def color_extent(self) -> tuple[int, int]:
+        """(physical address, bytes) of the whole color buffer."""
+        return self.color_address, self.width * self.height * self.color_bpp
+
+    @property
+    def depth_extent(self) -> tuple[int, int]:
+        """(physical address, bytes) of the whole depth/stencil buffer."""
+        return self.depth_address, self.width * self.height * self.depth_bpp
+
     def color_bytes(self, memory: PhysicalMemory) -> np.ndarray:
         """Live uint8 view of the whole color buffer (MemoryFault if it leaves mapped memory)."""
-        return memory.bytes(self.color_address, self.width * self.height * self.color_bpp, "color buffer")
+        return memory.bytes(*self.color_extent, "color buffer")
 
     def depth_bytes(self, memory: PhysicalMemory) -> np.ndarray:
         """Live uint8 view of the whole depth/stencil buffer."""
-        return memory.bytes(self.depth_address, self.width * self.height * self.depth_bpp, "depth buffer")
+        return memory.bytes(*self.depth_extent, "depth buffer")
 
 
 @functools.lru_cache(maxsize=16)

@@ -30,6 +30,7 @@ from picaemu.command import kernel as K
 from picaemu.draw import CompiledSink, DrawCall, is_compiled_sink
 from picaemu.fused import loop
 from picaemu.fused.plan_table import PlanTable
+from picaemu.texture import level_cache
 
 if TYPE_CHECKING:
     from picaemu.command.processor import CommandProcessor, RunResult
@@ -120,7 +121,7 @@ class CompiledDriver:
             loop.run.compile(tuple(numba.typeof(value) for value in arguments))
             _LOOP_READY.add(kind)
         start = draw_mod.clock()
-        with numba_arena.opened(self._arena):
+        with numba_arena.opened(self._arena), level_cache.trusted(processor.memory):  # its draws alone write memory
             status = loop.run(*arguments)
         table.current = int(fstate[loop.FS_CURRENT])
         self._work_left = int(fstate[loop.FS_WORK_LEFT])

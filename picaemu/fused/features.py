@@ -38,6 +38,7 @@ from picaemu.fused.layout import (
     LIGHT_PRIMARY,
     LIGHT_SECONDARY,
     LOD_BIAS_SCALE,
+    TARGETS,
     TEX0,
     U_BYTES,
     U_COL_S,
@@ -66,7 +67,7 @@ from picaemu.fused.layout import (
     VRAM_BASE,
 )
 from picaemu.raster.rasterizer import normalise_quaternions
-from picaemu.texture import proctex
+from picaemu.texture import level_cache, proctex
 from picaemu.texture.filtering import cube_face, filter_2d, nan_to_num32, nearest_u8, round_u8
 from picaemu.texture.level_cache import NOT_DECODED, level_at, tapped_level
 from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices, neighbours
@@ -96,10 +97,11 @@ def _layout(start, row, lv):  # pragma: no cover - compiled
 def _texels(cache, at, data, start, row, lv, st):  # pragma: no cover - compiled
     """(decoded texels, where level ``lv`` of the image at byte ``start`` of ``data`` (a memory region) starts in
     them) for the filters to tap at ``st`` (F, 2): the level cache's ``pool`` from texel ``at`` (``_texture`` asks the
-    cache), or (``at`` = ``NOT_DECODED``) its ``scratch`` from texel 0, the blocks tapped decoded there."""
-    if at != NOT_DECODED:
+    cache), or (``at`` negative: ``level_at`` left it in memory) its ``scratch`` from texel 0, the blocks tapped
+    decoded there."""
+    if at >= 0:
         return cache[2], at
-    tapped_level(cache, data, _layout(start, row, lv), row[U_HEIGHT] >> lv, st, row[U_WRAP_S], row[U_WRAP_T])
+    tapped_level(cache, at, data, _layout(start, row, lv), row[U_HEIGHT] >> lv, st, row[U_WRAP_S], row[U_WRAP_T])
     return cache[4], 0
 
 
@@ -183,6 +185,17 @@ def _region(ints, vram, fcram, address, size):  # pragma: no cover - compiled
     if fcram.shape[0] and ints[FCRAM_BASE] <= address and address + size <= ints[FCRAM_BASE] + fcram.shape[0]:
         return IN_FCRAM, address - ints[FCRAM_BASE]
     return -1, 0
+
+
+@numba_link.compiled_only()
+def wrote(ints, vram, fcram, cache):  # pragma: no cover - compiled
+    """The draw's render targets (``layout.TARGETS``) told to the memory's level cache (``level_cache.wrote``), in
+    the region codes its levels are keyed by."""
+    for k in range(2):
+        address, size = ints[TARGETS + 2 * k], ints[TARGETS + 2 * k + 1]
+        if size:
+            region, at = _region(ints, vram, fcram, address, size)
+            level_cache.wrote(cache, region, at, at + size)
 
 
 @numba_link.compiled_only(error_model="numpy")  # w = 0 divides to inf / NaN, as numpy does (not inlined)
@@ -301,8 +314,8 @@ def _levels(row, nb, cache, border, vram, fcram, starts, st, face, out) -> int: 
 @numba_link.compiled_only()
 def _filter_faces(cache, at, vram, fcram, starts, row, first, last, keys, st, linear, border, out):  # pragma: no cover
     """``_filter_level`` of every face and level: the fragments whose key is level * CUBE_FACES + face, each level
-    read from the cache's ``pool`` at ``at[key]`` or, its tapped blocks decoded, from its ``scratch``
-    (``NOT_DECODED``)."""
+    read from the cache's ``pool`` at ``at[key]`` or, its tapped blocks decoded, from its ``scratch`` (``at[key]``
+    negative, ``level_at``'s answer)."""
     for f in range(starts.shape[0]):
         region, start = starts[f, 0], starts[f, 1]
         data = vram if region == IN_VRAM else fcram

@@ -34,7 +34,15 @@ from picaemu.color.tev import _dot3, _stage
 from picaemu.color.tev_kernels import OP_ADD, OP_LERP, OP_MODULATE, OP_REPLACE, OP_SUBTRACT
 from picaemu.fragment import kernels as fk
 from picaemu.fragment.ops import FATE_OF_COUNTER
-from picaemu.fused.features import LINK_FOG, LINK_LIGHTING, LINK_NEIGHBOURS, LINK_PROCTEX, LINK_TEXTURE, NEIGHBOURS_ID
+from picaemu.fused.features import (
+    LINK_FOG,
+    LINK_LIGHTING,
+    LINK_NEIGHBOURS,
+    LINK_PROCTEX,
+    LINK_TEXTURE,
+    NEIGHBOURS_ID,
+    wrote,
+)
 from picaemu.fused.features import NUM_LINKS as NUM_FEATURE_LINKS
 from picaemu.fused.layout import (
     ALPHA_TEST,
@@ -406,6 +414,7 @@ def fragment_side(
             local[KILLED_STENCIL] += killed[fk.KILLED_STENCIL]
             local[KILLED_DEPTH] += killed[fk.KILLED_DEPTH]
             local[WRITTEN] += survived if p.color_write else 0
+            wrote(ints, vram, fcram, textures[1])  # no level over these bytes is trusted (``level_cache.trusted``)
     counts += local
     return DONE
 

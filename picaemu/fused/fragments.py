@@ -39,12 +39,13 @@ draw.
 
 ``plan.args`` (``fragment_kernel`` names the indices): ``ints`` (NUM_INTS,) int64 [texture addresses of units
 0-2, VRAM base, FCRAM base, the TEV reads the combiner buffer, alpha test on, the TEV reads the primary color,
-depth pass kind, color pass kind]; the rasterizer's ``params`` / ``dparams``; ``active`` (A,) int64 varying
-columns interpolated; ``color_cols`` (4,) int64 their indices of the primary color (-1: 1.0); ``units`` (3,
-UNIT_INTS) int64 (filters, levels and LOD bias, each format's ``texture.fetch.channel_fields`` and texel source
-kind, each level's byte offset and size); the texture arguments (``features.texture_args``: the border colors (3, 4)
-float32, the memory's ``texture.level_cache``: decoded levels shared by the draws, the entry of ``features._levels``
-for mipmaps and cube maps); ``tev_rows`` (6, TEV_INTS) int64 (the
+depth pass kind, color pass kind, the depth and the color buffer's address and bytes when the draw writes them
+(``layout.TARGETS``: the level cache hears of them, ``features.wrote``)]; the rasterizer's ``params`` /
+``dparams``; ``active`` (A,) int64 varying columns interpolated; ``color_cols`` (4,) int64 their indices of the
+primary color (-1: 1.0); ``units`` (3, UNIT_INTS) int64 (filters, levels and LOD bias, each format's
+``texture.fetch.channel_fields`` and texel source kind, each level's byte offset and size); the texture arguments
+(``features.texture_args``: the border colors (3, 4) float32, the memory's ``texture.level_cache``: decoded levels
+shared by the draws, the entry of ``features._levels`` for mipmaps and cube maps); ``tev_rows`` (6, TEV_INTS) int64 (the
 rows of ``TevState.program``, sources as slots), ``tev_ch`` (6, 3, 3) int64 RGB operand channels, ``tev_inv`` (6, 3)
 bool; the buffer color (4,) uint8;
 ``color_ints`` (COLOR_INTS,) int64 [the procedural texture is read, its u and v columns among ``active`` (-1: 1.0),
@@ -430,6 +431,11 @@ def _build(ds: DrawState, memory: PhysicalMemory, ops: tuple) -> FragmentPlan:
     ints[layout.PRIMARY] = tev.SRC_PRIMARY in used
     depth_kind, color_kind, ops_args = ops
     ints[layout.DEPTH_KIND], ints[layout.COLOR_KIND] = depth_kind, color_kind
+    fb, params = ds.fragment_ops.fb, ds.fragment_ops.params
+    if params.use_depth:  # as ``_ops_args`` takes the buffers
+        ints[layout.TARGETS : layout.TARGETS + 2] = fb.depth_extent
+    if params.color_write:
+        ints[layout.TARGETS + 2 : layout.TARGETS + 4] = fb.color_extent
     alpha_pass = np.array(alpha_pass_table(blend))  # a writeable copy: one numba type for every plan
     color_cols = np.array(cols.get("color", [-1] * 4), np.int64)
     rs = ds.raster

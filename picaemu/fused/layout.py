@@ -14,9 +14,11 @@ from picaemu.texture.formats import MAX_SIZE, MIN_SIZE
 DONE, TOO_MANY_FRAGMENTS, DIVISION_BY_ZERO, TEXTURE_FAULT = range(4)
 # FRAGMENT_COUNTERS indices
 RASTERIZED, SCISSORED, TEXELS, KILLED_ALPHA, KILLED_STENCIL, KILLED_DEPTH, WRITTEN = range(7)
-# ints: texture addresses of units 0-2 (slots 0-2), then these
+# ints: texture addresses of units 0-2 (slots 0-2), then these; then the physical address and bytes of the depth
+# buffer and of the color buffer when the draw writes them (0 bytes: it does not), the draw's render targets
 VRAM_BASE, FCRAM_BASE, USES_BUFFER, ALPHA_TEST, PRIMARY, DEPTH_KIND, COLOR_KIND = range(3, 10)
-NUM_INTS = 10
+TARGETS = 10  # + 2 * target (0 depth, 1 color): address, bytes
+NUM_INTS = TARGETS + 4
 # units rows: the unit is read (enabled and a TEV source); level 0's width, its log2 and height; texel word bits;
 # wrap codes; magnification, minification and mip filters linear; the LOD changes the result
 # (``TextureUnitState.needs_lod``: else level ``min_level`` with the magnification filter); min level and the last

@@ -7,25 +7,34 @@ game frame sampling one atlas decode its texels many times over. The cache keeps
 later draw that samples it, in whatever compiled call (the command processor's draw loop or the pipeline's fused
 fragment side).
 
-The one rule of when a level is decoded (``level_at``): when the taps asked of it — this draw's, plus those of
-earlier draws since it was last decoded or changed — cost more served from memory than decoding the level would
-(``TAP_COST``, weighed when each tap read its texel from memory: a tap costs about as much as decoding one texel
-of a packed format, about three of an ETC format; served from the tapped blocks, a tap decodes at most a block,
-whose 16 texels neighbouring taps share): a draw alone that taps that much decodes the level at
-once; a run of small draws decodes it once their taps add up to that, having spent at most what decoding costs
-(the rent-or-buy rule: never more than twice the better choice made in hindsight). A texture unit asks once per
-level (and cube face) it taps, with that level's taps.
+The one rule of when a level is decoded (``level_at``), rent or buy: the draws that left it in memory paid
+for the blocks they decoded (``tapped_level`` books each draw's blocks, 16 texels each, on the level's row), and a
+draw decodes the whole level once what they paid since it was last decoded or changed, plus what this draw's
+taps would decode (a block per tap at most, the level at most), reaches the level's texels. So a draw alone that
+would decode as much as the level decodes it at once, and a run of small draws decodes it once their blocks add
+up to it, having spent at most about what decoding costs (the rent-or-buy rule: never more than about twice the
+better choice made in hindsight). What a block decode and a level decode cost per texel is the same work
+(``fetch``), whatever the format. A texture unit asks once per level (and cube face) it taps, with that level's
+taps. A minified draw taps up to four blocks per fragment: booking its taps instead of its blocks let a frame of
+300 such draws decode 1,000-texel levels in blocks at each draw (97 us a draw; bench/RESULTS.md).
 
 Exact by construction: a decoded level is used only while the level's bytes in memory equal the copy taken
-when it was decoded (compared at each lookup: ~0.2 us for 8 KiB), so anything that wrote them since — a draw
-rendering into the texture, a CPU upload, a memory fill, a display transfer, a checkpoint restore — makes the
-next lookup decode the level again; nothing has to tell the cache.
+when it was decoded (compared at each lookup: ~0.2 us for 8 KiB, 15-30 us for a 256 x 256 RGBA8 level), so
+anything that wrote them since — a draw rendering into the texture, a CPU upload, a memory fill, a display
+transfer, a checkpoint restore — makes the next lookup decode the level again; nothing has to tell the cache.
+With one exception, which only shortens the comparing: while the command processor's compiled loop runs
+(``trusted``: ``picaemu.fused.driver``), its draws are the only writers of memory, and each tells the cache which
+bytes it may have written (``wrote``: its depth and color buffers, ``features.wrote``). A level compared (or
+decoded) during that loop call is not compared again in it unless a draw's buffers overlapped it since the call
+began: the 300 draws of a frame sampling one large texture compare it once, not 300 times.
 
 Layout (``new``): a tuple of five arrays, held by every fragment plan drawing into the memory (``for_memory``):
 ``entries`` (ENTRIES, ENTRY_INTS) int64, a row per level: the key (memory region code, the level's
-``picaemu.texture.fetch`` layout tuple, its height), the taps asked since it was last decoded, where its decoded
-texels start in ``pool`` (-1: not decoded) and its bytes in ``raw``, and its size in bytes; ``top`` (3,) int64:
-entries in use, texels and raw bytes allocated; ``pool`` (POOL_TEXELS, 4) uint8 decoded texels (memory-row order,
+``picaemu.texture.fetch`` layout tuple, its height), the texels its tapped blocks cost since it was last decoded
+or changed, where its decoded texels start in ``pool`` (-1: not decoded) and its bytes in ``raw``, its size in
+bytes, and the trusted call in which its bytes were last found equal; ``top`` (TOP_INTS,) int64: entries in use,
+texels and raw bytes allocated, the number of the last trusted call and whether it runs, and per region code the
+range of bytes written during it (``T_WRITTEN``); ``pool`` (POOL_TEXELS, 4) uint8 decoded texels (memory-row order,
 as ``fetch.decode_level``); ``raw`` (RAW_BYTES,) uint8 the decoded levels' bytes; ``scratch`` (SCRATCH_TEXELS,
 4) uint8, the blocks a draw taps of a level not decoded (``tapped_level``; its pages are touched only as blocks are
 decoded into them). Space in the pool is handed out in order and taken back all at once: a level that does not fit
@@ -36,17 +45,15 @@ draw (a draw taps at most a few texels per pixel of a 400 x 240 target: rarely m
 
 from __future__ import annotations
 
+import contextlib
 import weakref
+from collections.abc import Iterator
 
 import numpy as np
 
 from picaemu import numba_link
 from picaemu.texture.fetch import (
-    KIND_ETC1,
-    KIND_ETC1A4,
-    KIND_PACKED,
     LAYOUT_INTS,
-    LAYOUT_KIND,
     LAYOUT_START,
     LAYOUT_WIDTH_LOG2,
     decode_blocks,
@@ -60,14 +67,14 @@ SCRATCH_TEXELS = MAX_SIZE * MAX_SIZE  # the largest level
 K_REGION, K_LAYOUT = 0, 1  # key columns: the region code, then the layout tuple
 K_HEIGHT = K_LAYOUT + LAYOUT_INTS
 KEY_INTS = K_HEIGHT + 1
-E_TAPS, E_TEXELS, E_RAW, E_BYTES = range(KEY_INTS, KEY_INTS + 4)
-ENTRY_INTS = E_BYTES + 1
-T_ENTRIES, T_TEXELS, T_RAW = range(3)  # ``top`` slots
-NOT_DECODED = -1
-# a tap's cost in texels of ``decode_level``, weighed when taps read memory one by one (a tap served from the tapped
-# blocks costs no more: its block's other texels serve its neighbours); not weighed again for the blocks
-TAP_COST_OF = {KIND_PACKED: 1, KIND_ETC1: 3, KIND_ETC1A4: 3}
-TAP_COST = np.array([TAP_COST_OF[kind] for kind in sorted(TAP_COST_OF)], np.int64)  # by ``fetch`` layout kind
+E_SPENT, E_TEXELS, E_RAW, E_BYTES, E_CHECKED = range(KEY_INTS, KEY_INTS + 5)
+ENTRY_INTS = E_CHECKED + 1
+REGIONS = 2  # region codes the callers key levels by: 0 .. REGIONS - 1 (``picaemu.fused.features.IN_VRAM`` ...)
+T_ENTRIES, T_TEXELS, T_RAW, T_CALL, T_TRUSTED = range(5)  # ``top`` slots
+T_WRITTEN = 5  # + 2 * region code: the first and the end offset written during the trusted call (equal: none)
+TOP_INTS = T_WRITTEN + 2 * REGIONS
+NOT_DECODED = -1  # ``level_at``: not decoded and no row to book the tapped blocks on; below it: ``-2 - row``
+BLOCK_TEXELS = 16  # a 4x4 block, what a tap decodes at most when its level is left in memory
 
 
 Cache = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -77,7 +84,7 @@ def new() -> Cache:
     """An empty cache (module docstring); the pools' pages are touched only as levels are decoded into them."""
     return (
         np.zeros((ENTRIES, ENTRY_INTS), np.int64),
-        np.zeros(3, np.int64),
+        np.zeros(TOP_INTS, np.int64),
         np.empty((POOL_TEXELS, 4), np.uint8),
         np.empty(RAW_BYTES, np.uint8),
         np.empty((SCRATCH_TEXELS, 4), np.uint8),
@@ -93,6 +100,43 @@ def for_memory(memory: object) -> Cache:
     if cache is None:
         cache = _CACHES[memory] = new()
     return cache
+
+
+@contextlib.contextmanager
+def trusted(memory: object) -> Iterator[None]:
+    """While the block runs, the draws of one compiled call are the only writers of ``memory`` and report the bytes
+    they may write (``wrote``): a level found equal in it is not compared again until a draw's bytes overlap it
+    (module docstring). Nothing else may write the memory meanwhile."""
+    top = for_memory(memory)[1]
+    top[T_CALL] += 1
+    top[T_WRITTEN:] = 0
+    top[T_TRUSTED] = 1
+    try:
+        yield
+    finally:
+        top[T_TRUSTED] = 0
+
+
+@numba_link.kernel()
+def wrote(cache, region: int, start: int, end: int) -> None:  # pragma: no cover - compiled
+    """A draw may have written bytes [start, end) of the region of code ``region`` (others: no level lives there)."""
+    if not 0 <= region < REGIONS or end <= start:
+        return
+    top, at = cache[1], T_WRITTEN + 2 * region
+    if top[at] == top[at + 1]:
+        top[at], top[at + 1] = start, end
+    else:
+        top[at], top[at + 1] = min(top[at], start), max(top[at + 1], end)
+
+
+@numba_link.kernel()
+def _unwritten(top, row, region: int, start: int, size: int) -> bool:  # pragma: no cover - compiled
+    """Whether ``row``'s level, found equal earlier in the running trusted call, is still: no draw of the call wrote
+    its bytes [start, start + size) of region ``region``."""
+    if not top[T_TRUSTED] or row[E_CHECKED] != top[T_CALL] or not 0 <= region < REGIONS:
+        return False
+    at = T_WRITTEN + 2 * region
+    return top[at] == top[at + 1] or start + size <= top[at] or top[at + 1] <= start
 
 
 @numba_link.kernel()
@@ -137,7 +181,7 @@ def _keep(entries, top, e: int, region: int, layout, height: int) -> int:  # pra
     row[K_REGION], row[K_HEIGHT] = region, height
     for k in range(LAYOUT_INTS):
         row[K_LAYOUT + k] = layout[k]
-    row[E_TAPS], row[E_TEXELS] = 0, NOT_DECODED
+    row[E_SPENT], row[E_TEXELS] = 0, NOT_DECODED
     return e
 
 
@@ -145,31 +189,32 @@ def _keep(entries, top, e: int, region: int, layout, height: int) -> int:  # pra
 def level_at(cache, region: int, data, layout, height: int, size: int, taps: int) -> int:  # pragma: no cover
     """Where in ``pool`` (``cache[2]``) the level of ``data`` (memory region ``region``'s bytes) at the ``fetch``
     layout ``layout``, ``height`` rows, ``size`` bytes, that a draw taps ``taps`` times, starts decoded (module
-    docstring: the rule), or ``NOT_DECODED``: decode its tapped blocks (``tapped_level``)."""
+    docstring: the rule), or a negative answer: decode its tapped blocks (``tapped_level``, given the answer: it books
+    them on the level's row ``-2 - answer``; ``NOT_DECODED``: no row free)."""
     entries, top, pool, raw, _ = cache
     texels = (1 << layout[LAYOUT_WIDTH_LOG2]) * height
     start = layout[LAYOUT_START]
     e = _find(entries, top[T_ENTRIES], region, layout, height)
+    spent = 0
     if e >= 0:
         row = entries[e]
         if row[E_TEXELS] != NOT_DECODED:
-            if _same_bytes(raw, row[E_RAW], data, start, size):
+            if _unwritten(top, row, region, start, size) or _same_bytes(raw, row[E_RAW], data, start, size):
+                row[E_CHECKED] = top[T_CALL]
                 return row[E_TEXELS]
-            row[E_TEXELS], row[E_TAPS] = NOT_DECODED, 0  # written since: decoded again on demand
-        taps += row[E_TAPS]
-    worth = taps * TAP_COST[layout[LAYOUT_KIND]] > texels
+            row[E_TEXELS], row[E_SPENT] = NOT_DECODED, 0  # written since: decoded again on demand
+        spent = row[E_SPENT]
+    worth = spent + min(taps * BLOCK_TEXELS, texels) >= texels
     if not worth or texels > pool.shape[0] or size > raw.shape[0]:  # not yet worth it, or never kept
-        e = _keep(entries, top, e, region, layout, height)
-        if e >= 0:
-            entries[e, E_TAPS] = taps
-        return NOT_DECODED
+        return -2 - _keep(entries, top, e, region, layout, height)  # _keep's -1 (no row free): NOT_DECODED
     no_row = e < 0 and top[T_ENTRIES] == entries.shape[0]
     if no_row or top[T_TEXELS] + texels > pool.shape[0] or top[T_RAW] + size > raw.shape[0]:
         top[T_ENTRIES] = top[T_TEXELS] = top[T_RAW] = 0  # full: start over
         e = -1
     e = _keep(entries, top, e, region, layout, height)
     row = entries[e]
-    row[E_TEXELS], row[E_RAW], row[E_BYTES], row[E_TAPS] = top[T_TEXELS], top[T_RAW], size, 0
+    row[E_TEXELS], row[E_RAW], row[E_BYTES], row[E_SPENT] = top[T_TEXELS], top[T_RAW], size, 0
+    row[E_CHECKED] = top[T_CALL]
     top[T_TEXELS] += texels
     top[T_RAW] += size
     for i in range(size):
@@ -179,11 +224,11 @@ def level_at(cache, region: int, data, layout, height: int, size: int, taps: int
 
 
 @numba_link.kernel()
-def tapped_level(cache, data, layout, height: int, st, wrap_s: int, wrap_t: int) -> None:  # pragma: no cover
+def tapped_level(cache, at: int, data, layout, height: int, st, wrap_s: int, wrap_t: int) -> None:  # pragma: no cover
     """The blocks of the level of ``data`` at the ``fetch`` layout ``layout``, ``height`` rows, that the filters
     tap at the coordinates ``st`` (F, 2) with these wrap modes (``filtering.tapped_blocks``; every block when any
-    may be) decoded into ``scratch`` (``cache[4]``) from texel 0: the texels of a level ``level_at`` left in memory.
-    Its other texels are stale."""
+    may be) decoded into ``scratch`` (``cache[4]``) from texel 0: the texels of a level ``level_at`` left in memory,
+    its answer ``at`` naming the row the blocks' texels are booked on. Its other texels are stale."""
     width = 1 << layout[LAYOUT_WIDTH_LOG2]
     texels = cache[4][: width * height]
     count = texels.shape[0] >> 4  # 4x4 blocks
@@ -192,3 +237,5 @@ def tapped_level(cache, data, layout, height: int, st, wrap_s: int, wrap_t: int)
     if tapped < 0:
         blocks, tapped = numba_link.indices(count), count
     decode_blocks(data, layout, blocks, tapped, texels)
+    if at < NOT_DECODED:
+        cache[0][-2 - at, E_SPENT] += tapped * BLOCK_TEXELS
