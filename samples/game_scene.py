@@ -13,6 +13,8 @@ compares the two; ``tests/test_draw_state.py`` checks that both give the same pi
   texture unit 0 written whole before each draw (``C3D_TexBind``: size, filters, address, format, cache clear)
   and a material color per object (TEV stage 1 modulates by its constant color, white with an alpha of its own
   that no combiner reads, so the picture stays the merged twin's).
+- ``cubes(n, objects=True, texture=128)``: those objects with 128 x 128 RGBA8 textures (64 KiB each) that every
+  draw minifies (a face of 15 pixels or so): the level cache's first decodes and its checks of large levels.
 - ``lit(n)``: n small spheres lit by 4 directional lights, in fog; one modelview upload per draw (dyadic
   translations of dyadic positions, so the merged twin's CPU translation rounds as the shader's does).
 - ``rich(n)``: a voxel game's ground: n triangle strips (4 quads each) receding in perspective, sampling one
@@ -107,19 +109,22 @@ def _cube_mesh() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return pos[idx], uv[idx], col[idx]
 
 
-def cubes(n: int = 1000, *, merged: bool = False, frames: int = 1, objects: bool = False) -> pica.Capture:
+def cubes(
+    n: int = 1000, *, merged: bool = False, frames: int = 1, objects: bool = False, texture: int = 16
+) -> pica.Capture:
     """``n`` textured cubes, a draw each, or the same triangles in one draw (module docstring); ``frames``
     repeats the frame (a long capture for streaming renders); ``objects``: as citro3d draws objects (module
-    docstring)."""
+    docstring); ``texture``: the textures' side in texels."""
     b = CaptureBuilder(name=f"{n} {'objects' if objects else 'cubes'}{' merged' if merged else ''}")
     for _ in range(frames):
-        _cubes_frame(b, n, merged, objects)
+        _cubes_frame(b, n, merged, objects, texture)
     return b.capture()
 
 
-def _bind_whole(b: CaptureBuilder, address: int) -> None:
-    """Texture unit 0 written whole, as citro3d's ``C3D_TexBind`` leaves it to the next draw."""
-    b.set("TEXUNIT0_DIM", width=16, height=16)
+def _bind_whole(b: CaptureBuilder, address: int, size: int) -> None:
+    """Texture unit 0 written whole (a ``size`` x ``size`` RGBA8 texture), as citro3d's ``C3D_TexBind`` leaves it to
+    the next draw."""
+    b.set("TEXUNIT0_DIM", width=size, height=size)
     clamp = "clamp to edge"
     b.set("TEXUNIT0_PARAM", mag_filter="nearest", min_filter="nearest", wrap_s=clamp, wrap_t=clamp, type="2D")
     b.set(TEXUNIT_ADDR[0], address=address)
@@ -127,12 +132,12 @@ def _bind_whole(b: CaptureBuilder, address: int) -> None:
     b.set("TEXUNIT_CONFIG", unit0_enable=1, always1=1, clear_cache=1)
 
 
-def _cubes_frame(b: CaptureBuilder, n: int, merged: bool, objects: bool = False) -> None:
+def _cubes_frame(b: CaptureBuilder, n: int, merged: bool, objects: bool, texture: int) -> None:
     b.begin_frame(clear=(20, 20, 28, 255), depth=0)
     b.shader(VS_MODEL)
     b.uniforms(0, SCREEN)
     b.depth_test(True, "greater")
-    addresses = [b.texture(0, _checker(), "RGBA8") for _ in range(TEXTURES)]
+    addresses = [b.texture(0, _checker(texture), "RGBA8") for _ in range(TEXTURES)]
     b.tev(0, rgb=("texture 0", "primary color"), combine="modulate")
     b.passthrough_tev()
     if objects and not merged:  # a material color per object: white, so that the picture is the merged twin's
@@ -150,7 +155,7 @@ def _cubes_frame(b: CaptureBuilder, n: int, merged: bool, objects: bool = False)
     for i in range(n):
         if objects:  # a vertex buffer and a texture per object, the layout and the whole unit written again
             b.vertices([pos, uv, col])
-            _bind_whole(b, addresses[i % TEXTURES])
+            _bind_whole(b, addresses[i % TEXTURES], texture)
             b.set("TEXENV1_COLOR", r=255, g=255, b=255, a=i % 256)  # its alpha is not read: only the value moves
         elif i % 4 == 0:
             b.set(TEXUNIT_ADDR[0], address=addresses[(i // 4) % TEXTURES])
@@ -386,6 +391,7 @@ SCENES: dict[str, Callable[..., pica.Capture]] = {
     "game_cubes_1000": lambda merged=False: cubes(1000, merged=merged),
     "game_cubes_3000": lambda merged=False: cubes(3000, merged=merged),
     "game_objects_300": lambda merged=False: cubes(300, merged=merged, objects=True),
+    "game_textured_300": lambda merged=False: cubes(300, merged=merged, objects=True, texture=128),
     "game_lit_300": lambda merged=False: lit(300, merged=merged),
     "game_sprites_1000": lambda merged=False: sprites(1000, merged=merged),
     "game_rich_1000": lambda merged=False: rich(1000, merged=merged),

@@ -45,6 +45,7 @@ GAME = (
     "game_cubes_1000",
     "game_cubes_3000",
     "game_objects_300",
+    "game_textured_300",
     "game_lit_300",
     "game_sprites_1000",
     "game_rich_1000",

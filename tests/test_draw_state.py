@@ -274,7 +274,7 @@ def test_cached_draw_state_renders_what_a_fresh_one_does(name: str) -> None:
     assert fresh.any() and np.array_equal(cached, fresh)
 
 
-@pytest.mark.parametrize("name", ["game_cubes_300", "game_lit_300", "game_sprites_1000"])
+@pytest.mark.parametrize("name", ["game_cubes_300", "game_lit_300", "game_sprites_1000", "game_textured_300"])
 def test_game_scene_equals_its_merged_twin(name: str) -> None:
     """Hundreds of draws with state changes give the picture of the same triangles in one draw."""
     frame, merged = render(SCENES[name](), cached=True), render(SCENES[name](merged=True), cached=True)

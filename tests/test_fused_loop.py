@@ -66,7 +66,9 @@ def _loop_calls() -> Iterator[list[int]]:
         CompiledDriver.run = original  # type: ignore[method-assign]
 
 
-@pytest.mark.parametrize("scene", ["game_cubes_300", "game_sprites_1000", "game_lit_300", "game_objects_300"])
+@pytest.mark.parametrize(
+    "scene", ["game_cubes_300", "game_sprites_1000", "game_lit_300", "game_objects_300", "game_textured_300"]
+)
 def test_compiled_draws_match_python_draws(scene: str) -> None:
     capture = SCENES[scene]()
     compiled, staged = _replay(capture, True, checkpoints=False), _replay(capture, False, checkpoints=False)
