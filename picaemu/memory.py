@@ -45,6 +45,7 @@ class PhysicalMemory:
     def __init__(self, regions: tuple[RegionSpec, ...] = DEFAULT_REGIONS) -> None:
         self.regions = tuple(sorted(regions, key=lambda r: r.base))
         self._data: dict[str, np.ndarray] = {r.name: np.zeros(r.size, dtype=np.uint8) for r in self.regions}
+        self._buffers = {name: data.data for name, data in self._data.items()}  # ``write``'s (the arrays stay)
         # pages any access has reached (a superset of the non-zero pages): checkpoints look at these only
         self._live: dict[str, np.ndarray] = {r.name: np.zeros(-(-r.size // PAGE), bool) for r in self.regions}
 
@@ -112,9 +113,10 @@ class PhysicalMemory:
             src = data.view(np.uint8).ravel()
             self.bytes(address, src.size, who)[:] = src
             return
-        raw = memoryview(data).cast("B")
-        name, off = self._reach(address, raw.nbytes, who)
-        self._data[name].data[off : off + raw.nbytes] = raw
+        raw = data if type(data) is builtins.bytes else memoryview(data).cast("B")  # a capture's blobs are bytes
+        size = len(raw)
+        name, off = self._reach(address, size, who)
+        self._buffers[name][off : off + size] = raw
 
     def u32(self, address: int, who: str = "read") -> int:
         return int(self.view(address, 1, np.uint32, who)[0])
