@@ -71,18 +71,16 @@ def _book(cache: tuple, data: np.ndarray, at: int, st_: np.ndarray, layout: tupl
 
 def test_a_level_is_decoded_once_the_blocks_decoded_of_it_reach_its_texels() -> None:
     """Rent or buy: draws that leave the level in memory book the blocks they decode (16 texels each); a draw
-    decodes the level once those plus a block per tap of its own reach the level's texels."""
+    decodes the level once those plus what it would decode itself reach the level's texels."""
     cache, data = level_cache.new(), _memory()
     corner = np.full((1, 2), 0.01, np.float32)  # one fragment: the 4 blocks around texel (0, 0), repeated
     at = level_at(cache, 0, data, LAYOUT, HEIGHT, SIZE, 1)
     assert at < NOT_DECODED  # a row to book on
     assert _book(cache, data, at, corner) == 4 * BLOCK_TEXELS
-    spent = 4 * BLOCK_TEXELS
-    short = (TEXELS - spent) // BLOCK_TEXELS - 1  # taps whose blocks would not reach the level's texels yet
-    at = level_at(cache, 0, data, LAYOUT, HEIGHT, SIZE, short)
+    at = level_at(cache, 0, data, LAYOUT, HEIGHT, SIZE, TEXELS - 4 * BLOCK_TEXELS - 1)  # one texel short
     assert at < NOT_DECODED
     assert _book(cache, data, at, corner) == 4 * BLOCK_TEXELS
-    got = _lookup(cache, data, short)  # 8 booked + 16 * short taps >= TEXELS now
+    got = _lookup(cache, data, TEXELS - 8 * BLOCK_TEXELS)  # booked + wanted reach the level's texels
     assert got is not None
     assert np.array_equal(got, _decoded(data))
     one = np.empty((TEXELS, 4), np.uint8)
@@ -92,7 +90,7 @@ def test_a_level_is_decoded_once_the_blocks_decoded_of_it_reach_its_texels() -> 
     assert np.array_equal(_lookup(cache, data, 1), got)
     assert cache[1][T_TEXELS] == TEXELS
     assert _lookup(cache, data, 1, region=1) is None  # another region's level at the same offset: its own row
-    assert _lookup(cache, data, TEXELS // BLOCK_TEXELS, region=2) is not None  # a draw alone that would: at once
+    assert _lookup(cache, data, TEXELS, region=2) is not None  # a draw alone that would decode as much: at once
 
 
 def test_a_minified_draw_books_every_block_it_decodes() -> None:
@@ -106,13 +104,30 @@ def test_a_minified_draw_books_every_block_it_decodes() -> None:
     assert _lookup(cache, data, 1) is not None
 
 
+@pytest.mark.parametrize(
+    ("coords", "taps", "texels"),
+    [
+        ([(0.5, 0.5)], 100, 4 * BLOCK_TEXELS),  # one texel magnified: the 2 x 2 blocks around it, however many taps
+        ([(0.0, 0.0), (1.0, 1.0)], 1, 4 * BLOCK_TEXELS),  # a tap: 4 blocks at most
+        ([(0.0, 0.0), (1.0, 1.0)], 100, TEXELS),  # the whole level minified: all of it
+        ([(-3.0, 0.2), (5.0, 0.3)], 100, TEXELS // 2),  # repeated along s: every column; rows 2 of 4
+        ([(np.nan, 0.5)], 100, TEXELS),  # may tap anything
+    ],
+)
+def test_texels_left_bounds_what_a_draw_would_decode(coords: list, taps: int, texels: int) -> None:
+    """``texels_left``: the fewest of 4 blocks a tap, the blocks the coordinates' box reaches with a texel of
+    margin, and the level (32 x 16 texels: 8 x 4 blocks)."""
+    box = level_cache.coordinate_box(np.array(coords, np.float32))
+    assert level_cache.texels_left(box, 1 << WIDTH_LOG2, HEIGHT, taps) == texels
+
+
 def test_a_packed_level_is_booked_as_an_etc_one() -> None:
     """A block decoded costs the same texels whatever the format: a packed level follows the same rule."""
     cache, data = level_cache.new(), _memory()
     rgba8 = (START, WIDTH_LOG2, 32, 24, 16, 8, 0, 8, 8, 8, 8, KIND_PACKED)
     size = level_bytes(1 << WIDTH_LOG2, HEIGHT, TextureFormat.RGBA8)
-    assert level_at(cache, 0, data, rgba8, HEIGHT, size, TEXELS // BLOCK_TEXELS - 1) < NOT_DECODED
-    at = level_at(cache, 0, data, rgba8, HEIGHT, size, TEXELS // BLOCK_TEXELS)
+    assert level_at(cache, 0, data, rgba8, HEIGHT, size, TEXELS - 1) < NOT_DECODED
+    at = level_at(cache, 0, data, rgba8, HEIGHT, size, TEXELS)
     assert at >= 0
     expected = staged_decode(data[START : START + size], TextureFormat.RGBA8, 1 << WIDTH_LOG2, HEIGHT)
     assert np.array_equal(cache[2][at : at + TEXELS], expected.reshape(-1, 4))

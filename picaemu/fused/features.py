@@ -69,7 +69,7 @@ from picaemu.fused.layout import (
 from picaemu.raster.rasterizer import normalise_quaternions
 from picaemu.texture import level_cache, proctex
 from picaemu.texture.filtering import cube_face, filter_2d, nan_to_num32, nearest_u8, round_u8
-from picaemu.texture.level_cache import NOT_DECODED, level_at, tapped_level
+from picaemu.texture.level_cache import NOT_DECODED, coordinate_box, level_at, tapped_level, texels_left
 from picaemu.texture.lod import TAPS_LINEAR, TAPS_NEAREST, lods_of, mip_choices, neighbours
 from picaemu.texture.state import CUBE_LOW_MASK
 
@@ -244,7 +244,9 @@ def _texture(u, ints, units, textures, vram, fcram, out_var, nb, out) -> int:  #
     taps = n * (TAPS_LINEAR if row[U_MAG_LINEAR] else TAPS_NEAREST)
     data = vram if starts[0, 0] == IN_VRAM else fcram
     layout = _layout(starts[0, 1], row, first)
-    decoded = level_at(cache, starts[0, 0], data, layout, row[U_HEIGHT] >> first, row[U_BYTES + first], taps)
+    height = row[U_HEIGHT] >> first
+    want = texels_left(coordinate_box(st), row[U_WIDTH] >> first, height, taps)
+    decoded = level_at(cache, starts[0, 0], data, layout, height, row[U_BYTES + first], want)
     if row[U_MAG_LINEAR]:
         everyone = _filled(n, True, numba_link.empty(n, np.bool_))
         round_u8(_level_filter(cache, decoded, data, starts[0, 1], row, first, st, everyone, border[u]), out)
@@ -289,14 +291,16 @@ def _levels(row, nb, cache, border, vram, fcram, starts, st, face, out) -> int: 
         demand[keys[i]] += each
         if second_keys[i] >= 0:
             demand[second_keys[i]] += each
-    keyed = demand.shape[0]
+    keyed, box = demand.shape[0], coordinate_box(st)
     at = _filled(keyed, NOT_DECODED, numba_link.empty(keyed, np.int64))  # each key's level in the cache's pool
     for key in range(first * CUBE_FACES, keyed):  # the cache asked once per level and face, with all its taps
         if demand[key]:
             lv, f = key // CUBE_FACES, key % CUBE_FACES
             data = vram if starts[f, 0] == IN_VRAM else fcram
             layout = _layout(starts[f, 1], row, lv)
-            at[key] = level_at(cache, starts[f, 0], data, layout, row[U_HEIGHT] >> lv, row[U_BYTES + lv], demand[key])
+            height = row[U_HEIGHT] >> lv
+            want = texels_left(box, row[U_WIDTH] >> lv, height, demand[key])
+            at[key] = level_at(cache, starts[f, 0], data, layout, height, row[U_BYTES + lv], want)
     color = numba_link.empty((n, 4), np.float32)
     _filter_faces(cache, at, vram, fcram, starts, row, first, last, keys, st, linear, border, color)
     if blend:

@@ -9,14 +9,15 @@ fragment side).
 
 The one rule of when a level is decoded (``level_at``), rent or buy: the draws that left it in memory paid
 for the blocks they decoded (``tapped_level`` books each draw's blocks, 16 texels each, on the level's row), and a
-draw decodes the whole level once what they paid since it was last decoded or changed, plus what this draw's
-taps would decode (a block per tap at most, the level at most), reaches the level's texels. So a draw alone that
-would decode as much as the level decodes it at once, and a run of small draws decodes it once their blocks add
-up to it, having spent at most about what decoding costs (the rent-or-buy rule: never more than about twice the
-better choice made in hindsight). What a block decode and a level decode cost per texel is the same work
-(``fetch``), whatever the format. A texture unit asks once per level (and cube face) it taps, with that level's
-taps. A minified draw taps up to four blocks per fragment: booking its taps instead of its blocks let a frame of
-300 such draws decode 1,000-texel levels in blocks at each draw (97 us a draw; bench/RESULTS.md).
+draw decodes the whole level once what they paid since it was last decoded or changed, plus what this draw would
+decode of it left in memory (``texels_left``: at most the 4 blocks around each tap, the blocks of the box its
+coordinates span with a texel of margin, the level), reaches the level's texels. So a draw alone that would decode
+about as much as the level decodes it at once, and a run of small draws decodes it once their blocks add up to it,
+having spent at most about what decoding costs (the rent-or-buy rule: never more than about twice the better choice
+made in hindsight). A block decode and a level decode cost the same work a texel (``fetch``), whatever the format.
+A texture unit asks once per level (and cube face) it taps, with that level's taps. A minified draw taps up to four
+blocks per fragment: booking a texel per tap, as this rule once did, let a frame of 300 draws minifying 128 x 128
+textures decode most of a level in blocks at every draw (97 us a draw; bench/RESULTS.md).
 
 Exact by construction: a decoded level is used only while the level's bytes in memory equal the copy taken
 when it was decoded (compared at each lookup: ~0.2 us for 8 KiB, 15-30 us for a 256 x 256 RGBA8 level), so
@@ -46,6 +47,7 @@ draw (a draw taps at most a few texels per pixel of a 400 x 240 target: rarely m
 from __future__ import annotations
 
 import contextlib
+import math
 import weakref
 from collections.abc import Iterator
 
@@ -59,7 +61,7 @@ from picaemu.texture.fetch import (
     decode_blocks,
     decode_level,
 )
-from picaemu.texture.filtering import TAPPED_BLOCKS, tapped_blocks
+from picaemu.texture.filtering import EXACT, TAPPED_BLOCKS, tapped_blocks
 from picaemu.texture.formats import MAX_SIZE
 
 ENTRIES, POOL_TEXELS, RAW_BYTES = 256, 1 << 19, 1 << 21  # 2 MiB of decoded texels, 2 MiB of raw bytes
@@ -186,11 +188,44 @@ def _keep(entries, top, e: int, region: int, layout, height: int) -> int:  # pra
 
 
 @numba_link.kernel()
-def level_at(cache, region: int, data, layout, height: int, size: int, taps: int) -> int:  # pragma: no cover
+def coordinate_box(st) -> tuple[float, float, float, float]:  # pragma: no cover - compiled
+    """(lowest s, highest s, lowest t, highest t) of the coordinates ``st`` (F, 2), float64; a NaN one makes the box
+    infinite."""
+    lo_s, hi_s, lo_t, hi_t = np.inf, -np.inf, np.inf, -np.inf
+    for i in range(st.shape[0]):
+        s, t = np.float64(st[i, 0]), np.float64(st[i, 1])
+        if s != s or t != t:
+            return -np.inf, np.inf, -np.inf, np.inf
+        lo_s, hi_s, lo_t, hi_t = min(lo_s, s), max(hi_s, s), min(lo_t, t), max(hi_t, t)
+    return lo_s, hi_s, lo_t, hi_t
+
+
+@numba_link.kernel()
+def _blocks_across(lo: float, hi: float, n: int) -> int:  # pragma: no cover - compiled
+    """The 4-texel blocks of an axis of ``n`` texels that coordinates from ``lo`` to ``hi`` reach with a texel of
+    margin either side (the taps of k - 1 .. k + 1: ``filtering.tapped_blocks``), at most all of them."""
+    a, b = lo * n, hi * n
+    if not (abs(a) < EXACT and abs(b) < EXACT):
+        return n >> 2
+    return min(((math.floor(b) + 1) >> 2) - ((math.floor(a) - 1) >> 2) + 1, n >> 2)
+
+
+@numba_link.kernel()
+def texels_left(box, width: int, height: int, taps: int) -> int:  # pragma: no cover - compiled
+    """The most texels a draw of ``taps`` taps at coordinates spanning ``box`` (``coordinate_box``) would decode of
+    a ``width`` x ``height`` level left in memory (``tapped_level``): the 4 blocks around each tap, the blocks the
+    box reaches, the level, whichever is fewest."""
+    box_blocks = _blocks_across(box[0], box[1], width) * _blocks_across(box[2], box[3], height)
+    return min(taps * 4 * BLOCK_TEXELS, box_blocks * BLOCK_TEXELS, width * height)
+
+
+@numba_link.kernel()
+def level_at(cache, region: int, data, layout, height: int, size: int, want: int) -> int:  # pragma: no cover
     """Where in ``pool`` (``cache[2]``) the level of ``data`` (memory region ``region``'s bytes) at the ``fetch``
-    layout ``layout``, ``height`` rows, ``size`` bytes, that a draw taps ``taps`` times, starts decoded (module
-    docstring: the rule), or a negative answer: decode its tapped blocks (``tapped_level``, given the answer: it books
-    them on the level's row ``-2 - answer``; ``NOT_DECODED``: no row free)."""
+    layout ``layout``, ``height`` rows, ``size`` bytes, of which a draw would decode ``want`` texels left in memory
+    (``texels_left``), starts decoded (module docstring: the rule), or a negative answer: decode its tapped blocks
+    (``tapped_level``, given the answer: it books them on the level's row ``-2 - answer``; ``NOT_DECODED``: no row
+    free)."""
     entries, top, pool, raw, _ = cache
     texels = (1 << layout[LAYOUT_WIDTH_LOG2]) * height
     start = layout[LAYOUT_START]
@@ -204,7 +239,7 @@ def level_at(cache, region: int, data, layout, height: int, size: int, taps: int
                 return row[E_TEXELS]
             row[E_TEXELS], row[E_SPENT] = NOT_DECODED, 0  # written since: decoded again on demand
         spent = row[E_SPENT]
-    worth = spent + min(taps * BLOCK_TEXELS, texels) >= texels
+    worth = spent + want >= texels
     if not worth or texels > pool.shape[0] or size > raw.shape[0]:  # not yet worth it, or never kept
         return -2 - _keep(entries, top, e, region, layout, height)  # _keep's -1 (no row free): NOT_DECODED
     no_row = e < 0 and top[T_ENTRIES] == entries.shape[0]
