@@ -142,3 +142,31 @@ def test_a_long_compile_says_so_and_a_short_one_does_not() -> None:
     with SlowCompileNote(quiet.append, after_s=600.0):
         numba.njit(body)(np.ones(3))
     assert quiet == []
+
+
+def _bytecode_settings(env: dict[str, str]) -> list[str]:
+    """What the ``picaemu`` command's process has of Python's bytecode settings once its package is imported:
+    ``sys.pycache_prefix``, ``sys.dont_write_bytecode``, the children's ``PYTHONPYCACHEPREFIX``, and whether
+    click (imported after it) left its bytecode under the prefix."""
+    code = (
+        "import os, sys, pathlib, picaemu.cli, click; p = sys.pycache_prefix; print(p); "
+        "print(sys.dont_write_bytecode); print(os.environ.get('PYTHONPYCACHEPREFIX')); "
+        "print(bool(p) and any(pathlib.Path(p).rglob('click/core*.pyc')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=True)
+    return out.stdout.split()
+
+
+def test_the_command_keeps_bytecode_in_its_cache_where_the_environment_forbids_it_beside_the_sources(
+    tmp_path: Path,
+) -> None:
+    """``keep_bytecode``: under ``PYTHONDONTWRITEBYTECODE`` the command writes the bytecode of what it imports
+    under ``<cache home>/picaemu/pycache`` (and tells its children), so the next process reads it; with
+    ``PICAEMU_PYCACHE=0``, or where writing beside the sources is allowed, Python's settings stay."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    folder = str(tmp_path / "picaemu" / "pycache")
+    assert _bytecode_settings(env) == [folder, "False", folder, "True"]
+    assert _bytecode_settings({**env, kernel_cache.PYCACHE_VARIABLE: "0"}) == ["None", "True", "None", "False"]
+    allowed = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    assert _bytecode_settings(allowed) == ["None", "False", "None", "False"]

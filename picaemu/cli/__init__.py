@@ -16,9 +16,13 @@ import os
 import sys
 from typing import Any
 
-import click
+from picaemu import kernel_cache
 
-from picaemu.cli.common import (
+kernel_cache.keep_bytecode()  # before the modules a command imports (click, numpy, numba, picaemu's own)
+
+import click  # noqa: E402
+
+from picaemu.cli.common import (  # noqa: E402
     EXIT_BAD_INPUT,
     deferred_warnings,
     error_line,
@@ -27,7 +31,7 @@ from picaemu.cli.common import (
     one_line,
     quiet_option,
 )
-from picaemu.errors import PicaError
+from picaemu.errors import PicaError  # noqa: E402
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
