@@ -2,8 +2,9 @@
 with texture, TEV, blend and uniform changes between them) beside its merged twin (the same triangles in one
 draw), measured in the same run, and the ratio of the two — the fixed cost a draw adds beyond its work.
 
-Time = best of ``--runs`` replays of the whole frame after one warm-up replay (numba's compile cache, page faults);
-each replay restores the initial checkpoint first (not timed). Both pictures are compared: they must be equal
+Time = best of ``--runs`` replays of the whole frame after one warm-up replay (numba's compile cache, page
+faults), the scene's and its twin's runs alternated; each replay restores the initial checkpoint first (not
+timed). Both pictures are compared: they must be equal
 (the scenes are built so that they are). The last columns time what a caller of the API gets: the first replay of
 a fresh ``Replay(capture)`` with its defaults (checkpoints and draw records on; best of ``--runs``, each a new
 replay, after one warm-up): it also pays the plans of each state and the replay's checkpoints.
@@ -32,34 +33,46 @@ from picaemu.replay import Replay  # noqa: E402
 from samples.game_scene import SCENES  # noqa: E402
 
 
+def alternated(
+    runs_of: list[tuple[pica.Capture, PipelineSink | None]], runs: int, clock: Callable[[], float] = time.perf_counter
+) -> list[tuple[float, int, np.ndarray]]:
+    """Per (capture, pipeline (None: the software one)): (best seconds of a whole-frame replay by ``clock``, draws,
+    the top screen), the captures' runs alternated (a slow minute of a shared machine then slows them all alike)."""
+    replays = [Replay(capture, checkpoints=False, pipeline=pipeline) for capture, pipeline in runs_of]
+    for replay in replays:
+        replay.run()
+    best = [float("inf")] * len(replays)
+    for _ in range(runs):
+        for k, replay in enumerate(replays):
+            replay.run_to(0)
+            start = clock()
+            replay.run()
+            best[k] = min(best[k], clock() - start)
+    return [(t, len(r.draws), r.screen()) for t, r in zip(best, replays, strict=True)]
+
+
 def frame_s(
     capture: pica.Capture,
     runs: int,
     pipeline: PipelineSink | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[float, int, np.ndarray]:
-    """(best seconds of a whole-frame replay by ``clock``, draws, the top screen), with ``pipeline`` (default: the
-    software one)."""
-    replay = Replay(capture, checkpoints=False, pipeline=pipeline)
-    replay.run()
-    best = float("inf")
-    for _ in range(runs):
-        replay.run_to(0)
-        start = clock()
-        replay.run()
-        best = min(best, clock() - start)
-    return best, len(replay.draws), replay.screen()
+    """``alternated`` of one capture."""
+    return alternated([(capture, pipeline)], runs, clock)[0]
 
 
-def fresh_s(capture: pica.Capture, runs: int, clock: Callable[[], float] = time.perf_counter) -> float:
-    """Best seconds by ``clock`` of ``Replay(capture).run()`` on a new replay each time (the API's defaults)."""
-    Replay(capture).run()
-    best = float("inf")
+def fresh_s(captures: tuple[pica.Capture, ...], runs: int, clock: Callable[[], float] = time.perf_counter) -> list:
+    """Per capture: best seconds by ``clock`` of ``Replay(capture).run()`` on a new replay each time (the API's
+    defaults), the captures alternated."""
+    for capture in captures:
+        Replay(capture).run()
+    best = [float("inf")] * len(captures)
     for _ in range(runs):
-        replay = Replay(capture)
-        start = clock()
-        replay.run()
-        best = min(best, clock() - start)
+        for k, capture in enumerate(captures):
+            replay = Replay(capture)
+            start = clock()
+            replay.run()
+            best[k] = min(best[k], clock() - start)
     return best
 
 
@@ -76,12 +89,11 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.scenes:
-        capture, twin = SCENES[name](), SCENES[name](merged=True)
-        frame, draws, image = frame_s(capture, args.runs, clock=clock)
-        merged, _, merged_image = frame_s(twin, args.runs, clock=clock)
+        pair = SCENES[name](), SCENES[name](merged=True)
+        (frame, draws, image), (merged, _, merged_image) = alternated([(c, None) for c in pair], args.runs, clock)
         per_draw = (frame - merged) / max(draws - 1, 1)
         same = "yes" if np.array_equal(image, merged_image) else "NO"
-        fresh, fresh_merged = fresh_s(capture, args.runs, clock), fresh_s(twin, args.runs, clock)
+        fresh, fresh_merged = fresh_s(pair, args.runs, clock)
         print(
             f"| {name} | {draws} | {frame * 1e3:.1f} | {merged * 1e3:.1f} | x{frame / merged:.1f} | "
             f"{per_draw * 1e6:.0f} us | {same} | {fresh * 1e3:.1f} | {fresh_merged * 1e3:.1f} | "
