@@ -80,12 +80,12 @@ class CompiledDriver:
             self.plans = None
             return False
         if self._digest is None:
-            self._digest = hashlib.blake2b(processor.plan_words(), digest_size=16).digest()
+            self._digest = hashlib.blake2b(processor.plan_words(), digest_size=loop.DIGEST_BYTES).digest()
             if self._digest != self._digest_of_table:
                 self.table.clear()  # its plans ran other programs
                 self._digest_of_table = self._digest
         regs = processor.state.regs
-        call.plan_key = self._digest + regs[loop.PLAN_KEY_IDS].tobytes()
+        call.plan_key = loop.plan_key(self._digest, regs)
         self.plans = processor.pipeline.compiled_plans(call)
         if self.plans is None:
             return False

@@ -155,6 +155,7 @@ VERTEX_KEY_IDS = np.union1d(
     np.intersect1d(PLAN_KEY_IDS, np.flatnonzero(WRITE_GROUPS[: K.NUM_REGS] & part_groups(VERTEX_PARTS))), WATCHED_IDS
 )
 PLAN_CACHE_ENTRIES = 64
+DIGEST_BYTES = 16  # of the programs and LUTs a plan key starts with (``picaemu.fused.driver``)
 PROGRAM_GROUPS = int(PLAN_DATA_UPLOADS)  # writes that may change what a plan key digests: Python keys anew
 INDEX_U16 = next(code for code, name in blocks.geometry.INDEX_TYPES.items() if INDEX_DTYPES[name].itemsize == 2)
 TEXTURE_SLOTS = np.array(TEXTURE_ADDRESS_SLOT, np.int64)
@@ -548,8 +549,7 @@ class PlanCache:
         elif key in self._plans:  # None too: a state the loop does not cover
             plans = self._plans[key]
         else:
-            digest = key[: len(key) - 4 * PLAN_KEY_IDS.shape[0]]
-            vertex_key = digest + call.state.regs[VERTEX_KEY_IDS].tobytes()
+            vertex_key = key[:DIGEST_BYTES] + call.state.regs[VERTEX_KEY_IDS].tobytes()
             vertices = self._vertices.get(vertex_key)
             plans = self._plans[key] = plans_for(call, vertices)
             if vertices is None and plans is not None:
@@ -560,6 +560,12 @@ class PlanCache:
         if plans is None or not assembler.takes_whole_triangles(plans.vertices.topology):
             return None
         return plans
+
+
+def plan_key(digest: bytes, regs: np.ndarray) -> bytes:
+    """The key of a draw's plans (``DrawCall.plan_key``): the ``DIGEST_BYTES`` digest of the programs and LUTs,
+    then the ``PLAN_KEY_IDS`` registers of ``regs``."""
+    return digest + regs[PLAN_KEY_IDS].tobytes()
 
 
 def plans_for(call: DrawCall, vertices: VertexPlan | str | None = None) -> CompiledPlans | None:
