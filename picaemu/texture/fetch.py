@@ -70,35 +70,14 @@ def block_number(col: int, row: int, width: int) -> int:  # pragma: no cover - c
     return row * (width >> 2) + col
 
 
-@numba_link.kernel(inline="always")  # per block: a call's reference counting costs ~2 ns a texel
-def _block_words(level, wide, half, word_bits: int, n0: int, words) -> None:  # pragma: no cover - compiled
-    """The 16 texel words from texel ``n0`` (a block's: 16 consecutive texels of its tile) of a packed ``level``'s
-    bytes into ``words`` (16,) int64, read as the size of word they are (little-endian; 4 bits: the low nibble
-    first); ``wide`` and ``half`` are the level's bytes as uint32 and uint16 (views made once a decode)."""
-    if word_bits == 32:
-        for j in range(16):
-            words[j] = wide[n0 + j]
-    elif word_bits == 16:
-        for j in range(16):
-            words[j] = half[n0 + j]
-    elif word_bits == 24:
-        for j in range(16):
-            at = 3 * (n0 + j)
-            words[j] = np.int64(level[at]) | np.int64(level[at + 1]) << 8 | np.int64(level[at + 2]) << 16
-    elif word_bits == 8:
-        for j in range(16):
-            words[j] = level[n0 + j]
-    else:  # 4 bits
-        for j in range(16):
-            words[j] = (np.int64(level[(n0 + j) >> 1]) >> ((j & 1) << 2)) & 0xF
-
-
 @numba_link.kernel()
 def _packed_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma: no cover - compiled
     """``decode_blocks`` of a packed level: each block's 16 texel words read in memory order (the block is a
-    quarter of its tile, in Morton order: ``_block_words``), then each channel for the 16 of them: an 8-bit field
-    is the word's byte, a narrower one looked up in ``EXPANDED``, a channel the format lacks reads ``MISSING``
-    (a channel at a time, words read as words: RGBA8 8.6 -> 2.9 ns a texel, RGB565 8.5 -> 6.4, I8 8.2 -> 2.7)."""
+    quarter of its tile, in Morton order) as the size of word they are (uint32 / uint16 views made once, 24-bit
+    little-endian, bytes, nibbles low first), then each channel for the 16 of them: an 8-bit field is the word's
+    byte, a narrower one looked up in ``EXPANDED``, a channel the format lacks reads ``MISSING`` (against a word
+    read and a lookup per texel and channel: RGBA8 8.6 -> 2.6 ns a texel, RGB8 8.5 -> 2.8, RGB565 8.5 -> 6.8, I4
+    13 -> 11; the word reads in a helper of their own, even inlined, cost twice as much)."""
     log2 = layout[LAYOUT_WIDTH_LOG2]
     width, start, word_bits = 1 << log2, layout[LAYOUT_START], layout[LAYOUT_WORD_BITS]
     level = data[start : start + ((texels.shape[0] * word_bits) >> 3)]
@@ -108,7 +87,22 @@ def _packed_blocks(data, layout, blocks, count: int, texels) -> None:  # pragma:
         x0, y0 = block_origin(blocks[k], log2)
         first = y0 * width + x0
         n0 = ((y0 & ~(TILE - 1)) << log2) + (x0 & ~(TILE - 1)) * TILE + MORTON8[y0 & (TILE - 1), x0 & (TILE - 1)]
-        _block_words(level, wide, half, word_bits, n0, words)
+        if word_bits == 32:
+            for j in range(16):
+                words[j] = wide[n0 + j]
+        elif word_bits == 16:
+            for j in range(16):
+                words[j] = half[n0 + j]
+        elif word_bits == 24:
+            for j in range(16):
+                at = 3 * (n0 + j)
+                words[j] = np.int64(level[at]) | np.int64(level[at + 1]) << 8 | np.int64(level[at + 2]) << 16
+        elif word_bits == 8:
+            for j in range(16):
+                words[j] = level[n0 + j]
+        else:  # 4 bits
+            for j in range(16):
+                words[j] = (np.int64(level[(n0 + j) >> 1]) >> ((j & 1) << 2)) & 0xF
         for c in range(4):
             shift, bits = layout[LAYOUT_SHIFTS + c], layout[LAYOUT_BITS + c]
             mask = (1 << bits) - 1
