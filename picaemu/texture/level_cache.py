@@ -20,9 +20,10 @@ blocks per fragment: booking a texel per tap, as this rule once did, let a frame
 textures decode most of a level in blocks at every draw (97 us a draw; bench/RESULTS.md).
 
 Exact by construction: a decoded level is used only while the level's bytes in memory equal the copy taken
-when it was decoded (compared at each lookup: ~0.2 us for 8 KiB, 15-30 us for a 256 x 256 RGBA8 level), so
-anything that wrote them since — a draw rendering into the texture, a CPU upload, a memory fill, a display
-transfer, a checkpoint restore — makes the next lookup decode the level again; nothing has to tell the cache.
+when it was decoded (compared at each lookup: ~0.2 us for 8 KiB, tens of us for the 256 KiB of a 256 x 256
+RGBA8 level), so anything that wrote them since — a draw rendering into the texture, a CPU upload, a memory fill,
+a display transfer, a checkpoint restore — makes the next lookup decode the level again; nothing has to tell the
+cache.
 With one exception, which only shortens the comparing: while the command processor's compiled loop runs
 (``trusted``: ``picaemu.fused.driver``), its draws are the only writers of memory, and each tells the cache which
 bytes it may have written (``wrote``: its depth and color buffers, ``features.wrote``). A level compared (or
