@@ -120,7 +120,7 @@ def trusted(memory: object) -> Iterator[None]:
         top[T_TRUSTED] = 0
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")  # small: no library of its own
 def wrote(cache, region: int, start: int, end: int) -> None:  # pragma: no cover - compiled
     """A draw may have written bytes [start, end) of the region of code ``region`` (others: no level lives there)."""
     if not 0 <= region < REGIONS or end <= start:
@@ -132,7 +132,7 @@ def wrote(cache, region: int, start: int, end: int) -> None:  # pragma: no cover
         top[at], top[at + 1] = min(top[at], start), max(top[at + 1], end)
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")  # small: no library of its own
 def _unwritten(top, row, region: int, start: int, size: int) -> bool:  # pragma: no cover - compiled
     """Whether ``row``'s level, found equal earlier in the running trusted call, is still: no draw of the call wrote
     its bytes [start, start + size) of region ``region``."""
@@ -201,7 +201,7 @@ def coordinate_box(st) -> tuple[float, float, float, float]:  # pragma: no cover
     return lo_s, hi_s, lo_t, hi_t
 
 
-@numba_link.kernel()
+@numba_link.kernel(inline="always")  # small: no library of its own
 def _blocks_across(lo: float, hi: float, n: int) -> int:  # pragma: no cover - compiled
     """The 4-texel blocks of an axis of ``n`` texels that coordinates from ``lo`` to ``hi`` reach with a texel of
     margin either side (the taps of k - 1 .. k + 1: ``filtering.tapped_blocks``), at most all of them."""
