@@ -51,7 +51,7 @@ FUSED_VERTICES_OFF = "fused vertex side off"
 FUSED_FRAGMENTS_OFF = "fused fragment side off"
 OTHER_BACKEND = "fragments run by another backend"
 MID_PRIMITIVE = "assembler holds an earlier draw's vertices"
-VERTEX_DECLINED = "vertex side declined at run time (vertex count, unique vertices or a read outside memory)"
+VERTEX_DECLINED = "vertex side declined at run time (vertex count or a read outside memory)"
 
 
 def route_reasons(route: str) -> list[str]:

@@ -76,7 +76,7 @@ def test_game_scenes_and_their_merged_twins_are_the_same(name: str) -> None:
     draws, fused = assert_same(SCENES[name]())
     assert fused == draws
     draws, fused = assert_same(SCENES[name](merged=True))
-    assert fused == 0  # one draw of thousands of vertices: the staged path's pooled shader serves it
+    assert fused == draws == 1  # one draw of thousands of vertices, shaded ``front_end.SHADE_LANES`` at a time
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -28,9 +28,9 @@ Not covered (``VertexPlan.of`` answers why, as a str): immediate-mode draws (no 
 vertex side that failed to decode, the geometry shader's own refusals (``picaemu.fused.geometry``), vertex-shader flow
 control that depends on vertex data (``ifc`` / ``callc`` / ``jmpc`` / ``breakc`` reached; flow steered by the bool / int
 uniforms only is covered: ``front_end.plan_for``), memory without VRAM / FCRAM. At run time ``vertex_side`` answers
-``ok`` False, having changed nothing, when the draw is not the common case: no vertices, more than ``MAX_DRAW_VERTICES``
-or ``POOL_MIN_LANES`` or more unique vertices, a list count not a multiple of 3, a strip or fan of fewer than 3
-vertices, an index or attribute read not wholly inside VRAM or FCRAM (the staged path then raises its named
+``ok`` False, having changed nothing, when the draw is not the common case: no vertices, more than
+``MAX_DRAW_VERTICES``, a list count not a multiple of 3, a strip or fan of fewer than 3 vertices, an index or attribute
+read not wholly inside VRAM or FCRAM (the staged path then raises its named
 ``MemoryFault``, or reads another region). ``run`` also leaves the draw to the staged path when the primitive assembler
 holds vertices of an earlier draw of the same topology (a strip or fan continued without a restart, a list of an
 incomplete triangle). Triangles crossing the clip volume or the user clip plane are clipped in the call (the front end's
@@ -58,7 +58,6 @@ from picaemu.geometry.output_map import NUM_COLUMNS
 from picaemu.geometry.primitive_assembly import TRIPLES, Assembler, Topology, kept_positions, triangle_positions
 from picaemu.geometry.vertex_loader import MAX_DRAW_VERTICES
 from picaemu.memory import PhysicalMemory
-from picaemu.shader.interpreter import POOL_MIN_LANES
 
 VERTEX_COUNTERS = (
     "vertices",
@@ -283,12 +282,7 @@ def vertex_side(
     nothing buffered and a strip parity of 0 (the callers' check: ``Assembler.takes_whole_triangles``)."""
     topology = load_item(plan_type, plan, P_TOPOLOGY)
     triples = topology == TRIPLES[0] or topology == TRIPLES[1]
-    ok = not (
-        count == 0
-        or (count % 3 if triples else count < 3)
-        or count > MAX_DRAW_VERTICES
-        or (not kind_elements and count >= POOL_MIN_LANES)
-    )
+    ok = not (count == 0 or (count % 3 if triples else count < 3) or count > MAX_DRAW_VERTICES)
     # one return (each return site reference-counts the answer's arrays: ~600 lines of LLVM IR), so the refusals
     # nest instead of returning early
     arrays, box, held = front_end.no_triangles(), EMPTY_BOX, _none_held()
@@ -301,7 +295,6 @@ def vertex_side(
                 unique, inverse = _unique(stream)
             else:
                 unique, inverse = stream, numba_link.indices(count)
-            ok = unique.shape[0] < POOL_MIN_LANES
             if ok:
                 reads, fixed = load_item(plan_type, plan, P_READS), load_item(plan_type, plan, P_FIXED)
                 fixed_values = load_item(plan_type, plan, P_FIXED_VALUES)

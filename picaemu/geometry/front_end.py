@@ -304,12 +304,26 @@ def uniform_table(floats):  # pragma: no cover - compiled
     return c
 
 
+SHADE_LANES = POOL_MIN_LANES  # vertices shaded at a time: the register files of more outgrow the caches
+
+
 @numba_link.compiled_only()
 def _shade(attrs, pairs, plan, segments, c, written, shader):  # pragma: no cover - compiled
     """The VS program's path (``FrontEndPlan``: its arithmetic runs ``plan[first:stop]`` in order, each with aL
     set as the sequencer has it) on every row of ``attrs`` (U, K, 4): (U, 16, 4) float32 outputs, through the
     interpreter's kernels on register files laid out and initialised as ``interpreter.Machine``'s; ``c``: the
-    ``uniform_table``."""
+    ``uniform_table``. ``SHADE_LANES`` rows at a time (a vertex's result depends on its own row only)."""
+    u = attrs.shape[0]
+    result = numba_link.empty((u, NUM_OUT, 4), np.float32)
+    for lo in range(0, u, SHADE_LANES):
+        hi = min(lo + SHADE_LANES, u)
+        _shade_lanes(attrs[lo:hi], pairs, plan, segments, c, written, shader, result[lo:hi])
+    return result
+
+
+@numba_link.compiled_only(inline="always")  # one site
+def _shade_lanes(attrs, pairs, plan, segments, c, written, shader, result):  # pragma: no cover - compiled
+    """``_shade`` of the rows ``attrs`` (U, K, 4) into ``result`` (U, 16, 4)."""
     u = attrs.shape[0]
     vr = numba_link.zeros((NUM_REGS_VR, 4, u), np.float32)
     out = numba_link.zeros((NUM_OUT, 4, u), np.float32)
@@ -326,9 +340,7 @@ def _shade(attrs, pairs, plan, segments, c, written, shader):  # pragma: no cove
         al[:] = segments[s, 2]
         rows = plan[segments[s, 0] : segments[s, 1]]
         numba_link.call(SHADER_ID, shader, (rows, vr, out, c, a0, al, cmp, lanes, True, bufs, res, cols))
-    result = numba_link.empty((u, NUM_OUT, 4), np.float32)
     store_outputs(out, written, result)
-    return result
 
 
 @numba_link.kernel()
