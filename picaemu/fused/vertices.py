@@ -295,16 +295,15 @@ def vertex_side(
                 unique, inverse = _unique(stream)
             else:
                 unique, inverse = stream, numba_link.indices(count)
+            reads, fixed = load_item(plan_type, plan, P_READS), load_item(plan_type, plan, P_FIXED)
+            fixed_values = load_item(plan_type, plan, P_FIXED_VALUES)
+            num_attributes = load_item(plan_type, plan, P_NUM_ATTRIBUTES)
+            loaded = (reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
+            ok, attrs = _load(unique, *loaded)
             if ok:
-                reads, fixed = load_item(plan_type, plan, P_READS), load_item(plan_type, plan, P_FIXED)
-                fixed_values = load_item(plan_type, plan, P_FIXED_VALUES)
-                num_attributes = load_item(plan_type, plan, P_NUM_ATTRIBUTES)
-                loaded = (reads, fixed, fixed_values, num_attributes, vram, vram_base, fcram, fcram_base)
-                ok, attrs = _load(unique, *loaded)
-                if ok:
-                    ok, arrays, box, held = _shaded(
-                        kind_elements, count, topology, triples, floats, unique, inverse, attrs, plan, counts, plan_type
-                    )
+                ok, arrays, box, held = _shaded(
+                    kind_elements, count, topology, triples, floats, unique, inverse, attrs, plan, counts, plan_type
+                )
     return ok, arrays, box, held
 
 

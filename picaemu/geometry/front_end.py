@@ -13,8 +13,8 @@ there is no second implementation of any rule here. ``run_segment`` and ``clip_c
 (``front_end_links``: each compiled once, on its own, not emitted again inside ``_front_end``).
 
 The common case (``plan_for`` decides, per program and output map, remembered):
-- fewer than ``POOL_MIN_LANES`` unique vertices (the small draws whose fixed cost this path removes; a large
-  draw's stage calls cost little beside its work, and the interpreter reuses pooled register files for it);
+- any number of vertices up to the loader's ``MAX_DRAW_VERTICES``: the shader runs ``SHADE_LANES`` of them at a
+  time (``_shade``), so a large draw's register files stay in the caches;
 - a vertex shader whose flow control depends on the bool / int uniforms only (``Program.straight_run``:
   arithmetic then END; else ``interpreter.UniformTrace``: the arithmetic runs every vertex executes, traced once
   per program and uniforms, run back to back with the loop counter aL each ran under), the pipeline's default
@@ -244,8 +244,7 @@ def run(
     prim, clip = ds.primitives, ds.clip
     n = batch.count
     if (
-        batch.attributes.shape[0] >= POOL_MIN_LANES
-        or prim.gs_in_use
+        prim.gs_in_use
         or prim.topology.value not in TRIPLES
         or n % 3
         or not assembler.takes_whole_triangles(prim.topology)
