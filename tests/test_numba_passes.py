@@ -3,10 +3,20 @@ the module, are the reference)."""
 
 from __future__ import annotations
 
-from numba.core import ir, targetconfig
+import copy
+import operator
+
+import numba
+import pytest
+from numba import types
+from numba.core import errors, inline_closurecall, ir, targetconfig
 from numba.core.compiler import Flags, run_frontend
+from numba.core.registry import cpu_target
+from numba.core.typed_passes import type_inference_stage
+from numba.core.types import functions
 
 from picaemu import numba_link, numba_passes
+from picaemu.color import tev_kernels
 from picaemu.command import kernel as command_kernel
 from picaemu.fused import loop
 from picaemu.shader import kernel as shader_kernel
@@ -16,6 +26,7 @@ def test_installed_on_numba_link_s_import() -> None:
     assert numba_link.LINKS is not None  # (imported: it installs the helpers)
     assert targetconfig.TargetConfig.values is numba_passes._values
     assert ir.Inst._rec_list_vars is numba_passes._rec_list_vars
+    assert functions.BaseFunction.get_call_type is numba_passes._get_call_type
 
 
 def test_flags_values_are_numba_s() -> None:
@@ -66,3 +77,96 @@ def test_list_vars_walk_nested_containers_in_order(monkeypatch: object) -> None:
     assert _names([stmt]) == [["a", "b", "c", "d", "out"]]  # the call (function, arguments), then the target
     monkeypatch.setattr(ir.Inst, "_rec_list_vars", numba_passes._NUMBA_REC_LIST_VARS)  # type: ignore[attr-defined]
     assert _names([stmt]) == [["a", "b", "c", "d", "out"]]
+
+
+def _typed(kernel: object, argtypes: tuple[types.Type, ...]) -> tuple[list[str], list[str]]:
+    """The type of every variable and the signature of every call numba infers for ``kernel`` (its Python
+    function, typed afresh) given ``argtypes``, in the IR's order."""
+    function_ir = run_frontend(kernel.py_func)  # type: ignore[attr-defined]
+    cpu_target.typing_context.refresh()  # (what a dispatcher does before it types: the registries loaded)
+    cpu_target.target_context.refresh()
+    result = type_inference_stage(cpu_target.typing_context, cpu_target.target_context, function_ir, argtypes, None)
+    calls = sorted(f"{expr}: {sig}" for expr, sig in result.calltypes.items())
+    return sorted(f"{name}: {ty}" for name, ty in result.typemap.items()), calls
+
+
+_F32 = types.Array(types.float32, 3, "C")
+_U8 = types.Array(types.uint8, 2, "C")
+_REAL_KERNELS = [
+    (
+        shader_kernel.run_segment,
+        (
+            types.Array(types.int32, 2, "C"),
+            _F32,
+            _F32,
+            types.Array(types.float32, 2, "C"),
+            types.Array(types.int32, 2, "C"),
+            types.Array(types.int32, 1, "C"),
+            types.Array(types.bool_, 2, "C"),
+            types.Array(types.int64, 1, "C"),
+            types.bool_,
+            _F32,
+            types.Array(types.float32, 2, "C"),
+            _F32,
+        ),
+    ),
+    (
+        tev_kernels._stage,
+        (
+            *(_U8,) * 6,
+            types.UniTuple(types.int64, 9),
+            types.UniTuple(types.bool_, 3),
+            types.int64,
+            types.int64,
+            types.UniTuple(types.int64, 3),
+            types.UniTuple(types.bool_, 3),
+            types.int64,
+            types.int64,
+            types.bool_,
+            _U8,
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("kernel", "argtypes"), _REAL_KERNELS, ids=["run_segment", "tev_stage"])
+def test_call_types_are_numba_s_on_real_kernels(
+    monkeypatch: pytest.MonkeyPatch, kernel: object, argtypes: tuple
+) -> None:
+    """Typed with the kept signatures (twice: the second time every call is found again) and with numba's own
+    ``get_call_type``, a real kernel gets the same type for every variable and the same signature for every call."""
+    ours, again = _typed(kernel, argtypes), _typed(kernel, argtypes)
+    monkeypatch.setattr(functions.BaseFunction, "get_call_type", numba_passes._NUMBA_GET_CALL_TYPE)
+    assert ours == again == _typed(kernel, argtypes) and len(ours[1]) > 50
+
+
+def test_a_call_that_fails_to_type_is_not_kept_and_fails_again() -> None:
+    """numba's error, each time: a failed call leaves nothing behind."""
+    context = cpu_target.typing_context
+    add = context.resolve_value_type(operator.add)
+    before = len(numba_passes._CALL_TYPES)
+    for _ in range(2):
+        with pytest.raises(errors.TypingError):
+            add.get_call_type(context, (types.unicode_type, types.int64), {})
+    assert len(numba_passes._CALL_TYPES) == before
+    assert add.get_call_type(context, (types.int64, types.int64), {}).return_type == types.int64
+
+
+def _compiled_run_segment() -> tuple[list[str], int]:
+    """``run_segment`` (which inlines ``_source`` and ``_compute`` at two sites each) compiled afresh: the sorted
+    types of its variables and its count of IR statements."""
+    fresh = numba.njit(error_model="numpy", _nrt=False)(shader_kernel.run_segment.py_func)
+    fresh.compile(_REAL_KERNELS[0][1])
+    result = fresh.overloads[_REAL_KERNELS[0][1]]
+    statements = sum(len(block.body) for block in result.type_annotation.blocks.values())
+    return sorted(str(ty) for ty in result.type_annotation.typemap.values()), statements
+
+
+def test_inlined_kernels_splice_the_same_code_as_numba_s_inliner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spliced without numba's two copies of the callee, an ``inline="always"`` callee leaves the same variables
+    and statements in its caller as numba's own ``inline_function`` does, and ``inline_ir``'s module keeps its
+    ``copy``."""
+    ours = _compiled_run_segment()
+    assert inline_closurecall.copy is copy
+    monkeypatch.setattr(inline_closurecall.InlineWorker, "inline_function", numba_passes._NUMBA_INLINE_FUNCTION)
+    assert ours == _compiled_run_segment() and ours[1] > 500
