@@ -26,13 +26,17 @@ code.
   the sources (``PYTHONDONTWRITEBYTECODE``), each process compiled every module it imports again (numpy, numba,
   click, picaemu: ~1.3 s of a 2.3 s warm render); the command keeps that bytecode under
   ``<cache home>/picaemu/pycache`` (``sys.pycache_prefix``) instead, for itself and the processes it starts, so
-  later runs read it. ``PICAEMU_PYCACHE=0`` leaves Python's settings as they are.
+  later runs read it. ``PICAEMU_PYCACHE=0`` leaves Python's settings as they are. A module whose bytecode is not
+  there yet is first looked for beside its source (``_BesideSourceLoader``): the standard library ships its
+  bytecode, and an install may have compiled a package's, so the first run compiles only what has none (it compiled
+  the ~90 standard-library modules it imports again under the prefix).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.machinery
 import os
 import shutil
 import sys
@@ -86,6 +90,35 @@ def keep_bytecode() -> None:
         sys.pycache_prefix, sys.dont_write_bytecode = str(folder), False
         os.environ["PYTHONPYCACHEPREFIX"] = str(folder)
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        _read_bytecode_beside_sources()
+
+
+class _BesideSourceLoader(importlib.machinery.SourceFileLoader):
+    """Python's loader of a module's source, which reads its bytecode under ``sys.pycache_prefix`` or, where there
+    is none yet, in the ``__pycache__`` folder beside the source (module docstring). Python checks what it reads
+    against the source as always, and writes a fresh compile under the prefix."""
+
+    def get_data(self, path: str) -> bytes:
+        try:
+            return super().get_data(path)
+        except OSError:
+            if path == self.path:  # the source itself
+                raise
+            return super().get_data(os.path.join(os.path.dirname(self.path), "__pycache__", os.path.basename(path)))
+
+
+def _read_bytecode_beside_sources() -> None:
+    """Import modules from source folders with ``_BesideSourceLoader`` from now on."""
+    machinery = importlib.machinery
+    loaders = [
+        (machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
+        (_BesideSourceLoader, machinery.SOURCE_SUFFIXES),
+        (machinery.SourcelessFileLoader, machinery.BYTECODE_SUFFIXES),
+    ]
+    for k, hook in enumerate(sys.path_hooks):
+        if getattr(hook, "__qualname__", "").startswith("FileFinder.path_hook"):
+            sys.path_hooks[k] = machinery.FileFinder.path_hook(*loaders)
+            sys.path_importer_cache.clear()  # the source folders' finders, made again with the new hook
 
 
 def kernel_dir() -> Path | None:
@@ -102,8 +135,11 @@ def _remove_stale(base: Path, keep: Path) -> None:
 
 
 def configure() -> None:
-    """Point numba's cache for picaemu's kernels at ``kernel_dir()`` (module docstring)."""
+    """Point numba's cache for picaemu's kernels at ``kernel_dir()`` (module docstring); in a process the
+    ``picaemu`` command started with its bytecode folder (``keep_bytecode``), read bytecode beside the sources too."""
     global _kernel_dir
+    if sys.pycache_prefix and sys.pycache_prefix == str(cache_home() / "picaemu" / "pycache"):
+        _read_bytecode_beside_sources()
     with contextlib.suppress(OSError, RuntimeError):
         digest = source_digest(PACKAGE)
         chosen = os.environ.get("NUMBA_CACHE_DIR")

@@ -5,6 +5,8 @@ the same sources share one compile; a long compile says so."""
 
 from __future__ import annotations
 
+import difflib
+import importlib.util
 import json
 import os
 import shutil
@@ -144,14 +146,18 @@ def test_a_long_compile_says_so_and_a_short_one_does_not() -> None:
     assert quiet == []
 
 
-def _bytecode_settings(env: dict[str, str]) -> list[str]:
+def _bytecode_settings(env: dict[str, str], modules: Path) -> list[str]:
     """What the ``picaemu`` command's process has of Python's bytecode settings once its package is imported:
-    ``sys.pycache_prefix``, ``sys.dont_write_bytecode``, the children's ``PYTHONPYCACHEPREFIX``, and whether
-    click (imported after it) left its bytecode under the prefix."""
+    ``sys.pycache_prefix``, ``sys.dont_write_bytecode``, the children's ``PYTHONPYCACHEPREFIX``, whether a module
+    imported after it (``fresh.py`` in ``modules``, made here, without bytecode) left its bytecode under the prefix,
+    and whether a standard-library module whose bytecode ships beside its source did."""
+    (modules / "fresh.py").write_text("VALUE = 1\n")
     code = (
-        "import os, sys, pathlib, picaemu.cli, click; p = sys.pycache_prefix; print(p); "
-        "print(sys.dont_write_bytecode); print(os.environ.get('PYTHONPYCACHEPREFIX')); "
-        "print(bool(p) and any(pathlib.Path(p).rglob('click/core*.pyc')))"
+        f"import os, sys, pathlib, picaemu.cli; sys.path.insert(0, {str(modules)!r}); import fresh, difflib; "
+        "p = sys.pycache_prefix; print(p); print(sys.dont_write_bytecode); "
+        "print(os.environ.get('PYTHONPYCACHEPREFIX')); "
+        "print(bool(p) and any(pathlib.Path(p).rglob('fresh*.pyc'))); "
+        "print(bool(p) and any(pathlib.Path(p).rglob('difflib*.pyc')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=True)
     return out.stdout.split()
@@ -161,12 +167,35 @@ def test_the_command_keeps_bytecode_in_its_cache_where_the_environment_forbids_i
     tmp_path: Path,
 ) -> None:
     """``keep_bytecode``: under ``PYTHONDONTWRITEBYTECODE`` the command writes the bytecode of what it imports
-    under ``<cache home>/picaemu/pycache`` (and tells its children), so the next process reads it; with
-    ``PICAEMU_PYCACHE=0``, or where writing beside the sources is allowed, Python's settings stay."""
+    under ``<cache home>/picaemu/pycache`` (and tells its children), so the next process reads it; bytecode already
+    beside a source (the standard library's) is read there, not compiled again. With ``PICAEMU_PYCACHE=0``, or where
+    writing beside the sources is allowed, Python's settings stay."""
+    assert Path(importlib.util.cache_from_source(difflib.__file__)).is_file()  # (this Python ships it)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTHONPYCACHEPREFIX", None)
     folder = str(tmp_path / "picaemu" / "pycache")
-    assert _bytecode_settings(env) == [folder, "False", folder, "True"]
-    assert _bytecode_settings({**env, kernel_cache.PYCACHE_VARIABLE: "0"}) == ["None", "True", "None", "False"]
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    assert _bytecode_settings(env, modules) == [folder, "False", folder, "True", "False"]
+    off = {**env, kernel_cache.PYCACHE_VARIABLE: "0"}
+    assert _bytecode_settings(off, modules) == ["None", "True", "None", "False", "False"]
     allowed = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    assert _bytecode_settings(allowed) == ["None", "False", "None", "False"]
+    assert _bytecode_settings(allowed, modules) == ["None", "False", "None", "False", "False"]
+
+
+def test_bytecode_under_the_prefix_is_checked_against_its_source(tmp_path: Path) -> None:
+    """A module edited after its bytecode was kept is compiled again (the read beside the source changes nothing of
+    Python's check): the second process sees the edit."""
+    (tmp_path / "edited.py").write_text("VALUE = 1\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    code = f"import sys, picaemu.cli; sys.path.insert(0, {str(tmp_path)!r}); import edited; print(edited.VALUE)"
+
+    def value() -> str:
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+        return run.stdout.strip()
+
+    assert value() == "1"
+    assert any((tmp_path / "cache" / "picaemu" / "pycache").rglob("edited*.pyc"))
+    (tmp_path / "edited.py").write_text("VALUE = 22\n")  # another size: stale whatever the clock says
+    assert value() == "22"
