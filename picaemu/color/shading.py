@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.color import fog as fog_mod
 from picaemu.color import lighting as lighting_mod
 from picaemu.color import tev
@@ -170,7 +171,7 @@ def _proctex(sstate: ShadingState, frags: Fragments) -> np.ndarray:
 ROUND_MAGIC = np.float32(2.0**23)  # x + 2**23 - 2**23 in float32 = rint(x) (ties to even) for 0 <= x < 2**23
 
 
-@numba.njit(cache=True)
+@numba_link.compiled_only()
 def _round_one(v):  # pragma: no cover - compiled
     """rint(clamp(v, 0, 1) * 255) in float32 (= clamp(rint(v * 255), 0, 255)), NaN -> 0, as uint8; the rounding is
     two float32 additions (no libm call), so that loops over it vectorize."""

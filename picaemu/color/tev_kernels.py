@@ -14,6 +14,7 @@ import sys
 import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.fragment.blend import div255
 from picaemu.regs.blocks.tev import COMBINE_OPS
 
@@ -43,7 +44,7 @@ def _div_trunc(x: int, d: int) -> int:
     return -((-x) // d) if x < 0 else x // d
 
 
-@numba.njit(cache=True)
+@numba_link.compiled_only()
 def _combine_one(op: int, a, b, c) -> np.int32:  # pragma: no cover - compiled
     """One channel of every combine op but dot3 (see the reference table), 8-bit integers in and out. Every op's
     value in 32 bits and the op's chosen by selects, not branches (a stage's op is the same for every fragment, so
@@ -62,7 +63,7 @@ def _combine_one(op: int, a, b, c) -> np.int32:  # pragma: no cover - compiled
     return np.int32(v)
 
 
-@numba.njit(cache=True)
+@numba_link.compiled_only()
 def _operate(x: int, y: int, z: int, flips: tuple, op: int, shift: int) -> np.int32:  # pragma: no cover - compiled
     """One output channel from its three operand values: inverted where ``flips`` (one int each: 255 to invert,
     255 - v = v ^ 255, else 0) asks, combined, scaled."""

@@ -126,13 +126,13 @@ def _field(value, lo, width):  # pragma: no cover - compiled
     return (value >> lo) & ((1 << width) - 1)
 
 
-@numba_link.kernel(nogil=True, _nrt=False)
+@numba_link.compiled_only(_nrt=False)
 def _set_field(regs, reg, lo, width, v):  # pragma: no cover - compiled
     m = ((1 << width) - 1) << lo
     regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | ((v << lo) & m))
 
 
-@numba_link.kernel(nogil=True, _nrt=False)
+@numba_link.compiled_only(_nrt=False)
 def _masked_store(regs, reg, val, m):  # pragma: no cover - compiled
     """regs[reg] takes the bits of ``val`` that the 32-bit mask ``m`` selects (a write through a lane mask)."""
     regs[reg] = np.uint32((np.int64(regs[reg]) & ~m) | (val & m))
@@ -153,7 +153,7 @@ def _as_f32(typingctx, bits):  # pragma: no cover - compiled
     return types.float32(types.uint32), codegen
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.compiled_only()
 def _f24_component(w1, w2, w3, c):  # pragma: no cover - compiled
     """Component ``c`` (0 = x) of a packed float24 vec4 (three words, W:Z:Y:X most significant first) as float32.
 
@@ -215,7 +215,7 @@ def _uniform_words(port, words, pos, k0, k1, regs, layout, fu, pending, counters
     return mirrored
 
 
-@numba_link.kernel(nogil=True, _nrt=False)
+@numba_link.compiled_only(_nrt=False)
 def _advance_index(port, regs, layout):  # pragma: no cover - compiled
     """(index, select field) of a port's index register, which moves on by one."""
     ireg = layout[port, L_INDEX_REG]
@@ -238,7 +238,7 @@ def _table_index(port, regs, layout, capacity, counters):  # pragma: no cover - 
     return -1
 
 
-@numba_link.kernel(nogil=True, _nrt=False)
+@numba_link.compiled_only(_nrt=False)
 def _lut_word(port, val, regs, layout, luts, proctex_sizes, counters):  # pragma: no cover - compiled
     """Store ``val`` in luts[table, index] (table from the select field) and advance the index, wrapping at the
     table size (``luts.shape[1]``, or the proctex size of that table)."""

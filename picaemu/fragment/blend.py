@@ -24,6 +24,7 @@ from enum import IntEnum
 import numba
 import numpy as np
 
+from picaemu import numba_link
 from picaemu.errors import UnsupportedFeature
 from picaemu.fragment import rules
 from picaemu.fragment.rules import ALPHA, Equation, Source
@@ -207,7 +208,7 @@ def factor_rows(program: BlendProgram) -> np.ndarray:
     return rows
 
 
-@numba.njit(cache=True)
+@numba_link.compiled_only()
 def blend_factor(
     sel: int, flip: int, value: int, s: int, sa: int, d: int, da: int, sat: int
 ) -> np.int32:  # pragma: no cover
@@ -229,7 +230,7 @@ def div255(v: int) -> np.int32:  # pragma: no cover - compiled
     return np.int32((v + 1 + (v >> 8)) >> 8)
 
 
-@numba.njit(cache=True)
+@numba_link.compiled_only()
 def blend_channel(row, s, sa, d, da, sat) -> np.int32:  # pragma: no cover - compiled
     """One channel of ``blend_pixel`` from scalars: ``row`` a ``factor_rows`` row (as a tuple), ``s``/``d`` the
     channel's source / destination value, ``sa``/``da`` the alphas, ``sat`` = min(sa, 255 - da). Every value in

@@ -111,13 +111,13 @@ def _decode_pixel(buf, offset: int, bpp: int, layout, out, row: int) -> None:  #
         out[row, ch] = v if bits == 8 else _expand(v, bits)
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _passes(mask: int, a: int, b: int) -> bool:  # pragma: no cover - compiled
     """``a FUNC b`` for the function whose ``rules.COMPARE`` mask is ``mask`` (no branch, no table load)."""
     return (mask >> (np.int64(a >= b) + np.int64(a > b))) & 1 != 0
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _quantize(frag_depth, depth_max: int) -> np.int64:  # pragma: no cover - compiled
     """``framebuffer.quantize_depth`` of one fragment (NaN -> 0)."""
     d: float = np.float64(frag_depth)
@@ -227,7 +227,7 @@ def blend_words(survivors, pix, color, p, words, r0, r1, r2, r3) -> None:  # pra
         start, m = (start + 1, m - 1) if step < m else (start, left)  # one a round: none waits
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _blend_replaces(survivors, color, r0, r1, r2, r3) -> bool:  # pragma: no cover - compiled
     """Whether blending by rows r0..r3 writes each of the (at least one) ``survivors``' own color, so that
     ``replace_words`` gives the same pixels: all of one source alpha, with which each channel is written, its

@@ -95,7 +95,7 @@ from picaemu.fused.layout import (
 from picaemu.raster.rasterizer import CHUNK_FRAGMENTS, FRAGMENT_BYTES, ONE_PASS_BYTES, SCAN_BOUND, SCAN_EMIT, _scan
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _fixed(row, uniform, slot, c0, c1, c2, inverted) -> int:  # pragma: no cover - compiled
     """The value every fragment's operand reading channels c0, c1, c2 of ``slot`` has when that is the same for all
     of them (the stage's constant, or a slot whose ``uniform`` row holds every fragment's color, with those channels
@@ -109,7 +109,7 @@ def _fixed(row, uniform, slot, c0, c1, c2, inverted) -> int:  # pragma: no cover
     return 255 - v0 if inverted else v0
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _kept(op, b_value, c_value, same) -> int:  # pragma: no cover - compiled
     """Which operand (0 or 1) combine op ``op`` returns unchanged when its operands b and c have the fixed values
     ``b_value`` / ``c_value`` (-1: not fixed) and ``same`` says whether a and b are the same operand, or -1: replace;
@@ -124,7 +124,7 @@ def _kept(op, b_value, c_value, same) -> int:  # pragma: no cover - compiled
     return 1 if op == OP_LERP and c_value == 0 else -1
 
 
-@numba_link.kernel()
+@numba_link.compiled_only()
 def _reproduced(row, ch, inv, alias, uniform) -> int:  # pragma: no cover - compiled
     """The source slot whose colors stage ``row`` (channels ``ch``, inversions ``inv``: ``tev_ch`` / ``tev_inv``;
     its slots read through ``alias``) outputs unchanged, or -1: no scaling, its RGB op keeping an uninverted operand

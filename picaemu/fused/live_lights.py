@@ -45,7 +45,7 @@ def _color_into(word, out, at):  # pragma: no cover - compiled
         out[at + ch] = np.float32((np.int64(word) >> FIELDS[ch, 0]) & FIELDS[ch, 1]) / np.float32(COLOR_ONE)
 
 
-@numba_link.kernel(nogil=True)
+@numba_link.compiled_only()
 def write_colors(regs, color_ints, lighting):  # pragma: no cover - compiled
     """While the plan computes lighting (``color_ints[C_LIGHTING]``): each row's light colors and the global
     ambient from ``regs`` into the plan's ``lighting`` tuple (module docstring)."""
