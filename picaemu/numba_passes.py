@@ -10,6 +10,9 @@ render called by the hundred thousand (bench/RESULTS.md, "cp31: README line 1's 
   SSA analyses ask of every statement after most passes: 2 M calls): the same walk of an instruction's members
   (variables, nested instructions, lists, tuples and dictionaries of them, in order), calling itself only for
   containers instead of once for every member.
+- ``analysis.compute_use_defs`` (the variables each block uses and defines, asked after most passes: ~1,000 times in
+  README line 1): numba walks an assignment's right side twice, once for the names it defines and once, with the
+  target, for the names it uses; here once.
 - ``BaseFunction.get_call_type`` (the signature of a call to a typed function: an operator, a builtin, a numpy
   function, an ``@overload``): numba tries the function's templates in order at every call site it types, and
   README line 1 typed the same calls over and over (9,100 of 10,200 calls had been typed before: ~2.4 s). Here a
@@ -32,12 +35,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from numba.core import inline_closurecall, ir, target_extension, targetconfig
+from numba.core import analysis, inline_closurecall, ir, target_extension, targetconfig
 from numba.core.types import functions
 
 _DEFAULTS: dict[type, dict[str, Any]] = {}  # a TargetConfig class -> {option name: its default}, in option order
 _NUMBA_VALUES = targetconfig.TargetConfig.values  # numba's own (tests compare the two)
 _NUMBA_REC_LIST_VARS = ir.Inst._rec_list_vars
+_NUMBA_COMPUTE_USE_DEFS = analysis.compute_use_defs
 _NUMBA_GET_CALL_TYPE = functions.BaseFunction.get_call_type
 # (function, context, target, argument ids, (keyword, id) pairs) -> (the signature, the objects the ids name)
 _CALL_TYPES: dict[tuple, tuple[Any, tuple[Any, ...]]] = {}
@@ -76,6 +80,40 @@ def _rec_list_vars(self: ir.Inst, value: Any) -> list[ir.Var]:
         elif isinstance(member, (list, tuple, dict)):
             found.extend(_rec_list_vars(self, member))
     return found
+
+
+def _compute_use_defs(blocks: dict[int, ir.Block]) -> Any:
+    """For each block, the names its statements use before defining them and the names they define (numba's
+    ``compute_use_defs``: an assignment whose target its right side reads defines nothing)."""
+    usemap: dict[int, set[str]] = {}
+    defmap: dict[int, set[str]] = {}
+    extensions = analysis.ir_extension_usedefs
+    for label, block in blocks.items():
+        used: set[str] = set()
+        defined: set[str] = set()
+        usemap[label], defmap[label] = used, defined
+        for stmt in block.body:
+            extension = extensions.get(type(stmt))
+            if extension is not None:
+                extension(stmt, used, defined)
+                continue
+            if not isinstance(stmt, ir.Assign):
+                used.update(var.name for var in stmt.list_vars() if var.name not in defined)
+                continue
+            value, target = stmt.value, stmt.target.name
+            if isinstance(value, ir.Inst):
+                read = [var.name for var in value.list_vars()]
+            elif isinstance(value, ir.Var):
+                read = [value.name]
+            elif isinstance(value, (ir.Arg, ir.Const, ir.Global, ir.FreeVar)):
+                read = []
+            else:
+                raise AssertionError("unreachable", type(value))
+            if target not in read:
+                defined.add(target)
+            read.append(target)  # (an assignment's variables: its right side's, then its target)
+            used.update(name for name in read if name not in defined)
+    return analysis._use_defs_result(usemap=usemap, defmap=defmap)
 
 
 def _get_call_type(self: functions.BaseFunction, context: Any, args: tuple, kws: dict[str, Any]) -> Any:
@@ -118,6 +156,7 @@ def install() -> None:
     """Replace numba's helpers for the whole process (idempotent)."""
     targetconfig.TargetConfig.values = _values
     ir.Inst._rec_list_vars = _rec_list_vars
+    analysis.compute_use_defs = _compute_use_defs
     functions.BaseFunction.get_call_type = _get_call_type  # type: ignore[method-assign,assignment]
     inline_closurecall.InlineWorker.inline_function = _inline_function
 
