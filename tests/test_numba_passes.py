@@ -8,6 +8,7 @@ import operator
 
 import numba
 import pytest
+from llvmlite.binding import ffi
 from numba import types
 from numba.core import analysis, errors, inline_closurecall, ir, targetconfig
 from numba.core.compiler import Flags, run_frontend
@@ -27,6 +28,7 @@ def test_installed_on_numba_link_s_import() -> None:
     assert targetconfig.TargetConfig.values is numba_passes._values
     assert ir.Inst._rec_list_vars is numba_passes._rec_list_vars
     assert functions.BaseFunction.get_call_type is numba_passes._get_call_type
+    assert not [cb for cb in ffi.lib._lock._cblist if cb[0].__module__ == "numba.core.base"]  # LLVM calls untimed
 
 
 def test_flags_values_are_numba_s() -> None:
