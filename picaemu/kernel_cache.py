@@ -75,13 +75,18 @@ def cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
 
+def _bytecode_folder() -> Path:
+    """Where ``keep_bytecode`` keeps bytecode: ``<cache home>/picaemu/pycache``."""
+    return cache_home() / "picaemu" / "pycache"
+
+
 def keep_bytecode() -> None:
     """Keep the bytecode of the modules this process imports under ``<cache home>/picaemu/pycache`` when the
     environment forbids writing it beside the sources, here and in the processes it starts (module docstring).
     Never raises: an unusable cache home leaves Python's settings."""
     if not sys.dont_write_bytecode or sys.pycache_prefix or os.environ.get(PYCACHE_VARIABLE) == "0":
         return
-    folder = cache_home() / "picaemu" / "pycache"
+    folder = _bytecode_folder()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
@@ -138,7 +143,7 @@ def configure() -> None:
     """Point numba's cache for picaemu's kernels at ``kernel_dir()`` (module docstring); in a process the
     ``picaemu`` command started with its bytecode folder (``keep_bytecode``), read bytecode beside the sources too."""
     global _kernel_dir
-    if sys.pycache_prefix and sys.pycache_prefix == str(cache_home() / "picaemu" / "pycache"):
+    if sys.pycache_prefix == str(_bytecode_folder()):
         _read_bytecode_beside_sources()
     with contextlib.suppress(OSError, RuntimeError):
         digest = source_digest(PACKAGE)

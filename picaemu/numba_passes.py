@@ -114,8 +114,7 @@ def _compute_use_defs(blocks: dict[int, ir.Block]) -> Any:
             else:
                 raise AssertionError("unreachable", type(value))
             if target not in read:
-                defined.add(target)
-            read.append(target)  # (an assignment's variables: its right side's, then its target)
+                defined.add(target)  # (so its target, the last of its variables, is never a use)
             used.update(name for name in read if name not in defined)
     return analysis._use_defs_result(usemap=usemap, defmap=defmap)
 
