@@ -22,6 +22,12 @@ compiles) links its callees and stops there: a library is *pending* until someth
 numba's C entries (cfunc wrappers, for first-class function values, which picaemu never makes:
 ``numba_link.kernel``'s choice) are not built for the kernels of ``OWN_PACKAGES`` (picaemu) at all; its plain
 ``numba.njit`` kernels built them.
+Their Python entries (numba's CPython wrappers, which unbox each argument: a fifth of the optimised code of README
+line 1, for kernels only ever called by address) are built on Python's first call (``LazyLibrary.python_entry``,
+from the ``PendingEntry``), not when the kernel compiles: into its library while that is pending, so that the
+library's machine code and cache entry hold it; else (the kernel was called by address first, or loaded from the
+cache with machine code but no entry) into a small library of its own that calls the kernel's machine code and
+reads its environment's global, built again by each process that calls it from Python.
 A compile that links a pending callee (loaded from the cache, or compiled in this process) needs nothing more
 from it. The code that runs is unchanged: a callee always ran as linked into its caller's module, which is
 optimised as before. numba's classes are patched for the whole process, so other numba code in it (a user's
@@ -34,7 +40,7 @@ from typing import Any
 
 from llvmlite import binding as ll
 from numba import _dynfunc
-from numba.core import caching, codegen, cpu, dispatcher, lowering
+from numba.core import caching, cgutils, codegen, cpu, dispatcher, lowering
 from numba.core.compiler_lock import global_compiler_lock, require_global_compiler_lock
 
 PENDING_KIND = "picaemu-pending-bitcode"  # a cache entry holding a pending library's module, no machine code
@@ -52,6 +58,51 @@ class LazyLibrary(codegen.JITCodeLibrary):
         super().__init__(codegen_, name)
         self.pending = False
         self._resave: tuple[caching.FunctionCache, Any, Any] | None = None  # (cache, signature, compile result)
+        self._adding_entry = False  # ``add_python_entry`` is linking a Python entry into this pending library
+        # a library holding only the Python entry of another's function: that function's environment's global
+        self._environment_of_callee: str | None = None
+        self._python_entries: list[LazyLibrary] = []  # such libraries for this one's functions
+
+    def add_ir_module(self, ir_module: Any) -> None:
+        name = self._environment_of_callee
+        if name in ir_module.globals and self._codegen._engine.is_symbol_defined(name):
+            environment = ir_module.globals[name]  # the callee's own, not a copy (numba defines one per module)
+            environment.linkage, environment.initializer = "external", None
+        if not self._adding_entry:
+            super().add_ir_module(ir_module)
+            return
+        # numba's ``add_ir_module`` into a library that has linked its callees (pending): its functions' passes
+        ll_module = ll.parse_assembly(cgutils.normalize_ir_text(str(ir_module)))
+        ll_module.name = ir_module.name
+        ll_module.verify()
+        self.add_llvm_module(ll_module)
+
+    def python_entry(self, context: Any, fndesc: Any, environment: Any, release_gil: bool) -> int:
+        """The address of ``fndesc``'s Python entry (numba's CPython wrapper), built on this first call from
+        Python (module docstring): into this library while it is pending (and so cached with it), else into a
+        library of its own that calls this one's machine code (built again by each process that needs it)."""
+        with global_compiler_lock:
+            return self._python_entry(context, fndesc, environment, release_gil)
+
+    def _python_entry(self, context: Any, fndesc: Any, environment: Any, release_gil: bool) -> int:
+        name = fndesc.llvm_cpython_wrapper_name
+        if self.pending and not _defines(self._final_module, name):
+            self._adding_entry = True
+            try:
+                _NUMBA_BUILD_PYTHON_ENTRY(context, self, fndesc, environment, None, release_gil)
+            finally:
+                self._adding_entry = False
+            self._shared_module = None  # what callers link, and the cache saves, is made again with the entry
+        if self.pending or self._codegen._engine.is_symbol_defined(name):
+            return self.get_pointer_to_function(name)
+        entry = self._codegen.create_library(f"{self.name}.python_entry")
+        entry._environment_of_callee = context.get_env_name(fndesc)
+        _NUMBA_BUILD_PYTHON_ENTRY(context, entry, fndesc, environment, None, release_gil)
+        entry.finalize()
+        self._python_entries.append(entry)  # kept alive with this library
+        address = entry.get_pointer_to_function(name)
+        self._codegen.set_env(context.get_env_name(fndesc), environment)  # a copy of its own, if it needed one
+        return address
 
     def finalize(self) -> None:
         """numba's ``finalize`` up to the link of the callees: their IR is all a caller takes."""
@@ -109,20 +160,31 @@ class LazyLibrary(codegen.JITCodeLibrary):
         return library
 
 
-class PendingEntry:
-    """The Python entry of a function in a pending library: generates the code on its first use (module
-    docstring). numba keys the function's lowering on its entry object, so this object stays that key."""
+def _defines(module: Any, name: str) -> bool:
+    """Whether the LLVM ``module`` defines a function ``name``."""
+    try:
+        return not module.get_function(name).is_declaration
+    except NameError:
+        return False
 
-    def __init__(self, library: LazyLibrary, fndesc: Any, environment: Any) -> None:
+
+class PendingEntry:
+    """The Python entry of a function whose library is pending or has no such entry yet: builds the entry and
+    generates the code on its first use (module docstring). numba keys the function's lowering on its entry
+    object, so this object stays that key. ``release_gil``: the kernel's ``nogil`` (its dispatcher sets it)."""
+
+    def __init__(self, context: Any, library: LazyLibrary, fndesc: Any, environment: Any) -> None:
+        self.context = context
         self.library = library
         self.fndesc = fndesc
         self.environment = environment
+        self.release_gil = False
         self._entry: Any = None
 
     def entry(self) -> Any:
-        """numba's compiled Python entry (generating the library's machine code first)."""
+        """numba's compiled Python entry (building it and generating the library's machine code first)."""
         if self._entry is None:
-            address = self.library.get_pointer_to_function(self.fndesc.llvm_cpython_wrapper_name)
+            address = self.library.python_entry(self.context, self.fndesc, self.environment, self.release_gil)
             name = self.fndesc.qualname.split(".")[-1]
             doc = f"compiled wrapper for {self.fndesc.qualname!r}"
             self._entry = _dynfunc.make_function(
@@ -143,6 +205,8 @@ _NUMBA_ADD_OVERLOAD = _DISPATCHER.add_overload
 _NUMBA_COMPILE_FOR_ARGS = _DISPATCHER._compile_for_args
 _NUMBA_SAVE_OVERLOAD = caching.FunctionCache.save_overload
 _NUMBA_CREATE_CFUNC_WRAPPER = lowering.Lower.create_cfunc_wrapper
+_NUMBA_CREATE_CPYTHON_WRAPPER = lowering.Lower.create_cpython_wrapper
+_NUMBA_BUILD_PYTHON_ENTRY = cpu.CPUContext.create_cpython_wrapper
 
 
 def _set_env(self: Any, name: str, environment: Any) -> None:
@@ -155,11 +219,12 @@ def _set_env(self: Any, name: str, environment: Any) -> None:
 
 
 def _get_executable(self: Any, library: Any, fndesc: Any, environment: Any) -> Any:
-    if isinstance(library, LazyLibrary):
-        library._ensure_finalized()
-    if isinstance(library, LazyLibrary) and library.pending:
-        library.codegen.set_env(self.get_env_name(fndesc), environment)  # deferred: its global comes with the code
-        return PendingEntry(library, fndesc, environment)
+    if not isinstance(library, LazyLibrary):
+        return _NUMBA_GET_EXECUTABLE(self, library, fndesc, environment)
+    library._ensure_finalized()
+    if library.pending or not library.codegen._engine.is_symbol_defined(fndesc.llvm_cpython_wrapper_name):
+        library.codegen.set_env(self.get_env_name(fndesc), environment)  # (deferred while its global has no code)
+        return PendingEntry(self, library, fndesc, environment)
     return _NUMBA_GET_EXECUTABLE(self, library, fndesc, environment)
 
 
@@ -176,6 +241,7 @@ def _compile_for_args(self: Any, *args: Any, **kwargs: Any) -> Any:
     entry = _NUMBA_COMPILE_FOR_ARGS(self, *args, **kwargs)
     if not isinstance(entry, PendingEntry):
         return entry
+    entry.release_gil = bool(self.targetoptions.get("nogil", False))
     compiled = entry.entry()
     for argtypes, result in list(self.overloads.items()):
         if result.entry_point is entry:
@@ -187,6 +253,14 @@ def _create_cfunc_wrapper(self: Any) -> None:
     """numba's ``Lower.create_cfunc_wrapper``, skipped for a kernel of ``OWN_PACKAGES`` (module docstring)."""
     if self.fndesc.modname.split(".")[0] not in OWN_PACKAGES:
         _NUMBA_CREATE_CFUNC_WRAPPER(self)
+
+
+def _create_cpython_wrapper(self: Any, release_gil: bool = False) -> None:
+    """numba's ``Lower.create_cpython_wrapper``, left for a kernel of ``OWN_PACKAGES`` to its first call from
+    Python (``LazyLibrary.python_entry``; module docstring)."""
+    own = self.fndesc.modname.split(".")[0] in OWN_PACKAGES
+    if not (own and isinstance(self.library, LazyLibrary) and self.genlower is None):
+        _NUMBA_CREATE_CPYTHON_WRAPPER(self, release_gil)
 
 
 def _save_overload(self: caching.FunctionCache, sig: Any, data: Any) -> None:
@@ -214,3 +288,4 @@ _DISPATCHER.add_overload = _add_overload
 _DISPATCHER._compile_for_args = _compile_for_args
 caching.FunctionCache.save_overload = _save_overload
 lowering.Lower.create_cfunc_wrapper = _create_cfunc_wrapper
+lowering.Lower.create_cpython_wrapper = _create_cpython_wrapper

@@ -76,6 +76,41 @@ def test_an_own_kernel_gets_no_c_entry_and_another_gets_numba_s(monkeypatch: obj
     assert result.library.get_pointer_to_function(result.fndesc.llvm_cfunc_wrapper_name) == 0  # none built
 
 
+def test_an_own_kernel_s_python_entry_is_built_on_its_first_call_from_python(monkeypatch: object) -> None:
+    monkeypatch.setattr(numba_lazy, "OWN_PACKAGES", (__name__.split(".")[0],))  # type: ignore[attr-defined]
+
+    @numba.njit(nogil=True)
+    def plus_three(x):
+        return x + 3
+
+    plus_three.compile((numba.types.int64,))
+    (result,) = plus_three.overloads.values()
+    library, entry = result.library, result.fndesc.llvm_cpython_wrapper_name
+    assert library.pending and not numba_lazy._defines(library._final_module, entry)  # no entry compiled
+    assert plus_three(4) == 7
+    assert numba_lazy._defines(library._final_module, entry) and not library._python_entries  # built into it
+    assert "PyEval_SaveThread" in str(library._final_module)  # nogil: the entry lets go of the GIL
+
+
+def test_a_kernel_called_by_address_first_gets_its_python_entry_in_a_library_of_its_own(monkeypatch: object) -> None:
+    monkeypatch.setattr(numba_lazy, "OWN_PACKAGES", (__name__.split(".")[0],))  # type: ignore[attr-defined]
+
+    @numba.njit
+    def scaled(values, k):
+        return values * k, k - 1  # a returned array and tuple: the entry boxes them through the environment
+
+    scaled.compile((numba.types.float64[::1], numba.types.int64))
+    (result,) = scaled.overloads.values()
+    library = result.library
+    assert library.get_pointer_to_function(result.fndesc.llvm_func_name) != 0  # by address: machine code
+    assert library.get_pointer_to_function(result.fndesc.llvm_cpython_wrapper_name) == 0  # and no Python entry
+    doubled, less = scaled(np.arange(3.0), 2)
+    assert doubled.tolist() == [0.0, 2.0, 4.0] and less == 1
+    (entry,) = library._python_entries  # the entry calls the function's machine code and reads its environment
+    assert entry.get_pointer_to_function(result.fndesc.llvm_cpython_wrapper_name) != 0
+    assert scaled(np.ones(2), 5)[0].tolist() == [5.0, 5.0] and len(library._python_entries) == 1
+
+
 _RUN = """
 import json, sys
 where = sys.argv[3]
@@ -98,7 +133,9 @@ else:
 (result,) = k.triple.overloads.values()
 stats = k.triple.stats
 hits, misses = sum(stats.cache_hits.values()), sum(stats.cache_misses.values())
-print(json.dumps([value, before, getattr(result.library, "pending", None), hits, misses]))
+entries = getattr(result.library, "_python_entries", None)  # Python entries built in libraries of their own
+state = [getattr(result.library, "pending", None), None if entries is None else len(entries)]
+print(json.dumps([value, before, *state, hits, misses]))
 """
 
 _KERNELS = """
@@ -138,9 +175,10 @@ def test_picaemu_s_cache_keeps_a_callee_pending_until_a_run_generates_it(tmp_pat
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES")}
     env["XDG_CACHE_HOME"] = str(tmp_path / "home")
     run = _runner(tmp_path, env)
-    assert run("caller", "own") == [13, None, True, 0, 1]  # compiled for its caller only: IR, no machine code
-    assert run("callee", "own") == [15, True, False, 1, 0]  # loaded pending, generated for Python, saved again
-    assert run("callee", "own") == [15, False, False, 1, 0]  # loaded with its machine code
+    assert run("caller", "own") == [13, None, True, 0, 0, 1]  # compiled for its caller only: IR, no machine code
+    # loaded pending, its Python entry built into it, generated for Python, saved again
+    assert run("callee", "own") == [15, True, False, 0, 1, 0]
+    assert run("callee", "own") == [15, False, False, 0, 1, 0]  # loaded with its machine code and Python entry
 
 
 def test_another_package_s_cache_keeps_numba_s_own_entries(tmp_path: Path) -> None:
@@ -150,5 +188,5 @@ def test_another_package_s_cache_keeps_numba_s_own_entries(tmp_path: Path) -> No
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_LOCATOR_CLASSES"}  # (it would import picaemu)
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
     run = _runner(tmp_path, env)
-    assert run("caller", "beside picaemu") == [13, None, False, 0, 1]  # given its machine code to be saved
-    assert run("callee", "plain numba") == [15, None, None, 1, 0]  # plain numba loads it
+    assert run("caller", "beside picaemu") == [13, None, False, 0, 0, 1]  # given its machine code to be saved
+    assert run("callee", "plain numba") == [15, None, None, None, 1, 0]  # plain numba loads it
