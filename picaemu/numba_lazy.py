@@ -27,7 +27,7 @@ line 1, for kernels only ever called by address) are built on Python's first cal
 from the ``PendingEntry``), not when the kernel compiles: into its library while that is pending, so that the
 library's machine code and cache entry hold it; else (the kernel was called by address first, or loaded from the
 cache with machine code but no entry) into a small library of its own that calls the kernel's machine code and
-reads its environment's global, built again by each process that calls it from Python.
+reads its environment's global; the kernel's cache entry is then saved again holding it (``WITH_ENTRIES_KIND``).
 A compile that links a pending callee (loaded from the cache, or compiled in this process) needs nothing more
 from it. The code that runs is unchanged: a callee always ran as linked into its caller's module, which is
 optimised as before. numba's classes are patched for the whole process, so other numba code in it (a user's
@@ -40,10 +40,12 @@ from typing import Any
 
 from llvmlite import binding as ll
 from numba import _dynfunc
-from numba.core import caching, cgutils, codegen, cpu, dispatcher, lowering
+from numba.core import caching, cgutils, codegen, compiler, cpu, dispatcher, lowering
 from numba.core.compiler_lock import global_compiler_lock, require_global_compiler_lock
 
 PENDING_KIND = "picaemu-pending-bitcode"  # a cache entry holding a pending library's module, no machine code
+# a cache entry holding a library's machine code (numba's object kind) and the Python entries built apart from it
+WITH_ENTRIES_KIND = "picaemu-object-with-entries"
 # the packages whose kernels get no C entry (module docstring)
 OWN_PACKAGES: tuple[str, ...] = ("picaemu",)
 # the cache locators whose entries may be pending (picaemu's own: ``picaemu.numba_cache`` names its locator here)
@@ -62,6 +64,8 @@ class LazyLibrary(codegen.JITCodeLibrary):
         # a library holding only the Python entry of another's function: that function's environment's global
         self._environment_of_callee: str | None = None
         self._python_entries: list[LazyLibrary] = []  # such libraries for this one's functions
+        self._cache_entry: tuple[caching.FunctionCache, Any, Any] | None = None  # where it is cached, and as what
+        self._loaded_state: tuple[str, str, Any] | None = None  # numba's state it was loaded from (object kind)
 
     def add_ir_module(self, ir_module: Any) -> None:
         name = self._environment_of_callee
@@ -80,28 +84,39 @@ class LazyLibrary(codegen.JITCodeLibrary):
     def python_entry(self, context: Any, fndesc: Any, environment: Any, release_gil: bool) -> int:
         """The address of ``fndesc``'s Python entry (numba's CPython wrapper), built on this first call from
         Python (module docstring): into this library while it is pending (and so cached with it), else into a
-        library of its own that calls this one's machine code (built again by each process that needs it)."""
+        library of its own that calls this one's machine code (cached with this one from then on)."""
         with global_compiler_lock:
             return self._python_entry(context, fndesc, environment, release_gil)
 
     def _python_entry(self, context: Any, fndesc: Any, environment: Any, release_gil: bool) -> int:
         name = fndesc.llvm_cpython_wrapper_name
         if self.pending and not _defines(self._final_module, name):
+            linked = len(self._linking_libraries)
             self._adding_entry = True
             try:
-                _NUMBA_BUILD_PYTHON_ENTRY(context, self, fndesc, environment, None, release_gil)
+                with context.push_code_library(self):  # (the helpers its unboxing calls are linked in)
+                    _NUMBA_BUILD_PYTHON_ENTRY(context, self, fndesc, environment, None, release_gil)
             finally:
                 self._adding_entry = False
+            for library in dict.fromkeys(self._linking_libraries[linked:]):
+                if library not in self._linking_libraries[:linked]:
+                    self._reload_init.update(library._reload_init)
+                    self._final_module.link_in(library._get_module_for_linking(), preserve=True)
             self._shared_module = None  # what callers link, and the cache saves, is made again with the entry
         if self.pending or self._codegen._engine.is_symbol_defined(name):
             return self.get_pointer_to_function(name)
         entry = self._codegen.create_library(f"{self.name}.python_entry")
         entry._environment_of_callee = context.get_env_name(fndesc)
-        _NUMBA_BUILD_PYTHON_ENTRY(context, entry, fndesc, environment, None, release_gil)
+        entry.enable_object_caching()  # (its machine code is cached with this library's)
+        with context.push_code_library(entry):
+            _NUMBA_BUILD_PYTHON_ENTRY(context, entry, fndesc, environment, None, release_gil)
         entry.finalize()
-        self._python_entries.append(entry)  # kept alive with this library
+        self._python_entries.append(entry)  # kept alive with this library, and cached with it
         address = entry.get_pointer_to_function(name)
         self._codegen.set_env(context.get_env_name(fndesc), environment)  # a copy of its own, if it needed one
+        if self._cache_entry is not None:  # saved again: its entry, and the constants the entry added to its
+            cache, signature, result = self._cache_entry  # environment, are loaded with it from now on
+            cache.save_overload(signature, result)
         return address
 
     def finalize(self) -> None:
@@ -145,13 +160,26 @@ class LazyLibrary(codegen.JITCodeLibrary):
     def serialize_using_object_code(self) -> tuple[str, str, Any]:
         if self.pending:
             return (self.name, PENDING_KIND, self._final_module.as_bitcode())
-        return super().serialize_using_object_code()
+        # (numba gives a loaded library's machine code to LLVM and keeps none: the loaded state is saved again)
+        state = self._loaded_state or super().serialize_using_object_code()
+        if not self._python_entries:
+            return state
+        entries = [entry.serialize_using_object_code() for entry in self._python_entries]
+        return (self.name, WITH_ENTRIES_KIND, (state, entries))
 
     @classmethod
     def _unserialize(cls, codegen_: Any, state: tuple[str, str, Any]) -> Any:
         name, kind, data = state
+        if kind == WITH_ENTRIES_KIND:
+            own, entries = data
+            library = super()._unserialize(codegen_, own)
+            library._loaded_state = own
+            library._python_entries = [codegen_.unserialize_library(entry) for entry in entries]
+            return library
         if kind != PENDING_KIND:
-            return super()._unserialize(codegen_, state)
+            loaded = super()._unserialize(codegen_, state)
+            loaded._loaded_state = state if kind == "object" else None
+            return loaded
         library = codegen_.create_library(name)
         library.enable_object_caching()  # its machine code, once generated, is kept for a save
         library._final_module = ll.parse_bitcode(data)
@@ -171,7 +199,9 @@ def _defines(module: Any, name: str) -> bool:
 class PendingEntry:
     """The Python entry of a function whose library is pending or has no such entry yet: builds the entry and
     generates the code on its first use (module docstring). numba keys the function's lowering on its entry
-    object, so this object stays that key. ``release_gil``: the kernel's ``nogil`` (its dispatcher sets it)."""
+    object, so this object stays that key. ``context`` and ``release_gil``: the target context and ``nogil`` its
+    entry is built with, those of the kernel's compile (its dispatcher sets them before the first call: a context
+    loaded from the cache is the target's own, without the kernel's NRT and error model)."""
 
     def __init__(self, context: Any, library: LazyLibrary, fndesc: Any, environment: Any) -> None:
         self.context = context
@@ -241,7 +271,12 @@ def _compile_for_args(self: Any, *args: Any, **kwargs: Any) -> Any:
     entry = _NUMBA_COMPILE_FOR_ARGS(self, *args, **kwargs)
     if not isinstance(entry, PendingEntry):
         return entry
-    entry.release_gil = bool(self.targetoptions.get("nogil", False))
+    if entry._entry is None:  # the entry is built as the kernel was compiled: its flags' context (NRT, GIL ...)
+        flags = compiler.Flags()
+        self.targetdescr.options.parse_as_flags(flags, self.targetoptions)
+        flags = self._compiler._customize_flags(flags)
+        entry.context = compiler._make_subtarget(self.targetdescr.target_context, flags)
+        entry.release_gil = flags.release_gil
     compiled = entry.entry()
     for argtypes, result in list(self.overloads.items()):
         if result.entry_point is entry:
@@ -275,10 +310,13 @@ def _save_overload(self: caching.FunctionCache, sig: Any, data: Any) -> None:
 
 
 def remember_cache(cache: caching.FunctionCache, sig: Any, result: Any) -> None:
-    """Whom to save ``result`` with again when its library gets its machine code (a load or save of it)."""
+    """Whom to save ``result`` with again when its library gets its machine code or a Python entry apart from it
+    (a load or save of it)."""
     library = getattr(result, "library", None)
-    if isinstance(library, LazyLibrary) and library.pending:
-        library._resave = (cache, sig, result)
+    if isinstance(library, LazyLibrary):
+        library._cache_entry = (cache, sig, result)
+        if library.pending:
+            library._resave = (cache, sig, result)
 
 
 codegen.JITCPUCodegen._library_class = LazyLibrary

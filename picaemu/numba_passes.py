@@ -31,6 +31,11 @@ render called by the hundred thousand (bench/RESULTS.md, "cp31: README line 1's 
   ``InlineInlinables`` pass) throws away. A fresh IR that nothing else holds needs neither copy (~1.4 s of README
   line 1, 27 sites): here ``inline_ir`` runs with its module's ``copy.deepcopy`` answering the block itself.
   ``inline_ir`` called directly (numba's overload inlining, which reuses a callee IR) copies as before.
+- The typing and target contexts' ``refresh`` (install the registrations their registries gained since the last
+  one): numba refreshes the target context whenever a lookup of an implementation misses (``get_function``; 2,200
+  times in README line 1), and each refresh imports some thirty modules again and asks each of about twenty
+  registries for its new entries (~0.5 s). Registries only grow, and a refresh installs every one it names once,
+  so here a refresh is skipped while the registries it installed have gained nothing since it last ran.
 """
 
 from __future__ import annotations
@@ -39,14 +44,18 @@ import copy
 from typing import Any
 
 from llvmlite.binding import ffi
-from numba.core import analysis, inline_closurecall, ir, target_extension, targetconfig
+from numba.core import analysis, base, inline_closurecall, ir, target_extension, targetconfig
 from numba.core.types import functions
+from numba.core.typing import context as typing_context
 
 _DEFAULTS: dict[type, dict[str, Any]] = {}  # a TargetConfig class -> {option name: its default}, in option order
 _NUMBA_VALUES = targetconfig.TargetConfig.values  # numba's own (tests compare the two)
 _NUMBA_REC_LIST_VARS = ir.Inst._rec_list_vars
 _NUMBA_COMPUTE_USE_DEFS = analysis.compute_use_defs
 _NUMBA_GET_CALL_TYPE = functions.BaseFunction.get_call_type
+_REGISTRY_LISTS: dict[Any, list[list]] = {}  # a typing or target registry -> its lists of registrations
+_NUMBA_TARGET_REFRESH = base.BaseContext.refresh
+_NUMBA_TYPING_REFRESH = typing_context.BaseContext.refresh
 # (function, context, target, argument ids, (keyword, id) pairs) -> (the signature, the objects the ids name)
 _CALL_TYPES: dict[tuple, tuple[Any, tuple[Any, ...]]] = {}
 
@@ -155,6 +164,36 @@ def _inline_function(self: Any, caller_ir: Any, block: Any, i: int, function: An
         inline_closurecall.copy = copy
 
 
+def _registrations(context: Any) -> int:
+    """How many registrations the registries installed in a typing or target ``context`` hold (a registry's lists
+    are made with it and only ever appended to)."""
+    count = 0
+    for registry in context._registries:
+        lists = _REGISTRY_LISTS.get(registry)
+        if lists is None:
+            lists = _REGISTRY_LISTS[registry] = [v for v in vars(registry).values() if isinstance(v, list)]
+        for registered in lists:
+            count += len(registered)
+    return count
+
+
+def _refresh_typing(self: Any) -> None:
+    """numba's typing ``refresh``, skipped while the registries it installed gained nothing (module docstring)."""
+    if getattr(self, "_picaemu_refreshed", None) != _registrations(self):
+        _NUMBA_TYPING_REFRESH(self)
+        self._picaemu_refreshed = _registrations(self)
+
+
+def _refresh_target(self: Any) -> None:
+    """numba's target ``refresh``, skipped while the registries it installed gained nothing (module docstring);
+    its typing context's refresh is asked in either case."""
+    if getattr(self, "_picaemu_refreshed", None) != _registrations(self):
+        _NUMBA_TARGET_REFRESH(self)
+        self._picaemu_refreshed = _registrations(self)
+    else:
+        self.typing_context.refresh()
+
+
 def _untimed_llvm() -> None:
     """Take numba's LLVM timer callbacks off llvmlite's lock (module docstring)."""
     for callbacks in list(ffi.lib._lock._cblist):
@@ -170,6 +209,8 @@ def install() -> None:
     _untimed_llvm()
     functions.BaseFunction.get_call_type = _get_call_type  # type: ignore[method-assign,assignment]
     inline_closurecall.InlineWorker.inline_function = _inline_function
+    base.BaseContext.refresh = _refresh_target
+    typing_context.BaseContext.refresh = _refresh_typing
 
 
 install()

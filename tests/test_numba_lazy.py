@@ -190,3 +190,57 @@ def test_another_package_s_cache_keeps_numba_s_own_entries(tmp_path: Path) -> No
     run = _runner(tmp_path, env)
     assert run("caller", "beside picaemu") == [13, None, False, 0, 0, 1]  # given its machine code to be saved
     assert run("callee", "plain numba") == [15, None, None, None, 1, 0]  # plain numba loads it
+
+
+_BY_ADDRESS_THEN_PYTHON = """
+import json, sys
+sys.meta_path = [f for f in sys.meta_path if "editable" not in str(getattr(f, "__module__", ""))]
+sys.path.insert(0, sys.argv[1])
+import numba, numpy as np
+from picaemu import lazy_probe as k, numba_lazy
+built = []
+build = numba_lazy._NUMBA_BUILD_PYTHON_ENTRY
+numba_lazy._NUMBA_BUILD_PYTHON_ENTRY = lambda *a: built.append(build(*a))
+signature = (numba.types.float64[::1], numba.types.int64)
+k.scaled.compile(signature)
+result = k.scaled.overloads[signature]
+if sys.argv[2] == "address":
+    print(json.dumps(result.library.get_pointer_to_function(result.fndesc.llvm_func_name) != 0))
+else:
+    ok, out, less = k.scaled(np.arange(3.0), 2)
+    print(json.dumps([ok, out.tolist(), less, len(result.library._python_entries), len(built)]))
+"""
+
+_SCALED = """
+import numpy as np
+from picaemu import numba_link
+
+@numba_link.kernel()
+def scaled(values, k):
+    out = np.empty_like(values)  # an array numba's runtime owns: its Python entry boxes it with the NRT
+    for i in range(values.shape[0]):
+        out[i] = values[i] * k
+    return True, out, k - 1
+"""
+
+
+def test_a_kernel_cached_with_machine_code_but_no_python_entry_gets_one_built_as_it_was_compiled(
+    tmp_path: Path,
+) -> None:
+    """Called by address in one run (its cache entry: machine code, no Python entry), from Python in the next: the
+    entry, built in a library of its own, unboxes and boxes with numba's runtime as the kernel was compiled (the
+    context a cache load passes is the target's own, without it), and is cached with the kernel."""
+    package = Path(numba_lazy.__file__).resolve().parent
+    shutil.copytree(package, tmp_path / "picaemu", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "picaemu" / "lazy_probe.py").write_text(_SCALED)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "home")
+
+    def run(step: str) -> object:
+        command = [sys.executable, "-c", _BY_ADDRESS_THEN_PYTHON, str(tmp_path), step]
+        out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=True, cwd=tmp_path)
+        return json.loads(out.stdout)
+
+    assert run("address") is True
+    assert run("python") == [True, [0.0, 2.0, 4.0], 1, 1, 1]  # built, in a library of its own, and cached
+    assert run("python") == [True, [0.0, 2.0, 4.0], 1, 1, 0]  # loaded with the kernel

@@ -10,7 +10,7 @@ import numba
 import pytest
 from llvmlite.binding import ffi
 from numba import types
-from numba.core import analysis, errors, inline_closurecall, ir, targetconfig
+from numba.core import analysis, errors, imputils, inline_closurecall, ir, targetconfig
 from numba.core.compiler import Flags, run_frontend
 from numba.core.registry import cpu_target
 from numba.core.typed_passes import type_inference_stage
@@ -188,3 +188,26 @@ def test_inlined_kernels_splice_the_same_code_as_numba_s_inliner(monkeypatch: py
     assert inline_closurecall.copy is copy
     monkeypatch.setattr(inline_closurecall.InlineWorker, "inline_function", numba_passes._NUMBA_INLINE_FUNCTION)
     assert ours == _compiled_run_segment() and ours[1] > 500
+
+
+def test_a_refresh_runs_only_when_a_registry_gained_something(monkeypatch: pytest.MonkeyPatch) -> None:
+    target = cpu_target.target_context
+    target.refresh()
+    runs: list[object] = []
+    numba_refresh = numba_passes._NUMBA_TARGET_REFRESH
+    monkeypatch.setattr(numba_passes, "_NUMBA_TARGET_REFRESH", lambda self: runs.append(numba_refresh(self)))
+    target.refresh()
+    assert runs == []  # nothing new: skipped
+
+    def _probe(x):  # pragma: no cover - a key for the registration below, never called
+        raise NotImplementedError
+
+    @imputils.builtin_registry.lower(_probe, types.int64)
+    def _lower_probe(context, builder, sig, args):  # pragma: no cover - never lowered
+        return args[0]
+
+    target.refresh()
+    assert len(runs) == 1  # the registry gained one: numba's refresh ran and installed it
+    assert target._defns[_probe].find((types.int64,)) is _lower_probe
+    target.refresh()
+    assert len(runs) == 1
