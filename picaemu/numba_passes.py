@@ -36,15 +36,34 @@ render called by the hundred thousand (bench/RESULTS.md, "cp31: README line 1's 
   times in README line 1), and each refresh imports some thirty modules again and asks each of about twenty
   registries for its new entries (~0.5 s). Registries only grow, and a refresh installs every one it names once,
   so here a refresh is skipped while the registries it installed have gained nothing since it last ran.
+- ``analysis.compute_live_map`` (the variables alive at each block's entry, asked with the dead-variable maps after
+  most passes: ~900 times in README line 1): numba iterates sets of names to a fixed point, first the definitions
+  reaching each block, then the uses pushed back to them; the sets of a large kernel hold thousands of names, and
+  each pass copies them whole (~0.5 s). Here the same two fixed points over a block's names as the bits of an int.
+- ``errors.new_error_context`` (numba's typing and lowering wrap each statement in it: 114,000 times in README
+  line 1, a generator-based context manager each, ~0.4 s): the same context as a small class, which records the
+  location and adds the message to a numba error passing through, as numba's does.
 """
 
 from __future__ import annotations
 
 import copy
+from collections import defaultdict
 from typing import Any
 
 from llvmlite.binding import ffi
-from numba.core import analysis, base, inline_closurecall, ir, target_extension, targetconfig
+from numba.core import (
+    analysis,
+    base,
+    errors,
+    inline_closurecall,
+    ir,
+    ir_utils,
+    lowering,
+    target_extension,
+    targetconfig,
+    typeinfer,
+)
 from numba.core.types import functions
 from numba.core.typing import context as typing_context
 
@@ -54,6 +73,9 @@ _NUMBA_REC_LIST_VARS = ir.Inst._rec_list_vars
 _NUMBA_COMPUTE_USE_DEFS = analysis.compute_use_defs
 _NUMBA_GET_CALL_TYPE = functions.BaseFunction.get_call_type
 _REGISTRY_LISTS: dict[Any, list[list]] = {}  # a typing or target registry -> its lists of registrations
+_ERRORS: Any = errors  # (numba's stubs do not declare the members read and replaced here)
+_NUMBA_NEW_ERROR_CONTEXT = _ERRORS.new_error_context
+_NUMBA_COMPUTE_LIVE_MAP = analysis.compute_live_map
 _NUMBA_TARGET_REFRESH = base.BaseContext.refresh
 _NUMBA_TYPING_REFRESH = typing_context.BaseContext.refresh
 # (function, context, target, argument ids, (keyword, id) pairs) -> (the signature, the objects the ids name)
@@ -194,6 +216,75 @@ def _refresh_target(self: Any) -> None:
         self.typing_context.refresh()
 
 
+def _compute_live_map(cfg: Any, blocks: Any, var_use_map: Any, var_def_map: Any) -> dict[int, set[str]]:
+    """numba's ``compute_live_map`` (module docstring): for each block of ``blocks``, the names alive at its entry
+    (the least fixed points of the same two data flows, which any order of the same updates reaches)."""
+    bits: dict[str, int] = {}
+
+    def as_bits(names: Any) -> int:
+        value = 0
+        for name in names:
+            value |= 1 << bits.setdefault(name, len(bits))
+        return value
+
+    uses = {label: as_bits(names) for label, names in var_use_map.items()}
+    defs = {label: as_bits(names) for label, names in var_def_map.items()}
+    order = cfg.topo_order()
+    reach: dict[int, int] = defaultdict(int)  # the names defined or used on some path to a block's entry
+    changed = True
+    while changed:
+        changed = False
+        for label in order:
+            here = reach[label] | defs[label] | uses[label]
+            changed |= here != reach[label]
+            reach[label] = here
+            for successor, _ in cfg.successors(label):
+                merged = reach[successor] | here
+                changed |= merged != reach[successor]
+                reach[successor] = merged
+    live = {label: uses[label] for label in blocks}
+    changed = True
+    while changed:
+        changed = False
+        for label in reversed(order):
+            for predecessor, _ in cfg.predecessors(label):
+                merged = live[predecessor] | (live[label] & reach[predecessor] & ~defs[predecessor])
+                changed |= merged != live[predecessor]
+                live[predecessor] = merged
+    names = list(bits)
+    return {label: _names(value, names) for label, value in live.items()}
+
+
+def _names(value: int, names: list[str]) -> set[str]:
+    """The names whose bits ``value`` sets."""
+    found = set()
+    while value:
+        low = value & -value
+        found.add(names[low.bit_length() - 1])
+        value ^= low
+    return found
+
+
+class _ErrorContext:
+    """numba's ``new_error_context(fmt_, *args, **kwargs)`` (module docstring): a numba error raised inside gets the
+    message ``fmt_`` formatted with the arguments added to its context; a location outside numba is recorded."""
+
+    __slots__ = ("args", "fmt", "kwargs")
+
+    def __init__(self, fmt_: str, *args: Any, **kwargs: Any) -> None:
+        loc = kwargs.get("loc")
+        if loc is not None and not loc.filename.startswith(_ERRORS._numba_path):
+            _ERRORS.loc_info.update(kwargs)
+        self.fmt, self.args, self.kwargs = fmt_, args, kwargs
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        if kind is not None and issubclass(kind, errors.NumbaError):
+            error.add_context(_ERRORS._format_msg(self.fmt, self.args, self.kwargs))
+
+
 def _untimed_llvm() -> None:
     """Take numba's LLVM timer callbacks off llvmlite's lock (module docstring)."""
     for callbacks in list(ffi.lib._lock._cblist):
@@ -206,9 +297,13 @@ def install() -> None:
     targetconfig.TargetConfig.values = _values
     ir.Inst._rec_list_vars = _rec_list_vars
     analysis.compute_use_defs = _compute_use_defs
+    analysis.compute_live_map = ir_utils.compute_live_map = _compute_live_map  # (ir_utils imported it by name)
     _untimed_llvm()
     functions.BaseFunction.get_call_type = _get_call_type  # type: ignore[method-assign,assignment]
     inline_closurecall.InlineWorker.inline_function = _inline_function
+    modules: tuple[Any, ...] = (errors, lowering, typeinfer)  # (the last two imported numba's by name)
+    for module in modules:
+        module.new_error_context = _ErrorContext
     base.BaseContext.refresh = _refresh_target
     typing_context.BaseContext.refresh = _refresh_typing
 

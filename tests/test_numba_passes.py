@@ -13,6 +13,7 @@ from numba import types
 from numba.core import analysis, errors, imputils, inline_closurecall, ir, targetconfig
 from numba.core.compiler import Flags, run_frontend
 from numba.core.registry import cpu_target
+from numba.core.ssa import reconstruct_ssa
 from numba.core.typed_passes import type_inference_stage
 from numba.core.types import functions
 
@@ -85,6 +86,22 @@ def test_use_defs_are_numba_s_on_real_kernels() -> None:
     assert analysis.compute_use_defs(blocks[-1]).usemap[0] == {"x", "one"}
     assert analysis.compute_use_defs(blocks[-1]).defmap[0] == set()
     assert analysis.compute_use_defs is numba_passes._compute_use_defs
+
+
+def test_live_maps_are_numba_s_on_real_kernels() -> None:
+    """The names alive at each block's entry, on the IR of four real kernels (loops, branches, thousands of names) as
+    numba's front end leaves it, and after its SSA pass renamed every definition."""
+    kernels = (shader_kernel.run_segment, loop.run, command_kernel.run, tev_kernels._stage)
+    irs = [run_frontend(kernel.py_func) for kernel in kernels]
+    irs.append(reconstruct_ssa(run_frontend(loop.run.py_func)))
+    for function_ir in irs:
+        blocks = function_ir.blocks
+        cfg = analysis.compute_cfg_from_blocks(blocks)
+        usedefs = numba_passes._NUMBA_COMPUTE_USE_DEFS(blocks)
+        ours = numba_passes._compute_live_map(cfg, blocks, usedefs.usemap, usedefs.defmap)
+        assert ours == numba_passes._NUMBA_COMPUTE_LIVE_MAP(cfg, blocks, usedefs.usemap, usedefs.defmap)
+        assert list(ours) == list(blocks) and any(ours.values())
+    assert analysis.compute_live_map is numba_passes._compute_live_map
 
 
 def test_list_vars_walk_nested_containers_in_order(monkeypatch: object) -> None:
@@ -211,3 +228,25 @@ def test_a_refresh_runs_only_when_a_registry_gained_something(monkeypatch: pytes
     assert target._defns[_probe].find((types.int64,)) is _lower_probe
     target.refresh()
     assert len(runs) == 1
+
+
+@pytest.mark.parametrize("context", [numba_passes._NUMBA_NEW_ERROR_CONTEXT, numba_passes._ErrorContext])
+def test_an_error_context_adds_its_message_as_numba_s_does(context: object) -> None:
+    loc = ir.Loc("user_kernel.py", 7)
+    errors.loc_info.clear()
+    with pytest.raises(errors.TypingError) as raised, context("typing of {what} at {loc}", what="x", loc=loc):
+        raise errors.TypingError("no such thing")
+    assert "typing of x at user_kernel.py (7)" in str(raised.value)
+    assert errors.loc_info == {"what": "x", "loc": loc}
+    with pytest.raises(KeyError) as other, context("lowering {inst}", inst="y"):
+        raise KeyError("k")  # another error passes unchanged
+    assert other.value.args == ("k",)
+    with context("nothing raised"):
+        pass
+
+
+def test_numba_s_typing_and_lowering_use_the_error_context() -> None:
+    from numba.core import lowering, typeinfer
+
+    assert lowering.new_error_context is typeinfer.new_error_context is errors.new_error_context
+    assert errors.new_error_context is numba_passes._ErrorContext
