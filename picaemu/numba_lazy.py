@@ -28,6 +28,9 @@ from the ``PendingEntry``), not when the kernel compiles: into its library while
 library's machine code and cache entry hold it; else (the kernel was called by address first, or loaded from the
 cache with machine code but no entry) into a small library of its own that calls the kernel's machine code and
 reads its environment's global; the kernel's cache entry is then saved again holding it (``WITH_ENTRIES_KIND``).
+An entry built late adds constants to its function's environment (a boxed array's dtype) that the caches of
+callers saved before it lack: an environment loaded again from a save that holds more constants gains them
+(``_rebuild_environment``; numba kept the first copy it loaded, whose constants then ran short).
 A compile that links a pending callee (loaded from the cache, or compiled in this process) needs nothing more
 from it. The code that runs is unchanged: a callee always ran as linked into its caller's module, which is
 optimised as before. numba's classes are patched for the whole process, so other numba code in it (a user's
@@ -40,7 +43,7 @@ from typing import Any
 
 from llvmlite import binding as ll
 from numba import _dynfunc
-from numba.core import caching, cgutils, codegen, compiler, cpu, dispatcher, lowering
+from numba.core import caching, cgutils, codegen, compiler, cpu, dispatcher, environment, lowering
 from numba.core.compiler_lock import global_compiler_lock, require_global_compiler_lock
 
 PENDING_KIND = "picaemu-pending-bitcode"  # a cache entry holding a pending library's module, no machine code
@@ -237,6 +240,7 @@ _NUMBA_SAVE_OVERLOAD = caching.FunctionCache.save_overload
 _NUMBA_CREATE_CFUNC_WRAPPER = lowering.Lower.create_cfunc_wrapper
 _NUMBA_CREATE_CPYTHON_WRAPPER = lowering.Lower.create_cpython_wrapper
 _NUMBA_BUILD_PYTHON_ENTRY = cpu.CPUContext.create_cpython_wrapper
+_NUMBA_REBUILD_ENVIRONMENT = environment._rebuild_env
 
 
 def _set_env(self: Any, name: str, environment: Any) -> None:
@@ -298,6 +302,16 @@ def _create_cpython_wrapper(self: Any, release_gil: bool = False) -> None:
         _NUMBA_CREATE_CPYTHON_WRAPPER(self, release_gil)
 
 
+def _rebuild_environment(modname: str, consts: list, env_name: str) -> Any:
+    """numba's ``_rebuild_env`` (an environment from a cache entry: the one of that name this process already has,
+    else a new one), whose constants are extended with those a later save holds beyond them (module docstring):
+    constants are only ever appended, so those they share are the same."""
+    known = environment.lookup_environment(env_name)
+    if known is not None and len(known.consts) < len(consts):
+        known.consts.extend(consts[len(known.consts) :])
+    return _NUMBA_REBUILD_ENVIRONMENT(modname, consts, env_name)
+
+
 def _save_overload(self: caching.FunctionCache, sig: Any, data: Any) -> None:
     """numba's ``save_overload``. A pending library of picaemu's cache (``OWN_LOCATORS``) is saved pending and
     remembers the cache, to be saved again with its machine code; another package's gets its machine code first
@@ -327,3 +341,7 @@ _DISPATCHER._compile_for_args = _compile_for_args
 caching.FunctionCache.save_overload = _save_overload
 lowering.Lower.create_cfunc_wrapper = _create_cfunc_wrapper
 lowering.Lower.create_cpython_wrapper = _create_cpython_wrapper
+# a cached environment names its rebuilder ``numba.core.environment._rebuild_env``, as numba alone would load it
+_rebuild_environment.__module__, _rebuild_environment.__qualname__ = environment.__name__, "_rebuild_env"
+_rebuild_environment.__name__ = "_rebuild_env"
+environment._rebuild_env = _rebuild_environment

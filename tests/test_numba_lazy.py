@@ -244,3 +244,50 @@ def test_a_kernel_cached_with_machine_code_but_no_python_entry_gets_one_built_as
     assert run("address") is True
     assert run("python") == [True, [0.0, 2.0, 4.0], 1, 1, 1]  # built, in a library of its own, and cached
     assert run("python") == [True, [0.0, 2.0, 4.0], 1, 1, 0]  # loaded with the kernel
+
+
+_CALLER_FIRST = """
+import json, sys
+sys.meta_path = [f for f in sys.meta_path if "editable" not in str(getattr(f, "__module__", ""))]
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from picaemu import lazy_probe as k
+values = np.arange(3.0)
+out = []
+for step in sys.argv[2:]:
+    out.append((k.caller if step == "caller" else k.doubled)(values).tolist())
+print(json.dumps(out))
+"""
+
+_DOUBLED = """
+import numpy as np
+from picaemu import numba_link
+
+@numba_link.kernel()
+def doubled(values):
+    return values * 2.0  # a new array: Python's entry boxes it with its dtype, a constant of its environment
+
+@numba_link.kernel()
+def caller(values):
+    return doubled(values) + 1.0
+"""
+
+
+def test_an_entry_built_after_its_callers_were_cached_finds_its_constants(tmp_path: Path) -> None:
+    """A callee's Python entry, built in a run after its caller's was cached, added its dtype to the callee's
+    environment; a later run that loads the caller first (and with it the environment as the caller's cache entry
+    holds it, without the dtype) then calls the callee from Python finds the constant."""
+    package = Path(numba_lazy.__file__).resolve().parent
+    shutil.copytree(package, tmp_path / "picaemu", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "picaemu" / "lazy_probe.py").write_text(_DOUBLED)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "home")
+
+    def run(*steps: str) -> object:
+        command = [sys.executable, "-c", _CALLER_FIRST, str(tmp_path), *steps]
+        out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=True, cwd=tmp_path)
+        return json.loads(out.stdout)
+
+    assert run("caller") == [[1.0, 3.0, 5.0]]  # the callee compiled pending, its environment cached with the caller
+    assert run("callee") == [[0.0, 2.0, 4.0]]  # its entry built into it, cached again with its new constant
+    assert run("caller", "callee") == [[1.0, 3.0, 5.0], [0.0, 2.0, 4.0]]
