@@ -63,7 +63,7 @@ class LazyLibrary(codegen.JITCodeLibrary):
         super().__init__(codegen_, name)
         self.pending = False
         self._resave: tuple[caching.FunctionCache, Any, Any] | None = None  # (cache, signature, compile result)
-        self._adding_entry = False  # ``add_python_entry`` is linking a Python entry into this pending library
+        self._adding_entry = False  # ``python_entry`` is linking a Python entry into this pending library
         # a library holding only the Python entry of another's function: that function's environment's global
         self._environment_of_callee: str | None = None
         self._python_entries: list[LazyLibrary] = []  # such libraries for this one's functions
