@@ -101,10 +101,7 @@ class LazyLibrary(codegen.JITCodeLibrary):
                     _NUMBA_BUILD_PYTHON_ENTRY(context, self, fndesc, environment, None, release_gil)
             finally:
                 self._adding_entry = False
-            for library in dict.fromkeys(self._linking_libraries[linked:]):
-                if library not in self._linking_libraries[:linked]:
-                    self._reload_init.update(library._reload_init)
-                    self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+            self._link(self._linking_libraries[linked:], already=self._linking_libraries[:linked])
             self._shared_module = None  # what callers link, and the cache saves, is made again with the entry
         if self.pending or self._codegen._engine.is_symbol_defined(name):
             return self.get_pointer_to_function(name)
@@ -127,15 +124,19 @@ class LazyLibrary(codegen.JITCodeLibrary):
         require_global_compiler_lock()
         self._codegen._check_llvm_bugs()
         self._raise_if_finalized()
-        seen = set()
-        for library in self._linking_libraries:
+        self._link(self._linking_libraries)
+        self._final_module.verify()
+        self.pending = True
+        self._finalized = True
+
+    def _link(self, libraries: list[Any], already: list[Any] | tuple[()] = ()) -> None:
+        """Link each of ``libraries`` not in ``already`` into the final module, once (numba's ``finalize`` step)."""
+        seen = set(already)
+        for library in libraries:
             if library not in seen:
                 seen.add(library)
                 self._reload_init.update(library._reload_init)
                 self._final_module.link_in(library._get_module_for_linking(), preserve=True)
-        self._final_module.verify()
-        self.pending = True
-        self._finalized = True
 
     def ensure_code(self) -> None:
         """Optimise the module and generate its machine code, if still pending; then set the environments of

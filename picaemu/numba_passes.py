@@ -199,20 +199,24 @@ def _registrations(context: Any) -> int:
     return count
 
 
+def _refreshed(context: Any, numba_refresh: Any) -> bool:
+    """Run ``numba_refresh`` on a typing or target ``context`` unless the registries it installed gained nothing
+    since its last run (module docstring); whether it ran."""
+    if getattr(context, "_picaemu_refreshed", None) == _registrations(context):
+        return False
+    numba_refresh(context)
+    context._picaemu_refreshed = _registrations(context)
+    return True
+
+
 def _refresh_typing(self: Any) -> None:
-    """numba's typing ``refresh``, skipped while the registries it installed gained nothing (module docstring)."""
-    if getattr(self, "_picaemu_refreshed", None) != _registrations(self):
-        _NUMBA_TYPING_REFRESH(self)
-        self._picaemu_refreshed = _registrations(self)
+    """numba's typing ``refresh``, when something is new (``_refreshed``)."""
+    _refreshed(self, _NUMBA_TYPING_REFRESH)
 
 
 def _refresh_target(self: Any) -> None:
-    """numba's target ``refresh``, skipped while the registries it installed gained nothing (module docstring);
-    its typing context's refresh is asked in either case."""
-    if getattr(self, "_picaemu_refreshed", None) != _registrations(self):
-        _NUMBA_TARGET_REFRESH(self)
-        self._picaemu_refreshed = _registrations(self)
-    else:
+    """numba's target ``refresh``, when something is new (``_refreshed``); else its typing context's alone."""
+    if not _refreshed(self, _NUMBA_TARGET_REFRESH):
         self.typing_context.refresh()
 
 
