@@ -108,6 +108,32 @@ def test_clicking_the_figure_runs_to_the_draw_under_the_mouse(qtbot, session) ->
     assert asked == []
 
 
+def test_stepping_moves_the_marker_without_drawing_the_figure_again(qtbot, session) -> None:
+    """The current-draw marker is blitted over the kept picture: no whole draw while stepping, and the canvas then
+    holds what a whole draw at that draw gives."""
+    panel = StatsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1600, 900)
+    panel.show()
+    panel.set_timeline(session.timeline)
+    qtbot.wait(300)  # the draws the showing and the new figure asked for
+    panel.canvas.draw()
+    unmarked = np.array(panel.canvas.buffer_rgba())  # no current draw yet: the marker is hidden
+    whole: list[object] = []
+    panel.canvas.mpl_connect("draw_event", whole.append)
+    ax = panel.figure.axes[0]
+    for draw in (100, 600, 601):
+        panel.set_current_draw(draw)
+        qtbot.waitUntil(lambda: not panel._redraw.isActive(), timeout=WAIT_MS)
+        changed = np.flatnonzero((np.asarray(panel.canvas.buffer_rgba()) != unmarked).any(axis=(0, 2)))
+        x, _ = ax.transData.transform((draw, 0))
+        assert len(changed) and abs(changed - x).max() <= 2  # this draw's marker alone: the last one is gone
+    assert whole == []
+    stepped = np.array(panel.canvas.buffer_rgba())
+    panel.canvas.draw()
+    assert len(whole) == 1 and np.array_equal(np.asarray(panel.canvas.buffer_rgba()), stepped)
+
+
 def test_a_row_click_goes_to_that_draw_and_the_stats_button_shows_frame_complexity(
     qtbot, window, tmp_path: Path
 ) -> None:

@@ -19,9 +19,11 @@ from picaemu.gui import layout
 from picaemu.gui.legend import OVERLAYS, legend_html
 from picaemu.gui.main_window import MainWindow
 from picaemu.gui.models.state_tree import value_text
+from picaemu.gui.models.table import TableModel, compact, fit_columns
 from picaemu.gui.panels.mesh import FILL, MeshView3D
 from picaemu.gui.worker import Worker
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QTableView
 
 from picaemu.debug.timeline import BreakKind, Breakpoint
 from picaemu.errors import PicaError
@@ -171,6 +173,29 @@ def test_pipeline_state_values_and_html_export(qtbot, small_window, tmp_path: Pa
     qtbot.waitUntil(lambda: panel.draw == 0, timeout=WAIT_MS)
     assert "since nothing" not in panel.label.text() and "first draw" in panel.label.text()
     _shot(panel, tmp_path, "pipeline_state")
+
+
+def test_fitted_columns_are_as_wide_as_qts_own_fit(qtbot) -> None:
+    """``fit_columns`` (font metrics over the cells' text) gives each column the width Qt's
+    ``resizeColumnsToContents`` gives it: never narrower (no cell cut to "…"), at most a pixel wider."""
+    rng = np.random.default_rng(7)
+    numbers = [
+        (f"c{i} projection" if i % 9 == 0 else f"i{i}", *(f"{x:.6g}" for x in rng.normal(0, 10.0 ** (i % 12), 4)))
+        for i in range(60)
+    ]
+    rows = (*numbers, ("b3", "True", "", "", ""), ("a uniform name wider than its column's header", "1", "", "", ""))
+    model = TableModel(("Uniform", "x", "y", "z", "w"), lambda r, c: r[c])
+    view = QTableView()
+    qtbot.addWidget(view)
+    compact(view)
+    view.setModel(model)
+    model.set_rows(rows)
+    view.show()
+    fit_columns(view)
+    fitted = [view.columnWidth(c) for c in range(5)]
+    view.resizeColumnsToContents()
+    for column, width in enumerate(fitted):
+        assert 0 <= width - view.columnWidth(column) <= 1, (column, width, view.columnWidth(column))
 
 
 def test_value_text_formats_for_reading() -> None:

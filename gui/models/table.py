@@ -5,15 +5,20 @@
 answers ``SORT_ROLE`` with the cell's raw value (numbers sort as numbers in a ``QSortFilterProxyModel`` whose sort
 role is ``SORT_ROLE``); optional ``header_tips`` are the horizontal headers' tooltips. ``set_rows`` swaps the whole
 sequence (model reset). Used by the stats, mesh, uniform, trace, pixel-history and breakpoint tables.
+``fit_columns(view)`` sizes a view's columns to their widest cells as Qt's ``resizeColumnsToContents`` does, by
+the view's font metrics over the cells' text instead of asking the model every role of every cell (~50 ms for the
+shader panel's 116 uniform rows, at every step).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetricsF
+from PySide6.QtWidgets import QStyle
 
 Index = QModelIndex | QPersistentModelIndex
 SORT_ROLE = Qt.ItemDataRole.UserRole
@@ -77,3 +82,17 @@ def compact(view) -> None:
     """One text line per row in a QTableView (no word wrap, fixed row height)."""
     view.setWordWrap(False)
     view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 6)
+
+
+def fit_columns(view) -> None:
+    """Each column of ``view`` (a QTableView over a ``TableModel``) as wide as its widest cell's text plus the item
+    margins of the view's style (``PM_FocusFrameHMargin`` + 1 each side, and the grid line), or its header's size
+    hint if wider: the widths ``resizeColumnsToContents`` gives for plain-text cells."""
+    model: TableModel = view.model()
+    metrics = QFontMetricsF(view.font())  # fractional advances, rounded up once as Qt's item layout does
+    margin = 2 * (view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1)
+    margin += 1 if view.showGrid() else 0
+    header = view.horizontalHeader()
+    for column in range(len(model.headers)):
+        widest = max((metrics.horizontalAdvance(model.cell(row, column)) for row in model.rows), default=0.0)
+        view.setColumnWidth(column, max(math.ceil(widest) + margin, header.sectionSizeHint(column)))

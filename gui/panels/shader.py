@@ -15,7 +15,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from picaemu.gui.models.table import TableModel, compact
+from picaemu.gui.models.table import TableModel, compact, fit_columns
 from picaemu.gui.rows import add_rows
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor, QFont
@@ -198,13 +198,13 @@ class ShaderPanel(QWidget):
         rows += [(f"i{i}", *(str(int(x)) for x in setup.int_uniforms[i])) for i in range(len(setup.int_uniforms))]
         rows += [(f"b{i}", str(bool(b)), "", "", "") for i, b in enumerate(setup.bool_uniforms)]
         self.uniforms.set_rows(tuple(rows))
-        self.uniform_view.resizeColumnsToContents()  # whole numbers, never cut to "…"
+        fit_columns(self.uniform_view)  # whole numbers, never cut to "…"
 
     def show_trace(self, what: str, records: list) -> None:
         """``what`` names the traced vertex / invocation (``vertex 3``, ``GS invocation 0``)."""
         self.records = records
         self.trace_model.set_rows(tuple(enumerate(records)))
-        self.trace_view.resizeColumnsToContents()  # the table scrolls sideways rather than cutting its cells
+        fit_columns(self.trace_view)  # the table scrolls sideways rather than cutting its cells
         self.slider.setRange(0, max(len(records) - 1, 0))
         self.slider.setValue(0)
         self.select_step(0)

@@ -6,6 +6,9 @@ Every column sorts (click its header; numbers sort as numbers through ``SORT_ROL
 counter names with units and meaning as tooltips (``picaemu.analysis.stats.COLUMN_DOCS``). Clicking a draw row or
 a bar / step of the figure runs to that draw (``run_to_draw``), a frame row to the end of that frame (``run_to``
 with a ``Cursor``); hovering the figure shows the entry's values.
+Stepping moves only the marker: the figure is drawn whole once (matplotlib lays out and draws its text and bars
+in ~0.1-1 s), its picture kept without the marker, and each move puts that picture back and draws the marker
+lines over it (blitting, ~1 ms).
 "depth complexity" asks for the whole-frame fragment map overlay (``frame_map_wanted``)."""
 
 from __future__ import annotations
@@ -165,16 +168,34 @@ class StatsPanel(QWidget):
         self.rows: list[dict] = []
         self.current: int | None = None
         self._stale = False
+        self._background = None  # the figure drawn whole without its marker (``copy_from_bbox``), None: draw again
+        self.canvas.mpl_connect("draw_event", self._drawn)
         self._redraw = QTimer(self)
         self._redraw.setSingleShot(True)
         self._redraw.setInterval(REDRAW_MS)
         self._redraw.timeout.connect(self._draw)
 
     def _draw(self) -> None:
-        if self.isVisible():
+        if not self.isVisible():
+            self._stale = True
+        elif self._background is None:
             self.canvas.draw_idle()
         else:
-            self._stale = True
+            self.canvas.restore_region(self._background)
+            self._draw_marker()
+            self.canvas.blit(self.figure.bbox)
+
+    def _markers(self) -> list:
+        return [line for ax in self.figure.axes for line in ax.lines if line.get_gid() == stats_plot.CURRENT]
+
+    def _draw_marker(self) -> None:
+        for line in self._markers():
+            line.axes.draw_artist(line)
+
+    def _drawn(self, _event) -> None:
+        """After a whole draw (the marker, animated, left out): keep the picture, then draw the marker on it."""
+        self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+        self._draw_marker()
 
     def resizeEvent(self, event) -> None:
         """Figure beside the table in a wide, short dock (the bottom area), above it otherwise."""
@@ -186,7 +207,7 @@ class StatsPanel(QWidget):
         super().showEvent(event)
         if self._stale:
             self._stale = False
-            self.canvas.draw_idle()
+            self._draw()
 
     def set_timeline(self, tl: Timeline | None, *, plot: bool = True) -> None:
         """Tables and figure for ``tl``; ``plot=False`` leaves the figure (0.2-0.4 s of matplotlib) to a later
@@ -202,6 +223,9 @@ class StatsPanel(QWidget):
     def plot(self) -> None:
         self.figure.clear()
         stats_plot.figure(self.rows, "draw", current=self.current, into=self.figure)
+        for line in self._markers():
+            line.set_animated(True)  # a whole draw leaves it out; ``_draw`` puts it on the kept picture
+        self._background = None
         self._redraw.start()
 
     def _show_count(self, *_) -> None:
