@@ -7,7 +7,6 @@ shader); the assembler's bookkeeping for callers that form triangles themselves.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from picaemu.geometry.primitive_assembly import Assembler, Topology, kept_positi
 from picaemu.pipeline import Choice, Pipeline
 from picaemu.replay import Replay
 from samples._common import VS_TEX
+from tests.conftest import memory_digests
 from tests.test_pipeline import reference
 
 CAPTURES = sorted((Path(__file__).resolve().parent.parent / "samples" / "captures").glob("*.pica"))
@@ -49,7 +49,7 @@ def replay_both(capture: pica.Capture, ways: Ways = FUSED) -> list:
         replay = Replay(capture, checkpoints=False, pipeline=pipe)
         replay.run()
         memory = replay.memory
-        digests = [hashlib.sha256(memory.region_bytes(r.name).tobytes()).hexdigest() for r in memory.regions]
+        digests = memory_digests(memory)
         draws = [({k: v for k, v in d.stats.items() if k != "time_s"}, d.bounds) for d in replay.draws]
         out.append((digests, draws, pipe.fused_draws, pipe))
     return out

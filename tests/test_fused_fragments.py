@@ -6,7 +6,6 @@ others."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from picaemu.replay import Replay
 from picaemu.texture.formats import PACKED
 from samples._common import SCREEN
 from samples.game_scene import SCENES
+from tests.conftest import memory_digests
 from tests.test_pipeline import PerDraw, reference
 
 CAPTURES = sorted((Path(__file__).resolve().parent.parent / "samples" / "captures").glob("*.pica"))
@@ -37,7 +37,7 @@ def replay(capture: pica.Capture, pipe: Pipeline) -> tuple[list[str], list[dict]
     rep = Replay(capture, checkpoints=False, pipeline=pipe)
     rep.run()
     memory = rep.memory
-    digests = [hashlib.sha256(memory.region_bytes(r.name).tobytes()).hexdigest() for r in memory.regions]
+    digests = memory_digests(memory)
     return digests, [{k: v for k, v in d.stats.items() if k != "time_s"} for d in rep.draws], pipe
 
 

@@ -9,7 +9,6 @@ served them (``Pipeline.recorded_fragment_draws``, the draws' route). What it do
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,7 @@ from picaemu.fused.layout import TEXTURE_FAULT
 from picaemu.observer import StageObserver
 from picaemu.pipeline import FragmentFates, Pipeline, Route
 from picaemu.replay import Replay
+from tests.conftest import memory_digests
 from tests.test_fused_color import proctex_setup, proctex_states
 from tests.test_fused_fragments import scene, texture
 from tests.test_fused_textures import FILTERS, FORMATS, max_level, random_texture
@@ -73,7 +73,7 @@ def recorded(
 
 def digests(rep: Replay) -> list[str]:
     """The digest of every memory region after the replay."""
-    return [hashlib.sha256(rep.memory.region_bytes(r.name).tobytes()).hexdigest() for r in rep.memory.regions]
+    return memory_digests(rep.memory)
 
 
 def draw_stats(rep: Replay) -> list[dict]:

@@ -35,3 +35,24 @@ def test_snapshot_restore() -> None:
     mem.write(0x18000010, b"zz")
     mem.restore(snap)
     assert mem.read(0x18000010, 2) == b"ab"
+
+
+def test_the_tests_memory_digests_see_every_byte() -> None:
+    """``tests.conftest.memory_digests`` (which hashes only the pages holding a non-zero byte) tells contents apart
+    as a hash of the whole region does: a byte anywhere, written behind the memory's back or not, changes it."""
+    from tests.conftest import memory_digests
+
+    mem, other = PhysicalMemory(), PhysicalMemory()
+    assert memory_digests(mem) == memory_digests(other)
+    start = memory_digests(mem)
+    for region in mem.regions:
+        data = mem.region_bytes(region.name)
+        for at in (0, 4095, 4096, data.size // 2 + 17, data.size - 1):
+            data[at] = 1
+            changed = memory_digests(mem)
+            assert [a != b for a, b in zip(changed, start, strict=True)] == [r is region for r in mem.regions]
+            data[at] = 0
+            assert memory_digests(mem) == start
+    mem.region_bytes(mem.regions[0].name)[8192] = 5  # the same byte in another page is another content
+    other.region_bytes(other.regions[0].name)[12288] = 5
+    assert memory_digests(mem) != memory_digests(other)
