@@ -599,3 +599,43 @@ def test_frame_fragment_map_counts_the_rectangles_by_hand() -> None:
     after_first = probe.frame_fragment_map(s, tl.after_draw(0))
     wx, wy = window(200, 100)
     assert int(after_first[399 - wy, wx]) == 1
+
+
+class _CompilingSink:
+    """The software pipeline, but draw 1 first compiles a new numba function (as a process's first draw loads the
+    kernels it needs) inside the draw's own ``time_s``."""
+
+    def __init__(self) -> None:
+        from picaemu.pipeline import Pipeline
+
+        self.inner = Pipeline()
+        self.compile_s = 0.0
+
+    def draw(self, call) -> None:
+        import time
+
+        import numba
+
+        start = time.perf_counter()
+        if call.index == 1:
+            numba.njit(lambda x: x * 3 + 1)(2)  # a function of its own: compiled here, under numba's compiler lock
+            self.compile_s = time.perf_counter() - start
+        self.inner.draw(call)
+        call.stats["time_s"] = time.perf_counter() - start
+
+    def event(self, kind, state) -> None:
+        self.inner.event(kind, state)
+
+
+def test_index_moves_kernel_loading_out_of_the_draws_time() -> None:
+    """A draw that loads or compiles kernels has that time in ``kernels_s``, not in ``time_s`` (the statistics
+    panel's "replay time, kernel loading excluded"), as ``picaemu stats`` reports it."""
+    specs = [((40, 40, 120, 120), 0.0, RED), ((80, 80, 200, 160), 0.0, GREEN), ((10, 10, 30, 30), 0.0, RED)]
+    Session(Replay(rects_scene(specs).capture())).index()  # this process's kernels loaded: draws 0 and 2 load none
+    sink = _CompilingSink()
+    session = Session(Replay(rects_scene(specs).capture(), pipeline=sink))
+    draws = session.index().draws
+    assert sink.compile_s > 0.01
+    assert draws[1].stats["kernels_s"] > 0.5 * sink.compile_s
+    assert draws[1].stats["time_s"] < draws[1].stats["kernels_s"]
+    assert draws[0].stats["kernels_s"] == draws[2].stats["kernels_s"] == 0.0

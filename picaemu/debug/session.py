@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from picaemu.analysis.stats import KernelClock
 from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
@@ -49,14 +50,18 @@ Progress = Callable[[int, int], None]
 
 
 class _IndexObserver(Observer):
-    """Collects one event's packets (buffer != 0: the list, not the GX register pokes), writes and draws."""
+    """Collects one event's packets (buffer != 0: the list, not the GX register pokes), writes and draws; moves
+    the time each draw spent loading or compiling kernels out of its ``time_s`` into ``kernels_s``, as
+    ``picaemu stats`` does (the first draw of a process loads ~0.1-0.2 s of them from the cache)."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, clock: KernelClock) -> None:
         self.session = session
         self.packets: list[PacketEvent] = []
         self.writes: list[tuple[int, int, int, int]] = []
         self.draw_calls: list[tuple[DrawCall, GpuState]] = []
         self.event = 0
+        self.clock = clock
+        self._kernels_before = 0.0
 
     def on_packet(self, event: PacketEvent) -> None:
         if event.buffer:
@@ -66,7 +71,13 @@ class _IndexObserver(Observer):
         if event.buffer:
             self.writes.append((self.event, len(self.packets) - 1, event.id, event.value))
 
+    def on_draw_begin(self, call: DrawCall) -> None:
+        self._kernels_before = self.clock.seconds
+
     def on_draw_end(self, call: DrawCall) -> None:
+        spent = self.clock.seconds - self._kernels_before
+        call.stats["kernels_s"] = spent
+        call.stats["time_s"] = max(float(call.stats.get("time_s", 0.0)) - spent, 0.0)
         states = self.session.draw_states
         prev = self.draw_calls[-1][1] if self.draw_calls else states[-1] if states else None
         self.draw_calls.append((call, share_unchanged(call.state, prev)))
@@ -138,7 +149,26 @@ class Session:
         """Index events ``start ..`` (the replay stands at ``start``) onto what is indexed before them."""
         replay = self.replay
         transfers = replay.gx.transfer_log = []
-        obs = _IndexObserver(self)
+        with KernelClock() as clock:
+            self._index_events(start, progress, _IndexObserver(self, clock), transfers)
+        frame_ends = tuple(e.index for e in self._infos if e.kind == "FrameEnd")
+        draws = tuple(replay.draws[: len(self.draw_states)])
+        writes_array = np.array(self._writes, np.int64).reshape(-1, 4)
+        self._timeline = timeline = Timeline(tuple(self._infos), draws, writes_array, frame_ends)
+        self._dirty, self.cursor = True, timeline.end
+        if start == 0 and len(draws) > 1 and self.fault is None:
+            # indexing watches every draw, so the compiled draw loop (picaemu.fused.loop) has not run: run the draws
+            # from the checkpoint before the one before the last (the last one may be a checkpoint's) now, so that
+            # the first jump does not pay for loading the loop (~0.1 s; once: ``extend`` finds it loaded)
+            self.goto(timeline.after_draw(draws[-2].index))
+            self.goto(timeline.end)
+        return timeline
+
+    def _index_events(
+        self, start: int, progress: Progress | None, obs: _IndexObserver, transfers: list[TransferRecord]
+    ) -> None:
+        """``_index_from``'s pass over events ``start ..`` with ``obs`` attached."""
+        replay = self.replay
         replay.processor.attach(obs)
         try:
             for i in range(start, len(replay.events)):
@@ -175,18 +205,6 @@ class Session:
         finally:
             replay.processor.detach(obs)
             replay.gx.transfer_log = None
-        frame_ends = tuple(e.index for e in self._infos if e.kind == "FrameEnd")
-        draws = tuple(replay.draws[: len(self.draw_states)])
-        writes_array = np.array(self._writes, np.int64).reshape(-1, 4)
-        self._timeline = timeline = Timeline(tuple(self._infos), draws, writes_array, frame_ends)
-        self._dirty, self.cursor = True, timeline.end
-        if start == 0 and len(draws) > 1 and self.fault is None:
-            # indexing watches every draw, so the compiled draw loop (picaemu.fused.loop) has not run: run the draws
-            # from the checkpoint before the one before the last (the last one may be a checkpoint's) now, so that
-            # the first jump does not pay for loading the loop (~0.1 s; once: ``extend`` finds it loaded)
-            self.goto(timeline.after_draw(draws[-2].index))
-            self.goto(timeline.end)
-        return timeline
 
     def goto(self, target: Cursor) -> None:
         """Put the replay in the state at ``target``, from the checkpoint nearest it (module docstring)."""
