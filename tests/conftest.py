@@ -38,29 +38,6 @@ def memory_digests(memory) -> list[str]:
     return out
 
 
-# the suite's longest files (warm-cache test time per file, twentieth session: bench/RESULTS.md), run first: each
-# file runs whole on one xdist worker (``--dist loadfile``) in collection order, and one of these met last kept a
-# worker busy for a minute after the other had run out of files
-LONGEST_FILES = (
-    "test_gui_soak.py",
-    "test_fragment_ops.py",
-    "test_gui_size.py",
-    "test_fused_fragments.py",
-    "test_gui_find.py",
-    "test_docs.py",
-    "test_gui_window.py",
-    "test_fused_vertices.py",
-    "test_fused_tev.py",
-    "test_batch.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """``LONGEST_FILES`` first, longest first; every other file after them in its usual order."""
-    rank = {name: k for k, name in enumerate(LONGEST_FILES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FILES)))  # stable: a file's tests stay in order
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _clipper_linked() -> None:
     """The clipper linked before any test, as in a process that has clipped a draw: tests count the draws the
