@@ -45,6 +45,7 @@ from llvmlite import binding as ll
 from numba import _dynfunc
 from numba.core import caching, cgutils, codegen, compiler, cpu, dispatcher, environment, lowering
 from numba.core.compiler_lock import global_compiler_lock, require_global_compiler_lock
+from numba.core.runtime import nrtdynmod
 
 PENDING_KIND = "picaemu-pending-bitcode"  # a cache entry holding a pending library's module, no machine code
 # a cache entry holding a library's machine code (numba's object kind) and the Python entries built apart from it
@@ -242,6 +243,7 @@ _NUMBA_CREATE_CFUNC_WRAPPER = lowering.Lower.create_cfunc_wrapper
 _NUMBA_CREATE_CPYTHON_WRAPPER = lowering.Lower.create_cpython_wrapper
 _NUMBA_BUILD_PYTHON_ENTRY = cpu.CPUContext.create_cpython_wrapper
 _NUMBA_REBUILD_ENVIRONMENT = environment._rebuild_env
+_NUMBA_COMPILE_RUNTIME = nrtdynmod.compile_nrt_functions
 
 
 def _set_env(self: Any, name: str, environment: Any) -> None:
@@ -303,6 +305,17 @@ def _create_cpython_wrapper(self: Any, release_gil: bool = False) -> None:
         _NUMBA_CREATE_CPYTHON_WRAPPER(self, release_gil)
 
 
+def _compile_runtime(context: Any) -> Any:
+    """numba's runtime library (``NRT_decref`` and the other functions a Python entry or a kernel calls by name),
+    given its machine code as numba makes it (``NRT.initialize``, at the first refresh). Lazy like every library,
+    it stayed pending until an address in it was asked for: an entry built or loaded before that, in a process
+    whose first kernel call came from Python, called address 0 (the packets fuzz target, twentieth session)."""
+    library = _NUMBA_COMPILE_RUNTIME(context)
+    if isinstance(library, LazyLibrary):
+        library.ensure_code()
+    return library
+
+
 def _rebuild_environment(modname: str, consts: list, env_name: str) -> Any:
     """numba's ``_rebuild_env`` (an environment from a cache entry: the one of that name this process already has,
     else a new one), whose constants are extended with those a later save holds beyond them (module docstring):
@@ -346,3 +359,4 @@ lowering.Lower.create_cpython_wrapper = _create_cpython_wrapper
 _rebuild_environment.__module__, _rebuild_environment.__qualname__ = environment.__name__, "_rebuild_env"
 _rebuild_environment.__name__ = "_rebuild_env"
 environment._rebuild_env = _rebuild_environment
+nrtdynmod.compile_nrt_functions = _compile_runtime

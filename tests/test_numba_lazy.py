@@ -291,3 +291,16 @@ def test_an_entry_built_after_its_callers_were_cached_finds_its_constants(tmp_pa
     assert run("caller") == [[1.0, 3.0, 5.0]]  # the callee compiled pending, its environment cached with the caller
     assert run("callee") == [[0.0, 2.0, 4.0]]  # its entry built into it, cached again with its new constant
     assert run("caller", "callee") == [[1.0, 3.0, 5.0], [0.0, 2.0, 4.0]]
+
+
+def test_a_kernel_called_from_python_before_any_kernel_ran_finds_numba_s_runtime(tmp_path: Path) -> None:
+    """A process's first call of a kernel from Python, before any kernel had machine code, with an empty cache and
+    again from it: the entry's calls of numba's runtime (``NRT_decref``) resolve (its lazy library generated first);
+    they were address 0 and the call segfaulted (the packets fuzz target, ``list_packets``, twentieth session)."""
+    unset = ("NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES", "PICAEMU_KERNEL_DIR")  # this process's cache folder
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "home")
+    probe = "from picaemu.command.packet_list import list_packets; print(len(list_packets(bytes(16))[0]))"
+    for _ in range(2):  # compiled, then loaded from the cache
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300)
+        assert out.returncode == 0 and out.stdout.strip() == "2", (out.returncode, out.stderr[-2000:])
