@@ -139,6 +139,12 @@ class KernelClock:
         return self._listener.duration if self._listener.done else 0.0
 
 
+def book_kernels(stats: dict[str, Any], spent: float) -> None:
+    """Move ``spent`` seconds of kernel loading / compiling out of a draw's ``time_s`` into its ``kernels_s``."""
+    stats["kernels_s"] = spent
+    stats["time_s"] = max(float(stats.get("time_s", 0.0)) - spent, 0.0)
+
+
 class KernelTimedSink:
     """A pipeline wrapper that moves the kernel loading/compiling time of each draw out of ``time_s`` into
     ``kernels_s`` (see the module docstring). A ``picaemu.draw.CompiledSink`` when its inner sink is one: the
@@ -154,9 +160,7 @@ class KernelTimedSink:
     def draw(self, call: DrawCall) -> None:
         before = self.clock.seconds
         self.inner.draw(call)
-        spent = self.clock.seconds - before
-        call.stats["kernels_s"] = spent
-        call.stats["time_s"] = max(float(call.stats.get("time_s", 0.0)) - spent, 0.0)
+        book_kernels(call.stats, self.clock.seconds - before)
         self._mark = self.clock.seconds
 
     def event(self, kind: Any, state: Any) -> None:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from picaemu.analysis.stats import KernelClock
+from picaemu.analysis.stats import KernelClock, book_kernels
 from picaemu.debug.timeline import Cursor, Timeline
 from picaemu.draw import DrawCall
 from picaemu.errors import PicaError
@@ -75,9 +75,7 @@ class _IndexObserver(Observer):
         self._kernels_before = self.clock.seconds
 
     def on_draw_end(self, call: DrawCall) -> None:
-        spent = self.clock.seconds - self._kernels_before
-        call.stats["kernels_s"] = spent
-        call.stats["time_s"] = max(float(call.stats.get("time_s", 0.0)) - spent, 0.0)
+        book_kernels(call.stats, self.clock.seconds - self._kernels_before)
         states = self.session.draw_states
         prev = self.draw_calls[-1][1] if self.draw_calls else states[-1] if states else None
         self.draw_calls.append((call, share_unchanged(call.state, prev)))
@@ -148,9 +146,8 @@ class Session:
     def _index_from(self, start: int, progress: Progress | None) -> Timeline:
         """Index events ``start ..`` (the replay stands at ``start``) onto what is indexed before them."""
         replay = self.replay
-        transfers = replay.gx.transfer_log = []
         with KernelClock() as clock:
-            self._index_events(start, progress, _IndexObserver(self, clock), transfers)
+            self._index_events(start, progress, _IndexObserver(self, clock))
         frame_ends = tuple(e.index for e in self._infos if e.kind == "FrameEnd")
         draws = tuple(replay.draws[: len(self.draw_states)])
         writes_array = np.array(self._writes, np.int64).reshape(-1, 4)
@@ -164,11 +161,10 @@ class Session:
             self.goto(timeline.end)
         return timeline
 
-    def _index_events(
-        self, start: int, progress: Progress | None, obs: _IndexObserver, transfers: list[TransferRecord]
-    ) -> None:
-        """``_index_from``'s pass over events ``start ..`` with ``obs`` attached."""
+    def _index_events(self, start: int, progress: Progress | None, obs: _IndexObserver) -> None:
+        """``_index_from``'s pass over events ``start ..`` with ``obs`` attached and the display transfers logged."""
         replay = self.replay
+        transfers = replay.gx.transfer_log = []
         replay.processor.attach(obs)
         try:
             for i in range(start, len(replay.events)):
