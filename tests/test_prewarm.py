@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -70,7 +72,35 @@ def test_the_second_compiler_runs_for_a_first_run_only(tmp_path: Path, monkeypat
     assert prewarm.start(SAMPLES / "triangle.pica") is None  # not a first run
     (tmp_path / "fused" / "fragment_kernel.fragment_side-301.py311.nbi").unlink()
     with prewarm.beside(SAMPLES / "triangle.pica"):
-        process = prewarm.start(SAMPLES / "triangle.pica")
-        assert process is not None and process.poll() is None
-        prewarm.finish(process)
-        assert process.returncode is not None  # ended with the command, not left behind
+        pid = prewarm.start(SAMPLES / "triangle.pica")
+        assert pid is not None and not prewarm._reaped(pid)
+        prewarm.finish(pid)
+        with pytest.raises(ChildProcessError):  # ended with the command and reaped, not left behind
+            os.waitpid(pid, os.WNOHANG)
+
+
+def test_the_forked_compiler_compiles_then_leaves_silently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The child builds the first draw's fragment side (exit status 0) and leaves by ``os._exit``: it never
+    returns into its parent's code, runs none of its exit handlers and writes nothing to the parent's streams."""
+    monkeypatch.setattr(kernel_cache, "kernel_dir", lambda: tmp_path)
+    print("parent's buffered line", end="")  # flushed before the fork: written once, by the parent
+    pid = prewarm.start(SAMPLES / "triangle.pica")
+    assert pid is not None
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert capfd.readouterr() == ("parent's buffered line", "")
+
+
+def test_no_second_compiler_beside_another_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process of several threads is not forked (a lock another thread held would stay held in the child)."""
+    monkeypatch.setattr(kernel_cache, "kernel_dir", lambda: tmp_path)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert prewarm.start(SAMPLES / "triangle.pica") is None
+    finally:
+        release.set()
+        other.join()

@@ -182,7 +182,7 @@ def render_capture(
         return render_edited(path, output, edits, edit_scope, original, diff, alpha)
     if original is not None or diff is not None:
         raise click.UsageError("--original and --diff go with --edit")
-    from picaemu.fused import prewarm  # (no numba: the second compiler is another process)
+    from picaemu.fused import prewarm
 
     # a first run on a machine with a second core compiles the fragment side there meanwhile
     with prewarm.beside(path) if backend == "software" else contextlib.nullcontext():
