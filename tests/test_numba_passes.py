@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import copy
 import operator
+import re
 
 import numba
+import numpy as np
 import pytest
 from llvmlite.binding import ffi
 from numba import types
-from numba.core import analysis, errors, imputils, inline_closurecall, ir, targetconfig
+from numba.core import analysis, errors, imputils, inline_closurecall, ir, lowering, targetconfig
 from numba.core.compiler import Flags, run_frontend
 from numba.core.registry import cpu_target
 from numba.core.ssa import reconstruct_ssa
@@ -250,3 +252,51 @@ def test_numba_s_typing_and_lowering_use_the_error_context() -> None:
 
     assert lowering.new_error_context is typeinfer.new_error_context is errors.new_error_context
     assert errors.new_error_context is numba_passes._ErrorContext
+
+
+def _reassigning(a, n):  # pragma: no cover - compiled
+    """Integers, floats and an array view each assigned more than once (stack slots), deleted in a loop."""
+    total = 0
+    x = 0.0
+    v = a[:1]
+    for i in range(n):
+        total = total + i
+        if i % 2:
+            v = a[i:]
+            x = x + v[0]
+        else:
+            x = x * 0.5
+    return total, x, v.shape[0]
+
+
+def _compiled_reassigning() -> tuple[tuple, str, str]:
+    """The result on a test input, the IR numba's lowering produced and the optimised IR."""
+    made: list[str] = []
+    library_class = numba.core.codegen.JITCPUCodegen._library_class
+    add_ir_module = library_class.add_ir_module
+
+    def keep(self: object, module: object) -> None:
+        made.append(str(module))
+        add_ir_module(self, module)
+
+    kernel = numba.njit(_reassigning)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(library_class, "add_ir_module", keep)
+        result = kernel(np.arange(10.0), 7)
+    optimised = kernel.inspect_llvm(kernel.signatures[0])
+    # compared without names: the functions' unique ids and the values' numbering differ between two compiles
+    return result, "\n".join(made), re.sub(r"%[\w.\"$-]+", "%", re.sub(r"B\d+v\d+B\w+", "", optimised))
+
+
+def test_stores_and_deletions_without_a_count_build_less_ir_for_the_same_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value without a reference count is stored without loading the slot's old value and deleted without a load
+    and a zeroing: less IR, the same result and the same optimised code; the counted array view keeps numba's."""
+    ours = _compiled_reassigning()
+    monkeypatch.setattr(lowering.Lower, "storevar", numba_passes._NUMBA_STOREVAR)
+    monkeypatch.setattr(lowering.Lower, "delvar", numba_passes._NUMBA_DELVAR)
+    numba_s = _compiled_reassigning()
+    assert ours[0] == numba_s[0] == (21, ((0.5 + 3.0) / 2 + 5.0) / 2, 5)  # x: 0, 1, 0.5, 3.5, 1.75, 6.75, 3.375
+    assert ours[1].count(" load ") < numba_s[1].count(" load ") and ours[1].count(" store ") < numba_s[1].count(
+        " store "
+    )
+    assert ours[2] == numba_s[2]
