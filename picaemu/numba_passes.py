@@ -43,12 +43,16 @@ render called by the hundred thousand (bench/RESULTS.md, "cp31: README line 1's 
 - ``errors.new_error_context`` (numba's typing and lowering wrap each statement in it: 114,000 times in README
   line 1, a generator-based context manager each, ~0.4 s): the same context as a small class, which records the
   location and adds the message to a numba error passing through, as numba's does.
-- ``Lower.storevar`` and ``Lower.delvar`` (a variable assigned more than once lives in a stack slot): numba loads
-  the slot's old value before each store and at each deletion, to release it, and zeroes the slot after a deletion,
-  against a second release. A value of a type without a reference count (an integer, a float, an array of a kernel
-  compiled without numba's runtime) has nothing to release: the load feeds nothing and nothing reads the zero
-  before the next store, but each was LLVM IR to build, print, parse and optimise away (5 % of README line 1's IR).
-  Here those values are stored and deleted without them; a counted value goes through numba's own code.
+- ``Lower.delvar`` (numba deletes a variable after its last use; one assigned more than once lives in a stack
+  slot): numba loads the slot's value, to release it, and zeroes the slot, against a second release. A value of a
+  type without a reference count (an integer, a float, an array of a kernel compiled without numba's runtime) has
+  nothing to release: the load feeds nothing and nothing reads the zero before the next store, but both were LLVM IR
+  to build, print, parse and optimise away (4 % of README line 1's IR). Here such a value is deleted without them; a
+  counted value goes through numba's own code. The optimised code is the same for ``run_segment`` (a test compares
+  it), ``fragment_side``, ``_scan`` and the draw loop's ``_draw``; in the command loop, ``vertex_side`` and
+  ``_front_end`` LLVM orders some blocks and phis otherwise and keeps a few instructions more or fewer. (numba's
+  ``storevar`` also loads the old value before each store, for the same release; dropping that load as well grew
+  LLVM's optimised ``run_segment`` by 40 %, for 1 % less IR, so it stays.)
 """
 
 from __future__ import annotations
@@ -84,7 +88,6 @@ _NUMBA_NEW_ERROR_CONTEXT = _ERRORS.new_error_context
 _NUMBA_COMPUTE_LIVE_MAP = analysis.compute_live_map
 _NUMBA_TARGET_REFRESH = base.BaseContext.refresh
 _NUMBA_TYPING_REFRESH = typing_context.BaseContext.refresh
-_NUMBA_STOREVAR = lowering.Lower.storevar
 _NUMBA_DELVAR = lowering.Lower.delvar
 # (function, context, target, argument ids, (keyword, id) pairs) -> (the signature, the objects the ids name)
 _CALL_TYPES: dict[tuple, tuple[Any, tuple[Any, ...]]] = {}
@@ -303,24 +306,6 @@ def _counted(lower: Any, fetype: Any) -> bool:
     return bool(context.enable_nrt and context.data_model_manager[fetype].contains_nrt_meminfo())
 
 
-def _storevar(self: Any, value: Any, name: str, argidx: int | None = None) -> None:
-    """numba's ``storevar`` without the load of the slot's old value where there is nothing to release (module
-    docstring)."""
-    fetype = self.typeof(name)
-    if argidx is not None or _counted(self, fetype):
-        _NUMBA_STOREVAR(self, value, name, argidx)
-        return
-    self._alloca_var(name, fetype)
-    if name in self._singly_assigned_vars and not self._disable_sroa_like_opt:
-        self._blk_local_varmap[name] = value
-        return
-    ptr = self.getvar(name)
-    if value.type != ptr.type.pointee:  # numba's own message
-        _NUMBA_STOREVAR(self, value, name, argidx)
-        return
-    self.builder.store(value, ptr)
-
-
 def _delvar(self: Any, name: str) -> None:
     """numba's ``delvar`` without the load and the zeroing of the slot where there is nothing to release (module
     docstring)."""
@@ -354,7 +339,6 @@ def install() -> None:
         module.new_error_context = _ErrorContext
     base.BaseContext.refresh = _refresh_target
     typing_context.BaseContext.refresh = _refresh_typing
-    lowering.Lower.storevar = _storevar
     lowering.Lower.delvar = _delvar
 
 

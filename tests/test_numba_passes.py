@@ -269,8 +269,10 @@ def _reassigning(a, n):  # pragma: no cover - compiled
     return total, x, v.shape[0]
 
 
-def _compiled_reassigning() -> tuple[tuple, str, str]:
-    """The result on a test input, the IR numba's lowering produced and the optimised IR."""
+def _optimised(kernel: object, signature: tuple, **options: object) -> tuple[object, str, str]:
+    """``kernel``'s Python function compiled afresh: its result on ``_REASSIGNING_ARGS`` (for ``_reassigning``), the
+    IR numba's lowering produced, and the optimised IR without names and comments (a function's unique id and the
+    values' numbering differ between two compiles)."""
     made: list[str] = []
     library_class = numba.core.codegen.JITCPUCodegen._library_class
     add_ir_module = library_class.add_ir_module
@@ -279,24 +281,33 @@ def _compiled_reassigning() -> tuple[tuple, str, str]:
         made.append(str(module))
         add_ir_module(self, module)
 
-    kernel = numba.njit(_reassigning)
+    fresh = numba.njit(**options)(kernel.py_func if hasattr(kernel, "py_func") else kernel)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(library_class, "add_ir_module", keep)
-        result = kernel(np.arange(10.0), 7)
-    optimised = kernel.inspect_llvm(kernel.signatures[0])
-    # compared without names: the functions' unique ids and the values' numbering differ between two compiles
-    return result, "\n".join(made), re.sub(r"%[\w.\"$-]+", "%", re.sub(r"B\d+v\d+B\w+", "", optimised))
+        fresh.compile(signature)
+    result = fresh(*_REASSIGNING_ARGS) if kernel is _reassigning else None
+    optimised = re.sub(r"^[\w.]+:", "", re.sub(r"B\d+v\d+B\w+", "", fresh.inspect_llvm(signature)), flags=re.M)
+    return result, "\n".join(made), re.sub(r"%[\w.\"$-]+|\s*;.*", "", optimised)
 
 
-def test_stores_and_deletions_without_a_count_build_less_ir_for_the_same_code(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A value without a reference count is stored without loading the slot's old value and deleted without a load
-    and a zeroing: less IR, the same result and the same optimised code; the counted array view keeps numba's."""
-    ours = _compiled_reassigning()
-    monkeypatch.setattr(lowering.Lower, "storevar", numba_passes._NUMBA_STOREVAR)
+_REASSIGNING_ARGS = (np.arange(10.0), 7)
+_SEGMENT: tuple[object, tuple, dict[str, object]] = (
+    shader_kernel.run_segment,
+    _REAL_KERNELS[0][1],
+    {"error_model": "numpy", "_nrt": False},
+)
+
+
+def test_deletions_without_a_count_build_less_ir_for_the_same_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value without a reference count is deleted without a load and a zeroing: less IR, the same result and the
+    same optimised code, on a small function (whose array view keeps numba's way) and on ``run_segment``."""
+    reassigning = (_reassigning, (types.Array(types.float64, 1, "C"), types.int64), {})
+    ours = [_optimised(kernel, signature, **options) for kernel, signature, options in (reassigning, _SEGMENT)]
     monkeypatch.setattr(lowering.Lower, "delvar", numba_passes._NUMBA_DELVAR)
-    numba_s = _compiled_reassigning()
-    assert ours[0] == numba_s[0] == (21, ((0.5 + 3.0) / 2 + 5.0) / 2, 5)  # x: 0, 1, 0.5, 3.5, 1.75, 6.75, 3.375
-    assert ours[1].count(" load ") < numba_s[1].count(" load ") and ours[1].count(" store ") < numba_s[1].count(
-        " store "
-    )
-    assert ours[2] == numba_s[2]
+    numba_s = [_optimised(kernel, signature, **options) for kernel, signature, options in (reassigning, _SEGMENT)]
+    assert ours[0][0] == numba_s[0][0] == (21, ((0.5 + 3.0) / 2 + 5.0) / 2, 5)  # x: 0, 1, 0.5, 3.5, 1.75, 6.75, 3.375
+    for mine, theirs in zip(ours, numba_s, strict=True):
+        assert mine[1].count(" load ") < theirs[1].count(" load ") and mine[1].count(" store ") < theirs[1].count(
+            " store "
+        )
+        assert mine[2] == theirs[2]
