@@ -190,7 +190,7 @@ def test_a_call_that_fails_to_type_is_not_kept_and_fails_again() -> None:
 
 
 def _compiled_run_segment() -> tuple[list[str], int]:
-    """``run_segment`` (which inlines ``_source`` and ``_compute`` at two sites each) compiled afresh: the sorted
+    """``run_segment`` (which inlines ``_source``) compiled afresh: the sorted
     types of its variables and its count of IR statements."""
     fresh = numba.njit(error_model="numpy", _nrt=False)(shader_kernel.run_segment.py_func)
     fresh.compile(_REAL_KERNELS[0][1])

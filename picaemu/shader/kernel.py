@@ -172,7 +172,7 @@ def _flags(op, row, a, b, cmp, a0, lanes, full, vr_lanes):
                 cmp[comp, i] = a[3 * comp, j * sa] >= F0
 
 
-@numba_link.kernel(error_model="numpy", inline="always")
+@numba_link.compiled_only(error_model="numpy")
 def _compute(op, row, a, b, cc, dest):
     """Masked result components of ``op`` into ``dest`` (4, M); every lane's inputs are read before it is
     written, so sources may alias the destination. A source with one column is the same for every lane."""
@@ -268,8 +268,10 @@ def run_segment(plan, vr, out, c, a0, aL, cmp, lanes, full, bufs, res, cols):
             _flags(op, row, a, b, cmp, a0, lanes, full, m)
         dst = row[C_DST]  # o n -> out[n]; r n (0x10 + n) -> vr[0x10 + n]
         target = out[dst] if dst < NUM_OUT else vr[dst]
-        if full:  # two sites of the inlined ``_compute``: one site (``target if full else res``) compiled ~1.8 s
-            _compute(op, row, a, b, cc, target)  # faster but ran ~4 % slower (bench_shader.py, 100 k vertices)
+        # ``_compute`` is a function of its own, called once per row: inlined by numba at these two sites it was typed
+        # and lowered twice (~0.5 s of README line 1); one inlined site (``target if full else res``) ran ~4 % slower
+        if full:
+            _compute(op, row, a, b, cc, target)
             continue
         _compute(op, row, a, b, cc, res)
         for comp in range(4):
