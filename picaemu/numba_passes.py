@@ -47,12 +47,13 @@ render called by the hundred thousand (bench/RESULTS.md, "cp31: README line 1's 
   slot): numba loads the slot's value, to release it, and zeroes the slot, against a second release. A value of a
   type without a reference count (an integer, a float, an array of a kernel compiled without numba's runtime) has
   nothing to release: the load feeds nothing and nothing reads the zero before the next store, but both were LLVM IR
-  to build, print, parse and optimise away (4 % of README line 1's IR). Here such a value is deleted without them; a
-  counted value goes through numba's own code. The optimised code is the same for ``run_segment`` (a test compares
-  it), ``fragment_side``, ``_scan`` and the draw loop's ``_draw``; in the command loop, ``vertex_side`` and
-  ``_front_end`` LLVM orders some blocks and phis otherwise and keeps a few instructions more or fewer. (numba's
-  ``storevar`` also loads the old value before each store, for the same release; dropping that load as well grew
-  LLVM's optimised ``run_segment`` by 40 %, for 1 % less IR, so it stays.)
+  to build, print, parse and optimise away (4 % of README line 1's IR). Here such a value (every value of a function
+  compiled without the runtime; a number or a boolean in one with it) is deleted without them; any other value goes
+  through numba's own code. The optimised code is the same for ``run_segment`` and ``_compute`` (a test compares
+  them, the values' names numbered afresh), ``fragment_side``, ``_scan`` and the draw loop's ``_draw``; in the
+  command loop, ``vertex_side`` and ``_front_end`` LLVM orders some blocks and phis otherwise and keeps a few
+  instructions more or fewer. (numba's ``storevar`` also loads the old value before each store, for the same
+  release; dropping that load as well grew LLVM's optimised ``run_segment`` by 40 %, for 1 % less IR, so it stays.)
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ from numba.core import (
     target_extension,
     targetconfig,
     typeinfer,
+    types,
 )
 from numba.core.types import functions
 from numba.core.typing import context as typing_context
@@ -300,17 +302,19 @@ class _ErrorContext:
             error.add_context(_ERRORS._format_msg(self.fmt, self.args, self.kwargs))
 
 
-def _counted(lower: Any, fetype: Any) -> bool:
-    """Whether a value of ``fetype`` holds a reference numba's runtime counts, in ``lower``'s function."""
-    context = lower.context
-    return bool(context.enable_nrt and context.data_model_manager[fetype].contains_nrt_meminfo())
+def _uncounted(lower: Any, fetype: Any) -> bool:
+    """Whether a value of ``fetype`` surely holds no reference numba's runtime counts, in ``lower``'s function: a
+    function compiled without the runtime, or a number or a boolean. (An allowlist: asking the type's data model
+    ``contains_nrt_meminfo`` answers False for a deferred type, a recursive jitclass's ``next``, whose release
+    numba's ``decref`` does find.)"""
+    return not lower.context.enable_nrt or isinstance(fetype, (types.Number, types.Boolean))
 
 
 def _delvar(self: Any, name: str) -> None:
     """numba's ``delvar`` without the load and the zeroing of the slot where there is nothing to release (module
     docstring)."""
     fetype = self.typeof(name)
-    if _counted(self, fetype):
+    if not _uncounted(self, fetype):
         _NUMBA_DELVAR(self, name)
         return
     if name not in self._blk_local_varmap and not self._disable_sroa_like_opt:

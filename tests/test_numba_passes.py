@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import copy
 import operator
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numba
 import numpy as np
 import pytest
+from llvmlite import binding as llvm
 from llvmlite.binding import ffi
 from numba import types
 from numba.core import analysis, errors, imputils, inline_closurecall, ir, lowering, targetconfig
@@ -271,8 +276,8 @@ def _reassigning(a, n):  # pragma: no cover - compiled
 
 def _optimised(kernel: object, signature: tuple, **options: object) -> tuple[object, str, str]:
     """``kernel``'s Python function compiled afresh: its result on ``_REASSIGNING_ARGS`` (for ``_reassigning``), the
-    IR numba's lowering produced, and the optimised IR without names and comments (a function's unique id and the
-    values' numbering differ between two compiles)."""
+    IR numba's lowering produced, and the optimised IR with its values and blocks named afresh in order of
+    definition, without comments and functions' unique ids (which differ between two compiles)."""
     made: list[str] = []
     library_class = numba.core.codegen.JITCPUCodegen._library_class
     add_ir_module = library_class.add_ir_module
@@ -286,8 +291,17 @@ def _optimised(kernel: object, signature: tuple, **options: object) -> tuple[obj
         patch.setattr(library_class, "add_ir_module", keep)
         fresh.compile(signature)
     result = fresh(*_REASSIGNING_ARGS) if kernel is _reassigning else None
-    optimised = re.sub(r"^[\w.]+:", "", re.sub(r"B\d+v\d+B\w+", "", fresh.inspect_llvm(signature)), flags=re.M)
-    return result, "\n".join(made), re.sub(r"%[\w.\"$-]+|\s*;.*", "", optimised)
+    module = llvm.parse_assembly(fresh.inspect_llvm(signature))
+    for function in module.functions:  # every value and block renamed in the order it is defined
+        count = 0
+        for argument in function.arguments:
+            argument.name, count = f"v{count}", count + 1
+        for number, block in enumerate(function.blocks):
+            block.name = f"b{number}"
+            for instruction in block.instructions:
+                if str(instruction.type) != "void":
+                    instruction.name, count = f"v{count}", count + 1
+    return result, "\n".join(made), re.sub(r"B\d+v\d+B\w+|\s*;.*", "", str(module))
 
 
 _REASSIGNING_ARGS = (np.arange(10.0), 7)
@@ -300,14 +314,65 @@ _SEGMENT: tuple[object, tuple, dict[str, object]] = (
 
 def test_deletions_without_a_count_build_less_ir_for_the_same_code(monkeypatch: pytest.MonkeyPatch) -> None:
     """A value without a reference count is deleted without a load and a zeroing: less IR, the same result and the
-    same optimised code, on a small function (whose array view keeps numba's way) and on ``run_segment``."""
+    same optimised code, on a small function (whose array view keeps numba's way), ``run_segment`` and
+    ``_compute``."""
     reassigning = (_reassigning, (types.Array(types.float64, 1, "C"), types.int64), {})
-    ours = [_optimised(kernel, signature, **options) for kernel, signature, options in (reassigning, _SEGMENT)]
+    lanes = types.Array(types.float32, 2, "C")  # (4, M): an operand, a destination
+    compute_args = (types.int32, types.Array(types.int32, 1, "C"), lanes, lanes, lanes, lanes)
+    compute = (shader_kernel._compute, compute_args, {"error_model": "numpy"})
+    kernels = (reassigning, _SEGMENT, compute)
+    ours = [_optimised(kernel, signature, **options) for kernel, signature, options in kernels]
     monkeypatch.setattr(lowering.Lower, "delvar", numba_passes._NUMBA_DELVAR)
-    numba_s = [_optimised(kernel, signature, **options) for kernel, signature, options in (reassigning, _SEGMENT)]
+    numba_s = [_optimised(kernel, signature, **options) for kernel, signature, options in kernels]
     assert ours[0][0] == numba_s[0][0] == (21, ((0.5 + 3.0) / 2 + 5.0) / 2, 5)  # x: 0, 1, 0.5, 3.5, 1.75, 6.75, 3.375
     for mine, theirs in zip(ours, numba_s, strict=True):
         assert mine[1].count(" load ") < theirs[1].count(" load ") and mine[1].count(" store ") < theirs[1].count(
             " store "
         )
         assert mine[2] == theirs[2]
+
+
+_LINKED_LIST = """
+import numba
+from numba import int64, njit, optional
+from numba.core.runtime import rtsys
+from numba.core.types import deferred_type
+from numba.experimental import jitclass
+import picaemu.numba_link  # installs picaemu's helpers, as every kernel module does
+
+node_type = deferred_type()
+
+@jitclass([("data", int64), ("next", optional(node_type))])
+class Node:
+    def __init__(self, data, next):
+        self.data = data
+        self.next = next
+
+node_type.define(Node.class_type.instance_type)
+
+@njit
+def build(n):
+    head = Node(0, None)
+    for i in range(1, n):
+        head = Node(i, head)
+    total = 0
+    cur = head
+    while cur is not None:
+        total += cur.data
+        cur = cur.next
+    return total
+
+build(100)
+before = rtsys.get_allocation_stats()
+assert build(100) == 4950
+after = rtsys.get_allocation_stats()
+print(after.alloc - before.alloc, after.free - before.free)
+"""
+
+
+def test_a_deferred_type_is_released_as_numba_releases_it(tmp_path: Path) -> None:
+    """A recursive jitclass's ``next`` (an optional deferred type, whose data model says it holds no counted
+    reference while numba's ``decref`` finds one) keeps numba's deletion: each node built is freed."""
+    env = dict(os.environ, NUMBA_NRT_STATS="1", NUMBA_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", _LINKED_LIST], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["100", "100"]

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -83,14 +85,47 @@ def test_the_forked_compiler_compiles_then_leaves_silently(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     """The child builds the first draw's fragment side (exit status 0) and leaves by ``os._exit``: it never
-    returns into its parent's code, runs none of its exit handlers and writes nothing to the parent's streams."""
+    returns into its parent's code (which records who ran it), runs none of its parent's exit handlers and writes
+    nothing to its parent's streams."""
     monkeypatch.setattr(kernel_cache, "kernel_dir", lambda: tmp_path)
-    print("parent's buffered line", end="")  # flushed before the fork: written once, by the parent
-    pid = prewarm.start(SAMPLES / "triangle.pica")
-    assert pid is not None
-    _, status = os.waitpid(pid, 0)
+    handled, returned = tmp_path / "exit handlers", tmp_path / "returned"
+
+    def handler() -> None:
+        with handled.open("a") as log:
+            log.write(f"{os.getpid()}\n")
+
+    atexit.register(handler)
+    try:
+        pid = prewarm.start(SAMPLES / "triangle.pica")
+        with returned.open("a") as log:
+            log.write(f"{os.getpid()}\n")
+        assert pid is not None
+        _, status = os.waitpid(pid, 0)
+    finally:
+        atexit.unregister(handler)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert capfd.readouterr() == ("parent's buffered line", "")
+    assert returned.read_text().split() == [str(os.getpid())] and not handled.exists()
+    assert capfd.readouterr() == ("", "")
+
+
+def test_finish_kills_a_child_that_does_not_end_on_sigterm(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prewarm, "FINISH_WAIT_S", 0.2)
+    sent: list[int] = []
+    kill = os.kill
+    monkeypatch.setattr(os, "kill", lambda pid, number: (sent.append(number), kill(pid, number)))
+    ready, tell = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a child that ignores SIGTERM
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os.write(tell, b"!")
+        time.sleep(60)
+        os._exit(0)
+    assert os.read(ready, 1) == b"!"  # its handler is set
+    os.close(ready), os.close(tell)
+    prewarm.finish(pid)
+    assert sent == [signal.SIGTERM, signal.SIGKILL]
+    with pytest.raises(ChildProcessError):  # killed and reaped
+        os.waitpid(pid, os.WNOHANG)
 
 
 def test_no_second_compiler_beside_another_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

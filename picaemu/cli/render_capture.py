@@ -182,10 +182,13 @@ def render_capture(
         return render_edited(path, output, edits, edit_scope, original, diff, alpha)
     if original is not None or diff is not None:
         raise click.UsageError("--original and --diff go with --edit")
-    from picaemu.fused import prewarm
-
     # a first run on a machine with a second core compiles the fragment side there meanwhile
-    with prewarm.beside(path) if backend == "software" else contextlib.nullcontext():
+    second_compiler: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if backend == "software":
+        from picaemu.fused import prewarm  # (its imports are the software route's)
+
+        second_compiler = prewarm.beside(path)
+    with second_compiler:
         start = time.perf_counter()
         # a forward-only run keeps no checkpoint and, unless it must find a draw, no per-draw record: memory stays
         # flat however many frames the capture holds

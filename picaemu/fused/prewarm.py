@@ -13,16 +13,20 @@ compiling it again. README line 1 (the bundled triangle): ~40 % of its compile m
 
 A fork, not a new interpreter: the child starts with the run's imports (numpy, numba, picaemu's modules: ~1.1 s of
 CPU that a ``python -m`` process paid again) already done ("The twenty-first session" in bench/RESULTS.md).
-Nothing has compiled yet when it forks and the command runs on one thread, so the child holds no lock and no
-half-made kernel of its parent's.
+Nothing has compiled yet when it forks and the command runs on one Python thread, so the child holds no lock and no
+half-made kernel of its parent's. (numpy's OpenBLAS keeps a pool of native threads from its import on; the child
+never calls BLAS, and OpenBLAS resets its pool in a forked child. Python 3.12 warns, as a DeprecationWarning, of any
+fork of a process with several native threads.) SIGINT and SIGTERM are blocked across the fork: the child turns
+both back to their default, so an interrupt ends it where it stands instead of unwinding through its parent's
+code.
 
 ``start`` runs the second compiler only for a first run: a kernel folder without any ``fragment_side`` yet, two or
-more cores, a platform with ``fork``, a process of one thread, ``PICAEMU_PREWARM`` not ``0``. The child runs silent
-(its standard streams go to the null device) and is best effort: a capture the scan does not model, a draw the
-compiled route does not cover or any error ends it quietly (the first run compiles what it needs itself). It
-leaves by ``os._exit``, so none of its parent's exit handlers or buffered output runs twice. ``finish`` ends it with
-the command (a compile it has not finished is of no use to this run; the cache's writes are atomic, and the lock
-goes with the process) and reaps it.
+more cores, a platform with ``fork``, a process of one Python thread, ``PICAEMU_PREWARM`` not ``0``. The child runs
+silent (its standard streams go to the null device) and is best effort: a capture the scan does not model, a draw
+the compiled route does not cover or any error ends it quietly (the first run compiles what it needs itself). It
+leaves by ``os._exit``, so none of its parent's exit handlers runs in it and none of its parent's buffered output is
+written twice. ``finish`` ends it with the command (a compile it has not finished is of no use to this run; the
+cache's writes are atomic, and the lock goes with the process) and reaps it.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -46,6 +49,7 @@ from picaemu.replay.scan import scan_draws
 
 ENABLE = "PICAEMU_PREWARM"  # environment variable: 0 turns the second compiler off
 FINISH_WAIT_S = 10.0  # how long ``finish`` lets the child end on SIGTERM before SIGKILL
+_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}  # blocked across the fork (module docstring)
 
 
 def start(capture: Path) -> int | None:
@@ -58,14 +62,17 @@ def start(capture: Path) -> int | None:
         return None
     if any((folder / "fused").glob("fragment_kernel.fragment_side-*.nbi")):
         return None
-    sys.stdout.flush()
-    sys.stderr.flush()
+    signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
     try:
         pid = os.fork()
     except OSError:
-        return None
+        pid = None
     if pid == 0:  # the child
+        for held in _HELD_SIGNALS:
+            signal.signal(held, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD_SIGNALS)
         _compile_and_exit(capture)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD_SIGNALS)
     return pid
 
 
