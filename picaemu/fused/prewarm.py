@@ -119,11 +119,11 @@ def _reaped(pid: int) -> bool:
 @contextlib.contextmanager
 def beside(capture: Path) -> Iterator[None]:
     """``start`` before the block, ``finish`` after it."""
-    process = start(capture)
+    pid = start(capture)
     try:
         yield
     finally:
-        finish(process)
+        finish(pid)
 
 
 def compile_first_draw(path: Path) -> bool:
