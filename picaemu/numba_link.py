@@ -44,9 +44,9 @@ from numba.core.typing.npydecl import parse_dtype, parse_shape
 from numba.extending import intrinsic
 from numba.np.arrayobj import _parse_empty_args, populate_array
 
-# numba_lazy: machine code only where jumped to; numba_refcounts: reference counts' IR; numba_passes: numba passes
-# at less Python cost (all install on import)
-from picaemu import numba_arena, numba_lazy, numba_passes, numba_refcounts  # noqa: F401
+# numba_lazy: machine code only where jumped to; numba_refcounts: reference counts' IR; numba_lowering: indexing's
+# and struct slots' IR; numba_passes: numba passes at less Python cost (all install on import)
+from picaemu import numba_arena, numba_lazy, numba_lowering, numba_passes, numba_refcounts  # noqa: F401
 from picaemu.array_address import data_address
 from picaemu.errors import PicaError
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import operator
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,6 @@ from pathlib import Path
 import numba
 import numpy as np
 import pytest
-from llvmlite import binding as llvm
 from llvmlite.binding import ffi
 from numba import types
 from numba.core import analysis, errors, imputils, inline_closurecall, ir, lowering, targetconfig
@@ -29,6 +27,7 @@ from picaemu.color import tev_kernels
 from picaemu.command import kernel as command_kernel
 from picaemu.fused import loop
 from picaemu.shader import kernel as shader_kernel
+from tests.llvm_text import COMPUTE, SEGMENT, SEGMENT_ARGTYPES, compiled_text
 
 
 def test_installed_on_numba_link_s_import() -> None:
@@ -132,26 +131,9 @@ def _typed(kernel: object, argtypes: tuple[types.Type, ...]) -> tuple[list[str],
     return sorted(f"{name}: {ty}" for name, ty in result.typemap.items()), calls
 
 
-_F32 = types.Array(types.float32, 3, "C")
 _U8 = types.Array(types.uint8, 2, "C")
 _REAL_KERNELS = [
-    (
-        shader_kernel.run_segment,
-        (
-            types.Array(types.int32, 2, "C"),
-            _F32,
-            _F32,
-            types.Array(types.float32, 2, "C"),
-            types.Array(types.int32, 2, "C"),
-            types.Array(types.int32, 1, "C"),
-            types.Array(types.bool_, 2, "C"),
-            types.Array(types.int64, 1, "C"),
-            types.bool_,
-            _F32,
-            types.Array(types.float32, 2, "C"),
-            _F32,
-        ),
-    ),
+    (shader_kernel.run_segment, SEGMENT_ARGTYPES),
     (
         tev_kernels._stage,
         (
@@ -275,41 +257,12 @@ def _reassigning(a, n):  # pragma: no cover - compiled
 
 
 def _optimised(kernel: object, signature: tuple, **options: object) -> tuple[object, str, str]:
-    """``kernel``'s Python function compiled afresh: its result on ``_REASSIGNING_ARGS`` (for ``_reassigning``), the
-    IR numba's lowering produced, and the optimised IR with its values and blocks named afresh in order of
-    definition, without comments and functions' unique ids (which differ between two compiles)."""
-    made: list[str] = []
-    library_class = numba.core.codegen.JITCPUCodegen._library_class
-    add_ir_module = library_class.add_ir_module
-
-    def keep(self: object, module: object) -> None:
-        made.append(str(module))
-        add_ir_module(self, module)
-
-    fresh = numba.njit(**options)(kernel.py_func if hasattr(kernel, "py_func") else kernel)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(library_class, "add_ir_module", keep)
-        fresh.compile(signature)
-    result = fresh(*_REASSIGNING_ARGS) if kernel is _reassigning else None
-    module = llvm.parse_assembly(fresh.inspect_llvm(signature))
-    for function in module.functions:  # every value and block renamed in the order it is defined
-        count = 0
-        for argument in function.arguments:
-            argument.name, count = f"v{count}", count + 1
-        for number, block in enumerate(function.blocks):
-            block.name = f"b{number}"
-            for instruction in block.instructions:
-                if str(instruction.type) != "void":
-                    instruction.name, count = f"v{count}", count + 1
-    return result, "\n".join(made), re.sub(r"B\d+v\d+B\w+|\s*;.*", "", str(module))
+    """``compiled_text`` of ``kernel``, with its result on ``_REASSIGNING_ARGS`` (for ``_reassigning``) first."""
+    fresh, made, optimised = compiled_text(kernel, signature, **options)
+    return (fresh(*_REASSIGNING_ARGS) if kernel is _reassigning else None), made, optimised
 
 
 _REASSIGNING_ARGS = (np.arange(10.0), 7)
-_SEGMENT: tuple[object, tuple, dict[str, object]] = (
-    shader_kernel.run_segment,
-    _REAL_KERNELS[0][1],
-    {"error_model": "numpy", "_nrt": False},
-)
 
 
 def test_deletions_without_a_count_build_less_ir_for_the_same_code(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -317,10 +270,7 @@ def test_deletions_without_a_count_build_less_ir_for_the_same_code(monkeypatch: 
     same optimised code, on a small function (whose array view keeps numba's way), ``run_segment`` and
     ``_compute``."""
     reassigning = (_reassigning, (types.Array(types.float64, 1, "C"), types.int64), {})
-    lanes = types.Array(types.float32, 2, "C")  # (4, M): an operand, a destination
-    compute_args = (types.int32, types.Array(types.int32, 1, "C"), lanes, lanes, lanes, lanes)
-    compute = (shader_kernel._compute, compute_args, {"error_model": "numpy"})
-    kernels = (reassigning, _SEGMENT, compute)
+    kernels = (reassigning, SEGMENT, COMPUTE)
     ours = [_optimised(kernel, signature, **options) for kernel, signature, options in kernels]
     monkeypatch.setattr(lowering.Lower, "delvar", numba_passes._NUMBA_DELVAR)
     numba_s = [_optimised(kernel, signature, **options) for kernel, signature, options in kernels]
