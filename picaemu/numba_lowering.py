@@ -1,5 +1,5 @@
-"""numba's lowering with less LLVM IR for the same machine code: an array's element found by its indices, and a
-struct kept in a stack slot (numba's ``_StructProxy``) made from a value.
+"""numba's lowering with less LLVM IR for the same machine code: an array's element found by its indices, a struct
+kept in a stack slot (numba's ``_StructProxy``) made from a value, and a ``for`` loop over a ``range``.
 
 numba builds LLVM IR as text in Python, LLVM parses it, and the function passes optimise most of it away again; every
 line costs at each step (README line 1's first render: "The twenty-second session" in bench/RESULTS.md).
@@ -16,6 +16,13 @@ line costs at each step (README line 1's first render: "The twenty-second sessio
 - ``_StructProxy(context, builder, value)``: numba keeps the struct in a stack slot, zeroed where the slot is made
   (numba's own safety, kept) and zeroed again at the use, just before the value is stored over it whole. Here the
   second zeroing is left out when a value follows (a proxy made empty, whose members are set one by one, keeps it).
+- ``for i in range(...)``: numba builds ``range(...)``'s state (start, stop, step) and each step's pair (the value,
+  whether there was one) in stack slots made empty, member by member, loads them whole, and reads each member back
+  through a slot of its own. Here both are struct values built member by member (``insertvalue``), and a member of
+  a value so built is read without an instruction (``pair_first``, ``pair_second`` and the step's reading of the
+  iterator); a pair made otherwise gives its members as numba's does. The step itself (the count left, the value
+  and the next one) is numba's. ``iter(range)`` stays numba's: built from values, its stack slots came to LLVM in
+  another order, and its optimised code placed some phis otherwise.
 
 tests/test_numba_lowering.py compiles README line 1's kernels both ways: the optimised code is the same.
 """
@@ -25,12 +32,14 @@ from __future__ import annotations
 from typing import Any
 
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import base, cgutils, imputils, types
+from numba.cpython import rangeobj
 from numba.np import arrayobj
 
 _NUMBA_BASIC_INDEXING = arrayobj.basic_indexing  # numba's own (tests compare the two)
 _NUMBA_PROXY_INIT = cgutils._StructProxy.__init__
 _NUMBA_MAKE_REFS = cgutils._StructProxy._make_refs
+_REGISTERED: list[bool] = []  # the range's lowering registered (once: registrations add up)
 
 
 def _known_not_negative(value: Any) -> bool:
@@ -113,9 +122,91 @@ def _make_refs(self: Any, ref: Any) -> tuple[Any, Any]:
     return ref, ref
 
 
+def _put(value: Any) -> dict[int, Any]:
+    """The members the chain of ``insertvalue`` that built LLVM struct ``value`` put there, by position."""
+    put: dict[int, Any] = {}
+    while isinstance(value, ir.InsertValue) and len(value.indices) == 1:
+        put.setdefault(value.indices[0], value.value)
+        value = value.aggregate
+    return put
+
+
+def _members(builder: Any, value: Any, count: int) -> list[Any]:
+    """The first ``count`` members of LLVM struct ``value``: those its chain of ``insertvalue`` put there (no
+    instruction), the others taken out of it."""
+    put = _put(value)
+    return [put[i] if i in put else builder.extract_value(value, i) for i in range(count)]
+
+
+def _range_state(int_type: types.Integer, state_type: types.Type) -> Any:
+    """``range(stop)``, ``range(start, stop)``, ``range(start, stop, step)``: numba's state (start, stop, step) as a
+    struct value."""
+
+    def construct(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        zero, one = context.get_constant(int_type, 0), context.get_constant(int_type, 1)
+        start, stop, step = (
+            (zero, args[0], one) if len(args) == 1 else (args[0], args[1], one) if len(args) == 2 else args
+        )
+        state = cgutils.make_anonymous_struct(builder, [start, stop, step])
+        return imputils.impl_ret_untracked(context, builder, state_type, state)
+
+    return construct
+
+
+def _range_next(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """``next(range iterator)``: numba's pair (the value, or 0 past the end; whether there was one), as a struct
+    value; the iterator's slots are stepped as numba's ``iternext`` steps them."""
+    next_slot, _, step, count_slot = _members(builder, args[0], 4)
+    count = builder.load(count_slot)
+    zero = ir.Constant(count.type, 0)
+    valid = builder.icmp_signed(">", count, zero)
+    before = builder.block
+    with builder.if_then(valid):
+        value = builder.load(next_slot)
+        builder.store(builder.sub(count, ir.Constant(count.type, 1), flags=["nsw"]), count_slot)
+        builder.store(builder.add(value, step), next_slot)
+        stepped = builder.block
+    first = builder.phi(count.type)
+    first.add_incoming(zero, before)
+    first.add_incoming(value, stepped)
+    pair = cgutils.make_anonymous_struct(builder, [first, valid])
+    return imputils.impl_ret_borrowed(context, builder, sig.return_type, pair)
+
+
+def _pair_member(name: str, numba_s: Any) -> Any:
+    """numba's ``BaseContext.pair_first`` / ``pair_second``: the member of a pair value; read without an instruction
+    from a pair built member by member (a range's step), by numba's ``numba_s`` from any other (whose slot LLVM
+    orders the code by: taken out of the value, some instructions came out in another order)."""
+
+    def member(self: Any, builder: Any, val: Any, ty: Any) -> Any:
+        put = _put(val).get(self.data_model_manager[ty].get_field_position(name))
+        return numba_s(self, builder, val, ty) if put is None else put
+
+    return member
+
+
+_RANGES = rangeobj.range_impl_map  # the integer a range counts in -> its state type, its iterator type
+_NUMBA_PAIR_FIRST, _NUMBA_PAIR_SECOND = base.BaseContext.pair_first, base.BaseContext.pair_second
+
+
+def _register_ranges() -> None:
+    """Register the range's lowering after numba's (a later registration of the same signature is the one numba's
+    lookup picks)."""
+    for int_type, (state_type, iter_type) in _RANGES.items():
+        construct = _range_state(int_type, state_type)
+        for arity in (1, 2, 3):
+            imputils.lower_builtin(range, *(int_type,) * arity)(construct)
+        imputils.lower_builtin("iternext", iter_type)(_range_next)
+
+
 def install() -> None:
     """Replace numba's lowering helpers for the whole process (idempotent)."""
     arrayobj.basic_indexing = _basic_indexing
+    base.BaseContext.pair_first = _pair_member("first", _NUMBA_PAIR_FIRST)
+    base.BaseContext.pair_second = _pair_member("second", _NUMBA_PAIR_SECOND)
+    if not _REGISTERED:
+        _register_ranges()
+        _REGISTERED.append(True)
     cgutils._StructProxy.__init__ = _proxy_init
     cgutils._StructProxy._make_refs = _make_refs
 

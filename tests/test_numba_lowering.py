@@ -1,13 +1,17 @@
-"""picaemu.numba_lowering: an element's indexing and a struct slot's zeroing with less IR give numpy's answers and
-numba's optimised code (numba's originals, kept by the module, are the reference)."""
+"""picaemu.numba_lowering: an element's indexing, a struct slot's zeroing and a range loop with less IR give numpy's
+and Python's answers and numba's optimised code (numba's originals, kept by the module, are the reference)."""
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 import numba
 import numpy as np
 import pytest
 from numba import types
-from numba.core import cgutils
+from numba.core import base, cgutils
+from numba.core.registry import cpu_target
 from numba.np import arrayobj
 
 from picaemu import numba_link, numba_lowering
@@ -31,9 +35,34 @@ def _read_one(a, i, j):  # pragma: no cover - compiled
     return a[i, j]
 
 
+def _ranges(start, stop, step, values):  # pragma: no cover - compiled
+    """Loops over ranges of each arity, int32 and uint64 ones, and pairs made by enumerate, zip and an array."""
+    total = 0  # each value weighed by its place: a value missed, added or moved changes the total
+    for i in range(stop):
+        total = (total * 3 + i) % 1000003
+    for i in range(start, stop):
+        total = (total * 5 + i) % 1000003
+    for i in range(start, stop, step):
+        total = (total * 7 + i) % 1000003
+    for i in range(np.int32(start), np.int32(stop), np.int32(step)):
+        total = (total * 11 + i) % 1000003
+    for i in range(np.uint64(abs(stop))):
+        total = (total * 2 + i) % 1000003
+    for i, (x, y) in enumerate(zip(values, values[::-1])):  # noqa: B905 (numba's zip takes no ``strict``)
+        total = (total * 13 + i * x - y) % 1000003
+    for x in values:
+        total = (total * 17 + x) % 1000003
+    return total
+
+
+def _stepped(start, stop, step):  # pragma: no cover - compiled
+    return [i for i in range(start, stop, step)]
+
+
 _C3 = np.arange(60.0).reshape(3, 4, 5)
 _F2 = np.asfortranarray(np.arange(12, dtype=np.int32).reshape(4, 3) * 7)
 _A1 = np.arange(10, dtype=np.int64) * 11
+_RANGES = [(0, 5, 1), (2, 9, 3), (9, 2, -2), (4, 4, 1), (5, 0, 1), (-3, 7, 4), (7, -3, -4), (0, 1, 7)]
 _INDICES = [(0, 0, 0), (2, 3, 4), (-1, -4, -5), (1, -2, 3), (-3, 1, -1)]  # (i, j, k): i of 3, j of 4, k of 5
 
 
@@ -59,6 +88,18 @@ def test_elements_written_are_numpy_s(i: int, j: int, k: int) -> None:
     assert got[1].flags.f_contiguous
 
 
+@pytest.mark.parametrize(("start", "stop", "step"), _RANGES)
+def test_range_loops_are_python_s(start: int, stop: int, step: int) -> None:
+    values = np.array([3, -1, 4, 1, -5], dtype=np.int64)
+    assert numba.njit(_ranges)(start, stop, step, values) == _ranges(start, stop, step, values)
+    assert numba.njit(_stepped)(start, stop, step) == list(range(start, stop, step))
+
+
+def test_a_range_of_step_0_raises_python_s_error() -> None:
+    with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero"):
+        numba.njit(_stepped)(0, 5, 0)
+
+
 def test_a_bounds_check_raises_numba_s_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """With numba's bounds check on, an index past either end raises numba's IndexError; one in range reads."""
     a = np.arange(12.0).reshape(3, 4)
@@ -77,25 +118,45 @@ def test_a_bounds_check_raises_numba_s_error(monkeypatch: pytest.MonkeyPatch) ->
         assert str(theirs.value) == message
 
 
-def test_less_ir_for_the_same_code(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``run_segment``, ``_compute`` and the element kernels here: fewer lines of IR, fewer zeroings, the same
-    optimised code as numba's own lowering."""
+@contextlib.contextmanager
+def _numba_s_lowering() -> Iterator[None]:
+    """numba's own lowering for the compiles inside: its indexing, struct slots and pair members, and its range's
+    (picaemu's registrations taken out of the target context's choices, and put back after)."""
+    selectors = [cpu_target.target_context._defns[key] for key in (range, "iternext")]
+    versions = [selector.versions for selector in selectors]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(arrayobj, "basic_indexing", numba_lowering._NUMBA_BASIC_INDEXING)
+        patch.setattr(cgutils._StructProxy, "__init__", numba_lowering._NUMBA_PROXY_INIT)
+        patch.setattr(cgutils._StructProxy, "_make_refs", numba_lowering._NUMBA_MAKE_REFS)
+        patch.setattr(base.BaseContext, "pair_first", numba_lowering._NUMBA_PAIR_FIRST)
+        patch.setattr(base.BaseContext, "pair_second", numba_lowering._NUMBA_PAIR_SECOND)
+        for selector, kept in zip(selectors, versions, strict=True):
+            selector.versions = [version for version in kept if version[1].__module__ != numba_lowering.__name__]
+            selector._cache.clear()
+        try:
+            yield
+        finally:
+            for selector, kept in zip(selectors, versions, strict=True):
+                selector.versions = kept
+                selector._cache.clear()
+
+
+def test_less_ir_for_the_same_code() -> None:
+    """``run_segment``, ``_compute`` and the element and range kernels here: fewer lines of IR, fewer zeroings, the
+    same optimised code as numba's own lowering."""
     c3, f2, a1 = (numba.typeof(array) for array in (_C3, _F2, _A1))
+    c2, f3 = numba.typeof(np.zeros((3, 4))), types.Array(types.float64, 3, "F")
     kernels = (
         SEGMENT,
         COMPUTE,
         (_read_elements, (c3, f2, a1, *(types.int64,) * 3, types.uint64, types.int32), {}),
-        (
-            _write_elements,
-            (numba.typeof(np.zeros((3, 4))), types.Array(types.float64, 3, "F"), *(types.int64,) * 2, types.float64),
-            {},
-        ),
+        (_write_elements, (c2, f3, *(types.int64,) * 2, types.float64), {}),
+        (_ranges, (*(types.int64,) * 3, a1), {}),
     )
+    numba.njit(_ranges)(0, 5, 1, _A1)  # (the context holds every registration before the two compiles)
     ours = [compiled_text(kernel, signature, **options)[1:] for kernel, signature, options in kernels]
-    monkeypatch.setattr(arrayobj, "basic_indexing", numba_lowering._NUMBA_BASIC_INDEXING)
-    monkeypatch.setattr(cgutils._StructProxy, "__init__", numba_lowering._NUMBA_PROXY_INIT)
-    monkeypatch.setattr(cgutils._StructProxy, "_make_refs", numba_lowering._NUMBA_MAKE_REFS)
-    numba_s = [compiled_text(kernel, signature, **options)[1:] for kernel, signature, options in kernels]
+    with _numba_s_lowering():
+        numba_s = [compiled_text(kernel, signature, **options)[1:] for kernel, signature, options in kernels]
     for (made, optimised), (their_made, their_optimised) in zip(ours, numba_s, strict=True):
         assert made.count("\n") < their_made.count("\n")
         assert made.count("zeroinitializer") < their_made.count("zeroinitializer")
