@@ -1,7 +1,7 @@
 """numba's on-disk cache of picaemu's kernels (picaemu.kernel_cache, picaemu.numba_cache): a digest of the kernel
 sources names its folder, so an edit to any kernel file (one another kernel calls included) starts an empty cache
 instead of reusing stale machine code; a user's NUMBA_CACHE_DIR chooses where that folder goes; two checkouts of
-the same sources share one compile; a long compile says so."""
+the same sources share one compile; a long compile says so; a saved kernel holds a note for its type annotation."""
 
 from __future__ import annotations
 
@@ -14,9 +14,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numba
 import numpy as np
+import pytest
+from numba.core import caching
 
-from picaemu import kernel_cache
+from picaemu import kernel_cache, numba_cache
+from picaemu.shader import kernel as shader_kernel
 
 
 def test_the_digest_covers_the_kernel_files_only(tmp_path: Path) -> None:
@@ -202,3 +206,25 @@ def test_bytecode_under_the_prefix_is_checked_against_its_source(tmp_path: Path)
     assert any((tmp_path / "cache" / "picaemu" / "pycache").rglob("edited*.pyc"))
     (tmp_path / "edited.py").write_text("VALUE = 22\n")  # another size: stale whatever the clock says
     assert value() == "22"
+
+
+def test_a_saved_kernel_keeps_a_note_for_its_type_annotation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the cache saves of a compile: a picaemu kernel's holds the note, built without numba's annotation text;
+    the compile itself keeps its annotation, and a kernel of another package saves numba's text."""
+    fresh = numba.njit(lambda x: x + 1)
+    assert fresh(1) == 2
+    cres = next(iter(fresh.overloads.values()))
+    annotation = str(cres.type_annotation)
+    ours = getattr(shader_kernel.run_segment, "dispatcher", shader_kernel.run_segment)._cache._impl
+    theirs = caching.CompileResultCacheImpl(fresh.py_func)
+    assert isinstance(ours.locator, numba_cache.SourceTreeLocator)
+    assert not isinstance(theirs.locator, numba_cache.SourceTreeLocator)
+    assert theirs.reduce(cres)[6] == annotation  # (libdata, fndesc, environment, signature, ..., annotation, ...)
+    with monkeypatch.context() as patch:
+        patch.setattr(type(cres.type_annotation), "__str__", _not_built)
+        assert ours.reduce(cres)[6] == numba_cache.ANNOTATION_NOTE
+    assert str(cres.type_annotation) == annotation
+
+
+def _not_built(self: object) -> str:
+    raise AssertionError("the type annotation's text was built")

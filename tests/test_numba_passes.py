@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from llvmlite.binding import ffi
 from numba import types
-from numba.core import analysis, errors, imputils, inline_closurecall, ir, lowering, targetconfig
+from numba.core import analysis, base, errors, imputils, inline_closurecall, ir, lowering, targetconfig
 from numba.core.compiler import Flags, run_frontend
 from numba.core.registry import cpu_target
 from numba.core.ssa import reconstruct_ssa
@@ -35,6 +35,7 @@ def test_installed_on_numba_link_s_import() -> None:
     assert targetconfig.TargetConfig.values is numba_passes._values
     assert ir.Inst._rec_list_vars is numba_passes._rec_list_vars
     assert functions.BaseFunction.get_call_type is numba_passes._get_call_type
+    assert base._has_loc is numba_passes._has_loc
     assert not [cb for cb in ffi.lib._lock._cblist if cb[0].__module__ == "numba.core.base"]  # LLVM calls untimed
 
 
@@ -194,6 +195,33 @@ def test_inlined_kernels_splice_the_same_code_as_numba_s_inliner(monkeypatch: py
     assert inline_closurecall.copy is copy
     monkeypatch.setattr(inline_closurecall.InlineWorker, "inline_function", numba_passes._NUMBA_INLINE_FUNCTION)
     assert ours == _compiled_run_segment() and ours[1] > 500
+
+
+def _with_loc(context, builder, sig, args, loc=None):  # pragma: no cover - a shape only
+    return None
+
+
+def _without_loc(context, builder, sig, args):  # pragma: no cover - a shape only
+    return None
+
+
+class _Unhashable:
+    __hash__ = None  # type: ignore[assignment]
+
+    def __call__(self, context: object, builder: object, sig: object, args: object, loc: object = None) -> None:
+        return None
+
+
+def test_has_loc_is_numba_s_and_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether an implementation takes ``loc``: numba's answer, found once per implementation (an implementation
+    that cannot be a key is asked each time)."""
+    implementations = (_with_loc, _without_loc, _Unhashable())
+    assert [numba_passes._has_loc(fn) for fn in implementations] == [True, False, True]
+    assert [numba_passes._NUMBA_HAS_LOC(fn) for fn in implementations] == [True, False, True]
+    asked: list[object] = []
+    monkeypatch.setattr(numba_passes, "_NUMBA_HAS_LOC", lambda fn: asked.append(fn) or False)
+    assert [numba_passes._has_loc(fn) for fn in implementations] == [True, False, False]
+    assert asked == [implementations[2]]
 
 
 def test_a_refresh_runs_only_when_a_registry_gained_something(monkeypatch: pytest.MonkeyPatch) -> None:
