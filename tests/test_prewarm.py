@@ -108,6 +108,22 @@ def test_the_forked_compiler_compiles_then_leaves_silently(
     assert capfd.readouterr() == ("", "")
 
 
+def test_numba_s_registries_are_loaded_before_the_fork(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child inherits numba's loaded registries: the run loads them, then forks (here a fork that fails, which
+    leaves the run without a second compiler)."""
+    monkeypatch.setattr(kernel_cache, "kernel_dir", lambda: tmp_path)
+    steps: list[str] = []
+    monkeypatch.setattr(prewarm, "_load_numba_registries", lambda: steps.append("registries"))
+
+    def fork() -> int:
+        steps.append("fork")
+        raise OSError("no fork here")
+
+    monkeypatch.setattr(os, "fork", fork)
+    assert prewarm.start(SAMPLES / "triangle.pica") is None
+    assert steps == ["registries", "fork"]
+
+
 def test_finish_kills_a_child_that_does_not_end_on_sigterm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(prewarm, "FINISH_WAIT_S", 0.2)
     sent: list[int] = []

@@ -12,7 +12,9 @@ compiling it again. README line 1 (the bundled triangle): ~40 % of its compile m
 (``bench/RESULTS.md``, "First runs, fifteenth session").
 
 A fork, not a new interpreter: the child starts with the run's imports (numpy, numba, picaemu's modules: ~1.1 s of
-CPU that a ``python -m`` process paid again) already done ("The twenty-first session" in bench/RESULTS.md).
+CPU that a ``python -m`` process paid again) already done ("The twenty-first session" in bench/RESULTS.md), and
+with numba's typing and lowering registries loaded: the run loads them before it forks (a compile's first step,
+~0.15 s and ~80 modules, which both processes paid after the fork).
 Nothing has compiled yet when it forks and the command runs on one Python thread, so the child holds no lock and no
 half-made kernel of its parent's. (numpy's OpenBLAS keeps a pool of native threads from its import on; the child
 never calls BLAS, and OpenBLAS resets its pool in a forked child. Python 3.12 warns, as a DeprecationWarning, of any
@@ -40,6 +42,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
+from numba.core.registry import cpu_target
+
 from picaemu import draw_state, kernel_cache
 from picaemu.fused import loop
 from picaemu.fused.fragments import FragmentPlan
@@ -62,6 +66,7 @@ def start(capture: Path) -> int | None:
         return None
     if any((folder / "fused").glob("fragment_kernel.fragment_side-*.nbi")):
         return None
+    _load_numba_registries()
     signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
     try:
         pid = os.fork()
@@ -74,6 +79,13 @@ def start(capture: Path) -> int | None:
         _compile_and_exit(capture)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD_SIGNALS)
     return pid
+
+
+def _load_numba_registries() -> None:
+    """numba's typing and lowering registries loaded, and the modules they come from imported, in the run before it
+    forks (module docstring)."""
+    cpu_target.typing_context.refresh()
+    cpu_target.target_context.refresh()
 
 
 def _compile_and_exit(capture: Path) -> NoReturn:
