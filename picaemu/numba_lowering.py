@@ -12,7 +12,9 @@ line costs at each step (README line 1's first render: "The twenty-second sessio
   negative), once, a constant index at least 0 is not fixed, and nothing is added to 0 or multiplied by 1. The
   value of every index, the order of the operations that remain and the pointer are numba's. Every other indexing
   (a slice, an ellipsis, ``None``, fewer indices than dimensions, an array of indices, the A layout) is numba's.
-  ~1,900 elements in README line 1: 13 % of its IR.
+  ~1,900 elements in README line 1: 13 % of its IR. And an element of a ``types.Array`` (``operator.getitem`` and
+  ``setitem``, registered after numba's) is found from the array's value itself (``extractvalue`` of the data
+  pointer and of each dimension needed) instead of a stack slot numba first copied the array into (-5 % more).
 - ``_StructProxy(context, builder, value)``: numba keeps the struct in a stack slot, zeroed where the slot is made
   (numba's own safety, kept) and zeroed again at the use, just before the value is stored over it whole. Here the
   second zeroing is left out when a value follows (a proxy made empty, whose members are set one by one, keeps it).
@@ -29,6 +31,7 @@ tests/test_numba_lowering.py compiles README line 1's kernels both ways: the opt
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from llvmlite import ir
@@ -36,6 +39,7 @@ from numba.core import base, cgutils, imputils, types
 from numba.cpython import rangeobj
 from numba.np import arrayobj
 
+_TYPES: Any = types  # (numba's stubs do not declare every type class read here)
 _NUMBA_BASIC_INDEXING = arrayobj.basic_indexing  # numba's own (tests compare the two)
 _NUMBA_PROXY_INIT = cgutils._StructProxy.__init__
 _NUMBA_MAKE_REFS = cgutils._StructProxy._make_refs
@@ -77,21 +81,11 @@ def _element_offset(builder: Any, layout: str, indices: list[Any], dimension: An
     return offset
 
 
-def _basic_indexing(
-    context: Any, builder: Any, aryty: Any, ary: Any, index_types: Any, indices: Any, boundscheck: Any = None
-) -> tuple[Any, list[Any], list[Any]]:
-    """numba's ``basic_indexing`` (the data pointer, the view's shape and strides), for an element with less IR
-    (module docstring); any other indexing goes to numba's."""
-    ndim = aryty.ndim
-    if (
-        ndim == 0
-        or len(indices) != ndim
-        or aryty.layout not in "CF"
-        or not isinstance(ary, cgutils._StructProxy)
-        or not all(isinstance(index_type, types.Integer) for index_type in index_types)
-    ):
-        return _NUMBA_BASIC_INDEXING(context, builder, aryty, ary, index_types, indices, boundscheck)
-    dimension = _dimension_reader(builder, ary)
+def _fixed_indices(
+    context: Any, builder: Any, index_types: Any, indices: Any, dimension: Any, boundscheck: Any
+) -> list[Any]:
+    """numba's ``fix_integer_index`` of each index (a signed one as ``intp``, counted from the end when negative; an
+    unsigned one as ``uintp``), then its bounds check when asked, without the fix of a constant at least 0."""
     fixed = []
     for axis, (index, index_type) in enumerate(zip(indices, index_types, strict=True)):
         if not index_type.signed:
@@ -105,7 +99,86 @@ def _basic_indexing(
         if boundscheck:
             cgutils.do_boundscheck(context, builder, index, dimension(axis), axis)
         fixed.append(index)
+    return fixed
+
+
+def _an_element(aryty: Any, index_types: Any) -> bool:
+    """Whether indexing an array of type ``aryty`` with ``index_types`` names one element of a C or F array."""
+    return (
+        1 <= aryty.ndim == len(index_types)
+        and aryty.layout in "CF"
+        and all(isinstance(index_type, types.Integer) for index_type in index_types)
+    )
+
+
+def _basic_indexing(
+    context: Any, builder: Any, aryty: Any, ary: Any, index_types: Any, indices: Any, boundscheck: Any = None
+) -> tuple[Any, list[Any], list[Any]]:
+    """numba's ``basic_indexing`` (the data pointer, the view's shape and strides), for an element with less IR
+    (module docstring); any other indexing goes to numba's."""
+    if not _an_element(aryty, index_types) or not isinstance(ary, cgutils._StructProxy):
+        return _NUMBA_BASIC_INDEXING(context, builder, aryty, ary, index_types, indices, boundscheck)
+    dimension = _dimension_reader(builder, ary)
+    fixed = _fixed_indices(context, builder, index_types, indices, dimension, boundscheck)
     return builder.gep(ary.data, [_element_offset(builder, aryty.layout, fixed, dimension)]), [], []
+
+
+def _element_pointer(context: Any, builder: Any, aryty: Any, array: Any, index_types: Any, indices: Any) -> Any:
+    """The pointer to the element of array value ``array`` the indices name (numba's ``basic_indexing`` of it, read
+    from the value instead of a stack slot holding it)."""
+    model = context.data_model_manager[aryty]
+    shape = model.get_field_position("shape")
+    read: dict[int, Any] = {}
+
+    def dimension(axis: int) -> Any:
+        if axis not in read:
+            read[axis] = builder.extract_value(array, [shape, axis])
+        return read[axis]
+
+    fixed = _fixed_indices(context, builder, index_types, indices, dimension, context.enable_boundscheck)
+    data = builder.extract_value(array, model.get_field_position("data"))
+    return builder.gep(data, [_element_offset(builder, aryty.layout, fixed, dimension)])
+
+
+def _indices(builder: Any, index_type: Any, index: Any) -> tuple[Any, Any]:
+    """The index types and values of an index (a tuple of them, or one)."""
+    if isinstance(index_type, _TYPES.BaseTuple):
+        return index_type.types, cgutils.unpack_tuple(builder, index, count=len(index_type))
+    return (index_type,), (index,)
+
+
+def _element_types(aryty: Any, index_type: Any) -> bool:
+    """Whether an array of type ``aryty`` indexed by ``index_type`` is an element read from its value."""
+    index_types = index_type.types if isinstance(index_type, _TYPES.BaseTuple) else (index_type,)
+    return type(aryty) is types.Array and _an_element(aryty, index_types)
+
+
+def _getitem(numba_s: Any) -> Any:
+    """``a[i, ...]``: an element read from the array's value; any other indexing numba's ``numba_s``."""
+
+    def getitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        aryty, index_type = sig.args
+        if not _element_types(aryty, index_type):
+            return numba_s(context, builder, sig, args)
+        pointer = _element_pointer(context, builder, aryty, args[0], *_indices(builder, index_type, args[1]))
+        item = arrayobj.load_item(context, builder, aryty, pointer)
+        return imputils.impl_ret_borrowed(context, builder, sig.return_type, item)
+
+    return getitem
+
+
+def _setitem(numba_s: Any) -> Any:
+    """``a[i, ...] = v``: an element written through the array's value; any other numba's ``numba_s``."""
+
+    def setitem(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        aryty, index_type, value_type = sig.args
+        if not _element_types(aryty, index_type):
+            return numba_s(context, builder, sig, args)
+        pointer = _element_pointer(context, builder, aryty, args[0], *_indices(builder, index_type, args[1]))
+        item = context.cast(builder, args[2], value_type, aryty.dtype)
+        arrayobj.store_item(context, builder, aryty, item, pointer)
+
+    return setitem
 
 
 def _proxy_init(self: Any, context: Any, builder: Any, value: Any = None, ref: Any = None) -> None:
@@ -189,6 +262,24 @@ _RANGES = rangeobj.range_impl_map  # the integer a range counts in -> its state 
 _NUMBA_PAIR_FIRST, _NUMBA_PAIR_SECOND = base.BaseContext.pair_first, base.BaseContext.pair_second
 
 
+def _numba_s(func: Any, *argtypes: Any) -> Any:
+    """numba's lowering of ``func`` registered for exactly ``argtypes`` (``arrayobj`` registered it on import)."""
+    return next(impl for impl, key, types_ in imputils.builtin_registry.functions if key is func and types_ == argtypes)
+
+
+_ELEMENT_SIGNATURES = (  # numba's element indexing signatures, and picaemu's lowering of each
+    (operator.getitem, (_TYPES.Buffer, types.Integer), _getitem),
+    (operator.getitem, (_TYPES.Buffer, _TYPES.BaseTuple), _getitem),
+    (operator.setitem, (_TYPES.Buffer, types.Any, types.Any), _setitem),
+)
+
+
+def _register_elements() -> None:
+    """Register the element's lowering after numba's, each falling back on numba's for any other indexing."""
+    for func, argtypes, lowering in _ELEMENT_SIGNATURES:
+        imputils.lower_builtin(func, *argtypes)(lowering(_numba_s(func, *argtypes)))
+
+
 def _register_ranges() -> None:
     """Register the range's lowering after numba's (a later registration of the same signature is the one numba's
     lookup picks)."""
@@ -206,6 +297,7 @@ def install() -> None:
     base.BaseContext.pair_second = _pair_member("second", _NUMBA_PAIR_SECOND)
     if not _REGISTERED:
         _register_ranges()
+        _register_elements()
         _REGISTERED.append(True)
     cgutils._StructProxy.__init__ = _proxy_init
     cgutils._StructProxy._make_refs = _make_refs

@@ -4,6 +4,7 @@ and Python's answers and numba's optimised code (numba's originals, kept by the 
 from __future__ import annotations
 
 import contextlib
+import operator
 from collections.abc import Iterator
 
 import numba
@@ -29,6 +30,14 @@ def _write_elements(c2, f3, i, j, value):  # pragma: no cover - compiled
     c2[-1, 0] = value + 1
     f3[i, j, -1] = value + 2
     f3[0, -i, j] = value + 3
+
+
+def _views(c2, column, i):  # pragma: no cover - compiled
+    """Indexing that is no element of a C or F array (a row, slices, an A-layout column): numba's own."""
+    row = c2[i]
+    part = c2[:, 1:]
+    row[0] = part[i, -1] + column[-1]
+    return row[2] + part[0, 0] + column[i]
 
 
 def _read_one(a, i, j):  # pragma: no cover - compiled
@@ -88,6 +97,14 @@ def test_elements_written_are_numpy_s(i: int, j: int, k: int) -> None:
     assert got[1].flags.f_contiguous
 
 
+@pytest.mark.parametrize("i", [0, 2, -1])
+def test_views_and_a_layouts_are_numpy_s(i: int) -> None:
+    expected, got = np.arange(12.0).reshape(3, 4), np.arange(12.0).reshape(3, 4)
+    assert numba.typeof(got[:, 1]).layout == "A"
+    assert numba.njit(_views)(got, got[:, 1], i) == _views(expected, expected[:, 1], i)
+    assert np.array_equal(got, expected)
+
+
 @pytest.mark.parametrize(("start", "stop", "step"), _RANGES)
 def test_range_loops_are_python_s(start: int, stop: int, step: int) -> None:
     values = np.array([3, -1, 4, 1, -5], dtype=np.int64)
@@ -100,7 +117,7 @@ def test_a_range_of_step_0_raises_python_s_error() -> None:
         numba.njit(_stepped)(0, 5, 0)
 
 
-def test_a_bounds_check_raises_numba_s_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bounds_check_raises_numba_s_error() -> None:
     """With numba's bounds check on, an index past either end raises numba's IndexError; one in range reads."""
     a = np.arange(12.0).reshape(3, 4)
     checked = numba.njit(boundscheck=True)(_read_one)
@@ -110,8 +127,9 @@ def test_a_bounds_check_raises_numba_s_error(monkeypatch: pytest.MonkeyPatch) ->
         with pytest.raises(IndexError) as ours:
             checked(*args)
         messages.append(str(ours.value))
-    monkeypatch.setattr(arrayobj, "basic_indexing", numba_lowering._NUMBA_BASIC_INDEXING)
-    numba_s = numba.njit(boundscheck=True)(_read_one)
+    with _numba_s_lowering():
+        numba_s = numba.njit(boundscheck=True)(_read_one)
+        numba_s.compile((numba.typeof(a), types.int64, types.int64))
     for args, message in zip(((a, 3, 0), (a, 0, -5)), messages, strict=True):
         with pytest.raises(IndexError) as theirs:
             numba_s(*args)
@@ -120,9 +138,11 @@ def test_a_bounds_check_raises_numba_s_error(monkeypatch: pytest.MonkeyPatch) ->
 
 @contextlib.contextmanager
 def _numba_s_lowering() -> Iterator[None]:
-    """numba's own lowering for the compiles inside: its indexing, struct slots and pair members, and its range's
-    (picaemu's registrations taken out of the target context's choices, and put back after)."""
-    selectors = [cpu_target.target_context._defns[key] for key in (range, "iternext")]
+    """numba's own lowering for the compiles inside: its indexing, struct slots and pair members, its elements' and
+    its range's (picaemu's registrations taken out of the target context's choices, and put back after)."""
+    selectors = [
+        cpu_target.target_context._defns[key] for key in (range, "iternext", operator.getitem, operator.setitem)
+    ]
     versions = [selector.versions for selector in selectors]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(arrayobj, "basic_indexing", numba_lowering._NUMBA_BASIC_INDEXING)
@@ -152,6 +172,7 @@ def test_less_ir_for_the_same_code() -> None:
         (_read_elements, (c3, f2, a1, *(types.int64,) * 3, types.uint64, types.int32), {}),
         (_write_elements, (c2, f3, *(types.int64,) * 2, types.float64), {}),
         (_ranges, (*(types.int64,) * 3, a1), {}),
+        (_views, (c2, types.Array(types.float64, 1, "A"), types.int64), {}),
     )
     numba.njit(_ranges)(0, 5, 1, _A1)  # (the context holds every registration before the two compiles)
     ours = [compiled_text(kernel, signature, **options)[1:] for kernel, signature, options in kernels]
