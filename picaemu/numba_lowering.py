@@ -43,7 +43,7 @@ _TYPES: Any = types  # (numba's stubs do not declare every type class read here)
 _NUMBA_BASIC_INDEXING = arrayobj.basic_indexing  # numba's own (tests compare the two)
 _NUMBA_PROXY_INIT = cgutils._StructProxy.__init__
 _NUMBA_MAKE_REFS = cgutils._StructProxy._make_refs
-_REGISTERED: list[bool] = []  # the range's lowering registered (once: registrations add up)
+_REGISTERED: list[bool] = []  # the range's and the elements' lowering registered (once: registrations add up)
 
 
 def _known_not_negative(value: Any) -> bool:
