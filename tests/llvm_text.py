@@ -41,7 +41,7 @@ COMPUTE = (
 def compiled_text(kernel: Any, signature: tuple, **options: Any) -> tuple[Any, str, str]:
     """``kernel``'s Python function compiled afresh for ``signature``: the dispatcher, the IR numba's lowering
     produced, and the optimised IR with its values and blocks named afresh in order of definition, without comments
-    and functions' unique ids (which differ between two compiles)."""
+    and functions' unique ids (which differ between two compiles), nor the lengths of texts that hold them."""
     made: list[str] = []
     library_class = numba.core.codegen.JITCPUCodegen._library_class
     add_ir_module = library_class.add_ir_module
@@ -64,4 +64,7 @@ def compiled_text(kernel: Any, signature: tuple, **options: Any) -> tuple[Any, s
             for instruction in block.instructions:
                 if str(instruction.type) != "void":
                     instruction.name, count = f"v{count}", count + 1
-    return fresh, "\n".join(made), re.sub(r"B\d+v\d+B\w+|\s*;.*", "", str(module))
+    optimised = re.sub(r"B\d+v\d+B\w+|\s*;.*", "", str(module))
+    # a text holding a function's unique id (numba's "missing Environment: <its environment's name>") has the length
+    # of that id's digits: one more once numba has compiled ten times as many functions
+    return fresh, "\n".join(made), re.sub(r"\[\d+ x i8\](?= c\"missing Environment: )", "[n x i8]", optimised)
