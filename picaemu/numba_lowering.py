@@ -4,17 +4,16 @@ kept in a stack slot (numba's ``_StructProxy``) made from a value, and a ``for``
 numba builds LLVM IR as text in Python, LLVM parses it, and the function passes optimise most of it away again; every
 line costs at each step (README line 1's first render: "The twenty-second session" in bench/RESULTS.md).
 
-- An element ``a[i]``, ``a[i, j] = v`` (an integer per dimension of a C or F array): numba's ``basic_indexing``
-  reads the whole shape and the strides, each packed into an LLVM array and unpacked again, for the views a slice
-  would make; then ``get_item_pointer`` reads both again for the offset. It fixes a negative index even when the
-  index is a constant at least 0, and the offset starts from 0 and multiplies the last index by 1. Here: the one
-  dimension a wrap, a bounds check or a step needs is read (with numba's range metadata: a dimension is never
-  negative), once, a constant index at least 0 is not fixed, and nothing is added to 0 or multiplied by 1. The
-  value of every index, the order of the operations that remain and the pointer are numba's. Every other indexing
-  (a slice, an ellipsis, ``None``, fewer indices than dimensions, an array of indices, the A layout) is numba's.
-  ~1,900 elements in README line 1: 13 % of its IR. And an element of a ``types.Array`` (``operator.getitem`` and
-  ``setitem``, registered after numba's) is found from the array's value itself (``extractvalue`` of the data
-  pointer and of each dimension needed) instead of a stack slot numba first copied the array into (-5 % more).
+- An element ``a[i]``, ``a[i, j] = v`` (an integer per dimension of a C or F ``types.Array``): numba copies the array
+  into a stack slot, and its ``basic_indexing`` reads the whole shape and the strides, each packed into an LLVM array
+  and unpacked again, for the views a slice would make; then ``get_item_pointer`` reads both again for the offset.
+  It fixes a negative index even when the index is a constant at least 0, and the offset starts from 0 and
+  multiplies the last index by 1. Here (``operator.getitem`` and ``setitem``, registered after numba's): the data
+  pointer and the one dimension a wrap, a bounds check or a step needs are taken out of the array's value, once, a
+  constant index at least 0 is not fixed, and nothing is added to 0 or multiplied by 1. The value of every index,
+  the order of the operations that remain and the pointer are numba's. Every other indexing (a slice, an ellipsis,
+  ``None``, fewer indices than dimensions, an array of indices, the A layout, another buffer type) is numba's.
+  ~1,900 elements in README line 1: 18 % of its IR.
 - ``_StructProxy(context, builder, value)``: numba keeps the struct in a stack slot, zeroed where the slot is made
   (numba's own safety, kept) and zeroed again at the use, just before the value is stored over it whole. Here the
   second zeroing is left out when a value follows (a proxy made empty, whose members are set one by one, keeps it).
@@ -40,7 +39,6 @@ from numba.cpython import rangeobj
 from numba.np import arrayobj
 
 _TYPES: Any = types  # (numba's stubs do not declare every type class read here)
-_NUMBA_BASIC_INDEXING = arrayobj.basic_indexing  # numba's own (tests compare the two)
 _NUMBA_PROXY_INIT = cgutils._StructProxy.__init__
 _NUMBA_MAKE_REFS = cgutils._StructProxy._make_refs
 _REGISTERED: list[bool] = []  # the range's and the elements' lowering registered (once: registrations add up)
@@ -49,20 +47,6 @@ _REGISTERED: list[bool] = []  # the range's and the elements' lowering registere
 def _known_not_negative(value: Any) -> bool:
     """Whether LLVM value ``value`` is a constant integer at least 0."""
     return isinstance(value, ir.Constant) and isinstance(value.constant, int) and value.constant >= 0
-
-
-def _dimension_reader(builder: Any, ary: Any) -> Any:
-    """A function of an axis giving ``ary``'s length along it (an LLVM ``intp``), read at its first use, once."""
-    read: dict[int, Any] = {}
-
-    def dimension(axis: int) -> Any:
-        if axis not in read:
-            pointer = cgutils.gep_inbounds(builder, ary._get_ptr_by_name("shape"), 0, axis)
-            read[axis] = builder.load(pointer)
-            arrayobj.mark_positive(builder, read[axis])
-        return read[axis]
-
-    return dimension
 
 
 def _element_offset(builder: Any, layout: str, indices: list[Any], dimension: Any) -> Any:
@@ -111,21 +95,9 @@ def _an_element(aryty: Any, index_types: Any) -> bool:
     )
 
 
-def _basic_indexing(
-    context: Any, builder: Any, aryty: Any, ary: Any, index_types: Any, indices: Any, boundscheck: Any = None
-) -> tuple[Any, list[Any], list[Any]]:
-    """numba's ``basic_indexing`` (the data pointer, the view's shape and strides), for an element with less IR
-    (module docstring); any other indexing goes to numba's."""
-    if not _an_element(aryty, index_types) or not isinstance(ary, cgutils._StructProxy):
-        return _NUMBA_BASIC_INDEXING(context, builder, aryty, ary, index_types, indices, boundscheck)
-    dimension = _dimension_reader(builder, ary)
-    fixed = _fixed_indices(context, builder, index_types, indices, dimension, boundscheck)
-    return builder.gep(ary.data, [_element_offset(builder, aryty.layout, fixed, dimension)]), [], []
-
-
 def _element_pointer(context: Any, builder: Any, aryty: Any, array: Any, index_types: Any, indices: Any) -> Any:
-    """The pointer to the element of array value ``array`` the indices name (numba's ``basic_indexing`` of it, read
-    from the value instead of a stack slot holding it)."""
+    """The pointer to the element of array value ``array`` the indices name (numba's ``basic_indexing`` and
+    ``get_item_pointer`` of it, read from the value instead of a stack slot holding it; module docstring)."""
     model = context.data_model_manager[aryty]
     shape = model.get_field_position("shape")
     read: dict[int, Any] = {}
@@ -292,7 +264,6 @@ def _register_ranges() -> None:
 
 def install() -> None:
     """Replace numba's lowering helpers for the whole process (idempotent)."""
-    arrayobj.basic_indexing = _basic_indexing
     base.BaseContext.pair_first = _pair_member("first", _NUMBA_PAIR_FIRST)
     base.BaseContext.pair_second = _pair_member("second", _NUMBA_PAIR_SECOND)
     if not _REGISTERED:

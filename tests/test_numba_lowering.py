@@ -11,9 +11,8 @@ import numba
 import numpy as np
 import pytest
 from numba import types
-from numba.core import base, cgutils
+from numba.core import base, cgutils, imputils
 from numba.core.registry import cpu_target
-from numba.np import arrayobj
 
 from picaemu import numba_link, numba_lowering
 from tests.llvm_text import COMPUTE, SEGMENT, compiled_text
@@ -77,7 +76,8 @@ _INDICES = [(0, 0, 0), (2, 3, 4), (-1, -4, -5), (1, -2, 3), (-3, 1, -1)]  # (i, 
 
 def test_installed_on_numba_link_s_import() -> None:
     assert numba_link is not None
-    assert arrayobj.basic_indexing is numba_lowering._basic_indexing
+    ours = {impl.__module__ for impl, key, _ in imputils.builtin_registry.functions if key is operator.getitem}
+    assert numba_lowering.__name__ in ours
     assert cgutils._StructProxy._make_refs is numba_lowering._make_refs
 
 
@@ -138,14 +138,13 @@ def test_a_bounds_check_raises_numba_s_error() -> None:
 
 @contextlib.contextmanager
 def _numba_s_lowering() -> Iterator[None]:
-    """numba's own lowering for the compiles inside: its indexing, struct slots and pair members, its elements' and
-    its range's (picaemu's registrations taken out of the target context's choices, and put back after)."""
+    """numba's own lowering for the compiles inside: its struct slots and pair members, its elements' and its
+    range's (picaemu's registrations taken out of the target context's choices, and put back after)."""
     selectors = [
         cpu_target.target_context._defns[key] for key in (range, "iternext", operator.getitem, operator.setitem)
     ]
     versions = [selector.versions for selector in selectors]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(arrayobj, "basic_indexing", numba_lowering._NUMBA_BASIC_INDEXING)
         patch.setattr(cgutils._StructProxy, "__init__", numba_lowering._NUMBA_PROXY_INIT)
         patch.setattr(cgutils._StructProxy, "_make_refs", numba_lowering._NUMBA_MAKE_REFS)
         patch.setattr(base.BaseContext, "pair_first", numba_lowering._NUMBA_PAIR_FIRST)
