@@ -20,7 +20,7 @@ from samples.generate import CAPTURES, REFERENCE
 from tests.test_docs_cited import top_folders
 
 REPO = Path(__file__).resolve().parent.parent
-PICAEMU = [sys.executable, "-c", "from picaemu.cli import main; main()"]
+PICAEMU = [sys.executable, "-c", "from picaemu.cli import run; run()"]  # the console script's entry
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -47,6 +47,28 @@ def test_dash_output_is_stdout() -> None:
     assert proc.returncode == 0, proc.stderr
     picture = np.asarray(Image.open(io.BytesIO(proc.stdout)))
     assert np.array_equal(picture, np.asarray(Image.open(REFERENCE / "triangle" / "0000.png")))
+
+
+def test_the_command_runs_exit_handlers_and_flushes_before_it_leaves() -> None:
+    """``run`` ends the process by ``os._exit``: every exit handler has run and every byte is out, the status kept."""
+    code = "import atexit; atexit.register(print, 'handler ran'); from picaemu.cli import run; run()"
+    full = subprocess.run([sys.executable, "-c", code, "regs"], capture_output=True, text=True, timeout=120)
+    assert full.returncode == 0, full.stderr
+    assert full.stdout == invoke("regs")[1] + "handler ran\n"
+    bad = subprocess.run([sys.executable, "-c", code, "render", "no-such.pica"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stdout == "handler ran\n"
+
+
+def test_the_command_waits_for_a_running_thread() -> None:
+    """With another Python thread running, ``run`` leaves by the interpreter's exit, which waits for the thread."""
+    code = (
+        "import threading, time\n"
+        "threading.Thread(target=lambda: (time.sleep(0.5), print('thread done'))).start()\n"
+        "from picaemu.cli import run\n"
+        "run()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.endswith("thread done\n") and "version" in proc.stdout
 
 
 def test_binary_is_refused_on_a_terminal(monkeypatch) -> None:

@@ -197,7 +197,7 @@ def test_gui_without_a_display_is_one_line() -> None:
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    command = [sys.executable, "-c", "from picaemu.cli import main; main()", "gui"]
+    command = [sys.executable, "-c", "from picaemu.cli import run; run()", "gui"]
     proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.splitlines() == [proc.stderr.strip()] and proc.stderr.startswith("error: no display")

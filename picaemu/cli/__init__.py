@@ -10,11 +10,13 @@ program killed by the broken pipe). ``picaemu --quiet CMD`` (or ``CMD --quiet``)
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import os
 import sys
-from typing import Any
+import threading
+from typing import Any, NoReturn
 
 from picaemu import kernel_cache
 
@@ -182,6 +184,33 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "trace": ("debug", "trace", "One vertex through its shader, instruction by instruction: source..."),
     "why": ("debug", "why", "Where a draw's work went, stage by stage (vertices, triangles..."),
 }
+
+
+def run() -> NoReturn:
+    """The ``picaemu`` command (its console script): ``main``, then out of the process without the interpreter's
+    teardown.
+
+    A first run leaves numba's typing and lowering behind (~600 k Python objects) and LLVM's modules; the
+    interpreter's exit collected the heap once more and freed it object by object: ~1.2 s of README line 1's CPU,
+    for a process about to end (bench/RESULTS.md, "The twenty-third session"). Here the exit handlers run
+    (``atexit``: logging's flush, multiprocessing's and Dask's shutdown, temporary folders), the standard streams
+    are flushed, and the process ends by ``os._exit`` with ``main``'s status. While another Python thread runs, the
+    exit is the interpreter's own, which waits for it. (Tests call ``main``: its ``SystemExit`` stays catchable.)
+    """
+    try:
+        main()
+        code = 0
+    except SystemExit as exit_:
+        if not isinstance(exit_.code, int | None) or threading.active_count() > 1:
+            raise
+        code = exit_.code or 0
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone away after the command's own flush
+            code = code or _pipe_closed()
+    os._exit(code)
 
 
 def _shorten(text: str, limit: int) -> str:
