@@ -71,6 +71,23 @@ def test_the_command_waits_for_a_running_thread() -> None:
     assert proc.returncode == 0 and proc.stdout.endswith("thread done\n") and "version" in proc.stdout
 
 
+@pytest.mark.parametrize("qt", [False, True])
+def test_the_teardown_is_skipped_except_for_the_debugger(qt: bool) -> None:
+    """The interpreter's teardown (here: an object's finaliser) is skipped, unless Qt was imported."""
+    code = (
+        f"{'import PySide6.QtCore' if qt else ''}\n"
+        "class Last:\n"
+        "    def __del__(self):\n"
+        "        print('torn down')\n"
+        "keep = Last()\n"
+        "from picaemu.cli import run\n"
+        "run()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "version" in proc.stdout
+    assert proc.stdout.endswith("torn down\n") == qt
+
+
 def test_binary_is_refused_on_a_terminal(monkeypatch) -> None:
     from picaemu.formats.files import write_atomic
 

@@ -194,14 +194,15 @@ def run() -> NoReturn:
     interpreter's exit collected the heap once more and freed it object by object: ~1.2 s of README line 1's CPU,
     for a process about to end (bench/RESULTS.md, "The twenty-third session"). Here the exit handlers run
     (``atexit``: logging's flush, multiprocessing's and Dask's shutdown, temporary folders), the standard streams
-    are flushed, and the process ends by ``os._exit`` with ``main``'s status. While another Python thread runs, the
-    exit is the interpreter's own, which waits for it. (Tests call ``main``: its ``SystemExit`` stays catchable.)
+    are flushed, and the process ends by ``os._exit`` with ``main``'s status. The exit is the interpreter's own
+    while another Python thread runs (it waits for the thread) and after Qt was imported (the debugger: Qt's objects
+    save their settings as they are destroyed). (Tests call ``main``: its ``SystemExit`` stays catchable.)
     """
     try:
         main()
         code = 0
     except SystemExit as exit_:
-        if not isinstance(exit_.code, int | None) or threading.active_count() > 1:
+        if not isinstance(exit_.code, int | None) or threading.active_count() > 1 or "PySide6" in sys.modules:
             raise
         code = exit_.code or 0
     atexit._run_exitfuncs()
