@@ -203,6 +203,20 @@ def report(kind: str, t: Tally) -> dict:
     }
 
 
+def _counts(ap: argparse.ArgumentParser, texts: list[str]) -> dict[str, int]:
+    """``--count`` KIND=N options as {kind: N}; a kind ``mutate`` does not make, or no N, is a usage error (a seed
+    of an unknown kind would otherwise count as a crash of every input)."""
+    from tests.fuzz.mutate import KINDS
+
+    counts = {}
+    for text in texts:
+        kind, _, n = text.partition("=")
+        if kind not in KINDS or not n.isdigit():
+            ap.error(f"--count {text}: expected KIND=N with KIND one of {', '.join(KINDS)}")
+        counts[kind] = int(n)
+    return counts
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", action="append", default=[], metavar="KIND=N", help="inputs of a kind (repeatable)")
@@ -227,9 +241,7 @@ def main() -> None:
 
         print(run_one(args.replay[0], int(args.replay[1])))
         return
-    counts = dict(DEFAULT_COUNTS)
-    if args.count:
-        counts = {k: int(v) for k, v in (c.split("=") for c in args.count)}
+    counts = _counts(ap, args.count) if args.count else dict(DEFAULT_COUNTS)
     env = dict(os.environ, PYTHONPATH=str(REPO))
     if args.boundscheck:
         env.update(NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(REPO / ".numba-boundscheck"))

@@ -68,3 +68,15 @@ def test_mutation_engine_fixed_seeds(kind: str, count: int) -> None:
     assert sum(outcomes.values()) == count
     if kind in ("capture", "draw", "packets", "info"):  # the mutations reach past the parsers: some inputs run through
         assert outcomes.get("ok", 0) > 0, outcomes
+
+
+@pytest.mark.parametrize("option", ["draws=2", "capture", "capture=x"])
+def test_the_campaign_refuses_an_unknown_kind(option: str) -> None:
+    """``bench/fuzz.py --count`` with a kind ``mutate`` does not make (or no count) is a usage error, not 2 crashes."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "bench" / "fuzz.py"
+    proc = subprocess.run([sys.executable, script, "--count", option], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "expected KIND=N with KIND one of packets, capture" in proc.stderr
