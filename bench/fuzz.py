@@ -211,7 +211,7 @@ def _counts(ap: argparse.ArgumentParser, texts: list[str]) -> dict[str, int]:
     counts = {}
     for text in texts:
         kind, _, n = text.partition("=")
-        if kind not in KINDS or not n.isdigit():
+        if kind not in KINDS or not (n.isascii() and n.isdigit()):
             ap.error(f"--count {text}: expected KIND=N with KIND one of {', '.join(KINDS)}")
         counts[kind] = int(n)
     return counts

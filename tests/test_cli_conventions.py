@@ -59,6 +59,13 @@ def test_the_command_runs_exit_handlers_and_flushes_before_it_leaves() -> None:
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stdout == "handler ran\n"
 
 
+def test_the_command_with_stderr_closed_succeeds() -> None:
+    """A command started with its stderr closed (``2>&-``: Python's ``sys.stderr`` is None) ends with status 0."""
+    command = f'"{sys.executable}" -c "from picaemu.cli import run; run()" regs 2>&-'
+    proc = subprocess.run(["sh", "-c", command], stdout=subprocess.PIPE, timeout=120, check=False)
+    assert proc.returncode == 0 and proc.stdout.decode() == invoke("regs")[1]
+
+
 def test_the_command_waits_for_a_running_thread() -> None:
     """With another Python thread running, ``run`` leaves by the interpreter's exit, which waits for the thread."""
     code = (

@@ -208,7 +208,8 @@ def run() -> NoReturn:
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:  # None: the stream's descriptor was closed when the process started
+                stream.flush()
         except (OSError, ValueError):  # a reader gone away after the command's own flush
             code = code or _pipe_closed()
     os._exit(code)

@@ -70,7 +70,7 @@ def test_mutation_engine_fixed_seeds(kind: str, count: int) -> None:
         assert outcomes.get("ok", 0) > 0, outcomes
 
 
-@pytest.mark.parametrize("option", ["draws=2", "capture", "capture=x"])
+@pytest.mark.parametrize("option", ["draws=2", "capture", "capture=x", "capture=\u00b2"])
 def test_the_campaign_refuses_an_unknown_kind(option: str) -> None:
     """``bench/fuzz.py --count`` with a kind ``mutate`` does not make (or no count) is a usage error, not 2 crashes."""
     import subprocess
