@@ -86,15 +86,6 @@ def _fixed_indices(
     return fixed
 
 
-def _an_element(aryty: Any, index_types: Any) -> bool:
-    """Whether indexing an array of type ``aryty`` with ``index_types`` names one element of a C or F array."""
-    return (
-        1 <= aryty.ndim == len(index_types)
-        and aryty.layout in "CF"
-        and all(isinstance(index_type, types.Integer) for index_type in index_types)
-    )
-
-
 def _element_pointer(context: Any, builder: Any, aryty: Any, array: Any, index_types: Any, indices: Any) -> Any:
     """The pointer to the element of array value ``array`` the indices name (numba's ``basic_indexing`` and
     ``get_item_pointer`` of it, read from the value instead of a stack slot holding it; module docstring)."""
@@ -120,9 +111,15 @@ def _indices(builder: Any, index_type: Any, index: Any) -> tuple[Any, Any]:
 
 
 def _element_types(aryty: Any, index_type: Any) -> bool:
-    """Whether an array of type ``aryty`` indexed by ``index_type`` is an element read from its value."""
+    """Whether an array of type ``aryty`` indexed by ``index_type`` names one element of a C or F ``types.Array``
+    (an integer per dimension): an element read from the array's value."""
     index_types = index_type.types if isinstance(index_type, _TYPES.BaseTuple) else (index_type,)
-    return type(aryty) is types.Array and _an_element(aryty, index_types)
+    return (
+        type(aryty) is types.Array
+        and 1 <= aryty.ndim == len(index_types)
+        and aryty.layout in "CF"
+        and all(isinstance(one, types.Integer) for one in index_types)
+    )
 
 
 def _getitem(numba_s: Any) -> Any:
